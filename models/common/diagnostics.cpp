@@ -1,0 +1,83 @@
+#include "models/common/diagnostics.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace dnnsim {
+
+std::string format_diagnostic(const Diagnostic& diagnostic) {
+  const SourceLocation& where = diagnostic.location;
+  if (where.line > 0) return fmt::format("{}:{}:{}: error: {}", where.file, where.line, where.column, diagnostic.message);
+  if (!where.file.empty()) return fmt::format("{}: error: {}", where.file, diagnostic.message);
+  return fmt::format("error: {}", diagnostic.message);
+}
+
+namespace {
+std::string join_messages(const std::vector<Diagnostic>& diagnostics) {
+  std::string text;
+  for (const Diagnostic& d : diagnostics) {
+    if (!text.empty()) text += '\n';
+    text += format_diagnostic(d);
+  }
+  return text;
+}
+}  // namespace
+
+InputError::InputError(std::vector<Diagnostic> diagnostics)
+    : std::runtime_error(join_messages(diagnostics)), diagnostics_(std::move(diagnostics)) {}
+
+InputError::InputError(SourceLocation location, std::string message)
+    : InputError(std::vector<Diagnostic>{Diagnostic{std::move(location), std::move(message)}}) {}
+
+void DiagnosticSink::error(SourceLocation location, std::string message) {
+  diagnostics_.push_back(Diagnostic{std::move(location), std::move(message)});
+}
+
+void DiagnosticSink::append(const std::vector<Diagnostic>& diagnostics) {
+  diagnostics_.insert(diagnostics_.end(), diagnostics.begin(), diagnostics.end());
+}
+
+void DiagnosticSink::throw_if_any() const {
+  if (!diagnostics_.empty()) throw InputError(diagnostics_);
+}
+
+namespace {
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), 0);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (const std::string& candidate : candidates) {
+    const std::size_t distance = edit_distance(word, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+std::string suggestion_suffix(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string match = closest_match(word, candidates);
+  if (!match.empty()) return fmt::format("; did you mean '{}'?", match);
+  if (candidates.empty()) return "";
+  return fmt::format("; expected one of: {}", fmt::join(candidates, ", "));
+}
+
+}  // namespace dnnsim

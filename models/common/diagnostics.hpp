@@ -1,0 +1,60 @@
+// Located input diagnostics: every problem in a user's file is reported as
+//   FILE:LINE:COL: error: what was expected
+// and all problems of a file are collected before anything is reported (parse → validate → build,
+// as astra-network-analytical's NetworkParser and or-tools' parameters_validation do).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dnnsim {
+
+struct SourceLocation {
+  std::string file;
+  int line = 0;    // 1-based; 0 when unknown
+  int column = 0;  // 1-based; 0 when unknown
+};
+
+struct Diagnostic {
+  SourceLocation location;
+  std::string message;
+};
+
+// "file:line:col: error: message" (line and column omitted when unknown).
+[[nodiscard]] std::string format_diagnostic(const Diagnostic& diagnostic);
+
+// Bad user input: carries every diagnostic found. Thrown by parsers and validators, caught only by
+// the CLI, which prints them and exits with code 2.
+class InputError : public std::runtime_error {
+ public:
+  explicit InputError(std::vector<Diagnostic> diagnostics);
+  InputError(SourceLocation location, std::string message);
+  [[nodiscard]] const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+
+ private:
+  std::vector<Diagnostic> diagnostics_;
+};
+
+// Collects diagnostics while a file is read, so that a reader can go on after the first problem.
+class DiagnosticSink {
+ public:
+  void error(SourceLocation location, std::string message);
+  void append(const std::vector<Diagnostic>& diagnostics);
+  [[nodiscard]] bool empty() const { return diagnostics_.empty(); }
+  [[nodiscard]] const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+  // Throws InputError with everything collected, if anything was.
+  void throw_if_any() const;
+
+ private:
+  std::vector<Diagnostic> diagnostics_;
+};
+
+// The candidate closest to `word` by edit distance, if close enough to be a plausible typo; empty
+// otherwise. Used for "unknown key 'bandwith'; did you mean 'bandwidth'?".
+[[nodiscard]] std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+
+// ", did you mean 'x'?" or "; expected one of: a, b, c" — the tail of an unknown-name message.
+[[nodiscard]] std::string suggestion_suffix(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace dnnsim

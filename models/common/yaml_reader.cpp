@@ -1,0 +1,188 @@
+#include "models/common/yaml_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace dnnsim {
+
+YAML::Node YamlReader::load_file() {
+  try {
+    return YAML::LoadFile(file_);
+  } catch (const YAML::BadFile&) {
+    sink_->error(SourceLocation{file_, 0, 0}, "cannot open file");
+  } catch (const YAML::ParserException& e) {
+    sink_->error(where(e.mark), fmt::format("YAML syntax error: {}", e.msg));
+  }
+  return YAML::Node();
+}
+
+SourceLocation YamlReader::where(const YAML::Mark& mark) const {
+  if (mark.is_null() || mark.line < 0) return SourceLocation{file_, 0, 0};
+  return SourceLocation{file_, mark.line + 1, mark.column + 1};
+}
+
+SourceLocation YamlReader::where(const YAML::Node& node) const {
+  if (!node.IsDefined()) return SourceLocation{file_, 0, 0};
+  return where(node.Mark());
+}
+
+void YamlReader::error(const YAML::Node& node, std::string message) { sink_->error(where(node), std::move(message)); }
+
+namespace {
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Scalar:
+      return fmt::format("\"{}\"", node.Scalar());
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Undefined:
+      return "nothing";
+  }
+  return "something else";
+}
+}  // namespace
+
+std::optional<std::string> YamlReader::string(const YAML::Node& node) {
+  if (!node.IsScalar()) {
+    error(node, fmt::format("expected a string, got {}", describe(node)));
+    return std::nullopt;
+  }
+  return node.Scalar();
+}
+
+std::optional<bool> YamlReader::boolean(const YAML::Node& node) {
+  if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) return node.Scalar() == "true";
+  error(node, fmt::format("expected true or false, got {}", describe(node)));
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> YamlReader::integer(const YAML::Node& node, std::int64_t min, std::int64_t max) {
+  std::int64_t value = 0;
+  if (node.IsScalar()) {
+    const std::string& text = node.Scalar();
+    auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (status == std::errc{} && end == text.data() + text.size()) {
+      if (value < min || value > max) {
+        error(node, max == std::numeric_limits<std::int64_t>::max()
+                        ? fmt::format("expected an integer >= {}, got {}", min, value)
+                        : fmt::format("expected an integer in [{}, {}], got {}", min, max, value));
+        return std::nullopt;
+      }
+      return value;
+    }
+  }
+  error(node, fmt::format("expected an integer, got {}", describe(node)));
+  return std::nullopt;
+}
+
+std::optional<double> YamlReader::number(const YAML::Node& node, double min, double max) {
+  double value = 0;
+  if (node.IsScalar()) {
+    const std::string& text = node.Scalar();
+    auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (status == std::errc{} && end == text.data() + text.size() && std::isfinite(value)) {
+      if (value < min || value > max) {
+        error(node, fmt::format("expected a number in [{}, {}], got {}", min, max, text));
+        return std::nullopt;
+      }
+      return value;
+    }
+  }
+  error(node, fmt::format("expected a number, got {}", describe(node)));
+  return std::nullopt;
+}
+
+std::optional<std::string> YamlReader::choice(const YAML::Node& node, std::string_view what,
+                                              const std::vector<std::string>& allowed) {
+  auto text = string(node);
+  if (!text) return std::nullopt;
+  if (std::find(allowed.begin(), allowed.end(), *text) != allowed.end()) return text;
+  error(node, fmt::format("unknown {} '{}'{}", what, *text, suggestion_suffix(*text, allowed)));
+  return std::nullopt;
+}
+
+std::optional<double> YamlReader::quantity(const YAML::Node& node, Dimension dimension) {
+  if (!node.IsScalar()) {
+    error(node, fmt::format("expected {} with a unit ({}), got {}", dimension_name(dimension),
+                            dimension_units(dimension), describe(node)));
+    return std::nullopt;
+  }
+  try {
+    return parse_quantity(node.Scalar(), dimension);
+  } catch (const UnitError& e) {
+    error(node, e.what());
+    return std::nullopt;
+  }
+}
+
+MapReader::MapReader(YamlReader& reader, const YAML::Node& node, std::string context)
+    : reader_(&reader), node_(node), context_(std::move(context)) {
+  valid_ = node.IsMap();
+  if (!valid_) reader.error(node, fmt::format("expected a mapping for {}, got {}", context_, describe(node)));
+}
+
+YAML::Node MapReader::lookup(std::string_view key, bool required) {
+  declared_.emplace_back(key);
+  if (!valid_) return YAML::Node(YAML::NodeType::Undefined);
+  for (auto item : node_) {
+    if (item.first.IsScalar() && item.first.Scalar() == key) return item.second;
+  }
+  if (required) reader_->error(node_, fmt::format("missing key '{}' in {}", key, context_));
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+YAML::Node MapReader::get(std::string_view key) { return lookup(key, false); }
+YAML::Node MapReader::require(std::string_view key) { return lookup(key, true); }
+bool MapReader::has(std::string_view key) { return lookup(key, false).IsDefined(); }
+
+std::optional<std::string> MapReader::string(std::string_view key, bool required) {
+  YAML::Node value = lookup(key, required);
+  if (!value.IsDefined()) return std::nullopt;
+  return reader_->string(value);
+}
+
+std::optional<bool> MapReader::boolean(std::string_view key) {
+  YAML::Node value = lookup(key, false);
+  if (!value.IsDefined()) return std::nullopt;
+  return reader_->boolean(value);
+}
+
+std::optional<std::int64_t> MapReader::integer(std::string_view key, std::int64_t min, std::int64_t max,
+                                               bool required) {
+  YAML::Node value = lookup(key, required);
+  if (!value.IsDefined()) return std::nullopt;
+  return reader_->integer(value, min, max);
+}
+
+std::optional<double> MapReader::number(std::string_view key, double min, double max, bool required) {
+  YAML::Node value = lookup(key, required);
+  if (!value.IsDefined()) return std::nullopt;
+  return reader_->number(value, min, max);
+}
+
+std::optional<std::string> MapReader::choice(std::string_view key, const std::vector<std::string>& allowed,
+                                             bool required) {
+  YAML::Node value = lookup(key, required);
+  if (!value.IsDefined()) return std::nullopt;
+  return reader_->choice(value, key, allowed);
+}
+
+void MapReader::finish() {
+  if (!valid_) return;
+  for (auto item : node_) {
+    const std::string key = item.first.IsScalar() ? item.first.Scalar() : std::string("?");
+    if (std::find(declared_.begin(), declared_.end(), key) == declared_.end())
+      reader_->error(item.first,
+                     fmt::format("unknown key '{}' in {}{}", key, context_, suggestion_suffix(key, declared_)));
+  }
+}
+
+}  // namespace dnnsim

@@ -1,0 +1,111 @@
+// Reading user YAML (scenarios, layer lists, TaskGraph JSON — JSON is read through yaml-cpp too, so
+// that its errors also carry line and column) with every problem reported at once:
+// wrong types, out-of-range values, unit-less quantities and unknown keys with a suggestion.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/common/diagnostics.hpp"
+#include "models/common/units.hpp"
+
+namespace dnnsim {
+
+// Reads scalars of one file and records what is wrong with them. Every reader method returns an
+// empty optional after reporting a problem, so callers just skip the value and go on.
+class YamlReader {
+ public:
+  YamlReader(std::string file, DiagnosticSink& sink) : file_(std::move(file)), sink_(&sink) {}
+
+  // Loads a whole file; a syntax error is reported and an empty node returned.
+  [[nodiscard]] YAML::Node load_file();
+
+  [[nodiscard]] const std::string& file() const { return file_; }
+  [[nodiscard]] SourceLocation where(const YAML::Node& node) const;
+  [[nodiscard]] SourceLocation where(const YAML::Mark& mark) const;
+  void error(const YAML::Node& node, std::string message);
+  [[nodiscard]] DiagnosticSink& sink() { return *sink_; }
+
+  [[nodiscard]] std::optional<std::string> string(const YAML::Node& node);
+  [[nodiscard]] std::optional<bool> boolean(const YAML::Node& node);
+  [[nodiscard]] std::optional<std::int64_t> integer(const YAML::Node& node, std::int64_t min, std::int64_t max);
+  [[nodiscard]] std::optional<double> number(const YAML::Node& node, double min, double max);
+  // One of `allowed`; otherwise "unknown X 'y'; did you mean 'z'?".
+  [[nodiscard]] std::optional<std::string> choice(const YAML::Node& node, std::string_view what,
+                                                  const std::vector<std::string>& allowed);
+  // A string with a unit (see units.hpp); a non-zero bare number is an error.
+  [[nodiscard]] std::optional<double> quantity(const YAML::Node& node, Dimension dimension);
+  template <class Q>
+  [[nodiscard]] std::optional<Q> quantity(const YAML::Node& node);
+
+ private:
+  std::string file_;
+  DiagnosticSink* sink_;
+};
+
+// A mapping whose keys are declared as they are read; `finish()` reports every key that was never
+// asked for as unknown, with a did-you-mean among the declared ones.
+class MapReader {
+ public:
+  // Reports "expected a mapping for <context>" when `node` is something else.
+  MapReader(YamlReader& reader, const YAML::Node& node, std::string context);
+
+  [[nodiscard]] bool valid() const { return valid_; }
+  [[nodiscard]] const YAML::Node& node() const { return node_; }
+  [[nodiscard]] YamlReader& reader() { return *reader_; }
+
+  // The value of `key`, or an undefined node when absent. Declares the key as known.
+  [[nodiscard]] YAML::Node get(std::string_view key);
+  // Like get(), but reports "missing key 'x' in <context>" when absent.
+  [[nodiscard]] YAML::Node require(std::string_view key);
+  [[nodiscard]] bool has(std::string_view key);
+
+  // Typed shortcuts: absent → std::nullopt (or an error when required).
+  [[nodiscard]] std::optional<std::string> string(std::string_view key, bool required = false);
+  [[nodiscard]] std::optional<bool> boolean(std::string_view key);
+  [[nodiscard]] std::optional<std::int64_t> integer(std::string_view key, std::int64_t min, std::int64_t max,
+                                                    bool required = false);
+  [[nodiscard]] std::optional<double> number(std::string_view key, double min, double max, bool required = false);
+  [[nodiscard]] std::optional<std::string> choice(std::string_view key, const std::vector<std::string>& allowed,
+                                                  bool required = false);
+  template <class Q>
+  [[nodiscard]] std::optional<Q> quantity(std::string_view key, bool required = false);
+
+  // Reports unknown keys. Call once, after every get().
+  void finish();
+
+ private:
+  [[nodiscard]] YAML::Node lookup(std::string_view key, bool required);
+
+  YamlReader* reader_;
+  YAML::Node node_;
+  std::string context_;
+  bool valid_ = false;
+  std::vector<std::string> declared_;
+};
+
+template <class Q>
+std::optional<Q> YamlReader::quantity(const YAML::Node& node) {
+  Dimension dimension{};
+  if constexpr (std::is_same_v<Q, Bytes>) dimension = Dimension::bytes;
+  if constexpr (std::is_same_v<Q, Seconds>) dimension = Dimension::seconds;
+  if constexpr (std::is_same_v<Q, Flop>) dimension = Dimension::flop;
+  if constexpr (std::is_same_v<Q, BytesPerSecond>) dimension = Dimension::bandwidth;
+  if constexpr (std::is_same_v<Q, FlopsPerSecond>) dimension = Dimension::flop_rate;
+  if (auto value = quantity(node, dimension)) return Q(*value);
+  return std::nullopt;
+}
+
+template <class Q>
+std::optional<Q> MapReader::quantity(std::string_view key, bool required) {
+  YAML::Node value = lookup(key, required);
+  if (!value.IsDefined()) return std::nullopt;
+  return reader_->quantity<Q>(value);
+}
+
+}  // namespace dnnsim

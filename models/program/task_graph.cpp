@@ -1,0 +1,172 @@
+#include "models/program/task_graph.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+namespace dnnsim {
+namespace {
+
+template <class Enum, std::size_t N>
+std::optional<Enum> from_name(const std::array<std::string_view, N>& names, std::string_view name) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (names[i] == name) return static_cast<Enum>(i);
+  return std::nullopt;
+}
+
+template <std::size_t N>
+std::vector<std::string> all_names(const std::array<std::string_view, N>& names) {
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+// Indexed by the enum values, in declaration order.
+constexpr std::array<std::string_view, 6> kPhaseNames{"forward", "backward",      "weight_grad",
+                                                      "optimizer", "communication", "other"};
+constexpr std::array<std::string_view, 5> kDtypeNames{"fp32", "tf32", "fp16", "bf16", "fp8"};
+constexpr std::array<std::string_view, 5> kCollectiveNames{"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                                           "all_to_all"};
+
+}  // namespace
+
+std::string_view phase_name(Phase phase) { return kPhaseNames.at(static_cast<std::size_t>(phase)); }
+std::optional<Phase> phase_from_name(std::string_view name) { return from_name<Phase>(kPhaseNames, name); }
+std::vector<std::string> phase_names() { return all_names(kPhaseNames); }
+
+std::string_view dtype_name(Dtype dtype) { return kDtypeNames.at(static_cast<std::size_t>(dtype)); }
+std::optional<Dtype> dtype_from_name(std::string_view name) { return from_name<Dtype>(kDtypeNames, name); }
+std::vector<std::string> dtype_names() { return all_names(kDtypeNames); }
+
+std::string_view collective_kind_name(CollectiveKind kind) {
+  return kCollectiveNames.at(static_cast<std::size_t>(kind));
+}
+std::optional<CollectiveKind> collective_kind_from_name(std::string_view name) {
+  return from_name<CollectiveKind>(kCollectiveNames, name);
+}
+std::vector<std::string> collective_kind_names() { return all_names(kCollectiveNames); }
+
+std::vector<DeviceId> Task::devices() const {
+  struct Visitor {
+    std::vector<DeviceId> operator()(const Compute& c) const { return {c.device}; }
+    std::vector<DeviceId> operator()(const Transfer& t) const { return {t.src}; }
+    std::vector<DeviceId> operator()(const Collective& c) const { return c.group; }
+  };
+  return std::visit(Visitor{}, op);
+}
+
+DeviceId TaskGraph::add_device(std::string name) {
+  devices_.push_back(std::move(name));
+  return static_cast<DeviceId>(devices_.size() - 1);
+}
+
+StreamId TaskGraph::add_stream(std::string name) {
+  streams_.push_back(std::move(name));
+  return static_cast<StreamId>(streams_.size() - 1);
+}
+
+StreamId TaskGraph::stream(const std::string& name) {
+  auto it = std::find(streams_.begin(), streams_.end(), name);
+  if (it != streams_.end()) return static_cast<StreamId>(it - streams_.begin());
+  return add_stream(name);
+}
+
+TaskId TaskGraph::add(Task task) {
+  tasks_.push_back(std::move(task));
+  return static_cast<TaskId>(tasks_.size() - 1);
+}
+
+std::optional<DeviceId> TaskGraph::device_by_name(std::string_view name) const {
+  auto it = std::find(devices_.begin(), devices_.end(), name);
+  if (it == devices_.end()) return std::nullopt;
+  return static_cast<DeviceId>(it - devices_.begin());
+}
+
+std::uint32_t TaskGraph::iteration_count() const {
+  std::uint32_t count = 0;
+  for (const Task& task : tasks_) count = std::max(count, task.iteration + 1);
+  return count;
+}
+
+std::vector<Diagnostic> TaskGraph::validate() const {
+  std::vector<Diagnostic> problems;
+  const auto report = [&](const Task& task, TaskId id, std::string message) {
+    problems.push_back(Diagnostic{task.origin, fmt::format("task {} ('{}'): {}", id, task.label, message)});
+  };
+  const auto check_device = [&](const Task& task, TaskId id, DeviceId device, std::string_view role) {
+    if (device >= devices_.size())
+      report(task, id, fmt::format("{} device index {} is out of range ({} devices)", role, device, devices_.size()));
+  };
+
+  for (TaskId id = 0; id < tasks_.size(); ++id) {
+    const Task& task = tasks_[id];
+    if (task.stream >= streams_.size())
+      report(task, id, fmt::format("stream index {} is out of range ({} streams)", task.stream, streams_.size()));
+    for (TaskId dep : task.deps) {
+      if (dep >= tasks_.size()) report(task, id, fmt::format("depends on task {}, which does not exist", dep));
+      if (dep == id) report(task, id, "depends on itself");
+    }
+    if (const auto* compute = std::get_if<Compute>(&task.op)) {
+      check_device(task, id, compute->device, "compute");
+    } else if (const auto* transfer = std::get_if<Transfer>(&task.op)) {
+      check_device(task, id, transfer->src, "source");
+      check_device(task, id, transfer->dst, "destination");
+      if (transfer->src == transfer->dst) report(task, id, "a transfer needs two different devices");
+    } else if (const auto* collective = std::get_if<Collective>(&task.op)) {
+      if (collective->group.size() < 2) report(task, id, "a collective needs a group of at least two devices");
+      std::set<DeviceId> seen;
+      for (DeviceId device : collective->group) {
+        check_device(task, id, device, "group");
+        if (!seen.insert(device).second) report(task, id, fmt::format("device {} appears twice in the group", device));
+      }
+      if (collective->kind == CollectiveKind::broadcast && !seen.contains(collective->root))
+        report(task, id, "the broadcast root is not in the group");
+    }
+  }
+  if (!problems.empty()) return problems;
+
+  // Cycle detection by Kahn's algorithm; a task left over lies on or behind a cycle. One cycle is
+  // then walked from a leftover task so that the message names it.
+  std::vector<std::uint32_t> pending(tasks_.size());
+  std::vector<std::vector<TaskId>> successors(tasks_.size());
+  for (TaskId id = 0; id < tasks_.size(); ++id) {
+    for (TaskId dep : tasks_[id].deps) successors[dep].push_back(id);
+    pending[id] = static_cast<std::uint32_t>(tasks_[id].deps.size());
+  }
+  std::vector<TaskId> ready;
+  for (TaskId id = 0; id < tasks_.size(); ++id)
+    if (pending[id] == 0) ready.push_back(id);
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    const TaskId id = ready.back();
+    ready.pop_back();
+    ++done;
+    for (TaskId next : successors[id])
+      if (--pending[next] == 0) ready.push_back(next);
+  }
+  if (done == tasks_.size()) return problems;
+
+  TaskId start = 0;
+  while (pending[start] == 0) ++start;
+  // Follow unresolved dependencies until a task repeats: that loop is a cycle.
+  std::vector<TaskId> path;
+  std::vector<int> position(tasks_.size(), -1);
+  TaskId current = start;
+  while (position[current] < 0) {
+    position[current] = static_cast<int>(path.size());
+    path.push_back(current);
+    for (TaskId dep : tasks_[current].deps)
+      if (pending[dep] > 0) {
+        current = dep;
+        break;
+      }
+  }
+  std::vector<std::string> names;
+  for (std::size_t i = static_cast<std::size_t>(position[current]); i < path.size(); ++i)
+    names.push_back(fmt::format("{} ('{}')", path[i], tasks_[path[i]].label));
+  names.push_back(fmt::format("{} ('{}')", current, tasks_[current].label));
+  report(tasks_[current], current, fmt::format("dependency cycle: {}", fmt::join(names, " waits for ")));
+  return problems;
+}
+
+}  // namespace dnnsim

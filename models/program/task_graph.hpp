@@ -1,0 +1,121 @@
+// The TaskGraph IR: the contract between "what to run" (workload builders, schedules) and "how long
+// it takes" (sim/). A DAG of tasks, each pinned to a device and a stream (see docs/architecture.md
+// and docs/taskgraph.md for the JSON schema).
+//
+// Semantics, as CUDA streams: tasks on one (device, stream) run in the order they were added;
+// different streams of a device overlap unless a dependency orders them. A Collective sits on the
+// given stream of every device of its group and is expanded by sim/ into point-to-point steps
+// (models/program/collective_algorithms.hpp) so that contention and slow links show in its time.
+// Memory effects: `alloc_bytes` is taken on the task's device when it starts and `free_bytes`
+// released when it ends, so peak memory per device is measured, not assumed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "models/common/diagnostics.hpp"
+#include "models/common/units.hpp"
+
+namespace dnnsim {
+
+using DeviceId = std::uint32_t;
+using StreamId = std::uint32_t;
+using TaskId = std::uint32_t;
+
+// What a compute task does in training; reports break busy time down by it.
+enum class Phase { forward, backward, weight_grad, optimizer, communication, other };
+[[nodiscard]] std::string_view phase_name(Phase phase);
+[[nodiscard]] std::optional<Phase> phase_from_name(std::string_view name);
+[[nodiscard]] std::vector<std::string> phase_names();
+
+// Numeric format of a compute task; selects the GPU's peak rate (models/hardware).
+enum class Dtype { fp32, tf32, fp16, bf16, fp8 };
+[[nodiscard]] std::string_view dtype_name(Dtype dtype);
+[[nodiscard]] std::optional<Dtype> dtype_from_name(std::string_view name);
+[[nodiscard]] std::vector<std::string> dtype_names();
+
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, broadcast, all_to_all };
+[[nodiscard]] std::string_view collective_kind_name(CollectiveKind kind);
+[[nodiscard]] std::optional<CollectiveKind> collective_kind_from_name(std::string_view name);
+[[nodiscard]] std::vector<std::string> collective_kind_names();
+
+// Work on one device. Its duration comes from the cost model (models/cost): the roofline of
+// `flops` and `bytes_accessed` on that device's GPU, unless a measured time is given.
+struct Compute {
+  DeviceId device = 0;
+  Flop flops{0};
+  Bytes bytes_accessed{0};
+  Dtype dtype = Dtype::fp32;
+  // Measured duration on the GPU model named `measured_on` (a catalog name); scaled to other GPUs.
+  std::optional<Seconds> measured_time;
+  std::string measured_on;
+};
+
+// Point-to-point copy from `src` to `dst`, routed over the platform's links.
+struct Transfer {
+  DeviceId src = 0;
+  DeviceId dst = 0;
+  Bytes size{0};
+};
+
+// A collective over `group`; `size` is the buffer size on each member (the all-reduce input, the
+// all-gather output, the broadcast payload), as NCCL counts it. `algorithm` names an entry of the
+// collective-algorithm registry; empty means the default rule.
+struct Collective {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  std::vector<DeviceId> group;
+  Bytes size{0};
+  std::string algorithm;
+  DeviceId root = 0;  // broadcast source
+};
+
+struct Task {
+  std::variant<Compute, Transfer, Collective> op;
+  StreamId stream = 0;
+  Phase phase = Phase::other;
+  std::uint32_t iteration = 0;
+  std::string label;
+  std::vector<TaskId> deps;  // tasks that must finish before this one starts
+  Bytes alloc_bytes{0};      // taken on the task's device(s) at start
+  Bytes free_bytes{0};       // released on the task's device(s) at end
+  SourceLocation origin;     // where the task was read from, for messages (empty when built in code)
+
+  [[nodiscard]] bool is_compute() const { return std::holds_alternative<Compute>(op); }
+  [[nodiscard]] bool is_transfer() const { return std::holds_alternative<Transfer>(op); }
+  [[nodiscard]] bool is_collective() const { return std::holds_alternative<Collective>(op); }
+  // The devices the task occupies: the compute device, the transfer source, or the collective group.
+  [[nodiscard]] std::vector<DeviceId> devices() const;
+};
+
+class TaskGraph {
+ public:
+  // Devices and streams are named; tasks refer to them by index.
+  DeviceId add_device(std::string name);
+  StreamId add_stream(std::string name);
+  // Returns the id of an existing stream with that name, or adds it.
+  StreamId stream(const std::string& name);
+  TaskId add(Task task);
+
+  [[nodiscard]] const std::vector<std::string>& devices() const { return devices_; }
+  [[nodiscard]] const std::vector<std::string>& streams() const { return streams_; }
+  [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }
+  [[nodiscard]] std::vector<Task>& tasks() { return tasks_; }
+  [[nodiscard]] const Task& task(TaskId id) const { return tasks_.at(id); }
+  [[nodiscard]] std::optional<DeviceId> device_by_name(std::string_view name) const;
+  [[nodiscard]] std::uint32_t iteration_count() const;
+
+  // Every structural problem: a dependency on a task that does not exist, a device or stream
+  // index out of range, a transfer to itself, an empty or duplicated collective group, a cycle
+  // (reported on one task of it, with the cycle's labels). Located by each task's `origin`.
+  [[nodiscard]] std::vector<Diagnostic> validate() const;
+
+ private:
+  std::vector<std::string> devices_;
+  std::vector<std::string> streams_;
+  std::vector<Task> tasks_;
+};
+
+}  // namespace dnnsim

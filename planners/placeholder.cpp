@@ -1,0 +1,1 @@
+// placeholder: removed when the layer has its first source
