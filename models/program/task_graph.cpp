@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <set>
 
 namespace dnnsim {
@@ -125,13 +126,27 @@ std::vector<Diagnostic> TaskGraph::validate() const {
   }
   if (!problems.empty()) return problems;
 
-  // Cycle detection by Kahn's algorithm; a task left over lies on or behind a cycle. One cycle is
-  // then walked from a leftover task so that the message names it.
+  // Cycle detection by Kahn's algorithm over the dependencies plus the stream order (a task waits
+  // for the previous task of each of its (device, stream) queues, so an order that contradicts the
+  // dependencies would deadlock). A task left over lies on or behind a cycle; one cycle is then
+  // walked from a leftover task so that the message names it.
+  std::vector<std::vector<TaskId>> predecessors(tasks_.size());
+  std::map<std::pair<DeviceId, StreamId>, TaskId> last_on_stream;
+  for (TaskId id = 0; id < tasks_.size(); ++id) {
+    predecessors[id] = tasks_[id].deps;
+    for (DeviceId device : tasks_[id].devices()) {
+      auto [it, first] = last_on_stream.try_emplace({device, tasks_[id].stream}, id);
+      if (!first) {
+        predecessors[id].push_back(it->second);
+        it->second = id;
+      }
+    }
+  }
   std::vector<std::uint32_t> pending(tasks_.size());
   std::vector<std::vector<TaskId>> successors(tasks_.size());
   for (TaskId id = 0; id < tasks_.size(); ++id) {
-    for (TaskId dep : tasks_[id].deps) successors[dep].push_back(id);
-    pending[id] = static_cast<std::uint32_t>(tasks_[id].deps.size());
+    for (TaskId before : predecessors[id]) successors[before].push_back(id);
+    pending[id] = static_cast<std::uint32_t>(predecessors[id].size());
   }
   std::vector<TaskId> ready;
   for (TaskId id = 0; id < tasks_.size(); ++id)
@@ -148,16 +163,16 @@ std::vector<Diagnostic> TaskGraph::validate() const {
 
   TaskId start = 0;
   while (pending[start] == 0) ++start;
-  // Follow unresolved dependencies until a task repeats: that loop is a cycle.
+  // Follow unresolved predecessors until a task repeats: that loop is a cycle.
   std::vector<TaskId> path;
   std::vector<int> position(tasks_.size(), -1);
   TaskId current = start;
   while (position[current] < 0) {
     position[current] = static_cast<int>(path.size());
     path.push_back(current);
-    for (TaskId dep : tasks_[current].deps)
-      if (pending[dep] > 0) {
-        current = dep;
+    for (TaskId before : predecessors[current])
+      if (pending[before] > 0) {
+        current = before;
         break;
       }
   }
@@ -165,7 +180,7 @@ std::vector<Diagnostic> TaskGraph::validate() const {
   for (std::size_t i = static_cast<std::size_t>(position[current]); i < path.size(); ++i)
     names.push_back(fmt::format("{} ('{}')", path[i], tasks_[path[i]].label));
   names.push_back(fmt::format("{} ('{}')", current, tasks_[current].label));
-  report(tasks_[current], current, fmt::format("dependency cycle: {}", fmt::join(names, " waits for ")));
+  report(tasks_[current], current, fmt::format("dependency cycle (dependencies and stream order): {}", fmt::join(names, " waits for ")));
   return problems;
 }
 

@@ -1,0 +1,304 @@
+#include "models/hardware/catalog.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <set>
+#include <stdexcept>
+
+namespace dnnsim {
+namespace {
+
+// The tables are written with the same unit strings a scenario uses ("125TFlops", "900GB/s",
+// "32GiB"), read by the one unit parser, so a figure reads as it does in the datasheet and no unit
+// conversion is written by hand. An empty string is a mode the GPU does not have.
+struct GpuRow {
+  std::string_view name, description;
+  std::string_view fp32, tf32, fp16, bf16, fp8;
+  std::string_view memory, memory_bandwidth, nvlink, nvlink_per_direction, pcie;
+  std::string_view source;
+};
+
+struct LinkRow {
+  std::string_view name, kind, description, bandwidth_per_direction, latency;
+  std::string_view bandwidth_source, latency_source;
+};
+
+// Datasheet URLs, shared by the entries that cite the same document.
+constexpr std::string_view kP100 =
+    "NVIDIA Tesla P100 datasheet (2016), SXM2 (NVLink) column; "
+    "https://images.nvidia.com/content/tesla/pdf/nvidia-tesla-p100-datasheet.pdf";
+constexpr std::string_view kV100 =
+    "NVIDIA V100 Tensor Core GPU datasheet (2020), V100 SXM2 column; "
+    "https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-update-us-1165301-r5.pdf";
+constexpr std::string_view kA100 =
+    "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 SXM columns; "
+    "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+    "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf";
+constexpr std::string_view kH100 =
+    "NVIDIA H100 Tensor Core GPU datasheet (2023), sparse figures halved; "
+    "https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet";
+
+// Columns: name, description;
+//          fp32, tf32, fp16, bf16, fp8 (dense peaks, "" = no such mode);
+//          memory, memory bandwidth, NVLink generation, NVLink total PER DIRECTION (= datasheet
+//          bidirectional figure / 2), PCIe generation; source.
+// Ordered by architecture generation, then by size.
+// clang-format off
+const std::array kGpus{
+    // P100 SXM2: FP32 10.6, FP16 21.2 TFLOPS (no tensor cores: packed half2 at twice fp32), 16 GB HBM2,
+    // 732 GB/s, NVLink 160 GB/s bidirectional = 4 links x 20 GB/s per direction.
+    GpuRow{"P100", "NVIDIA Tesla P100 SXM2 16 GB (Pascal)",
+           "10.6TFlops", "", "21.2TFlops", "", "",
+           "16GiB", "732GB/s", "NVLink1", "80GB/s", "PCIe3", kP100},
+    // V100 SXM2: FP32 15.7, Tensor Performance 125 TFLOPS (fp16 in, fp32 accumulate), 900 GB/s,
+    // NVLink 300 GB/s bidirectional = 6 links x 25 GB/s per direction.
+    GpuRow{"V100-16GB", "NVIDIA Tesla V100 SXM2 16 GB (Volta)",
+           "15.7TFlops", "", "125TFlops", "", "",
+           "16GiB", "900GB/s", "NVLink2", "150GB/s", "PCIe3", kV100},
+    GpuRow{"V100-32GB", "NVIDIA Tesla V100 SXM2 32 GB (Volta)",
+           "15.7TFlops", "", "125TFlops", "", "",
+           "32GiB", "900GB/s", "NVLink2", "150GB/s", "PCIe3", kV100},
+    // T4: single precision 8.1, mixed precision (FP16/FP32) 65 TFLOPS, 16 GB GDDR6 at 320 GB/s (the
+    // datasheet prints "320+ GB/s"; the product brief "up to 320 GB/s").
+    GpuRow{"T4", "NVIDIA T4 16 GB PCIe (Turing)",
+           "8.1TFlops", "", "65TFlops", "", "",
+           "16GiB", "320GB/s", "", "0B/s", "PCIe3",
+           "NVIDIA T4 Tensor Core GPU datasheet (2019); "
+           "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/tesla-t4/"
+           "t4-tensor-core-datasheet-951643.pdf"},
+    // A10: FP32 31.2, TF32 62.5, BF16 125, FP16 125 TFLOPS (dense | sparse printed), 24 GB GDDR6, 600 GB/s.
+    GpuRow{"A10", "NVIDIA A10 24 GB PCIe (Ampere GA102)",
+           "31.2TFlops", "62.5TFlops", "125TFlops", "125TFlops", "",
+           "24GiB", "600GB/s", "", "0B/s", "PCIe4",
+           "NVIDIA A10 Tensor Core GPU datasheet (2021); "
+           "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a10/pdf/a10-datasheet.pdf"},
+    // A100 SXM: FP32 19.5, TF32 156, BF16 312, FP16 312 TFLOPS; 40 GB HBM2 at 1,555 GB/s, 80 GB HBM2e at
+    // 2,039 GB/s; NVLink 600 GB/s bidirectional = 12 links x 25 GB/s per direction.
+    GpuRow{"A100-40GB-SXM", "NVIDIA A100 SXM4 40 GB (Ampere)",
+           "19.5TFlops", "156TFlops", "312TFlops", "312TFlops", "",
+           "40GiB", "1555GB/s", "NVLink3", "300GB/s", "PCIe4", kA100},
+    GpuRow{"A100-80GB-SXM", "NVIDIA A100 SXM4 80 GB (Ampere)",
+           "19.5TFlops", "156TFlops", "312TFlops", "312TFlops", "",
+           "80GiB", "2039GB/s", "NVLink3", "300GB/s", "PCIe4", kA100},
+    // RTX 3090 (GA102 whitepaper, Appendix A): FP32 35.6, TF32 tensor 35.6, FP16 tensor with FP32
+    // accumulate 71 (142 with FP16 accumulate), BF16 71 TFLOPS; 24 GB GDDR6X at 936 GB/s; NVLink bridge
+    // 112.5 GB/s bidirectional = 4 x4 links x 14.0625 GB/s per direction, between a PAIR of cards only.
+    GpuRow{"RTX3090", "NVIDIA GeForce RTX 3090 24 GB (Ampere GA102)",
+           "35.6TFlops", "35.6TFlops", "71TFlops", "71TFlops", "",
+           "24GiB", "936GB/s", "NVLink3", "56.25GB/s", "PCIe4",
+           "NVIDIA Ampere GA102 GPU Architecture whitepaper V2.0 (2021), Appendix A (GeForce RTX 3090), "
+           "FP32-accumulate rows; "
+           "https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf"},
+    // L4: FP32 30.3 TFLOPS; TF32 120, FP16 242, BF16 242, FP8 485 TFLOPS printed WITH sparsity, halved
+    // here; 24 GB GDDR6 at 300 GB/s.
+    GpuRow{"L4", "NVIDIA L4 24 GB PCIe (Ada Lovelace)",
+           "30.3TFlops", "60TFlops", "121TFlops", "121TFlops", "242.5TFlops",
+           "24GiB", "300GB/s", "", "0B/s", "PCIe4",
+           "NVIDIA L4 Tensor Core GPU datasheet (2023), sparse figures halved; "
+           "https://resources.nvidia.com/en-us-data-center-overview/l4-gpu-datasheet"},
+    // RTX 4090 (Ada whitepaper, Appendix A): FP32 82.6, TF32 82.6, FP16 tensor with FP32 accumulate
+    // 165.2 (330.3 with FP16 accumulate), BF16 165.2, FP8 with FP32 accumulate 330.3 TFLOPS;
+    // 24 GB GDDR6X at 1,008 GB/s; no NVLink.
+    GpuRow{"RTX4090", "NVIDIA GeForce RTX 4090 24 GB (Ada Lovelace)",
+           "82.6TFlops", "82.6TFlops", "165.2TFlops", "165.2TFlops", "330.3TFlops",
+           "24GiB", "1008GB/s", "", "0B/s", "PCIe4",
+           "NVIDIA Ada GPU Architecture whitepaper (2023), Appendix A (GeForce RTX 4090), "
+           "FP32-accumulate rows; "
+           "https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf"},
+    // H100 PCIe: FP32 51; TF32 756, BF16 1,513, FP16 1,513, FP8 3,026 TFLOPS printed with sparsity;
+    // 80 GB HBM2e at 2 TB/s; NVLink bridge 600 GB/s bidirectional, between a PAIR of cards only.
+    GpuRow{"H100-PCIe", "NVIDIA H100 PCIe 80 GB (Hopper)",
+           "51TFlops", "378TFlops", "756.5TFlops", "756.5TFlops", "1513TFlops",
+           "80GiB", "2000GB/s", "NVLink4", "300GB/s", "PCIe5", kH100},
+    // H100 SXM: FP32 67; TF32 989, BF16 1,979, FP16 1,979, FP8 3,958 TFLOPS printed with sparsity;
+    // 80 GB HBM3 at 3.35 TB/s; NVLink 900 GB/s bidirectional = 18 links x 25 GB/s per direction.
+    GpuRow{"H100-SXM", "NVIDIA H100 SXM5 80 GB (Hopper)",
+           "67TFlops", "494.5TFlops", "989.5TFlops", "989.5TFlops", "1979TFlops",
+           "80GiB", "3350GB/s", "NVLink4", "450GB/s", "PCIe5", kH100},
+    // H200 SXM: same compute as H100 SXM; 141 GB HBM3e at 4.8 TB/s; NVLink 900 GB/s bidirectional.
+    GpuRow{"H200", "NVIDIA H200 SXM 141 GB (Hopper)",
+           "67TFlops", "494.5TFlops", "989.5TFlops", "989.5TFlops", "1979TFlops",
+           "141GiB", "4800GB/s", "NVLink4", "450GB/s", "PCIe5",
+           "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM column, sparse figures halved; "
+           "https://www.nvidia.com/en-us/data-center/h200/"},
+};
+// clang-format on
+
+// Link latencies are simulator parameters for one hop, not measurements of a particular system:
+// NVLink and PCIe take the order of NCCL's per-hop hardware latency for its low-latency protocol
+// (nccl src/graph/tuning.cc, `hwLat`: about 0.5-0.6 us for NVLink and 1 us for PCIe across 2.x
+// releases); InfiniBand the ~1 us small-message one-way latency of RDMA through one switch (adapters
+// quote < 0.6 us, a switch hop ~0.1 us); Ethernet 10/25G assumes kernel TCP sockets (~10 us one way),
+// 100G and faster assume RoCEv2 RDMA (~2 us).
+constexpr std::string_view kHopLatency = "latency: order of NCCL's per-hop hwLat (assumption)";
+const std::array kLinks{
+    // NVLink: bandwidth of ONE link per direction; a GPU's total is GpuSpec::nvlink_bandwidth.
+    LinkRow{"NVLink1", "nvlink", "NVLink 1.0 (Pascal), one link; P100 has 4", "20GB/s", "0.6us",
+            "NVIDIA Tesla P100 whitepaper (2016), NVLink: 4 links, 160 GB/s bidirectional; "
+            "https://images.nvidia.com/content/pdf/tesla/whitepaper/pascal-architecture-whitepaper.pdf",
+            kHopLatency},
+    LinkRow{"NVLink2", "nvlink", "NVLink 2.0 (Volta), one link; V100 has 6", "25GB/s", "0.6us",
+            "NVIDIA Tesla V100 GPU Architecture whitepaper (2017), NVLink: 25 GB/s per direction per link; "
+            "https://images.nvidia.com/content/volta-architecture/pdf/volta-architecture-whitepaper.pdf",
+            kHopLatency},
+    LinkRow{"NVLink3", "nvlink", "NVLink 3.0 (Ampere), one link of 4 x 50 Gbit/s pairs; A100 has 12", "25GB/s", "0.6us",
+            "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020), third-generation NVLink: 25 GB/s per "
+            "direction per link; https://images.nvidia.com/aem-dam/en-zz/Solutions/data-center/"
+            "nvidia-ampere-architecture-whitepaper.pdf",
+            kHopLatency},
+    LinkRow{"NVLink4", "nvlink", "NVLink 4.0 (Hopper), one link of 2 x 100 Gbit/s pairs; H100 has 18", "25GB/s",
+            "0.6us",
+            "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), fourth-generation NVLink: 18 links, "
+            "900 GB/s total; https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper",
+            kHopLatency},
+    // x16 after 128b/130b encoding: 8 GT/s x 16 lanes x 128/130 / 8 bit = 15.754 GB/s; Gen4 and Gen5
+    // double it each time.
+    LinkRow{"PCIe3", "pcie", "PCI Express 3.0 x16, 8 GT/s per lane", "15.754GB/s", "1us",
+            "PCI-SIG PCI Express Base Specification 3.0 (2010): 8 GT/s, 128b/130b", kHopLatency},
+    LinkRow{"PCIe4", "pcie", "PCI Express 4.0 x16, 16 GT/s per lane", "31.508GB/s", "1us",
+            "PCI-SIG PCI Express Base Specification 4.0 (2017): 16 GT/s, 128b/130b", kHopLatency},
+    LinkRow{"PCIe5", "pcie", "PCI Express 5.0 x16, 32 GT/s per lane", "63.015GB/s", "1us",
+            "PCI-SIG PCI Express Base Specification 5.0 (2019): 32 GT/s, 128b/130b", kHopLatency},
+    // Ethernet and InfiniBand: line (data) rate per direction.
+    LinkRow{"Ethernet-10G", "ethernet", "10 Gigabit Ethernet, TCP sockets", "10Gbps", "10us",
+            "IEEE 802.3ae (2002) line rate", "latency: kernel TCP one way (assumption)"},
+    LinkRow{"Ethernet-25G", "ethernet", "25 Gigabit Ethernet, TCP sockets", "25Gbps", "10us",
+            "IEEE 802.3by (2016) line rate", "latency: kernel TCP one way (assumption)"},
+    LinkRow{"Ethernet-100G", "ethernet", "100 Gigabit Ethernet, RoCEv2", "100Gbps", "2us",
+            "IEEE 802.3bj/802.3cd line rate", "latency: RoCEv2 RDMA one way (assumption)"},
+    LinkRow{"Ethernet-200G", "ethernet", "200 Gigabit Ethernet, RoCEv2", "200Gbps", "2us",
+            "IEEE 802.3bs/802.3cd (2017-2018) line rate", "latency: RoCEv2 RDMA one way (assumption)"},
+    LinkRow{"Ethernet-400G", "ethernet", "400 Gigabit Ethernet, RoCEv2", "400Gbps", "2us",
+            "IEEE 802.3bs (2017) line rate", "latency: RoCEv2 RDMA one way (assumption)"},
+    LinkRow{"IB-EDR", "infiniband", "InfiniBand EDR 4x, 100 Gbit/s data rate", "100Gbps", "1us",
+            "InfiniBand Trade Association roadmap; NVIDIA ConnectX-5 VPI datasheet",
+            "latency: RDMA through one switch (assumption)"},
+    LinkRow{"IB-HDR", "infiniband", "InfiniBand HDR 4x, 200 Gbit/s data rate", "200Gbps", "1us",
+            "InfiniBand Trade Association roadmap; NVIDIA ConnectX-6 VPI datasheet",
+            "latency: RDMA through one switch (assumption)"},
+    LinkRow{"IB-NDR", "infiniband", "InfiniBand NDR 4x, 400 Gbit/s data rate", "400Gbps", "1us",
+            "InfiniBand Trade Association roadmap; NVIDIA ConnectX-7 datasheet",
+            "latency: RDMA through one switch (assumption)"},
+};
+
+std::optional<FlopsPerSecond> optional_rate(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  return parse_as<FlopsPerSecond>(text);
+}
+
+GpuSpec to_spec(const GpuRow& row) {
+  return GpuSpec{std::string(row.name),
+                 std::string(row.description),
+                 optional_rate(row.fp32),
+                 optional_rate(row.tf32),
+                 optional_rate(row.fp16),
+                 optional_rate(row.bf16),
+                 optional_rate(row.fp8),
+                 parse_as<Bytes>(row.memory),
+                 parse_as<BytesPerSecond>(row.memory_bandwidth),
+                 std::string(row.nvlink),
+                 parse_as<BytesPerSecond>(row.nvlink_per_direction),
+                 std::string(row.pcie),
+                 std::string(row.source)};
+}
+
+LinkSpec to_spec(const LinkRow& row) {
+  return LinkSpec{std::string(row.name),          std::string(row.kind),
+                  std::string(row.description),   parse_as<BytesPerSecond>(row.bandwidth_per_direction),
+                  parse_as<Seconds>(row.latency), fmt::format("{}; {}", row.bandwidth_source, row.latency_source)};
+}
+
+template <class Spec>
+void check_unique(const std::vector<Spec>& specs, std::string_view what) {
+  std::set<std::string_view> seen;
+  for (const Spec& spec : specs)
+    if (!seen.insert(spec.name).second)
+      throw std::invalid_argument(fmt::format("hardware catalog: {} '{}' listed twice", what, spec.name));
+}
+
+template <class Spec>
+const Spec* find_by_name(const std::vector<Spec>& specs, std::string_view name) {
+  for (const Spec& spec : specs)
+    if (spec.name == name) return &spec;
+  return nullptr;
+}
+
+template <class Spec>
+std::vector<std::string> names_of(const std::vector<Spec>& specs) {
+  std::vector<std::string> names;
+  names.reserve(specs.size());
+  for (const Spec& spec : specs) names.push_back(spec.name);
+  return names;
+}
+
+std::string rate_or_dash(const std::optional<FlopsPerSecond>& rate) {
+  return rate ? format_flop_rate(*rate) : std::string("-");
+}
+
+}  // namespace
+
+std::optional<FlopsPerSecond> GpuSpec::peak(Dtype dtype) const {
+  switch (dtype) {
+    case Dtype::fp32:
+      return peak_fp32;
+    case Dtype::tf32:
+      return peak_tf32;
+    case Dtype::fp16:
+      return peak_fp16;
+    case Dtype::bf16:
+      return peak_bf16;
+    case Dtype::fp8:
+      return peak_fp8;
+  }
+  return std::nullopt;
+}
+
+HardwareCatalog::HardwareCatalog(std::vector<GpuSpec> gpus, std::vector<LinkSpec> links)
+    : gpus_(std::move(gpus)), links_(std::move(links)) {
+  check_unique(gpus_, "GPU");
+  check_unique(links_, "link");
+}
+
+const HardwareCatalog& HardwareCatalog::builtin() {
+  static const HardwareCatalog catalog = [] {
+    std::vector<GpuSpec> gpus;
+    for (const GpuRow& row : kGpus) gpus.push_back(to_spec(row));
+    std::vector<LinkSpec> links;
+    for (const LinkRow& row : kLinks) links.push_back(to_spec(row));
+    return HardwareCatalog(std::move(gpus), std::move(links));
+  }();
+  return catalog;
+}
+
+const GpuSpec* HardwareCatalog::find_gpu(std::string_view name) const { return find_by_name(gpus_, name); }
+const LinkSpec* HardwareCatalog::find_link(std::string_view name) const { return find_by_name(links_, name); }
+std::vector<std::string> HardwareCatalog::gpu_names() const { return names_of(gpus_); }
+std::vector<std::string> HardwareCatalog::link_names() const { return names_of(links_); }
+
+std::string format_gpu_table(const HardwareCatalog& catalog) {
+  constexpr std::string_view kRow = "{:<14} {:>13} {:>13} {:>13} {:>13} {:>13} {:>9} {:>11}  {:<19} {}\n";
+  std::string out = "Dense peak rates (tensor cores where present, no sparsity); bandwidths per direction.\n";
+  out += fmt::format(fmt::runtime(kRow), "NAME", "FP32", "TF32", "FP16", "BF16", "FP8", "MEMORY", "MEM BW",
+                     "NVLINK (PER DIR)", "PCIE");
+  for (const GpuSpec& gpu : catalog.gpus()) {
+    const std::string nvlink =
+        gpu.nvlink.empty() ? "-" : fmt::format("{} {}", gpu.nvlink, format_bandwidth(gpu.nvlink_bandwidth));
+    out += fmt::format(fmt::runtime(kRow), gpu.name, rate_or_dash(gpu.peak_fp32), rate_or_dash(gpu.peak_tf32),
+                       rate_or_dash(gpu.peak_fp16), rate_or_dash(gpu.peak_bf16), rate_or_dash(gpu.peak_fp8),
+                       format_bytes(gpu.memory), format_bandwidth(gpu.memory_bandwidth), nvlink, gpu.pcie);
+  }
+  return out;
+}
+
+std::string format_link_table(const HardwareCatalog& catalog) {
+  constexpr std::string_view kRow = "{:<14} {:<11} {:>12} {:>9}  {}\n";
+  std::string out = "Bandwidth per direction (NVLink: one link; PCIe: x16); latency one way, one hop.\n";
+  out += fmt::format(fmt::runtime(kRow), "NAME", "KIND", "BW (PER DIR)", "LATENCY", "DESCRIPTION");
+  for (const LinkSpec& link : catalog.links())
+    out += fmt::format(fmt::runtime(kRow), link.name, link.kind, format_bandwidth(link.bandwidth),
+                       format_seconds(link.latency), link.description);
+  return out;
+}
+
+}  // namespace dnnsim

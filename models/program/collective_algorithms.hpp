@@ -1,0 +1,77 @@
+// Collective algorithms: how a Collective of the TaskGraph becomes point-to-point steps.
+//
+// sim/ runs every step as a host-to-host transfer on the collective's stream: a device's sends run
+// one after another in the order of the expansion, each once its `deps` have finished; the
+// collective ends when all its steps have. Contention, slow links and preempted links therefore
+// show in the collective's time instead of being assumed by a formula. The algorithms, their steps
+// and their cost on uniform links are described in docs/collectives.md.
+//
+// Conventions (as NCCL counts them): S = Collective::size is the all-reduce buffer, the all-gather
+// output, the reduce-scatter input, the broadcast payload and the all-to-all send buffer of each
+// member; p = group size. Only data movement is modelled, not the arithmetic of reductions
+// (memory-bound kernels that NCCL overlaps with the transfers).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/common/diagnostics.hpp"
+#include "models/common/registry.hpp"
+#include "models/common/units.hpp"
+#include "models/program/task_graph.hpp"
+
+namespace dnnsim {
+
+// Where each device sits, for topology-aware algorithms (hierarchical).
+struct DeviceTopology {
+  std::vector<std::uint32_t> node_of_device;  // indexed by DeviceId
+};
+
+struct CollectiveStep {
+  DeviceId src = 0;
+  DeviceId dst = 0;
+  Bytes size{0};
+  std::vector<std::uint32_t> deps;  // indices of earlier steps of the same expansion that must finish first
+};
+
+struct CollectiveExpansion {
+  std::vector<CollectiveStep> steps;  // topologically ordered; a device's sends run in this order
+};
+
+class CollectiveAlgorithm {
+ public:
+  virtual ~CollectiveAlgorithm() = default;
+  [[nodiscard]] virtual bool supports(CollectiveKind kind) const = 0;
+  // Precondition: supports(c.kind), c.group.size() >= 2, all devices in topology.
+  // @throw InputError when the collective cannot be expanded by this algorithm (a broadcast root
+  //        outside the group; hierarchical with unequal members per node).
+  [[nodiscard]] virtual CollectiveExpansion expand(const Collective& c, const DeviceTopology& topology) const = 0;
+};
+
+using CollectiveAlgorithmRegistry = Registry<std::shared_ptr<const CollectiveAlgorithm>>;
+
+// Adds "ring", "tree", "hierarchical" and "direct", in that order.
+void register_builtin_collective_algorithms(CollectiveAlgorithmRegistry& registry);
+// The built-in algorithms, registered once (thread-safe initialisation).
+[[nodiscard]] const CollectiveAlgorithmRegistry& builtin_collective_algorithms();
+
+// The rule used when Collective::algorithm is empty:
+//  - all_reduce: "hierarchical" when the group spans more than one node, some node holds more than
+//    one member, and every node involved holds the same number of members (the shape NCCL and
+//    Horovod exploit: fast intra-node links, S/g bytes per device across nodes); otherwise "ring";
+//  - all_to_all: "direct" (a ring cannot express a personalised exchange);
+//  - all_gather, reduce_scatter, broadcast: "ring" (NCCL's only algorithm for them).
+// @throw std::out_of_range if a group member is not in `topology`.
+[[nodiscard]] std::string default_collective_algorithm(const Collective& c, const DeviceTopology& topology);
+
+// Expands `c` with the algorithm it names, or the default rule when it names none. A group of one
+// device moves nothing and gives an empty expansion.
+// @throw InputError at `where` if the name is unknown ("did you mean …"), if the algorithm does not
+//        support the kind (the message lists the algorithms that do), or if the algorithm rejects
+//        the collective.
+[[nodiscard]] CollectiveExpansion expand_collective(const Collective& c, const DeviceTopology& topology,
+                                                    const SourceLocation& where = {});
+
+}  // namespace dnnsim

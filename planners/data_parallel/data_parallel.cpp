@@ -1,0 +1,136 @@
+#include "planners/data_parallel/data_parallel.hpp"
+
+#include <fmt/format.h>
+
+namespace dnnsim {
+
+std::vector<std::vector<std::size_t>> gradient_buckets(const LayerModel& model, Bytes bucket_size) {
+  std::vector<std::vector<std::size_t>> buckets;
+  std::vector<std::size_t> current;
+  Bytes filled{0};
+  for (std::size_t i = model.layers.size(); i-- > 0;) {
+    current.push_back(i);
+    filled += model.layers[i].parameter_bytes;
+    if (filled >= bucket_size) {
+      buckets.push_back(std::move(current));
+      current.clear();
+      filled = Bytes(0);
+    }
+  }
+  if (!current.empty()) buckets.push_back(std::move(current));
+  return buckets;
+}
+
+namespace {
+
+Bytes bucket_bytes(const LayerModel& model, const std::vector<std::size_t>& bucket) {
+  Bytes total{0};
+  for (std::size_t layer : bucket) total += model.layers[layer].parameter_bytes;
+  return total;
+}
+
+Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId device, int batch, Dtype dtype,
+                      bool backward) {
+  Compute compute;
+  compute.device = device;
+  compute.dtype = dtype;
+  const std::optional<Seconds>& measured = backward ? layer.backward_time : layer.forward_time;
+  if (measured) {
+    // Linear in the batch: a profile measured for measured_batch samples (the approximation PipeDream's
+    // and DAPPLE's planners make too).
+    compute.measured_time = *measured * (static_cast<double>(batch) / model.measured_batch);
+    compute.measured_on = model.measured_on;
+  } else {
+    compute.flops = (backward ? layer.backward_flops : layer.forward_flops) * batch;
+    // Weights read once, input activations read and output written once per sample: a lower bound of
+    // the memory traffic, enough for the roofline to catch memory-bound layers.
+    compute.bytes_accessed = layer.parameter_bytes + layer.activation_bytes * (2.0 * batch);
+  }
+  return compute;
+}
+
+}  // namespace
+
+TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vector<std::string>& devices,
+                              int iterations) {
+  TaskGraph graph;
+  for (const std::string& device : devices) graph.add_device(device);
+  const StreamId compute_stream = graph.add_stream("compute");
+  const StreamId comm_stream = graph.add_stream("comm");
+  const auto device_count = static_cast<int>(devices.size());
+  const LayerModel& model = config.model;
+  const std::size_t layer_count = model.layers.size();
+  const auto buckets = gradient_buckets(model, config.bucket_size);
+  const Bytes parameters = model.parameter_bytes();
+  const double state_per_parameter_byte = 2.0 + config.optimizer_bytes_per_parameter_byte;  // weights + grads + state
+
+  std::vector<DeviceId> everyone(devices.size());
+  for (DeviceId d = 0; d < everyone.size(); ++d) everyone[d] = d;
+
+  for (int iteration = 0; iteration < iterations; ++iteration) {
+    // backward_task[device][layer]
+    std::vector<std::vector<TaskId>> backward_task(devices.size(), std::vector<TaskId>(layer_count));
+    for (DeviceId d = 0; d < devices.size(); ++d) {
+      const int batch = config.global_batch / device_count + (static_cast<int>(d) < config.global_batch % device_count);
+      for (std::size_t l = 0; l < layer_count; ++l) {
+        const Layer& layer = model.layers[l];
+        Task task{layer_compute(model, layer, d, batch, config.dtype, false)};
+        task.stream = compute_stream;
+        task.phase = Phase::forward;
+        task.iteration = static_cast<std::uint32_t>(iteration);
+        task.label = fmt::format("fwd {}", layer.name);
+        task.alloc_bytes = layer.activation_bytes * batch;
+        if (iteration == 0 && l == 0) task.alloc_bytes += parameters * state_per_parameter_byte;
+        graph.add(std::move(task));
+      }
+      for (std::size_t l = layer_count; l-- > 0;) {
+        const Layer& layer = model.layers[l];
+        Task task{layer_compute(model, layer, d, batch, config.dtype, true)};
+        task.stream = compute_stream;
+        task.phase = Phase::backward;
+        task.iteration = static_cast<std::uint32_t>(iteration);
+        task.label = fmt::format("bwd {}", layer.name);
+        task.free_bytes = layer.activation_bytes * batch;
+        backward_task[d][l] = graph.add(std::move(task));
+      }
+    }
+
+    std::optional<TaskId> last_all_reduce;
+    if (device_count > 1) {
+      for (std::size_t b = 0; b < buckets.size(); ++b) {
+        const Bytes size = bucket_bytes(model, buckets[b]);
+        if (size.value() <= 0) continue;
+        // The bucket is ready when its lowest layer's backward is done (with overlap), or when the
+        // whole backward pass is (without).
+        const std::size_t ready_layer = config.overlap ? buckets[b].back() : 0;
+        Task task{Collective{CollectiveKind::all_reduce, everyone, size, config.collective_algorithm, 0}};
+        task.stream = comm_stream;
+        task.phase = Phase::communication;
+        task.iteration = static_cast<std::uint32_t>(iteration);
+        task.label = fmt::format("all-reduce bucket {}", b);
+        for (DeviceId d = 0; d < devices.size(); ++d) task.deps.push_back(backward_task[d][ready_layer]);
+        last_all_reduce = graph.add(std::move(task));
+      }
+    }
+
+    for (DeviceId d = 0; d < devices.size(); ++d) {
+      // Adam-style update: read weights, gradients and state, write weights and state; ~10 flop/parameter
+      // (fp32 parameters: 4 bytes each). Memory-bound on every GPU in the catalog.
+      Compute update;
+      update.device = d;
+      update.dtype = Dtype::fp32;
+      update.flops = Flop(10.0 * parameters.value() / 4.0);
+      update.bytes_accessed = parameters * (3.0 + 2.0 * config.optimizer_bytes_per_parameter_byte);
+      Task task{update};
+      task.stream = compute_stream;
+      task.phase = Phase::optimizer;
+      task.iteration = static_cast<std::uint32_t>(iteration);
+      task.label = "optimizer step";
+      if (last_all_reduce) task.deps.push_back(*last_all_reduce);
+      graph.add(std::move(task));
+    }
+  }
+  return graph;
+}
+
+}  // namespace dnnsim

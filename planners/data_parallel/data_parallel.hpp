@@ -1,0 +1,38 @@
+// Data-parallel training as PyTorch DDP runs it (Li et al., "PyTorch Distributed: Experiences on
+// Accelerating Data Parallel Training", VLDB 2020): every GPU holds the whole model and a share of
+// the global batch; gradients are grouped into buckets (in backward order) and each bucket is
+// all-reduced as soon as its last gradient is computed, overlapping communication with the rest of
+// the backward pass; the optimizer step waits for the last bucket.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/dnn/layer_model.hpp"
+#include "models/program/task_graph.hpp"
+
+namespace dnnsim {
+
+struct DataParallelConfig {
+  LayerModel model;
+  int global_batch = 1;  // split as evenly as possible: the first (global_batch mod GPUs) GPUs get one more sample
+  Dtype dtype = Dtype::fp32;
+  Bytes bucket_size{25e6};  // DDP's bucket_cap_mb default (25 MB)
+  bool overlap = true;      // false: every all-reduce waits for the whole backward pass
+  std::string collective_algorithm;  // empty: the default rule of collective_algorithms.hpp
+  // Optimizer state per parameter byte: Adam 2 (two moments), SGD with momentum 1, plain SGD 0.
+  int optimizer_bytes_per_parameter_byte = 2;
+};
+
+// Streams: "compute" (forward, backward, optimizer) and "comm" (all-reduces), per device.
+// Memory: weights + gradients + optimizer state are taken by the first task of iteration 0 and kept;
+// each forward task takes its activations (per-sample bytes × local batch), which the matching
+// backward task frees.
+[[nodiscard]] TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vector<std::string>& devices,
+                                            int iterations);
+
+// Gradient buckets in backward order, as lists of layer indices (highest layer first). A bucket is
+// closed once it holds at least `bucket_size` bytes of parameters.
+[[nodiscard]] std::vector<std::vector<std::size_t>> gradient_buckets(const LayerModel& model, Bytes bucket_size);
+
+}  // namespace dnnsim

@@ -1,0 +1,145 @@
+#include <simgrid/s4u.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xbt/log.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "sim/cli/commands.hpp"
+#include "sim/platform/platform.hpp"
+#include "sim/run/simulation.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace dnnsim::cli {
+namespace {
+
+// DGX-A100-like nodes (8 GPUs on NVSwitch, one 200 Gb/s NIC per GPU) on one non-blocking switch,
+// training a 16-layer FLOP-costed model data-parallel with 4 gradient buckets.
+Scenario synthetic_scenario(int gpus, int iterations) {
+  const GpuSpec* gpu = HardwareCatalog::builtin().find_gpu("A100-80GB-SXM");
+  NodeType node;
+  node.name = "dgx-a100";
+  node.gpu = *gpu;
+  node.gpus_per_node = 8;
+  node.fabric = IntraNodeFabric::nvswitch;
+  node.gpu_link_bandwidth = gpu->nvlink_bandwidth;
+  node.gpu_link_latency = Seconds(1e-6);
+  node.pcie_bandwidth = BytesPerSecond(25e9);
+  node.pcie_latency = Seconds(1e-6);
+  node.nic_bandwidth = parse_as<BytesPerSecond>("200Gbps");
+  node.nic_latency = Seconds(2e-6);
+  node.nic_per_gpu = true;
+  Scenario scenario;
+  scenario.name = fmt::format("bench-{}", gpus);
+  scenario.cluster.node_types.push_back(node);
+  for (int n = 0; n < gpus / 8; ++n) scenario.cluster.nodes.push_back(NodeInstance{fmt::format("node{}", n), 0});
+  DataParallelConfig workload;
+  workload.model.name = "synthetic-16";
+  for (int l = 0; l < 16; ++l)
+    workload.model.layers.push_back(Layer{fmt::format("layer{}", l), Flop(2e10), Flop(4e10), std::nullopt,
+                                          std::nullopt, Bytes(25e6), Bytes(4e6)});
+  workload.global_batch = gpus * 8;
+  workload.dtype = Dtype::fp16;
+  workload.bucket_size = Bytes(100e6);
+  scenario.workload = workload;
+  scenario.run.iterations = iterations;
+  return scenario;
+}
+
+struct Measurement {
+  double activities = 0;
+  double wall = 0;
+};
+
+// Runs `body` in a forked child (a fresh SimGrid engine) and reads its Measurement back.
+template <class Body>
+Measurement in_child(Body body) {
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    const Measurement m = body();
+    const std::string line = fmt::format("{} {}\n", m.activities, m.wall);
+    (void)!write(pipe_fds[1], line.data(), line.size());
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  char buffer[128] = {};
+  const ssize_t got = read(pipe_fds[0], buffer, sizeof buffer - 1);
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Measurement m;
+  if (got <= 0 || std::sscanf(buffer, "%lf %lf", &m.activities, &m.wall) != 2)
+    throw std::runtime_error("benchmark child failed");
+  return m;
+}
+
+Measurement measure_executor(int gpus, int iterations) {
+  const Scenario scenario = synthetic_scenario(gpus, iterations);
+  TaskGraph graph = build_workload(scenario);
+  std::size_t computes = 0;
+  for (const Task& t : graph.tasks()) computes += t.is_compute();
+  const SimulationResult result = simulate(scenario, std::move(graph), SimulationOptions{false});
+  return Measurement{static_cast<double>(computes + result.flow_count), result.wall_seconds};
+}
+
+// The same platform with one actor per GPU doing `rounds` × (execute + send to the next GPU): the
+// cheapest way to drive SimGrid with that many activities.
+Measurement measure_raw(int gpus, std::size_t activities) {
+  const Scenario scenario = synthetic_scenario(gpus, 1);
+  const auto start = std::chrono::steady_clock::now();
+  xbt_log_control_set("root.thresh:critical");
+  int argc = 1;
+  char program[] = "dnnsim";
+  char* argv[] = {program, nullptr};
+  sg4::Engine engine(&argc, argv);
+  engine.set_config("network/model:CM02");
+  engine.set_config("network/crosstraffic:0");
+  const Platform platform = build_platform(scenario);
+  const std::size_t rounds = std::max<std::size_t>(1, activities / (2 * static_cast<std::size_t>(gpus)));
+  for (int g = 0; g < gpus; ++g) {
+    sg4::Host* self = platform.gpus[static_cast<std::size_t>(g)];
+    sg4::Host* next = platform.gpus[static_cast<std::size_t>((g + 1) % gpus)];
+    sg4::Actor::create("raw", self, [self, next, rounds]() {
+      for (std::size_t r = 0; r < rounds; ++r) {
+        sg4::this_actor::execute(self->get_speed() * 1e-3);
+        sg4::Comm::sendto(self, next, 1e6);
+      }
+    });
+  }
+  engine.run();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Measurement{static_cast<double>(2 * rounds * static_cast<std::size_t>(gpus)), wall};
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& options) {
+  std::cout << fmt::format("{:>6} {:>12} {:>10} {:>14} | {:>12} {:>10} {:>14} | {:>8}\n", "GPUs", "activities",
+                           "wall s", "activities/s", "raw activ.", "raw wall s", "raw activ./s", "ratio");
+  for (int gpus : options.gpu_counts) {
+    if (gpus < 8 || gpus % 8 != 0) {
+      std::cerr << fmt::format("--gpus {}: the synthetic cluster has 8 GPUs per node\n", gpus);
+      return 2;
+    }
+    const int iterations = options.iterations;
+    const Measurement executor = in_child([&] { return measure_executor(gpus, iterations); });
+    const auto target = static_cast<std::size_t>(executor.activities);
+    const Measurement raw = in_child([&] { return measure_raw(gpus, target); });
+    const double ours = executor.activities / executor.wall;
+    const double bare = raw.activities / raw.wall;
+    std::cout << fmt::format("{:>6} {:>12.0f} {:>10.3f} {:>14.0f} | {:>12.0f} {:>10.3f} {:>14.0f} | {:>7.0f}%\n", gpus,
+                             executor.activities, executor.wall, ours, raw.activities, raw.wall, bare,
+                             100 * ours / bare);
+  }
+  return 0;
+}
+
+}  // namespace dnnsim::cli

@@ -1,0 +1,19 @@
+// Subcommands of the dnnsim executable that live in their own files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dnnsim::cli {
+
+struct BenchOptions {
+  std::vector<int> gpu_counts{8, 128, 1024};
+  int iterations = 1;
+};
+
+// Simulated operations per wall second of the executor on a synthetic data-parallel TaskGraph, side
+// by side with a bare S4U loop on the same platform. Each measurement runs in a forked child (one
+// SimGrid engine per process). Returns the exit code.
+int run_bench(const BenchOptions& options);
+
+}  // namespace dnnsim::cli

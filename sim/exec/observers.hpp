@@ -1,0 +1,70 @@
+// Recorders that subscribe to the executor (ExecutionObserver): each keeps one kind of record, so a
+// run pays only for what its reports need.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "models/program/task_graph.hpp"
+#include "sim/exec/executor.hpp"
+#include "sim/scenario/layout.hpp"
+
+namespace dnnsim {
+
+// Start and end date of every task (NaN until it happens).
+class TimelineRecorder : public ExecutionObserver {
+ public:
+  explicit TimelineRecorder(std::size_t task_count);
+  void on_task_start(TaskId task, double now) override { start_[task] = now; }
+  void on_task_end(TaskId task, double now) override { end_[task] = now; }
+  [[nodiscard]] const std::vector<double>& start() const { return start_; }
+  [[nodiscard]] const std::vector<double>& end() const { return end_; }
+
+ private:
+  std::vector<double> start_;
+  std::vector<double> end_;
+};
+
+// Memory in use per device: a task's `alloc_bytes` is taken at its start and `free_bytes` released
+// at its end, on each device it occupies. Keeps the peak and when it happened.
+class MemoryTracker : public ExecutionObserver {
+ public:
+  MemoryTracker(const TaskGraph& graph, std::size_t device_count);
+  void on_task_start(TaskId task, double now) override;
+  void on_task_end(TaskId task, double now) override;
+  [[nodiscard]] const std::vector<double>& peak_bytes() const { return peak_; }
+
+ private:
+  const TaskGraph* graph_;
+  std::vector<double> in_use_;
+  std::vector<double> peak_;
+};
+
+// Bytes carried by each link, per direction, from the routes of the layout; optionally every flow
+// (for the link-utilisation counters of the Chrome trace).
+class LinkTrafficRecorder : public ExecutionObserver {
+ public:
+  struct Flow {
+    DeviceId src, dst;
+    double bytes, start, end;
+  };
+  // `gpu_of_device` maps the graph's devices to the cluster's GPU indices (the layout's numbering).
+  LinkTrafficRecorder(const PlatformLayout& layout, std::vector<std::uint32_t> gpu_of_device, bool keep_flows);
+  void on_transfer(TaskId task, DeviceId src, DeviceId dst, double bytes, double start, double end) override;
+  [[nodiscard]] const std::vector<double>& bytes_up() const { return bytes_up_; }
+  [[nodiscard]] const std::vector<double>& bytes_down() const { return bytes_down_; }
+  [[nodiscard]] const std::vector<Flow>& flows() const { return flows_; }
+  [[nodiscard]] const Route& route(DeviceId src, DeviceId dst);
+
+ private:
+  const PlatformLayout* layout_;
+  std::vector<std::uint32_t> gpu_of_device_;
+  bool keep_flows_;
+  std::vector<double> bytes_up_;
+  std::vector<double> bytes_down_;
+  std::vector<Flow> flows_;
+  std::map<std::pair<DeviceId, DeviceId>, Route> routes_;
+};
+
+}  // namespace dnnsim

@@ -1,0 +1,200 @@
+#include "sim/platform/platform.hpp"
+
+#include <simgrid/Exception.hpp>
+#include <simgrid/kernel/ProfileBuilder.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "traces/network/preemption.hpp"
+
+namespace sg4 = simgrid::s4u;
+using simgrid::kernel::profile::DatedValue;
+using simgrid::kernel::profile::ProfileBuilder;
+
+namespace dnnsim {
+namespace {
+
+std::string profile_text(const std::vector<BandwidthPoint>& points) {
+  std::string text;
+  for (const BandwidthPoint& p : points) text += fmt::format("{:.17g} {:.17g}\n", p.at.value(), p.bandwidth.value());
+  return text;
+}
+
+// Off during each window, on again after; overlapping windows are merged.
+std::string state_profile_text(std::vector<std::pair<double, double>> windows) {
+  std::sort(windows.begin(), windows.end());
+  std::vector<std::pair<double, double>> merged;
+  for (const auto& window : windows) {
+    if (!merged.empty() && window.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, window.second);
+    else
+      merged.push_back(window);
+  }
+  std::string text;
+  for (const auto& [from, to] : merged) text += fmt::format("{:.17g} 0\n{:.17g} 1\n", from, to);
+  return text;
+}
+
+class PlatformBuilder {
+ public:
+  explicit PlatformBuilder(const Scenario& scenario) : scenario_(scenario) {}
+
+  Platform build() {
+    Platform platform;
+    platform.layout = make_layout(scenario_.cluster);
+    links_.assign(platform.layout.links.size(), nullptr);
+    layout_ = &platform.layout;
+
+    auto* root = sg4::create_full_zone("cluster");
+    std::vector<sg4::NetZone*> node_zones;
+    std::vector<simgrid::kernel::routing::NetPoint*> gateways;
+    for (std::size_t n = 0; n < platform.layout.nodes.size(); ++n) {
+      const NodeLayout& node = platform.layout.nodes[n];
+      const NodeType& type = scenario_.cluster.type_of(scenario_.cluster.nodes[n]);
+      auto* zone = sg4::create_full_zone(node.name);
+      zone->set_parent(root);
+      std::vector<sg4::Host*> hosts;
+      for (const std::string& gpu : node.gpus) {
+        // Host speed = the GPU's fp32 peak: compute tasks are executed as (duration × speed) flop, so
+        // durations come from the cost model and speed profiles would act as ratios.
+        sg4::Host* host = zone->create_host(gpu, type.gpu.peak_fp32.value_or(FlopsPerSecond(1e12)).value());
+        if (auto windows = host_failures(gpu); !windows.empty())
+          host->set_state_profile(ProfileBuilder::from_string(gpu + "/state", state_profile_text(windows), -1));
+        host->seal();
+        hosts.push_back(host);
+        platform.gpus.push_back(host);
+        platform.gpu_specs.push_back(&type.gpu);
+        platform.compute_efficiency.push_back(type.compute_efficiency);
+      }
+      auto* gateway = zone->create_router(node.name + "/gateway");
+      for (const auto& [pair, route] : node.gpu_routes)
+        zone->add_route(hosts[pair.first]->get_netpoint(), hosts[pair.second]->get_netpoint(), nullptr, nullptr,
+                        links_in(*zone, route), true);
+      for (std::size_t g = 0; g < hosts.size(); ++g)
+        zone->add_route(hosts[g]->get_netpoint(), gateway, nullptr, nullptr, links_in(*zone, node.gpu_to_gateway[g]),
+                        true);
+      zone->seal();
+      node_zones.push_back(zone);
+      gateways.push_back(gateway);
+    }
+    for (const auto& [pair, route] : platform.layout.node_routes)
+      root->add_route(node_zones[pair.first]->get_netpoint(), node_zones[pair.second]->get_netpoint(),
+                      gateways[pair.first], gateways[pair.second], links_in(*root, route), true);
+    root->seal();
+    return platform;
+  }
+
+ private:
+  std::vector<std::pair<double, double>> host_failures(const std::string& gpu) const {
+    std::vector<std::pair<double, double>> windows;
+    for (const FailureWindow& w : scenario_.network.failures)
+      if (w.is_host && w.target == gpu) windows.emplace_back(w.from.value(), w.to.value());
+    return windows;
+  }
+
+  std::vector<sg4::LinkInRoute> links_in(sg4::NetZone& zone, const Route& route) {
+    std::vector<sg4::LinkInRoute> result;
+    for (const Hop& hop : route) {
+      sg4::Link* link = link_for(zone, hop.link);
+      if (layout_->links[hop.link].sharing == LinkDecl::Sharing::split_duplex)
+        result.emplace_back(link, hop.up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+      else
+        result.emplace_back(link);
+    }
+    return result;
+  }
+
+  // Created on first use, in the zone whose routes use it; never sealed by hand (the zone seals it:
+  // sealing twice breaks tracing, simgrid-recipes.md §4).
+  sg4::Link* link_for(sg4::NetZone& zone, std::uint32_t index) {
+    if (links_[index] != nullptr) return links_[index];
+    const LinkDecl& decl = layout_->links[index];
+    const std::size_t link_number = index;
+    double bandwidth = decl.bandwidth.value();
+    const LinkCondition* condition = nullptr;
+    for (const LinkCondition& c : scenario_.network.conditions)
+      if (glob_match(c.links, decl.name)) condition = &c;
+    if (condition)
+      if (const auto* constant = std::get_if<ConstantBandwidth>(&condition->model)) bandwidth = constant->bandwidth.value();
+
+    sg4::Link* link = nullptr;
+    switch (decl.sharing) {
+      case LinkDecl::Sharing::split_duplex:
+        link = zone.create_split_duplex_link(decl.name, bandwidth);
+        break;
+      case LinkDecl::Sharing::shared:
+        link = zone.create_link(decl.name, bandwidth);
+        break;
+      case LinkDecl::Sharing::fatpipe:
+        link = zone.create_link(decl.name, bandwidth)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+        break;
+    }
+    link->set_latency(decl.latency.value());
+    if (condition) {
+      if (const auto* schedule = std::get_if<BandwidthSchedule>(&condition->model)) {
+        link->set_bandwidth_profile(ProfileBuilder::from_string(
+            decl.name + "/bandwidth", profile_text(schedule->points), schedule->period ? schedule->period->value() : -1));
+      } else if (const auto* preemption = std::get_if<PreemptionSpec>(&condition->model)) {
+        auto process = std::make_shared<PreemptionProcess>(PreemptionParams{
+            BytesPerSecond(bandwidth), preemption->mean_busy, preemption->mean_idle, preemption->busy_fraction,
+            derive_seed(scenario_.run.seed, link_number)});
+        // Called again whenever the profile runs out of events: the process is generated lazily,
+        // as far as the simulation goes.
+        link->set_bandwidth_profile(ProfileBuilder::from_callback(
+            decl.name + "/preemption",
+            [process](std::vector<DatedValue>& values) {
+              std::vector<BandwidthPoint> next;
+              process->append_next(next);
+              for (const BandwidthPoint& p : next) values.emplace_back(p.at.value(), p.bandwidth.value());
+            },
+            -1));
+      }
+    }
+    std::vector<std::pair<double, double>> windows;
+    for (const FailureWindow& w : scenario_.network.failures)
+      if (!w.is_host && glob_match(w.target, decl.name)) windows.emplace_back(w.from.value(), w.to.value());
+    if (!windows.empty())
+      link->set_state_profile(ProfileBuilder::from_string(decl.name + "/state", state_profile_text(windows), -1));
+    links_[index] = link;
+    return link;
+  }
+
+  const Scenario& scenario_;
+  const PlatformLayout* layout_ = nullptr;
+  std::vector<sg4::Link*> links_;
+};
+
+}  // namespace
+
+Platform build_platform(const Scenario& scenario) { return PlatformBuilder(scenario).build(); }
+
+void start_background_flows(const Scenario& scenario, const Platform& platform) {
+  const std::vector<std::string> names = scenario.cluster.gpu_names();
+  const auto host_of = [&](const std::string& name) {
+    return platform.gpus[static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin())];
+  };
+  for (std::size_t i = 0; i < scenario.network.background_flows.size(); ++i) {
+    const BackgroundFlow flow = scenario.network.background_flows[i];
+    sg4::Host* src = host_of(flow.from);
+    sg4::Host* dst = host_of(flow.to);
+    sg4::Actor::create(fmt::format("background-{}", i), src, [flow, src, dst]() {
+      // A repetition starts at its scheduled date or when the previous one ends, whichever is later.
+      const long long count = flow.count ? *flow.count : (flow.interval ? -1 : 1);
+      for (long long k = 0; count < 0 || k < count; ++k) {
+        const double date = flow.start.value() + (flow.interval ? flow.interval->value() * static_cast<double>(k) : 0.0);
+        if (date > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(date);
+        try {
+          sg4::Comm::sendto(src, dst, flow.size.value());
+        } catch (const simgrid::NetworkFailureException&) {
+          // A failure window cut this repetition; the tenant's next one goes on as scheduled.
+        }
+      }
+    })->daemonize();
+  }
+}
+
+}  // namespace dnnsim

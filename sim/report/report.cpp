@@ -1,0 +1,361 @@
+#include "sim/report/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "sim/report/intervals.hpp"
+
+namespace dnnsim {
+namespace {
+
+bool happened(double date) { return !std::isnan(date); }
+
+// Busy intervals of each device: compute tasks by phase, and communication (a transfer occupies
+// its source and destination, a collective every member).
+struct DeviceActivity {
+  std::vector<Interval> compute;
+  std::vector<Interval> communication;
+  std::map<Phase, std::vector<Interval>> by_phase;
+};
+
+std::vector<DeviceActivity> device_activity(const SimulationResult& result) {
+  std::vector<DeviceActivity> activity(result.graph.devices().size());
+  for (TaskId id = 0; id < result.graph.tasks().size(); ++id) {
+    const double start = result.task_start[id];
+    const double end = result.task_end[id];
+    if (!happened(start) || !happened(end)) continue;
+    const Task& task = result.graph.task(id);
+    const Interval interval{start, end};
+    if (const auto* compute = std::get_if<Compute>(&task.op)) {
+      activity[compute->device].compute.push_back(interval);
+      activity[compute->device].by_phase[task.phase].push_back(interval);
+    } else if (const auto* transfer = std::get_if<Transfer>(&task.op)) {
+      activity[transfer->src].communication.push_back(interval);
+      activity[transfer->dst].communication.push_back(interval);
+    } else {
+      for (DeviceId d : std::get<Collective>(task.op).group) activity[d].communication.push_back(interval);
+    }
+  }
+  return activity;
+}
+
+std::string status_of(const SimulationResult& result, std::vector<std::string>& messages) {
+  std::string status = "ok";
+  for (std::size_t d = 0; d < result.peak_memory_bytes.size(); ++d)
+    if (result.peak_memory_bytes[d] > result.memory_capacity_bytes[d]) {
+      messages.push_back(fmt::format("out of memory on {}: needs {}, has {}", result.graph.devices()[d],
+                                     format_bytes(Bytes(result.peak_memory_bytes[d])),
+                                     format_bytes(Bytes(result.memory_capacity_bytes[d]))));
+      status = "out_of_memory";
+    }
+  if (result.unfinished_tasks > 0) {
+    messages.push_back(fmt::format("{} tasks never finished (a failed host stops the work placed on it)",
+                                   result.unfinished_tasks));
+    status = "failed";
+  }
+  return status;
+}
+
+}  // namespace
+
+nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationResult& result) {
+  using nlohmann::ordered_json;
+  ordered_json summary;
+  summary["scenario"] = scenario.name;
+  std::vector<std::string> messages;
+  summary["status"] = status_of(result, messages);
+  summary["messages"] = messages;
+  summary["seed"] = scenario.run.seed;
+
+  // Iteration k ends when its last task does; its time runs from the previous iteration's end.
+  const std::uint32_t iterations = std::max<std::uint32_t>(1, result.graph.iteration_count());
+  std::vector<double> iteration_end(iterations, 0.0);
+  for (TaskId id = 0; id < result.graph.tasks().size(); ++id)
+    if (happened(result.task_end[id]))
+      iteration_end[result.graph.task(id).iteration] =
+          std::max(iteration_end[result.graph.task(id).iteration], result.task_end[id]);
+  std::vector<double> iteration_time(iterations);
+  for (std::uint32_t k = 0; k < iterations; ++k)
+    iteration_time[k] = iteration_end[k] - (k == 0 ? 0.0 : iteration_end[k - 1]);
+  summary["iterations"] = iterations;
+  summary["iteration_time_s"] = iteration_time;
+  summary["makespan_s"] = result.makespan_s;
+
+  const double mean_iteration = result.makespan_s / iterations;
+  const auto* data_parallel = std::get_if<DataParallelConfig>(&scenario.workload);
+  ordered_json mean;
+  mean["iteration_time_s"] = mean_iteration;
+  if (data_parallel) {
+    mean["throughput_samples_per_s"] = mean_iteration > 0 ? data_parallel->global_batch / mean_iteration : 0.0;
+  } else {
+    mean["throughput_samples_per_s"] = nullptr;  // a task graph file does not say what a sample is
+  }
+
+  const auto activity = device_activity(result);
+  ordered_json devices = ordered_json::object();
+  double total_compute = 0, total_comm = 0, total_exposed = 0, total_idle = 0;
+  for (DeviceId d = 0; d < result.graph.devices().size(); ++d) {
+    const DeviceActivity& a = activity[d];
+    const double compute = measure(a.compute);
+    const double busy = measure(concatenate(a.compute, a.communication));
+    const double communication = measure(a.communication);
+    const double exposed = busy - compute;  // communication time not hidden under compute
+    const double idle = result.makespan_s - busy;
+    ordered_json device;
+    device["gpu"] = result.gpu_models[d];
+    device["utilization"] = result.makespan_s > 0 ? compute / result.makespan_s : 0.0;
+    device["peak_memory_bytes"] = result.peak_memory_bytes[d];
+    device["memory_capacity_bytes"] = result.memory_capacity_bytes[d];
+    device["compute_s"] = compute / iterations;
+    device["communication_s"] = communication / iterations;
+    device["exposed_communication_s"] = exposed / iterations;
+    device["idle_s"] = idle / iterations;
+    ordered_json phases = ordered_json::object();
+    for (const auto& [phase, intervals] : a.by_phase) phases[std::string(phase_name(phase))] = measure(intervals) / iterations;
+    device["compute_by_phase_s"] = phases;
+    devices[result.graph.devices()[d]] = device;
+    total_compute += compute;
+    total_comm += communication;
+    total_exposed += exposed;
+    total_idle += idle;
+  }
+  const double n = std::max<double>(1, static_cast<double>(result.graph.devices().size())) * iterations;
+  mean["compute_s"] = total_compute / n;
+  mean["communication_s"] = total_comm / n;
+  mean["exposed_communication_s"] = total_exposed / n;
+  mean["idle_s"] = total_idle / n;
+  mean["utilization"] = result.makespan_s > 0 ? total_compute / n / mean_iteration : 0.0;
+  summary["mean"] = mean;
+  summary["devices"] = devices;
+
+  ordered_json links = ordered_json::object();
+  for (std::size_t l = 0; l < result.layout.links.size(); ++l) {
+    const double up = result.link_bytes_up[l];
+    const double down = result.link_bytes_down[l];
+    if (up + down <= 0) continue;
+    const LinkDecl& decl = result.layout.links[l];
+    ordered_json link;
+    link["bytes"] = up + down;
+    link["bandwidth_bytes_per_s"] = decl.bandwidth.value();
+    // Busiest direction over the run, at the nominal bandwidth (a shared link counts both directions).
+    const double carried = decl.sharing == LinkDecl::Sharing::shared ? up + down : std::max(up, down);
+    link["mean_utilization"] = result.makespan_s > 0 ? carried / (decl.bandwidth.value() * result.makespan_s) : 0.0;
+    links[decl.name] = link;
+  }
+  summary["links"] = links;
+
+  ordered_json simulation;
+  simulation["tasks"] = result.graph.tasks().size();
+  simulation["operations"] = result.operations;
+  simulation["flows"] = result.flow_count;
+  simulation["transfer_retries"] = result.transfer_retries;
+  simulation["unfinished_tasks"] = result.unfinished_tasks;
+  simulation["fidelity"] = scenario.run.fidelity == Fidelity::detailed ? "detailed" : "coarse";
+  summary["simulation"] = simulation;
+  return summary;
+}
+
+std::string make_tasks_csv(const SimulationResult& result) {
+  std::string csv = "id,label,kind,phase,iteration,devices,stream,start_s,end_s,duration_s,bytes,flops\n";
+  const TaskGraph& graph = result.graph;
+  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
+    const Task& task = graph.task(id);
+    std::string kind, devices;
+    double bytes = 0, flops = 0;
+    if (const auto* c = std::get_if<Compute>(&task.op)) {
+      kind = "compute";
+      devices = graph.devices()[c->device];
+      bytes = c->bytes_accessed.value();
+      flops = c->flops.value();
+    } else if (const auto* t = std::get_if<Transfer>(&task.op)) {
+      kind = "transfer";
+      devices = graph.devices()[t->src] + ">" + graph.devices()[t->dst];
+      bytes = t->size.value();
+    } else {
+      const auto& col = std::get<Collective>(task.op);
+      kind = std::string(collective_kind_name(col.kind));
+      devices = fmt::format("{} devices", col.group.size());
+      bytes = col.size.value();
+    }
+    const double start = result.task_start[id];
+    const double end = result.task_end[id];
+    std::string label = task.label;
+    std::replace(label.begin(), label.end(), ',', ';');
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", id, label, kind, phase_name(task.phase), task.iteration,
+                       devices, graph.streams()[task.stream], happened(start) ? fmt::format("{:.9g}", start) : "",
+                       happened(end) ? fmt::format("{:.9g}", end) : "",
+                       happened(start) && happened(end) ? fmt::format("{:.9g}", end - start) : "", bytes, flops);
+  }
+  return csv;
+}
+
+nlohmann::ordered_json make_chrome_trace(const SimulationResult& result) {
+  using nlohmann::ordered_json;
+  const TaskGraph& graph = result.graph;
+  ordered_json events = ordered_json::array();
+  // Process = device, thread = stream; a last process holds the link counters.
+  for (DeviceId d = 0; d < graph.devices().size(); ++d) {
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d}, {"args", {{"name", graph.devices()[d]}}}});
+    for (StreamId s = 0; s < graph.streams().size(); ++s)
+      events.push_back(
+          {{"name", "thread_name"}, {"ph", "M"}, {"pid", d}, {"tid", s}, {"args", {{"name", graph.streams()[s]}}}});
+  }
+  const auto links_pid = graph.devices().size();
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", links_pid}, {"args", {{"name", "links"}}}});
+  constexpr double kMicro = 1e6;  // Chrome trace dates are in microseconds
+  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
+    const double start = result.task_start[id];
+    const double end = result.task_end[id];
+    if (!happened(start) || !happened(end)) continue;
+    const Task& task = graph.task(id);
+    for (DeviceId d : task.devices())
+      events.push_back({{"name", task.label},
+                        {"cat", std::string(phase_name(task.phase))},
+                        {"ph", "X"},
+                        {"pid", d},
+                        {"tid", task.stream},
+                        {"ts", start * kMicro},
+                        {"dur", (end - start) * kMicro},
+                        {"args", {{"task", id}, {"iteration", task.iteration}}}});
+  }
+  // Link utilisation: each flow adds its mean rate (bytes over its duration) to every link of its
+  // route while it runs; the counter is that sum over the link's bandwidth. Per-flow mean rates
+  // smooth out rate changes inside a flow; the per-link byte totals in summary.json are exact.
+  std::map<std::uint32_t, std::vector<std::pair<double, double>>> changes;  // link → (date, rate delta)
+  std::map<std::pair<DeviceId, DeviceId>, Route> routes;
+  for (const SimulationResult::Flow& flow : result.flows) {
+    if (flow.end <= flow.start) continue;
+    auto it = routes.find({flow.src, flow.dst});
+    if (it == routes.end()) {
+      // Flows carry graph device ids; the layout numbers GPUs in cluster order.
+      const auto gpu = [&](DeviceId d) {
+        return static_cast<std::uint32_t>(
+            std::find(result.gpu_names.begin(), result.gpu_names.end(), graph.devices()[d]) - result.gpu_names.begin());
+      };
+      it = routes.emplace(std::pair{flow.src, flow.dst}, result.layout.gpu_route(gpu(flow.src), gpu(flow.dst))).first;
+    }
+    const double rate = flow.bytes / (flow.end - flow.start);
+    for (const Hop& hop : it->second) {
+      changes[hop.link].emplace_back(flow.start, rate);
+      changes[hop.link].emplace_back(flow.end, -rate);
+    }
+  }
+  for (auto& [link, deltas] : changes) {
+    std::sort(deltas.begin(), deltas.end());
+    const LinkDecl& decl = result.layout.links[link];
+    double rate = 0;
+    for (std::size_t i = 0; i < deltas.size(); ++i) {
+      rate += deltas[i].second;
+      if (i + 1 < deltas.size() && deltas[i + 1].first == deltas[i].first) continue;
+      events.push_back({{"name", decl.name},
+                        {"ph", "C"},
+                        {"pid", links_pid},
+                        {"ts", deltas[i].first * kMicro},
+                        {"args", {{"utilization", std::max(0.0, rate) / decl.bandwidth.value()}}}});
+    }
+  }
+  return ordered_json{{"displayTimeUnit", "ms"}, {"traceEvents", events}};
+}
+
+void write_reports(const Scenario& scenario, const SimulationResult& result, const nlohmann::ordered_json& summary,
+                   const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream out(std::filesystem::path(dir) / name, std::ios::binary);
+    out << text;
+    if (!out) throw InputError(SourceLocation{dir + "/" + name, 0, 0}, "cannot write the file");
+  };
+  write("summary.json", summary.dump(2) + "\n");
+  if (scenario.outputs.tasks_csv) write("tasks.csv", make_tasks_csv(result));
+  if (scenario.outputs.trace) write("trace.json", make_chrome_trace(result).dump() + "\n");
+}
+
+std::string format_summary_table(const nlohmann::ordered_json& summary) {
+  std::string text;
+  text += fmt::format("scenario {}: {}\n", summary["scenario"].get<std::string>(), summary["status"].get<std::string>());
+  for (const auto& message : summary["messages"]) text += fmt::format("  {}\n", message.get<std::string>());
+  const auto& mean = summary["mean"];
+  text += fmt::format("mean iteration {:>12}   ({} iterations)\n",
+                      format_seconds(Seconds(mean["iteration_time_s"].get<double>())), summary["iterations"].get<int>());
+  if (!mean["throughput_samples_per_s"].is_null())
+    text += fmt::format("throughput     {:>12.1f} samples/s\n", mean["throughput_samples_per_s"].get<double>());
+  text += fmt::format("\n{:<16} {:<14} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "device", "gpu", "util", "compute",
+                      "comm", "exposed", "idle", "peak mem");
+  for (const auto& [name, d] : summary["devices"].items())
+    text += fmt::format("{:<16} {:<14} {:>5.1f}% {:>11} {:>11} {:>11} {:>11} {:>11}\n", name, d["gpu"].get<std::string>(),
+                        100 * d["utilization"].get<double>(), format_seconds(Seconds(d["compute_s"].get<double>())),
+                        format_seconds(Seconds(d["communication_s"].get<double>())),
+                        format_seconds(Seconds(d["exposed_communication_s"].get<double>())),
+                        format_seconds(Seconds(d["idle_s"].get<double>())),
+                        format_bytes(Bytes(d["peak_memory_bytes"].get<double>())));
+  return text;
+}
+
+std::vector<ExpectationVerdict> check_expectations(const std::vector<Expectation>& expectations,
+                                                   const nlohmann::ordered_json& summary) {
+  std::vector<ExpectationVerdict> verdicts;
+  for (const Expectation& e : expectations) {
+    ExpectationVerdict verdict{e, std::nullopt, false};
+    const nlohmann::ordered_json* node = &summary;
+    std::size_t start = 0;
+    // Keys may contain dots only as separators; device names use '/', so "devices.node0/gpu1.x" works.
+    while (node != nullptr) {
+      const auto dot = e.metric.find('.', start);
+      const std::string key = e.metric.substr(start, dot - start);
+      if (node->is_object() && node->contains(key)) {
+        node = &(*node)[key];
+      } else if (node->is_array() && !key.empty() && std::all_of(key.begin(), key.end(), ::isdigit) &&
+                 std::stoul(key) < node->size()) {
+        node = &(*node)[std::stoul(key)];
+      } else {
+        node = nullptr;
+      }
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    if (node != nullptr && node->is_number()) {
+      const double measured = node->get<double>();
+      verdict.measured = measured;
+      const double slack = e.relative ? e.tolerance * std::abs(e.value) : e.tolerance;
+      switch (e.comparison) {
+        case Comparison::approx:
+          verdict.passed = std::abs(measured - e.value) <= slack;
+          break;
+        case Comparison::at_most:
+          verdict.passed = measured <= e.value + slack;
+          break;
+        case Comparison::at_least:
+          verdict.passed = measured >= e.value - slack;
+          break;
+      }
+    }
+    verdicts.push_back(std::move(verdict));
+  }
+  return verdicts;
+}
+
+std::string format_verdicts(const std::vector<ExpectationVerdict>& verdicts, const nlohmann::ordered_json& summary) {
+  std::string text = "\nexpectations:\n";
+  for (const ExpectationVerdict& v : verdicts) {
+    const Expectation& e = v.expectation;
+    const char* op = e.comparison == Comparison::approx ? "≈" : e.comparison == Comparison::at_most ? "≤" : "≥";
+    const std::string tolerance =
+        e.relative ? fmt::format("{:g}%", 100 * e.tolerance) : fmt::format("{:g}", e.tolerance);
+    if (!v.measured) {
+      std::vector<std::string> top;
+      for (const auto& [key, _] : summary.items()) top.push_back(key);
+      text += fmt::format("  MISS  {}: no such number in summary.json (top-level keys: {}) [{}:{}]\n", e.metric,
+                          fmt::join(top, ", "), e.where.file, e.where.line);
+      continue;
+    }
+    text += fmt::format("  {}  {} = {:.6g}, expected {} {:.6g} ± {}{}\n", v.passed ? "ok  " : "MISS", e.metric,
+                        *v.measured, op, e.value, tolerance, e.source.empty() ? "" : fmt::format("  ({})", e.source));
+  }
+  return text;
+}
+
+}  // namespace dnnsim

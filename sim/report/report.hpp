@@ -1,0 +1,44 @@
+// Reports of one run (docs/reports.md lists every field):
+//   OUT/summary.json  iteration times, throughput, per-device utilisation, memory and time breakdown,
+//                     per-link traffic, simulation statistics, status of the run;
+//   OUT/tasks.csv     one row per task with its start and end;
+//   OUT/trace.json    Chrome trace / Perfetto: a track per device stream, counters of link use.
+// Same scenario and seed → byte-identical files: nothing here depends on wall time or addresses.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/run/simulation.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace dnnsim {
+
+[[nodiscard]] nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationResult& result);
+[[nodiscard]] std::string make_tasks_csv(const SimulationResult& result);
+[[nodiscard]] nlohmann::ordered_json make_chrome_trace(const SimulationResult& result);
+
+// Writes the files the scenario's `outputs` ask for into `dir` (created if needed).
+void write_reports(const Scenario& scenario, const SimulationResult& result, const nlohmann::ordered_json& summary,
+                   const std::string& dir);
+
+// The short table printed on stdout after a run.
+[[nodiscard]] std::string format_summary_table(const nlohmann::ordered_json& summary);
+
+struct ExpectationVerdict {
+  Expectation expectation;
+  std::optional<double> measured;  // empty when the metric is not in the summary
+  bool passed = false;
+};
+
+// Looks each metric up by its dotted path in the summary ("mean.iteration_time_s",
+// "devices.node0/gpu1.peak_memory_bytes") and compares.
+[[nodiscard]] std::vector<ExpectationVerdict> check_expectations(const std::vector<Expectation>& expectations,
+                                                                 const nlohmann::ordered_json& summary);
+[[nodiscard]] std::string format_verdicts(const std::vector<ExpectationVerdict>& verdicts,
+                                          const nlohmann::ordered_json& summary);
+
+}  // namespace dnnsim

@@ -1,0 +1,105 @@
+#include "sim/run/simulation.hpp"
+
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "models/program/task_graph_json.hpp"
+#include "planners/data_parallel/data_parallel.hpp"
+#include "sim/exec/executor.hpp"
+#include "sim/exec/observers.hpp"
+#include "sim/platform/platform.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace dnnsim {
+
+TaskGraph build_workload(const Scenario& scenario) {
+  const std::vector<std::string> gpus = scenario.cluster.gpu_names();
+  if (const auto* dp = std::get_if<DataParallelConfig>(&scenario.workload))
+    return build_data_parallel(*dp, gpus, scenario.run.iterations);
+
+  const auto& file = std::get<TaskGraphWorkload>(scenario.workload);
+  TaskGraph graph = load_task_graph(file.path);
+  std::vector<Diagnostic> problems;
+  for (const std::string& device : graph.devices())
+    if (std::find(gpus.begin(), gpus.end(), device) == gpus.end())
+      problems.push_back(Diagnostic{SourceLocation{file.path, 0, 0},
+                                    fmt::format("device '{}' of the task graph is not a GPU of the cluster{}", device,
+                                                suggestion_suffix(device, gpus))});
+  if (!problems.empty()) throw InputError(std::move(problems));
+  return graph;
+}
+
+SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationOptions options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  // SimGrid's informational logs would mix with our output; errors still show.
+  xbt_log_control_set("root.thresh:critical");
+  int argc = 1;
+  char program[] = "dnnsim";
+  char* argv[] = {program, nullptr};
+  sg4::Engine engine(&argc, argv);
+  // CM02 without cross-traffic: a flow alone on a path gets exactly latency + size/bandwidth
+  // (LV08's 0.97 bandwidth factor and 5% reverse traffic model TCP over Ethernet, not NVLink or
+  // NCCL over InfiniBand). TCP-gamma 0 removes the TCP window bound on long-latency routes.
+  engine.set_config("network/model:CM02");
+  engine.set_config("network/crosstraffic:0");
+  engine.set_config("network/TCP-gamma:0");
+
+  SimulationResult result;
+  Platform platform = build_platform(scenario);
+  result.gpu_names = scenario.cluster.gpu_names();
+
+  // The graph's devices are GPU names; bind each to its host.
+  std::vector<DeviceBinding> bindings;
+  std::vector<std::uint32_t> node_of_device;
+  std::vector<std::uint32_t> gpu_of_device;
+  const std::vector<std::uint32_t> node_of_gpu = scenario.cluster.node_of_gpu();
+  for (const std::string& device : graph.devices()) {
+    const auto gpu = static_cast<std::size_t>(std::find(result.gpu_names.begin(), result.gpu_names.end(), device) -
+                                              result.gpu_names.begin());
+    bindings.push_back(DeviceBinding{platform.gpus[gpu], platform.gpu_specs[gpu], platform.compute_efficiency[gpu]});
+    node_of_device.push_back(node_of_gpu[gpu]);
+    gpu_of_device.push_back(static_cast<std::uint32_t>(gpu));
+    result.gpu_models.push_back(platform.gpu_specs[gpu]->name);
+    result.memory_capacity_bytes.push_back(platform.gpu_specs[gpu]->memory.value());
+  }
+
+  ExecutorOptions executor_options;
+  executor_options.fidelity = scenario.run.fidelity;
+  for (const FailureWindow& w : scenario.network.failures)
+    if (!w.is_host) executor_options.link_failures.emplace_back(w.from.value(), w.to.value());
+  Executor executor(graph, std::move(bindings), DeviceTopology{node_of_device}, std::move(executor_options));
+  TimelineRecorder timeline(graph.tasks().size());
+  MemoryTracker memory(graph, graph.devices().size());
+  LinkTrafficRecorder traffic(platform.layout, std::move(gpu_of_device), options.keep_flows);
+  executor.add_observer(&timeline);
+  executor.add_observer(&memory);
+  executor.add_observer(&traffic);
+  executor.start();
+  start_background_flows(scenario, platform);
+  engine.run();
+
+  result.makespan_s = 0;
+  for (double end : timeline.end())
+    if (end == end) result.makespan_s = std::max(result.makespan_s, end);
+  result.task_start = timeline.start();
+  result.task_end = timeline.end();
+  result.peak_memory_bytes = memory.peak_bytes();
+  result.link_bytes_up = traffic.bytes_up();
+  result.link_bytes_down = traffic.bytes_down();
+  for (const auto& f : traffic.flows()) result.flows.push_back(SimulationResult::Flow{f.src, f.dst, f.bytes, f.start, f.end});
+  result.operations = executor.operation_count();
+  result.flow_count = executor.flow_count();
+  result.transfer_retries = executor.retried_transfers();
+  result.unfinished_tasks = graph.tasks().size() - executor.finished_task_count();
+  result.layout = std::move(platform.layout);
+  result.graph = std::move(graph);
+  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+}  // namespace dnnsim

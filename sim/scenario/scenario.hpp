@@ -1,0 +1,192 @@
+// A scenario: the cluster, the network conditions, the workload, run settings, outputs and
+// expectations, as read from YAML (docs/scenarios.md describes every key).
+//
+// Reading goes parse → validate → build: `load_scenario` reads and checks the whole file and
+// reports every problem at once (InputError, "file:line:col: error: …"); what it returns is
+// consistent (every name resolves, every quantity has its unit) and needs no further checks.
+// This header is pure C++ (no SimGrid): `dnnsim validate` and the unit tests use it without an engine.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "models/common/diagnostics.hpp"
+#include "models/common/units.hpp"
+#include "models/dnn/layer_model.hpp"
+#include "models/hardware/catalog.hpp"
+#include "models/program/task_graph.hpp"
+#include "planners/data_parallel/data_parallel.hpp"
+#include "traces/network/bandwidth_schedule.hpp"
+
+namespace dnnsim {
+
+// ---- cluster -------------------------------------------------------------------------------
+
+enum class IntraNodeFabric {
+  nvswitch,     // every GPU on its own NVLink port of a switch: GPU i → j crosses port i up, port j down
+  nvlink_mesh,  // a direct NVLink between every pair of GPUs (e.g. 4-GPU boards, DGX-1 approximated)
+  pcie,         // every GPU on a PCIe x16 link to the root complex; optional shared host bridge
+};
+
+struct NodeType {
+  std::string name;
+  GpuSpec gpu;  // catalog entry with the scenario's overrides applied
+  double compute_efficiency = 1.0;  // fraction of peak FLOP/s and memory bandwidth reached by kernels
+  int gpus_per_node = 1;
+  IntraNodeFabric fabric = IntraNodeFabric::nvswitch;
+  BytesPerSecond gpu_link_bandwidth;  // per direction: NVSwitch port, NVLink pair, or PCIe link
+  Seconds gpu_link_latency;
+  BytesPerSecond pcie_bandwidth;  // GPU ↔ NIC path (per direction)
+  Seconds pcie_latency;
+  std::optional<BytesPerSecond> host_bridge_bandwidth;  // pcie fabric: shared by all GPU↔GPU and GPU↔NIC traffic
+  BytesPerSecond nic_bandwidth;
+  Seconds nic_latency;
+  bool nic_per_gpu = false;  // one NIC per GPU (rail-optimised) instead of one per node
+};
+
+struct NodeInstance {
+  std::string name;  // "node0"
+  std::size_t type = 0;  // index into Cluster::node_types
+};
+
+enum class InterNodeKind { single_switch, leaf_spine, explicit_links };
+
+struct ExplicitLink {
+  std::string name;
+  std::string a, b;  // endpoints: node names or switch names
+  BytesPerSecond bandwidth;
+  Seconds latency;
+};
+
+struct ExplicitRoute {
+  std::string from, to;             // node names
+  std::vector<std::string> links;   // explicit link names, in order from `from` to `to`
+};
+
+struct InterNodeNetwork {
+  InterNodeKind kind = InterNodeKind::single_switch;
+  // single_switch: the switch backplane; nullopt = non-blocking (only the NICs limit traffic)
+  std::optional<BytesPerSecond> switch_bandwidth;
+  Seconds switch_latency{0};
+  // leaf_spine: nodes_per_leaf nodes under each leaf; every leaf has one uplink to each spine of
+  // bandwidth nodes_per_leaf·NIC / (oversubscription·spines); a flow between leaves takes spine
+  // (src_leaf + dst_leaf + src_node + dst_node) mod spines — a deterministic stand-in for ECMP.
+  int nodes_per_leaf = 1;
+  int spines = 1;
+  double oversubscription = 1.0;
+  Seconds uplink_latency{0};
+  // explicit_links: any topology; routes not listed take the fewest-hop path (ties: lowest names).
+  std::vector<std::string> switches;
+  std::vector<ExplicitLink> links;
+  std::vector<ExplicitRoute> routes;
+};
+
+struct Cluster {
+  std::vector<NodeType> node_types;
+  std::vector<NodeInstance> nodes;
+  InterNodeNetwork network;
+
+  [[nodiscard]] std::size_t gpu_count() const;
+  // "node3/gpu1", in node order then GPU order: the device order of the workload.
+  [[nodiscard]] std::vector<std::string> gpu_names() const;
+  [[nodiscard]] std::vector<std::uint32_t> node_of_gpu() const;
+  [[nodiscard]] const NodeType& type_of(const NodeInstance& node) const { return node_types.at(node.type); }
+};
+
+// ---- network conditions --------------------------------------------------------------------
+
+struct ConstantBandwidth {
+  BytesPerSecond bandwidth;
+};
+struct PreemptionSpec {
+  Seconds mean_busy;
+  Seconds mean_idle;
+  double busy_fraction = 0.0;  // share of the nominal bandwidth left while another tenant holds the link
+};
+// Applies to every link whose name matches `links` (a glob: `node*/nic`, `leaf0/spine*`).
+struct LinkCondition {
+  std::string links;
+  SourceLocation where;
+  // A schedule (inline or from a CSV trace) has absolute bandwidths; a preemption process is relative
+  // to each link's nominal bandwidth and is drawn independently per link from the run seed.
+  std::variant<ConstantBandwidth, BandwidthSchedule, PreemptionSpec> model;
+};
+
+struct BackgroundFlow {
+  std::string from, to;  // GPU names
+  Bytes size;
+  Seconds start{0};
+  std::optional<Seconds> interval;  // repeat every interval (from start to start) …
+  std::optional<int> count;         // … this many times (unbounded: until the workload ends)
+};
+
+struct FailureWindow {
+  bool is_host = false;
+  std::string target;  // glob over link names, or a GPU name
+  Seconds from, to;
+  SourceLocation where;
+};
+
+struct NetworkConditions {
+  std::vector<LinkCondition> conditions;
+  std::vector<BackgroundFlow> background_flows;
+  std::vector<FailureWindow> failures;
+};
+
+// ---- workload --------------------------------------------------------------------------------
+
+struct TaskGraphWorkload {
+  std::string path;
+};
+
+// ---- run, outputs, expectations ------------------------------------------------------------
+
+enum class Fidelity {
+  detailed,  // every step of every collective is a flow
+  coarse,    // a collective is one bulk flow per member to its ring successor (bandwidth term only)
+};
+
+struct RunSettings {
+  int iterations = 1;
+  std::uint64_t seed = 1;
+  Fidelity fidelity = Fidelity::detailed;
+};
+
+struct Outputs {
+  std::string dir;  // empty: out/<scenario name>
+  bool tasks_csv = true;
+  bool trace = true;
+};
+
+enum class Comparison { approx, at_most, at_least };
+
+struct Expectation {
+  std::string metric;  // dotted path into summary.json: "mean.iteration_time_s"
+  Comparison comparison = Comparison::approx;
+  double value = 0.0;
+  double tolerance = 0.0;  // absolute, or relative when `relative`
+  bool relative = false;
+  std::string source;
+  SourceLocation where;
+};
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  std::string description;
+  Cluster cluster;
+  NetworkConditions network;
+  std::variant<DataParallelConfig, TaskGraphWorkload> workload;
+  RunSettings run;
+  Outputs outputs;
+  std::vector<Expectation> expectations;
+};
+
+// `overrides` are "dotted.key.path=value" strings applied to the YAML tree before it is read (the
+// CLI's --set). @throw InputError with every problem of the file.
+[[nodiscard]] Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+}  // namespace dnnsim

@@ -1,0 +1,203 @@
+// End-to-end timings on tiny platforms, each derived by hand below. SimGrid's CM02 model without
+// cross-traffic (set by simulate()) gives a flow alone on its path exactly
+//   time = Σ latency(route) + size / min bandwidth(route),
+// and max-min fair sharing among flows on a common link. Every TEST runs in its own process.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "models/hardware/catalog.hpp"
+#include "sim/report/report.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace dnnsim {
+namespace {
+
+constexpr double kExact = 1e-9;
+
+Scenario scenario_from(const std::string& yaml) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dnnsim-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "scenario.yaml";
+  std::ofstream(path) << yaml;
+  return load_scenario(path.string());
+}
+
+// Two single-GPU nodes on a non-blocking switch. PCIe is made transparent (huge, no latency) so the
+// NICs alone shape the inter-node path: node0/gpu0 → node0/nic → switch → node1/nic → node1/gpu0.
+const std::string kTwoNodes = R"(
+name: two-nodes
+cluster:
+  node_types:
+    box:
+      gpu: V100-16GB
+      gpus_per_node: 2
+      fabric: pcie
+      gpu_link: {bandwidth: "1000GB/s", latency: "0s"}
+      pcie: {bandwidth: "1000GB/s", latency: "0s"}
+      nic: {bandwidth: "10GB/s", latency: "5us"}
+  nodes: [{type: box, count: 2}]
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "1GFlop"}]}
+  global_batch: 4
+)";
+
+TaskGraph transfers(const Scenario& scenario, const std::vector<std::pair<std::string, std::string>>& pairs,
+                    double bytes) {
+  TaskGraph graph;
+  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  const StreamId stream = graph.add_stream("comm");
+  for (const auto& [from, to] : pairs) {
+    Task task{Transfer{*graph.device_by_name(from), *graph.device_by_name(to), Bytes(bytes)}};
+    task.stream = stream;
+    graph.add(std::move(task));
+  }
+  return graph;
+}
+
+TEST(Simulation, OneTransferIsLatencyPlusSizeOverBandwidth) {
+  // 1 GB over the 10 GB/s NICs: 0.1 s, plus 5 us at each NIC (switch and PCIe add nothing).
+  const Scenario scenario = scenario_from(kTwoNodes);
+  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
+  EXPECT_NEAR(result.task_end[0], 0.1 + 10e-6, kExact);
+}
+
+TEST(Simulation, TwoFlowsShareTheirCommonLink) {
+  // Both GPUs of node0 send 1 GB to node1: node0/nic (up) carries both flows, 5 GB/s each:
+  // 1e9 / 5e9 = 0.2 s, plus the two NIC latencies.
+  const Scenario scenario = scenario_from(kTwoNodes);
+  const auto result = simulate(
+      scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}, {"node0/gpu1", "node1/gpu1"}}, 1e9), {});
+  EXPECT_NEAR(result.task_end[0], 0.2 + 10e-6, kExact);
+  EXPECT_NEAR(result.task_end[1], 0.2 + 10e-6, kExact);
+}
+
+TEST(Simulation, LinkAtHalfBandwidthDoublesTheTransfer) {
+  // node1/nic held at 5 GB/s for the whole run: 1e9 / 5e9 = 0.2 s (+ latencies) instead of 0.1 s.
+  const Scenario scenario = scenario_from(kTwoNodes + R"(
+network:
+  conditions:
+    - {links: "node1/nic", bandwidth: "5GB/s"}
+)");
+  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
+  EXPECT_NEAR(result.task_end[0], 0.2 + 10e-6, kExact);
+}
+
+TEST(Simulation, BandwidthDropMidTransferIntegratesPiecewise) {
+  // No latency; node1/nic drops from 10 GB/s to 2 GB/s at t = 0.05 s. By then 0.5 GB of the 1 GB
+  // has moved; the other 0.5 GB takes 0.5e9 / 2e9 = 0.25 s: the transfer ends at 0.30 s.
+  std::string yaml = kTwoNodes;
+  yaml.replace(yaml.find("latency: \"5us\""), 14, "latency: \"0s\"");
+  const Scenario scenario = scenario_from(yaml + R"(
+network:
+  conditions:
+    - links: "node1/nic"
+      schedule: [{at: "0s", bandwidth: "10GB/s"}, {at: "50ms", bandwidth: "2GB/s"}]
+)");
+  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
+  EXPECT_NEAR(result.task_end[0], 0.30, kExact);
+}
+
+// Four GPUs on an NVSwitch, every port 100 GB/s and 1 us per direction.
+const std::string kFourGpuSwitch = R"(
+name: four-gpus
+cluster:
+  node_types:
+    box:
+      gpu: A100-40GB-SXM
+      gpus_per_node: 4
+      fabric: nvswitch
+      gpu_link: {bandwidth: "100GB/s", latency: "1us"}
+      nic: {bandwidth: "25GB/s", latency: "2us"}
+  nodes: [{type: box, count: 1}]
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "1GFlop"}]}
+  global_batch: 4
+)";
+
+TEST(Simulation, RingAllReduceMatchesItsFormula) {
+  // Ring all-reduce of S bytes on p GPUs: 2(p−1) steps of S/p, each GPU i sending to i+1 through
+  // port i (up) and port i+1 (down): one flow per link direction, so a step costs α + S/(pB) with
+  // α = the route's latency (2 ports × 1 us) and B = 100 GB/s.
+  // S = 400 MB, p = 4: 2·3·(2e-6 + 1e8/1e11) = 6·(1.002e-3) = 6.012e-3 s.
+  const Scenario scenario = scenario_from(kFourGpuSwitch);
+  TaskGraph graph;
+  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  Task task{Collective{CollectiveKind::all_reduce, {0, 1, 2, 3}, Bytes(400e6), "ring", 0}};
+  task.stream = graph.add_stream("comm");
+  graph.add(std::move(task));
+  const auto result = simulate(scenario, std::move(graph), {});
+  EXPECT_NEAR(result.task_end[0], 2 * 3 * (2e-6 + 400e6 / 4 / 100e9), kExact);
+}
+
+// Two GPUs, a two-layer model with measured times on the same GPU type (no scaling):
+// forward 10 ms per layer, backward 20 ms per layer, 100 MB of parameters per layer, one layer per
+// bucket. SGD (no optimizer state). All-reduce of one bucket on 2 GPUs over 50 GB/s ports with no
+// latency: 2 steps of 50 MB → 2 × 1 ms = 2 ms.
+std::string ddp_scenario(bool overlap) {
+  return std::string(R"(
+name: ddp
+cluster:
+  node_types:
+    box:
+      gpu: V100-16GB
+      gpus_per_node: 2
+      fabric: nvswitch
+      gpu_link: {bandwidth: "50GB/s", latency: "0s"}
+      nic: {bandwidth: "25GB/s", latency: "2us"}
+  nodes: [{type: box, count: 1}]
+workload:
+  kind: data_parallel
+  model:
+    measured_on: V100-16GB
+    measured_batch: 1
+    layers:
+      - {name: first, forward_time: "10ms", backward_time: "20ms", parameter_bytes: "100MB", activation_bytes: "1MB"}
+      - {name: second, forward_time: "10ms", backward_time: "20ms", parameter_bytes: "100MB", activation_bytes: "1MB"}
+  global_batch: 2
+  bucket_size: "100MB"
+  optimizer: sgd
+  collective_algorithm: ring
+  overlap: )") + (overlap ? "true" : "false") + "\n";
+}
+
+double optimizer_time() {
+  // SGD step: read weights and gradients, write weights: 3 × 200 MB at the V100's memory bandwidth
+  // (memory-bound: 10 flop per 4-byte parameter is far below the fp32 peak).
+  const GpuSpec* v100 = HardwareCatalog::builtin().find_gpu("V100-16GB");
+  return 3 * 200e6 / v100->memory_bandwidth.value();
+}
+
+TEST(Simulation, DataParallelOverlapHidesCommunicationUnderBackward) {
+  // Backward of "second" ends at 20 + 20 = 40 ms; its bucket all-reduces 40–42 ms while "first"'s
+  // backward runs 40–60 ms; the last bucket all-reduces 60–62 ms; then the optimizer step.
+  const Scenario scenario = scenario_from(ddp_scenario(true));
+  const auto result = simulate(scenario, build_workload(scenario), {});
+  EXPECT_NEAR(result.makespan_s, 0.062 + optimizer_time(), kExact);
+  const auto summary = make_summary(scenario, result);
+  // Exposed communication: only the last bucket's 2 ms.
+  EXPECT_NEAR(summary["devices"]["node0/gpu0"]["exposed_communication_s"].get<double>(), 0.002, kExact);
+}
+
+TEST(Simulation, DataParallelWithoutOverlapWaitsForTheWholeBackward) {
+  // Both all-reduces start after the backward pass (60 ms) and run one after the other on the comm
+  // stream: 60–62, 62–64 ms; then the optimizer.
+  const Scenario scenario = scenario_from(ddp_scenario(false));
+  const auto result = simulate(scenario, build_workload(scenario), {});
+  EXPECT_NEAR(result.makespan_s, 0.064 + optimizer_time(), kExact);
+}
+
+TEST(Simulation, PeakMemoryCountsStateAndActivations) {
+  // Weights + gradients (SGD: no state) = 2 × 200 MB, plus both layers' activations (1 MB per sample,
+  // 1 sample per GPU) held until their backward: 400 MB + 2 MB.
+  const Scenario scenario = scenario_from(ddp_scenario(true));
+  const auto result = simulate(scenario, build_workload(scenario), {});
+  EXPECT_DOUBLE_EQ(result.peak_memory_bytes[0], 402e6);
+}
+
+}  // namespace
+}  // namespace dnnsim

@@ -1,1 +1,0 @@
-// placeholder: removed when the layer has its first source
