@@ -32,8 +32,8 @@ enum class Kind { compute, transfer, collective };
 const std::vector<std::string> kKindNames{"compute", "transfer", "collective"};  // indexed by Kind
 
 // The keys only one kind of task may have; any other kind reports them as unknown.
-const std::vector<std::string_view> kComputeKeys{"device",          "flops",           "bytes_accessed",
-                                                 "dtype",           "measured_time_s", "measured_on"};
+const std::vector<std::string_view> kComputeKeys{"device", "flops",           "bytes_accessed",
+                                                 "dtype",  "measured_time_s", "measured_on"};
 const std::vector<std::string_view> kTransferKeys{"src", "dst", "size_bytes"};
 const std::vector<std::string_view> kCollectiveKeys{"collective", "group", "size_bytes", "algorithm", "root"};
 
@@ -95,8 +95,7 @@ class Parser {
   void error(const YAML::Node& node, std::string message) { reader_.error(node, std::move(message)); }
   std::optional<std::string> string(const YAML::Node& node, std::string_view key);
   std::optional<double> number(const YAML::Node& node, std::string_view key);
-  std::optional<std::int64_t> integer(const YAML::Node& node, std::string_view key, std::int64_t min,
-                                      std::int64_t max);
+  std::optional<std::int64_t> integer(const YAML::Node& node, std::string_view key, std::int64_t min, std::int64_t max);
   // The index of the string `node` in `names`, or "unknown <what> 'x'; did you mean 'y'?".
   std::optional<std::size_t> pick(const YAML::Node& node, std::string_view key, std::string_view what,
                                   const std::vector<std::string>& names);
@@ -251,8 +250,8 @@ void Parser::read_task(const YAML::Node& node, std::size_t index) {
     if (auto id = integer(id_node, "id", 0, std::numeric_limits<std::int64_t>::max())) {
       auto [it, inserted] = ids_.emplace(*id, FirstUse{static_cast<TaskId>(tasks_.size()), id_node});
       if (!inserted)
-        error(id_node, fmt::format("duplicate task id {} (first used at line {})", *id,
-                                   reader_.where(it->second.node).line));
+        error(id_node,
+              fmt::format("duplicate task id {} (first used at line {})", *id, reader_.where(it->second.node).line));
     }
   }
 
@@ -270,7 +269,8 @@ void Parser::read_task(const YAML::Node& node, std::size_t index) {
 
   task.phase = kind == Kind::compute || !kind ? Phase::other : Phase::communication;
   if (const YAML::Node phase_node = map.get("phase"); phase_node.IsDefined())
-    if (auto index = pick(phase_node, "phase", "phase", phase_names_)) task.phase = *phase_from_name(phase_names_[*index]);
+    if (auto index = pick(phase_node, "phase", "phase", phase_names_))
+      task.phase = *phase_from_name(phase_names_[*index]);
 
   if (const YAML::Node node_it = map.get("iteration"); node_it.IsDefined())
     if (auto iteration = integer(node_it, "iteration", 0, std::numeric_limits<std::uint32_t>::max()))
@@ -326,7 +326,8 @@ void Parser::read_compute(MapReader& map, PendingTask& pending) {
   read_amount(map, "flops", compute.flops);
   read_amount(map, "bytes_accessed", compute.bytes_accessed);
   if (const YAML::Node dtype = map.get("dtype"); dtype.IsDefined())
-    if (auto index = pick(dtype, "dtype", "dtype", dtype_names_)) compute.dtype = *dtype_from_name(dtype_names_[*index]);
+    if (auto index = pick(dtype, "dtype", "dtype", dtype_names_))
+      compute.dtype = *dtype_from_name(dtype_names_[*index]);
 
   // A measured time is only usable with the GPU it was measured on (to scale it to other GPUs), and
   // a GPU name without a time means nothing: each requires the other.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <tuple>
 
 #include "models/common/yaml_reader.hpp"
 #include "sim/scenario/layout.hpp"
@@ -115,13 +116,18 @@ class ScenarioParser {
       const LinkSpec* spec = catalog.find_link(*name);
       base = std::pair{spec->bandwidth, spec->latency};
     }
+    const bool has_bandwidth = map.has("bandwidth");
+    const bool has_latency = map.has("latency");
     auto bandwidth = map.quantity<BytesPerSecond>("bandwidth");
     auto latency = map.quantity<Seconds>("latency");
-    if (!base && (!bandwidth || !latency)) {
+    if (!base && (!has_bandwidth || !has_latency)) {
       reader_.error(map.node(), fmt::format("{} needs 'link' (a catalog name) or both 'bandwidth' and 'latency'", context));
       return std::nullopt;
     }
-    if (!base) return std::pair{*bandwidth, *latency};
+    if (!base) {
+      if (!bandwidth || !latency) return std::nullopt;  // already reported
+      return std::pair{*bandwidth, *latency};
+    }
     return std::pair{bandwidth.value_or(base->first), latency.value_or(base->second)};
   }
 
@@ -171,7 +177,7 @@ class ScenarioParser {
       MapReader link_map(reader_, link_node, fmt::format("the GPU link of node type '{}'", name));
       gpu_link = read_link_ref(link_map, "gpu_link", gpu_link_default);
       link_map.finish();
-    } else if (!gpu_link && type.gpus_per_node > 1) {
+    } else if (!gpu_link && type.gpus_per_node > 1 && !type.gpu.name.empty()) {
       reader_.error(node, fmt::format("node type '{}': GPU {} has no NVLink; set 'gpu_link' or use fabric: pcie", name,
                                       type.gpu.name));
     }
@@ -669,7 +675,15 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   sink.throw_if_any();
   ScenarioParser parser(path, sink);
   Scenario scenario = parser.parse(root);
-  sink.throw_if_any();
+  if (!sink.empty()) {
+    // In file order, as a compiler reports them.
+    std::vector<Diagnostic> sorted = sink.diagnostics();
+    std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic& a, const Diagnostic& b) {
+      return std::tie(a.location.file, a.location.line, a.location.column) <
+             std::tie(b.location.file, b.location.line, b.location.column);
+    });
+    throw InputError(std::move(sorted));
+  }
   return scenario;
 }
 

@@ -45,8 +45,18 @@ std::string invariant_violation(const BandwidthSchedule& schedule) {
   return {};
 }
 
-void check_invariants(const BandwidthSchedule& schedule) {
-  if (std::string problem = invariant_violation(schedule); !problem.empty()) throw std::logic_error(problem);
+// The O(1) part of the invariants, checked by every query (the per-point part is checked once, by
+// from_points; readers and generators go through it).
+void check_shape(const BandwidthSchedule& schedule) {
+  const auto& points = schedule.points;
+  if (points.empty()) throw std::logic_error("a bandwidth schedule needs at least one point");
+  if (points.front().at.value() != 0.0)
+    throw std::logic_error(
+        fmt::format("the first point of a bandwidth schedule must be at t = 0, not {:g} s", points.front().at.value()));
+  if (schedule.period && !(std::isfinite(schedule.period->value()) && *schedule.period > points.back().at))
+    throw std::logic_error(fmt::format(
+        "the period ({:g} s) of a bandwidth schedule must be finite and greater than its last date ({:g} s)",
+        schedule.period->value(), points.back().at.value()));
 }
 
 // Index of the point in force at date `t` of the pattern (t >= 0, so at least the first point).
@@ -71,7 +81,7 @@ BandwidthSchedule BandwidthSchedule::from_points(std::vector<BandwidthPoint> poi
 }
 
 BytesPerSecond BandwidthSchedule::at(Seconds t) const {
-  check_invariants(*this);
+  check_shape(*this);
   double date = t.value();
   if (!std::isfinite(date) || date < 0)
     throw std::invalid_argument(fmt::format("bandwidth asked at date {:g} s; expected a finite date >= 0", date));
@@ -80,7 +90,7 @@ BytesPerSecond BandwidthSchedule::at(Seconds t) const {
 }
 
 Seconds BandwidthSchedule::transfer_time(Bytes size, Seconds start) const {
-  check_invariants(*this);
+  check_shape(*this);
   if (!std::isfinite(size.value()) || size.value() < 0)
     throw std::invalid_argument(fmt::format("transfer of {:g} bytes; expected a finite size >= 0", size.value()));
   if (!std::isfinite(start.value()) || start.value() < 0)

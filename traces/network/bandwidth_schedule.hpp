@@ -39,17 +39,22 @@ struct BandwidthSchedule {
   [[nodiscard]] static BandwidthSchedule from_points(std::vector<BandwidthPoint> points, BytesPerSecond nominal,
                                                      std::optional<Seconds> period = std::nullopt);
 
-  // Bandwidth offered at date t (t >= 0).
-  // @throw std::invalid_argument if t is negative or not finite; std::logic_error if the schedule
-  //        breaks its invariants.
+  // Bandwidth offered at date t (t >= 0). O(log n).
+  // @throw std::invalid_argument if t is negative or not finite; std::logic_error if the schedule is
+  //        empty, does not start at 0 or has a period not after its last date (the per-point
+  //        invariants are checked by from_points only, not by every query).
   [[nodiscard]] BytesPerSecond at(Seconds t) const;
 
   // Time needed to move `size` bytes starting at date `start`, alone on the link: the smallest d with
   //   integral from start to start + d of bandwidth(t) dt = size
   // (piecewise integration; whole periods of a repeating schedule are skipped in one step).
   // For tests and analytical estimates — the simulator itself lets SimGrid share the link.
+  // Note: SimGrid 3.32 (CM02 and the default LV08, probed) bounds a communication's rate by the route's
+  // bandwidth when it starts, so a transfer in flight slows down when the bandwidth drops but does
+  // not speed up when it recovers; this function gives the ideal fluid time, which is then shorter.
   // @throw std::domain_error if the data never finishes (the bandwidth stays 0 forever, or a whole
-  //        period carries no byte); std::invalid_argument for a negative size or start.
+  //        period carries no byte); std::invalid_argument for a negative size or start;
+  //        std::logic_error as for at().
   [[nodiscard]] Seconds transfer_time(Bytes size, Seconds start) const;
 };
 

@@ -191,11 +191,11 @@ TEST(TaskGraph, DevicesOfEachKind) {
 }
 
 TEST(TaskGraph, PhaseNamesRoundTrip) {
-  for (Phase phase : {Phase::forward, Phase::backward, Phase::weight_grad, Phase::optimizer, Phase::communication,
-                      Phase::other})
+  for (Phase phase :
+       {Phase::forward, Phase::backward, Phase::weight_grad, Phase::optimizer, Phase::communication, Phase::other})
     EXPECT_EQ(phase_from_name(phase_name(phase)), phase) << phase_name(phase);
-  EXPECT_EQ(phase_names(), (std::vector<std::string>{"forward", "backward", "weight_grad", "optimizer",
-                                                     "communication", "other"}));
+  EXPECT_EQ(phase_names(),
+            (std::vector<std::string>{"forward", "backward", "weight_grad", "optimizer", "communication", "other"}));
   EXPECT_EQ(phase_from_name("fwd"), std::nullopt);
 }
 

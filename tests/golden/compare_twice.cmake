@@ -1,0 +1,11 @@
+# Runs the scenario again into OUT and requires every report to equal the one in FIRST.
+execute_process(COMMAND ${DNNSIM} run ${SCENARIO} --out ${OUT} RESULT_VARIABLE status OUTPUT_QUIET)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "dnnsim run exited with ${status}")
+endif()
+foreach(file summary.json tasks.csv trace.json)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT}/${file} ${FIRST}/${file} RESULT_VARIABLE differs)
+  if(differs)
+    message(FATAL_ERROR "${file} differs between two runs of the same scenario and seed")
+  endif()
+endforeach()

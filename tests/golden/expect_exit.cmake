@@ -1,0 +1,11 @@
+# Runs COMMAND (a ;-list) and checks its exit code and that stdout/stderr contain the given text.
+execute_process(COMMAND ${COMMAND} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT code EQUAL EXPECTED_CODE)
+  message(FATAL_ERROR "exit code ${code}, expected ${EXPECTED_CODE}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+if(DEFINED EXPECTED_STDERR AND NOT err MATCHES "${EXPECTED_STDERR}")
+  message(FATAL_ERROR "stderr lacks '${EXPECTED_STDERR}':\n${err}")
+endif()
+if(DEFINED EXPECTED_STDOUT AND NOT out MATCHES "${EXPECTED_STDOUT}")
+  message(FATAL_ERROR "stdout lacks '${EXPECTED_STDOUT}':\n${out}")
+endif()
