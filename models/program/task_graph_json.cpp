@@ -272,8 +272,8 @@ void Parser::read_task(const YAML::Node& node, std::size_t index) {
     if (auto index = pick(phase_node, "phase", "phase", phase_names_))
       task.phase = *phase_from_name(phase_names_[*index]);
 
-  if (const YAML::Node node_it = map.get("iteration"); node_it.IsDefined())
-    if (auto iteration = integer(node_it, "iteration", 0, std::numeric_limits<std::uint32_t>::max()))
+  if (const YAML::Node iteration_node = map.get("iteration"); iteration_node.IsDefined())
+    if (auto iteration = integer(iteration_node, "iteration", 0, std::numeric_limits<std::uint32_t>::max()))
       task.iteration = static_cast<std::uint32_t>(*iteration);
 
   if (const YAML::Node label = map.get("label"); label.IsDefined())

@@ -142,14 +142,19 @@ class PlatformBuilder {
         auto process = std::make_shared<PreemptionProcess>(PreemptionParams{
             BytesPerSecond(bandwidth), preemption->mean_busy, preemption->mean_idle, preemption->busy_fraction,
             derive_seed(scenario_.run.seed, link_number)});
-        // Called again whenever the profile runs out of events: the process is generated lazily,
-        // as far as the simulation goes.
+        // Called again whenever the profile runs out of events: the process is generated lazily, as
+        // far as the simulation goes. SimGrid 3.32 reads the dates a callback appends as delays since
+        // the previous event (unlike from_string, which takes absolute dates).
+        auto previous_date = std::make_shared<double>(0.0);
         link->set_bandwidth_profile(ProfileBuilder::from_callback(
             decl.name + "/preemption",
-            [process](std::vector<DatedValue>& values) {
+            [process, previous_date](std::vector<DatedValue>& values) {
               std::vector<BandwidthPoint> next;
               process->append_next(next);
-              for (const BandwidthPoint& p : next) values.emplace_back(p.at.value(), p.bandwidth.value());
+              for (const BandwidthPoint& p : next) {
+                values.emplace_back(p.at.value() - *previous_date, p.bandwidth.value());
+                *previous_date = p.at.value();
+              }
             },
             -1));
       }

@@ -378,7 +378,7 @@ class ScenarioParser {
         } else if (has_trace) {
           if (auto path = cond.string("trace")) {
             try {
-              condition.model = read_bandwidth_trace(resolve_path(reader_.file(), *path), BytesPerSecond(0), period);
+              condition.model = read_bandwidth_trace(resolve_path(reader_.file(), *path), std::nullopt, period);
             } catch (const InputError& e) {
               reader_.sink().append(e.diagnostics());
             }

@@ -201,3 +201,58 @@ TEST(Simulation, PeakMemoryCountsStateAndActivations) {
 
 }  // namespace
 }  // namespace dnnsim
+
+namespace dnnsim {
+namespace {
+
+TEST(Simulation, BandwidthRecoveryMidTransferSpeedsItUp) {
+  // No latency; node1/nic at 1 GB/s until t = 50 ms, then 10 GB/s. By 50 ms, 50 MB of the 1 GB has
+  // moved; the remaining 950 MB take 0.95e9 / 1e10 = 95 ms: the transfer ends at 0.145 s.
+  std::string yaml = kTwoNodes;
+  yaml.replace(yaml.find("latency: \"5us\""), 14, "latency: \"0s\"");
+  const Scenario scenario = scenario_from(yaml + R"(
+network:
+  conditions:
+    - links: "node1/nic"
+      schedule: [{at: "0s", bandwidth: "1GB/s"}, {at: "50ms", bandwidth: "10GB/s"}]
+)");
+  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
+  EXPECT_NEAR(result.task_end[0], 0.145, kExact);
+}
+
+}  // namespace
+}  // namespace dnnsim
+
+#include "sim/scenario/layout.hpp"
+#include "traces/network/preemption.hpp"
+
+namespace dnnsim {
+namespace {
+
+TEST(Simulation, PreemptedLinkFollowsItsGeneratedSchedule) {
+  // node1/nic is preempted by a seeded on/off process. The same process, replayed from the same
+  // derived seed by the pure traces library and integrated piecewise (BandwidthSchedule::
+  // transfer_time), must give the simulated end of a 1 GB transfer over that NIC (no latency; the
+  // other NIC runs at 10 GB/s and never binds below the preempted one's nominal 10 GB/s).
+  std::string yaml = kTwoNodes;
+  yaml.replace(yaml.find("latency: \"5us\""), 14, "latency: \"0s\"");
+  const Scenario scenario = scenario_from(yaml + R"(
+network:
+  conditions:
+    - links: "node1/nic"
+      preemption: {mean_busy: "20ms", mean_idle: "30ms", busy_fraction: 0.1}
+run: {seed: 42}
+)");
+  const PlatformLayout layout = make_layout(scenario.cluster);
+  const auto names = layout.link_names();
+  const auto index = static_cast<std::uint64_t>(std::find(names.begin(), names.end(), "node1/nic") - names.begin());
+  PreemptionProcess process(
+      PreemptionParams{BytesPerSecond(10e9), Seconds(0.02), Seconds(0.03), 0.1, derive_seed(42, index)});
+  const Seconds expected = process.until(Seconds(10)).transfer_time(Bytes(1e9), Seconds(0));
+  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
+  EXPECT_GT(expected.value(), 0.1);  // the preemption did slow it down
+  EXPECT_NEAR(result.task_end[0], expected.value(), 1e-9);
+}
+
+}  // namespace
+}  // namespace dnnsim

@@ -403,15 +403,17 @@ class TraceParser {
 
 }  // namespace
 
-BandwidthSchedule parse_bandwidth_trace(std::string_view text, const std::string& file_name, BytesPerSecond nominal,
-                                        std::optional<Seconds> period) {
+BandwidthSchedule parse_bandwidth_trace(std::string_view text, const std::string& file_name,
+                                        std::optional<BytesPerSecond> nominal, std::optional<Seconds> period) {
   TraceParser parser(file_name, period);
   std::vector<BandwidthPoint> points = parser.parse(text);
   parser.sink().throw_if_any();
-  return BandwidthSchedule::from_points(std::move(points), nominal, period);
+  if (!nominal) return BandwidthSchedule{std::move(points), period};
+  return BandwidthSchedule::from_points(std::move(points), *nominal, period);
 }
 
-BandwidthSchedule read_bandwidth_trace(const std::string& path, BytesPerSecond nominal, std::optional<Seconds> period) {
+BandwidthSchedule read_bandwidth_trace(const std::string& path, std::optional<BytesPerSecond> nominal,
+                                       std::optional<Seconds> period) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const std::error_code why(errno, std::generic_category());

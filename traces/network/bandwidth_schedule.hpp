@@ -70,13 +70,14 @@ struct BandwidthSchedule {
 // FILE:LINE:COL with COL the 1-based column of the offending field (for a missing field, the column
 // just past the end of the line); all problems of the file are collected, then one InputError is
 // thrown. A bad header stops the reading: the lines after it cannot be interpreted without it.
-// If the first time is after 0, `nominal` applies from 0 to it.
+// If the first time is after 0, `nominal` applies from 0 to it; with no `nominal` the points are
+// returned as read (a platform link keeps its own bandwidth until the first one).
 // @throw InputError
-[[nodiscard]] BandwidthSchedule read_bandwidth_trace(const std::string& path, BytesPerSecond nominal,
+[[nodiscard]] BandwidthSchedule read_bandwidth_trace(const std::string& path, std::optional<BytesPerSecond> nominal,
                                                      std::optional<Seconds> period);
 // Same, on text already in memory; `file_name` is used in diagnostics only.
 // @throw InputError
 [[nodiscard]] BandwidthSchedule parse_bandwidth_trace(std::string_view text, const std::string& file_name,
-                                                      BytesPerSecond nominal, std::optional<Seconds> period);
+                                                      std::optional<BytesPerSecond> nominal, std::optional<Seconds> period);
 
 }  // namespace dnnsim
