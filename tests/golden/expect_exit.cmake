@@ -1,5 +1,6 @@
-# Runs COMMAND (a ;-list) and checks its exit code and that stdout/stderr contain the given text.
-execute_process(COMMAND ${COMMAND} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+# Runs COMMAND (arguments separated by '|') and checks its exit code and that stdout/stderr contain the given text.
+string(REPLACE "|" ";" command "${COMMAND}")
+execute_process(COMMAND ${command} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT code EQUAL EXPECTED_CODE)
   message(FATAL_ERROR "exit code ${code}, expected ${EXPECTED_CODE}\nstdout:\n${out}\nstderr:\n${err}")
 endif()
