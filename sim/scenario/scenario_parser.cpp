@@ -80,11 +80,13 @@ class ScenarioParser {
 
   GpuSpec read_gpu(const YAML::Node& node) {
     const HardwareCatalog& catalog = HardwareCatalog::builtin();
-    YAML::Node model_node = node;
+    // yaml-cpp nodes are handles: reset() rebinds, whereas operator= would overwrite the tree node.
+    YAML::Node model_node;
+    model_node.reset(node);
     std::optional<MapReader> overrides;
     if (node.IsMap()) {
       overrides.emplace(reader_, node, "a GPU");
-      model_node = overrides->require("model");
+      model_node.reset(overrides->require("model"));
     }
     GpuSpec gpu;
     if (auto name = model_node.IsDefined() ? reader_.choice(model_node, "GPU model", catalog.gpu_names())
