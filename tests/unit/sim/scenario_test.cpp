@@ -386,12 +386,8 @@ TEST(ScenarioErrors, GpuMapNeedsAModel) {
 }
 
 TEST(Scenario, GpuOverridesReplaceCatalogFields) {
-  // PARSER BUG: read_gpu (scenario_parser.cpp) does `YAML::Node model_node = node;` and then
-  // `model_node = overrides->require("model");`. yaml-cpp nodes are handles: operator= on a node that
-  // already refers to a tree node rewrites that tree node in place, so the GPU mapping itself becomes
-  // the scalar "T4". The overrides MapReader then sees a scalar: every override (memory, peak_*, …) is
-  // silently ignored and finish() reports no unknown key. Fix: bind instead of assigning, e.g.
-  // `YAML::Node model_node = node.IsMap() ? overrides->require("model") : node;` (or model_node.reset(…)).
+  // Regression: read_gpu once assigned a yaml-cpp node handle (operator= rewrites the tree node in
+  // place), which turned the GPU mapping into the scalar "T4" and silently dropped every override.
   std::string yaml = kBase;
   yaml.replace(yaml.find("gpu: V100-16GB"), 14,
                "gpu: {model: T4, memory: \"8GiB\", memory_bandwidth: \"1TB/s\", nvlink_bandwidth: \"50GB/s\",\n"
@@ -413,8 +409,7 @@ TEST(Scenario, GpuOverridesReplaceCatalogFields) {
 }
 
 TEST(ScenarioErrors, UnknownGpuOverrideKey) {
-  // PARSER BUG: same cause as GpuOverridesReplaceCatalogFields: the GPU mapping is overwritten
-  // before MapReader::finish() looks at its keys, so a misspelt override is not reported.
+  // Regression, same cause as GpuOverridesReplaceCatalogFields: a misspelt override went unreported.
   std::string yaml = kBase;
   yaml.replace(yaml.find("gpu: V100-16GB"), 14, "gpu: {model: V100-16GB, memroy_bandwidth: \"1TB/s\"}");
   // Line 5: `      gpu: {model: V100-16GB, memroy_bandwidth: "1TB/s"}`
