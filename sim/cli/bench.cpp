@@ -1,7 +1,6 @@
 #include <simgrid/s4u.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <xbt/log.h>
 
 #include <fmt/format.h>
 
@@ -120,13 +119,7 @@ Measurement measure_executor(int gpus, int iterations) {
 Measurement measure_raw(int gpus, std::size_t activities) {
   const Scenario scenario = synthetic_scenario(gpus, 1);
   const auto start = std::chrono::steady_clock::now();
-  xbt_log_control_set("root.thresh:critical");
-  int argc = 1;
-  char program[] = "dnnsim";
-  char* argv[] = {program, nullptr};
-  sg4::Engine engine(&argc, argv);
-  engine.set_config("network/model:CM02");
-  engine.set_config("network/crosstraffic:0");
+  const auto engine = create_engine();
   const Platform platform = build_platform(scenario);
   const std::size_t rounds = std::max<std::size_t>(1, activities / (2 * static_cast<std::size_t>(gpus)));
   for (int g = 0; g < gpus; ++g) {
@@ -139,7 +132,7 @@ Measurement measure_raw(int gpus, std::size_t activities) {
       }
     });
   }
-  engine.run();
+  engine->run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Measurement{static_cast<double>(2 * rounds * static_cast<std::size_t>(gpus)), wall};
 }

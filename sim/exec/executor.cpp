@@ -265,14 +265,17 @@ void Executor::start() {
                 sg4::Comm::sendto(im.devices[op.device].host, im.devices[op.dst].host, op.amount);
                 break;
               } catch (const simgrid::NetworkFailureException&) {
-                // Resend once the failure window that cut the flow has closed (NCCL would time out
-                // and the job restart the step; the report counts the resends).
-                ++retried_transfers_;
+                // A failed peer GPU ends this stream: its work can never complete, and the report
+                // counts the unfinished tasks. A failed link is waited out, then the flow is sent
+                // again from the start (NCCL would time out and the step be redone; the report
+                // counts the resends).
+                if (!im.devices[op.dst].host->is_on()) return;
                 const double now = sg4::Engine::get_clock();
                 double resume = std::numeric_limits<double>::infinity();
                 for (const auto& [from, to] : im.options.link_failures)
                   if (from <= now && now < to) resume = std::min(resume, to);
-                if (!std::isfinite(resume)) throw;
+                if (!std::isfinite(resume)) return;  // cut by something no window explains: stop, reported as unfinished
+                ++retried_transfers_;
                 sg4::this_actor::sleep_until(resume);
               }
             }

@@ -162,8 +162,17 @@ class PlatformBuilder {
     std::vector<std::pair<double, double>> windows;
     for (const FailureWindow& w : scenario_.network.failures)
       if (!w.is_host && glob_match(w.target, decl.name)) windows.emplace_back(w.from.value(), w.to.value());
-    if (!windows.empty())
-      link->set_state_profile(ProfileBuilder::from_string(decl.name + "/state", state_profile_text(windows), -1));
+    if (!windows.empty()) {
+      // A state profile goes on each direction of a split-duplex link: SimGrid 3.32 accepts one on the
+      // split-duplex wrapper but then aborts with "Unknown event!" when it fires.
+      const std::string text = state_profile_text(windows);
+      if (auto* duplex = dynamic_cast<sg4::SplitDuplexLink*>(link)) {
+        duplex->get_link_up()->set_state_profile(ProfileBuilder::from_string(decl.name + "/up/state", text, -1));
+        duplex->get_link_down()->set_state_profile(ProfileBuilder::from_string(decl.name + "/down/state", text, -1));
+      } else {
+        link->set_state_profile(ProfileBuilder::from_string(decl.name + "/state", text, -1));
+      }
+    }
     links_[index] = link;
     return link;
   }

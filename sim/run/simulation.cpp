@@ -34,20 +34,25 @@ TaskGraph build_workload(const Scenario& scenario) {
   return graph;
 }
 
-SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationOptions options) {
-  const auto wall_start = std::chrono::steady_clock::now();
+std::unique_ptr<sg4::Engine> create_engine() {
   // SimGrid's informational logs would mix with our output; errors still show.
   xbt_log_control_set("root.thresh:critical");
   int argc = 1;
   char program[] = "dnnsim";
   char* argv[] = {program, nullptr};
-  sg4::Engine engine(&argc, argv);
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
   // CM02 without cross-traffic: a flow alone on a path gets exactly latency + size/bandwidth
   // (LV08's 0.97 bandwidth factor and 5% reverse traffic model TCP over Ethernet, not NVLink or
   // NCCL over InfiniBand). TCP-gamma 0 removes the TCP window bound on long-latency routes.
-  engine.set_config("network/model:CM02");
-  engine.set_config("network/crosstraffic:0");
-  engine.set_config("network/TCP-gamma:0");
+  engine->set_config("network/model:CM02");
+  engine->set_config("network/crosstraffic:0");
+  engine->set_config("network/TCP-gamma:0");
+  return engine;
+}
+
+SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationOptions options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const auto engine = create_engine();
 
   SimulationResult result;
   Platform platform = build_platform(scenario);
@@ -81,7 +86,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   executor.add_observer(&traffic);
   executor.start();
   start_background_flows(scenario, platform);
-  engine.run();
+  engine->run();
 
   result.makespan_s = 0;
   for (double end : timeline.end())

@@ -5,6 +5,9 @@
 // each in its own process (ctest), and `dnnsim sweep` forks a process per point.
 #pragma once
 
+#include <simgrid/s4u/Engine.hpp>
+
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +16,10 @@
 #include "sim/scenario/scenario.hpp"
 
 namespace dnnsim {
+
+// The process's SimGrid engine, configured as every dnnsim simulation runs: CM02 without
+// cross-traffic and without the TCP-gamma window bound, SimGrid's own logs silenced below critical.
+[[nodiscard]] std::unique_ptr<simgrid::s4u::Engine> create_engine();
 
 // The workload as a TaskGraph whose devices are the cluster's GPUs.
 // @throw InputError (an unknown device in a TaskGraph file, …).

@@ -256,3 +256,45 @@ run: {seed: 42}
 
 }  // namespace
 }  // namespace dnnsim
+
+namespace dnnsim {
+namespace {
+
+TEST(Simulation, TransferCutByALinkFailureIsSentAgainAfterTheWindow) {
+  // No latency; node1/nic fails from 50 ms to 80 ms. The 1 GB transfer at 10 GB/s is cut at 50 ms
+  // (half sent, lost) and sent again from the start when the link is back: 80 ms + 100 ms = 0.18 s.
+  std::string yaml = kTwoNodes;
+  yaml.replace(yaml.find("latency: \"5us\""), 14, "latency: \"0s\"");
+  const Scenario scenario = scenario_from(yaml + R"(
+network:
+  failures:
+    - {link: "node1/nic", from: "50ms", to: "80ms"}
+)");
+  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
+  EXPECT_NEAR(result.task_end[0], 0.18, kExact);
+  EXPECT_EQ(result.transfer_retries, 1u);
+  EXPECT_EQ(result.unfinished_tasks, 0u);
+}
+
+TEST(Simulation, HostFailureStopsItsWorkAndIsReported) {
+  // node1/gpu0 fails at 50 ms, during the 100 ms transfer it receives: the transfer and the task
+  // after it on node1/gpu0 never finish; the run reports them instead of crashing.
+  std::string yaml = kTwoNodes;
+  yaml.replace(yaml.find("latency: \"5us\""), 14, "latency: \"0s\"");
+  const Scenario scenario = scenario_from(yaml + R"(
+network:
+  failures:
+    - {host: "node1/gpu0", from: "50ms", to: "1s"}
+)");
+  TaskGraph graph = transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9);
+  Task after{Compute{*graph.device_by_name("node1/gpu0"), Flop(1e9)}};
+  after.deps = {0};
+  graph.add(std::move(after));
+  const auto result = simulate(scenario, std::move(graph), {});
+  EXPECT_EQ(result.unfinished_tasks, 2u);
+  const auto summary = make_summary(scenario, result);
+  EXPECT_EQ(summary["status"], "failed");
+}
+
+}  // namespace
+}  // namespace dnnsim
