@@ -27,7 +27,13 @@ SourceLocation YamlReader::where(const YAML::Mark& mark) const {
 
 SourceLocation YamlReader::where(const YAML::Node& node) const {
   if (!node.IsDefined()) return SourceLocation{file_, 0, 0};
+  for (const auto& [value, origin] : overrides_)
+    if (node.is(value)) return SourceLocation{origin, 0, 0};
   return where(node.Mark());
+}
+
+void YamlReader::add_override(const YAML::Node& value, std::string origin) {
+  overrides_.emplace_back(value, std::move(origin));
 }
 
 void YamlReader::error(const YAML::Node& node, std::string message) { sink_->error(where(node), std::move(message)); }
@@ -56,6 +62,14 @@ std::optional<std::string> YamlReader::string(const YAML::Node& node) {
     return std::nullopt;
   }
   return node.Scalar();
+}
+
+std::vector<YAML::Node> YamlReader::list(const YAML::Node& node, std::string_view what) {
+  if (!node.IsSequence()) {
+    error(node, fmt::format("expected a list of {}, got {}", what, describe(node)));
+    return {};
+  }
+  return std::vector<YAML::Node>(node.begin(), node.end());
 }
 
 std::optional<bool> YamlReader::boolean(const YAML::Node& node) {
@@ -90,7 +104,9 @@ std::optional<double> YamlReader::number(const YAML::Node& node, double min, dou
     auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (status == std::errc{} && end == text.data() + text.size() && std::isfinite(value)) {
       if (value < min || value > max) {
-        error(node, fmt::format("expected a number in [{}, {}], got {}", min, max, text));
+        error(node, max == std::numeric_limits<double>::max() || max >= 1e300
+                        ? fmt::format("expected a number >= {}, got {}", min, text)
+                        : fmt::format("expected a number in [{}, {}], got {}", min, max, text));
         return std::nullopt;
       }
       return value;
@@ -170,18 +186,32 @@ std::optional<double> MapReader::number(std::string_view key, double min, double
 
 std::optional<std::string> MapReader::choice(std::string_view key, const std::vector<std::string>& allowed,
                                              bool required) {
+  return choice(key, key, allowed, required);
+}
+
+std::optional<std::string> MapReader::choice(std::string_view key, std::string_view what,
+                                             const std::vector<std::string>& allowed, bool required) {
   YAML::Node value = lookup(key, required);
   if (!value.IsDefined()) return std::nullopt;
-  return reader_->choice(value, key, allowed);
+  return reader_->choice(value, what, allowed);
 }
 
 void MapReader::finish() {
   if (!valid_) return;
+  std::vector<std::string> known = declared_;
+  std::sort(known.begin(), known.end());
+  known.erase(std::unique(known.begin(), known.end()), known.end());
+  std::vector<std::string> seen;
   for (auto item : node_) {
     const std::string key = item.first.IsScalar() ? item.first.Scalar() : std::string("?");
-    if (std::find(declared_.begin(), declared_.end(), key) == declared_.end())
-      reader_->error(item.first,
-                     fmt::format("unknown key '{}' in {}{}", key, context_, suggestion_suffix(key, declared_)));
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      // yaml-cpp keeps both entries and lookups find the first: the second would be ignored silently.
+      reader_->error(item.first, fmt::format("duplicate key '{}' in {}", key, context_));
+      continue;
+    }
+    seen.push_back(key);
+    if (!std::binary_search(known.begin(), known.end(), key))
+      reader_->error(item.first, fmt::format("unknown key '{}' in {}{}", key, context_, suggestion_suffix(key, known)));
   }
 }
 

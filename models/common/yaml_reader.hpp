@@ -29,9 +29,14 @@ class YamlReader {
   [[nodiscard]] SourceLocation where(const YAML::Node& node) const;
   [[nodiscard]] SourceLocation where(const YAML::Mark& mark) const;
   void error(const YAML::Node& node, std::string message);
+  // Values put into the tree by the CLI's --set (`origin` = the assignment): problems with them are
+  // located at the assignment, not at a line of the file.
+  void add_override(const YAML::Node& value, std::string origin);
   [[nodiscard]] DiagnosticSink& sink() { return *sink_; }
 
   [[nodiscard]] std::optional<std::string> string(const YAML::Node& node);
+  // The elements of a list; anything else is reported as "expected a list of <what>" and gives none.
+  [[nodiscard]] std::vector<YAML::Node> list(const YAML::Node& node, std::string_view what);
   [[nodiscard]] std::optional<bool> boolean(const YAML::Node& node);
   [[nodiscard]] std::optional<std::int64_t> integer(const YAML::Node& node, std::int64_t min, std::int64_t max);
   [[nodiscard]] std::optional<double> number(const YAML::Node& node, double min, double max);
@@ -46,6 +51,7 @@ class YamlReader {
  private:
   std::string file_;
   DiagnosticSink* sink_;
+  std::vector<std::pair<YAML::Node, std::string>> overrides_;
 };
 
 // A mapping whose keys are declared as they are read; `finish()` reports every key that was never
@@ -73,6 +79,9 @@ class MapReader {
   [[nodiscard]] std::optional<double> number(std::string_view key, double min, double max, bool required = false);
   [[nodiscard]] std::optional<std::string> choice(std::string_view key, const std::vector<std::string>& allowed,
                                                   bool required = false);
+  // Same, naming the value `what` in messages ("unknown GPU 'x'") instead of the key.
+  [[nodiscard]] std::optional<std::string> choice(std::string_view key, std::string_view what,
+                                                  const std::vector<std::string>& allowed, bool required = false);
   template <class Q>
   [[nodiscard]] std::optional<Q> quantity(std::string_view key, bool required = false);
 

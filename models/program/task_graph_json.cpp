@@ -12,7 +12,6 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -103,7 +102,6 @@ class Parser {
   // Optional non-negative quantity: keeps `out` (the default) when the key is absent.
   template <class Q>
   void read_amount(MapReader& map, std::string_view key, Q& out, bool required = false);
-  void check_unique_keys(const YAML::Node& map, std::string_view context);
 
   bool read_header(MapReader& top);
   std::vector<std::string> read_names(MapReader& top, std::string_view key, std::string_view what);
@@ -184,17 +182,6 @@ void Parser::read_amount(MapReader& map, std::string_view key, Q& out, bool requ
   if (auto value = number(node, key)) out = Q(*value);
 }
 
-// yaml-cpp keeps both entries of a repeated key and MapReader would silently read the first, while
-// JSON parsers usually keep the last: refuse the ambiguity.
-void Parser::check_unique_keys(const YAML::Node& map, std::string_view context) {
-  std::set<std::string> seen;
-  for (const auto& item : map) {
-    if (!item.first.IsScalar()) continue;  // MapReader::finish() reports it as an unknown key
-    if (!seen.insert(item.first.Scalar()).second)
-      error(item.first, fmt::format("duplicate key '{}' in {}", item.first.Scalar(), context));
-  }
-}
-
 bool Parser::read_header(MapReader& top) {
   bool ok = true;
   const YAML::Node format = top.require("format");
@@ -240,7 +227,6 @@ void Parser::read_task(const YAML::Node& node, std::size_t index) {
   const std::string context = fmt::format("tasks[{}]", index);
   MapReader map(reader_, node, context);
   if (!map.valid()) return;
-  check_unique_keys(node, context);
 
   PendingTask pending;
   Task& task = pending.task;
@@ -409,7 +395,6 @@ void Parser::read_collective(MapReader& map, PendingTask& pending) {
 TaskGraph Parser::parse(const YAML::Node& root) {
   MapReader top(reader_, root, "the task graph");
   if (!top.valid()) return TaskGraph();
-  check_unique_keys(root, "the task graph");
   // Another format or version would only produce misleading errors: stop there.
   if (!read_header(top)) return TaskGraph();
 

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <limits>
 #include <set>
@@ -47,6 +48,8 @@ class ScenarioParser {
  public:
   ScenarioParser(std::string file, DiagnosticSink& sink) : reader_(std::move(file), sink) {}
 
+  [[nodiscard]] YamlReader& reader() { return reader_; }
+
   Scenario parse(YAML::Node root) {
     Scenario scenario;
     scenario.file = reader_.file();
@@ -54,7 +57,10 @@ class ScenarioParser {
     if (!top.valid()) return scenario;
     scenario.name = top.string("name", true).value_or("");
     scenario.description = top.string("description").value_or("");
-    if (YAML::Node cluster = top.require("cluster"); cluster.IsDefined()) scenario.cluster = read_cluster(cluster);
+    const std::size_t errors_before_cluster = reader_.sink().diagnostics().size();
+    YAML::Node cluster = top.require("cluster");
+    if (cluster.IsDefined()) scenario.cluster = read_cluster(cluster);
+    const bool cluster_clean = cluster.IsDefined() && reader_.sink().diagnostics().size() == errors_before_cluster;
     if (YAML::Node workload = top.require("workload"); workload.IsDefined())
       read_workload(workload, scenario);
     if (YAML::Node run = top.get("run"); run.IsDefined()) scenario.run = read_run(run);
@@ -64,11 +70,12 @@ class ScenarioParser {
     // Network conditions name links and GPUs: check them against the platform the cluster makes.
     YAML::Node network = top.get("network");
     top.finish();
-    if (cluster_ok_ && reader_.sink().empty()) {
+    if (cluster_clean) {
       try {
         layout_ = make_layout(scenario.cluster);
       } catch (const InputError& e) {
-        for (const Diagnostic& d : e.diagnostics()) reader_.error(root["cluster"], d.message);
+        const YAML::Node interconnect = cluster["interconnect"];
+        for (const Diagnostic& d : e.diagnostics()) reader_.error(interconnect.IsDefined() ? interconnect : cluster, d.message);
       }
     }
     if (network.IsDefined()) scenario.network = read_network(network, scenario.cluster);
@@ -92,8 +99,6 @@ class ScenarioParser {
     if (auto name = model_node.IsDefined() ? reader_.choice(model_node, "GPU model", catalog.gpu_names())
                                            : std::nullopt) {
       gpu = *catalog.find_gpu(*name);
-    } else {
-      cluster_ok_ = false;
     }
     if (overrides) {
       if (auto v = overrides->quantity<Bytes>("memory")) gpu.memory = *v;
@@ -114,7 +119,9 @@ class ScenarioParser {
   std::optional<std::pair<BytesPerSecond, Seconds>> read_link_ref(MapReader& map, const std::string& context,
                                                                    std::optional<std::pair<BytesPerSecond, Seconds>> base) {
     const HardwareCatalog& catalog = HardwareCatalog::builtin();
-    if (auto name = map.choice("link", catalog.link_names())) {
+    if (map.has("link")) {
+      auto name = map.choice("link", catalog.link_names());
+      if (!name) return std::nullopt;  // reported; anything said about the rest would follow from it
       const LinkSpec* spec = catalog.find_link(*name);
       base = std::pair{spec->bandwidth, spec->latency};
     }
@@ -137,12 +144,8 @@ class ScenarioParser {
     NodeType type;
     type.name = name;
     MapReader map(reader_, node, fmt::format("node type '{}'", name));
-    if (!map.valid()) {
-      cluster_ok_ = false;
-      return type;
-    }
+    if (!map.valid()) return type;
     if (YAML::Node gpu = map.require("gpu"); gpu.IsDefined()) type.gpu = read_gpu(gpu);
-    else cluster_ok_ = false;
     type.compute_efficiency = map.number("compute_efficiency", 1e-3, 1.0).value_or(1.0);
     type.gpus_per_node = static_cast<int>(map.integer("gpus_per_node", 1, 1024, true).value_or(1));
     const bool has_nvlink = !type.gpu.nvlink.empty();
@@ -203,15 +206,11 @@ class ScenarioParser {
   Cluster read_cluster(const YAML::Node& node) {
     Cluster cluster;
     MapReader map(reader_, node, "cluster");
-    if (!map.valid()) {
-      cluster_ok_ = false;
-      return cluster;
-    }
+    if (!map.valid()) return cluster;
     std::vector<std::string> type_names;
     if (YAML::Node types = map.require("node_types"); types.IsDefined()) {
       if (!types.IsMap() || types.size() == 0) {
         reader_.error(types, "expected a mapping of node type names to their description");
-        cluster_ok_ = false;
       } else {
         for (auto item : types) {
           const std::string name = item.first.Scalar();
@@ -219,21 +218,16 @@ class ScenarioParser {
           cluster.node_types.push_back(read_node_type(name, item.second));
         }
       }
-    } else {
-      cluster_ok_ = false;
     }
     if (YAML::Node nodes = map.require("nodes"); nodes.IsDefined()) {
-      if (!nodes.IsSequence() || nodes.size() == 0) {
-        reader_.error(nodes, "expected a list of node groups such as [{type: dgx, count: 2}]");
-        cluster_ok_ = false;
-      }
-      for (const YAML::Node& group : nodes) {
+      const auto groups = reader_.list(nodes, "node groups such as [{type: dgx, count: 2}]");
+      if (nodes.IsSequence() && groups.empty()) reader_.error(nodes, "expected at least one node group");
+      for (const YAML::Node& group : groups) {
         MapReader group_map(reader_, group, "a node group");
-        auto type = group_map.choice("type", type_names, true);
+        auto type = group_map.choice("type", "node type", type_names, true);
         const auto count = group_map.integer("count", 1, 100000).value_or(1);
         group_map.finish();
         if (!type) {
-          cluster_ok_ = false;
           continue;
         }
         const auto index = static_cast<std::size_t>(std::find(type_names.begin(), type_names.end(), *type) -
@@ -241,8 +235,6 @@ class ScenarioParser {
         for (std::int64_t i = 0; i < count; ++i)
           cluster.nodes.push_back(NodeInstance{fmt::format("node{}", cluster.nodes.size()), index});
       }
-    } else {
-      cluster_ok_ = false;
     }
     if (YAML::Node net = map.get("interconnect"); net.IsDefined()) cluster.network = read_interconnect(net, cluster);
     map.finish();
@@ -252,17 +244,18 @@ class ScenarioParser {
   InterNodeNetwork read_interconnect(const YAML::Node& node, const Cluster& cluster) {
     InterNodeNetwork net;
     MapReader map(reader_, node, "the interconnect");
-    if (!map.valid()) {
-      cluster_ok_ = false;
-      return net;
-    }
-    const std::string kind = map.choice("kind", {"switch", "leaf_spine", "explicit"}).value_or("switch");
-    net.switch_latency = map.quantity<Seconds>("latency").value_or(Seconds(0));
-    if (kind == "switch") {
+    if (!map.valid()) return net;
+    const bool has_kind = map.has("kind");
+    const auto kind = map.choice("kind", {"switch", "leaf_spine", "explicit"});
+    // The other keys depend on the kind: after a misspelt kind, reporting them too would only add noise.
+    if (has_kind && !kind) return net;
+    if (kind.value_or("switch") == "switch") {
       net.kind = InterNodeKind::single_switch;
       net.switch_bandwidth = map.quantity<BytesPerSecond>("bandwidth");
+      net.switch_latency = map.quantity<Seconds>("latency").value_or(Seconds(0));
     } else if (kind == "leaf_spine") {
       net.kind = InterNodeKind::leaf_spine;
+      net.switch_latency = map.quantity<Seconds>("latency").value_or(Seconds(0));
       net.nodes_per_leaf = static_cast<int>(map.integer("nodes_per_leaf", 1, 100000, true).value_or(1));
       net.spines = static_cast<int>(map.integer("spines", 1, 1024, true).value_or(1));
       net.oversubscription = map.number("oversubscription", 1e-3, 1e6).value_or(1.0);
@@ -279,14 +272,14 @@ class ScenarioParser {
     std::vector<std::string> node_names;
     for (const NodeInstance& n : cluster.nodes) node_names.push_back(n.name);
     if (YAML::Node switches = map.get("switches"); switches.IsDefined()) {
-      for (const YAML::Node& s : switches)
+      for (const YAML::Node& s : reader_.list(switches, "switch names"))
         if (auto name = reader_.string(s)) net.switches.push_back(*name);
     }
     std::vector<std::string> endpoints = node_names;
     endpoints.insert(endpoints.end(), net.switches.begin(), net.switches.end());
     std::vector<std::string> link_names;
     YAML::Node links = map.require("links");
-    for (const YAML::Node& l : links) {
+    for (const YAML::Node& l : links.IsDefined() ? reader_.list(links, "links") : std::vector<YAML::Node>{}) {
       MapReader link_map(reader_, l, "an explicit link");
       ExplicitLink link;
       link.name = link_map.string("name", true).value_or("");
@@ -296,11 +289,9 @@ class ScenarioParser {
       YAML::Node between = link_map.require("between");
       if (between.IsDefined() && (!between.IsSequence() || between.size() != 2)) {
         reader_.error(between, "expected 'between: [A, B]', two node or switch names");
-        cluster_ok_ = false;
       } else if (between.IsDefined()) {
         auto a = reader_.choice(between[0], "node or switch", endpoints);
         auto b = reader_.choice(between[1], "node or switch", endpoints);
-        if (!a || !b) cluster_ok_ = false;
         link.a = a.value_or("");
         link.b = b.value_or("");
       }
@@ -310,7 +301,7 @@ class ScenarioParser {
       net.links.push_back(std::move(link));
     }
     if (YAML::Node routes = map.get("routes"); routes.IsDefined()) {
-      for (const YAML::Node& r : routes) {
+      for (const YAML::Node& r : reader_.list(routes, "routes")) {
         MapReader route_map(reader_, r, "an explicit route");
         ExplicitRoute route;
         YAML::Node from = route_map.require("from");
@@ -320,7 +311,7 @@ class ScenarioParser {
         if (YAML::Node hops = route_map.require("links"); hops.IsDefined()) {
           // Each link must continue the walk from `from`, and the walk must end at `to`.
           std::string at = route.from;
-          for (const YAML::Node& hop : hops) {
+          for (const YAML::Node& hop : reader_.list(hops, "link names")) {
             auto name = reader_.choice(hop, "link", link_names);
             if (!name) continue;
             const ExplicitLink& link = net.links[static_cast<std::size_t>(
@@ -355,7 +346,7 @@ class ScenarioParser {
                                        suggestion_suffix(pattern, link_names)));
     };
     if (YAML::Node conditions = map.get("conditions"); conditions.IsDefined()) {
-      for (const YAML::Node& c : conditions) {
+      for (const YAML::Node& c : reader_.list(conditions, "link conditions")) {
         MapReader cond(reader_, c, "a link condition");
         LinkCondition condition;
         condition.where = reader_.where(c);
@@ -402,16 +393,16 @@ class ScenarioParser {
       }
     }
     if (YAML::Node flows = map.get("background_flows"); flows.IsDefined()) {
-      for (const YAML::Node& f : flows) {
+      for (const YAML::Node& f : reader_.list(flows, "background flows")) {
         MapReader flow_map(reader_, f, "a background flow");
         BackgroundFlow flow;
-        flow.from = flow_map.choice("from", gpus, true).value_or("");
-        flow.to = flow_map.choice("to", gpus, true).value_or("");
+        flow.from = flow_map.choice("from", "GPU", gpus, true).value_or("");
+        flow.to = flow_map.choice("to", "GPU", gpus, true).value_or("");
         if (!flow.from.empty() && flow.from == flow.to) reader_.error(f, "a background flow needs two different GPUs");
         flow.size = flow_map.quantity<Bytes>("size", true).value_or(Bytes(0));
         flow.start = flow_map.quantity<Seconds>("start").value_or(Seconds(0));
         flow.interval = flow_map.quantity<Seconds>("interval");
-        if (auto count = flow_map.integer("count", 1, kMaxInt)) flow.count = static_cast<int>(*count);
+        if (auto count = flow_map.integer("count", 1, std::numeric_limits<int>::max())) flow.count = static_cast<int>(*count);
         if (flow.interval && flow.interval->value() <= 0) reader_.error(f, "'interval' must be positive");
         if (flow.count && !flow.interval && *flow.count > 1) reader_.error(f, "'count' > 1 needs an 'interval'");
         flow_map.finish();
@@ -419,7 +410,7 @@ class ScenarioParser {
       }
     }
     if (YAML::Node failures = map.get("failures"); failures.IsDefined()) {
-      for (const YAML::Node& f : failures) {
+      for (const YAML::Node& f : reader_.list(failures, "failure windows")) {
         MapReader failure_map(reader_, f, "a failure window");
         FailureWindow window;
         window.where = reader_.where(f);
@@ -431,11 +422,13 @@ class ScenarioParser {
           check_links(failure_map.get("link"), window.target);
         } else if (host) {
           window.is_host = true;
-          window.target = failure_map.choice("host", gpus).value_or("");
+          window.target = failure_map.choice("host", "GPU", gpus).value_or("");
         }
-        window.from = failure_map.quantity<Seconds>("from", true).value_or(Seconds(0));
-        window.to = failure_map.quantity<Seconds>("to", true).value_or(Seconds(0));
-        if (window.to <= window.from) reader_.error(f, "'to' must be later than 'from'");
+        const auto from = failure_map.quantity<Seconds>("from", true);
+        const auto to = failure_map.quantity<Seconds>("to", true);
+        if (from && to && *to <= *from) reader_.error(f, "'to' must be later than 'from'");
+        window.from = from.value_or(Seconds(0));
+        window.to = to.value_or(Seconds(0));
         failure_map.finish();
         result.failures.push_back(std::move(window));
       }
@@ -447,11 +440,9 @@ class ScenarioParser {
   BandwidthSchedule read_schedule(const YAML::Node& node, std::optional<Seconds> period) {
     BandwidthSchedule schedule;
     schedule.period = period;
-    if (!node.IsSequence() || node.size() == 0) {
-      reader_.error(node, "expected a list of {at, bandwidth} points");
-      return schedule;
-    }
-    for (const YAML::Node& point : node) {
+    const auto points = reader_.list(node, "{at, bandwidth} points");
+    if (node.IsSequence() && points.empty()) reader_.error(node, "expected at least one {at, bandwidth} point");
+    for (const YAML::Node& point : points) {
       MapReader p(reader_, point, "a schedule point");
       auto at = p.quantity<Seconds>("at", true);
       auto bw = p.quantity<BytesPerSecond>("bandwidth", true);
@@ -485,10 +476,10 @@ class ScenarioParser {
     model.measured_on = map.choice("measured_on", catalog.gpu_names()).value_or("");
     model.measured_batch = static_cast<int>(map.integer("measured_batch", 1, 1 << 20).value_or(1));
     YAML::Node layers = map.require("layers");
-    if (layers.IsDefined() && (!layers.IsSequence() || layers.size() == 0))
-      reader.error(layers, "expected a non-empty list of layers");
+    const auto entries = layers.IsDefined() ? reader.list(layers, "layers") : std::vector<YAML::Node>{};
+    if (layers.IsSequence() && entries.empty()) reader.error(layers, "expected at least one layer");
     bool any_measured = false;
-    for (const YAML::Node& entry : layers) {
+    for (const YAML::Node& entry : entries) {
       MapReader l(reader, entry, "a layer");
       Layer layer;
       layer.name = l.string("name").value_or(fmt::format("layer{}", model.layers.size()));
@@ -521,6 +512,9 @@ class ScenarioParser {
     MapReader map(reader_, node, "the workload");
     if (!map.valid()) return;
     const std::string kind = map.choice("kind", {"data_parallel", "taskgraph"}, true).value_or("");
+    // The other keys depend on the kind: after a missing or misspelt kind, reporting them too would
+    // only add noise.
+    if (kind.empty()) return;
     if (kind == "taskgraph") {
       TaskGraphWorkload workload;
       if (auto file = map.string("file", true)) workload.path = resolve_path(reader_.file(), *file);
@@ -573,11 +567,7 @@ class ScenarioParser {
 
   std::vector<Expectation> read_expectations(const YAML::Node& node) {
     std::vector<Expectation> result;
-    if (!node.IsSequence()) {
-      reader_.error(node, "expected a list of expectations");
-      return result;
-    }
-    for (const YAML::Node& e : node) {
+    for (const YAML::Node& e : reader_.list(node, "expectations")) {
       MapReader map(reader_, e, "an expectation");
       Expectation expectation;
       expectation.where = reader_.where(e);
@@ -590,10 +580,12 @@ class ScenarioParser {
       if (YAML::Node tolerance = map.get("tolerance"); tolerance.IsDefined()) {
         const std::string text = tolerance.IsScalar() ? tolerance.Scalar() : "";
         if (!text.empty() && text.back() == '%') {
-          YAML::Node number = YAML::Node(text.substr(0, text.size() - 1));
-          auto percent = reader_.number(number, 0.0, 1000.0);
-          if (!percent) reader_.error(tolerance, fmt::format("expected a tolerance such as \"5%\" or 0.01, got \"{}\"", text));
-          expectation.tolerance = percent.value_or(0.0) / 100.0;
+          double percent = 0;
+          const char* end = text.data() + text.size() - 1;
+          const auto [stop, status] = std::from_chars(text.data(), end, percent);
+          if (status != std::errc{} || stop != end || percent < 0)
+            reader_.error(tolerance, fmt::format("expected a tolerance such as \"5%\" or 0.01, got \"{}\"", text));
+          expectation.tolerance = percent / 100.0;
           expectation.relative = true;
         } else {
           expectation.tolerance = reader_.number(tolerance, 0.0, 1e300).value_or(0.0);
@@ -607,17 +599,17 @@ class ScenarioParser {
   }
 
   YamlReader reader_;
-  bool cluster_ok_ = true;
   std::optional<PlatformLayout> layout_;
 };
 
 // Sets "a.b.0.c=value" in the tree; the value is read as YAML ("8", "\"25Gbps\"", "[1, 2]").
-void apply_override(YAML::Node root, const std::string& assignment, DiagnosticSink& sink) {
+// Returns the value put into the tree, so that problems with it can be located at the assignment.
+std::optional<YAML::Node> apply_override(YAML::Node root, const std::string& assignment, DiagnosticSink& sink) {
   const SourceLocation where{"--set " + assignment, 0, 0};
   const auto equals = assignment.find('=');
   if (equals == std::string::npos || equals == 0) {
     sink.error(where, "expected KEY.PATH=VALUE");
-    return;
+    return std::nullopt;
   }
   const std::string path = assignment.substr(0, equals);
   YAML::Node value;
@@ -625,7 +617,7 @@ void apply_override(YAML::Node root, const std::string& assignment, DiagnosticSi
     value = YAML::Load(assignment.substr(equals + 1));
   } catch (const YAML::Exception& e) {
     sink.error(where, fmt::format("the value is not valid YAML: {}", e.msg));
-    return;
+    return std::nullopt;
   }
   std::vector<std::string> keys;
   for (std::size_t start = 0;;) {
@@ -637,6 +629,7 @@ void apply_override(YAML::Node root, const std::string& assignment, DiagnosticSi
   // yaml-cpp nodes are handles: walk with reset() so that assignment replaces the leaf in place.
   YAML::Node current = root;
   for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::string parent = i == 0 ? std::string("the scenario") : "'" + keys[i - 1] + "'";
     const bool last = i + 1 == keys.size();
     YAML::Node next;
     if (current.IsSequence()) {
@@ -644,26 +637,26 @@ void apply_override(YAML::Node root, const std::string& assignment, DiagnosticSi
       try {
         index = std::stoul(keys[i]);
       } catch (const std::exception&) {
-        sink.error(where, fmt::format("'{}' is a list; expected an index, got '{}'", keys[i - 1], keys[i]));
-        return;
+        sink.error(where, fmt::format("{} is a list; expected an index, got '{}'", parent, keys[i]));
+        return std::nullopt;
       }
       if (index >= current.size()) {
         sink.error(where, fmt::format("index {} is out of range ({} entries)", index, current.size()));
-        return;
+        return std::nullopt;
       }
       next = current[index];
-    } else if (current.IsMap() || current.IsNull()) {
+    } else if (current.IsMap() || current.IsNull() || !current.IsDefined()) {  // undefined: a section to create
       next = current[keys[i]];
     } else {
-      sink.error(where, fmt::format("cannot set '{}': '{}' is a scalar", path, keys[i - 1]));
-      return;
+      sink.error(where, fmt::format("cannot set '{}': {} is a scalar", path, parent));
+      return std::nullopt;
     }
-    if (last) {
+    if (last)
       next = value;
-      return;
-    }
-    current.reset(next);
+    else
+      current.reset(next);
   }
+  return value;
 }
 
 }  // namespace
@@ -673,9 +666,12 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   YamlReader reader(path, sink);
   YAML::Node root = reader.load_file();
   sink.throw_if_any();
-  for (const std::string& assignment : overrides) apply_override(root, assignment, sink);
+  std::vector<std::pair<YAML::Node, std::string>> override_values;
+  for (const std::string& assignment : overrides)
+    if (auto value = apply_override(root, assignment, sink)) override_values.emplace_back(*value, "--set " + assignment);
   sink.throw_if_any();
   ScenarioParser parser(path, sink);
+  for (const auto& [value, origin] : override_values) parser.reader().add_override(value, origin);
   Scenario scenario = parser.parse(root);
   if (!sink.empty()) {
     // In file order, as a compiler reports them.
