@@ -17,6 +17,7 @@ struct GpuRow {
   std::string_view fp32, tf32, fp16, bf16, fp8;
   std::string_view memory, memory_bandwidth, nvlink, nvlink_per_direction, pcie;
   std::string_view source;
+  bool nvlink_bridge_only = false;
 };
 
 struct LinkRow {
@@ -89,7 +90,8 @@ const std::array kGpus{
            "24GiB", "936GB/s", "NVLink3", "56.25GB/s", "PCIe4",
            "NVIDIA Ampere GA102 GPU Architecture whitepaper V2.0 (2021), Appendix A (GeForce RTX 3090), "
            "FP32-accumulate rows; "
-           "https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf"},
+           "https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf",
+           /*nvlink_bridge_only=*/true},
     // L4: FP32 30.3 TFLOPS; TF32 120, FP16 242, BF16 242, FP8 485 TFLOPS printed WITH sparsity, halved
     // here; 24 GB GDDR6 at 300 GB/s.
     GpuRow{"L4", "NVIDIA L4 24 GB PCIe (Ada Lovelace)",
@@ -110,7 +112,7 @@ const std::array kGpus{
     // 80 GB HBM2e at 2 TB/s; NVLink bridge 600 GB/s bidirectional, between a PAIR of cards only.
     GpuRow{"H100-PCIe", "NVIDIA H100 PCIe 80 GB (Hopper)",
            "51TFlops", "378TFlops", "756.5TFlops", "756.5TFlops", "1513TFlops",
-           "80GiB", "2000GB/s", "NVLink4", "300GB/s", "PCIe5", kH100},
+           "80GiB", "2000GB/s", "NVLink4", "300GB/s", "PCIe5", kH100, /*nvlink_bridge_only=*/true},
     // H100 SXM: FP32 67; TF32 989, BF16 1,979, FP16 1,979, FP8 3,958 TFLOPS printed with sparsity;
     // 80 GB HBM3 at 3.35 TB/s; NVLink 900 GB/s bidirectional = 18 links x 25 GB/s per direction.
     GpuRow{"H100-SXM", "NVIDIA H100 SXM5 80 GB (Hopper)",
@@ -200,7 +202,8 @@ GpuSpec to_spec(const GpuRow& row) {
                  std::string(row.nvlink),
                  parse_as<BytesPerSecond>(row.nvlink_per_direction),
                  std::string(row.pcie),
-                 std::string(row.source)};
+                 std::string(row.source),
+                 row.nvlink_bridge_only};
 }
 
 LinkSpec to_spec(const LinkRow& row) {

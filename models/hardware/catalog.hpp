@@ -40,6 +40,9 @@ struct GpuSpec {
   BytesPerSecond nvlink_bandwidth;
   std::string pcie;    // host link catalog name: "PCIe3", "PCIe4", "PCIe5"
   std::string source;  // datasheet citation: document title, year, URL
+  // NVLink only through a bridge between a PAIR of cards (RTX 3090, H100 PCIe), not across a board:
+  // such nodes default to a PCIe fabric.
+  bool nvlink_bridge_only = false;
 
   // The peak rate for `dtype`, nullopt when the GPU has no such mode.
   [[nodiscard]] std::optional<FlopsPerSecond> peak(Dtype dtype) const;

@@ -149,8 +149,9 @@ class ScenarioParser {
     type.compute_efficiency = map.number("compute_efficiency", 1e-3, 1.0).value_or(1.0);
     type.gpus_per_node = static_cast<int>(map.integer("gpus_per_node", 1, 1024, true).value_or(1));
     const bool has_nvlink = !type.gpu.nvlink.empty();
-    const std::string fabric =
-        map.choice("fabric", {"nvswitch", "nvlink_mesh", "pcie"}).value_or(has_nvlink ? "nvswitch" : "pcie");
+    // Board-level NVLink (SXM) defaults to an NVSwitch; a pair bridge does not connect a whole node.
+    const std::string fabric = map.choice("fabric", {"nvswitch", "nvlink_mesh", "pcie"})
+                                   .value_or(has_nvlink && !type.gpu.nvlink_bridge_only ? "nvswitch" : "pcie");
     type.fabric = fabric == "nvswitch" ? IntraNodeFabric::nvswitch
                   : fabric == "pcie"   ? IntraNodeFabric::pcie
                                        : IntraNodeFabric::nvlink_mesh;

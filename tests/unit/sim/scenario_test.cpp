@@ -309,6 +309,18 @@ TEST(ScenarioErrors, UnitLessNonZeroQuantity) {
   expect_error(errors[0], 7, 24, "\"25\" has no unit; a bandwidth needs one of");
 }
 
+TEST(Scenario, FabricDefaultsFollowTheGpusNvlink) {
+  // V100 SXM2 has board-level NVLink: NVSwitch by default. An RTX 3090's NVLink bridges only a pair
+  // of cards, and a T4 has none: both default to PCIe, with the GPU link from the PCIe catalog entry.
+  for (const auto& [gpu, fabric] : {std::pair{"V100-16GB", IntraNodeFabric::nvswitch},
+                                    std::pair{"RTX3090", IntraNodeFabric::pcie}, std::pair{"T4", IntraNodeFabric::pcie}}) {
+    std::string yaml = kBase;
+    yaml.replace(yaml.find("V100-16GB"), 9, gpu);
+    const Scenario s = load(yaml);
+    EXPECT_EQ(s.cluster.node_types[0].fabric, fabric) << gpu;
+  }
+}
+
 TEST(Scenario, ZeroNeedsNoUnit) {
   std::string yaml = kBase;
   yaml.replace(yaml.find("\"5us\""), 5, "0");
