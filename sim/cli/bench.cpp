@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <iostream>
 
 #include "sim/cli/commands.hpp"
@@ -52,7 +53,27 @@ Scenario synthetic_scenario(int gpus, int iterations) {
 
 struct Measurement {
   double activities = 0;
-  double wall = 0;
+  double wall = 0;  // seconds of wall time
+  double cpu = 0;   // seconds of process CPU time: unlike wall time, not inflated by other load or VM steal
+};
+
+// Wall and CPU time since construction.
+class Stopwatch {
+ public:
+  Stopwatch() : wall_(std::chrono::steady_clock::now()), cpu_(cpu_now()) {}
+  [[nodiscard]] Measurement measure(double activities) const {
+    return Measurement{activities, std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_).count(),
+                       cpu_now() - cpu_};
+  }
+
+ private:
+  static double cpu_now() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  }
+  std::chrono::steady_clock::time_point wall_;
+  double cpu_;
 };
 
 // Runs `body` in a forked child (a fresh SimGrid engine) and reads its Measurement back.
@@ -65,7 +86,7 @@ Measurement in_child(Body body) {
   if (pid == 0) {
     close(pipe_fds[0]);
     const Measurement m = body();
-    const std::string line = fmt::format("{} {}\n", m.activities, m.wall);
+    const std::string line = fmt::format("{} {} {}\n", m.activities, m.wall, m.cpu);
     (void)!write(pipe_fds[1], line.data(), line.size());
     _exit(0);
   }
@@ -76,7 +97,7 @@ Measurement in_child(Body body) {
   int status = 0;
   waitpid(pid, &status, 0);
   Measurement m;
-  if (got <= 0 || std::sscanf(buffer, "%lf %lf", &m.activities, &m.wall) != 2)
+  if (got <= 0 || std::sscanf(buffer, "%lf %lf %lf", &m.activities, &m.wall, &m.cpu) != 3)
     throw std::runtime_error("benchmark child failed");
   return m;
 }
@@ -101,8 +122,9 @@ Measurement measure_executor_ring(int gpus, std::size_t rounds) {
       send.stream = stream;
       graph.add(std::move(send));
     }
-  const SimulationResult result = simulate(scenario, std::move(graph), SimulationOptions{false});
-  return Measurement{static_cast<double>(2 * rounds * static_cast<std::size_t>(gpus)), result.wall_seconds};
+  const Stopwatch stopwatch;
+  (void)simulate(scenario, std::move(graph), SimulationOptions{false});
+  return stopwatch.measure(static_cast<double>(2 * rounds * static_cast<std::size_t>(gpus)));
 }
 
 Measurement measure_executor(int gpus, int iterations) {
@@ -110,15 +132,16 @@ Measurement measure_executor(int gpus, int iterations) {
   TaskGraph graph = build_workload(scenario);
   std::size_t computes = 0;
   for (const Task& t : graph.tasks()) computes += t.is_compute();
+  const Stopwatch stopwatch;
   const SimulationResult result = simulate(scenario, std::move(graph), SimulationOptions{false});
-  return Measurement{static_cast<double>(computes + result.flow_count), result.wall_seconds};
+  return stopwatch.measure(static_cast<double>(computes + result.flow_count));
 }
 
 // The same platform with one actor per GPU doing `rounds` × (execute + send to the next GPU): the
 // cheapest way to drive SimGrid with that many activities.
 Measurement measure_raw(int gpus, std::size_t activities) {
   const Scenario scenario = synthetic_scenario(gpus, 1);
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   const auto engine = create_engine();
   const Platform platform = build_platform(scenario);
   const std::size_t rounds = std::max<std::size_t>(1, activities / (2 * static_cast<std::size_t>(gpus)));
@@ -133,18 +156,20 @@ Measurement measure_raw(int gpus, std::size_t activities) {
     });
   }
   engine->run();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return Measurement{static_cast<double>(2 * rounds * static_cast<std::size_t>(gpus)), wall};
+  return stopwatch.measure(static_cast<double>(2 * rounds * static_cast<std::size_t>(gpus)));
 }
 
 }  // namespace
 
 int run_bench(const BenchOptions& options) {
-  std::cout << "activities = SimGrid executions + communications; rates are per second of wall time\n"
-               "data-parallel: the synthetic DDP workload through the executor; ring: the bare loop's pattern\n"
-               "through the executor; raw: a bare S4U loop (execute + sendto per round) on the same platform\n\n";
-  std::cout << fmt::format("{:>6} {:>10} {:>10} {:>13} | {:>10} {:>13} {:>13} | {:>6}\n", "GPUs", "DP activ.", "DP wall s",
-                           "DP activ./s", "activities", "ring activ./s", "raw activ./s", "ratio");
+  std::cout << "activities = SimGrid executions + communications; rates per second of process CPU time\n"
+               "(wall time is shown too; on a shared VM it also counts time the process did not run)\n"
+               "DP: the synthetic data-parallel workload through the whole pipeline\n"
+               "ring: the raw loop's pattern through the executor; raw: a bare S4U loop (execute + sendto)\n"
+               "on the same platform; ring and raw: fastest of --repeat runs; ratio = ring / raw\n\n";
+  std::cout << fmt::format("{:>6} {:>10} {:>9} {:>12} | {:>10} {:>9} {:>12} | {:>9} {:>12} | {:>6}\n", "GPUs",
+                           "DP activ.", "DP wall", "DP activ./s", "activities", "ring wall", "ring activ./s",
+                           "raw wall", "raw activ./s", "ratio");
   for (int gpus : options.gpu_counts) {
     if (gpus < 8 || gpus % 8 != 0) {
       std::cerr << fmt::format("--gpus {}: the synthetic cluster has 8 GPUs per node\n", gpus);
@@ -154,13 +179,23 @@ int run_bench(const BenchOptions& options) {
     const Measurement workload = in_child([&] { return measure_executor(gpus, iterations); });
     const std::size_t rounds = std::max<std::size_t>(
         1, static_cast<std::size_t>(workload.activities) / (2 * static_cast<std::size_t>(gpus)));
-    const Measurement ring = in_child([&] { return measure_executor_ring(gpus, rounds); });
-    const Measurement raw = in_child([&] { return measure_raw(gpus, static_cast<std::size_t>(ring.activities)); });
-    const double ours = ring.activities / ring.wall;
-    const double bare = raw.activities / raw.wall;
-    std::cout << fmt::format("{:>6} {:>10.0f} {:>10.3f} {:>13.0f} | {:>10.0f} {:>13.0f} {:>13.0f} | {:>5.0f}%\n", gpus,
-                             workload.activities, workload.wall, workload.activities / workload.wall, ring.activities,
-                             ours, bare, 100 * ours / bare);
+    // Ring and raw alternate, and each keeps its fastest run: on a shared VM a single run can be
+    // off by tens of percent, and the minimum is the run least disturbed by the machine.
+    Measurement ring{0, 0, std::numeric_limits<double>::infinity()};
+    Measurement raw{0, 0, std::numeric_limits<double>::infinity()};
+    for (int r = 0; r < options.repeat; ++r) {
+      const Measurement ring_run = in_child([&] { return measure_executor_ring(gpus, rounds); });
+      if (ring_run.cpu < ring.cpu) ring = ring_run;
+      const Measurement raw_run =
+          in_child([&] { return measure_raw(gpus, static_cast<std::size_t>(ring_run.activities)); });
+      if (raw_run.cpu < raw.cpu) raw = raw_run;
+    }
+    const double ours = ring.activities / ring.cpu;
+    const double bare = raw.activities / raw.cpu;
+    std::cout << fmt::format("{:>6} {:>10.0f} {:>8.3f}s {:>12.0f} | {:>10.0f} {:>8.3f}s {:>12.0f} | {:>8.3f}s {:>12.0f} | "
+                             "{:>5.0f}%\n",
+                             gpus, workload.activities, workload.wall, workload.activities / workload.cpu,
+                             ring.activities, ring.wall, ours, raw.wall, bare, 100 * ours / bare);
   }
   return 0;
 }

@@ -9,6 +9,7 @@ namespace dnnsim::cli {
 struct BenchOptions {
   std::vector<int> gpu_counts{8, 128, 1024};
   int iterations = 1;
+  int repeat = 3;  // ring and raw runs per size; the fastest of each is reported
 };
 
 // Simulated operations per wall second of the executor on a synthetic data-parallel TaskGraph, side

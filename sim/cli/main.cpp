@@ -102,6 +102,8 @@ int main(int argc, char** argv) {
   bench->add_option("--gpus", bench_options.gpu_counts, "cluster sizes to measure (multiples of 8)")->delimiter(',');
   bench->add_option("--iterations", bench_options.iterations, "training iterations per measurement")
       ->check(CLI::PositiveNumber);
+  bench->add_option("--repeat", bench_options.repeat, "runs of the ring and raw loops per size; the fastest counts")
+      ->check(CLI::PositiveNumber);
 
   CLI11_PARSE(app, argc, argv);
   try {

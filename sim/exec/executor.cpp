@@ -51,6 +51,7 @@ struct Executor::Impl {
   std::vector<DeviceBinding> devices;
   ExecutorOptions options;
   std::vector<std::uint32_t> completion_of_task;  // the op whose end is the task's end
+  std::vector<std::uint32_t> barrier_stack;       // scratch of complete(), reused
   std::size_t flows = 0;
 
   std::uint32_t add_op(Op op) {
@@ -100,15 +101,15 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
   Impl& im = *impl_;
   im.devices = std::move(devices);
   im.options = std::move(options);
-  const std::size_t stream_count = graph.streams().size();
   std::map<std::pair<DeviceId, StreamId>, std::uint32_t> slot_index;  // ordered: actor creation is deterministic
   const auto slot_of = [&](DeviceId device, StreamId stream) {
     auto [it, inserted] = slot_index.try_emplace({device, stream}, static_cast<std::uint32_t>(im.slots.size()));
     if (inserted) im.slots.push_back(StreamSlot{device, stream, {}, kNone, nullptr});
     return it->second;
   };
-  (void)stream_count;
   im.completion_of_task.assign(graph.tasks().size(), kNone);
+  std::vector<double> host_speed;  // flop/s, looked up once per device rather than per task
+  for (const DeviceBinding& binding : im.devices) host_speed.push_back(binding.host->get_speed());
   // The op that the task's dependents wait for, and the ops its dependencies feed.
   std::vector<std::uint32_t> entry_of_task(graph.tasks().size(), kNone);
 
@@ -120,7 +121,7 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
       op.kind = OpKind::compute;
       op.task = id;
       op.device = compute->device;
-      op.amount = compute_time(*compute, *binding.gpu, binding.compute_efficiency).value() * binding.host->get_speed();
+      op.amount = compute_time(*compute, *binding.gpu, binding.compute_efficiency).value() * host_speed[compute->device];
       op.slot = slot_of(compute->device, task.stream);
       op.starts_task = op.ends_task = true;
       const std::uint32_t index = im.add_op(op);
@@ -204,14 +205,15 @@ void Executor::start() {
   Impl& im = *impl_;
   for (StreamSlot& slot : im.slots) slot.wake = sg4::Semaphore::create(0);
 
-  // Marks `first` done and propagates through barriers; wakes stream actors whose next op became ready.
-  auto complete = [this, &im](std::uint32_t first) {
-    std::vector<std::uint32_t> stack{first};
+  // Marks `first` done at `now` and propagates through barriers; wakes stream actors whose next op
+  // became ready. Actors run one at a time and this never blocks, so one stack serves them all.
+  auto complete = [this, &im](std::uint32_t first, double now) {
+    std::vector<std::uint32_t>& stack = im.barrier_stack;
+    stack.push_back(first);
     while (!stack.empty()) {
       const std::uint32_t id = stack.back();
       stack.pop_back();
       const Op& op = im.ops[id];
-      const double now = sg4::Engine::get_clock();
       if (op.kind == OpKind::barrier && op.starts_task)
         for (ExecutionObserver* o : observers_) o->on_task_start(op.task, now);
       if (op.ends_task) {
@@ -237,7 +239,7 @@ void Executor::start() {
     if (im.ops[id].kind == OpKind::barrier && im.ops[id].pending == 0) ready_barriers.push_back(id);
   if (!ready_barriers.empty())
     sg4::Actor::create("collective-starts", im.devices.front().host, [ready_barriers, complete]() {
-      for (std::uint32_t id : ready_barriers) complete(id);
+      for (std::uint32_t id : ready_barriers) complete(id, 0.0);
     });
 
   for (std::uint32_t s = 0; s < im.slots.size(); ++s) {
@@ -279,14 +281,15 @@ void Executor::start() {
                 sg4::this_actor::sleep_until(resume);
               }
             }
-            for (ExecutionObserver* o : observers_)
-              o->on_transfer(op.task, op.device, op.dst, op.amount, start, sg4::Engine::get_clock());
             break;
           case OpKind::fence:
           case OpKind::barrier:
             break;
         }
-        complete(id);
+        const double end = sg4::Engine::get_clock();
+        if (op.kind == OpKind::transfer)
+          for (ExecutionObserver* o : observers_) o->on_transfer(op.task, op.device, op.dst, op.amount, start, end);
+        complete(id, end);
       }
     });
   }

@@ -11,11 +11,20 @@ TimelineRecorder::TimelineRecorder(std::size_t task_count)
       end_(task_count, std::numeric_limits<double>::quiet_NaN()) {}
 
 MemoryTracker::MemoryTracker(const TaskGraph& graph, std::size_t device_count)
-    : graph_(&graph), in_use_(device_count, 0.0), peak_(device_count, 0.0) {}
+    : graph_(&graph),
+      takes_(graph.tasks().size()),
+      releases_(graph.tasks().size()),
+      in_use_(device_count, 0.0),
+      peak_(device_count, 0.0) {
+  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
+    takes_[id] = graph.task(id).alloc_bytes.value() > 0;
+    releases_[id] = graph.task(id).free_bytes.value() > 0;
+  }
+}
 
 void MemoryTracker::on_task_start(TaskId task, double /*now*/) {
+  if (!takes_[task]) return;
   const Task& t = graph_->task(task);
-  if (t.alloc_bytes.value() <= 0) return;
   for (DeviceId d : t.devices()) {
     in_use_[d] += t.alloc_bytes.value();
     peak_[d] = std::max(peak_[d], in_use_[d]);
@@ -23,8 +32,8 @@ void MemoryTracker::on_task_start(TaskId task, double /*now*/) {
 }
 
 void MemoryTracker::on_task_end(TaskId task, double /*now*/) {
+  if (!releases_[task]) return;
   const Task& t = graph_->task(task);
-  if (t.free_bytes.value() <= 0) return;
   for (DeviceId d : t.devices()) in_use_[d] -= t.free_bytes.value();
 }
 

@@ -37,6 +37,10 @@ class MemoryTracker : public ExecutionObserver {
 
  private:
   const TaskGraph* graph_;
+  // Which tasks allocate or free anything: most do neither, and this keeps the hot path off the
+  // (large) Task records.
+  std::vector<bool> takes_;
+  std::vector<bool> releases_;
   std::vector<double> in_use_;
   std::vector<double> peak_;
 };
