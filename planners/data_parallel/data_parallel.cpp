@@ -68,28 +68,30 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
   for (DeviceId d = 0; d < everyone.size(); ++d) everyone[d] = d;
 
   for (int iteration = 0; iteration < iterations; ++iteration) {
+    const auto on_compute_stream = [&](Compute compute, Phase phase, std::string label) {
+      Task task{std::move(compute)};
+      task.stream = compute_stream;
+      task.phase = phase;
+      task.iteration = static_cast<std::uint32_t>(iteration);
+      task.label = std::move(label);
+      return task;
+    };
     // backward_task[device][layer]
     std::vector<std::vector<TaskId>> backward_task(devices.size(), std::vector<TaskId>(layer_count));
     for (DeviceId d = 0; d < devices.size(); ++d) {
       const int batch = config.global_batch / device_count + (static_cast<int>(d) < config.global_batch % device_count);
       for (std::size_t l = 0; l < layer_count; ++l) {
         const Layer& layer = model.layers[l];
-        Task task{layer_compute(model, layer, d, batch, config.dtype, false)};
-        task.stream = compute_stream;
-        task.phase = Phase::forward;
-        task.iteration = static_cast<std::uint32_t>(iteration);
-        task.label = fmt::format("fwd {}", layer.name);
+        Task task = on_compute_stream(layer_compute(model, layer, d, batch, config.dtype, false), Phase::forward,
+                                      fmt::format("fwd {}", layer.name));
         task.alloc_bytes = layer.activation_bytes * batch;
         if (iteration == 0 && l == 0) task.alloc_bytes += parameters * state_per_parameter_byte;
         graph.add(std::move(task));
       }
       for (std::size_t l = layer_count; l-- > 0;) {
         const Layer& layer = model.layers[l];
-        Task task{layer_compute(model, layer, d, batch, config.dtype, true)};
-        task.stream = compute_stream;
-        task.phase = Phase::backward;
-        task.iteration = static_cast<std::uint32_t>(iteration);
-        task.label = fmt::format("bwd {}", layer.name);
+        Task task = on_compute_stream(layer_compute(model, layer, d, batch, config.dtype, true), Phase::backward,
+                                      fmt::format("bwd {}", layer.name));
         task.free_bytes = layer.activation_bytes * batch;
         backward_task[d][l] = graph.add(std::move(task));
       }
@@ -121,11 +123,7 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
       update.dtype = Dtype::fp32;
       update.flops = Flop(10.0 * parameters.value() / 4.0);
       update.bytes_accessed = parameters * (3.0 + 2.0 * config.optimizer_bytes_per_parameter_byte);
-      Task task{update};
-      task.stream = compute_stream;
-      task.phase = Phase::optimizer;
-      task.iteration = static_cast<std::uint32_t>(iteration);
-      task.label = "optimizer step";
+      Task task = on_compute_stream(update, Phase::optimizer, "optimizer step");
       if (last_all_reduce) task.deps.push_back(*last_all_reduce);
       graph.add(std::move(task));
     }

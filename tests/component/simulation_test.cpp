@@ -4,26 +4,21 @@
 // and max-min fair sharing among flows on a common link. Every TEST runs in its own process.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 
 #include "models/hardware/catalog.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
+#include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/support/scenario_files.hpp"
+#include "traces/network/preemption.hpp"
 
 namespace dnnsim {
 namespace {
 
 constexpr double kExact = 1e-9;
 
-Scenario scenario_from(const std::string& yaml) {
-  const auto dir = std::filesystem::temp_directory_path() / ("dnnsim-test-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const auto path = dir / "scenario.yaml";
-  std::ofstream(path) << yaml;
-  return load_scenario(path.string());
-}
+using testing::load;
 
 // Two single-GPU nodes on a non-blocking switch. PCIe is made transparent (huge, no latency) so the
 // NICs alone shape the inter-node path: node0/gpu0 → node0/nic → switch → node1/nic → node1/gpu0.
@@ -45,6 +40,13 @@ workload:
   global_batch: 4
 )";
 
+// The same with the NICs' latency set to zero, for timings where only bandwidth matters.
+std::string two_nodes_without_latency() {
+  std::string yaml = kTwoNodes;
+  yaml.replace(yaml.find("latency: \"5us\""), 14, "latency: \"0s\"");
+  return yaml;
+}
+
 TaskGraph transfers(const Scenario& scenario, const std::vector<std::pair<std::string, std::string>>& pairs,
                     double bytes) {
   TaskGraph graph;
@@ -60,7 +62,7 @@ TaskGraph transfers(const Scenario& scenario, const std::vector<std::pair<std::s
 
 TEST(Simulation, OneTransferIsLatencyPlusSizeOverBandwidth) {
   // 1 GB over the 10 GB/s NICs: 0.1 s, plus 5 us at each NIC (switch and PCIe add nothing).
-  const Scenario scenario = scenario_from(kTwoNodes);
+  const Scenario scenario = load(kTwoNodes);
   const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
   EXPECT_NEAR(result.task_end[0], 0.1 + 10e-6, kExact);
 }
@@ -68,7 +70,7 @@ TEST(Simulation, OneTransferIsLatencyPlusSizeOverBandwidth) {
 TEST(Simulation, TwoFlowsShareTheirCommonLink) {
   // Both GPUs of node0 send 1 GB to node1: node0/nic (up) carries both flows, 5 GB/s each:
   // 1e9 / 5e9 = 0.2 s, plus the two NIC latencies.
-  const Scenario scenario = scenario_from(kTwoNodes);
+  const Scenario scenario = load(kTwoNodes);
   const auto result = simulate(
       scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}, {"node0/gpu1", "node1/gpu1"}}, 1e9), {});
   EXPECT_NEAR(result.task_end[0], 0.2 + 10e-6, kExact);
@@ -77,7 +79,7 @@ TEST(Simulation, TwoFlowsShareTheirCommonLink) {
 
 TEST(Simulation, LinkAtHalfBandwidthDoublesTheTransfer) {
   // node1/nic held at 5 GB/s for the whole run: 1e9 / 5e9 = 0.2 s (+ latencies) instead of 0.1 s.
-  const Scenario scenario = scenario_from(kTwoNodes + R"(
+  const Scenario scenario = load(kTwoNodes + R"(
 network:
   conditions:
     - {links: "node1/nic", bandwidth: "5GB/s"}
@@ -89,9 +91,7 @@ network:
 TEST(Simulation, BandwidthDropMidTransferIntegratesPiecewise) {
   // No latency; node1/nic drops from 10 GB/s to 2 GB/s at t = 0.05 s. By then 0.5 GB of the 1 GB
   // has moved; the other 0.5 GB takes 0.5e9 / 2e9 = 0.25 s: the transfer ends at 0.30 s.
-  std::string yaml = kTwoNodes;
-  yaml.replace(yaml.find("latency: \"5us\""), 14, "latency: \"0s\"");
-  const Scenario scenario = scenario_from(yaml + R"(
+  const Scenario scenario = load(two_nodes_without_latency() + R"(
 network:
   conditions:
     - links: "node1/nic"
@@ -124,7 +124,7 @@ TEST(Simulation, RingAllReduceMatchesItsFormula) {
   // port i (up) and port i+1 (down): one flow per link direction, so a step costs α + S/(pB) with
   // α = the route's latency (2 ports × 1 us) and B = 100 GB/s.
   // S = 400 MB, p = 4: 2·3·(2e-6 + 1e8/1e11) = 6·(1.002e-3) = 6.012e-3 s.
-  const Scenario scenario = scenario_from(kFourGpuSwitch);
+  const Scenario scenario = load(kFourGpuSwitch);
   TaskGraph graph;
   for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
   Task task{Collective{CollectiveKind::all_reduce, {0, 1, 2, 3}, Bytes(400e6), "ring", 0}};
@@ -175,7 +175,7 @@ double optimizer_time() {
 TEST(Simulation, DataParallelOverlapHidesCommunicationUnderBackward) {
   // Backward of "second" ends at 20 + 20 = 40 ms; its bucket all-reduces 40–42 ms while "first"'s
   // backward runs 40–60 ms; the last bucket all-reduces 60–62 ms; then the optimizer step.
-  const Scenario scenario = scenario_from(ddp_scenario(true));
+  const Scenario scenario = load(ddp_scenario(true));
   const auto result = simulate(scenario, build_workload(scenario), {});
   EXPECT_NEAR(result.makespan_s, 0.062 + optimizer_time(), kExact);
   const auto summary = make_summary(scenario, result);
@@ -186,7 +186,7 @@ TEST(Simulation, DataParallelOverlapHidesCommunicationUnderBackward) {
 TEST(Simulation, DataParallelWithoutOverlapWaitsForTheWholeBackward) {
   // Both all-reduces start after the backward pass (60 ms) and run one after the other on the comm
   // stream: 60–62, 62–64 ms; then the optimizer.
-  const Scenario scenario = scenario_from(ddp_scenario(false));
+  const Scenario scenario = load(ddp_scenario(false));
   const auto result = simulate(scenario, build_workload(scenario), {});
   EXPECT_NEAR(result.makespan_s, 0.064 + optimizer_time(), kExact);
 }
@@ -194,23 +194,16 @@ TEST(Simulation, DataParallelWithoutOverlapWaitsForTheWholeBackward) {
 TEST(Simulation, PeakMemoryCountsStateAndActivations) {
   // Weights + gradients (SGD: no state) = 2 × 200 MB, plus both layers' activations (1 MB per sample,
   // 1 sample per GPU) held until their backward: 400 MB + 2 MB.
-  const Scenario scenario = scenario_from(ddp_scenario(true));
+  const Scenario scenario = load(ddp_scenario(true));
   const auto result = simulate(scenario, build_workload(scenario), {});
   EXPECT_DOUBLE_EQ(result.peak_memory_bytes[0], 402e6);
 }
 
-}  // namespace
-}  // namespace dnnsim
-
-namespace dnnsim {
-namespace {
 
 TEST(Simulation, BandwidthRecoveryMidTransferSpeedsItUp) {
   // No latency; node1/nic at 1 GB/s until t = 50 ms, then 10 GB/s. By 50 ms, 50 MB of the 1 GB has
   // moved; the remaining 950 MB take 0.95e9 / 1e10 = 95 ms: the transfer ends at 0.145 s.
-  std::string yaml = kTwoNodes;
-  yaml.replace(yaml.find("latency: \"5us\""), 14, "latency: \"0s\"");
-  const Scenario scenario = scenario_from(yaml + R"(
+  const Scenario scenario = load(two_nodes_without_latency() + R"(
 network:
   conditions:
     - links: "node1/nic"
@@ -220,23 +213,13 @@ network:
   EXPECT_NEAR(result.task_end[0], 0.145, kExact);
 }
 
-}  // namespace
-}  // namespace dnnsim
-
-#include "sim/scenario/layout.hpp"
-#include "traces/network/preemption.hpp"
-
-namespace dnnsim {
-namespace {
 
 TEST(Simulation, PreemptedLinkFollowsItsGeneratedSchedule) {
   // node1/nic is preempted by a seeded on/off process. The same process, replayed from the same
   // derived seed by the pure traces library and integrated piecewise (BandwidthSchedule::
   // transfer_time), must give the simulated end of a 1 GB transfer over that NIC (no latency; the
   // other NIC runs at 10 GB/s and never binds below the preempted one's nominal 10 GB/s).
-  std::string yaml = kTwoNodes;
-  yaml.replace(yaml.find("latency: \"5us\""), 14, "latency: \"0s\"");
-  const Scenario scenario = scenario_from(yaml + R"(
+  const Scenario scenario = load(two_nodes_without_latency() + R"(
 network:
   conditions:
     - links: "node1/nic"
@@ -254,18 +237,11 @@ run: {seed: 42}
   EXPECT_NEAR(result.task_end[0], expected.value(), 1e-9);
 }
 
-}  // namespace
-}  // namespace dnnsim
-
-namespace dnnsim {
-namespace {
 
 TEST(Simulation, TransferCutByALinkFailureIsSentAgainAfterTheWindow) {
   // No latency; node1/nic fails from 50 ms to 80 ms. The 1 GB transfer at 10 GB/s is cut at 50 ms
   // (half sent, lost) and sent again from the start when the link is back: 80 ms + 100 ms = 0.18 s.
-  std::string yaml = kTwoNodes;
-  yaml.replace(yaml.find("latency: \"5us\""), 14, "latency: \"0s\"");
-  const Scenario scenario = scenario_from(yaml + R"(
+  const Scenario scenario = load(two_nodes_without_latency() + R"(
 network:
   failures:
     - {link: "node1/nic", from: "50ms", to: "80ms"}
@@ -279,9 +255,7 @@ network:
 TEST(Simulation, HostFailureStopsItsWorkAndIsReported) {
   // node1/gpu0 fails at 50 ms, during the 100 ms transfer it receives: the transfer and the task
   // after it on node1/gpu0 never finish; the run reports them instead of crashing.
-  std::string yaml = kTwoNodes;
-  yaml.replace(yaml.find("latency: \"5us\""), 14, "latency: \"0s\"");
-  const Scenario scenario = scenario_from(yaml + R"(
+  const Scenario scenario = load(two_nodes_without_latency() + R"(
 network:
   failures:
     - {host: "node1/gpu0", from: "50ms", to: "1s"}

@@ -4,6 +4,7 @@
 // point at the first character of the offending token (the opening quote of a string, the '{' of a
 // task).
 #include "models/program/task_graph_json.hpp"
+#include "tests/support/task_graph_ops.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,34 +18,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Ops built field by field (designated initializers that skip members trip -Wmissing-field-initializers).
-Compute compute_op(DeviceId device, double flops = 0, double bytes = 0, Dtype dtype = Dtype::fp32) {
-  Compute op;
-  op.device = device;
-  op.flops = Flop(flops);
-  op.bytes_accessed = Bytes(bytes);
-  op.dtype = dtype;
-  return op;
-}
-
-Transfer transfer_op(DeviceId src, DeviceId dst, double size = 0) {
-  Transfer op;
-  op.src = src;
-  op.dst = dst;
-  op.size = Bytes(size);
-  return op;
-}
-
-Collective collective_op(CollectiveKind kind, std::vector<DeviceId> group, double size = 0, std::string algorithm = "",
-                         DeviceId root = 0) {
-  Collective op;
-  op.kind = kind;
-  op.group = std::move(group);
-  op.size = Bytes(size);
-  op.algorithm = std::move(algorithm);
-  op.root = root;
-  return op;
-}
+using testing::collective_op;
+using testing::compute_op;
+using testing::transfer_op;
 
 const std::string kHeader = R"({"format": "dnnsim-taskgraph", "version": 1, "devices": ["gpu0", "gpu1"],
 "streams": ["compute", "comm"], "tasks": [

@@ -1,5 +1,6 @@
 // TaskGraph::validate() on graphs built in code, and the enum ⇄ name tables of the IR.
 #include "models/program/task_graph.hpp"
+#include "tests/support/task_graph_ops.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,34 +10,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Ops built field by field (designated initializers that skip members trip -Wmissing-field-initializers).
-Compute compute_op(DeviceId device, double flops = 0, double bytes = 0, Dtype dtype = Dtype::fp32) {
-  Compute op;
-  op.device = device;
-  op.flops = Flop(flops);
-  op.bytes_accessed = Bytes(bytes);
-  op.dtype = dtype;
-  return op;
-}
-
-Transfer transfer_op(DeviceId src, DeviceId dst, double size = 0) {
-  Transfer op;
-  op.src = src;
-  op.dst = dst;
-  op.size = Bytes(size);
-  return op;
-}
-
-Collective collective_op(CollectiveKind kind, std::vector<DeviceId> group, double size = 0, std::string algorithm = "",
-                         DeviceId root = 0) {
-  Collective op;
-  op.kind = kind;
-  op.group = std::move(group);
-  op.size = Bytes(size);
-  op.algorithm = std::move(algorithm);
-  op.root = root;
-  return op;
-}
+using testing::collective_op;
+using testing::compute_op;
+using testing::transfer_op;
 
 // Two devices, one stream, and `n` compute tasks labelled a, b, c, ... without dependencies.
 TaskGraph graph_of(std::size_t n) {

@@ -15,42 +15,14 @@
 
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
 namespace {
 
-// A directory of its own for each test, so that tests may run in parallel processes.
-std::filesystem::path test_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("dnnsim-scenario-test-" + std::to_string(::getpid()) + "-" + info->name());
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-// Removes this process's test directories when the tests are done.
-class TempCleanup : public ::testing::Environment {
- public:
-  void TearDown() override {
-    const std::string prefix = "dnnsim-scenario-test-" + std::to_string(::getpid()) + "-";
-    std::error_code ignored;
-    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ignored))
-      if (entry.path().filename().string().rfind(prefix, 0) == 0) std::filesystem::remove_all(entry.path(), ignored);
-  }
-};
-[[maybe_unused]] ::testing::Environment* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
-
-std::string write_file(const std::string& name, const std::string& text) {
-  const auto path = test_dir() / name;
-  std::ofstream(path) << text;
-  return path.string();
-}
-
-std::string write_scenario(const std::string& yaml) { return write_file("scenario.yaml", yaml); }
-
-Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  return load_scenario(write_scenario(yaml), overrides);
-}
+using testing::load;
+using testing::test_dir;
+using testing::write_file;
 
 std::string dump(const std::vector<Diagnostic>& diagnostics) {
   std::string text;
