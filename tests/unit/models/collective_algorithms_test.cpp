@@ -1,6 +1,7 @@
 // Collective algorithms: step counts, bytes per device, dependency structure and the no-contention
 // critical path, each derived by hand in the comments (docs/collectives.md has the same formulas).
 #include "models/program/collective_algorithms.hpp"
+#include "tests/support/task_graph_ops.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -23,16 +24,7 @@ constexpr double kKiB = 1024.0;
 constexpr double kMiB = 1024.0 * kKiB;
 constexpr double kGiB = 1024.0 * kMiB;
 
-Collective make_collective(CollectiveKind kind, std::vector<DeviceId> group, double size, std::string algorithm,
-                           DeviceId root = 0) {
-  Collective c;
-  c.kind = kind;
-  c.group = std::move(group);
-  c.size = Bytes(size);
-  c.algorithm = std::move(algorithm);
-  c.root = root;
-  return c;
-}
+using testing::collective_op;
 
 std::vector<DeviceId> iota_group(std::size_t p) {
   std::vector<DeviceId> group(p);
@@ -141,7 +133,7 @@ TEST(CollectiveRing, AllReduceStepsBytesAndNeighbours) {
   // 2(p−1) = 6 rounds, each device sends one chunk of S/p = 300 B per round → 6·4 = 24 steps;
   // each device sends and receives 2(p−1)·S/p = 6·300 = 1800 B.
   const std::vector<DeviceId> group{5, 2, 7, 0};
-  const auto e = expand(make_collective(CollectiveKind::all_reduce, group, 1200, "ring"));
+  const auto e = expand(collective_op(CollectiveKind::all_reduce, group, 1200, "ring"));
   ASSERT_EQ(e.steps.size(), 24u);
   expect_well_formed(e);
   const std::map<DeviceId, DeviceId> next{{5, 2}, {2, 7}, {7, 0}, {0, 5}};
@@ -170,7 +162,7 @@ TEST(CollectiveRing, AllReduceCriticalPathIsPatarasukYuan) {
   // r of a device waits for round r−1 of its predecessor, so T = 2(p−1)(α + S/(pB)).
   for (std::size_t p : {2u, 3u, 8u, 13u}) {
     const double s = 64 * kMiB, alpha = 5e-6, bandwidth = 12.5e9;
-    const auto e = expand(make_collective(CollectiveKind::all_reduce, iota_group(p), s, "ring"));
+    const auto e = expand(collective_op(CollectiveKind::all_reduce, iota_group(p), s, "ring"));
     EXPECT_EQ(e.steps.size(), 2 * (p - 1) * p);
     const double expected = 2.0 * (p - 1) * (alpha + s / (p * bandwidth));
     EXPECT_NEAR(critical_path(e, uniform(alpha, bandwidth)), expected, 1e-12 * expected) << "p=" << p;
@@ -182,7 +174,7 @@ TEST(CollectiveRing, AllGatherAndReduceScatterAreOnePhase) {
   const std::size_t p = 6;
   const double s = 6000, alpha = 1e-6, bandwidth = 1e9;
   for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
-    const auto e = expand(make_collective(kind, iota_group(p), s, "ring"));
+    const auto e = expand(collective_op(kind, iota_group(p), s, "ring"));
     ASSERT_EQ(e.steps.size(), p * (p - 1));
     expect_well_formed(e);
     for (DeviceId d = 0; d < p; ++d) {
@@ -198,7 +190,7 @@ TEST(CollectiveRing, BroadcastIsAPipelinedChainFromTheRoot) {
   // p = 4, root 2: chain 2 → 3 → 0 → 1. S = 8 MiB → k = min(4p, ⌈S / 512 KiB⌉) = min(16, 16) = 16
   // chunks of 512 KiB; k(p−1) = 48 steps. Classic pipeline: p−1 + k−1 = 18 chunk times.
   const double s = 8 * kMiB, alpha = 2e-6, bandwidth = 25e9;
-  const auto e = expand(make_collective(CollectiveKind::broadcast, {0, 1, 2, 3}, s, "ring", 2));
+  const auto e = expand(collective_op(CollectiveKind::broadcast, {0, 1, 2, 3}, s, "ring", 2));
   ASSERT_EQ(e.steps.size(), 48u);
   expect_well_formed(e);
   const std::map<DeviceId, DeviceId> next{{2, 3}, {3, 0}, {0, 1}};
@@ -214,9 +206,9 @@ TEST(CollectiveRing, BroadcastIsAPipelinedChainFromTheRoot) {
   for (const auto& [device, from] : reached(e)) EXPECT_TRUE(from & (1u << 2)) << device;
 
   // A small payload is not split: ⌈1 KiB / 512 KiB⌉ = 1 chunk, p−1 = 3 steps.
-  EXPECT_EQ(expand(make_collective(CollectiveKind::broadcast, {0, 1, 2, 3}, kKiB, "ring", 2)).steps.size(), 3u);
+  EXPECT_EQ(expand(collective_op(CollectiveKind::broadcast, {0, 1, 2, 3}, kKiB, "ring", 2)).steps.size(), 3u);
   // A huge one is capped at 4p chunks: 1 GiB over p = 4 → 16 chunks, 48 steps.
-  EXPECT_EQ(expand(make_collective(CollectiveKind::broadcast, {0, 1, 2, 3}, kGiB, "ring", 2)).steps.size(), 48u);
+  EXPECT_EQ(expand(collective_op(CollectiveKind::broadcast, {0, 1, 2, 3}, kGiB, "ring", 2)).steps.size(), 48u);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -234,7 +226,7 @@ TEST(CollectiveTree, AllReduceOnNcclDoubleBinaryTree) {
   //   ranks 1..6 (two children in one tree, leaf in the other): S/2 + S/2 + 2·S/2 = 2S.
   // Received mirrors sent (children's sums up + parent's result down). Total 2(p−1)S = 14S.
   const double s = kGiB;
-  const auto e = expand(make_collective(CollectiveKind::all_reduce, iota_group(8), s, "tree"));
+  const auto e = expand(collective_op(CollectiveKind::all_reduce, iota_group(8), s, "tree"));
   ASSERT_EQ(e.steps.size(), 168u);
   expect_well_formed(e);
   EXPECT_NEAR(total_bytes(e), 14 * s, 1e-12 * s);  // 12ths of S do not add up exactly
@@ -257,7 +249,7 @@ TEST(CollectiveTree, EveryMemberIsInteriorInAtMostOneTree) {
   // more than 2 × S/2 downwards plus S/2 up per tree, so ≤ 2S in all, and all reach all.
   for (std::size_t p : {2u, 3u, 5u, 6u, 7u, 12u, 13u, 33u}) {
     const double s = 4 * kMiB;
-    const auto e = expand(make_collective(CollectiveKind::all_reduce, iota_group(p), s, "tree"));
+    const auto e = expand(collective_op(CollectiveKind::all_reduce, iota_group(p), s, "tree"));
     expect_well_formed(e);
     EXPECT_NEAR(total_bytes(e), 2.0 * (p - 1) * s, 1e-12 * s) << p;
     for (const auto& [device, sent] : bytes_sent(e)) EXPECT_LE(sent, 2 * s + 1e-6) << "p=" << p << " device " << device;
@@ -273,12 +265,12 @@ TEST(CollectiveTree, LatencyGrowsWithDepthNotWithP) {
   const std::size_t p = 64;
   const double alpha = 1e-6;
   auto latency_only = [&](const CollectiveStep&) { return alpha; };
-  const auto tree = expand(make_collective(CollectiveKind::all_reduce, iota_group(p), kKiB, "tree"));
+  const auto tree = expand(collective_op(CollectiveKind::all_reduce, iota_group(p), kKiB, "tree"));
   EXPECT_EQ(tree.steps.size(), 4 * (p - 1));
   const double t_tree = critical_path(tree, latency_only);
   EXPECT_GE(t_tree, 12 * alpha - 1e-15);
   EXPECT_LE(t_tree, 36 * alpha + 1e-15);
-  const auto ring = expand(make_collective(CollectiveKind::all_reduce, iota_group(p), kKiB, "ring"));
+  const auto ring = expand(collective_op(CollectiveKind::all_reduce, iota_group(p), kKiB, "ring"));
   EXPECT_NEAR(critical_path(ring, latency_only), 2.0 * (p - 1) * alpha, 1e-15);
 }
 
@@ -287,7 +279,7 @@ TEST(CollectiveTree, BandwidthIsCloseToTwoS) {
   // pipeline fill adds about 2·depth chunk times of S/(2k) each: with p = 16, depth 4, k = 8,
   // T ≤ 2S/B + 2·4·(S/16)/B = 2.5 S/B.
   const double s = kGiB, bandwidth = 10e9;
-  const auto e = expand(make_collective(CollectiveKind::all_reduce, iota_group(16), s, "tree"));
+  const auto e = expand(collective_op(CollectiveKind::all_reduce, iota_group(16), s, "tree"));
   const double t = critical_path(e, uniform(0, bandwidth));
   EXPECT_GE(t, 2 * s / bandwidth * (1 - 1e-12));
   EXPECT_LE(t, 2.5 * s / bandwidth);
@@ -300,7 +292,7 @@ TEST(CollectiveTree, BroadcastFeedsTwoTreesFromTheRoot) {
   // Every non-root member receives both halves (S); the root sends S; a member is interior in at
   // most one tree (two children, S/2 each), so it sends at most S.
   const double s = kGiB;
-  const auto e = expand(make_collective(CollectiveKind::broadcast, iota_group(8), s, "tree", 3));
+  const auto e = expand(collective_op(CollectiveKind::broadcast, iota_group(8), s, "tree", 3));
   ASSERT_EQ(e.steps.size(), 84u);
   expect_well_formed(e);
   EXPECT_DOUBLE_EQ(bytes_sent(e).at(3), s);
@@ -312,7 +304,7 @@ TEST(CollectiveTree, BroadcastFeedsTwoTreesFromTheRoot) {
   }
   for (const auto& [device, from] : reached(e)) EXPECT_TRUE(from & (1u << 3)) << device;
   // Two members: both halves go straight from the root: 2 trees × k chunks, k = 2⌈log2 2⌉ = 2.
-  EXPECT_EQ(expand(make_collective(CollectiveKind::broadcast, {4, 9}, s, "tree", 9)).steps.size(), 4u);
+  EXPECT_EQ(expand(collective_op(CollectiveKind::broadcast, {4, 9}, s, "tree", 9)).steps.size(), 4u);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -329,7 +321,7 @@ TEST(CollectiveHierarchical, TwoNodesOfFourGpus) {
   const double s = 8 * kMiB;
   const std::vector<DeviceId> group{0, 4, 1, 5, 2, 6, 3, 7};
   const DeviceTopology topology = nodes_of(8, 4);
-  const auto e = expand(make_collective(CollectiveKind::all_reduce, group, s, "hierarchical"), topology);
+  const auto e = expand(collective_op(CollectiveKind::all_reduce, group, s, "hierarchical"), topology);
   ASSERT_EQ(e.steps.size(), 64u);
   expect_well_formed(e);
   auto node = [&](DeviceId d) { return topology.node_of_device.at(d); };
@@ -361,7 +353,7 @@ TEST(CollectiveHierarchical, CriticalPathAddsTheThreePhases) {
   const std::size_t n = 3, g = 4;
   const double s = 96 * kMiB, alpha_i = 1e-6, b_i = 150e9, alpha_e = 5e-6, b_e = 12.5e9;
   const DeviceTopology topology = nodes_of(n * g, g);
-  const auto e = expand(make_collective(CollectiveKind::all_reduce, iota_group(n * g), s, "hierarchical"), topology);
+  const auto e = expand(collective_op(CollectiveKind::all_reduce, iota_group(n * g), s, "hierarchical"), topology);
   EXPECT_EQ(e.steps.size(), 2 * n * g * (n + g - 2));
   const double t = critical_path(e, [&](const CollectiveStep& step) {
     const bool same = topology.node_of_device[step.src] == topology.node_of_device[step.dst];
@@ -374,10 +366,10 @@ TEST(CollectiveHierarchical, CriticalPathAddsTheThreePhases) {
 TEST(CollectiveHierarchical, DegenerateShapesAreRings) {
   // One node (n = 1): phases 1 and 3 only, 2·g·(g−1) steps = the ring's. One GPU per node (g = 1):
   // phase 2 only, 2·n·(n−1) steps.
-  EXPECT_EQ(expand(make_collective(CollectiveKind::all_reduce, iota_group(4), 1e6, "hierarchical"), nodes_of(4, 4))
+  EXPECT_EQ(expand(collective_op(CollectiveKind::all_reduce, iota_group(4), 1e6, "hierarchical"), nodes_of(4, 4))
                 .steps.size(),
             24u);
-  EXPECT_EQ(expand(make_collective(CollectiveKind::all_reduce, iota_group(4), 1e6, "hierarchical"), nodes_of(4, 1))
+  EXPECT_EQ(expand(collective_op(CollectiveKind::all_reduce, iota_group(4), 1e6, "hierarchical"), nodes_of(4, 1))
                 .steps.size(),
             24u);
 }
@@ -391,7 +383,7 @@ TEST(CollectiveDirect, AllReduceIsTwoAllPairsPhases) {
   // Per device 2(p−1)·S/p. Uniform links, sends of a device one after another: a device's 3
   // phase-1 sends end at 3t, as do the 3 into it, then 3 more: T = 2(p−1)(α + S/(pB)), the ring's.
   const double s = 4000, alpha = 1e-6, bandwidth = 1e9;
-  const auto e = expand(make_collective(CollectiveKind::all_reduce, iota_group(4), s, "direct"));
+  const auto e = expand(collective_op(CollectiveKind::all_reduce, iota_group(4), s, "direct"));
   ASSERT_EQ(e.steps.size(), 24u);
   expect_well_formed(e);
   for (std::size_t k = 0; k < 24; ++k) {
@@ -407,7 +399,7 @@ TEST(CollectiveDirect, OnePhaseKindsAndBroadcast) {
   // all_to_all, all_gather, reduce_scatter: p(p−1) = 20 independent steps of S/p for p = 5; in
   // round r device i sends to i+r, so each device sends to and receives from every peer once.
   for (CollectiveKind kind : {CollectiveKind::all_to_all, CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
-    const auto e = expand(make_collective(kind, iota_group(5), 5000, "direct"));
+    const auto e = expand(collective_op(kind, iota_group(5), 5000, "direct"));
     ASSERT_EQ(e.steps.size(), 20u);
     std::set<std::pair<DeviceId, DeviceId>> pairs;
     for (const CollectiveStep& step : e.steps) {
@@ -420,7 +412,7 @@ TEST(CollectiveDirect, OnePhaseKindsAndBroadcast) {
       for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(e.steps[5 * r + i].dst, (i + r + 1) % 5);
   }
   // broadcast: p−1 = 4 sends of S from the root.
-  const auto b = expand(make_collective(CollectiveKind::broadcast, iota_group(5), 5000, "direct", 2));
+  const auto b = expand(collective_op(CollectiveKind::broadcast, iota_group(5), 5000, "direct", 2));
   ASSERT_EQ(b.steps.size(), 4u);
   for (const CollectiveStep& step : b.steps) {
     EXPECT_EQ(step.src, 2u);
@@ -454,7 +446,7 @@ TEST(CollectiveRegistry, ListsTheFourWithDescriptionsAndSources) {
 TEST(CollectiveDefault, HierarchicalOnlyForEvenMultiNodeAllReduce) {
   const DeviceTopology topology = nodes_of(16, 4);  // nodes {0-3}, {4-7}, {8-11}, {12-15}
   auto rule = [&](CollectiveKind kind, std::vector<DeviceId> group) {
-    return default_collective_algorithm(make_collective(kind, std::move(group), 1e6, ""), topology);
+    return default_collective_algorithm(collective_op(kind, std::move(group), 1e6, ""), topology);
   };
   EXPECT_EQ(rule(CollectiveKind::all_reduce, {0, 1, 2, 3, 4, 5, 6, 7}), "hierarchical");  // 2 nodes × 4
   EXPECT_EQ(rule(CollectiveKind::all_reduce, {0, 1, 8, 9}), "hierarchical");              // 2 × 2, others idle
@@ -466,14 +458,14 @@ TEST(CollectiveDefault, HierarchicalOnlyForEvenMultiNodeAllReduce) {
   EXPECT_EQ(rule(CollectiveKind::all_to_all, {0, 1, 4, 5}), "direct");  // a ring cannot
   // expand_collective applies it: 2 nodes × 2 → hierarchical, 2p(n+g−2) = 16 steps (ring: 2p(p−1) = 24).
   EXPECT_EQ(
-      expand_collective(make_collective(CollectiveKind::all_reduce, {0, 1, 4, 5}, 1e6, ""), topology).steps.size(),
+      expand_collective(collective_op(CollectiveKind::all_reduce, {0, 1, 4, 5}, 1e6, ""), topology).steps.size(),
       16u);
 }
 
 TEST(CollectiveErrors, UnknownNameSuggestsTheClosest) {
   const SourceLocation where{"graph.json", 12, 5};
   try {
-    (void)expand_collective(make_collective(CollectiveKind::all_reduce, {0, 1}, 1e6, "rnig"), nodes_of(2, 1), where);
+    (void)expand_collective(collective_op(CollectiveKind::all_reduce, {0, 1}, 1e6, "rnig"), nodes_of(2, 1), where);
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     ASSERT_EQ(e.diagnostics().size(), 1u);
@@ -484,14 +476,14 @@ TEST(CollectiveErrors, UnknownNameSuggestsTheClosest) {
 
 TEST(CollectiveErrors, UnsupportedKindListsTheAlgorithmsThatDo) {
   try {
-    (void)expand_collective(make_collective(CollectiveKind::all_gather, {0, 1}, 1e6, "tree"), nodes_of(2, 1));
+    (void)expand_collective(collective_op(CollectiveKind::all_gather, {0, 1}, 1e6, "tree"), nodes_of(2, 1));
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(e.diagnostics().at(0).message,
               "collective algorithm 'tree' does not support all_gather; algorithms that do: ring, direct");
   }
   try {
-    (void)expand_collective(make_collective(CollectiveKind::all_to_all, {0, 1}, 1e6, "ring"), nodes_of(2, 1));
+    (void)expand_collective(collective_op(CollectiveKind::all_to_all, {0, 1}, 1e6, "ring"), nodes_of(2, 1));
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), HasSubstr("algorithms that do: direct"));
@@ -501,7 +493,7 @@ TEST(CollectiveErrors, UnsupportedKindListsTheAlgorithmsThatDo) {
 TEST(CollectiveErrors, HierarchicalNeedsEqualNodes) {
   const SourceLocation where{"graph.json", 3, 1};
   try {
-    (void)expand_collective(make_collective(CollectiveKind::all_reduce, {0, 1, 2, 4}, 1e6, "hierarchical"),
+    (void)expand_collective(collective_op(CollectiveKind::all_reduce, {0, 1, 2, 4}, 1e6, "hierarchical"),
                             nodes_of(8, 4), where);
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
@@ -513,7 +505,7 @@ TEST(CollectiveErrors, HierarchicalNeedsEqualNodes) {
 
 TEST(CollectiveErrors, OneMemberMovesNothing) {
   EXPECT_TRUE(
-      expand_collective(make_collective(CollectiveKind::all_reduce, {3}, 1e6, ""), nodes_of(4, 4)).steps.empty());
+      expand_collective(collective_op(CollectiveKind::all_reduce, {3}, 1e6, ""), nodes_of(4, 4)).steps.empty());
 }
 
 }  // namespace
