@@ -270,5 +270,46 @@ network:
   EXPECT_EQ(summary["status"], "failed");
 }
 
+TEST(Simulation, CoarseFidelityRunsACollectiveAsOneBulkFlowPerMember) {
+  // Coarse ring all-reduce: each GPU sends its successor 2(p−1)/p·S in one flow; every port carries
+  // one flow per direction. S = 400 MB, p = 4: 600 MB at 100 GB/s = 6 ms, plus one route latency
+  // (2 ports × 1 us) instead of the 2(p−1) of the detailed ring.
+  const Scenario scenario = load(kFourGpuSwitch + "run: {fidelity: coarse}\n");
+  TaskGraph graph;
+  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  Task task{Collective{CollectiveKind::all_reduce, {0, 1, 2, 3}, Bytes(400e6), "ring", 0}};
+  task.stream = graph.add_stream("comm");
+  graph.add(std::move(task));
+  const auto result = simulate(scenario, std::move(graph), {});
+  EXPECT_NEAR(result.task_end[0], 2e-6 + 600e6 / 100e9, kExact);
+  EXPECT_EQ(result.flow_count, 4u);
+}
+
+TEST(Simulation, BackgroundFlowSharesTheLinkWithTheWorkload) {
+  // Another tenant sends 1 GB from node0/gpu1 to node1/gpu1 at t = 0: with the workload's 1 GB from
+  // node0/gpu0, node0/nic carries two flows at 5 GB/s each, so the workload's transfer takes 0.2 s
+  // (no latency), as if the tenant were a second transfer.
+  const Scenario scenario = load(two_nodes_without_latency() + R"(
+network:
+  background_flows:
+    - {from: node0/gpu1, to: node1/gpu1, size: "1GB", start: "0s"}
+)");
+  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
+  EXPECT_NEAR(result.task_end[0], 0.2, kExact);
+}
+
+TEST(Simulation, BandwidthTraceFileDrivesTheLink) {
+  // node1/nic follows a CSV trace: 10 GB/s from 0, 2 GB/s from 50 ms (bare numbers in the header's
+  // unit). As in BandwidthDropMidTransferIntegratesPiecewise: 0.5 GB by 50 ms, then 0.5 GB / 2 GB/s.
+  testing::write_file("nic.csv", "time_s,bandwidth_GBps\n0,10\n0.05,2\n");
+  const Scenario scenario = load(two_nodes_without_latency() + R"(
+network:
+  conditions:
+    - {links: "node1/nic", trace: nic.csv}
+)");
+  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
+  EXPECT_NEAR(result.task_end[0], 0.30, kExact);
+}
+
 }  // namespace
 }  // namespace dnnsim
