@@ -107,11 +107,19 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
     if (inserted) im.slots.push_back(StreamSlot{device, stream, {}, kNone, nullptr});
     return it->second;
   };
-  im.completion_of_task.assign(graph.tasks().size(), kNone);
+  // Appends `op` to the queue of (op.device, stream).
+  const auto add_on_stream = [&](Op op, StreamId stream) {
+    op.slot = slot_of(op.device, stream);
+    const std::uint32_t index = im.add_op(op);
+    im.slots[op.slot].ops.push_back(index);
+    return index;
+  };
   std::vector<double> host_speed;  // flop/s, looked up once per device rather than per task
   for (const DeviceBinding& binding : im.devices) host_speed.push_back(binding.host->get_speed());
-  // The op that the task's dependents wait for, and the ops its dependencies feed.
+  // A task's dependencies feed its entry op; its dependents wait for its completion op (the same op
+  // for a compute or a transfer; the start and end barriers for a collective).
   std::vector<std::uint32_t> entry_of_task(graph.tasks().size(), kNone);
+  im.completion_of_task.assign(graph.tasks().size(), kNone);
 
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     const Task& task = graph.task(id);
@@ -122,11 +130,8 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
       op.task = id;
       op.device = compute->device;
       op.amount = compute_time(*compute, *binding.gpu, binding.compute_efficiency).value() * host_speed[compute->device];
-      op.slot = slot_of(compute->device, task.stream);
       op.starts_task = op.ends_task = true;
-      const std::uint32_t index = im.add_op(op);
-      im.slots[op.slot].ops.push_back(index);
-      entry_of_task[id] = im.completion_of_task[id] = index;
+      entry_of_task[id] = im.completion_of_task[id] = add_on_stream(op, task.stream);
     } else if (const auto* transfer = std::get_if<Transfer>(&task.op)) {
       Op op;
       op.kind = OpKind::transfer;
@@ -134,11 +139,8 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
       op.device = transfer->src;
       op.dst = transfer->dst;
       op.amount = transfer->size.value();
-      op.slot = slot_of(transfer->src, task.stream);
       op.starts_task = op.ends_task = true;
-      const std::uint32_t index = im.add_op(op);
-      im.slots[op.slot].ops.push_back(index);
-      entry_of_task[id] = im.completion_of_task[id] = index;
+      entry_of_task[id] = im.completion_of_task[id] = add_on_stream(op, task.stream);
       ++im.flows;
     } else {
       const auto& collective = std::get<Collective>(task.op);
@@ -160,9 +162,7 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
         op.device = step.src;
         op.dst = step.dst;
         op.amount = step.size.value();
-        op.slot = slot_of(step.src, task.stream);
-        step_index[s] = im.add_op(op);
-        im.slots[op.slot].ops.push_back(step_index[s]);
+        step_index[s] = add_on_stream(op, task.stream);
         if (step.deps.empty()) im.depend(step_index[s], start_index);
         for (std::uint32_t dep : step.deps) {
           im.depend(step_index[s], step_index[dep]);
@@ -183,10 +183,7 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
         fence.kind = OpKind::fence;
         fence.task = id;
         fence.device = member;
-        fence.slot = slot_of(member, task.stream);
-        const std::uint32_t fence_index = im.add_op(fence);
-        im.slots[fence.slot].ops.push_back(fence_index);
-        im.depend(fence_index, end_index);
+        im.depend(add_on_stream(fence, task.stream), end_index);
       }
       entry_of_task[id] = start_index;
       im.completion_of_task[id] = end_index;

@@ -47,7 +47,8 @@ struct ExecutorOptions {
 
 class Executor {
  public:
-  // @throw InputError if a collective cannot be expanded or stream order contradicts dependencies.
+  // `graph` must be valid (TaskGraph::validate): a stream order that contradicts the dependencies
+  // would leave its tasks unfinished. @throw InputError if a collective cannot be expanded.
   Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, const DeviceTopology& topology,
            ExecutorOptions options);
   ~Executor();
