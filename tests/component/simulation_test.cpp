@@ -311,5 +311,20 @@ network:
   EXPECT_NEAR(result.task_end[0], 0.30, kExact);
 }
 
+TEST(Simulation, OutOfMemoryIsAReportedResult) {
+  // One 5 GB layer trained with Adam: weights + gradients + two moments = 4 × 5 GB = 20 GB, beyond
+  // a V100-16GB's 16 GiB. The run completes and says so, naming the device and both sizes.
+  std::string yaml = kTwoNodes;
+  yaml.replace(yaml.find("{forward_flops: \"1GFlop\"}"), 25, "{forward_flops: \"1GFlop\", parameter_bytes: \"5GB\"}");
+  const Scenario scenario = load(yaml);
+  const auto result = simulate(scenario, build_workload(scenario), {});
+  EXPECT_DOUBLE_EQ(result.peak_memory_bytes[0], 20e9);
+  EXPECT_EQ(result.unfinished_tasks, 0u);
+  const auto summary = make_summary(scenario, result);
+  EXPECT_EQ(summary["status"], "out_of_memory");
+  ASSERT_EQ(summary["messages"].size(), 4u);  // every GPU of the cluster
+  EXPECT_EQ(summary["messages"][0], "out of memory on node0/gpu0: needs 18.63 GiB, has 16 GiB");
+}
+
 }  // namespace
 }  // namespace dnnsim
