@@ -42,9 +42,11 @@ Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId devi
     compute.measured_on = model.measured_on;
   } else {
     compute.flops = (backward ? layer.backward_flops : layer.forward_flops) * batch;
-    // Weights read once, input activations read and output written once per sample: a lower bound of
-    // the memory traffic, enough for the roofline to catch memory-bound layers.
-    compute.bytes_accessed = layer.parameter_bytes + layer.activation_bytes * (2.0 * batch);
+    // Weights read once per micro-batch, plus the per-sample traffic (estimated as input read and
+    // output written when the layer does not give it): enough for the roofline to catch
+    // memory-bound layers. The backward pass moves about twice the forward's.
+    const Bytes per_sample = layer.forward_bytes.value() > 0 ? layer.forward_bytes : layer.activation_bytes * 2.0;
+    compute.bytes_accessed = layer.parameter_bytes + per_sample * (static_cast<double>(batch) * (backward ? 2.0 : 1.0));
   }
   return compute;
 }

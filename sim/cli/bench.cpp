@@ -40,9 +40,16 @@ Scenario synthetic_scenario(int gpus, int iterations) {
   for (int n = 0; n < gpus / 8; ++n) scenario.cluster.nodes.push_back(NodeInstance{fmt::format("node{}", n), 0});
   DataParallelConfig workload;
   workload.model.name = "synthetic-16";
-  for (int l = 0; l < 16; ++l)
-    workload.model.layers.push_back(Layer{fmt::format("layer{}", l), Flop(2e10), Flop(4e10), std::nullopt,
-                                          std::nullopt, Bytes(25e6), Bytes(4e6)});
+  for (int l = 0; l < 16; ++l) {
+    Layer layer;
+    layer.name = fmt::format("layer{}", l);
+    layer.kind = LayerKind::matmul;
+    layer.forward_flops = Flop(2e10);
+    layer.backward_flops = Flop(4e10);
+    layer.parameter_bytes = Bytes(25e6);
+    layer.activation_bytes = Bytes(4e6);
+    workload.model.layers.push_back(layer);
+  }
   workload.global_batch = gpus * 8;
   workload.dtype = Dtype::fp16;
   workload.bucket_size = Bytes(100e6);

@@ -490,6 +490,8 @@ class ScenarioParser {
       layer.backward_time = l.quantity<Seconds>("backward_time");
       layer.parameter_bytes = l.quantity<Bytes>("parameter_bytes").value_or(Bytes(0));
       layer.activation_bytes = l.quantity<Bytes>("activation_bytes").value_or(Bytes(0));
+      layer.forward_bytes = l.quantity<Bytes>("forward_bytes").value_or(Bytes(0));
+      if (auto kind = l.choice("kind", "layer kind", layer_kind_names())) layer.kind = *layer_kind_from_name(*kind);
       const auto repeat = l.integer("repeat", 1, 100000).value_or(1);
       if (layer.forward_time.has_value() != layer.backward_time.has_value())
         reader.error(entry, "give both 'forward_time' and 'backward_time', or neither");
