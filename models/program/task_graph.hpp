@@ -18,6 +18,7 @@
 
 #include "models/common/diagnostics.hpp"
 #include "models/common/units.hpp"
+#include "models/dnn/layer_model.hpp"
 
 namespace dnnsim {
 
@@ -49,6 +50,7 @@ struct Compute {
   Flop flops{0};
   Bytes bytes_accessed{0};
   Dtype dtype = Dtype::fp32;
+  LayerKind kernel = LayerKind::other;  // what the kernel computes: selects the calibration curve
   // Measured duration on the GPU model named `measured_on` (a catalog name); scaled to other GPUs.
   std::optional<Seconds> measured_time;
   std::string measured_on;

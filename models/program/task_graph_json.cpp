@@ -31,8 +31,8 @@ enum class Kind { compute, transfer, collective };
 const std::vector<std::string> kKindNames{"compute", "transfer", "collective"};  // indexed by Kind
 
 // The keys only one kind of task may have; any other kind reports them as unknown.
-const std::vector<std::string_view> kComputeKeys{"device", "flops",           "bytes_accessed",
-                                                 "dtype",  "measured_time_s", "measured_on"};
+const std::vector<std::string_view> kComputeKeys{"device",          "flops",      "bytes_accessed", "dtype",
+                                                 "kernel",          "measured_time_s", "measured_on"};
 const std::vector<std::string_view> kTransferKeys{"src", "dst", "size_bytes"};
 const std::vector<std::string_view> kCollectiveKeys{"collective", "group", "size_bytes", "algorithm", "root"};
 
@@ -114,6 +114,7 @@ class Parser {
   YamlReader reader_;
   const std::vector<std::string> phase_names_ = phase_names();
   const std::vector<std::string> dtype_names_ = dtype_names();
+  const std::vector<std::string> kernel_names_ = layer_kind_names();
   const std::vector<std::string> collective_names_ = collective_kind_names();
   std::vector<std::string> devices_;
   std::vector<std::string> streams_;
@@ -314,6 +315,9 @@ void Parser::read_compute(MapReader& map, PendingTask& pending) {
   if (const YAML::Node dtype = map.get("dtype"); dtype.IsDefined())
     if (auto index = pick(dtype, "dtype", "dtype", dtype_names_))
       compute.dtype = *dtype_from_name(dtype_names_[*index]);
+  if (const YAML::Node kernel = map.get("kernel"); kernel.IsDefined())
+    if (auto index = pick(kernel, "kernel", "kernel kind", kernel_names_))
+      compute.kernel = *layer_kind_from_name(kernel_names_[*index]);
 
   // A measured time is only usable with the GPU it was measured on (to scale it to other GPUs), and
   // a GPU name without a time means nothing: each requires the other.
@@ -494,6 +498,7 @@ nlohmann::ordered_json task_json(const TaskGraph& graph, TaskId id) {
                    object["flops"] = amount(compute.flops.value());
                    object["bytes_accessed"] = amount(compute.bytes_accessed.value());
                    object["dtype"] = dtype_name(compute.dtype);
+                   object["kernel"] = layer_kind_name(compute.kernel);
                    if (compute.measured_time) {
                      object["measured_time_s"] = amount(compute.measured_time->value());
                      object["measured_on"] = compute.measured_on;

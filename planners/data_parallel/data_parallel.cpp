@@ -34,6 +34,7 @@ Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId devi
   Compute compute;
   compute.device = device;
   compute.dtype = dtype;
+  compute.kernel = layer.kind;
   const std::optional<Seconds>& measured = backward ? layer.backward_time : layer.forward_time;
   if (measured) {
     // Linear in the batch: a profile measured for measured_batch samples (the approximation PipeDream's
@@ -123,6 +124,7 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
       Compute update;
       update.device = d;
       update.dtype = Dtype::fp32;
+      update.kernel = LayerKind::elementwise;
       update.flops = Flop(10.0 * parameters.value() / 4.0);
       update.bytes_accessed = parameters * (3.0 + 2.0 * config.optimizer_bytes_per_parameter_byte);
       Task task = on_compute_stream(update, Phase::optimizer, "optimizer step");

@@ -206,6 +206,7 @@ TEST(TaskGraphJson, DumpIsDeterministicWithFixedKeyOrderAndIntegralNumbers) {
       "flops": 2000000000,
       "bytes_accessed": 0.5,
       "dtype": "fp32",
+      "kernel": "other",
       "deps": [],
       "alloc_bytes": 0,
       "free_bytes": 0

@@ -1,0 +1,81 @@
+// Calibration: microbenchmarks measure how close real kernels come to a device's peak, and the
+// fitted efficiency curves refine the roofline of models/cost (efficiency as a function of kernel
+// size, per kind of work). Tables are YAML files (docs/calibration.md): `dnnsim calibrate` writes
+// them, a scenario references one (`calibration: FILE`), and the project ships tables for catalog
+// GPUs derived from published measurements (data/calibration/), each citing its source.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/common/registry.hpp"
+#include "models/common/units.hpp"
+#include "models/program/task_graph.hpp"
+
+namespace dnnsim {
+
+// Efficiency (achieved / peak, in (0, 1]) against kernel size: piecewise linear in log(size),
+// constant beyond the first and last points.
+struct EfficiencyCurve {
+  std::vector<std::pair<double, double>> points;  // (size, efficiency), sizes strictly increasing
+  [[nodiscard]] double at(double size) const;
+};
+
+// What a curve is indexed by: compute curves by FLOPs per kernel, the memory curve by bytes moved.
+struct CalibrationTable {
+  std::string device;  // catalog GPU name, or "cpu" for the host
+  std::string source;  // how the numbers were obtained: "measured by dnnsim calibrate on …" or a citation
+  // Peaks the efficiencies refer to. For a catalog GPU they are its datasheet figures; for the CPU
+  // backend they are measured (best observed rate), since no catalog entry exists.
+  std::map<Dtype, FlopsPerSecond> peak;
+  BytesPerSecond memory_bandwidth{0};
+  // Compute efficiency by layer-kind name ("matmul", "convolution", "elementwise", …, see
+  // models/dnn/layer_model.hpp) and dtype; a kind without a curve uses "matmul", then 1.0.
+  std::map<std::pair<std::string, Dtype>, EfficiencyCurve> compute;
+  EfficiencyCurve memory;  // efficiency of memory-bound kernels against bytes moved
+  // Copies, bytes/s against bytes: "host_to_device", "device_to_host", "device_to_device", "peer".
+  std::map<std::string, EfficiencyCurve> copies;
+};
+
+// @throw InputError (file:line:col) for a malformed table.
+[[nodiscard]] CalibrationTable load_calibration(const std::string& path);
+[[nodiscard]] std::string dump_calibration(const CalibrationTable& table);  // YAML text, deterministic
+
+// One measurement of a microbenchmark.
+struct KernelSample {
+  std::string kernel;  // "gemm", "stream_triad", "elementwise", "memcpy_h2d", …
+  std::string kind;    // layer-kind name for compute kernels, "memory" or a copy name otherwise
+  Dtype dtype = Dtype::fp32;
+  double size = 0;     // FLOPs for compute kernels, bytes otherwise
+  Seconds time{0};     // best of the repetitions
+};
+
+// A place where microbenchmarks run. The CPU backend always works; the CUDA backend exists when the
+// project was built with nvcc and reports "no CUDA device" at run time on a machine without one.
+class CalibrationBackend {
+ public:
+  virtual ~CalibrationBackend() = default;
+  // Whether the backend can run here; when not, `why` says why (e.g. "no CUDA device is present").
+  [[nodiscard]] virtual bool available(std::string& why) const = 0;
+  // Runs the sweep; `quick` keeps sizes small (for tests).
+  [[nodiscard]] virtual std::vector<KernelSample> run(bool quick) const = 0;
+  // The device the samples describe ("cpu", or the catalog name closest to the CUDA device found).
+  [[nodiscard]] virtual std::string device() const = 0;
+};
+
+using CalibrationBackendRegistry = Registry<std::shared_ptr<const CalibrationBackend>>;
+// Registers "cpu". The "cuda" backend lives in its own library (models/calibration/cuda/, built only
+// when CMake finds nvcc) and is added by register_cuda_calibration_backend() from there.
+void register_builtin_calibration_backends(CalibrationBackendRegistry& registry);
+
+// Fits a table from samples: peaks as the best observed rates (CPU) or given (GPU), curves as
+// achieved rate / peak at each measured size.
+[[nodiscard]] CalibrationTable fit_calibration(const std::string& device, const std::vector<KernelSample>& samples,
+                                               std::optional<std::map<Dtype, FlopsPerSecond>> known_peak,
+                                               std::optional<BytesPerSecond> known_memory_bandwidth,
+                                               std::string source);
+
+}  // namespace dnnsim
