@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "models/cost/memory_model.hpp"
 #include "sim/report/intervals.hpp"
 
 namespace dnnsim {
@@ -45,13 +46,13 @@ std::vector<DeviceActivity> device_activity(const SimulationResult& result) {
 
 std::string status_of(const SimulationResult& result, std::vector<std::string>& messages) {
   std::string status = "ok";
-  for (std::size_t d = 0; d < result.peak_memory_bytes.size(); ++d)
-    if (result.peak_memory_bytes[d] > result.memory_capacity_bytes[d]) {
-      messages.push_back(fmt::format("out of memory on {}: needs {}, has {}", result.graph.devices()[d],
-                                     format_bytes(Bytes(result.peak_memory_bytes[d])),
-                                     format_bytes(Bytes(result.memory_capacity_bytes[d]))));
-      status = "out_of_memory";
-    }
+  for (std::size_t d = 0; d < result.peak_memory_bytes.size(); ++d) {
+    const MemoryFit fit = check_fit(result.graph.devices()[d], Bytes(result.peak_memory_bytes[d]),
+                                    Bytes(result.memory_capacity_bytes[d]));
+    if (fit.fits) continue;
+    messages.push_back(fit.message);
+    status = "out_of_memory";
+  }
   if (result.unfinished_tasks > 0) {
     messages.push_back(fmt::format("{} tasks never finished (a failed host stops the work placed on it)",
                                    result.unfinished_tasks));
