@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,9 +19,11 @@
 namespace dnnsim {
 
 // Efficiency (achieved / peak, in (0, 1]) against kernel size: piecewise linear in log(size),
-// constant beyond the first and last points.
+// constant beyond the first and last points. Copy curves hold achieved bytes/s instead of an
+// efficiency (see CalibrationTable::copies); the interpolation is the same.
 struct EfficiencyCurve {
-  std::vector<std::pair<double, double>> points;  // (size, efficiency), sizes strictly increasing
+  std::vector<std::pair<double, double>> points;  // (size, efficiency), sizes > 0 and strictly increasing
+  // 1.0 for an empty curve; sizes <= 0 read the first point.
   [[nodiscard]] double at(double size) const;
 };
 
@@ -40,7 +43,10 @@ struct CalibrationTable {
   std::map<std::string, EfficiencyCurve> copies;
 };
 
-// @throw InputError (file:line:col) for a malformed table.
+// The copy kinds a table may hold, in file order.
+[[nodiscard]] std::vector<std::string> calibration_copy_names();
+
+// @throw InputError (file:line:col) for a malformed table, with every problem of the file.
 [[nodiscard]] CalibrationTable load_calibration(const std::string& path);
 [[nodiscard]] std::string dump_calibration(const CalibrationTable& table);  // YAML text, deterministic
 
@@ -72,7 +78,9 @@ using CalibrationBackendRegistry = Registry<std::shared_ptr<const CalibrationBac
 void register_builtin_calibration_backends(CalibrationBackendRegistry& registry);
 
 // Fits a table from samples: peaks as the best observed rates (CPU) or given (GPU), curves as
-// achieved rate / peak at each measured size.
+// achieved rate / peak at each measured size (capped at 1; the best sample of a repeated size wins).
+// Copy curves are the achieved bytes/s. A dtype missing from `known_peak` uses its best observed rate.
+// @throw std::invalid_argument for a sample with a non-positive size or time, or an unknown kind.
 [[nodiscard]] CalibrationTable fit_calibration(const std::string& device, const std::vector<KernelSample>& samples,
                                                std::optional<std::map<Dtype, FlopsPerSecond>> known_peak,
                                                std::optional<BytesPerSecond> known_memory_bandwidth,

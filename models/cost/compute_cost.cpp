@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace dnnsim {
 
@@ -23,6 +24,62 @@ Seconds compute_time(const Compute& compute, const GpuSpec& gpu, double efficien
   const Seconds math = compute.flops / (effective_peak(gpu, compute.dtype) * efficiency);
   const Seconds memory = compute.bytes_accessed / (gpu.memory_bandwidth * efficiency);
   return std::max(math, memory);
+}
+
+double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpec& gpu, LayerKind kind, Dtype dtype,
+                                     Flop flops) {
+  const Dtype runs_as = gpu.peak(dtype) ? dtype : Dtype::fp32;
+  auto curve = table.compute.find({std::string(layer_kind_name(kind)), runs_as});
+  if (curve == table.compute.end()) curve = table.compute.find({std::string(layer_kind_name(LayerKind::matmul)), runs_as});
+  if (curve == table.compute.end()) return 1.0;
+  return curve->second.at(flops.value());
+}
+
+Seconds compute_time(const Compute& compute, const GpuSpec& gpu, const CalibrationTable& table) {
+  if (compute.measured_time) return compute_time(compute, gpu, 1.0);
+  const double math_efficiency = calibrated_compute_efficiency(table, gpu, compute.kernel, compute.dtype, compute.flops);
+  const double memory_efficiency = table.memory.at(compute.bytes_accessed.value());
+  const Seconds math = compute.flops / (effective_peak(gpu, compute.dtype) * math_efficiency);
+  const Seconds memory = compute.bytes_accessed / (gpu.memory_bandwidth * memory_efficiency);
+  return std::max(math, memory);
+}
+
+GpuSpec device_spec_from_calibration(const CalibrationTable& table) {
+  GpuSpec spec;
+  spec.name = table.device;
+  spec.description = fmt::format("device of calibration table '{}'", table.device);
+  for (const auto& [dtype, rate] : table.peak) {
+    switch (dtype) {
+      case Dtype::fp32:
+        spec.peak_fp32 = rate;
+        break;
+      case Dtype::tf32:
+        spec.peak_tf32 = rate;
+        break;
+      case Dtype::fp16:
+        spec.peak_fp16 = rate;
+        break;
+      case Dtype::bf16:
+        spec.peak_bf16 = rate;
+        break;
+      case Dtype::fp8:
+        spec.peak_fp8 = rate;
+        break;
+    }
+  }
+  spec.memory_bandwidth = table.memory_bandwidth;
+  spec.source = table.source;
+  return spec;
+}
+
+std::optional<CalibrationTable> load_shipped_calibration(const std::string& directory, const std::string& gpu_name) {
+  const std::filesystem::path path = std::filesystem::path(directory) / (gpu_name + ".yaml");
+  if (!std::filesystem::is_regular_file(path)) return std::nullopt;
+  CalibrationTable table = load_calibration(path.string());
+  if (table.device != gpu_name)
+    throw InputError(SourceLocation{path.string(), 0, 0},
+                     fmt::format("calibration table for '{}' names device '{}'", gpu_name, table.device));
+  return table;
 }
 
 }  // namespace dnnsim

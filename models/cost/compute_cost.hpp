@@ -6,9 +6,21 @@
 // fp32 rate (e.g. bf16 on V100 is emulated).
 // A measured time is used as given on its GPU and scaled to another GPU by the ratio of their peaks
 // for the task's dtype (fp32 when either lacks it) — the first-order scaling DAPPLE and PipeDream
-// use across GPU types. models/cost will refine both with calibration tables.
+// use across GPU types.
+//
+// Calibrated roofline (docs/calibration.md): with a CalibrationTable the single efficiency becomes
+// two measured curves, one for the math side by kernel kind, dtype and FLOPs, one for the memory
+// side by bytes moved:
+//   t = max(flops / (peak_dtype · e_kind,dtype(flops)), bytes / (memory_bandwidth · e_mem(bytes)))
+// Peaks and bandwidth are the GPU's (so scenario overrides of them still apply); the table supplies
+// only the efficiencies, which were measured against its own peaks — for a shipped table the
+// GPU's datasheet figures.
 #pragma once
 
+#include <optional>
+#include <string>
+
+#include "models/calibration/calibration.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/task_graph.hpp"
 
@@ -19,5 +31,26 @@ namespace dnnsim {
 
 // @throw InputError when `measured_on` is not a catalog GPU.
 [[nodiscard]] Seconds compute_time(const Compute& compute, const GpuSpec& gpu, double efficiency);
+
+// The math-side efficiency e_kind,dtype(flops) of the table. The dtype is the one the GPU runs the
+// task in (fp32 when it lacks `dtype`, as effective_peak). Lookup order: (kind, dtype), then
+// ("matmul", dtype), then 1.0 (no curve: datasheet peak).
+[[nodiscard]] double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpec& gpu, LayerKind kind,
+                                                   Dtype dtype, Flop flops);
+
+// Roofline with calibrated efficiencies (formula above); a measured time overrides as in the
+// efficiency overload (scaled by the ratio of peaks, no curve applied).
+// @throw InputError when `measured_on` is not a catalog GPU.
+[[nodiscard]] Seconds compute_time(const Compute& compute, const GpuSpec& gpu, const CalibrationTable& table);
+
+// A device described only by a table's peaks and memory bandwidth, named after the table's device:
+// how the CPU (which has no catalog entry) is fed to compute_time.
+[[nodiscard]] GpuSpec device_spec_from_calibration(const CalibrationTable& table);
+
+// The table shipped with dnnsim for a catalog GPU: `<directory>/<gpu_name>.yaml` (the project's
+// directory is data/calibration/), or nullopt when there is no such file.
+// @throw InputError when the file is malformed or names another device.
+[[nodiscard]] std::optional<CalibrationTable> load_shipped_calibration(const std::string& directory,
+                                                                       const std::string& gpu_name);
 
 }  // namespace dnnsim

@@ -1,0 +1,342 @@
+#include "models/calibration/calibration.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <stdexcept>
+
+#include "models/calibration/cpu_backend.hpp"
+#include "models/common/yaml_reader.hpp"
+
+namespace dnnsim {
+
+double EfficiencyCurve::at(double size) const {
+  if (points.empty()) return 1.0;
+  if (size <= points.front().first) return points.front().second;
+  if (size >= points.back().first) return points.back().second;
+  // First point strictly above `size`; the segment is [upper - 1, upper].
+  auto upper = std::upper_bound(points.begin(), points.end(), size,
+                                [](double value, const std::pair<double, double>& point) { return value < point.first; });
+  const auto& [x0, y0] = *(upper - 1);
+  const auto& [x1, y1] = *upper;
+  const double t = (std::log(size) - std::log(x0)) / (std::log(x1) - std::log(x0));
+  return y0 + t * (y1 - y0);
+}
+
+std::vector<std::string> calibration_copy_names() {
+  return {"host_to_device", "device_to_host", "device_to_device", "peer"};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+namespace {
+
+// What the points of a curve hold: an efficiency in (0, 1] (compute, memory) or a rate (copies).
+enum class CurveValue { efficiency, bandwidth };
+
+class TableReader {
+ public:
+  TableReader(const std::string& path, DiagnosticSink& sink) : reader_(path, sink) {}
+
+  CalibrationTable read() {
+    CalibrationTable table;
+    YAML::Node root = reader_.load_file();
+    if (!reader_.sink().empty()) return table;
+    MapReader top(reader_, root, "the calibration table");
+    if (!top.valid()) return table;
+    if (auto device = top.string("device", true)) {
+      if (device->empty()) reader_.error(top.get("device"), "the device name must not be empty");
+      table.device = *device;
+    }
+    if (auto source = top.string("source", true)) table.source = *source;
+    read_peaks(top.require("peak"), table);
+    if (auto bandwidth = top.quantity<BytesPerSecond>("memory_bandwidth", true)) {
+      if (bandwidth->value() <= 0) reader_.error(top.get("memory_bandwidth"), "memory_bandwidth must be positive");
+      table.memory_bandwidth = *bandwidth;
+    }
+    if (YAML::Node compute = top.get("compute"); compute.IsDefined()) read_compute(compute, table);
+    if (YAML::Node memory = top.get("memory"); memory.IsDefined())
+      table.memory = read_curve(memory, Dimension::bytes, CurveValue::efficiency, "memory points");
+    if (YAML::Node copies = top.get("copies"); copies.IsDefined()) {
+      MapReader map(reader_, copies, "copies");
+      for (const std::string& name : calibration_copy_names())
+        if (YAML::Node curve = map.get(name); curve.IsDefined())
+          table.copies[name] = read_curve(curve, Dimension::bytes, CurveValue::bandwidth, "copy points");
+      map.finish();
+    }
+    top.finish();
+    return table;
+  }
+
+ private:
+  void read_peaks(const YAML::Node& node, CalibrationTable& table) {
+    if (!node.IsDefined()) return;
+    MapReader map(reader_, node, "peak");
+    for (const std::string& name : dtype_names()) {
+      YAML::Node value = map.get(name);
+      if (!value.IsDefined()) continue;
+      auto rate = reader_.quantity<FlopsPerSecond>(value);
+      if (!rate) continue;
+      if (rate->value() <= 0) {
+        reader_.error(value, fmt::format("the {} peak must be positive", name));
+        continue;
+      }
+      table.peak[*dtype_from_name(name)] = *rate;
+    }
+    map.finish();
+  }
+
+  void read_compute(const YAML::Node& node, CalibrationTable& table) {
+    for (const YAML::Node& entry : reader_.list(node, "compute curves")) {
+      MapReader map(reader_, entry, "a compute curve");
+      if (!map.valid()) continue;
+      auto kind = map.choice("kind", "layer kind", layer_kind_names(), true);
+      auto dtype = map.choice("dtype", "dtype", dtype_names(), true);
+      YAML::Node points = map.require("curve");
+      EfficiencyCurve curve;
+      if (points.IsDefined()) curve = read_curve(points, Dimension::flop, CurveValue::efficiency, "curve points");
+      map.finish();
+      if (!kind || !dtype) continue;
+      const auto key = std::make_pair(*kind, *dtype_from_name(*dtype));
+      if (table.compute.contains(key)) {
+        reader_.error(entry, fmt::format("a second curve for kind '{}' and dtype '{}'", *kind, *dtype));
+        continue;
+      }
+      table.compute.emplace(key, std::move(curve));
+    }
+  }
+
+  // Points {size, efficiency} or {size, bandwidth}; sizes in `size_dimension` (FLOPs or bytes).
+  EfficiencyCurve read_curve(const YAML::Node& node, Dimension size_dimension, CurveValue value,
+                             std::string_view what) {
+    EfficiencyCurve curve;
+    const std::vector<YAML::Node> points = reader_.list(node, what);
+    if (node.IsSequence() && points.empty()) reader_.error(node, "a curve needs at least one point");
+    for (const YAML::Node& point : points) {
+      MapReader map(reader_, point, "a curve point");
+      if (!map.valid()) continue;
+      std::optional<double> size;
+      YAML::Node size_node = map.require("size");
+      if (size_node.IsDefined()) size = reader_.quantity(size_node, size_dimension);
+      const std::optional<double> y = value == CurveValue::efficiency
+                                          ? positive(map.require("efficiency"), std::nullopt, "an efficiency")
+                                          : positive(map.require("bandwidth"), Dimension::bandwidth, "a copy bandwidth");
+      map.finish();
+      if (!size || !y) continue;
+      if (*size <= 0) {
+        reader_.error(size_node, "a curve point's size must be positive");
+        continue;
+      }
+      if (!curve.points.empty() && *size <= curve.points.back().first) {
+        reader_.error(size_node, "curve sizes must be strictly increasing");
+        continue;
+      }
+      curve.points.emplace_back(*size, *y);
+    }
+    return curve;
+  }
+
+  // A number in (0, 1] (dimension nullopt) or a positive quantity; nullopt when absent or wrong.
+  std::optional<double> positive(const YAML::Node& node, std::optional<Dimension> dimension, std::string_view what) {
+    if (!node.IsDefined()) return std::nullopt;
+    const std::optional<double> value =
+        dimension ? reader_.quantity(node, *dimension) : reader_.number(node, 0.0, 1.0);
+    if (!value || *value > 0) return value;
+    reader_.error(node, fmt::format("{} must be {}, got 0", what, dimension ? "positive" : "in (0, 1]"));
+    return std::nullopt;
+  }
+
+  YamlReader reader_;
+};
+
+}  // namespace
+
+CalibrationTable load_calibration(const std::string& path) {
+  DiagnosticSink sink;
+  TableReader reader(path, sink);
+  CalibrationTable table = reader.read();
+  sink.throw_if_any();
+  return table;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing: six significant digits in the largest unit that keeps the number >= 1, so that tables
+// read well and dump(load(dump(t))) == dump(t).
+
+namespace {
+
+std::string with_unit(double value, std::initializer_list<std::pair<double, std::string_view>> units) {
+  for (const auto& [factor, symbol] : units)
+    if (value >= factor) return fmt::format("\"{:.6g}{}\"", value / factor, symbol);
+  return fmt::format("\"{:.6g}{}\"", value, (units.end() - 1)->second);
+}
+
+std::string flop_text(double flop) {
+  return with_unit(flop, {{1e12, "TFlop"}, {1e9, "GFlop"}, {1e6, "MFlop"}, {1e3, "kFlop"}, {0, "Flop"}});
+}
+std::string flop_rate_text(double rate) {
+  return with_unit(rate, {{1e15, "PFlops"}, {1e12, "TFlops"}, {1e9, "GFlops"}, {1e6, "MFlops"}, {0, "Flops"}});
+}
+std::string bytes_text(double bytes) {
+  return with_unit(bytes, {{1073741824.0, "GiB"}, {1048576.0, "MiB"}, {1024.0, "KiB"}, {0, "B"}});
+}
+std::string bandwidth_text(double rate) {
+  return with_unit(rate, {{1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}, {0, "B/s"}});
+}
+
+// A YAML double-quoted scalar.
+std::string quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out + "\"";
+}
+
+void dump_points(std::string& out, const EfficiencyCurve& curve, std::string_view indent, bool is_flop) {
+  for (const auto& [size, efficiency] : curve.points)
+    out += fmt::format("{}- {{size: {}, efficiency: {:.6g}}}\n", indent, is_flop ? flop_text(size) : bytes_text(size),
+                       efficiency);
+}
+
+}  // namespace
+
+std::string dump_calibration(const CalibrationTable& table) {
+  std::string out = "# dnnsim calibration table (format: docs/calibration.md)\n";
+  out += fmt::format("device: {}\n", quoted(table.device));
+  out += fmt::format("source: {}\n", quoted(table.source));
+  out += "peak: {";
+  bool first = true;
+  for (const auto& [dtype, rate] : table.peak) {  // std::map: dtype order, deterministic
+    out += fmt::format("{}{}: {}", first ? "" : ", ", dtype_name(dtype), flop_rate_text(rate.value()));
+    first = false;
+  }
+  out += "}\n";
+  out += fmt::format("memory_bandwidth: {}\n", bandwidth_text(table.memory_bandwidth.value()));
+  out += table.compute.empty() ? "compute: []\n" : "compute:\n";
+  for (const auto& [key, curve] : table.compute) {
+    out += fmt::format("  - kind: {}\n    dtype: {}\n    curve:\n", key.first, dtype_name(key.second));
+    dump_points(out, curve, "      ", true);
+  }
+  out += table.memory.points.empty() ? "memory: []\n" : "memory:\n";
+  dump_points(out, table.memory, "  ", false);
+  out += table.copies.empty() ? "copies: {}\n" : "copies:\n";
+  for (const std::string& name : calibration_copy_names()) {
+    auto it = table.copies.find(name);
+    if (it == table.copies.end()) continue;
+    out += fmt::format("  {}:\n", name);
+    for (const auto& [size, rate] : it->second.points)
+      out += fmt::format("    - {{size: {}, bandwidth: {}}}\n", bytes_text(size), bandwidth_text(rate));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fitting
+
+namespace {
+
+// Best (shortest) time per size, as (size, rate) sorted by size.
+std::vector<std::pair<double, double>> best_rates(const std::vector<const KernelSample*>& samples) {
+  std::map<double, double> best;  // size → best rate
+  for (const KernelSample* sample : samples) {
+    const double rate = sample->size / sample->time.value();
+    auto [it, inserted] = best.emplace(sample->size, rate);
+    if (!inserted) it->second = std::max(it->second, rate);
+  }
+  return {best.begin(), best.end()};
+}
+
+EfficiencyCurve efficiency_curve(const std::vector<std::pair<double, double>>& rates, double peak) {
+  EfficiencyCurve curve;
+  for (const auto& [size, rate] : rates) curve.points.emplace_back(size, std::min(1.0, rate / peak));
+  return curve;
+}
+
+}  // namespace
+
+CalibrationTable fit_calibration(const std::string& device, const std::vector<KernelSample>& samples,
+                                 std::optional<std::map<Dtype, FlopsPerSecond>> known_peak,
+                                 std::optional<BytesPerSecond> known_memory_bandwidth, std::string source) {
+  const std::vector<std::string> copies = calibration_copy_names();
+  const std::vector<std::string> kinds = layer_kind_names();
+  std::map<std::pair<std::string, Dtype>, std::vector<const KernelSample*>> compute;
+  std::vector<const KernelSample*> memory;
+  std::map<std::string, std::vector<const KernelSample*>> copy_samples;
+  for (const KernelSample& sample : samples) {
+    if (!(sample.size > 0) || !(sample.time.value() > 0) || !std::isfinite(sample.size) ||
+        !std::isfinite(sample.time.value()))
+      throw std::invalid_argument(fmt::format("calibration sample '{}' of size {} has time {} s", sample.kernel,
+                                              sample.size, sample.time.value()));
+    if (sample.kind == "memory") {
+      memory.push_back(&sample);
+    } else if (std::find(copies.begin(), copies.end(), sample.kind) != copies.end()) {
+      copy_samples[sample.kind].push_back(&sample);
+    } else if (std::find(kinds.begin(), kinds.end(), sample.kind) != kinds.end()) {
+      compute[{sample.kind, sample.dtype}].push_back(&sample);
+    } else {
+      throw std::invalid_argument(
+          fmt::format("calibration sample '{}' has unknown kind '{}'", sample.kernel, sample.kind));
+    }
+  }
+
+  CalibrationTable table;
+  table.device = device;
+  table.source = std::move(source);
+
+  std::map<std::pair<std::string, Dtype>, std::vector<std::pair<double, double>>> rates;
+  std::map<Dtype, double> observed_peak;
+  for (const auto& [key, group] : compute) {
+    auto& curve_rates = rates[key] = best_rates(group);
+    for (const auto& [size, rate] : curve_rates) observed_peak[key.second] = std::max(observed_peak[key.second], rate);
+  }
+  for (const auto& [dtype, rate] : observed_peak) {
+    if (known_peak && known_peak->contains(dtype))
+      table.peak[dtype] = known_peak->at(dtype);
+    else
+      table.peak[dtype] = FlopsPerSecond(rate);
+  }
+  if (known_peak)  // a given peak is recorded even without samples of its dtype
+    for (const auto& [dtype, rate] : *known_peak) table.peak.emplace(dtype, rate);
+  for (const auto& [key, curve_rates] : rates)
+    table.compute[key] = efficiency_curve(curve_rates, table.peak.at(key.second).value());
+
+  const std::vector<std::pair<double, double>> memory_rates = best_rates(memory);
+  double bandwidth = 0;
+  for (const auto& [size, rate] : memory_rates) bandwidth = std::max(bandwidth, rate);
+  if (known_memory_bandwidth) bandwidth = known_memory_bandwidth->value();
+  table.memory_bandwidth = BytesPerSecond(bandwidth);
+  if (bandwidth > 0) table.memory = efficiency_curve(memory_rates, bandwidth);
+
+  for (const auto& [name, group] : copy_samples)
+    for (const auto& [size, rate] : best_rates(group)) table.copies[name].points.emplace_back(size, rate);
+  return table;
+}
+
+void register_builtin_calibration_backends(CalibrationBackendRegistry& registry) {
+  registry.add("cpu",
+               "host CPU, single-threaded Eigen: square fp32 GEMM sweep (matmul), bias+ReLU (elementwise), "
+               "STREAM triad (memory), memcpy (device_to_device); peaks are the best observed rates",
+               "dnnsim; triad after McCalpin, STREAM (IEEE TCCA Newsletter, 1995)",
+               std::make_shared<const CpuCalibrationBackend>());
+}
+
+}  // namespace dnnsim

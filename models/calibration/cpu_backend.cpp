@@ -1,0 +1,125 @@
+#include "models/calibration/cpu_backend.hpp"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace dnnsim {
+namespace {
+
+struct Timing {
+  int repetitions;
+  double min_repetition_seconds;
+};
+
+// Results are read into this so that the compiler cannot drop a kernel whose output is unused.
+volatile double g_sink = 0;
+
+// Best time of one call of `kernel`: one warm-up call (page faults, caches, lazy allocation), then
+// `repetitions` runs of `calls` back-to-back calls, `calls` chosen so that a run lasts at least
+// `min_repetition_seconds` (a single short call is below the clock's useful resolution).
+template <class Kernel>
+Seconds best_time(Kernel&& kernel, const Timing& timing) {
+  using Clock = std::chrono::steady_clock;
+  const auto elapsed = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  kernel();
+  const Clock::time_point probe = Clock::now();
+  kernel();
+  const double once = std::max(elapsed(probe), 1e-9);
+  const long calls = std::clamp(static_cast<long>(std::ceil(timing.min_repetition_seconds / once)), 1L, 1'000'000L);
+  double best = std::numeric_limits<double>::infinity();
+  for (int repetition = 0; repetition < timing.repetitions; ++repetition) {
+    const Clock::time_point start = Clock::now();
+    for (long call = 0; call < calls; ++call) kernel();
+    best = std::min(best, elapsed(start) / static_cast<double>(calls));
+  }
+  return Seconds(best);
+}
+
+// Deterministic, well-scaled contents (no denormals, no overflow over repeated products).
+template <class Matrix>
+Matrix pattern(Eigen::Index rows, Eigen::Index cols) {
+  using Scalar = typename Matrix::Scalar;
+  return Matrix::NullaryExpr(rows, cols, [](Eigen::Index i, Eigen::Index j) {
+    return static_cast<Scalar>(((i * 7 + j * 3) % 13) / 13.0 - 0.5);
+  });
+}
+
+void gemm_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out) {
+  const std::vector<Eigen::Index> sizes =
+      quick ? std::vector<Eigen::Index>{64, 128, 256} : std::vector<Eigen::Index>{64, 96, 128, 192, 256, 384, 512, 768, 1024};
+  for (Eigen::Index n : sizes) {
+    const Eigen::MatrixXf a = pattern<Eigen::MatrixXf>(n, n);
+    const Eigen::MatrixXf b = pattern<Eigen::MatrixXf>(n, n);
+    Eigen::MatrixXf c(n, n);
+    const Seconds time = best_time([&] { c.noalias() = a * b; }, timing);
+    g_sink = g_sink + c(n / 2, n / 2);
+    out.push_back(KernelSample{"gemm", "matmul", Dtype::fp32, 2.0 * static_cast<double>(n * n * n), time});
+  }
+}
+
+void bias_relu_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out) {
+  const int largest = quick ? 20 : 24;
+  for (int log2 = 14; log2 <= largest; log2 += 2) {
+    const Eigen::Index n = Eigen::Index{1} << log2;
+    const Eigen::ArrayXf x = pattern<Eigen::ArrayXf>(n, 1);
+    Eigen::ArrayXf y(n);
+    const float bias = 0.25f;
+    const Seconds time = best_time([&] { y = (x + bias).max(0.0f); }, timing);
+    g_sink = g_sink + y(n / 2);
+    out.push_back(KernelSample{"bias_relu", "elementwise", Dtype::fp32, 2.0 * static_cast<double>(n), time});
+  }
+}
+
+void triad_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out) {
+  const int largest_mib = quick ? 16 : 256;
+  for (int mib = 1; mib <= largest_mib; mib *= 4) {
+    const double bytes = mib * 1048576.0;
+    const auto n = static_cast<Eigen::Index>(bytes / 24.0);  // three doubles per element
+    Eigen::ArrayXd a(n);
+    const Eigen::ArrayXd b = pattern<Eigen::ArrayXd>(n, 1);
+    const Eigen::ArrayXd c = pattern<Eigen::ArrayXd>(n, 1);
+    const double scalar = 3.0;
+    const Seconds time = best_time([&] { a = b + scalar * c; }, timing);
+    g_sink = g_sink + a(n / 2);
+    out.push_back(KernelSample{"stream_triad", "memory", Dtype::fp32, 24.0 * static_cast<double>(n), time});
+  }
+}
+
+void memcpy_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out) {
+  const int largest_mib = quick ? 16 : 256;
+  for (int mib = 1; mib <= largest_mib; mib *= 4) {
+    const std::size_t bytes = static_cast<std::size_t>(mib) * 1048576;
+    std::vector<char> source(bytes, 1);
+    std::vector<char> destination(bytes, 0);
+    const Seconds time = best_time([&] { std::memcpy(destination.data(), source.data(), bytes); }, timing);
+    g_sink = g_sink + destination[bytes / 2];
+    out.push_back(KernelSample{"memcpy", "device_to_device", Dtype::fp32, static_cast<double>(bytes), time});
+  }
+}
+
+}  // namespace
+
+bool CpuCalibrationBackend::available(std::string& why) const {
+  why.clear();
+  return true;
+}
+
+std::vector<KernelSample> CpuCalibrationBackend::run(bool quick) const {
+  Eigen::setNbThreads(1);
+  const Timing timing = quick ? Timing{3, 0.002} : Timing{5, 0.010};
+  std::vector<KernelSample> samples;
+  gemm_sweep(quick, timing, samples);
+  bias_relu_sweep(quick, timing, samples);
+  triad_sweep(quick, timing, samples);
+  memcpy_sweep(quick, timing, samples);
+  return samples;
+}
+
+}  // namespace dnnsim
