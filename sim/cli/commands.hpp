@@ -2,6 +2,8 @@
 #pragma once
 
 #include <string>
+
+#include "models/calibration/calibration.hpp"
 #include <vector>
 
 namespace dnnsim::cli {
@@ -16,5 +18,18 @@ struct BenchOptions {
 // by side with a bare S4U loop on the same platform. Each measurement runs in a forked child (one
 // SimGrid engine per process). Returns the exit code.
 int run_bench(const BenchOptions& options);
+
+struct CalibrateOptions {
+  std::string backend = "cpu";
+  std::string out;  // empty: calibration-<device>.yaml in the current directory
+  bool quick = false;
+};
+
+// Runs a backend's microbenchmarks, fits a calibration table and writes it. Exits non-zero when the
+// backend cannot run here (no CUDA device, or a build without CUDA), saying why.
+int run_calibrate(const CalibrateOptions& options);
+
+// The calibration backends of this build: "cpu", and "cuda" when it was built with nvcc.
+const CalibrationBackendRegistry& calibration_backends();
 
 }  // namespace dnnsim::cli

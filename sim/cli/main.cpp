@@ -5,6 +5,8 @@
 
 #include <iostream>
 
+#include "models/dnn/model_table.hpp"
+#include "models/dnn/zoo.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
 #include "sim/cli/commands.hpp"
@@ -58,17 +60,32 @@ int command_validate(const std::vector<std::string>& paths) {
   return status;
 }
 
+// Every entry of a registry: its name, one-line description and source.
+template <class Registry>
+void print_registry(const Registry& registry) {
+  for (const auto& entry : registry.entries())
+    std::cout << fmt::format("{:<16} {}\n{:<16} source: {}\n", entry.name, entry.description, "", entry.source);
+}
+
 int command_list(const std::string& what) {
   const auto& catalog = dnnsim::HardwareCatalog::builtin();
   if (what == "gpus") {
     std::cout << dnnsim::format_gpu_table(catalog);
   } else if (what == "links") {
     std::cout << dnnsim::format_link_table(catalog);
+  } else if (what == "collectives") {
+    print_registry(dnnsim::builtin_collective_algorithms());
+  } else if (what == "models") {
+    print_registry(dnnsim::builtin_models());
   } else {
-    const auto& registry = dnnsim::builtin_collective_algorithms();
-    for (const auto& entry : registry.entries())
-      std::cout << fmt::format("{:<14} {}\n{:<14} source: {}\n", entry.name, entry.description, "", entry.source);
+    print_registry(dnnsim::cli::calibration_backends());
   }
+  return 0;
+}
+
+int command_describe_model(const std::string& name, int batch, const dnnsim::ModelOptions& options) {
+  const dnnsim::LayerModel model = dnnsim::builtin_models().at(name).value(options);
+  std::cout << dnnsim::format_model_table(model, batch);
   return 0;
 }
 
@@ -93,9 +110,29 @@ int main(int argc, char** argv) {
 
   std::string list_what;
   auto* list = app.add_subcommand("list", "print a catalog or a registry");
-  list->add_option("WHAT", list_what, "gpus, links or collectives")
+  list->add_option("WHAT", list_what, "gpus, links, collectives, models or backends (calibration)")
       ->required()
-      ->check(CLI::IsMember({"gpus", "links", "collectives"}));
+      ->check(CLI::IsMember({"gpus", "links", "collectives", "models", "backends"}));
+
+  auto* model = app.add_subcommand("model", "inspect the model zoo");
+  model->require_subcommand(1);
+  std::string model_name;
+  int model_batch = 1;
+  dnnsim::ModelOptions model_options;
+  auto* describe = model->add_subcommand("describe", "per-layer table and totals of a zoo model (dnnsim list models)");
+  describe->add_option("NAME", model_name, "model name")->required();
+  describe->add_option("--batch", model_batch, "samples per batch (totals are for the batch)")->check(CLI::PositiveNumber);
+  describe->add_option("--seq", model_options.seq, "sequence length (language models; default: the model's)")
+      ->check(CLI::PositiveNumber);
+  describe->add_option("--image", model_options.image, "image side in pixels (vision models; default 224)")
+      ->check(CLI::PositiveNumber);
+
+  dnnsim::cli::CalibrateOptions calibrate_options;
+  auto* calibrate = app.add_subcommand("calibrate", "run microbenchmarks and write a calibration table");
+  calibrate->add_option("--backend", calibrate_options.backend, "cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  calibrate->add_option("--out", calibrate_options.out, "table file (default: calibration-<device>.yaml)");
+  calibrate->add_flag("--quick", calibrate_options.quick, "small sizes, few repetitions (seconds, not minutes)");
 
   dnnsim::cli::BenchOptions bench_options;
   auto* bench = app.add_subcommand("bench", "executor throughput against a bare SimGrid loop (docs/performance.md)");
@@ -110,6 +147,8 @@ int main(int argc, char** argv) {
     if (*run) return command_run(scenario_path, out_dir, overrides);
     if (*validate) return command_validate(validate_paths);
     if (*list) return command_list(list_what);
+    if (*describe) return command_describe_model(model_name, model_batch, model_options);
+    if (*calibrate) return dnnsim::cli::run_calibrate(calibrate_options);
     if (*bench) return dnnsim::cli::run_bench(bench_options);
   } catch (const dnnsim::InputError& e) {
     print_input_error(e);

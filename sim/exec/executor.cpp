@@ -129,7 +129,9 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
       op.kind = OpKind::compute;
       op.task = id;
       op.device = compute->device;
-      op.amount = compute_time(*compute, *binding.gpu, binding.compute_efficiency).value() * host_speed[compute->device];
+      const Seconds duration = binding.calibration ? compute_time(*compute, *binding.gpu, *binding.calibration)
+                                                   : compute_time(*compute, *binding.gpu, binding.compute_efficiency);
+      op.amount = duration.value() * host_speed[compute->device];
       op.starts_task = op.ends_task = true;
       entry_of_task[id] = im.completion_of_task[id] = add_on_stream(op, task.stream);
     } else if (const auto* transfer = std::get_if<Transfer>(&task.op)) {

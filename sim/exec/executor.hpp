@@ -37,6 +37,7 @@ struct DeviceBinding {
   simgrid::s4u::Host* host = nullptr;
   const GpuSpec* gpu = nullptr;
   double compute_efficiency = 1.0;
+  const CalibrationTable* calibration = nullptr;  // when set, its curves replace compute_efficiency
 };
 
 struct ExecutorOptions {

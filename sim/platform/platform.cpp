@@ -69,6 +69,7 @@ class PlatformBuilder {
         platform.gpus.push_back(host);
         platform.gpu_specs.push_back(&type.gpu);
         platform.compute_efficiency.push_back(type.compute_efficiency);
+        platform.calibration.push_back(type.calibration.get());
       }
       auto* gateway = zone->create_router(node.name + "/gateway");
       for (const auto& [pair, route] : node.gpu_routes)

@@ -25,6 +25,7 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> gpus;  // in Cluster::gpu_names order
   std::vector<const GpuSpec*> gpu_specs;
   std::vector<double> compute_efficiency;
+  std::vector<const CalibrationTable*> calibration;  // null where the node type has no table
 };
 
 // The engine must exist. @throw InputError for problems only visible now (a trace file that cannot be read).

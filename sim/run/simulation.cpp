@@ -66,7 +66,8 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   for (const std::string& device : graph.devices()) {
     const auto gpu = static_cast<std::size_t>(std::find(result.gpu_names.begin(), result.gpu_names.end(), device) -
                                               result.gpu_names.begin());
-    bindings.push_back(DeviceBinding{platform.gpus[gpu], platform.gpu_specs[gpu], platform.compute_efficiency[gpu]});
+    bindings.push_back(DeviceBinding{platform.gpus[gpu], platform.gpu_specs[gpu], platform.compute_efficiency[gpu],
+                                     platform.calibration[gpu]});
     node_of_device.push_back(node_of_gpu[gpu]);
     gpu_of_device.push_back(static_cast<std::uint32_t>(gpu));
     result.gpu_models.push_back(platform.gpu_specs[gpu]->name);

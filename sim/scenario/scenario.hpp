@@ -8,12 +8,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "models/common/diagnostics.hpp"
+#include "models/calibration/calibration.hpp"
 #include "models/common/units.hpp"
 #include "models/dnn/layer_model.hpp"
 #include "models/hardware/catalog.hpp"
@@ -35,6 +37,9 @@ struct NodeType {
   std::string name;
   GpuSpec gpu;  // catalog entry with the scenario's overrides applied
   double compute_efficiency = 1.0;  // fraction of peak FLOP/s and memory bandwidth reached by kernels
+  // Calibrated efficiency curves for this GPU (scenario key `calibration`); when present they
+  // replace compute_efficiency in the roofline (models/cost/compute_cost.hpp).
+  std::shared_ptr<const CalibrationTable> calibration;
   int gpus_per_node = 1;
   IntraNodeFabric fabric = IntraNodeFabric::nvswitch;
   BytesPerSecond gpu_link_bandwidth;  // per direction: NVSwitch port, NVLink pair, or PCIe link

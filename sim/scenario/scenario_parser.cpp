@@ -9,6 +9,9 @@
 #include <tuple>
 
 #include "models/common/yaml_reader.hpp"
+#include "models/cost/compute_cost.hpp"
+#include "models/dnn/profile_graph.hpp"
+#include "models/dnn/zoo.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -67,6 +70,8 @@ class ScenarioParser {
     if (YAML::Node outputs = top.get("outputs"); outputs.IsDefined()) scenario.outputs = read_outputs(outputs);
     if (scenario.outputs.dir.empty()) scenario.outputs.dir = "out/" + scenario.name;
     if (YAML::Node expect = top.get("expect"); expect.IsDefined()) scenario.expectations = read_expectations(expect);
+    if (YAML::Node calibration = top.get("calibration"); calibration.IsDefined() && cluster_clean)
+      read_calibration(calibration, scenario.cluster);
     // Network conditions name links and GPUs: check them against the platform the cluster makes.
     YAML::Node network = top.get("network");
     top.finish();
@@ -331,6 +336,48 @@ class ScenarioParser {
     }
   }
 
+  // ---- calibration ----
+
+  // `calibration: shipped` (the tables of data/calibration/ for the GPUs that have one), a table
+  // file, or a list of them; each table applies to the node types whose GPU it names.
+  void read_calibration(const YAML::Node& node, Cluster& cluster) {
+    const auto attach = [&](const YAML::Node& where, const CalibrationTable& table) {
+      auto shared = std::make_shared<const CalibrationTable>(table);
+      bool used = false;
+      for (NodeType& type : cluster.node_types) {
+        if (type.gpu.name != table.device) continue;
+        if (type.compute_efficiency != 1.0)
+          reader_.error(where, fmt::format("node type '{}' sets compute_efficiency, which a calibration table "
+                                           "replaces: give one or the other", type.name));
+        type.calibration = shared;
+        used = true;
+      }
+      if (!used)
+        reader_.error(where, fmt::format("the calibration table for '{}' matches no node type's GPU", table.device));
+    };
+    if (node.IsScalar() && node.Scalar() == "shipped") {
+      for (NodeType& type : cluster.node_types) {
+        try {
+          if (auto table = load_shipped_calibration(DNNSIM_DATA_DIR "/calibration", type.gpu.name)) attach(node, *table);
+        } catch (const InputError& e) {
+          reader_.sink().append(e.diagnostics());
+        }
+      }
+      return;
+    }
+    const std::vector<YAML::Node> files = node.IsSequence() ? reader_.list(node, "calibration files")
+                                                            : std::vector<YAML::Node>{node};
+    for (const YAML::Node& file : files) {
+      auto path = reader_.string(file);
+      if (!path) continue;
+      try {
+        attach(file, load_calibration(resolve_path(reader_.file(), *path)));
+      } catch (const InputError& e) {
+        reader_.sink().append(e.diagnostics());
+      }
+    }
+  }
+
   // ---- network conditions ----
 
   NetworkConditions read_network(const YAML::Node& node, const Cluster& cluster) {
@@ -472,8 +519,23 @@ class ScenarioParser {
       if (!root.IsDefined()) return model;
       return read_layer_model(file_reader, root, "a model file");
     }
-    model.name = map.string("name").value_or("model");
+    if (map.has("zoo")) return read_zoo_model(map);
     const HardwareCatalog& catalog = HardwareCatalog::builtin();
+    if (map.has("profile")) {
+      // A PipeDream/DAPPLE profile graph: measured per-layer times (models/dnn/profile_graph.hpp).
+      const auto path = map.string("profile");
+      const std::string measured_on = map.choice("measured_on", "GPU model", catalog.gpu_names()).value_or("V100-16GB");
+      const auto batch = static_cast<int>(map.integer("measured_batch", 1, 1 << 20).value_or(0));
+      map.finish();
+      if (!path) return model;
+      try {
+        return load_profile_graph(resolve_path(reader.file(), *path), measured_on, batch);
+      } catch (const InputError& e) {
+        reader.sink().append(e.diagnostics());
+      }
+      return model;
+    }
+    model.name = map.string("name").value_or("model");
     model.measured_on = map.choice("measured_on", catalog.gpu_names()).value_or("");
     model.measured_batch = static_cast<int>(map.integer("measured_batch", 1, 1 << 20).value_or(1));
     YAML::Node layers = map.require("layers");
@@ -509,6 +571,24 @@ class ScenarioParser {
       reader.error(node, "layers with measured times need 'measured_on' (the catalog GPU they were measured on)");
     map.finish();
     return model;
+  }
+
+  // `{zoo: NAME, seq: N, image: N}`: a generated model of the zoo (models/dnn/zoo.hpp).
+  LayerModel read_zoo_model(MapReader& map) {
+    const ModelRegistry& zoo = builtin_models();
+    const auto name = map.choice("zoo", "model", zoo.names());
+    ModelOptions options;
+    options.seq = static_cast<int>(map.integer("seq", 1, 1 << 24).value_or(0));
+    options.image = static_cast<int>(map.integer("image", 1, 1 << 16).value_or(0));
+    const YAML::Node where = map.get("zoo");
+    map.finish();
+    if (!name) return LayerModel{};
+    try {
+      return zoo.at(*name).value(options);
+    } catch (const InputError& e) {
+      for (const Diagnostic& d : e.diagnostics()) map.reader().error(where, d.message);
+    }
+    return LayerModel{};
   }
 
   void read_workload(const YAML::Node& node, Scenario& scenario) {

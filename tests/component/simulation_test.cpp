@@ -326,5 +326,29 @@ TEST(Simulation, OutOfMemoryIsAReportedResult) {
   EXPECT_EQ(summary["messages"][0], "out of memory on node0/gpu0: needs 18.63 GiB, has 16 GiB");
 }
 
+TEST(Simulation, CalibrationTableSetsTheComputeEfficiency) {
+  // One compute task of 15.7 TFlop (fp32, matmul) on a V100 (15.7 TFlops fp32 peak): 1 s at peak.
+  // A table whose fp32 matmul curve is flat at 0.5 halves the rate: 2 s. Memory traffic is zero.
+  testing::write_file("half.yaml", R"(device: V100-16GB
+source: test table
+peak: {fp32: "15.7TFlops"}
+memory_bandwidth: "900GB/s"
+compute:
+  - {kind: matmul, dtype: fp32, curve: [{size: "1Flop", efficiency: 0.5}]}
+)");
+  const Scenario scenario = load(kTwoNodes + "calibration: half.yaml\n");
+  TaskGraph graph;
+  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  Compute work;
+  work.device = 0;
+  work.flops = Flop(15.7e12);
+  work.kernel = LayerKind::matmul;
+  Task task{work};
+  task.stream = graph.add_stream("compute");
+  graph.add(std::move(task));
+  const auto result = simulate(scenario, std::move(graph), {});
+  EXPECT_NEAR(result.task_end[0], 2.0, kExact);
+}
+
 }  // namespace
 }  // namespace dnnsim

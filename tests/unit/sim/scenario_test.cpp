@@ -293,6 +293,61 @@ TEST(Scenario, FabricDefaultsFollowTheGpusNvlink) {
   }
 }
 
+TEST(Scenario, ZooModelWithOptions) {
+  std::string yaml = kBase;
+  yaml.replace(yaml.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{zoo: bert-base, seq: 128}");
+  const Scenario s = load(yaml);
+  const auto& model = std::get<DataParallelConfig>(s.workload).model;
+  EXPECT_EQ(model.name, "bert-base");
+  EXPECT_GT(model.layers.size(), 12u);  // embeddings, 12 blocks' layers, head
+}
+
+TEST(ScenarioErrors, UnknownZooModel) {
+  std::string yaml = kBase;
+  yaml.replace(yaml.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{zoo: bert-bse}");
+  const auto errors = errors_of(yaml);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 11, 16, "unknown model 'bert-bse'; did you mean 'bert-base'?");
+}
+
+TEST(Scenario, ProfileGraphModel) {
+  // The DAPPLE artifact's VGG-19 profile: 26 layers, micro-batch 32 from the file name.
+  const std::string profile = DNNSIM_SOURCE_DIR "/../shared/data/profiles/dapple/vgg-19-pbs-32.txt";
+  if (!std::filesystem::exists(profile)) GTEST_SKIP() << "no shared/ beside the project";
+  std::string yaml = kBase;
+  yaml.replace(yaml.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{profile: \"" + profile + "\"}");
+  const Scenario s = load(yaml);
+  const auto& model = std::get<DataParallelConfig>(s.workload).model;
+  EXPECT_EQ(model.layers.size(), 26u);
+  EXPECT_EQ(model.measured_on, "V100-16GB");
+  EXPECT_EQ(model.measured_batch, 32);
+}
+
+TEST(Scenario, CalibrationTablesAttachToTheirGpu) {
+  // kBase has V100-16GB nodes, which have a shipped table.
+  const Scenario shipped = load(kBase + "calibration: shipped\n");
+  ASSERT_NE(shipped.cluster.node_types[0].calibration, nullptr);
+  EXPECT_EQ(shipped.cluster.node_types[0].calibration->device, "V100-16GB");
+  EXPECT_EQ(load(kBase).cluster.node_types[0].calibration, nullptr);
+}
+
+TEST(ScenarioErrors, CalibrationTableForAnotherGpuOrWithComputeEfficiency) {
+  write_file("a100.yaml", R"(device: A100-80GB-SXM
+source: test
+peak: {fp32: "19.5TFlops"}
+memory_bandwidth: "2039GB/s"
+)");
+  auto errors = errors_of(kBase + "calibration: a100.yaml\n");
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 13, 14, "the calibration table for 'A100-80GB-SXM' matches no node type's GPU");
+
+  std::string yaml = kBase;
+  yaml.replace(yaml.find("gpus_per_node: 2"), 16, "gpus_per_node: 2\n      compute_efficiency: 0.5");
+  errors = errors_of(yaml + "calibration: shipped\n");
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 14, 14, "node type 'box' sets compute_efficiency, which a calibration table replaces");
+}
+
 TEST(Scenario, ZeroNeedsNoUnit) {
   std::string yaml = kBase;
   yaml.replace(yaml.find("\"5us\""), 5, "0");

@@ -1,0 +1,67 @@
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "models/hardware/catalog.hpp"
+#include "sim/cli/commands.hpp"
+#ifdef DNNSIM_WITH_CUDA
+#include "models/calibration/cuda/cuda_backend.hpp"
+#endif
+
+namespace dnnsim::cli {
+
+const CalibrationBackendRegistry& calibration_backends() {
+  static const CalibrationBackendRegistry registry = [] {
+    CalibrationBackendRegistry r("calibration backend");
+    register_builtin_calibration_backends(r);
+#ifdef DNNSIM_WITH_CUDA
+    register_cuda_calibration_backend(r);
+#endif
+    return r;
+  }();
+  return registry;
+}
+
+int run_calibrate(const CalibrateOptions& options) {
+  const CalibrationBackendRegistry& registry = calibration_backends();
+  if (options.backend == "cuda" && registry.find("cuda") == nullptr) {
+    std::cerr << "dnnsim calibrate: this dnnsim was built without CUDA (CMake found no nvcc); "
+                 "rebuild where /usr/local/cuda/bin/nvcc exists\n";
+    return 1;
+  }
+  const CalibrationBackend& backend = *registry.at(options.backend).value;
+  if (std::string why; !backend.available(why)) {
+    std::cerr << fmt::format("dnnsim calibrate: the {} backend cannot run here: {}\n", options.backend, why);
+    return 1;
+  }
+  std::cerr << fmt::format("running the {} microbenchmarks{}…\n", options.backend, options.quick ? " (quick)" : "");
+  const std::vector<KernelSample> samples = backend.run(options.quick);
+  const std::string device = backend.device();
+
+  // A catalog GPU is calibrated against its datasheet peaks (efficiency = achieved / datasheet);
+  // the CPU has no catalog entry, so its best observed rates are its peaks.
+  std::optional<std::map<Dtype, FlopsPerSecond>> peaks;
+  std::optional<BytesPerSecond> bandwidth;
+  if (const GpuSpec* gpu = HardwareCatalog::builtin().find_gpu(device)) {
+    peaks.emplace();
+    for (const std::string& name : dtype_names())
+      if (auto peak = gpu->peak(*dtype_from_name(name))) (*peaks)[*dtype_from_name(name)] = *peak;
+    bandwidth = gpu->memory_bandwidth;
+  }
+  const CalibrationTable table = fit_calibration(
+      device, samples, peaks, bandwidth,
+      fmt::format("measured by `dnnsim calibrate --backend {}{}` ({} samples)", options.backend,
+                  options.quick ? " --quick" : "", samples.size()));
+  const std::string out = options.out.empty() ? fmt::format("calibration-{}.yaml", device) : options.out;
+  std::ofstream file(out, std::ios::binary);
+  file << dump_calibration(table);
+  if (!file) {
+    std::cerr << fmt::format("dnnsim calibrate: cannot write {}\n", out);
+    return 1;
+  }
+  std::cout << fmt::format("{} samples on {}; table written to {}\n", samples.size(), device, out);
+  return 0;
+}
+
+}  // namespace dnnsim::cli
