@@ -64,8 +64,11 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
   const LayerModel& model = config.model;
   const std::size_t layer_count = model.layers.size();
   const auto buckets = gradient_buckets(model, config.bucket_size);
-  const Bytes parameters = model.parameter_bytes();
-  const double state_per_parameter_byte = 2.0 + config.optimizer_bytes_per_parameter_byte;  // weights + grads + state
+  // Layer::parameter_bytes counts 4-byte parameters (as the profiles do); the precision and optimizer
+  // decide what each parameter costs in memory and what the all-reduce moves.
+  const double parameter_count = model.parameter_bytes().value() / kProfileBytesPerParameter;
+  const BytesPerParameter per_parameter = bytes_per_parameter(config.precision, config.optimizer);
+  const double gradient_scale = per_parameter.gradients / kProfileBytesPerParameter;
 
   std::vector<DeviceId> everyone(devices.size());
   for (DeviceId d = 0; d < everyone.size(); ++d) everyone[d] = d;
@@ -88,7 +91,7 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
         Task task = on_compute_stream(layer_compute(model, layer, d, batch, config.dtype, false), Phase::forward,
                                       fmt::format("fwd {}", layer.name));
         task.alloc_bytes = layer.activation_bytes * batch;
-        if (iteration == 0 && l == 0) task.alloc_bytes += parameters * state_per_parameter_byte;
+        if (iteration == 0 && l == 0) task.alloc_bytes += Bytes(parameter_count * per_parameter.total());
         graph.add(std::move(task));
       }
       for (std::size_t l = layer_count; l-- > 0;) {
@@ -103,7 +106,7 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
     std::optional<TaskId> last_all_reduce;
     if (device_count > 1) {
       for (std::size_t b = 0; b < buckets.size(); ++b) {
-        const Bytes size = bucket_bytes(model, buckets[b]);
+        const Bytes size = bucket_bytes(model, buckets[b]) * gradient_scale;
         if (size.value() <= 0) continue;
         // The bucket is ready when its lowest layer's backward is done (with overlap), or when the
         // whole backward pass is (without).
@@ -119,14 +122,15 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
     }
 
     for (DeviceId d = 0; d < devices.size(); ++d) {
-      // Adam-style update: read weights, gradients and state, write weights and state; ~10 flop/parameter
-      // (fp32 parameters: 4 bytes each). Memory-bound on every GPU in the catalog.
+      // Optimizer update: read gradients, read and write weights and optimizer state; ~10 flop per
+      // parameter. Memory-bound on every GPU in the catalog.
       Compute update;
       update.device = d;
       update.dtype = Dtype::fp32;
       update.kernel = LayerKind::elementwise;
-      update.flops = Flop(10.0 * parameters.value() / 4.0);
-      update.bytes_accessed = parameters * (3.0 + 2.0 * config.optimizer_bytes_per_parameter_byte);
+      update.flops = Flop(10.0 * parameter_count);
+      update.bytes_accessed =
+          Bytes(parameter_count * (2.0 * (per_parameter.weights + per_parameter.optimizer_state) + per_parameter.gradients));
       Task task = on_compute_stream(update, Phase::optimizer, "optimizer step");
       if (last_all_reduce) task.deps.push_back(*last_all_reduce);
       graph.add(std::move(task));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/cost/memory_model.hpp"
 #include "models/dnn/layer_model.hpp"
 #include "models/program/task_graph.hpp"
 
@@ -20,12 +21,16 @@ struct DataParallelConfig {
   Bytes bucket_size{25e6};  // DDP's bucket_cap_mb default (25 MB)
   bool overlap = true;      // false: every all-reduce waits for the whole backward pass
   std::string collective_algorithm;  // empty: the default rule of collective_algorithms.hpp
-  // Optimizer state per parameter byte: Adam 2 (two moments), SGD with momentum 1, plain SGD 0.
-  int optimizer_bytes_per_parameter_byte = 2;
+  // Bytes per parameter of weights, gradients and optimizer state (models/cost/memory_model.hpp):
+  // fp32 Adam is 4 + 4 + 8; mixed-precision Adam 2 + 2 + 12 (ZeRO's accounting). Gradients are
+  // all-reduced at their stored size.
+  Precision precision = Precision::fp32;
+  Optimizer optimizer = Optimizer::adam;
 };
 
 // Streams: "compute" (forward, backward, optimizer) and "comm" (all-reduces), per device.
-// Memory: weights + gradients + optimizer state are taken by the first task of iteration 0 and kept;
+// Memory: weights + gradients + optimizer state (per the precision and optimizer) are taken by the
+// first task of iteration 0 and kept;
 // each forward task takes its activations (per-sample bytes × local batch), which the matching
 // backward task frees.
 [[nodiscard]] TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vector<std::string>& devices,

@@ -613,7 +613,10 @@ class ScenarioParser {
       workload.collective_algorithm =
           map.choice("collective_algorithm", {"ring", "tree", "hierarchical", "direct"}).value_or("");
       const std::string optimizer = map.choice("optimizer", {"adam", "sgd_momentum", "sgd"}).value_or("adam");
-      workload.optimizer_bytes_per_parameter_byte = optimizer == "adam" ? 2 : optimizer == "sgd_momentum" ? 1 : 0;
+      workload.optimizer = optimizer == "adam" ? Optimizer::adam : optimizer == "sgd_momentum" ? Optimizer::sgd_momentum
+                                                                                              : Optimizer::sgd;
+      workload.precision =
+          map.choice("precision", {"fp32", "mixed"}).value_or("fp32") == "mixed" ? Precision::mixed : Precision::fp32;
       if (workload.bucket_size.value() <= 0) reader_.error(map.get("bucket_size"), "bucket_size must be positive");
       const std::size_t gpus = scenario.cluster.gpu_count();
       if (gpus > 0 && static_cast<std::size_t>(workload.global_batch) < gpus)

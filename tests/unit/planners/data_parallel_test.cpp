@@ -77,6 +77,25 @@ TEST(DataParallel, WithoutOverlapEveryBucketWaitsForTheWholeBackward) {
   }
 }
 
+TEST(DataParallel, PrecisionSetsStateAndGradientSizes) {
+  // 60 MB of 4-byte parameters = 15 M parameters. Mixed-precision SGD holds 2 + 2 + 4 = 8 bytes per
+  // parameter (ZeRO's accounting): 120 MB; its fp16 gradients halve the all-reduce of the first
+  // bucket (50 MB of fp32 weights → 25 MB).
+  DataParallelConfig config;
+  config.model = four_layers();
+  config.global_batch = 2;
+  config.bucket_size = Bytes(25e6);
+  config.precision = Precision::mixed;
+  config.optimizer = Optimizer::sgd;
+  const TaskGraph graph = build_data_parallel(config, {"a", "b"}, 1);
+  EXPECT_DOUBLE_EQ(graph.task(0).alloc_bytes.value(), 1e6 + 120e6);
+  for (const Task& t : graph.tasks())
+    if (t.is_collective()) {
+      EXPECT_DOUBLE_EQ(std::get<Collective>(t.op).size.value(), 25e6);
+      break;
+    }
+}
+
 TEST(DataParallel, OneGpuHasNoCollective) {
   DataParallelConfig config;
   config.model = four_layers();

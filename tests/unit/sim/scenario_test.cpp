@@ -147,7 +147,8 @@ TEST(Scenario, ValidScenarioParsesValuesAndDefaults) {
   EXPECT_DOUBLE_EQ(dp->bucket_size.value(), 25e6);
   EXPECT_TRUE(dp->overlap);
   EXPECT_EQ(dp->collective_algorithm, "");
-  EXPECT_EQ(dp->optimizer_bytes_per_parameter_byte, 2);  // adam
+  EXPECT_EQ(dp->optimizer, Optimizer::adam);
+  EXPECT_EQ(dp->precision, Precision::fp32);
   EXPECT_EQ(dp->model.name, "model");
   ASSERT_EQ(dp->model.layers.size(), 3u);  // repeat: 3
   EXPECT_EQ(dp->model.layers[0].name, "layer0.0");
