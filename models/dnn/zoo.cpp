@@ -1,5 +1,7 @@
 #include "models/dnn/zoo.hpp"
 
+#include "models/dnn/profile_graph.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -503,6 +505,19 @@ void register_builtin_models(ModelRegistry& registry) {
       "Wu et al., Google's Neural Machine Translation System, arXiv:1609.08144, 2016; GNMT-16 in Fan et al., "
       "DAPPLE, PPoPP 2021",
       gnmt_model);
+
+  // No FLOP-level approximation of AmoebaNet-36's cells checked out against its measured time (see
+  // docs/models.md), so the zoo offers the measured per-layer profile from the DAPPLE artifact.
+  registry.add("amoebanet-36",
+               "AmoebaNet-36 as measured per layer on a V100 for one image (DAPPLE profile amoeba-36-pbs-1); "
+               "measured times, scaled to other GPUs by peak ratio; seq/image options do not apply",
+               "Real et al., Regularized Evolution for Image Classifier Architecture Search, AAAI 2019; profile "
+               "from Fan et al., DAPPLE, PPoPP 2021 (AlibabaPAI/DAPPLE, BSD licence, data/profiles/dapple/)",
+               [](const ModelOptions&) {
+                 LayerModel model = load_profile_graph(DNNSIM_DATA_DIR "/profiles/dapple/amoeba-36-pbs-1.txt");
+                 model.name = "amoebanet-36";
+                 return model;
+               });
 }
 
 const ModelRegistry& builtin_models() {

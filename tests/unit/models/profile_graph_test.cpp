@@ -12,14 +12,8 @@
 namespace dnnsim {
 namespace {
 
-// CI has the shared data beside the project (../shared).
-const std::filesystem::path kProfiles =
-    std::filesystem::path(DNNSIM_SOURCE_DIR) / ".." / "shared" / "data" / "profiles" / "dapple";
-
-#define SKIP_WITHOUT_PROFILES()                    \
-  if (!std::filesystem::is_directory(kProfiles)) { \
-    GTEST_SKIP() << "no " << kProfiles.string();   \
-  }
+// The DAPPLE artifact's profiles, shipped with dnnsim (data/profiles/dapple/, with their licence).
+const std::filesystem::path kProfiles = std::filesystem::path(DNNSIM_SOURCE_DIR) / "data" / "profiles" / "dapple";
 
 std::vector<Diagnostic> diagnostics_of(std::string_view text, const std::string& file = "test-pbs-2.txt") {
   try {
@@ -31,7 +25,6 @@ std::vector<Diagnostic> diagnostics_of(std::string_view text, const std::string&
 }
 
 TEST(ProfileGraph, LoadsEveryDappleProfile) {
-  SKIP_WITHOUT_PROFILES();
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kProfiles)) {
     if (entry.path().extension() != ".txt") continue;
@@ -63,7 +56,6 @@ TEST(ProfileGraph, LoadsEveryDappleProfile) {
 // backward 96.2 ms, parameters 548,047,022 B (137.0M fp32 parameters; the zoo's vgg19 has 143.7M:
 // the profile's FC1 holds 392,015,625 B = 98.0M where 25088·4096 + 4096 is 102.8M).
 TEST(ProfileGraph, Vgg19TotalsMatchTheFile) {
-  SKIP_WITHOUT_PROFILES();
   bool chain = false;
   const LayerModel model = load_profile_graph((kProfiles / "vgg-19-pbs-32.txt").string(), "V100-16GB", 0, &chain);
   EXPECT_TRUE(chain);
@@ -86,7 +78,6 @@ TEST(ProfileGraph, Vgg19TotalsMatchTheFile) {
 }
 
 TEST(ProfileGraph, BranchingGraphsComeInTopologicalOrder) {
-  SKIP_WITHOUT_PROFILES();
   bool chain = true;
   const LayerModel model = load_profile_graph((kProfiles / "bert-48-pbs-2.txt").string(), "V100-16GB", 0, &chain);
   EXPECT_FALSE(chain);  // node1 (input_ids) feeds both attention_mask and embeddings
