@@ -1,10 +1,12 @@
-// TaskGraph operations built in one call, for tests that assemble graphs by hand.
+// TaskGraph operations and collective groups built in one call, for tests that assemble them by hand.
 #pragma once
 
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "models/program/collective_algorithms.hpp"
 #include "models/program/task_graph.hpp"
 
 namespace dnnsim::testing {
@@ -35,6 +37,24 @@ inline Collective collective_op(CollectiveKind kind, std::vector<DeviceId> group
   op.algorithm = std::move(algorithm);
   op.root = root;
   return op;
+}
+
+inline constexpr double kKiB = 1024.0;
+inline constexpr double kMiB = 1024.0 * kKiB;
+inline constexpr double kGiB = 1024.0 * kMiB;
+
+// The group 0, 1, …, p−1.
+inline std::vector<DeviceId> iota_group(std::size_t p) {
+  std::vector<DeviceId> group(p);
+  std::iota(group.begin(), group.end(), DeviceId{0});
+  return group;
+}
+
+// Devices 0..devices-1, `per_node` consecutive devices on each node.
+inline DeviceTopology nodes_of(std::size_t devices, std::size_t per_node) {
+  DeviceTopology topology;
+  for (std::size_t d = 0; d < devices; ++d) topology.node_of_device.push_back(static_cast<std::uint32_t>(d / per_node));
+  return topology;
 }
 
 }  // namespace dnnsim::testing

@@ -20,24 +20,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr double kKiB = 1024.0;
-constexpr double kMiB = 1024.0 * kKiB;
-constexpr double kGiB = 1024.0 * kMiB;
+using testing::kGiB;
+using testing::kKiB;
+using testing::kMiB;
 
 using testing::collective_op;
 
-std::vector<DeviceId> iota_group(std::size_t p) {
-  std::vector<DeviceId> group(p);
-  std::iota(group.begin(), group.end(), DeviceId{0});
-  return group;
-}
-
-// Devices 0..devices-1, `per_node` consecutive devices on each node.
-DeviceTopology nodes_of(std::size_t devices, std::size_t per_node) {
-  DeviceTopology topology;
-  for (std::size_t d = 0; d < devices; ++d) topology.node_of_device.push_back(static_cast<std::uint32_t>(d / per_node));
-  return topology;
-}
+using testing::iota_group;
+using testing::nodes_of;
 
 CollectiveExpansion expand(const Collective& c, const DeviceTopology& topology = nodes_of(64, 64)) {
   return expand_collective(c, topology);
