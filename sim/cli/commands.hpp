@@ -32,4 +32,19 @@ int run_calibrate(const CalibrateOptions& options);
 // The calibration backends of this build: "cpu", and "cuda" when it was built with nvcc.
 const CalibrationBackendRegistry& calibration_backends();
 
+struct SweepCommandOptions {
+  std::string sweep_file;  // SWEEP.yaml; empty with --merge
+  std::string merge_dir;   // --merge DIR
+  std::string out;         // --out (default out/<sweep name>)
+  unsigned jobs = 0;       // --jobs (0: one per core)
+  std::string timeout;     // --timeout "30s" (default: the sweep file's, else 10min)
+  std::string slice;       // --slice I/K
+};
+
+// `dnnsim sweep` (docs/sweeps.md): runs every point of a sweep file as its own process and writes
+// OUT/results.csv, or with --merge joins the slices of DIR. Returns the exit code: 0 done (failed
+// points are rows, not errors), 1 merge found missing points / internal error, 2 bad input,
+// 130 interrupted.
+int run_sweep_command(const SweepCommandOptions& options);
+
 }  // namespace dnnsim::cli

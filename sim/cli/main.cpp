@@ -10,6 +10,8 @@
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/plot_command.hpp"
+#include "sim/cli/slurm_command.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -25,7 +27,8 @@ void print_input_error(const dnnsim::InputError& error) {
                            error.diagnostics().size() == 1 ? "" : "s");
 }
 
-int command_run(const std::string& path, const std::string& out, const std::vector<std::string>& overrides) {
+int command_run(const std::string& path, const std::string& out, const std::vector<std::string>& overrides,
+                bool gantt) {
   dnnsim::Scenario scenario = dnnsim::load_scenario(path, overrides);
   if (!out.empty()) scenario.outputs.dir = out;
   dnnsim::TaskGraph graph = dnnsim::build_workload(scenario);
@@ -35,6 +38,10 @@ int command_run(const std::string& path, const std::string& out, const std::vect
   dnnsim::write_reports(scenario, result, summary, scenario.outputs.dir);
   std::cout << dnnsim::format_summary_table(summary);
   std::cout << fmt::format("\nreports in {}/\n", scenario.outputs.dir);
+  if (gantt) {
+    dnnsim::cli::write_gantt(result, scenario.outputs.dir);  // @throw PlotError (exit 1); the reports are written
+    std::cout << fmt::format("gantt chart in {}/gantt.png\n", scenario.outputs.dir);
+  }
   std::cerr << fmt::format("simulated {} operations ({} flows) in {:.3f} s wall\n", result.operations,
                            result.flow_count, result.wall_seconds);
   if (scenario.expectations.empty()) return 0;
@@ -103,6 +110,8 @@ int main(int argc, char** argv) {
   run->add_option("SCENARIO", scenario_path, "scenario YAML file")->required()->check(CLI::ExistingFile);
   run->add_option("--out", out_dir, "output directory (default: outputs.dir, or out/<scenario name>)");
   run->add_option("--set", overrides, "override a scenario key: --set run.iterations=5 (repeatable)");
+  bool run_gantt = false;
+  run->add_flag("--gantt", run_gantt, "also draw OUT/gantt.png: the timeline per device and stream (needs gnuplot)");
 
   std::vector<std::string> validate_paths;
   auto* validate = app.add_subcommand("validate", "check scenario files and report every problem; simulate nothing");
@@ -142,17 +151,56 @@ int main(int argc, char** argv) {
   bench->add_option("--repeat", bench_options.repeat, "runs of the ring and raw loops per size; the fastest counts")
       ->check(CLI::PositiveNumber);
 
+  dnnsim::cli::SweepCommandOptions sweep_options;
+  auto* sweep = app.add_subcommand("sweep", "run every point of a parameter sweep as its own process (docs/sweeps.md)");
+  sweep->add_option("SWEEP", sweep_options.sweep_file, "sweep YAML file")->check(CLI::ExistingFile);
+  sweep->add_option("--jobs", sweep_options.jobs, "points run at once (default: one per core)")->check(CLI::PositiveNumber);
+  sweep->add_option("--out", sweep_options.out, "output directory (default: out/<sweep name>)");
+  sweep->add_option("--timeout", sweep_options.timeout, "time limit per point, e.g. 30s (default: the sweep file's, 10min)");
+  sweep->add_option("--slice", sweep_options.slice, "run only the points whose index % K == I (I/K)");
+  sweep->add_option("--merge", sweep_options.merge_dir, "merge DIR's slice CSVs into DIR/results.csv; list missing points")
+      ->check(CLI::ExistingDirectory);
+  dnnsim::SlurmOptions slurm_options;
+  bool sweep_slurm = false;
+  auto* slurm = sweep->add_flag("--slurm", sweep_slurm,
+                                "submit the sweep as a Slurm job array, one slice per task (docs/slurm.md)");
+  sweep->add_option("--array-size", slurm_options.array_size, "with --slurm: array tasks = slices (default: min(points, 100))")
+      ->check(CLI::PositiveNumber)
+      ->needs(slurm);
+  sweep->add_option("--partition", slurm_options.partition, "with --slurm: Slurm partition (default: the cluster's)")
+      ->needs(slurm);
+  sweep->add_flag("--emit-only", slurm_options.emit_only, "with --slurm: write OUT/sweep.sbatch without submitting it")
+      ->needs(slurm);
+  slurm->excludes("--slice")->excludes("--merge")->excludes("--jobs")->excludes("--timeout");
+
+  dnnsim::cli::PlotCommandOptions plot_options;
+  auto* plot = app.add_subcommand("plot", "plot a metric of sweep results against an axis, as PNG (docs/plots.md)");
+  plot->add_option("RESULTS", plot_options.csv, "results CSV written by dnnsim sweep")->required();
+  plot->add_option("--x", plot_options.x, "column for the x axis (a sweep axis key)")->required();
+  plot->add_option("--y", plot_options.y, "column for the y axis (a metric, e.g. mean.iteration_time_s)")->required();
+  plot->add_option("--hue", plot_options.hue, "column whose values make one line each");
+  plot->add_option("-o,--output", plot_options.output, "PNG file; its gnuplot script is written beside it (.gp)")
+      ->required();
+  plot->add_option("--title", plot_options.title, "figure title (default: \"<y> vs <x>\")");
+
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*run) return command_run(scenario_path, out_dir, overrides);
+    if (*run) return command_run(scenario_path, out_dir, overrides, run_gantt);
     if (*validate) return command_validate(validate_paths);
     if (*list) return command_list(list_what);
     if (*describe) return command_describe_model(model_name, model_batch, model_options);
     if (*calibrate) return dnnsim::cli::run_calibrate(calibrate_options);
     if (*bench) return dnnsim::cli::run_bench(bench_options);
+    if (*sweep && sweep_slurm)
+      return dnnsim::cli::run_slurm_command(sweep_options.sweep_file, sweep_options.out, slurm_options);
+    if (*sweep) return dnnsim::cli::run_sweep_command(sweep_options);
+    if (*plot) return dnnsim::cli::run_plot_command(plot_options);
   } catch (const dnnsim::InputError& e) {
     print_input_error(e);
     return kExitInputError;
+  } catch (const dnnsim::cli::PlotError& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << '\n';
     return 1;

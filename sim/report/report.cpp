@@ -296,30 +296,40 @@ std::string format_summary_table(const nlohmann::ordered_json& summary) {
   return text;
 }
 
+const nlohmann::ordered_json* find_summary_value(const nlohmann::ordered_json& summary, const std::string& path) {
+  const nlohmann::ordered_json* node = &summary;
+  std::size_t start = 0;
+  // Keys may contain dots only as separators; device names use '/', so "devices.node0/gpu1.x" works.
+  while (node != nullptr) {
+    const auto dot = path.find('.', start);
+    const std::string key = path.substr(start, dot - start);
+    if (node->is_object() && node->contains(key)) {
+      node = &(*node)[key];
+    } else if (node->is_array() && !key.empty() && std::all_of(key.begin(), key.end(), ::isdigit) &&
+               std::stoul(key) < node->size()) {
+      node = &(*node)[std::stoul(key)];
+    } else {
+      node = nullptr;
+    }
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return node;
+}
+
+std::optional<double> summary_metric(const nlohmann::ordered_json& summary, const std::string& path) {
+  const nlohmann::ordered_json* node = find_summary_value(summary, path);
+  if (node == nullptr || !node->is_number()) return std::nullopt;
+  return node->get<double>();
+}
+
 std::vector<ExpectationVerdict> check_expectations(const std::vector<Expectation>& expectations,
                                                    const nlohmann::ordered_json& summary) {
   std::vector<ExpectationVerdict> verdicts;
   for (const Expectation& e : expectations) {
     ExpectationVerdict verdict{e, std::nullopt, false};
-    const nlohmann::ordered_json* node = &summary;
-    std::size_t start = 0;
-    // Keys may contain dots only as separators; device names use '/', so "devices.node0/gpu1.x" works.
-    while (node != nullptr) {
-      const auto dot = e.metric.find('.', start);
-      const std::string key = e.metric.substr(start, dot - start);
-      if (node->is_object() && node->contains(key)) {
-        node = &(*node)[key];
-      } else if (node->is_array() && !key.empty() && std::all_of(key.begin(), key.end(), ::isdigit) &&
-                 std::stoul(key) < node->size()) {
-        node = &(*node)[std::stoul(key)];
-      } else {
-        node = nullptr;
-      }
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
-    if (node != nullptr && node->is_number()) {
-      const double measured = node->get<double>();
+    if (const std::optional<double> metric = summary_metric(summary, e.metric)) {
+      const double measured = *metric;
       verdict.measured = measured;
       const double slack = e.relative ? e.tolerance * std::abs(e.value) : e.tolerance;
       switch (e.comparison) {

@@ -28,6 +28,14 @@ void write_reports(const Scenario& scenario, const SimulationResult& result, con
 // The short table printed on stdout after a run.
 [[nodiscard]] std::string format_summary_table(const nlohmann::ordered_json& summary);
 
+// The value at a dotted path of the summary ("mean.iteration_time_s", "devices.node0/gpu1.peak_memory_bytes",
+// "iteration_time_s.0": a list index), or nullptr when there is none. Keys never contain dots, so a
+// dot always separates two levels. Used by expectations and by `dnnsim sweep` for its CSV columns.
+[[nodiscard]] const nlohmann::ordered_json* find_summary_value(const nlohmann::ordered_json& summary,
+                                                               const std::string& path);
+// The same, when the value is a number; empty for a missing path or a non-number (a string, a list…).
+[[nodiscard]] std::optional<double> summary_metric(const nlohmann::ordered_json& summary, const std::string& path);
+
 struct ExpectationVerdict {
   Expectation expectation;
   std::optional<double> measured;  // empty when the metric is not in the summary

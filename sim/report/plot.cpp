@@ -1,0 +1,686 @@
+#include "sim/report/plot.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "models/common/diagnostics.hpp"
+#include "sim/run/simulation.hpp"
+
+namespace dnnsim {
+
+// ---------------------------------------------------------------------------------------------
+// CSV (RFC 4180)
+
+std::optional<std::size_t> CsvTable::column(std::string_view name) const {
+  const auto it = std::find(header.begin(), header.end(), name);
+  if (it == header.end()) return std::nullopt;
+  return static_cast<std::size_t>(it - header.begin());
+}
+
+CsvTable parse_csv_table(std::string_view text, const std::string& source) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark (spreadsheet exports)
+  CsvTable table;
+  table.source = source;
+  DiagnosticSink sink;
+  const auto at = [&](int line, int column) { return SourceLocation{source, line, column}; };
+
+  std::size_t i = 0;
+  int line = 1;
+  int column = 1;
+  const auto at_record_end = [&] { return i >= text.size() || text[i] == '\n' || text.substr(i, 2) == "\r\n"; };
+  while (i < text.size()) {
+    if (at_record_end()) {  // a blank line separates nothing: skip it
+      i += text[i] == '\r' ? 2 : 1;
+      ++line;
+      column = 1;
+      continue;
+    }
+    const int record_line = line;
+    std::vector<std::string> fields;
+    std::vector<int> field_columns;
+    while (true) {
+      field_columns.push_back(column);
+      std::string field;
+      if (i < text.size() && text[i] == '"') {
+        const int open_line = line;
+        const int open_column = column;
+        ++i;
+        ++column;
+        bool closed = false;
+        while (i < text.size()) {
+          const char c = text[i];
+          if (c == '"') {
+            if (i + 1 < text.size() && text[i + 1] == '"') {
+              field += '"';
+              i += 2;
+              column += 2;
+              continue;
+            }
+            ++i;
+            ++column;
+            closed = true;
+            break;
+          }
+          field += c;
+          ++i;
+          if (c == '\n') {
+            ++line;
+            column = 1;
+          } else {
+            ++column;
+          }
+        }
+        if (!closed) {
+          sink.error(at(open_line, open_column), "unterminated quoted field: the closing '\"' is missing");
+          sink.throw_if_any();
+        }
+        if (i < text.size() && text[i] != ',' && !at_record_end()) {
+          sink.error(at(line, column), fmt::format("unexpected '{}' after the closing quote of a field (a quote "
+                                                   "inside a quoted field is written \"\")",
+                                                   text[i]));
+          sink.throw_if_any();
+        }
+      } else {
+        while (i < text.size() && text[i] != ',' && !at_record_end()) {
+          if (text[i] == '"') {
+            sink.error(at(line, column),
+                       "quote inside an unquoted field (quote the whole field and double the quote: \"a\"\"b\")");
+            sink.throw_if_any();
+          }
+          field += text[i];
+          ++i;
+          ++column;
+        }
+      }
+      fields.push_back(std::move(field));
+      if (i < text.size() && text[i] == ',') {
+        ++i;
+        ++column;
+        continue;
+      }
+      break;
+    }
+    const int end_column = column;
+    if (i < text.size()) {  // the record's line break
+      i += text[i] == '\r' ? 2 : 1;
+      ++line;
+      column = 1;
+    }
+    if (table.header.empty()) {
+      table.header = std::move(fields);
+      continue;
+    }
+    const std::size_t width = table.header.size();
+    if (fields.size() > width) {
+      sink.error(at(record_line, field_columns[width]),
+                 fmt::format("{} fields, but the header has {}", fields.size(), width));
+    } else if (fields.size() < width) {
+      sink.error(
+          at(record_line, end_column),
+          fmt::format(
+              "{} field{}, but the header has {} (missing: {})", fields.size(), fields.size() == 1 ? "" : "s", width,
+              fmt::join(table.header.begin() + static_cast<std::ptrdiff_t>(fields.size()), table.header.end(), ", ")));
+    } else {
+      table.rows.push_back(std::move(fields));
+      table.row_lines.push_back(record_line);
+    }
+  }
+  if (table.header.empty()) sink.error(at(1, 1), "empty CSV file: no header line");
+  sink.throw_if_any();
+  return table;
+}
+
+CsvTable read_csv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(SourceLocation{path, 0, 0}, "cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_csv_table(text.str(), path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Axis values
+
+namespace {
+
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+std::optional<double> plain_number(std::string_view text) {
+  text = trimmed(text);
+  if (text.empty()) return std::nullopt;
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+constexpr std::array kDimensions{Dimension::bytes, Dimension::seconds, Dimension::flop, Dimension::bandwidth,
+                                 Dimension::flop_rate};
+
+// The base unit of each dimension, for axis labels.
+std::string_view base_unit(Dimension dimension) {
+  switch (dimension) {
+    case Dimension::bytes:
+      return "B";
+    case Dimension::seconds:
+      return "s";
+    case Dimension::flop:
+      return "Flop";
+    case Dimension::bandwidth:
+      return "B/s";
+    case Dimension::flop_rate:
+      return "Flop/s";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<AxisNumber> parse_axis_number(std::string_view text) {
+  if (const auto plain = plain_number(text)) return AxisNumber{*plain, std::nullopt};
+  if (trimmed(text).empty()) return std::nullopt;
+  for (const Dimension dimension : kDimensions) {
+    try {
+      return AxisNumber{parse_quantity(text, dimension), dimension};
+    } catch (const UnitError&) {
+      // not this dimension: try the next one
+    }
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// gnuplot script pieces
+
+namespace {
+
+// A double-quoted gnuplot string (the terminal is noenhanced, so '_' and '^' print as themselves).
+std::string quoted(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out + '"';
+}
+
+// pngcairo when this gnuplot has it (antialiased, any font), else the libgd png terminal.
+std::string png_terminal(int width, int height, const std::string& output) {
+  return fmt::format(
+      "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {{\n"
+      "  set terminal pngcairo noenhanced size {0},{1} font \"sans,10\"\n"
+      "}} else {{\n"
+      "  set terminal png noenhanced size {0},{1}\n"
+      "}}\n"
+      "set output {2}\n",
+      width, height, quoted(output));
+}
+
+std::string number(double value) { return fmt::format("{:.12g}", value); }
+
+struct PlotPoint {
+  std::string hue;
+  std::string x;
+  double y = 0;
+};
+
+// Hue values in a stable order: by value when all are numbers (or quantities), else as text.
+std::vector<std::string> sorted_hues(const std::vector<PlotPoint>& points) {
+  std::vector<std::string> hues;
+  for (const PlotPoint& p : points)
+    if (std::find(hues.begin(), hues.end(), p.hue) == hues.end()) hues.push_back(p.hue);
+  const bool numeric =
+      std::all_of(hues.begin(), hues.end(), [](const std::string& h) { return parse_axis_number(h).has_value(); });
+  if (numeric) {
+    std::stable_sort(hues.begin(), hues.end(), [](const std::string& a, const std::string& b) {
+      const double va = parse_axis_number(a)->value;
+      const double vb = parse_axis_number(b)->value;
+      return va != vb ? va < vb : a < b;
+    });
+  } else {
+    std::sort(hues.begin(), hues.end());
+  }
+  return hues;
+}
+
+// Okabe–Ito colours (readable with every common colour-vision deficiency), for series and phases.
+constexpr std::array<std::string_view, 8> kPalette{"#0072B2", "#E69F00", "#009E73", "#CC79A7",
+                                                   "#D55E00", "#56B4E9", "#F0E442", "#000000"};
+
+std::string series_colours() {
+  std::string text;
+  for (std::size_t i = 0; i < kPalette.size(); ++i)
+    text += fmt::format("set linetype {} lc rgb \"{}\" lw 2 pt 7\n", i + 1, kPalette[i]);
+  return text + fmt::format("set linetype cycle {}\n", kPalette.size());
+}
+
+constexpr std::size_t kMaxNamedTicks = 12;  // more distinct x values than this: numeric tick labels
+
+}  // namespace
+
+std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& options, std::vector<std::string>* notes) {
+  DiagnosticSink sink;
+  const auto find = [&](const std::string& name, std::string_view role) -> std::size_t {
+    const auto index = table.column(name);
+    if (!index)
+      sink.error(SourceLocation{table.source, 1, 1},
+                 fmt::format("no column '{}' for {}{}", name, role, suggestion_suffix(name, table.header)));
+    return index.value_or(0);
+  };
+  const std::size_t x_column = find(options.x, "--x");
+  const std::size_t y_column = find(options.y, "--y");
+  const std::optional<std::size_t> hue_column =
+      options.hue ? std::optional<std::size_t>(find(*options.hue, "--hue")) : std::nullopt;
+  sink.throw_if_any();
+  const std::optional<std::size_t> status_column = table.column("status");
+
+  // Rows to plot.
+  std::vector<PlotPoint> points;
+  std::size_t not_ok = 0;
+  std::size_t no_value = 0;
+  std::map<std::string, std::size_t> statuses;  // status → rows, for the message
+  for (const auto& row : table.rows) {
+    if (status_column && row[*status_column] != "ok") {
+      ++not_ok;
+      ++statuses[row[*status_column].empty() ? "(empty)" : row[*status_column]];
+      continue;
+    }
+    const auto y = parse_axis_number(row[y_column]);
+    if (!y) {
+      ++no_value;
+      continue;
+    }
+    points.push_back(PlotPoint{hue_column ? row[*hue_column] : std::string(), row[x_column], y->value});
+  }
+  std::vector<std::string> lines;  // notes for the caller and the subtitle
+  if (not_ok > 0) {
+    std::vector<std::string> parts;
+    for (const auto& [status, count] : statuses) parts.push_back(fmt::format("{} {}", count, status));
+    lines.push_back(fmt::format("{} row{} skipped: status {}", not_ok, not_ok == 1 ? "" : "s", fmt::join(parts, ", ")));
+  }
+  if (no_value > 0)
+    lines.push_back(fmt::format("{} row{} skipped: no number in {}", no_value, no_value == 1 ? "" : "s", options.y));
+  if (points.empty())
+    throw InputError(SourceLocation{table.source, 0, 0},
+                     fmt::format("nothing to plot: {} row{}{}{}", table.rows.size(), table.rows.size() == 1 ? "" : "s",
+                                 lines.empty() ? "" : "; ", fmt::join(lines, "; ")));
+
+  // The x axis: numeric when every value is a number or a quantity, categorical otherwise.
+  bool numeric_x = true;
+  std::set<Dimension> dimensions;
+  for (const PlotPoint& p : points) {
+    const auto x = parse_axis_number(p.x);
+    if (!x) {
+      numeric_x = false;
+      break;
+    }
+    if (x->dimension) dimensions.insert(*x->dimension);
+  }
+  const std::optional<Dimension> x_dimension =
+      numeric_x && dimensions.size() == 1 ? std::optional<Dimension>(*dimensions.begin()) : std::nullopt;
+  std::vector<std::string> categories;    // categorical x, in order of first appearance
+  std::map<double, std::string> x_texts;  // numeric x → its first text, for tick labels
+  for (const PlotPoint& p : points) {
+    if (numeric_x) {
+      x_texts.emplace(parse_axis_number(p.x)->value, trimmed(p.x));
+    } else if (std::find(categories.begin(), categories.end(), p.x) == categories.end()) {
+      categories.push_back(p.x);
+    }
+  }
+  const auto x_of = [&](const std::string& text) {
+    if (numeric_x) return parse_axis_number(text)->value;
+    return static_cast<double>(std::find(categories.begin(), categories.end(), text) - categories.begin());
+  };
+
+  // One series per hue value; rows on the same x are averaged.
+  const std::vector<std::string> hues = sorted_hues(points);
+  std::string data;
+  std::string plot;
+  std::size_t averaged = 0;
+  for (std::size_t s = 0; s < hues.size(); ++s) {
+    std::map<double, std::pair<double, std::size_t>> by_x;  // x → (sum of y, rows)
+    for (const PlotPoint& p : points) {
+      if (p.hue != hues[s]) continue;
+      auto& [sum, count] = by_x[x_of(p.x)];
+      sum += p.y;
+      ++count;
+    }
+    data += fmt::format("$series{} << EOD\n", s);
+    for (const auto& [x, sum_count] : by_x) {
+      data += fmt::format("{} {}\n", number(x), number(sum_count.first / static_cast<double>(sum_count.second)));
+      if (sum_count.second > 1) ++averaged;
+    }
+    data += "EOD\n";
+    plot += fmt::format("{}$series{} using 1:2 with linespoints lw 2 pt 7 ps 1.2 title {}",
+                        s == 0 ? "plot " : ", \\\n     ", s, hue_column ? quoted(hues[s]) : "notitle");
+  }
+  if (averaged > 0)
+    lines.push_back(fmt::format("{} point{} average several rows (another column varies: try it as --hue)", averaged,
+                                averaged == 1 ? "" : "s"));
+  if (notes) *notes = lines;
+
+  std::string title = options.title.empty()
+                          ? fmt::format("{} vs {}{}", options.y, options.x,
+                                        options.hue ? fmt::format(" by {}", *options.hue) : std::string())
+                          : options.title;
+  for (const std::string& line : lines) title += "\n" + line;
+
+  std::string script;
+  script += fmt::format("# dnnsim plot: {} against {} from {}\n", options.y, options.x, table.source);
+  script += "# Self-contained (the data is inline): `gnuplot THIS_FILE` redraws the figure.\n";
+  script += png_terminal(1000, 600, options.output);
+  script += fmt::format("set title {}\n", quoted(title));
+  // Few quantities: ticks show the texts of the sweep ("25MB"); many: numbers in the base unit, named on the label.
+  const bool named_ticks = x_dimension && x_texts.size() <= kMaxNamedTicks;
+  script += fmt::format(
+      "set xlabel {}\n",
+      quoted(x_dimension && !named_ticks ? fmt::format("{} ({})", options.x, base_unit(*x_dimension)) : options.x));
+  script += fmt::format("set ylabel {}\n", quoted(options.y));
+  script += "set grid\n";
+  script += series_colours();
+  if (hue_column) {
+    script += fmt::format("set key outside right top title {}\n", quoted(*options.hue));
+  } else {
+    script += "unset key\n";
+  }
+  if (numeric_x) {
+    const double low = x_texts.begin()->first;
+    const double high = x_texts.rbegin()->first;
+    // Sweeps over sizes and bandwidths are usually geometric: a log axis when they span 100×.
+    if (low > 0 && high / low >= 100) script += "set logscale x\n";
+    if (named_ticks) {
+      std::vector<std::string> ticks;
+      for (const auto& [value, text] : x_texts) ticks.push_back(fmt::format("{} {}", quoted(text), number(value)));
+      script += fmt::format("set xtics ({})\n", fmt::join(ticks, ", "));
+    } else if (x_dimension) {
+      script += "set format x \"%.3s%c\"\n";  // 25M, 1.5G: engineering prefixes of the base unit
+    }
+    script += "set autoscale xfix\n";  // the data's range, not extended to the next tic (a decade on a log axis)
+    script += "set offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\n";
+  } else {
+    std::vector<std::string> ticks;
+    for (std::size_t c = 0; c < categories.size(); ++c) ticks.push_back(fmt::format("{} {}", quoted(categories[c]), c));
+    script += fmt::format("set xtics ({})\n", fmt::join(ticks, ", "));
+    script += fmt::format("set xrange [-0.5:{}]\n", number(static_cast<double>(categories.size()) - 0.5));
+    script += "set offsets 0, 0, graph 0.05, graph 0.05\n";
+  }
+  script += data;
+  script += plot + "\n";
+  script += "unset output\n";
+  return script;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gantt chart
+
+namespace {
+
+// Okabe–Ito colours (readable with every common colour-vision deficiency).
+std::string_view phase_colour(Phase phase) {
+  switch (phase) {
+    case Phase::forward:
+      return "#0072B2";  // blue
+    case Phase::backward:
+      return "#E69F00";  // orange
+    case Phase::weight_grad:
+      return "#D55E00";  // vermillion
+    case Phase::optimizer:
+      return "#009E73";  // green
+    case Phase::communication:
+      return "#CC79A7";  // purple
+    case Phase::other:
+      return "#999999";  // grey
+  }
+  return "#000000";
+}
+
+constexpr int kMaxRowLabels = 48;                 // more rows than this: label every k-th one
+constexpr std::size_t kMaxSeparatedDevices = 64;  // more devices than this: no line between them
+constexpr double kMs = 1e3;                       // the time axis is in milliseconds
+
+}  // namespace
+
+std::string make_gantt_script(const SimulationResult& result, const std::string& png_path) {
+  const TaskGraph& graph = result.graph;
+  const std::size_t streams = std::max<std::size_t>(1, graph.streams().size());
+  const auto row_key = [&](DeviceId d, StreamId s) { return static_cast<std::size_t>(d) * streams + s; };
+
+  // The (device, stream) pairs that ran something, in device then stream order.
+  std::set<std::size_t> used;
+  std::size_t never_ran = 0;
+  std::vector<double> iteration_end(std::max<std::uint32_t>(1, graph.iteration_count()), 0.0);
+  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
+    if (std::isnan(result.task_start[id]) || std::isnan(result.task_end[id])) {
+      ++never_ran;
+      continue;
+    }
+    const Task& task = graph.task(id);
+    for (const DeviceId d : task.devices()) used.insert(row_key(d, task.stream));
+    iteration_end[task.iteration] = std::max(iteration_end[task.iteration], result.task_end[id]);
+  }
+  std::map<std::size_t, int> row_of;
+  for (const std::size_t key : used) row_of.emplace(key, static_cast<int>(row_of.size()));
+  const int rows = static_cast<int>(row_of.size());
+
+  // Boxes per phase: "start_ms end_ms row" lines.
+  std::vector<std::pair<Phase, std::string>> boxes;
+  for (const std::string& name : phase_names()) boxes.emplace_back(*phase_from_name(name), std::string());
+  const auto boxes_of = [&](Phase phase) -> std::string& {
+    return std::find_if(boxes.begin(), boxes.end(), [&](const auto& b) { return b.first == phase; })->second;
+  };
+  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
+    const double start = result.task_start[id];
+    const double end = result.task_end[id];
+    if (std::isnan(start) || std::isnan(end)) continue;
+    const Task& task = graph.task(id);
+    std::string& out = boxes_of(task.phase);
+    for (const DeviceId d : task.devices())
+      out += fmt::format("{:.9g} {:.9g} {}\n", start * kMs, end * kMs, row_of.at(row_key(d, task.stream)));
+  }
+
+  std::string title = fmt::format("Gantt chart: makespan {}, {} iteration{}, {} tasks on {} devices",
+                                  format_seconds(Seconds(result.makespan_s)), iteration_end.size(),
+                                  iteration_end.size() == 1 ? "" : "s", graph.tasks().size(), graph.devices().size());
+  if (never_ran > 0) title += fmt::format("\n{} task{} never ran (not drawn)", never_ran, never_ran == 1 ? "" : "s");
+
+  const int height = std::clamp(140 + 20 * rows, 320, 2400);
+  std::string script;
+  script += "# dnnsim Gantt chart of one run: a row per (device, stream), a box per task coloured by phase.\n";
+  script += "# Self-contained (the data is inline): `gnuplot THIS_FILE` redraws the figure.\n";
+  script += png_terminal(1400, height, png_path);
+  script += fmt::format("set title {}\n", quoted(title));
+  script += "set xlabel \"simulated time (ms)\"\n";
+  script += fmt::format("set xrange [0:{}]\n", number(std::max(result.makespan_s * kMs, 1e-9)));
+  script += fmt::format("set yrange [{}:-0.5]\n", number(std::max(rows, 1) - 0.5));  // first device at the top
+  script += "set grid xtics\nset key outside below center horizontal reverse Left samplen 2 width 2\n";
+  script += "set style fill solid 1.0 noborder\n";
+  std::vector<std::string> ticks;
+  const int step = (rows + kMaxRowLabels - 1) / kMaxRowLabels;
+  for (const auto& [key, row] : row_of) {
+    if (step > 1 && row % step != 0) continue;
+    const std::size_t device = key / streams;
+    const std::size_t stream = key % streams;
+    ticks.push_back(fmt::format(
+        "{} {}",
+        quoted(fmt::format("{} {}", graph.devices()[device], graph.streams().empty() ? "" : graph.streams()[stream])),
+        row));
+  }
+  script += ticks.empty() ? "set ytics ()\n" : fmt::format("set ytics ({}) nomirror\n", fmt::join(ticks, ", "));
+  // A thin line between devices, when each has several rows and there are not too many.
+  if (row_of.size() > graph.devices().size() && graph.devices().size() <= kMaxSeparatedDevices) {
+    std::size_t previous_device = row_of.begin()->first / streams;
+    for (const auto& [key, row] : row_of) {
+      if (key / streams != previous_device)
+        script +=
+            fmt::format("set arrow from graph 0, first {0} to graph 1, first {0} nohead lc rgb \"#bbbbbb\" back\n",
+                        number(row - 0.5));
+      previous_device = key / streams;
+    }
+  }
+  // Iteration boundaries as dashed lines (but the last: it is the right edge).
+  if (iteration_end.size() <= 64)
+    for (std::size_t k = 0; k + 1 < iteration_end.size(); ++k)
+      script += fmt::format("set arrow from {0}, graph 0 to {0}, graph 1 nohead dt 2 lc rgb \"#444444\" front\n",
+                            number(iteration_end[k] * kMs));
+
+  std::string plot;
+  for (const auto& [phase, lines] : boxes) {
+    if (lines.empty()) continue;
+    const std::string name(phase_name(phase));
+    script += fmt::format("${} << EOD\n{}EOD\n", name, lines);
+    plot += fmt::format("{}${} using (($1+$2)/2):3:1:2:($3-0.4):($3+0.4) with boxxyerror fc rgb \"{}\" title {}",
+                        plot.empty() ? "plot " : ", \\\n     ", name, phase_colour(phase), quoted(name));
+  }
+  if (plot.empty()) {
+    script += "set label \"no task ran\" at graph 0.5, graph 0.5 center\nplot NaN notitle\n";
+  } else {
+    script += plot + "\n";
+  }
+  script += "unset output\n";
+  return script;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running gnuplot
+
+namespace {
+
+// A file descriptor closed when it goes out of scope, so that every early return closes it.
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  void reset() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+};
+
+}  // namespace
+
+int render_with_gnuplot(const std::string& script, std::string& error, const std::string& program) {
+  error.clear();
+  // stdin is a socket so that writing to a gnuplot that died early fails with EPIPE (MSG_NOSIGNAL)
+  // instead of killing dnnsim with SIGPIPE; stderr is a pipe; `exec_status` reports a failed exec.
+  int in_pair[2];
+  int err_pipe[2];
+  int exec_pipe[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pair) != 0) {
+    error = fmt::format("cannot create a socket for gnuplot: {}", std::strerror(errno));
+    return 1;
+  }
+  Fd in_parent(in_pair[0]), in_child(in_pair[1]);
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    error = fmt::format("cannot create a pipe for gnuplot: {}", std::strerror(errno));
+    return 1;
+  }
+  Fd err_parent(err_pipe[0]), err_child(err_pipe[1]);
+  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    error = fmt::format("cannot create a pipe for gnuplot: {}", std::strerror(errno));
+    return 1;
+  }
+  Fd exec_parent(exec_pipe[0]), exec_child(exec_pipe[1]);
+
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    error = fmt::format("cannot start gnuplot: fork failed: {}", std::strerror(errno));
+    return 1;
+  }
+  if (pid == 0) {  // child: only async-signal-safe calls until exec
+    ::dup2(in_child.fd, STDIN_FILENO);
+    ::dup2(err_child.fd, STDERR_FILENO);
+    ::dup2(err_child.fd, STDOUT_FILENO);  // gnuplot prints nothing useful on stdout; keep ours clean
+    char* const argv[] = {const_cast<char*>(program.c_str()), nullptr};
+    ::execvp(program.c_str(), argv);
+    const int code = errno;
+    [[maybe_unused]] const auto written = ::write(exec_child.fd, &code, sizeof code);
+    ::_exit(127);
+  }
+  in_child.reset();
+  err_child.reset();
+  exec_child.reset();
+
+  int exec_errno = 0;
+  const bool exec_failed = ::read(exec_parent.fd, &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+
+  // Feed the script and collect gnuplot's messages at the same time (either could fill a buffer).
+  std::string messages;
+  std::size_t sent = 0;
+  if (exec_failed) {
+    in_parent.reset();
+  } else {
+    ::fcntl(in_parent.fd, F_SETFL, O_NONBLOCK);
+  }
+  while (err_parent.fd >= 0) {
+    std::array<pollfd, 2> fds{pollfd{err_parent.fd, POLLIN, 0}, pollfd{in_parent.fd, POLLOUT, 0}};
+    const nfds_t count = in_parent.fd >= 0 ? 2 : 1;
+    if (::poll(fds.data(), count, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (count == 2 && fds[1].revents != 0) {
+      const ssize_t n = ::send(in_parent.fd, script.data() + sent, script.size() - sent, MSG_NOSIGNAL);
+      if (n > 0) sent += static_cast<std::size_t>(n);
+      if ((n < 0 && errno != EAGAIN && errno != EINTR) || sent == script.size()) in_parent.reset();  // EOF for gnuplot
+    }
+    if (fds[0].revents != 0) {
+      std::array<char, 4096> buffer{};
+      const ssize_t n = ::read(err_parent.fd, buffer.data(), buffer.size());
+      if (n > 0) {
+        messages.append(buffer.data(), static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        err_parent.reset();
+      }
+    }
+  }
+  in_parent.reset();
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+
+  if (exec_failed) {
+    error = exec_errno == ENOENT
+                ? fmt::format("'{}' not found: install gnuplot (scripts/install-deps installs gnuplot-nox)", program)
+                : fmt::format("cannot run '{}': {}", program, std::strerror(exec_errno));
+    return 127;
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+  while (!messages.empty() && (messages.back() == '\n' || messages.back() == ' ')) messages.pop_back();
+  constexpr std::size_t kMaxMessage = 2000;  // the end of gnuplot's output says what went wrong
+  if (messages.size() > kMaxMessage) messages = "…" + messages.substr(messages.size() - kMaxMessage);
+  error = WIFEXITED(status) ? fmt::format("gnuplot exited with status {}", WEXITSTATUS(status))
+                            : fmt::format("gnuplot was killed by signal {}", WTERMSIG(status));
+  if (!messages.empty()) error += ":\n" + messages;
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return code == 0 ? 1 : code;
+}
+
+}  // namespace dnnsim
