@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 namespace dnnsim {
 
@@ -40,7 +41,13 @@ void DiagnosticSink::append(const std::vector<Diagnostic>& diagnostics) {
 }
 
 void DiagnosticSink::throw_if_any() const {
-  if (!diagnostics_.empty()) throw InputError(diagnostics_);
+  if (diagnostics_.empty()) return;
+  std::vector<Diagnostic> sorted = diagnostics_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::tie(a.location.file, a.location.line, a.location.column) <
+           std::tie(b.location.file, b.location.line, b.location.column);
+  });
+  throw InputError(std::move(sorted));
 }
 
 namespace {

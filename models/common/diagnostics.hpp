@@ -43,7 +43,9 @@ class DiagnosticSink {
   void append(const std::vector<Diagnostic>& diagnostics);
   [[nodiscard]] bool empty() const { return diagnostics_.empty(); }
   [[nodiscard]] const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
-  // Throws InputError with everything collected, if anything was.
+  // Throws InputError with everything collected, if anything was, in file order (by file, line,
+  // column; stable, so problems at one place keep the order they were found in), as a compiler
+  // reports them.
   void throw_if_any() const;
 
  private:

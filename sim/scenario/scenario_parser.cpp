@@ -759,15 +759,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   ScenarioParser parser(path, sink);
   for (const auto& [value, origin] : override_values) parser.reader().add_override(value, origin);
   Scenario scenario = parser.parse(root);
-  if (!sink.empty()) {
-    // In file order, as a compiler reports them.
-    std::vector<Diagnostic> sorted = sink.diagnostics();
-    std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic& a, const Diagnostic& b) {
-      return std::tie(a.location.file, a.location.line, a.location.column) <
-             std::tie(b.location.file, b.location.line, b.location.column);
-    });
-    throw InputError(std::move(sorted));
-  }
+  sink.throw_if_any();
   return scenario;
 }
 

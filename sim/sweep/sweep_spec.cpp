@@ -626,14 +626,7 @@ SweepSpec load(const std::string& path, bool validate) {
   DiagnosticSink sink;
   SweepParser parser(path, sink);
   SweepSpec spec = parser.parse(validate);
-  if (!sink.empty()) {
-    std::vector<Diagnostic> sorted = sink.diagnostics();
-    std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic& a, const Diagnostic& b) {
-      return std::tie(a.location.file, a.location.line, a.location.column) <
-             std::tie(b.location.file, b.location.line, b.location.column);
-    });
-    throw InputError(std::move(sorted));
-  }
+  sink.throw_if_any();
   return spec;
 }
 

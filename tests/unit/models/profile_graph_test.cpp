@@ -138,13 +138,14 @@ TEST(ProfileGraph, ReportsEveryMalformedLineWithItsColumn) {
     EXPECT_EQ(d[i].location.column, column);
     EXPECT_THAT(d[i].message, ::testing::HasSubstr(message));
   };
+  // In file order (line, then column), as every dnnsim reader reports.
   at(0, 2, 39, "forward_compute_time must be a non-negative number, got 'abc'");
-  at(1, 3, 83, "unknown key 'paramter_size'; did you mean 'parameter_size'?");
-  at(2, 3, 15, "missing key 'parameter_size'");
+  at(1, 3, 15, "missing key 'parameter_size'");
+  at(2, 3, 83, "unknown key 'paramter_size'; did you mean 'parameter_size'?");
   at(3, 4, 1, "expected 'ID -- DESCRIPTION -- key=value");
-  at(4, 6, 84, "activation_size must be a non-negative number");
+  at(4, 5, 11, "edge to unknown node 'node9'");
   at(5, 6, 1, "duplicate node 'node1' (first defined on line 1)");
-  at(6, 5, 11, "edge to unknown node 'node9'");
+  at(6, 6, 84, "activation_size must be a non-negative number");
 }
 
 TEST(ProfileGraph, ReportsACycleAtItsClosingEdge) {
