@@ -15,37 +15,23 @@
 
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
 namespace {
 
+using testing::diagnostics_thrown_by;
+using testing::dump;
+using testing::expect_error;
+
 using testing::load;
 using testing::test_dir;
 using testing::write_file;
 
-std::string dump(const std::vector<Diagnostic>& diagnostics) {
-  std::string text;
-  for (const Diagnostic& d : diagnostics) text += "\n  " + format_diagnostic(d);
-  return text;
-}
-
 // The diagnostics of a file that must not load.
 std::vector<Diagnostic> errors_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  try {
-    (void)load(yaml, overrides);
-  } catch (const InputError& e) {
-    return e.diagnostics();
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return {};
-}
-
-// One diagnostic at line:column whose message contains `text`.
-void expect_error(const Diagnostic& d, int line, int column, const std::string& text) {
-  EXPECT_EQ(d.location.line, line) << format_diagnostic(d);
-  EXPECT_EQ(d.location.column, column) << format_diagnostic(d);
-  EXPECT_NE(d.message.find(text), std::string::npos) << "'" << text << "' not in: " << format_diagnostic(d);
+  return diagnostics_thrown_by([&] { (void)load(yaml, overrides); });
 }
 
 // A valid two-node cluster of 2 GPUs each, 12 lines long: text appended to it starts at line 13.

@@ -13,10 +13,15 @@
 
 #include "sim/sweep/sweep_runner.hpp"
 #include "sim/sweep/sweep_spec.hpp"
+#include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
 namespace {
+
+using testing::diagnostics_thrown_by;
+using testing::dump;
+using testing::expect_error;
 
 using testing::write_file;
 
@@ -41,26 +46,8 @@ SweepSpec load(const std::string& yaml, bool validate = true, const std::string&
   return validate ? load_sweep(path) : load_sweep_unvalidated(path);
 }
 
-std::string dump(const std::vector<Diagnostic>& diagnostics) {
-  std::string text;
-  for (const Diagnostic& d : diagnostics) text += "\n  " + format_diagnostic(d);
-  return text;
-}
-
 std::vector<Diagnostic> errors_of(const std::string& yaml, bool validate = true, const std::string& base = kBase) {
-  try {
-    (void)load(yaml, validate, base);
-  } catch (const InputError& e) {
-    return e.diagnostics();
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return {};
-}
-
-void expect_error(const Diagnostic& d, int line, int column, const std::string& text) {
-  EXPECT_EQ(d.location.line, line) << format_diagnostic(d);
-  EXPECT_EQ(d.location.column, column) << format_diagnostic(d);
-  EXPECT_NE(d.message.find(text), std::string::npos) << "'" << text << "' not in: " << format_diagnostic(d);
+  return diagnostics_thrown_by([&] { (void)load(yaml, validate, base); });
 }
 
 // The values of every point for one key, in point order.
