@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "planners/common/layer_cost.hpp"
+
 namespace dnnsim {
 
 std::vector<std::vector<std::size_t>> gradient_buckets(const LayerModel& model, Bytes bucket_size) {
@@ -27,29 +29,6 @@ Bytes bucket_bytes(const LayerModel& model, const std::vector<std::size_t>& buck
   Bytes total{0};
   for (std::size_t layer : bucket) total += model.layers[layer].parameter_bytes;
   return total;
-}
-
-Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId device, int batch, Dtype dtype,
-                      bool backward) {
-  Compute compute;
-  compute.device = device;
-  compute.dtype = dtype;
-  compute.kernel = layer.kind;
-  const std::optional<Seconds>& measured = backward ? layer.backward_time : layer.forward_time;
-  if (measured) {
-    // Linear in the batch: a profile measured for measured_batch samples (the approximation PipeDream's
-    // and DAPPLE's planners make too).
-    compute.measured_time = *measured * (static_cast<double>(batch) / model.measured_batch);
-    compute.measured_on = model.measured_on;
-  } else {
-    compute.flops = (backward ? layer.backward_flops : layer.forward_flops) * batch;
-    // Weights read once per micro-batch, plus the per-sample traffic (estimated as input read and
-    // output written when the layer does not give it): enough for the roofline to catch
-    // memory-bound layers. The backward pass moves about twice the forward's.
-    const Bytes per_sample = layer.forward_bytes.value() > 0 ? layer.forward_bytes : layer.activation_bytes * 2.0;
-    compute.bytes_accessed = layer.parameter_bytes + per_sample * (static_cast<double>(batch) * (backward ? 2.0 : 1.0));
-  }
-  return compute;
 }
 
 }  // namespace
@@ -88,7 +67,7 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
       const int batch = config.global_batch / device_count + (static_cast<int>(d) < config.global_batch % device_count);
       for (std::size_t l = 0; l < layer_count; ++l) {
         const Layer& layer = model.layers[l];
-        Task task = on_compute_stream(layer_compute(model, layer, d, batch, config.dtype, false), Phase::forward,
+        Task task = on_compute_stream(layer_compute(model, layer, d, batch, config.dtype, Pass::forward), Phase::forward,
                                       fmt::format("fwd {}", layer.name));
         task.alloc_bytes = layer.activation_bytes * batch;
         if (iteration == 0 && l == 0) task.alloc_bytes += Bytes(parameter_count * per_parameter.total());
@@ -96,7 +75,7 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
       }
       for (std::size_t l = layer_count; l-- > 0;) {
         const Layer& layer = model.layers[l];
-        Task task = on_compute_stream(layer_compute(model, layer, d, batch, config.dtype, true), Phase::backward,
+        Task task = on_compute_stream(layer_compute(model, layer, d, batch, config.dtype, Pass::backward), Phase::backward,
                                       fmt::format("bwd {}", layer.name));
         task.free_bytes = layer.activation_bytes * batch;
         backward_task[d][l] = graph.add(std::move(task));

@@ -175,6 +175,10 @@ struct Expectation {
   double tolerance = 0.0;  // absolute, or relative when `relative`
   bool relative = false;
   std::string source;
+  // A target the simulator is known to miss (a paper's number it does not reproduce): the reason and
+  // the measured value. Still compared and reported, as "known gap" instead of a miss, so that it is
+  // never hidden and never fails a run (docs/regress.md).
+  std::string known_gap;
   SourceLocation where;
 };
 

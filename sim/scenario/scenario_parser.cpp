@@ -678,6 +678,7 @@ class ScenarioParser {
         }
       }
       expectation.source = map.string("source").value_or("");
+      expectation.known_gap = map.string("known_gap").value_or("");
       map.finish();
       result.push_back(std::move(expectation));
     }

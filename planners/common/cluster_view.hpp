@@ -1,0 +1,35 @@
+// What a planner knows of the cluster: each GPU's model, memory and node, and the uncontended cost
+// of a transfer between any two of them (latency and bottleneck bandwidth of the route, Hockney's
+// α + size/β). Pure data, so that planners are unit-testable without the platform; sim/ builds it
+// from a scenario (sim/scenario/cluster_view_builder.hpp) by walking the platform's routes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/calibration/calibration.hpp"
+#include "models/cost/collective_cost.hpp"
+#include "models/hardware/catalog.hpp"
+
+namespace dnnsim {
+
+struct ClusterDevice {
+  std::string name;  // "node0/gpu3"
+  GpuSpec gpu;
+  std::uint32_t node = 0;
+  double compute_efficiency = 1.0;
+  std::shared_ptr<const CalibrationTable> calibration;  // replaces compute_efficiency when set
+};
+
+struct ClusterView {
+  std::vector<ClusterDevice> devices;
+  std::vector<std::vector<PathCost>> paths;  // paths[a][b]: uncontended cost of a → b (a ≠ b)
+
+  [[nodiscard]] std::size_t size() const { return devices.size(); }
+  [[nodiscard]] const PathCost& path(DeviceId from, DeviceId to) const { return paths.at(from).at(to); }
+  [[nodiscard]] DeviceTopology topology() const;
+  [[nodiscard]] std::vector<std::string> names() const;
+};
+
+}  // namespace dnnsim

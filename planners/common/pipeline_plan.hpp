@@ -1,0 +1,64 @@
+// A pipeline-parallel plan: the model's layers cut into stages, each stage on a group of devices that
+// replicate it, and the global batch split into micro-batches. It is what every planner returns
+// (planners/parallel) and what every schedule lowers into a TaskGraph (planners/schedules).
+//
+// Replicated stages follow DAPPLE (Fan et al., PPoPP'21, §4.2 and Fig. 8a): a micro-batch is split
+// evenly across the replicas of a stage (samples [0, b) in contiguous shares, the first b mod r
+// replicas taking one more), activations move between stages of different replication as a
+// split-concat of the overlapping sample ranges, and each stage's gradients are all-reduced among
+// its replicas once per iteration. Megatron's "pipeline p × data d" is the special case where every
+// stage has d replicas.
+//
+// Interleaved schedules (Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
+// Clusters Using Megatron-LM", SC'21 §2.2.2) put v model chunks on each stage: chunk c of stage s is
+// virtual stage c·p + s of the p·v-stage chain.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "models/program/task_graph.hpp"
+
+namespace dnnsim {
+
+struct LayerRange {
+  std::size_t begin = 0;  // first layer
+  std::size_t end = 0;    // one past the last layer
+  [[nodiscard]] std::size_t size() const { return end - begin; }
+  friend bool operator==(const LayerRange&, const LayerRange&) = default;
+};
+
+struct PipelineStage {
+  std::vector<LayerRange> chunks;  // one per model chunk; chunk c is virtual stage c·p + s
+  std::vector<DeviceId> devices;   // the replicas, indices into the cluster's GPUs (Cluster::gpu_names order)
+  friend bool operator==(const PipelineStage&, const PipelineStage&) = default;
+};
+
+struct PipelinePlan {
+  std::vector<PipelineStage> stages;
+  int global_batch = 1;   // samples per iteration
+  int micro_batches = 1;  // M; a micro-batch holds global_batch / M samples (global_batch % M == 0)
+
+  [[nodiscard]] int micro_batch_size() const { return global_batch / micro_batches; }
+  [[nodiscard]] int chunks_per_stage() const { return stages.empty() ? 0 : static_cast<int>(stages.front().chunks.size()); }
+  // Virtual stages in pipeline order: (stage, chunk) for c in chunks, s in stages.
+  [[nodiscard]] std::vector<LayerRange> virtual_stages() const;
+  // Every problem with the plan against a model of `layer_count` layers and `device_count` GPUs: the
+  // virtual stages must cover the layers in order without gaps, every stage needs a device, no device
+  // may hold two stages, every stage the same number of chunks, global_batch % micro_batches == 0
+  // and every replica at least one sample of a micro-batch. Empty when the plan is valid.
+  [[nodiscard]] std::vector<std::string> problems(std::size_t layer_count, std::size_t device_count) const;
+  // "2 stages: [0,23)×8 @ gpu0-7 | [23,48)×8 @ gpu8-15, M = 16 × 4" for messages and `dnnsim plan`.
+  [[nodiscard]] std::string describe(const std::vector<std::string>& device_names) const;
+};
+
+// The samples of a micro-batch of `micro_batch_size` samples held by replica `replica` of `replicas`:
+// contiguous shares, the first (size mod replicas) replicas one more.
+struct SampleShare {
+  int begin = 0;
+  int count = 0;
+};
+[[nodiscard]] SampleShare replica_share(int micro_batch_size, int replicas, int replica);
+
+}  // namespace dnnsim

@@ -1,0 +1,75 @@
+// Parallelization planners: choose how to cut a model into pipeline stages, which GPUs run each
+// stage (and how many replicas it has), for a given cluster, global batch and micro-batch count.
+// One interface, one registry (`dnnsim list planners`, `dnnsim plan`).
+//
+// Built-in planners and their sources (docs/planners.md; ../shared papers-parallelism.md):
+//  - uniform: GPipe's equal split (Huang et al., NeurIPS'19 §2.2) into a given number of stages of
+//    equal layer count (or equal compute), devices in order, stages replicated evenly.
+//  - pipedream: PipeDream's hierarchical dynamic program (Narayanan et al., SOSP'19 §3.1): minimise
+//    the slowest stage, level by level of the topology.
+//  - dapple: DAPPLE's planner (Fan et al., PPoPP'21 §4): dynamic program over layer prefixes and
+//    device sets with the Fresh-, Append- and Scatter-first placement policies, scored by the
+//    pivot-stage latency model (Formulas 1–3).
+//  - pipeline-mapping: Luo et al., "Efficient Pipeline Planning for Expedited Distributed DNN
+//    Training" (INFOCOM'22) — "-like": the paper text was not available; stage partition and device
+//    mapping over an arbitrary bandwidth matrix, as specified in papers-parallelism.md §4.2.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/common/registry.hpp"
+#include "models/cost/memory_model.hpp"
+#include "models/dnn/layer_model.hpp"
+#include "planners/common/cluster_view.hpp"
+#include "planners/common/pipeline_plan.hpp"
+
+namespace dnnsim {
+
+struct PlanRequest {
+  LayerModel model;
+  ClusterView cluster;
+  int global_batch = 1;
+  int micro_batches = 1;  // M
+  Dtype dtype = Dtype::fp32;
+  // Precision, optimizer, recomputation and framework overhead of every device; the planner sets
+  // micro_batch and micro_batches_in_flight per stage from the plan and the schedule.
+  TrainingMemoryConfig memory;
+  // Peak in-flight micro-batches of stage i of p under the schedule the plan will run with
+  // (1F1B: min(p − i, M)); planners use it for their memory check. Empty: 1F1B's.
+  std::function<int(int stage, int stages, int micro_batches)> in_flight;
+  std::optional<int> stages;  // uniform: the number of stages (default: one per device)
+  int chunks_per_stage = 1;   // interleaved schedules; planners other than uniform reject v > 1
+};
+
+struct PlanStatistics {
+  std::size_t candidates = 0;  // partial or complete plans scored
+  double wall_seconds = 0;     // search time (not written to reports: they must be byte-identical)
+};
+
+struct PlanResult {
+  bool feasible = false;
+  std::string reason;  // why no plan fits (out of memory everywhere, too few devices), when infeasible
+  PipelinePlan plan;
+  Seconds predicted_iteration_time{0};  // the planner's own cost model
+  std::string cost_model;               // which one: "DAPPLE Formula 2", "PipeDream slowest stage", …
+  PlanStatistics statistics;
+};
+
+class Planner {
+ public:
+  virtual ~Planner() = default;
+  // Never throws for a valid request: an infeasible request is a result with feasible = false.
+  [[nodiscard]] virtual PlanResult plan(const PlanRequest& request) const = 0;
+};
+
+using PlannerRegistry = Registry<std::shared_ptr<const Planner>>;
+
+// uniform, pipedream, dapple, pipeline-mapping, in that order.
+[[nodiscard]] const PlannerRegistry& builtin_planners();
+
+}  // namespace dnnsim

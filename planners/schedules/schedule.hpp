@@ -1,0 +1,82 @@
+// Pipeline schedules: the order in which each stage runs the forward and backward passes of the
+// micro-batches of one iteration. One interface, one registry (`dnnsim list schedules`); the
+// lowering (pipeline_lowering.hpp) turns a plan plus a schedule into TaskGraph tasks.
+//
+// Schedules and their sources (closed forms in docs/schedules.md, ../shared papers-parallelism.md §1):
+//  - gpipe: all forwards, then all backwards (Huang et al., "GPipe", NeurIPS'19 §2.3), optionally
+//    with re-materialization (only stage inputs are kept; each backward recomputes its forward).
+//  - 1f1b: PipeDream-Flush (Narayanan et al., "Memory-Efficient Pipeline-Parallel DNN Training",
+//    ICML'21; Megatron-LM SC'21 §2.2.1): stage i runs min(p−i−1, M) warm-up forwards, then
+//    alternates one forward and one backward.
+//  - dapple: DAPPLE's early-backward schedule (Fan et al., PPoPP'21 §5.3): K_i micro-batches are
+//    injected, then one forward and one backward alternate; policy A: K_i = min(S−i, D), policy B:
+//    K_i = min(2(S−i)−1, D), D the most micro-batches that fit in memory.
+//  - interleaved: Megatron's interleaved 1F1B (SC'21 §2.2.2) over v model chunks per stage; warm-up
+//    of rank r is min(2(p−r−1) + (v−1)·p, M·v) chunk-steps (Megatron's schedules.py).
+//  - kfkb: 1F1B over groups of k micro-batches (Ada-Grouper, Wang et al., arXiv:2303.01675):
+//    k·(p−i−1) warm-up forwards, then k forwards and k backwards alternate. k = 1 is 1f1b, k = M gpipe.
+//  - ada-grouper: kfkb whose k is chosen again before every iteration from the times measured in the
+//    previous one (ada_grouper.hpp).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/common/registry.hpp"
+
+namespace dnnsim {
+
+enum class PassKind { forward, backward };
+
+// One pass of one micro-batch through one model chunk of a stage.
+struct PipelineStep {
+  PassKind pass = PassKind::forward;
+  int micro_batch = 0;
+  int chunk = 0;
+  friend bool operator==(const PipelineStep&, const PipelineStep&) = default;
+};
+
+struct PipelineShape {
+  int stages = 1;         // p
+  int micro_batches = 1;  // M
+  int chunks = 1;         // v, model chunks per stage
+};
+
+// The knobs of the built-in schedules; each schedule reads only its own (ScheduleInfo::options says
+// which) and the scenario reader rejects the others.
+struct ScheduleOptions {
+  bool recompute = false;            // gpipe: re-materialization
+  char policy = 'A';                 // dapple: 'A' or 'B'
+  std::optional<int> max_in_flight;  // dapple: D; none = M
+  int chunks = 1;                    // interleaved: v ≥ 2
+  int group = 1;                     // kfkb: k ≥ 1
+  std::vector<int> candidates;       // ada-grouper: the k it may choose from; empty = 1..M
+};
+
+class PipelineSchedule {
+ public:
+  virtual ~PipelineSchedule() = default;
+  // The steps of stage `stage` (0-based) in execution order: every micro-batch's forward and
+  // backward for every chunk, each once, a backward after its forward.
+  [[nodiscard]] virtual std::vector<PipelineStep> stage_order(int stage, const PipelineShape& shape) const = 0;
+  // Model chunks per stage the schedule needs (interleaved: v; the others 1).
+  [[nodiscard]] virtual int chunks() const { return 1; }
+  // Whether backward passes recompute their forward (activation re-materialization).
+  [[nodiscard]] virtual bool recompute() const { return false; }
+  // Shapes the schedule cannot run (interleaved needs M % p == 0): the reason, or empty.
+  [[nodiscard]] virtual std::string unsupported(const PipelineShape& /*shape*/) const { return {}; }
+};
+
+struct ScheduleInfo {
+  std::vector<std::string> options;  // the YAML keys of ScheduleOptions this schedule reads
+  std::function<std::shared_ptr<const PipelineSchedule>(const ScheduleOptions&)> make;
+};
+using ScheduleRegistry = Registry<ScheduleInfo>;
+
+// gpipe, 1f1b, dapple, interleaved, kfkb, ada-grouper, in that order.
+[[nodiscard]] const ScheduleRegistry& builtin_schedules();
+
+}  // namespace dnnsim
