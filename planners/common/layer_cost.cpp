@@ -2,6 +2,8 @@
 
 #include "models/cost/compute_cost.hpp"
 
+#include <fmt/format.h>
+
 namespace dnnsim {
 
 Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId device, double batch, Dtype dtype,
@@ -30,6 +32,46 @@ Seconds layer_time(const LayerModel& model, const Layer& layer, const ClusterDev
   const Compute compute = layer_compute(model, layer, 0, batch, dtype, pass);
   return device.calibration ? compute_time(compute, device.gpu, *device.calibration)
                             : compute_time(compute, device.gpu, device.compute_efficiency);
+}
+
+Compute layers_compute(const LayerModel& model, LayerRange range, DeviceId device, double batch, Dtype dtype,
+                       Pass pass) {
+  Compute total;
+  total.device = device;
+  total.dtype = dtype;
+  std::size_t measured_layers = 0;
+  double heaviest = -1;
+  for (std::size_t l = range.begin; l < range.end; ++l) {
+    const Compute part = layer_compute(model, model.layers[l], device, batch, dtype, pass);
+    const double work = part.measured_time ? part.measured_time->value() : part.flops.value();
+    if (work > heaviest) {
+      heaviest = work;
+      total.kernel = part.kernel;
+    }
+    if (part.measured_time) {
+      ++measured_layers;
+      total.measured_time = total.measured_time.value_or(Seconds(0)) + *part.measured_time;
+      total.measured_on = part.measured_on;
+    }
+    total.flops += part.flops;
+    total.bytes_accessed += part.bytes_accessed;
+  }
+  if (measured_layers != 0 && measured_layers != range.size())
+    throw InputError(SourceLocation{}, fmt::format("model '{}': layers [{}, {}) mix measured times and FLOPs; a "
+                                                   "pipeline chunk needs one or the other for all its layers",
+                                                   model.name, range.begin, range.end));
+  return total;
+}
+
+Compute optimizer_step(double parameter_count, const BytesPerParameter& per_parameter, DeviceId device) {
+  Compute update;
+  update.device = device;
+  update.dtype = Dtype::fp32;
+  update.kernel = LayerKind::elementwise;
+  update.flops = Flop(10.0 * parameter_count);
+  update.bytes_accessed =
+      Bytes(parameter_count * (2.0 * (per_parameter.weights + per_parameter.optimizer_state) + per_parameter.gradients));
+  return update;
 }
 
 }  // namespace dnnsim

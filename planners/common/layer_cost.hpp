@@ -3,8 +3,10 @@
 // LayerModel into work, so that what a planner predicts is what the simulator runs.
 #pragma once
 
+#include "models/cost/memory_model.hpp"
 #include "models/dnn/layer_model.hpp"
 #include "models/program/task_graph.hpp"
+#include "planners/common/pipeline_plan.hpp"
 #include "planners/common/cluster_view.hpp"
 
 namespace dnnsim {
@@ -21,5 +23,18 @@ enum class Pass { forward, backward };
 // The time of that Compute on `device` with the cost model the executor uses (models/cost/compute_cost.hpp).
 [[nodiscard]] Seconds layer_time(const LayerModel& model, const Layer& layer, const ClusterDevice& device, double batch,
                                  Dtype dtype, Pass pass);
+
+// The layers [range.begin, range.end) as ONE Compute (a pipeline chunk): measured times are summed
+// when every layer of the range is measured, FLOPs and bytes accessed are summed when none is; the
+// kernel kind is that of the layer with the most work, so a calibration curve picks the dominant
+// kernel. @throw InputError when the range mixes measured and FLOP-described layers (one Compute
+// cannot carry both).
+[[nodiscard]] Compute layers_compute(const LayerModel& model, LayerRange range, DeviceId device, double batch,
+                                     Dtype dtype, Pass pass);
+
+// The optimizer update of `parameter_count` parameters on `device`: read the gradients, read and
+// write the weights and the optimizer state; about 10 flop per parameter (Adam's moments, bias
+// correction and update), so memory-bound on every GPU of the catalog. Phase::optimizer in builders.
+[[nodiscard]] Compute optimizer_step(double parameter_count, const BytesPerParameter& per_parameter, DeviceId device);
 
 }  // namespace dnnsim

@@ -101,16 +101,7 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
     }
 
     for (DeviceId d = 0; d < devices.size(); ++d) {
-      // Optimizer update: read gradients, read and write weights and optimizer state; ~10 flop per
-      // parameter. Memory-bound on every GPU in the catalog.
-      Compute update;
-      update.device = d;
-      update.dtype = Dtype::fp32;
-      update.kernel = LayerKind::elementwise;
-      update.flops = Flop(10.0 * parameter_count);
-      update.bytes_accessed =
-          Bytes(parameter_count * (2.0 * (per_parameter.weights + per_parameter.optimizer_state) + per_parameter.gradients));
-      Task task = on_compute_stream(update, Phase::optimizer, "optimizer step");
+      Task task = on_compute_stream(optimizer_step(parameter_count, per_parameter, d), Phase::optimizer, "optimizer step");
       if (last_all_reduce) task.deps.push_back(*last_all_reduce);
       graph.add(std::move(task));
     }

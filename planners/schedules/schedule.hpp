@@ -12,11 +12,15 @@
 //    injected, then one forward and one backward alternate; policy A: K_i = min(S−i, D), policy B:
 //    K_i = min(2(S−i)−1, D), D the most micro-batches that fit in memory.
 //  - interleaved: Megatron's interleaved 1F1B (SC'21 §2.2.2) over v model chunks per stage; warm-up
-//    of rank r is min(2(p−r−1) + (v−1)·p, M·v) chunk-steps (Megatron's schedules.py).
+//    of rank r is min(2(p−r−1) + (v−1)·p, M·v) chunk-steps, all M·v when M == p (Megatron's
+//    schedules.py); needs M % p == 0.
 //  - kfkb: 1F1B over groups of k micro-batches (Ada-Grouper, Wang et al., arXiv:2303.01675):
 //    k·(p−i−1) warm-up forwards, then k forwards and k backwards alternate. k = 1 is 1f1b, k = M gpipe.
 //  - ada-grouper: kfkb whose k is chosen again before every iteration from the times measured in the
 //    previous one (ada_grouper.hpp).
+// gpipe, 1f1b, dapple and kfkb share one "1F1B over groups" core (schedules.cpp): warm-up forwards,
+// then up to k forwards and k backwards alternate; 1f1b is k = 1, gpipe k = M, dapple k = 1 with
+// K_i − 1 warm-up forwards.
 #pragma once
 
 #include <functional>

@@ -47,4 +47,29 @@ struct SweepCommandOptions {
 // 130 interrupted.
 int run_sweep_command(const SweepCommandOptions& options);
 
+struct RegressCommandOptions {
+  std::vector<std::string> inputs{"scenarios/papers"};  // DIR|FILE …
+  std::string out = "out/regress";                      // --out
+  unsigned jobs = 0;                                    // --jobs (0: one per core)
+  std::string timeout;                                  // --timeout "30s" (default 10min)
+  bool verbose = false;                                 // --verbose: also list the files skipped
+};
+
+// `dnnsim regress` (docs/regress.md): runs every scenario that has expectations and every comparison
+// file, prints the verdicts, writes OUT/regress.csv and OUT/regress.md. Returns the exit code: 0 no
+// miss and no error, 1 an error (a run failed, a metric is missing), 3 a miss, 2 bad input,
+// 130 interrupted.
+int run_regress_command(const RegressCommandOptions& options);
+
+struct PlanCommandOptions {
+  std::string scenario;
+  std::vector<std::string> overrides;  // --set
+  std::string planner;                 // --planner: replaces the scenario's planner or explicit stages
+  bool simulate = false;               // --simulate: also run the plan and print the simulated time
+};
+
+// `dnnsim plan` (docs/pipeline.md): prints the plan of a pipeline workload, the planner's predicted
+// iteration time and search statistics; an infeasible plan is printed as such (exit 0).
+int run_plan_command(const PlanCommandOptions& options);
+
 }  // namespace dnnsim::cli

@@ -9,10 +9,13 @@
 #include "models/dnn/zoo.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
+#include "planners/parallel/planner.hpp"
+#include "planners/schedules/schedule.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_command.hpp"
 #include "sim/cli/slurm_command.hpp"
 #include "sim/report/report.hpp"
+#include "sim/run/pipeline_workload.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -31,9 +34,7 @@ int command_run(const std::string& path, const std::string& out, const std::vect
                 bool gantt) {
   dnnsim::Scenario scenario = dnnsim::load_scenario(path, overrides);
   if (!out.empty()) scenario.outputs.dir = out;
-  dnnsim::TaskGraph graph = dnnsim::build_workload(scenario);
-  const dnnsim::SimulationResult result =
-      dnnsim::simulate(scenario, std::move(graph), dnnsim::SimulationOptions{scenario.outputs.trace});
+  const dnnsim::SimulationResult result = dnnsim::run_scenario(scenario, dnnsim::SimulationOptions{scenario.outputs.trace});
   const auto summary = dnnsim::make_summary(scenario, result);
   dnnsim::write_reports(scenario, result, summary, scenario.outputs.dir);
   std::cout << dnnsim::format_summary_table(summary);
@@ -47,8 +48,9 @@ int command_run(const std::string& path, const std::string& out, const std::vect
   if (scenario.expectations.empty()) return 0;
   const auto verdicts = dnnsim::check_expectations(scenario.expectations, summary);
   std::cout << dnnsim::format_verdicts(verdicts, summary);
-  const bool all_passed = std::all_of(verdicts.begin(), verdicts.end(), [](const auto& v) { return v.passed; });
-  return all_passed ? 0 : kExitExpectationMissed;
+  // A known gap that misses is reported, not failed (docs/regress.md).
+  const bool any_failed = std::any_of(verdicts.begin(), verdicts.end(), [](const auto& v) { return v.failed(); });
+  return any_failed ? kExitExpectationMissed : 0;
 }
 
 int command_validate(const std::vector<std::string>& paths) {
@@ -56,6 +58,13 @@ int command_validate(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     try {
       const dnnsim::Scenario scenario = dnnsim::load_scenario(path);
+      if (const auto* pipeline = std::get_if<dnnsim::PipelineWorkloadSpec>(&scenario.workload)) {
+        const dnnsim::PipelineSetup setup = dnnsim::plan_pipeline(scenario, *pipeline);
+        if (!setup.report.plan.feasible) {
+          std::cout << fmt::format("{}: ok, but no feasible plan: {}\n", path, setup.report.plan.reason);
+          continue;
+        }
+      }
       const dnnsim::TaskGraph graph = dnnsim::build_workload(scenario);
       std::cout << fmt::format("{}: ok ({} GPUs, {} tasks)\n", path, scenario.cluster.gpu_count(),
                                graph.tasks().size());
@@ -84,6 +93,10 @@ int command_list(const std::string& what) {
     print_registry(dnnsim::builtin_collective_algorithms());
   } else if (what == "models") {
     print_registry(dnnsim::builtin_models());
+  } else if (what == "schedules") {
+    print_registry(dnnsim::builtin_schedules());
+  } else if (what == "planners") {
+    print_registry(dnnsim::builtin_planners());
   } else {
     print_registry(dnnsim::cli::calibration_backends());
   }
@@ -119,9 +132,9 @@ int main(int argc, char** argv) {
 
   std::string list_what;
   auto* list = app.add_subcommand("list", "print a catalog or a registry");
-  list->add_option("WHAT", list_what, "gpus, links, collectives, models or backends (calibration)")
+  list->add_option("WHAT", list_what, "gpus, links, collectives, models, schedules, planners or backends (calibration)")
       ->required()
-      ->check(CLI::IsMember({"gpus", "links", "collectives", "models", "backends"}));
+      ->check(CLI::IsMember({"gpus", "links", "collectives", "models", "schedules", "planners", "backends"}));
 
   auto* model = app.add_subcommand("model", "inspect the model zoo");
   model->require_subcommand(1);
@@ -173,6 +186,24 @@ int main(int argc, char** argv) {
       ->needs(slurm);
   slurm->excludes("--slice")->excludes("--merge")->excludes("--jobs")->excludes("--timeout");
 
+  dnnsim::cli::RegressCommandOptions regress_options;
+  auto* regress = app.add_subcommand(
+      "regress", "run every scenario with expectations and every comparison file; verdict table (docs/regress.md)");
+  regress->add_option("INPUTS", regress_options.inputs, "directories (searched recursively) and YAML files (default: scenarios/papers)");
+  regress->add_option("--jobs", regress_options.jobs, "runs at once (default: one per core)")->check(CLI::PositiveNumber);
+  regress->add_option("--out", regress_options.out, "output directory (default: out/regress)");
+  regress->add_option("--timeout", regress_options.timeout, "time limit per run, e.g. 30s (default: 10min)");
+  regress->add_flag("-v,--verbose", regress_options.verbose, "also list the YAML files skipped and why");
+
+  dnnsim::cli::PlanCommandOptions plan_options;
+  auto* plan = app.add_subcommand("plan", "show the plan a planner picks for a pipeline workload (docs/pipeline.md)");
+  plan->add_option("SCENARIO", plan_options.scenario, "scenario YAML file with workload.kind: pipeline")
+      ->required()
+      ->check(CLI::ExistingFile);
+  plan->add_option("--planner", plan_options.planner, "planner to use instead of the scenario's (dnnsim list planners)");
+  plan->add_option("--set", plan_options.overrides, "override a scenario key (repeatable)");
+  plan->add_flag("--simulate", plan_options.simulate, "also simulate the plan and print the simulated time beside the prediction");
+
   dnnsim::cli::PlotCommandOptions plot_options;
   auto* plot = app.add_subcommand("plot", "plot a metric of sweep results against an axis, as PNG (docs/plots.md)");
   plot->add_option("RESULTS", plot_options.csv, "results CSV written by dnnsim sweep")->required();
@@ -194,7 +225,9 @@ int main(int argc, char** argv) {
     if (*sweep && sweep_slurm)
       return dnnsim::cli::run_slurm_command(sweep_options.sweep_file, sweep_options.out, slurm_options);
     if (*sweep) return dnnsim::cli::run_sweep_command(sweep_options);
+    if (*regress) return dnnsim::cli::run_regress_command(regress_options);
     if (*plot) return dnnsim::cli::run_plot_command(plot_options);
+    if (*plan) return dnnsim::cli::run_plan_command(plan_options);
   } catch (const dnnsim::InputError& e) {
     print_input_error(e);
     return kExitInputError;

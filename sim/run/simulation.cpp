@@ -9,6 +9,7 @@
 
 #include "models/program/task_graph_json.hpp"
 #include "planners/data_parallel/data_parallel.hpp"
+#include "sim/run/pipeline_workload.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/observers.hpp"
 #include "sim/platform/platform.hpp"
@@ -21,6 +22,13 @@ TaskGraph build_workload(const Scenario& scenario) {
   const std::vector<std::string> gpus = scenario.cluster.gpu_names();
   if (const auto* dp = std::get_if<DataParallelConfig>(&scenario.workload))
     return build_data_parallel(*dp, gpus, scenario.run.iterations);
+
+  if (const auto* pipeline = std::get_if<PipelineWorkloadSpec>(&scenario.workload)) {
+    const PipelineSetup setup = plan_pipeline(scenario, *pipeline);
+    if (!setup.report.plan.feasible)
+      throw InputError(pipeline->where, fmt::format("no feasible plan: {}", setup.report.plan.reason));
+    return build_pipeline(setup.workload, *setup.schedule, gpus, scenario.run.iterations);
+  }
 
   const auto& file = std::get<TaskGraphWorkload>(scenario.workload);
   TaskGraph graph = load_task_graph(file.path);
@@ -105,6 +113,26 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   result.layout = std::move(platform.layout);
   result.graph = std::move(graph);
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+}  // namespace dnnsim
+
+namespace dnnsim {
+
+SimulationResult run_scenario(const Scenario& scenario, SimulationOptions options) {
+  const auto* pipeline = std::get_if<PipelineWorkloadSpec>(&scenario.workload);
+  if (pipeline == nullptr) return simulate(scenario, build_workload(scenario), options);
+  PipelineSetup setup = plan_pipeline(scenario, *pipeline);
+  if (!setup.report.plan.feasible) {
+    SimulationResult result;
+    result.gpu_names = scenario.cluster.gpu_names();
+    result.pipeline = std::move(setup.report);
+    return result;
+  }
+  TaskGraph graph = build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
+  SimulationResult result = simulate(scenario, std::move(graph), options);
+  result.pipeline = std::move(setup.report);
   return result;
 }
 

@@ -8,10 +8,12 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/program/task_graph.hpp"
+#include "planners/parallel/planner.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -21,12 +23,27 @@ namespace dnnsim {
 // cross-traffic and without the TCP-gamma window bound, SimGrid's own logs silenced below critical.
 [[nodiscard]] std::unique_ptr<simgrid::s4u::Engine> create_engine();
 
-// The workload as a TaskGraph whose devices are the cluster's GPUs.
-// @throw InputError (an unknown device in a TaskGraph file, …).
+// The workload as a TaskGraph whose devices are the cluster's GPUs; for a pipeline workload, its plan
+// under its (fixed) schedule.
+// @throw InputError (an unknown device in a TaskGraph file, no feasible pipeline plan, …).
 [[nodiscard]] TaskGraph build_workload(const Scenario& scenario);
+
+// What a pipeline workload's run reports besides timings: the plan, who chose it, and, under
+// Ada-Grouper, the group size chosen before each iteration with its predictions.
+struct PipelineRunReport {
+  std::string planner;  // a planner name, or "explicit"
+  std::string schedule;
+  PlanResult plan;      // plan.feasible = false: nothing was simulated, plan.reason says why
+  struct Choice {
+    int group_size = 1;
+    std::vector<std::pair<int, double>> predicted_s;  // (k, predicted iteration time) of every candidate that fits
+  };
+  std::vector<Choice> choices;  // ada-grouper: one per iteration (iteration 0: the first candidate, unmeasured)
+};
 
 struct SimulationResult {
   TaskGraph graph;
+  std::optional<PipelineRunReport> pipeline;
   PlatformLayout layout;
   std::vector<std::string> gpu_names;
   std::vector<std::string> gpu_models;
@@ -53,7 +70,13 @@ struct SimulationOptions {
   bool keep_flows = false;
 };
 
+// The run of a scenario from start to finish: plan a pipeline workload (an infeasible plan gives a
+// result with no tasks and result.pipeline->plan.feasible = false), build the workload and simulate
+// it — under Ada-Grouper with its controller re-planning before every iteration.
 // @throw InputError
+[[nodiscard]] SimulationResult run_scenario(const Scenario& scenario, SimulationOptions options);
+
+// Simulates a given graph. @throw InputError
 [[nodiscard]] SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationOptions options);
 
 }  // namespace dnnsim

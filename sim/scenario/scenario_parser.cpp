@@ -1,5 +1,6 @@
 // Reads a scenario YAML into a Scenario (see scenario.hpp and docs/scenarios.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -12,6 +13,8 @@
 #include "models/cost/compute_cost.hpp"
 #include "models/dnn/profile_graph.hpp"
 #include "models/dnn/zoo.hpp"
+#include "models/program/collective_algorithms.hpp"
+#include "planners/parallel/planner.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -594,7 +597,7 @@ class ScenarioParser {
   void read_workload(const YAML::Node& node, Scenario& scenario) {
     MapReader map(reader_, node, "the workload");
     if (!map.valid()) return;
-    const std::string kind = map.choice("kind", {"data_parallel", "taskgraph"}, true).value_or("");
+    const std::string kind = map.choice("kind", {"data_parallel", "pipeline", "taskgraph"}, true).value_or("");
     // The other keys depend on the kind: after a missing or misspelt kind, reporting them too would
     // only add noise.
     if (kind.empty()) return;
@@ -607,16 +610,9 @@ class ScenarioParser {
       if (YAML::Node model = map.require("model"); model.IsDefined())
         workload.model = read_layer_model(reader_, model, "the model");
       workload.global_batch = static_cast<int>(map.integer("global_batch", 1, 1 << 30, true).value_or(1));
-      if (auto dtype = map.choice("dtype", dtype_names())) workload.dtype = *dtype_from_name(*dtype);
+      read_training_options(map, workload.dtype, workload.precision, workload.optimizer, workload.collective_algorithm);
       workload.bucket_size = map.quantity<Bytes>("bucket_size").value_or(workload.bucket_size);
       workload.overlap = map.boolean("overlap").value_or(true);
-      workload.collective_algorithm =
-          map.choice("collective_algorithm", {"ring", "tree", "hierarchical", "direct"}).value_or("");
-      const std::string optimizer = map.choice("optimizer", {"adam", "sgd_momentum", "sgd"}).value_or("adam");
-      workload.optimizer = optimizer == "adam" ? Optimizer::adam : optimizer == "sgd_momentum" ? Optimizer::sgd_momentum
-                                                                                              : Optimizer::sgd;
-      workload.precision =
-          map.choice("precision", {"fp32", "mixed"}).value_or("fp32") == "mixed" ? Precision::mixed : Precision::fp32;
       if (workload.bucket_size.value() <= 0) reader_.error(map.get("bucket_size"), "bucket_size must be positive");
       const std::size_t gpus = scenario.cluster.gpu_count();
       if (gpus > 0 && static_cast<std::size_t>(workload.global_batch) < gpus)
@@ -624,8 +620,163 @@ class ScenarioParser {
                       fmt::format("global_batch {} is smaller than the {} GPUs of the cluster: every GPU needs a sample",
                                   workload.global_batch, gpus));
       scenario.workload = std::move(workload);
+    } else if (kind == "pipeline") {
+      scenario.workload = read_pipeline(map, scenario.cluster);
     }
     map.finish();
+  }
+
+  // Keys shared by the data-parallel and pipeline workloads.
+  void read_training_options(MapReader& map, Dtype& dtype, Precision& precision, Optimizer& optimizer,
+                             std::string& collective_algorithm) {
+    if (auto name = map.choice("dtype", dtype_names())) dtype = *dtype_from_name(*name);
+    collective_algorithm = map.choice("collective_algorithm", builtin_collective_algorithms().names()).value_or("");
+    const std::string optimizer_name = map.choice("optimizer", {"adam", "sgd_momentum", "sgd"}).value_or("adam");
+    optimizer = optimizer_name == "adam"           ? Optimizer::adam
+                : optimizer_name == "sgd_momentum" ? Optimizer::sgd_momentum
+                                                   : Optimizer::sgd;
+    precision = map.choice("precision", {"fp32", "mixed"}).value_or("fp32") == "mixed" ? Precision::mixed : Precision::fp32;
+  }
+
+  PipelineWorkloadSpec read_pipeline(MapReader& map, const Cluster& cluster) {
+    PipelineWorkloadSpec spec;
+    spec.where = reader_.where(map.node());
+    if (YAML::Node model = map.require("model"); model.IsDefined())
+      spec.model = read_layer_model(reader_, model, "the model");
+    spec.global_batch = static_cast<int>(map.integer("global_batch", 1, 1 << 30, true).value_or(1));
+    const auto micro_batches = map.integer("micro_batches", 1, 1 << 20);
+    const auto micro_batch_size = map.integer("micro_batch_size", 1, 1 << 30);
+    if (micro_batches.has_value() == micro_batch_size.has_value()) {
+      reader_.error(map.node(), "give exactly one of 'micro_batches' (M) and 'micro_batch_size' (global_batch / M)");
+    } else if (micro_batches) {
+      spec.micro_batches = static_cast<int>(*micro_batches);
+      if (spec.global_batch % spec.micro_batches != 0)
+        reader_.error(map.get("micro_batches"), fmt::format("global_batch {} is not a multiple of micro_batches {}",
+                                                            spec.global_batch, spec.micro_batches));
+    } else {
+      if (spec.global_batch % *micro_batch_size != 0)
+        reader_.error(map.get("micro_batch_size"), fmt::format("global_batch {} is not a multiple of micro_batch_size {}",
+                                                               spec.global_batch, *micro_batch_size));
+      spec.micro_batches = std::max(1, spec.global_batch / static_cast<int>(*micro_batch_size));
+    }
+    read_training_options(map, spec.dtype, spec.precision, spec.optimizer, spec.collective_algorithm);
+    spec.framework_overhead = map.quantity<Bytes>("framework_overhead").value_or(Bytes(0));
+    if (YAML::Node schedule = map.require("schedule"); schedule.IsDefined()) read_schedule(schedule, spec);
+    const bool has_planner = map.has("planner");
+    const bool has_stages = map.has("stages");
+    if (has_planner == has_stages)
+      reader_.error(map.node(), "give exactly one of 'planner' (a name of `dnnsim list planners`) and 'stages' (explicit)");
+    if (has_planner) read_planner(map.get("planner"), spec);
+    if (has_stages) read_stages(map.get("stages"), spec, cluster);
+    return spec;
+  }
+
+  // `schedule: 1f1b` or `schedule: {name: kfkb, group: 2}`; a key the named schedule does not read is an error.
+  void read_schedule(const YAML::Node& node, PipelineWorkloadSpec& spec) {
+    const ScheduleRegistry& schedules = builtin_schedules();
+    if (node.IsScalar()) {
+      if (schedules.find(node.Scalar()) == nullptr)
+        reader_.error(node, fmt::format("unknown schedule '{}'{}", node.Scalar(),
+                                        suggestion_suffix(node.Scalar(), schedules.names())));
+      spec.schedule = node.Scalar();
+      return;
+    }
+    MapReader map(reader_, node, "the schedule");
+    if (!map.valid()) return;
+    const auto name = map.choice("name", "schedule", schedules.names(), true);
+    ScheduleOptions& options = spec.schedule_options;
+    const std::vector<std::string> all_options = {"recompute", "policy", "max_in_flight", "chunks", "group", "candidates"};
+    const std::vector<std::string> accepted = name ? schedules.at(*name).value.options : all_options;
+    for (const std::string& key : all_options)
+      if (map.has(key) && std::find(accepted.begin(), accepted.end(), key) == accepted.end())
+        reader_.error(map.get(key), fmt::format("schedule '{}' has no option '{}' (its options: {})", *name, key,
+                                                accepted.empty() ? "none" : fmt::format("{}", fmt::join(accepted, ", "))));
+    options.recompute = map.boolean("recompute").value_or(false);
+    options.policy = map.choice("policy", {"A", "B"}).value_or("A").front();
+    if (auto d = map.integer("max_in_flight", 1, 1 << 20)) options.max_in_flight = static_cast<int>(*d);
+    options.chunks = static_cast<int>(map.integer("chunks", 2, 1024).value_or(name == "interleaved" ? 2 : 1));
+    options.group = static_cast<int>(map.integer("group", 1, 1 << 20).value_or(1));
+    if (options.group > spec.micro_batches)
+      reader_.error(map.get("group"), fmt::format("group {} is larger than the {} micro-batches", options.group,
+                                                  spec.micro_batches));
+    if (YAML::Node candidates = map.get("candidates"); candidates.IsDefined())
+      for (const YAML::Node& k : reader_.list(candidates, "group sizes"))
+        if (auto value = reader_.integer(k, 1, spec.micro_batches)) options.candidates.push_back(static_cast<int>(*value));
+    map.finish();
+    if (name) spec.schedule = *name;
+  }
+
+  // `planner: dapple` or `planner: {name: uniform, stages: 4}`.
+  void read_planner(const YAML::Node& node, PipelineWorkloadSpec& spec) {
+    const PlannerRegistry& planners = builtin_planners();
+    if (node.IsScalar()) {
+      if (planners.find(node.Scalar()) == nullptr)
+        reader_.error(node, fmt::format("unknown planner '{}'{}", node.Scalar(),
+                                        suggestion_suffix(node.Scalar(), planners.names())));
+      spec.planner = node.Scalar();
+      return;
+    }
+    MapReader map(reader_, node, "the planner");
+    if (!map.valid()) return;
+    spec.planner = map.choice("name", "planner", planners.names(), true).value_or("");
+    if (auto stages = map.integer("stages", 1, 1 << 20)) spec.planner_stages = static_cast<int>(*stages);
+    if (map.has("stages") && spec.planner != "uniform")
+      reader_.error(map.get("stages"), fmt::format("only the uniform planner takes 'stages'; planner '{}' chooses them",
+                                                   spec.planner));
+    map.finish();
+  }
+
+  // Explicit stages, in pipeline order: `{layers: N, gpus: N}` (the next N GPUs in cluster order) or
+  // `{layers: N, devices: [glob, …]}` (GPU names or globs).
+  void read_stages(const YAML::Node& node, PipelineWorkloadSpec& spec, const Cluster& cluster) {
+    const std::vector<std::string> gpus = cluster.gpu_names();
+    std::vector<bool> taken(gpus.size(), false);
+    std::size_t next_layer = 0;
+    DeviceId next_gpu = 0;
+    const auto entries = reader_.list(node, "stages");
+    if (node.IsSequence() && entries.empty()) reader_.error(node, "expected at least one stage");
+    for (const YAML::Node& entry : entries) {
+      MapReader map(reader_, entry, "a stage");
+      if (!map.valid()) continue;
+      PipelineStage stage;
+      const auto layers = map.integer("layers", 1, 1 << 20, true).value_or(1);
+      stage.chunks.push_back(LayerRange{next_layer, next_layer + static_cast<std::size_t>(layers)});
+      next_layer += static_cast<std::size_t>(layers);
+      const bool by_count = map.has("gpus");
+      if (by_count == map.has("devices")) {
+        reader_.error(entry, "give exactly one of 'gpus' (a count: the next GPUs in cluster order) and 'devices' (names or globs)");
+      } else if (by_count) {
+        const auto count = map.integer("gpus", 1, 1 << 20).value_or(1);
+        for (std::int64_t i = 0; i < count; ++i) {
+          while (next_gpu < gpus.size() && taken[next_gpu]) ++next_gpu;
+          if (next_gpu >= gpus.size()) {
+            reader_.error(map.get("gpus"), fmt::format("not enough GPUs: the cluster has {}", gpus.size()));
+            break;
+          }
+          taken[next_gpu] = true;
+          stage.devices.push_back(next_gpu);
+        }
+      } else {
+        for (const YAML::Node& pattern : reader_.list(map.get("devices"), "GPU names")) {
+          const std::string text = pattern.IsScalar() ? pattern.Scalar() : "";
+          bool matched = false;
+          for (DeviceId g = 0; g < gpus.size(); ++g) {
+            if (!glob_match(text, gpus[g])) continue;
+            matched = true;
+            if (taken[g]) reader_.error(pattern, fmt::format("GPU {} already holds another stage", gpus[g]));
+            taken[g] = true;
+            stage.devices.push_back(g);
+          }
+          if (!matched)
+            reader_.error(pattern, fmt::format("no GPU of the cluster matches '{}'{}", text, suggestion_suffix(text, gpus)));
+        }
+      }
+      map.finish();
+      spec.stages.push_back(std::move(stage));
+    }
+    if (!spec.model.layers.empty() && next_layer != spec.model.layers.size() && !entries.empty())
+      reader_.error(node, fmt::format("the stages hold {} layers but the model has {}", next_layer,
+                                      spec.model.layers.size()));
   }
 
   // ---- run, outputs, expectations ----

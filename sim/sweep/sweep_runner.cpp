@@ -1,15 +1,12 @@
-// Runs sweep points as child processes and writes the results CSV (see sweep_runner.hpp).
+// Runs sweep points as child processes (sim/sweep/process_pool.hpp) and writes the results CSV (see
+// sweep_runner.hpp).
 //
-// Signals are handled synchronously: SIGCHLD, SIGINT and SIGTERM are blocked and collected with
-// sigtimedwait, whose timeout is the nearest point deadline. So there is no handler racing the CSV
-// writes: a row is written whole (one write(), then fsync) or not at all, and an interrupt only ever
-// arrives between rows.
+// The pool calls back between children, never inside a signal handler: a row is written whole (one
+// write(), then fsync) or not at all, and an interrupt only ever arrives between rows.
 #include "sim/sweep/sweep_runner.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -32,6 +29,7 @@
 #include <tuple>
 
 #include "sim/report/report.hpp"
+#include "sim/sweep/process_pool.hpp"
 
 namespace dnnsim {
 namespace {
@@ -41,13 +39,6 @@ using Clock = std::chrono::steady_clock;
 
 std::runtime_error system_error(const std::string& what) {
   return std::runtime_error(fmt::format("{}: {}", what, std::strerror(errno)));
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Writes all of `text` to `fd` and forces it to disk.
@@ -108,83 +99,13 @@ std::string metric_cell(const nlohmann::ordered_json& summary, const std::string
   return value->dump();
 }
 
-std::string trim(std::string text) {
-  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  text.erase(text.begin(), std::find_if(text.begin(), text.end(), not_space));
-  text.erase(std::find_if(text.rbegin(), text.rend(), not_space).base(), text.end());
-  return text;
-}
-
-// The first line of `text` for which `wanted` holds, trimmed; empty if none.
-template <class Predicate>
-std::string first_line(const std::string& text, Predicate wanted) {
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);)
-    if (wanted(line)) return trim(line);
-  return "";
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
-// A child's error: its first line that mentions an error, else its first non-empty line.
-std::string error_line(const std::string& stderr_text) {
-  std::string line = first_line(stderr_text, [](const std::string& l) { return lower(l).find("error") != std::string::npos; });
-  if (line.empty()) line = first_line(stderr_text, [](const std::string& l) { return !trim(l).empty(); });
-  return line;
-}
-
-// Blocks SIGCHLD/SIGINT/SIGTERM for the lifetime of the object and gives them handlers that do
-// nothing (a blocked signal whose action is "ignore" may be discarded, and a non-interactive shell
-// starts background jobs with SIGINT ignored); restores everything on destruction.
-class SignalScope {
- public:
-  SignalScope() {
-    sigemptyset(&set_);
-    for (const int s : kSignals) sigaddset(&set_, s);
-    if (::sigprocmask(SIG_BLOCK, &set_, &old_mask_) != 0) throw system_error("sigprocmask");
-    struct sigaction action {};
-    action.sa_handler = &SignalScope::ignore;
-    sigemptyset(&action.sa_mask);
-    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &action, &old_actions_[i]);
-  }
-  ~SignalScope() {
-    // Discard what is still pending so that restoring the old actions does not fire them.
-    timespec zero{0, 0};
-    while (::sigtimedwait(&set_, nullptr, &zero) > 0) {
-    }
-    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_actions_[i], nullptr);
-    ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
-  }
-  SignalScope(const SignalScope&) = delete;
-  SignalScope& operator=(const SignalScope&) = delete;
-
-  [[nodiscard]] const sigset_t& set() const { return set_; }
-  [[nodiscard]] const sigset_t& old_mask() const { return old_mask_; }
-
- private:
-  static void ignore(int) {}
-  static constexpr std::array<int, 3> kSignals{SIGCHLD, SIGINT, SIGTERM};
-  sigset_t set_{};
-  sigset_t old_mask_{};
-  std::array<struct sigaction, 3> old_actions_{};
-};
-
-struct Child {
-  pid_t pid = -1;
-  const SweepPoint* point = nullptr;
-  Clock::time_point deadline;
-};
-
 class Runner {
  public:
   Runner(const SweepSpec& spec, const SweepRunOptions& options) : spec_(spec), options_(options) {
     dir_ = options.out_dir.empty() ? fs::path("out") / spec.name : fs::path(options.out_dir);
     timeout_ = options.timeout.value_or(spec.timeout);
     jobs_ = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-    executable_ = options.executable.empty() ? fs::read_symlink("/proc/self/exe").string() : options.executable;
+    executable_ = options.executable.empty() ? current_executable() : options.executable;
     columns_ = sweep_columns(spec);
     csv_path_ = dir_ / (options.slice ? fmt::format("results-slice-{}-of-{}.csv", options.slice->index, options.slice->count)
                                       : std::string("results.csv"));
@@ -227,7 +148,7 @@ class Runner {
     // Complete: put the rows in point order, so that the same sweep gives the same file whatever the
     // completion order (atomically: an interrupted rewrite leaves the appended file as it was).
     if (!result_.interrupted) {
-      auto rows = parse_csv(read_text(csv_path_));
+      auto rows = parse_csv(read_text_file(csv_path_));
       std::stable_sort(rows.begin() + 1, rows.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
       std::string text;
       for (const auto& row : rows) text += csv_line(row);
@@ -241,7 +162,7 @@ class Runner {
   // returns the indexes of the points it already has.
   std::set<std::size_t> open_csv() {
     std::set<std::size_t> done;
-    std::string text = fs::exists(csv_path_) ? read_text(csv_path_) : std::string();
+    std::string text = fs::exists(csv_path_) ? read_text_file(csv_path_) : std::string();
     csv_fd_ = ::open(csv_path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (csv_fd_ < 0) throw system_error("cannot open " + csv_path_.string());
     // A row cut short (the driver killed mid-write by SIGKILL, or a full disk) is dropped.
@@ -284,137 +205,53 @@ class Runner {
   }
 
   void run_points(const std::vector<const SweepPoint*>& todo) {
-    SignalScope signals;
     start_ = Clock::now();
-    std::vector<Child> running;
-    try {
-      run_loop(todo, signals, running);
-    } catch (...) {
-      for (const Child& child : running) ::kill(-child.pid, SIGKILL);
-      for (const Child& child : running) reap(child.pid);
-      throw;
-    }
+    // Interrupted: the children that ran were killed and leave no row; the rows written so far stay.
+    result_.interrupted = !run_child_processes(
+        todo.size(), jobs_, [&](std::size_t i) { return command(*todo[i]); },
+        [&](std::size_t i, const ChildExit& exit) { finish(*todo[i], exit); });
   }
 
-  void run_loop(const std::vector<const SweepPoint*>& todo, const SignalScope& signals, std::vector<Child>& running) {
-    std::size_t next = 0;
-    while (true) {
-      while (!result_.interrupted && running.size() < jobs_ && next < todo.size())
-        running.push_back(launch(*todo[next++], signals.old_mask()));
-      if (running.empty()) break;
-      const auto nearest = std::min_element(running.begin(), running.end(), [](const Child& a, const Child& b) {
-                             return a.deadline < b.deadline;
-                           })->deadline;
-      const auto wait = std::max(Clock::duration::zero(), nearest - Clock::now());
-      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
-      const timespec limit{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-      const int signal = ::sigtimedwait(&signals.set(), nullptr, &limit);
-      if (signal == SIGINT || signal == SIGTERM) {
-        // Stop: kill what runs and write nothing for it; the rows written so far stay.
-        result_.interrupted = true;
-        for (const Child& child : running) ::kill(-child.pid, SIGKILL);
-        for (const Child& child : running) reap(child.pid);
-        running.clear();
-        break;
-      }
-      // A SIGCHLD, a deadline, or EINTR/EAGAIN: look at every child either way (signals coalesce).
-      for (auto it = running.begin(); it != running.end();) {
-        int status = 0;
-        const pid_t pid = ::waitpid(it->pid, &status, WNOHANG);
-        if (pid == it->pid) {
-          finish(*it, status, false);
-          it = running.erase(it);
-        } else if (Clock::now() >= it->deadline) {
-          ::kill(-it->pid, SIGKILL);
-          reap(it->pid);
-          finish(*it, 0, true);
-          it = running.erase(it);
-        } else {
-          ++it;
-        }
-      }
-    }
-  }
-
-  static void reap(pid_t pid) {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-
-  // fork + exec: `EXE run BASE --out DIR/points/ID --set key=value …` in a new process group, with
-  // stdin from /dev/null and stdout/stderr in the point's directory.
-  Child launch(const SweepPoint& point, const sigset_t& old_mask) {
+  // `EXE run BASE --out DIR/points/ID --set key=value …`, stdout/stderr in the point's directory.
+  ChildCommand command(const SweepPoint& point) const {
     const fs::path point_dir = dir_ / "points" / point_id(point.index, spec_.points.size());
     fs::remove_all(point_dir);  // a killed earlier attempt must not leave a summary.json behind
     fs::create_directories(point_dir);
-    std::vector<std::string> args{executable_, "run", spec_.base_path, "--out", point_dir.string()};
+    ChildCommand child{{executable_, "run", spec_.base_path, "--out", point_dir.string()},
+                       (point_dir / "stdout.txt").string(),
+                       (point_dir / "stderr.txt").string(),
+                       timeout_};
     for (const auto& [key, text] : point.assignments) {
-      args.emplace_back("--set");
-      args.push_back(key + "=" + text);
+      child.argv.emplace_back("--set");
+      child.argv.push_back(key + "=" + text);
     }
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    const int out_fd = ::open((point_dir / "stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    const int err_fd = ::open((point_dir / "stderr.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (null_fd < 0 || out_fd < 0 || err_fd < 0) throw system_error("cannot create the files of " + point_dir.string());
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      // Child: only async-signal-safe calls until exec.
-      ::setpgid(0, 0);
-      ::dup2(null_fd, STDIN_FILENO);
-      ::dup2(out_fd, STDOUT_FILENO);
-      ::dup2(err_fd, STDERR_FILENO);
-      ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-      ::execv(argv[0], argv.data());
-      static constexpr char kMessage[] = "error: cannot execute the dnnsim binary\n";
-      [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
-      ::_exit(127);
-    }
-    ::close(null_fd);
-    ::close(out_fd);
-    ::close(err_fd);
-    if (pid < 0) throw system_error("cannot fork");
-    ::setpgid(pid, pid);  // also here, so that a kill right after fork reaches the group
-    const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_.value()));
-    return Child{pid, &point, Clock::now() + limit};
+    return child;
   }
 
-  void finish(const Child& child, int wait_status, bool timed_out) {
-    const SweepPoint& point = *child.point;
+  void finish(const SweepPoint& point, const ChildExit& exit) {
     const std::string id = point_id(point.index, spec_.points.size());
     const fs::path point_dir = dir_ / "points" / id;
     std::string status;
     std::string error;
     bool read_metrics = false;
-    if (timed_out) {
-      status = "timeout";
-      error = fmt::format("exceeded the time limit of {}", format_seconds(timeout_));
-      ++result_.timed_out;
-    } else if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) {
+    if (exit.how == ChildExit::How::exited && exit.code == 0) {
       status = "ok";
       read_metrics = true;
-    } else if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 3) {
+    } else if (exit.how == ChildExit::How::exited && exit.code == 3) {
       status = "expectation_missed";
-      error = first_line(read_text(point_dir / "stdout.txt"),
-                         [](const std::string& l) { return l.find("MISS") != std::string::npos; });
+      error = first_line_matching(read_text_file(point_dir / "stdout.txt"),
+                                  [](const std::string& l) { return l.find("MISS") != std::string::npos; });
       read_metrics = true;
     } else {
-      status = "failed";
-      error = error_line(read_text(point_dir / "stderr.txt"));
-      if (WIFSIGNALED(wait_status))
-        error = fmt::format("killed by signal {} ({}){}", WTERMSIG(wait_status), ::strsignal(WTERMSIG(wait_status)),
-                            error.empty() ? "" : ": " + error);
-      else if (error.empty())
-        error = fmt::format("exit code {}", WEXITSTATUS(wait_status));
+      status = exit.how == ChildExit::How::timed_out ? "timeout" : "failed";
+      error = failure_reason(exit, read_text_file(point_dir / "stderr.txt"), timeout_);
+      if (exit.how == ChildExit::How::timed_out) ++result_.timed_out;
     }
     std::vector<std::string> metrics(spec_.metrics.size());
     if (read_metrics) {
       nlohmann::ordered_json summary;
       try {
-        summary = nlohmann::ordered_json::parse(read_text(point_dir / "summary.json"));
+        summary = nlohmann::ordered_json::parse(read_text_file(point_dir / "summary.json"));
         for (std::size_t m = 0; m < metrics.size(); ++m) metrics[m] = metric_cell(summary, spec_.metrics[m]);
       } catch (const nlohmann::json::exception&) {
         status = "failed";
@@ -489,7 +326,7 @@ SweepMergeResult merge_sweep(const std::string& dir_text) {
   std::size_t total = 0;
   std::vector<std::string> columns;
   try {
-    const auto manifest = nlohmann::json::parse(read_text(manifest_path));
+    const auto manifest = nlohmann::json::parse(read_text_file(manifest_path));
     total = manifest.at("points").get<std::size_t>();
     columns = manifest.at("columns").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
@@ -514,7 +351,7 @@ SweepMergeResult merge_sweep(const std::string& dir_text) {
   for (std::size_t i = 0; i < total; ++i) index_of.emplace(point_id(i, total), i);
   std::vector<std::optional<std::vector<std::string>>> rows(total);
   for (const fs::path& path : inputs) {
-    const auto parsed = parse_csv(read_text(path));
+    const auto parsed = parse_csv(read_text_file(path));
     if (parsed.empty()) continue;
     if (parsed.front() != columns)
       throw InputError(SourceLocation{path.string(), 1, 1},

@@ -1,0 +1,27 @@
+#include <memory>
+
+#include "planners/parallel/planners.hpp"
+
+namespace dnnsim {
+
+const PlannerRegistry& builtin_planners() {
+  static const PlannerRegistry registry = [] {
+    PlannerRegistry r("planner");
+    r.add("uniform", "equal layer counts per stage, GPUs in order, stages replicated evenly; scored with Formula 2",
+          "Huang et al., GPipe, NeurIPS'19 §2.2", std::make_shared<UniformPlanner>());
+    r.add("pipedream",
+          "hierarchical DP minimising the slowest stage (GPUs of a node, then nodes); iteration = (M+S−1)·slowest",
+          "Narayanan et al., PipeDream, SOSP'19 §3.1", std::make_shared<PipeDreamPlanner>());
+    r.add("dapple",
+          "DP over layer prefixes and GPU sets, Fresh/Append/Scatter-first placement, Formula 2 with pivot stage",
+          "Fan et al., DAPPLE, PPoPP'21 §4", std::make_shared<DapplePlanner>());
+    r.add("pipeline-mapping",
+          "-like: DAPPLE's DP with stage-to-GPU mapping read off the bandwidth matrix (paper text not available)",
+          "Luo et al., Efficient Pipeline Planning for Expedited Distributed DNN Training, INFOCOM'22 (-like)",
+          std::make_shared<PipelineMappingPlanner>());
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace dnnsim

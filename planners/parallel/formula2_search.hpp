@@ -1,0 +1,55 @@
+// DAPPLE's planning dynamic program (Fan et al., PPoPP'21 §4.2, Formulas 4–5), with the device
+// placement left to a policy so that the DAPPLE planner (machine-level Fresh/Append/Scatter-first)
+// and the pipeline-mapping planner (placements read off the bandwidth matrix) share it.
+//
+// Sub-problem T_PL(j, m, g): the first j layers planned as stages on the m GPUs of set g; the layers
+// [j, N) form one last stage replicated on all the other GPUs, and T_PL is the Formula 2 latency of
+// that complete plan. A transition cuts the last stage at j' > j: (j, j'] goes to m' GPUs that the
+// policy proposes, [j', N) to the G − m − m' left, and T_PL(j', m + m', g + g') keeps the better
+// prefix. The answer is the best complete plan scored on the way, starting with "DP" (one stage on
+// all GPUs); "straight" plans (one GPU per stage) are in the space (m' = 1 throughout).
+//
+// The DP keeps one prefix per state: the prefix whose one-stage completion is fastest. Formula 2 is
+// not decomposable over prefixes (the pivot depends on the whole plan), so, as in the paper, the
+// search is exact only for the plans whose every prefix is the best of its state; the unit tests
+// compare it with exhaustive enumeration and docs/planners.md states the gap.
+//
+// Memory: a candidate counts as a result only if every stage fits with the schedule's in-flight
+// count for its position; a prefix is kept for extension when its own stages fit (the last stage
+// may still be split further).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "planners/parallel/stage_cost.hpp"
+
+namespace dnnsim {
+
+class PlacementPolicy {
+ public:
+  virtual ~PlacementPolicy() = default;
+  // Candidate groups of `count` GPUs among the unused ones for the stage after `previous` (empty
+  // for the first stage); each group sorted, no two equal.
+  [[nodiscard]] virtual std::vector<std::vector<DeviceId>> place(const std::vector<bool>& used,
+                                                                 std::span<const DeviceId> previous,
+                                                                 int count) const = 0;
+  // Sets of used GPUs with equal keys are interchangeable for the rest of the search.
+  [[nodiscard]] virtual std::string state_key(const std::vector<bool>& used) const = 0;
+};
+
+struct SearchOutcome {
+  std::vector<StageSpec> stages;  // empty when no candidate fits in memory
+  Seconds latency{0};
+  std::string first_problem;  // why the "DP" plan does not fit, for the infeasible reason
+  std::size_t candidates = 0;
+};
+
+[[nodiscard]] SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy& policy);
+
+// The planner result of a search: its plan or, when nothing fits, the reason.
+[[nodiscard]] PlanResult search_result(const SearchOutcome& outcome, const PlanRequest& request,
+                                       const std::string& cost_model, double wall_seconds);
+
+}  // namespace dnnsim

@@ -1,0 +1,209 @@
+// PipeDream's hierarchical partitioning DP (Narayanan et al., "PipeDream: Generalized Pipeline
+// Parallelism for DNN Training", SOSP'19 §3.1; papers-parallelism.md §7.2). PipeDream runs the
+// result asynchronously; like DAPPLE's comparison (PPoPP'21 Table 6) we run its partition under a
+// synchronous schedule and predict the iteration as (M + S − 1) periods of the slowest stage.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <limits>
+#include <functional>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "planners/parallel/planners.hpp"
+
+namespace dnnsim {
+
+Seconds pipedream_stage_time(const StageCostModel& cost, LayerRange layers, DeviceId device, int replicas,
+                             BytesPerSecond bandwidth) {
+  const Seconds sync = cost.gradient_bytes(layers) * (2.0 * (replicas - 1)) / bandwidth;
+  return std::max(cost.single_device_time(layers, device), sync) / static_cast<double>(replicas);
+}
+
+Seconds pipedream_cut_time(const StageCostModel& cost, std::size_t last, BytesPerSecond bandwidth) {
+  return cost.cut_bytes(last) * 2.0 / bandwidth;
+}
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// A^k(i→j, m) for every range and component count of one level. `inner(i, j)` is A^{k−1}(i→j,
+// m_{k−1}), the time of the range on one whole component; infinity when it does not fit.
+class Level {
+ public:
+  struct Choice {
+    std::size_t split = 0;  // last layer of the left part (s); unused when replicated
+    int right = 0;          // m' components of the right part; 0: the range is one replicated stage
+  };
+
+  Level(std::size_t layers, int components, const std::function<double(std::size_t, std::size_t, int)>& stage_time,
+        const std::function<double(std::size_t)>& cut_time)
+      : n_(layers), m_(components), best_(layers * layers * (components + 1), kInfinity),
+        choice_(layers * layers * (components + 1)) {
+    for (std::size_t length = 1; length <= n_; ++length)
+      for (std::size_t i = 0; i + length <= n_; ++i) {
+        const std::size_t j = i + length - 1;
+        for (int m = 1; m <= m_; ++m) {
+          double best = stage_time(i, j, m);
+          Choice choice{};
+          for (std::size_t s = i; s < j; ++s)
+            for (int right = 1; right < m; ++right) {
+              const double candidate = std::max({at(i, s, m - right), cut_time(s), stage_time(s + 1, j, right)});
+              if (candidate < best) {
+                best = candidate;
+                choice = Choice{s, right};
+              }
+              ++candidates_;
+            }
+          best_[index(i, j, m)] = best;
+          choice_[index(i, j, m)] = choice;
+        }
+      }
+  }
+
+  [[nodiscard]] double at(std::size_t i, std::size_t j, int m) const { return best_[index(i, j, m)]; }
+  [[nodiscard]] Choice choice(std::size_t i, std::size_t j, int m) const { return choice_[index(i, j, m)]; }
+  [[nodiscard]] std::size_t candidates() const { return candidates_; }
+
+  // The stages of A^k(i→j, m) as (layers, first component, components), left to right.
+  void stages(std::size_t i, std::size_t j, int m, int first, std::vector<std::tuple<LayerRange, int, int>>& out) const {
+    const Choice c = choice(i, j, m);
+    if (c.right == 0) {
+      out.emplace_back(LayerRange{i, j + 1}, first, m);
+      return;
+    }
+    stages(i, c.split, m - c.right, first, out);
+    stages(c.split + 1, j, c.right, first + m - c.right, out);
+  }
+
+ private:
+  [[nodiscard]] std::size_t index(std::size_t i, std::size_t j, int m) const {
+    return (i * n_ + j) * (m_ + 1) + static_cast<std::size_t>(m);
+  }
+
+  std::size_t n_;
+  int m_;
+  std::vector<double> best_;
+  std::vector<Choice> choice_;
+  std::size_t candidates_ = 0;
+};
+
+// Slowest path between any two of `devices` (or between their groups when `across` is set).
+BytesPerSecond slowest_bandwidth(const ClusterView& cluster, const std::vector<std::vector<DeviceId>>& groups,
+                                 bool across) {
+  double slowest = kInfinity;
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (std::size_t h = 0; h < groups.size(); ++h) {
+      if ((g != h) != across) continue;
+      for (DeviceId a : groups[g])
+        for (DeviceId b : groups[h])
+          if (a != b) slowest = std::min(slowest, cluster.path(a, b).bandwidth.value());
+    }
+  return BytesPerSecond(slowest);
+}
+
+}  // namespace
+
+PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string cost_model = "PipeDream slowest stage × (M + S − 1)";
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  if (std::string problem = request_problem(request, false); !problem.empty())
+    return infeasible(std::move(problem), cost_model, 0, elapsed());
+  const StageCostModel cost(request);
+  const ClusterView& cluster = request.cluster;
+  const std::size_t layers = cost.layer_count();
+  const int devices = static_cast<int>(cluster.size());
+
+  // Levels from the topology: GPUs within a node, then nodes. Nodes of different sizes, a single
+  // node, or one GPU per node: one level over all GPUs.
+  std::map<std::uint32_t, std::vector<DeviceId>> by_node;
+  for (DeviceId d = 0; d < cluster.size(); ++d) by_node[cluster.devices[d].node].push_back(d);
+  std::vector<std::vector<DeviceId>> nodes;
+  for (auto& [id, members] : by_node) nodes.push_back(members);
+  bool two_levels = nodes.size() > 1 && nodes.front().size() > 1;
+  for (const auto& node : nodes) two_levels = two_levels && node.size() == nodes.front().size();
+  if (!two_levels) nodes = {[&] {
+    std::vector<DeviceId> all;
+    for (DeviceId d = 0; d < cluster.size(); ++d) all.push_back(d);
+    return all;
+  }()};
+  const int per_node = static_cast<int>(nodes.front().size());
+  const BytesPerSecond intra =
+      per_node > 1 ? slowest_bandwidth(cluster, nodes, false) : BytesPerSecond(kInfinity);
+
+  // PipeDream assumes identical GPUs: time every layer on the slowest one of the cluster.
+  DeviceId slowest_gpu = 0;
+  for (DeviceId d = 0; d < cluster.size(); ++d)
+    if (cost.single_device_time({0, layers}, d) > cost.single_device_time({0, layers}, slowest_gpu)) slowest_gpu = d;
+  const int micro_batch = cost.micro_batch_size();
+  const auto stage_fits = [&](LayerRange range, int replicas) {
+    // The DP knows neither a stage's position nor the replication above it: it keeps a stage that
+    // fits as the last one (one micro-batch in flight) on this level's replicas, and the chosen plan
+    // is checked exactly below (infeasible with the reason if a stage then does not fit).
+    const std::vector<DeviceId> group(nodes.front().begin(), nodes.front().begin() + replicas);
+    return cost.fits(range, group, 0, 1);
+  };
+  const Level level1(
+      layers, per_node,
+      [&](std::size_t i, std::size_t j, int m) {
+        if (m > micro_batch || !stage_fits({i, j + 1}, m)) return kInfinity;
+        return pipedream_stage_time(cost, {i, j + 1}, slowest_gpu, m, intra).value();
+      },
+      [&](std::size_t s) { return pipedream_cut_time(cost, s, intra).value(); });
+  std::size_t candidates = level1.candidates();
+  std::vector<std::tuple<LayerRange, int, int>> outer;  // (layers, first node, nodes)
+  double objective = level1.at(0, layers - 1, per_node);
+  std::optional<Level> level2;
+  if (two_levels) {
+    const int node_count = static_cast<int>(nodes.size());
+    const BytesPerSecond inter = slowest_bandwidth(cluster, nodes, true);
+    level2.emplace(
+        layers, node_count,
+        [&](std::size_t i, std::size_t j, int m) {
+          const double sync = (cost.gradient_bytes({i, j + 1}) * (2.0 * (m - 1)) / inter).value();
+          return std::max(level1.at(i, j, per_node), sync) / m;
+        },
+        [&](std::size_t s) { return pipedream_cut_time(cost, s, inter).value(); });
+    candidates += level2->candidates();
+    objective = level2->at(0, layers - 1, node_count);
+    level2->stages(0, layers - 1, node_count, 0, outer);
+  } else {
+    outer.emplace_back(LayerRange{0, layers}, 0, 1);
+  }
+  if (!(objective < kInfinity))
+    return infeasible(fmt::format("no partition fits in GPU memory ({} candidates scored); one stage on one GPU: {}",
+                                  candidates, cost.memory_problem({0, layers}, {&nodes.front()[0], 1}, 0, 1)),
+                      cost_model, candidates, elapsed());
+
+  // Flatten: inner stage (layers, GPUs [a, a+g)) of an outer stage on nodes [c, c+n) runs on those
+  // GPUs of each of the n nodes.
+  std::vector<StageSpec> stages;
+  for (const auto& [range, first_node, node_count] : outer) {
+    std::vector<std::tuple<LayerRange, int, int>> inner;
+    level1.stages(range.begin, range.end - 1, per_node, 0, inner);
+    for (const auto& [inner_range, first_gpu, gpus] : inner) {
+      StageSpec stage{inner_range, {}};
+      for (int node = first_node; node < first_node + node_count; ++node)
+        for (int gpu = first_gpu; gpu < first_gpu + gpus; ++gpu) stage.devices.push_back(nodes[node][gpu]);
+      stages.push_back(std::move(stage));
+    }
+  }
+  const PlanEvaluation evaluation = evaluate_synchronous(cost, stages);
+  if (!evaluation.problem.empty()) return infeasible(evaluation.problem, cost_model, candidates, elapsed());
+  // Replication multiplies across levels: a flattened stage may hold more replicas than samples.
+  if (const auto problems = make_plan(stages, request).problems(layers, cluster.size()); !problems.empty())
+    return infeasible(problems.front(), cost_model, candidates, elapsed());
+  PlanResult result;
+  result.feasible = true;
+  result.plan = make_plan(stages, request);
+  result.predicted_iteration_time =
+      Seconds(objective * static_cast<double>(request.micro_batches + static_cast<int>(stages.size()) - 1));
+  result.cost_model = cost_model;
+  result.statistics = PlanStatistics{candidates, elapsed()};
+  return result;
+}
+
+}  // namespace dnnsim

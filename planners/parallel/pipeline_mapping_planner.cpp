@@ -1,0 +1,94 @@
+// The pipeline-mapping planner, "-like" Luo et al., "Efficient Pipeline Planning for Expedited
+// Distributed DNN Training" (INFOCOM'22): the paper text was not available, so this implements the
+// specification of papers-parallelism.md §4.2 — DAPPLE's dynamic program over layer prefixes and
+// device sets, with the stage-to-GPU mapping read off the bandwidth matrix instead of machine
+// policies, scored with the same synchronous latency model (Formula 2). docs/planners.md says how
+// it may differ from the paper.
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "planners/parallel/planners.hpp"
+
+namespace dnnsim {
+
+BandwidthPlacement::BandwidthPlacement(const ClusterView& cluster) : cluster_(cluster) {
+  const std::size_t n = cluster.size();
+  double fastest = 0;
+  for (DeviceId a = 0; a < n; ++a)
+    for (DeviceId b = 0; b < n; ++b)
+      if (a != b) fastest = std::max(fastest, cluster.path(a, b).bandwidth.value());
+  // Union-find over the fastest links, in both directions.
+  std::vector<DeviceId> parent(n);
+  std::iota(parent.begin(), parent.end(), DeviceId{0});
+  const auto root = [&](DeviceId d) {
+    while (parent[d] != d) d = parent[d] = parent[parent[d]];
+    return d;
+  };
+  for (DeviceId a = 0; a < n; ++a)
+    for (DeviceId b = a + 1; b < n; ++b)
+      if (cluster.path(a, b).bandwidth.value() >= fastest && cluster.path(b, a).bandwidth.value() >= fastest)
+        parent[root(b)] = root(a);
+  std::map<DeviceId, std::vector<DeviceId>> components;  // keyed by the root, ordered by the first member
+  for (DeviceId d = 0; d < n; ++d) components[root(d)].push_back(d);
+  std::vector<std::vector<DeviceId>> islands;
+  for (auto& [representative, members] : components) islands.push_back(std::move(members));
+  std::sort(islands.begin(), islands.end());
+  islands_ = std::move(islands);
+}
+
+std::vector<std::vector<DeviceId>> BandwidthPlacement::place(const std::vector<bool>& used,
+                                                             std::span<const DeviceId> previous, int count) const {
+  std::vector<std::vector<DeviceId>> result = group_policies(islands_, used, count);
+  if (previous.empty()) return result;
+  // Nearest to the previous stage: the fastest path from it, then the fastest path to the group so far.
+  std::vector<bool> taken = used;
+  std::vector<DeviceId> group;
+  const auto best_from = [&](std::span<const DeviceId> sources, DeviceId d) {
+    double best = 0;
+    for (DeviceId s : sources) best = std::max(best, cluster_.path(s, d).bandwidth.value());
+    return best;
+  };
+  while (static_cast<int>(group.size()) < count) {
+    DeviceId choice = cluster_.size();
+    std::pair<double, double> choice_score{-1, -1};
+    for (DeviceId d = 0; d < cluster_.size(); ++d) {
+      if (taken[d]) continue;
+      const std::pair<double, double> score{best_from(previous, d), group.empty() ? 0.0 : best_from(group, d)};
+      if (score > choice_score) {
+        choice_score = score;
+        choice = d;
+      }
+    }
+    if (choice == cluster_.size()) return result;
+    taken[choice] = true;
+    group.push_back(choice);
+  }
+  std::sort(group.begin(), group.end());
+  if (std::find(result.begin(), result.end(), group) == result.end()) result.push_back(std::move(group));
+  return result;
+}
+
+std::string BandwidthPlacement::state_key(const std::vector<bool>& used) const {
+  std::string key;
+  for (const std::vector<DeviceId>& island : islands_) {
+    int taken = 0;
+    for (DeviceId d : island) taken += used[d] ? 1 : 0;
+    key += std::to_string(taken) + ',';
+  }
+  return key;
+}
+
+PlanResult PipelineMappingPlanner::plan(const PlanRequest& request) const {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string cost_model = "DAPPLE Formula 2 (pivot stage)";
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  if (std::string problem = request_problem(request, false); !problem.empty())
+    return infeasible(std::move(problem), cost_model, 0, elapsed());
+  const StageCostModel cost(request);
+  const BandwidthPlacement placement(request.cluster);
+  const SearchOutcome outcome = formula2_search(cost, placement);
+  return search_result(outcome, request, cost_model, elapsed());
+}
+
+}  // namespace dnnsim

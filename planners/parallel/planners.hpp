@@ -1,0 +1,99 @@
+// The built-in planners (registered by builtin_planners(), planner.hpp) and the pieces of them the
+// unit tests check on their own. Formulas and sources: docs/planners.md.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "planners/parallel/formula2_search.hpp"
+#include "planners/parallel/planner.hpp"
+#include "planners/parallel/stage_cost.hpp"
+
+namespace dnnsim {
+
+// GPipe's equal split (Huang et al., NeurIPS'19 §2.2): p = request.stages (default: one per GPU)
+// stages, or p·v virtual stages with v = chunks_per_stage, of ⌊N/(p·v)⌋ layers each, the first
+// N mod (p·v) one more; stage s on GPUs [s·G/p, (s+1)·G/p). Scored with Formula 2 (chunks > 1: the
+// p·v virtual stages as a chain, a bound, not the interleaved schedule's time).
+class UniformPlanner final : public Planner {
+ public:
+  [[nodiscard]] PlanResult plan(const PlanRequest& request) const override;
+};
+// Layer counts of an equal split of `layers` into `parts` (the first layers % parts one more).
+[[nodiscard]] std::vector<LayerRange> equal_split(std::size_t layers, std::size_t parts);
+
+// PipeDream's hierarchical dynamic program (Narayanan et al., SOSP'19 §3.1), level 1 the GPUs of a
+// node (bandwidth B_1: the slowest path inside a node), level 2 the nodes (B_2: the slowest path
+// between nodes); one level over all GPUs (slowest path) when nodes differ in size:
+//   T^k(i→j, m) = (1/m)·max(A^{k−1}(i→j, m_{k−1}), 2(m−1)·W(i→j)/B_k)
+//   A^k(i→j, m) = min_{i≤s<j} min_{1≤m'<m} max(A^k(i→s, m−m'), 2·a_s/B_k, T^k(s+1→j, m'))
+//   A^k(i→j, m) also takes T^k(i→j, m) (one stage replicated m times); A^0(i→j) = Σ T_l on one GPU.
+// T_l is forward + backward of one micro-batch (shared stage costs), W the stage's gradient bytes,
+// a_s the micro-batch's activation after layer s. The DP keeps a stage if it fits with one micro-batch
+// in flight (it does not know the stage's position); the chosen plan is then checked exactly.
+class PipeDreamPlanner final : public Planner {
+ public:
+  [[nodiscard]] PlanResult plan(const PlanRequest& request) const override;
+};
+
+// The objective of PipeDream's DP for a flat plan on one level of bandwidth `bandwidth`: the slowest
+// of its stages' T^1 and of its cuts' 2·a/B (the tests' oracle scores with it).
+[[nodiscard]] Seconds pipedream_stage_time(const StageCostModel& cost, LayerRange layers, DeviceId device, int replicas,
+                                           BytesPerSecond bandwidth);
+[[nodiscard]] Seconds pipedream_cut_time(const StageCostModel& cost, std::size_t last, BytesPerSecond bandwidth);
+
+// DAPPLE's placement policies over the machines (nodes) of the cluster (Fan et al., PPoPP'21 §4.2,
+// Fig. 5): Fresh First (GPUs of unused machines first), Append First (GPUs of partly used machines
+// first), Scatter First (one GPU from each machine with free GPUs in turn). Machines of one GPU model
+// and size are interchangeable: a set of used GPUs is characterised by how many each machine gives.
+class MachinePlacement final : public PlacementPolicy {
+ public:
+  explicit MachinePlacement(const ClusterView& cluster);
+  [[nodiscard]] std::vector<std::vector<DeviceId>> place(const std::vector<bool>& used,
+                                                         std::span<const DeviceId> previous,
+                                                         int count) const override;
+  [[nodiscard]] std::string state_key(const std::vector<bool>& used) const override;
+
+ private:
+  std::vector<std::vector<DeviceId>> machines_;  // GPUs of each node, ascending
+  std::vector<std::size_t> machine_class_;       // equal for interchangeable machines
+};
+
+class DapplePlanner final : public Planner {
+ public:
+  [[nodiscard]] PlanResult plan(const PlanRequest& request) const override;
+};
+
+// Placements read off the bandwidth matrix for the pipeline-mapping planner ("-like" Luo et al.,
+// INFOCOM'22; papers-parallelism.md §4.2). Islands: the connected components of the GPUs joined by
+// their fastest links (the largest bandwidth found in the matrix). Candidate groups:
+//  - Fresh/Append/Scatter First over the islands, as DAPPLE does over machines;
+//  - nearest to the previous stage: grow the group one GPU at a time, taking the unused GPU with the
+//    fastest path from the previous stage's GPUs (then the fastest path to the group), so that the
+//    cut crosses the best links the matrix offers.
+// GPUs of one island are interchangeable (the fastest links join them all): a used set is keyed by
+// how many GPUs each island gives; islands are NOT assumed interchangeable (unlike DAPPLE's machines).
+class BandwidthPlacement final : public PlacementPolicy {
+ public:
+  explicit BandwidthPlacement(const ClusterView& cluster);
+  [[nodiscard]] std::vector<std::vector<DeviceId>> place(const std::vector<bool>& used,
+                                                         std::span<const DeviceId> previous,
+                                                         int count) const override;
+  [[nodiscard]] std::string state_key(const std::vector<bool>& used) const override;
+
+ private:
+  const ClusterView& cluster_;
+  std::vector<std::vector<DeviceId>> islands_;
+};
+
+class PipelineMappingPlanner final : public Planner {
+ public:
+  [[nodiscard]] PlanResult plan(const PlanRequest& request) const override;
+};
+
+// Fresh/Append/Scatter First over groups of GPUs (machines or islands), shared by both policies.
+[[nodiscard]] std::vector<std::vector<DeviceId>> group_policies(const std::vector<std::vector<DeviceId>>& groups,
+                                                                const std::vector<bool>& used, int count);
+
+}  // namespace dnnsim

@@ -1,0 +1,303 @@
+#include "planners/parallel/stage_cost.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+
+#include "planners/common/layer_cost.hpp"
+
+namespace dnnsim {
+
+namespace {
+
+PathCost slowest(const PathCost& a, const PathCost& b) {
+  // The edge a ring's rounds wait for: the one with the smaller bandwidth (then the larger latency).
+  if (a.bandwidth.value() != b.bandwidth.value()) return a.bandwidth < b.bandwidth ? a : b;
+  return a.latency > b.latency ? a : b;
+}
+
+}  // namespace
+
+StageCostModel::StageCostModel(const PlanRequest& request) : request_(request) {
+  // Devices with the same GPU, efficiency and calibration table time every layer alike.
+  std::vector<std::tuple<std::string, double, const CalibrationTable*>> classes;
+  for (const ClusterDevice& device : request.cluster.devices) {
+    const auto key = std::make_tuple(device.gpu.name, device.compute_efficiency, device.calibration.get());
+    auto found = std::find(classes.begin(), classes.end(), key);
+    if (found == classes.end()) found = classes.insert(classes.end(), key);
+    device_class_.push_back(static_cast<std::size_t>(found - classes.begin()));
+  }
+  parameter_prefix_.push_back(0);
+  for (const Layer& layer : request.model.layers)
+    parameter_prefix_.push_back(parameter_prefix_.back() + layer.parameter_bytes.value());
+}
+
+const StageCostModel::Prefix& StageCostModel::prefix(std::size_t device_class, int samples) const {
+  auto [it, inserted] = prefixes_.try_emplace({device_class, samples});
+  if (inserted) {
+    const auto representative = static_cast<std::size_t>(
+        std::find(device_class_.begin(), device_class_.end(), device_class) - device_class_.begin());
+    const ClusterDevice& device = request_.cluster.devices[representative];
+    Prefix& p = it->second;
+    p.forward.push_back(0);
+    p.backward.push_back(0);
+    for (const Layer& layer : request_.model.layers) {
+      p.forward.push_back(p.forward.back() +
+                          layer_time(request_.model, layer, device, samples, request_.dtype, Pass::forward).value());
+      p.backward.push_back(p.backward.back() +
+                           layer_time(request_.model, layer, device, samples, request_.dtype, Pass::backward).value());
+    }
+  }
+  return it->second;
+}
+
+PassTimes StageCostModel::compute(LayerRange layers, std::span<const DeviceId> devices) const {
+  const int replicas = static_cast<int>(devices.size());
+  PassTimes slowest_replica;
+  for (int r = 0; r < replicas; ++r) {
+    const int samples = replica_share(micro_batch_size(), replicas, r).count;
+    const Prefix& p = prefix(device_class_[devices[r]], samples);
+    slowest_replica.forward = std::max(slowest_replica.forward, Seconds(p.forward[layers.end] - p.forward[layers.begin]));
+    slowest_replica.backward =
+        std::max(slowest_replica.backward, Seconds(p.backward[layers.end] - p.backward[layers.begin]));
+  }
+  return slowest_replica;
+}
+
+Seconds StageCostModel::single_device_time(LayerRange layers, DeviceId device) const {
+  const Prefix& p = prefix(device_class_[device], micro_batch_size());
+  return Seconds(p.forward[layers.end] - p.forward[layers.begin] + p.backward[layers.end] - p.backward[layers.begin]);
+}
+
+Bytes StageCostModel::gradient_bytes(LayerRange layers) const {
+  const double parameters = (parameter_prefix_[layers.end] - parameter_prefix_[layers.begin]) / kProfileBytesPerParameter;
+  return Bytes(parameters *
+               bytes_per_parameter(request_.memory.precision, request_.memory.optimizer).gradients);
+}
+
+Bytes StageCostModel::cut_bytes(std::size_t last) const {
+  return request_.model.layers[last].activation_bytes * static_cast<double>(micro_batch_size());
+}
+
+Seconds StageCostModel::all_reduce(LayerRange layers, std::span<const DeviceId> devices) const {
+  const int p = static_cast<int>(devices.size());
+  if (p <= 1) return Seconds(0);
+  const Bytes size = gradient_bytes(layers);
+  std::vector<DeviceId> ring(devices.begin(), devices.end());
+  std::sort(ring.begin(), ring.end());
+  const ClusterView& cluster = request_.cluster;
+  PathCost ring_edge = cluster.path(ring[0], ring[1]);
+  for (int i = 0; i < p; ++i) ring_edge = slowest(ring_edge, cluster.path(ring[i], ring[(i + 1) % p]));
+  Seconds best = ring_all_reduce_time(size, p, ring_edge);
+
+  // Hierarchical when every node of the group holds the same number g > 1 of its GPUs.
+  std::map<std::uint32_t, std::vector<DeviceId>> by_node;
+  for (DeviceId d : ring) by_node[cluster.devices[d].node].push_back(d);
+  const int nodes = static_cast<int>(by_node.size());
+  const int per_node = p / nodes;
+  const bool even = std::all_of(by_node.begin(), by_node.end(),
+                                [&](const auto& entry) { return static_cast<int>(entry.second.size()) == per_node; });
+  if (nodes > 1 && per_node > 1 && even) {
+    PathCost intra = cluster.path(by_node.begin()->second[0], by_node.begin()->second[1]);
+    PathCost inter = cluster.path(by_node.begin()->second[0], std::next(by_node.begin())->second[0]);
+    for (auto it = by_node.begin(); it != by_node.end(); ++it) {
+      const std::vector<DeviceId>& local = it->second;
+      for (int i = 0; i < per_node; ++i) intra = slowest(intra, cluster.path(local[i], local[(i + 1) % per_node]));
+      auto next = std::next(it) == by_node.end() ? by_node.begin() : std::next(it);
+      for (int i = 0; i < per_node; ++i) inter = slowest(inter, cluster.path(local[i], next->second[i]));
+    }
+    inter.bandwidth = inter.bandwidth / static_cast<double>(per_node);  // g rings share the node's NIC
+    best = std::min(best, hierarchical_all_reduce_time(size, nodes, per_node, intra, inter));
+  }
+  return best;
+}
+
+Seconds StageCostModel::cut(std::size_t last, std::span<const DeviceId> from, std::span<const DeviceId> to) const {
+  const double per_sample = request_.model.layers[last].activation_bytes.value();
+  const int b = micro_batch_size();
+  const int senders = static_cast<int>(from.size());
+  const int receivers = static_cast<int>(to.size());
+  std::vector<Seconds> sending(senders, Seconds(0));
+  std::vector<Seconds> receiving(receivers, Seconds(0));
+  // Walk the two share partitions of [0, b) together: every overlap is one transfer.
+  int i = 0;
+  int j = 0;
+  while (i < senders && j < receivers) {
+    const SampleShare s = replica_share(b, senders, i);
+    const SampleShare r = replica_share(b, receivers, j);
+    const int overlap = std::min(s.begin + s.count, r.begin + r.count) - std::max(s.begin, r.begin);
+    if (overlap > 0) {
+      const Seconds t = point_to_point_time(Bytes(per_sample * overlap), request_.cluster.path(from[i], to[j]));
+      sending[i] += t;
+      receiving[j] += t;
+    }
+    if (s.begin + s.count <= r.begin + r.count) ++i;
+    else ++j;
+  }
+  Seconds busiest{0};
+  for (Seconds t : sending) busiest = std::max(busiest, t);
+  for (Seconds t : receiving) busiest = std::max(busiest, t);
+  return busiest;
+}
+
+int StageCostModel::in_flight(int stage, int stages) const {
+  const int m = request_.micro_batches;
+  return request_.in_flight ? request_.in_flight(stage, stages, m) : std::min(stages - stage, m);
+}
+
+TrainingMemoryConfig StageCostModel::memory_config(std::span<const DeviceId> devices, int stage, int stages) const {
+  TrainingMemoryConfig config = request_.memory;
+  const int replicas = static_cast<int>(devices.size());
+  config.micro_batch = std::max(1, replica_share(micro_batch_size(), replicas, 0).count);
+  config.micro_batches_in_flight = in_flight(stage, stages);
+  config.data_parallel = replicas;
+  config.layer_input_bytes.clear();  // sliced per range below when given
+  return config;
+}
+
+std::size_t StageCostModel::max_fitting_end(std::size_t begin, std::span<const DeviceId> devices, int stage,
+                                            int stages) const {
+  const TrainingMemoryConfig config = memory_config(devices, stage, stages);
+  double capacity = request_.cluster.devices[devices[0]].gpu.memory.value();
+  for (DeviceId d : devices) capacity = std::min(capacity, request_.cluster.devices[d].gpu.memory.value());
+  const auto key = std::make_tuple(begin, config.micro_batch, config.micro_batches_in_flight, config.data_parallel, capacity);
+  auto [it, inserted] = fitting_end_.try_emplace(key, 0);
+  if (!inserted) return it->second;
+  const auto& layers = request_.model.layers;
+  const auto need = [&](std::size_t end) {
+    TrainingMemoryConfig c = config;
+    if (!request_.memory.layer_input_bytes.empty())
+      c.layer_input_bytes.assign(request_.memory.layer_input_bytes.begin() + static_cast<std::ptrdiff_t>(begin),
+                                 request_.memory.layer_input_bytes.begin() + static_cast<std::ptrdiff_t>(end));
+    const std::vector<Layer> slice(layers.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   layers.begin() + static_cast<std::ptrdiff_t>(end));
+    return training_memory(slice, c).total().value();
+  };
+  // Memory grows with every layer added to the range, so binary search the last end that fits.
+  std::size_t low = begin;  // fits (an empty range is no stage; treated as fitting)
+  std::size_t high = layers.size() + 1;  // does not fit
+  while (high - low > 1) {
+    const std::size_t mid = low + (high - low) / 2;
+    if (need(mid) <= capacity) low = mid;
+    else high = mid;
+  }
+  it->second = low;
+  return low;
+}
+
+bool StageCostModel::fits(LayerRange layers, std::span<const DeviceId> devices, int stage, int stages) const {
+  return layers.end <= max_fitting_end(layers.begin, devices, stage, stages);
+}
+
+std::string StageCostModel::memory_problem(LayerRange layers, std::span<const DeviceId> devices, int stage,
+                                           int stages) const {
+  if (fits(layers, devices, stage, stages)) return {};
+  TrainingMemoryConfig config = memory_config(devices, stage, stages);
+  if (!request_.memory.layer_input_bytes.empty())
+    config.layer_input_bytes.assign(request_.memory.layer_input_bytes.begin() + static_cast<std::ptrdiff_t>(layers.begin),
+                                    request_.memory.layer_input_bytes.begin() + static_cast<std::ptrdiff_t>(layers.end));
+  const std::vector<Layer> slice(request_.model.layers.begin() + static_cast<std::ptrdiff_t>(layers.begin),
+                                 request_.model.layers.begin() + static_cast<std::ptrdiff_t>(layers.end));
+  DeviceId smallest = devices[0];
+  for (DeviceId d : devices)
+    if (request_.cluster.devices[d].gpu.memory < request_.cluster.devices[smallest].gpu.memory) smallest = d;
+  return fmt::format("stage {} (layers [{}, {}), {} in flight × {} samples): {}", stage, layers.begin, layers.end,
+                     config.micro_batches_in_flight, config.micro_batch,
+                     check_fit(request_.cluster.devices[smallest].name, training_memory(slice, config),
+                               request_.cluster.devices[smallest].gpu.memory)
+                         .message);
+}
+
+std::size_t pivot_stage(const std::vector<Formula2Stage>& stages, int micro_batches) {
+  assert(!stages.empty());
+  const double steady = micro_batches - 1;
+  std::size_t q = stages.size() - 1;
+  for (std::size_t s = stages.size() - 1; s-- > 0;) {
+    const Seconds l1 = (stages[s].forward + stages[s].backward) * steady;
+    Seconds l2 = (stages[q].forward + stages[q].backward) * steady;
+    for (std::size_t between = s + 1; between < q; ++between) l2 += stages[between].forward + stages[between].backward;
+    if (l1 > l2) q = s;
+  }
+  return q;
+}
+
+Seconds formula2_latency(const std::vector<Formula2Stage>& stages, int micro_batches) {
+  const std::size_t q = pivot_stage(stages, micro_batches);
+  Seconds warm_up{0};
+  for (std::size_t s = 0; s <= q; ++s) warm_up += stages[s].forward;
+  const Seconds steady = (stages[q].forward + stages[q].backward) * static_cast<double>(micro_batches - 1);
+  // T_e: for s ≤ Q, Σ_{a=s..Q} B_a accumulated from Q downwards; for s > Q, Σ_{a=Q..s} B_a upwards.
+  Seconds ending = stages[q].all_reduce + stages[q].backward;
+  Seconds backward_sum{0};
+  for (std::size_t s = q + 1; s-- > 0;) {
+    backward_sum += stages[s].backward;
+    ending = std::max(ending, stages[s].all_reduce + backward_sum);
+  }
+  backward_sum = stages[q].backward;
+  for (std::size_t s = q + 1; s < stages.size(); ++s) {
+    backward_sum += stages[s].backward;
+    ending = std::max(ending, stages[s].all_reduce - backward_sum);
+  }
+  return warm_up + steady + ending;
+}
+
+void append_formula2_stage(const StageCostModel& cost, std::vector<Formula2Stage>& entries, const StageSpec* previous,
+                           const StageSpec& stage) {
+  if (previous != nullptr) {
+    const Seconds transfer = cost.cut(previous->layers.end - 1, previous->devices, stage.devices);
+    entries.push_back(Formula2Stage{transfer, transfer, Seconds(0)});
+  }
+  const PassTimes times = cost.compute(stage.layers, stage.devices);
+  entries.push_back(Formula2Stage{times.forward, times.backward, cost.all_reduce(stage.layers, stage.devices)});
+}
+
+std::vector<Formula2Stage> formula2_stages(const StageCostModel& cost, const std::vector<StageSpec>& stages) {
+  std::vector<Formula2Stage> entries;
+  for (std::size_t s = 0; s < stages.size(); ++s)
+    append_formula2_stage(cost, entries, s == 0 ? nullptr : &stages[s - 1], stages[s]);
+  return entries;
+}
+
+PlanEvaluation evaluate_synchronous(const StageCostModel& cost, const std::vector<StageSpec>& stages) {
+  PlanEvaluation evaluation;
+  evaluation.latency = formula2_latency(formula2_stages(cost, stages), cost.request().micro_batches);
+  const int p = static_cast<int>(stages.size());
+  for (int s = 0; s < p && evaluation.problem.empty(); ++s)
+    evaluation.problem = cost.memory_problem(stages[s].layers, stages[s].devices, s, p);
+  return evaluation;
+}
+
+PipelinePlan make_plan(const std::vector<StageSpec>& stages, const PlanRequest& request) {
+  PipelinePlan plan;
+  plan.global_batch = request.global_batch;
+  plan.micro_batches = request.micro_batches;
+  for (const StageSpec& stage : stages) plan.stages.push_back(PipelineStage{{stage.layers}, stage.devices});
+  return plan;
+}
+
+std::string request_problem(const PlanRequest& request, bool supports_chunks) {
+  if (request.model.layers.empty()) return "the model has no layer";
+  if (request.cluster.size() == 0) return "the cluster has no GPU";
+  if (request.micro_batches < 1) return fmt::format("micro_batches must be at least 1, got {}", request.micro_batches);
+  if (request.global_batch < request.micro_batches || request.global_batch % request.micro_batches != 0)
+    return fmt::format("global_batch {} is not a positive multiple of micro_batches {}", request.global_batch,
+                       request.micro_batches);
+  if (request.chunks_per_stage < 1)
+    return fmt::format("chunks_per_stage must be at least 1, got {}", request.chunks_per_stage);
+  if (request.chunks_per_stage > 1 && !supports_chunks)
+    return fmt::format("this planner makes one model chunk per stage; chunks_per_stage = {} needs 'uniform'",
+                       request.chunks_per_stage);
+  return {};
+}
+
+PlanResult infeasible(std::string reason, std::string cost_model, std::size_t candidates, double wall_seconds) {
+  PlanResult result;
+  result.feasible = false;
+  result.reason = std::move(reason);
+  result.cost_model = std::move(cost_model);
+  result.statistics = PlanStatistics{candidates, wall_seconds};
+  return result;
+}
+
+}  // namespace dnnsim

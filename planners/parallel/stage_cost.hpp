@@ -1,0 +1,128 @@
+// The cost of a candidate pipeline stage and of a whole candidate plan, shared by every planner so
+// that they rank plans with one set of rules (docs/planners.md, "Shared stage costs"):
+//
+//  - compute: forward and backward time of one micro-batch through a layer range on a device group.
+//    The micro-batch is split evenly across the replicas (replica_share, DAPPLE Fig. 8a) and the
+//    stage takes as long as its slowest replica; each replica's time is layer_time(), the cost model
+//    the simulator runs (planners/common/layer_cost.hpp).
+//  - cut: the split-concat of one micro-batch's activations (forward) or their gradients (backward)
+//    between two device groups (DAPPLE §4.2, Fig. 8a; HPGO split_concat.rs, papers-parallelism.md
+//    §2.6): sender replica i sends receiver replica j the samples both hold, α + bytes/β on their
+//    path; a device sends, and receives, its pieces one after another, and the cut takes as long as
+//    the busiest sender or receiver.
+//  - all_reduce: one all-reduce of a stage's gradients over its replicas per iteration: the faster
+//    of a ring over the group in device order (bound by its slowest edge) and, when the group has
+//    the same number g > 1 of GPUs on each of n > 1 nodes, the hierarchical all-reduce with the node
+//    NIC shared by the g inter-node rings (models/cost/collective_cost.hpp).
+//  - memory: training_memory() of the stage's layers with the micro-batch share, the request's
+//    in-flight count and ZeRO over the replicas, against the smallest GPU of the group.
+//  - Formula 2 of DAPPLE (Fan et al., PPoPP'21 §4.1): the pivot stage (Algorithm 1) and the
+//    latency L = T_w + T_s + T_e of a synchronous pipeline, with every cut as a network stage.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "planners/parallel/planner.hpp"
+
+namespace dnnsim {
+
+// A stage of a candidate plan: contiguous layers on a group of replicas (one model chunk).
+struct StageSpec {
+  LayerRange layers;
+  std::vector<DeviceId> devices;
+  friend bool operator==(const StageSpec&, const StageSpec&) = default;
+};
+
+// Time of one micro-batch through a stage.
+struct PassTimes {
+  Seconds forward{0};
+  Seconds backward{0};
+};
+
+class StageCostModel {
+ public:
+  // Keeps a reference to `request`, which must outlive the model.
+  explicit StageCostModel(const PlanRequest& request);
+
+  [[nodiscard]] const PlanRequest& request() const { return request_; }
+  [[nodiscard]] std::size_t layer_count() const { return request_.model.layers.size(); }
+  [[nodiscard]] std::size_t device_count() const { return request_.cluster.size(); }
+  [[nodiscard]] int micro_batch_size() const { return request_.global_batch / request_.micro_batches; }
+
+  [[nodiscard]] PassTimes compute(LayerRange layers, std::span<const DeviceId> devices) const;
+  // Forward + backward of a whole micro-batch on one device (PipeDream's per-layer T_l, summed).
+  [[nodiscard]] Seconds single_device_time(LayerRange layers, DeviceId device) const;
+  // Gradient bytes of the layers: Σ parameter_bytes / 4 parameters × the precision's gradient bytes.
+  [[nodiscard]] Bytes gradient_bytes(LayerRange layers) const;
+  // Output activation of layer `last` for a whole micro-batch.
+  [[nodiscard]] Bytes cut_bytes(std::size_t last) const;
+  [[nodiscard]] Seconds all_reduce(LayerRange layers, std::span<const DeviceId> devices) const;
+  // Split-concat of the output of layer `last` from `from` to `to` (one direction, one micro-batch).
+  [[nodiscard]] Seconds cut(std::size_t last, std::span<const DeviceId> from, std::span<const DeviceId> to) const;
+
+  // Peak in-flight micro-batches of stage `stage` of `stages` (the request's rule, else 1F1B's).
+  [[nodiscard]] int in_flight(int stage, int stages) const;
+  [[nodiscard]] bool fits(LayerRange layers, std::span<const DeviceId> devices, int stage, int stages) const;
+  // "out of memory on node0/gpu3: needs …" when the stage does not fit, else empty.
+  [[nodiscard]] std::string memory_problem(LayerRange layers, std::span<const DeviceId> devices, int stage,
+                                           int stages) const;
+
+ private:
+  struct Prefix {
+    std::vector<double> forward, backward;  // Σ over layers [0, l) of the time for the share
+  };
+  TrainingMemoryConfig memory_config(std::span<const DeviceId> devices, int stage, int stages) const;
+  const Prefix& prefix(std::size_t device_class, int samples) const;
+  std::size_t max_fitting_end(std::size_t begin, std::span<const DeviceId> devices, int stage, int stages) const;
+
+  const PlanRequest& request_;
+  std::vector<std::size_t> device_class_;  // devices with one GPU model and efficiency share timings
+  std::vector<double> parameter_prefix_;   // Σ parameter_bytes of layers [0, l)
+  mutable std::map<std::pair<std::size_t, int>, Prefix> prefixes_;
+  // (begin, micro-batch share, in-flight, data_parallel, capacity) → first end that does not fit
+  mutable std::map<std::tuple<std::size_t, int, int, int, double>, std::size_t> fitting_end_;
+};
+
+// One entry of DAPPLE's Formula 2: a computation stage, or a network stage (a cut, all_reduce = 0).
+struct Formula2Stage {
+  Seconds forward{0};
+  Seconds backward{0};
+  Seconds all_reduce{0};
+};
+
+// Algorithm 1 of DAPPLE: scanning from the last stage, stage s becomes the pivot when its steady
+// phase (M−1)(F_s+B_s) exceeds the current pivot's plus the stages in between.
+[[nodiscard]] std::size_t pivot_stage(const std::vector<Formula2Stage>& stages, int micro_batches);
+// Formula 2: L = Σ_{s≤Q} F_s + (M−1)(F_Q+B_Q) + max_s (AR_s + {Σ_{a=s..Q} B_a if s ≤ Q;
+// −Σ_{a=Q..s} B_a if s > Q}), the sign of the s > Q branch as the paper prints it.
+[[nodiscard]] Seconds formula2_latency(const std::vector<Formula2Stage>& stages, int micro_batches);
+
+// The Formula 2 entries of consecutive stages: stage, cut, stage, cut, …, stage.
+void append_formula2_stage(const StageCostModel& cost, std::vector<Formula2Stage>& entries, const StageSpec* previous,
+                           const StageSpec& stage);
+[[nodiscard]] std::vector<Formula2Stage> formula2_stages(const StageCostModel& cost,
+                                                         const std::vector<StageSpec>& stages);
+
+struct PlanEvaluation {
+  Seconds latency{0};    // Formula 2
+  std::string problem;   // the first stage that does not fit in memory; empty when all fit
+};
+[[nodiscard]] PlanEvaluation evaluate_synchronous(const StageCostModel& cost, const std::vector<StageSpec>& stages);
+
+// The PipelinePlan of single-chunk stages, with the request's batch and micro-batch count.
+[[nodiscard]] PipelinePlan make_plan(const std::vector<StageSpec>& stages, const PlanRequest& request);
+
+// Why a request cannot be planned at all (no layer, no device, bad batch split, chunks > 1 for a
+// planner without interleaving), or empty. Planners start with it so that they never throw.
+[[nodiscard]] std::string request_problem(const PlanRequest& request, bool supports_chunks);
+
+// A result with feasible = false.
+[[nodiscard]] PlanResult infeasible(std::string reason, std::string cost_model, std::size_t candidates,
+                                    double wall_seconds);
+
+}  // namespace dnnsim

@@ -1,0 +1,73 @@
+// GPipe's equal split (Huang et al., "GPipe", NeurIPS'19 §2.2), with Megatron's interleaved chunk
+// numbering (SC'21 §2.2.2): chunk c of stage s is virtual stage c·p + s.
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "planners/parallel/planners.hpp"
+
+namespace dnnsim {
+
+std::vector<LayerRange> equal_split(std::size_t layers, std::size_t parts) {
+  std::vector<LayerRange> result;
+  std::size_t begin = 0;
+  for (std::size_t k = 0; k < parts; ++k) {
+    const std::size_t size = layers / parts + (k < layers % parts ? 1 : 0);
+    result.push_back(LayerRange{begin, begin + size});
+    begin += size;
+  }
+  return result;
+}
+
+PlanResult UniformPlanner::plan(const PlanRequest& request) const {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string cost_model = "DAPPLE Formula 2 over the virtual stages";
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  if (std::string problem = request_problem(request, true); !problem.empty())
+    return infeasible(std::move(problem), cost_model, 0, elapsed());
+  const std::size_t devices = request.cluster.size();
+  const std::size_t layers = request.model.layers.size();
+  const int p = request.stages.value_or(static_cast<int>(devices));
+  const int v = request.chunks_per_stage;
+  if (p < 1 || static_cast<std::size_t>(p) > devices || devices % static_cast<std::size_t>(p) != 0)
+    return infeasible(fmt::format("{} GPUs cannot be split evenly into {} stages", devices, p), cost_model, 0,
+                      elapsed());
+  if (static_cast<std::size_t>(p) * v > layers)
+    return infeasible(fmt::format("{} stages × {} chunks need at least as many layers; the model has {}", p, v, layers),
+                      cost_model, 0, elapsed());
+  const int replicas = static_cast<int>(devices) / p;
+  const int micro_batch = request.global_batch / request.micro_batches;
+  if (replicas > micro_batch)
+    return infeasible(fmt::format("{} replicas per stage but a micro-batch has only {} samples", replicas, micro_batch),
+                      cost_model, 0, elapsed());
+
+  const std::vector<LayerRange> virtual_ranges = equal_split(layers, static_cast<std::size_t>(p) * v);
+  // The chain of virtual stages, each on its stage's GPUs, scored (and memory-checked) as one pipeline.
+  std::vector<StageSpec> chain;
+  for (std::size_t k = 0; k < virtual_ranges.size(); ++k) {
+    const std::size_t s = k % static_cast<std::size_t>(p);
+    std::vector<DeviceId> group;
+    for (std::size_t d = s * replicas; d < (s + 1) * replicas; ++d) group.push_back(d);
+    chain.push_back(StageSpec{virtual_ranges[k], std::move(group)});
+  }
+  const StageCostModel cost(request);
+  const PlanEvaluation evaluation = evaluate_synchronous(cost, chain);
+  if (!evaluation.problem.empty()) return infeasible(evaluation.problem, cost_model, 1, elapsed());
+
+  PlanResult result;
+  result.feasible = true;
+  result.plan.global_batch = request.global_batch;
+  result.plan.micro_batches = request.micro_batches;
+  for (int s = 0; s < p; ++s) {
+    PipelineStage stage;
+    stage.devices = chain[s].devices;
+    for (int c = 0; c < v; ++c) stage.chunks.push_back(virtual_ranges[static_cast<std::size_t>(c) * p + s]);
+    result.plan.stages.push_back(std::move(stage));
+  }
+  result.predicted_iteration_time = evaluation.latency;
+  result.cost_model = cost_model;
+  result.statistics = PlanStatistics{1, elapsed()};
+  return result;
+}
+
+}  // namespace dnnsim

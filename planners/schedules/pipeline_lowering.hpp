@@ -1,0 +1,97 @@
+// Lowering of a pipeline plan under a schedule into TaskGraph tasks, one iteration at a time, so that
+// fixed schedules build all iterations up front (build_pipeline) and Ada-Grouper's controller can
+// re-lower every iteration with a new group size after measuring the previous one:
+//
+//   TaskGraph graph;  for (gpu : cluster GPUs) graph.add_device(gpu);
+//   LoweredIteration it = lower_pipeline_iteration(graph, workload, *schedule, 0);
+//   … run it, then observe_iteration(it, …) and choose_group_size(…) (ada_grouper.hpp) …
+//   lower_pipeline_iteration(graph, workload, *builtin_schedules().at("kfkb").value.make({.group = k}), 1);
+//
+// Layout, per device of stage s (conventions of the data-parallel builder, planners/data_parallel):
+//  - stream "compute": the stage's steps in the schedule's order, each step one Compute per replica
+//    for the whole chunk (layers_compute), Phase::forward / Phase::backward; with re-materialization
+//    a "recompute" Compute (Phase::forward: it is the forward pass run again, so reports show its
+//    cost as forward time) just before each backward; then the optimizer step (Phase::optimizer)
+//    after the stage's all-reduces. The next iteration's first forward follows it on this stream.
+//  - stream "send-next": activation Transfers to the next virtual stage, in forward order, each
+//    after the forward that produced it; the receiving forward depends on it.
+//  - stream "send-prev": gradient Transfers to the previous virtual stage, after the producing backward.
+//  - stream "allreduce": per chunk, one all-reduce Collective of its gradients over the stage's
+//    replicas (none for one replica) after every replica's last backward of that chunk; size
+//    parameters × gradient bytes per parameter (models/cost/memory_model.hpp).
+// Replicas (DAPPLE §4.2, Fig. 8a; pipeline_plan.hpp): a micro-batch's samples are split by
+// replica_share; between virtual stages, each (source replica, destination replica) pair whose
+// sample ranges overlap gets one Transfer of overlap × the activation bytes per sample of the
+// sending chunk's last layer (split-concat); gradients go back with the same sizes.
+// Memory (measured by the executor, not assumed): the first task of iteration 0 on each device
+// allocates the stage's weights, gradients and optimizer state (bytes_per_parameter); a forward
+// allocates Σ activation_bytes of the chunk's layers × its samples and the matching backward frees
+// them. With re-materialization the forward keeps only the chunk's input (activation_bytes of the
+// layer before the chunk, 0 for layer 0: memory_model.hpp's rule), the recompute allocates the full
+// activations, and the backward frees both. The recomputation needs only the stashed input, so it
+// does not wait for the incoming gradient. Transfers allocate nothing (a received activation is
+// counted once, on its producer).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/cost/memory_model.hpp"
+#include "models/dnn/layer_model.hpp"
+#include "models/program/task_graph.hpp"
+#include "planners/common/pipeline_plan.hpp"
+#include "planners/schedules/schedule.hpp"
+
+namespace dnnsim {
+
+struct PipelineWorkload {
+  LayerModel model;
+  PipelinePlan plan;  // device ids index the TaskGraph's devices (the cluster's GPUs, in order)
+  Dtype dtype = Dtype::fp32;
+  Precision precision = Precision::fp32;
+  Optimizer optimizer = Optimizer::adam;
+  std::string collective_algorithm;  // empty: the default rule of collective_algorithms.hpp
+
+  [[nodiscard]] PipelineShape shape() const;
+};
+
+// The task ids of one lowered iteration. Virtual stage u = chunk·p + stage; boundary u joins
+// virtual stages u and u + 1.
+struct LoweredIteration {
+  std::uint32_t iteration = 0;
+  PipelineShape shape;
+  // [virtual stage][micro-batch][replica]
+  std::vector<std::vector<std::vector<TaskId>>> forward;
+  std::vector<std::vector<std::vector<TaskId>>> recompute;  // empty without re-materialization
+  std::vector<std::vector<std::vector<TaskId>>> backward;
+  // [boundary][micro-batch]: the split-concat transfers, one per overlapping (source, destination) replica pair
+  std::vector<std::vector<std::vector<TaskId>>> activation_transfers;
+  std::vector<std::vector<std::vector<TaskId>>> gradient_transfers;
+  std::vector<std::optional<TaskId>> all_reduce;  // [virtual stage]; none for one replica or no parameters
+  std::vector<std::vector<TaskId>> optimizer;     // [stage][replica]
+};
+
+// Why `workload` cannot be lowered with `schedule` on `device_count` devices (the plan's problems,
+// a schedule that does not support the shape, a chunk count the schedule does not use); empty if it can.
+[[nodiscard]] std::vector<std::string> pipeline_problems(const PipelineWorkload& workload,
+                                                         const PipelineSchedule& schedule, std::size_t device_count);
+
+// Appends iteration `iteration` to `graph`, whose devices are already added. Weights, gradients and
+// optimizer state are allocated by iteration 0's tasks, so lower iteration 0 first, once.
+// @throw InputError with pipeline_problems().
+LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorkload& workload,
+                                          const PipelineSchedule& schedule, std::uint32_t iteration);
+
+// `iterations` iterations of a fixed schedule on devices named `device_names` (the cluster's GPUs).
+// @throw InputError with pipeline_problems().
+[[nodiscard]] TaskGraph build_pipeline(const PipelineWorkload& workload, const PipelineSchedule& schedule,
+                                       const std::vector<std::string>& device_names, int iterations);
+
+// Weights + gradients + optimizer state of `stage` (all its chunks), on each of its replicas.
+[[nodiscard]] Bytes stage_model_state_bytes(const PipelineWorkload& workload, std::size_t stage);
+// The activations a forward of the layers `range` keeps for `samples` samples until its backward.
+[[nodiscard]] Bytes chunk_activation_bytes(const LayerModel& model, LayerRange range, int samples);
+
+}  // namespace dnnsim

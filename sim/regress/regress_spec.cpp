@@ -1,0 +1,325 @@
+// Finds and reads the inputs of `dnnsim regress` (see regress_spec.hpp and docs/regress.md).
+#include "sim/regress/regress_spec.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "models/common/yaml_reader.hpp"
+
+namespace dnnsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool has_key(const YAML::Node& map, std::string_view key) {
+  for (const auto& item : map)
+    if (item.first.IsScalar() && item.first.Scalar() == key) return true;
+  return false;
+}
+
+// The YAML files of the inputs: directories walked recursively, each in sorted path order; files
+// named on the command line taken as they are. A file reached twice is read once.
+std::vector<fs::path> input_files(const std::vector<std::string>& inputs, DiagnosticSink& sink) {
+  std::vector<fs::path> files;
+  std::set<fs::path> seen;
+  const auto add = [&](const fs::path& path) {
+    if (seen.insert(fs::weakly_canonical(path)).second) files.push_back(path);
+  };
+  for (const std::string& input : inputs) {
+    std::error_code error;
+    if (fs::is_directory(input, error)) {
+      std::vector<fs::path> found;
+      for (const auto& entry : fs::recursive_directory_iterator(input)) {
+        const std::string extension = entry.path().extension().string();
+        if (entry.is_regular_file() && (extension == ".yaml" || extension == ".yml")) found.push_back(entry.path());
+      }
+      std::sort(found.begin(), found.end());
+      std::for_each(found.begin(), found.end(), add);
+    } else if (fs::is_regular_file(input, error)) {
+      add(input);
+    } else {
+      sink.error(SourceLocation{input, 0, 0}, "no such file or directory");
+    }
+  }
+  return files;
+}
+
+// A tolerance as scenario expectations write it: a number ≥ 0 (absolute) or "N%" (relative to |value|).
+void read_tolerance(YamlReader& reader, const YAML::Node& node, Expectation& expectation) {
+  const std::string text = node.IsScalar() ? node.Scalar() : "";
+  if (text.empty() || text.back() != '%') {
+    expectation.tolerance = reader.number(node, 0.0, 1e300).value_or(0.0);
+    return;
+  }
+  double percent = 0;
+  const char* end = text.data() + text.size() - 1;
+  const auto [stop, status] = std::from_chars(text.data(), end, percent);
+  if (status != std::errc{} || stop != end || percent < 0)
+    reader.error(node, fmt::format("expected a tolerance such as \"5%\" or 0.01, got \"{}\"", text));
+  expectation.tolerance = percent / 100.0;
+  expectation.relative = true;
+}
+
+Comparison read_comparison(MapReader& map) {
+  const std::string compare = map.choice("compare", {"approx", "at_most", "at_least"}).value_or("approx");
+  return compare == "approx" ? Comparison::approx : compare == "at_most" ? Comparison::at_most : Comparison::at_least;
+}
+
+bool is_run_name(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+bool is_metric_path(const std::string& path) {
+  return !path.empty() && path.front() != '.' && path.back() != '.' && path.find("..") == std::string::npos;
+}
+
+class PlanBuilder {
+ public:
+  explicit PlanBuilder(DiagnosticSink& sink) : sink_(sink) {}
+
+  void add_file(const fs::path& path) {
+    YamlReader reader(path.string(), sink_);
+    const YAML::Node root = reader.load_file();
+    if (!root.IsDefined()) return;  // reported by load_file
+    if (root.IsMap() && has_key(root, "comparison")) {
+      add_comparison(reader, root, path);
+    } else if (root.IsMap() && has_key(root, "expect")) {
+      add_scenario(path);
+    } else if (root.IsMap() && (has_key(root, "axes") || has_key(root, "sweep"))) {
+      plan_.skipped.push_back(fmt::format("{}: a sweep file", path.string()));
+    } else {
+      plan_.skipped.push_back(fmt::format("{}: no expectations", path.string()));
+    }
+  }
+
+  RegressPlan take() { return std::move(plan_); }
+
+ private:
+  // A scenario file with expectations: one run of the file as it is.
+  void add_scenario(const fs::path& path) {
+    Scenario scenario;
+    try {
+      scenario = load_scenario(path.string());
+    } catch (const InputError& e) {
+      sink_.append(e.diagnostics());
+      return;
+    }
+    if (scenario.expectations.empty()) {
+      plan_.skipped.push_back(fmt::format("{}: an empty expect list", path.string()));
+      return;
+    }
+    const std::size_t run = run_for(path.string(), {}, path.stem().string());
+    for (const Expectation& e : scenario.expectations)
+      plan_.checks.push_back(RegressCheck{scenario.name, e, RunMetric{run, e.metric}, std::nullopt});
+  }
+
+  // ---- comparison files ----
+
+  struct NamedRun {
+    std::string name;
+    std::string scenario;
+    std::vector<std::string> overrides;
+    YAML::Node key;
+    bool used = false;
+  };
+
+  void add_comparison(YamlReader& reader, const YAML::Node& root, const fs::path& path) {
+    const std::size_t errors_before = sink_.diagnostics().size();
+    MapReader top(reader, root, "the comparison file");
+    const std::string title = top.string("comparison", true).value_or("");
+    std::vector<NamedRun> runs;
+    if (const YAML::Node node = top.require("runs"); node.IsDefined()) runs = read_runs(reader, node, path);
+    std::vector<RegressCheck> checks;
+    bool expectations_read = false;  // all of them, without a problem
+    if (const YAML::Node node = top.require("expect"); node.IsDefined()) {
+      const std::size_t errors_before_expect = sink_.diagnostics().size();
+      for (const YAML::Node& entry : reader.list(node, "comparison expectations"))
+        if (auto check = read_expectation(reader, entry, runs)) checks.push_back(std::move(*check));
+      if (node.IsSequence() && node.size() == 0) reader.error(node, "expected at least one expectation");
+      expectations_read = sink_.diagnostics().size() == errors_before_expect;
+    }
+    top.finish();
+    // Only once every expectation was read: a broken one may be the run's user.
+    for (const NamedRun& run : runs)
+      if (expectations_read && !run.used)
+        reader.error(run.key, fmt::format("run '{}' is not used by any expectation", run.name));
+    if (sink_.diagnostics().size() != errors_before) return;
+
+    // The check's run indexes are positions in `runs` until here.
+    std::vector<std::size_t> plan_index;
+    for (const NamedRun& run : runs)
+      plan_index.push_back(run_for(run.scenario, run.overrides, path.stem().string() + "." + run.name));
+    for (RegressCheck& check : checks) {
+      check.group = title;
+      check.numerator.run = plan_index[check.numerator.run];
+      if (check.denominator) check.denominator->run = plan_index[check.denominator->run];
+      plan_.checks.push_back(std::move(check));
+    }
+  }
+
+  std::vector<NamedRun> read_runs(YamlReader& reader, const YAML::Node& node, const fs::path& path) {
+    std::vector<NamedRun> runs;
+    if (!node.IsMap() || node.size() == 0) {
+      reader.error(node, "expected a mapping of run names to {scenario: FILE, set: [KEY=VALUE, …]}");
+      return runs;
+    }
+    for (const auto& item : node) {
+      NamedRun run;
+      run.name = item.first.IsScalar() ? item.first.Scalar() : "";
+      run.key = item.first;
+      if (!is_run_name(run.name))
+        reader.error(item.first, fmt::format("a run name uses letters, digits, '_' and '-', got \"{}\"", run.name));
+      MapReader map(reader, item.second, fmt::format("run '{}'", run.name));
+      const YAML::Node scenario_node = map.require("scenario");
+      std::vector<YAML::Node> set_nodes;
+      if (const YAML::Node set = map.get("set"); set.IsDefined()) {
+        for (const YAML::Node& assignment : reader.list(set, "KEY=VALUE overrides")) {
+          if (auto text = reader.string(assignment)) {
+            run.overrides.push_back(*text);
+            set_nodes.push_back(assignment);
+          }
+        }
+      }
+      map.finish();
+      if (scenario_node.IsDefined()) {
+        if (auto file = reader.string(scenario_node)) {
+          const fs::path p(*file);
+          run.scenario = p.is_absolute() ? *file : (path.parent_path() / p).lexically_normal().string();
+          if (fs::is_regular_file(run.scenario))
+            validate_run(reader, run, scenario_node, set_nodes);
+          else
+            reader.error(scenario_node, fmt::format("cannot open the scenario '{}'", run.scenario));
+        }
+      }
+      runs.push_back(std::move(run));
+    }
+    return runs;
+  }
+
+  // Loads the run's scenario with its overrides. A problem of an override is reported at that
+  // override; any other problem of the scenario at the `scenario:` line, quoting the scenario's own
+  // location.
+  void validate_run(YamlReader& reader, const NamedRun& run, const YAML::Node& scenario_node,
+                    const std::vector<YAML::Node>& set_nodes) {
+    try {
+      (void)load_scenario(run.scenario, run.overrides);
+    } catch (const InputError& e) {
+      for (const Diagnostic& d : e.diagnostics()) {
+        const auto at_override = std::find_if(run.overrides.begin(), run.overrides.end(), [&](const std::string& o) {
+          return d.location.file == "--set " + o;
+        });
+        if (at_override != run.overrides.end())
+          reader.error(set_nodes[static_cast<std::size_t>(at_override - run.overrides.begin())],
+                       fmt::format("{}: {}", *at_override, d.message));
+        else
+          reader.error(scenario_node, fmt::format("run '{}': {}", run.name, format_diagnostic(d)));
+      }
+    }
+  }
+
+  std::optional<RegressCheck> read_expectation(YamlReader& reader, const YAML::Node& entry, std::vector<NamedRun>& runs) {
+    MapReader map(reader, entry, "a comparison expectation");
+    if (!map.valid()) return std::nullopt;
+    const std::size_t errors_before = sink_.diagnostics().size();
+    RegressCheck check;
+    Expectation& e = check.expectation;
+    e.where = reader.where(entry);
+    const std::optional<std::string> name = map.string("name");
+    const YAML::Node metric = map.get("metric");
+    const YAML::Node ratio = map.get("ratio");
+    e.value = map.number("value", -1e300, 1e300, true).value_or(0.0);
+    e.comparison = read_comparison(map);
+    if (const YAML::Node tolerance = map.get("tolerance"); tolerance.IsDefined()) read_tolerance(reader, tolerance, e);
+    e.source = map.string("source").value_or("");
+    e.known_gap = map.string("known_gap").value_or("");
+    map.finish();
+
+    std::string default_name;
+    if (metric.IsDefined() == ratio.IsDefined()) {
+      reader.error(entry, "give either 'metric: RUN:PATH' or 'ratio: [RUN:PATH, RUN:PATH]'");
+    } else if (metric.IsDefined()) {
+      if (auto operand = read_operand(reader, metric, runs)) check.numerator = *operand;
+      default_name = metric.IsScalar() ? metric.Scalar() : "";
+    } else if (!ratio.IsSequence() || ratio.size() != 2) {
+      reader.error(ratio, "expected a ratio as two operands: [RUN:PATH, RUN:PATH] (numerator, denominator)");
+    } else {
+      if (auto operand = read_operand(reader, ratio[0], runs)) check.numerator = *operand;
+      if (auto operand = read_operand(reader, ratio[1], runs)) check.denominator = *operand;
+      default_name = fmt::format("{} / {}", ratio[0].IsScalar() ? ratio[0].Scalar() : "",
+                                 ratio[1].IsScalar() ? ratio[1].Scalar() : "");
+    }
+    e.metric = name.value_or(default_name);
+    if (sink_.diagnostics().size() != errors_before) return std::nullopt;
+    return check;
+  }
+
+  // "RUN:PATH": a metric of one of the file's runs; `RunMetric::run` is the run's position in `runs`.
+  std::optional<RunMetric> read_operand(YamlReader& reader, const YAML::Node& node, std::vector<NamedRun>& runs) {
+    const auto text = reader.string(node);
+    if (!text) return std::nullopt;
+    const auto colon = text->find(':');
+    if (colon == std::string::npos || !is_metric_path(text->substr(colon + 1))) {
+      reader.error(node, fmt::format("expected RUN:PATH, a run name and a dotted path into its summary.json such as "
+                                     "gpipe:mean.iteration_time_s, got \"{}\"",
+                                     *text));
+      return std::nullopt;
+    }
+    const std::string name = text->substr(0, colon);
+    const auto run = std::find_if(runs.begin(), runs.end(), [&](const NamedRun& r) { return r.name == name; });
+    if (run == runs.end()) {
+      std::vector<std::string> names;
+      for (const NamedRun& r : runs) names.push_back(r.name);
+      reader.error(node, fmt::format("unknown run '{}'{}", name, suggestion_suffix(name, names)));
+      return std::nullopt;
+    }
+    run->used = true;
+    return RunMetric{static_cast<std::size_t>(run - runs.begin()), text->substr(colon + 1)};
+  }
+
+  // The plan's run of `scenario` with `overrides`, added on first use with an id not taken yet
+  // (`id_base`, then `id_base-2`, …).
+  std::size_t run_for(const std::string& scenario, const std::vector<std::string>& overrides, const std::string& id_base) {
+    const auto key = std::pair{fs::weakly_canonical(scenario).string(), overrides};
+    if (const auto found = run_index_.find(key); found != run_index_.end()) return found->second;
+    std::string id = id_base;
+    for (int n = 2; !ids_.insert(id).second; ++n) id = fmt::format("{}-{}", id_base, n);
+    plan_.runs.push_back(RegressRun{id, scenario, overrides});
+    run_index_.emplace(key, plan_.runs.size() - 1);
+    return plan_.runs.size() - 1;
+  }
+
+  DiagnosticSink& sink_;
+  RegressPlan plan_;
+  std::map<std::pair<std::string, std::vector<std::string>>, std::size_t> run_index_;
+  std::set<std::string> ids_;
+};
+
+}  // namespace
+
+RegressPlan load_regress_plan(const std::vector<std::string>& inputs) {
+  DiagnosticSink sink;
+  PlanBuilder builder(sink);
+  const std::vector<fs::path> files = input_files(inputs, sink);
+  for (const fs::path& file : files) builder.add_file(file);
+  RegressPlan plan = builder.take();
+  if (sink.empty() && plan.checks.empty()) {
+    std::string joined;
+    for (const std::string& input : inputs) joined += (joined.empty() ? "" : " ") + input;
+    sink.error(SourceLocation{joined, 0, 0},
+               fmt::format("found no scenario with expectations and no comparison file ({} YAML file{} skipped)",
+                           plan.skipped.size(), plan.skipped.size() == 1 ? "" : "s"));
+  }
+  sink.throw_if_any();
+  return plan;
+}
+
+}  // namespace dnnsim

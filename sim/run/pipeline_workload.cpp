@@ -1,0 +1,69 @@
+#include "sim/run/pipeline_workload.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "planners/schedules/pipeline_estimator.hpp"
+#include "sim/scenario/cluster_view_builder.hpp"
+
+namespace dnnsim {
+
+PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec) {
+  PipelineSetup setup;
+  setup.report.schedule = spec.schedule;
+  setup.schedule = builtin_schedules().at(spec.schedule, spec.where).value.make(spec.schedule_options);
+  const std::vector<std::string> gpus = scenario.cluster.gpu_names();
+
+  if (spec.planner.empty()) {
+    setup.report.planner = "explicit";
+    PlanResult& result = setup.report.plan;
+    result.plan.stages = spec.stages;
+    result.plan.global_batch = spec.global_batch;
+    result.plan.micro_batches = spec.micro_batches;
+    result.cost_model = "none (explicit stages; the simulation measures the plan)";
+    const std::vector<std::string> problems = result.plan.problems(spec.model.layers.size(), gpus.size());
+    if (!problems.empty()) {
+      std::vector<Diagnostic> diagnostics;
+      for (const std::string& problem : problems) diagnostics.push_back(Diagnostic{spec.where, problem});
+      throw InputError(std::move(diagnostics));
+    }
+    result.feasible = true;
+  } else {
+    setup.report.planner = spec.planner;
+    PlanRequest request;
+    request.model = spec.model;
+    request.cluster = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
+    request.global_batch = spec.global_batch;
+    request.micro_batches = spec.micro_batches;
+    request.dtype = spec.dtype;
+    request.memory.precision = spec.precision;
+    request.memory.optimizer = spec.optimizer;
+    request.memory.recompute = setup.schedule->recompute();
+    request.memory.framework_overhead = spec.framework_overhead;
+    request.chunks_per_stage = setup.schedule->chunks();
+    request.stages = spec.planner_stages;
+    const std::shared_ptr<const PipelineSchedule> schedule = setup.schedule;
+    request.in_flight = [schedule](int stage, int stages, int micro_batches) {
+      const PipelineShape shape{stages, micro_batches, schedule->chunks()};
+      // Chunk-micro-batches in flight, as whole micro-batches (a chunk holds 1/v of a stage's activations).
+      return (peak_in_flight(schedule->stage_order(stage, shape)) + shape.chunks - 1) / shape.chunks;
+    };
+    setup.report.plan = builtin_planners().at(spec.planner, spec.where).value->plan(request);
+  }
+
+  if (!setup.report.plan.feasible) return setup;
+  const PipelinePlan& plan = setup.report.plan.plan;
+  const PipelineShape shape{static_cast<int>(plan.stages.size()), plan.micro_batches, plan.chunks_per_stage()};
+  if (const std::string why = setup.schedule->unsupported(shape); !why.empty())
+    throw InputError(spec.where, fmt::format("schedule '{}' cannot run the plan ({}): {}", spec.schedule,
+                                             plan.describe(gpus), why));
+  if (shape.chunks != setup.schedule->chunks())
+    throw InputError(spec.where, fmt::format("schedule '{}' needs {} model chunks per stage but the plan has {}",
+                                             spec.schedule, setup.schedule->chunks(), shape.chunks));
+  setup.workload = PipelineWorkload{spec.model, plan, spec.dtype, spec.precision, spec.optimizer, spec.collective_algorithm};
+  return setup;
+}
+
+}  // namespace dnnsim

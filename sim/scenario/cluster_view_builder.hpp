@@ -1,0 +1,14 @@
+// The planners' view of a scenario's cluster (planners/common/cluster_view.hpp): every GPU with its
+// spec, node and calibration, and the uncontended path cost between every pair, read off the
+// platform layout's routes (the same links the simulator uses). Pure: no engine.
+#pragma once
+
+#include "planners/common/cluster_view.hpp"
+#include "sim/scenario/layout.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace dnnsim {
+
+[[nodiscard]] ClusterView make_cluster_view(const Cluster& cluster, const PlatformLayout& layout);
+
+}  // namespace dnnsim

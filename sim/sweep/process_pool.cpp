@@ -1,0 +1,233 @@
+// Child processes N at a time with time limits (see process_pool.hpp).
+#include "sim/sweep/process_pool.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace dnnsim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::runtime_error system_error(const std::string& what) {
+  return std::runtime_error(fmt::format("{}: {}", what, std::strerror(errno)));
+}
+
+std::string trim(std::string text) {
+  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  text.erase(text.begin(), std::find_if(text.begin(), text.end(), not_space));
+  text.erase(std::find_if(text.rbegin(), text.rend(), not_space).base(), text.end());
+  return text;
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+// A child's error: its first line that mentions an error, else its first non-empty line. The first,
+// not the last: `dnnsim run` ends with a count ("2 errors; nothing was simulated"), the cause comes first.
+std::string error_line(const std::string& stderr_text) {
+  std::string line =
+      first_line_matching(stderr_text, [](const std::string& l) { return lower(l).find("error") != std::string::npos; });
+  if (line.empty()) line = first_line_matching(stderr_text, [](const std::string& l) { return !trim(l).empty(); });
+  return line;
+}
+
+// Blocks SIGCHLD/SIGINT/SIGTERM for the lifetime of the object and gives them handlers that do
+// nothing (a blocked signal whose action is "ignore" may be discarded, and a non-interactive shell
+// starts background jobs with SIGINT ignored); restores everything on destruction.
+class SignalScope {
+ public:
+  SignalScope() {
+    sigemptyset(&set_);
+    for (const int s : kSignals) sigaddset(&set_, s);
+    if (::sigprocmask(SIG_BLOCK, &set_, &old_mask_) != 0) throw system_error("sigprocmask");
+    struct sigaction action {};
+    action.sa_handler = &SignalScope::ignore;
+    sigemptyset(&action.sa_mask);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &action, &old_actions_[i]);
+  }
+  ~SignalScope() {
+    // Discard what is still pending so that restoring the old actions does not fire them.
+    timespec zero{0, 0};
+    while (::sigtimedwait(&set_, nullptr, &zero) > 0) {
+    }
+    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_actions_[i], nullptr);
+    ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  SignalScope(const SignalScope&) = delete;
+  SignalScope& operator=(const SignalScope&) = delete;
+
+  [[nodiscard]] const sigset_t& set() const { return set_; }
+  [[nodiscard]] const sigset_t& old_mask() const { return old_mask_; }
+
+ private:
+  static void ignore(int) {}
+  static constexpr std::array<int, 3> kSignals{SIGCHLD, SIGINT, SIGTERM};
+  sigset_t set_{};
+  sigset_t old_mask_{};
+  std::array<struct sigaction, 3> old_actions_{};
+};
+
+struct Child {
+  pid_t pid = -1;
+  std::size_t index = 0;
+  Clock::time_point deadline;
+};
+
+void reap(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+void kill_all(std::vector<Child>& running) {
+  for (const Child& child : running) ::kill(-child.pid, SIGKILL);
+  for (const Child& child : running) reap(child.pid);
+  running.clear();
+}
+
+// fork + exec of `command` in a new process group, with stdin from /dev/null and stdout/stderr in
+// the command's files; the child gets the signal mask the caller had before the pool blocked its signals.
+Child launch(std::size_t index, ChildCommand command, const sigset_t& old_mask) {
+  std::vector<char*> argv;
+  for (std::string& arg : command.argv) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int out_fd = ::open(command.stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int err_fd = ::open(command.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (null_fd < 0 || out_fd < 0 || err_fd < 0) {
+    for (const int fd : {null_fd, out_fd, err_fd})
+      if (fd >= 0) ::close(fd);
+    throw system_error(fmt::format("cannot create {} and {}", command.stdout_path, command.stderr_path));
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Child: only async-signal-safe calls until exec.
+    ::setpgid(0, 0);
+    ::dup2(null_fd, STDIN_FILENO);
+    ::dup2(out_fd, STDOUT_FILENO);
+    ::dup2(err_fd, STDERR_FILENO);
+    ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    ::execv(argv[0], argv.data());
+    static constexpr char kMessage[] = "error: cannot execute the dnnsim binary\n";
+    [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+    ::_exit(127);
+  }
+  ::close(null_fd);
+  ::close(out_fd);
+  ::close(err_fd);
+  if (pid < 0) throw system_error("cannot fork");
+  ::setpgid(pid, pid);  // also here, so that a kill right after fork reaches the group
+  const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(command.time_limit.value()));
+  return Child{pid, index, Clock::now() + limit};
+}
+
+// The loop of run_child_processes; `running` is the caller's, so that it can kill what runs when a
+// callback throws.
+bool run_loop(std::size_t count, unsigned jobs, const std::function<ChildCommand(std::size_t)>& start,
+              const std::function<void(std::size_t, const ChildExit&)>& finished, const SignalScope& signals,
+              std::vector<Child>& running) {
+  std::size_t next = 0;
+  while (true) {
+    while (running.size() < jobs && next < count) {
+      running.push_back(launch(next, start(next), signals.old_mask()));
+      ++next;
+    }
+    if (running.empty()) return true;
+    const auto nearest = std::min_element(running.begin(), running.end(), [](const Child& a, const Child& b) {
+                           return a.deadline < b.deadline;
+                         })->deadline;
+    const auto wait = std::max(Clock::duration::zero(), nearest - Clock::now());
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
+    const timespec limit{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    const int signal = ::sigtimedwait(&signals.set(), nullptr, &limit);
+    if (signal == SIGINT || signal == SIGTERM) {
+      kill_all(running);
+      return false;
+    }
+    // A SIGCHLD, a deadline, or EINTR/EAGAIN: look at every child either way (signals coalesce).
+    for (auto it = running.begin(); it != running.end();) {
+      int status = 0;
+      const pid_t pid = ::waitpid(it->pid, &status, WNOHANG);
+      ChildExit exit;
+      if (pid == it->pid) {
+        exit = WIFSIGNALED(status) ? ChildExit{ChildExit::How::killed_by_signal, WTERMSIG(status)}
+                                   : ChildExit{ChildExit::How::exited, WEXITSTATUS(status)};
+      } else if (Clock::now() >= it->deadline) {
+        ::kill(-it->pid, SIGKILL);
+        reap(it->pid);
+        exit = ChildExit{ChildExit::How::timed_out, 0};
+      } else {
+        ++it;
+        continue;
+      }
+      const std::size_t index = it->index;
+      it = running.erase(it);
+      finished(index, exit);
+    }
+  }
+}
+
+}  // namespace
+
+bool run_child_processes(std::size_t count, unsigned jobs, const std::function<ChildCommand(std::size_t)>& start,
+                         const std::function<void(std::size_t, const ChildExit&)>& finished) {
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  SignalScope signals;
+  std::vector<Child> running;
+  try {
+    return run_loop(count, jobs, start, finished, signals, running);
+  } catch (...) {
+    kill_all(running);
+    throw;
+  }
+}
+
+std::string current_executable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
+
+std::string failure_reason(const ChildExit& exit, const std::string& stderr_text, Seconds time_limit) {
+  const std::string line = error_line(stderr_text);
+  switch (exit.how) {
+    case ChildExit::How::timed_out:
+      return fmt::format("exceeded the time limit of {}", format_seconds(time_limit));
+    case ChildExit::How::killed_by_signal:
+      return fmt::format("killed by signal {} ({}){}", exit.code, ::strsignal(exit.code), line.empty() ? "" : ": " + line);
+    case ChildExit::How::exited:
+      return line.empty() ? fmt::format("exit code {}", exit.code) : line;
+  }
+  return line;
+}
+
+std::string first_line_matching(const std::string& text, const std::function<bool(const std::string&)>& wanted) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (wanted(line)) return trim(line);
+  return "";
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace dnnsim

@@ -1,0 +1,169 @@
+// Pipeline schedules lowered into TaskGraphs (planners/schedules) and simulated end to end, against
+// the closed forms of papers-parallelism.md §9 S1–S3 and the pure estimator. Four GPUs of one node
+// joined by a full mesh of per-direction links with no latency (fabric nvlink_mesh), so a transfer
+// alone on its link takes exactly size / bandwidth (simulation_test.cpp) and stage s's activations
+// (link s–s+1, up) never share a link direction with stage s+1's gradients (the same link, down).
+// Layer times are measured on the cluster's own GPU at the micro-batch size (1 sample), so every
+// compute takes exactly its measured time. Every TEST runs in its own process.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "planners/schedules/pipeline_estimator.hpp"
+#include "planners/schedules/pipeline_lowering.hpp"
+#include "sim/run/simulation.hpp"
+#include "tests/support/scenario_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+constexpr double kExact = 1e-9;
+
+const std::string kFourGpus = R"(
+name: pipeline
+cluster:
+  node_types:
+    box:
+      gpu: V100-16GB
+      gpus_per_node: 4
+      fabric: nvlink_mesh
+      gpu_link: {bandwidth: "1GB/s", latency: "0s"}
+      nic: {bandwidth: "10GB/s", latency: "0s"}
+  nodes: [{type: box}]
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "1GFlop"}]}
+  global_batch: 4
+)";
+
+// Four stages of two measured layers each: layer 2s does the work (t_f, t_b) and stashes
+// `stashed` bytes per sample, layer 2s+1 takes no time and its output (`sent` bytes per sample) is
+// what crosses to the next stage. Layer 2s holds 1e8 bytes of parameters (2.5e7 parameters).
+PipelineWorkload four_stages(int micro_batches, double t_f, double t_b, double stashed, double sent) {
+  PipelineWorkload workload;
+  workload.model.name = "four-stages";
+  workload.model.measured_on = "V100-16GB";
+  workload.model.measured_batch = 1;
+  for (int l = 0; l < 8; ++l) {
+    Layer layer;
+    layer.name = fmt::format("l{}", l);
+    const bool working = l % 2 == 0;
+    layer.forward_time = Seconds(working ? t_f : 0.0);
+    layer.backward_time = Seconds(working ? t_b : 0.0);
+    layer.activation_bytes = Bytes(working ? stashed : sent);
+    layer.parameter_bytes = Bytes(working ? 1e8 : 0.0);
+    workload.model.layers.push_back(layer);
+  }
+  for (std::size_t s = 0; s < 4; ++s)
+    workload.plan.stages.push_back(PipelineStage{{LayerRange{2 * s, 2 * s + 2}}, {static_cast<DeviceId>(s)}});
+  workload.plan.micro_batches = micro_batches;
+  workload.plan.global_batch = micro_batches;  // one sample per micro-batch
+  return workload;
+}
+
+std::shared_ptr<const PipelineSchedule> make(const std::string& name, ScheduleOptions options = {}) {
+  return builtin_schedules().at(name).value.make(options);
+}
+
+struct SimulatedPipeline {
+  LoweredIteration lowered;
+  SimulationResult result;
+};
+
+SimulatedPipeline simulate_pipeline(const PipelineWorkload& workload, const PipelineSchedule& schedule) {
+  const Scenario scenario = testing::load(kFourGpus);
+  TaskGraph graph;
+  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  LoweredIteration lowered = lower_pipeline_iteration(graph, workload, schedule, 0);
+  return SimulatedPipeline{std::move(lowered), simulate(scenario, std::move(graph), {})};
+}
+
+double last_backward_end(const SimulatedPipeline& run) {
+  double end = 0;
+  for (const auto& per_micro_batch : run.lowered.backward)
+    for (const auto& replicas : per_micro_batch)
+      for (TaskId id : replicas) end = std::max(end, run.result.task_end[id]);
+  return end;
+}
+
+// Every compute step of the simulation starts and ends where the estimator says.
+void expect_timeline_of_estimator(const SimulatedPipeline& run, const PipelineSchedule& schedule, const PipelineTimings& timings) {
+  const PipelineShape shape = run.lowered.shape;
+  const PipelineEstimate estimate = estimate_pipeline(schedule, shape, timings);
+  const auto p = static_cast<std::size_t>(shape.stages);
+  for (std::size_t s = 0; s < p; ++s) {
+    const auto order = schedule.stage_order(static_cast<int>(s), shape);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const std::size_t u = static_cast<std::size_t>(order[i].chunk) * p + s;
+      const auto& ids = order[i].pass == PassKind::forward ? run.lowered.forward : run.lowered.backward;
+      const TaskId id = ids[u][static_cast<std::size_t>(order[i].micro_batch)][0];
+      EXPECT_NEAR(run.result.task_start[id], estimate.steps[s][i].start.value(), kExact) << "stage " << s << " step " << i;
+      EXPECT_NEAR(run.result.task_end[id], estimate.steps[s][i].end.value(), kExact) << "stage " << s << " step " << i;
+    }
+  }
+}
+
+TEST(PipelineSimulation, S1GPipeTakes33AndHoldsEveryMicroBatch) {
+  // §9 S1: p = 4, M = 8, t_f = 1, t_b = 2, zero-byte transfers: (M + p − 1)(t_f + t_b) = 33.
+  // Peak memory: model states 2.5e7 parameters × 16 B (fp32 Adam) = 4e8, plus M = 8 micro-batches
+  // of 1e8 stashed bytes on every stage: 1.2e9.
+  const auto schedule = make("gpipe");
+  const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 0), *schedule);
+  EXPECT_NEAR(last_backward_end(run), 33.0, kExact);
+  for (int d = 0; d < 4; ++d) EXPECT_NEAR(run.result.peak_memory_bytes[d], 4e8 + 8 * 1e8, 1.0) << "gpu " << d;
+}
+
+TEST(PipelineSimulation, S1OneFOneBTakes33AndHoldsPMinusIMicroBatches) {
+  // Same time as GPipe; stage i holds min(p − i, M) = 4, 3, 2, 1 micro-batches: 4e8 + (4 − i)·1e8.
+  const auto schedule = make("1f1b");
+  const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 0), *schedule);
+  EXPECT_NEAR(last_backward_end(run), 33.0, kExact);
+  for (int d = 0; d < 4; ++d) EXPECT_NEAR(run.result.peak_memory_bytes[d], 4e8 + (4 - d) * 1e8, 1.0) << "gpu " << d;
+  expect_timeline_of_estimator(run, *schedule, PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2)));
+}
+
+TEST(PipelineSimulation, S2InterleavedTakes28Point5) {
+  // §9 S2: the same model as two chunks per GPU (virtual stage u = layers [u, u+1) of a chain of 8
+  // with t_f = 0.5, t_b = 1 each): 8 · 3 + 3 · 3 / 2 = 28.5.
+  PipelineWorkload workload = four_stages(8, 0.5, 1, 1e8, 0);
+  for (Layer& layer : workload.model.layers) {
+    layer.forward_time = Seconds(0.5);
+    layer.backward_time = Seconds(1);
+    layer.activation_bytes = Bytes(0);
+  }
+  for (std::size_t s = 0; s < 4; ++s) workload.plan.stages[s].chunks = {LayerRange{s, s + 1}, LayerRange{s + 4, s + 5}};
+  ScheduleOptions options;
+  options.chunks = 2;
+  const auto schedule = make("interleaved", options);
+  const SimulatedPipeline run = simulate_pipeline(workload, *schedule);
+  EXPECT_NEAR(last_backward_end(run), 28.5, kExact);
+  expect_timeline_of_estimator(run, *schedule, PipelineTimings::uniform(4, 2, Seconds(0.5), Seconds(1)));
+}
+
+TEST(PipelineSimulation, S3KFKBWithOneHasThe1F1BTimeline) {
+  // §9 S3: kFkB with k = 1 runs 1F1B's order, so its simulated timeline is the 1F1B estimate
+  // (which the 1F1B test checks against the simulator) step by step, and ends at 33.
+  ScheduleOptions options;
+  options.group = 1;
+  const auto schedule = make("kfkb", options);
+  const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 0), *schedule);
+  expect_timeline_of_estimator(run, *make("1f1b"), PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2)));
+  EXPECT_NEAR(last_backward_end(run), 33.0, kExact);
+}
+
+TEST(PipelineSimulation, EstimatorMatchesTheSimulatorWithTransfers) {
+  // Each stage sends 5e8 bytes per micro-batch over a 1 GB/s link: 0.5 s per transfer. kFkB with
+  // k = 2, t_f = 1, t_b = 2: the estimator's timeline (36 by the notes' example, §1) is the simulator's.
+  ScheduleOptions options;
+  options.group = 2;
+  const auto schedule = make("kfkb", options);
+  const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 5e8), *schedule);
+  const auto timings = PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2), Seconds(0.5));
+  expect_timeline_of_estimator(run, *schedule, timings);
+  EXPECT_NEAR(last_backward_end(run), 36.0, kExact);
+  for (const auto& per_micro_batch : run.lowered.activation_transfers)
+    for (const auto& transfers : per_micro_batch)
+      for (TaskId id : transfers) EXPECT_NEAR(run.result.task_end[id] - run.result.task_start[id], 0.5, kExact);
+}
+
+}  // namespace
+}  // namespace dnnsim

@@ -1,0 +1,158 @@
+// The planners against brute-force oracles on small instances (≤ 8 layers × 4 GPUs): every
+// contiguous partition, with every GPU assignment the planner's search space allows, scored with the
+// planner's own objective through the shared stage costs (planners/parallel/stage_cost.hpp).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <limits>
+
+#include "planner_test_helpers.hpp"
+#include "planners/parallel/planners.hpp"
+
+namespace dnnsim {
+namespace {
+
+using testing::hierarchical_cluster;
+using testing::make_request;
+using testing::random_model;
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// Every plan of the Formula 2 planners' space: stages cut anywhere; every stage but the last on a
+// group the policy proposes after the previous stage, the last on all unused GPUs (DAPPLE §4.2).
+// The minimum Formula 2 latency among the plans that fit in memory.
+double formula2_oracle(const StageCostModel& cost, const PlacementPolicy& policy) {
+  const std::size_t layers = cost.layer_count();
+  const int devices = static_cast<int>(cost.device_count());
+  const int micro_batch = cost.micro_batch_size();
+  double best = kInfinity;
+  std::vector<StageSpec> stages;
+  std::function<void(std::size_t, std::vector<bool>&, int)> extend = [&](std::size_t begin, std::vector<bool>& used,
+                                                                         int used_count) {
+    std::vector<DeviceId> rest;
+    for (int d = 0; d < devices; ++d)
+      if (!used[d]) rest.push_back(d);
+    if (static_cast<int>(rest.size()) <= micro_batch) {
+      stages.push_back(StageSpec{{begin, layers}, rest});
+      const PlanEvaluation evaluation = evaluate_synchronous(cost, stages);
+      if (evaluation.problem.empty()) best = std::min(best, evaluation.latency.value());
+      stages.pop_back();
+    }
+    const std::span<const DeviceId> previous = stages.empty() ? std::span<const DeviceId>() : stages.back().devices;
+    for (int count = 1; count < devices - used_count && count <= micro_batch; ++count)
+      for (const std::vector<DeviceId>& group : policy.place(used, previous, count))
+        for (std::size_t end = begin + 1; end < layers; ++end) {
+          stages.push_back(StageSpec{{begin, end}, group});
+          for (DeviceId d : group) used[d] = true;
+          extend(end, used, used_count + count);
+          for (DeviceId d : group) used[d] = false;
+          stages.pop_back();
+        }
+  };
+  std::vector<bool> used(devices, false);
+  extend(0, used, 0);
+  return best;
+}
+
+struct Instance {
+  int layers, nodes, per_node, global_batch, micro_batches;
+};
+
+std::vector<Instance> small_instances() {
+  return {{4, 1, 4, 8, 2}, {6, 2, 2, 8, 4}, {8, 1, 4, 16, 4}, {5, 2, 2, 4, 2}, {7, 4, 1, 8, 8}, {8, 2, 2, 32, 8}};
+}
+
+void expect_plan_matches(const PlanResult& result, const PlanRequest& request) {
+  ASSERT_TRUE(result.feasible) << result.reason;
+  EXPECT_TRUE(result.plan.problems(request.model.layers.size(), request.cluster.size()).empty());
+}
+
+// DAPPLE's and pipeline-mapping's DP keeps one prefix per state (T_PL(j, m, g)); the oracle keeps
+// all. Formula 2 is not decomposable over prefixes (the pivot depends on the whole plan), so the DP
+// as the paper states it can miss the optimum of its own space: a KNOWN GAP (docs/planners.md gives
+// the measured rate, 27 of these 30 instances at the minimum). Asserted: the plan is valid, achieves
+// the predicted time under the shared model, and is never better than the oracle (which would mean
+// the two disagree on the space or the objective).
+void check_formula2_planner(const Planner& planner, const std::function<std::unique_ptr<PlacementPolicy>(const ClusterView&)>& policy_for,
+                            int& matched, int& total) {
+  std::mt19937 random(20240611);
+  for (const Instance& instance : small_instances())
+    for (int trial = 0; trial < 5; ++trial) {
+      const PlanRequest request = make_request(random_model(random, instance.layers),
+                                               hierarchical_cluster(instance.nodes, instance.per_node),
+                                               instance.global_batch, instance.micro_batches);
+      const PlanResult result = planner.plan(request);
+      expect_plan_matches(result, request);
+      const StageCostModel cost(request);
+      const auto policy = policy_for(request.cluster);
+      const double oracle = formula2_oracle(cost, *policy);
+      // The plan achieves the predicted time under the shared model.
+      std::vector<StageSpec> stages;
+      for (const PipelineStage& stage : result.plan.stages) stages.push_back(StageSpec{stage.chunks[0], stage.devices});
+      EXPECT_NEAR(evaluate_synchronous(cost, stages).latency.value(), result.predicted_iteration_time.value(), 1e-12);
+      EXPECT_GE(result.predicted_iteration_time.value(), oracle * (1 - 1e-12));
+      ++total;
+      if (result.predicted_iteration_time.value() <= oracle * (1 + 1e-12)) ++matched;
+    }
+}
+
+TEST(DapplePlanner, MatchesTheExhaustiveSearchOfItsSpace) {
+  int matched = 0, total = 0;
+  check_formula2_planner(
+      DapplePlanner(), [](const ClusterView& c) { return std::make_unique<MachinePlacement>(c); }, matched, total);
+  std::cout << "dapple: " << matched << " of " << total << " instances at the oracle's minimum\n";
+  EXPECT_GT(matched, 0);
+}
+
+TEST(PipelineMappingPlanner, MatchesTheExhaustiveSearchOfItsSpace) {
+  int matched = 0, total = 0;
+  check_formula2_planner(
+      PipelineMappingPlanner(), [](const ClusterView& c) { return std::make_unique<BandwidthPlacement>(c); }, matched,
+      total);
+  std::cout << "pipeline-mapping: " << matched << " of " << total << " instances at the oracle's minimum\n";
+  EXPECT_GT(matched, 0);
+}
+
+// PipeDream on one node of 4 GPUs (one level): every contiguous partition with every replication
+// count summing to 4 (PipeDream uses all workers), scored by max(stage T^1, cut 2a/B).
+TEST(PipeDreamPlanner, MatchesTheExhaustiveSearchOnOneLevel) {
+  std::mt19937 random(7);
+  for (int layers : {3, 5, 8})
+    for (int trial = 0; trial < 6; ++trial) {
+      const PlanRequest request = make_request(random_model(random, layers), hierarchical_cluster(1, 4), 8, 2);
+      const StageCostModel cost(request);
+      const BytesPerSecond bandwidth(150e9);
+      double oracle = kInfinity;
+      std::function<void(std::size_t, int, double)> extend = [&](std::size_t begin, int left, double slowest) {
+        for (int r = 1; r <= left; ++r)
+          for (std::size_t end = begin + 1; end <= request.model.layers.size(); ++end) {
+            double time = std::max(slowest, pipedream_stage_time(cost, {begin, end}, 0, r, bandwidth).value());
+            if (end == request.model.layers.size()) {
+              if (r == left) oracle = std::min(oracle, time);
+              continue;
+            }
+            time = std::max(time, pipedream_cut_time(cost, end - 1, bandwidth).value());
+            if (r < left) extend(end, left - r, time);
+          }
+      };
+      extend(0, 4, 0);
+      const PlanResult result = PipeDreamPlanner().plan(request);
+      expect_plan_matches(result, request);
+      // The planner's objective, recomputed from its plan.
+      double objective = 0;
+      const auto& stages = result.plan.stages;
+      for (std::size_t s = 0; s < stages.size(); ++s) {
+        objective = std::max(objective, pipedream_stage_time(cost, stages[s].chunks[0], 0,
+                                                             static_cast<int>(stages[s].devices.size()), bandwidth)
+                                            .value());
+        if (s + 1 < stages.size())
+          objective = std::max(objective, pipedream_cut_time(cost, stages[s].chunks[0].end - 1, bandwidth).value());
+      }
+      EXPECT_NEAR(objective, oracle, oracle * 1e-12);
+      // Synchronous iteration: (M + S − 1) periods of the slowest stage.
+      EXPECT_NEAR(result.predicted_iteration_time.value(), oracle * (2 + stages.size() - 1), oracle * 1e-12);
+    }
+}
+
+}  // namespace
+}  // namespace dnnsim

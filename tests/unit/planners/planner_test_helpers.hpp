@@ -1,0 +1,69 @@
+// Clusters and models for the planner tests: hierarchical V100 clusters built by hand (NVLink
+// inside a node, a NIC between nodes) and random chains of measured layers.
+#pragma once
+
+#include <random>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "models/hardware/catalog.hpp"
+#include "planners/parallel/planner.hpp"
+
+namespace dnnsim::testing {
+
+// `nodes` × `per_node` V100-16GB, 150 GB/s NVLink (1 µs) inside a node, 25 Gbps = 3.125 GB/s
+// (5 µs) between nodes, as DAPPLE's Config-A.
+inline ClusterView hierarchical_cluster(int nodes, int per_node, double intra_bandwidth = 150e9,
+                                        double inter_bandwidth = 3.125e9) {
+  ClusterView cluster;
+  const GpuSpec& v100 = *HardwareCatalog::builtin().find_gpu("V100-16GB");
+  for (int n = 0; n < nodes; ++n)
+    for (int g = 0; g < per_node; ++g)
+      cluster.devices.push_back(ClusterDevice{fmt::format("node{}/gpu{}", n, g), v100, static_cast<std::uint32_t>(n)});
+  const std::size_t size = cluster.devices.size();
+  cluster.paths.assign(size, std::vector<PathCost>(size));
+  for (std::size_t a = 0; a < size; ++a)
+    for (std::size_t b = 0; b < size; ++b)
+      cluster.paths[a][b] = cluster.devices[a].node == cluster.devices[b].node
+                                ? PathCost{Seconds(1e-6), BytesPerSecond(intra_bandwidth)}
+                                : PathCost{Seconds(5e-6), BytesPerSecond(inter_bandwidth)};
+  return cluster;
+}
+
+// Layers measured on V100-16GB for one sample, so layer_time is the measured time × batch.
+inline Layer measured_layer(double forward_ms, double backward_ms, double parameter_mb, double activation_mb) {
+  Layer layer;
+  layer.name = "layer";
+  layer.forward_time = Seconds(forward_ms * 1e-3);
+  layer.backward_time = Seconds(backward_ms * 1e-3);
+  layer.parameter_bytes = Bytes(parameter_mb * 1e6);
+  layer.activation_bytes = Bytes(activation_mb * 1e6);
+  return layer;
+}
+
+inline LayerModel random_model(std::mt19937& random, int layers) {
+  std::uniform_real_distribution<double> time(1, 10), parameters(0, 400), activation(0.1, 20);
+  LayerModel model;
+  model.name = "random";
+  model.measured_on = "V100-16GB";
+  model.measured_batch = 1;
+  for (int l = 0; l < layers; ++l) {
+    const double forward = time(random);
+    model.layers.push_back(measured_layer(forward, forward * 2, parameters(random), activation(random)));
+  }
+  return model;
+}
+
+inline PlanRequest make_request(LayerModel model, ClusterView cluster, int global_batch, int micro_batches) {
+  PlanRequest request;
+  request.model = std::move(model);
+  request.cluster = std::move(cluster);
+  request.global_batch = global_batch;
+  request.micro_batches = micro_batches;
+  request.memory.precision = Precision::fp32;
+  request.memory.optimizer = Optimizer::adam;
+  return request;
+}
+
+}  // namespace dnnsim::testing

@@ -1,0 +1,226 @@
+// The pipeline lowering (planners/schedules/pipeline_lowering.hpp) checked on its structure without
+// an engine: task counts, split-concat transfer sizes, dependencies, streams and memory balance.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "models/common/diagnostics.hpp"
+#include "planners/schedules/pipeline_lowering.hpp"
+
+namespace dnnsim {
+namespace {
+
+// Four measured layers (10 ms forward, 20 ms backward each at batch 1); parameters 4, 8, 12, 16 MB;
+// activations per sample 1, 2, 3, 4 MB.
+LayerModel four_layers() {
+  LayerModel model;
+  model.name = "four";
+  model.measured_on = "V100-16GB";
+  model.measured_batch = 1;
+  for (int l = 0; l < 4; ++l) {
+    Layer layer;
+    layer.name = fmt::format("l{}", l);
+    layer.forward_time = Seconds(0.010);
+    layer.backward_time = Seconds(0.020);
+    layer.parameter_bytes = Bytes(4e6 * (l + 1));
+    layer.activation_bytes = Bytes(1e6 * (l + 1));
+    model.layers.push_back(layer);
+  }
+  return model;
+}
+
+std::shared_ptr<const PipelineSchedule> make(const std::string& name, ScheduleOptions options = {}) {
+  return builtin_schedules().at(name).value.make(options);
+}
+
+// Stage 0 = layers [0, 2) on devices 0 and 1, stage 1 = [2, 4) on device 2; M micro-batches of
+// `micro_batch` samples.
+PipelineWorkload two_to_one(int micro_batches, int micro_batch) {
+  PipelineWorkload workload;
+  workload.model = four_layers();
+  workload.plan.stages = {PipelineStage{{LayerRange{0, 2}}, {0, 1}}, PipelineStage{{LayerRange{2, 4}}, {2}}};
+  workload.plan.micro_batches = micro_batches;
+  workload.plan.global_batch = micro_batches * micro_batch;
+  return workload;
+}
+
+const std::vector<std::string> kThreeDevices = {"a", "b", "c"};
+
+TEST(PipelineLowering, TaskCountsOfAReplicatedStage) {
+  // M = 2, 1F1B. Computes: stage 0 has 2 replicas × 2 micro-batches × (fwd + bwd) = 8, stage 1
+  // 1 × 2 × 2 = 4. Transfers: each micro-batch's activation is concatenated from both replicas of
+  // stage 0 (2 pieces) and its gradient split back (2 pieces): 2 × (2 + 2) = 8. One all-reduce
+  // (stage 0; stage 1 has one replica), one optimizer step per device: 3. Total 8 + 4 + 8 + 1 + 3 = 24.
+  TaskGraph graph;
+  for (const auto& name : kThreeDevices) graph.add_device(name);
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, two_to_one(2, 4), *make("1f1b"), 0);
+  EXPECT_EQ(graph.tasks().size(), 24u);
+  EXPECT_TRUE(graph.validate().empty());
+  EXPECT_EQ(graph.streams(), (std::vector<std::string>{"compute", "send-next", "send-prev", "allreduce"}));
+  ASSERT_EQ(lowered.forward.size(), 2u);
+  EXPECT_EQ(lowered.forward[0][1].size(), 2u);  // two replicas
+  EXPECT_EQ(lowered.forward[1][1].size(), 1u);
+  EXPECT_TRUE(lowered.recompute.empty());
+  ASSERT_EQ(lowered.activation_transfers.size(), 1u);
+  EXPECT_EQ(lowered.activation_transfers[0][0].size(), 2u);
+  EXPECT_EQ(lowered.gradient_transfers[0][1].size(), 2u);
+  EXPECT_TRUE(lowered.all_reduce[0].has_value());
+  EXPECT_FALSE(lowered.all_reduce[1].has_value());
+  EXPECT_EQ(lowered.optimizer[0].size(), 2u);
+
+  // A chunk of two 10 ms layers on 2 samples (a replica's share of 4) is one Compute of 40 ms.
+  const auto& forward = std::get<Compute>(graph.task(lowered.forward[0][0][0]).op);
+  EXPECT_NEAR(forward.measured_time->value(), 2 * 0.010 * 2, 1e-15);
+  EXPECT_EQ(forward.measured_on, "V100-16GB");
+
+  // Split-concat: 2 samples from each replica of stage 0, × layer 1's 2 MB per sample = 4 MB each,
+  // on the sender's send-next stream after its forward; stage 1's forward waits for both.
+  for (TaskId id : lowered.activation_transfers[0][1]) {
+    const Task& task = graph.task(id);
+    EXPECT_DOUBLE_EQ(std::get<Transfer>(task.op).size.value(), 4e6);
+    EXPECT_EQ(graph.streams()[task.stream], "send-next");
+    EXPECT_EQ(graph.task(task.deps.at(0)).phase, Phase::forward);
+    const auto& consumer = graph.task(lowered.forward[1][1][0]).deps;
+    EXPECT_NE(std::find(consumer.begin(), consumer.end(), id), consumer.end());
+  }
+  // Gradients go back with the same sizes, from stage 1's send-prev stream.
+  for (TaskId id : lowered.gradient_transfers[0][1]) {
+    EXPECT_DOUBLE_EQ(std::get<Transfer>(graph.task(id).op).size.value(), 4e6);
+    EXPECT_EQ(std::get<Transfer>(graph.task(id).op).src, 2u);
+    EXPECT_EQ(graph.streams()[graph.task(id).stream], "send-prev");
+  }
+  // The all-reduce carries stage 0's 4 + 8 = 12 MB of parameters (fp32 gradients: 4 bytes a
+  // parameter, as counted) and waits for both replicas' last backward (micro-batch 1).
+  const Task& all_reduce = graph.task(*lowered.all_reduce[0]);
+  EXPECT_DOUBLE_EQ(std::get<Collective>(all_reduce.op).size.value(), 12e6);
+  EXPECT_EQ(all_reduce.deps, lowered.backward[0][1]);
+  EXPECT_EQ(graph.task(lowered.optimizer[0][1]).deps, std::vector<TaskId>{*lowered.all_reduce[0]});
+}
+
+TEST(PipelineLowering, UnevenSplitConcatPieces) {
+  // Micro-batch of 5 samples: stage 0 with 2 replicas holds [0, 3) and [3, 5); stage 1 with 3
+  // replicas [0, 2), [2, 4), [4, 5). Overlaps: (0→0) 2, (0→1) 1, (1→1) 1, (1→2) 1 samples, each × layer
+  // 1's 2 MB.
+  PipelineWorkload workload = two_to_one(1, 5);
+  workload.plan.stages[1].devices = {2, 3, 4};
+  TaskGraph graph;
+  for (int d = 0; d < 5; ++d) graph.add_device(fmt::format("gpu{}", d));
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make("gpipe"), 0);
+  std::map<std::pair<DeviceId, DeviceId>, double> sizes;
+  for (TaskId id : lowered.activation_transfers[0][0]) {
+    const auto& transfer = std::get<Transfer>(graph.task(id).op);
+    sizes[{transfer.src, transfer.dst}] = transfer.size.value();
+  }
+  EXPECT_EQ(sizes, (std::map<std::pair<DeviceId, DeviceId>, double>{
+                       {{0, 2}, 4e6}, {{0, 3}, 2e6}, {{1, 3}, 2e6}, {{1, 4}, 2e6}}));
+  std::map<std::pair<DeviceId, DeviceId>, double> gradient_sizes;
+  for (TaskId id : lowered.gradient_transfers[0][0]) {
+    const auto& transfer = std::get<Transfer>(graph.task(id).op);
+    gradient_sizes[{transfer.dst, transfer.src}] = transfer.size.value();
+  }
+  EXPECT_EQ(gradient_sizes, sizes);
+}
+
+// alloc − free per device over the whole graph.
+std::vector<double> memory_balance(const TaskGraph& graph) {
+  std::vector<double> balance(graph.devices().size(), 0.0);
+  for (const Task& task : graph.tasks())
+    for (DeviceId d : task.devices()) balance[d] += task.alloc_bytes.value() - task.free_bytes.value();
+  return balance;
+}
+
+TEST(PipelineLowering, MemoryBalancesToTheModelStates) {
+  // After every iteration only the weights, gradients and Adam state remain: fp32 Adam is 16 bytes
+  // per parameter (4 + 4 + 8), i.e. 4 × parameter_bytes. Stage 0: 4 × 12 MB = 48 MB; stage 1:
+  // 4 × (12 + 16) MB = 112 MB. Also with re-materialization, and over two iterations.
+  ScheduleOptions recompute;
+  recompute.recompute = true;
+  for (const auto& schedule : {make("1f1b"), make("gpipe", recompute)}) {
+    const TaskGraph graph = build_pipeline(two_to_one(3, 4), *schedule, kThreeDevices, 2);
+    EXPECT_EQ(graph.iteration_count(), 2u);
+    const auto balance = memory_balance(graph);
+    EXPECT_DOUBLE_EQ(balance[0], 48e6);
+    EXPECT_DOUBLE_EQ(balance[1], 48e6);
+    EXPECT_DOUBLE_EQ(balance[2], 112e6);
+  }
+}
+
+TEST(PipelineLowering, RecomputeKeepsOnlyTheChunkInput) {
+  // GPipe with re-materialization, stage 1 (layers 2, 3; one replica, 4 samples): the forward keeps
+  // layer 1's output, 2 MB × 4 = 8 MB; the recompute (a forward pass again, Phase::forward) takes
+  // the full (3 + 4) MB × 4 = 28 MB; the backward frees 36 MB. Stage 0 starts at layer 0: nothing kept.
+  ScheduleOptions options;
+  options.recompute = true;
+  TaskGraph graph;
+  for (const auto& name : kThreeDevices) graph.add_device(name);
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, two_to_one(2, 4), *make("gpipe", options), 1);
+  ASSERT_EQ(lowered.recompute.size(), 2u);
+  const Task& forward = graph.task(lowered.forward[1][0][0]);
+  const Task& recompute = graph.task(lowered.recompute[1][0][0]);
+  const Task& backward = graph.task(lowered.backward[1][0][0]);
+  EXPECT_DOUBLE_EQ(forward.alloc_bytes.value(), 8e6);
+  EXPECT_EQ(recompute.phase, Phase::forward);
+  EXPECT_DOUBLE_EQ(recompute.alloc_bytes.value(), 28e6);
+  EXPECT_DOUBLE_EQ(backward.free_bytes.value(), 36e6);
+  EXPECT_DOUBLE_EQ(graph.task(lowered.forward[0][0][0]).alloc_bytes.value(), 0.0);  // iteration 1: no model states
+  // The recompute immediately precedes its backward on the compute stream.
+  EXPECT_EQ(lowered.recompute[1][0][0] + 1, lowered.backward[1][0][0]);
+  EXPECT_EQ(forward.iteration, 1u);
+}
+
+TEST(PipelineLowering, ComputeStreamFollowsTheScheduleOrder) {
+  TaskGraph graph;
+  for (const auto& name : kThreeDevices) graph.add_device(name);
+  const auto schedule = make("1f1b");
+  const PipelineWorkload workload = two_to_one(4, 2);
+  (void)lower_pipeline_iteration(graph, workload, *schedule, 0);
+  std::vector<std::string> labels;
+  for (const Task& task : graph.tasks())
+    if (task.is_compute() && std::get<Compute>(task.op).device == 0) labels.push_back(task.label);
+  // Stage 0 of 2 under 1F1B with M = 4: F0 F1 B0 F2 B1 F3 B2 B3, then the optimizer step.
+  EXPECT_EQ(labels, (std::vector<std::string>{"fwd s0 mb0", "fwd s0 mb1", "bwd s0 mb0", "fwd s0 mb2", "bwd s0 mb1",
+                                              "fwd s0 mb3", "bwd s0 mb2", "bwd s0 mb3", "optimizer step"}));
+}
+
+TEST(PipelineLowering, InterleavedChainWrapsFromTheLastStageToTheFirst) {
+  // p = 2, v = 2: virtual stages s0c0 = [0,1), s1c0 = [1,2), s0c1 = [2,3), s1c1 = [3,4); boundary 1
+  // goes from device 1 back to device 0 with layer 1's 2 MB per sample.
+  PipelineWorkload workload;
+  workload.model = four_layers();
+  workload.plan.stages = {PipelineStage{{LayerRange{0, 1}, LayerRange{2, 3}}, {0}},
+                          PipelineStage{{LayerRange{1, 2}, LayerRange{3, 4}}, {1}}};
+  workload.plan.micro_batches = 2;
+  workload.plan.global_batch = 2;
+  ScheduleOptions options;
+  options.chunks = 2;
+  TaskGraph graph;
+  graph.add_device("a");
+  graph.add_device("b");
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make("interleaved", options), 0);
+  EXPECT_TRUE(graph.validate().empty());
+  ASSERT_EQ(lowered.activation_transfers.size(), 3u);
+  const Task& wrap = graph.task(lowered.activation_transfers[1][0].at(0));
+  EXPECT_EQ(std::get<Transfer>(wrap.op).src, 1u);
+  EXPECT_EQ(std::get<Transfer>(wrap.op).dst, 0u);
+  EXPECT_DOUBLE_EQ(std::get<Transfer>(wrap.op).size.value(), 2e6);
+  EXPECT_EQ(wrap.label, "act s1c0→s0c1 mb0");
+  // 2 devices × 2 chunks × 2 micro-batches × 2 passes + 3 boundaries × 2 micro-batches × 2 directions + 2 optimizers.
+  EXPECT_EQ(graph.tasks().size(), 16u + 12u + 2u);
+}
+
+TEST(PipelineLowering, RejectsPlansTheScheduleCannotRun) {
+  TaskGraph graph;
+  for (const auto& name : kThreeDevices) graph.add_device(name);
+  ScheduleOptions options;
+  options.chunks = 2;
+  EXPECT_THROW((void)lower_pipeline_iteration(graph, two_to_one(2, 4), *make("interleaved", options), 0), InputError);
+  PipelineWorkload bad = two_to_one(2, 4);
+  bad.plan.stages[1].chunks[0].end = 3;  // the stages no longer cover the 4 layers
+  EXPECT_FALSE(pipeline_problems(bad, *make("1f1b"), 3).empty());
+  EXPECT_THROW((void)lower_pipeline_iteration(graph, bad, *make("1f1b"), 0), InputError);
+  EXPECT_TRUE(pipeline_problems(two_to_one(2, 4), *make("1f1b"), 3).empty());
+}
+
+}  // namespace
+}  // namespace dnnsim

@@ -1,0 +1,213 @@
+// Step orders of the built-in pipeline schedules (planners/schedules/schedules.cpp), written out by
+// hand for small shapes, and the in-flight counts of papers-parallelism.md §1 and §2.5.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "planners/schedules/pipeline_estimator.hpp"
+#include "planners/schedules/schedule.hpp"
+
+namespace dnnsim {
+namespace {
+
+std::shared_ptr<const PipelineSchedule> make(const std::string& name, ScheduleOptions options = {}) {
+  return builtin_schedules().at(name).value.make(options);
+}
+
+std::shared_ptr<const PipelineSchedule> kfkb(int k) {
+  ScheduleOptions options;
+  options.group = k;
+  return make("kfkb", options);
+}
+
+std::shared_ptr<const PipelineSchedule> dapple(char policy, std::optional<int> max_in_flight = std::nullopt) {
+  ScheduleOptions options;
+  options.policy = policy;
+  options.max_in_flight = max_in_flight;
+  return make("dapple", options);
+}
+
+std::shared_ptr<const PipelineSchedule> interleaved(int v) {
+  ScheduleOptions options;
+  options.chunks = v;
+  return make("interleaved", options);
+}
+
+// "F0 F1 B0 …" for one-chunk orders; interleaved_text writes "F0.1" for micro-batch 0, chunk 1.
+std::string text(const std::vector<PipelineStep>& order) {
+  std::string out;
+  for (const PipelineStep& step : order) {
+    if (!out.empty()) out += ' ';
+    out += fmt::format("{}{}", step.pass == PassKind::forward ? 'F' : 'B', step.micro_batch);
+  }
+  return out;
+}
+
+std::string interleaved_text(const std::vector<PipelineStep>& order) {
+  std::string out;
+  for (const PipelineStep& step : order) {
+    if (!out.empty()) out += ' ';
+    out += fmt::format("{}{}.{}", step.pass == PassKind::forward ? 'F' : 'B', step.micro_batch, step.chunk);
+  }
+  return out;
+}
+
+TEST(ScheduleOrder, RegistryListsTheSixSchedulesInOrder) {
+  EXPECT_EQ(builtin_schedules().names(),
+            (std::vector<std::string>{"gpipe", "1f1b", "dapple", "interleaved", "kfkb", "ada-grouper"}));
+  for (const auto& entry : builtin_schedules().entries()) {
+    EXPECT_FALSE(entry.description.empty()) << entry.name;
+    EXPECT_FALSE(entry.source.empty()) << entry.name;
+  }
+  EXPECT_EQ(builtin_schedules().at("dapple").value.options, (std::vector<std::string>{"policy", "max_in_flight"}));
+}
+
+TEST(ScheduleOrder, OneFOneBWarmsUpWithPMinusIMinusOneForwards) {
+  // p = 4, M = 8: stage i runs min(p−i−1, M) forwards, then F/B pairs, then drains its backwards.
+  const PipelineShape shape{4, 8, 1};
+  const auto schedule = make("1f1b");
+  EXPECT_EQ(text(schedule->stage_order(0, shape)), "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7");
+  EXPECT_EQ(text(schedule->stage_order(2, shape)), "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 F6 B5 F7 B6 B7");
+  EXPECT_EQ(text(schedule->stage_order(3, shape)), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7");
+}
+
+TEST(ScheduleOrder, GPipeRunsAllForwardsThenAllBackwards) {
+  const PipelineShape shape{3, 4, 1};
+  ScheduleOptions options;
+  options.recompute = true;
+  const auto schedule = make("gpipe", options);
+  EXPECT_TRUE(schedule->recompute());
+  EXPECT_FALSE(make("gpipe")->recompute());
+  for (int s = 0; s < 3; ++s) EXPECT_EQ(text(schedule->stage_order(s, shape)), "F0 F1 F2 F3 B0 B1 B2 B3");
+}
+
+TEST(ScheduleOrder, KFKBAlternatesGroupsOfK) {
+  // p = 2, M = 6, k = 2: stage 0 warms up with k(p−1) = 2 forwards, then {2 F, 2 B} while forwards
+  // remain, then the last 2 backwards; stage 1 starts with a group directly.
+  const PipelineShape shape{2, 6, 1};
+  EXPECT_EQ(text(kfkb(2)->stage_order(0, shape)), "F0 F1 F2 F3 B0 B1 F4 F5 B2 B3 B4 B5");
+  EXPECT_EQ(text(kfkb(2)->stage_order(1, shape)), "F0 F1 B0 B1 F2 F3 B2 B3 F4 F5 B4 B5");
+  // M = 5 is not a multiple of k = 2: the last group is shorter.
+  EXPECT_EQ(text(kfkb(2)->stage_order(1, PipelineShape{2, 5, 1})), "F0 F1 B0 B1 F2 F3 B2 B3 F4 B4");
+}
+
+TEST(ScheduleOrder, KFKBWithOneIs1F1BAndWithMIsGPipe) {
+  for (const PipelineShape shape : {PipelineShape{4, 8, 1}, PipelineShape{3, 2, 1}, PipelineShape{5, 7, 1}})
+    for (int s = 0; s < shape.stages; ++s) {
+      EXPECT_EQ(kfkb(1)->stage_order(s, shape), make("1f1b")->stage_order(s, shape));
+      EXPECT_EQ(kfkb(shape.micro_batches)->stage_order(s, shape), make("gpipe")->stage_order(s, shape));
+    }
+}
+
+TEST(ScheduleOrder, DappleInjectsKiMicroBatchesThenAlternates) {
+  // p = 4, M = 8. Policy A: K_0 = min(4, 8) = 4, the same order as 1F1B. Policy B: K_0 = min(7, 8)
+  // = 7 forwards, then B/F; K_3 = 1. With D = 3, K_0 = min(7, 3) = 3.
+  const PipelineShape shape{4, 8, 1};
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(dapple('A')->stage_order(s, shape), make("1f1b")->stage_order(s, shape));
+  EXPECT_EQ(text(dapple('B')->stage_order(0, shape)), "F0 F1 F2 F3 F4 F5 F6 B0 F7 B1 B2 B3 B4 B5 B6 B7");
+  EXPECT_EQ(text(dapple('B')->stage_order(3, shape)), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7");
+  EXPECT_EQ(text(dapple('B', 3)->stage_order(0, shape)), "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 B6 B7");
+}
+
+TEST(ScheduleOrder, InterleavedFollowsMegatron) {
+  // p = 2, v = 2, M = 4 (Megatron's schedules.py, microbatch groups of p): forward step k runs
+  // micro-batch (k div 4)·2 + k mod 2 on chunk (k mod 4) div 2: F0.0 F1.0 F0.1 F1.1 F2.0 F3.0 F2.1
+  // F3.1; backward step k the same micro-batch on chunk 1 − that. Rank 0 warms up with
+  // min(2(p−0−1) + (v−1)p, M·v) = min(2 + 2, 8) = 4 steps, rank 1 with min(0 + 2, 8) = 2.
+  const PipelineShape shape{2, 4, 2};
+  const auto schedule = interleaved(2);
+  EXPECT_EQ(schedule->chunks(), 2);
+  EXPECT_EQ(interleaved_text(schedule->stage_order(0, shape)),
+            "F0.0 F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 F3.1 B1.0 B2.1 B3.1 B2.0 B3.0");
+  EXPECT_EQ(interleaved_text(schedule->stage_order(1, shape)),
+            "F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 F2.0 B0.0 F3.0 B1.0 F2.1 B2.1 F3.1 B3.1 B2.0 B3.0");
+}
+
+TEST(ScheduleOrder, InterleavedWarmUpOfRankZeroIsTenChunkSteps) {
+  // §9 S2: p = 4, v = 2, M = 8, rank 0: min(2·3 + 1·4, 16) = 10 forwards before the first backward,
+  // so 11 chunk-micro-batches in flight (the 11th forward precedes the first backward).
+  const auto order = interleaved(2)->stage_order(0, PipelineShape{4, 8, 2});
+  const auto first_backward = std::find_if(order.begin(), order.end(),
+                                           [](const PipelineStep& step) { return step.pass == PassKind::backward; });
+  EXPECT_EQ(first_backward - order.begin(), 11);  // 10 warm-up + the steady phase's first forward
+  EXPECT_EQ(peak_in_flight(order), 11);
+}
+
+TEST(ScheduleOrder, InterleavedNeedsMultipleOfStagesAndItsChunks) {
+  const auto schedule = interleaved(2);
+  EXPECT_EQ(schedule->unsupported(PipelineShape{4, 8, 2}), "");
+  EXPECT_NE(schedule->unsupported(PipelineShape{4, 6, 2}).find("multiple of the stages"), std::string::npos);
+  EXPECT_NE(schedule->unsupported(PipelineShape{4, 8, 1}).find("2 chunks per stage"), std::string::npos);
+  EXPECT_NE(schedule->unsupported(PipelineShape{1, 8, 2}).find("at least 2 stages"), std::string::npos);
+}
+
+TEST(ScheduleOrder, EveryStepOnceAndEachBackwardAfterItsForward) {
+  std::vector<std::pair<std::shared_ptr<const PipelineSchedule>, PipelineShape>> cases;
+  for (const PipelineShape shape : {PipelineShape{1, 3, 1}, PipelineShape{4, 8, 1}, PipelineShape{3, 5, 1}}) {
+    cases.emplace_back(make("gpipe"), shape);
+    cases.emplace_back(make("1f1b"), shape);
+    cases.emplace_back(dapple('B'), shape);
+    cases.emplace_back(kfkb(3), shape);
+  }
+  cases.emplace_back(interleaved(3), PipelineShape{2, 4, 3});
+  cases.emplace_back(interleaved(2), PipelineShape{4, 4, 2});
+  for (const auto& [schedule, shape] : cases)
+    for (int s = 0; s < shape.stages; ++s) {
+      std::set<std::pair<int, int>> forwarded;
+      std::set<std::pair<int, int>> backwarded;
+      for (const PipelineStep& step : schedule->stage_order(s, shape)) {
+        const std::pair<int, int> key{step.micro_batch, step.chunk};
+        if (step.pass == PassKind::forward) EXPECT_TRUE(forwarded.insert(key).second);
+        else {
+          EXPECT_TRUE(forwarded.contains(key));
+          EXPECT_TRUE(backwarded.insert(key).second);
+        }
+      }
+      EXPECT_EQ(forwarded.size(), static_cast<std::size_t>(shape.micro_batches * shape.chunks));
+      EXPECT_EQ(backwarded.size(), forwarded.size());
+    }
+}
+
+TEST(ScheduleOrder, PeakInFlightPerStage) {
+  // papers-parallelism.md §1: 1F1B min(p−i, M); GPipe M; kFkB min(k(p−i), M); DAPPLE PA
+  // K_i = min(S−i, D), PB min(2(S−i)−1, D). p = 4, M = 8 and M = 2 (the cap binds).
+  for (const int m : {8, 2}) {
+    const PipelineShape shape{4, m, 1};
+    for (int i = 0; i < 4; ++i) {
+      const int left = 4 - i;
+      EXPECT_EQ(peak_in_flight(make("1f1b")->stage_order(i, shape)), std::min(left, m));
+      EXPECT_EQ(peak_in_flight(make("gpipe")->stage_order(i, shape)), m);
+      EXPECT_EQ(peak_in_flight(kfkb(2)->stage_order(i, shape)), std::min(2 * left, m));
+      EXPECT_EQ(peak_in_flight(kfkb(3)->stage_order(i, shape)), std::min(3 * left, m));
+      EXPECT_EQ(peak_in_flight(dapple('A')->stage_order(i, shape)), std::min(left, m));
+      EXPECT_EQ(peak_in_flight(dapple('B')->stage_order(i, shape)), std::min(2 * left - 1, m));
+      EXPECT_EQ(peak_in_flight(dapple('B', 3)->stage_order(i, shape)), std::min({2 * left - 1, 3, m}));
+    }
+  }
+}
+
+TEST(ScheduleOrder, MakeRejectsNonsense) {
+  EXPECT_THROW((void)kfkb(0), std::invalid_argument);
+  EXPECT_THROW((void)interleaved(1), std::invalid_argument);
+  EXPECT_THROW((void)dapple('C'), std::invalid_argument);
+  EXPECT_THROW((void)dapple('A', 0), std::invalid_argument);
+  ScheduleOptions options;
+  options.candidates = {2, 0};
+  EXPECT_THROW((void)make("ada-grouper", options), std::invalid_argument);
+}
+
+TEST(ScheduleOrder, AdaGrouperStartsWithItsFirstCandidate) {
+  ScheduleOptions options;
+  options.candidates = {2, 4};
+  const PipelineShape shape{3, 6, 1};
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_EQ(make("ada-grouper", options)->stage_order(s, shape), kfkb(2)->stage_order(s, shape));
+    EXPECT_EQ(make("ada-grouper")->stage_order(s, shape), kfkb(1)->stage_order(s, shape));
+  }
+}
+
+}  // namespace
+}  // namespace dnnsim

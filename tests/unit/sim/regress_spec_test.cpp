@@ -1,0 +1,237 @@
+// Inputs of `dnnsim regress`: comparison files (runs, operands, tolerances, every kind of error with
+// its line and column), which YAML files count, and one run per (scenario, overrides).
+//
+// Line numbers: every YAML text below starts right after R"( so that its first line is line 1.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sim/regress/regress_spec.hpp"
+#include "tests/support/diagnostics.hpp"
+#include "tests/support/scenario_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+using testing::diagnostics_thrown_by;
+using testing::dump;
+using testing::expect_error;
+using testing::write_file;
+
+// One node of 2 GPUs, one layer, one expectation.
+const std::string kScenario = R"(name: base
+cluster:
+  node_types:
+    box:
+      gpu: A100-40GB-SXM
+      gpus_per_node: 2
+      nic: {link: IB-HDR}
+  nodes: [{type: box, count: 1}]
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "10GFlop", parameter_bytes: "10MB", activation_bytes: "1MB"}]}
+  global_batch: 8
+expect:
+  - {metric: simulation.unfinished_tasks, value: 0}
+)";
+
+// The scenario without its expect block.
+std::string scenario_without_expectations() { return kScenario.substr(0, kScenario.find("expect:")); }
+
+std::string dir() { return testing::test_dir().string(); }
+
+std::vector<Diagnostic> errors_of(const std::string& comparison) {
+  write_file("base.yaml", kScenario);
+  const std::string path = write_file("cmp.yaml", comparison);
+  return diagnostics_thrown_by([&] { (void)load_regress_plan({path}); });
+}
+
+TEST(RegressSpec, ReadsAComparisonFile) {
+  write_file("base.yaml", kScenario);
+  const std::string path = write_file("cmp.yaml", R"(comparison: "Table 5"
+runs:
+  small: {scenario: base.yaml, set: ["workload.global_batch=4"]}
+  large: {scenario: base.yaml, set: ["workload.global_batch=16", "run.iterations=2"]}
+expect:
+  - name: "throughput large / small"
+    ratio: [large:mean.throughput_samples_per_s, small:mean.throughput_samples_per_s]
+    value: 1.6
+    tolerance: "5%"
+    compare: at_least
+    source: "Fan et al., Table 5"
+    known_gap: "no pipeline here"
+  - {metric: "small:mean.iteration_time_s", value: 0.5, tolerance: 0.1}
+)");
+  const RegressPlan plan = load_regress_plan({path});
+  ASSERT_EQ(plan.runs.size(), 2u);
+  EXPECT_EQ(plan.runs[0].id, "cmp.small");
+  EXPECT_EQ(plan.runs[0].scenario, (testing::test_dir() / "base.yaml").string());  // relative to the file
+  EXPECT_EQ(plan.runs[0].overrides, std::vector<std::string>{"workload.global_batch=4"});
+  EXPECT_EQ(plan.runs[1].id, "cmp.large");
+  EXPECT_EQ(plan.runs[1].overrides, (std::vector<std::string>{"workload.global_batch=16", "run.iterations=2"}));
+
+  ASSERT_EQ(plan.checks.size(), 2u);
+  const RegressCheck& ratio = plan.checks[0];
+  EXPECT_EQ(ratio.group, "Table 5");
+  EXPECT_EQ(ratio.expectation.metric, "throughput large / small");
+  EXPECT_EQ(ratio.numerator.run, 1u);
+  EXPECT_EQ(ratio.numerator.path, "mean.throughput_samples_per_s");
+  ASSERT_TRUE(ratio.denominator.has_value());
+  EXPECT_EQ(ratio.denominator->run, 0u);
+  EXPECT_DOUBLE_EQ(ratio.expectation.value, 1.6);
+  EXPECT_DOUBLE_EQ(ratio.expectation.tolerance, 0.05);  // "5%" → 5 / 100, relative
+  EXPECT_TRUE(ratio.expectation.relative);
+  EXPECT_EQ(ratio.expectation.comparison, Comparison::at_least);
+  EXPECT_EQ(ratio.expectation.source, "Fan et al., Table 5");
+  EXPECT_EQ(ratio.expectation.known_gap, "no pipeline here");
+  EXPECT_EQ(ratio.expectation.where.line, 6);
+
+  const RegressCheck& metric = plan.checks[1];
+  EXPECT_EQ(metric.expectation.metric, "small:mean.iteration_time_s");  // no name: the operand
+  EXPECT_EQ(metric.numerator.run, 0u);
+  EXPECT_FALSE(metric.denominator.has_value());
+  EXPECT_DOUBLE_EQ(metric.expectation.tolerance, 0.1);
+  EXPECT_FALSE(metric.expectation.relative);
+  EXPECT_EQ(metric.expectation.comparison, Comparison::approx);
+}
+
+TEST(RegressSpec, ReportsEveryProblemAtItsPlace) {
+  const auto errors = errors_of(R"(comparison: "broken"
+runs:
+  base: {scenario: base.yaml, set: ["run.iterations=0"]}
+  spare: {scenario: base.yaml, sett: []}
+  gone: {scenario: nowhere.yaml}
+expect:
+  - {metric: "bsae:mean.iteration_time_s", value: 1}
+  - {ratio: [base:mean.iteration_time_s], value: 1}
+  - {metric: "base:mean.iteration_time_s", ratio: [base:x, base:y], value: 1}
+  - {metric: "mean.iteration_time_s", value: 1}
+  - {metric: "gone:a", value: 1, tolerence: 1}
+)");
+  ASSERT_EQ(errors.size(), 8u) << dump(errors);
+  expect_error(errors[0], 3, 37, "run.iterations=0: expected an integer in [1, 1000000], got 0");
+  expect_error(errors[1], 4, 32, "unknown key 'sett' in run 'spare'; did you mean 'set'?");
+  expect_error(errors[2], 5, 20, "cannot open the scenario");
+  expect_error(errors[3], 7, 14, "unknown run 'bsae'; did you mean 'base'?");
+  expect_error(errors[4], 8, 13, "expected a ratio as two operands");
+  expect_error(errors[5], 9, 5, "give either 'metric: RUN:PATH' or 'ratio: [RUN:PATH, RUN:PATH]'");
+  expect_error(errors[6], 10, 14, "expected RUN:PATH");
+  // Line 11: `gone` is a known run (its scenario is the problem, reported at line 5). `spare` is used
+  // by no expectation, but that is not reported while an expectation is broken: it may be its user.
+  expect_error(errors[7], 11, 34, "unknown key 'tolerence' in a comparison expectation; did you mean 'tolerance'?");
+}
+
+TEST(RegressSpec, AnUnusedRunIsReported) {
+  const auto errors = errors_of(R"(comparison: "c"
+runs:
+  base: {scenario: base.yaml}
+  spare: {scenario: base.yaml}
+expect:
+  - {metric: "base:makespan_s", value: 1}
+)");
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 4, 3, "run 'spare' is not used by any expectation");
+}
+
+TEST(RegressSpec, MissingValueIsReported) {
+  const auto errors = errors_of(R"(comparison: "c"
+runs:
+  base: {scenario: base.yaml}
+expect:
+  - {metric: "base:makespan_s"}
+)");
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 5, 5, "missing key 'value' in a comparison expectation");
+}
+
+TEST(RegressSpec, AScenarioProblemIsReportedAtTheRunThatAsksForIt) {
+  write_file("bad.yaml", scenario_without_expectations() + "run: {iterations: 0}\n");
+  const auto errors = errors_of(R"(comparison: "c"
+runs:
+  base: {scenario: bad.yaml}
+expect:
+  - {metric: "base:makespan_s", value: 1}
+)");
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  // At `scenario:` of the comparison file, quoting the scenario's own place (line 13 of bad.yaml).
+  expect_error(errors[0], 3, 20, "run 'base': ");
+  EXPECT_NE(errors[0].message.find("bad.yaml:13:"), std::string::npos) << errors[0].message;
+}
+
+TEST(RegressSpec, TopLevelKeysAreChecked) {
+  const auto errors = errors_of(R"(comparison: "c"
+runs:
+  base: {scenario: base.yaml}
+expects:
+  - {metric: "base:makespan_s", value: 1}
+)");
+  ASSERT_EQ(errors.size(), 2u) << dump(errors);
+  expect_error(errors[0], 1, 1, "missing key 'expect' in the comparison file");
+  expect_error(errors[1], 4, 1, "unknown key 'expects' in the comparison file; did you mean 'expect'?");
+}
+
+TEST(RegressSpec, RunsOnceWhatIsAskedForTwice) {
+  // base.yaml has expectations of its own; the comparison asks for it as it is (run `plain`, the same
+  // run) and with an override (another run). A second file with the stem "base" gets id "base-2".
+  write_file("base.yaml", kScenario);
+  std::filesystem::create_directories(testing::test_dir() / "sub");
+  write_file("sub/base.yaml", kScenario);
+  write_file("cmp.yaml", R"(comparison: "c"
+runs:
+  plain: {scenario: ./base.yaml}
+  more: {scenario: base.yaml, set: ["workload.global_batch=16"]}
+expect:
+  - {ratio: ["more:makespan_s", "plain:makespan_s"], value: 2}
+)");
+  const RegressPlan plan = load_regress_plan({dir()});
+  // Sorted paths: base.yaml, cmp.yaml, sub/base.yaml.
+  ASSERT_EQ(plan.runs.size(), 3u);
+  EXPECT_EQ(plan.runs[0].id, "base");
+  EXPECT_EQ(plan.runs[1].id, "cmp.more");
+  EXPECT_EQ(plan.runs[2].id, "base-2");
+  ASSERT_EQ(plan.checks.size(), 3u);
+  EXPECT_EQ(plan.checks[0].group, "base");
+  EXPECT_EQ(plan.checks[0].numerator.run, 0u);
+  EXPECT_EQ(plan.checks[1].numerator.run, 1u);
+  EXPECT_EQ(plan.checks[1].denominator->run, 0u);  // `plain` is base.yaml's own run
+  EXPECT_EQ(plan.checks[2].numerator.run, 2u);
+}
+
+TEST(RegressSpec, SkipsSweepsAndScenariosWithoutExpectations) {
+  write_file("a.yaml", scenario_without_expectations());
+  write_file("b.yaml", "name: s\nbase: a.yaml\naxes: []\n");
+  write_file("c.yaml", kScenario);
+  write_file("notes.txt", "not YAML: ignored");
+  const RegressPlan plan = load_regress_plan({dir()});
+  EXPECT_EQ(plan.runs.size(), 1u);
+  ASSERT_EQ(plan.skipped.size(), 2u);
+  EXPECT_EQ(plan.skipped[0], (testing::test_dir() / "a.yaml").string() + ": no expectations");
+  EXPECT_EQ(plan.skipped[1], (testing::test_dir() / "b.yaml").string() + ": a sweep file");
+}
+
+TEST(RegressSpec, NothingToCheckIsAnError) {
+  write_file("a.yaml", scenario_without_expectations());
+  const auto errors = diagnostics_thrown_by([&] { (void)load_regress_plan({dir()}); });
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_NE(errors[0].message.find("found no scenario with expectations and no comparison file (1 YAML file skipped)"),
+            std::string::npos)
+      << errors[0].message;
+}
+
+TEST(RegressSpec, AMissingInputIsAnError) {
+  const auto errors = diagnostics_thrown_by([&] { (void)load_regress_plan({dir() + "/nowhere"}); });
+  ASSERT_GE(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message, "no such file or directory");
+}
+
+TEST(RegressSpec, AnInvalidScenarioWithExpectationsIsReported) {
+  write_file("bad.yaml", kScenario + "run: {iterations: 0}\n");
+  const auto errors = diagnostics_thrown_by([&] { (void)load_regress_plan({dir()}); });
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 15, 19, "expected an integer in [1, 1000000], got 0");
+}
+
+}  // namespace
+}  // namespace dnnsim
