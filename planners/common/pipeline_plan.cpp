@@ -59,8 +59,15 @@ std::string PipelinePlan::describe(const std::vector<std::string>& device_names)
   for (const PipelineStage& stage : stages) {
     std::vector<std::string> chunks;
     for (const LayerRange& r : stage.chunks) chunks.push_back(fmt::format("[{},{})", r.begin, r.end));
+    // Runs of consecutive devices as "first…last", so that a 64-GPU stage stays one short line.
+    const auto name = [&](DeviceId d) { return d < device_names.size() ? device_names[d] : fmt::format("#{}", d); };
     std::vector<std::string> names;
-    for (DeviceId d : stage.devices) names.push_back(d < device_names.size() ? device_names[d] : fmt::format("#{}", d));
+    for (std::size_t i = 0; i < stage.devices.size();) {
+      std::size_t j = i;
+      while (j + 1 < stage.devices.size() && stage.devices[j + 1] == stage.devices[j] + 1) ++j;
+      names.push_back(j == i ? name(stage.devices[i]) : fmt::format("{}…{}", name(stage.devices[i]), name(stage.devices[j])));
+      i = j + 1;
+    }
     parts.push_back(fmt::format("{}×{} @ {}", fmt::join(chunks, "+"), stage.devices.size(), fmt::join(names, ",")));
   }
   return fmt::format("{} stage{}: {}, M = {} × {}", stages.size(), stages.size() == 1 ? "" : "s",

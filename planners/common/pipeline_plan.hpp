@@ -49,7 +49,8 @@ struct PipelinePlan {
   // may hold two stages, every stage the same number of chunks, global_batch % micro_batches == 0
   // and every replica at least one sample of a micro-batch. Empty when the plan is valid.
   [[nodiscard]] std::vector<std::string> problems(std::size_t layer_count, std::size_t device_count) const;
-  // "2 stages: [0,23)×8 @ gpu0-7 | [23,48)×8 @ gpu8-15, M = 16 × 4" for messages and `dnnsim plan`.
+  // "2 stages: [0,23)×8 @ node0/gpu0…node0/gpu7 | [23,48)×8 @ node1/gpu0…node1/gpu7, M = 16 × 4" for
+  // messages and `dnnsim plan`: runs of consecutive GPUs are written first…last.
   [[nodiscard]] std::string describe(const std::vector<std::string>& device_names) const;
 };
 

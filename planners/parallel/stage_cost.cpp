@@ -158,9 +158,27 @@ TrainingMemoryConfig StageCostModel::memory_config(std::span<const DeviceId> dev
 
 std::size_t StageCostModel::max_fitting_end(std::size_t begin, std::span<const DeviceId> devices, int stage,
                                             int stages) const {
-  const TrainingMemoryConfig config = memory_config(devices, stage, stages);
   double capacity = request_.cluster.devices[devices[0]].gpu.memory.value();
   for (DeviceId d : devices) capacity = std::min(capacity, request_.cluster.devices[d].gpu.memory.value());
+  return fitting_end(begin, memory_config(devices, stage, stages), capacity);
+}
+
+std::size_t StageCostModel::max_stage_end(std::size_t begin) const {
+  // The most replicas a stage may have (one sample each at least), hence the smallest share and the
+  // most ZeRO partitioning; no micro-batch in flight; the largest GPU. Memory only grows with the
+  // share and the in-flight count and shrinks with the replicas, so no real stage gets further.
+  const int replicas = std::max(1, std::min(static_cast<int>(device_count()), micro_batch_size()));
+  TrainingMemoryConfig config = request_.memory;
+  config.micro_batch = std::max(1, replica_share(micro_batch_size(), replicas, 0).count);
+  config.micro_batches_in_flight = 0;
+  config.data_parallel = replicas;
+  config.layer_input_bytes.clear();
+  double capacity = 0;
+  for (const ClusterDevice& device : request_.cluster.devices) capacity = std::max(capacity, device.gpu.memory.value());
+  return fitting_end(begin, config, capacity);
+}
+
+std::size_t StageCostModel::fitting_end(std::size_t begin, const TrainingMemoryConfig& config, double capacity) const {
   const auto key = std::make_tuple(begin, config.micro_batch, config.micro_batches_in_flight, config.data_parallel, capacity);
   auto [it, inserted] = fitting_end_.try_emplace(key, 0);
   if (!inserted) return it->second;

@@ -67,6 +67,9 @@ class StageCostModel {
 
   // Peak in-flight micro-batches of stage `stage` of `stages` (the request's rule, else 1F1B's).
   [[nodiscard]] int in_flight(int stage, int stages) const;
+  // An end that no stage starting at `begin` can exceed, whatever its group, replicas and position
+  // (the memory of the most favourable stage), so that a search can bound the stages a suffix needs.
+  [[nodiscard]] std::size_t max_stage_end(std::size_t begin) const;
   [[nodiscard]] bool fits(LayerRange layers, std::span<const DeviceId> devices, int stage, int stages) const;
   // "out of memory on node0/gpu3: needs …" when the stage does not fit, else empty.
   [[nodiscard]] std::string memory_problem(LayerRange layers, std::span<const DeviceId> devices, int stage,
@@ -79,6 +82,8 @@ class StageCostModel {
   TrainingMemoryConfig memory_config(std::span<const DeviceId> devices, int stage, int stages) const;
   const Prefix& prefix(std::size_t device_class, int samples) const;
   std::size_t max_fitting_end(std::size_t begin, std::span<const DeviceId> devices, int stage, int stages) const;
+  // The largest end such that layers [begin, end) need at most `capacity` bytes under `config`.
+  std::size_t fitting_end(std::size_t begin, const TrainingMemoryConfig& config, double capacity) const;
 
   const PlanRequest& request_;
   std::vector<std::size_t> device_class_;  // devices with one GPU model and efficiency share timings

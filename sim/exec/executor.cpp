@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -16,6 +18,7 @@ namespace dnnsim {
 
 namespace {
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kMoreWork = kNone - 1;  // StreamSlot::waiting_on of an actor whose queue is exhausted
 
 // The unit of execution after lowering. A task becomes one operation (compute, transfer) or, for a
 // collective, a start barrier, its steps, an end barrier and one fence per member stream (so that a
@@ -32,13 +35,16 @@ struct Op {
   std::uint32_t slot = kNone;  // stream actor that runs it (none for barriers)
   bool starts_task = false;    // its start is the task's start
   bool ends_task = false;      // its end is the task's end
+  bool done = false;
 };
 
-// A (device, stream) queue and its actor's wake-up.
+// A (device, stream) queue and its actor's wake-up. `waiting_on` is the op the blocked actor waits
+// for (or kMoreWork); whoever releases `wake` resets it first, so a wait is released once.
 struct StreamSlot {
   DeviceId device = 0;
   StreamId stream = 0;
   std::vector<std::uint32_t> ops;
+  std::size_t idle_at = 0;  // length of `ops` when the actor ran out of work (waiting_on == kMoreWork)
   std::uint32_t waiting_on = kNone;
   sg4::SemaphorePtr wake;
 };
@@ -47,22 +53,51 @@ struct StreamSlot {
 struct Executor::Impl {
   std::vector<Op> ops;
   std::vector<std::vector<std::uint32_t>> successors;
-  std::vector<StreamSlot> slots;
+  // Boxed: a stream actor holds a reference to its slot while append() adds slots.
+  std::vector<std::unique_ptr<StreamSlot>> slots;
+  std::map<std::pair<DeviceId, StreamId>, std::uint32_t> slot_index;  // ordered: actor creation is deterministic
   std::vector<DeviceBinding> devices;
+  std::vector<double> host_speed;  // flop/s, looked up once per device rather than per task
+  DeviceTopology topology;
   ExecutorOptions options;
+  std::vector<ExecutionObserver*> observers;
   std::vector<std::uint32_t> completion_of_task;  // the op whose end is the task's end
   std::vector<std::uint32_t> barrier_stack;       // scratch of complete(), reused
   std::size_t flows = 0;
+  std::size_t finished_tasks = 0;
+  std::size_t retried_transfers = 0;
+  bool started = false;
+  bool closed = false;
 
   std::uint32_t add_op(Op op) {
     ops.push_back(op);
     successors.emplace_back();
     return static_cast<std::uint32_t>(ops.size() - 1);
   }
+  // A finished op is not waited for: an appended task may depend on one.
   void depend(std::uint32_t op, std::uint32_t on) {
+    if (ops[on].done) return;
     successors[on].push_back(op);
     ++ops[op].pending;
   }
+  std::uint32_t slot_of(DeviceId device, StreamId stream) {
+    auto [it, inserted] = slot_index.try_emplace({device, stream}, static_cast<std::uint32_t>(slots.size()));
+    if (inserted) slots.push_back(std::make_unique<StreamSlot>(StreamSlot{device, stream, {}, 0, kNone, nullptr}));
+    return it->second;
+  }
+  // Appends `op` to the queue of (op.device, stream).
+  std::uint32_t add_on_stream(Op op, StreamId stream) {
+    op.slot = slot_of(op.device, stream);
+    const std::uint32_t index = add_op(op);
+    slots[op.slot]->ops.push_back(index);
+    return index;
+  }
+
+  void lower(const TaskGraph& graph, TaskId first);
+  void complete(std::uint32_t first, double now);
+  void resolve_ready_barriers(std::uint32_t first_op);
+  void spawn_stream_actor(std::uint32_t slot);
+  void run_stream(StreamSlot& slot);
 };
 
 namespace {
@@ -95,36 +130,19 @@ CollectiveExpansion coarse_expansion(const Collective& c, const DeviceTopology& 
 
 }  // namespace
 
-Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, const DeviceTopology& topology,
-                   ExecutorOptions options)
-    : impl_(std::make_unique<Impl>()) {
-  Impl& im = *impl_;
-  im.devices = std::move(devices);
-  im.options = std::move(options);
-  std::map<std::pair<DeviceId, StreamId>, std::uint32_t> slot_index;  // ordered: actor creation is deterministic
-  const auto slot_of = [&](DeviceId device, StreamId stream) {
-    auto [it, inserted] = slot_index.try_emplace({device, stream}, static_cast<std::uint32_t>(im.slots.size()));
-    if (inserted) im.slots.push_back(StreamSlot{device, stream, {}, kNone, nullptr});
-    return it->second;
-  };
-  // Appends `op` to the queue of (op.device, stream).
-  const auto add_on_stream = [&](Op op, StreamId stream) {
-    op.slot = slot_of(op.device, stream);
-    const std::uint32_t index = im.add_op(op);
-    im.slots[op.slot].ops.push_back(index);
-    return index;
-  };
-  std::vector<double> host_speed;  // flop/s, looked up once per device rather than per task
-  for (const DeviceBinding& binding : im.devices) host_speed.push_back(binding.host->get_speed());
-  // A task's dependencies feed its entry op; its dependents wait for its completion op (the same op
-  // for a compute or a transfer; the start and end barriers for a collective).
-  std::vector<std::uint32_t> entry_of_task(graph.tasks().size(), kNone);
-  im.completion_of_task.assign(graph.tasks().size(), kNone);
+// Lowers tasks [first, size) of `graph`. A task's dependencies feed its entry op; its dependents
+// wait for its completion op (the same op for a compute or a transfer; the start and end barriers
+// for a collective).
+void Executor::Impl::lower(const TaskGraph& graph, TaskId first) {
+  const auto end_task = static_cast<TaskId>(graph.tasks().size());
+  std::vector<std::uint32_t> entry_of_task(end_task - first, kNone);
+  completion_of_task.resize(end_task, kNone);
 
-  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
+  for (TaskId id = first; id < end_task; ++id) {
     const Task& task = graph.task(id);
+    std::uint32_t& entry = entry_of_task[id - first];
     if (const auto* compute = std::get_if<Compute>(&task.op)) {
-      const DeviceBinding& binding = im.devices.at(compute->device);
+      const DeviceBinding& binding = devices.at(compute->device);
       Op op;
       op.kind = OpKind::compute;
       op.task = id;
@@ -133,7 +151,7 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
                                                    : compute_time(*compute, *binding.gpu, binding.compute_efficiency);
       op.amount = duration.value() * host_speed[compute->device];
       op.starts_task = op.ends_task = true;
-      entry_of_task[id] = im.completion_of_task[id] = add_on_stream(op, task.stream);
+      entry = completion_of_task[id] = add_on_stream(op, task.stream);
     } else if (const auto* transfer = std::get_if<Transfer>(&task.op)) {
       Op op;
       op.kind = OpKind::transfer;
@@ -142,18 +160,18 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
       op.dst = transfer->dst;
       op.amount = transfer->size.value();
       op.starts_task = op.ends_task = true;
-      entry_of_task[id] = im.completion_of_task[id] = add_on_stream(op, task.stream);
-      ++im.flows;
+      entry = completion_of_task[id] = add_on_stream(op, task.stream);
+      ++flows;
     } else {
       const auto& collective = std::get<Collective>(task.op);
-      const CollectiveExpansion expansion = im.options.fidelity == Fidelity::coarse
+      const CollectiveExpansion expansion = options.fidelity == Fidelity::coarse
                                                 ? coarse_expansion(collective, topology, task.origin)
                                                 : expand_collective(collective, topology, task.origin);
       Op start;
       start.kind = OpKind::barrier;
       start.task = id;
       start.starts_task = true;
-      const std::uint32_t start_index = im.add_op(start);
+      const std::uint32_t start_index = add_op(start);
       std::vector<std::uint32_t> step_index(expansion.steps.size());
       std::vector<bool> has_successor(expansion.steps.size(), false);
       for (std::size_t s = 0; s < expansion.steps.size(); ++s) {
@@ -165,133 +183,205 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
         op.dst = step.dst;
         op.amount = step.size.value();
         step_index[s] = add_on_stream(op, task.stream);
-        if (step.deps.empty()) im.depend(step_index[s], start_index);
+        if (step.deps.empty()) depend(step_index[s], start_index);
         for (std::uint32_t dep : step.deps) {
-          im.depend(step_index[s], step_index[dep]);
+          depend(step_index[s], step_index[dep]);
           has_successor[dep] = true;
         }
-        ++im.flows;
+        ++flows;
       }
       Op end;
       end.kind = OpKind::barrier;
       end.task = id;
       end.ends_task = true;
-      const std::uint32_t end_index = im.add_op(end);
+      const std::uint32_t end_index = add_op(end);
       for (std::size_t s = 0; s < expansion.steps.size(); ++s)
-        if (!has_successor[s]) im.depend(end_index, step_index[s]);
-      if (expansion.steps.empty()) im.depend(end_index, start_index);
+        if (!has_successor[s]) depend(end_index, step_index[s]);
+      if (expansion.steps.empty()) depend(end_index, start_index);
       for (DeviceId member : collective.group) {
         Op fence;
         fence.kind = OpKind::fence;
         fence.task = id;
         fence.device = member;
-        im.depend(add_on_stream(fence, task.stream), end_index);
+        depend(add_on_stream(fence, task.stream), end_index);
       }
-      entry_of_task[id] = start_index;
-      im.completion_of_task[id] = end_index;
+      entry = start_index;
+      completion_of_task[id] = end_index;
     }
   }
-  for (TaskId id = 0; id < graph.tasks().size(); ++id)
-    for (TaskId dep : graph.task(id).deps) im.depend(entry_of_task[id], im.completion_of_task[dep]);
+  for (TaskId id = first; id < end_task; ++id)
+    for (TaskId dep : graph.task(id).deps) depend(entry_of_task[id - first], completion_of_task[dep]);
+}
+
+// Marks `first` done at `now` and propagates through barriers; wakes stream actors whose next op
+// became ready. A semaphore release, or an observer's callback that makes a simcall (as
+// IterationBarrier notifies its controller), lets the other actors of this scheduling round run —
+// another complete(), or the controller's append() growing `ops`, `successors` and `slots`: so
+// nothing is read through a reference into those vectors across such a call, and the shared stack
+// is fine (every op on it is a ready barrier at this same date, whoever pops it).
+void Executor::Impl::complete(std::uint32_t first, double now) {
+  barrier_stack.push_back(first);
+  while (!barrier_stack.empty()) {
+    const std::uint32_t id = barrier_stack.back();
+    barrier_stack.pop_back();
+    Op& op = ops[id];
+    op.done = true;
+    const TaskId task = op.task;
+    const bool starts_collective = op.kind == OpKind::barrier && op.starts_task;
+    const bool ends_task = op.ends_task;
+    if (starts_collective)
+      for (ExecutionObserver* o : observers) o->on_task_start(task, now);
+    if (ends_task) {
+      ++finished_tasks;
+      for (ExecutionObserver* o : observers) o->on_task_end(task, now);
+    }
+    // By index: a done op gains no successor, but `successors` itself may reallocate.
+    const std::size_t successor_count = successors[id].size();
+    for (std::size_t k = 0; k < successor_count; ++k) {
+      const std::uint32_t next = successors[id][k];
+      Op& successor = ops[next];
+      if (--successor.pending > 0) continue;
+      if (successor.kind == OpKind::barrier) {
+        barrier_stack.push_back(next);
+      } else if (StreamSlot& slot = *slots[successor.slot]; slot.waiting_on == next) {
+        slot.waiting_on = kNone;
+        slot.wake->release();
+      }
+    }
+  }
+}
+
+// Barriers with no pending dependency among ops [first_op, end) (a collective that can start at
+// once) are resolved now by the calling actor, or, before the engine runs, by a first actor at the
+// current date before any stream actor looks at its queue.
+void Executor::Impl::resolve_ready_barriers(std::uint32_t first_op) {
+  std::vector<std::uint32_t> ready;
+  for (auto id = first_op; id < ops.size(); ++id)
+    if (ops[id].kind == OpKind::barrier && ops[id].pending == 0 && !ops[id].done) ready.push_back(id);
+  if (ready.empty()) return;
+  if (!sg4::Actor::is_maestro()) {
+    for (std::uint32_t id : ready) complete(id, sg4::Engine::get_clock());
+    return;
+  }
+  sg4::Actor::create("collective-starts", devices.front().host, [this, ready]() {
+    for (std::uint32_t id : ready) complete(id, sg4::Engine::get_clock());
+  });
+}
+
+void Executor::Impl::spawn_stream_actor(std::uint32_t s) {
+  StreamSlot& slot = *slots[s];
+  slot.wake = sg4::Semaphore::create(0);
+  sg4::Actor::create(fmt::format("stream-{}-{}", slot.device, slot.stream), devices.at(slot.device).host,
+                     [this, &slot]() { run_stream(slot); });
+}
+
+void Executor::Impl::run_stream(StreamSlot& slot) {
+  for (std::size_t position = 0;; ++position) {
+    while (position == slot.ops.size()) {
+      if (!options.growable || closed) return;
+      slot.idle_at = position;
+      slot.waiting_on = kMoreWork;
+      slot.wake->acquire();
+    }
+    const std::uint32_t id = slot.ops[position];
+    while (ops[id].pending > 0) {
+      slot.waiting_on = id;
+      slot.wake->acquire();
+    }
+    const Op op = ops[id];  // a copy: append() may reallocate `ops` while this actor is blocked below
+    const double start = sg4::Engine::get_clock();
+    if (op.starts_task)
+      for (ExecutionObserver* o : observers) o->on_task_start(op.task, start);
+    switch (op.kind) {
+      case OpKind::compute:
+        if (op.amount > 0) sg4::this_actor::execute(op.amount);
+        break;
+      case OpKind::transfer:
+        for (;;) {
+          try {
+            sg4::Comm::sendto(devices[op.device].host, devices[op.dst].host, op.amount);
+            break;
+          } catch (const simgrid::NetworkFailureException&) {
+            // A failed peer GPU ends this stream: its work can never complete, and the report
+            // counts the unfinished tasks. A failed link is waited out, then the flow is sent
+            // again from the start (NCCL would time out and the step be redone; the report
+            // counts the resends).
+            if (!devices[op.dst].host->is_on()) return;
+            const double now = sg4::Engine::get_clock();
+            double resume = std::numeric_limits<double>::infinity();
+            for (const auto& [from, to] : options.link_failures)
+              if (from <= now && now < to) resume = std::min(resume, to);
+            if (!std::isfinite(resume)) return;  // cut by something no window explains: stop, reported as unfinished
+            ++retried_transfers;
+            sg4::this_actor::sleep_until(resume);
+          }
+        }
+        break;
+      case OpKind::fence:
+      case OpKind::barrier:
+        break;
+    }
+    const double end = sg4::Engine::get_clock();
+    if (op.kind == OpKind::transfer)
+      for (ExecutionObserver* o : observers) o->on_transfer(op.task, op.device, op.dst, op.amount, start, end);
+    complete(id, end);
+  }
+}
+
+Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, const DeviceTopology& topology,
+                   ExecutorOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& im = *impl_;
+  im.devices = std::move(devices);
+  im.topology = topology;
+  im.options = std::move(options);
+  for (const DeviceBinding& binding : im.devices) im.host_speed.push_back(binding.host->get_speed());
+  im.lower(graph, 0);
 }
 
 Executor::~Executor() = default;
 
+void Executor::add_observer(ExecutionObserver* observer) { impl_->observers.push_back(observer); }
+std::size_t Executor::finished_task_count() const { return impl_->finished_tasks; }
 std::size_t Executor::operation_count() const { return impl_->ops.size(); }
 std::size_t Executor::flow_count() const { return impl_->flows; }
+std::size_t Executor::retried_transfers() const { return impl_->retried_transfers; }
 
 void Executor::start() {
   Impl& im = *impl_;
-  for (StreamSlot& slot : im.slots) slot.wake = sg4::Semaphore::create(0);
+  im.started = true;
+  im.resolve_ready_barriers(0);
+  for (std::uint32_t s = 0; s < im.slots.size(); ++s) im.spawn_stream_actor(s);
+}
 
-  // Marks `first` done at `now` and propagates through barriers; wakes stream actors whose next op
-  // became ready. Actors run one at a time and this never blocks, so one stack serves them all.
-  auto complete = [this, &im](std::uint32_t first, double now) {
-    std::vector<std::uint32_t>& stack = im.barrier_stack;
-    stack.push_back(first);
-    while (!stack.empty()) {
-      const std::uint32_t id = stack.back();
-      stack.pop_back();
-      const Op& op = im.ops[id];
-      if (op.kind == OpKind::barrier && op.starts_task)
-        for (ExecutionObserver* o : observers_) o->on_task_start(op.task, now);
-      if (op.ends_task) {
-        ++finished_tasks_;
-        for (ExecutionObserver* o : observers_) o->on_task_end(op.task, now);
-      }
-      for (std::uint32_t next : im.successors[id]) {
-        Op& successor = im.ops[next];
-        if (--successor.pending > 0) continue;
-        if (successor.kind == OpKind::barrier) {
-          stack.push_back(next);
-        } else if (im.slots[successor.slot].waiting_on == next) {
-          im.slots[successor.slot].wake->release();
-        }
-      }
+void Executor::append(const TaskGraph& graph, TaskId first) {
+  Impl& im = *impl_;
+  assert(im.options.growable && "append() needs ExecutorOptions::growable: other stream actors exit when done");
+  assert(!im.closed && "append() after close()");
+  assert(first == im.completion_of_task.size() && "append() continues where the executor's graph ended");
+  assert(graph.devices().size() <= im.devices.size() && "appended tasks run on the devices bound at construction");
+  const auto first_op = static_cast<std::uint32_t>(im.ops.size());
+  const auto first_slot = static_cast<std::uint32_t>(im.slots.size());
+  im.lower(graph, first);
+  for (ExecutionObserver* o : im.observers) o->on_tasks_appended(graph, first);
+  if (!im.started) return;  // start() creates every actor and resolves every ready barrier
+  for (std::uint32_t s = first_slot; s < im.slots.size(); ++s) im.spawn_stream_actor(s);
+  im.resolve_ready_barriers(first_op);
+  for (std::size_t s = 0; s < im.slots.size(); ++s)  // by index: a release lets other actors run
+    if (StreamSlot& slot = *im.slots[s]; slot.waiting_on == kMoreWork && slot.ops.size() > slot.idle_at) {
+      slot.waiting_on = kNone;
+      slot.wake->release();
     }
-  };
+}
 
-  // Barriers with no dependencies (a collective that can start at once) are resolved by a first
-  // actor at t = 0, before any stream actor looks at its queue.
-  std::vector<std::uint32_t> ready_barriers;
-  for (std::uint32_t id = 0; id < im.ops.size(); ++id)
-    if (im.ops[id].kind == OpKind::barrier && im.ops[id].pending == 0) ready_barriers.push_back(id);
-  if (!ready_barriers.empty())
-    sg4::Actor::create("collective-starts", im.devices.front().host, [ready_barriers, complete]() {
-      for (std::uint32_t id : ready_barriers) complete(id, 0.0);
-    });
-
-  for (std::uint32_t s = 0; s < im.slots.size(); ++s) {
-    StreamSlot& slot = im.slots[s];
-    if (slot.ops.empty()) continue;
-    sg4::Host* host = im.devices.at(slot.device).host;
-    sg4::Actor::create(fmt::format("stream-{}-{}", slot.device, slot.stream), host, [this, &im, &slot, complete]() {
-      for (std::uint32_t id : slot.ops) {
-        while (im.ops[id].pending > 0) {
-          slot.waiting_on = id;
-          slot.wake->acquire();
-        }
-        slot.waiting_on = kNone;
-        const Op& op = im.ops[id];
-        const double start = sg4::Engine::get_clock();
-        if (op.starts_task)
-          for (ExecutionObserver* o : observers_) o->on_task_start(op.task, start);
-        switch (op.kind) {
-          case OpKind::compute:
-            if (op.amount > 0) sg4::this_actor::execute(op.amount);
-            break;
-          case OpKind::transfer:
-            for (;;) {
-              try {
-                sg4::Comm::sendto(im.devices[op.device].host, im.devices[op.dst].host, op.amount);
-                break;
-              } catch (const simgrid::NetworkFailureException&) {
-                // A failed peer GPU ends this stream: its work can never complete, and the report
-                // counts the unfinished tasks. A failed link is waited out, then the flow is sent
-                // again from the start (NCCL would time out and the step be redone; the report
-                // counts the resends).
-                if (!im.devices[op.dst].host->is_on()) return;
-                const double now = sg4::Engine::get_clock();
-                double resume = std::numeric_limits<double>::infinity();
-                for (const auto& [from, to] : im.options.link_failures)
-                  if (from <= now && now < to) resume = std::min(resume, to);
-                if (!std::isfinite(resume)) return;  // cut by something no window explains: stop, reported as unfinished
-                ++retried_transfers_;
-                sg4::this_actor::sleep_until(resume);
-              }
-            }
-            break;
-          case OpKind::fence:
-          case OpKind::barrier:
-            break;
-        }
-        const double end = sg4::Engine::get_clock();
-        if (op.kind == OpKind::transfer)
-          for (ExecutionObserver* o : observers_) o->on_transfer(op.task, op.device, op.dst, op.amount, start, end);
-        complete(id, end);
-      }
-    });
-  }
+void Executor::close() {
+  Impl& im = *impl_;
+  im.closed = true;
+  for (std::size_t s = 0; s < im.slots.size(); ++s)
+    if (StreamSlot& slot = *im.slots[s]; slot.waiting_on == kMoreWork) {
+      slot.waiting_on = kNone;
+      slot.wake->release();
+    }
 }
 
 }  // namespace dnnsim

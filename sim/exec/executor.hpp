@@ -7,6 +7,30 @@
 //
 // Observers subscribe to task start/end and transfer events instead of editing the executor
 // (as SimGrid's host_load plugin subscribes to Exec signals).
+//
+// A growable executor (ExecutorOptions::growable) accepts tasks while the simulation runs, so that
+// a schedule can be re-planned between iterations from what was just measured (Ada-Grouper: the
+// next iteration depends on how preempted links behaved) in ONE engine — same clock, same link
+// profiles, same background flows; SimGrid cannot restart an engine in a process
+// (simgrid-recipes.md §4). It is driven by a controller actor:
+//
+//   Executor executor(graph, bindings, topology, ExecutorOptions{.growable = true});
+//   IterationBarrier iterations(graph);            // sim/exec/observers.hpp; plus the recorders
+//   executor.add_observer(&iterations);
+//   executor.start();
+//   sg4::Actor::create("controller", host, [&] {
+//     for (std::uint32_t i = 0; i + 1 < iteration_count; ++i) {
+//       iterations.wait_until_iteration_done(i);   // clock = end of iteration i's last task
+//       const auto first = static_cast<TaskId>(graph.tasks().size());
+//       add_iteration(graph, i + 1, measured_timeline);  // graph.add(...): same TaskGraph object
+//       executor.append(graph, first);
+//     }
+//     executor.close();                            // without it the idle stream actors never exit
+//   });
+//   engine->run();
+//
+// Tasks appended at time t start at t at the earliest (nothing runs in the past); they may depend on
+// any earlier task, finished or not.
 #pragma once
 
 #include <simgrid/s4u.hpp>
@@ -22,6 +46,8 @@
 
 namespace dnnsim {
 
+// Callbacks run inside the simulation, from the actor that caused the event; they must not block
+// (no s4u wait), though releasing a semaphore or notifying a condition variable is fine.
 class ExecutionObserver {
  public:
   virtual ~ExecutionObserver() = default;
@@ -31,6 +57,9 @@ class ExecutionObserver {
   // One point-to-point flow, standalone or a step of collective `task`.
   virtual void on_transfer(TaskId /*task*/, DeviceId /*src*/, DeviceId /*dst*/, double /*bytes*/, double /*start*/,
                            double /*end*/) {}
+  // Tasks [first, graph.tasks().size()) were appended (Executor::append); called before any of them
+  // can start, so per-task records can grow.
+  virtual void on_tasks_appended(const TaskGraph& /*graph*/, TaskId /*first*/) {}
 };
 
 struct DeviceBinding {
@@ -44,6 +73,9 @@ struct ExecutorOptions {
   Fidelity fidelity = Fidelity::detailed;
   // Link failure windows [from, to): a transfer cut by a failure is sent again once the window ends.
   std::vector<std::pair<double, double>> link_failures;
+  // A stream actor that has run its whole queue waits for appended work until close(), instead of
+  // exiting (see the controller pattern above). Off: the graph given at construction is all there is.
+  bool growable = false;
 };
 
 class Executor {
@@ -56,21 +88,30 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  void add_observer(ExecutionObserver* observer) { observers_.push_back(observer); }
+  void add_observer(ExecutionObserver* observer);
   // Creates the stream actors; the caller then runs the engine.
   void start();
 
-  [[nodiscard]] std::size_t finished_task_count() const { return finished_tasks_; }
+  // Growable executors only, before close(). `graph` is the graph given at construction, grown by
+  // tasks [first, size) — `first` is the size it had at the previous construction/append — on the
+  // devices bound at construction; the whole graph must still be valid. The new tasks are lowered as
+  // the constructor does; a dependency on a finished task is already met. Observers hear
+  // on_tasks_appended, then actors are created for new (device, stream) pairs and waiting ones woken.
+  // From an actor (the controller: it may run while stream actors are blocked in their activities),
+  // or before the engine runs; not from an observer callback. @throw InputError if a collective
+  // cannot be expanded (the executor is then unusable: end the run).
+  void append(const TaskGraph& graph, TaskId first);
+  // No more work: idle stream actors exit now, busy ones when their queue is done.
+  void close();
+
+  [[nodiscard]] std::size_t finished_task_count() const;
   [[nodiscard]] std::size_t operation_count() const;  // computes, flows and synchronisations after expansion
   [[nodiscard]] std::size_t flow_count() const;
-  [[nodiscard]] std::size_t retried_transfers() const { return retried_transfers_; }
+  [[nodiscard]] std::size_t retried_transfers() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  std::vector<ExecutionObserver*> observers_;
-  std::size_t finished_tasks_ = 0;
-  std::size_t retried_transfers_ = 0;
 };
 
 }  // namespace dnnsim

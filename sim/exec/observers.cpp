@@ -10,15 +10,27 @@ TimelineRecorder::TimelineRecorder(std::size_t task_count)
     : start_(task_count, std::numeric_limits<double>::quiet_NaN()),
       end_(task_count, std::numeric_limits<double>::quiet_NaN()) {}
 
+void TimelineRecorder::on_tasks_appended(const TaskGraph& graph, TaskId /*first*/) {
+  start_.resize(graph.tasks().size(), std::numeric_limits<double>::quiet_NaN());
+  end_.resize(graph.tasks().size(), std::numeric_limits<double>::quiet_NaN());
+}
+
 MemoryTracker::MemoryTracker(const TaskGraph& graph, std::size_t device_count)
-    : graph_(&graph),
-      takes_(graph.tasks().size()),
-      releases_(graph.tasks().size()),
-      in_use_(device_count, 0.0),
-      peak_(device_count, 0.0) {
-  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
-    takes_[id] = graph.task(id).alloc_bytes.value() > 0;
-    releases_[id] = graph.task(id).free_bytes.value() > 0;
+    : graph_(&graph), in_use_(device_count, 0.0), peak_(device_count, 0.0) {
+  index_tasks(0);
+}
+
+void MemoryTracker::on_tasks_appended(const TaskGraph& graph, TaskId first) {
+  graph_ = &graph;
+  index_tasks(first);
+}
+
+void MemoryTracker::index_tasks(TaskId first) {
+  takes_.resize(graph_->tasks().size());
+  releases_.resize(graph_->tasks().size());
+  for (TaskId id = first; id < graph_->tasks().size(); ++id) {
+    takes_[id] = graph_->task(id).alloc_bytes.value() > 0;
+    releases_[id] = graph_->task(id).free_bytes.value() > 0;
   }
 }
 
@@ -55,6 +67,39 @@ void LinkTrafficRecorder::on_transfer(TaskId /*task*/, DeviceId src, DeviceId ds
                                       double end) {
   for (const Hop& hop : route(src, dst)) (hop.up ? bytes_up_ : bytes_down_)[hop.link] += bytes;
   if (keep_flows_) flows_.push_back(Flow{src, dst, bytes, start, end});
+}
+
+IterationBarrier::IterationBarrier(const TaskGraph& graph)
+    : mutex_(simgrid::s4u::Mutex::create()), iteration_ended_(simgrid::s4u::ConditionVariable::create()) {
+  count_tasks(graph, 0);
+}
+
+void IterationBarrier::count_tasks(const TaskGraph& graph, TaskId first) {
+  for (TaskId id = first; id < graph.tasks().size(); ++id) {
+    const std::uint32_t iteration = graph.task(id).iteration;
+    iteration_of_task_.push_back(iteration);
+    if (iteration >= task_count_.size()) {
+      task_count_.resize(iteration + 1, 0);
+      finished_count_.resize(iteration + 1, 0);
+    }
+    ++task_count_[iteration];
+  }
+}
+
+void IterationBarrier::on_tasks_appended(const TaskGraph& graph, TaskId first) { count_tasks(graph, first); }
+
+void IterationBarrier::on_task_end(TaskId task, double /*now*/) {
+  const std::uint32_t iteration = iteration_of_task_[task];
+  if (++finished_count_[iteration] == task_count_[iteration]) iteration_ended_->notify_all();
+}
+
+bool IterationBarrier::iteration_done(std::uint32_t iteration) const {
+  return iteration >= task_count_.size() || finished_count_[iteration] == task_count_[iteration];
+}
+
+void IterationBarrier::wait_until_iteration_done(std::uint32_t iteration) {
+  std::unique_lock lock(*mutex_);
+  iteration_ended_->wait(lock, [&] { return iteration_done(iteration); });
 }
 
 }  // namespace dnnsim

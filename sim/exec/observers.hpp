@@ -18,6 +18,7 @@ class TimelineRecorder : public ExecutionObserver {
   explicit TimelineRecorder(std::size_t task_count);
   void on_task_start(TaskId task, double now) override { start_[task] = now; }
   void on_task_end(TaskId task, double now) override { end_[task] = now; }
+  void on_tasks_appended(const TaskGraph& graph, TaskId first) override;
   [[nodiscard]] const std::vector<double>& start() const { return start_; }
   [[nodiscard]] const std::vector<double>& end() const { return end_; }
 
@@ -33,9 +34,13 @@ class MemoryTracker : public ExecutionObserver {
   MemoryTracker(const TaskGraph& graph, std::size_t device_count);
   void on_task_start(TaskId task, double now) override;
   void on_task_end(TaskId task, double now) override;
+  // The running totals carry on: memory held by earlier iterations stays counted.
+  void on_tasks_appended(const TaskGraph& graph, TaskId first) override;
   [[nodiscard]] const std::vector<double>& peak_bytes() const { return peak_; }
 
  private:
+  void index_tasks(TaskId first);  // fills takes_ and releases_ for tasks [first, size)
+
   const TaskGraph* graph_;
   // Which tasks allocate or free anything: most do neither, and this keeps the hot path off the
   // (large) Task records.
@@ -46,7 +51,8 @@ class MemoryTracker : public ExecutionObserver {
 };
 
 // Bytes carried by each link, per direction, from the routes of the layout; optionally every flow
-// (for the link-utilisation counters of the Chrome trace).
+// (for the link-utilisation counters of the Chrome trace). Nothing in it is per task, so appended
+// tasks need no resizing.
 class LinkTrafficRecorder : public ExecutionObserver {
  public:
   struct Flow {
@@ -69,6 +75,34 @@ class LinkTrafficRecorder : public ExecutionObserver {
   std::vector<double> bytes_down_;
   std::vector<Flow> flows_;
   std::map<std::pair<DeviceId, DeviceId>, Route> routes_;
+};
+
+// Lets a controller actor wait for the end of an iteration (Task::iteration) of a growable executor
+// (sim/exec/executor.hpp): counts, per iteration, the tasks appended so far and those finished.
+//   IterationBarrier iterations(graph);   // the engine must exist
+//   executor.add_observer(&iterations);
+//   … in the controller actor: iterations.wait_until_iteration_done(i);
+// A task that never finishes (a failed GPU) keeps its iteration open: the waiting controller then
+// never resumes, and SimGrid ends the run as a deadlock once nothing else can happen.
+class IterationBarrier : public ExecutionObserver {
+ public:
+  explicit IterationBarrier(const TaskGraph& graph);
+  void on_task_end(TaskId task, double now) override;
+  void on_tasks_appended(const TaskGraph& graph, TaskId first) override;
+
+  // Every task of `iteration` appended so far has finished (true for an iteration with no task).
+  [[nodiscard]] bool iteration_done(std::uint32_t iteration) const;
+  // From an actor: blocks until iteration_done(iteration); returns at once if it already is.
+  void wait_until_iteration_done(std::uint32_t iteration);
+
+ private:
+  void count_tasks(const TaskGraph& graph, TaskId first);
+
+  std::vector<std::uint32_t> iteration_of_task_;
+  std::vector<std::size_t> task_count_;  // per iteration
+  std::vector<std::size_t> finished_count_;
+  simgrid::s4u::MutexPtr mutex_;
+  simgrid::s4u::ConditionVariablePtr iteration_ended_;
 };
 
 }  // namespace dnnsim

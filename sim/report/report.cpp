@@ -340,7 +340,13 @@ void write_reports(const Scenario& scenario, const SimulationResult& result, con
 std::string format_summary_table(const nlohmann::ordered_json& summary) {
   std::string text;
   text += fmt::format("scenario {}: {}\n", summary["scenario"].get<std::string>(), summary["status"].get<std::string>());
-  for (const auto& message : summary["messages"]) text += fmt::format("  {}\n", message.get<std::string>());
+  // A thousand GPUs out of memory would bury the table: the first few here, every one in summary.json.
+  constexpr std::size_t kShownMessages = 8;
+  const auto& messages = summary["messages"];
+  for (std::size_t i = 0; i < std::min(messages.size(), kShownMessages); ++i)
+    text += fmt::format("  {}\n", messages[i].get<std::string>());
+  if (messages.size() > kShownMessages)
+    text += fmt::format("  … and {} more (summary.json lists them all)\n", messages.size() - kShownMessages);
   const auto& mean = summary["mean"];
   text += fmt::format("mean iteration {:>12}   ({} iterations)\n",
                       format_seconds(Seconds(mean["iteration_time_s"].get<double>())), summary["iterations"].get<int>());

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "planners/schedules/ada_grouper.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
 #include "sim/scenario/cluster_view_builder.hpp"
 
@@ -64,6 +65,69 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
                                              spec.schedule, setup.schedule->chunks(), shape.chunks));
   setup.workload = PipelineWorkload{spec.model, plan, spec.dtype, spec.precision, spec.optimizer, spec.collective_algorithm};
   return setup;
+}
+
+AdaGrouperRun start_ada_grouper(const Scenario& scenario, const PipelineWorkloadSpec& spec,
+                                const PipelineSetup& setup,
+                                std::shared_ptr<std::vector<PipelineRunReport::Choice>> choices) {
+  struct State {
+    PipelineWorkload workload;
+    PipelineShape shape;
+    std::vector<int> candidates;
+    std::vector<DeviceMemoryDemand> demand;
+    std::vector<Bytes> capacity;
+    int iterations = 1;
+    LoweredIteration current;
+  };
+  auto state = std::make_shared<State>();
+  state->workload = setup.workload;
+  state->shape = setup.workload.shape();
+  state->candidates = spec.schedule_options.candidates;
+  if (state->candidates.empty())
+    for (int k = 1; k <= state->shape.micro_batches; ++k) state->candidates.push_back(k);
+  state->iterations = scenario.run.iterations;
+  const std::vector<std::string> gpus = scenario.cluster.gpu_names();
+  state->demand = pipeline_memory_demand(state->workload, gpus.size());
+  const std::vector<std::uint32_t> node_of_gpu = scenario.cluster.node_of_gpu();
+  for (std::size_t g = 0; g < gpus.size(); ++g)
+    state->capacity.push_back(scenario.cluster.type_of(scenario.cluster.nodes[node_of_gpu[g]]).gpu.memory);
+
+  const auto fits = [state](int k) {
+    return fits_capacity(kfkb_peak_memory(state->demand, state->shape, k), state->capacity);
+  };
+  const ScheduleInfo& kfkb = builtin_schedules().at("kfkb").value;
+  const auto lower = [state, kfkb](TaskGraph& graph, int k, std::uint32_t iteration) {
+    ScheduleOptions options;
+    options.group = k;
+    state->current = lower_pipeline_iteration(graph, state->workload, *kfkb.make(options), iteration);
+  };
+
+  // Nothing is measured before iteration 0: the first candidate that fits (the smallest, when none does).
+  int first = *std::min_element(state->candidates.begin(), state->candidates.end());
+  for (int k : state->candidates)
+    if (fits(k)) {
+      first = k;
+      break;
+    }
+  AdaGrouperRun run;
+  for (const std::string& gpu : gpus) run.graph.add_device(gpu);
+  lower(run.graph, first, 0);
+  choices->push_back(PipelineRunReport::Choice{first, {}});
+
+  run.controller = [state, choices, fits, lower](std::uint32_t finished, TaskGraph& graph,
+                                                 const std::vector<double>& task_start,
+                                                 const std::vector<double>& task_end) {
+    if (static_cast<int>(finished) + 1 >= state->iterations) return false;
+    const PipelineTimings measured = observe_iteration(state->current, task_start, task_end);
+    const GroupChoice choice = choose_group_size(measured, state->shape, state->candidates, fits);
+    PipelineRunReport::Choice record{choice.group, {}};
+    for (const GroupPrediction& p : choice.predictions)
+      if (p.fits) record.predicted_s.emplace_back(p.group, p.iteration.value());
+    choices->push_back(std::move(record));
+    lower(graph, choice.group, finished + 1);
+    return true;
+  };
+  return run;
 }
 
 }  // namespace dnnsim

@@ -22,4 +22,18 @@ struct PipelineSetup {
 // or an explicit plan is inconsistent, located at the workload.
 [[nodiscard]] PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec);
 
+// Ada-Grouper's run (schedule "ada-grouper"; Wang et al., arXiv:2303.01675, as specified in
+// planners/schedules/ada_grouper.hpp): iteration 0 runs kFkB with the first candidate k whose peak
+// memory fits every GPU; once an iteration has ended, the controller measures its per-stage compute
+// and per-boundary transfer times, predicts the next iteration for every candidate with the pipeline
+// estimator, and lowers the next iteration with the fastest k that fits. The choices (k and every
+// fitting candidate's prediction) are appended to `choices` as the run goes.
+struct AdaGrouperRun {
+  TaskGraph graph;  // iteration 0
+  IterationController controller;
+};
+[[nodiscard]] AdaGrouperRun start_ada_grouper(const Scenario& scenario, const PipelineWorkloadSpec& spec,
+                                              const PipelineSetup& setup,
+                                              std::shared_ptr<std::vector<PipelineRunReport::Choice>> choices);
+
 }  // namespace dnnsim

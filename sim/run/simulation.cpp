@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <exception>
+#include <optional>
 
 #include "models/program/task_graph_json.hpp"
 #include "planners/data_parallel/data_parallel.hpp"
@@ -84,6 +86,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
 
   ExecutorOptions executor_options;
   executor_options.fidelity = scenario.run.fidelity;
+  executor_options.growable = static_cast<bool>(options.controller);
   for (const FailureWindow& w : scenario.network.failures)
     if (!w.is_host) executor_options.link_failures.emplace_back(w.from.value(), w.to.value());
   Executor executor(graph, std::move(bindings), DeviceTopology{node_of_device}, std::move(executor_options));
@@ -93,9 +96,31 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   executor.add_observer(&timeline);
   executor.add_observer(&memory);
   executor.add_observer(&traffic);
+  std::optional<IterationBarrier> iterations;
+  if (options.controller) {
+    iterations.emplace(graph);
+    executor.add_observer(&*iterations);
+  }
   executor.start();
+  // An error inside an actor cannot unwind through the engine: it is kept and rethrown after run().
+  std::exception_ptr controller_error;
+  if (options.controller)
+    sg4::Actor::create("iteration-controller", platform.gpus.front(), [&]() {
+      try {
+        for (std::uint32_t finished = 0;; ++finished) {
+          iterations->wait_until_iteration_done(finished);
+          const auto first = static_cast<TaskId>(graph.tasks().size());
+          if (!options.controller(finished, graph, timeline.start(), timeline.end())) break;
+          executor.append(graph, first);
+        }
+      } catch (...) {
+        controller_error = std::current_exception();
+      }
+      executor.close();  // the idle stream actors exit; without it the run would end as a deadlock
+    });
   start_background_flows(scenario, platform);
   engine->run();
+  if (controller_error) std::rethrow_exception(controller_error);
 
   result.makespan_s = 0;
   for (double end : timeline.end())
@@ -127,6 +152,15 @@ SimulationResult run_scenario(const Scenario& scenario, SimulationOptions option
   if (!setup.report.plan.feasible) {
     SimulationResult result;
     result.gpu_names = scenario.cluster.gpu_names();
+    result.pipeline = std::move(setup.report);
+    return result;
+  }
+  if (pipeline->schedule == "ada-grouper") {
+    auto choices = std::make_shared<std::vector<PipelineRunReport::Choice>>();
+    AdaGrouperRun run = start_ada_grouper(scenario, *pipeline, setup, choices);
+    options.controller = std::move(run.controller);
+    SimulationResult result = simulate(scenario, std::move(run.graph), options);
+    setup.report.choices = std::move(*choices);
     result.pipeline = std::move(setup.report);
     return result;
   }

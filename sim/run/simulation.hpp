@@ -7,6 +7,7 @@
 
 #include <simgrid/s4u/Engine.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,8 +67,18 @@ struct SimulationResult {
   double wall_seconds = 0;  // not written to reports: they must be byte-identical run to run
 };
 
+// Adds work while the simulation runs, one iteration at a time (Ada-Grouper re-plans the next
+// iteration from what it just measured). Called by a controller actor once every task of iteration
+// `finished` has ended, with the graph to append the next iteration's tasks to and the measured
+// start/end of every task so far (indexed by TaskId; NaN for tasks not yet run). Returns false when
+// it has appended nothing and the run should end.
+using IterationController = std::function<bool(std::uint32_t finished, TaskGraph& graph,
+                                               const std::vector<double>& task_start,
+                                               const std::vector<double>& task_end)>;
+
 struct SimulationOptions {
   bool keep_flows = false;
+  IterationController controller;  // empty: the graph is simulated as given
 };
 
 // The run of a scenario from start to finish: plan a pipeline workload (an infeasible plan gives a

@@ -1,0 +1,404 @@
+// A growable executor (sim/exec/executor.hpp) takes tasks while the simulation runs: a controller
+// actor waits for an iteration to end (IterationBarrier), appends the next one and finally closes
+// the executor. Timings derived by hand as in simulation_test.cpp: SimGrid's CM02 without
+// cross-traffic (create_engine) gives a flow alone on its path latency + size / bandwidth.
+// Every TEST runs in its own process (one engine per process).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <simgrid/s4u.hpp>
+
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/exec/executor.hpp"
+#include "sim/exec/observers.hpp"
+#include "sim/platform/platform.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "tests/support/scenario_files.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace dnnsim {
+namespace {
+
+constexpr double kExact = 1e-9;
+
+using testing::load;
+
+// Two single-GPU-pair nodes on a non-blocking switch, no latency anywhere: PCIe is transparent, so
+// the 10 GB/s NICs alone shape node0/gpuX → node1/gpuY (as in simulation_test.cpp).
+const std::string kTwoNodes = R"(
+name: two-nodes
+cluster:
+  node_types:
+    box:
+      gpu: V100-16GB
+      gpus_per_node: 2
+      fabric: pcie
+      gpu_link: {bandwidth: "1000GB/s", latency: "0s"}
+      pcie: {bandwidth: "1000GB/s", latency: "0s"}
+      nic: {bandwidth: "10GB/s", latency: "0s"}
+  nodes: [{type: box, count: 2}]
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "1GFlop"}]}
+  global_batch: 4
+)";
+
+// Four GPUs on an NVSwitch, every port 100 GB/s and 1 us per direction.
+const std::string kFourGpuSwitch = R"(
+name: four-gpus
+cluster:
+  node_types:
+    box:
+      gpu: A100-40GB-SXM
+      gpus_per_node: 4
+      fabric: nvswitch
+      gpu_link: {bandwidth: "100GB/s", latency: "1us"}
+      nic: {bandwidth: "25GB/s", latency: "2us"}
+  nodes: [{type: box, count: 1}]
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "1GFlop"}]}
+  global_batch: 4
+)";
+
+// Ring all-reduce of 400 MB on the four GPUs (simulation_test.cpp, RingAllReduceMatchesItsFormula):
+// 2(p−1) steps of S/p, each costing the route latency (2 ports × 1 us) + S/(pB) at B = 100 GB/s.
+constexpr double kRingAllReduce400MB = 2 * 3 * (2e-6 + 400e6 / 4 / 100e9);
+
+TaskGraph devices_of(const Scenario& scenario) {
+  TaskGraph graph;
+  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  return graph;
+}
+
+TaskId add_transfer(TaskGraph& graph, const std::string& from, const std::string& to, double bytes,
+                    StreamId stream, std::uint32_t iteration, std::vector<TaskId> deps = {}) {
+  Task task{Transfer{*graph.device_by_name(from), *graph.device_by_name(to), Bytes(bytes)}};
+  task.stream = stream;
+  task.iteration = iteration;
+  task.deps = std::move(deps);
+  return graph.add(std::move(task));
+}
+
+TaskId add_all_reduce(TaskGraph& graph, StreamId stream, std::uint32_t iteration, std::vector<TaskId> deps = {}) {
+  Task task{Collective{CollectiveKind::all_reduce, {0, 1, 2, 3}, Bytes(400e6), "ring", 0}};
+  task.stream = stream;
+  task.iteration = iteration;
+  task.deps = std::move(deps);
+  return graph.add(std::move(task));
+}
+
+struct Outcome {
+  std::vector<double> start;
+  std::vector<double> end;
+  std::vector<double> peak_memory_bytes;
+  std::size_t finished_tasks = 0;
+  bool deadlock = false;  // SimGrid found actors blocked with nothing left to happen
+  double end_of_run = 0;
+};
+
+// What a controller actor gets to work with.
+struct Control {
+  TaskGraph& graph;
+  Executor& executor;
+  IterationBarrier& iterations;
+  sg4::Engine& engine;
+};
+using Controller = std::function<void(Control&)>;
+
+// Runs `graph` as simulate() wires it (sim/run/simulation.cpp: engine, platform, one binding per
+// GPU of the cluster, recorders, background flows), plus `controller` as an actor on the first GPU.
+Outcome run(const Scenario& scenario, TaskGraph& graph, bool growable, const Controller& controller = {}) {
+  const auto engine = create_engine();
+  const Platform platform = build_platform(scenario);
+  std::vector<DeviceBinding> bindings;
+  for (std::size_t gpu = 0; gpu < graph.devices().size(); ++gpu)
+    bindings.push_back(DeviceBinding{platform.gpus[gpu], platform.gpu_specs[gpu], platform.compute_efficiency[gpu],
+                                     platform.calibration[gpu]});
+  ExecutorOptions options;
+  options.fidelity = scenario.run.fidelity;
+  options.growable = growable;
+  Executor executor(graph, std::move(bindings), DeviceTopology{scenario.cluster.node_of_gpu()}, options);
+  TimelineRecorder timeline(graph.tasks().size());
+  MemoryTracker memory(graph, graph.devices().size());
+  IterationBarrier iterations(graph);
+  executor.add_observer(&timeline);
+  executor.add_observer(&memory);
+  executor.add_observer(&iterations);
+  Outcome outcome;
+  sg4::Engine::on_deadlock_cb([&outcome] { outcome.deadlock = true; });
+  executor.start();
+  Control control{graph, executor, iterations, *engine};
+  if (controller) sg4::Actor::create("controller", platform.gpus.front(), [&] { controller(control); });
+  start_background_flows(scenario, platform);
+  engine->run();
+  outcome.start = timeline.start();
+  outcome.end = timeline.end();
+  outcome.peak_memory_bytes = memory.peak_bytes();
+  outcome.finished_tasks = executor.finished_task_count();
+  outcome.end_of_run = sg4::Engine::get_clock();
+  return outcome;
+}
+
+// Runs `simulation` in a child process and returns the numbers it produced: a test comparing two
+// simulations needs two engines, and SimGrid allows one per process (simgrid-recipes.md §4).
+std::vector<double> in_child(const std::function<std::vector<double>()>& simulation) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    const std::vector<double> numbers = simulation();
+    const auto bytes = static_cast<ssize_t>(numbers.size() * sizeof(double));
+    const int status = ::write(fds[1], numbers.data(), static_cast<std::size_t>(bytes)) == bytes ? 0 : 1;
+    ::close(fds[1]);
+    ::_exit(status);
+  }
+  ::close(fds[1]);
+  std::vector<double> numbers;
+  double value = 0;
+  while (::read(fds[0], &value, sizeof value) == static_cast<ssize_t>(sizeof value)) numbers.push_back(value);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the simulation child failed";
+  return numbers;
+}
+
+// Iteration i of a small training step on the four GPUs: a compute per GPU (GPU d: d + 1 TFlop, so
+// they end at different times), a 100 MB transfer gpu0 → gpu1 after gpu0's compute, and an
+// all-reduce after everything; the next iteration's computes wait for that all-reduce, so
+// iterations do not overlap. Returns the all-reduce.
+TaskId add_training_step(TaskGraph& graph, std::uint32_t iteration, std::optional<TaskId> previous_all_reduce) {
+  const StreamId compute_stream = graph.stream("compute");
+  std::vector<TaskId> computes;
+  for (DeviceId d = 0; d < 4; ++d) {
+    Compute work;
+    work.device = d;
+    work.flops = Flop((d + 1) * 1e12);
+    Task task{work};
+    task.stream = compute_stream;
+    task.iteration = iteration;
+    if (previous_all_reduce) task.deps = {*previous_all_reduce};
+    computes.push_back(graph.add(std::move(task)));
+  }
+  const TaskId send =
+      add_transfer(graph, "node0/gpu0", "node0/gpu1", 100e6, graph.stream("p2p"), iteration, {computes[0]});
+  std::vector<TaskId> before_all_reduce = computes;
+  before_all_reduce.push_back(send);
+  return add_all_reduce(graph, graph.stream("comm"), iteration, before_all_reduce);
+}
+
+std::vector<double> timeline_of(const Outcome& outcome) {
+  std::vector<double> numbers = outcome.start;
+  numbers.insert(numbers.end(), outcome.end.begin(), outcome.end.end());
+  return numbers;
+}
+
+TEST(ExecutorAppend, IterationsAppendedOneByOneRunAsTheWholeGraph) {
+  // Three iterations given at once to today's (not growable) executor, against iteration 0 given at
+  // construction and iterations 1, 2 appended by a controller when the previous one has ended: with
+  // no overlap between iterations, every task starts and ends at the same date, exactly.
+  constexpr std::uint32_t kIterations = 3;
+  const std::vector<double> whole = in_child([] {
+    const Scenario scenario = load(kFourGpuSwitch);
+    TaskGraph graph = devices_of(scenario);
+    std::optional<TaskId> last;
+    for (std::uint32_t i = 0; i < kIterations; ++i) last = add_training_step(graph, i, last);
+    return timeline_of(run(scenario, graph, false));
+  });
+  const std::vector<double> appended = in_child([] {
+    const Scenario scenario = load(kFourGpuSwitch);
+    TaskGraph graph = devices_of(scenario);
+    TaskId last = add_training_step(graph, 0, std::nullopt);
+    const Outcome outcome = run(scenario, graph, true, [&last](Control& c) {
+      for (std::uint32_t i = 0; i + 1 < kIterations; ++i) {
+        c.iterations.wait_until_iteration_done(i);
+        const auto first = static_cast<TaskId>(c.graph.tasks().size());
+        last = add_training_step(c.graph, i + 1, last);
+        c.executor.append(c.graph, first);
+      }
+      c.executor.close();
+    });
+    EXPECT_FALSE(outcome.deadlock);
+    return timeline_of(outcome);
+  });
+  ASSERT_EQ(whole.size(), 2u * kIterations * 6);  // start and end of 6 tasks per iteration
+  ASSERT_EQ(appended.size(), whole.size());
+  for (std::size_t k = 0; k < whole.size(); ++k) {
+    EXPECT_FALSE(std::isnan(whole[k])) << k;
+    EXPECT_EQ(appended[k], whole[k]) << (k < whole.size() / 2 ? "start" : "end") << " of task " << k % (whole.size() / 2);
+  }
+}
+
+TEST(ExecutorAppend, TaskDependingOnAFinishedTaskStartsAtOnce) {
+  // 1 GB node0/gpu0 → node1/gpu0 at 10 GB/s: 0 – 0.1 s, taking 1 GB of memory on node0/gpu0. The
+  // controller resumes at 0.1 s, sleeps to 0.25 s and appends the same transfer on the same (idle)
+  // stream, depending on the finished one: 0.25 – 0.35 s. It takes 0.5 GB and frees 1.5 GB, so the
+  // peak on node0/gpu0 is 1 + 0.5 = 1.5 GB: the tracker kept iteration 0's total.
+  const Scenario scenario = load(kTwoNodes);
+  TaskGraph graph = devices_of(scenario);
+  const StreamId stream = graph.add_stream("comm");
+  const TaskId first_transfer = add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 0);
+  graph.tasks()[first_transfer].alloc_bytes = Bytes(1e9);
+  double resumed_at = 0;
+  const Outcome outcome = run(scenario, graph, true, [&](Control& c) {
+    c.iterations.wait_until_iteration_done(0);
+    resumed_at = sg4::Engine::get_clock();
+    sg4::this_actor::sleep_until(0.25);
+    const auto first = static_cast<TaskId>(c.graph.tasks().size());
+    const TaskId second = add_transfer(c.graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 1, {first_transfer});
+    c.graph.tasks()[second].alloc_bytes = Bytes(0.5e9);
+    c.graph.tasks()[second].free_bytes = Bytes(1.5e9);
+    c.executor.append(c.graph, first);
+    c.executor.close();
+  });
+  EXPECT_NEAR(resumed_at, 0.1, kExact);
+  ASSERT_EQ(outcome.start.size(), 2u);
+  EXPECT_NEAR(outcome.start[1], 0.25, kExact);
+  EXPECT_NEAR(outcome.end[1], 0.35, kExact);
+  EXPECT_DOUBLE_EQ(outcome.peak_memory_bytes[0], 1.5e9);
+  EXPECT_EQ(outcome.finished_tasks, 2u);
+  EXPECT_FALSE(outcome.deadlock);
+}
+
+TEST(ExecutorAppend, AppendCreatesAnActorForANewStream) {
+  // Iteration 0: 1 GB node0/gpu0 → node1/gpu0, 0 – 0.1 s. At 0.1 s the controller appends 1 GB
+  // node0/gpu1 → node1/gpu1 on a stream no device had: a new actor (one more in the engine) runs
+  // it at once, alone on the NICs: 0.1 – 0.2 s.
+  const Scenario scenario = load(kTwoNodes);
+  TaskGraph graph = devices_of(scenario);
+  add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, graph.add_stream("comm"), 0);
+  std::size_t actors_before = 0;
+  std::size_t actors_after = 0;
+  const Outcome outcome = run(scenario, graph, true, [&](Control& c) {
+    c.iterations.wait_until_iteration_done(0);
+    const auto first = static_cast<TaskId>(c.graph.tasks().size());
+    add_transfer(c.graph, "node0/gpu1", "node1/gpu1", 1e9, c.graph.add_stream("side"), 1);
+    actors_before = c.engine.get_actor_count();
+    c.executor.append(c.graph, first);
+    actors_after = c.engine.get_actor_count();
+    c.executor.close();
+  });
+  EXPECT_EQ(actors_after, actors_before + 1);
+  ASSERT_EQ(outcome.start.size(), 2u);
+  EXPECT_NEAR(outcome.start[1], 0.1, kExact);
+  EXPECT_NEAR(outcome.end[1], 0.2, kExact);
+  EXPECT_FALSE(outcome.deadlock);
+}
+
+TEST(ExecutorAppend, CloseLetsIdleActorsExitAndTheRunEnd) {
+  // Both streams are idle from 0.1 s; the controller closes at 1 s. The run ends then, cleanly: no
+  // actor is left blocked (SimGrid would report a deadlock).
+  const Scenario scenario = load(kTwoNodes);
+  TaskGraph graph = devices_of(scenario);
+  add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, graph.add_stream("comm"), 0);
+  add_transfer(graph, "node0/gpu1", "node1/gpu1", 1e9, graph.add_stream("side"), 0);
+  const Outcome outcome = run(scenario, graph, true, [](Control& c) {
+    sg4::this_actor::sleep_until(1.0);
+    c.executor.close();
+  });
+  EXPECT_FALSE(outcome.deadlock);
+  EXPECT_NEAR(outcome.end_of_run, 1.0, kExact);
+  EXPECT_EQ(outcome.finished_tasks, 2u);
+}
+
+TEST(ExecutorAppend, CloseLetsBusyActorsFinishTheirQueue) {
+  // At 0.1 s the controller appends two 1 GB transfers on the idle stream and closes at once: the
+  // actor still runs both, one after the other (0.1 – 0.2, 0.2 – 0.3 s), then exits.
+  const Scenario scenario = load(kTwoNodes);
+  TaskGraph graph = devices_of(scenario);
+  const StreamId stream = graph.add_stream("comm");
+  add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 0);
+  const Outcome outcome = run(scenario, graph, true, [stream](Control& c) {
+    c.iterations.wait_until_iteration_done(0);
+    const auto first = static_cast<TaskId>(c.graph.tasks().size());
+    add_transfer(c.graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 1);
+    add_transfer(c.graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 1);
+    c.executor.append(c.graph, first);
+    c.executor.close();
+  });
+  ASSERT_EQ(outcome.end.size(), 3u);
+  EXPECT_NEAR(outcome.end[1], 0.2, kExact);
+  EXPECT_NEAR(outcome.end[2], 0.3, kExact);
+  EXPECT_NEAR(outcome.end_of_run, 0.3, kExact);
+  EXPECT_FALSE(outcome.deadlock);
+}
+
+TEST(ExecutorAppend, WithoutCloseIdleActorsNeverExit) {
+  // The counterpart of the two tests above: the controller appends nothing and never closes, so
+  // the stream actor waits for work forever and SimGrid ends the run as a deadlock at 0.1 s.
+  const Scenario scenario = load(kTwoNodes);
+  TaskGraph graph = devices_of(scenario);
+  add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, graph.add_stream("comm"), 0);
+  const Outcome outcome = run(scenario, graph, true);
+  EXPECT_TRUE(outcome.deadlock);
+  EXPECT_NEAR(outcome.end_of_run, 0.1, kExact);
+}
+
+TEST(ExecutorAppend, AppendedCollectiveWithoutPendingDependencyStartsAtOnce) {
+  // Iteration 0 is one ring all-reduce on "comm" (ends at kRingAllReduce400MB ≈ 6 ms; the four comm
+  // actors are then idle). At 0.5 s the controller appends a second one with no dependency: it
+  // starts at 0.5 s and takes the same time.
+  const Scenario scenario = load(kFourGpuSwitch);
+  TaskGraph graph = devices_of(scenario);
+  const StreamId comm = graph.add_stream("comm");
+  add_all_reduce(graph, comm, 0);
+  const Outcome outcome = run(scenario, graph, true, [comm](Control& c) {
+    sg4::this_actor::sleep_until(0.5);
+    const auto first = static_cast<TaskId>(c.graph.tasks().size());
+    add_all_reduce(c.graph, comm, 1);
+    c.executor.append(c.graph, first);
+    c.executor.close();
+  });
+  ASSERT_EQ(outcome.start.size(), 2u);
+  EXPECT_NEAR(outcome.end[0], kRingAllReduce400MB, kExact);
+  EXPECT_NEAR(outcome.start[1], 0.5, kExact);
+  EXPECT_NEAR(outcome.end[1], 0.5 + kRingAllReduce400MB, kExact);
+  EXPECT_FALSE(outcome.deadlock);
+}
+
+TEST(ExecutorAppend, AppendedTasksSeeALaterBandwidthChange) {
+  // node1/nic runs at 10 GB/s until 150 ms, then 2 GB/s (profile dates are absolute). 1 GB per
+  // iteration, node0/gpu0 → node1/gpu0, each iteration appended when the previous one ends:
+  //   iteration 0: 0 – 0.1 s at 10 GB/s;
+  //   iteration 1 from 0.1 s: 0.5 GB by 0.15 s, the other 0.5 GB at 2 GB/s take 0.25 s → 0.40 s;
+  //   iteration 2 from 0.40 s: 1 GB at 2 GB/s = 0.5 s → 0.90 s.
+  const Scenario scenario = load(kTwoNodes + R"(
+network:
+  conditions:
+    - links: "node1/nic"
+      schedule: [{at: "0s", bandwidth: "10GB/s"}, {at: "150ms", bandwidth: "2GB/s"}]
+)");
+  TaskGraph graph = devices_of(scenario);
+  const StreamId stream = graph.add_stream("comm");
+  add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 0);
+  const Outcome outcome = run(scenario, graph, true, [stream](Control& c) {
+    for (std::uint32_t i = 0; i < 2; ++i) {
+      c.iterations.wait_until_iteration_done(i);
+      const auto first = static_cast<TaskId>(c.graph.tasks().size());
+      add_transfer(c.graph, "node0/gpu0", "node1/gpu0", 1e9, stream, i + 1);
+      c.executor.append(c.graph, first);
+    }
+    c.executor.close();
+  });
+  ASSERT_EQ(outcome.end.size(), 3u);
+  EXPECT_NEAR(outcome.end[0], 0.1, kExact);
+  EXPECT_NEAR(outcome.start[1], 0.1, kExact);
+  EXPECT_NEAR(outcome.end[1], 0.40, kExact);
+  EXPECT_NEAR(outcome.start[2], 0.40, kExact);
+  EXPECT_NEAR(outcome.end[2], 0.90, kExact);
+  EXPECT_FALSE(outcome.deadlock);
+}
+
+}  // namespace
+}  // namespace dnnsim
