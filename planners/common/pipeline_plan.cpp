@@ -59,19 +59,23 @@ std::string PipelinePlan::describe(const std::vector<std::string>& device_names)
   for (const PipelineStage& stage : stages) {
     std::vector<std::string> chunks;
     for (const LayerRange& r : stage.chunks) chunks.push_back(fmt::format("[{},{})", r.begin, r.end));
-    // Runs of consecutive devices as "first…last", so that a 64-GPU stage stays one short line.
-    const auto name = [&](DeviceId d) { return d < device_names.size() ? device_names[d] : fmt::format("#{}", d); };
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < stage.devices.size();) {
-      std::size_t j = i;
-      while (j + 1 < stage.devices.size() && stage.devices[j + 1] == stage.devices[j] + 1) ++j;
-      names.push_back(j == i ? name(stage.devices[i]) : fmt::format("{}…{}", name(stage.devices[i]), name(stage.devices[j])));
-      i = j + 1;
-    }
-    parts.push_back(fmt::format("{}×{} @ {}", fmt::join(chunks, "+"), stage.devices.size(), fmt::join(names, ",")));
+    const std::string names = describe_devices(stage.devices, device_names);
+    parts.push_back(fmt::format("{}×{} @ {}", fmt::join(chunks, "+"), stage.devices.size(), names));
   }
   return fmt::format("{} stage{}: {}, M = {} × {}", stages.size(), stages.size() == 1 ? "" : "s",
                      fmt::join(parts, " | "), micro_batches, micro_batch_size());
+}
+
+std::string describe_devices(const std::vector<DeviceId>& devices, const std::vector<std::string>& device_names) {
+  const auto name = [&](DeviceId d) { return d < device_names.size() ? device_names[d] : fmt::format("#{}", d); };
+  std::vector<std::string> runs;
+  for (std::size_t i = 0; i < devices.size();) {
+    std::size_t j = i;
+    while (j + 1 < devices.size() && devices[j + 1] == devices[j] + 1) ++j;
+    runs.push_back(j == i ? name(devices[i]) : fmt::format("{}…{}", name(devices[i]), name(devices[j])));
+    i = j + 1;
+  }
+  return fmt::format("{}", fmt::join(runs, ","));
 }
 
 SampleShare replica_share(int micro_batch_size, int replicas, int replica) {

@@ -54,6 +54,11 @@ struct PipelinePlan {
   [[nodiscard]] std::string describe(const std::vector<std::string>& device_names) const;
 };
 
+// Device names with runs of consecutive ids written "first…last", so that a 64-GPU stage stays one
+// short line: "node0/gpu0…node7/gpu7,node9/gpu2".
+[[nodiscard]] std::string describe_devices(const std::vector<DeviceId>& devices,
+                                           const std::vector<std::string>& device_names);
+
 // The samples of a micro-batch of `micro_batch_size` samples held by replica `replica` of `replicas`:
 // contiguous shares, the first (size mod replicas) replicas one more.
 struct SampleShare {

@@ -38,11 +38,10 @@ int run_plan_command(const PlanCommandOptions& options) {
   std::cout << fmt::format("plan: {}\n\n{:<6} {:<18} {:>5}  {}\n", plan.describe(gpus), "stage", "layers", "gpus",
                            "devices");
   for (std::size_t s = 0; s < plan.stages.size(); ++s) {
-    std::vector<std::string> chunks, names;
+    std::vector<std::string> chunks;
     for (const LayerRange& range : plan.stages[s].chunks) chunks.push_back(fmt::format("[{},{})", range.begin, range.end));
-    for (DeviceId d : plan.stages[s].devices) names.push_back(gpus.at(d));
     std::cout << fmt::format("{:<6} {:<18} {:>5}  {}\n", s, fmt::format("{}", fmt::join(chunks, "+")),
-                             plan.stages[s].devices.size(), fmt::join(names, " "));
+                             plan.stages[s].devices.size(), describe_devices(plan.stages[s].devices, gpus));
   }
   const bool planned = report.planner != "explicit";
   if (planned)
