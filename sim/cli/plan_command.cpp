@@ -45,9 +45,9 @@ int run_plan_command(const PlanCommandOptions& options) {
   }
   const bool planned = report.planner != "explicit";
   if (planned)
-    std::cout << fmt::format("\npredicted iteration {:>12}   ({}; {} candidates scored)\n",
+    std::cout << fmt::format("\npredicted iteration {:>12}   ({}; {} candidate{} scored)\n",
                              format_seconds(report.plan.predicted_iteration_time), report.plan.cost_model,
-                             report.plan.statistics.candidates);
+                             report.plan.statistics.candidates, report.plan.statistics.candidates == 1 ? "" : "s");
   // Wall time varies run to run: stderr, so that stdout stays byte-identical.
   std::cerr << fmt::format("search took {:.3f} s wall\n", report.plan.statistics.wall_seconds);
   if (!options.simulate) return 0;

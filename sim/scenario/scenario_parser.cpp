@@ -671,6 +671,9 @@ class ScenarioParser {
     return spec;
   }
 
+  // Model chunks per stage when the scenario does not say: interleaved needs at least two.
+  static int default_chunks(const std::string& schedule) { return schedule == "interleaved" ? 2 : 1; }
+
   // `schedule: 1f1b` or `schedule: {name: kfkb, group: 2}`; a key the named schedule does not read is an error.
   void read_schedule(const YAML::Node& node, PipelineWorkloadSpec& spec) {
     const ScheduleRegistry& schedules = builtin_schedules();
@@ -679,6 +682,7 @@ class ScenarioParser {
         reader_.error(node, fmt::format("unknown schedule '{}'{}", node.Scalar(),
                                         suggestion_suffix(node.Scalar(), schedules.names())));
       spec.schedule = node.Scalar();
+      spec.schedule_options.chunks = default_chunks(spec.schedule);
       return;
     }
     MapReader map(reader_, node, "the schedule");
@@ -694,7 +698,7 @@ class ScenarioParser {
     options.recompute = map.boolean("recompute").value_or(false);
     options.policy = map.choice("policy", {"A", "B"}).value_or("A").front();
     if (auto d = map.integer("max_in_flight", 1, 1 << 20)) options.max_in_flight = static_cast<int>(*d);
-    options.chunks = static_cast<int>(map.integer("chunks", 2, 1024).value_or(name == "interleaved" ? 2 : 1));
+    options.chunks = static_cast<int>(map.integer("chunks", 2, 1024).value_or(default_chunks(name.value_or(""))));
     options.group = static_cast<int>(map.integer("group", 1, 1 << 20).value_or(1));
     if (options.group > spec.micro_batches)
       reader_.error(map.get("group"), fmt::format("group {} is larger than the {} micro-batches", options.group,
@@ -720,7 +724,7 @@ class ScenarioParser {
     if (!map.valid()) return;
     spec.planner = map.choice("name", "planner", planners.names(), true).value_or("");
     if (auto stages = map.integer("stages", 1, 1 << 20)) spec.planner_stages = static_cast<int>(*stages);
-    if (map.has("stages") && spec.planner != "uniform")
+    if (map.has("stages") && !spec.planner.empty() && spec.planner != "uniform")
       reader_.error(map.get("stages"), fmt::format("only the uniform planner takes 'stages'; planner '{}' chooses them",
                                                    spec.planner));
     map.finish();
@@ -730,7 +734,8 @@ class ScenarioParser {
   // `{layers: N, devices: [glob, …]}` (GPU names or globs).
   void read_stages(const YAML::Node& node, PipelineWorkloadSpec& spec, const Cluster& cluster) {
     const std::vector<std::string> gpus = cluster.gpu_names();
-    std::vector<bool> taken(gpus.size(), false);
+    constexpr std::size_t kFree = std::numeric_limits<std::size_t>::max();
+    std::vector<std::size_t> owner(gpus.size(), kFree);  // the stage that holds each GPU
     std::size_t next_layer = 0;
     DeviceId next_gpu = 0;
     const auto entries = reader_.list(node, "stages");
@@ -748,12 +753,12 @@ class ScenarioParser {
       } else if (by_count) {
         const auto count = map.integer("gpus", 1, 1 << 20).value_or(1);
         for (std::int64_t i = 0; i < count; ++i) {
-          while (next_gpu < gpus.size() && taken[next_gpu]) ++next_gpu;
+          while (next_gpu < gpus.size() && owner[next_gpu] != kFree) ++next_gpu;
           if (next_gpu >= gpus.size()) {
             reader_.error(map.get("gpus"), fmt::format("not enough GPUs: the cluster has {}", gpus.size()));
             break;
           }
-          taken[next_gpu] = true;
+          owner[next_gpu] = spec.stages.size();
           stage.devices.push_back(next_gpu);
         }
       } else {
@@ -763,8 +768,11 @@ class ScenarioParser {
           for (DeviceId g = 0; g < gpus.size(); ++g) {
             if (!glob_match(text, gpus[g])) continue;
             matched = true;
-            if (taken[g]) reader_.error(pattern, fmt::format("GPU {} already holds another stage", gpus[g]));
-            taken[g] = true;
+            if (owner[g] == spec.stages.size())
+              reader_.error(pattern, fmt::format("GPU {} is named twice in this stage", gpus[g]));
+            else if (owner[g] != kFree)
+              reader_.error(pattern, fmt::format("GPU {} already holds stage {}", gpus[g], owner[g]));
+            owner[g] = spec.stages.size();
             stage.devices.push_back(g);
           }
           if (!matched)

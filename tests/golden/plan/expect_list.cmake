@@ -1,0 +1,18 @@
+# Runs COMMAND (arguments separated by '|'), a `dnnsim list …`, and checks that the names it lists (the
+# first word of each line that does not start with a space) are exactly NAMES ('|'-separated), in order.
+string(REPLACE "|" ";" command "${COMMAND}")
+string(REPLACE "|" ";" expected "${NAMES}")
+execute_process(COMMAND ${command} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT code EQUAL 0)
+  message(FATAL_ERROR "exit code ${code}, expected 0\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+string(REPLACE ";" "," out_without_semicolons "${out}")
+string(REGEX MATCHALL "(^|\n)[^ \n]+" starts "${out_without_semicolons}")
+set(names "")
+foreach(start IN LISTS starts)
+  string(STRIP "${start}" name)
+  list(APPEND names "${name}")
+endforeach()
+if(NOT names STREQUAL expected)
+  message(FATAL_ERROR "listed: '${names}', expected: '${expected}'\nstdout:\n${out}")
+endif()

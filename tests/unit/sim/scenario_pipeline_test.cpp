@@ -1,0 +1,408 @@
+// The `kind: pipeline` workload (docs/scenarios.md): its keys as read (schedule options, planner,
+// explicit stages by GPU count and by device globs), every input error at its line and column, and
+// plan_pipeline (sim/run/pipeline_workload.hpp), which turns the read workload into a plan without
+// an engine: explicit stages, an infeasible planner result (a result, not an error), and a schedule
+// that cannot run the plan's shape (an error located at the workload).
+//
+// Line numbers: every scenario below is kCluster (8 lines) + "workload:" (line 9) + "  kind: pipeline"
+// (line 10) + the body given to `pipeline()`, whose first line is line 11. The workload mapping
+// itself starts at its first key, 10:3.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sim/run/pipeline_workload.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "tests/support/diagnostics.hpp"
+#include "tests/support/scenario_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+using testing::diagnostics_thrown_by;
+using testing::dump;
+using testing::expect_error;
+using testing::load;
+
+// Two nodes of two V100-16GB (16 GiB each): GPUs node0/gpu0, node0/gpu1, node1/gpu0, node1/gpu1 in
+// cluster order (indices 0 … 3).
+const std::string kCluster = R"(name: pipe
+cluster:
+  node_types:
+    box:
+      gpu: V100-16GB
+      gpus_per_node: 2
+      nic: {bandwidth: "25Gbps", latency: "5us"}
+  nodes: [{type: box, count: 2}]
+)";
+
+// Four identical layers: 4 MB of parameters (1e6 fp32 parameters) and 1 MB of activations each.
+const std::string kModel =
+    R"(  model: {layers: [{forward_flops: "1GFlop", parameter_bytes: "4MB", activation_bytes: "1MB", repeat: 4}]}
+)";
+
+std::string pipeline(const std::string& body) { return kCluster + "workload:\n  kind: pipeline\n" + body; }
+
+// Lines 11–14 of a valid workload without its planner/stages (line 15 on): 4 layers, 8 samples in 4
+// micro-batches, 1F1B.
+std::string valid_head() { return kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: 1f1b\n"; }
+
+const PipelineWorkloadSpec& spec_of(const Scenario& scenario) {
+  const auto* spec = std::get_if<PipelineWorkloadSpec>(&scenario.workload);
+  if (spec == nullptr) throw std::logic_error("not a pipeline workload");
+  return *spec;
+}
+
+std::vector<Diagnostic> errors_of(const std::string& yaml) {
+  return diagnostics_thrown_by([&] { (void)load(yaml); });
+}
+
+// Exactly one diagnostic, at line:column, containing `text`.
+void expect_single_error(const std::string& yaml, int line, int column, const std::string& text) {
+  const auto errors = errors_of(yaml);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], line, column, text);
+}
+
+// ---- a valid workload --------------------------------------------------------------------------
+
+TEST(ScenarioPipeline, ReadsEveryKey) {
+  const Scenario scenario = load(pipeline(kModel + R"(  global_batch: 8
+  micro_batch_size: 2
+  dtype: fp16
+  precision: mixed
+  optimizer: sgd
+  collective_algorithm: tree
+  framework_overhead: "1GiB"
+  schedule: {name: kfkb, group: 2}
+  planner: {name: uniform, stages: 2}
+)"));
+  const PipelineWorkloadSpec& spec = spec_of(scenario);
+  EXPECT_EQ(spec.model.layers.size(), 4u);
+  EXPECT_EQ(spec.global_batch, 8);
+  EXPECT_EQ(spec.micro_batches, 4);  // M = global_batch / micro_batch_size = 8 / 2
+  EXPECT_EQ(spec.dtype, Dtype::fp16);
+  EXPECT_EQ(spec.precision, Precision::mixed);
+  EXPECT_EQ(spec.optimizer, Optimizer::sgd);
+  EXPECT_EQ(spec.collective_algorithm, "tree");
+  EXPECT_EQ(spec.framework_overhead.value(), 1073741824.0);  // 2^30
+  EXPECT_EQ(spec.schedule, "kfkb");
+  EXPECT_EQ(spec.schedule_options.group, 2);
+  EXPECT_EQ(spec.planner, "uniform");
+  ASSERT_TRUE(spec.planner_stages.has_value());
+  EXPECT_EQ(*spec.planner_stages, 2);
+  EXPECT_TRUE(spec.stages.empty());
+  // The workload mapping starts at its first key, "kind" (10:3).
+  EXPECT_EQ(spec.where.line, 10);
+  EXPECT_EQ(spec.where.column, 3);
+}
+
+TEST(ScenarioPipeline, DefaultsOfAPlainWorkload) {
+  const PipelineWorkloadSpec spec = spec_of(load(pipeline(valid_head() + "  planner: dapple\n")));
+  EXPECT_EQ(spec.schedule, "1f1b");
+  EXPECT_EQ(spec.planner, "dapple");
+  EXPECT_FALSE(spec.planner_stages.has_value());
+  EXPECT_EQ(spec.dtype, Dtype::fp32);
+  EXPECT_EQ(spec.precision, Precision::fp32);
+  EXPECT_EQ(spec.optimizer, Optimizer::adam);
+  EXPECT_EQ(spec.collective_algorithm, "");
+  EXPECT_EQ(spec.framework_overhead.value(), 0.0);
+}
+
+TEST(ScenarioPipeline, ReadsEachScheduleOwnOptions) {
+  const auto schedule_of = [](const std::string& schedule) {
+    return spec_of(load(pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: " + schedule +
+                                 "\n  planner: {name: uniform, stages: 2}\n")));
+  };
+  const PipelineWorkloadSpec gpipe = schedule_of("{name: gpipe, recompute: true}");
+  EXPECT_EQ(gpipe.schedule, "gpipe");
+  EXPECT_TRUE(gpipe.schedule_options.recompute);
+
+  const PipelineWorkloadSpec dapple = schedule_of("{name: dapple, policy: B, max_in_flight: 3}");
+  EXPECT_EQ(dapple.schedule, "dapple");
+  EXPECT_EQ(dapple.schedule_options.policy, 'B');
+  ASSERT_TRUE(dapple.schedule_options.max_in_flight.has_value());
+  EXPECT_EQ(*dapple.schedule_options.max_in_flight, 3);
+
+  // Interleaved: v = 2 unless given (the scalar form: InterleavedScalarFormHasTwoChunks below).
+  EXPECT_EQ(schedule_of("{name: interleaved}").schedule_options.chunks, 2);
+  EXPECT_EQ(schedule_of("{name: interleaved, chunks: 3}").schedule_options.chunks, 3);
+
+  const PipelineWorkloadSpec ada = schedule_of("{name: ada-grouper, candidates: [1, 2, 4]}");
+  EXPECT_EQ(ada.schedule, "ada-grouper");
+  EXPECT_EQ(ada.schedule_options.candidates, (std::vector<int>{1, 2, 4}));
+}
+
+// `schedule: interleaved` (the scalar form) gets the documented default v = 2, as the mapping form
+// does (it once kept ScheduleOptions' 1, and planning then threw).
+TEST(ScenarioPipeline, InterleavedScalarFormHasTwoChunks) {
+  const Scenario scenario = load(pipeline(kModel + R"(  global_batch: 8
+  micro_batches: 4
+  schedule: interleaved
+  planner: {name: uniform, stages: 2}
+)"));
+  EXPECT_EQ(spec_of(scenario).schedule_options.chunks, 2);
+  // The same plan as `{name: interleaved}`: 2 stages × 2 chunks of one layer each.
+  const PipelineSetup setup = plan_pipeline(scenario, spec_of(scenario));
+  ASSERT_TRUE(setup.report.plan.feasible) << setup.report.plan.reason;
+  EXPECT_EQ(setup.report.plan.plan.stages[0].chunks, (std::vector<LayerRange>{{0, 1}, {2, 3}}));
+}
+
+TEST(ScenarioPipeline, ExplicitStagesTakeTheNextGpusInClusterOrder) {
+  const PipelineWorkloadSpec spec = spec_of(load(pipeline(valid_head() + R"(  stages:
+    - {layers: 1, gpus: 1}
+    - {layers: 3, gpus: 2}
+)")));
+  EXPECT_EQ(spec.planner, "");
+  ASSERT_EQ(spec.stages.size(), 2u);
+  // Stage 0: layer 0 on GPU 0; stage 1: layers 1–3 on GPUs 1 and 2 (node0/gpu1, node1/gpu0).
+  EXPECT_EQ(spec.stages[0].chunks, (std::vector<LayerRange>{{0, 1}}));
+  EXPECT_EQ(spec.stages[0].devices, (std::vector<DeviceId>{0}));
+  EXPECT_EQ(spec.stages[1].chunks, (std::vector<LayerRange>{{1, 4}}));
+  EXPECT_EQ(spec.stages[1].devices, (std::vector<DeviceId>{1, 2}));
+}
+
+TEST(ScenarioPipeline, ExplicitStagesByDeviceGlobsAndThenByCount) {
+  const PipelineWorkloadSpec spec = spec_of(load(pipeline(valid_head() + R"(  stages:
+    - {layers: 2, devices: ["node1/*"]}
+    - {layers: 2, gpus: 2}
+)")));
+  ASSERT_EQ(spec.stages.size(), 2u);
+  // node1/* = GPUs 2 and 3; the count then takes the unused GPUs in cluster order: 0 and 1.
+  EXPECT_EQ(spec.stages[0].chunks, (std::vector<LayerRange>{{0, 2}}));
+  EXPECT_EQ(spec.stages[0].devices, (std::vector<DeviceId>{2, 3}));
+  EXPECT_EQ(spec.stages[1].chunks, (std::vector<LayerRange>{{2, 4}}));
+  EXPECT_EQ(spec.stages[1].devices, (std::vector<DeviceId>{0, 1}));
+}
+
+// ---- micro-batches -------------------------------------------------------------------------------
+
+TEST(ScenarioPipeline, BothMicroBatchKeysIsAnError) {
+  expect_single_error(pipeline(kModel + R"(  global_batch: 8
+  micro_batches: 4
+  micro_batch_size: 2
+  schedule: 1f1b
+  planner: dapple
+)"),
+                      10, 3, "give exactly one of 'micro_batches' (M) and 'micro_batch_size'");
+}
+
+TEST(ScenarioPipeline, NeitherMicroBatchKeyIsAnError) {
+  expect_single_error(pipeline(kModel + "  global_batch: 8\n  schedule: 1f1b\n  planner: dapple\n"), 10, 3,
+                      "give exactly one of 'micro_batches' (M) and 'micro_batch_size'");
+}
+
+TEST(ScenarioPipeline, GlobalBatchMustBeAMultiple) {
+  // Line 13 is "  micro_batches: 3": the value at column 18.
+  expect_single_error(pipeline(kModel + "  global_batch: 8\n  micro_batches: 3\n  schedule: 1f1b\n  planner: dapple\n"),
+                      13, 18, "global_batch 8 is not a multiple of micro_batches 3");
+  // "  micro_batch_size: 3": the value at column 21.
+  expect_single_error(pipeline(kModel + "  global_batch: 8\n  micro_batch_size: 3\n  schedule: 1f1b\n  planner: dapple\n"),
+                      13, 21, "global_batch 8 is not a multiple of micro_batch_size 3");
+}
+
+// ---- schedule ----------------------------------------------------------------------------------------
+
+TEST(ScenarioPipeline, UnknownScheduleSuggestsTheClosestName) {
+  // Line 14 "  schedule: 1fb1": the value at column 13.
+  expect_single_error(pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: 1fb1\n  planner: dapple\n"),
+                      14, 13, "unknown schedule '1fb1'; did you mean '1f1b'?");
+  // The mapping form: "  schedule: {name: kfbk}", the name at column 20.
+  expect_single_error(
+      pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: kfbk}\n  planner: dapple\n"), 14, 20,
+      "did you mean 'kfkb'?");
+}
+
+TEST(ScenarioPipeline, AnOptionTheScheduleDoesNotReadNamesItsOptions) {
+  // "  schedule: {name: gpipe, group: 2}": the value of group at column 34.
+  expect_single_error(
+      pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: gpipe, group: 2}\n  planner: dapple\n"),
+      14, 34, "schedule 'gpipe' has no option 'group' (its options: recompute)");
+  // 1F1B reads none: "  schedule: {name: 1f1b, chunks: 2}", chunks' value at column 34.
+  expect_single_error(
+      pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: 1f1b, chunks: 2}\n  planner: dapple\n"),
+      14, 34, "schedule '1f1b' has no option 'chunks' (its options: none)");
+  // DAPPLE lists both of its options.
+  expect_single_error(pipeline(kModel +
+                               "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: dapple, recompute: true}\n"
+                               "  planner: dapple\n"),
+                      14, 39, "(its options: policy, max_in_flight)");
+}
+
+TEST(ScenarioPipeline, GroupLargerThanTheMicroBatchesIsAnError) {
+  // M = 4; "  schedule: {name: kfkb, group: 5}": the 5 at column 33.
+  expect_single_error(
+      pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: kfkb, group: 5}\n  planner: dapple\n"),
+      14, 33, "group 5 is larger than the 4 micro-batches");
+  // Ada-Grouper's candidates are group sizes too, in [1, M]: "  schedule: {name: ada-grouper, candidates: [1, 8]}",
+  // the 8 at column 49.
+  expect_single_error(pipeline(kModel +
+                               "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: ada-grouper, candidates: [1, 8]}\n"
+                               "  planner: dapple\n"),
+                      14, 49, "expected an integer in [1, 4], got 8");
+}
+
+// ---- planner / stages ----------------------------------------------------------------------------------
+
+TEST(ScenarioPipeline, PlannerAndStagesTogetherIsAnError) {
+  expect_single_error(pipeline(valid_head() + "  planner: dapple\n  stages: [{layers: 4, gpus: 1}]\n"), 10, 3,
+                      "give exactly one of 'planner' (a name of `dnnsim list planners`) and 'stages' (explicit)");
+}
+
+TEST(ScenarioPipeline, NeitherPlannerNorStagesIsAnError) {
+  expect_single_error(pipeline(valid_head()), 10, 3, "give exactly one of 'planner'");
+}
+
+TEST(ScenarioPipeline, UnknownPlannerSuggestsTheClosestName) {
+  // Line 15 "  planner: dapel": the value at column 12.
+  expect_single_error(pipeline(valid_head() + "  planner: dapel\n"), 15, 12, "unknown planner 'dapel'; did you mean 'dapple'?");
+  // The mapping form: "  planner: {name: unifrom}", the name at column 19.
+  expect_single_error(pipeline(valid_head() + "  planner: {name: unifrom}\n"), 15, 19, "did you mean 'uniform'?");
+}
+
+TEST(ScenarioPipeline, OnlyTheUniformPlannerTakesStages) {
+  // "  planner: {name: dapple, stages: 2}": the 2 at column 35.
+  expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, stages: 2}\n"), 15, 35,
+                      "only the uniform planner takes 'stages'; planner 'dapple' chooses them");
+}
+
+TEST(ScenarioPipeline, ExplicitStagesMustHoldEveryLayer) {
+  // Line 15 "  stages:", its list starting on line 16 at column 5.
+  expect_single_error(pipeline(valid_head() + R"(  stages:
+    - {layers: 1, gpus: 1}
+    - {layers: 2, gpus: 1}
+)"),
+                      16, 5, "the stages hold 3 layers but the model has 4");
+}
+
+TEST(ScenarioPipeline, ADeviceGlobMatchingNoGpuIsAnError) {
+  // Line 16 "    - {layers: 4, devices: [node2/*]}": the pattern at column 29.
+  expect_single_error(pipeline(valid_head() + "  stages:\n    - {layers: 4, devices: [node2/*]}\n"), 16, 29,
+                      "no GPU of the cluster matches 'node2/*'");
+}
+
+TEST(ScenarioPipeline, AGpuInTwoStagesIsAnError) {
+  // The second stage's glob node0/* also matches node0/gpu0 of the first: line 17, the pattern at column 29.
+  expect_single_error(pipeline(valid_head() + R"(  stages:
+    - {layers: 2, devices: [node0/gpu0]}
+    - {layers: 2, devices: [node0/*]}
+)"),
+                      17, 29, "GPU node0/gpu0 already holds stage 0");
+}
+
+TEST(ScenarioPipeline, NotEnoughGpusForACount) {
+  // 4 GPUs; the first stage takes node1/* (2), the second asks for 3 of the 2 left. Line 17
+  // "    - {layers: 2, gpus: 3}": the 3 at column 25.
+  expect_single_error(pipeline(valid_head() + R"(  stages:
+    - {layers: 2, devices: [node1/*]}
+    - {layers: 2, gpus: 3}
+)"),
+                      17, 25, "not enough GPUs: the cluster has 4");
+}
+
+TEST(ScenarioPipeline, GpusAndDevicesTogetherIsAnError) {
+  // Line 16 "    - {layers: 4, gpus: 1, devices: [node0/gpu0]}": the stage mapping at column 7.
+  expect_single_error(pipeline(valid_head() + "  stages:\n    - {layers: 4, gpus: 1, devices: [node0/gpu0]}\n"), 16, 7,
+                      "give exactly one of 'gpus'");
+}
+
+TEST(ScenarioPipeline, SeveralErrorsAreReportedAtOnceInFileOrder) {
+  const auto errors = errors_of(pipeline(kModel + R"(  global_batch: 8
+  micro_batches: 3
+  schedule: {name: gpipe, chunks: 2}
+  planner: pipedrem
+)"));
+  ASSERT_EQ(errors.size(), 3u) << dump(errors);
+  expect_error(errors[0], 13, 18, "global_batch 8 is not a multiple of micro_batches 3");
+  expect_error(errors[1], 14, 35, "schedule 'gpipe' has no option 'chunks'");
+  expect_error(errors[2], 15, 12, "unknown planner 'pipedrem'; did you mean 'pipedream'?");
+}
+
+// ---- plan_pipeline: the read workload made into a plan (pure, no engine) ----------------------------------
+
+TEST(ScenarioPipelinePlan, ExplicitStagesAreTheFeasiblePlan) {
+  const Scenario scenario = load(pipeline(valid_head() + R"(  stages:
+    - {layers: 1, gpus: 1}
+    - {layers: 3, gpus: 1}
+)"));
+  const PipelineSetup setup = plan_pipeline(scenario, spec_of(scenario));
+  EXPECT_EQ(setup.report.planner, "explicit");
+  EXPECT_EQ(setup.report.schedule, "1f1b");
+  ASSERT_TRUE(setup.report.plan.feasible) << setup.report.plan.reason;
+  const PipelinePlan& plan = setup.report.plan.plan;
+  ASSERT_EQ(plan.stages.size(), 2u);
+  EXPECT_EQ(plan.stages[1].chunks, (std::vector<LayerRange>{{1, 4}}));
+  EXPECT_EQ(plan.micro_batches, 4);
+  EXPECT_EQ(plan.micro_batch_size(), 2);  // 8 / 4
+  EXPECT_EQ(setup.workload.plan.stages.size(), 2u);
+  ASSERT_NE(setup.schedule, nullptr);
+}
+
+TEST(ScenarioPipelinePlan, UniformSplitsLayersAndGpusEvenly) {
+  const Scenario scenario = load(pipeline(valid_head() + "  planner: {name: uniform, stages: 2}\n"));
+  const PipelineSetup setup = plan_pipeline(scenario, spec_of(scenario));
+  EXPECT_EQ(setup.report.planner, "uniform");
+  ASSERT_TRUE(setup.report.plan.feasible) << setup.report.plan.reason;
+  // 4 layers / 2 stages = 2 each; 4 GPUs / 2 stages = 2 replicas each, in cluster order.
+  const PipelinePlan& plan = setup.report.plan.plan;
+  ASSERT_EQ(plan.stages.size(), 2u);
+  EXPECT_EQ(plan.stages[0].chunks, (std::vector<LayerRange>{{0, 2}}));
+  EXPECT_EQ(plan.stages[0].devices, (std::vector<DeviceId>{0, 1}));
+  EXPECT_EQ(plan.stages[1].chunks, (std::vector<LayerRange>{{2, 4}}));
+  EXPECT_EQ(plan.stages[1].devices, (std::vector<DeviceId>{2, 3}));
+  EXPECT_GT(setup.report.plan.predicted_iteration_time.value(), 0.0);
+}
+
+// Four layers of 8 GB of fp32 parameters (2e9 parameters each): fp32 Adam keeps 16 B per parameter,
+// 32 GB per layer, twice a V100-16GB's 16 GiB (17.2 GB) even with one layer per GPU.
+const std::string kTooBigModel =
+    R"(  model: {layers: [{forward_flops: "1GFlop", parameter_bytes: "8GB", activation_bytes: "1MB", repeat: 4}]}
+  global_batch: 8
+  micro_batches: 4
+  schedule: 1f1b
+)";
+
+TEST(ScenarioPipelinePlan, AModelTooBigForTheGpusIsAnInfeasibleResultNotAnError) {
+  for (const std::string planner : {"uniform", "dapple"}) {
+    SCOPED_TRACE(planner);
+    const Scenario scenario = load(pipeline(kTooBigModel + "  planner: " + planner + "\n"));
+    PipelineSetup setup;
+    EXPECT_NO_THROW(setup = plan_pipeline(scenario, spec_of(scenario)));
+    EXPECT_EQ(setup.report.planner, planner);
+    EXPECT_FALSE(setup.report.plan.feasible);
+    EXPECT_NE(setup.report.plan.reason.find("memory"), std::string::npos) << setup.report.plan.reason;
+  }
+}
+
+TEST(ScenarioPipelinePlan, InterleavedNeedsMicroBatchesAMultipleOfTheStages) {
+  // Uniform plans 2 stages × 2 chunks of one layer each; M = 3 is not a multiple of p = 2.
+  const Scenario scenario = load(pipeline(kModel + R"(  global_batch: 6
+  micro_batches: 3
+  schedule: {name: interleaved, chunks: 2}
+  planner: {name: uniform, stages: 2}
+)"));
+  const auto errors = diagnostics_thrown_by([&] { (void)plan_pipeline(scenario, spec_of(scenario)); });
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 10, 3, "schedule 'interleaved' cannot run the plan");
+  EXPECT_NE(errors[0].message.find("micro-batches (3) to be a multiple of the stages (2)"), std::string::npos)
+      << errors[0].message;
+  EXPECT_EQ(errors[0].location.file, scenario.file);
+}
+
+TEST(ScenarioPipelinePlan, InterleavedNeedsAPlanWithChunks) {
+  // Explicit stages hold one chunk each; interleaved runs two.
+  const Scenario scenario = load(pipeline(kModel + R"(  global_batch: 8
+  micro_batches: 4
+  schedule: {name: interleaved}
+  stages: [{layers: 2, gpus: 1}, {layers: 2, gpus: 1}]
+)"));
+  const auto errors = diagnostics_thrown_by([&] { (void)plan_pipeline(scenario, spec_of(scenario)); });
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 10, 3, "schedule 'interleaved' cannot run the plan");
+}
+
+}  // namespace
+}  // namespace dnnsim
