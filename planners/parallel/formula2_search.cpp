@@ -16,21 +16,24 @@ namespace {
 // tests (planner_oracle_test.cpp) and keeps the 64-GPU case in seconds (docs/performance.md).
 constexpr std::size_t kPrefixesPerState = 8;
 
-// What a prefix contributes to Formula 2 of any completion, each the lower the better. With the
-// pivot after the prefix, L = forward_sum + (the completion's terms) + max(ending + …, …); with the
-// pivot inside it, `alone` (the prefix's own Formula 2) stands for its part; `pressure` decides
-// where Algorithm 1 puts the pivot (it leaves the prefix alone while the completion's steady phase
-// exceeds it). The one-stage completion ranks prefixes within a state.
+// What a prefix (stages 0..k) contributes to Formula 2 of any completion, each the lower the better.
+// L = max_Q L(Q) (stage_cost.hpp). With Q in the completion, L(Q) sees the prefix only through
+// forward_sum (warm-up) and ending (its T_e terms, to which the completion adds Σ B up to Q). With Q
+// in the prefix, L(Q) = max(the prefix's own L(Q), W(Q) + (M−1)(F_Q+B_Q) − Σ_{a=Q..k} B_a + a term of
+// the completion alone), whose maxima over Q are `alone` and `pressure`. So a prefix no worse in these
+// four is no worse with every completion: the dominance is exact for latency (memory can still differ:
+// a longer prefix puts more micro-batches in flight on its stages). The one-stage completion ranks
+// prefixes within a state.
 struct PrefixSummary {
   Seconds forward_sum{0};  // Σ F_s: the warm-up share of the prefix
-  Seconds ending{0};       // max_s (AR_s + Σ_{a=s..k} B_a): T_e's term when the pivot is later
-  Seconds pressure{0};     // max_s ((M−1)(F_s+B_s) − Σ_{a=s+1..k}(F_a+B_a)): pull on the pivot
+  Seconds ending{0};       // max_s (AR_s + Σ_{a=s..k} B_a)
+  Seconds pressure{0};     // max_Q (Σ_{s≤Q} F_s + (M−1)(F_Q+B_Q) − Σ_{a=Q..k} B_a)
   Seconds alone{0};        // Formula 2 of the prefix as a whole pipeline
   Seconds completed{0};    // Formula 2 of the prefix completed by one last stage
 
   [[nodiscard]] bool no_worse_than(const PrefixSummary& other) const {
     return forward_sum <= other.forward_sum && ending <= other.ending && pressure <= other.pressure &&
-           alone <= other.alone && completed <= other.completed;
+           alone <= other.alone;
   }
 };
 
@@ -39,14 +42,18 @@ PrefixSummary summarize(const std::vector<Formula2Stage>& entries, int micro_bat
   summary.completed = completed;
   summary.alone = formula2_latency(entries, micro_batches);
   Seconds backward_after{0};  // Σ_{a=s..k} B_a
-  Seconds work_after{0};      // Σ_{a=s+1..k} (F_a + B_a)
   for (std::size_t s = entries.size(); s-- > 0;) {
-    const Formula2Stage& e = entries[s];
+    backward_after += entries[s].backward;
+    summary.ending = std::max(summary.ending, entries[s].all_reduce + backward_after);
+  }
+  Seconds backward_from = backward_after;  // Σ_{a=Q..k} B_a
+  Seconds lowest{-std::numeric_limits<double>::infinity()};
+  summary.pressure = lowest;
+  for (const Formula2Stage& e : entries) {
     summary.forward_sum += e.forward;
-    backward_after += e.backward;
-    summary.ending = std::max(summary.ending, e.all_reduce + backward_after);
-    summary.pressure = std::max(summary.pressure, (e.forward + e.backward) * (micro_batches - 1.0) - work_after);
-    work_after += e.forward + e.backward;
+    summary.pressure =
+        std::max(summary.pressure, summary.forward_sum + (e.forward + e.backward) * (micro_batches - 1.0) - backward_from);
+    backward_from = backward_from - e.backward;
   }
   return summary;
 }
@@ -65,25 +72,33 @@ struct Prefix {
 // their one-stage completion (ties: the one found first), so that the search is deterministic.
 class PrefixSet {
  public:
-  void offer(Prefix&& candidate) {
-    const auto same_future = [&](const Prefix& kept) {
-      return kept.used == candidate.used && kept.stages.back().devices == candidate.stages.back().devices;
-    };
-    for (const Prefix& kept : prefixes_)
-      if (same_future(kept) && kept.summary.no_worse_than(candidate.summary)) return;
+  // Whether a prefix with these GPUs, last stage and summary would be kept (checked before the
+  // prefix is built: most candidates are not).
+  [[nodiscard]] bool admits(const std::vector<bool>& used, std::span<const DeviceId> last_stage,
+                            const PrefixSummary& summary) const {
+    if (prefixes_.size() >= kPrefixesPerState && !(summary.completed < prefixes_.back().summary.completed)) return false;
+    return std::none_of(prefixes_.begin(), prefixes_.end(), [&](const Prefix& kept) {
+      return same_future(kept, used, last_stage) && kept.summary.no_worse_than(summary);
+    });
+  }
+  // Keeps `candidate`, which admits() accepted, and drops what it dominates or pushes out.
+  void keep(Prefix&& candidate) {
     std::erase_if(prefixes_, [&](const Prefix& kept) {
-      return same_future(kept) && candidate.summary.no_worse_than(kept.summary);
+      return same_future(kept, candidate.used, candidate.stages.back().devices) &&
+             candidate.summary.no_worse_than(kept.summary);
     });
     const auto position = std::upper_bound(
         prefixes_.begin(), prefixes_.end(), candidate.summary.completed,
         [](Seconds latency, const Prefix& kept) { return latency < kept.summary.completed; });
-    if (position - prefixes_.begin() >= static_cast<std::ptrdiff_t>(kPrefixesPerState)) return;
     prefixes_.insert(position, std::move(candidate));
     if (prefixes_.size() > kPrefixesPerState) prefixes_.pop_back();
   }
   [[nodiscard]] const std::vector<Prefix>& prefixes() const { return prefixes_; }
 
  private:
+  static bool same_future(const Prefix& kept, const std::vector<bool>& used, std::span<const DeviceId> last_stage) {
+    return kept.used == used && std::ranges::equal(kept.stages.back().devices, last_stage);
+  }
   std::vector<Prefix> prefixes_;
 };
 
@@ -94,16 +109,34 @@ std::vector<DeviceId> unused_devices(const std::vector<bool>& used) {
   return result;
 }
 
-// fewest_stages[j]: a lower bound on the stages (so GPUs) that layers [j, N) need: greedy covering
-// with the longest range any stage can hold (StageCostModel::max_stage_end), optimal for intervals
-// because that end never decreases with the start. Infinite (devices + 1) when a layer fits nowhere.
-std::vector<int> fewest_stages(const StageCostModel& cost) {
+// fewest[j]: a lower bound on the GPUs that layers [j, N) need, from memory alone. A stage with t
+// stages after it has at least I(t) micro-batches in flight, I(t) the fewest the schedule gives such
+// a stage over every pipeline length; on r GPUs it ends at most at max_stage_end(j, r, I(t)). With
+// G(j, t) the fewest GPUs of t + 1 stages covering [j, N):
+//   G(j, t) = min_r min_{j < e ≤ max_stage_end(j, r, I(t))} r + G(e, t − 1),  G(N, −1) = 0,
+// and fewest[j] = min_t G(j, t); greater than the device count when no plan on these GPUs fits.
+std::vector<int> fewest_gpus(const StageCostModel& cost) {
   const std::size_t layers = cost.layer_count();
-  const int impossible = static_cast<int>(cost.device_count()) + 1;
-  std::vector<int> fewest(layers + 1, 0);
-  for (std::size_t j = layers; j-- > 0;) {
-    const std::size_t end = cost.max_stage_end(j);
-    fewest[j] = end <= j ? impossible : std::min(impossible, 1 + fewest[end]);
+  const int devices = static_cast<int>(cost.device_count());
+  const int impossible = devices + 1;
+  const int max_replicas = std::min(devices, cost.micro_batch_size());
+  std::vector<int> fewest(layers + 1, impossible);
+  fewest[layers] = 0;
+  std::vector<int> shorter(layers + 1, impossible);  // G(·, t − 1)
+  shorter[layers] = 0;
+  for (int followers = 0; followers < std::min<int>(devices, static_cast<int>(layers)); ++followers) {
+    int in_flight = cost.request().micro_batches;  // I(t)
+    for (int stages = followers + 1; stages <= devices; ++stages)
+      in_flight = std::min(in_flight, cost.in_flight(stages - 1 - followers, stages));
+    std::vector<int> current(layers + 1, impossible);  // G(·, t); a stage is never empty
+    for (std::size_t j = 0; j < layers; ++j)
+      for (int replicas = 1; replicas <= max_replicas; ++replicas) {
+        const std::size_t last_end = cost.max_stage_end(j, replicas, std::max(0, in_flight));
+        for (std::size_t end = j + 1; end <= last_end; ++end)
+          current[j] = std::min(current[j], replicas + shorter[end]);
+      }
+    for (std::size_t j = 0; j < layers; ++j) fewest[j] = std::min(fewest[j], current[j]);
+    shorter = std::move(current);
   }
   return fewest;
 }
@@ -131,13 +164,14 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
     }
   }
 
-  // Every stage needs a GPU: a prefix or a cut that leaves fewer GPUs than the rest of the layers
-  // needs stages cannot complete (a bound from memory alone, so no feasible plan is lost).
-  const std::vector<int> fewest = fewest_stages(cost);
+  // A prefix or a cut that leaves fewer GPUs than the rest of the layers needs cannot complete (a
+  // bound from memory alone, so no feasible plan is lost).
+  const std::vector<int> fewest = fewest_gpus(cost);
+  outcome.fewest_gpus = fewest[0];
   // states[j]: the kept prefixes covering layers [0, j) for each class of used GPU sets.
   std::vector<std::map<std::string, PrefixSet>> states(layers);
   const std::vector<bool> none(devices, false);
-  states[0][policy.state_key(none)].offer(Prefix{{}, {}, none, 0, {}});
+  states[0][policy.state_key(none)].keep(Prefix{{}, {}, none, 0, {}});
   std::vector<Formula2Stage> scratch;
   for (std::size_t j = 0; j < layers; ++j) {
     for (const auto& [key, kept] : states[j])
@@ -180,12 +214,13 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
                 outcome.stages.push_back(last);
               }
               if (cut + 1 >= layers) continue;  // a prefix ending at N − 1 leaves one layer: no split left
-              Prefix extended{prefix.stages, {}, used, prefix.used_count + count, {}};
-              extended.stages.push_back(stage);
               scratch.resize(prefix_entries);
-              extended.summary = summarize(scratch, micro_batches, latency);
-              extended.entries = scratch;
-              states[cut][next_key].offer(std::move(extended));
+              const PrefixSummary summary = summarize(scratch, micro_batches, latency);
+              PrefixSet& kept = states[cut][next_key];
+              if (!kept.admits(used, group, summary)) continue;
+              Prefix extended{prefix.stages, scratch, used, prefix.used_count + count, summary};
+              extended.stages.push_back(stage);
+              kept.keep(std::move(extended));
             }
           }
         }
@@ -198,6 +233,13 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
 
 PlanResult search_result(const SearchOutcome& outcome, const PlanRequest& request, const std::string& cost_model,
                          double wall_seconds) {
+  if (outcome.stages.empty() && outcome.fewest_gpus > static_cast<int>(request.cluster.size()))
+    return infeasible(fmt::format("no plan fits in GPU memory: the layers need more than {} GPUs under this schedule's "
+                                  "in-flight counts (a lower bound from the memory model); the data-parallel plan: {}",
+                                  request.cluster.size(),
+                                  outcome.first_problem.empty() ? "a micro-batch has fewer samples than the GPUs"
+                                                                : outcome.first_problem),
+                      cost_model, outcome.candidates, wall_seconds);
   if (outcome.stages.empty())
     return infeasible(
         fmt::format("no plan fits in GPU memory ({} candidates scored); the data-parallel plan: {}", outcome.candidates,

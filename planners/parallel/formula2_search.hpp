@@ -9,10 +9,14 @@
 // prefix. The answer is the best complete plan scored on the way, starting with "DP" (one stage on
 // all GPUs); "straight" plans (one GPU per stage) are in the space (m' = 1 throughout).
 //
-// The DP keeps one prefix per state: the prefix whose one-stage completion is fastest. Formula 2 is
-// not decomposable over prefixes (the pivot depends on the whole plan), so, as in the paper, the
-// search is exact only for the plans whose every prefix is the best of its state; the unit tests
-// compare it with exhaustive enumeration and docs/planners.md states the gap.
+// The paper keeps one prefix per state. Formula 2 is not decomposable over prefixes (the pivot
+// depends on the whole plan), so we keep up to 8 per state: those that no other prefix with the same
+// GPUs and last stage beats in every component of what a prefix contributes to Formula 2 (ΣF, the
+// T_e term, the pull on the pivot, its own latency, its one-stage completion), fastest completion
+// first. Still not exact (29 of the unit tests' 30 oracle instances at the optimum; docs/planners.md).
+// Pruning, none of which loses a feasible plan: a lower bound on the GPUs the remaining layers need
+// (memory of the most favourable stage shape at each distance from the end) cuts prefixes and cuts
+// that leave too few; a stage stops growing once it no longer fits.
 //
 // Memory: a candidate counts as a result only if every stage fits with the schedule's in-flight
 // count for its position; a prefix is kept for extension when its own stages fit (the last stage
@@ -43,6 +47,7 @@ struct SearchOutcome {
   std::vector<StageSpec> stages;  // empty when no candidate fits in memory
   Seconds latency{0};
   std::string first_problem;  // why the "DP" plan does not fit, for the infeasible reason
+  int fewest_gpus = 0;        // a lower bound on the GPUs the model needs (memory alone)
   std::size_t candidates = 0;
 };
 

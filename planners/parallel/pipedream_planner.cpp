@@ -115,7 +115,6 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
   const StageCostModel cost(request);
   const ClusterView& cluster = request.cluster;
   const std::size_t layers = cost.layer_count();
-  const int devices = static_cast<int>(cluster.size());
 
   // Levels from the topology: GPUs within a node, then nodes. Nodes of different sizes, a single
   // node, or one GPU per node: one level over all GPUs.

@@ -86,8 +86,16 @@ PlanResult PipelineMappingPlanner::plan(const PlanRequest& request) const {
   if (std::string problem = request_problem(request, false); !problem.empty())
     return infeasible(std::move(problem), cost_model, 0, elapsed());
   const StageCostModel cost(request);
-  const BandwidthPlacement placement(request.cluster);
-  const SearchOutcome outcome = formula2_search(cost, placement);
+  // The bandwidth-matrix placements, and DAPPLE's machine-level ones as further candidates: the
+  // search keeps a bounded set of prefixes per state, so a larger placement set alone would not
+  // guarantee L1 (never slower than dapple under the same cost model); the better of the two
+  // searches does, by construction (ties: the bandwidth-matrix plan).
+  SearchOutcome outcome = formula2_search(cost, BandwidthPlacement(request.cluster));
+  SearchOutcome machines = formula2_search(cost, MachinePlacement(request.cluster));
+  const std::size_t candidates = outcome.candidates + machines.candidates;
+  if (!machines.stages.empty() && (outcome.stages.empty() || machines.latency < outcome.latency))
+    outcome = std::move(machines);
+  outcome.candidates = candidates;
   return search_result(outcome, request, cost_model, elapsed());
 }
 

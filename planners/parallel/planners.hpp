@@ -87,6 +87,8 @@ class BandwidthPlacement final : public PlacementPolicy {
   std::vector<std::vector<DeviceId>> islands_;
 };
 
+// Searches with BandwidthPlacement and with DAPPLE's MachinePlacement and keeps the faster plan, so
+// that it is never slower than dapple under the same cost model (L1) on any topology.
 class PipelineMappingPlanner final : public Planner {
  public:
   [[nodiscard]] PlanResult plan(const PlanRequest& request) const override;

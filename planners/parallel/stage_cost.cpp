@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 #include "planners/common/layer_cost.hpp"
 
@@ -80,16 +81,16 @@ Bytes StageCostModel::cut_bytes(std::size_t last) const {
   return request_.model.layers[last].activation_bytes * static_cast<double>(micro_batch_size());
 }
 
-Seconds StageCostModel::all_reduce(LayerRange layers, std::span<const DeviceId> devices) const {
-  const int p = static_cast<int>(devices.size());
-  if (p <= 1) return Seconds(0);
-  const Bytes size = gradient_bytes(layers);
+const StageCostModel::AllReduceLinks& StageCostModel::all_reduce_links(std::span<const DeviceId> devices) const {
   std::vector<DeviceId> ring(devices.begin(), devices.end());
   std::sort(ring.begin(), ring.end());
+  auto [it, inserted] = all_reduce_links_.try_emplace(ring);
+  if (!inserted) return it->second;
+  AllReduceLinks& links = it->second;
+  const int p = static_cast<int>(ring.size());
   const ClusterView& cluster = request_.cluster;
-  PathCost ring_edge = cluster.path(ring[0], ring[1]);
-  for (int i = 0; i < p; ++i) ring_edge = slowest(ring_edge, cluster.path(ring[i], ring[(i + 1) % p]));
-  Seconds best = ring_all_reduce_time(size, p, ring_edge);
+  links.ring_edge = cluster.path(ring[0], ring[1]);
+  for (int i = 0; i < p; ++i) links.ring_edge = slowest(links.ring_edge, cluster.path(ring[i], ring[(i + 1) % p]));
 
   // Hierarchical when every node of the group holds the same number g > 1 of its GPUs.
   std::map<std::uint32_t, std::vector<DeviceId>> by_node;
@@ -101,15 +102,26 @@ Seconds StageCostModel::all_reduce(LayerRange layers, std::span<const DeviceId> 
   if (nodes > 1 && per_node > 1 && even) {
     PathCost intra = cluster.path(by_node.begin()->second[0], by_node.begin()->second[1]);
     PathCost inter = cluster.path(by_node.begin()->second[0], std::next(by_node.begin())->second[0]);
-    for (auto it = by_node.begin(); it != by_node.end(); ++it) {
-      const std::vector<DeviceId>& local = it->second;
+    for (auto node = by_node.begin(); node != by_node.end(); ++node) {
+      const std::vector<DeviceId>& local = node->second;
       for (int i = 0; i < per_node; ++i) intra = slowest(intra, cluster.path(local[i], local[(i + 1) % per_node]));
-      auto next = std::next(it) == by_node.end() ? by_node.begin() : std::next(it);
+      auto next = std::next(node) == by_node.end() ? by_node.begin() : std::next(node);
       for (int i = 0; i < per_node; ++i) inter = slowest(inter, cluster.path(local[i], next->second[i]));
     }
     inter.bandwidth = inter.bandwidth / static_cast<double>(per_node);  // g rings share the node's NIC
-    best = std::min(best, hierarchical_all_reduce_time(size, nodes, per_node, intra, inter));
+    links.hierarchy = Hierarchy{nodes, per_node, intra, inter};
   }
+  return links;
+}
+
+Seconds StageCostModel::all_reduce(LayerRange layers, std::span<const DeviceId> devices) const {
+  const int p = static_cast<int>(devices.size());
+  if (p <= 1) return Seconds(0);
+  const Bytes size = gradient_bytes(layers);
+  const AllReduceLinks& links = all_reduce_links(devices);
+  Seconds best = ring_all_reduce_time(size, p, links.ring_edge);
+  if (const auto& h = links.hierarchy)
+    best = std::min(best, hierarchical_all_reduce_time(size, h->nodes, h->per_node, h->intra, h->inter));
   return best;
 }
 
@@ -163,14 +175,12 @@ std::size_t StageCostModel::max_fitting_end(std::size_t begin, std::span<const D
   return fitting_end(begin, memory_config(devices, stage, stages), capacity);
 }
 
-std::size_t StageCostModel::max_stage_end(std::size_t begin) const {
-  // The most replicas a stage may have (one sample each at least), hence the smallest share and the
-  // most ZeRO partitioning; no micro-batch in flight; the largest GPU. Memory only grows with the
-  // share and the in-flight count and shrinks with the replicas, so no real stage gets further.
-  const int replicas = std::max(1, std::min(static_cast<int>(device_count()), micro_batch_size()));
+std::size_t StageCostModel::max_stage_end(std::size_t begin, int replicas, int micro_batches_in_flight) const {
+  // ZeRO over the replicas, the largest GPU: memory only grows with the share and the in-flight
+  // count, so no stage of this shape with at least that many in flight gets further.
   TrainingMemoryConfig config = request_.memory;
   config.micro_batch = std::max(1, replica_share(micro_batch_size(), replicas, 0).count);
-  config.micro_batches_in_flight = 0;
+  config.micro_batches_in_flight = micro_batches_in_flight;
   config.data_parallel = replicas;
   config.layer_input_bytes.clear();
   double capacity = 0;
@@ -220,44 +230,54 @@ std::string StageCostModel::memory_problem(LayerRange layers, std::span<const De
   DeviceId smallest = devices[0];
   for (DeviceId d : devices)
     if (request_.cluster.devices[d].gpu.memory < request_.cluster.devices[smallest].gpu.memory) smallest = d;
-  return fmt::format("stage {} (layers [{}, {}), {} in flight × {} samples): {}", stage, layers.begin, layers.end,
-                     config.micro_batches_in_flight, config.micro_batch,
+  return fmt::format("stage {} (layers [{}, {}), {} in flight × {} sample{}): {}", stage, layers.begin, layers.end,
+                     config.micro_batches_in_flight, config.micro_batch, config.micro_batch == 1 ? "" : "s",
                      check_fit(request_.cluster.devices[smallest].name, training_memory(slice, config),
                                request_.cluster.devices[smallest].gpu.memory)
                          .message);
 }
 
-std::size_t pivot_stage(const std::vector<Formula2Stage>& stages, int micro_batches) {
+namespace {
+
+struct PivotLatency {
+  std::size_t pivot = 0;
+  Seconds latency{0};
+};
+
+// L(Q) for every Q with P(k) = Σ_{a<k} B_a: the s ≤ Q terms are P(Q+1) + max_{s≤Q}(AR_s − P(s)) and
+// the s > Q terms P(Q) + max_{s>Q}(AR_s − P(s+1)), a running maximum each way.
+PivotLatency formula2_pivot(const std::vector<Formula2Stage>& stages, int micro_batches) {
   assert(!stages.empty());
-  const double steady = micro_batches - 1;
-  std::size_t q = stages.size() - 1;
-  for (std::size_t s = stages.size() - 1; s-- > 0;) {
-    const Seconds l1 = (stages[s].forward + stages[s].backward) * steady;
-    Seconds l2 = (stages[q].forward + stages[q].backward) * steady;
-    for (std::size_t between = s + 1; between < q; ++between) l2 += stages[between].forward + stages[between].backward;
-    if (l1 > l2) q = s;
+  const std::size_t count = stages.size();
+  const double lowest = -std::numeric_limits<double>::infinity();
+  std::vector<double> backward_before(count + 1, 0);
+  for (std::size_t k = 0; k < count; ++k) backward_before[k + 1] = backward_before[k] + stages[k].backward.value();
+  std::vector<double> later_terms(count, lowest);  // max_{s>Q}(AR_s − P(s+1))
+  for (std::size_t q = count - 1; q-- > 0;)
+    later_terms[q] = std::max(later_terms[q + 1], stages[q + 1].all_reduce.value() - backward_before[q + 2]);
+  PivotLatency best{0, Seconds(lowest)};
+  double warm_up = 0;
+  double earlier_terms = lowest;  // max_{s≤Q}(AR_s − P(s))
+  for (std::size_t q = 0; q < count; ++q) {
+    const Formula2Stage& stage = stages[q];
+    warm_up += stage.forward.value();
+    earlier_terms = std::max(earlier_terms, stage.all_reduce.value() - backward_before[q]);
+    const double ending =
+        std::max(backward_before[q + 1] + earlier_terms, backward_before[q] + later_terms[q]);
+    const double latency = warm_up + (micro_batches - 1.0) * (stage.forward + stage.backward).value() + ending;
+    if (latency >= best.latency.value()) best = PivotLatency{q, Seconds(latency)};
   }
-  return q;
+  return best;
+}
+
+}  // namespace
+
+std::size_t pivot_stage(const std::vector<Formula2Stage>& stages, int micro_batches) {
+  return formula2_pivot(stages, micro_batches).pivot;
 }
 
 Seconds formula2_latency(const std::vector<Formula2Stage>& stages, int micro_batches) {
-  const std::size_t q = pivot_stage(stages, micro_batches);
-  Seconds warm_up{0};
-  for (std::size_t s = 0; s <= q; ++s) warm_up += stages[s].forward;
-  const Seconds steady = (stages[q].forward + stages[q].backward) * static_cast<double>(micro_batches - 1);
-  // T_e: for s ≤ Q, Σ_{a=s..Q} B_a accumulated from Q downwards; for s > Q, Σ_{a=Q..s} B_a upwards.
-  Seconds ending = stages[q].all_reduce + stages[q].backward;
-  Seconds backward_sum{0};
-  for (std::size_t s = q + 1; s-- > 0;) {
-    backward_sum += stages[s].backward;
-    ending = std::max(ending, stages[s].all_reduce + backward_sum);
-  }
-  backward_sum = stages[q].backward;
-  for (std::size_t s = q + 1; s < stages.size(); ++s) {
-    backward_sum += stages[s].backward;
-    ending = std::max(ending, stages[s].all_reduce - backward_sum);
-  }
-  return warm_up + steady + ending;
+  return formula2_pivot(stages, micro_batches).latency;
 }
 
 void append_formula2_stage(const StageCostModel& cost, std::vector<Formula2Stage>& entries, const StageSpec* previous,
@@ -284,6 +304,14 @@ PlanEvaluation evaluate_synchronous(const StageCostModel& cost, const std::vecto
   for (int s = 0; s < p && evaluation.problem.empty(); ++s)
     evaluation.problem = cost.memory_problem(stages[s].layers, stages[s].devices, s, p);
   return evaluation;
+}
+
+PlanEvaluation evaluate_plan(const StageCostModel& cost, const PipelinePlan& plan) {
+  const std::vector<LayerRange> ranges = plan.virtual_stages();
+  std::vector<StageSpec> chain;
+  for (std::size_t k = 0; k < ranges.size(); ++k)
+    chain.push_back(StageSpec{ranges[k], plan.stages[k % plan.stages.size()].devices});
+  return evaluate_synchronous(cost, chain);
 }
 
 PipelinePlan make_plan(const std::vector<StageSpec>& stages, const PlanRequest& request) {

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -67,9 +68,10 @@ class StageCostModel {
 
   // Peak in-flight micro-batches of stage `stage` of `stages` (the request's rule, else 1F1B's).
   [[nodiscard]] int in_flight(int stage, int stages) const;
-  // An end that no stage starting at `begin` can exceed, whatever its group, replicas and position
-  // (the memory of the most favourable stage), so that a search can bound the stages a suffix needs.
-  [[nodiscard]] std::size_t max_stage_end(std::size_t begin) const;
+  // An end that no stage starting at `begin` on `replicas` GPUs with at least `micro_batches_in_flight`
+  // in flight can exceed, whatever its GPUs (the largest GPU of the cluster), so that a search can
+  // bound the GPUs a suffix of the layers needs.
+  [[nodiscard]] std::size_t max_stage_end(std::size_t begin, int replicas, int micro_batches_in_flight) const;
   [[nodiscard]] bool fits(LayerRange layers, std::span<const DeviceId> devices, int stage, int stages) const;
   // "out of memory on node0/gpu3: needs …" when the stage does not fit, else empty.
   [[nodiscard]] std::string memory_problem(LayerRange layers, std::span<const DeviceId> devices, int stage,
@@ -88,7 +90,21 @@ class StageCostModel {
   const PlanRequest& request_;
   std::vector<std::size_t> device_class_;  // devices with one GPU model and efficiency share timings
   std::vector<double> parameter_prefix_;   // Σ parameter_bytes of layers [0, l)
+  // The links an all-reduce over a group runs on, which depend on the group only (memoized: the
+  // searches ask for the same groups with many layer ranges).
+  struct Hierarchy {
+    int nodes = 0;
+    int per_node = 0;
+    PathCost intra, inter;  // inter: the NIC's share of one of the per_node rings
+  };
+  struct AllReduceLinks {
+    PathCost ring_edge;                  // the slowest edge of the ring in device order
+    std::optional<Hierarchy> hierarchy;  // when every node holds the same number g > 1 of the GPUs
+  };
+  const AllReduceLinks& all_reduce_links(std::span<const DeviceId> devices) const;
+
   mutable std::map<std::pair<std::size_t, int>, Prefix> prefixes_;
+  mutable std::map<std::vector<DeviceId>, AllReduceLinks> all_reduce_links_;
   // (begin, micro-batch share, in-flight, data_parallel, capacity) → first end that does not fit
   mutable std::map<std::tuple<std::size_t, int, int, int, double>, std::size_t> fitting_end_;
 };
@@ -100,11 +116,20 @@ struct Formula2Stage {
   Seconds all_reduce{0};
 };
 
-// Algorithm 1 of DAPPLE: scanning from the last stage, stage s becomes the pivot when its steady
-// phase (M−1)(F_s+B_s) exceeds the current pivot's plus the stages in between.
+// Formula 2 for a given pivot Q: L(Q) = Σ_{s≤Q} F_s + (M−1)(F_Q+B_Q) + max_s (AR_s + {Σ_{a=s..Q} B_a
+// if s ≤ Q; −Σ_{a=Q..s} B_a if s > Q}), the sign of the s > Q branch as the paper prints it. Each
+// L(Q) is a critical path of the iteration: the first micro-batch reaching Q, Q's M − 1 further
+// forward/backward pairs, then its last backward flowing down to the stage whose all-reduce ends last.
+//
+// The pivot: the Q with the largest L(Q) (ties: the later stage), computed for every Q in O(S).
+// DAPPLE's Algorithm 1 scans from the last stage and moves the pivot to s when
+// (M−1)(F_s+B_s) > (M−1)(F_Q+B_Q) + Σ_{s<a<Q}(F_a+B_a); L(s) > L(Q) needs Σ_{s<a≤Q} instead (Q's own
+// forward and backward are on s's critical path too). On near-equal stages Algorithm 1 then picks an
+// early pivot and Formula 2 drops every later stage's F + B: the DP exploited that (BERT-48 on 2×8,
+// predicted 0.825 s, simulated 1.04 s; docs/planners.md). The largest L(Q) is Algorithm 1's intent
+// without that slip, and it makes the search's prefix dominance exact (formula2_search.hpp).
 [[nodiscard]] std::size_t pivot_stage(const std::vector<Formula2Stage>& stages, int micro_batches);
-// Formula 2: L = Σ_{s≤Q} F_s + (M−1)(F_Q+B_Q) + max_s (AR_s + {Σ_{a=s..Q} B_a if s ≤ Q;
-// −Σ_{a=Q..s} B_a if s > Q}), the sign of the s > Q branch as the paper prints it.
+// L = max_Q L(Q), Formula 2 at the pivot.
 [[nodiscard]] Seconds formula2_latency(const std::vector<Formula2Stage>& stages, int micro_batches);
 
 // The Formula 2 entries of consecutive stages: stage, cut, stage, cut, …, stage.
@@ -118,6 +143,9 @@ struct PlanEvaluation {
   std::string problem;   // the first stage that does not fit in memory; empty when all fit
 };
 [[nodiscard]] PlanEvaluation evaluate_synchronous(const StageCostModel& cost, const std::vector<StageSpec>& stages);
+// A whole plan as the chain of its virtual stages (chunk c of stage s is virtual stage c·p + s, on
+// stage s's GPUs): exact Formula 2 for one chunk per stage, a bound for interleaved plans.
+[[nodiscard]] PlanEvaluation evaluate_plan(const StageCostModel& cost, const PipelinePlan& plan);
 
 // The PipelinePlan of single-chunk stages, with the request's batch and micro-batch count.
 [[nodiscard]] PipelinePlan make_plan(const std::vector<StageSpec>& stages, const PlanRequest& request);

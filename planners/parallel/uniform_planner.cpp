@@ -41,29 +41,20 @@ PlanResult UniformPlanner::plan(const PlanRequest& request) const {
     return infeasible(fmt::format("{} replicas per stage but a micro-batch has only {} samples", replicas, micro_batch),
                       cost_model, 0, elapsed());
 
-  const std::vector<LayerRange> virtual_ranges = equal_split(layers, static_cast<std::size_t>(p) * v);
-  // The chain of virtual stages, each on its stage's GPUs, scored (and memory-checked) as one pipeline.
-  std::vector<StageSpec> chain;
-  for (std::size_t k = 0; k < virtual_ranges.size(); ++k) {
-    const std::size_t s = k % static_cast<std::size_t>(p);
-    std::vector<DeviceId> group;
-    for (std::size_t d = s * replicas; d < (s + 1) * replicas; ++d) group.push_back(d);
-    chain.push_back(StageSpec{virtual_ranges[k], std::move(group)});
-  }
-  const StageCostModel cost(request);
-  const PlanEvaluation evaluation = evaluate_synchronous(cost, chain);
-  if (!evaluation.problem.empty()) return infeasible(evaluation.problem, cost_model, 1, elapsed());
-
   PlanResult result;
-  result.feasible = true;
   result.plan.global_batch = request.global_batch;
   result.plan.micro_batches = request.micro_batches;
+  const std::vector<LayerRange> virtual_ranges = equal_split(layers, static_cast<std::size_t>(p) * v);
   for (int s = 0; s < p; ++s) {
     PipelineStage stage;
-    stage.devices = chain[s].devices;
+    for (int d = s * replicas; d < (s + 1) * replicas; ++d) stage.devices.push_back(static_cast<DeviceId>(d));
     for (int c = 0; c < v; ++c) stage.chunks.push_back(virtual_ranges[static_cast<std::size_t>(c) * p + s]);
     result.plan.stages.push_back(std::move(stage));
   }
+  const StageCostModel cost(request);
+  const PlanEvaluation evaluation = evaluate_plan(cost, result.plan);
+  if (!evaluation.problem.empty()) return infeasible(evaluation.problem, cost_model, 1, elapsed());
+  result.feasible = true;
   result.predicted_iteration_time = evaluation.latency;
   result.cost_model = cost_model;
   result.statistics = PlanStatistics{1, elapsed()};

@@ -43,11 +43,13 @@ int run_plan_command(const PlanCommandOptions& options) {
     std::cout << fmt::format("{:<6} {:<18} {:>5}  {}\n", s, fmt::format("{}", fmt::join(chunks, "+")),
                              plan.stages[s].devices.size(), describe_devices(plan.stages[s].devices, gpus));
   }
-  const bool planned = report.planner != "explicit";
-  if (planned)
-    std::cout << fmt::format("\npredicted iteration {:>12}   ({}; {} candidate{} scored)\n",
-                             format_seconds(report.plan.predicted_iteration_time), report.plan.cost_model,
-                             report.plan.statistics.candidates, report.plan.statistics.candidates == 1 ? "" : "s");
+  const std::size_t candidates = report.plan.statistics.candidates;
+  const std::string search = report.planner == "explicit"
+                                 ? std::string("explicit stages")
+                                 : fmt::format("{} candidate{} scored", candidates, candidates == 1 ? "" : "s");
+  std::cout << fmt::format("\npredicted iteration {:>12}   ({}; {})\n",
+                           format_seconds(report.plan.predicted_iteration_time), report.plan.cost_model, search)
+            << std::flush;
   // Wall time varies run to run: stderr, so that stdout stays byte-identical.
   std::cerr << fmt::format("search took {:.3f} s wall\n", report.plan.statistics.wall_seconds);
   if (!options.simulate) return 0;
@@ -58,7 +60,7 @@ int run_plan_command(const PlanCommandOptions& options) {
   std::cout << fmt::format("simulated iteration {:>12}   ({} iteration{}, status {})\n", format_seconds(Seconds(simulated)),
                            summary["iterations"].get<int>(), summary["iterations"].get<int>() == 1 ? "" : "s",
                            summary["status"].get<std::string>());
-  if (planned && simulated > 0)
+  if (simulated > 0)
     std::cout << fmt::format("prediction error     {:+.1f}%\n",
                              100.0 * (report.plan.predicted_iteration_time.value() - simulated) / simulated);
   return 0;

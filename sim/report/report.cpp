@@ -98,11 +98,9 @@ nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const s
     stages.push_back(entry);
   }
   section["stages"] = stages;
-  if (report.planner != "explicit") {
-    section["cost_model"] = report.plan.cost_model;
-    section["predicted_iteration_time_s"] = report.plan.predicted_iteration_time.value();
-    section["candidates_scored"] = report.plan.statistics.candidates;
-  }
+  section["cost_model"] = report.plan.cost_model;
+  section["predicted_iteration_time_s"] = report.plan.predicted_iteration_time.value();
+  if (report.planner != "explicit") section["candidates_scored"] = report.plan.statistics.candidates;
   if (!report.choices.empty()) {
     nlohmann::ordered_json choices = nlohmann::ordered_json::array();
     for (const PipelineRunReport::Choice& choice : report.choices) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "planners/parallel/stage_cost.hpp"
 #include "planners/schedules/ada_grouper.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
 #include "sim/scenario/cluster_view_builder.hpp"
@@ -17,40 +18,45 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   setup.schedule = builtin_schedules().at(spec.schedule, spec.where).value.make(spec.schedule_options);
   const std::vector<std::string> gpus = scenario.cluster.gpu_names();
 
+  PlanRequest request;
+  request.model = spec.model;
+  request.cluster = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
+  request.global_batch = spec.global_batch;
+  request.micro_batches = spec.micro_batches;
+  request.dtype = spec.dtype;
+  request.memory.precision = spec.precision;
+  request.memory.optimizer = spec.optimizer;
+  request.memory.recompute = setup.schedule->recompute();
+  request.memory.framework_overhead = spec.framework_overhead;
+  request.chunks_per_stage = setup.schedule->chunks();
+  request.stages = spec.planner_stages;
+  const std::shared_ptr<const PipelineSchedule> schedule = setup.schedule;
+  request.in_flight = [schedule](int stage, int stages, int micro_batches) {
+    const PipelineShape shape{stages, micro_batches, schedule->chunks()};
+    // Chunk-micro-batches in flight, as whole micro-batches (a chunk holds 1/v of a stage's activations).
+    return (peak_in_flight(schedule->stage_order(stage, shape)) + shape.chunks - 1) / shape.chunks;
+  };
+
   if (spec.planner.empty()) {
     setup.report.planner = "explicit";
     PlanResult& result = setup.report.plan;
     result.plan.stages = spec.stages;
     result.plan.global_batch = spec.global_batch;
     result.plan.micro_batches = spec.micro_batches;
-    result.cost_model = "none (explicit stages; the simulation measures the plan)";
     const std::vector<std::string> problems = result.plan.problems(spec.model.layers.size(), gpus.size());
     if (!problems.empty()) {
       std::vector<Diagnostic> diagnostics;
       for (const std::string& problem : problems) diagnostics.push_back(Diagnostic{spec.where, problem});
       throw InputError(std::move(diagnostics));
     }
+    // The planners' own score of the given stages, so that `dnnsim plan` can set a hand-made plan
+    // beside a planner's under one cost model; memory is left to the simulation to measure.
+    result.predicted_iteration_time = evaluate_plan(StageCostModel(request), result.plan).latency;
+    result.cost_model = result.plan.chunks_per_stage() > 1 ? "DAPPLE Formula 2 over the virtual stages (a bound)"
+                                                            : "DAPPLE Formula 2";
     result.feasible = true;
   } else {
     setup.report.planner = spec.planner;
-    PlanRequest request;
-    request.model = spec.model;
-    request.cluster = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
-    request.global_batch = spec.global_batch;
-    request.micro_batches = spec.micro_batches;
-    request.dtype = spec.dtype;
-    request.memory.precision = spec.precision;
-    request.memory.optimizer = spec.optimizer;
-    request.memory.recompute = setup.schedule->recompute();
-    request.memory.framework_overhead = spec.framework_overhead;
-    request.chunks_per_stage = setup.schedule->chunks();
-    request.stages = spec.planner_stages;
-    const std::shared_ptr<const PipelineSchedule> schedule = setup.schedule;
-    request.in_flight = [schedule](int stage, int stages, int micro_batches) {
-      const PipelineShape shape{stages, micro_batches, schedule->chunks()};
-      // Chunk-micro-batches in flight, as whole micro-batches (a chunk holds 1/v of a stage's activations).
-      return (peak_in_flight(schedule->stage_order(stage, shape)) + shape.chunks - 1) / shape.chunks;
-    };
     setup.report.plan = builtin_planners().at(spec.planner, spec.where).value->plan(request);
   }
 

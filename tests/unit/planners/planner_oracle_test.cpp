@@ -67,12 +67,12 @@ void expect_plan_matches(const PlanResult& result, const PlanRequest& request) {
   EXPECT_TRUE(result.plan.problems(request.model.layers.size(), request.cluster.size()).empty());
 }
 
-// DAPPLE's and pipeline-mapping's DP keeps one prefix per state (T_PL(j, m, g)); the oracle keeps
-// all. Formula 2 is not decomposable over prefixes (the pivot depends on the whole plan), so the DP
-// as the paper states it can miss the optimum of its own space: a KNOWN GAP (docs/planners.md gives
-// the measured rate, 27 of these 30 instances at the minimum). Asserted: the plan is valid, achieves
-// the predicted time under the shared model, and is never better than the oracle (which would mean
-// the two disagree on the space or the objective).
+// DAPPLE's and pipeline-mapping's DP keeps a small Pareto set of prefixes per state (T_PL(j, m, g),
+// formula2_search.cpp); the oracle keeps all. With the pivot as the largest L(Q) the dominance between
+// prefixes is exact for latency, so on instances this small (never more than 8 prefixes per state)
+// the DP must reach the oracle's minimum; the paper's one prefix per state reached it on 27 of these
+// 30 (docs/planners.md). Also asserted: the plan is valid and achieves the predicted time under the
+// shared model.
 void check_formula2_planner(const Planner& planner, const std::function<std::unique_ptr<PlacementPolicy>(const ClusterView&)>& policy_for,
                             int& matched, int& total) {
   std::mt19937 random(20240611);
@@ -100,8 +100,7 @@ TEST(DapplePlanner, MatchesTheExhaustiveSearchOfItsSpace) {
   int matched = 0, total = 0;
   check_formula2_planner(
       DapplePlanner(), [](const ClusterView& c) { return std::make_unique<MachinePlacement>(c); }, matched, total);
-  std::cout << "dapple: " << matched << " of " << total << " instances at the oracle's minimum\n";
-  EXPECT_GT(matched, 0);
+  EXPECT_EQ(matched, total);
 }
 
 TEST(PipelineMappingPlanner, MatchesTheExhaustiveSearchOfItsSpace) {
@@ -109,8 +108,7 @@ TEST(PipelineMappingPlanner, MatchesTheExhaustiveSearchOfItsSpace) {
   check_formula2_planner(
       PipelineMappingPlanner(), [](const ClusterView& c) { return std::make_unique<BandwidthPlacement>(c); }, matched,
       total);
-  std::cout << "pipeline-mapping: " << matched << " of " << total << " instances at the oracle's minimum\n";
-  EXPECT_GT(matched, 0);
+  EXPECT_EQ(matched, total);
 }
 
 // PipeDream on one node of 4 GPUs (one level): every contiguous partition with every replication
