@@ -47,8 +47,7 @@ PrefixSummary summarize(const std::vector<Formula2Stage>& entries, int micro_bat
     summary.ending = std::max(summary.ending, entries[s].all_reduce + backward_after);
   }
   Seconds backward_from = backward_after;  // Σ_{a=Q..k} B_a
-  Seconds lowest{-std::numeric_limits<double>::infinity()};
-  summary.pressure = lowest;
+  summary.pressure = Seconds(-std::numeric_limits<double>::infinity());
   for (const Formula2Stage& e : entries) {
     summary.forward_sum += e.forward;
     summary.pressure =
