@@ -1,0 +1,89 @@
+// Workload kinds are an extension point like planners and schedules: one small interface and one
+// named registry (`dnnsim list workloads`). Each kind lives in its own folder under sim/workloads/
+// (data_parallel/, pipeline/, taskgraph/, …) and owns the three things that differ between kinds:
+//   parse   the keys of its `workload:` section (besides `kind`), every problem reported at once
+//           through the YamlReader (file:line:col), into its own WorkloadSpec subclass;
+//   run     whatever it simulates — a TaskGraph through the executor, or its own SimGrid actors
+//           (a cluster of jobs, a GNN pipeline) — into a SimulationResult;
+//   report  the kind's own fields of summary.json and its own files beside the common reports.
+// The scenario reader, `dnnsim run/validate` and the reports dispatch through the registry, so adding
+// a kind touches its folder and the one registration function, never the run loop.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "models/common/diagnostics.hpp"
+#include "models/common/registry.hpp"
+#include "models/common/yaml_reader.hpp"
+#include "models/program/task_graph.hpp"
+
+namespace dnnsim {
+
+struct Scenario;
+struct Cluster;
+struct SimulationResult;
+struct SimulationOptions;
+
+// A kind's parsed and validated workload section. Each kind derives its own spec from this one;
+// Scenario::workload_as<T>() gives it back.
+struct WorkloadSpec {
+  virtual ~WorkloadSpec() = default;
+  SourceLocation where;  // the workload section, for messages about the whole workload
+};
+
+// What a kind's parser is given. `map` is the workload section with `kind` already read; the kind
+// declares every key it reads (MapReader::get/require…) and the caller reports the unknown ones.
+// `cluster` is as read so far: when the cluster section had errors it may be empty, and checks that
+// need it (a GPU index in range, enough GPUs) should be skipped rather than reported twice.
+struct WorkloadParseContext {
+  YamlReader& reader;
+  MapReader& map;
+  const Cluster& cluster;
+  // A path written in the workload, made relative to the scenario file's folder.
+  [[nodiscard]] std::string resolve_path(const std::string& path) const;
+};
+
+// A kind's own part of a SimulationResult (its per-job table, its GNN stage statistics, …), given
+// back to the same kind's report(); kinds that need nothing beyond the common result leave it empty.
+struct WorkloadResult {
+  virtual ~WorkloadResult() = default;
+};
+
+class WorkloadKind {
+ public:
+  virtual ~WorkloadKind() = default;
+
+  // @return the spec; problems go to ctx.reader (the caller throws them all together).
+  [[nodiscard]] virtual std::shared_ptr<const WorkloadSpec> parse(WorkloadParseContext& ctx) const = 0;
+
+  // `dnnsim validate`: checks beyond parsing that stay cheap (no planner search, no simulation) and a
+  // short description of what would run ("1,024 GPUs, 6 tasks per iteration").
+  // @throw InputError
+  [[nodiscard]] virtual std::string check(const Scenario& scenario) const = 0;
+
+  // The workload as one TaskGraph, for kinds that have one (`dnnsim lower`, exports, benchmarks);
+  // empty for kinds that drive the engine themselves. @throw InputError
+  [[nodiscard]] virtual std::optional<TaskGraph> lower(const Scenario& scenario) const;
+
+  // One simulation, start to finish (one SimGrid engine per process). An infeasible plan or a job
+  // that can never fit is a result, not an exception. @throw InputError
+  [[nodiscard]] virtual SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const = 0;
+
+  // Adds the kind's fields to summary.json (after the common ones).
+  virtual void add_to_summary(const Scenario& scenario, const SimulationResult& result,
+                              nlohmann::ordered_json& summary) const;
+
+  // Writes the kind's own files into `dir` (already created), next to summary.json.
+  virtual void write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const;
+};
+
+using WorkloadKindRegistry = Registry<std::shared_ptr<const WorkloadKind>>;
+
+// Every built-in kind, registered explicitly in sim/workloads/builtin_workload_kinds.cpp.
+[[nodiscard]] const WorkloadKindRegistry& builtin_workload_kinds();
+
+}  // namespace dnnsim
