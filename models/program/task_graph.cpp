@@ -23,8 +23,8 @@ std::vector<std::string> all_names(const std::array<std::string_view, N>& names)
 }
 
 // Indexed by the enum values, in declaration order.
-constexpr std::array<std::string_view, 6> kPhaseNames{"forward", "backward",      "weight_grad",
-                                                      "optimizer", "communication", "other"};
+constexpr std::array<std::string_view, 7> kPhaseNames{"forward",       "backward", "weight_grad", "optimizer",
+                                                      "communication", "other",    "recompute"};
 constexpr std::array<std::string_view, 5> kDtypeNames{"fp32", "tf32", "fp16", "bf16", "fp8"};
 constexpr std::array<std::string_view, 5> kCollectiveNames{"all_reduce", "all_gather", "reduce_scatter", "broadcast",
                                                            "all_to_all"};

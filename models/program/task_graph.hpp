@@ -27,7 +27,9 @@ using StreamId = std::uint32_t;
 using TaskId = std::uint32_t;
 
 // What a compute task does in training; reports break busy time down by it.
-enum class Phase { forward, backward, weight_grad, optimizer, communication, other };
+// `recompute` is a forward pass run again before its backward (activation re-materialization): it
+// counts in hardware FLOPs but not in model FLOPs (Megatron-LM's HFU vs MFU).
+enum class Phase { forward, backward, weight_grad, optimizer, communication, other, recompute };
 [[nodiscard]] std::string_view phase_name(Phase phase);
 [[nodiscard]] std::optional<Phase> phase_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> phase_names();

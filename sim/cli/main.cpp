@@ -14,6 +14,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_command.hpp"
 #include "sim/cli/slurm_command.hpp"
+#include "sim/report/metrics.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/pipeline_workload.hpp"
 #include "sim/run/simulation.hpp"
@@ -30,16 +31,23 @@ void print_input_error(const dnnsim::InputError& error) {
                            error.diagnostics().size() == 1 ? "" : "s");
 }
 
+struct RunFlags {
+  bool gantt = false;
+  bool breakdown = false;
+  bool all_devices = false;
+};
+
 int command_run(const std::string& path, const std::string& out, const std::vector<std::string>& overrides,
-                bool gantt) {
+                const RunFlags& flags) {
   dnnsim::Scenario scenario = dnnsim::load_scenario(path, overrides);
   if (!out.empty()) scenario.outputs.dir = out;
   const dnnsim::SimulationResult result = dnnsim::run_scenario(scenario, dnnsim::SimulationOptions{scenario.outputs.trace});
   const auto summary = dnnsim::make_summary(scenario, result);
   dnnsim::write_reports(scenario, result, summary, scenario.outputs.dir);
-  std::cout << dnnsim::format_summary_table(summary);
+  std::cout << dnnsim::format_summary_table(summary, flags.all_devices);
+  if (flags.breakdown) std::cout << dnnsim::format_time_breakdown(result);
   std::cout << fmt::format("\nreports in {}/\n", scenario.outputs.dir);
-  if (gantt) {
+  if (flags.gantt) {
     dnnsim::cli::write_gantt(result, scenario.outputs.dir);  // @throw PlotError (exit 1); the reports are written
     std::cout << fmt::format("gantt chart in {}/gantt.png\n", scenario.outputs.dir);
   }
@@ -123,8 +131,12 @@ int main(int argc, char** argv) {
   run->add_option("SCENARIO", scenario_path, "scenario YAML file")->required()->check(CLI::ExistingFile);
   run->add_option("--out", out_dir, "output directory (default: outputs.dir, or out/<scenario name>)");
   run->add_option("--set", overrides, "override a scenario key: --set run.iterations=5 (repeatable)");
-  bool run_gantt = false;
-  run->add_flag("--gantt", run_gantt, "also draw OUT/gantt.png: the timeline per device and stream (needs gnuplot)");
+  RunFlags run_flags;
+  run->add_flag("--gantt", run_flags.gantt, "also draw OUT/gantt.png: the timeline per device and stream (needs gnuplot)");
+  run->add_flag("--breakdown", run_flags.breakdown,
+                "also print the time per layer (or stage, or collective) and phase, per device and iteration");
+  run->add_flag("--all-devices", run_flags.all_devices,
+                "list every device in the table (default: devices with the same GPU and figures share a row)");
 
   std::vector<std::string> validate_paths;
   auto* validate = app.add_subcommand("validate", "check scenario files and report every problem; simulate nothing");
@@ -216,7 +228,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*run) return command_run(scenario_path, out_dir, overrides, run_gantt);
+    if (*run) return command_run(scenario_path, out_dir, overrides, run_flags);
     if (*validate) return command_validate(validate_paths);
     if (*list) return command_list(list_what);
     if (*describe) return command_describe_model(model_name, model_batch, model_options);

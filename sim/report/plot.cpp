@@ -455,6 +455,8 @@ std::string_view phase_colour(Phase phase) {
       return "#CC79A7";  // purple
     case Phase::other:
       return "#999999";  // grey
+    case Phase::recompute:
+      return "#56B4E9";  // sky blue: a forward pass again
   }
   return "#000000";
 }

@@ -9,11 +9,19 @@
 
 #include "models/cost/memory_model.hpp"
 #include "sim/report/intervals.hpp"
+#include "sim/report/metrics.hpp"
 
 namespace dnnsim {
 namespace {
 
 bool happened(double date) { return !std::isnan(date); }
+
+// 1024 → "1,024".
+std::string with_thousands(std::size_t n) {
+  std::string digits = std::to_string(n);
+  for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
 
 // Busy intervals of each device: compute tasks by phase, and communication (a transfer occupies
 // its source and destination, a collective every member).
@@ -150,6 +158,23 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   } else {
     mean["throughput_samples_per_s"] = nullptr;  // a task graph file does not say what a sample is
   }
+  const std::optional<int> tokens = tokens_per_sample(scenario);
+  if (global_batch && tokens && mean_iteration > 0) {
+    mean["throughput_tokens_per_s"] = static_cast<double>(*global_batch) * *tokens / mean_iteration;
+  } else {
+    mean["throughput_tokens_per_s"] = nullptr;
+  }
+  // Megatron-LM's figures (sim/report/metrics.hpp): FLOP rates per GPU, MFU and HFU.
+  const FlopMetrics flops = flop_metrics(result, gpu_specs_of_devices(scenario, result.graph));
+  const double gpu_count = std::max<double>(1, static_cast<double>(result.graph.devices().size()));
+  const double per_gpu_second = result.makespan_s > 0 ? 1.0 / (result.makespan_s * gpu_count) : 0.0;
+  mean["model_flops_per_iteration"] = flops.model_flops / iterations;
+  mean["hardware_flops_per_iteration"] = flops.hardware_flops / iterations;
+  mean["model_tflops_per_gpu"] = flops.model_flops * per_gpu_second / 1e12;
+  mean["hardware_tflops_per_gpu"] = flops.hardware_flops * per_gpu_second / 1e12;
+  mean["mfu"] = flops.mfu(result.makespan_s);
+  mean["hfu"] = flops.hfu(result.makespan_s);
+  const std::vector<MemoryBreakdown> model_states = model_state_memory(scenario, result);
 
   const auto activity = device_activity(result);
   ordered_json devices = ordered_json::object();
@@ -166,6 +191,13 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     device["utilization"] = result.makespan_s > 0 ? compute / result.makespan_s : 0.0;
     device["peak_memory_bytes"] = result.peak_memory_bytes[d];
     device["memory_capacity_bytes"] = result.memory_capacity_bytes[d];
+    device["memory_at_peak"] =
+        memory_at_peak(result.peak_memory_bytes[d], model_states.empty() ? nullptr : &model_states[d]);
+    const DeviceFlops& device_flops = flops.devices[d];
+    device["model_tflops_per_s"] = result.makespan_s > 0 ? device_flops.model_flops / result.makespan_s / 1e12 : 0.0;
+    device["mfu"] = result.makespan_s > 0 && device_flops.peak_flops_per_s > 0
+                        ? device_flops.model_flops / (result.makespan_s * device_flops.peak_flops_per_s)
+                        : 0.0;
     device["compute_s"] = compute / iterations;
     device["communication_s"] = communication / iterations;
     device["exposed_communication_s"] = exposed / iterations;
@@ -189,6 +221,9 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   double peak_sum = 0;
   for (double peak : result.peak_memory_bytes) peak_sum += peak;
   mean["peak_memory_bytes"] = result.peak_memory_bytes.empty() ? 0.0 : peak_sum / static_cast<double>(result.peak_memory_bytes.size());
+  mean["max_peak_memory_bytes"] = result.peak_memory_bytes.empty()
+                                     ? 0.0
+                                     : *std::max_element(result.peak_memory_bytes.begin(), result.peak_memory_bytes.end());
   summary["mean"] = mean;
   if (result.pipeline) summary["pipeline"] = pipeline_summary(*result.pipeline, result.gpu_names);
   summary["devices"] = devices;
@@ -335,7 +370,7 @@ void write_reports(const Scenario& scenario, const SimulationResult& result, con
   if (scenario.outputs.trace) write("trace.json", make_chrome_trace(result).dump() + "\n");
 }
 
-std::string format_summary_table(const nlohmann::ordered_json& summary) {
+std::string format_summary_table(const nlohmann::ordered_json& summary, bool all_devices) {
   std::string text;
   text += fmt::format("scenario {}: {}\n", summary["scenario"].get<std::string>(), summary["status"].get<std::string>());
   // A thousand GPUs out of memory would bury the table: the first few here, every one in summary.json.
@@ -359,15 +394,59 @@ std::string format_summary_table(const nlohmann::ordered_json& summary) {
                           format_seconds(Seconds(pipeline["predicted_iteration_time_s"].get<double>())),
                           pipeline["cost_model"].get<std::string>());
   }
-  text += fmt::format("\n{:<16} {:<14} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "device", "gpu", "util", "compute",
-                      "comm", "exposed", "idle", "peak mem");
-  for (const auto& [name, d] : summary["devices"].items())
-    text += fmt::format("{:<16} {:<14} {:>5.1f}% {:>11} {:>11} {:>11} {:>11} {:>11}\n", name, d["gpu"].get<std::string>(),
-                        100 * d["utilization"].get<double>(), format_seconds(Seconds(d["compute_s"].get<double>())),
-                        format_seconds(Seconds(d["communication_s"].get<double>())),
-                        format_seconds(Seconds(d["exposed_communication_s"].get<double>())),
-                        format_seconds(Seconds(d["idle_s"].get<double>())),
-                        format_bytes(Bytes(d["peak_memory_bytes"].get<double>())));
+  if (mean.contains("mfu") && mean["model_flops_per_iteration"].get<double>() <= 0) {
+    text += "model FLOP/s   n/a (the workload gives measured times, not FLOPs)\n";
+  } else if (mean.contains("mfu")) {
+    text += fmt::format("model FLOP/s   {:>8.1f} TFLOP/s per GPU   MFU {:.1f}%   (with recomputation {:.1f} TFLOP/s, HFU {:.1f}%)\n",
+                        mean["model_tflops_per_gpu"].get<double>(), 100 * mean["mfu"].get<double>(),
+                        mean["hardware_tflops_per_gpu"].get<double>(), 100 * mean["hfu"].get<double>());
+    if (!mean["throughput_tokens_per_s"].is_null())
+      text += fmt::format("tokens         {:>12.0f} tokens/s\n", mean["throughput_tokens_per_s"].get<double>());
+  }
+  // Devices with the same GPU and the same figures (as printed) share one row, so that a thousand
+  // identical replicas take one line; `all_devices` lists every device.
+  const auto grouped = [&](const std::string& header, const auto& figures) {
+    std::vector<std::string> keys;
+    std::map<std::string, std::vector<std::string>> members;
+    for (const auto& [name, d] : summary["devices"].items()) {
+      const std::string key = figures(d);
+      auto [it, added] = members.try_emplace(all_devices ? name + key : key);
+      if (added) keys.push_back(it->first);
+      it->second.push_back(name);
+    }
+    std::vector<std::string> labels;
+    std::size_t width = 16;
+    for (const std::string& key : keys) {
+      const auto& names = members[key];
+      labels.push_back(names.size() == 1 ? names.front()
+                                         : fmt::format("{} × {}", compress_device_names(names), with_thousands(names.size())));
+      width = std::max(width, labels.back().size());
+    }
+    std::string table = fmt::format("\n{:<{}} {}\n", "device", width, header);
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      table += fmt::format("{:<{}} {}\n", labels[i], width, figures(summary["devices"][members[keys[i]].front()]));
+    return table;
+  };
+  const auto bytes = [](const nlohmann::ordered_json& value) { return format_bytes(Bytes(value.get<double>())); };
+  text += grouped(fmt::format("{:<14} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11}", "gpu", "util", "compute", "comm",
+                              "exposed", "idle", "peak mem"),
+                  [&](const nlohmann::ordered_json& d) {
+                    return fmt::format("{:<14} {:>5.1f}% {:>11} {:>11} {:>11} {:>11} {:>11}",
+                                       d["gpu"].get<std::string>(), 100 * d["utilization"].get<double>(),
+                                       format_seconds(Seconds(d["compute_s"].get<double>())),
+                                       format_seconds(Seconds(d["communication_s"].get<double>())),
+                                       format_seconds(Seconds(d["exposed_communication_s"].get<double>())),
+                                       format_seconds(Seconds(d["idle_s"].get<double>())), bytes(d["peak_memory_bytes"]));
+                  });
+  text += grouped(fmt::format("{:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}", "weights", "gradients", "optimizer",
+                              "activations", "other", "peak", "capacity"),
+                  [&](const nlohmann::ordered_json& d) {
+                    const auto& m = d["memory_at_peak"];
+                    return fmt::format("{:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}", bytes(m["weights_bytes"]),
+                                       bytes(m["gradients_bytes"]), bytes(m["optimizer_state_bytes"]),
+                                       bytes(m["activations_bytes"]), bytes(m["other_bytes"]),
+                                       bytes(d["peak_memory_bytes"]), bytes(d["memory_capacity_bytes"]));
+                  });
   return text;
 }
 
