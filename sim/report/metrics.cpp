@@ -77,37 +77,6 @@ FlopMetrics flop_metrics(const SimulationResult& result, const std::vector<GpuSp
   return metrics;
 }
 
-std::vector<MemoryBreakdown> model_state_memory(const Scenario& scenario, const SimulationResult& result) {
-  // The same accounting as the lowerings (planners/data_parallel, planners/schedules/pipeline_lowering):
-  // Ψ = Σ parameter_bytes / 4, times the bytes per parameter of the precision and optimizer.
-  const auto states = [](double parameters, Precision precision, Optimizer optimizer) {
-    const BytesPerParameter per = bytes_per_parameter(precision, optimizer);
-    MemoryBreakdown m;
-    m.weights = Bytes(parameters * per.weights);
-    m.gradients = Bytes(parameters * per.gradients);
-    m.optimizer_state = Bytes(parameters * per.optimizer_state);
-    return m;
-  };
-  const std::size_t devices = result.graph.devices().size();
-  if (const auto* dp = std::get_if<DataParallelConfig>(&scenario.workload)) {
-    const double parameters = dp->model.parameter_bytes().value() / kProfileBytesPerParameter;
-    return std::vector<MemoryBreakdown>(devices, states(parameters, dp->precision, dp->optimizer));
-  }
-  const auto* pipeline = std::get_if<PipelineWorkloadSpec>(&scenario.workload);
-  if (pipeline == nullptr || !result.pipeline || !result.pipeline->plan.feasible) return {};
-  std::vector<MemoryBreakdown> memory(devices);
-  for (const PipelineStage& stage : result.pipeline->plan.plan.stages) {
-    double parameter_bytes = 0;
-    for (const LayerRange& range : stage.chunks)
-      for (std::size_t l = range.begin; l < range.end; ++l)
-        parameter_bytes += pipeline->model.layers[l].parameter_bytes.value();
-    for (DeviceId d : stage.devices)
-      if (d < devices)
-        memory[d] = states(parameter_bytes / kProfileBytesPerParameter, pipeline->precision, pipeline->optimizer);
-  }
-  return memory;
-}
-
 nlohmann::ordered_json memory_at_peak(double peak_bytes, const MemoryBreakdown* states) {
   nlohmann::ordered_json memory;
   const double weights = states ? states->weights.value() : 0.0;
@@ -122,14 +91,6 @@ nlohmann::ordered_json memory_at_peak(double peak_bytes, const MemoryBreakdown* 
   memory["activations_bytes"] = states ? rest : 0.0;
   memory["other_bytes"] = states ? 0.0 : rest;
   return memory;
-}
-
-std::optional<int> tokens_per_sample(const Scenario& scenario) {
-  const LayerModel* model = nullptr;
-  if (const auto* dp = std::get_if<DataParallelConfig>(&scenario.workload)) model = &dp->model;
-  if (const auto* pipeline = std::get_if<PipelineWorkloadSpec>(&scenario.workload)) model = &pipeline->model;
-  if (model == nullptr || model->tokens_per_sample <= 0) return std::nullopt;
-  return model->tokens_per_sample;
 }
 
 std::string format_time_breakdown(const SimulationResult& result) {

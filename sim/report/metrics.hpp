@@ -13,7 +13,7 @@
 // device's peak is its GPU's dense peak for the dtype carrying most of its FLOPs.
 //
 // Memory at peak: the measured peak of a device split into model states (weights, gradients,
-// optimizer state: what the workload allocates once and keeps, models/cost/memory_model.hpp),
+// optimizer state: what the workload allocates once and keeps, WorkloadKind::model_state_memory),
 // activations (the rest of the peak for workloads built from a layer model) and other (a task-graph
 // file's allocations carry no category).
 #pragma once
@@ -51,15 +51,8 @@ struct FlopMetrics {
 
 [[nodiscard]] FlopMetrics flop_metrics(const SimulationResult& result, const std::vector<GpuSpec>& gpus);
 
-// Per graph device, what the workload keeps for the whole run (weights, gradients, optimizer state);
-// empty when the workload does not say (a task-graph file).
-[[nodiscard]] std::vector<MemoryBreakdown> model_state_memory(const Scenario& scenario, const SimulationResult& result);
-
 // A device's peak split as the header says: `states` empty → everything is "other".
 [[nodiscard]] nlohmann::ordered_json memory_at_peak(double peak_bytes, const MemoryBreakdown* states);
-
-// Tokens in one sample of the workload's model; empty when it is not a token model.
-[[nodiscard]] std::optional<int> tokens_per_sample(const Scenario& scenario);
 
 // `dnnsim run --breakdown`: compute and communication time per layer (or stage, or collective) and
 // phase, per device and iteration, in the order the workload first runs them. A task's row is its

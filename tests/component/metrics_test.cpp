@@ -6,6 +6,7 @@
 #include "sim/report/metrics.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
@@ -84,7 +85,7 @@ workload:
   planner: {name: uniform, stages: 2}
 )");
   double forward = 0, backward = 0;
-  for (const Layer& layer : std::get<PipelineWorkloadSpec>(scenario.workload).model.layers) {
+  for (const Layer& layer : scenario.workload_as<PipelineWorkloadSpec>()->model.layers) {
     forward += layer.forward_flops.value();
     backward += layer.backward_flops.value();
   }
