@@ -18,6 +18,7 @@
 #include "sim/cli/plot_command.hpp"
 #include "sim/cli/slurm_command.hpp"
 #include "sim/report/metrics.hpp"
+#include "sim/workloads/chakra/chakra_kind.hpp"
 #include "sim/report/report.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/run/simulation.hpp"
@@ -63,6 +64,15 @@ int command_run(const std::string& path, const std::string& out, const std::vect
   // A known gap that misses is reported, not failed (docs/regress.md).
   const bool any_failed = std::any_of(verdicts.begin(), verdicts.end(), [](const auto& v) { return v.failed(); });
   return any_failed ? kExitExpectationMissed : 0;
+}
+
+// `dnnsim lower SCENARIO --chakra DIR`: the workload's TaskGraph as Chakra execution traces.
+int command_lower(const std::string& path, const std::vector<std::string>& overrides, const std::string& chakra_dir) {
+  const dnnsim::Scenario scenario = dnnsim::load_scenario(path, overrides);
+  const auto files = dnnsim::export_scenario_chakra(scenario, chakra_dir);
+  std::cout << fmt::format("{} Chakra execution traces in {}/ (trace.0.et … trace.{}.et)\n", files.size(), chakra_dir,
+                           files.size() - 1);
+  return 0;
 }
 
 int command_validate(const std::vector<std::string>& paths) {
@@ -141,6 +151,15 @@ int main(int argc, char** argv) {
                 "also print the time per layer (or stage, or collective) and phase, per device and iteration");
   run->add_flag("--all-devices", run_flags.all_devices,
                 "list every device in the table (default: devices with the same GPU and figures share a row)");
+
+  std::string lower_scenario;
+  std::vector<std::string> lower_overrides;
+  std::string lower_chakra;
+  auto* lower = app.add_subcommand("lower", "write a scenario's task graph in another format (docs/chakra.md)");
+  lower->add_option("SCENARIO", lower_scenario, "scenario YAML file")->required()->check(CLI::ExistingFile);
+  lower->add_option("--chakra", lower_chakra, "directory for one Chakra execution trace per GPU (trace.<rank>.et)")
+      ->required();
+  lower->add_option("--set", lower_overrides, "override a scenario key (repeatable)");
 
   std::vector<std::string> validate_paths;
   auto* validate = app.add_subcommand("validate", "check scenario files and report every problem; simulate nothing");
@@ -234,6 +253,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return command_run(scenario_path, out_dir, overrides, run_flags);
     if (*validate) return command_validate(validate_paths);
+    if (*lower) return command_lower(lower_scenario, lower_overrides, lower_chakra);
     if (*list) return command_list(list_what);
     if (*describe) return command_describe_model(model_name, model_batch, model_options);
     if (*calibrate) return dnnsim::cli::run_calibrate(calibrate_options);

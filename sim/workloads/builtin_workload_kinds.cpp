@@ -1,5 +1,6 @@
 // Every built-in workload kind, registered explicitly (static self-registration would be dropped by
 // the static library). A new kind: its folder under sim/workloads/ and one line here.
+#include "sim/workloads/chakra/chakra_kind.hpp"
 #include "sim/workloads/data_parallel/data_parallel_kind.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/workloads/taskgraph/taskgraph_kind.hpp"
@@ -15,6 +16,8 @@ const WorkloadKindRegistry& builtin_workload_kinds() {
     r.add("pipeline", "model cut into stages by a planner or by hand, run under a pipeline schedule (× data parallel)",
           "GPipe (Huang 2019), PipeDream (Narayanan 2019), DAPPLE (Fan 2021)", make_pipeline_kind());
     r.add("taskgraph", "a TaskGraph JSON file simulated as given", "dnnsim (docs/taskgraph.md)", make_taskgraph_kind());
+    r.add("chakra", "MLCommons Chakra execution traces, one file per rank (docs/chakra.md)",
+          "Sridharan et al., Chakra, arXiv:2305.14516, 2023", make_chakra_kind());
     return r;
   }();
   return registry;
