@@ -69,9 +69,13 @@ int command_run(const std::string& path, const std::string& out, const std::vect
 // `dnnsim lower SCENARIO --chakra DIR`: the workload's TaskGraph as Chakra execution traces.
 int command_lower(const std::string& path, const std::vector<std::string>& overrides, const std::string& chakra_dir) {
   const dnnsim::Scenario scenario = dnnsim::load_scenario(path, overrides);
-  const auto files = dnnsim::export_scenario_chakra(scenario, chakra_dir);
-  std::cout << fmt::format("{} Chakra execution traces in {}/ (trace.0.et … trace.{}.et)\n", files.size(), chakra_dir,
-                           files.size() - 1);
+  const auto exported = dnnsim::export_scenario_chakra(scenario, chakra_dir);
+  std::cout << fmt::format("{} Chakra execution traces in {}/ (trace.0.et … trace.{}.et)\n", exported.files.size(),
+                           chakra_dir, exported.files.size() - 1);
+  if (exported.dropped_dependencies > 0)
+    std::cerr << fmt::format("warning: {} dependencies between tasks on different GPUs with no communication between "
+                             "them cannot be written in Chakra (a node names only nodes of its own rank) and were left out\n",
+                             exported.dropped_dependencies);
   return 0;
 }
 

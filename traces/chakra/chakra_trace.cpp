@@ -179,6 +179,11 @@ class Importer {
       return std::any_of(f.metadata.attr().begin(), f.metadata.attr().end(),
                          [](const auto& a) { return a.name() == "dnnsim.version"; });
     });
+    // A dnnsim-written set names its streams in their original order.
+    if (dnnsim_written_ && !ranks_.empty())
+      for (const auto& attr : ranks_.front().metadata.attr())
+        if (attr.name() == "dnnsim.streams" && attr.value_case() == pb::AttributeProto::kStringList)
+          for (const std::string& stream : attr.string_list().values()) (void)graph_.stream(stream);
   }
 
   ChakraImport run() {
@@ -285,7 +290,9 @@ class Importer {
       }
     } else if (node.duration_micros() > 0) {
       compute.measured_time = Seconds(static_cast<double>(node.duration_micros()) * 1e-6);
-      compute.measured_on = options_.recorded_on;
+      compute.measured_on = !options_.recorded_on.empty() ? options_.recorded_on
+                            : r < options_.rank_gpus.size() ? options_.rank_gpus[r]
+                                                            : "";
     }
     return compute;
   }
@@ -558,6 +565,18 @@ void write_delimited(std::ostream& out, const google::protobuf::MessageLite& mes
   message.SerializeWithCachedSizes(&coded);
 }
 
+// The ranks whose files hold a node of the task: the compute's device, the transfer's source and
+// destination, the collective's members.
+std::vector<DeviceId> ranks_of(const Task& task) {
+  if (const auto* t = std::get_if<Transfer>(&task.op)) return {t->src, t->dst};
+  return task.devices();
+}
+
+bool involves(const Task& task, DeviceId rank) {
+  const auto on = ranks_of(task);
+  return std::find(on.begin(), on.end(), rank) != on.end();
+}
+
 std::int64_t collective_type(CollectiveKind kind) {
   switch (kind) {
     case CollectiveKind::all_reduce:
@@ -592,8 +611,9 @@ std::vector<std::string> expand_rank_pattern(const std::string& pattern, std::si
   return files;
 }
 
-std::vector<std::string> export_chakra(const TaskGraph& graph, const std::string& dir,
-                                       const std::function<std::optional<Seconds>(const Task&)>& duration) {
+ChakraExport export_chakra(const TaskGraph& graph, const std::string& dir,
+                           const std::function<std::optional<Seconds>(const Task&)>& duration) {
+  ChakraExport exported;
   std::filesystem::create_directories(dir);
   const std::size_t ranks = graph.devices().size();
   std::vector<std::vector<pb::Node>> nodes(ranks);
@@ -601,6 +621,10 @@ std::vector<std::string> export_chakra(const TaskGraph& graph, const std::string
   std::map<std::vector<DeviceId>, std::string> group_names;
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     const Task& task = graph.task(id);
+    const auto on = ranks_of(task);
+    for (TaskId dep : task.deps)
+      if (std::none_of(on.begin(), on.end(), [&](DeviceId d) { return involves(graph.task(dep), d); }))
+        ++exported.dropped_dependencies;
     const auto common = [&](pb::Node& node, pb::NodeType type) {
       node.set_id(id);
       node.set_name(task.label);
@@ -614,10 +638,8 @@ std::vector<std::string> export_chakra(const TaskGraph& graph, const std::string
     };
     // A node's dependencies: those of the task's dependencies that have a node in this rank's file.
     const auto local_deps = [&](pb::Node& node, DeviceId rank, const std::function<bool(const Task&)>& keep) {
-      for (TaskId dep : task.deps) {
-        const auto on = graph.task(dep).devices();
-        if (std::find(on.begin(), on.end(), rank) != on.end() && keep(graph.task(dep))) node.add_data_deps(dep);
-      }
+      for (TaskId dep : task.deps)
+        if (involves(graph.task(dep), rank) && keep(graph.task(dep))) node.add_data_deps(dep);
     };
     const auto all = [](const Task&) { return true; };
     if (const auto* compute = std::get_if<Compute>(&task.op)) {
@@ -638,10 +660,6 @@ std::vector<std::string> export_chakra(const TaskGraph& graph, const std::string
       local_deps(node, compute->device, all);
     } else if (const auto* transfer = std::get_if<Transfer>(&task.op)) {
       // The sender's node waits for what involves the sender, the receiver's for the rest.
-      const auto involves = [](const Task& t, DeviceId d) {
-        const auto on = t.devices();
-        return std::find(on.begin(), on.end(), d) != on.end();
-      };
       pb::Node& send = nodes[transfer->src].emplace_back();
       common(send, pb::COMM_SEND_NODE);
       add_attr(send, "comm_dst")->set_int64_val(transfer->dst);
@@ -677,7 +695,6 @@ std::vector<std::string> export_chakra(const TaskGraph& graph, const std::string
       }
     }
   }
-  std::vector<std::string> paths;
   for (std::size_t r = 0; r < ranks; ++r) {
     const std::string path = (std::filesystem::path(dir) / fmt::format("trace.{}.et", r)).string();
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -692,13 +709,16 @@ std::vector<std::string> export_chakra(const TaskGraph& graph, const std::string
     auto* device = metadata.add_attr();
     device->set_name("dnnsim.device");
     device->set_string_val(graph.devices()[r]);
+    auto* streams = metadata.add_attr();
+    streams->set_name("dnnsim.streams");
+    for (const std::string& stream : graph.streams()) streams->mutable_string_list()->add_values(stream);
     write_delimited(out, metadata);
     for (const pb::Node& node : nodes[r]) write_delimited(out, node);
     out.flush();
     if (!out) throw InputError(SourceLocation{path, 0, 0}, "cannot write the file");
-    paths.push_back(path);
+    exported.files.push_back(path);
   }
-  return paths;
+  return exported;
 }
 
 }  // namespace dnnsim

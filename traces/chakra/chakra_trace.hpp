@@ -45,8 +45,9 @@ namespace dnnsim {
 struct ChakraImportOptions {
   Dtype dtype = Dtype::fp32;  // kernel precision of roofline-costed nodes
   // Catalog GPU the recorded durations were measured on; empty: the GPU each rank is mapped onto
-  // (no scaling).
+  // (no scaling), `rank_gpus[r]`.
   std::string recorded_on;
+  std::vector<std::string> rank_gpus;  // catalog GPU of each rank's device
 };
 
 struct ChakraImport {
@@ -63,11 +64,18 @@ struct ChakraImport {
 // `pattern` with its "%d" replaced by each rank, for ranks 0…count−1 ("dir/trace.%d.et").
 [[nodiscard]] std::vector<std::string> expand_rank_pattern(const std::string& pattern, std::size_t count);
 
-// Writes one ET per device of `graph`, `dir`/trace.<rank>.et with rank = device index, and returns
-// their paths. `duration` gives a compute task's time on its device, written as `duration_micros`
-// for tools that do not cost nodes themselves; empty: written only for measured times.
+struct ChakraExport {
+  std::vector<std::string> files;  // rank order
+  // Dependencies between tasks that share no device (a compute on one GPU waiting for a compute on
+  // another): a Chakra node can only name nodes of its own file, so these are not written.
+  std::size_t dropped_dependencies = 0;
+};
+
+// Writes one ET per device of `graph`, `dir`/trace.<rank>.et with rank = device index. `duration`
+// gives a compute task's time on its device, written as `duration_micros` for tools that do not
+// cost nodes themselves; empty: written only for measured times.
 // @throw InputError when a file cannot be written.
-std::vector<std::string> export_chakra(const TaskGraph& graph, const std::string& dir,
-                                       const std::function<std::optional<Seconds>(const Task&)>& duration = {});
+ChakraExport export_chakra(const TaskGraph& graph, const std::string& dir,
+                           const std::function<std::optional<Seconds>(const Task&)>& duration = {});
 
 }  // namespace dnnsim

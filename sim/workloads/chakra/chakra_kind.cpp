@@ -13,6 +13,16 @@
 namespace dnnsim {
 namespace {
 
+// The catalog model of a cluster GPU (by name), against which recorded durations are taken as-is.
+std::string gpu_model(const Scenario& scenario, const std::string& gpu) {
+  const std::vector<std::string> names = scenario.cluster.gpu_names();
+  std::size_t next = 0;
+  for (const NodeInstance& node : scenario.cluster.nodes)
+    for (int g = 0; g < scenario.cluster.type_of(node).gpus_per_node; ++g)
+      if (names.at(next++) == gpu) return scenario.cluster.type_of(node).gpu.name;
+  return "";
+}
+
 class ChakraKind final : public TaskGraphKind {
  public:
   // files: "dir/trace.%d.et" (ranks 0…N−1) or a list; ranks: the GPUs of the ranks in order (default:
@@ -64,7 +74,9 @@ class ChakraKind final : public TaskGraphKind {
 
   std::optional<TaskGraph> lower(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<ChakraWorkload>();
-    ChakraImport imported = import_chakra(spec.files, spec.ranks, spec.options);
+    ChakraImportOptions options = spec.options;
+    for (const std::string& rank : spec.ranks) options.rank_gpus.push_back(gpu_model(scenario, rank));
+    ChakraImport imported = import_chakra(spec.files, spec.ranks, options);
     // Unknown attributes do not stop a run: one line each on stderr.
     for (const std::string& warning : imported.warnings) std::cerr << "warning: " << warning << '\n';
     return std::move(imported.graph);
@@ -75,7 +87,7 @@ class ChakraKind final : public TaskGraphKind {
 
 std::shared_ptr<const WorkloadKind> make_chakra_kind() { return std::make_shared<ChakraKind>(); }
 
-std::vector<std::string> export_scenario_chakra(const Scenario& scenario, const std::string& dir) {
+ChakraExport export_scenario_chakra(const Scenario& scenario, const std::string& dir) {
   const std::optional<TaskGraph> graph = builtin_workload_kinds().at(scenario.workload_kind).value->lower(scenario);
   if (!graph)
     throw InputError(scenario.workload->where,

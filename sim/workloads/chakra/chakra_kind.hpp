@@ -21,8 +21,8 @@ struct ChakraWorkload : WorkloadSpec {
 
 // `dnnsim lower SCENARIO --chakra DIR`: the scenario's TaskGraph (WorkloadKind::lower) as one ET per
 // device, DIR/trace.<rank>.et, with every compute node's `duration_micros` its cost-model time on
-// the device's GPU (for ASTRA-sim and SimAI, which do not cost nodes). Returns the paths.
+// the device's GPU (for ASTRA-sim and SimAI, which do not cost nodes).
 // @throw InputError when the kind has no TaskGraph or a file cannot be written.
-std::vector<std::string> export_scenario_chakra(const Scenario& scenario, const std::string& dir);
+ChakraExport export_scenario_chakra(const Scenario& scenario, const std::string& dir);
 
 }  // namespace dnnsim
