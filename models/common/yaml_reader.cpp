@@ -20,6 +20,15 @@ YAML::Node YamlReader::load_file() {
   return YAML::Node();
 }
 
+YAML::Node YamlReader::load_text(const std::string& text) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    sink_->error(where(e.mark), fmt::format("YAML syntax error: {}", e.msg));
+  }
+  return YAML::Node();
+}
+
 SourceLocation YamlReader::where(const YAML::Mark& mark) const {
   if (mark.is_null() || mark.line < 0) return SourceLocation{file_, 0, 0};
   return SourceLocation{file_, mark.line + 1, mark.column + 1};

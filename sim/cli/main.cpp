@@ -30,11 +30,7 @@ namespace {
 constexpr int kExitInputError = 2;
 constexpr int kExitExpectationMissed = 3;
 
-void print_input_error(const dnnsim::InputError& error) {
-  for (const auto& d : error.diagnostics()) std::cerr << dnnsim::format_diagnostic(d) << '\n';
-  std::cerr << fmt::format("{} error{}; nothing was simulated\n", error.diagnostics().size(),
-                           error.diagnostics().size() == 1 ? "" : "s");
-}
+void print_input_error(const dnnsim::InputError& error) { std::cerr << dnnsim::format_input_error(error); }
 
 struct RunFlags {
   bool gantt = false;

@@ -200,5 +200,10 @@ struct Scenario {
 // `overrides` are "dotted.key.path=value" strings applied to the YAML tree before it is read (the
 // CLI's --set). @throw InputError with every problem of the file.
 [[nodiscard]] Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+// A scenario given as YAML text (the Python module's strings and dicts): `name` stands for the file
+// in messages ("<string>:3:7: error: …") and its folder, none for "<string>", is where relative
+// paths start. @throw InputError
+[[nodiscard]] Scenario load_scenario_text(const std::string& text, const std::string& name,
+                                          const std::vector<std::string>& overrides = {});
 
 }  // namespace dnnsim

@@ -642,11 +642,10 @@ std::optional<YAML::Node> apply_override(YAML::Node root, const std::string& ass
 
 }  // namespace
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  DiagnosticSink sink;
-  YamlReader reader(path, sink);
-  YAML::Node root = reader.load_file();
-  sink.throw_if_any();
+namespace {
+
+Scenario read_scenario(YAML::Node root, DiagnosticSink& sink, const std::string& path,
+                       const std::vector<std::string>& overrides) {
   std::vector<std::pair<YAML::Node, std::string>> override_values;
   for (const std::string& assignment : overrides)
     if (auto value = apply_override(root, assignment, sink)) override_values.emplace_back(*value, "--set " + assignment);
@@ -656,6 +655,24 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   Scenario scenario = parser.parse(root);
   sink.throw_if_any();
   return scenario;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  DiagnosticSink sink;
+  YamlReader reader(path, sink);
+  YAML::Node root = reader.load_file();
+  sink.throw_if_any();
+  return read_scenario(root, sink, path, overrides);
+}
+
+Scenario load_scenario_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
+  DiagnosticSink sink;
+  YamlReader reader(name, sink);
+  YAML::Node root = reader.load_text(text);
+  sink.throw_if_any();
+  return read_scenario(root, sink, name, overrides);
 }
 
 }  // namespace dnnsim
