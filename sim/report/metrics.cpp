@@ -16,6 +16,20 @@ bool happened(double date) { return !std::isnan(date); }
 
 constexpr std::size_t kDtypes = 5;
 
+// "fwd s0 mb3" → "s0": the label without its pass word and micro-batch (a million tasks: no regex).
+std::string breakdown_row(std::string_view label) {
+  for (std::string_view pass : {"fwd ", "bwd ", "recompute ", "wgrad "})
+    if (label.substr(0, pass.size()) == pass) {
+      label.remove_prefix(pass.size());
+      break;
+    }
+  const auto mb = label.rfind(" mb");
+  if (mb != std::string_view::npos && mb + 3 < label.size() &&
+      std::all_of(label.begin() + static_cast<std::ptrdiff_t>(mb + 3), label.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    label = label.substr(0, mb);
+  return std::string(label);
+}
+
 }  // namespace
 
 double FlopMetrics::mfu(double makespan_s) const {
@@ -98,14 +112,12 @@ std::string format_time_breakdown(const SimulationResult& result) {
   // Columns: the compute phases, then communication (transfers and collectives).
   static constexpr std::array kColumns{Phase::forward,   Phase::backward, Phase::weight_grad,  Phase::recompute,
                                        Phase::optimizer, Phase::other,    Phase::communication};
-  static const std::regex kPass("^(fwd|bwd|recompute|wgrad) ");
-  static const std::regex kMicroBatch(" mb[0-9]+$");
   std::vector<std::string> order;
   std::map<std::string, std::array<double, kColumns.size()>> seconds;
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     if (!happened(result.task_start[id]) || !happened(result.task_end[id])) continue;
     const Task& task = graph.task(id);
-    const std::string row = std::regex_replace(std::regex_replace(task.label, kPass, ""), kMicroBatch, "");
+    const std::string row = breakdown_row(task.label);
     const Phase phase = task.is_compute() ? task.phase : Phase::communication;
     const auto column = static_cast<std::size_t>(std::find(kColumns.begin(), kColumns.end(), phase) - kColumns.begin());
     auto [it, added] = seconds.try_emplace(row, std::array<double, kColumns.size()>{});

@@ -98,6 +98,25 @@ workload:
                    mean["throughput_samples_per_s"].get<double>() * 128);
 }
 
+TEST(Metrics, IdenticalDevicesShareARowAndTheBreakdownHasALineALayer) {
+  // Four single-GPU nodes with the same share of the batch (2 samples each) have the same figures:
+  // one row "node0–3/gpu0 × 4", every device with all_devices. The breakdown has a row for the layer
+  // (its forward and backward), the gradient all-reduce, the optimizer step and the total.
+  std::string yaml = kOneGpu;
+  yaml.replace(yaml.find("count: 1"), 8, "count: 4");
+  yaml.replace(yaml.find("global_batch: 2"), 15, "global_batch: 8");
+  const Scenario scenario = load(yaml);
+  const SimulationResult result = run_scenario(scenario, {});
+  const auto summary = make_summary(scenario, result);
+  const std::string table = format_summary_table(summary);
+  EXPECT_NE(table.find("node0–3/gpu0 × 4"), std::string::npos) << table;
+  EXPECT_EQ(table.find("node2/gpu0"), std::string::npos) << table;
+  EXPECT_NE(format_summary_table(summary, true).find("node2/gpu0"), std::string::npos);
+  const std::string breakdown = format_time_breakdown(result);
+  for (const char* row : {"\nlayer0 ", "\nall-reduce bucket 0 ", "\noptimizer step ", "\ntotal "})
+    EXPECT_NE(breakdown.find(row), std::string::npos) << row << " not in" << breakdown;
+}
+
 TEST(Metrics, DeviceNamesCompressToRanges) {
   std::vector<std::string> names;
   for (int node = 0; node < 1024; ++node) names.push_back("node" + std::to_string(node) + "/gpu0");

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "chakra/schema/et_def.pb.h"  // generated from traces/chakra/schema/et_def.proto
 
