@@ -98,7 +98,7 @@ workload:
                    mean["throughput_samples_per_s"].get<double>() * 128);
 }
 
-TEST(Metrics, IdenticalDevicesShareARowAndTheBreakdownHasALineALayer) {
+TEST(Metrics, IdenticalDevicesShareARowAndTheBreakdownHasARowPerLayer) {
   // Four single-GPU nodes with the same share of the batch (2 samples each) have the same figures:
   // one row "node0–3/gpu0 × 4", every device with all_devices. The breakdown has a row for the layer
   // (its forward and backward), the gradient all-reduce, the optimizer step and the total.
