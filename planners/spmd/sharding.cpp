@@ -161,7 +161,19 @@ SpmdCluster make_spmd_cluster(const ClusterView& view, Dtype dtype) {
   const DeviceTopology topology = view.topology();
   std::vector<DeviceId> group(view.size());
   std::iota(group.begin(), group.end(), DeviceId{0});
-  const auto path = [&](DeviceId a, DeviceId b) { return view.path(a, b); };
+  // A collective over every device runs its inter-node steps from all of a node's devices at once, and
+  // collective_time leaves link sharing to the caller: an inter-node path gets its bandwidth divided
+  // among the devices of its node (one NIC per node; with a NIC per GPU this is pessimistic by that factor).
+  std::vector<int> per_node;
+  for (const ClusterDevice& d : view.devices) {
+    if (per_node.size() <= d.node) per_node.resize(d.node + 1, 0);
+    ++per_node[d.node];
+  }
+  const auto path = [&](DeviceId a, DeviceId b) {
+    PathCost cost = view.path(a, b);
+    if (view.devices[a].node != view.devices[b].node) cost.bandwidth = cost.bandwidth / per_node[view.devices[a].node];
+    return cost;
+  };
   // Exact at both ends for the ring's max over its edges of α_e + (S/p)/β_e once S is large; a small
   // and a large size give the latency and the bandwidth terms.
   const auto fit = [&](CollectiveKind kind) {
