@@ -13,6 +13,7 @@
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
 #include "planners/parallel/planner.hpp"
+#include "planners/spmd/sharding.hpp"
 #include "planners/schedules/schedule.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_command.hpp"
@@ -108,6 +109,7 @@ const std::vector<std::pair<std::string, std::function<void()>>>& listings() {
       {"models", [] { print_registry(dnnsim::builtin_models()); }},
       {"schedules", [] { print_registry(dnnsim::builtin_schedules()); }},
       {"planners", [] { print_registry(dnnsim::builtin_planners()); }},
+      {"spmd", [] { print_registry(dnnsim::builtin_spmd_planners()); }},
       {"backends", [] { print_registry(dnnsim::cli::calibration_backends()); }},
   };
   return table;

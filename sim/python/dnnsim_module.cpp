@@ -22,6 +22,7 @@
 #include "models/program/collective_algorithms.hpp"
 #include "planners/parallel/planner.hpp"
 #include "planners/schedules/schedule.hpp"
+#include "planners/spmd/sharding.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -165,6 +166,7 @@ py::list list(const std::string& what) {
   if (what == "models") return entries(builtin_models());
   if (what == "schedules") return entries(builtin_schedules());
   if (what == "planners") return entries(builtin_planners());
+  if (what == "spmd") return entries(builtin_spmd_planners());
   if (what == "gpus") {
     py::list gpus;
     for (const GpuSpec& gpu : HardwareCatalog::builtin().gpus()) {
@@ -182,7 +184,7 @@ py::list list(const std::string& what) {
     return gpus;
   }
   PyErr_SetString(PyExc_ValueError,
-                  ("dnnsim.list: unknown '" + what + "'; one of gpus, workloads, collectives, models, schedules, planners")
+                  ("dnnsim.list: unknown '" + what + "'; one of gpus, workloads, collectives, models, schedules, planners, spmd")
                       .c_str());
   throw py::error_already_set();
 }
@@ -247,6 +249,6 @@ PYBIND11_MODULE(dnnsim, m) {
   m.def("plan", &plan, py::arg("scenario"), py::arg("planner") = py::none(), py::arg("set") = std::vector<std::string>{},
         "The plan of a pipeline workload (summary.json's 'pipeline' section), as dnnsim plan; nothing simulated.");
   m.def("list", &list, py::arg("what"),
-        "Entries of a catalog or registry: gpus, workloads, collectives, models, schedules or planners.");
+        "Entries of a catalog or registry: gpus, workloads, collectives, models, schedules, planners or spmd.");
   m.attr("__version__") = DNNSIM_VERSION;
 }

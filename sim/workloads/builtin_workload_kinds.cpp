@@ -3,6 +3,7 @@
 #include "sim/workloads/chakra/chakra_kind.hpp"
 #include "sim/workloads/data_parallel/data_parallel_kind.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
+#include "sim/workloads/spmd/spmd_kind.hpp"
 #include "sim/workloads/taskgraph/taskgraph_kind.hpp"
 #include "sim/workloads/workload_kind.hpp"
 
@@ -15,6 +16,8 @@ const WorkloadKindRegistry& builtin_workload_kinds() {
           "Li et al., PyTorch Distributed, VLDB 2020", make_data_parallel_kind());
     r.add("pipeline", "model cut into stages by a planner or by hand, run under a pipeline schedule (× data parallel)",
           "GPipe (Huang 2019), PipeDream (Narayanan 2019), DAPPLE (Fan 2021)", make_pipeline_kind());
+    r.add("spmd", "operator graph sharded op by op over all GPUs (HAP-like, SBP-like, DP, Megatron TP), uneven shards",
+          "Zhang et al., HAP, EuroSys'24; Yuan et al., OneFlow SBP, arXiv 2110.15032", make_spmd_kind());
     r.add("taskgraph", "a TaskGraph JSON file simulated as given", "dnnsim (docs/taskgraph.md)", make_taskgraph_kind());
     r.add("chakra", "MLCommons Chakra execution traces, one file per rank (docs/chakra.md)",
           "Sridharan et al., Chakra, arXiv:2305.14516, 2023", make_chakra_kind());
