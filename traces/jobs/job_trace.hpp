@@ -42,6 +42,7 @@ struct JobRecord {
 struct JobTrace {
   std::vector<JobRecord> jobs;
   std::string source;  // file or generator description, for reports
+  std::size_t skipped = 0;  // source rows the format documents as not jobs (no finished attempt, CPU only)
 };
 
 // Which jobs of a trace to replay. All bounds inclusive; applied in this order: virtual cluster,
