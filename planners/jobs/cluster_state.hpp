@@ -23,6 +23,9 @@ struct ServerInfo {
   int gpus = 0;
   std::string gpu_type;       // catalog name ("T4", "V100")
   double gpu_speed = 1.0;     // relative compute speed of this GPU type (fastest type = 1 when known)
+  BytesPerSecond intra_bandwidth{0};  // GPU↔GPU inside the server, per direction (NVLink/PCIe)
+  BytesPerSecond nic_bandwidth{0};    // the server's NIC, per direction
+  Seconds link_latency{0};            // one hop of the inter-server network
 };
 
 // GPUs of one job: how many on each server. Sorted by server index, no zero counts.

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ class JobSpeedModel {
                                                 const std::vector<ServerInfo>& servers) const = 0;
   // Which models it knows (for the workload map and messages); empty = any zoo model.
   [[nodiscard]] virtual std::vector<std::string> models() const { return {}; }
+  // The job's work in iterations when the model knows it (Pollux: iterations to the target metric at
+  // the job's batch size); nullopt = from the trace (iterations, or duration × solo speed).
+  [[nodiscard]] virtual std::optional<double> iterations_to_target(const JobRecord&) const { return std::nullopt; }
 
   [[nodiscard]] double iterations_per_second(const JobRecord& job, const Placement& placement,
                                              const std::vector<ServerInfo>& servers) const {
