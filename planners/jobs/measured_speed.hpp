@@ -6,8 +6,11 @@
 // `scalability.csv` the same by (nodes, replicas) for larger jobs; `validation-<B>.csv` the
 // iterations to the target metric at global batch B. dnnsim's rule (the artifact interpolates with
 // scipy; this is the same data, a simpler interpolant — documented in docs/cluster.md):
-//   • local batch = global batch / replicas; above the largest measured local batch the step is
-//     repeated (gradient accumulation, as Pollux does): step × ⌈local/max⌉ + sync;
+//   • `step_time` is a whole iteration, `sync_time` the synchronisation inside it (sync ≤ step in every
+//     row: cifar10 on 6 nodes, step 0.141 s = 1-GPU step 0.043 s + sync 0.099 s), so an iteration is
+//     step_time, split as compute = step − sync and sync;
+//   • local batch = global batch / replicas; above the largest measured local batch the micro-step
+//     is repeated (gradient accumulation, as Pollux does): (step − sync) × ⌈local/max⌉ + sync;
 //   • a placement whose multiset of per-node GPU counts was measured: linear in local batch between
 //     the measured batches (clamped at the ends), among that placement's rows (the lexicographically
 //     smallest measured string of that multiset);

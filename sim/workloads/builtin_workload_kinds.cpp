@@ -1,5 +1,6 @@
 // Every built-in workload kind, registered explicitly (static self-registration would be dropped by
 // the static library). A new kind: its folder under sim/workloads/ and one line here.
+#include "sim/workloads/cluster/cluster_kind.hpp"
 #include "sim/workloads/data_parallel/data_parallel_kind.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/workloads/spmd/spmd_kind.hpp"
@@ -11,6 +12,8 @@ namespace dnnsim {
 const WorkloadKindRegistry& builtin_workload_kinds() {
   static const WorkloadKindRegistry registry = [] {
     WorkloadKindRegistry r("workload kind");
+    r.add("cluster", "a job stream (trace or generator) under a job scheduler and placement policy, job level or with the network",
+          "Tiresias NSDI'19, Gavel OSDI'20, Pollux OSDI'21 (docs/cluster.md)", make_cluster_kind());
     r.add("data_parallel", "every GPU holds the model; bucketed gradient all-reduce overlapped with backward (DDP)",
           "Li et al., PyTorch Distributed, VLDB 2020", make_data_parallel_kind());
     r.add("pipeline", "model cut into stages by a planner or by hand, run under a pipeline schedule (× data parallel)",

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "models/common/yaml_reader.hpp"
-#include "traces/jobs/csv_table.hpp"
+#include "traces/jobs/located_csv.hpp"
 
 namespace dnnsim {
 namespace {
@@ -35,16 +35,16 @@ void check_unique_ids(const JobTrace& trace, DiagnosticSink& sink) {
     if (!ids.insert(job.id).second) sink.error(job.where, fmt::format("job id '{}' appears twice", job.id));
 }
 
-SourceLocation field_location(const CsvTable& table, const CsvRow& row, const std::string& column) {
+SourceLocation field_location(const LocatedCsv& table, const LocatedCsvRow& row, const std::string& column) {
   return table.where(row, table.optional_field(row, column));
 }
 
 JobTrace read_philly_csv(const JobTraceFiles& files) {
   DiagnosticSink sink;
-  const CsvTable table = CsvTable::parse(CsvTable::read_file(files.file), files.file, sink, ',');
+  const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(files.file), files.file, sink, ',');
   JobTrace trace{{}, files.file};
   if (table.require({"timestamp", "duration", "num_gpus", "cluster"}, sink)) {
-    for (const CsvRow& row : table.rows()) {
+    for (const LocatedCsvRow& row : table.rows()) {
       auto submit = table.date(row, "timestamp", sink);
       auto duration = table.number(row, "duration", sink, 0.0);
       auto gpus = table.integer(row, "num_gpus", sink, 1);
@@ -67,10 +67,10 @@ JobTrace read_philly_csv(const JobTraceFiles& files) {
 
 JobTrace read_pollux_workload(const JobTraceFiles& files) {
   DiagnosticSink sink;
-  const CsvTable table = CsvTable::parse(CsvTable::read_file(files.file), files.file, sink, ',');
+  const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(files.file), files.file, sink, ',');
   JobTrace trace{{}, files.file};
   if (table.require({"name", "time", "application", "num_replicas", "batch_size"}, sink)) {
-    for (const CsvRow& row : table.rows()) {
+    for (const LocatedCsvRow& row : table.rows()) {
       auto name = table.text(row, "name", sink);
       auto time = table.number(row, "time", sink, 0.0);
       auto application = table.text(row, "application", sink);
@@ -97,9 +97,9 @@ JobTrace read_gavel(const JobTraceFiles& files) {
   DiagnosticSink sink;
   const std::vector<std::string> columns{"job_type", "command", "working_directory", "steps_argument", "needs_data_dir",
                                          "total_steps", "scale_factor", "priority_weight", "slo", "arrival_time"};
-  const CsvTable table = CsvTable::parse(CsvTable::read_file(files.file), files.file, sink, '\t', columns);
+  const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(files.file), files.file, sink, '\t', columns);
   JobTrace trace{{}, files.file};
-  for (const CsvRow& row : table.rows()) {
+  for (const LocatedCsvRow& row : table.rows()) {
     if (row.fields.size() != columns.size()) {
       sink.error({files.file, row.line, 1}, fmt::format("expected {} tab-separated fields, found {}", columns.size(), row.fields.size()));
       continue;
@@ -207,10 +207,10 @@ JobTrace read_philly_json(const JobTraceFiles& files) {
 
 JobTrace read_helios(const JobTraceFiles& files) {
   DiagnosticSink sink;
-  const CsvTable table = CsvTable::parse(CsvTable::read_file(files.file), files.file, sink, ',');
+  const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(files.file), files.file, sink, ',');
   JobTrace trace{{}, files.file};
   if (table.require({"job_id", "user", "vc", "gpu_num", "submit_time", "duration"}, sink)) {
-    for (const CsvRow& row : table.rows()) {
+    for (const LocatedCsvRow& row : table.rows()) {
       auto id = table.text(row, "job_id", sink);
       auto gpus = table.integer(row, "gpu_num", sink, 0);
       auto submit = table.date(row, "submit_time", sink);
@@ -248,9 +248,9 @@ JobTrace read_alibaba_pai(const JobTraceFiles& files) {
   auto tasks_path = files.extra.find("tasks");
   if (tasks_path == files.extra.end())
     throw InputError(SourceLocation{files.file}, "alibaba-pai needs the task table too (trace key `tasks: pai_task_table.csv`)");
-  const CsvTable jobs = CsvTable::parse(CsvTable::read_file(files.file), files.file, sink, ',',
+  const LocatedCsv jobs = LocatedCsv::parse(LocatedCsv::read_file(files.file), files.file, sink, ',',
                                         {"job_name", "inst_id", "user", "status", "start_time", "end_time"});
-  const CsvTable tasks = CsvTable::parse(CsvTable::read_file(tasks_path->second), tasks_path->second, sink, ',',
+  const LocatedCsv tasks = LocatedCsv::parse(LocatedCsv::read_file(tasks_path->second), tasks_path->second, sink, ',',
                                          {"job_name", "task_name", "inst_num", "status", "start_time", "end_time", "plan_cpu",
                                           "plan_mem", "plan_gpu", "gpu_type"});
   struct Demand {
@@ -258,10 +258,10 @@ JobTrace read_alibaba_pai(const JobTraceFiles& files) {
     std::string gpu_type;
   };
   std::map<std::string, Demand> demand;
-  for (const CsvRow& row : tasks.rows()) {
+  for (const LocatedCsvRow& row : tasks.rows()) {
     auto job = tasks.text(row, "job_name", sink);
     auto instances = tasks.number(row, "inst_num", sink, 0.0);
-    const CsvField* plan = tasks.field(row, "plan_gpu", sink);
+    const LocatedCsvField* plan = tasks.field(row, "plan_gpu", sink);
     auto type = tasks.text(row, "gpu_type", sink);
     if (!job || !instances || plan == nullptr || !type) continue;
     if (plan->text.empty()) continue;  // CPU task
@@ -272,12 +272,12 @@ JobTrace read_alibaba_pai(const JobTraceFiles& files) {
     if (d.gpu_type.empty() && *gpu_percent > 0) d.gpu_type = *type;
   }
   JobTrace trace{{}, files.file};
-  for (const CsvRow& row : jobs.rows()) {
+  for (const LocatedCsvRow& row : jobs.rows()) {
     auto name = jobs.text(row, "job_name", sink);
     auto status = jobs.text(row, "status", sink);
     auto start = jobs.number(row, "start_time", sink, 0.0);
     auto user = jobs.text(row, "user", sink);
-    const CsvField* end_field = jobs.field(row, "end_time", sink);
+    const LocatedCsvField* end_field = jobs.field(row, "end_time", sink);
     if (!name || !status || !start || !user || end_field == nullptr) continue;
     auto it = demand.find(*name);
     if (*status != "Terminated" || it == demand.end() || it->second.gpus <= 0.0 || end_field->text.empty()) {
@@ -306,7 +306,7 @@ JobTrace read_alibaba_pai(const JobTraceFiles& files) {
 }
 
 // The first of `names` the table has.
-std::string column_of(const CsvTable& table, std::initializer_list<const char*> names) {
+std::string column_of(const LocatedCsv& table, std::initializer_list<const char*> names) {
   for (const char* name : names)
     if (table.has(name)) return name;
   return *names.begin();
@@ -314,7 +314,7 @@ std::string column_of(const CsvTable& table, std::initializer_list<const char*> 
 
 JobTrace read_dnnsim_csv(const JobTraceFiles& files) {
   DiagnosticSink sink;
-  const CsvTable table = CsvTable::parse(CsvTable::read_file(files.file), files.file, sink, ',');
+  const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(files.file), files.file, sink, ',');
   JobTrace trace{{}, files.file};
   const std::string id_col = column_of(table, {"id", "job_id"});
   const std::string submit_col = column_of(table, {"submit_s", "submit_time"});
@@ -324,18 +324,18 @@ JobTrace read_dnnsim_csv(const JobTraceFiles& files) {
   if (table.require({id_col, submit_col, gpus_col}, sink)) {
     if (!table.has(duration_col) && !table.has("iterations"))
       sink.error({files.file, 1, 1}, "needs a duration_s or an iterations column (a job's work)");
-    for (const CsvRow& row : table.rows()) {
+    for (const LocatedCsvRow& row : table.rows()) {
       auto id = table.text(row, id_col, sink);
       auto submit = table.number(row, submit_col, sink, 0.0);
       auto gpus = table.integer(row, gpus_col, sink, 1);
       JobRecord job;
       auto optional_number = [&](const std::string& column, double min) -> std::optional<double> {
-        const CsvField* f = table.optional_field(row, column);
+        const LocatedCsvField* f = table.optional_field(row, column);
         if (f == nullptr || f->text.empty()) return std::nullopt;
         return table.number(row, column, sink, min);
       };
       auto optional_text = [&](const std::string& column) {
-        const CsvField* f = table.optional_field(row, column);
+        const LocatedCsvField* f = table.optional_field(row, column);
         return f ? f->text : std::string();
       };
       auto duration = optional_number(duration_col, 0.0);

@@ -1,4 +1,4 @@
-#include "traces/jobs/csv_table.hpp"
+#include "traces/jobs/located_csv.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -17,11 +17,11 @@ std::string trim(std::string_view text) {
   return std::string(text.substr(begin, end - begin));
 }
 
-std::vector<CsvField> split(std::string_view line, char separator) {
-  std::vector<CsvField> fields;
+std::vector<LocatedCsvField> split(std::string_view line, char separator) {
+  std::vector<LocatedCsvField> fields;
   std::size_t i = 0;
   while (true) {
-    CsvField field;
+    LocatedCsvField field;
     field.column = static_cast<int>(i) + 1;
     while (i < line.size() && line[i] == ' ' && separator != ' ') ++i;
     if (i < line.size() && line[i] == '"') {
@@ -77,7 +77,7 @@ std::optional<double> parse_datetime(std::string_view text) {
   return static_cast<double>(days_from_civil(y, mo, d)) * 86400.0 + h * 3600.0 + mi * 60.0 + s;
 }
 
-std::string CsvTable::read_file(const std::string& path) {
+std::string LocatedCsv::read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(SourceLocation{path}, "cannot open the file");
   std::ostringstream text;
@@ -85,9 +85,9 @@ std::string CsvTable::read_file(const std::string& path) {
   return text.str();
 }
 
-CsvTable CsvTable::parse(std::string_view text, std::string file, DiagnosticSink& sink, char separator,
+LocatedCsv LocatedCsv::parse(std::string_view text, std::string file, DiagnosticSink& sink, char separator,
                          const std::vector<std::string>& columns) {
-  CsvTable table;
+  LocatedCsv table;
   table.file_ = std::move(file);
   bool header_read = !columns.empty();
   for (std::size_t i = 0; i < columns.size(); ++i) table.index_[columns[i]] = i;
@@ -104,7 +104,7 @@ CsvTable CsvTable::parse(std::string_view text, std::string file, DiagnosticSink
       if (end == text.size()) break;
       continue;
     }
-    std::vector<CsvField> fields = split(line, separator);
+    std::vector<LocatedCsvField> fields = split(line, separator);
     if (!header_read) {
       header_read = true;
       table.header_line_ = line_no;
@@ -116,7 +116,7 @@ CsvTable CsvTable::parse(std::string_view text, std::string file, DiagnosticSink
     } else if (first && !columns.empty() && fields.size() == columns.size() && fields[0].text == columns[0]) {
       table.header_line_ = line_no;  // a header line in a normally headerless table
     } else {
-      table.rows_.push_back(CsvRow{line_no, std::move(fields)});
+      table.rows_.push_back(LocatedCsvRow{line_no, std::move(fields)});
     }
     first = false;
     if (end == text.size()) break;
@@ -125,7 +125,7 @@ CsvTable CsvTable::parse(std::string_view text, std::string file, DiagnosticSink
   return table;
 }
 
-bool CsvTable::require(const std::vector<std::string>& columns, DiagnosticSink& sink) const {
+bool LocatedCsv::require(const std::vector<std::string>& columns, DiagnosticSink& sink) const {
   bool ok = true;
   std::vector<std::string> known;
   for (const auto& [name, index] : index_) known.push_back(name);
@@ -138,14 +138,14 @@ bool CsvTable::require(const std::vector<std::string>& columns, DiagnosticSink& 
   return ok;
 }
 
-const CsvField* CsvTable::optional_field(const CsvRow& row, const std::string& column) const {
+const LocatedCsvField* LocatedCsv::optional_field(const LocatedCsvRow& row, const std::string& column) const {
   auto it = index_.find(column);
   if (it == index_.end() || it->second >= row.fields.size()) return nullptr;
   return &row.fields[it->second];
 }
 
-const CsvField* CsvTable::field(const CsvRow& row, const std::string& column, DiagnosticSink& sink) const {
-  const CsvField* field = optional_field(row, column);
+const LocatedCsvField* LocatedCsv::field(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const {
+  const LocatedCsvField* field = optional_field(row, column);
   if (field == nullptr && index_.count(column)) {
     const int past_end = row.fields.empty() ? 1 : row.fields.back().column + static_cast<int>(row.fields.back().text.size());
     sink.error({file_, row.line, past_end},
@@ -154,8 +154,8 @@ const CsvField* CsvTable::field(const CsvRow& row, const std::string& column, Di
   return field;
 }
 
-std::optional<double> CsvTable::number(const CsvRow& row, const std::string& column, DiagnosticSink& sink, double min) const {
-  const CsvField* f = field(row, column, sink);
+std::optional<double> LocatedCsv::number(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink, double min) const {
+  const LocatedCsvField* f = field(row, column, sink);
   if (f == nullptr) return std::nullopt;
   double value = 0;
   const char* begin = f->text.data();
@@ -172,9 +172,9 @@ std::optional<double> CsvTable::number(const CsvRow& row, const std::string& col
   return value;
 }
 
-std::optional<long long> CsvTable::integer(const CsvRow& row, const std::string& column, DiagnosticSink& sink,
+std::optional<long long> LocatedCsv::integer(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink,
                                            long long min) const {
-  const CsvField* f = field(row, column, sink);
+  const LocatedCsvField* f = field(row, column, sink);
   if (f == nullptr) return std::nullopt;
   long long value = 0;
   const char* begin = f->text.data();
@@ -196,14 +196,14 @@ std::optional<long long> CsvTable::integer(const CsvRow& row, const std::string&
   return value;
 }
 
-std::optional<std::string> CsvTable::text(const CsvRow& row, const std::string& column, DiagnosticSink& sink) const {
-  const CsvField* f = field(row, column, sink);
+std::optional<std::string> LocatedCsv::text(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const {
+  const LocatedCsvField* f = field(row, column, sink);
   if (f == nullptr) return std::nullopt;
   return f->text;
 }
 
-std::optional<double> CsvTable::date(const CsvRow& row, const std::string& column, DiagnosticSink& sink) const {
-  const CsvField* f = field(row, column, sink);
+std::optional<double> LocatedCsv::date(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const {
+  const LocatedCsvField* f = field(row, column, sink);
   if (f == nullptr) return std::nullopt;
   if (auto seconds = parse_datetime(f->text)) return seconds;
   double value = 0;
