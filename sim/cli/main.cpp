@@ -8,6 +8,9 @@
 #include <functional>
 #include <iostream>
 
+#include "planners/jobs/job_scheduler.hpp"
+#include "planners/jobs/placement.hpp"
+#include "traces/jobs/job_readers.hpp"
 #include "models/dnn/model_table.hpp"
 #include "models/dnn/zoo.hpp"
 #include "models/hardware/catalog.hpp"
@@ -92,6 +95,9 @@ const std::vector<std::pair<std::string, std::function<void()>>>& listings() {
       {"schedules", [] { print_registry(dnnsim::builtin_schedules()); }},
       {"planners", [] { print_registry(dnnsim::builtin_planners()); }},
       {"spmd", [] { print_registry(dnnsim::builtin_spmd_planners()); }},
+      {"schedulers", [] { print_registry(dnnsim::builtin_schedulers()); }},
+      {"placements", [] { print_registry(dnnsim::builtin_placements()); }},
+      {"job-traces", [] { print_registry(dnnsim::builtin_job_trace_readers()); }},
       {"backends", [] { print_registry(dnnsim::cli::calibration_backends()); }},
   };
   return table;

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <deque>
 #include <iostream>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 namespace sg4 = simgrid::s4u;
@@ -170,6 +172,7 @@ class ClusterSimulation {
           }
           run.phase = Phase::queued;
           run.view.queued_since = Seconds(now);
+          active_.insert(event.job);
           ++queued_;
         } else {
           JobRun& run = runs_[event.job];
@@ -178,6 +181,8 @@ class ClusterSimulation {
           account_attempt(run, now, true);
           run.view.done_iterations = run.view.total_iterations;
           release(run);
+          run.actor = nullptr;  // let SimGrid free the finished actor's stack
+          active_.erase(run.view.id);
           run.phase = Phase::finished;
           run.end = now;
           result_.makespan = std::max(result_.makespan, now);
@@ -202,7 +207,8 @@ class ClusterSimulation {
     state.now = Seconds(now);
     state.servers = in_.servers;
     state.free_gpus = free_;
-    for (JobRun& run : runs_) {
+    for (JobId id : active_) {
+      JobRun& run = runs_[id];
       if (run.phase == Phase::running) {
         JobView view = run.view;
         const double elapsed = now - run.attempt_start;
@@ -378,6 +384,7 @@ class ClusterSimulation {
   std::vector<JobRun> runs_;
   std::vector<int> free_;
   std::map<JobId, std::string> last_placement_;
+  std::set<JobId> active_;  // queued or running, so that a snapshot costs O(active), not O(trace)
   std::deque<Event> events_;
   sg4::ConditionVariablePtr cv_;
   sg4::MutexPtr mutex_;
