@@ -153,6 +153,15 @@ class ClusterSimulation {
       {
         std::unique_lock lock(*mutex_);
         cv_->wait(lock, [this] { return !events_.empty(); });
+      }
+      // Let every actor with an event at this same date post it, so that simultaneous events
+      // (arrivals at one timestamp, jobs ending together) reach the scheduler as one decision.
+      for (std::size_t seen = 0; seen != events_.size();) {
+        seen = events_.size();
+        sg4::this_actor::yield();
+      }
+      {
+        std::unique_lock lock(*mutex_);
         batch.assign(events_.begin(), events_.end());
         events_.clear();
       }
