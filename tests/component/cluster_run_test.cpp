@@ -121,19 +121,56 @@ TEST(ClusterRun, OversizedJobIsLocatedErrorOrReported) {
   EXPECT_EQ(report.sim.jobs[1].status, JobOutcome::Status::never_fits);
 }
 
-// Starts every job at once on a fixed placement: the test chooses where rings go.
+// Starts every job at once on the placement the test gives it (job i on where[i], or where[0]).
 class FixedPlacementScheduler final : public JobScheduler {
  public:
-  explicit FixedPlacementScheduler(Placement where) : where_(std::move(where)) {}
+  explicit FixedPlacementScheduler(std::vector<Placement> where) : where_(std::move(where)) {}
   std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
     std::vector<Decision> decisions;
-    for (const JobView& job : state.queued) decisions.push_back(Decision{Decision::Kind::start, job.id, where_});
+    for (const JobView& job : state.queued)
+      decisions.push_back(Decision{Decision::Kind::start, job.id, where_.size() > job.id ? where_[job.id] : where_[0]});
     return decisions;
   }
 
  private:
-  Placement where_;
+  std::vector<Placement> where_;
 };
+
+// Runs the scenario's jobs at fixed placements in network mode.
+ClusterSimResult run_fixed(const Scenario& scenario, std::vector<Placement> where) {
+  const auto& spec = *scenario.workload_as<ClusterWorkload>();
+  const auto engine = create_engine();
+  const Platform platform = build_platform(scenario);
+  ClusterSimInput input;
+  input.servers = cluster_servers(scenario, spec);
+  const auto node_of_gpu = scenario.cluster.node_of_gpu();
+  input.server_gpus.resize(input.servers.size());
+  for (std::size_t g = 0; g < platform.gpus.size(); ++g) input.server_gpus[node_of_gpu[g]].push_back(platform.gpus[g]);
+  input.controller_host = platform.gpus[0];
+  input.trace = &spec.trace;
+  input.speed = spec.speed.get();
+  input.batch_seconds = spec.batch;
+  FixedPlacementScheduler scheduler(std::move(where));
+  input.scheduler = &scheduler;
+  return simulate_cluster(input);
+}
+
+// A NIC whose bandwidth drops to a quarter at t = 300 s (a `network.conditions` schedule) slows the
+// job whose ring crosses it (x on servers 0–1) and not the one on servers 2–3 (y), which runs exactly
+// its solo time: its 600 s trace duration, every batch at slowdown 1.
+TEST(ClusterRun, PreemptedLinkSlowsOnlyTheJobsCrossingIt) {
+  const std::string trace = testing::write_file(
+      "jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\ny,0,2,600,resnet50,64\n");
+  const Scenario scenario = testing::load(
+      cluster_yaml(trace, "fifo", 4, 1, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n") +
+      "network:\n  conditions:\n    - links: \"node0/nic\"\n      schedule: [{at: \"0s\", bandwidth: \"25Gbps\"}, {at: \"300s\", bandwidth: \"6.25Gbps\"}]\n");
+  const ClusterSimResult result = run_fixed(scenario, {Placement{{{0, 1}, {1, 1}}}, Placement{{{2, 1}, {3, 1}}}});
+  ASSERT_EQ(result.jobs.size(), 2u);
+  EXPECT_NEAR(result.jobs[1].contention_slowdown, 1.0, 1e-4);
+  EXPECT_NEAR(result.jobs[1].end, 600.0, 0.6);
+  EXPECT_GT(result.jobs[0].contention_slowdown, 1.1);
+  EXPECT_GT(result.jobs[0].end, 600.0 * 1.1);
+}
 
 // Two identical ring jobs, each with one GPU on server 0 and one on server 1: both rings cross both
 // NICs at once, so each flow gets half the NIC and a batch takes c + 2m instead of c + m, where m is
@@ -146,22 +183,13 @@ TEST(ClusterRun, TwoRingsSharingNicsRunAtAnalyticSlowdown) {
       testing::load(cluster_yaml(trace, "fifo", 2, 2, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
   const auto& spec = *scenario.workload_as<ClusterWorkload>();
   const Placement ring{{{0, 1}, {1, 1}}};
-  const auto engine = create_engine();
-  const Platform platform = build_platform(scenario);
-  ClusterSimInput input;
-  input.servers = cluster_servers(scenario, spec);
-  input.server_gpus = {{platform.gpus[0], platform.gpus[1]}, {platform.gpus[2], platform.gpus[3]}};
-  input.controller_host = platform.gpus[0];
-  input.trace = &spec.trace;
-  input.speed = spec.speed.get();
-  FixedPlacementScheduler scheduler(ring);
-  input.scheduler = &scheduler;
-  const IterationCost cost = spec.speed->iteration(spec.trace.jobs[0], ring, input.servers);
-  const double m = cost.sync_bytes.value() / input.servers[0].nic_bandwidth.value();
+  const std::vector<ServerInfo> servers = cluster_servers(scenario, spec);
+  const IterationCost cost = spec.speed->iteration(spec.trace.jobs[0], ring, servers);
+  const double m = cost.sync_bytes.value() / servers[0].nic_bandwidth.value();
   const double c = cost.total().value() - m;
   const double expected = (c + 2 * m) / (c + m);
   ASSERT_GT(expected, 1.05);  // the case is meaningful: communication is a visible share
-  const ClusterSimResult result = simulate_cluster(input);
+  const ClusterSimResult result = run_fixed(scenario, {ring});
   for (const JobOutcome& job : result.jobs) {
     EXPECT_EQ(job.status, JobOutcome::Status::finished);
     // Latency (µs per batch of ~60 s) is the only term the formula leaves out.
