@@ -279,7 +279,7 @@ class ClusterKind final : public WorkloadKind {
         ctx.reader.sink().error(job.where, fmt::format("job '{}' has no model and speed source '{}' needs one: add a 'models' mix "
                                                        "entry covering {} GPUs", job.id, spec.speed_source, job.gpus));
     }
-    if (!spec.speed || !ctx.reader.sink().empty()) return;
+    if (!spec.speed) return;
     // Price every distinct (model, batch) once so that an unknown application is an input error now.
     std::set<std::pair<std::string, int>> priced;
     std::vector<ServerInfo> probe{ServerInfo{0, 1, ctx.cluster.nodes.empty() ? "" : ctx.cluster.type_of(ctx.cluster.nodes.front()).gpu.name}};
