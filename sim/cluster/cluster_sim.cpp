@@ -248,6 +248,7 @@ class ClusterSimulation {
   }
 
   void release(JobRun& run) {
+    result_.attempts.push_back(JobAttempt{run.view.id, *run.view.placement, run.attempt_start, sg4::Engine::get_clock()});
     for (const auto& [server, count] : run.view.placement->slices) free_[server] += count;
     busy_ -= run.view.placement->gpus();
     last_placement_[run.view.id] = run.view.placement->to_string();

@@ -59,8 +59,16 @@ struct UtilisationSample {
   double running = 0, queued = 0;
 };
 
+// One attempt of a job on its placement (start → completion or preemption), for the Chrome trace.
+struct JobAttempt {
+  std::size_t job = 0;
+  Placement placement;
+  double start = 0, end = 0;
+};
+
 struct ClusterSimResult {
   std::vector<JobOutcome> jobs;  // in trace order
+  std::vector<JobAttempt> attempts;  // in the order they ended
   std::vector<UtilisationSample> utilisation;
   int total_gpus = 0;
   double makespan = 0;            // last completion

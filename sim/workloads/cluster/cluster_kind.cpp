@@ -370,7 +370,7 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
   summary["cluster"] = c;
 }
 
-void ClusterKind::write_files(const Scenario&, const SimulationResult& result, const std::string& dir) const {
+void ClusterKind::write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const {
   const auto* report = dynamic_cast<const ClusterRunReport*>(result.workload_result.get());
   if (report == nullptr) return;
   const ClusterSimResult& sim = report->sim;
@@ -389,6 +389,19 @@ void ClusterKind::write_files(const Scenario&, const SimulationResult& result, c
                         job.preemptions, job.contention_slowdown, job.solo_seconds, status, trace.jobs[i].model,
                         trace.jobs[i].virtual_cluster);
   }
+  // Chrome trace (chrome://tracing, Perfetto): one process per server, one row per job attempt on it,
+  // named by the job and its GPUs there.
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  for (const JobAttempt& attempt : scenario.outputs.trace ? sim.attempts : std::vector<JobAttempt>{})
+    for (const auto& [server, gpus] : attempt.placement.slices)
+      events.push_back({{"name", fmt::format("{} ({} GPU{})", trace.jobs[attempt.job].id, gpus, gpus > 1 ? "s" : "")},
+                        {"ph", "X"},
+                        {"pid", server},
+                        {"tid", attempt.job},
+                        {"ts", attempt.start * 1e6},
+                        {"dur", (attempt.end - attempt.start) * 1e6}});
+  if (scenario.outputs.trace) std::ofstream(dir + "/jobs_trace.json") << nlohmann::ordered_json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << '\n';
+
   std::ofstream util(dir + "/utilisation.csv");
   util << "start_s,busy_gpus,utilisation,running,queued\n";
   for (const UtilisationSample& s : sim.utilisation)
