@@ -85,6 +85,10 @@ class TiresiasScheduler final : public JobScheduler {
           (state.now - job->queued_since).value() >= knob_ * job->attained.value())
         base_[job->id] = job->attained_gpu_seconds;
     }
+    if (gittins_ && prefix_.size() != sizes_.size() + 1) {
+      prefix_.assign(sizes_.size() + 1, 0.0);
+      for (std::size_t i = 0; i < sizes_.size(); ++i) prefix_[i + 1] = prefix_[i] + sizes_[i];
+    }
     auto key = [&](const JobView& job) {
       const double service = job.attained_gpu_seconds - base_[job.id];
       const auto queue = static_cast<double>(std::upper_bound(thresholds_.begin(), thresholds_.end(), service) - thresholds_.begin());
@@ -98,18 +102,17 @@ class TiresiasScheduler final : public JobScheduler {
   static double gpu_time(const JobView& job) { return job.oracle_duration().value() * job.gpus; }
 
   // Gittins index with the quantum up to the next threshold (Tiresias §4.2):
-  //   G(a) = P(S − a ≤ Δ | S > a) / E[min(S − a, Δ) | S > a]  over the empirical sizes S.
+  //   G(a) = P(S − a ≤ Δ | S > a) / E[min(S − a, Δ) | S > a]  over the empirical sizes S,
+  // in O(log n) from the sorted sizes and their prefix sums (rebuilt once per decision).
   double gittins_index(double attained, double queue) const {
     const auto q = static_cast<std::size_t>(queue);
     const double delta = q < thresholds_.size() ? thresholds_[q] - attained : 1e18;
-    double survivors = 0.0, finish = 0.0, expected = 0.0;
-    for (double size : sizes_) {
-      if (size <= attained) continue;
-      survivors += 1.0;
-      if (size - attained <= delta) finish += 1.0;
-      expected += std::min(size - attained, delta);
-    }
-    return survivors == 0.0 || expected == 0.0 ? 0.0 : (finish / survivors) / (expected / survivors);
+    const auto first = std::upper_bound(sizes_.begin(), sizes_.end(), attained) - sizes_.begin();
+    const auto last = std::upper_bound(sizes_.begin(), sizes_.end(), attained + delta) - sizes_.begin();
+    const double survivors = static_cast<double>(sizes_.size() - first);
+    const double finish = static_cast<double>(last - first);
+    const double expected = (prefix_[last] - prefix_[first]) - finish * attained + delta * static_cast<double>(sizes_.size() - last);
+    return survivors == 0.0 || expected <= 0.0 ? 0.0 : (finish / survivors) / (expected / survivors);
   }
 
   const PlacementPolicy* placement_;
@@ -119,7 +122,8 @@ class TiresiasScheduler final : public JobScheduler {
   Seconds round_;
   std::map<JobId, double> base_;
   std::set<JobId> seen_;
-  std::vector<double> sizes_;  // sorted
+  std::vector<double> sizes_;   // sorted
+  std::vector<double> prefix_;  // prefix_[i] = Σ sizes_[0..i)
 };
 
 // Gandiva-like time slicing (OSDI'18 §4: suspend/resume in ~60 s quanta when oversubscribed): every
