@@ -83,6 +83,32 @@ TEST(JobSchedulers, UnknownOptionIsUnused) {
   EXPECT_EQ(f.params.unused(), (std::vector<std::string>{"treshold"}));
 }
 
+// One GPU; job 0 (1,000 s, waiting, 0 GPU·s attained) and job 1 (10 s, running, 5 GPU·s attained), both
+// in queue 0 (< 3,250 GPU·s). LAS serves queue 0 by arrival: job 0, preempting job 1. 2D-Gittins over
+// the sizes {10, 1000} with Δ up to 3,250: G(job 1) = (2/2)/((5 + 995)/2) = 0.002 >
+// G(job 0) = (2/2)/((10 + 1000)/2) = 0.00198, so job 1 keeps the GPU.
+TEST(JobSchedulers, GittinsKeepsTheLikelyShortJobWhereLasPreemptsIt) {
+  for (const std::string name : {"tiresias-las", "tiresias-gittins"}) {
+    Fixture f(1, {{"", 1, 1000}, {"", 1, 10}});
+    JobView running = f.state.queued[1];
+    running.placement = Placement{{{0, 1}}};
+    running.attained = Seconds(5);
+    running.attained_gpu_seconds = 5;
+    running.done_iterations = 5;
+    f.state.queued.pop_back();
+    f.state.running = {running};
+    f.state.free_gpus = {0};
+    const auto decisions = f.decide(name);
+    if (name == "tiresias-las") {
+      ASSERT_EQ(decisions.size(), 2u);
+      EXPECT_EQ(decisions[0].kind, Decision::Kind::preempt);
+      EXPECT_EQ(decisions[1].job, 0u);
+    } else {
+      EXPECT_TRUE(decisions.empty());
+    }
+  }
+}
+
 TEST(JobSchedulers, RegistryListsEveryBuiltin) {
   EXPECT_EQ(builtin_schedulers().names(),
             (std::vector<std::string>{"fifo", "fifo-backfill", "sjf", "srtf", "tiresias-las", "tiresias-gittins", "gandiva",
