@@ -8,6 +8,9 @@
 #include <functional>
 #include <iostream>
 
+#include "planners/jobs/job_scheduler.hpp"
+#include "planners/jobs/placement.hpp"
+#include "traces/jobs/job_readers.hpp"
 #include "models/dnn/model_table.hpp"
 #include "models/dnn/zoo.hpp"
 #include "models/hardware/catalog.hpp"
@@ -110,6 +113,9 @@ const std::vector<std::pair<std::string, std::function<void()>>>& listings() {
       {"schedules", [] { print_registry(dnnsim::builtin_schedules()); }},
       {"planners", [] { print_registry(dnnsim::builtin_planners()); }},
       {"spmd", [] { print_registry(dnnsim::builtin_spmd_planners()); }},
+      {"schedulers", [] { print_registry(dnnsim::builtin_schedulers()); }},
+      {"placements", [] { print_registry(dnnsim::builtin_placements()); }},
+      {"job-traces", [] { print_registry(dnnsim::builtin_job_trace_readers()); }},
       {"backends", [] { print_registry(dnnsim::cli::calibration_backends()); }},
   };
   return table;
@@ -243,9 +249,11 @@ int main(int argc, char** argv) {
 
   dnnsim::cli::PlotCommandOptions plot_options;
   auto* plot = app.add_subcommand("plot", "plot a metric of sweep results against an axis, as PNG (docs/plots.md)");
-  plot->add_option("RESULTS", plot_options.csv, "results CSV written by dnnsim sweep")->required();
-  plot->add_option("--x", plot_options.x, "column for the x axis (a sweep axis key)")->required();
-  plot->add_option("--y", plot_options.y, "column for the y axis (a metric, e.g. mean.iteration_time_s)")->required();
+  plot->add_option("RESULTS", plot_options.csv, "results CSV written by dnnsim sweep");
+  plot->add_option("--x", plot_options.x, "column for the x axis (a sweep axis key)");
+  plot->add_option("--y", plot_options.y, "column for the y axis (a metric, e.g. mean.iteration_time_s)");
+  plot->add_option("--jct-cdf", plot_options.jct_cdf, "cluster run directories: the CDF of their jobs' JCT (jobs.csv), one line each");
+  plot->add_option("--utilisation", plot_options.utilisation, "cluster run directories: GPU utilisation and queued jobs over time (utilisation.csv)");
   plot->add_option("--hue", plot_options.hue, "column whose values make one line each");
   plot->add_option("-o,--output", plot_options.output, "PNG file; its gnuplot script is written beside it (.gp)")
       ->required();

@@ -686,3 +686,58 @@ int render_with_gnuplot(const std::string& script, std::string& error, const std
 }
 
 }  // namespace dnnsim
+
+namespace dnnsim {
+
+namespace {
+
+// Numbers of `column` in a cluster report CSV, skipping empty fields (jobs that never ran).
+std::vector<double> numeric_column(const CsvTable& table, const std::string& column) {
+  const auto index = table.column(column);
+  if (!index) throw InputError(SourceLocation{table.source, 1, 1}, fmt::format("no column '{}' (is it a cluster run's file?)", column));
+  std::vector<double> values;
+  for (const auto& row : table.rows)
+    if (!row[*index].empty()) values.push_back(std::stod(row[*index]));
+  return values;
+}
+
+}  // namespace
+
+std::string make_jct_cdf_script(const std::vector<std::pair<std::string, CsvTable>>& runs, const std::string& png_path) {
+  std::string script = png_terminal(900, 600, png_path);
+  script += "set title \"JCT CDF\"\nset xlabel \"job completion time (s)\"\nset ylabel \"fraction of finished jobs\"\n"
+            "set logscale x\nset key bottom right\nset grid\n";
+  std::string plots, data;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    std::vector<double> jct = numeric_column(runs[r].second, "jct_s");
+    if (jct.empty()) throw InputError(SourceLocation{runs[r].second.source, 0, 0}, "no finished job to plot");
+    std::sort(jct.begin(), jct.end());
+    data += fmt::format("$run{} << EOD\n", r);
+    for (std::size_t i = 0; i < jct.size(); ++i)
+      data += fmt::format("{} {}\n", std::max(jct[i], 1e-3), static_cast<double>(i + 1) / static_cast<double>(jct.size()));
+    data += "EOD\n";
+    plots += fmt::format("{}$run{} using 1:2 with steps lw 2 title {}", r ? ", " : "", r, gnuplot_string(runs[r].first));
+  }
+  return script + data + "plot " + plots + "\n";
+}
+
+std::string make_utilisation_script(const std::vector<std::pair<std::string, CsvTable>>& runs, const std::string& png_path) {
+  std::string script = png_terminal(900, 700, png_path);
+  script += "set multiplot layout 2,1\nset xlabel \"time (h)\"\nset grid\nset key top right\n";
+  std::string data, util, queued;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const std::vector<double> start = numeric_column(runs[r].second, "start_s");
+    const std::vector<double> busy = numeric_column(runs[r].second, "utilisation");
+    const std::vector<double> waiting = numeric_column(runs[r].second, "queued");
+    data += fmt::format("$run{} << EOD\n", r);
+    for (std::size_t i = 0; i < start.size() && i < busy.size() && i < waiting.size(); ++i)
+      data += fmt::format("{} {} {}\n", start[i] / 3600.0, busy[i], waiting[i]);
+    data += "EOD\n";
+    util += fmt::format("{}$run{} using 1:2 with steps lw 2 title {}", r ? ", " : "", r, gnuplot_string(runs[r].first));
+    queued += fmt::format("{}$run{} using 1:3 with steps lw 2 title {}", r ? ", " : "", r, gnuplot_string(runs[r].first));
+  }
+  return script + data + "set ylabel \"GPU utilisation\"\nset yrange [0:1.05]\nplot " + util +
+         "\nset ylabel \"queued jobs\"\nset yrange [*:*]\nplot " + queued + "\nunset multiplot\n";
+}
+
+}  // namespace dnnsim

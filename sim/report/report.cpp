@@ -331,6 +331,21 @@ std::string format_summary_table(const nlohmann::ordered_json& summary, bool all
     text += fmt::format("  {}\n", messages[i].get<std::string>());
   if (messages.size() > kShownMessages)
     text += fmt::format("  … and {} more (summary.json lists them all)\n", messages.size() - kShownMessages);
+  if (summary.contains("cluster")) {  // a job stream: no iteration or per-device table (docs/cluster.md)
+    const auto& c = summary["cluster"];
+    const auto& jct = c["jct_s"];
+    text += fmt::format("{} jobs ({} finished, {} never fit, {} unfinished) on {} GPUs, {} + {}\n", c["jobs"].get<std::size_t>(),
+                        c["finished"].get<std::size_t>(), c["never_fits"].get<std::size_t>(), c["unfinished"].get<std::size_t>(),
+                        c["gpus"].get<int>(), c["scheduler"].get<std::string>(), c["placement"].get<std::string>());
+    text += fmt::format("JCT mean {}  p50 {}  p95 {}  p99 {}\n", format_seconds(Seconds(jct["mean"].get<double>())),
+                        format_seconds(Seconds(jct["p50"].get<double>())), format_seconds(Seconds(jct["p95"].get<double>())),
+                        format_seconds(Seconds(jct["p99"].get<double>())));
+    text += fmt::format("makespan {}  mean queueing {}  GPU utilisation {:.1f}%  preemptions {}\n",
+                        format_seconds(Seconds(c["makespan_s"].get<double>())),
+                        format_seconds(Seconds(c["mean_queueing_s"].get<double>())), 100 * c["gpu_utilisation"].get<double>(),
+                        c["preemptions"].get<std::size_t>());
+    return text;
+  }
   const auto& mean = summary["mean"];
   text += fmt::format("mean iteration {:>12}   ({} iterations)\n",
                       format_seconds(Seconds(mean["iteration_time_s"].get<double>())), summary["iterations"].get<int>());
