@@ -129,15 +129,19 @@ Partitioning bfs_block_partition(const CsrGraph& graph, const PartitionRequest& 
       for (NodeId w : graph.neighbours(v))
         if (block_part[block[w]] != kNone) links[block_part[block[w]]] += 1;
     }
+    // A partition over either quota scores 0; when all are, the least-loaded one takes the block.
     PartId best = 0;
-    double best_score = -1e300;
+    double best_score = 0;
     for (PartId p = 0; p < k; ++p) {
-      const double score = (links[p] + 1) * (1 - train_load[p] / train_quota) * (1 - node_load[p] / node_quota);
+      const double score = (links[p] + 1) * std::max(0.0, 1 - train_load[p] / train_quota) *
+                           std::max(0.0, 1 - node_load[p] / node_quota);
       if (score > best_score) {
         best_score = score;
         best = p;
       }
     }
+    if (best_score == 0)
+      best = static_cast<PartId>(std::min_element(node_load.begin(), node_load.end()) - node_load.begin());
     block_part[b] = best;
     train_load[best] += block_training;
     node_load[best] += static_cast<double>(members[b].size());

@@ -7,6 +7,9 @@
 
 #include "models/dnn/model_table.hpp"
 #include "models/dnn/zoo.hpp"
+#include "models/gnn/feature_cache.hpp"
+#include "models/gnn/partitioner.hpp"
+#include "models/gnn/sampler.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
 #include "planners/parallel/planner.hpp"
@@ -97,6 +100,14 @@ int command_list(const std::string& what) {
     print_registry(dnnsim::builtin_schedules());
   } else if (what == "planners") {
     print_registry(dnnsim::builtin_planners());
+  } else if (what == "partitioners") {
+    print_registry(dnnsim::gnn::builtin_partitioners());
+  } else if (what == "samplers") {
+    print_registry(dnnsim::gnn::builtin_samplers());
+  } else if (what == "orderings") {
+    print_registry(dnnsim::gnn::builtin_orderings());
+  } else if (what == "caches") {
+    print_registry(dnnsim::gnn::builtin_caches());
   } else {
     print_registry(dnnsim::cli::calibration_backends());
   }
@@ -132,9 +143,11 @@ int main(int argc, char** argv) {
 
   std::string list_what;
   auto* list = app.add_subcommand("list", "print a catalog or a registry");
-  list->add_option("WHAT", list_what, "gpus, links, collectives, models, schedules, planners or backends (calibration)")
+  list->add_option("WHAT", list_what, "gpus, links, collectives, models, schedules, planners, backends (calibration), "
+                  "partitioners, samplers, orderings or caches (GNN)")
       ->required()
-      ->check(CLI::IsMember({"gpus", "links", "collectives", "models", "schedules", "planners", "backends"}));
+      ->check(CLI::IsMember({"gpus", "links", "collectives", "models", "schedules", "planners", "backends",
+                             "partitioners", "samplers", "orderings", "caches"}));
 
   auto* model = app.add_subcommand("model", "inspect the model zoo");
   model->require_subcommand(1);
