@@ -39,6 +39,17 @@ std::string_view dtype_name(Dtype dtype) { return kDtypeNames.at(static_cast<std
 std::optional<Dtype> dtype_from_name(std::string_view name) { return from_name<Dtype>(kDtypeNames, name); }
 std::vector<std::string> dtype_names() { return all_names(kDtypeNames); }
 
+double dtype_bytes(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp32:
+    case Dtype::tf32: return 4;
+    case Dtype::fp16:
+    case Dtype::bf16: return 2;
+    case Dtype::fp8: return 1;
+  }
+  return 4;
+}
+
 std::string_view collective_kind_name(CollectiveKind kind) {
   return kCollectiveNames.at(static_cast<std::size_t>(kind));
 }

@@ -37,6 +37,8 @@ enum class Dtype { fp32, tf32, fp16, bf16, fp8 };
 [[nodiscard]] std::string_view dtype_name(Dtype dtype);
 [[nodiscard]] std::optional<Dtype> dtype_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> dtype_names();
+// Bytes per element: 4 (fp32, tf32), 2 (fp16, bf16), 1 (fp8).
+[[nodiscard]] double dtype_bytes(Dtype dtype);
 
 enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, broadcast, all_to_all };
 [[nodiscard]] std::string_view collective_kind_name(CollectiveKind kind);

@@ -3,6 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <functional>
 #include <iostream>
 
 #include "models/dnn/model_table.hpp"
@@ -13,14 +16,16 @@
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
 #include "planners/parallel/planner.hpp"
+#include "planners/spmd/sharding.hpp"
 #include "planners/schedules/schedule.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_command.hpp"
 #include "sim/cli/slurm_command.hpp"
 #include "sim/report/report.hpp"
-#include "sim/run/pipeline_workload.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/workloads/workload_kind.hpp"
 
 namespace {
 
@@ -61,16 +66,8 @@ int command_validate(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     try {
       const dnnsim::Scenario scenario = dnnsim::load_scenario(path);
-      if (const auto* pipeline = std::get_if<dnnsim::PipelineWorkloadSpec>(&scenario.workload)) {
-        const dnnsim::PipelineSetup setup = dnnsim::plan_pipeline(scenario, *pipeline);
-        if (!setup.report.plan.feasible) {
-          std::cout << fmt::format("{}: ok, but no feasible plan: {}\n", path, setup.report.plan.reason);
-          continue;
-        }
-      }
-      const dnnsim::TaskGraph graph = dnnsim::build_workload(scenario);
-      std::cout << fmt::format("{}: ok ({} GPUs, {} tasks)\n", path, scenario.cluster.gpu_count(),
-                               graph.tasks().size());
+      std::cout << fmt::format("{}: {}\n", path,
+                               dnnsim::builtin_workload_kinds().at(scenario.workload_kind).value->check(scenario));
     } catch (const dnnsim::InputError& e) {
       print_input_error(e);
       status = kExitInputError;
@@ -86,31 +83,36 @@ void print_registry(const Registry& registry) {
     std::cout << fmt::format("{:<16} {}\n{:<16} source: {}\n", entry.name, entry.description, "", entry.source);
 }
 
+// What `dnnsim list WHAT` prints: the catalogs and every registry, in this order in the help text.
+// A new registry is one line here.
+const std::vector<std::pair<std::string, std::function<void()>>>& listings() {
+  static const std::vector<std::pair<std::string, std::function<void()>>> table = {
+      {"gpus", [] { std::cout << dnnsim::format_gpu_table(dnnsim::HardwareCatalog::builtin()); }},
+      {"links", [] { std::cout << dnnsim::format_link_table(dnnsim::HardwareCatalog::builtin()); }},
+      {"workloads", [] { print_registry(dnnsim::builtin_workload_kinds()); }},
+      {"collectives", [] { print_registry(dnnsim::builtin_collective_algorithms()); }},
+      {"models", [] { print_registry(dnnsim::builtin_models()); }},
+      {"schedules", [] { print_registry(dnnsim::builtin_schedules()); }},
+      {"planners", [] { print_registry(dnnsim::builtin_planners()); }},
+      {"spmd", [] { print_registry(dnnsim::builtin_spmd_planners()); }},
+      {"backends", [] { print_registry(dnnsim::cli::calibration_backends()); }},
+      {"partitioners", [] { print_registry(dnnsim::gnn::builtin_partitioners()); }},
+      {"samplers", [] { print_registry(dnnsim::gnn::builtin_samplers()); }},
+      {"orderings", [] { print_registry(dnnsim::gnn::builtin_orderings()); }},
+      {"caches", [] { print_registry(dnnsim::gnn::builtin_caches()); }},
+  };
+  return table;
+}
+
+std::vector<std::string> listing_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, print] : listings()) names.push_back(name);
+  return names;
+}
+
 int command_list(const std::string& what) {
-  const auto& catalog = dnnsim::HardwareCatalog::builtin();
-  if (what == "gpus") {
-    std::cout << dnnsim::format_gpu_table(catalog);
-  } else if (what == "links") {
-    std::cout << dnnsim::format_link_table(catalog);
-  } else if (what == "collectives") {
-    print_registry(dnnsim::builtin_collective_algorithms());
-  } else if (what == "models") {
-    print_registry(dnnsim::builtin_models());
-  } else if (what == "schedules") {
-    print_registry(dnnsim::builtin_schedules());
-  } else if (what == "planners") {
-    print_registry(dnnsim::builtin_planners());
-  } else if (what == "partitioners") {
-    print_registry(dnnsim::gnn::builtin_partitioners());
-  } else if (what == "samplers") {
-    print_registry(dnnsim::gnn::builtin_samplers());
-  } else if (what == "orderings") {
-    print_registry(dnnsim::gnn::builtin_orderings());
-  } else if (what == "caches") {
-    print_registry(dnnsim::gnn::builtin_caches());
-  } else {
-    print_registry(dnnsim::cli::calibration_backends());
-  }
+  for (const auto& [name, print] : listings())
+    if (name == what) print();
   return 0;
 }
 
@@ -143,11 +145,9 @@ int main(int argc, char** argv) {
 
   std::string list_what;
   auto* list = app.add_subcommand("list", "print a catalog or a registry");
-  list->add_option("WHAT", list_what, "gpus, links, collectives, models, schedules, planners, backends (calibration), "
-                  "partitioners, samplers, orderings or caches (GNN)")
+  list->add_option("WHAT", list_what, fmt::format("one of: {}", fmt::join(listing_names(), ", ")))
       ->required()
-      ->check(CLI::IsMember({"gpus", "links", "collectives", "models", "schedules", "planners", "backends",
-                             "partitioners", "samplers", "orderings", "caches"}));
+      ->check(CLI::IsMember(listing_names()));
 
   auto* model = app.add_subcommand("model", "inspect the model zoo");
   model->require_subcommand(1);

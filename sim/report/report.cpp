@@ -45,8 +45,8 @@ std::vector<DeviceActivity> device_activity(const SimulationResult& result) {
 }
 
 std::string status_of(const SimulationResult& result, std::vector<std::string>& messages) {
-  if (result.pipeline && !result.pipeline->plan.feasible) {
-    messages.push_back(result.pipeline->plan.reason);
+  if (!result.infeasible_reason.empty()) {
+    messages.push_back(result.infeasible_reason);
     return "infeasible";
   }
   std::string status = "ok";
@@ -63,54 +63,6 @@ std::string status_of(const SimulationResult& result, std::vector<std::string>& 
     status = "failed";
   }
   return status;
-}
-
-// The plan as numbers expectations can check ("pipeline.stage_count", "pipeline.stages.0.layers").
-nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const std::vector<std::string>& gpu_names) {
-  nlohmann::ordered_json section;
-  section["planner"] = report.planner;
-  section["schedule"] = report.schedule;
-  section["feasible"] = report.plan.feasible;
-  if (!report.plan.feasible) {
-    section["reason"] = report.plan.reason;
-    return section;
-  }
-  const PipelinePlan& plan = report.plan.plan;
-  section["plan"] = plan.describe(gpu_names);
-  section["stage_count"] = plan.stages.size();
-  section["micro_batches"] = plan.micro_batches;
-  section["micro_batch_size"] = plan.micro_batch_size();
-  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-  for (const PipelineStage& stage : plan.stages) {
-    nlohmann::ordered_json entry;
-    std::size_t layers = 0;
-    nlohmann::ordered_json chunks = nlohmann::ordered_json::array();
-    for (const LayerRange& range : stage.chunks) {
-      layers += range.size();
-      chunks.push_back({range.begin, range.end});
-    }
-    entry["layers"] = layers;
-    entry["chunks"] = chunks;
-    entry["gpus"] = stage.devices.size();
-    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
-    for (DeviceId d : stage.devices) devices.push_back(gpu_names.at(d));
-    entry["devices"] = devices;
-    stages.push_back(entry);
-  }
-  section["stages"] = stages;
-  section["cost_model"] = report.plan.cost_model;
-  section["predicted_iteration_time_s"] = report.plan.predicted_iteration_time.value();
-  if (report.planner != "explicit") section["candidates_scored"] = report.plan.statistics.candidates;
-  if (!report.choices.empty()) {
-    nlohmann::ordered_json choices = nlohmann::ordered_json::array();
-    for (const PipelineRunReport::Choice& choice : report.choices) {
-      nlohmann::ordered_json predictions = nlohmann::ordered_json::object();
-      for (const auto& [k, seconds] : choice.predicted_s) predictions[std::to_string(k)] = seconds;
-      choices.push_back({{"group_size", choice.group_size}, {"predicted_s", predictions}});
-    }
-    section["group_size_per_iteration"] = choices;
-  }
-  return section;
 }
 
 }  // namespace
@@ -139,10 +91,7 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   summary["makespan_s"] = result.makespan_s;
 
   const double mean_iteration = result.makespan_s / iterations;
-  std::optional<int> global_batch;
-  if (const auto* data_parallel = std::get_if<DataParallelConfig>(&scenario.workload))
-    global_batch = data_parallel->global_batch;
-  if (const auto* pipeline = std::get_if<PipelineWorkloadSpec>(&scenario.workload)) global_batch = pipeline->global_batch;
+  const std::optional<int> global_batch = scenario.workload->samples_per_iteration();
   ordered_json mean;
   mean["iteration_time_s"] = mean_iteration;
   if (global_batch) {
@@ -190,7 +139,7 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   for (double peak : result.peak_memory_bytes) peak_sum += peak;
   mean["peak_memory_bytes"] = result.peak_memory_bytes.empty() ? 0.0 : peak_sum / static_cast<double>(result.peak_memory_bytes.size());
   summary["mean"] = mean;
-  if (result.pipeline) summary["pipeline"] = pipeline_summary(*result.pipeline, result.gpu_names);
+  builtin_workload_kinds().at(scenario.workload_kind).value->add_to_summary(scenario, result, summary);
   summary["devices"] = devices;
 
   ordered_json links = ordered_json::object();
@@ -333,6 +282,7 @@ void write_reports(const Scenario& scenario, const SimulationResult& result, con
   write("summary.json", summary.dump(2) + "\n");
   if (scenario.outputs.tasks_csv) write("tasks.csv", make_tasks_csv(result));
   if (scenario.outputs.trace) write("trace.json", make_chrome_trace(result).dump() + "\n");
+  builtin_workload_kinds().at(scenario.workload_kind).value->write_files(scenario, result, dir);
 }
 
 std::string format_summary_table(const nlohmann::ordered_json& summary) {

@@ -32,6 +32,9 @@ struct SimulationOptions;
 // Scenario::workload_as<T>() gives it back.
 struct WorkloadSpec {
   virtual ~WorkloadSpec() = default;
+  // Samples one iteration trains on, for throughput; empty when the workload does not say what a
+  // sample is (a TaskGraph file).
+  [[nodiscard]] virtual std::optional<int> samples_per_iteration() const { return std::nullopt; }
   SourceLocation where;  // the workload section, for messages about the whole workload
 };
 
@@ -60,8 +63,8 @@ class WorkloadKind {
   // @return the spec; problems go to ctx.reader (the caller throws them all together).
   [[nodiscard]] virtual std::shared_ptr<const WorkloadSpec> parse(WorkloadParseContext& ctx) const = 0;
 
-  // `dnnsim validate`: checks beyond parsing that stay cheap (no planner search, no simulation) and a
-  // short description of what would run ("1,024 GPUs, 6 tasks per iteration").
+  // `dnnsim validate`: checks beyond parsing that stay cheap (no simulation) and what would run,
+  // as the line printed after the file name ("ok (8 GPUs, 120 tasks)").
   // @throw InputError
   [[nodiscard]] virtual std::string check(const Scenario& scenario) const = 0;
 
@@ -73,12 +76,22 @@ class WorkloadKind {
   // that can never fit is a result, not an exception. @throw InputError
   [[nodiscard]] virtual SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const = 0;
 
-  // Adds the kind's fields to summary.json (after the common ones).
+  // Adds the kind's fields to summary.json, after the common "mean" section.
   virtual void add_to_summary(const Scenario& scenario, const SimulationResult& result,
                               nlohmann::ordered_json& summary) const;
 
   // Writes the kind's own files into `dir` (already created), next to summary.json.
   virtual void write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const;
+};
+
+// A kind whose workload is one TaskGraph, simulated as given by the executor: it reads its section
+// and lowers it; checking and running follow from the graph.
+class TaskGraphKind : public WorkloadKind {
+ public:
+  // @return always a graph. @throw InputError
+  [[nodiscard]] std::optional<TaskGraph> lower(const Scenario& scenario) const override = 0;
+  [[nodiscard]] std::string check(const Scenario& scenario) const override;
+  [[nodiscard]] SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override;
 };
 
 using WorkloadKindRegistry = Registry<std::shared_ptr<const WorkloadKind>>;

@@ -1,6 +1,6 @@
 // `kind: pipeline` scenarios run end to end through run_scenario (sim/run/simulation.hpp) and
 // make_summary: the `pipeline` section of summary.json, an infeasible plan, and Ada-Grouper's
-// controller (sim/run/pipeline_workload.hpp) choosing k between iterations. Every expected number
+// controller (sim/workloads/pipeline/pipeline_workload.hpp) choosing k between iterations. Every expected number
 // is derived by hand below.
 //
 // Platform: one node whose GPUs are joined by a full mesh of per-direction links with no latency
@@ -22,6 +22,7 @@
 
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
@@ -112,8 +113,10 @@ TEST(PipelineRun, AnInfeasiblePlanSimulatesNothingAndSaysWhy) {
   const Scenario scenario = load(yaml);
   const SimulationResult result = run_scenario(scenario, {});
   EXPECT_TRUE(result.graph.tasks().empty());
-  ASSERT_TRUE(result.pipeline.has_value());
-  EXPECT_FALSE(result.pipeline->plan.feasible);
+  const auto* report = dynamic_cast<const PipelineRunReport*>(result.workload_result.get());
+  ASSERT_NE(report, nullptr);
+  EXPECT_FALSE(report->plan.feasible);
+  EXPECT_EQ(result.infeasible_reason, report->plan.reason);
 
   const ordered_json summary = make_summary(scenario, result);
   EXPECT_EQ(summary["status"], "infeasible");
