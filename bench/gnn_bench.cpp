@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -35,6 +36,7 @@ double peak_rss_gib() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress as it happens
   const bool from_file = argc > 1 && std::string(argv[1]).find(".edges") != std::string::npos;
   const int next = from_file ? 2 : 3;
   const int batches = argc > next ? std::atoi(argv[next]) : 200;
@@ -63,7 +65,10 @@ int main(int argc, char** argv) {
 
   constexpr PartId kParts = 8;
   std::vector<Partitioning> partitionings;
-  const std::vector<const char*> partitioners{"hash", "bfs-block", "metis"};
+  // METIS is left out above 20M neighbour entries: on the ogbn-products-sized graph it needs
+  // minutes and several GB, beyond this benchmark's budget on the shared 2-core machine.
+  std::vector<const char*> partitioners{"hash", "bfs-block"};
+  if (graph.directed_edges() < 20'000'000) partitioners.push_back("metis");
   for (const char* name : partitioners) {
     start = std::chrono::steady_clock::now();
     partitionings.push_back(builtin_partitioners().at(name).value(graph, {.parts = kParts, .training_nodes = training, .seed = 1}));
