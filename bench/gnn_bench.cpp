@@ -11,9 +11,9 @@
 #include <sys/resource.h>
 
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 
 #include "models/gnn/feature_cache.hpp"
@@ -48,15 +48,17 @@ int main(int argc, char** argv) {
   CsrGraph graph;
   if (from_file) {
     graph = load_edge_list(argv[1]);
-    fmt::print("load {}: {} nodes, {} undirected edges, {:.1f} s\n", argv[1], graph.num_nodes(), graph.undirected_edges(),
-               seconds_since(start));
+    fmt::print("load {}: {} nodes, {} undirected edges, {:.1f} s\n", argv[1], graph.num_nodes(),
+               graph.undirected_edges(), seconds_since(start));
   } else {
     const auto nodes = static_cast<NodeId>(argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 2449029);
     const std::uint64_t edges = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 61859140;
     graph = generate_rmat({.nodes = nodes, .edges = edges, .seed = 1});
-    fmt::print("generate R-MAT: {} nodes, {} undirected edges kept of {} drawn, CSR {:.2f} GiB, {:.1f} s, peak RSS {:.2f} GiB\n",
-               graph.num_nodes(), graph.undirected_edges(), edges, graph.memory().value() / (1 << 30),
-               seconds_since(start), peak_rss_gib());
+    fmt::print(
+        "generate R-MAT: {} nodes, {} undirected edges kept of {} drawn, CSR {:.2f} GiB, {:.1f} s, peak RSS {:.2f} "
+        "GiB\n",
+        graph.num_nodes(), graph.undirected_edges(), edges, graph.memory().value() / (1 << 30), seconds_since(start),
+        peak_rss_gib());
   }
 
   Rng rng(11);
@@ -72,18 +74,21 @@ int main(int argc, char** argv) {
   if (graph.directed_edges() < 20'000'000) partitioners.push_back("metis");
   for (const char* name : partitioners) {
     start = std::chrono::steady_clock::now();
-    partitionings.push_back(builtin_partitioners().at(name).value(graph, {.parts = kParts, .training_nodes = training, .seed = 1}));
+    partitionings.push_back(
+        builtin_partitioners().at(name).value(graph, {.parts = kParts, .training_nodes = training, .seed = 1}));
     const PartitionStats stats = partition_stats(graph, partitionings.back(), training);
-    fmt::print("partition {:<9} {} parts: {:.1f} s, edge cut {:.3f}, balance nodes {:.2f} edges {:.2f} training {:.2f}\n",
-               name, kParts, seconds_since(start), stats.cut_ratio, stats.node_balance, stats.edge_balance,
-               stats.training_balance);
+    fmt::print(
+        "partition {:<9} {} parts: {:.1f} s, edge cut {:.3f}, balance nodes {:.2f} edges {:.2f} training {:.2f}\n",
+        name, kParts, seconds_since(start), stats.cut_ratio, stats.node_balance, stats.edge_balance,
+        stats.training_balance);
   }
 
   // Sampling throughput, and the input-node stream of each ordering for the cache replay.
   SamplerWorkspace work(graph.num_nodes());
   for (const char* ordering : {"uniform", "proximity"}) {
     Rng order_rng(5);
-    const std::vector<NodeId> order = builtin_orderings().at(ordering).value(graph, training, {.sequences = 4}, order_rng);
+    const std::vector<NodeId> order =
+        builtin_orderings().at(ordering).value(graph, training, {.sequences = 4}, order_rng);
     std::vector<MiniBatch> sampled;
     std::vector<CrossPartitionCount> cross(partitionings.size());
     start = std::chrono::steady_clock::now();
@@ -96,26 +101,28 @@ int main(int argc, char** argv) {
     }
     const double elapsed = seconds_since(start);
     const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-    fmt::print("sample node-wise 15,10,5 ({} order): {} batches, {} sampled edges, {:.2f} s wall, {:.2f} s CPU, "
-               "{:.2f} M sampled edges per CPU-second\n",
-               ordering, sampled.size(), sampled_edges, elapsed, cpu, sampled_edges / cpu / 1e6);
+    fmt::print(
+        "sample node-wise 15,10,5 ({} order): {} batches, {} sampled edges, {:.2f} s wall, {:.2f} s CPU, "
+        "{:.2f} M sampled edges per CPU-second\n",
+        ordering, sampled.size(), sampled_edges, elapsed, cpu, sampled_edges / cpu / 1e6);
     for (std::size_t p = 0; p < partitionings.size(); ++p) {
       for (const MiniBatch& batch : sampled) count_cross_partition(batch, partitionings[p], cross[p]);
-      fmt::print("  cross-partition sampled edges ({} order, {}): {:.3f}\n", ordering, partitioners[p], cross[p].ratio());
+      fmt::print("  cross-partition sampled edges ({} order, {}): {:.3f}\n", ordering, partitioners[p],
+                 cross[p].ratio());
     }
     // One GPU's cache of 5% or 25% of the nodes replaying the input-node stream.
     for (const int percent : {5, 25})
-    for (const char* policy : {"degree", "lru", "fifo"}) {
-      const auto cache = builtin_caches().at(policy).value(graph, graph.num_nodes() / 100 * percent);
-      std::uint64_t hits = 0, accesses = 0;
-      for (const MiniBatch& batch : sampled)
-        for (NodeId v : batch.input_nodes()) {
-          hits += cache->access(v);
-          ++accesses;
-        }
-      fmt::print("  cache {:<6} {}% of nodes ({} order): hit ratio {:.3f} over {} accesses\n", policy, percent, ordering,
-                 static_cast<double>(hits) / static_cast<double>(accesses), accesses);
-    }
+      for (const char* policy : {"degree", "lru", "fifo"}) {
+        const auto cache = builtin_caches().at(policy).value(graph, graph.num_nodes() / 100 * percent);
+        std::uint64_t hits = 0, accesses = 0;
+        for (const MiniBatch& batch : sampled)
+          for (NodeId v : batch.input_nodes()) {
+            hits += cache->access(v);
+            ++accesses;
+          }
+        fmt::print("  cache {:<6} {}% of nodes ({} order): hit ratio {:.3f} over {} accesses\n", policy, percent,
+                   ordering, static_cast<double>(hits) / static_cast<double>(accesses), accesses);
+      }
   }
   fmt::print("peak RSS {:.2f} GiB\n", peak_rss_gib());
   return 0;

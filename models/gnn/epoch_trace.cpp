@@ -10,8 +10,7 @@ EpochCounts replay_epoch(const CsrGraph& graph, const Partitioning& partitioning
   const SampleFunction& sample = builtin_samplers().at(setup.sampler).value;
   const OrderFunction& order = builtin_orderings().at(setup.ordering).value;
   const CacheFactory& cache_factory = builtin_caches().at(setup.cache).value;
-  if (partitioning.parts != setup.servers)
-    throw std::logic_error("replay_epoch: one partition per server expected");
+  if (partitioning.parts != setup.servers) throw std::logic_error("replay_epoch: one partition per server expected");
   Rng rng(setup.seed);
   const std::vector<NodeId> ordered = order(graph, training_nodes, setup.ordering_options, rng);
 

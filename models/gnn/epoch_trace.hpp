@@ -40,12 +40,12 @@ struct LayerCounts {
 
 struct BatchCounts {
   std::uint32_t server = 0;
-  std::uint32_t gpu = 0;  // within the server
-  std::vector<LayerCounts> layers;     // from the output layer
-  std::uint64_t local_expansions = 0;  // destination nodes expanded on the trainer's server
-  std::uint64_t remote_expansions = 0; // … on another server (a sampling request over the network)
-  std::uint64_t remote_edges = 0;      // edges sampled by remote expansions
-  FeatureSourceCounts features;        // input nodes by where their features come from
+  std::uint32_t gpu = 0;                // within the server
+  std::vector<LayerCounts> layers;      // from the output layer
+  std::uint64_t local_expansions = 0;   // destination nodes expanded on the trainer's server
+  std::uint64_t remote_expansions = 0;  // … on another server (a sampling request over the network)
+  std::uint64_t remote_edges = 0;       // edges sampled by remote expansions
+  FeatureSourceCounts features;         // input nodes by where their features come from
 };
 
 struct EpochCounts {

@@ -36,8 +36,10 @@ class FifoCache final : public CachePolicy {
   bool access(NodeId node) override {
     if (cached_[node]) return true;
     if (ring_.empty()) return false;
-    if (size_ == ring_.size()) cached_[ring_[head_]] = 0;  // evict the oldest, whose slot is reused
-    else ++size_;
+    if (size_ == ring_.size())
+      cached_[ring_[head_]] = 0;  // evict the oldest, whose slot is reused
+    else
+      ++size_;
     ring_[head_] = node;
     cached_[node] = 1;
     head_ = (head_ + 1) % ring_.size();
@@ -55,7 +57,10 @@ class FifoCache final : public CachePolicy {
 class LruCache final : public CachePolicy {
  public:
   LruCache(const CsrGraph& graph, std::uint64_t capacity)
-      : capacity_(capacity), prev_(graph.num_nodes(), kNil), next_(graph.num_nodes(), kNil), cached_(graph.num_nodes(), 0) {}
+      : capacity_(capacity),
+        prev_(graph.num_nodes(), kNil),
+        next_(graph.num_nodes(), kNil),
+        cached_(graph.num_nodes(), 0) {}
   bool access(NodeId node) override {
     if (capacity_ == 0) return false;
     if (cached_[node]) {
@@ -96,7 +101,8 @@ class LruCache final : public CachePolicy {
 
 }  // namespace
 
-ServerCache::ServerCache(const CacheFactory& factory, const CsrGraph& graph, std::uint64_t capacity, std::uint32_t gpus) {
+ServerCache::ServerCache(const CacheFactory& factory, const CsrGraph& graph, std::uint64_t capacity,
+                         std::uint32_t gpus) {
   for (std::uint32_t g = 0; g < gpus; ++g) parts_.push_back(factory(graph, capacity / gpus));
 }
 
@@ -112,12 +118,17 @@ const CacheRegistry& builtin_caches() {
     r.add("none", "no GPU cache: every feature comes from host memory or a remote server", "DGL (no cache)",
           [](const CsrGraph&, std::uint64_t) -> std::unique_ptr<CachePolicy> { return std::make_unique<NoCache>(); });
     r.add("degree", "static: the highest-degree nodes, loaded once", "Lin et al., PaGraph, SoCC'20 §4.2",
-          [](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> { return std::make_unique<DegreeCache>(g, c); });
+          [](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
+            return std::make_unique<DegreeCache>(g, c);
+          });
     r.add("lru", "least-recently-used eviction, admit on miss", "classic; BGL §4.1 baseline",
-          [](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> { return std::make_unique<LruCache>(g, c); });
+          [](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
+            return std::make_unique<LruCache>(g, c);
+          });
     r.add("fifo", "admit on miss, evict the oldest; BGL's dynamic cache with the proximity ordering",
-          "Liu et al., BGL, NSDI'23 §4.1",
-          [](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> { return std::make_unique<FifoCache>(g, c); });
+          "Liu et al., BGL, NSDI'23 §4.1", [](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
+            return std::make_unique<FifoCache>(g, c);
+          });
     return r;
   }();
   return registry;

@@ -197,7 +197,8 @@ CsrGraph load_metis_graph(const std::string& path) {
       m = fields[1];
       const std::uint64_t format = fields[2];
       if (count >= 3 && (format % 10 > 1 || format / 10 % 10 > 1 || format / 100 % 10 > 1 || format > 111))
-        sink.error({path, line_number, 1}, fmt::format("fmt '{}' must be three 0/1 digits (vsize, vwgt, ewgt)", format));
+        sink.error({path, line_number, 1},
+                   fmt::format("fmt '{}' must be three 0/1 digits (vsize, vwgt, ewgt)", format));
       edge_weights = format % 10 == 1;
       vertex_fields = static_cast<int>(format / 100 % 10) + (format / 10 % 10 == 1 ? static_cast<int>(fields[3]) : 0);
       return;
@@ -235,7 +236,8 @@ CsrGraph load_metis_graph(const std::string& path) {
     sink.error({path, 1, 1}, "empty METIS file: expected a header 'n m [fmt [ncon]]'");
   } else if (sink.empty()) {
     if (node < *n)
-      sink.error({path, header_line, 1}, fmt::format("header declares {} nodes but the file has {} node lines", *n, node));
+      sink.error({path, header_line, 1},
+                 fmt::format("header declares {} nodes but the file has {} node lines", *n, node));
     else if (listed != 2 * *m)
       sink.error({path, header_line, 1},
                  fmt::format("header declares {} edges but the lines list {} neighbour entries (expected {})", *m,

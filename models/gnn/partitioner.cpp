@@ -165,8 +165,9 @@ PartitionStats partition_stats(const CsrGraph& graph, const Partitioning& partit
     for (NodeId w : graph.neighbours(v))
       if (v < w && partitioning.owner[w] != p) ++stats.edge_cut;
   }
-  stats.cut_ratio =
-      graph.undirected_edges() == 0 ? 0 : static_cast<double>(stats.edge_cut) / static_cast<double>(graph.undirected_edges());
+  stats.cut_ratio = graph.undirected_edges() == 0
+                        ? 0
+                        : static_cast<double>(stats.edge_cut) / static_cast<double>(graph.undirected_edges());
   stats.node_balance = max_over_mean(nodes);
   stats.edge_balance = max_over_mean(edges);
   stats.training_balance = max_over_mean(training);

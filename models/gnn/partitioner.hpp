@@ -36,11 +36,11 @@ struct PartitionRequest {
 };
 
 struct PartitionStats {
-  std::uint64_t edge_cut = 0;  // undirected edges whose ends are in different parts
-  double cut_ratio = 0;        // edge_cut / undirected edges
-  double node_balance = 1;     // largest part's nodes / mean
-  double edge_balance = 1;     // largest part's neighbour entries / mean
-  double training_balance = 1; // largest part's training nodes / mean
+  std::uint64_t edge_cut = 0;   // undirected edges whose ends are in different parts
+  double cut_ratio = 0;         // edge_cut / undirected edges
+  double node_balance = 1;      // largest part's nodes / mean
+  double edge_balance = 1;      // largest part's neighbour entries / mean
+  double training_balance = 1;  // largest part's training nodes / mean
 };
 
 [[nodiscard]] PartitionStats partition_stats(const CsrGraph& graph, const Partitioning& partitioning,

@@ -102,7 +102,8 @@ MiniBatch full_neighbour(const CsrGraph& graph, std::span<const NodeId> seeds, s
 
 std::vector<NodeId> uniform_order(const CsrGraph&, std::span<const NodeId> training, const OrderingOptions&, Rng& rng) {
   std::vector<NodeId> order(training.begin(), training.end());
-  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[uniform_below(rng, static_cast<std::uint32_t>(i))]);
+  for (std::size_t i = order.size(); i > 1; --i)
+    std::swap(order[i - 1], order[uniform_below(rng, static_cast<std::uint32_t>(i))]);
   return order;
 }
 

@@ -91,7 +91,9 @@ using OrderingRegistry = Registry<OrderFunction>;
 struct CrossPartitionCount {
   std::uint64_t cross = 0;
   std::uint64_t total = 0;
-  [[nodiscard]] double ratio() const { return total == 0 ? 0 : static_cast<double>(cross) / static_cast<double>(total); }
+  [[nodiscard]] double ratio() const {
+    return total == 0 ? 0 : static_cast<double>(cross) / static_cast<double>(total);
+  }
 };
 void count_cross_partition(const MiniBatch& batch, const Partitioning& partitioning, CrossPartitionCount& count);
 

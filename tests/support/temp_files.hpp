@@ -25,7 +25,8 @@ class TempCleanup : public ::testing::Environment {
   void TearDown() override {
     std::error_code ignored;
     for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ignored))
-      if (entry.path().filename().string().rfind(temp_prefix(), 0) == 0) std::filesystem::remove_all(entry.path(), ignored);
+      if (entry.path().filename().string().rfind(temp_prefix(), 0) == 0)
+        std::filesystem::remove_all(entry.path(), ignored);
   }
 };
 inline ::testing::Environment* const kTempCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);

@@ -26,11 +26,14 @@ double mean_hit_ratio(const char* ordering, const char* cache) {
   double sum = 0;
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     const std::vector<NodeId> training = training_nodes(seed);
-    const EpochCounts epoch = replay_epoch(pubmed(), Partitioning{1, std::vector<PartId>(pubmed().num_nodes(), 0)},
-                                           training,
-                                           {.batch_size = 100, .fanouts = {15, 10, 5}, .ordering = ordering,
-                                            .cache = cache, .cache_nodes_per_server = pubmed().num_nodes() / 4,
-                                            .seed = seed});
+    const EpochCounts epoch =
+        replay_epoch(pubmed(), Partitioning{1, std::vector<PartId>(pubmed().num_nodes(), 0)}, training,
+                     {.batch_size = 100,
+                      .fanouts = {15, 10, 5},
+                      .ordering = ordering,
+                      .cache = cache,
+                      .cache_nodes_per_server = pubmed().num_nodes() / 4,
+                      .seed = seed});
     sum += epoch.features.gpu_hit_ratio();
   }
   return sum / 3;
@@ -56,9 +59,11 @@ TEST(GnnBglClaims, BfsBlockHasFewerCrossPartitionSampledEdgesThanHash) {
   double ratio[2];
   int i = 0;
   for (const char* name : {"hash", "bfs-block"}) {
-    const Partitioning partitioning = builtin_partitioners().at(name).value(pubmed(), {.parts = 8, .training_nodes = training});
-    ratio[i++] = replay_epoch(pubmed(), partitioning, training, {.servers = 8, .batch_size = 100, .fanouts = {15, 10, 5}})
-                     .cross.ratio();
+    const Partitioning partitioning =
+        builtin_partitioners().at(name).value(pubmed(), {.parts = 8, .training_nodes = training});
+    ratio[i++] =
+        replay_epoch(pubmed(), partitioning, training, {.servers = 8, .batch_size = 100, .fanouts = {15, 10, 5}})
+            .cross.ratio();
   }
   RecordProperty("hash", std::to_string(ratio[0]));
   RecordProperty("bfs_block", std::to_string(ratio[1]));

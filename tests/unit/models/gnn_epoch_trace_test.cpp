@@ -17,8 +17,8 @@ TEST(GnnEpochTrace, CountsLocalAndRemoteWorkPerBatch) {
   const CsrGraph graph = build_csr(5, {{0, 1}, {0, 2}, {0, 3}, {3, 4}});
   const Partitioning partitioning{2, {0, 0, 0, 1, 1}};
   const std::vector<NodeId> training{0, 3};
-  const EpochCounts epoch = replay_epoch(graph, partitioning, training,
-                                         {.servers = 2, .batch_size = 1, .fanouts = {5, 5}, .sampler = "full-neighbour"});
+  const EpochCounts epoch = replay_epoch(
+      graph, partitioning, training, {.servers = 2, .batch_size = 1, .fanouts = {5, 5}, .sampler = "full-neighbour"});
   ASSERT_EQ(epoch.batches.size(), 2u);
   const BatchCounts& first = epoch.batches[0];
   EXPECT_EQ(first.server, 0u);
@@ -41,10 +41,13 @@ TEST(GnnEpochTrace, CountsLocalAndRemoteWorkPerBatch) {
 TEST(GnnEpochTrace, ColdCacheServesFromHost) {
   const CsrGraph graph = build_csr(5, {{0, 1}, {0, 2}, {0, 3}, {3, 4}});
   const std::vector<NodeId> training{0, 1, 2, 3, 4};
-  const EpochCounts epoch =
-      replay_epoch(graph, Partitioning{1, {0, 0, 0, 0, 0}}, training,
-                   {.gpus_per_server = 2, .batch_size = 5, .fanouts = {5}, .sampler = "full-neighbour", .cache = "fifo",
-                    .cache_nodes_per_server = 10});
+  const EpochCounts epoch = replay_epoch(graph, Partitioning{1, {0, 0, 0, 0, 0}}, training,
+                                         {.gpus_per_server = 2,
+                                          .batch_size = 5,
+                                          .fanouts = {5},
+                                          .sampler = "full-neighbour",
+                                          .cache = "fifo",
+                                          .cache_nodes_per_server = 10});
   ASSERT_EQ(epoch.batches.size(), 1u);
   EXPECT_EQ(epoch.features.count[static_cast<int>(FeatureSource::host)], 5u);  // cold cache
   EXPECT_EQ(epoch.features.gpu_hit_ratio(), 0.0);

@@ -30,9 +30,7 @@ TEST(GnnCoreAssignment, MatchesBruteForce) {
       EXPECT_DOUBLE_EQ(assign_cores(work, cores).bottleneck, brute_force(work, cores)) << cores;
 }
 
-TEST(GnnCoreAssignment, TooFewCoresIsAnError) {
-  EXPECT_THROW((void)assign_cores({1, 1, 1}, 2), std::invalid_argument);
-}
+TEST(GnnCoreAssignment, TooFewCoresIsAnError) { EXPECT_THROW((void)assign_cores({1, 1, 1}, 2), std::invalid_argument); }
 
 }  // namespace
 }  // namespace dnnsim::gnn
