@@ -13,6 +13,9 @@
 #include "traces/jobs/job_readers.hpp"
 #include "models/dnn/model_table.hpp"
 #include "models/dnn/zoo.hpp"
+#include "models/gnn/feature_cache.hpp"
+#include "models/gnn/partitioner.hpp"
+#include "models/gnn/sampler.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
 #include "planners/parallel/planner.hpp"
@@ -117,6 +120,10 @@ const std::vector<std::pair<std::string, std::function<void()>>>& listings() {
       {"placements", [] { print_registry(dnnsim::builtin_placements()); }},
       {"job-traces", [] { print_registry(dnnsim::builtin_job_trace_readers()); }},
       {"backends", [] { print_registry(dnnsim::cli::calibration_backends()); }},
+      {"partitioners", [] { print_registry(dnnsim::gnn::builtin_partitioners()); }},
+      {"samplers", [] { print_registry(dnnsim::gnn::builtin_samplers()); }},
+      {"orderings", [] { print_registry(dnnsim::gnn::builtin_orderings()); }},
+      {"caches", [] { print_registry(dnnsim::gnn::builtin_caches()); }},
   };
   return table;
 }
