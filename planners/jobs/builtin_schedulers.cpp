@@ -332,11 +332,17 @@ class QssfScheduler final : public JobScheduler {
     };
     const auto jobs = active_jobs(state);
     if (jobs.empty()) return {};
-    return allocate_in_order(state, order_by(jobs, key), *placement_, AllocationMode::non_preemptive_backfill);
+    auto decisions = allocate_in_order(state, order_by(jobs, key), *placement_, AllocationMode::non_preemptive_backfill);
+    // A job started now may end before anything else happens: the next call must know it ran.
+    for (const Decision& d : decisions)
+      if (const JobView* job = present.at(d.job); d.kind == Decision::Kind::start)
+        last_running_[job->id] = {job->record->user, job->oracle_duration().value()};
+    return decisions;
   }
 
  private:
   const PlacementPolicy* placement_;
+  // The jobs running after the previous call (those it found running and those it started).
   std::map<JobId, std::pair<std::string, double>> last_running_;
   std::map<std::string, std::pair<double, double>> history_;
   double global_sum_ = 0.0, global_n_ = 0.0;

@@ -43,8 +43,25 @@ std::string cluster_yaml(const std::string& trace, const std::string& scheduler,
          "}\n  scheduler: " + scheduler + "\n" + extra + "outputs: {trace: false, tasks_csv: false}\n";
 }
 
-std::map<std::string, Times> run_five(const std::string& scheduler) {
-  const std::string trace = testing::write_file("jobs.csv", kFiveJobs);
+// Three users' five jobs of 2 GPUs on the same 4-GPU server, for the schedulers that rank by user
+// (DRF, QSSF); FIFO with backfill starts d at 70 and e at 100 here.
+//
+//   job  user   submit  duration
+//   a    alice     0      100
+//   b    alice     0       50
+//   c    bob      10       20
+//   d    alice    20       30
+//   e    bob      25       40
+constexpr const char* kUserJobs =
+    "id,submit_s,gpus,duration_s,user\n"
+    "a,0,2,100,alice\n"
+    "b,0,2,50,alice\n"
+    "c,10,2,20,bob\n"
+    "d,20,2,30,alice\n"
+    "e,25,2,40,bob\n";
+
+std::map<std::string, Times> run_jobs(const std::string& jobs_csv, const std::string& scheduler) {
+  const std::string trace = testing::write_file("jobs.csv", jobs_csv);
   const Scenario scenario = testing::load(cluster_yaml(trace, scheduler, 1, 4));
   const SimulationResult result = run_scenario(scenario, {});
   const auto& report = dynamic_cast<const ClusterRunReport&>(*result.workload_result);
@@ -56,6 +73,8 @@ std::map<std::string, Times> run_five(const std::string& scheduler) {
   }
   return times;
 }
+
+std::map<std::string, Times> run_five(const std::string& scheduler) { return run_jobs(kFiveJobs, scheduler); }
 
 void expect_ends(const std::map<std::string, Times>& times, const std::map<std::string, double>& ends) {
   for (const auto& [id, end] : ends) EXPECT_NEAR(times.at(id).end, end, 1e-6) << "job " << id;
@@ -101,6 +120,72 @@ TEST(ClusterRun, TiresiasLasFiveJobs) {
   const std::map<std::string, double> ends{{"a", 150}, {"b", 110}, {"c", 30}, {"d", 42}, {"e", 292}};
   for (std::size_t i = 0; i < report.sim.jobs.size(); ++i)
     EXPECT_NEAR(report.sim.jobs[i].end, ends.at(report.spec->trace.jobs[i].id), 1e-6) << report.spec->trace.jobs[i].id;
+}
+
+// Tiresias 2D-Gittins, one threshold of 100 GPU·s, rounds every 60 s. Inside a queue jobs go by the
+// Gittins index G(a) = #{S ∈ (a, a+Δ]} / (Σ_{S ∈ (a, a+Δ]} (S − a) + Δ·#{S > a+Δ}), S the GPU-times
+// seen so far (a 200, b 200, c 20, d 24, e 200), a the attained GPU·s, Δ = 100 − a in queue 0; ties
+// by arrival.
+//   0   S={200,200}: G = 0 for a and b; a (first) runs, b (4) does not fit beside it.
+//   10  S+={20}: G(0) = 1/220 for b and c, G(20) = 0 for a: b wins all 4 GPUs, a is preempted.
+//   20  S+={24}: G(0) = 2/244 for c, d; G(20) = 1/164 for a; G(40) = 0 for b: c and d run, b preempted.
+//   32  d ends: G_c(12) = 2/196 > G_a(20) = 1/164 > G_b(40) = 0: a returns beside c.
+//   35  S+={200}: G_c(15) = 2/269 > G_e(0) = 2/344 > G_a(26) = G_b(40) = 0: c, e, a run; b waits.
+//   40  c ends; 60: round, G = 0 for a (76), b (40), e (25): a, then e (b does not fit) — no change.
+//   120 round: a has 196 GPU·s (queue 1, 98 of its 100 s done); b (40) and e (85) are in queue 0 with
+//       G = 0, b first: a and e are preempted, b runs its last 40 s: 120–160.
+//   160 a (queue 1) runs its last 2 s beside e (queue 0): a ends 162, e (115 s left) 275.
+TEST(ClusterRun, TiresiasGittinsFiveJobs) {
+  const auto times = run_five("{name: tiresias-gittins, thresholds: [100], round_s: 60}");
+  expect_ends(times, {{"a", 162}, {"b", 160}, {"c", 40}, {"d", 32}, {"e", 275}});
+  EXPECT_EQ(times.at("a").preemptions, 2);
+  EXPECT_EQ(times.at("b").preemptions, 1);
+  EXPECT_EQ(times.at("e").preemptions, 1);
+}
+
+// Gandiva-like time slicing, 60 s quanta: arrivals and completions fill free GPUs in arrival order
+// (a 0–, c 10–30, d 30–42, e 42–; b never fits). At 60 the longest-waiting first is a (running since
+// 0, ahead of b queued since 0 by arrival), then b (does not fit), then e: no change. a ends 100. At
+// the 120 round b (waiting since 0) comes before e (running since 42): e yields, b 120–170; then e's
+// remaining 122 s: 170–292.
+TEST(ClusterRun, GandivaFiveJobs) {
+  const auto times = run_five("{name: gandiva, quantum_s: 60}");
+  expect_ends(times, {{"a", 100}, {"b", 170}, {"c", 30}, {"d", 42}, {"e", 292}});
+  EXPECT_EQ(times.at("e").preemptions, 1);
+}
+
+// Optimus-like with the duration speed model: a second GPU brings no marginal gain, so every active
+// job gets exactly one GPU in arrival order (at most four at once) and runs its trace duration from
+// its arrival: a 0–100, b 0–50, c 10–30, d 20–32, e 35–235, never preempted.
+TEST(ClusterRun, OptimusFiveJobsOneGpuEach) {
+  const auto times = run_five("optimus");
+  expect_ends(times, {{"a", 100}, {"b", 50}, {"c", 30}, {"d", 32}, {"e", 235}});
+  for (const auto& [id, t] : times) EXPECT_EQ(t.preemptions, 0) << id;
+}
+
+// Tetris, score = demand/4 · free/4 + shortest/remaining over the jobs waiting (weight 1):
+//   0   b 1·1 + 50/50 = 2 beats a 0.5·1 + 50/100 = 1: b 0–50; a does not fit beside it.
+//   50  all four GPUs free, shortest 12: d 0.5 + 1 = 1.5 (c 0.85, a 0.62, e 0.31): d 50–62;
+//       2 free, shortest 20: c 0.125 + 1 (a 0.45, e 0.225): c 50–70;
+//       1 free, shortest 100: a does not fit, e 0.0625 + 0.5: e 50–250.
+//   62  d's two GPUs: a 62–162.
+TEST(ClusterRun, TetrisFiveJobs) {
+  expect_ends(run_five("tetris"), {{"a", 162}, {"b", 50}, {"c", 70}, {"d", 62}, {"e", 250}});
+}
+
+// DRF over users, GPUs only: at 0 alice's a and b fill the server. At 50 (b ends) bob holds 0 GPUs,
+// alice 2: bob's c 50–70. At 70 bob 0, alice 2 again: bob's e (not alice's older d) 70–110. a ends
+// 100: d 100–130.
+TEST(ClusterRun, DrfFiveJobsByUser) {
+  expect_ends(run_jobs(kUserJobs, "drf"), {{"a", 100}, {"b", 50}, {"c", 70}, {"d", 130}, {"e", 110}});
+}
+
+// Helios QSSF, key = GPUs × the user's mean finished duration (else the mean of all finished jobs):
+// at 0 no history (key = GPUs): a, b start. At 50 alice's mean is 50 (b) and bob has none (global
+// 50): c, d, e tie at 100, c first by arrival: 50–70. At 70 bob's mean is 20: e (40) before d (100):
+// e 70–110; a ends 100: d 100–130. (FIFO with backfill: d 70–100, e 100–140.)
+TEST(ClusterRun, QssfFiveJobsLearnsUserDurations) {
+  expect_ends(run_jobs(kUserJobs, "qssf"), {{"a", 100}, {"b", 50}, {"c", 70}, {"d", 130}, {"e", 110}});
 }
 
 // A job larger than the cluster is an input error at its row, unless reported as never_fits.
