@@ -146,7 +146,21 @@ std::optional<double> PolluxSpeedModel::iterations_to_target(const JobRecord& jo
   return lo->second + t * (hi->second - lo->second);
 }
 
+void PolluxSpeedModel::set_gradient_bytes(const std::string& application, Bytes bytes, const SourceLocation& where) {
+  auto it = applications_.find(application);
+  if (it == applications_.end())
+    throw InputError(where, fmt::format("no Pollux table for application '{}'{}", application, suggestion_suffix(application, models())));
+  it->second.gradient_bytes = bytes;
+}
+
 IterationCost PolluxSpeedModel::iteration(const JobRecord& job, const Placement& placement, const std::vector<ServerInfo>&) const {
+  IterationCost cost = table_iteration(job, placement);
+  const double s = placement.servers();
+  if (s > 1) cost.sync_bytes = application(job).gradient_bytes * (2.0 * (s - 1.0) / s);
+  return cost;
+}
+
+IterationCost PolluxSpeedModel::table_iteration(const JobRecord& job, const Placement& placement) const {
   const Application& app = application(job);
   const int replicas = placement.gpus();
   const double batch = job.batch_size > 0 ? job.batch_size : app.target.front().first;

@@ -18,6 +18,11 @@
 //     measured range (nodes capped at 16 as in Pollux);
 //   • work = the last row's `iteration` of validation-<B>.csv for B = the job's batch; between files,
 //     linear in log2(B) (clamped).
+// With the network simulated, the tables' sync time is split: a job on s > 1 servers sends a ring
+// all-reduce's 2(s−1)/s × its gradient bytes over the servers' NICs as flows (when the scenario gives
+// the application's gradient size, `speed.gradients`), and only the rest of the measured iteration
+// runs as local time — so a job alone on an idle network keeps its measured iteration time whenever
+// the NIC time fits inside the measured sync time, and contention adds to it.
 // Gavel (OSDI'20 scheduler/simulation_throughputs.json): steps/s of a job type ("ResNet-50 (batch size
 // 64)") at a scale factor (GPUs) on k80/p100/v100, consolidated or not; a placement on several servers
 // uses the `_unconsolidated` table, on mixed types the slowest type.
@@ -35,6 +40,9 @@ class PolluxSpeedModel final : public JobSpeedModel {
  public:
   // Reads every application folder under `throughput_dir`. @throw InputError
   explicit PolluxSpeedModel(const std::string& throughput_dir);
+  // Gradient bytes per application (fp32 parameters), for the ring flows of network mode.
+  // @throw InputError (at `where`) for an application the tables do not have.
+  void set_gradient_bytes(const std::string& application, Bytes bytes, const SourceLocation& where);
   [[nodiscard]] IterationCost iteration(const JobRecord& job, const Placement& placement,
                                         const std::vector<ServerInfo>& servers) const override;
   [[nodiscard]] std::vector<std::string> models() const override;
@@ -48,10 +56,12 @@ class PolluxSpeedModel final : public JobSpeedModel {
     std::map<std::pair<int, int>, std::vector<Sample>> scalability;  // by (nodes, replicas)
     std::vector<std::pair<double, double>> target;                   // (global batch, iterations), sorted
     double max_local_bsz = 0.0;
+    Bytes gradient_bytes{0};  // 0: unknown, the measured sync stays local time
   };
 
  private:
   const Application& application(const JobRecord& job) const;
+  IterationCost table_iteration(const JobRecord& job, const Placement& placement) const;
   std::map<std::string, Application> applications_;
 };
 

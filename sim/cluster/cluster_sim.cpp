@@ -36,6 +36,8 @@ struct JobRun {
   double rate = 0;              // iterations/s on the current placement, solo
   double slowdown_sum = 0;
   int batches = 0;
+  double batch_start = -1;      // network mode: start of the batch in flight (−1: none)
+  double batch_iterations = 0;  // its iterations
   int generation = 0;
   double first_start = -1, end = -1;
 };
@@ -232,10 +234,13 @@ class ClusterSimulation {
     return state;
   }
 
-  // Iterations done by the current attempt so far (job level: exact from the execution; network:
-  // checkpointed batches are already in done_iterations).
+  // Iterations done by the current attempt so far and not yet in done_iterations. Job level: exact
+  // from the execution. Network: finished batches are in done_iterations; of the batch in flight,
+  // the iterations its elapsed time covers at the solo rate (a checkpoint keeps every finished
+  // iteration, as at job level; contention inside a cut batch is not charged).
   double progress_of(const JobRun& run, double now) const {
-    if (!in_.server_gpus.empty()) return 0.0;
+    if (!in_.server_gpus.empty())
+      return run.batch_start >= 0 ? std::min(run.batch_iterations, std::max(0.0, now - run.batch_start) * run.rate) : 0.0;
     const double started = run.attempt_start + (run.view.preemptions > 0 ? in_.restart_cost.value() : 0.0);
     return std::max(0.0, std::min(now - started, run.attempt_seconds)) * run.rate;
   }
@@ -272,10 +277,13 @@ class ClusterSimulation {
   }
 
   void stop(JobRun& run, double now) {
+    // Kill the job's actor before cancelling what it waits on: a cancelled host-to-host flow raises
+    // NetworkFailureException in its waiter, which would escape a still-living actor.
+    if (run.actor) run.actor->kill();
     if (run.exec) run.exec->cancel();
     for (auto& comm : run.comms) comm->cancel();
     account_attempt(run, now, false);
-    if (run.actor) run.actor->kill();
+    run.batch_start = -1;
     run.actor = nullptr;
     run.exec = nullptr;
     run.comms.clear();
@@ -337,6 +345,8 @@ class ClusterSimulation {
       while (self->view.remaining_iterations() > 1e-9) {
         const double n = std::min(self->view.remaining_iterations(), std::max(1.0, std::floor(in_.batch_seconds.value() / per_iter)));
         const double batch_start = sg4::Engine::get_clock();
+        self->batch_start = batch_start;
+        self->batch_iterations = n;
         self->exec = sg4::this_actor::exec_init(n * local_per_iter * kScale);
         self->exec->set_bound(kScale);
         self->exec->wait();
@@ -348,6 +358,7 @@ class ClusterSimulation {
           sg4::Comm::wait_all(self->comms);
           self->comms.clear();
         }
+        self->batch_start = -1;
         self->view.done_iterations += n;
         self->slowdown_sum += (sg4::Engine::get_clock() - batch_start) / (n * per_iter);
         ++self->batches;

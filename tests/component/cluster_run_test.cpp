@@ -206,6 +206,23 @@ TEST(ClusterRun, OversizedJobIsLocatedErrorOrReported) {
   EXPECT_EQ(report.sim.jobs[1].status, JobOutcome::Status::never_fits);
 }
 
+// `speed.gradients`: an application the Pollux tables lack is located at its key (with a suggestion);
+// the key under another speed source is an error too; both reported at once.
+TEST(ClusterRun, GradientSizesAreCheckedAgainstTheTables) {
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model\na,0,2,10,cifar10\n");
+  const std::string tables = DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/throughput";
+  try {
+    (void)testing::load(cluster_yaml(trace, "fifo", 1, 4,
+                                     "  speed: {source: pollux, tables: " + tables + ", gradients: {cifar100: \"40MB\", bert: \"-1MB\"}}\n"));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    ASSERT_EQ(error.diagnostics().size(), 2u);
+    EXPECT_NE(error.diagnostics()[0].message.find("did you mean 'cifar10'"), std::string::npos) << error.what();
+  }
+  EXPECT_THROW((void)testing::load(cluster_yaml(trace, "fifo", 1, 4, "  speed: {source: analytical, gradients: {cifar10: \"40MB\"}}\n")),
+               InputError);
+}
+
 // Starts every job at once on the placement the test gives it (job i on where[i], or where[0]).
 class FixedPlacementScheduler final : public JobScheduler {
  public:
@@ -221,8 +238,8 @@ class FixedPlacementScheduler final : public JobScheduler {
   std::vector<Placement> where_;
 };
 
-// Runs the scenario's jobs at fixed placements in network mode.
-ClusterSimResult run_fixed(const Scenario& scenario, std::vector<Placement> where) {
+// Runs the scenario's jobs in network mode under `scheduler`.
+ClusterSimResult run_with(const Scenario& scenario, JobScheduler& scheduler) {
   const auto& spec = *scenario.workload_as<ClusterWorkload>();
   const auto engine = create_engine();
   const Platform platform = build_platform(scenario);
@@ -235,9 +252,14 @@ ClusterSimResult run_fixed(const Scenario& scenario, std::vector<Placement> wher
   input.trace = &spec.trace;
   input.speed = spec.speed.get();
   input.batch_seconds = spec.batch;
-  FixedPlacementScheduler scheduler(std::move(where));
   input.scheduler = &scheduler;
   return simulate_cluster(input);
+}
+
+// Runs the scenario's jobs at fixed placements in network mode.
+ClusterSimResult run_fixed(const Scenario& scenario, std::vector<Placement> where) {
+  FixedPlacementScheduler scheduler(std::move(where));
+  return run_with(scenario, scheduler);
 }
 
 // A NIC whose bandwidth drops to a quarter at t = 300 s (a `network.conditions` schedule) slows the
@@ -255,6 +277,53 @@ TEST(ClusterRun, PreemptedLinkSlowsOnlyTheJobsCrossingIt) {
   EXPECT_NEAR(result.jobs[1].end, 600.0, 0.6);
   EXPECT_GT(result.jobs[0].contention_slowdown, 1.1);
   EXPECT_GT(result.jobs[0].end, 600.0 * 1.1);
+}
+
+// Starts job 0 on `where` at its arrival and migrates it (checkpoint + restart) to the same GPUs at
+// the first round.
+class MigrateOnceScheduler final : public JobScheduler {
+ public:
+  MigrateOnceScheduler(Placement where, Seconds round) : where_(std::move(where)), round_(round) {}
+  std::optional<Seconds> round() const override { return round_; }
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
+    if (event == SchedulerEvent::arrival && !state.queued.empty()) return {Decision{Decision::Kind::start, 0, where_}};
+    if (event == SchedulerEvent::round && ++rounds_ == 1 && !state.running.empty())
+      return {Decision{Decision::Kind::migrate, 0, where_}};
+    return {};
+  }
+
+ private:
+  Placement where_;
+  Seconds round_;
+  int rounds_ = 0;
+};
+
+// A job checkpointed while its ring flows are in flight (the round R falls in the middle of the first
+// batch's all-reduce) stops cleanly — no SimGrid exception escapes the cancelled flows. The checkpoint
+// keeps the R × solo rate iterations the cut batch covers, and with no restart cost and no other
+// traffic the restart on the same GPUs runs the rest at the solo rate: it ends at its 600 s solo time.
+TEST(ClusterRun, MigratedDuringRingFlowsRestartsCleanly) {
+  const std::string trace =
+      testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\n");
+  const Scenario scenario =
+      testing::load(cluster_yaml(trace, "fifo", 2, 1, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
+  const auto& spec = *scenario.workload_as<ClusterWorkload>();
+  const Placement ring{{{0, 1}, {1, 1}}};
+  const std::vector<ServerInfo> servers = cluster_servers(scenario, spec);
+  const IterationCost cost = spec.speed->iteration(spec.trace.jobs[0], ring, servers);
+  // One batch: n iterations' local work, then n iterations' ring bytes over the NIC (cluster_sim.cpp).
+  const double m = cost.sync_bytes.value() / servers[0].nic_bandwidth.value();
+  const double n = std::max(1.0, std::floor(60.0 / cost.total().value()));
+  const double local = n * (cost.total().value() - m);
+  const double round = local + 0.5 * n * m;
+  ASSERT_GT(n * m, 1e-3);
+
+  MigrateOnceScheduler scheduler(ring, Seconds(round));
+  const ClusterSimResult result = run_with(scenario, scheduler);
+  ASSERT_EQ(result.jobs.size(), 1u);
+  EXPECT_EQ(result.jobs[0].status, JobOutcome::Status::finished);
+  EXPECT_EQ(result.jobs[0].preemptions, 1);
+  EXPECT_NEAR(result.jobs[0].end, 600.0, 0.6);
 }
 
 // Two identical ring jobs, each with one GPU on server 0 and one on server 1: both rings cross both

@@ -160,13 +160,35 @@ class ClusterKind final : public WorkloadKind {
           spec->speed_source = *source;
         auto tables = speed.string("tables");
         double efficiency = speed.number("efficiency", 1e-3, 1.0).value_or(0.5);
+        // Gradient bytes per Pollux application: the ring flows of network mode (measured_speed.hpp).
+        std::vector<std::tuple<std::string, Bytes, SourceLocation>> gradients;
+        const YAML::Node gradient_map = speed.get("gradients");
+        if (gradient_map.IsDefined()) {
+          if (!gradient_map.IsMap()) {
+            reader.error(gradient_map, "'gradients' must map application names to sizes (\"bert: 440MB\")");
+          } else {
+            for (const auto& kv : gradient_map)
+              if (auto bytes = reader.quantity<Bytes>(kv.second))
+                gradients.emplace_back(kv.first.as<std::string>(), *bytes, reader.where(kv.first));
+          }
+        }
         speed.finish();
+        if (gradient_map.IsDefined() && spec->speed_source != "pollux")
+          reader.error(gradient_map, "'gradients' applies to the pollux speed source only (the analytical source sizes gradients from the model)");
         try {
           if (spec->speed_source == "pollux" || spec->speed_source == "gavel") {
             if (!tables) {
               reader.error(map.get("speed"), fmt::format("speed source '{}' needs 'tables' (the measured tables' path)", spec->speed_source));
             } else if (spec->speed_source == "pollux") {
-              spec->speed = std::make_shared<PolluxSpeedModel>(ctx.resolve_path(*tables));
+              auto pollux = std::make_shared<PolluxSpeedModel>(ctx.resolve_path(*tables));
+              for (const auto& [application, bytes, where] : gradients) {
+                try {
+                  pollux->set_gradient_bytes(application, bytes, where);
+                } catch (const InputError& error) {
+                  reader.sink().append(error.diagnostics());
+                }
+              }
+              spec->speed = std::move(pollux);
             } else {
               spec->speed = std::make_shared<GavelSpeedModel>(ctx.resolve_path(*tables));
             }

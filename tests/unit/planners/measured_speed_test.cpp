@@ -45,5 +45,18 @@ TEST(PolluxSpeed, UnknownApplicationIsAnInputError) {
   EXPECT_THROW((void)model.iteration(job("cifar100", 32), Placement{{{0, 1}}}, {}), InputError);
 }
 
+// Network mode's ring bytes: 2(s−1)/s × the gradient size over s servers, none on one server, and
+// none for an application whose gradient size was not given.
+TEST(PolluxSpeed, GradientBytesBecomeRingBytesAcrossServers) {
+  PolluxSpeedModel model(kTables);
+  model.set_gradient_bytes("cifar10", Bytes(44.7e6), {});
+  EXPECT_DOUBLE_EQ(model.iteration(job("cifar10", 128), Placement{{{0, 4}}}, {}).sync_bytes.value(), 0.0);
+  EXPECT_DOUBLE_EQ(model.iteration(job("cifar10", 128), Placement{{{0, 2}, {1, 2}}}, {}).sync_bytes.value(), 44.7e6);
+  EXPECT_DOUBLE_EQ(model.iteration(job("cifar10", 128), Placement{{{0, 1}, {1, 1}, {2, 1}, {3, 1}}}, {}).sync_bytes.value(),
+                   1.5 * 44.7e6);
+  EXPECT_DOUBLE_EQ(model.iteration(job("bert", 32), Placement{{{0, 1}, {1, 1}}}, {}).sync_bytes.value(), 0.0);
+  EXPECT_THROW(model.set_gradient_bytes("cifar100", Bytes(1.0), {}), InputError);
+}
+
 }  // namespace
 }  // namespace dnnsim
