@@ -64,23 +64,7 @@ nlohmann::ordered_json task_columns(const SimulationResult& result) {
   const TaskGraph& graph = result.graph;
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     const Task& task = graph.task(id);
-    std::string kind, devices;
-    double bytes = 0, flops = 0;
-    if (const auto* c = std::get_if<Compute>(&task.op)) {
-      kind = "compute";
-      devices = graph.devices()[c->device];
-      bytes = c->bytes_accessed.value();
-      flops = c->flops.value();
-    } else if (const auto* t = std::get_if<Transfer>(&task.op)) {
-      kind = "transfer";
-      devices = graph.devices()[t->src] + ">" + graph.devices()[t->dst];
-      bytes = t->size.value();
-    } else {
-      const auto& col = std::get<Collective>(task.op);
-      kind = std::string(collective_kind_name(col.kind));
-      devices = std::to_string(col.group.size()) + " devices";
-      bytes = col.size.value();
-    }
+    const auto [kind, devices, bytes, flops] = describe_task(graph, id);
     const double start = result.task_start[id], end = result.task_end[id];
     columns["id"].push_back(id);
     columns["label"].push_back(task.label);

@@ -205,28 +205,22 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   return summary;
 }
 
+TaskDescription describe_task(const TaskGraph& graph, TaskId id) {
+  const Task& task = graph.task(id);
+  if (const auto* c = std::get_if<Compute>(&task.op))
+    return {"compute", graph.devices()[c->device], c->bytes_accessed.value(), c->flops.value()};
+  if (const auto* t = std::get_if<Transfer>(&task.op))
+    return {"transfer", graph.devices()[t->src] + ">" + graph.devices()[t->dst], t->size.value(), 0.0};
+  const auto& col = std::get<Collective>(task.op);
+  return {std::string(collective_kind_name(col.kind)), fmt::format("{} devices", col.group.size()), col.size.value(), 0.0};
+}
+
 std::string make_tasks_csv(const SimulationResult& result) {
   std::string csv = "id,label,kind,phase,iteration,devices,stream,start_s,end_s,duration_s,bytes,flops\n";
   const TaskGraph& graph = result.graph;
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     const Task& task = graph.task(id);
-    std::string kind, devices;
-    double bytes = 0, flops = 0;
-    if (const auto* c = std::get_if<Compute>(&task.op)) {
-      kind = "compute";
-      devices = graph.devices()[c->device];
-      bytes = c->bytes_accessed.value();
-      flops = c->flops.value();
-    } else if (const auto* t = std::get_if<Transfer>(&task.op)) {
-      kind = "transfer";
-      devices = graph.devices()[t->src] + ">" + graph.devices()[t->dst];
-      bytes = t->size.value();
-    } else {
-      const auto& col = std::get<Collective>(task.op);
-      kind = std::string(collective_kind_name(col.kind));
-      devices = fmt::format("{} devices", col.group.size());
-      bytes = col.size.value();
-    }
+    const auto [kind, devices, bytes, flops] = describe_task(graph, id);
     const double start = result.task_start[id];
     const double end = result.task_end[id];
     std::string label = task.label;

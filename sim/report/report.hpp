@@ -19,6 +19,15 @@
 namespace dnnsim {
 
 [[nodiscard]] nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationResult& result);
+// One task as tasks.csv (and the Python module's task columns) describe it.
+struct TaskDescription {
+  std::string kind;     // compute, transfer, or the collective's kind
+  std::string devices;  // "node0/gpu0", "src>dst", "8 devices"
+  double bytes = 0;
+  double flops = 0;
+};
+[[nodiscard]] TaskDescription describe_task(const TaskGraph& graph, TaskId id);
+
 [[nodiscard]] std::string make_tasks_csv(const SimulationResult& result);
 [[nodiscard]] nlohmann::ordered_json make_chrome_trace(const SimulationResult& result);
 
