@@ -32,4 +32,10 @@ struct ClusterView {
   [[nodiscard]] std::vector<std::string> names() const;
 };
 
+// The view a pipeline planner sees under tensor parallelism of degree `ranks`: device g stands for the
+// GPUs g·ranks … g·ranks + ranks − 1 (a tensor-parallel group) and is described by its first GPU
+// (model, memory, node, and the paths between first GPUs: rank r of a group talks to rank r of the
+// next). Asserts view.size() % ranks == 0.
+[[nodiscard]] ClusterView group_devices(const ClusterView& view, int ranks);
+
 }  // namespace dnnsim

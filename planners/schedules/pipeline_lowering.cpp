@@ -47,8 +47,13 @@ std::vector<VirtualStage> virtual_stages(const PipelineWorkload& workload) {
       v.devices = plan.stages[s].devices;
       const int replicas = static_cast<int>(v.devices.size());
       for (int q = 0; q < replicas; ++q) v.shares.push_back(replica_share(plan.micro_batch_size(), replicas, q));
-      v.output_per_sample = workload.model.layers[v.layers.end - 1].activation_bytes;
-      v.input_per_sample = v.layers.begin == 0 ? Bytes(0) : workload.model.layers[v.layers.begin - 1].activation_bytes;
+      if (workload.transformer) {
+        v.output_per_sample = boundary_bytes_per_rank(*workload.transformer, workload.tensor_parallel);
+        v.input_per_sample = v.output_per_sample;  // unused: full recomputation keeps each block's input
+      } else {
+        v.output_per_sample = workload.model.layers[v.layers.end - 1].activation_bytes;
+        v.input_per_sample = v.layers.begin == 0 ? Bytes(0) : workload.model.layers[v.layers.begin - 1].activation_bytes;
+      }
       v.name = chunks == 1 ? fmt::format("s{}", s) : fmt::format("s{}c{}", s, c);
       result.push_back(std::move(v));
     }
@@ -92,12 +97,19 @@ Bytes chunk_activation_bytes(const LayerModel& model, LayerRange range, int samp
 Bytes stage_model_state_bytes(const PipelineWorkload& workload, std::size_t stage) {
   double parameters = 0;
   for (const LayerRange& range : workload.plan.stages[stage].chunks) parameters += parameter_count(workload.model, range);
-  return Bytes(parameters * bytes_per_parameter(workload.precision, workload.optimizer).total());
+  const BytesPerParameter per_parameter = bytes_per_parameter(workload.precision, workload.optimizer);
+  // Megatron's distributed optimizer shards the optimizer state (with the fp32 master weights) over
+  // the data-parallel replicas (ZeRO stage 1, Rajbhandari et al. SC'20 §5.1).
+  const double replicas = workload.tensor_parallel.distributed_optimizer
+                              ? static_cast<double>(workload.plan.stages[stage].devices.size())
+                              : 1.0;
+  return Bytes(parameters * (per_parameter.weights + per_parameter.gradients + per_parameter.optimizer_state / replicas));
 }
 
 std::vector<std::string> pipeline_problems(const PipelineWorkload& workload, const PipelineSchedule& schedule,
                                            std::size_t device_count) {
-  std::vector<std::string> problems = workload.plan.problems(workload.model.layers.size(), device_count);
+  std::vector<std::string> problems =
+      workload.plan.problems(workload.model.layers.size(), device_count / static_cast<std::size_t>(workload.ranks()));
   if (!problems.empty()) return problems;
   if (workload.plan.chunks_per_stage() != schedule.chunks())
     problems.push_back(fmt::format("the schedule runs {} model chunk(s) per stage but the plan has {}",
@@ -122,7 +134,14 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
   const std::vector<VirtualStage> chain = virtual_stages(workload);
   const std::size_t virtual_count = chain.size();
   const BytesPerParameter per_parameter = bytes_per_parameter(workload.precision, workload.optimizer);
-  const bool recompute = schedule.recompute();
+  const bool recompute = workload.recomputes(schedule);
+  const int ranks = workload.ranks();
+  const auto gpu = [ranks](DeviceId group, int rank) { return static_cast<DeviceId>(group * ranks + rank); };
+  const auto group_gpus = [&](DeviceId group) {
+    std::vector<DeviceId> gpus;
+    for (int r = 0; r < ranks; ++r) gpus.push_back(gpu(group, r));
+    return gpus;
+  };
 
   LoweredIteration lowered;
   lowered.iteration = iteration;
@@ -146,7 +165,8 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
   // The split-concat pieces of `boundary` (virtual stages boundary and boundary + 1) that replica
   // `replica` of the sender sends for one micro-batch: activations forwards, gradients backwards,
   // both sized by the lower stage's output per sample.
-  const auto add_transfers = [&](std::size_t boundary, bool gradients, int micro_batch, int replica, TaskId producer) {
+  const auto add_transfers = [&](std::size_t boundary, bool gradients, int micro_batch, int replica,
+                                 const std::vector<TaskId>& producers) {
     const VirtualStage& lower = chain[boundary];
     const VirtualStage& upper = chain[boundary + 1];
     const VirtualStage& from = gradients ? upper : lower;
@@ -157,12 +177,38 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
       const int source = gradients ? piece.upper : piece.lower;
       const int destination = gradients ? piece.lower : piece.upper;
       if (source != replica) continue;
-      Task task = task_of(Transfer{from.devices[source], to.devices[destination], lower.output_per_sample * piece.samples},
-                          gradients ? send_prev_stream : send_next_stream, Phase::communication,
-                          fmt::format("{} {}→{} mb{}", gradients ? "grad" : "act", from.name, to.name, micro_batch));
-      task.deps.push_back(producer);
-      ids.push_back(graph.add(std::move(task)));
+      for (int r = 0; r < ranks; ++r) {
+        Task task = task_of(Transfer{gpu(from.devices[source], r), gpu(to.devices[destination], r),
+                                     lower.output_per_sample * piece.samples},
+                            gradients ? send_prev_stream : send_next_stream, Phase::communication,
+                            fmt::format("{} {}→{} mb{}", gradients ? "grad" : "act", from.name, to.name, micro_batch));
+        task.deps.push_back(producers[static_cast<std::size_t>(r)]);
+        ids.push_back(graph.add(std::move(task)));
+      }
     }
+  };
+  // After the `ranks` compute tasks of one step of replica group `group`: the step's tensor-parallel
+  // collectives over the group, on its compute stream. Returns what the step's consumers wait for
+  // per rank (the collectives, or the compute tasks without any).
+  const auto add_tensor_parallel = [&](DeviceId group, const std::vector<TaskId>& computes, const VirtualStage& here,
+                                       int samples, bool backward, const std::string& label) {
+    if (!workload.transformer || ranks < 2) return computes;
+    const TensorParallelTraffic traffic =
+        range_traffic(model, *workload.transformer, here.layers.begin, here.layers.end, samples, workload.tensor_parallel,
+                      backward);
+    std::vector<TaskId> last = computes;
+    const auto add = [&](CollectiveKind kind, Bytes size) {
+      if (size.value() <= 0) return;
+      Task task = task_of(Collective{kind, group_gpus(group), size, "", 0}, compute_stream, Phase::communication,
+                          fmt::format("tp {} {}", collective_kind_name(kind), label));
+      task.deps = last;
+      const TaskId id = graph.add(std::move(task));
+      last.assign(static_cast<std::size_t>(ranks), id);
+    };
+    add(CollectiveKind::all_gather, traffic.all_gather);
+    add(CollectiveKind::all_reduce, traffic.all_reduce);
+    add(CollectiveKind::reduce_scatter, traffic.reduce_scatter);
+    return last;
   };
 
   // Pass 1: every stage's steps in schedule order, with their outgoing transfers. The inputs of a
@@ -172,38 +218,55 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
     orders[s] = schedule.stage_order(static_cast<int>(s), shape);
     const PipelineStage& stage = workload.plan.stages[s];
     for (std::size_t q = 0; q < stage.devices.size(); ++q) {
-      const DeviceId device = stage.devices[q];
+      const DeviceId group = stage.devices[q];
       bool first_task = true;
       for (const PipelineStep& step : orders[s]) {
         const std::size_t u = static_cast<std::size_t>(step.chunk) * p + s;
         const VirtualStage& here = chain[u];
         const int samples = here.shares[q].count;
         const Bytes activations = chunk_activation_bytes(model, here.layers, samples);
-        const Bytes kept_input = here.input_per_sample * samples;
+        const Bytes kept_input =
+            workload.transformer
+                ? recompute_checkpoint_bytes(*workload.transformer, samples, workload.tensor_parallel) *
+                      blocks_in_range(model, here.layers.begin, here.layers.end)
+                : here.input_per_sample * samples;
+        // Megatron recomputes and back-propagates one block at a time: with a transformer shape,
+        // one block's activations are live during the recomputation, not the chunk's.
+        const Bytes recomputed =
+            workload.transformer
+                ? activations / std::max(1, blocks_in_range(model, here.layers.begin, here.layers.end))
+                : activations;
         const auto j = static_cast<std::size_t>(step.micro_batch);
-        if (step.pass == PassKind::forward) {
-          Task task = task_of(layers_compute(model, here.layers, device, samples, workload.dtype, Pass::forward),
-                              compute_stream, Phase::forward, fmt::format("fwd {} mb{}", here.name, step.micro_batch));
-          task.alloc_bytes = recompute ? kept_input : activations;
-          if (iteration == 0 && first_task) task.alloc_bytes += stage_model_state_bytes(workload, s);
-          first_task = false;
-          const TaskId id = graph.add(std::move(task));
-          lowered.forward[u][j].push_back(id);
-          if (u + 1 < virtual_count) add_transfers(u, false, step.micro_batch, static_cast<int>(q), id);
-        } else {
-          if (recompute) {
-            Task task = task_of(layers_compute(model, here.layers, device, samples, workload.dtype, Pass::forward),
-                                compute_stream, Phase::recompute,
-                                fmt::format("recompute {} mb{}", here.name, step.micro_batch));
-            task.alloc_bytes = activations;
-            lowered.recompute[u][j].push_back(graph.add(std::move(task)));
+        // One Compute per rank of the group, then the group's tensor-parallel collectives.
+        const auto compute_step = [&](Pass pass, Phase phase, const std::string& label, Bytes alloc, Bytes free,
+                                      bool backward_traffic, std::vector<TaskId>& ids) {
+          std::vector<TaskId> computes;
+          for (int r = 0; r < ranks; ++r) {
+            Task task = task_of(layers_compute(model, here.layers, gpu(group, r), samples, workload.dtype, pass),
+                                compute_stream, phase, label);
+            task.alloc_bytes = alloc;
+            task.free_bytes = free;
+            if (iteration == 0 && first_task) task.alloc_bytes += stage_model_state_bytes(workload, s);
+            computes.push_back(graph.add(std::move(task)));
+            ids.push_back(computes.back());
           }
-          Task task = task_of(layers_compute(model, here.layers, device, samples, workload.dtype, Pass::backward),
-                              compute_stream, Phase::backward, fmt::format("bwd {} mb{}", here.name, step.micro_batch));
-          task.free_bytes = recompute ? activations + kept_input : activations;
-          const TaskId id = graph.add(std::move(task));
-          lowered.backward[u][j].push_back(id);
-          if (u > 0) add_transfers(u - 1, true, step.micro_batch, static_cast<int>(q), id);
+          first_task = false;
+          return add_tensor_parallel(group, computes, here, samples, backward_traffic, label);
+        };
+        if (step.pass == PassKind::forward) {
+          const std::vector<TaskId> done =
+              compute_step(Pass::forward, Phase::forward, fmt::format("fwd {} mb{}", here.name, step.micro_batch),
+                           recompute ? kept_input : activations, Bytes(0), false, lowered.forward[u][j]);
+          if (u + 1 < virtual_count) add_transfers(u, false, step.micro_batch, static_cast<int>(q), done);
+        } else {
+          if (recompute)
+            (void)compute_step(Pass::forward, Phase::recompute,
+                               fmt::format("recompute {} mb{}", here.name, step.micro_batch), recomputed, Bytes(0),
+                               false, lowered.recompute[u][j]);
+          const std::vector<TaskId> done =
+              compute_step(Pass::backward, Phase::backward, fmt::format("bwd {} mb{}", here.name, step.micro_batch),
+                           Bytes(0), recompute ? recomputed + kept_input : activations, true, lowered.backward[u][j]);
+          if (u > 0) add_transfers(u - 1, true, step.micro_batch, static_cast<int>(q), done);
         }
       }
     }
@@ -211,24 +274,25 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
 
   // Pass 2: a forward waits for the activation pieces sent to its replica, a backward for the
   // gradient pieces.
+  // Forward and backward ids are [replica · ranks + rank]: the destination GPU names both.
   std::vector<Task>& tasks = graph.tasks();
+  const auto slot = [&](const VirtualStage& stage, DeviceId destination) {
+    const auto& replicas = stage.devices;
+    const auto q = static_cast<std::size_t>(
+        std::find(replicas.begin(), replicas.end(), destination / static_cast<DeviceId>(ranks)) - replicas.begin());
+    return q * static_cast<std::size_t>(ranks) + destination % static_cast<DeviceId>(ranks);
+  };
   for (std::size_t u = 0; u + 1 < virtual_count; ++u)
     for (std::size_t j = 0; j < static_cast<std::size_t>(micro_batches); ++j) {
-      for (TaskId transfer : lowered.activation_transfers[u][j]) {
-        const DeviceId destination = std::get<Transfer>(tasks[transfer].op).dst;
-        const auto& replicas = chain[u + 1].devices;
-        const auto q = static_cast<std::size_t>(std::find(replicas.begin(), replicas.end(), destination) - replicas.begin());
-        tasks[lowered.forward[u + 1][j][q]].deps.push_back(transfer);
-      }
-      for (TaskId transfer : lowered.gradient_transfers[u][j]) {
-        const DeviceId destination = std::get<Transfer>(tasks[transfer].op).dst;
-        const auto& replicas = chain[u].devices;
-        const auto q = static_cast<std::size_t>(std::find(replicas.begin(), replicas.end(), destination) - replicas.begin());
-        tasks[lowered.backward[u][j][q]].deps.push_back(transfer);
-      }
+      for (TaskId transfer : lowered.activation_transfers[u][j])
+        tasks[lowered.forward[u + 1][j][slot(chain[u + 1], std::get<Transfer>(tasks[transfer].op).dst)]].deps.push_back(
+            transfer);
+      for (TaskId transfer : lowered.gradient_transfers[u][j])
+        tasks[lowered.backward[u][j][slot(chain[u], std::get<Transfer>(tasks[transfer].op).dst)]].deps.push_back(transfer);
     }
 
-  // Gradient all-reduce per chunk among the replicas, then one optimizer step per device.
+  // Gradient all-reduce per chunk among the replicas (per rank with tensor parallelism: the rank-r
+  // GPUs of the replicas), then one optimizer step per GPU.
   for (std::size_t s = 0; s < p; ++s) {
     const PipelineStage& stage = workload.plan.stages[s];
     std::vector<TaskId> stage_all_reduces;
@@ -239,21 +303,26 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
       const auto last_backward = std::find_if(orders[s].rbegin(), orders[s].rend(), [&](const PipelineStep& step) {
         return step.pass == PassKind::backward && static_cast<std::size_t>(step.chunk) == c;
       });
-      Task task = task_of(Collective{CollectiveKind::all_reduce, stage.devices, size, workload.collective_algorithm, 0},
-                          all_reduce_stream, Phase::communication, fmt::format("all-reduce {}", chain[u].name));
-      task.deps = lowered.backward[u][static_cast<std::size_t>(last_backward->micro_batch)];
-      const TaskId id = graph.add(std::move(task));
-      lowered.all_reduce[u] = id;
-      stage_all_reduces.push_back(id);
+      for (int r = 0; r < ranks; ++r) {
+        std::vector<DeviceId> replicas;
+        for (DeviceId group : stage.devices) replicas.push_back(gpu(group, r));
+        Task task = task_of(Collective{CollectiveKind::all_reduce, replicas, size, workload.collective_algorithm, 0},
+                            all_reduce_stream, Phase::communication, fmt::format("all-reduce {}", chain[u].name));
+        task.deps = lowered.backward[u][static_cast<std::size_t>(last_backward->micro_batch)];
+        const TaskId id = graph.add(std::move(task));
+        if (r == 0) lowered.all_reduce[u] = id;
+        stage_all_reduces.push_back(id);
+      }
     }
     double stage_parameters = 0;
     for (const LayerRange& range : stage.chunks) stage_parameters += parameter_count(model, range);
-    for (DeviceId device : stage.devices) {
-      Task task = task_of(optimizer_step(stage_parameters, per_parameter, device), compute_stream, Phase::optimizer,
-                          "optimizer step");
-      task.deps = stage_all_reduces;
-      lowered.optimizer[s].push_back(graph.add(std::move(task)));
-    }
+    for (DeviceId group : stage.devices)
+      for (int r = 0; r < ranks; ++r) {
+        Task task = task_of(optimizer_step(stage_parameters, per_parameter, gpu(group, r)), compute_stream,
+                            Phase::optimizer, "optimizer step");
+        task.deps = stage_all_reduces;
+        lowered.optimizer[s].push_back(graph.add(std::move(task)));
+      }
   }
   return lowered;
 }

@@ -31,6 +31,16 @@
 // activations, and the backward frees both. The recomputation needs only the stashed input, so it
 // does not wait for the incoming gradient. Transfers allocate nothing (a received activation is
 // counted once, on its producer).
+// Tensor parallelism (models/dnn/tensor_parallel.hpp; Narayanan et al. SC'21 §2.3): with degree t,
+// plan device g stands for the tensor-parallel group of GPUs g·t … g·t + t − 1 (consecutive GPUs,
+// inside a node when t divides the node's GPUs). `model` is then one rank's shard, every compute
+// step is one Compute per rank, followed on the "compute" stream by the step's tensor-parallel
+// collectives over the group (forward and re-materialization: the blocks' all-reduces or all-gathers
+// + reduce-scatters; backward: the same per block), which the group's next step waits for, as in
+// Megatron where they are synchronous. Rank r sends its 1/t of a boundary activation to rank r of
+// the next group; the data-parallel all-reduce of rank r runs over the rank-r GPUs of the replicas.
+// Full recomputation keeps each block's input (2·s·b·h) and recomputes one block at a time (one
+// block's activations live during it); the other modes keep Korthikanti's figure.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +50,7 @@
 
 #include "models/cost/memory_model.hpp"
 #include "models/dnn/layer_model.hpp"
+#include "models/dnn/tensor_parallel.hpp"
 #include "models/program/task_graph.hpp"
 #include "planners/common/pipeline_plan.hpp"
 #include "planners/schedules/schedule.hpp"
@@ -53,8 +64,16 @@ struct PipelineWorkload {
   Precision precision = Precision::fp32;
   Optimizer optimizer = Optimizer::adam;
   std::string collective_algorithm;  // empty: the default rule of collective_algorithms.hpp
+  TensorParallelOptions tensor_parallel;     // degree 1 and no transformer: plain pipeline × data
+  std::optional<TransformerShape> transformer;  // the unsharded shape, set when `model` is a tensor-parallel shard
 
   [[nodiscard]] PipelineShape shape() const;
+  // GPUs per plan device (the tensor-parallel degree).
+  [[nodiscard]] int ranks() const { return transformer ? tensor_parallel.degree : 1; }
+  // Re-materialization: the schedule's, or Recompute::full.
+  [[nodiscard]] bool recomputes(const PipelineSchedule& schedule) const {
+    return schedule.recompute() || (transformer && tensor_parallel.recompute == Recompute::full);
+  }
 };
 
 // The task ids of one lowered iteration. Virtual stage u = chunk·p + stage; boundary u joins
@@ -62,7 +81,7 @@ struct PipelineWorkload {
 struct LoweredIteration {
   std::uint32_t iteration = 0;
   PipelineShape shape;
-  // [virtual stage][micro-batch][replica]
+  // [virtual stage][micro-batch][replica · ranks + rank]
   std::vector<std::vector<std::vector<TaskId>>> forward;
   std::vector<std::vector<std::vector<TaskId>>> recompute;  // empty without re-materialization
   std::vector<std::vector<std::vector<TaskId>>> backward;

@@ -37,6 +37,31 @@ LayerModel read_zoo_model(MapReader& map) {
   return LayerModel{};
 }
 
+// `{transformer: {layers, hidden, heads, seq, vocab, ffn}, name}`: a GPT-like decoder-only stack
+// built as the zoo builds its transformers (models/dnn/zoo.hpp), for the sizes papers train that the
+// zoo does not name (Narayanan et al. SC'21 Table 1).
+LayerModel read_transformer_model(MapReader& map) {
+  YamlReader& reader = map.reader();
+  TransformerConfig config;
+  config.name = map.string("name").value_or("transformer");
+  const YAML::Node where = map.get("transformer");
+  MapReader t(reader, where, "the transformer");
+  map.finish();
+  if (!t.valid()) return LayerModel{};
+  config.layers = static_cast<int>(t.integer("layers", 1, 1 << 20, true).value_or(1));
+  config.hidden = static_cast<int>(t.integer("hidden", 1, 1 << 24, true).value_or(1));
+  config.heads = static_cast<int>(t.integer("heads", 1, 1 << 20, true).value_or(1));
+  config.seq = static_cast<int>(t.integer("seq", 1, 1 << 24, true).value_or(1));
+  config.vocab = static_cast<int>(t.integer("vocab", 0, 1 << 30).value_or(0));
+  config.ffn = static_cast<int>(t.integer("ffn", 1, 1 << 26).value_or(0));
+  t.finish();
+  if (config.hidden % config.heads != 0) {
+    reader.error(where, fmt::format("hidden {} is not a multiple of heads {}", config.hidden, config.heads));
+    return LayerModel{};
+  }
+  return transformer_model(config, ModelOptions{});
+}
+
 }  // namespace
 
 LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const std::string& context) {
@@ -52,6 +77,7 @@ LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const st
     return read_layer_model(file_reader, root, "a model file");
   }
   if (map.has("zoo")) return read_zoo_model(map);
+  if (map.has("transformer")) return read_transformer_model(map);
   const HardwareCatalog& catalog = HardwareCatalog::builtin();
   if (map.has("profile")) {
     // A PipeDream/DAPPLE profile graph: measured per-layer times (models/dnn/profile_graph.hpp).

@@ -126,6 +126,39 @@ void read_stages(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpe
                                     spec.model.layers.size()));
 }
 
+// `tensor_parallel: 8`, `sequence_parallel: true`, `recompute: none|selective|full`,
+// `distributed_optimizer: true` (models/dnn/tensor_parallel.hpp).
+void read_tensor_parallel(YamlReader& reader, MapReader& map, PipelineWorkloadSpec& spec, const Cluster& cluster) {
+  TensorParallelOptions& options = spec.tensor_parallel;
+  spec.tensor_parallel_set = map.has("tensor_parallel") || map.has("sequence_parallel") || map.has("recompute") ||
+                             map.has("distributed_optimizer");
+  options.degree = static_cast<int>(map.integer("tensor_parallel", 1, 1 << 16).value_or(1));
+  options.sequence_parallel = map.boolean("sequence_parallel").value_or(false);
+  if (auto recompute = map.choice("recompute", "recomputation", recompute_names()))
+    options.recompute = *recompute_from_name(*recompute);
+  options.distributed_optimizer = map.boolean("distributed_optimizer").value_or(false);
+  if (!spec.tensor_parallel_set) return;
+  const YAML::Node where = map.has("tensor_parallel") ? map.get("tensor_parallel") : map.node();
+  const std::size_t gpus = cluster.gpu_count();
+  if (static_cast<std::size_t>(options.degree) > gpus)
+    reader.error(where, fmt::format("tensor_parallel {} is larger than the cluster's {} GPUs", options.degree, gpus));
+  else if (gpus % static_cast<std::size_t>(options.degree) != 0)
+    reader.error(where, fmt::format("tensor_parallel {} does not divide the cluster's {} GPUs into groups",
+                                    options.degree, gpus));
+  if (!spec.model.layers.empty())
+    for (const std::string& problem : tensor_parallel_problems(spec.model, std::max(options.degree, 2)))
+      if (options.degree > 1 || problem.find("transformer") != std::string::npos) reader.error(where, problem);
+  if (options.sequence_parallel && options.degree < 2)
+    reader.error(map.get("sequence_parallel"), "sequence_parallel needs tensor_parallel of at least 2");
+  if (options.recompute == Recompute::full && spec.schedule_options.recompute)
+    reader.error(map.get("recompute"), "recompute: full and the schedule's recompute both ask for re-materialization; give one");
+  if (spec.schedule == "ada-grouper")
+    reader.error(where, "the ada-grouper schedule does not support tensor_parallel/recompute keys");
+  if (map.has("stages"))
+    reader.error(map.get("stages"), "with tensor-parallel keys, give a planner (stages are then groups of "
+                                    "tensor_parallel consecutive GPUs)");
+}
+
 PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Cluster& cluster) {
   PipelineWorkloadSpec spec;
   spec.where = reader.where(map.node());
@@ -154,6 +187,7 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   spec.collective_algorithm = training.collective_algorithm;
   spec.framework_overhead = map.quantity<Bytes>("framework_overhead").value_or(Bytes(0));
   if (YAML::Node schedule = map.require("schedule"); schedule.IsDefined()) read_schedule(reader, schedule, spec);
+  read_tensor_parallel(reader, map, spec, cluster);
   const bool has_planner = map.has("planner");
   const bool has_stages = map.has("stages");
   if (has_planner == has_stages)
@@ -164,7 +198,19 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
 }
 
 // The plan as numbers expectations can check ("pipeline.stage_count", "pipeline.stages.0.layers").
-nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const std::vector<std::string>& gpu_names) {
+// The names of the plan's devices: the GPUs, or with tensor parallelism its groups "first…last".
+std::vector<std::string> plan_device_names(const PipelineRunReport& report, const std::vector<std::string>& gpu_names) {
+  const int ranks = report.tensor_parallel ? report.tensor_parallel->degree : 1;
+  if (ranks == 1) return gpu_names;
+  std::vector<std::string> names;
+  for (std::size_t g = 0; (g + 1) * static_cast<std::size_t>(ranks) <= gpu_names.size(); ++g)
+    names.push_back(fmt::format("{}…{}", gpu_names[g * static_cast<std::size_t>(ranks)],
+                                gpu_names[(g + 1) * static_cast<std::size_t>(ranks) - 1]));
+  return names;
+}
+
+nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const std::vector<std::string>& all_gpu_names) {
+  const std::vector<std::string> gpu_names = plan_device_names(report, all_gpu_names);
   nlohmann::ordered_json section;
   section["planner"] = report.planner;
   section["schedule"] = report.schedule;
@@ -196,6 +242,13 @@ nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const s
     stages.push_back(entry);
   }
   section["stages"] = stages;
+  if (report.tensor_parallel) {
+    section["tensor_parallel"] = report.tensor_parallel->degree;
+    section["sequence_parallel"] = report.tensor_parallel->sequence_parallel;
+    section["recompute"] = recompute_name(report.tensor_parallel->recompute);
+    section["distributed_optimizer"] = report.tensor_parallel->distributed_optimizer;
+    section["data_parallel"] = plan.stages.front().devices.size();
+  }
   section["cost_model"] = report.plan.cost_model;
   section["predicted_iteration_time_s"] = report.plan.predicted_iteration_time.value();
   if (report.planner != "explicit") section["candidates_scored"] = report.plan.statistics.candidates;
@@ -267,19 +320,27 @@ class PipelineKind final : public WorkloadKind {
       summary["pipeline"] = pipeline_summary(*report, result.gpu_names);
   }
 
-  // Each GPU holds the states of its stage's layers (stage_model_state_bytes of the lowering).
+  // Each GPU holds the states of its stage's layers (stage_model_state_bytes of the lowering): one
+  // tensor-parallel shard, the optimizer state divided over the replicas with the distributed optimizer.
   std::vector<MemoryBreakdown> model_state_memory(const Scenario& scenario, const SimulationResult& result) const override {
     const auto* report = dynamic_cast<const PipelineRunReport*>(result.workload_result.get());
     if (report == nullptr || !report->plan.feasible) return {};
     const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
+    const PipelineWorkload workload = make_pipeline_workload(spec, report->plan.plan);
+    const int ranks = workload.ranks();
     std::vector<MemoryBreakdown> memory(result.graph.devices().size());
     for (const PipelineStage& stage : report->plan.plan.stages) {
       double parameters = 0;
       for (const LayerRange& range : stage.chunks)
         for (std::size_t l = range.begin; l < range.end; ++l)
-          parameters += spec.model.layers[l].parameter_bytes.value() / kProfileBytesPerParameter;
-      for (DeviceId d : stage.devices)
-        if (d < memory.size()) memory[d] = model_states(parameters, spec.precision, spec.optimizer);
+          parameters += workload.model.layers[l].parameter_bytes.value() / kProfileBytesPerParameter;
+      MemoryBreakdown states = model_states(parameters, spec.precision, spec.optimizer);
+      if (spec.tensor_parallel.distributed_optimizer)
+        states.optimizer_state = states.optimizer_state / static_cast<double>(stage.devices.size());
+      for (DeviceId group : stage.devices)
+        for (int r = 0; r < ranks; ++r)
+          if (const std::size_t d = group * static_cast<std::size_t>(ranks) + static_cast<std::size_t>(r); d < memory.size())
+            memory[d] = states;
     }
     return memory;
   }

@@ -12,21 +12,38 @@
 
 namespace dnnsim {
 
+PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const PipelinePlan& plan) {
+  PipelineWorkload workload{spec.model, plan, spec.dtype, spec.precision, spec.optimizer, spec.collective_algorithm};
+  if (spec.tensor_parallel_set) {
+    workload.transformer = transformer_shape(spec.model);
+    workload.tensor_parallel = spec.tensor_parallel;
+    workload.model = shard_for_tensor_parallel(spec.model, spec.tensor_parallel);
+  }
+  return workload;
+}
+
 PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec) {
   PipelineSetup setup;
+  if (spec.tensor_parallel_set) setup.report.tensor_parallel = spec.tensor_parallel;
   setup.report.schedule = spec.schedule;
   setup.schedule = builtin_schedules().at(spec.schedule, spec.where).value.make(spec.schedule_options);
-  const std::vector<std::string> gpus = scenario.cluster.gpu_names();
+  std::vector<std::string> gpus = scenario.cluster.gpu_names();
+  if (spec.tensor_parallel_set)  // plan devices are tensor-parallel groups, named by their first GPU
+    for (std::size_t g = 0; g < gpus.size() / static_cast<std::size_t>(spec.tensor_parallel.degree); ++g)
+      gpus[g] = gpus[g * static_cast<std::size_t>(spec.tensor_parallel.degree)];
+  if (spec.tensor_parallel_set) gpus.resize(gpus.size() / static_cast<std::size_t>(spec.tensor_parallel.degree));
 
   PlanRequest request;
-  request.model = spec.model;
+  request.model = spec.tensor_parallel_set ? shard_for_tensor_parallel(spec.model, spec.tensor_parallel) : spec.model;
   request.cluster = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
+  if (spec.tensor_parallel_set) request.cluster = group_devices(request.cluster, spec.tensor_parallel.degree);
   request.global_batch = spec.global_batch;
   request.micro_batches = spec.micro_batches;
   request.dtype = spec.dtype;
   request.memory.precision = spec.precision;
   request.memory.optimizer = spec.optimizer;
-  request.memory.recompute = setup.schedule->recompute();
+  request.memory.recompute = setup.schedule->recompute() ||
+                             (spec.tensor_parallel_set && spec.tensor_parallel.recompute == Recompute::full);
   request.memory.framework_overhead = spec.framework_overhead;
   request.chunks_per_stage = setup.schedule->chunks();
   request.stages = spec.planner_stages;
@@ -69,7 +86,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   if (shape.chunks != setup.schedule->chunks())
     throw InputError(spec.where, fmt::format("schedule '{}' needs {} model chunks per stage but the plan has {}",
                                              spec.schedule, setup.schedule->chunks(), shape.chunks));
-  setup.workload = PipelineWorkload{spec.model, plan, spec.dtype, spec.precision, spec.optimizer, spec.collective_algorithm};
+  setup.workload = make_pipeline_workload(spec, plan);
   return setup;
 }
 

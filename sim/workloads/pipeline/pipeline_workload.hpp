@@ -37,6 +37,11 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   // Added to every device's memory need in the planners' check (CUDA context, libraries); the
   // simulation itself measures the tasks' allocations only.
   Bytes framework_overhead{0};
+  // Megatron tensor/sequence parallelism, recomputation and distributed optimizer
+  // (models/dnn/tensor_parallel.hpp); `tensor_parallel_set`: any of their keys given, so the model is
+  // sharded and memory follows Korthikanti et al. even at degree 1.
+  TensorParallelOptions tensor_parallel;
+  bool tensor_parallel_set = false;
 
   [[nodiscard]] std::optional<int> samples_per_iteration() const override { return global_batch; }
   [[nodiscard]] std::optional<int> tokens_per_sample() const override {
@@ -51,6 +56,8 @@ struct PipelineRunReport : WorkloadResult {
   std::string planner;  // a planner name, or "explicit"
   std::string schedule;
   PlanResult plan;      // plan.feasible = false: nothing was simulated, plan.reason says why
+                        // (with tensor parallelism, plan devices are groups of consecutive GPUs)
+  std::optional<TensorParallelOptions> tensor_parallel;  // when the tensor-parallel keys were given
   struct Choice {
     int group_size = 1;
     std::vector<std::pair<int, double>> predicted_s;  // (k, predicted iteration time) of every candidate that fits
@@ -65,6 +72,9 @@ struct PipelineSetup {
   std::shared_ptr<const PipelineSchedule> schedule;
   PipelineWorkload workload;  // valid only when report.plan.feasible
 };
+
+// The lowering's input for `plan`: with tensor-parallel keys, the model sharded for one rank.
+[[nodiscard]] PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const PipelinePlan& plan);
 
 // Plans the workload (runs the planner, or takes the explicit stages) and makes its schedule.
 // An infeasible plan is a result (report.plan.feasible = false), not an error.

@@ -1,0 +1,168 @@
+#include "models/dnn/tensor_parallel.hpp"
+
+#include <fmt/format.h>
+
+#include <cassert>
+#include <map>
+
+namespace dnnsim {
+namespace {
+
+// fp16/bf16 activations (Korthikanti et al.'s byte counts assume 2-byte activations).
+constexpr double kActivationBytes = 2.0;
+
+bool splits(LayerKind kind) {
+  return kind == LayerKind::matmul || kind == LayerKind::attention || kind == LayerKind::embedding ||
+         kind == LayerKind::convolution;
+}
+
+// "block3." of "block3.attn.qkv" (also "decoder.block3."), empty outside the blocks.
+std::string block_of(const std::string& name) {
+  const auto at = name.find("block");
+  if (at == std::string::npos) return {};
+  const auto dot = name.find('.', at);
+  return dot == std::string::npos ? std::string{} : name.substr(0, dot + 1);
+}
+
+}  // namespace
+
+std::string_view recompute_name(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "none";
+}
+
+std::optional<Recompute> recompute_from_name(std::string_view name) {
+  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
+    if (recompute_name(r) == name) return r;
+  return std::nullopt;
+}
+
+std::vector<std::string> recompute_names() { return {"none", "selective", "full"}; }
+
+std::optional<TransformerShape> transformer_shape(const LayerModel& model) {
+  TransformerShape shape;
+  for (const Layer& layer : model.layers) {
+    if (layer.kind != LayerKind::attention || layer.matmuls.empty()) continue;
+    if (shape.blocks++ > 0) continue;
+    const MatmulShape& scores = layer.matmuls.front();  // m = heads·seq, n = kv_len, k = d_head
+    shape.seq = model.tokens_per_sample > 0 ? model.tokens_per_sample : static_cast<int>(scores.n);
+    if (shape.seq <= 0 || scores.m % shape.seq != 0) return std::nullopt;
+    shape.heads = static_cast<int>(scores.m / shape.seq);
+    shape.hidden = static_cast<int>(shape.heads * scores.k);
+  }
+  if (shape.blocks == 0 || shape.heads <= 0 || shape.hidden <= 0) return std::nullopt;
+  return shape;
+}
+
+std::vector<std::string> tensor_parallel_problems(const LayerModel& model, int degree) {
+  std::vector<std::string> problems;
+  const auto shape = transformer_shape(model);
+  if (!shape) {
+    if (degree > 1)
+      problems.push_back(fmt::format("tensor parallelism needs a transformer model (attention layers with their "
+                                     "products, as the zoo's); '{}' has none", model.name));
+    return problems;
+  }
+  if (shape->heads % degree != 0)
+    problems.push_back(fmt::format("tensor_parallel {} does not divide the {} attention heads of '{}'", degree,
+                                   shape->heads, model.name));
+  if (shape->hidden % degree != 0)
+    problems.push_back(fmt::format("tensor_parallel {} does not divide the hidden size {} of '{}'", degree,
+                                   shape->hidden, model.name));
+  return problems;
+}
+
+Bytes layer_activation_bytes(const TransformerShape& shape, int micro_batch, const TensorParallelOptions& options) {
+  const double s = shape.seq, b = micro_batch, h = shape.hidden, a = shape.heads;
+  const double t = options.degree;
+  const double sbh = s * b * h;
+  const double attention = 5.0 * a * s / (h * t);  // softmax output, dropout mask and output: split by heads
+  switch (options.recompute) {
+    case Recompute::full: return Bytes(sbh * 2.0 / (options.sequence_parallel ? t : 1.0));
+    case Recompute::selective: return Bytes(sbh * (options.sequence_parallel ? 34.0 / t : 10.0 + 24.0 / t));
+    case Recompute::none: break;
+  }
+  return Bytes(sbh * ((options.sequence_parallel ? 34.0 / t : 10.0 + 24.0 / t) + attention));
+}
+
+TensorParallelTraffic block_traffic(const TransformerShape& shape, int micro_batch, const TensorParallelOptions& options) {
+  if (options.degree <= 1) return {};
+  const Bytes buffer(static_cast<double>(micro_batch) * shape.seq * shape.hidden * kActivationBytes);
+  if (options.sequence_parallel) return {Bytes(0), buffer * 2.0, buffer * 2.0};
+  return {buffer * 2.0, Bytes(0), Bytes(0)};
+}
+
+int blocks_in_range(const LayerModel& model, std::size_t begin, std::size_t end) {
+  int blocks = 0;
+  for (std::size_t l = begin; l < end && l < model.layers.size(); ++l)
+    if (model.layers[l].kind == LayerKind::attention) ++blocks;
+  return blocks;
+}
+
+TensorParallelTraffic range_traffic(const LayerModel& model, const TransformerShape& shape, std::size_t begin,
+                                    std::size_t end, int micro_batch, const TensorParallelOptions& options, bool backward) {
+  TensorParallelTraffic total;
+  if (options.degree <= 1) return total;
+  const TensorParallelTraffic block = block_traffic(shape, micro_batch, options);
+  const int blocks = blocks_in_range(model, begin, end);
+  total = {block.all_reduce * blocks, block.all_gather * blocks, block.reduce_scatter * blocks};
+  if (!backward)
+    for (std::size_t l = begin; l < end && l < model.layers.size(); ++l)
+      if (model.layers[l].kind == LayerKind::embedding && model.layers[l].parameter_bytes.value() > 0)
+        total.all_reduce += Bytes(static_cast<double>(micro_batch) * shape.seq * shape.hidden * kActivationBytes);
+  return total;
+}
+
+Bytes recompute_checkpoint_bytes(const TransformerShape& shape, int micro_batch, const TensorParallelOptions& options) {
+  return Bytes(2.0 * shape.seq * micro_batch * shape.hidden / (options.sequence_parallel ? options.degree : 1));
+}
+
+Bytes boundary_bytes_per_rank(const TransformerShape& shape, const TensorParallelOptions& options) {
+  return Bytes(kActivationBytes * shape.seq * shape.hidden / options.degree);
+}
+
+LayerModel shard_for_tensor_parallel(const LayerModel& model, const TensorParallelOptions& options) {
+  assert(options.degree >= 1);
+  const auto shape = transformer_shape(model);
+  assert(shape.has_value());
+  const double t = options.degree;
+  LayerModel sharded = model;
+  // Per block, the zoo's per-sample activation bytes are rescaled to Korthikanti's figure (per
+  // sequence); full recompute is modelled by the schedule, which keeps the checkpoint only, so the
+  // block keeps the no-recompute figure while it is being recomputed.
+  TensorParallelOptions kept = options;
+  if (kept.recompute == Recompute::full) kept.recompute = Recompute::none;
+  const double per_block = layer_activation_bytes(*shape, 1, kept).value();
+  std::map<std::string, double> zoo_block_bytes;
+  for (const Layer& layer : model.layers)
+    if (const std::string block = block_of(layer.name); !block.empty()) zoo_block_bytes[block] += layer.activation_bytes.value();
+  for (Layer& layer : sharded.layers) {
+    const std::string block = block_of(layer.name);
+    const double divisor = splits(layer.kind) || options.sequence_parallel ? t : 1.0;
+    layer.forward_flops = layer.forward_flops / divisor;
+    layer.backward_flops = layer.backward_flops / divisor;
+    layer.backward_weight_flops = layer.backward_weight_flops / divisor;
+    layer.forward_bytes = layer.forward_bytes / divisor;
+    if (splits(layer.kind)) layer.parameter_bytes = layer.parameter_bytes / t;
+    // Heads (folded into m) are split in attention; GEMMs are split along n (column-parallel) or k
+    // (row-parallel): n stands for both, as only the product's FLOPs and size are read.
+    if (splits(layer.kind))
+      for (MatmulShape& product : layer.matmuls)
+        (layer.kind == LayerKind::attention ? product.m : product.n) =
+            std::max<std::int64_t>(1, (layer.kind == LayerKind::attention ? product.m : product.n) / options.degree);
+    if (!block.empty() && zoo_block_bytes[block] > 0)
+      layer.activation_bytes = Bytes(layer.activation_bytes.value() * per_block / zoo_block_bytes[block]);
+    else
+      layer.activation_bytes = layer.activation_bytes / divisor;
+    if (options.recompute == Recompute::selective && layer.kind == LayerKind::attention) {
+      layer.backward_flops += layer.forward_flops;
+    }
+  }
+  return sharded;
+}
+
+}  // namespace dnnsim
