@@ -6,6 +6,7 @@
 #include <map>
 
 #include "models/common/diagnostics.hpp"
+#include "models/dnn/zoo.hpp"
 #include "planners/schedules/pipeline_lowering.hpp"
 
 namespace dnnsim {
@@ -220,6 +221,58 @@ TEST(PipelineLowering, RejectsPlansTheScheduleCannotRun) {
   EXPECT_FALSE(pipeline_problems(bad, *make("1f1b"), 3).empty());
   EXPECT_THROW((void)lower_pipeline_iteration(graph, bad, *make("1f1b"), 0), InputError);
   EXPECT_TRUE(pipeline_problems(two_to_one(2, 4), *make("1f1b"), 3).empty());
+}
+
+}  // namespace
+}  // namespace dnnsim
+
+namespace dnnsim {
+namespace {
+
+// Tensor parallelism t = 2 over a 2-block GPT-like model (hidden 64, 4 heads, sequence 16, vocabulary
+// 128), 2 stages × 1 replica on 4 GPUs (stage 0 = GPUs 0–1, stage 1 = GPUs 2–3), M = 2 micro-batches
+// of 1 sequence, 1F1B, full recomputation.
+TEST(PipelineLowering, TensorParallelGroupsRunEveryStepPerRankWithTheirCollectives) {
+  const LayerModel model = transformer_model(
+      TransformerConfig{.name = "tiny", .layers = 2, .hidden = 64, .heads = 4, .seq = 16, .vocab = 128}, ModelOptions{});
+  PipelineWorkload workload;
+  workload.tensor_parallel = TensorParallelOptions{.degree = 2, .recompute = Recompute::full};
+  workload.transformer = transformer_shape(model);
+  workload.model = shard_for_tensor_parallel(model, workload.tensor_parallel);
+  // Layers: embedding, 2 × 7 block layers, final norm, head = 17; block 0 + embedding on stage 0.
+  workload.plan.stages = {PipelineStage{{LayerRange{0, 8}}, {0}}, PipelineStage{{LayerRange{8, 17}}, {1}}};
+  workload.plan.micro_batches = 2;
+  workload.plan.global_batch = 2;
+  TaskGraph graph;
+  for (const char* name : {"g0", "g1", "g2", "g3"}) graph.add_device(name);
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make("1f1b"), 0);
+  EXPECT_TRUE(graph.validate().empty());
+  // Per stage and micro-batch: forward, recompute and backward, each one Compute per rank (2) and
+  // one all-reduce over the pair (each stage holds one block, so every step has traffic): 2 stages ×
+  // 2 micro-batches × 3 steps × (2 + 1) = 36. Transfers: 2 micro-batches × (act + grad) × 2 ranks = 8.
+  // Optimizer steps: 4 GPUs. No data-parallel all-reduce (one replica). Total 48.
+  std::map<std::string, int> kinds;
+  double stage0_forward_bytes = 0;
+  for (const Task& task : graph.tasks()) {
+    if (const auto* c = std::get_if<Collective>(&task.op)) {
+      kinds[std::string(collective_kind_name(c->kind))]++;
+      EXPECT_EQ(c->group.size(), 2u);
+      if (task.label == "tp all_reduce fwd s0 mb0") stage0_forward_bytes = c->size.value();
+    } else if (const auto* t = std::get_if<Transfer>(&task.op)) {
+      kinds["transfer"]++;
+      EXPECT_EQ(t->size.value(), 16.0 * 64 * 2 / 2);  // rank r sends s·h fp16 / t per sequence
+      EXPECT_EQ(std::max(t->dst, t->src) - std::min(t->dst, t->src), 2u);  // rank r to rank r of the other group
+    } else {
+      kinds["compute"]++;
+    }
+  }
+  EXPECT_EQ(kinds["all_reduce"], 12);
+  EXPECT_EQ(kinds["transfer"], 8);
+  EXPECT_EQ(kinds["compute"], 24 + 4);
+  EXPECT_EQ(graph.tasks().size(), 48u);
+  // Stage 0's forward: the embedding's all-reduce + block 0's two, of b·s·h·2 = 2,048 B each.
+  EXPECT_DOUBLE_EQ(stage0_forward_bytes, 3 * 2048.0);
+  EXPECT_EQ(lowered.forward[0][0].size(), 2u);  // [replica · ranks + rank]
 }
 
 }  // namespace
