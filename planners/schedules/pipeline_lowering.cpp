@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "planners/common/layer_cost.hpp"
 
@@ -211,6 +213,9 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
     return last;
   };
 
+  // Layer-by-layer step times (PipelineWorkload::gpus), by (virtual stage, samples, forward, GPU model).
+  std::map<std::tuple<std::size_t, int, bool, std::string>, Seconds> layer_by_layer;
+
   // Pass 1: every stage's steps in schedule order, with their outgoing transfers. The inputs of a
   // step may come from a stage lowered later, so dependencies on transfers are added in pass 2.
   std::vector<std::vector<PipelineStep>> orders(p);
@@ -242,8 +247,21 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
                                       bool backward_traffic, std::vector<TaskId>& ids) {
           std::vector<TaskId> computes;
           for (int r = 0; r < ranks; ++r) {
-            Task task = task_of(layers_compute(model, here.layers, gpu(group, r), samples, workload.dtype, pass),
-                                compute_stream, phase, label);
+            Compute work = layers_compute(model, here.layers, gpu(group, r), samples, workload.dtype, pass);
+            if (!workload.gpus.empty()) {
+              const ClusterDevice& device = workload.gpus.at(work.device);
+              const auto key = std::make_tuple(u, samples, pass == Pass::forward, device.gpu.name);
+              auto known = layer_by_layer.find(key);
+              if (known == layer_by_layer.end()) {
+                Seconds total{0};
+                for (std::size_t l = here.layers.begin; l < here.layers.end; ++l)
+                  total += layer_time(model, model.layers[l], device, samples, workload.dtype, pass);
+                known = layer_by_layer.emplace(key, total).first;
+              }
+              work.measured_time = known->second;
+              work.measured_on = device.gpu.name;
+            }
+            Task task = task_of(std::move(work), compute_stream, phase, label);
             task.alloc_bytes = alloc;
             task.free_bytes = free;
             if (iteration == 0 && first_task) task.alloc_bytes += stage_model_state_bytes(workload, s);

@@ -52,6 +52,7 @@
 #include "models/dnn/layer_model.hpp"
 #include "models/dnn/tensor_parallel.hpp"
 #include "models/program/task_graph.hpp"
+#include "planners/common/cluster_view.hpp"
 #include "planners/common/pipeline_plan.hpp"
 #include "planners/schedules/schedule.hpp"
 
@@ -66,6 +67,11 @@ struct PipelineWorkload {
   std::string collective_algorithm;  // empty: the default rule of collective_algorithms.hpp
   TensorParallelOptions tensor_parallel;     // degree 1 and no transformer: plain pipeline × data
   std::optional<TransformerShape> transformer;  // the unsharded shape, set when `model` is a tensor-parallel shard
+  // Every GPU of the graph (ClusterView order), or empty. When given, a step's Compute carries the sum
+  // of its layers' times on that GPU (layer_time: each layer its own kernel under the cost model or
+  // calibration curve) as its measured time, instead of the chunk's FLOPs and bytes timed as one
+  // kernel, which would give a whole chunk the efficiency of one huge GEMM.
+  std::vector<ClusterDevice> gpus;
 
   [[nodiscard]] PipelineShape shape() const;
   // GPUs per plan device (the tensor-parallel degree).

@@ -35,8 +35,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
 
   PlanRequest request;
   request.model = spec.tensor_parallel_set ? shard_for_tensor_parallel(spec.model, spec.tensor_parallel) : spec.model;
-  request.cluster = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
-  if (spec.tensor_parallel_set) request.cluster = group_devices(request.cluster, spec.tensor_parallel.degree);
+  ClusterView all_gpus = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
+  request.cluster = spec.tensor_parallel_set ? group_devices(all_gpus, spec.tensor_parallel.degree) : all_gpus;
   request.global_batch = spec.global_batch;
   request.micro_batches = spec.micro_batches;
   request.dtype = spec.dtype;
@@ -87,6 +87,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     throw InputError(spec.where, fmt::format("schedule '{}' needs {} model chunks per stage but the plan has {}",
                                              spec.schedule, setup.schedule->chunks(), shape.chunks));
   setup.workload = make_pipeline_workload(spec, plan);
+  if (spec.tensor_parallel_set) setup.workload.gpus = std::move(all_gpus.devices);
   return setup;
 }
 

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Narayanan et al., SC'21 Table 1 (weak scaling of GPT on Selene) as dnnsim scenarios.
+
+  table1.py write            writes the 10 row scenarios row<NN>-<params>b.yaml next to this file
+  table1.py report OUT_DIR   reads OUT_DIR/<name>/summary.json (from `dnnsim run --out OUT_DIR/<name>`,
+                             or `dnnsim regress --out` runs) and prints per-row error and TFLOP/s per GPU
+
+Rows, FLOP formula and implied iteration times: /work/shared/research/megatron-targets.md. One
+configuration rule for every row (no per-row constants): micro-batch size 1, interleaved 1F1B with 2
+model chunks per stage where PP > 1, full recomputation, TP groups inside a DGX node, DP over the rest.
+"""
+import json
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+# params (B), heads, hidden, layers, TP, PP, GPUs, global batch, achieved TFLOP/s per GPU
+ROWS = [
+    (1.7, 24, 2304, 24, 1, 1, 32, 512, 137),
+    (3.6, 32, 3072, 30, 2, 1, 64, 512, 138),
+    (7.5, 32, 4096, 36, 4, 1, 128, 512, 142),
+    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 135),
+    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 138),
+    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140),
+    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148),
+    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155),
+    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163),
+    (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163),
+]
+SEQ, VOCAB, MICRO_BATCH = 2048, 51200, 1
+
+
+def flops(batch, layers, hidden):
+    """Megatron's count with recomputation (SC'21 §5.1): 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))."""
+    return 96 * batch * SEQ * layers * hidden**2 * (1 + SEQ / (6 * hidden) + VOCAB / (16 * layers * hidden))
+
+
+def name(i, row):
+    return f"row{i + 1:02d}-{row[0]:g}b".replace(".", "p")
+
+
+def scenario(i, row):
+    params, heads, hidden, layers, tp, pp, gpus, batch, tflops = row
+    dp = gpus // (tp * pp)
+    implied = flops(batch, layers, hidden) / (gpus * tflops * 1e12)
+    micro_batches = batch // (dp * MICRO_BATCH)
+    schedule = "{name: interleaved, chunks: 2}" if pp > 1 else "1f1b"
+    return f"""# Megatron-LM SC'21 Table 1, row {i + 1}: GPT {params}B ({layers} layers, hidden {hidden}, {heads} heads) on
+# {gpus} A100-80GB (DGX A100 nodes: NVSwitch, 8 × HDR InfiniBand), TP {tp} × PP {pp} × DP {dp}, global
+# batch {batch}. Paper: {tflops} TFLOP/s per GPU, so {implied:.2f} s per iteration by its FLOP formula
+# (targets: /work/shared/research/megatron-targets.md). Written by table1.py (one rule for all rows:
+# micro-batch {MICRO_BATCH}, interleaved 1F1B with 2 chunks when PP > 1, full recomputation).
+name: megatron-table1-{name(i, row)}
+description: "Megatron-LM SC'21 Table 1 row {i + 1}: GPT {params}B, TP {tp} x PP {pp} x DP {dp} on {gpus} A100"
+
+cluster:
+  node_types:
+    dgx-a100:
+      gpu: A100-80GB-SXM
+      gpus_per_node: 8
+      fabric: nvswitch
+      nic: {{link: IB-HDR, per_gpu: true}}
+  nodes:
+    - {{type: dgx-a100, count: {gpus // 8}}}
+  interconnect: {{kind: switch, latency: "1us"}}
+
+workload:
+  kind: pipeline
+  model: {{name: gpt-{params}b, transformer: {{layers: {layers}, hidden: {hidden}, heads: {heads}, seq: {SEQ}, vocab: {VOCAB}}}}}
+  global_batch: {batch}
+  micro_batches: {micro_batches}
+  dtype: fp16
+  precision: mixed
+  schedule: {schedule}
+  planner: {{name: uniform, stages: {pp}}}
+  tensor_parallel: {tp}
+  recompute: full
+
+# The one A100 calibration: the shipped table (data/calibration/A100-80GB-SXM.yaml), the same for
+# every row and for the vTrain table (vtrain/).
+calibration: shipped
+
+run: {{iterations: 1}}
+outputs: {{trace: false, tasks_csv: false}}
+
+expect:
+  - metric: mean.iteration_time_s
+    value: {implied:.3f}
+    tolerance: "10%"
+    source: "Narayanan et al. SC'21 Table 1: {tflops} TFLOP/s per GPU → {implied:.2f} s"
+"""
+
+
+def write():
+    for i, row in enumerate(ROWS):
+        (HERE / f"{name(i, row)}.yaml").write_text(scenario(i, row))
+
+
+def report(out):
+    errors = []
+    print("| row | model | TP×PP×DP | paper s | simulated s | error | paper TFLOP/s/GPU | simulated TFLOP/s/GPU |")
+    print("|---:|---|---|---:|---:|---:|---:|---:|")
+    for i, row in enumerate(ROWS):
+        params, heads, hidden, layers, tp, pp, gpus, batch, tflops = row
+        path = pathlib.Path(out) / name(i, row) / "summary.json"
+        if not path.exists():
+            print(f"| {i + 1} | {params}B | {tp}×{pp}×{gpus // (tp * pp)} | | not run | | {tflops} | |")
+            continue
+        simulated = json.loads(path.read_text())["mean"]["iteration_time_s"]
+        f = flops(batch, layers, hidden)
+        implied = f / (gpus * tflops * 1e12)
+        error = simulated / implied - 1
+        errors.append(abs(error))
+        print(f"| {i + 1} | {params}B | {tp}×{pp}×{gpus // (tp * pp)} | {implied:.2f} | {simulated:.2f} | "
+              f"{100 * error:+.1f}% | {tflops} | {f / (gpus * simulated) / 1e12:.0f} |")
+    if errors:
+        print(f"\nmean |error| {100 * sum(errors) / len(errors):.1f}%, max {100 * max(errors):.1f}% over {len(errors)} rows")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "write":
+        write()
+    elif len(sys.argv) == 3 and sys.argv[1] == "report":
+        report(sys.argv[2])
+    else:
+        sys.exit(__doc__)
