@@ -1,3 +1,4 @@
+#include "planners/megatron/megatron_planner.hpp"
 #include <memory>
 
 #include "planners/parallel/planners.hpp"
@@ -19,6 +20,11 @@ const PlannerRegistry& builtin_planners() {
           "-like: DAPPLE's DP with stage-to-GPU mapping read off the bandwidth matrix (paper text not available)",
           "Luo et al., Efficient Pipeline Planning for Expedited Distributed DNN Training, INFOCOM'22 (-like)",
           std::make_shared<PipelineMappingPlanner>());
+    r.add("megatron",
+          "3D: every (TP inside a node, PP, DP, micro-batch, recompute) that fits, ranked by an analytical estimate; "
+          "the best lowered with tensor-parallel groups",
+          "Narayanan et al., Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC'21 §3",
+          std::make_shared<MegatronPlanner>());
     return r;
   }();
   return registry;

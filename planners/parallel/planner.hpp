@@ -25,6 +25,7 @@
 #include "models/common/registry.hpp"
 #include "models/cost/memory_model.hpp"
 #include "models/dnn/layer_model.hpp"
+#include "models/dnn/tensor_parallel.hpp"
 #include "planners/common/cluster_view.hpp"
 #include "planners/common/pipeline_plan.hpp"
 
@@ -58,6 +59,10 @@ struct PlanResult {
   Seconds predicted_iteration_time{0};  // the planner's own cost model
   std::string cost_model;               // which one: "DAPPLE Formula 2", "PipeDream slowest stage", …
   PlanStatistics statistics;
+  // The 3D planner (planners/megatron): the tensor-parallel degree and options it chose (plan devices
+  // are then groups of that many GPUs), and its fitting candidates, best first, one line each.
+  std::optional<TensorParallelOptions> tensor_parallel;
+  std::vector<std::string> ranking;
 };
 
 class Planner {

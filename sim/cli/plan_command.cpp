@@ -28,11 +28,28 @@ int run_plan_command(const PlanCommandOptions& options) {
     spec->planner = options.planner;
     spec->stages.clear();
     if (options.planner != "uniform") spec->planner_stages.reset();
+    if (options.planner == "megatron") spec->tensor_parallel_set = false;  // it chooses them
   }
   const PipelineSetup setup = plan_pipeline(scenario, *spec);
   const PipelineRunReport& report = setup.report;
-  const std::vector<std::string> gpus = scenario.cluster.gpu_names();
+  // With tensor parallelism plan devices are groups of t consecutive GPUs, named by their first.
+  std::vector<std::string> gpus = scenario.cluster.gpu_names();
+  const int ranks = report.tensor_parallel ? report.tensor_parallel->degree : 1;
+  for (std::size_t g = 0; g < gpus.size() / static_cast<std::size_t>(ranks); ++g) gpus[g] = gpus[g * static_cast<std::size_t>(ranks)];
+  gpus.resize(gpus.size() / static_cast<std::size_t>(ranks));
   std::cout << fmt::format("scenario {}: planner {}, schedule {}\n", scenario.name, report.planner, report.schedule);
+  if (report.tensor_parallel)
+    std::cout << fmt::format("tensor parallel {} (groups of consecutive GPUs), sequence parallel {}, recompute {}, "
+                             "distributed optimizer {}\n",
+                             ranks, report.tensor_parallel->sequence_parallel ? "on" : "off",
+                             recompute_name(report.tensor_parallel->recompute),
+                             report.tensor_parallel->distributed_optimizer ? "on" : "off");
+  if (!report.plan.ranking.empty()) {
+    constexpr std::size_t kShown = 10;
+    std::cout << fmt::format("candidates that fit ({}), best first:\n", report.plan.ranking.size());
+    for (std::size_t i = 0; i < std::min(kShown, report.plan.ranking.size()); ++i)
+      std::cout << fmt::format("  {:>2}. {}\n", i + 1, report.plan.ranking[i]);
+  }
   if (!report.plan.feasible) {
     std::cout << fmt::format("infeasible: {}\n", report.plan.reason);
     return 0;

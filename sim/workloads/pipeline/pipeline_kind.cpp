@@ -194,6 +194,15 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
     reader.error(map.node(), "give exactly one of 'planner' (a name of `dnnsim list planners`) and 'stages' (explicit)");
   if (has_planner) read_planner(reader, map.get("planner"), spec);
   if (has_stages) read_stages(reader, map.get("stages"), spec, cluster);
+  if (spec.planner == "megatron") {
+    for (const char* key : {"tensor_parallel", "sequence_parallel", "recompute"})
+      if (map.has(key))
+        reader.error(map.get(key), fmt::format("the megatron planner chooses '{}'; remove it or give another planner", key));
+    if (map.has("tensor_parallel") || map.has("sequence_parallel") || map.has("recompute")) return spec;
+    spec.tensor_parallel_set = false;  // distributed_optimizer alone: read by the planner
+    if (!spec.model.layers.empty() && !transformer_shape(spec.model))
+      reader.error(map.get("planner"), "the megatron planner needs a transformer model (zoo or `transformer:`)");
+  }
   return spec;
 }
 
@@ -326,7 +335,7 @@ class PipelineKind final : public WorkloadKind {
     const auto* report = dynamic_cast<const PipelineRunReport*>(result.workload_result.get());
     if (report == nullptr || !report->plan.feasible) return {};
     const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
-    const PipelineWorkload workload = make_pipeline_workload(spec, report->plan.plan);
+    const PipelineWorkload workload = make_pipeline_workload(spec, report->plan.plan, report->tensor_parallel);
     const int ranks = workload.ranks();
     std::vector<MemoryBreakdown> memory(result.graph.devices().size());
     for (const PipelineStage& stage : report->plan.plan.stages) {
@@ -335,7 +344,7 @@ class PipelineKind final : public WorkloadKind {
         for (std::size_t l = range.begin; l < range.end; ++l)
           parameters += workload.model.layers[l].parameter_bytes.value() / kProfileBytesPerParameter;
       MemoryBreakdown states = model_states(parameters, spec.precision, spec.optimizer);
-      if (spec.tensor_parallel.distributed_optimizer)
+      if (workload.tensor_parallel.distributed_optimizer)
         states.optimizer_state = states.optimizer_state / static_cast<double>(stage.devices.size());
       for (DeviceId group : stage.devices)
         for (int r = 0; r < ranks; ++r)

@@ -12,31 +12,44 @@
 
 namespace dnnsim {
 
-PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const PipelinePlan& plan) {
+PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const PipelinePlan& plan,
+                                        const std::optional<TensorParallelOptions>& tensor_parallel) {
   PipelineWorkload workload{spec.model, plan, spec.dtype, spec.precision, spec.optimizer, spec.collective_algorithm};
-  if (spec.tensor_parallel_set) {
+  if (tensor_parallel) {
     workload.transformer = transformer_shape(spec.model);
-    workload.tensor_parallel = spec.tensor_parallel;
-    workload.model = shard_for_tensor_parallel(spec.model, spec.tensor_parallel);
+    workload.tensor_parallel = *tensor_parallel;
+    workload.model = shard_for_tensor_parallel(spec.model, *tensor_parallel);
   }
   return workload;
 }
 
+namespace {
+
+// The names of plan devices: the GPUs, or with tensor parallelism of degree t the first GPU of each group.
+std::vector<std::string> group_names(std::vector<std::string> gpus, const std::optional<TensorParallelOptions>& tp) {
+  if (!tp || tp->degree <= 1) return gpus;
+  const auto t = static_cast<std::size_t>(tp->degree);
+  for (std::size_t g = 0; g < gpus.size() / t; ++g) gpus[g] = gpus[g * t];
+  gpus.resize(gpus.size() / t);
+  return gpus;
+}
+
+}  // namespace
+
 PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec) {
   PipelineSetup setup;
+  const bool megatron = spec.planner == "megatron";  // the 3D planner chooses the tensor parallelism
   if (spec.tensor_parallel_set) setup.report.tensor_parallel = spec.tensor_parallel;
   setup.report.schedule = spec.schedule;
   setup.schedule = builtin_schedules().at(spec.schedule, spec.where).value.make(spec.schedule_options);
-  std::vector<std::string> gpus = scenario.cluster.gpu_names();
-  if (spec.tensor_parallel_set)  // plan devices are tensor-parallel groups, named by their first GPU
-    for (std::size_t g = 0; g < gpus.size() / static_cast<std::size_t>(spec.tensor_parallel.degree); ++g)
-      gpus[g] = gpus[g * static_cast<std::size_t>(spec.tensor_parallel.degree)];
-  if (spec.tensor_parallel_set) gpus.resize(gpus.size() / static_cast<std::size_t>(spec.tensor_parallel.degree));
+  std::vector<std::string> gpus = group_names(scenario.cluster.gpu_names(), setup.report.tensor_parallel);
 
   PlanRequest request;
-  request.model = spec.tensor_parallel_set ? shard_for_tensor_parallel(spec.model, spec.tensor_parallel) : spec.model;
+  const bool sharded = spec.tensor_parallel_set && !megatron;
+  request.model = sharded ? shard_for_tensor_parallel(spec.model, spec.tensor_parallel) : spec.model;
   ClusterView all_gpus = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
-  request.cluster = spec.tensor_parallel_set ? group_devices(all_gpus, spec.tensor_parallel.degree) : all_gpus;
+  request.cluster = sharded ? group_devices(all_gpus, spec.tensor_parallel.degree) : all_gpus;
+  if (megatron && spec.tensor_parallel.distributed_optimizer) request.memory.zero = ZeroStage::optimizer;
   request.global_batch = spec.global_batch;
   request.micro_batches = spec.micro_batches;
   request.dtype = spec.dtype;
@@ -45,6 +58,14 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   request.memory.recompute = setup.schedule->recompute() ||
                              (spec.tensor_parallel_set && spec.tensor_parallel.recompute == Recompute::full);
   request.memory.framework_overhead = spec.framework_overhead;
+  if (sharded && spec.tensor_parallel.recompute == Recompute::full) {
+    // Megatron checkpoints each block's input (2·s·h per sequence, /t with SP), not every sub-layer's.
+    const TransformerShape shape = *transformer_shape(spec.model);
+    for (const Layer& layer : request.model.layers)
+      request.memory.layer_input_bytes.push_back(layer.kind == LayerKind::attention
+                                                     ? recompute_checkpoint_bytes(shape, 1, spec.tensor_parallel)
+                                                     : Bytes(0));
+  }
   request.chunks_per_stage = setup.schedule->chunks();
   request.stages = spec.planner_stages;
   const std::shared_ptr<const PipelineSchedule> schedule = setup.schedule;
@@ -75,6 +96,11 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   } else {
     setup.report.planner = spec.planner;
     setup.report.plan = builtin_planners().at(spec.planner, spec.where).value->plan(request);
+    if (setup.report.plan.tensor_parallel) {
+      setup.report.tensor_parallel = setup.report.plan.tensor_parallel;
+      setup.report.tensor_parallel->distributed_optimizer = spec.tensor_parallel.distributed_optimizer;
+      gpus = group_names(scenario.cluster.gpu_names(), setup.report.tensor_parallel);
+    }
   }
 
   if (!setup.report.plan.feasible) return setup;
@@ -86,8 +112,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   if (shape.chunks != setup.schedule->chunks())
     throw InputError(spec.where, fmt::format("schedule '{}' needs {} model chunks per stage but the plan has {}",
                                              spec.schedule, setup.schedule->chunks(), shape.chunks));
-  setup.workload = make_pipeline_workload(spec, plan);
-  if (spec.tensor_parallel_set) setup.workload.gpus = std::move(all_gpus.devices);
+  setup.workload = make_pipeline_workload(spec, plan, setup.report.tensor_parallel);
+  if (setup.report.tensor_parallel) setup.workload.gpus = std::move(all_gpus.devices);
   return setup;
 }
 

@@ -57,7 +57,7 @@ struct PipelineRunReport : WorkloadResult {
   std::string schedule;
   PlanResult plan;      // plan.feasible = false: nothing was simulated, plan.reason says why
                         // (with tensor parallelism, plan devices are groups of consecutive GPUs)
-  std::optional<TensorParallelOptions> tensor_parallel;  // when the tensor-parallel keys were given
+  std::optional<TensorParallelOptions> tensor_parallel;  // the tensor-parallel keys, or the megatron planner's choice
   struct Choice {
     int group_size = 1;
     std::vector<std::pair<int, double>> predicted_s;  // (k, predicted iteration time) of every candidate that fits
@@ -74,7 +74,9 @@ struct PipelineSetup {
 };
 
 // The lowering's input for `plan`: with tensor-parallel keys, the model sharded for one rank.
-[[nodiscard]] PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const PipelinePlan& plan);
+// `tensor_parallel`: the workload's keys, or the 3D planner's choice (PipelineRunReport::tensor_parallel).
+[[nodiscard]] PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const PipelinePlan& plan,
+                                                      const std::optional<TensorParallelOptions>& tensor_parallel);
 
 // Plans the workload (runs the planner, or takes the explicit stages) and makes its schedule.
 // An infeasible plan is a result (report.plan.feasible = false), not an error.

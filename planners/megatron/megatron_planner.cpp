@@ -1,0 +1,183 @@
+#include "planners/megatron/megatron_planner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "planners/common/layer_cost.hpp"
+#include "planners/parallel/planners.hpp"
+
+namespace dnnsim {
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> result;
+  for (int k = 1; k <= n; ++k)
+    if (n % k == 0) result.push_back(k);
+  return result;
+}
+
+// A ring all-reduce (or all-gather + reduce-scatter) of `size` bytes over n ranks on paths of `path`.
+Seconds ring_time(Bytes size, int ranks, const PathCost& path) {
+  if (ranks < 2 || size.value() <= 0 || path.bandwidth.value() <= 0) return Seconds(0);
+  const double steps = 2.0 * (ranks - 1);
+  return Seconds(steps * path.latency.value() + steps / ranks * size.value() / path.bandwidth.value());
+}
+
+// The slowest path among the given GPUs' pairs of consecutive members (a ring's hops).
+PathCost slowest_ring_path(const ClusterView& cluster, const std::vector<DeviceId>& members) {
+  PathCost slowest{Seconds(0), BytesPerSecond(0)};
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const DeviceId a = members[i];
+    const DeviceId b = members[(i + 1) % members.size()];
+    if (a == b) continue;
+    const PathCost& path = cluster.path(a, b);
+    if (slowest.bandwidth.value() == 0 || path.bandwidth < slowest.bandwidth) slowest = path;
+    slowest.latency = std::max(slowest.latency, path.latency);
+  }
+  return slowest;
+}
+
+std::size_t gpus_per_node(const ClusterView& cluster) {
+  std::size_t count = 0;
+  while (count < cluster.size() && cluster.devices[count].node == cluster.devices.front().node) ++count;
+  return count;
+}
+
+}  // namespace
+
+MegatronSearch search_megatron(const PlanRequest& request, bool distributed_optimizer) {
+  MegatronSearch search;
+  const auto shape = transformer_shape(request.model);
+  if (!shape || request.cluster.size() == 0) {
+    search.first_problem = "the 3D planner needs a transformer model (attention layers, as the zoo's) and GPUs";
+    return search;
+  }
+  const int gpus = static_cast<int>(request.cluster.size());
+  const int node = static_cast<int>(gpus_per_node(request.cluster));
+  const int v = request.chunks_per_stage;
+  const std::size_t layers = request.model.layers.size();
+  const ClusterDevice& device = request.cluster.devices.front();
+  const BytesPerParameter per_parameter = bytes_per_parameter(request.memory.precision, request.memory.optimizer);
+  for (int t : divisors(std::min(gpus, node))) {
+    if (!tensor_parallel_problems(request.model, t).empty()) continue;
+    for (int p : divisors(gpus / t)) {
+      if (shape->blocks % (p * v) != 0) continue;  // Megatron: whole blocks per model chunk
+      const int d = gpus / (t * p);
+      for (int b : {1, 2, 4, 8}) {
+        if (request.global_batch % (d * b) != 0) continue;
+        const int micro_batches = request.global_batch / (d * b);
+        if (v > 1 && micro_batches % p != 0) continue;  // interleaved 1F1B needs M % p == 0
+        for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
+          ++search.considered;
+          MegatronCandidate c{t, p, d, b, TensorParallelOptions{t, t > 1, recompute, distributed_optimizer}};
+          const LayerModel shard = shard_for_tensor_parallel(request.model, c.options);
+          // An equal split into p·v chunks; stage 0 holds the most micro-batches in flight (memory),
+          // the slowest stage sets the pace (time).
+          const std::vector<LayerRange> ranges = equal_split(layers, static_cast<std::size_t>(p) * v);
+          double parameters = 0;
+          Seconds forward{0}, backward{0};
+          int blocks = 0;
+          Bytes activations{0};
+          TensorParallelTraffic traffic;
+          for (int stage = 0; stage < p; ++stage) {
+            Seconds stage_forward{0}, stage_backward{0};
+            TensorParallelTraffic stage_traffic;
+            for (int chunk = 0; chunk < v; ++chunk) {
+              const LayerRange range = ranges[static_cast<std::size_t>(chunk) * p + stage];
+              if (stage == 0) blocks += blocks_in_range(shard, range.begin, range.end);
+              for (std::size_t l = range.begin; l < range.end; ++l) {
+                const Layer& layer = shard.layers[l];
+                if (stage == 0) {
+                  parameters += layer.parameter_bytes.value() / kProfileBytesPerParameter;
+                  activations += layer.activation_bytes * b;
+                }
+                stage_forward += layer_time(shard, layer, device, b, request.dtype, Pass::forward);
+                stage_backward += layer_time(shard, layer, device, b, request.dtype, Pass::backward);
+              }
+              stage_traffic = stage_traffic +
+                              range_traffic(request.model, *shape, range.begin, range.end, b, c.options, false) +
+                              range_traffic(request.model, *shape, range.begin, range.end, b, c.options, true);
+            }
+            if (stage_forward + stage_backward > forward + backward) {
+              forward = stage_forward;
+              backward = stage_backward;
+              traffic = stage_traffic;
+            }
+          }
+          const int in_flight = request.in_flight ? request.in_flight(0, p, micro_batches) : std::min(p, micro_batches);
+          // Full recomputation keeps the blocks' inputs per micro-batch in flight and one block's
+          // activations while it is recomputed; the other modes keep what shard_for_tensor_parallel set.
+          Bytes kept = activations * in_flight;
+          if (recompute == Recompute::full)
+            kept = recompute_checkpoint_bytes(*shape, b, c.options) * blocks * in_flight + activations / std::max(1, blocks);
+          const double optimizer_share = distributed_optimizer ? d : 1.0;
+          c.memory = Bytes(parameters * (per_parameter.weights + per_parameter.gradients +
+                                         per_parameter.optimizer_state / optimizer_share)) +
+                     kept + request.memory.framework_overhead;
+          if (c.memory > device.gpu.memory) {
+            if (search.first_problem.empty())
+              search.first_problem = fmt::format("TP {} × PP {} × DP {}, micro-batch {}, recompute {}: {:.1f} GiB > {:.1f} GiB",
+                                                 t, p, d, b, recompute_name(recompute), c.memory.value() / (1 << 30),
+                                                 device.gpu.memory.value() / (1 << 30));
+            continue;
+          }
+          std::vector<DeviceId> group, replicas;
+          for (int r = 0; r < t; ++r) group.push_back(static_cast<DeviceId>(r));
+          for (int q = 0; q < d; ++q) replicas.push_back(static_cast<DeviceId>(q * t));
+          const PathCost tp_path = t > 1 ? slowest_ring_path(request.cluster, group) : PathCost{};
+          const PathCost dp_path = d > 1 ? slowest_ring_path(request.cluster, replicas) : PathCost{};
+          Seconds tp_time = ring_time(traffic.all_reduce, t, tp_path) +
+                            ring_time(traffic.all_gather + traffic.reduce_scatter, t, tp_path) / 2.0;
+          Seconds step = forward + backward + tp_time;
+          if (recompute == Recompute::full) step += forward;  // the forward again, with its collectives
+          const Seconds dp_time = ring_time(Bytes(parameters * per_parameter.gradients), d, dp_path);
+          c.predicted = step * (micro_batches + (p - 1.0) / v) + dp_time;
+          search.fitting.push_back(c);
+        }
+      }
+    }
+  }
+  std::stable_sort(search.fitting.begin(), search.fitting.end(),
+                   [](const MegatronCandidate& x, const MegatronCandidate& y) { return x.predicted < y.predicted; });
+  return search;
+}
+
+PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string cost_model = "Megatron 3D estimate: (M + (p−1)/v)·(t_f + t_b + t_r + t_tp) + t_dp";
+  PlanResult result;
+  result.cost_model = cost_model;
+  const MegatronSearch search = search_megatron(request, request.memory.zero != ZeroStage::none);
+  result.statistics.candidates = search.considered;
+  result.statistics.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (search.fitting.empty()) {
+    result.reason = search.first_problem.empty() ? "no (TP, PP, DP, micro-batch) divides the GPUs and the batch"
+                                                 : fmt::format("no configuration fits in memory (first tried: {})",
+                                                               search.first_problem);
+    return result;
+  }
+  for (const MegatronCandidate& c : search.fitting)
+    result.ranking.push_back(fmt::format("TP {} × PP {} × DP {}, micro-batch {}, recompute {}: {:.3f} s, {:.1f} GiB",
+                                         c.tensor, c.pipeline, c.data, c.micro_batch, recompute_name(c.options.recompute),
+                                         c.predicted.value(), c.memory.value() / (1 << 30)));
+  const MegatronCandidate& best = search.fitting.front();
+  const int v = request.chunks_per_stage;
+  const std::vector<LayerRange> ranges = equal_split(request.model.layers.size(), static_cast<std::size_t>(best.pipeline) * v);
+  result.plan.global_batch = request.global_batch;
+  result.plan.micro_batches = request.global_batch / best.micro_batch / best.data;
+  for (int s = 0; s < best.pipeline; ++s) {
+    PipelineStage stage;
+    for (int q = 0; q < best.data; ++q) stage.devices.push_back(static_cast<DeviceId>(s * best.data + q));
+    for (int c = 0; c < v; ++c) stage.chunks.push_back(ranges[static_cast<std::size_t>(c) * best.pipeline + s]);
+    result.plan.stages.push_back(std::move(stage));
+  }
+  result.tensor_parallel = best.options;
+  result.predicted_iteration_time = best.predicted;
+  result.feasible = true;
+  return result;
+}
+
+}  // namespace dnnsim

@@ -1,0 +1,55 @@
+// The 3D planner (`planner: megatron`): tensor × pipeline × data parallelism for a transformer, chosen
+// as Narayanan et al. ("Efficient Large-Scale Language Model Training on GPU Clusters Using
+// Megatron-LM", SC'21 §3) reason about it: enumerate every (TP t, PP p, DP d, micro-batch size b,
+// recomputation) with t · p · d = GPUs, t ≤ GPUs per node (their Takeaway #1: TP inside a node) and t
+// dividing the heads and hidden size, keep those whose first stage fits in memory, and rank them by
+// an analytical iteration time:
+//   T = (M + (p − 1)/v) · (t_f + t_b + t_r + t_tp) + t_dp
+// with M = B/(d·b) micro-batches per pipeline, v the schedule's model chunks per stage (interleaved
+// 1F1B shrinks the bubble by v, §2.2.2), t_f/t_b/t_r the forward/backward/recomputation time of one
+// micro-batch on one stage (each layer its own kernel, layer_time), t_tp the tensor-parallel
+// collectives of that micro-batch as ring all-reduces over the group's path (2(t−1)/t · size / β
+// + 2(t−1)·α each), and t_dp the data-parallel ring all-reduce of a stage's gradient shard over the
+// slowest path between replicas (not overlapped, as in Megatron's default). Memory per GPU: model
+// states of 1/(t·p) of the parameters (÷ d for the optimizer state with the distributed optimizer),
+// plus Korthikanti et al.'s activations per layer × layers per stage × the micro-batches the
+// schedule keeps in flight on stage 0 (PlanRequest::in_flight), plus the framework overhead. Sequence
+// parallelism is on whenever t > 1 (it only saves memory, at the same bytes on the wire).
+// The best plan is returned as a PipelinePlan over tensor-parallel groups (group g = GPUs g·t …
+// g·t + t − 1), with the choice and every fitting candidate, best first.
+#pragma once
+
+#include <vector>
+
+#include "models/dnn/tensor_parallel.hpp"
+#include "planners/parallel/planner.hpp"
+
+namespace dnnsim {
+
+struct MegatronCandidate {
+  int tensor = 1;
+  int pipeline = 1;
+  int data = 1;
+  int micro_batch = 1;
+  TensorParallelOptions options;  // degree = tensor; sequence_parallel, recompute
+  Bytes memory{0};                // first stage, per GPU
+  Seconds predicted{0};
+};
+
+struct MegatronSearch {
+  std::vector<MegatronCandidate> fitting;  // best first
+  std::size_t considered = 0;
+  std::string first_problem;  // why the first configuration considered did not fit (when none fits)
+};
+
+// `request.model` is the unsharded transformer and `request.cluster` every GPU; request.micro_batches
+// is ignored (the search chooses the micro-batch size). `distributed_optimizer` as in the workload.
+[[nodiscard]] MegatronSearch search_megatron(const PlanRequest& request, bool distributed_optimizer);
+
+// The Planner interface: the best candidate's PipelinePlan (over its tensor-parallel groups).
+class MegatronPlanner final : public Planner {
+ public:
+  [[nodiscard]] PlanResult plan(const PlanRequest& request) const override;
+};
+
+}  // namespace dnnsim
