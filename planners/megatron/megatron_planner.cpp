@@ -154,9 +154,12 @@ PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
   result.statistics.candidates = search.considered;
   result.statistics.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (search.fitting.empty()) {
-    result.reason = search.first_problem.empty() ? "no (TP, PP, DP, micro-batch) divides the GPUs and the batch"
-                                                 : fmt::format("no configuration fits in memory (first tried: {})",
-                                                               search.first_problem);
+    if (search.considered == 0)
+      result.reason = search.first_problem.empty() ? "no (TP, PP, DP, micro-batch) divides the GPUs, blocks and batch"
+                                                   : search.first_problem;
+    else
+      result.reason = fmt::format("out of memory in all {} configurations (first tried: {})", search.considered,
+                                  search.first_problem);
     return result;
   }
   for (const MegatronCandidate& c : search.fitting)

@@ -54,12 +54,21 @@ TEST(MegatronPlanner, BestCandidateBecomesAPlanOverGroups) {
   EXPECT_DOUBLE_EQ(result.predicted_iteration_time.value(), best.predicted.value());
 }
 
+// A model without attention layers cannot be split by heads: a reason, not a plan.
+TEST(MegatronPlanner, NeedsATransformer) {
+  PlanRequest request = gpt3_xl_request("gpt3-xl");
+  request.model = builtin_models().at("resnet50").value(ModelOptions{});
+  const PlanResult result = MegatronPlanner().plan(request);
+  EXPECT_FALSE(result.feasible);
+  EXPECT_NE(result.reason.find("transformer"), std::string::npos) << result.reason;
+}
+
 // GPT-3 175B needs 175e9 × 16 B = 2.8 TB of model states: more than 16 × 16 GiB, so nothing fits and
 // the result says why.
 TEST(MegatronPlanner, AModelThatCannotFitIsAReportedResult) {
   const PlanResult result = MegatronPlanner().plan(gpt3_xl_request("gpt3-175b"));
   EXPECT_FALSE(result.feasible);
-  EXPECT_NE(result.reason.find("fits in memory"), std::string::npos) << result.reason;
+  EXPECT_NE(result.reason.find("out of memory"), std::string::npos) << result.reason;
 }
 
 }  // namespace

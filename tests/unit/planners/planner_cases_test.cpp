@@ -100,6 +100,7 @@ TEST(Planners, OutOfMemoryIsAResultNamingTheMemory) {
   model.layers = {measured_layer(1, 2, 5000, 1), measured_layer(1, 2, 5000, 1)};
   const PlanRequest request = make_request(model, hierarchical_cluster(1, 2), 4, 2);
   for (const auto& entry : builtin_planners().entries()) {
+    if (entry.name == "megatron") continue;  // splits transformers only: megatron_planner_test.cpp
     const PlanResult result = entry.value->plan(request);
     EXPECT_FALSE(result.feasible) << entry.name;
     EXPECT_NE(result.reason.find("out of memory"), std::string::npos) << entry.name << ": " << result.reason;
