@@ -28,6 +28,19 @@ ROWS = [
     (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163),
 ]
 SEQ, VOCAB, MICRO_BATCH = 2048, 51200, 1
+# Simulated iteration times measured with this file's scenarios (docs/megatron.md has the commands);
+# written into each row's known_gap so that the gap is on record, never used to tune anything.
+MEASURED = {1: 2.65, 2: 2.86, 3: 3.01, 4: 7.55, 5: 10.88, 6: 11.86}
+# Rows on more than 1,024 GPUs take longer than `dnnsim regress`'s 10-minute run limit at this fidelity
+# (every GPU and every TP collective simulated): their scenarios carry no expectation (regress skips
+# them) and are run by hand.
+REGRESS_MAX_GPUS = 1024
+GAP_REASON = (
+    "the compute model is too fast on A100: the one calibration is the shipped table "
+    "(data/calibration/A100-80GB-SXM.yaml, GEMM e_max 0.80 and 8 us per kernel: stated assumptions, not "
+    "measurements), and each zoo sub-layer is timed as one kernel where Megatron runs several (unfused "
+    "dropouts, bias adds, softmax/mask); vTrain's measured single-node runs show the same sign "
+    "(vtrain/vtrain_table.py). Not tuned per row.")
 
 
 def flops(batch, layers, hidden):
@@ -83,12 +96,26 @@ calibration: shipped
 run: {{iterations: 1}}
 outputs: {{trace: false, tasks_csv: false}}
 
+""" + expect(i, implied, tflops, gpus)
+
+
+def expect(i, implied, tflops, gpus):
+    if gpus > REGRESS_MAX_GPUS:
+        return (f"\n# No `expect:`: {gpus} GPUs is beyond dnnsim regress's run limit at this fidelity; target "
+                f"{implied:.2f} s (docs/megatron.md).\n")
+    text = f"""
 expect:
   - metric: mean.iteration_time_s
     value: {implied:.3f}
     tolerance: "10%"
     source: "Narayanan et al. SC'21 Table 1: {tflops} TFLOP/s per GPU → {implied:.2f} s"
 """
+    if i + 1 in MEASURED:
+        measured = MEASURED[i + 1]
+        text += f"""    known_gap: >-
+      measured {measured:.2f} s ({100 * (measured / implied - 1):+.1f}%): {GAP_REASON}
+"""
+    return text
 
 
 def write():

@@ -5,7 +5,7 @@ table: mean and worst |error| overall and by parallelism mix (TP×PP×DP).
 
   vtrain_table.py DNNSIM [--csv FILE] [--every N] [--out DIR] [--set KEY=VALUE …]
 
-Every row becomes a scenario (template.yaml next to this file: one DGX-A100-like node with as many
+Every row becomes a scenario (template.yaml.in next to this file: one DGX-A100-like node with as many
 GPUs as the run used), run with `DNNSIM run`; --every N runs every N-th row only (a quick check).
 Settings from vTrain's validation configs (README of the data): activation recomputation (full),
 1F1B, fp16 mixed precision. Vocabulary 51,200 (GPT-2's BPE padded, as in Megatron's GPT runs) is
@@ -39,7 +39,7 @@ def main():
     parser.add_argument("--out", default="out/vtrain")
     parser.add_argument("--set", action="append", default=[])
     args = parser.parse_args()
-    template = (HERE / "template.yaml").read_text()
+    template = (HERE / "template.yaml.in").read_text()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with open(args.csv, newline="") as f:
