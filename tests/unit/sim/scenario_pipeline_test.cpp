@@ -405,3 +405,54 @@ TEST(ScenarioPipelinePlan, InterleavedNeedsAPlanWithChunks) {
 
 }  // namespace
 }  // namespace dnnsim
+
+namespace dnnsim {
+namespace {
+
+// ---- tensor parallelism (docs/megatron.md) --------------------------------------------------------
+
+// A GPT-like stack of 2 blocks, hidden 64 and 4 heads (line 11), 4 sequences in 2 micro-batches,
+// 1F1B (lines 12–14), the uniform planner (line 15), then the tensor-parallel keys from line 16.
+std::string tensor_parallel(const std::string& keys) {
+  return pipeline(R"(  model: {name: tiny, transformer: {layers: 2, hidden: 64, heads: 4, seq: 16, vocab: 128}}
+  global_batch: 4
+  micro_batches: 2
+  schedule: 1f1b
+  planner: {name: uniform, stages: 1}
+)" + keys);
+}
+
+TEST(ScenarioPipeline, TensorParallelPlansOverGroups) {
+  const Scenario scenario = load(tensor_parallel("  tensor_parallel: 2\n  sequence_parallel: true\n  recompute: selective\n"));
+  const PipelineWorkloadSpec& spec = spec_of(scenario);
+  EXPECT_EQ(spec.tensor_parallel.degree, 2);
+  EXPECT_TRUE(spec.tensor_parallel.sequence_parallel);
+  EXPECT_EQ(spec.tensor_parallel.recompute, Recompute::selective);
+  // 4 GPUs in groups of 2: one stage replicated on the 2 groups (plan devices 0 and 1).
+  const PipelineSetup setup = plan_pipeline(scenario, spec);
+  ASSERT_TRUE(setup.report.plan.feasible) << setup.report.plan.reason;
+  EXPECT_EQ(setup.report.plan.plan.stages.front().devices, (std::vector<DeviceId>{0, 1}));
+  EXPECT_EQ(setup.workload.ranks(), 2);
+}
+
+// 4 heads: t = 3 divides neither the heads nor the hidden size 64, and does not divide the 4 GPUs.
+TEST(ScenarioPipeline, TensorParallelThatDoesNotDivideIsLocated) {
+  const auto errors = errors_of(tensor_parallel("  tensor_parallel: 3\n"));
+  ASSERT_EQ(errors.size(), 3u) << dump(errors);
+  expect_error(errors[0], 16, 20, "does not divide the cluster's 4 GPUs");
+  expect_error(errors[1], 16, 20, "does not divide the 4 attention heads");
+  expect_error(errors[2], 16, 20, "does not divide the hidden size 64");
+}
+
+TEST(ScenarioPipeline, TensorParallelLargerThanTheClusterIsLocated) {
+  const auto errors = errors_of(tensor_parallel("  tensor_parallel: 8\n"));
+  ASSERT_GE(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 16, 20, "larger than the cluster's 4 GPUs");
+}
+
+TEST(ScenarioPipeline, SequenceParallelNeedsTensorParallel) {
+  expect_single_error(tensor_parallel("  sequence_parallel: true\n"), 16, 22, "needs tensor_parallel of at least 2");
+}
+
+}  // namespace
+}  // namespace dnnsim
