@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/run/resource_guard.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/workload_reading.hpp"
 
@@ -12,6 +13,8 @@ std::string WorkloadParseContext::resolve_path(const std::string& path) const {
 }
 
 std::optional<TaskGraph> WorkloadKind::lower(const Scenario&) const { return std::nullopt; }
+
+std::optional<WorkloadSize> WorkloadKind::size(const Scenario&) const { return std::nullopt; }
 
 void WorkloadKind::add_to_summary(const Scenario&, const SimulationResult&, nlohmann::ordered_json&) const {}
 
@@ -33,6 +36,11 @@ void WorkloadKind::write_files(const Scenario&, const SimulationResult&, const s
 std::string TaskGraphKind::check(const Scenario& scenario) const {
   const std::optional<TaskGraph> graph = lower(scenario);
   return fmt::format("ok ({} GPUs, {} tasks)", scenario.cluster.gpu_count(), graph->tasks().size());
+}
+
+std::optional<WorkloadSize> TaskGraphKind::size(const Scenario& scenario) const {
+  const std::optional<TaskGraph> graph = lower(scenario);
+  return count_task_graph(*graph, device_topology(scenario, *graph), scenario.run.fidelity);
 }
 
 SimulationResult TaskGraphKind::run(const Scenario& scenario, const SimulationOptions& options) const {
