@@ -90,8 +90,10 @@ class WorkloadKind {
   [[nodiscard]] virtual std::optional<TaskGraph> lower(const Scenario& scenario) const;
 
   // The run's size at the scenario's fidelity, iterations and GPUs, for the resource guard; empty
-  // when the kind cannot tell without running (the guard then lets it run). The default is empty:
-  // kinds that drive the engine themselves say what they can. @throw InputError
+  // when the kind cannot tell without running (the guard then lets it run). The default counts
+  // lower()'s graph (size_of): building a TaskGraph is linear in its tasks, while what grows as p²,
+  // the executor's expansion of collectives, is counted by formula, not built. Kinds with no graph
+  // get none unless they say. @throw InputError
   [[nodiscard]] virtual std::optional<WorkloadSize> size(const Scenario& scenario) const;
 
   // One simulation, start to finish (one SimGrid engine per process). An infeasible plan or a job
@@ -119,12 +121,12 @@ class TaskGraphKind : public WorkloadKind {
   // @return always a graph. @throw InputError
   [[nodiscard]] std::optional<TaskGraph> lower(const Scenario& scenario) const override = 0;
   [[nodiscard]] std::string check(const Scenario& scenario) const override;
-  // Counts the lowered graph (sim/run/resource_guard.hpp count_task_graph): building a TaskGraph
-  // is linear in its tasks; what grows as p² is the executor's expansion of collectives, which is
-  // counted by formula, not built.
-  [[nodiscard]] std::optional<WorkloadSize> size(const Scenario& scenario) const override;
   [[nodiscard]] SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override;
 };
+
+// The size of a run of `graph` (the scenario's workload lowered), for WorkloadKind::size.
+// @throw InputError
+[[nodiscard]] WorkloadSize size_of(const Scenario& scenario, const TaskGraph& graph);
 
 // Weights, gradients and optimizer state of `parameters` parameters (ZeRO's accounting,
 // models/cost/memory_model.hpp), as the layer-model kinds allocate them.
