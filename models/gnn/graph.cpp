@@ -111,6 +111,7 @@ CsrGraph load_edge_list(const std::string& path, std::optional<NodeId> num_nodes
   DiagnosticSink sink;
   std::vector<std::pair<NodeId, NodeId>> edges;
   std::uint64_t largest = 0;
+  SourceLocation largest_where;
   constexpr std::uint64_t max_id = std::numeric_limits<NodeId>::max() - 1;
   for_each_line(text, [&](int line_number, std::string_view line) {
     LineCursor cursor{line};
@@ -144,10 +145,21 @@ CsrGraph load_edge_list(const std::string& path, std::optional<NodeId> num_nodes
         continue;
       }
       end = static_cast<NodeId>(*value);
+      if (*value >= largest) largest_where = {path, line_number, column};
       largest = std::max<std::uint64_t>(largest, *value);
     }
     if (ok) edges.emplace_back(ends[0], ends[1]);
   });
+  // Without a node count the largest id sets it, and the CSR holds an offset per node. Edge-list
+  // datasets number their nodes densely (SNAP's sparse ids stay within a few times the node count,
+  // and at most 2E nodes have an edge): a few edges naming a huge id is a damaged file, which would
+  // otherwise allocate gigabytes for nodes that cannot exist in it.
+  constexpr std::uint64_t kAlwaysDense = std::uint64_t{1} << 20;
+  constexpr std::uint64_t kSparsity = 16;
+  if (!num_nodes && sink.empty() && largest + 1 > kAlwaysDense && largest + 1 > kSparsity * 2 * edges.size())
+    sink.error(largest_where, fmt::format("node id {} implies {} nodes, but the file's {} edges touch at most {}: "
+                                          "renumber the nodes densely or give the node count",
+                                          largest, largest + 1, edges.size(), 2 * edges.size()));
   sink.throw_if_any();
   const NodeId nodes = num_nodes ? *num_nodes : (edges.empty() ? 0 : static_cast<NodeId>(largest + 1));
   return build_csr(nodes, std::move(edges));

@@ -230,6 +230,22 @@ class RingAlgorithm final : public CollectiveAlgorithm {
     }
     return result;
   }
+
+  [[nodiscard]] std::size_t step_count(const Collective& c, const DeviceTopology& /*topology*/) const override {
+    const std::size_t p = c.group.size();
+    switch (c.kind) {
+      case CollectiveKind::all_reduce:
+        return p * 2 * (p - 1);
+      case CollectiveKind::all_gather:
+      case CollectiveKind::reduce_scatter:
+        return p * (p - 1);
+      case CollectiveKind::broadcast:
+        return std::size_t{pipeline_chunks(c.size, static_cast<std::uint32_t>(4 * p))} * (p - 1);
+      case CollectiveKind::all_to_all:
+        break;
+    }
+    return 0;
+  }
 };
 
 class TreeAlgorithm final : public CollectiveAlgorithm {
@@ -306,6 +322,14 @@ class TreeAlgorithm final : public CollectiveAlgorithm {
     }
     return order_by_slot(std::move(slotted));
   }
+
+  // Each chunk of each of the two trees: all_reduce sends once up and once down every edge
+  // (2(p−1)); broadcast sends to each of the p−1 others once.
+  [[nodiscard]] std::size_t step_count(const Collective& c, const DeviceTopology& /*topology*/) const override {
+    const std::size_t p = c.group.size();
+    const std::size_t chunks = tree_chunks(c.size, p);
+    return c.kind == CollectiveKind::all_reduce ? 2 * chunks * 2 * (p - 1) : 2 * chunks * (p - 1);
+  }
 };
 
 class HierarchicalAlgorithm final : public CollectiveAlgorithm {
@@ -345,6 +369,15 @@ class HierarchicalAlgorithm final : public CollectiveAlgorithm {
     if (n > 1) append_rings(result.steps, across, shard / static_cast<double>(n), 2 * (n - 1), last);  // 2. all-reduce
     if (g > 1) append_rings(result.steps, nodes, shard, g - 1, last);                                  // 3. all-gather
     return result;
+  }
+
+  // Every member sends once per round: (g−1) + 2(n−1) + (g−1) rounds of p = g·n sends.
+  [[nodiscard]] std::size_t step_count(const Collective& c, const DeviceTopology& topology) const override {
+    std::map<std::uint32_t, std::size_t> members_per_node;
+    for (DeviceId device : c.group) ++members_per_node[topology.node_of_device.at(device)];
+    const std::size_t g = members_per_node.begin()->second;
+    const std::size_t n = members_per_node.size();
+    return c.group.size() * (2 * (g - 1) + 2 * (n - 1));
   }
 };
 
@@ -388,6 +421,21 @@ class DirectAlgorithm final : public CollectiveAlgorithm {
       }
     }
     return result;
+  }
+
+  [[nodiscard]] std::size_t step_count(const Collective& c, const DeviceTopology& /*topology*/) const override {
+    const std::size_t p = c.group.size();
+    switch (c.kind) {
+      case CollectiveKind::all_reduce:
+        return 2 * p * (p - 1);
+      case CollectiveKind::all_gather:
+      case CollectiveKind::reduce_scatter:
+      case CollectiveKind::all_to_all:
+        return p * (p - 1);
+      case CollectiveKind::broadcast:
+        return p - 1;
+    }
+    return 0;
   }
 };
 
@@ -451,8 +499,11 @@ std::string default_collective_algorithm(const Collective& c, const DeviceTopolo
   return members_per_node.size() > 1 && first > 1 && equal ? "hierarchical" : "ring";
 }
 
-CollectiveExpansion expand_collective(const Collective& c, const DeviceTopology& topology,
-                                      const SourceLocation& where) {
+namespace {
+
+// The algorithm `c` names, or the default rule's. @throw InputError as expand_collective.
+const CollectiveAlgorithmRegistry::Entry& algorithm_of(const Collective& c, const DeviceTopology& topology,
+                                                       const SourceLocation& where) {
   const CollectiveAlgorithmRegistry& registry = builtin_collective_algorithms();
   const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm;
   const auto& entry = registry.at(name, where);
@@ -463,6 +514,21 @@ CollectiveExpansion expand_collective(const Collective& c, const DeviceTopology&
     throw InputError(where, fmt::format("collective algorithm '{}' does not support {}; algorithms that do: {}", name,
                                         collective_kind_name(c.kind), fmt::join(able, ", ")));
   }
+  return entry;
+}
+
+}  // namespace
+
+std::size_t count_collective_steps(const Collective& c, const DeviceTopology& topology, const SourceLocation& where) {
+  const auto& entry = algorithm_of(c, topology, where);
+  if (c.group.size() < 2) return 0;
+  return entry.value->step_count(c, topology);
+}
+
+CollectiveExpansion expand_collective(const Collective& c, const DeviceTopology& topology,
+                                      const SourceLocation& where) {
+  const auto& entry = algorithm_of(c, topology, where);
+  const std::string& name = entry.name;
   if (c.group.size() < 2) return {};
   try {
     return entry.value->expand(c, topology);

@@ -48,6 +48,10 @@ class CollectiveAlgorithm {
   // @throw InputError when the collective cannot be expanded by this algorithm (a broadcast root
   //        outside the group; hierarchical with unequal members per node).
   [[nodiscard]] virtual CollectiveExpansion expand(const Collective& c, const DeviceTopology& topology) const = 0;
+  // expand(c, topology).steps.size(), by formula, without building the steps: the resource guard
+  // (sim/run/resource_guard.hpp) sizes a run before anything is expanded. Same preconditions;
+  // a collective expand() would reject counts as if it were accepted.
+  [[nodiscard]] virtual std::size_t step_count(const Collective& c, const DeviceTopology& topology) const = 0;
 };
 
 using CollectiveAlgorithmRegistry = Registry<std::shared_ptr<const CollectiveAlgorithm>>;
@@ -73,5 +77,10 @@ void register_builtin_collective_algorithms(CollectiveAlgorithmRegistry& registr
 //        the collective.
 [[nodiscard]] CollectiveExpansion expand_collective(const Collective& c, const DeviceTopology& topology,
                                                     const SourceLocation& where = {});
+
+// expand_collective(c, topology).steps.size() without expanding (the algorithm's step_count).
+// @throw InputError as expand_collective for an unknown or unsupporting algorithm.
+[[nodiscard]] std::size_t count_collective_steps(const Collective& c, const DeviceTopology& topology,
+                                                 const SourceLocation& where = {});
 
 }  // namespace dnnsim

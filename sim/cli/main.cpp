@@ -59,8 +59,11 @@ int command_run(const std::string& path, const std::string& out, const std::vect
     dnnsim::cli::write_gantt(result, scenario.outputs.dir);  // @throw PlotError (exit 1); the reports are written
     std::cout << fmt::format("gantt chart in {}/gantt.png\n", scenario.outputs.dir);
   }
-  std::cerr << fmt::format("simulated {} operations ({} flows) in {:.3f} s wall\n", result.operations,
+  std::cerr << fmt::format("simulated {} operations ({} flows) in {:.3f} s wall", result.operations,
                            result.flow_count, result.wall_seconds);
+  if (result.estimated_memory_bytes > 0)
+    std::cerr << fmt::format("; estimated peak memory {}", dnnsim::format_bytes(dnnsim::Bytes(result.estimated_memory_bytes)));
+  std::cerr << '\n';
   if (scenario.expectations.empty()) return 0;
   const auto verdicts = dnnsim::check_expectations(scenario.expectations, summary);
   std::cout << dnnsim::format_verdicts(verdicts, summary);
@@ -284,6 +287,13 @@ int main(int argc, char** argv) {
   } catch (const dnnsim::InputError& e) {
     print_input_error(e);
     return kExitInputError;
+  } catch (const std::bad_alloc&) {
+    // The resource guard estimates before a run (docs/performance.md); this is a run that still
+    // outgrew the machine or its limit (ulimit -v), or a command the guard does not size.
+    std::cerr << "error: out of memory: the run needs more than this machine (or its ulimit) gives; nothing was "
+                 "written. Smaller runs: run.fidelity: coarse, fewer run.iterations, outputs.trace: false "
+                 "(docs/performance.md, \"Resource guard\")\n";
+    return 1;
   } catch (const dnnsim::cli::PlotError& e) {
     std::cerr << "error: " << e.what() << '\n';
     return 1;

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
+#include <new>
 
 #include "models/cost/compute_cost.hpp"
 
@@ -66,6 +68,7 @@ struct Executor::Impl {
   std::size_t flows = 0;
   std::size_t finished_tasks = 0;
   std::size_t retried_transfers = 0;
+  std::exception_ptr failure;  // the first std::bad_alloc of a stream actor
   bool started = false;
   bool closed = false;
 
@@ -272,7 +275,14 @@ void Executor::Impl::spawn_stream_actor(std::uint32_t s) {
   StreamSlot& slot = *slots[s];
   slot.wake = sg4::Semaphore::create(0);
   sg4::Actor::create(fmt::format("stream-{}-{}", slot.device, slot.stream), devices.at(slot.device).host,
-                     [this, &slot]() { run_stream(slot); });
+                     [this, &slot]() {
+                       try {
+                         run_stream(slot);
+                       } catch (const std::bad_alloc&) {
+                         if (!failure) failure = std::current_exception();
+                         sg4::Actor::kill_all();
+                       }
+                     });
 }
 
 void Executor::Impl::run_stream(StreamSlot& slot) {
@@ -372,6 +382,10 @@ void Executor::append(const TaskGraph& graph, TaskId first) {
       slot.waiting_on = kNone;
       slot.wake->release();
     }
+}
+
+void Executor::rethrow_failure() const {
+  if (impl_->failure) std::rethrow_exception(impl_->failure);
 }
 
 void Executor::close() {

@@ -12,6 +12,7 @@
 #include "sim/exec/executor.hpp"
 #include "sim/exec/observers.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/run/resource_guard.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -101,6 +102,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
     });
   start_background_flows(scenario, platform);
   engine->run();
+  executor.rethrow_failure();
   if (controller_error) std::rethrow_exception(controller_error);
 
   result.makespan_s = 0;
@@ -127,7 +129,10 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
 namespace dnnsim {
 
 SimulationResult run_scenario(const Scenario& scenario, SimulationOptions options) {
-  return builtin_workload_kinds().at(scenario.workload_kind).value->run(scenario, options);
+  const std::optional<ResourceEstimate> estimate = check_resources(scenario);
+  SimulationResult result = builtin_workload_kinds().at(scenario.workload_kind).value->run(scenario, options);
+  if (estimate) result.estimated_memory_bytes = estimate->memory.value();
+  return result;
 }
 
 }  // namespace dnnsim

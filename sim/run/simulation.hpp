@@ -55,6 +55,9 @@ struct SimulationResult {
   std::size_t transfer_retries = 0;
   std::size_t unfinished_tasks = 0;
   double wall_seconds = 0;  // not written to reports: they must be byte-identical run to run
+  // The resource guard's estimate of the process's peak memory (sim/run/resource_guard.hpp); 0 when
+  // the workload kind gives none. Printed on stderr, not written to reports (a model, not a result).
+  double estimated_memory_bytes = 0;
 };
 
 // Adds work while the simulation runs, one iteration at a time (Ada-Grouper re-plans the next

@@ -152,6 +152,9 @@ struct RunSettings {
   int iterations = 1;
   std::uint64_t seed = 1;
   Fidelity fidelity = Fidelity::detailed;
+  // The most memory the run may take (sim/run/resource_guard.hpp); empty: half of physical memory.
+  std::optional<Bytes> memory_budget;
+  SourceLocation memory_budget_where;
 };
 
 struct Outputs {

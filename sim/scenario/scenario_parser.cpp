@@ -531,6 +531,14 @@ class ScenarioParser {
     run.seed = static_cast<std::uint64_t>(map.integer("seed", 0, kMaxInt).value_or(1));
     run.fidelity = map.choice("fidelity", {"detailed", "coarse"}).value_or("detailed") == "coarse" ? Fidelity::coarse
                                                                                                   : Fidelity::detailed;
+    if (YAML::Node budget = map.get("memory_budget"); budget.IsDefined()) {
+      run.memory_budget_where = reader_.where(budget);
+      run.memory_budget = reader_.quantity<Bytes>(budget);
+      if (run.memory_budget && run.memory_budget->value() <= 0) {
+        reader_.error(budget, "memory_budget must be positive");
+        run.memory_budget.reset();
+      }
+    }
     map.finish();
     return run;
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/run/resource_guard.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/workload_reading.hpp"
 
@@ -12,6 +13,20 @@ std::string WorkloadParseContext::resolve_path(const std::string& path) const {
 }
 
 std::optional<TaskGraph> WorkloadKind::lower(const Scenario&) const { return std::nullopt; }
+
+std::optional<WorkloadSize> WorkloadKind::size(const Scenario& scenario) const {
+  const std::optional<TaskGraph> graph = lower(scenario);
+  if (!graph) return std::nullopt;
+  return size_of(scenario, *graph);
+}
+
+WorkloadSize size_of(const Scenario& scenario, const TaskGraph& graph) {
+  WorkloadSize size = count_task_graph(graph, device_topology(scenario, graph), scenario.run.fidelity);
+  size.basis = fmt::format("{} iteration{} on {} GPUs at {} fidelity", scenario.run.iterations,
+                           scenario.run.iterations == 1 ? "" : "s", graph.devices().size(),
+                           scenario.run.fidelity == Fidelity::coarse ? "coarse" : "detailed");
+  return size;
+}
 
 void WorkloadKind::add_to_summary(const Scenario&, const SimulationResult&, nlohmann::ordered_json&) const {}
 

@@ -54,6 +54,19 @@ struct WorkloadParseContext {
   [[nodiscard]] std::string resolve_path(const std::string& path) const;
 };
 
+// How big a run is, counted from the workload before the executor expands a single collective:
+// what the resource guard (sim/run/resource_guard.hpp) turns into an estimate of memory. Counts are
+// doubles: a refused 16k-GPU run may count more steps than fit a 32-bit id.
+struct WorkloadSize {
+  double tasks = 0;               // TaskGraph tasks
+  double task_devices = 0;        // Σ over tasks of the devices each occupies (a collective: its group)
+  double operations = 0;          // executor operations: computes, transfers, collective steps, barriers, fences
+  double flows = 0;               // transfers, collective steps included
+  double largest_expansion = 0;   // steps of the largest collective, built at once while lowering
+  double streams = 0;             // (device, stream) pairs: one SimGrid actor each
+  std::string basis;              // what was counted, for the message ("3 iterations of 24 layers on 1,024 GPUs")
+};
+
 // A kind's own part of a SimulationResult (its per-job table, its GNN stage statistics, …), given
 // back to the same kind's report(); kinds that need nothing beyond the common result leave it empty.
 struct WorkloadResult {
@@ -75,6 +88,13 @@ class WorkloadKind {
   // The workload as one TaskGraph, for kinds that have one (`dnnsim lower`, exports, benchmarks);
   // empty for kinds that drive the engine themselves. @throw InputError
   [[nodiscard]] virtual std::optional<TaskGraph> lower(const Scenario& scenario) const;
+
+  // The run's size at the scenario's fidelity, iterations and GPUs, for the resource guard; empty
+  // when the kind cannot tell without running (the guard then lets it run). The default counts
+  // lower()'s graph (size_of): building a TaskGraph is linear in its tasks, while what grows as p²,
+  // the executor's expansion of collectives, is counted by formula, not built. Kinds with no graph
+  // get none unless they say. @throw InputError
+  [[nodiscard]] virtual std::optional<WorkloadSize> size(const Scenario& scenario) const;
 
   // One simulation, start to finish (one SimGrid engine per process). An infeasible plan or a job
   // that can never fit is a result, not an exception. @throw InputError
@@ -103,6 +123,10 @@ class TaskGraphKind : public WorkloadKind {
   [[nodiscard]] std::string check(const Scenario& scenario) const override;
   [[nodiscard]] SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override;
 };
+
+// The size of a run of `graph` (the scenario's workload lowered), for WorkloadKind::size.
+// @throw InputError
+[[nodiscard]] WorkloadSize size_of(const Scenario& scenario, const TaskGraph& graph);
 
 // Weights, gradients and optimizer state of `parameters` parameters (ZeRO's accounting,
 // models/cost/memory_model.hpp), as the layer-model kinds allocate them.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <algorithm>
 #include <climits>
@@ -79,6 +80,10 @@ SourceLocation at(const std::string& path, std::size_t message) {
 
 // Stops at the first unreadable message: what follows a bad length cannot be framed.
 RankFile read_file(const std::string& path, DiagnosticSink& sink) {
+  // A message protobuf cannot parse (invalid UTF-8 in a string field, a bad tag) is reported below,
+  // located by message index; protobuf's own log line on stderr would only repeat it, unlocated.
+  static const bool protobuf_quiet = (google::protobuf::SetLogHandler(nullptr), true);
+  (void)protobuf_quiet;
   RankFile file{path, {}, {}};
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -163,11 +163,18 @@ JobTrace read_philly_json(const JobTraceFiles& files) {
     bool finished = true;
     for (std::size_t a = 0; a < attempts.size(); ++a) {
       const YAML::Node attempt = attempts[a];
+      if (!attempt.IsMap()) {
+        reader.error(attempt, "expected an attempt object");
+        finished = false;
+        continue;
+      }
       auto date = [&](const char* key) -> std::optional<double> {
         const YAML::Node value = attempt[key];
-        if (!value || value.IsNull() || value.as<std::string>() == "None") return std::nullopt;
-        auto parsed = parse_datetime(value.as<std::string>());
-        if (!parsed) reader.error(value, fmt::format("expected a date 'YYYY-MM-DD HH:MM:SS', found '{}'", value.as<std::string>()));
+        if (!value || value.IsNull()) return std::nullopt;
+        const std::optional<std::string> text = reader.string(value);
+        if (!text || *text == "None") return std::nullopt;
+        auto parsed = parse_datetime(*text);
+        if (!parsed) reader.error(value, fmt::format("expected a date 'YYYY-MM-DD HH:MM:SS', found '{}'", *text));
         return parsed;
       };
       auto start = date("start_time");
@@ -195,8 +202,8 @@ JobTrace read_philly_json(const JobTraceFiles& files) {
     job.submit = Seconds(*submit);
     job.duration = Seconds(*last_end - *first_start);
     job.gpus = gpus;
-    if (record["vc"]) job.virtual_cluster = record["vc"].as<std::string>();
-    if (record["user"]) job.user = record["user"].as<std::string>();
+    if (record["vc"]) job.virtual_cluster = reader.string(record["vc"]).value_or("");
+    if (record["user"]) job.user = reader.string(record["user"]).value_or("");
     job.where = reader.where(record);
     trace.jobs.push_back(std::move(job));
   }

@@ -287,6 +287,15 @@ class PipelineKind final : public WorkloadKind {
     return fmt::format("ok ({} GPUs, {} tasks)", scenario.cluster.gpu_count(), graph.tasks().size());
   }
 
+  // The plan's graph under its fixed schedule (Ada-Grouper's first group size for every iteration);
+  // an infeasible plan is a reported result with nothing to simulate.
+  std::optional<WorkloadSize> size(const Scenario& scenario) const override {
+    const PipelineSetup setup = plan_pipeline(scenario, *scenario.workload_as<PipelineWorkloadSpec>());
+    if (!setup.report.plan.feasible) return std::nullopt;
+    return size_of(scenario, build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(),
+                                            scenario.run.iterations));
+  }
+
   // The plan under its (fixed) schedule.
   std::optional<TaskGraph> lower(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();

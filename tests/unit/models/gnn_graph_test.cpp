@@ -54,6 +54,23 @@ TEST(GnnGraph, EdgeListErrorsAreLocatedAndAllReported) {
   expect_error(diagnostics[2], 5, 4, "node id 9 out of range");
 }
 
+// A fuzzed slice of Cora (tests/fuzz/crashers/gnn_graph/edge-list-huge-id): 3 edges, one naming
+// node 198,634,542, would have allocated a CSR of 198 million nodes. Refused at the id; with the
+// node count given it is the out-of-range error instead. Bytes that are no digits (non-UTF-8 too)
+// are not ids.
+TEST(GnnGraph, EdgeListHugeIdAndBinaryBytesAreRefused) {
+  const std::string huge = write_file("huge.edges", "0 633\n2 198634542\n4 1454\n");
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)load_edge_list(huge); });
+  ASSERT_EQ(diagnostics.size(), 1u) << testing::dump(diagnostics);
+  expect_error(diagnostics[0], 2, 3, "node id 198634542 implies 198634543 nodes, but the file's 3 edges touch at most 6");
+  const auto given = diagnostics_thrown_by([&] { (void)load_edge_list(huge, 2000); });
+  ASSERT_EQ(given.size(), 1u) << testing::dump(given);
+  expect_error(given[0], 2, 3, "node id 198634542 out of range");
+  const auto binary = diagnostics_thrown_by([&] { (void)load_edge_list(write_file("bin.edges", "0 1\n\xff\xfe 2\n")); });
+  ASSERT_EQ(binary.size(), 1u) << testing::dump(binary);
+  expect_error(binary[0], 2, 1, "is not a node id");
+}
+
 // The METIS manual's Figure 2(a) example graph: 7 nodes, 11 edges.
 constexpr const char* kMetisExample =
     "% METIS manual figure\n"

@@ -83,6 +83,22 @@ TEST(JobReaders, PhillyJsonFromSchema) {
   EXPECT_EQ(trace.jobs[0].user, "u1");
 }
 
+// Found by fuzzing (tests/fuzz/crashers/job_trace/philly-json-attempt-not-an-object): an attempt that
+// is not an object, and a date or user that is not a string, are located errors, not yaml-cpp
+// exceptions.
+TEST(JobReaders, PhillyJsonWrongTypesAreLocated) {
+  const std::string path = write("philly-types.json", R"([
+ {"jobid": "j1", "submitted_time": "2017-10-01 00:00:00", "attempts": ["oops"]},
+ {"jobid": "j2", "submitted_time": "2017-10-01 00:00:00", "user": {"a": 1},
+  "attempts": [{"start_time": ["2017"], "end_time": "2017-10-01 00:05:00", "detail": 7}]}
+])");
+  const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)read_job_trace("philly-json", {path}); });
+  ASSERT_EQ(diagnostics.size(), 3u) << testing::dump(diagnostics);
+  testing::expect_error(diagnostics[0], 2, 72, "expected an attempt object");
+  testing::expect_error(diagnostics[1], 4, 31, "expected a string, got a list");
+  testing::expect_error(diagnostics[2], 4, 86, "expected a list of placements, got \"7\"");
+}
+
 TEST(JobReaders, HeliosFromSchema) {
   const std::string path = write("helios.csv",
                                  "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
