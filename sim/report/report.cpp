@@ -215,7 +215,8 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   simulation["flows"] = result.flow_count;
   simulation["transfer_retries"] = result.transfer_retries;
   simulation["unfinished_tasks"] = result.unfinished_tasks;
-  simulation["fidelity"] = scenario.run.fidelity == Fidelity::detailed ? "detailed" : "coarse";
+  simulation["collective_fidelity"] =
+      scenario.run.collective_fidelity ? collective_fidelity_name(*scenario.run.collective_fidelity) : "auto";
   summary["simulation"] = simulation;
   return summary;
 }

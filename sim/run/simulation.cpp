@@ -85,7 +85,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   }
 
   ExecutorOptions executor_options;
-  executor_options.fidelity = scenario.run.fidelity;
+  executor_options.collective_fidelity = scenario.run.collective_fidelity;
   executor_options.growable = static_cast<bool>(options.controller);
   for (const FailureWindow& w : scenario.network.failures)
     if (!w.is_host) executor_options.link_failures.emplace_back(w.from.value(), w.to.value());

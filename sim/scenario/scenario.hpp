@@ -173,15 +173,12 @@ struct PipelineWorkloadSpec {
 
 // ---- run, outputs, expectations ------------------------------------------------------------
 
-enum class Fidelity {
-  detailed,  // every step of every collective is a flow
-  coarse,    // a collective is one bulk flow per member to its ring successor (bandwidth term only)
-};
-
 struct RunSettings {
   int iterations = 1;
   std::uint64_t seed = 1;
-  Fidelity fidelity = Fidelity::detailed;
+  // The workload's collectives (models/program/task_graph.hpp CollectiveFidelity); unset: by group
+  // size (effective_collective_fidelity). A TaskGraph collective's own `fidelity` wins.
+  std::optional<CollectiveFidelity> collective_fidelity;
 };
 
 struct Outputs {
