@@ -32,6 +32,13 @@ InputError::InputError(std::vector<Diagnostic> diagnostics)
 InputError::InputError(SourceLocation location, std::string message)
     : InputError(std::vector<Diagnostic>{Diagnostic{std::move(location), std::move(message)}}) {}
 
+std::string format_input_error(const InputError& error) {
+  std::string text;
+  for (const Diagnostic& d : error.diagnostics()) text += format_diagnostic(d) + '\n';
+  return text + fmt::format("{} error{}; nothing was simulated\n", error.diagnostics().size(),
+                            error.diagnostics().size() == 1 ? "" : "s");
+}
+
 void DiagnosticSink::error(SourceLocation location, std::string message) {
   diagnostics_.push_back(Diagnostic{std::move(location), std::move(message)});
 }

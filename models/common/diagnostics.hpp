@@ -36,6 +36,10 @@ class InputError : public std::runtime_error {
   std::vector<Diagnostic> diagnostics_;
 };
 
+// What the CLI prints for bad input, and the Python module's exception text: every diagnostic on its
+// own line, then "N errors; nothing was simulated".
+[[nodiscard]] std::string format_input_error(const InputError& error);
+
 // Collects diagnostics while a file is read, so that a reader can go on after the first problem.
 class DiagnosticSink {
  public:

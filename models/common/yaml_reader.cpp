@@ -20,6 +20,15 @@ YAML::Node YamlReader::load_file() {
   return YAML::Node();
 }
 
+YAML::Node YamlReader::load_text(const std::string& text) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    sink_->error(where(e.mark), fmt::format("YAML syntax error: {}", e.msg));
+  }
+  return YAML::Node();
+}
+
 SourceLocation YamlReader::where(const YAML::Mark& mark) const {
   if (mark.is_null() || mark.line < 0) return SourceLocation{file_, 0, 0};
   return SourceLocation{file_, mark.line + 1, mark.column + 1};
@@ -39,7 +48,12 @@ void YamlReader::add_override(const YAML::Node& value, std::string origin) {
 void YamlReader::error(const YAML::Node& node, std::string message) { sink_->error(where(node), std::move(message)); }
 
 namespace {
+// An undefined node, or one looked up in a scalar or a list (yaml-cpp's invalid node, whose type
+// cannot be asked), is no scalar.
+bool is_scalar(const YAML::Node& node) { return node.IsDefined() && node.IsScalar(); }
+
 std::string describe(const YAML::Node& node) {
+  if (!node.IsDefined()) return "nothing";  // also a node looked up in a scalar: asking its type throws
   switch (node.Type()) {
     case YAML::NodeType::Null:
       return "nothing";
@@ -57,7 +71,7 @@ std::string describe(const YAML::Node& node) {
 }  // namespace
 
 std::optional<std::string> YamlReader::string(const YAML::Node& node) {
-  if (!node.IsScalar()) {
+  if (!is_scalar(node)) {
     error(node, fmt::format("expected a string, got {}", describe(node)));
     return std::nullopt;
   }
@@ -65,7 +79,7 @@ std::optional<std::string> YamlReader::string(const YAML::Node& node) {
 }
 
 std::vector<YAML::Node> YamlReader::list(const YAML::Node& node, std::string_view what) {
-  if (!node.IsSequence()) {
+  if (!node.IsDefined() || !node.IsSequence()) {
     error(node, fmt::format("expected a list of {}, got {}", what, describe(node)));
     return {};
   }
@@ -73,14 +87,14 @@ std::vector<YAML::Node> YamlReader::list(const YAML::Node& node, std::string_vie
 }
 
 std::optional<bool> YamlReader::boolean(const YAML::Node& node) {
-  if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) return node.Scalar() == "true";
+  if (is_scalar(node) && (node.Scalar() == "true" || node.Scalar() == "false")) return node.Scalar() == "true";
   error(node, fmt::format("expected true or false, got {}", describe(node)));
   return std::nullopt;
 }
 
 std::optional<std::int64_t> YamlReader::integer(const YAML::Node& node, std::int64_t min, std::int64_t max) {
   std::int64_t value = 0;
-  if (node.IsScalar()) {
+  if (is_scalar(node)) {
     const std::string& text = node.Scalar();
     auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (status == std::errc{} && end == text.data() + text.size()) {
@@ -99,7 +113,7 @@ std::optional<std::int64_t> YamlReader::integer(const YAML::Node& node, std::int
 
 std::optional<double> YamlReader::number(const YAML::Node& node, double min, double max) {
   double value = 0;
-  if (node.IsScalar()) {
+  if (is_scalar(node)) {
     const std::string& text = node.Scalar();
     auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (status == std::errc{} && end == text.data() + text.size() && std::isfinite(value)) {
@@ -126,7 +140,7 @@ std::optional<std::string> YamlReader::choice(const YAML::Node& node, std::strin
 }
 
 std::optional<double> YamlReader::quantity(const YAML::Node& node, Dimension dimension) {
-  if (!node.IsScalar()) {
+  if (!is_scalar(node)) {
     error(node, fmt::format("expected {} with a unit ({}), got {}", dimension_name(dimension),
                             dimension_units(dimension), describe(node)));
     return std::nullopt;
@@ -141,7 +155,7 @@ std::optional<double> YamlReader::quantity(const YAML::Node& node, Dimension dim
 
 MapReader::MapReader(YamlReader& reader, const YAML::Node& node, std::string context)
     : reader_(&reader), node_(node), context_(std::move(context)) {
-  valid_ = node.IsMap();
+  valid_ = node.IsDefined() && node.IsMap();
   if (!valid_) reader.error(node, fmt::format("expected a mapping for {}, got {}", context_, describe(node)));
 }
 

@@ -24,6 +24,8 @@ class YamlReader {
 
   // Loads a whole file; a syntax error is reported and an empty node returned.
   [[nodiscard]] YAML::Node load_file();
+  // The same for text in memory (file() names it in messages).
+  [[nodiscard]] YAML::Node load_text(const std::string& text);
 
   [[nodiscard]] const std::string& file() const { return file_; }
   [[nodiscard]] SourceLocation where(const YAML::Node& node) const;

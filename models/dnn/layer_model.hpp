@@ -54,6 +54,9 @@ struct LayerModel {
   std::vector<Layer> layers;
   std::string measured_on;  // catalog GPU of the measured times
   int measured_batch = 1;
+  // Tokens in one sample (the sequence length of a language model; 0: not a token model), for
+  // reports' tokens per second.
+  int tokens_per_sample = 0;
 
   [[nodiscard]] Bytes parameter_bytes() const {
     Bytes total{0};

@@ -284,7 +284,12 @@ LayerModel transformer_model(const TransformerConfig& c, const ModelOptions& opt
     blocks(b, "decoder.", c, seq, true);
     norm(b, "decoder.final_norm", seq, h, c.bias);
   }
-  if (!lm) return b.build();
+  // Language models: a sample is a sequence, so reports can give tokens per second.
+  const auto with_tokens = [seq](LayerModel model) {
+    model.tokens_per_sample = static_cast<int>(seq);
+    return model;
+  };
+  if (!lm) return with_tokens(b.build());
   if (c.mlm_head) {
     linear(b, "head.transform", seq, h, h, true);
     b.elementwise(seq * h, kGeluFlops).weights(2 * h).elementwise(seq * h, kNormFlops);
@@ -296,7 +301,7 @@ LayerModel transformer_model(const TransformerConfig& c, const ModelOptions& opt
       .elementwise(seq * c.vocab, kSoftmaxFlops)  // softmax cross-entropy
       .io(seq * (h + c.vocab))
       .keep(seq * c.vocab);
-  return b.build();
+  return with_tokens(b.build());
 }
 
 LayerModel vit_model(const VitConfig& c, const ModelOptions& options) {

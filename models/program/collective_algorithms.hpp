@@ -78,6 +78,10 @@ class CollectiveAlgorithm {
   // as the executor runs them); ring and hierarchical give closed forms that never expand (O(p)).
   [[nodiscard]] virtual CollectiveFlowPlan flows(const Collective& c, const DeviceTopology& topology,
                                                  const RouteCostFn& cost) const;
+  // expand(c, topology).steps.size(), by formula, without building the steps: the resource guard
+  // (sim/run/resource_guard.hpp) sizes a run before anything is expanded. Same preconditions;
+  // a collective expand() would reject counts as if it were accepted.
+  [[nodiscard]] virtual std::size_t step_count(const Collective& c, const DeviceTopology& topology) const = 0;
 };
 
 using CollectiveAlgorithmRegistry = Registry<std::shared_ptr<const CollectiveAlgorithm>>;
@@ -107,14 +111,20 @@ void register_builtin_collective_algorithms(CollectiveAlgorithmRegistry& registr
 // Groups of more than this many members run at `flow` fidelity by default: step-level cost grows
 // with p² per ring collective (2p(p−1) flows), and up to 64 members it is below ~8k flows.
 inline constexpr std::size_t kStepFidelityMaxGroup = 64;
-// c.fidelity, else `workload_default`, else flow for groups above kStepFidelityMaxGroup, step below.
+// c.fidelity, else `workload_default`, else flow for groups above kStepFidelityMaxGroup whose
+// algorithm has a flow form (ring, hierarchical, direct), step otherwise.
 [[nodiscard]] CollectiveFidelity effective_collective_fidelity(const Collective& c,
-                                                               std::optional<CollectiveFidelity> workload_default);
+                                                               std::optional<CollectiveFidelity> workload_default,
+                                                               const DeviceTopology& topology);
 
 // The flow-fidelity plan of `c` (the algorithm chosen as expand_collective does). A group of one
 // device gives no phase. @throw InputError at `where` as expand_collective, or if the algorithm has
 // no flow form for the kind.
 [[nodiscard]] CollectiveFlowPlan plan_collective_flows(const Collective& c, const DeviceTopology& topology,
                                                        const RouteCostFn& cost, const SourceLocation& where = {});
+// expand_collective(c, topology).steps.size() without expanding (the algorithm's step_count).
+// @throw InputError as expand_collective for an unknown or unsupporting algorithm.
+[[nodiscard]] std::size_t count_collective_steps(const Collective& c, const DeviceTopology& topology,
+                                                 const SourceLocation& where = {});
 
 }  // namespace dnnsim

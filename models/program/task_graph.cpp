@@ -23,8 +23,8 @@ std::vector<std::string> all_names(const std::array<std::string_view, N>& names)
 }
 
 // Indexed by the enum values, in declaration order.
-constexpr std::array<std::string_view, 6> kPhaseNames{"forward", "backward",      "weight_grad",
-                                                      "optimizer", "communication", "other"};
+constexpr std::array<std::string_view, 7> kPhaseNames{"forward",       "backward", "weight_grad", "optimizer",
+                                                      "communication", "other",    "recompute"};
 constexpr std::array<std::string_view, 5> kDtypeNames{"fp32", "tf32", "fp16", "bf16", "fp8"};
 constexpr std::array<std::string_view, 5> kCollectiveNames{"all_reduce", "all_gather", "reduce_scatter", "broadcast",
                                                            "all_to_all"};
@@ -39,6 +39,17 @@ std::vector<std::string> phase_names() { return all_names(kPhaseNames); }
 std::string_view dtype_name(Dtype dtype) { return kDtypeNames.at(static_cast<std::size_t>(dtype)); }
 std::optional<Dtype> dtype_from_name(std::string_view name) { return from_name<Dtype>(kDtypeNames, name); }
 std::vector<std::string> dtype_names() { return all_names(kDtypeNames); }
+
+double dtype_bytes(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp32:
+    case Dtype::tf32: return 4;
+    case Dtype::fp16:
+    case Dtype::bf16: return 2;
+    case Dtype::fp8: return 1;
+  }
+  return 4;
+}
 
 std::string_view collective_kind_name(CollectiveKind kind) {
   return kCollectiveNames.at(static_cast<std::size_t>(kind));

@@ -27,7 +27,9 @@ using StreamId = std::uint32_t;
 using TaskId = std::uint32_t;
 
 // What a compute task does in training; reports break busy time down by it.
-enum class Phase { forward, backward, weight_grad, optimizer, communication, other };
+// `recompute` is a forward pass run again before its backward (activation re-materialization): it
+// counts in hardware FLOPs but not in model FLOPs (Megatron-LM's HFU vs MFU).
+enum class Phase { forward, backward, weight_grad, optimizer, communication, other, recompute };
 [[nodiscard]] std::string_view phase_name(Phase phase);
 [[nodiscard]] std::optional<Phase> phase_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> phase_names();
@@ -37,6 +39,8 @@ enum class Dtype { fp32, tf32, fp16, bf16, fp8 };
 [[nodiscard]] std::string_view dtype_name(Dtype dtype);
 [[nodiscard]] std::optional<Dtype> dtype_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> dtype_names();
+// Bytes per element: 4 (fp32, tf32), 2 (fp16, bf16), 1 (fp8).
+[[nodiscard]] double dtype_bytes(Dtype dtype);
 
 enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, broadcast, all_to_all };
 [[nodiscard]] std::string_view collective_kind_name(CollectiveKind kind);

@@ -476,6 +476,9 @@ template <class... Fs>
 struct Overloaded : Fs... {
   using Fs::operator()...;
 };
+// Aggregate deduction is C++20, but clang 14 (the fuzz build) lacks it.
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
 
 // One task as an object, keys in a fixed order: id and kind, where it runs, the schedule keys
 // (stream, phase, iteration, label), the amounts, then dependencies and memory. Compute tasks put

@@ -193,7 +193,7 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
         } else {
           if (recompute) {
             Task task = task_of(layers_compute(model, here.layers, device, samples, workload.dtype, Pass::forward),
-                                compute_stream, Phase::forward,
+                                compute_stream, Phase::recompute,
                                 fmt::format("recompute {} mb{}", here.name, step.micro_batch));
             task.alloc_bytes = activations;
             lowered.recompute[u][j].push_back(graph.add(std::move(task)));

@@ -10,8 +10,8 @@
 // Layout, per device of stage s (conventions of the data-parallel builder, planners/data_parallel):
 //  - stream "compute": the stage's steps in the schedule's order, each step one Compute per replica
 //    for the whole chunk (layers_compute), Phase::forward / Phase::backward; with re-materialization
-//    a "recompute" Compute (Phase::forward: it is the forward pass run again, so reports show its
-//    cost as forward time) just before each backward; then the optimizer step (Phase::optimizer)
+//    a "recompute" Compute (Phase::recompute: the forward pass run again, which counts in
+//    hardware but not in model FLOPs) just before each backward; then the optimizer step (Phase::optimizer)
 //    after the stage's all-reduces. The next iteration's first forward follows it on this stream.
 //  - stream "send-next": activation Transfers to the next virtual stage, in forward order, each
 //    after the forward that produced it; the receiving forward depends on it.

@@ -11,6 +11,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/workloads/data_parallel/data_parallel_kind.hpp"
 #include "sim/run/simulation.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -38,7 +39,8 @@ Scenario synthetic_scenario(int gpus, int iterations) {
   scenario.name = fmt::format("bench-{}", gpus);
   scenario.cluster.node_types.push_back(node);
   for (int n = 0; n < gpus / 8; ++n) scenario.cluster.nodes.push_back(NodeInstance{fmt::format("node{}", n), 0});
-  DataParallelConfig workload;
+  auto spec = std::make_shared<DataParallelWorkload>();
+  DataParallelConfig& workload = spec->config;
   workload.model.name = "synthetic-16";
   for (int l = 0; l < 16; ++l) {
     Layer layer;
@@ -53,7 +55,8 @@ Scenario synthetic_scenario(int gpus, int iterations) {
   workload.global_batch = gpus * 8;
   workload.dtype = Dtype::fp16;
   workload.bucket_size = Bytes(100e6);
-  scenario.workload = workload;
+  scenario.workload_kind = "data_parallel";
+  scenario.workload = std::move(spec);
   scenario.run.iterations = iterations;
   return scenario;
 }

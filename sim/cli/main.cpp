@@ -3,48 +3,67 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <functional>
 #include <iostream>
 
+#include "planners/jobs/job_scheduler.hpp"
+#include "planners/jobs/placement.hpp"
+#include "traces/jobs/job_readers.hpp"
 #include "models/dnn/model_table.hpp"
 #include "models/dnn/zoo.hpp"
+#include "models/gnn/feature_cache.hpp"
+#include "models/gnn/partitioner.hpp"
+#include "models/gnn/sampler.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
 #include "planners/parallel/planner.hpp"
+#include "planners/spmd/sharding.hpp"
 #include "planners/schedules/schedule.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_command.hpp"
 #include "sim/cli/slurm_command.hpp"
+#include "sim/report/metrics.hpp"
+#include "sim/workloads/chakra/chakra_kind.hpp"
 #include "sim/report/report.hpp"
-#include "sim/run/pipeline_workload.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/workloads/workload_kind.hpp"
 
 namespace {
 
 constexpr int kExitInputError = 2;
 constexpr int kExitExpectationMissed = 3;
 
-void print_input_error(const dnnsim::InputError& error) {
-  for (const auto& d : error.diagnostics()) std::cerr << dnnsim::format_diagnostic(d) << '\n';
-  std::cerr << fmt::format("{} error{}; nothing was simulated\n", error.diagnostics().size(),
-                           error.diagnostics().size() == 1 ? "" : "s");
-}
+void print_input_error(const dnnsim::InputError& error) { std::cerr << dnnsim::format_input_error(error); }
+
+struct RunFlags {
+  bool gantt = false;
+  bool breakdown = false;
+  bool all_devices = false;
+};
 
 int command_run(const std::string& path, const std::string& out, const std::vector<std::string>& overrides,
-                bool gantt) {
+                const RunFlags& flags) {
   dnnsim::Scenario scenario = dnnsim::load_scenario(path, overrides);
   if (!out.empty()) scenario.outputs.dir = out;
   const dnnsim::SimulationResult result = dnnsim::run_scenario(scenario, dnnsim::SimulationOptions{scenario.outputs.trace});
   const auto summary = dnnsim::make_summary(scenario, result);
   dnnsim::write_reports(scenario, result, summary, scenario.outputs.dir);
-  std::cout << dnnsim::format_summary_table(summary);
+  std::cout << dnnsim::format_summary_table(summary, flags.all_devices);
+  if (flags.breakdown) std::cout << dnnsim::format_time_breakdown(result);
   std::cout << fmt::format("\nreports in {}/\n", scenario.outputs.dir);
-  if (gantt) {
+  if (flags.gantt) {
     dnnsim::cli::write_gantt(result, scenario.outputs.dir);  // @throw PlotError (exit 1); the reports are written
     std::cout << fmt::format("gantt chart in {}/gantt.png\n", scenario.outputs.dir);
   }
-  std::cerr << fmt::format("simulated {} operations ({} flows) in {:.3f} s wall\n", result.operations,
+  std::cerr << fmt::format("simulated {} operations ({} flows) in {:.3f} s wall", result.operations,
                            result.flow_count, result.wall_seconds);
+  if (result.estimated_memory_bytes > 0)
+    std::cerr << fmt::format("; estimated peak memory {}", dnnsim::format_bytes(dnnsim::Bytes(result.estimated_memory_bytes)));
+  std::cerr << '\n';
   if (scenario.expectations.empty()) return 0;
   const auto verdicts = dnnsim::check_expectations(scenario.expectations, summary);
   std::cout << dnnsim::format_verdicts(verdicts, summary);
@@ -53,21 +72,26 @@ int command_run(const std::string& path, const std::string& out, const std::vect
   return any_failed ? kExitExpectationMissed : 0;
 }
 
+// `dnnsim lower SCENARIO --chakra DIR`: the workload's TaskGraph as Chakra execution traces.
+int command_lower(const std::string& path, const std::vector<std::string>& overrides, const std::string& chakra_dir) {
+  const dnnsim::Scenario scenario = dnnsim::load_scenario(path, overrides);
+  const auto exported = dnnsim::export_scenario_chakra(scenario, chakra_dir);
+  std::cout << fmt::format("{} Chakra execution traces in {}/ (trace.0.et … trace.{}.et)\n", exported.files.size(),
+                           chakra_dir, exported.files.size() - 1);
+  if (exported.dropped_dependencies > 0)
+    std::cerr << fmt::format("warning: {} dependencies between tasks on different GPUs with no communication between "
+                             "them cannot be written in Chakra (a node names only nodes of its own rank) and were left out\n",
+                             exported.dropped_dependencies);
+  return 0;
+}
+
 int command_validate(const std::vector<std::string>& paths) {
   int status = 0;
   for (const std::string& path : paths) {
     try {
       const dnnsim::Scenario scenario = dnnsim::load_scenario(path);
-      if (const auto* pipeline = std::get_if<dnnsim::PipelineWorkloadSpec>(&scenario.workload)) {
-        const dnnsim::PipelineSetup setup = dnnsim::plan_pipeline(scenario, *pipeline);
-        if (!setup.report.plan.feasible) {
-          std::cout << fmt::format("{}: ok, but no feasible plan: {}\n", path, setup.report.plan.reason);
-          continue;
-        }
-      }
-      const dnnsim::TaskGraph graph = dnnsim::build_workload(scenario);
-      std::cout << fmt::format("{}: ok ({} GPUs, {} tasks)\n", path, scenario.cluster.gpu_count(),
-                               graph.tasks().size());
+      std::cout << fmt::format("{}: {}\n", path,
+                               dnnsim::builtin_workload_kinds().at(scenario.workload_kind).value->check(scenario));
     } catch (const dnnsim::InputError& e) {
       print_input_error(e);
       status = kExitInputError;
@@ -83,23 +107,39 @@ void print_registry(const Registry& registry) {
     std::cout << fmt::format("{:<16} {}\n{:<16} source: {}\n", entry.name, entry.description, "", entry.source);
 }
 
+// What `dnnsim list WHAT` prints: the catalogs and every registry, in this order in the help text.
+// A new registry is one line here.
+const std::vector<std::pair<std::string, std::function<void()>>>& listings() {
+  static const std::vector<std::pair<std::string, std::function<void()>>> table = {
+      {"gpus", [] { std::cout << dnnsim::format_gpu_table(dnnsim::HardwareCatalog::builtin()); }},
+      {"links", [] { std::cout << dnnsim::format_link_table(dnnsim::HardwareCatalog::builtin()); }},
+      {"workloads", [] { print_registry(dnnsim::builtin_workload_kinds()); }},
+      {"collectives", [] { print_registry(dnnsim::builtin_collective_algorithms()); }},
+      {"models", [] { print_registry(dnnsim::builtin_models()); }},
+      {"schedules", [] { print_registry(dnnsim::builtin_schedules()); }},
+      {"planners", [] { print_registry(dnnsim::builtin_planners()); }},
+      {"spmd", [] { print_registry(dnnsim::builtin_spmd_planners()); }},
+      {"schedulers", [] { print_registry(dnnsim::builtin_schedulers()); }},
+      {"placements", [] { print_registry(dnnsim::builtin_placements()); }},
+      {"job-traces", [] { print_registry(dnnsim::builtin_job_trace_readers()); }},
+      {"backends", [] { print_registry(dnnsim::cli::calibration_backends()); }},
+      {"partitioners", [] { print_registry(dnnsim::gnn::builtin_partitioners()); }},
+      {"samplers", [] { print_registry(dnnsim::gnn::builtin_samplers()); }},
+      {"orderings", [] { print_registry(dnnsim::gnn::builtin_orderings()); }},
+      {"caches", [] { print_registry(dnnsim::gnn::builtin_caches()); }},
+  };
+  return table;
+}
+
+std::vector<std::string> listing_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, print] : listings()) names.push_back(name);
+  return names;
+}
+
 int command_list(const std::string& what) {
-  const auto& catalog = dnnsim::HardwareCatalog::builtin();
-  if (what == "gpus") {
-    std::cout << dnnsim::format_gpu_table(catalog);
-  } else if (what == "links") {
-    std::cout << dnnsim::format_link_table(catalog);
-  } else if (what == "collectives") {
-    print_registry(dnnsim::builtin_collective_algorithms());
-  } else if (what == "models") {
-    print_registry(dnnsim::builtin_models());
-  } else if (what == "schedules") {
-    print_registry(dnnsim::builtin_schedules());
-  } else if (what == "planners") {
-    print_registry(dnnsim::builtin_planners());
-  } else {
-    print_registry(dnnsim::cli::calibration_backends());
-  }
+  for (const auto& [name, print] : listings())
+    if (name == what) print();
   return 0;
 }
 
@@ -123,8 +163,21 @@ int main(int argc, char** argv) {
   run->add_option("SCENARIO", scenario_path, "scenario YAML file")->required()->check(CLI::ExistingFile);
   run->add_option("--out", out_dir, "output directory (default: outputs.dir, or out/<scenario name>)");
   run->add_option("--set", overrides, "override a scenario key: --set run.iterations=5 (repeatable)");
-  bool run_gantt = false;
-  run->add_flag("--gantt", run_gantt, "also draw OUT/gantt.png: the timeline per device and stream (needs gnuplot)");
+  RunFlags run_flags;
+  run->add_flag("--gantt", run_flags.gantt, "also draw OUT/gantt.png: the timeline per device and stream (needs gnuplot)");
+  run->add_flag("--breakdown", run_flags.breakdown,
+                "also print the time per layer (or stage, or collective) and phase, per device and iteration");
+  run->add_flag("--all-devices", run_flags.all_devices,
+                "list every device in the table (default: devices with the same GPU and figures share a row)");
+
+  std::string lower_scenario;
+  std::vector<std::string> lower_overrides;
+  std::string lower_chakra;
+  auto* lower = app.add_subcommand("lower", "write a scenario's task graph in another format (docs/chakra.md)");
+  lower->add_option("SCENARIO", lower_scenario, "scenario YAML file")->required()->check(CLI::ExistingFile);
+  lower->add_option("--chakra", lower_chakra, "directory for one Chakra execution trace per GPU (trace.<rank>.et)")
+      ->required();
+  lower->add_option("--set", lower_overrides, "override a scenario key (repeatable)");
 
   std::vector<std::string> validate_paths;
   auto* validate = app.add_subcommand("validate", "check scenario files and report every problem; simulate nothing");
@@ -132,9 +185,9 @@ int main(int argc, char** argv) {
 
   std::string list_what;
   auto* list = app.add_subcommand("list", "print a catalog or a registry");
-  list->add_option("WHAT", list_what, "gpus, links, collectives, models, schedules, planners or backends (calibration)")
+  list->add_option("WHAT", list_what, fmt::format("one of: {}", fmt::join(listing_names(), ", ")))
       ->required()
-      ->check(CLI::IsMember({"gpus", "links", "collectives", "models", "schedules", "planners", "backends"}));
+      ->check(CLI::IsMember(listing_names()));
 
   auto* model = app.add_subcommand("model", "inspect the model zoo");
   model->require_subcommand(1);
@@ -206,9 +259,11 @@ int main(int argc, char** argv) {
 
   dnnsim::cli::PlotCommandOptions plot_options;
   auto* plot = app.add_subcommand("plot", "plot a metric of sweep results against an axis, as PNG (docs/plots.md)");
-  plot->add_option("RESULTS", plot_options.csv, "results CSV written by dnnsim sweep")->required();
-  plot->add_option("--x", plot_options.x, "column for the x axis (a sweep axis key)")->required();
-  plot->add_option("--y", plot_options.y, "column for the y axis (a metric, e.g. mean.iteration_time_s)")->required();
+  plot->add_option("RESULTS", plot_options.csv, "results CSV written by dnnsim sweep");
+  plot->add_option("--x", plot_options.x, "column for the x axis (a sweep axis key)");
+  plot->add_option("--y", plot_options.y, "column for the y axis (a metric, e.g. mean.iteration_time_s)");
+  plot->add_option("--jct-cdf", plot_options.jct_cdf, "cluster run directories: the CDF of their jobs' JCT (jobs.csv), one line each");
+  plot->add_option("--utilisation", plot_options.utilisation, "cluster run directories: GPU utilisation and queued jobs over time (utilisation.csv)");
   plot->add_option("--hue", plot_options.hue, "column whose values make one line each");
   plot->add_option("-o,--output", plot_options.output, "PNG file; its gnuplot script is written beside it (.gp)")
       ->required();
@@ -216,8 +271,9 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*run) return command_run(scenario_path, out_dir, overrides, run_gantt);
+    if (*run) return command_run(scenario_path, out_dir, overrides, run_flags);
     if (*validate) return command_validate(validate_paths);
+    if (*lower) return command_lower(lower_scenario, lower_overrides, lower_chakra);
     if (*list) return command_list(list_what);
     if (*describe) return command_describe_model(model_name, model_batch, model_options);
     if (*calibrate) return dnnsim::cli::run_calibrate(calibrate_options);
@@ -231,6 +287,13 @@ int main(int argc, char** argv) {
   } catch (const dnnsim::InputError& e) {
     print_input_error(e);
     return kExitInputError;
+  } catch (const std::bad_alloc&) {
+    // The resource guard estimates before a run (docs/performance.md); this is a run that still
+    // outgrew the machine or its limit (ulimit -v), or a command the guard does not size.
+    std::cerr << "error: out of memory: the run needs more than this machine (or its ulimit) gives; nothing was "
+                 "written. Smaller runs: run.collective_fidelity: flow, fewer run.iterations, outputs.trace: false "
+                 "(docs/performance.md, \"Resource guard\")\n";
+    return 1;
   } catch (const dnnsim::cli::PlotError& e) {
     std::cerr << "error: " << e.what() << '\n';
     return 1;

@@ -9,17 +9,20 @@
 #include "models/common/units.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/report/report.hpp"
-#include "sim/run/pipeline_workload.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/run/simulation.hpp"
 
 namespace dnnsim::cli {
 
 int run_plan_command(const PlanCommandOptions& options) {
   Scenario scenario = load_scenario(options.scenario, options.overrides);
-  auto* spec = std::get_if<PipelineWorkloadSpec>(&scenario.workload);
-  if (spec == nullptr)
+  const auto* given = scenario.workload_as<PipelineWorkloadSpec>();
+  if (given == nullptr)
     throw InputError(SourceLocation{scenario.file, 0, 0},
                      "dnnsim plan needs a pipeline workload (workload.kind: pipeline, docs/pipeline.md)");
+  // --planner replaces the scenario's planner or stages in a copy of its spec.
+  auto spec = std::make_shared<PipelineWorkloadSpec>(*given);
+  scenario.workload = spec;
   if (!options.planner.empty()) {
     (void)builtin_planners().at(options.planner, SourceLocation{"--planner " + options.planner, 0, 0});
     spec->planner = options.planner;

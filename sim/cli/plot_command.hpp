@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace dnnsim {
 struct SimulationResult;
@@ -18,6 +19,8 @@ struct PlotCommandOptions {
   std::string hue;     // column whose values make one line each; empty: a single line
   std::string output;  // PNG file; the script is written beside it with the extension .gp
   std::string title;   // empty: "<y> vs <x>"
+  std::vector<std::string> jct_cdf;      // cluster run directories: plot their jobs.csv JCT CDFs instead
+  std::vector<std::string> utilisation;  // cluster run directories: plot their utilisation.csv instead
 };
 
 // Writes OUTPUT's script (OUTPUT with .gp) and draws OUTPUT with gnuplot. Notes (skipped rows,

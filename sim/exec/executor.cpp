@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <new>
 
 #include "models/cost/compute_cost.hpp"
 
@@ -81,6 +83,7 @@ struct Executor::Impl {
   std::size_t flows = 0;
   std::size_t finished_tasks = 0;
   std::size_t retried_transfers = 0;
+  std::exception_ptr failure;  // the first std::bad_alloc of a stream actor
   bool started = false;
   bool closed = false;
 
@@ -187,7 +190,7 @@ void Executor::Impl::lower_collective(const Task& task, TaskId id, std::uint32_t
   end.ends_task = true;
 
   std::uint32_t end_index = 0;
-  if (effective_collective_fidelity(collective, options.collective_fidelity) == CollectiveFidelity::step) {
+  if (effective_collective_fidelity(collective, options.collective_fidelity, topology) == CollectiveFidelity::step) {
     const CollectiveExpansion expansion = expand_collective(collective, topology, task.origin);
     std::vector<std::uint32_t> step_index(expansion.steps.size());
     std::vector<bool> has_successor(expansion.steps.size(), false);
@@ -316,7 +319,14 @@ void Executor::Impl::spawn_stream_actor(std::uint32_t s) {
   StreamSlot& slot = *slots[s];
   slot.wake = sg4::Semaphore::create(0);
   sg4::Actor::create(fmt::format("stream-{}-{}", slot.device, slot.stream), devices.at(slot.device).host,
-                     [this, &slot]() { run_stream(slot); });
+                     [this, &slot]() {
+                       try {
+                         run_stream(slot);
+                       } catch (const std::bad_alloc&) {
+                         if (!failure) failure = std::current_exception();
+                         sg4::Actor::kill_all();
+                       }
+                     });
 }
 
 // Sends `bytes` and waits for them. A failed peer GPU ends the stream (false): its work can never
@@ -445,6 +455,10 @@ void Executor::append(const TaskGraph& graph, TaskId first) {
       slot.waiting_on = kNone;
       slot.wake->release();
     }
+}
+
+void Executor::rethrow_failure() const {
+  if (impl_->failure) std::rethrow_exception(impl_->failure);
 }
 
 void Executor::close() {

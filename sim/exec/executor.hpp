@@ -107,6 +107,10 @@ class Executor {
   void append(const TaskGraph& graph, TaskId first);
   // No more work: idle stream actors exit now, busy ones when their queue is done.
   void close();
+  // After the engine has run: rethrows the std::bad_alloc a stream actor hit (an exception cannot
+  // unwind through the engine; the actor that hit it ended every other actor so that the run
+  // stops at once). Nothing when the run went through.
+  void rethrow_failure() const;
 
   [[nodiscard]] std::size_t finished_task_count() const;
   [[nodiscard]] std::size_t operation_count() const;  // computes, flows and synchronisations after expansion

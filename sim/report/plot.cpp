@@ -214,7 +214,7 @@ std::optional<AxisNumber> parse_axis_number(std::string_view text) {
 namespace {
 
 // A double-quoted gnuplot string (the terminal is noenhanced, so '_' and '^' print as themselves).
-std::string quoted(std::string_view text) {
+std::string gnuplot_string(std::string_view text) {
   std::string out = "\"";
   for (const char c : text) {
     if (c == '\\' || c == '"') {
@@ -238,7 +238,7 @@ std::string png_terminal(int width, int height, const std::string& output) {
       "  set terminal png noenhanced size {0},{1}\n"
       "}}\n"
       "set output {2}\n",
-      width, height, quoted(output));
+      width, height, gnuplot_string(output));
 }
 
 std::string number(double value) { return fmt::format("{:.12g}", value); }
@@ -377,7 +377,7 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
     }
     data += "EOD\n";
     plot += fmt::format("{}$series{} using 1:2 with linespoints lw 2 pt 7 ps 1.2 title {}",
-                        s == 0 ? "plot " : ", \\\n     ", s, hue_column ? quoted(hues[s]) : "notitle");
+                        s == 0 ? "plot " : ", \\\n     ", s, hue_column ? gnuplot_string(hues[s]) : "notitle");
   }
   if (averaged > 0)
     lines.push_back(fmt::format("{} point{} average several rows (another column varies: try it as --hue)", averaged,
@@ -394,17 +394,17 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
   script += fmt::format("# dnnsim plot: {} against {} from {}\n", options.y, options.x, table.source);
   script += "# Self-contained (the data is inline): `gnuplot THIS_FILE` redraws the figure.\n";
   script += png_terminal(1000, 600, options.output);
-  script += fmt::format("set title {}\n", quoted(title));
+  script += fmt::format("set title {}\n", gnuplot_string(title));
   // Few quantities: ticks show the texts of the sweep ("25MB"); many: numbers in the base unit, named on the label.
   const bool named_ticks = x_dimension && x_texts.size() <= kMaxNamedTicks;
   script += fmt::format(
       "set xlabel {}\n",
-      quoted(x_dimension && !named_ticks ? fmt::format("{} ({})", options.x, base_unit(*x_dimension)) : options.x));
-  script += fmt::format("set ylabel {}\n", quoted(options.y));
+      gnuplot_string(x_dimension && !named_ticks ? fmt::format("{} ({})", options.x, base_unit(*x_dimension)) : options.x));
+  script += fmt::format("set ylabel {}\n", gnuplot_string(options.y));
   script += "set grid\n";
   script += series_colours();
   if (hue_column) {
-    script += fmt::format("set key outside right top title {}\n", quoted(*options.hue));
+    script += fmt::format("set key outside right top title {}\n", gnuplot_string(*options.hue));
   } else {
     script += "unset key\n";
   }
@@ -415,7 +415,7 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
     if (low > 0 && high / low >= 100) script += "set logscale x\n";
     if (named_ticks) {
       std::vector<std::string> ticks;
-      for (const auto& [value, text] : x_texts) ticks.push_back(fmt::format("{} {}", quoted(text), number(value)));
+      for (const auto& [value, text] : x_texts) ticks.push_back(fmt::format("{} {}", gnuplot_string(text), number(value)));
       script += fmt::format("set xtics ({})\n", fmt::join(ticks, ", "));
     } else if (x_dimension) {
       script += "set format x \"%.3s%c\"\n";  // 25M, 1.5G: engineering prefixes of the base unit
@@ -424,7 +424,7 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
     script += "set offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\n";
   } else {
     std::vector<std::string> ticks;
-    for (std::size_t c = 0; c < categories.size(); ++c) ticks.push_back(fmt::format("{} {}", quoted(categories[c]), c));
+    for (std::size_t c = 0; c < categories.size(); ++c) ticks.push_back(fmt::format("{} {}", gnuplot_string(categories[c]), c));
     script += fmt::format("set xtics ({})\n", fmt::join(ticks, ", "));
     script += fmt::format("set xrange [-0.5:{}]\n", number(static_cast<double>(categories.size()) - 0.5));
     script += "set offsets 0, 0, graph 0.05, graph 0.05\n";
@@ -455,6 +455,8 @@ std::string_view phase_colour(Phase phase) {
       return "#CC79A7";  // purple
     case Phase::other:
       return "#999999";  // grey
+    case Phase::recompute:
+      return "#56B4E9";  // sky blue: a forward pass again
   }
   return "#000000";
 }
@@ -513,7 +515,7 @@ std::string make_gantt_script(const SimulationResult& result, const std::string&
   script += "# dnnsim Gantt chart of one run: a row per (device, stream), a box per task coloured by phase.\n";
   script += "# Self-contained (the data is inline): `gnuplot THIS_FILE` redraws the figure.\n";
   script += png_terminal(1400, height, png_path);
-  script += fmt::format("set title {}\n", quoted(title));
+  script += fmt::format("set title {}\n", gnuplot_string(title));
   script += "set xlabel \"simulated time (ms)\"\n";
   script += fmt::format("set xrange [0:{}]\n", number(std::max(result.makespan_s * kMs, 1e-9)));
   script += fmt::format("set yrange [{}:-0.5]\n", number(std::max(rows, 1) - 0.5));  // first device at the top
@@ -527,7 +529,7 @@ std::string make_gantt_script(const SimulationResult& result, const std::string&
     const std::size_t stream = key % streams;
     ticks.push_back(fmt::format(
         "{} {}",
-        quoted(fmt::format("{} {}", graph.devices()[device], graph.streams().empty() ? "" : graph.streams()[stream])),
+        gnuplot_string(fmt::format("{} {}", graph.devices()[device], graph.streams().empty() ? "" : graph.streams()[stream])),
         row));
   }
   script += ticks.empty() ? "set ytics ()\n" : fmt::format("set ytics ({}) nomirror\n", fmt::join(ticks, ", "));
@@ -554,7 +556,7 @@ std::string make_gantt_script(const SimulationResult& result, const std::string&
     const std::string name(phase_name(phase));
     script += fmt::format("${} << EOD\n{}EOD\n", name, lines);
     plot += fmt::format("{}${} using (($1+$2)/2):3:1:2:($3-0.4):($3+0.4) with boxxyerror fc rgb \"{}\" title {}",
-                        plot.empty() ? "plot " : ", \\\n     ", name, phase_colour(phase), quoted(name));
+                        plot.empty() ? "plot " : ", \\\n     ", name, phase_colour(phase), gnuplot_string(name));
   }
   if (plot.empty()) {
     script += "set label \"no task ran\" at graph 0.5, graph 0.5 center\nplot NaN notitle\n";
@@ -681,6 +683,61 @@ int render_with_gnuplot(const std::string& script, std::string& error, const std
   if (!messages.empty()) error += ":\n" + messages;
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return code == 0 ? 1 : code;
+}
+
+}  // namespace dnnsim
+
+namespace dnnsim {
+
+namespace {
+
+// Numbers of `column` in a cluster report CSV, skipping empty fields (jobs that never ran).
+std::vector<double> numeric_column(const CsvTable& table, const std::string& column) {
+  const auto index = table.column(column);
+  if (!index) throw InputError(SourceLocation{table.source, 1, 1}, fmt::format("no column '{}' (is it a cluster run's file?)", column));
+  std::vector<double> values;
+  for (const auto& row : table.rows)
+    if (!row[*index].empty()) values.push_back(std::stod(row[*index]));
+  return values;
+}
+
+}  // namespace
+
+std::string make_jct_cdf_script(const std::vector<std::pair<std::string, CsvTable>>& runs, const std::string& png_path) {
+  std::string script = png_terminal(900, 600, png_path);
+  script += "set title \"JCT CDF\"\nset xlabel \"job completion time (s)\"\nset ylabel \"fraction of finished jobs\"\n"
+            "set logscale x\nset key bottom right\nset grid\n";
+  std::string plots, data;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    std::vector<double> jct = numeric_column(runs[r].second, "jct_s");
+    if (jct.empty()) throw InputError(SourceLocation{runs[r].second.source, 0, 0}, "no finished job to plot");
+    std::sort(jct.begin(), jct.end());
+    data += fmt::format("$run{} << EOD\n", r);
+    for (std::size_t i = 0; i < jct.size(); ++i)
+      data += fmt::format("{} {}\n", std::max(jct[i], 1e-3), static_cast<double>(i + 1) / static_cast<double>(jct.size()));
+    data += "EOD\n";
+    plots += fmt::format("{}$run{} using 1:2 with steps lw 2 title {}", r ? ", " : "", r, gnuplot_string(runs[r].first));
+  }
+  return script + data + "plot " + plots + "\n";
+}
+
+std::string make_utilisation_script(const std::vector<std::pair<std::string, CsvTable>>& runs, const std::string& png_path) {
+  std::string script = png_terminal(900, 700, png_path);
+  script += "set multiplot layout 2,1\nset xlabel \"time (h)\"\nset grid\nset key top right\n";
+  std::string data, util, queued;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const std::vector<double> start = numeric_column(runs[r].second, "start_s");
+    const std::vector<double> busy = numeric_column(runs[r].second, "utilisation");
+    const std::vector<double> waiting = numeric_column(runs[r].second, "queued");
+    data += fmt::format("$run{} << EOD\n", r);
+    for (std::size_t i = 0; i < start.size() && i < busy.size() && i < waiting.size(); ++i)
+      data += fmt::format("{} {} {}\n", start[i] / 3600.0, busy[i], waiting[i]);
+    data += "EOD\n";
+    util += fmt::format("{}$run{} using 1:2 with steps lw 2 title {}", r ? ", " : "", r, gnuplot_string(runs[r].first));
+    queued += fmt::format("{}$run{} using 1:3 with steps lw 2 title {}", r ? ", " : "", r, gnuplot_string(runs[r].first));
+  }
+  return script + data + "set ylabel \"GPU utilisation\"\nset yrange [0:1.05]\nplot " + util +
+         "\nset ylabel \"queued jobs\"\nset yrange [*:*]\nplot " + queued + "\nunset multiplot\n";
 }
 
 }  // namespace dnnsim

@@ -76,6 +76,13 @@ struct PlotOptions {
 // 100k tasks stay a few MB of script and a few seconds of gnuplot.
 [[nodiscard]] std::string make_gantt_script(const SimulationResult& result, const std::string& png_path);
 
+// Cluster runs (docs/cluster.md): the CDF of `jct_s` of each run's jobs.csv, one line per (label, table),
+// x logarithmic; and each run's utilisation.csv as two time series (GPU utilisation, queued jobs).
+// @throw InputError when a table lacks the column or has no finished job.
+[[nodiscard]] std::string make_jct_cdf_script(const std::vector<std::pair<std::string, CsvTable>>& runs, const std::string& png_path);
+[[nodiscard]] std::string make_utilisation_script(const std::vector<std::pair<std::string, CsvTable>>& runs,
+                                                  const std::string& png_path);
+
 // Runs `program` (default: gnuplot from PATH) with `script` on its standard input and waits for it.
 // Returns 0 on success; otherwise non-zero with `error` saying why: gnuplot not installed (exit code
 // 127, "install it with scripts/install-deps"), or it failed (its exit status and error output).

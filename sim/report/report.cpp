@@ -9,11 +9,19 @@
 
 #include "models/cost/memory_model.hpp"
 #include "sim/report/intervals.hpp"
+#include "sim/report/metrics.hpp"
 
 namespace dnnsim {
 namespace {
 
 bool happened(double date) { return !std::isnan(date); }
+
+// 1024 → "1,024".
+std::string with_thousands(std::size_t n) {
+  std::string digits = std::to_string(n);
+  for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
 
 // Busy intervals of each device: compute tasks by phase, and communication (a transfer occupies
 // its source and destination, a collective every member).
@@ -45,8 +53,8 @@ std::vector<DeviceActivity> device_activity(const SimulationResult& result) {
 }
 
 std::string status_of(const SimulationResult& result, std::vector<std::string>& messages) {
-  if (result.pipeline && !result.pipeline->plan.feasible) {
-    messages.push_back(result.pipeline->plan.reason);
+  if (!result.infeasible_reason.empty()) {
+    messages.push_back(result.infeasible_reason);
     return "infeasible";
   }
   std::string status = "ok";
@@ -63,54 +71,6 @@ std::string status_of(const SimulationResult& result, std::vector<std::string>& 
     status = "failed";
   }
   return status;
-}
-
-// The plan as numbers expectations can check ("pipeline.stage_count", "pipeline.stages.0.layers").
-nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const std::vector<std::string>& gpu_names) {
-  nlohmann::ordered_json section;
-  section["planner"] = report.planner;
-  section["schedule"] = report.schedule;
-  section["feasible"] = report.plan.feasible;
-  if (!report.plan.feasible) {
-    section["reason"] = report.plan.reason;
-    return section;
-  }
-  const PipelinePlan& plan = report.plan.plan;
-  section["plan"] = plan.describe(gpu_names);
-  section["stage_count"] = plan.stages.size();
-  section["micro_batches"] = plan.micro_batches;
-  section["micro_batch_size"] = plan.micro_batch_size();
-  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-  for (const PipelineStage& stage : plan.stages) {
-    nlohmann::ordered_json entry;
-    std::size_t layers = 0;
-    nlohmann::ordered_json chunks = nlohmann::ordered_json::array();
-    for (const LayerRange& range : stage.chunks) {
-      layers += range.size();
-      chunks.push_back({range.begin, range.end});
-    }
-    entry["layers"] = layers;
-    entry["chunks"] = chunks;
-    entry["gpus"] = stage.devices.size();
-    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
-    for (DeviceId d : stage.devices) devices.push_back(gpu_names.at(d));
-    entry["devices"] = devices;
-    stages.push_back(entry);
-  }
-  section["stages"] = stages;
-  section["cost_model"] = report.plan.cost_model;
-  section["predicted_iteration_time_s"] = report.plan.predicted_iteration_time.value();
-  if (report.planner != "explicit") section["candidates_scored"] = report.plan.statistics.candidates;
-  if (!report.choices.empty()) {
-    nlohmann::ordered_json choices = nlohmann::ordered_json::array();
-    for (const PipelineRunReport::Choice& choice : report.choices) {
-      nlohmann::ordered_json predictions = nlohmann::ordered_json::object();
-      for (const auto& [k, seconds] : choice.predicted_s) predictions[std::to_string(k)] = seconds;
-      choices.push_back({{"group_size", choice.group_size}, {"predicted_s", predictions}});
-    }
-    section["group_size_per_iteration"] = choices;
-  }
-  return section;
 }
 
 }  // namespace
@@ -139,10 +99,7 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   summary["makespan_s"] = result.makespan_s;
 
   const double mean_iteration = result.makespan_s / iterations;
-  std::optional<int> global_batch;
-  if (const auto* data_parallel = std::get_if<DataParallelConfig>(&scenario.workload))
-    global_batch = data_parallel->global_batch;
-  if (const auto* pipeline = std::get_if<PipelineWorkloadSpec>(&scenario.workload)) global_batch = pipeline->global_batch;
+  const std::optional<int> global_batch = scenario.workload->samples_per_iteration();
   ordered_json mean;
   mean["iteration_time_s"] = mean_iteration;
   if (global_batch) {
@@ -150,6 +107,24 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   } else {
     mean["throughput_samples_per_s"] = nullptr;  // a task graph file does not say what a sample is
   }
+  const std::optional<int> tokens = scenario.workload->tokens_per_sample();
+  if (global_batch && tokens && mean_iteration > 0) {
+    mean["throughput_tokens_per_s"] = static_cast<double>(*global_batch) * *tokens / mean_iteration;
+  } else {
+    mean["throughput_tokens_per_s"] = nullptr;
+  }
+  // Megatron-LM's figures (sim/report/metrics.hpp): FLOP rates per GPU, MFU and HFU.
+  const FlopMetrics flops = flop_metrics(result, gpu_specs_of_devices(scenario, result.graph));
+  const double gpu_count = std::max<double>(1, static_cast<double>(result.graph.devices().size()));
+  const double per_gpu_second = result.makespan_s > 0 ? 1.0 / (result.makespan_s * gpu_count) : 0.0;
+  mean["model_flops_per_iteration"] = flops.model_flops / iterations;
+  mean["hardware_flops_per_iteration"] = flops.hardware_flops / iterations;
+  mean["model_tflops_per_gpu"] = flops.model_flops * per_gpu_second / 1e12;
+  mean["hardware_tflops_per_gpu"] = flops.hardware_flops * per_gpu_second / 1e12;
+  mean["mfu"] = flops.mfu(result.makespan_s);
+  mean["hfu"] = flops.hfu(result.makespan_s);
+  const std::vector<MemoryBreakdown> model_states =
+      builtin_workload_kinds().at(scenario.workload_kind).value->model_state_memory(scenario, result);
 
   const auto activity = device_activity(result);
   ordered_json devices = ordered_json::object();
@@ -166,6 +141,13 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     device["utilization"] = result.makespan_s > 0 ? compute / result.makespan_s : 0.0;
     device["peak_memory_bytes"] = result.peak_memory_bytes[d];
     device["memory_capacity_bytes"] = result.memory_capacity_bytes[d];
+    device["memory_at_peak"] =
+        memory_at_peak(result.peak_memory_bytes[d], model_states.empty() ? nullptr : &model_states[d]);
+    const DeviceFlops& device_flops = flops.devices[d];
+    device["model_tflops_per_s"] = result.makespan_s > 0 ? device_flops.model_flops / result.makespan_s / 1e12 : 0.0;
+    device["mfu"] = result.makespan_s > 0 && device_flops.peak_flops_per_s > 0
+                        ? device_flops.model_flops / (result.makespan_s * device_flops.peak_flops_per_s)
+                        : 0.0;
     device["compute_s"] = compute / iterations;
     device["communication_s"] = communication / iterations;
     device["exposed_communication_s"] = exposed / iterations;
@@ -189,8 +171,11 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   double peak_sum = 0;
   for (double peak : result.peak_memory_bytes) peak_sum += peak;
   mean["peak_memory_bytes"] = result.peak_memory_bytes.empty() ? 0.0 : peak_sum / static_cast<double>(result.peak_memory_bytes.size());
+  mean["max_peak_memory_bytes"] = result.peak_memory_bytes.empty()
+                                     ? 0.0
+                                     : *std::max_element(result.peak_memory_bytes.begin(), result.peak_memory_bytes.end());
   summary["mean"] = mean;
-  if (result.pipeline) summary["pipeline"] = pipeline_summary(*result.pipeline, result.gpu_names);
+  builtin_workload_kinds().at(scenario.workload_kind).value->add_to_summary(scenario, result, summary);
   summary["devices"] = devices;
 
   ordered_json links = ordered_json::object();
@@ -221,28 +206,22 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   return summary;
 }
 
+TaskDescription describe_task(const TaskGraph& graph, TaskId id) {
+  const Task& task = graph.task(id);
+  if (const auto* c = std::get_if<Compute>(&task.op))
+    return {"compute", graph.devices()[c->device], c->bytes_accessed.value(), c->flops.value()};
+  if (const auto* t = std::get_if<Transfer>(&task.op))
+    return {"transfer", graph.devices()[t->src] + ">" + graph.devices()[t->dst], t->size.value(), 0.0};
+  const auto& col = std::get<Collective>(task.op);
+  return {std::string(collective_kind_name(col.kind)), fmt::format("{} devices", col.group.size()), col.size.value(), 0.0};
+}
+
 std::string make_tasks_csv(const SimulationResult& result) {
   std::string csv = "id,label,kind,phase,iteration,devices,stream,start_s,end_s,duration_s,bytes,flops\n";
   const TaskGraph& graph = result.graph;
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     const Task& task = graph.task(id);
-    std::string kind, devices;
-    double bytes = 0, flops = 0;
-    if (const auto* c = std::get_if<Compute>(&task.op)) {
-      kind = "compute";
-      devices = graph.devices()[c->device];
-      bytes = c->bytes_accessed.value();
-      flops = c->flops.value();
-    } else if (const auto* t = std::get_if<Transfer>(&task.op)) {
-      kind = "transfer";
-      devices = graph.devices()[t->src] + ">" + graph.devices()[t->dst];
-      bytes = t->size.value();
-    } else {
-      const auto& col = std::get<Collective>(task.op);
-      kind = std::string(collective_kind_name(col.kind));
-      devices = fmt::format("{} devices", col.group.size());
-      bytes = col.size.value();
-    }
+    const auto [kind, devices, bytes, flops] = describe_task(graph, id);
     const double start = result.task_start[id];
     const double end = result.task_end[id];
     std::string label = task.label;
@@ -334,9 +313,10 @@ void write_reports(const Scenario& scenario, const SimulationResult& result, con
   write("summary.json", summary.dump(2) + "\n");
   if (scenario.outputs.tasks_csv) write("tasks.csv", make_tasks_csv(result));
   if (scenario.outputs.trace) write("trace.json", make_chrome_trace(result).dump() + "\n");
+  builtin_workload_kinds().at(scenario.workload_kind).value->write_files(scenario, result, dir);
 }
 
-std::string format_summary_table(const nlohmann::ordered_json& summary) {
+std::string format_summary_table(const nlohmann::ordered_json& summary, bool all_devices) {
   std::string text;
   text += fmt::format("scenario {}: {}\n", summary["scenario"].get<std::string>(), summary["status"].get<std::string>());
   // A thousand GPUs out of memory would bury the table: the first few here, every one in summary.json.
@@ -346,6 +326,21 @@ std::string format_summary_table(const nlohmann::ordered_json& summary) {
     text += fmt::format("  {}\n", messages[i].get<std::string>());
   if (messages.size() > kShownMessages)
     text += fmt::format("  … and {} more (summary.json lists them all)\n", messages.size() - kShownMessages);
+  if (summary.contains("cluster")) {  // a job stream: no iteration or per-device table (docs/cluster.md)
+    const auto& c = summary["cluster"];
+    const auto& jct = c["jct_s"];
+    text += fmt::format("{} jobs ({} finished, {} never fit, {} unfinished) on {} GPUs, {} + {}\n", c["jobs"].get<std::size_t>(),
+                        c["finished"].get<std::size_t>(), c["never_fits"].get<std::size_t>(), c["unfinished"].get<std::size_t>(),
+                        c["gpus"].get<int>(), c["scheduler"].get<std::string>(), c["placement"].get<std::string>());
+    text += fmt::format("JCT mean {}  p50 {}  p95 {}  p99 {}\n", format_seconds(Seconds(jct["mean"].get<double>())),
+                        format_seconds(Seconds(jct["p50"].get<double>())), format_seconds(Seconds(jct["p95"].get<double>())),
+                        format_seconds(Seconds(jct["p99"].get<double>())));
+    text += fmt::format("makespan {}  mean queueing {}  GPU utilisation {:.1f}%  preemptions {}\n",
+                        format_seconds(Seconds(c["makespan_s"].get<double>())),
+                        format_seconds(Seconds(c["mean_queueing_s"].get<double>())), 100 * c["gpu_utilisation"].get<double>(),
+                        c["preemptions"].get<std::size_t>());
+    return text;
+  }
   const auto& mean = summary["mean"];
   text += fmt::format("mean iteration {:>12}   ({} iterations)\n",
                       format_seconds(Seconds(mean["iteration_time_s"].get<double>())), summary["iterations"].get<int>());
@@ -360,15 +355,59 @@ std::string format_summary_table(const nlohmann::ordered_json& summary) {
                           format_seconds(Seconds(pipeline["predicted_iteration_time_s"].get<double>())),
                           pipeline["cost_model"].get<std::string>());
   }
-  text += fmt::format("\n{:<16} {:<14} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "device", "gpu", "util", "compute",
-                      "comm", "exposed", "idle", "peak mem");
-  for (const auto& [name, d] : summary["devices"].items())
-    text += fmt::format("{:<16} {:<14} {:>5.1f}% {:>11} {:>11} {:>11} {:>11} {:>11}\n", name, d["gpu"].get<std::string>(),
-                        100 * d["utilization"].get<double>(), format_seconds(Seconds(d["compute_s"].get<double>())),
-                        format_seconds(Seconds(d["communication_s"].get<double>())),
-                        format_seconds(Seconds(d["exposed_communication_s"].get<double>())),
-                        format_seconds(Seconds(d["idle_s"].get<double>())),
-                        format_bytes(Bytes(d["peak_memory_bytes"].get<double>())));
+  if (mean.contains("mfu") && mean["model_flops_per_iteration"].get<double>() <= 0) {
+    text += "model FLOP/s   n/a (the workload gives measured times, not FLOPs)\n";
+  } else if (mean.contains("mfu")) {
+    text += fmt::format("model FLOP/s   {:>8.1f} TFLOP/s per GPU   MFU {:.1f}%   (with recomputation {:.1f} TFLOP/s, HFU {:.1f}%)\n",
+                        mean["model_tflops_per_gpu"].get<double>(), 100 * mean["mfu"].get<double>(),
+                        mean["hardware_tflops_per_gpu"].get<double>(), 100 * mean["hfu"].get<double>());
+    if (!mean["throughput_tokens_per_s"].is_null())
+      text += fmt::format("tokens         {:>12.0f} tokens/s\n", mean["throughput_tokens_per_s"].get<double>());
+  }
+  // Devices with the same GPU and the same figures (as printed) share one row, so that a thousand
+  // identical replicas take one line; `all_devices` lists every device.
+  const auto grouped = [&](const std::string& header, const auto& figures) {
+    std::vector<std::string> keys;
+    std::map<std::string, std::vector<std::string>> members;
+    for (const auto& [name, d] : summary["devices"].items()) {
+      const std::string key = figures(d);
+      auto [it, added] = members.try_emplace(all_devices ? name + key : key);
+      if (added) keys.push_back(it->first);
+      it->second.push_back(name);
+    }
+    std::vector<std::string> labels;
+    std::size_t width = 16;
+    for (const std::string& key : keys) {
+      const auto& names = members[key];
+      labels.push_back(names.size() == 1 ? names.front()
+                                         : fmt::format("{} × {}", compress_device_names(names), with_thousands(names.size())));
+      width = std::max(width, labels.back().size());
+    }
+    std::string table = fmt::format("\n{:<{}} {}\n", "device", width, header);
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      table += fmt::format("{:<{}} {}\n", labels[i], width, figures(summary["devices"][members[keys[i]].front()]));
+    return table;
+  };
+  const auto bytes = [](const nlohmann::ordered_json& value) { return format_bytes(Bytes(value.get<double>())); };
+  text += grouped(fmt::format("{:<14} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11}", "gpu", "util", "compute", "comm",
+                              "exposed", "idle", "peak mem"),
+                  [&](const nlohmann::ordered_json& d) {
+                    return fmt::format("{:<14} {:>5.1f}% {:>11} {:>11} {:>11} {:>11} {:>11}",
+                                       d["gpu"].get<std::string>(), 100 * d["utilization"].get<double>(),
+                                       format_seconds(Seconds(d["compute_s"].get<double>())),
+                                       format_seconds(Seconds(d["communication_s"].get<double>())),
+                                       format_seconds(Seconds(d["exposed_communication_s"].get<double>())),
+                                       format_seconds(Seconds(d["idle_s"].get<double>())), bytes(d["peak_memory_bytes"]));
+                  });
+  text += grouped(fmt::format("{:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}", "weights", "gradients", "optimizer",
+                              "activations", "other", "peak", "capacity"),
+                  [&](const nlohmann::ordered_json& d) {
+                    const auto& m = d["memory_at_peak"];
+                    return fmt::format("{:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}", bytes(m["weights_bytes"]),
+                                       bytes(m["gradients_bytes"]), bytes(m["optimizer_state_bytes"]),
+                                       bytes(m["activations_bytes"]), bytes(m["other_bytes"]),
+                                       bytes(d["peak_memory_bytes"]), bytes(d["memory_capacity_bytes"]));
+                  });
   return text;
 }
 

@@ -19,6 +19,15 @@
 namespace dnnsim {
 
 [[nodiscard]] nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationResult& result);
+// One task as tasks.csv (and the Python module's task columns) describe it.
+struct TaskDescription {
+  std::string kind;     // compute, transfer, or the collective's kind
+  std::string devices;  // "node0/gpu0", "src>dst", "8 devices"
+  double bytes = 0;
+  double flops = 0;
+};
+[[nodiscard]] TaskDescription describe_task(const TaskGraph& graph, TaskId id);
+
 [[nodiscard]] std::string make_tasks_csv(const SimulationResult& result);
 [[nodiscard]] nlohmann::ordered_json make_chrome_trace(const SimulationResult& result);
 
@@ -26,8 +35,9 @@ namespace dnnsim {
 void write_reports(const Scenario& scenario, const SimulationResult& result, const nlohmann::ordered_json& summary,
                    const std::string& dir);
 
-// The short table printed on stdout after a run.
-[[nodiscard]] std::string format_summary_table(const nlohmann::ordered_json& summary);
+// The short table printed on stdout after a run. Devices with the same GPU and figures share a row
+// ("node0–1023/gpu0 × 1024") unless `all_devices`.
+[[nodiscard]] std::string format_summary_table(const nlohmann::ordered_json& summary, bool all_devices = false);
 
 // The value at a dotted path of the summary ("mean.iteration_time_s", "devices.node0/gpu1.peak_memory_bytes",
 // "iteration_time_s.0": a list index), or nullptr when there is none. Keys never contain dots, so a

@@ -4,44 +4,27 @@
 #include <xbt/log.h>
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <chrono>
 #include <exception>
 #include <optional>
 
-#include "models/program/task_graph_json.hpp"
-#include "planners/data_parallel/data_parallel.hpp"
-#include "sim/run/pipeline_workload.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/observers.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/run/resource_guard.hpp"
 
 namespace sg4 = simgrid::s4u;
 
 namespace dnnsim {
 
 TaskGraph build_workload(const Scenario& scenario) {
-  const std::vector<std::string> gpus = scenario.cluster.gpu_names();
-  if (const auto* dp = std::get_if<DataParallelConfig>(&scenario.workload))
-    return build_data_parallel(*dp, gpus, scenario.run.iterations);
-
-  if (const auto* pipeline = std::get_if<PipelineWorkloadSpec>(&scenario.workload)) {
-    const PipelineSetup setup = plan_pipeline(scenario, *pipeline);
-    if (!setup.report.plan.feasible)
-      throw InputError(pipeline->where, fmt::format("no feasible plan: {}", setup.report.plan.reason));
-    return build_pipeline(setup.workload, *setup.schedule, gpus, scenario.run.iterations);
-  }
-
-  const auto& file = std::get<TaskGraphWorkload>(scenario.workload);
-  TaskGraph graph = load_task_graph(file.path);
-  std::vector<Diagnostic> problems;
-  for (const std::string& device : graph.devices())
-    if (std::find(gpus.begin(), gpus.end(), device) == gpus.end())
-      problems.push_back(Diagnostic{SourceLocation{file.path, 0, 0},
-                                    fmt::format("device '{}' of the task graph is not a GPU of the cluster{}", device,
-                                                suggestion_suffix(device, gpus))});
-  if (!problems.empty()) throw InputError(std::move(problems));
-  return graph;
+  std::optional<TaskGraph> graph = builtin_workload_kinds().at(scenario.workload_kind).value->lower(scenario);
+  if (!graph)
+    throw InputError(scenario.workload->where,
+                     fmt::format("a {} workload is not one TaskGraph: it drives the simulation itself", scenario.workload_kind));
+  return std::move(*graph);
 }
 
 std::unique_ptr<sg4::Engine> create_engine() {
@@ -57,6 +40,15 @@ std::unique_ptr<sg4::Engine> create_engine() {
   engine->set_config("network/model:CM02");
   engine->set_config("network/crosstraffic:0");
   engine->set_config("network/TCP-gamma:0");
+  // No guard page below each actor's stack: it is a second memory mapping per actor, and Linux
+  // allows 65,530 per process (vm.max_map_count), so a 16k-GPU run (two or three stream actors per
+  // GPU) aborted in SimGrid ("Failed to protect stack"). dnnsim's actors run loops, not recursion.
+  // Without a guard SimGrid callocs the stack; a fixed mmap threshold keeps every stack a fresh
+  // mapping whose pages are touched only as the actor uses them (glibc's dynamic threshold rises
+  // when the first stacks are freed, and later 8 MiB stacks then came from the heap, zeroed: 3×
+  // the resident memory at 1,024 GPUs).
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  engine->set_config("contexts/guard-size:0");
   return engine;
 }
 
@@ -120,6 +112,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
     });
   start_background_flows(scenario, platform);
   engine->run();
+  executor.rethrow_failure();
   if (controller_error) std::rethrow_exception(controller_error);
 
   result.makespan_s = 0;
@@ -146,27 +139,9 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
 namespace dnnsim {
 
 SimulationResult run_scenario(const Scenario& scenario, SimulationOptions options) {
-  const auto* pipeline = std::get_if<PipelineWorkloadSpec>(&scenario.workload);
-  if (pipeline == nullptr) return simulate(scenario, build_workload(scenario), options);
-  PipelineSetup setup = plan_pipeline(scenario, *pipeline);
-  if (!setup.report.plan.feasible) {
-    SimulationResult result;
-    result.gpu_names = scenario.cluster.gpu_names();
-    result.pipeline = std::move(setup.report);
-    return result;
-  }
-  if (pipeline->schedule == "ada-grouper") {
-    auto choices = std::make_shared<std::vector<PipelineRunReport::Choice>>();
-    AdaGrouperRun run = start_ada_grouper(scenario, *pipeline, setup, choices);
-    options.controller = std::move(run.controller);
-    SimulationResult result = simulate(scenario, std::move(run.graph), options);
-    setup.report.choices = std::move(*choices);
-    result.pipeline = std::move(setup.report);
-    return result;
-  }
-  TaskGraph graph = build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
-  SimulationResult result = simulate(scenario, std::move(graph), options);
-  result.pipeline = std::move(setup.report);
+  const std::optional<ResourceEstimate> estimate = check_resources(scenario);
+  SimulationResult result = builtin_workload_kinds().at(scenario.workload_kind).value->run(scenario, options);
+  if (estimate) result.estimated_memory_bytes = estimate->memory.value();
   return result;
 }
 

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "models/program/task_graph.hpp"
-#include "planners/parallel/planner.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -24,27 +23,18 @@ namespace dnnsim {
 // cross-traffic and without the TCP-gamma window bound, SimGrid's own logs silenced below critical.
 [[nodiscard]] std::unique_ptr<simgrid::s4u::Engine> create_engine();
 
-// The workload as a TaskGraph whose devices are the cluster's GPUs; for a pipeline workload, its plan
-// under its (fixed) schedule.
-// @throw InputError (an unknown device in a TaskGraph file, no feasible pipeline plan, …).
+// The workload as a TaskGraph whose devices are the cluster's GPUs (WorkloadKind::lower).
+// @throw InputError (an unknown device in a TaskGraph file, no feasible pipeline plan, a kind that
+// has no single TaskGraph, …).
 [[nodiscard]] TaskGraph build_workload(const Scenario& scenario);
-
-// What a pipeline workload's run reports besides timings: the plan, who chose it, and, under
-// Ada-Grouper, the group size chosen before each iteration with its predictions.
-struct PipelineRunReport {
-  std::string planner;  // a planner name, or "explicit"
-  std::string schedule;
-  PlanResult plan;      // plan.feasible = false: nothing was simulated, plan.reason says why
-  struct Choice {
-    int group_size = 1;
-    std::vector<std::pair<int, double>> predicted_s;  // (k, predicted iteration time) of every candidate that fits
-  };
-  std::vector<Choice> choices;  // ada-grouper: one per iteration (iteration 0: the first candidate, unmeasured)
-};
 
 struct SimulationResult {
   TaskGraph graph;
-  std::optional<PipelineRunReport> pipeline;
+  // The kind's own results (its plan, its per-job table, …), read by the same kind's reports.
+  std::shared_ptr<const WorkloadResult> workload_result;
+  // Not empty: nothing was simulated because the workload cannot run (no plan fits memory); the
+  // reports give status "infeasible" with this reason.
+  std::string infeasible_reason;
   PlatformLayout layout;
   std::vector<std::string> gpu_names;
   std::vector<std::string> gpu_models;
@@ -65,6 +55,9 @@ struct SimulationResult {
   std::size_t transfer_retries = 0;
   std::size_t unfinished_tasks = 0;
   double wall_seconds = 0;  // not written to reports: they must be byte-identical run to run
+  // The resource guard's estimate of the process's peak memory (sim/run/resource_guard.hpp); 0 when
+  // the workload kind gives none. Printed on stderr, not written to reports (a model, not a result).
+  double estimated_memory_bytes = 0;
 };
 
 // Adds work while the simulation runs, one iteration at a time (Ada-Grouper re-plans the next
@@ -81,10 +74,8 @@ struct SimulationOptions {
   IterationController controller;  // empty: the graph is simulated as given
 };
 
-// The run of a scenario from start to finish: plan a pipeline workload (an infeasible plan gives a
-// result with no tasks and result.pipeline->plan.feasible = false), build the workload and simulate
-// it — under Ada-Grouper with its controller re-planning before every iteration.
-// @throw InputError
+// The run of a scenario from start to finish, by its workload kind (sim/workloads/): an infeasible
+// workload gives a result with no tasks and its infeasible_reason. @throw InputError
 [[nodiscard]] SimulationResult run_scenario(const Scenario& scenario, SimulationOptions options);
 
 // Simulates a given graph. @throw InputError

@@ -20,9 +20,7 @@
 #include "models/dnn/layer_model.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/task_graph.hpp"
-#include "planners/common/pipeline_plan.hpp"
-#include "planners/data_parallel/data_parallel.hpp"
-#include "planners/schedules/schedule.hpp"
+#include "sim/workloads/workload_kind.hpp"
 #include "traces/network/bandwidth_schedule.hpp"
 
 namespace dnnsim {
@@ -143,34 +141,6 @@ struct NetworkConditions {
   std::vector<FailureWindow> failures;
 };
 
-// ---- workload --------------------------------------------------------------------------------
-
-struct TaskGraphWorkload {
-  std::string path;
-};
-
-// Pipeline (and hybrid pipeline × data) parallel training: the model cut into stages by a planner
-// (planners/parallel) or by hand, run under a pipeline schedule (planners/schedules). docs/pipeline.md.
-struct PipelineWorkloadSpec {
-  LayerModel model;
-  int global_batch = 1;
-  int micro_batches = 1;
-  Dtype dtype = Dtype::fp32;
-  Precision precision = Precision::fp32;
-  Optimizer optimizer = Optimizer::adam;
-  std::string collective_algorithm;  // the stages' gradient all-reduce; empty: the default rule
-  std::string schedule = "1f1b";     // a name of builtin_schedules()
-  ScheduleOptions schedule_options;
-  // Either a planner (with its options) or explicit stages.
-  std::string planner;
-  std::optional<int> planner_stages;  // uniform: the number of stages
-  std::vector<PipelineStage> stages;  // explicit: one chunk each, devices as cluster GPU indices
-  // Added to every device's memory need in the planners' check (CUDA context, libraries); the
-  // simulation itself measures the tasks' allocations only.
-  Bytes framework_overhead{0};
-  SourceLocation where;  // the workload section, for messages about the plan
-};
-
 // ---- run, outputs, expectations ------------------------------------------------------------
 
 struct RunSettings {
@@ -179,6 +149,9 @@ struct RunSettings {
   // The workload's collectives (models/program/task_graph.hpp CollectiveFidelity); unset: by group
   // size (effective_collective_fidelity). A TaskGraph collective's own `fidelity` wins.
   std::optional<CollectiveFidelity> collective_fidelity;
+  // The most memory the run may take (sim/run/resource_guard.hpp); empty: half of physical memory.
+  std::optional<Bytes> memory_budget;
+  SourceLocation memory_budget_where;
 };
 
 struct Outputs {
@@ -209,14 +182,28 @@ struct Scenario {
   std::string description;
   Cluster cluster;
   NetworkConditions network;
-  std::variant<DataParallelConfig, TaskGraphWorkload, PipelineWorkloadSpec> workload;
+  // The workload section, read by its kind (sim/workloads/): a name of builtin_workload_kinds() and
+  // that kind's spec.
+  std::string workload_kind;
+  std::shared_ptr<const WorkloadSpec> workload;
   RunSettings run;
   Outputs outputs;
   std::vector<Expectation> expectations;
+
+  // The workload's spec as the kind's own type, or nullptr when the workload is of another kind.
+  template <class Spec>
+  [[nodiscard]] const Spec* workload_as() const {
+    return dynamic_cast<const Spec*>(workload.get());
+  }
 };
 
 // `overrides` are "dotted.key.path=value" strings applied to the YAML tree before it is read (the
 // CLI's --set). @throw InputError with every problem of the file.
 [[nodiscard]] Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+// A scenario given as YAML text (the Python module's strings and dicts): `name` stands for the file
+// in messages ("<string>:3:7: error: …") and its folder, none for "<string>", is where relative
+// paths start. @throw InputError
+[[nodiscard]] Scenario load_scenario_text(const std::string& text, const std::string& name,
+                                          const std::vector<std::string>& overrides = {});
 
 }  // namespace dnnsim

@@ -17,6 +17,8 @@
 #include "planners/parallel/planner.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/workload_reading.hpp"
+#include "sim/workloads/workload_kind.hpp"
 
 namespace dnnsim {
 
@@ -44,11 +46,6 @@ namespace {
 
 constexpr auto kMaxInt = std::numeric_limits<std::int64_t>::max();
 
-std::string resolve_path(const std::string& scenario_file, const std::string& path) {
-  const std::filesystem::path p(path);
-  if (p.is_absolute()) return path;
-  return (std::filesystem::path(scenario_file).parent_path() / p).lexically_normal().string();
-}
 
 class ScenarioParser {
  public:
@@ -374,7 +371,7 @@ class ScenarioParser {
       auto path = reader_.string(file);
       if (!path) continue;
       try {
-        attach(file, load_calibration(resolve_path(reader_.file(), *path)));
+        attach(file, load_calibration(resolve_scenario_path(reader_.file(), *path)));
       } catch (const InputError& e) {
         reader_.sink().append(e.diagnostics());
       }
@@ -422,7 +419,7 @@ class ScenarioParser {
         } else if (has_trace) {
           if (auto path = cond.string("trace")) {
             try {
-              condition.model = read_bandwidth_trace(resolve_path(reader_.file(), *path), std::nullopt, period);
+              condition.model = read_bandwidth_trace(resolve_scenario_path(reader_.file(), *path), std::nullopt, period);
             } catch (const InputError& e) {
               reader_.sink().append(e.diagnostics());
             }
@@ -510,281 +507,19 @@ class ScenarioParser {
 
   // ---- workload ----
 
-  LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const std::string& context) {
-    LayerModel model;
-    MapReader map(reader, node, context);
-    if (!map.valid()) return model;
-    if (auto file = map.string("file")) {
-      map.finish();
-      const std::string path = resolve_path(reader.file(), *file);
-      YamlReader file_reader(path, reader.sink());
-      YAML::Node root = file_reader.load_file();
-      if (!root.IsDefined()) return model;
-      return read_layer_model(file_reader, root, "a model file");
-    }
-    if (map.has("zoo")) return read_zoo_model(map);
-    const HardwareCatalog& catalog = HardwareCatalog::builtin();
-    if (map.has("profile")) {
-      // A PipeDream/DAPPLE profile graph: measured per-layer times (models/dnn/profile_graph.hpp).
-      const auto path = map.string("profile");
-      const std::string measured_on = map.choice("measured_on", "GPU model", catalog.gpu_names()).value_or("V100-16GB");
-      const auto batch = static_cast<int>(map.integer("measured_batch", 1, 1 << 20).value_or(0));
-      map.finish();
-      if (!path) return model;
-      try {
-        return load_profile_graph(resolve_path(reader.file(), *path), measured_on, batch);
-      } catch (const InputError& e) {
-        reader.sink().append(e.diagnostics());
-      }
-      return model;
-    }
-    model.name = map.string("name").value_or("model");
-    model.measured_on = map.choice("measured_on", catalog.gpu_names()).value_or("");
-    model.measured_batch = static_cast<int>(map.integer("measured_batch", 1, 1 << 20).value_or(1));
-    YAML::Node layers = map.require("layers");
-    const auto entries = layers.IsDefined() ? reader.list(layers, "layers") : std::vector<YAML::Node>{};
-    if (layers.IsSequence() && entries.empty()) reader.error(layers, "expected at least one layer");
-    bool any_measured = false;
-    for (const YAML::Node& entry : entries) {
-      MapReader l(reader, entry, "a layer");
-      Layer layer;
-      layer.name = l.string("name").value_or(fmt::format("layer{}", model.layers.size()));
-      layer.forward_flops = l.quantity<Flop>("forward_flops").value_or(Flop(0));
-      layer.backward_flops = l.quantity<Flop>("backward_flops").value_or(layer.forward_flops * 2.0);
-      layer.forward_time = l.quantity<Seconds>("forward_time");
-      layer.backward_time = l.quantity<Seconds>("backward_time");
-      layer.parameter_bytes = l.quantity<Bytes>("parameter_bytes").value_or(Bytes(0));
-      layer.activation_bytes = l.quantity<Bytes>("activation_bytes").value_or(Bytes(0));
-      layer.forward_bytes = l.quantity<Bytes>("forward_bytes").value_or(Bytes(0));
-      if (auto kind = l.choice("kind", "layer kind", layer_kind_names())) layer.kind = *layer_kind_from_name(*kind);
-      const auto repeat = l.integer("repeat", 1, 100000).value_or(1);
-      if (layer.forward_time.has_value() != layer.backward_time.has_value())
-        reader.error(entry, "give both 'forward_time' and 'backward_time', or neither");
-      if (layer.forward_time) any_measured = true;
-      if (layer.forward_time && layer.forward_flops.value() > 0)
-        reader.error(entry, "give either measured times or FLOPs for a layer, not both");
-      l.finish();
-      for (std::int64_t r = 0; r < repeat; ++r) {
-        Layer copy = layer;
-        if (repeat > 1) copy.name = fmt::format("{}.{}", layer.name, r);
-        model.layers.push_back(std::move(copy));
-      }
-    }
-    if (any_measured && model.measured_on.empty())
-      reader.error(node, "layers with measured times need 'measured_on' (the catalog GPU they were measured on)");
-    map.finish();
-    return model;
-  }
-
-  // `{zoo: NAME, seq: N, image: N}`: a generated model of the zoo (models/dnn/zoo.hpp).
-  LayerModel read_zoo_model(MapReader& map) {
-    const ModelRegistry& zoo = builtin_models();
-    const auto name = map.choice("zoo", "model", zoo.names());
-    ModelOptions options;
-    options.seq = static_cast<int>(map.integer("seq", 1, 1 << 24).value_or(0));
-    options.image = static_cast<int>(map.integer("image", 1, 1 << 16).value_or(0));
-    const YAML::Node where = map.get("zoo");
-    map.finish();
-    if (!name) return LayerModel{};
-    try {
-      return zoo.at(*name).value(options);
-    } catch (const InputError& e) {
-      for (const Diagnostic& d : e.diagnostics()) map.reader().error(where, d.message);
-    }
-    return LayerModel{};
-  }
-
+  // The kind is looked up in the workload-kind registry, which reads the rest of the section.
   void read_workload(const YAML::Node& node, Scenario& scenario) {
     MapReader map(reader_, node, "the workload");
     if (!map.valid()) return;
-    const std::string kind = map.choice("kind", {"data_parallel", "pipeline", "taskgraph"}, true).value_or("");
+    const WorkloadKindRegistry& kinds = builtin_workload_kinds();
+    const auto kind = map.choice("kind", "workload kind", kinds.names(), true);
     // The other keys depend on the kind: after a missing or misspelt kind, reporting them too would
     // only add noise.
-    if (kind.empty()) return;
-    if (kind == "taskgraph") {
-      TaskGraphWorkload workload;
-      if (auto file = map.string("file", true)) workload.path = resolve_path(reader_.file(), *file);
-      scenario.workload = workload;
-    } else if (kind == "data_parallel") {
-      DataParallelConfig workload;
-      if (YAML::Node model = map.require("model"); model.IsDefined())
-        workload.model = read_layer_model(reader_, model, "the model");
-      workload.global_batch = static_cast<int>(map.integer("global_batch", 1, 1 << 30, true).value_or(1));
-      read_training_options(map, workload.dtype, workload.precision, workload.optimizer, workload.collective_algorithm);
-      workload.bucket_size = map.quantity<Bytes>("bucket_size").value_or(workload.bucket_size);
-      workload.overlap = map.boolean("overlap").value_or(true);
-      if (workload.bucket_size.value() <= 0) reader_.error(map.get("bucket_size"), "bucket_size must be positive");
-      const std::size_t gpus = scenario.cluster.gpu_count();
-      if (gpus > 0 && static_cast<std::size_t>(workload.global_batch) < gpus)
-        reader_.error(map.get("global_batch"),
-                      fmt::format("global_batch {} is smaller than the {} GPUs of the cluster: every GPU needs a sample",
-                                  workload.global_batch, gpus));
-      scenario.workload = std::move(workload);
-    } else if (kind == "pipeline") {
-      scenario.workload = read_pipeline(map, scenario.cluster);
-    }
+    if (!kind) return;
+    WorkloadParseContext context{reader_, map, scenario.cluster};
+    scenario.workload_kind = *kind;
+    scenario.workload = kinds.at(*kind).value->parse(context);
     map.finish();
-  }
-
-  // Keys shared by the data-parallel and pipeline workloads.
-  void read_training_options(MapReader& map, Dtype& dtype, Precision& precision, Optimizer& optimizer,
-                             std::string& collective_algorithm) {
-    if (auto name = map.choice("dtype", dtype_names())) dtype = *dtype_from_name(*name);
-    collective_algorithm = map.choice("collective_algorithm", builtin_collective_algorithms().names()).value_or("");
-    const std::string optimizer_name = map.choice("optimizer", {"adam", "sgd_momentum", "sgd"}).value_or("adam");
-    optimizer = optimizer_name == "adam"           ? Optimizer::adam
-                : optimizer_name == "sgd_momentum" ? Optimizer::sgd_momentum
-                                                   : Optimizer::sgd;
-    precision = map.choice("precision", {"fp32", "mixed"}).value_or("fp32") == "mixed" ? Precision::mixed : Precision::fp32;
-  }
-
-  PipelineWorkloadSpec read_pipeline(MapReader& map, const Cluster& cluster) {
-    PipelineWorkloadSpec spec;
-    spec.where = reader_.where(map.node());
-    if (YAML::Node model = map.require("model"); model.IsDefined())
-      spec.model = read_layer_model(reader_, model, "the model");
-    spec.global_batch = static_cast<int>(map.integer("global_batch", 1, 1 << 30, true).value_or(1));
-    const auto micro_batches = map.integer("micro_batches", 1, 1 << 20);
-    const auto micro_batch_size = map.integer("micro_batch_size", 1, 1 << 30);
-    if (micro_batches.has_value() == micro_batch_size.has_value()) {
-      reader_.error(map.node(), "give exactly one of 'micro_batches' (M) and 'micro_batch_size' (global_batch / M)");
-    } else if (micro_batches) {
-      spec.micro_batches = static_cast<int>(*micro_batches);
-      if (spec.global_batch % spec.micro_batches != 0)
-        reader_.error(map.get("micro_batches"), fmt::format("global_batch {} is not a multiple of micro_batches {}",
-                                                            spec.global_batch, spec.micro_batches));
-    } else {
-      if (spec.global_batch % *micro_batch_size != 0)
-        reader_.error(map.get("micro_batch_size"), fmt::format("global_batch {} is not a multiple of micro_batch_size {}",
-                                                               spec.global_batch, *micro_batch_size));
-      spec.micro_batches = std::max(1, spec.global_batch / static_cast<int>(*micro_batch_size));
-    }
-    read_training_options(map, spec.dtype, spec.precision, spec.optimizer, spec.collective_algorithm);
-    spec.framework_overhead = map.quantity<Bytes>("framework_overhead").value_or(Bytes(0));
-    if (YAML::Node schedule = map.require("schedule"); schedule.IsDefined()) read_schedule(schedule, spec);
-    const bool has_planner = map.has("planner");
-    const bool has_stages = map.has("stages");
-    if (has_planner == has_stages)
-      reader_.error(map.node(), "give exactly one of 'planner' (a name of `dnnsim list planners`) and 'stages' (explicit)");
-    if (has_planner) read_planner(map.get("planner"), spec);
-    if (has_stages) read_stages(map.get("stages"), spec, cluster);
-    return spec;
-  }
-
-  // Model chunks per stage when the scenario does not say: interleaved needs at least two.
-  static int default_chunks(const std::string& schedule) { return schedule == "interleaved" ? 2 : 1; }
-
-  // `schedule: 1f1b` or `schedule: {name: kfkb, group: 2}`; a key the named schedule does not read is an error.
-  void read_schedule(const YAML::Node& node, PipelineWorkloadSpec& spec) {
-    const ScheduleRegistry& schedules = builtin_schedules();
-    if (node.IsScalar()) {
-      if (schedules.find(node.Scalar()) == nullptr)
-        reader_.error(node, fmt::format("unknown schedule '{}'{}", node.Scalar(),
-                                        suggestion_suffix(node.Scalar(), schedules.names())));
-      spec.schedule = node.Scalar();
-      spec.schedule_options.chunks = default_chunks(spec.schedule);
-      return;
-    }
-    MapReader map(reader_, node, "the schedule");
-    if (!map.valid()) return;
-    const auto name = map.choice("name", "schedule", schedules.names(), true);
-    ScheduleOptions& options = spec.schedule_options;
-    const std::vector<std::string> all_options = {"recompute", "policy", "max_in_flight", "chunks", "group", "candidates"};
-    const std::vector<std::string> accepted = name ? schedules.at(*name).value.options : all_options;
-    for (const std::string& key : all_options)
-      if (map.has(key) && std::find(accepted.begin(), accepted.end(), key) == accepted.end())
-        reader_.error(map.get(key), fmt::format("schedule '{}' has no option '{}' (its options: {})", *name, key,
-                                                accepted.empty() ? "none" : fmt::format("{}", fmt::join(accepted, ", "))));
-    options.recompute = map.boolean("recompute").value_or(false);
-    options.policy = map.choice("policy", {"A", "B"}).value_or("A").front();
-    if (auto d = map.integer("max_in_flight", 1, 1 << 20)) options.max_in_flight = static_cast<int>(*d);
-    options.chunks = static_cast<int>(map.integer("chunks", 2, 1024).value_or(default_chunks(name.value_or(""))));
-    options.group = static_cast<int>(map.integer("group", 1, 1 << 20).value_or(1));
-    if (options.group > spec.micro_batches)
-      reader_.error(map.get("group"), fmt::format("group {} is larger than the {} micro-batches", options.group,
-                                                  spec.micro_batches));
-    if (YAML::Node candidates = map.get("candidates"); candidates.IsDefined())
-      for (const YAML::Node& k : reader_.list(candidates, "group sizes"))
-        if (auto value = reader_.integer(k, 1, spec.micro_batches)) options.candidates.push_back(static_cast<int>(*value));
-    map.finish();
-    if (name) spec.schedule = *name;
-  }
-
-  // `planner: dapple` or `planner: {name: uniform, stages: 4}`.
-  void read_planner(const YAML::Node& node, PipelineWorkloadSpec& spec) {
-    const PlannerRegistry& planners = builtin_planners();
-    if (node.IsScalar()) {
-      if (planners.find(node.Scalar()) == nullptr)
-        reader_.error(node, fmt::format("unknown planner '{}'{}", node.Scalar(),
-                                        suggestion_suffix(node.Scalar(), planners.names())));
-      spec.planner = node.Scalar();
-      return;
-    }
-    MapReader map(reader_, node, "the planner");
-    if (!map.valid()) return;
-    spec.planner = map.choice("name", "planner", planners.names(), true).value_or("");
-    if (auto stages = map.integer("stages", 1, 1 << 20)) spec.planner_stages = static_cast<int>(*stages);
-    if (map.has("stages") && !spec.planner.empty() && spec.planner != "uniform")
-      reader_.error(map.get("stages"), fmt::format("only the uniform planner takes 'stages'; planner '{}' chooses them",
-                                                   spec.planner));
-    map.finish();
-  }
-
-  // Explicit stages, in pipeline order: `{layers: N, gpus: N}` (the next N GPUs in cluster order) or
-  // `{layers: N, devices: [glob, …]}` (GPU names or globs).
-  void read_stages(const YAML::Node& node, PipelineWorkloadSpec& spec, const Cluster& cluster) {
-    const std::vector<std::string> gpus = cluster.gpu_names();
-    constexpr std::size_t kFree = std::numeric_limits<std::size_t>::max();
-    std::vector<std::size_t> owner(gpus.size(), kFree);  // the stage that holds each GPU
-    std::size_t next_layer = 0;
-    DeviceId next_gpu = 0;
-    const auto entries = reader_.list(node, "stages");
-    if (node.IsSequence() && entries.empty()) reader_.error(node, "expected at least one stage");
-    for (const YAML::Node& entry : entries) {
-      MapReader map(reader_, entry, "a stage");
-      if (!map.valid()) continue;
-      PipelineStage stage;
-      const auto layers = map.integer("layers", 1, 1 << 20, true).value_or(1);
-      stage.chunks.push_back(LayerRange{next_layer, next_layer + static_cast<std::size_t>(layers)});
-      next_layer += static_cast<std::size_t>(layers);
-      const bool by_count = map.has("gpus");
-      if (by_count == map.has("devices")) {
-        reader_.error(entry, "give exactly one of 'gpus' (a count: the next GPUs in cluster order) and 'devices' (names or globs)");
-      } else if (by_count) {
-        const auto count = map.integer("gpus", 1, 1 << 20).value_or(1);
-        for (std::int64_t i = 0; i < count; ++i) {
-          while (next_gpu < gpus.size() && owner[next_gpu] != kFree) ++next_gpu;
-          if (next_gpu >= gpus.size()) {
-            reader_.error(map.get("gpus"), fmt::format("not enough GPUs: the cluster has {}", gpus.size()));
-            break;
-          }
-          owner[next_gpu] = spec.stages.size();
-          stage.devices.push_back(next_gpu);
-        }
-      } else {
-        for (const YAML::Node& pattern : reader_.list(map.get("devices"), "GPU names")) {
-          const std::string text = pattern.IsScalar() ? pattern.Scalar() : "";
-          bool matched = false;
-          for (DeviceId g = 0; g < gpus.size(); ++g) {
-            if (!glob_match(text, gpus[g])) continue;
-            matched = true;
-            if (owner[g] == spec.stages.size())
-              reader_.error(pattern, fmt::format("GPU {} is named twice in this stage", gpus[g]));
-            else if (owner[g] != kFree)
-              reader_.error(pattern, fmt::format("GPU {} already holds stage {}", gpus[g], owner[g]));
-            owner[g] = spec.stages.size();
-            stage.devices.push_back(g);
-          }
-          if (!matched)
-            reader_.error(pattern, fmt::format("no GPU of the cluster matches '{}'{}", text, suggestion_suffix(text, gpus)));
-        }
-      }
-      map.finish();
-      spec.stages.push_back(std::move(stage));
-    }
-    if (!spec.model.layers.empty() && next_layer != spec.model.layers.size() && !entries.empty())
-      reader_.error(node, fmt::format("the stages hold {} layers but the model has {}", next_layer,
-                                      spec.model.layers.size()));
   }
 
   // ---- run, outputs, expectations ----
@@ -796,6 +531,14 @@ class ScenarioParser {
     run.seed = static_cast<std::uint64_t>(map.integer("seed", 0, kMaxInt).value_or(1));
     if (const auto fidelity = map.choice("collective_fidelity", collective_fidelity_names()))
       run.collective_fidelity = collective_fidelity_from_name(*fidelity);
+    if (YAML::Node budget = map.get("memory_budget"); budget.IsDefined()) {
+      run.memory_budget_where = reader_.where(budget);
+      run.memory_budget = reader_.quantity<Bytes>(budget);
+      if (run.memory_budget && run.memory_budget->value() <= 0) {
+        reader_.error(budget, "memory_budget must be positive");
+        run.memory_budget.reset();
+      }
+    }
     map.finish();
     return run;
   }
@@ -907,11 +650,10 @@ std::optional<YAML::Node> apply_override(YAML::Node root, const std::string& ass
 
 }  // namespace
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  DiagnosticSink sink;
-  YamlReader reader(path, sink);
-  YAML::Node root = reader.load_file();
-  sink.throw_if_any();
+namespace {
+
+Scenario read_scenario(YAML::Node root, DiagnosticSink& sink, const std::string& path,
+                       const std::vector<std::string>& overrides) {
   std::vector<std::pair<YAML::Node, std::string>> override_values;
   for (const std::string& assignment : overrides)
     if (auto value = apply_override(root, assignment, sink)) override_values.emplace_back(*value, "--set " + assignment);
@@ -921,6 +663,24 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   Scenario scenario = parser.parse(root);
   sink.throw_if_any();
   return scenario;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  DiagnosticSink sink;
+  YamlReader reader(path, sink);
+  YAML::Node root = reader.load_file();
+  sink.throw_if_any();
+  return read_scenario(root, sink, path, overrides);
+}
+
+Scenario load_scenario_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
+  DiagnosticSink sink;
+  YamlReader reader(name, sink);
+  YAML::Node root = reader.load_text(text);
+  sink.throw_if_any();
+  return read_scenario(root, sink, name, overrides);
 }
 
 }  // namespace dnnsim

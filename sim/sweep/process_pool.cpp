@@ -2,6 +2,7 @@
 #include "sim/sweep/process_pool.hpp"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,10 +119,15 @@ Child launch(std::size_t index, ChildCommand command, const sigset_t& old_mask) 
       if (fd >= 0) ::close(fd);
     throw system_error(fmt::format("cannot create {} and {}", command.stdout_path, command.stderr_path));
   }
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
     // Child: only async-signal-safe calls until exec.
     ::setpgid(0, 0);
+    // A driver killed outright (SIGKILL, the OOM killer) takes its points with it: an orphan would go
+    // on writing the point's folder while a resumed sweep runs the same point again.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(128 + SIGKILL);
     ::dup2(null_fd, STDIN_FILENO);
     ::dup2(out_fd, STDOUT_FILENO);
     ::dup2(err_fd, STDERR_FILENO);

@@ -19,6 +19,7 @@
 #include "models/common/diagnostics.hpp"
 #include "models/common/registry.hpp"
 #include "models/common/yaml_reader.hpp"
+#include "models/cost/memory_model.hpp"
 #include "models/program/task_graph.hpp"
 
 namespace dnnsim {
@@ -32,6 +33,12 @@ struct SimulationOptions;
 // Scenario::workload_as<T>() gives it back.
 struct WorkloadSpec {
   virtual ~WorkloadSpec() = default;
+  // Samples one iteration trains on, for throughput; empty when the workload does not say what a
+  // sample is (a TaskGraph file).
+  [[nodiscard]] virtual std::optional<int> samples_per_iteration() const { return std::nullopt; }
+  // Tokens in one sample (a language model's sequence length), for tokens per second; empty when
+  // a sample is not a token sequence.
+  [[nodiscard]] virtual std::optional<int> tokens_per_sample() const { return std::nullopt; }
   SourceLocation where;  // the workload section, for messages about the whole workload
 };
 
@@ -47,6 +54,19 @@ struct WorkloadParseContext {
   [[nodiscard]] std::string resolve_path(const std::string& path) const;
 };
 
+// How big a run is, counted from the workload before the executor expands a single collective:
+// what the resource guard (sim/run/resource_guard.hpp) turns into an estimate of memory. Counts are
+// doubles: a refused 16k-GPU run may count more steps than fit a 32-bit id.
+struct WorkloadSize {
+  double tasks = 0;               // TaskGraph tasks
+  double task_devices = 0;        // Σ over tasks of the devices each occupies (a collective: its group)
+  double operations = 0;          // executor operations: computes, transfers, collective steps, barriers, fences
+  double flows = 0;               // transfers, collective steps included
+  double largest_expansion = 0;   // steps of the largest collective, built at once while lowering
+  double streams = 0;             // (device, stream) pairs: one SimGrid actor each
+  std::string basis;              // what was counted, for the message ("3 iterations of 24 layers on 1,024 GPUs")
+};
+
 // A kind's own part of a SimulationResult (its per-job table, its GNN stage statistics, …), given
 // back to the same kind's report(); kinds that need nothing beyond the common result leave it empty.
 struct WorkloadResult {
@@ -60,8 +80,8 @@ class WorkloadKind {
   // @return the spec; problems go to ctx.reader (the caller throws them all together).
   [[nodiscard]] virtual std::shared_ptr<const WorkloadSpec> parse(WorkloadParseContext& ctx) const = 0;
 
-  // `dnnsim validate`: checks beyond parsing that stay cheap (no planner search, no simulation) and a
-  // short description of what would run ("1,024 GPUs, 6 tasks per iteration").
+  // `dnnsim validate`: checks beyond parsing that stay cheap (no simulation) and what would run,
+  // as the line printed after the file name ("ok (8 GPUs, 120 tasks)").
   // @throw InputError
   [[nodiscard]] virtual std::string check(const Scenario& scenario) const = 0;
 
@@ -69,17 +89,48 @@ class WorkloadKind {
   // empty for kinds that drive the engine themselves. @throw InputError
   [[nodiscard]] virtual std::optional<TaskGraph> lower(const Scenario& scenario) const;
 
+  // The run's size at the scenario's fidelity, iterations and GPUs, for the resource guard; empty
+  // when the kind cannot tell without running (the guard then lets it run). The default counts
+  // lower()'s graph (size_of): building a TaskGraph is linear in its tasks, while what grows as p²,
+  // the executor's expansion of collectives, is counted by formula, not built. Kinds with no graph
+  // get none unless they say. @throw InputError
+  [[nodiscard]] virtual std::optional<WorkloadSize> size(const Scenario& scenario) const;
+
   // One simulation, start to finish (one SimGrid engine per process). An infeasible plan or a job
   // that can never fit is a result, not an exception. @throw InputError
   [[nodiscard]] virtual SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const = 0;
 
-  // Adds the kind's fields to summary.json (after the common ones).
+  // Adds the kind's fields to summary.json, after the common "mean" section.
   virtual void add_to_summary(const Scenario& scenario, const SimulationResult& result,
                               nlohmann::ordered_json& summary) const;
+
+  // Per graph device, the model states the workload allocates once and keeps (weights, gradients,
+  // optimizer state), for the memory breakdown of reports (sim/report/metrics.hpp); empty when the
+  // workload does not say (a TaskGraph file: its allocations carry no category).
+  [[nodiscard]] virtual std::vector<MemoryBreakdown> model_state_memory(const Scenario& scenario,
+                                                                        const SimulationResult& result) const;
 
   // Writes the kind's own files into `dir` (already created), next to summary.json.
   virtual void write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const;
 };
+
+// A kind whose workload is one TaskGraph, simulated as given by the executor: it reads its section
+// and lowers it; checking and running follow from the graph.
+class TaskGraphKind : public WorkloadKind {
+ public:
+  // @return always a graph. @throw InputError
+  [[nodiscard]] std::optional<TaskGraph> lower(const Scenario& scenario) const override = 0;
+  [[nodiscard]] std::string check(const Scenario& scenario) const override;
+  [[nodiscard]] SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override;
+};
+
+// The size of a run of `graph` (the scenario's workload lowered), for WorkloadKind::size.
+// @throw InputError
+[[nodiscard]] WorkloadSize size_of(const Scenario& scenario, const TaskGraph& graph);
+
+// Weights, gradients and optimizer state of `parameters` parameters (ZeRO's accounting,
+// models/cost/memory_model.hpp), as the layer-model kinds allocate them.
+[[nodiscard]] MemoryBreakdown model_states(double parameters, Precision precision, Optimizer optimizer);
 
 using WorkloadKindRegistry = Registry<std::shared_ptr<const WorkloadKind>>;
 

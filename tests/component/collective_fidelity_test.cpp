@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "models/program/collective_algorithms.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/child_process.hpp"
@@ -158,8 +159,6 @@ std::vector<Case> uniform_cases() {
     add("ring_all_gather", kSwitch8, K::all_gather, "ring");
     add("ring_reduce_scatter", kSwitch8, K::reduce_scatter, "ring");
     add("ring_broadcast", kSwitch8, K::broadcast, "ring");
-    add("direct_all_to_all", kSwitch8, K::all_to_all, "direct");
-    add("direct_all_reduce", kSwitch8, K::all_reduce, "direct");
     // Hierarchical with one NIC per node: the 4 inter-node rings share it in both fidelities.
     add("hierarchical_nic_per_gpu", two_nodes(true), K::all_reduce, "hierarchical");
     add("hierarchical_shared_nic", two_nodes(false), K::all_reduce, "hierarchical");
@@ -181,11 +180,21 @@ TEST(CollectiveFidelity, RingAllReduceOnUniformLinksIsItsFormula) {
   EXPECT_NEAR(step.at(0), 14 * (2e-6 + 1e-3), 1e-12);
 }
 
-TEST(CollectiveFidelity, TreeAllReduceWithinTwoPercent) {
-  // The double binary tree's steps into one member from its two children overlap on that member's
-  // port at step level; the generic flow form times each pair by the uncontended critical path.
-  compare(kSwitch8, {Collective{CollectiveKind::all_reduce, first_devices(8), Bytes(256 * kMB), "tree", 0}},
-          kTolerance);
+TEST(CollectiveFidelity, TreeAndDirectHaveNoFlowForm) {
+  // Large groups fall back to step; asking for flow is a located error.
+  for (const std::string algorithm : {"tree", "direct"}) {
+    const Collective c{CollectiveKind::all_reduce, first_devices(kStepFidelityMaxGroup + 1), Bytes(1), algorithm, 0};
+    const DeviceTopology topology{std::vector<std::uint32_t>(c.group.size(), 0)};
+    EXPECT_EQ(effective_collective_fidelity(c, std::nullopt, topology), CollectiveFidelity::step);
+    const auto errors = testing::diagnostics_thrown_by([&] {
+      (void)plan_collective_flows(c, topology, [](DeviceId, DeviceId) { return RouteCost{}; },
+                                  SourceLocation{"x.yaml", 3, 5});
+    });
+    ASSERT_EQ(errors.size(), 1u) << testing::dump(errors);
+    EXPECT_NE(errors[0].message.find("at flow fidelity; algorithms that do: ring, hierarchical"), std::string::npos)
+        << errors[0].message;
+    EXPECT_EQ(errors[0].location.line, 3);
+  }
 }
 
 TEST(CollectiveFidelity, RingOverMixedNvlinkAndNicHopsIsGatedByTheSlowestHop) {
@@ -244,12 +253,13 @@ network:
 
 TEST(CollectiveFidelity, LargeGroupsDefaultToFlow) {
   Collective c{CollectiveKind::all_reduce, first_devices(kStepFidelityMaxGroup), Bytes(1), "ring", 0};
-  EXPECT_EQ(effective_collective_fidelity(c, std::nullopt), CollectiveFidelity::step);
+  const DeviceTopology topology{std::vector<std::uint32_t>(kStepFidelityMaxGroup + 1, 0)};
+  EXPECT_EQ(effective_collective_fidelity(c, std::nullopt, topology), CollectiveFidelity::step);
   c.group.push_back(static_cast<DeviceId>(kStepFidelityMaxGroup));
-  EXPECT_EQ(effective_collective_fidelity(c, std::nullopt), CollectiveFidelity::flow);
-  EXPECT_EQ(effective_collective_fidelity(c, CollectiveFidelity::step), CollectiveFidelity::step);
+  EXPECT_EQ(effective_collective_fidelity(c, std::nullopt, topology), CollectiveFidelity::flow);
+  EXPECT_EQ(effective_collective_fidelity(c, CollectiveFidelity::step, topology), CollectiveFidelity::step);
   c.fidelity = CollectiveFidelity::flow;
-  EXPECT_EQ(effective_collective_fidelity(c, CollectiveFidelity::step), CollectiveFidelity::flow);
+  EXPECT_EQ(effective_collective_fidelity(c, CollectiveFidelity::step, topology), CollectiveFidelity::flow);
 }
 
 TEST(CollectiveFidelity, UnknownFidelityIsALocatedError) {

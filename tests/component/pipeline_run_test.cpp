@@ -1,6 +1,6 @@
 // `kind: pipeline` scenarios run end to end through run_scenario (sim/run/simulation.hpp) and
 // make_summary: the `pipeline` section of summary.json, an infeasible plan, and Ada-Grouper's
-// controller (sim/run/pipeline_workload.hpp) choosing k between iterations. Every expected number
+// controller (sim/workloads/pipeline/pipeline_workload.hpp) choosing k between iterations. Every expected number
 // is derived by hand below.
 //
 // Platform: one node whose GPUs are joined by a full mesh of per-direction links with no latency
@@ -22,13 +22,16 @@
 
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "tests/support/scenario_files.hpp"
+#include "tests/support/summary_in_child.hpp"
 
 namespace dnnsim {
 namespace {
 
 using nlohmann::ordered_json;
 using testing::load;
+using testing::summary_in_child;
 using testing::write_file;
 
 constexpr double kExact = 1e-9;
@@ -112,8 +115,10 @@ TEST(PipelineRun, AnInfeasiblePlanSimulatesNothingAndSaysWhy) {
   const Scenario scenario = load(yaml);
   const SimulationResult result = run_scenario(scenario, {});
   EXPECT_TRUE(result.graph.tasks().empty());
-  ASSERT_TRUE(result.pipeline.has_value());
-  EXPECT_FALSE(result.pipeline->plan.feasible);
+  const auto* report = dynamic_cast<const PipelineRunReport*>(result.workload_result.get());
+  ASSERT_NE(report, nullptr);
+  EXPECT_FALSE(report->plan.feasible);
+  EXPECT_EQ(result.infeasible_reason, report->plan.reason);
 
   const ordered_json summary = make_summary(scenario, result);
   EXPECT_EQ(summary["status"], "infeasible");
@@ -241,50 +246,6 @@ ordered_json run_summary(const std::string& yaml) {
   return make_summary(scenario, run_scenario(scenario, {}));
 }
 
-// make_summary of run_scenario on the scenario file `path`, simulated in a child process (its own
-// SimGrid engine), so that one TEST can compare several runs. Null on failure (reported).
-ordered_json summary_in_child(const std::string& path) {
-  int channel[2];
-  if (::pipe(channel) != 0) {
-    ADD_FAILURE() << "pipe failed";
-    return nullptr;
-  }
-  const pid_t child = ::fork();
-  if (child == 0) {
-    ::close(channel[0]);
-    std::string text;
-    int code = 0;
-    try {
-      const Scenario scenario = load_scenario(path);
-      text = make_summary(scenario, run_scenario(scenario, {})).dump();
-    } catch (const std::exception& e) {
-      text = e.what();
-      code = 1;
-    }
-    for (std::size_t written = 0; written < text.size();) {
-      const ssize_t n = ::write(channel[1], text.data() + written, text.size() - written);
-      if (n <= 0) ::_exit(2);
-      written += static_cast<std::size_t>(n);
-    }
-    ::_exit(code);  // no atexit handlers, no gtest teardown in the child
-  }
-  ::close(channel[1]);
-  std::string text;
-  char buffer[65536];
-  for (ssize_t n; (n = ::read(channel[0], buffer, sizeof buffer)) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(channel[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    ADD_FAILURE() << "the child simulating " << path << " failed: " << text;
-    return nullptr;
-  }
-  return ordered_json::parse(text);
-}
 
 TEST(PipelineRun, AdaGrouperWithFreeTransfersKeepsTheFirstCandidate) {
   // sent = 0: transfers carry nothing and take no time, and the stages are equal. Every kFkB then

@@ -493,6 +493,24 @@ TEST(CollectiveErrors, HierarchicalNeedsEqualNodes) {
   }
 }
 
+// The resource guard counts steps by formula; the expansion itself is the independent reference.
+// Sizes span one chunk to the chunk caps (512 KiB pipeline chunks), groups odd, even, one node and
+// several.
+TEST(CollectiveStepCount, EqualsTheExpansionForEveryAlgorithmAndKind) {
+  for (const auto& entry : builtin_collective_algorithms().entries())
+    for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
+                                CollectiveKind::broadcast, CollectiveKind::all_to_all}) {
+      if (!entry.value->supports(kind)) continue;
+      for (std::size_t p : {2, 3, 8, 12, 16})
+        for (double size : {1e3, 3 * kMiB, 96 * kMiB}) {
+          const DeviceTopology topology = nodes_of(p, p % 4 == 0 ? 4 : p);
+          const Collective c = collective_op(kind, iota_group(p), size, entry.name, 1);
+          EXPECT_EQ(count_collective_steps(c, topology), expand_collective(c, topology).steps.size())
+              << entry.name << " " << collective_kind_name(kind) << " p=" << p << " S=" << size;
+        }
+    }
+}
+
 TEST(CollectiveErrors, OneMemberMovesNothing) {
   EXPECT_TRUE(
       expand_collective(collective_op(CollectiveKind::all_reduce, {3}, 1e6, ""), nodes_of(4, 4)).steps.empty());

@@ -168,10 +168,12 @@ TEST(TaskGraph, DevicesOfEachKind) {
 
 TEST(TaskGraph, PhaseNamesRoundTrip) {
   for (Phase phase :
-       {Phase::forward, Phase::backward, Phase::weight_grad, Phase::optimizer, Phase::communication, Phase::other})
+       {Phase::forward, Phase::backward, Phase::weight_grad, Phase::optimizer, Phase::communication, Phase::other,
+        Phase::recompute})
     EXPECT_EQ(phase_from_name(phase_name(phase)), phase) << phase_name(phase);
   EXPECT_EQ(phase_names(),
-            (std::vector<std::string>{"forward", "backward", "weight_grad", "optimizer", "communication", "other"}));
+            (std::vector<std::string>{"forward", "backward", "weight_grad", "optimizer", "communication", "other",
+                                      "recompute"}));
   EXPECT_EQ(phase_from_name("fwd"), std::nullopt);
 }
 

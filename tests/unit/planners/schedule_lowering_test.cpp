@@ -148,7 +148,7 @@ TEST(PipelineLowering, MemoryBalancesToTheModelStates) {
 
 TEST(PipelineLowering, RecomputeKeepsOnlyTheChunkInput) {
   // GPipe with re-materialization, stage 1 (layers 2, 3; one replica, 4 samples): the forward keeps
-  // layer 1's output, 2 MB × 4 = 8 MB; the recompute (a forward pass again, Phase::forward) takes
+  // layer 1's output, 2 MB × 4 = 8 MB; the recompute (a forward pass again, Phase::recompute) takes
   // the full (3 + 4) MB × 4 = 28 MB; the backward frees 36 MB. Stage 0 starts at layer 0: nothing kept.
   ScheduleOptions options;
   options.recompute = true;
@@ -160,7 +160,7 @@ TEST(PipelineLowering, RecomputeKeepsOnlyTheChunkInput) {
   const Task& recompute = graph.task(lowered.recompute[1][0][0]);
   const Task& backward = graph.task(lowered.backward[1][0][0]);
   EXPECT_DOUBLE_EQ(forward.alloc_bytes.value(), 8e6);
-  EXPECT_EQ(recompute.phase, Phase::forward);
+  EXPECT_EQ(recompute.phase, Phase::recompute);
   EXPECT_DOUBLE_EQ(recompute.alloc_bytes.value(), 28e6);
   EXPECT_DOUBLE_EQ(backward.free_bytes.value(), 36e6);
   EXPECT_DOUBLE_EQ(graph.task(lowered.forward[0][0][0]).alloc_bytes.value(), 0.0);  // iteration 1: no model states

@@ -1,6 +1,6 @@
 // The `kind: pipeline` workload (docs/scenarios.md): its keys as read (schedule options, planner,
 // explicit stages by GPU count and by device globs), every input error at its line and column, and
-// plan_pipeline (sim/run/pipeline_workload.hpp), which turns the read workload into a plan without
+// plan_pipeline (sim/workloads/pipeline/pipeline_workload.hpp), which turns the read workload into a plan without
 // an engine: explicit stages, an infeasible planner result (a result, not an error), and a schedule
 // that cannot run the plan's shape (an error located at the workload).
 //
@@ -11,10 +11,9 @@
 
 #include <stdexcept>
 #include <string>
-#include <variant>
 #include <vector>
 
-#include "sim/run/pipeline_workload.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
@@ -51,7 +50,7 @@ std::string pipeline(const std::string& body) { return kCluster + "workload:\n  
 std::string valid_head() { return kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: 1f1b\n"; }
 
 const PipelineWorkloadSpec& spec_of(const Scenario& scenario) {
-  const auto* spec = std::get_if<PipelineWorkloadSpec>(&scenario.workload);
+  const auto* spec = scenario.workload_as<PipelineWorkloadSpec>();
   if (spec == nullptr) throw std::logic_error("not a pipeline workload");
   return *spec;
 }

@@ -10,11 +10,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/workloads/data_parallel/data_parallel_kind.hpp"
+#include "sim/workloads/taskgraph/taskgraph_kind.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
 
@@ -126,8 +127,9 @@ TEST(Scenario, ValidScenarioParsesValuesAndDefaults) {
   EXPECT_DOUBLE_EQ(s.cluster.network.switch_latency.value(), 1e-6);
 
   // Workload defaults.
-  const auto* dp = std::get_if<DataParallelConfig>(&s.workload);
-  ASSERT_NE(dp, nullptr);
+  const auto* spec = s.workload_as<DataParallelWorkload>();
+  ASSERT_NE(spec, nullptr);
+  const DataParallelConfig* dp = &spec->config;
   EXPECT_EQ(dp->global_batch, 32);
   EXPECT_EQ(dp->dtype, Dtype::fp32);
   EXPECT_DOUBLE_EQ(dp->bucket_size.value(), 25e6);
@@ -234,7 +236,7 @@ layers:
   std::string yaml = kBase;
   yaml.replace(yaml.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{file: layers.yaml}");
   const Scenario s = load(yaml);
-  const auto& model = std::get<DataParallelConfig>(s.workload).model;
+  const auto& model = s.workload_as<DataParallelWorkload>()->config.model;
   EXPECT_EQ(model.name, "tiny");
   EXPECT_EQ(model.measured_on, "V100-16GB");
   EXPECT_EQ(model.measured_batch, 8);
@@ -251,7 +253,7 @@ cluster:
   nodes: [{type: box}]
 workload: {kind: taskgraph, file: graphs/g.json}
 )");
-  const auto* workload = std::get_if<TaskGraphWorkload>(&s.workload);
+  const auto* workload = s.workload_as<TaskGraphWorkload>();
   ASSERT_NE(workload, nullptr);
   EXPECT_EQ(workload->path, (test_dir() / "graphs/g.json").string());
   EXPECT_DOUBLE_EQ(s.cluster.node_types[0].nic_bandwidth.value(), 50e9);  // IB-NDR: 400 Gbps
@@ -284,7 +286,7 @@ TEST(Scenario, ZooModelWithOptions) {
   std::string yaml = kBase;
   yaml.replace(yaml.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{zoo: bert-base, seq: 128}");
   const Scenario s = load(yaml);
-  const auto& model = std::get<DataParallelConfig>(s.workload).model;
+  const auto& model = s.workload_as<DataParallelWorkload>()->config.model;
   EXPECT_EQ(model.name, "bert-base");
   EXPECT_GT(model.layers.size(), 12u);  // embeddings, 12 blocks' layers, head
 }
@@ -303,7 +305,7 @@ TEST(Scenario, ProfileGraphModel) {
   std::string yaml = kBase;
   yaml.replace(yaml.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{profile: \"" + profile + "\"}");
   const Scenario s = load(yaml);
-  const auto& model = std::get<DataParallelConfig>(s.workload).model;
+  const auto& model = s.workload_as<DataParallelWorkload>()->config.model;
   EXPECT_EQ(model.layers.size(), 26u);
   EXPECT_EQ(model.measured_on, "V100-16GB");
   EXPECT_EQ(model.measured_batch, 32);
@@ -729,7 +731,7 @@ TEST(ScenarioErrors, UnknownWorkloadKindIsOneError) {
   yaml.replace(yaml.find("kind: data_parallel"), 19, "kind: data_paralel");
   const auto errors = errors_of(yaml);
   ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 10, 9, "unknown kind 'data_paralel'; did you mean 'data_parallel'?");
+  expect_error(errors[0], 10, 9, "unknown workload kind 'data_paralel'; did you mean 'data_parallel'?");
 }
 
 TEST(ScenarioErrors, UnknownDtypeAndAlgorithm) {
@@ -865,7 +867,7 @@ TEST(ScenarioOverrides, SetReplacesOrAddsValues) {
   EXPECT_EQ(s.run.iterations, 7);        // replaced
   EXPECT_EQ(s.run.seed, 9u);             // added to an existing mapping
   EXPECT_EQ(s.cluster.gpu_count(), 6u);  // list entries by index
-  EXPECT_EQ(std::get<DataParallelConfig>(s.workload).dtype, Dtype::fp16);
+  EXPECT_EQ(s.workload_as<DataParallelWorkload>()->config.dtype, Dtype::fp16);
   EXPECT_DOUBLE_EQ(s.cluster.node_types[0].nic_bandwidth.value(), 12.5e9);
 }
 

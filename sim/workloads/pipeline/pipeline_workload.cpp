@@ -1,4 +1,4 @@
-#include "sim/run/pipeline_workload.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,0 +1,30 @@
+#include "models/gnn/layer_flops.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace dnnsim::gnn {
+
+GnnLayerKind gnn_layer_kind(std::string_view name) {
+  if (name == "gcn") return GnnLayerKind::gcn;
+  if (name == "sage") return GnnLayerKind::sage;
+  if (name == "gat") return GnnLayerKind::gat;
+  throw std::invalid_argument("unknown GNN layer '" + std::string(name) + "'; expected gcn, sage or gat");
+}
+
+Flop gnn_layer_forward_flops(GnnLayerKind kind, const LayerCounts& layer, std::uint32_t in_features,
+                             std::uint32_t out_features) {
+  const double d = layer.num_dst, s = layer.num_src, e = static_cast<double>(layer.edges);
+  const double in = in_features, out = out_features;
+  switch (kind) {
+    case GnnLayerKind::gcn:
+      return Flop(2 * e * in + 2 * d * in * out);
+    case GnnLayerKind::sage:
+      return Flop(e * in + d * in + 2 * d * (2 * in) * out);
+    case GnnLayerKind::gat:
+      return Flop(2 * s * in * out + 4 * s * out + e * (4 + 2 * out));
+  }
+  return Flop(0);
+}
+
+}  // namespace dnnsim::gnn

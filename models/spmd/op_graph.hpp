@@ -1,0 +1,94 @@
+// Operator graphs for SPMD (intra-operator) sharding: the single-device training graph that HAP
+// (Zhang et al., EuroSys'24, §5.3) and OneFlow's SBP (Yuan et al., arXiv 2110.15032, §6.1) shard
+// operator by operator. Every tensor is 2-D, [rows × columns]: batch and sequence dimensions are
+// folded into the rows (so splitting rows is data parallelism), features are the columns (splitting
+// them is tensor/model parallelism). Each operator produces one tensor; TensorId = OpId.
+//
+// Graphs come from the model zoo (build_op_graph: every layer of a LayerModel becomes the operators
+// its matmul shapes describe, docs/spmd.md) or from hand-written YAML files (load_op_graph).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/common/diagnostics.hpp"
+#include "models/common/units.hpp"
+#include "models/dnn/layer_model.hpp"
+#include "models/program/task_graph.hpp"
+
+namespace dnnsim {
+
+enum class OpKind {
+  input,        // a mini-batch tensor (rows = samples × rows per sample); no FLOPs
+  parameter,    // a weight [k × n]; its gradient must be reduced across replicas
+  matmul,       // C[m×n] = A[m×k] · B[k×n]: 2mnk FLOPs forward, 4mnk backward
+  elementwise,  // same shape out as in; a second input of the same shape adds to it (residual add)
+  rowwise,      // an operation along each row (LayerNorm, softmax): rows may be split, columns not
+  attention,    // per-head attention core (scores, softmax, context): rows (batch) or columns (heads)
+  reshape,      // same elements per sample in another [rows × columns] layout: only rows stay split
+  loss,         // the scalar training loss, summed over the batch
+};
+[[nodiscard]] std::string_view op_kind_name(OpKind kind);
+
+using OpId = std::uint32_t;
+
+struct SpmdOp {
+  std::string name;
+  OpKind kind = OpKind::elementwise;
+  std::vector<OpId> inputs;          // operators whose output this one reads, in operand order
+  std::int64_t rows = 0;             // the output's shape (a loss is 1 × 1)
+  std::int64_t columns = 0;
+  Flop forward_flops{0};             // of the whole (unsharded) operator; backward is 2× forward
+  SourceLocation origin;             // where a hand-written graph declared it
+};
+
+class OpGraph {
+ public:
+  OpGraph() = default;
+  OpGraph(std::string name, Dtype dtype) : name_(std::move(name)), dtype_(dtype) {}
+
+  // @return the new operator's id. Inputs must already exist (so ids are a topological order).
+  OpId add(SpmdOp op);
+
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] Dtype dtype() const { return dtype_; }
+  [[nodiscard]] const std::vector<SpmdOp>& ops() const { return ops_; }
+  [[nodiscard]] const SpmdOp& op(OpId id) const { return ops_.at(id); }
+  [[nodiscard]] std::size_t size() const { return ops_.size(); }
+  [[nodiscard]] Bytes bytes(OpId id) const;  // the whole output tensor
+  // The last operator that reads each operator's output (itself when nobody does).
+  [[nodiscard]] std::vector<OpId> last_use() const;
+  [[nodiscard]] Bytes parameter_bytes() const;
+
+ private:
+  std::string name_;
+  Dtype dtype_ = Dtype::fp32;
+  std::vector<SpmdOp> ops_;
+};
+
+// The training graph of a zoo or profile model for `batch` samples: one input, then per layer its
+// matmuls (each with its weight as a parameter operator when the layer has parameters; attention
+// products as one attention operator), its remaining FLOPs as an element-wise or row-wise operator
+// by layer kind, reshapes where one product's output does not have the next one's input layout, and
+// a loss at the end. Layers with measured times and no FLOPs cannot be sharded.
+// @throw InputError (at `where`) when the model has a layer without FLOPs.
+[[nodiscard]] OpGraph build_op_graph(const LayerModel& model, int batch, Dtype dtype, const SourceLocation& where);
+
+// A hand-written graph (docs/spmd.md):
+//   name: mlp
+//   dtype: fp32
+//   ops:
+//     - {name: x, kind: input, shape: [64, 1024]}
+//     - {name: w1, kind: parameter, shape: [1024, 4096]}
+//     - {name: h, kind: matmul, inputs: [x, w1]}
+//     - {name: loss, kind: loss, inputs: [h]}
+// Shapes of computed operators follow from their inputs; FLOPs from the shapes (matmul 2mnk,
+// element-wise 1 and row-wise 5 per element, attention `flops:` required). Operators may be listed in
+// any order; they are numbered in a topological order (ties: file order). @throw InputError with every
+// problem (file:line:col): unknown or missing keys, unknown operators, mismatched shapes, cycles.
+[[nodiscard]] OpGraph load_op_graph(const std::string& path);
+[[nodiscard]] OpGraph parse_op_graph(const std::string& text, const std::string& file_name);
+
+}  // namespace dnnsim

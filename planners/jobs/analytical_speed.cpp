@@ -1,0 +1,76 @@
+#include "planners/jobs/analytical_speed.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "models/cost/collective_cost.hpp"
+#include "models/cost/compute_cost.hpp"
+#include "models/dnn/zoo.hpp"
+#include "models/hardware/catalog.hpp"
+
+namespace dnnsim {
+
+const AnalyticalSpeedModel::ModelCost& AnalyticalSpeedModel::model_cost(const JobRecord& job) const {
+  auto it = models_.find(job.model);
+  if (it != models_.end()) return it->second;
+  const auto& zoo = builtin_models();
+  if (zoo.find(job.model) == nullptr)
+    throw InputError(job.where, fmt::format("job '{}': unknown model '{}'{}", job.id, job.model, suggestion_suffix(job.model, zoo.names())));
+  const LayerModel model = zoo.at(job.model).value(ModelOptions{});
+  ModelCost cost;
+  for (const Layer& layer : model.layers) {
+    cost.flops_per_sample += (layer.forward_flops + layer.backward_flops).value();
+    cost.bytes_per_sample += 3.0 * (layer.forward_bytes.value() > 0 ? layer.forward_bytes.value() : 2.0 * layer.activation_bytes.value());
+  }
+  cost.parameters = model.parameter_bytes();
+  return models_.emplace(job.model, cost).first->second;
+}
+
+IterationCost AnalyticalSpeedModel::iteration(const JobRecord& job, const Placement& placement,
+                                              const std::vector<ServerInfo>& servers) const {
+  std::vector<std::string> types;
+  for (const auto& [server, count] : placement.slices) types.push_back(servers[server].gpu_type);
+  std::sort(types.begin(), types.end());
+  types.erase(std::unique(types.begin(), types.end()), types.end());
+  auto key = std::make_tuple(job.model, job.batch_size, placement.shape(), types);
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+
+  const ModelCost& cost = model_cost(job);
+  const int gpus = placement.gpus();
+  const double batch = job.batch_size > 0 ? job.batch_size : static_cast<double>(cost.default_batch * gpus);
+  const double local = batch / gpus;
+  Seconds compute{0};
+  for (const std::string& type : types) {
+    const GpuSpec* gpu = HardwareCatalog::builtin().find_gpu(type);
+    if (gpu == nullptr) throw InputError(job.where, fmt::format("unknown GPU type '{}' in the cluster", type));
+    Compute work;
+    work.flops = Flop(cost.flops_per_sample * local);
+    work.bytes_accessed = Bytes(cost.bytes_per_sample * local);
+    work.dtype = Dtype::fp16;
+    compute = std::max(compute, compute_time(work, *gpu, efficiency_));
+  }
+  IterationCost result{compute, Seconds(0), Bytes(0)};
+  const int nodes = placement.servers();
+  if (gpus > 1) {
+    BytesPerSecond intra{1e300}, nic{1e300};
+    Seconds latency{0};
+    int per_node = 0;
+    for (const auto& [server, count] : placement.slices) {
+      intra = std::min(intra, servers[server].intra_bandwidth);
+      nic = std::min(nic, servers[server].nic_bandwidth);
+      latency = std::max(latency, servers[server].link_latency);
+      per_node = std::max(per_node, count);
+    }
+    if (nodes == 1) {
+      result.sync = ring_all_reduce_time(cost.parameters, gpus, PathCost{Seconds(0), intra});
+    } else {
+      result.sync = hierarchical_all_reduce_time(cost.parameters, nodes, per_node, PathCost{Seconds(0), intra},
+                                                 PathCost{latency, nic / per_node});
+      result.sync_bytes = cost.parameters * (2.0 * (nodes - 1) / nodes);
+    }
+  }
+  return memo_.emplace(key, result).first->second;
+}
+
+}  // namespace dnnsim

@@ -1,0 +1,43 @@
+// dnnsim's own job speed: the iteration time of a data-parallel job on its placement from the cost
+// models (models/cost), memoised by (model, batch, placement shape, GPU types).
+//   compute = Σ layers (forward + backward FLOPs) × local batch on the slowest GPU of the placement,
+//             at `efficiency` × its fp16 peak (compute_time, roofline with the layer's bytes);
+//   sync    = all-reduce of the gradients (parameter bytes): a ring on the intra-server link for one
+//             server, else hierarchical (intra rings, then one inter-server ring per local rank,
+//             sharing the NIC: hierarchical_all_reduce_time with the NIC bandwidth ÷ GPUs per server);
+//   sync_bytes = what each server's NIC sends per iteration: 2(n−1)/n × parameter bytes for n servers
+//             (the inter-server phase of the hierarchical ring; 0 on one server).
+// With the network simulated, the cluster simulation replays sync_bytes as SimGrid flows instead of
+// using `sync`, so contention with other jobs comes from the platform.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "planners/jobs/job_speed.hpp"
+
+namespace dnnsim {
+
+class AnalyticalSpeedModel final : public JobSpeedModel {
+ public:
+  explicit AnalyticalSpeedModel(double efficiency = 0.5) : efficiency_(efficiency) {}
+  [[nodiscard]] IterationCost iteration(const JobRecord& job, const Placement& placement,
+                                        const std::vector<ServerInfo>& servers) const override;
+
+ private:
+  struct ModelCost {
+    double flops_per_sample = 0.0;
+    double bytes_per_sample = 0.0;
+    Bytes parameters{0};
+    int default_batch = 32;
+  };
+  const ModelCost& model_cost(const JobRecord& job) const;
+
+  double efficiency_;
+  mutable std::map<std::string, ModelCost> models_;
+  mutable std::map<std::tuple<std::string, int, std::vector<int>, std::vector<std::string>>, IterationCost> memo_;
+};
+
+}  // namespace dnnsim

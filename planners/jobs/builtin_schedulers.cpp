@@ -1,0 +1,391 @@
+// The built-in job schedulers (papers-cluster.md §11). Each class cites its source; helpers shared
+// by several are in priority_allocation.hpp.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "planners/jobs/job_scheduler.hpp"
+#include "planners/jobs/job_speed.hpp"
+#include "planners/jobs/priority_allocation.hpp"
+
+namespace dnnsim {
+namespace {
+
+std::vector<const JobView*> active_jobs(const ClusterState& state) {
+  std::vector<const JobView*> jobs;
+  for (const JobView& job : state.running) jobs.push_back(&job);
+  for (const JobView& job : state.queued) jobs.push_back(&job);
+  std::sort(jobs.begin(), jobs.end(), [](const JobView* a, const JobView* b) { return a->id < b->id; });
+  return jobs;
+}
+
+// Job ids sorted by `key` ascending, ties by id (= submission order).
+template <class Key>
+std::vector<JobId> order_by(const std::vector<const JobView*>& jobs, Key key) {
+  std::vector<std::pair<decltype(key(*jobs.front())), JobId>> keyed;
+  for (const JobView* job : jobs) keyed.emplace_back(key(*job), job->id);
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<JobId> order;
+  for (const auto& [k, id] : keyed) order.push_back(id);
+  return order;
+}
+
+// FIFO, SJF, SRTF: a fixed key, one allocation mode.
+class KeyedScheduler final : public JobScheduler {
+ public:
+  using KeyFn = double (*)(const JobView&);
+  KeyedScheduler(const PlacementPolicy& placement, KeyFn key, AllocationMode mode)
+      : placement_(&placement), key_(key), mode_(mode) {}
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
+    const auto jobs = active_jobs(state);
+    if (jobs.empty()) return {};
+    return allocate_in_order(state, order_by(jobs, key_), *placement_, mode_);
+  }
+
+ private:
+  const PlacementPolicy* placement_;
+  KeyFn key_;
+  AllocationMode mode_;
+};
+
+double submit_key(const JobView& job) { return static_cast<double>(job.id); }
+double duration_key(const JobView& job) { return job.oracle_duration().value(); }
+double remaining_key(const JobView& job) { return job.oracle_remaining().value(); }
+
+// Tiresias (NSDI'19 §4, SymbioticLab/Tiresias simulator): discretised 2D attained service
+// (Σ run time × GPUs) in K queues split by `thresholds` (GPU·s); higher queues first, FIFO by arrival
+// inside a queue; preemptive. Starvation guard: a job waiting at least `starvation_knob` × its run
+// time returns to Q0 (its service is counted from then on). With `gittins`, jobs inside a queue are
+// ordered by the Gittins index of their attained service over the distribution of the GPU-time of
+// the jobs seen so far (the 2D-Gittins variant; Tiresias profiles this distribution from history).
+class TiresiasScheduler final : public JobScheduler {
+ public:
+  TiresiasScheduler(const SchedulerContext& ctx, bool gittins)
+      : placement_(&ctx.placement), gittins_(gittins),
+        thresholds_(ctx.params.list("thresholds", {3250.0, 7200.0, 18000.0})),
+        knob_(ctx.params.number("starvation_knob", 0.0, 0.0, 1e9)),
+        round_(Seconds(ctx.params.number("round_s", 60.0, 1e-3, 1e9))) {
+    if (!std::is_sorted(thresholds_.begin(), thresholds_.end()))
+      throw InputError(ctx.params.where("thresholds"), "Tiresias thresholds must increase");
+  }
+  std::optional<Seconds> round() const override { return round_; }
+
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
+    const auto jobs = active_jobs(state);
+    if (jobs.empty()) return {};
+    for (const JobView* job : jobs) {
+      if (gittins_ && !seen_.count(job->id)) {
+        seen_.insert(job->id);
+        sizes_.insert(std::upper_bound(sizes_.begin(), sizes_.end(), gpu_time(*job)), gpu_time(*job));
+      }
+      const bool waiting = !job->placement.has_value();
+      if (knob_ > 0.0 && waiting && job->attained.value() > 0.0 &&
+          (state.now - job->queued_since).value() >= knob_ * job->attained.value())
+        base_[job->id] = job->attained_gpu_seconds;
+    }
+    if (gittins_ && prefix_.size() != sizes_.size() + 1) {
+      prefix_.assign(sizes_.size() + 1, 0.0);
+      for (std::size_t i = 0; i < sizes_.size(); ++i) prefix_[i + 1] = prefix_[i] + sizes_[i];
+    }
+    auto key = [&](const JobView& job) {
+      const double service = job.attained_gpu_seconds - base_[job.id];
+      const auto queue = static_cast<double>(std::upper_bound(thresholds_.begin(), thresholds_.end(), service) - thresholds_.begin());
+      const double inner = gittins_ ? -gittins_index(service, queue) : static_cast<double>(job.id);
+      return std::pair<double, double>{queue, inner};
+    };
+    return allocate_in_order(state, order_by(jobs, key), *placement_, AllocationMode::preemptive);
+  }
+
+ private:
+  static double gpu_time(const JobView& job) { return job.oracle_duration().value() * job.gpus; }
+
+  // Gittins index with the quantum up to the next threshold (Tiresias §4.2):
+  //   G(a) = P(S − a ≤ Δ | S > a) / E[min(S − a, Δ) | S > a]  over the empirical sizes S,
+  // in O(log n) from the sorted sizes and their prefix sums (rebuilt once per decision).
+  double gittins_index(double attained, double queue) const {
+    const auto q = static_cast<std::size_t>(queue);
+    const double delta = q < thresholds_.size() ? thresholds_[q] - attained : 1e18;
+    const auto first = std::upper_bound(sizes_.begin(), sizes_.end(), attained) - sizes_.begin();
+    const auto last = std::upper_bound(sizes_.begin(), sizes_.end(), attained + delta) - sizes_.begin();
+    const double survivors = static_cast<double>(sizes_.size() - first);
+    const double finish = static_cast<double>(last - first);
+    const double expected = (prefix_[last] - prefix_[first]) - finish * attained + delta * static_cast<double>(sizes_.size() - last);
+    return survivors == 0.0 || expected <= 0.0 ? 0.0 : (finish / survivors) / (expected / survivors);
+  }
+
+  const PlacementPolicy* placement_;
+  bool gittins_;
+  std::vector<double> thresholds_;
+  double knob_;
+  Seconds round_;
+  std::map<JobId, double> base_;
+  std::set<JobId> seen_;
+  std::vector<double> sizes_;   // sorted
+  std::vector<double> prefix_;  // prefix_[i] = Σ sizes_[0..i)
+};
+
+// Gandiva-like time slicing (OSDI'18 §4: suspend/resume in ~60 s quanta when oversubscribed): every
+// round, the jobs that have waited longest (queued: since they queued; running: since their current
+// attempt started) are served first, so running jobs yield to waiting ones round-robin. Arrivals and
+// completions only fill free GPUs (its reactive mode). Packing (GPU sharing) is not modelled.
+class GandivaScheduler final : public JobScheduler {
+ public:
+  explicit GandivaScheduler(const SchedulerContext& ctx)
+      : placement_(&ctx.placement), round_(Seconds(ctx.params.number("quantum_s", 60.0, 1e-3, 1e9))) {}
+  std::optional<Seconds> round() const override { return round_; }
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
+    const auto jobs = active_jobs(state);
+    if (jobs.empty()) return {};
+    if (event != SchedulerEvent::round)
+      return allocate_in_order(state, order_by(jobs, submit_key), *placement_, AllocationMode::non_preemptive_backfill);
+    auto since = [](const JobView& job) {
+      return std::pair<double, double>{(job.placement ? job.last_started : job.queued_since).value(), static_cast<double>(job.id)};
+    };
+    return allocate_in_order(state, order_by(jobs, since), *placement_, AllocationMode::preemptive);
+  }
+
+ private:
+  const PlacementPolicy* placement_;
+  Seconds round_;
+};
+
+// A consolidated placement of `gpus` GPUs on an empty cluster: the shape speed tables are asked for
+// when a scheduler considers a GPU count before placing.
+Placement nominal_placement(const std::vector<ServerInfo>& servers, int gpus) {
+  Placement placement;
+  for (std::size_t s = 0; s < servers.size() && gpus > 0; ++s) {
+    const int take = std::min(gpus, servers[s].gpus);
+    placement.slices.emplace_back(static_cast<int>(s), take);
+    gpus -= take;
+  }
+  return placement;
+}
+
+// Optimus-like (EuroSys'18 §4.2; DL2's re-implementation): every job that can run gets one GPU
+// (arrival order), then GPUs go one at a time to the job with the largest marginal reduction of its
+// remaining time rem/f(w) − rem/f(w+1), f = the speed model's rate at w GPUs consolidated (Pollux's
+// "Optimus+Oracle" uses the exact speed, as here); a job grows up to the GPUs it asked for. Counts
+// are recomputed every round; a job whose count changes is preempted and restarted at the new count.
+class OptimusScheduler final : public JobScheduler {
+ public:
+  explicit OptimusScheduler(const SchedulerContext& ctx)
+      : placement_(&ctx.placement), speed_(&ctx.speed), round_(Seconds(ctx.params.number("round_s", 60.0, 1e-3, 1e9))) {}
+  std::optional<Seconds> round() const override { return round_; }
+
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
+    const auto jobs = active_jobs(state);
+    if (jobs.empty()) return {};
+    int budget = state.total_gpus();
+    std::map<JobId, int> count;
+    for (const JobView* job : jobs)
+      if (budget > 0) {
+        count[job->id] = 1;
+        --budget;
+      }
+    auto remaining_time = [&](const JobView& job, int w) {
+      return job.remaining_iterations() / speed_->iterations_per_second(*job.record, nominal_placement(state.servers, w), state.servers);
+    };
+    while (budget > 0) {
+      const JobView* best = nullptr;
+      double best_gain = 0.0;
+      for (const JobView* job : jobs) {
+        auto it = count.find(job->id);
+        if (it == count.end() || it->second >= job->gpus) continue;
+        const double gain = remaining_time(*job, it->second) - remaining_time(*job, it->second + 1);
+        if (gain > best_gain) {
+          best_gain = gain;
+          best = job;
+        }
+      }
+      if (best == nullptr) break;
+      ++count[best->id];
+      --budget;
+    }
+    std::vector<Decision> decisions;
+    std::vector<int> free = state.free_gpus;
+    for (const JobView& job : state.running) {
+      auto it = count.find(job.id);
+      if (it != count.end() && it->second == job.placement->gpus()) continue;
+      decisions.push_back(Decision{Decision::Kind::preempt, job.id, {}});
+      for (const auto& [server, n] : job.placement->slices) free[server] += n;
+    }
+    for (const JobView* job : jobs) {
+      auto it = count.find(job->id);
+      if (it == count.end()) continue;
+      if (job->placement && it->second == job->placement->gpus()) continue;
+      JobView sized = *job;
+      sized.gpus = it->second;
+      if (auto where = placement_->place(state, free, sized)) {
+        for (const auto& [server, n] : where->slices) free[server] -= n;
+        decisions.push_back(Decision{Decision::Kind::start, job->id, std::move(*where)});
+      }
+    }
+    return decisions;
+  }
+
+ private:
+  const PlacementPolicy* placement_;
+  const JobSpeedModel* speed_;
+  Seconds round_;
+};
+
+// DRF (Ghodsi et al., NSDI'11) with GPUs as the only resource, as in DL2's baseline: progressive
+// filling — repeatedly start the oldest waiting job of the user with the smallest share of GPUs in
+// use (jobs without a user are their own user); non-preemptive.
+class DrfScheduler final : public JobScheduler {
+ public:
+  explicit DrfScheduler(const SchedulerContext& ctx) : placement_(&ctx.placement) {}
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
+    auto user_of = [](const JobView& job) { return job.record->user.empty() ? "#" + std::to_string(job.id) : job.record->user; };
+    std::map<std::string, int> share;
+    for (const JobView& job : state.running) share[user_of(job)] += job.placement->gpus();
+    std::vector<const JobView*> waiting;
+    for (const JobView& job : state.queued) waiting.push_back(&job);
+    std::vector<Decision> decisions;
+    std::vector<int> free = state.free_gpus;
+    while (!waiting.empty()) {
+      auto next = std::min_element(waiting.begin(), waiting.end(), [&](const JobView* a, const JobView* b) {
+        return std::pair{share[user_of(*a)], a->id} < std::pair{share[user_of(*b)], b->id};
+      });
+      const JobView& job = **next;
+      waiting.erase(next);
+      auto where = placement_->place(state, free, job);
+      if (!where) continue;
+      for (const auto& [server, n] : where->slices) free[server] -= n;
+      share[user_of(job)] += job.gpus;
+      decisions.push_back(Decision{Decision::Kind::start, job.id, std::move(*where)});
+    }
+    return decisions;
+  }
+
+ private:
+  const PlacementPolicy* placement_;
+};
+
+// Tetris (Grandl et al., SIGCOMM'14 §3) on one resource: start repeatedly the waiting job with the
+// highest alignment (demand/total · free/total) + `srtf_weight` × (shortest remaining / its
+// remaining), the paper's packing score combined with its SRTF term; non-preemptive.
+class TetrisScheduler final : public JobScheduler {
+ public:
+  explicit TetrisScheduler(const SchedulerContext& ctx)
+      : placement_(&ctx.placement), weight_(ctx.params.number("srtf_weight", 1.0, 0.0, 1e9)) {}
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
+    std::vector<const JobView*> waiting;
+    for (const JobView& job : state.queued) waiting.push_back(&job);
+    std::vector<Decision> decisions;
+    std::vector<int> free = state.free_gpus;
+    const double total = state.total_gpus();
+    while (!waiting.empty()) {
+      const double free_total = std::accumulate(free.begin(), free.end(), 0);
+      double shortest = 1e300;
+      for (const JobView* job : waiting) shortest = std::min(shortest, std::max(job->oracle_remaining().value(), 1e-9));
+      auto score = [&](const JobView* job) {
+        return (job->gpus / total) * (free_total / total) + weight_ * shortest / std::max(job->oracle_remaining().value(), 1e-9);
+      };
+      const JobView* best = nullptr;
+      for (const JobView* job : waiting)
+        if (job->gpus <= free_total && (best == nullptr || score(job) > score(best))) best = job;
+      if (best == nullptr) break;
+      waiting.erase(std::find(waiting.begin(), waiting.end(), best));
+      auto where = placement_->place(state, free, *best);
+      if (!where) continue;
+      for (const auto& [server, n] : where->slices) free[server] -= n;
+      decisions.push_back(Decision{Decision::Kind::start, best->id, std::move(*where)});
+    }
+    return decisions;
+  }
+
+ private:
+  const PlacementPolicy* placement_;
+  double weight_;
+};
+
+// Helios QSSF (Hu et al., SC'21 §5.1): Quasi-Shortest-Service-First — waiting jobs by expected GPU
+// service = GPUs × predicted duration, the prediction being the mean duration of the same user's
+// finished jobs (Helios learns it from history; the user mean is its simplest estimator), else the
+// mean over all finished jobs, else the job is ranked by GPU count alone; non-preemptive, backfill.
+class QssfScheduler final : public JobScheduler {
+ public:
+  explicit QssfScheduler(const SchedulerContext& ctx) : placement_(&ctx.placement) {}
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
+    // Jobs that were running at the last call and are gone now have finished: learn their duration.
+    std::map<JobId, const JobView*> present;
+    for (const JobView* job : active_jobs(state)) present.emplace(job->id, job);
+    for (const auto& [id, snapshot] : last_running_)
+      if (!present.count(id)) {
+        auto& [sum, n] = history_[snapshot.first];
+        sum += snapshot.second;
+        n += 1;
+        global_sum_ += snapshot.second;
+        global_n_ += 1;
+      }
+    last_running_.clear();
+    for (const JobView& job : state.running) last_running_[job.id] = {job.record->user, job.oracle_duration().value()};
+    auto key = [&](const JobView& job) {
+      auto it = history_.find(job.record->user);
+      const double predicted = it != history_.end() ? it->second.first / it->second.second
+                               : global_n_ > 0  ? global_sum_ / global_n_
+                                                : 1.0;
+      return predicted * job.gpus;
+    };
+    const auto jobs = active_jobs(state);
+    if (jobs.empty()) return {};
+    auto decisions = allocate_in_order(state, order_by(jobs, key), *placement_, AllocationMode::non_preemptive_backfill);
+    // A job started now may end before anything else happens: the next call must know it ran.
+    for (const Decision& d : decisions)
+      if (const JobView* job = present.at(d.job); d.kind == Decision::Kind::start)
+        last_running_[job->id] = {job->record->user, job->oracle_duration().value()};
+    return decisions;
+  }
+
+ private:
+  const PlacementPolicy* placement_;
+  // The jobs running after the previous call (those it found running and those it started).
+  std::map<JobId, std::pair<std::string, double>> last_running_;
+  std::map<std::string, std::pair<double, double>> history_;
+  double global_sum_ = 0.0, global_n_ = 0.0;
+};
+
+template <class Make>
+SchedulerFactory factory(Make make) {
+  return [make](const SchedulerContext& ctx) -> std::unique_ptr<JobScheduler> { return make(ctx); };
+}
+
+}  // namespace
+
+void register_builtin_schedulers(SchedulerRegistry& registry) {
+  registry.add("fifo", "strict FIFO, gang, non-preemptive: the head blocks the queue (YARN-CS-like)",
+               "Tiresias NSDI'19 §6 baseline (YARN-CS)", factory([](const SchedulerContext& ctx) {
+                 return std::make_unique<KeyedScheduler>(ctx.placement, submit_key, AllocationMode::non_preemptive_strict);
+               }));
+  registry.add("fifo-backfill", "FIFO order, later jobs that fit start when the head does not (fit-job-first)",
+               "Tiresias NSDI'19 simulator `fjf`", factory([](const SchedulerContext& ctx) {
+                 return std::make_unique<KeyedScheduler>(ctx.placement, submit_key, AllocationMode::non_preemptive_backfill);
+               }));
+  registry.add("sjf", "shortest job first by oracle duration, non-preemptive, backfill", "Helios SC'21 §5 baseline",
+               factory([](const SchedulerContext& ctx) {
+                 return std::make_unique<KeyedScheduler>(ctx.placement, duration_key, AllocationMode::non_preemptive_backfill);
+               }));
+  registry.add("srtf", "shortest remaining time first by oracle remaining time, preemptive", "DL2 / Tiresias baselines",
+               factory([](const SchedulerContext& ctx) {
+                 return std::make_unique<KeyedScheduler>(ctx.placement, remaining_key, AllocationMode::preemptive);
+               }));
+  registry.add("tiresias-las", "2D-LAS: attained GPU-time in K queues (thresholds), starvation knob, preemptive",
+               "Tiresias NSDI'19 §4.1", factory([](const SchedulerContext& ctx) { return std::make_unique<TiresiasScheduler>(ctx, false); }));
+  registry.add("tiresias-gittins", "2D-Gittins: Gittins index of attained GPU-time over the seen GPU-time distribution",
+               "Tiresias NSDI'19 §4.2", factory([](const SchedulerContext& ctx) { return std::make_unique<TiresiasScheduler>(ctx, true); }));
+  registry.add("gandiva", "Gandiva-like time slicing: round-robin in quanta when oversubscribed (no packing)",
+               "Gandiva OSDI'18 §4", factory([](const SchedulerContext& ctx) { return std::make_unique<GandivaScheduler>(ctx); }));
+  registry.add("optimus", "Optimus-like: GPUs one by one to the largest marginal reduction of remaining time",
+               "Optimus EuroSys'18 §4.2", factory([](const SchedulerContext& ctx) { return std::make_unique<OptimusScheduler>(ctx); }));
+  registry.add("drf", "dominant-resource fairness over users (GPUs only), progressive filling", "DRF NSDI'11; DL2 baseline",
+               factory([](const SchedulerContext& ctx) { return std::make_unique<DrfScheduler>(ctx); }));
+  registry.add("tetris", "packing alignment score + SRTF term, non-preemptive", "Tetris SIGCOMM'14 §3; DL2 baseline",
+               factory([](const SchedulerContext& ctx) { return std::make_unique<TetrisScheduler>(ctx); }));
+  registry.add("qssf", "quasi-shortest-service-first: GPUs × user's mean past duration, backfill", "Helios SC'21 §5.1",
+               factory([](const SchedulerContext& ctx) { return std::make_unique<QssfScheduler>(ctx); }));
+}
+
+}  // namespace dnnsim

@@ -1,0 +1,84 @@
+// What a job scheduler sees and what it answers: a pure snapshot of the cluster (servers, GPU types,
+// free GPUs, running and queued jobs with their attained service) and a list of decisions (start a
+// job on a placement, preempt it, migrate it). No SimGrid here: the cluster simulation (sim/cluster/)
+// builds the snapshot at each scheduling event and applies the decisions, so schedulers are unit
+// tested on hand-built states (tests/unit/planners/job_scheduler_test.cpp).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/common/units.hpp"
+#include "traces/jobs/job_trace.hpp"
+
+namespace dnnsim {
+
+using JobId = std::size_t;  // index of the job in the replayed JobTrace
+
+struct ServerInfo {
+  int rack = 0;               // servers of a rack share a top-of-rack switch
+  int gpus = 0;
+  std::string gpu_type;       // catalog name ("T4", "V100")
+  double gpu_speed = 1.0;     // relative compute speed of this GPU type (fastest type = 1 when known)
+  BytesPerSecond intra_bandwidth{0};  // GPU↔GPU inside the server, per direction (NVLink/PCIe)
+  BytesPerSecond nic_bandwidth{0};    // the server's NIC, per direction
+  Seconds link_latency{0};            // one hop of the inter-server network
+};
+
+// GPUs of one job: how many on each server. Sorted by server index, no zero counts.
+struct Placement {
+  std::vector<std::pair<int, int>> slices;  // (server index, GPUs on it)
+
+  [[nodiscard]] int gpus() const;
+  [[nodiscard]] int servers() const { return static_cast<int>(slices.size()); }
+  // GPUs per server, largest first: the "placement shape" speed tables are keyed by (Pollux `22`).
+  [[nodiscard]] std::vector<int> shape() const;
+  [[nodiscard]] bool empty() const { return slices.empty(); }
+  [[nodiscard]] std::string to_string() const;  // "s0:4+s3:2"
+  friend bool operator==(const Placement&, const Placement&) = default;
+};
+
+struct JobView {
+  JobId id = 0;
+  const JobRecord* record = nullptr;
+  int gpus = 1;                       // GPUs it asks for
+  double total_iterations = 0.0;      // its work
+  double done_iterations = 0.0;       // progress so far (kept across preemptions: checkpoints)
+  Seconds attained;                   // time it has run (wall-clock, all attempts)
+  double attained_gpu_seconds = 0.0;  // Tiresias' 2D attained service: Σ run time × GPUs
+  Seconds queued_since;               // submission or last preemption
+  Seconds last_started;               // start of the current or last attempt
+  int preemptions = 0;
+  double solo_rate = 0.0;             // iterations/s at `gpus` GPUs consolidated, alone (oracle speed)
+  std::optional<Placement> placement; // set while running
+
+  [[nodiscard]] double remaining_iterations() const { return total_iterations - done_iterations; }
+  // Oracle remaining time at solo speed (SRTF); the trace duration for a job not yet started.
+  [[nodiscard]] Seconds oracle_remaining() const;
+  [[nodiscard]] Seconds oracle_duration() const;
+};
+
+struct ClusterState {
+  Seconds now;
+  std::vector<ServerInfo> servers;
+  std::vector<int> free_gpus;     // per server
+  std::vector<JobView> running;   // by id
+  std::vector<JobView> queued;    // arrived, not running; by id (= submission order)
+
+  [[nodiscard]] int total_gpus() const;
+  [[nodiscard]] int total_free() const;
+};
+
+enum class SchedulerEvent { arrival, completion, round };
+
+struct Decision {
+  enum class Kind { start, preempt, migrate };
+  Kind kind = Kind::start;
+  JobId job = 0;
+  Placement placement;  // start / migrate: where; preempt: empty
+};
+
+}  // namespace dnnsim

@@ -1,0 +1,60 @@
+// How fast a job trains on a placement, in iterations per second. Two kinds of source share this
+// interface (docs/cluster.md "Job speed"):
+//   measured tables  Pollux's per-placement step/sync times (traces/jobs/pollux_throughput.hpp) and
+//                    Gavel's per-GPU-type throughputs (traces/jobs/gavel_throughput.hpp), to replay
+//                    published comparisons on their own terms;
+//   dnnsim           analytical iteration time from the cost models for the placement (compute on
+//                    the GPU types + ring all-reduce over the links), memoised by (model, batch,
+//                    placement shape, GPU types).
+// With the network simulated, the cluster simulation uses split() to run compute as SimGrid
+// executions and the synchronisation as real flows; speed() is then only the solo (uncontended) rate.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/common/registry.hpp"
+#include "models/common/units.hpp"
+#include "planners/jobs/cluster_state.hpp"
+
+namespace dnnsim {
+
+// One iteration of a job on a placement, uncontended.
+struct IterationCost {
+  Seconds compute;      // forward + backward (+ optimizer), slowest replica
+  Seconds sync;         // gradient synchronisation when alone on the links
+  Bytes sync_bytes;     // bytes each replica sends per iteration (ring all-reduce: 2(n-1)/n × gradients)
+  [[nodiscard]] Seconds total() const { return compute + sync; }
+};
+
+class JobSpeedModel {
+ public:
+  virtual ~JobSpeedModel() = default;
+  // @throw InputError (at job.where) when the model cannot price this job (unknown application).
+  [[nodiscard]] virtual IterationCost iteration(const JobRecord& job, const Placement& placement,
+                                                const std::vector<ServerInfo>& servers) const = 0;
+  // Which models it knows (for the workload map and messages); empty = any zoo model.
+  [[nodiscard]] virtual std::vector<std::string> models() const { return {}; }
+  // The job's work in iterations when the model knows it (Pollux: iterations to the target metric at
+  // the job's batch size); nullopt = from the trace (iterations, or duration × solo speed).
+  [[nodiscard]] virtual std::optional<double> iterations_to_target(const JobRecord&) const { return std::nullopt; }
+
+  [[nodiscard]] double iterations_per_second(const JobRecord& job, const Placement& placement,
+                                             const std::vector<ServerInfo>& servers) const {
+    return 1.0 / iteration(job, placement, servers).total().value();
+  }
+};
+
+// Speed independent of placement: one iteration per second, so iterations = trace duration and a job
+// runs exactly its trace duration wherever it is placed — the "duration replay" of Tiresias' and
+// Helios' simulators, and the job-level mode for huge replays.
+class DurationSpeedModel final : public JobSpeedModel {
+ public:
+  [[nodiscard]] IterationCost iteration(const JobRecord& job, const Placement& placement,
+                                        const std::vector<ServerInfo>& servers) const override;
+};
+
+}  // namespace dnnsim

@@ -1,0 +1,238 @@
+#include "planners/jobs/measured_speed.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "traces/jobs/located_csv.hpp"
+
+namespace dnnsim {
+namespace {
+
+// Linear in local batch among samples sorted by batch, clamped at both ends; above the largest
+// measured batch, gradient accumulation (see the header).
+IterationCost interpolate(const std::vector<PolluxSpeedModel::Sample>& samples, double local_bsz) {
+  const double largest = samples.back().local_bsz;
+  double steps = 1.0;
+  if (local_bsz > largest) {
+    steps = std::ceil(local_bsz / largest - 1e-9);
+    local_bsz = local_bsz / steps;
+  }
+  double step = samples.front().step, sync = samples.front().sync;
+  if (local_bsz >= largest) {
+    step = samples.back().step;
+    sync = samples.back().sync;
+  } else if (local_bsz > samples.front().local_bsz) {
+    auto hi = std::upper_bound(samples.begin(), samples.end(), local_bsz,
+                               [](double b, const PolluxSpeedModel::Sample& s) { return b < s.local_bsz; });
+    auto lo = hi - 1;
+    const double t = (local_bsz - lo->local_bsz) / (hi->local_bsz - lo->local_bsz);
+    step = lo->step + t * (hi->step - lo->step);
+    sync = lo->sync + t * (hi->sync - lo->sync);
+  }
+  // step_time is the whole iteration, its sync included (sync ≤ step in every table: e.g. cifar10 on
+  // 6 nodes, step 0.141 s = 1-GPU compute 0.043 s + sync 0.099 s); accumulated micro-steps add compute only.
+  const double compute = std::max(0.0, step - sync);
+  return IterationCost{Seconds(compute * steps), Seconds(sync), Bytes(0.0)};
+}
+
+IterationCost mix(const IterationCost& a, const IterationCost& b, double t) {
+  return IterationCost{a.compute + (b.compute - a.compute) * t, a.sync + (b.sync - a.sync) * t, Bytes(0.0)};
+}
+
+// Bracketing keys of `value` among sorted `keys`, and the weight of the upper one (clamped).
+std::tuple<int, int, double> bracket(const std::vector<int>& keys, double value) {
+  if (value <= keys.front()) return {keys.front(), keys.front(), 0.0};
+  if (value >= keys.back()) return {keys.back(), keys.back(), 0.0};
+  auto hi = std::upper_bound(keys.begin(), keys.end(), static_cast<int>(std::floor(value)));
+  if (hi == keys.end()) return {keys.back(), keys.back(), 0.0};
+  const int upper = *hi, lower = *(hi - 1);
+  return {lower, upper, (value - lower) / static_cast<double>(upper - lower)};
+}
+
+std::string sorted_digits(std::string digits) {
+  std::sort(digits.begin(), digits.end());
+  return digits;
+}
+
+}  // namespace
+
+PolluxSpeedModel::PolluxSpeedModel(const std::string& throughput_dir) {
+  namespace fs = std::filesystem;
+  DiagnosticSink sink;
+  if (!fs::is_directory(throughput_dir)) throw InputError(SourceLocation{throughput_dir}, "not a directory of Pollux throughput tables");
+  std::vector<fs::path> folders;
+  for (const auto& entry : fs::directory_iterator(throughput_dir))
+    if (entry.is_directory()) folders.push_back(entry.path());
+  std::sort(folders.begin(), folders.end());
+  for (const fs::path& folder : folders) {
+    Application app;
+    const std::string placements_file = (folder / "placements.csv").string();
+    const LocatedCsv placements = LocatedCsv::parse(LocatedCsv::read_file(placements_file), placements_file, sink, ',');
+    if (placements.require({"placement", "local_bsz", "step_time", "sync_time"}, sink))
+      for (const LocatedCsvRow& row : placements.rows()) {
+        auto where = placements.text(row, "placement", sink);
+        auto bsz = placements.number(row, "local_bsz", sink, 1.0);
+        auto step = placements.number(row, "step_time", sink, 0.0);
+        auto sync = placements.number(row, "sync_time", sink, 0.0);
+        if (where && bsz && step && sync) {
+          app.placements[*where].push_back({*bsz, *step, *sync});
+          app.max_local_bsz = std::max(app.max_local_bsz, *bsz);
+        }
+      }
+    const std::string scal_file = (folder / "scalability.csv").string();
+    const LocatedCsv scal = LocatedCsv::parse(LocatedCsv::read_file(scal_file), scal_file, sink, ',');
+    if (scal.require({"num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"}, sink))
+      for (const LocatedCsvRow& row : scal.rows()) {
+        auto nodes = scal.integer(row, "num_nodes", sink, 1);
+        auto replicas = scal.integer(row, "num_replicas", sink, 1);
+        auto bsz = scal.number(row, "local_bsz", sink, 1.0);
+        auto step = scal.number(row, "step_time", sink, 0.0);
+        auto sync = scal.number(row, "sync_time", sink, 0.0);
+        if (nodes && replicas && bsz && step && sync)
+          app.scalability[{static_cast<int>(*nodes), static_cast<int>(*replicas)}].push_back({*bsz, *step, *sync});
+      }
+    std::vector<fs::path> validations;
+    for (const auto& entry : fs::directory_iterator(folder))
+      if (entry.path().filename().string().rfind("validation-", 0) == 0) validations.push_back(entry.path());
+    std::sort(validations.begin(), validations.end());
+    for (const fs::path& file : validations) {
+      const std::string stem = file.stem().string();
+      const double batch = std::stod(stem.substr(std::string("validation-").size()));
+      const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(file.string()), file.string(), sink, ',');
+      if (!table.require({"iteration"}, sink) || table.rows().empty()) continue;
+      if (auto iterations = table.number(table.rows().back(), "iteration", sink, 1.0)) app.target.emplace_back(batch, *iterations);
+    }
+    std::sort(app.target.begin(), app.target.end());
+    auto by_batch = [](const Sample& a, const Sample& b) { return a.local_bsz < b.local_bsz; };
+    for (auto& [key, samples] : app.placements) std::sort(samples.begin(), samples.end(), by_batch);
+    for (auto& [key, samples] : app.scalability) std::sort(samples.begin(), samples.end(), by_batch);
+    if (app.placements.empty() || app.target.empty()) {
+      sink.error(SourceLocation{folder.string()}, "no placements.csv rows or validation-*.csv files");
+      continue;
+    }
+    applications_.emplace(folder.filename().string(), std::move(app));
+  }
+  if (applications_.empty() && sink.empty()) sink.error(SourceLocation{throughput_dir}, "no application folders");
+  sink.throw_if_any();
+}
+
+std::vector<std::string> PolluxSpeedModel::models() const {
+  std::vector<std::string> names;
+  for (const auto& [name, app] : applications_) names.push_back(name);
+  return names;
+}
+
+const PolluxSpeedModel::Application& PolluxSpeedModel::application(const JobRecord& job) const {
+  auto it = applications_.find(job.model);
+  if (it == applications_.end())
+    throw InputError(job.where, fmt::format("no Pollux throughput table for application '{}'{}", job.model, suggestion_suffix(job.model, models())));
+  return it->second;
+}
+
+std::optional<double> PolluxSpeedModel::iterations_to_target(const JobRecord& job) const {
+  const Application& app = application(job);
+  const double batch = job.batch_size > 0 ? job.batch_size : app.target.front().first;
+  const auto& target = app.target;
+  if (batch <= target.front().first) return target.front().second;
+  if (batch >= target.back().first) return target.back().second;
+  auto hi = std::upper_bound(target.begin(), target.end(), std::pair<double, double>{batch, 1e300});
+  auto lo = hi - 1;
+  const double t = (std::log2(batch) - std::log2(lo->first)) / (std::log2(hi->first) - std::log2(lo->first));
+  return lo->second + t * (hi->second - lo->second);
+}
+
+void PolluxSpeedModel::set_gradient_bytes(const std::string& application, Bytes bytes, const SourceLocation& where) {
+  auto it = applications_.find(application);
+  if (it == applications_.end())
+    throw InputError(where, fmt::format("no Pollux table for application '{}'{}", application, suggestion_suffix(application, models())));
+  it->second.gradient_bytes = bytes;
+}
+
+IterationCost PolluxSpeedModel::iteration(const JobRecord& job, const Placement& placement, const std::vector<ServerInfo>&) const {
+  IterationCost cost = table_iteration(job, placement);
+  const double s = placement.servers();
+  if (s > 1) cost.sync_bytes = application(job).gradient_bytes * (2.0 * (s - 1.0) / s);
+  return cost;
+}
+
+IterationCost PolluxSpeedModel::table_iteration(const JobRecord& job, const Placement& placement) const {
+  const Application& app = application(job);
+  const int replicas = placement.gpus();
+  const double batch = job.batch_size > 0 ? job.batch_size : app.target.front().first;
+  const double local_bsz = batch / replicas;
+  std::string digits;
+  for (const auto& [server, count] : placement.slices) digits += count < 10 ? static_cast<char>('0' + count) : '9';
+  const std::string key = sorted_digits(digits);
+  for (const auto& [name, samples] : app.placements)  // map order: the smallest string of that multiset
+    if (sorted_digits(name) == key) return interpolate(samples, local_bsz);
+  // scalability.csv, multilinear in (nodes, replicas, local batch).
+  std::vector<int> nodes_measured;
+  for (const auto& [key2, samples] : app.scalability)
+    if (nodes_measured.empty() || nodes_measured.back() != key2.first) nodes_measured.push_back(key2.first);
+  if (nodes_measured.empty())
+    throw InputError(job.where, fmt::format("Pollux table of '{}' has no measurement for placement {}", job.model, placement.to_string()));
+  auto at_nodes = [&](int nodes) {
+    std::vector<int> replica_keys;
+    for (const auto& [key2, samples] : app.scalability)
+      if (key2.first == nodes) replica_keys.push_back(key2.second);
+    auto [r0, r1, tr] = bracket(replica_keys, replicas);
+    return mix(interpolate(app.scalability.at({nodes, r0}), local_bsz), interpolate(app.scalability.at({nodes, r1}), local_bsz), tr);
+  };
+  auto [n0, n1, tn] = bracket(nodes_measured, std::min(placement.servers(), 16));
+  return mix(at_nodes(n0), at_nodes(n1), tn);
+}
+
+GavelSpeedModel::GavelSpeedModel(const std::string& throughputs_json) {
+  std::ifstream in(throughputs_json);
+  if (!in) throw InputError(SourceLocation{throughputs_json}, "cannot open the file");
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(SourceLocation{throughputs_json}, fmt::format("not valid JSON: {}", error.what()));
+  }
+  for (const auto& [table, jobs] : root.items())
+    for (const auto& [key, entry] : jobs.items()) {
+      // "('ResNet-50 (batch size 64)', 2)"
+      const auto quote_end = key.rfind('\'');
+      const auto comma = key.rfind(',');
+      if (key.size() < 6 || quote_end == std::string::npos || comma == std::string::npos || !entry.contains("null"))
+        throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
+      const std::string type = key.substr(2, quote_end - 2);
+      const int scale = std::stoi(key.substr(comma + 1));
+      steps_per_second_[table][{type, scale}] = entry["null"].get<double>();
+    }
+}
+
+std::vector<std::string> GavelSpeedModel::models() const {
+  std::vector<std::string> names;
+  for (const auto& [key, rate] : steps_per_second_.begin()->second)
+    if (names.empty() || names.back() != key.first) names.push_back(key.first);
+  return names;
+}
+
+IterationCost GavelSpeedModel::iteration(const JobRecord& job, const Placement& placement, const std::vector<ServerInfo>& servers) const {
+  // Slowest GPU type of the placement, by the job's own throughput on each.
+  const std::string suffix = placement.servers() > 1 ? "_unconsolidated" : "";
+  double rate = 1e300;
+  for (const auto& [server, count] : placement.slices) {
+    std::string type = servers[server].gpu_type;
+    std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+    auto table = steps_per_second_.find(type + suffix);
+    if (table == steps_per_second_.end())
+      throw InputError(job.where, fmt::format("Gavel throughputs have no GPU type '{}' (k80, p100, v100)", servers[server].gpu_type));
+    auto it = table->second.find({job.model, placement.gpus()});
+    if (it == table->second.end())
+      throw InputError(job.where, fmt::format("Gavel throughputs have no job type '{}' at scale {}{}", job.model, placement.gpus(),
+                                              suggestion_suffix(job.model, models())));
+    rate = std::min(rate, it->second);
+  }
+  return IterationCost{Seconds(1.0 / rate), Seconds(0.0), Bytes(0.0)};
+}
+
+}  // namespace dnnsim

@@ -1,0 +1,80 @@
+// Job speed from published measurements (job_speed.hpp), so that a paper's comparison replays on its
+// own terms.
+//
+// Pollux (OSDI'21 artifact, simulator/traces/<app>/): per application, `placements.csv` gives step
+// (compute) and sync seconds per placement — GPUs per node as a digit string — and per-GPU batch;
+// `scalability.csv` the same by (nodes, replicas) for larger jobs; `validation-<B>.csv` the
+// iterations to the target metric at global batch B. dnnsim's rule (the artifact interpolates with
+// scipy; this is the same data, a simpler interpolant — documented in docs/cluster.md):
+//   • `step_time` is a whole iteration, `sync_time` the synchronisation inside it (sync ≤ step in every
+//     row: cifar10 on 6 nodes, step 0.141 s = 1-GPU step 0.043 s + sync 0.099 s), so an iteration is
+//     step_time, split as compute = step − sync and sync;
+//   • local batch = global batch / replicas; above the largest measured local batch the micro-step
+//     is repeated (gradient accumulation, as Pollux does): (step − sync) × ⌈local/max⌉ + sync;
+//   • a placement whose multiset of per-node GPU counts was measured: linear in local batch between
+//     the measured batches (clamped at the ends), among that placement's rows (the lexicographically
+//     smallest measured string of that multiset);
+//   • otherwise scalability.csv, multilinear in (nodes, replicas, local batch), each clamped to its
+//     measured range (nodes capped at 16 as in Pollux);
+//   • work = the last row's `iteration` of validation-<B>.csv for B = the job's batch; between files,
+//     linear in log2(B) (clamped).
+// With the network simulated, the tables' sync time is split: a job on s > 1 servers sends a ring
+// all-reduce's 2(s−1)/s × its gradient bytes over the servers' NICs as flows (when the scenario gives
+// the application's gradient size, `speed.gradients`), and only the rest of the measured iteration
+// runs as local time — so a job alone on an idle network keeps its measured iteration time whenever
+// the NIC time fits inside the measured sync time, and contention adds to it.
+// Gavel (OSDI'20 scheduler/simulation_throughputs.json): steps/s of a job type ("ResNet-50 (batch size
+// 64)") at a scale factor (GPUs) on k80/p100/v100, consolidated or not; a placement on several servers
+// uses the `_unconsolidated` table, on mixed types the slowest type.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "planners/jobs/job_speed.hpp"
+
+namespace dnnsim {
+
+class PolluxSpeedModel final : public JobSpeedModel {
+ public:
+  // Reads every application folder under `throughput_dir`. @throw InputError
+  explicit PolluxSpeedModel(const std::string& throughput_dir);
+  // Gradient bytes per application (fp32 parameters), for the ring flows of network mode.
+  // @throw InputError (at `where`) for an application the tables do not have.
+  void set_gradient_bytes(const std::string& application, Bytes bytes, const SourceLocation& where);
+  [[nodiscard]] IterationCost iteration(const JobRecord& job, const Placement& placement,
+                                        const std::vector<ServerInfo>& servers) const override;
+  [[nodiscard]] std::vector<std::string> models() const override;
+  [[nodiscard]] std::optional<double> iterations_to_target(const JobRecord& job) const override;
+
+  struct Sample {
+    double local_bsz, step, sync;
+  };
+  struct Application {
+    std::map<std::string, std::vector<Sample>> placements;           // by placement string, sorted by batch
+    std::map<std::pair<int, int>, std::vector<Sample>> scalability;  // by (nodes, replicas)
+    std::vector<std::pair<double, double>> target;                   // (global batch, iterations), sorted
+    double max_local_bsz = 0.0;
+    Bytes gradient_bytes{0};  // 0: unknown, the measured sync stays local time
+  };
+
+ private:
+  const Application& application(const JobRecord& job) const;
+  IterationCost table_iteration(const JobRecord& job, const Placement& placement) const;
+  std::map<std::string, Application> applications_;
+};
+
+class GavelSpeedModel final : public JobSpeedModel {
+ public:
+  // @throw InputError
+  explicit GavelSpeedModel(const std::string& throughputs_json);
+  [[nodiscard]] IterationCost iteration(const JobRecord& job, const Placement& placement,
+                                        const std::vector<ServerInfo>& servers) const override;
+  [[nodiscard]] std::vector<std::string> models() const override;
+
+ private:
+  std::map<std::string, std::map<std::pair<std::string, int>, double>> steps_per_second_;  // table → (type, scale)
+};
+
+}  // namespace dnnsim

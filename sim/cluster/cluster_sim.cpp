@@ -1,0 +1,425 @@
+#include "sim/cluster/cluster_sim.hpp"
+
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace sg4 = simgrid::s4u;
+
+namespace dnnsim {
+namespace {
+
+// Executions measure time, not FLOPs: an attempt's `seconds` of work is seconds × kScale flops bounded
+// at kScale flop/s, so it lasts exactly that long whatever the host (hosts are at least this fast).
+constexpr double kScale = 1e6;
+
+enum class Phase { pending, queued, running, finished, never_fits };
+
+struct JobRun {
+  JobView view;
+  Phase phase = Phase::pending;
+  sg4::ActorPtr actor;
+  sg4::ExecPtr exec;
+  std::vector<sg4::CommPtr> comms;
+  double attempt_start = 0;
+  double attempt_seconds = 0;   // job level: length of the attempt's execution
+  double rate = 0;              // iterations/s on the current placement, solo
+  double slowdown_sum = 0;
+  int batches = 0;
+  double batch_start = -1;      // network mode: start of the batch in flight (−1: none)
+  double batch_iterations = 0;  // its iterations
+  int generation = 0;
+  double first_start = -1, end = -1;
+};
+
+struct Event {
+  SchedulerEvent kind;
+  JobId job = 0;
+  int generation = 0;
+};
+
+Placement nominal_placement(const std::vector<ServerInfo>& servers, int gpus) {
+  Placement placement;
+  for (std::size_t s = 0; s < servers.size() && gpus > 0; ++s) {
+    const int take = std::min(gpus, servers[s].gpus);
+    if (take > 0) placement.slices.emplace_back(static_cast<int>(s), take);
+    gpus -= take;
+  }
+  return placement;
+}
+
+class ClusterSimulation {
+ public:
+  explicit ClusterSimulation(const ClusterSimInput& input) : in_(input) {
+    result_.total_gpus = 0;
+    for (const ServerInfo& server : in_.servers) result_.total_gpus += server.gpus;
+    free_.reserve(in_.servers.size());
+    for (const ServerInfo& server : in_.servers) free_.push_back(server.gpus);
+    const auto& jobs = in_.trace->jobs;
+    runs_.resize(jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      JobRun& run = runs_[i];
+      const JobRecord& record = jobs[i];
+      run.view.id = i;
+      run.view.record = &record;
+      run.view.gpus = record.gpus;
+      if (record.gpus > result_.total_gpus) {
+        run.phase = Phase::never_fits;
+        continue;
+      }
+      const IterationCost solo = in_.speed->iteration(record, nominal_placement(in_.servers, record.gpus), in_.servers);
+      run.view.solo_rate = 1.0 / solo.total().value();
+      if (record.iterations > 0)
+        run.view.total_iterations = record.iterations;
+      else if (auto target = in_.speed->iterations_to_target(record))
+        run.view.total_iterations = *target;
+      else
+        run.view.total_iterations = record.duration.value() * run.view.solo_rate;
+    }
+  }
+
+  ClusterSimResult run() {
+    cv_ = sg4::ConditionVariable::create();
+    mutex_ = sg4::Mutex::create();
+    wall_start_ = std::chrono::steady_clock::now();
+    sg4::Actor::create("arrivals", in_.controller_host, [this] { arrivals(); });
+    sg4::Actor::create("controller", in_.controller_host, [this] { control(); });
+    if (auto period = in_.scheduler->round()) {
+      sg4::Actor::create("rounds", in_.controller_host, [this, period] {
+        while (true) {
+          sg4::this_actor::sleep_for(period->value());
+          push(Event{SchedulerEvent::round});
+        }
+      })->daemonize();
+    }
+    sg4::Engine::get_instance()->run();
+    finish_results();
+    return std::move(result_);
+  }
+
+ private:
+  void push(Event event) {
+    std::unique_lock lock(*mutex_);
+    events_.push_back(event);
+    cv_->notify_all();
+  }
+
+  void arrivals() {
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      const double at = in_.trace->jobs[i].submit.value();
+      if (at > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(at);
+      push(Event{SchedulerEvent::arrival, i});
+    }
+  }
+
+  // Time-integrals up to `now`: busy GPUs, jobs in the system, utilisation buckets.
+  void advance(double now) {
+    const double dt = now - last_time_;
+    if (dt <= 0) return;
+    result_.busy_gpu_seconds += dt * busy_;
+    result_.jobs_in_system_seconds += dt * static_cast<double>(running_ + queued_);
+    const double step = in_.utilisation_interval.value();
+    double t = last_time_;
+    while (t < now) {
+      const auto bucket = static_cast<std::size_t>(std::floor(t / step));
+      const double bucket_end = std::min(now, (static_cast<double>(bucket) + 1) * step);
+      if (result_.utilisation.size() <= bucket) {
+        const std::size_t old = result_.utilisation.size();
+        result_.utilisation.resize(bucket + 1);
+        for (std::size_t b = old; b <= bucket; ++b) result_.utilisation[b].start = static_cast<double>(b) * step;
+      }
+      UtilisationSample& sample = result_.utilisation[bucket];
+      const double w = (bucket_end - t) / step;
+      sample.busy_gpus += w * busy_;
+      sample.running += w * running_;
+      sample.queued += w * queued_;
+      t = bucket_end;
+    }
+    last_time_ = now;
+  }
+
+  void control() {
+    std::size_t arrived = 0;
+    while (true) {
+      std::vector<Event> batch;
+      {
+        std::unique_lock lock(*mutex_);
+        cv_->wait(lock, [this] { return !events_.empty(); });
+      }
+      // Let every actor with an event at this same date post it, so that simultaneous events
+      // (arrivals at one timestamp, jobs ending together) reach the scheduler as one decision.
+      for (std::size_t seen = 0; seen != events_.size();) {
+        seen = events_.size();
+        sg4::this_actor::yield();
+      }
+      {
+        std::unique_lock lock(*mutex_);
+        batch.assign(events_.begin(), events_.end());
+        events_.clear();
+      }
+      const double now = sg4::Engine::get_clock();
+      advance(now);
+      result_.events += batch.size();
+      bool any_round = false, any_completion = false;
+      for (const Event& event : batch) {
+        if (event.kind == SchedulerEvent::round) {
+          any_round = true;
+        } else if (event.kind == SchedulerEvent::arrival) {
+          ++arrived;
+          JobRun& run = runs_[event.job];
+          if (run.phase == Phase::never_fits) {
+            ++done_;
+            continue;
+          }
+          run.phase = Phase::queued;
+          run.view.queued_since = Seconds(now);
+          active_.insert(event.job);
+          ++queued_;
+        } else {
+          JobRun& run = runs_[event.job];
+          if (run.phase != Phase::running || run.generation != event.generation) continue;
+          any_completion = true;
+          account_attempt(run, now, true);
+          run.view.done_iterations = run.view.total_iterations;
+          release(run);
+          run.actor = nullptr;  // let SimGrid free the finished actor's stack
+          active_.erase(run.view.id);
+          run.phase = Phase::finished;
+          run.end = now;
+          result_.makespan = std::max(result_.makespan, now);
+          --running_;
+          ++done_;
+        }
+      }
+      report_progress(now);
+      if (done_ == runs_.size()) break;
+      const SchedulerEvent kind = any_round ? SchedulerEvent::round
+                                  : any_completion ? SchedulerEvent::completion
+                                                   : SchedulerEvent::arrival;
+      if (queued_ > 0 || any_round) apply(in_.scheduler->decide(snapshot(now), kind), now);
+      ++result_.scheduler_calls;
+      // Nothing runs, nothing will arrive, and the scheduler starts nothing: the rest never run.
+      if (arrived == runs_.size() && running_ == 0) break;
+    }
+  }
+
+  ClusterState snapshot(double now) {
+    ClusterState state;
+    state.now = Seconds(now);
+    state.servers = in_.servers;
+    state.free_gpus = free_;
+    for (JobId id : active_) {
+      JobRun& run = runs_[id];
+      if (run.phase == Phase::running) {
+        JobView view = run.view;
+        const double elapsed = now - run.attempt_start;
+        view.attained = view.attained + Seconds(elapsed);
+        view.attained_gpu_seconds += elapsed * view.placement->gpus();
+        view.done_iterations = std::min(view.total_iterations, view.done_iterations + progress_of(run, now));
+        state.running.push_back(std::move(view));
+      } else if (run.phase == Phase::queued) {
+        state.queued.push_back(run.view);
+      }
+    }
+    return state;
+  }
+
+  // Iterations done by the current attempt so far and not yet in done_iterations. Job level: exact
+  // from the execution. Network: finished batches are in done_iterations; of the batch in flight,
+  // the iterations its elapsed time covers at the solo rate (a checkpoint keeps every finished
+  // iteration, as at job level; contention inside a cut batch is not charged).
+  double progress_of(const JobRun& run, double now) const {
+    if (!in_.server_gpus.empty())
+      return run.batch_start >= 0 ? std::min(run.batch_iterations, std::max(0.0, now - run.batch_start) * run.rate) : 0.0;
+    const double started = run.attempt_start + (run.view.preemptions > 0 ? in_.restart_cost.value() : 0.0);
+    return std::max(0.0, std::min(now - started, run.attempt_seconds)) * run.rate;
+  }
+
+  void account_attempt(JobRun& run, double now, bool completed) {
+    const double elapsed = now - run.attempt_start;
+    run.view.attained = run.view.attained + Seconds(elapsed);
+    run.view.attained_gpu_seconds += elapsed * run.view.placement->gpus();
+    if (!completed) run.view.done_iterations = std::min(run.view.total_iterations, run.view.done_iterations + progress_of(run, now));
+  }
+
+  void release(JobRun& run) {
+    result_.attempts.push_back(JobAttempt{run.view.id, *run.view.placement, run.attempt_start, sg4::Engine::get_clock()});
+    for (const auto& [server, count] : run.view.placement->slices) free_[server] += count;
+    busy_ -= run.view.placement->gpus();
+    last_placement_[run.view.id] = run.view.placement->to_string();
+    run.view.placement.reset();
+  }
+
+  void apply(const std::vector<Decision>& decisions, double now) {
+    for (const Decision& decision : decisions) {
+      if (decision.job >= runs_.size()) throw std::logic_error(fmt::format("scheduler decided on unknown job {}", decision.job));
+      JobRun& run = runs_[decision.job];
+      if (decision.kind == Decision::Kind::preempt || decision.kind == Decision::Kind::migrate) {
+        if (run.phase != Phase::running)
+          throw std::logic_error(fmt::format("scheduler preempted job {} which is not running", run.view.record->id));
+        stop(run, now);
+        if (decision.kind == Decision::Kind::preempt) continue;
+      }
+      if (run.phase != Phase::queued)
+        throw std::logic_error(fmt::format("scheduler started job {} which is not waiting", run.view.record->id));
+      start(run, decision.placement, now);
+    }
+  }
+
+  void stop(JobRun& run, double now) {
+    // Kill the job's actor before cancelling what it waits on: a cancelled host-to-host flow raises
+    // NetworkFailureException in its waiter, which would escape a still-living actor.
+    if (run.actor) run.actor->kill();
+    if (run.exec) run.exec->cancel();
+    for (auto& comm : run.comms) comm->cancel();
+    account_attempt(run, now, false);
+    run.batch_start = -1;
+    run.actor = nullptr;
+    run.exec = nullptr;
+    run.comms.clear();
+    release(run);
+    run.phase = Phase::queued;
+    run.view.queued_since = Seconds(now);
+    ++run.view.preemptions;
+    ++run.generation;
+    --running_;
+    ++queued_;
+  }
+
+  void start(JobRun& run, const Placement& placement, double now) {
+    if (placement.gpus() <= 0) throw std::logic_error("scheduler started a job on no GPU");
+    for (const auto& [server, count] : placement.slices)
+      if (server < 0 || static_cast<std::size_t>(server) >= free_.size() || count > free_[server])
+        throw std::logic_error(fmt::format("scheduler placed job {} on {} whose GPUs are not free", run.view.record->id, placement.to_string()));
+    for (const auto& [server, count] : placement.slices) free_[server] -= count;
+    busy_ += placement.gpus();
+    run.view.placement = placement;
+    run.view.last_started = Seconds(now);
+    run.phase = Phase::running;
+    run.attempt_start = now;
+    if (run.first_start < 0) run.first_start = now;
+    --queued_;
+    ++running_;
+    const IterationCost cost = in_.speed->iteration(*run.view.record, placement, in_.servers);
+    run.rate = 1.0 / cost.total().value();
+    const double restart = run.view.preemptions > 0 ? in_.restart_cost.value() : 0.0;
+    const int generation = run.generation;
+    JobRun* self = &run;
+    if (in_.server_gpus.empty()) {
+      run.attempt_seconds = run.view.remaining_iterations() / run.rate;
+      run.actor = sg4::Actor::create("job", in_.controller_host, [this, self, restart, generation] {
+        try {
+          if (restart > 0) sg4::this_actor::sleep_for(restart);
+          self->exec = sg4::this_actor::exec_init(self->attempt_seconds * kScale);
+          self->exec->set_bound(kScale);
+          self->exec->wait();
+        } catch (const simgrid::CancelException&) {
+          return;  // preempted: the controller has accounted for the attempt
+        }
+        self->exec = nullptr;
+        push(Event{SchedulerEvent::completion, self->view.id, generation});
+      });
+      return;
+    }
+    // Network mode: batches of compute + a ring of flows between the job's servers.
+    double min_nic = 1e300;
+    for (const auto& [server, count] : placement.slices) min_nic = std::min(min_nic, in_.servers[server].nic_bandwidth.value());
+    const double nic_alone = cost.sync_bytes.value() > 0 ? cost.sync_bytes.value() / min_nic : 0.0;
+    const double local_per_iter = std::max(cost.compute.value(), cost.total().value() - nic_alone);
+    std::vector<sg4::Host*> ring;
+    for (const auto& [server, count] : placement.slices) ring.push_back(in_.server_gpus[server].front());
+    run.actor = sg4::Actor::create("job", ring.front(), [this, self, restart, generation, cost, local_per_iter, ring] {
+      try {
+      if (restart > 0) sg4::this_actor::sleep_for(restart);
+      const double per_iter = cost.total().value();
+      while (self->view.remaining_iterations() > 1e-9) {
+        const double n = std::min(self->view.remaining_iterations(), std::max(1.0, std::floor(in_.batch_seconds.value() / per_iter)));
+        const double batch_start = sg4::Engine::get_clock();
+        self->batch_start = batch_start;
+        self->batch_iterations = n;
+        self->exec = sg4::this_actor::exec_init(n * local_per_iter * kScale);
+        self->exec->set_bound(kScale);
+        self->exec->wait();
+        self->exec = nullptr;
+        if (ring.size() > 1 && cost.sync_bytes.value() > 0) {
+          for (std::size_t i = 0; i < ring.size(); ++i)
+            self->comms.push_back(sg4::Comm::sendto_async(ring[i], ring[(i + 1) % ring.size()], n * cost.sync_bytes.value()));
+          result_.flows += ring.size();
+          sg4::Comm::wait_all(self->comms);
+          self->comms.clear();
+        }
+        self->batch_start = -1;
+        self->view.done_iterations += n;
+        self->slowdown_sum += (sg4::Engine::get_clock() - batch_start) / (n * per_iter);
+        ++self->batches;
+      }
+      } catch (const simgrid::CancelException&) {
+        return;  // preempted: progress up to the last finished batch is kept
+      }
+      push(Event{SchedulerEvent::completion, self->view.id, generation});
+    });
+  }
+
+  void report_progress(double now) {
+    if (!in_.progress) return;
+    const auto wall = std::chrono::steady_clock::now();
+    if (wall - last_report_ < std::chrono::seconds(5) && done_ != runs_.size()) return;
+    last_report_ = wall;
+    std::cerr << fmt::format("cluster: t={:.0f}s  {}/{} jobs done, {} running, {} queued, {:.0f}s wall\n", now, done_, runs_.size(), running_,
+                             queued_, std::chrono::duration<double>(wall - wall_start_).count());
+  }
+
+  void finish_results() {
+    for (JobRun& run : runs_) {
+      JobOutcome outcome;
+      const JobRecord& record = *run.view.record;
+      outcome.submit = record.submit.value();
+      outcome.gpus = record.gpus;
+      outcome.iterations = run.view.total_iterations;
+      outcome.solo_seconds = run.view.solo_rate > 0 ? run.view.total_iterations / run.view.solo_rate : 0.0;
+      outcome.preemptions = run.view.preemptions;
+      outcome.start = run.first_start;
+      outcome.end = run.end;
+      if (auto it = last_placement_.find(run.view.id); it != last_placement_.end()) outcome.placement = it->second;
+      if (run.view.placement) outcome.placement = run.view.placement->to_string();
+      if (run.batches > 0) outcome.contention_slowdown = run.slowdown_sum / run.batches;
+      outcome.status = run.phase == Phase::finished     ? JobOutcome::Status::finished
+                       : run.phase == Phase::never_fits ? JobOutcome::Status::never_fits
+                                                        : JobOutcome::Status::unfinished;
+      result_.jobs.push_back(std::move(outcome));
+    }
+  }
+
+  const ClusterSimInput& in_;
+  ClusterSimResult result_;
+  std::vector<JobRun> runs_;
+  std::vector<int> free_;
+  std::map<JobId, std::string> last_placement_;
+  std::set<JobId> active_;  // queued or running, so that a snapshot costs O(active), not O(trace)
+  std::deque<Event> events_;
+  sg4::ConditionVariablePtr cv_;
+  sg4::MutexPtr mutex_;
+  std::size_t done_ = 0;
+  int busy_ = 0, running_ = 0, queued_ = 0;
+  double last_time_ = 0;
+  std::chrono::steady_clock::time_point wall_start_, last_report_;
+};
+
+}  // namespace
+
+ClusterSimResult simulate_cluster(const ClusterSimInput& input) {
+  ClusterSimulation simulation(input);
+  return simulation.run();
+}
+
+}  // namespace dnnsim

@@ -1,0 +1,238 @@
+// `import dnnsim` (docs/python.md): the simulator from Python, as thin as the CLI.
+//   dnnsim.run(scenario, set=[], out=None)  → the summary as a dict, plus "tasks": one list per
+//                                              tasks.csv column (pandas.DataFrame(result["tasks"]))
+//   dnnsim.validate(scenario, set=[])       → what would run ("ok (8 GPUs, 120 tasks)")
+//   dnnsim.plan(scenario, planner=None, set=[]) → a pipeline workload's plan (summary.json's "pipeline")
+//   dnnsim.list(what)                        → the entries of a registry or catalog, as dicts
+// A scenario is a path, a YAML string or a dict. Bad input raises dnnsim.InputError (a ValueError)
+// whose text is exactly what the CLI prints (format_input_error).
+// SimGrid keeps one engine per process (its clock never resets): run() simulates in a forked child
+// and reads the summary back through a pipe, so a notebook can call it any number of times.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "models/dnn/zoo.hpp"
+#include "models/hardware/catalog.hpp"
+#include "models/program/collective_algorithms.hpp"
+#include "planners/parallel/planner.hpp"
+#include "planners/schedules/schedule.hpp"
+#include "planners/spmd/sharding.hpp"
+#include "sim/report/report.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
+
+namespace py = pybind11;
+
+namespace dnnsim {
+namespace {
+
+PyObject* input_error_type = nullptr;
+
+// A path that exists is a file; a dict or text with a newline or a colon is YAML; anything else a
+// path (whose absence is then reported as the CLI reports it).
+Scenario load(const py::object& scenario, const std::vector<std::string>& overrides) {
+  if (py::isinstance<py::dict>(scenario)) {
+    const std::string text = py::module_::import("json").attr("dumps")(scenario).cast<std::string>();
+    return load_scenario_text(text, "<dict>", overrides);
+  }
+  const std::string text = py::str(scenario).cast<std::string>();
+  std::error_code not_a_path;  // a long YAML text is no file name
+  if (!std::filesystem::exists(text, not_a_path) &&
+      (text.find('\n') != std::string::npos || text.find(':') != std::string::npos))
+    return load_scenario_text(text, "<string>", overrides);
+  return load_scenario(text, overrides);
+}
+
+py::object to_python(const nlohmann::ordered_json& value) {
+  return py::module_::import("json").attr("loads")(value.dump());
+}
+
+// tasks.csv as columns.
+nlohmann::ordered_json task_columns(const SimulationResult& result) {
+  using nlohmann::ordered_json;
+  ordered_json columns;
+  for (const char* name : {"id", "label", "kind", "phase", "iteration", "devices", "stream", "start_s", "end_s",
+                           "duration_s", "bytes", "flops"})
+    columns[name] = ordered_json::array();
+  const TaskGraph& graph = result.graph;
+  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
+    const Task& task = graph.task(id);
+    const auto [kind, devices, bytes, flops] = describe_task(graph, id);
+    const double start = result.task_start[id], end = result.task_end[id];
+    columns["id"].push_back(id);
+    columns["label"].push_back(task.label);
+    columns["kind"].push_back(kind);
+    columns["phase"].push_back(std::string(phase_name(task.phase)));
+    columns["iteration"].push_back(task.iteration);
+    columns["devices"].push_back(devices);
+    columns["stream"].push_back(graph.streams()[task.stream]);
+    columns["start_s"].push_back(start);  // NaN (a task that never ran) is written as null
+    columns["end_s"].push_back(end);
+    columns["duration_s"].push_back(end - start);
+    columns["bytes"].push_back(bytes);
+    columns["flops"].push_back(flops);
+  }
+  return columns;
+}
+
+// The simulation of `scenario` in a forked child: its summary (and task columns) as JSON text, or
+// the error it raised. The parent waits without the GIL.
+nlohmann::ordered_json simulate_in_child(const Scenario& scenario, const std::string& out) {
+  int channel[2];
+  if (::pipe(channel) != 0) throw std::runtime_error("dnnsim.run: pipe() failed");
+  const pid_t child = ::fork();
+  if (child < 0) throw std::runtime_error("dnnsim.run: fork() failed");
+  if (child == 0) {
+    ::close(channel[0]);
+    std::string text;
+    try {
+      const SimulationResult result = run_scenario(scenario, SimulationOptions{!out.empty() && scenario.outputs.trace});
+      nlohmann::ordered_json summary = make_summary(scenario, result);
+      if (!out.empty()) write_reports(scenario, result, summary, out);
+      summary["tasks"] = task_columns(result);
+      text = "S" + summary.dump();
+    } catch (const InputError& e) {
+      text = "E" + format_input_error(e);
+    } catch (const std::exception& e) {
+      text = std::string("X") + e.what();
+    }
+    for (std::size_t written = 0; written < text.size();) {
+      const ssize_t n = ::write(channel[1], text.data() + written, text.size() - written);
+      if (n <= 0) ::_exit(2);
+      written += static_cast<std::size_t>(n);
+    }
+    ::_exit(0);  // no Python, no atexit handlers in the child
+  }
+  ::close(channel[1]);
+  std::string text;
+  {
+    py::gil_scoped_release unlocked;
+    char buffer[1 << 16];
+    for (ssize_t n; (n = ::read(channel[0], buffer, sizeof buffer)) != 0;) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) break;
+      text.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(channel[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    if (text.empty())
+      throw std::runtime_error(WIFSIGNALED(status) ? "dnnsim.run: the simulation died of signal " + std::to_string(WTERMSIG(status))
+                                                   : "dnnsim.run: the simulation ended without a result");
+  }
+  if (text[0] == 'E') {
+    PyErr_SetString(input_error_type, text.substr(1).c_str());
+    throw py::error_already_set();
+  }
+  if (text[0] == 'X') throw std::runtime_error("dnnsim.run: " + text.substr(1));
+  return nlohmann::ordered_json::parse(text.substr(1));
+}
+
+template <class Registry>
+py::list entries(const Registry& registry) {
+  py::list list;
+  for (const auto& entry : registry.entries())
+    list.append(py::dict(py::arg("name") = entry.name, py::arg("description") = entry.description,
+                         py::arg("source") = entry.source));
+  return list;
+}
+
+py::list list(const std::string& what) {
+  if (what == "workloads") return entries(builtin_workload_kinds());
+  if (what == "collectives") return entries(builtin_collective_algorithms());
+  if (what == "models") return entries(builtin_models());
+  if (what == "schedules") return entries(builtin_schedules());
+  if (what == "planners") return entries(builtin_planners());
+  if (what == "spmd") return entries(builtin_spmd_planners());
+  if (what == "gpus") {
+    py::list gpus;
+    for (const GpuSpec& gpu : HardwareCatalog::builtin().gpus()) {
+      py::dict entry;
+      entry["name"] = gpu.name;
+      entry["memory_bytes"] = gpu.memory.value();
+      entry["memory_bandwidth_bytes_per_s"] = gpu.memory_bandwidth.value();
+      for (Dtype dtype : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8}) {
+        const auto peak = gpu.peak(dtype);
+        entry[py::str("peak_" + std::string(dtype_name(dtype)) + "_flops_per_s")] =
+            peak ? py::object(py::float_(peak->value())) : py::object(py::none());
+      }
+      gpus.append(entry);
+    }
+    return gpus;
+  }
+  PyErr_SetString(PyExc_ValueError,
+                  ("dnnsim.list: unknown '" + what + "'; one of gpus, workloads, collectives, models, schedules, planners, spmd")
+                      .c_str());
+  throw py::error_already_set();
+}
+
+py::object plan(const py::object& scenario_arg, const std::optional<std::string>& planner,
+                const std::vector<std::string>& overrides) {
+  Scenario scenario = load(scenario_arg, overrides);
+  const auto* given = scenario.workload_as<PipelineWorkloadSpec>();
+  if (given == nullptr)
+    throw InputError(SourceLocation{scenario.file, 0, 0},
+                     "dnnsim plan needs a pipeline workload (workload.kind: pipeline, docs/pipeline.md)");
+  auto spec = std::make_shared<PipelineWorkloadSpec>(*given);
+  scenario.workload = spec;
+  if (planner) {  // as `dnnsim plan --planner`
+    (void)builtin_planners().at(*planner, SourceLocation{"planner=" + *planner, 0, 0});
+    spec->planner = *planner;
+    spec->stages.clear();
+    if (*planner != "uniform") spec->planner_stages.reset();
+  }
+  PipelineSetup setup = plan_pipeline(scenario, *spec);
+  // The kind writes the plan as summary.json's "pipeline" section.
+  SimulationResult planned;
+  planned.gpu_names = scenario.cluster.gpu_names();
+  planned.workload_result = std::make_shared<PipelineRunReport>(std::move(setup.report));
+  nlohmann::ordered_json summary;
+  builtin_workload_kinds().at(scenario.workload_kind).value->add_to_summary(scenario, planned, summary);
+  return to_python(summary["pipeline"]);
+}
+
+}  // namespace
+}  // namespace dnnsim
+
+PYBIND11_MODULE(dnnsim, m) {
+  using namespace dnnsim;
+  m.doc() = "dnnsim: simulate distributed deep-learning training on GPU clusters (docs/python.md)";
+  static py::exception<InputError> input_error(m, "InputError", PyExc_ValueError);
+  input_error_type = input_error.ptr();
+  py::register_exception_translator([](std::exception_ptr error) {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const InputError& e) {
+      PyErr_SetString(input_error_type, format_input_error(e).c_str());
+    }
+  });
+  m.def(
+      "run",
+      [](const py::object& scenario, const std::vector<std::string>& set, const std::optional<std::string>& out) {
+        const Scenario loaded = load(scenario, set);
+        return to_python(simulate_in_child(loaded, out.value_or("")));
+      },
+      py::arg("scenario"), py::arg("set") = std::vector<std::string>{}, py::arg("out") = py::none(),
+      "Simulates a scenario (path, YAML string or dict) in a child process; returns summary.json as a dict with "
+      "'tasks' added (tasks.csv as columns). out: also write the reports there. set: overrides as for --set.");
+  m.def(
+      "validate",
+      [](const py::object& scenario, const std::vector<std::string>& set) {
+        const Scenario loaded = load(scenario, set);
+        return builtin_workload_kinds().at(loaded.workload_kind).value->check(loaded);
+      },
+      py::arg("scenario"), py::arg("set") = std::vector<std::string>{},
+      "Reads and checks a scenario as dnnsim validate does; returns what would run, raises InputError otherwise.");
+  m.def("plan", &plan, py::arg("scenario"), py::arg("planner") = py::none(), py::arg("set") = std::vector<std::string>{},
+        "The plan of a pipeline workload (summary.json's 'pipeline' section), as dnnsim plan; nothing simulated.");
+  m.def("list", &list, py::arg("what"),
+        "Entries of a catalog or registry: gpus, workloads, collectives, models, schedules, planners or spmd.");
+  m.attr("__version__") = DNNSIM_VERSION;
+}

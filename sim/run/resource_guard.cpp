@@ -1,0 +1,253 @@
+#include "sim/run/resource_guard.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <vector>
+
+namespace dnnsim {
+namespace {
+
+// Bytes per unit. glibc's malloc rounds a block up to 16 bytes with 8 of header (32 at least), and a
+// std::vector grown by push_back holds between 1× and 2× its size (1.5× on average), both counted.
+//
+// An executor operation (sim/exec/executor.cpp): its Op record (40 bytes), its successor list
+// (a 24-byte vector and one 32-byte block), its entry in a stream queue (4), all in grown vectors:
+// 1.5 × (40 + 24 + 4) + 32 = 134.
+constexpr double kPerOperation = 134;
+// A step of the collective being expanded, all held at once while the executor lowers it: the step
+// (40 bytes) in a grown vector, its dependency block (32), its index and successor flag (5).
+constexpr double kPerExpansionStep = 1.5 * 40 + 32 + 5;
+// A Task record in the graph's grown vector, its dependency block and the four dates per task
+// (the timeline's start and end, and the result's copy of both).
+constexpr double kPerTaskDates = 4 * 8;
+constexpr double kPerTaskDeps = 32;
+// A SimGrid actor per (device, stream): the actor and its context, and the pages of its 8 MiB
+// stack a stream actor touches (a few 4 KiB pages).
+constexpr double kPerStreamActor = 32 * 1024;
+// SimGrid maps a stack per actor (contexts/stack-size, 8 MiB by default, and a guard page): address
+// space, not resident memory, until the actor touches it — but under an address-space limit
+// (ulimit -v) a run with many streams failed inside SimGrid ("Failed to allocate stack", abort).
+constexpr double kActorStack = 8 * 1024 * 1024 + 4096;
+// What the SimGrid engine, its models and the report writers add to the process once they start,
+// whatever the run's size: measured as the peak RSS of the smallest shipped scenario
+// (scenarios/papers/gpipe/schedule-maths.yaml, 116 operations: 250 MiB) minus the resident set at
+// the guard (188 MiB). The one measured constant; docs/performance.md checks the rest against it.
+constexpr double kEngine = 60.0 * 1024 * 1024;
+// Per GPU of the platform: its host, its links and their routes (SimGrid's zones keep a route per
+// host pair only inside a node; across nodes routes go through the switch).
+constexpr double kPerGpu = 16 * 1024;
+// trace.json (sim/report/report.cpp make_chrome_trace): each flow is kept (2 × 40 bytes: the
+// recorder's and the result's copy) and adds a rate change at its start and its end on each link of
+// its route (2 on a switch: the sender's uplink and the receiver's downlink; 2 × 2 × 16 bytes), each
+// a counter event of nlohmann::ordered_json (~560 bytes: a 5-key ordered map of 48-byte pairs, the
+// nested args, two heap strings) and about 110 bytes of text held twice (the dump and the written
+// copy).
+constexpr double kTraceFlow = 2 * 40 + 2 * 2 * (16 * 1.5 + 560 + 2 * 110);
+// Each task draws an event per device it occupies: an 8-key ordered map, three heap strings and a
+// 2-key args map (~900 bytes), and ~180 bytes of text held twice.
+constexpr double kTraceTaskEvent = 900 + 2 * 180;
+// tasks.csv: a row of ~100 characters in a string grown by appends.
+constexpr double kCsvRow = 1.5 * 100;
+
+std::string count(double n) {
+  std::string digits = fmt::format("{:.0f}", n);
+  for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3)
+    digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
+
+// What the process holds already: the shared libraries it maps (SimGrid, libtorch, … — about
+// 250 MiB resident before any scenario on the project's machine) and the scenario as read.
+// `field` 0 of /proc/self/statm is the address space mapped, 1 the resident set, in pages.
+double process_memory(int field) {
+  std::ifstream statm("/proc/self/statm");
+  double pages[2] = {0, 0};
+  if (statm >> pages[0] >> pages[1]) return pages[field] * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  return 256.0 * 1024 * 1024;  // no /proc: the size measured here
+}
+double resident_now() { return process_memory(1); }
+
+Bytes physical_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGE_SIZE);
+  return Bytes(pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0);
+}
+
+}  // namespace
+
+DeviceTopology device_topology(const Scenario& scenario, const TaskGraph& graph) {
+  const std::vector<std::string> gpus = scenario.cluster.gpu_names();
+  const std::vector<std::uint32_t> node_of_gpu = scenario.cluster.node_of_gpu();
+  DeviceTopology topology;
+  for (const std::string& device : graph.devices()) {
+    const auto gpu = static_cast<std::size_t>(std::find(gpus.begin(), gpus.end(), device) - gpus.begin());
+    // A device that is no GPU is refused when the run lowers; here it sits on a node of its own.
+    topology.node_of_device.push_back(gpu < node_of_gpu.size() ? node_of_gpu[gpu]
+                                                               : static_cast<std::uint32_t>(node_of_gpu.size() + gpu));
+  }
+  return topology;
+}
+
+WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topology,
+                              std::optional<CollectiveFidelity> fidelity) {
+  WorkloadSize size;
+  const std::size_t devices = graph.devices().size();
+  std::vector<std::vector<bool>> stream_used(graph.streams().size(), std::vector<bool>(devices, false));
+  const auto use = [&](DeviceId device, StreamId stream) {
+    if (stream < stream_used.size() && device < devices) stream_used[stream][device] = true;
+  };
+  for (const Task& task : graph.tasks()) {
+    size.tasks += 1;
+    if (const auto* compute = std::get_if<Compute>(&task.op)) {
+      size.task_devices += 1;
+      size.operations += 1;
+      use(compute->device, task.stream);
+    } else if (const auto* transfer = std::get_if<Transfer>(&task.op)) {
+      size.task_devices += 1;
+      size.operations += 1;
+      size.flows += 1;
+      use(transfer->src, task.stream);
+    } else {
+      const auto& collective = std::get<Collective>(task.op);
+      const auto p = static_cast<double>(collective.group.size());
+      double flows = 0;
+      double ops = 0;
+      if (effective_collective_fidelity(collective, fidelity, topology) == CollectiveFidelity::step) {
+        flows = ops = static_cast<double>(count_collective_steps(collective, topology, task.origin));
+      } else {
+        // The plan's shape does not depend on the route costs (sim/exec/executor.cpp lower_collective):
+        // per phase one `flows` op per sender and a phase barrier.
+        const auto unit = [](DeviceId, DeviceId) { return RouteCost{Seconds(0), BytesPerSecond(1)}; };
+        for (const auto& phase : plan_collective_flows(collective, topology, unit, task.origin).phases) {
+          std::vector<DeviceId> senders;
+          for (const CollectiveFlow& flow : phase) senders.push_back(flow.src);
+          std::sort(senders.begin(), senders.end());
+          flows += static_cast<double>(phase.size());
+          ops += static_cast<double>(std::unique(senders.begin(), senders.end()) - senders.begin()) + 1;
+        }
+      }
+      size.task_devices += p;
+      size.operations += ops + 2 + p;  // the steps (or flow ops), a start and an end barrier, a fence per member
+      size.flows += flows;
+      size.largest_expansion = std::max(size.largest_expansion, flows);
+      for (DeviceId member : collective.group) use(member, task.stream);
+    }
+  }
+  for (const auto& used : stream_used) size.streams += static_cast<double>(std::count(used.begin(), used.end(), true));
+  return size;
+}
+
+namespace {
+
+// The run's memory in its two phases, beyond what the process holds already: while it simulates
+// (the executor's operations and actors) and while it writes reports (the executor is gone by then;
+// the kept flows, trace.json and tasks.csv are built). What lives through both (the graph, its
+// dates, the platform) is `common`.
+struct Phases {
+  double common = 0;
+  double simulation = 0;
+  double reports = 0;
+};
+
+Phases phases(const WorkloadSize& size, const Scenario& scenario) {
+  Phases p;
+  p.common = kEngine + kPerGpu * static_cast<double>(scenario.cluster.gpu_count()) +
+             (1.5 * static_cast<double>(sizeof(Task)) + kPerTaskDeps + kPerTaskDates) * size.tasks;
+  p.simulation = kPerStreamActor * size.streams + kPerOperation * size.operations +
+                 kPerExpansionStep * size.largest_expansion;
+  if (scenario.outputs.trace) p.reports += kTraceFlow * size.flows + kTraceTaskEvent * size.task_devices;
+  if (scenario.outputs.tasks_csv) p.reports += kCsvRow * size.tasks;
+  return p;
+}
+
+}  // namespace
+
+Bytes estimate_memory(const WorkloadSize& size, const Scenario& scenario) {
+  const Phases p = phases(size, scenario);
+  return Bytes(resident_now() + p.common + std::max(p.simulation, p.reports));
+}
+
+std::optional<ResourceEstimate> estimate_resources(const Scenario& scenario) {
+  const std::optional<WorkloadSize> size = builtin_workload_kinds().at(scenario.workload_kind).value->size(scenario);
+  if (!size) return std::nullopt;
+  return ResourceEstimate{*size, estimate_memory(*size, scenario)};
+}
+
+Bytes memory_budget(const Scenario& scenario) {
+  if (scenario.run.memory_budget) return *scenario.run.memory_budget;
+  // Half: a sweep runs a point per core, and the machine has other work.
+  return physical_memory() * 0.5;
+}
+
+std::optional<ResourceEstimate> check_resources(const Scenario& scenario) {
+  const std::optional<ResourceEstimate> estimate = estimate_resources(scenario);
+  if (!estimate) return estimate;
+  const SourceLocation where = scenario.run.memory_budget ? scenario.run.memory_budget_where : scenario.workload->where;
+  if (rlimit limit{}; ::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    // The stacks are mapped while the run simulates, and unmapped before the reports are built.
+    const double stacks = kActorStack * estimate->size.streams;
+    const Phases p = phases(estimate->size, scenario);
+    const double address_space = process_memory(0) + p.common + std::max(p.simulation + stacks, p.reports);
+    if (address_space > static_cast<double>(limit.rlim_cur))
+      throw InputError(where, fmt::format("the run would map about {} of address space ({} of it the stacks of its {} "
+                                          "SimGrid actors, one per GPU stream), over this process's limit of {} "
+                                          "(ulimit -v); nothing was simulated. Raise the limit, or use fewer GPUs",
+                                          format_bytes(Bytes(address_space)), format_bytes(Bytes(stacks)),
+                                          count(estimate->size.streams),
+                                          format_bytes(Bytes(static_cast<double>(limit.rlim_cur)))));
+  }
+  const Bytes budget = memory_budget(scenario);
+  if (estimate->memory.value() <= budget.value()) return estimate;
+
+  const WorkloadKind& kind = *builtin_workload_kinds().at(scenario.workload_kind).value;
+  const auto fits = [&](const Bytes& memory) { return memory.value() <= budget.value() ? "fits" : "still over"; };
+  std::string message = fmt::format(
+      "the run would need about {} of memory ({} operations, {} flows, {} tasks{}), over the budget of {} "
+      "(run.memory_budget{}); nothing was simulated. What would change it:",
+      format_bytes(estimate->memory), count(estimate->size.operations), count(estimate->size.flows),
+      count(estimate->size.tasks), estimate->size.basis.empty() ? "" : ", " + estimate->size.basis,
+      format_bytes(budget), scenario.run.memory_budget ? "" : ", default: half of physical memory");
+
+  if (scenario.run.collective_fidelity != CollectiveFidelity::flow) {
+    Scenario flow = scenario;
+    flow.run.collective_fidelity = CollectiveFidelity::flow;
+    if (const auto size = kind.size(flow)) {
+      const Bytes memory = estimate_memory(*size, flow);
+      message += fmt::format(
+          "\n  run.collective_fidelity: flow (one flow per ring hop and phase, docs/collectives.md) — about {}, {}",
+          format_bytes(memory), fits(memory));
+    }
+  }
+  if (scenario.outputs.trace || scenario.outputs.tasks_csv) {
+    Scenario quiet = scenario;
+    quiet.outputs.trace = quiet.outputs.tasks_csv = false;
+    const Bytes memory = estimate_memory(estimate->size, quiet);
+    message += fmt::format("\n  outputs.trace: false, outputs.tasks_csv: false — about {}, {}", format_bytes(memory),
+                           fits(memory));
+  }
+  if (scenario.run.iterations > 1) {
+    // Everything but the first iteration's share scales with iterations.
+    Scenario one = scenario;
+    one.run.iterations = 1;
+    if (const auto size = kind.size(one)) {
+      const double first = estimate_memory(*size, one).value();
+      const double per_iteration = (estimate->memory.value() - first) / (scenario.run.iterations - 1);
+      const double more = per_iteration > 0 ? std::floor((budget.value() - first) / per_iteration) : 0;
+      if (first > budget.value())
+        message += fmt::format("\n  run.iterations: even 1 iteration needs about {}", format_bytes(Bytes(first)));
+      else
+        message += fmt::format("\n  run.iterations: {} — fits", 1 + static_cast<int>(std::max(0.0, more)));
+    }
+  }
+  message += fmt::format("\n  or raise run.memory_budget above {} if the machine has it",
+                         format_bytes(estimate->memory));
+  throw InputError(where, message);
+}
+
+}  // namespace dnnsim

@@ -1,0 +1,52 @@
+// The resource guard: before anything is lowered into executor operations, the run's memory is
+// estimated from its size (WorkloadKind::size: tasks, collective steps, flows kept for the trace)
+// and compared with a budget; a run over budget is refused with the estimate, the budget and what
+// would fit (coarser collective fidelity, fewer iterations, reports off) — an InputError, exit 2,
+// nothing simulated. A 1,024-GPU step-level all-reduce is 2.1 million flows: without the guard such a
+// run takes the machine's memory before saying a word (docs/performance.md, "Resource guard").
+//
+// The model is linear in the counts, each coefficient derived from the data structures that hold
+// one unit (the derivations are beside the constants in resource_guard.cpp) and checked against
+// measured peak RSS (/usr/bin/time -v) on the shipped scenarios: docs/performance.md has the table.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "models/common/units.hpp"
+#include "models/program/collective_algorithms.hpp"
+#include "models/program/task_graph.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/workloads/workload_kind.hpp"
+
+namespace dnnsim {
+
+struct ResourceEstimate {
+  WorkloadSize size;
+  Bytes memory{0};  // peak resident memory of the whole process
+};
+
+// The graph's devices on their nodes, as the executor sees them (a device is a GPU name).
+[[nodiscard]] DeviceTopology device_topology(const Scenario& scenario, const TaskGraph& graph);
+
+// Counts a lowered graph as the executor would lower it, each collective at its effective fidelity
+// (effective_collective_fidelity with `fidelity` as the workload's), without expanding steps.
+// @throw InputError for a collective whose algorithm is unknown or does not support it.
+[[nodiscard]] WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topology,
+                                            std::optional<CollectiveFidelity> fidelity);
+
+// Peak resident memory of a run of this size with the scenario's reports.
+[[nodiscard]] Bytes estimate_memory(const WorkloadSize& size, const Scenario& scenario);
+
+// The scenario's estimate; empty when its workload kind cannot tell. @throw InputError
+[[nodiscard]] std::optional<ResourceEstimate> estimate_resources(const Scenario& scenario);
+
+// run.memory_budget, or half of this machine's physical memory.
+[[nodiscard]] Bytes memory_budget(const Scenario& scenario);
+
+// @throw InputError (at run.memory_budget when given, else at the workload) when the estimate is
+// over the budget: the estimate, the budget and each change that would fit.
+// @return the estimate (empty when the workload kind cannot tell)
+std::optional<ResourceEstimate> check_resources(const Scenario& scenario);
+
+}  // namespace dnnsim

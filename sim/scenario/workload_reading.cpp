@@ -1,0 +1,121 @@
+#include "sim/scenario/workload_reading.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "models/dnn/profile_graph.hpp"
+#include "models/dnn/zoo.hpp"
+#include "models/hardware/catalog.hpp"
+#include "models/program/collective_algorithms.hpp"
+
+namespace dnnsim {
+
+std::string resolve_scenario_path(const std::string& scenario_file, const std::string& path) {
+  const std::filesystem::path p(path);
+  if (p.is_absolute()) return path;
+  return (std::filesystem::path(scenario_file).parent_path() / p).lexically_normal().string();
+}
+
+namespace {
+
+// `{zoo: NAME, seq: N, image: N}`: a generated model of the zoo (models/dnn/zoo.hpp).
+LayerModel read_zoo_model(MapReader& map) {
+  const ModelRegistry& zoo = builtin_models();
+  const auto name = map.choice("zoo", "model", zoo.names());
+  ModelOptions options;
+  options.seq = static_cast<int>(map.integer("seq", 1, 1 << 24).value_or(0));
+  options.image = static_cast<int>(map.integer("image", 1, 1 << 16).value_or(0));
+  const YAML::Node where = map.get("zoo");
+  map.finish();
+  if (!name) return LayerModel{};
+  try {
+    return zoo.at(*name).value(options);
+  } catch (const InputError& e) {
+    for (const Diagnostic& d : e.diagnostics()) map.reader().error(where, d.message);
+  }
+  return LayerModel{};
+}
+
+}  // namespace
+
+LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const std::string& context) {
+  LayerModel model;
+  MapReader map(reader, node, context);
+  if (!map.valid()) return model;
+  if (auto file = map.string("file")) {
+    map.finish();
+    const std::string path = resolve_scenario_path(reader.file(), *file);
+    YamlReader file_reader(path, reader.sink());
+    YAML::Node root = file_reader.load_file();
+    if (!root.IsDefined()) return model;
+    return read_layer_model(file_reader, root, "a model file");
+  }
+  if (map.has("zoo")) return read_zoo_model(map);
+  const HardwareCatalog& catalog = HardwareCatalog::builtin();
+  if (map.has("profile")) {
+    // A PipeDream/DAPPLE profile graph: measured per-layer times (models/dnn/profile_graph.hpp).
+    const auto path = map.string("profile");
+    const std::string measured_on = map.choice("measured_on", "GPU model", catalog.gpu_names()).value_or("V100-16GB");
+    const auto batch = static_cast<int>(map.integer("measured_batch", 1, 1 << 20).value_or(0));
+    map.finish();
+    if (!path) return model;
+    try {
+      return load_profile_graph(resolve_scenario_path(reader.file(), *path), measured_on, batch);
+    } catch (const InputError& e) {
+      reader.sink().append(e.diagnostics());
+    }
+    return model;
+  }
+  model.name = map.string("name").value_or("model");
+  model.measured_on = map.choice("measured_on", catalog.gpu_names()).value_or("");
+  model.measured_batch = static_cast<int>(map.integer("measured_batch", 1, 1 << 20).value_or(1));
+  YAML::Node layers = map.require("layers");
+  const auto entries = layers.IsDefined() ? reader.list(layers, "layers") : std::vector<YAML::Node>{};
+  if (layers.IsSequence() && entries.empty()) reader.error(layers, "expected at least one layer");
+  bool any_measured = false;
+  for (const YAML::Node& entry : entries) {
+    MapReader l(reader, entry, "a layer");
+    Layer layer;
+    layer.name = l.string("name").value_or(fmt::format("layer{}", model.layers.size()));
+    layer.forward_flops = l.quantity<Flop>("forward_flops").value_or(Flop(0));
+    layer.backward_flops = l.quantity<Flop>("backward_flops").value_or(layer.forward_flops * 2.0);
+    layer.forward_time = l.quantity<Seconds>("forward_time");
+    layer.backward_time = l.quantity<Seconds>("backward_time");
+    layer.parameter_bytes = l.quantity<Bytes>("parameter_bytes").value_or(Bytes(0));
+    layer.activation_bytes = l.quantity<Bytes>("activation_bytes").value_or(Bytes(0));
+    layer.forward_bytes = l.quantity<Bytes>("forward_bytes").value_or(Bytes(0));
+    if (auto kind = l.choice("kind", "layer kind", layer_kind_names())) layer.kind = *layer_kind_from_name(*kind);
+    const auto repeat = l.integer("repeat", 1, 100000).value_or(1);
+    if (layer.forward_time.has_value() != layer.backward_time.has_value())
+      reader.error(entry, "give both 'forward_time' and 'backward_time', or neither");
+    if (layer.forward_time) any_measured = true;
+    if (layer.forward_time && layer.forward_flops.value() > 0)
+      reader.error(entry, "give either measured times or FLOPs for a layer, not both");
+    l.finish();
+    for (std::int64_t r = 0; r < repeat; ++r) {
+      Layer copy = layer;
+      if (repeat > 1) copy.name = fmt::format("{}.{}", layer.name, r);
+      model.layers.push_back(std::move(copy));
+    }
+  }
+  if (any_measured && model.measured_on.empty())
+    reader.error(node, "layers with measured times need 'measured_on' (the catalog GPU they were measured on)");
+  map.finish();
+  return model;
+}
+
+TrainingOptions read_training_options(MapReader& map) {
+  TrainingOptions options;
+  if (auto name = map.choice("dtype", dtype_names())) options.dtype = *dtype_from_name(*name);
+  options.collective_algorithm = map.choice("collective_algorithm", builtin_collective_algorithms().names()).value_or("");
+  const std::string optimizer_name = map.choice("optimizer", {"adam", "sgd_momentum", "sgd"}).value_or("adam");
+  options.optimizer = optimizer_name == "adam"           ? Optimizer::adam
+                      : optimizer_name == "sgd_momentum" ? Optimizer::sgd_momentum
+                                                         : Optimizer::sgd;
+  options.precision =
+      map.choice("precision", {"fp32", "mixed"}).value_or("fp32") == "mixed" ? Precision::mixed : Precision::fp32;
+  return options;
+}
+
+}  // namespace dnnsim

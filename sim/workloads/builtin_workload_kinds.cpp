@@ -1,0 +1,32 @@
+// Every built-in workload kind, registered explicitly (static self-registration would be dropped by
+// the static library). A new kind: its folder under sim/workloads/ and one line here.
+#include "sim/workloads/chakra/chakra_kind.hpp"
+#include "sim/workloads/cluster/cluster_kind.hpp"
+#include "sim/workloads/data_parallel/data_parallel_kind.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
+#include "sim/workloads/spmd/spmd_kind.hpp"
+#include "sim/workloads/taskgraph/taskgraph_kind.hpp"
+#include "sim/workloads/workload_kind.hpp"
+
+namespace dnnsim {
+
+const WorkloadKindRegistry& builtin_workload_kinds() {
+  static const WorkloadKindRegistry registry = [] {
+    WorkloadKindRegistry r("workload kind");
+    r.add("chakra", "MLCommons Chakra execution traces, one file per rank (docs/chakra.md)",
+          "Sridharan et al., Chakra, arXiv:2305.14516, 2023", make_chakra_kind());
+    r.add("cluster", "a job stream (trace or generator) under a job scheduler and placement policy, job level or with the network",
+          "Tiresias NSDI'19, Gavel OSDI'20, Pollux OSDI'21 (docs/cluster.md)", make_cluster_kind());
+    r.add("data_parallel", "every GPU holds the model; bucketed gradient all-reduce overlapped with backward (DDP)",
+          "Li et al., PyTorch Distributed, VLDB 2020", make_data_parallel_kind());
+    r.add("pipeline", "model cut into stages by a planner or by hand, run under a pipeline schedule (× data parallel)",
+          "GPipe (Huang 2019), PipeDream (Narayanan 2019), DAPPLE (Fan 2021)", make_pipeline_kind());
+    r.add("spmd", "operator graph sharded op by op over all GPUs (HAP-like, SBP-like, DP, Megatron TP), uneven shards",
+          "Zhang et al., HAP, EuroSys'24; Yuan et al., OneFlow SBP, arXiv 2110.15032", make_spmd_kind());
+    r.add("taskgraph", "a TaskGraph JSON file simulated as given", "dnnsim (docs/taskgraph.md)", make_taskgraph_kind());
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace dnnsim

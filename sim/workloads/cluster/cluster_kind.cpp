@@ -1,0 +1,437 @@
+#include "sim/workloads/cluster/cluster_kind.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <chrono>
+#include <fstream>
+#include <limits>
+#include <set>
+
+#include "models/cost/compute_cost.hpp"
+#include "planners/jobs/analytical_speed.hpp"
+#include "planners/jobs/measured_speed.hpp"
+#include "sim/platform/platform.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "traces/jobs/job_generator.hpp"
+#include "traces/jobs/job_readers.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace dnnsim {
+
+std::vector<ServerInfo> cluster_servers(const Scenario& scenario, const ClusterWorkload& spec) {
+  std::vector<ServerInfo> servers;
+  double fastest = 0.0;
+  for (const NodeInstance& node : scenario.cluster.nodes)
+    fastest = std::max(fastest, effective_peak(scenario.cluster.type_of(node).gpu, Dtype::fp16).value());
+  const int per_rack = spec.servers_per_rack > 0 ? spec.servers_per_rack
+                       : scenario.cluster.network.kind == InterNodeKind::leaf_spine ? scenario.cluster.network.nodes_per_leaf
+                                                                                    : 0;
+  for (std::size_t i = 0; i < scenario.cluster.nodes.size(); ++i) {
+    const NodeType& type = scenario.cluster.type_of(scenario.cluster.nodes[i]);
+    ServerInfo server;
+    server.rack = per_rack > 0 ? static_cast<int>(i) / per_rack : 0;
+    server.gpus = type.gpus_per_node;
+    server.gpu_type = type.gpu.name;
+    server.gpu_speed = fastest > 0 ? effective_peak(type.gpu, Dtype::fp16).value() / fastest : 1.0;
+    server.intra_bandwidth = type.gpu_link_bandwidth;
+    server.nic_bandwidth = type.nic_per_gpu ? type.nic_bandwidth * type.gpus_per_node : type.nic_bandwidth;
+    server.link_latency = type.nic_latency;
+    servers.push_back(server);
+  }
+  return servers;
+}
+
+namespace {
+
+std::vector<std::string> strings_of(YamlReader& reader, const YAML::Node& node) {
+  std::vector<std::string> result;
+  if (node.IsSequence()) {
+    for (const YAML::Node& item : reader.list(node, "names"))
+      if (auto text = reader.string(item)) result.push_back(*text);
+  } else if (auto text = reader.string(node)) {
+    result.push_back(*text);
+  }
+  return result;
+}
+
+JobFilter read_filter(YamlReader& reader, const YAML::Node& node) {
+  JobFilter filter;
+  MapReader map(reader, node, "the trace filter");
+  if (!map.valid()) return filter;
+  if (map.has("virtual_cluster")) filter.virtual_clusters = strings_of(reader, map.get("virtual_cluster"));
+  filter.from = map.quantity<Seconds>("from");
+  filter.until = map.quantity<Seconds>("until");
+  if (auto n = map.integer("max_jobs", 1, 1LL << 40)) filter.max_jobs = static_cast<std::size_t>(*n);
+  if (auto n = map.integer("min_gpus", 0, 1 << 30)) filter.min_gpus = static_cast<int>(*n);
+  if (auto n = map.integer("max_gpus", 1, 1 << 30)) filter.max_gpus = static_cast<int>(*n);
+  map.finish();
+  return filter;
+}
+
+// `{format: …, file: …, tasks: …}` → the trace; problems go to the sink.
+std::optional<JobTrace> read_trace_section(WorkloadParseContext& ctx, const YAML::Node& node, const char* what) {
+  MapReader map(ctx.reader, node, what);
+  if (!map.valid()) return std::nullopt;
+  auto format = map.choice("format", "job trace format", builtin_job_trace_readers().names(), true);
+  auto file = map.string("file", true);
+  JobTraceFiles files;
+  if (auto tasks = map.string("tasks")) files.extra["tasks"] = ctx.resolve_path(*tasks);
+  JobFilter filter;
+  if (map.has("filter")) filter = read_filter(ctx.reader, map.get("filter"));
+  map.finish();
+  if (!format || !file) return std::nullopt;
+  files.file = ctx.resolve_path(*file);
+  try {
+    return apply_filter(read_job_trace(*format, files), filter);
+  } catch (const InputError& error) {
+    ctx.reader.sink().append(error.diagnostics());
+    return std::nullopt;
+  }
+}
+
+class ClusterKind final : public WorkloadKind {
+ public:
+  std::shared_ptr<const WorkloadSpec> parse(WorkloadParseContext& ctx) const override {
+    auto spec = std::make_shared<ClusterWorkload>();
+    MapReader& map = ctx.map;
+    YamlReader& reader = ctx.reader;
+    spec->where = reader.where(map.node());
+    std::uint64_t seed = 1;
+    if (auto s = map.integer("seed", 0, std::numeric_limits<std::int64_t>::max())) seed = static_cast<std::uint64_t>(*s);
+
+    // Models for jobs without one (the documented seeded rule of traces/jobs/job_generator.hpp).
+    std::vector<ModelMixEntry> mix;
+    const YAML::Node models = map.get("models");
+    for (const YAML::Node& item : models.IsDefined() ? reader.list(models, "model mix entries") : std::vector<YAML::Node>{}) {
+      MapReader entry(reader, item, "a model mix entry");
+      if (!entry.valid()) continue;
+      ModelMixEntry e;
+      if (auto m = entry.string("model", true)) e.model = *m;
+      if (auto w = entry.number("weight", 0.0, 1e12)) e.weight = *w;
+      if (auto g = entry.integer("min_gpus", 1, 1 << 30)) e.min_gpus = static_cast<int>(*g);
+      if (auto g = entry.integer("max_gpus", 1, 1 << 30)) e.max_gpus = static_cast<int>(*g);
+      if (auto b = entry.integer("batch_size", 1, 1 << 30)) e.batch_size = static_cast<int>(*b);
+      entry.finish();
+      mix.push_back(e);
+    }
+
+    const bool has_trace = map.has("trace"), has_generator = map.has("generator");
+    if (has_trace == has_generator) {
+      reader.error(map.node(), "give exactly one of 'trace' (a job trace file) and 'generator' (synthetic jobs)");
+    } else if (has_trace) {
+      if (auto trace = read_trace_section(ctx, map.get("trace"), "the job trace")) spec->trace = std::move(*trace);
+    } else {
+      MapReader gen(reader, map.get("generator"), "the job generator");
+      JobGeneratorSpec g;
+      g.seed = seed;
+      g.mix = mix;
+      std::optional<JobTrace> fit;
+      if (gen.valid()) {
+        if (auto n = gen.integer("jobs", 1, 1LL << 32, true)) g.count = static_cast<std::size_t>(*n);
+        if (auto gap = gen.quantity<Seconds>("mean_interarrival")) g.rate = 1.0 / std::max(gap->value(), 1e-12);
+        if (gen.has("gpus")) {
+          g.gpu_choices.clear();
+          for (const YAML::Node& item : reader.list(gen.get("gpus"), "GPU counts"))
+            if (auto v = reader.integer(item, 1, 1 << 30)) g.gpu_choices.push_back(static_cast<int>(*v));
+        }
+        if (auto d = gen.quantity<Seconds>("mean_duration")) g.mean_duration = *d;
+        if (auto s = gen.number("load_scale", 1e-6, 1e6)) g.load_scale = *s;
+        if (gen.has("fit")) fit = read_trace_section(ctx, gen.get("fit"), "the fitted trace");
+        if (gen.has("fit") && !gen.has("mean_interarrival") && fit && fit->jobs.size() < 2)
+          reader.error(gen.get("fit"), "a fitted generator needs a trace of at least 2 jobs");
+        gen.finish();
+      }
+      if (fit && fit->jobs.size() >= 2) g.fit = &*fit;
+      if (reader.sink().empty() && (g.fit || g.rate > 0)) spec->trace = generate_jobs(g);
+    }
+    map_models(spec->trace, mix, seed);
+
+    // Speed source.
+    if (map.has("speed")) {
+      MapReader speed(reader, map.get("speed"), "the job speed");
+      if (speed.valid()) {
+        if (auto source = speed.choice("source", "speed source", {"duration", "pollux", "gavel", "analytical"}, true))
+          spec->speed_source = *source;
+        auto tables = speed.string("tables");
+        double efficiency = speed.number("efficiency", 1e-3, 1.0).value_or(0.5);
+        // Gradient bytes per Pollux application: the ring flows of network mode (measured_speed.hpp).
+        std::vector<std::tuple<std::string, Bytes, SourceLocation>> gradients;
+        const YAML::Node gradient_map = speed.get("gradients");
+        if (gradient_map.IsDefined()) {
+          if (!gradient_map.IsMap()) {
+            reader.error(gradient_map, "'gradients' must map application names to sizes (\"bert: 440MB\")");
+          } else {
+            for (const auto& kv : gradient_map)
+              if (auto bytes = reader.quantity<Bytes>(kv.second))
+                gradients.emplace_back(kv.first.as<std::string>(), *bytes, reader.where(kv.first));
+          }
+        }
+        speed.finish();
+        if (gradient_map.IsDefined() && spec->speed_source != "pollux")
+          reader.error(gradient_map, "'gradients' applies to the pollux speed source only (the analytical source sizes gradients from the model)");
+        try {
+          if (spec->speed_source == "pollux" || spec->speed_source == "gavel") {
+            if (!tables) {
+              reader.error(map.get("speed"), fmt::format("speed source '{}' needs 'tables' (the measured tables' path)", spec->speed_source));
+            } else if (spec->speed_source == "pollux") {
+              auto pollux = std::make_shared<PolluxSpeedModel>(ctx.resolve_path(*tables));
+              for (const auto& [application, bytes, where] : gradients) {
+                try {
+                  pollux->set_gradient_bytes(application, bytes, where);
+                } catch (const InputError& error) {
+                  reader.sink().append(error.diagnostics());
+                }
+              }
+              spec->speed = std::move(pollux);
+            } else {
+              spec->speed = std::make_shared<GavelSpeedModel>(ctx.resolve_path(*tables));
+            }
+          } else if (spec->speed_source == "analytical") {
+            spec->speed = std::make_shared<AnalyticalSpeedModel>(efficiency);
+          }
+        } catch (const InputError& error) {
+          reader.sink().append(error.diagnostics());
+        }
+      }
+    }
+    if (!spec->speed && spec->speed_source == "duration") spec->speed = std::make_shared<DurationSpeedModel>();
+
+    // Scheduler: a name, or a map with `name` and its options.
+    const YAML::Node scheduler = map.get("scheduler");
+    if (scheduler.IsDefined()) {
+      if (scheduler.IsMap()) {
+        for (const auto& kv : scheduler) {
+          const std::string key = kv.first.as<std::string>();
+          if (key == "name") {
+            if (auto name = reader.choice(kv.second, "scheduler", builtin_schedulers().names())) spec->scheduler = *name;
+            continue;
+          }
+          std::vector<double> values;
+          const std::vector<YAML::Node> items = kv.second.IsSequence() ? reader.list(kv.second, "numbers") : std::vector<YAML::Node>{kv.second};
+          for (const YAML::Node& item : items)
+            if (auto v = reader.number(item, -1e300, 1e300)) values.push_back(*v);
+          spec->scheduler_params.set(key, values, reader.where(kv.first));
+        }
+      } else if (auto name = reader.choice(scheduler, "scheduler", builtin_schedulers().names())) {
+        spec->scheduler = *name;
+      }
+    }
+    if (auto placement = map.choice("placement", "placement", builtin_placements().names())) spec->placement = *placement;
+    if (auto network = map.boolean("network")) spec->network = *network;
+    if (auto cost = map.quantity<Seconds>("restart_cost")) spec->restart_cost = *cost;
+    if (auto batch = map.quantity<Seconds>("batch")) spec->batch = *batch;
+    if (auto step = map.quantity<Seconds>("utilisation_interval")) spec->utilisation_interval = *step;
+    if (auto mode = map.choice("oversized_jobs", {"error", "report"})) spec->report_oversized = *mode == "report";
+    if (auto n = map.integer("servers_per_rack", 1, 1 << 30)) spec->servers_per_rack = static_cast<int>(*n);
+    if (spec->batch.value() <= 0) reader.error(map.get("batch"), "batch must be positive");
+    if (spec->utilisation_interval.value() <= 0) reader.error(map.get("utilisation_interval"), "utilisation_interval must be positive");
+
+    check_jobs(ctx, *spec);
+    return spec;
+  }
+
+  std::string check(const Scenario& scenario) const override {
+    const auto& spec = *scenario.workload_as<ClusterWorkload>();
+    return fmt::format("ok ({} jobs on {} GPUs, scheduler {}, placement {}, speed {}, {})", spec.trace.jobs.size(),
+                       scenario.cluster.gpu_count(), spec.scheduler, spec.placement, spec.speed_source,
+                       spec.network ? "network simulated" : "job level");
+  }
+
+  SimulationResult run(const Scenario& scenario, const SimulationOptions&) const override {
+    const auto spec = std::dynamic_pointer_cast<const ClusterWorkload>(scenario.workload);
+    const auto wall_start = std::chrono::steady_clock::now();
+    const auto engine = create_engine();
+    // Job actors only sleep, execute and send: small stacks keep thousands of them cheap to create.
+    engine->set_config("contexts/stack-size:128");
+    ClusterSimInput input;
+    input.servers = cluster_servers(scenario, *spec);
+    std::optional<Platform> platform;
+    if (spec->network) {
+      platform = build_platform(scenario);
+      start_background_flows(scenario, *platform);
+      input.server_gpus.resize(input.servers.size());
+      const auto node_of_gpu = scenario.cluster.node_of_gpu();
+      for (std::size_t g = 0; g < platform->gpus.size(); ++g) input.server_gpus[node_of_gpu[g]].push_back(platform->gpus[g]);
+      input.controller_host = platform->gpus.front();
+    } else {
+      auto* zone = sg4::create_full_zone("jobs");
+      input.controller_host = zone->create_host("controller", 1e18)->seal();
+      zone->seal();
+    }
+    const auto placement = builtin_placements().at(spec->placement).value(scenario.run.seed);
+    const auto scheduler = builtin_schedulers().at(spec->scheduler).value(
+        SchedulerContext{spec->scheduler_params, *placement, *spec->speed, scenario.run.seed});
+    input.trace = &spec->trace;
+    input.speed = spec->speed.get();
+    input.scheduler = scheduler.get();
+    input.restart_cost = spec->restart_cost;
+    input.batch_seconds = spec->batch;
+    input.utilisation_interval = spec->utilisation_interval;
+    input.progress = true;
+    auto report = std::make_shared<ClusterRunReport>();
+    report->spec = spec;
+    report->sim = simulate_cluster(input);
+    SimulationResult result;
+    result.gpu_names = scenario.cluster.gpu_names();
+    result.makespan_s = report->sim.makespan;
+    result.flow_count = report->sim.flows;
+    result.workload_result = report;
+    result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return result;
+  }
+
+  void add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const override;
+  void write_files(const Scenario&, const SimulationResult& result, const std::string& dir) const override;
+
+ private:
+  static void check_jobs(WorkloadParseContext& ctx, ClusterWorkload& spec) {
+    const int total = static_cast<int>(ctx.cluster.gpu_count());
+    const bool needs_model = spec.speed_source != "duration";
+    for (const JobRecord& job : spec.trace.jobs) {
+      if (total > 0 && job.gpus > total && !spec.report_oversized)
+        ctx.reader.sink().error(job.where, fmt::format("job '{}' asks for {} GPUs but the cluster has {} (set oversized_jobs: report to "
+                                                       "keep it as a job that never runs)", job.id, job.gpus, total));
+      if (needs_model && job.model.empty())
+        ctx.reader.sink().error(job.where, fmt::format("job '{}' has no model and speed source '{}' needs one: add a 'models' mix "
+                                                       "entry covering {} GPUs", job.id, spec.speed_source, job.gpus));
+    }
+    if (!spec.speed) return;
+    // Price every distinct (model, batch) once so that an unknown application is an input error now.
+    std::set<std::pair<std::string, int>> priced;
+    std::vector<ServerInfo> probe{ServerInfo{0, 1, ctx.cluster.nodes.empty() ? "" : ctx.cluster.type_of(ctx.cluster.nodes.front()).gpu.name}};
+    for (const JobRecord& job : spec.trace.jobs) {
+      if (!priced.insert({job.model, job.batch_size}).second) continue;
+      try {
+        (void)spec.speed->iteration(job, Placement{{{0, 1}}}, probe);
+        (void)spec.speed->iterations_to_target(job);
+      } catch (const InputError& error) {
+        ctx.reader.sink().append(error.diagnostics());
+      }
+    }
+    try {
+      const auto placement = builtin_placements().at(spec.placement).value(0);
+      (void)builtin_schedulers().at(spec.scheduler).value(SchedulerContext{spec.scheduler_params, *placement, *spec.speed, 0});
+      for (const std::string& key : spec.scheduler_params.unused())
+        ctx.reader.sink().error(spec.scheduler_params.where(key), fmt::format("unknown option '{}' for scheduler '{}'", key, spec.scheduler));
+    } catch (const InputError& error) {
+      ctx.reader.sink().append(error.diagnostics());
+    }
+  }
+};
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+  return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
+}
+
+void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const {
+  const auto* report = dynamic_cast<const ClusterRunReport*>(result.workload_result.get());
+  if (report == nullptr) return;
+  const ClusterSimResult& sim = report->sim;
+  const ClusterWorkload& spec = *report->spec;
+  std::vector<double> jct, queueing, slowdown;
+  std::size_t finished = 0, never = 0, unfinished = 0, preemptions = 0;
+  double work_gpu_seconds = 0.0;
+  for (std::size_t i = 0; i < sim.jobs.size(); ++i) {
+    const JobOutcome& job = sim.jobs[i];
+    preemptions += static_cast<std::size_t>(job.preemptions);
+    if (job.status == JobOutcome::Status::never_fits) ++never;
+    if (job.status == JobOutcome::Status::unfinished) ++unfinished;
+    if (job.status != JobOutcome::Status::finished) continue;
+    ++finished;
+    jct.push_back(job.end - job.submit);
+    queueing.push_back(job.start - job.submit);
+    if (job.solo_seconds > 0) slowdown.push_back((job.end - job.submit) / job.solo_seconds);
+    work_gpu_seconds += job.solo_seconds * job.gpus;
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+  };
+  nlohmann::ordered_json c;
+  c["scheduler"] = spec.scheduler;
+  c["placement"] = spec.placement;
+  c["speed"] = spec.speed_source;
+  c["network"] = spec.network;
+  c["trace"] = spec.trace.source;
+  c["jobs"] = sim.jobs.size();
+  c["finished"] = finished;
+  c["never_fits"] = never;
+  c["unfinished"] = unfinished;
+  c["gpus"] = sim.total_gpus;
+  c["jct_s"] = {{"mean", mean(jct)}, {"p50", percentile(jct, 50)}, {"p95", percentile(jct, 95)}, {"p99", percentile(jct, 99)}};
+  c["makespan_s"] = sim.makespan;
+  c["mean_queueing_s"] = mean(queueing);
+  c["gpu_utilisation"] = sim.makespan > 0 ? sim.busy_gpu_seconds / (sim.total_gpus * sim.makespan) : 0.0;
+  double sum = 0, sum_sq = 0, worst = 0;
+  for (double s : slowdown) {
+    sum += s;
+    sum_sq += s * s;
+    worst = std::max(worst, s);
+  }
+  c["finish_time_fairness"] = {{"mean_slowdown", mean(slowdown)},
+                               {"max_slowdown", worst},
+                               {"jain_index", sum_sq > 0 ? sum * sum / (static_cast<double>(slowdown.size()) * sum_sq) : 1.0}};
+  const double lambda = sim.makespan > 0 ? static_cast<double>(finished) / sim.makespan : 0.0;
+  const double L = sim.makespan > 0 ? sim.jobs_in_system_seconds / sim.makespan : 0.0;
+  c["littles_law"] = {{"L", L}, {"lambda_per_s", lambda}, {"W_s", mean(jct)}, {"L_over_lambda_W", lambda * mean(jct) > 0 ? L / (lambda * mean(jct)) : 0.0}};
+  c["work_conservation"] = {{"busy_gpu_seconds", sim.busy_gpu_seconds}, {"solo_work_gpu_seconds", work_gpu_seconds}};
+  c["preemptions"] = preemptions;
+  c["scheduler_calls"] = sim.scheduler_calls;
+  c["events"] = sim.events;
+  c["flows"] = sim.flows;
+  summary["cluster"] = c;
+}
+
+void ClusterKind::write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const {
+  const auto* report = dynamic_cast<const ClusterRunReport*>(result.workload_result.get());
+  if (report == nullptr) return;
+  const ClusterSimResult& sim = report->sim;
+  const JobTrace& trace = report->spec->trace;
+  std::ofstream jobs(dir + "/jobs.csv");
+  jobs << "id,submit_s,start_s,end_s,queueing_s,jct_s,gpus,placement,preemptions,contention_slowdown,solo_s,status,model,virtual_cluster\n";
+  for (std::size_t i = 0; i < sim.jobs.size(); ++i) {
+    const JobOutcome& job = sim.jobs[i];
+    const char* status = job.status == JobOutcome::Status::finished ? "finished"
+                         : job.status == JobOutcome::Status::never_fits ? "never_fits"
+                                                                        : "unfinished";
+    auto opt = [](double v) { return v < 0 ? std::string() : fmt::format("{}", v); };
+    jobs << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", trace.jobs[i].id, job.submit, opt(job.start), opt(job.end),
+                        job.start < 0 ? std::string() : fmt::format("{}", job.start - job.submit),
+                        job.end < 0 ? std::string() : fmt::format("{}", job.end - job.submit), job.gpus, job.placement,
+                        job.preemptions, job.contention_slowdown, job.solo_seconds, status, trace.jobs[i].model,
+                        trace.jobs[i].virtual_cluster);
+  }
+  // Chrome trace (chrome://tracing, Perfetto): one process per server, one row per job attempt on it,
+  // named by the job and its GPUs there.
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  for (const JobAttempt& attempt : scenario.outputs.trace ? sim.attempts : std::vector<JobAttempt>{})
+    for (const auto& [server, gpus] : attempt.placement.slices)
+      events.push_back({{"name", fmt::format("{} ({} GPU{})", trace.jobs[attempt.job].id, gpus, gpus > 1 ? "s" : "")},
+                        {"ph", "X"},
+                        {"pid", server},
+                        {"tid", attempt.job},
+                        {"ts", attempt.start * 1e6},
+                        {"dur", (attempt.end - attempt.start) * 1e6}});
+  if (scenario.outputs.trace) std::ofstream(dir + "/jobs_trace.json") << nlohmann::ordered_json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << '\n';
+
+  std::ofstream util(dir + "/utilisation.csv");
+  util << "start_s,busy_gpus,utilisation,running,queued\n";
+  for (const UtilisationSample& s : sim.utilisation)
+    util << fmt::format("{},{},{},{},{}\n", s.start, s.busy_gpus, sim.total_gpus > 0 ? s.busy_gpus / sim.total_gpus : 0.0, s.running, s.queued);
+}
+
+}  // namespace
+
+std::shared_ptr<const WorkloadKind> make_cluster_kind() { return std::make_shared<ClusterKind>(); }
+
+}  // namespace dnnsim

@@ -1,0 +1,42 @@
+// The cluster workload kind (`workload.kind: cluster`, docs/cluster.md): a job stream (a trace file
+// or the seeded generator) replayed on the scenario's cluster under a job scheduler and a placement
+// policy (planners/jobs/), at job level or with the network simulated (sim/cluster/cluster_sim.hpp).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "planners/jobs/job_scheduler.hpp"
+#include "planners/jobs/job_speed.hpp"
+#include "sim/cluster/cluster_sim.hpp"
+#include "sim/workloads/workload_kind.hpp"
+#include "traces/jobs/job_trace.hpp"
+
+namespace dnnsim {
+
+struct ClusterWorkload : WorkloadSpec {
+  JobTrace trace;  // filtered, models mapped
+  std::shared_ptr<const JobSpeedModel> speed;
+  std::string speed_source = "duration";
+  std::string scheduler = "fifo";
+  SchedulerParams scheduler_params;
+  std::string placement = "consolidated";
+  bool network = false;
+  bool report_oversized = false;  // oversized_jobs: report (never_fits rows) instead of an error
+  Seconds restart_cost{0};
+  Seconds batch{60};
+  Seconds utilisation_interval{3600};
+  int servers_per_rack = 0;  // 0: the leaf size of a leaf-spine network, else one rack
+};
+
+struct ClusterRunReport : WorkloadResult {
+  ClusterSimResult sim;
+  std::shared_ptr<const ClusterWorkload> spec;
+};
+
+[[nodiscard]] std::shared_ptr<const WorkloadKind> make_cluster_kind();
+
+// The servers of the scenario's cluster as the schedulers see them.
+[[nodiscard]] std::vector<ServerInfo> cluster_servers(const Scenario& scenario, const ClusterWorkload& spec);
+
+}  // namespace dnnsim

@@ -1,0 +1,301 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <limits>
+
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/workload_reading.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
+
+namespace dnnsim {
+namespace {
+
+// Model chunks per stage when the scenario does not say: interleaved needs at least two.
+int default_chunks(const std::string& schedule) { return schedule == "interleaved" ? 2 : 1; }
+
+// `schedule: 1f1b` or `schedule: {name: kfkb, group: 2}`; a key the named schedule does not read is an error.
+void read_schedule(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpec& spec) {
+  const ScheduleRegistry& schedules = builtin_schedules();
+  if (node.IsScalar()) {
+    if (schedules.find(node.Scalar()) == nullptr)
+      reader.error(node, fmt::format("unknown schedule '{}'{}", node.Scalar(),
+                                      suggestion_suffix(node.Scalar(), schedules.names())));
+    spec.schedule = node.Scalar();
+    spec.schedule_options.chunks = default_chunks(spec.schedule);
+    return;
+  }
+  MapReader map(reader, node, "the schedule");
+  if (!map.valid()) return;
+  const auto name = map.choice("name", "schedule", schedules.names(), true);
+  ScheduleOptions& options = spec.schedule_options;
+  const std::vector<std::string> all_options = {"recompute", "policy", "max_in_flight", "chunks", "group", "candidates"};
+  const std::vector<std::string> accepted = name ? schedules.at(*name).value.options : all_options;
+  for (const std::string& key : all_options)
+    if (map.has(key) && std::find(accepted.begin(), accepted.end(), key) == accepted.end())
+      reader.error(map.get(key), fmt::format("schedule '{}' has no option '{}' (its options: {})", *name, key,
+                                              accepted.empty() ? "none" : fmt::format("{}", fmt::join(accepted, ", "))));
+  options.recompute = map.boolean("recompute").value_or(false);
+  options.policy = map.choice("policy", {"A", "B"}).value_or("A").front();
+  if (auto d = map.integer("max_in_flight", 1, 1 << 20)) options.max_in_flight = static_cast<int>(*d);
+  options.chunks = static_cast<int>(map.integer("chunks", 2, 1024).value_or(default_chunks(name.value_or(""))));
+  options.group = static_cast<int>(map.integer("group", 1, 1 << 20).value_or(1));
+  if (options.group > spec.micro_batches)
+    reader.error(map.get("group"), fmt::format("group {} is larger than the {} micro-batches", options.group,
+                                                spec.micro_batches));
+  if (YAML::Node candidates = map.get("candidates"); candidates.IsDefined())
+    for (const YAML::Node& k : reader.list(candidates, "group sizes"))
+      if (auto value = reader.integer(k, 1, spec.micro_batches)) options.candidates.push_back(static_cast<int>(*value));
+  map.finish();
+  if (name) spec.schedule = *name;
+}
+
+// `planner: dapple` or `planner: {name: uniform, stages: 4}`.
+void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpec& spec) {
+  const PlannerRegistry& planners = builtin_planners();
+  if (node.IsScalar()) {
+    if (planners.find(node.Scalar()) == nullptr)
+      reader.error(node, fmt::format("unknown planner '{}'{}", node.Scalar(),
+                                      suggestion_suffix(node.Scalar(), planners.names())));
+    spec.planner = node.Scalar();
+    return;
+  }
+  MapReader map(reader, node, "the planner");
+  if (!map.valid()) return;
+  spec.planner = map.choice("name", "planner", planners.names(), true).value_or("");
+  if (auto stages = map.integer("stages", 1, 1 << 20)) spec.planner_stages = static_cast<int>(*stages);
+  if (map.has("stages") && !spec.planner.empty() && spec.planner != "uniform")
+    reader.error(map.get("stages"), fmt::format("only the uniform planner takes 'stages'; planner '{}' chooses them",
+                                                 spec.planner));
+  map.finish();
+}
+
+// Explicit stages, in pipeline order: `{layers: N, gpus: N}` (the next N GPUs in cluster order) or
+// `{layers: N, devices: [glob, …]}` (GPU names or globs).
+void read_stages(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpec& spec, const Cluster& cluster) {
+  const std::vector<std::string> gpus = cluster.gpu_names();
+  constexpr std::size_t kFree = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> owner(gpus.size(), kFree);  // the stage that holds each GPU
+  std::size_t next_layer = 0;
+  DeviceId next_gpu = 0;
+  const auto entries = reader.list(node, "stages");
+  if (node.IsSequence() && entries.empty()) reader.error(node, "expected at least one stage");
+  for (const YAML::Node& entry : entries) {
+    MapReader map(reader, entry, "a stage");
+    if (!map.valid()) continue;
+    PipelineStage stage;
+    const auto layers = map.integer("layers", 1, 1 << 20, true).value_or(1);
+    stage.chunks.push_back(LayerRange{next_layer, next_layer + static_cast<std::size_t>(layers)});
+    next_layer += static_cast<std::size_t>(layers);
+    const bool by_count = map.has("gpus");
+    if (by_count == map.has("devices")) {
+      reader.error(entry, "give exactly one of 'gpus' (a count: the next GPUs in cluster order) and 'devices' (names or globs)");
+    } else if (by_count) {
+      const auto count = map.integer("gpus", 1, 1 << 20).value_or(1);
+      for (std::int64_t i = 0; i < count; ++i) {
+        while (next_gpu < gpus.size() && owner[next_gpu] != kFree) ++next_gpu;
+        if (next_gpu >= gpus.size()) {
+          reader.error(map.get("gpus"), fmt::format("not enough GPUs: the cluster has {}", gpus.size()));
+          break;
+        }
+        owner[next_gpu] = spec.stages.size();
+        stage.devices.push_back(next_gpu);
+      }
+    } else {
+      for (const YAML::Node& pattern : reader.list(map.get("devices"), "GPU names")) {
+        const std::string text = pattern.IsScalar() ? pattern.Scalar() : "";
+        bool matched = false;
+        for (DeviceId g = 0; g < gpus.size(); ++g) {
+          if (!glob_match(text, gpus[g])) continue;
+          matched = true;
+          if (owner[g] == spec.stages.size())
+            reader.error(pattern, fmt::format("GPU {} is named twice in this stage", gpus[g]));
+          else if (owner[g] != kFree)
+            reader.error(pattern, fmt::format("GPU {} already holds stage {}", gpus[g], owner[g]));
+          owner[g] = spec.stages.size();
+          stage.devices.push_back(g);
+        }
+        if (!matched)
+          reader.error(pattern, fmt::format("no GPU of the cluster matches '{}'{}", text, suggestion_suffix(text, gpus)));
+      }
+    }
+    map.finish();
+    spec.stages.push_back(std::move(stage));
+  }
+  if (!spec.model.layers.empty() && next_layer != spec.model.layers.size() && !entries.empty())
+    reader.error(node, fmt::format("the stages hold {} layers but the model has {}", next_layer,
+                                    spec.model.layers.size()));
+}
+
+PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Cluster& cluster) {
+  PipelineWorkloadSpec spec;
+  spec.where = reader.where(map.node());
+  if (YAML::Node model = map.require("model"); model.IsDefined())
+    spec.model = read_layer_model(reader, model, "the model");
+  spec.global_batch = static_cast<int>(map.integer("global_batch", 1, 1 << 30, true).value_or(1));
+  const auto micro_batches = map.integer("micro_batches", 1, 1 << 20);
+  const auto micro_batch_size = map.integer("micro_batch_size", 1, 1 << 30);
+  if (micro_batches.has_value() == micro_batch_size.has_value()) {
+    reader.error(map.node(), "give exactly one of 'micro_batches' (M) and 'micro_batch_size' (global_batch / M)");
+  } else if (micro_batches) {
+    spec.micro_batches = static_cast<int>(*micro_batches);
+    if (spec.global_batch % spec.micro_batches != 0)
+      reader.error(map.get("micro_batches"), fmt::format("global_batch {} is not a multiple of micro_batches {}",
+                                                          spec.global_batch, spec.micro_batches));
+  } else {
+    if (spec.global_batch % *micro_batch_size != 0)
+      reader.error(map.get("micro_batch_size"), fmt::format("global_batch {} is not a multiple of micro_batch_size {}",
+                                                             spec.global_batch, *micro_batch_size));
+    spec.micro_batches = std::max(1, spec.global_batch / static_cast<int>(*micro_batch_size));
+  }
+  const TrainingOptions training = read_training_options(map);
+  spec.dtype = training.dtype;
+  spec.precision = training.precision;
+  spec.optimizer = training.optimizer;
+  spec.collective_algorithm = training.collective_algorithm;
+  spec.framework_overhead = map.quantity<Bytes>("framework_overhead").value_or(Bytes(0));
+  if (YAML::Node schedule = map.require("schedule"); schedule.IsDefined()) read_schedule(reader, schedule, spec);
+  const bool has_planner = map.has("planner");
+  const bool has_stages = map.has("stages");
+  if (has_planner == has_stages)
+    reader.error(map.node(), "give exactly one of 'planner' (a name of `dnnsim list planners`) and 'stages' (explicit)");
+  if (has_planner) read_planner(reader, map.get("planner"), spec);
+  if (has_stages) read_stages(reader, map.get("stages"), spec, cluster);
+  return spec;
+}
+
+// The plan as numbers expectations can check ("pipeline.stage_count", "pipeline.stages.0.layers").
+nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const std::vector<std::string>& gpu_names) {
+  nlohmann::ordered_json section;
+  section["planner"] = report.planner;
+  section["schedule"] = report.schedule;
+  section["feasible"] = report.plan.feasible;
+  if (!report.plan.feasible) {
+    section["reason"] = report.plan.reason;
+    return section;
+  }
+  const PipelinePlan& plan = report.plan.plan;
+  section["plan"] = plan.describe(gpu_names);
+  section["stage_count"] = plan.stages.size();
+  section["micro_batches"] = plan.micro_batches;
+  section["micro_batch_size"] = plan.micro_batch_size();
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (const PipelineStage& stage : plan.stages) {
+    nlohmann::ordered_json entry;
+    std::size_t layers = 0;
+    nlohmann::ordered_json chunks = nlohmann::ordered_json::array();
+    for (const LayerRange& range : stage.chunks) {
+      layers += range.size();
+      chunks.push_back({range.begin, range.end});
+    }
+    entry["layers"] = layers;
+    entry["chunks"] = chunks;
+    entry["gpus"] = stage.devices.size();
+    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+    for (DeviceId d : stage.devices) devices.push_back(gpu_names.at(d));
+    entry["devices"] = devices;
+    stages.push_back(entry);
+  }
+  section["stages"] = stages;
+  section["cost_model"] = report.plan.cost_model;
+  section["predicted_iteration_time_s"] = report.plan.predicted_iteration_time.value();
+  if (report.planner != "explicit") section["candidates_scored"] = report.plan.statistics.candidates;
+  if (!report.choices.empty()) {
+    nlohmann::ordered_json choices = nlohmann::ordered_json::array();
+    for (const PipelineRunReport::Choice& choice : report.choices) {
+      nlohmann::ordered_json predictions = nlohmann::ordered_json::object();
+      for (const auto& [k, seconds] : choice.predicted_s) predictions[std::to_string(k)] = seconds;
+      choices.push_back({{"group_size", choice.group_size}, {"predicted_s", predictions}});
+    }
+    section["group_size_per_iteration"] = choices;
+  }
+  return section;
+}
+
+class PipelineKind final : public WorkloadKind {
+ public:
+  std::shared_ptr<const WorkloadSpec> parse(WorkloadParseContext& ctx) const override {
+    return std::make_shared<PipelineWorkloadSpec>(read_pipeline(ctx.reader, ctx.map, ctx.cluster));
+  }
+
+  std::string check(const Scenario& scenario) const override {
+    const PipelineSetup setup = plan_pipeline(scenario, *scenario.workload_as<PipelineWorkloadSpec>());
+    if (!setup.report.plan.feasible) return fmt::format("ok, but no feasible plan: {}", setup.report.plan.reason);
+    const TaskGraph graph =
+        build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
+    return fmt::format("ok ({} GPUs, {} tasks)", scenario.cluster.gpu_count(), graph.tasks().size());
+  }
+
+  // The plan's graph under its fixed schedule (Ada-Grouper's first group size for every iteration);
+  // an infeasible plan is a reported result with nothing to simulate.
+  std::optional<WorkloadSize> size(const Scenario& scenario) const override {
+    const PipelineSetup setup = plan_pipeline(scenario, *scenario.workload_as<PipelineWorkloadSpec>());
+    if (!setup.report.plan.feasible) return std::nullopt;
+    return size_of(scenario, build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(),
+                                            scenario.run.iterations));
+  }
+
+  // The plan under its (fixed) schedule.
+  std::optional<TaskGraph> lower(const Scenario& scenario) const override {
+    const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
+    const PipelineSetup setup = plan_pipeline(scenario, spec);
+    if (!setup.report.plan.feasible)
+      throw InputError(spec.where, fmt::format("no feasible plan: {}", setup.report.plan.reason));
+    return build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
+  }
+
+  // Under Ada-Grouper, a controller re-plans the group size before every iteration.
+  SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
+    const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
+    PipelineSetup setup = plan_pipeline(scenario, spec);
+    if (!setup.report.plan.feasible) {
+      SimulationResult result;
+      result.gpu_names = scenario.cluster.gpu_names();
+      result.infeasible_reason = setup.report.plan.reason;
+      result.workload_result = std::make_shared<PipelineRunReport>(std::move(setup.report));
+      return result;
+    }
+    SimulationResult result;
+    if (spec.schedule == "ada-grouper") {
+      auto choices = std::make_shared<std::vector<PipelineRunReport::Choice>>();
+      AdaGrouperRun ada = start_ada_grouper(scenario, spec, setup, choices);
+      SimulationOptions controlled = options;
+      controlled.controller = std::move(ada.controller);
+      result = simulate(scenario, std::move(ada.graph), controlled);
+      setup.report.choices = std::move(*choices);
+    } else {
+      result = simulate(scenario,
+                        build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations),
+                        options);
+    }
+    result.workload_result = std::make_shared<PipelineRunReport>(std::move(setup.report));
+    return result;
+  }
+
+  void add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const override {
+    if (const auto* report = dynamic_cast<const PipelineRunReport*>(result.workload_result.get()))
+      summary["pipeline"] = pipeline_summary(*report, result.gpu_names);
+  }
+
+  // Each GPU holds the states of its stage's layers (stage_model_state_bytes of the lowering).
+  std::vector<MemoryBreakdown> model_state_memory(const Scenario& scenario, const SimulationResult& result) const override {
+    const auto* report = dynamic_cast<const PipelineRunReport*>(result.workload_result.get());
+    if (report == nullptr || !report->plan.feasible) return {};
+    const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
+    std::vector<MemoryBreakdown> memory(result.graph.devices().size());
+    for (const PipelineStage& stage : report->plan.plan.stages) {
+      double parameters = 0;
+      for (const LayerRange& range : stage.chunks)
+        for (std::size_t l = range.begin; l < range.end; ++l)
+          parameters += spec.model.layers[l].parameter_bytes.value() / kProfileBytesPerParameter;
+      for (DeviceId d : stage.devices)
+        if (d < memory.size()) memory[d] = model_states(parameters, spec.precision, spec.optimizer);
+    }
+    return memory;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const WorkloadKind> make_pipeline_kind() { return std::make_shared<PipelineKind>(); }
+
+}  // namespace dnnsim

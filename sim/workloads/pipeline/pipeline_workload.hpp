@@ -1,0 +1,89 @@
+// The pipeline workload kind (`workload.kind: pipeline`, docs/pipeline.md): pipeline (and hybrid
+// pipeline × data) parallel training, the model cut into stages by a planner (planners/parallel) or by
+// hand, run under a pipeline schedule (planners/schedules). plan_pipeline makes a scenario's pipeline
+// concrete without an engine, for `dnnsim plan` as for runs.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/cost/memory_model.hpp"
+#include "models/dnn/layer_model.hpp"
+#include "planners/common/pipeline_plan.hpp"
+#include "planners/parallel/planner.hpp"
+#include "planners/schedules/pipeline_lowering.hpp"
+#include "planners/schedules/schedule.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/workloads/workload_kind.hpp"
+
+namespace dnnsim {
+
+struct PipelineWorkloadSpec : WorkloadSpec {
+  LayerModel model;
+  int global_batch = 1;
+  int micro_batches = 1;
+  Dtype dtype = Dtype::fp32;
+  Precision precision = Precision::fp32;
+  Optimizer optimizer = Optimizer::adam;
+  std::string collective_algorithm;  // the stages' gradient all-reduce; empty: the default rule
+  std::string schedule = "1f1b";     // a name of builtin_schedules()
+  ScheduleOptions schedule_options;
+  // Either a planner (with its options) or explicit stages.
+  std::string planner;
+  std::optional<int> planner_stages;  // uniform: the number of stages
+  std::vector<PipelineStage> stages;  // explicit: one chunk each, devices as cluster GPU indices
+  // Added to every device's memory need in the planners' check (CUDA context, libraries); the
+  // simulation itself measures the tasks' allocations only.
+  Bytes framework_overhead{0};
+
+  [[nodiscard]] std::optional<int> samples_per_iteration() const override { return global_batch; }
+  [[nodiscard]] std::optional<int> tokens_per_sample() const override {
+    if (model.tokens_per_sample <= 0) return std::nullopt;
+    return model.tokens_per_sample;
+  }
+};
+
+// What a pipeline workload's run reports besides timings: the plan, who chose it, and, under
+// Ada-Grouper, the group size chosen before each iteration with its predictions.
+struct PipelineRunReport : WorkloadResult {
+  std::string planner;  // a planner name, or "explicit"
+  std::string schedule;
+  PlanResult plan;      // plan.feasible = false: nothing was simulated, plan.reason says why
+  struct Choice {
+    int group_size = 1;
+    std::vector<std::pair<int, double>> predicted_s;  // (k, predicted iteration time) of every candidate that fits
+  };
+  std::vector<Choice> choices;  // ada-grouper: one per iteration (iteration 0: the first candidate, unmeasured)
+};
+
+[[nodiscard]] std::shared_ptr<const WorkloadKind> make_pipeline_kind();
+
+struct PipelineSetup {
+  PipelineRunReport report;  // planner, schedule, plan result
+  std::shared_ptr<const PipelineSchedule> schedule;
+  PipelineWorkload workload;  // valid only when report.plan.feasible
+};
+
+// Plans the workload (runs the planner, or takes the explicit stages) and makes its schedule.
+// An infeasible plan is a result (report.plan.feasible = false), not an error.
+// @throw InputError when the schedule cannot run the plan's shape (interleaved needs M % p == 0, …)
+// or an explicit plan is inconsistent, located at the workload.
+[[nodiscard]] PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec);
+
+// Ada-Grouper's run (schedule "ada-grouper"; Wang et al., arXiv:2303.01675, as specified in
+// planners/schedules/ada_grouper.hpp): iteration 0 runs kFkB with the first candidate k whose peak
+// memory fits every GPU; once an iteration has ended, the controller measures its per-stage compute
+// and per-boundary transfer times, predicts the next iteration for every candidate with the pipeline
+// estimator, and lowers the next iteration with the fastest k that fits. The choices (k and every
+// fitting candidate's prediction) are appended to `choices` as the run goes.
+struct AdaGrouperRun {
+  TaskGraph graph;  // iteration 0
+  IterationController controller;
+};
+[[nodiscard]] AdaGrouperRun start_ada_grouper(const Scenario& scenario, const PipelineWorkloadSpec& spec,
+                                              const PipelineSetup& setup,
+                                              std::shared_ptr<std::vector<PipelineRunReport::Choice>> choices);
+
+}  // namespace dnnsim

@@ -1,0 +1,106 @@
+#include "sim/workloads/spmd/spmd_kind.hpp"
+
+#include <fmt/format.h>
+
+#include "planners/spmd/spmd_lowering.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/scenario/cluster_view_builder.hpp"
+#include "sim/scenario/layout.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/workload_reading.hpp"
+
+namespace dnnsim {
+
+SpmdPlan plan_spmd(const Scenario& scenario, const SpmdWorkload& spec) {
+  const ClusterView view = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
+  const SpmdCluster cluster = make_spmd_cluster(view, spec.graph.dtype());
+  return builtin_spmd_planners().at(spec.planner, spec.where).value->plan(spec.graph, cluster);
+}
+
+namespace {
+
+class SpmdKind final : public WorkloadKind {
+ public:
+  std::shared_ptr<const WorkloadSpec> parse(WorkloadParseContext& ctx) const override {
+    auto spec = std::make_shared<SpmdWorkload>();
+    MapReader& map = ctx.map;
+    spec->where = ctx.reader.where(map.node());
+    if (auto planner = map.choice("planner", "SPMD planner", builtin_spmd_planners().names())) spec->planner = *planner;
+    Dtype dtype = Dtype::fp32;
+    if (auto name = map.choice("dtype", dtype_names())) dtype = *dtype_from_name(*name);
+    if (auto batch = map.integer("global_batch", 1, 1 << 30)) spec->global_batch = static_cast<int>(*batch);
+    const bool has_model = map.has("model"), has_graph = map.has("graph");
+    if (has_model == has_graph) {
+      ctx.reader.error(map.node(), "give exactly one of 'model' (zoo, profile or layers) and 'graph' (an operator-graph file)");
+      return spec;
+    }
+    try {
+      if (has_model) {
+        const YAML::Node node = map.get("model");
+        const LayerModel model = read_layer_model(ctx.reader, node, "the model");
+        if (!spec->global_batch) {
+          ctx.reader.error(map.node(), "a model needs 'global_batch' (the samples of one iteration)");
+        } else if (!model.layers.empty()) {
+          spec->graph = build_op_graph(model, *spec->global_batch, dtype, ctx.reader.where(node));
+        }
+      } else if (auto file = map.string("graph")) {
+        spec->graph = load_op_graph(ctx.resolve_path(*file));
+        if (map.has("dtype")) ctx.reader.error(map.get("dtype"), "an operator-graph file gives its own dtype");
+      }
+    } catch (const InputError& e) {
+      ctx.reader.sink().append(e.diagnostics());
+    }
+    return spec;
+  }
+
+  std::string check(const Scenario& scenario) const override {
+    const auto& spec = *scenario.workload_as<SpmdWorkload>();
+    const SpmdPlan plan = plan_spmd(scenario, spec);
+    return fmt::format("ok ({} GPUs, {} operators, planner {}: predicted {:.4g} s per iteration)",
+                       scenario.cluster.gpu_count(), spec.graph.size(), plan.planner, plan.predicted_iteration_s);
+  }
+
+  std::optional<TaskGraph> lower(const Scenario& scenario) const override {
+    const auto& spec = *scenario.workload_as<SpmdWorkload>();
+    return lower_spmd(spec.graph, plan_spmd(scenario, spec), scenario.cluster.gpu_names(), scenario.run.iterations);
+  }
+
+  SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
+    const auto& spec = *scenario.workload_as<SpmdWorkload>();
+    auto report = std::make_shared<SpmdRunReport>();
+    report->plan = plan_spmd(scenario, spec);
+    report->graph = std::make_shared<const OpGraph>(spec.graph);
+    SimulationResult result =
+        simulate(scenario, lower_spmd(spec.graph, report->plan, scenario.cluster.gpu_names(), scenario.run.iterations), options);
+    result.workload_result = std::move(report);
+    return result;
+  }
+
+  void add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const override {
+    const auto* report = dynamic_cast<const SpmdRunReport*>(result.workload_result.get());
+    if (report == nullptr) return;
+    const SpmdPlan& plan = report->plan;
+    nlohmann::ordered_json section;
+    section["planner"] = plan.planner;
+    section["predicted_iteration_time_s"] = plan.predicted_iteration_s;
+    nlohmann::ordered_json ratios = nlohmann::ordered_json::object();
+    for (std::size_t d = 0; d < plan.ratios.size() && d < result.gpu_names.size(); ++d)
+      ratios[result.gpu_names[d]] = plan.ratios[d];
+    section["ratios"] = ratios;
+    section["collectives_per_iteration"] = plan.program.collective_count();
+    section["rounds"] = plan.rounds;
+    section["states_searched"] = plan.statistics.states;
+    nlohmann::ordered_json program = nlohmann::ordered_json::array();
+    const std::string text = plan.program.describe(*report->graph);
+    for (std::size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+      program.push_back(text.substr(start, end - start));
+    section["program"] = program;
+    summary["spmd"] = section;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const WorkloadKind> make_spmd_kind() { return std::make_shared<SpmdKind>(); }
+
+}  // namespace dnnsim

@@ -1,0 +1,58 @@
+#include "sim/workloads/workload_kind.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/run/resource_guard.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/scenario/workload_reading.hpp"
+
+namespace dnnsim {
+
+std::string WorkloadParseContext::resolve_path(const std::string& path) const {
+  return resolve_scenario_path(reader.file(), path);
+}
+
+std::optional<TaskGraph> WorkloadKind::lower(const Scenario&) const { return std::nullopt; }
+
+std::optional<WorkloadSize> WorkloadKind::size(const Scenario& scenario) const {
+  const std::optional<TaskGraph> graph = lower(scenario);
+  if (!graph) return std::nullopt;
+  return size_of(scenario, *graph);
+}
+
+WorkloadSize size_of(const Scenario& scenario, const TaskGraph& graph) {
+  WorkloadSize size = count_task_graph(graph, device_topology(scenario, graph), scenario.run.collective_fidelity);
+  size.basis = fmt::format("{} iteration{} on {} GPUs at {} fidelity", scenario.run.iterations,
+                           scenario.run.iterations == 1 ? "" : "s", graph.devices().size(),
+                           scenario.run.collective_fidelity ? collective_fidelity_name(*scenario.run.collective_fidelity)
+                                                            : "default collective");
+  return size;
+}
+
+void WorkloadKind::add_to_summary(const Scenario&, const SimulationResult&, nlohmann::ordered_json&) const {}
+
+std::vector<MemoryBreakdown> WorkloadKind::model_state_memory(const Scenario&, const SimulationResult&) const {
+  return {};
+}
+
+MemoryBreakdown model_states(double parameters, Precision precision, Optimizer optimizer) {
+  const BytesPerParameter per = bytes_per_parameter(precision, optimizer);
+  MemoryBreakdown memory;
+  memory.weights = Bytes(parameters * per.weights);
+  memory.gradients = Bytes(parameters * per.gradients);
+  memory.optimizer_state = Bytes(parameters * per.optimizer_state);
+  return memory;
+}
+
+void WorkloadKind::write_files(const Scenario&, const SimulationResult&, const std::string&) const {}
+
+std::string TaskGraphKind::check(const Scenario& scenario) const {
+  const std::optional<TaskGraph> graph = lower(scenario);
+  return fmt::format("ok ({} GPUs, {} tasks)", scenario.cluster.gpu_count(), graph->tasks().size());
+}
+
+SimulationResult TaskGraphKind::run(const Scenario& scenario, const SimulationOptions& options) const {
+  return simulate(scenario, std::move(*lower(scenario)), options);
+}
+
+}  // namespace dnnsim

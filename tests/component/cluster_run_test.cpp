@@ -1,0 +1,355 @@
+// `kind: cluster` end to end: the same five jobs under each scheduler on one 4-GPU server, job level,
+// duration speed (a job runs exactly its trace duration), no restart cost; every start and end below
+// is derived by hand from the scheduler's rule (papers-cluster.md §11), not read from a run.
+//
+//   job  submit  GPUs  duration
+//   a       0     2     100
+//   b       0     4      50
+//   c      10     1      20
+//   d      20     2      12
+//   e      35     1     200
+// Submissions and ends are chosen so that no two events coincide where their order would matter.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "sim/platform/platform.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/workloads/cluster/cluster_kind.hpp"
+#include "tests/support/scenario_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+constexpr const char* kFiveJobs =
+    "id,submit_s,gpus,duration_s\n"
+    "a,0,2,100\n"
+    "b,0,4,50\n"
+    "c,10,1,20\n"
+    "d,20,2,12\n"
+    "e,35,1,200\n";
+
+struct Times {
+  double start, end;
+  int preemptions;
+};
+
+std::string cluster_yaml(const std::string& trace, const std::string& scheduler, int nodes, int gpus_per_node,
+                         const std::string& extra = "") {
+  return "name: t\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: " + std::to_string(gpus_per_node) +
+         ", fabric: pcie, nic: {link: Ethernet-25G}}\n  nodes:\n    - {type: n, count: " + std::to_string(nodes) +
+         "}\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: cluster\n  trace: {format: dnnsim, file: " + trace +
+         "}\n  scheduler: " + scheduler + "\n" + extra + "outputs: {trace: false, tasks_csv: false}\n";
+}
+
+// Three users' five jobs of 2 GPUs on the same 4-GPU server, for the schedulers that rank by user
+// (DRF, QSSF); FIFO with backfill starts d at 70 and e at 100 here.
+//
+//   job  user   submit  duration
+//   a    alice     0      100
+//   b    alice     0       50
+//   c    bob      10       20
+//   d    alice    20       30
+//   e    bob      25       40
+constexpr const char* kUserJobs =
+    "id,submit_s,gpus,duration_s,user\n"
+    "a,0,2,100,alice\n"
+    "b,0,2,50,alice\n"
+    "c,10,2,20,bob\n"
+    "d,20,2,30,alice\n"
+    "e,25,2,40,bob\n";
+
+std::map<std::string, Times> run_jobs(const std::string& jobs_csv, const std::string& scheduler) {
+  const std::string trace = testing::write_file("jobs.csv", jobs_csv);
+  const Scenario scenario = testing::load(cluster_yaml(trace, scheduler, 1, 4));
+  const SimulationResult result = run_scenario(scenario, {});
+  const auto& report = dynamic_cast<const ClusterRunReport&>(*result.workload_result);
+  std::map<std::string, Times> times;
+  for (std::size_t i = 0; i < report.sim.jobs.size(); ++i) {
+    const JobOutcome& job = report.sim.jobs[i];
+    EXPECT_EQ(job.status, JobOutcome::Status::finished);
+    times[report.spec->trace.jobs[i].id] = Times{job.start, job.end, job.preemptions};
+  }
+  return times;
+}
+
+std::map<std::string, Times> run_five(const std::string& scheduler) { return run_jobs(kFiveJobs, scheduler); }
+
+void expect_ends(const std::map<std::string, Times>& times, const std::map<std::string, double>& ends) {
+  for (const auto& [id, end] : ends) EXPECT_NEAR(times.at(id).end, end, 1e-6) << "job " << id;
+}
+
+// Strict FIFO: a runs 0–100; b (4 GPUs) blocks the queue until a ends: 100–150; then c, d, e start
+// together at 150: d ends 162, c 170, e 350.
+TEST(ClusterRun, FifoStrictFiveJobs) {
+  expect_ends(run_five("fifo"), {{"a", 100}, {"b", 150}, {"c", 170}, {"d", 162}, {"e", 350}});
+}
+
+// Backfill: a 0–100; c fits at 10: 10–30; d (2) waits for c's GPU: 30–42; e 42–242; b needs all four
+// GPUs, which are never free together before e ends: 242–292.
+TEST(ClusterRun, FifoBackfillFiveJobs) {
+  expect_ends(run_five("fifo-backfill"), {{"a", 100}, {"b", 292}, {"c", 30}, {"d", 42}, {"e", 242}});
+}
+
+// SJF (non-preemptive, backfill): at 0 b (50) before a (100): 0–50; at 50 the order is d, c, a, e:
+// d 50–62, c 50–70, a does not fit (1 GPU left), e 50–250; a starts when d ends: 62–162.
+TEST(ClusterRun, SjfFiveJobs) {
+  expect_ends(run_five("sjf"), {{"a", 162}, {"b", 50}, {"c", 70}, {"d", 62}, {"e", 250}});
+}
+
+// SRTF (preemptive): b 0–10, preempted by c (20 < 40 left), a starts beside c at 10; at 20 d (12)
+// and c (10 left) win, a (90) is preempted; c ends 30 and a restarts beside d; d ends 32, b (40) beats
+// a (88): a preempted, b 32–72; then a 72–160 and e 72–272.
+TEST(ClusterRun, SrtfFiveJobs) {
+  const auto times = run_five("srtf");
+  expect_ends(times, {{"a", 160}, {"b", 72}, {"c", 30}, {"d", 32}, {"e", 272}});
+  EXPECT_EQ(times.at("a").preemptions, 2);
+  EXPECT_EQ(times.at("b").preemptions, 1);
+}
+
+// Tiresias 2D-LAS, one threshold of 100 GPU·s, rounds every 60 s: a 0–…, c 10–30, d 30–42, e from 42;
+// at the 60 s round a has 120 GPU·s (queue 1), b (0) and e (18) are in queue 0 and b comes first
+// by arrival: a and e are preempted, b 60–110; then a (40 s left) 110–150 and e (182 left) 110–292.
+TEST(ClusterRun, TiresiasLasFiveJobs) {
+  const std::string trace = testing::write_file("jobs.csv", kFiveJobs);
+  const Scenario scenario =
+      testing::load(cluster_yaml(trace, "{name: tiresias-las, thresholds: [100], round_s: 60}", 1, 4));
+  const SimulationResult result = run_scenario(scenario, {});
+  const auto& report = dynamic_cast<const ClusterRunReport&>(*result.workload_result);
+  const std::map<std::string, double> ends{{"a", 150}, {"b", 110}, {"c", 30}, {"d", 42}, {"e", 292}};
+  for (std::size_t i = 0; i < report.sim.jobs.size(); ++i)
+    EXPECT_NEAR(report.sim.jobs[i].end, ends.at(report.spec->trace.jobs[i].id), 1e-6) << report.spec->trace.jobs[i].id;
+}
+
+// Tiresias 2D-Gittins, one threshold of 100 GPU·s, rounds every 60 s. Inside a queue jobs go by the
+// Gittins index G(a) = #{S ∈ (a, a+Δ]} / (Σ_{S ∈ (a, a+Δ]} (S − a) + Δ·#{S > a+Δ}), S the GPU-times
+// seen so far (a 200, b 200, c 20, d 24, e 200), a the attained GPU·s, Δ = 100 − a in queue 0; ties
+// by arrival.
+//   0   S={200,200}: G = 0 for a and b; a (first) runs, b (4) does not fit beside it.
+//   10  S+={20}: G(0) = 1/220 for b and c, G(20) = 0 for a: b wins all 4 GPUs, a is preempted.
+//   20  S+={24}: G(0) = 2/244 for c, d; G(20) = 1/164 for a; G(40) = 0 for b: c and d run, b preempted.
+//   32  d ends: G_c(12) = 2/196 > G_a(20) = 1/164 > G_b(40) = 0: a returns beside c.
+//   35  S+={200}: G_c(15) = 2/269 > G_e(0) = 2/344 > G_a(26) = G_b(40) = 0: c, e, a run; b waits.
+//   40  c ends; 60: round, G = 0 for a (76), b (40), e (25): a, then e (b does not fit) — no change.
+//   120 round: a has 196 GPU·s (queue 1, 98 of its 100 s done); b (40) and e (85) are in queue 0 with
+//       G = 0, b first: a and e are preempted, b runs its last 40 s: 120–160.
+//   160 a (queue 1) runs its last 2 s beside e (queue 0): a ends 162, e (115 s left) 275.
+TEST(ClusterRun, TiresiasGittinsFiveJobs) {
+  const auto times = run_five("{name: tiresias-gittins, thresholds: [100], round_s: 60}");
+  expect_ends(times, {{"a", 162}, {"b", 160}, {"c", 40}, {"d", 32}, {"e", 275}});
+  EXPECT_EQ(times.at("a").preemptions, 2);
+  EXPECT_EQ(times.at("b").preemptions, 1);
+  EXPECT_EQ(times.at("e").preemptions, 1);
+}
+
+// Gandiva-like time slicing, 60 s quanta: arrivals and completions fill free GPUs in arrival order
+// (a 0–, c 10–30, d 30–42, e 42–; b never fits). At 60 the longest-waiting first is a (running since
+// 0, ahead of b queued since 0 by arrival), then b (does not fit), then e: no change. a ends 100. At
+// the 120 round b (waiting since 0) comes before e (running since 42): e yields, b 120–170; then e's
+// remaining 122 s: 170–292.
+TEST(ClusterRun, GandivaFiveJobs) {
+  const auto times = run_five("{name: gandiva, quantum_s: 60}");
+  expect_ends(times, {{"a", 100}, {"b", 170}, {"c", 30}, {"d", 42}, {"e", 292}});
+  EXPECT_EQ(times.at("e").preemptions, 1);
+}
+
+// Optimus-like with the duration speed model: a second GPU brings no marginal gain, so every active
+// job gets exactly one GPU in arrival order (at most four at once) and runs its trace duration from
+// its arrival: a 0–100, b 0–50, c 10–30, d 20–32, e 35–235, never preempted.
+TEST(ClusterRun, OptimusFiveJobsOneGpuEach) {
+  const auto times = run_five("optimus");
+  expect_ends(times, {{"a", 100}, {"b", 50}, {"c", 30}, {"d", 32}, {"e", 235}});
+  for (const auto& [id, t] : times) EXPECT_EQ(t.preemptions, 0) << id;
+}
+
+// Tetris, score = demand/4 · free/4 + shortest/remaining over the jobs waiting (weight 1):
+//   0   b 1·1 + 50/50 = 2 beats a 0.5·1 + 50/100 = 1: b 0–50; a does not fit beside it.
+//   50  all four GPUs free, shortest 12: d 0.5 + 1 = 1.5 (c 0.85, a 0.62, e 0.31): d 50–62;
+//       2 free, shortest 20: c 0.125 + 1 (a 0.45, e 0.225): c 50–70;
+//       1 free, shortest 100: a does not fit, e 0.0625 + 0.5: e 50–250.
+//   62  d's two GPUs: a 62–162.
+TEST(ClusterRun, TetrisFiveJobs) {
+  expect_ends(run_five("tetris"), {{"a", 162}, {"b", 50}, {"c", 70}, {"d", 62}, {"e", 250}});
+}
+
+// DRF over users, GPUs only: at 0 alice's a and b fill the server. At 50 (b ends) bob holds 0 GPUs,
+// alice 2: bob's c 50–70. At 70 bob 0, alice 2 again: bob's e (not alice's older d) 70–110. a ends
+// 100: d 100–130.
+TEST(ClusterRun, DrfFiveJobsByUser) {
+  expect_ends(run_jobs(kUserJobs, "drf"), {{"a", 100}, {"b", 50}, {"c", 70}, {"d", 130}, {"e", 110}});
+}
+
+// Helios QSSF, key = GPUs × the user's mean finished duration (else the mean of all finished jobs):
+// at 0 no history (key = GPUs): a, b start. At 50 alice's mean is 50 (b) and bob has none (global
+// 50): c, d, e tie at 100, c first by arrival: 50–70. At 70 bob's mean is 20: e (40) before d (100):
+// e 70–110; a ends 100: d 100–130. (FIFO with backfill: d 70–100, e 100–140.)
+TEST(ClusterRun, QssfFiveJobsLearnsUserDurations) {
+  expect_ends(run_jobs(kUserJobs, "qssf"), {{"a", 100}, {"b", 50}, {"c", 70}, {"d", 130}, {"e", 110}});
+}
+
+// A job larger than the cluster is an input error at its row, unless reported as never_fits.
+TEST(ClusterRun, OversizedJobIsLocatedErrorOrReported) {
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s\na,0,2,10\nbig,1,8,10\n");
+  try {
+    (void)testing::load(cluster_yaml(trace, "fifo", 1, 4));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    ASSERT_EQ(error.diagnostics().size(), 1u);
+    EXPECT_EQ(error.diagnostics()[0].location.line, 3);
+    EXPECT_NE(error.diagnostics()[0].message.find("asks for 8 GPUs"), std::string::npos);
+  }
+  const Scenario scenario = testing::load(cluster_yaml(trace, "fifo", 1, 4, "  oversized_jobs: report\n"));
+  const SimulationResult result = run_scenario(scenario, {});
+  const auto& report = dynamic_cast<const ClusterRunReport&>(*result.workload_result);
+  EXPECT_EQ(report.sim.jobs[0].status, JobOutcome::Status::finished);
+  EXPECT_EQ(report.sim.jobs[1].status, JobOutcome::Status::never_fits);
+}
+
+// `speed.gradients`: an application the Pollux tables lack is located at its key (with a suggestion);
+// the key under another speed source is an error too; both reported at once.
+TEST(ClusterRun, GradientSizesAreCheckedAgainstTheTables) {
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model\na,0,2,10,cifar10\n");
+  const std::string tables = DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/throughput";
+  try {
+    (void)testing::load(cluster_yaml(trace, "fifo", 1, 4,
+                                     "  speed: {source: pollux, tables: " + tables + ", gradients: {cifar100: \"40MB\", bert: \"-1MB\"}}\n"));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    ASSERT_EQ(error.diagnostics().size(), 2u);
+    EXPECT_NE(error.diagnostics()[0].message.find("did you mean 'cifar10'"), std::string::npos) << error.what();
+  }
+  EXPECT_THROW((void)testing::load(cluster_yaml(trace, "fifo", 1, 4, "  speed: {source: analytical, gradients: {cifar10: \"40MB\"}}\n")),
+               InputError);
+}
+
+// Starts every job at once on the placement the test gives it (job i on where[i], or where[0]).
+class FixedPlacementScheduler final : public JobScheduler {
+ public:
+  explicit FixedPlacementScheduler(std::vector<Placement> where) : where_(std::move(where)) {}
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
+    std::vector<Decision> decisions;
+    for (const JobView& job : state.queued)
+      decisions.push_back(Decision{Decision::Kind::start, job.id, where_.size() > job.id ? where_[job.id] : where_[0]});
+    return decisions;
+  }
+
+ private:
+  std::vector<Placement> where_;
+};
+
+// Runs the scenario's jobs in network mode under `scheduler`.
+ClusterSimResult run_with(const Scenario& scenario, JobScheduler& scheduler) {
+  const auto& spec = *scenario.workload_as<ClusterWorkload>();
+  const auto engine = create_engine();
+  const Platform platform = build_platform(scenario);
+  ClusterSimInput input;
+  input.servers = cluster_servers(scenario, spec);
+  const auto node_of_gpu = scenario.cluster.node_of_gpu();
+  input.server_gpus.resize(input.servers.size());
+  for (std::size_t g = 0; g < platform.gpus.size(); ++g) input.server_gpus[node_of_gpu[g]].push_back(platform.gpus[g]);
+  input.controller_host = platform.gpus[0];
+  input.trace = &spec.trace;
+  input.speed = spec.speed.get();
+  input.batch_seconds = spec.batch;
+  input.scheduler = &scheduler;
+  return simulate_cluster(input);
+}
+
+// Runs the scenario's jobs at fixed placements in network mode.
+ClusterSimResult run_fixed(const Scenario& scenario, std::vector<Placement> where) {
+  FixedPlacementScheduler scheduler(std::move(where));
+  return run_with(scenario, scheduler);
+}
+
+// A NIC whose bandwidth drops to a quarter at t = 300 s (a `network.conditions` schedule) slows the
+// job whose ring crosses it (x on servers 0–1) and not the one on servers 2–3 (y), which runs exactly
+// its solo time: its 600 s trace duration, every batch at slowdown 1.
+TEST(ClusterRun, PreemptedLinkSlowsOnlyTheJobsCrossingIt) {
+  const std::string trace = testing::write_file(
+      "jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\ny,0,2,600,resnet50,64\n");
+  const Scenario scenario = testing::load(
+      cluster_yaml(trace, "fifo", 4, 1, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n") +
+      "network:\n  conditions:\n    - links: \"node0/nic\"\n      schedule: [{at: \"0s\", bandwidth: \"25Gbps\"}, {at: \"300s\", bandwidth: \"6.25Gbps\"}]\n");
+  const ClusterSimResult result = run_fixed(scenario, {Placement{{{0, 1}, {1, 1}}}, Placement{{{2, 1}, {3, 1}}}});
+  ASSERT_EQ(result.jobs.size(), 2u);
+  EXPECT_NEAR(result.jobs[1].contention_slowdown, 1.0, 1e-4);
+  EXPECT_NEAR(result.jobs[1].end, 600.0, 0.6);
+  EXPECT_GT(result.jobs[0].contention_slowdown, 1.1);
+  EXPECT_GT(result.jobs[0].end, 600.0 * 1.1);
+}
+
+// Starts job 0 on `where` at its arrival and migrates it (checkpoint + restart) to the same GPUs at
+// the first round.
+class MigrateOnceScheduler final : public JobScheduler {
+ public:
+  MigrateOnceScheduler(Placement where, Seconds round) : where_(std::move(where)), round_(round) {}
+  std::optional<Seconds> round() const override { return round_; }
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
+    if (event == SchedulerEvent::arrival && !state.queued.empty()) return {Decision{Decision::Kind::start, 0, where_}};
+    if (event == SchedulerEvent::round && ++rounds_ == 1 && !state.running.empty())
+      return {Decision{Decision::Kind::migrate, 0, where_}};
+    return {};
+  }
+
+ private:
+  Placement where_;
+  Seconds round_;
+  int rounds_ = 0;
+};
+
+// A job checkpointed while its ring flows are in flight (the round R falls in the middle of the first
+// batch's all-reduce) stops cleanly — no SimGrid exception escapes the cancelled flows. The checkpoint
+// keeps the R × solo rate iterations the cut batch covers, and with no restart cost and no other
+// traffic the restart on the same GPUs runs the rest at the solo rate: it ends at its 600 s solo time.
+TEST(ClusterRun, MigratedDuringRingFlowsRestartsCleanly) {
+  const std::string trace =
+      testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\n");
+  const Scenario scenario =
+      testing::load(cluster_yaml(trace, "fifo", 2, 1, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
+  const auto& spec = *scenario.workload_as<ClusterWorkload>();
+  const Placement ring{{{0, 1}, {1, 1}}};
+  const std::vector<ServerInfo> servers = cluster_servers(scenario, spec);
+  const IterationCost cost = spec.speed->iteration(spec.trace.jobs[0], ring, servers);
+  // One batch: n iterations' local work, then n iterations' ring bytes over the NIC (cluster_sim.cpp).
+  const double m = cost.sync_bytes.value() / servers[0].nic_bandwidth.value();
+  const double n = std::max(1.0, std::floor(60.0 / cost.total().value()));
+  const double local = n * (cost.total().value() - m);
+  const double round = local + 0.5 * n * m;
+  ASSERT_GT(n * m, 1e-3);
+
+  MigrateOnceScheduler scheduler(ring, Seconds(round));
+  const ClusterSimResult result = run_with(scenario, scheduler);
+  ASSERT_EQ(result.jobs.size(), 1u);
+  EXPECT_EQ(result.jobs[0].status, JobOutcome::Status::finished);
+  EXPECT_EQ(result.jobs[0].preemptions, 1);
+  EXPECT_NEAR(result.jobs[0].end, 600.0, 0.6);
+}
+
+// Two identical ring jobs, each with one GPU on server 0 and one on server 1: both rings cross both
+// NICs at once, so each flow gets half the NIC and a batch takes c + 2m instead of c + m, where m is
+// the solo communication time S_sync/B_nic per iteration and c = t_iter − m the rest. The expected
+// slowdown (c + 2m)/(c + m) uses the solo cost only; the sharing itself comes from SimGrid.
+TEST(ClusterRun, TwoRingsSharingNicsRunAtAnalyticSlowdown) {
+  const std::string trace = testing::write_file(
+      "jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\ny,0,2,600,resnet50,64\n");
+  const Scenario scenario =
+      testing::load(cluster_yaml(trace, "fifo", 2, 2, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
+  const auto& spec = *scenario.workload_as<ClusterWorkload>();
+  const Placement ring{{{0, 1}, {1, 1}}};
+  const std::vector<ServerInfo> servers = cluster_servers(scenario, spec);
+  const IterationCost cost = spec.speed->iteration(spec.trace.jobs[0], ring, servers);
+  const double m = cost.sync_bytes.value() / servers[0].nic_bandwidth.value();
+  const double c = cost.total().value() - m;
+  const double expected = (c + 2 * m) / (c + m);
+  ASSERT_GT(expected, 1.05);  // the case is meaningful: communication is a visible share
+  const ClusterSimResult result = run_fixed(scenario, {ring});
+  for (const JobOutcome& job : result.jobs) {
+    EXPECT_EQ(job.status, JobOutcome::Status::finished);
+    // Latency (µs per batch of ~60 s) is the only term the formula leaves out.
+    EXPECT_NEAR(job.contention_slowdown, expected, 1e-3 * expected);
+  }
+}
+
+}  // namespace
+}  // namespace dnnsim

@@ -1,0 +1,106 @@
+"""The Python module `import dnnsim` (sim/python, docs/python.md), run by ctest with the system python3.
+
+Environment (set by tests/CMakeLists.txt): PYTHONPATH holds the built module, DNNSIM_CLI is the dnnsim
+executable, the working directory is the source tree.
+"""
+import json
+import os
+import subprocess
+import unittest
+
+import dnnsim
+
+# One V100 at half its fp32 peak, one compute-bound layer (tests/component/metrics_test.cpp derives
+# it): MFU = 0.5 minus the optimizer step's few microseconds.
+ONE_GPU = {
+    "name": "one-gpu",
+    "cluster": {
+        "node_types": {"box": {"gpu": "V100-16GB", "gpus_per_node": 1, "compute_efficiency": 0.5,
+                               "nic": {"link": "Ethernet-25G"}}},
+        "nodes": [{"type": "box", "count": 1}],
+    },
+    "workload": {"kind": "data_parallel",
+                 "model": {"layers": [{"forward_flops": "0.5TFlop", "parameter_bytes": "4MB"}]},
+                 "global_batch": 2},
+}
+
+
+class Run(unittest.TestCase):
+    def test_quickstart_matches_the_cli_golden_summary(self):
+        # The same engine and scenario as tests/golden/quickstart.summary.json, in a child process.
+        summary = dnnsim.run("scenarios/quickstart.yaml")
+        with open("tests/golden/quickstart.summary.json") as f:
+            golden = json.load(f)
+        self.assertEqual(summary["mean"]["iteration_time_s"], golden["mean"]["iteration_time_s"])
+        self.assertEqual(summary["devices"], golden["devices"])
+
+    def test_runs_repeat_in_one_process(self):
+        # SimGrid allows one engine per process: each run forks, so a notebook can run many.
+        first = dnnsim.run(ONE_GPU)
+        second = dnnsim.run(ONE_GPU)
+        self.assertEqual(first["makespan_s"], second["makespan_s"])
+        self.assertAlmostEqual(first["mean"]["mfu"], 0.5, delta=1e-4)
+
+    def test_tasks_are_columns(self):
+        summary = dnnsim.run(ONE_GPU)
+        tasks = summary["tasks"]
+        lengths = {len(column) for column in tasks.values()}
+        self.assertEqual(lengths, {summary["simulation"]["tasks"]})
+        self.assertEqual(tasks["label"][:2], ["fwd layer0", "bwd layer0"])
+        self.assertEqual(tasks["kind"][0], "compute")
+
+    def test_yaml_string_and_overrides(self):
+        text = json.dumps(ONE_GPU)  # JSON is YAML
+        summary = dnnsim.run(text, set=["run.iterations=2"])
+        self.assertEqual(summary["iterations"], 2)
+
+
+class Errors(unittest.TestCase):
+    def test_input_error_text_is_the_cli_text(self):
+        path = "tests/golden/bad_scenario.yaml"
+        cli = subprocess.run([os.environ["DNNSIM_CLI"], "validate", path], capture_output=True, text=True)
+        self.assertEqual(cli.returncode, 2)
+        with self.assertRaises(dnnsim.InputError) as raised:
+            dnnsim.run(path)
+        self.assertEqual(str(raised.exception), cli.stderr)
+        self.assertIsInstance(raised.exception, ValueError)
+
+    def test_dict_errors_are_located_in_the_dict(self):
+        bad = json.loads(json.dumps(ONE_GPU))
+        bad["workload"]["global_batch"] = 0
+        with self.assertRaises(dnnsim.InputError) as raised:
+            dnnsim.validate(bad)
+        self.assertIn("<dict>:1:", str(raised.exception))
+
+
+class Queries(unittest.TestCase):
+    def test_validate(self):
+        self.assertTrue(dnnsim.validate("scenarios/quickstart.yaml").startswith("ok"))
+
+    def test_list(self):
+        names = [entry["name"] for entry in dnnsim.list("workloads")]
+        self.assertIn("chakra", names)
+        gpus = {gpu["name"]: gpu for gpu in dnnsim.list("gpus")}
+        self.assertEqual(gpus["V100-16GB"]["peak_fp32_flops_per_s"], 15.7e12)
+        with self.assertRaises(ValueError):
+            dnnsim.list("nothing")
+
+    def test_plan(self):
+        # A uniform split of gpt2-small (seq 128) over 2 GPUs; `planner=` replaces the scenario's.
+        pipeline = json.loads(json.dumps(ONE_GPU))
+        pipeline["cluster"]["node_types"]["box"]["gpus_per_node"] = 2
+        pipeline["workload"] = {"kind": "pipeline", "model": {"zoo": "gpt2-small", "seq": 128},
+                                "global_batch": 4, "micro_batches": 2, "schedule": "1f1b",
+                                "stages": [{"layers": 40, "gpus": 1}, {"layers": 47, "gpus": 1}]}
+        plan = dnnsim.plan(pipeline)
+        self.assertTrue(plan["feasible"])
+        self.assertEqual(plan["planner"], "explicit")
+        self.assertEqual([stage["layers"] for stage in plan["stages"]], [40, 47])
+        pipeline["workload"]["stages"] = None
+        del pipeline["workload"]["stages"]
+        pipeline["workload"]["planner"] = {"name": "uniform", "stages": 2}
+        self.assertEqual(dnnsim.plan(pipeline)["stage_count"], 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,57 @@
+#include <gtest/gtest.h>
+
+#include "models/gnn/epoch_trace.hpp"
+
+namespace dnnsim::gnn {
+namespace {
+
+// Hub 0 joined to 1, 2, 3; 3 joined to 4. Server 0 holds {0, 1, 2}, server 1 holds {3, 4}; the
+// training nodes are 0 and 3, one per server, one GPU each, batches of one seed, full two-hop
+// neighbourhoods, no cache.
+//  server 0, seed 0: hop 1 expands 0 (local) → 1, 2, 3; hop 2 expands 0, 1, 2 (local) and 3
+//    (remote: its 2 edges, to 0 and 4, come from server 1). Inputs 0..4: 0, 1, 2 from host,
+//    3, 4 remote.
+//  server 1, seed 3: hop 1 expands 3 → 0, 4; hop 2 expands 3, 4 (local) and 0 (remote, 3 edges).
+//    Inputs 3, 0, 4, 1, 2: 3, 4 from host, 0, 1, 2 remote.
+TEST(GnnEpochTrace, CountsLocalAndRemoteWorkPerBatch) {
+  const CsrGraph graph = build_csr(5, {{0, 1}, {0, 2}, {0, 3}, {3, 4}});
+  const Partitioning partitioning{2, {0, 0, 0, 1, 1}};
+  const std::vector<NodeId> training{0, 3};
+  const EpochCounts epoch = replay_epoch(
+      graph, partitioning, training, {.servers = 2, .batch_size = 1, .fanouts = {5, 5}, .sampler = "full-neighbour"});
+  ASSERT_EQ(epoch.batches.size(), 2u);
+  const BatchCounts& first = epoch.batches[0];
+  EXPECT_EQ(first.server, 0u);
+  EXPECT_EQ(first.local_expansions, 4u);
+  EXPECT_EQ(first.remote_expansions, 1u);
+  EXPECT_EQ(first.remote_edges, 2u);
+  EXPECT_EQ(first.features.count[static_cast<int>(FeatureSource::host)], 3u);
+  EXPECT_EQ(first.features.count[static_cast<int>(FeatureSource::remote)], 2u);
+  const BatchCounts& second = epoch.batches[1];
+  EXPECT_EQ(second.server, 1u);
+  EXPECT_EQ(second.local_expansions, 3u);
+  EXPECT_EQ(second.remote_expansions, 1u);
+  EXPECT_EQ(second.remote_edges, 3u);
+  EXPECT_EQ(second.features.count[static_cast<int>(FeatureSource::remote)], 3u);
+  EXPECT_EQ(epoch.features.total(), 10u);
+}
+
+// One server, one batch of all five nodes on a cold FIFO cache: every input misses and comes from
+// the host (the server holds the whole graph). Hit sequences are tested in gnn_feature_cache_test.
+TEST(GnnEpochTrace, ColdCacheServesFromHost) {
+  const CsrGraph graph = build_csr(5, {{0, 1}, {0, 2}, {0, 3}, {3, 4}});
+  const std::vector<NodeId> training{0, 1, 2, 3, 4};
+  const EpochCounts epoch = replay_epoch(graph, Partitioning{1, {0, 0, 0, 0, 0}}, training,
+                                         {.gpus_per_server = 2,
+                                          .batch_size = 5,
+                                          .fanouts = {5},
+                                          .sampler = "full-neighbour",
+                                          .cache = "fifo",
+                                          .cache_nodes_per_server = 10});
+  ASSERT_EQ(epoch.batches.size(), 1u);
+  EXPECT_EQ(epoch.features.count[static_cast<int>(FeatureSource::host)], 5u);  // cold cache
+  EXPECT_EQ(epoch.features.gpu_hit_ratio(), 0.0);
+}
+
+}  // namespace
+}  // namespace dnnsim::gnn

@@ -1,0 +1,137 @@
+#include <gtest/gtest.h>
+
+#include "models/gnn/graph.hpp"
+#include "tests/support/diagnostics.hpp"
+#include "tests/support/temp_files.hpp"
+
+namespace dnnsim::gnn {
+namespace {
+
+using testing::diagnostics_thrown_by;
+using testing::expect_error;
+using testing::write_file;
+
+const std::string kPlanetoid = DNNSIM_SOURCE_DIR "/data/graphs/planetoid/";
+
+// The counts of shared/data/graphs/planetoid/README.md, whose directed counts equal PyG's
+// published statistics (edge_index has both directions of each undirected edge).
+TEST(GnnGraph, PlanetoidCountsMatchTheirPublishedStatistics) {
+  struct Case {
+    const char* name;
+    NodeId nodes;
+    std::uint64_t directed;
+  };
+  for (const Case& c : {Case{"cora", 2708, 10556}, Case{"citeseer", 3327, 9104}, Case{"pubmed", 19717, 88648}}) {
+    const CsrGraph graph = load_edge_list(kPlanetoid + c.name + ".edges", c.nodes);
+    EXPECT_EQ(graph.num_nodes(), c.nodes) << c.name;
+    EXPECT_EQ(graph.directed_edges(), c.directed) << c.name;
+  }
+}
+
+// cora.edges lists node 0 in "0 633", "0 1862", "0 2582" and nowhere else (u < v on every line).
+TEST(GnnGraph, CoraNeighboursOfNodeZeroAreItsThreeLines) {
+  const CsrGraph graph = load_edge_list(kPlanetoid + "cora.edges");
+  const auto n = graph.neighbours(0);
+  EXPECT_EQ(std::vector<NodeId>(n.begin(), n.end()), (std::vector<NodeId>{633, 1862, 2582}));
+  // Symmetric storage: 633 lists 0 too.
+  const auto back = graph.neighbours(633);
+  EXPECT_TRUE(std::binary_search(back.begin(), back.end(), NodeId{0}));
+}
+
+TEST(GnnGraph, BuildDropsSelfLoopsAndDuplicates) {
+  const CsrGraph graph = build_csr(4, {{0, 1}, {1, 0}, {2, 2}, {1, 3}, {0, 1}});
+  EXPECT_EQ(graph.undirected_edges(), 2u);
+  EXPECT_EQ(graph.degree(1), 2u);
+  EXPECT_EQ(graph.degree(2), 0u);
+}
+
+TEST(GnnGraph, EdgeListErrorsAreLocatedAndAllReported) {
+  const std::string path = write_file("bad.edges", "# comment\n0 1\n2 x\n3\n 1 9\n");
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)load_edge_list(path, 5); });
+  ASSERT_EQ(diagnostics.size(), 3u) << testing::dump(diagnostics);
+  expect_error(diagnostics[0], 3, 3, "'x' is not a node id");
+  expect_error(diagnostics[1], 4, 2, "expected two node ids");
+  expect_error(diagnostics[2], 5, 4, "node id 9 out of range");
+}
+
+// A fuzzed slice of Cora (tests/fuzz/crashers/gnn_graph/edge-list-huge-id): 3 edges, one naming
+// node 198,634,542, would have allocated a CSR of 198 million nodes. Refused at the id; with the
+// node count given it is the out-of-range error instead. Bytes that are no digits (non-UTF-8 too)
+// are not ids.
+TEST(GnnGraph, EdgeListHugeIdAndBinaryBytesAreRefused) {
+  const std::string huge = write_file("huge.edges", "0 633\n2 198634542\n4 1454\n");
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)load_edge_list(huge); });
+  ASSERT_EQ(diagnostics.size(), 1u) << testing::dump(diagnostics);
+  expect_error(diagnostics[0], 2, 3, "node id 198634542 implies 198634543 nodes, but the file's 3 edges touch at most 6");
+  const auto given = diagnostics_thrown_by([&] { (void)load_edge_list(huge, 2000); });
+  ASSERT_EQ(given.size(), 1u) << testing::dump(given);
+  expect_error(given[0], 2, 3, "node id 198634542 out of range");
+  const auto binary = diagnostics_thrown_by([&] { (void)load_edge_list(write_file("bin.edges", "0 1\n\xff\xfe 2\n")); });
+  ASSERT_EQ(binary.size(), 1u) << testing::dump(binary);
+  expect_error(binary[0], 2, 1, "is not a node id");
+}
+
+// The METIS manual's Figure 2(a) example graph: 7 nodes, 11 edges.
+constexpr const char* kMetisExample =
+    "% METIS manual figure\n"
+    "7 11\n"
+    "5 3 2\n"
+    "1 3 4\n"
+    "5 4 2 1\n"
+    "2 3 6 7\n"
+    "1 3 6\n"
+    "5 4 7\n"
+    "6 4\n";
+
+TEST(GnnGraph, MetisFormatReadsTheManualsExample) {
+  const CsrGraph graph = load_metis_graph(write_file("example.graph", kMetisExample));
+  EXPECT_EQ(graph.num_nodes(), 7u);
+  EXPECT_EQ(graph.undirected_edges(), 11u);
+  const auto n = graph.neighbours(3);  // node 4 (1-based): 2 3 6 7
+  EXPECT_EQ(std::vector<NodeId>(n.begin(), n.end()), (std::vector<NodeId>{1, 2, 5, 6}));
+}
+
+TEST(GnnGraph, MetisWithEdgeWeightsSkipsThem) {
+  const CsrGraph graph = load_metis_graph(write_file("w.graph", "3 2 001\n2 5\n1 5 3 7\n2 7\n"));
+  EXPECT_EQ(graph.undirected_edges(), 2u);
+}
+
+TEST(GnnGraph, MetisErrorsAreLocated) {
+  const auto diagnostics =
+      diagnostics_thrown_by([&] { (void)load_metis_graph(write_file("bad.graph", "3 2\n2 9\n1 a\n2\n")); });
+  ASSERT_EQ(diagnostics.size(), 2u) << testing::dump(diagnostics);
+  expect_error(diagnostics[0], 2, 3, "node id 9 out of range 1..3");
+  expect_error(diagnostics[1], 3, 3, "'a' is not a node id");
+  const auto count =
+      diagnostics_thrown_by([&] { (void)load_metis_graph(write_file("short.graph", "3 5\n2\n1 3\n2\n")); });
+  ASSERT_EQ(count.size(), 1u);
+  expect_error(count[0], 1, 1, "header declares 5 edges");
+}
+
+TEST(GnnGraph, UnknownExtensionAndMissingFileAreErrors) {
+  EXPECT_THROW((void)load_graph_file(write_file("g.csv", "0 1\n")), InputError);
+  EXPECT_THROW((void)load_graph_file("/nonexistent/g.edges"), InputError);
+}
+
+// Same seed → same graph; R-MAT with a > d is skewed: its largest degree far exceeds the mean.
+TEST(GnnGraph, RmatIsSeededAndSkewed) {
+  const CsrGraph a = generate_rmat({.nodes = 1024, .edges = 8192, .seed = 7});
+  const CsrGraph b = generate_rmat({.nodes = 1024, .edges = 8192, .seed = 7});
+  EXPECT_EQ(a.neighbour_array(), b.neighbour_array());
+  std::uint32_t largest = 0;
+  for (NodeId v = 0; v < a.num_nodes(); ++v) largest = std::max(largest, a.degree(v));
+  const double mean = static_cast<double>(a.directed_edges()) / a.num_nodes();
+  EXPECT_GT(largest, 5 * mean);
+  EXPECT_LE(a.undirected_edges(), 8192u);
+  EXPECT_GT(a.undirected_edges(), 8192u / 2);
+}
+
+TEST(GnnGraph, PowerLawIsSeeded) {
+  const CsrGraph a = generate_power_law({.nodes = 2000, .alpha = 2.2, .beta = 200, .seed = 3});
+  const CsrGraph b = generate_power_law({.nodes = 2000, .alpha = 2.2, .beta = 200, .seed = 3});
+  EXPECT_EQ(a.neighbour_array(), b.neighbour_array());
+  EXPECT_GT(a.undirected_edges(), 0u);
+}
+
+}  // namespace
+}  // namespace dnnsim::gnn

@@ -1,0 +1,62 @@
+// Pollux measured tables (planners/jobs/measured_speed.hpp) read from the shipped copy, with the
+// documented interpolation rule checked against rows of the files themselves.
+#include <gtest/gtest.h>
+
+#include "planners/jobs/measured_speed.hpp"
+
+namespace dnnsim {
+namespace {
+
+const std::string kTables = DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/throughput";
+
+JobRecord job(const std::string& app, int batch) {
+  JobRecord record;
+  record.id = "t";
+  record.model = app;
+  record.batch_size = batch;
+  return record;
+}
+
+TEST(PolluxSpeed, MeasuredPlacementIsExact) {
+  const PolluxSpeedModel model(kTables);
+  // cifar10/placements.csv row `1,32,0.0427886962890625,0.0004995360016822816`: one GPU, local 32.
+  const IterationCost cost = model.iteration(job("cifar10", 32), Placement{{{0, 1}}}, {});
+  EXPECT_NEAR(cost.total().value(), 0.0427886962890625, 1e-12);
+  EXPECT_NEAR(cost.sync.value(), 0.0004995360016822816, 1e-12);
+}
+
+TEST(PolluxSpeed, BetweenMeasuredBatchesIsLinear) {
+  const PolluxSpeedModel model(kTables);
+  // Rows `2,32,…` and `2,45,…` (2 GPUs on one node): local 38.5 is halfway, so is its step time.
+  const IterationCost mid = model.iteration(job("cifar10", 77), Placement{{{0, 2}}}, {});
+  const IterationCost lo = model.iteration(job("cifar10", 64), Placement{{{0, 2}}}, {});
+  const IterationCost hi = model.iteration(job("cifar10", 90), Placement{{{0, 2}}}, {});
+  EXPECT_NEAR(mid.total().value(), (lo.total().value() + hi.total().value()) / 2, 1e-9);
+}
+
+TEST(PolluxSpeed, IterationsToTargetFromValidationFiles) {
+  const PolluxSpeedModel model(kTables);
+  // Last row of cifar10/validation-2048.csv: iteration 3178.
+  EXPECT_DOUBLE_EQ(*model.iterations_to_target(job("cifar10", 2048)), 3178.0);
+}
+
+TEST(PolluxSpeed, UnknownApplicationIsAnInputError) {
+  const PolluxSpeedModel model(kTables);
+  EXPECT_THROW((void)model.iteration(job("cifar100", 32), Placement{{{0, 1}}}, {}), InputError);
+}
+
+// Network mode's ring bytes: 2(s−1)/s × the gradient size over s servers, none on one server, and
+// none for an application whose gradient size was not given.
+TEST(PolluxSpeed, GradientBytesBecomeRingBytesAcrossServers) {
+  PolluxSpeedModel model(kTables);
+  model.set_gradient_bytes("cifar10", Bytes(44.7e6), {});
+  EXPECT_DOUBLE_EQ(model.iteration(job("cifar10", 128), Placement{{{0, 4}}}, {}).sync_bytes.value(), 0.0);
+  EXPECT_DOUBLE_EQ(model.iteration(job("cifar10", 128), Placement{{{0, 2}, {1, 2}}}, {}).sync_bytes.value(), 44.7e6);
+  EXPECT_DOUBLE_EQ(model.iteration(job("cifar10", 128), Placement{{{0, 1}, {1, 1}, {2, 1}, {3, 1}}}, {}).sync_bytes.value(),
+                   1.5 * 44.7e6);
+  EXPECT_DOUBLE_EQ(model.iteration(job("bert", 32), Placement{{{0, 1}, {1, 1}}}, {}).sync_bytes.value(), 0.0);
+  EXPECT_THROW(model.set_gradient_bytes("cifar100", Bytes(1.0), {}), InputError);
+}
+
+}  // namespace
+}  // namespace dnnsim

@@ -1,0 +1,170 @@
+// SPMD sharding (planners/spmd/sharding.hpp): OneFlow's boxing table, HAP's sharding-ratio LP and
+// rounding, and the program search on MLPs where the answer is known (papers-parallelism.md §9 B1, B2, H5).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/spmd/op_graph.hpp"
+#include "planners/spmd/sharding.hpp"
+
+namespace dnnsim {
+namespace {
+
+// B1: the boxing table of papers-parallelism.md §6.1 for one placement of p devices, T = 1000 bytes.
+TEST(SbpBoxing, TableOnOnePlacementForTwoFourAndEightDevices) {
+  const double t = 1000;
+  for (int p : {2, 4, 8}) {
+    SCOPED_TRACE(p);
+    EXPECT_EQ(sbp_boxing_bytes(Layout::split_rows, Layout::split_rows, t, p, p), 0);
+    EXPECT_EQ(sbp_boxing_bytes(Layout::replicated, Layout::replicated, t, p, p), 0);
+    EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::split_rows, Layout::split_columns, t, p, p), t * (p - 1) / p);  // all-to-all
+    EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::split_columns, Layout::replicated, t, p, p), t * (p - 1));      // all-gather
+    EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::partial, Layout::split_rows, t, p, p), t * (p - 1));            // reduce-scatter
+    EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::partial, Layout::replicated, t, p, p), 2 * t * (p - 1));        // all-reduce
+    EXPECT_EQ(sbp_boxing_bytes(Layout::replicated, Layout::split_columns, t, p, p), 1);                       // ≈ free
+    EXPECT_EQ(sbp_boxing_bytes(Layout::replicated, Layout::partial, t, p, p), kPartialPenaltyBytes);
+  }
+  // Different placements: a copy, plus the reduction on the producer's side and the gather on the consumer's.
+  EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::partial, Layout::replicated, t, 2, 4), t + 1 * t + 3 * t);
+  EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::split_rows, Layout::split_rows, t, 2, 4), t);
+}
+
+// HAP's rounding: floor(ratio × length), then one more to the largest remainders.
+// 10 × (0.642, 0.358) = (6.42, 3.58) → floors (6, 3), the larger remainder 0.58 gets the missing one.
+TEST(ShardLengths, FloorThenLargestRemainder) {
+  EXPECT_EQ(shard_lengths(10, {0.642, 0.358}), (std::vector<std::int64_t>{6, 4}));
+  EXPECT_EQ(shard_lengths(7, {0.25, 0.25, 0.25, 0.25}), (std::vector<std::int64_t>{2, 2, 2, 1}));
+  EXPECT_EQ(shard_lengths(3, {1.0, 0.0}), (std::vector<std::int64_t>{3, 0}));
+}
+
+// A homogeneous cluster of `m` devices at `flops` with collectives costing alpha + bytes/bandwidth
+// (all-reduce moving 2 bytes per byte of buffer, as a ring does).
+SpmdCluster cluster_of(std::vector<double> flops, double bandwidth = 10e9, double alpha = 10e-6) {
+  SpmdCluster c;
+  for (std::size_t j = 0; j < flops.size(); ++j) c.names.push_back("gpu" + std::to_string(j));
+  c.flops_per_second = std::move(flops);
+  c.all_reduce = {alpha, 2 / bandwidth};
+  c.all_gather = {alpha, 1 / bandwidth};
+  c.reduce_scatter = {alpha, 1 / bandwidth};
+  c.all_to_all = {alpha, 1 / bandwidth};
+  return c;
+}
+
+// x[rows × h] · w1[h × 4h] → GeLU → · w2[4h × h] → LayerNorm → loss: a transformer MLP block.
+OpGraph mlp(std::int64_t rows, std::int64_t hidden) {
+  OpGraph g("mlp", Dtype::fp32);
+  const OpId x = g.add({"x", OpKind::input, {}, rows, hidden});
+  const OpId w1 = g.add({"w1", OpKind::parameter, {}, hidden, 4 * hidden});
+  const OpId h = g.add({"h", OpKind::matmul, {x, w1}, rows, 4 * hidden, Flop(2.0 * rows * hidden * 4 * hidden)});
+  const OpId a = g.add({"gelu", OpKind::elementwise, {h}, rows, 4 * hidden, Flop(8.0 * rows * 4 * hidden)});
+  const OpId w2 = g.add({"w2", OpKind::parameter, {}, 4 * hidden, hidden});
+  const OpId y = g.add({"y", OpKind::matmul, {a, w2}, rows, hidden, Flop(2.0 * rows * hidden * 4 * hidden)});
+  const OpId n = g.add({"norm", OpKind::rowwise, {y}, rows, hidden, Flop(5.0 * rows * hidden)});
+  g.add({"loss", OpKind::loss, {n}, 1, 1, Flop(static_cast<double>(rows))});
+  return g;
+}
+
+const ShardedOp& chosen(const OpGraph& g, const SpmdProgram& program, const std::string& name) {
+  for (const ShardedOp& s : program.ops)
+    if (g.op(s.op).name == name) return s;
+  throw std::logic_error("no operator " + name);
+}
+
+// B2, large hidden: 8 rows of h = 8192 on 8 devices. Data parallelism all-reduces the weights' gradients,
+// 2 × 8192 × 32768 × 4 B = 2.1 GB ≈ 0.43 s at 10 GB/s; Megatron's pattern reduces the activation y once
+// (8 × 8192 × 4 B = 262 KB) and splits both weights: it must win. The one collective is an all-reduce
+// (Megatron) or a reduce-scatter into a row-split LayerNorm (its sequence-parallel variant: the same
+// bytes over forward and backward; cheaper here because nothing after the norm needs it gathered).
+TEST(SpmdSearch, LargeHiddenChoosesColumnThenRowParallelWithOneAllReduce) {
+  const OpGraph g = mlp(8, 8192);
+  const SpmdCluster c = cluster_of(std::vector<double>(8, 100e12));
+  for (const char* planner : {"hap", "sbp"}) {
+    SCOPED_TRACE(planner);
+    const SpmdPlan p = builtin_spmd_planners().at(planner).value->plan(g, c);
+    EXPECT_EQ(chosen(g, p.program, "w1").rule.output, Layout::split_columns) << p.program.describe(g);
+    EXPECT_EQ(chosen(g, p.program, "h").rule.output, Layout::split_columns);
+    EXPECT_EQ(chosen(g, p.program, "w2").rule.output, Layout::split_rows);
+    EXPECT_EQ(chosen(g, p.program, "y").rule.output, Layout::partial);
+    EXPECT_EQ(p.program.collective_count(), 1u) << p.program.describe(g);
+    ASSERT_EQ(chosen(g, p.program, "norm").converts.size(), 1u);
+    const Conversion reduction = chosen(g, p.program, "norm").converts[0].conversion;
+    EXPECT_TRUE(reduction == Conversion::all_reduce || reduction == Conversion::reduce_scatter);
+  }
+}
+
+// B2, small hidden and a large batch: 65,536 rows of h = 64. The weights are 2 × 64 × 256 × 4 B = 131 KB
+// (a cheap gradient all-reduce) while an activation is 65,536 × 64 × 4 B = 16.8 MB: pure data parallelism.
+TEST(SpmdSearch, SmallHiddenLargeBatchChoosesDataParallelism) {
+  const OpGraph g = mlp(65536, 64);
+  const SpmdCluster c = cluster_of(std::vector<double>(8, 100e12));
+  for (const char* planner : {"hap", "sbp"}) {
+    SCOPED_TRACE(planner);
+    const SpmdPlan p = builtin_spmd_planners().at(planner).value->plan(g, c);
+    for (const char* activation : {"x", "h", "gelu", "y", "norm"})
+      EXPECT_EQ(chosen(g, p.program, activation).rule.output, Layout::split_rows) << activation << "\n" << p.program.describe(g);
+    EXPECT_EQ(chosen(g, p.program, "w1").rule.output, Layout::replicated);
+    EXPECT_TRUE(chosen(g, p.program, "h").gradient_all_reduce);
+    EXPECT_TRUE(chosen(g, p.program, "y").gradient_all_reduce);
+  }
+}
+
+// The baselines stay inside their spaces whatever the costs say.
+TEST(SpmdSearch, BaselinesStayDataOrTensorParallel) {
+  const OpGraph g = mlp(8, 8192);  // where tensor parallelism wins
+  const SpmdCluster c = cluster_of(std::vector<double>(4, 100e12));
+  const SpmdPlan dp = builtin_spmd_planners().at("dp-ev").value->plan(g, c);
+  EXPECT_EQ(chosen(g, dp.program, "h").rule.output, Layout::split_rows);
+  EXPECT_EQ(chosen(g, dp.program, "w2").rule.output, Layout::replicated);
+  const OpGraph small = mlp(65536, 64);  // where data parallelism wins
+  const SpmdPlan tp_small = builtin_spmd_planners().at("megatron").value->plan(small, c);
+  EXPECT_EQ(chosen(small, tp_small.program, "x").rule.output, Layout::replicated);
+  EXPECT_NE(chosen(small, tp_small.program, "h").rule.output, Layout::split_rows);
+  // The restricted spaces cost at least what the full search finds.
+  const SpmdPlan hap = builtin_spmd_planners().at("hap").value->plan(small, c);
+  EXPECT_LE(hap.predicted_iteration_s, tp_small.predicted_iteration_s * (1 + 1e-12));
+}
+
+// H5: on a compute-bound program the LP gives shares proportional to FLOP/s: minimising
+// max_j F·B_j/s_j under Σ B = 1 gives B_j = s_j / Σ s (V100 : P100 = 3.86 : 2.15 → 0.642 : 0.358).
+TEST(SpmdRatios, ComputeBoundSharesFollowFlops) {
+  const OpGraph g = mlp(65536, 64);
+  const SpmdCluster c = cluster_of({3.86e12, 2.15e12}, /*bandwidth=*/1e15, /*alpha=*/0);
+  const SpmdPlan dp = builtin_spmd_planners().at("dp-ev").value->plan(g, c);
+  const std::vector<double> ratios = balance_ratios(g, dp.program, c);
+  EXPECT_NEAR(ratios[0], 3.86 / (3.86 + 2.15), 1e-6);
+  EXPECT_NEAR(ratios[1], 2.15 / (3.86 + 2.15), 1e-6);
+}
+
+// H5: when communication of padded shards dominates (an all-to-all of a 16.8 MB tensor costs κ·max B
+// with κ ≫ any compute term), the LP minimises the largest share: B → even.
+TEST(SpmdRatios, CommunicationBoundSharesTendToEven) {
+  OpGraph g("exchange", Dtype::fp32);
+  const OpId x = g.add({"x", OpKind::input, {}, 65536, 64});
+  const OpId a = g.add({"a", OpKind::attention, {x}, 65536, 64, Flop(1e3)});
+  g.add({"loss", OpKind::loss, {a}, 1, 1, Flop(1)});
+  SpmdProgram program;
+  program.ops.push_back({0, {{}, Layout::split_rows, true}, {}, false});
+  program.ops.push_back({1, {{Layout::split_columns}, Layout::split_columns, true}, {{0, Layout::split_rows, Layout::split_columns, Conversion::all_to_all}}, false});
+  program.ops.push_back({2, {{Layout::split_columns}, Layout::partial, true}, {}, false});
+  const SpmdCluster c = cluster_of({3.86e12, 2.15e12}, /*bandwidth=*/1e9);
+  const std::vector<double> ratios = balance_ratios(g, program, c);
+  EXPECT_NEAR(ratios[0], 0.5, 1e-6);
+  EXPECT_NEAR(ratios[1], 0.5, 1e-6);
+}
+
+// HAP's alternation never does worse than its first search at speed-proportional ratios, and on a
+// heterogeneous compute-bound MLP ends at shares ∝ speed.
+TEST(SpmdHap, AlternationBalancesHeterogeneousDevices) {
+  const OpGraph g = mlp(65536, 64);
+  const SpmdCluster c = cluster_of({3.86e12, 3.86e12, 2.15e12, 2.15e12});
+  const SpmdPlan hap = builtin_spmd_planners().at("hap").value->plan(g, c);
+  const SpmdPlan dp_ev = builtin_spmd_planners().at("dp-ev").value->plan(g, c);
+  const SpmdPlan dp_cp = builtin_spmd_planners().at("dp-cp").value->plan(g, c);
+  EXPECT_LE(hap.predicted_iteration_s, dp_cp.predicted_iteration_s * (1 + 1e-9));
+  EXPECT_LT(dp_cp.predicted_iteration_s, dp_ev.predicted_iteration_s);
+  EXPECT_GT(hap.ratios[0], hap.ratios[2]);
+  EXPECT_GE(hap.rounds, 1);
+}
+
+}  // namespace
+}  // namespace dnnsim

@@ -1,0 +1,111 @@
+// The resource guard (sim/run/resource_guard.hpp): the counts it sizes a run by, derived by hand
+// from the workload, and its refusal. Nothing here simulates: the guard runs before the engine.
+#include "sim/run/resource_guard.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/scenario/scenario.hpp"
+#include "tests/support/diagnostics.hpp"
+#include "tests/support/scenario_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kXl1024 = DNNSIM_SOURCE_DIR "/scenarios/bench/gpt3-xl-dp-1024.yaml";
+
+// Four GPUs, one per node, data parallel over 2 layers of 1 MiB parameters in 1 MiB buckets.
+const std::string kFourGpus = R"(
+name: four
+cluster:
+  node_types:
+    box: {gpu: A100-40GB-SXM, gpus_per_node: 1, fabric: nvswitch, nic: {link: IB-HDR}}
+  nodes: [{type: box, count: 4}]
+  interconnect: {kind: switch, latency: "1us"}
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "1GFlop", parameter_bytes: "1MiB", repeat: 2}]}
+  global_batch: 4
+  bucket_size: "1MiB"
+run: {iterations: 3}
+)";
+
+// Per iteration and GPU: 2 forward + 2 backward + 1 optimizer step = 5 computes; 2 buckets, each a
+// 4-member ring all-reduce of 4 × 2 × 3 = 24 steps (the automatic algorithm: one GPU per node),
+// lowered as 24 steps + 2 barriers + 4 fences = 30 operations. 3 iterations: tasks 3 × (20 + 2) = 66,
+// operations 3 × (20 + 2 × 30) = 240, flows 3 × 48 = 144; streams: compute and comm on 4 GPUs = 8.
+TEST(ResourceGuard, CountsTheExpansionWithoutBuildingIt) {
+  const Scenario scenario = testing::load(kFourGpus);
+  const auto estimate = estimate_resources(scenario);
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_EQ(estimate->size.tasks, 66);
+  EXPECT_EQ(estimate->size.operations, 240);
+  EXPECT_EQ(estimate->size.flows, 144);
+  EXPECT_EQ(estimate->size.largest_expansion, 24);
+  EXPECT_EQ(estimate->size.streams, 8);
+  EXPECT_THAT(estimate->size.basis, HasSubstr("3 iterations on 4 GPUs at default collective fidelity"));
+}
+
+// Flow fidelity: each ring all-reduce is one phase of one flow per hop (4), lowered as one `flows`
+// op per sender (4) and a phase barrier, so 5 + 2 + 4 = 11 operations per all-reduce.
+TEST(ResourceGuard, FlowFidelityCountsOneFlowPerHop) {
+  const Scenario scenario = testing::load(kFourGpus, {"run.collective_fidelity=flow"});
+  const auto estimate = estimate_resources(scenario);
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_EQ(estimate->size.operations, 3 * (20 + 2 * 11));
+  EXPECT_EQ(estimate->size.flows, 3 * 2 * 4);
+}
+
+// The trace keeps every flow and draws it: turning reports off can only shrink the estimate.
+TEST(ResourceGuard, ReportsOffEstimateLess) {
+  const Scenario with = testing::load(kFourGpus);
+  const Scenario without = testing::load(kFourGpus, {"outputs.trace=false", "outputs.tasks_csv=false"});
+  EXPECT_LT(estimate_resources(without)->memory.value(), estimate_resources(with)->memory.value());
+}
+
+// ASTRA-sim-like GPT-3 XL at step level on 1,024 GPUs: 24 ring all-reduces of 1,024 × 2 × 1,023 =
+// 2,095,104 steps, each lowered with 2 barriers and 1,024 fences; 1,024 × (24 + 24 + 1) computes.
+// Operations 50,176 + 24 × 2,096,130 = 50,357,296; flows 24 × 2,095,104 = 50,282,496. At ~100 bytes
+// an operation that is several GiB: refused under 1 GiB, naming the estimate and what would fit.
+TEST(ResourceGuard, RefusesTheStepLevel1024GpuRunUnderOneGiB) {
+  const Scenario scenario = load_scenario(kXl1024, {"run.memory_budget=1GiB", "run.collective_fidelity=step"});
+  const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)check_resources(scenario); });
+  ASSERT_EQ(diagnostics.size(), 1u);
+  const std::string& message = diagnostics[0].message;
+  EXPECT_THAT(message, HasSubstr("(50,357,296 operations, 50,282,496 flows, 50,200 tasks"));
+  EXPECT_THAT(message, HasSubstr("over the budget of 1 GiB (run.memory_budget)"));
+  EXPECT_THAT(message, HasSubstr("run.collective_fidelity: flow"));
+  EXPECT_THAT(message, HasSubstr("outputs.trace: false"));
+  EXPECT_EQ(diagnostics[0].location.file, "--set run.memory_budget=1GiB");
+}
+
+// By default a 1,024-member ring runs at flow fidelity: 1,024 flows per all-reduce.
+TEST(ResourceGuard, FlowFidelityOf1024GpusFitsOneGiB) {
+  const Scenario scenario = load_scenario(kXl1024, {"run.memory_budget=1GiB", "outputs.trace=false"});
+  const auto estimate = check_resources(scenario);
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_EQ(estimate->size.flows, 24 * 1024);
+}
+
+TEST(ResourceGuard, BudgetMustBeAPositiveSize) {
+  const auto diagnostics = testing::diagnostics_thrown_by(
+      [&] { (void)testing::load(kFourGpus, {"run.memory_budget=0GiB"}); });
+  ASSERT_EQ(diagnostics.size(), 1u) << testing::dump(diagnostics);
+  EXPECT_THAT(diagnostics[0].message, HasSubstr("memory_budget must be positive"));
+  const auto wrong_unit = testing::diagnostics_thrown_by(
+      [&] { (void)testing::load(kFourGpus, {"run.memory_budget=3s"}); });
+  ASSERT_EQ(wrong_unit.size(), 1u) << testing::dump(wrong_unit);
+}
+
+TEST(ResourceGuard, DefaultBudgetIsHalfOfPhysicalMemory) {
+  const Scenario scenario = testing::load(kFourGpus);
+  EXPECT_GT(memory_budget(scenario).value(), 0);
+  EXPECT_DOUBLE_EQ(memory_budget(load_scenario(kXl1024, {"run.memory_budget=2GiB"})).value(), 2.0 * (1 << 30));
+}
+
+}  // namespace
+}  // namespace dnnsim

@@ -1,0 +1,204 @@
+// Job-trace readers (traces/jobs/job_readers.hpp): real slices of the shipped traces read as
+// documented, the unshipped formats (Philly JSON, Helios, PAI) on slices written from their
+// documented schemas (papers-cluster.md §10), and every kind of bad input reported at FILE:ROW:COL.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/support/diagnostics.hpp"
+#include "traces/jobs/job_generator.hpp"
+#include "traces/jobs/job_readers.hpp"
+
+namespace dnnsim {
+namespace {
+
+std::string write(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("dnnsim-jobs-" + std::to_string(::getpid()) + "-" + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+// The first three rows of the shipped philly.csv (unsorted as released: the reader sorts them and
+// re-bases dates to the earliest, 2017-09-29 07:58:32).
+TEST(JobReaders, PhillyCsvSliceSortedAndRebased) {
+  const std::string path = write("philly.csv",
+                                 "timestamp,duration,num_gpus,gpu_time,cluster\n"
+                                 "2017-10-09 07:01:55,66.0,1,66.0,11cb48\n"
+                                 "2017-10-09 06:13:03,2951.0,1,2951.0,6214e9\n"
+                                 "2017-09-29 07:58:32,860662.0,1,860662.0,6c71a0\n");
+  const JobTrace trace = read_job_trace("philly-csv", {path});
+  ASSERT_EQ(trace.jobs.size(), 3u);
+  EXPECT_EQ(trace.jobs[0].virtual_cluster, "6c71a0");
+  EXPECT_DOUBLE_EQ(trace.jobs[0].submit.value(), 0.0);
+  // 2017-10-09 06:13:03 − 2017-09-29 07:58:32 = 9 d 22 h 14 min 31 s = 857,671 s.
+  EXPECT_DOUBLE_EQ(trace.jobs[1].submit.value(), 857671.0);
+  EXPECT_DOUBLE_EQ(trace.jobs[1].duration.value(), 2951.0);
+  EXPECT_EQ(trace.jobs[2].where.line, 2);
+}
+
+TEST(JobReaders, PolluxWorkloadShippedFile) {
+  const JobTrace trace =
+      read_job_trace("pollux-workload", {DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/workloads/load-1.0/workload-6.csv"});
+  ASSERT_EQ(trace.jobs.size(), 160u);
+  EXPECT_EQ(trace.jobs[0].id, "cifar10-0");
+  EXPECT_EQ(trace.jobs[0].gpus, 6);
+  EXPECT_EQ(trace.jobs[0].batch_size, 2048);
+  EXPECT_DOUBLE_EQ(trace.jobs[0].submit.value(), 53.0);
+}
+
+// The first two rows of Gavel's physical_cluster/small_test.trace (tab-separated).
+TEST(JobReaders, GavelTraceSlice) {
+  const std::string path = write("gavel.trace",
+                                 "Transformer (batch size 128)\tpython3 train.py -data %s/translation/multi30k.atok.low.pt -batch_size 128 "
+                                 "-proj_share_weight\ttranslation\t-step\t1\t346\t2\t1\t-1.000000\t0\n"
+                                 "Recommendation (batch size 8192)\tpython3 train.py --data_dir %s/ml-20m/pro_sg/ --batch_size 8192\t"
+                                 "recommendation\t-n\t1\t36\t1\t1\t-1.000000\t0\n");
+  const JobTrace trace = read_job_trace("gavel", {path});
+  ASSERT_EQ(trace.jobs.size(), 2u);
+  EXPECT_EQ(trace.jobs[0].model, "Transformer (batch size 128)");
+  EXPECT_DOUBLE_EQ(trace.jobs[0].iterations, 346.0);
+  EXPECT_EQ(trace.jobs[0].gpus, 2);
+  EXPECT_EQ(trace.jobs[1].gpus, 1);
+}
+
+TEST(JobReaders, PhillyJsonFromSchema) {
+  const std::string path = write("philly.json", R"([
+ {"status": "Pass", "vc": "vc1", "jobid": "j1", "submitted_time": "2017-10-01 00:00:00", "user": "u1",
+  "attempts": [{"start_time": "2017-10-01 00:01:00", "end_time": "2017-10-01 00:05:00",
+                "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1"]}, {"ip": "m2", "gpus": ["gpu0", "gpu1"]}]},
+               {"start_time": "2017-10-01 00:10:00", "end_time": "2017-10-01 01:00:00", "detail": []}]},
+ {"status": "Killed", "vc": "vc1", "jobid": "j2", "submitted_time": "2017-10-01 00:02:00", "user": "u2", "attempts": []},
+ {"status": "Pass", "vc": "vc2", "jobid": "j3", "submitted_time": "2017-10-01 00:03:00", "user": "u1",
+  "attempts": [{"start_time": "2017-10-01 00:03:00", "end_time": null, "detail": [{"ip": "m3", "gpus": ["gpu0"]}]}]}
+])");
+  const JobTrace trace = read_job_trace("philly-json", {path});
+  ASSERT_EQ(trace.jobs.size(), 1u);
+  EXPECT_EQ(trace.skipped, 2u);  // no attempt; still running
+  EXPECT_EQ(trace.jobs[0].gpus, 4);
+  EXPECT_DOUBLE_EQ(trace.jobs[0].duration.value(), 59 * 60.0);  // first start 00:01 → last end 01:00
+  EXPECT_EQ(trace.jobs[0].user, "u1");
+}
+
+// Found by fuzzing (tests/fuzz/crashers/job_trace/philly-json-attempt-not-an-object): an attempt that
+// is not an object, and a date or user that is not a string, are located errors, not yaml-cpp
+// exceptions.
+TEST(JobReaders, PhillyJsonWrongTypesAreLocated) {
+  const std::string path = write("philly-types.json", R"([
+ {"jobid": "j1", "submitted_time": "2017-10-01 00:00:00", "attempts": ["oops"]},
+ {"jobid": "j2", "submitted_time": "2017-10-01 00:00:00", "user": {"a": 1},
+  "attempts": [{"start_time": ["2017"], "end_time": "2017-10-01 00:05:00", "detail": 7}]}
+])");
+  const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)read_job_trace("philly-json", {path}); });
+  ASSERT_EQ(diagnostics.size(), 3u) << testing::dump(diagnostics);
+  testing::expect_error(diagnostics[0], 2, 72, "expected an attempt object");
+  testing::expect_error(diagnostics[1], 4, 31, "expected a string, got a list");
+  testing::expect_error(diagnostics[2], 4, 86, "expected a list of placements, got \"7\"");
+}
+
+TEST(JobReaders, HeliosFromSchema) {
+  const std::string path = write("helios.csv",
+                                 "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
+                                 "7,uA,vcX,8,32,1,COMPLETED,2020-04-01 00:00:10,2020-04-01 00:01:00,2020-04-01 01:01:00,3600,50\n"
+                                 "8,uB,vcX,0,4,1,COMPLETED,2020-04-01 00:00:20,2020-04-01 00:00:20,2020-04-01 00:00:30,10,0\n"
+                                 "9,uA,vcY,1,4,1,FAILED,2020-04-01 00:00:00,2020-04-01 00:00:05,2020-04-01 00:00:15,10,5\n");
+  const JobTrace trace = read_job_trace("helios", {path});
+  ASSERT_EQ(trace.jobs.size(), 2u);
+  EXPECT_EQ(trace.skipped, 1u);  // CPU-only
+  EXPECT_EQ(trace.jobs[0].id, "9");
+  EXPECT_DOUBLE_EQ(trace.jobs[1].submit.value(), 10.0);
+  EXPECT_EQ(trace.jobs[1].gpus, 8);
+}
+
+TEST(JobReaders, AlibabaPaiFromSchema) {
+  const std::string jobs = write("pai_job.csv",
+                                 "j1,i1,u1,Terminated,100,400\n"
+                                 "j2,i2,u2,Failed,110,200\n"
+                                 "j3,i3,u1,Terminated,90,190\n");
+  const std::string tasks = write("pai_task.csv",
+                                  "j1,worker,2,Terminated,100,400,600,29,100,V100\n"
+                                  "j1,ps,1,Terminated,100,400,600,29,,MISC\n"
+                                  "j2,worker,1,Failed,110,200,600,29,100,T4\n"
+                                  "j3,worker,1,Terminated,90,190,600,29,50,T4\n");
+  const JobTrace trace = read_job_trace("alibaba-pai", {jobs, {{"tasks", tasks}}});
+  ASSERT_EQ(trace.jobs.size(), 2u);
+  EXPECT_EQ(trace.skipped, 1u);
+  EXPECT_EQ(trace.jobs[0].id, "j3");  // submitted at 90, first after re-basing
+  EXPECT_EQ(trace.jobs[0].gpus, 1);   // ⌈0.5⌉
+  EXPECT_EQ(trace.jobs[1].gpus, 2);
+  EXPECT_EQ(trace.jobs[1].gpu_type, "V100");
+  EXPECT_DOUBLE_EQ(trace.jobs[1].duration.value(), 300.0);
+}
+
+// Every problem of the file at once, each at its row and column.
+TEST(JobReaders, DnnsimCsvBadRowsLocated) {
+  const std::string path = write("bad.csv",
+                                 "id,submit_s,gpus,duration_s\n"
+                                 "a,0,1,10\n"
+                                 "b,-5,1,10\n"
+                                 "c,20,zero,10\n"
+                                 "d,10,1,10\n"
+                                 "e,5,1,10\n"
+                                 "a,30,1\n");
+  const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)read_job_trace("dnnsim", {path}); });
+  ASSERT_EQ(diagnostics.size(), 5u) << testing::dump(diagnostics);
+  testing::expect_error(diagnostics[0], 3, 3, "below the minimum");
+  testing::expect_error(diagnostics[1], 4, 6, "expected an integer");
+  testing::expect_error(diagnostics[2], 6, 3, "before the previous row");
+  testing::expect_error(diagnostics[3], 7, 1, "without work");
+  testing::expect_error(diagnostics[4], 7, 3, "appears twice");
+}
+
+TEST(JobReaders, UnknownFormatSuggests) {
+  const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)read_job_trace("phily-csv", {"x"}); });
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_NE(diagnostics[0].message.find("did you mean 'philly-csv'"), std::string::npos);
+}
+
+TEST(JobReaders, FilterWindowGpusAndCount) {
+  JobTrace trace;
+  for (int i = 0; i < 10; ++i) trace.jobs.push_back(JobRecord{"j" + std::to_string(i), Seconds(i * 10.0), Seconds(5), 0, i % 3 + 1, "", 0, i % 2 ? "odd" : "even"});
+  JobFilter filter;
+  filter.virtual_clusters = {"even"};
+  filter.from = Seconds(20);
+  filter.max_gpus = 2;
+  const JobTrace kept = apply_filter(trace, filter);
+  // even VC: j0 j2 j4 j6 j8; from 20: j2 j4 j6 j8; GPUs i%3+1 = 3, 2, 1, 3 → j4, j6.
+  ASSERT_EQ(kept.jobs.size(), 2u);
+  EXPECT_EQ(kept.jobs[0].id, "j4");
+  EXPECT_DOUBLE_EQ(kept.jobs[0].submit.value(), 20.0);  // 40 − from
+}
+
+// The mapping depends on the seed and the job alone: the same job keeps its model when the trace is
+// filtered, and only covering entries are drawn.
+TEST(JobGenerator, ModelMappingIsPerJobAndSeeded) {
+  JobTrace trace;
+  for (int i = 0; i < 50; ++i) trace.jobs.push_back(JobRecord{"j" + std::to_string(i), Seconds(i), Seconds(1), 0, i % 2 ? 8 : 1});
+  const std::vector<ModelMixEntry> mix{{"resnet50", 1, 1, 1}, {"bert-base", 1, 1, 1}, {"gpt2-small", 1, 2, 64}};
+  JobTrace all = trace, half = trace;
+  half.jobs.resize(10);
+  map_models(all, mix, 7);
+  map_models(half, mix, 7);
+  for (std::size_t i = 0; i < half.jobs.size(); ++i) EXPECT_EQ(half.jobs[i].model, all.jobs[i].model);
+  for (const JobRecord& job : all.jobs)
+    if (job.gpus == 8) EXPECT_EQ(job.model, "gpt2-small");
+}
+
+// Poisson generator: the mean gap of 20,000 exponential draws is 1/rate within 3 standard errors
+// (σ/√n = 1/(rate·√n) = 0.7% of the mean).
+TEST(JobGenerator, PoissonArrivalsHaveTheRequestedRate) {
+  JobGeneratorSpec spec;
+  spec.count = 20001;
+  spec.rate = 0.5;
+  spec.seed = 3;
+  const JobTrace trace = generate_jobs(spec);
+  const double mean_gap = trace.jobs.back().submit.value() / 20000.0;
+  EXPECT_NEAR(mean_gap, 2.0, 3 * 2.0 / std::sqrt(20000.0));
+  EXPECT_EQ(generate_jobs(spec).jobs[123].submit, trace.jobs[123].submit);  // seeded
+}
+
+}  // namespace
+}  // namespace dnnsim
