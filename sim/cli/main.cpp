@@ -21,6 +21,7 @@
 #include "planners/parallel/planner.hpp"
 #include "planners/spmd/sharding.hpp"
 #include "planners/schedules/schedule.hpp"
+#include "sim/cli/exit_codes.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_command.hpp"
 #include "sim/cli/slurm_command.hpp"
@@ -32,10 +33,12 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/workload_kind.hpp"
 
+using dnnsim::cli::kExitExpectationMissed;
+using dnnsim::cli::kExitInputError;
+using dnnsim::cli::kExitInterrupted;
+
 namespace {
 
-constexpr int kExitInputError = 2;
-constexpr int kExitExpectationMissed = 3;
 
 void print_input_error(const dnnsim::InputError& error) { std::cerr << dnnsim::format_input_error(error); }
 
@@ -49,7 +52,9 @@ int command_run(const std::string& path, const std::string& out, const std::vect
                 const RunFlags& flags) {
   dnnsim::Scenario scenario = dnnsim::load_scenario(path, overrides);
   if (!out.empty()) scenario.outputs.dir = out;
-  const dnnsim::SimulationResult result = dnnsim::run_scenario(scenario, dnnsim::SimulationOptions{scenario.outputs.trace});
+  dnnsim::SimulationOptions options{scenario.outputs.trace};
+  options.progress = &std::cerr;
+  const dnnsim::SimulationResult result = dnnsim::run_scenario(scenario, options);
   const auto summary = dnnsim::make_summary(scenario, result);
   dnnsim::write_reports(scenario, result, summary, scenario.outputs.dir);
   std::cout << dnnsim::format_summary_table(summary, flags.all_devices);
@@ -64,6 +69,11 @@ int command_run(const std::string& path, const std::string& out, const std::vect
   if (result.estimated_memory_bytes > 0)
     std::cerr << fmt::format("; estimated peak memory {}", dnnsim::format_bytes(dnnsim::Bytes(result.estimated_memory_bytes)));
   std::cerr << '\n';
+  if (result.interrupted) {
+    std::cerr << fmt::format("interrupted: the reports in {}/ cover what was simulated (status \"interrupted\")\n",
+                             scenario.outputs.dir);
+    return kExitInterrupted;
+  }
   if (scenario.expectations.empty()) return 0;
   const auto verdicts = dnnsim::check_expectations(scenario.expectations, summary);
   std::cout << dnnsim::format_verdicts(verdicts, summary);

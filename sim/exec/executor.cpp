@@ -83,6 +83,7 @@ struct Executor::Impl {
   std::size_t flows = 0;
   std::size_t finished_tasks = 0;
   std::size_t retried_transfers = 0;
+  bool interrupted = false;
   std::exception_ptr failure;  // the first std::bad_alloc of a stream actor
   bool started = false;
   bool closed = false;
@@ -359,6 +360,11 @@ void Executor::Impl::run_stream(StreamSlot& slot) {
       slot.wake->acquire();
     }
     const std::uint32_t id = slot.ops[position];
+    if (options.stop != nullptr && options.stop->load()) {
+      interrupted = true;
+      sg4::Actor::kill_all();
+      return;
+    }
     while (ops[id].pending > 0) {
       slot.waiting_on = id;
       slot.wake->acquire();
@@ -426,6 +432,7 @@ Executor::~Executor() = default;
 
 void Executor::add_observer(ExecutionObserver* observer) { impl_->observers.push_back(observer); }
 std::size_t Executor::finished_task_count() const { return impl_->finished_tasks; }
+bool Executor::interrupted() const { return impl_->interrupted; }
 std::size_t Executor::operation_count() const { return impl_->ops.size(); }
 std::size_t Executor::flow_count() const { return impl_->flows; }
 std::size_t Executor::retried_transfers() const { return impl_->retried_transfers; }

@@ -36,6 +36,7 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -72,6 +73,9 @@ struct DeviceBinding {
 };
 
 struct ExecutorOptions {
+  // Polled before each operation of every stream: once set, the first stream to see it ends every
+  // actor (the run stops, its unfinished tasks reported) and interrupted() becomes true.
+  const std::atomic<bool>* stop = nullptr;
   // The workload's collective fidelity; unset: the default rule (effective_collective_fidelity).
   // A collective's own Collective::fidelity wins.
   std::optional<CollectiveFidelity> collective_fidelity;
@@ -113,6 +117,7 @@ class Executor {
   void rethrow_failure() const;
 
   [[nodiscard]] std::size_t finished_task_count() const;
+  [[nodiscard]] bool interrupted() const;  // stopped by ExecutorOptions::stop
   [[nodiscard]] std::size_t operation_count() const;  // computes, flows and synchronisations after expansion
   [[nodiscard]] std::size_t flow_count() const;
   [[nodiscard]] std::size_t retried_transfers() const;

@@ -65,7 +65,11 @@ std::string status_of(const SimulationResult& result, std::vector<std::string>& 
     messages.push_back(fit.message);
     status = "out_of_memory";
   }
-  if (result.unfinished_tasks > 0) {
+  if (result.interrupted) {
+    messages.push_back(fmt::format("interrupted: {} of {} tasks had not finished; the reports cover what was simulated",
+                                   result.unfinished_tasks, result.graph.tasks().size()));
+    status = "interrupted";
+  } else if (result.unfinished_tasks > 0) {
     messages.push_back(fmt::format("{} tasks never finished (a failed host stops the work placed on it)",
                                    result.unfinished_tasks));
     status = "failed";

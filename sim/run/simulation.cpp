@@ -6,12 +6,16 @@
 #include <fmt/format.h>
 #include <malloc.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <iostream>
 #include <exception>
 #include <optional>
 
 #include "sim/exec/executor.hpp"
 #include "sim/exec/observers.hpp"
+#include "sim/run/progress.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/run/resource_guard.hpp"
 
@@ -76,7 +80,11 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
     result.memory_capacity_bytes.push_back(platform.gpu_specs[gpu]->memory.value());
   }
 
+  // Before the executor: a signal during lowering already asks the run to stop at its first operation.
+  std::optional<InterruptGuard> interrupt_guard;
+  if (options.progress) interrupt_guard.emplace();
   ExecutorOptions executor_options;
+  if (options.progress) executor_options.stop = &InterruptGuard::flag();
   executor_options.collective_fidelity = scenario.run.collective_fidelity;
   executor_options.growable = static_cast<bool>(options.controller);
   for (const FailureWindow& w : scenario.network.failures)
@@ -88,6 +96,12 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   executor.add_observer(&timeline);
   executor.add_observer(&memory);
   executor.add_observer(&traffic);
+  std::optional<ProgressObserver> progress;
+  if (options.progress) {
+    progress.emplace(*options.progress, options.progress == &std::cerr && ::isatty(STDERR_FILENO) != 0,
+                     graph.tasks().size());
+    executor.add_observer(&*progress);
+  }
   std::optional<IterationBarrier> iterations;
   if (options.controller) {
     iterations.emplace(graph);
@@ -112,6 +126,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
     });
   start_background_flows(scenario, platform);
   engine->run();
+  if (progress) progress->finish();
   executor.rethrow_failure();
   if (controller_error) std::rethrow_exception(controller_error);
 
@@ -128,6 +143,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   result.flow_count = executor.flow_count();
   result.transfer_retries = executor.retried_transfers();
   result.unfinished_tasks = graph.tasks().size() - executor.finished_task_count();
+  result.interrupted = executor.interrupted();
   result.layout = std::move(platform.layout);
   result.graph = std::move(graph);
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
