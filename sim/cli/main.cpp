@@ -226,6 +226,21 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   bench->add_option("--repeat", bench_options.repeat, "runs of the ring and raw loops per size; the fastest counts")
       ->check(CLI::PositiveNumber);
+  bool bench_scale = false;
+  dnnsim::cli::ScaleBenchOptions scale_options;
+  scale_options.scenario_dir = DNNSIM_BENCH_SCENARIOS;
+  bench->add_flag("--scale", bench_scale,
+                  "instead: wall, peak RSS and iteration time of the scale scenarios per GPU count (--gpus, default "
+                  "64,256,1024) and collective fidelity (docs/performance.md, \"Scale\")");
+  bench->add_option("--fidelity", scale_options.fidelities, "with --scale: step, flow or both")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"step", "flow"}));
+  bench->add_option("--case", scale_options.cases, "with --scale: astra-dp, gpt3-1f1b, astra-dp-leaf-spine")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"astra-dp", "gpt3-1f1b", "astra-dp-leaf-spine"}));
+  bench->add_option("--step-max-gpus", scale_options.step_max_gpus, "with --scale: skip step fidelity above this")
+      ->check(CLI::PositiveNumber);
+  bench->add_option("--out", scale_options.out, "with --scale: where the runs' logs and reports go");
 
   dnnsim::cli::SweepCommandOptions sweep_options;
   auto* sweep = app.add_subcommand("sweep", "run every point of a parameter sweep as its own process (docs/sweeps.md)");
@@ -287,6 +302,10 @@ int main(int argc, char** argv) {
     if (*list) return command_list(list_what);
     if (*describe) return command_describe_model(model_name, model_batch, model_options);
     if (*calibrate) return dnnsim::cli::run_calibrate(calibrate_options);
+    if (*bench && bench_scale) {
+      if (bench->count("--gpus") > 0) scale_options.gpu_counts = bench_options.gpu_counts;
+      return dnnsim::cli::run_bench_scale(scale_options);
+    }
     if (*bench) return dnnsim::cli::run_bench(bench_options);
     if (*sweep && sweep_slurm)
       return dnnsim::cli::run_slurm_command(sweep_options.sweep_file, sweep_options.out, slurm_options);
