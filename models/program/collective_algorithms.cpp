@@ -81,6 +81,62 @@ void append_rings(std::vector<CollectiveStep>& steps, const std::vector<std::vec
   }
 }
 
+// The flow form of append_rings (docs/collectives.md, "Fidelity levels"). At step level the send of
+// member i in round r waits for its own previous send and for the send into i of round r−1, so its
+// end is a max-plus recurrence t(i,r) = max(t(i,r−1), t(i−1,r−1)) + d_i with d_i = L_i + chunk/B_i;
+// its longest path stays on the slowest hop: alone on their links the rounds last
+// T = rounds · max_i d_i. Each hop becomes one flow of rounds·chunk delayed by T − L_i − rounds·chunk/B_i
+// (= (rounds−1)·L_i on uniform links), which alone also ends at T.
+std::vector<CollectiveFlow> ring_phase_flows(const std::vector<std::vector<DeviceId>>& rings, Bytes chunk,
+                                             std::size_t rounds, const RouteCostFn& cost) {
+  std::vector<CollectiveFlow> flows;
+  std::vector<RouteCost> hop;
+  double slowest = 0;
+  for (const std::vector<DeviceId>& ring : rings)
+    for (std::size_t i = 0; i < ring.size(); ++i) {
+      hop.push_back(cost(ring[i], ring[(i + 1) % ring.size()]));
+      slowest = std::max(slowest, (hop.back().latency + chunk / hop.back().bandwidth).value());
+    }
+  const Seconds phase(static_cast<double>(rounds) * slowest);
+  const Bytes size = chunk * static_cast<double>(rounds);
+  std::size_t k = 0;
+  for (const std::vector<DeviceId>& ring : rings)
+    for (std::size_t i = 0; i < ring.size(); ++i, ++k) {
+      const Seconds delay = phase - hop[k].latency - size / hop[k].bandwidth;
+      flows.push_back(CollectiveFlow{ring[i], ring[(i + 1) % ring.size()], size, std::max(delay, Seconds(0))});
+    }
+  return flows;
+}
+
+// Members grouped by node, nodes in order of first appearance, members in group order.
+// @throw InputError unless every node holds the same number of members.
+std::vector<std::vector<DeviceId>> members_by_node(const Collective& c, const DeviceTopology& topology) {
+  std::vector<std::uint32_t> node_ids;
+  std::vector<std::vector<DeviceId>> nodes;
+  for (DeviceId device : c.group) {
+    const std::uint32_t node = topology.node_of_device.at(device);
+    const auto it = std::find(node_ids.begin(), node_ids.end(), node);
+    if (it == node_ids.end()) {
+      node_ids.push_back(node);
+      nodes.push_back({device});
+    } else {
+      nodes[static_cast<std::size_t>(it - node_ids.begin())].push_back(device);
+    }
+  }
+  for (const auto& members : nodes)
+    if (members.size() != nodes.front().size())
+      throw InputError(SourceLocation{}, "hierarchical needs the same number of group members on every node");
+  return nodes;
+}
+
+// Across nodes, one ring per local rank l: the l-th member of every node.
+std::vector<std::vector<DeviceId>> rings_across(const std::vector<std::vector<DeviceId>>& nodes) {
+  std::vector<std::vector<DeviceId>> across(nodes.front().size());
+  for (std::size_t l = 0; l < across.size(); ++l)
+    for (const auto& members : nodes) across[l].push_back(members[l]);
+  return across;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Pipelined algorithms are generated chunk by chunk and then ordered by the slot each step takes in
 // the ideal pipeline, so that a device's sends interleave chunks (and trees) as they become ready.
@@ -231,6 +287,23 @@ class RingAlgorithm final : public CollectiveAlgorithm {
     return result;
   }
 
+  [[nodiscard]] CollectiveFlowPlan flows(const Collective& c, const DeviceTopology& topology,
+                                         const RouteCostFn& cost) const override {
+    const std::size_t p = c.group.size();
+    const Bytes chunk = c.size / static_cast<double>(p);
+    switch (c.kind) {
+      case CollectiveKind::all_reduce:
+        return {{ring_phase_flows({c.group}, chunk, 2 * (p - 1), cost)}};
+      case CollectiveKind::all_gather:
+      case CollectiveKind::reduce_scatter:
+        return {{ring_phase_flows({c.group}, chunk, p - 1, cost)}};
+      case CollectiveKind::broadcast:
+      case CollectiveKind::all_to_all:
+        break;
+    }
+    return CollectiveAlgorithm::flows(c, topology, cost);  // the pipelined chain: per-edge aggregate
+  }
+
   [[nodiscard]] std::size_t step_count(const Collective& c, const DeviceTopology& /*topology*/) const override {
     const std::size_t p = c.group.size();
     switch (c.kind) {
@@ -250,6 +323,10 @@ class RingAlgorithm final : public CollectiveAlgorithm {
 
 class TreeAlgorithm final : public CollectiveAlgorithm {
  public:
+  // The generic per-pair flow form was 6.5% off the steps on 8 GPUs (a member's two children send
+  // into its port at once at step level; the per-pair form cannot see that overlap): not offered.
+  [[nodiscard]] bool supports_flow(CollectiveKind /*kind*/) const override { return false; }
+
   [[nodiscard]] bool supports(CollectiveKind kind) const override {
     switch (kind) {
       case CollectiveKind::all_reduce:
@@ -338,37 +415,32 @@ class HierarchicalAlgorithm final : public CollectiveAlgorithm {
 
   [[nodiscard]] CollectiveExpansion expand(const Collective& c, const DeviceTopology& topology) const override {
     assert(c.kind == CollectiveKind::all_reduce && "hierarchical supports all_reduce only");
-    // Members grouped by node, nodes in order of first appearance, members in group order.
-    std::vector<std::uint32_t> node_ids;
-    std::vector<std::vector<DeviceId>> nodes;
-    for (DeviceId device : c.group) {
-      const std::uint32_t node = topology.node_of_device.at(device);
-      const auto it = std::find(node_ids.begin(), node_ids.end(), node);
-      if (it == node_ids.end()) {
-        node_ids.push_back(node);
-        nodes.push_back({device});
-      } else {
-        nodes[static_cast<std::size_t>(it - node_ids.begin())].push_back(device);
-      }
-    }
+    const std::vector<std::vector<DeviceId>> nodes = members_by_node(c, topology);
     const std::size_t g = nodes.front().size();
     const std::size_t n = nodes.size();
-    for (const auto& members : nodes)
-      if (members.size() != g)
-        throw InputError(SourceLocation{}, "hierarchical needs the same number of group members on every node");
-
-    // Across nodes, one ring per local rank l: the l-th member of every node.
-    std::vector<std::vector<DeviceId>> across(g);
-    for (std::size_t l = 0; l < g; ++l)
-      for (const auto& members : nodes) across[l].push_back(members[l]);
-
     CollectiveExpansion result;
     LastInto last;
     const Bytes shard = c.size / static_cast<double>(g);
     if (g > 1) append_rings(result.steps, nodes, shard, g - 1, last);  // 1. reduce-scatter
-    if (n > 1) append_rings(result.steps, across, shard / static_cast<double>(n), 2 * (n - 1), last);  // 2. all-reduce
-    if (g > 1) append_rings(result.steps, nodes, shard, g - 1, last);                                  // 3. all-gather
+    if (n > 1) append_rings(result.steps, rings_across(nodes), shard / static_cast<double>(n), 2 * (n - 1), last);
+    if (g > 1) append_rings(result.steps, nodes, shard, g - 1, last);  // 3. all-gather
     return result;
+  }
+
+  // The three rings as three phases. At step level a phase's first send waits only for the last
+  // send into its sender, not for the whole previous phase; on uniform links every member ends a
+  // phase at the same date, so the phase barrier of the flow form changes nothing there.
+  [[nodiscard]] CollectiveFlowPlan flows(const Collective& c, const DeviceTopology& topology,
+                                         const RouteCostFn& cost) const override {
+    const std::vector<std::vector<DeviceId>> nodes = members_by_node(c, topology);
+    const std::size_t g = nodes.front().size();
+    const std::size_t n = nodes.size();
+    const Bytes shard = c.size / static_cast<double>(g);
+    CollectiveFlowPlan plan;
+    if (g > 1) plan.phases.push_back(ring_phase_flows(nodes, shard, g - 1, cost));
+    if (n > 1) plan.phases.push_back(ring_phase_flows(rings_across(nodes), shard / static_cast<double>(n), 2 * (n - 1), cost));
+    if (g > 1) plan.phases.push_back(ring_phase_flows(nodes, shard, g - 1, cost));
+    return plan;
   }
 
   // Every member sends once per round: (g−1) + 2(n−1) + (g−1) rounds of p = g·n sends.
@@ -383,6 +455,10 @@ class HierarchicalAlgorithm final : public CollectiveAlgorithm {
 
 class DirectAlgorithm final : public CollectiveAlgorithm {
  public:
+  // The generic per-pair flow form took 1.85× the steps for 256 MiB on 8 GPUs (all p − 1 pairs of a
+  // member start at once in it, but one after another at step level): not offered.
+  [[nodiscard]] bool supports_flow(CollectiveKind /*kind*/) const override { return false; }
+
   [[nodiscard]] bool supports(CollectiveKind /*kind*/) const override { return true; }
 
   [[nodiscard]] CollectiveExpansion expand(const Collective& c, const DeviceTopology& /*topology*/) const override {
@@ -447,6 +523,40 @@ CollectiveAlgorithmRegistry make_builtin_registry() {
 
 }  // namespace
 
+// Critical path of the expansion as the executor runs it uncontended: a step starts when its deps
+// and the previous send of its sender have ended, and lasts L + size/B of its route.
+CollectiveFlowPlan CollectiveAlgorithm::flows(const Collective& c, const DeviceTopology& topology,
+                                              const RouteCostFn& cost) const {
+  const CollectiveExpansion expansion = expand(c, topology);
+  struct Pair {
+    Bytes size{0};
+    RouteCost route;
+  };
+  std::map<std::pair<DeviceId, DeviceId>, Pair> pairs;  // ordered: the flows' order is deterministic
+  std::map<DeviceId, double> sender_free;
+  std::vector<double> end(expansion.steps.size());
+  double makespan = 0;
+  for (std::size_t s = 0; s < expansion.steps.size(); ++s) {
+    const CollectiveStep& step = expansion.steps[s];
+    auto [it, inserted] = pairs.try_emplace({step.src, step.dst});
+    if (inserted) it->second.route = cost(step.src, step.dst);
+    it->second.size += step.size;
+    double start = sender_free[step.src];
+    for (std::uint32_t dep : step.deps) start = std::max(start, end[dep]);
+    end[s] = start + (it->second.route.latency + step.size / it->second.route.bandwidth).value();
+    sender_free[step.src] = end[s];
+    makespan = std::max(makespan, end[s]);
+  }
+  std::vector<CollectiveFlow> phase;
+  for (const auto& [ends, pair] : pairs) {
+    const Seconds delay = Seconds(makespan) - pair.route.latency - pair.size / pair.route.bandwidth;
+    phase.push_back(CollectiveFlow{ends.first, ends.second, pair.size, std::max(delay, Seconds(0))});
+  }
+  CollectiveFlowPlan plan;
+  if (!phase.empty()) plan.phases.push_back(std::move(phase));
+  return plan;
+}
+
 void register_builtin_collective_algorithms(CollectiveAlgorithmRegistry& registry) {
   registry.add("ring",
                "ring over the group order; all_reduce = reduce-scatter + all-gather, 2(p-1)(α + S/(pB)); "
@@ -501,43 +611,65 @@ std::string default_collective_algorithm(const Collective& c, const DeviceTopolo
 
 namespace {
 
-// The algorithm `c` names, or the default rule's. @throw InputError as expand_collective.
-const CollectiveAlgorithmRegistry::Entry& algorithm_of(const Collective& c, const DeviceTopology& topology,
-                                                       const SourceLocation& where) {
+// Runs `body` with the algorithm `c` names (or the default rule's), which must support the kind —
+// and, when `flow`, have a flow form for it; the algorithm's own complaints are located at `where`.
+template <class Body>
+auto with_algorithm(const Collective& c, const DeviceTopology& topology, const SourceLocation& where, bool flow,
+                    Body body) {
   const CollectiveAlgorithmRegistry& registry = builtin_collective_algorithms();
   const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm;
   const auto& entry = registry.at(name, where);
-  if (!entry.value->supports(c.kind)) {
+  const auto able_to = [&](const CollectiveAlgorithm& algorithm) {
+    return algorithm.supports(c.kind) && (!flow || algorithm.supports_flow(c.kind));
+  };
+  if (!able_to(*entry.value)) {
     std::vector<std::string> able;
     for (const auto& other : registry.entries())
-      if (other.value->supports(c.kind)) able.push_back(other.name);
-    throw InputError(where, fmt::format("collective algorithm '{}' does not support {}; algorithms that do: {}", name,
-                                        collective_kind_name(c.kind), fmt::join(able, ", ")));
+      if (able_to(*other.value)) able.push_back(other.name);
+    throw InputError(where, fmt::format("collective algorithm '{}' does not support {}{}; algorithms that do: {}",
+                                        name, collective_kind_name(c.kind), flow ? " at flow fidelity" : "",
+                                        fmt::join(able, ", ")));
   }
-  return entry;
-}
-
-}  // namespace
-
-std::size_t count_collective_steps(const Collective& c, const DeviceTopology& topology, const SourceLocation& where) {
-  const auto& entry = algorithm_of(c, topology, where);
-  if (c.group.size() < 2) return 0;
-  return entry.value->step_count(c, topology);
-}
-
-CollectiveExpansion expand_collective(const Collective& c, const DeviceTopology& topology,
-                                      const SourceLocation& where) {
-  const auto& entry = algorithm_of(c, topology, where);
-  const std::string& name = entry.name;
-  if (c.group.size() < 2) return {};
   try {
-    return entry.value->expand(c, topology);
+    return body(*entry.value);
   } catch (const InputError& error) {
     // Locate the algorithm's complaint at the collective and say which algorithm made it.
     throw InputError(
         where, fmt::format("{} (collective algorithm '{}')",
                            error.diagnostics().empty() ? error.what() : error.diagnostics().front().message, name));
   }
+}
+
+}  // namespace
+
+std::size_t count_collective_steps(const Collective& c, const DeviceTopology& topology, const SourceLocation& where) {
+  return with_algorithm(c, topology, where, false, [&](const CollectiveAlgorithm& algorithm) {
+    return c.group.size() < 2 ? std::size_t{0} : algorithm.step_count(c, topology);
+  });
+}
+
+CollectiveExpansion expand_collective(const Collective& c, const DeviceTopology& topology,
+                                      const SourceLocation& where) {
+  return with_algorithm(c, topology, where, false, [&](const CollectiveAlgorithm& algorithm) {
+    return c.group.size() < 2 ? CollectiveExpansion{} : algorithm.expand(c, topology);
+  });
+}
+
+CollectiveFlowPlan plan_collective_flows(const Collective& c, const DeviceTopology& topology, const RouteCostFn& cost,
+                                         const SourceLocation& where) {
+  return with_algorithm(c, topology, where, true, [&](const CollectiveAlgorithm& algorithm) {
+    return c.group.size() < 2 ? CollectiveFlowPlan{} : algorithm.flows(c, topology, cost);
+  });
+}
+
+CollectiveFidelity effective_collective_fidelity(const Collective& c, std::optional<CollectiveFidelity> workload_default,
+                                                 const DeviceTopology& topology) {
+  if (c.fidelity) return *c.fidelity;
+  if (workload_default) return *workload_default;
+  if (c.group.size() <= kStepFidelityMaxGroup) return CollectiveFidelity::step;
+  const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm;
+  const auto* entry = builtin_collective_algorithms().find(name);
+  return entry != nullptr && entry->value->supports_flow(c.kind) ? CollectiveFidelity::flow : CollectiveFidelity::step;
 }
 
 }  // namespace dnnsim

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,29 @@ struct CollectiveExpansion {
   std::vector<CollectiveStep> steps;  // topologically ordered; a device's sends run in this order
 };
 
+// What one flow alone between two devices sees: the route's latency and its slowest link.
+struct RouteCost {
+  Seconds latency{0};
+  BytesPerSecond bandwidth{0};
+};
+using RouteCostFn = std::function<RouteCost(DeviceId src, DeviceId dst)>;
+
+// Flow fidelity (docs/collectives.md, "Fidelity levels"): the flows a collective puts on the wire,
+// one per (sender, receiver) pair and phase, each carrying the pair's whole volume of that phase.
+// `delay` is idle time before the flow: the latencies of its steps but the last, plus, on a pair
+// faster than the one that gates the phase, the time it waits for that one — so that a flow alone on
+// its route ends exactly when the step-level phase does: delay + latency + size/bandwidth = T_phase.
+struct CollectiveFlow {
+  DeviceId src = 0;
+  DeviceId dst = 0;
+  Bytes size{0};
+  Seconds delay{0};
+};
+
+struct CollectiveFlowPlan {
+  std::vector<std::vector<CollectiveFlow>> phases;  // phase k starts when every flow of phase k−1 has ended
+};
+
 class CollectiveAlgorithm {
  public:
   virtual ~CollectiveAlgorithm() = default;
@@ -48,6 +72,12 @@ class CollectiveAlgorithm {
   // @throw InputError when the collective cannot be expanded by this algorithm (a broadcast root
   //        outside the group; hierarchical with unequal members per node).
   [[nodiscard]] virtual CollectiveExpansion expand(const Collective& c, const DeviceTopology& topology) const = 0;
+  [[nodiscard]] virtual bool supports_flow(CollectiveKind /*kind*/) const { return true; }
+  // Same preconditions as expand(). The default aggregates expand() per (sender, receiver) pair in
+  // one phase, timed by the expansion's critical path on `cost` (a device's sends one after another,
+  // as the executor runs them); ring and hierarchical give closed forms that never expand (O(p)).
+  [[nodiscard]] virtual CollectiveFlowPlan flows(const Collective& c, const DeviceTopology& topology,
+                                                 const RouteCostFn& cost) const;
   // expand(c, topology).steps.size(), by formula, without building the steps: the resource guard
   // (sim/run/resource_guard.hpp) sizes a run before anything is expanded. Same preconditions;
   // a collective expand() would reject counts as if it were accepted.
@@ -78,6 +108,20 @@ void register_builtin_collective_algorithms(CollectiveAlgorithmRegistry& registr
 [[nodiscard]] CollectiveExpansion expand_collective(const Collective& c, const DeviceTopology& topology,
                                                     const SourceLocation& where = {});
 
+// Groups of more than this many members run at `flow` fidelity by default: step-level cost grows
+// with p² per ring collective (2p(p−1) flows), and up to 64 members it is below ~8k flows.
+inline constexpr std::size_t kStepFidelityMaxGroup = 64;
+// c.fidelity, else `workload_default`, else flow for groups above kStepFidelityMaxGroup whose
+// algorithm has a flow form (ring, hierarchical, direct), step otherwise.
+[[nodiscard]] CollectiveFidelity effective_collective_fidelity(const Collective& c,
+                                                               std::optional<CollectiveFidelity> workload_default,
+                                                               const DeviceTopology& topology);
+
+// The flow-fidelity plan of `c` (the algorithm chosen as expand_collective does). A group of one
+// device gives no phase. @throw InputError at `where` as expand_collective, or if the algorithm has
+// no flow form for the kind.
+[[nodiscard]] CollectiveFlowPlan plan_collective_flows(const Collective& c, const DeviceTopology& topology,
+                                                       const RouteCostFn& cost, const SourceLocation& where = {});
 // expand_collective(c, topology).steps.size() without expanding (the algorithm's step_count).
 // @throw InputError as expand_collective for an unknown or unsupporting algorithm.
 [[nodiscard]] std::size_t count_collective_steps(const Collective& c, const DeviceTopology& topology,

@@ -28,6 +28,7 @@ constexpr std::array<std::string_view, 7> kPhaseNames{"forward",       "backward
 constexpr std::array<std::string_view, 5> kDtypeNames{"fp32", "tf32", "fp16", "bf16", "fp8"};
 constexpr std::array<std::string_view, 5> kCollectiveNames{"all_reduce", "all_gather", "reduce_scatter", "broadcast",
                                                            "all_to_all"};
+constexpr std::array<std::string_view, 2> kFidelityNames{"step", "flow"};
 
 }  // namespace
 
@@ -57,6 +58,14 @@ std::optional<CollectiveKind> collective_kind_from_name(std::string_view name) {
   return from_name<CollectiveKind>(kCollectiveNames, name);
 }
 std::vector<std::string> collective_kind_names() { return all_names(kCollectiveNames); }
+
+std::string_view collective_fidelity_name(CollectiveFidelity fidelity) {
+  return kFidelityNames.at(static_cast<std::size_t>(fidelity));
+}
+std::optional<CollectiveFidelity> collective_fidelity_from_name(std::string_view name) {
+  return from_name<CollectiveFidelity>(kFidelityNames, name);
+}
+std::vector<std::string> collective_fidelity_names() { return all_names(kFidelityNames); }
 
 std::vector<DeviceId> Task::devices() const {
   struct Visitor {

@@ -47,6 +47,15 @@ enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, broadcast, a
 [[nodiscard]] std::optional<CollectiveKind> collective_kind_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> collective_kind_names();
 
+// How sim/ runs a collective (docs/collectives.md, "Fidelity levels"): `step` runs every step of its
+// algorithm as a flow (the reference); `flow` runs, per phase of the algorithm, one flow per
+// (sender, receiver) pair carrying that pair's whole volume, delayed so that alone on its links it
+// ends when the step-level run would — cost O(p) flows per ring collective instead of O(p²).
+enum class CollectiveFidelity { step, flow };
+[[nodiscard]] std::string_view collective_fidelity_name(CollectiveFidelity fidelity);
+[[nodiscard]] std::optional<CollectiveFidelity> collective_fidelity_from_name(std::string_view name);
+[[nodiscard]] std::vector<std::string> collective_fidelity_names();
+
 // Work on one device. Its duration comes from the cost model (models/cost): the roofline of
 // `flops` and `bytes_accessed` on that device's GPU, unless a measured time is given.
 struct Compute {
@@ -76,6 +85,8 @@ struct Collective {
   Bytes size{0};
   std::string algorithm;
   DeviceId root = 0;  // broadcast source
+  // Unset: the workload's `collective_fidelity`, else the default rule (default_collective_fidelity).
+  std::optional<CollectiveFidelity> fidelity;
 };
 
 struct Task {

@@ -34,7 +34,8 @@ const std::vector<std::string> kKindNames{"compute", "transfer", "collective"}; 
 const std::vector<std::string_view> kComputeKeys{"device",          "flops",      "bytes_accessed", "dtype",
                                                  "kernel",          "measured_time_s", "measured_on"};
 const std::vector<std::string_view> kTransferKeys{"src", "dst", "size_bytes"};
-const std::vector<std::string_view> kCollectiveKeys{"collective", "group", "size_bytes", "algorithm", "root"};
+const std::vector<std::string_view> kCollectiveKeys{"collective", "group", "size_bytes", "algorithm", "root",
+                                                    "fidelity"};
 
 // yaml-cpp tags a plain scalar "?" and a quoted one "!": JSON numbers, true/false and null are plain,
 // JSON strings quoted. Checking the tag keeps "1e12" from passing for a number and 5 for a string.
@@ -116,6 +117,7 @@ class Parser {
   const std::vector<std::string> dtype_names_ = dtype_names();
   const std::vector<std::string> kernel_names_ = layer_kind_names();
   const std::vector<std::string> collective_names_ = collective_kind_names();
+  const std::vector<std::string> fidelity_names_ = collective_fidelity_names();
   std::vector<std::string> devices_;
   std::vector<std::string> streams_;
   std::vector<PendingTask> tasks_;
@@ -378,6 +380,9 @@ void Parser::read_collective(MapReader& map, PendingTask& pending) {
   read_amount(map, "size_bytes", collective.size, /*required=*/true);
   if (const YAML::Node node = map.get("algorithm"); node.IsDefined())
     if (auto name = string(node, "algorithm")) collective.algorithm = *name;
+  if (const YAML::Node node = map.get("fidelity"); node.IsDefined())
+    if (auto index = pick(node, "fidelity", "collective fidelity", fidelity_names_))
+      collective.fidelity = collective_fidelity_from_name(fidelity_names_[*index]);
 
   // The root matters to a broadcast only. Other kinds accept the key (tools often write it for
   // every collective) and check its name, but keep the first group member, as the dump (which omits
@@ -523,6 +528,7 @@ nlohmann::ordered_json task_json(const TaskGraph& graph, TaskId id) {
                    object["size_bytes"] = amount(collective.size.value());
                    object["algorithm"] = collective.algorithm;
                    if (collective.kind == CollectiveKind::broadcast) object["root"] = device_name(collective.root);
+                   if (collective.fidelity) object["fidelity"] = collective_fidelity_name(*collective.fidelity);
                    schedule();
                  },
              },

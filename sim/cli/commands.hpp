@@ -14,6 +14,17 @@ struct BenchOptions {
   int repeat = 3;  // ring and raw runs per size; the fastest of each is reported
 };
 
+// `dnnsim bench --scale`: the scale scenarios of scenarios/bench at each GPU count and fidelity.
+struct ScaleBenchOptions {
+  std::vector<int> gpu_counts{64, 256, 1024};
+  std::vector<std::string> fidelities{"step", "flow"};
+  std::vector<std::string> cases;  // empty: all (astra-dp, gpt3-1f1b, astra-dp-leaf-spine)
+  int step_max_gpus = 256;         // step fidelity above this many GPUs is not run (17 min at 1,024)
+  std::string scenario_dir;        // the shipped scenarios/bench
+  std::string out = "out/bench-scale";
+};
+int run_bench_scale(const ScaleBenchOptions& options);
+
 // Simulated operations per wall second of the executor on a synthetic data-parallel TaskGraph, side
 // by side with a bare S4U loop on the same platform. Each measurement runs in a forked child (one
 // SimGrid engine per process). Returns the exit code.

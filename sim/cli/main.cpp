@@ -21,6 +21,7 @@
 #include "planners/parallel/planner.hpp"
 #include "planners/spmd/sharding.hpp"
 #include "planners/schedules/schedule.hpp"
+#include "sim/cli/exit_codes.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_command.hpp"
 #include "sim/cli/slurm_command.hpp"
@@ -32,10 +33,12 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/workload_kind.hpp"
 
+using dnnsim::cli::kExitExpectationMissed;
+using dnnsim::cli::kExitInputError;
+using dnnsim::cli::kExitInterrupted;
+
 namespace {
 
-constexpr int kExitInputError = 2;
-constexpr int kExitExpectationMissed = 3;
 
 void print_input_error(const dnnsim::InputError& error) { std::cerr << dnnsim::format_input_error(error); }
 
@@ -49,7 +52,9 @@ int command_run(const std::string& path, const std::string& out, const std::vect
                 const RunFlags& flags) {
   dnnsim::Scenario scenario = dnnsim::load_scenario(path, overrides);
   if (!out.empty()) scenario.outputs.dir = out;
-  const dnnsim::SimulationResult result = dnnsim::run_scenario(scenario, dnnsim::SimulationOptions{scenario.outputs.trace});
+  dnnsim::SimulationOptions options{scenario.outputs.trace};
+  options.progress = &std::cerr;
+  const dnnsim::SimulationResult result = dnnsim::run_scenario(scenario, options);
   const auto summary = dnnsim::make_summary(scenario, result);
   dnnsim::write_reports(scenario, result, summary, scenario.outputs.dir);
   std::cout << dnnsim::format_summary_table(summary, flags.all_devices);
@@ -64,6 +69,11 @@ int command_run(const std::string& path, const std::string& out, const std::vect
   if (result.estimated_memory_bytes > 0)
     std::cerr << fmt::format("; estimated peak memory {}", dnnsim::format_bytes(dnnsim::Bytes(result.estimated_memory_bytes)));
   std::cerr << '\n';
+  if (result.interrupted) {
+    std::cerr << fmt::format("interrupted: the reports in {}/ cover what was simulated (status \"interrupted\")\n",
+                             scenario.outputs.dir);
+    return kExitInterrupted;
+  }
   if (scenario.expectations.empty()) return 0;
   const auto verdicts = dnnsim::check_expectations(scenario.expectations, summary);
   std::cout << dnnsim::format_verdicts(verdicts, summary);
@@ -216,6 +226,21 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   bench->add_option("--repeat", bench_options.repeat, "runs of the ring and raw loops per size; the fastest counts")
       ->check(CLI::PositiveNumber);
+  bool bench_scale = false;
+  dnnsim::cli::ScaleBenchOptions scale_options;
+  scale_options.scenario_dir = DNNSIM_BENCH_SCENARIOS;
+  bench->add_flag("--scale", bench_scale,
+                  "instead: wall, peak RSS and iteration time of the scale scenarios per GPU count (--gpus, default "
+                  "64,256,1024) and collective fidelity (docs/performance.md, \"Scale\")");
+  bench->add_option("--fidelity", scale_options.fidelities, "with --scale: step, flow or both")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"step", "flow"}));
+  bench->add_option("--case", scale_options.cases, "with --scale: astra-dp, gpt3-1f1b, astra-dp-leaf-spine")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"astra-dp", "gpt3-1f1b", "astra-dp-leaf-spine"}));
+  bench->add_option("--step-max-gpus", scale_options.step_max_gpus, "with --scale: skip step fidelity above this")
+      ->check(CLI::PositiveNumber);
+  bench->add_option("--out", scale_options.out, "with --scale: where the runs' logs and reports go");
 
   dnnsim::cli::SweepCommandOptions sweep_options;
   auto* sweep = app.add_subcommand("sweep", "run every point of a parameter sweep as its own process (docs/sweeps.md)");
@@ -277,6 +302,10 @@ int main(int argc, char** argv) {
     if (*list) return command_list(list_what);
     if (*describe) return command_describe_model(model_name, model_batch, model_options);
     if (*calibrate) return dnnsim::cli::run_calibrate(calibrate_options);
+    if (*bench && bench_scale) {
+      if (bench->count("--gpus") > 0) scale_options.gpu_counts = bench_options.gpu_counts;
+      return dnnsim::cli::run_bench_scale(scale_options);
+    }
     if (*bench) return dnnsim::cli::run_bench(bench_options);
     if (*sweep && sweep_slurm)
       return dnnsim::cli::run_slurm_command(sweep_options.sweep_file, sweep_options.out, slurm_options);
@@ -291,7 +320,7 @@ int main(int argc, char** argv) {
     // The resource guard estimates before a run (docs/performance.md); this is a run that still
     // outgrew the machine or its limit (ulimit -v), or a command the guard does not size.
     std::cerr << "error: out of memory: the run needs more than this machine (or its ulimit) gives; nothing was "
-                 "written. Smaller runs: run.fidelity: coarse, fewer run.iterations, outputs.trace: false "
+                 "written. Smaller runs: run.collective_fidelity: flow, fewer run.iterations, outputs.trace: false "
                  "(docs/performance.md, \"Resource guard\")\n";
     return 1;
   } catch (const dnnsim::cli::PlotError& e) {

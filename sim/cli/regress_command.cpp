@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "sim/cli/exit_codes.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/regress/regress_report.hpp"
 #include "sim/regress/regress_runner.hpp"
@@ -16,7 +17,6 @@
 namespace dnnsim::cli {
 namespace {
 
-constexpr int kExitInterrupted = 130;  // 128 + SIGINT, as shells report a Ctrl-C
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <iostream>
 
+#include "sim/cli/exit_codes.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/sweep/sweep_runner.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -13,7 +14,6 @@ namespace dnnsim::cli {
 namespace {
 
 constexpr int kExitMissingPoints = 1;
-constexpr int kExitInterrupted = 130;  // 128 + SIGINT, as shells report a Ctrl-C
 
 SweepSlice parse_slice(const std::string& text) {
   const SourceLocation where{"--slice " + text, 0, 0};

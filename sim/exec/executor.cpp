@@ -10,6 +10,7 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <new>
 
 #include "models/cost/compute_cost.hpp"
@@ -23,21 +24,32 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t kMoreWork = kNone - 1;  // StreamSlot::waiting_on of an actor whose queue is exhausted
 
 // The unit of execution after lowering. A task becomes one operation (compute, transfer) or, for a
-// collective, a start barrier, its steps, an end barrier and one fence per member stream (so that a
-// member's later work on that stream waits for the collective, as it would behind an NCCL kernel).
-enum class OpKind { compute, transfer, barrier, fence };
+// collective, a start barrier, its steps (step fidelity) or per phase one `flows` op per sender and a
+// phase barrier (flow fidelity), an end barrier and one fence per member stream (so that a member's
+// later work on that stream waits for the collective, as it would behind an NCCL kernel).
+enum class OpKind : std::uint8_t { compute, transfer, flows, barrier, fence };
 
+// 32 bytes: there are millions of these in a step-level run at a thousand GPUs.
 struct Op {
-  OpKind kind = OpKind::compute;
-  TaskId task = 0;
-  DeviceId device = 0;  // compute device or transfer source
-  DeviceId dst = 0;
   double amount = 0;  // flop for the host (duration × host speed) or bytes
+  TaskId task = 0;
+  DeviceId device = 0;  // compute device, transfer or flows source
+  std::uint32_t dst = 0;  // transfer destination; for `flows`, the index of its first FlowSpec
   std::uint32_t pending = 0;
   std::uint32_t slot = kNone;  // stream actor that runs it (none for barriers)
-  bool starts_task = false;    // its start is the task's start
-  bool ends_task = false;      // its end is the task's end
+  OpKind kind = OpKind::compute;
+  bool starts_task = false;  // its start is the task's start
+  bool ends_task = false;    // its end is the task's end
   bool done = false;
+};
+static_assert(sizeof(Op) <= 32);
+
+// One flow of a `flows` op: its sender's flows of one phase are consecutive, by increasing delay.
+struct FlowSpec {
+  double bytes = 0;
+  double delay = 0;  // after the phase starts
+  DeviceId dst = 0;
+  bool last = false;  // of its op
 };
 
 // A (device, stream) queue and its actor's wake-up. `waiting_on` is the op the blocked actor waits
@@ -54,6 +66,7 @@ struct StreamSlot {
 
 struct Executor::Impl {
   std::vector<Op> ops;
+  std::vector<FlowSpec> flow_specs;
   std::vector<std::vector<std::uint32_t>> successors;
   // Boxed: a stream actor holds a reference to its slot while append() adds slots.
   std::vector<std::unique_ptr<StreamSlot>> slots;
@@ -65,9 +78,12 @@ struct Executor::Impl {
   std::vector<ExecutionObserver*> observers;
   std::vector<std::uint32_t> completion_of_task;  // the op whose end is the task's end
   std::vector<std::uint32_t> barrier_stack;       // scratch of complete(), reused
+  std::unordered_map<const sg4::Link*, double> nominal_bandwidth;  // before any profile applies
+  std::unordered_map<std::uint64_t, RouteCost> route_costs;        // by src << 32 | dst
   std::size_t flows = 0;
   std::size_t finished_tasks = 0;
   std::size_t retried_transfers = 0;
+  bool interrupted = false;
   std::exception_ptr failure;  // the first std::bad_alloc of a stream actor
   bool started = false;
   bool closed = false;
@@ -97,41 +113,14 @@ struct Executor::Impl {
   }
 
   void lower(const TaskGraph& graph, TaskId first);
+  void lower_collective(const Task& task, TaskId id, std::uint32_t& entry);
+  RouteCost route_cost(DeviceId src, DeviceId dst);
+  bool send_or_stop(DeviceId src, DeviceId dst, double bytes);
   void complete(std::uint32_t first, double now);
   void resolve_ready_barriers(std::uint32_t first_op);
   void spawn_stream_actor(std::uint32_t slot);
   void run_stream(StreamSlot& slot);
 };
-
-namespace {
-
-// Steps of the coarse fidelity: each member sends its ring successor the bytes a ring algorithm
-// would move per device, in one flow — the bandwidth term of the ring, one latency instead of 2(p−1).
-CollectiveExpansion coarse_expansion(const Collective& c, const DeviceTopology& topology, const SourceLocation& where) {
-  const auto p = static_cast<double>(c.group.size());
-  double factor = 0;
-  switch (c.kind) {
-    case CollectiveKind::all_reduce:
-      factor = 2 * (p - 1) / p;
-      break;
-    case CollectiveKind::all_gather:
-    case CollectiveKind::reduce_scatter:
-      factor = (p - 1) / p;
-      break;
-    case CollectiveKind::broadcast:
-      factor = 1;
-      break;
-    case CollectiveKind::all_to_all:
-      return expand_collective(c, topology, where);  // a personalised exchange has no ring form
-  }
-  CollectiveExpansion expansion;
-  for (std::size_t i = 0; i < c.group.size(); ++i)
-    expansion.steps.push_back(
-        CollectiveStep{c.group[i], c.group[(i + 1) % c.group.size()], c.size * factor, {}});
-  return expansion;
-}
-
-}  // namespace
 
 // Lowers tasks [first, size) of `graph`. A task's dependencies feed its entry op; its dependents
 // wait for its completion op (the same op for a compute or a transfer; the start and end barriers
@@ -166,54 +155,110 @@ void Executor::Impl::lower(const TaskGraph& graph, TaskId first) {
       entry = completion_of_task[id] = add_on_stream(op, task.stream);
       ++flows;
     } else {
-      const auto& collective = std::get<Collective>(task.op);
-      const CollectiveExpansion expansion = options.fidelity == Fidelity::coarse
-                                                ? coarse_expansion(collective, topology, task.origin)
-                                                : expand_collective(collective, topology, task.origin);
-      Op start;
-      start.kind = OpKind::barrier;
-      start.task = id;
-      start.starts_task = true;
-      const std::uint32_t start_index = add_op(start);
-      std::vector<std::uint32_t> step_index(expansion.steps.size());
-      std::vector<bool> has_successor(expansion.steps.size(), false);
-      for (std::size_t s = 0; s < expansion.steps.size(); ++s) {
-        const CollectiveStep& step = expansion.steps[s];
-        Op op;
-        op.kind = OpKind::transfer;
-        op.task = id;
-        op.device = step.src;
-        op.dst = step.dst;
-        op.amount = step.size.value();
-        step_index[s] = add_on_stream(op, task.stream);
-        if (step.deps.empty()) depend(step_index[s], start_index);
-        for (std::uint32_t dep : step.deps) {
-          depend(step_index[s], step_index[dep]);
-          has_successor[dep] = true;
-        }
-        ++flows;
-      }
-      Op end;
-      end.kind = OpKind::barrier;
-      end.task = id;
-      end.ends_task = true;
-      const std::uint32_t end_index = add_op(end);
-      for (std::size_t s = 0; s < expansion.steps.size(); ++s)
-        if (!has_successor[s]) depend(end_index, step_index[s]);
-      if (expansion.steps.empty()) depend(end_index, start_index);
-      for (DeviceId member : collective.group) {
-        Op fence;
-        fence.kind = OpKind::fence;
-        fence.task = id;
-        fence.device = member;
-        depend(add_on_stream(fence, task.stream), end_index);
-      }
-      entry = start_index;
-      completion_of_task[id] = end_index;
+      lower_collective(task, id, entry);
     }
   }
   for (TaskId id = first; id < end_task; ++id)
     for (TaskId dep : graph.task(id).deps) depend(entry_of_task[id - first], completion_of_task[dep]);
+}
+
+// The uncontended cost of a route, from the links' nominal bandwidths (an appended collective must
+// not be planned on a link that a profile happens to slow at that moment).
+RouteCost Executor::Impl::route_cost(DeviceId src, DeviceId dst) {
+  const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
+  if (const auto it = route_costs.find(key); it != route_costs.end()) return it->second;
+  std::vector<sg4::Link*> links;
+  double latency = 0;
+  devices[src].host->route_to(devices[dst].host, links, &latency);
+  double bandwidth = std::numeric_limits<double>::infinity();
+  for (const sg4::Link* link : links) {
+    const auto nominal = nominal_bandwidth.find(link);
+    bandwidth = std::min(bandwidth, nominal != nominal_bandwidth.end() ? nominal->second : link->get_bandwidth());
+  }
+  return route_costs[key] = RouteCost{Seconds(latency), BytesPerSecond(bandwidth)};
+}
+
+void Executor::Impl::lower_collective(const Task& task, TaskId id, std::uint32_t& entry) {
+  const auto& collective = std::get<Collective>(task.op);
+  Op start;
+  start.kind = OpKind::barrier;
+  start.task = id;
+  start.starts_task = true;
+  const std::uint32_t start_index = add_op(start);
+  Op end;
+  end.kind = OpKind::barrier;
+  end.task = id;
+  end.ends_task = true;
+
+  std::uint32_t end_index = 0;
+  if (effective_collective_fidelity(collective, options.collective_fidelity, topology) == CollectiveFidelity::step) {
+    const CollectiveExpansion expansion = expand_collective(collective, topology, task.origin);
+    std::vector<std::uint32_t> step_index(expansion.steps.size());
+    std::vector<bool> has_successor(expansion.steps.size(), false);
+    for (std::size_t s = 0; s < expansion.steps.size(); ++s) {
+      const CollectiveStep& step = expansion.steps[s];
+      Op op;
+      op.kind = OpKind::transfer;
+      op.task = id;
+      op.device = step.src;
+      op.dst = step.dst;
+      op.amount = step.size.value();
+      step_index[s] = add_on_stream(op, task.stream);
+      if (step.deps.empty()) depend(step_index[s], start_index);
+      for (std::uint32_t dep : step.deps) {
+        depend(step_index[s], step_index[dep]);
+        has_successor[dep] = true;
+      }
+      ++flows;
+    }
+    end_index = add_op(end);
+    for (std::size_t s = 0; s < expansion.steps.size(); ++s)
+      if (!has_successor[s]) depend(end_index, step_index[s]);
+    if (expansion.steps.empty()) depend(end_index, start_index);
+  } else {
+    CollectiveFlowPlan plan = plan_collective_flows(
+        collective, topology, [this](DeviceId src, DeviceId dst) { return route_cost(src, dst); }, task.origin);
+    std::uint32_t phase_start = start_index;
+    for (std::vector<CollectiveFlow>& phase : plan.phases) {
+      std::stable_sort(phase.begin(), phase.end(), [](const CollectiveFlow& a, const CollectiveFlow& b) {
+        return a.src != b.src ? a.src < b.src : a.delay < b.delay;
+      });
+      Op phase_end;
+      phase_end.kind = OpKind::barrier;
+      phase_end.task = id;
+      std::vector<std::uint32_t> senders;
+      for (std::size_t f = 0; f < phase.size(); ++f) {
+        if (f == 0 || phase[f].src != phase[f - 1].src) {
+          Op op;
+          op.kind = OpKind::flows;
+          op.task = id;
+          op.device = phase[f].src;
+          op.dst = static_cast<std::uint32_t>(flow_specs.size());
+          senders.push_back(add_on_stream(op, task.stream));
+          depend(senders.back(), phase_start);
+        }
+        const bool last = f + 1 == phase.size() || phase[f + 1].src != phase[f].src;
+        flow_specs.push_back(FlowSpec{phase[f].size.value(), phase[f].delay.value(), phase[f].dst, last});
+        ops[senders.back()].amount += phase[f].size.value();
+        ++flows;
+      }
+      const std::uint32_t phase_index = add_op(phase_end);
+      for (std::uint32_t sender : senders) depend(phase_index, sender);
+      if (senders.empty()) depend(phase_index, phase_start);
+      phase_start = phase_index;
+    }
+    end_index = add_op(end);
+    depend(end_index, phase_start);
+  }
+  for (DeviceId member : collective.group) {
+    Op fence;
+    fence.kind = OpKind::fence;
+    fence.task = id;
+    fence.device = member;
+    depend(add_on_stream(fence, task.stream), end_index);
+  }
+  entry = start_index;
+  completion_of_task[id] = end_index;
 }
 
 // Marks `first` done at `now` and propagates through barriers; wakes stream actors whose next op
@@ -285,6 +330,27 @@ void Executor::Impl::spawn_stream_actor(std::uint32_t s) {
                      });
 }
 
+// Sends `bytes` and waits for them. A failed peer GPU ends the stream (false): its work can never
+// complete, and the report counts the unfinished tasks. A failed link is waited out, then the flow is
+// sent again from the start (NCCL would time out and the step be redone; the report counts the resends).
+bool Executor::Impl::send_or_stop(DeviceId src, DeviceId dst, double bytes) {
+  for (;;) {
+    try {
+      sg4::Comm::sendto(devices[src].host, devices[dst].host, bytes);
+      return true;
+    } catch (const simgrid::NetworkFailureException&) {
+      if (!devices[dst].host->is_on()) return false;
+      const double now = sg4::Engine::get_clock();
+      double resume = std::numeric_limits<double>::infinity();
+      for (const auto& [from, to] : options.link_failures)
+        if (from <= now && now < to) resume = std::min(resume, to);
+      if (!std::isfinite(resume)) return false;  // cut by something no window explains: reported as unfinished
+      ++retried_transfers;
+      sg4::this_actor::sleep_until(resume);
+    }
+  }
+}
+
 void Executor::Impl::run_stream(StreamSlot& slot) {
   for (std::size_t position = 0;; ++position) {
     while (position == slot.ops.size()) {
@@ -294,6 +360,11 @@ void Executor::Impl::run_stream(StreamSlot& slot) {
       slot.wake->acquire();
     }
     const std::uint32_t id = slot.ops[position];
+    if (options.stop != nullptr && options.stop->load()) {
+      interrupted = true;
+      sg4::Actor::kill_all();
+      return;
+    }
     while (ops[id].pending > 0) {
       slot.waiting_on = id;
       slot.wake->acquire();
@@ -307,26 +378,32 @@ void Executor::Impl::run_stream(StreamSlot& slot) {
         if (op.amount > 0) sg4::this_actor::execute(op.amount);
         break;
       case OpKind::transfer:
-        for (;;) {
+        if (!send_or_stop(op.device, op.dst, op.amount)) return;
+        break;
+      case OpKind::flows: {
+        // A sender's flows of one phase run side by side, each from its delay on.
+        std::vector<std::pair<sg4::CommPtr, std::uint32_t>> comms;
+        for (std::uint32_t f = op.dst;; ++f) {
+          const FlowSpec spec = flow_specs[f];
+          if (spec.delay > 0) sg4::this_actor::sleep_until(start + spec.delay);
+          comms.emplace_back(sg4::Comm::sendto_async(devices[op.device].host, devices[spec.dst].host, spec.bytes), f);
+          if (spec.last) break;
+        }
+        for (auto& [comm, f] : comms) {
+          const FlowSpec spec = flow_specs[f];
           try {
-            sg4::Comm::sendto(devices[op.device].host, devices[op.dst].host, op.amount);
-            break;
+            comm->wait();
           } catch (const simgrid::NetworkFailureException&) {
-            // A failed peer GPU ends this stream: its work can never complete, and the report
-            // counts the unfinished tasks. A failed link is waited out, then the flow is sent
-            // again from the start (NCCL would time out and the step be redone; the report
-            // counts the resends).
-            if (!devices[op.dst].host->is_on()) return;
-            const double now = sg4::Engine::get_clock();
-            double resume = std::numeric_limits<double>::infinity();
-            for (const auto& [from, to] : options.link_failures)
-              if (from <= now && now < to) resume = std::min(resume, to);
-            if (!std::isfinite(resume)) return;  // cut by something no window explains: stop, reported as unfinished
-            ++retried_transfers;
-            sg4::this_actor::sleep_until(resume);
+            if (!send_or_stop(op.device, spec.dst, spec.bytes)) return;
+            for (ExecutionObserver* o : observers)
+              o->on_transfer(op.task, op.device, spec.dst, spec.bytes, start, sg4::Engine::get_clock());
+            continue;
           }
+          for (ExecutionObserver* o : observers)
+            o->on_transfer(op.task, op.device, spec.dst, spec.bytes, comm->get_start_time(), comm->get_finish_time());
         }
         break;
+      }
       case OpKind::fence:
       case OpKind::barrier:
         break;
@@ -346,6 +423,8 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
   im.topology = topology;
   im.options = std::move(options);
   for (const DeviceBinding& binding : im.devices) im.host_speed.push_back(binding.host->get_speed());
+  for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
+    im.nominal_bandwidth.emplace(link, link->get_bandwidth());
   im.lower(graph, 0);
 }
 
@@ -353,6 +432,7 @@ Executor::~Executor() = default;
 
 void Executor::add_observer(ExecutionObserver* observer) { impl_->observers.push_back(observer); }
 std::size_t Executor::finished_task_count() const { return impl_->finished_tasks; }
+bool Executor::interrupted() const { return impl_->interrupted; }
 std::size_t Executor::operation_count() const { return impl_->ops.size(); }
 std::size_t Executor::flow_count() const { return impl_->flows; }
 std::size_t Executor::retried_transfers() const { return impl_->retried_transfers; }

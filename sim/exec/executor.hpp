@@ -2,8 +2,9 @@
 // one SimGrid actor per (device, stream) runs that stream's work in order, each piece after its
 // dependencies; compute is a SimGrid execution on the device's host, a transfer a host-to-host
 // communication routed over the platform's links (so flows share links under SimGrid's max-min
-// model, and bandwidth profiles slow them down), and a collective is expanded by its algorithm
-// (models/program/collective_algorithms.hpp) into point-to-point steps.
+// model, and bandwidth profiles slow them down), and a collective is run at its fidelity
+// (docs/collectives.md): `step` expands it by its algorithm (models/program/collective_algorithms.hpp)
+// into point-to-point steps; `flow` runs, phase by phase, one flow per (sender, receiver) pair.
 //
 // Observers subscribe to task start/end and transfer events instead of editing the executor
 // (as SimGrid's host_load plugin subscribes to Exec signals).
@@ -35,14 +36,16 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "models/calibration/calibration.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
 #include "models/program/task_graph.hpp"
-#include "sim/scenario/scenario.hpp"
 
 namespace dnnsim {
 
@@ -70,7 +73,12 @@ struct DeviceBinding {
 };
 
 struct ExecutorOptions {
-  Fidelity fidelity = Fidelity::detailed;
+  // Polled before each operation of every stream: once set, the first stream to see it ends every
+  // actor (the run stops, its unfinished tasks reported) and interrupted() becomes true.
+  const std::atomic<bool>* stop = nullptr;
+  // The workload's collective fidelity; unset: the default rule (effective_collective_fidelity).
+  // A collective's own Collective::fidelity wins.
+  std::optional<CollectiveFidelity> collective_fidelity;
   // Link failure windows [from, to): a transfer cut by a failure is sent again once the window ends.
   std::vector<std::pair<double, double>> link_failures;
   // A stream actor that has run its whole queue waits for appended work until close(), instead of
@@ -109,6 +117,7 @@ class Executor {
   void rethrow_failure() const;
 
   [[nodiscard]] std::size_t finished_task_count() const;
+  [[nodiscard]] bool interrupted() const;  // stopped by ExecutorOptions::stop
   [[nodiscard]] std::size_t operation_count() const;  // computes, flows and synchronisations after expansion
   [[nodiscard]] std::size_t flow_count() const;
   [[nodiscard]] std::size_t retried_transfers() const;

@@ -49,7 +49,13 @@ class PlatformBuilder {
     links_.assign(platform.layout.links.size(), nullptr);
     layout_ = &platform.layout;
 
-    auto* root = sg4::create_full_zone("cluster");
+    // One switch: a star zone, one route per node (the zone drops a shared switch link it would add twice).
+    const bool star = !platform.layout.switch_ports.empty();
+    auto* root = star ? sg4::create_star_zone("cluster") : sg4::create_full_zone("cluster");
+    // Every link lives in the root zone, created before any node zone: SimGrid checks each new
+    // link's name against every zone below the root, so links created in 4,096 node zones cost
+    // O(n²) name searches (a third of the platform's build time).
+    for (std::uint32_t l = 0; l < platform.layout.links.size(); ++l) links_[l] = create_link(*root, l);
     std::vector<sg4::NetZone*> node_zones;
     std::vector<simgrid::kernel::routing::NetPoint*> gateways;
     for (std::size_t n = 0; n < platform.layout.nodes.size(); ++n) {
@@ -74,17 +80,26 @@ class PlatformBuilder {
       auto* gateway = zone->create_router(node.name + "/gateway");
       for (const auto& [pair, route] : node.gpu_routes)
         zone->add_route(hosts[pair.first]->get_netpoint(), hosts[pair.second]->get_netpoint(), nullptr, nullptr,
-                        links_in(*zone, route), true);
+                        links_in(route), true);
       for (std::size_t g = 0; g < hosts.size(); ++g)
-        zone->add_route(hosts[g]->get_netpoint(), gateway, nullptr, nullptr, links_in(*zone, node.gpu_to_gateway[g]),
+        zone->add_route(hosts[g]->get_netpoint(), gateway, nullptr, nullptr, links_in(node.gpu_to_gateway[g]),
                         true);
       zone->seal();
       node_zones.push_back(zone);
       gateways.push_back(gateway);
     }
+    // Up and down routes apart: a split-duplex port is entered UP when leaving the node and DOWN
+    // when entering it (a symmetrical star route would reuse the UP direction both ways).
+    for (std::size_t n = 0; star && n < node_zones.size(); ++n) {
+      const std::uint32_t port = platform.layout.switch_ports[n];
+      root->add_route(node_zones[n]->get_netpoint(), nullptr, gateways[n], nullptr, links_in(Route{Hop{port, true}}),
+                      false);
+      root->add_route(nullptr, node_zones[n]->get_netpoint(), nullptr, gateways[n], links_in(Route{Hop{port, false}}),
+                      false);
+    }
     for (const auto& [pair, route] : platform.layout.node_routes)
       root->add_route(node_zones[pair.first]->get_netpoint(), node_zones[pair.second]->get_netpoint(),
-                      gateways[pair.first], gateways[pair.second], links_in(*root, route), true);
+                      gateways[pair.first], gateways[pair.second], links_in(route), true);
     root->seal();
     return platform;
   }
@@ -97,10 +112,10 @@ class PlatformBuilder {
     return windows;
   }
 
-  std::vector<sg4::LinkInRoute> links_in(sg4::NetZone& zone, const Route& route) {
+  std::vector<sg4::LinkInRoute> links_in(const Route& route) const {
     std::vector<sg4::LinkInRoute> result;
     for (const Hop& hop : route) {
-      sg4::Link* link = link_for(zone, hop.link);
+      sg4::Link* link = links_[hop.link];
       if (layout_->links[hop.link].sharing == LinkDecl::Sharing::split_duplex)
         result.emplace_back(link, hop.up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
       else
@@ -109,10 +124,8 @@ class PlatformBuilder {
     return result;
   }
 
-  // Created on first use, in the zone whose routes use it; never sealed by hand (the zone seals it:
-  // sealing twice breaks tracing, simgrid-recipes.md §4).
-  sg4::Link* link_for(sg4::NetZone& zone, std::uint32_t index) {
-    if (links_[index] != nullptr) return links_[index];
+  // Never sealed by hand (the zone seals it: sealing twice breaks tracing, simgrid-recipes.md §4).
+  sg4::Link* create_link(sg4::NetZone& zone, std::uint32_t index) {
     const LinkDecl& decl = layout_->links[index];
     const std::size_t link_number = index;
     double bandwidth = decl.bandwidth.value();

@@ -65,7 +65,11 @@ std::string status_of(const SimulationResult& result, std::vector<std::string>& 
     messages.push_back(fit.message);
     status = "out_of_memory";
   }
-  if (result.unfinished_tasks > 0) {
+  if (result.interrupted) {
+    messages.push_back(fmt::format("interrupted: {} of {} tasks had not finished; the reports cover what was simulated",
+                                   result.unfinished_tasks, result.graph.tasks().size()));
+    status = "interrupted";
+  } else if (result.unfinished_tasks > 0) {
     messages.push_back(fmt::format("{} tasks never finished (a failed host stops the work placed on it)",
                                    result.unfinished_tasks));
     status = "failed";
@@ -200,7 +204,8 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   simulation["flows"] = result.flow_count;
   simulation["transfer_retries"] = result.transfer_retries;
   simulation["unfinished_tasks"] = result.unfinished_tasks;
-  simulation["fidelity"] = scenario.run.fidelity == Fidelity::detailed ? "detailed" : "coarse";
+  simulation["collective_fidelity"] =
+      scenario.run.collective_fidelity ? collective_fidelity_name(*scenario.run.collective_fidelity) : "auto";
   summary["simulation"] = simulation;
   return summary;
 }

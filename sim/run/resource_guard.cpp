@@ -94,7 +94,8 @@ DeviceTopology device_topology(const Scenario& scenario, const TaskGraph& graph)
   return topology;
 }
 
-WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topology, Fidelity fidelity) {
+WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topology,
+                              std::optional<CollectiveFidelity> fidelity) {
   WorkloadSize size;
   const std::size_t devices = graph.devices().size();
   std::vector<std::vector<bool>> stream_used(graph.streams().size(), std::vector<bool>(devices, false));
@@ -115,14 +116,26 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
     } else {
       const auto& collective = std::get<Collective>(task.op);
       const auto p = static_cast<double>(collective.group.size());
-      // Coarse fidelity: one bulk flow per member, except all_to_all (sim/exec/executor.cpp).
-      const double steps = fidelity == Fidelity::coarse && collective.kind != CollectiveKind::all_to_all
-                               ? p
-                               : static_cast<double>(count_collective_steps(collective, topology, task.origin));
+      double flows = 0;
+      double ops = 0;
+      if (effective_collective_fidelity(collective, fidelity, topology) == CollectiveFidelity::step) {
+        flows = ops = static_cast<double>(count_collective_steps(collective, topology, task.origin));
+      } else {
+        // The plan's shape does not depend on the route costs (sim/exec/executor.cpp lower_collective):
+        // per phase one `flows` op per sender and a phase barrier.
+        const auto unit = [](DeviceId, DeviceId) { return RouteCost{Seconds(0), BytesPerSecond(1)}; };
+        for (const auto& phase : plan_collective_flows(collective, topology, unit, task.origin).phases) {
+          std::vector<DeviceId> senders;
+          for (const CollectiveFlow& flow : phase) senders.push_back(flow.src);
+          std::sort(senders.begin(), senders.end());
+          flows += static_cast<double>(phase.size());
+          ops += static_cast<double>(std::unique(senders.begin(), senders.end()) - senders.begin()) + 1;
+        }
+      }
       size.task_devices += p;
-      size.operations += steps + 2 + p;  // the steps, a start and an end barrier, a fence per member
-      size.flows += steps;
-      size.largest_expansion = std::max(size.largest_expansion, steps);
+      size.operations += ops + 2 + p;  // the steps (or flow ops), a start and an end barrier, a fence per member
+      size.flows += flows;
+      size.largest_expansion = std::max(size.largest_expansion, flows);
       for (DeviceId member : collective.group) use(member, task.stream);
     }
   }
@@ -201,13 +214,14 @@ std::optional<ResourceEstimate> check_resources(const Scenario& scenario) {
       count(estimate->size.tasks), estimate->size.basis.empty() ? "" : ", " + estimate->size.basis,
       format_bytes(budget), scenario.run.memory_budget ? "" : ", default: half of physical memory");
 
-  if (scenario.run.fidelity == Fidelity::detailed) {
-    Scenario coarse = scenario;
-    coarse.run.fidelity = Fidelity::coarse;
-    if (const auto size = kind.size(coarse)) {
-      const Bytes memory = estimate_memory(*size, coarse);
-      message += fmt::format("\n  run.fidelity: coarse (one bulk flow per collective member) — about {}, {}",
-                             format_bytes(memory), fits(memory));
+  if (scenario.run.collective_fidelity != CollectiveFidelity::flow) {
+    Scenario flow = scenario;
+    flow.run.collective_fidelity = CollectiveFidelity::flow;
+    if (const auto size = kind.size(flow)) {
+      const Bytes memory = estimate_memory(*size, flow);
+      message += fmt::format(
+          "\n  run.collective_fidelity: flow (one flow per ring hop and phase, docs/collectives.md) — about {}, {}",
+          format_bytes(memory), fits(memory));
     }
   }
   if (scenario.outputs.trace || scenario.outputs.tasks_csv) {

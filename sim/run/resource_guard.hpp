@@ -29,9 +29,11 @@ struct ResourceEstimate {
 // The graph's devices on their nodes, as the executor sees them (a device is a GPU name).
 [[nodiscard]] DeviceTopology device_topology(const Scenario& scenario, const TaskGraph& graph);
 
-// Counts a lowered graph as the executor would expand it at `fidelity`, without expanding.
+// Counts a lowered graph as the executor would lower it, each collective at its effective fidelity
+// (effective_collective_fidelity with `fidelity` as the workload's), without expanding steps.
 // @throw InputError for a collective whose algorithm is unknown or does not support it.
-[[nodiscard]] WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topology, Fidelity fidelity);
+[[nodiscard]] WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topology,
+                                            std::optional<CollectiveFidelity> fidelity);
 
 // Peak resident memory of a run of this size with the scenario's reports.
 [[nodiscard]] Bytes estimate_memory(const WorkloadSize& size, const Scenario& scenario);

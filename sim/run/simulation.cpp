@@ -4,13 +4,18 @@
 #include <xbt/log.h>
 
 #include <fmt/format.h>
+#include <malloc.h>
+
+#include <unistd.h>
 
 #include <chrono>
+#include <iostream>
 #include <exception>
 #include <optional>
 
 #include "sim/exec/executor.hpp"
 #include "sim/exec/observers.hpp"
+#include "sim/run/progress.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/run/resource_guard.hpp"
 
@@ -39,6 +44,15 @@ std::unique_ptr<sg4::Engine> create_engine() {
   engine->set_config("network/model:CM02");
   engine->set_config("network/crosstraffic:0");
   engine->set_config("network/TCP-gamma:0");
+  // No guard page below each actor's stack: it is a second memory mapping per actor, and Linux
+  // allows 65,530 per process (vm.max_map_count), so a 16k-GPU run (two or three stream actors per
+  // GPU) aborted in SimGrid ("Failed to protect stack"). dnnsim's actors run loops, not recursion.
+  // Without a guard SimGrid callocs the stack; a fixed mmap threshold keeps every stack a fresh
+  // mapping whose pages are touched only as the actor uses them (glibc's dynamic threshold rises
+  // when the first stacks are freed, and later 8 MiB stacks then came from the heap, zeroed: 3×
+  // the resident memory at 1,024 GPUs).
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  engine->set_config("contexts/guard-size:0");
   return engine;
 }
 
@@ -66,8 +80,12 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
     result.memory_capacity_bytes.push_back(platform.gpu_specs[gpu]->memory.value());
   }
 
+  // Before the executor: a signal during lowering already asks the run to stop at its first operation.
+  std::optional<InterruptGuard> interrupt_guard;
+  if (options.progress) interrupt_guard.emplace();
   ExecutorOptions executor_options;
-  executor_options.fidelity = scenario.run.fidelity;
+  if (options.progress) executor_options.stop = &InterruptGuard::flag();
+  executor_options.collective_fidelity = scenario.run.collective_fidelity;
   executor_options.growable = static_cast<bool>(options.controller);
   for (const FailureWindow& w : scenario.network.failures)
     if (!w.is_host) executor_options.link_failures.emplace_back(w.from.value(), w.to.value());
@@ -78,6 +96,12 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   executor.add_observer(&timeline);
   executor.add_observer(&memory);
   executor.add_observer(&traffic);
+  std::optional<ProgressObserver> progress;
+  if (options.progress) {
+    progress.emplace(*options.progress, options.progress == &std::cerr && ::isatty(STDERR_FILENO) != 0,
+                     graph.tasks().size());
+    executor.add_observer(&*progress);
+  }
   std::optional<IterationBarrier> iterations;
   if (options.controller) {
     iterations.emplace(graph);
@@ -102,6 +126,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
     });
   start_background_flows(scenario, platform);
   engine->run();
+  if (progress) progress->finish();
   executor.rethrow_failure();
   if (controller_error) std::rethrow_exception(controller_error);
 
@@ -118,6 +143,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   result.flow_count = executor.flow_count();
   result.transfer_retries = executor.retried_transfers();
   result.unfinished_tasks = graph.tasks().size() - executor.finished_task_count();
+  result.interrupted = executor.interrupted();
   result.layout = std::move(platform.layout);
   result.graph = std::move(graph);
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

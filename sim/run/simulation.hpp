@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct SimulationResult {
   std::size_t flow_count = 0;
   std::size_t transfer_retries = 0;
   std::size_t unfinished_tasks = 0;
+  bool interrupted = false;  // stopped by SIGINT/SIGTERM: the results cover what was simulated
   double wall_seconds = 0;  // not written to reports: they must be byte-identical run to run
   // The resource guard's estimate of the process's peak memory (sim/run/resource_guard.hpp); 0 when
   // the workload kind gives none. Printed on stderr, not written to reports (a model, not a result).
@@ -71,6 +73,9 @@ using IterationController = std::function<bool(std::uint32_t finished, TaskGraph
 
 struct SimulationOptions {
   bool keep_flows = false;
+  // Progress on this stream for runs longer than two seconds, and Ctrl-C / SIGTERM stop the run
+  // cleanly (sim/run/progress.hpp); null: silent, and signals keep their default action.
+  std::ostream* progress = nullptr;
   IterationController controller;  // empty: the graph is simulated as given
 };
 

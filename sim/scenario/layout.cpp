@@ -106,22 +106,25 @@ class LayoutBuilder {
       route.push_back(Hop{nic, true});
       result.gpu_to_gateway.push_back(std::move(route));
     }
+    layout_.first_gpu.push_back(layout_.nodes.empty() ? 0
+                                                      : layout_.first_gpu.back() +
+                                                            static_cast<std::uint32_t>(layout_.nodes.back().gpus.size()));
     layout_.nodes.push_back(std::move(result));
   }
 
   void add_single_switch() {
     const InterNodeNetwork& net = cluster_.network;
-    std::uint32_t link = 0;
     if (net.switch_bandwidth) {
-      link = add_link("switch", *net.switch_bandwidth, net.switch_latency, LinkDecl::Sharing::shared);
-    } else {
-      // Non-blocking: a fat pipe gives each flow the full rate, so only the NICs limit traffic.
-      BytesPerSecond total{0};
-      for (const NodeInstance& node : cluster_.nodes) total += node_injection(node);
-      link = add_link("switch", total, net.switch_latency, LinkDecl::Sharing::fatpipe);
+      const std::uint32_t link = add_link("switch", *net.switch_bandwidth, net.switch_latency, LinkDecl::Sharing::shared);
+      layout_.switch_ports.assign(cluster_.nodes.size(), link);
+      return;
     }
-    for (std::uint32_t a = 0; a < cluster_.nodes.size(); ++a)
-      for (std::uint32_t b = a + 1; b < cluster_.nodes.size(); ++b) layout_.node_routes[{a, b}] = {Hop{link, true}};
+    // Non-blocking: a port per node at the node's injection rate, so only the NICs limit traffic.
+    // Split-duplex, as the NICs: a ring's flow into a node and the one out of it share no link, so
+    // each flow is its own max-min component instead of the whole ring being one.
+    for (const NodeInstance& node : cluster_.nodes)
+      layout_.switch_ports.push_back(
+          add_link(fmt::format("switch/{}", node.name), node_injection(node), net.switch_latency / 2.0));
   }
 
   void add_leaf_spine() {
@@ -250,14 +253,22 @@ std::vector<std::string> PlatformLayout::link_names() const {
   return names;
 }
 
+Route PlatformLayout::node_route(std::uint32_t a, std::uint32_t b) const {
+  if (!switch_ports.empty()) {
+    if (switch_ports[a] == switch_ports[b]) return {Hop{switch_ports[a], true}};
+    return {Hop{switch_ports[a], true}, Hop{switch_ports[b], false}};
+  }
+  return a < b ? node_routes.at({a, b}) : mirrored(node_routes.at({b, a}));
+}
+
 Route PlatformLayout::gpu_route(std::uint32_t src, std::uint32_t dst) const {
   // Global index → (node, local index), in the order of Cluster::gpu_names.
   const auto locate = [&](std::uint32_t gpu) {
-    for (std::uint32_t n = 0; n < nodes.size(); ++n) {
-      if (gpu < nodes[n].gpus.size()) return std::pair{n, gpu};
-      gpu -= static_cast<std::uint32_t>(nodes[n].gpus.size());
-    }
-    throw std::out_of_range("GPU index out of range");
+    const auto after = std::upper_bound(first_gpu.begin(), first_gpu.end(), gpu);
+    const auto n = static_cast<std::uint32_t>(after - first_gpu.begin()) - 1;
+    if (after == first_gpu.begin() || gpu - first_gpu[n] >= nodes[n].gpus.size())
+      throw std::out_of_range("GPU index out of range");
+    return std::pair{n, gpu - first_gpu[n]};
   };
   const auto [node_a, local_a] = locate(src);
   const auto [node_b, local_b] = locate(dst);
@@ -267,7 +278,7 @@ Route PlatformLayout::gpu_route(std::uint32_t src, std::uint32_t dst) const {
     return local_a < local_b ? routes.at({local_a, local_b}) : mirrored(routes.at({local_b, local_a}));
   }
   Route route = nodes[node_a].gpu_to_gateway[local_a];
-  const Route middle = node_a < node_b ? node_routes.at({node_a, node_b}) : mirrored(node_routes.at({node_b, node_a}));
+  const Route middle = node_route(node_a, node_b);
   route.insert(route.end(), middle.begin(), middle.end());
   const Route last = mirrored(nodes[node_b].gpu_to_gateway[local_b]);
   route.insert(route.end(), last.begin(), last.end());

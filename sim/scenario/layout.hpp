@@ -4,7 +4,9 @@
 // without an engine.
 //
 // Shape (SimGrid's hierarchical routing, as in examples/platforms/supernode.cpp): one zone per node
-// with its GPUs and a gateway router; a root zone with a route between every pair of node gateways.
+// with its GPUs and a gateway router; a root zone routing between node gateways — a star zone when
+// one switch joins every node (a route per node: building a full zone's n² routes took 3 s at 1,024
+// nodes and cannot be held at 16k), a full zone with a route per pair of nodes otherwise.
 // Link names: "node0/gpu3/nvswitch", "node0/gpu1-gpu2/nvlink", "node0/gpu3/pcie", "node0/host_bridge",
 // "node0/nic" (or "node0/gpu3/nic" when NICs are per GPU), "switch", "leaf1/spine0", and the names
 // of explicit links.
@@ -12,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,8 +51,21 @@ struct NodeLayout {
 struct PlatformLayout {
   std::vector<LinkDecl> links;
   std::vector<NodeLayout> nodes;
-  // Gateway-to-gateway routes between nodes a < b (node indices); mirrored for b → a.
+  // Gateway-to-gateway routes between nodes a < b (node indices); mirrored for b → a. Empty when
+  // the nodes meet at a single switch (`switch_ports`).
   std::map<std::pair<std::uint32_t, std::uint32_t>, Route> node_routes;
+  // A single switch, by node: the link from the node's gateway into the switch. The route from a to
+  // b is a's port then b's port, a link shared by both counted once (SimGrid's star zone does the
+  // same): a switch with a backplane bandwidth is one shared link "switch" that every node's port
+  // is; a non-blocking switch is one split-duplex port per node, "switch/<node>", each with half the
+  // switch latency — one fat pipe shared by all flows would put every flow of the cluster into one
+  // max-min component, which made a 4,096-node collective cost O(n²) solver work.
+  std::vector<std::uint32_t> switch_ports;
+  // First global GPU index of each node (Cluster::gpu_names order).
+  std::vector<std::uint32_t> first_gpu;
+
+  // Gateway-to-gateway route from node a to node b (a ≠ b).
+  [[nodiscard]] Route node_route(std::uint32_t a, std::uint32_t b) const;
 
   [[nodiscard]] std::vector<std::string> link_names() const;
   // The full route between two GPUs (global indices, in Cluster::gpu_names order), for reports and tests.

@@ -143,15 +143,12 @@ struct NetworkConditions {
 
 // ---- run, outputs, expectations ------------------------------------------------------------
 
-enum class Fidelity {
-  detailed,  // every step of every collective is a flow
-  coarse,    // a collective is one bulk flow per member to its ring successor (bandwidth term only)
-};
-
 struct RunSettings {
   int iterations = 1;
   std::uint64_t seed = 1;
-  Fidelity fidelity = Fidelity::detailed;
+  // The workload's collectives (models/program/task_graph.hpp CollectiveFidelity); unset: by group
+  // size (effective_collective_fidelity). A TaskGraph collective's own `fidelity` wins.
+  std::optional<CollectiveFidelity> collective_fidelity;
   // The most memory the run may take (sim/run/resource_guard.hpp); empty: half of physical memory.
   std::optional<Bytes> memory_budget;
   SourceLocation memory_budget_where;

@@ -529,8 +529,8 @@ class ScenarioParser {
     MapReader map(reader_, node, "run");
     run.iterations = static_cast<int>(map.integer("iterations", 1, 1000000).value_or(1));
     run.seed = static_cast<std::uint64_t>(map.integer("seed", 0, kMaxInt).value_or(1));
-    run.fidelity = map.choice("fidelity", {"detailed", "coarse"}).value_or("detailed") == "coarse" ? Fidelity::coarse
-                                                                                                  : Fidelity::detailed;
+    if (const auto fidelity = map.choice("collective_fidelity", collective_fidelity_names()))
+      run.collective_fidelity = collective_fidelity_from_name(*fidelity);
     if (YAML::Node budget = map.get("memory_budget"); budget.IsDefined()) {
       run.memory_budget_where = reader_.where(budget);
       run.memory_budget = reader_.quantity<Bytes>(budget);

@@ -4,8 +4,6 @@
 // cross-traffic (create_engine) gives a flow alone on its path latency + size / bandwidth.
 // Every TEST runs in its own process (one engine per process).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <simgrid/s4u.hpp>
 
@@ -21,6 +19,7 @@
 #include "sim/platform/platform.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -125,7 +124,7 @@ Outcome run(const Scenario& scenario, TaskGraph& graph, bool growable, const Con
     bindings.push_back(DeviceBinding{platform.gpus[gpu], platform.gpu_specs[gpu], platform.compute_efficiency[gpu],
                                      platform.calibration[gpu]});
   ExecutorOptions options;
-  options.fidelity = scenario.run.fidelity;
+  options.collective_fidelity = scenario.run.collective_fidelity;
   options.growable = growable;
   Executor executor(graph, std::move(bindings), DeviceTopology{scenario.cluster.node_of_gpu()}, options);
   TimelineRecorder timeline(graph.tasks().size());
@@ -149,30 +148,7 @@ Outcome run(const Scenario& scenario, TaskGraph& graph, bool growable, const Con
   return outcome;
 }
 
-// Runs `simulation` in a child process and returns the numbers it produced: a test comparing two
-// simulations needs two engines, and SimGrid allows one per process (simgrid-recipes.md §4).
-std::vector<double> in_child(const std::function<std::vector<double>()>& simulation) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(fds[0]);
-    const std::vector<double> numbers = simulation();
-    const auto bytes = static_cast<ssize_t>(numbers.size() * sizeof(double));
-    const int status = ::write(fds[1], numbers.data(), static_cast<std::size_t>(bytes)) == bytes ? 0 : 1;
-    ::close(fds[1]);
-    ::_exit(status);
-  }
-  ::close(fds[1]);
-  std::vector<double> numbers;
-  double value = 0;
-  while (::read(fds[0], &value, sizeof value) == static_cast<ssize_t>(sizeof value)) numbers.push_back(value);
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the simulation child failed";
-  return numbers;
-}
+using testing::in_child;
 
 // Iteration i of a small training step on the four GPUs: a compute per GPU (GPU d: d + 1 TFlop, so
 // they end at different times), a 100 MB transfer gpu0 → gpu1 after gpu0's compute, and an

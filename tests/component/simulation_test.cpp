@@ -270,18 +270,18 @@ network:
   EXPECT_EQ(summary["status"], "failed");
 }
 
-TEST(Simulation, CoarseFidelityRunsACollectiveAsOneBulkFlowPerMember) {
-  // Coarse ring all-reduce: each GPU sends its successor 2(p−1)/p·S in one flow; every port carries
-  // one flow per direction. S = 400 MB, p = 4: 600 MB at 100 GB/s = 6 ms, plus one route latency
-  // (2 ports × 1 us) instead of the 2(p−1) of the detailed ring.
-  const Scenario scenario = load(kFourGpuSwitch + "run: {fidelity: coarse}\n");
+TEST(Simulation, FlowFidelityRunsARingAsOneFlowPerHop) {
+  // Flow ring all-reduce: each GPU sends its successor 2(p−1)/p·S in one flow, after a delay of
+  // 2(p−1) − 1 route latencies; every port carries one flow per direction. S = 400 MB, p = 4: 600 MB
+  // at 100 GB/s = 6 ms, plus 6 latencies of 2 ports × 1 us — the step-level 2(p−1)(α + S/(pB)).
+  const Scenario scenario = load(kFourGpuSwitch + "run: {collective_fidelity: flow}\n");
   TaskGraph graph;
   for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
   Task task{Collective{CollectiveKind::all_reduce, {0, 1, 2, 3}, Bytes(400e6), "ring", 0}};
   task.stream = graph.add_stream("comm");
   graph.add(std::move(task));
   const auto result = simulate(scenario, std::move(graph), {});
-  EXPECT_NEAR(result.task_end[0], 2e-6 + 600e6 / 100e9, kExact);
+  EXPECT_NEAR(result.task_end[0], 6 * 2e-6 + 600e6 / 100e9, kExact);
   EXPECT_EQ(result.flow_count, 4u);
 }
 

@@ -47,15 +47,16 @@ TEST(ResourceGuard, CountsTheExpansionWithoutBuildingIt) {
   EXPECT_EQ(estimate->size.flows, 144);
   EXPECT_EQ(estimate->size.largest_expansion, 24);
   EXPECT_EQ(estimate->size.streams, 8);
-  EXPECT_THAT(estimate->size.basis, HasSubstr("3 iterations on 4 GPUs at detailed fidelity"));
+  EXPECT_THAT(estimate->size.basis, HasSubstr("3 iterations on 4 GPUs at default collective fidelity"));
 }
 
-// Coarse: each all-reduce is one bulk flow per member (4), so 4 + 2 + 4 = 10 operations.
-TEST(ResourceGuard, CoarseFidelityCountsOneFlowPerMember) {
-  const Scenario scenario = testing::load(kFourGpus, {"run.fidelity=coarse"});
+// Flow fidelity: each ring all-reduce is one phase of one flow per hop (4), lowered as one `flows`
+// op per sender (4) and a phase barrier, so 5 + 2 + 4 = 11 operations per all-reduce.
+TEST(ResourceGuard, FlowFidelityCountsOneFlowPerHop) {
+  const Scenario scenario = testing::load(kFourGpus, {"run.collective_fidelity=flow"});
   const auto estimate = estimate_resources(scenario);
   ASSERT_TRUE(estimate.has_value());
-  EXPECT_EQ(estimate->size.operations, 3 * (20 + 2 * 10));
+  EXPECT_EQ(estimate->size.operations, 3 * (20 + 2 * 11));
   EXPECT_EQ(estimate->size.flows, 3 * 2 * 4);
 }
 
@@ -71,20 +72,20 @@ TEST(ResourceGuard, ReportsOffEstimateLess) {
 // Operations 50,176 + 24 × 2,096,130 = 50,357,296; flows 24 × 2,095,104 = 50,282,496. At ~100 bytes
 // an operation that is several GiB: refused under 1 GiB, naming the estimate and what would fit.
 TEST(ResourceGuard, RefusesTheStepLevel1024GpuRunUnderOneGiB) {
-  const Scenario scenario = load_scenario(kXl1024, {"run.memory_budget=1GiB"});
+  const Scenario scenario = load_scenario(kXl1024, {"run.memory_budget=1GiB", "run.collective_fidelity=step"});
   const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)check_resources(scenario); });
   ASSERT_EQ(diagnostics.size(), 1u);
   const std::string& message = diagnostics[0].message;
   EXPECT_THAT(message, HasSubstr("(50,357,296 operations, 50,282,496 flows, 50,200 tasks"));
   EXPECT_THAT(message, HasSubstr("over the budget of 1 GiB (run.memory_budget)"));
-  EXPECT_THAT(message, HasSubstr("run.fidelity: coarse"));
+  EXPECT_THAT(message, HasSubstr("run.collective_fidelity: flow"));
   EXPECT_THAT(message, HasSubstr("outputs.trace: false"));
   EXPECT_EQ(diagnostics[0].location.file, "--set run.memory_budget=1GiB");
 }
 
-TEST(ResourceGuard, CoarseFidelityOf1024GpusFitsOneGiB) {
-  const Scenario scenario = load_scenario(kXl1024, {"run.memory_budget=1GiB", "run.fidelity=coarse",
-                                                    "outputs.trace=false"});
+// By default a 1,024-member ring runs at flow fidelity: 1,024 flows per all-reduce.
+TEST(ResourceGuard, FlowFidelityOf1024GpusFitsOneGiB) {
+  const Scenario scenario = load_scenario(kXl1024, {"run.memory_budget=1GiB", "outputs.trace=false"});
   const auto estimate = check_resources(scenario);
   ASSERT_TRUE(estimate.has_value());
   EXPECT_EQ(estimate->size.flows, 24 * 1024);

@@ -148,7 +148,7 @@ TEST(Scenario, ValidScenarioParsesValuesAndDefaults) {
   // Run, outputs and expectations.
   EXPECT_EQ(s.run.iterations, 1);
   EXPECT_EQ(s.run.seed, 1u);
-  EXPECT_EQ(s.run.fidelity, Fidelity::detailed);
+  EXPECT_FALSE(s.run.collective_fidelity.has_value());
   EXPECT_EQ(s.outputs.dir, "out/valid");
   EXPECT_TRUE(s.outputs.tasks_csv);
   EXPECT_TRUE(s.outputs.trace);
@@ -169,7 +169,7 @@ TEST(Scenario, NetworkRunOutputsAndExpectationsAreRead) {
   failures:
     - {link: "node0/nic", from: "1s", to: "2s"}
     - {host: node1/gpu0, from: "0.5s", to: "1min"}
-run: {iterations: 3, seed: 42, fidelity: coarse}
+run: {iterations: 3, seed: 42, collective_fidelity: flow}
 outputs: {dir: results, tasks_csv: false, trace: false}
 expect:
   - {metric: mean.iteration_time_s, value: 0.5, tolerance: "5%", source: "paper, table 2"}
@@ -209,7 +209,7 @@ expect:
 
   EXPECT_EQ(s.run.iterations, 3);
   EXPECT_EQ(s.run.seed, 42u);
-  EXPECT_EQ(s.run.fidelity, Fidelity::coarse);
+  EXPECT_EQ(s.run.collective_fidelity, CollectiveFidelity::flow);
   EXPECT_EQ(s.outputs.dir, "results");
   EXPECT_FALSE(s.outputs.tasks_csv);
   EXPECT_FALSE(s.outputs.trace);

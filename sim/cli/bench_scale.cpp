@@ -1,0 +1,156 @@
+// `dnnsim bench --scale` (docs/performance.md, "Scale"): the shipped scale scenarios at growing GPU
+// counts and both collective fidelities, each a `dnnsim run` child process of this executable, so
+// that its wall time and peak RSS (wait4) are the whole command's, as a user would see them.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/cli/commands.hpp"
+
+namespace dnnsim::cli {
+namespace {
+
+struct ScaleCase {
+  std::string name;
+  std::string scenario;  // under scenarios/bench/
+  int multiple_of;       // GPU counts this case accepts
+  int max_gpus;          // above: not run, and why
+  std::string why_not;
+  std::vector<std::string> (*overrides)(int gpus);
+};
+
+std::vector<std::string> astra_dp(int gpus) {
+  return {fmt::format("cluster.nodes.0.count={}", gpus), fmt::format("workload.global_batch={}", gpus)};
+}
+
+// Pipeline 16 × data gpus/16, as the 1,024-GPU file: 64 micro-batches of one sequence per replica.
+std::vector<std::string> gpt3_1f1b(int gpus) {
+  std::vector<std::string> sets{fmt::format("cluster.nodes.0.count={}", gpus / 8),
+                                fmt::format("workload.global_batch={}", 4 * gpus)};
+  for (int stage = 0; stage < 16; ++stage) sets.push_back(fmt::format("workload.stages.{}.gpus={}", stage, gpus / 16));
+  return sets;
+}
+
+// The data-parallel case on a 2:1 oversubscribed leaf-spine (32 nodes per leaf, 8 spines) with
+// another tenant's 1 GB transfer every 10 ms between the first and the last node.
+std::vector<std::string> astra_dp_leaf_spine(int gpus) {
+  std::vector<std::string> sets = astra_dp(gpus);
+  sets.emplace_back("cluster.interconnect={kind: leaf_spine, nodes_per_leaf: 32, spines: 8, oversubscription: 2}");
+  sets.push_back(fmt::format("network.background_flows=[{{from: node0/gpu0, to: node{}/gpu0, size: 1GB, interval: 10ms}}]",
+                             gpus - 1));
+  return sets;
+}
+
+const std::vector<ScaleCase>& scale_cases() {
+  static const std::vector<ScaleCase> cases{
+      {"astra-dp", "gpt3-xl-dp-1024.yaml", 1, 1 << 20, "", astra_dp},
+      {"gpt3-1f1b", "gpt3-175b-1f1b-1024.yaml", 128, 1 << 20, "", gpt3_1f1b},
+      {"astra-dp-leaf-spine", "gpt3-xl-dp-1024.yaml", 32, 1024,
+       "a leaf-spine is a full zone of n² node routes (docs/performance.md)", astra_dp_leaf_spine}};
+  return cases;
+}
+
+struct ChildRun {
+  int exit_code = -1;
+  double wall = 0;
+  long peak_rss_kib = 0;
+};
+
+// Runs this executable with `args` (stdout and stderr into `log`), timing it and reading its rusage.
+ChildRun run_child(const std::vector<std::string>& args, const std::string& log) {
+  std::cout.flush();
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+    }
+    std::vector<char*> argv;
+    std::vector<std::string> copy = args;
+    for (std::string& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv("/proc/self/exe", argv.data());
+    _exit(127);
+  }
+  ChildRun run;
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  run.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.peak_rss_kib = usage.ru_maxrss;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+}  // namespace
+
+int run_bench_scale(const ScaleBenchOptions& options) {
+  namespace fs = std::filesystem;
+  fs::create_directories(options.out);
+  std::cout << fmt::format("each row: `dnnsim run` of scenarios/bench/<file> with --set overrides, in its own process;\n"
+                           "wall and peak RSS of that whole command; logs and reports in {}/\n\n",
+                           options.out);
+  std::cout << fmt::format("{:<20} {:>6} {:>5} {:>9} {:>10} {:>14}  {}\n", "case", "GPUs", "fid.", "wall",
+                           "peak RSS", "iteration (s)", "status");
+  int worst = 0;
+  for (const ScaleCase& c : scale_cases()) {
+    if (!options.cases.empty() && std::find(options.cases.begin(), options.cases.end(), c.name) == options.cases.end())
+      continue;
+    for (int gpus : options.gpu_counts)
+      for (const std::string& fidelity : options.fidelities) {
+        const auto row = [&](const std::string& wall, const std::string& rss, const std::string& iteration,
+                             const std::string& status) {
+          std::cout << fmt::format("{:<20} {:>6} {:>5} {:>9} {:>10} {:>14}  {}\n", c.name, gpus, fidelity, wall, rss,
+                                   iteration, status)
+                    << std::flush;
+        };
+        if (gpus % c.multiple_of != 0) {
+          row("-", "-", "-", fmt::format("not run: needs a multiple of {} GPUs", c.multiple_of));
+          continue;
+        }
+        if (gpus > c.max_gpus) {
+          row("-", "-", "-", "not run: " + c.why_not);
+          continue;
+        }
+        if (fidelity == "step" && gpus > options.step_max_gpus) {
+          row("-", "-", "-", fmt::format("not run: step above --step-max-gpus {}", options.step_max_gpus));
+          continue;
+        }
+        const std::string tag = fmt::format("{}-{}-{}", c.name, gpus, fidelity);
+        std::vector<std::string> args{"dnnsim", "run", options.scenario_dir + "/" + c.scenario, "--out",
+                                      options.out + "/" + tag, "--set", "run.collective_fidelity=" + fidelity,
+                                      "--set", "outputs.trace=false", "--set", "outputs.tasks_csv=false"};
+        for (const std::string& set : c.overrides(gpus)) {
+          args.emplace_back("--set");
+          args.push_back(set);
+        }
+        const ChildRun run = run_child(args, options.out + "/" + tag + ".log");
+        std::string iteration = "-";
+        std::string status = run.exit_code == 0 ? "ok" : fmt::format("exit {} (see {}.log)", run.exit_code, tag);
+        if (std::ifstream summary(options.out + "/" + tag + "/summary.json"); run.exit_code == 0 && summary) {
+          const nlohmann::json json = nlohmann::json::parse(summary, nullptr, false);
+          if (json.contains("makespan_s")) iteration = fmt::format("{:.6f}", json["makespan_s"].get<double>());
+          if (json.contains("status")) status = json["status"].get<std::string>();
+        }
+        if (run.exit_code != 0) worst = 1;
+        row(fmt::format("{:.2f}s", run.wall), fmt::format("{:.0f} MB", static_cast<double>(run.peak_rss_kib) / 1024),
+            iteration, status);
+      }
+  }
+  return worst;
+}
+
+}  // namespace dnnsim::cli

@@ -1,0 +1,55 @@
+// What a long run shows while it runs, and how it stops early (issue "Scale", docs/reports.md
+// "Progress and interruption"): after two seconds of wall time a run prints simulated time, tasks
+// done and an ETA on stderr — one updating line on a terminal, a line every five seconds in a log —
+// and Ctrl-C (SIGINT) or SIGTERM stops it at the next operation of any stream, after which the
+// reports of what was simulated are written with status "interrupted".
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstddef>
+#include <ostream>
+
+#include "sim/exec/executor.hpp"
+
+namespace dnnsim {
+
+// While alive, SIGINT and SIGTERM set `requested()` instead of ending the process; the previous
+// handlers come back on destruction. One at a time per process.
+class InterruptGuard {
+ public:
+  InterruptGuard();
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+  // The flag the executor polls (ExecutorOptions::stop).
+  [[nodiscard]] static const std::atomic<bool>& flag();
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+// Counts finished tasks and prints progress on `out`, rate-limited by wall time.
+class ProgressObserver : public ExecutionObserver {
+ public:
+  // `terminal`: redraw one line (carriage return) instead of appending lines.
+  ProgressObserver(std::ostream& out, bool terminal, std::size_t total_tasks);
+  void on_task_end(TaskId task, double now) override;
+  void on_tasks_appended(const TaskGraph& graph, TaskId first) override;
+  // Clears the terminal line if one was drawn.
+  void finish();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::ostream& out_;
+  bool terminal_;
+  std::size_t total_;
+  std::size_t done_ = 0;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point next_ = start_ + std::chrono::seconds(2);
+  bool drawn_ = false;
+};
+
+}  // namespace dnnsim
