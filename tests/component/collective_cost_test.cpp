@@ -35,6 +35,7 @@
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/support/collective_platforms.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
@@ -44,43 +45,8 @@ constexpr double kTolerance = 0.02;
 constexpr double kKiB = 1024.0;
 constexpr double kMiB = 1024.0 * kKiB;
 
-const std::string kSwitch8 = R"(
-name: switch8
-cluster:
-  node_types:
-    box:
-      gpu: A100-40GB-SXM
-      gpus_per_node: 8
-      fabric: nvswitch
-      gpu_link: {bandwidth: "100GB/s", latency: "1us"}
-      nic: {bandwidth: "25GB/s", latency: "2us"}
-  nodes: [{type: box, count: 1}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 8
-)";
-
-std::string two_nodes(bool nic_per_gpu) {
-  return std::string(R"(
-name: two-nodes
-cluster:
-  node_types:
-    box:
-      gpu: A100-40GB-SXM
-      gpus_per_node: 4
-      fabric: nvswitch
-      gpu_link: {bandwidth: "100GB/s", latency: "1us"}
-      pcie: {bandwidth: "64GB/s", latency: "1us"}
-      nic: {bandwidth: "25GB/s", latency: "2us", per_gpu: )") +
-         (nic_per_gpu ? "true" : "false") + R"(}
-  nodes: [{type: box, count: 2}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 8
-)";
-}
+using testing::kSwitch8;
+using testing::two_nodes;
 
 enum class Platform { switch8, two_nodes_nic_per_gpu, two_nodes_shared_nic };
 

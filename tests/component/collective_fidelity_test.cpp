@@ -23,6 +23,7 @@
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/collective_platforms.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
 
@@ -35,49 +36,8 @@ constexpr double kExactRelative = 1e-9;
 constexpr double kTolerance = 0.02;
 constexpr double kMB = 1e6;
 
-// One node of 8 GPUs on an NVSwitch: every port 100 GB/s and 1 us per direction, so a step i → j
-// crosses port i up and port j down: α = 2 us, β = 100 GB/s, and a ring puts one flow on each port
-// direction.
-const std::string kSwitch8 = R"(
-name: switch8
-cluster:
-  node_types:
-    box:
-      gpu: A100-40GB-SXM
-      gpus_per_node: 8
-      fabric: nvswitch
-      gpu_link: {bandwidth: "100GB/s", latency: "1us"}
-      nic: {bandwidth: "25GB/s", latency: "2us"}
-  nodes: [{type: box, count: 1}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 8
-)";
-
-// 2 nodes × 4 GPUs: NVSwitch inside (α_in = 2 us, β_in = 100 GB/s); across nodes
-// gpu → PCIe (64 GB/s, 1 us) → NIC (25 GB/s, 2 us) → switch → NIC → PCIe: α_out = 6 us,
-// β_out = 25 GB/s, on one NIC per GPU or one shared by the node's 4 GPUs.
-std::string two_nodes(bool nic_per_gpu) {
-  return std::string(R"(
-name: two-nodes
-cluster:
-  node_types:
-    box:
-      gpu: A100-40GB-SXM
-      gpus_per_node: 4
-      fabric: nvswitch
-      gpu_link: {bandwidth: "100GB/s", latency: "1us"}
-      pcie: {bandwidth: "64GB/s", latency: "1us"}
-      nic: {bandwidth: "25GB/s", latency: "2us", per_gpu: )") +
-         (nic_per_gpu ? "true" : "false") + R"(}
-  nodes: [{type: box, count: 2}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 8
-)";
-}
+using testing::kSwitch8;
+using testing::two_nodes;
 
 // `nodes` single-GPU nodes whose PCIe is transparent (huge, no latency): the NICs (10 GB/s, 5 us)
 // alone shape a route node a → node b: α = 10 us, β = 10 GB/s.
