@@ -70,14 +70,27 @@ struct SamplePiece {
   int samples = 0;
 };
 
-std::vector<SamplePiece> overlapping_pieces(const VirtualStage& lower, const VirtualStage& upper) {
-  std::vector<SamplePiece> pieces;
+// A boundary's pieces indexed by the replica that sends them: forwards by the lower replica,
+// backwards by the upper one. Built once per boundary: every replica of every micro-batch looks its
+// pieces up, and scanning all replica pairs each time made lowering cubic in the replica count.
+struct BoundaryPieces {
+  std::vector<std::vector<SamplePiece>> by_lower;
+  std::vector<std::vector<SamplePiece>> by_upper;
+};
+
+BoundaryPieces overlapping_pieces(const VirtualStage& lower, const VirtualStage& upper) {
+  BoundaryPieces pieces;
+  pieces.by_lower.resize(lower.shares.size());
+  pieces.by_upper.resize(upper.shares.size());
   for (std::size_t a = 0; a < lower.shares.size(); ++a)
     for (std::size_t b = 0; b < upper.shares.size(); ++b) {
       const SampleShare& x = lower.shares[a];
       const SampleShare& y = upper.shares[b];
       const int overlap = std::min(x.begin + x.count, y.begin + y.count) - std::max(x.begin, y.begin);
-      if (overlap > 0) pieces.push_back(SamplePiece{static_cast<int>(a), static_cast<int>(b), overlap});
+      if (overlap <= 0) continue;
+      const SamplePiece piece{static_cast<int>(a), static_cast<int>(b), overlap};
+      pieces.by_lower[a].push_back(piece);
+      pieces.by_upper[b].push_back(piece);
     }
   return pieces;
 }
@@ -156,6 +169,9 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
   lowered.all_reduce.assign(virtual_count, std::nullopt);
   lowered.optimizer.resize(p);
 
+  std::vector<BoundaryPieces> boundaries;
+  for (std::size_t b = 0; b + 1 < virtual_count; ++b) boundaries.push_back(overlapping_pieces(chain[b], chain[b + 1]));
+
   const auto task_of = [&](auto op, StreamId stream, Phase phase, std::string label) {
     Task task{std::move(op)};
     task.stream = stream;
@@ -175,10 +191,10 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
     const VirtualStage& to = gradients ? lower : upper;
     auto& ids = (gradients ? lowered.gradient_transfers : lowered.activation_transfers)[boundary]
                                                                                      [static_cast<std::size_t>(micro_batch)];
-    for (const SamplePiece& piece : overlapping_pieces(lower, upper)) {
-      const int source = gradients ? piece.upper : piece.lower;
+    const BoundaryPieces& pieces = boundaries[boundary];
+    for (const SamplePiece& piece : (gradients ? pieces.by_upper : pieces.by_lower)[static_cast<std::size_t>(replica)]) {
+      const int source = replica;
       const int destination = gradients ? piece.lower : piece.upper;
-      if (source != replica) continue;
       for (int r = 0; r < ranks; ++r) {
         Task task = task_of(Transfer{gpu(from.devices[source], r), gpu(to.devices[destination], r),
                                      lower.output_per_sample * piece.samples},
