@@ -52,10 +52,18 @@ std::vector<std::string> astra_dp_leaf_spine(int gpus) {
   return sets;
 }
 
+// GPT-3 175B under the megatron planner (tensor × pipeline × data chosen for the cluster), as the
+// 1,024-GPU file: 1.5 sequences per GPU.
+std::vector<std::string> gpt3_megatron(int gpus) {
+  return {fmt::format("cluster.nodes.0.count={}", gpus / 8), fmt::format("workload.global_batch={}", 3 * gpus / 2),
+          fmt::format("workload.micro_batch_size={}", 3 * gpus / 2)};
+}
+
 const std::vector<ScaleCase>& scale_cases() {
   static const std::vector<ScaleCase> cases{
       {"astra-dp", "gpt3-xl-dp-1024.yaml", 1, 1 << 20, "", astra_dp},
       {"gpt3-1f1b", "gpt3-175b-1f1b-1024.yaml", 128, 1 << 20, "", gpt3_1f1b},
+      {"gpt3-megatron", "gpt3-175b-megatron-1024.yaml", 128, 1 << 20, "", gpt3_megatron},
       {"astra-dp-leaf-spine", "gpt3-xl-dp-1024.yaml", 32, 1024,
        "a leaf-spine is a full zone of n² node routes (docs/performance.md)", astra_dp_leaf_spine}};
   return cases;
