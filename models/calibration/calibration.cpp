@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <set>
+#include <tuple>
 #include <stdexcept>
 
 #include "models/calibration/cpu_backend.hpp"
@@ -25,6 +27,36 @@ double EfficiencyCurve::at(double size) const {
   return y0 + t * (y1 - y0);
 }
 
+namespace {
+
+// Where `x` falls on `axis` for multilinear interpolation in log space: the lower index and the
+// weight of the next one (0 at or beyond the ends, which clamp).
+std::pair<std::size_t, double> locate(const std::vector<double>& axis, double x) {
+  if (axis.size() < 2 || x <= axis.front()) return {0, 0.0};
+  if (x >= axis.back()) return {axis.size() - 1, 0.0};
+  const auto upper = static_cast<std::size_t>(std::upper_bound(axis.begin(), axis.end(), x) - axis.begin());
+  const double t = (std::log(x) - std::log(axis[upper - 1])) / (std::log(axis[upper]) - std::log(axis[upper - 1]));
+  return {upper - 1, t};
+}
+
+}  // namespace
+
+double GemmEfficiencyGrid::at(double m_size, double n_size, double k_size) const {
+  if (efficiency.empty()) return 1.0;
+  const auto [i, ti] = locate(m, m_size);
+  const auto [j, tj] = locate(n, n_size);
+  const auto [l, tl] = locate(k, k_size);
+  double result = 0;
+  for (int di = 0; di < 2; ++di)
+    for (int dj = 0; dj < 2; ++dj)
+      for (int dl = 0; dl < 2; ++dl) {
+        const double weight = (di ? ti : 1 - ti) * (dj ? tj : 1 - tj) * (dl ? tl : 1 - tl);
+        if (weight == 0) continue;
+        result += weight * efficiency[((i + di) * n.size() + j + dj) * k.size() + l + dl];
+      }
+  return result;
+}
+
 std::vector<std::string> calibration_copy_names() {
   return {"host_to_device", "device_to_host", "device_to_device", "peer"};
 }
@@ -33,6 +65,32 @@ std::vector<std::string> calibration_copy_names() {
 // Reading
 
 namespace {
+
+// The grid of `points` ((m, n, k) → efficiency), or nullopt with `why` when they do not cover every
+// combination of the m, n and k values they use.
+std::optional<GemmEfficiencyGrid> gemm_grid(const std::map<std::tuple<double, double, double>, double>& points,
+                                            std::string& why) {
+  std::set<double> m, n, k;
+  for (const auto& [shape, efficiency] : points) {
+    m.insert(std::get<0>(shape));
+    n.insert(std::get<1>(shape));
+    k.insert(std::get<2>(shape));
+  }
+  GemmEfficiencyGrid grid{{m.begin(), m.end()}, {n.begin(), n.end()}, {k.begin(), k.end()}, {}};
+  for (double a : grid.m)
+    for (double b : grid.n)
+      for (double c : grid.k) {
+        const auto it = points.find({a, b, c});
+        if (it == points.end()) {
+          why = fmt::format("the points are not a full grid: {} m × {} n × {} k values need {} points, and m = {}, "
+                            "n = {}, k = {} is missing",
+                            m.size(), n.size(), k.size(), m.size() * n.size() * k.size(), a, b, c);
+          return std::nullopt;
+        }
+        grid.efficiency.push_back(it->second);
+      }
+  return grid;
+}
 
 // What the points of a curve hold: an efficiency in (0, 1] (compute, memory) or a rate (copies).
 enum class CurveValue { efficiency, bandwidth };
@@ -58,6 +116,7 @@ class TableReader {
       table.memory_bandwidth = *bandwidth;
     }
     if (YAML::Node compute = top.get("compute"); compute.IsDefined()) read_compute(compute, table);
+    if (YAML::Node gemm = top.get("gemm"); gemm.IsDefined()) read_gemm(gemm, table);
     if (YAML::Node memory = top.get("memory"); memory.IsDefined())
       table.memory = read_curve(memory, Dimension::bytes, CurveValue::efficiency, "memory points");
     if (YAML::Node copies = top.get("copies"); copies.IsDefined()) {
@@ -106,6 +165,60 @@ class TableReader {
         continue;
       }
       table.compute.emplace(key, std::move(curve));
+    }
+  }
+
+  // Shape grids: [{dtype, points: [{m, n, k, efficiency}, …]}, …], each a full m × n × k grid.
+  void read_gemm(const YAML::Node& node, CalibrationTable& table) {
+    for (const YAML::Node& entry : reader_.list(node, "GEMM shape grids")) {
+      MapReader map(reader_, entry, "a GEMM shape grid");
+      if (!map.valid()) continue;
+      auto dtype = map.choice("dtype", "dtype", dtype_names(), true);
+      YAML::Node points = map.require("points");
+      map.finish();
+      if (!points.IsDefined()) continue;
+      std::map<std::tuple<double, double, double>, double> measured;
+      bool complete = true;
+      for (const YAML::Node& point : reader_.list(points, "GEMM shape points")) {
+        MapReader fields(reader_, point, "a GEMM shape point");
+        if (!fields.valid()) {
+          complete = false;
+          continue;
+        }
+        std::optional<double> dims[3];
+        const char* names[3] = {"m", "n", "k"};
+        for (int d = 0; d < 3; ++d) {
+          YAML::Node dim = fields.require(names[d]);
+          if (!dim.IsDefined()) continue;
+          dims[d] = reader_.number(dim, 1.0, 4294967295.0);
+          if (dims[d] && *dims[d] != std::floor(*dims[d])) {
+            reader_.error(dim, fmt::format("{} must be a whole number, got {}", names[d], *dims[d]));
+            dims[d].reset();
+          }
+        }
+        const std::optional<double> e = positive(fields.require("efficiency"), std::nullopt, "an efficiency");
+        fields.finish();
+        if (!dims[0] || !dims[1] || !dims[2] || !e) {
+          complete = false;
+          continue;
+        }
+        if (!measured.emplace(std::make_tuple(*dims[0], *dims[1], *dims[2]), *e).second) {
+          reader_.error(point, fmt::format("a second point for m = {}, n = {}, k = {}", *dims[0], *dims[1], *dims[2]));
+          complete = false;
+        }
+      }
+      if (!dtype || !complete) continue;
+      if (table.gemm.contains(*dtype_from_name(*dtype))) {
+        reader_.error(entry, fmt::format("a second GEMM shape grid for dtype '{}'", *dtype));
+        continue;
+      }
+      std::string why;
+      std::optional<GemmEfficiencyGrid> grid = gemm_grid(measured, why);
+      if (!grid) {
+        reader_.error(points, why);
+        continue;
+      }
+      table.gemm.emplace(*dtype_from_name(*dtype), std::move(*grid));
     }
   }
 
@@ -236,6 +349,15 @@ std::string dump_calibration(const CalibrationTable& table) {
     out += fmt::format("  - kind: {}\n    dtype: {}\n    curve:\n", key.first, dtype_name(key.second));
     dump_points(out, curve, "      ", true);
   }
+  if (!table.gemm.empty()) out += "gemm:\n";
+  for (const auto& [dtype, grid] : table.gemm) {
+    out += fmt::format("  - dtype: {}\n    points:\n", dtype_name(dtype));
+    std::size_t index = 0;
+    for (double m : grid.m)
+      for (double n : grid.n)
+        for (double k : grid.k)
+          out += fmt::format("      - {{m: {}, n: {}, k: {}, efficiency: {:.6g}}}\n", m, n, k, grid.efficiency[index++]);
+  }
   out += table.memory.points.empty() ? "memory: []\n" : "memory:\n";
   dump_points(out, table.memory, "  ", false);
   out += table.copies.empty() ? "copies: {}\n" : "copies:\n";
@@ -279,6 +401,7 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
   const std::vector<std::string> copies = calibration_copy_names();
   const std::vector<std::string> kinds = layer_kind_names();
   std::map<std::pair<std::string, Dtype>, std::vector<const KernelSample*>> compute;
+  std::map<Dtype, std::map<std::tuple<double, double, double>, double>> shaped;  // best rate per shape
   std::vector<const KernelSample*> memory;
   std::map<std::string, std::vector<const KernelSample*>> copy_samples;
   for (const KernelSample& sample : samples) {
@@ -290,6 +413,9 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
       memory.push_back(&sample);
     } else if (std::find(copies.begin(), copies.end(), sample.kind) != copies.end()) {
       copy_samples[sample.kind].push_back(&sample);
+    } else if (sample.shape.known() && sample.kind == layer_kind_name(LayerKind::matmul)) {
+      double& best = shaped[sample.dtype][{sample.shape.m, sample.shape.n, sample.shape.k}];
+      best = std::max(best, sample.size / sample.time.value());
     } else if (std::find(kinds.begin(), kinds.end(), sample.kind) != kinds.end()) {
       compute[{sample.kind, sample.dtype}].push_back(&sample);
     } else {
@@ -308,6 +434,8 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
     auto& curve_rates = rates[key] = best_rates(group);
     for (const auto& [size, rate] : curve_rates) observed_peak[key.second] = std::max(observed_peak[key.second], rate);
   }
+  for (const auto& [dtype, best] : shaped)
+    for (const auto& [shape, rate] : best) observed_peak[dtype] = std::max(observed_peak[dtype], rate);
   for (const auto& [dtype, rate] : observed_peak) {
     if (known_peak && known_peak->contains(dtype))
       table.peak[dtype] = known_peak->at(dtype);
@@ -318,6 +446,14 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
     for (const auto& [dtype, rate] : *known_peak) table.peak.emplace(dtype, rate);
   for (const auto& [key, curve_rates] : rates)
     table.compute[key] = efficiency_curve(curve_rates, table.peak.at(key.second).value());
+  for (auto& [dtype, best] : shaped) {
+    const double peak = table.peak.at(dtype).value();
+    for (auto& [shape, rate] : best) rate = std::min(1.0, rate / peak);
+    std::string why;
+    std::optional<GemmEfficiencyGrid> grid = gemm_grid(best, why);
+    if (!grid) throw std::invalid_argument(fmt::format("GEMM shape samples of {}: {}", dtype_name(dtype), why));
+    table.gemm.emplace(dtype, std::move(*grid));
+  }
 
   const std::vector<std::pair<double, double>> memory_rates = best_rates(memory);
   double bandwidth = 0;
@@ -333,7 +469,8 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
 
 void register_builtin_calibration_backends(CalibrationBackendRegistry& registry) {
   registry.add("cpu",
-               "host CPU, single-threaded Eigen: square fp32 GEMM sweep (matmul), bias+ReLU (elementwise), "
+               "host CPU, single-threaded Eigen: square fp32 GEMM sweep (matmul), an m × n × k GEMM shape grid, "
+               "bias+ReLU (elementwise), "
                "STREAM triad (memory), memcpy (device_to_device); peaks are the best observed rates",
                "dnnsim; triad after McCalpin, STREAM (IEEE TCCA Newsletter, 1995)",
                std::make_shared<const CpuCalibrationBackend>());

@@ -27,6 +27,19 @@ struct EfficiencyCurve {
   [[nodiscard]] double at(double size) const;
 };
 
+// Efficiency of one GEMM by its shape, measured on the full grid m × n × k of three axes (each
+// strictly increasing, > 0); multilinear in log m, log n, log k between grid points and constant
+// beyond an axis' ends. Why not FLOPs alone: a product with one small dimension reuses each element
+// it loads fewer times (2mnk FLOPs over mk + kn + mn elements), so a skinny GEMM runs further from
+// peak than a square one of the same FLOPs — e.g. a weight gradient Xᵀ·dY whose inner dimension is
+// the batch (Goto & van de Geijn, "Anatomy of high-performance matrix multiplication", ACM TOMS
+// 34(3), 2008, §6: the blocking that reaches peak needs every dimension above the kernel's block).
+struct GemmEfficiencyGrid {
+  std::vector<double> m, n, k;
+  std::vector<double> efficiency;  // m-major: efficiency[(i · n.size() + j) · k.size() + l]
+  [[nodiscard]] double at(double m_size, double n_size, double k_size) const;
+};
+
 // What a curve is indexed by: compute curves by FLOPs per kernel, the memory curve by bytes moved.
 struct CalibrationTable {
   std::string device;  // catalog GPU name, or "cpu" for the host
@@ -38,6 +51,9 @@ struct CalibrationTable {
   // Compute efficiency by layer-kind name ("matmul", "convolution", "elementwise", …, see
   // models/dnn/layer_model.hpp) and dtype; a kind without a curve uses "matmul", then 1.0.
   std::map<std::pair<std::string, Dtype>, EfficiencyCurve> compute;
+  // Shape-aware GEMM efficiency by dtype; a GEMM task of known shape (Compute::gemm) uses it instead
+  // of its FLOPs curve.
+  std::map<Dtype, GemmEfficiencyGrid> gemm;
   EfficiencyCurve memory;  // efficiency of memory-bound kernels against bytes moved
   // Copies, bytes/s against bytes: "host_to_device", "device_to_host", "device_to_device", "peer".
   std::map<std::string, EfficiencyCurve> copies;
@@ -57,6 +73,7 @@ struct KernelSample {
   Dtype dtype = Dtype::fp32;
   double size = 0;     // FLOPs for compute kernels, bytes otherwise
   Seconds time{0};     // best of the repetitions
+  GemmShape shape;     // for the GEMM shape sweep: its (m, n, k); such samples fill CalibrationTable::gemm
 };
 
 // A place where microbenchmarks run. The CPU backend always works; the CUDA backend exists when the
@@ -79,6 +96,8 @@ void register_builtin_calibration_backends(CalibrationBackendRegistry& registry)
 
 // Fits a table from samples: peaks as the best observed rates (CPU) or given (GPU), curves as
 // achieved rate / peak at each measured size (capped at 1; the best sample of a repeated size wins).
+// Samples with a GEMM shape make the dtype's shape grid instead of its curve (and count for its peak);
+// they must cover a full grid.
 // Copy curves are the achieved bytes/s. A dtype missing from `known_peak` uses its best observed rate.
 // @throw std::invalid_argument for a sample with a non-positive size or time, or an unknown kind.
 [[nodiscard]] CalibrationTable fit_calibration(const std::string& device, const std::vector<KernelSample>& samples,

@@ -27,8 +27,10 @@ Seconds compute_time(const Compute& compute, const GpuSpec& gpu, double efficien
 }
 
 double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpec& gpu, LayerKind kind, Dtype dtype,
-                                     Flop flops) {
+                                     Flop flops, GemmShape shape) {
   const Dtype runs_as = gpu.peak(dtype) ? dtype : Dtype::fp32;
+  if (shape.known())
+    if (auto grid = table.gemm.find(runs_as); grid != table.gemm.end()) return grid->second.at(shape.m, shape.n, shape.k);
   auto curve = table.compute.find({std::string(layer_kind_name(kind)), runs_as});
   if (curve == table.compute.end()) curve = table.compute.find({std::string(layer_kind_name(LayerKind::matmul)), runs_as});
   if (curve == table.compute.end()) return 1.0;
@@ -37,7 +39,7 @@ double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpe
 
 Seconds compute_time(const Compute& compute, const GpuSpec& gpu, const CalibrationTable& table) {
   if (compute.measured_time) return compute_time(compute, gpu, 1.0);
-  const double math_efficiency = calibrated_compute_efficiency(table, gpu, compute.kernel, compute.dtype, compute.flops);
+  const double math_efficiency = calibrated_compute_efficiency(table, gpu, compute.kernel, compute.dtype, compute.flops, compute.gemm);
   const double memory_efficiency = table.memory.at(compute.bytes_accessed.value());
   const Seconds math = compute.flops / (effective_peak(gpu, compute.dtype) * math_efficiency);
   const Seconds memory = compute.bytes_accessed / (gpu.memory_bandwidth * memory_efficiency);

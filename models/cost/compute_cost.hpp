@@ -9,8 +9,9 @@
 // use across GPU types.
 //
 // Calibrated roofline (docs/calibration.md): with a CalibrationTable the single efficiency becomes
-// two measured curves, one for the math side by kernel kind, dtype and FLOPs, one for the memory
-// side by bytes moved:
+// two measured curves, one for the math side by kernel kind, dtype and FLOPs (by GEMM shape when the
+// task is one GEMM of known shape and the table has a shape grid), one for the memory side by bytes
+// moved:
 //   t = max(flops / (peak_dtype · e_kind,dtype(flops)), bytes / (memory_bandwidth · e_mem(bytes)))
 // Peaks and bandwidth are the GPU's (so scenario overrides of them still apply); the table supplies
 // only the efficiencies, which were measured against its own peaks — for a shipped table the
@@ -32,11 +33,12 @@ namespace dnnsim {
 // @throw InputError when `measured_on` is not a catalog GPU.
 [[nodiscard]] Seconds compute_time(const Compute& compute, const GpuSpec& gpu, double efficiency);
 
-// The math-side efficiency e_kind,dtype(flops) of the table. The dtype is the one the GPU runs the
-// task in (fp32 when it lacks `dtype`, as effective_peak). Lookup order: (kind, dtype), then
-// ("matmul", dtype), then 1.0 (no curve: datasheet peak).
+// The math-side efficiency of the table for a task. The dtype is the one the GPU runs the task in
+// (fp32 when it lacks `dtype`, as effective_peak). A GEMM of known shape with a shape grid for that
+// dtype reads the grid, e(m, n, k); otherwise the FLOPs curve e_kind,dtype(flops), looked up as
+// (kind, dtype), then ("matmul", dtype), then 1.0 (no curve: datasheet peak).
 [[nodiscard]] double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpec& gpu, LayerKind kind,
-                                                   Dtype dtype, Flop flops);
+                                                   Dtype dtype, Flop flops, GemmShape shape = {});
 
 // Roofline with calibrated efficiencies (formula above); a measured time overrides as in the
 // efficiency overload (scaled by the ratio of peaks, no curve applied).

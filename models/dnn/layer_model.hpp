@@ -16,7 +16,7 @@
 namespace dnnsim {
 
 // What a layer computes, for efficiency curves (calibration tables are per kind) and sharding.
-enum class LayerKind { matmul, convolution, attention, elementwise, normalization, embedding, pooling, other };
+enum class LayerKind : std::uint8_t { matmul, convolution, attention, elementwise, normalization, embedding, pooling, other };
 [[nodiscard]] std::string_view layer_kind_name(LayerKind kind);
 [[nodiscard]] std::optional<LayerKind> layer_kind_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> layer_kind_names();

@@ -35,7 +35,9 @@ enum class Phase { forward, backward, weight_grad, optimizer, communication, oth
 [[nodiscard]] std::vector<std::string> phase_names();
 
 // Numeric format of a compute task; selects the GPU's peak rate (models/hardware).
-enum class Dtype { fp32, tf32, fp16, bf16, fp8 };
+// One byte, as LayerKind: with them Compute, GEMM shape included, is no larger than Collective, so
+// a Task (its op a variant of Compute, Transfer and Collective) stays 224 bytes.
+enum class Dtype : std::uint8_t { fp32, tf32, fp16, bf16, fp8 };
 [[nodiscard]] std::string_view dtype_name(Dtype dtype);
 [[nodiscard]] std::optional<Dtype> dtype_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> dtype_names();
@@ -58,12 +60,23 @@ enum class CollectiveFidelity { step, flow };
 
 // Work on one device. Its duration comes from the cost model (models/cost): the roofline of
 // `flops` and `bytes_accessed` on that device's GPU, unless a measured time is given.
+// The (m, n, k) of a compute task that is one GEMM, C[m×n] = A[m×k]·B[k×n] (2mnk FLOPs); all 0 when
+// the task is not one GEMM or its shape is not known. It selects the shape-aware efficiency of a
+// calibration table (models/calibration/calibration.hpp, GemmEfficiencyGrid).
+struct GemmShape {
+  std::uint32_t m = 0;
+  std::uint32_t n = 0;
+  std::uint32_t k = 0;
+  [[nodiscard]] bool known() const { return m > 0 && n > 0 && k > 0; }
+};
+
 struct Compute {
   DeviceId device = 0;
   Flop flops{0};
   Bytes bytes_accessed{0};
   Dtype dtype = Dtype::fp32;
   LayerKind kernel = LayerKind::other;  // what the kernel computes: selects the calibration curve
+  GemmShape gemm;                        // when the task is one GEMM of known shape
   // Measured duration on the GPU model named `measured_on` (a catalog name); scaled to other GPUs.
   std::optional<Seconds> measured_time;
   std::string measured_on;

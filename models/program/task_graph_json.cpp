@@ -32,7 +32,7 @@ const std::vector<std::string> kKindNames{"compute", "transfer", "collective"}; 
 
 // The keys only one kind of task may have; any other kind reports them as unknown.
 const std::vector<std::string_view> kComputeKeys{"device",          "flops",      "bytes_accessed", "dtype",
-                                                 "kernel",          "measured_time_s", "measured_on"};
+                                                 "kernel",          "gemm",          "measured_time_s", "measured_on"};
 const std::vector<std::string_view> kTransferKeys{"src", "dst", "size_bytes"};
 const std::vector<std::string_view> kCollectiveKeys{"collective", "group", "size_bytes", "algorithm", "root",
                                                     "fidelity"};
@@ -108,6 +108,8 @@ class Parser {
   std::vector<std::string> read_names(MapReader& top, std::string_view key, std::string_view what);
   void read_task(const YAML::Node& node, std::size_t index);
   void read_compute(MapReader& map, PendingTask& pending);
+  // `gemm: [m, n, k]`, each a whole number in [1, 2³² − 1].
+  void read_gemm_shape(const YAML::Node& node, GemmShape& out);
   void read_transfer(MapReader& map, PendingTask& pending);
   void read_collective(MapReader& map, PendingTask& pending);
   TaskGraph build();
@@ -304,6 +306,18 @@ void Parser::read_task(const YAML::Node& node, std::size_t index) {
   tasks_.push_back(std::move(pending));
 }
 
+void Parser::read_gemm_shape(const YAML::Node& node, GemmShape& out) {
+  if (!node.IsSequence() || node.size() != 3) {
+    error(node, fmt::format("expected 'gemm' as [m, n, k], three whole numbers, got {}", describe(node)));
+    return;
+  }
+  std::optional<std::int64_t> dims[3];
+  for (std::size_t d = 0; d < 3; ++d) dims[d] = integer(node[d], "gemm", 1, 4294967295);
+  if (dims[0] && dims[1] && dims[2])
+    out = GemmShape{static_cast<std::uint32_t>(*dims[0]), static_cast<std::uint32_t>(*dims[1]),
+                    static_cast<std::uint32_t>(*dims[2])};
+}
+
 void Parser::read_compute(MapReader& map, PendingTask& pending) {
   Compute compute;
   const YAML::Node device_node = map.require("device");
@@ -320,6 +334,7 @@ void Parser::read_compute(MapReader& map, PendingTask& pending) {
   if (const YAML::Node kernel = map.get("kernel"); kernel.IsDefined())
     if (auto index = pick(kernel, "kernel", "kernel kind", kernel_names_))
       compute.kernel = *layer_kind_from_name(kernel_names_[*index]);
+  if (const YAML::Node gemm = map.get("gemm"); gemm.IsDefined()) read_gemm_shape(gemm, compute.gemm);
 
   // A measured time is only usable with the GPU it was measured on (to scale it to other GPUs), and
   // a GPU name without a time means nothing: each requires the other.
@@ -507,6 +522,7 @@ nlohmann::ordered_json task_json(const TaskGraph& graph, TaskId id) {
                    object["bytes_accessed"] = amount(compute.bytes_accessed.value());
                    object["dtype"] = dtype_name(compute.dtype);
                    object["kernel"] = layer_kind_name(compute.kernel);
+                   if (compute.gemm.known()) object["gemm"] = {compute.gemm.m, compute.gemm.n, compute.gemm.k};
                    if (compute.measured_time) {
                      object["measured_time_s"] = amount(compute.measured_time->value());
                      object["measured_on"] = compute.measured_on;

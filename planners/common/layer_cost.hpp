@@ -16,7 +16,8 @@ enum class Pass { forward, backward };
 // Measured times scale linearly with the batch from LayerModel::measured_batch (the approximation
 // PipeDream's and DAPPLE's planners make too); FLOP-described layers get the roofline's inputs: the
 // weights read once per call plus the per-sample traffic (2 × activation_bytes when forward_bytes is
-// not given), doubled for the backward pass.
+// not given), doubled for the backward pass; a forward pass that is one GEMM (one entry in
+// Layer::matmuls) carries its shape, rows scaled by the batch, for a calibration's shape grid.
 [[nodiscard]] Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId device, double batch,
                                     Dtype dtype, Pass pass);
 

@@ -95,6 +95,110 @@ CalibrationTable example_table() {
   return table;
 }
 
+// A 2 × 2 × 2 grid over {16, 256} per axis, e = 0.1 at (16, 16, 16) growing by 0.1 per large axis:
+// e(m, n, k) = 0.1 + 0.1 · (m = 256) + 0.2 · (n = 256) + 0.4 · (k = 256) at the corners.
+GemmEfficiencyGrid corner_grid() {
+  GemmEfficiencyGrid grid{{16, 256}, {16, 256}, {16, 256}, {}};
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (int l = 0; l < 2; ++l) grid.efficiency.push_back(0.1 + 0.1 * i + 0.2 * j + 0.4 * l);
+  return grid;
+}
+
+TEST(CalibrationGemmGrid, MultilinearInLogShapeAndClamped) {
+  const GemmEfficiencyGrid grid = corner_grid();
+  EXPECT_DOUBLE_EQ(grid.at(16, 16, 16), 0.1);
+  EXPECT_DOUBLE_EQ(grid.at(256, 256, 256), 0.8);
+  EXPECT_DOUBLE_EQ(grid.at(16, 256, 16), 0.3);
+  // 64 is halfway between 16 and 256 in log scale on every axis: the corners' mean,
+  // 0.1 + 0.1/2 + 0.2/2 + 0.4/2 = 0.45.
+  EXPECT_NEAR(grid.at(64, 64, 64), 0.45, 1e-12);
+  // Halfway on k only, m and n small: 0.1 + 0.4/2 = 0.3.
+  EXPECT_NEAR(grid.at(16, 16, 64), 0.3, 1e-12);
+  // Beyond the axes the grid is flat: (4096, 1, 256) reads (256, 16, 256) = 0.1 + 0.1 + 0.4.
+  EXPECT_NEAR(grid.at(4096, 1, 256), 0.6, 1e-12);
+  EXPECT_DOUBLE_EQ(GemmEfficiencyGrid{}.at(64, 64, 64), 1.0);
+}
+
+TEST(CalibrationGemmGrid, FitBuildsTheGridAndItsRatesCountForThePeak) {
+  // Eight shaped samples of 2mnk FLOPs; the (256, 256, 256) one runs at 40 GFlops, faster than the
+  // square sweep's 20 GFlops: the peak is 40 GFlops, the square curve's point 0.5, and each shape's
+  // efficiency its rate / 40 GFlops. Shape (m, n, k) here runs at 5 · (1 + i + 2j + 4l) GFlops.
+  std::vector<KernelSample> samples{{"gemm", "matmul", Dtype::fp32, 1e9, Seconds(0.05)}};
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (int l = 0; l < 2; ++l) {
+        const std::uint32_t m = i ? 256 : 16, n = j ? 256 : 16, k = l ? 256 : 16;
+        const double flops = 2.0 * m * n * k;
+        KernelSample sample{"gemm_shape", "matmul", Dtype::fp32, flops, Seconds(flops / (5e9 * (1 + i + 2 * j + 4 * l)))};
+        sample.shape = GemmShape{m, n, k};
+        samples.push_back(sample);
+      }
+  const CalibrationTable table = fit_calibration("cpu", samples, std::nullopt, std::nullopt, "unit test");
+  EXPECT_DOUBLE_EQ(table.peak.at(Dtype::fp32).value(), 40e9);
+  EXPECT_DOUBLE_EQ(table.compute.at({"matmul", Dtype::fp32}).points.at(0).second, 0.5);
+  const GemmEfficiencyGrid& grid = table.gemm.at(Dtype::fp32);
+  EXPECT_EQ(grid.m, (std::vector<double>{16, 256}));
+  EXPECT_NEAR(grid.at(16, 16, 16), 5.0 / 40, 1e-12);
+  EXPECT_NEAR(grid.at(16, 256, 256), 35.0 / 40, 1e-12);  // 5 · (1 + 2 + 4) GFlops
+  // A shape missing from the grid is a backend bug, not a table to guess from.
+  samples.pop_back();
+  EXPECT_THROW((void)fit_calibration("cpu", samples, std::nullopt, std::nullopt, "unit test"), std::invalid_argument);
+}
+
+TEST(CalibrationGemmGrid, ComputeTimeReadsTheGridForAGemmOfKnownShape) {
+  const GpuSpec& v100 = *HardwareCatalog::builtin().find_gpu("V100-16GB");
+  CalibrationTable table = example_table();
+  table.gemm[Dtype::fp16] = corner_grid();
+  // 64 × 64 × 64 fp16: 524,288 FLOPs at 125 TFlops · 0.45 (the grid's centre, derived above).
+  Compute product;
+  product.flops = Flop(2.0 * 64 * 64 * 64);
+  product.dtype = Dtype::fp16;
+  product.kernel = LayerKind::matmul;
+  product.gemm = GemmShape{64, 64, 64};
+  EXPECT_NEAR(compute_time(product, v100, table).value(), 524288 / (125e12 * 0.45), 1e-18);
+  // Without a shape the FLOPs curve applies: 524,288 FLOPs is below its first point, e = 0.35.
+  product.gemm = {};
+  EXPECT_NEAR(compute_time(product, v100, table).value(), 524288 / (125e12 * 0.35), 1e-18);
+  // A shape but no grid for the dtype (fp32): its curve, none here, so e = 1.
+  product.gemm = GemmShape{64, 64, 64};
+  product.dtype = Dtype::fp32;
+  EXPECT_NEAR(compute_time(product, v100, table).value(), 524288 / 15.7e12, 1e-18);
+}
+
+TEST(CalibrationGemmGrid, FileRoundTripAndLocatedErrors) {
+  CalibrationTable table = example_table();
+  table.gemm[Dtype::fp32] = corner_grid();
+  const std::string text = dump_calibration(table);
+  EXPECT_THAT(text, HasSubstr("gemm:\n  - dtype: fp32\n    points:\n      - {m: 16, n: 16, k: 16, efficiency: 0.1}\n"));
+  const CalibrationTable loaded = load_calibration(write_temp("grid_round_trip.yaml", text));
+  EXPECT_NEAR(loaded.gemm.at(Dtype::fp32).at(64, 64, 64), 0.45, 1e-12);
+  EXPECT_EQ(dump_calibration(loaded), text);
+
+  const std::vector<Diagnostic> errors = errors_of("grid_errors.yaml", R"(device: cpu
+source: test
+peak: {fp32: "10GFlops"}
+memory_bandwidth: "10GB/s"
+gemm:
+  - dtype: fp32
+    points:
+      - {m: 16, n: 16, k: 16, efficiency: 0.5}
+      - {m: 64, n: 16, k: 16, efficiency: 0.6}
+      - {m: 16, n: 32, k: 16, efficiency: 0.6}
+  - dtype: fp16
+    points:
+      - {m: 16.5, n: 16, k: 16, efficiency: 0.5}
+      - {m: 16, n: 16, k: 16, efficiency: 1.5}
+)");
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0].location.line, 8);  // the points: 2 m × 2 n × 1 k values need 4
+  EXPECT_THAT(errors[0].message, HasSubstr("not a full grid"));
+  EXPECT_THAT(errors[0].message, HasSubstr("m = 64, n = 32, k = 16 is missing"));
+  EXPECT_EQ(errors[1].location.line, 13);
+  EXPECT_THAT(errors[1].message, HasSubstr("whole number"));
+  EXPECT_EQ(errors[2].location.line, 14);  // efficiency 1.5 > 1
+}
+
 TEST(CalibrationFile, DumpLoadRoundTrip) {
   const CalibrationTable table = example_table();
   const std::string text = dump_calibration(table);

@@ -71,6 +71,7 @@ TaskGraph full_graph() {
   Compute forward_op = compute_op(gpu0, 1.2e12, 3.5e9 + 0.25, Dtype::fp16);
   forward_op.measured_time = Seconds(0.0012);
   forward_op.measured_on = "V100-16GB";
+  forward_op.gemm = GemmShape{4096, 1024, 64};
   forward.op = forward_op;
   forward.stream = compute_stream;
   forward.phase = Phase::forward;
@@ -130,6 +131,9 @@ void expect_same_task(const Task& a, const Task& b) {
     EXPECT_EQ(x->device, y.device);
     EXPECT_EQ(x->flops, y.flops);
     EXPECT_EQ(x->bytes_accessed, y.bytes_accessed);
+    EXPECT_EQ(x->gemm.m, y.gemm.m);
+    EXPECT_EQ(x->gemm.n, y.gemm.n);
+    EXPECT_EQ(x->gemm.k, y.gemm.k);
     EXPECT_EQ(x->dtype, y.dtype);
     EXPECT_EQ(x->measured_time, y.measured_time);
     EXPECT_EQ(x->measured_on, y.measured_on);
@@ -418,6 +422,15 @@ TEST(TaskGraphJson, StringWhereNumberExpected) {
   expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "flops": "lots"}
 )"),
                       3, 80, "expected a number for 'flops', got the string \"lots\"");
+}
+
+TEST(TaskGraphJson, GemmShapeIsThreeWholePositiveNumbers) {
+  expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "gemm": [64, 64]}
+)"),
+                      3, 79, "expected 'gemm' as [m, n, k], three whole numbers");
+  expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "gemm": [64, 0, 8]}
+)"),
+                      3, 84, "'gemm'");
 }
 
 TEST(TaskGraphJson, QuotedNumberIsAString) {

@@ -1,0 +1,36 @@
+// layer_compute: which tasks carry a GEMM shape for a calibration's shape grid.
+#include "planners/common/layer_cost.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dnnsim {
+namespace {
+
+TEST(LayerCompute, ForwardOfOneGemmCarriesItsShapeWithTheBatchInItsRows) {
+  LayerModel model;
+  model.name = "two-layer";
+  Layer linear;
+  linear.name = "fc";
+  linear.kind = LayerKind::matmul;
+  linear.matmuls = {MatmulShape{128, 4096, 1024}};  // per sample: 128 tokens × 1024 → 4096
+  linear.forward_flops = linear.matmuls.front().flops();
+  linear.backward_flops = linear.forward_flops * 2.0;
+  Layer attention = linear;
+  attention.kind = LayerKind::attention;
+  attention.matmuls = {MatmulShape{128, 128, 64}, MatmulShape{128, 64, 128}};  // scores, context
+  model.layers = {linear, attention};
+
+  // 4 samples: rows 4 · 128 = 512.
+  const Compute forward = layer_compute(model, model.layers[0], 0, 4, Dtype::fp16, Pass::forward);
+  EXPECT_EQ(forward.gemm.m, 512u);
+  EXPECT_EQ(forward.gemm.n, 4096u);
+  EXPECT_EQ(forward.gemm.k, 1024u);
+  // Backward is dX and dW in one task, two other shapes: no single shape.
+  EXPECT_FALSE(layer_compute(model, model.layers[0], 0, 4, Dtype::fp16, Pass::backward).gemm.known());
+  // Two GEMMs in one layer: no single shape either; nor for a chunk of layers.
+  EXPECT_FALSE(layer_compute(model, model.layers[1], 0, 4, Dtype::fp16, Pass::forward).gemm.known());
+  EXPECT_FALSE(layers_compute(model, LayerRange{0, 2}, 0, 4, Dtype::fp16, Pass::forward).gemm.known());
+}
+
+}  // namespace
+}  // namespace dnnsim
