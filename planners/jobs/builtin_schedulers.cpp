@@ -6,6 +6,7 @@
 #include <numeric>
 #include <set>
 
+#include "planners/jobs/gadget.hpp"
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/job_speed.hpp"
 #include "planners/jobs/priority_allocation.hpp"
@@ -386,6 +387,17 @@ void register_builtin_schedulers(SchedulerRegistry& registry) {
                factory([](const SchedulerContext& ctx) { return std::make_unique<TetrisScheduler>(ctx); }));
   registry.add("qssf", "quasi-shortest-service-first: GPUs × user's mean past duration, backfill", "Helios SC'21 §5.1",
                factory([](const SchedulerContext& ctx) { return std::make_unique<QssfScheduler>(ctx); }));
+  registry.add("gadget",
+               "GADGET-like: greedy ring embedding + marginal-utility admission, ring contention on shared NICs; "
+               "utility: progress without excess training",
+               "Yu et al., GADGET, INFOCOM'22 (reconstructed, papers-cluster.md §1)",
+               factory([](const SchedulerContext& ctx) { return make_gadget_scheduler(ctx, GadgetUtility::excess); }));
+  registry.add("gadget-energy", "GADGET-like, utility: progress minus energy_weight per GPU-hour",
+               "Yu et al., GADGET, INFOCOM'22 (reconstructed, papers-cluster.md §1)",
+               factory([](const SchedulerContext& ctx) { return make_gadget_scheduler(ctx, GadgetUtility::energy); }));
+  registry.add("gadget-fair", "GADGET-like, utility: alpha-fair progress (alpha in [0, 1))",
+               "Yu et al., GADGET, INFOCOM'22 (reconstructed, papers-cluster.md §1)",
+               factory([](const SchedulerContext& ctx) { return make_gadget_scheduler(ctx, GadgetUtility::fair); }));
 }
 
 }  // namespace dnnsim

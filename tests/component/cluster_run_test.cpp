@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 
+#include "planners/jobs/gadget.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/workloads/cluster/cluster_kind.hpp"
@@ -349,6 +350,25 @@ TEST(ClusterRun, TwoRingsSharingNicsRunAtAnalyticSlowdown) {
     // Latency (µs per batch of ~60 s) is the only term the formula leaves out.
     EXPECT_NEAR(job.contention_slowdown, expected, 1e-3 * expected);
   }
+}
+
+// GADGET's ring model (planners/jobs/gadget.hpp) against SimGrid: the same two rings through both
+// NICs. Its contended iteration divides each NIC by the n_rings = 2 rings through it; the simulated
+// slowdown of each job must match the model's contended / solo iteration ratio.
+TEST(ClusterRun, GadgetRingContentionMatchesTheSimulatedNics) {
+  const std::string trace = testing::write_file(
+      "jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\ny,0,2,600,resnet50,64\n");
+  const Scenario scenario =
+      testing::load(cluster_yaml(trace, "fifo", 2, 2, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
+  const auto& spec = *scenario.workload_as<ClusterWorkload>();
+  const Placement ring{{{0, 1}, {1, 1}}};
+  const std::vector<ServerInfo> servers = cluster_servers(scenario, spec);
+  const IterationCost cost = spec.speed->iteration(spec.trace.jobs[0], ring, servers);
+  const double solo = ring_estimate(cost, ring, servers, {0, 0}).iteration.value();
+  const double shared = ring_estimate(cost, ring, servers, {1, 1}).iteration.value();
+  ASSERT_GT(shared / solo, 1.05);
+  const ClusterSimResult result = run_fixed(scenario, {ring});
+  for (const JobOutcome& job : result.jobs) EXPECT_NEAR(job.contention_slowdown, shared / solo, 0.01 * shared / solo);
 }
 
 }  // namespace
