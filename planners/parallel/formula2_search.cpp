@@ -114,7 +114,8 @@ std::vector<DeviceId> unused_devices(const std::vector<bool>& used) {
 // G(j, t) the fewest GPUs of t + 1 stages covering [j, N):
 //   G(j, t) = min_r min_{j < e ≤ max_stage_end(j, r, I(t))} r + G(e, t − 1),  G(N, −1) = 0,
 // and fewest[j] = min_t G(j, t); greater than the device count when no plan on these GPUs fits.
-std::vector<int> fewest_gpus(const StageCostModel& cost) {
+// Stages begin and end at `boundaries` only (the search's cuts); fewest is set at those.
+std::vector<int> fewest_gpus(const StageCostModel& cost, const std::vector<std::size_t>& boundaries) {
   const std::size_t layers = cost.layer_count();
   const int devices = static_cast<int>(cost.device_count());
   const int impossible = devices + 1;
@@ -128,12 +129,14 @@ std::vector<int> fewest_gpus(const StageCostModel& cost) {
     for (int stages = followers + 1; stages <= devices; ++stages)
       in_flight = std::min(in_flight, cost.in_flight(stages - 1 - followers, stages));
     std::vector<int> current(layers + 1, impossible);  // G(·, t); a stage is never empty
-    for (std::size_t j = 0; j < layers; ++j)
+    for (std::size_t b = 0; b + 1 < boundaries.size(); ++b) {
+      const std::size_t j = boundaries[b];
       for (int replicas = 1; replicas <= max_replicas; ++replicas) {
         const std::size_t last_end = cost.max_stage_end(j, replicas, std::max(0, in_flight));
-        for (std::size_t end = j + 1; end <= last_end; ++end)
-          current[j] = std::min(current[j], replicas + shorter[end]);
+        for (std::size_t e = b + 1; e < boundaries.size() && boundaries[e] <= last_end; ++e)
+          current[j] = std::min(current[j], replicas + shorter[boundaries[e]]);
       }
+    }
     for (std::size_t j = 0; j < layers; ++j) fewest[j] = std::min(fewest[j], current[j]);
     shorter = std::move(current);
   }
@@ -163,18 +166,32 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
     }
   }
 
+  // Where stages may begin and end: the request's block boundaries, or every layer.
+  std::vector<std::size_t> boundaries = cost.request().boundaries;
+  if (boundaries.empty())
+    for (std::size_t l = 0; l <= layers; ++l) boundaries.push_back(l);
+  outcome.units = boundaries.size() - 1;
   // A prefix or a cut that leaves fewer GPUs than the rest of the layers needs cannot complete (a
   // bound from memory alone, so no feasible plan is lost).
-  const std::vector<int> fewest = fewest_gpus(cost);
+  const std::vector<int> fewest = fewest_gpus(cost, boundaries);
   outcome.fewest_gpus = fewest[0];
   // states[j]: the kept prefixes covering layers [0, j) for each class of used GPU sets.
   std::vector<std::map<std::string, PrefixSet>> states(layers);
   const std::vector<bool> none(devices, false);
   states[0][policy.state_key(none)].keep(Prefix{{}, {}, none, 0, {}});
   std::vector<Formula2Stage> scratch;
-  for (std::size_t j = 0; j < layers; ++j) {
+  // Asked before every prefix is extended: one prefix's transitions take milliseconds, a boundary's
+  // all of them can take seconds.
+  const auto& progress = cost.request().progress;
+  for (std::size_t b = 0; b + 1 < boundaries.size() && !outcome.stopped; ++b) {
+    const std::size_t j = boundaries[b];
+    const double fraction = static_cast<double>(b) / static_cast<double>(boundaries.size() - 1);
     for (const auto& [key, kept] : states[j])
       for (const Prefix& prefix : kept.prefixes()) {
+        if (outcome.stopped || (progress && !progress(fraction))) {
+          outcome.stopped = true;
+          break;
+        }
         const int free = devices - prefix.used_count;
         if (fewest[j] > free) continue;
         const int stage_index = static_cast<int>(prefix.stages.size());
@@ -194,7 +211,8 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
             for (DeviceId d : group) used[d] = true;
             const std::vector<DeviceId> rest = unused_devices(used);
             const std::string next_key = policy.state_key(used);
-            for (std::size_t cut = j + 1; cut < layers; ++cut) {
+            for (std::size_t c = b + 1; c + 1 < boundaries.size(); ++c) {
+              const std::size_t cut = boundaries[c];
               const StageSpec stage{{j, cut}, group};
               // A longer stage needs more memory: once it does not fit, no longer one will.
               if (!cost.fits(stage.layers, group, stage_index, stages)) break;
@@ -212,7 +230,7 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
                 outcome.stages.push_back(stage);
                 outcome.stages.push_back(last);
               }
-              if (cut + 1 >= layers) continue;  // a prefix ending at N − 1 leaves one layer: no split left
+              if (c + 2 >= boundaries.size()) continue;  // a prefix ending at the last cut leaves one unit: no split left
               scratch.resize(prefix_entries);
               const PrefixSummary summary = summarize(scratch, micro_batches, latency);
               PrefixSet& kept = states[cut][next_key];
@@ -232,6 +250,14 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
 
 PlanResult search_result(const SearchOutcome& outcome, const PlanRequest& request, const std::string& cost_model,
                          double wall_seconds) {
+  if (outcome.stages.empty() && outcome.stopped) {
+    PlanResult stopped = infeasible(fmt::format("the search was stopped before it found a plan that fits ({} candidates "
+                                                "scored); give it more time",
+                                                outcome.candidates),
+                                    cost_model, outcome.candidates, wall_seconds);
+    stopped.stopped_early = true;
+    return stopped;
+  }
   if (outcome.stages.empty() && outcome.fewest_gpus > static_cast<int>(request.cluster.size()))
     return infeasible(fmt::format("no plan fits in GPU memory: the layers need more than {} GPUs under this schedule's "
                                   "in-flight counts (a lower bound from the memory model); the data-parallel plan: {}",
@@ -250,6 +276,8 @@ PlanResult search_result(const SearchOutcome& outcome, const PlanRequest& reques
   result.predicted_iteration_time = outcome.latency;
   result.cost_model = cost_model;
   result.statistics = PlanStatistics{outcome.candidates, wall_seconds};
+  if (!request.boundaries.empty()) result.searched_blocks = outcome.units;
+  result.stopped_early = outcome.stopped;
   return result;
 }
 

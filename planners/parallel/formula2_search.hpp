@@ -18,6 +18,10 @@
 // (memory of the most favourable stage shape at each distance from the end) cuts prefixes and cuts
 // that leave too few; a stage stops growing once it no longer fits.
 //
+// Cuts: only at PlanRequest::boundaries when given (a zoo model's blocks), so the search is over
+// blocks, not sub-layers. Progress: PlanRequest::progress after each prefix end; when it returns
+// false the search stops with the best complete plan scored so far.
+//
 // Memory: a candidate counts as a result only if every stage fits with the schedule's in-flight
 // count for its position; a prefix is kept for extension when its own stages fit (the last stage
 // may still be split further).
@@ -49,6 +53,8 @@ struct SearchOutcome {
   std::string first_problem;  // why the "DP" plan does not fit, for the infeasible reason
   int fewest_gpus = 0;        // a lower bound on the GPUs the model needs (memory alone)
   std::size_t candidates = 0;
+  std::size_t units = 0;  // the stage boundaries searched, minus one (PlanRequest::boundaries)
+  bool stopped = false;   // PlanRequest::progress asked to stop: `stages` is the best found so far
 };
 
 [[nodiscard]] SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy& policy);

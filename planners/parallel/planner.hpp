@@ -45,7 +45,19 @@ struct PlanRequest {
   std::function<int(int stage, int stages, int micro_batches)> in_flight;
   std::optional<int> stages;  // uniform: the number of stages (default: one per device)
   int chunks_per_stage = 1;   // interleaved schedules; planners other than uniform reject v > 1
+  // Where stages may begin and end, as layer indices from 0 to the layer count, ascending: the
+  // model's blocks (block_boundaries) so that a search over a zoo transformer's sub-layers costs what
+  // one over its blocks does. Empty: between any two layers. dapple and pipeline-mapping honour it.
+  std::vector<std::size_t> boundaries;
+  // Called as a search advances with the fraction done; returning false stops it, and the best plan
+  // found so far is returned with PlanResult::stopped_early set. Empty: the search runs to its end.
+  std::function<bool(double fraction)> progress;
 };
+
+// The boundaries of a model's blocks: consecutive layers whose names share the part before the
+// first '.' ("block3.attn.qkv", "block3.mlp.fc1") form one block; every other layer is its own.
+// Returns every index 0..N when no two layers group (nothing to coarsen).
+[[nodiscard]] std::vector<std::size_t> block_boundaries(const LayerModel& model);
 
 struct PlanStatistics {
   std::size_t candidates = 0;  // partial or complete plans scored
@@ -63,6 +75,10 @@ struct PlanResult {
   // are then groups of that many GPUs), and its fitting candidates, best first, one line each.
   std::optional<TensorParallelOptions> tensor_parallel;
   std::vector<std::string> ranking;
+  // Units the search cut between when it honoured PlanRequest::boundaries (0: every layer).
+  std::size_t searched_blocks = 0;
+  // The search was stopped (PlanRequest::progress returned false): the plan is the best found so far.
+  bool stopped_early = false;
 };
 
 class Planner {

@@ -346,4 +346,18 @@ PlanResult infeasible(std::string reason, std::string cost_model, std::size_t ca
   return result;
 }
 
+std::vector<std::size_t> block_boundaries(const LayerModel& model) {
+  const auto block_of = [](const std::string& name) {
+    const std::size_t dot = name.find('.');
+    return dot == std::string::npos ? std::string_view() : std::string_view(name).substr(0, dot);
+  };
+  std::vector<std::size_t> boundaries{0};
+  for (std::size_t l = 1; l < model.layers.size(); ++l) {
+    const std::string_view block = block_of(model.layers[l].name);
+    if (block.empty() || block != block_of(model.layers[l - 1].name)) boundaries.push_back(l);
+  }
+  if (!model.layers.empty()) boundaries.push_back(model.layers.size());
+  return boundaries;
+}
+
 }  // namespace dnnsim

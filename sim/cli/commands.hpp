@@ -1,6 +1,7 @@
 // Subcommands of the dnnsim executable that live in their own files.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "models/calibration/calibration.hpp"
@@ -77,6 +78,7 @@ struct PlanCommandOptions {
   std::vector<std::string> overrides;  // --set
   std::string planner;                 // --planner: replaces the scenario's planner or explicit stages
   bool simulate = false;               // --simulate: also run the plan and print the simulated time
+  std::optional<double> time_limit_s;  // --time-limit: stop the search then, keeping the best plan so far
 };
 
 // `dnnsim plan` (docs/pipeline.md): prints the plan of a pipeline workload, the planner's predicted

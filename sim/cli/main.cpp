@@ -281,6 +281,9 @@ int main(int argc, char** argv) {
   plan->add_option("--planner", plan_options.planner, "planner to use instead of the scenario's (dnnsim list planners)");
   plan->add_option("--set", plan_options.overrides, "override a scenario key (repeatable)");
   plan->add_flag("--simulate", plan_options.simulate, "also simulate the plan and print the simulated time beside the prediction");
+  plan->add_option("--time-limit", plan_options.time_limit_s,
+                   "seconds of search after which the planner returns the best plan found so far (marked as such)")
+      ->check(CLI::PositiveNumber);
 
   dnnsim::cli::PlotCommandOptions plot_options;
   auto* plot = app.add_subcommand("plot", "plot a metric of sweep results against an axis, as PNG (docs/plots.md)");

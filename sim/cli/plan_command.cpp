@@ -4,12 +4,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <unistd.h>
+
 #include <iostream>
 
 #include "models/common/units.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/report/report.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
+#include "sim/run/progress.hpp"
 #include "sim/run/simulation.hpp"
 
 namespace dnnsim::cli {
@@ -30,7 +33,13 @@ int run_plan_command(const PlanCommandOptions& options) {
     if (options.planner != "uniform") spec->planner_stages.reset();
     if (options.planner == "megatron") spec->tensor_parallel_set = false;  // it chooses them
   }
-  const PipelineSetup setup = plan_pipeline(scenario, *spec);
+  // Progress on stderr; Ctrl-C or --time-limit stop the search with the best plan found so far.
+  const InterruptGuard interrupt_guard;
+  SearchProgress progress(std::cerr, ::isatty(STDERR_FILENO) != 0, fmt::format("planning ({})", spec->planner),
+                          options.time_limit_s);
+  const PipelineSetup setup =
+      plan_pipeline(scenario, *spec, [&progress](double fraction) { return progress(fraction); });
+  progress.finish();
   const PipelineRunReport& report = setup.report;
   // With tensor parallelism plan devices are groups of t consecutive GPUs, named by their first.
   std::vector<std::string> gpus = scenario.cluster.gpu_names();
@@ -38,6 +47,11 @@ int run_plan_command(const PlanCommandOptions& options) {
   for (std::size_t g = 0; g < gpus.size() / static_cast<std::size_t>(ranks); ++g) gpus[g] = gpus[g * static_cast<std::size_t>(ranks)];
   gpus.resize(gpus.size() / static_cast<std::size_t>(ranks));
   std::cout << fmt::format("scenario {}: planner {}, schedule {}\n", scenario.name, report.planner, report.schedule);
+  if (report.plan.searched_blocks > 0)
+    std::cout << fmt::format("searched as {} blocks of {} layers: stages begin and end at block boundaries\n",
+                             report.plan.searched_blocks, spec->model.layers.size());
+  if (report.plan.stopped_early)
+    std::cout << fmt::format("search stopped ({}): the best plan found so far\n", progress.stop_reason());
   if (report.tensor_parallel)
     std::cout << fmt::format("tensor parallel {} (groups of consecutive GPUs), sequence parallel {}, recompute {}, "
                              "distributed optimizer {}\n",

@@ -9,7 +9,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstddef>
+#include <optional>
 #include <ostream>
+#include <string>
 
 #include "sim/exec/executor.hpp"
 
@@ -50,6 +52,31 @@ class ProgressObserver : public ExecutionObserver {
   Clock::time_point start_ = Clock::now();
   Clock::time_point next_ = start_ + std::chrono::seconds(2);
   bool drawn_ = false;
+};
+
+// A planner's search progress (PlanRequest::progress): prints the fraction searched, time elapsed and
+// an ETA on `out` as ProgressObserver does (after two seconds; one line redrawn on a terminal, a line
+// every five seconds in a log), and stops the search once `time_limit` has passed or, with an
+// InterruptGuard alive, on Ctrl-C — the planner then returns the best plan found so far.
+class SearchProgress {
+ public:
+  SearchProgress(std::ostream& out, bool terminal, std::string what, std::optional<double> time_limit_s);
+  bool operator()(double fraction);
+  // Clears the terminal line if one was drawn.
+  void finish();
+  // Why the search was stopped; empty when it was not.
+  [[nodiscard]] const std::string& stop_reason() const { return stop_reason_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::ostream* out_;
+  bool terminal_;
+  std::string what_;
+  std::optional<double> time_limit_s_;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point next_ = start_ + std::chrono::seconds(2);
+  bool drawn_ = false;
+  std::string stop_reason_;
 };
 
 }  // namespace dnnsim

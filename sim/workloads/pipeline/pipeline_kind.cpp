@@ -279,8 +279,15 @@ class PipelineKind final : public WorkloadKind {
     return std::make_shared<PipelineWorkloadSpec>(read_pipeline(ctx.reader, ctx.map, ctx.cluster));
   }
 
+  // Explicit stages are lowered; a planner is not run (a search can take minutes): `dnnsim plan` runs it.
   std::string check(const Scenario& scenario) const override {
-    const PipelineSetup setup = plan_pipeline(scenario, *scenario.workload_as<PipelineWorkloadSpec>());
+    const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
+    if (!spec.planner.empty()) {
+      (void)builtin_schedules().at(spec.schedule, spec.where).value.make(spec.schedule_options);
+      return fmt::format("ok ({} GPUs, {} layers; planner {} not run: `dnnsim plan` runs it)", scenario.cluster.gpu_count(),
+                         spec.model.layers.size(), spec.planner);
+    }
+    const PipelineSetup setup = plan_pipeline(scenario, spec);
     if (!setup.report.plan.feasible) return fmt::format("ok, but no feasible plan: {}", setup.report.plan.reason);
     const TaskGraph graph =
         build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);

@@ -36,7 +36,8 @@ std::vector<std::string> group_names(std::vector<std::string> gpus, const std::o
 
 }  // namespace
 
-PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec) {
+PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec,
+                            std::function<bool(double fraction)> progress) {
   PipelineSetup setup;
   const bool megatron = spec.planner == "megatron";  // the 3D planner chooses the tensor parallelism
   if (spec.tensor_parallel_set) setup.report.tensor_parallel = spec.tensor_parallel;
@@ -68,6 +69,9 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   }
   request.chunks_per_stage = setup.schedule->chunks();
   request.stages = spec.planner_stages;
+  if (std::vector<std::size_t> blocks = block_boundaries(request.model); blocks.size() < request.model.layers.size() + 1)
+    request.boundaries = std::move(blocks);
+  request.progress = std::move(progress);
   const std::shared_ptr<const PipelineSchedule> schedule = setup.schedule;
   request.in_flight = [schedule](int stage, int stages, int micro_batches) {
     const PipelineShape shape{stages, micro_batches, schedule->chunks()};

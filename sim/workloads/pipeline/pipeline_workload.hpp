@@ -4,6 +4,8 @@
 // concrete without an engine, for `dnnsim plan` as for runs.
 #pragma once
 
+#include <functional>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -79,10 +81,13 @@ struct PipelineSetup {
                                                       const std::optional<TensorParallelOptions>& tensor_parallel);
 
 // Plans the workload (runs the planner, or takes the explicit stages) and makes its schedule.
-// An infeasible plan is a result (report.plan.feasible = false), not an error.
+// An infeasible plan is a result (report.plan.feasible = false), not an error. A zoo model's
+// sub-layers are searched as blocks (PlanRequest::boundaries); `progress` goes to the planner
+// (PlanRequest::progress: it may stop the search).
 // @throw InputError when the schedule cannot run the plan's shape (interleaved needs M % p == 0, …)
 // or an explicit plan is inconsistent, located at the workload.
-[[nodiscard]] PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec);
+[[nodiscard]] PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec,
+                                         std::function<bool(double fraction)> progress = {});
 
 // Ada-Grouper's run (schedule "ada-grouper"; Wang et al., arXiv:2303.01675, as specified in
 // planners/schedules/ada_grouper.hpp): iteration 0 runs kFkB with the first candidate k whose peak

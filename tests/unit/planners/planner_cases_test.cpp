@@ -1,7 +1,9 @@
 // Hand-derived planner cases: Formula 2 and Algorithm 1 by hand, a DP-vs-straight decision, the
-// uniform splits, L1 (pipeline-mapping ≤ dapple on a hierarchy), out-of-memory and bad requests.
+// uniform splits, L1 (pipeline-mapping ≤ dapple on a hierarchy), out-of-memory and bad requests;
+// the search over block boundaries and its early stop.
 #include <gtest/gtest.h>
 
+#include "models/dnn/zoo.hpp"
 #include "planner_test_helpers.hpp"
 #include "planners/parallel/planners.hpp"
 
@@ -120,6 +122,71 @@ TEST(PipelineMappingPlanner, NoSlowerThanDappleOnAHierarchy) {
     EXPECT_LE(mapping.predicted_iteration_time.value(), dapple.predicted_iteration_time.value() * (1 + 1e-12))
         << "trial " << trial;
   }
+}
+
+}  // namespace
+}  // namespace dnnsim
+
+namespace dnnsim {
+namespace {
+
+using testing::hierarchical_cluster;
+using testing::make_request;
+using testing::random_model;
+
+// gpt2-small is `embedding`, 12 blocks of 7 sub-layers ("block<i>.attn.norm" … "block<i>.mlp.fc2"),
+// `final_norm` and `head`: 87 layers, 15 blocks, boundaries 0, 1, 8, …, 78, 85, 86, 87.
+TEST(PlannerScale, BlockBoundariesGroupLayersByTheirNamePrefix) {
+  const LayerModel model = builtin_models().at("gpt2-small").value(ModelOptions{});
+  ASSERT_EQ(model.layers.size(), 87u);
+  std::vector<std::size_t> expected{0};
+  for (std::size_t b = 0; b <= 12; ++b) expected.push_back(1 + 7 * b);
+  expected.push_back(86);
+  expected.push_back(87);
+  EXPECT_EQ(block_boundaries(model), expected);
+  // Layers with no dot in their names are each a block of their own.
+  LayerModel plain;
+  plain.layers.resize(3);
+  EXPECT_EQ(block_boundaries(plain), (std::vector<std::size_t>{0, 1, 2, 3}));
+}
+
+// With boundaries, every stage of dapple's and pipeline-mapping's plans begins and ends on one.
+// Random 12-layer chain, blocks of 3 layers, 2 nodes × 2 V100.
+TEST(PlannerScale, SearchesCutOnlyAtBoundaries) {
+  std::mt19937 random(7);
+  PlanRequest request = make_request(random_model(random, 12), hierarchical_cluster(2, 2), 16, 8);
+  request.boundaries = {0, 3, 6, 9, 12};
+  for (const std::string name : {"dapple", "pipeline-mapping"}) {
+    const PlanResult result = builtin_planners().at(name).value->plan(request);
+    ASSERT_TRUE(result.feasible) << result.reason;
+    EXPECT_EQ(result.searched_blocks, 4u) << name;
+    for (const PipelineStage& stage : result.plan.stages)
+      for (const LayerRange& range : stage.chunks) {
+        EXPECT_EQ(range.begin % 3, 0u) << name;
+        EXPECT_EQ(range.end % 3, 0u) << name;
+      }
+  }
+}
+
+// A progress callback that says stop at once: the search ends before scoring anything and says why.
+// One that stops at the second call keeps what the first prefix's transitions found.
+TEST(PlannerScale, ProgressCanStopTheSearchWithTheBestPlanSoFar) {
+  std::mt19937 random(7);
+  PlanRequest request = make_request(random_model(random, 12), hierarchical_cluster(2, 2), 16, 8);
+  request.progress = [](double) { return false; };
+  PlanResult stopped = builtin_planners().at("dapple").value->plan(request);
+  EXPECT_TRUE(stopped.stopped_early);
+  EXPECT_FALSE(stopped.feasible);
+  EXPECT_NE(stopped.reason.find("stopped before it found a plan"), std::string::npos);
+  int calls = 0;
+  request.progress = [&calls](double) { return ++calls < 2; };
+  const PlanResult early = builtin_planners().at("dapple").value->plan(request);
+  EXPECT_TRUE(early.stopped_early);
+  ASSERT_TRUE(early.feasible) << early.reason;
+  request.progress = {};
+  const PlanResult full = builtin_planners().at("dapple").value->plan(request);
+  EXPECT_FALSE(full.stopped_early);
+  EXPECT_LE(full.predicted_iteration_time.value(), early.predicted_iteration_time.value());
 }
 
 }  // namespace
