@@ -54,9 +54,10 @@ struct PlanRequest {
   std::function<bool(double fraction)> progress;
 };
 
-// The boundaries of a model's blocks: consecutive layers whose names share the part before the
-// first '.' ("block3.attn.qkv", "block3.mlp.fc1") form one block; every other layer is its own.
-// Returns every index 0..N when no two layers group (nothing to coarsen).
+// The boundaries of a model's blocks: consecutive layers whose names share a prefix ending in a
+// component "block<N>" followed by more ("block3.attn.qkv", "block3.mlp.fc1"; T5's
+// "decoder.block3.cross.q") form one block — the zoo's transformer blocks; every other layer
+// ("encoder.lstm2", "conv3_1") is its own. Every index 0..N when no two layers group.
 [[nodiscard]] std::vector<std::size_t> block_boundaries(const LayerModel& model);
 
 struct PlanStatistics {

@@ -347,9 +347,19 @@ PlanResult infeasible(std::string reason, std::string cost_model, std::size_t ca
 }
 
 std::vector<std::size_t> block_boundaries(const LayerModel& model) {
+  // The name up to its first component "block<digits>" ("decoder.block3" of "decoder.block3.attn.q"),
+  // or empty: "encoder.lstm2" or "conv3_1" are units of their own.
   const auto block_of = [](const std::string& name) {
-    const std::size_t dot = name.find('.');
-    return dot == std::string::npos ? std::string_view() : std::string_view(name).substr(0, dot);
+    std::size_t start = 0;
+    while (start < name.size()) {
+      const std::size_t end = std::min(name.find('.', start), name.size());
+      const std::string_view part = std::string_view(name).substr(start, end - start);
+      if (part.size() > 5 && part.starts_with("block") &&
+          std::all_of(part.begin() + 5, part.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return end < name.size() ? std::string_view(name).substr(0, end) : std::string_view();
+      start = end + 1;
+    }
+    return std::string_view();
   };
   std::vector<std::size_t> boundaries{0};
   for (std::size_t l = 1; l < model.layers.size(); ++l) {

@@ -144,10 +144,13 @@ TEST(PlannerScale, BlockBoundariesGroupLayersByTheirNamePrefix) {
   expected.push_back(86);
   expected.push_back(87);
   EXPECT_EQ(block_boundaries(model), expected);
-  // Layers with no dot in their names are each a block of their own.
-  LayerModel plain;
-  plain.layers.resize(3);
-  EXPECT_EQ(block_boundaries(plain), (std::vector<std::size_t>{0, 1, 2, 3}));
+  // Only "block<N>" components group: GNMT's "encoder.lstm0", "encoder.lstm1" stay apart, T5's
+  // "decoder.block0.*" group, and a name that is only "block3" has nothing below it to group.
+  LayerModel named;
+  for (const char* name : {"encoder.lstm0", "encoder.lstm1", "decoder.block0.attn.q", "decoder.block0.mlp.fc1",
+                           "decoder.block1.attn.q", "block3", "block3"})
+    named.layers.push_back(Layer{name});
+  EXPECT_EQ(block_boundaries(named), (std::vector<std::size_t>{0, 1, 2, 4, 5, 6, 7}));
 }
 
 // With boundaries, every stage of dapple's and pipeline-mapping's plans begins and ends on one.
