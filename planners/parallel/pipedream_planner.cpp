@@ -115,6 +115,13 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
   const StageCostModel cost(request);
   const ClusterView& cluster = request.cluster;
   const std::size_t layers = cost.layer_count();
+  // The DP's units: the request's blocks (PlanRequest::boundaries), or every layer. Unit ranges
+  // [i, j] are layer ranges [bounds[i], bounds[j + 1]).
+  std::vector<std::size_t> bounds = request.boundaries;
+  if (bounds.empty())
+    for (std::size_t l = 0; l <= layers; ++l) bounds.push_back(l);
+  const std::size_t units = bounds.size() - 1;
+  const auto range_of = [&](std::size_t i, std::size_t j) { return LayerRange{bounds[i], bounds[j + 1]}; };
 
   // Levels from the topology: GPUs within a node, then nodes. Nodes of different sizes, a single
   // node, or one GPU per node: one level over all GPUs.
@@ -146,31 +153,31 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
     return cost.fits(range, group, 0, 1);
   };
   const Level level1(
-      layers, per_node,
+      units, per_node,
       [&](std::size_t i, std::size_t j, int m) {
-        if (m > micro_batch || !stage_fits({i, j + 1}, m)) return kInfinity;
-        return pipedream_stage_time(cost, {i, j + 1}, slowest_gpu, m, intra).value();
+        if (m > micro_batch || !stage_fits(range_of(i, j), m)) return kInfinity;
+        return pipedream_stage_time(cost, range_of(i, j), slowest_gpu, m, intra).value();
       },
-      [&](std::size_t s) { return pipedream_cut_time(cost, s, intra).value(); });
+      [&](std::size_t s) { return pipedream_cut_time(cost, bounds[s + 1] - 1, intra).value(); });
   std::size_t candidates = level1.candidates();
-  std::vector<std::tuple<LayerRange, int, int>> outer;  // (layers, first node, nodes)
-  double objective = level1.at(0, layers - 1, per_node);
+  std::vector<std::tuple<LayerRange, int, int>> outer;  // (units, first node, nodes)
+  double objective = level1.at(0, units - 1, per_node);
   std::optional<Level> level2;
   if (two_levels) {
     const int node_count = static_cast<int>(nodes.size());
     const BytesPerSecond inter = slowest_bandwidth(cluster, nodes, true);
     level2.emplace(
-        layers, node_count,
+        units, node_count,
         [&](std::size_t i, std::size_t j, int m) {
-          const double sync = (cost.gradient_bytes({i, j + 1}) * (2.0 * (m - 1)) / inter).value();
+          const double sync = (cost.gradient_bytes(range_of(i, j)) * (2.0 * (m - 1)) / inter).value();
           return std::max(level1.at(i, j, per_node), sync) / m;
         },
-        [&](std::size_t s) { return pipedream_cut_time(cost, s, inter).value(); });
+        [&](std::size_t s) { return pipedream_cut_time(cost, bounds[s + 1] - 1, inter).value(); });
     candidates += level2->candidates();
-    objective = level2->at(0, layers - 1, node_count);
-    level2->stages(0, layers - 1, node_count, 0, outer);
+    objective = level2->at(0, units - 1, node_count);
+    level2->stages(0, units - 1, node_count, 0, outer);
   } else {
-    outer.emplace_back(LayerRange{0, layers}, 0, 1);
+    outer.emplace_back(LayerRange{0, units}, 0, 1);
   }
   if (!(objective < kInfinity))
     return infeasible(fmt::format("no partition fits in GPU memory ({} candidates scored); one stage on one GPU: {}",
@@ -184,7 +191,7 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
     std::vector<std::tuple<LayerRange, int, int>> inner;
     level1.stages(range.begin, range.end - 1, per_node, 0, inner);
     for (const auto& [inner_range, first_gpu, gpus] : inner) {
-      StageSpec stage{inner_range, {}};
+      StageSpec stage{LayerRange{bounds[inner_range.begin], bounds[inner_range.end]}, {}};
       for (int node = first_node; node < first_node + node_count; ++node)
         for (int gpu = first_gpu; gpu < first_gpu + gpus; ++gpu) stage.devices.push_back(nodes[node][gpu]);
       stages.push_back(std::move(stage));
@@ -202,6 +209,7 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
       Seconds(objective * static_cast<double>(request.micro_batches + static_cast<int>(stages.size()) - 1));
   result.cost_model = cost_model;
   result.statistics = PlanStatistics{candidates, elapsed()};
+  if (!request.boundaries.empty()) result.searched_blocks = units;
   return result;
 }
 

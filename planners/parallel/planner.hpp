@@ -47,7 +47,8 @@ struct PlanRequest {
   int chunks_per_stage = 1;   // interleaved schedules; planners other than uniform reject v > 1
   // Where stages may begin and end, as layer indices from 0 to the layer count, ascending: the
   // model's blocks (block_boundaries) so that a search over a zoo transformer's sub-layers costs what
-  // one over its blocks does. Empty: between any two layers. dapple and pipeline-mapping honour it.
+  // one over its blocks does. Empty: between any two layers. dapple, pipeline-mapping and pipedream
+  // honour it.
   std::vector<std::size_t> boundaries;
   // Called as a search advances with the fraction done; returning false stops it, and the best plan
   // found so far is returned with PlanResult::stopped_early set. Empty: the search runs to its end.

@@ -187,7 +187,12 @@ Bytes memory_budget(const Scenario& scenario) {
 
 std::optional<ResourceEstimate> check_resources(const Scenario& scenario) {
   const std::optional<ResourceEstimate> estimate = estimate_resources(scenario);
-  if (!estimate) return estimate;
+  if (estimate) check_resource_estimate(scenario, *estimate);
+  return estimate;
+}
+
+void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& found) {
+  const ResourceEstimate* estimate = &found;
   const SourceLocation where = scenario.run.memory_budget ? scenario.run.memory_budget_where : scenario.workload->where;
   if (rlimit limit{}; ::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
     // The stacks are mapped while the run simulates, and unmapped before the reports are built.
@@ -203,7 +208,7 @@ std::optional<ResourceEstimate> check_resources(const Scenario& scenario) {
                                           format_bytes(Bytes(static_cast<double>(limit.rlim_cur)))));
   }
   const Bytes budget = memory_budget(scenario);
-  if (estimate->memory.value() <= budget.value()) return estimate;
+  if (estimate->memory.value() <= budget.value()) return;
 
   const WorkloadKind& kind = *builtin_workload_kinds().at(scenario.workload_kind).value;
   const auto fits = [&](const Bytes& memory) { return memory.value() <= budget.value() ? "fits" : "still over"; };

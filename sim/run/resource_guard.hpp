@@ -49,4 +49,9 @@ struct ResourceEstimate {
 // @return the estimate (empty when the workload kind cannot tell)
 std::optional<ResourceEstimate> check_resources(const Scenario& scenario);
 
+// The same check for an estimate the workload kind made itself: a pipeline with a planner sizes its
+// graph once planned, inside its run, rather than planning twice (WorkloadKind::size).
+// @throw InputError as check_resources
+void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& estimate);
+
 }  // namespace dnnsim

@@ -1,8 +1,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <unistd.h>
+
+#include <iostream>
 #include <limits>
 
+#include "sim/run/progress.hpp"
+#include "sim/run/resource_guard.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/workload_reading.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
@@ -295,9 +300,12 @@ class PipelineKind final : public WorkloadKind {
   }
 
   // The plan's graph under its fixed schedule (Ada-Grouper's first group size for every iteration);
-  // an infeasible plan is a reported result with nothing to simulate.
+  // an infeasible plan is a reported result with nothing to simulate. With a planner, nothing here:
+  // run() plans once and applies the guard to the planned graph (a search can take minutes).
   std::optional<WorkloadSize> size(const Scenario& scenario) const override {
-    const PipelineSetup setup = plan_pipeline(scenario, *scenario.workload_as<PipelineWorkloadSpec>());
+    const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
+    if (!spec.planner.empty()) return std::nullopt;
+    const PipelineSetup setup = plan_pipeline(scenario, spec);
     if (!setup.report.plan.feasible) return std::nullopt;
     return size_of(scenario, build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(),
                                             scenario.run.iterations));
@@ -315,7 +323,13 @@ class PipelineKind final : public WorkloadKind {
   // Under Ada-Grouper, a controller re-plans the group size before every iteration.
   SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
     const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
-    PipelineSetup setup = plan_pipeline(scenario, spec);
+    // A planner's search shows its progress like the simulation after it (sim/run/progress).
+    std::optional<SearchProgress> progress;
+    if (options.progress && !spec.planner.empty())
+      progress.emplace(*options.progress, options.progress == &std::cerr && ::isatty(STDERR_FILENO) != 0,
+                       fmt::format("planning ({})", spec.planner), std::nullopt);
+    PipelineSetup setup = plan_pipeline(scenario, spec, [&progress](double fraction) { return !progress || (*progress)(fraction); });
+    if (progress) progress->finish();
     if (!setup.report.plan.feasible) {
       SimulationResult result;
       result.gpu_names = scenario.cluster.gpu_names();
@@ -323,8 +337,19 @@ class PipelineKind final : public WorkloadKind {
       result.workload_result = std::make_shared<PipelineRunReport>(std::move(setup.report));
       return result;
     }
+    const bool ada_grouper = spec.schedule == "ada-grouper";
+    // The plan under its fixed schedule: what runs, or under Ada-Grouper what the guard sizes.
+    std::optional<TaskGraph> fixed;
+    if (!ada_grouper || !spec.planner.empty())
+      fixed = build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
+    std::optional<ResourceEstimate> estimate;
+    if (!spec.planner.empty()) {  // the guard's check, on the graph planned once (size() above)
+      const WorkloadSize size = size_of(scenario, *fixed);
+      estimate = ResourceEstimate{size, estimate_memory(size, scenario)};
+      check_resource_estimate(scenario, *estimate);
+    }
     SimulationResult result;
-    if (spec.schedule == "ada-grouper") {
+    if (ada_grouper) {
       auto choices = std::make_shared<std::vector<PipelineRunReport::Choice>>();
       AdaGrouperRun ada = start_ada_grouper(scenario, spec, setup, choices);
       SimulationOptions controlled = options;
@@ -332,11 +357,10 @@ class PipelineKind final : public WorkloadKind {
       result = simulate(scenario, std::move(ada.graph), controlled);
       setup.report.choices = std::move(*choices);
     } else {
-      result = simulate(scenario,
-                        build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations),
-                        options);
+      result = simulate(scenario, std::move(*fixed), options);
     }
     result.workload_result = std::make_shared<PipelineRunReport>(std::move(setup.report));
+    if (estimate) result.estimated_memory_bytes = estimate->memory.value();
     return result;
   }
 

@@ -7,7 +7,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -400,10 +399,7 @@ TEST(CalibrationBackends, CpuIsRegisteredAndAvailable) {
 
 // The whole chain on this machine: measure (quick) → fit → table → predicted GEMM times.
 TEST(CalibrationCpu, QuickSweepFitsATableThatPredictsMonotoneGemmTimes) {
-  const auto start = std::chrono::steady_clock::now();
   const std::vector<KernelSample> samples = CpuCalibrationBackend().run(/*quick=*/true);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 5.0);
 
   ASSERT_FALSE(samples.empty());
   std::set<std::string> kinds;
@@ -420,6 +416,9 @@ TEST(CalibrationCpu, QuickSweepFitsATableThatPredictsMonotoneGemmTimes) {
   EXPECT_GT(table.memory_bandwidth.value(), 0);
   ASSERT_TRUE(table.compute.contains({"matmul", Dtype::fp32}));
   ASSERT_TRUE(table.compute.contains({"elementwise", Dtype::fp32}));
+  // The quick shape grid: m, n, k ∈ {16, 64}.
+  ASSERT_TRUE(table.gemm.contains(Dtype::fp32));
+  EXPECT_EQ(table.gemm.at(Dtype::fp32).k, (std::vector<double>{16, 64}));
   for (const auto& [key, curve] : table.compute)
     for (const auto& [size, efficiency] : curve.points) {
       EXPECT_GT(efficiency, 0) << key.first;

@@ -153,13 +153,13 @@ TEST(PlannerScale, BlockBoundariesGroupLayersByTheirNamePrefix) {
   EXPECT_EQ(block_boundaries(named), (std::vector<std::size_t>{0, 1, 2, 4, 5, 6, 7}));
 }
 
-// With boundaries, every stage of dapple's and pipeline-mapping's plans begins and ends on one.
+// With boundaries, every stage of dapple's, pipeline-mapping's and pipedream's plans begins and ends on one.
 // Random 12-layer chain, blocks of 3 layers, 2 nodes × 2 V100.
 TEST(PlannerScale, SearchesCutOnlyAtBoundaries) {
   std::mt19937 random(7);
   PlanRequest request = make_request(random_model(random, 12), hierarchical_cluster(2, 2), 16, 8);
   request.boundaries = {0, 3, 6, 9, 12};
-  for (const std::string name : {"dapple", "pipeline-mapping"}) {
+  for (const std::string name : {"dapple", "pipeline-mapping", "pipedream"}) {
     const PlanResult result = builtin_planners().at(name).value->plan(request);
     ASSERT_TRUE(result.feasible) << result.reason;
     EXPECT_EQ(result.searched_blocks, 4u) << name;

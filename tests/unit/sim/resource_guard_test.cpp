@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
@@ -105,6 +106,38 @@ TEST(ResourceGuard, DefaultBudgetIsHalfOfPhysicalMemory) {
   const Scenario scenario = testing::load(kFourGpus);
   EXPECT_GT(memory_budget(scenario).value(), 0);
   EXPECT_DOUBLE_EQ(memory_budget(load_scenario(kXl1024, {"run.memory_budget=2GiB"})).value(), 2.0 * (1 << 30));
+}
+
+}  // namespace
+}  // namespace dnnsim
+
+namespace dnnsim {
+namespace {
+
+// A pipeline with a planner is planned once, inside its run: the guard cannot size it beforehand
+// (check_resources has no estimate) and refuses the planned graph there, before simulating.
+TEST(ResourceGuard, PlannedPipelineIsCheckedOnceItIsPlanned) {
+  const std::string planned = R"(
+name: planned
+cluster:
+  node_types:
+    box: {gpu: A100-40GB-SXM, gpus_per_node: 2, fabric: nvswitch, nic: {link: IB-HDR}}
+  nodes: [{type: box, count: 1}]
+  interconnect: {kind: switch, latency: "1us"}
+workload:
+  kind: pipeline
+  model: {layers: [{forward_flops: "1GFlop", parameter_bytes: "1MiB", activation_bytes: "1MiB", repeat: 4}]}
+  global_batch: 8
+  micro_batches: 4
+  schedule: 1f1b
+  planner: dapple
+run: {memory_budget: "1MiB"}
+)";
+  const Scenario scenario = testing::load(planned);
+  EXPECT_FALSE(check_resources(scenario).has_value());
+  const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)run_scenario(scenario, {}); });
+  ASSERT_EQ(diagnostics.size(), 1u) << testing::dump(diagnostics);
+  EXPECT_THAT(diagnostics[0].message, HasSubstr("over the budget of 1 MiB (run.memory_budget)"));
 }
 
 }  // namespace
