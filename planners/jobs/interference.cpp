@@ -1,0 +1,111 @@
+#include "planners/jobs/interference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+#include <tuple>
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "models/common/diagnostics.hpp"
+
+namespace dnnsim {
+
+std::vector<ColocatedPair> read_gavel_colocated_pairs(const std::string& throughputs_json, const std::string& gpu_type) {
+  std::ifstream in(throughputs_json);
+  if (!in) throw InputError(SourceLocation{throughputs_json}, "cannot open the file");
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(SourceLocation{throughputs_json}, fmt::format("not valid JSON: {}", error.what()));
+  }
+  if (!root.is_object() || !root.contains(gpu_type) || !root[gpu_type].is_object())
+    throw InputError(SourceLocation{throughputs_json}, fmt::format("no table '{}' of job types", gpu_type));
+  std::vector<ColocatedPair> pairs;
+  for (const auto& [victim, row] : root[gpu_type].items()) {
+    if (!row.is_object() || !row.contains("null") || !row["null"].is_number()) continue;
+    const double solo = row["null"].get<double>();
+    if (!(solo > 0.0)) continue;
+    for (const auto& [aggressor, both] : row.items()) {
+      if (aggressor == "null" || !both.is_array() || both.size() != 2 || !both[0].is_number()) continue;
+      const double shared = both[0].get<double>();
+      // A zero co-located rate is Gavel's marker for a pair that did not fit together, not a slowdown.
+      if (shared > 0.0) pairs.push_back({victim, aggressor, solo / shared});
+    }
+  }
+  std::sort(pairs.begin(), pairs.end(), [](const ColocatedPair& a, const ColocatedPair& b) {
+    return std::tie(a.victim, a.aggressor) < std::tie(b.victim, b.aggressor);
+  });
+  return pairs;
+}
+
+InterferenceModel InterferenceModel::fit(const std::vector<ColocatedPair>& pairs) {
+  if (pairs.empty()) throw std::invalid_argument("InterferenceModel::fit needs at least one pair");
+  std::map<std::string, int> victims, aggressors;
+  for (const auto& pair : pairs) {
+    victims.emplace(pair.victim, 0);
+    aggressors.emplace(pair.aggressor, 0);
+  }
+  int column = 0;
+  for (auto& entry : victims) entry.second = column++;
+  for (auto& entry : aggressors) entry.second = column++;
+  Eigen::MatrixXd design = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(pairs.size()), column);
+  Eigen::VectorXd target(static_cast<Eigen::Index>(pairs.size()));
+  for (std::size_t row = 0; row < pairs.size(); ++row) {
+    const auto r = static_cast<Eigen::Index>(row);
+    design(r, victims.at(pairs[row].victim)) = 1.0;
+    design(r, aggressors.at(pairs[row].aggressor)) = 1.0;
+    target(r) = std::log(pairs[row].slowdown);
+  }
+  const Eigen::VectorXd solution = design.completeOrthogonalDecomposition().solve(target);
+  InterferenceModel model;
+  for (const auto& [name, index] : victims) model.sensitivity_[name] = solution(index);
+  for (const auto& [name, index] : aggressors) model.pressure_[name] = solution(index);
+  for (const auto& entry : model.sensitivity_) model.mean_sensitivity_ += entry.second / static_cast<double>(victims.size());
+  for (const auto& entry : model.pressure_) model.mean_pressure_ += entry.second / static_cast<double>(aggressors.size());
+  return model;
+}
+
+bool InterferenceModel::knows(const std::string& job_type) const {
+  return sensitivity_.count(job_type) > 0 && pressure_.count(job_type) > 0;
+}
+
+double InterferenceModel::slowdown(const std::string& victim, const std::vector<std::string>& co_runners) const {
+  const auto found = sensitivity_.find(victim);
+  const double sensitivity = found == sensitivity_.end() ? mean_sensitivity_ : found->second;
+  double slowdown = 1.0;
+  for (const auto& other : co_runners) {
+    const auto pressure = pressure_.find(other);
+    slowdown += std::exp(sensitivity + (pressure == pressure_.end() ? mean_pressure_ : pressure->second)) - 1.0;
+  }
+  return slowdown;
+}
+
+PairSplit split_pairs(const std::vector<ColocatedPair>& pairs, std::size_t stride) {
+  PairSplit split;
+  for (std::size_t i = 0; i < pairs.size(); ++i) (stride > 0 && i % stride == stride - 1 ? split.held_out : split.train).push_back(pairs[i]);
+  return split;
+}
+
+InterferenceError evaluate(const InterferenceModel& model, const std::vector<ColocatedPair>& pairs) {
+  InterferenceError error;
+  double squared = 0.0;
+  for (const auto& pair : pairs) {
+    if (!model.knows(pair.victim) || !model.knows(pair.aggressor)) continue;
+    const double predicted = model.slowdown(pair.victim, {pair.aggressor});
+    error.mean_abs_relative += std::abs(predicted - pair.slowdown) / pair.slowdown;
+    squared += (predicted - pair.slowdown) * (predicted - pair.slowdown);
+    ++error.pairs;
+  }
+  if (error.pairs > 0) {
+    error.mean_abs_relative /= static_cast<double>(error.pairs);
+    error.rmse = std::sqrt(squared / static_cast<double>(error.pairs));
+  }
+  return error;
+}
+
+}  // namespace dnnsim

@@ -1,0 +1,55 @@
+// Job interference model (planners/jobs/interference.hpp): exact recovery on a hand-built instance,
+// and the held-out error on Gavel's real co-located throughputs.
+#include "planners/jobs/interference.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+namespace dnnsim {
+namespace {
+
+const std::string kGavel = DNNSIM_SOURCE_DIR "/../shared/data/traces/gavel/simulation_throughputs.json";
+
+TEST(InterferenceModel, NoCoRunnersMeansNoSlowdown) {
+  const auto model = InterferenceModel::fit({{"a", "b", 1.5}});
+  EXPECT_DOUBLE_EQ(model.slowdown("a", {}), 1.0);
+}
+
+TEST(InterferenceModel, RecoversAnAdditiveLogInstance) {
+  // Built from a = {x: 0.1, y: 0.3}, b = {x: 0.2, y: 0.0}: s_ij = exp(a_i + b_j). Three of the four
+  // pairs determine a_y − a_x = 0.2 and b_x − b_y = 0.2 up to the gauge, so the fourth is predicted
+  // exactly: s_yy = exp(log s_yx + log s_xy − log s_xx) = exp(0.5 + 0.1 − 0.3) = exp(0.3).
+  const auto model = InterferenceModel::fit({{"x", "x", std::exp(0.3)}, {"x", "y", std::exp(0.1)}, {"y", "x", std::exp(0.5)}});
+  EXPECT_NEAR(model.slowdown("y", {"y"}), std::exp(0.3), 1e-9);
+  // Two co-runners add their excess slowdowns: 1 + (s_yx − 1) + (s_yy − 1) = exp(0.5) + exp(0.3) − 1.
+  EXPECT_NEAR(model.slowdown("y", {"x", "y"}), std::exp(0.5) + std::exp(0.3) - 1.0, 1e-9);
+}
+
+TEST(InterferenceModel, PredictsHeldOutGavelPairsBetterThanTheMeanSlowdown) {
+  const auto pairs = read_gavel_colocated_pairs(kGavel, "v100");
+  ASSERT_GT(pairs.size(), 500u);  // 636 single-GPU pairs with a non-zero co-located rate in the v100 table
+  const auto split = split_pairs(pairs, 5);
+  const auto model = InterferenceModel::fit(split.train);
+  const auto held_out = evaluate(model, split.held_out);
+  ASSERT_GT(held_out.pairs, split.held_out.size() / 2);
+  // Independent baseline: predict every held-out pair with the training pairs' mean slowdown.
+  double mean = 0.0;
+  for (const auto& pair : split.train) mean += pair.slowdown / static_cast<double>(split.train.size());
+  double baseline = 0.0;
+  std::size_t counted = 0;
+  for (const auto& pair : split.held_out) {
+    if (!model.knows(pair.victim) || !model.knows(pair.aggressor)) continue;
+    baseline += std::abs(mean - pair.slowdown) / pair.slowdown;
+    ++counted;
+  }
+  baseline /= static_cast<double>(counted);
+  RecordProperty("held_out_pairs", static_cast<int>(held_out.pairs));
+  std::printf("held-out v100 pairs %zu: fit mean |rel err| %.4f rmse %.4f, mean-slowdown baseline %.4f\n", held_out.pairs,
+              held_out.mean_abs_relative, held_out.rmse, baseline);
+  EXPECT_LT(held_out.mean_abs_relative, baseline);
+}
+
+}  // namespace
+}  // namespace dnnsim
