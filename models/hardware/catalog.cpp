@@ -47,6 +47,22 @@ constexpr std::string_view kH100 =
 // Ordered by architecture generation, then by size.
 // clang-format off
 const std::array kGpus{
+    // Edge devices (ADSP's setting, AAAI'20: heterogeneous edge systems). Jetson Nano module: 128-core
+    // Maxwell GPU at 921.6 MHz = 128 x 2 x 0.9216 GHz = 236 GFLOPS fp32, "472 GFLOPS" fp16 (half2) as
+    // the datasheet prints; 4 GB 64-bit LPDDR4 at 25.6 GB/s; no NVLink; the module's PCIe is Gen2 x4,
+    // modelled as the catalog's PCIe3 because it never carries training traffic here.
+    GpuRow{"Jetson-Nano", "NVIDIA Jetson Nano module 4 GB (Maxwell, edge)",
+           "236GFlops", "", "472GFlops", "", "",
+           "4GiB", "25.6GB/s", "", "0B/s", "PCIe3",
+           "NVIDIA Jetson Nano System-on-Module datasheet DA-09366-001 (2019), 472 GFLOPS fp16, 25.6 GB/s; "
+           "https://developer.nvidia.com/embedded/jetson-nano"},
+    // Jetson TX2: 256-core Pascal GPU at 1.30 GHz = 256 x 2 x 1.30 GHz = 665.6 GFLOPS fp32, twice in
+    // fp16 ("1.3 TFLOPS"); 8 GB 128-bit LPDDR4 at 59.7 GB/s.
+    GpuRow{"Jetson-TX2", "NVIDIA Jetson TX2 module 8 GB (Pascal, edge)",
+           "665.6GFlops", "", "1.33TFlops", "", "",
+           "8GiB", "59.7GB/s", "", "0B/s", "PCIe3",
+           "NVIDIA Jetson TX2 Series module datasheet DS-08532 (2019): 256 CUDA cores at 1.30 GHz, 59.7 GB/s; "
+           "https://developer.nvidia.com/embedded/jetson-tx2"},
     // P100 SXM2: FP32 10.6, FP16 21.2 TFLOPS (no tensor cores: packed half2 at twice fp32), 16 GB HBM2,
     // 732 GB/s, NVLink 160 GB/s bidirectional = 4 links x 20 GB/s per direction.
     GpuRow{"P100", "NVIDIA Tesla P100 SXM2 16 GB (Pascal)",
@@ -163,6 +179,8 @@ const std::array kLinks{
     LinkRow{"PCIe5", "pcie", "PCI Express 5.0 x16, 32 GT/s per lane", "63.015GB/s", "1us",
             "PCI-SIG PCI Express Base Specification 5.0 (2019): 32 GT/s, 128b/130b", kHopLatency},
     // Ethernet and InfiniBand: line (data) rate per direction.
+    LinkRow{"Ethernet-1G", "ethernet", "Gigabit Ethernet, TCP sockets (edge devices, campus LANs)", "1Gbps", "50us",
+            "IEEE 802.3ab (1999) line rate", "latency: kernel TCP one way through one switch (assumption)"},
     LinkRow{"Ethernet-10G", "ethernet", "10 Gigabit Ethernet, TCP sockets", "10Gbps", "10us",
             "IEEE 802.3ae (2002) line rate", "latency: kernel TCP one way (assumption)"},
     LinkRow{"Ethernet-25G", "ethernet", "25 Gigabit Ethernet, TCP sockets", "25Gbps", "10us",

@@ -51,4 +51,7 @@ struct StatisticalEfficiency {
 // source). @throw InputError located in the file.
 [[nodiscard]] StatisticalEfficiency load_statistical_efficiency(const std::string& path);
 
+// The file shipped with dnnsim, fitted by `dnnsim calibrate convergence` (data/convergence/digits-softmax.yaml).
+[[nodiscard]] std::string shipped_statistical_efficiency_path();
+
 }  // namespace dnnsim

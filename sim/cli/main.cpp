@@ -20,6 +20,7 @@
 #include "models/program/collective_algorithms.hpp"
 #include "planners/parallel/planner.hpp"
 #include "planners/spmd/sharding.hpp"
+#include "planners/sync/sync_policy.hpp"
 #include "planners/schedules/schedule.hpp"
 #include "sim/cli/exit_codes.hpp"
 #include "sim/cli/commands.hpp"
@@ -131,6 +132,7 @@ const std::vector<std::pair<std::string, std::function<void()>>>& listings() {
       {"spmd", [] { print_registry(dnnsim::builtin_spmd_planners()); }},
       {"schedulers", [] { print_registry(dnnsim::builtin_schedulers()); }},
       {"placements", [] { print_registry(dnnsim::builtin_placements()); }},
+      {"sync-policies", [] { print_registry(dnnsim::builtin_sync_policies()); }},
       {"job-traces", [] { print_registry(dnnsim::builtin_job_trace_readers()); }},
       {"backends", [] { print_registry(dnnsim::cli::calibration_backends()); }},
       {"partitioners", [] { print_registry(dnnsim::gnn::builtin_partitioners()); }},

@@ -3,6 +3,7 @@
 #include "sim/workloads/chakra/chakra_kind.hpp"
 #include "sim/workloads/cluster/cluster_kind.hpp"
 #include "sim/workloads/data_parallel/data_parallel_kind.hpp"
+#include "sim/workloads/parameter_server/parameter_server_kind.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/workloads/spmd/spmd_kind.hpp"
 #include "sim/workloads/taskgraph/taskgraph_kind.hpp"
@@ -19,6 +20,9 @@ const WorkloadKindRegistry& builtin_workload_kinds() {
           "Tiresias NSDI'19, Gavel OSDI'20, Pollux OSDI'21 (docs/cluster.md)", make_cluster_kind());
     r.add("data_parallel", "every GPU holds the model; bucketed gradient all-reduce overlapped with backward (DDP)",
           "Li et al., PyTorch Distributed, VLDB 2020", make_data_parallel_kind());
+    r.add("parameter_server", "workers push and pull through parameter servers under a sync policy until a target loss",
+          "Li et al., OSDI'14 (parameter server); Hu, Wang, Wu, ADSP, AAAI'20 (docs/parameter-server.md)",
+          make_parameter_server_kind());
     r.add("pipeline", "model cut into stages by a planner or by hand, run under a pipeline schedule (× data parallel)",
           "GPipe (Huang 2019), PipeDream (Narayanan 2019), DAPPLE (Fan 2021)", make_pipeline_kind());
     r.add("spmd", "operator graph sharded op by op over all GPUs (HAP-like, SBP-like, DP, Megatron TP), uneven shards",

@@ -1,0 +1,327 @@
+#include "sim/workloads/parameter_server/parameter_server_kind.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <set>
+
+#include "models/cost/compute_cost.hpp"
+#include "models/cost/memory_model.hpp"
+#include "planners/common/layer_cost.hpp"
+#include "sim/platform/platform.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/scenario/layout.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/workload_reading.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace dnnsim {
+namespace {
+
+ClusterDevice device_of(const Cluster& cluster, std::size_t gpu) {
+  const std::uint32_t node = cluster.node_of_gpu().at(gpu);
+  const NodeType& type = cluster.type_of(cluster.nodes.at(node));
+  return ClusterDevice{cluster.gpu_names().at(gpu), type.gpu, node, type.compute_efficiency, type.calibration};
+}
+
+// GPU names or globs (`node*/gpu0`) → indices, in cluster order, each once; unknown names are
+// reported at `node` with a suggestion.
+std::vector<std::size_t> read_devices(YamlReader& reader, const YAML::Node& node, const std::vector<std::string>& names,
+                                      const std::string& what) {
+  std::set<std::size_t> chosen;
+  for (const YAML::Node& item : reader.list(node, what)) {
+    const std::optional<std::string> name = reader.string(item);
+    if (!name) continue;
+    bool matched = false;
+    for (std::size_t g = 0; g < names.size(); ++g)
+      if (glob_match(*name, names[g])) {
+        chosen.insert(g);
+        matched = true;
+      }
+    if (!matched && !names.empty())
+      reader.error(item, fmt::format("{} '{}' is not a device of the cluster{}", what, *name, suggestion_suffix(*name, names)));
+  }
+  return {chosen.begin(), chosen.end()};
+}
+
+void read_sync(YamlReader& reader, const YAML::Node& node, ParameterServerWorkload& spec) {
+  MapReader map(reader, node, "the sync section");
+  if (!map.valid()) return;
+  SyncConfig& sync = spec.sync;
+  if (auto policy = map.choice("policy", "sync policy", builtin_sync_policies().names(), true)) spec.policy = *policy;
+  if (auto s = map.integer("staleness", 0, 1 << 30)) sync.staleness = static_cast<int>(*s);
+  if (auto tau = map.integer("local_steps", 1, 1 << 30)) sync.local_steps = static_cast<int>(*tau);
+  sync.adaptive = map.boolean("adaptive").value_or(sync.adaptive);
+  sync.check_period = map.quantity<Seconds>("check_period").value_or(sync.check_period);
+  sync.min_commit_interval = map.quantity<Seconds>("min_commit_interval").value_or(sync.min_commit_interval);
+  sync.search_period = map.quantity<Seconds>("search_period").value_or(sync.search_period);
+  sync.search_trigger = map.number("search_trigger", 1e-9, 1e9).value_or(sync.search_trigger);
+  if (auto rate = map.integer("initial_commit_rate", 1, 1 << 20)) sync.initial_commit_rate = static_cast<int>(*rate);
+  if (sync.check_period.value() <= 0) reader.error(map.get("check_period"), "check_period must be positive");
+  if (sync.search_period.value() <= 0) reader.error(map.get("search_period"), "search_period must be positive");
+  if (sync.min_commit_interval.value() < 0) reader.error(map.get("min_commit_interval"), "min_commit_interval cannot be negative");
+  map.finish();
+}
+
+void read_slowdowns(YamlReader& reader, const YAML::Node& node, const std::vector<std::string>& names, ParameterServerWorkload& spec) {
+  for (const YAML::Node& item : reader.list(node, "slowdown windows")) {
+    MapReader map(reader, item, "a slowdown window");
+    if (!map.valid()) continue;
+    SlowdownWindow window;
+    for (std::size_t g : read_devices(reader, map.require("workers"), names, "worker")) {
+      const auto it = std::find(spec.workers.begin(), spec.workers.end(), g);
+      if (it == spec.workers.end())
+        reader.error(map.get("workers"), fmt::format("'{}' is not a worker of this workload", names[g]));
+      else
+        window.workers.push_back(static_cast<int>(it - spec.workers.begin()));
+    }
+    const bool has_factor = map.has("factor"), has_speed = map.has("speed");
+    if (has_factor == has_speed) {
+      reader.error(item, "give exactly one of 'factor' (step time × factor) and 'speed' (step rate × speed)");
+    } else if (has_factor) {
+      if (auto f = map.number("factor", 0, 1e12)) {
+        if (*f <= 0) reader.error(map.get("factor"), "factor must be positive: a step cannot take no time");
+        else window.factor = *f;
+      }
+    } else if (auto v = map.number("speed", 0, 1e12)) {
+      if (*v <= 0) reader.error(map.get("speed"), "speed must be positive: a worker of zero speed never finishes a step");
+      else window.factor = 1 / *v;
+    }
+    if (auto from = map.quantity<Seconds>("from")) window.from = from->value();
+    if (auto until = map.quantity<Seconds>("until")) window.until = until->value();
+    if (window.until <= window.from) reader.error(item, "'until' must come after 'from'");
+    map.finish();
+    spec.slowdowns.push_back(std::move(window));
+  }
+}
+
+void read_convergence(WorkloadParseContext& ctx, const YAML::Node& node, ParameterServerWorkload& spec) {
+  YamlReader& reader = ctx.reader;
+  MapReader map(reader, node, "the convergence section");
+  if (!map.valid()) return;
+  const std::optional<std::string> file = map.string("model");
+  spec.efficiency_file = file ? ctx.resolve_path(*file) : shipped_statistical_efficiency_path();
+  try {
+    spec.efficiency = load_statistical_efficiency(spec.efficiency_file);
+  } catch (const InputError& error) {
+    reader.sink().append(error.diagnostics());
+  }
+  if (auto target = map.number("target_loss", 0, 1e12, true)) {
+    spec.target_loss = *target;
+    if (spec.efficiency.a > 0 && *target <= spec.efficiency.c)
+      reader.error(map.get("target_loss"), fmt::format("target_loss {:g} is at or below the loss floor c = {:g} of {}: it is never reached",
+                                                       *target, spec.efficiency.c, spec.efficiency_file));
+    else if (spec.efficiency.a > 0 && *target >= spec.efficiency.loss(0))
+      reader.error(map.get("target_loss"), fmt::format("target_loss {:g} is not below the initial loss {:g}: nothing to train",
+                                                       *target, spec.efficiency.loss(0)));
+  }
+  spec.max_time = map.quantity<Seconds>("max_time", true).value_or(spec.max_time);
+  if (map.has("max_time") && spec.max_time.value() <= 0) reader.error(map.get("max_time"), "max_time must be positive");
+  spec.sample_interval = map.quantity<Seconds>("sample_interval").value_or(spec.max_time / 1000.0);
+  if (spec.sample_interval.value() <= 0 && map.has("sample_interval"))
+    reader.error(map.get("sample_interval"), "sample_interval must be positive");
+  map.finish();
+}
+
+// A worker whose step takes no time (a model of no work, a device of no speed) would loop forever
+// at one instant: an input error, not a run.
+void check_step_times(WorkloadParseContext& ctx, const ParameterServerWorkload& spec, const std::vector<std::string>& names) {
+  if (names.empty() || spec.model.layers.empty() || !ctx.reader.sink().empty()) return;
+  const ParameterServerCosts costs = parameter_server_costs(ctx.cluster, spec);
+  for (std::size_t k = 0; k < costs.step_seconds.size(); ++k)
+    if (!(costs.step_seconds[k] > 0) || !std::isfinite(costs.step_seconds[k]))
+      ctx.reader.sink().error(spec.where, fmt::format("worker '{}' has zero speed: one step of the model takes {} s on it",
+                                                      names[spec.workers[k]], costs.step_seconds[k]));
+}
+
+class ParameterServerKind final : public WorkloadKind {
+ public:
+  std::shared_ptr<const WorkloadSpec> parse(WorkloadParseContext& ctx) const override {
+    auto spec = std::make_shared<ParameterServerWorkload>();
+    MapReader& map = ctx.map;
+    YamlReader& reader = ctx.reader;
+    spec->where = reader.where(map.node());
+    const std::vector<std::string> names = ctx.cluster.gpu_names();
+    if (YAML::Node model = map.require("model"); model.IsDefined()) spec->model = read_layer_model(reader, model, "the model");
+    if (auto batch = map.integer("batch_size", 1, 1 << 30, true)) spec->batch_size = static_cast<int>(*batch);
+    if (auto name = map.choice("dtype", dtype_names())) spec->dtype = *dtype_from_name(*name);
+    if (YAML::Node servers = map.require("servers"); servers.IsDefined()) {
+      spec->servers = read_devices(reader, servers, names, "server");
+      if (servers.IsSequence() && servers.size() == 0) reader.error(servers, "a parameter-server workload needs at least one server");
+    }
+    if (YAML::Node workers = map.get("workers"); workers.IsDefined()) {
+      spec->workers = read_devices(reader, workers, names, "worker");
+    } else {
+      for (std::size_t g = 0; g < names.size(); ++g)
+        if (std::find(spec->servers.begin(), spec->servers.end(), g) == spec->servers.end()) spec->workers.push_back(g);
+    }
+    if (spec->workers.empty() && !names.empty() && reader.sink().empty())
+      reader.error(map.has("workers") ? map.get("workers") : map.node(), "a parameter-server workload needs at least one worker");
+    if (YAML::Node slow = map.get("slowdown"); slow.IsDefined()) read_slowdowns(reader, slow, names, *spec);
+    read_sync(reader, map.require("sync"), *spec);
+    read_convergence(ctx, map.require("convergence"), *spec);
+    spec->sync.target_loss = spec->target_loss;
+    check_step_times(ctx, *spec, names);
+    return spec;
+  }
+
+  std::string check(const Scenario& scenario) const override {
+    const auto& spec = *scenario.workload_as<ParameterServerWorkload>();
+    const ParameterServerCosts costs = parameter_server_costs(scenario.cluster, spec);
+    const auto [fastest, slowest] = std::minmax_element(costs.step_seconds.begin(), costs.step_seconds.end());
+    return fmt::format("ok ({} workers, {} server{}, policy {}, step {:.3g}–{:.3g} s, heterogeneity degree {:.2f}, target loss {:g})",
+                       spec.workers.size(), spec.servers.size(), spec.servers.size() == 1 ? "" : "s", spec.policy, *fastest,
+                       *slowest, costs.heterogeneity, spec.target_loss);
+  }
+
+  SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
+    const auto spec = std::dynamic_pointer_cast<const ParameterServerWorkload>(scenario.workload);
+    const auto wall_start = std::chrono::steady_clock::now();
+    auto report = std::make_shared<ParameterServerReport>();
+    report->spec = spec;
+    report->costs = parameter_server_costs(scenario.cluster, *spec);
+    const auto engine = create_engine();
+    const Platform platform = build_platform(scenario);
+    start_background_flows(scenario, platform);
+    const auto policy = builtin_sync_policies().at(spec->policy).value(spec->sync, static_cast<int>(spec->workers.size()));
+    PsSimInput input;
+    for (std::size_t g : spec->workers) input.workers.push_back(platform.gpus.at(g));
+    for (std::size_t g : spec->servers) input.servers.push_back(platform.gpus.at(g));
+    input.step_seconds = report->costs.step_seconds;
+    input.slowdowns = spec->slowdowns;
+    input.update_bytes = report->costs.update_bytes;
+    input.apply_seconds = report->costs.apply_seconds;
+    input.policy = policy.get();
+    input.efficiency = &spec->efficiency;
+    input.target_loss = spec->target_loss;
+    input.max_time = spec->max_time.value();
+    input.sample_interval = spec->sample_interval.value();
+    input.record_events = scenario.outputs.trace;
+    input.progress = options.progress != nullptr;
+    report->sim = simulate_parameter_server(input);
+    SimulationResult result;
+    result.gpu_names = scenario.cluster.gpu_names();
+    result.makespan_s = report->sim.end_time;
+    result.flow_count = static_cast<std::size_t>(report->sim.flows);
+    result.interrupted = report->sim.interrupted;
+    result.workload_result = report;
+    result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return result;
+  }
+
+  void add_to_summary(const Scenario& scenario, const SimulationResult& result, nlohmann::ordered_json& summary) const override;
+  void write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const override;
+};
+
+void ParameterServerKind::add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const {
+  const auto* report = dynamic_cast<const ParameterServerReport*>(result.workload_result.get());
+  if (report == nullptr) return;
+  const PsSimResult& sim = report->sim;
+  const ParameterServerWorkload& spec = *report->spec;
+  const double n = static_cast<double>(sim.workers.size());
+  double compute = 0, communication = 0, blocked = 0;
+  long steps = 0, commits = 0, min_commits = std::numeric_limits<long>::max(), max_commits = 0;
+  for (const PsWorkerStats& w : sim.workers) {
+    compute += w.compute_s;
+    communication += w.communication_s;
+    blocked += w.blocked_s;
+    steps += w.steps;
+    commits += w.commits;
+    min_commits = std::min(min_commits, w.commits);
+    max_commits = std::max(max_commits, w.commits);
+  }
+  const double span = n * sim.end_time;
+  nlohmann::ordered_json ps;
+  ps["policy"] = spec.policy;
+  ps["policy_state"] = sim.policy_state;
+  ps["workers"] = sim.workers.size();
+  ps["servers"] = spec.servers.size();
+  ps["heterogeneity_degree"] = report->costs.heterogeneity;
+  ps["converged"] = sim.converged;
+  ps["time_to_target_s"] = sim.converged ? nlohmann::ordered_json(sim.end_time) : nlohmann::ordered_json(nullptr);
+  ps["end_s"] = sim.end_time;
+  ps["target_loss"] = spec.target_loss;
+  ps["final_loss"] = sim.final_loss;
+  ps["progress_steps"] = sim.progress;
+  ps["global_steps"] = sim.global_steps;
+  ps["local_steps"] = steps;
+  ps["commits"] = commits;
+  ps["commits_per_worker_min"] = sim.workers.empty() ? 0 : min_commits;
+  ps["commits_per_worker_max"] = max_commits;
+  ps["computing_ratio"] = span > 0 ? compute / span : 0.0;
+  ps["waiting_ratio"] = span > 0 ? 1 - compute / span : 0.0;
+  ps["communication_ratio"] = span > 0 ? communication / span : 0.0;
+  ps["blocked_ratio"] = span > 0 ? blocked / span : 0.0;
+  ps["mean_compute_s"] = n > 0 ? compute / n : 0.0;
+  ps["mean_blocked_s"] = n > 0 ? blocked / n : 0.0;
+  ps["update_bytes"] = report->costs.update_bytes;
+  ps["efficiency_source"] = spec.efficiency.source;
+  summary["parameter_server"] = ps;
+}
+
+void ParameterServerKind::write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const {
+  const auto* report = dynamic_cast<const ParameterServerReport*>(result.workload_result.get());
+  if (report == nullptr) return;
+  const PsSimResult& sim = report->sim;
+  const std::vector<std::string> names = scenario.cluster.gpu_names();
+  std::ofstream workers(dir + "/ps_workers.csv");
+  workers << "worker,device,step_s,steps,commits,compute_s,communication_s,blocked_s,computing_ratio\n";
+  for (std::size_t k = 0; k < sim.workers.size(); ++k) {
+    const PsWorkerStats& w = sim.workers[k];
+    workers << fmt::format("{},{},{},{},{},{},{},{},{}\n", k, names[report->spec->workers[k]], report->costs.step_seconds[k], w.steps,
+                           w.commits, w.compute_s, w.communication_s, w.blocked_s, sim.end_time > 0 ? w.compute_s / sim.end_time : 0.0);
+  }
+  std::ofstream loss(dir + "/loss.csv");
+  loss << "time_s,loss\n";
+  for (const auto& [time, value] : sim.loss_samples) loss << fmt::format("{},{}\n", time, value);
+  if (!scenario.outputs.trace) return;
+  std::ofstream events(dir + "/ps_events.csv");
+  events << "time_s,worker,event,commits\n";
+  for (const PsEvent& e : sim.events)
+    events << fmt::format("{},{},{},{}\n", e.time, e.worker,
+                          e.kind == PsEvent::Kind::step_start ? "step_start" : e.kind == PsEvent::Kind::commit ? "commit" : "release", e.commits);
+}
+
+}  // namespace
+
+ParameterServerCosts parameter_server_costs(const Cluster& cluster, const ParameterServerWorkload& spec) {
+  ParameterServerCosts costs;
+  for (std::size_t g : spec.workers) {
+    const ClusterDevice device = device_of(cluster, g);
+    double seconds = 0;
+    for (const Layer& layer : spec.model.layers)
+      seconds += layer_time(spec.model, layer, device, spec.batch_size, spec.dtype, Pass::forward).value() +
+                 layer_time(spec.model, layer, device, spec.batch_size, spec.dtype, Pass::backward).value();
+    costs.step_seconds.push_back(seconds);
+  }
+  const double parameters = spec.model.parameter_bytes().value() / kProfileBytesPerParameter;
+  costs.update_bytes = spec.model.parameter_bytes().value() * dtype_bytes(spec.dtype) / kProfileBytesPerParameter;
+  if (!spec.servers.empty()) {
+    const ClusterDevice server = device_of(cluster, spec.servers.front());
+    const double shard = parameters / static_cast<double>(spec.servers.size());
+    const Compute apply = optimizer_step(shard, bytes_per_parameter(Precision::fp32, Optimizer::sgd), 0);
+    costs.apply_seconds = compute_time(apply, server.gpu, server.compute_efficiency).value();
+  }
+  // H = Σ v / (n · min v) with the factor in force at t = 0 (ADSP's cal_degree_of_hete.py).
+  std::vector<double> factor(spec.workers.size(), 1.0);
+  for (const SlowdownWindow& window : spec.slowdowns)
+    if (window.from <= 0 && window.until > 0)
+      for (int k : window.workers) factor[static_cast<std::size_t>(k)] = window.factor;
+  double sum = 0, slowest = std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < costs.step_seconds.size(); ++k) {
+    const double speed = 1 / (costs.step_seconds[k] * factor[k]);
+    sum += speed;
+    slowest = std::min(slowest, speed);
+  }
+  if (!costs.step_seconds.empty()) costs.heterogeneity = sum / (static_cast<double>(costs.step_seconds.size()) * slowest);
+  return costs;
+}
+
+std::shared_ptr<const WorkloadKind> make_parameter_server_kind() { return std::make_shared<ParameterServerKind>(); }
+
+}  // namespace dnnsim

@@ -1,0 +1,58 @@
+// The parameter-server workload kind (`workload.kind: parameter_server`, docs/parameter-server.md):
+// workers on the cluster's devices (heterogeneous GPUs, edge devices of the catalog, slowed down by
+// windows as ADSP emulates heterogeneity) train one model through one or more parameter servers
+// under a sync policy (planners/sync: BSP, SSP, ASP, ADACOMM-like, ADSP-like) until the global loss
+// of the statistical-efficiency model (models/sync) reaches a target: time to convergence, global
+// steps, and per worker computing, communication and blocked time — the quantities of ADSP's table.
+// The same PS model is the one the PS-architecture job schedulers of the cluster level build on.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/dnn/layer_model.hpp"
+#include "models/sync/statistical_efficiency.hpp"
+#include "planners/sync/sync_policy.hpp"
+#include "sim/workloads/parameter_server/ps_sim.hpp"
+#include "sim/workloads/workload_kind.hpp"
+
+namespace dnnsim {
+
+struct ParameterServerWorkload : WorkloadSpec {
+  LayerModel model;
+  int batch_size = 1;  // per worker per local step
+  Dtype dtype = Dtype::fp32;
+  std::vector<std::size_t> servers;  // GPU indices (Cluster::gpu_names order)
+  std::vector<std::size_t> workers;
+  std::vector<SlowdownWindow> slowdowns;  // worker indices into `workers`
+  std::string policy = "bsp";
+  SyncConfig sync;
+  StatisticalEfficiency efficiency;
+  std::string efficiency_file;
+  double target_loss = 0;
+  Seconds max_time{0};
+  Seconds sample_interval{0};  // 0: max_time / 1000
+};
+
+// Per worker, the seconds of one local step at factor 1 (forward + backward of `batch_size` samples
+// with the cost model the executor uses), and one server's apply of its shard of a commit (an SGD
+// update: read the gradient, read and write the weights).
+struct ParameterServerCosts {
+  std::vector<double> step_seconds;
+  double apply_seconds = 0;
+  double update_bytes = 0;
+  // ADSP's heterogeneity degree H = Σ v_k / (n · min v_k), v_k = 1/step time at the start of the run.
+  double heterogeneity = 1;
+};
+[[nodiscard]] ParameterServerCosts parameter_server_costs(const Cluster& cluster, const ParameterServerWorkload& spec);
+
+struct ParameterServerReport : WorkloadResult {
+  PsSimResult sim;
+  ParameterServerCosts costs;
+  std::shared_ptr<const ParameterServerWorkload> spec;
+};
+
+[[nodiscard]] std::shared_ptr<const WorkloadKind> make_parameter_server_kind();
+
+}  // namespace dnnsim

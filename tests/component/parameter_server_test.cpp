@@ -1,0 +1,151 @@
+// `kind: parameter_server` end to end on tiny clusters whose every time is derived by hand: one
+// server and workers on V100 nodes (fp32 peak 15.7 TFLOP/s, compute_efficiency 1) with 10 Gb/s NICs
+// (1.25 GB/s per direction) on one switch. A step of the one-layer model at batch 1 is forward F +
+// backward 2F = 3 × 1.57 TFLOP = 4.71 TFLOP → 0.3 s at peak; a worker with `speed: v` takes 0.3/v s.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "sim/run/simulation.hpp"
+#include "sim/workloads/parameter_server/parameter_server_kind.hpp"
+#include "tests/support/diagnostics.hpp"
+#include "tests/support/scenario_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+// L(K) = 1/(K + 1): a synchronous round of m = 1 is worth g(n) = 1 step (β = 0), an asynchronous
+// commit m steps (μ = λ = 0).
+std::string unit_curve() { return testing::write_file("curve.yaml", "a: 1\nb: 1\nc: 0\nbeta: 0\nmu: 0\nlambda: 0\nsource: test\n"); }
+
+std::string ps_yaml(int workers, const std::string& bytes, const std::string& slowdown, const std::string& sync,
+                    const std::string& convergence) {
+  return "name: ps\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-10G}}\n"
+         "  nodes:\n    - {type: n, count: " + std::to_string(workers + 1) + "}\n"
+         "  interconnect: {kind: switch, latency: \"1us\"}\n"
+         "workload:\n  kind: parameter_server\n"
+         "  model: {name: one, layers: [{name: l, kind: matmul, forward_flops: \"1.57TFlop\", parameter_bytes: \"" + bytes + "\"}]}\n"
+         "  batch_size: 1\n  servers: [node0/gpu0]\n" + slowdown + "  sync: " + sync + "\n"
+         "  convergence: {model: " + unit_curve() + ", " + convergence + "}\n"
+         "outputs: {trace: true, tasks_csv: false}\n";
+}
+
+const PsSimResult& sim_of(const SimulationResult& result) {
+  return dynamic_cast<const ParameterServerReport&>(*result.workload_result).sim;
+}
+
+std::vector<double> step_starts(const PsSimResult& sim, int worker) {
+  std::vector<double> times;
+  for (const PsEvent& e : sim.events)
+    if (e.worker == worker && e.kind == PsEvent::Kind::step_start) times.push_back(e.time);
+  return times;
+}
+
+TEST(ParameterServer, BspRoundIsTheSlowestWorkerPlusCommunication) {
+  // Worker 0 (node1) steps in 0.3 s, worker 1 (node2, speed 0.5) in 0.6 s; the update is 125 MB,
+  // 0.1 s over a 1.25 GB/s NIC. Round 1: worker 0 pushes 0.3 → 0.4 and waits; worker 1 pushes
+  // 0.6 → 0.7 (alone on the server's NIC); the server averages; both pull at once, 2 × 125 MB through
+  // the server's NIC: 0.2 s. So a round = slowest step 0.6 + its push 0.1 + the pulls 0.2 = 0.9 s,
+  // plus µs latencies and the server's apply of 31.25 M parameters (12 B each through 900 GB/s HBM:
+  // 0.42 ms) — within 2 ms. Three rounds reach L = 1/(3 + 1) = 0.25 ≤ 0.26: at the third round's
+  // last commit, 2 × 0.9 + 0.7 = 2.5 s.
+  const Scenario scenario = testing::load(ps_yaml(2, "125MB", "  slowdown: [{workers: [node2/gpu0], speed: 0.5}]\n",
+                                                  "{policy: bsp}", "target_loss: 0.26, max_time: \"100s\""));
+  const SimulationResult result = run_scenario(scenario, {});
+  const PsSimResult& sim = sim_of(result);
+  ASSERT_TRUE(sim.converged);
+  EXPECT_EQ(sim.global_steps, 3);
+  const std::vector<double> starts = step_starts(sim, 0);
+  ASSERT_GE(starts.size(), 3u);
+  EXPECT_NEAR(starts[1] - starts[0], 0.9, 2e-3);
+  EXPECT_NEAR(starts[2] - starts[1], 0.9, 2e-3);
+  EXPECT_NEAR(sim.end_time, 2.5, 3e-3);
+  // The fast worker waits for the slow one every round: 0.3 s blocked per round (0.4 → 0.7).
+  EXPECT_NEAR(sim.workers[0].blocked_s, 2 * 0.3, 5e-3);
+}
+
+TEST(ParameterServer, SspNeverLetsAWorkerRunMoreThanTheBoundAhead) {
+  // Worker 0 steps in 0.3 s, worker 1 (speed 0.25) in 1.2 s; a 1 kB update (µs). Unbounded, worker 0
+  // would do 4× the steps; with s = 2 it starts a step only while its commits exceed the slowest's
+  // by at most 2 — checked at every step start, replaying the event trace.
+  const Scenario scenario = testing::load(ps_yaml(2, "1kB", "  slowdown: [{workers: [node2/gpu0], speed: 0.25}]\n",
+                                                  "{policy: ssp, staleness: 2}", "target_loss: 0.000001, max_time: \"30s\""));
+  const SimulationResult result = run_scenario(scenario, {});
+  const PsSimResult& sim = sim_of(result);
+  std::vector<long> commits(2, 0);
+  int checked = 0;
+  for (const PsEvent& e : sim.events) {
+    if (e.kind == PsEvent::Kind::commit) commits[static_cast<std::size_t>(e.worker)] = e.commits;
+    if (e.kind != PsEvent::Kind::step_start) continue;
+    const long slowest = *std::min_element(commits.begin(), commits.end());
+    EXPECT_LE(commits[static_cast<std::size_t>(e.worker)] - slowest, 2) << "at t = " << e.time;
+    ++checked;
+  }
+  EXPECT_GT(checked, 20);
+  // The bound binds: worker 0 spends most of its time blocked and does only s + 1 more steps.
+  EXPECT_GT(sim.workers[0].blocked_s, 10.0);
+  EXPECT_LE(sim.workers[0].steps - sim.workers[1].steps, 3);
+}
+
+TEST(ParameterServer, AspNeverWaits) {
+  // Same two workers without a bound: nobody is ever held, and worker 0 does 4× the steps of worker 1
+  // (30 s / 0.3 s = 100 against 30 / 1.2 = 25, less a µs commit each).
+  const Scenario scenario = testing::load(ps_yaml(2, "1kB", "  slowdown: [{workers: [node2/gpu0], speed: 0.25}]\n",
+                                                  "{policy: asp}", "target_loss: 0.000001, max_time: \"30s\""));
+  const SimulationResult result = run_scenario(scenario, {});
+  const PsSimResult& sim = sim_of(result);
+  for (const PsWorkerStats& w : sim.workers) EXPECT_EQ(w.blocked_s, 0.0);
+  EXPECT_NEAR(sim.workers[0].steps, 100, 1);
+  EXPECT_NEAR(sim.workers[1].steps, 25, 1);
+}
+
+TEST(ParameterServer, AdspCommitIntervalsEqualiseCommitsAcrossSpeeds) {
+  // Speeds 1 : 2 : 4 (steps of 1.2, 0.6 and 0.3 s). Every worker commits once at least
+  // Δt = Γ/c − its commit cost has passed since its last commit, whatever its speed, so over T = 600 s
+  // each commits ⌊T/(Δt + overshoot)⌋ times, where the overshoot is at most one step (≤ 1.2 s) and
+  // Δt ≥ 10 s (min_commit_interval): the counts can differ by at most one between the slowest and
+  // the fastest. Local steps per commit follow the speeds: the fast worker accumulates ~4× more.
+  const Scenario scenario = testing::load(
+      ps_yaml(3, "1kB", "  slowdown: [{workers: [node1/gpu0], speed: 0.25}, {workers: [node2/gpu0], speed: 0.5}]\n",
+              "{policy: adsp, check_period: \"60s\", min_commit_interval: \"10s\", initial_commit_rate: 2}",
+              "target_loss: 0.000001, max_time: \"600s\""));
+  const SimulationResult result = run_scenario(scenario, {});
+  const PsSimResult& sim = sim_of(result);
+  long lo = sim.workers[0].commits, hi = lo;
+  for (const PsWorkerStats& w : sim.workers) {
+    lo = std::min(lo, w.commits);
+    hi = std::max(hi, w.commits);
+    EXPECT_EQ(w.blocked_s, 0.0);
+  }
+  EXPECT_GE(lo, 5);
+  EXPECT_LE(hi - lo, 1);
+  EXPECT_NEAR(static_cast<double>(sim.workers[2].steps) / static_cast<double>(sim.workers[0].steps), 4.0, 0.2);
+}
+
+TEST(ParameterServer, BadInputIsReportedAllAtOnce) {
+  const std::string yaml =
+      "name: ps\n"                                                                                      // 1
+      "cluster:\n"                                                                                      // 2
+      "  node_types:\n"                                                                                 // 3
+      "    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-10G}}\n"           // 4
+      "  nodes:\n"                                                                                      // 5
+      "    - {type: n, count: 3}\n"                                                                     // 6
+      "  interconnect: {kind: switch, latency: \"1us\"}\n"                                              // 7
+      "workload:\n"                                                                                     // 8
+      "  kind: parameter_server\n"                                                                      // 9
+      "  model: {zoo: resnet50}\n"                                                                      // 10
+      "  batch_size: 32\n"                                                                              // 11
+      "  servers: [node9/gpu0]\n"                                                                       // 12
+      "  slowdown: [{workers: [node1/gpu0], speed: 0}]\n"                                               // 13
+      "  sync: {policy: ssp, staleness: -1}\n"                                                          // 14
+      "  convergence: {target_loss: 0.5, max_time: \"1h\"}\n";                                          // 15
+  const std::vector<Diagnostic> errors = testing::diagnostics_thrown_by([&] { (void)testing::load(yaml); });
+  ASSERT_EQ(errors.size(), 3u) << testing::dump(errors);
+  testing::expect_error(errors[0], 12, 13, "server 'node9/gpu0' is not a device of the cluster");
+  testing::expect_error(errors[1], 13, 50, "a worker of zero speed never finishes a step");
+  testing::expect_error(errors[2], 14, 34, "[0, 1073741824], got -1");
+}
+
+}  // namespace
+}  // namespace dnnsim
