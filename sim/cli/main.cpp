@@ -8,6 +8,7 @@
 #include <functional>
 #include <iostream>
 
+#include "planners/jobs/admission.hpp"
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/placement.hpp"
 #include "traces/jobs/job_readers.hpp"
@@ -133,6 +134,7 @@ const std::vector<std::pair<std::string, std::function<void()>>>& listings() {
       {"schedulers", [] { print_registry(dnnsim::builtin_schedulers()); }},
       {"placements", [] { print_registry(dnnsim::builtin_placements()); }},
       {"sync-policies", [] { print_registry(dnnsim::builtin_sync_policies()); }},
+      {"admissions", [] { print_registry(dnnsim::builtin_admissions()); }},
       {"job-traces", [] { print_registry(dnnsim::builtin_job_trace_readers()); }},
       {"backends", [] { print_registry(dnnsim::cli::calibration_backends()); }},
       {"partitioners", [] { print_registry(dnnsim::gnn::builtin_partitioners()); }},

@@ -23,7 +23,7 @@ namespace {
 // at kScale flop/s, so it lasts exactly that long whatever the host (hosts are at least this fast).
 constexpr double kScale = 1e6;
 
-enum class Phase { pending, queued, running, finished, never_fits };
+enum class Phase { pending, queued, running, finished, never_fits, rejected };
 
 struct JobRun {
   JobView view;
@@ -40,6 +40,7 @@ struct JobRun {
   double batch_iterations = 0;  // its iterations
   int generation = 0;
   double first_start = -1, end = -1;
+  double price = -1;  // posted price per GPU-hour at arrival (admission); −1: none
 };
 
 struct Event {
@@ -122,6 +123,20 @@ class ClusterSimulation {
     }
   }
 
+  // The posted price at the committed load — GPUs allocated plus GPUs the queued jobs wait for, as
+  // a fraction of the cluster (capped at 1): admitted jobs hold capacity until they end, as items
+  // of an online knapsack do (planners/jobs/admission.hpp).
+  bool admit(JobRun& run) {
+    int committed = busy_;
+    for (JobId id : active_)
+      if (runs_[id].phase == Phase::queued) committed += runs_[id].view.gpus;
+    const double load = std::min(1.0, static_cast<double>(committed) / std::max(1, result_.total_gpus));
+    run.price = in_.admission->price(load);
+    if (in_.job_values[run.view.id] >= run.price) return true;
+    run.phase = Phase::rejected;
+    return false;
+  }
+
   // Time-integrals up to `now`: busy GPUs, jobs in the system, utilisation buckets.
   void advance(double now) {
     const double dt = now - last_time_;
@@ -178,6 +193,10 @@ class ClusterSimulation {
           ++arrived;
           JobRun& run = runs_[event.job];
           if (run.phase == Phase::never_fits) {
+            ++done_;
+            continue;
+          }
+          if (in_.admission != nullptr && !admit(run)) {
             ++done_;
             continue;
           }
@@ -395,7 +414,10 @@ class ClusterSimulation {
       if (run.batches > 0) outcome.contention_slowdown = run.slowdown_sum / run.batches;
       outcome.status = run.phase == Phase::finished     ? JobOutcome::Status::finished
                        : run.phase == Phase::never_fits ? JobOutcome::Status::never_fits
+                       : run.phase == Phase::rejected   ? JobOutcome::Status::rejected
                                                         : JobOutcome::Status::unfinished;
+      outcome.price = run.price;
+      if (!in_.job_values.empty()) outcome.value = in_.job_values[run.view.id];
       result_.jobs.push_back(std::move(outcome));
     }
   }

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "planners/jobs/admission.hpp"
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/job_speed.hpp"
 #include "traces/jobs/job_trace.hpp"
@@ -39,10 +40,14 @@ struct ClusterSimInput {
   Seconds batch_seconds{60};
   Seconds utilisation_interval{3600};
   bool progress = false;  // a line on stderr every few wall-clock seconds
+  // Admission at arrival (planners/jobs/admission.hpp): null admits every job; otherwise each job's
+  // value per GPU-hour, in trace order.
+  const AdmissionPolicy* admission = nullptr;
+  std::vector<double> job_values;
 };
 
 struct JobOutcome {
-  enum class Status { finished, never_fits, unfinished };
+  enum class Status { finished, never_fits, unfinished, rejected };
   Status status = Status::finished;
   double submit = 0, start = -1, end = -1;  // seconds; -1 = never
   int gpus = 0;
@@ -51,6 +56,7 @@ struct JobOutcome {
   double iterations = 0;
   double solo_seconds = 0;          // run time alone at its requested GPUs, consolidated
   double contention_slowdown = 1;   // network mode: mean over batches of batch time / solo batch time
+  double value = -1, price = -1;    // admission: value and posted price per GPU-hour at arrival (−1: none)
 };
 
 struct UtilisationSample {

@@ -11,11 +11,13 @@
 // Submissions and ends are chosen so that no two events coincide where their order would matter.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 
 #include "planners/jobs/gadget.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/workloads/cluster/cluster_kind.hpp"
 #include "tests/support/scenario_files.hpp"
@@ -85,6 +87,34 @@ void expect_ends(const std::map<std::string, Times>& times, const std::map<std::
 // together at 150: d ends 162, c 170, e 350.
 TEST(ClusterRun, FifoStrictFiveJobs) {
   expect_ends(run_five("fifo"), {{"a", 100}, {"b", 150}, {"c", 170}, {"d", 162}, {"e", 350}});
+}
+
+// Posted-price admission (planners/jobs/admission.hpp), L = 1, U = 10, seed 1: the jobs' values per
+// GPU-hour are draw_job_values' a 2.2049, b 2.2277, c 5.0609, d 1.1892, e 4.1581. The price is
+// ψ(y) = (1/e)(10e)^y at the committed load y (allocated + queued GPUs over 4). At 0, a meets an empty
+// cluster (ψ(0) = 0.368): admitted; b arrives with a queued (y = 2/4, ψ = 1.918 ≤ 2.2277): admitted.
+// From then on a runs and b waits for all four GPUs: y = (2 + 4)/4, capped at 1, ψ = 10 > every value,
+// so c (10 s), d (20 s) and e (35 s) are rejected. a runs 0–100, b 100–150. Welfare = Σ value ×
+// GPU-hours of work = (2.2049 × 2 × 100 + 2.2277 × 4 × 50)/3600.
+TEST(ClusterRun, ThresholdPriceRejectsJobsOnceTheClusterIsCommitted) {
+  const std::string trace = testing::write_file("jobs.csv", kFiveJobs);
+  const Scenario scenario = testing::load(
+      cluster_yaml(trace, "fifo", 1, 4, "  admission: {policy: threshold-price, min_value: 1, max_value: 10, seed: 1}\n"));
+  const SimulationResult result = run_scenario(scenario, {});
+  const auto& report = dynamic_cast<const ClusterRunReport&>(*result.workload_result);
+  const std::vector<double> values = draw_job_values(5, AdmissionConfig{1, 10, 1});
+  using Status = JobOutcome::Status;
+  const std::vector<Status> expected{Status::finished, Status::finished, Status::rejected, Status::rejected, Status::rejected};
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(report.sim.jobs[i].status, expected[i]) << "job " << i;
+    EXPECT_DOUBLE_EQ(report.sim.jobs[i].value, values[i]);
+  }
+  EXPECT_NEAR(report.sim.jobs[1].price, std::pow(10 * std::exp(1.0), 0.5) / std::exp(1.0), 1e-12);
+  EXPECT_NEAR(report.sim.jobs[2].price, 10, 1e-12);
+  EXPECT_NEAR(report.sim.jobs[1].end, 150, 1e-6);
+  const nlohmann::ordered_json summary = make_summary(scenario, result);
+  EXPECT_EQ(summary["cluster"]["admission"]["rejected"], 3);
+  EXPECT_NEAR(summary["cluster"]["admission"]["welfare"].get<double>(), (values[0] * 200 + values[1] * 200) / 3600, 1e-9);
 }
 
 // Backfill: a 0–100; c fits at 10: 10–30; d (2) waits for c's GPU: 30–42; e 42–242; b needs all four

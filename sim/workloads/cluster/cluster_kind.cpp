@@ -95,6 +95,21 @@ std::optional<JobTrace> read_trace_section(WorkloadParseContext& ctx, const YAML
   }
 }
 
+// `admission: {policy, min_value, max_value, seed}` (planners/jobs/admission.hpp).
+void read_admission(YamlReader& reader, const YAML::Node& node, ClusterWorkload& spec) {
+  MapReader map(reader, node, "the admission section");
+  if (!map.valid()) return;
+  AdmissionConfig& config = spec.admission_config;
+  spec.admission = map.choice("policy", "admission policy", builtin_admissions().names(), true).value_or("admit-all");
+  config.min_value = map.number("min_value", 0, 1e300).value_or(config.min_value);
+  config.max_value = map.number("max_value", 0, 1e300).value_or(config.max_value);
+  if (auto seed = map.integer("seed", 0, std::numeric_limits<std::int64_t>::max())) config.seed = static_cast<std::uint64_t>(*seed);
+  if (config.min_value <= 0) reader.error(map.has("min_value") ? map.get("min_value") : node, "min_value must be positive (ψ divides by it)");
+  if (config.max_value <= config.min_value)
+    reader.error(map.has("max_value") ? map.get("max_value") : node, "max_value must exceed min_value");
+  map.finish();
+}
+
 class ClusterKind final : public WorkloadKind {
  public:
   std::shared_ptr<const WorkloadSpec> parse(WorkloadParseContext& ctx) const override {
@@ -229,6 +244,7 @@ class ClusterKind final : public WorkloadKind {
     if (auto step = map.quantity<Seconds>("utilisation_interval")) spec->utilisation_interval = *step;
     if (auto mode = map.choice("oversized_jobs", {"error", "report"})) spec->report_oversized = *mode == "report";
     if (auto n = map.integer("servers_per_rack", 1, 1 << 30)) spec->servers_per_rack = static_cast<int>(*n);
+    if (const YAML::Node admission = map.get("admission"); admission.IsDefined()) read_admission(reader, admission, *spec);
     if (spec->batch.value() <= 0) reader.error(map.get("batch"), "batch must be positive");
     if (spec->utilisation_interval.value() <= 0) reader.error(map.get("utilisation_interval"), "utilisation_interval must be positive");
 
@@ -274,6 +290,12 @@ class ClusterKind final : public WorkloadKind {
     input.batch_seconds = spec->batch;
     input.utilisation_interval = spec->utilisation_interval;
     input.progress = true;
+    std::unique_ptr<AdmissionPolicy> admission;
+    if (!spec->admission.empty()) {
+      admission = builtin_admissions().at(spec->admission).value(spec->admission_config);
+      input.admission = admission.get();
+      input.job_values = draw_job_values(spec->trace.jobs.size(), spec->admission_config);
+    }
     auto report = std::make_shared<ClusterRunReport>();
     report->spec = spec;
     report->sim = simulate_cluster(input);
@@ -338,13 +360,14 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
   const ClusterSimResult& sim = report->sim;
   const ClusterWorkload& spec = *report->spec;
   std::vector<double> jct, queueing, slowdown;
-  std::size_t finished = 0, never = 0, unfinished = 0, preemptions = 0;
+  std::size_t finished = 0, never = 0, unfinished = 0, rejected_jobs = 0, preemptions = 0;
   double work_gpu_seconds = 0.0;
   for (std::size_t i = 0; i < sim.jobs.size(); ++i) {
     const JobOutcome& job = sim.jobs[i];
     preemptions += static_cast<std::size_t>(job.preemptions);
     if (job.status == JobOutcome::Status::never_fits) ++never;
     if (job.status == JobOutcome::Status::unfinished) ++unfinished;
+    if (job.status == JobOutcome::Status::rejected) ++rejected_jobs;
     if (job.status != JobOutcome::Status::finished) continue;
     ++finished;
     jct.push_back(job.end - job.submit);
@@ -367,6 +390,7 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
   c["finished"] = finished;
   c["never_fits"] = never;
   c["unfinished"] = unfinished;
+  c["rejected"] = rejected_jobs;
   c["gpus"] = sim.total_gpus;
   c["jct_s"] = {{"mean", mean(jct)}, {"p50", percentile(jct, 50)}, {"p95", percentile(jct, 95)}, {"p99", percentile(jct, 99)}};
   c["makespan_s"] = sim.makespan;
@@ -386,6 +410,30 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
   c["littles_law"] = {{"L", L}, {"lambda_per_s", lambda}, {"W_s", mean(jct)}, {"L_over_lambda_W", lambda * mean(jct) > 0 ? L / (lambda * mean(jct)) : 0.0}};
   c["work_conservation"] = {{"busy_gpu_seconds", sim.busy_gpu_seconds}, {"solo_work_gpu_seconds", work_gpu_seconds}};
   c["preemptions"] = preemptions;
+  if (!spec.admission.empty()) {
+    // Welfare and revenue over the jobs' work in GPU-hours (solo run time × GPUs), so that policies
+    // that admit the same jobs score the same whatever the scheduler made of them.
+    std::size_t admitted = 0, rejected = 0;
+    double welfare = 0, revenue = 0;
+    for (const JobOutcome& job : sim.jobs) {
+      if (job.status == JobOutcome::Status::never_fits) continue;
+      if (job.status == JobOutcome::Status::rejected) {
+        ++rejected;
+        continue;
+      }
+      ++admitted;
+      const double gpu_hours = job.solo_seconds * job.gpus / 3600.0;
+      welfare += job.value * gpu_hours;
+      revenue += job.price * gpu_hours;
+    }
+    c["admission"] = {{"policy", spec.admission},
+                      {"min_value", spec.admission_config.min_value},
+                      {"max_value", spec.admission_config.max_value},
+                      {"admitted", admitted},
+                      {"rejected", rejected},
+                      {"welfare", welfare},
+                      {"revenue", revenue}};
+  }
   c["scheduler_calls"] = sim.scheduler_calls;
   c["events"] = sim.events;
   c["flows"] = sim.flows;
@@ -398,18 +446,19 @@ void ClusterKind::write_files(const Scenario& scenario, const SimulationResult& 
   const ClusterSimResult& sim = report->sim;
   const JobTrace& trace = report->spec->trace;
   std::ofstream jobs(dir + "/jobs.csv");
-  jobs << "id,submit_s,start_s,end_s,queueing_s,jct_s,gpus,placement,preemptions,contention_slowdown,solo_s,status,model,virtual_cluster\n";
+  jobs << "id,submit_s,start_s,end_s,queueing_s,jct_s,gpus,placement,preemptions,contention_slowdown,solo_s,status,model,virtual_cluster,value,price\n";
   for (std::size_t i = 0; i < sim.jobs.size(); ++i) {
     const JobOutcome& job = sim.jobs[i];
     const char* status = job.status == JobOutcome::Status::finished ? "finished"
                          : job.status == JobOutcome::Status::never_fits ? "never_fits"
+                         : job.status == JobOutcome::Status::rejected   ? "rejected"
                                                                         : "unfinished";
     auto opt = [](double v) { return v < 0 ? std::string() : fmt::format("{}", v); };
-    jobs << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", trace.jobs[i].id, job.submit, opt(job.start), opt(job.end),
+    jobs << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", trace.jobs[i].id, job.submit, opt(job.start), opt(job.end),
                         job.start < 0 ? std::string() : fmt::format("{}", job.start - job.submit),
                         job.end < 0 ? std::string() : fmt::format("{}", job.end - job.submit), job.gpus, job.placement,
                         job.preemptions, job.contention_slowdown, job.solo_seconds, status, trace.jobs[i].model,
-                        trace.jobs[i].virtual_cluster);
+                        trace.jobs[i].virtual_cluster, opt(job.value), opt(job.price));
   }
   // Chrome trace (chrome://tracing, Perfetto): one process per server, one row per job attempt on it,
   // named by the job and its GPUs there.

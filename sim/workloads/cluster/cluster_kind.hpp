@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "planners/jobs/admission.hpp"
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/job_speed.hpp"
 #include "sim/cluster/cluster_sim.hpp"
@@ -27,6 +28,8 @@ struct ClusterWorkload : WorkloadSpec {
   Seconds batch{60};
   Seconds utilisation_interval{3600};
   int servers_per_rack = 0;  // 0: the leaf size of a leaf-spine network, else one rack
+  std::string admission;     // an admission policy (planners/jobs/admission.hpp); empty: no admission step
+  AdmissionConfig admission_config;
 };
 
 struct ClusterRunReport : WorkloadResult {
