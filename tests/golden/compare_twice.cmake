@@ -1,9 +1,13 @@
-# Runs the scenario again into OUT and requires every report to equal the one in FIRST.
+# Runs the scenario again into OUT and requires every report to equal the one in FIRST: FILES (a
+# list, default the common reports) names them.
 execute_process(COMMAND ${DNNSIM} run ${SCENARIO} --out ${OUT} RESULT_VARIABLE status OUTPUT_QUIET)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "dnnsim run exited with ${status}")
 endif()
-foreach(file summary.json tasks.csv trace.json)
+if(NOT FILES)
+  set(FILES summary.json tasks.csv trace.json)
+endif()
+foreach(file ${FILES})
   execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT}/${file} ${FIRST}/${file} RESULT_VARIABLE differs)
   if(differs)
     message(FATAL_ERROR "${file} differs between two runs of the same scenario and seed")
