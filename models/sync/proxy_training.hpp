@@ -65,7 +65,7 @@ struct ProxyOptions {
   int local_workers = 4;
   std::vector<int> local_steps{2, 4, 8, 16};
   std::vector<int> async_workers{2, 4, 8, 16};
-  bool quick = false;  // for the report only; quick() sets the sizes
+  bool quick = false;  // marks the source sentence only; quick_options() sets the sizes
 
   // Seconds, not a minute: fewer steps, levels and replicas.
   [[nodiscard]] static ProxyOptions quick_options();
