@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "models/hardware/catalog.hpp"
+#include "models/sync/proxy_training.hpp"
 #include "sim/cli/commands.hpp"
 #ifdef DNNSIM_WITH_CUDA
 #include "models/calibration/cuda/cuda_backend.hpp"
@@ -61,6 +62,25 @@ int run_calibrate(const CalibrateOptions& options) {
     return 1;
   }
   std::cout << fmt::format("{} samples on {}; table written to {}\n", samples.size(), device, out);
+  return 0;
+}
+
+int run_calibrate_convergence(const ConvergenceOptions& options) {
+  ProxyOptions proxy = options.quick ? ProxyOptions::quick_options() : ProxyOptions{};
+  proxy.seed = options.seed;
+  std::cerr << fmt::format("training the convergence proxy (softmax regression on the UCI digits){}…\n",
+                           options.quick ? " (quick)" : "");
+  const ConvergenceCalibration calibration =
+      calibrate_convergence(shipped_digits(), proxy, [](const std::string& line) { std::cerr << "  " << line << '\n'; });
+  std::ofstream file(options.out, std::ios::binary);
+  file << dump_convergence_calibration(calibration);
+  if (!file) {
+    std::cerr << fmt::format("dnnsim calibrate convergence: cannot write {}\n", options.out);
+    return 1;
+  }
+  std::cout << fmt::format("a = {:.4g}, b = {:.4g}, c = {:.4g}, beta = {:.4g}, mu = {:.4g}, lambda = {:.4g}; written to {}\n",
+                           calibration.curve.a, calibration.curve.b, calibration.curve.c, calibration.beta.value,
+                           calibration.mu.value, calibration.lambda.value, options.out);
   return 0;
 }
 

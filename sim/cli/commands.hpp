@@ -1,6 +1,7 @@
 // Subcommands of the dnnsim executable that live in their own files.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -40,6 +41,16 @@ struct CalibrateOptions {
 // Runs a backend's microbenchmarks, fits a calibration table and writes it. Exits non-zero when the
 // backend cannot run here (no CUDA device, or a build without CUDA), saying why.
 int run_calibrate(const CalibrateOptions& options);
+
+struct ConvergenceOptions {
+  std::string out = "convergence.yaml";
+  std::uint64_t seed = 1;
+  bool quick = false;
+};
+
+// `dnnsim calibrate convergence`: trains the proxy model (models/sync/proxy_training.hpp) in every
+// regime, fits the statistical-efficiency parameters and writes them; progress on stderr.
+int run_calibrate_convergence(const ConvergenceOptions& options);
 
 // The calibration backends of this build: "cpu", and "cuda" when it was built with nvcc.
 const CalibrationBackendRegistry& calibration_backends();

@@ -222,6 +222,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   calibrate->add_option("--out", calibrate_options.out, "table file (default: calibration-<device>.yaml)");
   calibrate->add_flag("--quick", calibrate_options.quick, "small sizes, few repetitions (seconds, not minutes)");
+  dnnsim::cli::ConvergenceOptions convergence_options;
+  auto* convergence = calibrate->add_subcommand(
+      "convergence", "fit the statistical-efficiency model to a real training run on the CPU (docs/calibration.md)");
+  convergence->add_option("--out", convergence_options.out, "parameter file (default: convergence.yaml)");
+  convergence->add_option("--seed", convergence_options.seed, "seed of the minibatch sampling");
+  convergence->add_flag("--quick", convergence_options.quick, "fewer steps and replicas (seconds, not a minute)");
 
   dnnsim::cli::BenchOptions bench_options;
   auto* bench = app.add_subcommand("bench", "executor throughput against a bare SimGrid loop (docs/performance.md)");
@@ -308,6 +314,7 @@ int main(int argc, char** argv) {
     if (*lower) return command_lower(lower_scenario, lower_overrides, lower_chakra);
     if (*list) return command_list(list_what);
     if (*describe) return command_describe_model(model_name, model_batch, model_options);
+    if (*convergence) return dnnsim::cli::run_calibrate_convergence(convergence_options);
     if (*calibrate) return dnnsim::cli::run_calibrate(calibrate_options);
     if (*bench && bench_scale) {
       if (bench->count("--gpus") > 0) scale_options.gpu_counts = bench_options.gpu_counts;
