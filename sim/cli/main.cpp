@@ -303,6 +303,7 @@ int main(int argc, char** argv) {
   plot->add_option("--jct-cdf", plot_options.jct_cdf, "cluster run directories: the CDF of their jobs' JCT (jobs.csv), one line each");
   plot->add_option("--utilisation", plot_options.utilisation, "cluster run directories: GPU utilisation and queued jobs over time (utilisation.csv)");
   plot->add_option("--hue", plot_options.hue, "column whose values make one line each");
+  plot->add_option("--where", plot_options.where, "COLUMN=VALUE: plot only the rows where the column has that text (repeatable)");
   plot->add_option("-o,--output", plot_options.output, "PNG file; its gnuplot script is written beside it (.gp)")
       ->required();
   plot->add_option("--title", plot_options.title, "figure title (default: \"<y> vs <x>\")");

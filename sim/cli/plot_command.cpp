@@ -66,7 +66,7 @@ int run_plot_command(const PlotCommandOptions& options) {
     return draw(make_utilisation_script(run_tables(options.utilisation, "utilisation.csv"), options.output), options.output);
   if (options.csv.empty() || options.x.empty() || options.y.empty())
     throw InputError(SourceLocation{}, "dnnsim plot needs RESULTS --x --y (a sweep plot), or --jct-cdf DIR… or --utilisation DIR…");
-  const CsvTable table = read_csv(options.csv);
+  const CsvTable table = filter_rows(read_csv(options.csv), options.where);
   PlotOptions plot;
   plot.x = options.x;
   plot.y = options.y;

@@ -145,6 +145,36 @@ CsvTable parse_csv_table(std::string_view text, const std::string& source) {
   return table;
 }
 
+CsvTable filter_rows(const CsvTable& table, const std::vector<std::string>& conditions) {
+  std::vector<std::pair<std::size_t, std::string>> tests;
+  DiagnosticSink sink;
+  for (const std::string& condition : conditions) {
+    const std::size_t eq = condition.find('=');
+    if (eq == std::string::npos) {
+      sink.error(SourceLocation{table.source, 0, 0}, fmt::format("--where '{}': expected COLUMN=VALUE", condition));
+      continue;
+    }
+    const std::string name = condition.substr(0, eq);
+    if (auto index = table.column(name))
+      tests.emplace_back(*index, condition.substr(eq + 1));
+    else
+      sink.error(SourceLocation{table.source, 0, 0},
+                 fmt::format("--where: no column '{}' in the results{}", name, suggestion_suffix(name, table.header)));
+  }
+  sink.throw_if_any();
+  CsvTable kept;
+  kept.source = table.source;
+  kept.header = table.header;
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const auto& row = table.rows[r];
+    if (std::all_of(tests.begin(), tests.end(), [&](const auto& t) { return row[t.first] == t.second; })) {
+      kept.rows.push_back(row);
+      kept.row_lines.push_back(table.row_lines[r]);
+    }
+  }
+  return kept;
+}
+
 CsvTable read_csv(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(SourceLocation{path, 0, 0}, "cannot open the file");

@@ -39,6 +39,11 @@ struct CsvTable {
 // @throw InputError (as parse_csv_table; also when the file cannot be read)
 [[nodiscard]] CsvTable read_csv(const std::string& path);
 
+// The rows whose columns equal the given values: each condition is "COLUMN=VALUE" (exact text), all
+// must hold — `dnnsim plot --where`, to draw one slice of a sweep. @throw InputError for a condition
+// without '=' or a column the table does not have (with a did-you-mean).
+[[nodiscard]] CsvTable filter_rows(const CsvTable& table, const std::vector<std::string>& conditions);
+
 // A sweep axis value as a number. YAML texts of a sweep are either plain numbers ("0.5", "8") or
 // quantities with a unit ("25MB", "10Gbps", "2us"), which are read with parse_quantity in the base
 // unit of their dimension (bytes, seconds, flop, bytes/s, flop/s: "10Gbps" → 1.25e9 B/s).

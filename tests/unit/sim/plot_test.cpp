@@ -58,6 +58,24 @@ TEST(CsvTest, ReadsQuotedFieldsCommasQuotesAndLineBreaks) {
   EXPECT_FALSE(t.column("Status").has_value());
 }
 
+TEST(CsvTest, WhereKeepsTheRowsMatchingEveryCondition) {
+  const CsvTable t = parse_csv_table("point,workers,policy\n0,18,bsp\n1,36,bsp\n2,18,adsp\n", "r.csv");
+  const CsvTable kept = filter_rows(t, {"workers=18", "policy=adsp"});
+  ASSERT_EQ(kept.rows.size(), 1u);
+  EXPECT_EQ(kept.rows[0][0], "2");
+  EXPECT_EQ(kept.row_lines, (std::vector<int>{4}));
+  EXPECT_EQ(filter_rows(t, {}).rows.size(), 3u);
+  try {
+    (void)filter_rows(t, {"worker=18", "policy"});
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 2u);
+    EXPECT_NE(e.diagnostics()[0].message.find("no column 'worker'"), std::string::npos);
+    EXPECT_NE(e.diagnostics()[0].message.find("workers"), std::string::npos);
+    EXPECT_NE(e.diagnostics()[1].message.find("expected COLUMN=VALUE"), std::string::npos);
+  }
+}
+
 TEST(CsvTest, LastLineWithoutLineBreakAndByteOrderMark) {
   const CsvTable t = parse_csv_table(
       "\xEF\xBB\xBF"
