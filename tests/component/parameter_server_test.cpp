@@ -20,7 +20,7 @@ namespace {
 std::string unit_curve() { return testing::write_file("curve.yaml", "a: 1\nb: 1\nc: 0\nbeta: 0\nmu: 0\nlambda: 0\nsource: test\n"); }
 
 std::string ps_yaml(int workers, const std::string& bytes, const std::string& slowdown, const std::string& sync,
-                    const std::string& convergence) {
+                    const std::string& convergence, const std::string& network = "") {
   return "name: ps\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-10G}}\n"
          "  nodes:\n    - {type: n, count: " + std::to_string(workers + 1) + "}\n"
          "  interconnect: {kind: switch, latency: \"1us\"}\n"
@@ -28,7 +28,7 @@ std::string ps_yaml(int workers, const std::string& bytes, const std::string& sl
          "  model: {name: one, layers: [{name: l, kind: matmul, forward_flops: \"1.57TFlop\", parameter_bytes: \"" + bytes + "\"}]}\n"
          "  batch_size: 1\n  servers: [node0/gpu0]\n" + slowdown + "  sync: " + sync + "\n"
          "  convergence: {model: " + unit_curve() + ", " + convergence + "}\n"
-         "outputs: {trace: true, tasks_csv: false}\n";
+         "outputs: {trace: true, tasks_csv: false}\n" + network;
 }
 
 const PsSimResult& sim_of(const SimulationResult& result) {
@@ -63,6 +63,19 @@ TEST(ParameterServer, BspRoundIsTheSlowestWorkerPlusCommunication) {
   EXPECT_NEAR(sim.end_time, 2.5, 3e-3);
   // The fast worker waits for the slow one every round: 0.3 s blocked per round (0.4 → 0.7).
   EXPECT_NEAR(sim.workers[0].blocked_s, 2 * 0.3, 5e-3);
+}
+
+TEST(ParameterServer, PushesAndPullsCrossTheSimulatedNetwork) {
+  // The BSP case above with the server's NIC at 625 MB/s (a network condition, as another tenant's
+  // share would leave it): worker 1's push takes 125 MB / 0.625 GB/s = 0.2 s and the two pulls
+  // 250 MB / 0.625 GB/s = 0.4 s, so a round is 0.6 + 0.2 + 0.4 = 1.2 s (was 0.9 s).
+  const Scenario scenario = testing::load(ps_yaml(2, "125MB", "  slowdown: [{workers: [node2/gpu0], speed: 0.5}]\n",
+                                                  "{policy: bsp}", "target_loss: 0.26, max_time: \"100s\"",
+                                                  "network:\n  conditions:\n    - {links: node0/nic, bandwidth: \"625MB/s\"}\n"));
+  const SimulationResult result = run_scenario(scenario, {});
+  const std::vector<double> starts = step_starts(sim_of(result), 0);
+  ASSERT_GE(starts.size(), 2u);
+  EXPECT_NEAR(starts[1] - starts[0], 1.2, 2e-3);
 }
 
 TEST(ParameterServer, SspNeverLetsAWorkerRunMoreThanTheBoundAhead) {
@@ -143,7 +156,7 @@ TEST(ParameterServer, BadInputIsReportedAllAtOnce) {
   const std::vector<Diagnostic> errors = testing::diagnostics_thrown_by([&] { (void)testing::load(yaml); });
   ASSERT_EQ(errors.size(), 3u) << testing::dump(errors);
   testing::expect_error(errors[0], 12, 13, "server 'node9/gpu0' is not a device of the cluster");
-  testing::expect_error(errors[1], 13, 50, "a worker of zero speed never finishes a step");
+  testing::expect_error(errors[1], 13, 45, "a worker of zero speed never finishes a step");
   testing::expect_error(errors[2], 14, 34, "[0, 1073741824], got -1");
 }
 
