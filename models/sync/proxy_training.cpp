@@ -76,12 +76,15 @@ class Softmax {
     return (mean_sq - g_sq) / g_sq;
   }
 
-  // The minibatch gradient Xbᵀ(softmax(Xb·W) − Y)/B of B samples drawn with replacement.
-  void gradient(const Weights& w, std::mt19937_64& rng, Weights& out) {
+  // The minibatch gradient Xbᵀ(softmax(Xb·W) − Y)/B of B samples drawn with replacement: each from
+  // `shard` with probability `skew` (a worker's own data, non-i.i.d.), else from all samples.
+  void gradient(const Weights& w, std::mt19937_64& rng, Weights& out, const std::vector<std::size_t>* shard = nullptr,
+                double skew = 0.0) {
     onehot_.setZero();
     const std::size_t n = data_.labels.size();
     for (int r = 0; r < batch_; ++r) {
-      const std::size_t i = draw_index(rng, n);
+      const bool own = shard != nullptr && skew > 0.0 && static_cast<double>(rng() >> 11) * 0x1.0p-53 < skew;
+      const std::size_t i = own ? (*shard)[draw_index(rng, shard->size())] : draw_index(rng, n);
       xb_.row(r) = data_.inputs.row(static_cast<Eigen::Index>(i));
       onehot_(r, data_.labels[i]) = 1.0;
     }
@@ -113,10 +116,19 @@ struct Regime {
 class Run {
  public:
   Run(const Regime& regime, const DigitsData& data, const ProxyOptions& options, std::uint64_t seed)
-      : regime_(regime), model_(data, options.batch), eta_(options.learning_rate), rng_(seed),
+      : regime_(regime), model_(data, options.batch), eta_(options.learning_rate), skew_(options.label_skew), rng_(seed),
         w_(Weights::Zero(kInputs, kClasses)), g_(kInputs, kClasses), sum_(kInputs, kClasses) {
     // The ring holds W_{t−σ} … W_t; at the start every worker pulled W_0.
     if (regime.kind == RegimeKind::asynchronous) history_.assign(static_cast<std::size_t>(regime.workers), w_);
+    // Worker k's own samples under label skew: the digits l with l mod g = k mod g, g = min(n, 10) —
+    // McMahan et al.'s pathological partition by label (FedAvg, AISTATS'17), one or more classes each.
+    if (skew_ > 0.0 && regime.kind != RegimeKind::sequential) {
+      const int groups = std::min(regime.workers, kClasses);
+      shards_.resize(static_cast<std::size_t>(regime.workers));
+      for (int k = 0; k < regime.workers; ++k)
+        for (std::size_t i = 0; i < data.labels.size(); ++i)
+          if (data.labels[i] % groups == k % groups) shards_[static_cast<std::size_t>(k)].push_back(i);
+    }
   }
 
   // One update of the global model: a step, a round or a commit.
@@ -129,7 +141,7 @@ class Run {
       case RegimeKind::synchronous:
         sum_.setZero();
         for (int k = 0; k < regime_.workers; ++k) {
-          model_.gradient(w_, rng_, g_);
+          model_.gradient(w_, rng_, g_, shard(k), skew_);
           sum_ += g_;
         }
         w_ -= eta_ * sum_ / static_cast<double>(regime_.workers);
@@ -139,7 +151,7 @@ class Run {
         for (int k = 0; k < regime_.workers; ++k) {
           Weights local = w_;
           for (int s = 0; s < regime_.local_steps; ++s) {
-            model_.gradient(local, rng_, g_);
+            model_.gradient(local, rng_, g_, shard(k), skew_);
             local -= eta_ * g_;
           }
           sum_ += local;
@@ -152,7 +164,7 @@ class Run {
         // The ring keeps W_u in slot u mod n, so W_{t−n+1} is in slot (t + 1) mod n, which then
         // receives W_{t+1}.
         const std::size_t slot = static_cast<std::size_t>((commits_ + 1) % regime_.workers);
-        model_.gradient(history_[slot], rng_, g_);
+        model_.gradient(history_[slot], rng_, g_, shard(static_cast<int>(commits_ % regime_.workers)), skew_);
         w_ -= eta_ * g_;
         history_[slot] = w_;
         ++commits_;
@@ -164,9 +176,15 @@ class Run {
   [[nodiscard]] double noise_scale() const { return model_.noise_scale(w_); }
 
  private:
+  [[nodiscard]] const std::vector<std::size_t>* shard(int worker) const {
+    return shards_.empty() ? nullptr : &shards_[static_cast<std::size_t>(worker)];
+  }
+
   Regime regime_;
   Softmax model_;
   double eta_;
+  double skew_;
+  std::vector<std::vector<std::size_t>> shards_;
   std::mt19937_64 rng_;
   Weights w_, g_, sum_;
   std::vector<Weights> history_;
@@ -388,7 +406,7 @@ ProxyOptions ProxyOptions::quick_options() {
 ConvergenceCalibration calibrate_convergence(const DigitsData& data, const ProxyOptions& options,
                                              const std::function<void(const std::string&)>& progress) {
   if (options.batch < 1 || options.replicas < 1 || options.levels < 1 || options.sequential_steps < 2 ||
-      !(options.learning_rate > 0.0))
+      !(options.learning_rate > 0.0) || !(options.label_skew >= 0.0 && options.label_skew <= 1.0))
     throw std::invalid_argument("calibrate_convergence: batch, replicas, levels, steps and η must be positive");
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
@@ -470,8 +488,12 @@ ConvergenceCalibration calibrate_convergence(const DigitsData& data, const Proxy
   cal.source = fmt::format(
       "softmax regression (64 pixels + bias -> 10 classes, mean cross-entropy over all {} samples) trained by "
       "minibatch SGD on the UCI optical digits (data/convergence/digits.csv), B = {}, eta = {}, seed {}, {} sequential "
-      "steps, {} replicas per regime{}",
+      "steps, {} replicas per regime{}{}",
       data.labels.size(), options.batch, options.learning_rate, options.seed, k_max, options.replicas,
+      options.label_skew > 0 ? fmt::format(", label skew {} (worker k draws that share of its samples from the digits "
+                                           "l = k mod min(n, 10))",
+                                           options.label_skew)
+                             : "",
       options.quick ? " (quick)" : "");
   return cal;
 }

@@ -65,6 +65,10 @@ struct ProxyOptions {
   int local_workers = 4;
   std::vector<int> local_steps{2, 4, 8, 16};
   std::vector<int> async_workers{2, 4, 8, 16};
+  // Non-i.i.d. workers: the share of each worker's samples drawn from its own labels (McMahan et
+  // al.'s partition by label, FedAvg AISTATS'17); 0 = i.i.d. (the shipped digits-softmax.yaml), 1 =
+  // each worker sees only its labels (digits-softmax-noniid.yaml). The sequential run is unaffected.
+  double label_skew = 0.0;
   bool quick = false;  // marks the source sentence only; quick_options() sets the sizes
 
   // Seconds, not a minute: fewer steps, levels and replicas.

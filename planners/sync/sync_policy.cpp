@@ -161,7 +161,8 @@ double adsp_probe_reward(double l0, double l1, double l2, double h, double targe
       const double a = (1 / (l2 - c) - b) / (2 * h);
       if (a > 0) return 1 / ((1 / (target - c) - b) / a);
     }
-    if (c < l2 && c >= target) return 0.0;  // this rate's curve levels off above the target
+    // A fitted floor at or above the target (three points from the steep start of a probe) predicts
+    // "never", which would make every probe tie at zero: the mean descent rate ranks them instead.
   }
   const double rate = (l0 - l2) / (2 * h);
   return 1 / ((l0 - target) / rate);

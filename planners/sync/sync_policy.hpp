@@ -74,8 +74,8 @@ void register_builtin_sync_policies(SyncPolicyRegistry& registry);
 // ADSP's probe reward (strain.py): fit l(t) = 1/(a·t + b) + c to the loss at the start, middle and end
 // of a probe of length h (three points, equally spaced: c has a closed form, see the .cpp), predict
 // the time t* from the probe's start to `target`, reward 1/t*. When the three points admit no such
-// curve (the loss fell linearly or rose), the reward extrapolates the mean rate of descent; 0 when
-// the loss did not fall.
+// curve (the loss fell linearly, or the fitted floor is not below the target), the reward
+// extrapolates the mean rate of descent; 0 when the loss did not fall.
 [[nodiscard]] double adsp_probe_reward(double l0, double l1, double l2, double h, double target);
 
 }  // namespace dnnsim

@@ -68,6 +68,7 @@ int run_calibrate(const CalibrateOptions& options) {
 int run_calibrate_convergence(const ConvergenceOptions& options) {
   ProxyOptions proxy = options.quick ? ProxyOptions::quick_options() : ProxyOptions{};
   proxy.seed = options.seed;
+  proxy.label_skew = options.label_skew;
   std::cerr << fmt::format("training the convergence proxy (softmax regression on the UCI digits){}…\n",
                            options.quick ? " (quick)" : "");
   const ConvergenceCalibration calibration =

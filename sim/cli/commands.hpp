@@ -45,6 +45,7 @@ int run_calibrate(const CalibrateOptions& options);
 struct ConvergenceOptions {
   std::string out = "convergence.yaml";
   std::uint64_t seed = 1;
+  double label_skew = 0.0;
   bool quick = false;
 };
 

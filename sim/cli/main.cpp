@@ -227,6 +227,9 @@ int main(int argc, char** argv) {
       "convergence", "fit the statistical-efficiency model to a real training run on the CPU (docs/calibration.md)");
   convergence->add_option("--out", convergence_options.out, "parameter file (default: convergence.yaml)");
   convergence->add_option("--seed", convergence_options.seed, "seed of the minibatch sampling");
+  convergence->add_option("--label-skew", convergence_options.label_skew,
+                          "non-i.i.d. workers: share of each worker's samples from its own labels (0 = i.i.d.)")
+      ->check(CLI::Range(0.0, 1.0));
   convergence->add_flag("--quick", convergence_options.quick, "fewer steps and replicas (seconds, not a minute)");
 
   dnnsim::cli::BenchOptions bench_options;

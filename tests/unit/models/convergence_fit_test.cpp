@@ -158,6 +158,24 @@ TEST(Convergence, AveragingFourGradientsIsWorthOneToFourSteps) {
   EXPECT_LE(four->worth, 4.0);
 }
 
+TEST(Convergence, LabelSkewedWorkersDriftBetweenAveragings) {
+  // With every worker seeing only its own digits (label skew 1; 4 workers: {0,4,8}, {1,5,9}, {2,6},
+  // {3,7}), m local steps descend towards four different optima, so their average is worth less than
+  // m i.i.d. steps: φ_local(4) < 1 and μ > 0, where i.i.d. workers measure φ_local ≈ 1 (μ ≈ 0). The
+  // sequential run does not use shards: its curve is the same.
+  ProxyOptions skewed = small_options(7);
+  skewed.label_skew = 1.0;
+  const ConvergenceCalibration cal = calibrate_convergence(shipped_digits(), skewed);
+  EXPECT_GT(cal.mu.value, 0.02);
+  EXPECT_GT(cal.mu.value, small_calibration().mu.value);
+  const auto& points = cal.mu.points;
+  const auto four = std::find_if(points.begin(), points.end(), [](const WorthPoint& p) { return p.x == 4; });
+  ASSERT_NE(four, points.end());
+  EXPECT_LT(four->factor, 0.95);
+  EXPECT_EQ(cal.curve.a, small_calibration().curve.a);
+  EXPECT_THAT(cal.source, HasSubstr("label skew 1"));
+}
+
 TEST(Convergence, FittedParametersAreFiniteAndNonNegative) {
   const ConvergenceCalibration& cal = small_calibration();
   for (double v : {cal.curve.a, cal.curve.b, cal.curve.c, cal.beta.value, cal.mu.value, cal.lambda.value,
