@@ -20,9 +20,13 @@
 #include "models/dnn/zoo.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
+#include "planners/jobs/admission.hpp"
+#include "planners/jobs/job_scheduler.hpp"
+#include "planners/jobs/placement.hpp"
 #include "planners/parallel/planner.hpp"
 #include "planners/schedules/schedule.hpp"
 #include "planners/spmd/sharding.hpp"
+#include "planners/sync/sync_policy.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -151,6 +155,10 @@ py::list list(const std::string& what) {
   if (what == "schedules") return entries(builtin_schedules());
   if (what == "planners") return entries(builtin_planners());
   if (what == "spmd") return entries(builtin_spmd_planners());
+  if (what == "schedulers") return entries(builtin_schedulers());
+  if (what == "placements") return entries(builtin_placements());
+  if (what == "sync-policies") return entries(builtin_sync_policies());
+  if (what == "admissions") return entries(builtin_admissions());
   if (what == "gpus") {
     py::list gpus;
     for (const GpuSpec& gpu : HardwareCatalog::builtin().gpus()) {
@@ -168,7 +176,8 @@ py::list list(const std::string& what) {
     return gpus;
   }
   PyErr_SetString(PyExc_ValueError,
-                  ("dnnsim.list: unknown '" + what + "'; one of gpus, workloads, collectives, models, schedules, planners, spmd")
+                  ("dnnsim.list: unknown '" + what + "'; one of gpus, workloads, collectives, models, schedules, planners, spmd, schedulers, placements, "
+                   "sync-policies, admissions")
                       .c_str());
   throw py::error_already_set();
 }
@@ -233,6 +242,7 @@ PYBIND11_MODULE(dnnsim, m) {
   m.def("plan", &plan, py::arg("scenario"), py::arg("planner") = py::none(), py::arg("set") = std::vector<std::string>{},
         "The plan of a pipeline workload (summary.json's 'pipeline' section), as dnnsim plan; nothing simulated.");
   m.def("list", &list, py::arg("what"),
-        "Entries of a catalog or registry: gpus, workloads, collectives, models, schedules, planners or spmd.");
+        "Entries of a catalog or registry: gpus, workloads, collectives, models, schedules, planners, spmd, "
+        "schedulers, placements, sync-policies or admissions.");
   m.attr("__version__") = DNNSIM_VERSION;
 }

@@ -80,6 +80,9 @@ class Queries(unittest.TestCase):
     def test_list(self):
         names = [entry["name"] for entry in dnnsim.list("workloads")]
         self.assertIn("chakra", names)
+        self.assertIn("parameter_server", names)
+        self.assertEqual([e["name"] for e in dnnsim.list("sync-policies")], ["bsp", "ssp", "asp", "adacomm", "adsp"])
+        self.assertIn("threshold-price", [e["name"] for e in dnnsim.list("admissions")])
         gpus = {gpu["name"]: gpu for gpu in dnnsim.list("gpus")}
         self.assertEqual(gpus["V100-16GB"]["peak_fp32_flops_per_s"], 15.7e12)
         with self.assertRaises(ValueError):
