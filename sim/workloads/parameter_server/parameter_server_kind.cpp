@@ -173,7 +173,7 @@ class ParameterServerKind final : public WorkloadKind {
   std::string check(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<ParameterServerWorkload>();
     const ParameterServerCosts costs = parameter_server_costs(scenario.cluster, spec);
-    const auto [fastest, slowest] = std::minmax_element(costs.step_seconds.begin(), costs.step_seconds.end());
+    const auto [fastest, slowest] = std::minmax_element(costs.initial_step_seconds.begin(), costs.initial_step_seconds.end());
     return fmt::format("ok ({} workers, {} server{}, policy {}, step {:.3g}–{:.3g} s, heterogeneity degree {:.2f}, target loss {:g})",
                        spec.workers.size(), spec.servers.size(), spec.servers.size() == 1 ? "" : "s", spec.policy, *fastest,
                        *slowest, costs.heterogeneity, spec.target_loss);
@@ -314,7 +314,8 @@ ParameterServerCosts parameter_server_costs(const Cluster& cluster, const Parame
       for (int k : window.workers) factor[static_cast<std::size_t>(k)] = window.factor;
   double sum = 0, slowest = std::numeric_limits<double>::infinity();
   for (std::size_t k = 0; k < costs.step_seconds.size(); ++k) {
-    const double speed = 1 / (costs.step_seconds[k] * factor[k]);
+    costs.initial_step_seconds.push_back(costs.step_seconds[k] * factor[k]);
+    const double speed = 1 / costs.initial_step_seconds.back();
     sum += speed;
     slowest = std::min(slowest, speed);
   }

@@ -42,7 +42,9 @@ struct ParameterServerCosts {
   std::vector<double> step_seconds;
   double apply_seconds = 0;
   double update_bytes = 0;
-  // ADSP's heterogeneity degree H = Σ v_k / (n · min v_k), v_k = 1/step time at the start of the run.
+  // The step times at the start of the run (slowdown windows in force at t = 0 applied), and ADSP's
+  // heterogeneity degree H = Σ v_k / (n · min v_k) with v_k = 1/that time.
+  std::vector<double> initial_step_seconds;
   double heterogeneity = 1;
 };
 [[nodiscard]] ParameterServerCosts parameter_server_costs(const Cluster& cluster, const ParameterServerWorkload& spec);
