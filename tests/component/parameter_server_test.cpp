@@ -20,13 +20,15 @@ namespace {
 std::string unit_curve() { return testing::write_file("curve.yaml", "a: 1\nb: 1\nc: 0\nbeta: 0\nmu: 0\nlambda: 0\nsource: test\n"); }
 
 std::string ps_yaml(int workers, const std::string& bytes, const std::string& slowdown, const std::string& sync,
-                    const std::string& convergence, const std::string& network = "") {
+                    const std::string& convergence, const std::string& network = "", int servers = 1) {
+  std::string server_list = "node0/gpu0";
+  for (int s = 1; s < servers; ++s) server_list += ", node" + std::to_string(s) + "/gpu0";
   return "name: ps\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-10G}}\n"
-         "  nodes:\n    - {type: n, count: " + std::to_string(workers + 1) + "}\n"
+         "  nodes:\n    - {type: n, count: " + std::to_string(workers + servers) + "}\n"
          "  interconnect: {kind: switch, latency: \"1us\"}\n"
          "workload:\n  kind: parameter_server\n"
          "  model: {name: one, layers: [{name: l, kind: matmul, forward_flops: \"1.57TFlop\", parameter_bytes: \"" + bytes + "\"}]}\n"
-         "  batch_size: 1\n  servers: [node0/gpu0]\n" + slowdown + "  sync: " + sync + "\n"
+         "  batch_size: 1\n  servers: [" + server_list + "]\n" + slowdown + "  sync: " + sync + "\n"
          "  convergence: {model: " + unit_curve() + ", " + convergence + "}\n"
          "outputs: {trace: true, tasks_csv: false}\n" + network;
 }
@@ -76,6 +78,20 @@ TEST(ParameterServer, PushesAndPullsCrossTheSimulatedNetwork) {
   const std::vector<double> starts = step_starts(sim_of(result), 0);
   ASSERT_GE(starts.size(), 2u);
   EXPECT_NEAR(starts[1] - starts[0], 1.2, 2e-3);
+}
+
+TEST(ParameterServer, TwoServersShardTheUpdate) {
+  // The BSP case with the model sharded over two servers (node0, node1; workers node2 and node3 at
+  // 0.3 and 0.6 s): a push is two 62.5 MB flows that share the worker's NIC, 125 MB / 1.25 GB/s =
+  // 0.1 s as before, but the pulls no longer meet on one server NIC: each server sends 2 × 62.5 MB
+  // (0.1 s) and each worker receives 2 × 62.5 MB (0.1 s). A round is 0.6 + 0.1 + 0.1 = 0.8 s
+  // (0.9 s with one server).
+  const Scenario scenario = testing::load(ps_yaml(2, "125MB", "  slowdown: [{workers: [node3/gpu0], speed: 0.5}]\n",
+                                                  "{policy: bsp}", "target_loss: 0.26, max_time: \"100s\"", "", 2));
+  const SimulationResult result = run_scenario(scenario, {});
+  const std::vector<double> starts = step_starts(sim_of(result), 0);
+  ASSERT_GE(starts.size(), 2u);
+  EXPECT_NEAR(starts[1] - starts[0], 0.8, 2e-3);
 }
 
 TEST(ParameterServer, SspNeverLetsAWorkerRunMoreThanTheBoundAhead) {
