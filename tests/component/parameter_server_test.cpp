@@ -94,6 +94,27 @@ TEST(ParameterServer, TwoServersShardTheUpdate) {
   EXPECT_NEAR(starts[1] - starts[0], 0.8, 2e-3);
 }
 
+TEST(ParameterServer, SlowdownTraceFileIsAWindowPerRow) {
+  // The BSP case with worker 1's slowdown from a trace file instead of inline: the same 0.9 s rounds.
+  const std::string trace = testing::write_file("slow.csv", "worker,from_s,until_s,factor\nnode2/gpu0,0,,2\n");
+  const Scenario scenario = testing::load(ps_yaml(2, "125MB", "  slowdown_trace: " + trace + "\n", "{policy: bsp}",
+                                                  "target_loss: 0.26, max_time: \"100s\""));
+  const SimulationResult result = run_scenario(scenario, {});
+  const std::vector<double> starts = step_starts(sim_of(result), 0);
+  ASSERT_GE(starts.size(), 2u);
+  EXPECT_NEAR(starts[1] - starts[0], 0.9, 2e-3);
+  // Bad rows: every problem at its row and column.
+  const std::string bad = testing::write_file("bad.csv", "worker,from_s,until_s,factor\nnode9/gpu0,5,4,0\nnode1/gpu0,x,,1\n");
+  const std::vector<Diagnostic> errors = testing::diagnostics_thrown_by([&] {
+    (void)testing::load(ps_yaml(2, "125MB", "  slowdown_trace: " + bad + "\n", "{policy: bsp}", "target_loss: 0.26, max_time: \"100s\""));
+  });
+  ASSERT_EQ(errors.size(), 4u) << testing::dump(errors);
+  testing::expect_error(errors[0], 2, 1, "'node9/gpu0' is not a worker");
+  testing::expect_error(errors[1], 2, 14, "until_s must come after from_s");
+  testing::expect_error(errors[2], 2, 16, "factor must be positive");
+  testing::expect_error(errors[3], 3, 12, "x");
+}
+
 TEST(ParameterServer, SspNeverLetsAWorkerRunMoreThanTheBoundAhead) {
   // Worker 0 steps in 0.3 s, worker 1 (speed 0.25) in 1.2 s; a 1 kB update (µs). Unbounded, worker 0
   // would do 4× the steps; with s = 2 it starts a step only while its commits exceed the slowest's

@@ -17,6 +17,7 @@
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/workload_reading.hpp"
+#include "traces/jobs/located_csv.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -100,6 +101,43 @@ void read_slowdowns(YamlReader& reader, const YAML::Node& node, const std::vecto
   }
 }
 
+// `slowdown_trace: FILE`: CSV `worker,from_s,until_s,factor` (until_s empty: to the end), one window a
+// row, each row's problems at FILE:ROW:COL. Rows come after the inline windows, so they win.
+void read_slowdown_trace(WorkloadParseContext& ctx, const std::string& path, const std::vector<std::string>& names,
+                         ParameterServerWorkload& spec) {
+  DiagnosticSink& sink = ctx.reader.sink();
+  try {
+    const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(path), path, sink, ',');
+    if (!table.require({"worker", "from_s", "until_s", "factor"}, sink)) return;
+    for (const LocatedCsvRow& row : table.rows()) {
+      SlowdownWindow window;
+      const LocatedCsvField* worker = table.field(row, "worker", sink);
+      if (worker != nullptr) {
+        for (std::size_t k = 0; k < spec.workers.size(); ++k)
+          if (glob_match(worker->text, names[spec.workers[k]])) window.workers.push_back(static_cast<int>(k));
+        if (window.workers.empty())
+          sink.error(table.where(row, worker), fmt::format("'{}' is not a worker of this workload{}", worker->text,
+                                                           suggestion_suffix(worker->text, names)));
+      }
+      if (auto from = table.number(row, "from_s", sink, 0)) window.from = *from;
+      if (const LocatedCsvField* until = table.optional_field(row, "until_s"); until != nullptr && !until->text.empty())
+        if (auto value = table.number(row, "until_s", sink, 0)) {
+          window.until = *value;
+          if (window.until <= window.from) sink.error(table.where(row, until), "until_s must come after from_s");
+        }
+      if (auto factor = table.number(row, "factor", sink, 0)) {
+        if (*factor <= 0)
+          sink.error(table.where(row, table.optional_field(row, "factor")), "factor must be positive: a step cannot take no time");
+        else
+          window.factor = *factor;
+      }
+      spec.slowdowns.push_back(std::move(window));
+    }
+  } catch (const InputError& error) {
+    sink.append(error.diagnostics());
+  }
+}
+
 void read_convergence(WorkloadParseContext& ctx, const YAML::Node& node, ParameterServerWorkload& spec) {
   YamlReader& reader = ctx.reader;
   MapReader map(reader, node, "the convergence section");
@@ -163,6 +201,7 @@ class ParameterServerKind final : public WorkloadKind {
     if (spec->workers.empty() && !names.empty() && reader.sink().empty())
       reader.error(map.has("workers") ? map.get("workers") : map.node(), "a parameter-server workload needs at least one worker");
     if (YAML::Node slow = map.get("slowdown"); slow.IsDefined()) read_slowdowns(reader, slow, names, *spec);
+    if (auto trace = map.string("slowdown_trace")) read_slowdown_trace(ctx, ctx.resolve_path(*trace), names, *spec);
     read_sync(reader, map.require("sync"), *spec);
     read_convergence(ctx, map.require("convergence"), *spec);
     spec->sync.target_loss = spec->target_loss;
