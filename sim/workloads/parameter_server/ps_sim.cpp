@@ -62,6 +62,7 @@ class ParameterServerRun {
       record(PsEvent::Kind::step_start, k);
       const double start = sg4::Engine::get_clock();
       sg4::this_actor::execute(in_.step_seconds[index] * factor(k, start) * host->get_speed());
+      if (done_) return;  // the run ended while this step ran: it does not count
       stats.compute_s += sg4::Engine::get_clock() - start;
       ++stats.steps;
       ++since_commit;
@@ -78,6 +79,7 @@ class ParameterServerRun {
           applies.push_back(sg4::this_actor::exec_init(in_.apply_seconds * server->get_speed())->set_host(server)->start());
         for (const sg4::ExecPtr& apply : applies) apply->wait();
       }
+      if (done_) return;
       result_.flows += static_cast<long>(2 * in_.servers.size());
       const double arrived = sg4::Engine::get_clock();
       commit(k, since_commit);
@@ -88,15 +90,17 @@ class ParameterServerRun {
       }
       {
         std::unique_lock lock(*mutex_);
-        while (!released_[index]) cv_->wait(lock);
+        while (!released_[index] && !done_) cv_->wait(lock);
         released_[index] = false;
       }
+      if (done_) return;
       const double blocked = sg4::Engine::get_clock() - arrived;
       stats.blocked_s += blocked;
       record(PsEvent::Kind::release, k);
       std::vector<sg4::CommPtr> pulls;
       for (sg4::Host* server : in_.servers) pulls.push_back(sg4::Comm::sendto_async(server, host, shard));
       sg4::Comm::wait_all(pulls);
+      if (done_) return;
       last_commit_end = sg4::Engine::get_clock();
       commit_cost = last_commit_end - commit_start;
       stats.communication_s += commit_cost - blocked;
@@ -142,13 +146,16 @@ class ParameterServerRun {
     cv_->notify_all();
   }
 
-  // Ends the run at `time` (convergence, max_time or an interruption): the last loss sample, then
-  // every other actor is killed, which ends the engine.
+  // Ends the run at `time` (convergence, max_time or an interruption) with the last loss sample.
+  // The actors end by themselves: a held worker is woken, the others return when the activity they
+  // are in ends, and nothing after `time` is counted. (Killing them would unwind their stacks with an
+  // exception, which AddressSanitizer cannot follow across SimGrid's context switches.)
   void finish(double time, bool converged) {
+    done_ = true;
     result_.end_time = time;
     result_.converged = converged;
     result_.loss_samples.emplace_back(time, in_.efficiency->loss(result_.progress));
-    sg4::Actor::kill_all();
+    cv_->notify_all();
   }
 
   void ticker() {
@@ -162,17 +169,16 @@ class ParameterServerRun {
     for (double next = 0;; next += in_.sample_interval) {
       if (next >= in_.max_time) {
         sg4::this_actor::sleep_until(in_.max_time);
-        done_ = true;
-        finish(in_.max_time, false);
+        if (!done_) finish(in_.max_time, false);
         return;
       }
       sg4::this_actor::sleep_until(next);
+      if (done_) return;
       const double loss = in_.efficiency->loss(result_.progress);
       result_.loss_samples.emplace_back(next, loss);
       const double span = initial_loss_ - in_.target_loss;
       const double fraction = std::clamp(span > 0 ? (initial_loss_ - loss) / span : 1.0, 0.0, 1.0);
       if (in_.progress && !progress_line_(fraction)) {
-        done_ = true;
         result_.interrupted = true;
         finish(next, false);
         return;

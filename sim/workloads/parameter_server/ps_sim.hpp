@@ -10,7 +10,7 @@
 // pulls the model back (one flow from each server). A worker held by the policy (BSP's barrier,
 // SSP's bound) waits on a condition variable: that wait is its blocked time.
 // A ticker actor gives the policy the global loss every tick_period() and samples the loss curve.
-// The run ends when the loss reaches the target (every actor is killed), or at max_time.
+// The run ends when the loss reaches the target, or at max_time; nothing after that is counted.
 #pragma once
 
 #include <simgrid/s4u.hpp>
