@@ -1,0 +1,44 @@
+// Reading statistical-efficiency files (models/sync/statistical_efficiency.hpp): the shipped fits
+// load with the values `dnnsim calibrate convergence` wrote, and bad files are located.
+#include "models/sync/statistical_efficiency.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/support/diagnostics.hpp"
+#include "tests/support/temp_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+TEST(StatisticalEfficiencyFile, ShippedFitsLoad) {
+  // data/convergence/digits-softmax.yaml as written (docs/calibration.md, "The shipped parameters").
+  const StatisticalEfficiency iid = load_statistical_efficiency(shipped_statistical_efficiency_path());
+  EXPECT_DOUBLE_EQ(iid.a, 0.0235262);
+  EXPECT_DOUBLE_EQ(iid.b, 0.450422);
+  EXPECT_DOUBLE_EQ(iid.c, 0.0795965);
+  EXPECT_DOUBLE_EQ(iid.mu, 0.0);
+  EXPECT_NE(iid.source.find("UCI optical digits"), std::string::npos);
+  // L(0) = 1/b + c = 1/0.450422 + 0.0795965 = 2.2997, where the proxy starts at ln 10 = 2.3026: the
+  // curve, fitted over 3,000 steps, is within its rms residual (0.012) of the first point.
+  EXPECT_NEAR(iid.loss(0), 2.2997, 1e-4);
+  EXPECT_NEAR(iid.loss(0), std::log(10.0), 0.012);
+  const StatisticalEfficiency skewed =
+      load_statistical_efficiency(DNNSIM_SOURCE_DIR "/data/convergence/digits-softmax-noniid.yaml");
+  EXPECT_EQ(skewed.a, iid.a);  // the sequential run does not use shards
+  EXPECT_GT(skewed.mu, 0.05);
+}
+
+TEST(StatisticalEfficiencyFile, BadFilesAreLocated) {
+  const std::string path = testing::write_file("bad.yaml", "a: 0\nb: 1\nc: -1\nbeta: 0\nlambda: 0\nsigma: 2\n");
+  const std::vector<Diagnostic> errors = testing::diagnostics_thrown_by([&] { (void)load_statistical_efficiency(path); });
+  ASSERT_EQ(errors.size(), 4u) << testing::dump(errors);
+  testing::expect_error(errors[0], 1, 1, "missing key 'mu'");
+  testing::expect_error(errors[1], 1, 4, "a must be positive");
+  testing::expect_error(errors[2], 3, 4, "-1");
+  testing::expect_error(errors[3], 6, 1, "unknown key 'sigma'");
+}
+
+}  // namespace
+}  // namespace dnnsim
