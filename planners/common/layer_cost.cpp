@@ -38,7 +38,10 @@ Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId devi
 
 Seconds layer_time(const LayerModel& model, const Layer& layer, const ClusterDevice& device, double batch, Dtype dtype,
                    Pass pass) {
-  const Compute compute = layer_compute(model, layer, 0, batch, dtype, pass);
+  return compute_time_on(layer_compute(model, layer, 0, batch, dtype, pass), device);
+}
+
+Seconds compute_time_on(const Compute& compute, const ClusterDevice& device) {
   return device.calibration ? compute_time(compute, device.gpu, *device.calibration)
                             : compute_time(compute, device.gpu, device.compute_efficiency);
 }

@@ -21,7 +21,11 @@ enum class Pass { forward, backward };
 [[nodiscard]] Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId device, double batch,
                                     Dtype dtype, Pass pass);
 
-// The time of that Compute on `device` with the cost model the executor uses (models/cost/compute_cost.hpp).
+// The time of any Compute on `device` with the cost model the executor uses (models/cost/compute_cost.hpp):
+// its calibration table when it has one, else its compute_efficiency.
+[[nodiscard]] Seconds compute_time_on(const Compute& compute, const ClusterDevice& device);
+
+// The time of that Compute on `device` (compute_time_on).
 [[nodiscard]] Seconds layer_time(const LayerModel& model, const Layer& layer, const ClusterDevice& device, double batch,
                                  Dtype dtype, Pass pass);
 

@@ -8,7 +8,7 @@
 
 namespace dnnsim {
 
-bool SyncPolicy::may_release(int, const SyncView&) const { return true; }
+bool SyncPolicy::may_release(int, const std::vector<long>&) const { return true; }
 void SyncPolicy::on_tick(double, double) {}
 
 namespace {
@@ -34,8 +34,7 @@ class Ssp final : public SyncPolicy {
   explicit Ssp(int staleness) : staleness_(staleness) {}
   bool synchronous() const override { return false; }
   bool commit_after_step(int, long, double, double) const override { return true; }
-  bool may_release(int worker, const SyncView& view) const override {
-    const std::vector<long>& commits = *view.commits;
+  bool may_release(int worker, const std::vector<long>& commits) const override {
     const long slowest = *std::min_element(commits.begin(), commits.end());
     return commits[static_cast<std::size_t>(worker)] - slowest <= staleness_;
   }
@@ -170,18 +169,18 @@ double adsp_probe_reward(double l0, double l1, double l2, double h, double targe
 
 void register_builtin_sync_policies(SyncPolicyRegistry& registry) {
   registry.add("bsp", "bulk synchronous: every step is averaged over all workers; the slowest sets the pace",
-               "Valiant 1990; ADSP's BSP baseline (AAAI'20)", [](const SyncConfig&, int) { return std::make_unique<Bsp>(); });
+               "Valiant 1990; ADSP's BSP baseline (AAAI'20)", [](const SyncConfig&) { return std::make_unique<Bsp>(); });
   registry.add("ssp", "stale synchronous: asynchronous, a worker waits when it is more than `staleness` steps ahead",
-               "Ho et al., NIPS'13", [](const SyncConfig& c, int) { return std::make_unique<Ssp>(c.staleness); });
+               "Ho et al., NIPS'13", [](const SyncConfig& c) { return std::make_unique<Ssp>(c.staleness); });
   registry.add("asp", "total asynchrony (TAP): every step applied at once, nobody waits",
                "Recht et al., Hogwild!, NIPS'11; Dean et al., DistBelief, NIPS'12",
-               [](const SyncConfig&, int) { return std::make_unique<Asp>(); });
+               [](const SyncConfig&) { return std::make_unique<Asp>(); });
   registry.add("adacomm", "ADACOMM-like periodic averaging, τ = ⌈τ0·√(F(t)/F(0))⌉ every T0 (adaptive: false fixes τ)",
                "Wang & Joshi, SysML'19, §4",
-               [](const SyncConfig& c, int) { return std::make_unique<PeriodicAveraging>(c.local_steps, c.adaptive, c.check_period); });
+               [](const SyncConfig& c) { return std::make_unique<PeriodicAveraging>(c.local_steps, c.adaptive, c.check_period); });
   registry.add("adsp", "ADSP-like: no waiting; commit intervals equalise commits per Γ; commit rate hill-climbed online",
                "Hu, Wang, Wu, AAAI'20 (joapolarbear/adsp strain.py)",
-               [](const SyncConfig& c, int) { return std::make_unique<Adsp>(c); });
+               [](const SyncConfig& c) { return std::make_unique<Adsp>(c); });
 }
 
 const SyncPolicyRegistry& builtin_sync_policies() {

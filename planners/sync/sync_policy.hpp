@@ -32,12 +32,6 @@ struct SyncConfig {
   double target_loss = 0;         // ADSP's reward predicts the time to this loss
 };
 
-// What the server knows when it decides: per worker, commits made so far.
-struct SyncView {
-  const std::vector<long>* commits = nullptr;
-  double now = 0;
-};
-
 class SyncPolicy {
  public:
   virtual ~SyncPolicy() = default;
@@ -52,9 +46,9 @@ class SyncPolicy {
   // its last push + pull (0 before the first).
   [[nodiscard]] virtual bool commit_after_step(int worker, long steps, double since_commit, double commit_cost) const = 0;
 
-  // Asynchronous policies: may the server answer `worker`'s pull now? SSP holds a worker that has
-  // committed more than s steps beyond the slowest.
-  [[nodiscard]] virtual bool may_release(int worker, const SyncView& view) const;
+  // Asynchronous policies: may the server answer `worker`'s pull now, given every worker's commits
+  // so far? SSP holds a worker that has committed more than s steps beyond the slowest.
+  [[nodiscard]] virtual bool may_release(int worker, const std::vector<long>& commits) const;
 
   // Policies that adapt (ADACOMM's τ, ADSP's commit rate) are told the global loss every
   // tick_period() seconds of simulated time; 0: never.
@@ -65,7 +59,7 @@ class SyncPolicy {
   [[nodiscard]] virtual std::string state() const { return {}; }
 };
 
-using SyncPolicyFactory = std::function<std::unique_ptr<SyncPolicy>(const SyncConfig&, int workers)>;
+using SyncPolicyFactory = std::function<std::unique_ptr<SyncPolicy>(const SyncConfig&)>;
 using SyncPolicyRegistry = Registry<SyncPolicyFactory>;
 
 void register_builtin_sync_policies(SyncPolicyRegistry& registry);

@@ -2,17 +2,24 @@
 
 namespace dnnsim {
 
-ClusterView make_cluster_view(const Cluster& cluster, const PlatformLayout& layout) {
-  ClusterView view;
+std::vector<ClusterDevice> cluster_devices(const Cluster& cluster) {
+  std::vector<ClusterDevice> devices;
   const std::vector<std::string> names = cluster.gpu_names();
   const std::vector<std::uint32_t> node_of_gpu = cluster.node_of_gpu();
   for (std::size_t g = 0; g < names.size(); ++g) {
     const NodeType& type = cluster.type_of(cluster.nodes[node_of_gpu[g]]);
-    view.devices.push_back(ClusterDevice{names[g], type.gpu, node_of_gpu[g], type.compute_efficiency, type.calibration});
+    devices.push_back(ClusterDevice{names[g], type.gpu, node_of_gpu[g], type.compute_efficiency, type.calibration});
   }
-  view.paths.assign(names.size(), std::vector<PathCost>(names.size()));
-  for (std::uint32_t a = 0; a < names.size(); ++a)
-    for (std::uint32_t b = 0; b < names.size(); ++b) {
+  return devices;
+}
+
+ClusterView make_cluster_view(const Cluster& cluster, const PlatformLayout& layout) {
+  ClusterView view;
+  view.devices = cluster_devices(cluster);
+  const std::size_t n = view.devices.size();
+  view.paths.assign(n, std::vector<PathCost>(n));
+  for (std::uint32_t a = 0; a < n; ++a)
+    for (std::uint32_t b = 0; b < n; ++b) {
       if (a == b) continue;
       const Route route = layout.gpu_route(a, b);
       view.paths[a][b] = PathCost{layout.route_latency(route), layout.route_bandwidth(route)};

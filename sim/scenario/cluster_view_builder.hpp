@@ -11,4 +11,7 @@ namespace dnnsim {
 
 [[nodiscard]] ClusterView make_cluster_view(const Cluster& cluster, const PlatformLayout& layout);
 
+// The devices alone (ClusterView::devices), in Cluster::gpu_names order, for callers that need no paths.
+[[nodiscard]] std::vector<ClusterDevice> cluster_devices(const Cluster& cluster);
+
 }  // namespace dnnsim

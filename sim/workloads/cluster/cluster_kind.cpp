@@ -413,15 +413,9 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
   if (!spec.admission.empty()) {
     // Welfare and revenue over the jobs' work in GPU-hours (solo run time × GPUs), so that policies
     // that admit the same jobs score the same whatever the scheduler made of them.
-    std::size_t admitted = 0, rejected = 0;
     double welfare = 0, revenue = 0;
     for (const JobOutcome& job : sim.jobs) {
-      if (job.status == JobOutcome::Status::never_fits) continue;
-      if (job.status == JobOutcome::Status::rejected) {
-        ++rejected;
-        continue;
-      }
-      ++admitted;
+      if (job.status == JobOutcome::Status::never_fits || job.status == JobOutcome::Status::rejected) continue;
       const double gpu_hours = job.solo_seconds * job.gpus / 3600.0;
       welfare += job.value * gpu_hours;
       revenue += job.price * gpu_hours;
@@ -429,8 +423,8 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
     c["admission"] = {{"policy", spec.admission},
                       {"min_value", spec.admission_config.min_value},
                       {"max_value", spec.admission_config.max_value},
-                      {"admitted", admitted},
-                      {"rejected", rejected},
+                      {"admitted", sim.jobs.size() - never - rejected_jobs},
+                      {"rejected", rejected_jobs},
                       {"welfare", welfare},
                       {"revenue", revenue}};
   }

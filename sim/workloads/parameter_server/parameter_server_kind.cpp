@@ -9,26 +9,18 @@
 #include <limits>
 #include <set>
 
-#include "models/cost/compute_cost.hpp"
 #include "models/cost/memory_model.hpp"
 #include "planners/common/layer_cost.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/run/simulation.hpp"
+#include "sim/scenario/cluster_view_builder.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/workload_reading.hpp"
 #include "traces/jobs/located_csv.hpp"
 
-namespace sg4 = simgrid::s4u;
-
 namespace dnnsim {
 namespace {
-
-ClusterDevice device_of(const Cluster& cluster, std::size_t gpu) {
-  const std::uint32_t node = cluster.node_of_gpu().at(gpu);
-  const NodeType& type = cluster.type_of(cluster.nodes.at(node));
-  return ClusterDevice{cluster.gpu_names().at(gpu), type.gpu, node, type.compute_efficiency, type.calibration};
-}
 
 // GPU names or globs (`node*/gpu0`) → indices, in cluster order, each once; unknown names are
 // reported at `node` with a suggestion.
@@ -166,11 +158,42 @@ void read_convergence(WorkloadParseContext& ctx, const YAML::Node& node, Paramet
   map.finish();
 }
 
-// A worker whose step takes no time (a model of no work, a device of no speed) would loop forever
-// at one instant: an input error, not a run.
-void check_step_times(WorkloadParseContext& ctx, const ParameterServerWorkload& spec, const std::vector<std::string>& names) {
+ParameterServerCosts parameter_server_costs(const Cluster& cluster, const ParameterServerWorkload& spec) {
+  ParameterServerCosts costs;
+  const std::vector<ClusterDevice> devices = cluster_devices(cluster);
+  for (std::size_t g : spec.workers) {
+    const ClusterDevice& device = devices.at(g);
+    double seconds = 0;
+    for (const Layer& layer : spec.model.layers)
+      seconds += layer_time(spec.model, layer, device, spec.batch_size, spec.dtype, Pass::forward).value() +
+                 layer_time(spec.model, layer, device, spec.batch_size, spec.dtype, Pass::backward).value();
+    costs.step_seconds.push_back(seconds);
+  }
+  const double parameters = spec.model.parameter_bytes().value() / kProfileBytesPerParameter;
+  costs.update_bytes = spec.model.parameter_bytes().value() * dtype_bytes(spec.dtype) / kProfileBytesPerParameter;
+  if (!spec.servers.empty()) {
+    const double shard = parameters / static_cast<double>(spec.servers.size());
+    const Compute apply = optimizer_step(shard, bytes_per_parameter(Precision::fp32, Optimizer::sgd), 0);
+    costs.apply_seconds = compute_time_on(apply, devices.at(spec.servers.front())).value();
+  }
+  // H = Σ v / (n · min v) with the factor in force at t = 0 (ADSP's cal_degree_of_hete.py).
+  double sum = 0, slowest = std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < costs.step_seconds.size(); ++k) {
+    costs.initial_step_seconds.push_back(costs.step_seconds[k] * slowdown_factor(spec.slowdowns, static_cast<int>(k), 0));
+    const double speed = 1 / costs.initial_step_seconds.back();
+    sum += speed;
+    slowest = std::min(slowest, speed);
+  }
+  if (!costs.step_seconds.empty()) costs.heterogeneity = sum / (static_cast<double>(costs.step_seconds.size()) * slowest);
+  return costs;
+}
+
+// Prices the workload into spec.costs. A worker whose step takes no time (a model of no work, a
+// device of no speed) would loop forever at one instant: an input error, not a run.
+void price(WorkloadParseContext& ctx, ParameterServerWorkload& spec, const std::vector<std::string>& names) {
   if (names.empty() || spec.model.layers.empty() || !ctx.reader.sink().empty()) return;
-  const ParameterServerCosts costs = parameter_server_costs(ctx.cluster, spec);
+  spec.costs = parameter_server_costs(ctx.cluster, spec);
+  const ParameterServerCosts& costs = spec.costs;
   for (std::size_t k = 0; k < costs.step_seconds.size(); ++k)
     if (!(costs.step_seconds[k] > 0) || !std::isfinite(costs.step_seconds[k]))
       ctx.reader.sink().error(spec.where, fmt::format("worker '{}' has zero speed: one step of the model takes {} s on it",
@@ -205,13 +228,13 @@ class ParameterServerKind final : public WorkloadKind {
     read_sync(reader, map.require("sync"), *spec);
     read_convergence(ctx, map.require("convergence"), *spec);
     spec->sync.target_loss = spec->target_loss;
-    check_step_times(ctx, *spec, names);
+    price(ctx, *spec, names);
     return spec;
   }
 
   std::string check(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<ParameterServerWorkload>();
-    const ParameterServerCosts costs = parameter_server_costs(scenario.cluster, spec);
+    const ParameterServerCosts& costs = spec.costs;
     const auto [fastest, slowest] = std::minmax_element(costs.initial_step_seconds.begin(), costs.initial_step_seconds.end());
     return fmt::format("ok ({} workers, {} server{}, policy {}, step {:.3g}–{:.3g} s, heterogeneity degree {:.2f}, target loss {:g})",
                        spec.workers.size(), spec.servers.size(), spec.servers.size() == 1 ? "" : "s", spec.policy, *fastest,
@@ -223,18 +246,18 @@ class ParameterServerKind final : public WorkloadKind {
     const auto wall_start = std::chrono::steady_clock::now();
     auto report = std::make_shared<ParameterServerReport>();
     report->spec = spec;
-    report->costs = parameter_server_costs(scenario.cluster, *spec);
+    const ParameterServerCosts& costs = spec->costs;
     const auto engine = create_engine();
     const Platform platform = build_platform(scenario);
     start_background_flows(scenario, platform);
-    const auto policy = builtin_sync_policies().at(spec->policy).value(spec->sync, static_cast<int>(spec->workers.size()));
+    const auto policy = builtin_sync_policies().at(spec->policy).value(spec->sync);
     PsSimInput input;
     for (std::size_t g : spec->workers) input.workers.push_back(platform.gpus.at(g));
     for (std::size_t g : spec->servers) input.servers.push_back(platform.gpus.at(g));
-    input.step_seconds = report->costs.step_seconds;
+    input.step_seconds = costs.step_seconds;
     input.slowdowns = spec->slowdowns;
-    input.update_bytes = report->costs.update_bytes;
-    input.apply_seconds = report->costs.apply_seconds;
+    input.update_bytes = costs.update_bytes;
+    input.apply_seconds = costs.apply_seconds;
     input.policy = policy.get();
     input.efficiency = &spec->efficiency;
     input.target_loss = spec->target_loss;
@@ -280,7 +303,7 @@ void ParameterServerKind::add_to_summary(const Scenario&, const SimulationResult
   ps["policy_state"] = sim.policy_state;
   ps["workers"] = sim.workers.size();
   ps["servers"] = spec.servers.size();
-  ps["heterogeneity_degree"] = report->costs.heterogeneity;
+  ps["heterogeneity_degree"] = spec.costs.heterogeneity;
   ps["converged"] = sim.converged;
   ps["time_to_target_s"] = sim.converged ? nlohmann::ordered_json(sim.end_time) : nlohmann::ordered_json(nullptr);
   ps["end_s"] = sim.end_time;
@@ -298,7 +321,7 @@ void ParameterServerKind::add_to_summary(const Scenario&, const SimulationResult
   ps["blocked_ratio"] = span > 0 ? blocked / span : 0.0;
   ps["mean_compute_s"] = n > 0 ? compute / n : 0.0;
   ps["mean_blocked_s"] = n > 0 ? blocked / n : 0.0;
-  ps["update_bytes"] = report->costs.update_bytes;
+  ps["update_bytes"] = spec.costs.update_bytes;
   ps["efficiency_source"] = spec.efficiency.source;
   summary["parameter_server"] = ps;
 }
@@ -312,7 +335,7 @@ void ParameterServerKind::write_files(const Scenario& scenario, const Simulation
   workers << "worker,device,step_s,steps,commits,compute_s,communication_s,blocked_s,computing_ratio\n";
   for (std::size_t k = 0; k < sim.workers.size(); ++k) {
     const PsWorkerStats& w = sim.workers[k];
-    workers << fmt::format("{},{},{},{},{},{},{},{},{}\n", k, names[report->spec->workers[k]], report->costs.step_seconds[k], w.steps,
+    workers << fmt::format("{},{},{},{},{},{},{},{},{}\n", k, names[report->spec->workers[k]], report->spec->costs.step_seconds[k], w.steps,
                            w.commits, w.compute_s, w.communication_s, w.blocked_s, sim.end_time > 0 ? w.compute_s / sim.end_time : 0.0);
   }
   std::ofstream loss(dir + "/loss.csv");
@@ -327,40 +350,6 @@ void ParameterServerKind::write_files(const Scenario& scenario, const Simulation
 }
 
 }  // namespace
-
-ParameterServerCosts parameter_server_costs(const Cluster& cluster, const ParameterServerWorkload& spec) {
-  ParameterServerCosts costs;
-  for (std::size_t g : spec.workers) {
-    const ClusterDevice device = device_of(cluster, g);
-    double seconds = 0;
-    for (const Layer& layer : spec.model.layers)
-      seconds += layer_time(spec.model, layer, device, spec.batch_size, spec.dtype, Pass::forward).value() +
-                 layer_time(spec.model, layer, device, spec.batch_size, spec.dtype, Pass::backward).value();
-    costs.step_seconds.push_back(seconds);
-  }
-  const double parameters = spec.model.parameter_bytes().value() / kProfileBytesPerParameter;
-  costs.update_bytes = spec.model.parameter_bytes().value() * dtype_bytes(spec.dtype) / kProfileBytesPerParameter;
-  if (!spec.servers.empty()) {
-    const ClusterDevice server = device_of(cluster, spec.servers.front());
-    const double shard = parameters / static_cast<double>(spec.servers.size());
-    const Compute apply = optimizer_step(shard, bytes_per_parameter(Precision::fp32, Optimizer::sgd), 0);
-    costs.apply_seconds = compute_time(apply, server.gpu, server.compute_efficiency).value();
-  }
-  // H = Σ v / (n · min v) with the factor in force at t = 0 (ADSP's cal_degree_of_hete.py).
-  std::vector<double> factor(spec.workers.size(), 1.0);
-  for (const SlowdownWindow& window : spec.slowdowns)
-    if (window.from <= 0 && window.until > 0)
-      for (int k : window.workers) factor[static_cast<std::size_t>(k)] = window.factor;
-  double sum = 0, slowest = std::numeric_limits<double>::infinity();
-  for (std::size_t k = 0; k < costs.step_seconds.size(); ++k) {
-    costs.initial_step_seconds.push_back(costs.step_seconds[k] * factor[k]);
-    const double speed = 1 / costs.initial_step_seconds.back();
-    sum += speed;
-    slowest = std::min(slowest, speed);
-  }
-  if (!costs.step_seconds.empty()) costs.heterogeneity = sum / (static_cast<double>(costs.step_seconds.size()) * slowest);
-  return costs;
-}
 
 std::shared_ptr<const WorkloadKind> make_parameter_server_kind() { return std::make_shared<ParameterServerKind>(); }
 

@@ -19,6 +19,19 @@
 
 namespace dnnsim {
 
+// Per worker, the seconds of one local step at factor 1 (forward + backward of `batch_size` samples
+// with the cost model the executor uses), and one server's apply of its shard of a commit (an SGD
+// update: read the gradient, read and write the weights).
+struct ParameterServerCosts {
+  std::vector<double> step_seconds;
+  double apply_seconds = 0;
+  double update_bytes = 0;
+  // The step times at the start of the run (slowdown windows in force at t = 0 applied), and ADSP's
+  // heterogeneity degree H = Σ v_k / (n · min v_k) with v_k = 1/that time.
+  std::vector<double> initial_step_seconds;
+  double heterogeneity = 1;
+};
+
 struct ParameterServerWorkload : WorkloadSpec {
   LayerModel model;
   int batch_size = 1;  // per worker per local step
@@ -33,25 +46,12 @@ struct ParameterServerWorkload : WorkloadSpec {
   double target_loss = 0;
   Seconds max_time{0};
   Seconds sample_interval{0};  // 0: max_time / 1000
+  // Priced once when the workload is read (they depend on the cluster and the keys above only).
+  ParameterServerCosts costs;
 };
-
-// Per worker, the seconds of one local step at factor 1 (forward + backward of `batch_size` samples
-// with the cost model the executor uses), and one server's apply of its shard of a commit (an SGD
-// update: read the gradient, read and write the weights).
-struct ParameterServerCosts {
-  std::vector<double> step_seconds;
-  double apply_seconds = 0;
-  double update_bytes = 0;
-  // The step times at the start of the run (slowdown windows in force at t = 0 applied), and ADSP's
-  // heterogeneity degree H = Σ v_k / (n · min v_k) with v_k = 1/that time.
-  std::vector<double> initial_step_seconds;
-  double heterogeneity = 1;
-};
-[[nodiscard]] ParameterServerCosts parameter_server_costs(const Cluster& cluster, const ParameterServerWorkload& spec);
 
 struct ParameterServerReport : WorkloadResult {
   PsSimResult sim;
-  ParameterServerCosts costs;
   std::shared_ptr<const ParameterServerWorkload> spec;
 };
 

@@ -38,14 +38,6 @@ class ParameterServerRun {
   }
 
  private:
-  double factor(int k, double now) const {
-    double f = 1;
-    for (const SlowdownWindow& window : in_.slowdowns)
-      if (now >= window.from && now < window.until && std::find(window.workers.begin(), window.workers.end(), k) != window.workers.end())
-        f = window.factor;
-    return f;
-  }
-
   void record(PsEvent::Kind kind, int k) {
     if (in_.record_events)
       result_.events.push_back(PsEvent{sg4::Engine::get_clock(), k, kind, commits_[static_cast<std::size_t>(k)]});
@@ -61,7 +53,7 @@ class ParameterServerRun {
     for (;;) {
       record(PsEvent::Kind::step_start, k);
       const double start = sg4::Engine::get_clock();
-      sg4::this_actor::execute(in_.step_seconds[index] * factor(k, start) * host->get_speed());
+      sg4::this_actor::execute(in_.step_seconds[index] * slowdown_factor(in_.slowdowns, k, start) * host->get_speed());
       if (done_) return;  // the run ended while this step ran: it does not count
       stats.compute_s += sg4::Engine::get_clock() - start;
       ++stats.steps;
@@ -82,9 +74,9 @@ class ParameterServerRun {
       if (done_) return;
       result_.flows += static_cast<long>(2 * in_.servers.size());
       const double arrived = sg4::Engine::get_clock();
-      commit(k, since_commit);
+      const bool converged = commit(k, since_commit);
       record(PsEvent::Kind::commit, k);
-      if (done_) {
+      if (converged) {
         finish(arrived, true);
         return;
       }
@@ -109,14 +101,14 @@ class ParameterServerRun {
     }
   }
 
-  // The coordinator: prices the commit, decides who may pull.
-  void commit(int k, long steps) {
+  // The coordinator: prices the commit, decides who may pull. @return whether the target is reached.
+  bool commit(int k, long steps) {
     const auto index = static_cast<std::size_t>(k);
     ++commits_[index];
     const StatisticalEfficiency& model = *in_.efficiency;
     if (in_.policy->synchronous()) {
       round_steps_ += static_cast<double>(steps);
-      if (++round_commits_ < n_) return;
+      if (++round_commits_ < n_) return false;
       result_.progress += model.synchronous_round(n_, round_steps_ / n_);
       round_steps_ = 0;
       round_commits_ = 0;
@@ -130,20 +122,16 @@ class ParameterServerRun {
       ++result_.global_steps;
       held_[index] = true;
     }
-    if (model.loss(result_.progress) <= in_.target_loss) {
-      done_ = true;
-      result_.converged = true;
-      return;
-    }
-    const SyncView view{&commits_, sg4::Engine::get_clock()};
+    if (model.loss(result_.progress) <= in_.target_loss) return true;
     for (int j = 0; j < n_; ++j) {
       const auto w = static_cast<std::size_t>(j);
-      if (!held_[w] || !(in_.policy->synchronous() || in_.policy->may_release(j, view))) continue;
+      if (!held_[w] || !(in_.policy->synchronous() || in_.policy->may_release(j, commits_))) continue;
       held_[w] = false;
       released_[w] = true;
       pulled_version_[w] = version_;
     }
     cv_->notify_all();
+    return false;
   }
 
   // Ends the run at `time` (convergence, max_time or an interruption) with the last loss sample.
@@ -203,6 +191,15 @@ class ParameterServerRun {
 };
 
 }  // namespace
+
+double slowdown_factor(const std::vector<SlowdownWindow>& windows, int worker, double time) {
+  double factor = 1;
+  for (const SlowdownWindow& window : windows)
+    if (time >= window.from && time < window.until &&
+        std::find(window.workers.begin(), window.workers.end(), worker) != window.workers.end())
+      factor = window.factor;
+  return factor;
+}
 
 PsSimResult simulate_parameter_server(const PsSimInput& input) { return ParameterServerRun(input).run(); }
 

@@ -31,6 +31,9 @@ struct SlowdownWindow {
   double from = 0, until = 1e300;
 };
 
+// Worker `worker`'s step-time factor at `time`: the last window covering both, else 1.
+[[nodiscard]] double slowdown_factor(const std::vector<SlowdownWindow>& windows, int worker, double time);
+
 struct PsSimInput {
   std::vector<simgrid::s4u::Host*> workers, servers;
   std::vector<double> step_seconds;  // per worker, at factor 1

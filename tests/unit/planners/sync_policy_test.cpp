@@ -12,7 +12,7 @@ namespace dnnsim {
 namespace {
 
 std::unique_ptr<SyncPolicy> make(const std::string& name, SyncConfig config = {}) {
-  return builtin_sync_policies().at(name).value(config, 4);
+  return builtin_sync_policies().at(name).value(config);
 }
 
 TEST(SyncPolicy, RegistryListsTheFivePolicies) {
@@ -25,13 +25,12 @@ TEST(SyncPolicy, SspHoldsOnlyAWorkerBeyondTheBound) {
   config.staleness = 3;
   const auto ssp = make("ssp", config);
   const std::vector<long> commits{10, 13, 14, 11};
-  const SyncView view{&commits, 0};
-  EXPECT_TRUE(ssp->may_release(0, view));   // the slowest
-  EXPECT_TRUE(ssp->may_release(1, view));   // 13 − 10 = 3 ≤ s
-  EXPECT_FALSE(ssp->may_release(2, view));  // 14 − 10 = 4 > s
+  EXPECT_TRUE(ssp->may_release(0, commits));   // the slowest
+  EXPECT_TRUE(ssp->may_release(1, commits));   // 13 − 10 = 3 ≤ s
+  EXPECT_FALSE(ssp->may_release(2, commits));  // 14 − 10 = 4 > s
   EXPECT_FALSE(ssp->synchronous());
   EXPECT_TRUE(make("bsp")->synchronous());
-  EXPECT_TRUE(make("asp")->may_release(2, view));
+  EXPECT_TRUE(make("asp")->may_release(2, commits));
 }
 
 TEST(SyncPolicy, AdacommShrinksTauWithTheSquareRootOfTheLoss) {
