@@ -30,6 +30,8 @@ struct EpochSetup {
   std::string cache = "none";
   std::uint64_t cache_nodes_per_server = 0;  // split evenly across the server's GPUs
   std::uint64_t seed = 1;
+  // Epochs replayed one after the other: the seed order is re-drawn each epoch, the caches carry over.
+  std::uint32_t epochs = 1;
 };
 
 struct LayerCounts {
@@ -41,15 +43,24 @@ struct LayerCounts {
 struct BatchCounts {
   std::uint32_t server = 0;
   std::uint32_t gpu = 0;                // within the server
+  std::uint32_t epoch = 0;
   std::vector<LayerCounts> layers;      // from the output layer
   std::uint64_t local_expansions = 0;   // destination nodes expanded on the trainer's server
   std::uint64_t remote_expansions = 0;  // … on another server (a sampling request over the network)
   std::uint64_t remote_edges = 0;       // edges sampled by remote expansions
   FeatureSourceCounts features;         // input nodes by where their features come from
+  // The remote and peer parts by who serves them, so a timing model sends each request to its
+  // owner: per server (the trainer's own entry stays zero) the expansions it samples, the edges it
+  // returns and the features it sends; per GPU of the server the features read from its cache part.
+  struct FromServer {
+    std::uint64_t expansions = 0, edges = 0, features = 0;
+  };
+  std::vector<FromServer> from_server;
+  std::vector<std::uint64_t> from_peer_gpu;
 };
 
 struct EpochCounts {
-  std::vector<BatchCounts> batches;  // in dealing order: round r gives every trainer its r-th batch
+  std::vector<BatchCounts> batches;  // per epoch in dealing order: round r gives every trainer its r-th batch
   FeatureSourceCounts features;
   CrossPartitionCount cross;
 };

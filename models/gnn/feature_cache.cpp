@@ -107,8 +107,8 @@ ServerCache::ServerCache(const CacheFactory& factory, const CsrGraph& graph, std
 }
 
 FeatureSource ServerCache::access(std::uint32_t gpu, NodeId node, bool in_host) {
-  const auto holder = static_cast<std::uint32_t>(node % parts_.size());
-  if (parts_[holder]->access(node)) return holder == gpu ? FeatureSource::local_gpu : FeatureSource::peer_gpu;
+  const std::uint32_t part = holder(node);
+  if (parts_[part]->access(node)) return part == gpu ? FeatureSource::local_gpu : FeatureSource::peer_gpu;
   return in_host ? FeatureSource::host : FeatureSource::remote;
 }
 

@@ -58,6 +58,8 @@ class ServerCache {
   // The source of `node`'s features for a mini-batch trained on `gpu`; `in_host` says whether this
   // server's partition holds the node.
   FeatureSource access(std::uint32_t gpu, NodeId node, bool in_host);
+  // The GPU whose part would hold `node` (reached over NVLink on a peer hit).
+  [[nodiscard]] std::uint32_t holder(NodeId node) const { return static_cast<std::uint32_t>(node % parts_.size()); }
 
  private:
   std::vector<std::unique_ptr<CachePolicy>> parts_;

@@ -27,4 +27,36 @@ Flop gnn_layer_forward_flops(GnnLayerKind kind, const LayerCounts& layer, std::u
   return Flop(0);
 }
 
+Bytes gnn_layer_forward_bytes(const LayerCounts& layer, std::uint32_t in_features, std::uint32_t out_features,
+                              std::uint32_t dtype_bytes) {
+  const double in = static_cast<double>(layer.edges + layer.num_src) * in_features;
+  const double out = static_cast<double>(layer.num_dst) * out_features;
+  return Bytes((in + out) * dtype_bytes);
+}
+
+double gnn_layer_parameters(GnnLayerKind kind, std::uint32_t in_features, std::uint32_t out_features) {
+  const double in = in_features, out = out_features;
+  switch (kind) {
+    case GnnLayerKind::gcn:
+      return in * out + out;
+    case GnnLayerKind::sage:
+      return 2 * in * out + out;
+    case GnnLayerKind::gat:
+      return in * out + 2 * out + out;
+  }
+  return 0;
+}
+
+int gnn_layer_forward_kernels(GnnLayerKind kind) {
+  switch (kind) {
+    case GnnLayerKind::gcn:
+      return 4;
+    case GnnLayerKind::sage:
+      return 6;
+    case GnnLayerKind::gat:
+      return 10;
+  }
+  return 0;
+}
+
 }  // namespace dnnsim::gnn

@@ -28,4 +28,22 @@ enum class GnnLayerKind { gcn, sage, gat };
 [[nodiscard]] Flop gnn_layer_forward_flops(GnnLayerKind kind, const LayerCounts& layer, std::uint32_t in_features,
                                            std::uint32_t out_features);
 
+// Bytes one layer's forward moves through GPU memory: every edge reads its source's features (the
+// sparse aggregation is memory-bound), sources are read once more for the dense transform, and the
+// destinations' outputs are written.
+[[nodiscard]] Bytes gnn_layer_forward_bytes(const LayerCounts& layer, std::uint32_t in_features,
+                                            std::uint32_t out_features, std::uint32_t dtype_bytes);
+
+// Trainable parameters of one layer (the gradients the data-parallel all-reduce carries): GCN one
+// weight matrix and a bias; GraphSAGE-mean the self and neighbour matrices and a bias; GAT (one
+// head) the weight matrix, the two halves of the attention vector and a bias.
+[[nodiscard]] double gnn_layer_parameters(GnnLayerKind kind, std::uint32_t in_features, std::uint32_t out_features);
+
+// GPU kernels one layer's forward launches in an eager framework (DGL on PyTorch), each a CPU
+// dispatch: GCN 4 (normalise, sparse aggregate, matmul, bias+activation), GraphSAGE 6 (mean
+// aggregate, two matmuls, add, bias, activation), GAT 10 (matmul, two attention products, edge
+// add, LeakyReLU, edge softmax as max/exp/sum/divide, weighted aggregate). A reconstruction from the
+// layers' equations above, not a profile: the count of a real framework differs by fusion.
+[[nodiscard]] int gnn_layer_forward_kernels(GnnLayerKind kind);
+
 }  // namespace dnnsim::gnn

@@ -41,7 +41,7 @@ std::string state_profile_text(std::vector<std::pair<double, double>> windows) {
 
 class PlatformBuilder {
  public:
-  explicit PlatformBuilder(const Scenario& scenario) : scenario_(scenario) {}
+  PlatformBuilder(const Scenario& scenario, const PlatformOptions& options) : scenario_(scenario), options_(options) {}
 
   Platform build() {
     Platform platform;
@@ -78,6 +78,14 @@ class PlatformBuilder {
         platform.calibration.push_back(type.calibration.get());
       }
       auto* gateway = zone->create_router(node.name + "/gateway");
+      if (options_.cpu_hosts) {
+        sg4::Host* cpu = zone->create_host(node.cpu, 1.0)->set_core_count(type.cpu_cores.value_or(1));
+        cpu->seal();
+        for (std::size_t g = 0; g < hosts.size(); ++g)
+          zone->add_route(cpu->get_netpoint(), hosts[g]->get_netpoint(), nullptr, nullptr, links_in(node.cpu_to_gpu[g]), true);
+        zone->add_route(cpu->get_netpoint(), gateway, nullptr, nullptr, links_in(node.cpu_to_gateway), true);
+        platform.cpus.push_back(cpu);
+      }
       for (const auto& [pair, route] : node.gpu_routes)
         zone->add_route(hosts[pair.first]->get_netpoint(), hosts[pair.second]->get_netpoint(), nullptr, nullptr,
                         links_in(route), true);
@@ -192,13 +200,16 @@ class PlatformBuilder {
   }
 
   const Scenario& scenario_;
+  const PlatformOptions& options_;
   const PlatformLayout* layout_ = nullptr;
   std::vector<sg4::Link*> links_;
 };
 
 }  // namespace
 
-Platform build_platform(const Scenario& scenario) { return PlatformBuilder(scenario).build(); }
+Platform build_platform(const Scenario& scenario, const PlatformOptions& options) {
+  return PlatformBuilder(scenario, options).build();
+}
 
 void start_background_flows(const Scenario& scenario, const Platform& platform) {
   const std::vector<std::string> names = scenario.cluster.gpu_names();

@@ -26,10 +26,20 @@ struct Platform {
   std::vector<const GpuSpec*> gpu_specs;
   std::vector<double> compute_efficiency;
   std::vector<const CalibrationTable*> calibration;  // null where the node type has no table
+  // Per node, its host CPU ("nodeN/cpu") when PlatformOptions::cpu_hosts asked for it, else empty.
+  std::vector<simgrid::s4u::Host*> cpus;
+};
+
+struct PlatformOptions {
+  // One CPU host per node, with the node type's cpu_cores (required then) at one core-second per
+  // second each: executions given in core-seconds take that long on an idle core, and concurrent
+  // ones share the cores (SimGrid's multi-core host). Off by default: the GPU kinds never use it,
+  // and a 16k-GPU platform should not carry 2,048 idle hosts.
+  bool cpu_hosts = false;
 };
 
 // The engine must exist. @throw InputError for problems only visible now (a trace file that cannot be read).
-[[nodiscard]] Platform build_platform(const Scenario& scenario);
+[[nodiscard]] Platform build_platform(const Scenario& scenario, const PlatformOptions& options = {});
 
 // Starts one daemon actor per background flow (they end with the simulation).
 void start_background_flows(const Scenario& scenario, const Platform& platform);

@@ -98,14 +98,24 @@ class LayoutBuilder {
 
     std::optional<std::uint32_t> shared_nic;
     if (!type.nic_per_gpu) shared_nic = add_link(node.name + "/nic", type.nic_bandwidth, type.nic_latency);
+    std::vector<std::uint32_t> nics;
     for (std::uint32_t g = 0; g < gpus; ++g) {
       Route route{Hop{pcie[g], true}};
       if (host_bridge) route.push_back(Hop{*host_bridge, true});
-      const std::uint32_t nic =
-          shared_nic ? *shared_nic : add_link(result.gpus[g] + "/nic", type.nic_bandwidth, type.nic_latency);
-      route.push_back(Hop{nic, true});
+      nics.push_back(shared_nic ? *shared_nic : add_link(result.gpus[g] + "/nic", type.nic_bandwidth, type.nic_latency));
+      route.push_back(Hop{nics.back(), true});
       result.gpu_to_gateway.push_back(std::move(route));
     }
+    // The host's side of each PCIe link is its DOWN direction (GPU → host is UP, as above).
+    result.cpu = node.name + "/cpu";
+    for (std::uint32_t g = 0; g < gpus; ++g) {
+      Route route;
+      if (host_bridge) route.push_back(Hop{*host_bridge, true});
+      route.push_back(Hop{pcie[g], false});
+      result.cpu_to_gpu.push_back(std::move(route));
+    }
+    if (host_bridge) result.cpu_to_gateway.push_back(Hop{*host_bridge, true});
+    if (!nics.empty()) result.cpu_to_gateway.push_back(Hop{nics.front(), true});
     layout_.first_gpu.push_back(layout_.nodes.empty() ? 0
                                                       : layout_.first_gpu.back() +
                                                             static_cast<std::uint32_t>(layout_.nodes.back().gpus.size()));

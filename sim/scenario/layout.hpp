@@ -46,6 +46,12 @@ struct NodeLayout {
   // Route between GPUs a < b, keyed by (a, b) local indices; the reverse route is its mirror.
   std::map<std::pair<std::uint32_t, std::uint32_t>, Route> gpu_routes;
   std::vector<Route> gpu_to_gateway;  // by local GPU index
+  // The host CPU ("node0/cpu"), a host only when a workload asks for it (the GNN kind): its memory
+  // reaches GPU g down GPU g's PCIe link (through the host bridge on a pcie fabric), and the network
+  // through the host bridge and the node's NIC (GPU 0's NIC when NICs are per GPU).
+  std::string cpu;
+  std::vector<Route> cpu_to_gpu;  // by local GPU index
+  Route cpu_to_gateway;
 };
 
 struct PlatformLayout {

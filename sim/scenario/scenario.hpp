@@ -50,6 +50,9 @@ struct NodeType {
   BytesPerSecond nic_bandwidth;
   Seconds nic_latency;
   bool nic_per_gpu = false;  // one NIC per GPU (rail-optimised) instead of one per node
+  // Host CPU cores (all sockets): where a GNN workload samples and gathers features
+  // (sim/workloads/gnn); nullopt when the scenario does not say, and kinds that need it report so.
+  std::optional<int> cpu_cores;
 };
 
 struct NodeInstance {

@@ -153,6 +153,7 @@ class ScenarioParser {
     if (YAML::Node gpu = map.require("gpu"); gpu.IsDefined()) type.gpu = read_gpu(gpu);
     type.compute_efficiency = map.number("compute_efficiency", 1e-3, 1.0).value_or(1.0);
     type.gpus_per_node = static_cast<int>(map.integer("gpus_per_node", 1, 1024, true).value_or(1));
+    if (auto cores = map.integer("cpu_cores", 1, 1 << 16)) type.cpu_cores = static_cast<int>(*cores);
     const bool has_nvlink = !type.gpu.nvlink.empty();
     // Board-level NVLink (SXM) defaults to an NVSwitch; a pair bridge does not connect a whole node.
     const std::string fabric = map.choice("fabric", {"nvswitch", "nvlink_mesh", "pcie"})

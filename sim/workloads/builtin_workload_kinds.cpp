@@ -3,6 +3,7 @@
 #include "sim/workloads/chakra/chakra_kind.hpp"
 #include "sim/workloads/cluster/cluster_kind.hpp"
 #include "sim/workloads/data_parallel/data_parallel_kind.hpp"
+#include "sim/workloads/gnn/gnn_kind.hpp"
 #include "sim/workloads/parameter_server/parameter_server_kind.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/workloads/spmd/spmd_kind.hpp"
@@ -20,6 +21,8 @@ const WorkloadKindRegistry& builtin_workload_kinds() {
           "Tiresias NSDI'19, Gavel OSDI'20, Pollux OSDI'21 (docs/cluster.md)", make_cluster_kind());
     r.add("data_parallel", "every GPU holds the model; bucketed gradient all-reduce overlapped with backward (DDP)",
           "Li et al., PyTorch Distributed, VLDB 2020", make_data_parallel_kind());
+    r.add("gnn", "sampled GNN training: graph-store servers sample and gather on CPU cores, a feature cache, GPUs train (pipelined)",
+          "Liu et al., BGL, NSDI'23; Zheng et al., DistDGL, IA3'20 (docs/gnn.md)", make_gnn_kind());
     r.add("parameter_server", "workers push and pull through parameter servers under a sync policy until a target loss",
           "Li et al., OSDI'14 (parameter server); Hu, Wang, Wu, ADSP, AAAI'20 (docs/parameter-server.md)",
           make_parameter_server_kind());

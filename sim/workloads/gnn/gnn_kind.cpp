@@ -1,0 +1,568 @@
+#include "sim/workloads/gnn/gnn_kind.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <numeric>
+#include <random>
+
+#include "models/gnn/partitioner.hpp"
+#include "models/gnn/sampler.hpp"
+#include "planners/common/layer_cost.hpp"
+#include "planners/gnn/core_assignment.hpp"
+#include "sim/platform/platform.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/scenario/cluster_view_builder.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "traces/network/preemption.hpp"
+
+namespace dnnsim {
+namespace {
+
+using gnn::NodeId;
+
+constexpr double kIdBytes = 4;  // a node id on the wire (uint32, as DGL's int32 graphs)
+const char* const kStageNames[] = {"sample", "gather", "copy", "dispatch", "train", "allreduce"};  // GnnStage order
+
+// `graph: {file: …, nodes: …}` or `graph: {generate: rmat|power_law, nodes: …, edges: …, …}`.
+void read_graph(WorkloadParseContext& ctx, const YAML::Node& node, GnnWorkload& spec) {
+  YamlReader& reader = ctx.reader;
+  MapReader map(reader, node, "the graph section");
+  if (!map.valid()) return;
+  const bool has_file = map.has("file"), has_generator = map.has("generate");
+  if (has_file == has_generator) reader.error(node, "give exactly one of 'file' (an edge list or METIS graph) and 'generate' (rmat or power_law)");
+  if (auto nodes = map.integer("nodes", 1, std::numeric_limits<NodeId>::max())) spec.source.nodes = static_cast<NodeId>(*nodes);
+  if (has_file) {
+    if (auto file = map.string("file")) {
+      spec.source.file = ctx.resolve_path(*file);
+      try {
+        spec.graph = std::make_shared<const gnn::CsrGraph>(gnn::load_graph_file(spec.source.file, spec.source.nodes));
+        spec.node_count = spec.graph->num_nodes();
+      } catch (const InputError& error) {
+        reader.sink().append(error.diagnostics());
+      }
+    }
+  } else if (has_generator) {
+    if (auto model = map.choice("generate", "graph generator", {"rmat", "power_law"})) spec.source.generator = *model;
+    if (!spec.source.nodes) reader.error(node, "a generated graph needs 'nodes'");
+    const NodeId nodes = spec.source.nodes.value_or(0);
+    spec.node_count = nodes;
+    if (spec.source.generator == "rmat") {
+      spec.source.rmat.nodes = nodes;
+      if (auto edges = map.integer("edges", 1, std::int64_t{1} << 40, true)) spec.source.rmat.edges = static_cast<std::uint64_t>(*edges);
+      spec.source.rmat.a = map.number("a", 0, 1).value_or(spec.source.rmat.a);
+      spec.source.rmat.b = map.number("b", 0, 1).value_or(spec.source.rmat.b);
+      spec.source.rmat.c = map.number("c", 0, 1).value_or(spec.source.rmat.c);
+      if (spec.source.rmat.a + spec.source.rmat.b + spec.source.rmat.c > 1)
+        reader.error(node, "R-MAT probabilities a + b + c must not exceed 1 (d = 1 − a − b − c)");
+    } else if (spec.source.generator == "power_law") {
+      spec.source.power_law.nodes = nodes;
+      spec.source.power_law.alpha = map.number("alpha", 1e-3, 100).value_or(spec.source.power_law.alpha);
+      spec.source.power_law.beta = map.number("beta", 1, 1e12).value_or(spec.source.power_law.beta);
+    }
+  }
+  map.finish();
+}
+
+void read_features(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec) {
+  MapReader map(reader, node, "the features section");
+  if (!map.valid()) return;
+  if (auto dimension = map.integer("dimension", 1, 1 << 24, true)) spec.features.dimension = static_cast<std::uint32_t>(*dimension);
+  if (auto name = map.choice("dtype", dtype_names())) spec.features.dtype_bytes = static_cast<std::uint32_t>(dtype_bytes(*dtype_from_name(*name)));
+  map.finish();
+}
+
+void read_sampling(YamlReader& reader, MapReader& map, GnnWorkload& spec) {
+  gnn::EpochSetup& setup = spec.setup;
+  if (auto sampler = map.choice("sampler", "sampler", gnn::builtin_samplers().names())) setup.sampler = *sampler;
+  if (YAML::Node fanouts = map.require("fanouts"); fanouts.IsDefined()) {
+    for (const YAML::Node& item : reader.list(fanouts, "fan-outs")) {
+      // A fan-out of 0 samples nothing and a negative one is meaningless: both are errors, not clamps.
+      if (auto fanout = reader.integer(item, 1, 1 << 20)) setup.fanouts.push_back(static_cast<std::uint32_t>(*fanout));
+    }
+    if (fanouts.IsSequence() && fanouts.size() == 0) reader.error(fanouts, "fanouts needs one entry per GNN layer");
+  }
+  if (auto batch = map.integer("batch_size", 1, 1 << 30, true)) setup.batch_size = static_cast<std::uint32_t>(*batch);
+  if (auto ordering = map.choice("ordering", "seed ordering", gnn::builtin_orderings().names())) setup.ordering = *ordering;
+  if (auto sequences = map.integer("sequences", 1, 1 << 20)) setup.ordering_options.sequences = static_cast<std::uint32_t>(*sequences);
+  if (auto epochs = map.integer("epochs", 1, 1 << 20)) setup.epochs = static_cast<std::uint32_t>(*epochs);
+}
+
+void read_cache(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec, const Cluster& cluster) {
+  MapReader map(reader, node, "the cache section");
+  if (!map.valid()) return;
+  if (auto policy = map.choice("policy", "cache policy", gnn::builtin_caches().names(), true)) spec.setup.cache = *policy;
+  const bool has_bytes = map.has("per_gpu"), has_fraction = map.has("fraction");
+  if (spec.setup.cache != "none" && has_bytes == has_fraction)
+    reader.error(node, "give exactly one of 'per_gpu' (bytes of GPU memory per GPU) and 'fraction' (of the graph's nodes, per server)");
+  const double feature_bytes = spec.features.per_node().value();
+  double per_gpu_bytes = 0;
+  YAML::Node size_node;
+  if (has_bytes) {
+    size_node = map.get("per_gpu");
+    if (auto bytes = map.quantity<Bytes>("per_gpu")) {
+      per_gpu_bytes = bytes->value();
+      if (feature_bytes > 0)
+        spec.setup.cache_nodes_per_server =
+            static_cast<std::uint64_t>(per_gpu_bytes / feature_bytes) * static_cast<std::uint64_t>(spec.gpus_per_node);
+    }
+  } else if (has_fraction) {
+    size_node = map.get("fraction");
+    if (auto fraction = map.number("fraction", 0, 1)) {
+      spec.cache_fraction = *fraction;
+      spec.setup.cache_nodes_per_server = static_cast<std::uint64_t>(*fraction * spec.node_count);
+      per_gpu_bytes = static_cast<double>(spec.setup.cache_nodes_per_server) / spec.gpus_per_node * feature_bytes;
+    }
+  }
+  // The cache lives in GPU memory: a part larger than the GPU cannot exist.
+  for (const NodeType& type : cluster.node_types)
+    if (per_gpu_bytes > type.gpu.memory.value() && type.gpu.memory.value() > 0)
+      reader.error(size_node, fmt::format("the cache takes {} per GPU, more than the {} of a {} ({})", format_bytes(Bytes(per_gpu_bytes)),
+                                          format_bytes(type.gpu.memory), type.gpu.name, type.name));
+  map.finish();
+}
+
+void read_model(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec) {
+  MapReader map(reader, node, "the model section");
+  if (!map.valid()) return;
+  if (auto layer = map.choice("layer", "GNN layer", {"gcn", "sage", "gat"})) {
+    spec.layer_name = *layer;
+    spec.layer = gnn::gnn_layer_kind(*layer);
+  }
+  if (auto hidden = map.integer("hidden", 1, 1 << 20)) spec.hidden = static_cast<std::uint32_t>(*hidden);
+  if (auto classes = map.integer("classes", 1, 1 << 20, true)) spec.classes = static_cast<std::uint32_t>(*classes);
+  if (auto name = map.choice("dtype", dtype_names())) spec.dtype = *dtype_from_name(*name);
+  map.finish();
+}
+
+void read_pipeline(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec) {
+  MapReader map(reader, node, "the pipeline section");
+  if (!map.valid()) return;
+  if (auto depth = map.integer("queue_depth", 1, 1 << 20)) spec.queue_depth = static_cast<std::uint32_t>(*depth);
+  if (auto cores = map.choice("cores", {"isolated", "shared"})) spec.cores = *cores == "shared" ? GnnCoreMode::shared : GnnCoreMode::isolated;
+  const int reserved = spec.gpus_per_node;  // a dispatch thread per trainer
+  if (YAML::Node split = map.get("split"); split.IsDefined()) {
+    if (spec.cores == GnnCoreMode::shared) reader.error(split, "'split' gives isolated stages their cores; it has no meaning with cores: shared");
+    MapReader split_map(reader, split, "the core split");
+    std::vector<std::uint32_t> threads;
+    for (const char* stage : {"sample", "gather", "copy"})
+      threads.push_back(static_cast<std::uint32_t>(split_map.integer(stage, 1, 1 << 16, true).value_or(1)));
+    split_map.finish();
+    const auto total = std::accumulate(threads.begin(), threads.end(), 0U);
+    if (static_cast<int>(total) + reserved > spec.cpu_cores)
+      reader.error(split, fmt::format("the split takes {} cores and the {} trainers one each, but a node has {} (cpu_cores)", total,
+                                      reserved, spec.cpu_cores));
+    spec.split = threads;
+  } else if (spec.cores == GnnCoreMode::isolated && spec.cpu_cores < reserved + kGnnCpuStages) {
+    reader.error(node, fmt::format("isolation needs a core per stage (3) and per trainer ({}), but a node has {} (cpu_cores); use cores: shared",
+                                   reserved, spec.cpu_cores));
+  }
+  map.finish();
+}
+
+void read_cpu_costs(YamlReader& reader, const YAML::Node& node, GnnCpuCosts& costs) {
+  MapReader map(reader, node, "the cpu_costs section");
+  if (!map.valid()) return;
+  costs.sample_edge = map.quantity<Seconds>("sample_edge").value_or(costs.sample_edge);
+  costs.gather_bandwidth = map.quantity<BytesPerSecond>("gather_bandwidth").value_or(costs.gather_bandwidth);
+  costs.op_dispatch = map.quantity<Seconds>("op_dispatch").value_or(costs.op_dispatch);
+  if (costs.sample_edge.value() < 0) reader.error(map.get("sample_edge"), "sample_edge cannot be negative");
+  if (costs.op_dispatch.value() < 0) reader.error(map.get("op_dispatch"), "op_dispatch cannot be negative");
+  if (!(costs.gather_bandwidth.value() > 0)) reader.error(map.get("gather_bandwidth"), "gather_bandwidth must be positive");
+  map.finish();
+}
+
+// Every node is a graph-store server with the same CPU and GPU count (one partition each).
+void read_nodes(WorkloadParseContext& ctx, GnnWorkload& spec) {
+  const Cluster& cluster = ctx.cluster;
+  if (cluster.nodes.empty()) return;
+  spec.setup.servers = static_cast<std::uint32_t>(cluster.nodes.size());
+  const NodeType& first = cluster.type_of(cluster.nodes.front());
+  spec.gpus_per_node = first.gpus_per_node;
+  spec.setup.gpus_per_server = static_cast<std::uint32_t>(first.gpus_per_node);
+  for (const NodeType& type : cluster.node_types) {
+    if (!type.cpu_cores) {
+      ctx.reader.error(ctx.map.node(), fmt::format("node type '{}' has no cpu_cores: the gnn workload samples and gathers on the host "
+                                                   "CPU; add `cpu_cores: N` to it",
+                                                   type.name));
+      continue;
+    }
+    spec.cpu_cores = *type.cpu_cores;
+  }
+  for (const NodeInstance& node : cluster.nodes) {
+    const NodeType& type = cluster.type_of(node);
+    if (type.gpus_per_node != first.gpus_per_node || type.cpu_cores != first.cpu_cores)
+      ctx.reader.error(ctx.map.node(), fmt::format("the gnn workload needs nodes of one shape: '{}' has {} GPUs and {} cores, '{}' {} and {}",
+                                                   cluster.nodes.front().name, first.gpus_per_node, first.cpu_cores.value_or(0),
+                                                   node.name, type.gpus_per_node, type.cpu_cores.value_or(0)));
+  }
+}
+
+// The run's training nodes: `fraction` of the nodes, a seeded uniform choice, sorted.
+std::vector<NodeId> choose_training_nodes(NodeId nodes, double fraction, std::uint64_t seed) {
+  std::vector<NodeId> all(nodes);
+  std::iota(all.begin(), all.end(), NodeId{0});
+  const auto count = std::max<std::size_t>(1, static_cast<std::size_t>(fraction * nodes));
+  gnn::Rng rng(seed);
+  for (std::size_t i = 0; i < count; ++i) std::swap(all[i], all[i + gnn::uniform_below(rng, static_cast<std::uint32_t>(nodes - i))]);
+  all.resize(count);
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+// One batch's costs from its counts (the derivations are in gnn_kind.hpp and docs/gnn.md).
+GnnBatchWork price(const GnnWorkload& spec, const gnn::BatchCounts& counts, const ClusterDevice& gpu, std::uint32_t index) {
+  const GnnCpuCosts& c = spec.costs;
+  const double feature = spec.features.per_node().value();
+  GnnBatchWork w;
+  w.server = counts.server;
+  w.gpu = counts.gpu;
+  w.index = index;
+  w.epoch = counts.epoch;
+  std::uint64_t edges = 0;
+  double structure = 0;
+  for (const gnn::LayerCounts& layer : counts.layers) {
+    edges += layer.edges;
+    structure += 2 * kIdBytes * static_cast<double>(layer.edges) + kIdBytes * layer.num_src;
+  }
+  w.sample_core_seconds = static_cast<double>(edges - counts.remote_edges) * c.sample_edge.value();
+  w.gather_core_seconds = static_cast<double>(counts.features.count[static_cast<int>(gnn::FeatureSource::host)]) * feature /
+                          c.gather_bandwidth.value();
+  for (std::uint32_t r = 0; r < counts.from_server.size(); ++r) {
+    const auto& from = counts.from_server[r];
+    if (from.expansions > 0)
+      w.remote_sample.push_back({r, kIdBytes * static_cast<double>(from.expansions), static_cast<double>(from.edges) * c.sample_edge.value(),
+                                 2 * kIdBytes * static_cast<double>(from.edges)});
+    if (from.features > 0)
+      w.remote_gather.push_back({r, kIdBytes * static_cast<double>(from.features),
+                                 static_cast<double>(from.features) * feature / c.gather_bandwidth.value(),
+                                 static_cast<double>(from.features) * feature});
+  }
+  for (std::uint32_t g = 0; g < counts.from_peer_gpu.size(); ++g)
+    if (counts.from_peer_gpu[g] > 0) w.peer_bytes.emplace_back(g, static_cast<double>(counts.from_peer_gpu[g]) * feature);
+  const auto& f = counts.features.count;
+  w.h2d_bytes = static_cast<double>(f[static_cast<int>(gnn::FeatureSource::host)] + f[static_cast<int>(gnn::FeatureSource::remote)]) * feature +
+                structure;
+  // Forward, then backward at twice the forward (layer_flops.hpp); layers[0] is the output layer.
+  const auto layers = counts.layers.size();
+  double flops = 0, bytes = 0;
+  int kernels = 0;
+  for (std::size_t i = 0; i < layers; ++i) {
+    const std::uint32_t in = i + 1 == layers ? spec.features.dimension : spec.hidden;
+    const std::uint32_t out = i == 0 ? spec.classes : spec.hidden;
+    flops += 3 * gnn::gnn_layer_forward_flops(spec.layer, counts.layers[i], in, out).value();
+    bytes += 3 * gnn::gnn_layer_forward_bytes(counts.layers[i], in, out, static_cast<std::uint32_t>(dtype_bytes(spec.dtype))).value();
+    kernels += 3 * gnn::gnn_layer_forward_kernels(spec.layer);
+  }
+  // The loss forward and backward, and the optimizer step: a few kernels more.
+  kernels += 4;
+  Compute compute;
+  compute.flops = Flop(flops);
+  compute.bytes_accessed = Bytes(bytes);
+  compute.dtype = spec.dtype;
+  w.gpu_seconds = compute_time_on(compute, gpu).value();
+  w.gpu_flops = flops;
+  w.dispatch_core_seconds = kernels * c.op_dispatch.value();
+  return w;
+}
+
+double model_parameters(const GnnWorkload& spec) {
+  double parameters = 0;
+  const auto layers = spec.setup.fanouts.size();
+  for (std::size_t i = 0; i < layers; ++i)
+    parameters += gnn::gnn_layer_parameters(spec.layer, i + 1 == layers ? spec.features.dimension : spec.hidden,
+                                            i == 0 ? spec.classes : spec.hidden);
+  return parameters;
+}
+
+// BGL's profiling-based isolation (planners/gnn/core_assignment.hpp): each stage's thread-seconds
+// per batch, as the counts price them on an idle machine (own core-seconds, remote work and the
+// transfers at their links' nominal bandwidth), split the cores left after one per trainer.
+std::vector<std::uint32_t> profile_split(const GnnWorkload& spec, const std::vector<GnnBatchWork>& work, const Platform& platform,
+                                         std::uint32_t server) {
+  std::vector<double> stage(kGnnCpuStages, 0.0);
+  const PlatformLayout& layout = platform.layout;
+  const NodeLayout& node = layout.nodes[server];
+  const double h2d = layout.route_bandwidth(node.cpu_to_gpu.front()).value();
+  const double network = layout.route_bandwidth(node.cpu_to_gateway).value();
+  for (const GnnBatchWork& w : work) {
+    if (w.server != server) continue;
+    double sample = w.sample_core_seconds, gather = w.gather_core_seconds;
+    for (const GnnRemoteWork& r : w.remote_sample) sample = std::max(sample, r.core_seconds + (r.request_bytes + r.response_bytes) / network);
+    for (const GnnRemoteWork& r : w.remote_gather) gather = std::max(gather, r.core_seconds + (r.request_bytes + r.response_bytes) / network);
+    stage[0] += sample;
+    stage[1] += gather;
+    stage[2] += w.h2d_bytes / h2d;
+  }
+  const auto cores = static_cast<std::uint32_t>(spec.cpu_cores - spec.gpus_per_node);
+  return gnn::assign_cores(stage, cores).cores;
+}
+
+TaskGraph activity_graph(const Scenario& scenario, const GnnReport& report, std::vector<double>& start, std::vector<double>& end) {
+  TaskGraph graph;
+  for (const std::string& name : scenario.cluster.gpu_names()) graph.add_device(name);
+  const auto gpu_count = static_cast<DeviceId>(graph.devices().size());
+  for (const NodeInstance& node : scenario.cluster.nodes) graph.add_device(node.name + "/cpu");
+  std::map<std::pair<int, std::uint32_t>, StreamId> streams;
+  const auto stream_of = [&](GnnStage stage, std::uint32_t thread) {
+    const auto key = std::pair{static_cast<int>(stage), stage >= GnnStage::train ? 0U : thread};
+    if (auto it = streams.find(key); it != streams.end()) return it->second;
+    // A pool thread, or a trainer's dispatch thread, is a track of the CPU; train and allreduce one of the GPU.
+    return streams[key] = graph.add_stream(stage >= GnnStage::train ? kStageNames[static_cast<int>(stage)]
+                                                                    : fmt::format("{} {}", kStageNames[static_cast<int>(stage)], thread));
+  };
+  std::vector<std::uint32_t> first_gpu{0};
+  for (const NodeInstance& node : scenario.cluster.nodes) first_gpu.push_back(first_gpu.back() + scenario.cluster.type_of(node).gpus_per_node);
+  for (const GnnActivity& a : report.sim.activities) {
+    Task task;
+    const DeviceId gpu = first_gpu[a.server] + a.thread;
+    if (a.stage == GnnStage::allreduce) {
+      // The ring's flow to the next trainer (servers then GPUs), as communication.
+      task.op = Transfer{gpu, static_cast<DeviceId>((gpu + 1) % gpu_count), Bytes(0)};
+    } else {
+      Compute compute;
+      compute.device = a.stage == GnnStage::train ? gpu : gpu_count + a.server;
+      compute.flops = Flop(a.flops);
+      compute.dtype = report.spec->dtype;
+      task.op = compute;
+    }
+    task.stream = stream_of(a.stage, a.thread);
+    task.phase = a.stage == GnnStage::train ? Phase::forward : a.stage == GnnStage::allreduce ? Phase::communication : Phase::other;
+    task.iteration = a.epoch;
+    task.label = a.stage == GnnStage::allreduce ? fmt::format("allreduce round {}", a.batch)
+                                                : fmt::format("batch {} {}", a.batch, kStageNames[static_cast<int>(a.stage)]);
+    graph.add(std::move(task));
+    start.push_back(a.start);
+    end.push_back(a.end);
+  }
+  return graph;
+}
+
+class GnnKind final : public WorkloadKind {
+ public:
+  std::shared_ptr<const WorkloadSpec> parse(WorkloadParseContext& ctx) const override {
+    auto spec = std::make_shared<GnnWorkload>();
+    MapReader& map = ctx.map;
+    YamlReader& reader = ctx.reader;
+    spec->where = reader.where(map.node());
+    read_nodes(ctx, *spec);
+    read_graph(ctx, map.require("graph"), *spec);
+    read_features(reader, map.require("features"), *spec);
+    spec->training_fraction = map.number("training_nodes", 0, 1).value_or(1.0);
+    if (spec->training_fraction <= 0) reader.error(map.get("training_nodes"), "training_nodes must be a fraction in (0, 1] of the nodes");
+    if (auto partitioner = map.choice("partitioner", "partitioner", gnn::builtin_partitioners().names())) spec->partitioner = *partitioner;
+    read_sampling(reader, map, *spec);
+    if (YAML::Node cache = map.get("cache"); cache.IsDefined()) read_cache(reader, cache, *spec, ctx.cluster);
+    read_model(reader, map.require("model"), *spec);
+    if (YAML::Node pipeline = map.get("pipeline"); pipeline.IsDefined()) {
+      read_pipeline(reader, pipeline, *spec);
+    } else if (spec->cpu_cores < spec->gpus_per_node + kGnnCpuStages && !ctx.cluster.nodes.empty() && reader.sink().empty()) {
+      reader.error(map.node(), fmt::format("isolated stages (the default) need {} cores per node, the nodes have {}: set pipeline: {{cores: shared}}",
+                                           spec->gpus_per_node + kGnnCpuStages, spec->cpu_cores));
+    }
+    if (YAML::Node costs = map.get("cpu_costs"); costs.IsDefined()) read_cpu_costs(reader, costs, spec->costs);
+    if (spec->node_count > 0 && spec->node_count < spec->setup.servers)
+      reader.error(map.get("graph"), fmt::format("the graph has {} nodes, fewer than the {} graph-store servers (one partition per node)",
+                                                 spec->node_count, spec->setup.servers));
+    return spec;
+  }
+
+  std::string check(const Scenario& scenario) const override {
+    const auto& spec = *scenario.workload_as<GnnWorkload>();
+    return fmt::format("ok ({} servers × {} GPUs, graph of {} nodes, {} sampler, fan-outs {}, {} cache, {} cores)", spec.setup.servers,
+                       spec.setup.gpus_per_server, spec.node_count, spec.setup.sampler, fmt::join(spec.setup.fanouts, ","), spec.setup.cache,
+                       spec.cores == GnnCoreMode::isolated ? "isolated" : "shared");
+  }
+
+  SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
+    const auto spec = std::dynamic_pointer_cast<const GnnWorkload>(scenario.workload);
+    const auto wall_start = std::chrono::steady_clock::now();
+    auto report = std::make_shared<GnnReport>();
+    report->spec = spec;
+    const std::uint64_t seed = scenario.run.seed;
+    std::shared_ptr<const gnn::CsrGraph> graph = spec->graph;
+    if (!graph) {
+      if (spec->source.generator == "rmat") {
+        gnn::RmatParams params = spec->source.rmat;
+        params.seed = derive_seed(seed, 0);
+        graph = std::make_shared<const gnn::CsrGraph>(gnn::generate_rmat(params));
+      } else {
+        gnn::PowerLawParams params = spec->source.power_law;
+        params.seed = derive_seed(seed, 0);
+        graph = std::make_shared<const gnn::CsrGraph>(gnn::generate_power_law(params));
+      }
+    }
+    report->graph_bytes = graph->memory().value();
+    report->undirected_edges = graph->undirected_edges();
+    const std::vector<NodeId> training = choose_training_nodes(graph->num_nodes(), spec->training_fraction, derive_seed(seed, 1));
+    report->training_nodes = training.size();
+    const gnn::Partitioning partitioning =
+        gnn::builtin_partitioners().at(spec->partitioner).value(*graph, {spec->setup.servers, training, derive_seed(seed, 2)});
+    report->partition = gnn::partition_stats(*graph, partitioning, training);
+    gnn::EpochSetup setup = spec->setup;
+    setup.seed = derive_seed(seed, 3);
+    report->epoch = gnn::replay_epoch(*graph, partitioning, training, setup);
+
+    const auto engine = create_engine();
+    PlatformOptions platform_options;
+    platform_options.cpu_hosts = true;
+    const Platform platform = build_platform(scenario, platform_options);
+    start_background_flows(scenario, platform);
+    const std::vector<ClusterDevice> devices = cluster_devices(scenario.cluster);
+    GnnPipelineInput input;
+    input.batches.resize(spec->setup.servers);
+    for (std::uint32_t i = 0; i < report->epoch.batches.size(); ++i) {
+      const gnn::BatchCounts& counts = report->epoch.batches[i];
+      const ClusterDevice& gpu = devices.at(platform.layout.first_gpu[counts.server] + counts.gpu);
+      report->work.push_back(price(*spec, counts, gpu, i));
+      input.batches[counts.server].push_back(report->work.back());
+    }
+    for (std::uint32_t s = 0; s < spec->setup.servers; ++s) {
+      input.cpus.push_back(platform.cpus.at(s));
+      input.gpus.emplace_back();
+      for (std::uint32_t g = 0; g < spec->setup.gpus_per_server; ++g) input.gpus.back().push_back(platform.gpus.at(platform.layout.first_gpu[s] + g));
+      if (spec->cores == GnnCoreMode::shared)
+        report->threads.emplace_back(kGnnCpuStages, static_cast<std::uint32_t>(spec->cpu_cores));
+      else
+        report->threads.push_back(spec->split ? *spec->split : profile_split(*spec, report->work, platform, s));
+    }
+    report->assignment = spec->cores == GnnCoreMode::shared ? "shared: a pool per stage of cpu_cores threads"
+                         : spec->split                      ? "isolated: split given"
+                                                            : "isolated: BGL-like profiling-based assignment";
+    input.threads = report->threads;
+    input.queue_depth = spec->queue_depth;
+    input.allreduce_bytes = model_parameters(*spec) * dtype_bytes(spec->dtype);
+    input.record_activities = scenario.outputs.trace || scenario.outputs.tasks_csv;
+    input.progress = options.progress != nullptr;
+    report->sim = simulate_gnn_pipeline(input);
+
+    SimulationResult result;
+    result.graph = activity_graph(scenario, *report, result.task_start, result.task_end);
+    result.gpu_names = scenario.cluster.gpu_names();
+    const double cache_part = static_cast<double>(spec->setup.cache_nodes_per_server) / spec->setup.gpus_per_server * spec->features.per_node().value();
+    for (const ClusterDevice& device : devices) {
+      result.gpu_models.push_back(device.gpu.name);
+      result.memory_capacity_bytes.push_back(device.gpu.memory.value());
+      result.peak_memory_bytes.push_back(cache_part);
+    }
+    for (std::size_t n = 0; n < scenario.cluster.nodes.size(); ++n) {
+      result.gpu_models.push_back(fmt::format("CPU ({} cores)", spec->cpu_cores));
+      result.memory_capacity_bytes.push_back(0);
+      result.peak_memory_bytes.push_back(0);
+    }
+    result.makespan_s = report->sim.makespan;
+    result.flow_count = static_cast<std::size_t>(report->sim.flows);
+    result.operations = static_cast<std::size_t>(report->sim.flows + report->sim.executions);
+    result.interrupted = report->sim.interrupted;
+    result.workload_result = report;
+    result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return result;
+  }
+
+  void add_to_summary(const Scenario& scenario, const SimulationResult& result, nlohmann::ordered_json& summary) const override;
+  void write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const override;
+};
+
+void GnnKind::add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const {
+  const auto* report = dynamic_cast<const GnnReport*>(result.workload_result.get());
+  if (report == nullptr) return;
+  const GnnWorkload& spec = *report->spec;
+  const GnnPipelineResult& sim = report->sim;
+  const double makespan = sim.makespan;
+  const auto batches = report->epoch.batches.size();
+  nlohmann::ordered_json gnn;
+  gnn["servers"] = spec.setup.servers;
+  gnn["trainers"] = spec.setup.servers * spec.setup.gpus_per_server;
+  gnn["graph_nodes"] = spec.node_count;
+  gnn["graph_undirected_edges"] = report->undirected_edges;
+  gnn["graph_bytes"] = report->graph_bytes;
+  gnn["training_nodes"] = report->training_nodes;
+  gnn["epochs"] = spec.setup.epochs;
+  gnn["mini_batches"] = batches;
+  gnn["epoch_time_s"] = makespan / spec.setup.epochs;
+  gnn["mini_batches_per_s"] = makespan > 0 ? static_cast<double>(batches) / makespan : 0.0;
+  gnn["seeds_per_s"] = makespan > 0 ? static_cast<double>(report->training_nodes) * spec.setup.epochs / makespan : 0.0;
+
+  // Stage utilisation: busy thread-seconds over the threads' time (CPU stages), compute over the run (GPUs).
+  nlohmann::ordered_json stages = nlohmann::ordered_json::object();
+  std::string bottleneck;
+  double worst = -1;
+  for (int stage = 0; stage < kGnnCpuStages; ++stage) {
+    double busy = 0, capacity = 0;
+    for (std::size_t s = 0; s < sim.stage_busy.size(); ++s) {
+      busy += sim.stage_busy[s][static_cast<std::size_t>(stage)];
+      capacity += report->threads[s][static_cast<std::size_t>(stage)] * makespan;
+    }
+    const double utilization = capacity > 0 ? busy / capacity : 0.0;
+    stages[kStageNames[stage]] = {{"threads_per_server", report->threads.front()[static_cast<std::size_t>(stage)]},
+                                  {"busy_s", busy},
+                                  {"utilization", utilization}};
+    if (utilization > worst) worst = utilization, bottleneck = kStageNames[stage];
+  }
+  double gpu = 0, trainer = 0, allreduce = 0, wait = 0, trainers = 0;
+  for (std::size_t s = 0; s < sim.gpu_busy.size(); ++s)
+    for (std::size_t g = 0; g < sim.gpu_busy[s].size(); ++g) {
+      gpu += sim.gpu_busy[s][g];
+      trainer += sim.trainer_busy[s][g];
+      allreduce += sim.allreduce_time[s][g];
+      wait += sim.sync_wait[s][g];
+      trainers += 1;
+    }
+  const double gpu_utilization = makespan > 0 && trainers > 0 ? gpu / (trainers * makespan) : 0.0;
+  const double train_utilization = makespan > 0 && trainers > 0 ? trainer / (trainers * makespan) : 0.0;
+  stages["train"] = {{"gpu_busy_s", gpu}, {"busy_s", trainer}, {"utilization", train_utilization}};
+  stages["allreduce"] = {{"busy_s", allreduce}, {"utilization", makespan > 0 && trainers > 0 ? allreduce / (trainers * makespan) : 0.0}};
+  if (train_utilization > worst) bottleneck = "train";
+  gnn["stages"] = stages;
+  // Trainers waiting for the slowest one at each round's all-reduce: the imbalance of the partitions' batches.
+  gnn["sync_wait_ratio"] = makespan > 0 && trainers > 0 ? wait / (trainers * makespan) : 0.0;
+  gnn["bottleneck_stage"] = bottleneck;
+  gnn["gpu_utilization"] = gpu_utilization;
+  gnn["core_assignment"] = report->assignment;
+
+  const gnn::FeatureSourceCounts& f = report->epoch.features;
+  gnn["hit_ratio"] = {{"local_gpu", f.ratio(gnn::FeatureSource::local_gpu)},
+                      {"peer_gpu", f.ratio(gnn::FeatureSource::peer_gpu)},
+                      {"gpu", f.gpu_hit_ratio()},
+                      {"host", f.ratio(gnn::FeatureSource::host)},
+                      {"remote", f.ratio(gnn::FeatureSource::remote)}};
+  std::uint64_t remote_expansions = 0;
+  for (const gnn::BatchCounts& b : report->epoch.batches) remote_expansions += b.remote_expansions;
+  gnn["cross_partition"] = {{"sampled_edge_ratio", report->epoch.cross.ratio()},
+                            {"remote_expansions", remote_expansions},
+                            {"network_bytes", sim.remote_bytes}};
+  gnn["nvlink_bytes"] = sim.nvlink_bytes;
+  gnn["h2d_bytes"] = sim.h2d_bytes;
+  gnn["partition"] = {{"partitioner", spec.partitioner},
+                      {"edge_cut_ratio", report->partition.cut_ratio},
+                      {"node_balance", report->partition.node_balance},
+                      {"edge_balance", report->partition.edge_balance},
+                      {"training_balance", report->partition.training_balance}};
+  summary["gnn"] = gnn;
+}
+
+void GnnKind::write_files(const Scenario&, const SimulationResult& result, const std::string& dir) const {
+  const auto* report = dynamic_cast<const GnnReport*>(result.workload_result.get());
+  if (report == nullptr) return;
+  std::ofstream out(dir + "/gnn_batches.csv");
+  out << "batch,epoch,server,gpu,sampled_edges,input_nodes,remote_expansions,local_gpu,peer_gpu,host,remote,"
+         "sample_core_s,gather_core_s,h2d_bytes,dispatch_core_s,gpu_s\n";
+  for (std::size_t i = 0; i < report->work.size(); ++i) {
+    const gnn::BatchCounts& b = report->epoch.batches[i];
+    const GnnBatchWork& w = report->work[i];
+    std::uint64_t edges = 0;
+    for (const gnn::LayerCounts& layer : b.layers) edges += layer.edges;
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, b.epoch, b.server, b.gpu, edges, b.layers.back().num_src,
+                       b.remote_expansions, b.features.count[0], b.features.count[1], b.features.count[2], b.features.count[3],
+                       w.sample_core_seconds, w.gather_core_seconds, w.h2d_bytes, w.dispatch_core_seconds, w.gpu_seconds);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const WorkloadKind> make_gnn_kind() { return std::make_shared<GnnKind>(); }
+
+}  // namespace dnnsim

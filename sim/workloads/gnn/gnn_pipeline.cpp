@@ -1,0 +1,274 @@
+#include "sim/workloads/gnn/gnn_pipeline.hpp"
+
+#include <unistd.h>
+
+#include <deque>
+#include <iostream>
+#include <mutex>
+#include <optional>
+
+#include "sim/run/progress.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace dnnsim {
+namespace {
+
+// A queue of `capacity` batches between two stages. Waits end early once the run is stopped
+// (`stopped` set and notify_all called), returning nothing.
+class BoundedQueue {
+ public:
+  BoundedQueue(std::size_t capacity, const bool& stopped)
+      : capacity_(capacity), stopped_(stopped), mutex_(sg4::Mutex::create()), changed_(sg4::ConditionVariable::create()) {}
+
+  bool push(const GnnBatchWork* item) {
+    std::unique_lock lock(*mutex_);
+    while (items_.size() >= capacity_ && !stopped_) changed_->wait(lock);
+    if (stopped_) return false;
+    items_.push_back(item);
+    changed_->notify_all();
+    return true;
+  }
+
+  const GnnBatchWork* pop() {
+    std::unique_lock lock(*mutex_);
+    while (items_.empty() && !stopped_) changed_->wait(lock);
+    if (stopped_) return nullptr;
+    const GnnBatchWork* item = items_.front();
+    items_.pop_front();
+    changed_->notify_all();
+    return item;
+  }
+
+  void wake() { changed_->notify_all(); }
+
+ private:
+  std::size_t capacity_;
+  const bool& stopped_;
+  sg4::MutexPtr mutex_;
+  sg4::ConditionVariablePtr changed_;
+  std::deque<const GnnBatchWork*> items_;
+};
+
+class GnnPipelineRun {
+ public:
+  explicit GnnPipelineRun(const GnnPipelineInput& in)
+      : in_(in), servers_(in.cpus.size()), barrier_mutex_(sg4::Mutex::create()),
+        barrier_cv_(sg4::ConditionVariable::create()),
+        progress_line_(std::cerr, ::isatty(STDERR_FILENO) != 0, "gnn epoch", std::nullopt) {
+    result_.stage_busy.assign(servers_, std::vector<double>(kGnnCpuStages, 0.0));
+    for (std::size_t s = 0; s < servers_; ++s) {
+      const std::size_t gpus = in.gpus[s].size();
+      result_.gpu_busy.emplace_back(gpus, 0.0);
+      result_.trainer_busy.emplace_back(gpus, 0.0);
+      result_.sync_wait.emplace_back(gpus, 0.0);
+      result_.allreduce_time.emplace_back(gpus, 0.0);
+      trainer_batches_.emplace_back(gpus, 0);
+      for (const GnnBatchWork& batch : in.batches[s]) ++trainer_batches_[s][batch.gpu];
+      for (std::size_t g = 0; g < gpus; ++g) {
+        rounds_ = std::max(rounds_, trainer_batches_[s][g]);
+        ring_.emplace_back(s, g);
+      }
+      total_batches_ += in.batches[s].size();
+    }
+    taken_.assign(servers_, std::vector<std::size_t>(kGnnCpuStages, 0));
+    for (std::size_t s = 0; s < servers_; ++s) {
+      queues_.emplace_back();
+      for (int q = 0; q < kGnnCpuStages - 1; ++q) queues_.back().push_back(std::make_unique<BoundedQueue>(in.queue_depth, stopped_));
+      gpu_queues_.emplace_back();
+      for (std::size_t g = 0; g < in.gpus[s].size(); ++g)
+        gpu_queues_.back().push_back(std::make_unique<BoundedQueue>(in.queue_depth, stopped_));
+    }
+  }
+
+  GnnPipelineResult run() {
+    for (std::size_t s = 0; s < servers_; ++s) {
+      for (int stage = 0; stage < kGnnCpuStages; ++stage)
+        for (std::uint32_t t = 0; t < in_.threads[s][static_cast<std::size_t>(stage)]; ++t)
+          sg4::Actor::create(fmt_name(s, stage, t), in_.cpus[s], [this, s, stage, t] { pool_thread(s, stage, t); });
+      for (std::size_t g = 0; g < in_.gpus[s].size(); ++g)
+        sg4::Actor::create("trainer" + std::to_string(s) + "." + std::to_string(g), in_.cpus[s], [this, s, g] { trainer(s, g); });
+    }
+    sg4::Engine::get_instance()->run();
+    progress_line_.finish();
+    result_.makespan = end_;
+    return std::move(result_);
+  }
+
+ private:
+  static std::string fmt_name(std::size_t s, int stage, std::uint32_t t) {
+    static const char* const names[] = {"sample", "gather", "copy"};  // the pools, GnnStage's first three
+    return std::string(names[stage]) + std::to_string(s) + "." + std::to_string(t);
+  }
+
+  void record(std::size_t s, GnnStage stage, std::uint32_t thread, const GnnBatchWork& batch, double start, double flops = 0) {
+    end_ = std::max(end_, sg4::Engine::get_clock());
+    if (in_.record_activities)
+      result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), stage, thread, batch.index, batch.epoch, start,
+                                               sg4::Engine::get_clock(), flops});
+  }
+
+  sg4::CommPtr send(sg4::Host* from, sg4::Host* to, double bytes) {
+    ++result_.flows;
+    return sg4::Comm::sendto_async(from, to, bytes);
+  }
+
+  // Each remote server's request, its work there, its response: the three phases for all the
+  // servers at once, beside `local` core-seconds on this server's CPU.
+  void remote_round(std::size_t s, double local, const std::vector<GnnRemoteWork>& remote) {
+    sg4::Host* cpu = in_.cpus[s];
+    sg4::ExecPtr own = local > 0 ? sg4::this_actor::exec_init(local)->set_host(cpu)->start() : nullptr;
+    result_.executions += local > 0 ? 1 : 0;
+    std::vector<sg4::CommPtr> requests;
+    for (const GnnRemoteWork& r : remote) {
+      result_.remote_bytes += r.request_bytes + r.response_bytes;
+      if (r.request_bytes > 0) requests.push_back(send(cpu, in_.cpus[r.server], r.request_bytes));
+    }
+    sg4::Comm::wait_all(requests);
+    std::vector<sg4::ExecPtr> work;
+    for (const GnnRemoteWork& r : remote)
+      if (r.core_seconds > 0) work.push_back(sg4::this_actor::exec_init(r.core_seconds)->set_host(in_.cpus[r.server])->start());
+    result_.executions += static_cast<long>(work.size());
+    for (const sg4::ExecPtr& exec : work) exec->wait();
+    std::vector<sg4::CommPtr> responses;
+    for (const GnnRemoteWork& r : remote)
+      if (r.response_bytes > 0) responses.push_back(send(in_.cpus[r.server], cpu, r.response_bytes));
+    sg4::Comm::wait_all(responses);
+    if (own) own->wait();
+  }
+
+  void pool_thread(std::size_t s, int stage, std::uint32_t thread) {
+    const std::vector<GnnBatchWork>& batches = in_.batches[s];
+    auto& taken = taken_[s][static_cast<std::size_t>(stage)];
+    while (!stopped_ && taken < batches.size()) {
+      const std::size_t ticket = taken++;
+      const GnnBatchWork* batch = stage == 0 ? &batches[ticket] : queues_[s][static_cast<std::size_t>(stage - 1)]->pop();
+      if (batch == nullptr) return;
+      const double start = sg4::Engine::get_clock();
+      switch (stage) {
+        case 0:
+          remote_round(s, batch->sample_core_seconds, batch->remote_sample);
+          break;
+        case 1: {
+          std::vector<sg4::CommPtr> peers;
+          for (const auto& [peer, bytes] : batch->peer_bytes) {
+            result_.nvlink_bytes += bytes;
+            peers.push_back(send(in_.gpus[s][peer], in_.gpus[s][batch->gpu], bytes));
+          }
+          remote_round(s, batch->gather_core_seconds, batch->remote_gather);
+          sg4::Comm::wait_all(peers);
+          break;
+        }
+        default:
+          if (batch->h2d_bytes > 0) {
+            result_.h2d_bytes += batch->h2d_bytes;
+            send(in_.cpus[s], in_.gpus[s][batch->gpu], batch->h2d_bytes)->wait();
+          }
+          break;
+      }
+      result_.stage_busy[s][static_cast<std::size_t>(stage)] += sg4::Engine::get_clock() - start;
+      record(s, static_cast<GnnStage>(stage), thread, *batch, start);
+      const bool pushed = stage + 1 < kGnnCpuStages ? queues_[s][static_cast<std::size_t>(stage)]->push(batch)
+                                                      : gpu_queues_[s][batch->gpu]->push(batch);
+      if (!pushed) return;
+    }
+  }
+
+  void trainer(std::size_t s, std::size_t g) {
+    sg4::Host* gpu = in_.gpus[s][g];
+    const auto position = static_cast<std::size_t>(
+        std::find(ring_.begin(), ring_.end(), std::pair{s, g}) - ring_.begin());
+    const auto& [next_server, next_gpu] = ring_[(position + 1) % ring_.size()];
+    sg4::Host* next = in_.gpus[next_server][next_gpu];
+    const double ring_bytes =
+        ring_.size() > 1 ? 2.0 * static_cast<double>(ring_.size() - 1) / static_cast<double>(ring_.size()) * in_.allreduce_bytes : 0;
+    for (std::size_t round = 0; round < rounds_ && !stopped_; ++round) {
+      if (round < trainer_batches_[s][g]) {
+        const GnnBatchWork* batch = gpu_queues_[s][g]->pop();
+        if (batch == nullptr) return;
+        const double start = sg4::Engine::get_clock();
+        // Asynchronous launch: the GPU runs while the thread dispatches; the step ends with both.
+        sg4::ExecPtr compute = sg4::this_actor::exec_init(batch->gpu_seconds * gpu->get_speed())->set_host(gpu)->start();
+        result_.executions += 2;
+        if (batch->dispatch_core_seconds > 0) sg4::this_actor::execute(batch->dispatch_core_seconds);
+        record(s, GnnStage::dispatch, static_cast<std::uint32_t>(g), *batch, start);
+        compute->wait();
+        result_.gpu_busy[s][g] += compute->get_finish_time() - start;
+        result_.trainer_busy[s][g] += sg4::Engine::get_clock() - start;
+        if (in_.record_activities)
+          result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::train, static_cast<std::uint32_t>(g),
+                                                   batch->index, batch->epoch, start, compute->get_finish_time(), batch->gpu_flops});
+        ++trained_;
+        if (in_.progress && !progress_line_(static_cast<double>(trained_) / static_cast<double>(total_batches_))) stop();
+      }
+      if (ring_bytes > 0 && !stopped_) allreduce(s, g, gpu, next, ring_bytes, round);
+    }
+    end_ = std::max(end_, sg4::Engine::get_clock());
+  }
+
+  // Ring all-reduce at flow level (the bandwidth term of 2(p−1)/p of the gradients to the ring
+  // neighbour, as collective_fidelity: flow does), between two barriers: every trainer enters with
+  // its round's gradients and leaves with the reduced ones.
+  void allreduce(std::size_t s, std::size_t g, sg4::Host* gpu, sg4::Host* next, double bytes, std::size_t round) {
+    const double arrived = sg4::Engine::get_clock();
+    if (!barrier()) return;
+    const double start = sg4::Engine::get_clock();
+    result_.sync_wait[s][g] += start - arrived;
+    send(gpu, next, bytes)->wait();
+    if (!barrier()) return;
+    result_.allreduce_time[s][g] += sg4::Engine::get_clock() - start;
+    if (in_.record_activities)
+      result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::allreduce, static_cast<std::uint32_t>(g),
+                                               static_cast<std::uint32_t>(round), 0, start, sg4::Engine::get_clock(), 0});
+    end_ = std::max(end_, sg4::Engine::get_clock());
+  }
+
+  // @return false when the run was stopped while waiting.
+  bool barrier() {
+    std::unique_lock lock(*barrier_mutex_);
+    const long generation = barrier_generation_;
+    if (++barrier_arrived_ == ring_.size()) {
+      barrier_arrived_ = 0;
+      ++barrier_generation_;
+      barrier_cv_->notify_all();
+      return true;
+    }
+    while (generation == barrier_generation_ && !stopped_) barrier_cv_->wait(lock);
+    return !stopped_;
+  }
+
+  // Ctrl-C: every wait returns and every actor ends by itself (killing actors would unwind their
+  // stacks across SimGrid's context switches, which AddressSanitizer cannot follow).
+  void stop() {
+    stopped_ = true;
+    result_.interrupted = true;
+    for (auto& server : queues_)
+      for (auto& queue : server) queue->wake();
+    for (auto& server : gpu_queues_)
+      for (auto& queue : server) queue->wake();
+    barrier_cv_->notify_all();
+  }
+
+  const GnnPipelineInput& in_;
+  std::size_t servers_;
+  bool stopped_ = false;
+  double end_ = 0;
+  std::size_t rounds_ = 0, total_batches_ = 0, trained_ = 0;
+  std::vector<std::vector<std::size_t>> trainer_batches_;
+  std::vector<std::pair<std::size_t, std::size_t>> ring_;  // (server, GPU), servers then GPUs
+  std::vector<std::vector<std::size_t>> taken_;            // per server, per stage: batches claimed
+  std::vector<std::vector<std::unique_ptr<BoundedQueue>>> queues_;      // per server: sample→gather, gather→copy
+  std::vector<std::vector<std::unique_ptr<BoundedQueue>>> gpu_queues_;  // per server, per GPU: copy→train
+  sg4::MutexPtr barrier_mutex_;
+  sg4::ConditionVariablePtr barrier_cv_;
+  std::size_t barrier_arrived_ = 0;
+  long barrier_generation_ = 0;
+  SearchProgress progress_line_;
+  GnnPipelineResult result_;
+};
+
+}  // namespace
+
+GnnPipelineResult simulate_gnn_pipeline(const GnnPipelineInput& input) { return GnnPipelineRun(input).run(); }
+
+}  // namespace dnnsim

@@ -1,0 +1,102 @@
+// Sampled GNN training as a pipeline of SimGrid actors (workload kind gnn, docs/gnn.md), after the
+// data path of DistDGL (Zheng et al., IA3'20) and BGL (Liu et al., NSDI'23 §3, Fig. 3):
+//
+//   sample ──queue── gather ──queue── copy ──queue per GPU── train ── gradient all-reduce
+//
+// Per graph-store server (a node: its CPU host holds its partition, its GPUs are trainers):
+// - sample: a pool of threads on the node's CPU; a mini-batch's local expansions cost core-seconds
+//   there, each remote server's share is a request flow, core-seconds on that server's CPU and a
+//   response flow back (so remote sampling contends with the remote server's own pipeline);
+// - gather: host-resident features are gathered on the CPU (core-seconds), remote ones are
+//   gathered on their owner's CPU and sent over the network, peer-GPU cache hits cross NVLink
+//   (GPU to GPU); local cache hits move nothing;
+// - copy: the host-to-device transfer of what the CPU gathered and the sampled blocks, over the
+//   GPU's PCIe link (the thread is held until the DMA ends);
+// - train: one thread per GPU dispatches the batch's kernels (core-seconds on the CPU) while the
+//   GPU computes (asynchronous launch: the step takes the longer of the two), then every trainer
+//   joins a ring all-reduce of the model's gradients (synchronous data parallelism).
+// Queues are bounded: a full queue stalls the stage before it. Threads of all stages share the
+// node's cores (SimGrid's multi-core host): with as many threads as cores (isolation) nothing is
+// oversubscribed; with a pool per stage sized to the machine (a shared pool) runnable threads get
+// equal shares, so a starved stage — the trainers' kernel dispatch above all — slows down.
+#pragma once
+
+#include <simgrid/s4u.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dnnsim {
+
+// Work another server does for a mini-batch: a request, core-seconds on its CPU, a response.
+struct GnnRemoteWork {
+  std::uint32_t server = 0;
+  double request_bytes = 0;
+  double core_seconds = 0;
+  double response_bytes = 0;
+};
+
+// One mini-batch's costs, priced by the workload kind from its sampled counts.
+struct GnnBatchWork {
+  std::uint32_t server = 0;
+  std::uint32_t gpu = 0;  // within the server
+  std::uint32_t index = 0;  // in the epoch's dealing order, for labels
+  std::uint32_t epoch = 0;
+  double sample_core_seconds = 0;
+  std::vector<GnnRemoteWork> remote_sample;
+  double gather_core_seconds = 0;
+  std::vector<GnnRemoteWork> remote_gather;
+  std::vector<std::pair<std::uint32_t, double>> peer_bytes;  // (GPU of the server, bytes over NVLink)
+  double h2d_bytes = 0;
+  double dispatch_core_seconds = 0;
+  double gpu_seconds = 0;
+  double gpu_flops = 0;  // for the reports' FLOP rates
+};
+
+enum class GnnStage { sample, gather, copy, dispatch, train, allreduce };
+inline constexpr int kGnnCpuStages = 3;  // sample, gather, copy: the thread pools
+
+struct GnnPipelineInput {
+  std::vector<simgrid::s4u::Host*> cpus;               // per server
+  std::vector<std::vector<simgrid::s4u::Host*>> gpus;  // per server, its trainers
+  std::vector<std::vector<GnnBatchWork>> batches;      // per server, in dealing order
+  std::vector<std::vector<std::uint32_t>> threads;     // per server, per CPU stage
+  std::uint32_t queue_depth = 4;
+  double allreduce_bytes = 0;  // the model's gradients
+  bool record_activities = false;
+  bool progress = false;
+};
+
+struct GnnActivity {
+  std::uint32_t server = 0;
+  GnnStage stage = GnnStage::sample;
+  std::uint32_t thread = 0;  // within the stage's pool; the GPU for dispatch, train and allreduce
+  std::uint32_t batch = 0;   // GnnBatchWork::index (the round for an all-reduce)
+  std::uint32_t epoch = 0;
+  double start = 0, end = 0;
+  double flops = 0;
+};
+
+struct GnnPipelineResult {
+  double makespan = 0;
+  bool interrupted = false;
+  // Per server, per stage (sample, gather, copy): thread-seconds holding a batch (waiting for
+  // remote work or a transfer included), summed over the pool.
+  std::vector<std::vector<double>> stage_busy;
+  std::vector<std::vector<double>> gpu_busy;        // per server, per GPU: compute time
+  std::vector<std::vector<double>> trainer_busy;    // per server, per GPU: train steps (dispatch or compute)
+  std::vector<std::vector<double>> sync_wait;       // per server, per GPU: waiting for the other trainers to join the all-reduce
+  std::vector<std::vector<double>> allreduce_time;  // per server, per GPU: the ring, from the last trainer's arrival
+  long flows = 0;
+  long executions = 0;
+  double remote_bytes = 0;  // sampling requests/responses and remote features over the network
+  double nvlink_bytes = 0;
+  double h2d_bytes = 0;
+  std::vector<GnnActivity> activities;
+};
+
+// The engine and platform must exist. @return when every batch is trained (or on interruption).
+[[nodiscard]] GnnPipelineResult simulate_gnn_pipeline(const GnnPipelineInput& input);
+
+}  // namespace dnnsim

@@ -1,0 +1,174 @@
+// The GNN pipeline (sim/workloads/gnn) on tiny platforms whose times are derived by hand. The
+// mechanism tests hand simulate_gnn_pipeline batches of known costs; the end-to-end tests run the
+// kind on a small real slice of Cora (its first 60 edge lines, data/graphs/planetoid) and check what
+// follows from the counts. Platform: V100 nodes (NVLink on an NVSwitch, PCIe 3: 15.75 GB/s per
+// direction) with 1 GB/s NICs on a non-blocking switch, latencies 0 where a derivation needs it.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "sim/platform/platform.hpp"
+#include "sim/report/report.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/workloads/gnn/gnn_kind.hpp"
+#include "tests/support/scenario_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+std::string cora_slice() {
+  std::ifstream in(std::string(DNNSIM_SOURCE_DIR) + "/data/graphs/planetoid/cora.edges");
+  std::string text, line;
+  for (int kept = 0; kept < 60 && std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') {
+      text += line + "\n";
+      ++kept;
+    }
+  return testing::write_file("cora-slice.edges", text);
+}
+
+std::string gnn_yaml(int nodes, int gpus, int cores, const std::string& workload_extra) {
+  return "name: gnn\ncluster:\n  node_types:\n    n: {gpu: V100-32GB, gpus_per_node: " + std::to_string(gpus) +
+         ", cpu_cores: " + std::to_string(cores) +
+         ", nic: {bandwidth: \"1GB/s\", latency: \"0s\"}, gpu_link: {bandwidth: \"100GB/s\", latency: \"0s\"}, "
+         "pcie: {bandwidth: \"10GB/s\", latency: \"0s\"}}\n"
+         "  nodes:\n    - {type: n, count: " + std::to_string(nodes) + "}\n"
+         "  interconnect: {kind: switch, latency: \"0s\"}\n"
+         "workload:\n  kind: gnn\n  graph: {file: " + cora_slice() + "}\n  features: {dimension: 100}\n"
+         "  fanouts: [2, 2]\n  batch_size: 4\n  model: {layer: sage, hidden: 16, classes: 7}\n" + workload_extra +
+         "outputs: {trace: true, tasks_csv: true}\n";
+}
+
+// A batch of the given costs for server 0, GPU 0.
+GnnBatchWork batch(std::uint32_t index, double sample, double gather, double gpu, double dispatch = 0) {
+  GnnBatchWork w;
+  w.index = index;
+  w.sample_core_seconds = sample;
+  w.gather_core_seconds = gather;
+  w.gpu_seconds = gpu;
+  w.dispatch_core_seconds = dispatch;
+  return w;
+}
+
+struct Harness {
+  Scenario scenario;
+  std::unique_ptr<simgrid::s4u::Engine> engine;
+  Platform platform;
+  GnnPipelineInput input;
+
+  Harness(int nodes, int gpus, int cores) : scenario(testing::load(gnn_yaml(nodes, gpus, cores, "  pipeline: {cores: shared}\n"))) {
+    engine = create_engine();
+    PlatformOptions options;
+    options.cpu_hosts = true;
+    platform = build_platform(scenario, options);
+    for (int s = 0; s < nodes; ++s) {
+      input.cpus.push_back(platform.cpus.at(static_cast<std::size_t>(s)));
+      input.gpus.emplace_back();
+      for (int g = 0; g < gpus; ++g) input.gpus.back().push_back(platform.gpus.at(static_cast<std::size_t>(s * gpus + g)));
+    }
+    input.batches.resize(static_cast<std::size_t>(nodes));
+    input.queue_depth = 8;
+  }
+};
+
+TEST(GnnPipeline, ThroughputIsTheSlowestStage) {
+  // One trainer, a thread per stage, four batches: sampling 1 s, gathering 0.5 s, nothing to copy,
+  // 0.25 s on the GPU. Sampling bounds the pipeline: batch k leaves it at k s (k = 1…4), is gathered
+  // by k + 0.5 and trained by k + 0.75, so the run ends at 4.75 s; the sampling thread is busy 4 s.
+  Harness h(1, 1, 4);
+  for (std::uint32_t k = 0; k < 4; ++k) h.input.batches[0].push_back(batch(k, 1.0, 0.5, 0.25));
+  h.input.threads = {{1, 1, 1}};
+  const GnnPipelineResult result = simulate_gnn_pipeline(h.input);
+  EXPECT_NEAR(result.makespan, 4.75, 1e-9);
+  EXPECT_NEAR(result.stage_busy[0][0], 4.0, 1e-9);
+  EXPECT_NEAR(result.stage_busy[0][1], 2.0, 1e-9);
+  EXPECT_NEAR(result.gpu_busy[0][0], 1.0, 1e-9);
+}
+
+// One core, two batches of 1 core-s sampling and 0.25 s training. Isolated (one sampling thread):
+// batch 0 is sampled 0 → 1 s and trained 1 → 1.25, batch 1 sampled 1 → 2 and trained 2 → 2.25, so
+// the run ends at 2.25 s. Shared (two sampling threads on the one core): both batches run at half
+// speed and leave sampling together at 2 s, then train one after the other: 2.25 and 2.5 s.
+double two_batches_on_one_core(std::uint32_t sampling_threads) {
+  Harness h(1, 1, 1);
+  h.input.batches[0] = {batch(0, 1.0, 0, 0.25), batch(1, 1.0, 0, 0.25)};
+  h.input.threads = {{sampling_threads, 1, 1}};
+  return simulate_gnn_pipeline(h.input).makespan;
+}
+
+TEST(GnnPipeline, OneThreadPerCoreRunsAtFullSpeed) { EXPECT_NEAR(two_batches_on_one_core(1), 2.25, 1e-9); }
+
+TEST(GnnPipeline, SharedCoresSlowEveryRunnableThread) { EXPECT_NEAR(two_batches_on_one_core(2), 2.5, 1e-9); }
+
+TEST(GnnPipeline, DispatchOverlapsTheGpu) {
+  // Asynchronous launch: a step takes the longer of dispatch (0.5 core-s, alone on its core) and the
+  // GPU (0.25 s). One batch sampled in 1 s: trained 1 → 1.5 s; the GPU is busy 0.25 s of it.
+  Harness h(1, 1, 4);
+  h.input.batches[0] = {batch(0, 1.0, 0, 0.25, 0.5)};
+  h.input.threads = {{1, 1, 1}};
+  const GnnPipelineResult result = simulate_gnn_pipeline(h.input);
+  EXPECT_NEAR(result.makespan, 1.5, 1e-9);
+  EXPECT_NEAR(result.gpu_busy[0][0], 0.25, 1e-9);
+  EXPECT_NEAR(result.trainer_busy[0][0], 0.5, 1e-9);
+}
+
+TEST(GnnPipeline, RemoteSamplingCrossesTheNetworkAndUsesTheOwnersCores) {
+  // Server 0's batch asks server 1 to sample: a 0.5 GB request over 1 GB/s NICs (0.5 s), 1 core-s on
+  // server 1's CPU, a 1 GB response (1 s); its own 0.2 core-s run meanwhile. Sampling ends at
+  // 2.5 s, training (0.25 s on the GPU) at 2.75 s. The network carried 1.5 GB.
+  Harness h(2, 1, 4);
+  GnnBatchWork w = batch(0, 0.2, 0, 0.25);
+  w.remote_sample.push_back({1, 0.5e9, 1.0, 1e9});
+  h.input.batches[0] = {w};
+  h.input.threads = {{1, 1, 1}, {1, 1, 1}};
+  const GnnPipelineResult result = simulate_gnn_pipeline(h.input);
+  EXPECT_NEAR(result.makespan, 2.75, 1e-9);
+  EXPECT_NEAR(result.remote_bytes, 1.5e9, 1);
+}
+
+TEST(GnnPipeline, TrainersMeetAtTheAllReduce) {
+  // Two trainers on one server (NVLink 100 GB/s between them), one batch each: GPU 0's is sampled
+  // in 1 s, GPU 1's in 2 s (two sampling threads, so in parallel); 0.25 s of training each. The ring
+  // all-reduce of 100 GB of gradients sends 2(p − 1)/p × 100 GB = 100 GB to the neighbour at
+  // 100 GB/s: 1 s once both have arrived (2.25 s), so the run ends at 3.25 s and trainer 0 waited 1 s.
+  Harness h(1, 2, 8);
+  GnnBatchWork first = batch(0, 1.0, 0, 0.25), second = batch(1, 2.0, 0, 0.25);
+  second.gpu = 1;
+  h.input.batches[0] = {first, second};
+  h.input.threads = {{2, 1, 1}};
+  h.input.allreduce_bytes = 100e9;
+  const GnnPipelineResult result = simulate_gnn_pipeline(h.input);
+  EXPECT_NEAR(result.makespan, 3.25, 1e-9);
+  EXPECT_NEAR(result.sync_wait[0][0], 1.0, 1e-9);
+  EXPECT_NEAR(result.allreduce_time[0][0], 1.0, 1e-9);
+}
+
+TEST(GnnKind, EpochOnCoraSliceCountsEveryBatch) {
+  // The 60-edge slice has node ids up to 2,581 (most isolated); every node trains, in batches of 4,
+  // split over 2 servers × 2 GPUs: the batches are ⌈seeds of server s / 4⌉ summed over s. No cache:
+  // every feature comes from the host or a remote server.
+  const Scenario scenario = testing::load(gnn_yaml(2, 2, 8, "  cache: {policy: none}\n"));
+  const SimulationResult result = run_scenario(scenario, {});
+  const auto& report = dynamic_cast<const GnnReport&>(*result.workload_result);
+  std::size_t expected = 0, all_seeds = 0;
+  for (std::uint32_t s = 0; s < 2; ++s) {
+    std::size_t seeds = 0;
+    for (const gnn::BatchCounts& b : report.epoch.batches)
+      if (b.server == s) seeds += b.layers.front().num_dst;
+    expected += (seeds + 3) / 4;
+    all_seeds += seeds;
+  }
+  EXPECT_EQ(all_seeds, report.spec->node_count);  // every node is a seed once
+  EXPECT_EQ(report.epoch.batches.size(), expected);
+  EXPECT_EQ(report.training_nodes, report.spec->node_count);
+  EXPECT_EQ(report.epoch.features.gpu_hit_ratio(), 0.0);
+  EXPECT_GT(result.makespan_s, 0.0);
+  // The summary's gnn section and the trace's tracks come from the same run.
+  const auto summary = make_summary(scenario, result);
+  EXPECT_EQ(summary["gnn"]["mini_batches"].get<std::size_t>(), expected);
+  EXPECT_EQ(summary["gnn"]["hit_ratio"]["gpu"].get<double>(), 0.0);
+}
+
+}  // namespace
+}  // namespace dnnsim
