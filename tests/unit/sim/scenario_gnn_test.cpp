@@ -1,0 +1,122 @@
+// The `kind: gnn` workload (docs/gnn.md): its keys and its errors at their line and column, without
+// an engine (sim/workloads/gnn/gnn_kind.hpp). The graphs are small real slices: the first edges of
+// Cora (data/graphs/planetoid/cora.edges, node ids as shipped).
+//
+// Line numbers: kCluster ends with "workload:" (line 8) and "  kind: gnn" (line 9, where the
+// workload mapping starts, 9:3); the body given to each test starts at line 10.
+#include <gtest/gtest.h>
+
+#include "sim/scenario/scenario.hpp"
+#include "sim/workloads/gnn/gnn_kind.hpp"
+#include "tests/support/diagnostics.hpp"
+#include "tests/support/scenario_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+using testing::diagnostics_thrown_by;
+using testing::dump;
+using testing::expect_error;
+using testing::load;
+using testing::write_file;
+
+// Two servers of 2 × V100-32GB and 16 cores.
+const std::string kCluster = R"(name: gnn
+cluster:
+  node_types:
+    n: {gpu: V100-32GB, gpus_per_node: 2, cpu_cores: 16, nic: {link: Ethernet-100G}}
+  nodes: [{type: n, count: 2}]
+  interconnect: {kind: switch, latency: "1us"}
+# the workload
+workload:
+  kind: gnn
+)";
+
+// Five edges of Cora as shipped (ids renumbered 0…2707 in data/graphs/planetoid).
+const std::string kCoraIds = "# cora\n0 633\n0 1862\n0 2582\n1 2\n1 652\n";
+
+std::string body(const std::string& graph, const std::string& extra = "") {
+  return "  graph: {file: " + graph + ", nodes: 2708}\n  features: {dimension: 1433}\n  fanouts: [10, 5]\n"
+         "  batch_size: 64\n  model: {layer: sage, hidden: 16, classes: 7}\n" + extra;
+}
+
+TEST(ScenarioGnn, ReadsEveryKey) {
+  const std::string graph = write_file("cora.edges", kCoraIds);
+  const Scenario s = load(kCluster + body(graph,
+                                          "  training_nodes: 0.5\n  partitioner: metis\n  sampler: node-wise\n  ordering: proximity\n"
+                                          "  sequences: 3\n  epochs: 2\n  cache: {policy: fifo, per_gpu: \"1MiB\"}\n"
+                                          "  pipeline: {cores: isolated, queue_depth: 2, split: {sample: 8, gather: 4, copy: 1}}\n"
+                                          "  cpu_costs: {sample_edge: \"0.2us\", gather_bandwidth: \"4GB/s\", op_dispatch: \"5us\"}\n"));
+  const auto* spec = s.workload_as<GnnWorkload>();
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->node_count, 2708u);
+  EXPECT_EQ(spec->setup.servers, 2u);
+  EXPECT_EQ(spec->setup.gpus_per_server, 2u);
+  EXPECT_EQ(spec->setup.fanouts, (std::vector<std::uint32_t>{10, 5}));
+  EXPECT_EQ(spec->setup.epochs, 2u);
+  EXPECT_EQ(spec->setup.ordering_options.sequences, 3u);
+  // 1 MiB per GPU of 1,433 fp32 features (5,732 B): 182 nodes per GPU, 364 per server.
+  EXPECT_EQ(spec->setup.cache_nodes_per_server, 364u);
+  EXPECT_EQ(spec->split, (std::vector<std::uint32_t>{8, 4, 1}));
+  EXPECT_DOUBLE_EQ(spec->costs.sample_edge.value(), 0.2e-6);
+  EXPECT_DOUBLE_EQ(spec->costs.gather_bandwidth.value(), 4e9);
+  EXPECT_EQ(builtin_workload_kinds().at("gnn").value->check(s).substr(0, 2), "ok");
+}
+
+TEST(ScenarioGnn, BadValuesAreLocatedAllAtOnce) {
+  const std::string graph = write_file("cora.edges", kCoraIds);
+  // Line 10 graph, 11 features, 12 fanouts, 13 batch_size, 14 model, 15 cache, 16 pipeline.
+  const auto diagnostics = diagnostics_thrown_by([&] {
+    (void)load(kCluster + "  graph: {file: " + graph + ", nodes: 2708}\n  features: {dimension: 1433}\n  fanouts: [10, 0, -2]\n"
+               "  batch_size: 64\n  model: {layer: sage, hidden: 16, classes: 7}\n"
+               "  cache: {policy: fifo, per_gpu: \"40GiB\"}\n"
+               "  pipeline: {split: {sample: 8, gather: 6, copy: 1}}\n");
+  });
+  ASSERT_EQ(diagnostics.size(), 4u) << dump(diagnostics);
+  expect_error(diagnostics[0], 12, 17, "expected an integer in [1, ");  // fan-out 0
+  expect_error(diagnostics[1], 12, 20, "got -2");
+  expect_error(diagnostics[2], 15, 34, "the cache takes 40 GiB per GPU, more than the 32 GiB of a V100-32GB");
+  expect_error(diagnostics[3], 16, 21, "the split takes 15 cores and the 2 trainers one each, but a node has 16");
+}
+
+TEST(ScenarioGnn, GraphFileErrorsKeepTheirLineAndColumn) {
+  // Line 3 has a letter where an id should be; line 4 an id beyond `nodes: 2708`.
+  const std::string graph = write_file("bad.edges", "# cora\n0 633\n0 x1\n0 2708\n");
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)load(kCluster + body(graph)); });
+  ASSERT_EQ(diagnostics.size(), 2u) << dump(diagnostics);
+  EXPECT_EQ(diagnostics[0].location.file, graph);
+  expect_error(diagnostics[0], 3, 3, "not a node id");
+  expect_error(diagnostics[1], 4, 3, "out of range");
+}
+
+TEST(ScenarioGnn, NodesNeedCpuCores) {
+  const std::string graph = write_file("cora.edges", kCoraIds);
+  const std::string cluster = R"(name: gnn
+cluster:
+  node_types:
+    n: {gpu: V100-32GB, gpus_per_node: 2, nic: {link: Ethernet-100G}}
+  nodes: [{type: n, count: 2}]
+  interconnect: {kind: switch, latency: "1us"}
+# the workload
+workload:
+  kind: gnn
+)";
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)load(cluster + "  graph: {file: " + graph + "}\n  features: {dimension: 8}\n"
+                                                                  "  fanouts: [2]\n  batch_size: 4\n  model: {classes: 2}\n"); });
+  ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
+  expect_error(diagnostics[0], 9, 3, "node type 'n' has no cpu_cores");
+}
+
+TEST(ScenarioGnn, IsolationNeedsACorePerStageAndTrainer) {
+  const std::string graph = write_file("cora.edges", kCoraIds);
+  // 16 cores: 2 trainers + 3 stages fit; with 4 cores they do not, unless the pool is shared.
+  const std::string small = kCluster.substr(0, kCluster.find("cpu_cores: 16")) + "cpu_cores: 4" +
+                            kCluster.substr(kCluster.find("cpu_cores: 16") + 13);
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)load(small + body(graph)); });
+  ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
+  expect_error(diagnostics[0], 9, 3, "isolated stages (the default) need 5 cores per node, the nodes have 4");
+  EXPECT_NO_THROW((void)load(small + body(graph, "  pipeline: {cores: shared}\n")));
+}
+
+}  // namespace
+}  // namespace dnnsim
