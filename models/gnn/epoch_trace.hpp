@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct EpochSetup {
   std::uint64_t seed = 1;
   // Epochs replayed one after the other: the seed order is re-drawn each epoch, the caches carry over.
   std::uint32_t epochs = 1;
+  // Called after every round of batches with the fraction of the replay done; returning false stops
+  // it (Ctrl-C). Empty: no calls.
+  std::function<bool(double)> progress;
 };
 
 struct LayerCounts {
@@ -63,6 +67,7 @@ struct EpochCounts {
   std::vector<BatchCounts> batches;  // per epoch in dealing order: round r gives every trainer its r-th batch
   FeatureSourceCounts features;
   CrossPartitionCount cross;
+  bool stopped = false;  // EpochSetup::progress asked to stop: the batches are those replayed so far
 };
 
 // @throw InputError for unknown sampler, ordering or cache names.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include "planners/common/layer_cost.hpp"
 #include "planners/gnn/core_assignment.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/run/progress.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/cluster_view_builder.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -383,8 +385,13 @@ class GnnKind final : public WorkloadKind {
     auto report = std::make_shared<GnnReport>();
     report->spec = spec;
     const std::uint64_t seed = scenario.run.seed;
+    // The steps before the simulation take seconds to minutes on large graphs: each says so.
+    const auto say = [&](const std::string& what) {
+      if (options.progress != nullptr) *options.progress << "gnn: " << what << std::endl;
+    };
     std::shared_ptr<const gnn::CsrGraph> graph = spec->graph;
     if (!graph) {
+      say(fmt::format("generating a {} graph of {} nodes", spec->source.generator, spec->node_count));
       if (spec->source.generator == "rmat") {
         gnn::RmatParams params = spec->source.rmat;
         params.seed = derive_seed(seed, 0);
@@ -399,12 +406,26 @@ class GnnKind final : public WorkloadKind {
     report->undirected_edges = graph->undirected_edges();
     const std::vector<NodeId> training = choose_training_nodes(graph->num_nodes(), spec->training_fraction, derive_seed(seed, 1));
     report->training_nodes = training.size();
+    say(fmt::format("partitioning {} nodes into {} ({})", graph->num_nodes(), spec->setup.servers, spec->partitioner));
     const gnn::Partitioning partitioning =
         gnn::builtin_partitioners().at(spec->partitioner).value(*graph, {spec->setup.servers, training, derive_seed(seed, 2)});
     report->partition = gnn::partition_stats(*graph, partitioning, training);
     gnn::EpochSetup setup = spec->setup;
     setup.seed = derive_seed(seed, 3);
+    std::optional<SearchProgress> sampling;
+    if (options.progress != nullptr) {
+      sampling.emplace(*options.progress, ::isatty(STDERR_FILENO) != 0, "gnn sampling", std::nullopt);
+      setup.progress = [&sampling](double fraction) { return (*sampling)(fraction); };
+    }
     report->epoch = gnn::replay_epoch(*graph, partitioning, training, setup);
+    if (sampling) sampling->finish();
+    if (report->epoch.stopped) {  // Ctrl-C while sampling: nothing is simulated
+      SimulationResult result;
+      result.gpu_names = scenario.cluster.gpu_names();
+      result.interrupted = true;
+      result.workload_result = report;
+      return result;
+    }
 
     const auto engine = create_engine();
     PlatformOptions platform_options;
@@ -497,7 +518,7 @@ void GnnKind::add_to_summary(const Scenario&, const SimulationResult& result, nl
       capacity += report->threads[s][static_cast<std::size_t>(stage)] * makespan;
     }
     const double utilization = capacity > 0 ? busy / capacity : 0.0;
-    stages[kStageNames[stage]] = {{"threads_per_server", report->threads.front()[static_cast<std::size_t>(stage)]},
+    stages[kStageNames[stage]] = {{"threads_per_server", report->threads.empty() ? 0U : report->threads.front()[static_cast<std::size_t>(stage)]},
                                   {"busy_s", busy},
                                   {"utilization", utilization}};
     if (utilization > worst) worst = utilization, bottleneck = kStageNames[stage];

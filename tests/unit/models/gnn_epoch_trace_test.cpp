@@ -34,6 +34,14 @@ TEST(GnnEpochTrace, CountsLocalAndRemoteWorkPerBatch) {
   EXPECT_EQ(second.remote_edges, 3u);
   EXPECT_EQ(second.features.count[static_cast<int>(FeatureSource::remote)], 3u);
   EXPECT_EQ(epoch.features.total(), 10u);
+  // By owner: the first batch's remote work is all server 1's, the second's all server 0's.
+  EXPECT_EQ(first.from_server[1].expansions, 1u);
+  EXPECT_EQ(first.from_server[1].edges, 2u);
+  EXPECT_EQ(first.from_server[1].features, 2u);
+  EXPECT_EQ(first.from_server[0].expansions + first.from_server[0].edges + first.from_server[0].features, 0u);
+  EXPECT_EQ(second.from_server[0].expansions, 1u);
+  EXPECT_EQ(second.from_server[0].edges, 3u);
+  EXPECT_EQ(second.from_server[0].features, 3u);
 }
 
 // One server, one batch of all five nodes on a cold FIFO cache: every input misses and comes from
@@ -51,6 +59,43 @@ TEST(GnnEpochTrace, ColdCacheServesFromHost) {
   ASSERT_EQ(epoch.batches.size(), 1u);
   EXPECT_EQ(epoch.features.count[static_cast<int>(FeatureSource::host)], 5u);  // cold cache
   EXPECT_EQ(epoch.features.gpu_hit_ratio(), 0.0);
+}
+
+// The same with two epochs: the cache carries over, so the second epoch's batch (on GPU 0) finds
+// every node — 0, 2, 4 in its own part (node v lives on GPU v mod 2), 1 and 3 in GPU 1's.
+TEST(GnnEpochTrace, CachesStayWarmAcrossEpochs) {
+  const CsrGraph graph = build_csr(5, {{0, 1}, {0, 2}, {0, 3}, {3, 4}});
+  const std::vector<NodeId> training{0, 1, 2, 3, 4};
+  const EpochCounts epoch = replay_epoch(graph, Partitioning{1, {0, 0, 0, 0, 0}}, training,
+                                         {.gpus_per_server = 2,
+                                          .batch_size = 5,
+                                          .fanouts = {5},
+                                          .sampler = "full-neighbour",
+                                          .cache = "fifo",
+                                          .cache_nodes_per_server = 10,
+                                          .epochs = 2});
+  ASSERT_EQ(epoch.batches.size(), 2u);
+  const BatchCounts& second = epoch.batches[1];
+  EXPECT_EQ(second.epoch, 1u);
+  EXPECT_EQ(second.features.count[static_cast<int>(FeatureSource::local_gpu)], 3u);
+  EXPECT_EQ(second.features.count[static_cast<int>(FeatureSource::peer_gpu)], 2u);
+  EXPECT_EQ(second.from_peer_gpu[1], 2u);
+}
+
+// A progress callback that declines after the first round stops the replay there.
+TEST(GnnEpochTrace, ProgressCanStopTheReplay) {
+  const CsrGraph graph = build_csr(5, {{0, 1}, {0, 2}, {0, 3}, {3, 4}});
+  const std::vector<NodeId> training{0, 1, 2, 3, 4};
+  std::vector<double> calls;
+  EpochSetup setup{.batch_size = 1, .fanouts = {1}};
+  setup.progress = [&calls](double fraction) {
+    calls.push_back(fraction);
+    return false;
+  };
+  const EpochCounts epoch = replay_epoch(graph, Partitioning{1, {0, 0, 0, 0, 0}}, training, setup);
+  EXPECT_TRUE(epoch.stopped);
+  EXPECT_EQ(epoch.batches.size(), 1u);
+  EXPECT_EQ(calls, (std::vector<double>{0.2}));  // round 1 of 5
 }
 
 }  // namespace
