@@ -16,6 +16,7 @@
 #include "planners/gnn/core_assignment.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/run/progress.hpp"
+#include "sim/run/resource_guard.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/cluster_view_builder.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -343,6 +344,26 @@ TaskGraph activity_graph(const Scenario& scenario, const GnnReport& report, std:
   return graph;
 }
 
+// The resource guard for generated graphs (sim/run/resource_guard.hpp): their size is only known
+// from the keys, and generating past the machine's memory would fail without a word. Peak memory
+// while generating and sampling: 24 B per drawn R-MAT edge (Boost's edge pairs, 8 B, beside the
+// symmetric CSR being built, 2 × 4 B, and their sort) and 64 B per node (offsets, owner, sampler
+// workspace, orderings, caches' index arrays): 1.64 GB for ogbn-products' size, as measured
+// (/usr/bin/time -v, docs/performance.md "GNN epoch": 1.64 GB peak RSS). @throw InputError
+void check_graph_memory(const Scenario& scenario, const GnnWorkload& spec) {
+  if (spec.source.generator != "rmat") return;
+  const double bytes = 24.0 * static_cast<double>(spec.source.rmat.edges) + 64.0 * spec.node_count;
+  const Bytes budget = memory_budget(scenario);
+  if (bytes <= budget.value()) return;
+  throw InputError(scenario.run.memory_budget ? scenario.run.memory_budget_where : spec.where,
+                   fmt::format("generating and sampling an R-MAT graph of {} nodes and {} edges would need about {} of memory "
+                               "(24 B per edge, 64 B per node), over the budget of {} (run.memory_budget{}); nothing was "
+                               "simulated. A graph of at most {:.0f} edges would fit",
+                               spec.node_count, spec.source.rmat.edges, format_bytes(Bytes(bytes)), format_bytes(budget),
+                               scenario.run.memory_budget ? "" : ", default: half of physical memory",
+                               std::max(0.0, (budget.value() - 64.0 * spec.node_count) / 24.0)));
+}
+
 class GnnKind final : public WorkloadKind {
  public:
   std::shared_ptr<const WorkloadSpec> parse(WorkloadParseContext& ctx) const override {
@@ -374,6 +395,7 @@ class GnnKind final : public WorkloadKind {
 
   std::string check(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<GnnWorkload>();
+    check_graph_memory(scenario, spec);
     return fmt::format("ok ({} servers × {} GPUs, graph of {} nodes, {} sampler, fan-outs {}, {} cache, {} cores)", spec.setup.servers,
                        spec.setup.gpus_per_server, spec.node_count, spec.setup.sampler, fmt::join(spec.setup.fanouts, ","), spec.setup.cache,
                        spec.cores == GnnCoreMode::isolated ? "isolated" : "shared");
@@ -389,6 +411,7 @@ class GnnKind final : public WorkloadKind {
     const auto say = [&](const std::string& what) {
       if (options.progress != nullptr) *options.progress << "gnn: " << what << std::endl;
     };
+    check_graph_memory(scenario, *spec);
     std::shared_ptr<const gnn::CsrGraph> graph = spec->graph;
     if (!graph) {
       say(fmt::format("generating a {} graph of {} nodes", spec->source.generator, spec->node_count));

@@ -118,5 +118,24 @@ TEST(ScenarioGnn, IsolationNeedsACorePerStageAndTrainer) {
   EXPECT_NO_THROW((void)load(small + body(graph, "  pipeline: {cores: shared}\n")));
 }
 
+TEST(ScenarioGnn, GeneratedGraphOverTheMemoryBudgetIsRefused) {
+  // 10^9 drawn edges need about 24 GB (24 B each), over a budget of 1 GiB: refused at the budget's
+  // line (line 15, after the five lines of the workload) before anything is generated; 10^6 edges
+  // (24 MB) fit. 24 × 10^9 + 64 × 10^5 B = 22.36 GiB.
+  const std::string workload = "  graph: {generate: rmat, nodes: 100000, edges: EDGES}\n  features: {dimension: 8}\n"
+                               "  fanouts: [2]\n  batch_size: 4\n  model: {classes: 2}\nrun: {memory_budget: \"1GiB\"}\n";
+  const auto with = [&](const std::string& edges) {
+    std::string text = workload;
+    text.replace(text.find("EDGES"), 5, edges);
+    return load(kCluster + text);
+  };
+  const WorkloadKind& kind = *builtin_workload_kinds().at("gnn").value;
+  const Scenario big = with("1000000000");
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)kind.check(big); });
+  ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
+  expect_error(diagnostics[0], 15, 22, "would need about 22.36 GiB of memory");
+  EXPECT_EQ(kind.check(with("1000000")).substr(0, 2), "ok");
+}
+
 }  // namespace
 }  // namespace dnnsim
