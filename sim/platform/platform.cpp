@@ -78,14 +78,17 @@ class PlatformBuilder {
         platform.calibration.push_back(type.calibration.get());
       }
       auto* gateway = zone->create_router(node.name + "/gateway");
-      if (options_.cpu_hosts) {
-        sg4::Host* cpu = zone->create_host(node.cpu, 1.0)->set_core_count(type.cpu_cores.value_or(1));
-        cpu->seal();
-        for (std::size_t g = 0; g < hosts.size(); ++g)
-          zone->add_route(cpu->get_netpoint(), hosts[g]->get_netpoint(), nullptr, nullptr, links_in(node.cpu_to_gpu[g]), true);
-        zone->add_route(cpu->get_netpoint(), gateway, nullptr, nullptr, links_in(node.cpu_to_gateway), true);
-        platform.cpus.push_back(cpu);
-      }
+      platform.cpus.emplace_back();
+      if (n < options_.cpu_hosts.size())
+        for (const CpuHostSpec& spec : options_.cpu_hosts[n]) {
+          const std::string name = spec.name.empty() ? node.cpu : node.cpu + "/" + spec.name;
+          sg4::Host* cpu = zone->create_host(name, 1.0)->set_core_count(spec.cores);
+          cpu->seal();
+          for (std::size_t g = 0; g < hosts.size(); ++g)
+            zone->add_route(cpu->get_netpoint(), hosts[g]->get_netpoint(), nullptr, nullptr, links_in(node.cpu_to_gpu[g]), true);
+          zone->add_route(cpu->get_netpoint(), gateway, nullptr, nullptr, links_in(node.cpu_to_gateway), true);
+          platform.cpus.back().push_back(cpu);
+        }
       for (const auto& [pair, route] : node.gpu_routes)
         zone->add_route(hosts[pair.first]->get_netpoint(), hosts[pair.second]->get_netpoint(), nullptr, nullptr,
                         links_in(route), true);

@@ -26,16 +26,24 @@ struct Platform {
   std::vector<const GpuSpec*> gpu_specs;
   std::vector<double> compute_efficiency;
   std::vector<const CalibrationTable*> calibration;  // null where the node type has no table
-  // Per node, its host CPU ("nodeN/cpu") when PlatformOptions::cpu_hosts asked for it, else empty.
-  std::vector<simgrid::s4u::Host*> cpus;
+  // Per node, its CPU hosts as PlatformOptions::cpu_hosts asked for them (none by default).
+  std::vector<std::vector<simgrid::s4u::Host*>> cpus;
+};
+
+// A host standing for some of a node's CPU cores: the whole CPU (`name` empty: "nodeN/cpu"), or a
+// set of cores reserved for one purpose ("nodeN/cpu/sample"), as thread pools pinned to cores are.
+// Each core runs one core-second per second: executions given in core-seconds take that long on an
+// idle core, and concurrent ones share the host's cores (SimGrid's multi-core host). Every CPU host
+// of a node has the node CPU's routes (layout.hpp).
+struct CpuHostSpec {
+  std::string name;
+  int cores = 1;
 };
 
 struct PlatformOptions {
-  // One CPU host per node, with the node type's cpu_cores (required then) at one core-second per
-  // second each: executions given in core-seconds take that long on an idle core, and concurrent
-  // ones share the cores (SimGrid's multi-core host). Off by default: the GPU kinds never use it,
+  // Per node, the CPU hosts to create; empty (the default) for none: the GPU kinds never use them,
   // and a 16k-GPU platform should not carry 2,048 idle hosts.
-  bool cpu_hosts = false;
+  std::vector<std::vector<CpuHostSpec>> cpu_hosts;
 };
 
 // The engine must exist. @throw InputError for problems only visible now (a trace file that cannot be read).

@@ -60,10 +60,11 @@ struct Harness {
   Harness(int nodes, int gpus, int cores) : scenario(testing::load(gnn_yaml(nodes, gpus, cores, "  pipeline: {cores: shared}\n"))) {
     engine = create_engine();
     PlatformOptions options;
-    options.cpu_hosts = true;
+    options.cpu_hosts.assign(static_cast<std::size_t>(nodes), {CpuHostSpec{"", cores}});
     platform = build_platform(scenario, options);
     for (int s = 0; s < nodes; ++s) {
-      input.cpus.push_back(platform.cpus.at(static_cast<std::size_t>(s)));
+      simgrid::s4u::Host* cpu = platform.cpus.at(static_cast<std::size_t>(s)).front();
+      input.cpus.push_back({cpu, cpu, cpu, cpu});
       input.gpus.emplace_back();
       for (int g = 0; g < gpus; ++g) input.gpus.back().push_back(platform.gpus.at(static_cast<std::size_t>(s * gpus + g)));
     }

@@ -19,6 +19,7 @@
 #include "sim/run/resource_guard.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/cluster_view_builder.hpp"
+#include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "traces/network/preemption.hpp"
 
@@ -146,22 +147,21 @@ void read_pipeline(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec
   if (!map.valid()) return;
   if (auto depth = map.integer("queue_depth", 1, 1 << 20)) spec.queue_depth = static_cast<std::uint32_t>(*depth);
   if (auto cores = map.choice("cores", {"isolated", "shared"})) spec.cores = *cores == "shared" ? GnnCoreMode::shared : GnnCoreMode::isolated;
-  const int reserved = spec.gpus_per_node;  // a dispatch thread per trainer
   if (YAML::Node split = map.get("split"); split.IsDefined()) {
     if (spec.cores == GnnCoreMode::shared) reader.error(split, "'split' gives isolated stages their cores; it has no meaning with cores: shared");
     MapReader split_map(reader, split, "the core split");
-    std::vector<std::uint32_t> threads;
-    for (const char* stage : {"sample", "gather", "copy"})
-      threads.push_back(static_cast<std::uint32_t>(split_map.integer(stage, 1, 1 << 16, true).value_or(1)));
+    std::vector<std::uint32_t> cores;
+    for (const char* role : {"sample", "gather", "copy", "dispatch"})
+      cores.push_back(static_cast<std::uint32_t>(split_map.integer(role, 1, 1 << 16, true).value_or(1)));
     split_map.finish();
-    const auto total = std::accumulate(threads.begin(), threads.end(), 0U);
-    if (static_cast<int>(total) + reserved > spec.cpu_cores)
-      reader.error(split, fmt::format("the split takes {} cores and the {} trainers one each, but a node has {} (cpu_cores)", total,
-                                      reserved, spec.cpu_cores));
-    spec.split = threads;
-  } else if (spec.cores == GnnCoreMode::isolated && spec.cpu_cores < reserved + kGnnCpuStages) {
-    reader.error(node, fmt::format("isolation needs a core per stage (3) and per trainer ({}), but a node has {} (cpu_cores); use cores: shared",
-                                   reserved, spec.cpu_cores));
+    const auto total = std::accumulate(cores.begin(), cores.end(), 0U);
+    if (static_cast<int>(total) > spec.cpu_cores)
+      reader.error(split, fmt::format("the split takes {} cores, but a node has {} (cpu_cores)", total, spec.cpu_cores));
+    spec.split = cores;
+  } else if (spec.cores == GnnCoreMode::isolated && spec.cpu_cores < kGnnCpuRoles) {
+    reader.error(node, fmt::format("isolation needs a core for each of sample, gather, copy and dispatch, but a node has {} (cpu_cores); "
+                                   "use cores: shared",
+                                   spec.cpu_cores));
   }
   map.finish();
 }
@@ -281,13 +281,12 @@ double model_parameters(const GnnWorkload& spec) {
   return parameters;
 }
 
-// BGL's profiling-based isolation (planners/gnn/core_assignment.hpp): each stage's thread-seconds
+// BGL's profiling-based isolation (planners/gnn/core_assignment.hpp): each role's thread-seconds
 // per batch, as the counts price them on an idle machine (own core-seconds, remote work and the
-// transfers at their links' nominal bandwidth), split the cores left after one per trainer.
-std::vector<std::uint32_t> profile_split(const GnnWorkload& spec, const std::vector<GnnBatchWork>& work, const Platform& platform,
+// transfers at their links' nominal bandwidth; the trainers' dispatch), split the node's cores.
+std::vector<std::uint32_t> profile_split(const GnnWorkload& spec, const std::vector<GnnBatchWork>& work, const PlatformLayout& layout,
                                          std::uint32_t server) {
-  std::vector<double> stage(kGnnCpuStages, 0.0);
-  const PlatformLayout& layout = platform.layout;
+  std::vector<double> role(kGnnCpuRoles, 0.0);
   const NodeLayout& node = layout.nodes[server];
   const double h2d = layout.route_bandwidth(node.cpu_to_gpu.front()).value();
   const double network = layout.route_bandwidth(node.cpu_to_gateway).value();
@@ -296,12 +295,12 @@ std::vector<std::uint32_t> profile_split(const GnnWorkload& spec, const std::vec
     double sample = w.sample_core_seconds, gather = w.gather_core_seconds;
     for (const GnnRemoteWork& r : w.remote_sample) sample = std::max(sample, r.core_seconds + (r.request_bytes + r.response_bytes) / network);
     for (const GnnRemoteWork& r : w.remote_gather) gather = std::max(gather, r.core_seconds + (r.request_bytes + r.response_bytes) / network);
-    stage[0] += sample;
-    stage[1] += gather;
-    stage[2] += w.h2d_bytes / h2d;
+    role[0] += sample;
+    role[1] += gather;
+    role[2] += w.h2d_bytes / h2d;
+    role[3] += w.dispatch_core_seconds;
   }
-  const auto cores = static_cast<std::uint32_t>(spec.cpu_cores - spec.gpus_per_node);
-  return gnn::assign_cores(stage, cores).cores;
+  return gnn::assign_cores(role, static_cast<std::uint32_t>(spec.cpu_cores)).cores;
 }
 
 TaskGraph activity_graph(const Scenario& scenario, const GnnReport& report, std::vector<double>& start, std::vector<double>& end) {
@@ -382,9 +381,10 @@ class GnnKind final : public WorkloadKind {
     read_model(reader, map.require("model"), *spec);
     if (YAML::Node pipeline = map.get("pipeline"); pipeline.IsDefined()) {
       read_pipeline(reader, pipeline, *spec);
-    } else if (spec->cpu_cores < spec->gpus_per_node + kGnnCpuStages && !ctx.cluster.nodes.empty() && reader.sink().empty()) {
-      reader.error(map.node(), fmt::format("isolated stages (the default) need {} cores per node, the nodes have {}: set pipeline: {{cores: shared}}",
-                                           spec->gpus_per_node + kGnnCpuStages, spec->cpu_cores));
+    } else if (spec->cpu_cores < kGnnCpuRoles && !ctx.cluster.nodes.empty() && reader.sink().empty()) {
+      reader.error(map.node(), fmt::format("isolated stages (the default) need {} cores per node (sample, gather, copy, dispatch), "
+                                           "the nodes have {}: set pipeline: {{cores: shared}}",
+                                           kGnnCpuRoles, spec->cpu_cores));
     }
     if (YAML::Node costs = map.get("cpu_costs"); costs.IsDefined()) read_cpu_costs(reader, costs, spec->costs);
     if (spec->node_count > 0 && spec->node_count < spec->setup.servers)
@@ -450,32 +450,47 @@ class GnnKind final : public WorkloadKind {
       return result;
     }
 
-    const auto engine = create_engine();
-    PlatformOptions platform_options;
-    platform_options.cpu_hosts = true;
-    const Platform platform = build_platform(scenario, platform_options);
-    start_background_flows(scenario, platform);
+    const PlatformLayout layout = make_layout(scenario.cluster);
     const std::vector<ClusterDevice> devices = cluster_devices(scenario.cluster);
     GnnPipelineInput input;
     input.batches.resize(spec->setup.servers);
     for (std::uint32_t i = 0; i < report->epoch.batches.size(); ++i) {
       const gnn::BatchCounts& counts = report->epoch.batches[i];
-      const ClusterDevice& gpu = devices.at(platform.layout.first_gpu[counts.server] + counts.gpu);
+      const ClusterDevice& gpu = devices.at(layout.first_gpu[counts.server] + counts.gpu);
       report->work.push_back(price(*spec, counts, gpu, i));
       input.batches[counts.server].push_back(report->work.back());
     }
+    // Isolated: a CPU host per role with its cores, a pool thread per core. Shared: one host of
+    // every core, a pool of cpu_cores threads per stage.
+    PlatformOptions platform_options;
     for (std::uint32_t s = 0; s < spec->setup.servers; ++s) {
-      input.cpus.push_back(platform.cpus.at(s));
-      input.gpus.emplace_back();
-      for (std::uint32_t g = 0; g < spec->setup.gpus_per_server; ++g) input.gpus.back().push_back(platform.gpus.at(platform.layout.first_gpu[s] + g));
-      if (spec->cores == GnnCoreMode::shared)
+      if (spec->cores == GnnCoreMode::shared) {
+        report->cores.push_back({static_cast<std::uint32_t>(spec->cpu_cores)});
         report->threads.emplace_back(kGnnCpuStages, static_cast<std::uint32_t>(spec->cpu_cores));
-      else
-        report->threads.push_back(spec->split ? *spec->split : profile_split(*spec, report->work, platform, s));
+        platform_options.cpu_hosts.push_back({CpuHostSpec{"", spec->cpu_cores}});
+      } else {
+        report->cores.push_back(spec->split ? *spec->split : profile_split(*spec, report->work, layout, s));
+        report->threads.emplace_back(report->cores.back().begin(), report->cores.back().begin() + kGnnCpuStages);
+        platform_options.cpu_hosts.emplace_back();
+        for (int role = 0; role < kGnnCpuRoles; ++role)
+          platform_options.cpu_hosts.back().push_back(
+              CpuHostSpec{kStageNames[role], static_cast<int>(report->cores.back()[static_cast<std::size_t>(role)])});
+      }
     }
-    report->assignment = spec->cores == GnnCoreMode::shared ? "shared: a pool per stage of cpu_cores threads"
+    report->assignment = spec->cores == GnnCoreMode::shared ? "shared: one pool of cpu_cores threads per stage on all the cores"
                          : spec->split                      ? "isolated: split given"
                                                             : "isolated: BGL-like profiling-based assignment";
+    const auto engine = create_engine();
+    const Platform platform = build_platform(scenario, platform_options);
+    start_background_flows(scenario, platform);
+    for (std::uint32_t s = 0; s < spec->setup.servers; ++s) {
+      const std::vector<simgrid::s4u::Host*>& hosts = platform.cpus.at(s);
+      std::array<simgrid::s4u::Host*, kGnnCpuRoles> roles{};
+      for (std::size_t role = 0; role < roles.size(); ++role) roles[role] = hosts.size() == 1 ? hosts.front() : hosts.at(role);
+      input.cpus.push_back(roles);
+      input.gpus.emplace_back();
+      for (std::uint32_t g = 0; g < spec->setup.gpus_per_server; ++g) input.gpus.back().push_back(platform.gpus.at(layout.first_gpu[s] + g));
+    }
     input.threads = report->threads;
     input.queue_depth = spec->queue_depth;
     input.allreduce_bytes = model_parameters(*spec) * dtype_bytes(spec->dtype);
@@ -566,6 +581,17 @@ void GnnKind::add_to_summary(const Scenario&, const SimulationResult& result, nl
   gnn["bottleneck_stage"] = bottleneck;
   gnn["gpu_utilization"] = gpu_utilization;
   gnn["core_assignment"] = report->assignment;
+  // Server 0's cores per role (the profiling may split other servers differently: gnn_batches.csv
+  // and the trace show every server).
+  nlohmann::ordered_json cores = nlohmann::ordered_json::object();
+  if (!report->cores.empty()) {
+    const std::vector<std::uint32_t>& first = report->cores.front();
+    if (first.size() == 1)
+      cores["shared"] = first.front();
+    else
+      for (int role = 0; role < kGnnCpuRoles; ++role) cores[kStageNames[role]] = first[static_cast<std::size_t>(role)];
+  }
+  gnn["cores_per_server"] = cores;
 
   const gnn::FeatureSourceCounts& f = report->epoch.features;
   gnn["hit_ratio"] = {{"local_gpu", f.ratio(gnn::FeatureSource::local_gpu)},

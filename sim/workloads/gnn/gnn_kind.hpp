@@ -20,14 +20,17 @@
 
 namespace dnnsim {
 
-// CPU costs of the data path, per core. Defaults are measurements on this project's machine, with
-// the command in docs/performance.md ("GNN data path"), except op_dispatch (a cited range).
+// CPU costs of the data path, per core. Defaults are measurements on this project's machine with
+// gnn_bench on an ogbn-products-sized R-MAT graph (docs/performance.md, "GNN data path", quiet
+// machine), except op_dispatch (a cited range).
 struct GnnCpuCosts {
-  // Sampling: gnn_bench's 5.5 M sampled edges per CPU-second on an ogbn-products-sized graph (the
-  // memory-bound case the BGL setting is; a cache-resident graph such as PubMed samples ~7× faster).
-  Seconds sample_edge{1.0 / 5.5e6};
-  // Feature gathering: gnn_bench's random-row gather of 400-byte rows from a 0.98 GB table, 3.0 GB/s.
-  BytesPerSecond gather_bandwidth{3.0e9};
+  // Sampling: 6.1 M sampled edges per CPU-second (node-wise 15,10,5, uniform order), the
+  // memory-bound case of the large graphs BGL targets; a cache-resident graph such as PubMed samples
+  // ~6× faster.
+  Seconds sample_edge{1.0 / 6.1e6};
+  // Feature gathering: the epoch's input-node rows (100 fp32, 400 B) from a 0.98 GB table into a
+  // contiguous buffer, 2.5 GB/s.
+  BytesPerSecond gather_bandwidth{2.5e9};
   // CPU work to dispatch one GPU kernel in eager PyTorch: 5–25 µs per op (Python, autograd and
   // ATen dispatch, cudaLaunchKernel); 10 µs taken.
   Seconds op_dispatch{10e-6};
@@ -58,7 +61,7 @@ struct GnnWorkload : WorkloadSpec {
   Dtype dtype = Dtype::fp32;
   std::uint32_t queue_depth = 4;
   GnnCoreMode cores = GnnCoreMode::isolated;
-  std::optional<std::vector<std::uint32_t>> split;  // sample, gather, copy threads per server
+  std::optional<std::vector<std::uint32_t>> split;  // isolated: cores of sample, gather, copy, dispatch per server
   int cpu_cores = 1;   // per node (every node type's cpu_cores; they must agree)
   int gpus_per_node = 1;
   GnnCpuCosts costs;
@@ -69,8 +72,11 @@ struct GnnReport : WorkloadResult {
   gnn::EpochCounts epoch;
   gnn::PartitionStats partition;
   std::vector<GnnBatchWork> work;  // every batch, all servers
-  std::vector<std::vector<std::uint32_t>> threads;  // per server, per CPU stage
-  std::string assignment;  // how the threads were chosen
+  std::vector<std::vector<std::uint32_t>> threads;  // per server, per pool (sample, gather, copy)
+  // Per server, the cores of each role (sample, gather, copy, dispatch) when isolated; one entry
+  // (all the cores, shared by every role) when shared.
+  std::vector<std::vector<std::uint32_t>> cores;
+  std::string assignment;  // how the cores and threads were chosen
   GnnPipelineResult sim;
   double graph_bytes = 0;
   std::uint64_t undirected_edges = 0;

@@ -85,9 +85,11 @@ class GnnPipelineRun {
     for (std::size_t s = 0; s < servers_; ++s) {
       for (int stage = 0; stage < kGnnCpuStages; ++stage)
         for (std::uint32_t t = 0; t < in_.threads[s][static_cast<std::size_t>(stage)]; ++t)
-          sg4::Actor::create(fmt_name(s, stage, t), in_.cpus[s], [this, s, stage, t] { pool_thread(s, stage, t); });
+          sg4::Actor::create(fmt_name(s, stage, t), in_.cpus[s][static_cast<std::size_t>(stage)],
+                             [this, s, stage, t] { pool_thread(s, stage, t); });
       for (std::size_t g = 0; g < in_.gpus[s].size(); ++g)
-        sg4::Actor::create("trainer" + std::to_string(s) + "." + std::to_string(g), in_.cpus[s], [this, s, g] { trainer(s, g); });
+        sg4::Actor::create("trainer" + std::to_string(s) + "." + std::to_string(g), in_.cpus[s][static_cast<std::size_t>(GnnStage::dispatch)],
+                           [this, s, g] { trainer(s, g); });
     }
     sg4::Engine::get_instance()->run();
     progress_line_.finish();
@@ -113,26 +115,26 @@ class GnnPipelineRun {
     return sg4::Comm::sendto_async(from, to, bytes);
   }
 
-  // Each remote server's request, its work there, its response: the three phases for all the
-  // servers at once, beside `local` core-seconds on this server's CPU.
-  void remote_round(std::size_t s, double local, const std::vector<GnnRemoteWork>& remote) {
-    sg4::Host* cpu = in_.cpus[s];
+  // Each remote server's request, its work there (on its host of the same role), its response: the
+  // three phases for all the servers at once, beside `local` core-seconds on this server's host.
+  void remote_round(std::size_t s, std::size_t role, double local, const std::vector<GnnRemoteWork>& remote) {
+    sg4::Host* cpu = in_.cpus[s][role];
     sg4::ExecPtr own = local > 0 ? sg4::this_actor::exec_init(local)->set_host(cpu)->start() : nullptr;
     result_.executions += local > 0 ? 1 : 0;
     std::vector<sg4::CommPtr> requests;
     for (const GnnRemoteWork& r : remote) {
       result_.remote_bytes += r.request_bytes + r.response_bytes;
-      if (r.request_bytes > 0) requests.push_back(send(cpu, in_.cpus[r.server], r.request_bytes));
+      if (r.request_bytes > 0) requests.push_back(send(cpu, in_.cpus[r.server][role], r.request_bytes));
     }
     sg4::Comm::wait_all(requests);
     std::vector<sg4::ExecPtr> work;
     for (const GnnRemoteWork& r : remote)
-      if (r.core_seconds > 0) work.push_back(sg4::this_actor::exec_init(r.core_seconds)->set_host(in_.cpus[r.server])->start());
+      if (r.core_seconds > 0) work.push_back(sg4::this_actor::exec_init(r.core_seconds)->set_host(in_.cpus[r.server][role])->start());
     result_.executions += static_cast<long>(work.size());
     for (const sg4::ExecPtr& exec : work) exec->wait();
     std::vector<sg4::CommPtr> responses;
     for (const GnnRemoteWork& r : remote)
-      if (r.response_bytes > 0) responses.push_back(send(in_.cpus[r.server], cpu, r.response_bytes));
+      if (r.response_bytes > 0) responses.push_back(send(in_.cpus[r.server][role], cpu, r.response_bytes));
     sg4::Comm::wait_all(responses);
     if (own) own->wait();
   }
@@ -147,7 +149,7 @@ class GnnPipelineRun {
       const double start = sg4::Engine::get_clock();
       switch (stage) {
         case 0:
-          remote_round(s, batch->sample_core_seconds, batch->remote_sample);
+          remote_round(s, 0, batch->sample_core_seconds, batch->remote_sample);
           break;
         case 1: {
           std::vector<sg4::CommPtr> peers;
@@ -155,14 +157,14 @@ class GnnPipelineRun {
             result_.nvlink_bytes += bytes;
             peers.push_back(send(in_.gpus[s][peer], in_.gpus[s][batch->gpu], bytes));
           }
-          remote_round(s, batch->gather_core_seconds, batch->remote_gather);
+          remote_round(s, 1, batch->gather_core_seconds, batch->remote_gather);
           sg4::Comm::wait_all(peers);
           break;
         }
         default:
           if (batch->h2d_bytes > 0) {
             result_.h2d_bytes += batch->h2d_bytes;
-            send(in_.cpus[s], in_.gpus[s][batch->gpu], batch->h2d_bytes)->wait();
+            send(in_.cpus[s][2], in_.gpus[s][batch->gpu], batch->h2d_bytes)->wait();
           }
           break;
       }

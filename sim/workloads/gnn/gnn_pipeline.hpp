@@ -15,14 +15,16 @@
 // - train: one thread per GPU dispatches the batch's kernels (core-seconds on the CPU) while the
 //   GPU computes (asynchronous launch: the step takes the longer of the two), then every trainer
 //   joins a ring all-reduce of the model's gradients (synchronous data parallelism).
-// Queues are bounded: a full queue stalls the stage before it. Threads of all stages share the
-// node's cores (SimGrid's multi-core host): with as many threads as cores (isolation) nothing is
-// oversubscribed; with a pool per stage sized to the machine (a shared pool) runnable threads get
-// equal shares, so a starved stage — the trainers' kernel dispatch above all — slows down.
+// Queues are bounded: a full queue stalls the stage before it. Each CPU role (the three pools and
+// the trainers' dispatch threads) runs on a CPU host of the node (SimGrid's multi-core host):
+// isolated, each role has its own host with its own cores, a pool having a thread per core; shared,
+// every role is on one host of all the cores with a pool per stage sized to the machine, so runnable
+// threads share the cores equally and a starved role — the trainers' dispatch above all — slows down.
 #pragma once
 
 #include <simgrid/s4u.hpp>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -56,9 +58,12 @@ struct GnnBatchWork {
 
 enum class GnnStage { sample, gather, copy, dispatch, train, allreduce };
 inline constexpr int kGnnCpuStages = 3;  // sample, gather, copy: the thread pools
+inline constexpr int kGnnCpuRoles = 4;   // the pools and the dispatch threads: what runs on CPU cores
 
 struct GnnPipelineInput {
-  std::vector<simgrid::s4u::Host*> cpus;               // per server
+  // Per server, the CPU host of each role (sample, gather, copy, dispatch): one host four times when
+  // shared. Remote sampling and gathering run on the owner's sample and gather hosts.
+  std::vector<std::array<simgrid::s4u::Host*, kGnnCpuRoles>> cpus;
   std::vector<std::vector<simgrid::s4u::Host*>> gpus;  // per server, its trainers
   std::vector<std::vector<GnnBatchWork>> batches;      // per server, in dealing order
   std::vector<std::vector<std::uint32_t>> threads;     // per server, per CPU stage

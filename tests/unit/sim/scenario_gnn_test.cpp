@@ -45,7 +45,7 @@ TEST(ScenarioGnn, ReadsEveryKey) {
   const Scenario s = load(kCluster + body(graph,
                                           "  training_nodes: 0.5\n  partitioner: metis\n  sampler: node-wise\n  ordering: proximity\n"
                                           "  sequences: 3\n  epochs: 2\n  cache: {policy: fifo, per_gpu: \"1MiB\"}\n"
-                                          "  pipeline: {cores: isolated, queue_depth: 2, split: {sample: 8, gather: 4, copy: 1}}\n"
+                                          "  pipeline: {cores: isolated, queue_depth: 2, split: {sample: 8, gather: 4, copy: 1, dispatch: 2}}\n"
                                           "  cpu_costs: {sample_edge: \"0.2us\", gather_bandwidth: \"4GB/s\", op_dispatch: \"5us\"}\n"));
   const auto* spec = s.workload_as<GnnWorkload>();
   ASSERT_NE(spec, nullptr);
@@ -57,7 +57,7 @@ TEST(ScenarioGnn, ReadsEveryKey) {
   EXPECT_EQ(spec->setup.ordering_options.sequences, 3u);
   // 1 MiB per GPU of 1,433 fp32 features (5,732 B): 182 nodes per GPU, 364 per server.
   EXPECT_EQ(spec->setup.cache_nodes_per_server, 364u);
-  EXPECT_EQ(spec->split, (std::vector<std::uint32_t>{8, 4, 1}));
+  EXPECT_EQ(spec->split, (std::vector<std::uint32_t>{8, 4, 1, 2}));
   EXPECT_DOUBLE_EQ(spec->costs.sample_edge.value(), 0.2e-6);
   EXPECT_DOUBLE_EQ(spec->costs.gather_bandwidth.value(), 4e9);
   EXPECT_EQ(builtin_workload_kinds().at("gnn").value->check(s).substr(0, 2), "ok");
@@ -70,13 +70,13 @@ TEST(ScenarioGnn, BadValuesAreLocatedAllAtOnce) {
     (void)load(kCluster + "  graph: {file: " + graph + ", nodes: 2708}\n  features: {dimension: 1433}\n  fanouts: [10, 0, -2]\n"
                "  batch_size: 64\n  model: {layer: sage, hidden: 16, classes: 7}\n"
                "  cache: {policy: fifo, per_gpu: \"40GiB\"}\n"
-               "  pipeline: {split: {sample: 8, gather: 6, copy: 1}}\n");
+               "  pipeline: {split: {sample: 8, gather: 6, copy: 1, dispatch: 2}}\n");
   });
   ASSERT_EQ(diagnostics.size(), 4u) << dump(diagnostics);
   expect_error(diagnostics[0], 12, 17, "expected an integer in [1, ");  // fan-out 0
   expect_error(diagnostics[1], 12, 20, "got -2");
   expect_error(diagnostics[2], 15, 34, "the cache takes 40 GiB per GPU, more than the 32 GiB of a V100-32GB");
-  expect_error(diagnostics[3], 16, 21, "the split takes 15 cores and the 2 trainers one each, but a node has 16");
+  expect_error(diagnostics[3], 16, 21, "the split takes 17 cores, but a node has 16");
 }
 
 TEST(ScenarioGnn, GraphFileErrorsKeepTheirLineAndColumn) {
@@ -107,14 +107,14 @@ workload:
   expect_error(diagnostics[0], 9, 3, "node type 'n' has no cpu_cores");
 }
 
-TEST(ScenarioGnn, IsolationNeedsACorePerStageAndTrainer) {
+TEST(ScenarioGnn, IsolationNeedsACorePerRole) {
   const std::string graph = write_file("cora.edges", kCoraIds);
-  // 16 cores: 2 trainers + 3 stages fit; with 4 cores they do not, unless the pool is shared.
-  const std::string small = kCluster.substr(0, kCluster.find("cpu_cores: 16")) + "cpu_cores: 4" +
+  // Isolation needs a core for each of the four roles: 3 cores do not do, unless the pool is shared.
+  const std::string small = kCluster.substr(0, kCluster.find("cpu_cores: 16")) + "cpu_cores: 3" +
                             kCluster.substr(kCluster.find("cpu_cores: 16") + 13);
   const auto diagnostics = diagnostics_thrown_by([&] { (void)load(small + body(graph)); });
   ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
-  expect_error(diagnostics[0], 9, 3, "isolated stages (the default) need 5 cores per node, the nodes have 4");
+  expect_error(diagnostics[0], 9, 3, "isolated stages (the default) need 4 cores per node (sample, gather, copy, dispatch), the nodes have 3");
   EXPECT_NO_THROW((void)load(small + body(graph, "  pipeline: {cores: shared}\n")));
 }
 
