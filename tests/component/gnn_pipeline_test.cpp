@@ -57,7 +57,8 @@ struct Harness {
   Platform platform;
   GnnPipelineInput input;
 
-  Harness(int nodes, int gpus, int cores) : scenario(testing::load(gnn_yaml(nodes, gpus, cores, "  pipeline: {cores: shared}\n"))) {
+  Harness(int nodes, int gpus, int cores, const std::string& top_level = "")
+      : scenario(testing::load(gnn_yaml(nodes, gpus, cores, "  pipeline: {cores: shared}\n") + top_level)) {
     engine = create_engine();
     PlatformOptions options;
     options.cpu_hosts.assign(static_cast<std::size_t>(nodes), {CpuHostSpec{"", cores}});
@@ -126,6 +127,18 @@ TEST(GnnPipeline, RemoteSamplingCrossesTheNetworkAndUsesTheOwnersCores) {
   const GnnPipelineResult result = simulate_gnn_pipeline(h.input);
   EXPECT_NEAR(result.makespan, 2.75, 1e-9);
   EXPECT_NEAR(result.remote_bytes, 1.5e9, 1);
+}
+
+TEST(GnnPipeline, NetworkConditionsApplyToRemoteTraffic) {
+  // The case above with node1's NIC held at 0.5 GB/s (another tenant's share): the request takes
+  // 0.5 GB / 0.5 GB/s = 1 s, the work 1 s, the response 1 GB / 0.5 GB/s = 2 s: sampling ends at 4 s,
+  // training at 4.25 s.
+  Harness h(2, 1, 4, "network:\n  conditions:\n    - {links: node1/nic, bandwidth: \"0.5GB/s\"}\n");
+  GnnBatchWork w = batch(0, 0.2, 0, 0.25);
+  w.remote_sample.push_back({1, 0.5e9, 1.0, 1e9});
+  h.input.batches[0] = {w};
+  h.input.threads = {{1, 1, 1}, {1, 1, 1}};
+  EXPECT_NEAR(simulate_gnn_pipeline(h.input).makespan, 4.25, 1e-9);
 }
 
 TEST(GnnPipeline, TrainersMeetAtTheAllReduce) {

@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cmath>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <numeric>
-#include <random>
 
 #include "models/gnn/partitioner.hpp"
 #include "models/gnn/sampler.hpp"
@@ -343,22 +346,37 @@ TaskGraph activity_graph(const Scenario& scenario, const GnnReport& report, std:
   return graph;
 }
 
+// Edges a generator draws: R-MAT its `edges`; PLOD gives node v a degree credit β·x^−α with x
+// uniform in 1…n, so the credits add up to β·Σ_{x=1..n} x^−α / n per node, β·Σ x^−α in all, and
+// every edge spends two (the sum's terms past 10^6 are taken as an integral, exact to < 10^-6).
+double drawn_edges(const GnnGraphSource& source, double nodes) {
+  if (source.generator == "rmat") return static_cast<double>(source.rmat.edges);
+  const double alpha = source.power_law.alpha;
+  const double terms = std::min(nodes, 1e6);
+  double sum = 0;
+  for (double x = 1; x <= terms; ++x) sum += std::pow(x, -alpha);
+  if (nodes > terms)
+    sum += std::abs(alpha - 1) < 1e-12 ? std::log(nodes / terms) : (std::pow(nodes, 1 - alpha) - std::pow(terms, 1 - alpha)) / (1 - alpha);
+  return source.power_law.beta * sum / 2;
+}
+
 // The resource guard for generated graphs (sim/run/resource_guard.hpp): their size is only known
 // from the keys, and generating past the machine's memory would fail without a word. Peak memory
-// while generating and sampling: 24 B per drawn R-MAT edge (Boost's edge pairs, 8 B, beside the
+// while generating and sampling: 24 B per drawn edge (the generator's edge pairs, 8 B, beside the
 // symmetric CSR being built, 2 × 4 B, and their sort) and 64 B per node (offsets, owner, sampler
 // workspace, orderings, caches' index arrays): 1.64 GB for ogbn-products' size, as measured
 // (/usr/bin/time -v, docs/performance.md "GNN epoch": 1.64 GB peak RSS). @throw InputError
 void check_graph_memory(const Scenario& scenario, const GnnWorkload& spec) {
-  if (spec.source.generator != "rmat") return;
-  const double bytes = 24.0 * static_cast<double>(spec.source.rmat.edges) + 64.0 * spec.node_count;
+  if (spec.source.generator.empty()) return;
+  const double edges = drawn_edges(spec.source, spec.node_count);
+  const double bytes = 24.0 * edges + 64.0 * spec.node_count;
   const Bytes budget = memory_budget(scenario);
   if (bytes <= budget.value()) return;
   throw InputError(scenario.run.memory_budget ? scenario.run.memory_budget_where : spec.where,
-                   fmt::format("generating and sampling an R-MAT graph of {} nodes and {} edges would need about {} of memory "
-                               "(24 B per edge, 64 B per node), over the budget of {} (run.memory_budget{}); nothing was "
-                               "simulated. A graph of at most {:.0f} edges would fit",
-                               spec.node_count, spec.source.rmat.edges, format_bytes(Bytes(bytes)), format_bytes(budget),
+                   fmt::format("generating and sampling a {} graph of {} nodes and about {:.0f} edges would need about {} of "
+                               "memory (24 B per edge, 64 B per node), over the budget of {} (run.memory_budget{}); nothing "
+                               "was simulated. A graph of at most {:.0f} edges would fit",
+                               spec.source.generator, spec.node_count, edges, format_bytes(Bytes(bytes)), format_bytes(budget),
                                scenario.run.memory_budget ? "" : ", default: half of physical memory",
                                std::max(0.0, (budget.value() - 64.0 * spec.node_count) / 24.0)));
 }

@@ -133,8 +133,19 @@ TEST(ScenarioGnn, GeneratedGraphOverTheMemoryBudgetIsRefused) {
   const Scenario big = with("1000000000");
   const auto diagnostics = diagnostics_thrown_by([&] { (void)kind.check(big); });
   ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
-  expect_error(diagnostics[0], 15, 22, "would need about 22.36 GiB of memory");
+  expect_error(diagnostics[0], 15, 22, "rmat graph of 100000 nodes and about 1000000000 edges would need about 22.36 GiB of memory");
   EXPECT_EQ(kind.check(with("1000000")).substr(0, 2), "ok");
+}
+
+TEST(ScenarioGnn, PowerLawGraphIsSizedFromItsCredits) {
+  // PLOD with α = 2 and β = 10^9 on 10^6 nodes draws β·Σ_{x≤10^6} x^−2 / 2 ≈ 10^9 × 1.6449 / 2 =
+  // 8.2 × 10^8 edges: about 18.4 GiB (24 B each), refused under a 1 GiB budget.
+  const Scenario s = load(kCluster + "  graph: {generate: power_law, nodes: 1000000, alpha: 2, beta: 1000000000}\n"
+                          "  features: {dimension: 8}\n  fanouts: [2]\n  batch_size: 4\n  model: {classes: 2}\n"
+                          "run: {memory_budget: \"1GiB\"}\n");
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)builtin_workload_kinds().at("gnn").value->check(s); });
+  ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
+  EXPECT_NE(diagnostics[0].message.find("about 8224665"), std::string::npos) << dump(diagnostics);
 }
 
 }  // namespace
