@@ -103,6 +103,18 @@ TEST(GnnPipeline, OneThreadPerCoreRunsAtFullSpeed) { EXPECT_NEAR(two_batches_on_
 
 TEST(GnnPipeline, SharedCoresSlowEveryRunnableThread) { EXPECT_NEAR(two_batches_on_one_core(2), 2.5, 1e-9); }
 
+TEST(GnnPipeline, PrefetchWindowHoldsSamplingBack) {
+  // One trainer with a window of one batch, two sampling threads, three batches of 1 s sampling and
+  // 2 s training. Batch 0 is sampled 0 → 1 and trained 1 → 3; batch 1 may only be claimed once
+  // batch 0 is trained: sampled 3 → 4, trained 4 → 6; batch 2: 6 → 7, 7 → 9. (A window of two would
+  // sample batches 0 and 1 at once and end at 7 s.)
+  Harness h(1, 1, 4);
+  h.input.batches[0] = {batch(0, 1.0, 0, 2.0), batch(1, 1.0, 0, 2.0), batch(2, 1.0, 0, 2.0)};
+  h.input.threads = {{2, 1, 1}};
+  h.input.queue_depth = 1;
+  EXPECT_NEAR(simulate_gnn_pipeline(h.input).makespan, 9.0, 1e-9);
+}
+
 TEST(GnnPipeline, DispatchOverlapsTheGpu) {
   // Asynchronous launch: a step takes the longer of dispatch (0.5 core-s, alone on its core) and the
   // GPU (0.25 s). One batch sampled in 1 s: trained 1 → 1.5 s; the GPU is busy 0.25 s of it.

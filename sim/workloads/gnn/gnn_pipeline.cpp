@@ -14,20 +14,18 @@ namespace sg4 = simgrid::s4u;
 namespace dnnsim {
 namespace {
 
-// A queue of `capacity` batches between two stages. Waits end early once the run is stopped
-// (`stopped` set and notify_all called), returning nothing.
-class BoundedQueue {
+// A FIFO of batches between two stages. Pops wait; pushes never do: what bounds the pipeline is
+// each trainer's prefetch window, enforced when sampling claims a batch (GnnPipelineRun::claim), so
+// no stage can block holding a batch another trainer's all-reduce is waiting for. Waits end early
+// once the run is stopped (`stopped` set and wake() called), returning nothing.
+class BatchQueue {
  public:
-  BoundedQueue(std::size_t capacity, const bool& stopped)
-      : capacity_(capacity), stopped_(stopped), mutex_(sg4::Mutex::create()), changed_(sg4::ConditionVariable::create()) {}
+  explicit BatchQueue(const bool& stopped) : stopped_(stopped), mutex_(sg4::Mutex::create()), changed_(sg4::ConditionVariable::create()) {}
 
-  bool push(const GnnBatchWork* item) {
+  void push(const GnnBatchWork* item) {
     std::unique_lock lock(*mutex_);
-    while (items_.size() >= capacity_ && !stopped_) changed_->wait(lock);
-    if (stopped_) return false;
     items_.push_back(item);
     changed_->notify_all();
-    return true;
   }
 
   const GnnBatchWork* pop() {
@@ -36,14 +34,12 @@ class BoundedQueue {
     if (stopped_) return nullptr;
     const GnnBatchWork* item = items_.front();
     items_.pop_front();
-    changed_->notify_all();
     return item;
   }
 
   void wake() { changed_->notify_all(); }
 
  private:
-  std::size_t capacity_;
   const bool& stopped_;
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr changed_;
@@ -53,7 +49,7 @@ class BoundedQueue {
 class GnnPipelineRun {
  public:
   explicit GnnPipelineRun(const GnnPipelineInput& in)
-      : in_(in), servers_(in.cpus.size()), barrier_mutex_(sg4::Mutex::create()),
+      : in_(in), servers_(in.cpus.size()), state_mutex_(sg4::Mutex::create()),
         barrier_cv_(sg4::ConditionVariable::create()),
         progress_line_(std::cerr, ::isatty(STDERR_FILENO) != 0, "gnn epoch", std::nullopt) {
     result_.stage_busy.assign(servers_, std::vector<double>(kGnnCpuStages, 0.0));
@@ -74,10 +70,14 @@ class GnnPipelineRun {
     taken_.assign(servers_, std::vector<std::size_t>(kGnnCpuStages, 0));
     for (std::size_t s = 0; s < servers_; ++s) {
       queues_.emplace_back();
-      for (int q = 0; q < kGnnCpuStages - 1; ++q) queues_.back().push_back(std::make_unique<BoundedQueue>(in.queue_depth, stopped_));
+      for (int q = 0; q < kGnnCpuStages - 1; ++q) queues_.back().push_back(std::make_unique<BatchQueue>(stopped_));
       gpu_queues_.emplace_back();
-      for (std::size_t g = 0; g < in.gpus[s].size(); ++g)
-        gpu_queues_.back().push_back(std::make_unique<BoundedQueue>(in.queue_depth, stopped_));
+      for (std::size_t g = 0; g < in.gpus[s].size(); ++g) gpu_queues_.back().push_back(std::make_unique<BatchQueue>(stopped_));
+      // Each trainer's batches in dealing order, for the sampling stage's claims.
+      pending_.emplace_back(in.gpus[s].size());
+      for (std::size_t i = in.batches[s].size(); i-- > 0;) pending_.back()[in.batches[s][i].gpu].push_back(i);
+      in_flight_.emplace_back(in.gpus[s].size(), 0);
+      room_.push_back(sg4::ConditionVariable::create());
     }
   }
 
@@ -139,12 +139,39 @@ class GnnPipelineRun {
     if (own) own->wait();
   }
 
+  // The sampling stage's next batch on server s: the earliest in dealing order among the trainers
+  // with fewer than queue_depth batches in flight (claimed, not yet trained); waits while every
+  // trainer with batches left is at its window. nullptr when none is left (or the run stopped).
+  const GnnBatchWork* claim(std::size_t s) {
+    std::unique_lock lock(*state_mutex_);
+    for (;;) {
+      if (stopped_) return nullptr;
+      std::size_t best = SIZE_MAX, best_gpu = 0;
+      bool any_left = false;
+      for (std::size_t g = 0; g < pending_[s].size(); ++g) {
+        if (pending_[s][g].empty()) continue;
+        any_left = true;
+        if (in_flight_[s][g] < in_.queue_depth && pending_[s][g].back() < best) {
+          best = pending_[s][g].back();
+          best_gpu = g;
+        }
+      }
+      if (!any_left) return nullptr;
+      if (best != SIZE_MAX) {
+        pending_[s][best_gpu].pop_back();
+        ++in_flight_[s][best_gpu];
+        return &in_.batches[s][best];
+      }
+      room_[s]->wait(lock);
+    }
+  }
+
   void pool_thread(std::size_t s, int stage, std::uint32_t thread) {
     const std::vector<GnnBatchWork>& batches = in_.batches[s];
     auto& taken = taken_[s][static_cast<std::size_t>(stage)];
-    while (!stopped_ && taken < batches.size()) {
-      const std::size_t ticket = taken++;
-      const GnnBatchWork* batch = stage == 0 ? &batches[ticket] : queues_[s][static_cast<std::size_t>(stage - 1)]->pop();
+    while (!stopped_ && (stage == 0 || taken < batches.size())) {
+      if (stage > 0) ++taken;
+      const GnnBatchWork* batch = stage == 0 ? claim(s) : queues_[s][static_cast<std::size_t>(stage - 1)]->pop();
       if (batch == nullptr) return;
       const double start = sg4::Engine::get_clock();
       switch (stage) {
@@ -170,9 +197,10 @@ class GnnPipelineRun {
       }
       result_.stage_busy[s][static_cast<std::size_t>(stage)] += sg4::Engine::get_clock() - start;
       record(s, static_cast<GnnStage>(stage), thread, *batch, start);
-      const bool pushed = stage + 1 < kGnnCpuStages ? queues_[s][static_cast<std::size_t>(stage)]->push(batch)
-                                                      : gpu_queues_[s][batch->gpu]->push(batch);
-      if (!pushed) return;
+      if (stage + 1 < kGnnCpuStages)
+        queues_[s][static_cast<std::size_t>(stage)]->push(batch);
+      else
+        gpu_queues_[s][batch->gpu]->push(batch);
     }
   }
 
@@ -201,6 +229,11 @@ class GnnPipelineRun {
           result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::train, static_cast<std::uint32_t>(g),
                                                    batch->index, batch->epoch, start, compute->get_finish_time(), batch->gpu_flops});
         ++trained_;
+        {
+          std::unique_lock lock(*state_mutex_);
+          --in_flight_[s][g];
+          room_[s]->notify_all();
+        }
         if (in_.progress && !progress_line_(static_cast<double>(trained_) / static_cast<double>(total_batches_))) stop();
       }
       if (ring_bytes > 0 && !stopped_) allreduce(s, g, gpu, next, ring_bytes, round);
@@ -227,7 +260,7 @@ class GnnPipelineRun {
 
   // @return false when the run was stopped while waiting.
   bool barrier() {
-    std::unique_lock lock(*barrier_mutex_);
+    std::unique_lock lock(*state_mutex_);
     const long generation = barrier_generation_;
     if (++barrier_arrived_ == ring_.size()) {
       barrier_arrived_ = 0;
@@ -249,6 +282,7 @@ class GnnPipelineRun {
     for (auto& server : gpu_queues_)
       for (auto& queue : server) queue->wake();
     barrier_cv_->notify_all();
+    for (auto& room : room_) room->notify_all();
   }
 
   const GnnPipelineInput& in_;
@@ -258,10 +292,13 @@ class GnnPipelineRun {
   std::size_t rounds_ = 0, total_batches_ = 0, trained_ = 0;
   std::vector<std::vector<std::size_t>> trainer_batches_;
   std::vector<std::pair<std::size_t, std::size_t>> ring_;  // (server, GPU), servers then GPUs
-  std::vector<std::vector<std::size_t>> taken_;            // per server, per stage: batches claimed
-  std::vector<std::vector<std::unique_ptr<BoundedQueue>>> queues_;      // per server: sample→gather, gather→copy
-  std::vector<std::vector<std::unique_ptr<BoundedQueue>>> gpu_queues_;  // per server, per GPU: copy→train
-  sg4::MutexPtr barrier_mutex_;
+  std::vector<std::vector<std::size_t>> taken_;            // per server, per stage after sampling: batches claimed
+  std::vector<std::vector<std::vector<std::size_t>>> pending_;  // per server, per trainer: unclaimed batch indices, last = next
+  std::vector<std::vector<std::uint32_t>> in_flight_;      // per server, per trainer: claimed, not yet trained
+  std::vector<sg4::ConditionVariablePtr> room_;            // per server: a trainer's window opened
+  std::vector<std::vector<std::unique_ptr<BatchQueue>>> queues_;      // per server: sample→gather, gather→copy
+  std::vector<std::vector<std::unique_ptr<BatchQueue>>> gpu_queues_;  // per server, per GPU: copy→train
+  sg4::MutexPtr state_mutex_;
   sg4::ConditionVariablePtr barrier_cv_;
   std::size_t barrier_arrived_ = 0;
   long barrier_generation_ = 0;

@@ -15,7 +15,10 @@
 // - train: one thread per GPU dispatches the batch's kernels (core-seconds on the CPU) while the
 //   GPU computes (asynchronous launch: the step takes the longer of the two), then every trainer
 //   joins a ring all-reduce of the model's gradients (synchronous data parallelism).
-// Queues are bounded: a full queue stalls the stage before it. Each CPU role (the three pools and
+// Each trainer may have at most `queue_depth` batches in flight (claimed by sampling, not yet
+// trained: DGL's prefetching window); sampling takes the earliest batch of a trainer with room, and
+// the queues between stages never block a push, so a stage cannot hold up another trainer's batch
+// (which a full per-trainer queue would, with every trainer meeting at each round's all-reduce). Each CPU role (the three pools and
 // the trainers' dispatch threads) runs on a CPU host of the node (SimGrid's multi-core host):
 // isolated, each role has its own host with its own cores, a pool having a thread per core; shared,
 // every role is on one host of all the cores with a pool per stage sized to the machine, so runnable
@@ -67,7 +70,7 @@ struct GnnPipelineInput {
   std::vector<std::vector<simgrid::s4u::Host*>> gpus;  // per server, its trainers
   std::vector<std::vector<GnnBatchWork>> batches;      // per server, in dealing order
   std::vector<std::vector<std::uint32_t>> threads;     // per server, per CPU stage
-  std::uint32_t queue_depth = 4;
+  std::uint32_t queue_depth = 4;  // batches in flight per trainer
   double allreduce_bytes = 0;  // the model's gradients
   bool record_activities = false;
   bool progress = false;
