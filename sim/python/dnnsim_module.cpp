@@ -18,6 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "models/dnn/zoo.hpp"
+#include "models/gnn/feature_cache.hpp"
+#include "models/gnn/partitioner.hpp"
+#include "models/gnn/sampler.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
 #include "planners/jobs/admission.hpp"
@@ -159,6 +162,10 @@ py::list list(const std::string& what) {
   if (what == "placements") return entries(builtin_placements());
   if (what == "sync-policies") return entries(builtin_sync_policies());
   if (what == "admissions") return entries(builtin_admissions());
+  if (what == "partitioners") return entries(gnn::builtin_partitioners());
+  if (what == "samplers") return entries(gnn::builtin_samplers());
+  if (what == "orderings") return entries(gnn::builtin_orderings());
+  if (what == "caches") return entries(gnn::builtin_caches());
   if (what == "gpus") {
     py::list gpus;
     for (const GpuSpec& gpu : HardwareCatalog::builtin().gpus()) {
@@ -177,7 +184,7 @@ py::list list(const std::string& what) {
   }
   PyErr_SetString(PyExc_ValueError,
                   ("dnnsim.list: unknown '" + what + "'; one of gpus, workloads, collectives, models, schedules, planners, spmd, schedulers, placements, "
-                   "sync-policies, admissions")
+                   "sync-policies, admissions, partitioners, samplers, orderings, caches")
                       .c_str());
   throw py::error_already_set();
 }
@@ -243,6 +250,6 @@ PYBIND11_MODULE(dnnsim, m) {
         "The plan of a pipeline workload (summary.json's 'pipeline' section), as dnnsim plan; nothing simulated.");
   m.def("list", &list, py::arg("what"),
         "Entries of a catalog or registry: gpus, workloads, collectives, models, schedules, planners, spmd, "
-        "schedulers, placements, sync-policies or admissions.");
+        "schedulers, placements, sync-policies, admissions, partitioners, samplers, orderings or caches.");
   m.attr("__version__") = DNNSIM_VERSION;
 }

@@ -81,8 +81,11 @@ class Queries(unittest.TestCase):
         names = [entry["name"] for entry in dnnsim.list("workloads")]
         self.assertIn("chakra", names)
         self.assertIn("parameter_server", names)
+        self.assertIn("gnn", names)
         self.assertEqual([e["name"] for e in dnnsim.list("sync-policies")], ["bsp", "ssp", "asp", "adacomm", "adsp"])
         self.assertIn("threshold-price", [e["name"] for e in dnnsim.list("admissions")])
+        self.assertIn("metis", [e["name"] for e in dnnsim.list("partitioners")])
+        self.assertIn("fifo", [e["name"] for e in dnnsim.list("caches")])
         gpus = {gpu["name"]: gpu for gpu in dnnsim.list("gpus")}
         self.assertEqual(gpus["V100-16GB"]["peak_fp32_flops_per_s"], 15.7e12)
         with self.assertRaises(ValueError):
