@@ -44,36 +44,34 @@ TEST(GnnEpochTrace, CountsLocalAndRemoteWorkPerBatch) {
   EXPECT_EQ(second.from_server[0].features, 3u);
 }
 
-// One server, one batch of all five nodes on a cold FIFO cache: every input misses and comes from
-// the host (the server holds the whole graph). Hit sequences are tested in gnn_feature_cache_test.
-TEST(GnnEpochTrace, ColdCacheServesFromHost) {
+// The five-node star-and-tail graph on one server of two GPUs, every node a seed, one batch of all
+// five per epoch, full-neighbour sampling and a FIFO cache of ten nodes.
+EpochCounts replay_small(std::uint32_t epochs) {
   const CsrGraph graph = build_csr(5, {{0, 1}, {0, 2}, {0, 3}, {3, 4}});
   const std::vector<NodeId> training{0, 1, 2, 3, 4};
-  const EpochCounts epoch = replay_epoch(graph, Partitioning{1, {0, 0, 0, 0, 0}}, training,
-                                         {.gpus_per_server = 2,
-                                          .batch_size = 5,
-                                          .fanouts = {5},
-                                          .sampler = "full-neighbour",
-                                          .cache = "fifo",
-                                          .cache_nodes_per_server = 10});
+  return replay_epoch(graph, Partitioning{1, {0, 0, 0, 0, 0}}, training,
+                      {.gpus_per_server = 2,
+                       .batch_size = 5,
+                       .fanouts = {5},
+                       .sampler = "full-neighbour",
+                       .cache = "fifo",
+                       .cache_nodes_per_server = 10,
+                       .epochs = epochs});
+}
+
+// One epoch on a cold cache: every input misses and comes from the host (the server holds the whole
+// graph). Hit sequences are tested in gnn_feature_cache_test.
+TEST(GnnEpochTrace, ColdCacheServesFromHost) {
+  const EpochCounts epoch = replay_small(1);
   ASSERT_EQ(epoch.batches.size(), 1u);
   EXPECT_EQ(epoch.features.count[static_cast<int>(FeatureSource::host)], 5u);  // cold cache
   EXPECT_EQ(epoch.features.gpu_hit_ratio(), 0.0);
 }
 
-// The same with two epochs: the cache carries over, so the second epoch's batch (on GPU 0) finds
-// every node — 0, 2, 4 in its own part (node v lives on GPU v mod 2), 1 and 3 in GPU 1's.
+// Two epochs: the cache carries over, so the second epoch's batch (on GPU 0) finds every node —
+// 0, 2, 4 in its own part (node v lives on GPU v mod 2), 1 and 3 in GPU 1's.
 TEST(GnnEpochTrace, CachesStayWarmAcrossEpochs) {
-  const CsrGraph graph = build_csr(5, {{0, 1}, {0, 2}, {0, 3}, {3, 4}});
-  const std::vector<NodeId> training{0, 1, 2, 3, 4};
-  const EpochCounts epoch = replay_epoch(graph, Partitioning{1, {0, 0, 0, 0, 0}}, training,
-                                         {.gpus_per_server = 2,
-                                          .batch_size = 5,
-                                          .fanouts = {5},
-                                          .sampler = "full-neighbour",
-                                          .cache = "fifo",
-                                          .cache_nodes_per_server = 10,
-                                          .epochs = 2});
+  const EpochCounts epoch = replay_small(2);
   ASSERT_EQ(epoch.batches.size(), 2u);
   const BatchCounts& second = epoch.batches[1];
   EXPECT_EQ(second.epoch, 1u);

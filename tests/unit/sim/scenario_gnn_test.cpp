@@ -32,6 +32,13 @@ workload:
   kind: gnn
 )";
 
+// kCluster with its node type's "cpu_cores: 16, " replaced.
+std::string cluster_with_cores(const std::string& replacement) {
+  std::string cluster = kCluster;
+  cluster.replace(cluster.find("cpu_cores: 16, "), 15, replacement);
+  return cluster;
+}
+
 // Five edges of Cora as shipped (ids renumbered 0…2707 in data/graphs/planetoid).
 const std::string kCoraIds = "# cora\n0 633\n0 1862\n0 2582\n1 2\n1 652\n";
 
@@ -91,16 +98,7 @@ TEST(ScenarioGnn, GraphFileErrorsKeepTheirLineAndColumn) {
 
 TEST(ScenarioGnn, NodesNeedCpuCores) {
   const std::string graph = write_file("cora.edges", kCoraIds);
-  const std::string cluster = R"(name: gnn
-cluster:
-  node_types:
-    n: {gpu: V100-32GB, gpus_per_node: 2, nic: {link: Ethernet-100G}}
-  nodes: [{type: n, count: 2}]
-  interconnect: {kind: switch, latency: "1us"}
-# the workload
-workload:
-  kind: gnn
-)";
+  const std::string cluster = cluster_with_cores("");
   const auto diagnostics = diagnostics_thrown_by([&] { (void)load(cluster + "  graph: {file: " + graph + "}\n  features: {dimension: 8}\n"
                                                                   "  fanouts: [2]\n  batch_size: 4\n  model: {classes: 2}\n"); });
   ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
@@ -110,8 +108,7 @@ workload:
 TEST(ScenarioGnn, IsolationNeedsACorePerRole) {
   const std::string graph = write_file("cora.edges", kCoraIds);
   // Isolation needs a core for each of the four roles: 3 cores do not do, unless the pool is shared.
-  const std::string small = kCluster.substr(0, kCluster.find("cpu_cores: 16")) + "cpu_cores: 3" +
-                            kCluster.substr(kCluster.find("cpu_cores: 16") + 13);
+  const std::string small = cluster_with_cores("cpu_cores: 3, ");
   const auto diagnostics = diagnostics_thrown_by([&] { (void)load(small + body(graph)); });
   ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
   expect_error(diagnostics[0], 9, 3, "isolated stages (the default) need 4 cores per node (sample, gather, copy, dispatch), the nodes have 3");
