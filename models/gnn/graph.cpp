@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/plod_generator.hpp>
 #include <boost/graph/rmat_graph_generator.hpp>
@@ -284,6 +285,126 @@ CsrGraph generate_power_law(const PowerLawParams& params) {
   return build_csr(params.nodes, std::move(edges));
 }
 
+namespace {
+
+constexpr char kCsrMagic[8] = {'D', 'N', 'N', 'S', 'C', 'S', 'R', '1'};
+constexpr std::uint64_t kCsrHeader = 24;
+constexpr std::size_t kShownProblems = 20;
+
+// Problems of a binary file, each at its byte offset, reported by offset; past kShownProblems found
+// only counted.
+class BinaryProblems {
+ public:
+  explicit BinaryProblems(std::string path) : path_(std::move(path)) {}
+  void add(std::uint64_t offset, std::string message) {
+    if (count_++ < kShownProblems) found_.emplace_back(offset, std::move(message));
+  }
+  void throw_if_any() {
+    if (count_ == 0) return;
+    std::stable_sort(found_.begin(), found_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<Diagnostic> diagnostics;
+    for (auto& [offset, message] : found_)
+      diagnostics.push_back(Diagnostic{SourceLocation{fmt::format("{}: byte {}", path_, offset), 0, 0}, std::move(message)});
+    if (count_ > kShownProblems)
+      diagnostics.push_back(Diagnostic{SourceLocation{path_, 0, 0}, fmt::format("… and {} more problems in this file", count_ - kShownProblems)});
+    throw InputError(std::move(diagnostics));
+  }
+
+ private:
+  std::string path_;
+  std::vector<std::pair<std::uint64_t, std::string>> found_;
+  std::uint64_t count_ = 0;
+};
+
+}  // namespace
+
+void save_csr(const CsrGraph& graph, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  const std::uint64_t nodes = graph.num_nodes(), entries = graph.directed_edges();
+  out.write(kCsrMagic, sizeof kCsrMagic);
+  out.write(reinterpret_cast<const char*>(&nodes), sizeof nodes);
+  out.write(reinterpret_cast<const char*>(&entries), sizeof entries);
+  out.write(reinterpret_cast<const char*>(graph.offsets().data()), static_cast<std::streamsize>(graph.offsets().size() * sizeof(std::uint64_t)));
+  out.write(reinterpret_cast<const char*>(graph.neighbour_array().data()),
+            static_cast<std::streamsize>(graph.neighbour_array().size() * sizeof(NodeId)));
+  if (!out) throw InputError(SourceLocation{path, 0, 0}, "cannot write the file");
+}
+
+CsrGraph load_csr(const std::string& path) {
+  static_assert(std::endian::native == std::endian::little, "the .csr format is little-endian");
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw InputError(SourceLocation{path, 0, 0}, "cannot open the file");
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(0);
+  BinaryProblems problems(path);
+  char magic[8] = {};
+  std::uint64_t nodes = 0, entries = 0;
+  if (size < kCsrHeader) {
+    problems.add(0, fmt::format("{} bytes: shorter than the 24-byte header of a .csr file", size));
+    problems.throw_if_any();
+  }
+  in.read(magic, sizeof magic);
+  in.read(reinterpret_cast<char*>(&nodes), sizeof nodes);
+  in.read(reinterpret_cast<char*>(&entries), sizeof entries);
+  if (!std::equal(magic, magic + 8, kCsrMagic)) problems.add(0, "not a dnnsim .csr file (magic \"DNNSCSR1\" expected)");
+  if (nodes > std::numeric_limits<NodeId>::max()) problems.add(8, fmt::format("{} nodes: node ids are 32-bit", nodes));
+  // Sizes in doubles first: a corrupt header must not overflow the expected size into a match.
+  const double expected = static_cast<double>(kCsrHeader) + 8.0 * (static_cast<double>(nodes) + 1) + 4.0 * static_cast<double>(entries);
+  if (expected != static_cast<double>(size))
+    problems.add(8, fmt::format("the header says {} nodes and {} neighbour entries, {:.0f} bytes in all, but the file has {}", nodes,
+                                entries, expected, size));
+  problems.throw_if_any();
+
+  std::vector<std::uint64_t> offsets(nodes + 1);
+  std::vector<NodeId> neighbours(entries);
+  in.read(reinterpret_cast<char*>(offsets.data()), static_cast<std::streamsize>(offsets.size() * sizeof(std::uint64_t)));
+  in.read(reinterpret_cast<char*>(neighbours.data()), static_cast<std::streamsize>(neighbours.size() * sizeof(NodeId)));
+  if (!in) throw InputError(SourceLocation{path, 0, 0}, "cannot read the file");
+  const std::uint64_t neighbours_at = kCsrHeader + 8 * (nodes + 1);
+  if (offsets.front() != 0) problems.add(kCsrHeader, fmt::format("offsets must start at 0, not {}", offsets.front()));
+  if (offsets.back() != entries) problems.add(kCsrHeader + 8 * nodes, fmt::format("the last offset is {}, not the {} neighbour entries", offsets.back(), entries));
+  for (std::uint64_t v = 0; v < nodes; ++v)
+    if (offsets[v + 1] < offsets[v]) problems.add(kCsrHeader + 8 * (v + 1), fmt::format("offset of node {} decreases", v + 1));
+  problems.throw_if_any();  // the lists below are only meaningful with sound offsets
+  for (std::uint64_t v = 0; v < nodes; ++v)
+    for (std::uint64_t i = offsets[v]; i < offsets[v + 1]; ++i) {
+      const NodeId u = neighbours[i];
+      const std::uint64_t at = neighbours_at + 4 * i;
+      if (u >= nodes)
+        problems.add(at, fmt::format("neighbour {} of node {} is out of range: the graph has {} nodes", u, v, nodes));
+      else if (u == v)
+        problems.add(at, fmt::format("node {} lists itself (self-loops are not kept)", v));
+      else if (i > offsets[v] && u <= neighbours[i - 1])
+        problems.add(at, fmt::format("neighbours of node {} are not sorted or repeat {}", v, u));
+    }
+  problems.throw_if_any();
+  // Symmetry in one pass: visiting the nodes v in increasing order, every u > v that v lists must
+  // list v next among its own neighbours below u, which arrive sorted — a cursor per node instead
+  // of a search per edge. At the end each cursor must have passed all of its node's smaller
+  // neighbours (one listed at u but not back at v was skipped).
+  std::vector<std::uint64_t> cursor(offsets.begin(), offsets.end() - 1);
+  for (std::uint64_t v = 0; v < nodes; ++v)
+    for (std::uint64_t i = offsets[v]; i < offsets[v + 1]; ++i) {
+      const NodeId u = neighbours[i];
+      if (u < v) continue;
+      while (cursor[u] < offsets[u + 1] && neighbours[cursor[u]] < v) {
+        problems.add(neighbours_at + 4 * cursor[u], fmt::format("edge {}–{} is listed at node {} but not at node {}: the CSR must be symmetric",
+                                                                 u, neighbours[cursor[u]], u, neighbours[cursor[u]]));
+        ++cursor[u];
+      }
+      if (cursor[u] < offsets[u + 1] && neighbours[cursor[u]] == v)
+        ++cursor[u];
+      else
+        problems.add(neighbours_at + 4 * i, fmt::format("edge {}–{} is listed at node {} but not at node {}: the CSR must be symmetric", v, u, v, u));
+    }
+  for (std::uint64_t u = 0; u < nodes; ++u)
+    for (; cursor[u] < offsets[u + 1] && neighbours[cursor[u]] < u; ++cursor[u])
+      problems.add(neighbours_at + 4 * cursor[u], fmt::format("edge {}–{} is listed at node {} but not at node {}: the CSR must be symmetric", u,
+                                                              neighbours[cursor[u]], u, neighbours[cursor[u]]));
+  problems.throw_if_any();
+  return CsrGraph(std::move(offsets), std::move(neighbours));
+}
+
 CsrGraph load_graph_file(const std::string& path, std::optional<NodeId> num_nodes) {
   const auto ends_with = [&](std::string_view suffix) {
     return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -296,8 +417,14 @@ CsrGraph load_graph_file(const std::string& path, std::optional<NodeId> num_node
                        fmt::format("METIS graph has {} nodes, the scenario says {}", graph.num_nodes(), *num_nodes));
     return graph;
   }
+  if (ends_with(".csr")) {
+    CsrGraph graph = load_csr(path);
+    if (num_nodes && graph.num_nodes() != *num_nodes)
+      throw InputError(SourceLocation{path, 0, 0}, fmt::format("the .csr graph has {} nodes, the scenario says {}", graph.num_nodes(), *num_nodes));
+    return graph;
+  }
   throw InputError(SourceLocation{path, 0, 0},
-                   "unknown graph file extension; expected .edges, .txt, .el (edge list) or .graph, .metis (METIS)");
+                   "unknown graph file extension; expected .edges, .txt, .el (edge list), .graph, .metis (METIS) or .csr (dnnsim binary CSR)");
 }
 
 }  // namespace dnnsim::gnn

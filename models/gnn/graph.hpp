@@ -103,8 +103,23 @@ struct PowerLawParams {
 };
 [[nodiscard]] CsrGraph generate_power_law(const PowerLawParams& params);
 
+// dnnsim's binary CSR (`.csr`): what a generated or converted graph is saved as so that it loads
+// in seconds (an ogbn-products-sized R-MAT graph takes a minute to generate). Little-endian:
+//   bytes 0–7   magic "DNNSCSR1"
+//   u64         nodes n;  u64 neighbour entries m (twice the undirected edges)
+//   u64 × (n+1) offsets;  u32 × m neighbours
+// @throw InputError when the file cannot be written.
+void save_csr(const CsrGraph& graph, const std::string& path);
+
+// Reads a `.csr` file and checks every CSR invariant: the header against the file's size, offsets
+// starting at 0, non-decreasing and ending at m, neighbours below n, sorted without duplicates or
+// self-loops, and symmetric. Problems are located by byte offset ("FILE: byte N"), all of them up
+// to the first 20 and then counted.
+// @throw InputError
+[[nodiscard]] CsrGraph load_csr(const std::string& path);
+
 // Reads a graph a scenario names: `<path>.edges` / `.txt` / `.el` as an edge list, `.graph` /
-// `.metis` as METIS.
+// `.metis` as METIS, `.csr` as dnnsim's binary CSR.
 // @throw InputError for an unknown extension or a bad file.
 [[nodiscard]] CsrGraph load_graph_file(const std::string& path, std::optional<NodeId> num_nodes = std::nullopt);
 

@@ -29,6 +29,7 @@
 #include "sim/cli/slurm_command.hpp"
 #include "sim/report/metrics.hpp"
 #include "sim/workloads/chakra/chakra_kind.hpp"
+#include "sim/workloads/gnn/gnn_kind.hpp"
 #include "sim/report/report.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/run/simulation.hpp"
@@ -94,6 +95,20 @@ int command_lower(const std::string& path, const std::vector<std::string>& overr
     std::cerr << fmt::format("warning: {} dependencies between tasks on different GPUs with no communication between "
                              "them cannot be written in Chakra (a node names only nodes of its own rank) and were left out\n",
                              exported.dropped_dependencies);
+  return 0;
+}
+
+// `dnnsim graph SCENARIO --out FILE.csr`: a gnn workload's graph (loaded or generated with the run
+// seed) in the binary CSR format, which loads in seconds (docs/gnn.md).
+int command_graph(const std::string& path, const std::vector<std::string>& overrides, const std::string& out) {
+  const dnnsim::Scenario scenario = dnnsim::load_scenario(path, overrides);
+  if (scenario.workload_as<dnnsim::GnnWorkload>() == nullptr)
+    throw dnnsim::InputError(scenario.workload->where, "dnnsim graph needs a gnn workload (workload.kind: gnn, docs/gnn.md)");
+  std::cerr << "building the graph…\n";
+  const auto graph = dnnsim::gnn_graph(scenario);
+  dnnsim::gnn::save_csr(*graph, out);
+  std::cout << fmt::format("{}: {} nodes, {} undirected edges ({} bytes); use it as graph: {{file: {}}}\n", out, graph->num_nodes(),
+                           graph->undirected_edges(), 24 + 8 * (graph->num_nodes() + 1ULL) + 4 * graph->directed_edges(), out);
   return 0;
 }
 
@@ -192,6 +207,13 @@ int main(int argc, char** argv) {
   lower->add_option("--chakra", lower_chakra, "directory for one Chakra execution trace per GPU (trace.<rank>.et)")
       ->required();
   lower->add_option("--set", lower_overrides, "override a scenario key (repeatable)");
+
+  std::string graph_scenario, graph_out;
+  std::vector<std::string> graph_overrides;
+  auto* graph = app.add_subcommand("graph", "save a gnn workload's graph (loaded or generated) as a binary .csr file (docs/gnn.md)");
+  graph->add_option("SCENARIO", graph_scenario, "scenario YAML file with workload.kind: gnn")->required()->check(CLI::ExistingFile);
+  graph->add_option("--out", graph_out, "the .csr file to write")->required();
+  graph->add_option("--set", graph_overrides, "override a scenario key (repeatable)");
 
   std::vector<std::string> validate_paths;
   auto* validate = app.add_subcommand("validate", "check scenario files and report every problem; simulate nothing");
@@ -316,6 +338,7 @@ int main(int argc, char** argv) {
     if (*run) return command_run(scenario_path, out_dir, overrides, run_flags);
     if (*validate) return command_validate(validate_paths);
     if (*lower) return command_lower(lower_scenario, lower_overrides, lower_chakra);
+    if (*graph) return command_graph(graph_scenario, graph_overrides, graph_out);
     if (*list) return command_list(list_what);
     if (*describe) return command_describe_model(model_name, model_batch, model_options);
     if (*convergence) return dnnsim::cli::run_calibrate_convergence(convergence_options);

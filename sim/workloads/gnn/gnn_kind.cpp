@@ -429,20 +429,8 @@ class GnnKind final : public WorkloadKind {
     const auto say = [&](const std::string& what) {
       if (options.progress != nullptr) *options.progress << "gnn: " << what << std::endl;
     };
-    check_graph_memory(scenario, *spec);
-    std::shared_ptr<const gnn::CsrGraph> graph = spec->graph;
-    if (!graph) {
-      say(fmt::format("generating a {} graph of {} nodes", spec->source.generator, spec->node_count));
-      if (spec->source.generator == "rmat") {
-        gnn::RmatParams params = spec->source.rmat;
-        params.seed = derive_seed(seed, 0);
-        graph = std::make_shared<const gnn::CsrGraph>(gnn::generate_rmat(params));
-      } else {
-        gnn::PowerLawParams params = spec->source.power_law;
-        params.seed = derive_seed(seed, 0);
-        graph = std::make_shared<const gnn::CsrGraph>(gnn::generate_power_law(params));
-      }
-    }
+    if (!spec->graph) say(fmt::format("generating a {} graph of {} nodes", spec->source.generator, spec->node_count));
+    const std::shared_ptr<const gnn::CsrGraph> graph = gnn_graph(scenario);
     report->graph_bytes = graph->memory().value();
     report->undirected_edges = graph->undirected_edges();
     const std::vector<NodeId> training = choose_training_nodes(graph->num_nodes(), spec->training_fraction, derive_seed(seed, 1));
@@ -650,6 +638,20 @@ void GnnKind::write_files(const Scenario&, const SimulationResult& result, const
 }
 
 }  // namespace
+
+std::shared_ptr<const gnn::CsrGraph> gnn_graph(const Scenario& scenario) {
+  const auto& spec = *scenario.workload_as<GnnWorkload>();
+  if (spec.graph) return spec.graph;
+  check_graph_memory(scenario, spec);
+  if (spec.source.generator == "rmat") {
+    gnn::RmatParams params = spec.source.rmat;
+    params.seed = derive_seed(scenario.run.seed, 0);
+    return std::make_shared<const gnn::CsrGraph>(gnn::generate_rmat(params));
+  }
+  gnn::PowerLawParams params = spec.source.power_law;
+  params.seed = derive_seed(scenario.run.seed, 0);
+  return std::make_shared<const gnn::CsrGraph>(gnn::generate_power_law(params));
+}
 
 std::shared_ptr<const WorkloadKind> make_gnn_kind() { return std::make_shared<GnnKind>(); }
 

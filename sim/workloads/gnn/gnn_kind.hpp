@@ -83,6 +83,12 @@ struct GnnReport : WorkloadResult {
   std::size_t training_nodes = 0;
 };
 
+// The graph a run of `scenario` (a gnn workload) trains on: the file it names, or the graph its
+// generator draws with the run's seed. `dnnsim graph SCENARIO --out FILE.csr` saves it, so that the
+// next runs (a sweep's points) load it instead of generating it again. @throw InputError (the
+// memory guard of generated graphs)
+[[nodiscard]] std::shared_ptr<const gnn::CsrGraph> gnn_graph(const Scenario& scenario);
+
 [[nodiscard]] std::shared_ptr<const WorkloadKind> make_gnn_kind();
 
 }  // namespace dnnsim

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "models/gnn/graph.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/temp_files.hpp"
@@ -111,6 +115,58 @@ TEST(GnnGraph, MetisErrorsAreLocated) {
 TEST(GnnGraph, UnknownExtensionAndMissingFileAreErrors) {
   EXPECT_THROW((void)load_graph_file(write_file("g.csv", "0 1\n")), InputError);
   EXPECT_THROW((void)load_graph_file("/nonexistent/g.edges"), InputError);
+}
+
+// Cora as shipped survives the binary CSR format unchanged.
+TEST(GnnGraph, CsrRoundTripsCora) {
+  const CsrGraph cora = load_edge_list(kPlanetoid + "cora.edges");
+  const std::string path = write_file("cora.csr", "");
+  save_csr(cora, path);
+  const CsrGraph back = load_graph_file(path);
+  EXPECT_EQ(back.offsets(), cora.offsets());
+  EXPECT_EQ(back.neighbour_array(), cora.neighbour_array());
+  EXPECT_THROW((void)load_graph_file(path, 100), InputError);  // the scenario's node count disagrees
+}
+
+// A .csr file of the path 0–1–2 (n = 3, m = 4: offsets 0 1 3 4, neighbours 1 | 0 2 | 1), then
+// corrupted: bytes 24… are the offsets, 56… the neighbours (4 bytes each).
+std::string path_csr(const std::function<void(std::vector<std::uint64_t>&, std::vector<NodeId>&)>& corrupt) {
+  std::vector<std::uint64_t> header{3, 4}, offsets{0, 1, 3, 4};
+  std::vector<NodeId> neighbours{1, 0, 2, 1};
+  corrupt(offsets, neighbours);
+  std::string bytes = "DNNSCSR1";
+  bytes.append(reinterpret_cast<const char*>(header.data()), 16);
+  bytes.append(reinterpret_cast<const char*>(offsets.data()), offsets.size() * 8);
+  bytes.append(reinterpret_cast<const char*>(neighbours.data()), neighbours.size() * 4);
+  return write_file("bad.csr", bytes);
+}
+
+TEST(GnnGraph, CsrErrorsAreLocatedByByte) {
+  EXPECT_EQ(load_csr(path_csr([](auto&, auto&) {})).undirected_edges(), 2u);
+  // Node 2's neighbour (byte 68) replaced by 7: out of range.
+  const std::string bad = path_csr([](auto&, auto& n) { n[3] = 7; });
+  auto d = diagnostics_thrown_by([&] { (void)load_csr(bad); });
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].location.file, bad + ": byte 68");
+  EXPECT_NE(d[0].message.find("out of range"), std::string::npos);
+  // Replaced by 0 instead: node 1 lists 2 (byte 64) but node 2 does not list 1, and node 2 lists 0
+  // (byte 68) but node 0 does not list 2. Both, in file order.
+  d = diagnostics_thrown_by([&] { (void)load_csr(path_csr([](auto&, auto& n) { n[3] = 0; })); });
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_NE(d[0].location.file.find(": byte 64"), std::string::npos);
+  EXPECT_NE(d[0].message.find("edge 1–2 is listed at node 1 but not at node 2"), std::string::npos);
+  EXPECT_NE(d[1].location.file.find(": byte 68"), std::string::npos);
+  EXPECT_NE(d[1].message.find("edge 2–0 is listed at node 2 but not at node 0"), std::string::npos);
+  // Unsorted offsets (byte 40: node 2's offset 0 < node 1's 1); a truncated file; a wrong magic.
+  d = diagnostics_thrown_by([&] { (void)load_csr(path_csr([](auto& o, auto&) { o[2] = 0; })); });
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].location.file.find(": byte 40"), std::string::npos);
+  d = diagnostics_thrown_by([&] { (void)load_csr(write_file("short.csr", "DNNSCSR1")); });
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].message.find("shorter than the 24-byte header"), std::string::npos);
+  d = diagnostics_thrown_by([&] { (void)load_csr(write_file("edges.csr", std::string(40, 'x'))); });
+  ASSERT_GE(d.size(), 1u);
+  EXPECT_NE(d[0].message.find("not a dnnsim .csr file"), std::string::npos);
 }
 
 // Same seed → same graph; R-MAT with a > d is skewed: its largest degree far exceeds the mean.
