@@ -56,24 +56,24 @@ void ProgressObserver::finish() {
   if (terminal_ && drawn_) out_ << "\r\033[K" << std::flush;
 }
 
-SearchProgress::SearchProgress(std::ostream& out, bool terminal, std::string what, std::optional<double> time_limit_s)
-    : out_(&out), terminal_(terminal), what_(std::move(what)), time_limit_s_(time_limit_s) {}
+SearchProgress::SearchProgress(std::ostream& out, bool terminal, std::string what, std::optional<double> time_limit_s, std::string of)
+    : out_(&out), terminal_(terminal), what_(std::move(what)), time_limit_s_(time_limit_s), of_(std::move(of)) {}
 
 bool SearchProgress::operator()(double fraction) {
   const Clock::time_point wall = Clock::now();
   const double elapsed = std::chrono::duration<double>(wall - start_).count();
   if (time_limit_s_ && elapsed >= *time_limit_s_) {
-    stop_reason_ = fmt::format("time limit of {:g} s reached at {:.0f}% of the search", *time_limit_s_, 100 * fraction);
+    stop_reason_ = fmt::format("time limit of {:g} s reached at {:.0f}% {}", *time_limit_s_, 100 * fraction, of_);
     return false;
   }
   if (g_interrupted.load()) {
-    stop_reason_ = fmt::format("interrupted at {:.0f}% of the search", 100 * fraction);
+    stop_reason_ = fmt::format("interrupted at {:.0f}% {}", 100 * fraction, of_);
     return false;
   }
   if (wall < next_) return true;
   next_ = wall + (terminal_ ? std::chrono::milliseconds(250) : std::chrono::milliseconds(5000));
   const std::string eta = fraction > 0 ? fmt::format("{:.0f} s", elapsed * (1 - fraction) / fraction) : "?";
-  const std::string line = fmt::format("{}: {:.0f}% of the search, {:.0f} s elapsed, ETA {}", what_, 100 * fraction, elapsed, eta);
+  const std::string line = fmt::format("{}: {:.0f}% {}, {:.0f} s elapsed, ETA {}", what_, 100 * fraction, of_, elapsed, eta);
   if (terminal_)
     *out_ << "\r\033[K" << line << std::flush;
   else

@@ -60,7 +60,10 @@ class ProgressObserver : public ExecutionObserver {
 // InterruptGuard alive, on Ctrl-C — the planner then returns the best plan found so far.
 class SearchProgress {
  public:
-  SearchProgress(std::ostream& out, bool terminal, std::string what, std::optional<double> time_limit_s);
+  // `of`: what the fraction is of, as printed after the percentage ("of the search" for a planner;
+  // "of the batches trained" for a GNN epoch).
+  SearchProgress(std::ostream& out, bool terminal, std::string what, std::optional<double> time_limit_s,
+                 std::string of = "of the search");
   bool operator()(double fraction);
   // Clears the terminal line if one was drawn.
   void finish();
@@ -73,6 +76,7 @@ class SearchProgress {
   bool terminal_;
   std::string what_;
   std::optional<double> time_limit_s_;
+  std::string of_;
   Clock::time_point start_ = Clock::now();
   Clock::time_point next_ = start_ + std::chrono::seconds(2);
   bool drawn_ = false;

@@ -443,7 +443,7 @@ class GnnKind final : public WorkloadKind {
     setup.seed = derive_seed(seed, 3);
     std::optional<SearchProgress> sampling;
     if (options.progress != nullptr) {
-      sampling.emplace(*options.progress, ::isatty(STDERR_FILENO) != 0, "gnn sampling", std::nullopt);
+      sampling.emplace(*options.progress, ::isatty(STDERR_FILENO) != 0, "gnn", std::nullopt, "of the epochs sampled");
       setup.progress = [&sampling](double fraction) { return (*sampling)(fraction); };
     }
     report->epoch = gnn::replay_epoch(*graph, partitioning, training, setup);

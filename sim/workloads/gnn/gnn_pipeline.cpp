@@ -51,7 +51,7 @@ class GnnPipelineRun {
   explicit GnnPipelineRun(const GnnPipelineInput& in)
       : in_(in), servers_(in.cpus.size()), state_mutex_(sg4::Mutex::create()),
         barrier_cv_(sg4::ConditionVariable::create()),
-        progress_line_(std::cerr, ::isatty(STDERR_FILENO) != 0, "gnn epoch", std::nullopt) {
+        progress_line_(std::cerr, ::isatty(STDERR_FILENO) != 0, "gnn pipeline", std::nullopt, "of the batches trained") {
     result_.stage_busy.assign(servers_, std::vector<double>(kGnnCpuStages, 0.0));
     for (std::size_t s = 0; s < servers_; ++s) {
       const std::size_t gpus = in.gpus[s].size();

@@ -19,7 +19,7 @@ class ParameterServerRun {
       : in_(in), n_(static_cast<int>(in.workers.size())), commits_(static_cast<std::size_t>(n_), 0),
         pulled_version_(static_cast<std::size_t>(n_), 0), released_(static_cast<std::size_t>(n_), false),
         held_(static_cast<std::size_t>(n_), false), mutex_(sg4::Mutex::create()), cv_(sg4::ConditionVariable::create()),
-        progress_line_(std::cerr, ::isatty(STDERR_FILENO) != 0, "parameter server", std::nullopt) {
+        progress_line_(std::cerr, ::isatty(STDERR_FILENO) != 0, "parameter server", std::nullopt, "of the way to the target loss") {
     result_.workers.resize(static_cast<std::size_t>(n_));
     initial_loss_ = in.efficiency->loss(0);
   }
