@@ -130,26 +130,65 @@ class TiresiasScheduler final : public JobScheduler {
 // Gandiva-like time slicing (OSDI'18 §4: suspend/resume in ~60 s quanta when oversubscribed): every
 // round, the jobs that have waited longest (queued: since they queued; running: since their current
 // attempt started) are served first, so running jobs yield to waiting ones round-robin. Arrivals and
-// completions only fill free GPUs (its reactive mode). Packing (GPU sharing) is not modelled.
+// completions only fill free GPUs (its reactive mode).
+// With `packing: 1`, Gandiva's packing (§4.3) follows: each single-GPU job still waiting shares the
+// GPU of the running single-GPU job (not packed, not being preempted) with which the pair's combined
+// normalised throughput 1/s_a + 1/s_b is highest, if above 1 — the speed model's measured co-located
+// slowdowns (Gavel's tables) stand in for Gandiva's trial-and-measure, so a pair that would lose is
+// never packed and nothing needs unpacking; a pair ends when either job ends or is preempted.
 class GandivaScheduler final : public JobScheduler {
  public:
   explicit GandivaScheduler(const SchedulerContext& ctx)
-      : placement_(&ctx.placement), round_(Seconds(ctx.params.number("quantum_s", 60.0, 1e-3, 1e9))) {}
+      : placement_(&ctx.placement), speed_(&ctx.speed), round_(Seconds(ctx.params.number("quantum_s", 60.0, 1e-3, 1e9))),
+        packing_(ctx.params.number("packing", 0, 0, 1) > 0) {}
   std::optional<Seconds> round() const override { return round_; }
   std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
     const auto jobs = active_jobs(state);
     if (jobs.empty()) return {};
-    if (event != SchedulerEvent::round)
-      return allocate_in_order(state, order_by(jobs, submit_key), *placement_, AllocationMode::non_preemptive_backfill);
-    auto since = [](const JobView& job) {
-      return std::pair<double, double>{(job.placement ? job.last_started : job.queued_since).value(), static_cast<double>(job.id)};
-    };
-    return allocate_in_order(state, order_by(jobs, since), *placement_, AllocationMode::preemptive);
+    std::vector<Decision> decisions;
+    if (event != SchedulerEvent::round) {
+      decisions = allocate_in_order(state, order_by(jobs, submit_key), *placement_, AllocationMode::non_preemptive_backfill);
+    } else {
+      auto since = [](const JobView& job) {
+        return std::pair<double, double>{(job.placement ? job.last_started : job.queued_since).value(), static_cast<double>(job.id)};
+      };
+      decisions = allocate_in_order(state, order_by(jobs, since), *placement_, AllocationMode::preemptive);
+    }
+    if (packing_) pack(state, decisions);
+    return decisions;
   }
 
  private:
+  void pack(const ClusterState& state, std::vector<Decision>& decisions) const {
+    std::set<JobId> decided;  // started, preempted or already given a partner in this call
+    for (const Decision& d : decisions) decided.insert(d.job);
+    for (const JobView& guest : state.queued) {
+      if (guest.gpus != 1 || decided.count(guest.id)) continue;
+      const JobView* best = nullptr;
+      double best_throughput = 1.0;
+      for (const JobView& host : state.running) {
+        if (host.gpus != 1 || host.packed_with || decided.count(host.id)) continue;
+        const std::string& gpu_type = state.servers[host.placement->slices.front().first].gpu_type;
+        const auto guest_slowdown = speed_->packed_slowdown(*guest.record, *host.record, gpu_type);
+        const auto host_slowdown = speed_->packed_slowdown(*host.record, *guest.record, gpu_type);
+        if (!guest_slowdown || !host_slowdown) continue;
+        const double throughput = 1.0 / *guest_slowdown + 1.0 / *host_slowdown;
+        if (throughput > best_throughput) {
+          best_throughput = throughput;
+          best = &host;
+        }
+      }
+      if (best == nullptr) continue;
+      decisions.push_back(Decision{Decision::Kind::pack, guest.id, {}, best->id});
+      decided.insert(guest.id);
+      decided.insert(best->id);
+    }
+  }
+
   const PlacementPolicy* placement_;
+  const JobSpeedModel* speed_;
   Seconds round_;
+  bool packing_;
 };
 
 // A consolidated placement of `gpus` GPUs on an empty cluster: the shape speed tables are asked for
@@ -377,8 +416,8 @@ void register_builtin_schedulers(SchedulerRegistry& registry) {
                "Tiresias NSDI'19 §4.1", factory([](const SchedulerContext& ctx) { return std::make_unique<TiresiasScheduler>(ctx, false); }));
   registry.add("tiresias-gittins", "2D-Gittins: Gittins index of attained GPU-time over the seen GPU-time distribution",
                "Tiresias NSDI'19 §4.2", factory([](const SchedulerContext& ctx) { return std::make_unique<TiresiasScheduler>(ctx, true); }));
-  registry.add("gandiva", "Gandiva-like time slicing: round-robin in quanta when oversubscribed (no packing)",
-               "Gandiva OSDI'18 §4", factory([](const SchedulerContext& ctx) { return std::make_unique<GandivaScheduler>(ctx); }));
+  registry.add("gandiva", "Gandiva-like time slicing in quanta when oversubscribed; packing of single-GPU jobs with `packing: 1`",
+               "Gandiva OSDI'18 §4, §4.3", factory([](const SchedulerContext& ctx) { return std::make_unique<GandivaScheduler>(ctx); }));
   registry.add("optimus", "Optimus-like: GPUs one by one to the largest marginal reduction of remaining time",
                "Optimus EuroSys'18 §4.2", factory([](const SchedulerContext& ctx) { return std::make_unique<OptimusScheduler>(ctx); }));
   registry.add("drf", "dominant-resource fairness over users (GPUs only), progressive filling", "DRF NSDI'11; DL2 baseline",

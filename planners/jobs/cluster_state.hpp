@@ -54,6 +54,8 @@ struct JobView {
   int preemptions = 0;
   double solo_rate = 0.0;             // iterations/s at `gpus` GPUs consolidated, alone (oracle speed)
   std::optional<Placement> placement; // set while running
+  // Running packed on the GPUs of this job (Gandiva's packing: two single-GPU jobs share one GPU).
+  std::optional<JobId> packed_with;
 
   [[nodiscard]] double remaining_iterations() const { return total_iterations - done_iterations; }
   // Oracle remaining time at solo speed (SRTF); the trace duration for a job not yet started.
@@ -75,10 +77,13 @@ struct ClusterState {
 enum class SchedulerEvent { arrival, completion, round };
 
 struct Decision {
-  enum class Kind { start, preempt, migrate };
+  enum class Kind { start, preempt, migrate, pack };
   Kind kind = Kind::start;
   JobId job = 0;
-  Placement placement;  // start / migrate: where; preempt: empty
+  Placement placement;  // start / migrate: where; preempt, pack: empty
+  // pack: a running single-GPU job, not packed, whose GPU the queued single-GPU `job` shares from now
+  // on; both then run at the speed model's packed_slowdown (time-shared compute, Gandiva OSDI'18 §4.3).
+  JobId partner = 0;
 };
 
 }  // namespace dnnsim

@@ -6,7 +6,10 @@
 //   start    a queued job on a placement (its GPUs must be free after the preceding decisions);
 //   preempt  a running job: checkpoint, release its GPUs, back to the queue (progress kept, the
 //            configured restart cost is paid when it starts again);
-//   migrate  a running job to another placement (checkpoint + restart at once, same cost).
+//   migrate  a running job to another placement (checkpoint + restart at once, same cost);
+//   pack     a queued single-GPU job onto the GPU of a running single-GPU job that is not packed:
+//            both run on, each slowed by the speed model's packed_slowdown; when either ends or is
+//            preempted the other runs alone again.
 // Decisions that break these rules are a bug in the scheduler: the simulation throws logic_error.
 //
 // To add a scheduler (issue 13's GADGET, MARL, SMD, online PS build on this):

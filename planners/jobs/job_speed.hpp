@@ -41,6 +41,13 @@ class JobSpeedModel {
   // The job's work in iterations when the model knows it (Pollux: iterations to the target metric at
   // the job's batch size); nullopt = from the trace (iterations, or duration × solo speed).
   [[nodiscard]] virtual std::optional<double> iterations_to_target(const JobRecord&) const { return std::nullopt; }
+  // How many times slower `victim` runs while it shares its GPU (one GPU each, on `gpu_type`) with
+  // `aggressor`, as measured; nullopt when the model has no such measurement, and then the job is not
+  // packed (Gandiva's packing, planners/jobs/builtin_schedulers.cpp).
+  [[nodiscard]] virtual std::optional<double> packed_slowdown(const JobRecord& /*victim*/, const JobRecord& /*aggressor*/,
+                                                              const std::string& /*gpu_type*/) const {
+    return std::nullopt;
+  }
 
   [[nodiscard]] double iterations_per_second(const JobRecord& job, const Placement& placement,
                                              const std::vector<ServerInfo>& servers) const {

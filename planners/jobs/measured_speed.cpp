@@ -187,6 +187,16 @@ IterationCost PolluxSpeedModel::table_iteration(const JobRecord& job, const Plac
   return mix(at_nodes(n0), at_nodes(n1), tn);
 }
 
+namespace {
+// Gavel's table of a catalog GPU: "V100-16GB" and "V100-32GB" → "v100" (Gavel does not tell memory
+// sizes apart), "P100" → "p100".
+std::string gavel_gpu_type(const std::string& catalog_name) {
+  std::string type = catalog_name.substr(0, catalog_name.find('-'));
+  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+  return type;
+}
+}  // namespace
+
 GavelSpeedModel::GavelSpeedModel(const std::string& throughputs_json) {
   std::ifstream in(throughputs_json);
   if (!in) throw InputError(SourceLocation{throughputs_json}, "cannot open the file");
@@ -196,17 +206,36 @@ GavelSpeedModel::GavelSpeedModel(const std::string& throughputs_json) {
   } catch (const nlohmann::json::exception& error) {
     throw InputError(SourceLocation{throughputs_json}, fmt::format("not valid JSON: {}", error.what()));
   }
+  // "('ResNet-50 (batch size 64)', 2)" → (type, scale)
+  const auto parse_key = [&](const std::string& table, const std::string& key) {
+    const auto quote_end = key.rfind('\'');
+    const auto comma = key.rfind(',');
+    if (key.size() < 6 || quote_end == std::string::npos || quote_end < 2 || comma == std::string::npos)
+      throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
+    return std::pair{key.substr(2, quote_end - 2), std::stoi(key.substr(comma + 1))};
+  };
   for (const auto& [table, jobs] : root.items())
     for (const auto& [key, entry] : jobs.items()) {
-      // "('ResNet-50 (batch size 64)', 2)"
-      const auto quote_end = key.rfind('\'');
-      const auto comma = key.rfind(',');
-      if (key.size() < 6 || quote_end == std::string::npos || comma == std::string::npos || !entry.contains("null"))
-        throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
-      const std::string type = key.substr(2, quote_end - 2);
-      const int scale = std::stoi(key.substr(comma + 1));
-      steps_per_second_[table][{type, scale}] = entry["null"].get<double>();
+      if (!entry.contains("null")) throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
+      const auto victim = parse_key(table, key);
+      const double solo = entry["null"].get<double>();
+      steps_per_second_[table][victim] = solo;
+      // Beside another single-GPU job: [victim's steps/s, the other's]; 0 marks a pair that did not fit.
+      for (const auto& [other, both] : entry.items()) {
+        if (other == "null" || victim.second != 1 || !both.is_array() || both.size() != 2 || !both[0].is_number()) continue;
+        const auto aggressor = parse_key(table, other);
+        if (aggressor.second == 1 && both[0].get<double>() > 0 && solo > 0)
+          packed_[table][{victim.first, aggressor.first}] = solo / both[0].get<double>();
+      }
     }
+}
+
+std::optional<double> GavelSpeedModel::packed_slowdown(const JobRecord& victim, const JobRecord& aggressor, const std::string& gpu_type) const {
+  const auto table = packed_.find(gavel_gpu_type(gpu_type));
+  if (table == packed_.end()) return std::nullopt;
+  const auto it = table->second.find({victim.model, aggressor.model});
+  if (it == table->second.end()) return std::nullopt;
+  return it->second;
 }
 
 std::vector<std::string> GavelSpeedModel::models() const {
@@ -221,9 +250,7 @@ IterationCost GavelSpeedModel::iteration(const JobRecord& job, const Placement& 
   const std::string suffix = placement.servers() > 1 ? "_unconsolidated" : "";
   double rate = 1e300;
   for (const auto& [server, count] : placement.slices) {
-    std::string type = servers[server].gpu_type;
-    std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
-    auto table = steps_per_second_.find(type + suffix);
+    auto table = steps_per_second_.find(gavel_gpu_type(servers[server].gpu_type) + suffix);
     if (table == steps_per_second_.end())
       throw InputError(job.where, fmt::format("Gavel throughputs have no GPU type '{}' (k80, p100, v100)", servers[server].gpu_type));
     auto it = table->second.find({job.model, placement.gpus()});

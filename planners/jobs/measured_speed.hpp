@@ -25,7 +25,9 @@
 // the NIC time fits inside the measured sync time, and contention adds to it.
 // Gavel (OSDI'20 scheduler/simulation_throughputs.json): steps/s of a job type ("ResNet-50 (batch size
 // 64)") at a scale factor (GPUs) on k80/p100/v100, consolidated or not; a placement on several servers
-// uses the `_unconsolidated` table, on mixed types the slowest type.
+// uses the `_unconsolidated` table, on mixed types the slowest type. The same file's profiled
+// co-locations of two single-GPU jobs on one GPU (Gavel's space sharing) give packed_slowdown():
+// solo steps/s over steps/s beside the other job.
 #pragma once
 
 #include <map>
@@ -72,9 +74,12 @@ class GavelSpeedModel final : public JobSpeedModel {
   [[nodiscard]] IterationCost iteration(const JobRecord& job, const Placement& placement,
                                         const std::vector<ServerInfo>& servers) const override;
   [[nodiscard]] std::vector<std::string> models() const override;
+  [[nodiscard]] std::optional<double> packed_slowdown(const JobRecord& victim, const JobRecord& aggressor,
+                                                      const std::string& gpu_type) const override;
 
  private:
   std::map<std::string, std::map<std::pair<std::string, int>, double>> steps_per_second_;  // table → (type, scale)
+  std::map<std::string, std::map<std::pair<std::string, std::string>, double>> packed_;   // table → (victim, aggressor) → slowdown
 };
 
 }  // namespace dnnsim

@@ -35,17 +35,23 @@ std::vector<Decision> allocate_in_order(const ClusterState& state, const std::ve
   int budget = state.total_gpus();
   std::vector<const JobView*> winners;
   std::map<JobId, bool> wins;
+  // Two jobs packed on one GPU (Gandiva) hold it once: the second of a pair to win costs nothing, and
+  // the GPU is freed only when both lose.
   for (JobId id : order) {
     const JobView* job = running.count(id) ? running[id] : (queued.count(id) ? queued[id] : nullptr);
-    if (job == nullptr || wins.count(id) || job->gpus > budget) continue;
-    budget -= job->gpus;
+    if (job == nullptr || wins.count(id)) continue;
+    const bool shares = job->packed_with && wins.count(*job->packed_with);
+    if (!shares && job->gpus > budget) continue;
+    if (!shares) budget -= job->gpus;
     wins[id] = true;
     winners.push_back(job);
   }
   for (const auto& [id, job] : running) {
     if (wins.count(id)) continue;
     decisions.push_back(Decision{Decision::Kind::preempt, id, {}});
-    for (const auto& [server, count] : job->placement->slices) free[server] += count;
+    const bool partner_keeps_it = job->packed_with && (wins.count(*job->packed_with) || *job->packed_with < id);
+    if (!partner_keeps_it)
+      for (const auto& [server, count] : job->placement->slices) free[server] += count;
   }
   for (const JobView* job : winners)
     if (!running.count(job->id)) start(*job);  // fragmentation may leave it waiting

@@ -38,6 +38,17 @@ struct JobRun {
   int batches = 0;
   double batch_start = -1;      // network mode: start of the batch in flight (−1: none)
   double batch_iterations = 0;  // its iterations
+  double batch_slowdown = 1;    // the packing slowdown it runs at
+  // Packing (Decision::Kind::pack): the job sharing this one's GPU, and how many times slower than
+  // alone this one runs meanwhile. Job level: the execution in flight is replaced at each change of
+  // speed (`repricing` tells its actor so), its progress so far moved into done_iterations, and
+  // `segment_start` is when the current speed began.
+  std::optional<JobId> partner;
+  double slowdown = 1;
+  double segment_start = 0;
+  bool repricing = false;
+  double packed_seconds = 0;
+  double packed_since = -1;
   int generation = 0;
   double first_start = -1, end = -1;
   double price = -1;  // posted price per GPU-hour at arrival (admission); −1: none
@@ -259,9 +270,12 @@ class ClusterSimulation {
   // iteration, as at job level; contention inside a cut batch is not charged).
   double progress_of(const JobRun& run, double now) const {
     if (!in_.server_gpus.empty())
-      return run.batch_start >= 0 ? std::min(run.batch_iterations, std::max(0.0, now - run.batch_start) * run.rate) : 0.0;
+      return run.batch_start >= 0
+                 ? std::min(run.batch_iterations, std::max(0.0, now - run.batch_start) * run.rate / run.batch_slowdown)
+                 : 0.0;
     const double started = run.attempt_start + (run.view.preemptions > 0 ? in_.restart_cost.value() : 0.0);
-    return std::max(0.0, std::min(now - started, run.attempt_seconds)) * run.rate;
+    const double from = std::max(started, run.segment_start);
+    return std::max(0.0, std::min(now - from, run.attempt_seconds)) * run.rate / run.slowdown;
   }
 
   void account_attempt(JobRun& run, double now, bool completed) {
@@ -271,18 +285,75 @@ class ClusterSimulation {
     if (!completed) run.view.done_iterations = std::min(run.view.total_iterations, run.view.done_iterations + progress_of(run, now));
   }
 
+  // The job's GPUs go back to the pool — unless it was packed: then its partner keeps them and runs
+  // alone again.
   void release(JobRun& run) {
-    result_.attempts.push_back(JobAttempt{run.view.id, *run.view.placement, run.attempt_start, sg4::Engine::get_clock()});
-    for (const auto& [server, count] : run.view.placement->slices) free_[server] += count;
-    busy_ -= run.view.placement->gpus();
+    const double now = sg4::Engine::get_clock();
+    result_.attempts.push_back(JobAttempt{run.view.id, *run.view.placement, run.attempt_start, now});
+    if (run.partner) {
+      JobRun& partner = runs_[*run.partner];
+      run.packed_seconds += now - run.packed_since;
+      partner.packed_seconds += now - partner.packed_since;
+      run.partner.reset();
+      run.view.packed_with.reset();
+      partner.partner.reset();
+      partner.view.packed_with.reset();
+      reprice(partner, now, 1.0);
+      run.slowdown = 1;
+    } else {
+      for (const auto& [server, count] : run.view.placement->slices) free_[server] += count;
+      busy_ -= run.view.placement->gpus();
+    }
     last_placement_[run.view.id] = run.view.placement->to_string();
     run.view.placement.reset();
+  }
+
+  // A running job's speed changes (packed or unpacked) at `now`. Job level: the progress of the
+  // execution in flight is kept and the execution replaced at the new speed; network mode: the next
+  // batch runs at it.
+  void reprice(JobRun& run, double now, double slowdown) {
+    if (!in_.server_gpus.empty() || run.exec == nullptr) {
+      run.slowdown = slowdown;
+      return;
+    }
+    run.view.done_iterations = std::min(run.view.total_iterations, run.view.done_iterations + progress_of(run, now));
+    run.slowdown = slowdown;
+    run.segment_start = now;
+    run.repricing = true;
+    run.exec->cancel();
+  }
+
+  // Gandiva's packing: `run` (queued, one GPU) starts on the GPU of `host` (running alone, one GPU);
+  // both then run at their measured packed slowdowns.
+  void pack(JobRun& run, JobRun& host, double now) {
+    if (run.phase != Phase::queued || host.phase != Phase::running || host.partner || run.view.gpus != 1 || host.view.gpus != 1)
+      throw std::logic_error(fmt::format("scheduler packed job {} onto job {}: packing needs a waiting and a running single-GPU job, "
+                                         "the latter not packed", run.view.record->id, host.view.record->id));
+    const std::string& gpu_type = in_.servers[host.view.placement->slices.front().first].gpu_type;
+    const auto run_slowdown = in_.speed->packed_slowdown(*run.view.record, *host.view.record, gpu_type);
+    const auto host_slowdown = in_.speed->packed_slowdown(*host.view.record, *run.view.record, gpu_type);
+    if (!run_slowdown || !host_slowdown)
+      throw std::logic_error(fmt::format("scheduler packed job {} onto job {}, a pair the speed model has no measurement of",
+                                         run.view.record->id, host.view.record->id));
+    run.partner = host.view.id;
+    run.view.packed_with = host.view.id;
+    host.partner = run.view.id;
+    host.view.packed_with = run.view.id;
+    run.packed_since = host.packed_since = now;
+    run.slowdown = *run_slowdown;
+    start(run, *host.view.placement, now, true);
+    reprice(host, now, *host_slowdown);
   }
 
   void apply(const std::vector<Decision>& decisions, double now) {
     for (const Decision& decision : decisions) {
       if (decision.job >= runs_.size()) throw std::logic_error(fmt::format("scheduler decided on unknown job {}", decision.job));
       JobRun& run = runs_[decision.job];
+      if (decision.kind == Decision::Kind::pack) {
+        if (decision.partner >= runs_.size()) throw std::logic_error(fmt::format("scheduler packed onto unknown job {}", decision.partner));
+        pack(run, runs_[decision.partner], now);
+        continue;
+      }
       if (decision.kind == Decision::Kind::preempt || decision.kind == Decision::Kind::migrate) {
         if (run.phase != Phase::running)
           throw std::logic_error(fmt::format("scheduler preempted job {} which is not running", run.view.record->id));
@@ -315,13 +386,16 @@ class ClusterSimulation {
     ++queued_;
   }
 
-  void start(JobRun& run, const Placement& placement, double now) {
+  // `packed`: on a GPU another job holds (pack()), so no GPU is taken from the pool.
+  void start(JobRun& run, const Placement& placement, double now, bool packed = false) {
     if (placement.gpus() <= 0) throw std::logic_error("scheduler started a job on no GPU");
-    for (const auto& [server, count] : placement.slices)
-      if (server < 0 || static_cast<std::size_t>(server) >= free_.size() || count > free_[server])
-        throw std::logic_error(fmt::format("scheduler placed job {} on {} whose GPUs are not free", run.view.record->id, placement.to_string()));
-    for (const auto& [server, count] : placement.slices) free_[server] -= count;
-    busy_ += placement.gpus();
+    if (!packed) {
+      for (const auto& [server, count] : placement.slices)
+        if (server < 0 || static_cast<std::size_t>(server) >= free_.size() || count > free_[server])
+          throw std::logic_error(fmt::format("scheduler placed job {} on {} whose GPUs are not free", run.view.record->id, placement.to_string()));
+      for (const auto& [server, count] : placement.slices) free_[server] -= count;
+      busy_ += placement.gpus();
+    }
     run.view.placement = placement;
     run.view.last_started = Seconds(now);
     run.phase = Phase::running;
@@ -335,15 +409,23 @@ class ClusterSimulation {
     const int generation = run.generation;
     JobRun* self = &run;
     if (in_.server_gpus.empty()) {
-      run.attempt_seconds = run.view.remaining_iterations() / run.rate;
+      run.segment_start = now;
+      run.attempt_seconds = run.view.remaining_iterations() * run.slowdown / run.rate;
       run.actor = sg4::Actor::create("job", in_.controller_host, [this, self, restart, generation] {
-        try {
-          if (restart > 0) sg4::this_actor::sleep_for(restart);
+        if (restart > 0) sg4::this_actor::sleep_for(restart);
+        for (;;) {
+          // The rest of the work at the current speed; replaced (cancelled) when the speed changes.
+          self->segment_start = std::max(self->segment_start, sg4::Engine::get_clock());
+          self->attempt_seconds = self->view.remaining_iterations() * self->slowdown / self->rate;
           self->exec = sg4::this_actor::exec_init(self->attempt_seconds * kScale);
           self->exec->set_bound(kScale);
-          self->exec->wait();
-        } catch (const simgrid::CancelException&) {
-          return;  // preempted: the controller has accounted for the attempt
+          try {
+            self->exec->wait();
+            break;
+          } catch (const simgrid::CancelException&) {
+            if (!self->repricing) return;  // preempted: the controller has accounted for the attempt
+            self->repricing = false;
+          }
         }
         self->exec = nullptr;
         push(Event{SchedulerEvent::completion, self->view.id, generation});
@@ -366,7 +448,8 @@ class ClusterSimulation {
         const double batch_start = sg4::Engine::get_clock();
         self->batch_start = batch_start;
         self->batch_iterations = n;
-        self->exec = sg4::this_actor::exec_init(n * local_per_iter * kScale);
+        self->batch_slowdown = self->slowdown;
+        self->exec = sg4::this_actor::exec_init(n * local_per_iter * self->batch_slowdown * kScale);
         self->exec->set_bound(kScale);
         self->exec->wait();
         self->exec = nullptr;
@@ -412,6 +495,7 @@ class ClusterSimulation {
       if (auto it = last_placement_.find(run.view.id); it != last_placement_.end()) outcome.placement = it->second;
       if (run.view.placement) outcome.placement = run.view.placement->to_string();
       if (run.batches > 0) outcome.contention_slowdown = run.slowdown_sum / run.batches;
+      outcome.packed_s = run.packed_seconds;
       outcome.status = run.phase == Phase::finished     ? JobOutcome::Status::finished
                        : run.phase == Phase::never_fits ? JobOutcome::Status::never_fits
                        : run.phase == Phase::rejected   ? JobOutcome::Status::rejected

@@ -56,6 +56,7 @@ struct JobOutcome {
   double iterations = 0;
   double solo_seconds = 0;          // run time alone at its requested GPUs, consolidated
   double contention_slowdown = 1;   // network mode: mean over batches of batch time / solo batch time
+  double packed_s = 0;              // time spent sharing a GPU with another job (Gandiva's packing)
   double value = -1, price = -1;    // admission: value and posted price per GPU-hour at arrival (−1: none)
 };
 

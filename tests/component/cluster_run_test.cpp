@@ -185,6 +185,32 @@ TEST(ClusterRun, GandivaFiveJobs) {
   EXPECT_EQ(times.at("e").preemptions, 1);
 }
 
+// Gandiva's packing with Gavel's measured co-locations (v100 table): on one V100, a =
+// ResNet-18 (batch 256) from 0 with 100 s of work (1,030.0256 iterations at 10.300256 steps/s), b =
+// ResNet-18 (batch 16) from 10 with 100 s of work (3,235.3384 at 32.353384 steps/s). Beside b, a keeps
+// all its speed (10.300256 steps/s: slowdown 1), b runs at 24.454648 (slowdown 1.322995); 1/1.323 + 1
+// > 1, so b is packed onto a at 10. a ends at 100; b has done 90 / 1.322995 = 68.027 s of its work
+// and does the remaining 31.973 s alone: it ends at 131.973 (without packing it would wait: 100–200).
+// The 60 s round keeps both (a pair holds one GPU).
+TEST(ClusterRun, GandivaPacksTwoJobsOnOneGpu) {
+  const std::string gavel = std::string(DNNSIM_SOURCE_DIR) + "/../shared/data/traces/gavel/simulation_throughputs.json";
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,iterations,model\n"
+                                                            "a,0,1,1030.0256432,ResNet-18 (batch size 256)\n"
+                                                            "b,10,1,3235.33843289,ResNet-18 (batch size 16)\n");
+  const Scenario scenario = testing::load(
+      "name: t\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-25G}}\n"
+      "  nodes:\n    - {type: n, count: 1}\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: cluster\n"
+      "  trace: {format: dnnsim, file: " + trace + "}\n  speed: {source: gavel, tables: " + gavel + "}\n"
+      "  scheduler: {name: gandiva, quantum_s: 60, packing: 1}\noutputs: {trace: false, tasks_csv: false}\n");
+  const SimulationResult result = run_scenario(scenario, {});
+  const auto& jobs = dynamic_cast<const ClusterRunReport&>(*result.workload_result).sim.jobs;
+  EXPECT_NEAR(jobs[0].end, 100.0, 1e-3);
+  EXPECT_NEAR(jobs[1].start, 10.0, 1e-9);
+  EXPECT_NEAR(jobs[1].end, 100.0 + 100.0 - 90.0 / 1.322995309766805, 1e-3);
+  EXPECT_NEAR(jobs[0].packed_s, 90.0, 1e-6);
+  EXPECT_NEAR(jobs[1].packed_s, 90.0, 1e-6);
+}
+
 // Optimus-like with the duration speed model: a second GPU brings no marginal gain, so every active
 // job gets exactly one GPU in arrival order (at most four at once) and runs its trace duration from
 // its arrival: a 0–100, b 0–50, c 10–30, d 20–32, e 35–235, never preempted.

@@ -410,6 +410,14 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
   c["littles_law"] = {{"L", L}, {"lambda_per_s", lambda}, {"W_s", mean(jct)}, {"L_over_lambda_W", lambda * mean(jct) > 0 ? L / (lambda * mean(jct)) : 0.0}};
   c["work_conservation"] = {{"busy_gpu_seconds", sim.busy_gpu_seconds}, {"solo_work_gpu_seconds", work_gpu_seconds}};
   c["preemptions"] = preemptions;
+  // Gandiva's packing: jobs that shared a GPU, and for how long in all.
+  std::size_t packed_jobs = 0;
+  double packed_seconds = 0;
+  for (const JobOutcome& job : sim.jobs) {
+    packed_jobs += job.packed_s > 0 ? 1 : 0;
+    packed_seconds += job.packed_s;
+  }
+  c["packing"] = {{"packed_jobs", packed_jobs}, {"packed_job_seconds", packed_seconds}};
   if (!spec.admission.empty()) {
     // Welfare and revenue over the jobs' work in GPU-hours (solo run time × GPUs), so that policies
     // that admit the same jobs score the same whatever the scheduler made of them.
@@ -440,7 +448,8 @@ void ClusterKind::write_files(const Scenario& scenario, const SimulationResult& 
   const ClusterSimResult& sim = report->sim;
   const JobTrace& trace = report->spec->trace;
   std::ofstream jobs(dir + "/jobs.csv");
-  jobs << "id,submit_s,start_s,end_s,queueing_s,jct_s,gpus,placement,preemptions,contention_slowdown,solo_s,status,model,virtual_cluster,value,price\n";
+  jobs << "id,submit_s,start_s,end_s,queueing_s,jct_s,gpus,placement,preemptions,contention_slowdown,solo_s,status,model,virtual_cluster,value,price,"
+          "packed_s\n";
   for (std::size_t i = 0; i < sim.jobs.size(); ++i) {
     const JobOutcome& job = sim.jobs[i];
     const char* status = job.status == JobOutcome::Status::finished ? "finished"
@@ -448,11 +457,11 @@ void ClusterKind::write_files(const Scenario& scenario, const SimulationResult& 
                          : job.status == JobOutcome::Status::rejected   ? "rejected"
                                                                         : "unfinished";
     auto opt = [](double v) { return v < 0 ? std::string() : fmt::format("{}", v); };
-    jobs << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", trace.jobs[i].id, job.submit, opt(job.start), opt(job.end),
+    jobs << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", trace.jobs[i].id, job.submit, opt(job.start), opt(job.end),
                         job.start < 0 ? std::string() : fmt::format("{}", job.start - job.submit),
                         job.end < 0 ? std::string() : fmt::format("{}", job.end - job.submit), job.gpus, job.placement,
                         job.preemptions, job.contention_slowdown, job.solo_seconds, status, trace.jobs[i].model,
-                        trace.jobs[i].virtual_cluster, opt(job.value), opt(job.price));
+                        trace.jobs[i].virtual_cluster, opt(job.value), opt(job.price), job.packed_s);
   }
   // Chrome trace (chrome://tracing, Perfetto): one process per server, one row per job attempt on it,
   // named by the job and its GPUs there.

@@ -2,8 +2,12 @@
 // Tiresias are end to end in tests/component/cluster_run_test.cpp).
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
+
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/job_speed.hpp"
+#include "planners/jobs/priority_allocation.hpp"
 
 namespace dnnsim {
 namespace {
@@ -49,6 +53,73 @@ std::vector<JobId> started(const std::vector<Decision>& decisions) {
   for (const Decision& d : decisions)
     if (d.kind == Decision::Kind::start) ids.push_back(d.job);
   return ids;
+}
+
+// One second per iteration; co-located slowdowns from a table (victim id, aggressor id).
+class TablePackingSpeed final : public JobSpeedModel {
+ public:
+  explicit TablePackingSpeed(std::map<std::pair<std::string, std::string>, double> slowdowns) : slowdowns_(std::move(slowdowns)) {}
+  IterationCost iteration(const JobRecord&, const Placement&, const std::vector<ServerInfo>&) const override {
+    return IterationCost{Seconds(1), Seconds(0), Bytes(0)};
+  }
+  std::optional<double> packed_slowdown(const JobRecord& victim, const JobRecord& aggressor, const std::string&) const override {
+    const auto it = slowdowns_.find({victim.id, aggressor.id});
+    return it == slowdowns_.end() ? std::nullopt : std::optional<double>(it->second);
+  }
+
+ private:
+  std::map<std::pair<std::string, std::string>, double> slowdowns_;
+};
+
+// Two GPUs, both busy with single-GPU jobs j0 and j1; j2 (1 GPU) and j3 (2 GPUs) wait. Gandiva with
+// packing, on an arrival, given the co-located slowdowns `table` (victim, aggressor).
+std::vector<Decision> gandiva_packing(const std::map<std::pair<std::string, std::string>, double>& table) {
+  Fixture f(2, {{"u", 1, 10}, {"u", 1, 10}, {"u", 1, 10}, {"u", 2, 10}});
+  for (int k = 0; k < 2; ++k) {
+    f.state.running.push_back(f.state.queued.front());
+    f.state.queued.erase(f.state.queued.begin());
+    f.state.running.back().placement = Placement{{{0, 1}}};
+  }
+  f.state.free_gpus = {0};
+  const TablePackingSpeed speed(table);
+  f.params.set("packing", {1});
+  return builtin_schedulers().at("gandiva").value(SchedulerContext{f.params, *f.placement, speed, 0})->decide(f.state, SchedulerEvent::arrival);
+}
+
+// Beside j0, j2 and j0 each run 1.5× slower: 1/1.5 + 1/1.5 = 1.33 jobs' worth of throughput; beside
+// j1, 1.2× and 1.8×: 1/1.2 + 1/1.8 = 1.39. j2 goes on j1's GPU; j3 (2 GPUs) is never packed.
+TEST(JobSchedulers, GandivaPacksOntoTheBestPartner) {
+  const auto decisions = gandiva_packing({{{"j2", "j0"}, 1.5}, {{"j0", "j2"}, 1.5}, {{"j2", "j1"}, 1.2}, {{"j1", "j2"}, 1.8}});
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_EQ(decisions[0].kind, Decision::Kind::pack);
+  EXPECT_EQ(decisions[0].job, 2u);
+  EXPECT_EQ(decisions[0].partner, 1u);
+}
+
+// Every pair 2× slower: 1/2 + 1/2 = 1 job's worth, no gain: nothing is packed.
+TEST(JobSchedulers, GandivaDoesNotPackAPairThatDoesNotPay) {
+  EXPECT_TRUE(gandiva_packing({{{"j2", "j0"}, 2}, {{"j0", "j2"}, 2}, {{"j2", "j1"}, 2}, {{"j1", "j2"}, 2}}).empty());
+}
+
+// A packed pair holds one GPU: in a preemptive allocation both keep running for one GPU of budget,
+// and when a waiting job outranks them both lose and the GPU is freed once, for it.
+TEST(JobSchedulers, PackedPairCountsOneGpu) {
+  Fixture f(1, {{"u", 1, 10}, {"u", 1, 10}, {"u", 1, 10}});
+  for (int k = 0; k < 2; ++k) {
+    f.state.running.push_back(f.state.queued.front());
+    f.state.queued.erase(f.state.queued.begin());
+    f.state.running.back().placement = Placement{{{0, 1}}};
+  }
+  f.state.running[0].packed_with = 1;
+  f.state.running[1].packed_with = 0;
+  f.state.free_gpus = {0};
+  EXPECT_TRUE(allocate_in_order(f.state, {0, 1, 2}, *f.placement, AllocationMode::preemptive).empty());
+  const auto decisions = allocate_in_order(f.state, {2, 0, 1}, *f.placement, AllocationMode::preemptive);
+  ASSERT_EQ(decisions.size(), 3u);
+  EXPECT_EQ(decisions[0].kind, Decision::Kind::preempt);
+  EXPECT_EQ(decisions[1].kind, Decision::Kind::preempt);
+  EXPECT_EQ(decisions[2].kind, Decision::Kind::start);
+  EXPECT_EQ(decisions[2].job, 2u);
 }
 
 // DRF over users: alice's two jobs and bob's one, 1 GPU each, 2 GPUs: alice's first job, then bob's

@@ -1,5 +1,6 @@
 // Pollux measured tables (planners/jobs/measured_speed.hpp) read from the shipped copy, with the
-// documented interpolation rule checked against rows of the files themselves.
+// documented interpolation rule checked against rows of the files themselves; Gavel's throughputs and
+// co-located pairs from shared/data/traces/gavel.
 #include <gtest/gtest.h>
 
 #include "planners/jobs/measured_speed.hpp"
@@ -56,6 +57,24 @@ TEST(PolluxSpeed, GradientBytesBecomeRingBytesAcrossServers) {
                    1.5 * 44.7e6);
   EXPECT_DOUBLE_EQ(model.iteration(job("bert", 32), Placement{{{0, 1}, {1, 1}}}, {}).sync_bytes.value(), 0.0);
   EXPECT_THROW(model.set_gradient_bytes("cifar100", Bytes(1.0), {}), InputError);
+}
+
+// Gavel's v100 table: ResNet-18 at batch 16 runs 32.353384 steps/s alone and 24.454648 beside
+// ResNet-18 at batch 256, which keeps its 10.300256 (the file's row and pair). A catalog V100 of
+// either memory size reads the v100 table.
+TEST(GavelSpeed, CatalogGpuNamesAndPackedSlowdowns) {
+  const GavelSpeedModel gavel(DNNSIM_SOURCE_DIR "/../shared/data/traces/gavel/simulation_throughputs.json");
+  JobRecord small, large;
+  small.model = "ResNet-18 (batch size 16)";
+  large.model = "ResNet-18 (batch size 256)";
+  const std::vector<ServerInfo> servers{ServerInfo{0, 1, "V100-16GB", 1.0}};
+  EXPECT_NEAR(gavel.iteration(small, Placement{{{0, 1}}}, servers).total().value(), 1 / 32.353384328946916, 1e-12);
+  EXPECT_NEAR(*gavel.packed_slowdown(small, large, "V100-32GB"), 32.353384328946916 / 24.45464779058787, 1e-12);
+  EXPECT_NEAR(*gavel.packed_slowdown(large, small, "V100-16GB"), 1.0, 1e-12);
+  EXPECT_FALSE(gavel.packed_slowdown(small, large, "T4").has_value());
+  JobRecord unknown;
+  unknown.model = "nothing";
+  EXPECT_FALSE(gavel.packed_slowdown(small, unknown, "V100-16GB").has_value());
 }
 
 }  // namespace
