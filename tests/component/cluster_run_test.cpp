@@ -211,6 +211,27 @@ TEST(ClusterRun, GandivaPacksTwoJobsOnOneGpu) {
   EXPECT_NEAR(jobs[1].packed_s, 90.0, 1e-6);
 }
 
+// The same two jobs in network mode with 10 s batches: b's batches are ⌊10 × 32.353384⌋ = 323
+// iterations, 9.9835 s alone, 13.2081 s packed (× 1.322995). Packed from 10, b ends batches at
+// 10 + 13.2081 k; its 7th, begun at 89.25 while a still ran, ends at 102.457 at the packed speed (a
+// change of speed applies from the next batch). Then the remaining 3,235.338 − 7 × 323 = 974.338
+// iterations alone take 30.115 s: b ends at 132.572 (job level: 131.973).
+TEST(ClusterRun, GandivaPackingInNetworkModeAppliesPerBatch) {
+  const std::string gavel = std::string(DNNSIM_SOURCE_DIR) + "/../shared/data/traces/gavel/simulation_throughputs.json";
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,iterations,model\n"
+                                                            "a,0,1,1030.0256432,ResNet-18 (batch size 256)\n"
+                                                            "b,10,1,3235.33843289,ResNet-18 (batch size 16)\n");
+  const Scenario scenario = testing::load(
+      "name: t\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-25G}}\n"
+      "  nodes:\n    - {type: n, count: 1}\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: cluster\n"
+      "  trace: {format: dnnsim, file: " + trace + "}\n  speed: {source: gavel, tables: " + gavel + "}\n"
+      "  network: true\n  batch: \"10s\"\n  scheduler: {name: gandiva, quantum_s: 60, packing: 1}\noutputs: {trace: false, tasks_csv: false}\n");
+  const SimulationResult result = run_scenario(scenario, {});
+  const auto& jobs = dynamic_cast<const ClusterRunReport&>(*result.workload_result).sim.jobs;
+  EXPECT_NEAR(jobs[0].end, 100.0, 1e-3);
+  EXPECT_NEAR(jobs[1].end, 132.57236, 1e-3);
+}
+
 // Optimus-like with the duration speed model: a second GPU brings no marginal gain, so every active
 // job gets exactly one GPU in arrival order (at most four at once) and runs its trace duration from
 // its arrival: a 0–100, b 0–50, c 10–30, d 20–32, e 35–235, never preempted.
