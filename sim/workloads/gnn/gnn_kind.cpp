@@ -500,7 +500,6 @@ class GnnKind final : public WorkloadKind {
     input.threads = report->threads;
     input.queue_depth = spec->queue_depth;
     input.allreduce_bytes = model_parameters(*spec) * dtype_bytes(spec->dtype);
-    input.record_activities = scenario.outputs.trace || scenario.outputs.tasks_csv;
     input.progress = options.progress != nullptr;
     report->sim = simulate_gnn_pipeline(input);
 

@@ -105,9 +105,8 @@ class GnnPipelineRun {
 
   void record(std::size_t s, GnnStage stage, std::uint32_t thread, const GnnBatchWork& batch, double start, double flops = 0) {
     end_ = std::max(end_, sg4::Engine::get_clock());
-    if (in_.record_activities)
-      result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), stage, thread, batch.index, batch.epoch, start,
-                                               sg4::Engine::get_clock(), flops});
+    result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), stage, thread, batch.index, batch.epoch, start,
+                                             sg4::Engine::get_clock(), flops});
   }
 
   sg4::CommPtr send(sg4::Host* from, sg4::Host* to, double bytes) {
@@ -225,9 +224,8 @@ class GnnPipelineRun {
         compute->wait();
         result_.gpu_busy[s][g] += compute->get_finish_time() - start;
         result_.trainer_busy[s][g] += sg4::Engine::get_clock() - start;
-        if (in_.record_activities)
-          result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::train, static_cast<std::uint32_t>(g),
-                                                   batch->index, batch->epoch, start, compute->get_finish_time(), batch->gpu_flops});
+        result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::train, static_cast<std::uint32_t>(g), batch->index,
+                                                 batch->epoch, start, compute->get_finish_time(), batch->gpu_flops});
         ++trained_;
         {
           std::unique_lock lock(*state_mutex_);
@@ -252,9 +250,8 @@ class GnnPipelineRun {
     send(gpu, next, bytes)->wait();
     if (!barrier()) return;
     result_.allreduce_time[s][g] += sg4::Engine::get_clock() - start;
-    if (in_.record_activities)
-      result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::allreduce, static_cast<std::uint32_t>(g),
-                                               static_cast<std::uint32_t>(round), 0, start, sg4::Engine::get_clock(), 0});
+    result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::allreduce, static_cast<std::uint32_t>(g),
+                                             static_cast<std::uint32_t>(round), 0, start, sg4::Engine::get_clock(), 0});
     end_ = std::max(end_, sg4::Engine::get_clock());
   }
 

@@ -72,7 +72,6 @@ struct GnnPipelineInput {
   std::vector<std::vector<std::uint32_t>> threads;     // per server, per CPU stage
   std::uint32_t queue_depth = 4;  // batches in flight per trainer
   double allreduce_bytes = 0;  // the model's gradients
-  bool record_activities = false;
   bool progress = false;
 };
 
@@ -101,6 +100,7 @@ struct GnnPipelineResult {
   double remote_bytes = 0;  // sampling requests/responses and remote features over the network
   double nvlink_bytes = 0;
   double h2d_bytes = 0;
+  // Every stage activity, a few per batch: the device table, tasks.csv and the trace are built from them.
   std::vector<GnnActivity> activities;
 };
 
