@@ -103,8 +103,11 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     result.predicted_iteration_time = evaluate_plan(cost, result.plan).latency;
     result.cost_model = result.plan.chunks_per_stage() > 1 ? "DAPPLE Formula 2 over the virtual stages (a bound)"
                                                             : "DAPPLE Formula 2";
-    // And the pipeline estimator's time, which the re-ranking planners choose by, to set beside theirs.
-    if (result.plan.chunks_per_stage() == 1) {
+    // And the pipeline estimator's time, which the re-ranking planners choose by, to set beside
+    // theirs, when the schedule can run the plan (otherwise the check below reports it).
+    const PipelineShape shape{static_cast<int>(result.plan.stages.size()), result.plan.micro_batches, 1};
+    if (result.plan.chunks_per_stage() == 1 && setup.schedule->chunks() == 1 &&
+        setup.schedule->unsupported(shape).empty()) {
       std::vector<StageSpec> stages;
       for (const PipelineStage& stage : result.plan.stages) stages.push_back(StageSpec{stage.chunks[0], stage.devices});
       result.reranked.push_back(
