@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
-#include <optional>
 #include <map>
 #include <numeric>
+#include <optional>
 
 namespace dnnsim {
 
