@@ -196,7 +196,6 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   spec.optimizer = training.optimizer;
   spec.collective_algorithm = training.collective_algorithm;
   spec.framework_overhead = map.quantity<Bytes>("framework_overhead").value_or(Bytes(0));
-  spec.overlap = map.boolean("overlap").value_or(true);
   spec.bucket_size = map.quantity<Bytes>("bucket_size").value_or(spec.bucket_size);
   if (spec.bucket_size.value() <= 0) reader.error(map.get("bucket_size"), "bucket_size must be positive");
   if (YAML::Node schedule = map.require("schedule"); schedule.IsDefined()) read_schedule(reader, schedule, spec);
@@ -207,6 +206,9 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
     reader.error(map.node(), "give exactly one of 'planner' (a name of `dnnsim list planners`) and 'stages' (explicit)");
   if (has_planner) read_planner(reader, map.get("planner"), spec);
   if (has_stages) read_stages(reader, map.get("stages"), spec, cluster);
+  // The megatron planner prices the data-parallel all-reduce after the pipeline, as Megatron-LM's
+  // default runs it (planners/megatron), so its plans run that way unless the scenario says otherwise.
+  spec.overlap = map.boolean("overlap").value_or(spec.planner != "megatron");
   if (spec.planner == "megatron") {
     for (const char* key : {"tensor_parallel", "sequence_parallel", "recompute"})
       if (map.has(key))
