@@ -363,15 +363,21 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
   for (std::size_t s = 0; s < p; ++s) {
     const PipelineStage& stage = workload.plan.stages[s];
     std::vector<TaskId> stage_all_reduces;
+    // With overlap, each chunk's buckets as they become ready, the chunk whose last backward runs
+    // first first. Without, every chunk's all-reduce after the stage's last backward (the flush), in
+    // chunk order, as DDP without overlap and Megatron-LM's local DDP run it.
     std::vector<std::size_t> chunks(stage.chunks.size());
     std::iota(chunks.begin(), chunks.end(), std::size_t{0});
-    std::sort(chunks.begin(), chunks.end(),
-              [&](std::size_t a, std::size_t b) { return last_backward[s][a] < last_backward[s][b]; });
+    const auto runs_earlier = [&](std::size_t a, std::size_t b) { return last_backward[s][a] < last_backward[s][b]; };
+    const std::size_t flush_chunk = *std::max_element(chunks.begin(), chunks.end(), runs_earlier);
+    if (workload.overlap_all_reduce) std::sort(chunks.begin(), chunks.end(), runs_earlier);
     for (std::size_t c : chunks) {
       const std::size_t u = c * p + s;
       if (stage.devices.size() < 2) continue;
       for (std::size_t k = 0; k < last_pieces[u].size(); ++k) {
         const BucketPiece& piece = last_pieces[u][k];
+        const std::vector<TaskId>& ready =
+            workload.overlap_all_reduce ? piece.computes : last_pieces[flush_chunk * p + s].back().computes;
         const Bytes size(parameter_count(model, piece.layers) * per_parameter.gradients);
         if (size.value() <= 0) continue;
         std::string label = fmt::format("all-reduce {}", chain[u].name);
@@ -381,7 +387,7 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
           for (DeviceId group : stage.devices) replicas.push_back(gpu(group, r));
           Task task = task_of(Collective{CollectiveKind::all_reduce, replicas, size, workload.collective_algorithm, 0},
                               all_reduce_stream, Phase::communication, label);
-          task.deps = piece.computes;
+          task.deps = ready;
           const TaskId id = graph.add(std::move(task));
           if (r == 0) lowered.all_reduce[u] = id;
           stage_all_reduces.push_back(id);

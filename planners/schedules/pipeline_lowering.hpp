@@ -25,8 +25,9 @@
 //    each bucket's layers timed as their own kernel), and each bucket's all-reduce waits for its
 //    piece on every replica. The pieces of a step run back to back on the compute stream, the first
 //    waits for the incoming gradients, the last sends the outgoing ones and frees the step's
-//    activations. Without it (or with one bucket), one all-reduce per chunk after every replica's
-//    whole last backward. A stage's chunks are all-reduced in the order their last backwards run.
+//    activations; a stage's chunks are all-reduced in the order their last backwards run. Without
+//    it, one all-reduce per chunk, every one after the stage's last backward step (the flush), in
+//    chunk order, as DDP without overlap and Megatron-LM's local DDP run it.
 // Replicas (DAPPLE §4.2, Fig. 8a; pipeline_plan.hpp): a micro-batch's samples are split by
 // replica_share; between virtual stages, each (source replica, destination replica) pair whose
 // sample ranges overlap gets one Transfer of overlap × the activation bytes per sample of the
