@@ -39,6 +39,7 @@ struct PipelinePlan {
   std::vector<PipelineStage> stages;
   int global_batch = 1;   // samples per iteration
   int micro_batches = 1;  // M; a micro-batch holds global_batch / M samples (global_batch % M == 0)
+  friend bool operator==(const PipelinePlan&, const PipelinePlan&) = default;
 
   [[nodiscard]] int micro_batch_size() const { return global_batch / micro_batches; }
   [[nodiscard]] int chunks_per_stage() const { return stages.empty() ? 0 : static_cast<int>(stages.front().chunks.size()); }

@@ -6,28 +6,31 @@
 
 namespace dnnsim {
 
-std::vector<std::vector<std::size_t>> gradient_buckets(const LayerModel& model, Bytes bucket_size) {
-  std::vector<std::vector<std::size_t>> buckets;
-  std::vector<std::size_t> current;
+std::vector<LayerRange> gradient_buckets(const LayerModel& model, Bytes bucket_size, LayerRange layers) {
+  std::vector<LayerRange> buckets;
+  std::size_t top = layers.end;  // one past the highest layer of the open bucket
   Bytes filled{0};
-  for (std::size_t i = model.layers.size(); i-- > 0;) {
-    current.push_back(i);
+  for (std::size_t i = layers.end; i-- > layers.begin;) {
     filled += model.layers[i].parameter_bytes;
     if (filled >= bucket_size) {
-      buckets.push_back(std::move(current));
-      current.clear();
+      buckets.push_back(LayerRange{i, top});
+      top = i;
       filled = Bytes(0);
     }
   }
-  if (!current.empty()) buckets.push_back(std::move(current));
+  if (top > layers.begin) buckets.push_back(LayerRange{layers.begin, top});
   return buckets;
+}
+
+std::vector<LayerRange> gradient_buckets(const LayerModel& model, Bytes bucket_size) {
+  return gradient_buckets(model, bucket_size, LayerRange{0, model.layers.size()});
 }
 
 namespace {
 
-Bytes bucket_bytes(const LayerModel& model, const std::vector<std::size_t>& bucket) {
+Bytes bucket_bytes(const LayerModel& model, LayerRange bucket) {
   Bytes total{0};
-  for (std::size_t layer : bucket) total += model.layers[layer].parameter_bytes;
+  for (std::size_t layer = bucket.begin; layer < bucket.end; ++layer) total += model.layers[layer].parameter_bytes;
   return total;
 }
 
@@ -89,7 +92,7 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
         if (size.value() <= 0) continue;
         // The bucket is ready when its lowest layer's backward is done (with overlap), or when the
         // whole backward pass is (without).
-        const std::size_t ready_layer = config.overlap ? buckets[b].back() : 0;
+        const std::size_t ready_layer = config.overlap ? buckets[b].begin : 0;
         Task task{Collective{CollectiveKind::all_reduce, everyone, size, config.collective_algorithm, 0}};
         task.stream = comm_stream;
         task.phase = Phase::communication;

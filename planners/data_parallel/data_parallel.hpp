@@ -11,14 +11,17 @@
 #include "models/cost/memory_model.hpp"
 #include "models/dnn/layer_model.hpp"
 #include "models/program/task_graph.hpp"
+#include "planners/common/pipeline_plan.hpp"
 
 namespace dnnsim {
+
+inline constexpr Bytes kDdpBucketSize{25e6};  // DDP's bucket_cap_mb default (25 MB)
 
 struct DataParallelConfig {
   LayerModel model;
   int global_batch = 1;  // split as evenly as possible: the first (global_batch mod GPUs) GPUs get one more sample
   Dtype dtype = Dtype::fp32;
-  Bytes bucket_size{25e6};  // DDP's bucket_cap_mb default (25 MB)
+  Bytes bucket_size = kDdpBucketSize;
   bool overlap = true;      // false: every all-reduce waits for the whole backward pass
   std::string collective_algorithm;  // empty: the default rule of collective_algorithms.hpp
   // Bytes per parameter of weights, gradients and optimizer state (models/cost/memory_model.hpp):
@@ -36,8 +39,12 @@ struct DataParallelConfig {
 [[nodiscard]] TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vector<std::string>& devices,
                                             int iterations);
 
-// Gradient buckets in backward order, as lists of layer indices (highest layer first). A bucket is
-// closed once it holds at least `bucket_size` bytes of parameters.
-[[nodiscard]] std::vector<std::vector<std::size_t>> gradient_buckets(const LayerModel& model, Bytes bucket_size);
+// Gradient buckets of the layers `layers` (default: the whole model) in backward order: consecutive
+// layer ranges, the highest first. Walking down from the last layer, a bucket is closed once it holds
+// at least `bucket_size` bytes of parameters; what is left at the bottom is the last bucket. The
+// pipeline lowering buckets each stage's layers with it (pipeline_lowering.hpp), and the planners
+// price the overlapped all-reduce with it (planners/parallel/stage_cost.hpp).
+[[nodiscard]] std::vector<LayerRange> gradient_buckets(const LayerModel& model, Bytes bucket_size);
+[[nodiscard]] std::vector<LayerRange> gradient_buckets(const LayerModel& model, Bytes bucket_size, LayerRange layers);
 
 }  // namespace dnnsim

@@ -95,7 +95,7 @@ PlanResult DapplePlanner::plan(const PlanRequest& request) const {
   const StageCostModel cost(request);
   const MachinePlacement placement(request.cluster);
   const SearchOutcome outcome = formula2_search(cost, placement);
-  return search_result(outcome, request, cost_model, elapsed());
+  return search_result(outcome, cost, cost_model, elapsed());
 }
 
 }  // namespace dnnsim

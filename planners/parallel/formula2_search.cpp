@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 
 namespace dnnsim {
 
@@ -143,6 +145,65 @@ std::vector<int> fewest_gpus(const StageCostModel& cost, const std::vector<std::
   return fewest;
 }
 
+// The plans the re-ranking sees (PlanRequest::rerank = K): the K best plans by Formula 2 of each of
+// its K best stage shapes (replicas per stage; plans of one shape differ in their cuts and GPUs),
+// and the single-stage plan, on which Formula 2 is exact (no pivot bubble to leave out), so that it
+// is never dropped for another plan's underestimate. Ties: the plan offered first.
+class KeptPlans {
+ public:
+  explicit KeptPlans(int limit) : limit_(static_cast<std::size_t>(std::max(1, limit))) {}
+  // Whether a plan of this latency could be kept (checked before anything is built: most are not):
+  // a new shape must beat the worst kept shape's best, a kept shape's plan that shape's K-th.
+  [[nodiscard]] bool admits(Seconds latency) const {
+    if (shapes_.size() < limit_) return true;
+    double bound = shapes_.back().plans.front().latency.value();
+    for (const Shape& shape : shapes_)
+      bound = std::max(bound, shape.plans.size() < limit_ ? std::numeric_limits<double>::infinity()
+                                                          : shape.plans.back().latency.value());
+    return latency.value() < bound;
+  }
+  // `replicas`: the plan's replicas per stage; `build` makes its stages, called only if it is kept.
+  void offer(std::vector<std::size_t> replicas, Seconds latency, const std::function<std::vector<StageSpec>()>& build) {
+    if (replicas.size() == 1) {
+      if (!single_stage_ || latency < single_stage_->latency) single_stage_ = KeptPlan{build(), latency};
+      return;
+    }
+    const auto by_latency = [](Seconds l, const KeptPlan& kept) { return l < kept.latency; };
+    auto shape = std::find_if(shapes_.begin(), shapes_.end(), [&](const Shape& s) { return s.replicas == replicas; });
+    if (shape == shapes_.end()) {
+      if (shapes_.size() >= limit_ && !(latency < shapes_.back().plans.front().latency)) return;
+      shapes_.push_back(Shape{std::move(replicas), {KeptPlan{build(), latency}}});
+    } else {
+      if (shape->plans.size() >= limit_ && !(latency < shape->plans.back().latency)) return;
+      shape->plans.insert(std::upper_bound(shape->plans.begin(), shape->plans.end(), latency, by_latency),
+                          KeptPlan{build(), latency});
+      if (shape->plans.size() > limit_) shape->plans.pop_back();
+    }
+    // Shapes by their best plan (stable: ties keep the shape found first), the worst dropped.
+    std::stable_sort(shapes_.begin(), shapes_.end(),
+                     [](const Shape& a, const Shape& b) { return a.plans.front().latency < b.plans.front().latency; });
+    if (shapes_.size() > limit_) shapes_.pop_back();
+  }
+  // Every kept plan, best first by Formula 2.
+  [[nodiscard]] std::vector<KeptPlan> take() && {
+    std::vector<KeptPlan> plans;
+    if (single_stage_) plans.push_back(std::move(*single_stage_));
+    for (Shape& shape : shapes_)
+      for (KeptPlan& plan : shape.plans) plans.push_back(std::move(plan));
+    std::stable_sort(plans.begin(), plans.end(), [](const KeptPlan& a, const KeptPlan& b) { return a.latency < b.latency; });
+    return plans;
+  }
+
+ private:
+  struct Shape {
+    std::vector<std::size_t> replicas;
+    std::vector<KeptPlan> plans;  // best first
+  };
+  std::size_t limit_;
+  std::vector<Shape> shapes_;  // by their best plan
+  std::optional<KeptPlan> single_stage_;
+};
+
 }  // namespace
 
 SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy& policy) {
@@ -151,7 +212,7 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
   const int micro_batch = cost.micro_batch_size();
   const int micro_batches = cost.request().micro_batches;
   SearchOutcome outcome;
-  Seconds best{std::numeric_limits<double>::infinity()};
+  KeptPlans best_plans(cost.request().rerank);
 
   std::vector<DeviceId> all(devices);
   std::iota(all.begin(), all.end(), DeviceId{0});
@@ -160,10 +221,7 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
   if (devices <= micro_batch) {
     ++outcome.candidates;
     const PlanEvaluation dp = evaluate_synchronous(cost, {whole});
-    if (dp.problem.empty()) {
-      best = dp.latency;
-      outcome.stages = {whole};
-    }
+    if (dp.problem.empty()) best_plans.offer({whole.devices.size()}, dp.latency, [&] { return std::vector{whole}; });
   }
 
   // Where stages may begin and end: the request's block boundaries, or every layer.
@@ -224,11 +282,17 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
               append_formula2_stage(cost, scratch, &stage, last);
               const Seconds latency = formula2_latency(scratch, micro_batches);
               ++outcome.candidates;
-              if (rest_has_samples && latency < best && cost.fits(last.layers, rest, stages - 1, stages)) {
-                best = latency;
-                outcome.stages = prefix.stages;
-                outcome.stages.push_back(stage);
-                outcome.stages.push_back(last);
+              if (rest_has_samples && best_plans.admits(latency) && cost.fits(last.layers, rest, stages - 1, stages)) {
+                std::vector<std::size_t> replicas;
+                for (const StageSpec& kept : prefix.stages) replicas.push_back(kept.devices.size());
+                replicas.push_back(group.size());
+                replicas.push_back(rest.size());
+                best_plans.offer(std::move(replicas), latency, [&] {
+                  std::vector<StageSpec> complete = prefix.stages;
+                  complete.push_back(stage);
+                  complete.push_back(last);
+                  return complete;
+                });
               }
               if (c + 2 >= boundaries.size()) continue;  // a prefix ending at the last cut leaves one unit: no split left
               scratch.resize(prefix_entries);
@@ -244,12 +308,37 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
       }
     states[j].clear();  // every transition out of j has been taken
   }
-  outcome.latency = best;
+  outcome.kept = std::move(best_plans).take();
+  if (!outcome.kept.empty()) {
+    outcome.stages = outcome.kept.front().stages;
+    outcome.latency = outcome.kept.front().latency;
+  }
   return outcome;
 }
 
-PlanResult search_result(const SearchOutcome& outcome, const PlanRequest& request, const std::string& cost_model,
+SearchOutcome merge_outcomes(SearchOutcome first, SearchOutcome second) {
+  SearchOutcome merged = std::move(first);
+  for (KeptPlan& plan : second.kept) {
+    const bool known = std::any_of(merged.kept.begin(), merged.kept.end(),
+                                   [&](const KeptPlan& kept) { return kept.stages == plan.stages; });
+    if (known) continue;
+    const auto position = std::upper_bound(merged.kept.begin(), merged.kept.end(), plan.latency,
+                                           [](Seconds l, const KeptPlan& kept) { return l < kept.latency; });
+    merged.kept.insert(position, std::move(plan));
+  }
+  if (!merged.kept.empty()) {
+    merged.stages = merged.kept.front().stages;
+    merged.latency = merged.kept.front().latency;
+  }
+  merged.candidates += second.candidates;
+  merged.stopped = merged.stopped || second.stopped;
+  merged.fewest_gpus = std::min(merged.fewest_gpus, second.fewest_gpus);
+  return merged;
+}
+
+PlanResult search_result(const SearchOutcome& outcome, const StageCostModel& cost, const std::string& cost_model,
                          double wall_seconds) {
+  const PlanRequest& request = cost.request();
   if (outcome.stages.empty() && outcome.stopped) {
     PlanResult stopped = infeasible(fmt::format("the search was stopped before it found a plan that fits ({} candidates "
                                                 "scored); give it more time",
@@ -275,6 +364,18 @@ PlanResult search_result(const SearchOutcome& outcome, const PlanRequest& reques
   result.plan = make_plan(outcome.stages, request);
   result.predicted_iteration_time = outcome.latency;
   result.cost_model = cost_model;
+  if (request.rerank > 1) {
+    std::size_t chosen = 0;
+    for (std::size_t i = 0; i < outcome.kept.size(); ++i) {
+      const KeptPlan& kept = outcome.kept[i];
+      result.reranked.push_back(
+          PlanResult::RankedPlan{make_plan(kept.stages, request), kept.latency, estimate_synchronous(cost, kept.stages)});
+      if (result.reranked[i].estimate < result.reranked[chosen].estimate) chosen = i;
+    }
+    result.plan = result.reranked[chosen].plan;
+    result.predicted_iteration_time = result.reranked[chosen].estimate;
+    result.cost_model = fmt::format("pipeline estimator over the plans kept by {} (rerank {})", cost_model, request.rerank);
+  }
   result.statistics = PlanStatistics{outcome.candidates, wall_seconds};
   if (!request.boundaries.empty()) result.searched_blocks = outcome.units;
   result.stopped_early = outcome.stopped;

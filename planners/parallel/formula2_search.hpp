@@ -22,6 +22,9 @@
 // blocks, not sub-layers. Progress: PlanRequest::progress after each prefix end; when it returns
 // false the search stops with the best complete plan scored so far.
 //
+// Kept plans: besides the best, the best few of the best few stage shapes (SearchOutcome::kept),
+// which search_result re-ranks with the pipeline estimator.
+//
 // Memory: a candidate counts as a result only if every stage fits with the schedule's in-flight
 // count for its position; a prefix is kept for extension when its own stages fit (the last stage
 // may still be split further).
@@ -47,9 +50,19 @@ class PlacementPolicy {
   [[nodiscard]] virtual std::string state_key(const std::vector<bool>& used) const = 0;
 };
 
+// A complete plan the search scored, with its Formula 2 latency.
+struct KeptPlan {
+  std::vector<StageSpec> stages;
+  Seconds latency{0};
+};
+
 struct SearchOutcome {
   std::vector<StageSpec> stages;  // empty when no candidate fits in memory
   Seconds latency{0};
+  // The plans kept for the re-ranking, best first by Formula 2 (the first is `stages`): with
+  // K = PlanRequest::rerank, the K best plans of each of the K best stage shapes (replicas per
+  // stage) and the single-stage plan, on which Formula 2 is exact. Ties: the plan scored first.
+  std::vector<KeptPlan> kept;
   std::string first_problem;  // why the "DP" plan does not fit, for the infeasible reason
   int fewest_gpus = 0;        // a lower bound on the GPUs the model needs (memory alone)
   std::size_t candidates = 0;
@@ -59,8 +72,17 @@ struct SearchOutcome {
 
 [[nodiscard]] SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy& policy);
 
-// The planner result of a search: its plan or, when nothing fits, the reason.
-[[nodiscard]] PlanResult search_result(const SearchOutcome& outcome, const PlanRequest& request,
+// The planner result of a search: its plan or, when nothing fits, the reason. With
+// PlanRequest::rerank > 1 the kept plans are re-ranked by estimate_synchronous (the schedule's exact
+// timeline): the plan is the one it times fastest (ties: the better Formula 2), predicted with that
+// time, and PlanResult::reranked lists every kept plan with both estimates. Formula 2 ignores the
+// pivot stage's bubbles and so favours deep pipelines on its own error; the estimator does not, and
+// costs O(M·p) per plan, so a few plans are affordable where the whole search space is not.
+[[nodiscard]] PlanResult search_result(const SearchOutcome& outcome, const StageCostModel& cost,
                                        const std::string& cost_model, double wall_seconds);
+
+// The kept plans of two searches as one outcome (pipeline-mapping runs two): every kept plan of both,
+// best first by Formula 2, so the re-ranking sees a superset of each search's; `stages` the better.
+[[nodiscard]] SearchOutcome merge_outcomes(SearchOutcome first, SearchOutcome second);
 
 }  // namespace dnnsim

@@ -90,13 +90,11 @@ PlanResult PipelineMappingPlanner::plan(const PlanRequest& request) const {
   // search keeps a bounded set of prefixes per state, so a larger placement set alone would not
   // guarantee L1 (never slower than dapple under the same cost model); the better of the two
   // searches does, by construction (ties: the bandwidth-matrix plan).
-  SearchOutcome outcome = formula2_search(cost, BandwidthPlacement(request.cluster));
-  SearchOutcome machines = formula2_search(cost, MachinePlacement(request.cluster));
-  const std::size_t candidates = outcome.candidates + machines.candidates;
-  if (!machines.stages.empty() && (outcome.stages.empty() || machines.latency < outcome.latency))
-    outcome = std::move(machines);
-  outcome.candidates = candidates;
-  return search_result(outcome, request, cost_model, elapsed());
+  // With re-ranking, the estimator chooses among the kept plans of both searches, a superset of
+  // dapple's, so L1 holds for the estimator's time too.
+  const SearchOutcome outcome = merge_outcomes(formula2_search(cost, BandwidthPlacement(request.cluster)),
+                                               formula2_search(cost, MachinePlacement(request.cluster)));
+  return search_result(outcome, cost, cost_model, elapsed());
 }
 
 }  // namespace dnnsim

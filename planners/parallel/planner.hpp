@@ -28,6 +28,8 @@
 #include "models/dnn/tensor_parallel.hpp"
 #include "planners/common/cluster_view.hpp"
 #include "planners/common/pipeline_plan.hpp"
+#include "planners/data_parallel/data_parallel.hpp"
+#include "planners/schedules/schedule.hpp"
 
 namespace dnnsim {
 
@@ -50,6 +52,18 @@ struct PlanRequest {
   // one over its blocks does. Empty: between any two layers. dapple, pipeline-mapping and pipedream
   // honour it.
   std::vector<std::size_t> boundaries;
+  // The stages' gradient all-reduce bucketed and overlapped with their last backward, as the lowering
+  // runs it (pipeline_lowering.hpp, `overlap` and `bucket_size` of the workload): stage costs then
+  // price the part of the all-reduce the backward does not hide (stage_cost.hpp).
+  bool overlap_all_reduce = true;
+  Bytes bucket_size = kDdpBucketSize;
+  // The schedule the plan will run under (empty: 1f1b). dapple and pipeline-mapping re-rank their
+  // best plans with its exact timeline (pipeline_estimator.hpp).
+  std::shared_ptr<const PipelineSchedule> schedule;
+  // dapple, pipeline-mapping: Formula 2 keeps its `rerank` best plans of each of its `rerank` best
+  // stage shapes (replicas per stage, "8:8") and the single-stage plan, and the pipeline estimator
+  // chooses among them (formula2_search.hpp); 1: Formula 2 alone chooses and predicts, as in the paper.
+  int rerank = 4;
   // Called as a search advances with the fraction done; returning false stops it, and the best plan
   // found so far is returned with PlanResult::stopped_early set. Empty: the search runs to its end.
   std::function<bool(double fraction)> progress;
@@ -77,6 +91,14 @@ struct PlanResult {
   // are then groups of that many GPUs), and its fitting candidates, best first, one line each.
   std::optional<TensorParallelOptions> tensor_parallel;
   std::vector<std::string> ranking;
+  // dapple, pipeline-mapping with PlanRequest::rerank > 1: the plans kept by Formula 2, best first
+  // by Formula 2, each with both estimates; `plan` is the one the estimator ranks first.
+  struct RankedPlan {
+    PipelinePlan plan;
+    Seconds formula2{0};
+    Seconds estimate{0};  // pipeline_estimator.hpp's timeline under the request's schedule
+  };
+  std::vector<RankedPlan> reranked;
   // Units the search cut between when it honoured PlanRequest::boundaries (0: every layer).
   std::size_t searched_blocks = 0;
   // The search was stopped (PlanRequest::progress returned false): the plan is the best found so far.

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <limits>
 
 #include "planners/common/layer_cost.hpp"
+#include "planners/schedules/pipeline_estimator.hpp"
 
 namespace dnnsim {
 
@@ -32,6 +34,17 @@ StageCostModel::StageCostModel(const PlanRequest& request) : request_(request) {
   parameter_prefix_.push_back(0);
   for (const Layer& layer : request.model.layers)
     parameter_prefix_.push_back(parameter_prefix_.back() + layer.parameter_bytes.value());
+  // The bucket that closes walking down from each layer, by gradient_buckets itself (so the buckets
+  // priced are the ones lowered), once: a stage's buckets are then a walk down this table.
+  if (request.overlap_all_reduce) {
+    const std::size_t layers = request.model.layers.size();
+    bucket_floor_.assign(layers + 1, kNoFloor);
+    for (std::size_t top = 1; top <= layers; ++top) {
+      const LayerRange first = gradient_buckets(request.model, request.bucket_size, LayerRange{0, top}).front();
+      if (parameter_prefix_[top] - parameter_prefix_[first.begin] >= request.bucket_size.value())
+        bucket_floor_[top] = first.begin;
+    }
+  }
 }
 
 const StageCostModel::Prefix& StageCostModel::prefix(std::size_t device_class, int samples) const {
@@ -114,15 +127,74 @@ const StageCostModel::AllReduceLinks& StageCostModel::all_reduce_links(std::span
   return links;
 }
 
+std::size_t StageCostModel::ExposedKeyHash::operator()(const ExposedKey& key) const {
+  // FNV-1a-style mixing of the five words.
+  std::size_t hash = 1469598103934665603ull;
+  for (std::size_t word : {key.begin, key.end, reinterpret_cast<std::size_t>(key.links), key.first.first,
+                           static_cast<std::size_t>(key.first.second), key.second.first,
+                           static_cast<std::size_t>(key.second.second)})
+    hash = (hash ^ word) * 1099511628211ull;
+  return hash;
+}
+
 Seconds StageCostModel::all_reduce(LayerRange layers, std::span<const DeviceId> devices) const {
   const int p = static_cast<int>(devices.size());
   if (p <= 1) return Seconds(0);
-  const Bytes size = gradient_bytes(layers);
   const AllReduceLinks& links = all_reduce_links(devices);
-  Seconds best = ring_all_reduce_time(size, p, links.ring_edge);
-  if (const auto& h = links.hierarchy)
-    best = std::min(best, hierarchical_all_reduce_time(size, h->nodes, h->per_node, h->intra, h->inter));
-  return best;
+  const auto time_of = [&](Bytes size) {
+    Seconds best = ring_all_reduce_time(size, p, links.ring_edge);
+    if (const auto& h = links.hierarchy)
+      best = std::min(best, hierarchical_all_reduce_time(size, h->nodes, h->per_node, h->intra, h->inter));
+    return best;
+  };
+  if (!request_.overlap_all_reduce) return time_of(gradient_bytes(layers));
+  // Bucketed and overlapped with the last micro-batch's backward, as lowered: bucket k (highest
+  // layers first) is ready once every replica has run the backward of the layers down to its first,
+  // C_k after the step began, and the buckets' all-reduces run one after another on the stage's
+  // all-reduce stream, so the last ends at max_k (C_k + Σ_{i≥k} a_i). What outlasts the step B
+  // (= C_K) is the exposed part Formula 2 adds after the stage's last backward.
+  // The result depends on the layers, the group's links and the replicas' distinct (GPU class,
+  // samples) timings; the searches ask for the same stage many times, so it is memoized when there
+  // are at most two timings (one GPU class, shares differing by one sample), looked up before any
+  // prefix is.
+  std::array<std::pair<std::size_t, int>, 2> timings{};
+  std::size_t distinct = 0;
+  bool memoizable = true;
+  for (int r = 0; r < p && memoizable; ++r) {
+    const std::pair<std::size_t, int> timing{device_class_[devices[r]], replica_share(micro_batch_size(), p, r).count};
+    if (std::find(timings.begin(), timings.begin() + static_cast<std::ptrdiff_t>(distinct), timing) !=
+        timings.begin() + static_cast<std::ptrdiff_t>(distinct))
+      continue;
+    if (distinct == timings.size()) memoizable = false;
+    else timings[distinct++] = timing;
+  }
+  const ExposedKey key{layers.begin, layers.end, &links, timings[0], distinct == 2 ? timings[1] : std::pair<std::size_t, int>{}};
+  if (memoizable)
+    if (const auto known = exposed_all_reduce_.find(key); known != exposed_all_reduce_.end()) return known->second;
+  std::vector<const Prefix*> replicas;  // each distinct timing once
+  for (int r = 0; r < p; ++r) {
+    const Prefix* prefix = &this->prefix(device_class_[devices[r]], replica_share(micro_batch_size(), p, r).count);
+    if (std::find(replicas.begin(), replicas.end(), prefix) == replicas.end()) replicas.push_back(prefix);
+  }
+  const auto backward_from = [&](std::size_t first) {  // the slowest replica's backward of [first, end)
+    double slowest = 0;
+    for (const Prefix* prefix : replicas)
+      slowest = std::max(slowest, prefix->backward[layers.end] - prefix->backward[first]);
+    return slowest;
+  };
+  double stream_free = 0;
+  for (std::size_t top = layers.end; top > layers.begin;) {
+    // gradient_buckets over `layers`: the bucket closing below `top`, or the rest down to the stage's first layer.
+    const std::size_t floor = bucket_floor_[top];
+    const LayerRange bucket{floor == kNoFloor || floor < layers.begin ? layers.begin : floor, top};
+    top = bucket.begin;
+    const Bytes size = gradient_bytes(bucket);
+    if (size.value() <= 0) continue;
+    stream_free = std::max(stream_free, backward_from(bucket.begin)) + time_of(size).value();
+  }
+  const Seconds exposed(std::max(0.0, stream_free - backward_from(layers.begin)));
+  if (memoizable) exposed_all_reduce_.emplace(key, exposed);
+  return exposed;
 }
 
 Seconds StageCostModel::cut(std::size_t last, std::span<const DeviceId> from, std::span<const DeviceId> to) const {
@@ -312,6 +384,27 @@ PlanEvaluation evaluate_plan(const StageCostModel& cost, const PipelinePlan& pla
   for (std::size_t k = 0; k < ranges.size(); ++k)
     chain.push_back(StageSpec{ranges[k], plan.stages[k % plan.stages.size()].devices});
   return evaluate_synchronous(cost, chain);
+}
+
+Seconds estimate_synchronous(const StageCostModel& cost, const std::vector<StageSpec>& stages) {
+  const PlanRequest& request = cost.request();
+  PipelineTimings timings;
+  timings.stages = static_cast<int>(stages.size());
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const PassTimes times = cost.compute(stages[s].layers, stages[s].devices);
+    timings.forward.push_back(times.forward);
+    timings.backward.push_back(times.backward);
+    timings.tail.push_back(cost.all_reduce(stages[s].layers, stages[s].devices));
+    if (s + 1 < stages.size()) {
+      const Seconds transfer = cost.cut(stages[s].layers.end - 1, stages[s].devices, stages[s + 1].devices);
+      timings.activation_transfer.push_back(transfer);
+      timings.gradient_transfer.push_back(transfer);
+    }
+  }
+  const std::shared_ptr<const PipelineSchedule> schedule =
+      request.schedule ? request.schedule : builtin_schedules().at("1f1b").value.make({});
+  const PipelineShape shape{timings.stages, request.micro_batches, 1};
+  return estimate_pipeline(*schedule, shape, timings).iteration;
 }
 
 PipelinePlan make_plan(const std::vector<StageSpec>& stages, const PlanRequest& request) {

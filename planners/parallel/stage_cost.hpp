@@ -10,10 +10,14 @@
 //    §2.6): sender replica i sends receiver replica j the samples both hold, α + bytes/β on their
 //    path; a device sends, and receives, its pieces one after another, and the cut takes as long as
 //    the busiest sender or receiver.
-//  - all_reduce: one all-reduce of a stage's gradients over its replicas per iteration: the faster
-//    of a ring over the group in device order (bound by its slowest edge) and, when the group has
-//    the same number g > 1 of GPUs on each of n > 1 nodes, the hierarchical all-reduce with the node
-//    NIC shared by the g inter-node rings (models/cost/collective_cost.hpp).
+//  - all_reduce: the all-reduce of a stage's gradients over its replicas, once per iteration, as the
+//    time it adds after the stage's last backward. One all-reduce is the faster of a ring over the
+//    group in device order (bound by its slowest edge) and, when the group has the same number g > 1
+//    of GPUs on each of n > 1 nodes, the hierarchical all-reduce with the node NIC shared by the g
+//    inter-node rings (models/cost/collective_cost.hpp). With PlanRequest::overlap_all_reduce (the
+//    default) the gradients are all-reduced in buckets (gradient_buckets) overlapped with the last
+//    micro-batch's backward, as the lowering runs them, and only the part that outlasts that backward
+//    counts; without it, the whole all-reduce of the stage's gradients.
 //  - memory: training_memory() of the stage's layers with the micro-batch share, the request's
 //    in-flight count and ZeRO over the replicas, against the smallest GPU of the group.
 //  - Formula 2 of DAPPLE (Fan et al., PPoPP'21 §4.1): the pivot stage (Algorithm 1) and the
@@ -26,6 +30,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "planners/parallel/planner.hpp"
@@ -62,6 +67,7 @@ class StageCostModel {
   [[nodiscard]] Bytes gradient_bytes(LayerRange layers) const;
   // Output activation of layer `last` for a whole micro-batch.
   [[nodiscard]] Bytes cut_bytes(std::size_t last) const;
+  // What the stage's gradient all-reduce adds after its last backward (see above).
   [[nodiscard]] Seconds all_reduce(LayerRange layers, std::span<const DeviceId> devices) const;
   // Split-concat of the output of layer `last` from `from` to `to` (one direction, one micro-batch).
   [[nodiscard]] Seconds cut(std::size_t last, std::span<const DeviceId> from, std::span<const DeviceId> to) const;
@@ -90,6 +96,10 @@ class StageCostModel {
   const PlanRequest& request_;
   std::vector<std::size_t> device_class_;  // devices with one GPU model and efficiency share timings
   std::vector<double> parameter_prefix_;   // Σ parameter_bytes of layers [0, l)
+  // With overlap_all_reduce: [top] the first layer of the gradient bucket that closes walking down
+  // from layer top − 1 (gradient_buckets over [0, top)), kNoFloor when the layers below never fill one.
+  static constexpr std::size_t kNoFloor = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> bucket_floor_;
   // The links an all-reduce over a group runs on, which depend on the group only (memoized: the
   // searches ask for the same groups with many layer ranges).
   struct Hierarchy {
@@ -105,6 +115,18 @@ class StageCostModel {
 
   mutable std::map<std::pair<std::size_t, int>, Prefix> prefixes_;
   mutable std::map<std::vector<DeviceId>, AllReduceLinks> all_reduce_links_;
+  // (first layer, end, the group's links, its replicas' distinct timings) → the exposed overlapped all-reduce
+  struct ExposedKey {
+    std::size_t begin = 0, end = 0;
+    const AllReduceLinks* links = nullptr;
+    std::pair<std::size_t, int> first, second;  // (GPU class, samples) of the replicas; second {0, 0} if one
+    friend bool operator==(const ExposedKey&, const ExposedKey&) = default;
+  };
+  struct ExposedKeyHash {
+    std::size_t operator()(const ExposedKey& key) const;
+  };
+  // Hashed, not ordered: it is asked millions of times and never iterated.
+  mutable std::unordered_map<ExposedKey, Seconds, ExposedKeyHash> exposed_all_reduce_;
   // (begin, micro-batch share, in-flight, data_parallel, capacity) → first end that does not fit
   mutable std::map<std::tuple<std::size_t, int, int, int, double>, std::size_t> fitting_end_;
 };
@@ -146,6 +168,13 @@ struct PlanEvaluation {
 // A whole plan as the chain of its virtual stages (chunk c of stage s is virtual stage c·p + s, on
 // stage s's GPUs): exact Formula 2 for one chunk per stage, a bound for interleaved plans.
 [[nodiscard]] PlanEvaluation evaluate_plan(const StageCostModel& cost, const PipelinePlan& plan);
+
+// The iteration time of single-chunk stages by the pipeline estimator (pipeline_estimator.hpp) under
+// the request's schedule (1f1b when it has none): the same forward, backward, cut and all-reduce costs
+// as Formula 2 (each cut both ways, the exposed all-reduce as the stage's tail), but the schedule's
+// exact timeline, so the pivot's bubbles that Formula 2 leaves out count. The re-ranking of dapple and
+// pipeline-mapping (formula2_search.hpp).
+[[nodiscard]] Seconds estimate_synchronous(const StageCostModel& cost, const std::vector<StageSpec>& stages);
 
 // The PipelinePlan of single-chunk stages, with the request's batch and micro-batch count.
 [[nodiscard]] PipelinePlan make_plan(const std::vector<StageSpec>& stages, const PlanRequest& request);

@@ -13,16 +13,25 @@ double duration(TaskId id, const std::vector<double>& start, const std::vector<d
   return end.at(id) - start.at(id);
 }
 
+// Mean over micro-batches of the slowest step of each micro-batch, a step from the start of its
+// task in `first` to the end of the same replica's task in `last` (a backward split into gradient
+// buckets, pipeline_lowering.hpp; the same task when unsplit).
+Seconds mean_of_slowest_steps(const std::vector<std::vector<TaskId>>& first, const std::vector<std::vector<TaskId>>& last,
+                              const std::vector<double>& start, const std::vector<double>& end) {
+  double sum = 0;
+  for (std::size_t j = 0; j < first.size(); ++j) {
+    double slowest = 0;
+    for (std::size_t i = 0; i < first[j].size(); ++i)
+      slowest = std::max(slowest, end.at(last[j].at(i)) - start.at(first[j][i]));
+    sum += slowest;
+  }
+  return Seconds(first.empty() ? 0.0 : sum / static_cast<double>(first.size()));
+}
+
 // Mean over micro-batches of the slowest task of each micro-batch.
 Seconds mean_of_slowest(const std::vector<std::vector<TaskId>>& per_micro_batch, const std::vector<double>& start,
                         const std::vector<double>& end) {
-  double sum = 0;
-  for (const auto& tasks : per_micro_batch) {
-    double slowest = 0;
-    for (TaskId id : tasks) slowest = std::max(slowest, duration(id, start, end));
-    sum += slowest;
-  }
-  return Seconds(per_micro_batch.empty() ? 0.0 : sum / static_cast<double>(per_micro_batch.size()));
+  return mean_of_slowest_steps(per_micro_batch, per_micro_batch, start, end);
 }
 
 }  // namespace
@@ -34,7 +43,7 @@ PipelineTimings observe_iteration(const LoweredIteration& iteration, const std::
   const std::size_t virtual_count = iteration.forward.size();
   for (std::size_t u = 0; u < virtual_count; ++u) {
     timings.forward.push_back(mean_of_slowest(iteration.forward[u], task_start, task_end));
-    Seconds backward = mean_of_slowest(iteration.backward[u], task_start, task_end);
+    Seconds backward = mean_of_slowest_steps(iteration.backward[u], iteration.backward_end[u], task_start, task_end);
     if (!iteration.recompute.empty()) backward += mean_of_slowest(iteration.recompute[u], task_start, task_end);
     timings.backward.push_back(backward);
   }
@@ -43,9 +52,18 @@ PipelineTimings observe_iteration(const LoweredIteration& iteration, const std::
     timings.gradient_transfer.push_back(mean_of_slowest(iteration.gradient_transfers[b], task_start, task_end));
   }
   const auto p = static_cast<std::size_t>(iteration.shape.stages);
+  // The tail is what the stage adds after its last step: the part of its all-reduces that the
+  // backward did not hide (they are bucketed and overlapped, pipeline_lowering.hpp), then the optimizer.
   timings.tail.assign(p, Seconds(0));
-  for (std::size_t u = 0; u < virtual_count; ++u)
-    if (iteration.all_reduce[u]) timings.tail[u % p] += Seconds(duration(*iteration.all_reduce[u], task_start, task_end));
+  std::vector<double> last_step_end(p, 0.0);
+  std::vector<double> all_reduce_end(p, 0.0);
+  for (std::size_t u = 0; u < virtual_count; ++u) {
+    for (const auto* steps : {&iteration.forward[u], &iteration.backward_end[u]})
+      for (const auto& tasks : *steps)
+        for (TaskId id : tasks) last_step_end[u % p] = std::max(last_step_end[u % p], task_end.at(id));
+    if (iteration.all_reduce[u]) all_reduce_end[u % p] = std::max(all_reduce_end[u % p], task_end.at(*iteration.all_reduce[u]));
+  }
+  for (std::size_t s = 0; s < p; ++s) timings.tail[s] = Seconds(std::max(0.0, all_reduce_end[s] - last_step_end[s]));
   for (std::size_t s = 0; s < p; ++s) {
     double slowest = 0;
     for (TaskId id : iteration.optimizer[s]) slowest = std::max(slowest, duration(id, task_start, task_end));

@@ -33,7 +33,9 @@ namespace dnnsim {
 // Per-virtual-stage and per-boundary mean times of one lowered iteration, from the measured start
 // and end of every task (indexed by TaskId, in seconds). For each micro-batch the slowest replica
 // (or split-concat piece) counts, since it gates the next stage; a recomputation counts as part of
-// its backward; a stage's tail is the sum of its chunks' all-reduces plus its slowest optimizer step.
+// its backward (a backward split into gradient buckets runs from its first piece's start to its last
+// piece's end); a stage's tail is how long its last all-reduce ends after its last step (the part the
+// overlapped backward did not hide, 0 when it hid all) plus its slowest optimizer step.
 [[nodiscard]] PipelineTimings observe_iteration(const LoweredIteration& iteration, const std::vector<double>& task_start,
                                                 const std::vector<double>& task_end);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <tuple>
 
 #include "planners/common/layer_cost.hpp"
@@ -163,6 +164,7 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
   lowered.shape = shape;
   lowered.forward = per_virtual_stage(virtual_count, micro_batches);
   lowered.backward = per_virtual_stage(virtual_count, micro_batches);
+  lowered.backward_end = per_virtual_stage(virtual_count, micro_batches);
   if (recompute) lowered.recompute = per_virtual_stage(virtual_count, micro_batches);
   lowered.activation_transfers = per_virtual_stage(virtual_count - 1, micro_batches);
   lowered.gradient_transfers = per_virtual_stage(virtual_count - 1, micro_batches);
@@ -208,12 +210,11 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
   // After the `ranks` compute tasks of one step of replica group `group`: the step's tensor-parallel
   // collectives over the group, on its compute stream. Returns what the step's consumers wait for
   // per rank (the collectives, or the compute tasks without any).
-  const auto add_tensor_parallel = [&](DeviceId group, const std::vector<TaskId>& computes, const VirtualStage& here,
+  const auto add_tensor_parallel = [&](DeviceId group, const std::vector<TaskId>& computes, LayerRange layers,
                                        int samples, bool backward, const std::string& label) {
     if (!workload.transformer || ranks < 2) return computes;
     const TensorParallelTraffic traffic =
-        range_traffic(model, *workload.transformer, here.layers.begin, here.layers.end, samples, workload.tensor_parallel,
-                      backward);
+        range_traffic(model, *workload.transformer, layers.begin, layers.end, samples, workload.tensor_parallel, backward);
     std::vector<TaskId> last = computes;
     const auto add = [&](CollectiveKind kind, Bytes size) {
       if (size.value() <= 0) return;
@@ -229,8 +230,18 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
     return last;
   };
 
-  // Layer-by-layer step times (PipelineWorkload::gpus), by (virtual stage, samples, forward, GPU model).
-  std::map<std::tuple<std::size_t, int, bool, std::string>, Seconds> layer_by_layer;
+  // Layer-by-layer step times (PipelineWorkload::gpus), by (first layer, end, samples, forward, GPU model).
+  std::map<std::tuple<std::size_t, std::size_t, int, bool, std::string>, Seconds> layer_by_layer;
+
+  // The pieces of each chunk's last backward (its gradient buckets, or the whole chunk), with the
+  // compute tasks of every replica and rank: what the chunk's all-reduces wait for.
+  struct BucketPiece {
+    LayerRange layers;
+    std::vector<TaskId> computes;
+  };
+  std::vector<std::vector<BucketPiece>> last_pieces(virtual_count);
+  // [stage][chunk]: the position of the chunk's last backward in the stage's order.
+  std::vector<std::vector<std::size_t>> last_backward(p);
 
   // Pass 1: every stage's steps in schedule order, with their outgoing transfers. The inputs of a
   // step may come from a stage lowered later, so dependencies on transfers are added in pass 2.
@@ -238,10 +249,16 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
   for (std::size_t s = 0; s < p; ++s) {
     orders[s] = schedule.stage_order(static_cast<int>(s), shape);
     const PipelineStage& stage = workload.plan.stages[s];
+    last_backward[s].assign(stage.chunks.size(), 0);
+    for (std::size_t i = 0; i < orders[s].size(); ++i)
+      if (orders[s][i].pass == PassKind::backward) last_backward[s][static_cast<std::size_t>(orders[s][i].chunk)] = i;
+    // Bucketed only where there is an all-reduce to overlap.
+    const bool bucketed = workload.overlap_all_reduce && stage.devices.size() > 1;
     for (std::size_t q = 0; q < stage.devices.size(); ++q) {
       const DeviceId group = stage.devices[q];
       bool first_task = true;
-      for (const PipelineStep& step : orders[s]) {
+      for (std::size_t position = 0; position < orders[s].size(); ++position) {
+        const PipelineStep& step = orders[s][position];
         const std::size_t u = static_cast<std::size_t>(step.chunk) * p + s;
         const VirtualStage& here = chain[u];
         const int samples = here.shares[q].count;
@@ -258,19 +275,20 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
                 ? activations / std::max(1, blocks_in_range(model, here.layers.begin, here.layers.end))
                 : activations;
         const auto j = static_cast<std::size_t>(step.micro_batch);
-        // One Compute per rank of the group, then the group's tensor-parallel collectives.
-        const auto compute_step = [&](Pass pass, Phase phase, const std::string& label, Bytes alloc, Bytes free,
-                                      bool backward_traffic, std::vector<TaskId>& ids) {
+        // The layers `layers` of the chunk as one Compute per rank of the group, then the group's
+        // tensor-parallel collectives.
+        const auto compute_step = [&](LayerRange layers, Pass pass, Phase phase, const std::string& label, Bytes alloc,
+                                      Bytes free, bool backward_traffic, std::vector<TaskId>& ids) {
           std::vector<TaskId> computes;
           for (int r = 0; r < ranks; ++r) {
-            Compute work = layers_compute(model, here.layers, gpu(group, r), samples, workload.dtype, pass);
+            Compute work = layers_compute(model, layers, gpu(group, r), samples, workload.dtype, pass);
             if (!workload.gpus.empty()) {
               const ClusterDevice& device = workload.gpus.at(work.device);
-              const auto key = std::make_tuple(u, samples, pass == Pass::forward, device.gpu.name);
+              const auto key = std::make_tuple(layers.begin, layers.end, samples, pass == Pass::forward, device.gpu.name);
               auto known = layer_by_layer.find(key);
               if (known == layer_by_layer.end()) {
                 Seconds total{0};
-                for (std::size_t l = here.layers.begin; l < here.layers.end; ++l)
+                for (std::size_t l = layers.begin; l < layers.end; ++l)
                   total += layer_time(model, model.layers[l], device, samples, workload.dtype, pass);
                 known = layer_by_layer.emplace(key, total).first;
               }
@@ -285,21 +303,36 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
             ids.push_back(computes.back());
           }
           first_task = false;
-          return add_tensor_parallel(group, computes, here, samples, backward_traffic, label);
+          return add_tensor_parallel(group, computes, layers, samples, backward_traffic, label);
         };
         if (step.pass == PassKind::forward) {
           const std::vector<TaskId> done =
-              compute_step(Pass::forward, Phase::forward, fmt::format("fwd {} mb{}", here.name, step.micro_batch),
+              compute_step(here.layers, Pass::forward, Phase::forward, fmt::format("fwd {} mb{}", here.name, step.micro_batch),
                            recompute ? kept_input : activations, Bytes(0), false, lowered.forward[u][j]);
           if (u + 1 < virtual_count) add_transfers(u, false, step.micro_batch, static_cast<int>(q), done);
         } else {
           if (recompute)
-            (void)compute_step(Pass::forward, Phase::recompute,
+            (void)compute_step(here.layers, Pass::forward, Phase::recompute,
                                fmt::format("recompute {} mb{}", here.name, step.micro_batch), recomputed, Bytes(0),
                                false, lowered.recompute[u][j]);
-          const std::vector<TaskId> done =
-              compute_step(Pass::backward, Phase::backward, fmt::format("bwd {} mb{}", here.name, step.micro_batch),
-                           Bytes(0), recompute ? recomputed + kept_input : activations, true, lowered.backward[u][j]);
+          const bool last = position == last_backward[s][static_cast<std::size_t>(step.chunk)];
+          const std::vector<LayerRange> pieces = last && bucketed
+                                                     ? gradient_buckets(model, workload.bucket_size, here.layers)
+                                                     : std::vector<LayerRange>{here.layers};
+          if (last && q == 0)
+            for (const LayerRange& piece : pieces) last_pieces[u].push_back(BucketPiece{piece, {}});
+          std::vector<TaskId> done;
+          for (std::size_t k = 0; k < pieces.size(); ++k) {
+            std::vector<TaskId> ids;
+            const bool last_piece = k + 1 == pieces.size();
+            std::string label = fmt::format("bwd {} mb{}", here.name, step.micro_batch);
+            if (pieces.size() > 1) label += fmt::format(" bucket {}", k);
+            done = compute_step(pieces[k], Pass::backward, Phase::backward, label, Bytes(0),
+                                !last_piece ? Bytes(0) : recompute ? recomputed + kept_input : activations, true, ids);
+            if (k == 0) lowered.backward[u][j].insert(lowered.backward[u][j].end(), ids.begin(), ids.end());
+            if (last_piece) lowered.backward_end[u][j].insert(lowered.backward_end[u][j].end(), ids.begin(), ids.end());
+            if (last) last_pieces[u][k].computes.insert(last_pieces[u][k].computes.end(), ids.begin(), ids.end());
+          }
           if (u > 0) add_transfers(u - 1, true, step.micro_batch, static_cast<int>(q), done);
         }
       }
@@ -326,26 +359,39 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
     }
 
   // Gradient all-reduce per chunk among the replicas (per rank with tensor parallelism: the rank-r
-  // GPUs of the replicas), then one optimizer step per GPU.
+  // GPUs of the replicas), one per bucket of its last backward, then one optimizer step per GPU.
   for (std::size_t s = 0; s < p; ++s) {
     const PipelineStage& stage = workload.plan.stages[s];
     std::vector<TaskId> stage_all_reduces;
-    for (std::size_t c = 0; c < stage.chunks.size(); ++c) {
+    // With overlap, each chunk's buckets as they become ready, the chunk whose last backward runs
+    // first first. Without, every chunk's all-reduce after the stage's last backward (the flush), in
+    // chunk order, as DDP without overlap and Megatron-LM's local DDP run it.
+    std::vector<std::size_t> chunks(stage.chunks.size());
+    std::iota(chunks.begin(), chunks.end(), std::size_t{0});
+    const auto runs_earlier = [&](std::size_t a, std::size_t b) { return last_backward[s][a] < last_backward[s][b]; };
+    const std::size_t flush_chunk = *std::max_element(chunks.begin(), chunks.end(), runs_earlier);
+    if (workload.overlap_all_reduce) std::sort(chunks.begin(), chunks.end(), runs_earlier);
+    for (std::size_t c : chunks) {
       const std::size_t u = c * p + s;
-      const Bytes size(parameter_count(model, stage.chunks[c]) * per_parameter.gradients);
-      if (stage.devices.size() < 2 || size.value() <= 0) continue;
-      const auto last_backward = std::find_if(orders[s].rbegin(), orders[s].rend(), [&](const PipelineStep& step) {
-        return step.pass == PassKind::backward && static_cast<std::size_t>(step.chunk) == c;
-      });
-      for (int r = 0; r < ranks; ++r) {
-        std::vector<DeviceId> replicas;
-        for (DeviceId group : stage.devices) replicas.push_back(gpu(group, r));
-        Task task = task_of(Collective{CollectiveKind::all_reduce, replicas, size, workload.collective_algorithm, 0},
-                            all_reduce_stream, Phase::communication, fmt::format("all-reduce {}", chain[u].name));
-        task.deps = lowered.backward[u][static_cast<std::size_t>(last_backward->micro_batch)];
-        const TaskId id = graph.add(std::move(task));
-        if (r == 0) lowered.all_reduce[u] = id;
-        stage_all_reduces.push_back(id);
+      if (stage.devices.size() < 2) continue;
+      for (std::size_t k = 0; k < last_pieces[u].size(); ++k) {
+        const BucketPiece& piece = last_pieces[u][k];
+        const std::vector<TaskId>& ready =
+            workload.overlap_all_reduce ? piece.computes : last_pieces[flush_chunk * p + s].back().computes;
+        const Bytes size(parameter_count(model, piece.layers) * per_parameter.gradients);
+        if (size.value() <= 0) continue;
+        std::string label = fmt::format("all-reduce {}", chain[u].name);
+        if (last_pieces[u].size() > 1) label += fmt::format(" bucket {}", k);
+        for (int r = 0; r < ranks; ++r) {
+          std::vector<DeviceId> replicas;
+          for (DeviceId group : stage.devices) replicas.push_back(gpu(group, r));
+          Task task = task_of(Collective{CollectiveKind::all_reduce, replicas, size, workload.collective_algorithm, 0},
+                              all_reduce_stream, Phase::communication, label);
+          task.deps = ready;
+          const TaskId id = graph.add(std::move(task));
+          if (r == 0) lowered.all_reduce[u] = id;
+          stage_all_reduces.push_back(id);
+        }
       }
     }
     double stage_parameters = 0;

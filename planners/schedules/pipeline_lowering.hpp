@@ -16,9 +16,18 @@
 //  - stream "send-next": activation Transfers to the next virtual stage, in forward order, each
 //    after the forward that produced it; the receiving forward depends on it.
 //  - stream "send-prev": gradient Transfers to the previous virtual stage, after the producing backward.
-//  - stream "allreduce": per chunk, one all-reduce Collective of its gradients over the stage's
-//    replicas (none for one replica) after every replica's last backward of that chunk; size
-//    parameters × gradient bytes per parameter (models/cost/memory_model.hpp).
+//  - stream "allreduce": per chunk, the all-reduce of its gradients over the stage's replicas (none
+//    for one replica), size parameters × gradient bytes per parameter (models/cost/memory_model.hpp).
+//    With `overlap_all_reduce` (the default) it is bucketed and overlapped with the chunk's last
+//    backward as PyTorch DDP does (Li et al., VLDB'20; planners/data_parallel's gradient_buckets):
+//    gradients accumulate over the micro-batches, so only the last micro-batch's backward can hide
+//    the all-reduce; that backward step is lowered as one Compute per bucket (highest layers first,
+//    each bucket's layers timed as their own kernel), and each bucket's all-reduce waits for its
+//    piece on every replica. The pieces of a step run back to back on the compute stream, the first
+//    waits for the incoming gradients, the last sends the outgoing ones and frees the step's
+//    activations; a stage's chunks are all-reduced in the order their last backwards run. Without
+//    it, one all-reduce per chunk, every one after the stage's last backward step (the flush), in
+//    chunk order, as DDP without overlap and Megatron-LM's local DDP run it.
 // Replicas (DAPPLE §4.2, Fig. 8a; pipeline_plan.hpp): a micro-batch's samples are split by
 // replica_share; between virtual stages, each (source replica, destination replica) pair whose
 // sample ranges overlap gets one Transfer of overlap × the activation bytes per sample of the
@@ -54,6 +63,7 @@
 #include "models/program/task_graph.hpp"
 #include "planners/common/cluster_view.hpp"
 #include "planners/common/pipeline_plan.hpp"
+#include "planners/data_parallel/data_parallel.hpp"
 #include "planners/schedules/schedule.hpp"
 
 namespace dnnsim {
@@ -72,6 +82,9 @@ struct PipelineWorkload {
   // calibration curve) as its measured time, instead of the chunk's FLOPs and bytes timed as one
   // kernel, which would give a whole chunk the efficiency of one huge GEMM.
   std::vector<ClusterDevice> gpus;
+  // Gradient all-reduce bucketed and overlapped with the last backward (see above); DDP's bucket cap.
+  bool overlap_all_reduce = true;
+  Bytes bucket_size = kDdpBucketSize;
 
   [[nodiscard]] PipelineShape shape() const;
   // GPUs per plan device (the tensor-parallel degree).
@@ -90,11 +103,17 @@ struct LoweredIteration {
   // [virtual stage][micro-batch][replica · ranks + rank]
   std::vector<std::vector<std::vector<TaskId>>> forward;
   std::vector<std::vector<std::vector<TaskId>>> recompute;  // empty without re-materialization
+  // A backward step split into gradient buckets (overlap_all_reduce) is its first piece here (the
+  // task the incoming gradients wait for) and its last piece in backward_end (what the outgoing
+  // gradients wait for); an unsplit step is the same task in both.
   std::vector<std::vector<std::vector<TaskId>>> backward;
+  std::vector<std::vector<std::vector<TaskId>>> backward_end;
   // [boundary][micro-batch]: the split-concat transfers, one per overlapping (source, destination) replica pair
   std::vector<std::vector<std::vector<TaskId>>> activation_transfers;
   std::vector<std::vector<std::vector<TaskId>>> gradient_transfers;
-  std::vector<std::optional<TaskId>> all_reduce;  // [virtual stage]; none for one replica or no parameters
+  // [virtual stage]: the chunk's last all-reduce (its lowest bucket; rank 0's with tensor
+  // parallelism), none for one replica or no parameters
+  std::vector<std::optional<TaskId>> all_reduce;
   std::vector<std::vector<TaskId>> optimizer;     // [stage][replica]
 };
 

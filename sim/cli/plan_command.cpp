@@ -64,6 +64,29 @@ int run_plan_command(const PlanCommandOptions& options) {
     for (std::size_t i = 0; i < std::min(kShown, report.plan.ranking.size()); ++i)
       std::cout << fmt::format("  {:>2}. {}\n", i + 1, report.plan.ranking[i]);
   }
+  if (!report.plan.reranked.empty()) {
+    // The plans Formula 2 kept, in its order, with the estimator's time that chose among them.
+    if (report.planner == "explicit")
+      std::cout << "the given stages under both estimates:\n";
+    else
+      std::cout << fmt::format("kept by Formula 2 ({}), re-ranked by the pipeline estimator (* chosen):\n",
+                               report.plan.reranked.size());
+    std::cout << fmt::format("  {:>11} {:>11}  {}\n", "Formula 2", "estimator", "plan");
+    // The first ten by Formula 2, and the chosen one wherever it ranks.
+    constexpr std::size_t kShown = 10;
+    std::size_t hidden = 0;
+    for (std::size_t i = 0; i < report.plan.reranked.size(); ++i) {
+      const PlanResult::RankedPlan& kept = report.plan.reranked[i];
+      const bool chosen = kept.plan == report.plan.plan;
+      if (i >= kShown && !chosen) {
+        ++hidden;
+        continue;
+      }
+      std::cout << fmt::format("{} {:>11} {:>11}  {}\n", chosen ? "*" : " ", format_seconds(kept.formula2),
+                               format_seconds(kept.estimate), kept.plan.describe(gpus));
+    }
+    if (hidden > 0) std::cout << fmt::format("  … {} more not shown\n", hidden);
+  }
   if (!report.plan.feasible) {
     std::cout << fmt::format("infeasible: {}\n", report.plan.reason);
     return 0;

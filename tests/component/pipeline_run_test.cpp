@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "models/hardware/catalog.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
@@ -129,6 +130,69 @@ TEST(PipelineRun, AnInfeasiblePlanSimulatesNothingAndSaysWhy) {
   EXPECT_EQ(summary["pipeline"]["reason"], reason);
   EXPECT_FALSE(summary["pipeline"].contains("stages"));
   EXPECT_EQ(summary["makespan_s"], 0.0);
+}
+
+// ---- the gradient all-reduce overlapped with the last backward -------------------------------------
+
+// One stage replicated on two GPUs of an NVSwitch box (50 GB/s per GPU port, no latency), two
+// layers of t_f = 10 ms, t_b = 20 ms per sample and 100 MB of fp32 parameters each, 100 MB buckets
+// (one per layer), SGD; global batch 4 in M = 2 micro-batches of 2, so each replica runs 1 sample.
+// A 100 MB ring all-reduce over 2 GPUs is 2 steps of 50 MB at 50 GB/s: 2 ms (simulation_test.cpp).
+std::string overlapped_stage(bool overlap) {
+  return std::string(R"(name: overlapped-stage
+cluster:
+  node_types:
+    box:
+      gpu: V100-16GB
+      gpus_per_node: 2
+      fabric: nvswitch
+      gpu_link: {bandwidth: "50GB/s", latency: "0s"}
+      nic: {bandwidth: "25GB/s", latency: "2us"}
+  nodes: [{type: box}]
+workload:
+  kind: pipeline
+  model:
+    measured_on: V100-16GB
+    measured_batch: 1
+    layers:
+      - {name: first, forward_time: "10ms", backward_time: "20ms", parameter_bytes: "100MB"}
+      - {name: second, forward_time: "10ms", backward_time: "20ms", parameter_bytes: "100MB"}
+  global_batch: 4
+  micro_batches: 2
+  schedule: 1f1b
+  stages: [{layers: 2, gpus: 2}]
+  bucket_size: "100MB"
+  optimizer: sgd
+  collective_algorithm: ring
+  overlap: )") + (overlap ? "true" : "false") + "\n";
+}
+
+double sgd_step_time() {
+  // Read weights and gradients, write weights: 3 × 200 MB at the V100's memory bandwidth.
+  const GpuSpec* v100 = HardwareCatalog::builtin().find_gpu("V100-16GB");
+  return 3 * 200e6 / v100->memory_bandwidth.value();
+}
+
+TEST(PipelineRun, WithoutOverlapTheAllReduceFollowsTheLastBackward) {
+  // Each GPU: F(mb0) 0–20 ms, B(mb0) 20–60, F(mb1) 60–80, B(mb1) 80–120 ms; then both 2 ms
+  // all-reduces one after the other, 120–124 ms, then the SGD step.
+  const Scenario scenario = load(overlapped_stage(false));
+  const SimulationResult result = run_scenario(scenario, {});
+  EXPECT_NEAR(result.makespan_s, 0.124 + sgd_step_time(), kExact);
+}
+
+TEST(PipelineRun, TheOverlappedAllReduceHidesBehindTheLastBackward) {
+  // Gradients accumulate over the micro-batches, so only mb1's backward can hide the all-reduce. It
+  // runs as one piece per bucket: "second" 80–100 ms, whose bucket is all-reduced 100–102 ms while
+  // "first" runs 100–120 ms; then first's bucket 120–122 ms. The hidden part is second's 2 ms, so
+  // the iteration is the time without overlap minus 2 ms: 0.124 − 0.002 = 0.122 s + the SGD step.
+  const Scenario scenario = load(overlapped_stage(true));
+  const SimulationResult result = run_scenario(scenario, {});
+  EXPECT_NEAR(result.makespan_s, 0.124 - 0.002 + sgd_step_time(), kExact);
+  std::vector<std::string> all_reduces;
+  for (const Task& task : result.graph.tasks())
+    if (task.is_collective()) all_reduces.push_back(task.label);
+  EXPECT_EQ(all_reduces, (std::vector<std::string>{"all-reduce s0 bucket 0", "all-reduce s0 bucket 1"}));
 }
 
 // ---- Ada-Grouper ------------------------------------------------------------------------------------

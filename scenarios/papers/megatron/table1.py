@@ -7,7 +7,8 @@
 
 Rows, FLOP formula and implied iteration times: /work/shared/research/megatron-targets.md. One
 configuration rule for every row (no per-row constants): micro-batch size 1, interleaved 1F1B with 2
-model chunks per stage where PP > 1, full recomputation, TP groups inside a DGX node, DP over the rest.
+model chunks per stage where PP > 1, full recomputation, TP groups inside a DGX node, DP over the rest,
+its all-reduce after the pipeline (not overlapped, as Megatron-LM ran it then).
 """
 import json
 import pathlib
@@ -63,7 +64,8 @@ def scenario(i, row):
 # {gpus} A100-80GB (DGX A100 nodes: NVSwitch, 8 × HDR InfiniBand), TP {tp} × PP {pp} × DP {dp}, global
 # batch {batch}. Paper: {tflops} TFLOP/s per GPU, so {implied:.2f} s per iteration by its FLOP formula
 # (targets: /work/shared/research/megatron-targets.md). Written by table1.py (one rule for all rows:
-# micro-batch {MICRO_BATCH}, interleaved 1F1B with 2 chunks when PP > 1, full recomputation).
+# micro-batch {MICRO_BATCH}, interleaved 1F1B with 2 chunks when PP > 1, full recomputation, no
+# overlap of the data-parallel all-reduce).
 name: megatron-table1-{name(i, row)}
 description: "Megatron-LM SC'21 Table 1 row {i + 1}: GPT {params}B, TP {tp} x PP {pp} x DP {dp} on {gpus} A100"
 
@@ -89,6 +91,9 @@ workload:
   planner: {{name: uniform, stages: {pp}}}
   tensor_parallel: {tp}
   recompute: full
+  # Megatron-LM of the paper (DDP_impl local) all-reduces the data-parallel gradients after the
+  # pipeline's last backward (training.py: allreduce_gradients() after forward_backward_func).
+  overlap: false
 
 # The one A100 calibration: the shipped table (data/calibration/A100-80GB-SXM.yaml), the same for
 # every row and for the vTrain table (vtrain/).

@@ -71,6 +71,11 @@ void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSp
   if (map.has("stages") && !spec.planner.empty() && spec.planner != "uniform")
     reader.error(map.get("stages"), fmt::format("only the uniform planner takes 'stages'; planner '{}' chooses them",
                                                  spec.planner));
+  if (auto rerank = map.integer("rerank", 1, 1 << 10)) spec.planner_rerank = static_cast<int>(*rerank);
+  if (map.has("rerank") && !spec.planner.empty() && spec.planner != "dapple" && spec.planner != "pipeline-mapping")
+    reader.error(map.get("rerank"), fmt::format("only the dapple and pipeline-mapping planners take 'rerank'; "
+                                                 "planner '{}' does not re-rank",
+                                                 spec.planner));
   map.finish();
 }
 
@@ -191,6 +196,8 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   spec.optimizer = training.optimizer;
   spec.collective_algorithm = training.collective_algorithm;
   spec.framework_overhead = map.quantity<Bytes>("framework_overhead").value_or(Bytes(0));
+  spec.bucket_size = map.quantity<Bytes>("bucket_size").value_or(spec.bucket_size);
+  if (spec.bucket_size.value() <= 0) reader.error(map.get("bucket_size"), "bucket_size must be positive");
   if (YAML::Node schedule = map.require("schedule"); schedule.IsDefined()) read_schedule(reader, schedule, spec);
   read_tensor_parallel(reader, map, spec, cluster);
   const bool has_planner = map.has("planner");
@@ -199,6 +206,9 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
     reader.error(map.node(), "give exactly one of 'planner' (a name of `dnnsim list planners`) and 'stages' (explicit)");
   if (has_planner) read_planner(reader, map.get("planner"), spec);
   if (has_stages) read_stages(reader, map.get("stages"), spec, cluster);
+  // The megatron planner prices the data-parallel all-reduce after the pipeline, as Megatron-LM's
+  // default runs it (planners/megatron), so its plans run that way unless the scenario says otherwise.
+  spec.overlap = map.boolean("overlap").value_or(spec.planner != "megatron");
   if (spec.planner == "megatron") {
     for (const char* key : {"tensor_parallel", "sequence_parallel", "recompute"})
       if (map.has(key))

@@ -15,6 +15,8 @@ namespace dnnsim {
 PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const PipelinePlan& plan,
                                         const std::optional<TensorParallelOptions>& tensor_parallel) {
   PipelineWorkload workload{spec.model, plan, spec.dtype, spec.precision, spec.optimizer, spec.collective_algorithm};
+  workload.overlap_all_reduce = spec.overlap;
+  workload.bucket_size = spec.bucket_size;
   if (tensor_parallel) {
     workload.transformer = transformer_shape(spec.model);
     workload.tensor_parallel = *tensor_parallel;
@@ -67,6 +69,10 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
                                                      ? recompute_checkpoint_bytes(shape, 1, spec.tensor_parallel)
                                                      : Bytes(0));
   }
+  request.overlap_all_reduce = spec.overlap;
+  request.bucket_size = spec.bucket_size;
+  request.schedule = setup.schedule;
+  request.rerank = spec.planner_rerank;
   request.chunks_per_stage = setup.schedule->chunks();
   request.stages = spec.planner_stages;
   if (std::vector<std::size_t> blocks = block_boundaries(request.model); blocks.size() < request.model.layers.size() + 1)
@@ -93,9 +99,20 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     }
     // The planners' own score of the given stages, so that `dnnsim plan` can set a hand-made plan
     // beside a planner's under one cost model; memory is left to the simulation to measure.
-    result.predicted_iteration_time = evaluate_plan(StageCostModel(request), result.plan).latency;
+    const StageCostModel cost(request);
+    result.predicted_iteration_time = evaluate_plan(cost, result.plan).latency;
     result.cost_model = result.plan.chunks_per_stage() > 1 ? "DAPPLE Formula 2 over the virtual stages (a bound)"
                                                             : "DAPPLE Formula 2";
+    // And the pipeline estimator's time, which the re-ranking planners choose by, to set beside
+    // theirs, when the schedule can run the plan (otherwise the check below reports it).
+    const PipelineShape shape{static_cast<int>(result.plan.stages.size()), result.plan.micro_batches, 1};
+    if (result.plan.chunks_per_stage() == 1 && setup.schedule->chunks() == 1 &&
+        setup.schedule->unsupported(shape).empty()) {
+      std::vector<StageSpec> stages;
+      for (const PipelineStage& stage : result.plan.stages) stages.push_back(StageSpec{stage.chunks[0], stage.devices});
+      result.reranked.push_back(
+          PlanResult::RankedPlan{result.plan, result.predicted_iteration_time, estimate_synchronous(cost, stages)});
+    }
     result.feasible = true;
   } else {
     setup.report.planner = spec.planner;

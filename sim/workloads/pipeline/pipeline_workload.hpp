@@ -30,11 +30,15 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   Precision precision = Precision::fp32;
   Optimizer optimizer = Optimizer::adam;
   std::string collective_algorithm;  // the stages' gradient all-reduce; empty: the default rule
+  // The gradient all-reduce bucketed and overlapped with the last backward (pipeline_lowering.hpp).
+  bool overlap = true;
+  Bytes bucket_size = kDdpBucketSize;
   std::string schedule = "1f1b";     // a name of builtin_schedules()
   ScheduleOptions schedule_options;
   // Either a planner (with its options) or explicit stages.
   std::string planner;
   std::optional<int> planner_stages;  // uniform: the number of stages
+  int planner_rerank = PlanRequest{}.rerank;  // dapple, pipeline-mapping: PlanRequest::rerank
   std::vector<PipelineStage> stages;  // explicit: one chunk each, devices as cluster GPU indices
   // Added to every device's memory need in the planners' check (CUDA context, libraries); the
   // simulation itself measures the tasks' allocations only.

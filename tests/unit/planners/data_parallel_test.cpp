@@ -28,9 +28,10 @@ LayerModel four_layers() {
 TEST(DataParallel, BucketsFillInBackwardOrder) {
   // Backward order is l3, l2, l1, l0. With 25 MB buckets: l3 (20) + l2 (30) = 50 ≥ 25 closes the
   // first; l1 (0) + l0 (10) = 10 is what is left. With 15 MB: l3 (20); l2 (30); l1 + l0 (10).
-  EXPECT_EQ(gradient_buckets(four_layers(), Bytes(25e6)), (std::vector<std::vector<std::size_t>>{{3, 2}, {1, 0}}));
-  EXPECT_EQ(gradient_buckets(four_layers(), Bytes(15e6)),
-            (std::vector<std::vector<std::size_t>>{{3}, {2}, {1, 0}}));
+  EXPECT_EQ(gradient_buckets(four_layers(), Bytes(25e6)), (std::vector<LayerRange>{{2, 4}, {0, 2}}));
+  EXPECT_EQ(gradient_buckets(four_layers(), Bytes(15e6)), (std::vector<LayerRange>{{3, 4}, {2, 3}, {0, 2}}));
+  // Layers [1, 3) alone (a pipeline stage's): l2 (30) closes one; l1 (0) is left over.
+  EXPECT_EQ(gradient_buckets(four_layers(), Bytes(25e6), LayerRange{1, 3}), (std::vector<LayerRange>{{2, 3}, {1, 2}}));
 }
 
 TEST(DataParallel, GraphShapePerIteration) {

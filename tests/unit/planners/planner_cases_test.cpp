@@ -37,10 +37,11 @@ TEST(Formula2, PivotMovesToAHeavyFirstStage) {
 
 // Two identical layers (1 ms forward, 2 ms backward per sample, no weights, no activation) on 2 GPUs
 // of one node; global batch 4 in M = 2 micro-batches of 2.
-//  - DP: one stage, each replica 1 sample: F = 2 ms, B = 4 ms, and the ring all-reduce of no bytes
-//    still pays 2(p−1)·α = 2 µs; L = F + (M−1)(F+B) + B + AR = 12.002 ms.
-//  - straight [0,1) | [1,2): F = 2, B = 4 per stage, cut α = 1 µs each way; Q = 2 (l1 = 6 is not
-//    > l2 = 6 + 0.002), L = 2 + 0.001 + 2 + 6 + (4 + 0.001 + 4) ≈ 18 ms. DAPPLE picks DP.
+//  - DP: one stage, each replica 1 sample: F = 2 ms, B = 4 ms; no weights, so no gradient bucket to
+//    all-reduce (the overlapped all-reduce skips empty buckets, as the lowering does): AR = 0,
+//    L = F + (M−1)(F+B) + B = 12 ms, and the estimator's 1-stage timeline is M(F+B) = 12 ms too.
+//  - straight [0,1) | [1,2): F = 2, B = 4 per stage, cut α = 1 µs each way; Q = 2,
+//    L = 2 + 0.001 + 2 + 6 + (4 + 0.001 + 4) ≈ 18 ms. DAPPLE picks DP.
 TEST(DapplePlanner, PicksDataParallelWithoutWeights) {
   LayerModel model;
   model.measured_on = "V100-16GB";
@@ -51,8 +52,77 @@ TEST(DapplePlanner, PicksDataParallelWithoutWeights) {
     ASSERT_TRUE(result.feasible) << result.reason;
     ASSERT_EQ(result.plan.stages.size(), 1u) << name;
     EXPECT_EQ(result.plan.stages[0].devices.size(), 2u);
-    EXPECT_NEAR(result.predicted_iteration_time.value(), 12.002e-3, 1e-12);
+    EXPECT_NEAR(result.predicted_iteration_time.value(), 12e-3, 1e-12);
     EXPECT_GT(result.statistics.candidates, 1u);
+  }
+}
+
+// Two V100s in one node joined at 150 GB/s with no latency, so a cut of no bytes costs nothing and
+// a ring all-reduce of S bytes over the two takes 2 steps of S/2: S / 150 GB/s.
+ClusterView two_gpus_without_latency() {
+  ClusterView cluster = hierarchical_cluster(1, 2);
+  for (auto& row : cluster.paths)
+    for (PathCost& path : row) path.latency = Seconds(0);
+  return cluster;
+}
+
+TEST(StageCost, TheOverlappedAllReduceCountsOnlyWhatOutlastsTheBackward) {
+  // One stage of two layers on both GPUs, micro-batch of 2: each replica backpropagates 1 sample,
+  // the top layer l1 in 1 ms, then l0 in 3 ms (B = 4 ms). 25 MB buckets: l1's 300 MB, then l0's
+  // 75 MB, all-reduced in 2 ms and 0.5 ms. Bucket l1 is ready at 1 ms and done at 3; bucket l0 is
+  // ready at 4 ms (the end of the backward) and done at 4.5: 0.5 ms outlast the backward. Without
+  // overlap both follow the backward: 2.5 ms. The backward hides 2 ms.
+  LayerModel model;
+  model.measured_on = "V100-16GB";
+  model.layers = {measured_layer(1, 3, 75, 0), measured_layer(1, 1, 300, 0)};
+  PlanRequest request = make_request(model, two_gpus_without_latency(), 2, 1);
+  const std::vector<DeviceId> both{0, 1};
+  EXPECT_NEAR(StageCostModel(request).all_reduce({0, 2}, both).value(), 0.5e-3, 1e-12);
+  request.overlap_all_reduce = false;
+  EXPECT_NEAR(StageCostModel(request).all_reduce({0, 2}, both).value(), 2.5e-3, 1e-12);
+}
+
+// A near-tie that Formula 2 settles on its own error. Two layers on the two GPUs above: l0 with
+// t_f = 0.5, t_b = 1 ms per sample and 375 MB of weights, l1 with 0.25 and 0.75 ms and none; no
+// activations; global batch 8 in M = 4 micro-batches of 2. The search's plans: DP and the straight cut.
+//  - straight [0,1) | [1,2), one GPU each, 2 samples: F0 = 1, B0 = 2, F1 = 0.5, B1 = 1.5 ms; no
+//    all-reduce, free cuts. Formula 2: L(Q = 0) = F0 + 3(F0 + B0) + B0 = 12 ms, L(Q = 1) = F0 + F1
+//    + 3(F1 + B1) + B0 + B1 = 11 ms, so 12 ms. Under 1F1B stage 0 runs F(mb0) 0–1, F(mb1) 1–2, but
+//    mb0's gradient is back only at F0 + F1 + B1 = 3 ms: a 1 ms bubble Formula 2 leaves out. Then
+//    each stage-0 backward waits for its gradient: B(mb0) 3–5, F(mb2) 5–6, B(mb1) 6–8, F(mb3) 8–9,
+//    B(mb2) 9–11, B(mb3) 11–13. The estimator: 13 ms.
+//  - DP [0,2) on both, 1 sample each: F = 0.75, B = 1.75 ms, M(F + B) = 10 ms; l0's 375 MB are one
+//    bucket, ready at the end of the backward, so its all-reduce, 375 MB / 150 GB/s = 2.5 ms, is all
+//    exposed: 12.5 ms for Formula 2 and for the estimator alike (no bubble in one stage).
+// Formula 2 prefers the straight plan (12 < 12.5 ms), the estimator DP (12.5 < 13 ms).
+TEST(DapplePlanner, ReRankingChoosesThePlanTheEstimatorPrefers) {
+  LayerModel model;
+  model.measured_on = "V100-16GB";
+  model.layers = {measured_layer(0.5, 1, 375, 0), measured_layer(0.25, 0.75, 0, 0)};
+  PlanRequest request = make_request(model, two_gpus_without_latency(), 8, 4);
+  for (const std::string name : {"dapple", "pipeline-mapping"}) {
+    SCOPED_TRACE(name);
+    request.rerank = 1;  // Formula 2 alone: the straight plan
+    const PlanResult alone = builtin_planners().at(name).value->plan(request);
+    ASSERT_TRUE(alone.feasible) << alone.reason;
+    EXPECT_EQ(alone.plan.stages.size(), 2u);
+    EXPECT_NEAR(alone.predicted_iteration_time.value(), 12e-3, 1e-12);
+    EXPECT_TRUE(alone.reranked.empty());
+
+    request.rerank = 4;
+    const PlanResult reranked = builtin_planners().at(name).value->plan(request);
+    ASSERT_TRUE(reranked.feasible) << reranked.reason;
+    ASSERT_EQ(reranked.plan.stages.size(), 1u);
+    EXPECT_EQ(reranked.plan.stages[0].devices.size(), 2u);
+    EXPECT_NEAR(reranked.predicted_iteration_time.value(), 12.5e-3, 1e-12);
+    // Both kept plans, by Formula 2 first, each with both estimates.
+    ASSERT_EQ(reranked.reranked.size(), 2u);
+    EXPECT_EQ(reranked.reranked[0].plan.stages.size(), 2u);
+    EXPECT_NEAR(reranked.reranked[0].formula2.value(), 12e-3, 1e-12);
+    EXPECT_NEAR(reranked.reranked[0].estimate.value(), 13e-3, 1e-12);
+    EXPECT_EQ(reranked.reranked[1].plan.stages.size(), 1u);
+    EXPECT_NEAR(reranked.reranked[1].formula2.value(), 12.5e-3, 1e-12);
+    EXPECT_NEAR(reranked.reranked[1].estimate.value(), 12.5e-3, 1e-12);
   }
 }
 

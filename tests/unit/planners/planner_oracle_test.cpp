@@ -78,9 +78,10 @@ void check_formula2_planner(const Planner& planner, const std::function<std::uni
   std::mt19937 random(20240611);
   for (const Instance& instance : small_instances())
     for (int trial = 0; trial < 5; ++trial) {
-      const PlanRequest request = make_request(random_model(random, instance.layers),
-                                               hierarchical_cluster(instance.nodes, instance.per_node),
-                                               instance.global_batch, instance.micro_batches);
+      PlanRequest request = make_request(random_model(random, instance.layers),
+                                         hierarchical_cluster(instance.nodes, instance.per_node),
+                                         instance.global_batch, instance.micro_batches);
+      request.rerank = 1;  // the Formula 2 search alone (the re-ranking: planner_cases_test.cpp)
       const PlanResult result = planner.plan(request);
       expect_plan_matches(result, request);
       const StageCostModel cost(request);

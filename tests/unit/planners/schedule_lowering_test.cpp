@@ -99,6 +99,53 @@ TEST(PipelineLowering, TaskCountsOfAReplicatedStage) {
   EXPECT_EQ(graph.task(lowered.optimizer[0][1]).deps, std::vector<TaskId>{*lowered.all_reduce[0]});
 }
 
+TEST(PipelineLowering, TheLastBackwardOfAReplicatedStageIsSplitIntoGradientBuckets) {
+  // M = 2 micro-batches of 4, 8 MB buckets. Stage 0 (layers [0, 2), 4 and 8 MB, two replicas):
+  // walking down, l1's 8 MB close a bucket, l0's 4 MB are the rest, so its last backward (mb1) is
+  // two pieces per replica, l1 then l0, each all-reduced as soon as both replicas ran it. Stage 1
+  // (one replica) has no all-reduce and stays whole. Tasks: the 24 of the unsplit case (above) + one
+  // piece per replica + one all-reduce = 27.
+  PipelineWorkload workload = two_to_one(2, 4);
+  workload.bucket_size = Bytes(8e6);
+  TaskGraph graph;
+  for (const auto& name : kThreeDevices) graph.add_device(name);
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make("1f1b"), 0);
+  EXPECT_EQ(graph.tasks().size(), 27u);
+  EXPECT_TRUE(graph.validate().empty());
+  const auto& first = lowered.backward[0][1];
+  const auto& last = lowered.backward_end[0][1];
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(last.size(), 2u);
+  for (int q = 0; q < 2; ++q) {
+    const Task& top = graph.task(first[q]);
+    const Task& bottom = graph.task(last[q]);
+    EXPECT_EQ(top.label, "bwd s0 mb1 bucket 0");
+    EXPECT_EQ(bottom.label, "bwd s0 mb1 bucket 1");
+    // Each piece is one 20 ms layer on the replica's 2 samples; the last frees the step's
+    // activations (1 + 2 MB per sample × 2 samples), the first nothing.
+    EXPECT_NEAR(std::get<Compute>(top.op).measured_time->value(), 0.040, 1e-15);
+    EXPECT_NEAR(std::get<Compute>(bottom.op).measured_time->value(), 0.040, 1e-15);
+    EXPECT_DOUBLE_EQ(top.free_bytes.value(), 0.0);
+    EXPECT_DOUBLE_EQ(bottom.free_bytes.value(), 6e6);
+    // The incoming gradient pieces feed the first piece.
+    EXPECT_FALSE(top.deps.empty());
+  }
+  // Stage 1 and stage 0's first backward are not split.
+  EXPECT_EQ(lowered.backward[1][1], lowered.backward_end[1][1]);
+  EXPECT_EQ(lowered.backward[0][0], lowered.backward_end[0][0]);
+  std::vector<const Task*> all_reduces;
+  for (const Task& task : graph.tasks())
+    if (task.is_collective()) all_reduces.push_back(&task);
+  ASSERT_EQ(all_reduces.size(), 2u);
+  EXPECT_DOUBLE_EQ(std::get<Collective>(all_reduces[0]->op).size.value(), 8e6);
+  EXPECT_EQ(all_reduces[0]->deps, first);
+  EXPECT_DOUBLE_EQ(std::get<Collective>(all_reduces[1]->op).size.value(), 4e6);
+  EXPECT_EQ(all_reduces[1]->deps, last);
+  // The chunk's last all-reduce (what the Ada-Grouper observation reads) is the lowest bucket's.
+  ASSERT_TRUE(lowered.all_reduce[0].has_value());
+  EXPECT_EQ(&graph.task(*lowered.all_reduce[0]), all_reduces[1]);
+}
+
 TEST(PipelineLowering, UnevenSplitConcatPieces) {
   // Micro-batch of 5 samples: stage 0 with 2 replicas holds [0, 3) and [3, 5); stage 1 with 3
   // replicas [0, 2), [2, 4), [4, 5). Overlaps: (0→0) 2, (0→1) 1, (1→1) 1, (1→2) 1 samples, each × layer
