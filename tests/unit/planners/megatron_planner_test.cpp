@@ -34,7 +34,9 @@ TEST(MegatronPlanner, EveryFittingCandidateIsAValidSplitThatFits) {
     EXPECT_GE(c.tensor * c.pipeline, 2);
     EXPECT_LE(c.memory.value(), 16.0 * (1 << 30));
     EXPECT_EQ(64 % (c.data * c.micro_batch), 0);
-    if (i > 0) EXPECT_LE(search.fitting[i - 1].predicted.value(), c.predicted.value());
+    if (i > 0) {
+      EXPECT_LE(search.fitting[i - 1].predicted.value(), c.predicted.value());
+    }
   }
 }
 
