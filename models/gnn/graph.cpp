@@ -171,7 +171,7 @@ CsrGraph load_metis_graph(const std::string& path) {
   DiagnosticSink sink;
   std::optional<std::uint64_t> n, m;
   bool edge_weights = false;
-  int vertex_fields = 0;  // vertex size + ncon weights before the neighbours
+  std::uint64_t vertex_fields = 0;  // vertex size + ncon weights before the neighbours
   int header_line = 0;
   NodeId node = 0;  // the node whose line comes next (0-based)
   std::vector<std::pair<NodeId, NodeId>> edges;
@@ -209,11 +209,15 @@ CsrGraph load_metis_graph(const std::string& path) {
       n = fields[0];
       m = fields[1];
       const std::uint64_t format = fields[2];
-      if (count >= 3 && (format % 10 > 1 || format / 10 % 10 > 1 || format / 100 % 10 > 1 || format > 111))
+      if (count >= 3 && (format % 10 > 1 || format / 10 % 10 > 1 || format / 100 % 10 > 1 || format > 111)) {
+        // The lines' layout depends on fmt: with a bad one they cannot be read.
         sink.error({path, line_number, 1},
                    fmt::format("fmt '{}' must be three 0/1 digits (vsize, vwgt, ewgt)", format));
+        n = 0;
+        return;
+      }
       edge_weights = format % 10 == 1;
-      vertex_fields = static_cast<int>(format / 100 % 10) + (format / 10 % 10 == 1 ? static_cast<int>(fields[3]) : 0);
+      vertex_fields = format / 100 % 10 + (format / 10 % 10 == 1 ? fields[3] : 0);
       return;
     }
     if (node >= *n) {
@@ -221,8 +225,15 @@ CsrGraph load_metis_graph(const std::string& path) {
         sink.error({path, line_number, cursor.column()}, fmt::format("more node lines than the {} in the header", *n));
       return;
     }
-    for (int i = 0; i < vertex_fields; ++i) {
-      const int column = (cursor.skip_blanks(), cursor.column());
+    for (std::uint64_t i = 0; i < vertex_fields; ++i) {
+      cursor.skip_blanks();
+      // One error for a short line, not one per missing field: ncon can be as large as the header says.
+      if (cursor.at_end()) {
+        sink.error({path, line_number, cursor.column()},
+                   fmt::format("the line ends after {} of its {} vertex size and weight fields", i, vertex_fields));
+        break;
+      }
+      const int column = cursor.column();
       if (!parse_unsigned(cursor.token())) sink.error({path, line_number, column}, "expected a vertex size or weight");
     }
     while (!cursor.at_end()) {

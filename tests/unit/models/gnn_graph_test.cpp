@@ -117,6 +117,15 @@ TEST(GnnGraph, UnknownExtensionAndMissingFileAreErrors) {
   EXPECT_THROW((void)load_graph_file("/nonexistent/g.edges"), InputError);
 }
 
+// A header whose ncon is four billion (fmt 010: vertex weights) with short node lines: one error a
+// line, found at once, not one per missing field (the fuzzer found the timeout).
+TEST(GnnGraph, MetisHugeNconIsOneErrorPerLine) {
+  const auto d = diagnostics_thrown_by([] { (void)load_metis_graph(write_file("g.metis", "2 1 010 4000000000\n1 2\n1 1\n")); });
+  ASSERT_EQ(d.size(), 2u);
+  expect_error(d[0], 2, 4, "the line ends after 2 of its 4000000000 vertex size and weight fields");
+  expect_error(d[1], 3, 4, "the line ends after 2 of its 4000000000 vertex size and weight fields");
+}
+
 // Cora as shipped survives the binary CSR format unchanged.
 TEST(GnnGraph, CsrRoundTripsCora) {
   const CsrGraph cora = load_edge_list(kPlanetoid + "cora.edges");
