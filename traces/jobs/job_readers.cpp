@@ -1,6 +1,7 @@
 #include "traces/jobs/job_readers.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <set>
 
@@ -348,6 +349,16 @@ JobTrace read_dnnsim_csv(const JobTraceFiles& files) {
       auto duration = optional_number(duration_col, 0.0);
       auto iterations = optional_number("iterations", 0.0);
       auto batch = optional_number("batch_size", 1.0);
+      // GPU and batch counts are ints: larger values are errors, not undefined conversions.
+      constexpr double kMaxCount = std::numeric_limits<int>::max();
+      if (batch && *batch > kMaxCount) {
+        sink.error(table.where(row, table.optional_field(row, "batch_size")), fmt::format("batch_size {:g} is too large", *batch));
+        batch.reset();
+      }
+      if (gpus && static_cast<double>(*gpus) > kMaxCount) {
+        sink.error({files.file, row.line, 1}, fmt::format("{} GPUs is too many", *gpus));
+        gpus.reset();
+      }
       if (!duration && !iterations)
         sink.error({files.file, row.line, 1}, "job without work: give duration_s or iterations");
       if (!id || !submit || !gpus) continue;

@@ -187,6 +187,11 @@ std::optional<long long> LocatedCsv::integer(const LocatedCsvRow& row, const std
       sink.error(where(row, f), fmt::format("{}: expected an integer, found '{}'", column, f->text));
       return std::nullopt;
     }
+    // Beyond ±2^63 the conversion would be undefined (the fuzzer's 2.64e+111).
+    if (!(std::abs(real) < 9.2e18)) {
+      sink.error(where(row, f), fmt::format("{}: {} is out of the integer range", column, f->text));
+      return std::nullopt;
+    }
     value = static_cast<long long>(real);
   }
   if (value < min) {
