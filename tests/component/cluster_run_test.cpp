@@ -185,6 +185,22 @@ TEST(ClusterRun, GandivaFiveJobs) {
   EXPECT_EQ(times.at("e").preemptions, 1);
 }
 
+// Jobs a and b of the packing tests below on one V100 under Gandiva with packing, Gavel's tables;
+// `extra`: more workload keys.
+std::vector<JobOutcome> run_packed_pair(const std::string& extra) {
+  const std::string gavel = std::string(DNNSIM_SOURCE_DIR) + "/../shared/data/traces/gavel/simulation_throughputs.json";
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,iterations,model\n"
+                                                            "a,0,1,1030.0256432,ResNet-18 (batch size 256)\n"
+                                                            "b,10,1,3235.33843289,ResNet-18 (batch size 16)\n");
+  const Scenario scenario = testing::load(
+      "name: t\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-25G}}\n"
+      "  nodes:\n    - {type: n, count: 1}\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: cluster\n"
+      "  trace: {format: dnnsim, file: " + trace + "}\n  speed: {source: gavel, tables: " + gavel + "}\n" + extra +
+      "  scheduler: {name: gandiva, quantum_s: 60, packing: 1}\noutputs: {trace: false, tasks_csv: false}\n");
+  const SimulationResult result = run_scenario(scenario, {});
+  return dynamic_cast<const ClusterRunReport&>(*result.workload_result).sim.jobs;
+}
+
 // Gandiva's packing with Gavel's measured co-locations (v100 table): on one V100, a =
 // ResNet-18 (batch 256) from 0 with 100 s of work (1,030.0256 iterations at 10.300256 steps/s), b =
 // ResNet-18 (batch 16) from 10 with 100 s of work (3,235.3384 at 32.353384 steps/s). Beside b, a keeps
@@ -193,17 +209,7 @@ TEST(ClusterRun, GandivaFiveJobs) {
 // and does the remaining 31.973 s alone: it ends at 131.973 (without packing it would wait: 100–200).
 // The 60 s round keeps both (a pair holds one GPU).
 TEST(ClusterRun, GandivaPacksTwoJobsOnOneGpu) {
-  const std::string gavel = std::string(DNNSIM_SOURCE_DIR) + "/../shared/data/traces/gavel/simulation_throughputs.json";
-  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,iterations,model\n"
-                                                            "a,0,1,1030.0256432,ResNet-18 (batch size 256)\n"
-                                                            "b,10,1,3235.33843289,ResNet-18 (batch size 16)\n");
-  const Scenario scenario = testing::load(
-      "name: t\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-25G}}\n"
-      "  nodes:\n    - {type: n, count: 1}\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: cluster\n"
-      "  trace: {format: dnnsim, file: " + trace + "}\n  speed: {source: gavel, tables: " + gavel + "}\n"
-      "  scheduler: {name: gandiva, quantum_s: 60, packing: 1}\noutputs: {trace: false, tasks_csv: false}\n");
-  const SimulationResult result = run_scenario(scenario, {});
-  const auto& jobs = dynamic_cast<const ClusterRunReport&>(*result.workload_result).sim.jobs;
+  const std::vector<JobOutcome> jobs = run_packed_pair("");
   EXPECT_NEAR(jobs[0].end, 100.0, 1e-3);
   EXPECT_NEAR(jobs[1].start, 10.0, 1e-9);
   EXPECT_NEAR(jobs[1].end, 100.0 + 100.0 - 90.0 / 1.322995309766805, 1e-3);
@@ -217,17 +223,7 @@ TEST(ClusterRun, GandivaPacksTwoJobsOnOneGpu) {
 // change of speed applies from the next batch). Then the remaining 3,235.338 − 7 × 323 = 974.338
 // iterations alone take 30.115 s: b ends at 132.572 (job level: 131.973).
 TEST(ClusterRun, GandivaPackingInNetworkModeAppliesPerBatch) {
-  const std::string gavel = std::string(DNNSIM_SOURCE_DIR) + "/../shared/data/traces/gavel/simulation_throughputs.json";
-  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,iterations,model\n"
-                                                            "a,0,1,1030.0256432,ResNet-18 (batch size 256)\n"
-                                                            "b,10,1,3235.33843289,ResNet-18 (batch size 16)\n");
-  const Scenario scenario = testing::load(
-      "name: t\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-25G}}\n"
-      "  nodes:\n    - {type: n, count: 1}\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: cluster\n"
-      "  trace: {format: dnnsim, file: " + trace + "}\n  speed: {source: gavel, tables: " + gavel + "}\n"
-      "  network: true\n  batch: \"10s\"\n  scheduler: {name: gandiva, quantum_s: 60, packing: 1}\noutputs: {trace: false, tasks_csv: false}\n");
-  const SimulationResult result = run_scenario(scenario, {});
-  const auto& jobs = dynamic_cast<const ClusterRunReport&>(*result.workload_result).sim.jobs;
+  const std::vector<JobOutcome> jobs = run_packed_pair("  network: true\n  batch: \"10s\"\n");
   EXPECT_NEAR(jobs[0].end, 100.0, 1e-3);
   EXPECT_NEAR(jobs[1].end, 132.57236, 1e-3);
 }
