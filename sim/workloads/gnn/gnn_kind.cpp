@@ -119,7 +119,6 @@ void read_cache(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec, c
   } else if (has_fraction) {
     size_node = map.get("fraction");
     if (auto fraction = map.number("fraction", 0, 1)) {
-      spec.cache_fraction = *fraction;
       spec.setup.cache_nodes_per_server = static_cast<std::uint64_t>(*fraction * spec.node_count);
       per_gpu_bytes = static_cast<double>(spec.setup.cache_nodes_per_server) / spec.gpus_per_node * feature_bytes;
     }

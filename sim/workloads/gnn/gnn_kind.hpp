@@ -54,7 +54,6 @@ struct GnnWorkload : WorkloadSpec {
   double training_fraction = 1;
   std::string partitioner = "hash";
   gnn::EpochSetup setup;  // servers, GPUs, sampler, fan-outs, ordering, cache, epochs (seed: the run's)
-  std::optional<double> cache_fraction;  // of the graph's nodes, per server; else setup.cache_nodes_per_server
   gnn::GnnLayerKind layer = gnn::GnnLayerKind::sage;
   std::string layer_name = "sage";
   std::uint32_t hidden = 256, classes = 2;
