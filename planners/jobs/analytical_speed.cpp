@@ -1,6 +1,7 @@
 #include "planners/jobs/analytical_speed.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -8,6 +9,7 @@
 #include "models/cost/compute_cost.hpp"
 #include "models/dnn/zoo.hpp"
 #include "models/hardware/catalog.hpp"
+#include "planners/jobs/parameter_server.hpp"
 
 namespace dnnsim {
 
@@ -22,6 +24,11 @@ const AnalyticalSpeedModel::ModelCost& AnalyticalSpeedModel::model_cost(const Jo
   for (const Layer& layer : model.layers) {
     cost.flops_per_sample += (layer.forward_flops + layer.backward_flops).value();
     cost.bytes_per_sample += 3.0 * (layer.forward_bytes.value() > 0 ? layer.forward_bytes.value() : 2.0 * layer.activation_bytes.value());
+    cost.layers.push_back(LayerShare{layer.forward_flops.value(), layer.backward_flops.value(), layer.parameter_bytes});
+  }
+  for (LayerShare& layer : cost.layers) {
+    layer.forward /= std::max(cost.flops_per_sample, 1e-300);
+    layer.backward /= std::max(cost.flops_per_sample, 1e-300);
   }
   cost.parameters = model.parameter_bytes();
   return models_.emplace(job.model, cost).first->second;
@@ -33,8 +40,22 @@ IterationCost AnalyticalSpeedModel::iteration(const JobRecord& job, const Placem
   for (const auto& [server, count] : placement.slices) types.push_back(servers[server].gpu_type);
   std::sort(types.begin(), types.end());
   types.erase(std::unique(types.begin(), types.end()), types.end());
+  // The PS memo key: (workers, PSs, NIC, bus bandwidth) per server used, sorted.
+  std::vector<std::tuple<int, int, double, double>> tasks;
+  if (job.ps_per_worker > 0) {
+    std::map<int, std::pair<int, int>> on;
+    for (const auto& [server, count] : placement.slices) on[server].first += count;
+    for (const auto& [server, count] : placement.ps) on[server].second += count;
+    for (const auto& [server, counts] : on)
+      tasks.emplace_back(counts.first, counts.second, servers[static_cast<std::size_t>(server)].nic_bandwidth.value(),
+                         servers[static_cast<std::size_t>(server)].intra_bandwidth.value());
+    std::sort(tasks.begin(), tasks.end());
+    auto key = std::make_tuple(job.model, job.batch_size, job.ps_per_worker, tasks, types);
+    if (auto it = ps_memo_.find(key); it != ps_memo_.end()) return it->second;
+  }
   auto key = std::make_tuple(job.model, job.batch_size, placement.shape(), types);
-  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  if (job.ps_per_worker <= 0)
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
 
   const ModelCost& cost = model_cost(job);
   const int gpus = placement.gpus();
@@ -50,6 +71,10 @@ IterationCost AnalyticalSpeedModel::iteration(const JobRecord& job, const Placem
     work.dtype = Dtype::fp16;
     compute = std::max(compute, compute_time(work, *gpu, efficiency_));
   }
+  if (job.ps_per_worker > 0)
+    return ps_memo_.emplace(std::make_tuple(job.model, job.batch_size, job.ps_per_worker, tasks, types),
+                            parameter_server_iteration(job, placement, servers, compute))
+        .first->second;
   IterationCost result{compute, Seconds(0), Bytes(0)};
   const int nodes = placement.servers();
   if (gpus > 1) {
@@ -71,6 +96,21 @@ IterationCost AnalyticalSpeedModel::iteration(const JobRecord& job, const Placem
     }
   }
   return memo_.emplace(key, result).first->second;
+}
+
+IterationCost AnalyticalSpeedModel::parameter_server_iteration(const JobRecord& job, const Placement& placement,
+                                                               const std::vector<ServerInfo>& servers, Seconds compute) const {
+  Placement full = placement;
+  if (full.ps.empty()) full.ps = colocated_ps_layout(placement, default_ps_count(job, placement.gpus()));
+  const ModelCost& cost = model_cost(job);
+  std::vector<PsLayerTimes> layers;
+  for (const LayerShare& layer : cost.layers)
+    layers.push_back(PsLayerTimes{compute * layer.forward, compute * layer.backward, ps_layer_sync_time(layer.parameters, full, servers)});
+  const PsIteration iteration = ps_iteration(layers);
+  IterationCost result{iteration.forward + iteration.backward, iteration.exposed_sync(), Bytes(0)};
+  result.backward = iteration.backward;
+  result.ps_bytes = cost.parameters;
+  return result;
 }
 
 }  // namespace dnnsim

@@ -9,6 +9,10 @@
 //             (the inter-server phase of the hierarchical ring; 0 on one server).
 // With the network simulated, the cluster simulation replays sync_bytes as SimGrid flows instead of
 // using `sync`, so contention with other jobs comes from the platform.
+// Parameter-server jobs (JobRecord::ps_per_worker > 0): the same compute, split over the layers by
+// their FLOPs, and SMD's layered push/pull recursion with locality (parameter_server.hpp) on the
+// placement's PSs (or colocated_ps_layout when it has none yet); memoised by the placement's
+// per-server (workers, PSs, NIC and bus bandwidth).
 #pragma once
 
 #include <map>
@@ -27,17 +31,26 @@ class AnalyticalSpeedModel final : public JobSpeedModel {
                                         const std::vector<ServerInfo>& servers) const override;
 
  private:
+  struct LayerShare {
+    double forward = 0.0, backward = 0.0;  // fraction of the model's FLOPs
+    Bytes parameters{0};
+  };
   struct ModelCost {
+    std::vector<LayerShare> layers;
     double flops_per_sample = 0.0;
     double bytes_per_sample = 0.0;
     Bytes parameters{0};
     int default_batch = 32;
   };
   const ModelCost& model_cost(const JobRecord& job) const;
+  IterationCost parameter_server_iteration(const JobRecord& job, const Placement& placement,
+                                           const std::vector<ServerInfo>& servers, Seconds compute) const;
 
   double efficiency_;
   mutable std::map<std::string, ModelCost> models_;
   mutable std::map<std::tuple<std::string, int, std::vector<int>, std::vector<std::string>>, IterationCost> memo_;
+  mutable std::map<std::tuple<std::string, int, double, std::vector<std::tuple<int, int, double, double>>, std::vector<std::string>>, IterationCost>
+      ps_memo_;
 };
 
 }  // namespace dnnsim

@@ -10,6 +10,7 @@
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/job_speed.hpp"
 #include "planners/jobs/priority_allocation.hpp"
+#include "planners/jobs/smd.hpp"
 
 namespace dnnsim {
 namespace {
@@ -190,18 +191,6 @@ class GandivaScheduler final : public JobScheduler {
   Seconds round_;
   bool packing_;
 };
-
-// A consolidated placement of `gpus` GPUs on an empty cluster: the shape speed tables are asked for
-// when a scheduler considers a GPU count before placing.
-Placement nominal_placement(const std::vector<ServerInfo>& servers, int gpus) {
-  Placement placement;
-  for (std::size_t s = 0; s < servers.size() && gpus > 0; ++s) {
-    const int take = std::min(gpus, servers[s].gpus);
-    placement.slices.emplace_back(static_cast<int>(s), take);
-    gpus -= take;
-  }
-  return placement;
-}
 
 // Optimus-like (EuroSys'18 §4.2; DL2's re-implementation): every job that can run gets one GPU
 // (arrival order), then GPUs go one at a time to the job with the largest marginal reduction of its
@@ -437,6 +426,11 @@ void register_builtin_schedulers(SchedulerRegistry& registry) {
   registry.add("gadget-fair", "GADGET-like, utility: alpha-fair progress (alpha in [0, 1))",
                "Yu et al., GADGET, INFOCOM'22 (reconstructed, papers-cluster.md §1)",
                factory([](const SchedulerContext& ctx) { return make_gadget_scheduler(ctx, GadgetUtility::fair); }));
+  registry.add("smd",
+               "SMD-like: per job (workers, PSs) by a sum-of-ratios JCT objective, parametric loop over a multiple-choice "
+               "GPU + CPU knapsack (Cbc); non-preemptive",
+               "Yu et al., SMD, INFOCOM'21 (reconstructed, papers-cluster.md §5)",
+               factory([](const SchedulerContext& ctx) { return make_smd_scheduler(ctx); }));
 }
 
 }  // namespace dnnsim

@@ -13,6 +13,12 @@ int Placement::gpus() const {
   return total;
 }
 
+int Placement::parameter_servers() const {
+  int total = 0;
+  for (const auto& [server, count] : ps) total += count;
+  return total;
+}
+
 std::vector<int> Placement::shape() const {
   std::vector<int> result;
   for (const auto& [server, count] : slices) result.push_back(count);
@@ -23,7 +29,18 @@ std::vector<int> Placement::shape() const {
 std::string Placement::to_string() const {
   std::string text;
   for (const auto& [server, count] : slices) text += fmt::format("{}s{}:{}", text.empty() ? "" : "+", server, count);
+  for (std::size_t i = 0; i < ps.size(); ++i) text += fmt::format("{}s{}:{}", i == 0 ? " ps " : "+", ps[i].first, ps[i].second);
   return text;
+}
+
+Placement nominal_placement(const std::vector<ServerInfo>& servers, int gpus) {
+  Placement placement;
+  for (std::size_t s = 0; s < servers.size() && gpus > 0; ++s) {
+    const int take = std::min(gpus, servers[s].gpus);
+    if (take > 0) placement.slices.emplace_back(static_cast<int>(s), take);
+    gpus -= take;
+  }
+  return placement;
 }
 
 Seconds JobView::oracle_remaining() const {

@@ -26,20 +26,29 @@ struct ServerInfo {
   BytesPerSecond intra_bandwidth{0};  // GPU↔GPU inside the server, per direction (NVLink/PCIe)
   BytesPerSecond nic_bandwidth{0};    // the server's NIC, per direction
   Seconds link_latency{0};            // one hop of the inter-server network
+  int cpus = 0;                       // CPU cores, which parameter servers take (0: none declared)
 };
 
-// GPUs of one job: how many on each server. Sorted by server index, no zero counts.
+// GPUs of one job: how many on each server. Sorted by server index, no zero counts. A
+// parameter-server job (JobRecord::ps_per_worker > 0) also has its parameter servers, each taking
+// the job's ps_cores CPU cores of the server it is on.
 struct Placement {
   std::vector<std::pair<int, int>> slices;  // (server index, GPUs on it)
+  std::vector<std::pair<int, int>> ps;      // (server index, parameter servers on it); empty: none
 
   [[nodiscard]] int gpus() const;
+  [[nodiscard]] int parameter_servers() const;
   [[nodiscard]] int servers() const { return static_cast<int>(slices.size()); }
   // GPUs per server, largest first: the "placement shape" speed tables are keyed by (Pollux `22`).
   [[nodiscard]] std::vector<int> shape() const;
   [[nodiscard]] bool empty() const { return slices.empty(); }
-  [[nodiscard]] std::string to_string() const;  // "s0:4+s3:2"
+  [[nodiscard]] std::string to_string() const;  // "s0:4+s3:2", then " ps s0:1+s3:1" when it has any
   friend bool operator==(const Placement&, const Placement&) = default;
 };
+
+// A consolidated placement of `gpus` GPUs on an empty cluster (servers in index order): the shape
+// speed tables are asked for when a scheduler considers a GPU count before placing.
+[[nodiscard]] Placement nominal_placement(const std::vector<ServerInfo>& servers, int gpus);
 
 struct JobView {
   JobId id = 0;
@@ -67,6 +76,7 @@ struct ClusterState {
   Seconds now;
   std::vector<ServerInfo> servers;
   std::vector<int> free_gpus;     // per server
+  std::vector<int> free_cpus;     // per server: cores no parameter server holds
   std::vector<JobView> running;   // by id
   std::vector<JobView> queued;    // arrived, not running; by id (= submission order)
 

@@ -27,6 +27,11 @@ struct IterationCost {
   Seconds compute;      // forward + backward (+ optimizer), slowest replica
   Seconds sync;         // gradient synchronisation when alone on the links
   Bytes sync_bytes;     // bytes each replica sends per iteration (ring all-reduce: 2(n-1)/n × gradients)
+  // Parameter-server jobs (parameter_server.hpp): the backward part of `compute`, which the push/pull
+  // overlaps (`sync` is then only what is left exposed), and the gradient bytes each worker pushes
+  // (and pulls) per iteration. 0 for ring all-reduce jobs.
+  Seconds backward{0};
+  Bytes ps_bytes{0};
   [[nodiscard]] Seconds total() const { return compute + sync; }
 };
 

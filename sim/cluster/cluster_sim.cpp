@@ -11,8 +11,11 @@
 #include <deque>
 #include <iostream>
 #include <map>
+#include <numeric>
 #include <set>
 #include <stdexcept>
+
+#include "planners/jobs/parameter_server.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -60,16 +63,6 @@ struct Event {
   int generation = 0;
 };
 
-Placement nominal_placement(const std::vector<ServerInfo>& servers, int gpus) {
-  Placement placement;
-  for (std::size_t s = 0; s < servers.size() && gpus > 0; ++s) {
-    const int take = std::min(gpus, servers[s].gpus);
-    if (take > 0) placement.slices.emplace_back(static_cast<int>(s), take);
-    gpus -= take;
-  }
-  return placement;
-}
-
 class ClusterSimulation {
  public:
   explicit ClusterSimulation(const ClusterSimInput& input) : in_(input) {
@@ -77,6 +70,8 @@ class ClusterSimulation {
     for (const ServerInfo& server : in_.servers) result_.total_gpus += server.gpus;
     free_.reserve(in_.servers.size());
     for (const ServerInfo& server : in_.servers) free_.push_back(server.gpus);
+    for (const ServerInfo& server : in_.servers) free_cpus_.push_back(server.cpus);
+    const int total_cpus = std::accumulate(free_cpus_.begin(), free_cpus_.end(), 0);
     const auto& jobs = in_.trace->jobs;
     runs_.resize(jobs.size());
     for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -85,7 +80,8 @@ class ClusterSimulation {
       run.view.id = i;
       run.view.record = &record;
       run.view.gpus = record.gpus;
-      if (record.gpus > result_.total_gpus) {
+      if (record.gpus > result_.total_gpus ||
+          (record.ps_per_worker > 0 && default_ps_count(record, record.gpus) * record.ps_cores > total_cpus)) {
         run.phase = Phase::never_fits;
         continue;
       }
@@ -248,6 +244,7 @@ class ClusterSimulation {
     state.now = Seconds(now);
     state.servers = in_.servers;
     state.free_gpus = free_;
+    state.free_cpus = free_cpus_;
     for (JobId id : active_) {
       JobRun& run = runs_[id];
       if (run.phase == Phase::running) {
@@ -302,6 +299,7 @@ class ClusterSimulation {
       run.slowdown = 1;
     } else {
       for (const auto& [server, count] : run.view.placement->slices) free_[server] += count;
+      for (const auto& [server, count] : run.view.placement->ps) free_cpus_[server] += count * run.view.record->ps_cores;
       busy_ -= run.view.placement->gpus();
     }
     last_placement_[run.view.id] = run.view.placement->to_string();
@@ -362,8 +360,37 @@ class ClusterSimulation {
       }
       if (run.phase != Phase::queued)
         throw std::logic_error(fmt::format("scheduler started job {} which is not waiting", run.view.record->id));
-      start(run, decision.placement, now);
+      Placement placement = decision.placement;
+      if (!with_parameter_servers(run, placement)) {
+        ++result_.ps_deferred;
+        continue;
+      }
+      start(run, placement, now);
     }
+  }
+
+  // A parameter-server job's PSs: those the scheduler chose (their cores must be free), or placed
+  // here by place_parameter_servers for schedulers that allocate GPUs only. false: the free cores
+  // cannot hold them, and the job waits for the next scheduling event.
+  bool with_parameter_servers(const JobRun& run, Placement& placement) const {
+    const JobRecord& job = *run.view.record;
+    if (job.ps_per_worker <= 0) {
+      if (!placement.ps.empty())
+        throw std::logic_error(fmt::format("scheduler gave parameter servers to job {}, a ring all-reduce job", job.id));
+      return true;
+    }
+    if (placement.ps.empty()) {
+      auto ps = place_parameter_servers(free_cpus_, placement, default_ps_count(job, placement.gpus()), job.ps_cores);
+      if (!ps) return false;
+      placement.ps = std::move(*ps);
+      return true;
+    }
+    std::vector<int> free = free_cpus_;
+    for (const auto& [server, count] : placement.ps)
+      if (server < 0 || static_cast<std::size_t>(server) >= free.size() || (free[server] -= count * job.ps_cores) < 0)
+        throw std::logic_error(fmt::format("scheduler placed the parameter servers of job {} on {} whose cores are not free", job.id,
+                                           placement.to_string()));
+    return true;
   }
 
   void stop(JobRun& run, double now) {
@@ -394,6 +421,7 @@ class ClusterSimulation {
         if (server < 0 || static_cast<std::size_t>(server) >= free_.size() || count > free_[server])
           throw std::logic_error(fmt::format("scheduler placed job {} on {} whose GPUs are not free", run.view.record->id, placement.to_string()));
       for (const auto& [server, count] : placement.slices) free_[server] -= count;
+      for (const auto& [server, count] : placement.ps) free_cpus_[server] -= count * run.view.record->ps_cores;
       busy_ += placement.gpus();
     }
     run.view.placement = placement;
@@ -432,6 +460,10 @@ class ClusterSimulation {
       });
       return;
     }
+    if (run.view.record->ps_per_worker > 0) {
+      start_ps_batches(run, placement, cost, restart, generation);
+      return;
+    }
     // Network mode: batches of compute + a ring of flows between the job's servers.
     double min_nic = 1e300;
     for (const auto& [server, count] : placement.slices) min_nic = std::min(min_nic, in_.servers[server].nic_bandwidth.value());
@@ -465,6 +497,62 @@ class ClusterSimulation {
         self->slowdown_sum += (sg4::Engine::get_clock() - batch_start) / (n * per_iter);
         ++self->batches;
       }
+      } catch (const simgrid::CancelException&) {
+        return;  // preempted: progress up to the last finished batch is kept
+      }
+      push(Event{SchedulerEvent::completion, self->view.id, generation});
+    });
+  }
+
+  // Network mode, parameter-server job: per batch of n iterations the forward passes run, then the
+  // backward passes run while every worker pushes n × its gradients' share to the PSs of each server
+  // (one flow per worker and PS server, n·p·k_h/k bytes) and, once every push is in, pulls the same
+  // back. Workers are the first GPUs of their servers; a PS's endpoint is a host of its server (the
+  // NIC and the network are what its flows share). The overlap is the recursion's best case,
+  // max(backward, push + pull) per batch, not its layer-by-layer order (parameter_server.hpp).
+  void start_ps_batches(JobRun& run, const Placement& placement, const IterationCost& cost, double restart, int generation) {
+    std::vector<sg4::Host*> workers;
+    for (const auto& [server, count] : placement.slices)
+      for (int g = 0; g < count; ++g) workers.push_back(in_.server_gpus[server][static_cast<std::size_t>(g) % in_.server_gpus[server].size()]);
+    std::vector<std::pair<sg4::Host*, double>> ps_hosts;  // (endpoint, share of the parameters)
+    const double k = placement.parameter_servers();
+    for (const auto& [server, count] : placement.ps) ps_hosts.emplace_back(in_.server_gpus[server].front(), count / k);
+    JobRun* self = &run;
+    run.actor = sg4::Actor::create("job", workers.front(), [this, self, restart, generation, cost, workers, ps_hosts] {
+      try {
+        if (restart > 0) sg4::this_actor::sleep_for(restart);
+        const double per_iter = cost.total().value();
+        const double forward = (cost.compute - cost.backward).value();
+        while (self->view.remaining_iterations() > 1e-9) {
+          const double n = std::min(self->view.remaining_iterations(), std::max(1.0, std::floor(in_.batch_seconds.value() / per_iter)));
+          const double batch_start = sg4::Engine::get_clock();
+          self->batch_start = batch_start;
+          self->batch_iterations = n;
+          self->batch_slowdown = self->slowdown;
+          self->exec = sg4::this_actor::exec_init(n * forward * self->batch_slowdown * kScale);
+          self->exec->set_bound(kScale);
+          self->exec->wait();
+          self->exec = sg4::this_actor::exec_init(n * cost.backward.value() * self->batch_slowdown * kScale);
+          self->exec->set_bound(kScale);
+          self->exec->start();
+          for (int direction = 0; direction < 2; ++direction) {
+            for (sg4::Host* worker : workers)
+              for (const auto& [host, share] : ps_hosts)
+                if (host != worker) {
+                  const double bytes = n * cost.ps_bytes.value() * share;
+                  self->comms.push_back(direction == 0 ? sg4::Comm::sendto_async(worker, host, bytes) : sg4::Comm::sendto_async(host, worker, bytes));
+                }
+            result_.flows += self->comms.size();
+            sg4::Comm::wait_all(self->comms);
+            self->comms.clear();
+          }
+          self->exec->wait();
+          self->exec = nullptr;
+          self->batch_start = -1;
+          self->view.done_iterations += n;
+          self->slowdown_sum += (sg4::Engine::get_clock() - batch_start) / (n * per_iter);
+          ++self->batches;
+        }
       } catch (const simgrid::CancelException&) {
         return;  // preempted: progress up to the last finished batch is kept
       }
@@ -510,6 +598,7 @@ class ClusterSimulation {
   ClusterSimResult result_;
   std::vector<JobRun> runs_;
   std::vector<int> free_;
+  std::vector<int> free_cpus_;
   std::map<JobId, std::string> last_placement_;
   std::set<JobId> active_;  // queued or running, so that a snapshot costs O(active), not O(trace)
   std::deque<Event> events_;

@@ -34,6 +34,11 @@ struct JobRecord {
   std::string virtual_cluster;    // Philly/Helios VC, PAI group; empty when none
   std::string user;
   std::string gpu_type;           // requested GPU type ("V100"); empty = any
+  // Parameter-server architecture (planners/jobs/parameter_server.hpp): > 0 makes the job one of
+  // workers (its GPUs) and ceil(workers × this) parameter servers, each on ps_cores CPU cores; 0 is
+  // a ring all-reduce job. Set by the cluster workload's `architecture` section, not by traces.
+  double ps_per_worker = 0.0;
+  int ps_cores = 1;
   SourceLocation where;           // the row it came from, for messages about this job
 };
 

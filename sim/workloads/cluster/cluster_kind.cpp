@@ -42,6 +42,7 @@ std::vector<ServerInfo> cluster_servers(const Scenario& scenario, const ClusterW
     server.intra_bandwidth = type.gpu_link_bandwidth;
     server.nic_bandwidth = type.nic_per_gpu ? type.nic_bandwidth * type.gpus_per_node : type.nic_bandwidth;
     server.link_latency = type.nic_latency;
+    server.cpus = type.cpu_cores.value_or(0);
     servers.push_back(server);
   }
   return servers;
@@ -108,6 +109,40 @@ void read_admission(YamlReader& reader, const YAML::Node& node, ClusterWorkload&
   if (config.max_value <= config.min_value)
     reader.error(map.has("max_value") ? map.get("max_value") : node, "max_value must exceed min_value");
   map.finish();
+}
+
+// `architecture: {kind: all-reduce | parameter-server, ps_per_worker, ps_cores}`: PS jobs need the
+// analytical speed source (the measured tables price ring all-reduce jobs only) and CPU cores on
+// every node type (where the PSs run).
+void read_architecture(WorkloadParseContext& ctx, const YAML::Node& node, ClusterWorkload& spec) {
+  YamlReader& reader = ctx.reader;
+  MapReader map(reader, node, "the architecture section");
+  if (!map.valid()) return;
+  const auto kind = map.choice("kind", "job architecture", {"all-reduce", "parameter-server"}, true);
+  const auto ratio = map.number("ps_per_worker", 1e-3, 1e3);
+  const auto cores = map.integer("ps_cores", 1, 1 << 20);
+  map.finish();
+  if (!kind) return;
+  if (*kind != "parameter-server") {
+    if (ratio || cores) reader.error(node, "'ps_per_worker' and 'ps_cores' apply to kind: parameter-server only");
+    return;
+  }
+  if (!ratio || !cores) {
+    reader.error(node, "kind: parameter-server needs 'ps_per_worker' (PSs per worker, e.g. 0.5) and 'ps_cores' (CPU cores per PS)");
+    return;
+  }
+  spec.ps_per_worker = *ratio;
+  spec.ps_cores = static_cast<int>(*cores);
+  if (spec.speed_source != "analytical")
+    reader.error(node, fmt::format("parameter-server jobs need speed source 'analytical' (the layered push/pull model); got '{}'",
+                                   spec.speed_source));
+  for (const NodeType& type : ctx.cluster.node_types)
+    if (!type.cpu_cores)
+      reader.error(node, fmt::format("parameter-server jobs run their PSs on CPU cores: node type '{}' needs 'cpu_cores'", type.name));
+  for (JobRecord& job : spec.trace.jobs) {
+    job.ps_per_worker = spec.ps_per_worker;
+    job.ps_cores = spec.ps_cores;
+  }
 }
 
 class ClusterKind final : public WorkloadKind {
@@ -245,6 +280,7 @@ class ClusterKind final : public WorkloadKind {
     if (auto mode = map.choice("oversized_jobs", {"error", "report"})) spec->report_oversized = *mode == "report";
     if (auto n = map.integer("servers_per_rack", 1, 1 << 30)) spec->servers_per_rack = static_cast<int>(*n);
     if (const YAML::Node admission = map.get("admission"); admission.IsDefined()) read_admission(reader, admission, *spec);
+    if (const YAML::Node architecture = map.get("architecture"); architecture.IsDefined()) read_architecture(ctx, architecture, *spec);
     if (spec->batch.value() <= 0) reader.error(map.get("batch"), "batch must be positive");
     if (spec->utilisation_interval.value() <= 0) reader.error(map.get("utilisation_interval"), "utilisation_interval must be positive");
 
@@ -327,6 +363,7 @@ class ClusterKind final : public WorkloadKind {
     // Price every distinct (model, batch) once so that an unknown application is an input error now.
     std::set<std::pair<std::string, int>> priced;
     std::vector<ServerInfo> probe{ServerInfo{0, 1, ctx.cluster.nodes.empty() ? "" : ctx.cluster.type_of(ctx.cluster.nodes.front()).gpu.name}};
+    probe.front().intra_bandwidth = probe.front().nic_bandwidth = BytesPerSecond(1e9);
     for (const JobRecord& job : spec.trace.jobs) {
       if (!priced.insert({job.model, job.batch_size}).second) continue;
       try {
@@ -439,6 +476,8 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
   c["scheduler_calls"] = sim.scheduler_calls;
   c["events"] = sim.events;
   c["flows"] = sim.flows;
+  if (spec.ps_per_worker > 0)
+    c["parameter_servers"] = {{"ps_per_worker", spec.ps_per_worker}, {"ps_cores", spec.ps_cores}, {"deferred_starts", sim.ps_deferred}};
   summary["cluster"] = c;
 }
 

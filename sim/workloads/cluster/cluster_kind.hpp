@@ -30,6 +30,10 @@ struct ClusterWorkload : WorkloadSpec {
   int servers_per_rack = 0;  // 0: the leaf size of a leaf-spine network, else one rack
   std::string admission;     // an admission policy (planners/jobs/admission.hpp); empty: no admission step
   AdmissionConfig admission_config;
+  // architecture: parameter-server (planners/jobs/parameter_server.hpp): every job runs with
+  // ceil(workers × ps_per_worker) PSs of ps_cores cores each; 0: ring all-reduce jobs.
+  double ps_per_worker = 0.0;
+  int ps_cores = 1;
 };
 
 struct ClusterRunReport : WorkloadResult {

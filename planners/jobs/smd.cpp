@@ -1,0 +1,178 @@
+#include "planners/jobs/smd.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "planners/jobs/job_speed.hpp"
+#include "planners/jobs/parameter_server.hpp"
+
+namespace dnnsim {
+
+std::optional<SumOfRatiosResult> exact_sum_of_ratios(const std::vector<std::vector<RatioOption>>& jobs,
+                                                     const std::vector<double>& capacity, double time_limit_s) {
+  std::vector<std::vector<KnapsackOption>> groups;
+  for (const auto& options : jobs) {
+    std::vector<KnapsackOption> group;
+    for (const RatioOption& o : options) group.push_back(KnapsackOption{o.n / o.d, o.use});
+    groups.push_back(std::move(group));
+  }
+  const auto solution = solve_multiple_choice_knapsack(groups, capacity, time_limit_s);
+  if (!solution) return std::nullopt;
+  return SumOfRatiosResult{solution->choice, solution->cost, 1};
+}
+
+SumOfRatiosResult minimise_sum_of_ratios(const std::vector<std::vector<RatioOption>>& jobs, const std::vector<double>& capacity,
+                                         std::vector<int> start, int max_rounds, double time_limit_s) {
+  auto objective = [&](const std::vector<int>& choice) {
+    double total = 0.0;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const RatioOption& o = jobs[i][static_cast<std::size_t>(choice[i])];
+      total += o.n / o.d;
+    }
+    return total;
+  };
+  SumOfRatiosResult best{start, objective(start), 0};
+  std::vector<int> choice = std::move(start);
+  for (int round = 1; round <= max_rounds; ++round) {
+    std::vector<std::vector<KnapsackOption>> groups;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const RatioOption& current = jobs[i][static_cast<std::size_t>(choice[i])];
+      const double beta = current.n / current.d, u = 1.0 / current.d;
+      std::vector<KnapsackOption> options;
+      for (const RatioOption& o : jobs[i]) options.push_back(KnapsackOption{u * (o.n - beta * o.d), o.use});
+      groups.push_back(std::move(options));
+    }
+    const auto solution = solve_multiple_choice_knapsack(groups, capacity, time_limit_s);
+    best.rounds = round;
+    // The current choice scores 0 in its own knapsack: no strictly better one means a fixed point.
+    if (!solution || solution->choice == choice || solution->cost > -1e-9) break;
+    choice = solution->choice;
+    if (const double value = objective(choice); value < best.objective) {
+      best.objective = value;
+      best.choice = choice;
+    }
+  }
+  return best;
+}
+
+namespace {
+
+class SmdScheduler final : public JobScheduler {
+ public:
+  explicit SmdScheduler(const SchedulerContext& ctx)
+      : placement_(&ctx.placement),
+        speed_(&ctx.speed),
+        window_(static_cast<std::size_t>(ctx.params.number("window", 16, 1, 1e6))),
+        parametric_(ctx.params.number("parametric", 0, 0, 1) != 0),
+        rounds_(static_cast<int>(ctx.params.number("iterations", 20, 1, 1e4))),
+        time_limit_(ctx.params.number("time_limit_s", 1.0, 1e-3, 1e6)) {}
+
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
+    if (state.queued.empty()) return {};
+    const double gpus = state.total_free();
+    const double cpus = std::accumulate(state.free_cpus.begin(), state.free_cpus.end(), 0.0);
+    double next_free = std::numeric_limits<double>::infinity();
+    for (const JobView& job : state.running) next_free = std::min(next_free, job.oracle_remaining().value());
+
+    struct Candidate {
+      int w = 0, k = 0;
+    };
+    std::vector<const JobView*> window;
+    for (const JobView& job : state.queued)
+      if (window.size() < window_) window.push_back(&job);
+    std::vector<std::vector<RatioOption>> options(window.size());
+    std::vector<std::vector<Candidate>> candidates(window.size());
+    std::vector<double> wait_rate(window.size());
+    double longest = 0.0;
+    for (std::size_t i = 0; i < window.size(); ++i) {
+      const JobView& job = *window[i];
+      const JobRecord& record = *job.record;
+      const bool ps = record.ps_per_worker > 0;
+      wait_rate[i] = rate(state, record, job.gpus, ps ? default_ps_count(record, job.gpus) : 0);
+      longest = std::max(longest, job.remaining_iterations() / wait_rate[i]);
+      std::vector<int> ws;
+      for (int w = 1; w < job.gpus; w *= 2) ws.push_back(w);
+      ws.push_back(job.gpus);
+      for (int w : ws) {
+        if (w > gpus) continue;
+        std::vector<int> ks{0};
+        if (ps) ks = {(w + 3) / 4, (w + 1) / 2, w, default_ps_count(record, w)};
+        std::sort(ks.begin(), ks.end());
+        ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+        for (int k : ks) {
+          if (static_cast<double>(k) * record.ps_cores > cpus && ps) continue;
+          candidates[i].push_back(Candidate{w, k});
+          options[i].push_back(RatioOption{job.remaining_iterations(), rate(state, record, w, k),
+                                           {static_cast<double>(w), ps ? static_cast<double>(k * record.ps_cores) : 0.0}});
+        }
+      }
+    }
+    // "Wait" (option 0 of each job) until the earliest running job ends; with none running, waiting
+    // is priced as the longest job of the window, so starting is never worse than idling.
+    const double wait = std::isfinite(next_free) ? next_free : longest;
+    std::vector<int> start(window.size(), 0);
+    double left_gpus = gpus, left_cpus = cpus;
+    for (std::size_t i = 0; i < window.size(); ++i) {
+      const double rate_i = wait_rate[i];
+      options[i].insert(options[i].begin(), RatioOption{window[i]->remaining_iterations() + wait * rate_i, rate_i, {0.0, 0.0}});
+      candidates[i].insert(candidates[i].begin(), Candidate{});
+      for (std::size_t o = options[i].size(); o-- > 1;) {  // the largest candidate that fits, in queue order
+        const RatioOption& option = options[i][o];
+        if (option.use[0] <= left_gpus && option.use[1] <= left_cpus) {
+          start[i] = static_cast<int>(o);
+          left_gpus -= option.use[0];
+          left_cpus -= option.use[1];
+          break;
+        }
+      }
+    }
+    SumOfRatiosResult chosen{start, 0.0, 0};
+    if (parametric_) {
+      chosen = minimise_sum_of_ratios(options, {gpus, cpus}, start, rounds_, time_limit_);
+    } else if (auto exact = exact_sum_of_ratios(options, {gpus, cpus}, time_limit_)) {
+      chosen = std::move(*exact);
+    }
+
+    std::vector<Decision> decisions;
+    std::vector<int> free = state.free_gpus, free_cpus = state.free_cpus;
+    for (std::size_t i = 0; i < window.size(); ++i) {
+      const Candidate c = candidates[i][static_cast<std::size_t>(chosen.choice[i])];
+      if (c.w == 0) continue;
+      JobView sized = *window[i];
+      sized.gpus = c.w;
+      auto where = placement_->place(state, free, sized);
+      if (!where) continue;
+      if (c.k > 0) {
+        auto ps = place_parameter_servers(free_cpus, *where, c.k, window[i]->record->ps_cores);
+        if (!ps) continue;
+        where->ps = std::move(*ps);
+        for (const auto& [server, n] : where->ps) free_cpus[server] -= n * window[i]->record->ps_cores;
+      }
+      for (const auto& [server, n] : where->slices) free[server] -= n;
+      decisions.push_back(Decision{Decision::Kind::start, window[i]->id, std::move(*where)});
+    }
+    return decisions;
+  }
+
+ private:
+  double rate(const ClusterState& state, const JobRecord& record, int w, int k) const {
+    Placement placement = nominal_placement(state.servers, w);
+    if (k > 0) placement.ps = colocated_ps_layout(placement, k);
+    return speed_->iterations_per_second(record, placement, state.servers);
+  }
+
+  const PlacementPolicy* placement_;
+  const JobSpeedModel* speed_;
+  std::size_t window_;
+  bool parametric_;
+  int rounds_;
+  double time_limit_;
+};
+
+}  // namespace
+
+std::unique_ptr<JobScheduler> make_smd_scheduler(const SchedulerContext& context) { return std::make_unique<SmdScheduler>(context); }
+
+}  // namespace dnnsim
