@@ -59,6 +59,10 @@ SumOfRatiosResult minimise_sum_of_ratios(const std::vector<std::vector<RatioOpti
 
 namespace {
 
+struct Candidate {
+  int w = 0, k = 0;  // 0 workers: the job's option 0 (keep running / wait)
+};
+
 class SmdScheduler final : public JobScheduler {
  public:
   explicit SmdScheduler(const SchedulerContext& ctx)
@@ -67,31 +71,39 @@ class SmdScheduler final : public JobScheduler {
         window_(static_cast<std::size_t>(ctx.params.number("window", 16, 1, 1e6))),
         parametric_(ctx.params.number("parametric", 0, 0, 1) != 0),
         rounds_(static_cast<int>(ctx.params.number("iterations", 20, 1, 1e4))),
-        time_limit_(ctx.params.number("time_limit_s", 1.0, 1e-3, 1e6)) {}
+        time_limit_(ctx.params.number("time_limit_s", 1.0, 1e-3, 1e6)),
+        slot_(ctx.params.number("slot_s", 600.0, 0.0, 1e9)) {}
 
-  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
-    if (state.queued.empty()) return {};
-    const double gpus = state.total_free();
-    const double cpus = std::accumulate(state.free_cpus.begin(), state.free_cpus.end(), 0.0);
+  std::optional<Seconds> round() const override {
+    return slot_.value() > 0 ? std::optional<Seconds>(slot_) : std::nullopt;
+  }
+
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
+    const bool replan = event == SchedulerEvent::round;
+    std::vector<const JobView*> window;  // running jobs (when replanning), then the first queued ones
+    double gpus = state.total_free();
+    double cpus = std::accumulate(state.free_cpus.begin(), state.free_cpus.end(), 0.0);
     double next_free = std::numeric_limits<double>::infinity();
-    for (const JobView& job : state.running) next_free = std::min(next_free, job.oracle_remaining().value());
+    for (const JobView& job : state.running) {
+      next_free = std::min(next_free, job.oracle_remaining().value());
+      if (!replan) continue;
+      window.push_back(&job);
+      gpus += job.placement->gpus();
+      cpus += job.placement->parameter_servers() * job.record->ps_cores;
+    }
+    for (std::size_t i = 0; i < state.queued.size() && i < window_; ++i) window.push_back(&state.queued[i]);
+    if (window.empty() || (state.queued.empty() && !replan)) return {};
 
-    struct Candidate {
-      int w = 0, k = 0;
-    };
-    std::vector<const JobView*> window;
-    for (const JobView& job : state.queued)
-      if (window.size() < window_) window.push_back(&job);
     std::vector<std::vector<RatioOption>> options(window.size());
     std::vector<std::vector<Candidate>> candidates(window.size());
-    std::vector<double> wait_rate(window.size());
+    std::vector<double> requested_rate(window.size());
     double longest = 0.0;
     for (std::size_t i = 0; i < window.size(); ++i) {
       const JobView& job = *window[i];
       const JobRecord& record = *job.record;
       const bool ps = record.ps_per_worker > 0;
-      wait_rate[i] = rate(state, record, job.gpus, ps ? default_ps_count(record, job.gpus) : 0);
-      longest = std::max(longest, job.remaining_iterations() / wait_rate[i]);
+      requested_rate[i] = rate(state, record, job.gpus, ps ? default_ps_count(record, job.gpus) : 0);
+      longest = std::max(longest, job.remaining_iterations() / requested_rate[i]);
       std::vector<int> ws;
       for (int w = 1; w < job.gpus; w *= 2) ws.push_back(w);
       ws.push_back(job.gpus);
@@ -102,22 +114,37 @@ class SmdScheduler final : public JobScheduler {
         std::sort(ks.begin(), ks.end());
         ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
         for (int k : ks) {
-          if (static_cast<double>(k) * record.ps_cores > cpus && ps) continue;
+          if (ps && static_cast<double>(k) * record.ps_cores > cpus) continue;
           candidates[i].push_back(Candidate{w, k});
           options[i].push_back(RatioOption{job.remaining_iterations(), rate(state, record, w, k),
                                            {static_cast<double>(w), ps ? static_cast<double>(k * record.ps_cores) : 0.0}});
         }
       }
     }
-    // "Wait" (option 0 of each job) until the earliest running job ends; with none running, waiting
-    // is priced as the longest job of the window, so starting is never worse than idling.
-    const double wait = std::isfinite(next_free) ? next_free : longest;
+    // Option 0: a running job keeps its placement; a queued one waits until GPUs next free up (the
+    // earliest running job's oracle end, or the next slot), with none running priced as the longest
+    // job of the window, so that starting is never worse than idling.
+    double wait = std::isfinite(next_free) ? next_free : longest;
+    if (slot_.value() > 0) wait = std::min(wait, slot_.value());
     std::vector<int> start(window.size(), 0);
     double left_gpus = gpus, left_cpus = cpus;
     for (std::size_t i = 0; i < window.size(); ++i) {
-      const double rate_i = wait_rate[i];
-      options[i].insert(options[i].begin(), RatioOption{window[i]->remaining_iterations() + wait * rate_i, rate_i, {0.0, 0.0}});
+      const JobView& job = *window[i];
+      if (job.placement) {
+        const double cores = job.placement->parameter_servers() * job.record->ps_cores;
+        options[i].insert(options[i].begin(), RatioOption{job.remaining_iterations(),
+                                                          speed_->iterations_per_second(*job.record, *job.placement, state.servers),
+                                                          {static_cast<double>(job.placement->gpus()), cores}});
+        left_gpus -= job.placement->gpus();
+        left_cpus -= cores;
+      } else {
+        options[i].insert(options[i].begin(),
+                          RatioOption{job.remaining_iterations() + wait * requested_rate[i], requested_rate[i], {0.0, 0.0}});
+      }
       candidates[i].insert(candidates[i].begin(), Candidate{});
+    }
+    for (std::size_t i = 0; i < window.size(); ++i) {
+      if (window[i]->placement) continue;
       for (std::size_t o = options[i].size(); o-- > 1;) {  // the largest candidate that fits, in queue order
         const RatioOption& option = options[i][o];
         if (option.use[0] <= left_gpus && option.use[1] <= left_cpus) {
@@ -135,21 +162,32 @@ class SmdScheduler final : public JobScheduler {
       chosen = std::move(*exact);
     }
 
+    // Running jobs that change are preempted first, giving their GPUs and cores back; then every
+    // chosen job is started in window order on what is free (a preempted one that no longer fits
+    // waits in the queue).
     std::vector<Decision> decisions;
     std::vector<int> free = state.free_gpus, free_cpus = state.free_cpus;
+    for (std::size_t i = 0; i < window.size(); ++i) {
+      if (!window[i]->placement || chosen.choice[i] == 0) continue;
+      decisions.push_back(Decision{Decision::Kind::preempt, window[i]->id, {}});
+      for (const auto& [server, n] : window[i]->placement->slices) free[server] += n;
+      for (const auto& [server, n] : window[i]->placement->ps) free_cpus[server] += n * window[i]->record->ps_cores;
+    }
     for (std::size_t i = 0; i < window.size(); ++i) {
       const Candidate c = candidates[i][static_cast<std::size_t>(chosen.choice[i])];
       if (c.w == 0) continue;
       JobView sized = *window[i];
       sized.gpus = c.w;
       auto where = placement_->place(state, free, sized);
-      if (!where) continue;
-      if (c.k > 0) {
-        auto ps = place_parameter_servers(free_cpus, *where, c.k, window[i]->record->ps_cores);
-        if (!ps) continue;
-        where->ps = std::move(*ps);
-        for (const auto& [server, n] : where->ps) free_cpus[server] -= n * window[i]->record->ps_cores;
+      if (where && c.k > 0) {
+        if (auto ps = place_parameter_servers(free_cpus, *where, c.k, window[i]->record->ps_cores)) {
+          where->ps = std::move(*ps);
+          for (const auto& [server, n] : where->ps) free_cpus[server] -= n * window[i]->record->ps_cores;
+        } else {
+          where.reset();
+        }
       }
+      if (!where) continue;
       for (const auto& [server, n] : where->slices) free[server] -= n;
       decisions.push_back(Decision{Decision::Kind::start, window[i]->id, std::move(*where)});
     }
@@ -169,6 +207,7 @@ class SmdScheduler final : public JobScheduler {
   bool parametric_;
   int rounds_;
   double time_limit_;
+  Seconds slot_;
 };
 
 }  // namespace

@@ -26,12 +26,17 @@
 // The parametric loop starts from every job at the largest candidate that fits, in queue order.
 //
 // Candidates per job: w ∈ {1, 2, 4, …} ∪ {W_i} up to the GPUs it asked for, and
-// k ∈ {⌈w/4⌉, ⌈w/2⌉, w} ∪ {its default} (ring all-reduce jobs: k = 0). Only the first `window`
-// queued jobs are considered at an event (the rest wait for the next). Non-preemptive: running jobs
-// keep their allocation. Chosen jobs are placed in queue order through the placement policy, their
-// PSs by place_parameter_servers; one that no longer fits (fragmentation) waits.
-// Options: window (default 16), parametric (0), iterations (20), time_limit_s (Cbc's limit per
-// knapsack, 1 s; the best choice found so far is used when it stops the search).
+// k ∈ {⌈w/4⌉, ⌈w/2⌉, w} ∪ {its default} (ring all-reduce jobs: k = 0). Time slots, as in the
+// paper: at every arrival and completion the first `window` queued jobs are placed on what is free
+// (running jobs keep theirs); every `slot_s` the running jobs join the decision too, their option 0
+// being "keep the current placement" (priced at its current rate), and those given another
+// (w, k) are preempted and restarted on it (the restart cost is the simulator's). When waiting is
+// an option, T_wait is the earliest of the next oracle completion and the next slot. Chosen jobs
+// are placed in queue order through the placement policy, their PSs by place_parameter_servers;
+// one that no longer fits (fragmentation) waits.
+// Options: window (default 16), slot_s (600; 0: no slots, never preempts), parametric (0),
+// iterations (20), time_limit_s (Cbc's limit per knapsack, 1 s; the best choice found so far is
+// used when it stops the search).
 #pragma once
 
 #include <memory>
