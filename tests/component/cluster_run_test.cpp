@@ -444,5 +444,68 @@ TEST(ClusterRun, GadgetRingContentionMatchesTheSimulatedNics) {
   for (const JobOutcome& job : result.jobs) EXPECT_NEAR(job.contention_slowdown, shared / solo, 0.01 * shared / solo);
 }
 
+// Parameter-server jobs (docs/cluster.md): one 4-GPU server with 4 cores, one PS of 2 cores per
+// worker, analytical speed (a job alone on its default co-located layout runs its trace duration).
+// a (2 GPUs, 2 PSs = 4 cores) runs 0–100; b (1 GPU) arrives at 10 to 2 free GPUs but no free core:
+// its start is put off until a's PSs leave at 100, so it runs 100–150. As a ring all-reduce job it
+// would run 10–60.
+TEST(ClusterRun, ParameterServerJobWaitsForCpuCores) {
+  const std::string trace =
+      testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\na,0,2,100,resnet50,64\nb,10,1,50,resnet50,32\n");
+  std::string yaml = cluster_yaml(trace, "fifo-backfill", 1, 4, "  speed: {source: analytical}\n");
+  yaml.replace(yaml.find("fabric: pcie"), 12, "fabric: pcie, cpu_cores: 4");
+  const std::string ps = "  architecture: {kind: parameter-server, ps_per_worker: 1, ps_cores: 2}\n";
+  const std::string with_ps = std::string(yaml).insert(yaml.find("outputs:"), ps);
+  const SimulationResult result = run_scenario(testing::load(with_ps), {});
+  const auto& report = dynamic_cast<const ClusterRunReport&>(*result.workload_result);
+  EXPECT_NEAR(report.sim.jobs[0].end, 100.0, 1e-6);
+  EXPECT_NEAR(report.sim.jobs[1].start, 100.0, 1e-6);
+  EXPECT_NEAR(report.sim.jobs[1].end, 150.0, 1e-6);
+  EXPECT_EQ(report.sim.jobs[0].placement, "s0:2 ps s0:2");
+  EXPECT_GE(report.sim.ps_deferred, 1u);
+}
+
+// Without cpu_cores, or with another speed source, parameter-server jobs are refused, both at once.
+TEST(ClusterRun, ParameterServerJobsNeedCoresAndTheAnalyticalSpeed) {
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s\na,0,2,100\n");
+  std::string yaml = cluster_yaml(trace, "fifo", 1, 4);
+  yaml.insert(yaml.find("outputs:"), "  architecture: {kind: parameter-server, ps_per_worker: 1, ps_cores: 2}\n");
+  try {
+    (void)testing::load(yaml);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    ASSERT_EQ(error.diagnostics().size(), 2u);
+    EXPECT_NE(error.diagnostics()[0].message.find("speed source 'analytical'"), std::string::npos);
+    EXPECT_NE(error.diagnostics()[1].message.find("needs 'cpu_cores'"), std::string::npos);
+  }
+}
+
+// Network mode: a PS job of 2 workers on 2 servers (1 GPU each) with one PS on each server. Per
+// batch of n iterations the forwards run (n·F), then the backwards (n·B) beside the push — each
+// server's NIC sends n·p/2 to the other's PS and receives as much, one flow per direction — and then
+// the pull, the same again: n·F + max(n·B, n·p / NIC). Solo batch time is n × the recursion's
+// iteration F + finish(1) ≥ F + max(B, p / NIC) (it serialises layer 1's push/pull after its
+// backward), so the slowdown is that ratio, ≤ 1.
+TEST(ClusterRun, ParameterServerFlowsOverlapTheBackwardPass) {
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\n");
+  std::string yaml = cluster_yaml(trace, "fifo", 2, 1,
+                                  "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"
+                                  "  architecture: {kind: parameter-server, ps_per_worker: 1, ps_cores: 2}\n");
+  yaml.replace(yaml.find("fabric: pcie"), 12, "fabric: pcie, cpu_cores: 4");
+  const Scenario scenario = testing::load(yaml);
+  const auto& spec = *scenario.workload_as<ClusterWorkload>();
+  const Placement where{{{0, 1}, {1, 1}}, {{0, 1}, {1, 1}}};
+  const std::vector<ServerInfo> servers = cluster_servers(scenario, spec);
+  const IterationCost cost = spec.speed->iteration(spec.trace.jobs[0], where, servers);
+  const double forward = (cost.compute - cost.backward).value(), backward = cost.backward.value();
+  const double comm = cost.ps_bytes.value() / servers[0].nic_bandwidth.value();
+  const double expected = (forward + std::max(backward, comm)) / cost.total().value();
+  ASSERT_GT(comm, 0.1 * backward);  // communication is a visible share of the iteration
+  const ClusterSimResult result = run_fixed(scenario, {where});
+  ASSERT_EQ(result.jobs[0].status, JobOutcome::Status::finished);
+  EXPECT_LE(expected, 1.0);
+  EXPECT_NEAR(result.jobs[0].contention_slowdown, expected, 1e-3 * expected);
+}
+
 }  // namespace
 }  // namespace dnnsim
