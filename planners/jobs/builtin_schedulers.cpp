@@ -7,6 +7,7 @@
 #include <set>
 
 #include "planners/jobs/gadget.hpp"
+#include "planners/jobs/online_ps.hpp"
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/job_speed.hpp"
 #include "planners/jobs/priority_allocation.hpp"
@@ -431,6 +432,11 @@ void register_builtin_schedulers(SchedulerRegistry& registry) {
                "GPU + CPU knapsack (Cbc); non-preemptive",
                "Yu et al., SMD, INFOCOM'21 (reconstructed, papers-cluster.md §5)",
                factory([](const SchedulerContext& ctx) { return make_smd_scheduler(ctx); }));
+  registry.add("online-ps",
+               "online worker/PS scheduling with locality -like: co-located and distributed candidate schedules, per-server "
+               "packing-covering LP (Clp), randomized rounding with repair, on every arrival",
+               "Yu, Liu, Wu, Ji, Bentley, IEEE TNSE (arXiv 2108.02917; reconstructed, papers-cluster.md §4)",
+               factory([](const SchedulerContext& ctx) { return make_online_ps_scheduler(ctx); }));
 }
 
 }  // namespace dnnsim

@@ -11,6 +11,22 @@ int default_ps_count(const JobRecord& job, int workers) {
   return std::max(1, static_cast<int>(std::ceil(workers * job.ps_per_worker - 1e-9)));
 }
 
+std::vector<std::pair<int, int>> worker_ps_choices(const JobRecord& job, int requested, int max_gpus) {
+  std::vector<int> ws;
+  for (int w = 1; w < requested; w *= 2) ws.push_back(w);
+  ws.push_back(requested);
+  std::vector<std::pair<int, int>> choices;
+  for (int w : ws) {
+    if (w > max_gpus) continue;
+    std::vector<int> ks{0};
+    if (job.ps_per_worker > 0) ks = {(w + 3) / 4, (w + 1) / 2, w, default_ps_count(job, w)};
+    std::sort(ks.begin(), ks.end());
+    ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+    for (int k : ks) choices.emplace_back(w, k);
+  }
+  return choices;
+}
+
 std::vector<std::pair<int, int>> colocated_ps_layout(const Placement& workers, int k) {
   std::vector<int> counts(workers.slices.size(), 0);
   for (int i = 0; i < k; ++i) ++counts[static_cast<std::size_t>(i) % counts.size()];

@@ -44,6 +44,11 @@ namespace dnnsim {
 [[nodiscard]] std::optional<std::vector<std::pair<int, int>>> place_parameter_servers(const std::vector<int>& free_cpus,
                                                                                       const Placement& workers, int k, int cores);
 
+// The (workers, PSs) choices the PS-aware schedulers consider for a job asking for `requested` GPUs
+// with at most `max_gpus` free: w ∈ {1, 2, 4, …} ∪ {requested}, k ∈ {⌈w/4⌉, ⌈w/2⌉, w} ∪ {the
+// default}; k = 0 for ring all-reduce jobs.
+[[nodiscard]] std::vector<std::pair<int, int>> worker_ps_choices(const JobRecord& job, int requested, int max_gpus);
+
 // c_l above for one layer of `bytes`, on `placement` (its ps must be set).
 [[nodiscard]] Seconds ps_layer_sync_time(Bytes bytes, const Placement& placement, const std::vector<ServerInfo>& servers);
 

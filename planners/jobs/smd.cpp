@@ -101,24 +101,13 @@ class SmdScheduler final : public JobScheduler {
     for (std::size_t i = 0; i < window.size(); ++i) {
       const JobView& job = *window[i];
       const JobRecord& record = *job.record;
-      const bool ps = record.ps_per_worker > 0;
-      requested_rate[i] = rate(state, record, job.gpus, ps ? default_ps_count(record, job.gpus) : 0);
+      requested_rate[i] = rate(state, record, job.gpus, record.ps_per_worker > 0 ? default_ps_count(record, job.gpus) : 0);
       longest = std::max(longest, job.remaining_iterations() / requested_rate[i]);
-      std::vector<int> ws;
-      for (int w = 1; w < job.gpus; w *= 2) ws.push_back(w);
-      ws.push_back(job.gpus);
-      for (int w : ws) {
-        if (w > gpus) continue;
-        std::vector<int> ks{0};
-        if (ps) ks = {(w + 3) / 4, (w + 1) / 2, w, default_ps_count(record, w)};
-        std::sort(ks.begin(), ks.end());
-        ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
-        for (int k : ks) {
-          if (ps && static_cast<double>(k) * record.ps_cores > cpus) continue;
-          candidates[i].push_back(Candidate{w, k});
-          options[i].push_back(RatioOption{job.remaining_iterations(), rate(state, record, w, k),
-                                           {static_cast<double>(w), ps ? static_cast<double>(k * record.ps_cores) : 0.0}});
-        }
+      for (const auto& [w, k] : worker_ps_choices(record, job.gpus, static_cast<int>(gpus))) {
+        if (static_cast<double>(k) * record.ps_cores > cpus) continue;
+        candidates[i].push_back(Candidate{w, k});
+        options[i].push_back(RatioOption{job.remaining_iterations(), rate(state, record, w, k),
+                                         {static_cast<double>(w), static_cast<double>(k * record.ps_cores)}});
       }
     }
     // Option 0: a running job keeps its placement; a queued one waits until GPUs next free up (the

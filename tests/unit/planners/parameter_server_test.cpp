@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "planners/jobs/knapsack.hpp"
+#include "planners/jobs/online_ps.hpp"
 #include "planners/jobs/parameter_server.hpp"
 #include "planners/jobs/smd.hpp"
 
@@ -115,6 +116,30 @@ TEST(SumOfRatios, ExactKnapsackMatchesBruteForceParametricLoopImprovesItsStart) 
   const SumOfRatiosResult loop = minimise_sum_of_ratios(jobs, {4, 4}, {0, 0, 0}, 20, 10);
   EXPECT_LT(loop.objective, 150 + 450 + 950);
   EXPECT_GE(loop.objective, best - 1e-9);
+}
+
+TEST(OnlinePs, PackingCoveringLpThenRoundingWithRepair) {
+  // One server, 3 GPUs (row 0) and 4 cores (row 1); three jobs, each either waiting (option 0) or
+  // running on 2 GPUs and 2 cores: A saves 10 − 4 = 6, B 12 − 5 = 7, C 9 − 6 = 3 seconds of JCT.
+  // Per GPU B (3.5) beats A (3) beats C (1.5), so the LP runs B whole and A on its last GPU, half:
+  // z*_B = 1, z*_A = ½, z*_C = 0, value 5 + (4 + 10)/2 + 9 = 21 (a lower bound).
+  const std::vector<std::vector<PackingOption>> jobs{{{10, {}}, {4, {{0, 2}, {1, 2}}}},
+                                                     {{12, {}}, {5, {{0, 2}, {1, 2}}}},
+                                                     {{9, {}}, {6, {{0, 2}, {1, 2}}}}};
+  const std::vector<double> capacity{3, 4};
+  const auto z = solve_packing_covering_lp(jobs, capacity);
+  EXPECT_NEAR(z[0][1], 0.5, 1e-9);
+  EXPECT_NEAR(z[1][1], 1.0, 1e-9);
+  EXPECT_NEAR(z[2][1], 0.0, 1e-9);
+  // Rounding in queue order: A runs with probability ½ and then B, drawn to run, no longer fits and
+  // waits (4 + 12 + 9 = 25); when A waits B runs (10 + 5 + 9 = 24, the integer optimum). C never
+  // fits beside B. Eight draws all sending A to run has probability 2⁻⁸: the best kept is 24.
+  const RoundedChoice rounded = round_with_repair(jobs, capacity, z, 8, 1);
+  EXPECT_EQ(rounded.choice, (std::vector<int>{0, 1, 0}));
+  EXPECT_DOUBLE_EQ(rounded.cost, 24);
+  // One draw is either outcome, always feasible.
+  const RoundedChoice once = round_with_repair(jobs, capacity, z, 1, 7);
+  EXPECT_TRUE(once.cost == 24 || once.cost == 25);
 }
 
 }  // namespace
