@@ -45,8 +45,14 @@ struct Layer {
   // micro-batch separately). 0: estimated as 2 × activation_bytes.
   Bytes forward_bytes{0};
   std::vector<MatmulShape> matmuls;  // per sample; empty when the layer has none or they are not known
+  // Per sample, every tensor that crosses a cut right after this layer when the model is a DAG (a
+  // profile graph with skip edges: profile_graph.hpp); nullopt: a chain, where only this layer's
+  // output crosses.
+  std::optional<Bytes> cut_bytes;
 
   [[nodiscard]] Flop backward_input_flops() const { return backward_flops - backward_weight_flops; }
+  // What a pipeline cut after this layer carries per sample (planners' costs and the lowering).
+  [[nodiscard]] Bytes bytes_across_cut() const { return cut_bytes.value_or(activation_bytes); }
 };
 
 struct LayerModel {

@@ -133,10 +133,22 @@ class Reader {
 
     std::vector<std::size_t> position(nodes_.size());
     for (std::size_t p = 0; p < order.size(); ++p) position[order[p]] = p;
-    if (is_chain != nullptr)
-      *is_chain = edges.size() + 1 == nodes_.size() && std::all_of(edges.begin(), edges.end(), [&](const auto& e) {
-                    return position[e.second] == position[e.first] + 1;
-                  });
+
+    // A cut after position b carries every output produced at or before b and consumed after it:
+    // Σ over nodes u with position(u) ≤ b < position(last consumer of u). In a chain that is layer
+    // b's own output, so cut_bytes is only set on branching graphs.
+    std::vector<std::size_t> last_consumer(nodes_.size());
+    for (std::size_t i = 0; i < nodes_.size(); ++i) last_consumer[i] = position[i];
+    for (const auto& [from, to] : edges) last_consumer[from] = std::max(last_consumer[from], position[to]);
+    const bool chain = edges.size() + 1 == nodes_.size() &&
+                       std::all_of(edges.begin(), edges.end(), [&](const auto& e) { return position[e.second] == position[e.first] + 1; });
+    std::vector<double> crossing(order.size() + 1, 0.0);  // difference array over boundaries
+    for (std::size_t i = 0; i < nodes_.size(); ++i)
+      if (last_consumer[i] > position[i]) {
+        crossing[position[i]] += nodes_[i].values[2];
+        crossing[last_consumer[i]] -= nodes_[i].values[2];
+      }
+    for (std::size_t b = 1; b < crossing.size(); ++b) crossing[b] += crossing[b - 1];
 
     LayerModel model;
     model.name = std::filesystem::path(file_).stem().string();
@@ -151,8 +163,10 @@ class Reader {
       layer.backward_time = Seconds(node.values[1] * 1e-3);
       layer.activation_bytes = Bytes(node.values[2] / measured_batch);
       layer.parameter_bytes = Bytes(node.values[3]);
+      if (!chain) layer.cut_bytes = Bytes(crossing[position[i]] / measured_batch);
       model.layers.push_back(std::move(layer));
     }
+    if (is_chain != nullptr) *is_chain = chain;
     return model;
   }
 

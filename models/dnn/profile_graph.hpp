@@ -21,10 +21,13 @@
 // normalization; MaxPool, AvgPool, AdaptiveAvgPool → pooling; Embed → embedding; else other (LSTM
 // blocks, whole transformer layers, AmoebaNet cells).
 //
-// The planners assume a chain: each layer consumes the previous one's output. Most profiles are
-// chains (VGG-19); BERT, XLNet, GNMT and AmoebaNet graphs branch (attention masks, skip inputs, cell
-// inputs from two predecessors). Branching graphs are still loaded in topological order and
-// `is_chain` reports it, so that a caller can warn that cross-layer edges are ignored.
+// Pipeline stages are contiguous ranges of this order. Most profiles are chains (VGG-19); BERT,
+// XLNet, GNMT and AmoebaNet graphs branch (attention masks, skip inputs, cell inputs from two
+// predecessors), so a cut after a layer can carry several tensors: every output produced at or
+// before the cut and consumed after it (a tensor consumed several stages later is relayed through
+// each cut it crosses). On a branching graph each layer's `cut_bytes` holds that sum per sample,
+// and the planners' cut costs and the pipeline lowering use it (Layer::bytes_across_cut);
+// `is_chain` reports which kind the file is.
 #pragma once
 
 #include <string>

@@ -91,7 +91,7 @@ Bytes StageCostModel::gradient_bytes(LayerRange layers) const {
 }
 
 Bytes StageCostModel::cut_bytes(std::size_t last) const {
-  return request_.model.layers[last].activation_bytes * static_cast<double>(micro_batch_size());
+  return request_.model.layers[last].bytes_across_cut() * static_cast<double>(micro_batch_size());
 }
 
 const StageCostModel::AllReduceLinks& StageCostModel::all_reduce_links(std::span<const DeviceId> devices) const {
@@ -198,7 +198,7 @@ Seconds StageCostModel::all_reduce(LayerRange layers, std::span<const DeviceId> 
 }
 
 Seconds StageCostModel::cut(std::size_t last, std::span<const DeviceId> from, std::span<const DeviceId> to) const {
-  const double per_sample = request_.model.layers[last].activation_bytes.value();
+  const double per_sample = request_.model.layers[last].bytes_across_cut().value();
   const int b = micro_batch_size();
   const int senders = static_cast<int>(from.size());
   const int receivers = static_cast<int>(to.size());

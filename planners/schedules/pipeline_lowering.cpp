@@ -31,7 +31,7 @@ struct VirtualStage {
   LayerRange layers;
   std::vector<DeviceId> devices;      // replicas
   std::vector<SampleShare> shares;    // per replica, of one micro-batch
-  Bytes output_per_sample{0};         // activation_bytes of the chunk's last layer: what moves to the next stage
+  Bytes output_per_sample{0};         // what crosses the cut after the chunk (Layer::bytes_across_cut): what moves to the next stage
   Bytes input_per_sample{0};          // what re-materialization keeps: the previous layer's output, 0 for layer 0
   std::string name;                   // "s1" or, interleaved, "s1c0"
 };
@@ -54,8 +54,8 @@ std::vector<VirtualStage> virtual_stages(const PipelineWorkload& workload) {
         v.output_per_sample = boundary_bytes_per_rank(*workload.transformer, workload.tensor_parallel);
         v.input_per_sample = v.output_per_sample;  // unused: full recomputation keeps each block's input
       } else {
-        v.output_per_sample = workload.model.layers[v.layers.end - 1].activation_bytes;
-        v.input_per_sample = v.layers.begin == 0 ? Bytes(0) : workload.model.layers[v.layers.begin - 1].activation_bytes;
+        v.output_per_sample = workload.model.layers[v.layers.end - 1].bytes_across_cut();
+        v.input_per_sample = v.layers.begin == 0 ? Bytes(0) : workload.model.layers[v.layers.begin - 1].bytes_across_cut();
       }
       v.name = chunks == 1 ? fmt::format("s{}", s) : fmt::format("s{}c{}", s, c);
       result.push_back(std::move(v));

@@ -121,6 +121,34 @@ TEST(ProfileGraph, OrderIsTopologicalAndStable) {
   EXPECT_EQ(explicit_batch.measured_batch, 4);
 }
 
+TEST(ProfileGraph, ACutCarriesEveryTensorCrossingIt) {
+  // a → b → c → d with a skip a → c, pbs 1: outputs a 10, b 20, c 30, d 40 bytes. The cut after a
+  // carries a (read by b and c); after b, b's output and a's (still awaited by c): 30; after c, c's 30.
+  const std::string text =
+      "a -- Input -- forward_compute_time=1, backward_compute_time=0, activation_size=10, parameter_size=0\n"
+      "b -- Linear -- forward_compute_time=1, backward_compute_time=2, activation_size=20, parameter_size=8\n"
+      "c -- Add -- forward_compute_time=1, backward_compute_time=1, activation_size=30, parameter_size=0\n"
+      "d -- Linear -- forward_compute_time=1, backward_compute_time=2, activation_size=40, parameter_size=8\n"
+      "a -- b\nb -- c\na -- c\nc -- d\n";
+  const LayerModel model = parse_profile_graph(text, "skip-pbs-1.txt");
+  ASSERT_EQ(model.layers.size(), 4u);
+  EXPECT_DOUBLE_EQ(model.layers[0].bytes_across_cut().value(), 10);
+  EXPECT_DOUBLE_EQ(model.layers[1].bytes_across_cut().value(), 30);
+  EXPECT_DOUBLE_EQ(model.layers[2].bytes_across_cut().value(), 30);
+  EXPECT_DOUBLE_EQ(model.layers[3].bytes_across_cut().value(), 0);  // nothing reads d
+  // GNMT-16 (DAPPLE's profile, pbs 64): the cut after node44 (position 43) is crossed by 11 edges
+  // carrying 3 distinct tensors, 455,600 bytes per sample where node44's own output is less; after
+  // node49 (position 48), 14 edges, 3 tensors, 151,552 bytes. Derived by a separate script over the
+  // file's edges (topological order by the same stable rule).
+  const LayerModel gnmt = load_profile_graph((kProfiles / "gnmt-16-pbs-64.txt").string());
+  EXPECT_DOUBLE_EQ(gnmt.layers[43].bytes_across_cut().value(), 455600);
+  EXPECT_LT(gnmt.layers[43].activation_bytes.value(), 455600);
+  EXPECT_DOUBLE_EQ(gnmt.layers[48].bytes_across_cut().value(), 151552);
+  // A chain keeps its outputs as the cuts.
+  const LayerModel vgg = load_profile_graph((kProfiles / "vgg-19-pbs-32.txt").string());
+  for (const Layer& layer : vgg.layers) EXPECT_FALSE(layer.cut_bytes.has_value());
+}
+
 TEST(ProfileGraph, ReportsEveryMalformedLineWithItsColumn) {
   const std::string text =
       "node1 -- Input -- forward_compute_time=1, backward_compute_time=0, activation_size=8, parameter_size=0\n"
