@@ -82,6 +82,21 @@ TEST(StageCost, TheOverlappedAllReduceCountsOnlyWhatOutlastsTheBackward) {
   EXPECT_NEAR(StageCostModel(request).all_reduce({0, 2}, both).value(), 2.5e-3, 1e-12);
 }
 
+TEST(StageCost, ATwoTensorCutCostsBothTransfers) {
+  // Three layers where l2 reads l0's 3 MB output beside l1's 1 MB (a skip edge): the cut after l1
+  // carries 4 MB per sample. Micro-batch of 2 from GPU 0 to GPU 1 (150 GB/s, no latency): 8 MB in
+  // 53.3 µs, where the chain's 2 MB would take 13.3 µs.
+  LayerModel model;
+  model.measured_on = "V100-16GB";
+  model.layers = {measured_layer(1, 2, 0, 3), measured_layer(1, 2, 0, 1), measured_layer(1, 2, 0, 1)};
+  model.layers[1].cut_bytes = Bytes(4e6);
+  const PlanRequest request = make_request(model, two_gpus_without_latency(), 2, 1);
+  const std::vector<DeviceId> first{0}, second{1};
+  EXPECT_NEAR(StageCostModel(request).cut(1, first, second).value(), 8e6 / 150e9, 1e-15);
+  EXPECT_DOUBLE_EQ(StageCostModel(request).cut_bytes(1).value(), 8e6);
+  EXPECT_NEAR(StageCostModel(request).cut(0, first, second).value(), 6e6 / 150e9, 1e-15);  // l0: its own 3 MB
+}
+
 // A near-tie that Formula 2 settles on its own error. Two layers on the two GPUs above: l0 with
 // t_f = 0.5, t_b = 1 ms per sample and 375 MB of weights, l1 with 0.25 and 0.75 ms and none; no
 // activations; global batch 8 in M = 4 micro-batches of 2. The search's plans: DP and the straight cut.
