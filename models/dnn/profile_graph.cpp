@@ -249,6 +249,12 @@ class Reader {
       if (semicolon == std::string_view::npos) break;
       rest = rest.substr(semicolon + 1);
     }
+    // Beyond 1e18 (an exabyte, or 30 million years in ms) no value is a measurement, and sums of the
+    // cut sizes over a graph must stay finite.
+    if (total > 1e18) {
+      error(number, column_of(line, value), fmt::format("{} must be at most 1e18, got {}", key, total));
+      return;
+    }
     node.values[k] = total;
   }
 

@@ -176,6 +176,16 @@ TEST(ProfileGraph, ReportsEveryMalformedLineWithItsColumn) {
   at(6, 6, 84, "activation_size must be a non-negative number");
 }
 
+TEST(ProfileGraph, ValuesBeyondAnExabyteAreLocatedErrors) {
+  // Two outputs of 9e17 bytes each sum past the 1e18 bound: the list is reported at its column.
+  const std::string text =
+      "node1 -- Input -- forward_compute_time=1, backward_compute_time=0, activation_size=[9e17; 9e17], parameter_size=0\n";
+  const std::vector<Diagnostic> d = diagnostics_of(text);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].location.column, 84);
+  EXPECT_THAT(d[0].message, ::testing::HasSubstr("activation_size must be at most 1e18"));
+}
+
 TEST(ProfileGraph, ReportsACycleAtItsClosingEdge) {
   const std::string text =
       "node1 -- A -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=0\n"
