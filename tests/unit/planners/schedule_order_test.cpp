@@ -55,9 +55,9 @@ std::string interleaved_text(const std::vector<PipelineStep>& order) {
   return out;
 }
 
-TEST(ScheduleOrder, RegistryListsTheSixSchedulesInOrder) {
-  EXPECT_EQ(builtin_schedules().names(),
-            (std::vector<std::string>{"gpipe", "1f1b", "dapple", "interleaved", "kfkb", "ada-grouper"}));
+TEST(ScheduleOrder, RegistryListsTheSevenSchedulesInOrder) {
+  EXPECT_EQ(builtin_schedules().names(), (std::vector<std::string>{"gpipe", "1f1b", "dapple", "interleaved", "kfkb",
+                                                                   "ada-grouper", "pipedream-async"}));
   for (const auto& entry : builtin_schedules().entries()) {
     EXPECT_FALSE(entry.description.empty()) << entry.name;
     EXPECT_FALSE(entry.source.empty()) << entry.name;
@@ -207,6 +207,27 @@ TEST(ScheduleOrder, AdaGrouperStartsWithItsFirstCandidate) {
     EXPECT_EQ(make("ada-grouper", options)->stage_order(s, shape), kfkb(2)->stage_order(s, shape));
     EXPECT_EQ(make("ada-grouper")->stage_order(s, shape), kfkb(1)->stage_order(s, shape));
   }
+}
+
+TEST(ScheduleOrder, PipeDreamAsyncIsOneFOneBOverTheWholeRun) {
+  // PipeDream (SOSP'19 §3.2) never flushes: two iterations of M = 2 on p = 3 stages are ONE 1F1B
+  // stream of 4 micro-batches, so stage 0 warms up once with p − 1 = 2 forwards and holds p = 3 in
+  // flight although an iteration has only 2 (1F1B with a flush: min(p, M) = 2, warm-up and drain
+  // every iteration). Only pipedream-async is asynchronous.
+  const auto async = make("pipedream-async");
+  EXPECT_TRUE(async->asynchronous());
+  for (const auto& name : builtin_schedules().names())
+    if (name != "pipedream-async") {
+      EXPECT_FALSE(make(name, ScheduleOptions{.chunks = 2})->asynchronous()) << name;
+    }
+  const PipelineShape run{3, 4, 1};
+  EXPECT_EQ(text(async->stage_order(0, run)), "F0 F1 F2 B0 F3 B1 B2 B3");
+  EXPECT_EQ(text(async->stage_order(2, run)), "F0 B0 F1 B1 F2 B2 F3 B3");
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_EQ(async->stage_order(s, run), make("1f1b")->stage_order(s, run)) << "stage " << s;
+    EXPECT_EQ(peak_in_flight(async->stage_order(s, run)), 3 - s) << "stage " << s;
+  }
+  EXPECT_EQ(peak_in_flight(make("1f1b")->stage_order(0, PipelineShape{3, 2, 1})), 2);
 }
 
 }  // namespace
