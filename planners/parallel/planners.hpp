@@ -32,6 +32,8 @@ class UniformPlanner final : public Planner {
 // T_l is forward + backward of one micro-batch (shared stage costs), W the stage's gradient bytes,
 // a_s the micro-batch's activation after layer s. The DP keeps a stage if it fits with one micro-batch
 // in flight (it does not know the stage's position); the chosen plan is then checked exactly.
+// Prediction: M × the slowest stage under pipedream-async (PipeDream's steady state), (M + S − 1) ×
+// it under a synchronous schedule (DAPPLE's Table 6 comparison).
 class PipeDreamPlanner final : public Planner {
  public:
   [[nodiscard]] PlanResult plan(const PlanRequest& request) const override;

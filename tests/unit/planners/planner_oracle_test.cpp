@@ -150,6 +150,16 @@ TEST(PipeDreamPlanner, MatchesTheExhaustiveSearchOnOneLevel) {
       EXPECT_NEAR(objective, oracle, oracle * 1e-12);
       // Synchronous iteration: (M + S − 1) periods of the slowest stage.
       EXPECT_NEAR(result.predicted_iteration_time.value(), oracle * (2 + stages.size() - 1), oracle * 1e-12);
+      // Under pipedream-async, PipeDream's own steady state: no fill or drain per iteration, so an
+      // iteration of M = 2 micro-batches is 2 periods of the slowest stage. The DP and its optimum
+      // are the same (the weights stashed on these small stages fit either way).
+      PlanRequest asynchronous = request;
+      asynchronous.schedule = builtin_schedules().at("pipedream-async").value.make({});
+      const PlanResult steady = PipeDreamPlanner().plan(asynchronous);
+      expect_plan_matches(steady, asynchronous);
+      EXPECT_EQ(steady.plan.stages, result.plan.stages);
+      EXPECT_NEAR(steady.predicted_iteration_time.value(), oracle * 2, oracle * 1e-12);
+      EXPECT_EQ(steady.cost_model, "PipeDream slowest stage × M (asynchronous steady state)");
     }
 }
 
