@@ -10,6 +10,7 @@
 #include "sim/run/resource_guard.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/workload_reading.hpp"
+#include "planners/schedules/pipeline_estimator.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 
 namespace dnnsim {
@@ -388,7 +389,13 @@ class PipelineKind final : public WorkloadKind {
     const PipelineWorkload workload = make_pipeline_workload(spec, report->plan.plan, report->tensor_parallel);
     const int ranks = workload.ranks();
     std::vector<MemoryBreakdown> memory(result.graph.devices().size());
-    for (const PipelineStage& stage : report->plan.plan.stages) {
+    // An asynchronous schedule's stashed weight versions (pipeline_lowering.hpp): the stage's peak
+    // in flight over the whole run.
+    const auto schedule = builtin_schedules().at(spec.schedule).value.make(spec.schedule_options);
+    const PipelineShape run{static_cast<int>(report->plan.plan.stages.size()),
+                            report->plan.plan.micro_batches * scenario.run.iterations, 1};
+    for (std::size_t s = 0; s < report->plan.plan.stages.size(); ++s) {
+      const PipelineStage& stage = report->plan.plan.stages[s];
       double parameters = 0;
       for (const LayerRange& range : stage.chunks)
         for (std::size_t l = range.begin; l < range.end; ++l)
@@ -396,6 +403,8 @@ class PipelineKind final : public WorkloadKind {
       MemoryBreakdown states = model_states(parameters, spec.precision, spec.optimizer);
       if (workload.tensor_parallel.distributed_optimizer)
         states.optimizer_state = states.optimizer_state / static_cast<double>(stage.devices.size());
+      if (schedule->asynchronous())
+        states.stashed_weights = states.weights * peak_in_flight(schedule->stage_order(static_cast<int>(s), run));
       for (DeviceId group : stage.devices)
         for (int r = 0; r < ranks; ++r)
           if (const std::size_t d = group * static_cast<std::size_t>(ranks) + static_cast<std::size_t>(r); d < memory.size())

@@ -179,6 +179,25 @@ TEST(Planners, OutOfMemoryIsAResultNamingTheMemory) {
   }
 }
 
+TEST(PipeDreamPlanner, StashedWeightsPushAPlanOutOfMemoryUnderPipeDreamAsync) {
+  // Two layers of Ψ = 0.9e9 fp32 parameters (3.6 GB) on 2 V100-16GB (16 GiB = 17.18 GB). Under 1f1b
+  // a layer per GPU fits: fp32 Adam is 16 B per parameter, 14.4 GB, plus tiny activations (one
+  // stage on both GPUs would hold 28.8 GB). Under pipedream-async stage 0 of 2 also keeps p − i = 2
+  // stashed fp32 weight versions, 2 × 3.6 = 7.2 GB: 21.6 GB, and even a last stage's one version
+  // gives 18 GB. No plan fits, and the planner says out of memory.
+  LayerModel model;
+  model.measured_on = "V100-16GB";
+  model.layers = {measured_layer(1, 2, 3600, 1), measured_layer(1, 2, 3600, 1)};
+  PlanRequest request = make_request(model, hierarchical_cluster(1, 2), 4, 2);
+  const PlanResult flushed = PipeDreamPlanner().plan(request);
+  ASSERT_TRUE(flushed.feasible) << flushed.reason;
+  EXPECT_EQ(flushed.plan.stages.size(), 2u);
+  request.schedule = builtin_schedules().at("pipedream-async").value.make({});
+  const PlanResult asynchronous = PipeDreamPlanner().plan(request);
+  EXPECT_FALSE(asynchronous.feasible);
+  EXPECT_NE(asynchronous.reason.find("out of memory"), std::string::npos) << asynchronous.reason;
+}
+
 // L1 (papers-parallelism.md §9): on a 2-node hierarchy, pipeline-mapping's latency is at most
 // DAPPLE's under the same cost model. Its islands are the nodes, so its placements include DAPPLE's
 // and it keys states by the exact GPU set; the DP being a heuristic, this is checked, not implied.
