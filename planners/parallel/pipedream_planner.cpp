@@ -137,7 +137,7 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
   for (DeviceId d = 0; d < cluster.size(); ++d) by_node[cluster.devices[d].node].push_back(d);
   std::vector<std::vector<DeviceId>> nodes;
   for (auto& [id, members] : by_node) nodes.push_back(members);
-  bool two_levels = nodes.size() > 1 && nodes.front().size() > 1;
+  bool two_levels = !request.flat && nodes.size() > 1 && nodes.front().size() > 1;
   for (const auto& node : nodes) two_levels = two_levels && node.size() == nodes.front().size();
   if (!two_levels) nodes = {[&] {
     std::vector<DeviceId> all;

@@ -77,6 +77,10 @@ void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSp
     reader.error(map.get("rerank"), fmt::format("only the dapple and pipeline-mapping planners take 'rerank'; "
                                                  "planner '{}' does not re-rank",
                                                  spec.planner));
+  if (auto flat = map.boolean("flat")) spec.planner_flat = *flat;
+  if (map.has("flat") && !spec.planner.empty() && spec.planner != "pipedream")
+    reader.error(map.get("flat"), fmt::format("only the pipedream planner takes 'flat'; planner '{}' has no levels",
+                                              spec.planner));
   map.finish();
 }
 
