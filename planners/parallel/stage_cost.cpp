@@ -409,6 +409,18 @@ Seconds estimate_synchronous(const StageCostModel& cost, const std::vector<Stage
   }
   const std::shared_ptr<const PipelineSchedule> schedule =
       request.schedule ? request.schedule : builtin_schedules().at("1f1b").value.make({});
+  if (schedule->asynchronous()) {
+    // A run that is never flushed: each backward is followed by its stage's all-reduce (the part its
+    // backward does not hide), and an iteration is what M more micro-batches add to a warm run. The
+    // first iteration holds the fill and the last the drain, so the third minus the second.
+    timings.update = std::move(timings.tail);
+    timings.tail.clear();
+    const auto run = [&](int iterations) {
+      return estimate_pipeline(*schedule, PipelineShape{timings.stages, iterations * request.micro_batches, 1}, timings)
+          .iteration;
+    };
+    return run(3) - run(2);
+  }
   const PipelineShape shape{timings.stages, request.micro_batches, 1};
   return estimate_pipeline(*schedule, shape, timings).iteration;
 }

@@ -176,7 +176,8 @@ struct PlanEvaluation {
 // the request's schedule (1f1b when it has none): the same forward, backward, cut and all-reduce costs
 // as Formula 2 (each cut both ways, the exposed all-reduce as the stage's tail), but the schedule's
 // exact timeline, so the pivot's bubbles that Formula 2 leaves out count. The re-ranking of dapple and
-// pipeline-mapping (formula2_search.hpp).
+// pipeline-mapping (formula2_search.hpp). Under an asynchronous schedule (pipedream-async): the
+// steady-state iteration of a run that is never flushed, the exposed all-reduce after every backward.
 [[nodiscard]] Seconds estimate_synchronous(const StageCostModel& cost, const std::vector<StageSpec>& stages);
 
 // The PipelinePlan of single-chunk stages, with the request's batch and micro-batch count.
