@@ -301,9 +301,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                 ? activations / std::max(1, blocks_in_range(model, here.layers.begin, here.layers.end))
                 : activations;
         const auto j = static_cast<std::size_t>(step.micro_batch);
+        const std::uint32_t step_iteration = iteration_of(step.micro_batch);
         // The layers `layers` of the chunk as one Compute per rank of the group, then the group's
         // tensor-parallel collectives.
-        const std::uint32_t step_iteration = iteration_of(step.micro_batch);
         const auto compute_step = [&](LayerRange layers, Pass pass, Phase phase, const std::string& label, Bytes alloc,
                                       Bytes free, bool backward_traffic, std::vector<TaskId>& ids) {
           std::vector<TaskId> computes;
