@@ -227,6 +227,10 @@ TEST(PipelineEstimator, SendsQueueOnTheirStream) {
 TEST(PipelineEstimator, RejectsMismatchedInputsAndDeadlocks) {
   const auto timings = PipelineTimings::uniform(2, 1, Seconds(1), Seconds(1));
   EXPECT_THROW((void)estimate_pipeline(*make("1f1b"), PipelineShape{3, 2, 1}, timings), std::invalid_argument);
+  PipelineTimings one_update = timings;
+  one_update.update = {Seconds(1)};  // one per stage, and there are two
+  EXPECT_THROW((void)estimate_pipeline(*make("pipedream-async"), PipelineShape{2, 2, 1}, one_update),
+               std::invalid_argument);
   // Stage 0 wants micro-batch 0's backward before its forward: it waits for stage 1, which waits for stage 0.
   const std::vector<std::vector<PipelineStep>> deadlocked = {
       {{PassKind::backward, 0, 0}, {PassKind::forward, 0, 0}},

@@ -151,6 +151,7 @@ TEST(ScheduleOrder, EveryStepOnceAndEachBackwardAfterItsForward) {
     cases.emplace_back(make("1f1b"), shape);
     cases.emplace_back(dapple('B'), shape);
     cases.emplace_back(kfkb(3), shape);
+    cases.emplace_back(make("pipedream-async"), shape);
   }
   cases.emplace_back(interleaved(3), PipelineShape{2, 4, 3});
   cases.emplace_back(interleaved(2), PipelineShape{4, 4, 2});
