@@ -120,7 +120,8 @@ struct MemoryFit {
   return check_fit(device, need.total(), capacity);
 }
 
-// One line per component (stashed weights only when there are some), then the total, e.g. "weights          13.97 GiB\n…total 41.2 GiB\n".
+// One line per component (stashed weights only when there are some), then the total, e.g.
+// "weights          13.97 GiB\n…total 41.2 GiB\n".
 [[nodiscard]] std::string format_memory_breakdown(const MemoryBreakdown& breakdown);
 
 }  // namespace dnnsim

@@ -213,7 +213,8 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
   PlanResult result;
   result.feasible = true;
   result.plan = make_plan(stages, request);
-  const int periods = asynchronous ? request.micro_batches : request.micro_batches + static_cast<int>(stages.size()) - 1;
+  const int periods =
+      asynchronous ? request.micro_batches : request.micro_batches + static_cast<int>(stages.size()) - 1;
   result.predicted_iteration_time = Seconds(objective * static_cast<double>(periods));
   result.cost_model = cost_model;
   result.statistics = PlanStatistics{candidates, elapsed()};

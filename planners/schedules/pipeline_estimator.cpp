@@ -37,7 +37,8 @@ PipelineEstimate estimate_pipeline(const std::vector<std::vector<PipelineStep>>&
   const std::size_t virtual_stages = timings.forward.size();
   if (p < 1 || orders.size() != static_cast<std::size_t>(p) || virtual_stages % p != 0 ||
       timings.backward.size() != virtual_stages || timings.activation_transfer.size() + 1 != virtual_stages ||
-      timings.gradient_transfer.size() + 1 != virtual_stages || (!timings.tail.empty() && timings.tail.size() != orders.size()) ||
+      timings.gradient_transfer.size() + 1 != virtual_stages ||
+      (!timings.tail.empty() && timings.tail.size() != orders.size()) ||
       (!timings.update.empty() && timings.update.size() != orders.size()))
     throw std::invalid_argument(fmt::format(
         "estimate_pipeline: {} stage orders, {} stages, {}/{} forward/backward times, {}/{} transfer times, {} tails, "

@@ -225,7 +225,8 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   // collectives over the group, on its compute stream. Returns what the step's consumers wait for
   // per rank (the collectives, or the compute tasks without any).
   const auto add_tensor_parallel = [&](DeviceId group, const std::vector<TaskId>& computes, LayerRange layers,
-                                       int samples, bool backward, const std::string& label, std::uint32_t task_iteration) {
+                                       int samples, bool backward, const std::string& label,
+                                       std::uint32_t task_iteration) {
     if (!workload.transformer || ranks < 2) return computes;
     const TensorParallelTraffic traffic =
         range_traffic(model, *workload.transformer, layers.begin, layers.end, samples, workload.tensor_parallel, backward);
@@ -279,7 +280,8 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     // in flight, allocated with the model states as PipeDream's runtime clones them at start.
     double stage_parameters = 0;
     for (const LayerRange& range : stage.chunks) stage_parameters += parameter_count(model, range);
-    const Bytes stash = asynchronous ? Bytes(stage_parameters * per_parameter.weights * peak_in_flight(orders[s])) : Bytes(0);
+    const Bytes stash =
+        asynchronous ? Bytes(stage_parameters * per_parameter.weights * peak_in_flight(orders[s])) : Bytes(0);
     for (std::size_t q = 0; q < stage.devices.size(); ++q) {
       const DeviceId group = stage.devices[q];
       bool first_task = true;
@@ -366,8 +368,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
           // stream, so its next step waits for the update.
           if (asynchronous)
             for (int r = 0; r < ranks; ++r) {
-              Task task = task_of(optimizer_step(stage_parameters, per_parameter, gpu(group, r)), compute_stream,
-                                  Phase::optimizer, fmt::format("optimizer step mb{}", step.micro_batch), step_iteration);
+              Task task =
+                  task_of(optimizer_step(stage_parameters, per_parameter, gpu(group, r)), compute_stream,
+                          Phase::optimizer, fmt::format("optimizer step mb{}", step.micro_batch), step_iteration);
               task.deps = done;
               update_steps[s][j].push_back(graph.add(std::move(task)));
             }
@@ -478,8 +481,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
 LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorkload& workload,
                                           const PipelineSchedule& schedule, std::uint32_t iteration) {
   if (schedule.asynchronous())
-    throw std::invalid_argument("lower_pipeline_iteration: an asynchronous schedule is lowered as a whole run "
-                                "(lower_pipeline_run)");
+    throw std::invalid_argument(
+        "lower_pipeline_iteration: an asynchronous schedule is lowered as a whole run "
+        "(lower_pipeline_run)");
   return lower_pipeline(graph, workload, schedule, iteration, 1);
 }
 

@@ -121,7 +121,7 @@ struct LoweredIteration {
   // [virtual stage]: the chunk's last all-reduce (its lowest bucket; rank 0's with tensor
   // parallelism), none for one replica or no parameters; of an asynchronous run, its last update's
   std::vector<std::optional<TaskId>> all_reduce;
-  std::vector<std::vector<TaskId>> optimizer;     // [stage][replica]; of an asynchronous run, its last update's
+  std::vector<std::vector<TaskId>> optimizer;  // [stage][replica]; of an asynchronous run, its last update's
 };
 
 // Why `workload` cannot be lowered with `schedule` on `device_count` devices (the plan's problems,

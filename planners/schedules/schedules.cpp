@@ -207,7 +207,8 @@ ScheduleRegistry make_builtin_schedules() {
                                       fmt::format("ada-grouper: every candidate k must be at least 1, got {}", k));
                               return std::make_shared<GroupOfK>(o.candidates.empty() ? 1 : o.candidates.front());
                             }});
-  registry.add("pipedream-async", "asynchronous 1F1B with weight stashing: no flush, one stream of N·M micro-batches, "
+  registry.add("pipedream-async",
+               "asynchronous 1F1B with weight stashing: no flush, one stream of N·M micro-batches, "
                "a weight update per backward; p−i in flight and p−i stashed weight versions on stage i",
                "Narayanan et al., PipeDream, SOSP'19 §3.2–3.3",
                ScheduleInfo{{}, [](const ScheduleOptions&) -> std::shared_ptr<const PipelineSchedule> {

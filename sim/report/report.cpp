@@ -409,8 +409,8 @@ std::string format_summary_table(const nlohmann::ordered_json& summary, bool all
   for (const auto& [name, d] : summary["devices"].items())
     stashes = stashes || d["memory_at_peak"].value("stashed_weights_bytes", 0.0) > 0;
   text += grouped(fmt::format("{:>11} {}{:>11} {:>11} {:>11} {:>11} {:>11} {:>11}", "weights",
-                              stashes ? fmt::format("{:>11} ", "stashed") : "", "gradients", "optimizer",
-                              "activations", "other", "peak", "capacity"),
+                              stashes ? fmt::format("{:>11} ", "stashed") : "", "gradients", "optimizer", "activations",
+                              "other", "peak", "capacity"),
                   [&](const nlohmann::ordered_json& d) {
                     const auto& m = d["memory_at_peak"];
                     return fmt::format("{:>11} {}{:>11} {:>11} {:>11} {:>11} {:>11} {:>11}", bytes(m["weights_bytes"]),

@@ -6,11 +6,11 @@
 #include <iostream>
 #include <limits>
 
+#include "planners/schedules/pipeline_estimator.hpp"
 #include "sim/run/progress.hpp"
 #include "sim/run/resource_guard.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/workload_reading.hpp"
-#include "planners/schedules/pipeline_estimator.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 
 namespace dnnsim {
@@ -79,8 +79,8 @@ void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSp
                                                  spec.planner));
   if (auto flat = map.boolean("flat")) spec.planner_flat = *flat;
   if (map.has("flat") && !spec.planner.empty() && spec.planner != "pipedream")
-    reader.error(map.get("flat"), fmt::format("only the pipedream planner takes 'flat'; planner '{}' has no levels",
-                                              spec.planner));
+    reader.error(map.get("flat"),
+                 fmt::format("only the pipedream planner takes 'flat'; planner '{}' has no levels", spec.planner));
   map.finish();
 }
 
