@@ -20,7 +20,8 @@
 //    counts; without it, the whole all-reduce of the stage's gradients.
 //  - memory: training_memory() of the stage's layers with the micro-batch share, the request's
 //    in-flight count and ZeRO over the replicas, against the smallest GPU of the group; under an
-//    asynchronous schedule (pipedream-async) one stashed weight version per micro-batch in flight.
+//    asynchronous schedule (pipedream-async) its stashed weight versions (stashed_weight_versions:
+//    p − i for one replica).
 //  - Formula 2 of DAPPLE (Fan et al., PPoPP'21 §4.1): the pivot stage (Algorithm 1) and the
 //    latency L = T_w + T_s + T_e of a synchronous pipeline, with every cut as a network stage.
 #pragma once
@@ -177,7 +178,8 @@ struct PlanEvaluation {
 // as Formula 2 (each cut both ways, the exposed all-reduce as the stage's tail), but the schedule's
 // exact timeline, so the pivot's bubbles that Formula 2 leaves out count. The re-ranking of dapple and
 // pipeline-mapping (formula2_search.hpp). Under an asynchronous schedule (pipedream-async): the
-// steady-state iteration of a run that is never flushed, the exposed all-reduce after every backward.
+// steady-state iteration of a run that is never flushed, a stage of r replicas paying 1/r of its
+// exposed all-reduce after every backward (it all-reduces once every r).
 [[nodiscard]] Seconds estimate_synchronous(const StageCostModel& cost, const std::vector<StageSpec>& stages);
 
 // The PipelinePlan of single-chunk stages, with the request's batch and micro-batch count.

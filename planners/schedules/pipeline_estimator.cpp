@@ -31,6 +31,12 @@ int peak_in_flight(const std::vector<PipelineStep>& order) {
   return peak;
 }
 
+int stashed_weight_versions(int in_flight, int replicas) {
+  if (in_flight < 1) return 0;
+  const int r = std::max(1, replicas);
+  return (in_flight - 1 + r - 1) / r + 1;
+}
+
 PipelineEstimate estimate_pipeline(const std::vector<std::vector<PipelineStep>>& orders,
                                    const PipelineTimings& timings) {
   const int p = timings.stages;

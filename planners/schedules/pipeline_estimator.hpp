@@ -71,4 +71,13 @@ struct PipelineEstimate {
 // GPipe M, kFkB min(k(p−i), M), DAPPLE K_i); interleaved counts chunk-micro-batches, each A/v.
 [[nodiscard]] int peak_in_flight(const std::vector<PipelineStep>& order);
 
+// pipedream-async: the weight versions a stage stashes with `in_flight` micro-batches in flight
+// (p − i) and `replicas` replicas, which update their weights once every `replicas` backwards (see
+// pipeline_lowering.hpp). Once warm the in-flight micro-batches are L = in_flight consecutive ones,
+// forwarded under the versions ⌊(k − L + 1)/r⌋ (the updates before F(k)); L consecutive integers
+// divided by r take at most ⌈(L − 1)/r⌉ + 1 values. One replica: L, one version per micro-batch
+// (PipeDream's num_versions = warm-up + 1); 15-1's first stage: 2, as each of PipeDream's 15
+// round-robin replicas keeps (NOAM = ⌈16/15⌉ = 2).
+[[nodiscard]] int stashed_weight_versions(int in_flight, int replicas);
+
 }  // namespace dnnsim

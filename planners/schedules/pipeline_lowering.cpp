@@ -276,12 +276,21 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
       if (orders[s][i].pass == PassKind::backward) last_backward[s][static_cast<std::size_t>(orders[s][i].chunk)] = i;
     // Bucketed only where there is an all-reduce to overlap.
     const bool bucketed = workload.overlap_all_reduce && stage.devices.size() > 1;
-    // Weight stashing (asynchronous schedules): one version of the stage's weights per micro-batch
-    // in flight, allocated with the model states as PipeDream's runtime clones them at start.
+    // Asynchronous schedules: the backwards after which the stage updates its weights — every
+    // `replicas`-th of the stage's order and its last (see the header) — and the weight versions it
+    // stashes, allocated with the model states as PipeDream's runtime clones them at start.
+    const int replicas = static_cast<int>(stage.devices.size());
+    std::vector<bool> updates_after(orders[s].size(), false);
+    for (std::size_t i = 0, backwards = 0; i < orders[s].size(); ++i)
+      if (orders[s][i].pass == PassKind::backward)
+        updates_after[i] = ++backwards % static_cast<std::size_t>(replicas) == 0 ||
+                           i == last_backward[s][static_cast<std::size_t>(orders[s][i].chunk)];
     double stage_parameters = 0;
     for (const LayerRange& range : stage.chunks) stage_parameters += parameter_count(model, range);
     const Bytes stash =
-        asynchronous ? Bytes(stage_parameters * per_parameter.weights * peak_in_flight(orders[s])) : Bytes(0);
+        asynchronous ? Bytes(stage_parameters * per_parameter.weights *
+                             stashed_weight_versions(peak_in_flight(orders[s]), replicas))
+                     : Bytes(0);
     for (std::size_t q = 0; q < stage.devices.size(); ++q) {
       const DeviceId group = stage.devices[q];
       bool first_task = true;
@@ -344,7 +353,8 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
             (void)compute_step(here.layers, Pass::forward, Phase::recompute,
                                fmt::format("recompute {} mb{}", here.name, step.micro_batch), recomputed, Bytes(0),
                                false, lowered.recompute[u][j]);
-          const bool update = asynchronous || position == last_backward[s][static_cast<std::size_t>(step.chunk)];
+          const bool update = asynchronous ? updates_after[position]
+                                           : position == last_backward[s][static_cast<std::size_t>(step.chunk)];
           std::vector<BucketPiece>& bucket_pieces = update_pieces[u][asynchronous ? j : 0];
           const std::vector<LayerRange> pieces = update && bucketed
                                                      ? gradient_buckets(model, workload.bucket_size, here.layers)
@@ -364,9 +374,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
             if (update) bucket_pieces[k].computes.insert(bucket_pieces[k].computes.end(), ids.begin(), ids.end());
           }
           if (u > 0) add_transfers(u - 1, true, step.micro_batch, static_cast<int>(q), done);
-          // PipeDream updates the weights after every backward (SOSP'19 §3.3), on the stage's own
-          // stream, so its next step waits for the update.
-          if (asynchronous)
+          // PipeDream updates the weights as soon as their gradients are synchronized (SOSP'19 §3.3),
+          // on the stage's own stream, so its next step waits for the update.
+          if (update && asynchronous)
             for (int r = 0; r < ranks; ++r) {
               Task task =
                   task_of(optimizer_step(stage_parameters, per_parameter, gpu(group, r)), compute_stream,
@@ -425,12 +435,13 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   };
 
   if (asynchronous) {
-    // Each backward's all-reduce (bucketed with it or after it, as the pieces say), which that
-    // micro-batch's optimizer steps wait for; the last ones are the run's all_reduce/optimizer.
+    // Each update's all-reduce (bucketed with its backward or after it, as the pieces say), which
+    // that update's optimizer steps wait for; the last ones are the run's all_reduce/optimizer.
     for (std::size_t s = 0; s < p; ++s) {
       const PipelineStage& stage = workload.plan.stages[s];
       for (const PipelineStep& step : orders[s]) {
-        if (step.pass != PassKind::backward) continue;
+        if (step.pass != PassKind::backward || update_steps[s][static_cast<std::size_t>(step.micro_batch)].empty())
+          continue;
         const auto j = static_cast<std::size_t>(step.micro_batch);
         const std::size_t u = static_cast<std::size_t>(step.chunk) * p + s;
         std::vector<TaskId> all_reduces;

@@ -30,11 +30,16 @@
 //    chunk order, as DDP without overlap and Megatron-LM's local DDP run it.
 // An asynchronous schedule (pipedream-async, PipeDream SOSP'19 §3.2–3.3) is lowered as one run
 // (lower_pipeline_run): the stage orders cover iterations × M micro-batches with no flush, each task
-// tagged with the iteration of its micro-batch (j div M), and every backward is followed by its
-// weight update: the bucketed all-reduce over the replicas as for a last backward above, then one
-// optimizer step per GPU on the compute stream, before the stage's next step. The first task also
-// allocates the stashed weight versions, weight bytes × the stage's peak in-flight micro-batches
-// (p − i): PipeDream's runtime clones num_versions = warm-up + 1 copies of the stage's parameters.
+// tagged with the iteration of its micro-batch (j div M). A stage of r replicas updates its weights
+// after every r-th backward of its order (and its last): the bucketed all-reduce over the replicas as
+// for a last backward above, then one optimizer step per GPU on the compute stream, before the
+// stage's next step; the gradients of the r micro-batches accumulate. PipeDream's r replicas take
+// whole minibatches round-robin and each syncs once per minibatch it ran, i.e. the stage syncs once
+// per r minibatches; dnnsim's replicas split every micro-batch (above), and syncing once per r of
+// them keeps PipeDream's synchronization per sample (its DP's (1/m)·2(m−1)·W/B). One replica: an
+// update after every backward. The first task also allocates the stashed weight versions, weight
+// bytes × stashed_weight_versions(p − i, r) (pipeline_estimator.hpp): p − i for one replica, as
+// PipeDream's runtime clones num_versions = warm-up + 1 copies of the stage's parameters.
 // Replicas (DAPPLE §4.2, Fig. 8a; pipeline_plan.hpp): a micro-batch's samples are split by
 // replica_share; between virtual stages, each (source replica, destination replica) pair whose
 // sample ranges overlap gets one Transfer of overlap × the activation bytes per sample of the

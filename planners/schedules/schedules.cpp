@@ -209,7 +209,7 @@ ScheduleRegistry make_builtin_schedules() {
                             }});
   registry.add("pipedream-async",
                "asynchronous 1F1B with weight stashing: no flush, one stream of N·M micro-batches, "
-               "a weight update per backward; p−i in flight and p−i stashed weight versions on stage i",
+               "a weight update per backward (per r with r replicas); p−i in flight, p−i stashed weight versions",
                "Narayanan et al., PipeDream, SOSP'19 §3.2–3.3",
                ScheduleInfo{{}, [](const ScheduleOptions&) -> std::shared_ptr<const PipelineSchedule> {
                               return std::make_shared<PipeDreamAsync>();

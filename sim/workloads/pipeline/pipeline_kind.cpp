@@ -408,7 +408,9 @@ class PipelineKind final : public WorkloadKind {
       if (workload.tensor_parallel.distributed_optimizer)
         states.optimizer_state = states.optimizer_state / static_cast<double>(stage.devices.size());
       if (schedule->asynchronous())
-        states.stashed_weights = states.weights * peak_in_flight(schedule->stage_order(static_cast<int>(s), run));
+        states.stashed_weights =
+            states.weights * stashed_weight_versions(peak_in_flight(schedule->stage_order(static_cast<int>(s), run)),
+                                                     static_cast<int>(stage.devices.size()));
       for (DeviceId group : stage.devices)
         for (int r = 0; r < ranks; ++r)
           if (const std::size_t d = group * static_cast<std::size_t>(ranks) + static_cast<std::size_t>(r); d < memory.size())

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -229,6 +231,36 @@ TEST(ScheduleOrder, PipeDreamAsyncIsOneFOneBOverTheWholeRun) {
     EXPECT_EQ(peak_in_flight(async->stage_order(s, run)), 3 - s) << "stage " << s;
   }
   EXPECT_EQ(peak_in_flight(make("1f1b")->stage_order(0, PipelineShape{3, 2, 1})), 2);
+}
+
+TEST(ScheduleOrder, StashedWeightVersionsAreTheDistinctVersionsInFlight) {
+  // The closed form against the order itself: walk pipedream-async's order of stage i of p over a
+  // long run, give each forward the number of updates so far (one every r backwards), and count the
+  // distinct versions among the micro-batches in flight at each point.
+  const auto async = make("pipedream-async");
+  for (int p = 1; p <= 6; ++p)
+    for (int stage = 0; stage < p; ++stage)
+      for (int r = 1; r <= 5; ++r) {
+        std::map<int, int> version_of;  // in flight: micro-batch → version
+        int updates = 0;
+        int backwards = 0;
+        std::size_t most = 0;
+        for (const PipelineStep& step : async->stage_order(stage, PipelineShape{p, 60, 1})) {
+          if (step.pass == PassKind::forward) {
+            version_of[step.micro_batch] = updates;
+            std::set<int> versions;
+            for (const auto& [micro_batch, version] : version_of) versions.insert(version);
+            most = std::max(most, versions.size());
+          } else {
+            version_of.erase(step.micro_batch);
+            if (++backwards % r == 0) ++updates;
+          }
+        }
+        EXPECT_EQ(static_cast<int>(most), stashed_weight_versions(p - stage, r)) << p << " " << stage << " " << r;
+      }
+  EXPECT_EQ(stashed_weight_versions(4, 1), 4);   // one replica: p − i
+  EXPECT_EQ(stashed_weight_versions(2, 15), 2);  // PipeDream's 15-1, first stage
+  EXPECT_EQ(stashed_weight_versions(1, 3), 1);   // the last stage
 }
 
 }  // namespace
