@@ -8,7 +8,7 @@
 namespace dnnsim {
 
 Bytes MemoryBreakdown::total() const {
-  return weights + gradients + optimizer_state + activations + workspace + framework;
+  return weights + stashed_weights + gradients + optimizer_state + activations + workspace + framework;
 }
 
 BytesPerParameter bytes_per_parameter(Precision precision, Optimizer optimizer) {
@@ -45,6 +45,7 @@ MemoryBreakdown training_memory(const std::vector<Layer>& layers, const Training
   assert(config.data_parallel >= 1 && "ZeRO partitions over at least one rank");
   assert(config.micro_batch >= 1 && "a micro-batch holds at least one sample");
   assert(config.micro_batches_in_flight >= 0 && "in-flight micro-batches cannot be negative");
+  assert(config.stashed_weight_versions >= 0 && "stashed weight versions cannot be negative");
   assert((config.layer_input_bytes.empty() || config.layer_input_bytes.size() == layers.size()) &&
          "layer_input_bytes gives one input size per layer");
 
@@ -64,6 +65,7 @@ MemoryBreakdown training_memory(const std::vector<Layer>& layers, const Training
   memory.optimizer_state = Bytes(parameters * per_parameter.optimizer_state * share(1));
   memory.gradients = Bytes(parameters * per_parameter.gradients * share(2));
   memory.weights = Bytes(parameters * per_parameter.weights * share(3));
+  memory.stashed_weights = memory.weights * static_cast<double>(config.stashed_weight_versions);
 
   // Activations per sample, then scaled by the micro-batch and the stashed micro-batches.
   const double samples_stashed = static_cast<double>(config.micro_batch) * config.micro_batches_in_flight;
@@ -110,6 +112,7 @@ std::string format_memory_breakdown(const MemoryBreakdown& breakdown) {
     out += fmt::format("{:<16} {}\n", name, format_bytes(size));
   };
   line("weights", breakdown.weights);
+  if (breakdown.stashed_weights.value() > 0) line("stashed weights", breakdown.stashed_weights);
   line("gradients", breakdown.gradients);
   line("optimizer state", breakdown.optimizer_state);
   line("activations", breakdown.activations);

@@ -30,6 +30,11 @@
 //     arXiv:1604.06174, 2016; GPipe's re-materialization m·A_in + A_recompute): each stashed
 //     micro-batch keeps only every layer's input In_l, and the backward pass rebuilds one layer's
 //     full activations at a time.
+// Weight stashing (PipeDream, Narayanan et al. SOSP'19 §3.3): an asynchronous pipeline stage keeps
+// one copy of its weights per micro-batch in flight, so that a backward pass uses the version its
+// forward used: stashed weights = versions × w·Ψ (after ZeRO's partitioning, as the weights), with
+// versions = p − i on stage i (PipeDream's runtime: num_versions = warm-up minibatches + 1).
+//
 // In_l is layers[l−1].activation_bytes in a chain (the predecessor's output) and 0 for the first
 // layer (the stage's input belongs to the sender or the data loader, as in the formula without
 // recomputation), unless TrainingMemoryConfig::layer_input_bytes gives it per layer. That is needed
@@ -67,6 +72,7 @@ struct TrainingMemoryConfig {
   int micro_batch = 1;              // samples per micro-batch (≥ 1)
   int micro_batches_in_flight = 1;  // stashed micro-batches: 1 for plain DP, the schedule's in-flight
                                     // count for a pipeline stage (GPipe m, 1F1B min(p−i, m)) (≥ 0)
+  int stashed_weight_versions = 0;  // weight stashing: copies of the weights kept (pipedream-async p−i) (≥ 0)
   // Per-sample input bytes of each layer, the checkpoint kept under recomputation; same length as
   // the layers when given. Empty: the predecessor's activation_bytes, 0 for the first layer.
   std::vector<Bytes> layer_input_bytes;
@@ -78,6 +84,7 @@ struct TrainingMemoryConfig {
 
 struct MemoryBreakdown {
   Bytes weights{0};
+  Bytes stashed_weights{0};  // weight stashing's extra versions
   Bytes gradients{0};
   Bytes optimizer_state{0};
   Bytes activations{0};
@@ -113,7 +120,8 @@ struct MemoryFit {
   return check_fit(device, need.total(), capacity);
 }
 
-// One line per component, then the total, e.g. "weights          13.97 GiB\n…total 41.2 GiB\n".
+// One line per component (stashed weights only when there are some), then the total, e.g.
+// "weights          13.97 GiB\n…total 41.2 GiB\n".
 [[nodiscard]] std::string format_memory_breakdown(const MemoryBreakdown& breakdown);
 
 }  // namespace dnnsim

@@ -1,7 +1,13 @@
 // PipeDream's hierarchical partitioning DP (Narayanan et al., "PipeDream: Generalized Pipeline
-// Parallelism for DNN Training", SOSP'19 §3.1; papers-parallelism.md §7.2). PipeDream runs the
-// result asynchronously; like DAPPLE's comparison (PPoPP'21 Table 6) we run its partition under a
-// synchronous schedule and predict the iteration as (M + S − 1) periods of the slowest stage.
+// Parallelism for DNN Training", SOSP'19 §3.1; papers-parallelism.md §7.2). The DP minimises the
+// slowest stage (PipeDream's objective); the prediction follows the schedule the plan runs under:
+//  - pipedream-async (PipeDream's own assumptions, §3.2–3.3: asynchronous 1F1B, no flush, weight
+//    stashing): once warm every stage runs one micro-batch per period of the slowest stage, so an
+//    iteration of M micro-batches takes M periods;
+//  - any synchronous schedule (as DAPPLE's comparison, PPoPP'21 Table 6, runs PipeDream's partition):
+//    (M + S − 1) periods, the fill and drain of every iteration included.
+// Either way a stage's memory is checked for its position under that schedule (stage_cost.hpp: p − i
+// stashed weight versions under pipedream-async).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -108,7 +114,9 @@ BytesPerSecond slowest_bandwidth(const ClusterView& cluster, const std::vector<s
 
 PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
   const auto start = std::chrono::steady_clock::now();
-  const std::string cost_model = "PipeDream slowest stage × (M + S − 1)";
+  const bool asynchronous = request.schedule && request.schedule->asynchronous();
+  const std::string cost_model = asynchronous ? "PipeDream slowest stage × M (asynchronous steady state)"
+                                              : "PipeDream slowest stage × (M + S − 1)";
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (std::string problem = request_problem(request, false); !problem.empty())
     return infeasible(std::move(problem), cost_model, 0, elapsed());
@@ -129,7 +137,7 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
   for (DeviceId d = 0; d < cluster.size(); ++d) by_node[cluster.devices[d].node].push_back(d);
   std::vector<std::vector<DeviceId>> nodes;
   for (auto& [id, members] : by_node) nodes.push_back(members);
-  bool two_levels = nodes.size() > 1 && nodes.front().size() > 1;
+  bool two_levels = !request.flat && nodes.size() > 1 && nodes.front().size() > 1;
   for (const auto& node : nodes) two_levels = two_levels && node.size() == nodes.front().size();
   if (!two_levels) nodes = {[&] {
     std::vector<DeviceId> all;
@@ -205,8 +213,9 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
   PlanResult result;
   result.feasible = true;
   result.plan = make_plan(stages, request);
-  result.predicted_iteration_time =
-      Seconds(objective * static_cast<double>(request.micro_batches + static_cast<int>(stages.size()) - 1));
+  const int periods =
+      asynchronous ? request.micro_batches : request.micro_batches + static_cast<int>(stages.size()) - 1;
+  result.predicted_iteration_time = Seconds(objective * static_cast<double>(periods));
   result.cost_model = cost_model;
   result.statistics = PlanStatistics{candidates, elapsed()};
   if (!request.boundaries.empty()) result.searched_blocks = units;

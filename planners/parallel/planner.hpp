@@ -64,6 +64,10 @@ struct PlanRequest {
   // stage shapes (replicas per stage, "8:8") and the single-stage plan, and the pipeline estimator
   // chooses among them (formula2_search.hpp); 1: Formula 2 alone chooses and predicts, as in the paper.
   int rerank = 4;
+  // pipedream: one level over all GPUs (B the slowest path between any two) instead of the
+  // topology's two (GPUs of a node, then whole nodes), as PipeDream's optimizer run with a single
+  // level of `num_machines` workers; the two-level DP gives every outer stage whole nodes.
+  bool flat = false;
   // Called as a search advances with the fraction done; returning false stops it, and the best plan
   // found so far is returned with PlanResult::stopped_early set. Empty: the search runs to its end.
   std::function<bool(double fraction)> progress;

@@ -25,13 +25,16 @@ class UniformPlanner final : public Planner {
 
 // PipeDream's hierarchical dynamic program (Narayanan et al., SOSP'19 §3.1), level 1 the GPUs of a
 // node (bandwidth B_1: the slowest path inside a node), level 2 the nodes (B_2: the slowest path
-// between nodes); one level over all GPUs (slowest path) when nodes differ in size:
+// between nodes); one level over all GPUs (slowest path) when nodes differ in size or with
+// PlanRequest::flat:
 //   T^k(i→j, m) = (1/m)·max(A^{k−1}(i→j, m_{k−1}), 2(m−1)·W(i→j)/B_k)
 //   A^k(i→j, m) = min_{i≤s<j} min_{1≤m'<m} max(A^k(i→s, m−m'), 2·a_s/B_k, T^k(s+1→j, m'))
 //   A^k(i→j, m) also takes T^k(i→j, m) (one stage replicated m times); A^0(i→j) = Σ T_l on one GPU.
 // T_l is forward + backward of one micro-batch (shared stage costs), W the stage's gradient bytes,
 // a_s the micro-batch's activation after layer s. The DP keeps a stage if it fits with one micro-batch
 // in flight (it does not know the stage's position); the chosen plan is then checked exactly.
+// Prediction: M × the slowest stage under pipedream-async (PipeDream's steady state), (M + S − 1) ×
+// it under a synchronous schedule (DAPPLE's Table 6 comparison).
 class PipeDreamPlanner final : public Planner {
  public:
   [[nodiscard]] PlanResult plan(const PlanRequest& request) const override;

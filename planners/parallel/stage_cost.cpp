@@ -227,6 +227,9 @@ Seconds StageCostModel::cut(std::size_t last, std::span<const DeviceId> from, st
 
 int StageCostModel::in_flight(int stage, int stages) const {
   const int m = request_.micro_batches;
+  // An asynchronous pipeline is never flushed: once warm, stage i holds p − i micro-batches
+  // whatever M (PipeDream's NOAM for a straight pipeline).
+  if (stashes_weights()) return stages - stage;
   return request_.in_flight ? request_.in_flight(stage, stages, m) : std::min(stages - stage, m);
 }
 
@@ -235,6 +238,8 @@ TrainingMemoryConfig StageCostModel::memory_config(std::span<const DeviceId> dev
   const int replicas = static_cast<int>(devices.size());
   config.micro_batch = std::max(1, replica_share(micro_batch_size(), replicas, 0).count);
   config.micro_batches_in_flight = in_flight(stage, stages);
+  config.stashed_weight_versions =
+      stashes_weights() ? stashed_weight_versions(config.micro_batches_in_flight, replicas) : 0;
   config.data_parallel = replicas;
   config.layer_input_bytes.clear();  // sliced per range below when given
   return config;
@@ -253,6 +258,8 @@ std::size_t StageCostModel::max_stage_end(std::size_t begin, int replicas, int m
   TrainingMemoryConfig config = request_.memory;
   config.micro_batch = std::max(1, replica_share(micro_batch_size(), replicas, 0).count);
   config.micro_batches_in_flight = micro_batches_in_flight;
+  // The versions grow with the in-flight count as the activations do.
+  config.stashed_weight_versions = stashes_weights() ? stashed_weight_versions(micro_batches_in_flight, replicas) : 0;
   config.data_parallel = replicas;
   config.layer_input_bytes.clear();
   double capacity = 0;
@@ -261,7 +268,8 @@ std::size_t StageCostModel::max_stage_end(std::size_t begin, int replicas, int m
 }
 
 std::size_t StageCostModel::fitting_end(std::size_t begin, const TrainingMemoryConfig& config, double capacity) const {
-  const auto key = std::make_tuple(begin, config.micro_batch, config.micro_batches_in_flight, config.data_parallel, capacity);
+  const auto key = std::make_tuple(begin, config.micro_batch, config.micro_batches_in_flight,
+                                   config.stashed_weight_versions, config.data_parallel, capacity);
   auto [it, inserted] = fitting_end_.try_emplace(key, 0);
   if (!inserted) return it->second;
   const auto& layers = request_.model.layers;
@@ -403,6 +411,20 @@ Seconds estimate_synchronous(const StageCostModel& cost, const std::vector<Stage
   }
   const std::shared_ptr<const PipelineSchedule> schedule =
       request.schedule ? request.schedule : builtin_schedules().at("1f1b").value.make({});
+  if (schedule->asynchronous()) {
+    // A run that is never flushed: a stage of r replicas all-reduces once every r backwards (the part
+    // the backward does not hide; pipeline_lowering.hpp), spread here as 1/r of it after each, and an
+    // iteration is what M more micro-batches add to a warm run. The first iteration holds the fill
+    // and the last the drain, so the third minus the second.
+    for (std::size_t s = 0; s < stages.size(); ++s)
+      timings.update.push_back(timings.tail[s] / static_cast<double>(stages[s].devices.size()));
+    timings.tail.clear();
+    const auto run = [&](int iterations) {
+      return estimate_pipeline(*schedule, PipelineShape{timings.stages, iterations * request.micro_batches, 1}, timings)
+          .iteration;
+    };
+    return run(3) - run(2);
+  }
   const PipelineShape shape{timings.stages, request.micro_batches, 1};
   return estimate_pipeline(*schedule, shape, timings).iteration;
 }

@@ -19,7 +19,9 @@
 //    micro-batch's backward, as the lowering runs them, and only the part that outlasts that backward
 //    counts; without it, the whole all-reduce of the stage's gradients.
 //  - memory: training_memory() of the stage's layers with the micro-batch share, the request's
-//    in-flight count and ZeRO over the replicas, against the smallest GPU of the group.
+//    in-flight count and ZeRO over the replicas, against the smallest GPU of the group; under an
+//    asynchronous schedule (pipedream-async) its stashed weight versions (stashed_weight_versions:
+//    p − i for one replica).
 //  - Formula 2 of DAPPLE (Fan et al., PPoPP'21 §4.1): the pivot stage (Algorithm 1) and the
 //    latency L = T_w + T_s + T_e of a synchronous pipeline, with every cut as a network stage.
 #pragma once
@@ -74,6 +76,8 @@ class StageCostModel {
 
   // Peak in-flight micro-batches of stage `stage` of `stages` (the request's rule, else 1F1B's).
   [[nodiscard]] int in_flight(int stage, int stages) const;
+  // Whether the request's schedule stashes weight versions (PipelineSchedule::asynchronous).
+  [[nodiscard]] bool stashes_weights() const { return request_.schedule && request_.schedule->asynchronous(); }
   // An end that no stage starting at `begin` on `replicas` GPUs with at least `micro_batches_in_flight`
   // in flight can exceed, whatever its GPUs (the largest GPU of the cluster), so that a search can
   // bound the GPUs a suffix of the layers needs.
@@ -127,8 +131,8 @@ class StageCostModel {
   };
   // Hashed, not ordered: it is asked millions of times and never iterated.
   mutable std::unordered_map<ExposedKey, Seconds, ExposedKeyHash> exposed_all_reduce_;
-  // (begin, micro-batch share, in-flight, data_parallel, capacity) → first end that does not fit
-  mutable std::map<std::tuple<std::size_t, int, int, int, double>, std::size_t> fitting_end_;
+  // (begin, micro-batch share, in-flight, stashed versions, data_parallel, capacity) → first end that does not fit
+  mutable std::map<std::tuple<std::size_t, int, int, int, int, double>, std::size_t> fitting_end_;
 };
 
 // One entry of DAPPLE's Formula 2: a computation stage, or a network stage (a cut, all_reduce = 0).
@@ -173,7 +177,9 @@ struct PlanEvaluation {
 // the request's schedule (1f1b when it has none): the same forward, backward, cut and all-reduce costs
 // as Formula 2 (each cut both ways, the exposed all-reduce as the stage's tail), but the schedule's
 // exact timeline, so the pivot's bubbles that Formula 2 leaves out count. The re-ranking of dapple and
-// pipeline-mapping (formula2_search.hpp).
+// pipeline-mapping (formula2_search.hpp). Under an asynchronous schedule (pipedream-async): the
+// steady-state iteration of a run that is never flushed, a stage of r replicas paying 1/r of its
+// exposed all-reduce after every backward (it all-reduces once every r).
 [[nodiscard]] Seconds estimate_synchronous(const StageCostModel& cost, const std::vector<StageSpec>& stages);
 
 // The PipelinePlan of single-chunk stages, with the request's batch and micro-batch count.

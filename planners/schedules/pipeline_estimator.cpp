@@ -31,17 +31,26 @@ int peak_in_flight(const std::vector<PipelineStep>& order) {
   return peak;
 }
 
+int stashed_weight_versions(int in_flight, int replicas) {
+  if (in_flight < 1) return 0;
+  const int r = std::max(1, replicas);
+  return (in_flight - 1 + r - 1) / r + 1;
+}
+
 PipelineEstimate estimate_pipeline(const std::vector<std::vector<PipelineStep>>& orders,
                                    const PipelineTimings& timings) {
   const int p = timings.stages;
   const std::size_t virtual_stages = timings.forward.size();
   if (p < 1 || orders.size() != static_cast<std::size_t>(p) || virtual_stages % p != 0 ||
       timings.backward.size() != virtual_stages || timings.activation_transfer.size() + 1 != virtual_stages ||
-      timings.gradient_transfer.size() + 1 != virtual_stages || (!timings.tail.empty() && timings.tail.size() != orders.size()))
+      timings.gradient_transfer.size() + 1 != virtual_stages ||
+      (!timings.tail.empty() && timings.tail.size() != orders.size()) ||
+      (!timings.update.empty() && timings.update.size() != orders.size()))
     throw std::invalid_argument(fmt::format(
-        "estimate_pipeline: {} stage orders, {} stages, {}/{} forward/backward times, {}/{} transfer times, {} tails",
+        "estimate_pipeline: {} stage orders, {} stages, {}/{} forward/backward times, {}/{} transfer times, {} tails, "
+        "{} updates",
         orders.size(), p, virtual_stages, timings.backward.size(), timings.activation_transfer.size(),
-        timings.gradient_transfer.size(), timings.tail.size()));
+        timings.gradient_transfer.size(), timings.tail.size(), timings.update.size()));
   int micro_batches = 0;
   for (const auto& order : orders)
     for (const PipelineStep& step : order) micro_batches = std::max(micro_batches, step.micro_batch + 1);
@@ -78,7 +87,7 @@ PipelineEstimate estimate_pipeline(const std::vector<std::vector<PipelineStep>>&
         const double start = std::max(stage_free[s], *input);
         const double end = start + (forward ? timings.forward[u] : timings.backward[u]).value();
         estimate.steps[s].push_back(StepTime{Seconds(start), Seconds(end)});
-        stage_free[s] = end;
+        stage_free[s] = end + (forward || timings.update.empty() ? 0.0 : timings.update[s].value());
         if (forward && u + 1 < virtual_stages) {
           send_next_free[s] = std::max(send_next_free[s], end) + timings.activation_transfer[u].value();
           activation_arrival[u + 1][step.micro_batch] = send_next_free[s];
@@ -95,7 +104,7 @@ PipelineEstimate estimate_pipeline(const std::vector<std::vector<PipelineStep>>&
   }
 
   for (std::size_t s = 0; s < orders.size(); ++s) {
-    const double last = estimate.steps[s].empty() ? 0.0 : estimate.steps[s].back().end.value();
+    const double last = estimate.steps[s].empty() ? 0.0 : stage_free[s];
     const double tail = timings.tail.empty() ? 0.0 : timings.tail[s].value();
     estimate.iteration = std::max(estimate.iteration, Seconds(last + tail));
     estimate.peak_in_flight.push_back(peak_in_flight(orders[s]));

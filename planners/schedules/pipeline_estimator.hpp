@@ -14,7 +14,11 @@
 //    a FIFO server: a send starts when the compute that produced it has ended and the previous send
 //    on that stream has ended, and lasts the boundary's transfer time (no contention between streams);
 //  - the iteration ends when every stage has finished its last step plus its tail (gradient
-//    all-reduce and optimizer step).
+//    all-reduce and optimizer step);
+//  - an asynchronous schedule (pipedream-async) is estimated over the whole run: `orders` hold every
+//    micro-batch of every iteration, and each backward is followed on its stage by the weight update
+//    `update` (the gradient all-reduce over the replicas and the optimizer step), which delays the
+//    stage's next step but not the gradient it sends.
 #pragma once
 
 #include <vector>
@@ -33,6 +37,7 @@ struct PipelineTimings {
   std::vector<Seconds> activation_transfer;    // per boundary u → u + 1 (p·v − 1 of them), one micro-batch
   std::vector<Seconds> gradient_transfer;      // per boundary u + 1 → u, one micro-batch
   std::vector<Seconds> tail;                   // per stage: all-reduce + optimizer after its last step; empty = none
+  std::vector<Seconds> update;                 // per stage: after each backward (asynchronous schedules); empty = none
 
   // Uniform stages (p·v virtual stages each taking t_f / t_b, every transfer `transfer`), no tail.
   // @throw std::invalid_argument unless stages ≥ 1 and chunks ≥ 1.
@@ -47,7 +52,7 @@ struct StepTime {
 
 struct PipelineEstimate {
   std::vector<std::vector<StepTime>> steps;  // [stage][i]: the i-th step of that stage's order
-  Seconds iteration{0};                      // max over stages of (last step end + tail)
+  Seconds iteration{0};                      // max over stages of (last step end + update + tail)
   std::vector<int> peak_in_flight;           // per stage, see peak_in_flight()
 };
 
@@ -65,5 +70,14 @@ struct PipelineEstimate {
 // −1 at a backward. For one chunk per stage this is the micro-batches in flight (1F1B min(p−i, M),
 // GPipe M, kFkB min(k(p−i), M), DAPPLE K_i); interleaved counts chunk-micro-batches, each A/v.
 [[nodiscard]] int peak_in_flight(const std::vector<PipelineStep>& order);
+
+// pipedream-async: the weight versions a stage stashes with `in_flight` micro-batches in flight
+// (p − i) and `replicas` replicas, which update their weights once every `replicas` backwards (see
+// pipeline_lowering.hpp). Once warm the in-flight micro-batches are L = in_flight consecutive ones,
+// forwarded under the versions ⌊(k − L + 1)/r⌋ (the updates before F(k)); L consecutive integers
+// divided by r take at most ⌈(L − 1)/r⌉ + 1 values. One replica: L, one version per micro-batch
+// (PipeDream's num_versions = warm-up + 1); 15-1's first stage: 2, as each of PipeDream's 15
+// round-robin replicas keeps (NOAM = ⌈16/15⌉ = 2).
+[[nodiscard]] int stashed_weight_versions(int in_flight, int replicas);
 
 }  // namespace dnnsim

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 #include <tuple>
 
 #include "planners/common/layer_cost.hpp"
+#include "planners/schedules/pipeline_estimator.hpp"
 
 namespace dnnsim {
 
@@ -134,8 +136,13 @@ std::vector<std::string> pipeline_problems(const PipelineWorkload& workload, con
   return problems;
 }
 
-LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorkload& workload,
-                                          const PipelineSchedule& schedule, std::uint32_t iteration) {
+namespace {
+
+// Iteration `iteration` of a synchronous schedule (run_iterations = 1), or, for an asynchronous one
+// (iteration = 0), the whole run of `run_iterations` iterations as one stream of run_iterations × M
+// micro-batches, each task tagged with the iteration of its micro-batch.
+LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& workload, const PipelineSchedule& schedule,
+                                std::uint32_t iteration, int run_iterations) {
   if (const auto problems = pipeline_problems(workload, schedule, graph.devices().size()); !problems.empty())
     throw InputError(SourceLocation{}, fmt::format("cannot lower the pipeline: {}", fmt::join(problems, "; ")));
   const StreamId compute_stream = graph.stream("compute");
@@ -144,9 +151,15 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
   const StreamId all_reduce_stream = graph.stream("allreduce");
 
   const LayerModel& model = workload.model;
-  const PipelineShape shape = workload.shape();
+  const bool asynchronous = schedule.asynchronous();
+  PipelineShape shape = workload.shape();
+  const int per_iteration = shape.micro_batches;
+  shape.micro_batches *= run_iterations;
   const auto p = static_cast<std::size_t>(shape.stages);
   const int micro_batches = shape.micro_batches;
+  const auto iteration_of = [&](int micro_batch) {
+    return asynchronous ? static_cast<std::uint32_t>(micro_batch / per_iteration) : iteration;
+  };
   const std::vector<VirtualStage> chain = virtual_stages(workload);
   const std::size_t virtual_count = chain.size();
   const BytesPerParameter per_parameter = bytes_per_parameter(workload.precision, workload.optimizer);
@@ -174,11 +187,11 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
   std::vector<BoundaryPieces> boundaries;
   for (std::size_t b = 0; b + 1 < virtual_count; ++b) boundaries.push_back(overlapping_pieces(chain[b], chain[b + 1]));
 
-  const auto task_of = [&](auto op, StreamId stream, Phase phase, std::string label) {
+  const auto task_of = [&](auto op, StreamId stream, Phase phase, std::string label, std::uint32_t task_iteration) {
     Task task{std::move(op)};
     task.stream = stream;
     task.phase = phase;
-    task.iteration = iteration;
+    task.iteration = task_iteration;
     task.label = std::move(label);
     return task;
   };
@@ -201,7 +214,8 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
         Task task = task_of(Transfer{gpu(from.devices[source], r), gpu(to.devices[destination], r),
                                      lower.output_per_sample * piece.samples},
                             gradients ? send_prev_stream : send_next_stream, Phase::communication,
-                            fmt::format("{} {}→{} mb{}", gradients ? "grad" : "act", from.name, to.name, micro_batch));
+                            fmt::format("{} {}→{} mb{}", gradients ? "grad" : "act", from.name, to.name, micro_batch),
+                            iteration_of(micro_batch));
         task.deps.push_back(producers[static_cast<std::size_t>(r)]);
         ids.push_back(graph.add(std::move(task)));
       }
@@ -211,7 +225,8 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
   // collectives over the group, on its compute stream. Returns what the step's consumers wait for
   // per rank (the collectives, or the compute tasks without any).
   const auto add_tensor_parallel = [&](DeviceId group, const std::vector<TaskId>& computes, LayerRange layers,
-                                       int samples, bool backward, const std::string& label) {
+                                       int samples, bool backward, const std::string& label,
+                                       std::uint32_t task_iteration) {
     if (!workload.transformer || ranks < 2) return computes;
     const TensorParallelTraffic traffic =
         range_traffic(model, *workload.transformer, layers.begin, layers.end, samples, workload.tensor_parallel, backward);
@@ -219,7 +234,7 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
     const auto add = [&](CollectiveKind kind, Bytes size) {
       if (size.value() <= 0) return;
       Task task = task_of(Collective{kind, group_gpus(group), size, "", 0}, compute_stream, Phase::communication,
-                          fmt::format("tp {} {}", collective_kind_name(kind), label));
+                          fmt::format("tp {} {}", collective_kind_name(kind), label), task_iteration);
       task.deps = last;
       const TaskId id = graph.add(std::move(task));
       last.assign(static_cast<std::size_t>(ranks), id);
@@ -233,13 +248,20 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
   // Layer-by-layer step times (PipelineWorkload::gpus), by (first layer, end, samples, forward, GPU model).
   std::map<std::tuple<std::size_t, std::size_t, int, bool, std::string>, Seconds> layer_by_layer;
 
-  // The pieces of each chunk's last backward (its gradient buckets, or the whole chunk), with the
-  // compute tasks of every replica and rank: what the chunk's all-reduces wait for.
+  // The pieces of each backward followed by a weight update — a chunk's last backward, or with an
+  // asynchronous schedule every backward — as gradient buckets (or the whole chunk), with the compute
+  // tasks of every replica and rank: what the update's all-reduces wait for. [virtual stage][update]:
+  // one update per chunk, or one per micro-batch.
   struct BucketPiece {
     LayerRange layers;
     std::vector<TaskId> computes;
   };
-  std::vector<std::vector<BucketPiece>> last_pieces(virtual_count);
+  std::vector<std::vector<std::vector<BucketPiece>>> update_pieces(
+      virtual_count, std::vector<std::vector<BucketPiece>>(asynchronous ? static_cast<std::size_t>(micro_batches) : 1));
+  // Asynchronous: [stage][micro-batch] the optimizer steps after that backward, one per replica and
+  // rank, which wait for its all-reduces (added below, once every replica's backward exists).
+  std::vector<std::vector<std::vector<TaskId>>> update_steps(
+      p, std::vector<std::vector<TaskId>>(asynchronous ? static_cast<std::size_t>(micro_batches) : 0));
   // [stage][chunk]: the position of the chunk's last backward in the stage's order.
   std::vector<std::vector<std::size_t>> last_backward(p);
 
@@ -254,6 +276,21 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
       if (orders[s][i].pass == PassKind::backward) last_backward[s][static_cast<std::size_t>(orders[s][i].chunk)] = i;
     // Bucketed only where there is an all-reduce to overlap.
     const bool bucketed = workload.overlap_all_reduce && stage.devices.size() > 1;
+    // Asynchronous schedules: the backwards after which the stage updates its weights — every
+    // `replicas`-th of the stage's order and its last (see the header) — and the weight versions it
+    // stashes, allocated with the model states as PipeDream's runtime clones them at start.
+    const int replicas = static_cast<int>(stage.devices.size());
+    std::vector<bool> updates_after(orders[s].size(), false);
+    for (std::size_t i = 0, backwards = 0; i < orders[s].size(); ++i)
+      if (orders[s][i].pass == PassKind::backward)
+        updates_after[i] = ++backwards % static_cast<std::size_t>(replicas) == 0 ||
+                           i == last_backward[s][static_cast<std::size_t>(orders[s][i].chunk)];
+    double stage_parameters = 0;
+    for (const LayerRange& range : stage.chunks) stage_parameters += parameter_count(model, range);
+    const Bytes stash =
+        asynchronous ? Bytes(stage_parameters * per_parameter.weights *
+                             stashed_weight_versions(peak_in_flight(orders[s]), replicas))
+                     : Bytes(0);
     for (std::size_t q = 0; q < stage.devices.size(); ++q) {
       const DeviceId group = stage.devices[q];
       bool first_task = true;
@@ -275,6 +312,7 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
                 ? activations / std::max(1, blocks_in_range(model, here.layers.begin, here.layers.end))
                 : activations;
         const auto j = static_cast<std::size_t>(step.micro_batch);
+        const std::uint32_t step_iteration = iteration_of(step.micro_batch);
         // The layers `layers` of the chunk as one Compute per rank of the group, then the group's
         // tensor-parallel collectives.
         const auto compute_step = [&](LayerRange layers, Pass pass, Phase phase, const std::string& label, Bytes alloc,
@@ -295,15 +333,15 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
               work.measured_time = known->second;
               work.measured_on = device.gpu.name;
             }
-            Task task = task_of(std::move(work), compute_stream, phase, label);
+            Task task = task_of(std::move(work), compute_stream, phase, label, step_iteration);
             task.alloc_bytes = alloc;
             task.free_bytes = free;
-            if (iteration == 0 && first_task) task.alloc_bytes += stage_model_state_bytes(workload, s);
+            if (iteration == 0 && first_task) task.alloc_bytes += stage_model_state_bytes(workload, s) + stash;
             computes.push_back(graph.add(std::move(task)));
             ids.push_back(computes.back());
           }
           first_task = false;
-          return add_tensor_parallel(group, computes, layers, samples, backward_traffic, label);
+          return add_tensor_parallel(group, computes, layers, samples, backward_traffic, label, step_iteration);
         };
         if (step.pass == PassKind::forward) {
           const std::vector<TaskId> done =
@@ -315,12 +353,14 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
             (void)compute_step(here.layers, Pass::forward, Phase::recompute,
                                fmt::format("recompute {} mb{}", here.name, step.micro_batch), recomputed, Bytes(0),
                                false, lowered.recompute[u][j]);
-          const bool last = position == last_backward[s][static_cast<std::size_t>(step.chunk)];
-          const std::vector<LayerRange> pieces = last && bucketed
+          const bool update = asynchronous ? updates_after[position]
+                                           : position == last_backward[s][static_cast<std::size_t>(step.chunk)];
+          std::vector<BucketPiece>& bucket_pieces = update_pieces[u][asynchronous ? j : 0];
+          const std::vector<LayerRange> pieces = update && bucketed
                                                      ? gradient_buckets(model, workload.bucket_size, here.layers)
                                                      : std::vector<LayerRange>{here.layers};
-          if (last && q == 0)
-            for (const LayerRange& piece : pieces) last_pieces[u].push_back(BucketPiece{piece, {}});
+          if (update && q == 0)
+            for (const LayerRange& piece : pieces) bucket_pieces.push_back(BucketPiece{piece, {}});
           std::vector<TaskId> done;
           for (std::size_t k = 0; k < pieces.size(); ++k) {
             std::vector<TaskId> ids;
@@ -331,9 +371,19 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
                                 !last_piece ? Bytes(0) : recompute ? recomputed + kept_input : activations, true, ids);
             if (k == 0) lowered.backward[u][j].insert(lowered.backward[u][j].end(), ids.begin(), ids.end());
             if (last_piece) lowered.backward_end[u][j].insert(lowered.backward_end[u][j].end(), ids.begin(), ids.end());
-            if (last) last_pieces[u][k].computes.insert(last_pieces[u][k].computes.end(), ids.begin(), ids.end());
+            if (update) bucket_pieces[k].computes.insert(bucket_pieces[k].computes.end(), ids.begin(), ids.end());
           }
           if (u > 0) add_transfers(u - 1, true, step.micro_batch, static_cast<int>(q), done);
+          // PipeDream updates the weights as soon as their gradients are synchronized (SOSP'19 §3.3),
+          // on the stage's own stream, so its next step waits for the update.
+          if (update && asynchronous)
+            for (int r = 0; r < ranks; ++r) {
+              Task task =
+                  task_of(optimizer_step(stage_parameters, per_parameter, gpu(group, r)), compute_stream,
+                          Phase::optimizer, fmt::format("optimizer step mb{}", step.micro_batch), step_iteration);
+              task.deps = done;
+              update_steps[s][j].push_back(graph.add(std::move(task)));
+            }
         }
       }
     }
@@ -358,8 +408,57 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
         tasks[lowered.backward[u][j][slot(chain[u], std::get<Transfer>(tasks[transfer].op).dst)]].deps.push_back(transfer);
     }
 
-  // Gradient all-reduce per chunk among the replicas (per rank with tensor parallelism: the rank-r
-  // GPUs of the replicas), one per bucket of its last backward, then one optimizer step per GPU.
+  // The all-reduces of one update of virtual stage u over the replicas of `stage` (per rank with
+  // tensor parallelism: the rank-r GPUs of the replicas), one per bucket, each after `ready` (its
+  // bucket's computes when empty); their ids are appended to `ids`.
+  const auto add_all_reduces = [&](const PipelineStage& stage, std::size_t u, const std::vector<BucketPiece>& update,
+                                   const std::vector<TaskId>* ready, std::uint32_t task_iteration,
+                                   const std::string& suffix, std::vector<TaskId>& ids) {
+    if (stage.devices.size() < 2) return;
+    for (std::size_t k = 0; k < update.size(); ++k) {
+      const BucketPiece& piece = update[k];
+      const Bytes size(parameter_count(model, piece.layers) * per_parameter.gradients);
+      if (size.value() <= 0) continue;
+      std::string label = fmt::format("all-reduce {}{}", chain[u].name, suffix);
+      if (update.size() > 1) label += fmt::format(" bucket {}", k);
+      for (int r = 0; r < ranks; ++r) {
+        std::vector<DeviceId> replicas;
+        for (DeviceId group : stage.devices) replicas.push_back(gpu(group, r));
+        Task task = task_of(Collective{CollectiveKind::all_reduce, replicas, size, workload.collective_algorithm, 0},
+                            all_reduce_stream, Phase::communication, label, task_iteration);
+        task.deps = ready != nullptr ? *ready : piece.computes;
+        const TaskId id = graph.add(std::move(task));
+        if (r == 0) lowered.all_reduce[u] = id;
+        ids.push_back(id);
+      }
+    }
+  };
+
+  if (asynchronous) {
+    // Each update's all-reduce (bucketed with its backward or after it, as the pieces say), which
+    // that update's optimizer steps wait for; the last ones are the run's all_reduce/optimizer.
+    for (std::size_t s = 0; s < p; ++s) {
+      const PipelineStage& stage = workload.plan.stages[s];
+      for (const PipelineStep& step : orders[s]) {
+        if (step.pass != PassKind::backward || update_steps[s][static_cast<std::size_t>(step.micro_batch)].empty())
+          continue;
+        const auto j = static_cast<std::size_t>(step.micro_batch);
+        const std::size_t u = static_cast<std::size_t>(step.chunk) * p + s;
+        std::vector<TaskId> all_reduces;
+        add_all_reduces(stage, u, update_pieces[u][j], nullptr, iteration_of(step.micro_batch),
+                        fmt::format(" mb{}", step.micro_batch), all_reduces);
+        for (TaskId id : update_steps[s][j]) {
+          auto& deps = graph.tasks()[id].deps;
+          deps.insert(deps.end(), all_reduces.begin(), all_reduces.end());
+        }
+        lowered.optimizer[s] = update_steps[s][j];
+      }
+    }
+    return lowered;
+  }
+
+  // Gradient all-reduce per chunk among the replicas, one per bucket of its last backward, then one
+  // optimizer step per GPU.
   for (std::size_t s = 0; s < p; ++s) {
     const PipelineStage& stage = workload.plan.stages[s];
     std::vector<TaskId> stage_all_reduces;
@@ -371,35 +470,16 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
     const auto runs_earlier = [&](std::size_t a, std::size_t b) { return last_backward[s][a] < last_backward[s][b]; };
     const std::size_t flush_chunk = *std::max_element(chunks.begin(), chunks.end(), runs_earlier);
     if (workload.overlap_all_reduce) std::sort(chunks.begin(), chunks.end(), runs_earlier);
-    for (std::size_t c : chunks) {
-      const std::size_t u = c * p + s;
-      if (stage.devices.size() < 2) continue;
-      for (std::size_t k = 0; k < last_pieces[u].size(); ++k) {
-        const BucketPiece& piece = last_pieces[u][k];
-        const std::vector<TaskId>& ready =
-            workload.overlap_all_reduce ? piece.computes : last_pieces[flush_chunk * p + s].back().computes;
-        const Bytes size(parameter_count(model, piece.layers) * per_parameter.gradients);
-        if (size.value() <= 0) continue;
-        std::string label = fmt::format("all-reduce {}", chain[u].name);
-        if (last_pieces[u].size() > 1) label += fmt::format(" bucket {}", k);
-        for (int r = 0; r < ranks; ++r) {
-          std::vector<DeviceId> replicas;
-          for (DeviceId group : stage.devices) replicas.push_back(gpu(group, r));
-          Task task = task_of(Collective{CollectiveKind::all_reduce, replicas, size, workload.collective_algorithm, 0},
-                              all_reduce_stream, Phase::communication, label);
-          task.deps = ready;
-          const TaskId id = graph.add(std::move(task));
-          if (r == 0) lowered.all_reduce[u] = id;
-          stage_all_reduces.push_back(id);
-        }
-      }
-    }
+    for (std::size_t c : chunks)
+      add_all_reduces(stage, c * p + s, update_pieces[c * p + s][0],
+                      workload.overlap_all_reduce ? nullptr : &update_pieces[flush_chunk * p + s][0].back().computes,
+                      iteration, "", stage_all_reduces);
     double stage_parameters = 0;
     for (const LayerRange& range : stage.chunks) stage_parameters += parameter_count(model, range);
     for (DeviceId group : stage.devices)
       for (int r = 0; r < ranks; ++r) {
         Task task = task_of(optimizer_step(stage_parameters, per_parameter, gpu(group, r)), compute_stream,
-                            Phase::optimizer, "optimizer step");
+                            Phase::optimizer, "optimizer step", iteration);
         task.deps = stage_all_reduces;
         lowered.optimizer[s].push_back(graph.add(std::move(task)));
       }
@@ -407,10 +487,33 @@ LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorklo
   return lowered;
 }
 
+}  // namespace
+
+LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorkload& workload,
+                                          const PipelineSchedule& schedule, std::uint32_t iteration) {
+  if (schedule.asynchronous())
+    throw std::invalid_argument(
+        "lower_pipeline_iteration: an asynchronous schedule is lowered as a whole run "
+        "(lower_pipeline_run)");
+  return lower_pipeline(graph, workload, schedule, iteration, 1);
+}
+
+LoweredIteration lower_pipeline_run(TaskGraph& graph, const PipelineWorkload& workload,
+                                    const PipelineSchedule& schedule, int iterations) {
+  if (!schedule.asynchronous() || iterations < 1)
+    throw std::invalid_argument(fmt::format("lower_pipeline_run: {} iterations of a {} schedule", iterations,
+                                            schedule.asynchronous() ? "asynchronous" : "synchronous"));
+  return lower_pipeline(graph, workload, schedule, 0, iterations);
+}
+
 TaskGraph build_pipeline(const PipelineWorkload& workload, const PipelineSchedule& schedule,
                          const std::vector<std::string>& device_names, int iterations) {
   TaskGraph graph;
   for (const std::string& name : device_names) graph.add_device(name);
+  if (schedule.asynchronous()) {
+    (void)lower_pipeline_run(graph, workload, schedule, iterations);
+    return graph;
+  }
   for (int i = 0; i < iterations; ++i) (void)lower_pipeline_iteration(graph, workload, schedule, static_cast<std::uint32_t>(i));
   return graph;
 }

@@ -28,6 +28,18 @@
 //    activations; a stage's chunks are all-reduced in the order their last backwards run. Without
 //    it, one all-reduce per chunk, every one after the stage's last backward step (the flush), in
 //    chunk order, as DDP without overlap and Megatron-LM's local DDP run it.
+// An asynchronous schedule (pipedream-async, PipeDream SOSP'19 §3.2–3.3) is lowered as one run
+// (lower_pipeline_run): the stage orders cover iterations × M micro-batches with no flush, each task
+// tagged with the iteration of its micro-batch (j div M). A stage of r replicas updates its weights
+// after every r-th backward of its order (and its last): the bucketed all-reduce over the replicas as
+// for a last backward above, then one optimizer step per GPU on the compute stream, before the
+// stage's next step; the gradients of the r micro-batches accumulate. PipeDream's r replicas take
+// whole minibatches round-robin and each syncs once per minibatch it ran, i.e. the stage syncs once
+// per r minibatches; dnnsim's replicas split every micro-batch (above), and syncing once per r of
+// them keeps PipeDream's synchronization per sample (its DP's (1/m)·2(m−1)·W/B). One replica: an
+// update after every backward. The first task also allocates the stashed weight versions, weight
+// bytes × stashed_weight_versions(p − i, r) (pipeline_estimator.hpp): p − i for one replica, as
+// PipeDream's runtime clones num_versions = warm-up + 1 copies of the stage's parameters.
 // Replicas (DAPPLE §4.2, Fig. 8a; pipeline_plan.hpp): a micro-batch's samples are split by
 // replica_share; between virtual stages, each (source replica, destination replica) pair whose
 // sample ranges overlap gets one Transfer of overlap × the activation bytes per sample of the
@@ -112,9 +124,9 @@ struct LoweredIteration {
   std::vector<std::vector<std::vector<TaskId>>> activation_transfers;
   std::vector<std::vector<std::vector<TaskId>>> gradient_transfers;
   // [virtual stage]: the chunk's last all-reduce (its lowest bucket; rank 0's with tensor
-  // parallelism), none for one replica or no parameters
+  // parallelism), none for one replica or no parameters; of an asynchronous run, its last update's
   std::vector<std::optional<TaskId>> all_reduce;
-  std::vector<std::vector<TaskId>> optimizer;     // [stage][replica]
+  std::vector<std::vector<TaskId>> optimizer;  // [stage][replica]; of an asynchronous run, its last update's
 };
 
 // Why `workload` cannot be lowered with `schedule` on `device_count` devices (the plan's problems,
@@ -124,9 +136,15 @@ struct LoweredIteration {
 
 // Appends iteration `iteration` to `graph`, whose devices are already added. Weights, gradients and
 // optimizer state are allocated by iteration 0's tasks, so lower iteration 0 first, once.
-// @throw InputError with pipeline_problems().
+// @throw InputError with pipeline_problems(); std::invalid_argument for an asynchronous schedule.
 LoweredIteration lower_pipeline_iteration(TaskGraph& graph, const PipelineWorkload& workload,
                                           const PipelineSchedule& schedule, std::uint32_t iteration);
+// Appends a whole run of `iterations` iterations of an asynchronous schedule (see above); the result's
+// shape has iterations × M micro-batches, indexed by their position in the run.
+// @throw InputError with pipeline_problems(); std::invalid_argument for a synchronous schedule or
+// iterations < 1.
+LoweredIteration lower_pipeline_run(TaskGraph& graph, const PipelineWorkload& workload,
+                                    const PipelineSchedule& schedule, int iterations);
 
 // `iterations` iterations of a fixed schedule on devices named `device_names` (the cluster's GPUs).
 // @throw InputError with pipeline_problems().

@@ -18,6 +18,13 @@
 //    k·(p−i−1) warm-up forwards, then k forwards and k backwards alternate. k = 1 is 1f1b, k = M gpipe.
 //  - ada-grouper: kfkb whose k is chosen again before every iteration from the times measured in the
 //    previous one (ada_grouper.hpp).
+//  - pipedream-async: PipeDream's asynchronous 1F1B with weight stashing (Narayanan et al.,
+//    "PipeDream: Generalized Pipeline Parallelism for DNN Training", SOSP'19 §3.2–3.3): 1F1B's order
+//    over the whole run, with no flush: a run of N iterations of M micro-batches is one stream of
+//    N·M micro-batches (warm-up and drain once), each stage updates its weights after every
+//    backward (a stage of r replicas after every r-th: PipeDream's sync per sample), and a forward's
+//    weight version is stashed for its backward — an unreplicated stage i keeps p − i versions
+//    (PipeDream's runtime: num_versions = warm-up + 1) besides its working weights.
 // gpipe, 1f1b, dapple and kfkb share one "1F1B over groups" core (schedules.cpp): warm-up forwards,
 // then up to k forwards and k backwards alternate; 1f1b is k = 1, gpipe k = M, dapple k = 1 with
 // K_i − 1 warm-up forwards.
@@ -72,6 +79,12 @@ class PipelineSchedule {
   [[nodiscard]] virtual bool recompute() const { return false; }
   // Shapes the schedule cannot run (interleaved needs M % p == 0): the reason, or empty.
   [[nodiscard]] virtual std::string unsupported(const PipelineShape& /*shape*/) const { return {}; }
+  // PipeDream's asynchronous pipeline (pipedream-async): no flush between iterations, so the run is
+  // ONE order over all its micro-batches (stage_order with shape.micro_batches = iterations × M); a
+  // weight update after every backward (every r-th with r replicas) and stashed weight versions
+  // (pipeline_lowering.hpp, stashed_weight_versions in pipeline_estimator.hpp).
+  // Synchronous schedules (every other one) order one iteration and update once per iteration.
+  [[nodiscard]] virtual bool asynchronous() const { return false; }
 };
 
 struct ScheduleInfo {
@@ -80,7 +93,7 @@ struct ScheduleInfo {
 };
 using ScheduleRegistry = Registry<ScheduleInfo>;
 
-// gpipe, 1f1b, dapple, interleaved, kfkb, ada-grouper, in that order.
+// gpipe, 1f1b, dapple, interleaved, kfkb, ada-grouper, pipedream-async, in that order.
 [[nodiscard]] const ScheduleRegistry& builtin_schedules();
 
 }  // namespace dnnsim

@@ -6,6 +6,7 @@
 //   1f1b        1,  warm-up min(p−i−1, M)       → min(p−i, M)       (kfkb with k = 1)
 //   gpipe       M,  warm-up M on every stage but the last, 0 there → M (kfkb with k = M)
 //   dapple      1,  warm-up K_i − 1             → K_i
+//   pipedream-async  1f1b's order over a whole run's micro-batches (no flush)  → p − i once warm
 // Interleaved 1F1B alternates one forward and one backward too, over Megatron's order of
 // chunk-micro-batches and its own warm-up count.
 #include <fmt/format.h>
@@ -109,6 +110,19 @@ class Dapple final : public GroupedSchedule {
   std::optional<int> max_in_flight_;
 };
 
+// PipeDream (SOSP'19 §3.2): 1F1B's order, asked for over the whole run's micro-batches, since the
+// pipeline is never flushed; NOAM = p − i micro-batches in flight on stage i for a straight
+// pipeline. PipeDream's replicas take whole minibatches round-robin (NOAM = ⌈workers / input-stage
+// replicas⌉); dnnsim's replicas split each micro-batch (DAPPLE's split-concat, pipeline_plan.hpp), so a
+// replicated stage is one stage here and p − i holds with replication too.
+class PipeDreamAsync final : public GroupedSchedule {
+ public:
+  [[nodiscard]] bool asynchronous() const override { return true; }
+
+ private:
+  [[nodiscard]] int group(const PipelineShape& /*shape*/) const override { return 1; }
+};
+
 // Megatron-LM's interleaved 1F1B (megatron/core/pipeline_parallel/schedules.py,
 // forward_backward_pipelining_with_interleaving, with microbatch groups of p): chunk-micro-batch
 // step k runs micro-batch (k div p·v)·p + k mod p on chunk (k mod p·v) div p for forwards and on
@@ -192,6 +206,13 @@ ScheduleRegistry make_builtin_schedules() {
                                   throw std::invalid_argument(
                                       fmt::format("ada-grouper: every candidate k must be at least 1, got {}", k));
                               return std::make_shared<GroupOfK>(o.candidates.empty() ? 1 : o.candidates.front());
+                            }});
+  registry.add("pipedream-async",
+               "asynchronous 1F1B with weight stashing: no flush, one stream of N·M micro-batches, "
+               "a weight update per backward (per r with r replicas); p−i in flight, p−i stashed weight versions",
+               "Narayanan et al., PipeDream, SOSP'19 §3.2–3.3",
+               ScheduleInfo{{}, [](const ScheduleOptions&) -> std::shared_ptr<const PipelineSchedule> {
+                              return std::make_shared<PipeDreamAsync>();
                             }});
   return registry;
 }

@@ -31,6 +31,7 @@ int run_plan_command(const PlanCommandOptions& options) {
     spec->planner = options.planner;
     spec->stages.clear();
     if (options.planner != "uniform") spec->planner_stages.reset();
+    if (options.planner != "pipedream") spec->planner_flat = false;
     if (options.planner == "megatron") spec->tensor_parallel_set = false;  // it chooses them
   }
   // Progress on stderr; Ctrl-C or --time-limit stop the search with the best plan found so far.

@@ -203,6 +203,7 @@ py::object plan(const py::object& scenario_arg, const std::optional<std::string>
     spec->planner = *planner;
     spec->stages.clear();
     if (*planner != "uniform") spec->planner_stages.reset();
+    if (*planner != "pipedream") spec->planner_flat = false;
   }
   PipelineSetup setup = plan_pipeline(scenario, *spec);
   // The kind writes the plan as summary.json's "pipeline" section.

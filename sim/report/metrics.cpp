@@ -96,10 +96,13 @@ nlohmann::ordered_json memory_at_peak(double peak_bytes, const MemoryBreakdown* 
   const double weights = states ? states->weights.value() : 0.0;
   const double gradients = states ? states->gradients.value() : 0.0;
   const double optimizer = states ? states->optimizer_state.value() : 0.0;
-  // Model states are taken by the first task and kept, so at the peak they are all there; the rest
-  // of the peak is activations for a layer model, and uncategorised for a task-graph file.
-  const double rest = std::max(0.0, peak_bytes - weights - gradients - optimizer);
+  const double stashed = states ? states->stashed_weights.value() : 0.0;
+  // Model states (and stashed weight versions) are taken by the first task and kept, so at the peak
+  // they are all there; the rest of the peak is activations for a layer model, and uncategorised for
+  // a task-graph file.
+  const double rest = std::max(0.0, peak_bytes - weights - stashed - gradients - optimizer);
   memory["weights_bytes"] = weights;
+  memory["stashed_weights_bytes"] = stashed;
   memory["gradients_bytes"] = gradients;
   memory["optimizer_state_bytes"] = optimizer;
   memory["activations_bytes"] = states ? rest : 0.0;

@@ -405,5 +405,57 @@ TEST(PipelineRun, AdaGrouperRunsAreDeterministic) {
   EXPECT_EQ(first.dump(), second.dump());
 }
 
+// ---- pipedream-async's stashed weights ------------------------------------------------------------
+
+// Four explicit single-GPU stages of one layer each on V100-16GB (16 GiB = 17.18e9 B), every layer
+// 2.5e9 B of fp32 parameters (6.25e8) and nothing stashed or sent, M = 4 micro-batches of 1.
+std::string four_heavy_stages(const std::string& schedule) {
+  return fmt::format(R"(name: heavy-{0}
+cluster:
+  node_types:
+    box:
+      gpu: V100-16GB
+      gpus_per_node: 4
+      fabric: nvlink_mesh
+      gpu_link: {{bandwidth: "1GB/s", latency: "0s"}}
+      nic: {{bandwidth: "10GB/s", latency: "0s"}}
+  nodes: [{{type: box}}]
+workload:
+  kind: pipeline
+  model:
+    name: heavy
+    measured_on: V100-16GB
+    measured_batch: 1
+    layers: [{{forward_time: "1ms", backward_time: "2ms", parameter_bytes: "2.5GB", repeat: 4}}]
+  precision: fp32
+  global_batch: 4
+  micro_batches: 4
+  schedule: {0}
+  stages: [{{layers: 1, gpus: 1}}, {{layers: 1, gpus: 1}}, {{layers: 1, gpus: 1}}, {{layers: 1, gpus: 1}}]
+run: {{iterations: 1}}
+)",
+                     schedule);
+}
+
+TEST(PipelineRun, StashedWeightsOfPipeDreamAsyncAreMeasuredAndCanRunOutOfMemory) {
+  // fp32 Adam: 16 B per parameter, 1e10 B of model states per GPU: fits in 16 GiB under 1f1b.
+  // pipedream-async adds p − i stashed fp32 weight versions of 2.5e9 B: 2e10 B on GPU 0 (18.63 GiB)
+  // and 1.75e10 B on GPU 1 (16.3 GiB) do not fit; 1.5e10 and 1.25e10 B do.
+  const ordered_json flushed = summary_in_child(write_file("heavy-1f1b.yaml", four_heavy_stages("1f1b")));
+  EXPECT_EQ(flushed["status"], "ok");
+  const ordered_json asynchronous =
+      summary_in_child(write_file("heavy-async.yaml", four_heavy_stages("pipedream-async")));
+  EXPECT_EQ(asynchronous["status"], "out_of_memory");
+  ASSERT_EQ(asynchronous["messages"].size(), 2u);
+  EXPECT_EQ(asynchronous["messages"][0], "out of memory on node0/gpu0: needs 18.63 GiB, has 16 GiB");
+  const auto& devices = asynchronous["devices"];
+  for (int d = 0; d < 4; ++d) {
+    const auto& device = devices[fmt::format("node0/gpu{}", d)];
+    EXPECT_NEAR(device["peak_memory_bytes"].get<double>(), 1e10 + (4 - d) * 2.5e9, 1.0) << "gpu " << d;
+    EXPECT_NEAR(device["memory_at_peak"]["stashed_weights_bytes"].get<double>(), (4 - d) * 2.5e9, 1.0) << "gpu " << d;
+    EXPECT_NEAR(device["memory_at_peak"]["activations_bytes"].get<double>(), 0.0, 1.0) << "gpu " << d;
+  }
+}
+
 }  // namespace
 }  // namespace dnnsim

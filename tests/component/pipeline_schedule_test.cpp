@@ -165,5 +165,45 @@ TEST(PipelineSimulation, EstimatorMatchesTheSimulatorWithTransfers) {
       for (TaskId id : transfers) EXPECT_NEAR(run.result.task_end[id] - run.result.task_start[id], 0.5, kExact);
 }
 
+// pipedream-async over `iterations` iterations, lowered as one run and simulated.
+SimulatedPipeline simulate_async_run(const PipelineWorkload& workload, int iterations) {
+  const Scenario scenario = testing::load(kFourGpus);
+  TaskGraph graph;
+  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  LoweredIteration lowered = lower_pipeline_run(graph, workload, *make("pipedream-async"), iterations);
+  return SimulatedPipeline{std::move(lowered), simulate(scenario, std::move(graph), {})};
+}
+
+TEST(PipelineSimulation, PipeDreamAsyncRunsAtTheSlowestStagesPeriodWithStashedWeights) {
+  // Three iterations of M = 8 (t_f = 1, t_b = 2, zero-byte transfers) as one asynchronous stream of
+  // 24 micro-batches. Every backward is followed by its optimizer step on the stage's compute stream,
+  // of u seconds (fp32 Adam over 2.5e7 parameters, timed by the cost model; read from the run). The
+  // stages are uniform, so each runs one forward, one backward and one update per micro-batch once
+  // warm, period 3 + u; an iteration of 8 then takes 8(3 + u) (the schedule estimator's unit test
+  // derives the same with u = 0 and with a slowest stage). The estimator, given u as every stage's
+  // update, reproduces every compute step.
+  const SimulatedPipeline run = simulate_async_run(four_stages(8, 1, 2, 1e8, 0), 3);
+  const TaskId update_task = run.lowered.optimizer[0][0];
+  const double u = run.result.task_end[update_task] - run.result.task_start[update_task];
+  EXPECT_GT(u, 0.0);
+  PipelineTimings timings = PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2));
+  timings.update.assign(4, Seconds(u));
+  expect_timeline_of_estimator(run, *make("pipedream-async"), timings);
+  std::vector<double> iteration_end(3, 0.0);
+  for (TaskId id = 0; id < run.result.graph.tasks().size(); ++id) {
+    double& end = iteration_end[run.result.graph.task(id).iteration];
+    end = std::max(end, run.result.task_end[id]);
+  }
+  EXPECT_NEAR(iteration_end[1] - iteration_end[0], 8 * (3 + u), 1e-9);
+  EXPECT_NEAR(iteration_end[2] - iteration_end[1], 8 * (3 + u), 1e-9);
+  // The first iteration pays the fill once: micro-batch 0's backward ends on stage 0 at 12 as in S1
+  // (the updates on its way follow the gradients the stages send, off its path), its update at
+  // 12 + u, and each further micro-batch adds a period: 12 + u + 7(3 + u) = 33 + 8u.
+  EXPECT_NEAR(iteration_end[0], 33 + 8 * u, 1e-9);
+  // Peak memory of stage i: model states 4e8 (as S1), p − i stashed fp32 weight versions of 2.5e7 × 4 B
+  // = 1e8 each, and p − i micro-batches of 1e8 activations: 4e8 + 2(4 − i)·1e8.
+  for (int d = 0; d < 4; ++d) EXPECT_NEAR(run.result.peak_memory_bytes[d], 4e8 + 2 * (4 - d) * 1e8, 1.0) << "gpu " << d;
+}
+
 }  // namespace
 }  // namespace dnnsim

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <limits>
 
+#include "planners/schedules/pipeline_estimator.hpp"
 #include "sim/run/progress.hpp"
 #include "sim/run/resource_guard.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -76,6 +77,10 @@ void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSp
     reader.error(map.get("rerank"), fmt::format("only the dapple and pipeline-mapping planners take 'rerank'; "
                                                  "planner '{}' does not re-rank",
                                                  spec.planner));
+  if (auto flat = map.boolean("flat")) spec.planner_flat = *flat;
+  if (map.has("flat") && !spec.planner.empty() && spec.planner != "pipedream")
+    reader.error(map.get("flat"),
+                 fmt::format("only the pipedream planner takes 'flat'; planner '{}' has no levels", spec.planner));
   map.finish();
 }
 
@@ -388,7 +393,13 @@ class PipelineKind final : public WorkloadKind {
     const PipelineWorkload workload = make_pipeline_workload(spec, report->plan.plan, report->tensor_parallel);
     const int ranks = workload.ranks();
     std::vector<MemoryBreakdown> memory(result.graph.devices().size());
-    for (const PipelineStage& stage : report->plan.plan.stages) {
+    // An asynchronous schedule's stashed weight versions (pipeline_lowering.hpp): the stage's peak
+    // in flight over the whole run.
+    const auto schedule = builtin_schedules().at(spec.schedule).value.make(spec.schedule_options);
+    const PipelineShape run{static_cast<int>(report->plan.plan.stages.size()),
+                            report->plan.plan.micro_batches * scenario.run.iterations, 1};
+    for (std::size_t s = 0; s < report->plan.plan.stages.size(); ++s) {
+      const PipelineStage& stage = report->plan.plan.stages[s];
       double parameters = 0;
       for (const LayerRange& range : stage.chunks)
         for (std::size_t l = range.begin; l < range.end; ++l)
@@ -396,6 +407,10 @@ class PipelineKind final : public WorkloadKind {
       MemoryBreakdown states = model_states(parameters, spec.precision, spec.optimizer);
       if (workload.tensor_parallel.distributed_optimizer)
         states.optimizer_state = states.optimizer_state / static_cast<double>(stage.devices.size());
+      if (schedule->asynchronous())
+        states.stashed_weights =
+            states.weights * stashed_weight_versions(peak_in_flight(schedule->stage_order(static_cast<int>(s), run)),
+                                                     static_cast<int>(stage.devices.size()));
       for (DeviceId group : stage.devices)
         for (int r = 0; r < ranks; ++r)
           if (const std::size_t d = group * static_cast<std::size_t>(ranks) + static_cast<std::size_t>(r); d < memory.size())

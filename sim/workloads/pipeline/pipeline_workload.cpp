@@ -73,6 +73,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   request.bucket_size = spec.bucket_size;
   request.schedule = setup.schedule;
   request.rerank = spec.planner_rerank;
+  request.flat = spec.planner_flat;
   request.chunks_per_stage = setup.schedule->chunks();
   request.stages = spec.planner_stages;
   if (std::vector<std::size_t> blocks = block_boundaries(request.model); blocks.size() < request.model.layers.size() + 1)

@@ -194,6 +194,47 @@ TEST(Planners, OutOfMemoryIsAResultNamingTheMemory) {
   }
 }
 
+TEST(PipeDreamPlanner, StashedWeightsPushAPlanOutOfMemoryUnderPipeDreamAsync) {
+  // Two layers of Ψ = 0.9e9 fp32 parameters (3.6 GB) on 2 V100-16GB (16 GiB = 17.18 GB). Under 1f1b
+  // a layer per GPU fits: fp32 Adam is 16 B per parameter, 14.4 GB, plus tiny activations (one
+  // stage on both GPUs would hold 28.8 GB). Under pipedream-async stage 0 of 2 also keeps p − i = 2
+  // stashed fp32 weight versions, 2 × 3.6 = 7.2 GB: 21.6 GB, and even a last stage's one version
+  // gives 18 GB. No plan fits, and the planner says out of memory.
+  LayerModel model;
+  model.measured_on = "V100-16GB";
+  model.layers = {measured_layer(1, 2, 3600, 1), measured_layer(1, 2, 3600, 1)};
+  PlanRequest request = make_request(model, hierarchical_cluster(1, 2), 4, 2);
+  const PlanResult flushed = PipeDreamPlanner().plan(request);
+  ASSERT_TRUE(flushed.feasible) << flushed.reason;
+  EXPECT_EQ(flushed.plan.stages.size(), 2u);
+  request.schedule = builtin_schedules().at("pipedream-async").value.make({});
+  const PlanResult asynchronous = PipeDreamPlanner().plan(request);
+  EXPECT_FALSE(asynchronous.feasible);
+  EXPECT_NE(asynchronous.reason.find("out of memory"), std::string::npos) << asynchronous.reason;
+}
+
+TEST(StageCost, TheEstimateUnderPipeDreamAsyncIsTheSteadyState) {
+  // Two single-GPU stages of one layer each, one sample per micro-batch, nothing crossing the cut
+  // but its 1 µs latency: stage 0 takes 1 + 2 ms a micro-batch, stage 1 2 + 4 ms. Under 1f1b an
+  // iteration of M = 4 is a fill and a drain around stage 1's four pairs: stage 1 starts at 1 ms +
+  // 1 µs and runs 24 ms, then its last gradient returns (1 µs) to stage 0's last backward (2 ms):
+  // 27.002 ms. Under pipedream-async, once warm, the slowest stage runs back to back (stage 0 is
+  // p − i = 2 micro-batches ahead and twice as fast): M × 6 ms = 24 ms per iteration.
+  LayerModel model;
+  model.measured_on = "V100-16GB";
+  model.measured_batch = 1;
+  model.layers = {measured_layer(1, 2, 1, 0), measured_layer(2, 4, 1, 0)};
+  PlanRequest request = make_request(model, hierarchical_cluster(1, 2), 4, 4);
+  const std::vector<StageSpec> stages = {StageSpec{{0, 1}, {0}}, StageSpec{{1, 2}, {1}}};
+  {
+    const StageCostModel cost(request);
+    EXPECT_NEAR(estimate_synchronous(cost, stages).value(), 27.002e-3, 1e-12);
+  }
+  request.schedule = builtin_schedules().at("pipedream-async").value.make({});
+  const StageCostModel cost(request);
+  EXPECT_NEAR(estimate_synchronous(cost, stages).value(), 24e-3, 1e-12);
+}
+
 // L1 (papers-parallelism.md §9): on a 2-node hierarchy, pipeline-mapping's latency is at most
 // DAPPLE's under the same cost model. Its islands are the nodes, so its placements include DAPPLE's
 // and it keys states by the exact GPU set; the DP being a heuristic, this is checked, not implied.

@@ -112,8 +112,29 @@ TEST(PipelineMappingPlanner, MatchesTheExhaustiveSearchOfItsSpace) {
   EXPECT_EQ(matched, total);
 }
 
-// PipeDream on one node of 4 GPUs (one level): every contiguous partition with every replication
-// count summing to 4 (PipeDream uses all workers), scored by max(stage T^1, cut 2a/B).
+// PipeDream's objective on one level of `devices` GPUs at `bandwidth`: every contiguous partition
+// with every replication count summing to `devices` (PipeDream uses all workers), scored by
+// max(stage T^1, cut 2a/B); the minimum.
+double pipedream_one_level_oracle(const StageCostModel& cost, int devices, BytesPerSecond bandwidth) {
+  const std::size_t layers = cost.layer_count();
+  double oracle = kInfinity;
+  std::function<void(std::size_t, int, double)> extend = [&](std::size_t begin, int left, double slowest) {
+    for (int r = 1; r <= left; ++r)
+      for (std::size_t end = begin + 1; end <= layers; ++end) {
+        double time = std::max(slowest, pipedream_stage_time(cost, {begin, end}, 0, r, bandwidth).value());
+        if (end == layers) {
+          if (r == left) oracle = std::min(oracle, time);
+          continue;
+        }
+        time = std::max(time, pipedream_cut_time(cost, end - 1, bandwidth).value());
+        if (r < left) extend(end, left - r, time);
+      }
+  };
+  extend(0, devices, 0);
+  return oracle;
+}
+
+// PipeDream on one node of 4 GPUs (one level) against the exhaustive search.
 TEST(PipeDreamPlanner, MatchesTheExhaustiveSearchOnOneLevel) {
   std::mt19937 random(7);
   for (int layers : {3, 5, 8})
@@ -121,20 +142,7 @@ TEST(PipeDreamPlanner, MatchesTheExhaustiveSearchOnOneLevel) {
       const PlanRequest request = make_request(random_model(random, layers), hierarchical_cluster(1, 4), 8, 2);
       const StageCostModel cost(request);
       const BytesPerSecond bandwidth(150e9);
-      double oracle = kInfinity;
-      std::function<void(std::size_t, int, double)> extend = [&](std::size_t begin, int left, double slowest) {
-        for (int r = 1; r <= left; ++r)
-          for (std::size_t end = begin + 1; end <= request.model.layers.size(); ++end) {
-            double time = std::max(slowest, pipedream_stage_time(cost, {begin, end}, 0, r, bandwidth).value());
-            if (end == request.model.layers.size()) {
-              if (r == left) oracle = std::min(oracle, time);
-              continue;
-            }
-            time = std::max(time, pipedream_cut_time(cost, end - 1, bandwidth).value());
-            if (r < left) extend(end, left - r, time);
-          }
-      };
-      extend(0, 4, 0);
+      const double oracle = pipedream_one_level_oracle(cost, 4, bandwidth);
       const PlanResult result = PipeDreamPlanner().plan(request);
       expect_plan_matches(result, request);
       // The planner's objective, recomputed from its plan.
@@ -150,7 +158,34 @@ TEST(PipeDreamPlanner, MatchesTheExhaustiveSearchOnOneLevel) {
       EXPECT_NEAR(objective, oracle, oracle * 1e-12);
       // Synchronous iteration: (M + S − 1) periods of the slowest stage.
       EXPECT_NEAR(result.predicted_iteration_time.value(), oracle * (2 + stages.size() - 1), oracle * 1e-12);
+      // Under pipedream-async, PipeDream's own steady state: no fill or drain per iteration, so an
+      // iteration of M = 2 micro-batches is 2 periods of the slowest stage. The DP and its optimum
+      // are the same (the weights stashed on these small stages fit either way).
+      PlanRequest asynchronous = request;
+      asynchronous.schedule = builtin_schedules().at("pipedream-async").value.make({});
+      const PlanResult steady = PipeDreamPlanner().plan(asynchronous);
+      expect_plan_matches(steady, asynchronous);
+      EXPECT_EQ(steady.plan.stages, result.plan.stages);
+      EXPECT_NEAR(steady.predicted_iteration_time.value(), oracle * 2, oracle * 1e-12);
+      EXPECT_EQ(steady.cost_model, "PipeDream slowest stage × M (asynchronous steady state)");
     }
+}
+
+// With `flat`, two nodes of two GPUs are one level of 4 at the slowest path (the 25 Gb/s between
+// nodes, 3.125 GB/s): the same optimum as the exhaustive one-level search at that bandwidth, which
+// may give a stage GPUs of both nodes (the two-level DP gives outer stages whole nodes).
+TEST(PipeDreamPlanner, FlatIsOneLevelOverAllGpusAtTheSlowestPath) {
+  std::mt19937 random(5);
+  for (int trial = 0; trial < 6; ++trial) {
+    PlanRequest request = make_request(random_model(random, 6), hierarchical_cluster(2, 2), 8, 2);
+    request.flat = true;
+    const StageCostModel cost(request);
+    const double oracle = pipedream_one_level_oracle(cost, 4, BytesPerSecond(3.125e9));
+    const PlanResult result = PipeDreamPlanner().plan(request);
+    expect_plan_matches(result, request);
+    EXPECT_NEAR(result.predicted_iteration_time.value(), oracle * (2 + result.plan.stages.size() - 1), oracle * 1e-12)
+        << "trial " << trial;
+  }
 }
 
 }  // namespace

@@ -227,11 +227,82 @@ TEST(PipelineEstimator, SendsQueueOnTheirStream) {
 TEST(PipelineEstimator, RejectsMismatchedInputsAndDeadlocks) {
   const auto timings = PipelineTimings::uniform(2, 1, Seconds(1), Seconds(1));
   EXPECT_THROW((void)estimate_pipeline(*make("1f1b"), PipelineShape{3, 2, 1}, timings), std::invalid_argument);
+  PipelineTimings one_update = timings;
+  one_update.update = {Seconds(1)};  // one per stage, and there are two
+  EXPECT_THROW((void)estimate_pipeline(*make("pipedream-async"), PipelineShape{2, 2, 1}, one_update),
+               std::invalid_argument);
   // Stage 0 wants micro-batch 0's backward before its forward: it waits for stage 1, which waits for stage 0.
   const std::vector<std::vector<PipelineStep>> deadlocked = {
       {{PassKind::backward, 0, 0}, {PassKind::forward, 0, 0}},
       {{PassKind::forward, 0, 0}, {PassKind::backward, 0, 0}}};
   EXPECT_THROW((void)estimate_pipeline(deadlocked, timings), std::logic_error);
+}
+
+// When iteration n of an asynchronous run ends: the last backward (+ its update) of any micro-batch
+// of iteration n, the micro-batches nM … (n+1)M − 1 of the stream.
+std::vector<double> iteration_ends(const PipelineSchedule& schedule, const PipelineShape& run, int per_iteration,
+                                   const PipelineTimings& timings, const PipelineEstimate& estimate) {
+  std::vector<double> ends(static_cast<std::size_t>(run.micro_batches / per_iteration), 0.0);
+  for (int s = 0; s < run.stages; ++s) {
+    const auto order = schedule.stage_order(s, run);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (order[i].pass != PassKind::backward) continue;
+      const double update = timings.update.empty() ? 0.0 : timings.update[static_cast<std::size_t>(s)].value();
+      double& end = ends[static_cast<std::size_t>(order[i].micro_batch / per_iteration)];
+      end = std::max(end, estimate.steps[static_cast<std::size_t>(s)][i].end.value() + update);
+    }
+  }
+  return ends;
+}
+
+TEST(PipelineEstimator, PipeDreamAsyncWarmsUpOnceThenTakesMPeriodsAnIteration) {
+  // Three iterations of M = 8 on p = 4 uniform stages (t_f = 1, t_b = 2, no communication) as one
+  // asynchronous stream of 24 micro-batches. Stage 0 finishes micro-batch j's backward at
+  // (j + p)(t_f + t_b): the first reaches it at p(t_f + t_b) = 12 (four forwards of 1, then the
+  // backward flows down in 2 per stage from 4 to 12), and once warm stage 0 runs one F and one B per
+  // micro-batch. Iteration n ends with micro-batch 8n + 7: at 33, 57, 81. The first iteration pays
+  // the fill, 33 = (M + p − 1)(t_f + t_b) as 1F1B; the others M(t_f + t_b) = 24 — 1F1B with a flush
+  // would take 33 each (3 × 33 = 99 against 81).
+  const auto async = builtin_schedules().at("pipedream-async").value.make({});
+  const PipelineShape run{4, 24, 1};
+  const auto timings = PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2));
+  const PipelineEstimate estimate = estimate_pipeline(*async, run, timings);
+  EXPECT_NEAR(estimate.iteration.value(), 81.0, kExact);
+  const std::vector<double> ends = iteration_ends(*async, run, 8, timings, estimate);
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_NEAR(ends[0], 33.0, kExact);
+  EXPECT_NEAR(ends[1] - ends[0], 24.0, kExact);
+  EXPECT_NEAR(ends[2] - ends[1], 24.0, kExact);
+  EXPECT_EQ(estimate.peak_in_flight, (std::vector<int>{4, 3, 2, 1}));  // NOAM = p − i
+}
+
+TEST(PipelineEstimator, PipeDreamAsyncSteadyStateIsTheSlowestStagesPeriod) {
+  // Stage 2 is the slowest: t_f = 2, t_b = 4, the others 1 and 2; every stage updates its weights
+  // for u = 0.5 after each backward; every transfer takes 0.25. Once warm stage 2 never waits: between
+  // its F(j) and B(j) it runs B(j − 1), its update and F(j + 1) (4 + 0.5 + 2 = 6.5), longer than the
+  // round trip of micro-batch j to the last stage and back (0.25 + 1 + 2 + 0.25 = 3.5; the last
+  // stage's update follows its B and delays only its own next step); and stage 1, which runs F(j + 1)
+  // after its B(j − 2) (1F1B keeps it p − i = 3 ahead), delivers it 0.25 + 2 + 0.5 + 1 + 0.25 = 4
+  // after stage 2's B(j − 2) ends, before stage 2 wants it (6.5 + 0.5 = 7 after). The other stages need
+  // 1 + 2 + 0.5 = 3.5 per micro-batch, so they wait for stage 2 and every stage runs at its period,
+  // 6.5: an iteration of M = 8 takes 8 × 6.5 = 52 once warm (PipeDream §3.1's objective, the
+  // slowest stage's time per micro-batch, × M). The run's last iteration holds the drain, which is
+  // shorter: stage 2 (warm-up p − i − 1 = 1) runs its last backward B31 right after B30's update,
+  // with no forward between them, so the run ends t_f = 2 early: 50.
+  PipelineTimings timings = PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2), Seconds(0.25));
+  timings.forward[2] = Seconds(2);
+  timings.backward[2] = Seconds(4);
+  timings.update.assign(4, Seconds(0.5));
+  const auto async = builtin_schedules().at("pipedream-async").value.make({});
+  const PipelineShape run{4, 32, 1};
+  const PipelineEstimate estimate = estimate_pipeline(*async, run, timings);
+  const std::vector<double> ends = iteration_ends(*async, run, 8, timings, estimate);
+  ASSERT_EQ(ends.size(), 4u);
+  EXPECT_GT(ends[0], 52.0);  // the fill
+  EXPECT_NEAR(ends[1] - ends[0], 52.0, 1e-9);
+  EXPECT_NEAR(ends[2] - ends[1], 52.0, 1e-9);
+  EXPECT_NEAR(ends[3] - ends[2], 50.0, 1e-9);
+  EXPECT_NEAR(estimate.iteration.value(), ends.back(), kExact);
 }
 
 }  // namespace

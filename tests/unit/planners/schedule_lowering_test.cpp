@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <stdexcept>
 
 #include "models/common/diagnostics.hpp"
 #include "models/dnn/zoo.hpp"
@@ -192,6 +194,53 @@ TEST(PipelineLowering, MemoryBalancesToTheModelStates) {
     EXPECT_DOUBLE_EQ(balance[1], 48e6);
     EXPECT_DOUBLE_EQ(balance[2], 112e6);
   }
+}
+
+TEST(PipelineLowering, PipeDreamAsyncIsOneRunWithUpdatesAndStashedWeights) {
+  // Two iterations of M = 2 under pipedream-async: one stream of 4 micro-batches. Computes: stage 0
+  // 2 replicas × 4 × (fwd + bwd) = 16, stage 1 1 × 4 × 2 = 8; transfers 4 × (2 + 2) = 16. Weight
+  // updates: stage 0 (2 replicas) after every 2nd backward, mb1 and mb3: an all-reduce of its 12 MB
+  // of gradients (one bucket under DDP's 25 MB) each, 2, and an optimizer step per GPU, 2 × 2 = 4;
+  // stage 1 (one replica) after every backward, 4 optimizer steps. Total 24 + 16 + 2 + 8 = 50.
+  const auto async = make("pipedream-async");
+  TaskGraph graph;
+  for (const auto& name : kThreeDevices) graph.add_device(name);
+  const LoweredIteration run = lower_pipeline_run(graph, two_to_one(2, 4), *async, 2);
+  EXPECT_EQ(graph.tasks().size(), 50u);
+  EXPECT_TRUE(graph.validate().empty());
+  EXPECT_EQ(run.shape.micro_batches, 4);
+  // Micro-batches 0, 1 are iteration 0; 2, 3 iteration 1.
+  EXPECT_EQ(graph.iteration_count(), 2u);
+  EXPECT_EQ(graph.task(run.forward[0][1][0]).iteration, 0u);
+  EXPECT_EQ(graph.task(run.forward[0][2][0]).iteration, 1u);
+  EXPECT_EQ(graph.task(run.backward[1][3][0]).iteration, 1u);
+  // Each optimizer step of stage 0 waits for its micro-batch's all-reduce; the last micro-batch's
+  // are the run's.
+  std::map<std::string, std::vector<const Task*>> steps;
+  for (const Task& task : graph.tasks())
+    if (task.phase == Phase::optimizer) steps[task.label].push_back(&task);
+  ASSERT_EQ(steps.size(), 4u);  // "optimizer step mb0" … "mb3"
+  EXPECT_EQ(steps["optimizer step mb0"].size(), 1u);  // stage 1's only
+  EXPECT_EQ(steps["optimizer step mb1"].size(), 3u);  // stage 0's two replicas and stage 1
+  ASSERT_EQ(run.optimizer[0].size(), 2u);
+  ASSERT_TRUE(run.all_reduce[0].has_value());
+  EXPECT_EQ(graph.task(run.optimizer[0][0]).label, "optimizer step mb3");
+  const auto& deps = graph.task(run.optimizer[0][0]).deps;
+  EXPECT_NE(std::find(deps.begin(), deps.end(), *run.all_reduce[0]), deps.end());
+  EXPECT_EQ(graph.task(*run.all_reduce[0]).label, "all-reduce s0 mb3");
+  // Memory: the model states (48 and 112 MB, as above) plus the stashed weights, fp32 (4 B a
+  // parameter, = parameter_bytes) × stashed_weight_versions(p − i, r): stage 0 (2 in flight, 2
+  // replicas) ⌈1/2⌉ + 1 = 2 × 12 MB, stage 1 1 × 28 MB.
+  const auto balance = memory_balance(graph);
+  EXPECT_DOUBLE_EQ(balance[0], 48e6 + 24e6);
+  EXPECT_DOUBLE_EQ(balance[1], 48e6 + 24e6);
+  EXPECT_DOUBLE_EQ(balance[2], 112e6 + 28e6);
+  // build_pipeline lowers the same run; the per-iteration entry point refuses an asynchronous schedule.
+  EXPECT_EQ(build_pipeline(two_to_one(2, 4), *async, kThreeDevices, 2).tasks().size(), 50u);
+  TaskGraph other;
+  for (const auto& name : kThreeDevices) other.add_device(name);
+  EXPECT_THROW((void)lower_pipeline_iteration(other, two_to_one(2, 4), *async, 0), std::invalid_argument);
+  EXPECT_THROW((void)lower_pipeline_run(other, two_to_one(2, 4), *make("1f1b"), 2), std::invalid_argument);
 }
 
 TEST(PipelineLowering, RecomputeKeepsOnlyTheChunkInput) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -55,9 +57,9 @@ std::string interleaved_text(const std::vector<PipelineStep>& order) {
   return out;
 }
 
-TEST(ScheduleOrder, RegistryListsTheSixSchedulesInOrder) {
-  EXPECT_EQ(builtin_schedules().names(),
-            (std::vector<std::string>{"gpipe", "1f1b", "dapple", "interleaved", "kfkb", "ada-grouper"}));
+TEST(ScheduleOrder, RegistryListsTheSevenSchedulesInOrder) {
+  EXPECT_EQ(builtin_schedules().names(), (std::vector<std::string>{"gpipe", "1f1b", "dapple", "interleaved", "kfkb",
+                                                                   "ada-grouper", "pipedream-async"}));
   for (const auto& entry : builtin_schedules().entries()) {
     EXPECT_FALSE(entry.description.empty()) << entry.name;
     EXPECT_FALSE(entry.source.empty()) << entry.name;
@@ -151,6 +153,7 @@ TEST(ScheduleOrder, EveryStepOnceAndEachBackwardAfterItsForward) {
     cases.emplace_back(make("1f1b"), shape);
     cases.emplace_back(dapple('B'), shape);
     cases.emplace_back(kfkb(3), shape);
+    cases.emplace_back(make("pipedream-async"), shape);
   }
   cases.emplace_back(interleaved(3), PipelineShape{2, 4, 3});
   cases.emplace_back(interleaved(2), PipelineShape{4, 4, 2});
@@ -207,6 +210,57 @@ TEST(ScheduleOrder, AdaGrouperStartsWithItsFirstCandidate) {
     EXPECT_EQ(make("ada-grouper", options)->stage_order(s, shape), kfkb(2)->stage_order(s, shape));
     EXPECT_EQ(make("ada-grouper")->stage_order(s, shape), kfkb(1)->stage_order(s, shape));
   }
+}
+
+TEST(ScheduleOrder, PipeDreamAsyncIsOneFOneBOverTheWholeRun) {
+  // PipeDream (SOSP'19 §3.2) never flushes: two iterations of M = 2 on p = 3 stages are ONE 1F1B
+  // stream of 4 micro-batches, so stage 0 warms up once with p − 1 = 2 forwards and holds p = 3 in
+  // flight although an iteration has only 2 (1F1B with a flush: min(p, M) = 2, warm-up and drain
+  // every iteration). Only pipedream-async is asynchronous.
+  const auto async = make("pipedream-async");
+  EXPECT_TRUE(async->asynchronous());
+  for (const auto& name : builtin_schedules().names())
+    if (name != "pipedream-async") {
+      EXPECT_FALSE(make(name, ScheduleOptions{.chunks = 2})->asynchronous()) << name;
+    }
+  const PipelineShape run{3, 4, 1};
+  EXPECT_EQ(text(async->stage_order(0, run)), "F0 F1 F2 B0 F3 B1 B2 B3");
+  EXPECT_EQ(text(async->stage_order(2, run)), "F0 B0 F1 B1 F2 B2 F3 B3");
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_EQ(async->stage_order(s, run), make("1f1b")->stage_order(s, run)) << "stage " << s;
+    EXPECT_EQ(peak_in_flight(async->stage_order(s, run)), 3 - s) << "stage " << s;
+  }
+  EXPECT_EQ(peak_in_flight(make("1f1b")->stage_order(0, PipelineShape{3, 2, 1})), 2);
+}
+
+TEST(ScheduleOrder, StashedWeightVersionsAreTheDistinctVersionsInFlight) {
+  // The closed form against the order itself: walk pipedream-async's order of stage i of p over a
+  // long run, give each forward the number of updates so far (one every r backwards), and count the
+  // distinct versions among the micro-batches in flight at each point.
+  const auto async = make("pipedream-async");
+  for (int p = 1; p <= 6; ++p)
+    for (int stage = 0; stage < p; ++stage)
+      for (int r = 1; r <= 5; ++r) {
+        std::map<int, int> version_of;  // in flight: micro-batch → version
+        int updates = 0;
+        int backwards = 0;
+        std::size_t most = 0;
+        for (const PipelineStep& step : async->stage_order(stage, PipelineShape{p, 60, 1})) {
+          if (step.pass == PassKind::forward) {
+            version_of[step.micro_batch] = updates;
+            std::set<int> versions;
+            for (const auto& [micro_batch, version] : version_of) versions.insert(version);
+            most = std::max(most, versions.size());
+          } else {
+            version_of.erase(step.micro_batch);
+            if (++backwards % r == 0) ++updates;
+          }
+        }
+        EXPECT_EQ(static_cast<int>(most), stashed_weight_versions(p - stage, r)) << p << " " << stage << " " << r;
+      }
+  EXPECT_EQ(stashed_weight_versions(4, 1), 4);   // one replica: p − i
+  EXPECT_EQ(stashed_weight_versions(2, 15), 2);  // PipeDream's 15-1, first stage
+  EXPECT_EQ(stashed_weight_versions(1, 3), 1);   // the last stage
 }
 
 }  // namespace

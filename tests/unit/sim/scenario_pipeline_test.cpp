@@ -268,6 +268,14 @@ TEST(ScenarioPipeline, OnlyTheUniformPlannerTakesStages) {
                       "only the uniform planner takes 'stages'; planner 'dapple' chooses them");
 }
 
+TEST(ScenarioPipeline, OnlyThePipeDreamPlannerTakesFlat) {
+  // "  planner: {name: dapple, flat: true}": true at column 33.
+  expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, flat: true}\n"), 15, 33,
+                      "only the pipedream planner takes 'flat'; planner 'dapple' has no levels");
+  EXPECT_TRUE(spec_of(load(pipeline(valid_head() + "  planner: {name: pipedream, flat: true}\n"))).planner_flat);
+  EXPECT_FALSE(spec_of(load(pipeline(valid_head() + "  planner: pipedream\n"))).planner_flat);
+}
+
 TEST(ScenarioPipeline, ExplicitStagesMustHoldEveryLayer) {
   // Line 15 "  stages:", its list starting on line 16 at column 5.
   expect_single_error(pipeline(valid_head() + R"(  stages:
