@@ -120,8 +120,6 @@ class OnlinePsScheduler final : public JobScheduler {
       capacity[2 * h] = state.free_gpus[h];
       capacity[2 * h + 1] = state.free_cpus[h];
     }
-    double next_free = std::numeric_limits<double>::infinity();
-    for (const JobView& job : state.running) next_free = std::min(next_free, job.oracle_remaining().value());
 
     std::vector<const JobView*> window;
     for (std::size_t i = 0; i < state.queued.size() && i < window_; ++i) window.push_back(&state.queued[i]);
@@ -132,9 +130,7 @@ class OnlinePsScheduler final : public JobScheduler {
     for (std::size_t i = 0; i < window.size(); ++i) {
       const JobView& job = *window[i];
       const JobRecord& record = *job.record;
-      Placement requested = nominal_placement(state.servers, job.gpus);
-      if (record.ps_per_worker > 0) requested.ps = colocated_ps_layout(requested, default_ps_count(record, job.gpus));
-      requested_rate[i] = speed_->iterations_per_second(record, requested, state.servers);
+      requested_rate[i] = nominal_rate(*speed_, state.servers, record, job.gpus, record.ps_per_worker > 0 ? default_ps_count(record, job.gpus) : 0);
       longest = std::max(longest, job.remaining_iterations() / requested_rate[i]);
       options[i].push_back(PackingOption{});  // wait: priced below
       schedules[i].emplace_back();
@@ -169,7 +165,7 @@ class OnlinePsScheduler final : public JobScheduler {
         add(*distributed);
       }
     }
-    const double wait = std::isfinite(next_free) ? next_free : longest;
+    const double wait = time_to_next_release(state, longest);
     for (std::size_t i = 0; i < window.size(); ++i) options[i][0].cost = wait + window[i]->remaining_iterations() / requested_rate[i];
 
     const auto lp = solve_packing_covering_lp(options, capacity);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -25,6 +26,18 @@ std::vector<std::pair<int, int>> worker_ps_choices(const JobRecord& job, int req
     for (int k : ks) choices.emplace_back(w, k);
   }
   return choices;
+}
+
+double nominal_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& servers, const JobRecord& job, int w, int k) {
+  Placement placement = nominal_placement(servers, w);
+  if (k > 0) placement.ps = colocated_ps_layout(placement, k);
+  return speed.iterations_per_second(job, placement, servers);
+}
+
+double time_to_next_release(const ClusterState& state, double otherwise) {
+  double next = std::numeric_limits<double>::infinity();
+  for (const JobView& job : state.running) next = std::min(next, job.oracle_remaining().value());
+  return std::isfinite(next) ? next : otherwise;
 }
 
 std::vector<std::pair<int, int>> colocated_ps_layout(const Placement& workers, int k) {

@@ -28,6 +28,7 @@
 
 #include "models/common/units.hpp"
 #include "planners/jobs/cluster_state.hpp"
+#include "planners/jobs/job_speed.hpp"
 
 namespace dnnsim {
 
@@ -48,6 +49,16 @@ namespace dnnsim {
 // with at most `max_gpus` free: w ∈ {1, 2, 4, …} ∪ {requested}, k ∈ {⌈w/4⌉, ⌈w/2⌉, w} ∪ {the
 // default}; k = 0 for ring all-reduce jobs.
 [[nodiscard]] std::vector<std::pair<int, int>> worker_ps_choices(const JobRecord& job, int requested, int max_gpus);
+
+// What the PS-aware schedulers price a (w, k) choice at before placing it: the job's iterations per
+// second on `w` GPUs consolidated on an empty cluster (nominal_placement) with `k` PSs co-located
+// (k = 0: none, a ring all-reduce job).
+[[nodiscard]] double nominal_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& servers, const JobRecord& job, int w,
+                                  int k);
+
+// The wait a queued job is priced at when a scheduler leaves it queued: until GPUs next free up,
+// the earliest oracle end of a running job; with none running, `otherwise`.
+[[nodiscard]] double time_to_next_release(const ClusterState& state, double otherwise);
 
 // c_l above for one layer of `bytes`, on `placement` (its ps must be set).
 [[nodiscard]] Seconds ps_layer_sync_time(Bytes bytes, const Placement& placement, const std::vector<ServerInfo>& servers);

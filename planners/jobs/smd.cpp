@@ -83,9 +83,7 @@ class SmdScheduler final : public JobScheduler {
     std::vector<const JobView*> window;  // running jobs (when replanning), then the first queued ones
     double gpus = state.total_free();
     double cpus = std::accumulate(state.free_cpus.begin(), state.free_cpus.end(), 0.0);
-    double next_free = std::numeric_limits<double>::infinity();
     for (const JobView& job : state.running) {
-      next_free = std::min(next_free, job.oracle_remaining().value());
       if (!replan) continue;
       window.push_back(&job);
       gpus += job.placement->gpus();
@@ -101,19 +99,19 @@ class SmdScheduler final : public JobScheduler {
     for (std::size_t i = 0; i < window.size(); ++i) {
       const JobView& job = *window[i];
       const JobRecord& record = *job.record;
-      requested_rate[i] = rate(state, record, job.gpus, record.ps_per_worker > 0 ? default_ps_count(record, job.gpus) : 0);
+      requested_rate[i] = nominal_rate(*speed_, state.servers, record, job.gpus, record.ps_per_worker > 0 ? default_ps_count(record, job.gpus) : 0);
       longest = std::max(longest, job.remaining_iterations() / requested_rate[i]);
       for (const auto& [w, k] : worker_ps_choices(record, job.gpus, static_cast<int>(gpus))) {
         if (static_cast<double>(k) * record.ps_cores > cpus) continue;
         candidates[i].push_back(Candidate{w, k});
-        options[i].push_back(RatioOption{job.remaining_iterations(), rate(state, record, w, k),
+        options[i].push_back(RatioOption{job.remaining_iterations(), nominal_rate(*speed_, state.servers, record, w, k),
                                          {static_cast<double>(w), static_cast<double>(k * record.ps_cores)}});
       }
     }
     // Option 0: a running job keeps its placement; a queued one waits until GPUs next free up (the
     // earliest running job's oracle end, or the next slot), with none running priced as the longest
     // job of the window, so that starting is never worse than idling.
-    double wait = std::isfinite(next_free) ? next_free : longest;
+    double wait = time_to_next_release(state, longest);
     if (slot_.value() > 0) wait = std::min(wait, slot_.value());
     std::vector<int> start(window.size(), 0);
     double left_gpus = gpus, left_cpus = cpus;
@@ -184,12 +182,6 @@ class SmdScheduler final : public JobScheduler {
   }
 
  private:
-  double rate(const ClusterState& state, const JobRecord& record, int w, int k) const {
-    Placement placement = nominal_placement(state.servers, w);
-    if (k > 0) placement.ps = colocated_ps_layout(placement, k);
-    return speed_->iterations_per_second(record, placement, state.servers);
-  }
-
   const PlacementPolicy* placement_;
   const JobSpeedModel* speed_;
   std::size_t window_;

@@ -472,15 +472,7 @@ class ClusterSimulation {
     std::vector<sg4::Host*> ring;
     for (const auto& [server, count] : placement.slices) ring.push_back(in_.server_gpus[server].front());
     run.actor = sg4::Actor::create("job", ring.front(), [this, self, restart, generation, cost, local_per_iter, ring] {
-      try {
-      if (restart > 0) sg4::this_actor::sleep_for(restart);
-      const double per_iter = cost.total().value();
-      while (self->view.remaining_iterations() > 1e-9) {
-        const double n = std::min(self->view.remaining_iterations(), std::max(1.0, std::floor(in_.batch_seconds.value() / per_iter)));
-        const double batch_start = sg4::Engine::get_clock();
-        self->batch_start = batch_start;
-        self->batch_iterations = n;
-        self->batch_slowdown = self->slowdown;
+      run_batches(self, restart, generation, cost.total().value(), [&](double n) {
         self->exec = sg4::this_actor::exec_init(n * local_per_iter * self->batch_slowdown * kScale);
         self->exec->set_bound(kScale);
         self->exec->wait();
@@ -492,16 +484,33 @@ class ClusterSimulation {
           sg4::Comm::wait_all(self->comms);
           self->comms.clear();
         }
+      });
+    });
+  }
+
+  // The actor body of both network modes: batches of n iterations (about `batch_seconds` solo) until
+  // the work is done, `batch(n)` running one at the job's current packing slowdown; progress is
+  // checkpointed at batch ends, and a preemption (a cancel) keeps what the finished batches did.
+  template <class Batch>
+  void run_batches(JobRun* self, double restart, int generation, double per_iter, Batch batch) {
+    try {
+      if (restart > 0) sg4::this_actor::sleep_for(restart);
+      while (self->view.remaining_iterations() > 1e-9) {
+        const double n = std::min(self->view.remaining_iterations(), std::max(1.0, std::floor(in_.batch_seconds.value() / per_iter)));
+        const double batch_start = sg4::Engine::get_clock();
+        self->batch_start = batch_start;
+        self->batch_iterations = n;
+        self->batch_slowdown = self->slowdown;
+        batch(n);
         self->batch_start = -1;
         self->view.done_iterations += n;
         self->slowdown_sum += (sg4::Engine::get_clock() - batch_start) / (n * per_iter);
         ++self->batches;
       }
-      } catch (const simgrid::CancelException&) {
-        return;  // preempted: progress up to the last finished batch is kept
-      }
-      push(Event{SchedulerEvent::completion, self->view.id, generation});
-    });
+    } catch (const simgrid::CancelException&) {
+      return;
+    }
+    push(Event{SchedulerEvent::completion, self->view.id, generation});
   }
 
   // Network mode, parameter-server job: per batch of n iterations the forward passes run, then the
@@ -519,44 +528,28 @@ class ClusterSimulation {
     for (const auto& [server, count] : placement.ps) ps_hosts.emplace_back(in_.server_gpus[server].front(), count / k);
     JobRun* self = &run;
     run.actor = sg4::Actor::create("job", workers.front(), [this, self, restart, generation, cost, workers, ps_hosts] {
-      try {
-        if (restart > 0) sg4::this_actor::sleep_for(restart);
-        const double per_iter = cost.total().value();
-        const double forward = (cost.compute - cost.backward).value();
-        while (self->view.remaining_iterations() > 1e-9) {
-          const double n = std::min(self->view.remaining_iterations(), std::max(1.0, std::floor(in_.batch_seconds.value() / per_iter)));
-          const double batch_start = sg4::Engine::get_clock();
-          self->batch_start = batch_start;
-          self->batch_iterations = n;
-          self->batch_slowdown = self->slowdown;
-          self->exec = sg4::this_actor::exec_init(n * forward * self->batch_slowdown * kScale);
-          self->exec->set_bound(kScale);
-          self->exec->wait();
-          self->exec = sg4::this_actor::exec_init(n * cost.backward.value() * self->batch_slowdown * kScale);
-          self->exec->set_bound(kScale);
-          self->exec->start();
-          for (int direction = 0; direction < 2; ++direction) {
-            for (sg4::Host* worker : workers)
-              for (const auto& [host, share] : ps_hosts)
-                if (host != worker) {
-                  const double bytes = n * cost.ps_bytes.value() * share;
-                  self->comms.push_back(direction == 0 ? sg4::Comm::sendto_async(worker, host, bytes) : sg4::Comm::sendto_async(host, worker, bytes));
-                }
-            result_.flows += self->comms.size();
-            sg4::Comm::wait_all(self->comms);
-            self->comms.clear();
-          }
-          self->exec->wait();
-          self->exec = nullptr;
-          self->batch_start = -1;
-          self->view.done_iterations += n;
-          self->slowdown_sum += (sg4::Engine::get_clock() - batch_start) / (n * per_iter);
-          ++self->batches;
+      const double forward = (cost.compute - cost.backward).value();
+      run_batches(self, restart, generation, cost.total().value(), [&](double n) {
+        self->exec = sg4::this_actor::exec_init(n * forward * self->batch_slowdown * kScale);
+        self->exec->set_bound(kScale);
+        self->exec->wait();
+        self->exec = sg4::this_actor::exec_init(n * cost.backward.value() * self->batch_slowdown * kScale);
+        self->exec->set_bound(kScale);
+        self->exec->start();
+        for (int direction = 0; direction < 2; ++direction) {
+          for (sg4::Host* worker : workers)
+            for (const auto& [host, share] : ps_hosts)
+              if (host != worker) {
+                const double bytes = n * cost.ps_bytes.value() * share;
+                self->comms.push_back(direction == 0 ? sg4::Comm::sendto_async(worker, host, bytes) : sg4::Comm::sendto_async(host, worker, bytes));
+              }
+          result_.flows += self->comms.size();
+          sg4::Comm::wait_all(self->comms);
+          self->comms.clear();
         }
-      } catch (const simgrid::CancelException&) {
-        return;  // preempted: progress up to the last finished batch is kept
-      }
-      push(Event{SchedulerEvent::completion, self->view.id, generation});
+        self->exec->wait();
+        self->exec = nullptr;
+      });
     });
   }
 
