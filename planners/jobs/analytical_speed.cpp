@@ -40,42 +40,13 @@ IterationCost AnalyticalSpeedModel::iteration(const JobRecord& job, const Placem
   for (const auto& [server, count] : placement.slices) types.push_back(servers[server].gpu_type);
   std::sort(types.begin(), types.end());
   types.erase(std::unique(types.begin(), types.end()), types.end());
-  // The PS memo key: (workers, PSs, NIC, bus bandwidth) per server used, sorted.
-  std::vector<std::tuple<int, int, double, double>> tasks;
-  if (job.ps_per_worker > 0) {
-    std::map<int, std::pair<int, int>> on;
-    for (const auto& [server, count] : placement.slices) on[server].first += count;
-    for (const auto& [server, count] : placement.ps) on[server].second += count;
-    for (const auto& [server, counts] : on)
-      tasks.emplace_back(counts.first, counts.second, servers[static_cast<std::size_t>(server)].nic_bandwidth.value(),
-                         servers[static_cast<std::size_t>(server)].intra_bandwidth.value());
-    std::sort(tasks.begin(), tasks.end());
-    auto key = std::make_tuple(job.model, job.batch_size, job.ps_per_worker, tasks, types);
-    if (auto it = ps_memo_.find(key); it != ps_memo_.end()) return it->second;
-  }
+  if (job.ps_per_worker > 0) return parameter_server_iteration(job, placement, servers, types);
   auto key = std::make_tuple(job.model, job.batch_size, placement.shape(), types);
-  if (job.ps_per_worker <= 0)
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
 
   const ModelCost& cost = model_cost(job);
   const int gpus = placement.gpus();
-  const double batch = job.batch_size > 0 ? job.batch_size : static_cast<double>(cost.default_batch * gpus);
-  const double local = batch / gpus;
-  Seconds compute{0};
-  for (const std::string& type : types) {
-    const GpuSpec* gpu = HardwareCatalog::builtin().find_gpu(type);
-    if (gpu == nullptr) throw InputError(job.where, fmt::format("unknown GPU type '{}' in the cluster", type));
-    Compute work;
-    work.flops = Flop(cost.flops_per_sample * local);
-    work.bytes_accessed = Bytes(cost.bytes_per_sample * local);
-    work.dtype = Dtype::fp16;
-    compute = std::max(compute, compute_time(work, *gpu, efficiency_));
-  }
-  if (job.ps_per_worker > 0)
-    return ps_memo_.emplace(std::make_tuple(job.model, job.batch_size, job.ps_per_worker, tasks, types),
-                            parameter_server_iteration(job, placement, servers, compute))
-        .first->second;
-  IterationCost result{compute, Seconds(0), Bytes(0)};
+  IterationCost result{compute_time_on(job, gpus, types), Seconds(0), Bytes(0)};
   const int nodes = placement.servers();
   if (gpus > 1) {
     BytesPerSecond intra{1e300}, nic{1e300};
@@ -98,10 +69,42 @@ IterationCost AnalyticalSpeedModel::iteration(const JobRecord& job, const Placem
   return memo_.emplace(key, result).first->second;
 }
 
+Seconds AnalyticalSpeedModel::compute_time_on(const JobRecord& job, int gpus, const std::vector<std::string>& types) const {
+  const ModelCost& cost = model_cost(job);
+  const double batch = job.batch_size > 0 ? job.batch_size : static_cast<double>(cost.default_batch * gpus);
+  const double local = batch / gpus;
+  Seconds compute{0};
+  for (const std::string& type : types) {
+    const GpuSpec* gpu = HardwareCatalog::builtin().find_gpu(type);
+    if (gpu == nullptr) throw InputError(job.where, fmt::format("unknown GPU type '{}' in the cluster", type));
+    Compute work;
+    work.flops = Flop(cost.flops_per_sample * local);
+    work.bytes_accessed = Bytes(cost.bytes_per_sample * local);
+    work.dtype = Dtype::fp16;
+    compute = std::max(compute, compute_time(work, *gpu, efficiency_));
+  }
+  return compute;
+}
+
 IterationCost AnalyticalSpeedModel::parameter_server_iteration(const JobRecord& job, const Placement& placement,
-                                                               const std::vector<ServerInfo>& servers, Seconds compute) const {
+                                                               const std::vector<ServerInfo>& servers,
+                                                               const std::vector<std::string>& types) const {
+  // The layout is resolved before the memo key, so that two placements of one shape whose default
+  // PSs land differently are priced apart.
   Placement full = placement;
   if (full.ps.empty()) full.ps = colocated_ps_layout(placement, default_ps_count(job, placement.gpus()));
+  std::map<int, std::pair<int, int>> on;  // server → (workers, PSs)
+  for (const auto& [server, count] : full.slices) on[server].first += count;
+  for (const auto& [server, count] : full.ps) on[server].second += count;
+  std::vector<std::tuple<int, int, double, double>> tasks;
+  for (const auto& [server, counts] : on)
+    tasks.emplace_back(counts.first, counts.second, servers[static_cast<std::size_t>(server)].nic_bandwidth.value(),
+                       servers[static_cast<std::size_t>(server)].intra_bandwidth.value());
+  std::sort(tasks.begin(), tasks.end());
+  auto key = std::make_tuple(job.model, job.batch_size, std::move(tasks), types);
+  if (auto it = ps_memo_.find(key); it != ps_memo_.end()) return it->second;
+
+  const Seconds compute = compute_time_on(job, full.gpus(), types);
   const ModelCost& cost = model_cost(job);
   std::vector<PsLayerTimes> layers;
   for (const LayerShare& layer : cost.layers)
@@ -110,7 +113,7 @@ IterationCost AnalyticalSpeedModel::parameter_server_iteration(const JobRecord& 
   IterationCost result{iteration.forward + iteration.backward, iteration.exposed_sync(), Bytes(0)};
   result.backward = iteration.backward;
   result.ps_bytes = cost.parameters;
-  return result;
+  return ps_memo_.emplace(std::move(key), result).first->second;
 }
 
 }  // namespace dnnsim

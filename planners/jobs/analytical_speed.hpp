@@ -11,7 +11,7 @@
 // using `sync`, so contention with other jobs comes from the platform.
 // Parameter-server jobs (JobRecord::ps_per_worker > 0): the same compute, split over the layers by
 // their FLOPs, and SMD's layered push/pull recursion with locality (parameter_server.hpp) on the
-// placement's PSs (or colocated_ps_layout when it has none yet); memoised by the placement's
+// placement's PSs (or colocated_ps_layout when it has none yet); memoised by that layout's
 // per-server (workers, PSs, NIC and bus bandwidth).
 #pragma once
 
@@ -43,13 +43,17 @@ class AnalyticalSpeedModel final : public JobSpeedModel {
     int default_batch = 32;
   };
   const ModelCost& model_cost(const JobRecord& job) const;
+  // Forward + backward of the job's local batch on the slowest of `types`.
+  Seconds compute_time_on(const JobRecord& job, int gpus, const std::vector<std::string>& types) const;
   IterationCost parameter_server_iteration(const JobRecord& job, const Placement& placement,
-                                           const std::vector<ServerInfo>& servers, Seconds compute) const;
+                                           const std::vector<ServerInfo>& servers,
+                                           const std::vector<std::string>& types) const;
 
   double efficiency_;
   mutable std::map<std::string, ModelCost> models_;
   mutable std::map<std::tuple<std::string, int, std::vector<int>, std::vector<std::string>>, IterationCost> memo_;
-  mutable std::map<std::tuple<std::string, int, double, std::vector<std::tuple<int, int, double, double>>, std::vector<std::string>>, IterationCost>
+  // (model, batch, per server used: workers, PSs, NIC and bus bandwidth, sorted; GPU types)
+  mutable std::map<std::tuple<std::string, int, std::vector<std::tuple<int, int, double, double>>, std::vector<std::string>>, IterationCost>
       ps_memo_;
 };
 

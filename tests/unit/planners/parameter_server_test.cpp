@@ -6,6 +6,7 @@
 #include <array>
 #include <functional>
 
+#include "planners/jobs/analytical_speed.hpp"
 #include "planners/jobs/knapsack.hpp"
 #include "planners/jobs/online_ps.hpp"
 #include "planners/jobs/parameter_server.hpp"
@@ -63,6 +64,28 @@ TEST(ParameterServer, PlacementPutsPsBesideTheWorkersFirst) {
   EXPECT_FALSE(place_parameter_servers({4, 1, 8}, workers, 7, 2).has_value());
   // The speed model's default layout deals them over the worker servers.
   EXPECT_EQ(colocated_ps_layout(workers, 3), (std::vector<std::pair<int, int>>{{0, 2}, {1, 1}}));
+}
+
+TEST(ParameterServer, DefaultLayoutsOfOneShapeArePricedApart) {
+  // ResNet-50 with ceil(6 × 0.5) = 3 PSs on 4 + 2 workers. Dealt over the worker servers in
+  // placement order, s0:4+s1:2 gets (4 workers, 2 PSs) and (2, 1): each NIC sends and receives 4p/3;
+  // s0:2+s1:4 gets (2, 2) and (4, 1): s1 sends 8p/3, a slower push. Same shape, different price, and
+  // each equals its layout given explicitly (the speed model's memo is keyed by the resolved layout).
+  std::vector<ServerInfo> servers{server(1e9, 10e9), server(1e9, 10e9)};
+  for (ServerInfo& s : servers) s.gpu_type = "V100-16GB";
+  JobRecord job;
+  job.id = "j";
+  job.model = "resnet50";
+  job.batch_size = 96;
+  job.ps_per_worker = 0.5;
+  const AnalyticalSpeedModel speed;
+  const Placement big_first{{{0, 4}, {1, 2}}}, small_first{{{0, 2}, {1, 4}}};
+  const double a = speed.iteration(job, big_first, servers).total().value();
+  const double b = speed.iteration(job, small_first, servers).total().value();
+  EXPECT_LT(a, b);
+  const AnalyticalSpeedModel fresh;
+  EXPECT_DOUBLE_EQ(b, fresh.iteration(job, Placement{small_first.slices, {{0, 2}, {1, 1}}}, servers).total().value());
+  EXPECT_DOUBLE_EQ(a, fresh.iteration(job, Placement{big_first.slices, {{0, 2}, {1, 1}}}, servers).total().value());
 }
 
 TEST(Knapsack, SecondResourceDecidesTheChoice) {
