@@ -125,13 +125,13 @@ class OnlinePsScheduler final : public JobScheduler {
     for (std::size_t i = 0; i < state.queued.size() && i < window_; ++i) window.push_back(&state.queued[i]);
     std::vector<std::vector<PackingOption>> options(window.size());
     std::vector<std::vector<Placement>> schedules(window.size());
-    std::vector<double> requested_rate(window.size());
+    std::vector<double> waiting_rate(window.size());
     double longest = 0.0;
     for (std::size_t i = 0; i < window.size(); ++i) {
       const JobView& job = *window[i];
       const JobRecord& record = *job.record;
-      requested_rate[i] = nominal_rate(*speed_, state.servers, record, job.gpus, record.ps_per_worker > 0 ? default_ps_count(record, job.gpus) : 0);
-      longest = std::max(longest, job.remaining_iterations() / requested_rate[i]);
+      waiting_rate[i] = requested_rate(*speed_, state.servers, job);
+      longest = std::max(longest, job.remaining_iterations() / waiting_rate[i]);
       options[i].push_back(PackingOption{});  // wait: priced below
       schedules[i].emplace_back();
       auto add = [&](const Placement& placement) {
@@ -166,7 +166,7 @@ class OnlinePsScheduler final : public JobScheduler {
       }
     }
     const double wait = time_to_next_release(state, longest);
-    for (std::size_t i = 0; i < window.size(); ++i) options[i][0].cost = wait + window[i]->remaining_iterations() / requested_rate[i];
+    for (std::size_t i = 0; i < window.size(); ++i) options[i][0].cost = wait + window[i]->remaining_iterations() / waiting_rate[i];
 
     const auto lp = solve_packing_covering_lp(options, capacity);
     const RoundedChoice chosen = round_with_repair(options, capacity, lp, rounds_, seed_ * 0x9E3779B97F4A7C15ULL + calls_);

@@ -34,6 +34,11 @@ double nominal_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& s
   return speed.iterations_per_second(job, placement, servers);
 }
 
+double requested_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& servers, const JobView& job) {
+  const JobRecord& record = *job.record;
+  return nominal_rate(speed, servers, record, job.gpus, record.ps_per_worker > 0 ? default_ps_count(record, job.gpus) : 0);
+}
+
 double time_to_next_release(const ClusterState& state, double otherwise) {
   double next = std::numeric_limits<double>::infinity();
   for (const JobView& job : state.running) next = std::min(next, job.oracle_remaining().value());

@@ -56,6 +56,9 @@ namespace dnnsim {
 [[nodiscard]] double nominal_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& servers, const JobRecord& job, int w,
                                   int k);
 
+// nominal_rate at the GPUs the job asked for, with its default PSs: what waiting is priced at.
+[[nodiscard]] double requested_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& servers, const JobView& job);
+
 // The wait a queued job is priced at when a scheduler leaves it queued: until GPUs next free up,
 // the earliest oracle end of a running job; with none running, `otherwise`.
 [[nodiscard]] double time_to_next_release(const ClusterState& state, double otherwise);

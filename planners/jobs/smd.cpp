@@ -83,24 +83,24 @@ class SmdScheduler final : public JobScheduler {
     std::vector<const JobView*> window;  // running jobs (when replanning), then the first queued ones
     double gpus = state.total_free();
     double cpus = std::accumulate(state.free_cpus.begin(), state.free_cpus.end(), 0.0);
-    for (const JobView& job : state.running) {
-      if (!replan) continue;
-      window.push_back(&job);
-      gpus += job.placement->gpus();
-      cpus += job.placement->parameter_servers() * job.record->ps_cores;
-    }
+    if (replan)
+      for (const JobView& job : state.running) {
+        window.push_back(&job);
+        gpus += job.placement->gpus();
+        cpus += job.placement->parameter_servers() * job.record->ps_cores;
+      }
     for (std::size_t i = 0; i < state.queued.size() && i < window_; ++i) window.push_back(&state.queued[i]);
     if (window.empty() || (state.queued.empty() && !replan)) return {};
 
     std::vector<std::vector<RatioOption>> options(window.size());
     std::vector<std::vector<Candidate>> candidates(window.size());
-    std::vector<double> requested_rate(window.size());
+    std::vector<double> waiting_rate(window.size());
     double longest = 0.0;
     for (std::size_t i = 0; i < window.size(); ++i) {
       const JobView& job = *window[i];
       const JobRecord& record = *job.record;
-      requested_rate[i] = nominal_rate(*speed_, state.servers, record, job.gpus, record.ps_per_worker > 0 ? default_ps_count(record, job.gpus) : 0);
-      longest = std::max(longest, job.remaining_iterations() / requested_rate[i]);
+      waiting_rate[i] = requested_rate(*speed_, state.servers, job);
+      longest = std::max(longest, job.remaining_iterations() / waiting_rate[i]);
       for (const auto& [w, k] : worker_ps_choices(record, job.gpus, static_cast<int>(gpus))) {
         if (static_cast<double>(k) * record.ps_cores > cpus) continue;
         candidates[i].push_back(Candidate{w, k});
@@ -126,7 +126,7 @@ class SmdScheduler final : public JobScheduler {
         left_cpus -= cores;
       } else {
         options[i].insert(options[i].begin(),
-                          RatioOption{job.remaining_iterations() + wait * requested_rate[i], requested_rate[i], {0.0, 0.0}});
+                          RatioOption{job.remaining_iterations() + wait * waiting_rate[i], waiting_rate[i], {0.0, 0.0}});
       }
       candidates[i].insert(candidates[i].begin(), Candidate{});
     }
