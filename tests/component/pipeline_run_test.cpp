@@ -42,17 +42,7 @@ constexpr double kExact = 1e-9;
 // Four V100-32GB; four layers of t_f = 1 s, t_b = 2 s per sample that hold and send nothing and
 // have no parameters (so no all-reduce, and optimizer steps of zero work); 8 samples in M = 4
 // micro-batches of 2; the uniform planner with 2 stages.
-const std::string kUniformTwoByTwo = R"(name: uniform-2x2
-cluster:
-  node_types:
-    box:
-      gpu: V100-32GB
-      gpus_per_node: 4
-      fabric: nvlink_mesh
-      gpu_link: {bandwidth: "1GB/s", latency: "0s"}
-      nic: {bandwidth: "10GB/s", latency: "0s"}
-  nodes: [{type: box}]
-workload:
+const std::string kUniformTwoByTwo = "name: uniform-2x2\n" + testing::mesh_box_cluster("V100-32GB", 4) + R"(workload:
   kind: pipeline
   model:
     name: four-layers
@@ -216,17 +206,7 @@ std::string three_stages(const std::string& gpu, const std::string& sent, const 
   for (int s = 0; s < 3; ++s)
     layers += R"(      - {name: work, forward_time: "1s", backward_time: "2s", activation_bytes: "1GB", parameter_bytes: "400MB"}
       - {name: boundary, forward_time: "0s", backward_time: "0s", activation_bytes: ")" + sent + "\"}\n";
-  return R"(name: three-stages
-cluster:
-  node_types:
-    box:
-      gpu: )" + gpu + R"(
-      gpus_per_node: 3
-      fabric: nvlink_mesh
-      gpu_link: {bandwidth: "1GB/s", latency: "0s"}
-      nic: {bandwidth: "10GB/s", latency: "0s"}
-  nodes: [{type: box}]
-workload:
+  return "name: three-stages\n" + testing::mesh_box_cluster(gpu, 3) + R"(workload:
   kind: pipeline
   model:
     name: three-stages
@@ -410,17 +390,7 @@ TEST(PipelineRun, AdaGrouperRunsAreDeterministic) {
 // Four explicit single-GPU stages of one layer each on V100-16GB (16 GiB = 17.18e9 B), every layer
 // 2.5e9 B of fp32 parameters (6.25e8) and nothing stashed or sent, M = 4 micro-batches of 1.
 std::string four_heavy_stages(const std::string& schedule) {
-  return fmt::format(R"(name: heavy-{0}
-cluster:
-  node_types:
-    box:
-      gpu: V100-16GB
-      gpus_per_node: 4
-      fabric: nvlink_mesh
-      gpu_link: {{bandwidth: "1GB/s", latency: "0s"}}
-      nic: {{bandwidth: "10GB/s", latency: "0s"}}
-  nodes: [{{type: box}}]
-workload:
+  return "name: heavy-" + schedule + "\n" + testing::mesh_box_cluster("V100-16GB", 4) + fmt::format(R"(workload:
   kind: pipeline
   model:
     name: heavy

@@ -18,18 +18,7 @@ namespace {
 
 constexpr double kExact = 1e-9;
 
-const std::string kFourGpus = R"(
-name: pipeline
-cluster:
-  node_types:
-    box:
-      gpu: V100-16GB
-      gpus_per_node: 4
-      fabric: nvlink_mesh
-      gpu_link: {bandwidth: "1GB/s", latency: "0s"}
-      nic: {bandwidth: "10GB/s", latency: "0s"}
-  nodes: [{type: box}]
-workload:
+const std::string kFourGpus = "name: pipeline\n" + testing::mesh_box_cluster("V100-16GB", 4) + R"(workload:
   kind: data_parallel
   model: {layers: [{forward_flops: "1GFlop"}]}
   global_batch: 4
