@@ -2,6 +2,7 @@
 
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
+#include <xbt/config.hpp>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,7 @@ namespace {
 // Executions measure time, not FLOPs: an attempt's `seconds` of work is seconds × kScale flops bounded
 // at kScale flop/s, so it lasts exactly that long whatever the host (hosts are at least this fast).
 constexpr double kScale = 1e6;
+constexpr int kSchedulerStackKiB = 8192;  // the default of a Linux main thread
 
 enum class Phase { pending, queued, running, finished, never_fits, rejected };
 
@@ -45,11 +47,14 @@ struct JobRun {
   // Packing (Decision::Kind::pack): the job sharing this one's GPU, and how many times slower than
   // alone this one runs meanwhile. Job level: the execution in flight is replaced at each change of
   // speed (`repricing` tells its actor so), its progress so far moved into done_iterations, and
-  // `segment_start` is when the current speed began.
+  // `segment_start` is when the current speed began. `speed_version` counts the changes: the actor
+  // yields while it creates and starts an execution (both are simcalls, and the controller may
+  // reprice then), so it checks the count once its execution runs and redoes it when it moved.
   std::optional<JobId> partner;
   double slowdown = 1;
   double segment_start = 0;
   bool repricing = false;
+  unsigned speed_version = 0;
   double packed_seconds = 0;
   double packed_since = -1;
   int generation = 0;
@@ -101,7 +106,14 @@ class ClusterSimulation {
     mutex_ = sg4::Mutex::create();
     wall_start_ = std::chrono::steady_clock::now();
     sg4::Actor::create("arrivals", in_.controller_host, [this] { arrivals(); });
+    // The scheduler runs on this actor: its stack is the main thread's size, not the small stacks of
+    // the job actors (a learned policy's forward pass, an LP solver's recursion need more than 128 KiB).
+    // Through the configuration, which applies to the actors created next: SimGrid 3.32's
+    // Actor::init()->set_stacksize()->start() corrupts its run list (ASan: free of a non-malloc'ed address).
+    const int job_stack_kib = simgrid::config::get_value<int>("contexts/stack-size");
+    sg4::Engine::set_config("contexts/stack-size", kSchedulerStackKiB);
     sg4::Actor::create("controller", in_.controller_host, [this] { control(); });
+    sg4::Engine::set_config("contexts/stack-size", job_stack_kib);
     if (auto period = in_.scheduler->round()) {
       sg4::Actor::create("rounds", in_.controller_host, [this, period] {
         while (true) {
@@ -232,7 +244,7 @@ class ClusterSimulation {
       const SchedulerEvent kind = any_round ? SchedulerEvent::round
                                   : any_completion ? SchedulerEvent::completion
                                                    : SchedulerEvent::arrival;
-      if (queued_ > 0 || any_round) apply(in_.scheduler->decide(snapshot(now), kind), now);
+      if (queued_ > 0 || any_round || in_.scheduler->observes_every_event()) apply(in_.scheduler->decide(snapshot(now), kind), now);
       ++result_.scheduler_calls;
       // Nothing runs, nothing will arrive, and the scheduler starts nothing: the rest never run.
       if (arrived == runs_.size() && running_ == 0) break;
@@ -317,6 +329,11 @@ class ClusterSimulation {
     run.view.done_iterations = std::min(run.view.total_iterations, run.view.done_iterations + progress_of(run, now));
     run.slowdown = slowdown;
     run.segment_start = now;
+    ++run.speed_version;
+    // Only a running execution is cancelled: one already cancelled (a partner ended, another packs on
+    // at the same date) or not started yet is replaced by the actor at the latest speed anyway, and
+    // cancelling an execution twice crashes SimGrid 3.32.
+    if (run.repricing || run.exec->get_state() != sg4::Activity::State::STARTED) return;
     run.repricing = true;
     run.exec->cancel();
   }
@@ -397,7 +414,8 @@ class ClusterSimulation {
     // Kill the job's actor before cancelling what it waits on: a cancelled host-to-host flow raises
     // NetworkFailureException in its waiter, which would escape a still-living actor.
     if (run.actor) run.actor->kill();
-    if (run.exec) run.exec->cancel();
+    if (run.exec && run.exec->get_state() == sg4::Activity::State::STARTED) run.exec->cancel();
+    run.repricing = false;
     for (auto& comm : run.comms) comm->cancel();
     account_attempt(run, now, false);
     run.batch_start = -1;
@@ -443,16 +461,24 @@ class ClusterSimulation {
         if (restart > 0) sg4::this_actor::sleep_for(restart);
         for (;;) {
           // The rest of the work at the current speed; replaced (cancelled) when the speed changes.
+          auto exec = sg4::this_actor::exec_init(1);  // a simcall: the controller may reprice meanwhile
+          const unsigned version = self->speed_version;
           self->segment_start = std::max(self->segment_start, sg4::Engine::get_clock());
           self->attempt_seconds = self->view.remaining_iterations() * self->slowdown / self->rate;
-          self->exec = sg4::this_actor::exec_init(self->attempt_seconds * kScale);
-          self->exec->set_bound(kScale);
+          exec->set_flops_amount(self->attempt_seconds * kScale);
+          exec->set_bound(kScale);
+          self->exec = exec;
+          exec->start();  // a simcall too
+          if (version != self->speed_version) {
+            if (exec->get_state() == sg4::Activity::State::STARTED) exec->cancel();  // unless the controller did
+            continue;
+          }
+          self->repricing = false;
           try {
-            self->exec->wait();
+            exec->wait();
             break;
           } catch (const simgrid::CancelException&) {
             if (!self->repricing) return;  // preempted: the controller has accounted for the attempt
-            self->repricing = false;
           }
         }
         self->exec = nullptr;

@@ -186,12 +186,11 @@ TEST(ClusterRun, GandivaFiveJobs) {
 }
 
 // Jobs a and b of the packing tests below on one V100 under Gandiva with packing, Gavel's tables;
-// `extra`: more workload keys.
-std::vector<JobOutcome> run_packed_pair(const std::string& extra) {
+// `extra`: more workload keys; `rows`: the jobs (default a and b).
+constexpr const char* kPackedPair = "a,0,1,1030.0256432,ResNet-18 (batch size 256)\nb,10,1,3235.33843289,ResNet-18 (batch size 16)\n";
+std::vector<JobOutcome> run_packed_pair(const std::string& extra, const std::string& rows = kPackedPair) {
   const std::string gavel = std::string(DNNSIM_SOURCE_DIR) + "/../shared/data/traces/gavel/simulation_throughputs.json";
-  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,iterations,model\n"
-                                                            "a,0,1,1030.0256432,ResNet-18 (batch size 256)\n"
-                                                            "b,10,1,3235.33843289,ResNet-18 (batch size 16)\n");
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,iterations,model\n" + rows);
   const Scenario scenario = testing::load(
       "name: t\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-25G}}\n"
       "  nodes:\n    - {type: n, count: 1}\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: cluster\n"
@@ -215,6 +214,22 @@ TEST(ClusterRun, GandivaPacksTwoJobsOnOneGpu) {
   EXPECT_NEAR(jobs[1].end, 100.0 + 100.0 - 90.0 / 1.322995309766805, 1e-3);
   EXPECT_NEAR(jobs[0].packed_s, 90.0, 1e-6);
   EXPECT_NEAR(jobs[1].packed_s, 90.0, 1e-6);
+}
+
+// A partner ends and another packs on at the same date (the host is repriced twice before its actor
+// runs again; cancelling its execution twice crashed SimGrid). a as above; b = ResNet-18 (batch 16)
+// packed from 10 with 489.09296 iterations, 20 s at the packed 24.454648 steps/s: ends at 30; c, the
+// same type with 100 s of work, arrives at 20 and waits (a's GPU holds a pair) until b's end, then
+// packs onto a at 30. a never slows (slowdown 1 beside either): it ends at 100. c does 70 s packed =
+// 70 / 1.322995 s of its work and the rest alone: it ends at 100 + 100 − 70 / 1.322995 = 147.090.
+TEST(ClusterRun, GandivaRepacksAHostAtItsPartnersEnd) {
+  const std::vector<JobOutcome> jobs = run_packed_pair("", "a,0,1,1030.0256432,ResNet-18 (batch size 256)\n"
+                                                           "b,10,1,489.09296,ResNet-18 (batch size 16)\n"
+                                                           "c,20,1,3235.33843289,ResNet-18 (batch size 16)\n");
+  EXPECT_NEAR(jobs[0].end, 100.0, 1e-3);
+  EXPECT_NEAR(jobs[1].end, 30.0, 1e-3);
+  EXPECT_NEAR(jobs[2].start, 30.0, 1e-3);
+  EXPECT_NEAR(jobs[2].end, 200.0 - 70.0 / 1.322995309766805, 1e-3);
 }
 
 // The same two jobs in network mode with 10 s batches: b's batches are ⌊10 × 32.353384⌋ = 323
