@@ -85,6 +85,16 @@ double InterferenceModel::slowdown(const std::string& victim, const std::vector<
   return slowdown;
 }
 
+double InterferenceModel::sensitivity(const std::string& job_type) const {
+  const auto found = sensitivity_.find(job_type);
+  return std::exp((found == sensitivity_.end() ? mean_sensitivity_ : found->second) + mean_pressure_) - 1.0;
+}
+
+double InterferenceModel::pressure(const std::string& job_type) const {
+  const auto found = pressure_.find(job_type);
+  return std::exp(mean_sensitivity_ + (found == pressure_.end() ? mean_pressure_ : found->second)) - 1.0;
+}
+
 PairSplit split_pairs(const std::vector<ColocatedPair>& pairs, std::size_t stride) {
   PairSplit split;
   for (std::size_t i = 0; i < pairs.size(); ++i) (stride > 0 && i % stride == stride - 1 ? split.held_out : split.train).push_back(pairs[i]);

@@ -40,6 +40,11 @@ class InterferenceModel {
   // Slowdown of `victim` sharing with every job type in `co_runners`: 1 + Σ_j (ŝ_ij − 1), 1 when empty.
   // Unknown job types contribute the mean sensitivity / pressure of the fitted ones.
   [[nodiscard]] double slowdown(const std::string& victim, const std::vector<std::string>& co_runners) const;
+  // Gauge-free summaries of a job type (the MARL agents' features): its excess slowdown beside a
+  // co-runner of mean pressure, exp(a_i + mean b) − 1, and the excess it causes a victim of mean
+  // sensitivity, exp(mean a + b_j) − 1.
+  [[nodiscard]] double sensitivity(const std::string& job_type) const;
+  [[nodiscard]] double pressure(const std::string& job_type) const;
 
  private:
   std::map<std::string, double> sensitivity_;

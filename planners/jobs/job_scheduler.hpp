@@ -39,26 +39,41 @@ namespace dnnsim {
 
 class JobSpeedModel;
 
-// A scheduler's options from the scenario's `scheduler:` section (numbers and number lists).
-// Reading a key marks it used; unused() lists those nobody read, for "unknown scheduler option".
+// A scheduler's options from the scenario's `scheduler:` section: numbers, number lists, and files
+// (a string value is a file path, resolved against the scenario's folder by the reader: a learned
+// policy, the tables an interference model is fitted on). Reading a key marks it used; unused()
+// lists those nobody read, for "unknown scheduler option".
 class SchedulerParams {
  public:
   SchedulerParams() = default;
   void set(const std::string& key, std::vector<double> values, SourceLocation where = {});
+  void set_file(const std::string& key, std::string path, SourceLocation where = {});
   // @throw InputError when present but not a single number / not within [min, max].
   [[nodiscard]] double number(const std::string& key, double fallback, double min, double max) const;
   [[nodiscard]] std::vector<double> list(const std::string& key, std::vector<double> fallback) const;
+  // The resolved path, or nullopt when absent. @throw InputError when the value is a number.
+  [[nodiscard]] std::optional<std::string> file(const std::string& key) const;
   [[nodiscard]] std::vector<std::string> unused() const;
   [[nodiscard]] SourceLocation where(const std::string& key) const;
+  // The scheduler's section itself, for a required option that is missing.
+  void set_origin(SourceLocation where) { origin_ = std::move(where); }
+  [[nodiscard]] const SourceLocation& origin() const { return origin_; }
 
  private:
   struct Value {
     std::vector<double> numbers;
+    std::optional<std::string> file;
     SourceLocation where;
   };
   std::map<std::string, Value> values_;
   mutable std::set<std::string> read_;
+  SourceLocation origin_;
 };
+
+// The training side of a learned scheduler (planners/jobs/marl/marl_policy.hpp): `dnnsim
+// train-scheduler` runs each episode with one, and the scheduler then samples its actions and records
+// them for the policy-gradient update instead of acting greedily on a policy file.
+class LearningEpisode;
 
 class JobScheduler {
  public:
@@ -66,6 +81,9 @@ class JobScheduler {
   [[nodiscard]] virtual std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) = 0;
   // Period of `round` events; nullopt = only arrivals and completions.
   [[nodiscard]] virtual std::optional<Seconds> round() const { return std::nullopt; }
+  // Called on every arrival and completion, even with nothing queued (a learner accounting the jobs
+  // in the system between events); false: only when something waits.
+  [[nodiscard]] virtual bool observes_every_event() const { return false; }
 };
 
 // What a scheduler factory gets: its options, the placement policy it must place through, and the
@@ -75,6 +93,7 @@ struct SchedulerContext {
   const PlacementPolicy& placement;
   const JobSpeedModel& speed;
   std::uint64_t seed = 0;
+  LearningEpisode* learning = nullptr;  // set only in train-scheduler's episodes
 };
 
 using SchedulerFactory = std::function<std::unique_ptr<JobScheduler>(const SchedulerContext&)>;

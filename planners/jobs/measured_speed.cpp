@@ -187,15 +187,11 @@ IterationCost PolluxSpeedModel::table_iteration(const JobRecord& job, const Plac
   return mix(at_nodes(n0), at_nodes(n1), tn);
 }
 
-namespace {
-// Gavel's table of a catalog GPU: "V100-16GB" and "V100-32GB" → "v100" (Gavel does not tell memory
-// sizes apart), "P100" → "p100".
 std::string gavel_gpu_type(const std::string& catalog_name) {
   std::string type = catalog_name.substr(0, catalog_name.find('-'));
   std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
   return type;
 }
-}  // namespace
 
 GavelSpeedModel::GavelSpeedModel(const std::string& throughputs_json) {
   std::ifstream in(throughputs_json);

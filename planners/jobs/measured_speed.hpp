@@ -67,6 +67,10 @@ class PolluxSpeedModel final : public JobSpeedModel {
   std::map<std::string, Application> applications_;
 };
 
+// Gavel's table of a catalog GPU: "V100-16GB" and "V100-32GB" → "v100" (Gavel does not tell memory
+// sizes apart), "P100" → "p100".
+[[nodiscard]] std::string gavel_gpu_type(const std::string& catalog_name);
+
 class GavelSpeedModel final : public JobSpeedModel {
  public:
   // @throw InputError

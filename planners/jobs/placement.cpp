@@ -119,6 +119,17 @@ std::uint64_t splitmix64(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+// Load balancing: the servers with the most free GPUs first (the opposite of best fit), so jobs
+// spread out and share servers as little as possible — the "least-loaded" baseline of the RL
+// schedulers' evaluations (DL2, Harmony; papers-cluster.md §2).
+class LeastLoadedPlacement final : public PlacementPolicy {
+ public:
+  [[nodiscard]] std::optional<Placement> place(const ClusterState& state, const std::vector<int>& free,
+                                               const JobView& job) const override {
+    return greedy_fill(free, all_servers(state), job.gpus);
+  }
+};
+
 // Uniformly random free GPUs (Fisher–Yates over the free slots with splitmix64, so the choice is the
 // same on every platform), seeded by (seed, job, date): reproducible, and different per decision.
 class RandomPlacement final : public PlacementPolicy {
@@ -175,6 +186,8 @@ void register_builtin_placements(PlacementRegistry& registry) {
                "Tiresias NSDI'19 simulator `yarn` scheme", [](std::uint64_t) { return std::make_unique<ConsolidatedPlacement>(); });
   registry.add("random", "uniformly random free GPUs, seeded per (job, date)", "Tiresias NSDI'19 simulator `random` scheme",
                [](std::uint64_t seed) { return std::make_unique<RandomPlacement>(seed); });
+  registry.add("least-loaded", "the servers with the most free GPUs first (spread, load balancing)",
+               "DL2 / Harmony baselines (papers-cluster.md §2)", [](std::uint64_t) { return std::make_unique<LeastLoadedPlacement>(); });
   registry.add("topology-aware", "fewest links crossed: one server, else one rack, else fewest racks", "dnnsim",
                [](std::uint64_t) { return std::make_unique<TopologyAwarePlacement>(); });
   registry.add("heterogeneity-aware", "fastest GPU type that holds the whole job, consolidated there",

@@ -2,6 +2,7 @@
 // one registry (`dnnsim list placements`):
 //   consolidated        fewest servers, same rack first (YARN-CS / Tiresias' `yarn` scheme)
 //   random              any free GPUs, chosen by a seeded hash of (seed, job, date) — reproducible
+//   least-loaded        the servers with the most free GPUs first: jobs spread out (DL2/Harmony baseline)
 //   topology-aware      fewest links crossed: one server, else one rack, else fewest racks
 //   heterogeneity-aware the fastest GPU type that fits the whole job (Gavel-style), consolidated there
 //

@@ -20,6 +20,8 @@
 
 namespace dnnsim {
 
+class LearningEpisode;  // planners/jobs/job_scheduler.hpp
+
 // The process's SimGrid engine, configured as every dnnsim simulation runs: CM02 without
 // cross-traffic and without the TCP-gamma window bound, SimGrid's own logs silenced below critical.
 [[nodiscard]] std::unique_ptr<simgrid::s4u::Engine> create_engine();
@@ -77,6 +79,8 @@ struct SimulationOptions {
   // cleanly (sim/run/progress.hpp); null: silent, and signals keep their default action.
   std::ostream* progress = nullptr;
   IterationController controller;  // empty: the graph is simulated as given
+  // A cluster run's learned scheduler trains on this episode (`dnnsim train-scheduler`); null: it acts greedily.
+  LearningEpisode* learning = nullptr;
 };
 
 // The run of a scenario from start to finish, by its workload kind (sim/workloads/): an infeasible

@@ -50,6 +50,12 @@ std::vector<ServerInfo> cluster_servers(const Scenario& scenario, const ClusterW
 
 namespace {
 
+// A scheduler option's scalar that YAML reads as a number; any other scalar is a file path.
+bool is_number(const YAML::Node& node) {
+  double value = 0;
+  return YAML::convert<double>::decode(node, value);
+}
+
 std::vector<std::string> strings_of(YamlReader& reader, const YAML::Node& node) {
   std::vector<std::string> result;
   if (node.IsSequence()) {
@@ -255,11 +261,16 @@ class ClusterKind final : public WorkloadKind {
     // Scheduler: a name, or a map with `name` and its options.
     const YAML::Node scheduler = map.get("scheduler");
     if (scheduler.IsDefined()) {
+      spec->scheduler_params.set_origin(reader.where(scheduler));
       if (scheduler.IsMap()) {
         for (const auto& kv : scheduler) {
           const std::string key = kv.first.as<std::string>();
           if (key == "name") {
             if (auto name = reader.choice(kv.second, "scheduler", builtin_schedulers().names())) spec->scheduler = *name;
+            continue;
+          }
+          if (kv.second.IsScalar() && !is_number(kv.second)) {
+            spec->scheduler_params.set_file(key, ctx.resolve_path(kv.second.Scalar()), reader.where(kv.first));
             continue;
           }
           std::vector<double> values;
@@ -295,7 +306,7 @@ class ClusterKind final : public WorkloadKind {
                        spec.network ? "network simulated" : "job level");
   }
 
-  SimulationResult run(const Scenario& scenario, const SimulationOptions&) const override {
+  SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
     const auto spec = std::dynamic_pointer_cast<const ClusterWorkload>(scenario.workload);
     const auto wall_start = std::chrono::steady_clock::now();
     const auto engine = create_engine();
@@ -318,14 +329,14 @@ class ClusterKind final : public WorkloadKind {
     }
     const auto placement = builtin_placements().at(spec->placement).value(scenario.run.seed);
     const auto scheduler = builtin_schedulers().at(spec->scheduler).value(
-        SchedulerContext{spec->scheduler_params, *placement, *spec->speed, scenario.run.seed});
+        SchedulerContext{spec->scheduler_params, *placement, *spec->speed, scenario.run.seed, options.learning});
     input.trace = &spec->trace;
     input.speed = spec->speed.get();
     input.scheduler = scheduler.get();
     input.restart_cost = spec->restart_cost;
     input.batch_seconds = spec->batch;
     input.utilisation_interval = spec->utilisation_interval;
-    input.progress = true;
+    input.progress = options.progress != nullptr;
     std::unique_ptr<AdmissionPolicy> admission;
     if (!spec->admission.empty()) {
       admission = builtin_admissions().at(spec->admission).value(spec->admission_config);
