@@ -10,6 +10,7 @@
 #include "planners/jobs/online_ps.hpp"
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/job_speed.hpp"
+#include "planners/jobs/marl/marl_scheduler.hpp"
 #include "planners/jobs/priority_allocation.hpp"
 #include "planners/jobs/smd.hpp"
 
@@ -437,6 +438,11 @@ void register_builtin_schedulers(SchedulerRegistry& registry) {
                "packing-covering LP (Clp), randomized rounding with repair, on every arrival",
                "Yu, Liu, Wu, Ji, Bentley, IEEE TNSE (arXiv 2108.02917; reconstructed, papers-cluster.md §4)",
                factory([](const SchedulerContext& ctx) { return make_online_ps_scheduler(ctx); }));
+  registry.add("marl",
+               "interference-aware multi-agent RL -like: agents per server partition, hierarchical GNN (server graph, "
+               "data-centre graph) actor-critic policy trained by `dnnsim train-scheduler`; place, pack or defer per job",
+               "Zhao & Wu, IEEE TNSM 2021 (arXiv 2112.13354; reconstructed, papers-cluster.md §2)",
+               factory([](const SchedulerContext& ctx) { return make_marl_scheduler(ctx); }));
 }
 
 }  // namespace dnnsim

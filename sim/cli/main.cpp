@@ -32,6 +32,7 @@
 #include "sim/workloads/gnn/gnn_kind.hpp"
 #include "sim/report/report.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
+#include "sim/cluster/train_scheduler.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/workload_kind.hpp"
@@ -333,6 +334,20 @@ int main(int argc, char** argv) {
       ->required();
   plot->add_option("--title", plot_options.title, "figure title (default: \"<y> vs <x>\")");
 
+  dnnsim::TrainSchedulerOptions train_options;
+  auto* train = app.add_subcommand("train-scheduler",
+                                   "train the marl scheduler's policy with dnnsim as its environment (docs/cluster.md)");
+  train->add_option("SCENARIO", train_options.scenario, "scenario YAML file with workload.kind: cluster, scheduler marl")
+      ->required()
+      ->check(CLI::ExistingFile);
+  train->add_option("--episodes", train_options.episodes, "episodes to train (default 100)")->check(CLI::PositiveNumber);
+  train->add_option("--parallel", train_options.parallel, "episodes per update, run at once in child processes (default 2)")
+      ->check(CLI::PositiveNumber);
+  train->add_option("--seed", train_options.seed, "seed of the initial weights; episode e runs with workload.seed = seed + e (default 1)");
+  train->add_option("--learning-rate", train_options.learning_rate, "Adam's step size (default 0.001)")->check(CLI::PositiveNumber);
+  train->add_option("--set", train_options.overrides, "override a scenario key (repeatable)");
+  train->add_option("--out", train_options.out, "the policy file to write; the learning curve goes beside it (.curve.csv)")->required();
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*run) return command_run(scenario_path, out_dir, overrides, run_flags);
@@ -354,6 +369,16 @@ int main(int argc, char** argv) {
     if (*regress) return dnnsim::cli::run_regress_command(regress_options);
     if (*plot) return dnnsim::cli::run_plot_command(plot_options);
     if (*plan) return dnnsim::cli::run_plan_command(plan_options);
+    if (*train) {
+      train_options.progress = &std::cerr;
+      const auto trained = dnnsim::train_scheduler(train_options);
+      const auto& curve = trained.curve;
+      std::cout << fmt::format("trained {} episodes{}: mean JCT {:.0f} s in the first, {:.0f} s in the last\n", curve.size(),
+                               trained.interrupted ? " (interrupted)" : "", curve.empty() ? 0.0 : curve.front().mean_jct_s,
+                               curve.empty() ? 0.0 : curve.back().mean_jct_s);
+      std::cout << "policy: " << trained.policy_path << "\nlearning curve: " << trained.curve_path << '\n';
+      return trained.interrupted ? kExitInterrupted : 0;
+    }
   } catch (const dnnsim::InputError& e) {
     print_input_error(e);
     return kExitInputError;

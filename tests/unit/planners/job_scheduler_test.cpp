@@ -184,7 +184,7 @@ TEST(JobSchedulers, RegistryListsEveryBuiltin) {
   EXPECT_EQ(builtin_schedulers().names(),
             (std::vector<std::string>{"fifo", "fifo-backfill", "sjf", "srtf", "tiresias-las", "tiresias-gittins", "gandiva",
                                       "optimus", "drf", "tetris", "qssf", "gadget", "gadget-energy", "gadget-fair", "smd",
-                                      "online-ps"}));
+                                      "online-ps", "marl"}));
 }
 
 }  // namespace

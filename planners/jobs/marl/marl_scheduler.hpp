@@ -1,0 +1,34 @@
+// `marl`: the interference-aware multi-agent scheduler, -like reconstruction of Zhao & Wu, "Large-scale
+// Machine Learning Cluster Scheduling via Multi-agent Graph Reinforcement Learning", IEEE TNSM 2021
+// (arXiv 2112.13354; /work/shared/research/papers-cluster.md §2 [D]; docs/cluster.md "Multi-agent RL").
+//   agents      `agents` (4) schedulers, each owning a contiguous block of the servers in topology
+//               order (racks stay together) and the jobs with id ≡ agent (mod agents) — the paper's
+//               partitions and arrival sub-queues;
+//   decisions   on every event each agent takes its first `window` (8) waiting jobs in turn, one per
+//               turn, and for each chooses: place it anchored on a server of its partition (that
+//               server's free GPUs first, then its rack's, then any, most free first; when its own
+//               servers are full, on any server), or pack it (one GPU) beside a running single-GPU job
+//               on a server of its partition (the partner with the highest predicted combined
+//               throughput there). Work-conserving: a job that fits is placed somewhere — the agents
+//               choose where; "defer" (the paper's skip) is offered only as the alternative to packing
+//               when no GPU is free. (Offered always, training learnt to defer: a greedy run of that
+//               policy left free GPUs idle, mean JCT 457,209 s against 11,925 s for first-fit.)
+//   predictor   the job interference model (interference.hpp) fitted on the Gavel tables given as
+//               `interference` (every 5th pair held out, as in docs/cluster.md) supplies the agents'
+//               sensitivity/pressure features and picks the packing partner; the simulator's slowdown
+//               of a packed pair stays the speed model's measured one;
+//   policy      `policy`: a file written by `dnnsim train-scheduler` (planners/jobs/marl/policy.hpp);
+//               greedy actions in runs, sampled ones in training episodes (SchedulerContext::learning).
+// `agents: 1` is the single-agent baseline (one scheduler over the whole cluster, DL2/Harmony-style).
+#pragma once
+
+#include <memory>
+
+#include "planners/jobs/job_scheduler.hpp"
+
+namespace dnnsim {
+
+// @throw InputError (at the option) for a missing or unreadable policy, bad option values.
+[[nodiscard]] std::unique_ptr<JobScheduler> make_marl_scheduler(const SchedulerContext& context);
+
+}  // namespace dnnsim

@@ -1,0 +1,114 @@
+// The multi-agent scheduler's networks and their actor-critic training, on libtorch (Debian
+// libtorch-dev 1.13, C++ API), -like reconstruction of Zhao & Wu, IEEE TNSM 2021 (arXiv 2112.13354;
+// papers-cluster.md §2 [D]):
+//   hierarchical encoder  level 1, per server graph: GPU nodes → h = relu(W₁x), one round of
+//                         mean-neighbour message passing h' = relu(W₂[h ‖ mean_server(h)]), pooled
+//                         per server; level 2, the data-centre graph: server embedding
+//                         e_s = relu(W₃[pool ‖ server features]), rack e_r = relu(W₄ mean_rack(e_s)),
+//                         cluster e_g = mean(e_r);
+//   actors (decentralised, parameters shared by the agents; an agent's mask keeps it to its own
+//                         partition)  logits per server for "place" and "pack" from
+//                         MLP([e_s ‖ e_r(s) ‖ e_g ‖ job ‖ action features]), "defer" from
+//                         MLP([e_g ‖ job]); softmax over the feasible actions;
+//   critic (centralised)  V = MLP([e_g ‖ queue]) over the whole cluster;
+//   training              advantage actor-critic (A2C, Mnih et al. ICML'16) on whole episodes:
+//                         G_k = r_k + γ^{(t_{k+1} − t_k)/1 h} G_{k+1} (discounted by simulated time),
+//                         A_k = G_k − V_k standardised over the episode,
+//                         loss = −mean(log π(a_k)·A_k) − β·mean(H_k) + c·mean((G_k − V_k)²);
+//                         Adam (Kingma & Ba) on the gradient averaged over the batch's episodes,
+//                         its norm clipped at 1.
+// Episodes run in child processes (one SimGrid engine per process): the child computes its
+// episode's gradient (LearningEpisode) and the parent applies it (MarlOptimizer).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "planners/jobs/marl/observation.hpp"
+#include "traces/jobs/job_generator.hpp"
+
+namespace dnnsim {
+
+class MarlPolicy {
+ public:
+  // Fresh weights drawn from `seed` (torch's default initialisation under torch::manual_seed).
+  explicit MarlPolicy(std::uint64_t seed);
+  // @throw std::runtime_error when the file is not a policy of this architecture.
+  static MarlPolicy load(const std::string& path);
+  void save(const std::string& path) const;
+
+  // The most probable feasible action (lowest index on ties).
+  [[nodiscard]] int greedy(const MarlObservation& observation) const;
+  [[nodiscard]] std::size_t parameter_count() const;
+
+  struct Net;
+
+ private:
+  explicit MarlPolicy(std::shared_ptr<Net> net) : net_(std::move(net)) {}
+  std::shared_ptr<Net> net_;
+  friend class LearningEpisode;
+  friend class MarlOptimizer;
+};
+
+struct MarlTrainingOptions {
+  double gamma = 0.9;           // discount per hour of simulated time (horizon ≈ 10 h)
+  double entropy_weight = 0.01;  // β
+  double value_weight = 0.5;     // c
+  double learning_rate = 1e-3;
+};
+
+// One training episode: actions sampled from the policy with a seeded generator, each step's
+// log-probability, entropy and value kept with their autograd graph, rewards attributed to steps.
+class LearningEpisode {
+ public:
+  LearningEpisode(const MarlPolicy& policy, std::uint64_t seed, MarlTrainingOptions options = {});
+  ~LearningEpisode();
+  LearningEpisode(const LearningEpisode&) = delete;
+  LearningEpisode& operator=(const LearningEpisode&) = delete;
+
+  int sample(const MarlObservation& observation);
+  // The reward is minus the jobs in the system over time (Σ JCT, Little's law), per GPU and hour:
+  // at each scheduling event the scheduler reports the time and its load n / GPUs, and the interval
+  // since the previous report, −load·Δt/3600, goes to the latest step (before the first step it is
+  // dropped: no action caused it). finish() closes the last interval at the end of the run.
+  void advance(double now_s, double load);
+  // The paper's predicted reward for the step just sampled: minus the job-hours per GPU its action is
+  // predicted to add to Σ JCT (a slower placement, a packed pair's slowdowns), from the speed model
+  // and the interference model — a dense signal for where to place, which the load integral above
+  // only gives hours later and mixed with every other job's.
+  void add_predicted(double reward);
+
+  struct Result {
+    std::vector<float> gradient;  // of the loss, flattened in parameter order
+    double episode_return = 0.0;  // undiscounted Σ r
+    double loss = 0.0;
+    double entropy = 0.0;         // mean over the steps
+    std::size_t steps = 0;
+  };
+  // Backpropagates the episode's loss; an episode without steps has a zero gradient.
+  [[nodiscard]] Result finish(double end_s);
+
+ private:
+  struct Steps;
+  std::unique_ptr<Steps> steps_;
+  SplitMix64 rng_;
+  MarlTrainingOptions options_;
+  double last_time_ = 0.0;
+  double last_load_ = 0.0;
+};
+
+// Adam over the policy's parameters; apply() takes a flattened gradient (an average of episodes').
+class MarlOptimizer {
+ public:
+  MarlOptimizer(MarlPolicy& policy, double learning_rate);
+  ~MarlOptimizer();
+  void apply(const std::vector<float>& gradient);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace dnnsim

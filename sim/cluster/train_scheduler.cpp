@@ -1,0 +1,203 @@
+#include "sim/cluster/train_scheduler.hpp"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <csignal>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+
+#include "models/common/diagnostics.hpp"
+#include "planners/jobs/marl/policy.hpp"
+#include "sim/report/report.hpp"
+#include "sim/run/progress.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/workloads/cluster/cluster_kind.hpp"
+
+namespace dnnsim {
+namespace {
+
+struct EpisodeOutcome {
+  EpisodeRecord record;
+  std::vector<float> gradient;
+};
+
+struct Child {
+  pid_t pid;
+  int fd;
+};
+
+// The child's message: 'S' + the record's numbers + the gradient, or 'E' + an error text.
+void write_all(int fd, const void* data, std::size_t size) {
+  const auto* bytes = static_cast<const char*>(data);
+  for (std::size_t done = 0; done < size;) {
+    const ssize_t n = ::write(fd, bytes + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ::_exit(3);
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+Child start_episode(const TrainSchedulerOptions& options, const std::vector<std::string>& overrides, const MarlPolicy& policy,
+                    const MarlTrainingOptions& training, int episode) {
+  int channel[2];
+  if (::pipe(channel) != 0) throw std::runtime_error("train-scheduler: pipe() failed");
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("train-scheduler: fork() failed");
+  if (pid > 0) {
+    ::close(channel[1]);
+    return {pid, channel[0]};
+  }
+  ::close(channel[0]);
+  std::string message;
+  try {
+    const std::uint64_t seed = options.seed + static_cast<std::uint64_t>(episode);
+    std::vector<std::string> episode_overrides = overrides;
+    episode_overrides.push_back(fmt::format("workload.seed={}", seed));
+    const Scenario scenario = load_scenario(options.scenario, episode_overrides);
+    LearningEpisode learning(policy, seed, training);
+    SimulationOptions sim_options;
+    sim_options.learning = &learning;
+    const SimulationResult result = run_scenario(scenario, sim_options);
+    const auto summary = make_summary(scenario, result);
+    const auto outcome = learning.finish(result.makespan_s);
+    const double numbers[] = {static_cast<double>(seed), summary.at("cluster").at("jct_s").at("mean").get<double>(),
+                              outcome.episode_return, outcome.loss, outcome.entropy, static_cast<double>(outcome.steps),
+                              static_cast<double>(outcome.gradient.size())};
+    write_all(channel[1], "S", 1);
+    write_all(channel[1], numbers, sizeof numbers);
+    write_all(channel[1], outcome.gradient.data(), outcome.gradient.size() * sizeof(float));
+  } catch (const InputError& error) {
+    message = "E" + format_input_error(error);
+  } catch (const std::exception& error) {
+    message = std::string("E") + error.what();
+  }
+  if (!message.empty()) write_all(channel[1], message.data(), message.size());
+  ::_exit(0);  // no atexit handlers, no destructors of the parent's objects
+}
+
+EpisodeOutcome finish_episode(const Child& child, int episode) {
+  std::string bytes;
+  char buffer[1 << 16];
+  for (ssize_t n; (n = ::read(child.fd, buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(child.fd);
+  int status = 0;
+  ::waitpid(child.pid, &status, 0);
+  if (bytes.empty())
+    throw std::runtime_error(WIFSIGNALED(status) ? fmt::format("train-scheduler: episode {} died of signal {}", episode, WTERMSIG(status))
+                                                 : fmt::format("train-scheduler: episode {} ended without a result", episode));
+  if (bytes[0] == 'E') throw std::runtime_error(fmt::format("train-scheduler: episode {}: {}", episode, bytes.substr(1)));
+  double numbers[7];
+  if (bytes.size() < 1 + sizeof numbers) throw std::runtime_error(fmt::format("train-scheduler: episode {}: truncated result", episode));
+  std::memcpy(numbers, bytes.data() + 1, sizeof numbers);
+  EpisodeOutcome outcome;
+  outcome.record = EpisodeRecord{episode, static_cast<std::uint64_t>(numbers[0]), numbers[1], numbers[2], numbers[3], numbers[4],
+                                 static_cast<std::size_t>(numbers[5])};
+  const auto count = static_cast<std::size_t>(numbers[6]);
+  if (bytes.size() != 1 + sizeof numbers + count * sizeof(float))
+    throw std::runtime_error(fmt::format("train-scheduler: episode {}: truncated gradient", episode));
+  outcome.gradient.resize(count);
+  std::memcpy(outcome.gradient.data(), bytes.data() + 1 + sizeof numbers, count * sizeof(float));
+  return outcome;
+}
+
+void write_curve(const std::string& path, const std::vector<EpisodeRecord>& curve) {
+  std::ofstream out(path);
+  out << "episode,seed,mean_jct_s,return,loss,entropy,steps\n";
+  for (const EpisodeRecord& r : curve)
+    out << fmt::format("{},{},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", r.episode, r.seed, r.mean_jct_s, r.episode_return, r.loss, r.entropy, r.steps);
+  if (!out) throw std::runtime_error("train-scheduler: cannot write " + path);
+}
+
+}  // namespace
+
+std::string curve_path_for(const std::string& policy_path) {
+  std::filesystem::path path(policy_path);
+  if (path.extension() == ".pt") path.replace_extension();
+  return path.string() + ".curve.csv";
+}
+
+TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
+  MarlPolicy policy(options.seed);
+  if (const auto dir = std::filesystem::path(options.out).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+  // The scenario is checked once, whole, with the initial weights standing in for its policy file.
+  const std::string initial = options.out + ".initial.tmp";
+  policy.save(initial);
+  std::vector<std::string> overrides = options.overrides;
+  overrides.push_back("workload.scheduler.policy=" + std::filesystem::absolute(initial).string());
+  const InputError not_marl(SourceLocation{options.scenario},
+                            "train-scheduler trains the `marl` scheduler: the scenario needs workload.kind cluster and workload.scheduler marl");
+  try {
+    std::optional<Scenario> scenario;
+    try {
+      scenario = load_scenario(options.scenario, overrides);
+    } catch (const InputError&) {
+      // The file's own errors, if it has any; else it is valid without a `policy` option: not marl.
+      (void)load_scenario(options.scenario, options.overrides);
+      throw not_marl;
+    }
+    const auto* cluster = scenario->workload_as<ClusterWorkload>();
+    if (cluster == nullptr || cluster->scheduler != "marl") throw not_marl;
+  } catch (...) {
+    std::filesystem::remove(initial);
+    throw;
+  }
+
+  TrainSchedulerResult result;
+  result.policy_path = options.out;
+  result.curve_path = curve_path_for(options.out);
+  MarlTrainingOptions training;
+  training.learning_rate = options.learning_rate;
+  MarlOptimizer optimizer(policy, training.learning_rate);
+  InterruptGuard interrupts;
+  std::optional<SearchProgress> progress;
+  if (options.progress) progress.emplace(*options.progress, ::isatty(STDERR_FILENO) != 0, "train-scheduler", std::nullopt, "of the episodes");
+  const int parallel = std::max(1, options.parallel);
+  std::vector<Child> children;  // of the batch not yet read
+  try {
+    for (int first = 0; first < options.episodes; first += parallel) {
+      if (InterruptGuard::flag().load()) {
+        result.interrupted = true;
+        break;
+      }
+      const int last = std::min(options.episodes, first + parallel);
+      for (int e = first; e < last; ++e) children.push_back(start_episode(options, overrides, policy, training, e));
+      std::vector<float> gradient;
+      for (int e = first; e < last; ++e) {
+        const Child child = children.front();
+        children.erase(children.begin());
+        auto outcome = finish_episode(child, e);
+        if (gradient.empty()) gradient.assign(outcome.gradient.size(), 0.0f);
+        for (std::size_t i = 0; i < gradient.size(); ++i) gradient[i] += outcome.gradient[i] / static_cast<float>(last - first);
+        result.curve.push_back(outcome.record);
+      }
+      optimizer.apply(gradient);
+      if (progress) (*progress)(static_cast<double>(last) / options.episodes);
+    }
+  } catch (...) {
+    for (const Child& child : children) {
+      ::kill(child.pid, SIGKILL);
+      ::waitpid(child.pid, nullptr, 0);
+      ::close(child.fd);
+    }
+    std::filesystem::remove(initial);
+    throw;
+  }
+  if (progress) progress->finish();
+  std::filesystem::remove(initial);
+  policy.save(options.out);
+  write_curve(result.curve_path, result.curve);
+  return result;
+}
+
+}  // namespace dnnsim

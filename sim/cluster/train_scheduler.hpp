@@ -1,0 +1,51 @@
+// `dnnsim train-scheduler`: trains the multi-agent scheduler's policy (planners/jobs/marl/) with
+// dnnsim as its environment. Each episode is a whole cluster run of the scenario (workload.scheduler
+// `marl`) with its own seed — `workload.seed` = seed + episode, so a generated job stream differs per
+// episode — in a forked child (one SimGrid engine per process); the child samples actions, computes
+// its episode's actor-critic gradient and sends it back; the parent averages a batch of `parallel`
+// episodes' gradients (in episode order) and takes one Adam step. Same scenario, seed and options →
+// byte-identical policy and learning curve.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace dnnsim {
+
+struct TrainSchedulerOptions {
+  std::string scenario;                 // path
+  std::vector<std::string> overrides;   // --set
+  int episodes = 100;
+  int parallel = 2;                     // episodes per update, run at once
+  std::uint64_t seed = 1;
+  double learning_rate = 1e-3;
+  std::string out;                      // the policy file; the curve goes beside it (.csv)
+  std::ostream* progress = nullptr;
+};
+
+struct EpisodeRecord {
+  int episode = 0;
+  std::uint64_t seed = 0;
+  double mean_jct_s = 0.0;
+  double episode_return = 0.0;
+  double loss = 0.0;
+  double entropy = 0.0;
+  std::size_t steps = 0;
+};
+
+struct TrainSchedulerResult {
+  std::vector<EpisodeRecord> curve;
+  std::string policy_path;
+  std::string curve_path;
+  bool interrupted = false;  // Ctrl-C: the policy of the updates done so far was written
+};
+
+// @throw InputError for a bad scenario or one whose scheduler is not `marl` (nothing trained).
+TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options);
+
+// "<policy without .pt>.curve.csv"
+[[nodiscard]] std::string curve_path_for(const std::string& policy_path);
+
+}  // namespace dnnsim

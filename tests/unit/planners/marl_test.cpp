@@ -1,0 +1,171 @@
+// The multi-agent scheduler's parts without an engine: the policy file, the actor-critic machinery on
+// a two-armed bandit, the reward accounting, and the scheduler's action masks on hand-built states.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "planners/jobs/job_scheduler.hpp"
+#include "planners/jobs/job_speed.hpp"
+#include "planners/jobs/marl/marl_scheduler.hpp"
+#include "planners/jobs/marl/policy.hpp"
+#include "tests/support/temp_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+// One server of two free GPUs in one rack; actions: place on it (0), pack (1, masked), defer (2).
+MarlObservation bandit_observation() {
+  MarlObservation o;
+  o.servers = 1;
+  o.racks = 1;
+  o.gpu.assign(2 * MarlObservation::kGpuFeatures, 0.0f);
+  o.gpu_server = {0, 0};
+  o.server.assign(MarlObservation::kServerFeatures, 1.0f);
+  o.server_rack = {0};
+  o.job.assign(MarlObservation::kJobFeatures, 0.5f);
+  o.place_action.assign(MarlObservation::kActionFeatures, 1.0f);
+  o.pack_action.assign(MarlObservation::kActionFeatures, 0.0f);
+  o.queue.assign(MarlObservation::kQueueFeatures, 0.5f);
+  o.mask = {1, 0, 1};
+  return o;
+}
+
+TEST(MarlPolicy, SavedAndLoadedPoliciesAgree) {
+  const MarlPolicy policy(7);
+  const auto path = (testing::test_dir() / "p.pt").string();
+  policy.save(path);
+  const MarlPolicy loaded = MarlPolicy::load(path);
+  EXPECT_EQ(loaded.parameter_count(), policy.parameter_count());
+  auto o = bandit_observation();
+  EXPECT_EQ(loaded.greedy(o), policy.greedy(o));
+  o.mask = {0, 0, 1};  // only defer is feasible
+  EXPECT_EQ(loaded.greedy(o), 2);
+  EXPECT_THROW((void)MarlPolicy::load(testing::write_file("bad.pt", "not a policy")), std::runtime_error);
+}
+
+// Reward = −load·Δt/3600 to the latest step: the interval before the first step is dropped, the one
+// after the last is closed by finish(). Here: dropped −0.5·1 h, then −1.0·2 h, then −0.25·4 h.
+TEST(MarlPolicy, RewardIsMinusTheLoadOverTimeOfTheLatestStep) {
+  const MarlPolicy policy(1);
+  LearningEpisode episode(policy, 3);
+  episode.advance(0, 0.5);
+  episode.advance(3600, 1.0);
+  (void)episode.sample(bandit_observation());
+  episode.advance(3 * 3600, 0.25);
+  (void)episode.sample(bandit_observation());
+  const auto result = episode.finish(7 * 3600);
+  EXPECT_EQ(result.steps, 2u);
+  EXPECT_NEAR(result.episode_return, -(1.0 * 2 + 0.25 * 4), 1e-12);
+  EXPECT_EQ(result.gradient.size(), policy.parameter_count());
+}
+
+// A two-armed bandit through the whole training path (sampling, returns, advantages, flattened
+// gradients, Adam): deferring puts load 1 on the next hour (reward −1), placing load 0 (reward 0), so
+// the policy gradient must move the greedy action to "place". 8 steps per episode, 60 updates.
+TEST(MarlPolicy, ActorCriticLearnsTheBetterArm) {
+  MarlPolicy policy(11);
+  MarlTrainingOptions options;
+  options.learning_rate = 1e-2;
+  MarlOptimizer optimizer(policy, options.learning_rate);
+  const auto o = bandit_observation();
+  double first_return = 0, last_return = 0;
+  for (int update = 0; update < 60; ++update) {
+    LearningEpisode episode(policy, 100 + update, options);
+    double t = 0;
+    for (int k = 0; k < 8; ++k) {
+      const int action = episode.sample(o);
+      episode.advance(t, action == 0 ? 0.0 : 1.0);
+      t += 3600;
+      episode.advance(t, 0.0);
+    }
+    const auto result = episode.finish(t);
+    if (update == 0) first_return = result.episode_return;
+    last_return = result.episode_return;
+    optimizer.apply(result.gradient);
+  }
+  EXPECT_EQ(policy.greedy(o), 0);
+  EXPECT_GT(last_return, first_return);
+}
+
+struct MarlFixture {
+  std::vector<JobRecord> records;
+  ClusterState state;
+  SchedulerParams params;
+  DurationSpeedModel speed;
+  std::unique_ptr<PlacementPolicy> placement = builtin_placements().at("consolidated").value(0);
+
+  // Two servers of two GPUs on racks 0 and 1; `queued` one-GPU jobs waiting; two agents.
+  explicit MarlFixture(int queued) {
+    state.servers = {ServerInfo{0, 2, "V100", 1.0}, ServerInfo{1, 2, "V100", 1.0}};
+    state.free_gpus = {2, 2};
+    records.resize(static_cast<std::size_t>(queued));
+    for (int i = 0; i < queued; ++i) {
+      records[static_cast<std::size_t>(i)].id = "j" + std::to_string(i);
+      JobView view;
+      view.id = static_cast<JobId>(i);
+      view.record = &records[static_cast<std::size_t>(i)];
+      view.total_iterations = 100;
+      view.solo_rate = 1;
+      state.queued.push_back(view);
+    }
+    const auto path = (testing::test_dir() / "policy.pt").string();
+    MarlPolicy(5).save(path);
+    params.set_file("policy", path);
+    params.set("agents", {2});
+  }
+  std::vector<Decision> decide() {
+    return builtin_schedulers().at("marl").value(SchedulerContext{params, *placement, speed, 0})->decide(state, SchedulerEvent::arrival);
+  }
+};
+
+// Job 1 belongs to agent 1 (1 mod 2), which owns server 1 (servers by rack, cut in two). Nothing
+// runs, so defer is masked: placing on server 1 is the only feasible action, whatever the weights.
+TEST(MarlScheduler, AnAgentPlacesOnItsOwnPartitionAndNeverStrandsAJob) {
+  MarlFixture f(2);
+  f.state.queued.erase(f.state.queued.begin());
+  const auto decisions = f.decide();
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_EQ(decisions[0].kind, Decision::Kind::start);
+  EXPECT_EQ(decisions[0].job, 1u);
+  EXPECT_EQ(decisions[0].placement.to_string(), "s1:1");
+}
+
+// Agent 1's server is full (job 3 runs on both its GPUs): job 1 goes to agent 0's server (remote), the
+// only place with free GPUs; deferring is masked because it fits (work-conserving), and packing is
+// impossible (job 3 holds two GPUs).
+TEST(MarlScheduler, AFullPartitionPlacesRemotely) {
+  MarlFixture f(4);
+  JobView busy = f.state.queued[3];
+  busy.placement = Placement{{{1, 2}}};
+  busy.gpus = 2;
+  f.state.running.push_back(busy);
+  f.state.free_gpus = {2, 0};
+  f.state.queued = {f.state.queued[1]};
+  const auto decisions = f.decide();
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_EQ(decisions[0].kind, Decision::Kind::start);
+  EXPECT_EQ(decisions[0].placement.to_string(), "s0:1");
+}
+
+TEST(MarlScheduler, MissingOrUnreadablePolicyIsAnInputError) {
+  MarlFixture f(1);
+  SchedulerParams none;
+  none.set_origin(SourceLocation{"s.yaml", 4, 3});
+  try {
+    (void)builtin_schedulers().at("marl").value(SchedulerContext{none, *f.placement, f.speed, 0});
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(format_input_error(e).find("s.yaml:4:3: error: scheduler 'marl' needs `policy:`"), std::string::npos) << format_input_error(e);
+  }
+  SchedulerParams bad;
+  bad.set_file("policy", testing::write_file("bad.pt", "garbage"), SourceLocation{"s.yaml", 5, 13});
+  try {
+    (void)builtin_schedulers().at("marl").value(SchedulerContext{bad, *f.placement, f.speed, 0});
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(format_input_error(e).find("s.yaml:5:13: error: cannot read the policy"), std::string::npos) << format_input_error(e);
+  }
+}
+
+}  // namespace
+}  // namespace dnnsim
