@@ -101,7 +101,7 @@ PairSplit split_pairs(const std::vector<ColocatedPair>& pairs, std::size_t strid
   return split;
 }
 
-InterferenceError evaluate(const InterferenceModel& model, const std::vector<ColocatedPair>& pairs) {
+InterferenceError evaluate(const InterferencePredictor& model, const std::vector<ColocatedPair>& pairs) {
   InterferenceError error;
   double squared = 0.0;
   for (const auto& pair : pairs) {

@@ -31,15 +31,24 @@ struct ColocatedPair {
 // @throw InputError at the file when it is unreadable, not JSON or has no such table.
 std::vector<ColocatedPair> read_gavel_colocated_pairs(const std::string& throughputs_json, const std::string& gpu_type);
 
-class InterferenceModel {
+// What predicts a co-location's slowdown: the additive model below, or its MLP variant
+// (interference_mlp.hpp).
+class InterferencePredictor {
+ public:
+  virtual ~InterferencePredictor() = default;
+  [[nodiscard]] virtual bool knows(const std::string& job_type) const = 0;
+  // Slowdown of `victim` sharing with every job type in `co_runners`: 1 + Σ_j (ŝ_ij − 1), 1 when empty.
+  [[nodiscard]] virtual double slowdown(const std::string& victim, const std::vector<std::string>& co_runners) const = 0;
+};
+
+class InterferenceModel final : public InterferencePredictor {
  public:
   // Least-squares fit of log s_ij = a_i + b_j on `pairs` (at least one).
   static InterferenceModel fit(const std::vector<ColocatedPair>& pairs);
 
-  [[nodiscard]] bool knows(const std::string& job_type) const;
-  // Slowdown of `victim` sharing with every job type in `co_runners`: 1 + Σ_j (ŝ_ij − 1), 1 when empty.
+  [[nodiscard]] bool knows(const std::string& job_type) const override;
   // Unknown job types contribute the mean sensitivity / pressure of the fitted ones.
-  [[nodiscard]] double slowdown(const std::string& victim, const std::vector<std::string>& co_runners) const;
+  [[nodiscard]] double slowdown(const std::string& victim, const std::vector<std::string>& co_runners) const override;
   // Gauge-free summaries of a job type (the MARL agents' features): its excess slowdown beside a
   // co-runner of mean pressure, exp(a_i + mean b) − 1, and the excess it causes a victim of mean
   // sensitivity, exp(mean a + b_j) − 1.
@@ -66,6 +75,6 @@ struct InterferenceError {
   double mean_abs_relative = 0.0;  // mean |ŝ − s| / s
   double rmse = 0.0;               // of s
 };
-InterferenceError evaluate(const InterferenceModel& model, const std::vector<ColocatedPair>& pairs);
+InterferenceError evaluate(const InterferencePredictor& model, const std::vector<ColocatedPair>& pairs);
 
 }  // namespace dnnsim

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "planners/jobs/interference.hpp"
+#include "planners/jobs/interference_mlp.hpp"
 #include "planners/jobs/job_speed.hpp"
 #include "planners/jobs/marl/policy.hpp"
 #include "planners/jobs/measured_speed.hpp"
@@ -45,10 +46,13 @@ class MarlScheduler final : public JobScheduler {
     } catch (const std::exception& error) {
       throw InputError(ctx.params.where("policy"), fmt::format("cannot read the policy '{}': {}", *policy, error.what()));
     }
+    const bool mlp = ctx.params.number("mlp", 0, 0, 1) > 0;
     if (const auto tables = ctx.params.file("interference")) {
       for (const char* table : {"k80", "p100", "v100"}) {
         const auto pairs = split_pairs(read_gavel_colocated_pairs(*tables, table), kHeldOutStride).train;
-        if (!pairs.empty()) interference_.emplace(table, InterferenceModel::fit(pairs));
+        if (pairs.empty()) continue;
+        interference_.emplace(table, InterferenceModel::fit(pairs));
+        if (mlp) pair_predictor_.emplace(table, std::make_unique<InterferenceMlp>(InterferenceMlp::fit(pairs, ctx.seed)));
       }
     }
   }
@@ -110,6 +114,12 @@ class MarlScheduler final : public JobScheduler {
     return it == interference_.end() ? nullptr : &it->second;
   }
 
+  // A pair's predicted slowdowns: the MLP variant with `mlp: 1`, else the additive model.
+  const InterferencePredictor* pair_model_for(int server, const ClusterState& state) const {
+    const auto it = pair_predictor_.find(gavel_gpu_type(state.servers[static_cast<std::size_t>(server)].gpu_type));
+    return it != pair_predictor_.end() ? it->second.get() : model_for(server, state);
+  }
+
   Occupant occupant(const JobView& job, int server, int gpus, const ClusterState& state) const {
     Occupant o{job.id, gpus, job.gpus == 1 && !job.packed_with, false, 0, 0, 0};
     o.remaining_h = log_hours(job.solo_rate > 0 ? job.remaining_iterations() / job.solo_rate : 0.0);
@@ -146,7 +156,7 @@ class MarlScheduler final : public JobScheduler {
   std::optional<std::pair<double, JobId>> best_partner(const Turn& turn, int server, const JobView& guest) const {
     const ClusterState& state = turn.state;
     const std::string& gpu_type = state.servers[static_cast<std::size_t>(server)].gpu_type;
-    const InterferenceModel* model = model_for(server, state);
+    const InterferencePredictor* model = pair_model_for(server, state);
     std::optional<std::pair<double, JobId>> best;
     for (const Occupant& o : turn.on_server[static_cast<std::size_t>(server)]) {
       if (!o.single || o.packed || turn.partners.count(o.id)) continue;
@@ -167,7 +177,7 @@ class MarlScheduler final : public JobScheduler {
   // slowdowns without one): both jobs' remaining work at their slowdowns instead of alone.
   double predicted_packing_cost(const ClusterState& state, int server, const JobView& guest, const JobView& host) const {
     const std::string& gpu_type = state.servers[static_cast<std::size_t>(server)].gpu_type;
-    const InterferenceModel* model = model_for(server, state);
+    const InterferencePredictor* model = pair_model_for(server, state);
     const double guest_slowdown = model ? model->slowdown(guest.record->model, {host.record->model})
                                         : speed_->packed_slowdown(*guest.record, *host.record, gpu_type).value_or(1.0);
     const double host_slowdown = model ? model->slowdown(host.record->model, {guest.record->model})
@@ -297,6 +307,7 @@ class MarlScheduler final : public JobScheduler {
   bool packing_;
   std::unique_ptr<MarlPolicy> policy_;
   std::map<std::string, InterferenceModel> interference_;  // by Gavel table
+  std::map<std::string, std::unique_ptr<InterferencePredictor>> pair_predictor_;  // `mlp: 1`
   std::vector<int> partition_;                             // agent of each server
   std::vector<std::int64_t> rack_;
   int racks_ = 0;

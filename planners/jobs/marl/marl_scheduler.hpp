@@ -15,8 +15,10 @@
 //               policy left free GPUs idle, mean JCT 457,209 s against 11,925 s for first-fit.)
 //   predictor   the job interference model (interference.hpp) fitted on the Gavel tables given as
 //               `interference` (every 5th pair held out, as in docs/cluster.md) supplies the agents'
-//               sensitivity/pressure features and picks the packing partner; the simulator's slowdown
-//               of a packed pair stays the speed model's measured one;
+//               sensitivity/pressure features and picks the packing partner (with `mlp: 1` the
+//               partner and a packing's predicted reward come from its MLP variant,
+//               interference_mlp.hpp); the simulator's slowdown of a packed pair stays the speed
+//               model's measured one;
 //   policy      `policy`: a file written by `dnnsim train-scheduler` (planners/jobs/marl/policy.hpp);
 //               greedy actions in runs, sampled ones in training episodes (SchedulerContext::learning).
 // `agents: 1` is the single-agent baseline (one scheduler over the whole cluster, DL2/Harmony-style).
