@@ -1,5 +1,9 @@
 #include "planners/jobs/interference_mlp.hpp"
 
+// Before any other torch header: clang in C++20 mode (the fuzz preset) needs c10::IValue complete
+// where libtorch 1.13's headers only declare it (a std::vector<IValue> member).
+#include <ATen/core/ivalue.h>
+
 #include <torch/nn.h>
 #include <torch/optim.h>
 
