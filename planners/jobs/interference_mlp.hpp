@@ -5,11 +5,11 @@
 // the fit never saw is all zeros), through one hidden layer of 16 ReLUs to log ŝ_ij; trained on log
 // slowdowns by mean squared error, full batch, Adam (lr 0.01, 600 epochs), weights drawn from `seed`
 // (libtorch). Several co-runners add their excess slowdowns as in the additive model. Held-out error
-// against the additive model: docs/cluster.md "Job interference model".
+// against the additive model: docs/cluster.md "Job interference model". Runs in the libtorch
+// plugin (planners/torch/plugin.cpp).
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,22 +18,9 @@
 
 namespace dnnsim {
 
-class InterferenceMlp final : public InterferencePredictor {
- public:
-  // @pre pairs is not empty.
-  static InterferenceMlp fit(const std::vector<ColocatedPair>& pairs, std::uint64_t seed);
-  ~InterferenceMlp() override;
-  InterferenceMlp(InterferenceMlp&&) noexcept;
-  InterferenceMlp& operator=(InterferenceMlp&&) noexcept;
-
-  [[nodiscard]] bool knows(const std::string& job_type) const override;
-  [[nodiscard]] double slowdown(const std::string& victim, const std::vector<std::string>& co_runners) const override;
-
- private:
-  InterferenceMlp();
-  struct Net;
-  std::map<std::string, int> index_;  // job type → one-hot position
-  std::unique_ptr<Net> net_;
-};
+// Fitted on `pairs` (not empty) in the libtorch plugin (marl/torch_plugin.hpp).
+// @throw std::runtime_error when the plugin cannot be loaded.
+[[nodiscard]] std::unique_ptr<InterferencePredictor> fit_interference_mlp(const std::vector<ColocatedPair>& pairs,
+                                                                        std::uint64_t seed);
 
 }  // namespace dnnsim

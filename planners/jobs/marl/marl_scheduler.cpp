@@ -52,7 +52,7 @@ class MarlScheduler final : public JobScheduler {
         const auto pairs = split_pairs(read_gavel_colocated_pairs(*tables, table), kHeldOutStride).train;
         if (pairs.empty()) continue;
         interference_.emplace(table, InterferenceModel::fit(pairs));
-        if (mlp) pair_predictor_.emplace(table, std::make_unique<InterferenceMlp>(InterferenceMlp::fit(pairs, ctx.seed)));
+        if (mlp) pair_predictor_.emplace(table, fit_interference_mlp(pairs, ctx.seed));
       }
     }
   }

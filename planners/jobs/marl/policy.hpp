@@ -1,5 +1,5 @@
 // The multi-agent scheduler's networks and their actor-critic training, on libtorch (Debian
-// libtorch-dev 1.13, C++ API), -like reconstruction of Zhao & Wu, IEEE TNSM 2021 (arXiv 2112.13354;
+// libtorch-dev 1.13, C++ API, in the plugin planners/torch/), -like reconstruction of Zhao & Wu, IEEE TNSM 2021 (arXiv 2112.13354;
 // papers-cluster.md §2 [D]):
 //   hierarchical encoder  level 1, per server graph: GPU nodes → h = relu(W₁x), one round of
 //                         mean-neighbour message passing h' = relu(W₂[h ‖ mean_server(h)]), pooled
@@ -18,7 +18,8 @@
 //                         Adam (Kingma & Ba) on the gradient averaged over the batch's episodes,
 //                         its norm clipped at 1.
 // Episodes run in child processes (one SimGrid engine per process): the child computes its
-// episode's gradient (LearningEpisode) and the parent applies it (MarlOptimizer).
+// episode's gradient (LearningEpisode) and the parent applies it (MarlOptimizer). The networks live in
+// the libtorch plugin (torch_plugin.hpp); these classes hold the rest (sampling, rewards, returns).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "planners/jobs/marl/observation.hpp"
+#include "planners/jobs/marl/torch_plugin.hpp"
 #include "traces/jobs/job_generator.hpp"
 
 namespace dnnsim {
@@ -43,11 +45,9 @@ class MarlPolicy {
   [[nodiscard]] int greedy(const MarlObservation& observation) const;
   [[nodiscard]] std::size_t parameter_count() const;
 
-  struct Net;
-
  private:
-  explicit MarlPolicy(std::shared_ptr<Net> net) : net_(std::move(net)) {}
-  std::shared_ptr<Net> net_;
+  explicit MarlPolicy(std::shared_ptr<MarlNetwork> net) : net_(std::move(net)) {}
+  std::shared_ptr<MarlNetwork> net_;
   friend class LearningEpisode;
   friend class MarlOptimizer;
 };
@@ -64,7 +64,6 @@ struct MarlTrainingOptions {
 class LearningEpisode {
  public:
   LearningEpisode(const MarlPolicy& policy, std::uint64_t seed, MarlTrainingOptions options = {});
-  ~LearningEpisode();
   LearningEpisode(const LearningEpisode&) = delete;
   LearningEpisode& operator=(const LearningEpisode&) = delete;
 
@@ -91,24 +90,24 @@ class LearningEpisode {
   [[nodiscard]] Result finish(double end_s);
 
  private:
-  struct Steps;
-  std::unique_ptr<Steps> steps_;
+  std::unique_ptr<PolicyTape> tape_;
+  std::vector<double> reward_;  // per step
+  std::vector<double> time_;    // simulated seconds of each step
   SplitMix64 rng_;
   MarlTrainingOptions options_;
   double last_time_ = 0.0;
   double last_load_ = 0.0;
+  std::size_t parameters_;
 };
 
 // Adam over the policy's parameters; apply() takes a flattened gradient (an average of episodes').
 class MarlOptimizer {
  public:
   MarlOptimizer(MarlPolicy& policy, double learning_rate);
-  ~MarlOptimizer();
   void apply(const std::vector<float>& gradient);
 
  private:
-  struct State;
-  std::unique_ptr<State> state_;
+  std::unique_ptr<PolicyOptimizer> optimizer_;
 };
 
 }  // namespace dnnsim

@@ -62,7 +62,8 @@ TEST(InterferenceModel, PredictsHeldOutGavelPairsBetterThanTheMeanSlowdown) {
 TEST(InterferenceMlp, PredictsHeldOutGavelPairsBetterThanTheMeanSlowdown) {
   for (const char* table : {"v100", "p100"}) {
     const auto split = split_pairs(read_gavel_colocated_pairs(kGavel, table), 5);
-    const auto mlp = InterferenceMlp::fit(split.train, 1);
+    const auto mlp_model = fit_interference_mlp(split.train, 1);
+    const InterferencePredictor& mlp = *mlp_model;
     const auto additive = InterferenceModel::fit(split.train);
     const auto held_out = evaluate(mlp, split.held_out);
     const double baseline = mean_slowdown_baseline(split, mlp);
