@@ -22,7 +22,8 @@ PathCost slowest(const PathCost& a, const PathCost& b) {
 
 }  // namespace
 
-StageCostModel::StageCostModel(const PlanRequest& request) : request_(request) {
+StageCostModel::StageCostModel(const PlanRequest& request) : request_(request), memory_base_(request.memory) {
+  memory_base_.layer_input_bytes.clear();
   // Devices with the same GPU, efficiency and calibration table time every layer alike.
   std::vector<std::tuple<std::string, double, const CalibrationTable*>> classes;
   for (const ClusterDevice& device : request.cluster.devices) {
@@ -298,14 +299,13 @@ int StageCostModel::in_flight(int stage, int stages) const {
 }
 
 TrainingMemoryConfig StageCostModel::memory_config(std::span<const DeviceId> devices, int stage, int stages) const {
-  TrainingMemoryConfig config = request_.memory;
+  TrainingMemoryConfig config = memory_base_;
   const int replicas = static_cast<int>(devices.size());
   config.micro_batch = std::max(1, replica_share(micro_batch_size(), replicas, 0).count);
   config.micro_batches_in_flight = in_flight(stage, stages);
   config.stashed_weight_versions =
       stashes_weights() ? stashed_weight_versions(config.micro_batches_in_flight, replicas) : 0;
   config.data_parallel = replicas;
-  config.layer_input_bytes.clear();  // sliced per range below when given
   return config;
 }
 
@@ -319,13 +319,12 @@ std::size_t StageCostModel::max_fitting_end(std::size_t begin, std::span<const D
 std::size_t StageCostModel::max_stage_end(std::size_t begin, int replicas, int micro_batches_in_flight) const {
   // ZeRO over the replicas, the largest GPU: memory only grows with the share and the in-flight
   // count, so no stage of this shape with at least that many in flight gets further.
-  TrainingMemoryConfig config = request_.memory;
+  TrainingMemoryConfig config = memory_base_;
   config.micro_batch = std::max(1, replica_share(micro_batch_size(), replicas, 0).count);
   config.micro_batches_in_flight = micro_batches_in_flight;
   // The versions grow with the in-flight count as the activations do.
   config.stashed_weight_versions = stashes_weights() ? stashed_weight_versions(micro_batches_in_flight, replicas) : 0;
   config.data_parallel = replicas;
-  config.layer_input_bytes.clear();
   double capacity = 0;
   for (const ClusterDevice& device : request_.cluster.devices) capacity = std::max(capacity, device.gpu.memory.value());
   return fitting_end(begin, config, capacity);

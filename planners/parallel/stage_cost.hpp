@@ -145,6 +145,9 @@ class StageCostModel {
   std::size_t fitting_end(std::size_t begin, const TrainingMemoryConfig& config, double capacity) const;
 
   const PlanRequest& request_;
+  // request_.memory without its per-layer input sizes (sliced per range where needed), copied for
+  // every stage priced: without the vector the copy allocates nothing.
+  TrainingMemoryConfig memory_base_;
   std::vector<std::size_t> device_class_;  // devices with one GPU model and efficiency share timings
   std::vector<double> parameter_prefix_;   // Σ parameter_bytes of layers [0, l)
   // With overlap_all_reduce: [top] the first layer of the gradient bucket that closes walking down

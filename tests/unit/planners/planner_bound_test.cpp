@@ -31,8 +31,8 @@ ClusterView two_type_cluster(double intra_bandwidth = 150e9, double inter_bandwi
 TEST(Formula2Bound, SameOutcomeAsTheUnboundedSearch) {
   std::mt19937 random(20261126);
   std::size_t skipped = 0;
-  for (int trial = 0; trial < 8; ++trial) {
-    PlanRequest request = make_request(random_model(random, 7 + trial % 4), two_type_cluster(), 32, 4);
+  for (int trial = 0; trial < 3; ++trial) {
+    PlanRequest request = make_request(random_model(random, 6 + trial), two_type_cluster(), 32, 4);
     request.memory.precision = Precision::mixed;
     const StageCostModel cost(request);
     for (int policy_kind = 0; policy_kind < 2; ++policy_kind) {
@@ -55,7 +55,7 @@ TEST(Formula2Bound, SameOutcomeAsTheUnboundedSearch) {
       skipped += bounded.bounded;
     }
   }
-  EXPECT_GT(skipped, 0u);  // the instances exercise the bound
+  EXPECT_GT(skipped, 0u) << "the instances no longer exercise the bound";  // 12,516 with this seed
 }
 
 // Groups of different sizes can share every link cost (here any two GPUs of node0 see the same
