@@ -87,6 +87,10 @@ struct SearchOptions {
   // set would take. Exact: the outcome is the same without it (tests compare the two); only the
   // candidates scored differ.
   bool bound = true;
+  // This search's share of PlanRequest::progress: it reports offset + share × its own fraction
+  // (pipeline-mapping runs two searches, each half of the bar).
+  double progress_offset = 0;
+  double progress_share = 1;
 };
 
 [[nodiscard]] SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy& policy,
