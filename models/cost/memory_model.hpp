@@ -110,7 +110,8 @@ inline constexpr double kProfileBytesPerParameter = 4.0;
 // micro_batches_in_flight ≥ 0 and, when given, layer_input_bytes.size() == layers.size().
 // A span, so that the planners price a range of a model's layers without copying them.
 [[nodiscard]] MemoryBreakdown training_memory(std::span<const Layer> layers, const TrainingMemoryConfig& config);
-[[nodiscard]] inline MemoryBreakdown training_memory(const std::vector<Layer>& layers, const TrainingMemoryConfig& config) {
+[[nodiscard]] inline MemoryBreakdown training_memory(const std::vector<Layer>& layers,
+                                                     const TrainingMemoryConfig& config) {
   return training_memory(std::span<const Layer>(layers), config);
 }
 

@@ -207,7 +207,8 @@ class KeptPlans {
   // kept now, by offer()'s own rule (+∞: any would). It only rises when such a plan is kept.
   [[nodiscard]] double bound(const std::vector<std::size_t>& replicas) const {
     const double any = std::numeric_limits<double>::infinity();
-    const auto shape = std::find_if(shapes_.begin(), shapes_.end(), [&](const Shape& s) { return s.replicas == replicas; });
+    const auto shape =
+        std::find_if(shapes_.begin(), shapes_.end(), [&](const Shape& s) { return s.replicas == replicas; });
     if (shape != shapes_.end()) return shape->plans.size() < limit_ ? any : shape->plans.back().latency.value();
     return shapes_.size() < limit_ ? any : shapes_.back().plans.front().latency.value();
   }
@@ -396,8 +397,8 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
               const StageSpec stage{stage_layers, group};
               const StageSpec last{last_layers, rest};
               scratch.resize(base_entries);
-              scratch.push_back(Formula2Stage{stage_times.forward, stage_times.backward,
-                                              cost.all_reduce(stage_layers, stage_costs)});
+              scratch.push_back(
+                  Formula2Stage{stage_times.forward, stage_times.backward, cost.all_reduce(stage_layers, stage_costs)});
               const std::size_t prefix_entries = scratch.size();
               const Seconds transfer = cost.cut(cut - 1, cut_out);
               scratch.push_back(Formula2Stage{transfer, transfer, Seconds(0)});

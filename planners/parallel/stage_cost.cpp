@@ -89,8 +89,10 @@ StageCostModel::GroupCosts StageCostModel::group_costs(std::span<const DeviceId>
     const Prefix* p = &prefix(timing.first, timing.second);
     if (std::find(group.timings.begin(), group.timings.end(), p) != group.timings.end()) continue;
     group.timings.push_back(p);
-    if (distinct == group.timing_keys.size()) group.memoizable = false;
-    else group.timing_keys[distinct++] = timing;
+    if (distinct == group.timing_keys.size())
+      group.memoizable = false;
+    else
+      group.timing_keys[distinct++] = timing;
   }
   return group;
 }
@@ -98,7 +100,8 @@ StageCostModel::GroupCosts StageCostModel::group_costs(std::span<const DeviceId>
 PassTimes StageCostModel::compute(LayerRange layers, const GroupCosts& group) const {
   PassTimes slowest_replica;
   for (const Prefix* p : group.timings) {
-    slowest_replica.forward = std::max(slowest_replica.forward, Seconds(p->forward[layers.end] - p->forward[layers.begin]));
+    slowest_replica.forward =
+        std::max(slowest_replica.forward, Seconds(p->forward[layers.end] - p->forward[layers.begin]));
     slowest_replica.backward =
         std::max(slowest_replica.backward, Seconds(p->backward[layers.end] - p->backward[layers.begin]));
   }
@@ -124,10 +127,12 @@ bool StageCostModel::AllReduceLinks::same_costs(const AllReduceLinks& other) con
   const auto same_path = [](const PathCost& a, const PathCost& b) {
     return a.latency.value() == b.latency.value() && a.bandwidth.value() == b.bandwidth.value();
   };
-  if (replicas != other.replicas || !same_path(ring_edge, other.ring_edge) || hierarchy.has_value() != other.hierarchy.has_value()) return false;
-  return !hierarchy || (hierarchy->nodes == other.hierarchy->nodes && hierarchy->per_node == other.hierarchy->per_node &&
-                        same_path(hierarchy->intra, other.hierarchy->intra) &&
-                        same_path(hierarchy->inter, other.hierarchy->inter));
+  if (replicas != other.replicas || !same_path(ring_edge, other.ring_edge) ||
+      hierarchy.has_value() != other.hierarchy.has_value())
+    return false;
+  return !hierarchy ||
+         (hierarchy->nodes == other.hierarchy->nodes && hierarchy->per_node == other.hierarchy->per_node &&
+          same_path(hierarchy->intra, other.hierarchy->intra) && same_path(hierarchy->inter, other.hierarchy->inter));
 }
 
 std::size_t StageCostModel::GroupHash::operator()(const std::vector<DeviceId>& group) const {
@@ -168,8 +173,9 @@ const StageCostModel::AllReduceLinks& StageCostModel::all_reduce_links(std::span
     links.hierarchy = Hierarchy{nodes, per_node, intra, inter};
   }
   // The all-reduce time depends on these costs only: groups with the same ones share an object.
-  const auto same = std::find_if(distinct_links_.begin(), distinct_links_.end(),
-                                 [&](const std::unique_ptr<AllReduceLinks>& known) { return known->same_costs(links); });
+  const auto same =
+      std::find_if(distinct_links_.begin(), distinct_links_.end(),
+                   [&](const std::unique_ptr<AllReduceLinks>& known) { return known->same_costs(links); });
   if (same != distinct_links_.end()) return *(it->second = same->get());
   distinct_links_.push_back(std::make_unique<AllReduceLinks>(links));
   return *(it->second = distinct_links_.back().get());
@@ -241,7 +247,8 @@ Seconds StageCostModel::cut(std::size_t last, std::span<const DeviceId> from, st
   return cut(last, cut_pattern(from, to));
 }
 
-StageCostModel::CutPattern StageCostModel::cut_pattern(std::span<const DeviceId> from, std::span<const DeviceId> to) const {
+StageCostModel::CutPattern StageCostModel::cut_pattern(std::span<const DeviceId> from,
+                                                       std::span<const DeviceId> to) const {
   const int b = micro_batch_size();
   CutPattern pattern;
   pattern.senders = static_cast<int>(from.size());
@@ -253,7 +260,8 @@ StageCostModel::CutPattern StageCostModel::cut_pattern(std::span<const DeviceId>
     const SampleShare s = replica_share(b, pattern.senders, i);
     const SampleShare r = replica_share(b, pattern.receivers, j);
     const int overlap = std::min(s.begin + s.count, r.begin + r.count) - std::max(s.begin, r.begin);
-    if (overlap > 0) pattern.transfers.push_back(CutPattern::Transfer{i, j, overlap, request_.cluster.path(from[i], to[j])});
+    if (overlap > 0)
+      pattern.transfers.push_back(CutPattern::Transfer{i, j, overlap, request_.cluster.path(from[i], to[j])});
     if (s.begin + s.count <= r.begin + r.count) ++i;
     else ++j;
   }

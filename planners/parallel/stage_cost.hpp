@@ -97,7 +97,7 @@ class StageCostModel {
   // taking it give the same numbers, to the bit, as those taking the devices.
   struct GroupCosts {
     int replicas = 0;
-    std::vector<const Prefix*> timings;   // each distinct replica timing (GPU class, samples) once, in replica order
+    std::vector<const Prefix*> timings;     // each distinct replica timing (GPU class, samples) once, in replica order
     const AllReduceLinks* links = nullptr;  // null for one replica
     // The distinct (GPU class, samples) timings in replica order, {0, 0} after the last; the exposed
     // all-reduce is memoized by them and the links when there are at most kMemoTimings.
