@@ -41,7 +41,7 @@ BytesPerParameter bytes_per_parameter(Precision precision, Optimizer optimizer) 
   return {};
 }
 
-MemoryBreakdown training_memory(const std::vector<Layer>& layers, const TrainingMemoryConfig& config) {
+MemoryBreakdown training_memory(std::span<const Layer> layers, const TrainingMemoryConfig& config) {
   assert(config.data_parallel >= 1 && "ZeRO partitions over at least one rank");
   assert(config.micro_batch >= 1 && "a micro-batch holds at least one sample");
   assert(config.micro_batches_in_flight >= 0 && "in-flight micro-batches cannot be negative");

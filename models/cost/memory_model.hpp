@@ -44,6 +44,7 @@
 // predecessor's activation_bytes, and with the chain rule recomputing a uniform chain saves nothing.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -107,7 +108,12 @@ inline constexpr double kProfileBytesPerParameter = 4.0;
 
 // Memory of one device holding `layers`. Asserts data_parallel ≥ 1, micro_batch ≥ 1,
 // micro_batches_in_flight ≥ 0 and, when given, layer_input_bytes.size() == layers.size().
-[[nodiscard]] MemoryBreakdown training_memory(const std::vector<Layer>& layers, const TrainingMemoryConfig& config);
+// A span, so that the planners price a range of a model's layers without copying them.
+[[nodiscard]] MemoryBreakdown training_memory(std::span<const Layer> layers, const TrainingMemoryConfig& config);
+[[nodiscard]] inline MemoryBreakdown training_memory(const std::vector<Layer>& layers,
+                                                     const TrainingMemoryConfig& config) {
+  return training_memory(std::span<const Layer>(layers), config);
+}
 
 struct MemoryFit {
   bool fits = true;

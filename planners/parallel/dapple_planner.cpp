@@ -82,7 +82,12 @@ std::string MachinePlacement::state_key(const std::vector<bool>& used) const {
   }
   std::sort(usage.begin(), usage.end());
   std::string key;
-  for (const auto& [machine_class, taken] : usage) key += fmt::format("{}:{},", machine_class, taken);
+  for (const auto& [machine_class, taken] : usage) {  // "class:taken," per machine, built once per candidate group
+    key += std::to_string(machine_class);
+    key += ':';
+    key += std::to_string(taken);
+    key += ',';
+  }
   return key;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
@@ -95,6 +96,11 @@ class PrefixSet {
     if (prefixes_.size() > kPrefixesPerState) prefixes_.pop_back();
   }
   [[nodiscard]] const std::vector<Prefix>& prefixes() const { return prefixes_; }
+  // The one-stage completion a new prefix must beat to be considered at all (+∞ while not full).
+  [[nodiscard]] double admission_bound() const {
+    return prefixes_.size() >= kPrefixesPerState ? prefixes_.back().summary.completed.value()
+                                                 : std::numeric_limits<double>::infinity();
+  }
 
  private:
   static bool same_future(const Prefix& kept, const std::vector<bool>& used, std::span<const DeviceId> last_stage) {
@@ -145,6 +151,41 @@ std::vector<int> fewest_gpus(const StageCostModel& cost, const std::vector<std::
   return fewest;
 }
 
+// A lower bound on Formula 2 of prefix + stage X + last stage Y (formula2_latency over their
+// entries), from the prefix's summary, the cut into X (C) and the two stages' compute alone: each
+// L(Q) ≥ Σ_{s≤Q} F_s + (M−1)(F_Q+B_Q) + max_{s≤Q}(AR_s + Σ_{a=s..Q} B_a), dropping the terms that
+// are ≥ 0 and not known without the all-reduces and the cut out of X:
+//   L(X) ≥ ΣF_P + F_C + F_X + (M−1)(F_X+B_X) + max(ending_P + B_C, 0) + B_X           (`stage`)
+//   L(Y) ≥ ΣF_P + F_C + F_X + F_Y + (M−1)(F_Y+B_Y) + max(ending_P + B_C + B_X, 0) + B_Y
+// and L ≥ the prefix's own Formula 2 (each of its L(Q) only gains terms). `stage` does not decrease
+// as X grows (its layers' times are non-negative), which lets the search stop lengthening X.
+struct LowerBound {
+  double stage = 0;  // L(X)'s bound
+  double whole = 0;  // the largest of the three
+};
+
+LowerBound formula2_lower_bound(const PrefixSummary& prefix, Seconds cut_in, PassTimes stage, PassTimes last,
+                                int micro_batches) {
+  const double m = micro_batches - 1.0;
+  const double warm_up = prefix.forward_sum.value() + cut_in.value() + stage.forward.value();
+  const double ending = prefix.ending.value() + cut_in.value();
+  LowerBound bound;
+  bound.stage = warm_up + m * (stage.forward + stage.backward).value() + std::max(ending, 0.0) + stage.backward.value();
+  const double last_term = warm_up + last.forward.value() + m * (last.forward + last.backward).value() +
+                           std::max(ending + stage.backward.value(), 0.0) + last.backward.value();
+  bound.whole = std::max({prefix.alone.value(), bound.stage, last_term});
+  return bound;
+}
+
+// Whether a lower bound computed by another sum than formula2_latency's is above `limit` beyond any
+// rounding difference between the two (a relative 1e-9, far above the few ulps of either sum), so
+// that no candidate the unbounded search would keep is skipped.
+bool exceeds(double lower_bound, double limit) {
+  if (limit == std::numeric_limits<double>::infinity()) return false;
+  if (limit == -std::numeric_limits<double>::infinity()) return true;
+  return lower_bound > limit + 1e-9 * std::abs(limit);
+}
+
 // The plans the re-ranking sees (PlanRequest::rerank = K): the K best plans by Formula 2 of each of
 // its K best stage shapes (replicas per stage; plans of one shape differ in their cuts and GPUs),
 // and the single-stage plan, on which Formula 2 is exact (no pivot bubble to leave out), so that it
@@ -161,6 +202,15 @@ class KeptPlans {
       bound = std::max(bound, shape.plans.size() < limit_ ? std::numeric_limits<double>::infinity()
                                                           : shape.plans.back().latency.value());
     return latency.value() < bound;
+  }
+  // The latency below which a plan of this shape (replicas per stage, two stages or more) would be
+  // kept now, by offer()'s own rule (+∞: any would). It only rises when such a plan is kept.
+  [[nodiscard]] double bound(const std::vector<std::size_t>& replicas) const {
+    const double any = std::numeric_limits<double>::infinity();
+    const auto shape =
+        std::find_if(shapes_.begin(), shapes_.end(), [&](const Shape& s) { return s.replicas == replicas; });
+    if (shape != shapes_.end()) return shape->plans.size() < limit_ ? any : shape->plans.back().latency.value();
+    return shapes_.size() < limit_ ? any : shapes_.back().plans.front().latency.value();
   }
   // `replicas`: the plan's replicas per stage; `build` makes its stages, called only if it is kept.
   void offer(std::vector<std::size_t> replicas, Seconds latency, const std::function<std::vector<StageSpec>()>& build) {
@@ -206,7 +256,7 @@ class KeptPlans {
 
 }  // namespace
 
-SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy& policy) {
+SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy& policy, SearchOptions options) {
   const std::size_t layers = cost.layer_count();
   const int devices = static_cast<int>(cost.device_count());
   const int micro_batch = cost.micro_batch_size();
@@ -233,17 +283,31 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
   // bound from memory alone, so no feasible plan is lost).
   const std::vector<int> fewest = fewest_gpus(cost, boundaries);
   outcome.fewest_gpus = fewest[0];
-  // states[j]: the kept prefixes covering layers [0, j) for each class of used GPU sets.
+  // states[j]: the kept prefixes covering layers [0, j) for each class of used GPU sets, iterated
+  // in key order; slots[j][id] the same sets by the interned key, found without a string lookup.
   std::vector<std::map<std::string, PrefixSet>> states(layers);
+  std::vector<std::vector<PrefixSet*>> slots(layers);
+  std::map<std::string, std::size_t> key_ids;
+  const auto find_set = [&](std::size_t cut, std::size_t id) -> PrefixSet* {
+    return id < slots[cut].size() ? slots[cut][id] : nullptr;
+  };
+  const auto make_set = [&](std::size_t cut, std::size_t id, const std::string& key) -> PrefixSet& {
+    if (PrefixSet* known = find_set(cut, id)) return *known;
+    if (slots[cut].size() <= id) slots[cut].resize(id + 1, nullptr);
+    return *(slots[cut][id] = &states[cut][key]);
+  };
   const std::vector<bool> none(devices, false);
   states[0][policy.state_key(none)].keep(Prefix{{}, {}, none, 0, {}});
   std::vector<Formula2Stage> scratch;
+  std::vector<double> later_state_bound(boundaries.size() + 1);
+  const double lowest = -std::numeric_limits<double>::infinity();
   // Asked before every prefix is extended: one prefix's transitions take milliseconds, a boundary's
   // all of them can take seconds.
   const auto& progress = cost.request().progress;
   for (std::size_t b = 0; b + 1 < boundaries.size() && !outcome.stopped; ++b) {
     const std::size_t j = boundaries[b];
-    const double fraction = static_cast<double>(b) / static_cast<double>(boundaries.size() - 1);
+    const double fraction = options.progress_offset + options.progress_share * static_cast<double>(b) /
+                                                          static_cast<double>(boundaries.size() - 1);
     for (const auto& [key, kept] : states[j])
       for (const Prefix& prefix : kept.prefixes()) {
         if (outcome.stopped || (progress && !progress(fraction))) {
@@ -261,6 +325,9 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
         const std::span<const DeviceId> previous = prefix.stages.empty()
                                                        ? std::span<const DeviceId>()
                                                        : std::span<const DeviceId>(prefix.stages.back().devices);
+        std::vector<std::size_t> replicas;  // the shape of the complete plans: the prefix's, the stage's, the rest's
+        for (const StageSpec& kept_stage : prefix.stages) replicas.push_back(kept_stage.devices.size());
+        replicas.resize(stage_index + 2);
         for (int count = 1; count < free && count <= micro_batch; ++count) {
           // With more rest GPUs than samples the completion is no plan, but the prefix may still grow.
           const bool rest_has_samples = free - count <= micro_batch;
@@ -269,44 +336,101 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
             for (DeviceId d : group) used[d] = true;
             const std::vector<DeviceId> rest = unused_devices(used);
             const std::string next_key = policy.state_key(used);
+            const std::size_t next_id = key_ids.try_emplace(next_key, key_ids.size()).first->second;
+            // What does not depend on the cut, once per group: the groups' timings and links, the
+            // cut into the stage, the transfers of the cut out of it, how far the stage may grow.
+            const StageCostModel::GroupCosts stage_costs = cost.group_costs(group);
+            const StageCostModel::GroupCosts rest_costs = cost.group_costs(rest);
+            const StageCostModel::CutPattern cut_out = cost.cut_pattern(group, rest);
+            const std::size_t stage_end_limit = cost.max_fitting_end(j, group, stage_index, stages);
+            scratch = prefix.entries;
+            Seconds cut_in{0};
+            if (!prefix.stages.empty()) {
+              cut_in = cost.cut(prefix.stages.back().layers.end - 1, cost.cut_pattern(previous, group));
+              scratch.push_back(Formula2Stage{cut_in, cut_in, Seconds(0)});
+            }
+            const std::size_t base_entries = scratch.size();
+            replicas[stage_index] = group.size();
+            replicas[stage_index + 1] = rest.size();
+            double plan_bound = rest_has_samples ? best_plans.bound(replicas) : lowest;
+            // The bound (below) a candidate must beat for the set of the prefixes ending at each cut:
+            // at every later cut, the largest; sets only get harder to enter as the search goes on.
+            later_state_bound[boundaries.size()] = lowest;
+            for (std::size_t c = boundaries.size(); c-- > b + 1;) {
+              double here = lowest;  // a prefix ending at the last cut leaves one unit: no split left
+              if (c + 2 < boundaries.size()) {
+                const PrefixSet* set = find_set(boundaries[c], next_id);
+                here = set != nullptr ? set->admission_bound() : std::numeric_limits<double>::infinity();
+              }
+              later_state_bound[c] = std::max(here, later_state_bound[c + 1]);
+            }
             for (std::size_t c = b + 1; c + 1 < boundaries.size(); ++c) {
               const std::size_t cut = boundaries[c];
-              const StageSpec stage{{j, cut}, group};
               // A longer stage needs more memory: once it does not fit, no longer one will.
-              if (!cost.fits(stage.layers, group, stage_index, stages)) break;
+              if (cut > stage_end_limit) break;
               if (fewest[cut] > free - count) continue;
-              const StageSpec last{{cut, layers}, rest};
-              scratch = prefix.entries;
-              append_formula2_stage(cost, scratch, prefix.stages.empty() ? nullptr : &prefix.stages.back(), stage);
+              const LayerRange stage_layers{j, cut};
+              const LayerRange last_layers{cut, layers};
+              const PassTimes stage_times = cost.compute(stage_layers, stage_costs);
+              const PassTimes last_times = cost.compute(last_layers, rest_costs);
+              // Branch and bound, exact: a lower bound on this candidate's Formula 2 (below) that
+              // neither the kept plans nor the prefix set at this cut would take is not scored, and
+              // once the new stage's own term exceeds what any later cut could still enter, no
+              // longer stage is tried.
+              const LowerBound bound =
+                  formula2_lower_bound(prefix.summary, cut_in, stage_times, last_times, micro_batches);
+              if (options.bound && exceeds(bound.stage, std::max(plan_bound, later_state_bound[c]))) {
+                for (std::size_t skipped = c; skipped + 1 < boundaries.size() && boundaries[skipped] <= stage_end_limit;
+                     ++skipped)
+                  outcome.bounded += fewest[boundaries[skipped]] > free - count ? 0 : 1;
+                break;
+              }
+              double state_bound = lowest;
+              if (c + 2 < boundaries.size()) {
+                const PrefixSet* set = find_set(cut, next_id);
+                state_bound = set != nullptr ? set->admission_bound() : std::numeric_limits<double>::infinity();
+              }
+              if (options.bound && exceeds(bound.whole, std::max(plan_bound, state_bound))) {
+                ++outcome.bounded;
+                continue;
+              }
+              const StageSpec stage{stage_layers, group};
+              const StageSpec last{last_layers, rest};
+              scratch.resize(base_entries);
+              scratch.push_back(
+                  Formula2Stage{stage_times.forward, stage_times.backward, cost.all_reduce(stage_layers, stage_costs)});
               const std::size_t prefix_entries = scratch.size();
-              append_formula2_stage(cost, scratch, &stage, last);
+              const Seconds transfer = cost.cut(cut - 1, cut_out);
+              scratch.push_back(Formula2Stage{transfer, transfer, Seconds(0)});
+              scratch.push_back(
+                  Formula2Stage{last_times.forward, last_times.backward, cost.all_reduce(last_layers, rest_costs)});
               const Seconds latency = formula2_latency(scratch, micro_batches);
               ++outcome.candidates;
               if (rest_has_samples && best_plans.admits(latency) && cost.fits(last.layers, rest, stages - 1, stages)) {
-                std::vector<std::size_t> replicas;
-                for (const StageSpec& kept : prefix.stages) replicas.push_back(kept.devices.size());
-                replicas.push_back(group.size());
-                replicas.push_back(rest.size());
-                best_plans.offer(std::move(replicas), latency, [&] {
+                best_plans.offer(replicas, latency, [&] {
                   std::vector<StageSpec> complete = prefix.stages;
                   complete.push_back(stage);
                   complete.push_back(last);
                   return complete;
                 });
+                plan_bound = best_plans.bound(replicas);
               }
               if (c + 2 >= boundaries.size()) continue;  // a prefix ending at the last cut leaves one unit: no split left
               scratch.resize(prefix_entries);
               const PrefixSummary summary = summarize(scratch, micro_batches, latency);
-              PrefixSet& kept = states[cut][next_key];
-              if (!kept.admits(used, group, summary)) continue;
-              Prefix extended{prefix.stages, scratch, used, prefix.used_count + count, summary};
+              PrefixSet& kept_here = make_set(cut, next_id, next_key);
+              if (!kept_here.admits(used, group, summary)) continue;
+              Prefix extended{{}, scratch, used, prefix.used_count + count, summary};
+              extended.stages.reserve(prefix.stages.size() + 1);
+              extended.stages = prefix.stages;
               extended.stages.push_back(stage);
-              kept.keep(std::move(extended));
+              kept_here.keep(std::move(extended));
             }
           }
         }
       }
     states[j].clear();  // every transition out of j has been taken
+    slots[j].clear();
   }
   outcome.kept = std::move(best_plans).take();
   if (!outcome.kept.empty()) {
@@ -331,6 +455,7 @@ SearchOutcome merge_outcomes(SearchOutcome first, SearchOutcome second) {
     merged.latency = merged.kept.front().latency;
   }
   merged.candidates += second.candidates;
+  merged.bounded += second.bounded;
   merged.stopped = merged.stopped || second.stopped;
   merged.fewest_gpus = std::min(merged.fewest_gpus, second.fewest_gpus);
   return merged;
@@ -376,7 +501,7 @@ PlanResult search_result(const SearchOutcome& outcome, const StageCostModel& cos
     result.predicted_iteration_time = result.reranked[chosen].estimate;
     result.cost_model = fmt::format("pipeline estimator over the plans kept by {} (rerank {})", cost_model, request.rerank);
   }
-  result.statistics = PlanStatistics{outcome.candidates, wall_seconds};
+  result.statistics = PlanStatistics{outcome.candidates, wall_seconds, outcome.bounded};
   if (!request.boundaries.empty()) result.searched_blocks = outcome.units;
   result.stopped_early = outcome.stopped;
   return result;

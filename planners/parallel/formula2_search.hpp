@@ -25,6 +25,17 @@
 // Kept plans: besides the best, the best few of the best few stage shapes (SearchOutcome::kept),
 // which search_result re-ranks with the pipeline estimator.
 //
+// Branch and bound, exact (SearchOptions::bound): a candidate is a prefix, a new stage X and the
+// rest as a last stage Y, and it matters only if the kept plans or the prefix set at its cut would
+// take it: each has a latency it must beat (the K-th plan of its shape, the 8th prefix of a full
+// set). A lower bound on its Formula 2 from compute times alone (no all-reduce, no cut out of X)
+// that exceeds both skips it unscored, and once X's own term L(X) — non-decreasing as X grows —
+// exceeds what any later cut could still enter, the longer X are not tried (branch and bound, Land
+// & Doig, Econometrica 28(3), 1960, over the DP's transitions; the bound and why it is one:
+// formula2_lower_bound in formula2_search.cpp, docs/planners.md "Search over blocks").
+// The costs a candidate needs of its two groups are looked up once per group, not per cut
+// (StageCostModel::GroupCosts, CutPattern), to the same numbers.
+//
 // Memory: a candidate counts as a result only if every stage fits with the schedule's in-flight
 // count for its position; a prefix is kept for extension when its own stages fit (the last stage
 // may still be split further).
@@ -66,11 +77,24 @@ struct SearchOutcome {
   std::string first_problem;  // why the "DP" plan does not fit, for the infeasible reason
   int fewest_gpus = 0;        // a lower bound on the GPUs the model needs (memory alone)
   std::size_t candidates = 0;
+  std::size_t bounded = 0;  // candidates not scored: their lower bound could not enter any kept set
   std::size_t units = 0;  // the stage boundaries searched, minus one (PlanRequest::boundaries)
   bool stopped = false;   // PlanRequest::progress asked to stop: `stages` is the best found so far
 };
 
-[[nodiscard]] SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy& policy);
+struct SearchOptions {
+  // Branch and bound (formula2_search.cpp): skip a candidate whose lower bound on Formula 2 no kept
+  // set would take. Exact: the outcome is the same without it (tests compare the two); only the
+  // candidates scored differ.
+  bool bound = true;
+  // This search's share of PlanRequest::progress: it reports offset + share × its own fraction
+  // (pipeline-mapping runs two searches, each half of the bar).
+  double progress_offset = 0;
+  double progress_share = 1;
+};
+
+[[nodiscard]] SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy& policy,
+                                            SearchOptions options = {});
 
 // The planner result of a search: its plan or, when nothing fits, the reason. With
 // PlanRequest::rerank > 1 the kept plans are re-ranked by estimate_synchronous (the schedule's exact

@@ -92,8 +92,15 @@ PlanResult PipelineMappingPlanner::plan(const PlanRequest& request) const {
   // searches does, by construction (ties: the bandwidth-matrix plan).
   // With re-ranking, the estimator chooses among the kept plans of both searches, a superset of
   // dapple's, so L1 holds for the estimator's time too.
-  const SearchOutcome outcome = merge_outcomes(formula2_search(cost, BandwidthPlacement(request.cluster)),
-                                               formula2_search(cost, MachinePlacement(request.cluster)));
+  // Each search is half of the progress bar, so that it does not restart at 0% for the second.
+  SearchOutcome bandwidth = formula2_search(cost, BandwidthPlacement(request.cluster),
+                                            SearchOptions{.progress_offset = 0, .progress_share = 0.5});
+  // Stopped (the progress callback said so) during the first, the second is not started.
+  const SearchOutcome outcome =
+      bandwidth.stopped ? std::move(bandwidth)
+                        : merge_outcomes(std::move(bandwidth),
+                                         formula2_search(cost, MachinePlacement(request.cluster),
+                                                         SearchOptions{.progress_offset = 0.5, .progress_share = 0.5}));
   return search_result(outcome, cost, cost_model, elapsed());
 }
 

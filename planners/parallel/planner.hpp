@@ -82,6 +82,9 @@ struct PlanRequest {
 struct PlanStatistics {
   std::size_t candidates = 0;  // partial or complete plans scored
   double wall_seconds = 0;     // search time (not written to reports: they must be byte-identical)
+  // dapple, pipeline-mapping: candidates not scored because a lower bound on their Formula 2 showed
+  // that no kept set would take them (branch and bound, formula2_search.hpp; the result is the same).
+  std::size_t bounded = 0;
 };
 
 struct PlanResult {

@@ -22,7 +22,8 @@ PathCost slowest(const PathCost& a, const PathCost& b) {
 
 }  // namespace
 
-StageCostModel::StageCostModel(const PlanRequest& request) : request_(request) {
+StageCostModel::StageCostModel(const PlanRequest& request) : request_(request), memory_base_(request.memory) {
+  memory_base_.layer_input_bytes.clear();
   // Devices with the same GPU, efficiency and calibration table time every layer alike.
   std::vector<std::tuple<std::string, double, const CalibrationTable*>> classes;
   for (const ClusterDevice& device : request.cluster.devices) {
@@ -48,12 +49,16 @@ StageCostModel::StageCostModel(const PlanRequest& request) : request_(request) {
 }
 
 const StageCostModel::Prefix& StageCostModel::prefix(std::size_t device_class, int samples) const {
-  auto [it, inserted] = prefixes_.try_emplace({device_class, samples});
-  if (inserted) {
+  if (prefixes_.size() <= device_class) prefixes_.resize(device_class + 1);
+  auto& by_samples = prefixes_[device_class];
+  if (by_samples.size() <= static_cast<std::size_t>(samples)) by_samples.resize(static_cast<std::size_t>(samples) + 1);
+  std::unique_ptr<Prefix>& slot = by_samples[static_cast<std::size_t>(samples)];
+  if (!slot) {
     const auto representative = static_cast<std::size_t>(
         std::find(device_class_.begin(), device_class_.end(), device_class) - device_class_.begin());
     const ClusterDevice& device = request_.cluster.devices[representative];
-    Prefix& p = it->second;
+    slot = std::make_unique<Prefix>();
+    Prefix& p = *slot;
     p.forward.push_back(0);
     p.backward.push_back(0);
     for (const Layer& layer : request_.model.layers) {
@@ -63,18 +68,42 @@ const StageCostModel::Prefix& StageCostModel::prefix(std::size_t device_class, i
                            layer_time(request_.model, layer, device, samples, request_.dtype, Pass::backward).value());
     }
   }
-  return it->second;
+  return *slot;
 }
 
 PassTimes StageCostModel::compute(LayerRange layers, std::span<const DeviceId> devices) const {
-  const int replicas = static_cast<int>(devices.size());
+  return compute(layers, group_costs(devices));
+}
+
+StageCostModel::GroupCosts StageCostModel::group_costs(std::span<const DeviceId> devices) const {
+  GroupCosts group;
+  group.replicas = static_cast<int>(devices.size());
+  if (group.replicas > 1) group.links = &all_reduce_links(devices);
+  // The exposed all-reduce is memoized by the group's links and its distinct timings when there are
+  // at most kMemoTimings (GPU classes × the two share sizes of an uneven split).
+  std::size_t distinct = 0;
+  group.memoizable = true;
+  for (int r = 0; r < group.replicas; ++r) {
+    const std::pair<std::size_t, int> timing{device_class_[devices[r]],
+                                             replica_share(micro_batch_size(), group.replicas, r).count};
+    const Prefix* p = &prefix(timing.first, timing.second);
+    if (std::find(group.timings.begin(), group.timings.end(), p) != group.timings.end()) continue;
+    group.timings.push_back(p);
+    if (distinct == group.timing_keys.size())
+      group.memoizable = false;
+    else
+      group.timing_keys[distinct++] = timing;
+  }
+  return group;
+}
+
+PassTimes StageCostModel::compute(LayerRange layers, const GroupCosts& group) const {
   PassTimes slowest_replica;
-  for (int r = 0; r < replicas; ++r) {
-    const int samples = replica_share(micro_batch_size(), replicas, r).count;
-    const Prefix& p = prefix(device_class_[devices[r]], samples);
-    slowest_replica.forward = std::max(slowest_replica.forward, Seconds(p.forward[layers.end] - p.forward[layers.begin]));
+  for (const Prefix* p : group.timings) {
+    slowest_replica.forward =
+        std::max(slowest_replica.forward, Seconds(p->forward[layers.end] - p->forward[layers.begin]));
     slowest_replica.backward =
-        std::max(slowest_replica.backward, Seconds(p.backward[layers.end] - p.backward[layers.begin]));
+        std::max(slowest_replica.backward, Seconds(p->backward[layers.end] - p->backward[layers.begin]));
   }
   return slowest_replica;
 }
@@ -94,13 +123,32 @@ Bytes StageCostModel::cut_bytes(std::size_t last) const {
   return request_.model.layers[last].bytes_across_cut() * static_cast<double>(micro_batch_size());
 }
 
+bool StageCostModel::AllReduceLinks::same_costs(const AllReduceLinks& other) const {
+  const auto same_path = [](const PathCost& a, const PathCost& b) {
+    return a.latency.value() == b.latency.value() && a.bandwidth.value() == b.bandwidth.value();
+  };
+  if (replicas != other.replicas || !same_path(ring_edge, other.ring_edge) ||
+      hierarchy.has_value() != other.hierarchy.has_value())
+    return false;
+  return !hierarchy ||
+         (hierarchy->nodes == other.hierarchy->nodes && hierarchy->per_node == other.hierarchy->per_node &&
+          same_path(hierarchy->intra, other.hierarchy->intra) && same_path(hierarchy->inter, other.hierarchy->inter));
+}
+
+std::size_t StageCostModel::GroupHash::operator()(const std::vector<DeviceId>& group) const {
+  std::size_t hash = 1469598103934665603ull;
+  for (DeviceId d : group) hash = (hash ^ d) * 1099511628211ull;
+  return hash;
+}
+
 const StageCostModel::AllReduceLinks& StageCostModel::all_reduce_links(std::span<const DeviceId> devices) const {
   std::vector<DeviceId> ring(devices.begin(), devices.end());
-  std::sort(ring.begin(), ring.end());
-  auto [it, inserted] = all_reduce_links_.try_emplace(ring);
-  if (!inserted) return it->second;
-  AllReduceLinks& links = it->second;
+  if (!std::is_sorted(ring.begin(), ring.end())) std::sort(ring.begin(), ring.end());
+  auto [it, inserted] = all_reduce_links_.try_emplace(ring, nullptr);
+  if (!inserted) return *it->second;
+  AllReduceLinks links;
   const int p = static_cast<int>(ring.size());
+  links.replicas = p;
   const ClusterView& cluster = request_.cluster;
   links.ring_edge = cluster.path(ring[0], ring[1]);
   for (int i = 0; i < p; ++i) links.ring_edge = slowest(links.ring_edge, cluster.path(ring[i], ring[(i + 1) % p]));
@@ -124,23 +172,38 @@ const StageCostModel::AllReduceLinks& StageCostModel::all_reduce_links(std::span
     inter.bandwidth = inter.bandwidth / static_cast<double>(per_node);  // g rings share the node's NIC
     links.hierarchy = Hierarchy{nodes, per_node, intra, inter};
   }
-  return links;
+  // The all-reduce time depends on these costs only: groups with the same ones share an object.
+  const auto same =
+      std::find_if(distinct_links_.begin(), distinct_links_.end(),
+                   [&](const std::unique_ptr<AllReduceLinks>& known) { return known->same_costs(links); });
+  if (same != distinct_links_.end()) return *(it->second = same->get());
+  distinct_links_.push_back(std::make_unique<AllReduceLinks>(links));
+  return *(it->second = distinct_links_.back().get());
 }
 
 std::size_t StageCostModel::ExposedKeyHash::operator()(const ExposedKey& key) const {
-  // FNV-1a-style mixing of the five words.
+  // FNV-1a-style mixing of the words.
   std::size_t hash = 1469598103934665603ull;
-  for (std::size_t word : {key.begin, key.end, reinterpret_cast<std::size_t>(key.links), key.first.first,
-                           static_cast<std::size_t>(key.first.second), key.second.first,
-                           static_cast<std::size_t>(key.second.second)})
-    hash = (hash ^ word) * 1099511628211ull;
+  const auto mix = [&](std::size_t word) { hash = (hash ^ word) * 1099511628211ull; };
+  mix(key.begin);
+  mix(key.end);
+  mix(reinterpret_cast<std::size_t>(key.links));
+  for (const auto& [device_class, samples] : key.timings) {
+    mix(device_class);
+    mix(static_cast<std::size_t>(samples));
+  }
   return hash;
 }
 
 Seconds StageCostModel::all_reduce(LayerRange layers, std::span<const DeviceId> devices) const {
-  const int p = static_cast<int>(devices.size());
+  if (devices.size() <= 1) return Seconds(0);
+  return all_reduce(layers, group_costs(devices));
+}
+
+Seconds StageCostModel::all_reduce(LayerRange layers, const GroupCosts& group) const {
+  const int p = group.replicas;
   if (p <= 1) return Seconds(0);
-  const AllReduceLinks& links = all_reduce_links(devices);
+  const AllReduceLinks& links = *group.links;
   const auto time_of = [&](Bytes size) {
     Seconds best = ring_all_reduce_time(size, p, links.ring_edge);
     if (const auto& h = links.hierarchy)
@@ -155,30 +218,13 @@ Seconds StageCostModel::all_reduce(LayerRange layers, std::span<const DeviceId> 
   // (= C_K) is the exposed part Formula 2 adds after the stage's last backward.
   // The result depends on the layers, the group's links and the replicas' distinct (GPU class,
   // samples) timings; the searches ask for the same stage many times, so it is memoized when there
-  // are at most two timings (one GPU class, shares differing by one sample), looked up before any
-  // prefix is.
-  std::array<std::pair<std::size_t, int>, 2> timings{};
-  std::size_t distinct = 0;
-  bool memoizable = true;
-  for (int r = 0; r < p && memoizable; ++r) {
-    const std::pair<std::size_t, int> timing{device_class_[devices[r]], replica_share(micro_batch_size(), p, r).count};
-    if (std::find(timings.begin(), timings.begin() + static_cast<std::ptrdiff_t>(distinct), timing) !=
-        timings.begin() + static_cast<std::ptrdiff_t>(distinct))
-      continue;
-    if (distinct == timings.size()) memoizable = false;
-    else timings[distinct++] = timing;
-  }
-  const ExposedKey key{layers.begin, layers.end, &links, timings[0], distinct == 2 ? timings[1] : std::pair<std::size_t, int>{}};
-  if (memoizable)
+  // are at most two timings (group_costs).
+  const ExposedKey key{layers.begin, layers.end, &links, group.timing_keys};
+  if (group.memoizable)
     if (const auto known = exposed_all_reduce_.find(key); known != exposed_all_reduce_.end()) return known->second;
-  std::vector<const Prefix*> replicas;  // each distinct timing once
-  for (int r = 0; r < p; ++r) {
-    const Prefix* prefix = &this->prefix(device_class_[devices[r]], replica_share(micro_batch_size(), p, r).count);
-    if (std::find(replicas.begin(), replicas.end(), prefix) == replicas.end()) replicas.push_back(prefix);
-  }
   const auto backward_from = [&](std::size_t first) {  // the slowest replica's backward of [first, end)
     double slowest = 0;
-    for (const Prefix* prefix : replicas)
+    for (const Prefix* prefix : group.timings)
       slowest = std::max(slowest, prefix->backward[layers.end] - prefix->backward[first]);
     return slowest;
   };
@@ -193,35 +239,59 @@ Seconds StageCostModel::all_reduce(LayerRange layers, std::span<const DeviceId> 
     stream_free = std::max(stream_free, backward_from(bucket.begin)) + time_of(size).value();
   }
   const Seconds exposed(std::max(0.0, stream_free - backward_from(layers.begin)));
-  if (memoizable) exposed_all_reduce_.emplace(key, exposed);
+  if (group.memoizable) exposed_all_reduce_.emplace(key, exposed);
   return exposed;
 }
 
 Seconds StageCostModel::cut(std::size_t last, std::span<const DeviceId> from, std::span<const DeviceId> to) const {
-  const double per_sample = request_.model.layers[last].bytes_across_cut().value();
+  return cut(last, cut_pattern(from, to));
+}
+
+StageCostModel::CutPattern StageCostModel::cut_pattern(std::span<const DeviceId> from,
+                                                       std::span<const DeviceId> to) const {
   const int b = micro_batch_size();
-  const int senders = static_cast<int>(from.size());
-  const int receivers = static_cast<int>(to.size());
-  std::vector<Seconds> sending(senders, Seconds(0));
-  std::vector<Seconds> receiving(receivers, Seconds(0));
+  CutPattern pattern;
+  pattern.senders = static_cast<int>(from.size());
+  pattern.receivers = static_cast<int>(to.size());
   // Walk the two share partitions of [0, b) together: every overlap is one transfer.
   int i = 0;
   int j = 0;
-  while (i < senders && j < receivers) {
-    const SampleShare s = replica_share(b, senders, i);
-    const SampleShare r = replica_share(b, receivers, j);
+  while (i < pattern.senders && j < pattern.receivers) {
+    const SampleShare s = replica_share(b, pattern.senders, i);
+    const SampleShare r = replica_share(b, pattern.receivers, j);
     const int overlap = std::min(s.begin + s.count, r.begin + r.count) - std::max(s.begin, r.begin);
-    if (overlap > 0) {
-      const Seconds t = point_to_point_time(Bytes(per_sample * overlap), request_.cluster.path(from[i], to[j]));
-      sending[i] += t;
-      receiving[j] += t;
-    }
+    if (overlap > 0)
+      pattern.transfers.push_back(CutPattern::Transfer{i, j, overlap, request_.cluster.path(from[i], to[j])});
     if (s.begin + s.count <= r.begin + r.count) ++i;
     else ++j;
   }
+  return pattern;
+}
+
+Seconds StageCostModel::cut(std::size_t last, const CutPattern& pattern) const {
+  const double per_sample = request_.model.layers[last].bytes_across_cut().value();
+  // A group has at most micro-batch-size replicas; small groups (the searches' common case) stay on the stack.
+  constexpr int kOnStack = 64;
+  std::array<Seconds, kOnStack> sending_small{};
+  std::array<Seconds, kOnStack> receiving_small{};
+  std::vector<Seconds> sending_large;
+  std::vector<Seconds> receiving_large;
+  Seconds* sending = sending_small.data();
+  Seconds* receiving = receiving_small.data();
+  if (pattern.senders > kOnStack || pattern.receivers > kOnStack) {
+    sending_large.assign(pattern.senders, Seconds(0));
+    receiving_large.assign(pattern.receivers, Seconds(0));
+    sending = sending_large.data();
+    receiving = receiving_large.data();
+  }
+  for (const CutPattern::Transfer& transfer : pattern.transfers) {
+    const Seconds t = point_to_point_time(Bytes(per_sample * transfer.samples), transfer.path);
+    sending[transfer.sender] += t;
+    receiving[transfer.receiver] += t;
+  }
   Seconds busiest{0};
-  for (Seconds t : sending) busiest = std::max(busiest, t);
-  for (Seconds t : receiving) busiest = std::max(busiest, t);
+  for (int i = 0; i < pattern.senders; ++i) busiest = std::max(busiest, sending[i]);
+  for (int j = 0; j < pattern.receivers; ++j) busiest = std::max(busiest, receiving[j]);
   return busiest;
 }
 
@@ -230,18 +300,20 @@ int StageCostModel::in_flight(int stage, int stages) const {
   // An asynchronous pipeline is never flushed: once warm, stage i holds p − i micro-batches
   // whatever M (PipeDream's NOAM for a straight pipeline).
   if (stashes_weights()) return stages - stage;
-  return request_.in_flight ? request_.in_flight(stage, stages, m) : std::min(stages - stage, m);
+  if (!request_.in_flight) return std::min(stages - stage, m);
+  auto [it, inserted] = in_flight_.try_emplace({stage, stages}, 0);
+  if (inserted) it->second = request_.in_flight(stage, stages, m);
+  return it->second;
 }
 
 TrainingMemoryConfig StageCostModel::memory_config(std::span<const DeviceId> devices, int stage, int stages) const {
-  TrainingMemoryConfig config = request_.memory;
+  TrainingMemoryConfig config = memory_base_;
   const int replicas = static_cast<int>(devices.size());
   config.micro_batch = std::max(1, replica_share(micro_batch_size(), replicas, 0).count);
   config.micro_batches_in_flight = in_flight(stage, stages);
   config.stashed_weight_versions =
       stashes_weights() ? stashed_weight_versions(config.micro_batches_in_flight, replicas) : 0;
   config.data_parallel = replicas;
-  config.layer_input_bytes.clear();  // sliced per range below when given
   return config;
 }
 
@@ -255,13 +327,12 @@ std::size_t StageCostModel::max_fitting_end(std::size_t begin, std::span<const D
 std::size_t StageCostModel::max_stage_end(std::size_t begin, int replicas, int micro_batches_in_flight) const {
   // ZeRO over the replicas, the largest GPU: memory only grows with the share and the in-flight
   // count, so no stage of this shape with at least that many in flight gets further.
-  TrainingMemoryConfig config = request_.memory;
+  TrainingMemoryConfig config = memory_base_;
   config.micro_batch = std::max(1, replica_share(micro_batch_size(), replicas, 0).count);
   config.micro_batches_in_flight = micro_batches_in_flight;
   // The versions grow with the in-flight count as the activations do.
   config.stashed_weight_versions = stashes_weights() ? stashed_weight_versions(micro_batches_in_flight, replicas) : 0;
   config.data_parallel = replicas;
-  config.layer_input_bytes.clear();
   double capacity = 0;
   for (const ClusterDevice& device : request_.cluster.devices) capacity = std::max(capacity, device.gpu.memory.value());
   return fitting_end(begin, config, capacity);
@@ -278,9 +349,7 @@ std::size_t StageCostModel::fitting_end(std::size_t begin, const TrainingMemoryC
     if (!request_.memory.layer_input_bytes.empty())
       c.layer_input_bytes.assign(request_.memory.layer_input_bytes.begin() + static_cast<std::ptrdiff_t>(begin),
                                  request_.memory.layer_input_bytes.begin() + static_cast<std::ptrdiff_t>(end));
-    const std::vector<Layer> slice(layers.begin() + static_cast<std::ptrdiff_t>(begin),
-                                   layers.begin() + static_cast<std::ptrdiff_t>(end));
-    return training_memory(slice, c).total().value();
+    return training_memory(std::span<const Layer>(layers).subspan(begin, end - begin), c).total().value();
   };
   // Memory grows with every layer added to the range, so binary search the last end that fits.
   std::size_t low = begin;  // fits (an empty range is no stage; treated as fitting)
@@ -330,9 +399,12 @@ PivotLatency formula2_pivot(const std::vector<Formula2Stage>& stages, int micro_
   assert(!stages.empty());
   const std::size_t count = stages.size();
   const double lowest = -std::numeric_limits<double>::infinity();
-  std::vector<double> backward_before(count + 1, 0);
+  // Reused between calls: the searches call this once per candidate.
+  thread_local std::vector<double> backward_before;
+  thread_local std::vector<double> later_terms;  // max_{s>Q}(AR_s − P(s+1))
+  backward_before.assign(count + 1, 0);
+  later_terms.assign(count, lowest);
   for (std::size_t k = 0; k < count; ++k) backward_before[k + 1] = backward_before[k] + stages[k].backward.value();
-  std::vector<double> later_terms(count, lowest);  // max_{s>Q}(AR_s − P(s+1))
   for (std::size_t q = count - 1; q-- > 0;)
     later_terms[q] = std::max(later_terms[q + 1], stages[q + 1].all_reduce.value() - backward_before[q + 2]);
   PivotLatency best{0, Seconds(lowest)};

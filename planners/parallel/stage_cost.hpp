@@ -26,8 +26,10 @@
 //    latency L = T_w + T_s + T_e of a synchronous pipeline, with every cut as a network stage.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -74,36 +76,9 @@ class StageCostModel {
   // Split-concat of the output of layer `last` from `from` to `to` (one direction, one micro-batch).
   [[nodiscard]] Seconds cut(std::size_t last, std::span<const DeviceId> from, std::span<const DeviceId> to) const;
 
-  // Peak in-flight micro-batches of stage `stage` of `stages` (the request's rule, else 1F1B's).
-  [[nodiscard]] int in_flight(int stage, int stages) const;
-  // Whether the request's schedule stashes weight versions (PipelineSchedule::asynchronous).
-  [[nodiscard]] bool stashes_weights() const { return request_.schedule && request_.schedule->asynchronous(); }
-  // An end that no stage starting at `begin` on `replicas` GPUs with at least `micro_batches_in_flight`
-  // in flight can exceed, whatever its GPUs (the largest GPU of the cluster), so that a search can
-  // bound the GPUs a suffix of the layers needs.
-  [[nodiscard]] std::size_t max_stage_end(std::size_t begin, int replicas, int micro_batches_in_flight) const;
-  [[nodiscard]] bool fits(LayerRange layers, std::span<const DeviceId> devices, int stage, int stages) const;
-  // "out of memory on node0/gpu3: needs …" when the stage does not fit, else empty.
-  [[nodiscard]] std::string memory_problem(LayerRange layers, std::span<const DeviceId> devices, int stage,
-                                           int stages) const;
-
- private:
   struct Prefix {
     std::vector<double> forward, backward;  // Σ over layers [0, l) of the time for the share
   };
-  TrainingMemoryConfig memory_config(std::span<const DeviceId> devices, int stage, int stages) const;
-  const Prefix& prefix(std::size_t device_class, int samples) const;
-  std::size_t max_fitting_end(std::size_t begin, std::span<const DeviceId> devices, int stage, int stages) const;
-  // The largest end such that layers [begin, end) need at most `capacity` bytes under `config`.
-  std::size_t fitting_end(std::size_t begin, const TrainingMemoryConfig& config, double capacity) const;
-
-  const PlanRequest& request_;
-  std::vector<std::size_t> device_class_;  // devices with one GPU model and efficiency share timings
-  std::vector<double> parameter_prefix_;   // Σ parameter_bytes of layers [0, l)
-  // With overlap_all_reduce: [top] the first layer of the gradient bucket that closes walking down
-  // from layer top − 1 (gradient_buckets over [0, top)), kNoFloor when the layers below never fill one.
-  static constexpr std::size_t kNoFloor = static_cast<std::size_t>(-1);
-  std::vector<std::size_t> bucket_floor_;
   // The links an all-reduce over a group runs on, which depend on the group only (memoized: the
   // searches ask for the same groups with many layer ranges).
   struct Hierarchy {
@@ -112,18 +87,91 @@ class StageCostModel {
     PathCost intra, inter;  // inter: the NIC's share of one of the per_node rings
   };
   struct AllReduceLinks {
+    int replicas = 0;
     PathCost ring_edge;                  // the slowest edge of the ring in device order
     std::optional<Hierarchy> hierarchy;  // when every node holds the same number g > 1 of the GPUs
+    [[nodiscard]] bool same_costs(const AllReduceLinks& other) const;
   };
+  // What compute and all_reduce need of a device group apart from the layers, looked up once so
+  // that a search pricing many layer ranges on the same groups does not repeat it; the overloads
+  // taking it give the same numbers, to the bit, as those taking the devices.
+  struct GroupCosts {
+    int replicas = 0;
+    std::vector<const Prefix*> timings;     // each distinct replica timing (GPU class, samples) once, in replica order
+    const AllReduceLinks* links = nullptr;  // null for one replica
+    // The distinct (GPU class, samples) timings in replica order, {0, 0} after the last; the exposed
+    // all-reduce is memoized by them and the links when there are at most kMemoTimings.
+    static constexpr std::size_t kMemoTimings = 4;
+    bool memoizable = false;
+    std::array<std::pair<std::size_t, int>, kMemoTimings> timing_keys{};
+  };
+  [[nodiscard]] GroupCosts group_costs(std::span<const DeviceId> devices) const;
+  [[nodiscard]] PassTimes compute(LayerRange layers, const GroupCosts& group) const;
+  [[nodiscard]] Seconds all_reduce(LayerRange layers, const GroupCosts& group) const;
+  // The transfers of a cut from one group to another (sender, receiver, samples, path), in the order
+  // cut() sums them; only the bytes per sample depend on the layer cut after.
+  struct CutPattern {
+    struct Transfer {
+      int sender = 0, receiver = 0, samples = 0;
+      PathCost path;
+    };
+    int senders = 0, receivers = 0;
+    std::vector<Transfer> transfers;
+  };
+  [[nodiscard]] CutPattern cut_pattern(std::span<const DeviceId> from, std::span<const DeviceId> to) const;
+  [[nodiscard]] Seconds cut(std::size_t last, const CutPattern& pattern) const;
+
+  // Peak in-flight micro-batches of stage `stage` of `stages` (the request's rule, else 1F1B's);
+  // memoized (the request's rule runs the schedule's order).
+  [[nodiscard]] int in_flight(int stage, int stages) const;
+  // Whether the request's schedule stashes weight versions (PipelineSchedule::asynchronous).
+  [[nodiscard]] bool stashes_weights() const { return request_.schedule && request_.schedule->asynchronous(); }
+  // An end that no stage starting at `begin` on `replicas` GPUs with at least `micro_batches_in_flight`
+  // in flight can exceed, whatever its GPUs (the largest GPU of the cluster), so that a search can
+  // bound the GPUs a suffix of the layers needs.
+  [[nodiscard]] std::size_t max_stage_end(std::size_t begin, int replicas, int micro_batches_in_flight) const;
+  [[nodiscard]] bool fits(LayerRange layers, std::span<const DeviceId> devices, int stage, int stages) const;
+  // The largest end of a stage from `begin` on `devices` that fits (fits() is end <= it).
+  [[nodiscard]] std::size_t max_fitting_end(std::size_t begin, std::span<const DeviceId> devices, int stage,
+                                            int stages) const;
+  // "out of memory on node0/gpu3: needs …" when the stage does not fit, else empty.
+  [[nodiscard]] std::string memory_problem(LayerRange layers, std::span<const DeviceId> devices, int stage,
+                                           int stages) const;
+
+ private:
+  TrainingMemoryConfig memory_config(std::span<const DeviceId> devices, int stage, int stages) const;
+  const Prefix& prefix(std::size_t device_class, int samples) const;
+  // The largest end such that layers [begin, end) need at most `capacity` bytes under `config`.
+  std::size_t fitting_end(std::size_t begin, const TrainingMemoryConfig& config, double capacity) const;
+
+  const PlanRequest& request_;
+  // request_.memory without its per-layer input sizes (sliced per range where needed), copied for
+  // every stage priced: without the vector the copy allocates nothing.
+  TrainingMemoryConfig memory_base_;
+  std::vector<std::size_t> device_class_;  // devices with one GPU model and efficiency share timings
+  std::vector<double> parameter_prefix_;   // Σ parameter_bytes of layers [0, l)
+  // With overlap_all_reduce: [top] the first layer of the gradient bucket that closes walking down
+  // from layer top − 1 (gradient_buckets over [0, top)), kNoFloor when the layers below never fill one.
+  static constexpr std::size_t kNoFloor = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> bucket_floor_;
   const AllReduceLinks& all_reduce_links(std::span<const DeviceId> devices) const;
 
-  mutable std::map<std::pair<std::size_t, int>, Prefix> prefixes_;
-  mutable std::map<std::vector<DeviceId>, AllReduceLinks> all_reduce_links_;
+  // [device class][samples], built on first use (a search asks for them once per candidate group).
+  mutable std::vector<std::vector<std::unique_ptr<Prefix>>> prefixes_;
+  mutable std::map<std::pair<int, int>, int> in_flight_;  // (stage, stages) → in_flight
+  // Groups → their links, one object per distinct set of link costs (many groups share them, so the
+  // memo below, keyed by the object, stays small).
+  struct GroupHash {
+    std::size_t operator()(const std::vector<DeviceId>& group) const;
+  };
+  // Hashed, not ordered: asked once per candidate group and never iterated.
+  mutable std::unordered_map<std::vector<DeviceId>, const AllReduceLinks*, GroupHash> all_reduce_links_;
+  mutable std::vector<std::unique_ptr<AllReduceLinks>> distinct_links_;
   // (first layer, end, the group's links, its replicas' distinct timings) → the exposed overlapped all-reduce
   struct ExposedKey {
     std::size_t begin = 0, end = 0;
     const AllReduceLinks* links = nullptr;
-    std::pair<std::size_t, int> first, second;  // (GPU class, samples) of the replicas; second {0, 0} if one
+    std::array<std::pair<std::size_t, int>, GroupCosts::kMemoTimings> timings{};  // (GPU class, samples)
     friend bool operator==(const ExposedKey&, const ExposedKey&) = default;
   };
   struct ExposedKeyHash {

@@ -104,7 +104,11 @@ int run_plan_command(const PlanCommandOptions& options) {
   const std::size_t candidates = report.plan.statistics.candidates;
   const std::string search = report.planner == "explicit"
                                  ? std::string("explicit stages")
-                                 : fmt::format("{} candidate{} scored", candidates, candidates == 1 ? "" : "s");
+                                 : fmt::format("{} candidate{} scored{}", candidates, candidates == 1 ? "" : "s",
+                                               report.plan.statistics.bounded == 0
+                                                   ? std::string()
+                                                   : fmt::format(", {} more skipped by the lower bound",
+                                                                 report.plan.statistics.bounded));
   std::cout << fmt::format("\npredicted iteration {:>12}   ({}; {})\n",
                            format_seconds(report.plan.predicted_iteration_time), report.plan.cost_model, search)
             << std::flush;

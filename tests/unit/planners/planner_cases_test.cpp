@@ -3,6 +3,8 @@
 // the search over block boundaries and its early stop.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "models/dnn/zoo.hpp"
 #include "planner_test_helpers.hpp"
 #include "planners/parallel/planners.hpp"
@@ -316,6 +318,24 @@ TEST(PlannerScale, ProgressCanStopTheSearchWithTheBestPlanSoFar) {
   const PlanResult full = builtin_planners().at("dapple").value->plan(request);
   EXPECT_FALSE(full.stopped_early);
   EXPECT_LE(full.predicted_iteration_time.value(), early.predicted_iteration_time.value());
+}
+
+// pipeline-mapping runs two searches (bandwidth placements, then dapple's): each is half of the
+// progress bar, so the fraction never goes back (it used to restart at 0% for the second).
+TEST(PlannerScale, PipelineMappingProgressDoesNotRestart) {
+  std::mt19937 random(7);
+  PlanRequest request = make_request(random_model(random, 12), hierarchical_cluster(2, 2), 16, 8);
+  std::vector<double> fractions;
+  request.progress = [&fractions](double fraction) {
+    fractions.push_back(fraction);
+    return true;
+  };
+  ASSERT_TRUE(builtin_planners().at("pipeline-mapping").value->plan(request).feasible);
+  ASSERT_FALSE(fractions.empty());
+  EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
+  EXPECT_GE(fractions.front(), 0.0);
+  EXPECT_GE(fractions.back(), 0.5);  // the second search reports from 0.5
+  EXPECT_LT(fractions.back(), 1.0);
 }
 
 }  // namespace

@@ -1,0 +1,89 @@
+// The exact reductions of the Formula 2 search (formula2_search.hpp): branch and bound over its
+// transitions, and the per-group costs looked up once (StageCostModel::GroupCosts), against the
+// unreduced search and the per-device costs on a heterogeneous 8-GPU cluster.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "planner_test_helpers.hpp"
+#include "planners/parallel/formula2_search.hpp"
+#include "planners/parallel/planners.hpp"
+
+namespace dnnsim {
+namespace {
+
+using testing::make_request;
+using testing::random_model;
+
+// Two types: node0 holds 4 V100-16GB, node1 4 A100-40GB (NVLink 150 GB/s inside a node, 25 Gb/s
+// between by default), so groups mix GPU classes and uneven shares (up to 4 distinct replica timings).
+ClusterView two_type_cluster(double intra_bandwidth = 150e9, double inter_bandwidth = 3.125e9) {
+  ClusterView cluster = testing::hierarchical_cluster(2, 4, intra_bandwidth, inter_bandwidth);
+  const GpuSpec& a100 = *HardwareCatalog::builtin().find_gpu("A100-40GB-SXM");
+  for (ClusterDevice& device : cluster.devices)
+    if (device.node == 1) device.gpu = a100;
+  return cluster;
+}
+
+// The bound skips only candidates that no kept set would take, so the outcome is the same with and
+// without it, to the bit: the plan, its Formula 2, every kept plan, in order; and the skipped
+// candidates are exactly those the unbounded search scores in addition.
+TEST(Formula2Bound, SameOutcomeAsTheUnboundedSearch) {
+  std::mt19937 random(20261126);
+  std::size_t skipped = 0;
+  for (int trial = 0; trial < 3; ++trial) {
+    PlanRequest request = make_request(random_model(random, 6 + trial), two_type_cluster(), 32, 4);
+    request.memory.precision = Precision::mixed;
+    const StageCostModel cost(request);
+    for (int policy_kind = 0; policy_kind < 2; ++policy_kind) {
+      const MachinePlacement machines(request.cluster);
+      const BandwidthPlacement bandwidth(request.cluster);
+      const PlacementPolicy& policy = policy_kind == 0 ? static_cast<const PlacementPolicy&>(machines) : bandwidth;
+      const SearchOutcome bounded = formula2_search(cost, policy);
+      const SearchOutcome full = formula2_search(StageCostModel(request), policy, SearchOptions{.bound = false});
+      SCOPED_TRACE(::testing::Message() << "trial " << trial << ", policy " << policy_kind);
+      ASSERT_FALSE(full.stages.empty());
+      EXPECT_EQ(bounded.stages, full.stages);
+      EXPECT_EQ(bounded.latency.value(), full.latency.value());
+      ASSERT_EQ(bounded.kept.size(), full.kept.size());
+      for (std::size_t k = 0; k < full.kept.size(); ++k) {
+        EXPECT_EQ(bounded.kept[k].stages, full.kept[k].stages);
+        EXPECT_EQ(bounded.kept[k].latency.value(), full.kept[k].latency.value());
+      }
+      EXPECT_EQ(full.bounded, 0u);
+      EXPECT_EQ(bounded.candidates + bounded.bounded, full.candidates);
+      skipped += bounded.bounded;
+    }
+  }
+  EXPECT_GT(skipped, 0u) << "the instances no longer exercise the bound";  // 12,516 with this seed
+}
+
+// Groups of different sizes can share every link cost (here any two GPUs of node0 see the same
+// path), so the memo of the exposed all-reduce, keyed by one object per distinct link costs,
+// must still tell them apart by their replica count: each group's all-reduce asked after the others
+// equals the one a fresh cost model gives, and the per-group costs equal the per-device ones.
+TEST(Formula2Bound, GroupCostsMatchThePerDeviceCosts) {
+  std::mt19937 random(7);
+  // Links slow enough (1 GB/s, 0.5 GB/s) that every all-reduce outlasts the backward it overlaps.
+  PlanRequest request = make_request(random_model(random, 6), two_type_cluster(1e9, 0.5e9), 32, 4);
+  const std::vector<std::vector<DeviceId>> groups = {{0, 1}, {0, 1, 2, 3}, {0, 1, 2}, {2, 5}, {0, 1, 4, 5, 6}};
+  const LayerRange layers{1, 5};
+  const StageCostModel shared(request);
+  for (const std::vector<DeviceId>& group : groups) {
+    const StageCostModel fresh(request);
+    const Seconds alone = fresh.all_reduce(layers, group);
+    EXPECT_GT(alone.value(), 0);
+    EXPECT_EQ(shared.all_reduce(layers, shared.group_costs(group)).value(), alone.value());
+    const PassTimes times = shared.compute(layers, shared.group_costs(group));
+    EXPECT_EQ(times.forward.value(), fresh.compute(layers, group).forward.value());
+    EXPECT_EQ(times.backward.value(), fresh.compute(layers, group).backward.value());
+  }
+  // A ring of 2 and one of 4 on the same edges: each GPU sends 2(p−1)/p of the bytes, 1 against 1.5.
+  EXPECT_NE(shared.all_reduce(layers, groups[0]).value(), shared.all_reduce(layers, groups[1]).value());
+  // The cut's transfers priced once: the same as walking the shares per call.
+  const StageCostModel fresh(request);
+  EXPECT_EQ(shared.cut(3, shared.cut_pattern(groups[2], groups[4])).value(), fresh.cut(3, groups[2], groups[4]).value());
+}
+
+}  // namespace
+}  // namespace dnnsim
