@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -13,6 +14,17 @@
 #include "models/common/diagnostics.hpp"
 
 namespace dnnsim {
+
+namespace {
+// Gavel keys a job type with its scale factor, "('ResNet-18 (batch size 16)', 1)"; the one-GPU type
+// name, as traces and the speed model name it, or nothing for another scale.
+std::optional<std::string> single_gpu_type(const std::string& key) {
+  const std::string suffix = "', 1)";
+  if (key.size() < 2 + suffix.size() || key.compare(0, 2, "('") != 0 || key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  return key.substr(2, key.size() - 2 - suffix.size());
+}
+}  // namespace
 
 std::vector<ColocatedPair> read_gavel_colocated_pairs(const std::string& throughputs_json, const std::string& gpu_type) {
   std::ifstream in(throughputs_json);
@@ -26,15 +38,17 @@ std::vector<ColocatedPair> read_gavel_colocated_pairs(const std::string& through
   if (!root.is_object() || !root.contains(gpu_type) || !root[gpu_type].is_object())
     throw InputError(SourceLocation{throughputs_json}, fmt::format("no table '{}' of job types", gpu_type));
   std::vector<ColocatedPair> pairs;
-  for (const auto& [victim, row] : root[gpu_type].items()) {
-    if (!row.is_object() || !row.contains("null") || !row["null"].is_number()) continue;
+  for (const auto& [victim_key, row] : root[gpu_type].items()) {
+    const auto victim = single_gpu_type(victim_key);
+    if (!victim || !row.is_object() || !row.contains("null") || !row["null"].is_number()) continue;
     const double solo = row["null"].get<double>();
     if (!(solo > 0.0)) continue;
-    for (const auto& [aggressor, both] : row.items()) {
-      if (aggressor == "null" || !both.is_array() || both.size() != 2 || !both[0].is_number()) continue;
+    for (const auto& [aggressor_key, both] : row.items()) {
+      const auto aggressor = single_gpu_type(aggressor_key);
+      if (!aggressor || !both.is_array() || both.size() != 2 || !both[0].is_number()) continue;
       const double shared = both[0].get<double>();
       // A zero co-located rate is Gavel's marker for a pair that did not fit together, not a slowdown.
-      if (shared > 0.0) pairs.push_back({victim, aggressor, solo / shared});
+      if (shared > 0.0) pairs.push_back({*victim, *aggressor, solo / shared});
     }
   }
   std::sort(pairs.begin(), pairs.end(), [](const ColocatedPair& a, const ColocatedPair& b) {

@@ -27,7 +27,9 @@ struct ColocatedPair {
   double slowdown;
 };
 
-// Every co-located pair of one Gavel table ("v100", "p100", "k80"), sorted by (victim, aggressor).
+// Every co-located pair of single-GPU jobs in one Gavel table ("v100", "p100", "k80"), job types named as
+// traces name them ("ResNet-18 (batch size 16)", Gavel's key without its scale factor), sorted by
+// (victim, aggressor).
 // @throw InputError at the file when it is unreadable, not JSON or has no such table.
 std::vector<ColocatedPair> read_gavel_colocated_pairs(const std::string& throughputs_json, const std::string& gpu_type);
 

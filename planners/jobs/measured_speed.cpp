@@ -1,5 +1,7 @@
 #include "planners/jobs/measured_speed.hpp"
 
+#include "planners/jobs/interference.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -232,6 +234,16 @@ std::optional<double> GavelSpeedModel::packed_slowdown(const JobRecord& victim, 
   const auto it = table->second.find({victim.model, aggressor.model});
   if (it == table->second.end()) return std::nullopt;
   return it->second;
+}
+
+void GavelSpeedModel::use_fitted_colocation() {
+  for (auto& [table, pairs] : packed_) {
+    std::vector<ColocatedPair> measured;
+    for (const auto& [key, slowdown] : pairs) measured.push_back(ColocatedPair{key.first, key.second, slowdown});
+    if (measured.empty()) continue;
+    const InterferenceModel model = InterferenceModel::fit(measured);
+    for (auto& [key, slowdown] : pairs) slowdown = model.slowdown(key.first, {key.second});
+  }
 }
 
 std::vector<std::string> GavelSpeedModel::models() const {

@@ -80,6 +80,11 @@ class GavelSpeedModel final : public JobSpeedModel {
   [[nodiscard]] std::vector<std::string> models() const override;
   [[nodiscard]] std::optional<double> packed_slowdown(const JobRecord& victim, const JobRecord& aggressor,
                                                       const std::string& gpu_type) const override;
+  // `colocation: fitted`: every pair the tables measured as fitting together is slowed by the job
+  // interference model (interference.hpp) fitted on all of that table's pairs, instead of by its
+  // measurement — the model as the simulator's co-location slowdown; pairs Gavel did not profile, or
+  // found not to fit, stay unpackable.
+  void use_fitted_colocation();
 
  private:
   std::map<std::string, std::map<std::pair<std::string, int>, double>> steps_per_second_;  // table → (type, scale)

@@ -216,6 +216,9 @@ class ClusterKind final : public WorkloadKind {
           spec->speed_source = *source;
         auto tables = speed.string("tables");
         double efficiency = speed.number("efficiency", 1e-3, 1.0).value_or(0.5);
+        const auto colocation = speed.choice("colocation", "co-location slowdown", {"measured", "fitted"});
+        if (colocation && spec->speed_source != "gavel")
+          reader.error(speed.get("colocation"), "'colocation' applies to the gavel speed source only (its measured co-located pairs)");
         // Gradient bytes per Pollux application: the ring flows of network mode (measured_speed.hpp).
         std::vector<std::tuple<std::string, Bytes, SourceLocation>> gradients;
         const YAML::Node gradient_map = speed.get("gradients");
@@ -246,7 +249,9 @@ class ClusterKind final : public WorkloadKind {
               }
               spec->speed = std::move(pollux);
             } else {
-              spec->speed = std::make_shared<GavelSpeedModel>(ctx.resolve_path(*tables));
+              auto gavel = std::make_shared<GavelSpeedModel>(ctx.resolve_path(*tables));
+              if (colocation == "fitted") gavel->use_fitted_colocation();
+              spec->speed = std::move(gavel);
             }
           } else if (spec->speed_source == "analytical") {
             spec->speed = std::make_shared<AnalyticalSpeedModel>(efficiency);

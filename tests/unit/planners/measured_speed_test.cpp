@@ -3,6 +3,7 @@
 // co-located pairs from shared/data/traces/gavel.
 #include <gtest/gtest.h>
 
+#include "planners/jobs/interference.hpp"
 #include "planners/jobs/measured_speed.hpp"
 
 namespace dnnsim {
@@ -74,6 +75,22 @@ TEST(GavelSpeed, CatalogGpuNamesAndPackedSlowdowns) {
   EXPECT_FALSE(gavel.packed_slowdown(small, large, "T4").has_value());
   JobRecord unknown;
   unknown.model = "nothing";
+  EXPECT_FALSE(gavel.packed_slowdown(small, unknown, "V100-16GB").has_value());
+}
+
+// `colocation: fitted`: a measured pair's slowdown becomes the additive interference model's, fitted
+// independently here on every pair of the same v100 table; an unprofiled pair stays unpackable.
+TEST(GavelSpeed, FittedColocationIsTheInterferenceModel) {
+  const std::string file = DNNSIM_SOURCE_DIR "/../shared/data/traces/gavel/simulation_throughputs.json";
+  GavelSpeedModel gavel(file);
+  gavel.use_fitted_colocation();
+  const InterferenceModel model = InterferenceModel::fit(read_gavel_colocated_pairs(file, "v100"));
+  JobRecord small, large, unknown;
+  small.model = "ResNet-18 (batch size 16)";
+  large.model = "ResNet-18 (batch size 256)";
+  unknown.model = "nothing";
+  EXPECT_NEAR(*gavel.packed_slowdown(small, large, "V100-16GB"), model.slowdown(small.model, {large.model}), 1e-9);
+  EXPECT_NEAR(*gavel.packed_slowdown(large, small, "V100-16GB"), model.slowdown(large.model, {small.model}), 1e-9);
   EXPECT_FALSE(gavel.packed_slowdown(small, unknown, "V100-16GB").has_value());
 }
 
