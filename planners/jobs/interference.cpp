@@ -24,21 +24,21 @@ std::optional<std::string> single_gpu_type(const std::string& key) {
     return std::nullopt;
   return key.substr(2, key.size() - 2 - suffix.size());
 }
-}  // namespace
 
-std::vector<ColocatedPair> read_gavel_colocated_pairs(const std::string& throughputs_json, const std::string& gpu_type) {
+
+nlohmann::json read_gavel_json(const std::string& throughputs_json) {
   std::ifstream in(throughputs_json);
   if (!in) throw InputError(SourceLocation{throughputs_json}, "cannot open the file");
-  nlohmann::json root;
   try {
-    root = nlohmann::json::parse(in);
+    return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& error) {
     throw InputError(SourceLocation{throughputs_json}, fmt::format("not valid JSON: {}", error.what()));
   }
-  if (!root.is_object() || !root.contains(gpu_type) || !root[gpu_type].is_object())
-    throw InputError(SourceLocation{throughputs_json}, fmt::format("no table '{}' of job types", gpu_type));
+}
+
+std::vector<ColocatedPair> pairs_of(const nlohmann::json& table) {
   std::vector<ColocatedPair> pairs;
-  for (const auto& [victim_key, row] : root[gpu_type].items()) {
+  for (const auto& [victim_key, row] : table.items()) {
     const auto victim = single_gpu_type(victim_key);
     if (!victim || !row.is_object() || !row.contains("null") || !row["null"].is_number()) continue;
     const double solo = row["null"].get<double>();
@@ -55,6 +55,23 @@ std::vector<ColocatedPair> read_gavel_colocated_pairs(const std::string& through
     return std::tie(a.victim, a.aggressor) < std::tie(b.victim, b.aggressor);
   });
   return pairs;
+}
+}  // namespace
+
+std::vector<ColocatedPair> read_gavel_colocated_pairs(const std::string& throughputs_json, const std::string& gpu_type) {
+  const nlohmann::json root = read_gavel_json(throughputs_json);
+  if (!root.is_object() || !root.contains(gpu_type) || !root[gpu_type].is_object())
+    throw InputError(SourceLocation{throughputs_json}, fmt::format("no table '{}' of job types", gpu_type));
+  return pairs_of(root[gpu_type]);
+}
+
+std::map<std::string, std::vector<ColocatedPair>> read_gavel_colocated_tables(const std::string& throughputs_json) {
+  const nlohmann::json root = read_gavel_json(throughputs_json);
+  if (!root.is_object()) throw InputError(SourceLocation{throughputs_json}, "not an object of Gavel tables");
+  std::map<std::string, std::vector<ColocatedPair>> tables;
+  for (const auto& [name, table] : root.items())
+    if (table.is_object() && name.find("_unconsolidated") == std::string::npos) tables.emplace(name, pairs_of(table));
+  return tables;
 }
 
 InterferenceModel InterferenceModel::fit(const std::vector<ColocatedPair>& pairs) {

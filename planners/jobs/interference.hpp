@@ -32,6 +32,8 @@ struct ColocatedPair {
 // (victim, aggressor).
 // @throw InputError at the file when it is unreadable, not JSON or has no such table.
 std::vector<ColocatedPair> read_gavel_colocated_pairs(const std::string& throughputs_json, const std::string& gpu_type);
+// The same for every consolidated table of the file ("k80", "p100", "v100"), read once.
+std::map<std::string, std::vector<ColocatedPair>> read_gavel_colocated_tables(const std::string& throughputs_json);
 
 // What predicts a co-location's slowdown: the additive model below, or its MLP variant
 // (interference_mlp.hpp).

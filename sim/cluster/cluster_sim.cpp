@@ -333,7 +333,7 @@ class ClusterSimulation {
     // Only a running execution is cancelled: one already cancelled (a partner ended, another packs on
     // at the same date) or not started yet is replaced by the actor at the latest speed anyway, and
     // cancelling an execution twice crashes SimGrid 3.32.
-    if (run.repricing || run.exec->get_state() != sg4::Activity::State::STARTED) return;
+    if (run.exec->get_state() != sg4::Activity::State::STARTED) return;
     run.repricing = true;
     run.exec->cancel();
   }

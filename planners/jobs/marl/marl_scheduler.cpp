@@ -48,8 +48,8 @@ class MarlScheduler final : public JobScheduler {
     }
     const bool mlp = ctx.params.number("mlp", 0, 0, 1) > 0;
     if (const auto tables = ctx.params.file("interference")) {
-      for (const char* table : {"k80", "p100", "v100"}) {
-        const auto pairs = split_pairs(read_gavel_colocated_pairs(*tables, table), kHeldOutStride).train;
+      for (const auto& [table, all_pairs] : read_gavel_colocated_tables(*tables)) {
+        const auto pairs = split_pairs(all_pairs, kHeldOutStride).train;
         if (pairs.empty()) continue;
         interference_.emplace(table, InterferenceModel::fit(pairs));
         if (mlp) pair_predictor_.emplace(table, fit_interference_mlp(pairs, ctx.seed));
@@ -151,37 +151,40 @@ class MarlScheduler final : public JobScheduler {
     return on_server;
   }
 
-  // Predicted combined throughput 1/ŝ_gh + 1/ŝ_hg of `guest` beside the best host on `server`, and
-  // that host; only pairs the speed model can run packed (Gavel measured them as fitting together).
-  std::optional<std::pair<double, JobId>> best_partner(const Turn& turn, int server, const JobView& guest) const {
-    const ClusterState& state = turn.state;
+  // The slowdowns (guest beside host, host beside guest) the agents expect of a packed pair: the
+  // interference predictor's, else the speed model's measured ones; nothing when the speed model
+  // cannot run the pair packed (Gavel did not measure them fitting together).
+  std::optional<std::pair<double, double>> packed_slowdowns(const ClusterState& state, int server, const JobView& guest,
+                                                             const JobView& host) const {
     const std::string& gpu_type = state.servers[static_cast<std::size_t>(server)].gpu_type;
-    const InterferencePredictor* model = pair_model_for(server, state);
+    const auto guest_slowdown = speed_->packed_slowdown(*guest.record, *host.record, gpu_type);
+    const auto host_slowdown = speed_->packed_slowdown(*host.record, *guest.record, gpu_type);
+    if (!guest_slowdown || !host_slowdown) return std::nullopt;
+    if (const InterferencePredictor* model = pair_model_for(server, state))
+      return std::pair{model->slowdown(guest.record->model, {host.record->model}), model->slowdown(host.record->model, {guest.record->model})};
+    return std::pair{*guest_slowdown, *host_slowdown};
+  }
+
+  // Expected combined throughput 1/ŝ_gh + 1/ŝ_hg of `guest` beside the best host on `server`, and
+  // that host.
+  std::optional<std::pair<double, JobId>> best_partner(const Turn& turn, int server, const JobView& guest) const {
     std::optional<std::pair<double, JobId>> best;
     for (const Occupant& o : turn.on_server[static_cast<std::size_t>(server)]) {
       if (!o.single || o.packed || turn.partners.count(o.id)) continue;
-      const JobView* host = running(state, o.id);
+      const JobView* host = running(turn.state, o.id);
       if (host == nullptr) continue;  // started in this call: not running yet
-      const auto guest_slowdown = speed_->packed_slowdown(*guest.record, *host->record, gpu_type);
-      const auto host_slowdown = speed_->packed_slowdown(*host->record, *guest.record, gpu_type);
-      if (!guest_slowdown || !host_slowdown) continue;
-      const double throughput = model ? 1.0 / model->slowdown(guest.record->model, {host->record->model}) +
-                                            1.0 / model->slowdown(host->record->model, {guest.record->model})
-                                      : 1.0 / *guest_slowdown + 1.0 / *host_slowdown;
+      const auto slowdowns = packed_slowdowns(turn.state, server, guest, *host);
+      if (!slowdowns) continue;
+      const double throughput = 1.0 / slowdowns->first + 1.0 / slowdowns->second;
       if (!best || throughput > best->first) best = std::pair{throughput, o.id};
     }
     return best;
   }
 
-  // Job-hours a packed pair adds to Σ JCT by the interference model (the speed model's measured
-  // slowdowns without one): both jobs' remaining work at their slowdowns instead of alone.
+  // Job-hours a packed pair is expected to add to Σ JCT: both jobs' remaining work at their expected
+  // slowdowns instead of alone.
   double predicted_packing_cost(const ClusterState& state, int server, const JobView& guest, const JobView& host) const {
-    const std::string& gpu_type = state.servers[static_cast<std::size_t>(server)].gpu_type;
-    const InterferencePredictor* model = pair_model_for(server, state);
-    const double guest_slowdown = model ? model->slowdown(guest.record->model, {host.record->model})
-                                        : speed_->packed_slowdown(*guest.record, *host.record, gpu_type).value_or(1.0);
-    const double host_slowdown = model ? model->slowdown(host.record->model, {guest.record->model})
-                                       : speed_->packed_slowdown(*host.record, *guest.record, gpu_type).value_or(1.0);
+    const auto [guest_slowdown, host_slowdown] = *packed_slowdowns(state, server, guest, host);
     const double guest_rate = speed_->iterations_per_second(*guest.record, *host.placement, state.servers);
     const double host_rate = speed_->iterations_per_second(*host.record, *host.placement, state.servers);
     const double guest_extra = guest.solo_rate > 0 ? guest.remaining_iterations() * (guest_slowdown / guest_rate - 1.0 / guest.solo_rate) : 0.0;
@@ -265,10 +268,10 @@ class MarlScheduler final : public JobScheduler {
     bool placeable = false;
     for (int s = 0; s < S; ++s) placeable = placeable || o.mask[static_cast<std::size_t>(s)];
     o.mask[static_cast<std::size_t>(o.defer_action())] = turn.busy && !placeable ? 1 : 0;
+    // The job's own features under the first server's table (it is not placed yet).
     const Occupant self = occupant(job, 0, job.gpus, state);
     const double total = std::max(1, state.total_gpus());
-    o.job = {static_cast<float>(job.gpus) / static_cast<float>(max_server_gpus_), log_hours(job.solo_rate > 0 ? job.remaining_iterations() / job.solo_rate : 0.0),
-             self.sensitivity, self.pressure, log_hours(state.now.value() - job.queued_since.value()),
+    o.job = {static_cast<float>(job.gpus) / static_cast<float>(max_server_gpus_), self.remaining_h, self.sensitivity, self.pressure, log_hours(state.now.value() - job.queued_since.value()),
              static_cast<float>(static_cast<double>(state.queued.size()) / total)};
     o.queue = {static_cast<float>(static_cast<double>(state.queued.size()) / total), static_cast<float>(static_cast<double>(state.running.size()) / total),
                static_cast<float>(total_free / total)};
