@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "planners/common/layer_cost.hpp"
+#include "planners/schedules/critical_path.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
 
 namespace dnnsim {
@@ -466,8 +467,7 @@ PlanEvaluation evaluate_plan(const StageCostModel& cost, const PipelinePlan& pla
   return evaluate_synchronous(cost, chain);
 }
 
-Seconds estimate_synchronous(const StageCostModel& cost, const std::vector<StageSpec>& stages) {
-  const PlanRequest& request = cost.request();
+PipelineTimings predicted_timings(const StageCostModel& cost, const std::vector<StageSpec>& stages) {
   PipelineTimings timings;
   timings.stages = static_cast<int>(stages.size());
   for (std::size_t s = 0; s < stages.size(); ++s) {
@@ -481,8 +481,14 @@ Seconds estimate_synchronous(const StageCostModel& cost, const std::vector<Stage
       timings.gradient_transfer.push_back(transfer);
     }
   }
+  return timings;
+}
+
+Seconds estimate_synchronous(const StageCostModel& cost, const std::vector<StageSpec>& stages) {
+  const PlanRequest& request = cost.request();
+  PipelineTimings timings = predicted_timings(cost, stages);
   const std::shared_ptr<const PipelineSchedule> schedule =
-      request.schedule ? request.schedule : builtin_schedules().at("1f1b").value.make({});
+      bind_timings(request.schedule ? request.schedule : builtin_schedules().at("1f1b").value.make({}), timings);
   if (schedule->asynchronous()) {
     // A run that is never flushed: a stage of r replicas all-reduces once every r backwards (the part
     // the backward does not hide; pipeline_lowering.hpp), spread here as 1/r of it after each, and an

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "planners/parallel/planner.hpp"
+#include "planners/schedules/pipeline_estimator.hpp"
 
 namespace dnnsim {
 
@@ -221,13 +222,19 @@ struct PlanEvaluation {
 // stage s's GPUs): exact Formula 2 for one chunk per stage, a bound for interleaved plans.
 [[nodiscard]] PlanEvaluation evaluate_plan(const StageCostModel& cost, const PipelinePlan& plan);
 
+// The per-micro-batch times of single-chunk stages under the planners' costs: each stage's forward,
+// backward and exposed all-reduce (its tail), each cut's transfer both ways. What the estimator
+// below times and what a schedule that orders by time (critical-path) is ordered for.
+[[nodiscard]] PipelineTimings predicted_timings(const StageCostModel& cost, const std::vector<StageSpec>& stages);
+
 // The iteration time of single-chunk stages by the pipeline estimator (pipeline_estimator.hpp) under
 // the request's schedule (1f1b when it has none): the same forward, backward, cut and all-reduce costs
 // as Formula 2 (each cut both ways, the exposed all-reduce as the stage's tail), but the schedule's
 // exact timeline, so the pivot's bubbles that Formula 2 leaves out count. The re-ranking of dapple and
 // pipeline-mapping (formula2_search.hpp). Under an asynchronous schedule (pipedream-async): the
 // steady-state iteration of a run that is never flushed, a stage of r replicas paying 1/r of its
-// exposed all-reduce after every backward (it all-reduces once every r).
+// exposed all-reduce after every backward (it all-reduces once every r). A schedule that orders by
+// time is ordered for these stages' predicted_timings first.
 [[nodiscard]] Seconds estimate_synchronous(const StageCostModel& cost, const std::vector<StageSpec>& stages);
 
 // The PipelinePlan of single-chunk stages, with the request's batch and micro-batch count.

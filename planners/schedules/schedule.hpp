@@ -25,6 +25,8 @@
 //    backward (a stage of r replicas after every r-th: PipeDream's sync per sample), and a forward's
 //    weight version is stashed for its backward — an unreplicated stage i keeps p − i versions
 //    (PipeDream's runtime: num_versions = warm-up + 1) besides its working weights.
+//  - critical-path: list scheduling by the stages' predicted times, longest remaining path first,
+//    under a per-stage cap of micro-batches in flight ("-like" Luo et al., INFOCOM'22; critical_path.hpp).
 // gpipe, 1f1b, dapple and kfkb share one "1F1B over groups" core (schedules.cpp): warm-up forwards,
 // then up to k forwards and k backwards alternate; 1f1b is k = 1, gpipe k = M, dapple k = 1 with
 // K_i − 1 warm-up forwards.
@@ -41,6 +43,8 @@
 namespace dnnsim {
 
 enum class PassKind { forward, backward };
+
+struct PipelineTimings;  // pipeline_estimator.hpp
 
 // One pass of one micro-batch through one model chunk of a stage.
 struct PipelineStep {
@@ -85,6 +89,13 @@ class PipelineSchedule {
   // (pipeline_lowering.hpp, stashed_weight_versions in pipeline_estimator.hpp).
   // Synchronous schedules (every other one) order one iteration and update once per iteration.
   [[nodiscard]] virtual bool asynchronous() const { return false; }
+  // Whether the order depends on the steps' durations (critical-path, critical_path.hpp): such a
+  // schedule is run as for_timings(the plan's predicted times) (bind_timings); the others order by
+  // shape alone and return nullptr.
+  [[nodiscard]] virtual bool orders_by_time() const { return false; }
+  [[nodiscard]] virtual std::shared_ptr<const PipelineSchedule> for_timings(const PipelineTimings& /*predicted*/) const {
+    return nullptr;
+  }
 };
 
 struct ScheduleInfo {
@@ -93,7 +104,7 @@ struct ScheduleInfo {
 };
 using ScheduleRegistry = Registry<ScheduleInfo>;
 
-// gpipe, 1f1b, dapple, interleaved, kfkb, ada-grouper, pipedream-async, in that order.
+// gpipe, 1f1b, dapple, interleaved, kfkb, ada-grouper, pipedream-async, critical-path, in that order.
 [[nodiscard]] const ScheduleRegistry& builtin_schedules();
 
 }  // namespace dnnsim

@@ -8,12 +8,13 @@
 //   dapple      1,  warm-up K_i − 1             → K_i
 //   pipedream-async  1f1b's order over a whole run's micro-batches (no flush)  → p − i once warm
 // Interleaved 1F1B alternates one forward and one backward too, over Megatron's order of
-// chunk-micro-batches and its own warm-up count.
+// chunk-micro-batches and its own warm-up count. critical-path (critical_path.hpp) orders by time.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
+#include "planners/schedules/critical_path.hpp"
 #include "planners/schedules/schedule.hpp"
 
 namespace dnnsim {
@@ -213,6 +214,14 @@ ScheduleRegistry make_builtin_schedules() {
                "Narayanan et al., PipeDream, SOSP'19 §3.2–3.3",
                ScheduleInfo{{}, [](const ScheduleOptions&) -> std::shared_ptr<const PipelineSchedule> {
                               return std::make_shared<PipeDreamAsync>();
+                            }});
+  registry.add("critical-path",
+               "list scheduling by the plan's predicted stage and transfer times: the longest remaining path "
+               "first, so a free stage never waits while a step it may run has arrived; min(D or p−i, M) in flight "
+               "(-like: paper text unavailable)",
+               "Luo et al., Efficient Pipeline Planning, INFOCOM'22 (abstract); papers-parallelism.md §4.2",
+               ScheduleInfo{{"max_in_flight"}, [](const ScheduleOptions& o) -> std::shared_ptr<const PipelineSchedule> {
+                              return make_critical_path_schedule(o.max_in_flight);
                             }});
   return registry;
 }

@@ -154,6 +154,18 @@ TEST(PipelineSimulation, EstimatorMatchesTheSimulatorWithTransfers) {
       for (TaskId id : transfers) EXPECT_NEAR(run.result.task_end[id] - run.result.task_start[id], 0.5, kExact);
 }
 
+TEST(PipelineSimulation, CriticalPathRunsTheOrderItWasBoundFor) {
+  // critical-path with D = 8, ordered for the run's own times (t_f = 1, t_b = 2, 0.5 s transfers):
+  // its order is no fixed pattern, and the simulator must run it step by step where the estimator,
+  // which ordered it, says.
+  ScheduleOptions options;
+  options.max_in_flight = 8;
+  const auto timings = PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2), Seconds(0.5));
+  const auto schedule = make("critical-path", options)->for_timings(timings);
+  const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 5e8), *schedule);
+  expect_timeline_of_estimator(run, *schedule, timings);
+}
+
 // pipedream-async over `iterations` iterations, lowered as one run and simulated.
 SimulatedPipeline simulate_async_run(const PipelineWorkload& workload, int iterations) {
   const Scenario scenario = testing::load(kFourGpus);

@@ -7,6 +7,7 @@
 
 #include "planners/parallel/stage_cost.hpp"
 #include "planners/schedules/ada_grouper.hpp"
+#include "planners/schedules/critical_path.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
 #include "sim/scenario/cluster_view_builder.hpp"
 
@@ -134,6 +135,17 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   if (shape.chunks != setup.schedule->chunks())
     throw InputError(spec.where, fmt::format("schedule '{}' needs {} model chunks per stage but the plan has {}",
                                              spec.schedule, setup.schedule->chunks(), shape.chunks));
+  if (setup.schedule->orders_by_time()) {
+    // Ordered for the plan's predicted times, under the model the planners cost it with (the 3D
+    // planner's tensor parallelism applied, as the lowering will).
+    if (megatron && setup.report.tensor_parallel) {
+      request.model = shard_for_tensor_parallel(spec.model, *setup.report.tensor_parallel);
+      request.cluster = group_devices(all_gpus, setup.report.tensor_parallel->degree);
+    }
+    std::vector<StageSpec> stages;
+    for (const PipelineStage& stage : plan.stages) stages.push_back(StageSpec{stage.chunks.at(0), stage.devices});
+    setup.schedule = bind_timings(setup.schedule, predicted_timings(StageCostModel(request), stages));
+  }
   setup.workload = make_pipeline_workload(spec, plan, setup.report.tensor_parallel);
   if (setup.report.tensor_parallel) setup.workload.gpus = std::move(all_gpus.devices);
   return setup;

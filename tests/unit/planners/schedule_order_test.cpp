@@ -57,9 +57,9 @@ std::string interleaved_text(const std::vector<PipelineStep>& order) {
   return out;
 }
 
-TEST(ScheduleOrder, RegistryListsTheSevenSchedulesInOrder) {
+TEST(ScheduleOrder, RegistryListsTheEightSchedulesInOrder) {
   EXPECT_EQ(builtin_schedules().names(), (std::vector<std::string>{"gpipe", "1f1b", "dapple", "interleaved", "kfkb",
-                                                                   "ada-grouper", "pipedream-async"}));
+                                                                   "ada-grouper", "pipedream-async", "critical-path"}));
   for (const auto& entry : builtin_schedules().entries()) {
     EXPECT_FALSE(entry.description.empty()) << entry.name;
     EXPECT_FALSE(entry.source.empty()) << entry.name;
@@ -154,6 +154,7 @@ TEST(ScheduleOrder, EveryStepOnceAndEachBackwardAfterItsForward) {
     cases.emplace_back(dapple('B'), shape);
     cases.emplace_back(kfkb(3), shape);
     cases.emplace_back(make("pipedream-async"), shape);
+    cases.emplace_back(make("critical-path"), shape);
   }
   cases.emplace_back(interleaved(3), PipelineShape{2, 4, 3});
   cases.emplace_back(interleaved(2), PipelineShape{4, 4, 2});
