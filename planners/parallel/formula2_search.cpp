@@ -17,7 +17,6 @@ namespace {
 // Up to this many prefixes per state (the Pareto set below, the fastest completions first); beyond
 // it the search is a beam. 8 recovers the exhaustive optimum on every oracle instance of the unit
 // tests (planner_oracle_test.cpp) and keeps the 64-GPU case in seconds (docs/performance.md).
-constexpr std::size_t kPrefixesPerState = 8;
 
 // What a prefix (stages 0..k) contributes to Formula 2 of any completion, each the lower the better.
 // L = max_Q L(Q) (stage_cost.hpp). With Q in the completion, L(Q) sees the prefix only through
@@ -70,15 +69,17 @@ struct Prefix {
 };
 
 // The prefixes kept for one state: none dominated by another with the same GPUs and the same last
-// stage (the two then have exactly the same completions), at most kPrefixesPerState, ordered by
+// stage (the two then have exactly the same completions), at most `capacity`
+// (PlanRequest::prefixes_per_state), ordered by
 // their one-stage completion (ties: the one found first), so that the search is deterministic.
 class PrefixSet {
  public:
+  explicit PrefixSet(std::size_t capacity) : capacity_(capacity) {}
   // Whether a prefix with these GPUs, last stage and summary would be kept (checked before the
   // prefix is built: most candidates are not).
   [[nodiscard]] bool admits(const std::vector<bool>& used, std::span<const DeviceId> last_stage,
                             const PrefixSummary& summary) const {
-    if (prefixes_.size() >= kPrefixesPerState && !(summary.completed < prefixes_.back().summary.completed)) return false;
+    if (prefixes_.size() >= capacity_ && !(summary.completed < prefixes_.back().summary.completed)) return false;
     return std::none_of(prefixes_.begin(), prefixes_.end(), [&](const Prefix& kept) {
       return same_future(kept, used, last_stage) && kept.summary.no_worse_than(summary);
     });
@@ -93,12 +94,12 @@ class PrefixSet {
         prefixes_.begin(), prefixes_.end(), candidate.summary.completed,
         [](Seconds latency, const Prefix& kept) { return latency < kept.summary.completed; });
     prefixes_.insert(position, std::move(candidate));
-    if (prefixes_.size() > kPrefixesPerState) prefixes_.pop_back();
+    if (prefixes_.size() > capacity_) prefixes_.pop_back();
   }
   [[nodiscard]] const std::vector<Prefix>& prefixes() const { return prefixes_; }
   // The one-stage completion a new prefix must beat to be considered at all (+∞ while not full).
   [[nodiscard]] double admission_bound() const {
-    return prefixes_.size() >= kPrefixesPerState ? prefixes_.back().summary.completed.value()
+    return prefixes_.size() >= capacity_ ? prefixes_.back().summary.completed.value()
                                                  : std::numeric_limits<double>::infinity();
   }
 
@@ -106,6 +107,7 @@ class PrefixSet {
   static bool same_future(const Prefix& kept, const std::vector<bool>& used, std::span<const DeviceId> last_stage) {
     return kept.used == used && std::ranges::equal(kept.stages.back().devices, last_stage);
   }
+  std::size_t capacity_;
   std::vector<Prefix> prefixes_;
 };
 
@@ -285,6 +287,7 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
   outcome.fewest_gpus = fewest[0];
   // states[j]: the kept prefixes covering layers [0, j) for each class of used GPU sets, iterated
   // in key order; slots[j][id] the same sets by the interned key, found without a string lookup.
+  const auto capacity = static_cast<std::size_t>(std::max(1, cost.request().prefixes_per_state));
   std::vector<std::map<std::string, PrefixSet>> states(layers);
   std::vector<std::vector<PrefixSet*>> slots(layers);
   std::map<std::string, std::size_t> key_ids;
@@ -294,10 +297,10 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
   const auto make_set = [&](std::size_t cut, std::size_t id, const std::string& key) -> PrefixSet& {
     if (PrefixSet* known = find_set(cut, id)) return *known;
     if (slots[cut].size() <= id) slots[cut].resize(id + 1, nullptr);
-    return *(slots[cut][id] = &states[cut][key]);
+    return *(slots[cut][id] = &states[cut].try_emplace(key, capacity).first->second);
   };
   const std::vector<bool> none(devices, false);
-  states[0][policy.state_key(none)].keep(Prefix{{}, {}, none, 0, {}});
+  states[0].try_emplace(policy.state_key(none), capacity).first->second.keep(Prefix{{}, {}, none, 0, {}});
   std::vector<Formula2Stage> scratch;
   std::vector<double> later_state_bound(boundaries.size() + 1);
   const double lowest = -std::numeric_limits<double>::infinity();

@@ -77,6 +77,11 @@ void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSp
     reader.error(map.get("rerank"), fmt::format("only the dapple and pipeline-mapping planners take 'rerank'; "
                                                  "planner '{}' does not re-rank",
                                                  spec.planner));
+  if (auto prefixes = map.integer("prefixes", 1, 1 << 10)) spec.planner_prefixes = static_cast<int>(*prefixes);
+  if (map.has("prefixes") && !spec.planner.empty() && spec.planner != "dapple" && spec.planner != "pipeline-mapping")
+    reader.error(map.get("prefixes"), fmt::format("only the dapple and pipeline-mapping planners take 'prefixes'; "
+                                                   "planner '{}' keeps no prefixes per state",
+                                                   spec.planner));
   if (auto flat = map.boolean("flat")) spec.planner_flat = *flat;
   if (map.has("flat") && !spec.planner.empty() && spec.planner != "pipedream")
     reader.error(map.get("flat"),

@@ -74,6 +74,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   request.bucket_size = spec.bucket_size;
   request.schedule = setup.schedule;
   request.rerank = spec.planner_rerank;
+  request.prefixes_per_state = spec.planner_prefixes;
   request.flat = spec.planner_flat;
   request.chunks_per_stage = setup.schedule->chunks();
   request.stages = spec.planner_stages;

@@ -39,6 +39,7 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   std::string planner;
   std::optional<int> planner_stages;  // uniform: the number of stages
   int planner_rerank = PlanRequest{}.rerank;  // dapple, pipeline-mapping: PlanRequest::rerank
+  int planner_prefixes = PlanRequest{}.prefixes_per_state;  // dapple, pipeline-mapping: PlanRequest::prefixes_per_state
   bool planner_flat = false;                  // pipedream: PlanRequest::flat
   std::vector<PipelineStage> stages;  // explicit: one chunk each, devices as cluster GPU indices
   // Added to every device's memory need in the planners' check (CUDA context, libraries); the

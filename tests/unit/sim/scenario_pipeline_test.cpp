@@ -276,6 +276,17 @@ TEST(ScenarioPipeline, OnlyThePipeDreamPlannerTakesFlat) {
   EXPECT_FALSE(spec_of(load(pipeline(valid_head() + "  planner: pipedream\n"))).planner_flat);
 }
 
+TEST(ScenarioPipeline, OnlyTheFormula2PlannersTakePrefixes) {
+  // "  planner: {name: pipedream, prefixes: 1}": the 1 at column 40.
+  expect_single_error(pipeline(valid_head() + "  planner: {name: pipedream, prefixes: 1}\n"), 15, 40,
+                      "only the dapple and pipeline-mapping planners take 'prefixes'; planner 'pipedream' keeps no "
+                      "prefixes per state");
+  // "  planner: {name: dapple, prefixes: 0}": the 0 at column 37, below the range.
+  expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, prefixes: 0}\n"), 15, 37, "1024");
+  EXPECT_EQ(spec_of(load(pipeline(valid_head() + "  planner: {name: dapple, prefixes: 1}\n"))).planner_prefixes, 1);
+  EXPECT_EQ(spec_of(load(pipeline(valid_head() + "  planner: dapple\n"))).planner_prefixes, 8);
+}
+
 TEST(ScenarioPipeline, ExplicitStagesMustHoldEveryLayer) {
   // Line 15 "  stages:", its list starting on line 16 at column 5.
   expect_single_error(pipeline(valid_head() + R"(  stages:
