@@ -69,6 +69,7 @@ struct ScheduleOptions {
   int chunks = 1;                    // interleaved: v ≥ 2
   int group = 1;                     // kfkb: k ≥ 1
   std::vector<int> candidates;       // ada-grouper: the k it may choose from; empty = 1..M
+  bool measured_times = false;       // critical-path: re-ordered before every iteration for the last one's measured times
 };
 
 class PipelineSchedule {

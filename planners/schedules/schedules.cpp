@@ -220,7 +220,7 @@ ScheduleRegistry make_builtin_schedules() {
                "first, so a free stage never waits while a step it may run has arrived; min(D or p−i, M) in flight "
                "(-like: paper text unavailable)",
                "Luo et al., Efficient Pipeline Planning, INFOCOM'22 (abstract); papers-parallelism.md §4.2",
-               ScheduleInfo{{"max_in_flight"}, [](const ScheduleOptions& o) -> std::shared_ptr<const PipelineSchedule> {
+               ScheduleInfo{{"max_in_flight", "times"}, [](const ScheduleOptions& o) -> std::shared_ptr<const PipelineSchedule> {
                               return make_critical_path_schedule(o.max_in_flight);
                             }});
   return registry;

@@ -385,6 +385,22 @@ TEST(PipelineRun, AdaGrouperRunsAreDeterministic) {
   EXPECT_EQ(first.dump(), second.dump());
 }
 
+TEST(PipelineRun, CriticalPathOnMeasuredTimesKeepsAnOrderItsMeasurementsConfirm) {
+  // critical-path on the slow link, ordered for the planners' predicted times and, with `times:
+  // measured`, re-ordered before iterations 1 and 2 for the mean of the times measured so far. On this
+  // mesh every transfer is alone on its link direction, so the measured times are the predicted ones
+  // (2 GB at 1 GB/s, the layers' own times), the re-ordering gives back the same order, and every
+  // iteration takes what the fixed order's does, to the bit.
+  const std::string schedule = "{name: critical-path, max_in_flight: 8";
+  const ordered_json fixed = summary_in_child(write_file("cp.yaml", three_stages("V100-32GB", "2GB", schedule + "}")));
+  const ordered_json measured =
+      summary_in_child(write_file("cp-measured.yaml", three_stages("V100-32GB", "2GB", schedule + ", times: measured}")));
+  ASSERT_FALSE(fixed.is_null());
+  ASSERT_FALSE(measured.is_null());
+  EXPECT_EQ(fixed["iteration_time_s"], measured["iteration_time_s"]);
+  EXPECT_EQ(doubles(measured["iteration_time_s"]).size(), 3u);
+}
+
 // ---- pipedream-async's stashed weights ------------------------------------------------------------
 
 // Four explicit single-GPU stages of one layer each on V100-16GB (16 GiB = 17.18e9 B), every layer

@@ -34,7 +34,8 @@ void read_schedule(YamlReader& reader, const YAML::Node& node, PipelineWorkloadS
   if (!map.valid()) return;
   const auto name = map.choice("name", "schedule", schedules.names(), true);
   ScheduleOptions& options = spec.schedule_options;
-  const std::vector<std::string> all_options = {"recompute", "policy", "max_in_flight", "chunks", "group", "candidates"};
+  const std::vector<std::string> all_options = {"recompute", "policy", "max_in_flight", "chunks", "group", "candidates",
+                                                "times"};
   const std::vector<std::string> accepted = name ? schedules.at(*name).value.options : all_options;
   for (const std::string& key : all_options)
     if (map.has(key) && std::find(accepted.begin(), accepted.end(), key) == accepted.end())
@@ -51,6 +52,7 @@ void read_schedule(YamlReader& reader, const YAML::Node& node, PipelineWorkloadS
   if (YAML::Node candidates = map.get("candidates"); candidates.IsDefined())
     for (const YAML::Node& k : reader.list(candidates, "group sizes"))
       if (auto value = reader.integer(k, 1, spec.micro_batches)) options.candidates.push_back(static_cast<int>(*value));
+  options.measured_times = map.choice("times", {"predicted", "measured"}).value_or("predicted") == "measured";
   map.finish();
   if (name) spec.schedule = *name;
 }
@@ -358,9 +360,11 @@ class PipelineKind final : public WorkloadKind {
       return result;
     }
     const bool ada_grouper = spec.schedule == "ada-grouper";
-    // The plan under its fixed schedule: what runs, or under Ada-Grouper what the guard sizes.
+    // Re-lowered before every iteration: Ada-Grouper's k, or critical-path's order for measured times.
+    const bool adaptive = ada_grouper || spec.schedule_options.measured_times;
+    // The plan under its fixed schedule: what runs, or when re-lowered what the guard sizes.
     std::optional<TaskGraph> fixed;
-    if (!ada_grouper || !spec.planner.empty())
+    if (!adaptive || !spec.planner.empty())
       fixed = build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
     std::optional<ResourceEstimate> estimate;
     if (!spec.planner.empty()) {  // the guard's check, on the graph planned once (size() above)
@@ -371,11 +375,16 @@ class PipelineKind final : public WorkloadKind {
     SimulationResult result;
     if (ada_grouper) {
       auto choices = std::make_shared<std::vector<PipelineRunReport::Choice>>();
-      AdaGrouperRun ada = start_ada_grouper(scenario, spec, setup, choices);
+      ControlledRun ada = start_ada_grouper(scenario, spec, setup, choices);
       SimulationOptions controlled = options;
       controlled.controller = std::move(ada.controller);
       result = simulate(scenario, std::move(ada.graph), controlled);
       setup.report.choices = std::move(*choices);
+    } else if (adaptive) {
+      ControlledRun run = start_measured_ordering(scenario, setup);
+      SimulationOptions controlled = options;
+      controlled.controller = std::move(run.controller);
+      result = simulate(scenario, std::move(run.graph), controlled);
     } else {
       result = simulate(scenario, std::move(*fixed), options);
     }

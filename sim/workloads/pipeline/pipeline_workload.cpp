@@ -152,7 +152,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   return setup;
 }
 
-AdaGrouperRun start_ada_grouper(const Scenario& scenario, const PipelineWorkloadSpec& spec,
+ControlledRun start_ada_grouper(const Scenario& scenario, const PipelineWorkloadSpec& spec,
                                 const PipelineSetup& setup,
                                 std::shared_ptr<std::vector<PipelineRunReport::Choice>> choices) {
   struct State {
@@ -194,7 +194,7 @@ AdaGrouperRun start_ada_grouper(const Scenario& scenario, const PipelineWorkload
       first = k;
       break;
     }
-  AdaGrouperRun run;
+  ControlledRun run;
   for (const std::string& gpu : gpus) run.graph.add_device(gpu);
   lower(run.graph, first, 0);
   choices->push_back(PipelineRunReport::Choice{first, {}});
@@ -210,6 +210,46 @@ AdaGrouperRun start_ada_grouper(const Scenario& scenario, const PipelineWorkload
       if (p.fits) record.predicted_s.emplace_back(p.group, p.iteration.value());
     choices->push_back(std::move(record));
     lower(graph, choice.group, finished + 1);
+    return true;
+  };
+  return run;
+}
+
+ControlledRun start_measured_ordering(const Scenario& scenario, const PipelineSetup& setup) {
+  struct State {
+    PipelineWorkload workload;
+    std::shared_ptr<const PipelineSchedule> schedule;
+    int iterations = 1;
+    LoweredIteration current;
+    PipelineTimings sum;  // of every iteration measured so far
+    int measured = 0;
+  };
+  auto state = std::make_shared<State>(State{setup.workload, setup.schedule, scenario.run.iterations, {}, {}, 0});
+  ControlledRun run;
+  for (const std::string& gpu : scenario.cluster.gpu_names()) run.graph.add_device(gpu);
+  state->current = lower_pipeline_iteration(run.graph, state->workload, *state->schedule, 0);
+  run.controller = [state](std::uint32_t finished, TaskGraph& graph, const std::vector<double>& task_start,
+                           const std::vector<double>& task_end) {
+    if (static_cast<int>(finished) + 1 >= state->iterations) return false;
+    // The mean of every iteration measured so far: the measured times depend on the order (which
+    // transfers meet on a shared NIC), and ordering for the last iteration alone oscillates between
+    // two orders, each fitted to the other's contention.
+    const PipelineTimings last = observe_iteration(state->current, task_start, task_end);
+    const auto accumulate = [](std::vector<Seconds>& sum, const std::vector<Seconds>& value) {
+      if (sum.empty()) sum.assign(value.size(), Seconds(0));
+      for (std::size_t i = 0; i < value.size(); ++i) sum[i] += value[i];
+    };
+    state->sum.stages = last.stages;
+    accumulate(state->sum.forward, last.forward);
+    accumulate(state->sum.backward, last.backward);
+    accumulate(state->sum.activation_transfer, last.activation_transfer);
+    accumulate(state->sum.gradient_transfer, last.gradient_transfer);
+    ++state->measured;
+    PipelineTimings mean = state->sum;
+    for (auto* times : {&mean.forward, &mean.backward, &mean.activation_transfer, &mean.gradient_transfer})
+      for (Seconds& t : *times) t = t / static_cast<double>(state->measured);
+    state->schedule = bind_timings(state->schedule, mean);
+    state->current = lower_pipeline_iteration(graph, state->workload, *state->schedule, finished + 1);
     return true;
   };
   return run;

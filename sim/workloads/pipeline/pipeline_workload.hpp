@@ -95,18 +95,27 @@ struct PipelineSetup {
 [[nodiscard]] PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec,
                                          std::function<bool(double fraction)> progress = {});
 
+// A run lowered one iteration at a time: iteration 0, and the controller that lowers the next once
+// an iteration has ended, from what it measured.
+struct ControlledRun {
+  TaskGraph graph;  // iteration 0
+  IterationController controller;
+};
+
 // Ada-Grouper's run (schedule "ada-grouper"; Wang et al., arXiv:2303.01675, as specified in
 // planners/schedules/ada_grouper.hpp): iteration 0 runs kFkB with the first candidate k whose peak
 // memory fits every GPU; once an iteration has ended, the controller measures its per-stage compute
 // and per-boundary transfer times, predicts the next iteration for every candidate with the pipeline
 // estimator, and lowers the next iteration with the fastest k that fits. The choices (k and every
 // fitting candidate's prediction) are appended to `choices` as the run goes.
-struct AdaGrouperRun {
-  TaskGraph graph;  // iteration 0
-  IterationController controller;
-};
-[[nodiscard]] AdaGrouperRun start_ada_grouper(const Scenario& scenario, const PipelineWorkloadSpec& spec,
+[[nodiscard]] ControlledRun start_ada_grouper(const Scenario& scenario, const PipelineWorkloadSpec& spec,
                                               const PipelineSetup& setup,
                                               std::shared_ptr<std::vector<PipelineRunReport::Choice>> choices);
+
+// critical-path with `times: measured`: iteration 0 runs the order for the plan's predicted times
+// (setup.schedule, already bound); once an iteration has ended, the next is ordered for the stage and
+// transfer times it measured (observe_iteration, as Ada-Grouper measures them), so contention the
+// planners' costs leave out (NICs shared by a cut's replica pairs) shapes the order.
+[[nodiscard]] ControlledRun start_measured_ordering(const Scenario& scenario, const PipelineSetup& setup);
 
 }  // namespace dnnsim

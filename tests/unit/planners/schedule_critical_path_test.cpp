@@ -100,7 +100,7 @@ TEST(CriticalPathSchedule, OnlyTimedSchedulesAreBound) {
   EXPECT_FALSE(one_f_one_b->orders_by_time());
   EXPECT_EQ(bind_timings(one_f_one_b, slow_link()), one_f_one_b);
   EXPECT_TRUE(critical_path()->orders_by_time());
-  EXPECT_EQ(builtin_schedules().at("critical-path").value.options, (std::vector<std::string>{"max_in_flight"}));
+  EXPECT_EQ(builtin_schedules().at("critical-path").value.options, (std::vector<std::string>{"max_in_flight", "times"}));
   EXPECT_FALSE(critical_path()->unsupported(PipelineShape{2, 4, 2}).empty());
   EXPECT_FALSE(bind_timings(critical_path(), slow_link())->unsupported(PipelineShape{3, 4, 1}).empty());
   EXPECT_THROW((void)critical_path(0), std::invalid_argument);
