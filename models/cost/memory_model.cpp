@@ -82,7 +82,7 @@ MemoryBreakdown training_memory(std::span<const Layer> layers, const TrainingMem
       if (!config.layer_input_bytes.empty())
         checkpoints += config.layer_input_bytes[l];
       else if (l > 0)
-        checkpoints += layers[l - 1].activation_bytes;
+        checkpoints += layers[l - 1].bytes_across_cut();  // the predecessor's output, not what it keeps
       largest = std::max(largest, layers[l].activation_bytes);
     }
     memory.activations = checkpoints * samples_stashed + largest * static_cast<double>(config.micro_batch);

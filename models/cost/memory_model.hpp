@@ -35,7 +35,8 @@
 // forward used: stashed weights = versions × w·Ψ (after ZeRO's partitioning, as the weights), with
 // versions = p − i on stage i (PipeDream's runtime: num_versions = warm-up minibatches + 1).
 //
-// In_l is layers[l−1].activation_bytes in a chain (the predecessor's output) and 0 for the first
+// In_l is layers[l−1].bytes_across_cut() (the predecessor's output, which is its activation_bytes
+// unless the layer keeps more than it outputs: Layer::keep_activations) and 0 for the first
 // layer (the stage's input belongs to the sender or the data loader, as in the formula without
 // recomputation), unless TrainingMemoryConfig::layer_input_bytes gives it per layer. That is needed
 // when activation_bytes counts a layer's internal tensors too — a transformer block stashes
@@ -75,7 +76,7 @@ struct TrainingMemoryConfig {
                                     // count for a pipeline stage (GPipe m, 1F1B min(p−i, m)) (≥ 0)
   int stashed_weight_versions = 0;  // weight stashing: copies of the weights kept (pipedream-async p−i) (≥ 0)
   // Per-sample input bytes of each layer, the checkpoint kept under recomputation; same length as
-  // the layers when given. Empty: the predecessor's activation_bytes, 0 for the first layer.
+  // the layers when given. Empty: the predecessor's bytes_across_cut(), 0 for the first layer.
   std::vector<Bytes> layer_input_bytes;
   Bytes workspace{0};  // cuBLAS/cuDNN workspace, communication buffers, ZeRO-3 gathered weights
   // CUDA context + library handles + allocator fragmentation. 0 here; callers set it, and 1 GiB is

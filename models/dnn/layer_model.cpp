@@ -1,5 +1,7 @@
 #include "models/dnn/layer_model.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 
 namespace dnnsim {
@@ -18,5 +20,32 @@ std::optional<LayerKind> layer_kind_from_name(std::string_view name) {
 }
 
 std::vector<std::string> layer_kind_names() { return {kLayerKindNames.begin(), kLayerKindNames.end()}; }
+
+std::string describe_activation_sources(const LayerModel& model) {
+  std::array<std::size_t, 5> counts{};  // by ActivationSource, in declaration order
+  for (const Layer& layer : model.layers) ++counts.at(static_cast<std::size_t>(layer.activation_source));
+  const auto name = [&](ActivationSource source) -> std::string {
+    switch (source) {
+      case ActivationSource::given:
+        return "activation_bytes as given";
+      case ActivationSource::zoo:
+        return "the zoo's kept tensors";
+      case ActivationSource::profile_output:
+        return "profile outputs only (activation_size; tensors kept inside a layer not counted)";
+      case ActivationSource::saved_bytes:
+        return "profile saved_bytes";
+      case ActivationSource::zoo_block:
+        return fmt::format("zoo {} blocks (Korthikanti et al. MLSys'23)", model.activation_zoo_model);
+    }
+    return "";
+  };
+  std::string text;
+  for (std::size_t s = 0; s < counts.size(); ++s) {
+    if (counts[s] == 0) continue;
+    if (!text.empty()) text += "; ";
+    text += fmt::format("{}: {} layer{}", name(static_cast<ActivationSource>(s)), counts[s], counts[s] == 1 ? "" : "s");
+  }
+  return text.empty() ? "no layers" : text;
+}
 
 }  // namespace dnnsim

@@ -21,6 +21,17 @@ enum class LayerKind : std::uint8_t { matmul, convolution, attention, elementwis
 [[nodiscard]] std::optional<LayerKind> layer_kind_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> layer_kind_names();
 
+// Where a layer's activation_bytes come from (docs/memory.md, "Where the activations come from"):
+// reports and `dnnsim plan` say it, since a profile's output tensors alone understate what the
+// backward pass keeps (a transformer block keeps ~17× its output: Korthikanti et al., MLSys'23 §4.1).
+enum class ActivationSource : std::uint8_t {
+  given,           // a scenario's `activation_bytes` (or none given)
+  zoo,             // the zoo's per-layer count of the tensors the backward keeps (models/dnn/zoo.hpp)
+  profile_output,  // a profile's activation_size: the layer's output tensor only
+  saved_bytes,     // a profile's saved_bytes: what the layer keeps, measured or derived by its author
+  zoo_block,       // a profile layer declared a zoo transformer's block: Korthikanti's per-block count
+};
+
 // One matrix product of a layer, per sample: C[m×n] = A[m×k]·B[k×n], 2·m·n·k FLOPs forward. A
 // convolution is given as its implicit GEMM (m = output pixels, n = output channels, k = C_in·kh·kw).
 // Sharding planners split these.
@@ -40,19 +51,32 @@ struct Layer {
   std::optional<Seconds> forward_time;   // for LayerModel::measured_batch samples on LayerModel::measured_on
   std::optional<Seconds> backward_time;
   Bytes parameter_bytes{0};   // weights as stored; gradients have the same size
-  Bytes activation_bytes{0};  // output activation per sample, kept for the backward pass
+  // Per sample, what the layer keeps from its forward pass to its backward pass: every stashed
+  // tensor (the zoo's count, a profile's saved_bytes), or only the output when nothing more is known
+  // (a profile's activation_size). The memory model, the lowering's allocations and the planners'
+  // memory checks all read this one number.
+  Bytes activation_bytes{0};
+  ActivationSource activation_source = ActivationSource::given;
   // Forward memory traffic per sample (inputs read, outputs written; weights are counted once per
   // micro-batch separately). 0: estimated as 2 × activation_bytes.
   Bytes forward_bytes{0};
   std::vector<MatmulShape> matmuls;  // per sample; empty when the layer has none or they are not known
   // Per sample, every tensor that crosses a cut right after this layer when the model is a DAG (a
-  // profile graph with skip edges: profile_graph.hpp); nullopt: a chain, where only this layer's
-  // output crosses.
+  // profile graph with skip edges: profile_graph.hpp), or the output alone when activation_bytes
+  // counts more than the output (keep_activations); nullopt: a chain whose activation_bytes is the
+  // output that crosses.
   std::optional<Bytes> cut_bytes;
 
   [[nodiscard]] Flop backward_input_flops() const { return backward_flops - backward_weight_flops; }
   // What a pipeline cut after this layer carries per sample (planners' costs and the lowering).
   [[nodiscard]] Bytes bytes_across_cut() const { return cut_bytes.value_or(activation_bytes); }
+  // Sets what the layer keeps per sample without changing what crosses a cut after it (so a profile
+  // layer's saved tensors do not travel to the next stage).
+  void keep_activations(Bytes per_sample, ActivationSource source) {
+    if (!cut_bytes) cut_bytes = activation_bytes;
+    activation_bytes = per_sample;
+    activation_source = source;
+  }
 };
 
 struct LayerModel {
@@ -63,6 +87,8 @@ struct LayerModel {
   // Tokens in one sample (the sequence length of a language model; 0: not a token model), for
   // reports' tokens per second.
   int tokens_per_sample = 0;
+  // The zoo model whose blocks gave the layers of source zoo_block their activations (empty: none).
+  std::string activation_zoo_model;
 
   [[nodiscard]] Bytes parameter_bytes() const {
     Bytes total{0};
@@ -70,5 +96,9 @@ struct LayerModel {
     return total;
   }
 };
+
+// One line on where the model's activation_bytes come from, by source with layer counts, e.g.
+// "zoo bert-48 blocks (Korthikanti et al. MLSys'23): 48 layers; profile outputs only: 5 layers".
+[[nodiscard]] std::string describe_activation_sources(const LayerModel& model);
 
 }  // namespace dnnsim

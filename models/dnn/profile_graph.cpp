@@ -21,14 +21,18 @@ namespace dnnsim {
 namespace {
 
 constexpr std::string_view kSeparator = " -- ";
-constexpr std::array<std::string_view, 4> kKeys{"forward_compute_time", "backward_compute_time", "activation_size",
-                                                "parameter_size"};
+// The first four are required; saved_bytes (dnnsim's extension, docs/models.md) is optional.
+constexpr std::array<std::string_view, 5> kKeys{"forward_compute_time", "backward_compute_time", "activation_size",
+                                                "parameter_size", "saved_bytes"};
+constexpr std::size_t kRequiredKeys = 4;
+constexpr std::size_t kSavedBytes = 4;
 
 struct Node {
   std::string id;
   std::string description;
-  std::array<double, 4> values{};  // in kKeys order
+  std::array<double, kKeys.size()> values{};  // in kKeys order
   int line = 0, column = 0;
+  bool has_saved_bytes = false;
 };
 
 struct Edge {
@@ -162,8 +166,11 @@ class Reader {
       layer.forward_time = Seconds(node.values[0] * 1e-3);
       layer.backward_time = Seconds(node.values[1] * 1e-3);
       layer.activation_bytes = Bytes(node.values[2] / measured_batch);
+      layer.activation_source = ActivationSource::profile_output;
       layer.parameter_bytes = Bytes(node.values[3]);
       if (!chain) layer.cut_bytes = Bytes(crossing[position[i]] / measured_batch);
+      if (node.has_saved_bytes)
+        layer.keep_activations(Bytes(node.values[kSavedBytes] / measured_batch), ActivationSource::saved_bytes);
       model.layers.push_back(std::move(layer));
     }
     if (is_chain != nullptr) *is_chain = chain;
@@ -199,7 +206,7 @@ class Reader {
               {},
               number,
               column_of(line, head)};
-    std::array<bool, 4> seen{};
+    std::array<bool, kKeys.size()> seen{};
     std::string_view rest = line.substr(last + kSeparator.size());
     while (true) {
       const std::size_t comma = rest.find(',');
@@ -207,14 +214,16 @@ class Reader {
       if (comma == std::string_view::npos) break;
       rest = rest.substr(comma + 1);
     }
-    for (std::size_t k = 0; k < kKeys.size(); ++k)
+    node.has_saved_bytes = seen[kSavedBytes];
+    for (std::size_t k = 0; k < kRequiredKeys; ++k)
       if (!seen[k])
         error(number, column_of(line, line.substr(last + kSeparator.size())),
               fmt::format("missing key '{}'", kKeys[k]));
     nodes_.push_back(std::move(node));
   }
 
-  void read_value(std::string_view line, int number, std::string_view item, Node& node, std::array<bool, 4>& seen) {
+  void read_value(std::string_view line, int number, std::string_view item, Node& node,
+                  std::array<bool, kKeys.size()>& seen) {
     const std::size_t equals = item.find('=');
     const std::string_view key = trim(item.substr(0, equals));
     const auto known = std::find(kKeys.begin(), kKeys.end(), key);

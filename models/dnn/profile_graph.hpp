@@ -7,7 +7,9 @@
 // - a node line: `ID -- DESCRIPTION -- key=value, …` with the four keys forward_compute_time and
 //   backward_compute_time (milliseconds for one micro-batch of `measured_batch` samples on the
 //   profiling GPU), activation_size (bytes of the output for the micro-batch; a list `[a; b; …]` for a
-//   layer with several outputs, summed) and parameter_size (bytes, fp32);
+//   layer with several outputs, summed) and parameter_size (bytes, fp32); and optionally dnnsim's
+//   saved_bytes (bytes the layer keeps for its backward pass for the micro-batch: every stashed
+//   tensor, its output included if kept; a non-negative number like the others);
 // - an edge line `A -- B` (usually indented): B consumes A's output;
 // - blank lines are ignored. The first " -- " of a node line ends the id and the last one starts the
 //   keys; the description is what lies between (so it may contain " -- " itself).
@@ -15,7 +17,9 @@
 // The layers come out in topological order, stable: among the nodes whose inputs are all placed, the
 // one whose node line comes first in the file. Each becomes a Layer with forward_time and
 // backward_time (measured for `measured_batch` samples), parameter_bytes = parameter_size,
-// activation_bytes = activation_size / measured_batch (per sample), forward_bytes 0 (unknown), no
+// activation_bytes = activation_size / measured_batch (per sample, ActivationSource::profile_output),
+// or saved_bytes / measured_batch when given (ActivationSource::saved_bytes; the output still
+// crosses a cut: Layer::keep_activations), forward_bytes 0 (unknown), no
 // FLOPs, and a kind read from the description (first word, case-insensitive prefix): Conv →
 // convolution; Linear, FC → matmul; ReLU, Dropout, Add, Concat → elementwise; BatchNorm, LayerNorm →
 // normalization; MaxPool, AvgPool, AdaptiveAvgPool → pooling; Embed → embedding; else other (LSTM

@@ -38,6 +38,7 @@ class Builder {
     model_.layers.emplace_back();
     model_.layers.back().name = std::move(name);
     model_.layers.back().kind = kind;
+    model_.layers.back().activation_source = ActivationSource::zoo;
     return *this;
   }
   Builder& weights(double count) {

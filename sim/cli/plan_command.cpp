@@ -48,6 +48,7 @@ int run_plan_command(const PlanCommandOptions& options) {
   for (std::size_t g = 0; g < gpus.size() / static_cast<std::size_t>(ranks); ++g) gpus[g] = gpus[g * static_cast<std::size_t>(ranks)];
   gpus.resize(gpus.size() / static_cast<std::size_t>(ranks));
   std::cout << fmt::format("scenario {}: planner {}, schedule {}\n", scenario.name, report.planner, report.schedule);
+  std::cout << fmt::format("activation memory: {}\n", report.activation_memory);
   if (report.plan.searched_blocks > 0)
     std::cout << fmt::format("searched as {} blocks of {} layers: stages begin and end at block boundaries\n",
                              report.plan.searched_blocks, spec->model.layers.size());

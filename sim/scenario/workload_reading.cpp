@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "models/dnn/profile_graph.hpp"
+#include "models/dnn/saved_activations.hpp"
 #include "models/dnn/zoo.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
@@ -84,12 +85,32 @@ LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const st
     const auto path = map.string("profile");
     const std::string measured_on = map.choice("measured_on", "GPU model", catalog.gpu_names()).value_or("V100-16GB");
     const auto batch = static_cast<int>(map.integer("measured_batch", 1, 1 << 20).value_or(0));
+    // `saved_activations: {zoo: NAME, seq: N}`: the profile's layers with one block's parameters of
+    // that zoo transformer are its blocks, and keep Korthikanti's count (models/dnn/saved_activations.hpp).
+    const YAML::Node saved = map.get("saved_activations");
+    LayerModel zoo;
+    if (saved.IsDefined()) {
+      MapReader zoo_map(reader, saved, "saved_activations");
+      if (zoo_map.valid()) {
+        if (!zoo_map.has("zoo"))
+          reader.error(saved, "saved_activations needs 'zoo' (a transformer of `dnnsim list models`)");
+        zoo = read_zoo_model(zoo_map);  // reports its unknown keys; no layers without a zoo name
+      }
+    }
     map.finish();
     if (!path) return model;
     try {
-      return load_profile_graph(resolve_scenario_path(reader.file(), *path), measured_on, batch);
+      model = load_profile_graph(resolve_scenario_path(reader.file(), *path), measured_on, batch);
     } catch (const InputError& e) {
       reader.sink().append(e.diagnostics());
+      return model;
+    }
+    if (!zoo.layers.empty()) {
+      try {
+        (void)declare_zoo_blocks(model, zoo);
+      } catch (const InputError& e) {
+        for (const Diagnostic& d : e.diagnostics()) reader.error(saved, d.message);
+      }
     }
     return model;
   }

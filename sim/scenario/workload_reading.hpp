@@ -15,7 +15,8 @@ namespace dnnsim {
 // A path written in a scenario, relative to the scenario file's folder unless absolute.
 [[nodiscard]] std::string resolve_scenario_path(const std::string& scenario_file, const std::string& path);
 
-// `{layers: [...]}`, `{file: model.yaml}`, `{zoo: NAME, seq: N, image: N}` or `{profile: FILE, measured_on: GPU}`.
+// `{layers: [...]}`, `{file: model.yaml}`, `{zoo: NAME, seq: N, image: N}` or `{profile: FILE, measured_on: GPU,
+// measured_batch: N, saved_activations: {zoo: NAME, seq: N}}`.
 [[nodiscard]] LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const std::string& context);
 
 struct TrainingOptions {

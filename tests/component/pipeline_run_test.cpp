@@ -443,5 +443,61 @@ TEST(PipelineRun, StashedWeightsOfPipeDreamAsyncAreMeasuredAndCanRunOutOfMemory)
   }
 }
 
+// ---- a profile's saved_bytes ----------------------------------------------------------------------
+
+// A profile (pbs 2) of two parameter-free layers that output 8e6 B but keep saved_bytes = 3e8 B per
+// micro-batch of 2 for their backward, one per GPU (explicit stages), GPipe with M micro-batches of 2.
+std::string saved_bytes_pipeline(int micro_batches) {
+  write_file("blocks-pbs-2.txt",
+             "n1 -- Block0 -- forward_compute_time=1, backward_compute_time=2, activation_size=8e6, parameter_size=0, "
+             "saved_bytes=3e8\n"
+             "n2 -- Block1 -- forward_compute_time=1, backward_compute_time=2, activation_size=8e6, parameter_size=0, "
+             "saved_bytes=3e8\n"
+             "\tn1 -- n2\n");
+  return "name: saved-bytes\n" + testing::mesh_box_cluster("V100-32GB", 2) +
+         fmt::format(R"(workload:
+  kind: pipeline
+  model: {{profile: blocks-pbs-2.txt, measured_on: V100-32GB}}
+  global_batch: {}
+  micro_batch_size: 2
+  schedule: gpipe
+  stages: [{{layers: 1, gpus: 1}}, {{layers: 1, gpus: 1}}]
+run: {{iterations: 1}}
+)",
+                     2 * micro_batches);
+}
+
+TEST(PipelineRun, AStagesPeakGrowsBySavedBytesPerMicroBatchInFlight) {
+  // GPipe runs every forward before any backward, so stage 0 holds all M micro-batches at its peak;
+  // nothing else is allocated (no parameters, transfers allocate nothing). Its peak is M × 3e8 B:
+  // 3e8 for M = 1, 9e8 for M = 3, which grow by saved_bytes × (3 − 1) = 6e8. The output alone
+  // (8e6 B per micro-batch) would give 2.4e7 B for M = 3.
+  const std::string one = write_file("m1.yaml", saved_bytes_pipeline(1));
+  const std::string three = write_file("m3.yaml", saved_bytes_pipeline(3));
+  const ordered_json m1 = summary_in_child(one);
+  const ordered_json m3 = summary_in_child(three);
+  ASSERT_EQ(m1["status"], "ok");
+  ASSERT_EQ(m3["status"], "ok");
+  const auto peak = [](const ordered_json& summary) {
+    return summary["devices"]["node0/gpu0"]["peak_memory_bytes"].get<double>();
+  };
+  EXPECT_NEAR(peak(m1), 3e8, 1.0);
+  EXPECT_NEAR(peak(m3), 9e8, 1.0);
+  EXPECT_NEAR(peak(m3) - peak(m1), 3e8 * 2, 1.0);
+  EXPECT_NEAR(m3["devices"]["node0/gpu0"]["memory_at_peak"]["activations_bytes"].get<double>(), 9e8, 1.0);
+  EXPECT_EQ(m3["pipeline"]["activation_memory"], "profile saved_bytes: 2 layers");
+
+  // The planners' memory check (training_memory of the stage's layers, micro-batch 2, 3 in flight)
+  // counts the same 2 · 3 · 3e8 / 2 = 9e8 B.
+  const Scenario scenario = load_scenario(three);
+  const auto* spec = scenario.workload_as<PipelineWorkloadSpec>();
+  ASSERT_NE(spec, nullptr);
+  TrainingMemoryConfig config;
+  config.micro_batch = 2;
+  config.micro_batches_in_flight = 3;
+  const std::vector<Layer> stage0(spec->model.layers.begin(), spec->model.layers.begin() + 1);
+  EXPECT_NEAR(training_memory(stage0, config).activations.value(), 9e8, 1.0);
+}
+
 }  // namespace
 }  // namespace dnnsim

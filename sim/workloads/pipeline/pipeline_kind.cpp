@@ -250,6 +250,7 @@ nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const s
   nlohmann::ordered_json section;
   section["planner"] = report.planner;
   section["schedule"] = report.schedule;
+  section["activation_memory"] = report.activation_memory;
   section["feasible"] = report.plan.feasible;
   if (!report.plan.feasible) {
     section["reason"] = report.plan.reason;

@@ -45,6 +45,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   const bool megatron = spec.planner == "megatron";  // the 3D planner chooses the tensor parallelism
   if (spec.tensor_parallel_set) setup.report.tensor_parallel = spec.tensor_parallel;
   setup.report.schedule = spec.schedule;
+  setup.report.activation_memory = describe_activation_sources(spec.model);
   setup.schedule = builtin_schedules().at(spec.schedule, spec.where).value.make(spec.schedule_options);
   std::vector<std::string> gpus = group_names(scenario.cluster.gpu_names(), setup.report.tensor_parallel);
 

@@ -63,6 +63,9 @@ struct PipelineWorkloadSpec : WorkloadSpec {
 struct PipelineRunReport : WorkloadResult {
   std::string planner;  // a planner name, or "explicit"
   std::string schedule;
+  // Where the layers' kept activations come from (describe_activation_sources): the planner's memory
+  // checks and the simulated allocations use the same numbers.
+  std::string activation_memory;
   PlanResult plan;      // plan.feasible = false: nothing was simulated, plan.reason says why
                         // (with tensor parallelism, plan devices are groups of consecutive GPUs)
   std::optional<TensorParallelOptions> tensor_parallel;  // the tensor-parallel keys, or the megatron planner's choice

@@ -141,6 +141,22 @@ TEST(MemoryModel, RecomputationChainRuleUsesPredecessorOutputs) {
   EXPECT_DOUBLE_EQ(training_memory(model, config).activations.value(), 70 * kMB);
 }
 
+// A layer that keeps more than it outputs (a profile's saved_bytes, Layer::keep_activations): two
+// layers outputting 4 MB and keeping 68 MB per sample, micro-batch 2, 3 micro-batches in flight.
+// Without recomputation every stashed sample keeps all 68 MB: 2 · 3 · (68 + 68) = 816 MB. With it,
+// the checkpoint of layer 1 is layer 0's output (4 MB), not what layer 0 keeps, plus one layer's
+// full 68 MB per sample of the micro-batch being recomputed: 2 · 3 · 4 + 2 · 68 = 160 MB.
+TEST(MemoryModel, SavedActivationsAreKeptAndOutputsAreCheckpointed) {
+  std::vector<Layer> model{activation_layer(4 * kMB), activation_layer(4 * kMB)};
+  for (Layer& layer : model) layer.keep_activations(Bytes(68 * kMB), ActivationSource::saved_bytes);
+  TrainingMemoryConfig config;
+  config.micro_batch = 2;
+  config.micro_batches_in_flight = 3;
+  EXPECT_DOUBLE_EQ(training_memory(model, config).activations.value(), 816 * kMB);
+  config.recompute = true;
+  EXPECT_DOUBLE_EQ(training_memory(model, config).activations.value(), 160 * kMB);
+}
+
 // Activations scale with the stashed micro-batches: stage 0 of a 4-stage 1F1B pipeline keeps p = 4
 // micro-batches, 4× the activations of one (2 layers × 10 MB × b = 2 → 40 MB per micro-batch,
 // 160 MB for 4). Model states do not change. With recomputation only the checkpoints scale:

@@ -176,6 +176,60 @@ TEST(ProfileGraph, ReportsEveryMalformedLineWithItsColumn) {
   at(6, 6, 84, "activation_size must be a non-negative number");
 }
 
+// saved_bytes (dnnsim's optional key) replaces the output as what the layer keeps, per sample
+// (÷ pbs), while the output alone still crosses a cut after the layer.
+TEST(ProfileGraph, SavedBytesAreWhatALayerKeepsAndTheOutputStillCrosses) {
+  const std::string nodes =
+      "node1 -- Input -- forward_compute_time=1, backward_compute_time=0, activation_size=8, parameter_size=0\n"
+      "node2 -- Block -- forward_compute_time=2, backward_compute_time=4, activation_size=8, parameter_size=16, "
+      "saved_bytes=136\n"
+      "node3 -- Head -- forward_compute_time=1, backward_compute_time=2, activation_size=4, parameter_size=0\n"
+      "\tnode1 -- node2\n\tnode2 -- node3\n";
+  bool chain = false;
+  const LayerModel model = parse_profile_graph(nodes, "saved-pbs-2.txt", "V100-16GB", 0, &chain);
+  ASSERT_TRUE(chain);
+  ASSERT_EQ(model.layers.size(), 3u);
+  // Block: keeps 136 / 2 = 68 B per sample; its output, 8 / 2 = 4 B, is what a cut after it carries.
+  EXPECT_EQ(model.layers[1].activation_bytes.value(), 68.0);
+  EXPECT_EQ(model.layers[1].bytes_across_cut().value(), 4.0);
+  EXPECT_EQ(model.layers[1].activation_source, ActivationSource::saved_bytes);
+  // The others keep their output (8 / 2 and 4 / 2), the chain's cut being that output.
+  EXPECT_EQ(model.layers[0].activation_bytes.value(), 4.0);
+  EXPECT_FALSE(model.layers[0].cut_bytes.has_value());
+  EXPECT_EQ(model.layers[2].activation_source, ActivationSource::profile_output);
+  EXPECT_EQ(describe_activation_sources(model),
+            "profile outputs only (activation_size; tensors kept inside a layer not counted): 2 layers; "
+            "profile saved_bytes: 1 layer");
+
+  // With a skip edge node1 → node3, the cut after Block carries both outputs, (8 + 8) / 2 = 8 B per
+  // sample, whatever Block keeps.
+  const LayerModel skip = parse_profile_graph(nodes + "\tnode1 -- node3\n", "saved-pbs-2.txt");
+  EXPECT_EQ(skip.layers[1].activation_bytes.value(), 68.0);
+  EXPECT_EQ(skip.layers[1].bytes_across_cut().value(), 8.0);
+}
+
+TEST(ProfileGraph, BadSavedBytesAreLocatedErrors) {
+  const std::string text =
+      "node1 -- Input -- forward_compute_time=1, backward_compute_time=0, activation_size=8, parameter_size=0\n"
+      "node2 -- Block -- forward_compute_time=2, backward_compute_time=4, activation_size=8, parameter_size=16, "
+      "saved_bytes=-136\n"
+      "node3 -- Head -- forward_compute_time=1, backward_compute_time=2, activation_size=4, parameter_size=0, "
+      "saved_bytes=12, saved_bytes=12\n"
+      "node4 -- Tail -- forward_compute_time=1, backward_compute_time=2, activation_size=4, parameter_size=0, "
+      "saved_bytes=lots\n";
+  const std::vector<Diagnostic> d = diagnostics_of(text);
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].location.line, 2);
+  EXPECT_EQ(d[0].location.column, 118);
+  EXPECT_THAT(d[0].message, ::testing::HasSubstr("saved_bytes must be a non-negative number, got '-136'"));
+  EXPECT_EQ(d[1].location.line, 3);
+  EXPECT_EQ(d[1].location.column, 120);
+  EXPECT_THAT(d[1].message, ::testing::HasSubstr("duplicate key 'saved_bytes'"));
+  EXPECT_EQ(d[2].location.line, 4);
+  EXPECT_EQ(d[2].location.column, 116);
+  EXPECT_THAT(d[2].message, ::testing::HasSubstr("saved_bytes must be a non-negative number, got 'lots'"));
+}
+
 TEST(ProfileGraph, ValuesBeyondAnExabyteAreLocatedErrors) {
   // Two outputs of 9e17 bytes each sum past the 1e18 bound: the list is reported at its column.
   const std::string text =

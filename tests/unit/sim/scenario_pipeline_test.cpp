@@ -99,6 +99,32 @@ TEST(ScenarioPipeline, ReadsEveryKey) {
   EXPECT_EQ(spec.where.column, 3);
 }
 
+// `saved_activations: {zoo: bert-48}` beside the DAPPLE BERT-48 profile: its 48 layer_i keep
+// bert-48's per-block count in fp32, 72,351,744 B per sequence (tests/unit/models/
+// saved_activations_test.cpp derives it); the 5 other layers keep their outputs. Errors are placed
+// at the key's value: line 13 ("    saved_activations: " is 23 columns).
+TEST(ScenarioPipeline, SavedActivationsDeclareAProfilesLayersAsZooBlocks) {
+  const std::string profile = std::string(DNNSIM_SOURCE_DIR) + "/data/profiles/dapple/bert-48-pbs-2.txt";
+  const auto workload = [&](const std::string& saved) {
+    return pipeline(
+        "  model:\n    profile: " + profile + "\n    saved_activations: " + saved +
+        "\n  global_batch: 4\n  micro_batches: 2\n  schedule: gpipe\n  planner: {name: uniform, stages: 2}\n");
+  };
+  const PipelineWorkloadSpec spec = spec_of(load(workload("{zoo: bert-48}")));
+  ASSERT_EQ(spec.model.layers.size(), 53u);
+  int blocks = 0;
+  for (const Layer& layer : spec.model.layers)
+    if (layer.activation_source == ActivationSource::zoo_block) {
+      ++blocks;
+      EXPECT_DOUBLE_EQ(layer.activation_bytes.value(), 72351744.0) << layer.name;
+    }
+  EXPECT_EQ(blocks, 48);
+  expect_single_error(workload("{zoo: bert-large}"), 13, 24,
+                      "48 layers of 'bert-48-pbs-2' have the parameters of one 'bert-large' block (50384896 B), "
+                      "which has 24 blocks");
+  expect_single_error(workload("{seq: 512}"), 13, 24, "saved_activations needs 'zoo'");
+}
+
 TEST(ScenarioPipeline, DefaultsOfAPlainWorkload) {
   const PipelineWorkloadSpec spec = spec_of(load(pipeline(valid_head() + "  planner: dapple\n")));
   EXPECT_EQ(spec.schedule, "1f1b");
