@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/common/diagnostics.hpp"
+#include "planners/jobs/measured_speed.hpp"
 
 namespace dnnsim {
 
@@ -25,16 +26,6 @@ std::optional<std::string> single_gpu_type(const std::string& key) {
   return key.substr(2, key.size() - 2 - suffix.size());
 }
 
-
-nlohmann::json read_gavel_json(const std::string& throughputs_json) {
-  std::ifstream in(throughputs_json);
-  if (!in) throw InputError(SourceLocation{throughputs_json}, "cannot open the file");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& error) {
-    throw InputError(SourceLocation{throughputs_json}, fmt::format("not valid JSON: {}", error.what()));
-  }
-}
 
 std::vector<ColocatedPair> pairs_of(const nlohmann::json& table) {
   std::vector<ColocatedPair> pairs;

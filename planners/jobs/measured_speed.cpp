@@ -6,10 +6,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "models/common/input_file.hpp"
 #include "traces/jobs/located_csv.hpp"
 
 namespace dnnsim {
@@ -66,7 +68,7 @@ std::string sorted_digits(std::string digits) {
 PolluxSpeedModel::PolluxSpeedModel(const std::string& throughput_dir) {
   namespace fs = std::filesystem;
   DiagnosticSink sink;
-  if (!fs::is_directory(throughput_dir)) throw InputError(SourceLocation{throughput_dir}, "not a directory of Pollux throughput tables");
+  if (std::error_code refused; !fs::is_directory(throughput_dir, refused)) throw InputError(SourceLocation{throughput_dir}, "not a directory of Pollux throughput tables");
   std::vector<fs::path> folders;
   for (const auto& entry : fs::directory_iterator(throughput_dir))
     if (entry.is_directory()) folders.push_back(entry.path());
@@ -195,22 +197,30 @@ std::string gavel_gpu_type(const std::string& catalog_name) {
   return type;
 }
 
-GavelSpeedModel::GavelSpeedModel(const std::string& throughputs_json) {
-  std::ifstream in(throughputs_json);
-  if (!in) throw InputError(SourceLocation{throughputs_json}, "cannot open the file");
-  nlohmann::json root;
+nlohmann::json read_gavel_json(const std::string& throughputs_json) {
+  const std::string text = read_input_file(throughputs_json);
   try {
-    root = nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {
     throw InputError(SourceLocation{throughputs_json}, fmt::format("not valid JSON: {}", error.what()));
   }
+}
+
+GavelSpeedModel::GavelSpeedModel(const std::string& throughputs_json) {
+  const nlohmann::json root = read_gavel_json(throughputs_json);
   // "('ResNet-50 (batch size 64)', 2)" → (type, scale)
   const auto parse_key = [&](const std::string& table, const std::string& key) {
     const auto quote_end = key.rfind('\'');
     const auto comma = key.rfind(',');
     if (key.size() < 6 || quote_end == std::string::npos || quote_end < 2 || comma == std::string::npos)
       throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
-    return std::pair{key.substr(2, quote_end - 2), std::stoi(key.substr(comma + 1))};
+    int scale = 0;
+    try {
+      scale = std::stoi(key.substr(comma + 1));
+    } catch (const std::logic_error&) {  // no number, or beyond int
+      throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
+    }
+    return std::pair{key.substr(2, quote_end - 2), scale};
   };
   for (const auto& [table, jobs] : root.items())
     for (const auto& [key, entry] : jobs.items()) {

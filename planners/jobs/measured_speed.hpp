@@ -30,6 +30,8 @@
 // solo steps/s over steps/s beside the other job.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -66,6 +68,10 @@ class PolluxSpeedModel final : public JobSpeedModel {
   IterationCost table_iteration(const JobRecord& job, const Placement& placement) const;
   std::map<std::string, Application> applications_;
 };
+
+// Gavel's simulation_throughputs.json, parsed. @throw InputError at the path when it cannot be read
+// or is not JSON.
+[[nodiscard]] nlohmann::json read_gavel_json(const std::string& throughputs_json);
 
 // Gavel's table of a catalog GPU: "V100-16GB" and "V100-32GB" → "v100" (Gavel does not tell memory
 // sizes apart), "P100" → "p100".

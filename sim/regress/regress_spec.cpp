@@ -194,7 +194,7 @@ class PlanBuilder {
         if (auto file = reader.string(scenario_node)) {
           const fs::path p(*file);
           run.scenario = p.is_absolute() ? *file : (path.parent_path() / p).lexically_normal().string();
-          if (fs::is_regular_file(run.scenario))
+          if (std::error_code refused; fs::is_regular_file(run.scenario, refused))
             validate_run(reader, run, scenario_node, set_nodes);
           else
             reader.error(scenario_node, fmt::format("cannot open the scenario '{}'", run.scenario));

@@ -190,7 +190,9 @@ class SweepParser {
         spec.base_path = p.is_absolute()
                              ? *base
                              : (std::filesystem::path(reader_.file()).parent_path() / p).lexically_normal().string();
-        if (!std::filesystem::is_regular_file(spec.base_path)) {
+        // The non-throwing form: a path the OS refuses (too long, a loop) is "cannot open", not a crash.
+        std::error_code not_a_file;
+        if (!std::filesystem::is_regular_file(spec.base_path, not_a_file)) {
           reader_.error(base_node_, fmt::format("cannot open the base scenario '{}'", spec.base_path));
           spec.base_path.clear();
         }

@@ -2,10 +2,10 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
+
+#include "models/common/input_file.hpp"
 
 namespace dnnsim {
 namespace {
@@ -77,13 +77,7 @@ std::optional<double> parse_datetime(std::string_view text) {
   return static_cast<double>(days_from_civil(y, mo, d)) * 86400.0 + h * 3600.0 + mi * 60.0 + s;
 }
 
-std::string LocatedCsv::read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(SourceLocation{path}, "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string LocatedCsv::read_file(const std::string& path) { return read_input_file(path); }
 
 LocatedCsv LocatedCsv::parse(std::string_view text, std::string file, DiagnosticSink& sink, char separator,
                          const std::vector<std::string>& columns) {

@@ -3,6 +3,8 @@
 // co-located pairs from shared/data/traces/gavel.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "planners/jobs/interference.hpp"
 #include "planners/jobs/measured_speed.hpp"
 
@@ -58,6 +60,21 @@ TEST(PolluxSpeed, GradientBytesBecomeRingBytesAcrossServers) {
                    1.5 * 44.7e6);
   EXPECT_DOUBLE_EQ(model.iteration(job("bert", 32), Placement{{{0, 1}, {1, 1}}}, {}).sync_bytes.value(), 0.0);
   EXPECT_THROW(model.set_gradient_bytes("cifar100", Bytes(1.0), {}), InputError);
+}
+
+// A fuzzing finding (tests/fuzz/crashers/scenario/gavel-tables-is-a-directory.yaml): a directory
+// given as Gavel's file escaped as std::ios_base::failure from the JSON reader; now an InputError at
+// the path, as is a pair key whose scale is not a number.
+TEST(GavelSpeed, ADirectoryOrABadKeyIsAnInputError) {
+  try {
+    (void)GavelSpeedModel(DNNSIM_SOURCE_DIR);
+    ADD_FAILURE() << "a directory was read";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("is a directory, not a file"), std::string::npos) << error.what();
+  }
+  const std::string bad_key = ::testing::TempDir() + "gavel-bad-key.json";
+  std::ofstream(bad_key) << R"json({"v100": {"('ResNet-18 (batch size 16)', x)": {"null": 1.0}}})json";
+  EXPECT_THROW((void)GavelSpeedModel(bad_key), InputError);
 }
 
 // Gavel's v100 table: ResNet-18 at batch 16 runs 32.353384 steps/s alone and 24.454648 beside
