@@ -47,7 +47,7 @@ std::vector<std::vector<PipelineStep>> critical_path_orders(const PipelineShape&
     state[s].activation.assign(static_cast<std::size_t>(micro_batches), s == 0 ? 0.0 : kNever);
   }
   std::vector<std::vector<PipelineStep>> orders(stages);
-  // The earliest time stage s can start a step, and whether that step (at that time) is a forward.
+  // The earliest time a stage can start some step (the forward only while under its cap).
   const auto next_start = [&](const StageState& stage) {
     double forward = kNever;
     if (stage.next_forward < micro_batches && stage.in_flight < stage.cap)
