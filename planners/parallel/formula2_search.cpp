@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <unordered_map>
 
 namespace dnnsim {
 
@@ -111,11 +112,11 @@ class PrefixSet {
   std::vector<Prefix> prefixes_;
 };
 
-std::vector<DeviceId> unused_devices(const std::vector<bool>& used) {
-  std::vector<DeviceId> result;
+// Into `result`, reused across candidate groups so that it allocates only while it grows.
+void unused_devices(const std::vector<bool>& used, std::vector<DeviceId>& result) {
+  result.clear();
   for (std::size_t d = 0; d < used.size(); ++d)
     if (!used[d]) result.push_back(d);
-  return result;
 }
 
 // fewest[j]: a lower bound on the GPUs that layers [j, N) need, from memory alone. A stage with t
@@ -290,9 +291,19 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
   const auto capacity = static_cast<std::size_t>(std::max(1, cost.request().prefixes_per_state));
   std::vector<std::map<std::string, PrefixSet>> states(layers);
   std::vector<std::vector<PrefixSet*>> slots(layers);
-  std::map<std::string, std::size_t> key_ids;
+  std::unordered_map<std::string, std::size_t> key_ids;  // asked once per candidate group
   const auto find_set = [&](std::size_t cut, std::size_t id) -> PrefixSet* {
     return id < slots[cut].size() ? slots[cut][id] : nullptr;
+  };
+  // admission[id][c]: the admission_bound of the set of class id at boundaries[c] (+∞ while it has
+  // none), copied out of the sets whenever one keeps a prefix: a candidate group reads it for every
+  // cut it can reach, and reading it here, contiguous by cut, is what keeps that cheap.
+  const double anything = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> admission;
+  const auto admission_of = [&](std::size_t id) -> std::vector<double>& {
+    if (admission.size() <= id) admission.resize(id + 1);
+    if (admission[id].empty()) admission[id].assign(boundaries.size(), anything);
+    return admission[id];
   };
   const auto make_set = [&](std::size_t cut, std::size_t id, const std::string& key) -> PrefixSet& {
     if (PrefixSet* known = find_set(cut, id)) return *known;
@@ -302,6 +313,8 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
   const std::vector<bool> none(devices, false);
   states[0].try_emplace(policy.state_key(none), capacity).first->second.keep(Prefix{{}, {}, none, 0, {}});
   std::vector<Formula2Stage> scratch;
+  std::vector<bool> used;       // a candidate's GPUs: the prefix's and its new stage's
+  std::vector<DeviceId> rest;   // the others, the candidate's last stage
   std::vector<double> later_state_bound(boundaries.size() + 1);
   const double lowest = -std::numeric_limits<double>::infinity();
   // Asked before every prefix is extended: one prefix's transitions take milliseconds, a boundary's
@@ -335,15 +348,15 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
           // With more rest GPUs than samples the completion is no plan, but the prefix may still grow.
           const bool rest_has_samples = free - count <= micro_batch;
           for (const std::vector<DeviceId>& group : policy.place(prefix.used, previous, count)) {
-            std::vector<bool> used = prefix.used;
+            used = prefix.used;
             for (DeviceId d : group) used[d] = true;
-            const std::vector<DeviceId> rest = unused_devices(used);
+            unused_devices(used, rest);
             const std::string next_key = policy.state_key(used);
             const std::size_t next_id = key_ids.try_emplace(next_key, key_ids.size()).first->second;
             // What does not depend on the cut, once per group: the groups' timings and links, the
             // cut into the stage, the transfers of the cut out of it, how far the stage may grow.
-            const StageCostModel::GroupCosts stage_costs = cost.group_costs(group);
-            const StageCostModel::GroupCosts rest_costs = cost.group_costs(rest);
+            const StageCostModel::GroupCosts& stage_costs = cost.group_costs(group);
+            const StageCostModel::GroupCosts& rest_costs = cost.group_costs(rest);
             const StageCostModel::CutPattern cut_out = cost.cut_pattern(group, rest);
             const std::size_t stage_end_limit = cost.max_fitting_end(j, group, stage_index, stages);
             scratch = prefix.entries;
@@ -357,14 +370,16 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
             replicas[stage_index + 1] = rest.size();
             double plan_bound = rest_has_samples ? best_plans.bound(replicas) : lowest;
             // The bound (below) a candidate must beat for the set of the prefixes ending at each cut:
-            // at every later cut, the largest; sets only get harder to enter as the search goes on.
-            later_state_bound[boundaries.size()] = lowest;
-            for (std::size_t c = boundaries.size(); c-- > b + 1;) {
+            // at every later cut the stage can still reach, the largest; sets only get harder to
+            // enter as the search goes on. Cuts beyond stage_end_limit are never tried (the loop
+            // below stops there), so they take no part.
+            const std::vector<double>& next_admission = admission_of(next_id);
+            std::size_t reachable = b + 1;  // one past the last cut the stage can reach
+            while (reachable < boundaries.size() && boundaries[reachable] <= stage_end_limit) ++reachable;
+            later_state_bound[reachable] = lowest;
+            for (std::size_t c = reachable; c-- > b + 1;) {
               double here = lowest;  // a prefix ending at the last cut leaves one unit: no split left
-              if (c + 2 < boundaries.size()) {
-                const PrefixSet* set = find_set(boundaries[c], next_id);
-                here = set != nullptr ? set->admission_bound() : std::numeric_limits<double>::infinity();
-              }
+              if (c + 2 < boundaries.size()) here = next_admission[c];
               later_state_bound[c] = std::max(here, later_state_bound[c + 1]);
             }
             for (std::size_t c = b + 1; c + 1 < boundaries.size(); ++c) {
@@ -389,16 +404,11 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
                 break;
               }
               double state_bound = lowest;
-              if (c + 2 < boundaries.size()) {
-                const PrefixSet* set = find_set(cut, next_id);
-                state_bound = set != nullptr ? set->admission_bound() : std::numeric_limits<double>::infinity();
-              }
+              if (c + 2 < boundaries.size()) state_bound = next_admission[c];
               if (options.bound && exceeds(bound.whole, std::max(plan_bound, state_bound))) {
                 ++outcome.bounded;
                 continue;
               }
-              const StageSpec stage{stage_layers, group};
-              const StageSpec last{last_layers, rest};
               scratch.resize(base_entries);
               scratch.push_back(
                   Formula2Stage{stage_times.forward, stage_times.backward, cost.all_reduce(stage_layers, stage_costs)});
@@ -409,16 +419,19 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
                   Formula2Stage{last_times.forward, last_times.backward, cost.all_reduce(last_layers, rest_costs)});
               const Seconds latency = formula2_latency(scratch, micro_batches);
               ++outcome.candidates;
-              if (rest_has_samples && best_plans.admits(latency) && cost.fits(last.layers, rest, stages - 1, stages)) {
+              if (rest_has_samples && best_plans.admits(latency) && cost.fits(last_layers, rest, stages - 1, stages)) {
                 best_plans.offer(replicas, latency, [&] {
                   std::vector<StageSpec> complete = prefix.stages;
-                  complete.push_back(stage);
-                  complete.push_back(last);
+                  complete.push_back(StageSpec{stage_layers, group});
+                  complete.push_back(StageSpec{last_layers, rest});
                   return complete;
                 });
                 plan_bound = best_plans.bound(replicas);
               }
               if (c + 2 >= boundaries.size()) continue;  // a prefix ending at the last cut leaves one unit: no split left
+              // A full set takes only a faster one-stage completion (PrefixSet::admits), and the
+              // candidate's is `latency`: most are refused here, before anything is summarized.
+              if (!(latency.value() < next_admission[c])) continue;
               scratch.resize(prefix_entries);
               const PrefixSummary summary = summarize(scratch, micro_batches, latency);
               PrefixSet& kept_here = make_set(cut, next_id, next_key);
@@ -426,8 +439,9 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
               Prefix extended{{}, scratch, used, prefix.used_count + count, summary};
               extended.stages.reserve(prefix.stages.size() + 1);
               extended.stages = prefix.stages;
-              extended.stages.push_back(stage);
+              extended.stages.push_back(StageSpec{stage_layers, group});
               kept_here.keep(std::move(extended));
+              admission[next_id][c] = kept_here.admission_bound();
             }
           }
         }

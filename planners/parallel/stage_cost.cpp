@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cmath>
 #include <limits>
 
 #include "planners/common/layer_cost.hpp"
@@ -76,25 +77,28 @@ PassTimes StageCostModel::compute(LayerRange layers, std::span<const DeviceId> d
   return compute(layers, group_costs(devices));
 }
 
-StageCostModel::GroupCosts StageCostModel::group_costs(std::span<const DeviceId> devices) const {
-  GroupCosts group;
+const StageCostModel::GroupCosts& StageCostModel::group_costs(std::span<const DeviceId> devices) const {
+  if (const auto known = group_costs_.find(devices); known != group_costs_.end()) return known->second;
+  GroupCosts& group = group_costs_.try_emplace(std::vector<DeviceId>(devices.begin(), devices.end())).first->second;
   group.replicas = static_cast<int>(devices.size());
   if (group.replicas > 1) group.links = &all_reduce_links(devices);
   // The exposed all-reduce is memoized by the group's links and its distinct timings when there are
   // at most kMemoTimings (GPU classes × the two share sizes of an uneven split).
+  ExposedKey key{group.links, {}};
   std::size_t distinct = 0;
-  group.memoizable = true;
+  bool memoizable = true;
   for (int r = 0; r < group.replicas; ++r) {
     const std::pair<std::size_t, int> timing{device_class_[devices[r]],
                                              replica_share(micro_batch_size(), group.replicas, r).count};
     const Prefix* p = &prefix(timing.first, timing.second);
     if (std::find(group.timings.begin(), group.timings.end(), p) != group.timings.end()) continue;
     group.timings.push_back(p);
-    if (distinct == group.timing_keys.size())
-      group.memoizable = false;
+    if (distinct == key.timings.size())
+      memoizable = false;
     else
-      group.timing_keys[distinct++] = timing;
+      key.timings[distinct++] = timing;
   }
+  if (memoizable) group.exposed = &exposed_all_reduce_[key];
   return group;
 }
 
@@ -136,7 +140,7 @@ bool StageCostModel::AllReduceLinks::same_costs(const AllReduceLinks& other) con
           same_path(hierarchy->intra, other.hierarchy->intra) && same_path(hierarchy->inter, other.hierarchy->inter));
 }
 
-std::size_t StageCostModel::GroupHash::operator()(const std::vector<DeviceId>& group) const {
+std::size_t StageCostModel::GroupHash::operator()(std::span<const DeviceId> group) const {
   std::size_t hash = 1469598103934665603ull;
   for (DeviceId d : group) hash = (hash ^ d) * 1099511628211ull;
   return hash;
@@ -182,20 +186,6 @@ const StageCostModel::AllReduceLinks& StageCostModel::all_reduce_links(std::span
   return *(it->second = distinct_links_.back().get());
 }
 
-std::size_t StageCostModel::ExposedKeyHash::operator()(const ExposedKey& key) const {
-  // FNV-1a-style mixing of the words.
-  std::size_t hash = 1469598103934665603ull;
-  const auto mix = [&](std::size_t word) { hash = (hash ^ word) * 1099511628211ull; };
-  mix(key.begin);
-  mix(key.end);
-  mix(reinterpret_cast<std::size_t>(key.links));
-  for (const auto& [device_class, samples] : key.timings) {
-    mix(device_class);
-    mix(static_cast<std::size_t>(samples));
-  }
-  return hash;
-}
-
 Seconds StageCostModel::all_reduce(LayerRange layers, std::span<const DeviceId> devices) const {
   if (devices.size() <= 1) return Seconds(0);
   return all_reduce(layers, group_costs(devices));
@@ -218,11 +208,17 @@ Seconds StageCostModel::all_reduce(LayerRange layers, const GroupCosts& group) c
   // all-reduce stream, so the last ends at max_k (C_k + Σ_{i≥k} a_i). What outlasts the step B
   // (= C_K) is the exposed part Formula 2 adds after the stage's last backward.
   // The result depends on the layers, the group's links and the replicas' distinct (GPU class,
-  // samples) timings; the searches ask for the same stage many times, so it is memoized when there
-  // are at most two timings (group_costs).
-  const ExposedKey key{layers.begin, layers.end, &links, group.timing_keys};
-  if (group.memoizable)
-    if (const auto known = exposed_all_reduce_.find(key); known != exposed_all_reduce_.end()) return known->second;
+  // samples) timings; the searches ask for the same stage many times, so it is memoized in the
+  // group's table when it has one (group_costs).
+  double* memo = nullptr;
+  if (group.exposed != nullptr) {
+    std::vector<std::vector<double>>& rows = group.exposed->rows;
+    if (rows.size() <= layers.begin) rows.resize(layers.begin + 1);
+    std::vector<double>& row = rows[layers.begin];
+    if (row.empty()) row.assign(request_.model.layers.size() - layers.begin + 1, std::numeric_limits<double>::quiet_NaN());
+    memo = &row[layers.end - layers.begin];
+    if (!std::isnan(*memo)) return Seconds(*memo);
+  }
   const auto backward_from = [&](std::size_t first) {  // the slowest replica's backward of [first, end)
     double slowest = 0;
     for (const Prefix* prefix : group.timings)
@@ -240,7 +236,7 @@ Seconds StageCostModel::all_reduce(LayerRange layers, const GroupCosts& group) c
     stream_free = std::max(stream_free, backward_from(bucket.begin)) + time_of(size).value();
   }
   const Seconds exposed(std::max(0.0, stream_free - backward_from(layers.begin)));
-  if (group.memoizable) exposed_all_reduce_.emplace(key, exposed);
+  if (memo != nullptr) *memo = exposed.value();
   return exposed;
 }
 

@@ -26,6 +26,7 @@
 //    latency L = T_w + T_s + T_e of a synchronous pipeline, with every cut as a network stage.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <map>
@@ -93,20 +94,27 @@ class StageCostModel {
     std::optional<Hierarchy> hierarchy;  // when every node holds the same number g > 1 of the GPUs
     [[nodiscard]] bool same_costs(const AllReduceLinks& other) const;
   };
-  // What compute and all_reduce need of a device group apart from the layers, looked up once so
-  // that a search pricing many layer ranges on the same groups does not repeat it; the overloads
-  // taking it give the same numbers, to the bit, as those taking the devices.
+  // The exposed all-reduce of every layer range already priced for one (links, distinct timings):
+  // [begin][end − begin], NaN where not yet priced. Dense, not hashed: a search asks for it twice per
+  // candidate scored (millions of times), and stages begin only at block boundaries, so the rows
+  // allocated stay few.
+  struct ExposedTable {
+    std::vector<std::vector<double>> rows;
+  };
+  // What compute and all_reduce need of a device group apart from the layers, looked up once per
+  // group (memoized by the devices, in order) so that a search pricing many layer ranges on the same
+  // groups does not repeat it; the overloads taking it give the same numbers, to the bit, as those
+  // taking the devices.
   struct GroupCosts {
     int replicas = 0;
     std::vector<const Prefix*> timings;     // each distinct replica timing (GPU class, samples) once, in replica order
     const AllReduceLinks* links = nullptr;  // null for one replica
-    // The distinct (GPU class, samples) timings in replica order, {0, 0} after the last; the exposed
-    // all-reduce is memoized by them and the links when there are at most kMemoTimings.
+    // Shared by the groups with the same links and distinct (GPU class, samples) timings in replica
+    // order when there are at most kMemoTimings of them; null otherwise (priced every time).
     static constexpr std::size_t kMemoTimings = 4;
-    bool memoizable = false;
-    std::array<std::pair<std::size_t, int>, kMemoTimings> timing_keys{};
+    ExposedTable* exposed = nullptr;
   };
-  [[nodiscard]] GroupCosts group_costs(std::span<const DeviceId> devices) const;
+  [[nodiscard]] const GroupCosts& group_costs(std::span<const DeviceId> devices) const;
   [[nodiscard]] PassTimes compute(LayerRange layers, const GroupCosts& group) const;
   [[nodiscard]] Seconds all_reduce(LayerRange layers, const GroupCosts& group) const;
   // The transfers of a cut from one group to another (sender, receiver, samples, path), in the order
@@ -162,24 +170,29 @@ class StageCostModel {
   mutable std::map<std::pair<int, int>, int> in_flight_;  // (stage, stages) → in_flight
   // Groups → their links, one object per distinct set of link costs (many groups share them, so the
   // memo below, keyed by the object, stays small).
+  // Transparent, so that a group is found by the span a search holds without copying it.
   struct GroupHash {
-    std::size_t operator()(const std::vector<DeviceId>& group) const;
+    using is_transparent = void;
+    std::size_t operator()(std::span<const DeviceId> group) const;
+  };
+  struct GroupEqual {
+    using is_transparent = void;
+    bool operator()(std::span<const DeviceId> a, std::span<const DeviceId> b) const {
+      return std::ranges::equal(a, b);
+    }
   };
   // Hashed, not ordered: asked once per candidate group and never iterated.
   mutable std::unordered_map<std::vector<DeviceId>, const AllReduceLinks*, GroupHash> all_reduce_links_;
   mutable std::vector<std::unique_ptr<AllReduceLinks>> distinct_links_;
-  // (first layer, end, the group's links, its replicas' distinct timings) → the exposed overlapped all-reduce
+  // Group (devices in order) → its costs; node-based, so the references handed out stay valid.
+  mutable std::unordered_map<std::vector<DeviceId>, GroupCosts, GroupHash, GroupEqual> group_costs_;
+  // (the group's links, its replicas' distinct timings) → the exposed overlapped all-reduce table
   struct ExposedKey {
-    std::size_t begin = 0, end = 0;
     const AllReduceLinks* links = nullptr;
     std::array<std::pair<std::size_t, int>, GroupCosts::kMemoTimings> timings{};  // (GPU class, samples)
-    friend bool operator==(const ExposedKey&, const ExposedKey&) = default;
+    friend auto operator<=>(const ExposedKey&, const ExposedKey&) = default;
   };
-  struct ExposedKeyHash {
-    std::size_t operator()(const ExposedKey& key) const;
-  };
-  // Hashed, not ordered: it is asked millions of times and never iterated.
-  mutable std::unordered_map<ExposedKey, Seconds, ExposedKeyHash> exposed_all_reduce_;
+  mutable std::map<ExposedKey, ExposedTable> exposed_all_reduce_;
   // (begin, micro-batch share, in-flight, stashed versions, data_parallel, capacity) → first end that does not fit
   mutable std::map<std::tuple<std::size_t, int, int, int, int, double>, std::size_t> fitting_end_;
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 
@@ -111,10 +112,17 @@ class CriticalPath final : public PipelineSchedule {
     return {};
   }
 
+  // The list schedule gives every stage's order at once, and a lowering asks for them one stage at a
+  // time (p times the O(M·p²) schedule otherwise): the orders of the last shape are kept.
   [[nodiscard]] std::vector<PipelineStep> stage_order(int stage, const PipelineShape& shape) const override {
-    const PipelineTimings timings =
-        timings_ ? *timings_ : PipelineTimings::uniform(shape.stages, 1, Seconds(1), Seconds(2));
-    return critical_path_orders(shape, timings, max_in_flight_).at(static_cast<std::size_t>(stage));
+    const std::lock_guard lock(mutex_);
+    if (!cached_ || cached_->shape.stages != shape.stages || cached_->shape.micro_batches != shape.micro_batches ||
+        cached_->shape.chunks != shape.chunks) {
+      const PipelineTimings timings =
+          timings_ ? *timings_ : PipelineTimings::uniform(shape.stages, 1, Seconds(1), Seconds(2));
+      cached_ = Orders{shape, critical_path_orders(shape, timings, max_in_flight_)};
+    }
+    return cached_->orders.at(static_cast<std::size_t>(stage));
   }
 
   [[nodiscard]] bool orders_by_time() const override { return true; }
@@ -125,6 +133,12 @@ class CriticalPath final : public PipelineSchedule {
  private:
   std::optional<int> max_in_flight_;
   std::optional<PipelineTimings> timings_;
+  struct Orders {
+    PipelineShape shape;
+    std::vector<std::vector<PipelineStep>> orders;
+  };
+  mutable std::mutex mutex_;  // a schedule is shared (const) between planners and runs
+  mutable std::optional<Orders> cached_;
 };
 
 }  // namespace
