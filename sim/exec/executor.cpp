@@ -130,7 +130,15 @@ void Executor::Impl::lower(const TaskGraph& graph, TaskId first) {
   std::vector<std::uint32_t> entry_of_task(end_task - first, kNone);
   completion_of_task.resize(end_task, kNone);
 
+  // A stop asked for while lowering (millions of operations at step fidelity) ends it here: the run
+  // stops at its first operation anyway, and the tasks not lowered are reported unfinished.
+  TaskId lowered_end = end_task;
   for (TaskId id = first; id < end_task; ++id) {
+    if (options.stop != nullptr && options.stop->load(std::memory_order_relaxed)) {
+      lowered_end = id;
+      interrupted = true;
+      break;
+    }
     const Task& task = graph.task(id);
     std::uint32_t& entry = entry_of_task[id - first];
     if (const auto* compute = std::get_if<Compute>(&task.op)) {
@@ -158,8 +166,9 @@ void Executor::Impl::lower(const TaskGraph& graph, TaskId first) {
       lower_collective(task, id, entry);
     }
   }
-  for (TaskId id = first; id < end_task; ++id)
-    for (TaskId dep : graph.task(id).deps) depend(entry_of_task[id - first], completion_of_task[dep]);
+  for (TaskId id = first; id < lowered_end; ++id)
+    for (TaskId dep : graph.task(id).deps)
+      if (completion_of_task[dep] != kNone) depend(entry_of_task[id - first], completion_of_task[dep]);
 }
 
 // The uncontended cost of a route, from the links' nominal bandwidths (an appended collective must

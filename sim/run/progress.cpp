@@ -7,13 +7,16 @@ namespace dnnsim {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
+int g_guards = 0;  // guards alive: a run's guard encloses the simulation's (run_scenario, simulate)
 
 extern "C" void request_interrupt(int) { g_interrupted.store(true); }
 
 }  // namespace
 
 InterruptGuard::InterruptGuard() {
-  g_interrupted.store(false);
+  // Only the outermost guard starts afresh: a Ctrl-C while the workload was lowered, before the
+  // simulation's own guard, still stops the simulation at its first operation.
+  if (g_guards++ == 0) g_interrupted.store(false);
   struct sigaction action {};
   action.sa_handler = request_interrupt;
   sigemptyset(&action.sa_mask);
@@ -24,6 +27,7 @@ InterruptGuard::InterruptGuard() {
 InterruptGuard::~InterruptGuard() {
   ::sigaction(SIGINT, &old_int_, nullptr);
   ::sigaction(SIGTERM, &old_term_, nullptr);
+  --g_guards;
 }
 
 const std::atomic<bool>& InterruptGuard::flag() { return g_interrupted; }

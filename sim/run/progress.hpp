@@ -17,8 +17,8 @@
 
 namespace dnnsim {
 
-// While alive, SIGINT and SIGTERM set `requested()` instead of ending the process; the previous
-// handlers come back on destruction. One at a time per process.
+// While alive, SIGINT and SIGTERM set the flag instead of ending the process; the previous handlers
+// come back on destruction. Guards nest (a run's around its simulation's); the outermost clears the flag.
 class InterruptGuard {
  public:
   InterruptGuard();

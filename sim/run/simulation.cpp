@@ -156,6 +156,10 @@ namespace dnnsim {
 
 SimulationResult run_scenario(const Scenario& scenario, SimulationOptions options) {
   const std::optional<ResourceEstimate> estimate = check_resources(scenario);
+  // From before the lowering, which can take long: a Ctrl-C then stops the simulation at its first
+  // operation and the reports are written, instead of the process ending with none.
+  std::optional<InterruptGuard> interrupt_guard;
+  if (options.progress) interrupt_guard.emplace();
   SimulationResult result = builtin_workload_kinds().at(scenario.workload_kind).value->run(scenario, options);
   if (estimate) result.estimated_memory_bytes = estimate->memory.value();
   return result;
