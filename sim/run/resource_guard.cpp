@@ -155,10 +155,11 @@ struct Phases {
   double reports = 0;
 };
 
-Phases phases(const WorkloadSize& size, const Scenario& scenario) {
+Phases phases(const WorkloadSize& size, const Scenario& scenario, bool graph_resident = false) {
   Phases p;
-  p.common = kEngine + kPerGpu * static_cast<double>(scenario.cluster.gpu_count()) +
-             (1.5 * static_cast<double>(sizeof(Task)) + kPerTaskDeps + kPerTaskDates) * size.tasks;
+  // A graph already built is in the resident memory measured now: only its dates are still to come.
+  const double per_task = (graph_resident ? 0 : 1.5 * static_cast<double>(sizeof(Task)) + kPerTaskDeps) + kPerTaskDates;
+  p.common = kEngine + kPerGpu * static_cast<double>(scenario.cluster.gpu_count()) + per_task * size.tasks;
   p.simulation = kPerStreamActor * size.streams + kPerOperation * size.operations +
                  kPerExpansionStep * size.largest_expansion;
   if (scenario.outputs.trace) p.reports += kTraceFlow * size.flows + kTraceTaskEvent * size.task_devices;
@@ -168,9 +169,16 @@ Phases phases(const WorkloadSize& size, const Scenario& scenario) {
 
 }  // namespace
 
-Bytes estimate_memory(const WorkloadSize& size, const Scenario& scenario) {
-  const Phases p = phases(size, scenario);
+Bytes estimate_memory(const WorkloadSize& size, const Scenario& scenario, bool graph_resident) {
+  const Phases p = phases(size, scenario, graph_resident);
   return Bytes(resident_now() + p.common + std::max(p.simulation, p.reports));
+}
+
+ResourceEstimate check_graph_resources(const Scenario& scenario, const TaskGraph& graph) {
+  const WorkloadSize size = size_of(scenario, graph);
+  const ResourceEstimate estimate{size, estimate_memory(size, scenario, true)};
+  check_resource_estimate(scenario, estimate);
+  return estimate;
 }
 
 std::optional<ResourceEstimate> estimate_resources(const Scenario& scenario) {

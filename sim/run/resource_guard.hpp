@@ -1,5 +1,5 @@
 // The resource guard: before anything is lowered into executor operations, the run's memory is
-// estimated from its size (WorkloadKind::size: tasks, collective steps, flows kept for the trace)
+// estimated from its size (the TaskGraph's tasks, collective steps, flows kept for the trace)
 // and compared with a budget; a run over budget is refused with the estimate, the budget and what
 // would fit (coarser collective fidelity, fewer iterations, reports off) — an InputError, exit 2,
 // nothing simulated. A 1,024-GPU step-level all-reduce is 2.1 million flows: without the guard such a
@@ -35,8 +35,9 @@ struct ResourceEstimate {
 [[nodiscard]] WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topology,
                                             std::optional<CollectiveFidelity> fidelity);
 
-// Peak resident memory of a run of this size with the scenario's reports.
-[[nodiscard]] Bytes estimate_memory(const WorkloadSize& size, const Scenario& scenario);
+// Peak resident memory of a run of this size with the scenario's reports; `graph_resident`: its
+// TaskGraph is built already, so the resident memory measured now holds it.
+[[nodiscard]] Bytes estimate_memory(const WorkloadSize& size, const Scenario& scenario, bool graph_resident = false);
 
 // The scenario's estimate; empty when its workload kind cannot tell. @throw InputError
 [[nodiscard]] std::optional<ResourceEstimate> estimate_resources(const Scenario& scenario);
@@ -49,9 +50,13 @@ struct ResourceEstimate {
 // @return the estimate (empty when the workload kind cannot tell)
 std::optional<ResourceEstimate> check_resources(const Scenario& scenario);
 
-// The same check for an estimate the workload kind made itself: a pipeline with a planner sizes its
-// graph once planned, inside its run, rather than planning twice (WorkloadKind::size).
+// The same check for an estimate the workload kind made itself.
 // @throw InputError as check_resources
 void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& estimate);
+
+// The check on the graph about to be simulated, lowered once: simulate() applies it to every graph
+// it is given whole, and a run whose later iterations are appended applies it to the whole graph
+// itself (a pipeline under Ada-Grouper or measured ordering). @throw InputError as check_resources
+ResourceEstimate check_graph_resources(const Scenario& scenario, const TaskGraph& graph);
 
 }  // namespace dnnsim

@@ -58,6 +58,10 @@ std::unique_ptr<sg4::Engine> create_engine() {
 
 SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationOptions options) {
   const auto wall_start = std::chrono::steady_clock::now();
+  // The guard on the graph as given (lowered once); a controlled run's graph grows, and its kind
+  // checks the whole of it (check_graph_resources).
+  std::optional<ResourceEstimate> estimate;
+  if (!options.controller) estimate = check_graph_resources(scenario, graph);
   const auto engine = create_engine();
 
   SimulationResult result;
@@ -144,6 +148,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   result.transfer_retries = executor.retried_transfers();
   result.unfinished_tasks = graph.tasks().size() - executor.finished_task_count();
   result.interrupted = executor.interrupted();
+  if (estimate) result.estimated_memory_bytes = estimate->memory.value();
   result.layout = std::move(platform.layout);
   result.graph = std::move(graph);
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -155,14 +160,11 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
 namespace dnnsim {
 
 SimulationResult run_scenario(const Scenario& scenario, SimulationOptions options) {
-  const std::optional<ResourceEstimate> estimate = check_resources(scenario);
   // From before the lowering, which can take long: a Ctrl-C then stops the simulation at its first
   // operation and the reports are written, instead of the process ending with none.
   std::optional<InterruptGuard> interrupt_guard;
   if (options.progress) interrupt_guard.emplace();
-  SimulationResult result = builtin_workload_kinds().at(scenario.workload_kind).value->run(scenario, options);
-  if (estimate) result.estimated_memory_bytes = estimate->memory.value();
-  return result;
+  return builtin_workload_kinds().at(scenario.workload_kind).value->run(scenario, options);
 }
 
 }  // namespace dnnsim

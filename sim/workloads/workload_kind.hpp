@@ -89,8 +89,9 @@ class WorkloadKind {
   // empty for kinds that drive the engine themselves. @throw InputError
   [[nodiscard]] virtual std::optional<TaskGraph> lower(const Scenario& scenario) const;
 
-  // The run's size at the scenario's fidelity, iterations and GPUs, for the resource guard; empty
-  // when the kind cannot tell without running (the guard then lets it run). The default counts
+  // The run's size at the scenario's fidelity, iterations and GPUs, for the resource guard's
+  // estimate of a scenario and of the changes it suggests; empty when the kind cannot tell without
+  // running. (A run itself is guarded on the graph it simulates, lowered once: check_graph_resources.) The default counts
   // lower()'s graph (size_of): building a TaskGraph is linear in its tasks, while what grows as p²,
   // the executor's expansion of collectives, is counted by formula, not built. Kinds with no graph
   // get none unless they say. @throw InputError

@@ -323,8 +323,8 @@ class PipelineKind final : public WorkloadKind {
   }
 
   // The plan's graph under its fixed schedule (Ada-Grouper's first group size for every iteration);
-  // an infeasible plan is a reported result with nothing to simulate. With a planner, nothing here:
-  // run() plans once and applies the guard to the planned graph (a search can take minutes).
+  // an infeasible plan is a reported result with nothing to simulate. With a planner, nothing here
+  // (a search can take minutes). run() does not ask: it plans once and guards the planned graph.
   std::optional<WorkloadSize> size(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
     if (!spec.planner.empty()) return std::nullopt;
@@ -363,15 +363,13 @@ class PipelineKind final : public WorkloadKind {
     const bool ada_grouper = spec.schedule == "ada-grouper";
     // Re-lowered before every iteration: Ada-Grouper's k, or critical-path's order for measured times.
     const bool adaptive = ada_grouper || spec.schedule_options.measured_times;
-    // The plan under its fixed schedule: what runs, or when re-lowered what the guard sizes.
-    std::optional<TaskGraph> fixed;
-    if (!adaptive || !spec.planner.empty())
-      fixed = build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
+    // The plan under its fixed schedule: what runs (simulate() applies the guard to it), or when
+    // re-lowered every iteration what the guard sizes, every iteration at once.
+    TaskGraph fixed = build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
     std::optional<ResourceEstimate> estimate;
-    if (!spec.planner.empty()) {  // the guard's check, on the graph planned once (size() above)
-      const WorkloadSize size = size_of(scenario, *fixed);
-      estimate = ResourceEstimate{size, estimate_memory(size, scenario)};
-      check_resource_estimate(scenario, *estimate);
+    if (adaptive) {
+      estimate = check_graph_resources(scenario, fixed);
+      fixed = TaskGraph();  // not simulated: its memory is the controlled run's
     }
     SimulationResult result;
     if (ada_grouper) {
@@ -387,7 +385,7 @@ class PipelineKind final : public WorkloadKind {
       controlled.controller = std::move(run.controller);
       result = simulate(scenario, std::move(run.graph), controlled);
     } else {
-      result = simulate(scenario, std::move(*fixed), options);
+      result = simulate(scenario, std::move(fixed), options);
     }
     result.workload_result = std::make_shared<PipelineRunReport>(std::move(setup.report));
     if (estimate) result.estimated_memory_bytes = estimate->memory.value();
