@@ -6,19 +6,40 @@
 #include "models/hardware/catalog.hpp"
 #include "models/sync/proxy_training.hpp"
 #include "sim/cli/commands.hpp"
-#ifdef DNNSIM_WITH_CUDA
-#include "models/calibration/cuda/cuda_backend.hpp"
+#ifdef DNNSIM_CUDA_MODULE
+#include <dlfcn.h>
 #endif
 
 namespace dnnsim::cli {
+
+namespace {
+
+// Built with nvcc present: the "cuda" backend lives in a module (DNNSIM_CUDA_MODULE, built beside
+// dnnsim) loaded here, so that only the commands that list or run backends pay for cuBLAS. A module
+// that cannot be loaded is said on stderr; the backend is then missing, as in a build without CUDA.
+void register_cuda_module(CalibrationBackendRegistry& registry) {
+#ifdef DNNSIM_CUDA_MODULE
+  void* module = ::dlopen(DNNSIM_CUDA_MODULE, RTLD_NOW | RTLD_LOCAL);
+  const auto entry = module == nullptr ? nullptr
+                                       : reinterpret_cast<void (*)(CalibrationBackendRegistry*)>(
+                                             ::dlsym(module, "dnnsim_register_cuda_calibration_backend"));
+  if (entry == nullptr) {
+    std::cerr << fmt::format("dnnsim: the CUDA calibration backend could not be loaded: {}\n", ::dlerror());
+    return;
+  }
+  entry(&registry);  // the module stays loaded: the backend's code is in it
+#else
+  (void)registry;
+#endif
+}
+
+}  // namespace
 
 const CalibrationBackendRegistry& calibration_backends() {
   static const CalibrationBackendRegistry registry = [] {
     CalibrationBackendRegistry r("calibration backend");
     register_builtin_calibration_backends(r);
-#ifdef DNNSIM_WITH_CUDA
-    register_cuda_calibration_backend(r);
-#endif
+    register_cuda_module(r);
     return r;
   }();
   return registry;

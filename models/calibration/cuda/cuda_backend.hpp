@@ -1,7 +1,8 @@
 // The "cuda" calibration backend: dnnsim's CUDA microkernels (GEMM tiled and cuBLAS, STREAM triad,
 // elementwise, memcpy host/device/peer; docs/calibration-cuda.md) behind the CalibrationBackend
 // interface. This library (dnnsim::calibration_cuda) exists only when CMake found nvcc
-// (cmake/OptionalCuda.cmake); its users test `#ifdef DNNSIM_WITH_CUDA`, a PUBLIC definition of it.
+// (cmake/OptionalCuda.cmake); dnnsim loads it as a module when the backend is asked for
+// (cuda_module.cc, sim/cli/calibrate.cpp).
 // On a machine without a usable device, available() is false with "no CUDA device is present (…)"
 // and run() throws instead of touching the GPU.
 #pragma once
