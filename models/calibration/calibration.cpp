@@ -126,6 +126,17 @@ class TableReader {
           table.copies[name] = read_curve(curve, Dimension::bytes, CurveValue::bandwidth, "copy points");
       map.finish();
     }
+    if (YAML::Node collectives = top.get("collectives"); collectives.IsDefined()) {
+      MapReader map(reader_, collectives, "collectives");
+      CollectiveCalibration calibration;
+      if (auto latency = map.quantity<Seconds>("latency", true)) {
+        if (latency->value() < 0) reader_.error(map.get("latency"), "the collective latency must not be negative");
+        calibration.latency = *latency;
+      }
+      if (auto efficiency = map.number("link_efficiency", 0.001, 1.0, true)) calibration.link_efficiency = *efficiency;
+      map.finish();
+      table.collectives = calibration;
+    }
     top.finish();
     return table;
   }
@@ -368,6 +379,9 @@ std::string dump_calibration(const CalibrationTable& table) {
     for (const auto& [size, rate] : it->second.points)
       out += fmt::format("    - {{size: {}, bandwidth: {}}}\n", bytes_text(size), bandwidth_text(rate));
   }
+  if (table.collectives)
+    out += fmt::format("collectives: {{latency: \"{:.6g}us\", link_efficiency: {:.6g}}}\n",
+                       table.collectives->latency.value() * 1e6, table.collectives->link_efficiency);
   return out;
 }
 

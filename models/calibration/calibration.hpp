@@ -40,6 +40,15 @@ struct GemmEfficiencyGrid {
   [[nodiscard]] double at(double m_size, double n_size, double k_size) const;
 };
 
+// NCCL collectives among GPUs of one node, as fitted on nccl-tests timings (docs/calibration.md,
+// "Collectives"): the time of a collective call is latency + what its flows take on links that
+// reach link_efficiency of their nominal bandwidth. For a ring all-reduce of S bytes over p GPUs on
+// links of bandwidth B: latency + 2(p−1)/p · S / (link_efficiency · B), plus the links' own latencies.
+struct CollectiveCalibration {
+  Seconds latency{0};            // fixed cost per collective call (kernel launch, protocol set-up), ≥ 0
+  double link_efficiency = 1.0;  // in (0, 1]: scales the node's GPU-to-GPU links (gpu_link)
+};
+
 // What a curve is indexed by: compute curves by FLOPs per kernel, the memory curve by bytes moved.
 struct CalibrationTable {
   std::string device;  // catalog GPU name, or "cpu" for the host
@@ -57,6 +66,8 @@ struct CalibrationTable {
   EfficiencyCurve memory;  // efficiency of memory-bound kernels against bytes moved
   // Copies, bytes/s against bytes: "host_to_device", "device_to_host", "device_to_device", "peer".
   std::map<std::string, EfficiencyCurve> copies;
+  // Collectives inside a node on this GPU; unset: none (no latency, nominal links).
+  std::optional<CollectiveCalibration> collectives;
 };
 
 // The copy kinds a table may hold, in file order.

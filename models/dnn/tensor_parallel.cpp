@@ -89,6 +89,10 @@ Bytes layer_activation_bytes(const TransformerShape& shape, int micro_batch, con
   return Bytes(sbh * ((options.sequence_parallel ? 34.0 / t : 10.0 + 24.0 / t) + attention));
 }
 
+Bytes tensor_parallel_call_bytes(const TransformerShape& shape, int micro_batch) {
+  return Bytes(static_cast<double>(micro_batch) * shape.seq * shape.hidden * kActivationBytes);
+}
+
 TensorParallelTraffic block_traffic(const TransformerShape& shape, int micro_batch, const TensorParallelOptions& options) {
   if (options.degree <= 1) return {};
   const Bytes buffer(static_cast<double>(micro_batch) * shape.seq * shape.hidden * kActivationBytes);

@@ -86,6 +86,9 @@ struct TensorParallelTraffic {
     return {x.all_reduce + y.all_reduce, x.all_gather + y.all_gather, x.reduce_scatter + y.reduce_scatter};
   }
 };
+// The buffer of one tensor-parallel call, b·s·h fp16 values: every term of block_traffic and
+// range_traffic is a whole number of such calls (size / this = the NCCL calls a task stands for).
+[[nodiscard]] Bytes tensor_parallel_call_bytes(const TransformerShape& shape, int micro_batch);
 [[nodiscard]] TensorParallelTraffic block_traffic(const TransformerShape& shape, int micro_batch,
                                                   const TensorParallelOptions& options);
 

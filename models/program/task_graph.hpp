@@ -100,6 +100,10 @@ struct Collective {
   DeviceId root = 0;  // broadcast source
   // Unset: the workload's `collective_fidelity`, else the default rule (default_collective_fidelity).
   std::optional<CollectiveFidelity> fidelity;
+  // How many library calls of equal size this task stands for (a lowering that sums the same-group
+  // calls of a step into one task: Megatron's per-block all-reduces). The calibrated per-call latency
+  // (CollectiveCalibration::latency) is paid once per call; the bytes are `size` in all.
+  std::uint32_t calls = 1;
 };
 
 struct Task {

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -230,10 +231,14 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     if (!workload.transformer || ranks < 2) return computes;
     const TensorParallelTraffic traffic =
         range_traffic(model, *workload.transformer, layers.begin, layers.end, samples, workload.tensor_parallel, backward);
+    const double call_bytes = tensor_parallel_call_bytes(*workload.transformer, samples).value();
     std::vector<TaskId> last = computes;
     const auto add = [&](CollectiveKind kind, Bytes size) {
       if (size.value() <= 0) return;
-      Task task = task_of(Collective{kind, group_gpus(group), size, "", 0}, compute_stream, Phase::communication,
+      Collective collective{kind, group_gpus(group), size, "", 0};
+      // One task for the step's calls of this kind (fewer tasks), each call still paying its latency.
+      collective.calls = static_cast<std::uint32_t>(std::lround(size.value() / call_bytes));
+      Task task = task_of(std::move(collective), compute_stream, Phase::communication,
                           fmt::format("tp {} {}", collective_kind_name(kind), label), task_iteration);
       task.deps = last;
       const TaskId id = graph.add(std::move(task));

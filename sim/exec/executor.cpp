@@ -26,12 +26,13 @@ constexpr std::uint32_t kMoreWork = kNone - 1;  // StreamSlot::waiting_on of an 
 // The unit of execution after lowering. A task becomes one operation (compute, transfer) or, for a
 // collective, a start barrier, its steps (step fidelity) or per phase one `flows` op per sender and a
 // phase barrier (flow fidelity), an end barrier and one fence per member stream (so that a member's
-// later work on that stream waits for the collective, as it would behind an NCCL kernel).
-enum class OpKind : std::uint8_t { compute, transfer, flows, barrier, fence };
+// later work on that stream waits for the collective, as it would behind an NCCL kernel). A
+// calibrated collective starts with a `delay` per member: the fixed latency of its calls.
+enum class OpKind : std::uint8_t { compute, transfer, flows, barrier, fence, delay };
 
 // 32 bytes: there are millions of these in a step-level run at a thousand GPUs.
 struct Op {
-  double amount = 0;  // flop for the host (duration × host speed) or bytes
+  double amount = 0;  // flop for the host (duration × host speed), bytes, or seconds for a delay
   TaskId task = 0;
   DeviceId device = 0;  // compute device, transfer or flows source
   std::uint32_t dst = 0;  // transfer destination; for `flows`, the index of its first FlowSpec
@@ -199,6 +200,27 @@ void Executor::Impl::lower_collective(const Task& task, TaskId id, std::uint32_t
   end.task = id;
   end.ends_task = true;
 
+  // The calibrated fixed cost of the calls (CollectiveCalibration::latency; the slowest member's
+  // table, if they differ): one delay at the head of every member's queue for the collective, so
+  // that each member's first step leaves `latency × calls` after the start and the rest follows
+  // (α + the expansion's time: the α–β form NCCL's own tuning model uses).
+  double latency = 0;
+  for (DeviceId member : collective.group)
+    if (const CalibrationTable* table = devices[member].calibration; table && table->collectives)
+      latency = std::max(latency, table->collectives->latency.value());
+  const double delay = latency * collective.calls;
+  std::vector<std::uint32_t> delay_of_member;
+  if (delay > 0)
+    for (DeviceId member : collective.group) {
+      Op op;
+      op.kind = OpKind::delay;
+      op.task = id;
+      op.device = member;
+      op.amount = delay;
+      delay_of_member.push_back(add_on_stream(op, task.stream));
+      depend(delay_of_member.back(), start_index);
+    }
+
   std::uint32_t end_index = 0;
   if (effective_collective_fidelity(collective, options.collective_fidelity, topology) == CollectiveFidelity::step) {
     const CollectiveExpansion expansion = expand_collective(collective, topology, task.origin);
@@ -259,6 +281,7 @@ void Executor::Impl::lower_collective(const Task& task, TaskId id, std::uint32_t
     end_index = add_op(end);
     depend(end_index, phase_start);
   }
+  for (std::uint32_t d : delay_of_member) depend(end_index, d);  // also when the expansion has no step
   for (DeviceId member : collective.group) {
     Op fence;
     fence.kind = OpKind::fence;
@@ -413,6 +436,9 @@ void Executor::Impl::run_stream(StreamSlot& slot) {
         }
         break;
       }
+      case OpKind::delay:
+        sg4::this_actor::sleep_for(op.amount);
+        break;
       case OpKind::fence:
       case OpKind::barrier:
         break;

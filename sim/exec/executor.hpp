@@ -69,7 +69,9 @@ struct DeviceBinding {
   simgrid::s4u::Host* host = nullptr;
   const GpuSpec* gpu = nullptr;
   double compute_efficiency = 1.0;
-  const CalibrationTable* calibration = nullptr;  // when set, its curves replace compute_efficiency
+  // When set, its curves replace compute_efficiency, and its collectives section (if any) gives the
+  // latency per call of the collectives this device takes part in.
+  const CalibrationTable* calibration = nullptr;
 };
 
 struct ExecutorOptions {

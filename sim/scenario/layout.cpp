@@ -58,6 +58,13 @@ class LayoutBuilder {
     const auto gpus = static_cast<std::uint32_t>(type.gpus_per_node);
     for (std::uint32_t g = 0; g < gpus; ++g) result.gpus.push_back(fmt::format("{}/gpu{}", node.name, g));
 
+    // A calibration table's collectives section: GPU-to-GPU flows reach only this fraction of the
+    // link's nominal bandwidth (NCCL's measured bus bandwidth, docs/calibration.md "Collectives").
+    const BytesPerSecond gpu_link_bandwidth =
+        type.calibration && type.calibration->collectives
+            ? BytesPerSecond(type.gpu_link_bandwidth.value() * type.calibration->collectives->link_efficiency)
+            : type.gpu_link_bandwidth;
+
     std::optional<std::uint32_t> host_bridge;
     if (type.fabric == IntraNodeFabric::pcie && type.host_bridge_bandwidth)
       host_bridge = add_link(node.name + "/host_bridge", *type.host_bridge_bandwidth, Seconds(0),
@@ -67,13 +74,13 @@ class LayoutBuilder {
     std::vector<std::uint32_t> pcie(gpus);
     const bool pcie_fabric = type.fabric == IntraNodeFabric::pcie;
     for (std::uint32_t g = 0; g < gpus; ++g)
-      pcie[g] = add_link(result.gpus[g] + "/pcie", pcie_fabric ? type.gpu_link_bandwidth : type.pcie_bandwidth,
+      pcie[g] = add_link(result.gpus[g] + "/pcie", pcie_fabric ? gpu_link_bandwidth : type.pcie_bandwidth,
                          pcie_fabric ? type.gpu_link_latency : type.pcie_latency);
 
     std::vector<std::uint32_t> ports;
     if (type.fabric == IntraNodeFabric::nvswitch)
       for (std::uint32_t g = 0; g < gpus; ++g)
-        ports.push_back(add_link(result.gpus[g] + "/nvswitch", type.gpu_link_bandwidth, type.gpu_link_latency));
+        ports.push_back(add_link(result.gpus[g] + "/nvswitch", gpu_link_bandwidth, type.gpu_link_latency));
 
     for (std::uint32_t a = 0; a < gpus; ++a)
       for (std::uint32_t b = a + 1; b < gpus; ++b) {
@@ -83,7 +90,7 @@ class LayoutBuilder {
             route = {Hop{ports[a], true}, Hop{ports[b], false}};
             break;
           case IntraNodeFabric::nvlink_mesh:
-            route = {Hop{add_link(fmt::format("{}/gpu{}-gpu{}/nvlink", node.name, a, b), type.gpu_link_bandwidth,
+            route = {Hop{add_link(fmt::format("{}/gpu{}-gpu{}/nvlink", node.name, a, b), gpu_link_bandwidth,
                                   type.gpu_link_latency),
                          true}};
             break;

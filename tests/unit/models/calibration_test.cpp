@@ -254,6 +254,26 @@ peak: {fp16: "125TFlops"}
 memory_bandwidth: "900GB/s"
 )";
 
+// The collectives section (NCCL latency per call, link efficiency): read, written back the same,
+// and checked (latency is a duration, the efficiency in (0, 1]).
+TEST(CalibrationFile, CollectivesSectionRoundTripAndErrors) {
+  const CalibrationTable table = load_calibration(write_temp(
+      "collectives.yaml", kValidHead + "memory: [{size: \"1GiB\", efficiency: 0.88}]\n"
+                                       "collectives: {latency: \"41.5us\", link_efficiency: 0.69}\n"));
+  ASSERT_TRUE(table.collectives.has_value());
+  EXPECT_NEAR(table.collectives->latency.value(), 41.5e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(table.collectives->link_efficiency, 0.69);
+  const std::string text = dump_calibration(table);
+  EXPECT_EQ(dump_calibration(load_calibration(write_temp("collectives_again.yaml", text))), text);
+  EXPECT_FALSE(load_calibration(write_temp("none.yaml", kValidHead)).collectives.has_value());
+
+  const auto errors = errors_of("bad_collectives.yaml", kValidHead + "collectives: {latency: 40, link_efficiency: 1.5}\n");
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].location.line, 5);
+  EXPECT_THAT(errors[0].message, HasSubstr("unit"));
+  EXPECT_EQ(errors[1].location.line, 5);
+}
+
 TEST(CalibrationFile, UnknownKeyIsLocatedWithSuggestion) {
   const auto errors = errors_of("unknown_key.yaml", R"(device: V100-16GB
 source: "test"

@@ -1,0 +1,84 @@
+// A calibration table's `collectives` section (docs/calibration.md, "Collectives"): a fixed latency
+// per collective call, paid before the expansion's steps, and links that reach a fraction of their
+// nominal bandwidth. SimGrid's CM02 without cross-traffic gives a flow alone on its route
+// latency + size / narrowest bandwidth (tests/component/collective_fidelity_test.cpp).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/run/simulation.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/scenario_files.hpp"
+#include "tests/support/temp_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+// 4 GPUs on an NVSwitch of 100 GB/s ports without latency; the table (when given) adds 30 µs per
+// call and halves what the ports carry.
+std::string four_gpus(bool calibrated) {
+  std::string yaml = R"(
+name: calibrated-collectives
+cluster:
+  node_types:
+    box:
+      gpu: A100-80GB-SXM
+      gpus_per_node: 4
+      fabric: nvswitch
+      gpu_link: {bandwidth: "100GB/s", latency: "0s"}
+      nic: {bandwidth: "25GB/s", latency: "0s"}
+  nodes: [{type: box}]
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "1GFlop"}]}
+  global_batch: 8
+)";
+  if (!calibrated) return yaml;
+  testing::write_file("a100.yaml", R"(
+device: "A100-80GB-SXM"
+source: "test"
+peak: {fp16: "312TFlops"}
+memory_bandwidth: "2TB/s"
+collectives: {latency: "30us", link_efficiency: 0.5}
+)");
+  return yaml + "calibration: a100.yaml\n";
+}
+
+// The duration of one ring all-reduce of `bytes` over the 4 GPUs standing for `calls` calls.
+double all_reduce_time(bool calibrated, double bytes, std::uint32_t calls, CollectiveFidelity fidelity) {
+  const Scenario scenario = testing::load(four_gpus(calibrated));
+  return testing::in_child([&] {
+    TaskGraph graph;
+    for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+    Collective collective{CollectiveKind::all_reduce, {0, 1, 2, 3}, Bytes(bytes), "ring", 0};
+    collective.calls = calls;
+    collective.fidelity = fidelity;
+    Task task{collective};
+    task.stream = graph.add_stream("comm");
+    graph.add(std::move(task));
+    const SimulationResult result = simulate(scenario, std::move(graph), {});
+    return std::vector<double>{result.task_end[0] - result.task_start[0]};
+  })[0];
+}
+
+// Ring all-reduce of S bytes over p GPUs (docs/collectives.md): 2(p − 1) rounds, each member sending
+// S/p to the next one up its port and down the next one's, one flow per port direction at a time, so
+// each round takes S/(p·B') with B' the port bandwidth the flows reach. With the table:
+//   T = calls · α + 2(p − 1)/p · S / (η · B)
+// S = 64 MiB, p = 4, B = 100 GB/s, η = 0.5, α = 30 µs, calls = 3:
+//   3 · 30 µs + 1.5 · 67,108,864 B / 50 GB/s = 90 µs + 2,013.27 µs.
+TEST(CollectiveCalibration, LatencyPerCallAndLinkEfficiency) {
+  const double bytes = 64.0 * 1024 * 1024;
+  const double bandwidth_term = 1.5 * bytes / 50e9;
+  for (const CollectiveFidelity fidelity : {CollectiveFidelity::step, CollectiveFidelity::flow}) {
+    EXPECT_NEAR(all_reduce_time(true, bytes, 3, fidelity), 3 * 30e-6 + bandwidth_term, 1e-9);
+    EXPECT_NEAR(all_reduce_time(true, bytes, 1, fidelity), 30e-6 + bandwidth_term, 1e-9);
+    // Without the table: no latency, the nominal 100 GB/s.
+    EXPECT_NEAR(all_reduce_time(false, bytes, 3, fidelity), 1.5 * bytes / 100e9, 1e-9);
+  }
+}
+
+}  // namespace
+}  // namespace dnnsim
