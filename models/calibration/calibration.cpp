@@ -369,7 +369,8 @@ std::string dump_calibration(const CalibrationTable& table) {
         for (double k : grid.k)
           out += fmt::format("      - {{m: {}, n: {}, k: {}, efficiency: {:.6g}}}\n", m, n, k, grid.efficiency[index++]);
   }
-  out += table.memory.points.empty() ? "memory: []\n" : "memory:\n";
+  // `memory` is optional, and a curve needs points: a table without one has no section.
+  if (!table.memory.points.empty()) out += "memory:\n";
   dump_points(out, table.memory, "  ", false);
   out += table.copies.empty() ? "copies: {}\n" : "copies:\n";
   for (const std::string& name : calibration_copy_names()) {

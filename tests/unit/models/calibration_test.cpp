@@ -265,7 +265,10 @@ TEST(CalibrationFile, CollectivesSectionRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(table.collectives->link_efficiency, 0.69);
   const std::string text = dump_calibration(table);
   EXPECT_EQ(dump_calibration(load_calibration(write_temp("collectives_again.yaml", text))), text);
-  EXPECT_FALSE(load_calibration(write_temp("none.yaml", kValidHead)).collectives.has_value());
+  const CalibrationTable none = load_calibration(write_temp("none.yaml", kValidHead));
+  EXPECT_FALSE(none.collectives.has_value());
+  // A table without a memory curve is written without the section, and reads back.
+  EXPECT_TRUE(load_calibration(write_temp("none_again.yaml", dump_calibration(none))).memory.points.empty());
 
   const auto errors = errors_of("bad_collectives.yaml", kValidHead + "collectives: {latency: 40, link_efficiency: 1.5}\n");
   ASSERT_EQ(errors.size(), 2u);
