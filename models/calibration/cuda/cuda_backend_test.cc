@@ -15,10 +15,6 @@
 #include "models/calibration/cuda/microbench.cuh"
 #include "models/hardware/catalog.hpp"
 
-#ifndef DNNSIM_WITH_CUDA
-#error "dnnsim::calibration_cuda must define DNNSIM_WITH_CUDA for its users"
-#endif
-
 namespace dnnsim {
 namespace {
 
