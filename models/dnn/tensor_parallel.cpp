@@ -95,7 +95,7 @@ Bytes tensor_parallel_call_bytes(const TransformerShape& shape, int micro_batch)
 
 TensorParallelTraffic block_traffic(const TransformerShape& shape, int micro_batch, const TensorParallelOptions& options) {
   if (options.degree <= 1) return {};
-  const Bytes buffer(static_cast<double>(micro_batch) * shape.seq * shape.hidden * kActivationBytes);
+  const Bytes buffer = tensor_parallel_call_bytes(shape, micro_batch);
   if (options.sequence_parallel) return {Bytes(0), buffer * 2.0, buffer * 2.0};
   return {buffer * 2.0, Bytes(0), Bytes(0)};
 }

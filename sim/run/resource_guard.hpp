@@ -45,6 +45,8 @@ struct ResourceEstimate {
 // run.memory_budget, or half of this machine's physical memory.
 [[nodiscard]] Bytes memory_budget(const Scenario& scenario);
 
+// The guard on a scenario as a whole (WorkloadKind::size), for callers that hold no lowered graph;
+// a run is guarded on the graph it simulates instead (check_graph_resources, below).
 // @throw InputError (at run.memory_budget when given, else at the workload) when the estimate is
 // over the budget: the estimate, the budget and each change that would fit.
 // @return the estimate (empty when the workload kind cannot tell)
