@@ -60,11 +60,18 @@ PrefixSummary summarize(const std::vector<Formula2Stage>& entries, int micro_bat
   return summary;
 }
 
+// A stage of a prefix. Its GPUs and the prefix's are owned by the search's transitions (below),
+// which live as long as the search, so that keeping a prefix copies no device lists.
+struct PrefixStage {
+  LayerRange layers;
+  const std::vector<DeviceId>* devices = nullptr;
+};
+
 // A planned prefix: its stages, their Formula 2 entries (with the cuts between them) and its GPUs.
 struct Prefix {
-  std::vector<StageSpec> stages;
+  std::vector<PrefixStage> stages;
   std::vector<Formula2Stage> entries;
-  std::vector<bool> used;
+  const std::vector<bool>* used = nullptr;
   int used_count = 0;
   PrefixSummary summary;
 };
@@ -88,7 +95,7 @@ class PrefixSet {
   // Keeps `candidate`, which admits() accepted, and drops what it dominates or pushes out.
   void keep(Prefix&& candidate) {
     std::erase_if(prefixes_, [&](const Prefix& kept) {
-      return same_future(kept, candidate.used, candidate.stages.back().devices) &&
+      return same_future(kept, *candidate.used, *candidate.stages.back().devices) &&
              candidate.summary.no_worse_than(kept.summary);
     });
     const auto position = std::upper_bound(
@@ -106,7 +113,7 @@ class PrefixSet {
 
  private:
   static bool same_future(const Prefix& kept, const std::vector<bool>& used, std::span<const DeviceId> last_stage) {
-    return kept.used == used && std::ranges::equal(kept.stages.back().devices, last_stage);
+    return *kept.used == used && std::ranges::equal(*kept.stages.back().devices, last_stage);
   }
   std::size_t capacity_;
   std::vector<Prefix> prefixes_;
@@ -311,10 +318,63 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
     return *(slots[cut][id] = &states[cut].try_emplace(key, capacity).first->second);
   };
   const std::vector<bool> none(devices, false);
-  states[0].try_emplace(policy.state_key(none), capacity).first->second.keep(Prefix{{}, {}, none, 0, {}});
+  states[0].try_emplace(policy.state_key(none), capacity).first->second.keep(Prefix{{}, {}, &none, 0, {}});
+  // What a prefix's candidate groups need that depends neither on its layers nor on the cut: the
+  // groups the policy offers for each stage size, the state each leads to and the groups' costs.
+  // It is a function of the prefix's used GPUs and last stage, and those pairs repeat across block
+  // boundaries (GPT-2 XL over 32 GPUs: 48 k prefixes extended, 6 k distinct pairs), so it is built
+  // once per pair, in the policy's order, and kept for the whole search: the kept prefixes point at
+  // its groups and GPU sets.
+  struct Transition {
+    int count = 0;
+    std::vector<DeviceId> group;
+    std::vector<bool> used;  // the prefix's GPUs and the group's
+    std::size_t next_id = 0;
+    const std::string* next_key = nullptr;  // owned by key_ids
+    const StageCostModel::GroupCosts* stage_costs = nullptr;
+    const StageCostModel::GroupCosts* rest_costs = nullptr;
+  };
+  struct TransitionKey {
+    std::vector<bool> used;
+    std::vector<DeviceId> previous;
+    bool operator==(const TransitionKey&) const = default;
+  };
+  struct TransitionHash {
+    std::size_t operator()(const TransitionKey& key) const {
+      std::size_t hash = std::hash<std::vector<bool>>{}(key.used);
+      for (DeviceId d : key.previous) hash = (hash ^ d) * 1099511628211ull;
+      return hash;
+    }
+  };
+  std::unordered_map<TransitionKey, std::vector<Transition>, TransitionHash> transitions;
+  std::vector<DeviceId> rest;  // a candidate's last stage: the GPUs its transition leaves unused
+  const auto transitions_of = [&](const std::vector<bool>& prefix_used, int used_count,
+                                  std::span<const DeviceId> previous) -> const std::vector<Transition>& {
+    auto [it, inserted] =
+        transitions.try_emplace(TransitionKey{prefix_used, std::vector<DeviceId>(previous.begin(), previous.end())});
+    if (!inserted) return it->second;
+    const int free = devices - used_count;
+    for (int count = 1; count < free && count <= micro_batch; ++count)
+      for (std::vector<DeviceId>& group : policy.place(prefix_used, previous, count)) {
+        Transition& t = it->second.emplace_back();
+        t.count = count;
+        t.used = prefix_used;
+        for (DeviceId d : group) t.used[d] = true;
+        unused_devices(t.used, rest);
+        const auto key = key_ids.try_emplace(policy.state_key(t.used), key_ids.size()).first;
+        t.next_id = key->second;
+        t.next_key = &key->first;
+        t.stage_costs = &cost.group_costs(group);
+        t.rest_costs = &cost.group_costs(rest);
+        t.group = std::move(group);
+      }
+    return it->second;
+  };
   std::vector<Formula2Stage> scratch;
-  std::vector<bool> used;       // a candidate's GPUs: the prefix's and its new stage's
-  std::vector<DeviceId> rest;   // the others, the candidate's last stage
+  // The cuts into and out of a candidate's stage, rebuilt per group in the same storage (kept per
+  // transition they would take most of the search's memory: up to senders + receivers transfers each).
+  StageCostModel::CutPattern cut_in_pattern;
+  StageCostModel::CutPattern cut_out;
   std::vector<double> later_state_bound(boundaries.size() + 1);
   const double lowest = -std::numeric_limits<double>::infinity();
   // Asked before every prefix is extended: one prefix's transitions take milliseconds, a boundary's
@@ -336,113 +396,116 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
         const int stages = stage_index + 2;  // the prefix, the new stage, the rest
         bool prefix_fits = true;
         for (int s = 0; s < stage_index && prefix_fits; ++s)
-          prefix_fits = cost.fits(prefix.stages[s].layers, prefix.stages[s].devices, s, stages);
+          prefix_fits = cost.fits(prefix.stages[s].layers, *prefix.stages[s].devices, s, stages);
         if (!prefix_fits) continue;  // more stages only keep more micro-batches in flight
         const std::span<const DeviceId> previous = prefix.stages.empty()
                                                        ? std::span<const DeviceId>()
-                                                       : std::span<const DeviceId>(prefix.stages.back().devices);
+                                                       : std::span<const DeviceId>(*prefix.stages.back().devices);
         std::vector<std::size_t> replicas;  // the shape of the complete plans: the prefix's, the stage's, the rest's
-        for (const StageSpec& kept_stage : prefix.stages) replicas.push_back(kept_stage.devices.size());
+        for (const PrefixStage& kept_stage : prefix.stages) replicas.push_back(kept_stage.devices->size());
         replicas.resize(stage_index + 2);
-        for (int count = 1; count < free && count <= micro_batch; ++count) {
+        for (const Transition& transition : transitions_of(*prefix.used, prefix.used_count, previous)) {
+          const int count = transition.count;
           // With more rest GPUs than samples the completion is no plan, but the prefix may still grow.
           const bool rest_has_samples = free - count <= micro_batch;
-          for (const std::vector<DeviceId>& group : policy.place(prefix.used, previous, count)) {
-            used = prefix.used;
-            for (DeviceId d : group) used[d] = true;
-            unused_devices(used, rest);
-            const std::string next_key = policy.state_key(used);
-            const std::size_t next_id = key_ids.try_emplace(next_key, key_ids.size()).first->second;
-            // What does not depend on the cut, once per group: the groups' timings and links, the
-            // cut into the stage, the transfers of the cut out of it, how far the stage may grow.
-            const StageCostModel::GroupCosts& stage_costs = cost.group_costs(group);
-            const StageCostModel::GroupCosts& rest_costs = cost.group_costs(rest);
-            const StageCostModel::CutPattern cut_out = cost.cut_pattern(group, rest);
-            const std::size_t stage_end_limit = cost.max_fitting_end(j, group, stage_index, stages);
-            scratch = prefix.entries;
-            Seconds cut_in{0};
-            if (!prefix.stages.empty()) {
-              cut_in = cost.cut(prefix.stages.back().layers.end - 1, cost.cut_pattern(previous, group));
-              scratch.push_back(Formula2Stage{cut_in, cut_in, Seconds(0)});
+          const std::vector<DeviceId>& group = transition.group;
+          const std::vector<bool>& used = transition.used;
+          unused_devices(used, rest);
+          const std::size_t next_id = transition.next_id;
+          const StageCostModel::GroupCosts& stage_costs = *transition.stage_costs;
+          const StageCostModel::GroupCosts& rest_costs = *transition.rest_costs;
+          bool cut_out_built = false;  // built for the first candidate scored: most groups have none
+          // How far the stage may grow depends on where it starts and how many stages follow.
+          const std::size_t stage_end_limit = cost.max_fitting_end(j, group, stage_index, stages);
+          scratch = prefix.entries;
+          Seconds cut_in{0};
+          if (!prefix.stages.empty()) {
+            cost.cut_pattern(previous, group, cut_in_pattern);
+            cut_in = cost.cut(prefix.stages.back().layers.end - 1, cut_in_pattern);
+            scratch.push_back(Formula2Stage{cut_in, cut_in, Seconds(0)});
+          }
+          const std::size_t base_entries = scratch.size();
+          replicas[stage_index] = group.size();
+          replicas[stage_index + 1] = rest.size();
+          double plan_bound = rest_has_samples ? best_plans.bound(replicas) : lowest;
+          // The bound (below) a candidate must beat for the set of the prefixes ending at each cut:
+          // at every later cut the stage can still reach, the largest; sets only get harder to
+          // enter as the search goes on. Cuts beyond stage_end_limit are never tried (the loop
+          // below stops there), so they take no part.
+          const std::vector<double>& next_admission = admission_of(next_id);
+          std::size_t reachable = b + 1;  // one past the last cut the stage can reach
+          while (reachable < boundaries.size() && boundaries[reachable] <= stage_end_limit) ++reachable;
+          later_state_bound[reachable] = lowest;
+          for (std::size_t c = reachable; c-- > b + 1;) {
+            double here = lowest;  // a prefix ending at the last cut leaves one unit: no split left
+            if (c + 2 < boundaries.size()) here = next_admission[c];
+            later_state_bound[c] = std::max(here, later_state_bound[c + 1]);
+          }
+          for (std::size_t c = b + 1; c + 1 < boundaries.size(); ++c) {
+            const std::size_t cut = boundaries[c];
+            // A longer stage needs more memory: once it does not fit, no longer one will.
+            if (cut > stage_end_limit) break;
+            if (fewest[cut] > free - count) continue;
+            const LayerRange stage_layers{j, cut};
+            const LayerRange last_layers{cut, layers};
+            const PassTimes stage_times = cost.compute(stage_layers, stage_costs);
+            const PassTimes last_times = cost.compute(last_layers, rest_costs);
+            // Branch and bound, exact: a lower bound on this candidate's Formula 2 (below) that
+            // neither the kept plans nor the prefix set at this cut would take is not scored, and
+            // once the new stage's own term exceeds what any later cut could still enter, no
+            // longer stage is tried.
+            const LowerBound bound =
+                formula2_lower_bound(prefix.summary, cut_in, stage_times, last_times, micro_batches);
+            if (options.bound && exceeds(bound.stage, std::max(plan_bound, later_state_bound[c]))) {
+              for (std::size_t skipped = c; skipped + 1 < boundaries.size() && boundaries[skipped] <= stage_end_limit;
+                   ++skipped)
+                outcome.bounded += fewest[boundaries[skipped]] > free - count ? 0 : 1;
+              break;
             }
-            const std::size_t base_entries = scratch.size();
-            replicas[stage_index] = group.size();
-            replicas[stage_index + 1] = rest.size();
-            double plan_bound = rest_has_samples ? best_plans.bound(replicas) : lowest;
-            // The bound (below) a candidate must beat for the set of the prefixes ending at each cut:
-            // at every later cut the stage can still reach, the largest; sets only get harder to
-            // enter as the search goes on. Cuts beyond stage_end_limit are never tried (the loop
-            // below stops there), so they take no part.
-            const std::vector<double>& next_admission = admission_of(next_id);
-            std::size_t reachable = b + 1;  // one past the last cut the stage can reach
-            while (reachable < boundaries.size() && boundaries[reachable] <= stage_end_limit) ++reachable;
-            later_state_bound[reachable] = lowest;
-            for (std::size_t c = reachable; c-- > b + 1;) {
-              double here = lowest;  // a prefix ending at the last cut leaves one unit: no split left
-              if (c + 2 < boundaries.size()) here = next_admission[c];
-              later_state_bound[c] = std::max(here, later_state_bound[c + 1]);
+            double state_bound = lowest;
+            if (c + 2 < boundaries.size()) state_bound = next_admission[c];
+            if (options.bound && exceeds(bound.whole, std::max(plan_bound, state_bound))) {
+              ++outcome.bounded;
+              continue;
             }
-            for (std::size_t c = b + 1; c + 1 < boundaries.size(); ++c) {
-              const std::size_t cut = boundaries[c];
-              // A longer stage needs more memory: once it does not fit, no longer one will.
-              if (cut > stage_end_limit) break;
-              if (fewest[cut] > free - count) continue;
-              const LayerRange stage_layers{j, cut};
-              const LayerRange last_layers{cut, layers};
-              const PassTimes stage_times = cost.compute(stage_layers, stage_costs);
-              const PassTimes last_times = cost.compute(last_layers, rest_costs);
-              // Branch and bound, exact: a lower bound on this candidate's Formula 2 (below) that
-              // neither the kept plans nor the prefix set at this cut would take is not scored, and
-              // once the new stage's own term exceeds what any later cut could still enter, no
-              // longer stage is tried.
-              const LowerBound bound =
-                  formula2_lower_bound(prefix.summary, cut_in, stage_times, last_times, micro_batches);
-              if (options.bound && exceeds(bound.stage, std::max(plan_bound, later_state_bound[c]))) {
-                for (std::size_t skipped = c; skipped + 1 < boundaries.size() && boundaries[skipped] <= stage_end_limit;
-                     ++skipped)
-                  outcome.bounded += fewest[boundaries[skipped]] > free - count ? 0 : 1;
-                break;
-              }
-              double state_bound = lowest;
-              if (c + 2 < boundaries.size()) state_bound = next_admission[c];
-              if (options.bound && exceeds(bound.whole, std::max(plan_bound, state_bound))) {
-                ++outcome.bounded;
-                continue;
-              }
-              scratch.resize(base_entries);
-              scratch.push_back(
-                  Formula2Stage{stage_times.forward, stage_times.backward, cost.all_reduce(stage_layers, stage_costs)});
-              const std::size_t prefix_entries = scratch.size();
-              const Seconds transfer = cost.cut(cut - 1, cut_out);
-              scratch.push_back(Formula2Stage{transfer, transfer, Seconds(0)});
-              scratch.push_back(
-                  Formula2Stage{last_times.forward, last_times.backward, cost.all_reduce(last_layers, rest_costs)});
-              const Seconds latency = formula2_latency(scratch, micro_batches);
-              ++outcome.candidates;
-              if (rest_has_samples && best_plans.admits(latency) && cost.fits(last_layers, rest, stages - 1, stages)) {
-                best_plans.offer(replicas, latency, [&] {
-                  std::vector<StageSpec> complete = prefix.stages;
-                  complete.push_back(StageSpec{stage_layers, group});
-                  complete.push_back(StageSpec{last_layers, rest});
-                  return complete;
-                });
-                plan_bound = best_plans.bound(replicas);
-              }
-              if (c + 2 >= boundaries.size()) continue;  // a prefix ending at the last cut leaves one unit: no split left
-              // A full set takes only a faster one-stage completion (PrefixSet::admits), and the
-              // candidate's is `latency`: most are refused here, before anything is summarized.
-              if (!(latency.value() < next_admission[c])) continue;
-              scratch.resize(prefix_entries);
-              const PrefixSummary summary = summarize(scratch, micro_batches, latency);
-              PrefixSet& kept_here = make_set(cut, next_id, next_key);
-              if (!kept_here.admits(used, group, summary)) continue;
-              Prefix extended{{}, scratch, used, prefix.used_count + count, summary};
-              extended.stages.reserve(prefix.stages.size() + 1);
-              extended.stages = prefix.stages;
-              extended.stages.push_back(StageSpec{stage_layers, group});
-              kept_here.keep(std::move(extended));
-              admission[next_id][c] = kept_here.admission_bound();
+            scratch.resize(base_entries);
+            scratch.push_back(
+                Formula2Stage{stage_times.forward, stage_times.backward, cost.all_reduce(stage_layers, stage_costs)});
+            const std::size_t prefix_entries = scratch.size();
+            if (!cut_out_built) cost.cut_pattern(group, rest, cut_out);
+            cut_out_built = true;
+            const Seconds transfer = cost.cut(cut - 1, cut_out);
+            scratch.push_back(Formula2Stage{transfer, transfer, Seconds(0)});
+            scratch.push_back(
+                Formula2Stage{last_times.forward, last_times.backward, cost.all_reduce(last_layers, rest_costs)});
+            const Seconds latency = formula2_latency(scratch, micro_batches);
+            ++outcome.candidates;
+            if (rest_has_samples && best_plans.admits(latency) && cost.fits(last_layers, rest, stages - 1, stages)) {
+              best_plans.offer(replicas, latency, [&] {
+                std::vector<StageSpec> complete;
+                complete.reserve(prefix.stages.size() + 2);
+                for (const PrefixStage& kept_stage : prefix.stages)
+                  complete.push_back(StageSpec{kept_stage.layers, *kept_stage.devices});
+                complete.push_back(StageSpec{stage_layers, group});
+                complete.push_back(StageSpec{last_layers, rest});
+                return complete;
+              });
+              plan_bound = best_plans.bound(replicas);
             }
+            if (c + 2 >= boundaries.size()) continue;  // a prefix ending at the last cut leaves one unit: no split left
+            // A full set takes only a faster one-stage completion (PrefixSet::admits), and the
+            // candidate's is `latency`: most are refused here, before anything is summarized.
+            if (!(latency.value() < next_admission[c])) continue;
+            scratch.resize(prefix_entries);
+            const PrefixSummary summary = summarize(scratch, micro_batches, latency);
+            PrefixSet& kept_here = make_set(cut, next_id, *transition.next_key);
+            if (!kept_here.admits(used, group, summary)) continue;
+            Prefix extended{{}, scratch, &used, prefix.used_count + count, summary};
+            extended.stages.reserve(prefix.stages.size() + 1);
+            extended.stages = prefix.stages;
+            extended.stages.push_back(PrefixStage{stage_layers, &group});
+            kept_here.keep(std::move(extended));
+            admission[next_id][c] = kept_here.admission_bound();
           }
         }
       }

@@ -246,10 +246,17 @@ Seconds StageCostModel::cut(std::size_t last, std::span<const DeviceId> from, st
 
 StageCostModel::CutPattern StageCostModel::cut_pattern(std::span<const DeviceId> from,
                                                        std::span<const DeviceId> to) const {
-  const int b = micro_batch_size();
   CutPattern pattern;
+  cut_pattern(from, to, pattern);
+  return pattern;
+}
+
+void StageCostModel::cut_pattern(std::span<const DeviceId> from, std::span<const DeviceId> to,
+                                 CutPattern& pattern) const {
+  const int b = micro_batch_size();
   pattern.senders = static_cast<int>(from.size());
   pattern.receivers = static_cast<int>(to.size());
+  pattern.transfers.clear();
   // Walk the two share partitions of [0, b) together: every overlap is one transfer.
   int i = 0;
   int j = 0;
@@ -262,34 +269,36 @@ StageCostModel::CutPattern StageCostModel::cut_pattern(std::span<const DeviceId>
     if (s.begin + s.count <= r.begin + r.count) ++i;
     else ++j;
   }
-  return pattern;
 }
 
 Seconds StageCostModel::cut(std::size_t last, const CutPattern& pattern) const {
   const double per_sample = request_.model.layers[last].bytes_across_cut().value();
-  // A group has at most micro-batch-size replicas; small groups (the searches' common case) stay on the stack.
+  // A group has at most micro-batch-size replicas; small groups (the searches' common case) stay on
+  // the stack, and only the slots in use are cleared (the searches price millions of cuts).
   constexpr int kOnStack = 64;
-  std::array<Seconds, kOnStack> sending_small{};
-  std::array<Seconds, kOnStack> receiving_small{};
-  std::vector<Seconds> sending_large;
-  std::vector<Seconds> receiving_large;
-  Seconds* sending = sending_small.data();
-  Seconds* receiving = receiving_small.data();
+  std::array<double, kOnStack> sending_small;  // cleared below, as far as used
+  std::array<double, kOnStack> receiving_small;
+  std::vector<double> sending_large;
+  std::vector<double> receiving_large;
+  double* sending = sending_small.data();
+  double* receiving = receiving_small.data();
   if (pattern.senders > kOnStack || pattern.receivers > kOnStack) {
-    sending_large.assign(pattern.senders, Seconds(0));
-    receiving_large.assign(pattern.receivers, Seconds(0));
+    sending_large.resize(pattern.senders);
+    receiving_large.resize(pattern.receivers);
     sending = sending_large.data();
     receiving = receiving_large.data();
   }
+  std::fill_n(sending, pattern.senders, 0.0);
+  std::fill_n(receiving, pattern.receivers, 0.0);
   for (const CutPattern::Transfer& transfer : pattern.transfers) {
-    const Seconds t = point_to_point_time(Bytes(per_sample * transfer.samples), transfer.path);
+    const double t = point_to_point_time(Bytes(per_sample * transfer.samples), transfer.path).value();
     sending[transfer.sender] += t;
     receiving[transfer.receiver] += t;
   }
-  Seconds busiest{0};
+  double busiest = 0;
   for (int i = 0; i < pattern.senders; ++i) busiest = std::max(busiest, sending[i]);
   for (int j = 0; j < pattern.receivers; ++j) busiest = std::max(busiest, receiving[j]);
-  return busiest;
+  return Seconds(busiest);
 }
 
 int StageCostModel::in_flight(int stage, int stages) const {

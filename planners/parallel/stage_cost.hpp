@@ -128,6 +128,8 @@ class StageCostModel {
     std::vector<Transfer> transfers;
   };
   [[nodiscard]] CutPattern cut_pattern(std::span<const DeviceId> from, std::span<const DeviceId> to) const;
+  // The same into `pattern`, reusing its storage (a search builds one per candidate group).
+  void cut_pattern(std::span<const DeviceId> from, std::span<const DeviceId> to, CutPattern& pattern) const;
   [[nodiscard]] Seconds cut(std::size_t last, const CutPattern& pattern) const;
 
   // Peak in-flight micro-batches of stage `stage` of `stages` (the request's rule, else 1F1B's);
