@@ -85,18 +85,18 @@ class PrefixSet {
   explicit PrefixSet(std::size_t capacity) : capacity_(capacity) {}
   // Whether a prefix with these GPUs, last stage and summary would be kept (checked before the
   // prefix is built: most candidates are not).
-  [[nodiscard]] bool admits(const std::vector<bool>& used, std::span<const DeviceId> last_stage,
+  [[nodiscard]] bool admits(const std::vector<bool>& used, const std::vector<DeviceId>& last_stage,
                             const PrefixSummary& summary) const {
     if (prefixes_.size() >= capacity_ && !(summary.completed < prefixes_.back().summary.completed)) return false;
     return std::none_of(prefixes_.begin(), prefixes_.end(), [&](const Prefix& kept) {
-      return same_future(kept, used, last_stage) && kept.summary.no_worse_than(summary);
+      return kept.summary.no_worse_than(summary) && same_future(kept, used, last_stage);
     });
   }
   // Keeps `candidate`, which admits() accepted, and drops what it dominates or pushes out.
   void keep(Prefix&& candidate) {
     std::erase_if(prefixes_, [&](const Prefix& kept) {
-      return same_future(kept, *candidate.used, *candidate.stages.back().devices) &&
-             candidate.summary.no_worse_than(kept.summary);
+      return candidate.summary.no_worse_than(kept.summary) &&
+             same_future(kept, *candidate.used, *candidate.stages.back().devices);
     });
     const auto position = std::upper_bound(
         prefixes_.begin(), prefixes_.end(), candidate.summary.completed,
@@ -112,8 +112,10 @@ class PrefixSet {
   }
 
  private:
-  static bool same_future(const Prefix& kept, const std::vector<bool>& used, std::span<const DeviceId> last_stage) {
-    return *kept.used == used && std::ranges::equal(*kept.stages.back().devices, last_stage);
+  // Prefixes made by one transition share its GPU sets: the addresses settle most comparisons.
+  static bool same_future(const Prefix& kept, const std::vector<bool>& used, const std::vector<DeviceId>& last_stage) {
+    const std::vector<DeviceId>& kept_last = *kept.stages.back().devices;
+    return (kept.used == &used || *kept.used == used) && (&kept_last == &last_stage || kept_last == last_stage);
   }
   std::size_t capacity_;
   std::vector<Prefix> prefixes_;
@@ -410,11 +412,20 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
           const bool rest_has_samples = free - count <= micro_batch;
           const std::vector<DeviceId>& group = transition.group;
           const std::vector<bool>& used = transition.used;
-          unused_devices(used, rest);
+          // The last stage's GPUs and the cut into it, built for the first candidate scored: most
+          // groups have none.
+          bool rest_built = false;
+          const auto last_stage = [&]() -> const std::vector<DeviceId>& {
+            if (!rest_built) {
+              unused_devices(used, rest);
+              cost.cut_pattern(group, rest, cut_out);
+              rest_built = true;
+            }
+            return rest;
+          };
           const std::size_t next_id = transition.next_id;
           const StageCostModel::GroupCosts& stage_costs = *transition.stage_costs;
           const StageCostModel::GroupCosts& rest_costs = *transition.rest_costs;
-          bool cut_out_built = false;  // built for the first candidate scored: most groups have none
           // How far the stage may grow depends on where it starts and how many stages follow.
           const std::size_t stage_end_limit = cost.max_fitting_end(j, group, stage_index, stages);
           scratch = prefix.entries;
@@ -426,7 +437,7 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
           }
           const std::size_t base_entries = scratch.size();
           replicas[stage_index] = group.size();
-          replicas[stage_index + 1] = rest.size();
+          replicas[stage_index + 1] = static_cast<std::size_t>(free - count);
           double plan_bound = rest_has_samples ? best_plans.bound(replicas) : lowest;
           // The bound (below) a candidate must beat for the set of the prefixes ending at each cut:
           // at every later cut the stage can still reach, the largest; sets only get harder to
@@ -472,22 +483,21 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
             scratch.push_back(
                 Formula2Stage{stage_times.forward, stage_times.backward, cost.all_reduce(stage_layers, stage_costs)});
             const std::size_t prefix_entries = scratch.size();
-            if (!cut_out_built) cost.cut_pattern(group, rest, cut_out);
-            cut_out_built = true;
+            (void)last_stage();
             const Seconds transfer = cost.cut(cut - 1, cut_out);
             scratch.push_back(Formula2Stage{transfer, transfer, Seconds(0)});
             scratch.push_back(
                 Formula2Stage{last_times.forward, last_times.backward, cost.all_reduce(last_layers, rest_costs)});
             const Seconds latency = formula2_latency(scratch, micro_batches);
             ++outcome.candidates;
-            if (rest_has_samples && best_plans.admits(latency) && cost.fits(last_layers, rest, stages - 1, stages)) {
+            if (rest_has_samples && best_plans.admits(latency) && cost.fits(last_layers, last_stage(), stages - 1, stages)) {
               best_plans.offer(replicas, latency, [&] {
                 std::vector<StageSpec> complete;
                 complete.reserve(prefix.stages.size() + 2);
                 for (const PrefixStage& kept_stage : prefix.stages)
                   complete.push_back(StageSpec{kept_stage.layers, *kept_stage.devices});
                 complete.push_back(StageSpec{stage_layers, group});
-                complete.push_back(StageSpec{last_layers, rest});
+                complete.push_back(StageSpec{last_layers, last_stage()});
                 return complete;
               });
               plan_bound = best_plans.bound(replicas);
