@@ -32,23 +32,36 @@ InterruptGuard::~InterruptGuard() {
 
 const std::atomic<bool>& InterruptGuard::flag() { return g_interrupted; }
 
-ProgressObserver::ProgressObserver(std::ostream& out, bool terminal, std::size_t total_tasks)
-    : out_(out), terminal_(terminal), total_(total_tasks) {}
+ProgressObserver::ProgressObserver(std::ostream& out, bool terminal, std::size_t total_tasks, const Executor& executor)
+    : out_(out), terminal_(terminal), total_(total_tasks), executor_(executor) {}
 
 void ProgressObserver::on_tasks_appended(const TaskGraph& graph, TaskId /*first*/) { total_ = graph.tasks().size(); }
 
 void ProgressObserver::on_task_end(TaskId /*task*/, double now) {
   ++done_;
-  // The clock is read once every 256 tasks: a million-task run ends a task every microsecond.
-  if (done_ % 256 != 0) return;
+  tick(now);
+}
+
+void ProgressObserver::on_transfer(TaskId /*task*/, DeviceId /*src*/, DeviceId /*dst*/, double /*bytes*/,
+                                   double /*start*/, double end) {
+  ++flows_done_;
+  tick(end);
+}
+
+void ProgressObserver::tick(double now) {
+  // The clock is read once every 256 events: a million-task run ends a task every microsecond.
+  if ((done_ + flows_done_) % 256 != 0) return;
   const Clock::time_point wall = Clock::now();
   if (wall < next_) return;
   next_ = wall + (terminal_ ? std::chrono::milliseconds(250) : std::chrono::milliseconds(5000));
   const double elapsed = std::chrono::duration<double>(wall - start_).count();
-  const double fraction = total_ > 0 ? static_cast<double>(done_) / static_cast<double>(total_) : 0;
+  const std::size_t flows = executor_.flow_count();
+  const std::size_t events = total_ + flows;
+  const double fraction = events > 0 ? static_cast<double>(done_ + flows_done_) / static_cast<double>(events) : 0;
   const std::string eta = fraction > 0 ? fmt::format("{:.0f} s", elapsed * (1 - fraction) / fraction) : "?";
-  const std::string line = fmt::format("simulating: {:.6g} s simulated, {} of {} tasks ({:.0f}%), {:.0f} s elapsed, ETA {}",
-                                       now, done_, total_, 100 * fraction, elapsed, eta);
+  const std::string line =
+      fmt::format("simulating: {:.6g} s simulated, {} of {} tasks, {} of {} flows ({:.0f}%), {:.0f} s elapsed, ETA {}",
+                  now, done_, total_, flows_done_, flows, 100 * fraction, elapsed, eta);
   if (terminal_)
     out_ << "\r\033[K" << line << std::flush;
   else

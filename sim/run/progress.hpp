@@ -1,6 +1,6 @@
 // What a long run shows while it runs, and how it stops early (issue "Scale", docs/reports.md
 // "Progress and interruption"): after two seconds of wall time a run prints simulated time, tasks
-// done and an ETA on stderr — one updating line on a terminal, a line every five seconds in a log —
+// and flows done and an ETA on stderr — one updating line on a terminal, a line every five seconds in a log —
 // and Ctrl-C (SIGINT) or SIGTERM stops it at the next operation of any stream, after which the
 // reports of what was simulated are written with status "interrupted".
 #pragma once
@@ -33,22 +33,29 @@ class InterruptGuard {
   struct sigaction old_term_ {};
 };
 
-// Counts finished tasks and prints progress on `out`, rate-limited by wall time.
+// Counts finished tasks and flows and prints progress on `out`, rate-limited by wall time. Flows
+// count as much as tasks: one collective of 16,384 GPUs is one task and 16,384 flows that take
+// minutes, during which counting tasks alone would print nothing.
 class ProgressObserver : public ExecutionObserver {
  public:
-  // `terminal`: redraw one line (carriage return) instead of appending lines.
-  ProgressObserver(std::ostream& out, bool terminal, std::size_t total_tasks);
+  // `terminal`: redraw one line (carriage return) instead of appending lines. The executor's flow
+  // count is read at each line (it grows when tasks are appended).
+  ProgressObserver(std::ostream& out, bool terminal, std::size_t total_tasks, const Executor& executor);
   void on_task_end(TaskId task, double now) override;
+  void on_transfer(TaskId task, DeviceId src, DeviceId dst, double bytes, double start, double end) override;
   void on_tasks_appended(const TaskGraph& graph, TaskId first) override;
   // Clears the terminal line if one was drawn.
   void finish();
 
  private:
   using Clock = std::chrono::steady_clock;
+  void tick(double now);
   std::ostream& out_;
   bool terminal_;
   std::size_t total_;
+  const Executor& executor_;
   std::size_t done_ = 0;
+  std::size_t flows_done_ = 0;
   Clock::time_point start_ = Clock::now();
   Clock::time_point next_ = start_ + std::chrono::seconds(2);
   bool drawn_ = false;

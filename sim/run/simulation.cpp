@@ -103,7 +103,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   std::optional<ProgressObserver> progress;
   if (options.progress) {
     progress.emplace(*options.progress, options.progress == &std::cerr && ::isatty(STDERR_FILENO) != 0,
-                     graph.tasks().size());
+                     graph.tasks().size(), executor);
     executor.add_observer(&*progress);
   }
   std::optional<IterationBarrier> iterations;
