@@ -137,6 +137,16 @@ class TableReader {
       map.finish();
       table.collectives = calibration;
     }
+    if (YAML::Node launch = top.get("launch"); launch.IsDefined()) {
+      MapReader map(reader_, launch, "launch");
+      LaunchCalibration calibration;
+      if (auto overhead = map.quantity<Seconds>("host_overhead", true)) {
+        if (overhead->value() <= 0) reader_.error(map.get("host_overhead"), "the host overhead per kernel must be positive");
+        calibration.host_overhead = *overhead;
+      }
+      map.finish();
+      table.launch = calibration;
+    }
     top.finish();
     return table;
   }
@@ -383,6 +393,7 @@ std::string dump_calibration(const CalibrationTable& table) {
   if (table.collectives)
     out += fmt::format("collectives: {{latency: \"{:.6g}us\", link_efficiency: {:.6g}}}\n",
                        table.collectives->latency.value() * 1e6, table.collectives->link_efficiency);
+  if (table.launch) out += fmt::format("launch: {{host_overhead: \"{:.6g}us\"}}\n", table.launch->host_overhead.value() * 1e6);
   return out;
 }
 

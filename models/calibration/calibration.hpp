@@ -49,6 +49,17 @@ struct CollectiveCalibration {
   double link_efficiency = 1.0;  // in (0, 1]: scales the node's GPU-to-GPU links (gpu_link)
 };
 
+// The host that launches a GPU's kernels (docs/calibration.md, "Kernel launches"): a framework's
+// host thread spends `host_overhead` per kernel it issues (Python, the framework's dispatch, the
+// CUDA launch call) while the GPU runs what was issued before, as a launch queue: kernel i is issued
+// at issue_{i−1} + h and runs from max(its issue, the end of kernel i − 1). The host waits for the
+// GPU only where the framework synchronizes: Megatron-LM's pipeline point-to-point calls end with
+// torch.cuda.synchronize() (megatron/p2p_communication.py, _communicate). Without the section a
+// kernel's whole time is GPU time and nothing waits for a host.
+struct LaunchCalibration {
+  Seconds host_overhead{0};  // host time per kernel issued, > 0
+};
+
 // What a curve is indexed by: compute curves by FLOPs per kernel, the memory curve by bytes moved.
 struct CalibrationTable {
   std::string device;  // catalog GPU name, or "cpu" for the host
@@ -68,6 +79,8 @@ struct CalibrationTable {
   std::map<std::string, EfficiencyCurve> copies;
   // Collectives inside a node on this GPU; unset: none (no latency, nominal links).
   std::optional<CollectiveCalibration> collectives;
+  // Kernel launches from a host thread; unset: no host model (compute time is GPU time alone).
+  std::optional<LaunchCalibration> launch;
 };
 
 // The copy kinds a table may hold, in file order.

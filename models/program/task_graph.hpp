@@ -76,6 +76,10 @@ struct Compute {
   Bytes bytes_accessed{0};
   Dtype dtype = Dtype::fp32;
   LayerKind kernel = LayerKind::other;  // what the kernel computes: selects the calibration curve
+  // How many kernels the task stands for (a pipeline chunk of several layers: one per layer), each
+  // issued by the host when the device's calibration table models kernel launches
+  // (LaunchCalibration); otherwise unused. 16 bits, in what would be padding before `gemm`.
+  std::uint16_t launches = 1;
   GemmShape gemm;                        // when the task is one GEMM of known shape
   // Measured duration on the GPU model named `measured_on` (a catalog name); scaled to other GPUs.
   std::optional<Seconds> measured_time;

@@ -1,5 +1,7 @@
 #include "planners/common/layer_cost.hpp"
 
+#include <algorithm>
+
 #include "models/cost/compute_cost.hpp"
 
 #include <fmt/format.h>
@@ -51,6 +53,8 @@ Compute layers_compute(const LayerModel& model, LayerRange range, DeviceId devic
   Compute total;
   total.device = device;
   total.dtype = dtype;
+  // One zoo task (a sub-layer's kernels) per layer; a chunk of more than 65,535 layers is not a model.
+  total.launches = static_cast<std::uint16_t>(std::min<std::size_t>(range.size(), 65535));
   std::size_t measured_layers = 0;
   double heaviest = -1;
   for (std::size_t l = range.begin; l < range.end; ++l) {

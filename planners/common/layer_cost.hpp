@@ -32,7 +32,8 @@ enum class Pass { forward, backward };
 // The layers [range.begin, range.end) as ONE Compute (a pipeline chunk): measured times are summed
 // when every layer of the range is measured, FLOPs and bytes accessed are summed when none is; the
 // kernel kind is that of the layer with the most work, so a calibration curve picks the dominant
-// kernel. @throw InputError when the range mixes measured and FLOP-described layers (one Compute
+// kernel; `launches` is the number of layers (each a kernel or a sub-layer's few, issued by the host
+// under a launch model). @throw InputError when the range mixes measured and FLOP-described layers (one Compute
 // cannot carry both).
 [[nodiscard]] Compute layers_compute(const LayerModel& model, LayerRange range, DeviceId device, double batch,
                                      Dtype dtype, Pass pass);

@@ -22,12 +22,17 @@ namespace dnnsim {
 namespace {
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t kMoreWork = kNone - 1;  // StreamSlot::waiting_on of an actor whose queue is exhausted
+// The stream of a device's host thread under a launch model (LaunchCalibration): its queue holds
+// the delays of issuing the device's kernels, in the order their tasks were added.
+constexpr StreamId kHostStream = std::numeric_limits<StreamId>::max();
 
 // The unit of execution after lowering. A task becomes one operation (compute, transfer) or, for a
 // collective, a start barrier, its steps (step fidelity) or per phase one `flows` op per sender and a
 // phase barrier (flow fidelity), an end barrier and one fence per member stream (so that a member's
 // later work on that stream waits for the collective, as it would behind an NCCL kernel). A
-// calibrated collective starts with a `delay` per member: the fixed latency of its calls.
+// calibrated collective starts with a `delay` per member: the fixed latency of its calls, and so does
+// a transfer between calibrated GPUs (one call). Under a launch model a compute task is issued by
+// `delay`s on its device's host stream (Impl::lower).
 enum class OpKind : std::uint8_t { compute, transfer, flows, barrier, fence, delay };
 
 // 32 bytes: there are millions of these in a step-level run at a thousand GPUs.
@@ -79,6 +84,9 @@ struct Executor::Impl {
   std::vector<ExecutionObserver*> observers;
   std::vector<std::uint32_t> completion_of_task;  // the op whose end is the task's end
   std::vector<std::uint32_t> barrier_stack;       // scratch of complete(), reused
+  // Per device under a launch model: the completions of the transfers it sent since its host last
+  // issued a kernel, which the next issue waits for (the host synchronizes after a send).
+  std::vector<std::vector<std::uint32_t>> host_syncs;
   std::unordered_map<const sg4::Link*, double> nominal_bandwidth;  // before any profile applies
   std::unordered_map<std::uint64_t, RouteCost> route_costs;        // by src << 32 | dst
   std::size_t flows = 0;
@@ -129,6 +137,8 @@ struct Executor::Impl {
 void Executor::Impl::lower(const TaskGraph& graph, TaskId first) {
   const auto end_task = static_cast<TaskId>(graph.tasks().size());
   std::vector<std::uint32_t> entry_of_task(end_task - first, kNone);
+  std::vector<std::uint32_t> issue_of_task(end_task - first, kNone);  // first host delay, under a launch model
+  host_syncs.resize(devices.size());
   completion_of_task.resize(end_task, kNone);
 
   // A stop asked for while lowering (millions of operations at step fidelity) ends it here: the run
@@ -152,7 +162,43 @@ void Executor::Impl::lower(const TaskGraph& graph, TaskId first) {
                                                    : compute_time(*compute, *binding.gpu, binding.compute_efficiency);
       op.amount = duration.value() * host_speed[compute->device];
       op.starts_task = op.ends_task = true;
-      entry = completion_of_task[id] = add_on_stream(op, task.stream);
+      const LaunchCalibration* launch =
+          binding.calibration && binding.calibration->launch ? &*binding.calibration->launch : nullptr;
+      if (launch == nullptr) {
+        entry = completion_of_task[id] = add_on_stream(op, task.stream);
+        continue;
+      }
+      // Launch queue (LaunchCalibration): the host issues the task's n kernels one h apart after what
+      // it issued before, and after the sends it waits for. The GPU part starts once the first kernel
+      // is issued and runs its whole time from there; the task ends when both the GPU part and the
+      // host's issuing are done: max(h + G, n·h) after the issue starts. That is the queue's exact end
+      // when the GPU never idles after the first kernel (G ≥ the issuing) or the kernels' GPU times
+      // are negligible beside h; in between it is short by at most the last kernel's GPU time.
+      const double h = launch->host_overhead.value();
+      Op issue;
+      issue.kind = OpKind::delay;
+      issue.task = id;
+      issue.device = compute->device;
+      issue.amount = h;
+      const std::uint32_t issue_index = add_on_stream(issue, kHostStream);
+      for (std::uint32_t sync : host_syncs[compute->device]) depend(issue_index, sync);
+      host_syncs[compute->device].clear();
+      issue_of_task[id - first] = issue_index;
+      entry = add_on_stream(op, task.stream);
+      depend(entry, issue_index);
+      completion_of_task[id] = entry;
+      if (compute->launches > 1) {
+        issue.amount = h * (compute->launches - 1);
+        const std::uint32_t rest = add_on_stream(issue, kHostStream);
+        Op end;
+        end.kind = OpKind::barrier;
+        end.task = id;
+        end.ends_task = true;
+        ops[entry].ends_task = false;
+        completion_of_task[id] = add_op(end);
+        depend(completion_of_task[id], entry);
+        depend(completion_of_task[id], rest);
+      }
     } else if (const auto* transfer = std::get_if<Transfer>(&task.op)) {
       Op op;
       op.kind = OpKind::transfer;
@@ -161,15 +207,43 @@ void Executor::Impl::lower(const TaskGraph& graph, TaskId first) {
       op.dst = transfer->dst;
       op.amount = transfer->size.value();
       op.starts_task = op.ends_task = true;
-      entry = completion_of_task[id] = add_on_stream(op, task.stream);
+      // A point-to-point send is an NCCL call as a collective is (ncclSend/ncclRecv): it pays the
+      // calibrated latency of one call (the larger of the two ends' tables) before its bytes move.
+      double latency = 0;
+      for (DeviceId end : {transfer->src, transfer->dst})
+        if (const CalibrationTable* table = devices[end].calibration; table && table->collectives)
+          latency = std::max(latency, table->collectives->latency.value());
+      if (latency > 0) {
+        Op delay;
+        delay.kind = OpKind::delay;
+        delay.task = id;
+        delay.device = transfer->src;
+        delay.amount = latency;
+        delay.starts_task = true;
+        op.starts_task = false;
+        entry = add_on_stream(delay, task.stream);
+        completion_of_task[id] = add_on_stream(op, task.stream);
+        depend(completion_of_task[id], entry);
+      } else {
+        entry = completion_of_task[id] = add_on_stream(op, task.stream);
+      }
       ++flows;
+      // Under a launch model the sender's host synchronizes after the send (Megatron-LM's
+      // torch.cuda.synchronize() after its point-to-point calls): its next issue waits for it.
+      if (const CalibrationTable* table = devices[transfer->src].calibration; table && table->launch)
+        host_syncs[transfer->src].push_back(completion_of_task[id]);
     } else {
       lower_collective(task, id, entry);
     }
   }
   for (TaskId id = first; id < lowered_end; ++id)
     for (TaskId dep : graph.task(id).deps)
-      if (completion_of_task[dep] != kNone) depend(entry_of_task[id - first], completion_of_task[dep]);
+      if (completion_of_task[dep] != kNone) {
+        depend(entry_of_task[id - first], completion_of_task[dep]);
+        // The receiver's host synchronizes on its receive before it issues the consumer's kernels.
+        if (issue_of_task[id - first] != kNone && graph.task(dep).is_transfer())
+          depend(issue_of_task[id - first], completion_of_task[dep]);
+      }
 }
 
 // The uncontended cost of a route, from the links' nominal bandwidths (an appended collective must
@@ -351,7 +425,9 @@ void Executor::Impl::resolve_ready_barriers(std::uint32_t first_op) {
 void Executor::Impl::spawn_stream_actor(std::uint32_t s) {
   StreamSlot& slot = *slots[s];
   slot.wake = sg4::Semaphore::create(0);
-  sg4::Actor::create(fmt::format("stream-{}-{}", slot.device, slot.stream), devices.at(slot.device).host,
+  sg4::Actor::create(slot.stream == kHostStream ? fmt::format("host-{}", slot.device)
+                                                : fmt::format("stream-{}-{}", slot.device, slot.stream),
+                     devices.at(slot.device).host,
                      [this, &slot]() {
                        try {
                          run_stream(slot);

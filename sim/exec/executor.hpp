@@ -69,8 +69,12 @@ struct DeviceBinding {
   simgrid::s4u::Host* host = nullptr;
   const GpuSpec* gpu = nullptr;
   double compute_efficiency = 1.0;
-  // When set, its curves replace compute_efficiency, and its collectives section (if any) gives the
-  // latency per call of the collectives this device takes part in.
+  // When set, its curves replace compute_efficiency; its collectives section (if any) gives the
+  // latency per call of the collectives and point-to-point transfers this device takes part in, and
+  // its launch section (if any) has this device's compute tasks issued by a host thread (a launch
+  // queue: docs/calibration.md, "Kernel launches"). The host issues a device's compute tasks in the
+  // order they were added, so a graph under a launch model must not make a compute task wait for a
+  // later-added compute task of the same device (the pipeline lowering's single compute stream does not).
   const CalibrationTable* calibration = nullptr;
 };
 

@@ -277,6 +277,29 @@ TEST(CalibrationFile, CollectivesSectionRoundTripAndErrors) {
   EXPECT_EQ(errors[1].location.line, 5);
 }
 
+// The launch section (host time per kernel issued): read, written back the same, and checked (a
+// positive duration; a misspelt key is located).
+TEST(CalibrationFile, LaunchSectionRoundTripAndErrors) {
+  const CalibrationTable table =
+      load_calibration(write_temp("launch.yaml", kValidHead + "launch: {host_overhead: \"95us\"}\n"));
+  ASSERT_TRUE(table.launch.has_value());
+  EXPECT_NEAR(table.launch->host_overhead.value(), 95e-6, 1e-15);
+  const std::string text = dump_calibration(table);
+  EXPECT_EQ(dump_calibration(load_calibration(write_temp("launch_again.yaml", text))), text);
+  EXPECT_FALSE(load_calibration(write_temp("no_launch.yaml", kValidHead)).launch.has_value());
+
+  const auto errors = errors_of("bad_launch.yaml", kValidHead + "launch: {host_overhead: \"0us\"}\n"
+                                                                "# two lines down\n"
+                                                                "launch2: 1\n");
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].location.line, 5);
+  EXPECT_THAT(errors[0].message, HasSubstr("positive"));
+  EXPECT_EQ(errors[1].location.line, 7);
+  const auto missing = errors_of("launch_missing.yaml", kValidHead + "launch: {host_overhaed: \"9us\"}\n");
+  ASSERT_FALSE(missing.empty());
+  EXPECT_EQ(missing[0].location.line, 5);
+}
+
 TEST(CalibrationFile, UnknownKeyIsLocatedWithSuggestion) {
   const auto errors = errors_of("unknown_key.yaml", R"(device: V100-16GB
 source: "test"

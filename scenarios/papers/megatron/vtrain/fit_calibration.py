@@ -3,7 +3,7 @@
 calibration table (docs/calibration.md; the Megatron scenarios select it):
 
   fit_calibration.py DNNSIM [--csv FILE] [--nccl-data DIR] [--every N] [--jobs N] [--out DIR]
-                     [--write data/calibration/megatron/A100-80GB-SXM.yaml]
+                     [--host-overheads US,US,…] [--write data/calibration/megatron/A100-80GB-SXM.yaml]
 
 1. Collectives: α (latency per NCCL call) and η (fraction of the NVSwitch port bandwidth reached) by
    nccl_table.fit(), least squares on vTrain's nccl-tests all-reduce tables (2, 4, 8 GPUs, 1 MiB … 1 GiB).
@@ -18,6 +18,17 @@ calibration table (docs/calibration.md; the Megatron scenarios select it):
    B, C per row the three runs give. The weighted least squares of Σ ((T − measured)/measured)² over
    the fit rows is then a 2 × 2 solve in (1/e, t0). The surrogate's own error is checked by real
    runs: vtrain_table.py --half held-out simulates the held-out rows with the written table.
+   That was the fit of the sum model (t0 added to every task). With --host-overheads it fits the
+   launch queue instead (3.): pass `--host-overheads 0` for no launch section on the same grid.
+3. Kernel launches (docs/calibration.md, "Kernel launches"): with a host overhead h per zoo task the
+   table gains a `launch` section, t0 becomes the GPU's own cost per task, and a task's time is no
+   longer a sum: the host issues tasks h apart while the GPU runs earlier ones, so T is not linear in
+   (t0, h): the queue's max() switches between host- and GPU-bound. (t0, h) are searched on a grid
+   (--gpu-overheads × --host-overheads, µs; h = 0 is no launch section, the sum model with that t0),
+   and at each grid point two runs per row at e = 0.6 and 0.9 give T ≈ A + B/e (the GEMMs' GPU time
+   scales with 1/e; where the host is the bottleneck B is small), whose weighted least squares in 1/e
+   is closed-form. The grid point with the least weighted squared relative error is kept, and its
+   (e_max, t0, h) run for real on the same rows: that in-sample error is what the header reports.
 
 Nothing here looks at Megatron SC'21 Table 1.
 """
@@ -56,7 +67,7 @@ def bytes_text(size):
     return f'"{size:.6g}B"'
 
 
-def table_text(e_max, t0, alpha, eta, header):
+def table_text(e_max, t0, alpha, eta, header, host=0.0):
     # Five points per decade of FLOPs (1 kFlop … 10 TFlop) and every power of two of bytes (1 KiB …
     # 4 GiB): the table interpolates linearly in log(size), so the knee of t0 + s/(e·peak) needs them.
     flops = [10 ** (3 + k / 5) for k in range(0, 46)]
@@ -64,7 +75,8 @@ def table_text(e_max, t0, alpha, eta, header):
     lines = [f"# {line}".rstrip() for line in header.splitlines()]
     lines += ['device: "A100-80GB-SXM"',
               f'source: "Fitted by scenarios/papers/megatron/vtrain/fit_calibration.py: GEMM e_max {e_max:.4g} and '
-              f'{t0 * 1e6:.4g} us per task on the fit half of vTrain\'s single-node Megatron-DeepSpeed runs; collectives '
+              f'{t0 * 1e6:.4g} us per task{f" (GPU) with {host * 1e6:.4g} us of host time per task" if host > 0 else ""} '
+              f'on the fit half of vTrain\'s single-node Megatron-DeepSpeed runs; collectives '
               f'{alpha * 1e6:.4g} us per call and link efficiency {eta:.4g} on vTrain\'s nccl-tests all-reduce tables. '
               f'Memory e_max 0.88 as the shipped table. Peaks: NVIDIA A100 datasheet (catalog)."',
               'peak: {fp16: "312TFlops", bf16: "312TFlops"}',
@@ -78,6 +90,8 @@ def table_text(e_max, t0, alpha, eta, header):
     lines += [f"  - {{size: {bytes_text(s)}, efficiency: {e:.6g}}}"
               for s, e in curve_points(MEMORY_E_MAX, t0, MEMORY_BANDWIDTH, sizes)]
     lines.append(f'collectives: {{latency: "{alpha * 1e6:.4g}us", link_efficiency: {eta:.4g}}}')
+    if host > 0:
+        lines.append(f'launch: {{host_overhead: "{host * 1e6:.4g}us"}}')
     return "\n".join(lines) + "\n"
 
 
@@ -106,6 +120,80 @@ def fit_compute(coefficients, measured):
     return 1 / u, max(t0, 0.0)
 
 
+def weighted_error(coefficients, measured, e_max, t0):
+    """Σ ((A + B/e + C·t0 − M)/M)²: the surrogate's objective at (e_max, t0)."""
+    return sum(((a + b / e_max + c * t0) / m - 1) ** 2 for (a, b, c), m in zip(coefficients, measured))
+
+
+def summary(errors):
+    return (f"mean |error| {100 * sum(map(abs, errors)) / len(errors):.1f}% "
+            f"(signed {100 * sum(errors) / len(errors):+.1f}%, worst {100 * max(map(abs, errors)):.1f}%)")
+
+
+def fit_sum_model(args, rows, alpha, eta, out):
+    """2.: three probes per row, the surrogate linear in (1/e, t0), no launch section."""
+    runs = []
+    for k, (e, t0) in enumerate(PROBES):
+        probe = out / f"probe{k}.yaml"
+        probe.write_text(table_text(e, t0, alpha, eta, f"probe {k}: e_max {e}, t0 {t0 * 1e6:g} us"))
+        print(f"probe {k}: e_max {e}, t0 {t0 * 1e6:g} us on {len(rows)} fit rows", file=sys.stderr)
+        runs.append(vtrain_table.run_rows(args.dnnsim, rows, out / f"probe{k}", str(probe), args.jobs, progress=False))
+    kept = [n for n in range(len(rows)) if all(run[n][2] is not None for run in runs)]
+    measured = [float(rows[n][1][10]) / 1000 for n in kept]
+    coefficients = solve_rows([tuple(run[n][2] for run in runs) for n in kept])
+    e_max, t0 = fit_compute(coefficients, measured)
+    errors = [(a + b / e_max + c * t0) / m - 1 for (a, b, c), m in zip(coefficients, measured)]
+    print(f"sum model: e_max {e_max:.4f}, t0 {t0 * 1e6:.2f} us; {len(kept)} rows, surrogate {summary(errors)}")
+    text = (f"    through a surrogate linear in (1/e_max, t0) from three dnnsim runs per row; surrogate "
+            f"{summary(errors)}.")
+    return 0.0, e_max, t0, kept, measured, errors, text
+
+
+E_PROBES = (0.6, 0.9)
+
+
+def fit_launch_queue(args, rows, alpha, eta, out):
+    """3.: a (t0, h) grid, two e probes per point and row, closed-form weighted least squares in 1/e."""
+    hosts = [float(h) * 1e-6 for h in args.host_overheads.split(",")]
+    gpu_t0s = [float(t) * 1e-6 for t in args.gpu_overheads.split(",")]
+    points = []  # (objective, h, t0, e_max, errors, kept, measured)
+    for host in hosts:
+        for t0 in gpu_t0s:
+            runs = []
+            for e in E_PROBES:
+                name = f"h{host * 1e6:g}-t{t0 * 1e6:g}-e{e:g}"
+                probe = out / f"{name}.yaml"
+                probe.write_text(table_text(e, t0, alpha, eta, f"probe {name}", host))
+                runs.append(vtrain_table.run_rows(args.dnnsim, rows, out / name, str(probe), args.jobs, progress=False))
+            kept = [n for n in range(len(rows)) if all(run[n][2] is not None for run in runs)]
+            measured = [float(rows[n][1][10]) / 1000 for n in kept]
+            (u0, u1) = (1 / E_PROBES[0], 1 / E_PROBES[1])
+            lines = []  # T = A + B·u per row
+            for n in kept:
+                t_0, t_1 = runs[0][n][2], runs[1][n][2]
+                b = (t_0 - t_1) / (u0 - u1)
+                lines.append((t_0 - b * u0, b))
+            # min Σ ((A + B·u − M)/M)² over u ≥ 1 (e_max ≤ 1)
+            num = sum(b * (m - a) / m ** 2 for (a, b), m in zip(lines, measured))
+            den = sum(b * b / m ** 2 for (a, b), m in zip(lines, measured))
+            u = max(1.0, num / den) if den > 0 else 1.0
+            errors = [(a + b * u) / m - 1 for (a, b), m in zip(lines, measured)]
+            objective = sum(e * e for e in errors)
+            print(f"h {host * 1e6:5g} us, t0 {t0 * 1e6:5g} us: e_max {1 / u:.4f}, {summary(errors)}, "
+                  f"objective {objective:.3f}", flush=True)
+            points.append((objective, host, t0, 1 / u, errors, kept, measured))
+    objective, host, t0, e_max, errors, kept, measured = min(points, key=lambda p: p[0])
+    best_per_host = []
+    for h in hosts:
+        best = min((p for p in points if p[1] == h), key=lambda p: p[0])
+        best_per_host.append(f"    h {h * 1e6:g} us: best t0 {best[2] * 1e6:g} us, e_max {best[3]:.3f}, "
+                             f"surrogate mean |error| {100 * sum(map(abs, best[4])) / len(best[4]):.1f}%")
+    text = (f"    on a grid of t0 ({args.gpu_overheads} us) x h ({args.host_overheads} us; 0 = no launch section),\n"
+            f"    e_max in closed form from two runs per row and point (e = 0.6, 0.9), T ~ A + B/e; best per h:\n"
+            + "\n".join(best_per_host))
+    return host, e_max, t0, kept, measured, errors, text
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dnnsim")
@@ -114,6 +202,10 @@ def main():
     parser.add_argument("--every", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", default="out/vtrain-fit")
+    parser.add_argument("--host-overheads", default=None,
+                        help="grid of host overheads per zoo task, µs (0 = no launch section): fit the launch queue")
+    parser.add_argument("--gpu-overheads", default="10,30,50,70,90,110,130",
+                        help="grid of GPU t0 per zoo task, µs, with --host-overheads")
     parser.add_argument("--write", default=str(vtrain_table.MEGATRON_CALIBRATION))
     args = parser.parse_args()
     out = pathlib.Path(args.out)
@@ -125,33 +217,30 @@ def main():
           f"{100 * sum(map(abs, nccl_errors)) / len(nccl_errors):.1f}%, worst {100 * max(map(abs, nccl_errors)):.1f}%")
 
     rows = vtrain_table.half(vtrain_table.read_rows(args.csv), "fit")[:: args.every]
-    runs = []
-    for k, (e, t0) in enumerate(PROBES):
-        probe = out / f"probe{k}.yaml"
-        probe.write_text(table_text(e, t0, alpha, eta, f"probe {k}: e_max {e}, t0 {t0 * 1e6:g} us"))
-        print(f"probe {k}: e_max {e}, t0 {t0 * 1e6:g} us on {len(rows)} fit rows", file=sys.stderr)
-        runs.append(vtrain_table.run_rows(args.dnnsim, rows, out / f"probe{k}", str(probe), args.jobs, progress=False))
-    kept = [n for n in range(len(rows)) if all(run[n][2] is not None for run in runs)]
-    measured = [float(rows[n][1][10]) / 1000 for n in kept]
-    coefficients = solve_rows([tuple(run[n][2] for run in runs) for n in kept])
-    e_max, t0 = fit_compute(coefficients, measured)
-    predicted = [a + b / e_max + c * t0 for a, b, c in coefficients]
-    errors = [p / m - 1 for p, m in zip(predicted, measured)]
-    before = [runs[0][n][2] / m - 1 for n, m in zip(kept, measured)]
-    print(f"compute: e_max {e_max:.4f}, t0 {t0 * 1e6:.2f} us; fit rows {len(kept)}: surrogate mean |error| "
-          f"{100 * sum(map(abs, errors)) / len(errors):.1f}% (signed {100 * sum(errors) / len(errors):+.1f}%), "
-          f"probe 0 (e 0.8, t0 8 us, fitted collectives) {100 * sum(map(abs, before)) / len(before):.1f}%")
+    if args.host_overheads is None:
+        host, e_max, t0, kept, measured, errors, surrogate_text = fit_sum_model(args, rows, alpha, eta, out)
+    else:
+        host, e_max, t0, kept, measured, errors, surrogate_text = fit_launch_queue(args, rows, alpha, eta, out)
+    # The kept point run for real on the same rows.
+    check = out / "fitted.yaml"
+    check.write_text(table_text(e_max, t0, alpha, eta, "fitted point, in-sample check", host))
+    checked = vtrain_table.run_rows(args.dnnsim, [rows[n] for n in kept], out / "fitted", str(check), args.jobs,
+                                    progress=False)
+    real = [r[2] / m - 1 for r, m in zip(checked, measured) if r[2] is not None]
+    print(f"kept h {host * 1e6:g} us, e_max {e_max:.4f}, t0 {t0 * 1e6:.2f} us: real in-sample {summary(real)}")
 
     worst = max(((g, t, model, size) for g, size, t, model in residuals), key=lambda r: abs(r[2] / r[1] - 1))
     header = f"""dnnsim calibration table (format: docs/calibration.md): A100 for Megatron-style training.
 Generated by scenarios/papers/megatron/vtrain/fit_calibration.py on {datetime.date.today().isoformat()}; do not edit by hand.
-Kernel model t(s) = t0 + s / (e_max * peak), one t0 per zoo task (a sub-layer: Megatron runs several
-kernels and Python for one), sampled 5 points per decade (1 kFlop ... 10 TFlop; 1 KiB ... 4 GiB).
-  e_max (fp16/bf16 GEMM) = {e_max:.4f}, t0 = {t0 * 1e6:.2f} us: weighted least squares of the relative error
+Kernel model: GPU time t(s) = t0 + s / (e_max * peak), one t0 per zoo task (a sub-layer: Megatron runs
+several kernels for one), sampled 5 points per decade (1 kFlop ... 10 TFlop; 1 KiB ... 4 GiB); with a
+launch section the host issues the tasks h apart meanwhile (a launch queue), else t0 is the whole cost.
+  e_max (fp16/bf16 GEMM) = {e_max:.4f}, t0 = {t0 * 1e6:.2f} us, host overhead h = {host * 1e6:g} us per task
+    ({"no launch section" if host == 0 else "launch section"}): weighted least squares of the relative error
     over {len(kept)} runs of the FIT half (even CSV row index; one in {args.every} of those) of vTrain's
-    ground_truth_single.csv (Bang et al., MICRO'24; 2-8 A100 in one node), through a surrogate linear in
-    (1/e_max, t0) from three dnnsim runs per row; surrogate residual mean |error|
-    {100 * sum(map(abs, errors)) / len(errors):.1f}% (signed {100 * sum(errors) / len(errors):+.1f}%) on those rows.
+    ground_truth_single.csv (Bang et al., MICRO'24; 2-8 A100 in one node),
+{surrogate_text}
+    The kept point run for real on those rows: {summary(real)}.
     Held-out error (odd rows, real dnnsim runs): docs/megatron.md.
   memory e_max 0.88: the shipped table's (fridayswithfaraday.com, 2020), not refitted.
   fp32/tf32: no curve (Megatron's GEMMs run in fp16 here); bf16 = fp16 (same tensor-core peak), assumed.
@@ -162,7 +251,7 @@ Collectives (NCCL inside a node): latency {alpha * 1e6:.2f} us per call, link ef
 Data: /work/shared/data/megatron/vtrain (VIA-Research/vTrain f8dda84, MIT)."""
     path = pathlib.Path(args.write)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(table_text(e_max, t0, alpha, eta, header))
+    path.write_text(table_text(e_max, t0, alpha, eta, header, host))
     print(f"wrote {path}")
 
 
