@@ -31,8 +31,8 @@ enum class Kind { compute, transfer, collective };
 const std::vector<std::string> kKindNames{"compute", "transfer", "collective"};  // indexed by Kind
 
 // The keys only one kind of task may have; any other kind reports them as unknown.
-const std::vector<std::string_view> kComputeKeys{"device",          "flops",      "bytes_accessed", "dtype",
-                                                 "kernel",          "gemm",          "measured_time_s", "measured_on"};
+const std::vector<std::string_view> kComputeKeys{"device", "flops",    "bytes_accessed",  "dtype",      "kernel",
+                                                 "gemm",   "launches", "measured_time_s", "measured_on"};
 const std::vector<std::string_view> kTransferKeys{"src", "dst", "size_bytes"};
 const std::vector<std::string_view> kCollectiveKeys{"collective", "group", "size_bytes", "algorithm", "root",
                                                     "fidelity"};
@@ -335,6 +335,9 @@ void Parser::read_compute(MapReader& map, PendingTask& pending) {
     if (auto index = pick(kernel, "kernel", "kernel kind", kernel_names_))
       compute.kernel = *layer_kind_from_name(kernel_names_[*index]);
   if (const YAML::Node gemm = map.get("gemm"); gemm.IsDefined()) read_gemm_shape(gemm, compute.gemm);
+  if (const YAML::Node launches = map.get("launches"); launches.IsDefined())
+    if (auto count = integer(launches, "launches", 1, std::numeric_limits<std::uint16_t>::max()))
+      compute.launches = static_cast<std::uint16_t>(*count);
 
   // A measured time is only usable with the GPU it was measured on (to scale it to other GPUs), and
   // a GPU name without a time means nothing: each requires the other.
@@ -523,6 +526,7 @@ nlohmann::ordered_json task_json(const TaskGraph& graph, TaskId id) {
                    object["dtype"] = dtype_name(compute.dtype);
                    object["kernel"] = layer_kind_name(compute.kernel);
                    if (compute.gemm.known()) object["gemm"] = {compute.gemm.m, compute.gemm.n, compute.gemm.k};
+                   if (compute.launches != 1) object["launches"] = compute.launches;
                    if (compute.measured_time) {
                      object["measured_time_s"] = amount(compute.measured_time->value());
                      object["measured_on"] = compute.measured_on;

@@ -72,6 +72,7 @@ TaskGraph full_graph() {
   forward_op.measured_time = Seconds(0.0012);
   forward_op.measured_on = "V100-16GB";
   forward_op.gemm = GemmShape{4096, 1024, 64};
+  forward_op.launches = 3;
   forward.op = forward_op;
   forward.stream = compute_stream;
   forward.phase = Phase::forward;
@@ -134,6 +135,7 @@ void expect_same_task(const Task& a, const Task& b) {
     EXPECT_EQ(x->gemm.m, y.gemm.m);
     EXPECT_EQ(x->gemm.n, y.gemm.n);
     EXPECT_EQ(x->gemm.k, y.gemm.k);
+    EXPECT_EQ(x->launches, y.launches);
     EXPECT_EQ(x->dtype, y.dtype);
     EXPECT_EQ(x->measured_time, y.measured_time);
     EXPECT_EQ(x->measured_on, y.measured_on);
@@ -268,6 +270,7 @@ TEST(TaskGraphJson, DefaultsOfOptionalKeys) {
   EXPECT_EQ(op.bytes_accessed, Bytes(0));
   EXPECT_FALSE(op.measured_time.has_value());
   EXPECT_EQ(op.measured_on, "");
+  EXPECT_EQ(op.launches, 1);
 
   EXPECT_EQ(graph.task(1).phase, Phase::communication);
   EXPECT_EQ(graph.task(1).stream, 1u);
@@ -431,6 +434,16 @@ TEST(TaskGraphJson, GemmShapeIsThreeWholePositiveNumbers) {
   expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "gemm": [64, 0, 8]}
 )"),
                       3, 84, "'gemm'");
+}
+
+// A task stands for 1 to 65,535 kernel launches (Compute::launches is 16 bits).
+TEST(TaskGraphJson, LaunchesIsAWholeNumberFromOne) {
+  expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "launches": 0}
+)"),
+                      3, 83, "'launches'");
+  expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "launches": 65536}
+)"),
+                      3, 83, "'launches'");
 }
 
 TEST(TaskGraphJson, QuotedNumberIsAString) {
