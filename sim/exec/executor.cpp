@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <exception>
@@ -12,6 +13,7 @@
 #include <map>
 #include <unordered_map>
 #include <new>
+#include <span>
 
 #include "models/cost/compute_cost.hpp"
 
@@ -123,6 +125,15 @@ struct Executor::Impl {
 
   void lower(const TaskGraph& graph, TaskId first);
   void lower_collective(const Task& task, TaskId id, std::uint32_t& entry);
+  // The calibrated fixed cost of one NCCL call among `members` (CollectiveCalibration::latency): the
+  // largest of their tables', 0 when none has a collectives section.
+  [[nodiscard]] double call_latency(std::span<const DeviceId> members) const {
+    double latency = 0;
+    for (DeviceId member : members)
+      if (const CalibrationTable* table = devices[member].calibration; table && table->collectives)
+        latency = std::max(latency, table->collectives->latency.value());
+    return latency;
+  }
   RouteCost route_cost(DeviceId src, DeviceId dst);
   bool send_or_stop(DeviceId src, DeviceId dst, double bytes);
   void complete(std::uint32_t first, double now);
@@ -209,10 +220,7 @@ void Executor::Impl::lower(const TaskGraph& graph, TaskId first) {
       op.starts_task = op.ends_task = true;
       // A point-to-point send is an NCCL call as a collective is (ncclSend/ncclRecv): it pays the
       // calibrated latency of one call (the larger of the two ends' tables) before its bytes move.
-      double latency = 0;
-      for (DeviceId end : {transfer->src, transfer->dst})
-        if (const CalibrationTable* table = devices[end].calibration; table && table->collectives)
-          latency = std::max(latency, table->collectives->latency.value());
+      const double latency = call_latency(std::array{transfer->src, transfer->dst});
       if (latency > 0) {
         Op delay;
         delay.kind = OpKind::delay;
@@ -278,11 +286,7 @@ void Executor::Impl::lower_collective(const Task& task, TaskId id, std::uint32_t
   // table, if they differ): one delay at the head of every member's queue for the collective, so
   // that each member's first step leaves `latency × calls` after the start and the rest follows
   // (α + the expansion's time: the α–β form NCCL's own tuning model uses).
-  double latency = 0;
-  for (DeviceId member : collective.group)
-    if (const CalibrationTable* table = devices[member].calibration; table && table->collectives)
-      latency = std::max(latency, table->collectives->latency.value());
-  const double delay = latency * collective.calls;
+  const double delay = call_latency(collective.group) * collective.calls;
   std::vector<std::uint32_t> delay_of_member;
   if (delay > 0)
     for (DeviceId member : collective.group) {

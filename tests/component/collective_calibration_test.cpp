@@ -10,45 +10,17 @@
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/collective_platforms.hpp"
 #include "tests/support/scenario_files.hpp"
-#include "tests/support/temp_files.hpp"
 
 namespace dnnsim {
 namespace {
 
-// 4 GPUs on an NVSwitch of 100 GB/s ports without latency; the table (when given) adds 30 µs per
-// call and halves what the ports carry.
-std::string four_gpus(bool calibrated) {
-  std::string yaml = R"(
-name: calibrated-collectives
-cluster:
-  node_types:
-    box:
-      gpu: A100-80GB-SXM
-      gpus_per_node: 4
-      fabric: nvswitch
-      gpu_link: {bandwidth: "100GB/s", latency: "0s"}
-      nic: {bandwidth: "25GB/s", latency: "0s"}
-  nodes: [{type: box}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 8
-)";
-  if (!calibrated) return yaml;
-  testing::write_file("a100.yaml", R"(
-device: "A100-80GB-SXM"
-source: "test"
-peak: {fp16: "312TFlops"}
-memory_bandwidth: "2TB/s"
-collectives: {latency: "30us", link_efficiency: 0.5}
-)");
-  return yaml + "calibration: a100.yaml\n";
-}
-
 // The duration of one ring all-reduce of `bytes` over the 4 GPUs standing for `calls` calls.
 double all_reduce_time(bool calibrated, double bytes, std::uint32_t calls, CollectiveFidelity fidelity) {
-  const Scenario scenario = testing::load(four_gpus(calibrated));
+  // 4 GPUs on an NVSwitch of 100 GB/s ports without latency; the table (when given) adds 30 µs per
+  // call and halves what the ports carry.
+  const Scenario scenario = testing::load(testing::a100_switch(4) + (calibrated ? testing::a100_calibration() : ""));
   return testing::in_child([&] {
     TaskGraph graph;
     for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);

@@ -11,8 +11,8 @@
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/collective_platforms.hpp"
 #include "tests/support/scenario_files.hpp"
-#include "tests/support/temp_files.hpp"
 
 namespace dnnsim {
 namespace {
@@ -20,32 +20,8 @@ namespace {
 // 2 A100s on an NVSwitch of 100 GB/s ports; the table issues kernels 100 µs apart, charges 30 µs per
 // NCCL call and halves what the ports carry (50 GB/s).
 Scenario two_gpus(bool launch) {
-  std::string table = R"(
-device: "A100-80GB-SXM"
-source: "test"
-peak: {fp16: "312TFlops"}
-memory_bandwidth: "2TB/s"
-collectives: {latency: "30us", link_efficiency: 0.5}
-)";
-  if (launch) table += "launch: {host_overhead: \"100us\"}\n";
-  testing::write_file("launch.yaml", table);
-  return testing::load(R"(
-name: launch-queue
-cluster:
-  node_types:
-    box:
-      gpu: A100-80GB-SXM
-      gpus_per_node: 2
-      fabric: nvswitch
-      gpu_link: {bandwidth: "100GB/s", latency: "0s"}
-      nic: {bandwidth: "25GB/s", latency: "0s"}
-  nodes: [{type: box}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 8
-calibration: launch.yaml
-)");
+  return testing::load(testing::a100_switch(2) +
+                       testing::a100_calibration(launch ? "launch: {host_overhead: \"100us\"}\n" : ""));
 }
 
 Task kernel(double seconds, std::uint32_t launches = 1) {

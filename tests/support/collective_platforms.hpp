@@ -1,9 +1,11 @@
 // Small platforms on which collectives are checked against hand-derived formulas
-// (tests/component/collective_cost_test.cpp, collective_fidelity_test.cpp). Graph device i is
-// cluster GPU i.
+// (tests/component/collective_cost_test.cpp, collective_fidelity_test.cpp, and with calibration
+// tables collective_calibration_test.cpp, launch_queue_test.cpp). Graph device i is cluster GPU i.
 #pragma once
 
 #include <string>
+
+#include "tests/support/temp_files.hpp"
 
 namespace dnnsim::testing {
 
@@ -48,6 +50,42 @@ workload:
   model: {layers: [{forward_flops: "1GFlop"}]}
   global_batch: 8
 )";
+}
+
+// One node of `gpus` × A100-80GB on an NVSwitch of 100 GB/s ports without latency: a flow alone
+// on its route takes exactly size / bandwidth.
+inline std::string a100_switch(int gpus) {
+  return R"(
+name: a100-switch
+cluster:
+  node_types:
+    box:
+      gpu: A100-80GB-SXM
+      gpus_per_node: )" +
+         std::to_string(gpus) + R"(
+      fabric: nvswitch
+      gpu_link: {bandwidth: "100GB/s", latency: "0s"}
+      nic: {bandwidth: "25GB/s", latency: "0s"}
+  nodes: [{type: box}]
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "1GFlop"}]}
+  global_batch: 8
+)";
+}
+
+// Writes a calibration table for the A100 of a100_switch that charges 30 µs per NCCL call and halves
+// what the ports carry (its `collectives` section), followed by the lines `more`; returns the
+// scenario line that selects it.
+inline std::string a100_calibration(const std::string& more = "") {
+  write_file("a100.yaml", R"(
+device: "A100-80GB-SXM"
+source: "test"
+peak: {fp16: "312TFlops"}
+memory_bandwidth: "2TB/s"
+collectives: {latency: "30us", link_efficiency: 0.5}
+)" + more);
+  return "calibration: a100.yaml\n";
 }
 
 }  // namespace dnnsim::testing
