@@ -3,13 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <unordered_map>
+
+#include "planners/parallel/formula2_prefix.hpp"
 
 namespace dnnsim {
 
@@ -18,47 +22,6 @@ namespace {
 // Up to this many prefixes per state (the Pareto set below, the fastest completions first); beyond
 // it the search is a beam. 8 recovers the exhaustive optimum on every oracle instance of the unit
 // tests (planner_oracle_test.cpp) and keeps the 64-GPU case in seconds (docs/performance.md).
-
-// What a prefix (stages 0..k) contributes to Formula 2 of any completion, each the lower the better.
-// L = max_Q L(Q) (stage_cost.hpp). With Q in the completion, L(Q) sees the prefix only through
-// forward_sum (warm-up) and ending (its T_e terms, to which the completion adds Σ B up to Q). With Q
-// in the prefix, L(Q) = max(the prefix's own L(Q), W(Q) + (M−1)(F_Q+B_Q) − Σ_{a=Q..k} B_a + a term of
-// the completion alone), whose maxima over Q are `alone` and `pressure`. So a prefix no worse in these
-// four is no worse with every completion: the dominance is exact for latency (memory can still differ:
-// a longer prefix puts more micro-batches in flight on its stages). The one-stage completion ranks
-// prefixes within a state.
-struct PrefixSummary {
-  Seconds forward_sum{0};  // Σ F_s: the warm-up share of the prefix
-  Seconds ending{0};       // max_s (AR_s + Σ_{a=s..k} B_a)
-  Seconds pressure{0};     // max_Q (Σ_{s≤Q} F_s + (M−1)(F_Q+B_Q) − Σ_{a=Q..k} B_a)
-  Seconds alone{0};        // Formula 2 of the prefix as a whole pipeline
-  Seconds completed{0};    // Formula 2 of the prefix completed by one last stage
-
-  [[nodiscard]] bool no_worse_than(const PrefixSummary& other) const {
-    return forward_sum <= other.forward_sum && ending <= other.ending && pressure <= other.pressure &&
-           alone <= other.alone;
-  }
-};
-
-PrefixSummary summarize(const std::vector<Formula2Stage>& entries, int micro_batches, Seconds completed) {
-  PrefixSummary summary;
-  summary.completed = completed;
-  summary.alone = formula2_latency(entries, micro_batches);
-  Seconds backward_after{0};  // Σ_{a=s..k} B_a
-  for (std::size_t s = entries.size(); s-- > 0;) {
-    backward_after += entries[s].backward;
-    summary.ending = std::max(summary.ending, entries[s].all_reduce + backward_after);
-  }
-  Seconds backward_from = backward_after;  // Σ_{a=Q..k} B_a
-  summary.pressure = Seconds(-std::numeric_limits<double>::infinity());
-  for (const Formula2Stage& e : entries) {
-    summary.forward_sum += e.forward;
-    summary.pressure =
-        std::max(summary.pressure, summary.forward_sum + (e.forward + e.backward) * (micro_batches - 1.0) - backward_from);
-    backward_from = backward_from - e.backward;
-  }
-  return summary;
-}
 
 // A stage of a prefix. Its GPUs and the prefix's are owned by the search's transitions (below),
 // which live as long as the search, so that keeping a prefix copies no device lists.
@@ -92,17 +55,26 @@ class PrefixSet {
       return kept.summary.no_worse_than(summary) && same_future(kept, used, last_stage);
     });
   }
-  // Keeps `candidate`, which admits() accepted, and drops what it dominates or pushes out.
-  void keep(Prefix&& candidate) {
-    std::erase_if(prefixes_, [&](const Prefix& kept) {
-      return candidate.summary.no_worse_than(kept.summary) &&
-             same_future(kept, *candidate.used, *candidate.stages.back().devices);
-    });
+  // Keeps `candidate`, which admits() accepted, and moves what it dominates or pushes out to `spare`.
+  void keep(Prefix&& candidate, std::vector<Prefix>& spare) {
+    std::size_t staying = 0;
+    for (std::size_t k = 0; k < prefixes_.size(); ++k) {
+      Prefix& kept = prefixes_[k];
+      if (candidate.summary.no_worse_than(kept.summary) &&
+          same_future(kept, *candidate.used, *candidate.stages.back().devices))
+        spare.push_back(std::move(kept));
+      else if (staying++ != k)  // a vector moved onto itself would be left empty
+        prefixes_[staying - 1] = std::move(kept);
+    }
+    prefixes_.resize(staying);
     const auto position = std::upper_bound(
         prefixes_.begin(), prefixes_.end(), candidate.summary.completed,
         [](Seconds latency, const Prefix& kept) { return latency < kept.summary.completed; });
     prefixes_.insert(position, std::move(candidate));
-    if (prefixes_.size() > capacity_) prefixes_.pop_back();
+    if (prefixes_.size() > capacity_) {
+      spare.push_back(std::move(prefixes_.back()));
+      prefixes_.pop_back();
+    }
   }
   [[nodiscard]] const std::vector<Prefix>& prefixes() const { return prefixes_; }
   // The one-stage completion a new prefix must beat to be considered at all (+∞ while not full).
@@ -207,14 +179,9 @@ class KeptPlans {
   explicit KeptPlans(int limit) : limit_(static_cast<std::size_t>(std::max(1, limit))) {}
   // Whether a plan of this latency could be kept (checked before anything is built: most are not):
   // a new shape must beat the worst kept shape's best, a kept shape's plan that shape's K-th.
-  [[nodiscard]] bool admits(Seconds latency) const {
-    if (shapes_.size() < limit_) return true;
-    double bound = shapes_.back().plans.front().latency.value();
-    for (const Shape& shape : shapes_)
-      bound = std::max(bound, shape.plans.size() < limit_ ? std::numeric_limits<double>::infinity()
-                                                          : shape.plans.back().latency.value());
-    return latency.value() < bound;
-  }
+  [[nodiscard]] bool admits(Seconds latency) const { return latency.value() < admission_bound_; }
+  // The latency below which admits() holds (+∞: any plan).
+  [[nodiscard]] double admission_bound() const { return admission_bound_; }
   // The latency below which a plan of this shape (replicas per stage, two stages or more) would be
   // kept now, by offer()'s own rule (+∞: any would). It only rises when such a plan is kept.
   [[nodiscard]] double bound(const std::vector<std::size_t>& replicas) const {
@@ -245,6 +212,12 @@ class KeptPlans {
     std::stable_sort(shapes_.begin(), shapes_.end(),
                      [](const Shape& a, const Shape& b) { return a.plans.front().latency < b.plans.front().latency; });
     if (shapes_.size() > limit_) shapes_.pop_back();
+    // Asked for every candidate scored, changed only here.
+    if (shapes_.size() < limit_) return;
+    admission_bound_ = shapes_.back().plans.front().latency.value();
+    for (const Shape& s : shapes_)
+      admission_bound_ = std::max(admission_bound_, s.plans.size() < limit_ ? std::numeric_limits<double>::infinity()
+                                                                            : s.plans.back().latency.value());
   }
   // Every kept plan, best first by Formula 2.
   [[nodiscard]] std::vector<KeptPlan> take() && {
@@ -264,6 +237,33 @@ class KeptPlans {
   std::size_t limit_;
   std::vector<Shape> shapes_;  // by their best plan
   std::optional<KeptPlan> single_stage_;
+  double admission_bound_ = std::numeric_limits<double>::infinity();
+};
+
+// Values by boundary index, NaN until priced, held for the indices a search has asked about only
+// (a stage reaches a few cuts from where it starts; a table over every boundary per transition
+// doubled the GPT-3 search's memory).
+class CutMemo {
+ public:
+  // The value at c, the memo covering [from, to) (c in it) from now on.
+  double& at(std::size_t c, std::size_t from, std::size_t to) {
+    const double unknown = std::numeric_limits<double>::quiet_NaN();
+    if (values_.empty()) {
+      first_ = from;
+      values_.assign(to - from, unknown);
+    } else {
+      if (from < first_) {
+        values_.insert(values_.begin(), first_ - from, unknown);
+        first_ = from;
+      }
+      if (to > first_ + values_.size()) values_.resize(to - first_, unknown);
+    }
+    return values_[c - first_];
+  }
+
+ private:
+  std::size_t first_ = 0;
+  std::vector<double> values_;
 };
 
 }  // namespace
@@ -320,7 +320,10 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
     return *(slots[cut][id] = &states[cut].try_emplace(key, capacity).first->second);
   };
   const std::vector<bool> none(devices, false);
-  states[0].try_emplace(policy.state_key(none), capacity).first->second.keep(Prefix{{}, {}, &none, 0, {}});
+  // Prefixes pushed out of their sets, whose vectors the next kept prefixes reuse: the search keeps
+  // millions of prefixes over its course, most of them soon pushed out by a better one.
+  std::vector<Prefix> spare;
+  states[0].try_emplace(policy.state_key(none), capacity).first->second.keep(Prefix{{}, {}, &none, 0, {}}, spare);
   // What a prefix's candidate groups need that depends neither on its layers nor on the cut: the
   // groups the policy offers for each stage size, the state each leads to and the groups' costs.
   // It is a function of the prefix's used GPUs and last stage, and those pairs repeat across block
@@ -335,6 +338,9 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
     const std::string* next_key = nullptr;  // owned by key_ids
     const StageCostModel::GroupCosts* stage_costs = nullptr;
     const StageCostModel::GroupCosts* rest_costs = nullptr;
+    // The cut out of the group into the rest after the unit ending at each boundary: the same
+    // transition is taken from several prefixes (GPT-2 XL: 8 on average), which score the same cuts.
+    CutMemo cut_out;
   };
   struct TransitionKey {
     std::vector<bool> used;
@@ -351,7 +357,7 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
   std::unordered_map<TransitionKey, std::vector<Transition>, TransitionHash> transitions;
   std::vector<DeviceId> rest;  // a candidate's last stage: the GPUs its transition leaves unused
   const auto transitions_of = [&](const std::vector<bool>& prefix_used, int used_count,
-                                  std::span<const DeviceId> previous) -> const std::vector<Transition>& {
+                                  std::span<const DeviceId> previous) -> std::vector<Transition>& {
     auto [it, inserted] =
         transitions.try_emplace(TransitionKey{prefix_used, std::vector<DeviceId>(previous.begin(), previous.end())});
     if (!inserted) return it->second;
@@ -373,9 +379,9 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
     return it->second;
   };
   std::vector<Formula2Stage> scratch;
-  // The cuts into and out of a candidate's stage, rebuilt per group in the same storage (kept per
-  // transition they would take most of the search's memory: up to senders + receivers transfers each).
-  StageCostModel::CutPattern cut_in_pattern;
+  // The cut out of a candidate's stage, rebuilt per group in the same storage when a cut out is not
+  // in the transition's memo (kept per transition, the patterns would take most of the search's
+  // memory: up to senders + receivers transfers each).
   StageCostModel::CutPattern cut_out;
   std::vector<double> later_state_bound(boundaries.size() + 1);
   const double lowest = -std::numeric_limits<double>::infinity();
@@ -406,14 +412,14 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
         std::vector<std::size_t> replicas;  // the shape of the complete plans: the prefix's, the stage's, the rest's
         for (const PrefixStage& kept_stage : prefix.stages) replicas.push_back(kept_stage.devices->size());
         replicas.resize(stage_index + 2);
-        for (const Transition& transition : transitions_of(*prefix.used, prefix.used_count, previous)) {
+        for (Transition& transition : transitions_of(*prefix.used, prefix.used_count, previous)) {
           const int count = transition.count;
           // With more rest GPUs than samples the completion is no plan, but the prefix may still grow.
           const bool rest_has_samples = free - count <= micro_batch;
           const std::vector<DeviceId>& group = transition.group;
           const std::vector<bool>& used = transition.used;
-          // The last stage's GPUs and the cut into it, built for the first candidate scored: most
-          // groups have none.
+          // The last stage's GPUs and the pattern of the cut into it, built when first needed: most
+          // groups have no candidate scored, and most cuts out are in the memo.
           bool rest_built = false;
           const auto last_stage = [&]() -> const std::vector<DeviceId>& {
             if (!rest_built) {
@@ -428,14 +434,16 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
           const StageCostModel::GroupCosts& rest_costs = *transition.rest_costs;
           // How far the stage may grow depends on where it starts and how many stages follow.
           const std::size_t stage_end_limit = cost.max_fitting_end(j, group, stage_index, stages);
-          scratch = prefix.entries;
+          // The candidate's entries after the prefix's: the cut in (none after the empty prefix),
+          // the stage, the cut out and the last stage.
+          std::array<Formula2Stage, 4> tail;
+          const bool has_prefix = !prefix.stages.empty();
+          const std::size_t stage_entry = has_prefix ? 1 : 0;
           Seconds cut_in{0};
-          if (!prefix.stages.empty()) {
-            cost.cut_pattern(previous, group, cut_in_pattern);
-            cut_in = cost.cut(prefix.stages.back().layers.end - 1, cut_in_pattern);
-            scratch.push_back(Formula2Stage{cut_in, cut_in, Seconds(0)});
+          if (has_prefix) {
+            cut_in = cost.cut(prefix.stages.back().layers.end - 1, previous, group);
+            tail[0] = Formula2Stage{cut_in, cut_in, Seconds(0)};
           }
-          const std::size_t base_entries = scratch.size();
           replicas[stage_index] = group.size();
           replicas[stage_index + 1] = static_cast<std::size_t>(free - count);
           double plan_bound = rest_has_samples ? best_plans.bound(replicas) : lowest;
@@ -479,17 +487,29 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
               ++outcome.bounded;
               continue;
             }
-            scratch.resize(base_entries);
-            scratch.push_back(
-                Formula2Stage{stage_times.forward, stage_times.backward, cost.all_reduce(stage_layers, stage_costs)});
-            const std::size_t prefix_entries = scratch.size();
-            (void)last_stage();
-            const Seconds transfer = cost.cut(cut - 1, cut_out);
-            scratch.push_back(Formula2Stage{transfer, transfer, Seconds(0)});
-            scratch.push_back(
-                Formula2Stage{last_times.forward, last_times.backward, cost.all_reduce(last_layers, rest_costs)});
-            const Seconds latency = formula2_latency(scratch, micro_batches);
+            tail[stage_entry] =
+                Formula2Stage{stage_times.forward, stage_times.backward, cost.all_reduce(stage_layers, stage_costs)};
+            double& known_cut_out = transition.cut_out.at(c, b + 1, reachable);
+            if (std::isnan(known_cut_out)) {
+              (void)last_stage();
+              known_cut_out = cost.cut(cut - 1, cut_out).value();
+            }
+            const Seconds transfer(known_cut_out);
+            tail[stage_entry + 1] = Formula2Stage{transfer, transfer, Seconds(0)};
+            tail[stage_entry + 2] =
+                Formula2Stage{last_times.forward, last_times.backward, cost.all_reduce(last_layers, rest_costs)};
+            const std::span<const Formula2Stage> entries(tail.data(), stage_entry + 3);
             ++outcome.candidates;
+            // Most candidates enter neither the kept plans nor the next state: the summary's Formula 2
+            // shows it without the prefix's entries, and only a candidate it cannot refuse beyond
+            // rounding gets formula2_latency's exact value, so that every decision is the same.
+            const double limit = std::max(rest_has_samples ? best_plans.admission_bound() : lowest,
+                                          c + 2 < boundaries.size() ? next_admission[c] : lowest);
+            if (exceeds(completed_latency(prefix.summary, has_prefix, entries, micro_batches), limit)) continue;
+            scratch = prefix.entries;
+            scratch.insert(scratch.end(), entries.begin(), entries.end());
+            const std::size_t prefix_entries = prefix.entries.size() + stage_entry + 1;
+            const Seconds latency = formula2_latency(scratch, micro_batches);
             if (rest_has_samples && best_plans.admits(latency) && cost.fits(last_layers, last_stage(), stages - 1, stages)) {
               best_plans.offer(replicas, latency, [&] {
                 std::vector<StageSpec> complete;
@@ -510,11 +530,18 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
             const PrefixSummary summary = summarize(scratch, micro_batches, latency);
             PrefixSet& kept_here = make_set(cut, next_id, *transition.next_key);
             if (!kept_here.admits(used, group, summary)) continue;
-            Prefix extended{{}, scratch, &used, prefix.used_count + count, summary};
-            extended.stages.reserve(prefix.stages.size() + 1);
-            extended.stages = prefix.stages;
+            Prefix extended;
+            if (!spare.empty()) {
+              extended = std::move(spare.back());
+              spare.pop_back();
+            }
+            extended.entries.assign(scratch.begin(), scratch.end());
+            extended.stages.assign(prefix.stages.begin(), prefix.stages.end());
             extended.stages.push_back(PrefixStage{stage_layers, &group});
-            kept_here.keep(std::move(extended));
+            extended.used = &used;
+            extended.used_count = prefix.used_count + count;
+            extended.summary = summary;
+            kept_here.keep(std::move(extended), spare);
             admission[next_id][c] = kept_here.admission_bound();
           }
         }

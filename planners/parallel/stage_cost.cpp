@@ -7,6 +7,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "planners/common/layer_cost.hpp"
 #include "planners/schedules/critical_path.hpp"
@@ -100,17 +101,6 @@ const StageCostModel::GroupCosts& StageCostModel::group_costs(std::span<const De
   }
   if (memoizable) group.exposed = &exposed_all_reduce_[key];
   return group;
-}
-
-PassTimes StageCostModel::compute(LayerRange layers, const GroupCosts& group) const {
-  PassTimes slowest_replica;
-  for (const Prefix* p : group.timings) {
-    slowest_replica.forward =
-        std::max(slowest_replica.forward, Seconds(p->forward[layers.end] - p->forward[layers.begin]));
-    slowest_replica.backward =
-        std::max(slowest_replica.backward, Seconds(p->backward[layers.end] - p->backward[layers.begin]));
-  }
-  return slowest_replica;
 }
 
 Seconds StageCostModel::single_device_time(LayerRange layers, DeviceId device) const {
@@ -212,11 +202,19 @@ Seconds StageCostModel::all_reduce(LayerRange layers, const GroupCosts& group) c
   // group's table when it has one (group_costs).
   double* memo = nullptr;
   if (group.exposed != nullptr) {
-    std::vector<std::vector<double>>& rows = group.exposed->rows;
-    if (rows.size() <= layers.begin) rows.resize(layers.begin + 1);
-    std::vector<double>& row = rows[layers.begin];
-    if (row.empty()) row.assign(request_.model.layers.size() - layers.begin + 1, std::numeric_limits<double>::quiet_NaN());
-    memo = &row[layers.end - layers.begin];
+    const std::size_t count = request_.model.layers.size();
+    const double unknown = std::numeric_limits<double>::quiet_NaN();
+    if (layers.end == count) {
+      std::vector<double>& row = group.exposed->to_last;
+      if (row.empty()) row.assign(count + 1, unknown);
+      memo = &row[layers.begin];
+    } else {
+      std::vector<std::vector<double>>& rows = group.exposed->rows;
+      if (rows.size() <= layers.begin) rows.resize(layers.begin + 1);
+      std::vector<double>& row = rows[layers.begin];
+      if (row.empty()) row.assign(count - layers.begin + 1, unknown);
+      memo = &row[layers.end - layers.begin];
+    }
     if (!std::isnan(*memo)) return Seconds(*memo);
   }
   const auto backward_from = [&](std::size_t first) {  // the slowest replica's backward of [first, end)
@@ -240,8 +238,81 @@ Seconds StageCostModel::all_reduce(LayerRange layers, const GroupCosts& group) c
   return exposed;
 }
 
+namespace {
+
+// Walks the two share partitions of [0, b) together: every overlap is one transfer, visited as
+// (sender, receiver, samples) in the order cut() sums them.
+template <typename Visit>
+void for_each_transfer(int b, int senders, int receivers, Visit visit) {
+  if (senders == 0 || receivers == 0) return;
+  int i = 0;
+  int j = 0;
+  SampleShare s = replica_share(b, senders, 0);
+  SampleShare r = replica_share(b, receivers, 0);
+  while (true) {
+    const int overlap = std::min(s.begin + s.count, r.begin + r.count) - std::max(s.begin, r.begin);
+    if (overlap > 0) visit(i, j, overlap);
+    if (s.begin + s.count <= r.begin + r.count) {
+      if (++i == senders) break;
+      s = replica_share(b, senders, i);
+    } else {
+      if (++j == receivers) break;
+      r = replica_share(b, receivers, j);
+    }
+  }
+}
+
+// The time each sender and receiver of a cut spends on its transfers. A group has at most
+// micro-batch-size replicas; small groups (the searches' common case) stay on the stack, and only
+// the slots in use are cleared (the searches price millions of cuts).
+class EndpointLoads {
+ public:
+  EndpointLoads(const EndpointLoads&) = delete;  // points into itself
+  EndpointLoads& operator=(const EndpointLoads&) = delete;
+  EndpointLoads(int senders, int receivers) : senders_(senders), receivers_(receivers) {
+    if (senders > kOnStack || receivers > kOnStack) {
+      sending_large_.resize(senders);
+      receiving_large_.resize(receivers);
+      sending_ = sending_large_.data();
+      receiving_ = receiving_large_.data();
+    }
+    std::fill_n(sending_, senders, 0.0);
+    std::fill_n(receiving_, receivers, 0.0);
+  }
+  void add(int sender, int receiver, double time) {
+    sending_[sender] += time;
+    receiving_[receiver] += time;
+  }
+  [[nodiscard]] Seconds busiest() const {
+    double busiest = 0;
+    for (int i = 0; i < senders_; ++i) busiest = std::max(busiest, sending_[i]);
+    for (int j = 0; j < receivers_; ++j) busiest = std::max(busiest, receiving_[j]);
+    return Seconds(busiest);
+  }
+
+ private:
+  static constexpr int kOnStack = 64;
+  int senders_, receivers_;
+  std::array<double, kOnStack> sending_small_;  // cleared in the constructor, as far as used
+  std::array<double, kOnStack> receiving_small_;
+  std::vector<double> sending_large_, receiving_large_;
+  double* sending_ = sending_small_.data();
+  double* receiving_ = receiving_small_.data();
+};
+
+}  // namespace
+
 Seconds StageCostModel::cut(std::size_t last, std::span<const DeviceId> from, std::span<const DeviceId> to) const {
-  return cut(last, cut_pattern(from, to));
+  // As cut(last, cut_pattern(from, to)), without building the pattern: the searches price a cut into
+  // every candidate group once.
+  const double per_sample = request_.model.layers[last].bytes_across_cut().value();
+  const int senders = static_cast<int>(from.size());
+  const int receivers = static_cast<int>(to.size());
+  EndpointLoads loads(senders, receivers);
+  for_each_transfer(micro_batch_size(), senders, receivers, [&](int i, int j, int samples) {
+    loads.add(i, j, point_to_point_time(Bytes(per_sample * samples), request_.cluster.path(from[i], to[j])).value());
+  });
+  return loads.busiest();
 }
 
 StageCostModel::CutPattern StageCostModel::cut_pattern(std::span<const DeviceId> from,
@@ -253,52 +324,21 @@ StageCostModel::CutPattern StageCostModel::cut_pattern(std::span<const DeviceId>
 
 void StageCostModel::cut_pattern(std::span<const DeviceId> from, std::span<const DeviceId> to,
                                  CutPattern& pattern) const {
-  const int b = micro_batch_size();
   pattern.senders = static_cast<int>(from.size());
   pattern.receivers = static_cast<int>(to.size());
   pattern.transfers.clear();
-  // Walk the two share partitions of [0, b) together: every overlap is one transfer.
-  int i = 0;
-  int j = 0;
-  while (i < pattern.senders && j < pattern.receivers) {
-    const SampleShare s = replica_share(b, pattern.senders, i);
-    const SampleShare r = replica_share(b, pattern.receivers, j);
-    const int overlap = std::min(s.begin + s.count, r.begin + r.count) - std::max(s.begin, r.begin);
-    if (overlap > 0)
-      pattern.transfers.push_back(CutPattern::Transfer{i, j, overlap, request_.cluster.path(from[i], to[j])});
-    if (s.begin + s.count <= r.begin + r.count) ++i;
-    else ++j;
-  }
+  for_each_transfer(micro_batch_size(), pattern.senders, pattern.receivers, [&](int i, int j, int samples) {
+    pattern.transfers.push_back(CutPattern::Transfer{i, j, samples, request_.cluster.path(from[i], to[j])});
+  });
 }
 
 Seconds StageCostModel::cut(std::size_t last, const CutPattern& pattern) const {
   const double per_sample = request_.model.layers[last].bytes_across_cut().value();
-  // A group has at most micro-batch-size replicas; small groups (the searches' common case) stay on
-  // the stack, and only the slots in use are cleared (the searches price millions of cuts).
-  constexpr int kOnStack = 64;
-  std::array<double, kOnStack> sending_small;  // cleared below, as far as used
-  std::array<double, kOnStack> receiving_small;
-  std::vector<double> sending_large;
-  std::vector<double> receiving_large;
-  double* sending = sending_small.data();
-  double* receiving = receiving_small.data();
-  if (pattern.senders > kOnStack || pattern.receivers > kOnStack) {
-    sending_large.resize(pattern.senders);
-    receiving_large.resize(pattern.receivers);
-    sending = sending_large.data();
-    receiving = receiving_large.data();
-  }
-  std::fill_n(sending, pattern.senders, 0.0);
-  std::fill_n(receiving, pattern.receivers, 0.0);
-  for (const CutPattern::Transfer& transfer : pattern.transfers) {
-    const double t = point_to_point_time(Bytes(per_sample * transfer.samples), transfer.path).value();
-    sending[transfer.sender] += t;
-    receiving[transfer.receiver] += t;
-  }
-  double busiest = 0;
-  for (int i = 0; i < pattern.senders; ++i) busiest = std::max(busiest, sending[i]);
-  for (int j = 0; j < pattern.receivers; ++j) busiest = std::max(busiest, receiving[j]);
-  return Seconds(busiest);
+  EndpointLoads loads(pattern.senders, pattern.receivers);
+  for (const CutPattern::Transfer& transfer : pattern.transfers)
+    loads.add(transfer.sender, transfer.receiver,
+              point_to_point_time(Bytes(per_sample * transfer.samples), transfer.path).value());
+  return loads.busiest();
 }
 
 int StageCostModel::in_flight(int stage, int stages) const {
@@ -307,48 +347,66 @@ int StageCostModel::in_flight(int stage, int stages) const {
   // whatever M (PipeDream's NOAM for a straight pipeline).
   if (stashes_weights()) return stages - stage;
   if (!request_.in_flight) return std::min(stages - stage, m);
-  auto [it, inserted] = in_flight_.try_emplace({stage, stages}, 0);
-  if (inserted) it->second = request_.in_flight(stage, stages, m);
-  return it->second;
+  if (in_flight_.size() <= static_cast<std::size_t>(stages)) in_flight_.resize(stages + 1);
+  std::vector<int>& row = in_flight_[stages];
+  if (row.empty()) row.assign(stages, 0);
+  int& known = row[stage];
+  if (known == 0) known = request_.in_flight(stage, stages, m);
+  return known;
+}
+
+StageCostModel::FitKey StageCostModel::fit_key(std::size_t begin, int replicas, int micro_batches_in_flight,
+                                               double capacity) const {
+  return FitKey{begin, std::max(1, replica_share(micro_batch_size(), replicas, 0).count), micro_batches_in_flight,
+                stashes_weights() ? stashed_weight_versions(micro_batches_in_flight, replicas) : 0, replicas,
+                capacity};
+}
+
+std::size_t StageCostModel::FitKeyHash::operator()(const FitKey& key) const {
+  std::size_t hash = 1469598103934665603ull;
+  for (const std::size_t field :
+       {key.begin, static_cast<std::size_t>(key.micro_batch), static_cast<std::size_t>(key.in_flight),
+        static_cast<std::size_t>(key.stashed_weight_versions), static_cast<std::size_t>(key.data_parallel),
+        std::hash<double>{}(key.capacity)})
+    hash = (hash ^ field) * 1099511628211ull;
+  return hash;
+}
+
+TrainingMemoryConfig StageCostModel::memory_config(const FitKey& key) const {
+  TrainingMemoryConfig config = memory_base_;
+  config.micro_batch = key.micro_batch;
+  config.micro_batches_in_flight = key.in_flight;
+  config.stashed_weight_versions = key.stashed_weight_versions;
+  config.data_parallel = key.data_parallel;
+  return config;
 }
 
 TrainingMemoryConfig StageCostModel::memory_config(std::span<const DeviceId> devices, int stage, int stages) const {
-  TrainingMemoryConfig config = memory_base_;
-  const int replicas = static_cast<int>(devices.size());
-  config.micro_batch = std::max(1, replica_share(micro_batch_size(), replicas, 0).count);
-  config.micro_batches_in_flight = in_flight(stage, stages);
-  config.stashed_weight_versions =
-      stashes_weights() ? stashed_weight_versions(config.micro_batches_in_flight, replicas) : 0;
-  config.data_parallel = replicas;
-  return config;
+  return memory_config(fit_key(0, static_cast<int>(devices.size()), in_flight(stage, stages), 0));
 }
 
 std::size_t StageCostModel::max_fitting_end(std::size_t begin, std::span<const DeviceId> devices, int stage,
                                             int stages) const {
   double capacity = request_.cluster.devices[devices[0]].gpu.memory.value();
   for (DeviceId d : devices) capacity = std::min(capacity, request_.cluster.devices[d].gpu.memory.value());
-  return fitting_end(begin, memory_config(devices, stage, stages), capacity);
+  return fitting_end(fit_key(begin, static_cast<int>(devices.size()), in_flight(stage, stages), capacity));
 }
 
 std::size_t StageCostModel::max_stage_end(std::size_t begin, int replicas, int micro_batches_in_flight) const {
   // ZeRO over the replicas, the largest GPU: memory only grows with the share and the in-flight
-  // count, so no stage of this shape with at least that many in flight gets further.
-  TrainingMemoryConfig config = memory_base_;
-  config.micro_batch = std::max(1, replica_share(micro_batch_size(), replicas, 0).count);
-  config.micro_batches_in_flight = micro_batches_in_flight;
-  // The versions grow with the in-flight count as the activations do.
-  config.stashed_weight_versions = stashes_weights() ? stashed_weight_versions(micro_batches_in_flight, replicas) : 0;
-  config.data_parallel = replicas;
+  // count (the stashed versions grow with it as the activations do), so no stage of this shape with
+  // at least that many in flight gets further.
   double capacity = 0;
   for (const ClusterDevice& device : request_.cluster.devices) capacity = std::max(capacity, device.gpu.memory.value());
-  return fitting_end(begin, config, capacity);
+  return fitting_end(fit_key(begin, replicas, micro_batches_in_flight, capacity));
 }
 
-std::size_t StageCostModel::fitting_end(std::size_t begin, const TrainingMemoryConfig& config, double capacity) const {
-  const auto key = std::make_tuple(begin, config.micro_batch, config.micro_batches_in_flight,
-                                   config.stashed_weight_versions, config.data_parallel, capacity);
+std::size_t StageCostModel::fitting_end(const FitKey& key) const {
   auto [it, inserted] = fitting_end_.try_emplace(key, 0);
   if (!inserted) return it->second;
+  const std::size_t begin = key.begin;
+  const TrainingMemoryConfig config = memory_config(key);
+  const double capacity = key.capacity;
   const auto& layers = request_.model.layers;
   const auto need = [&](std::size_t end) {
     TrainingMemoryConfig c = config;

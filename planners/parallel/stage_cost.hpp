@@ -34,7 +34,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -99,7 +98,10 @@ class StageCostModel {
   // candidate scored (millions of times), and stages begin only at block boundaries, so the rows
   // allocated stay few.
   struct ExposedTable {
-    std::vector<std::vector<double>> rows;
+    std::vector<std::vector<double>> rows;  // [begin][end − begin]
+    // [begin] for the ranges that end at the last layer, the searches' last stages: one contiguous
+    // row, read at every cut.
+    std::vector<double> to_last;
   };
   // What compute and all_reduce need of a device group apart from the layers, looked up once per
   // group (memoized by the devices, in order) so that a search pricing many layer ranges on the same
@@ -115,7 +117,17 @@ class StageCostModel {
     ExposedTable* exposed = nullptr;
   };
   [[nodiscard]] const GroupCosts& group_costs(std::span<const DeviceId> devices) const;
-  [[nodiscard]] PassTimes compute(LayerRange layers, const GroupCosts& group) const;
+  // Inline: the searches call it twice per candidate, tens of millions of times.
+  [[nodiscard]] PassTimes compute(LayerRange layers, const GroupCosts& group) const {
+    PassTimes slowest_replica;
+    for (const Prefix* p : group.timings) {
+      slowest_replica.forward =
+          std::max(slowest_replica.forward, Seconds(p->forward[layers.end] - p->forward[layers.begin]));
+      slowest_replica.backward =
+          std::max(slowest_replica.backward, Seconds(p->backward[layers.end] - p->backward[layers.begin]));
+    }
+    return slowest_replica;
+  }
   [[nodiscard]] Seconds all_reduce(LayerRange layers, const GroupCosts& group) const;
   // The transfers of a cut from one group to another (sender, receiver, samples, path), in the order
   // cut() sums them; only the bytes per sample depend on the layer cut after.
@@ -150,10 +162,26 @@ class StageCostModel {
                                            int stages) const;
 
  private:
+  // What a stage's memory depends on besides its layers (TrainingMemoryConfig's varying fields) and
+  // the smallest memory of its GPUs: the key of fitting_end's memo.
+  struct FitKey {
+    std::size_t begin = 0;
+    int micro_batch = 0;
+    int in_flight = 0;
+    int stashed_weight_versions = 0;
+    int data_parallel = 0;
+    double capacity = 0;
+    bool operator==(const FitKey&) const = default;
+  };
+  struct FitKeyHash {
+    std::size_t operator()(const FitKey& key) const;
+  };
+  FitKey fit_key(std::size_t begin, int replicas, int micro_batches_in_flight, double capacity) const;
+  TrainingMemoryConfig memory_config(const FitKey& key) const;
   TrainingMemoryConfig memory_config(std::span<const DeviceId> devices, int stage, int stages) const;
   const Prefix& prefix(std::size_t device_class, int samples) const;
-  // The largest end such that layers [begin, end) need at most `capacity` bytes under `config`.
-  std::size_t fitting_end(std::size_t begin, const TrainingMemoryConfig& config, double capacity) const;
+  // The largest end such that layers [key.begin, end) need at most key.capacity bytes.
+  std::size_t fitting_end(const FitKey& key) const;
 
   const PlanRequest& request_;
   // request_.memory without its per-layer input sizes (sliced per range where needed), copied for
@@ -169,7 +197,7 @@ class StageCostModel {
 
   // [device class][samples], built on first use (a search asks for them once per candidate group).
   mutable std::vector<std::vector<std::unique_ptr<Prefix>>> prefixes_;
-  mutable std::map<std::pair<int, int>, int> in_flight_;  // (stage, stages) → in_flight
+  mutable std::vector<std::vector<int>> in_flight_;  // [stages][stage] → in_flight, 0 until asked
   // Groups → their links, one object per distinct set of link costs (many groups share them, so the
   // memo below, keyed by the object, stays small).
   // Transparent, so that a group is found by the span a search holds without copying it.
@@ -195,8 +223,8 @@ class StageCostModel {
     friend auto operator<=>(const ExposedKey&, const ExposedKey&) = default;
   };
   mutable std::map<ExposedKey, ExposedTable> exposed_all_reduce_;
-  // (begin, micro-batch share, in-flight, stashed versions, data_parallel, capacity) → first end that does not fit
-  mutable std::map<std::tuple<std::size_t, int, int, int, int, double>, std::size_t> fitting_end_;
+  // Hashed: the searches ask once per candidate group.
+  mutable std::unordered_map<FitKey, std::size_t, FitKeyHash> fitting_end_;
 };
 
 // One entry of DAPPLE's Formula 2: a computation stage, or a network stage (a cut, all_reduce = 0).

@@ -1,11 +1,14 @@
 // The exact reductions of the Formula 2 search (formula2_search.hpp): branch and bound over its
-// transitions, and the per-group costs looked up once (StageCostModel::GroupCosts), against the
-// unreduced search and the per-device costs on a heterogeneous 8-GPU cluster.
+// transitions, the per-group costs looked up once (StageCostModel::GroupCosts) and completions
+// scored from a prefix's summary (formula2_prefix.hpp), against the unreduced search, the
+// per-device costs on a heterogeneous 8-GPU cluster and formula2_latency.
 #include <gtest/gtest.h>
 
 #include <random>
+#include <span>
 
 #include "planner_test_helpers.hpp"
+#include "planners/parallel/formula2_prefix.hpp"
 #include "planners/parallel/formula2_search.hpp"
 #include "planners/parallel/planners.hpp"
 
@@ -74,6 +77,9 @@ TEST(Formula2Bound, GroupCostsMatchThePerDeviceCosts) {
     const Seconds alone = fresh.all_reduce(layers, group);
     EXPECT_GT(alone.value(), 0);
     EXPECT_EQ(shared.all_reduce(layers, shared.group_costs(group)).value(), alone.value());
+    // Ranges to the last layer have their own memo row (ExposedTable::to_last).
+    const LayerRange to_last{2, 6};
+    EXPECT_EQ(shared.all_reduce(to_last, shared.group_costs(group)).value(), fresh.all_reduce(to_last, group).value());
     const PassTimes times = shared.compute(layers, shared.group_costs(group));
     EXPECT_EQ(times.forward.value(), fresh.compute(layers, group).forward.value());
     EXPECT_EQ(times.backward.value(), fresh.compute(layers, group).backward.value());
@@ -83,6 +89,37 @@ TEST(Formula2Bound, GroupCostsMatchThePerDeviceCosts) {
   // The cut's transfers priced once: the same as walking the shares per call.
   const StageCostModel fresh(request);
   EXPECT_EQ(shared.cut(3, shared.cut_pattern(groups[2], groups[4])).value(), fresh.cut(3, groups[2], groups[4]).value());
+}
+
+// Formula 2 of a completed prefix from the prefix's summary (completed_latency) against
+// formula2_latency over all the entries. By hand first, M = 3: prefix A (F 1, B 2, AR 0), tail X
+// (F 1, B 1, AR 2.5): L(A) = 1 + 2·3 + max(0 + 2, 2.5 − 3) = 9; L(X) = 2 + 2·2 + max(0 + 2 + 1,
+// 2.5 + 1) = 9.5; so 9.5. Then random entries, prefixes of 0–5 entries and tails of 3 and 4 (the
+// search's: cut in, stage, cut out, last stage): equal up to rounding, as the two sum in other orders.
+TEST(Formula2Prefix, CompletionFromTheSummaryIsFormula2) {
+  const auto entry = [](double f, double b, double ar) { return Formula2Stage{Seconds(f), Seconds(b), Seconds(ar)}; };
+  const std::vector<Formula2Stage> by_hand{entry(1, 2, 0), entry(1, 1, 2.5)};
+  EXPECT_DOUBLE_EQ(formula2_latency(by_hand, 3).value(), 9.5);
+  EXPECT_DOUBLE_EQ(completed_latency(summarize({by_hand[0]}, 3, Seconds(0)), true,
+                                     std::span<const Formula2Stage>(by_hand).subspan(1), 3),
+                   9.5);
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> time(0.0, 1.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int micro_batches = 1 + trial % 9;
+    std::vector<Formula2Stage> entries;
+    const std::size_t prefix = trial % 6;
+    const std::size_t tail = 3 + trial % 2;
+    for (std::size_t k = 0; k < prefix + tail; ++k)
+      entries.push_back(entry(time(random), time(random), trial % 3 == 0 ? 0.0 : 3 * time(random)));
+    const std::vector<Formula2Stage> head(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(prefix));
+    const PrefixSummary summary = prefix == 0 ? PrefixSummary{} : summarize(head, micro_batches, Seconds(0));
+    const double expected = formula2_latency(entries, micro_batches).value();
+    EXPECT_NEAR(completed_latency(summary, prefix > 0, std::span<const Formula2Stage>(entries).subspan(prefix),
+                                  micro_batches),
+                expected, 1e-12 * expected)
+        << "trial " << trial;
+  }
 }
 
 }  // namespace
