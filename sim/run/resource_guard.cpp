@@ -94,25 +94,52 @@ DeviceTopology device_topology(const Scenario& scenario, const TaskGraph& graph)
   return topology;
 }
 
+std::vector<CalibratedDevice> calibrated_devices(const Scenario& scenario, const TaskGraph& graph) {
+  std::vector<CalibratedDevice> by_gpu;  // in Cluster::gpu_names order
+  for (const NodeInstance& node : scenario.cluster.nodes) {
+    const CalibrationTable* table = scenario.cluster.type_of(node).calibration.get();
+    const CalibratedDevice device{table != nullptr && table->launch.has_value(),
+                                  table != nullptr && table->collectives && table->collectives->latency.value() > 0};
+    by_gpu.insert(by_gpu.end(), static_cast<std::size_t>(scenario.cluster.type_of(node).gpus_per_node), device);
+  }
+  const std::vector<std::string> gpus = scenario.cluster.gpu_names();
+  std::vector<CalibratedDevice> calibrated;
+  for (const std::string& device : graph.devices()) {
+    const auto gpu = static_cast<std::size_t>(std::find(gpus.begin(), gpus.end(), device) - gpus.begin());
+    calibrated.push_back(gpu < by_gpu.size() ? by_gpu[gpu] : CalibratedDevice{});
+  }
+  return calibrated;
+}
+
 WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topology,
-                              std::optional<CollectiveFidelity> fidelity) {
+                              std::optional<CollectiveFidelity> fidelity,
+                              const std::vector<CalibratedDevice>& calibrated) {
   WorkloadSize size;
   const std::size_t devices = graph.devices().size();
   std::vector<std::vector<bool>> stream_used(graph.streams().size(), std::vector<bool>(devices, false));
   const auto use = [&](DeviceId device, StreamId stream) {
     if (stream < stream_used.size() && device < devices) stream_used[stream][device] = true;
   };
+  const auto of = [&](DeviceId device) { return device < calibrated.size() ? calibrated[device] : CalibratedDevice{}; };
+  std::vector<bool> host_used(devices, false);  // the host stream of a launch-queued device
   for (const Task& task : graph.tasks()) {
     size.tasks += 1;
     if (const auto* compute = std::get_if<Compute>(&task.op)) {
       size.task_devices += 1;
       size.operations += 1;
       use(compute->device, task.stream);
+      if (of(compute->device).launch_queue) {
+        // The host's issue of the first kernel; with more kernels, their issue and a barrier joining
+        // it to the GPU part.
+        size.operations += compute->launches > 1 ? 3 : 1;
+        host_used[compute->device] = true;
+      }
     } else if (const auto* transfer = std::get_if<Transfer>(&task.op)) {
       size.task_devices += 1;
       size.operations += 1;
       size.flows += 1;
       use(transfer->src, task.stream);
+      if (of(transfer->src).call_latency || of(transfer->dst).call_latency) size.operations += 1;  // the call's delay
     } else {
       const auto& collective = std::get<Collective>(task.op);
       const auto p = static_cast<double>(collective.group.size());
@@ -134,12 +161,16 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
       }
       size.task_devices += p;
       size.operations += ops + 2 + p;  // the steps (or flow ops), a start and an end barrier, a fence per member
+      if (std::any_of(collective.group.begin(), collective.group.end(),
+                      [&](DeviceId member) { return of(member).call_latency; }))
+        size.operations += p;  // the calls' delay at the head of each member's queue
       size.flows += flows;
       size.largest_expansion = std::max(size.largest_expansion, flows);
       for (DeviceId member : collective.group) use(member, task.stream);
     }
   }
   for (const auto& used : stream_used) size.streams += static_cast<double>(std::count(used.begin(), used.end(), true));
+  size.streams += static_cast<double>(std::count(host_used.begin(), host_used.end(), true));
   return size;
 }
 

@@ -12,6 +12,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/common/units.hpp"
 #include "models/program/collective_algorithms.hpp"
@@ -29,11 +30,23 @@ struct ResourceEstimate {
 // The graph's devices on their nodes, as the executor sees them (a device is a GPU name).
 [[nodiscard]] DeviceTopology device_topology(const Scenario& scenario, const TaskGraph& graph);
 
+// What a graph device's calibration table adds to its lowering (sim/exec/executor.cpp): a launch
+// model (LaunchCalibration) has its host issue the kernels, each compute task with host operations
+// on one more stream; a collectives section with a call latency puts a delay before each of its
+// sends and at the head of each collective it is in.
+struct CalibratedDevice {
+  bool launch_queue = false;
+  bool call_latency = false;
+};
+[[nodiscard]] std::vector<CalibratedDevice> calibrated_devices(const Scenario& scenario, const TaskGraph& graph);
+
 // Counts a lowered graph as the executor would lower it, each collective at its effective fidelity
-// (effective_collective_fidelity with `fidelity` as the workload's), without expanding steps.
+// (effective_collective_fidelity with `fidelity` as the workload's), without expanding steps, with
+// what the devices' calibration adds (`calibrated`, per graph device; empty: none).
 // @throw InputError for a collective whose algorithm is unknown or does not support it.
 [[nodiscard]] WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topology,
-                                            std::optional<CollectiveFidelity> fidelity);
+                                            std::optional<CollectiveFidelity> fidelity,
+                                            const std::vector<CalibratedDevice>& calibrated = {});
 
 // Peak resident memory of a run of this size with the scenario's reports; `graph_resident`: its
 // TaskGraph is built already, so the resident memory measured now holds it.

@@ -51,6 +51,25 @@ TEST(ResourceGuard, CountsTheExpansionWithoutBuildingIt) {
   EXPECT_THAT(estimate->size.basis, HasSubstr("3 iterations on 4 GPUs at default collective fidelity"));
 }
 
+// The same run on A100-80GB under the shipped Megatron calibration
+// (data/calibration/megatron/A100-80GB-SXM.yaml). Its launch model has each GPU's host issue the
+// kernels: every compute task of this graph is one kernel (a layer, the optimizer step), so it gains
+// one host operation (the issue), and each GPU a host stream: 3 iterations × 4 GPUs × 5 computes =
+// 60 more operations and 4 more streams (12). Its collectives' call latency puts a delay at the head
+// of each member's queue: 3 iterations × 2 all-reduces × 4 members = 24 more. 240 + 60 + 24 = 324,
+// what the executor lowers (`dnnsim run` prints "simulated 324 operations").
+TEST(ResourceGuard, CountsWhatCalibrationAdds) {
+  std::string yaml = kFourGpus;
+  yaml.replace(yaml.find("A100-40GB-SXM"), 13, "A100-80GB-SXM");
+  yaml += "calibration: " DNNSIM_SOURCE_DIR "/data/calibration/megatron/A100-80GB-SXM.yaml\n";
+  const Scenario scenario = testing::load(yaml);
+  const auto estimate = estimate_resources(scenario);
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_EQ(estimate->size.tasks, 66);
+  EXPECT_EQ(estimate->size.operations, 324);
+  EXPECT_EQ(estimate->size.streams, 12);
+}
+
 // Flow fidelity: each ring all-reduce is one phase of one flow per hop (4), lowered as one `flows`
 // op per sender (4) and a phase barrier, so 5 + 2 + 4 = 11 operations per all-reduce.
 TEST(ResourceGuard, FlowFidelityCountsOneFlowPerHop) {
