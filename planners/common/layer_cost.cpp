@@ -48,6 +48,14 @@ Seconds compute_time_on(const Compute& compute, const ClusterDevice& device) {
                             : compute_time(compute, device.gpu, device.compute_efficiency);
 }
 
+Seconds host_overhead(const ClusterDevice& device) {
+  return device.calibration && device.calibration->launch ? device.calibration->launch->host_overhead : Seconds(0);
+}
+
+Seconds issued_time(Seconds gpu, std::size_t kernels, const ClusterDevice& device) {
+  return issued_time(gpu, kernels, host_overhead(device));
+}
+
 Compute layers_compute(const LayerModel& model, LayerRange range, DeviceId device, double batch, Dtype dtype,
                        Pass pass) {
   Compute total;

@@ -3,6 +3,8 @@
 // LayerModel into work, so that what a planner predicts is what the simulator runs.
 #pragma once
 
+#include <algorithm>
+
 #include "models/cost/memory_model.hpp"
 #include "models/dnn/layer_model.hpp"
 #include "models/program/task_graph.hpp"
@@ -37,6 +39,19 @@ enum class Pass { forward, backward };
 // cannot carry both).
 [[nodiscard]] Compute layers_compute(const LayerModel& model, LayerRange range, DeviceId device, double batch,
                                      Dtype dtype, Pass pass);
+
+// What `kernels` kernels of `gpu` GPU time in all take on `device` when its host issues them one at
+// a time (its calibration's launch model, LaunchCalibration; docs/calibration.md "Kernel launches"):
+// max(h + G, n·h) from the first issue, the executor's launch queue for one task; `gpu` when the
+// device has no launch model.
+[[nodiscard]] Seconds issued_time(Seconds gpu, std::size_t kernels, const ClusterDevice& device);
+// The same with the host's time per kernel h given (0: no launch model).
+[[nodiscard]] inline Seconds issued_time(Seconds gpu, std::size_t kernels, Seconds host_overhead) {
+  if (host_overhead.value() <= 0 || kernels == 0) return gpu;
+  return std::max(host_overhead + gpu, host_overhead * static_cast<double>(kernels));
+}
+// h of the device's launch model, 0 without one.
+[[nodiscard]] Seconds host_overhead(const ClusterDevice& device);
 
 // The optimizer update of `parameter_count` parameters on `device`: read the gradients, read and
 // write the weights and the optimizer state; about 10 flop per parameter (Adam's moments, bias

@@ -84,9 +84,11 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
           TensorParallelTraffic traffic;
           for (int stage = 0; stage < p; ++stage) {
             Seconds stage_forward{0}, stage_backward{0};
+            std::size_t kernels = 0;  // a layer is one kernel (layers_compute's launches)
             TensorParallelTraffic stage_traffic;
             for (int chunk = 0; chunk < v; ++chunk) {
               const LayerRange range = ranges[static_cast<std::size_t>(chunk) * p + stage];
+              kernels += range.size();
               if (stage == 0) blocks += blocks_in_range(shard, range.begin, range.end);
               for (std::size_t l = range.begin; l < range.end; ++l) {
                 const Layer& layer = shard.layers[l];
@@ -101,6 +103,10 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
                               range_traffic(request.model, *shape, range.begin, range.end, b, c.options, false) +
                               range_traffic(request.model, *shape, range.begin, range.end, b, c.options, true);
             }
+            // Under a launch model the host issues each pass's kernels: a stage of many short
+            // kernels is bound by the issuing, not by the GPU.
+            stage_forward = issued_time(stage_forward, kernels, device);
+            stage_backward = issued_time(stage_backward, kernels, device);
             if (stage_forward + stage_backward > forward + backward) {
               forward = stage_forward;
               backward = stage_backward;

@@ -7,7 +7,8 @@
 //   T = (M + (p − 1)/v) · (t_f + t_b + t_r + t_tp) + t_dp
 // with M = B/(d·b) micro-batches per pipeline, v the schedule's model chunks per stage (interleaved
 // 1F1B shrinks the bubble by v, §2.2.2), t_f/t_b/t_r the forward/backward/recomputation time of one
-// micro-batch on one stage (each layer its own kernel, layer_time), t_tp the tensor-parallel
+// micro-batch on one stage (each layer its own kernel, layer_time; under a launch model the stage's n
+// kernels of a pass take max(h + G, n·h), issued_time), t_tp the tensor-parallel
 // collectives of that micro-batch as ring all-reduces over the group's path (2(t−1)/t · size / β
 // + 2(t−1)·α each), and t_dp the data-parallel ring all-reduce of a stage's gradient shard over the
 // slowest path between replicas (not overlapped, as in Megatron's default). Memory per GPU: model

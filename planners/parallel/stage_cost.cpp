@@ -62,6 +62,7 @@ const StageCostModel::Prefix& StageCostModel::prefix(std::size_t device_class, i
     const ClusterDevice& device = request_.cluster.devices[representative];
     slot = std::make_unique<Prefix>();
     Prefix& p = *slot;
+    p.host_overhead = host_overhead(device);
     p.forward.push_back(0);
     p.backward.push_back(0);
     for (const Layer& layer : request_.model.layers) {

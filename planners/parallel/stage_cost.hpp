@@ -37,6 +37,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "planners/common/layer_cost.hpp"
 #include "planners/parallel/planner.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
 
@@ -78,7 +79,8 @@ class StageCostModel {
   [[nodiscard]] Seconds cut(std::size_t last, std::span<const DeviceId> from, std::span<const DeviceId> to) const;
 
   struct Prefix {
-    std::vector<double> forward, backward;  // Σ over layers [0, l) of the time for the share
+    std::vector<double> forward, backward;  // Σ over layers [0, l) of the GPU time for the share
+    Seconds host_overhead{0};               // the GPU's launch model's h (issued_time), 0 without
   };
   // The links an all-reduce over a group runs on, which depend on the group only (memoized: the
   // searches ask for the same groups with many layer ranges).
@@ -117,14 +119,17 @@ class StageCostModel {
     ExposedTable* exposed = nullptr;
   };
   [[nodiscard]] const GroupCosts& group_costs(std::span<const DeviceId> devices) const;
-  // Inline: the searches call it twice per candidate, tens of millions of times.
+  // Inline: the searches call it twice per candidate, tens of millions of times. A stage's pass is
+  // one task of one kernel per layer, issued by the host under a launch model (issued_time).
   [[nodiscard]] PassTimes compute(LayerRange layers, const GroupCosts& group) const {
     PassTimes slowest_replica;
     for (const Prefix* p : group.timings) {
       slowest_replica.forward =
-          std::max(slowest_replica.forward, Seconds(p->forward[layers.end] - p->forward[layers.begin]));
+          std::max(slowest_replica.forward, issued_time(Seconds(p->forward[layers.end] - p->forward[layers.begin]),
+                                                        layers.size(), p->host_overhead));
       slowest_replica.backward =
-          std::max(slowest_replica.backward, Seconds(p->backward[layers.end] - p->backward[layers.begin]));
+          std::max(slowest_replica.backward, issued_time(Seconds(p->backward[layers.end] - p->backward[layers.begin]),
+                                                         layers.size(), p->host_overhead));
     }
     return slowest_replica;
   }

@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "models/calibration/calibration.hpp"
 #include "models/dnn/zoo.hpp"
 #include "tests/unit/planners/planner_test_helpers.hpp"
 
@@ -54,6 +59,44 @@ TEST(MegatronPlanner, BestCandidateBecomesAPlanOverGroups) {
   EXPECT_EQ(result.plan.micro_batches, 64 / (best.data * best.micro_batch));
   EXPECT_TRUE(result.plan.problems(request.model.layers.size(), 16 / static_cast<std::size_t>(best.tensor)).empty());
   EXPECT_DOUBLE_EQ(result.predicted_iteration_time.value(), best.predicted.value());
+}
+
+// Under a launch model the host issues each pass's kernels (issued_time: max(h + G, n·h)). With
+// h = 1 s per kernel every stage is bound by the issuing (its GPU time is milliseconds): a stage of
+// n layers (one kernel each) takes n·h forward and n·h backward, and full recomputation issues the
+// forward again, so the step's compute is (2 or 3)·n_max·h instead of its GPU time G, with n_max the
+// largest of equal_split's p ranges of the L layers, ⌈L/p⌉; the collectives' terms do not change.
+// So each candidate's estimate P_h, against P_0 without the launch model, is
+//   P_h − P_0 = ((2 or 3)·n_max·h − G)·(M + p − 1), with 0 ≤ G·(M + p − 1) ≤ P_0:
+// host_bound ≤ P_h ≤ host_bound + P_0, host_bound = (2 or 3)·n_max·h·(M + p − 1).
+TEST(MegatronPlanner, LaunchBoundStagesAreTimedByTheHost) {
+  const PlanRequest plain = gpt3_xl_request("gpt3-xl");
+  PlanRequest request = plain;
+  CalibrationTable table = load_calibration(DNNSIM_SOURCE_DIR "/data/calibration/V100-16GB.yaml");
+  const auto without_launch = std::make_shared<const CalibrationTable>(table);
+  table.launch = LaunchCalibration{Seconds(1)};
+  const auto with_launch = std::make_shared<const CalibrationTable>(table);
+  PlanRequest baseline = plain;
+  for (ClusterDevice& device : baseline.cluster.devices) device.calibration = without_launch;
+  for (ClusterDevice& device : request.cluster.devices) device.calibration = with_launch;
+  const MegatronSearch search = search_megatron(request, false);
+  const MegatronSearch base = search_megatron(baseline, false);
+  ASSERT_FALSE(search.fitting.empty());
+  ASSERT_EQ(search.fitting.size(), base.fitting.size());  // memory does not depend on the launch model
+  const std::size_t layers = request.model.layers.size();
+  for (const MegatronCandidate& c : search.fitting) {
+    const auto same = std::find_if(base.fitting.begin(), base.fitting.end(), [&](const MegatronCandidate& o) {
+      return o.tensor == c.tensor && o.pipeline == c.pipeline && o.data == c.data && o.micro_batch == c.micro_batch &&
+             o.options.recompute == c.options.recompute;
+    });
+    ASSERT_NE(same, base.fitting.end());
+    const double n = std::ceil(static_cast<double>(layers) / c.pipeline);
+    const double micro_batches = 64.0 / (c.data * c.micro_batch);
+    const double passes = c.options.recompute == Recompute::full ? 3 : 2;
+    const double host_bound = passes * n * 1.0 * (micro_batches + c.pipeline - 1.0);
+    EXPECT_GE(c.predicted.value(), host_bound);
+    EXPECT_LE(c.predicted.value(), host_bound + same->predicted.value());
+  }
 }
 
 // A model without attention layers cannot be split by heads: a reason, not a plan.

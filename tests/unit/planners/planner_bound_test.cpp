@@ -4,9 +4,12 @@
 // per-device costs on a heterogeneous 8-GPU cluster and formula2_latency.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <random>
 #include <span>
 
+#include "models/calibration/calibration.hpp"
 #include "planner_test_helpers.hpp"
 #include "planners/parallel/formula2_prefix.hpp"
 #include "planners/parallel/formula2_search.hpp"
@@ -89,6 +92,36 @@ TEST(Formula2Bound, GroupCostsMatchThePerDeviceCosts) {
   // The cut's transfers priced once: the same as walking the shares per call.
   const StageCostModel fresh(request);
   EXPECT_EQ(shared.cut(3, shared.cut_pattern(groups[2], groups[4])).value(), fresh.cut(3, groups[2], groups[4]).value());
+}
+
+// Under a launch model a stage's pass is one task of one kernel per layer issued by the host
+// (docs/calibration.md "Kernel launches"): max(h + G, n·h) with G the pass's GPU time (the same
+// table without the launch section) and n the stage's layers. h = 2 ms against layers of
+// microseconds to milliseconds: short ranges are bound by the GPU plus one issue, long ones by n·h.
+TEST(Formula2Bound, LaunchModelTimesAStagesPassByItsIssue) {
+  std::mt19937 random(3);
+  const PlanRequest base = make_request(random_model(random, 6), two_type_cluster(), 32, 4);
+  CalibrationTable table = load_calibration(DNNSIM_SOURCE_DIR "/data/calibration/V100-16GB.yaml");
+  PlanRequest gpu_only = base;
+  PlanRequest launched = base;
+  const auto plain = std::make_shared<const CalibrationTable>(table);
+  table.launch = LaunchCalibration{Seconds(2e-3)};
+  const auto with_launch = std::make_shared<const CalibrationTable>(table);
+  for (std::size_t d = 0; d < 4; ++d) {  // node0's V100s
+    gpu_only.cluster.devices[d].calibration = plain;
+    launched.cluster.devices[d].calibration = with_launch;
+  }
+  const StageCostModel gpu(gpu_only);
+  const StageCostModel issued(launched);
+  const std::vector<DeviceId> group{0, 1};
+  for (const LayerRange layers : {LayerRange{0, 1}, LayerRange{1, 4}, LayerRange{0, 6}}) {
+    const PassTimes g = gpu.compute(layers, group);
+    const PassTimes t = issued.compute(layers, group);
+    const double h = 2e-3;
+    const double n = static_cast<double>(layers.size());
+    EXPECT_DOUBLE_EQ(t.forward.value(), std::max(h + g.forward.value(), n * h));
+    EXPECT_DOUBLE_EQ(t.backward.value(), std::max(h + g.backward.value(), n * h));
+  }
 }
 
 // Formula 2 of a completed prefix from the prefix's summary (completed_latency) against
