@@ -50,8 +50,8 @@
 namespace dnnsim {
 
 // Stack of a stream actor, KiB. A stream actor runs a loop over its queue, the observers' callbacks
-// and SimGrid's calls (no recursion); every shipped scenario ran with 32 KiB stacks behind guard pages
-// (contexts/guard-size) without a fault, so this is 8× that. With SimGrid's default (8 MiB), each of
+// and SimGrid's calls (no recursion); the shipped scenarios that finish within a minute (46 of them)
+// ran with 32 KiB stacks behind guard pages (contexts/guard-size) without a fault, so this is 8× that. With SimGrid's default (8 MiB), each of
 // a 1,024-GPU pipeline's ~4,000 stream actors was a memory mapping of its own (above malloc's fixed
 // mmap threshold, sim/run/simulation.cpp), and mapping and unmapping them took ~0.25 ms per actor on
 // this VM, a fifth of the run (docs/performance.md). Other actors keep the default.
