@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "sim/cli/commands.hpp"
+#include "sim/exec/executor.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/workloads/data_parallel/data_parallel_kind.hpp"
 #include "sim/run/simulation.hpp"
@@ -155,6 +156,7 @@ Measurement measure_raw(int gpus, std::size_t activities) {
   const auto engine = create_engine();
   const Platform platform = build_platform(scenario);
   const std::size_t rounds = std::max<std::size_t>(1, activities / (2 * static_cast<std::size_t>(gpus)));
+  const StreamActorStacks stacks;  // the stream actors' stacks: the ratio compares loops, not stack mappings
   for (int g = 0; g < gpus; ++g) {
     sg4::Host* self = platform.gpus[static_cast<std::size_t>(g)];
     sg4::Host* next = platform.gpus[static_cast<std::size_t>((g + 1) % gpus)];

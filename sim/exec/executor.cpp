@@ -1,6 +1,9 @@
 #include "sim/exec/executor.hpp"
 
 #include <simgrid/Exception.hpp>
+#include <xbt/config.hpp>
+
+#include <malloc.h>
 
 #include <fmt/format.h>
 
@@ -10,7 +13,6 @@
 #include <cmath>
 #include <exception>
 #include <limits>
-#include <map>
 #include <unordered_map>
 #include <new>
 #include <span>
@@ -27,6 +29,7 @@ constexpr std::uint32_t kMoreWork = kNone - 1;  // StreamSlot::waiting_on of an 
 // The stream of a device's host thread under a launch model (LaunchCalibration): its queue holds
 // the delays of issuing the device's kernels, in the order their tasks were added.
 constexpr StreamId kHostStream = std::numeric_limits<StreamId>::max();
+
 
 // The unit of execution after lowering. A task becomes one operation (compute, transfer) or, for a
 // collective, a start barrier, its steps (step fidelity) or per phase one `flows` op per sender and a
@@ -78,7 +81,9 @@ struct Executor::Impl {
   std::vector<std::vector<std::uint32_t>> successors;
   // Boxed: a stream actor holds a reference to its slot while append() adds slots.
   std::vector<std::unique_ptr<StreamSlot>> slots;
-  std::map<std::pair<DeviceId, StreamId>, std::uint32_t> slot_index;  // ordered: actor creation is deterministic
+  // Per device, its (stream, slot) pairs in creation order: a device has a handful of streams, and a
+  // scan of them is cheaper than a tree lookup for every op. Actors are created in slot order.
+  std::vector<std::vector<std::pair<StreamId, std::uint32_t>>> slot_index;
   std::vector<DeviceBinding> devices;
   std::vector<double> host_speed;  // flop/s, looked up once per device rather than per task
   DeviceTopology topology;
@@ -111,9 +116,13 @@ struct Executor::Impl {
     ++ops[op].pending;
   }
   std::uint32_t slot_of(DeviceId device, StreamId stream) {
-    auto [it, inserted] = slot_index.try_emplace({device, stream}, static_cast<std::uint32_t>(slots.size()));
-    if (inserted) slots.push_back(std::make_unique<StreamSlot>(StreamSlot{device, stream, {}, 0, kNone, nullptr}));
-    return it->second;
+    if (device >= slot_index.size()) slot_index.resize(device + std::size_t{1});
+    for (const auto& [known, slot] : slot_index[device])
+      if (known == stream) return slot;
+    const auto slot = static_cast<std::uint32_t>(slots.size());
+    slots.push_back(std::make_unique<StreamSlot>(StreamSlot{device, stream, {}, 0, kNone, nullptr}));
+    slot_index[device].emplace_back(stream, slot);
+    return slot;
   }
   // Appends `op` to the queue of (op.device, stream).
   std::uint32_t add_on_stream(Op op, StreamId stream) {
@@ -151,6 +160,13 @@ void Executor::Impl::lower(const TaskGraph& graph, TaskId first) {
   std::vector<std::uint32_t> issue_of_task(end_task - first, kNone);  // first host delay, under a launch model
   host_syncs.resize(devices.size());
   completion_of_task.resize(end_task, kNone);
+  // Every task is at least one op: grown once to that, ahead (geometrically, for appends), rather than
+  // copied at each doubling on the way — fresh pages cost a fault each, dear on this VM.
+  const std::size_t at_least = ops.size() + (end_task - first);
+  if (at_least > ops.capacity()) {
+    ops.reserve(std::max(at_least, 2 * ops.capacity()));
+    successors.reserve(ops.capacity());
+  }
 
   // A stop asked for while lowering (millions of operations at step fidelity) ends it here: the run
   // stops at its first operation anyway, and the tasks not lowered are reported unfinished.
@@ -530,6 +546,25 @@ void Executor::Impl::run_stream(StreamSlot& slot) {
   }
 }
 
+// glibc's M_TOP_PAD default (mallopt(3): 128 × 1024), restored after the stacks are made.
+constexpr int kDefaultTopPad = 128 * 1024;
+
+// SimGrid callocs a stack when it has no guard page; calloc zeroes a chunk unless it is freshly
+// taken from the system at the top of the heap, and with no top pad most stacks are (the heap grows
+// by just that stack; glibc still zeroes a stack carved where the heap reached before a trim), so
+// their pages stay untouched until the actor uses them. Freeing them costs no system call. The stack
+// size is set through the configuration, which applies to the actors created next (see
+// sim/cluster/cluster_sim.cpp: SimGrid 3.32's Actor::init()->set_stacksize() is broken).
+StreamActorStacks::StreamActorStacks() : previous_kib_(simgrid::config::get_value<int>("contexts/stack-size")) {
+  sg4::Engine::set_config("contexts/stack-size", kStreamActorStackKiB);
+  mallopt(M_TOP_PAD, 0);
+}
+
+StreamActorStacks::~StreamActorStacks() {
+  mallopt(M_TOP_PAD, kDefaultTopPad);
+  sg4::Engine::set_config("contexts/stack-size", previous_kib_);
+}
+
 Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, const DeviceTopology& topology,
                    ExecutorOptions options)
     : impl_(std::make_unique<Impl>()) {
@@ -556,6 +591,7 @@ void Executor::start() {
   Impl& im = *impl_;
   im.started = true;
   im.resolve_ready_barriers(0);
+  const StreamActorStacks stacks;
   for (std::uint32_t s = 0; s < im.slots.size(); ++s) im.spawn_stream_actor(s);
 }
 
@@ -570,7 +606,10 @@ void Executor::append(const TaskGraph& graph, TaskId first) {
   im.lower(graph, first);
   for (ExecutionObserver* o : im.observers) o->on_tasks_appended(graph, first);
   if (!im.started) return;  // start() creates every actor and resolves every ready barrier
-  for (std::uint32_t s = first_slot; s < im.slots.size(); ++s) im.spawn_stream_actor(s);
+  {
+    const StreamActorStacks stacks;
+    for (std::uint32_t s = first_slot; s < im.slots.size(); ++s) im.spawn_stream_actor(s);
+  }
   im.resolve_ready_barriers(first_op);
   for (std::size_t s = 0; s < im.slots.size(); ++s)  // by index: a release lets other actors run
     if (StreamSlot& slot = *im.slots[s]; slot.waiting_on == kMoreWork && slot.ops.size() > slot.idle_at) {

@@ -49,6 +49,27 @@
 
 namespace dnnsim {
 
+// Stack of a stream actor, KiB. A stream actor runs a loop over its queue, the observers' callbacks
+// and SimGrid's calls (no recursion); the shipped scenarios that finish within a minute (46 of them)
+// ran with 32 KiB stacks behind guard pages (contexts/guard-size) without a fault, so this is 8× that. With SimGrid's default (8 MiB), each of
+// a 1,024-GPU pipeline's ~4,000 stream actors was a memory mapping of its own (above malloc's fixed
+// mmap threshold, sim/run/simulation.cpp), and mapping and unmapping them took ~0.25 ms per actor on
+// this VM, a fifth of the run (docs/performance.md). Other actors keep the default.
+inline constexpr int kStreamActorStackKiB = 256;
+
+// While alive, the SimGrid actors created get kStreamActorStackKiB stacks carved from the top of the
+// heap (what Executor::start and append do for their stream actors; `dnnsim bench` for its raw loop).
+class StreamActorStacks {
+ public:
+  StreamActorStacks();
+  ~StreamActorStacks();
+  StreamActorStacks(const StreamActorStacks&) = delete;
+  StreamActorStacks& operator=(const StreamActorStacks&) = delete;
+
+ private:
+  int previous_kib_;
+};
+
 // Callbacks run inside the simulation, from the actor that caused the event; they must not block
 // (no s4u wait), though releasing a semaphore or notifying a condition variable is fine.
 class ExecutionObserver {

@@ -58,8 +58,9 @@ LinkTrafficRecorder::LinkTrafficRecorder(const PlatformLayout& layout, std::vect
       bytes_down_(layout.links.size(), 0.0) {}
 
 const Route& LinkTrafficRecorder::route(DeviceId src, DeviceId dst) {
-  auto it = routes_.find({src, dst});
-  if (it == routes_.end()) it = routes_.emplace(std::pair{src, dst}, layout_->gpu_route(gpu_of_device_[src], gpu_of_device_[dst])).first;
+  const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
+  auto it = routes_.find(key);
+  if (it == routes_.end()) it = routes_.emplace(key, layout_->gpu_route(gpu_of_device_[src], gpu_of_device_[dst])).first;
   return it->second;
 }
 

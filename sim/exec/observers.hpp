@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "models/program/task_graph.hpp"
@@ -74,7 +74,9 @@ class LinkTrafficRecorder : public ExecutionObserver {
   std::vector<double> bytes_up_;
   std::vector<double> bytes_down_;
   std::vector<Flow> flows_;
-  std::map<std::pair<DeviceId, DeviceId>, Route> routes_;
+  // Routes met so far, by src << 32 | dst: a cache looked up per flow, never iterated (node-based,
+  // so the references route() returns stay valid as it grows).
+  std::unordered_map<std::uint64_t, Route> routes_;
 };
 
 // Lets a controller actor wait for the end of an iteration (Task::iteration) of a growable executor

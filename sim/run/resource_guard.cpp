@@ -10,6 +10,8 @@
 #include <fstream>
 #include <vector>
 
+#include "sim/exec/executor.hpp"
+
 namespace dnnsim {
 namespace {
 
@@ -27,13 +29,14 @@ constexpr double kPerExpansionStep = 1.5 * 40 + 32 + 5;
 // (the timeline's start and end, and the result's copy of both).
 constexpr double kPerTaskDates = 4 * 8;
 constexpr double kPerTaskDeps = 32;
-// A SimGrid actor per (device, stream): the actor and its context, and the pages of its 8 MiB
-// stack a stream actor touches (a few 4 KiB pages).
+// A SimGrid actor per (device, stream): the actor and its context, and the pages of its stack a
+// stream actor touches (a few 4 KiB pages).
 constexpr double kPerStreamActor = 32 * 1024;
-// SimGrid maps a stack per actor (contexts/stack-size, 8 MiB by default, and a guard page): address
-// space, not resident memory, until the actor touches it — but under an address-space limit
-// (ulimit -v) a run with many streams failed inside SimGrid ("Failed to allocate stack", abort).
-constexpr double kActorStack = 8 * 1024 * 1024 + 4096;
+// SimGrid allocates a stack per stream actor (kStreamActorStackKiB, sim/exec/executor.hpp; no guard
+// page, sim/run/simulation.cpp): address space, not resident memory, until the actor touches it —
+// but under an address-space limit (ulimit -v) a run with many streams failed inside SimGrid
+// ("Failed to allocate stack", abort).
+constexpr double kActorStack = kStreamActorStackKiB * 1024.0;
 // What the SimGrid engine, its models and the report writers add to the process once they start,
 // whatever the run's size: measured as the peak RSS of the smallest shipped scenario
 // (scenarios/papers/gpipe/schedule-maths.yaml, 116 operations: 250 MiB) minus the resident set at

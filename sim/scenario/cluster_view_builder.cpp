@@ -21,8 +21,8 @@ ClusterView make_cluster_view(const Cluster& cluster, const PlatformLayout& layo
   for (std::uint32_t a = 0; a < n; ++a)
     for (std::uint32_t b = 0; b < n; ++b) {
       if (a == b) continue;
-      const Route route = layout.gpu_route(a, b);
-      view.paths[a][b] = PathCost{layout.route_latency(route), layout.route_bandwidth(route)};
+      const auto [latency, bandwidth] = layout.gpu_route_cost(a, b);
+      view.paths[a][b] = PathCost{latency, bandwidth};
     }
   return view;
 }

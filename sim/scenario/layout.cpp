@@ -278,17 +278,18 @@ Route PlatformLayout::node_route(std::uint32_t a, std::uint32_t b) const {
   return a < b ? node_routes.at({a, b}) : mirrored(node_routes.at({b, a}));
 }
 
+std::pair<std::uint32_t, std::uint32_t> PlatformLayout::locate_gpu(std::uint32_t gpu) const {
+  // In the order of Cluster::gpu_names.
+  const auto after = std::upper_bound(first_gpu.begin(), first_gpu.end(), gpu);
+  const auto n = static_cast<std::uint32_t>(after - first_gpu.begin()) - 1;
+  if (after == first_gpu.begin() || gpu - first_gpu[n] >= nodes[n].gpus.size())
+    throw std::out_of_range("GPU index out of range");
+  return std::pair{n, gpu - first_gpu[n]};
+}
+
 Route PlatformLayout::gpu_route(std::uint32_t src, std::uint32_t dst) const {
-  // Global index → (node, local index), in the order of Cluster::gpu_names.
-  const auto locate = [&](std::uint32_t gpu) {
-    const auto after = std::upper_bound(first_gpu.begin(), first_gpu.end(), gpu);
-    const auto n = static_cast<std::uint32_t>(after - first_gpu.begin()) - 1;
-    if (after == first_gpu.begin() || gpu - first_gpu[n] >= nodes[n].gpus.size())
-      throw std::out_of_range("GPU index out of range");
-    return std::pair{n, gpu - first_gpu[n]};
-  };
-  const auto [node_a, local_a] = locate(src);
-  const auto [node_b, local_b] = locate(dst);
+  const auto [node_a, local_a] = locate_gpu(src);
+  const auto [node_b, local_b] = locate_gpu(dst);
   if (node_a == node_b) {
     if (local_a == local_b) return {};
     const auto& routes = nodes[node_a].gpu_routes;
@@ -300,6 +301,38 @@ Route PlatformLayout::gpu_route(std::uint32_t src, std::uint32_t dst) const {
   const Route last = mirrored(nodes[node_b].gpu_to_gateway[local_b]);
   route.insert(route.end(), last.begin(), last.end());
   return route;
+}
+
+std::pair<Seconds, BytesPerSecond> PlatformLayout::gpu_route_cost(std::uint32_t src, std::uint32_t dst) const {
+  Seconds latency{0};
+  BytesPerSecond narrowest{std::numeric_limits<double>::infinity()};
+  const auto hop = [&](std::uint32_t link) {
+    latency += links[link].latency;
+    narrowest = std::min(narrowest, links[link].bandwidth);
+  };
+  // A mirrored route is the same links in reverse order.
+  const auto along = [&](const Route& route, bool reversed) {
+    if (reversed)
+      for (auto it = route.rbegin(); it != route.rend(); ++it) hop(it->link);
+    else
+      for (const Hop& h : route) hop(h.link);
+  };
+  const auto [node_a, local_a] = locate_gpu(src);
+  const auto [node_b, local_b] = locate_gpu(dst);
+  if (node_a == node_b) {
+    if (local_a != local_b)
+      along(nodes[node_a].gpu_routes.at({std::min(local_a, local_b), std::max(local_a, local_b)}), local_a > local_b);
+    return {latency, narrowest};
+  }
+  along(nodes[node_a].gpu_to_gateway[local_a], false);
+  if (!switch_ports.empty()) {  // as node_route: a's port, then b's unless it is the same link
+    hop(switch_ports[node_a]);
+    if (switch_ports[node_b] != switch_ports[node_a]) hop(switch_ports[node_b]);
+  } else {
+    along(node_routes.at({std::min(node_a, node_b), std::max(node_a, node_b)}), node_a > node_b);
+  }
+  along(nodes[node_b].gpu_to_gateway[local_b], true);
+  return {latency, narrowest};
 }
 
 Seconds PlatformLayout::route_latency(const Route& route) const {

@@ -79,6 +79,14 @@ struct PlatformLayout {
   // Sum of latencies and minimum bandwidth along the route (no contention).
   [[nodiscard]] Seconds route_latency(const Route& route) const;
   [[nodiscard]] BytesPerSecond route_bandwidth(const Route& route) const;
+  // route_latency and route_bandwidth of gpu_route(src, dst), hop by hop in the route's order (the
+  // same sums to the bit), without building the route: a cluster view asks for every GPU pair
+  // (a million at 1,024 GPUs), and building each route cost as much as the rest of the planning.
+  [[nodiscard]] std::pair<Seconds, BytesPerSecond> gpu_route_cost(std::uint32_t src, std::uint32_t dst) const;
+
+ private:
+  // Global GPU index → (node, local index). @throw std::out_of_range
+  [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> locate_gpu(std::uint32_t gpu) const;
 };
 
 // @throw InputError when an explicit topology leaves two nodes without a path.

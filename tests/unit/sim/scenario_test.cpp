@@ -931,6 +931,19 @@ cluster:
   nodes: [{type: box, count: 3}]
 )";
 
+// gpu_route_cost is route_latency and route_bandwidth of gpu_route, summed in the same order: equal
+// to the bit for every pair of GPUs (the planners' cluster view is built from it).
+void expect_route_costs_match_routes(const PlatformLayout& layout) {
+  const auto gpus = static_cast<std::uint32_t>(layout.first_gpu.back() + layout.nodes.back().gpus.size());
+  for (std::uint32_t a = 0; a < gpus; ++a)
+    for (std::uint32_t b = 0; b < gpus; ++b) {
+      const Route route = layout.gpu_route(a, b);
+      const auto [latency, bandwidth] = layout.gpu_route_cost(a, b);
+      EXPECT_EQ(latency.value(), layout.route_latency(route).value()) << a << " → " << b;
+      EXPECT_EQ(bandwidth.value(), layout.route_bandwidth(route).value()) << a << " → " << b;
+    }
+}
+
 TEST(ScenarioExplicit, LinksRoutesAndLayout) {
   const Scenario s = load(kThreeNodes + R"(  interconnect:
     kind: explicit
@@ -965,6 +978,7 @@ TEST(ScenarioExplicit, LinksRoutesAndLayout) {
   EXPECT_EQ(layout.links[route[2].link].name, "a");
   EXPECT_EQ(layout.links[route[3].link].name, "c");
   EXPECT_EQ(layout.links[route[4].link].name, "d");
+  expect_route_costs_match_routes(layout);
 }
 
 TEST(ScenarioExplicit, UnconnectedNodesHaveNoRoute) {
@@ -1032,6 +1046,7 @@ TEST(ScenarioExplicit, RoutesMustBeWalks) {
 
 // ---- layout --------------------------------------------------------------------------------------
 
+
 TEST(ScenarioLayout, LeafSpineLinkNamesAndRoutes) {
   const Scenario s = load(R"(name: fabric
 cluster:
@@ -1077,6 +1092,7 @@ workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, gl
   // Latency: PCIe3 1 us ×2, NIC 1 us ×2, leaf 1 us ×2, uplink 2 us ×2.
   EXPECT_NEAR(layout.route_latency(across).value(), 10e-6, 1e-15);
   EXPECT_DOUBLE_EQ(layout.route_bandwidth(across).value(), 12.5e9 / 4);
+  expect_route_costs_match_routes(layout);
 }
 
 TEST(ScenarioLayout, PerGpuNicsMeshAndHostBridgeNames) {
@@ -1110,6 +1126,7 @@ workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, gl
   EXPECT_EQ(layout.gpu_route(3, 4).size(), 3u);
   // node0/gpu0 → node1/gpu0: pcie, own nic, switch, nic, host bridge, pcie.
   EXPECT_EQ(layout.gpu_route(0, 3).size(), 6u);
+  expect_route_costs_match_routes(layout);
 }
 
 }  // namespace
