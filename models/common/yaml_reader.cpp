@@ -5,17 +5,29 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
+#include <ios>
 #include <limits>
+#include <system_error>
 
 namespace dnnsim {
 
 YAML::Node YamlReader::load_file() {
+  // A directory opens as a stream whose first read throws std::ios_base::failure from inside
+  // yaml-cpp, past its own exceptions (a fuzzing finding: a scenario's `calibration:` naming a
+  // directory, tests/fuzz/crashers/regress/); every YAML file of dnnsim is read here.
+  if (std::error_code ignored; std::filesystem::is_directory(file_, ignored)) {
+    sink_->error(SourceLocation{file_, 0, 0}, "is a directory, not a file");
+    return YAML::Node();
+  }
   try {
     return YAML::LoadFile(file_);
   } catch (const YAML::BadFile&) {
     sink_->error(SourceLocation{file_, 0, 0}, "cannot open file");
   } catch (const YAML::ParserException& e) {
     sink_->error(where(e.mark), fmt::format("YAML syntax error: {}", e.msg));
+  } catch (const std::ios_base::failure&) {
+    sink_->error(SourceLocation{file_, 0, 0}, "cannot read the file");
   }
   return YAML::Node();
 }
