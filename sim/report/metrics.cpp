@@ -41,18 +41,9 @@ double FlopMetrics::hfu(double makespan_s) const {
 }
 
 std::vector<GpuSpec> gpu_specs_of_devices(const Scenario& scenario, const TaskGraph& graph) {
-  std::map<std::string, const GpuSpec*> by_name;
-  const std::vector<std::string> names = scenario.cluster.gpu_names();
-  std::size_t next = 0;
-  for (const NodeInstance& node : scenario.cluster.nodes) {
-    const NodeType& type = scenario.cluster.type_of(node);
-    for (int g = 0; g < type.gpus_per_node; ++g) by_name[names.at(next++)] = &type.gpu;
-  }
   std::vector<GpuSpec> specs;
-  for (const std::string& device : graph.devices()) {
-    const auto it = by_name.find(device);
-    specs.push_back(it != by_name.end() ? *it->second : GpuSpec{});
-  }
+  for (const std::optional<ClusterGpu>& gpu : scenario.cluster.locate_gpus(graph.devices()))
+    specs.push_back(gpu ? gpu->type->gpu : GpuSpec{});
   return specs;
 }
 

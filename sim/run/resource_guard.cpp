@@ -85,31 +85,22 @@ Bytes physical_memory() {
 }  // namespace
 
 DeviceTopology device_topology(const Scenario& scenario, const TaskGraph& graph) {
-  const std::vector<std::string> gpus = scenario.cluster.gpu_names();
-  const std::vector<std::uint32_t> node_of_gpu = scenario.cluster.node_of_gpu();
+  const std::vector<std::optional<ClusterGpu>> located = scenario.cluster.locate_gpus(graph.devices());
+  const auto nodes = static_cast<std::uint32_t>(scenario.cluster.nodes.size());
   DeviceTopology topology;
-  for (const std::string& device : graph.devices()) {
-    const auto gpu = static_cast<std::size_t>(std::find(gpus.begin(), gpus.end(), device) - gpus.begin());
+  for (std::size_t d = 0; d < located.size(); ++d)
     // A device that is no GPU is refused when the run lowers; here it sits on a node of its own.
-    topology.node_of_device.push_back(gpu < node_of_gpu.size() ? node_of_gpu[gpu]
-                                                               : static_cast<std::uint32_t>(node_of_gpu.size() + gpu));
-  }
+    topology.node_of_device.push_back(located[d] ? located[d]->node : nodes + static_cast<std::uint32_t>(d));
   return topology;
 }
 
 std::vector<CalibratedDevice> calibrated_devices(const Scenario& scenario, const TaskGraph& graph) {
-  std::vector<CalibratedDevice> by_gpu;  // in Cluster::gpu_names order
-  for (const NodeInstance& node : scenario.cluster.nodes) {
-    const CalibrationTable* table = scenario.cluster.type_of(node).calibration.get();
-    const CalibratedDevice device{table != nullptr && table->launch.has_value(),
-                                  table != nullptr && table->collectives && table->collectives->latency.value() > 0};
-    by_gpu.insert(by_gpu.end(), static_cast<std::size_t>(scenario.cluster.type_of(node).gpus_per_node), device);
-  }
-  const std::vector<std::string> gpus = scenario.cluster.gpu_names();
   std::vector<CalibratedDevice> calibrated;
-  for (const std::string& device : graph.devices()) {
-    const auto gpu = static_cast<std::size_t>(std::find(gpus.begin(), gpus.end(), device) - gpus.begin());
-    calibrated.push_back(gpu < by_gpu.size() ? by_gpu[gpu] : CalibratedDevice{});
+  for (const std::optional<ClusterGpu>& gpu : scenario.cluster.locate_gpus(graph.devices())) {
+    const CalibrationTable* table = gpu ? gpu->type->calibration.get() : nullptr;
+    calibrated.push_back(CalibratedDevice{
+        table != nullptr && table->launch.has_value(),
+        table != nullptr && table->collectives && table->collectives->latency.value() > 0});
   }
   return calibrated;
 }

@@ -92,6 +92,12 @@ struct InterNodeNetwork {
   std::vector<ExplicitRoute> routes;
 };
 
+// Where a GPU of the cluster sits.
+struct ClusterGpu {
+  std::uint32_t node = 0;  // index into Cluster::nodes
+  const NodeType* type = nullptr;
+};
+
 struct Cluster {
   std::vector<NodeType> node_types;
   std::vector<NodeInstance> nodes;
@@ -101,6 +107,9 @@ struct Cluster {
   // "node3/gpu1", in node order then GPU order: the device order of the workload.
   [[nodiscard]] std::vector<std::string> gpu_names() const;
   [[nodiscard]] std::vector<std::uint32_t> node_of_gpu() const;
+  // Each of `devices` (GPU names, e.g. a TaskGraph's) located by a hashed lookup (16k-GPU graphs
+  // ask for 16k names); empty for a name that is no GPU of the cluster.
+  [[nodiscard]] std::vector<std::optional<ClusterGpu>> locate_gpus(const std::vector<std::string>& devices) const;
   [[nodiscard]] const NodeType& type_of(const NodeInstance& node) const { return node_types.at(node.type); }
 };
 

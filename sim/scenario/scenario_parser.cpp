@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "models/common/yaml_reader.hpp"
 #include "models/cost/compute_cost.hpp"
@@ -40,6 +42,20 @@ std::vector<std::uint32_t> Cluster::node_of_gpu() const {
   for (std::uint32_t n = 0; n < nodes.size(); ++n)
     result.insert(result.end(), static_cast<std::size_t>(type_of(nodes[n]).gpus_per_node), n);
   return result;
+}
+
+std::vector<std::optional<ClusterGpu>> Cluster::locate_gpus(const std::vector<std::string>& devices) const {
+  const std::vector<std::string> names = gpu_names();
+  const std::vector<std::uint32_t> node_of = node_of_gpu();
+  std::unordered_map<std::string_view, ClusterGpu> by_name;
+  for (std::size_t g = 0; g < names.size(); ++g) by_name.emplace(names[g], ClusterGpu{node_of[g], &type_of(nodes[node_of[g]])});
+  std::vector<std::optional<ClusterGpu>> located;
+  located.reserve(devices.size());
+  for (const std::string& device : devices) {
+    const auto it = by_name.find(device);
+    located.push_back(it == by_name.end() ? std::nullopt : std::optional<ClusterGpu>(it->second));
+  }
+  return located;
 }
 
 namespace {
