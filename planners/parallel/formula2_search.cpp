@@ -387,11 +387,10 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
   const double lowest = -std::numeric_limits<double>::infinity();
   // Asked before every prefix is extended: one prefix's transitions take milliseconds, a boundary's
   // all of them can take seconds.
-  const auto& progress = cost.request().progress;
+  const auto& progress = options.progress ? options.progress : cost.request().progress;
   for (std::size_t b = 0; b + 1 < boundaries.size() && !outcome.stopped; ++b) {
     const std::size_t j = boundaries[b];
-    const double fraction = options.progress_offset + options.progress_share * static_cast<double>(b) /
-                                                          static_cast<double>(boundaries.size() - 1);
+    const double fraction = static_cast<double>(b) / static_cast<double>(boundaries.size() - 1);
     for (const auto& [key, kept] : states[j])
       for (const Prefix& prefix : kept.prefixes()) {
         if (outcome.stopped || (progress && !progress(fraction))) {

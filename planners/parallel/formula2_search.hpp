@@ -42,6 +42,7 @@
 // may still be split further).
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -88,10 +89,9 @@ struct SearchOptions {
   // set would take. Exact: the outcome is the same without it (tests compare the two); only the
   // candidates scored differ.
   bool bound = true;
-  // This search's share of PlanRequest::progress: it reports offset + share × its own fraction
-  // (pipeline-mapping runs two searches, each half of the bar).
-  double progress_offset = 0;
-  double progress_share = 1;
+  // Told the fraction of the search done; returning false stops it. Empty: PlanRequest::progress
+  // (pipeline-mapping runs two searches at once and reports them as one bar).
+  std::function<bool(double fraction)> progress;
 };
 
 [[nodiscard]] SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy& policy,

@@ -5,7 +5,11 @@
 // policies, scored with the same synchronous latency model (Formula 2). docs/planners.md says how
 // it may differ from the paper.
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <functional>
+#include <future>
+#include <mutex>
 #include <numeric>
 
 #include "planners/parallel/planners.hpp"
@@ -79,29 +83,59 @@ std::string BandwidthPlacement::state_key(const std::vector<bool>& used) const {
   return key;
 }
 
+namespace {
+
+// One progress bar for two searches running at once: the mean of their fractions (each only grows,
+// so the mean does), reported under a lock because the caller's callback need not be thread-safe.
+// Once the callback says stop, both searches are told to.
+class SharedProgress {
+ public:
+  explicit SharedProgress(const std::function<bool(double)>& report) : report_(report) {}
+
+  [[nodiscard]] std::function<bool(double)> of(std::size_t search) {
+    if (!report_) return {};
+    return [this, search](double fraction) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      fractions_.at(search) = fraction;
+      if (!stopped_ && !report_((fractions_[0] + fractions_[1]) / 2)) stopped_ = true;
+      return !stopped_;
+    };
+  }
+
+ private:
+  const std::function<bool(double)>& report_;
+  std::mutex mutex_;
+  std::array<double, 2> fractions_{};
+  bool stopped_ = false;
+};
+
+}  // namespace
+
 PlanResult PipelineMappingPlanner::plan(const PlanRequest& request) const {
   const auto start = std::chrono::steady_clock::now();
   const std::string cost_model = "DAPPLE Formula 2 (pivot stage)";
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (std::string problem = request_problem(request, false); !problem.empty())
     return infeasible(std::move(problem), cost_model, 0, elapsed());
-  const StageCostModel cost(request);
   // The bandwidth-matrix placements, and DAPPLE's machine-level ones as further candidates: the
   // search keeps a bounded set of prefixes per state, so a larger placement set alone would not
   // guarantee L1 (never slower than dapple under the same cost model); the better of the two
   // searches does, by construction (ties: the bandwidth-matrix plan).
   // With re-ranking, the estimator chooses among the kept plans of both searches, a superset of
   // dapple's, so L1 holds for the estimator's time too.
-  // Each search is half of the progress bar, so that it does not restart at 0% for the second.
-  SearchOutcome bandwidth = formula2_search(cost, BandwidthPlacement(request.cluster),
-                                            SearchOptions{.progress_offset = 0, .progress_share = 0.5});
-  // Stopped (the progress callback said so) during the first, the second is not started.
-  const SearchOutcome outcome =
-      bandwidth.stopped ? std::move(bandwidth)
-                        : merge_outcomes(std::move(bandwidth),
-                                         formula2_search(cost, MachinePlacement(request.cluster),
-                                                         SearchOptions{.progress_offset = 0.5, .progress_share = 0.5}));
-  return search_result(outcome, cost, cost_model, elapsed());
+  // The two searches share nothing but the request, which they only read, so they run at once on
+  // two threads, each with its own cost model (the models' memos are not thread-safe; filling them
+  // twice costs less CPU than the wait). The merge takes them in a fixed order, so the plan does
+  // not depend on which search ends first.
+  const StageCostModel bandwidth_cost(request);
+  const StageCostModel machine_cost(request);
+  SharedProgress progress(request.progress);
+  std::future<SearchOutcome> bandwidth = std::async(std::launch::async, [&] {
+    return formula2_search(bandwidth_cost, BandwidthPlacement(request.cluster), SearchOptions{.progress = progress.of(0)});
+  });
+  SearchOutcome machine =
+      formula2_search(machine_cost, MachinePlacement(request.cluster), SearchOptions{.progress = progress.of(1)});
+  return search_result(merge_outcomes(bandwidth.get(), std::move(machine)), bandwidth_cost, cost_model, elapsed());
 }
 
 }  // namespace dnnsim
