@@ -1,20 +1,26 @@
 #!/usr/bin/env python3
-"""The 1,440 measured single-node Megatron-DeepSpeed runs of vTrain (Bang et al., MICRO'24;
-/work/shared/data/megatron/vtrain/ground_truth_single.csv, MIT) against dnnsim, as one regression
-table: mean and worst |error| overall and by parallelism mix (TP×PP×DP).
+"""vTrain's measured Megatron-DeepSpeed runs (Bang et al., MICRO'24, MIT) against dnnsim, as one
+regression table: mean and worst |error| overall and by parallelism mix (TP×PP×DP) or by model.
+`--table single`: the 1,440 single-node runs (/work/shared/data/megatron/vtrain/ground_truth_single.csv,
+2–8 GPUs, hidden 1,024–2,048); `--table multi`: the 109 multi-node runs
+(data/megatron/vtrain/ground_truth_multi.csv, 64–512 GPUs, hidden 3,072–12,288).
 
-  vtrain_table.py DNNSIM [--csv FILE] [--half all|fit|held-out] [--every N] [--calibration FILE|shipped]
-                  [--jobs N] [--out DIR] [--set KEY=VALUE …]
+  vtrain_table.py DNNSIM [--table single|multi] [--csv FILE] [--half all|fit|held-out] [--every N]
+                  [--calibration FILE|shipped] [--jobs N] [--out DIR] [--set KEY=VALUE …]
 
-Every row becomes a scenario (template.yaml.in next to this file: one DGX-A100-like node with as many
-GPUs as the run used), run with `DNNSIM run`. --half picks the rows of the deterministic split that
+Every row becomes a scenario (template.yaml.in next to this file: DGX-A100-like nodes of 8 GPUs, or one
+node with as many GPUs as a single-node run used; 800 Gb/s per node between nodes), run with
+`DNNSIM run`. --half picks the rows of the deterministic split that
 fit_calibration.py uses (fit: even row index of the CSV, held-out: odd); --every N then runs every N-th
 row of those only (a quick check). --calibration is the A100 table the runs use: by default the one
 fitted on these runs and vTrain's NCCL tables (data/calibration/megatron/A100-80GB-SXM.yaml),
 `shipped` for the general one of data/calibration/. Settings from vTrain's validation configs
 (README of the data): activation recomputation (full), 1F1B, fp16 mixed precision. Vocabulary 51,200
-(GPT-2's BPE padded, as in Megatron's GPT runs) is an assumption: the CSV does not give it. Progress
-goes to stderr.
+(GPT-2's BPE padded, as in Megatron's GPT runs) is an assumption: the CSV does not give it. The
+data-parallel all-reduce: after the backward pass for the multi-node runs (vTrain's configs: no
+gradient buckets); bucketed and overlapped (the pipeline default) for the single-node runs, as the
+Megatron table was fitted on them, although vTrain's configs say no buckets there too (a difference
+left: docs/megatron.md). Progress goes to stderr.
 """
 import argparse
 import concurrent.futures
@@ -27,13 +33,23 @@ from collections import defaultdict
 
 HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT_CSV = HERE.parents[3].parent / "shared/data/megatron/vtrain/ground_truth_single.csv"  # ../shared beside the repo
+MULTI_CSV = HERE.parents[3] / "data/megatron/vtrain/ground_truth_multi.csv"
 MEGATRON_CALIBRATION = HERE.parents[3] / "data/calibration/megatron/A100-80GB-SXM.yaml"
+NODE_SIZE = 8  # GPUs per node in vTrain's multi-node configs
+# The columns a row is read into, by the names of the CSV header (the multi-node table has a parameter
+# count before them).
+COLUMNS = ["# GPUs", "global batch", "micro batch", "hidden size", "attention heads", "# layers",
+           "sequence length", "tensor parallelism", "data parallelism", "pipeline parallelism",
+           "iteration time (ms)"]
 
 
 def read_rows(path):
-    """The CSV's data rows, in file order (the index the fit/held-out split uses)."""
+    """The CSV's data rows, in file order (the index the fit/held-out split uses), as COLUMNS."""
     with open(path, newline="") as f:
-        return [r for r in csv.reader(f) if r and not r[0].startswith("#")]
+        reader = csv.reader(f)
+        header = next(reader)
+        order = [header.index(column) for column in COLUMNS]
+        return [[r[k] for k in order] for r in reader if r]
 
 
 def half(rows, which):
@@ -51,11 +67,17 @@ def mix_of(row):
     return f"TP{tp}×PP{pp}×DP{dp}"
 
 
-def scenario(template, row, calibration):
+def model_of(row):
+    return f"hidden {row[3]}, {row[5]} layers"
+
+
+def scenario(template, row, calibration, overlap):
     gpus, batch, micro, hidden, heads, layers, seq, tp, dp, pp = (int(row[k]) for k in range(10))
     micro_batches = batch // (dp * micro)
-    return template.format(gpus=gpus, batch=batch, micro_batches=micro_batches, hidden=hidden, heads=heads,
-                           layers=layers, seq=seq, tp=tp, pp=pp, calibration=calibration)
+    nodes, gpus_per_node = (1, gpus) if gpus <= NODE_SIZE else (gpus // NODE_SIZE, NODE_SIZE)
+    return template.format(nodes=nodes, gpus_per_node=gpus_per_node, batch=batch, micro_batches=micro_batches,
+                           hidden=hidden, heads=heads, layers=layers, seq=seq, tp=tp, pp=pp,
+                           calibration=calibration, overlap="true" if overlap else "false")
 
 
 def calibration_value(calibration):
@@ -65,10 +87,10 @@ def calibration_value(calibration):
     return json.dumps(str(pathlib.Path(calibration).resolve()))
 
 
-def simulate(dnnsim, template, index, row, out, calibration, settings=()):
+def simulate(dnnsim, template, index, row, out, calibration, settings=(), overlap=True):
     """Simulated iteration time in seconds of CSV row `index`, or (None, why)."""
     path = out / f"row{index:04d}.yaml"
-    path.write_text(scenario(template, row, calibration_value(calibration)))
+    path.write_text(scenario(template, row, calibration_value(calibration), overlap))
     run_out = out / f"row{index:04d}"
     command = [dnnsim, "run", str(path), "--out", str(run_out)]
     for s in settings:
@@ -82,14 +104,15 @@ def simulate(dnnsim, template, index, row, out, calibration, settings=()):
     return summary["mean"]["iteration_time_s"], ""
 
 
-def run_rows(dnnsim, indexed_rows, out, calibration, jobs=1, settings=(), progress=True):
-    """Simulates (index, row) pairs, `jobs` at a time; returns [(index, row, simulated s or None, why)]."""
+def run_rows(dnnsim, indexed_rows, out, calibration, jobs=1, settings=(), progress=True, overlap=True):
+    """Simulates (index, row) pairs, `jobs` at a time; returns [(index, row, simulated s or None, why)].
+    `overlap`: the data-parallel all-reduce bucketed and overlapped with the backward pass."""
     template = (HERE / "template.yaml.in").read_text()
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(simulate, dnnsim, template, i, row, out, calibration, settings)
+        futures = [pool.submit(simulate, dnnsim, template, i, row, out, calibration, settings, overlap)
                    for i, row in indexed_rows]
         for n, ((i, row), future) in enumerate(zip(indexed_rows, futures)):
             simulated, why = future.result()
@@ -103,13 +126,13 @@ def run_rows(dnnsim, indexed_rows, out, calibration, jobs=1, settings=(), progre
     return results
 
 
-def print_table(results):
+def print_table(results, group_of=mix_of):
     by_mix = defaultdict(list)
     for _, row, simulated, _ in results:
         if simulated is not None:
-            by_mix[mix_of(row)].append(simulated / (float(row[10]) / 1000) - 1)
+            by_mix[group_of(row)].append(simulated / (float(row[10]) / 1000) - 1)
     everything = [e for errors in by_mix.values() for e in errors]
-    print("| mix | runs | mean |error| | worst |error| | mean signed error |")
+    print(f"| {'mix' if group_of is mix_of else 'model'} | runs | mean |error| | worst |error| | mean signed error |")
     print("|---|---:|---:|---:|---:|")
     for mix in sorted(by_mix):
         e = by_mix[mix]
@@ -126,7 +149,8 @@ def print_table(results):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dnnsim")
-    parser.add_argument("--csv", default=str(DEFAULT_CSV))
+    parser.add_argument("--table", choices=["single", "multi"], default="single")
+    parser.add_argument("--csv", help="default: the --table's CSV")
     parser.add_argument("--half", choices=["all", "fit", "held-out"], default="all")
     parser.add_argument("--every", type=int, default=1)
     parser.add_argument("--calibration", default=str(MEGATRON_CALIBRATION))
@@ -134,8 +158,10 @@ def main():
     parser.add_argument("--out", default="out/vtrain")
     parser.add_argument("--set", action="append", default=[])
     args = parser.parse_args()
-    rows = half(read_rows(args.csv), args.half)[:: args.every]
-    print_table(run_rows(args.dnnsim, rows, args.out, args.calibration, args.jobs, args.set))
+    multi = args.table == "multi"
+    rows = half(read_rows(args.csv or (MULTI_CSV if multi else DEFAULT_CSV)), args.half)[:: args.every]
+    results = run_rows(args.dnnsim, rows, args.out, args.calibration, args.jobs, args.set, overlap=not multi)
+    print_table(results, model_of if multi else mix_of)
 
 
 if __name__ == "__main__":
