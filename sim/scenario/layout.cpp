@@ -303,36 +303,54 @@ Route PlatformLayout::gpu_route(std::uint32_t src, std::uint32_t dst) const {
   return route;
 }
 
-std::pair<Seconds, BytesPerSecond> PlatformLayout::gpu_route_cost(std::uint32_t src, std::uint32_t dst) const {
-  Seconds latency{0};
-  BytesPerSecond narrowest{std::numeric_limits<double>::infinity()};
-  const auto hop = [&](std::uint32_t link) {
-    latency += links[link].latency;
-    narrowest = std::min(narrowest, links[link].bandwidth);
+std::vector<PathCost> PlatformLayout::gpu_route_costs(std::uint32_t src) const {
+  // A prefix of a route: its latency summed and its narrowest bandwidth so far.
+  struct Sum {
+    Seconds latency{0};
+    BytesPerSecond narrowest{std::numeric_limits<double>::infinity()};
+  };
+  const auto hop = [&](Sum& sum, std::uint32_t link) {
+    sum.latency += links[link].latency;
+    sum.narrowest = std::min(sum.narrowest, links[link].bandwidth);
   };
   // A mirrored route is the same links in reverse order.
-  const auto along = [&](const Route& route, bool reversed) {
+  const auto along = [&](Sum sum, const Route& route, bool reversed) {
     if (reversed)
-      for (auto it = route.rbegin(); it != route.rend(); ++it) hop(it->link);
+      for (auto it = route.rbegin(); it != route.rend(); ++it) hop(sum, it->link);
     else
-      for (const Hop& h : route) hop(h.link);
+      for (const Hop& h : route) hop(sum, h.link);
+    return sum;
   };
   const auto [node_a, local_a] = locate_gpu(src);
-  const auto [node_b, local_b] = locate_gpu(dst);
-  if (node_a == node_b) {
-    if (local_a != local_b)
-      along(nodes[node_a].gpu_routes.at({std::min(local_a, local_b), std::max(local_a, local_b)}), local_a > local_b);
-    return {latency, narrowest};
+  std::vector<PathCost> costs;
+  costs.reserve(first_gpu.back() + nodes.back().gpus.size());
+  const Sum leaving = along(Sum{}, nodes[node_a].gpu_to_gateway[local_a], false);
+  Sum at_switch = leaving;  // past a's port, on a single switch
+  if (!switch_ports.empty()) hop(at_switch, switch_ports[node_a]);
+  for (std::uint32_t node_b = 0; node_b < nodes.size(); ++node_b) {
+    const auto local_count = static_cast<std::uint32_t>(nodes[node_b].gpus.size());
+    if (node_b == node_a) {
+      for (std::uint32_t local_b = 0; local_b < local_count; ++local_b) {
+        Sum sum;
+        if (local_b != local_a)
+          sum = along(sum, nodes[node_a].gpu_routes.at({std::min(local_a, local_b), std::max(local_a, local_b)}),
+                      local_a > local_b);
+        costs.push_back(PathCost{sum.latency, sum.narrowest});
+      }
+      continue;
+    }
+    Sum gateway = at_switch;  // at b's gateway
+    if (!switch_ports.empty()) {  // as node_route: a's port, then b's unless it is the same link
+      if (switch_ports[node_b] != switch_ports[node_a]) hop(gateway, switch_ports[node_b]);
+    } else {
+      gateway = along(leaving, node_routes.at({std::min(node_a, node_b), std::max(node_a, node_b)}), node_a > node_b);
+    }
+    for (std::uint32_t local_b = 0; local_b < local_count; ++local_b) {
+      const Sum sum = along(gateway, nodes[node_b].gpu_to_gateway[local_b], true);
+      costs.push_back(PathCost{sum.latency, sum.narrowest});
+    }
   }
-  along(nodes[node_a].gpu_to_gateway[local_a], false);
-  if (!switch_ports.empty()) {  // as node_route: a's port, then b's unless it is the same link
-    hop(switch_ports[node_a]);
-    if (switch_ports[node_b] != switch_ports[node_a]) hop(switch_ports[node_b]);
-  } else {
-    along(node_routes.at({std::min(node_a, node_b), std::max(node_a, node_b)}), node_a > node_b);
-  }
-  along(nodes[node_b].gpu_to_gateway[local_b], true);
-  return {latency, narrowest};
+  return costs;
 }
 
 Seconds PlatformLayout::route_latency(const Route& route) const {
