@@ -17,11 +17,8 @@ ClusterView make_cluster_view(const Cluster& cluster, const PlatformLayout& layo
   ClusterView view;
   view.devices = cluster_devices(cluster);
   const std::size_t n = view.devices.size();
-  view.paths.reserve(n);
-  for (std::uint32_t a = 0; a < n; ++a) {
-    view.paths.push_back(layout.gpu_route_costs(a));
-    view.paths.back()[a] = PathCost{};  // the view has no path from a GPU to itself
-  }
+  view.paths = layout.gpu_route_costs();
+  for (std::uint32_t a = 0; a < n; ++a) view.paths[a][a] = PathCost{};  // the view has no path from a GPU to itself
   return view;
 }
 

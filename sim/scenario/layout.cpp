@@ -303,53 +303,70 @@ Route PlatformLayout::gpu_route(std::uint32_t src, std::uint32_t dst) const {
   return route;
 }
 
-std::vector<PathCost> PlatformLayout::gpu_route_costs(std::uint32_t src) const {
+std::vector<std::vector<PathCost>> PlatformLayout::gpu_route_costs() const {
   // A prefix of a route: its latency summed and its narrowest bandwidth so far.
   struct Sum {
     Seconds latency{0};
     BytesPerSecond narrowest{std::numeric_limits<double>::infinity()};
-  };
-  const auto hop = [&](Sum& sum, std::uint32_t link) {
-    sum.latency += links[link].latency;
-    sum.narrowest = std::min(sum.narrowest, links[link].bandwidth);
+    void hop(const LinkDecl& link) {
+      latency += link.latency;
+      narrowest = std::min(narrowest, link.bandwidth);
+    }
   };
   // A mirrored route is the same links in reverse order.
   const auto along = [&](Sum sum, const Route& route, bool reversed) {
     if (reversed)
-      for (auto it = route.rbegin(); it != route.rend(); ++it) hop(sum, it->link);
+      for (auto it = route.rbegin(); it != route.rend(); ++it) sum.hop(links[it->link]);
     else
-      for (const Hop& h : route) hop(sum, h.link);
+      for (const Hop& h : route) sum.hop(links[h.link]);
     return sum;
   };
-  const auto [node_a, local_a] = locate_gpu(src);
-  std::vector<PathCost> costs;
-  costs.reserve(first_gpu.back() + nodes.back().gpus.size());
-  const Sum leaving = along(Sum{}, nodes[node_a].gpu_to_gateway[local_a], false);
-  Sum at_switch = leaving;  // past a's port, on a single switch
-  if (!switch_ports.empty()) hop(at_switch, switch_ports[node_a]);
-  for (std::uint32_t node_b = 0; node_b < nodes.size(); ++node_b) {
-    const auto local_count = static_cast<std::uint32_t>(nodes[node_b].gpus.size());
-    if (node_b == node_a) {
-      for (std::uint32_t local_b = 0; local_b < local_count; ++local_b) {
-        Sum sum;
-        if (local_b != local_a)
-          sum = along(sum, nodes[node_a].gpu_routes.at({std::min(local_a, local_b), std::max(local_a, local_b)}),
-                      local_a > local_b);
-        costs.push_back(PathCost{sum.latency, sum.narrowest});
+  // Per GPU, its node's gateway to it (its gpu_to_gateway route mirrored), flattened: the hops every
+  // row ends with, read without chasing each node's vectors 268 million times.
+  std::vector<const LinkDecl*> arrival;
+  std::vector<std::size_t> arrival_begin{0};
+  for (const NodeLayout& node : nodes)
+    for (const Route& route : node.gpu_to_gateway) {
+      for (auto it = route.rbegin(); it != route.rend(); ++it) arrival.push_back(&links[it->link]);
+      arrival_begin.push_back(arrival.size());
+    }
+  const std::size_t gpus = arrival_begin.size() - 1;
+  std::vector<std::vector<PathCost>> costs;
+  costs.reserve(gpus);
+  for (std::uint32_t node_a = 0; node_a < nodes.size(); ++node_a)
+    for (std::uint32_t local_a = 0; local_a < nodes[node_a].gpus.size(); ++local_a) {
+      std::vector<PathCost>& row = costs.emplace_back();
+      row.reserve(gpus);
+      const Sum leaving = along(Sum{}, nodes[node_a].gpu_to_gateway[local_a], false);
+      Sum at_switch = leaving;  // past a's port, on a single switch
+      if (!switch_ports.empty()) at_switch.hop(links[switch_ports[node_a]]);
+      std::size_t g = 0;  // global index of the destination
+      for (std::uint32_t node_b = 0; node_b < nodes.size(); ++node_b) {
+        const auto local_count = static_cast<std::uint32_t>(nodes[node_b].gpus.size());
+        if (node_b == node_a) {
+          for (std::uint32_t local_b = 0; local_b < local_count; ++local_b, ++g) {
+            Sum sum;
+            if (local_b != local_a)
+              sum = along(sum, nodes[node_a].gpu_routes.at({std::min(local_a, local_b), std::max(local_a, local_b)}),
+                          local_a > local_b);
+            row.push_back(PathCost{sum.latency, sum.narrowest});
+          }
+          continue;
+        }
+        Sum gateway = at_switch;  // at b's gateway
+        if (!switch_ports.empty()) {  // as node_route: a's port, then b's unless it is the same link
+          if (switch_ports[node_b] != switch_ports[node_a]) gateway.hop(links[switch_ports[node_b]]);
+        } else {
+          gateway =
+              along(leaving, node_routes.at({std::min(node_a, node_b), std::max(node_a, node_b)}), node_a > node_b);
+        }
+        for (std::uint32_t local_b = 0; local_b < local_count; ++local_b, ++g) {
+          Sum sum = gateway;
+          for (std::size_t k = arrival_begin[g]; k < arrival_begin[g + 1]; ++k) sum.hop(*arrival[k]);
+          row.push_back(PathCost{sum.latency, sum.narrowest});
+        }
       }
-      continue;
     }
-    Sum gateway = at_switch;  // at b's gateway
-    if (!switch_ports.empty()) {  // as node_route: a's port, then b's unless it is the same link
-      if (switch_ports[node_b] != switch_ports[node_a]) hop(gateway, switch_ports[node_b]);
-    } else {
-      gateway = along(leaving, node_routes.at({std::min(node_a, node_b), std::max(node_a, node_b)}), node_a > node_b);
-    }
-    for (std::uint32_t local_b = 0; local_b < local_count; ++local_b) {
-      const Sum sum = along(gateway, nodes[node_b].gpu_to_gateway[local_b], true);
-      costs.push_back(PathCost{sum.latency, sum.narrowest});
-    }
-  }
   return costs;
 }
 

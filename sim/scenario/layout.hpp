@@ -80,12 +80,13 @@ struct PlatformLayout {
   // Sum of latencies and minimum bandwidth along the route (no contention).
   [[nodiscard]] Seconds route_latency(const Route& route) const;
   [[nodiscard]] BytesPerSecond route_bandwidth(const Route& route) const;
-  // For every GPU dst (global index), route_latency and route_bandwidth of gpu_route(src, dst), hop by
-  // hop in the route's order (the same sums to the bit), without building the routes: a cluster view
-  // asks for every GPU pair (268 million at 16,384 GPUs). The hops before dst's node are summed once
-  // per row and the sums continued from there, the same additions in the same order. Entry src is
-  // {0, +inf} (the empty route).
-  [[nodiscard]] std::vector<PathCost> gpu_route_costs(std::uint32_t src) const;
+  // For every pair of GPUs (global indices, [src][dst]), route_latency and route_bandwidth of
+  // gpu_route(src, dst), hop by hop in the route's order (the same sums to the bit), without building
+  // the routes: a cluster view asks for every pair (268 million at 16,384 GPUs). A row sums the
+  // source's hops once and continues the sums per destination node and GPU (the same additions in
+  // the same order), the last hops read from a flat table made once. Entry [g][g] is {0, +inf}
+  // (the empty route).
+  [[nodiscard]] std::vector<std::vector<PathCost>> gpu_route_costs() const;
 
  private:
   // Global GPU index → (node, local index). @throw std::out_of_range
