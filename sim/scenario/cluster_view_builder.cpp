@@ -17,13 +17,8 @@ ClusterView make_cluster_view(const Cluster& cluster, const PlatformLayout& layo
   ClusterView view;
   view.devices = cluster_devices(cluster);
   const std::size_t n = view.devices.size();
-  view.paths.assign(n, std::vector<PathCost>(n));
-  for (std::uint32_t a = 0; a < n; ++a)
-    for (std::uint32_t b = 0; b < n; ++b) {
-      if (a == b) continue;
-      const auto [latency, bandwidth] = layout.gpu_route_cost(a, b);
-      view.paths[a][b] = PathCost{latency, bandwidth};
-    }
+  view.paths = layout.gpu_route_costs();
+  for (std::uint32_t a = 0; a < n; ++a) view.paths[a][a] = PathCost{};  // the view has no path from a GPU to itself
   return view;
 }
 

@@ -303,36 +303,71 @@ Route PlatformLayout::gpu_route(std::uint32_t src, std::uint32_t dst) const {
   return route;
 }
 
-std::pair<Seconds, BytesPerSecond> PlatformLayout::gpu_route_cost(std::uint32_t src, std::uint32_t dst) const {
-  Seconds latency{0};
-  BytesPerSecond narrowest{std::numeric_limits<double>::infinity()};
-  const auto hop = [&](std::uint32_t link) {
-    latency += links[link].latency;
-    narrowest = std::min(narrowest, links[link].bandwidth);
+std::vector<std::vector<PathCost>> PlatformLayout::gpu_route_costs() const {
+  // A prefix of a route: its latency summed and its narrowest bandwidth so far.
+  struct Sum {
+    Seconds latency{0};
+    BytesPerSecond narrowest{std::numeric_limits<double>::infinity()};
+    void hop(const LinkDecl& link) {
+      latency += link.latency;
+      narrowest = std::min(narrowest, link.bandwidth);
+    }
   };
   // A mirrored route is the same links in reverse order.
-  const auto along = [&](const Route& route, bool reversed) {
+  const auto along = [&](Sum sum, const Route& route, bool reversed) {
     if (reversed)
-      for (auto it = route.rbegin(); it != route.rend(); ++it) hop(it->link);
+      for (auto it = route.rbegin(); it != route.rend(); ++it) sum.hop(links[it->link]);
     else
-      for (const Hop& h : route) hop(h.link);
+      for (const Hop& h : route) sum.hop(links[h.link]);
+    return sum;
   };
-  const auto [node_a, local_a] = locate_gpu(src);
-  const auto [node_b, local_b] = locate_gpu(dst);
-  if (node_a == node_b) {
-    if (local_a != local_b)
-      along(nodes[node_a].gpu_routes.at({std::min(local_a, local_b), std::max(local_a, local_b)}), local_a > local_b);
-    return {latency, narrowest};
-  }
-  along(nodes[node_a].gpu_to_gateway[local_a], false);
-  if (!switch_ports.empty()) {  // as node_route: a's port, then b's unless it is the same link
-    hop(switch_ports[node_a]);
-    if (switch_ports[node_b] != switch_ports[node_a]) hop(switch_ports[node_b]);
-  } else {
-    along(node_routes.at({std::min(node_a, node_b), std::max(node_a, node_b)}), node_a > node_b);
-  }
-  along(nodes[node_b].gpu_to_gateway[local_b], true);
-  return {latency, narrowest};
+  // Per GPU, its node's gateway to it (its gpu_to_gateway route mirrored), flattened: the hops every
+  // row ends with, read without chasing each node's vectors 268 million times.
+  std::vector<const LinkDecl*> arrival;
+  std::vector<std::size_t> arrival_begin{0};
+  for (const NodeLayout& node : nodes)
+    for (const Route& route : node.gpu_to_gateway) {
+      for (auto it = route.rbegin(); it != route.rend(); ++it) arrival.push_back(&links[it->link]);
+      arrival_begin.push_back(arrival.size());
+    }
+  const std::size_t gpus = arrival_begin.size() - 1;
+  std::vector<std::vector<PathCost>> costs;
+  costs.reserve(gpus);
+  for (std::uint32_t node_a = 0; node_a < nodes.size(); ++node_a)
+    for (std::uint32_t local_a = 0; local_a < nodes[node_a].gpus.size(); ++local_a) {
+      std::vector<PathCost>& row = costs.emplace_back();
+      row.reserve(gpus);
+      const Sum leaving = along(Sum{}, nodes[node_a].gpu_to_gateway[local_a], false);
+      Sum at_switch = leaving;  // past a's port, on a single switch
+      if (!switch_ports.empty()) at_switch.hop(links[switch_ports[node_a]]);
+      std::size_t g = 0;  // global index of the destination
+      for (std::uint32_t node_b = 0; node_b < nodes.size(); ++node_b) {
+        const auto local_count = static_cast<std::uint32_t>(nodes[node_b].gpus.size());
+        if (node_b == node_a) {
+          for (std::uint32_t local_b = 0; local_b < local_count; ++local_b, ++g) {
+            Sum sum;
+            if (local_b != local_a)
+              sum = along(sum, nodes[node_a].gpu_routes.at({std::min(local_a, local_b), std::max(local_a, local_b)}),
+                          local_a > local_b);
+            row.push_back(PathCost{sum.latency, sum.narrowest});
+          }
+          continue;
+        }
+        Sum gateway = at_switch;  // at b's gateway
+        if (!switch_ports.empty()) {  // as node_route: a's port, then b's unless it is the same link
+          if (switch_ports[node_b] != switch_ports[node_a]) gateway.hop(links[switch_ports[node_b]]);
+        } else {
+          gateway =
+              along(leaving, node_routes.at({std::min(node_a, node_b), std::max(node_a, node_b)}), node_a > node_b);
+        }
+        for (std::uint32_t local_b = 0; local_b < local_count; ++local_b, ++g) {
+          Sum sum = gateway;
+          for (std::size_t k = arrival_begin[g]; k < arrival_begin[g + 1]; ++k) sum.hop(*arrival[k]);
+          row.push_back(PathCost{sum.latency, sum.narrowest});
+        }
+      }
+    }
+  return costs;
 }
 
 Seconds PlatformLayout::route_latency(const Route& route) const {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "models/common/units.hpp"
+#include "models/cost/collective_cost.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dnnsim {
@@ -79,10 +80,13 @@ struct PlatformLayout {
   // Sum of latencies and minimum bandwidth along the route (no contention).
   [[nodiscard]] Seconds route_latency(const Route& route) const;
   [[nodiscard]] BytesPerSecond route_bandwidth(const Route& route) const;
-  // route_latency and route_bandwidth of gpu_route(src, dst), hop by hop in the route's order (the
-  // same sums to the bit), without building the route: a cluster view asks for every GPU pair
-  // (a million at 1,024 GPUs), and building each route cost as much as the rest of the planning.
-  [[nodiscard]] std::pair<Seconds, BytesPerSecond> gpu_route_cost(std::uint32_t src, std::uint32_t dst) const;
+  // For every pair of GPUs (global indices, [src][dst]), route_latency and route_bandwidth of
+  // gpu_route(src, dst), hop by hop in the route's order (the same sums to the bit), without building
+  // the routes: a cluster view asks for every pair (268 million at 16,384 GPUs). A row sums the
+  // source's hops once and continues the sums per destination node and GPU (the same additions in
+  // the same order), the last hops read from a flat table made once. Entry [g][g] is {0, +inf}
+  // (the empty route).
+  [[nodiscard]] std::vector<std::vector<PathCost>> gpu_route_costs() const;
 
  private:
   // Global GPU index → (node, local index). @throw std::out_of_range
