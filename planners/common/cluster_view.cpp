@@ -18,15 +18,10 @@ std::vector<std::string> ClusterView::names() const {
 
 ClusterView group_devices(const ClusterView& view, int ranks) {
   assert(ranks >= 1 && view.size() % static_cast<std::size_t>(ranks) == 0);
-  const std::size_t step = static_cast<std::size_t>(ranks);
+  const auto step = static_cast<DeviceId>(ranks);
   ClusterView grouped;
-  for (std::size_t g = 0; g * step < view.size(); ++g) {
-    grouped.devices.push_back(view.devices[g * step]);
-    std::vector<PathCost> row;
-    for (std::size_t h = 0; h * step < view.size(); ++h)
-      row.push_back(view.paths.at(g * step).at(h * step));
-    grouped.paths.push_back(std::move(row));
-  }
+  for (std::size_t g = 0; g * step < view.size(); ++g) grouped.devices.push_back(view.devices[g * step]);
+  grouped.path_cost = [paths = view.path_cost, step](DeviceId g, DeviceId h) { return paths(g * step, h * step); };
   return grouped;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,10 +25,16 @@ struct ClusterDevice {
 
 struct ClusterView {
   std::vector<ClusterDevice> devices;
-  std::vector<std::vector<PathCost>> paths;  // paths[a][b]: uncontended cost of a → b (a ≠ b)
+  // Uncontended cost of a → b (a ≠ b), computed when asked rather than tabled: a table of every pair
+  // is n² (4.3 GB at 16,384 GPUs) and a planner reads few of them. Callable from several threads at once.
+  PathCostFn path_cost;
 
   [[nodiscard]] std::size_t size() const { return devices.size(); }
-  [[nodiscard]] const PathCost& path(DeviceId from, DeviceId to) const { return paths.at(from).at(to); }
+  // @throw std::out_of_range for a device not in the view
+  [[nodiscard]] PathCost path(DeviceId from, DeviceId to) const {
+    if (from >= devices.size() || to >= devices.size()) throw std::out_of_range("device not in the cluster view");
+    return path_cost(from, to);
+  }
   [[nodiscard]] DeviceTopology topology() const;
   [[nodiscard]] std::vector<std::string> names() const;
 };

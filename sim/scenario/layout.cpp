@@ -303,71 +303,55 @@ Route PlatformLayout::gpu_route(std::uint32_t src, std::uint32_t dst) const {
   return route;
 }
 
-std::vector<std::vector<PathCost>> PlatformLayout::gpu_route_costs() const {
-  // A prefix of a route: its latency summed and its narrowest bandwidth so far.
-  struct Sum {
-    Seconds latency{0};
-    BytesPerSecond narrowest{std::numeric_limits<double>::infinity()};
-    void hop(const LinkDecl& link) {
-      latency += link.latency;
-      narrowest = std::min(narrowest, link.bandwidth);
-    }
-  };
+void GpuPathCosts::Sum::hop(const LinkDecl& link) {
+  latency += link.latency;
+  narrowest = std::min(narrowest, link.bandwidth);
+}
+
+GpuPathCosts::Sum GpuPathCosts::along(Sum sum, const Route& route, bool reversed) const {
   // A mirrored route is the same links in reverse order.
-  const auto along = [&](Sum sum, const Route& route, bool reversed) {
-    if (reversed)
-      for (auto it = route.rbegin(); it != route.rend(); ++it) sum.hop(links[it->link]);
-    else
-      for (const Hop& h : route) sum.hop(links[h.link]);
-    return sum;
-  };
-  // Per GPU, its node's gateway to it (its gpu_to_gateway route mirrored), flattened: the hops every
-  // row ends with, read without chasing each node's vectors 268 million times.
-  std::vector<const LinkDecl*> arrival;
-  std::vector<std::size_t> arrival_begin{0};
-  for (const NodeLayout& node : nodes)
-    for (const Route& route : node.gpu_to_gateway) {
-      for (auto it = route.rbegin(); it != route.rend(); ++it) arrival.push_back(&links[it->link]);
-      arrival_begin.push_back(arrival.size());
+  if (reversed)
+    for (auto it = route.rbegin(); it != route.rend(); ++it) sum.hop(layout_.links[it->link]);
+  else
+    for (const Hop& h : route) sum.hop(layout_.links[h.link]);
+  return sum;
+}
+
+GpuPathCosts::GpuPathCosts(PlatformLayout layout) : layout_(std::move(layout)) {
+  for (std::uint32_t node = 0; node < layout_.nodes.size(); ++node)
+    for (std::uint32_t local = 0; local < layout_.nodes[node].gpus.size(); ++local) {
+      Gpu& gpu = gpus_.emplace_back();
+      gpu.node = node;
+      gpu.local = local;
+      const Route& up = layout_.nodes[node].gpu_to_gateway[local];
+      gpu.leaving = along(Sum{}, up, false);
+      gpu.at_switch = gpu.leaving;
+      if (!layout_.switch_ports.empty()) gpu.at_switch.hop(layout_.links[layout_.switch_ports[node]]);
+      gpu.arrival_begin = arrival_.size();
+      for (auto it = up.rbegin(); it != up.rend(); ++it) arrival_.push_back(it->link);
+      gpu.arrival_end = arrival_.size();
     }
-  const std::size_t gpus = arrival_begin.size() - 1;
-  std::vector<std::vector<PathCost>> costs;
-  costs.reserve(gpus);
-  for (std::uint32_t node_a = 0; node_a < nodes.size(); ++node_a)
-    for (std::uint32_t local_a = 0; local_a < nodes[node_a].gpus.size(); ++local_a) {
-      std::vector<PathCost>& row = costs.emplace_back();
-      row.reserve(gpus);
-      const Sum leaving = along(Sum{}, nodes[node_a].gpu_to_gateway[local_a], false);
-      Sum at_switch = leaving;  // past a's port, on a single switch
-      if (!switch_ports.empty()) at_switch.hop(links[switch_ports[node_a]]);
-      std::size_t g = 0;  // global index of the destination
-      for (std::uint32_t node_b = 0; node_b < nodes.size(); ++node_b) {
-        const auto local_count = static_cast<std::uint32_t>(nodes[node_b].gpus.size());
-        if (node_b == node_a) {
-          for (std::uint32_t local_b = 0; local_b < local_count; ++local_b, ++g) {
-            Sum sum;
-            if (local_b != local_a)
-              sum = along(sum, nodes[node_a].gpu_routes.at({std::min(local_a, local_b), std::max(local_a, local_b)}),
-                          local_a > local_b);
-            row.push_back(PathCost{sum.latency, sum.narrowest});
-          }
-          continue;
-        }
-        Sum gateway = at_switch;  // at b's gateway
-        if (!switch_ports.empty()) {  // as node_route: a's port, then b's unless it is the same link
-          if (switch_ports[node_b] != switch_ports[node_a]) gateway.hop(links[switch_ports[node_b]]);
-        } else {
-          gateway =
-              along(leaving, node_routes.at({std::min(node_a, node_b), std::max(node_a, node_b)}), node_a > node_b);
-        }
-        for (std::uint32_t local_b = 0; local_b < local_count; ++local_b, ++g) {
-          Sum sum = gateway;
-          for (std::size_t k = arrival_begin[g]; k < arrival_begin[g + 1]; ++k) sum.hop(*arrival[k]);
-          row.push_back(PathCost{sum.latency, sum.narrowest});
-        }
-      }
-    }
-  return costs;
+}
+
+PathCost GpuPathCosts::operator()(std::uint32_t src, std::uint32_t dst) const {
+  const Gpu& a = gpus_.at(src);
+  const Gpu& b = gpus_.at(dst);
+  Sum sum;
+  if (a.node == b.node) {
+    if (a.local != b.local)
+      sum = along(sum, layout_.nodes[a.node].gpu_routes.at({std::min(a.local, b.local), std::max(a.local, b.local)}),
+                  a.local > b.local);
+    return PathCost{sum.latency, sum.narrowest};
+  }
+  if (!layout_.switch_ports.empty()) {  // as node_route: a's port, then b's unless it is the same link
+    sum = a.at_switch;
+    if (layout_.switch_ports[b.node] != layout_.switch_ports[a.node]) sum.hop(layout_.links[layout_.switch_ports[b.node]]);
+  } else {
+    sum = along(a.leaving, layout_.node_routes.at({std::min(a.node, b.node), std::max(a.node, b.node)}),
+                a.node > b.node);
+  }
+  for (std::size_t k = b.arrival_begin; k < b.arrival_end; ++k) sum.hop(layout_.links[arrival_[k]]);
+  return PathCost{sum.latency, sum.narrowest};
 }
 
 Seconds PlatformLayout::route_latency(const Route& route) const {

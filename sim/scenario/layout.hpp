@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -80,17 +81,42 @@ struct PlatformLayout {
   // Sum of latencies and minimum bandwidth along the route (no contention).
   [[nodiscard]] Seconds route_latency(const Route& route) const;
   [[nodiscard]] BytesPerSecond route_bandwidth(const Route& route) const;
-  // For every pair of GPUs (global indices, [src][dst]), route_latency and route_bandwidth of
-  // gpu_route(src, dst), hop by hop in the route's order (the same sums to the bit), without building
-  // the routes: a cluster view asks for every pair (268 million at 16,384 GPUs). A row sums the
-  // source's hops once and continues the sums per destination node and GPU (the same additions in
-  // the same order), the last hops read from a flat table made once. Entry [g][g] is {0, +inf}
-  // (the empty route).
-  [[nodiscard]] std::vector<std::vector<PathCost>> gpu_route_costs() const;
-
  private:
   // Global GPU index → (node, local index). @throw std::out_of_range
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> locate_gpu(std::uint32_t gpu) const;
+};
+
+// route_latency and route_bandwidth of gpu_route(src, dst), hop by hop in the route's order (the same
+// sums to the bit), for any pair of GPUs without building the route. The planners' cluster view asks
+// for pairs among every GPU of the cluster: a table of all of them was 268 million entries, 4.3 GB
+// and ~20 s at 16,384 GPUs, while a planner reads a few. So each GPU's hops to its node's gateway
+// (and, on a single switch, its port) are summed once here, and a pair continues those sums through
+// the middle of the route and the destination's last hops. Immutable: safe to share between threads.
+class GpuPathCosts {
+ public:
+  explicit GpuPathCosts(PlatformLayout layout);
+  // {0, +inf} (the empty route) when src == dst. @throw std::out_of_range for an unknown GPU.
+  [[nodiscard]] PathCost operator()(std::uint32_t src, std::uint32_t dst) const;
+
+ private:
+  // A prefix of a route: its latency summed and its narrowest bandwidth so far.
+  struct Sum {
+    Seconds latency{0};
+    BytesPerSecond narrowest{std::numeric_limits<double>::infinity()};
+    void hop(const LinkDecl& link);
+  };
+  struct Gpu {
+    std::uint32_t node = 0;
+    std::uint32_t local = 0;
+    Sum leaving;    // its hops to the node's gateway
+    Sum at_switch;  // and, on a single switch, its node's port
+    std::size_t arrival_begin = 0, arrival_end = 0;  // the gateway-to-GPU hops, in arrival_
+  };
+  [[nodiscard]] Sum along(Sum sum, const Route& route, bool reversed) const;
+
+  PlatformLayout layout_;
+  std::vector<Gpu> gpus_;
+  std::vector<std::uint32_t> arrival_;  // link indices
 };
 
 // @throw InputError when an explicit topology leaves two nodes without a path.

@@ -52,14 +52,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   PlanRequest request;
   const bool sharded = spec.tensor_parallel_set && !megatron;
   request.model = sharded ? shard_for_tensor_parallel(spec.model, spec.tensor_parallel) : spec.model;
-  // The view of every GPU holds a path cost per GPU pair (4 GiB at 16,384 GPUs): it lives in one place,
-  // the request when the planner sees the GPUs themselves, `all_gpus` when it sees tensor-parallel groups.
-  ClusterView all_gpus = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
-  bool request_has_all_gpus = !sharded;
-  if (sharded)
-    request.cluster = group_devices(all_gpus, spec.tensor_parallel.degree);
-  else
-    request.cluster = std::move(all_gpus);
+  const ClusterView all_gpus = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
+  request.cluster = sharded ? group_devices(all_gpus, spec.tensor_parallel.degree) : all_gpus;
   if (megatron && spec.tensor_parallel.distributed_optimizer) request.memory.zero = ZeroStage::optimizer;
   request.global_batch = spec.global_batch;
   request.micro_batches = spec.micro_batches;
@@ -148,8 +142,6 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     // planner's tensor parallelism applied, as the lowering will).
     if (megatron && setup.report.tensor_parallel) {
       request.model = shard_for_tensor_parallel(spec.model, *setup.report.tensor_parallel);
-      if (request_has_all_gpus) all_gpus = std::move(request.cluster);
-      request_has_all_gpus = false;
       request.cluster = group_devices(all_gpus, setup.report.tensor_parallel->degree);
     }
     std::vector<StageSpec> stages;
@@ -157,7 +149,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     setup.schedule = bind_timings(setup.schedule, predicted_timings(StageCostModel(request), stages));
   }
   setup.workload = make_pipeline_workload(spec, plan, setup.report.tensor_parallel);
-  if (setup.report.tensor_parallel) setup.workload.gpus = std::move((request_has_all_gpus ? request.cluster : all_gpus).devices);
+  if (setup.report.tensor_parallel) setup.workload.gpus = all_gpus.devices;
   return setup;
 }
 

@@ -63,8 +63,9 @@ TEST(DapplePlanner, PicksDataParallelWithoutWeights) {
 // a ring all-reduce of S bytes over the two takes 2 steps of S/2: S / 150 GB/s.
 ClusterView two_gpus_without_latency() {
   ClusterView cluster = hierarchical_cluster(1, 2);
-  for (auto& row : cluster.paths)
-    for (PathCost& path : row) path.latency = Seconds(0);
+  cluster.path_cost = [with_latency = cluster.path_cost](DeviceId a, DeviceId b) {
+    return PathCost{Seconds(0), with_latency(a, b).bandwidth};
+  };
   return cluster;
 }
 

@@ -21,13 +21,11 @@ inline ClusterView hierarchical_cluster(int nodes, int per_node, double intra_ba
   for (int n = 0; n < nodes; ++n)
     for (int g = 0; g < per_node; ++g)
       cluster.devices.push_back(ClusterDevice{fmt::format("node{}/gpu{}", n, g), v100, static_cast<std::uint32_t>(n)});
-  const std::size_t size = cluster.devices.size();
-  cluster.paths.assign(size, std::vector<PathCost>(size));
-  for (std::size_t a = 0; a < size; ++a)
-    for (std::size_t b = 0; b < size; ++b)
-      cluster.paths[a][b] = cluster.devices[a].node == cluster.devices[b].node
-                                ? PathCost{Seconds(1e-6), BytesPerSecond(intra_bandwidth)}
-                                : PathCost{Seconds(5e-6), BytesPerSecond(inter_bandwidth)};
+  const auto gpus_per_node = static_cast<DeviceId>(per_node);
+  cluster.path_cost = [=](DeviceId a, DeviceId b) {
+    return a / gpus_per_node == b / gpus_per_node ? PathCost{Seconds(1e-6), BytesPerSecond(intra_bandwidth)}
+                                                  : PathCost{Seconds(5e-6), BytesPerSecond(inter_bandwidth)};
+  };
   return cluster;
 }
 

@@ -931,20 +931,19 @@ cluster:
   nodes: [{type: box, count: 3}]
 )";
 
-// gpu_route_costs is route_latency and route_bandwidth of gpu_route, summed in the same order: equal
-// to the bit for every pair of GPUs (the planners' cluster view is built from it).
+// GpuPathCosts is route_latency and route_bandwidth of gpu_route, summed in the same order: equal to
+// the bit for every pair of GPUs (the planners' cluster view asks it).
 void expect_route_costs_match_routes(const PlatformLayout& layout) {
   const auto gpus = static_cast<std::uint32_t>(layout.first_gpu.back() + layout.nodes.back().gpus.size());
-  const std::vector<std::vector<PathCost>> costs = layout.gpu_route_costs();
-  ASSERT_EQ(costs.size(), gpus);
-  for (std::uint32_t a = 0; a < gpus; ++a) {
-    ASSERT_EQ(costs[a].size(), gpus);
+  const GpuPathCosts costs(layout);
+  for (std::uint32_t a = 0; a < gpus; ++a)
     for (std::uint32_t b = 0; b < gpus; ++b) {
       const Route route = layout.gpu_route(a, b);
-      EXPECT_EQ(costs[a][b].latency.value(), layout.route_latency(route).value()) << a << " → " << b;
-      EXPECT_EQ(costs[a][b].bandwidth.value(), layout.route_bandwidth(route).value()) << a << " → " << b;
+      const PathCost cost = costs(a, b);
+      EXPECT_EQ(cost.latency.value(), layout.route_latency(route).value()) << a << " → " << b;
+      EXPECT_EQ(cost.bandwidth.value(), layout.route_bandwidth(route).value()) << a << " → " << b;
     }
-  }
+  EXPECT_THROW((void)costs(gpus, 0), std::out_of_range);
 }
 
 TEST(ScenarioExplicit, LinksRoutesAndLayout) {
