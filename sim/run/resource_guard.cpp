@@ -206,22 +206,10 @@ ResourceEstimate check_graph_resources(const Scenario& scenario, const TaskGraph
   return estimate;
 }
 
-std::optional<ResourceEstimate> estimate_resources(const Scenario& scenario) {
-  const std::optional<WorkloadSize> size = builtin_workload_kinds().at(scenario.workload_kind).value->size(scenario);
-  if (!size) return std::nullopt;
-  return ResourceEstimate{*size, estimate_memory(*size, scenario)};
-}
-
 Bytes memory_budget(const Scenario& scenario) {
   if (scenario.run.memory_budget) return *scenario.run.memory_budget;
   // Half: a sweep runs a point per core, and the machine has other work.
   return physical_memory() * 0.5;
-}
-
-std::optional<ResourceEstimate> check_resources(const Scenario& scenario) {
-  const std::optional<ResourceEstimate> estimate = estimate_resources(scenario);
-  if (estimate) check_resource_estimate(scenario, *estimate);
-  return estimate;
 }
 
 void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& found) {

@@ -52,26 +52,18 @@ struct CalibratedDevice {
 // TaskGraph is built already, so the resident memory measured now holds it.
 [[nodiscard]] Bytes estimate_memory(const WorkloadSize& size, const Scenario& scenario, bool graph_resident = false);
 
-// The scenario's estimate; empty when its workload kind cannot tell. @throw InputError
-[[nodiscard]] std::optional<ResourceEstimate> estimate_resources(const Scenario& scenario);
-
 // run.memory_budget, or half of this machine's physical memory.
 [[nodiscard]] Bytes memory_budget(const Scenario& scenario);
 
-// The guard on a scenario as a whole (WorkloadKind::size), for callers that hold no lowered graph;
-// a run is guarded on the graph it simulates instead (check_graph_resources, below).
+// The guard's check of an estimate against the budget (and, under `ulimit -v`, the address space).
 // @throw InputError (at run.memory_budget when given, else at the workload) when the estimate is
-// over the budget: the estimate, the budget and each change that would fit.
-// @return the estimate (empty when the workload kind cannot tell)
-std::optional<ResourceEstimate> check_resources(const Scenario& scenario);
-
-// The same check for an estimate the workload kind made itself.
-// @throw InputError as check_resources
+// over the budget: the estimate, the budget and each change that would fit (re-estimated through
+// WorkloadKind::size).
 void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& estimate);
 
 // The check on the graph about to be simulated, lowered once: simulate() applies it to every graph
 // it is given whole, and a run whose later iterations are appended applies it to the whole graph
-// itself (a pipeline under Ada-Grouper or measured ordering). @throw InputError as check_resources
+// itself (a pipeline under Ada-Grouper or measured ordering). @throw InputError as check_resource_estimate
 ResourceEstimate check_graph_resources(const Scenario& scenario, const TaskGraph& graph);
 
 }  // namespace dnnsim

@@ -5,10 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/workloads/workload_kind.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
 
@@ -18,6 +20,21 @@ namespace {
 using ::testing::HasSubstr;
 
 const std::string kXl1024 = DNNSIM_SOURCE_DIR "/scenarios/bench/gpt3-xl-dp-1024.yaml";
+
+// The guard's estimate of a scenario before anything runs, as it re-estimates the changes it
+// suggests (WorkloadKind::size); empty when the kind cannot tell without running.
+std::optional<ResourceEstimate> estimate_resources(const Scenario& scenario) {
+  const std::optional<WorkloadSize> size = builtin_workload_kinds().at(scenario.workload_kind).value->size(scenario);
+  if (!size) return std::nullopt;
+  return ResourceEstimate{*size, estimate_memory(*size, scenario)};
+}
+
+// The guard on that estimate: what a run does on the graph it lowers (check_graph_resources).
+std::optional<ResourceEstimate> check_resources(const Scenario& scenario) {
+  const std::optional<ResourceEstimate> estimate = estimate_resources(scenario);
+  if (estimate) check_resource_estimate(scenario, *estimate);
+  return estimate;
+}
 
 // Four GPUs, one per node, data parallel over 2 layers of 1 MiB parameters in 1 MiB buckets.
 const std::string kFourGpus = R"(
