@@ -8,7 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -22,9 +24,18 @@ inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
 
 // Readers that take a path get the input through one file per process and target, rewritten for every
 // input (paths inside it resolve against the temporary folder, where nothing else is).
+// They are removed at exit, so that the smoke in every CI run leaves nothing behind.
 inline std::string write_input(std::string_view text, const std::string& name) {
+  struct Written {
+    std::set<std::string> paths;
+    ~Written() {
+      for (const std::string& path : paths) std::remove(path.c_str());
+    }
+  };
+  static Written written;
   const std::string path = "/tmp/dnnsim-fuzz-" + std::to_string(::getpid()) + "-" + name;
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  written.paths.insert(path);
   return path;
 }
 
