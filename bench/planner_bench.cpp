@@ -57,12 +57,11 @@ ClusterView cluster(int nodes, int per_node, const std::string& gpu) {
   for (int n = 0; n < nodes; ++n)
     for (int g = 0; g < per_node; ++g)
       view.devices.push_back(ClusterDevice{fmt::format("node{}/gpu{}", n, g), spec, static_cast<std::uint32_t>(n)});
-  view.paths.assign(view.size(), std::vector<PathCost>(view.size()));
-  for (std::size_t a = 0; a < view.size(); ++a)
-    for (std::size_t b = 0; b < view.size(); ++b)
-      view.paths[a][b] = view.devices[a].node == view.devices[b].node
-                             ? PathCost{Seconds(1e-6), BytesPerSecond(150e9)}    // NVLink
-                             : PathCost{Seconds(5e-6), BytesPerSecond(3.125e9)};  // 25 Gbps
+  const auto gpus_per_node = static_cast<DeviceId>(per_node);
+  view.path_cost = [gpus_per_node](DeviceId a, DeviceId b) {
+    return a / gpus_per_node == b / gpus_per_node ? PathCost{Seconds(1e-6), BytesPerSecond(150e9)}     // NVLink
+                                                  : PathCost{Seconds(5e-6), BytesPerSecond(3.125e9)};  // 25 Gbps
+  };
   return view;
 }
 
