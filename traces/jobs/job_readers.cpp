@@ -55,7 +55,7 @@ JobTrace read_philly_csv(const JobTraceFiles& files) {
       job.id = fmt::format("philly-{}", row.line);
       job.submit = Seconds(*submit);
       job.duration = Seconds(*duration);
-      job.gpus = static_cast<int>(*gpus);
+      job.gpus = *gpus;
       job.virtual_cluster = *vc;
       job.where = field_location(table, row, "timestamp");
       trace.jobs.push_back(std::move(job));
@@ -81,9 +81,9 @@ JobTrace read_pollux_workload(const JobTraceFiles& files) {
       JobRecord job;
       job.id = *name;
       job.submit = Seconds(*time);
-      job.gpus = static_cast<int>(*replicas);
+      job.gpus = *replicas;
       job.model = *application;
-      job.batch_size = static_cast<int>(*batch);
+      job.batch_size = *batch;
       job.where = field_location(table, row, "time");
       trace.jobs.push_back(std::move(job));
     }
@@ -114,7 +114,7 @@ JobTrace read_gavel(const JobTraceFiles& files) {
     job.id = fmt::format("gavel-{}", row.line);
     job.submit = Seconds(*arrival);
     job.iterations = *steps;
-    job.gpus = static_cast<int>(*gpus);
+    job.gpus = *gpus;
     job.model = *type;
     job.where = field_location(table, row, "arrival_time");
     trace.jobs.push_back(std::move(job));
@@ -238,7 +238,7 @@ JobTrace read_helios(const JobTraceFiles& files) {
       job.id = *id;
       job.submit = Seconds(*submit);
       job.duration = Seconds(*duration);
-      job.gpus = static_cast<int>(*gpus);
+      job.gpus = *gpus;
       job.user = *user;
       job.virtual_cluster = *vc;
       job.where = field_location(table, row, "submit_time");
@@ -298,11 +298,18 @@ JobTrace read_alibaba_pai(const JobTraceFiles& files) {
       sink.error(jobs.where(row, end_field), "end_time before start_time");
       continue;
     }
+    // The job's GPUs, summed over its tasks (inst_num × plan_gpu / 100), are an int count.
+    const double gpus = std::ceil(it->second.gpus - 1e-9);
+    if (gpus > std::numeric_limits<int>::max()) {
+      sink.error(field_location(jobs, row, "job_name"),
+                 fmt::format("job {} asks for {:g} GPUs (inst_num × plan_gpu / 100 over its tasks): too many", *name, gpus));
+      continue;
+    }
     JobRecord job;
     job.id = *name;
     job.submit = Seconds(*start);
     job.duration = Seconds(*end - *start);
-    job.gpus = static_cast<int>(std::ceil(it->second.gpus - 1e-9));
+    job.gpus = static_cast<int>(gpus);
     job.gpu_type = it->second.gpu_type == "MISC" ? "" : it->second.gpu_type;
     job.user = *user;
     job.where = field_location(jobs, row, "start_time");
@@ -349,22 +356,18 @@ JobTrace read_dnnsim_csv(const JobTraceFiles& files) {
       auto duration = optional_number(duration_col, 0.0);
       auto iterations = optional_number("iterations", 0.0);
       auto batch = optional_number("batch_size", 1.0);
-      // GPU and batch counts are ints: larger values are errors, not undefined conversions.
+      // The batch is a count, an int: larger values are errors, not undefined conversions.
       constexpr double kMaxCount = std::numeric_limits<int>::max();
       if (batch && *batch > kMaxCount) {
         sink.error(table.where(row, table.optional_field(row, "batch_size")), fmt::format("batch_size {:g} is too large", *batch));
         batch.reset();
-      }
-      if (gpus && static_cast<double>(*gpus) > kMaxCount) {
-        sink.error({files.file, row.line, 1}, fmt::format("{} GPUs is too many", *gpus));
-        gpus.reset();
       }
       if (!duration && !iterations)
         sink.error({files.file, row.line, 1}, "job without work: give duration_s or iterations");
       if (!id || !submit || !gpus) continue;
       job.id = *id;
       job.submit = Seconds(*submit);
-      job.gpus = static_cast<int>(*gpus);
+      job.gpus = *gpus;
       job.duration = Seconds(duration.value_or(0.0));
       job.iterations = iterations.value_or(0.0);
       job.batch_size = static_cast<int>(batch.value_or(0.0));

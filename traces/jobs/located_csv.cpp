@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -166,8 +167,8 @@ std::optional<double> LocatedCsv::number(const LocatedCsvRow& row, const std::st
   return value;
 }
 
-std::optional<long long> LocatedCsv::integer(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink,
-                                           long long min) const {
+std::optional<int> LocatedCsv::integer(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink,
+                                      int min) const {
   const LocatedCsvField* f = field(row, column, sink);
   if (f == nullptr) return std::nullopt;
   long long value = 0;
@@ -192,7 +193,12 @@ std::optional<long long> LocatedCsv::integer(const LocatedCsvRow& row, const std
     sink.error(where(row, f), fmt::format("{}: {} is below the minimum {}", column, value, min));
     return std::nullopt;
   }
-  return value;
+  // A count wider than an int would wrap when the job stores it (4294967297 GPUs read as 1).
+  if (value > std::numeric_limits<int>::max()) {
+    sink.error(where(row, f), fmt::format("{}: {} is too large (at most {})", column, value, std::numeric_limits<int>::max()));
+    return std::nullopt;
+  }
+  return static_cast<int>(value);
 }
 
 std::optional<std::string> LocatedCsv::text(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const {

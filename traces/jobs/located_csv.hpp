@@ -49,7 +49,8 @@ class LocatedCsv {
 
   // Typed values; on a bad value the problem is reported at the field and nothing returned.
   std::optional<double> number(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink, double min = -1e300) const;
-  std::optional<long long> integer(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink, long long min) const;
+  // A count (GPUs, replicas, a batch): an integer in [min, INT_MAX]; "2.0" is 2, as Philly and Helios write.
+  std::optional<int> integer(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink, int min) const;
   std::optional<std::string> text(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const;
   // "YYYY-MM-DD HH:MM:SS" (UTC, no zone) or a bare number of seconds → seconds since 1970-01-01.
   std::optional<double> date(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const;

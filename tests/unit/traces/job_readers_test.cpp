@@ -133,6 +133,24 @@ TEST(JobReaders, AlibabaPaiFromSchema) {
   EXPECT_DOUBLE_EQ(trace.jobs[1].duration.value(), 300.0);
 }
 
+// Counts are ints: a GPU count beyond 2^31 − 1 is refused where it is read, not wrapped (4294967297
+// would become 1) or converted out of range (undefined). PAI's count is a sum over the job's tasks
+// (inst_num × plan_gpu / 100: 2 × 1.8e19 / 100 = 3.7e17), refused at the job's row; a Philly count
+// at its field. (The PAI input is a reduction of a fuzz smoke finding.)
+TEST(JobReaders, CountsBeyondAnIntAreRefused) {
+  const std::string jobs = write("pai_job_big.csv", "j1,i1,u1,Terminated,100,400\n");
+  const std::string tasks = write("pai_task_big.csv", "j1,worker,2,Terminated,100,400,600,29,18446744073709551616,V100\n");
+  const auto pai = testing::diagnostics_thrown_by([&] { (void)read_job_trace("alibaba-pai", {jobs, {{"tasks", tasks}}}); });
+  ASSERT_EQ(pai.size(), 1u) << testing::dump(pai);
+  testing::expect_error(pai[0], 1, 1, "asks for 3.68935e+17 GPUs");
+  const std::string philly = write("philly_big.csv",
+                                   "timestamp,duration,num_gpus,gpu_time,cluster\n"
+                                   "2017-10-09 07:01:55,66.0,4294967297,66.0,11cb48\n");
+  const auto wide = testing::diagnostics_thrown_by([&] { (void)read_job_trace("philly-csv", {philly}); });
+  ASSERT_EQ(wide.size(), 1u) << testing::dump(wide);
+  testing::expect_error(wide[0], 2, 26, "num_gpus: 4294967297 is too large (at most 2147483647)");
+}
+
 // Every problem of the file at once, each at its row and column.
 TEST(JobReaders, DnnsimCsvBadRowsLocated) {
   const std::string path = write("bad.csv",
@@ -183,8 +201,9 @@ TEST(JobGenerator, ModelMappingIsPerJobAndSeeded) {
   map_models(all, mix, 7);
   map_models(half, mix, 7);
   for (std::size_t i = 0; i < half.jobs.size(); ++i) EXPECT_EQ(half.jobs[i].model, all.jobs[i].model);
-  for (const JobRecord& job : all.jobs)
+  for (const JobRecord& job : all.jobs) {
     if (job.gpus == 8) EXPECT_EQ(job.model, "gpt2-small");
+  }
 }
 
 // Poisson generator: the mean gap of 20,000 exponential draws is 1/rate within 3 standard errors
