@@ -58,7 +58,6 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
   const int gpus = static_cast<int>(request.cluster.size());
   const int node = static_cast<int>(gpus_per_node(request.cluster));
   const int v = request.chunks_per_stage;
-  const std::size_t layers = request.model.layers.size();
   const ClusterDevice& device = request.cluster.devices.front();
   const BytesPerParameter per_parameter = bytes_per_parameter(request.memory.precision, request.memory.optimizer);
   for (int t : divisors(std::min(gpus, node))) {
@@ -74,9 +73,9 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
           ++search.considered;
           MegatronCandidate c{t, p, d, b, TensorParallelOptions{t, t > 1, recompute, distributed_optimizer}};
           const LayerModel shard = shard_for_tensor_parallel(request.model, c.options);
-          // An equal split into p·v chunks; stage 0 holds the most micro-batches in flight (memory),
-          // the slowest stage sets the pace (time).
-          const std::vector<LayerRange> ranges = equal_split(layers, static_cast<std::size_t>(p) * v);
+          // Whole blocks per chunk (uniform_split); stage 0 holds the most micro-batches in flight
+          // (memory), the slowest stage sets the pace (time).
+          const std::vector<LayerRange> ranges = uniform_split(request.model, static_cast<std::size_t>(p) * v);
           double parameters = 0;
           Seconds forward{0}, backward{0};
           int blocks = 0;
@@ -174,7 +173,7 @@ PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
                                          c.predicted.value(), c.memory.value() / (1 << 30)));
   const MegatronCandidate& best = search.fitting.front();
   const int v = request.chunks_per_stage;
-  const std::vector<LayerRange> ranges = equal_split(request.model.layers.size(), static_cast<std::size_t>(best.pipeline) * v);
+  const std::vector<LayerRange> ranges = uniform_split(request.model, static_cast<std::size_t>(best.pipeline) * v);
   result.plan.global_batch = request.global_batch;
   result.plan.micro_batches = request.global_batch / best.micro_batch / best.data;
   for (int s = 0; s < best.pipeline; ++s) {

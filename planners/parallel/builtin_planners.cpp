@@ -8,8 +8,8 @@ namespace dnnsim {
 const PlannerRegistry& builtin_planners() {
   static const PlannerRegistry registry = [] {
     PlannerRegistry r("planner");
-    r.add("uniform", "equal layer counts per stage, GPUs in order, stages replicated evenly; scored with Formula 2",
-          "Huang et al., GPipe, NeurIPS'19 §2.2", std::make_shared<UniformPlanner>());
+    r.add("uniform", "equal whole transformer blocks (else layers) per stage, GPUs in order, stages replicated evenly; scored with Formula 2",
+          "Huang et al., GPipe, NeurIPS'19 §2.2; block split: Narayanan et al., SC'21 §2.2", std::make_shared<UniformPlanner>());
     r.add("pipedream",
           "hierarchical DP minimising the slowest stage (GPUs of a node, then nodes); iteration = (M+S−1)·slowest",
           "Narayanan et al., PipeDream, SOSP'19 §3.1", std::make_shared<PipeDreamPlanner>());

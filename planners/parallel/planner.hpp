@@ -82,6 +82,8 @@ struct PlanRequest {
 // "decoder.block3.cross.q") form one block — the zoo's transformer blocks; every other layer
 // ("encoder.lstm2", "conv3_1") is its own. Every index 0..N when no two layers group.
 [[nodiscard]] std::vector<std::size_t> block_boundaries(const LayerModel& model);
+// Those blocks alone, in order (empty: the model has none).
+[[nodiscard]] std::vector<LayerRange> model_blocks(const LayerModel& model);
 
 struct PlanStatistics {
   std::size_t candidates = 0;  // partial or complete plans scored

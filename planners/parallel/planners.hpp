@@ -13,15 +13,21 @@
 namespace dnnsim {
 
 // GPipe's equal split (Huang et al., NeurIPS'19 §2.2): p = request.stages (default: one per GPU)
-// stages, or p·v virtual stages with v = chunks_per_stage, of ⌊N/(p·v)⌋ layers each, the first
-// N mod (p·v) one more; stage s on GPUs [s·G/p, (s+1)·G/p). Scored with Formula 2 (chunks > 1: the
-// p·v virtual stages as a chain, a bound, not the interleaved schedule's time).
+// stages, or p·v virtual stages with v = chunks_per_stage, of equal parts (uniform_split: whole
+// transformer blocks, else layers); stage s on GPUs [s·G/p, (s+1)·G/p). Scored with Formula 2
+// (chunks > 1: the p·v virtual stages as a chain, a bound, not the interleaved schedule's time).
 class UniformPlanner final : public Planner {
  public:
   [[nodiscard]] PlanResult plan(const PlanRequest& request) const override;
 };
 // Layer counts of an equal split of `layers` into `parts` (the first layers % parts one more).
 [[nodiscard]] std::vector<LayerRange> equal_split(std::size_t layers, std::size_t parts);
+// Megatron-LM's split (Narayanan et al., SC'21 §2.2: num_layers / (p·v) transformer blocks per model
+// chunk): the model's blocks (model_blocks) split by equal_split — where they do not divide, the first
+// parts get one more, a layout Megatron-LM refuses — the layers before the first block (embedding)
+// with the first part, and the layers after a block with that block (final norm and head: the last
+// part). With fewer blocks than parts, or none: equal_split of the layers.
+[[nodiscard]] std::vector<LayerRange> uniform_split(const LayerModel& model, std::size_t parts);
 
 // PipeDream's hierarchical dynamic program (Narayanan et al., SOSP'19 §3.1), level 1 the GPUs of a
 // node (bandwidth B_1: the slowest path inside a node), level 2 the nodes (B_2: the slowest path

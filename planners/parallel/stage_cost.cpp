@@ -603,7 +603,7 @@ PlanResult infeasible(std::string reason, std::string cost_model, std::size_t ca
   return result;
 }
 
-std::vector<std::size_t> block_boundaries(const LayerModel& model) {
+std::vector<LayerRange> model_blocks(const LayerModel& model) {
   // The name up to its first component "block<digits>" ("decoder.block3" of "decoder.block3.attn.q"),
   // or empty: "encoder.lstm2" or "conv3_1" are units of their own.
   const auto block_of = [](const std::string& name) {
@@ -618,12 +618,27 @@ std::vector<std::size_t> block_boundaries(const LayerModel& model) {
     }
     return std::string_view();
   };
-  std::vector<std::size_t> boundaries{0};
-  for (std::size_t l = 1; l < model.layers.size(); ++l) {
+  std::vector<LayerRange> blocks;
+  std::string_view open;
+  for (std::size_t l = 0; l < model.layers.size(); ++l) {
     const std::string_view block = block_of(model.layers[l].name);
-    if (block.empty() || block != block_of(model.layers[l - 1].name)) boundaries.push_back(l);
+    if (!block.empty() && block == open)
+      blocks.back().end = l + 1;
+    else if (!block.empty())
+      blocks.push_back(LayerRange{l, l + 1});
+    open = block;
   }
-  if (!model.layers.empty()) boundaries.push_back(model.layers.size());
+  return blocks;
+}
+
+std::vector<std::size_t> block_boundaries(const LayerModel& model) {
+  std::vector<std::size_t> boundaries;
+  std::size_t next = 0;  // every layer before a block, and each block's end, is a boundary
+  for (const LayerRange& block : model_blocks(model)) {
+    for (; next <= block.begin; ++next) boundaries.push_back(next);
+    next = block.end;
+  }
+  for (; next <= model.layers.size(); ++next) boundaries.push_back(next);
   return boundaries;
 }
 

@@ -1,5 +1,6 @@
-// GPipe's equal split (Huang et al., "GPipe", NeurIPS'19 §2.2), with Megatron's interleaved chunk
-// numbering (SC'21 §2.2.2): chunk c of stage s is virtual stage c·p + s.
+// GPipe's equal split (Huang et al., "GPipe", NeurIPS'19 §2.2), by whole transformer blocks as
+// Megatron-LM splits (Narayanan et al., SC'21 §2.2), with Megatron's interleaved chunk numbering
+// (SC'21 §2.2.2): chunk c of stage s is virtual stage c·p + s.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -16,6 +17,19 @@ std::vector<LayerRange> equal_split(std::size_t layers, std::size_t parts) {
     result.push_back(LayerRange{begin, begin + size});
     begin += size;
   }
+  return result;
+}
+
+std::vector<LayerRange> uniform_split(const LayerModel& model, std::size_t parts) {
+  const std::vector<LayerRange> blocks = model_blocks(model);
+  if (parts == 0 || blocks.size() < parts) return equal_split(model.layers.size(), parts);
+  // Part k begins at its first block (part 0 at layer 0) and ends where part k + 1 begins (the last
+  // part at the model's end), so layers outside the blocks stay with the block before them.
+  const std::vector<LayerRange> counts = equal_split(blocks.size(), parts);
+  std::vector<LayerRange> result;
+  for (std::size_t k = 0; k < parts; ++k)
+    result.push_back(LayerRange{k == 0 ? 0 : blocks[counts[k].begin].begin,
+                                k + 1 == parts ? model.layers.size() : blocks[counts[k + 1].begin].begin});
   return result;
 }
 
@@ -44,7 +58,9 @@ PlanResult UniformPlanner::plan(const PlanRequest& request) const {
   PlanResult result;
   result.plan.global_batch = request.global_batch;
   result.plan.micro_batches = request.micro_batches;
-  const std::vector<LayerRange> virtual_ranges = equal_split(layers, static_cast<std::size_t>(p) * v);
+  const std::vector<LayerRange> virtual_ranges = uniform_split(request.model, static_cast<std::size_t>(p) * v);
+  if (model_blocks(request.model).size() >= static_cast<std::size_t>(p) * v)
+    result.searched_blocks = block_boundaries(request.model).size() - 1;
   for (int s = 0; s < p; ++s) {
     PipelineStage stage;
     for (int d = s * replicas; d < (s + 1) * replicas; ++d) stage.devices.push_back(static_cast<DeviceId>(d));

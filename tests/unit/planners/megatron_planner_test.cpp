@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <memory>
 
 #include "models/calibration/calibration.hpp"
@@ -65,7 +64,9 @@ TEST(MegatronPlanner, BestCandidateBecomesAPlanOverGroups) {
 // h = 1 s per kernel every stage is bound by the issuing (its GPU time is milliseconds): a stage of
 // n layers (one kernel each) takes n·h forward and n·h backward, and full recomputation issues the
 // forward again, so the step's compute is (2 or 3)·n_max·h instead of its GPU time G, with n_max the
-// largest of equal_split's p ranges of the L layers, ⌈L/p⌉; the collectives' terms do not change.
+// largest stage's layer count: whole blocks per stage (uniform_split), 24/p blocks of 7 sub-layers, the
+// first stage also holds the embedding and the last final_norm and head, n_max = 7·24/p + 2 (p > 1) or
+// all 171 layers (p = 1); the collectives' terms do not change.
 // So each candidate's estimate P_h, against P_0 without the launch model, is
 //   P_h − P_0 = ((2 or 3)·n_max·h − G)·(M + p − 1), with 0 ≤ G·(M + p − 1) ≤ P_0:
 // host_bound ≤ P_h ≤ host_bound + P_0, host_bound = (2 or 3)·n_max·h·(M + p − 1).
@@ -83,14 +84,14 @@ TEST(MegatronPlanner, LaunchBoundStagesAreTimedByTheHost) {
   const MegatronSearch base = search_megatron(baseline, false);
   ASSERT_FALSE(search.fitting.empty());
   ASSERT_EQ(search.fitting.size(), base.fitting.size());  // memory does not depend on the launch model
-  const std::size_t layers = request.model.layers.size();
+  ASSERT_EQ(request.model.layers.size(), 1u + 24 * 7 + 2);  // embedding, 24 blocks, final_norm, head
   for (const MegatronCandidate& c : search.fitting) {
     const auto same = std::find_if(base.fitting.begin(), base.fitting.end(), [&](const MegatronCandidate& o) {
       return o.tensor == c.tensor && o.pipeline == c.pipeline && o.data == c.data && o.micro_batch == c.micro_batch &&
              o.options.recompute == c.options.recompute;
     });
     ASSERT_NE(same, base.fitting.end());
-    const double n = std::ceil(static_cast<double>(layers) / c.pipeline);
+    const double n = c.pipeline == 1 ? 171.0 : 7.0 * 24 / c.pipeline + 2;
     const double micro_batches = 64.0 / (c.data * c.micro_batch);
     const double passes = c.options.recompute == Recompute::full ? 3 : 2;
     const double host_bound = passes * n * 1.0 * (micro_batches + c.pipeline - 1.0);

@@ -170,6 +170,35 @@ TEST(UniformPlanner, EqualSplitsWithTheRemainderFirst) {
   EXPECT_NE(uneven.reason.find("cannot be split evenly into 3 stages"), std::string::npos) << uneven.reason;
 }
 
+// Megatron-LM splits whole transformer blocks (SC'21 §2.2). gpt2-small is embedding, 12 blocks of 7
+// sub-layers (block b: layers 1 + 7b … 7 + 7b), final_norm and head: 87 layers.
+TEST(UniformPlanner, SplitsWholeBlocksWithEmbeddingFirstAndHeadLast) {
+  const LayerModel gpt = builtin_models().at("gpt2-small").value(ModelOptions{});
+  ASSERT_EQ(gpt.layers.size(), 87u);
+  // 4 parts of 3 blocks: part k starts at block 3k (layer 1 + 21k), part 0 at 0 with the embedding,
+  // the last ends at 87 with final_norm and head (21 + 2 layers).
+  EXPECT_EQ(uniform_split(gpt, 4), (std::vector<LayerRange>{{0, 22}, {22, 43}, {43, 64}, {64, 87}}));
+  // 12 = 5·2 + 2 blocks: 3, 3, 2, 2, 2, starting at blocks 0, 3, 6, 8, 10 (layers 1, 22, 43, 57, 71).
+  EXPECT_EQ(uniform_split(gpt, 5), (std::vector<LayerRange>{{0, 22}, {22, 43}, {43, 57}, {57, 71}, {71, 87}}));
+  // More parts than blocks: the layers' equal split (87 = 13·6 + 9).
+  EXPECT_EQ(uniform_split(gpt, 13), equal_split(87, 13));
+  // A layer between blocks (T5's encoder norm) stays with the block before it; no blocks: layers.
+  LayerModel named;
+  for (const char* name : {"embed", "encoder.block0.a", "encoder.block0.b", "encoder.norm", "decoder.block0.a",
+                           "decoder.block0.b", "head"})
+    named.layers.push_back(Layer{name});
+  EXPECT_EQ(uniform_split(named, 2), (std::vector<LayerRange>{{0, 4}, {4, 7}}));
+  LayerModel plain;
+  plain.layers = {Layer{"a"}, Layer{"b"}, Layer{"c"}};
+  EXPECT_EQ(uniform_split(plain, 2), equal_split(3, 2));
+  // The planner says it split by blocks (15 units: the blocks, embedding, final_norm, head).
+  PlanRequest request = make_request(gpt, hierarchical_cluster(1, 4), 8, 4);
+  const PlanResult plan = UniformPlanner().plan(request);
+  ASSERT_TRUE(plan.feasible) << plan.reason;
+  EXPECT_EQ(plan.plan.stages[3].chunks, (std::vector<LayerRange>{{64, 87}}));
+  EXPECT_EQ(plan.searched_blocks, 15u);
+}
+
 TEST(Planners, RejectChunksExceptUniform) {
   std::mt19937 random(2);
   PlanRequest request = make_request(random_model(random, 6), hierarchical_cluster(1, 2), 4, 2);
