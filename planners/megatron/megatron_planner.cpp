@@ -168,10 +168,15 @@ PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
     return result;
   }
   for (const MegatronCandidate& c : search.fitting)
-    result.ranking.push_back(fmt::format("TP {} × PP {} × DP {}, micro-batch {}, recompute {}: {:.3f} s, {:.1f} GiB",
+    result.ranking.push_back(fmt::format("TP {} × PP {} × DP {}, micro-batch {}, recompute {}: {}, {:.1f} GiB",
                                          c.tensor, c.pipeline, c.data, c.micro_batch, recompute_name(c.options.recompute),
-                                         c.predicted.value(), c.memory.value() / (1 << 30)));
-  const MegatronCandidate& best = search.fitting.front();
+                                         format_seconds(c.predicted), c.memory.value() / (1 << 30)));
+  if (request.candidate >= search.fitting.size()) {
+    result.reason = fmt::format("candidate {} asked, but only {} configuration{} fit", request.candidate + 1,
+                                search.fitting.size(), search.fitting.size() == 1 ? "" : "s");
+    return result;
+  }
+  const MegatronCandidate& best = search.fitting[request.candidate];
   const int v = request.chunks_per_stage;
   const std::vector<LayerRange> ranges = uniform_split(request.model, static_cast<std::size_t>(best.pipeline) * v);
   result.plan.global_batch = request.global_batch;

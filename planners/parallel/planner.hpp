@@ -72,6 +72,9 @@ struct PlanRequest {
   // topology's two (GPUs of a node, then whole nodes), as PipeDream's optimizer run with a single
   // level of `num_machines` workers; the two-level DP gives every outer stage whole nodes.
   bool flat = false;
+  // megatron: lower the fitting configuration of this rank in its estimate's order (0: the best), so
+  // that a runner-up can be simulated (`dnnsim plan --simulate-top`).
+  std::size_t candidate = 0;
   // Called as a search advances with the fraction done; returning false stops it, and the best plan
   // found so far is returned with PlanResult::stopped_early set. Empty: the search runs to its end.
   std::function<bool(double fraction)> progress;

@@ -91,10 +91,20 @@ struct PlanCommandOptions {
   std::string planner;                 // --planner: replaces the scenario's planner or explicit stages
   bool simulate = false;               // --simulate: also run the plan and print the simulated time
   std::optional<double> time_limit_s;  // --time-limit: stop the search then, keeping the best plan so far
+  // --simulate-top K (megatron): simulate the K best configurations of the ranking, each in a child
+  // process (one SimGrid engine per process), at most `jobs` at once (0: one per core).
+  std::size_t simulate_top = 0;
+  std::size_t candidate = 0;  // --candidate K (megatron): lower the K-th best configuration; 0: the scenario's
+  unsigned jobs = 0;
+  std::string timeout;  // --timeout per --simulate-top simulation (default 1h)
+  std::string out;  // --out: the simulated runs' reports (--simulate: the run; --simulate-top: one folder each)
 };
 
 // `dnnsim plan` (docs/pipeline.md): prints the plan of a pipeline workload, the planner's predicted
 // iteration time and search statistics; an infeasible plan is printed as such (exit 0).
 int run_plan_command(const PlanCommandOptions& options);
+
+// A `--timeout` value ("30s", "10min"): positive seconds. @throw InputError naming the flag.
+[[nodiscard]] Seconds parse_time_limit(const std::string& text);
 
 }  // namespace dnnsim::cli

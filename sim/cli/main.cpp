@@ -320,6 +320,20 @@ int main(int argc, char** argv) {
   plan->add_option("--time-limit", plan_options.time_limit_s,
                    "seconds of search after which the planner returns the best plan found so far (marked as such)")
       ->check(CLI::PositiveNumber);
+  plan->add_option("--simulate-top", plan_options.simulate_top,
+                   "megatron: simulate the K best configurations of its ranking, each in its own process, and rank them "
+                   "by simulated time")
+      ->check(CLI::PositiveNumber)
+      ->excludes("--simulate");
+  plan->add_option("--candidate", plan_options.candidate,
+                   "megatron: plan with the K-th best configuration of its ranking (as the planner key `candidate`)")
+      ->check(CLI::PositiveNumber);
+  plan->add_option("--jobs", plan_options.jobs, "--simulate-top: simulations at once (default: one per core)")
+      ->check(CLI::PositiveNumber);
+  plan->add_option("--timeout", plan_options.timeout, "--simulate-top: time limit per simulation, e.g. 30min (default: 1h)");
+  plan->add_option("--out", plan_options.out,
+                   "write the simulated reports here (--simulate: summary.json …; --simulate-top: one folder per "
+                   "candidate; default out/plan)");
 
   dnnsim::cli::PlotCommandOptions plot_options;
   auto* plot = app.add_subcommand("plot", "plot a metric of sweep results against an axis, as PNG (docs/plots.md)");

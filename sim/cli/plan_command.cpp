@@ -1,21 +1,93 @@
-// `dnnsim plan SCENARIO [--planner NAME] [--simulate]` (docs/pipeline.md): the plan a planner
-// chooses for a scenario's pipeline workload, its predicted iteration time and search statistics,
-// and with --simulate the simulated time beside the prediction.
+// `dnnsim plan SCENARIO [--planner NAME] [--simulate | --simulate-top K]` (docs/pipeline.md): the plan
+// a planner chooses for a scenario's pipeline workload, its predicted iteration time and search
+// statistics; with --simulate the simulated time beside the prediction, and with --simulate-top the
+// megatron planner's K best configurations each simulated in a child process (SimGrid runs one
+// engine per process), ranked by simulated time.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include "models/common/units.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/report/report.hpp"
+#include "sim/sweep/process_pool.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/run/progress.hpp"
 #include "sim/run/simulation.hpp"
 
 namespace dnnsim::cli {
+
+namespace {
+
+// Each of the `count` best configurations of `ranking` simulated by `EXE plan … --candidate k
+// --simulate --out DIR/candidate-k`, then listed fastest first with the estimate beside.
+void simulate_candidates(const PlanCommandOptions& options, const std::vector<std::string>& ranking) {
+  namespace fs = std::filesystem;
+  const std::size_t count = std::min(options.simulate_top, ranking.size());
+  const fs::path dir = options.out.empty() ? fs::path("out/plan") : fs::path(options.out);
+  const Seconds limit = options.timeout.empty() ? Seconds(3600) : parse_time_limit(options.timeout);
+  const std::string executable = current_executable();
+  struct Outcome {
+    std::string status;  // the run's status, or why the child failed
+    double predicted = 0, simulated = 0;
+  };
+  std::vector<Outcome> outcomes(count);
+  std::size_t done = 0;
+  std::cerr << fmt::format("simulating the {} best of {} configurations, each in its own process → {}/\n", count,
+                           ranking.size(), dir.string());
+  const auto folder = [&](std::size_t i) { return dir / fmt::format("candidate-{}", i + 1); };
+  const bool completed = run_child_processes(
+      count, options.jobs,
+      [&](std::size_t i) {
+        fs::remove_all(folder(i));  // a killed earlier attempt must not leave a summary.json behind
+        fs::create_directories(folder(i));
+        ChildCommand child{{executable, "plan", options.scenario}, (folder(i) / "stdout.txt").string(),
+                           (folder(i) / "stderr.txt").string(), limit};
+        for (const std::string& assignment : options.overrides) child.argv.insert(child.argv.end(), {"--set", assignment});
+        if (!options.planner.empty()) child.argv.insert(child.argv.end(), {"--planner", options.planner});
+        child.argv.insert(child.argv.end(),
+                          {"--candidate", std::to_string(i + 1), "--simulate", "--out", folder(i).string()});
+        return child;
+      },
+      [&](std::size_t i, const ChildExit& exit) {
+        Outcome& outcome = outcomes[i];
+        if (exit.how == ChildExit::How::exited && exit.code == 0) {
+          const auto summary = nlohmann::ordered_json::parse(read_text_file(folder(i) / "summary.json"));
+          outcome.status = summary["status"].get<std::string>();
+          outcome.simulated = summary_metric(summary, "mean.iteration_time_s").value_or(0);
+          outcome.predicted = summary_metric(summary, "pipeline.predicted_iteration_time_s").value_or(0);
+        } else {
+          outcome.status = failure_reason(exit, read_text_file(folder(i) / "stderr.txt"), limit);
+        }
+        std::cerr << fmt::format("[{}/{}] candidate {}: {}\n", ++done, count, i + 1, outcome.status);
+      });
+  if (!completed) throw std::runtime_error("interrupted: the candidates simulated so far are in " + dir.string());
+  std::vector<std::size_t> order(count);
+  for (std::size_t i = 0; i < count; ++i) order[i] = i;
+  // Simulated runs first, fastest first; ties and failures keep the estimate's order.
+  const auto ran = [&](std::size_t i) { return outcomes[i].status == "ok" && outcomes[i].simulated > 0; };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (ran(a) != ran(b)) return ran(a);
+    return ran(a) && outcomes[a].simulated < outcomes[b].simulated;
+  });
+  std::cout << fmt::format("\nsimulated, fastest first (candidate: the estimate's rank):\n");
+  for (const std::size_t i : order) {
+    const Outcome& outcome = outcomes[i];
+    if (ran(i))
+      std::cout << fmt::format("  candidate {:>2}: simulated {:>12}, estimate {:+.1f}%   {}\n", i + 1,
+                               format_seconds(Seconds(outcome.simulated)),
+                               100.0 * (outcome.predicted - outcome.simulated) / outcome.simulated, ranking[i]);
+    else
+      std::cout << fmt::format("  candidate {:>2}: {}   {}\n", i + 1, outcome.status, ranking[i]);
+  }
+}
+
+}  // namespace
 
 int run_plan_command(const PlanCommandOptions& options) {
   Scenario scenario = load_scenario(options.scenario, options.overrides);
@@ -34,6 +106,11 @@ int run_plan_command(const PlanCommandOptions& options) {
     if (options.planner != "pipedream") spec->planner_flat = false;
     if (options.planner == "megatron") spec->tensor_parallel_set = false;  // it chooses them
   }
+  if (options.candidate > 0) spec->planner_candidate = options.candidate - 1;
+  if ((options.candidate > 0 || options.simulate_top > 0) && spec->planner != "megatron")
+    throw InputError(SourceLocation{options.candidate > 0 ? "--candidate" : "--simulate-top", 0, 0},
+                     fmt::format("only the megatron planner ranks configurations; this plan's planner is '{}'",
+                                 spec->planner.empty() ? std::string("explicit stages") : spec->planner));
   // Progress on stderr; Ctrl-C or --time-limit stop the search with the best plan found so far.
   const InterruptGuard interrupt_guard;
   SearchProgress progress(std::cerr, ::isatty(STDERR_FILENO) != 0, fmt::format("planning ({})", spec->planner),
@@ -115,10 +192,12 @@ int run_plan_command(const PlanCommandOptions& options) {
             << std::flush;
   // Wall time varies run to run: stderr, so that stdout stays byte-identical.
   std::cerr << fmt::format("search took {:.3f} s wall\n", report.plan.statistics.wall_seconds);
+  if (options.simulate_top > 0) simulate_candidates(options, report.plan.ranking);
   if (!options.simulate) return 0;
 
   const SimulationResult result = run_scenario(scenario, SimulationOptions{false});
   const auto summary = make_summary(scenario, result);
+  if (!options.out.empty()) write_reports(scenario, result, summary, options.out);
   const double simulated = summary["mean"]["iteration_time_s"].get<double>();
   std::cout << fmt::format("simulated iteration {:>12}   ({} iteration{}, status {})\n", format_seconds(Seconds(simulated)),
                            summary["iterations"].get<int>(), summary["iterations"].get<int>() == 1 ? "" : "s",

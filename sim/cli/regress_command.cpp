@@ -26,20 +26,24 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
+Seconds parse_time_limit(const std::string& text) {
+  const SourceLocation where{"--timeout " + text, 0, 0};
+  Seconds limit{0};
+  try {
+    limit = Seconds(parse_quantity(text, Dimension::seconds));
+  } catch (const UnitError& e) {
+    throw InputError(where, e.what());
+  }
+  if (limit.value() <= 0) throw InputError(where, "the time limit must be positive");
+  return limit;
+}
+
 int run_regress_command(const RegressCommandOptions& options) {
   RegressRunOptions run;
   run.out_dir = options.out;
   run.jobs = options.jobs;
   run.progress = &std::cerr;
-  if (!options.timeout.empty()) {
-    const SourceLocation where{"--timeout " + options.timeout, 0, 0};
-    try {
-      run.timeout = Seconds(parse_quantity(options.timeout, Dimension::seconds));
-    } catch (const UnitError& e) {
-      throw InputError(where, e.what());
-    }
-    if (run.timeout.value() <= 0) throw InputError(where, "the time limit must be positive");
-  }
+  if (!options.timeout.empty()) run.timeout = parse_time_limit(options.timeout);
 
   const RegressPlan plan = load_regress_plan(options.inputs);  // checks every input before anything runs
   if (options.verbose)

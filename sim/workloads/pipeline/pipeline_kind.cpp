@@ -88,6 +88,11 @@ void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSp
   if (map.has("flat") && !spec.planner.empty() && spec.planner != "pipedream")
     reader.error(map.get("flat"),
                  fmt::format("only the pipedream planner takes 'flat'; planner '{}' has no levels", spec.planner));
+  if (auto candidate = map.integer("candidate", 1, 1 << 20)) spec.planner_candidate = static_cast<std::size_t>(*candidate - 1);
+  if (map.has("candidate") && !spec.planner.empty() && spec.planner != "megatron")
+    reader.error(map.get("candidate"), fmt::format("only the megatron planner takes 'candidate'; planner '{}' keeps "
+                                                    "no ranking of configurations",
+                                                    spec.planner));
   map.finish();
 }
 

@@ -77,6 +77,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   request.rerank = spec.planner_rerank;
   request.prefixes_per_state = spec.planner_prefixes;
   request.flat = spec.planner_flat;
+  request.candidate = spec.planner_candidate;
   request.chunks_per_stage = setup.schedule->chunks();
   request.stages = spec.planner_stages;
   if (std::vector<std::size_t> blocks = block_boundaries(request.model); blocks.size() < request.model.layers.size() + 1)

@@ -41,6 +41,7 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   int planner_rerank = PlanRequest{}.rerank;  // dapple, pipeline-mapping: PlanRequest::rerank
   int planner_prefixes = PlanRequest{}.prefixes_per_state;  // dapple, pipeline-mapping: PlanRequest::prefixes_per_state
   bool planner_flat = false;                  // pipedream: PlanRequest::flat
+  std::size_t planner_candidate = 0;          // megatron: PlanRequest::candidate (YAML: 1-based)
   std::vector<PipelineStage> stages;  // explicit: one chunk each, devices as cluster GPU indices
   // Added to every device's memory need in the planners' check (CUDA context, libraries); the
   // simulation itself measures the tasks' allocations only.

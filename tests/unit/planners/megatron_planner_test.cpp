@@ -2,6 +2,7 @@
 // 16 heads, sequence 2,048) over 2 nodes × 8 V100-16GB, fp16 with mixed-precision Adam.
 #include "planners/megatron/megatron_planner.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -58,6 +59,27 @@ TEST(MegatronPlanner, BestCandidateBecomesAPlanOverGroups) {
   EXPECT_EQ(result.plan.micro_batches, 64 / (best.data * best.micro_batch));
   EXPECT_TRUE(result.plan.problems(request.model.layers.size(), 16 / static_cast<std::size_t>(best.tensor)).empty());
   EXPECT_DOUBLE_EQ(result.predicted_iteration_time.value(), best.predicted.value());
+}
+
+// `candidate` k lowers the k-th best configuration of the same ranking (for `dnnsim plan
+// --simulate-top`); past the fitting ones it is a reason, not a plan.
+TEST(MegatronPlanner, CandidatePicksARunnerUp) {
+  PlanRequest request = gpt3_xl_request("gpt3-xl");
+  const MegatronSearch search = search_megatron(request, false);
+  ASSERT_GE(search.fitting.size(), 3u);
+  request.candidate = 2;
+  const PlanResult third = MegatronPlanner().plan(request);
+  ASSERT_TRUE(third.feasible) << third.reason;
+  EXPECT_EQ(third.tensor_parallel->degree, search.fitting[2].tensor);
+  EXPECT_EQ(third.plan.stages.size(), static_cast<std::size_t>(search.fitting[2].pipeline));
+  EXPECT_EQ(third.tensor_parallel->recompute, search.fitting[2].options.recompute);
+  EXPECT_DOUBLE_EQ(third.predicted_iteration_time.value(), search.fitting[2].predicted.value());
+  EXPECT_EQ(third.ranking.size(), search.fitting.size());  // the whole ranking either way
+  request.candidate = search.fitting.size();
+  const PlanResult beyond = MegatronPlanner().plan(request);
+  EXPECT_FALSE(beyond.feasible);
+  EXPECT_NE(beyond.reason.find(fmt::format("only {} configurations fit", search.fitting.size())), std::string::npos)
+      << beyond.reason;
 }
 
 // Under a launch model the host issues each pass's kernels (issued_time: max(h + G, n·h)). With

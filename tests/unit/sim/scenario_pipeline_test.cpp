@@ -302,6 +302,12 @@ TEST(ScenarioPipeline, OnlyThePipeDreamPlannerTakesFlat) {
   EXPECT_FALSE(spec_of(load(pipeline(valid_head() + "  planner: pipedream\n"))).planner_flat);
 }
 
+TEST(ScenarioPipeline, OnlyTheMegatronPlannerTakesCandidate) {
+  // "  planner: {name: dapple, candidate: 2}": the 2 at column 38.
+  expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, candidate: 2}\n"), 15, 38,
+                      "only the megatron planner takes 'candidate'; planner 'dapple' keeps no ranking");
+}
+
 TEST(ScenarioPipeline, OnlyTheFormula2PlannersTakePrefixes) {
   // "  planner: {name: pipedream, prefixes: 1}": the 1 at column 40.
   expect_single_error(pipeline(valid_head() + "  planner: {name: pipedream, prefixes: 1}\n"), 15, 40,
