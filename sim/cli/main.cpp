@@ -329,8 +329,10 @@ int main(int argc, char** argv) {
                    "megatron: plan with the K-th best configuration of its ranking (as the planner key `candidate`)")
       ->check(CLI::PositiveNumber);
   plan->add_option("--jobs", plan_options.jobs, "--simulate-top: simulations at once (default: one per core)")
-      ->check(CLI::PositiveNumber);
-  plan->add_option("--timeout", plan_options.timeout, "--simulate-top: time limit per simulation, e.g. 30min (default: 1h)");
+      ->check(CLI::PositiveNumber)
+      ->needs("--simulate-top");
+  plan->add_option("--timeout", plan_options.timeout, "--simulate-top: time limit per simulation, e.g. 30min (default: 1h)")
+      ->needs("--simulate-top");
   plan->add_option("--out", plan_options.out,
                    "write the simulated reports here (--simulate: summary.json …; --simulate-top: one folder per "
                    "candidate; default out/plan)");

@@ -26,11 +26,10 @@ namespace {
 
 // Each of the `count` best configurations of `ranking` simulated by `EXE plan … --candidate k
 // --simulate --out DIR/candidate-k`, then listed fastest first with the estimate beside.
-void simulate_candidates(const PlanCommandOptions& options, const std::vector<std::string>& ranking) {
+void simulate_candidates(const PlanCommandOptions& options, const std::vector<std::string>& ranking, Seconds limit) {
   namespace fs = std::filesystem;
   const std::size_t count = std::min(options.simulate_top, ranking.size());
   const fs::path dir = options.out.empty() ? fs::path("out/plan") : fs::path(options.out);
-  const Seconds limit = options.timeout.empty() ? Seconds(3600) : parse_time_limit(options.timeout);
   const std::string executable = current_executable();
   struct Outcome {
     std::string status;  // the run's status, or why the child failed
@@ -90,6 +89,8 @@ void simulate_candidates(const PlanCommandOptions& options, const std::vector<st
 }  // namespace
 
 int run_plan_command(const PlanCommandOptions& options) {
+  // Checked before anything runs: a bad flag is an error, not a surprise after the search.
+  const Seconds limit = options.timeout.empty() ? Seconds(3600) : parse_time_limit(options.timeout);
   Scenario scenario = load_scenario(options.scenario, options.overrides);
   const auto* given = scenario.workload_as<PipelineWorkloadSpec>();
   if (given == nullptr)
@@ -192,7 +193,7 @@ int run_plan_command(const PlanCommandOptions& options) {
             << std::flush;
   // Wall time varies run to run: stderr, so that stdout stays byte-identical.
   std::cerr << fmt::format("search took {:.3f} s wall\n", report.plan.statistics.wall_seconds);
-  if (options.simulate_top > 0) simulate_candidates(options, report.plan.ranking);
+  if (options.simulate_top > 0) simulate_candidates(options, report.plan.ranking, limit);
   if (!options.simulate) return 0;
 
   const SimulationResult result = run_scenario(scenario, SimulationOptions{false});
