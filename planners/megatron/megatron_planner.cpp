@@ -40,6 +40,22 @@ PathCost slowest_ring_path(const ClusterView& cluster, const std::vector<DeviceI
   return slowest;
 }
 
+// One micro-batch's boundary tensor sent from a stage to the next (each of the t ranks its 1/t with
+// sequence parallelism, in parallel): α + bytes/β over the slowest path between consecutive stages'
+// first groups. 0 without a pipeline.
+Seconds pipeline_send(const ClusterView& cluster, const TransformerShape& shape, int micro_batch,
+                      const MegatronCandidate& c, int t) {
+  if (c.pipeline < 2) return Seconds(0);
+  PathCost slowest{Seconds(0), BytesPerSecond(0)};
+  for (int s = 0; s + 1 < c.pipeline; ++s) {
+    const PathCost& path = cluster.path(static_cast<DeviceId>(s * c.data * t), static_cast<DeviceId>((s + 1) * c.data * t));
+    if (slowest.bandwidth.value() == 0 || path.bandwidth < slowest.bandwidth) slowest = path;
+    slowest.latency = std::max(slowest.latency, path.latency);
+  }
+  const Bytes bytes = boundary_bytes_per_rank(shape, c.options) * micro_batch;
+  return slowest.latency + Seconds(bytes.value() / slowest.bandwidth.value());
+}
+
 std::size_t gpus_per_node(const ClusterView& cluster) {
   std::size_t count = 0;
   while (count < cluster.size() && cluster.devices[count].node == cluster.devices.front().node) ++count;
@@ -57,90 +73,94 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
   }
   const int gpus = static_cast<int>(request.cluster.size());
   const int node = static_cast<int>(gpus_per_node(request.cluster));
-  const int v = request.chunks_per_stage;
   const ClusterDevice& device = request.cluster.devices.front();
   const BytesPerParameter per_parameter = bytes_per_parameter(request.memory.precision, request.memory.optimizer);
   for (int t : divisors(std::min(gpus, node))) {
     if (!tensor_parallel_problems(request.model, t).empty()) continue;
     for (int p : divisors(gpus / t)) {
-      if (shape->blocks % (p * v) != 0) continue;  // Megatron: whole blocks per model chunk
-      const int d = gpus / (t * p);
-      for (int b : {1, 2, 4, 8}) {
-        if (request.global_batch % (d * b) != 0) continue;
-        const int micro_batches = request.global_batch / (d * b);
-        if (v > 1 && micro_batches % p != 0) continue;  // interleaved 1F1B needs M % p == 0
-        for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
-          ++search.considered;
-          MegatronCandidate c{t, p, d, b, TensorParallelOptions{t, t > 1, recompute, distributed_optimizer}};
-          const LayerModel shard = shard_for_tensor_parallel(request.model, c.options);
-          // Whole blocks per chunk (uniform_split); stage 0 holds the most micro-batches in flight
-          // (memory), the slowest stage sets the pace (time).
-          const std::vector<LayerRange> ranges = uniform_split(request.model, static_cast<std::size_t>(p) * v);
-          double parameters = 0;
-          Seconds forward{0}, backward{0};
-          int blocks = 0;
-          Bytes activations{0};
-          TensorParallelTraffic traffic;
-          for (int stage = 0; stage < p; ++stage) {
-            Seconds stage_forward{0}, stage_backward{0};
-            std::size_t kernels = 0;  // a layer is one kernel (layers_compute's launches)
-            TensorParallelTraffic stage_traffic;
-            for (int chunk = 0; chunk < v; ++chunk) {
-              const LayerRange range = ranges[static_cast<std::size_t>(chunk) * p + stage];
-              kernels += range.size();
-              if (stage == 0) blocks += blocks_in_range(shard, range.begin, range.end);
-              for (std::size_t l = range.begin; l < range.end; ++l) {
-                const Layer& layer = shard.layers[l];
-                if (stage == 0) {
-                  parameters += layer.parameter_bytes.value() / kProfileBytesPerParameter;
-                  activations += layer.activation_bytes * b;
+      // v: the schedule's, or with choose_chunks 1 and every v > 1 an interleaved pipeline can take.
+      std::vector<int> chunk_choices{request.chunks_per_stage};
+      if (request.choose_chunks) chunk_choices = p == 1 ? std::vector<int>{1} : divisors(shape->blocks / p);
+      for (int v : chunk_choices) {
+        if (shape->blocks % (p * v) != 0) continue;  // Megatron: whole blocks per model chunk
+        const int d = gpus / (t * p);
+        for (int b : {1, 2, 4, 8}) {
+          if (request.global_batch % (d * b) != 0) continue;
+          const int micro_batches = request.global_batch / (d * b);
+          if (v > 1 && micro_batches % p != 0) continue;  // interleaved 1F1B needs M % p == 0
+          for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
+            ++search.considered;
+            MegatronCandidate c{t, p, d, b, v, TensorParallelOptions{t, t > 1, recompute, distributed_optimizer}};
+            const LayerModel shard = shard_for_tensor_parallel(request.model, c.options);
+            // Whole blocks per chunk (uniform_split); stage 0 holds the most micro-batches in flight
+            // (memory), the slowest stage sets the pace (time).
+            const std::vector<LayerRange> ranges = uniform_split(request.model, static_cast<std::size_t>(p) * v);
+            double parameters = 0;
+            Seconds forward{0}, backward{0};
+            int blocks = 0;
+            Bytes activations{0};
+            TensorParallelTraffic traffic;
+            for (int stage = 0; stage < p; ++stage) {
+              Seconds stage_forward{0}, stage_backward{0};
+              std::size_t kernels = 0;  // a layer is one kernel (layers_compute's launches)
+              TensorParallelTraffic stage_traffic;
+              for (int chunk = 0; chunk < v; ++chunk) {
+                const LayerRange range = ranges[static_cast<std::size_t>(chunk) * p + stage];
+                kernels += range.size();
+                if (stage == 0) blocks += blocks_in_range(shard, range.begin, range.end);
+                for (std::size_t l = range.begin; l < range.end; ++l) {
+                  const Layer& layer = shard.layers[l];
+                  if (stage == 0) {
+                    parameters += layer.parameter_bytes.value() / kProfileBytesPerParameter;
+                    activations += layer.activation_bytes * b;
+                  }
+                  stage_forward += layer_time(shard, layer, device, b, request.dtype, Pass::forward);
+                  stage_backward += layer_time(shard, layer, device, b, request.dtype, Pass::backward);
                 }
-                stage_forward += layer_time(shard, layer, device, b, request.dtype, Pass::forward);
-                stage_backward += layer_time(shard, layer, device, b, request.dtype, Pass::backward);
+                stage_traffic = stage_traffic +
+                                range_traffic(request.model, *shape, range.begin, range.end, b, c.options, false) +
+                                range_traffic(request.model, *shape, range.begin, range.end, b, c.options, true);
               }
-              stage_traffic = stage_traffic +
-                              range_traffic(request.model, *shape, range.begin, range.end, b, c.options, false) +
-                              range_traffic(request.model, *shape, range.begin, range.end, b, c.options, true);
+              // Under a launch model the host issues each pass's kernels: a stage of many short
+              // kernels is bound by the issuing, not by the GPU.
+              stage_forward = issued_time(stage_forward, kernels, device);
+              stage_backward = issued_time(stage_backward, kernels, device);
+              if (stage_forward + stage_backward > forward + backward) {
+                forward = stage_forward;
+                backward = stage_backward;
+                traffic = stage_traffic;
+              }
             }
-            // Under a launch model the host issues each pass's kernels: a stage of many short
-            // kernels is bound by the issuing, not by the GPU.
-            stage_forward = issued_time(stage_forward, kernels, device);
-            stage_backward = issued_time(stage_backward, kernels, device);
-            if (stage_forward + stage_backward > forward + backward) {
-              forward = stage_forward;
-              backward = stage_backward;
-              traffic = stage_traffic;
+            const int in_flight = request.in_flight ? request.in_flight(0, p, micro_batches, v) : std::min(p, micro_batches);
+            // Full recomputation keeps the blocks' inputs per micro-batch in flight and one block's
+            // activations while it is recomputed; the other modes keep what shard_for_tensor_parallel set.
+            Bytes kept = activations * in_flight;
+            if (recompute == Recompute::full)
+              kept = recompute_checkpoint_bytes(*shape, b, c.options) * blocks * in_flight + activations / std::max(1, blocks);
+            const double optimizer_share = distributed_optimizer ? d : 1.0;
+            c.memory = Bytes(parameters * (per_parameter.weights + per_parameter.gradients +
+                                           per_parameter.optimizer_state / optimizer_share)) +
+                       kept + request.memory.framework_overhead;
+            if (c.memory > device.gpu.memory) {
+              if (search.first_problem.empty())
+                search.first_problem = fmt::format("TP {} × PP {} × DP {}, micro-batch {}, recompute {}: {:.1f} GiB > {:.1f} GiB",
+                                                   t, p, d, b, recompute_name(recompute), c.memory.value() / (1 << 30),
+                                                   device.gpu.memory.value() / (1 << 30));
+              continue;
             }
+            std::vector<DeviceId> group, replicas;
+            for (int r = 0; r < t; ++r) group.push_back(static_cast<DeviceId>(r));
+            for (int q = 0; q < d; ++q) replicas.push_back(static_cast<DeviceId>(q * t));
+            const PathCost tp_path = t > 1 ? slowest_ring_path(request.cluster, group) : PathCost{};
+            const PathCost dp_path = d > 1 ? slowest_ring_path(request.cluster, replicas) : PathCost{};
+            Seconds tp_time = ring_time(traffic.all_reduce, t, tp_path) +
+                              ring_time(traffic.all_gather + traffic.reduce_scatter, t, tp_path) / 2.0;
+            Seconds step = forward + backward + tp_time + pipeline_send(request.cluster, *shape, b, c, t) * (2.0 * v);
+            if (recompute == Recompute::full) step += forward;  // the forward again, with its collectives
+            const Seconds dp_time = ring_time(Bytes(parameters * per_parameter.gradients), d, dp_path);
+            c.predicted = step * (micro_batches + (p - 1.0) / v) + dp_time;
+            search.fitting.push_back(c);
           }
-          const int in_flight = request.in_flight ? request.in_flight(0, p, micro_batches) : std::min(p, micro_batches);
-          // Full recomputation keeps the blocks' inputs per micro-batch in flight and one block's
-          // activations while it is recomputed; the other modes keep what shard_for_tensor_parallel set.
-          Bytes kept = activations * in_flight;
-          if (recompute == Recompute::full)
-            kept = recompute_checkpoint_bytes(*shape, b, c.options) * blocks * in_flight + activations / std::max(1, blocks);
-          const double optimizer_share = distributed_optimizer ? d : 1.0;
-          c.memory = Bytes(parameters * (per_parameter.weights + per_parameter.gradients +
-                                         per_parameter.optimizer_state / optimizer_share)) +
-                     kept + request.memory.framework_overhead;
-          if (c.memory > device.gpu.memory) {
-            if (search.first_problem.empty())
-              search.first_problem = fmt::format("TP {} × PP {} × DP {}, micro-batch {}, recompute {}: {:.1f} GiB > {:.1f} GiB",
-                                                 t, p, d, b, recompute_name(recompute), c.memory.value() / (1 << 30),
-                                                 device.gpu.memory.value() / (1 << 30));
-            continue;
-          }
-          std::vector<DeviceId> group, replicas;
-          for (int r = 0; r < t; ++r) group.push_back(static_cast<DeviceId>(r));
-          for (int q = 0; q < d; ++q) replicas.push_back(static_cast<DeviceId>(q * t));
-          const PathCost tp_path = t > 1 ? slowest_ring_path(request.cluster, group) : PathCost{};
-          const PathCost dp_path = d > 1 ? slowest_ring_path(request.cluster, replicas) : PathCost{};
-          Seconds tp_time = ring_time(traffic.all_reduce, t, tp_path) +
-                            ring_time(traffic.all_gather + traffic.reduce_scatter, t, tp_path) / 2.0;
-          Seconds step = forward + backward + tp_time;
-          if (recompute == Recompute::full) step += forward;  // the forward again, with its collectives
-          const Seconds dp_time = ring_time(Bytes(parameters * per_parameter.gradients), d, dp_path);
-          c.predicted = step * (micro_batches + (p - 1.0) / v) + dp_time;
-          search.fitting.push_back(c);
         }
       }
     }
@@ -152,7 +172,7 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
 
 PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
   const auto start = std::chrono::steady_clock::now();
-  const std::string cost_model = "Megatron 3D estimate: (M + (p−1)/v)·(t_f + t_b + t_r + t_tp) + t_dp";
+  const std::string cost_model = "Megatron 3D estimate: (M + (p−1)/v)·(t_f + t_b + t_r + t_tp + 2v·t_send) + t_dp";
   PlanResult result;
   result.cost_model = cost_model;
   const MegatronSearch search = search_megatron(request, request.memory.zero != ZeroStage::none);
@@ -168,16 +188,19 @@ PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
     return result;
   }
   for (const MegatronCandidate& c : search.fitting)
-    result.ranking.push_back(fmt::format("TP {} × PP {} × DP {}, micro-batch {}, recompute {}: {}, {:.1f} GiB",
-                                         c.tensor, c.pipeline, c.data, c.micro_batch, recompute_name(c.options.recompute),
-                                         format_seconds(c.predicted), c.memory.value() / (1 << 30)));
+    result.ranking.push_back(fmt::format("TP {} × PP {} × DP {}, micro-batch {}{}, recompute {}: {}, {:.1f} GiB",
+                                         c.tensor, c.pipeline, c.data, c.micro_batch,
+                                         request.choose_chunks ? fmt::format(", {} chunk{}", c.chunks, c.chunks == 1 ? "" : "s")
+                                                               : std::string(),
+                                         recompute_name(c.options.recompute), format_seconds(c.predicted),
+                                         c.memory.value() / (1 << 30)));
   if (request.candidate >= search.fitting.size()) {
     result.reason = fmt::format("candidate {} asked, but only {} configuration{} fit", request.candidate + 1,
                                 search.fitting.size(), search.fitting.size() == 1 ? "" : "s");
     return result;
   }
   const MegatronCandidate& best = search.fitting[request.candidate];
-  const int v = request.chunks_per_stage;
+  const int v = best.chunks;
   const std::vector<LayerRange> ranges = uniform_split(request.model, static_cast<std::size_t>(best.pipeline) * v);
   result.plan.global_batch = request.global_batch;
   result.plan.micro_batches = request.global_batch / best.micro_batch / best.data;

@@ -4,9 +4,12 @@
 // recomputation) with t · p · d = GPUs, t ≤ GPUs per node (their Takeaway #1: TP inside a node) and t
 // dividing the heads and hidden size, keep those whose first stage fits in memory, and rank them by
 // an analytical iteration time:
-//   T = (M + (p − 1)/v) · (t_f + t_b + t_r + t_tp) + t_dp
-// with M = B/(d·b) micro-batches per pipeline, v the schedule's model chunks per stage (interleaved
-// 1F1B shrinks the bubble by v, §2.2.2), t_f/t_b/t_r the forward/backward/recomputation time of one
+//   T = (M + (p − 1)/v) · (t_f + t_b + t_r + t_tp + 2v·t_send) + t_dp
+// with M = B/(d·b) micro-batches per pipeline, v the schedule's model chunks per stage or, with
+// PlanRequest::choose_chunks, each v with whole blocks per chunk (interleaved 1F1B shrinks the bubble
+// by v, §2.2.2, and sends v times as often: t_send is one micro-batch's boundary tensor, 2·s·b·h/t
+// bytes per rank, over the slowest path between consecutive stages, α + bytes/β, sent forward and
+// back once per chunk; p = 1 sends nothing), t_f/t_b/t_r the forward/backward/recomputation time of one
 // micro-batch on one stage (each layer its own kernel, layer_time; under a launch model the stage's n
 // kernels of a pass take max(h + G, n·h), issued_time), t_tp the tensor-parallel
 // collectives of that micro-batch as ring all-reduces over the group's path (2(t−1)/t · size / β
@@ -32,6 +35,7 @@ struct MegatronCandidate {
   int pipeline = 1;
   int data = 1;
   int micro_batch = 1;
+  int chunks = 1;                 // v, model chunks per stage
   TensorParallelOptions options;  // degree = tensor; sequence_parallel, recompute
   Bytes memory{0};                // first stage, per GPU
   Seconds predicted{0};

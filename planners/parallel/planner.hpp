@@ -44,9 +44,13 @@ struct PlanRequest {
   TrainingMemoryConfig memory;
   // Peak in-flight micro-batches of stage i of p under the schedule the plan will run with
   // (1F1B: min(p − i, M)); planners use it for their memory check. Empty: 1F1B's.
-  std::function<int(int stage, int stages, int micro_batches)> in_flight;
+  // `chunks`: model chunks per stage (chunks_per_stage, or the megatron planner's candidate v).
+  std::function<int(int stage, int stages, int micro_batches, int chunks)> in_flight;
   std::optional<int> stages;  // uniform: the number of stages (default: one per device)
   int chunks_per_stage = 1;   // interleaved schedules; planners other than uniform reject v > 1
+  // megatron: choose the chunks per stage v as well (1: plain 1F1B; v > 1: interleaved 1F1B with
+  // whole blocks per chunk) instead of taking chunks_per_stage.
+  bool choose_chunks = false;
   // Where stages may begin and end, as layer indices from 0 to the layer count, ascending: the
   // model's blocks (block_boundaries) so that a search over a zoo transformer's sub-layers costs what
   // one over its blocks does. Empty: between any two layers. dapple, pipeline-mapping and pipedream

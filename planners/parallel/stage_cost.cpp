@@ -352,7 +352,7 @@ int StageCostModel::in_flight(int stage, int stages) const {
   std::vector<int>& row = in_flight_[stages];
   if (row.empty()) row.assign(stages, 0);
   int& known = row[stage];
-  if (known == 0) known = request_.in_flight(stage, stages, m);
+  if (known == 0) known = request_.in_flight(stage, stages, m, request_.chunks_per_stage);
   return known;
 }
 

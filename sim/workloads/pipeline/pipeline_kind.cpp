@@ -44,7 +44,12 @@ void read_schedule(YamlReader& reader, const YAML::Node& node, PipelineWorkloadS
   options.recompute = map.boolean("recompute").value_or(false);
   options.policy = map.choice("policy", {"A", "B"}).value_or("A").front();
   if (auto d = map.integer("max_in_flight", 1, 1 << 20)) options.max_in_flight = static_cast<int>(*d);
-  options.chunks = static_cast<int>(map.integer("chunks", 2, 1024).value_or(default_chunks(name.value_or(""))));
+  // `chunks: auto` leaves v to the megatron planner (checked once the planner is read); the schedule
+  // is made with the default meanwhile.
+  spec.planner_chooses_chunks = map.get("chunks").IsScalar() && map.get("chunks").Scalar() == "auto";
+  options.chunks = spec.planner_chooses_chunks
+                       ? default_chunks(name.value_or(""))
+                       : static_cast<int>(map.integer("chunks", 2, 1024).value_or(default_chunks(name.value_or(""))));
   options.group = static_cast<int>(map.integer("group", 1, 1 << 20).value_or(1));
   if (options.group > spec.micro_batches)
     reader.error(map.get("group"), fmt::format("group {} is larger than the {} micro-batches", options.group,
@@ -226,6 +231,11 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   // The megatron planner prices the data-parallel all-reduce after the pipeline, as Megatron-LM's
   // default runs it (planners/megatron), so its plans run that way unless the scenario says otherwise.
   spec.overlap = map.boolean("overlap").value_or(spec.planner != "megatron");
+  if (spec.planner_chooses_chunks && spec.planner != "megatron")
+    reader.error(map.get("schedule")["chunks"],
+                 fmt::format("'chunks: auto' lets the megatron planner choose the chunks per stage; give a number "
+                             "with {}",
+                             spec.planner.empty() ? std::string("explicit stages") : "planner '" + spec.planner + "'"));
   if (spec.planner == "megatron") {
     for (const char* key : {"tensor_parallel", "sequence_parallel", "recompute"})
       if (map.has(key))

@@ -28,6 +28,14 @@ PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const 
 
 namespace {
 
+// The schedule with v model chunks per stage that `chunks: auto` lets the megatron planner pick: plain
+// 1F1B for v = 1, else interleaved 1F1B over v chunks (the scenario's other schedule options kept).
+std::shared_ptr<const PipelineSchedule> chunked_schedule(const PipelineWorkloadSpec& spec, int chunks) {
+  ScheduleOptions options = spec.schedule_options;
+  options.chunks = chunks;
+  return builtin_schedules().at(chunks == 1 ? "1f1b" : "interleaved").value.make(options);
+}
+
 // The names of plan devices: the GPUs, or with tensor parallelism of degree t the first GPU of each group.
 std::vector<std::string> group_names(std::vector<std::string> gpus, const std::optional<TensorParallelOptions>& tp) {
   if (!tp || tp->degree <= 1) return gpus;
@@ -79,15 +87,20 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   request.flat = spec.planner_flat;
   request.candidate = spec.planner_candidate;
   request.chunks_per_stage = setup.schedule->chunks();
+  request.choose_chunks = spec.planner_chooses_chunks;
   request.stages = spec.planner_stages;
   if (std::vector<std::size_t> blocks = block_boundaries(request.model); blocks.size() < request.model.layers.size() + 1)
     request.boundaries = std::move(blocks);
   request.progress = std::move(progress);
   const std::shared_ptr<const PipelineSchedule> schedule = setup.schedule;
-  request.in_flight = [schedule](int stage, int stages, int micro_batches) {
-    const PipelineShape shape{stages, micro_batches, schedule->chunks()};
+  request.in_flight = [schedule, &spec](int stage, int stages, int micro_batches, int chunks) {
+    const PipelineShape shape{stages, micro_batches, chunks};
     // Chunk-micro-batches in flight, as whole micro-batches (a chunk holds 1/v of a stage's activations).
-    return (peak_in_flight(schedule->stage_order(stage, shape)) + shape.chunks - 1) / shape.chunks;
+    const auto in_flight = [&](const PipelineSchedule& order) {
+      return (peak_in_flight(order.stage_order(stage, shape)) + chunks - 1) / chunks;
+    };
+    if (chunks == schedule->chunks()) return in_flight(*schedule);
+    return in_flight(*chunked_schedule(spec, chunks));  // a v the megatron planner tries (choose_chunks)
   };
 
   if (spec.planner.empty()) {
@@ -131,6 +144,10 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
 
   if (!setup.report.plan.feasible) return setup;
   const PipelinePlan& plan = setup.report.plan.plan;
+  if (spec.planner_chooses_chunks && plan.chunks_per_stage() != setup.schedule->chunks()) {
+    setup.schedule = chunked_schedule(spec, plan.chunks_per_stage());
+    setup.report.schedule = plan.chunks_per_stage() == 1 ? "1f1b" : "interleaved";
+  }
   const PipelineShape shape{static_cast<int>(plan.stages.size()), plan.micro_batches, plan.chunks_per_stage()};
   if (const std::string why = setup.schedule->unsupported(shape); !why.empty())
     throw InputError(spec.where, fmt::format("schedule '{}' cannot run the plan ({}): {}", spec.schedule,

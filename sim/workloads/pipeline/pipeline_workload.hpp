@@ -35,6 +35,8 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   Bytes bucket_size = kDdpBucketSize;
   std::string schedule = "1f1b";     // a name of builtin_schedules()
   ScheduleOptions schedule_options;
+  // `schedule: {name: interleaved, chunks: auto}` with the megatron planner: it chooses v (1: 1F1B).
+  bool planner_chooses_chunks = false;
   // Either a planner (with its options) or explicit stages.
   std::string planner;
   std::optional<int> planner_stages;  // uniform: the number of stages

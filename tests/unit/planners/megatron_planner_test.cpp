@@ -82,6 +82,46 @@ TEST(MegatronPlanner, CandidatePicksARunnerUp) {
       << beyond.reason;
 }
 
+// With choose_chunks the planner also picks v, chunks per stage: every fitting candidate has whole
+// blocks per chunk (24 % (p·v) = 0) and v = 1 without a pipeline. For one (t, p, d, b, recompute) the
+// stages hold the same blocks whatever v (the embedding on stage 0, the head on stage p − 1), so
+// their compute S and gradient all-reduce D are the same, and
+//   T(v) = (M + (p − 1)/v)·(S + 2v·X) + D,  X = α + b·2·s·h/t bytes / β
+// over the path from stage 0 to stage 1 (all paths between nodes are alike here). T(1) and T(2) give
+// S and D; T(4) must then follow.
+TEST(MegatronPlanner, ChoosesChunksWithSendsPricedPerChunk) {
+  PlanRequest request = gpt3_xl_request("gpt3-xl");
+  request.choose_chunks = true;
+  const MegatronSearch search = search_megatron(request, false);
+  ASSERT_FALSE(search.fitting.empty());
+  for (const MegatronCandidate& c : search.fitting) {
+    EXPECT_EQ(24 % (c.pipeline * c.chunks), 0);
+    if (c.pipeline == 1) {
+      EXPECT_EQ(c.chunks, 1);
+    }
+  }
+  const auto find = [&](int p, int v) {
+    return std::find_if(search.fitting.begin(), search.fitting.end(), [&](const MegatronCandidate& c) {
+      return c.tensor == 4 && c.pipeline == p && c.micro_batch == 1 && c.options.recompute == Recompute::full &&
+             c.chunks == v;
+    });
+  };
+  const auto one = find(2, 1), two = find(2, 2), four = find(2, 4);
+  ASSERT_NE(one, search.fitting.end());
+  ASSERT_NE(two, search.fitting.end());
+  ASSERT_NE(four, search.fitting.end());
+  const double m = 64.0 / one->data;  // micro-batches of 1 sample per pipeline
+  const PathCost path = request.cluster.path(0, static_cast<DeviceId>(one->data * 4));
+  const double x = path.latency.value() + 2.0 * 2048 * 2048 / 4 / path.bandwidth.value();
+  // T1 − D = (m + 1)(S + 2X), T2 − D = (m + 1/2)(S + 4X): subtract to get S, then D.
+  const double s = (one->predicted.value() - two->predicted.value() - 2 * x * (m + 1) + 4 * x * (m + 0.5)) / 0.5;
+  const double d = one->predicted.value() - (m + 1) * (s + 2 * x);
+  EXPECT_NEAR(four->predicted.value(), (m + 0.25) * (s + 8 * x) + d, 1e-9 * four->predicted.value());
+  // Without choose_chunks: v is the request's, and the ranking does not name it.
+  request.choose_chunks = false;
+  for (const MegatronCandidate& c : search_megatron(request, false).fitting) EXPECT_EQ(c.chunks, 1);
+}
+
 // Under a launch model the host issues each pass's kernels (issued_time: max(h + G, n·h)). With
 // h = 1 s per kernel every stage is bound by the issuing (its GPU time is milliseconds): a stage of
 // n layers (one kernel each) takes n·h forward and n·h backward, and full recomputation issues the

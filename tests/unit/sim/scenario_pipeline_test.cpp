@@ -308,6 +308,13 @@ TEST(ScenarioPipeline, OnlyTheMegatronPlannerTakesCandidate) {
                       "only the megatron planner takes 'candidate'; planner 'dapple' keeps no ranking");
 }
 
+TEST(ScenarioPipeline, ChunksAutoNeedsTheMegatronPlanner) {
+  // Line 14 "  schedule: {name: interleaved, chunks: auto}": auto at column 41.
+  expect_single_error(pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: interleaved, chunks: "
+                                        "auto}\n  planner: dapple\n"),
+                      14, 41, "'chunks: auto' lets the megatron planner choose the chunks per stage");
+}
+
 TEST(ScenarioPipeline, OnlyTheFormula2PlannersTakePrefixes) {
   // "  planner: {name: pipedream, prefixes: 1}": the 1 at column 40.
   expect_single_error(pipeline(valid_head() + "  planner: {name: pipedream, prefixes: 1}\n"), 15, 40,
