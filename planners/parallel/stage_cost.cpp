@@ -26,6 +26,11 @@ PathCost slowest(const PathCost& a, const PathCost& b) {
 }  // namespace
 
 StageCostModel::StageCostModel(const PlanRequest& request) : request_(request), memory_base_(request.memory) {
+  if (const std::size_t n = request.cluster.size(); n <= kTabledPathDevices) {
+    paths_.resize(n * n);
+    for (DeviceId a = 0; a < n; ++a)
+      for (DeviceId b = 0; b < n; ++b) paths_[a * n + b] = request.cluster.path(a, b);
+  }
   memory_base_.layer_input_bytes.clear();
   // Devices with the same GPU, efficiency and calibration table time every layer alike.
   std::vector<std::tuple<std::string, double, const CalibrationTable*>> classes;
@@ -311,7 +316,7 @@ Seconds StageCostModel::cut(std::size_t last, std::span<const DeviceId> from, st
   const int receivers = static_cast<int>(to.size());
   EndpointLoads loads(senders, receivers);
   for_each_transfer(micro_batch_size(), senders, receivers, [&](int i, int j, int samples) {
-    loads.add(i, j, point_to_point_time(Bytes(per_sample * samples), request_.cluster.path(from[i], to[j])).value());
+    loads.add(i, j, point_to_point_time(Bytes(per_sample * samples), path(from[i], to[j])).value());
   });
   return loads.busiest();
 }
@@ -329,7 +334,7 @@ void StageCostModel::cut_pattern(std::span<const DeviceId> from, std::span<const
   pattern.receivers = static_cast<int>(to.size());
   pattern.transfers.clear();
   for_each_transfer(micro_batch_size(), pattern.senders, pattern.receivers, [&](int i, int j, int samples) {
-    pattern.transfers.push_back(CutPattern::Transfer{i, j, samples, request_.cluster.path(from[i], to[j])});
+    pattern.transfers.push_back(CutPattern::Transfer{i, j, samples, path(from[i], to[j])});
   });
 }
 
