@@ -21,6 +21,9 @@ struct ClusterDevice {
   std::uint32_t node = 0;
   double compute_efficiency = 1.0;
   std::shared_ptr<const CalibrationTable> calibration;  // replaces compute_efficiency when set
+  // A NIC of its own (rail-optimised nodes: `nic.per_gpu`), so its node's GPUs do not share one
+  // between nodes (all_reduce_paths.hpp).
+  bool own_nic = false;
 };
 
 struct ClusterView {

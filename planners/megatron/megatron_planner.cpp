@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 
+#include "planners/common/all_reduce_paths.hpp"
 #include "planners/common/layer_cost.hpp"
 #include "planners/parallel/planners.hpp"
 
@@ -152,12 +153,14 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
             for (int r = 0; r < t; ++r) group.push_back(static_cast<DeviceId>(r));
             for (int q = 0; q < d; ++q) replicas.push_back(static_cast<DeviceId>(q * t));
             const PathCost tp_path = t > 1 ? slowest_ring_path(request.cluster, group) : PathCost{};
-            const PathCost dp_path = d > 1 ? slowest_ring_path(request.cluster, replicas) : PathCost{};
+
             Seconds tp_time = ring_time(traffic.all_reduce, t, tp_path) +
                               ring_time(traffic.all_gather + traffic.reduce_scatter, t, tp_path) / 2.0;
             Seconds step = forward + backward + tp_time + pipeline_send(request.cluster, *shape, b, c, t) * (2.0 * v);
             if (recompute == Recompute::full) step += forward;  // the forward again, with its collectives
-            const Seconds dp_time = ring_time(Bytes(parameters * per_parameter.gradients), d, dp_path);
+            const Seconds dp_time = d > 1 ? all_reduce_time(Bytes(parameters * per_parameter.gradients),
+                                                            all_reduce_paths(request.cluster, replicas))
+                                          : Seconds(0);
             c.predicted = step * (micro_batches + (p - 1.0) / v) + dp_time;
             search.fitting.push_back(c);
           }

@@ -15,15 +15,6 @@
 
 namespace dnnsim {
 
-namespace {
-
-PathCost slowest(const PathCost& a, const PathCost& b) {
-  // The edge a ring's rounds wait for: the one with the smaller bandwidth (then the larger latency).
-  if (a.bandwidth.value() != b.bandwidth.value()) return a.bandwidth < b.bandwidth ? a : b;
-  return a.latency > b.latency ? a : b;
-}
-
-}  // namespace
 
 StageCostModel::StageCostModel(const PlanRequest& request) : request_(request), memory_base_(request.memory) {
   if (const std::size_t n = request.cluster.size(); n <= kTabledPathDevices) {
@@ -124,61 +115,24 @@ Bytes StageCostModel::cut_bytes(std::size_t last) const {
   return request_.model.layers[last].bytes_across_cut() * static_cast<double>(micro_batch_size());
 }
 
-bool StageCostModel::AllReduceLinks::same_costs(const AllReduceLinks& other) const {
-  const auto same_path = [](const PathCost& a, const PathCost& b) {
-    return a.latency.value() == b.latency.value() && a.bandwidth.value() == b.bandwidth.value();
-  };
-  if (replicas != other.replicas || !same_path(ring_edge, other.ring_edge) ||
-      hierarchy.has_value() != other.hierarchy.has_value())
-    return false;
-  return !hierarchy ||
-         (hierarchy->nodes == other.hierarchy->nodes && hierarchy->per_node == other.hierarchy->per_node &&
-          same_path(hierarchy->intra, other.hierarchy->intra) && same_path(hierarchy->inter, other.hierarchy->inter));
-}
-
 std::size_t StageCostModel::GroupHash::operator()(std::span<const DeviceId> group) const {
   std::size_t hash = 1469598103934665603ull;
   for (DeviceId d : group) hash = (hash ^ d) * 1099511628211ull;
   return hash;
 }
 
-const StageCostModel::AllReduceLinks& StageCostModel::all_reduce_links(std::span<const DeviceId> devices) const {
+const AllReducePaths& StageCostModel::all_reduce_links(std::span<const DeviceId> devices) const {
   std::vector<DeviceId> ring(devices.begin(), devices.end());
   if (!std::is_sorted(ring.begin(), ring.end())) std::sort(ring.begin(), ring.end());
   auto [it, inserted] = all_reduce_links_.try_emplace(ring, nullptr);
   if (!inserted) return *it->second;
-  AllReduceLinks links;
-  const int p = static_cast<int>(ring.size());
-  links.replicas = p;
-  const ClusterView& cluster = request_.cluster;
-  links.ring_edge = cluster.path(ring[0], ring[1]);
-  for (int i = 0; i < p; ++i) links.ring_edge = slowest(links.ring_edge, cluster.path(ring[i], ring[(i + 1) % p]));
-
-  // Hierarchical when every node of the group holds the same number g > 1 of its GPUs.
-  std::map<std::uint32_t, std::vector<DeviceId>> by_node;
-  for (DeviceId d : ring) by_node[cluster.devices[d].node].push_back(d);
-  const int nodes = static_cast<int>(by_node.size());
-  const int per_node = p / nodes;
-  const bool even = std::all_of(by_node.begin(), by_node.end(),
-                                [&](const auto& entry) { return static_cast<int>(entry.second.size()) == per_node; });
-  if (nodes > 1 && per_node > 1 && even) {
-    PathCost intra = cluster.path(by_node.begin()->second[0], by_node.begin()->second[1]);
-    PathCost inter = cluster.path(by_node.begin()->second[0], std::next(by_node.begin())->second[0]);
-    for (auto node = by_node.begin(); node != by_node.end(); ++node) {
-      const std::vector<DeviceId>& local = node->second;
-      for (int i = 0; i < per_node; ++i) intra = slowest(intra, cluster.path(local[i], local[(i + 1) % per_node]));
-      auto next = std::next(node) == by_node.end() ? by_node.begin() : std::next(node);
-      for (int i = 0; i < per_node; ++i) inter = slowest(inter, cluster.path(local[i], next->second[i]));
-    }
-    inter.bandwidth = inter.bandwidth / static_cast<double>(per_node);  // g rings share the node's NIC
-    links.hierarchy = Hierarchy{nodes, per_node, intra, inter};
-  }
+  const AllReducePaths links = all_reduce_paths(request_.cluster, ring);
   // The all-reduce time depends on these costs only: groups with the same ones share an object.
   const auto same =
       std::find_if(distinct_links_.begin(), distinct_links_.end(),
-                   [&](const std::unique_ptr<AllReduceLinks>& known) { return known->same_costs(links); });
+                   [&](const std::unique_ptr<AllReducePaths>& known) { return known->same_costs(links); });
   if (same != distinct_links_.end()) return *(it->second = same->get());
-  distinct_links_.push_back(std::make_unique<AllReduceLinks>(links));
+  distinct_links_.push_back(std::make_unique<AllReducePaths>(links));
   return *(it->second = distinct_links_.back().get());
 }
 
@@ -190,13 +144,8 @@ Seconds StageCostModel::all_reduce(LayerRange layers, std::span<const DeviceId> 
 Seconds StageCostModel::all_reduce(LayerRange layers, const GroupCosts& group) const {
   const int p = group.replicas;
   if (p <= 1) return Seconds(0);
-  const AllReduceLinks& links = *group.links;
-  const auto time_of = [&](Bytes size) {
-    Seconds best = ring_all_reduce_time(size, p, links.ring_edge);
-    if (const auto& h = links.hierarchy)
-      best = std::min(best, hierarchical_all_reduce_time(size, h->nodes, h->per_node, h->intra, h->inter));
-    return best;
-  };
+  const AllReducePaths& links = *group.links;
+  const auto time_of = [&](Bytes size) { return all_reduce_time(size, links); };
   if (!request_.overlap_all_reduce) return time_of(gradient_bytes(layers));
   // Bucketed and overlapped with the last micro-batch's backward, as lowered: bucket k (highest
   // layers first) is ready once every replica has run the backward of the layers down to its first,

@@ -14,7 +14,7 @@
 //    time it adds after the stage's last backward. One all-reduce is the faster of a ring over the
 //    group in device order (bound by its slowest edge) and, when the group has the same number g > 1
 //    of GPUs on each of n > 1 nodes, the hierarchical all-reduce with the node NIC shared by the g
-//    inter-node rings (models/cost/collective_cost.hpp). With PlanRequest::overlap_all_reduce (the
+//    inter-node rings unless each GPU has its own (all_reduce_paths.hpp). With PlanRequest::overlap_all_reduce (the
 //    default) the gradients are all-reduced in buckets (gradient_buckets) overlapped with the last
 //    micro-batch's backward, as the lowering runs them, and only the part that outlasts that backward
 //    counts; without it, the whole all-reduce of the stage's gradients.
@@ -37,6 +37,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "planners/common/all_reduce_paths.hpp"
 #include "planners/common/layer_cost.hpp"
 #include "planners/parallel/planner.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
@@ -82,19 +83,6 @@ class StageCostModel {
     std::vector<double> forward, backward;  // Σ over layers [0, l) of the GPU time for the share
     Seconds host_overhead{0};               // the GPU's launch model's h (issued_time), 0 without
   };
-  // The links an all-reduce over a group runs on, which depend on the group only (memoized: the
-  // searches ask for the same groups with many layer ranges).
-  struct Hierarchy {
-    int nodes = 0;
-    int per_node = 0;
-    PathCost intra, inter;  // inter: the NIC's share of one of the per_node rings
-  };
-  struct AllReduceLinks {
-    int replicas = 0;
-    PathCost ring_edge;                  // the slowest edge of the ring in device order
-    std::optional<Hierarchy> hierarchy;  // when every node holds the same number g > 1 of the GPUs
-    [[nodiscard]] bool same_costs(const AllReduceLinks& other) const;
-  };
   // The exposed all-reduce of every layer range already priced for one (links, distinct timings):
   // [begin][end − begin], NaN where not yet priced. Dense, not hashed: a search asks for it twice per
   // candidate scored (millions of times), and stages begin only at block boundaries, so the rows
@@ -112,7 +100,7 @@ class StageCostModel {
   struct GroupCosts {
     int replicas = 0;
     std::vector<const Prefix*> timings;     // each distinct replica timing (GPU class, samples) once, in replica order
-    const AllReduceLinks* links = nullptr;  // null for one replica
+    const AllReducePaths* links = nullptr;  // null for one replica
     // Shared by the groups with the same links and distinct (GPU class, samples) timings in replica
     // order when there are at most kMemoTimings of them; null otherwise (priced every time).
     static constexpr std::size_t kMemoTimings = 4;
@@ -208,7 +196,9 @@ class StageCostModel {
   // from layer top − 1 (gradient_buckets over [0, top)), kNoFloor when the layers below never fill one.
   static constexpr std::size_t kNoFloor = static_cast<std::size_t>(-1);
   std::vector<std::size_t> bucket_floor_;
-  const AllReduceLinks& all_reduce_links(std::span<const DeviceId> devices) const;
+  // The paths an all-reduce over a group runs on, which depend on the group only (memoized: the
+  // searches ask for the same groups with many layer ranges).
+  const AllReducePaths& all_reduce_links(std::span<const DeviceId> devices) const;
 
   // [device class][samples], built on first use (a search asks for them once per candidate group).
   mutable std::vector<std::vector<std::unique_ptr<Prefix>>> prefixes_;
@@ -227,13 +217,13 @@ class StageCostModel {
     }
   };
   // Hashed, not ordered: asked once per candidate group and never iterated.
-  mutable std::unordered_map<std::vector<DeviceId>, const AllReduceLinks*, GroupHash> all_reduce_links_;
-  mutable std::vector<std::unique_ptr<AllReduceLinks>> distinct_links_;
+  mutable std::unordered_map<std::vector<DeviceId>, const AllReducePaths*, GroupHash> all_reduce_links_;
+  mutable std::vector<std::unique_ptr<AllReducePaths>> distinct_links_;
   // Group (devices in order) → its costs; node-based, so the references handed out stay valid.
   mutable std::unordered_map<std::vector<DeviceId>, GroupCosts, GroupHash, GroupEqual> group_costs_;
   // (the group's links, its replicas' distinct timings) → the exposed overlapped all-reduce table
   struct ExposedKey {
-    const AllReduceLinks* links = nullptr;
+    const AllReducePaths* links = nullptr;
     std::array<std::pair<std::size_t, int>, GroupCosts::kMemoTimings> timings{};  // (GPU class, samples)
     friend auto operator<=>(const ExposedKey&, const ExposedKey&) = default;
   };

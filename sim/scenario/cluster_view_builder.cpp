@@ -12,7 +12,8 @@ std::vector<ClusterDevice> cluster_devices(const Cluster& cluster) {
   const std::vector<std::uint32_t> node_of_gpu = cluster.node_of_gpu();
   for (std::size_t g = 0; g < names.size(); ++g) {
     const NodeType& type = cluster.type_of(cluster.nodes[node_of_gpu[g]]);
-    devices.push_back(ClusterDevice{names[g], type.gpu, node_of_gpu[g], type.compute_efficiency, type.calibration});
+    devices.push_back(
+        ClusterDevice{names[g], type.gpu, node_of_gpu[g], type.compute_efficiency, type.calibration, type.nic_per_gpu});
   }
   return devices;
 }
