@@ -27,10 +27,11 @@ Seconds ring_time(Bytes size, int ranks, const PathCost& path) {
   return Seconds(steps * path.latency.value() + steps / ranks * size.value() / path.bandwidth.value());
 }
 
-// The slowest path among the given GPUs' pairs of consecutive members (a ring's hops).
-PathCost slowest_ring_path(const ClusterView& cluster, const std::vector<DeviceId>& members) {
+// The slowest path among the given GPUs' pairs of consecutive members, and with `ring` from the last
+// back to the first (a ring's hops; without, a pipeline's stage-to-stage sends).
+PathCost slowest_path(const ClusterView& cluster, const std::vector<DeviceId>& members, bool ring) {
   PathCost slowest{Seconds(0), BytesPerSecond(0)};
-  for (std::size_t i = 0; i < members.size(); ++i) {
+  for (std::size_t i = 0; i + (ring ? 0 : 1) < members.size(); ++i) {
     const DeviceId a = members[i];
     const DeviceId b = members[(i + 1) % members.size()];
     if (a == b) continue;
@@ -47,14 +48,10 @@ PathCost slowest_ring_path(const ClusterView& cluster, const std::vector<DeviceI
 Seconds pipeline_send(const ClusterView& cluster, const TransformerShape& shape, int micro_batch,
                       const MegatronCandidate& c, int t) {
   if (c.pipeline < 2) return Seconds(0);
-  PathCost slowest{Seconds(0), BytesPerSecond(0)};
-  for (int s = 0; s + 1 < c.pipeline; ++s) {
-    const PathCost& path = cluster.path(static_cast<DeviceId>(s * c.data * t), static_cast<DeviceId>((s + 1) * c.data * t));
-    if (slowest.bandwidth.value() == 0 || path.bandwidth < slowest.bandwidth) slowest = path;
-    slowest.latency = std::max(slowest.latency, path.latency);
-  }
-  const Bytes bytes = boundary_bytes_per_rank(shape, c.options) * micro_batch;
-  return slowest.latency + Seconds(bytes.value() / slowest.bandwidth.value());
+  std::vector<DeviceId> stage_heads;
+  for (int s = 0; s < c.pipeline; ++s) stage_heads.push_back(static_cast<DeviceId>(s * c.data * t));
+  return point_to_point_time(boundary_bytes_per_rank(shape, c.options) * micro_batch,
+                             slowest_path(cluster, stage_heads, false));
 }
 
 std::size_t gpus_per_node(const ClusterView& cluster) {
@@ -152,7 +149,7 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
             std::vector<DeviceId> group, replicas;
             for (int r = 0; r < t; ++r) group.push_back(static_cast<DeviceId>(r));
             for (int q = 0; q < d; ++q) replicas.push_back(static_cast<DeviceId>(q * t));
-            const PathCost tp_path = t > 1 ? slowest_ring_path(request.cluster, group) : PathCost{};
+            const PathCost tp_path = t > 1 ? slowest_path(request.cluster, group, true) : PathCost{};
 
             Seconds tp_time = ring_time(traffic.all_reduce, t, tp_path) +
                               ring_time(traffic.all_gather + traffic.reduce_scatter, t, tp_path) / 2.0;

@@ -46,7 +46,8 @@ void read_schedule(YamlReader& reader, const YAML::Node& node, PipelineWorkloadS
   if (auto d = map.integer("max_in_flight", 1, 1 << 20)) options.max_in_flight = static_cast<int>(*d);
   // `chunks: auto` leaves v to the megatron planner (checked once the planner is read); the schedule
   // is made with the default meanwhile.
-  spec.planner_chooses_chunks = map.get("chunks").IsScalar() && map.get("chunks").Scalar() == "auto";
+  const YAML::Node chunks = map.get("chunks");
+  spec.planner_chooses_chunks = chunks.IsScalar() && chunks.Scalar() == "auto";
   options.chunks = spec.planner_chooses_chunks
                        ? default_chunks(name.value_or(""))
                        : static_cast<int>(map.integer("chunks", 2, 1024).value_or(default_chunks(name.value_or(""))));
