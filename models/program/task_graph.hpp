@@ -108,6 +108,11 @@ struct Collective {
   // calls of a step into one task: Megatron's per-block all-reduces). The calibrated per-call latency
   // (CollectiveCalibration::latency) is paid once per call; the bytes are `size` in all.
   std::uint32_t calls = 1;
+  // Only group[0] is simulated; the other members are symmetric copies of it that run no task (a
+  // tensor-parallel group at tensor_parallel_fidelity: group). group[0] spends the collective's time
+  // alone on its links — the calibrated latency of its calls plus the algorithm's uncontended time
+  // over the group's routes (models/cost/collective_cost.hpp) — and no link carries its bytes.
+  bool mirrored = false;
 };
 
 struct Task {

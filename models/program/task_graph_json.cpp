@@ -35,7 +35,7 @@ const std::vector<std::string_view> kComputeKeys{"device", "flops",    "bytes_ac
                                                  "gemm",   "launches", "measured_time_s", "measured_on"};
 const std::vector<std::string_view> kTransferKeys{"src", "dst", "size_bytes"};
 const std::vector<std::string_view> kCollectiveKeys{"collective", "group", "size_bytes", "algorithm", "root",
-                                                    "fidelity"};
+                                                    "fidelity",   "calls", "mirrored"};
 
 // yaml-cpp tags a plain scalar "?" and a quoted one "!": JSON numbers, true/false and null are plain,
 // JSON strings quoted. Checking the tag keeps "1e12" from passing for a number and 5 for a string.
@@ -96,6 +96,7 @@ class Parser {
   std::optional<std::string> string(const YAML::Node& node, std::string_view key);
   std::optional<double> number(const YAML::Node& node, std::string_view key);
   std::optional<std::int64_t> integer(const YAML::Node& node, std::string_view key, std::int64_t min, std::int64_t max);
+  std::optional<bool> boolean(const YAML::Node& node, std::string_view key);
   // The index of the string `node` in `names`, or "unknown <what> 'x'; did you mean 'y'?".
   std::optional<std::size_t> pick(const YAML::Node& node, std::string_view key, std::string_view what,
                                   const std::vector<std::string>& names);
@@ -162,6 +163,12 @@ std::optional<std::int64_t> Parser::integer(const YAML::Node& node, std::string_
     }
   }
   error(node, fmt::format("expected an integer for '{}', got {}", key, describe(node)));
+  return std::nullopt;
+}
+
+std::optional<bool> Parser::boolean(const YAML::Node& node, std::string_view key) {
+  if (is_plain(node) && (node.Scalar() == "true" || node.Scalar() == "false")) return node.Scalar() == "true";
+  error(node, fmt::format("expected true or false for '{}', got {}", key, describe(node)));
   return std::nullopt;
 }
 
@@ -401,6 +408,11 @@ void Parser::read_collective(MapReader& map, PendingTask& pending) {
   if (const YAML::Node node = map.get("fidelity"); node.IsDefined())
     if (auto index = pick(node, "fidelity", "collective fidelity", fidelity_names_))
       collective.fidelity = collective_fidelity_from_name(fidelity_names_[*index]);
+  if (const YAML::Node node = map.get("calls"); node.IsDefined())
+    if (auto count = integer(node, "calls", 1, std::numeric_limits<std::uint32_t>::max()))
+      collective.calls = static_cast<std::uint32_t>(*count);
+  if (const YAML::Node node = map.get("mirrored"); node.IsDefined())
+    if (auto mirrored = boolean(node, "mirrored")) collective.mirrored = *mirrored;
 
   // The root matters to a broadcast only. Other kinds accept the key (tools often write it for
   // every collective) and check its name, but keep the first group member, as the dump (which omits
@@ -549,6 +561,8 @@ nlohmann::ordered_json task_json(const TaskGraph& graph, TaskId id) {
                    object["algorithm"] = collective.algorithm;
                    if (collective.kind == CollectiveKind::broadcast) object["root"] = device_name(collective.root);
                    if (collective.fidelity) object["fidelity"] = collective_fidelity_name(*collective.fidelity);
+                   if (collective.calls != 1) object["calls"] = collective.calls;
+                   if (collective.mirrored) object["mirrored"] = true;
                    schedule();
                  },
              },

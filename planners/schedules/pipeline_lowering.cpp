@@ -166,6 +166,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   const BytesPerParameter per_parameter = bytes_per_parameter(workload.precision, workload.optimizer);
   const bool recompute = workload.recomputes(schedule);
   const int ranks = workload.ranks();
+  const int lowered_ranks = workload.lowered_ranks();  // 1 when ranks 1 … t − 1 mirror rank 0
   const auto gpu = [ranks](DeviceId group, int rank) { return static_cast<DeviceId>(group * ranks + rank); };
   const auto group_gpus = [&](DeviceId group) {
     std::vector<DeviceId> gpus;
@@ -211,7 +212,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     for (const SamplePiece& piece : (gradients ? pieces.by_upper : pieces.by_lower)[static_cast<std::size_t>(replica)]) {
       const int source = replica;
       const int destination = gradients ? piece.lower : piece.upper;
-      for (int r = 0; r < ranks; ++r) {
+      for (int r = 0; r < lowered_ranks; ++r) {
         Task task = task_of(Transfer{gpu(from.devices[source], r), gpu(to.devices[destination], r),
                                      lower.output_per_sample * piece.samples},
                             gradients ? send_prev_stream : send_next_stream, Phase::communication,
@@ -222,7 +223,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
       }
     }
   };
-  // After the `ranks` compute tasks of one step of replica group `group`: the step's tensor-parallel
+  // After the `lowered_ranks` compute tasks of one step of replica group `group`: the step's tensor-parallel
   // collectives over the group, on its compute stream. Returns what the step's consumers wait for
   // per rank (the collectives, or the compute tasks without any).
   const auto add_tensor_parallel = [&](DeviceId group, const std::vector<TaskId>& computes, LayerRange layers,
@@ -236,13 +237,14 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     const auto add = [&](CollectiveKind kind, Bytes size) {
       if (size.value() <= 0) return;
       Collective collective{kind, group_gpus(group), size, "", 0};
+      collective.mirrored = workload.mirror_ranks;
       // One task for the step's calls of this kind (fewer tasks), each call still paying its latency.
       collective.calls = static_cast<std::uint32_t>(std::lround(size.value() / call_bytes));
       Task task = task_of(std::move(collective), compute_stream, Phase::communication,
                           fmt::format("tp {} {}", collective_kind_name(kind), label), task_iteration);
       task.deps = last;
       const TaskId id = graph.add(std::move(task));
-      last.assign(static_cast<std::size_t>(ranks), id);
+      last.assign(static_cast<std::size_t>(lowered_ranks), id);
     };
     add(CollectiveKind::all_gather, traffic.all_gather);
     add(CollectiveKind::all_reduce, traffic.all_reduce);
@@ -279,7 +281,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   std::size_t expected = graph.tasks().size();
   for (std::size_t s = 0; s < p; ++s) {
     orders[s] = schedule.stage_order(static_cast<int>(s), shape);
-    expected += 3 * orders[s].size() * workload.plan.stages[s].devices.size() * static_cast<std::size_t>(ranks);
+    expected += 3 * orders[s].size() * workload.plan.stages[s].devices.size() * static_cast<std::size_t>(lowered_ranks);
   }
   if (expected > graph.tasks().capacity()) graph.tasks().reserve(std::max(expected, 2 * graph.tasks().capacity()));
   for (std::size_t s = 0; s < p; ++s) {
@@ -331,7 +333,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
         const auto compute_step = [&](LayerRange layers, Pass pass, Phase phase, const std::string& label, Bytes alloc,
                                       Bytes free, bool backward_traffic, std::vector<TaskId>& ids) {
           std::vector<TaskId> computes;
-          for (int r = 0; r < ranks; ++r) {
+          for (int r = 0; r < lowered_ranks; ++r) {
             Compute work = layers_compute(model, layers, gpu(group, r), samples, workload.dtype, pass);
             if (!workload.gpus.empty()) {
               const ClusterDevice& device = workload.gpus.at(work.device);
@@ -390,7 +392,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
           // PipeDream updates the weights as soon as their gradients are synchronized (SOSP'19 §3.3),
           // on the stage's own stream, so its next step waits for the update.
           if (update && asynchronous)
-            for (int r = 0; r < ranks; ++r) {
+            for (int r = 0; r < lowered_ranks; ++r) {
               Task task =
                   task_of(optimizer_step(stage_parameters, per_parameter, gpu(group, r)), compute_stream,
                           Phase::optimizer, fmt::format("optimizer step mb{}", step.micro_batch), step_iteration);
@@ -404,13 +406,13 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
 
   // Pass 2: a forward waits for the activation pieces sent to its replica, a backward for the
   // gradient pieces.
-  // Forward and backward ids are [replica · ranks + rank]: the destination GPU names both.
+  // Forward and backward ids are [replica · lowered_ranks + rank]: the destination GPU names both.
   std::vector<Task>& tasks = graph.tasks();
   const auto slot = [&](const VirtualStage& stage, DeviceId destination) {
     const auto& replicas = stage.devices;
     const auto q = static_cast<std::size_t>(
         std::find(replicas.begin(), replicas.end(), destination / static_cast<DeviceId>(ranks)) - replicas.begin());
-    return q * static_cast<std::size_t>(ranks) + destination % static_cast<DeviceId>(ranks);
+    return q * static_cast<std::size_t>(lowered_ranks) + destination % static_cast<DeviceId>(ranks);
   };
   for (std::size_t u = 0; u + 1 < virtual_count; ++u)
     for (std::size_t j = 0; j < static_cast<std::size_t>(micro_batches); ++j) {
@@ -434,7 +436,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
       if (size.value() <= 0) continue;
       std::string label = fmt::format("all-reduce {}{}", chain[u].name, suffix);
       if (update.size() > 1) label += fmt::format(" bucket {}", k);
-      for (int r = 0; r < ranks; ++r) {
+      for (int r = 0; r < lowered_ranks; ++r) {
         std::vector<DeviceId> replicas;
         for (DeviceId group : stage.devices) replicas.push_back(gpu(group, r));
         Task task = task_of(Collective{CollectiveKind::all_reduce, replicas, size, workload.collective_algorithm, 0},
@@ -490,7 +492,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     double stage_parameters = 0;
     for (const LayerRange& range : stage.chunks) stage_parameters += parameter_count(model, range);
     for (DeviceId group : stage.devices)
-      for (int r = 0; r < ranks; ++r) {
+      for (int r = 0; r < lowered_ranks; ++r) {
         Task task = task_of(optimizer_step(stage_parameters, per_parameter, gpu(group, r)), compute_stream,
                             Phase::optimizer, "optimizer step", iteration);
         task.deps = stage_all_reduces;

@@ -62,6 +62,11 @@
 // the next group; the data-parallel all-reduce of rank r runs over the rank-r GPUs of the replicas.
 // Full recomputation keeps each block's input (2·s·b·h) and recomputes one block at a time (one
 // block's activations live during it); the other modes keep Korthikanti's figure.
+// With `mirror_ranks` (tensor_parallel_fidelity: group) only rank 0 of each group is lowered: its
+// computes, sends, all-reduces and optimizer steps; the tensor-parallel collectives keep the whole
+// group but are marked Collective::mirrored, so rank 0 spends their uncontended time and ranks
+// 1 … t − 1 run nothing. Exact when the ranks are symmetric and share no link outside the group
+// (docs/megatron.md, "Tensor-parallel fidelity"); indices [replica · ranks + rank] then have one rank.
 #pragma once
 
 #include <cstdint>
@@ -97,10 +102,13 @@ struct PipelineWorkload {
   // Gradient all-reduce bucketed and overlapped with the last backward (see above); DDP's bucket cap.
   bool overlap_all_reduce = true;
   Bytes bucket_size = kDdpBucketSize;
+  bool mirror_ranks = false;  // lower rank 0 of each tensor-parallel group only (see above)
 
   [[nodiscard]] PipelineShape shape() const;
   // GPUs per plan device (the tensor-parallel degree).
   [[nodiscard]] int ranks() const { return transformer ? tensor_parallel.degree : 1; }
+  // The ranks of a group that get tasks: 1 with mirror_ranks, else ranks().
+  [[nodiscard]] int lowered_ranks() const { return mirror_ranks ? 1 : ranks(); }
   // Re-materialization: the schedule's, or Recompute::full.
   [[nodiscard]] bool recomputes(const PipelineSchedule& schedule) const {
     return schedule.recompute() || (transformer && tensor_parallel.recompute == Recompute::full);
@@ -112,7 +120,7 @@ struct PipelineWorkload {
 struct LoweredIteration {
   std::uint32_t iteration = 0;
   PipelineShape shape;
-  // [virtual stage][micro-batch][replica · ranks + rank]
+  // [virtual stage][micro-batch][replica · lowered_ranks() + rank]
   std::vector<std::vector<std::vector<TaskId>>> forward;
   std::vector<std::vector<std::vector<TaskId>>> recompute;  // empty without re-materialization
   // A backward step split into gradient buckets (overlap_all_reduce) is its first piece here (the

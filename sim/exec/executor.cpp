@@ -17,6 +17,7 @@
 #include <new>
 #include <span>
 
+#include "models/cost/collective_cost.hpp"
 #include "models/cost/compute_cost.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -37,7 +38,8 @@ constexpr StreamId kHostStream = std::numeric_limits<StreamId>::max();
 // later work on that stream waits for the collective, as it would behind an NCCL kernel). A
 // calibrated collective starts with a `delay` per member: the fixed latency of its calls, and so does
 // a transfer between calibrated GPUs (one call). Under a launch model a compute task is issued by
-// `delay`s on its device's host stream (Impl::lower).
+// `delay`s on its device's host stream (Impl::lower). A mirrored collective is one `delay` on its
+// first member (Collective::mirrored).
 enum class OpKind : std::uint8_t { compute, transfer, flows, barrier, fence, delay };
 
 // 32 bytes: there are millions of these in a step-level run at a thousand GPUs.
@@ -288,6 +290,24 @@ RouteCost Executor::Impl::route_cost(DeviceId src, DeviceId dst) {
 
 void Executor::Impl::lower_collective(const Task& task, TaskId id, std::uint32_t& entry) {
   const auto& collective = std::get<Collective>(task.op);
+  if (collective.mirrored) {
+    // Its time alone on its links: exactly what the flows of a symmetric group take when no other
+    // traffic shares those links (the condition under which a workload mirrors ranks).
+    Op op;
+    op.kind = OpKind::delay;
+    op.task = id;
+    op.device = collective.group.front();
+    op.amount = call_latency(collective.group) * collective.calls +
+                collective_time(collective, topology,
+                                [this](DeviceId src, DeviceId dst) {
+                                  const RouteCost cost = route_cost(src, dst);
+                                  return PathCost{cost.latency, cost.bandwidth};
+                                })
+                    .value();
+    op.starts_task = op.ends_task = true;
+    entry = completion_of_task[id] = add_on_stream(op, task.stream);
+    return;
+  }
   Op start;
   start.kind = OpKind::barrier;
   start.task = id;

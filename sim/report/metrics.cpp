@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <regex>
 #include <set>
 
@@ -40,6 +41,15 @@ double FlopMetrics::hfu(double makespan_s) const {
   return makespan_s > 0 && peak_flops_per_s > 0 ? hardware_flops / (makespan_s * peak_flops_per_s) : 0.0;
 }
 
+std::vector<DeviceId> mirror_sources(const TaskGraph& graph) {
+  std::vector<DeviceId> source(graph.devices().size());
+  std::iota(source.begin(), source.end(), DeviceId{0});
+  for (const Task& task : graph.tasks())
+    if (const auto* collective = std::get_if<Collective>(&task.op); collective && collective->mirrored)
+      for (std::size_t m = 1; m < collective->group.size(); ++m) source[collective->group[m]] = collective->group.front();
+  return source;
+}
+
 std::vector<GpuSpec> gpu_specs_of_devices(const Scenario& scenario, const TaskGraph& graph) {
   std::vector<GpuSpec> specs;
   for (const std::optional<ClusterGpu>& gpu : scenario.cluster.locate_gpus(graph.devices()))
@@ -69,7 +79,12 @@ FlopMetrics flop_metrics(const SimulationResult& result, const std::vector<GpuSp
   const auto dominant = [](const std::array<double, kDtypes>& flops) {
     return static_cast<Dtype>(std::max_element(flops.begin(), flops.end()) - flops.begin());
   };
+  const std::vector<DeviceId> source = mirror_sources(graph);
   for (DeviceId d = 0; d < graph.devices().size(); ++d) {
+    if (source[d] != d) {
+      metrics.devices[d] = metrics.devices[source[d]];
+      by_dtype[d] = by_dtype[source[d]];
+    }
     const bool computes = *std::max_element(by_dtype[d].begin(), by_dtype[d].end()) > 0;
     const Dtype dtype = dominant(computes ? by_dtype[d] : overall);
     const std::optional<FlopsPerSecond> peak = d < gpus.size() ? gpus[d].peak(dtype) : std::nullopt;
@@ -116,11 +131,18 @@ std::string format_time_breakdown(const SimulationResult& result) {
     const auto column = static_cast<std::size_t>(std::find(kColumns.begin(), kColumns.end(), phase) - kColumns.begin());
     auto [it, added] = seconds.try_emplace(row, std::array<double, kColumns.size()>{});
     if (added) order.push_back(row);
-    // A collective occupies each member for its duration; a transfer its source and destination.
-    const double occupied = task.is_compute() ? 1.0 : static_cast<double>(task.is_transfer() ? 2 : task.devices().size());
+    // A collective occupies each member for its duration; a transfer its source and destination; a
+    // mirrored collective its one simulated member (the mean below is over simulated devices).
+    const auto* collective = std::get_if<Collective>(&task.op);
+    const double occupied = task.is_compute() || (collective && collective->mirrored)
+                                ? 1.0
+                                : static_cast<double>(task.is_transfer() ? 2 : task.devices().size());
     it->second[column] += (result.task_end[id] - result.task_start[id]) * occupied;
   }
-  const double per = static_cast<double>(std::max<std::size_t>(1, graph.devices().size())) *
+  const std::vector<DeviceId> source = mirror_sources(graph);
+  std::size_t simulated = 0;
+  for (DeviceId d = 0; d < source.size(); ++d) simulated += source[d] == d ? 1 : 0;
+  const double per = static_cast<double>(std::max<std::size_t>(1, simulated)) *
                      std::max<std::uint32_t>(1, graph.iteration_count());
   std::array<double, kColumns.size()> totals{};
   double compute_total = 0;

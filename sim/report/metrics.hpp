@@ -8,8 +8,8 @@
 //   HFU = hardware FLOPs / (makespan × Σ_devices peak FLOP/s), hardware FLOPs = model FLOPs plus the
 //     FLOPs of recomputed forward passes (Korthikanti et al., "Reducing Activation Recomputation in
 //     Large Transformer Models", MLSys'23 §6: HFU counts the recomputation, MFU does not).
-// Model FLOPs are the FLOPs of the task graph's compute tasks that ran, except recompute and
-// optimizer tasks (the optimizer step is not a model FLOP in Megatron's or PaLM's count); each
+// Model FLOPs are the FLOPs of the task graph's compute tasks that ran (a mirrored device counted
+// with its source's, mirror_sources), except recompute and optimizer tasks (the optimizer step is not a model FLOP in Megatron's or PaLM's count); each
 // device's peak is its GPU's dense peak for the dtype carrying most of its FLOPs.
 //
 // Memory at peak: the measured peak of a device split into model states (weights, gradients,
@@ -45,6 +45,11 @@ struct FlopMetrics {
   [[nodiscard]] double mfu(double makespan_s) const;
   [[nodiscard]] double hfu(double makespan_s) const;
 };
+
+// The graph device whose figures each graph device reports: itself, or, for a device that is a
+// later member of a mirrored collective (Collective::mirrored: a symmetric copy that runs no task),
+// the collective's first member.
+[[nodiscard]] std::vector<DeviceId> mirror_sources(const TaskGraph& graph);
 
 // The catalog GPU (with the scenario's overrides) of each graph device.
 [[nodiscard]] std::vector<GpuSpec> gpu_specs_of_devices(const Scenario& scenario, const TaskGraph& graph);

@@ -135,10 +135,14 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
       builtin_workload_kinds().at(scenario.workload_kind).value->model_state_memory(scenario, result);
 
   const auto activity = device_activity(result);
+  // A mirrored device (Collective::mirrored) reports its source's figures, and says so.
+  const std::vector<DeviceId> source = mirror_sources(result.graph);
+  std::vector<double> peak_memory(result.peak_memory_bytes.size());
+  for (DeviceId d = 0; d < peak_memory.size(); ++d) peak_memory[d] = result.peak_memory_bytes[source[d]];
   ordered_json devices = ordered_json::object();
   double total_compute = 0, total_comm = 0, total_exposed = 0, total_idle = 0;
   for (DeviceId d = 0; d < result.graph.devices().size(); ++d) {
-    const DeviceActivity& a = activity[d];
+    const DeviceActivity& a = activity[source[d]];
     const double compute = measure(a.compute);
     const double busy = measure(concatenate(a.compute, a.communication));
     const double communication = measure(a.communication);
@@ -146,11 +150,12 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     const double idle = result.makespan_s - busy;
     ordered_json device;
     device["gpu"] = result.gpu_models[d];
+    if (source[d] != d) device["mirrors"] = result.graph.devices()[source[d]];
     device["utilization"] = result.makespan_s > 0 ? compute / result.makespan_s : 0.0;
-    device["peak_memory_bytes"] = result.peak_memory_bytes[d];
+    device["peak_memory_bytes"] = peak_memory[d];
     device["memory_capacity_bytes"] = result.memory_capacity_bytes[d];
     device["memory_at_peak"] =
-        memory_at_peak(result.peak_memory_bytes[d], model_states.empty() ? nullptr : &model_states[d]);
+        memory_at_peak(peak_memory[d], model_states.empty() ? nullptr : &model_states[d]);
     const DeviceFlops& device_flops = flops.devices[d];
     device["model_tflops_per_s"] = result.makespan_s > 0 ? device_flops.model_flops / result.makespan_s / 1e12 : 0.0;
     device["mfu"] = result.makespan_s > 0 && device_flops.peak_flops_per_s > 0
@@ -177,11 +182,9 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   mean["utilization"] = result.makespan_s > 0 ? total_compute / n / mean_iteration : 0.0;
   // Averaged over the GPUs, as DAPPLE's Table 5 reports "average peak memory".
   double peak_sum = 0;
-  for (double peak : result.peak_memory_bytes) peak_sum += peak;
-  mean["peak_memory_bytes"] = result.peak_memory_bytes.empty() ? 0.0 : peak_sum / static_cast<double>(result.peak_memory_bytes.size());
-  mean["max_peak_memory_bytes"] = result.peak_memory_bytes.empty()
-                                     ? 0.0
-                                     : *std::max_element(result.peak_memory_bytes.begin(), result.peak_memory_bytes.end());
+  for (double peak : peak_memory) peak_sum += peak;
+  mean["peak_memory_bytes"] = peak_memory.empty() ? 0.0 : peak_sum / static_cast<double>(peak_memory.size());
+  mean["max_peak_memory_bytes"] = peak_memory.empty() ? 0.0 : *std::max_element(peak_memory.begin(), peak_memory.end());
   summary["mean"] = mean;
   builtin_workload_kinds().at(scenario.workload_kind).value->add_to_summary(scenario, result, summary);
   summary["devices"] = devices;

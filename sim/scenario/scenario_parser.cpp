@@ -99,7 +99,11 @@ class ScenarioParser {
         for (const Diagnostic& d : e.diagnostics()) reader_.error(interconnect.IsDefined() ? interconnect : cluster, d.message);
       }
     }
-    if (network.IsDefined()) scenario.network = read_network(network, scenario.cluster);
+    if (network.IsDefined()) {
+      scenario.network = read_network(network, scenario.cluster);
+      if (scenario.workload)
+        if (const std::string why = scenario.workload->network_unsupported(); !why.empty()) reader_.error(network, why);
+    }
     return scenario;
   }
 

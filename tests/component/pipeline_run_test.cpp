@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -497,6 +498,70 @@ TEST(PipelineRun, AStagesPeakGrowsBySavedBytesPerMicroBatchInFlight) {
   config.micro_batches_in_flight = 3;
   const std::vector<Layer> stage0(spec->model.layers.begin(), spec->model.layers.begin() + 1);
   EXPECT_NEAR(training_memory(stage0, config).activations.value(), 9e8, 1.0);
+}
+
+// ---- tensor_parallel_fidelity: group ---------------------------------------------------------------
+
+// Table 1 in miniature: 4 DGX-like nodes of 4 A100-80GB on NVSwitch, a NIC per GPU, one non-blocking
+// switch; a 4-block GPT-like model at TP 4 × PP 2 × DP 2, interleaved over 2 chunks, full
+// recomputation, the A100 Megatron calibration (launch queue, per-call latency, NVLink efficiency).
+std::string mini_table1(const std::string& fidelity) {
+  return fmt::format(R"(name: mini-table1-{0}
+cluster:
+  node_types:
+    dgx:
+      gpu: A100-80GB-SXM
+      gpus_per_node: 4
+      fabric: nvswitch
+      nic: {{link: IB-HDR, per_gpu: true}}
+  nodes: [{{type: dgx, count: 4}}]
+  interconnect: {{kind: switch, latency: "1us"}}
+workload:
+  kind: pipeline
+  model: {{name: gpt-mini, transformer: {{layers: 4, hidden: 1024, heads: 16, seq: 512, vocab: 8192}}}}
+  global_batch: 16
+  micro_batches: 8
+  dtype: fp16
+  precision: mixed
+  schedule: {{name: interleaved, chunks: 2}}
+  planner: {{name: uniform, stages: 2}}
+  tensor_parallel: 4
+  recompute: full
+  overlap: false
+  tensor_parallel_fidelity: {0}
+calibration: {1}/data/calibration/megatron/A100-80GB-SXM.yaml
+run: {{iterations: 2, collective_fidelity: flow}}
+)",
+                     fidelity, DNNSIM_SOURCE_DIR);
+}
+
+// Ranks 1–3 of a group compute what rank 0 does on identical GPUs and send over NICs, NVLink ports
+// and switch ports of their own (each node's port carries at most the sum of its NICs), so leaving
+// them out changes no rank-0 time: the iterations agree to rounding, every device row equals the
+// simulated GPU of its group, and the per-GPU figures (FLOP rates, memory) are the same.
+TEST(PipelineRun, MirroredTensorParallelRanksGiveTheRanksRun) {
+  const ordered_json ranks = summary_in_child(write_file("ranks.yaml", mini_table1("ranks")));
+  const ordered_json group = summary_in_child(write_file("group.yaml", mini_table1("group")));
+  ASSERT_FALSE(ranks.is_null());
+  ASSERT_FALSE(group.is_null());
+  ASSERT_EQ(ranks["status"], "ok");
+  ASSERT_EQ(group["status"], "ok");
+  EXPECT_EQ(ranks["pipeline"]["tensor_parallel_fidelity"], "ranks");
+  EXPECT_EQ(group["pipeline"]["tensor_parallel_fidelity"], "group");
+  for (std::size_t k = 0; k < 2; ++k)
+    EXPECT_NEAR(group["iteration_time_s"][k].get<double>(), ranks["iteration_time_s"][k].get<double>(),
+                1e-9 * ranks["iteration_time_s"][k].get<double>());
+  for (const char* key : {"model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "model_flops_per_iteration",
+                          "utilization", "compute_s", "communication_s", "peak_memory_bytes"})
+    EXPECT_NEAR(group["mean"][key].get<double>(), ranks["mean"][key].get<double>(),
+                1e-6 * std::abs(ranks["mean"][key].get<double>()))
+        << key;
+  const ordered_json& mirror = group["devices"]["node1/gpu3"];
+  EXPECT_EQ(mirror["mirrors"], "node1/gpu0");
+  EXPECT_EQ(mirror["peak_memory_bytes"], group["devices"]["node1/gpu0"]["peak_memory_bytes"]);
+  EXPECT_NEAR(mirror["compute_s"].get<double>(), ranks["devices"]["node1/gpu3"]["compute_s"].get<double>(),
+              1e-6 * ranks["devices"]["node1/gpu3"]["compute_s"].get<double>());
+  EXPECT_FALSE(ranks["devices"]["node1/gpu3"].contains("mirrors"));
 }
 
 }  // namespace

@@ -192,6 +192,22 @@ void read_tensor_parallel(YamlReader& reader, MapReader& map, PipelineWorkloadSp
                                     "tensor_parallel consecutive GPUs)");
 }
 
+// `tensor_parallel_fidelity: ranks | group` (group: PipelineWorkload::mirror_ranks), after the
+// tensor-parallel keys and the planner. The degree a megatron planner chooses is checked after it.
+void read_tensor_parallel_fidelity(YamlReader& reader, MapReader& map, PipelineWorkloadSpec& spec,
+                                   const Cluster& cluster) {
+  const auto fidelity = map.choice("tensor_parallel_fidelity", "tensor-parallel fidelity", {"ranks", "group"});
+  if (fidelity != "group") return;
+  spec.mirror_ranks = true;
+  const YAML::Node where = map.get("tensor_parallel_fidelity");
+  const bool explicit_degree = spec.planner != "megatron";
+  if (explicit_degree && spec.tensor_parallel.degree < 2)
+    reader.error(where, "tensor_parallel_fidelity: group needs tensor_parallel of at least 2 or the megatron planner");
+  for (const std::string& problem :
+       mirror_problems(cluster, explicit_degree && spec.tensor_parallel.degree >= 2 ? spec.tensor_parallel.degree : 0))
+    reader.error(where, problem);
+}
+
 PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Cluster& cluster) {
   PipelineWorkloadSpec spec;
   spec.where = reader.where(map.node());
@@ -232,6 +248,7 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   // The megatron planner prices the data-parallel all-reduce after the pipeline, as Megatron-LM's
   // default runs it (planners/megatron), so its plans run that way unless the scenario says otherwise.
   spec.overlap = map.boolean("overlap").value_or(spec.planner != "megatron");
+  read_tensor_parallel_fidelity(reader, map, spec, cluster);
   if (spec.planner_chooses_chunks && spec.planner != "megatron")
     reader.error(map.get("schedule")["chunks"],
                  fmt::format("'chunks: auto' lets the megatron planner choose the chunks per stage; give a number "
@@ -301,6 +318,7 @@ nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const s
     section["recompute"] = recompute_name(report.tensor_parallel->recompute);
     section["distributed_optimizer"] = report.tensor_parallel->distributed_optimizer;
     section["data_parallel"] = plan.stages.front().devices.size();
+    section["tensor_parallel_fidelity"] = report.mirror_ranks ? "group" : "ranks";
   }
   section["cost_model"] = report.plan.cost_model;
   section["predicted_iteration_time_s"] = report.plan.predicted_iteration_time.value();

@@ -26,6 +26,31 @@ PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const 
   return workload;
 }
 
+std::vector<std::string> mirror_problems(const Cluster& cluster, int degree) {
+  std::vector<std::string> problems;
+  const auto refuse = [&](std::string why) {
+    problems.push_back("tensor_parallel_fidelity: group is exact only when the mirrored ranks share no link with "
+                       "rank 0's traffic, but " + std::move(why));
+  };
+  std::vector<bool> used(cluster.node_types.size(), false);
+  for (const NodeInstance& node : cluster.nodes) used[node.type] = true;
+  for (std::size_t t = 0; t < cluster.node_types.size(); ++t) {
+    if (!used[t]) continue;
+    const NodeType& type = cluster.node_types[t];
+    if (!type.nic_per_gpu && cluster.nodes.size() > 1)
+      refuse(fmt::format("node type '{}' has one NIC for its GPUs (give nic: {{per_gpu: true}})", type.name));
+    if (type.fabric == IntraNodeFabric::pcie)
+      refuse(fmt::format("node type '{}' joins its GPUs over PCIe, the path to its NICs", type.name));
+    if (degree > 0 && type.gpus_per_node != degree)
+      refuse(fmt::format("a tensor-parallel group of {} GPUs does not fill a node of type '{}' ({} GPUs)", degree,
+                         type.name, type.gpus_per_node));
+  }
+  if (cluster.nodes.size() > 1 &&
+      (cluster.network.kind != InterNodeKind::single_switch || cluster.network.switch_bandwidth))
+    refuse("the interconnect is not one non-blocking switch (a backplane or spine links are shared by all ranks)");
+  return problems;
+}
+
 namespace {
 
 // The schedule with v model chunks per stage that `chunks: auto` lets the megatron planner pick: plain
@@ -168,6 +193,13 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   }
   setup.workload = make_pipeline_workload(spec, plan, setup.report.tensor_parallel);
   if (setup.report.tensor_parallel) setup.workload.gpus = all_gpus.devices;
+  // The megatron planner's degree is known only now (the parser checked the cluster); at degree 1
+  // there is nothing to mirror.
+  if (spec.mirror_ranks && setup.workload.ranks() > 1) {
+    if (const auto problems = mirror_problems(scenario.cluster, setup.workload.ranks()); !problems.empty())
+      throw InputError(spec.where, fmt::format("{}", fmt::join(problems, "; ")));
+    setup.workload.mirror_ranks = setup.report.mirror_ranks = true;
+  }
   return setup;
 }
 

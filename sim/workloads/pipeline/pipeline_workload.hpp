@@ -53,11 +53,20 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   // sharded and memory follows Korthikanti et al. even at degree 1.
   TensorParallelOptions tensor_parallel;
   bool tensor_parallel_set = false;
+  // `tensor_parallel_fidelity: group`: rank 0 of each tensor-parallel group is simulated and the
+  // other ranks mirror it (PipelineWorkload::mirror_ranks; docs/megatron.md).
+  bool mirror_ranks = false;
 
   [[nodiscard]] std::optional<int> samples_per_iteration() const override { return global_batch; }
   [[nodiscard]] std::optional<int> tokens_per_sample() const override {
     if (model.tokens_per_sample <= 0) return std::nullopt;
     return model.tokens_per_sample;
+  }
+  [[nodiscard]] std::string network_unsupported() const override {
+    return mirror_ranks ? "tensor_parallel_fidelity: group simulates one GPU per tensor-parallel group, so it cannot "
+                          "apply network conditions, failures or background flows to the others; use "
+                          "tensor_parallel_fidelity: ranks"
+                        : "";
   }
 };
 
@@ -72,6 +81,7 @@ struct PipelineRunReport : WorkloadResult {
   PlanResult plan;      // plan.feasible = false: nothing was simulated, plan.reason says why
                         // (with tensor parallelism, plan devices are groups of consecutive GPUs)
   std::optional<TensorParallelOptions> tensor_parallel;  // the tensor-parallel keys, or the megatron planner's choice
+  bool mirror_ranks = false;  // tensor_parallel_fidelity: group
   struct Choice {
     int group_size = 1;
     std::vector<std::pair<int, double>> predicted_s;  // (k, predicted iteration time) of every candidate that fits
@@ -86,6 +96,16 @@ struct PipelineSetup {
   std::shared_ptr<const PipelineSchedule> schedule;
   PipelineWorkload workload;  // valid only when report.plan.feasible
 };
+
+// Why ranks 1 … t − 1 of each tensor-parallel group of `degree` GPUs (0: not known yet, the megatron
+// planner's choice) cannot mirror rank 0 exactly on `cluster`: what they would put on a link that
+// rank 0's traffic also crosses. Mirroring is exact when every GPU has its own NIC (a shared NIC
+// carries all the ranks' sends), the intra-node fabric is not PCIe (there the ranks' collectives
+// share the GPUs' path to the NIC), the nodes meet on one non-blocking switch (each node's port
+// carries at most its NICs' sum; a backplane or an oversubscribed spine would not), and a group
+// fills its node (else other traffic inside the node crosses the NVLink ports the group's
+// collectives use). Network conditions are refused by the parser (network_unsupported).
+[[nodiscard]] std::vector<std::string> mirror_problems(const Cluster& cluster, int degree);
 
 // The lowering's input for `plan`: with tensor-parallel keys, the model sharded for one rank.
 // `tensor_parallel`: the workload's keys, or the 3D planner's choice (PipelineRunReport::tensor_parallel).

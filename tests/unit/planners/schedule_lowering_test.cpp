@@ -328,7 +328,7 @@ namespace {
 // Tensor parallelism t = 2 over a 2-block GPT-like model (hidden 64, 4 heads, sequence 16, vocabulary
 // 128), 2 stages × 1 replica on 4 GPUs (stage 0 = GPUs 0–1, stage 1 = GPUs 2–3), M = 2 micro-batches
 // of 1 sequence, 1F1B, full recomputation.
-TEST(PipelineLowering, TensorParallelGroupsRunEveryStepPerRankWithTheirCollectives) {
+PipelineWorkload tiny_tensor_parallel_workload() {
   const LayerModel model = transformer_model(
       TransformerConfig{.name = "tiny", .layers = 2, .hidden = 64, .heads = 4, .seq = 16, .vocab = 128}, ModelOptions{});
   PipelineWorkload workload;
@@ -339,8 +339,18 @@ TEST(PipelineLowering, TensorParallelGroupsRunEveryStepPerRankWithTheirCollectiv
   workload.plan.stages = {PipelineStage{{LayerRange{0, 8}}, {0}}, PipelineStage{{LayerRange{8, 17}}, {1}}};
   workload.plan.micro_batches = 2;
   workload.plan.global_batch = 2;
+  return workload;
+}
+
+TaskGraph four_gpus() {
   TaskGraph graph;
   for (const char* name : {"g0", "g1", "g2", "g3"}) graph.add_device(name);
+  return graph;
+}
+
+TEST(PipelineLowering, TensorParallelGroupsRunEveryStepPerRankWithTheirCollectives) {
+  const PipelineWorkload workload = tiny_tensor_parallel_workload();
+  TaskGraph graph = four_gpus();
   const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make("1f1b"), 0);
   EXPECT_TRUE(graph.validate().empty());
   // Per stage and micro-batch: forward, recompute and backward, each one Compute per rank (2) and
@@ -369,6 +379,42 @@ TEST(PipelineLowering, TensorParallelGroupsRunEveryStepPerRankWithTheirCollectiv
   // Stage 0's forward: the embedding's all-reduce + block 0's two, of b·s·h·2 = 2,048 B each.
   EXPECT_DOUBLE_EQ(stage0_forward_bytes, 3 * 2048.0);
   EXPECT_EQ(lowered.forward[0][0].size(), 2u);  // [replica · ranks + rank]
+}
+
+// The same workload with ranks 1 mirroring ranks 0 (tensor_parallel_fidelity: group): of the 48
+// tasks above, rank 1's go — its 12 computes, 4 transfers and 2 optimizer steps — and the 12
+// all-reduces stay, over both GPUs, marked mirrored: 12 + 4 + 12 + 2 = 30, all on g0 and g2.
+TEST(PipelineLowering, MirroredRanksLowerRankZeroOnlyWithTheGroupsCollectives) {
+  PipelineWorkload workload = tiny_tensor_parallel_workload();
+  workload.mirror_ranks = true;
+  TaskGraph graph = four_gpus();
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make("1f1b"), 0);
+  EXPECT_TRUE(graph.validate().empty());
+  std::map<std::string, int> kinds;
+  for (const Task& task : graph.tasks()) {
+    if (const auto* c = std::get_if<Collective>(&task.op)) {
+      kinds["all_reduce"] += c->kind == CollectiveKind::all_reduce ? 1 : 0;
+      EXPECT_TRUE(c->mirrored);
+      EXPECT_EQ(c->group.front() % 2, 0u);
+      EXPECT_EQ(c->group.size(), 2u);
+    } else if (const auto* t = std::get_if<Transfer>(&task.op)) {
+      kinds["transfer"]++;
+      EXPECT_EQ(t->src % 2, 0u);
+      EXPECT_EQ(t->dst % 2, 0u);
+    } else {
+      kinds["compute"]++;
+      EXPECT_EQ(std::get<Compute>(task.op).device % 2, 0u);
+    }
+  }
+  EXPECT_EQ(kinds["all_reduce"], 12);
+  EXPECT_EQ(kinds["transfer"], 4);
+  EXPECT_EQ(kinds["compute"], 12 + 2);
+  EXPECT_EQ(graph.tasks().size(), 30u);
+  ASSERT_EQ(lowered.forward[1][0].size(), 1u);  // [replica · 1 + 0]
+  // Stage 1's first forward waits for the activation g0 sent to g2.
+  const Task& forward = graph.task(lowered.forward[1][0][0]);
+  EXPECT_NE(std::find(forward.deps.begin(), forward.deps.end(), lowered.activation_transfers[0][0].at(0)),
+            forward.deps.end());
 }
 
 }  // namespace

@@ -512,5 +512,49 @@ TEST(ScenarioPipeline, SequenceParallelNeedsTensorParallel) {
   expect_single_error(tensor_parallel("  sequence_parallel: true\n"), 16, 22, "needs tensor_parallel of at least 2");
 }
 
+// ---- tensor_parallel_fidelity: group (docs/megatron.md, "Tensor-parallel fidelity") ---------------
+
+// kCluster with a NIC per GPU: the t = 2 groups fill their nodes and reach the non-blocking switch on
+// links of their own, so ranks 1 can mirror ranks 0. Lines as tensor_parallel().
+std::string mirrored(const std::string& keys) {
+  std::string yaml = tensor_parallel(keys);
+  const std::string nic = R"(latency: "5us"})";
+  yaml.replace(yaml.find(nic), nic.size(), R"(latency: "5us", per_gpu: true})");
+  return yaml;
+}
+
+TEST(ScenarioPipeline, GroupFidelityMirrorsRanksOnAClusterWithANicPerGpu) {
+  const Scenario scenario = load(mirrored("  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n"));
+  const PipelineWorkloadSpec& spec = spec_of(scenario);
+  EXPECT_TRUE(spec.mirror_ranks);
+  const PipelineSetup setup = plan_pipeline(scenario, spec);
+  EXPECT_TRUE(setup.workload.mirror_ranks);
+  EXPECT_TRUE(setup.report.mirror_ranks);
+  EXPECT_EQ(setup.workload.lowered_ranks(), 1);
+}
+
+// kCluster's nodes share one NIC between their two GPUs: both ranks' sends would cross it.
+TEST(ScenarioPipeline, GroupFidelityWithASharedNicIsLocated) {
+  expect_single_error(tensor_parallel("  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n"), 17, 29,
+                      "node type 'box' has one NIC for its GPUs");
+}
+
+TEST(ScenarioPipeline, GroupFidelityNeedsTensorParallel) {
+  expect_single_error(mirrored("  tensor_parallel_fidelity: group\n"), 16, 29,
+                      "needs tensor_parallel of at least 2 or the megatron planner");
+}
+
+TEST(ScenarioPipeline, UnknownTensorParallelFidelitySuggestsTheClosest) {
+  expect_single_error(mirrored("  tensor_parallel: 2\n  tensor_parallel_fidelity: rank\n"), 17, 29, "did you mean 'ranks'");
+}
+
+// The network section would slow links of rank 1's GPUs, which run nothing: refused at the section
+// (line 18, after the two keys).
+TEST(ScenarioPipeline, GroupFidelityRefusesANetworkSection) {
+  expect_single_error(mirrored("  tensor_parallel: 2\n  tensor_parallel_fidelity: group\nnetwork:\n"
+                               "  conditions: [{links: \"node*/gpu1/nic\", bandwidth: \"1GB/s\"}]\n"),
+                      19, 3, "cannot apply network conditions");
+}
+
 }  // namespace
 }  // namespace dnnsim
