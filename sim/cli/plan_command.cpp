@@ -138,6 +138,12 @@ int run_plan_command(const PlanCommandOptions& options) {
                              ranks, report.tensor_parallel->sequence_parallel ? "on" : "off",
                              recompute_name(report.tensor_parallel->recompute),
                              report.tensor_parallel->distributed_optimizer ? "on" : "off");
+  if (report.mirror_ranks)
+    std::cout << "tensor-parallel fidelity: group (rank 0 of each group simulated, the others mirror it)\n";
+  for (const std::string& problem : setup.mirror_problems)
+    std::cout << fmt::format("tensor-parallel fidelity: group cannot simulate this plan ({}); --simulate needs "
+                             "tensor_parallel_fidelity: ranks\n",
+                             problem);
   if (!report.plan.ranking.empty()) {
     constexpr std::size_t kShown = 10;
     std::cout << fmt::format("candidates that fit ({}), best first:\n", report.plan.ranking.size());

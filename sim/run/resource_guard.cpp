@@ -134,8 +134,12 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
       size.flows += 1;
       use(transfer->src, task.stream);
       if (of(transfer->src).call_latency || of(transfer->dst).call_latency) size.operations += 1;  // the call's delay
+    } else if (const auto& collective = std::get<Collective>(task.op); collective.mirrored) {
+      // One delay on the first member (sim/exec/executor.cpp lower_collective); no flow.
+      size.task_devices += 1;
+      size.operations += 1;
+      use(collective.group.front(), task.stream);
     } else {
-      const auto& collective = std::get<Collective>(task.op);
       const auto p = static_cast<double>(collective.group.size());
       double flows = 0;
       double ops = 0;

@@ -351,6 +351,7 @@ class PipelineKind final : public WorkloadKind {
     }
     const PipelineSetup setup = plan_pipeline(scenario, spec);
     if (!setup.report.plan.feasible) return fmt::format("ok, but no feasible plan: {}", setup.report.plan.reason);
+    require_mirroring(setup, spec);
     const TaskGraph graph =
         build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
     return fmt::format("ok ({} GPUs, {} tasks)", scenario.cluster.gpu_count(), graph.tasks().size());
@@ -364,6 +365,7 @@ class PipelineKind final : public WorkloadKind {
     if (!spec.planner.empty()) return std::nullopt;
     const PipelineSetup setup = plan_pipeline(scenario, spec);
     if (!setup.report.plan.feasible) return std::nullopt;
+    require_mirroring(setup, spec);
     return size_of(scenario, build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(),
                                             scenario.run.iterations));
   }
@@ -374,6 +376,7 @@ class PipelineKind final : public WorkloadKind {
     const PipelineSetup setup = plan_pipeline(scenario, spec);
     if (!setup.report.plan.feasible)
       throw InputError(spec.where, fmt::format("no feasible plan: {}", setup.report.plan.reason));
+    require_mirroring(setup, spec);
     return build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
   }
 
@@ -394,6 +397,7 @@ class PipelineKind final : public WorkloadKind {
       result.workload_result = std::make_shared<PipelineRunReport>(std::move(setup.report));
       return result;
     }
+    require_mirroring(setup, spec);
     const bool ada_grouper = spec.schedule == "ada-grouper";
     // Re-lowered before every iteration: Ada-Grouper's k, or critical-path's order for measured times.
     const bool adaptive = ada_grouper || spec.schedule_options.measured_times;

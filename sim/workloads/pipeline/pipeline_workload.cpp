@@ -196,11 +196,20 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   // The megatron planner's degree is known only now (the parser checked the cluster); at degree 1
   // there is nothing to mirror.
   if (spec.mirror_ranks && setup.workload.ranks() > 1) {
-    if (const auto problems = mirror_problems(scenario.cluster, setup.workload.ranks()); !problems.empty())
-      throw InputError(spec.where, fmt::format("{}", fmt::join(problems, "; ")));
-    setup.workload.mirror_ranks = setup.report.mirror_ranks = true;
+    setup.mirror_problems = mirror_problems(scenario.cluster, setup.workload.ranks());
+    setup.workload.mirror_ranks = setup.report.mirror_ranks = setup.mirror_problems.empty();
   }
   return setup;
+}
+
+void require_mirroring(const PipelineSetup& setup, const PipelineWorkloadSpec& spec) {
+  if (setup.mirror_problems.empty()) return;
+  std::vector<Diagnostic> diagnostics;
+  for (const std::string& problem : setup.mirror_problems)
+    diagnostics.push_back(Diagnostic{spec.where, fmt::format("the plan's tensor parallel {}: {} (give "
+                                                              "tensor_parallel_fidelity: ranks to simulate it)",
+                                                              setup.workload.ranks(), problem)});
+  throw InputError(std::move(diagnostics));
 }
 
 ControlledRun start_ada_grouper(const Scenario& scenario, const PipelineWorkloadSpec& spec,

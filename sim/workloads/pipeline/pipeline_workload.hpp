@@ -95,7 +95,15 @@ struct PipelineSetup {
   PipelineRunReport report;  // planner, schedule, plan result
   std::shared_ptr<const PipelineSchedule> schedule;
   PipelineWorkload workload;  // valid only when report.plan.feasible
+  // tensor_parallel_fidelity: group asked, and why the plan's tensor-parallel degree (the megatron
+  // planner's choice) cannot be mirrored exactly; the plan stands, but it cannot be simulated so
+  // (require_mirroring).
+  std::vector<std::string> mirror_problems;
 };
+
+// @throw InputError (at the workload) with setup.mirror_problems, when there are any: what a run, a
+// lowering or a size estimate checks before building the graph.
+void require_mirroring(const PipelineSetup& setup, const PipelineWorkloadSpec& spec);
 
 // Why ranks 1 … t − 1 of each tensor-parallel group of `degree` GPUs (0: not known yet, the megatron
 // planner's choice) cannot mirror rank 0 exactly on `cluster`: what they would put on a link that

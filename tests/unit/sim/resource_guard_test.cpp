@@ -97,6 +97,29 @@ TEST(ResourceGuard, FlowFidelityCountsOneFlowPerHop) {
   EXPECT_EQ(estimate->size.flows, 3 * 2 * 4);
 }
 
+// A mirrored collective (tensor_parallel_fidelity: group) is one delay on its first member, whatever
+// its group and fidelity: a compute and a mirrored all-reduce over 4 GPUs of a node are 2 tasks,
+// 2 operations on 2 task-devices and no flow, against 2 + 4 + 2 + 4 = 12 operations and 4 flows
+// unmirrored at flow fidelity (one phase of a flow per hop, FlowFidelityCountsOneFlowPerHop).
+TEST(ResourceGuard, AMirroredCollectiveIsOneOperation) {
+  TaskGraph graph;
+  for (const char* name : {"g0", "g1", "g2", "g3"}) graph.add_device(name);
+  graph.add(Task{Compute{.device = 0, .flops = Flop(1e9)}});
+  Collective all_reduce{CollectiveKind::all_reduce, {0, 1, 2, 3}, Bytes(1e6), "ring", 0};
+  all_reduce.mirrored = true;
+  graph.add(Task{all_reduce});
+  const DeviceTopology one_node{{0, 0, 0, 0}};
+  const WorkloadSize mirrored = count_task_graph(graph, one_node, CollectiveFidelity::flow);
+  EXPECT_EQ(mirrored.tasks, 2);
+  EXPECT_EQ(mirrored.operations, 2);
+  EXPECT_EQ(mirrored.task_devices, 2);
+  EXPECT_EQ(mirrored.flows, 0);
+  std::get<Collective>(graph.tasks()[1].op).mirrored = false;
+  const WorkloadSize ranks = count_task_graph(graph, one_node, CollectiveFidelity::flow);
+  EXPECT_EQ(ranks.operations, 1 + 4 + 1 + 2 + 4);
+  EXPECT_EQ(ranks.flows, 4);
+}
+
 // The trace keeps every flow and draws it: turning reports off can only shrink the estimate.
 TEST(ResourceGuard, ReportsOffEstimateLess) {
   const Scenario with = testing::load(kFourGpus);

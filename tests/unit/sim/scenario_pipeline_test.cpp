@@ -539,6 +539,14 @@ TEST(ScenarioPipeline, GroupFidelityWithASharedNicIsLocated) {
                       "node type 'box' has one NIC for its GPUs");
 }
 
+// Nodes of 4 GPUs with t = 2: the other group of a node would send and all-reduce over the NVLink
+// ports this group's collectives use.
+TEST(ScenarioPipeline, GroupFidelityNeedsAGroupThatFillsItsNode) {
+  std::string yaml = mirrored("  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n");
+  yaml.replace(yaml.find("gpus_per_node: 2"), 16, "gpus_per_node: 4");
+  expect_single_error(yaml, 17, 29, "a tensor-parallel group of 2 GPUs does not fill a node of type 'box' (4 GPUs)");
+}
+
 TEST(ScenarioPipeline, GroupFidelityNeedsTensorParallel) {
   expect_single_error(mirrored("  tensor_parallel_fidelity: group\n"), 16, 29,
                       "needs tensor_parallel of at least 2 or the megatron planner");
