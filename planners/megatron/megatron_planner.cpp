@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 
 #include "planners/common/all_reduce_paths.hpp"
@@ -54,6 +55,26 @@ Seconds pipeline_send(const ClusterView& cluster, const TransformerShape& shape,
                              slowest_path(cluster, stage_heads, false));
 }
 
+// The calibrated fixed cost of one NCCL call (CollectiveCalibration::latency), 0 without a
+// collectives section: the executor pays it once per tensor-parallel call, pipeline send and
+// all-reduce, before the bytes move.
+Seconds call_latency(const ClusterDevice& device) {
+  return device.calibration && device.calibration->collectives ? device.calibration->collectives->latency : Seconds(0);
+}
+
+// A step's tensor-parallel collectives over the group's ring, each of its calls paying `latency`:
+// the all-reduces, and with sequence parallelism the all-gathers and reduce-scatters (each half an
+// all-reduce's ring). The calls are the traffic in units of one call's buffer, as the lowering counts them.
+Seconds tensor_parallel_time(const TensorParallelTraffic& traffic, int t, const PathCost& path, Bytes call_bytes,
+                             Seconds latency) {
+  if (t < 2) return Seconds(0);
+  double calls = 0;
+  for (Bytes size : {traffic.all_reduce, traffic.all_gather, traffic.reduce_scatter})
+    calls += std::round(size.value() / call_bytes.value());
+  return ring_time(traffic.all_reduce, t, path) + ring_time(traffic.all_gather + traffic.reduce_scatter, t, path) / 2.0 +
+         latency * calls;
+}
+
 std::size_t gpus_per_node(const ClusterView& cluster) {
   std::size_t count = 0;
   while (count < cluster.size() && cluster.devices[count].node == cluster.devices.front().node) ++count;
@@ -72,6 +93,7 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
   const int gpus = static_cast<int>(request.cluster.size());
   const int node = static_cast<int>(gpus_per_node(request.cluster));
   const ClusterDevice& device = request.cluster.devices.front();
+  const Seconds latency = call_latency(device);
   const BytesPerParameter per_parameter = bytes_per_parameter(request.memory.precision, request.memory.optimizer);
   for (int t : divisors(std::min(gpus, node))) {
     if (!tensor_parallel_problems(request.model, t).empty()) continue;
@@ -97,11 +119,11 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
             Seconds forward{0}, backward{0};
             int blocks = 0;
             Bytes activations{0};
-            TensorParallelTraffic traffic;
+            TensorParallelTraffic forward_traffic, backward_traffic;
             for (int stage = 0; stage < p; ++stage) {
               Seconds stage_forward{0}, stage_backward{0};
               std::size_t kernels = 0;  // a layer is one kernel (layers_compute's launches)
-              TensorParallelTraffic stage_traffic;
+              TensorParallelTraffic stage_forward_traffic, stage_backward_traffic;
               for (int chunk = 0; chunk < v; ++chunk) {
                 const LayerRange range = ranges[static_cast<std::size_t>(chunk) * p + stage];
                 kernels += range.size();
@@ -115,9 +137,10 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
                   stage_forward += layer_time(shard, layer, device, b, request.dtype, Pass::forward);
                   stage_backward += layer_time(shard, layer, device, b, request.dtype, Pass::backward);
                 }
-                stage_traffic = stage_traffic +
-                                range_traffic(request.model, *shape, range.begin, range.end, b, c.options, false) +
-                                range_traffic(request.model, *shape, range.begin, range.end, b, c.options, true);
+                stage_forward_traffic = stage_forward_traffic +
+                                        range_traffic(request.model, *shape, range.begin, range.end, b, c.options, false);
+                stage_backward_traffic = stage_backward_traffic +
+                                         range_traffic(request.model, *shape, range.begin, range.end, b, c.options, true);
               }
               // Under a launch model the host issues each pass's kernels: a stage of many short
               // kernels is bound by the issuing, not by the GPU.
@@ -126,7 +149,8 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
               if (stage_forward + stage_backward > forward + backward) {
                 forward = stage_forward;
                 backward = stage_backward;
-                traffic = stage_traffic;
+                forward_traffic = stage_forward_traffic;
+                backward_traffic = stage_backward_traffic;
               }
             }
             const int in_flight = request.in_flight ? request.in_flight(0, p, micro_batches, v) : std::min(p, micro_batches);
@@ -151,12 +175,17 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
             for (int q = 0; q < d; ++q) replicas.push_back(static_cast<DeviceId>(q * t));
             const PathCost tp_path = t > 1 ? slowest_path(request.cluster, group, true) : PathCost{};
 
-            Seconds tp_time = ring_time(traffic.all_reduce, t, tp_path) +
-                              ring_time(traffic.all_gather + traffic.reduce_scatter, t, tp_path) / 2.0;
-            Seconds step = forward + backward + tp_time + pipeline_send(request.cluster, *shape, b, c, t) * (2.0 * v);
-            if (recompute == Recompute::full) step += forward;  // the forward again, with its collectives
+            const Bytes call_bytes = tensor_parallel_call_bytes(*shape, b);
+            const Seconds tp_forward = tensor_parallel_time(forward_traffic, t, tp_path, call_bytes, latency);
+            const Seconds tp_backward = tensor_parallel_time(backward_traffic, t, tp_path, call_bytes, latency);
+            // Each send is one call too (ncclSend/ncclRecv).
+            const Seconds send = p > 1 ? pipeline_send(request.cluster, *shape, b, c, t) + latency : Seconds(0);
+            Seconds step = forward + backward + tp_forward + tp_backward + send * (2.0 * v);
+            if (recompute == Recompute::full) step += forward + tp_forward;  // the forward again, with its collectives
+            // One all-reduce call per model chunk, after the pipeline (Megatron-LM's local DDP).
             const Seconds dp_time = d > 1 ? all_reduce_time(Bytes(parameters * per_parameter.gradients),
-                                                            all_reduce_paths(request.cluster, replicas))
+                                                            all_reduce_paths(request.cluster, replicas)) +
+                                                latency * v
                                           : Seconds(0);
             c.predicted = step * (micro_batches + (p - 1.0) / v) + dp_time;
             search.fitting.push_back(c);

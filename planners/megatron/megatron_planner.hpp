@@ -13,9 +13,12 @@
 // micro-batch on one stage (each layer its own kernel, layer_time; under a launch model the stage's n
 // kernels of a pass take max(h + G, n·h), issued_time), t_tp the tensor-parallel
 // collectives of that micro-batch as ring all-reduces over the group's path (2(t−1)/t · size / β
-// + 2(t−1)·α each), and t_dp the data-parallel all-reduce of a stage's gradient shard as the
-// simulator's default rule runs it (all_reduce_paths.hpp: a ring, or hierarchical when every node
-// holds the same number g > 1 of the replicas; not overlapped, as in Megatron's default). Memory per GPU: model
+// + 2(t−1)·α each; full recomputation runs the forward's again), and t_dp the data-parallel
+// all-reduce of a stage's gradient shard as the simulator's default rule runs it (all_reduce_paths.hpp:
+// a ring, or hierarchical when every node holds the same number g > 1 of the replicas; not
+// overlapped, as in Megatron's default; one call per model chunk). Every NCCL call — each block's
+// tensor-parallel all-reduce, each send, each chunk's all-reduce — also pays the calibration
+// table's per-call latency (CollectiveCalibration::latency, as the executor does). Memory per GPU: model
 // states of 1/(t·p) of the parameters (÷ d for the optimizer state with the distributed optimizer),
 // plus Korthikanti et al.'s activations per layer × layers per stage × the micro-batches the
 // schedule keeps in flight on stage 0 (PlanRequest::in_flight), plus the framework overhead. Sequence

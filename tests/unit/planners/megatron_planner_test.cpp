@@ -162,6 +162,54 @@ TEST(MegatronPlanner, LaunchBoundStagesAreTimedByTheHost) {
   }
 }
 
+// A calibration table's per-call latency λ (CollectiveCalibration::latency) is paid by every NCCL
+// call, as the executor pays it. Per micro-batch on the slowest stage (n = 24/p blocks, v = 1): with
+// t > 1 (sequence parallel) each block's forward and backward make 2 all-gathers + 2 reduce-scatters
+// each, 4n calls per pass, plus one all-reduce in the forward on the stage holding the embedding;
+// full recomputation runs the forward's calls again; with p > 1 a send forward and one back. Once per
+// iteration each stage all-reduces its gradients over d > 1 replicas, one call per chunk. So
+//   P_λ − P_0 = (M + p − 1)·λ·(f·(1 + [full]) + 4n·[t > 1] + 2·[p > 1]) + λ·[d > 1],
+// f = 4n·[t > 1] + e, e = 1 if the slowest stage is the first with t > 1 (it holds the embedding),
+// else 0: the test accepts either e, and nothing else.
+TEST(MegatronPlanner, EveryNcclCallPaysTheCalibratedLatency) {
+  const PlanRequest plain = gpt3_xl_request("gpt3-xl");
+  PlanRequest request = plain;
+  CalibrationTable table = load_calibration(DNNSIM_SOURCE_DIR "/data/calibration/V100-16GB.yaml");
+  table.collectives.reset();
+  const auto without = std::make_shared<const CalibrationTable>(table);
+  const double latency = 1e-3;
+  table.collectives = CollectiveCalibration{Seconds(latency), 1.0};
+  const auto with = std::make_shared<const CalibrationTable>(table);
+  PlanRequest baseline = plain;
+  for (ClusterDevice& device : baseline.cluster.devices) device.calibration = without;
+  for (ClusterDevice& device : request.cluster.devices) device.calibration = with;
+  const MegatronSearch search = search_megatron(request, false);
+  const MegatronSearch base = search_megatron(baseline, false);
+  ASSERT_FALSE(search.fitting.empty());
+  ASSERT_EQ(search.fitting.size(), base.fitting.size());
+  for (const MegatronCandidate& c : search.fitting) {
+    const auto same = std::find_if(base.fitting.begin(), base.fitting.end(), [&](const MegatronCandidate& o) {
+      return o.tensor == c.tensor && o.pipeline == c.pipeline && o.data == c.data && o.micro_batch == c.micro_batch &&
+             o.options.recompute == c.options.recompute;
+    });
+    ASSERT_NE(same, base.fitting.end());
+    const double n = 24.0 / c.pipeline;
+    const double tp = c.tensor > 1 ? 4 * n : 0;
+    const double full = c.options.recompute == Recompute::full ? 1 : 0;
+    const double micro_batches = 64.0 / (c.data * c.micro_batch);
+    const auto delta = [&](double embedding) {
+      const double per_micro_batch = (tp + embedding) * (1 + full) + tp + (c.pipeline > 1 ? 2 : 0);
+      return (micro_batches + c.pipeline - 1.0) * latency * per_micro_batch + (c.data > 1 ? latency : 0.0);
+    };
+    const double measured = c.predicted.value() - same->predicted.value();
+    const bool without_embedding = std::abs(measured - delta(0)) <= 1e-9 * c.predicted.value();
+    const bool with_embedding = c.tensor > 1 && std::abs(measured - delta(1)) <= 1e-9 * c.predicted.value();
+    EXPECT_TRUE(without_embedding || with_embedding)
+        << fmt::format("TP {} × PP {} × DP {}, b {}: +{} s, expected {} or {}", c.tensor, c.pipeline, c.data,
+                       c.micro_batch, measured, delta(0), delta(1));
+  }
+}
+
 // A model without attention layers cannot be split by heads: a reason, not a plan.
 TEST(MegatronPlanner, NeedsATransformer) {
   PlanRequest request = gpt3_xl_request("gpt3-xl");
