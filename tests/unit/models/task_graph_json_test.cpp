@@ -102,6 +102,8 @@ TaskGraph full_graph() {
 
   Task reduce;
   reduce.op = collective_op(CollectiveKind::all_reduce, {gpu0, gpu1, gpu2}, 123456789.125, "ring", gpu0);
+  std::get<Collective>(reduce.op).calls = 6;
+  std::get<Collective>(reduce.op).mirrored = true;
   reduce.stream = comm_stream;
   reduce.phase = Phase::communication;
   reduce.deps = {1, 2};
@@ -152,6 +154,8 @@ void expect_same_task(const Task& a, const Task& b) {
     EXPECT_EQ(x.size, y.size);
     EXPECT_EQ(x.algorithm, y.algorithm);
     EXPECT_EQ(x.root, y.root);
+    EXPECT_EQ(x.calls, y.calls);
+    EXPECT_EQ(x.mirrored, y.mirrored);
   }
 }
 
@@ -444,6 +448,18 @@ TEST(TaskGraphJson, LaunchesIsAWholeNumberFromOne) {
   expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "launches": 65536}
 )"),
                       3, 83, "'launches'");
+}
+
+// calls: a whole number from 1; mirrored: true or false, unquoted.
+TEST(TaskGraphJson, CallsAndMirroredAreTyped) {
+  const std::string head = R"(  {"id": 0, "kind": "collective", "collective": "all_reduce", "group": ["gpu0", "gpu1"], )"
+                           R"("size_bytes": 8, "stream": "comm", )";
+  expect_single_error(document(head + R"("calls": 0}
+)"),
+                      3, 134, "'calls'");
+  expect_single_error(document(head + R"("mirrored": "yes"}
+)"),
+                      3, 137, "expected true or false for 'mirrored'");
 }
 
 TEST(TaskGraphJson, QuotedNumberIsAString) {
