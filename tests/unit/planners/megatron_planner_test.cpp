@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "models/calibration/calibration.hpp"
 #include "models/dnn/zoo.hpp"
@@ -122,6 +124,32 @@ TEST(MegatronPlanner, ChoosesChunksWithSendsPricedPerChunk) {
   for (const MegatronCandidate& c : search_megatron(request, false).fitting) EXPECT_EQ(c.chunks, 1);
 }
 
+// Every fitting candidate of the GPT-3 XL search with every GPU under `with`, paired with the same
+// configuration under `without`: the two searches must fit the same configurations.
+std::vector<std::pair<MegatronCandidate, MegatronCandidate>> paired_search(const CalibrationTable& with,
+                                                                           const CalibrationTable& without) {
+  PlanRequest request = gpt3_xl_request("gpt3-xl");
+  PlanRequest baseline = request;
+  const auto with_table = std::make_shared<const CalibrationTable>(with);
+  const auto without_table = std::make_shared<const CalibrationTable>(without);
+  for (ClusterDevice& device : request.cluster.devices) device.calibration = with_table;
+  for (ClusterDevice& device : baseline.cluster.devices) device.calibration = without_table;
+  const MegatronSearch search = search_megatron(request, false);
+  const MegatronSearch base = search_megatron(baseline, false);
+  EXPECT_FALSE(search.fitting.empty());
+  EXPECT_EQ(search.fitting.size(), base.fitting.size());
+  std::vector<std::pair<MegatronCandidate, MegatronCandidate>> pairs;
+  for (const MegatronCandidate& c : search.fitting) {
+    const auto same = std::find_if(base.fitting.begin(), base.fitting.end(), [&](const MegatronCandidate& o) {
+      return o.tensor == c.tensor && o.pipeline == c.pipeline && o.data == c.data && o.micro_batch == c.micro_batch &&
+             o.options.recompute == c.options.recompute;
+    });
+    EXPECT_NE(same, base.fitting.end());
+    if (same != base.fitting.end()) pairs.emplace_back(c, *same);
+  }
+  return pairs;
+}
+
 // Under a launch model the host issues each pass's kernels (issued_time: max(h + G, n·h)). With
 // h = 1 s per kernel every stage is bound by the issuing (its GPU time is milliseconds): a stage of
 // n layers (one kernel each) takes n·h forward and n·h backward, and full recomputation issues the
@@ -133,32 +161,18 @@ TEST(MegatronPlanner, ChoosesChunksWithSendsPricedPerChunk) {
 //   P_h − P_0 = ((2 or 3)·n_max·h − G)·(M + p − 1), with 0 ≤ G·(M + p − 1) ≤ P_0:
 // host_bound ≤ P_h ≤ host_bound + P_0, host_bound = (2 or 3)·n_max·h·(M + p − 1).
 TEST(MegatronPlanner, LaunchBoundStagesAreTimedByTheHost) {
-  const PlanRequest plain = gpt3_xl_request("gpt3-xl");
-  PlanRequest request = plain;
-  CalibrationTable table = load_calibration(DNNSIM_SOURCE_DIR "/data/calibration/V100-16GB.yaml");
-  const auto without_launch = std::make_shared<const CalibrationTable>(table);
-  table.launch = LaunchCalibration{Seconds(1)};
-  const auto with_launch = std::make_shared<const CalibrationTable>(table);
-  PlanRequest baseline = plain;
-  for (ClusterDevice& device : baseline.cluster.devices) device.calibration = without_launch;
-  for (ClusterDevice& device : request.cluster.devices) device.calibration = with_launch;
-  const MegatronSearch search = search_megatron(request, false);
-  const MegatronSearch base = search_megatron(baseline, false);
-  ASSERT_FALSE(search.fitting.empty());
-  ASSERT_EQ(search.fitting.size(), base.fitting.size());  // memory does not depend on the launch model
-  ASSERT_EQ(request.model.layers.size(), 1u + 24 * 7 + 2);  // embedding, 24 blocks, final_norm, head
-  for (const MegatronCandidate& c : search.fitting) {
-    const auto same = std::find_if(base.fitting.begin(), base.fitting.end(), [&](const MegatronCandidate& o) {
-      return o.tensor == c.tensor && o.pipeline == c.pipeline && o.data == c.data && o.micro_batch == c.micro_batch &&
-             o.options.recompute == c.options.recompute;
-    });
-    ASSERT_NE(same, base.fitting.end());
+  ASSERT_EQ(gpt3_xl_request("gpt3-xl").model.layers.size(), 1u + 24 * 7 + 2);  // embedding, 24 blocks, final_norm, head
+  const CalibrationTable without = load_calibration(DNNSIM_SOURCE_DIR "/data/calibration/V100-16GB.yaml");
+  CalibrationTable with = without;
+  with.launch = LaunchCalibration{Seconds(1)};
+  // Memory does not depend on the launch model: the same configurations fit.
+  for (const auto& [c, same] : paired_search(with, without)) {
     const double n = c.pipeline == 1 ? 171.0 : 7.0 * 24 / c.pipeline + 2;
     const double micro_batches = 64.0 / (c.data * c.micro_batch);
     const double passes = c.options.recompute == Recompute::full ? 3 : 2;
     const double host_bound = passes * n * 1.0 * (micro_batches + c.pipeline - 1.0);
     EXPECT_GE(c.predicted.value(), host_bound);
-    EXPECT_LE(c.predicted.value(), host_bound + same->predicted.value());
+    EXPECT_LE(c.predicted.value(), host_bound + same.predicted.value());
   }
 }
 
@@ -172,27 +186,12 @@ TEST(MegatronPlanner, LaunchBoundStagesAreTimedByTheHost) {
 // f = 4n·[t > 1] + e, e = 1 if the slowest stage is the first with t > 1 (it holds the embedding),
 // else 0: the test accepts either e, and nothing else.
 TEST(MegatronPlanner, EveryNcclCallPaysTheCalibratedLatency) {
-  const PlanRequest plain = gpt3_xl_request("gpt3-xl");
-  PlanRequest request = plain;
-  CalibrationTable table = load_calibration(DNNSIM_SOURCE_DIR "/data/calibration/V100-16GB.yaml");
-  table.collectives.reset();
-  const auto without = std::make_shared<const CalibrationTable>(table);
+  CalibrationTable without = load_calibration(DNNSIM_SOURCE_DIR "/data/calibration/V100-16GB.yaml");
+  without.collectives.reset();
+  CalibrationTable with = without;
   const double latency = 1e-3;
-  table.collectives = CollectiveCalibration{Seconds(latency), 1.0};
-  const auto with = std::make_shared<const CalibrationTable>(table);
-  PlanRequest baseline = plain;
-  for (ClusterDevice& device : baseline.cluster.devices) device.calibration = without;
-  for (ClusterDevice& device : request.cluster.devices) device.calibration = with;
-  const MegatronSearch search = search_megatron(request, false);
-  const MegatronSearch base = search_megatron(baseline, false);
-  ASSERT_FALSE(search.fitting.empty());
-  ASSERT_EQ(search.fitting.size(), base.fitting.size());
-  for (const MegatronCandidate& c : search.fitting) {
-    const auto same = std::find_if(base.fitting.begin(), base.fitting.end(), [&](const MegatronCandidate& o) {
-      return o.tensor == c.tensor && o.pipeline == c.pipeline && o.data == c.data && o.micro_batch == c.micro_batch &&
-             o.options.recompute == c.options.recompute;
-    });
-    ASSERT_NE(same, base.fitting.end());
+  with.collectives = CollectiveCalibration{Seconds(latency), 1.0};
+  for (const auto& [c, same] : paired_search(with, without)) {
     const double n = 24.0 / c.pipeline;
     const double tp = c.tensor > 1 ? 4 * n : 0;
     const double full = c.options.recompute == Recompute::full ? 1 : 0;
@@ -201,7 +200,7 @@ TEST(MegatronPlanner, EveryNcclCallPaysTheCalibratedLatency) {
       const double per_micro_batch = (tp + embedding) * (1 + full) + tp + (c.pipeline > 1 ? 2 : 0);
       return (micro_batches + c.pipeline - 1.0) * latency * per_micro_batch + (c.data > 1 ? latency : 0.0);
     };
-    const double measured = c.predicted.value() - same->predicted.value();
+    const double measured = c.predicted.value() - same.predicted.value();
     const bool without_embedding = std::abs(measured - delta(0)) <= 1e-9 * c.predicted.value();
     const bool with_embedding = c.tensor > 1 && std::abs(measured - delta(1)) <= 1e-9 * c.predicted.value();
     EXPECT_TRUE(without_embedding || with_embedding)
