@@ -140,6 +140,8 @@ int run_plan_command(const PlanCommandOptions& options) {
                              report.tensor_parallel->distributed_optimizer ? "on" : "off");
   if (report.mirror_ranks)
     std::cout << "tensor-parallel fidelity: group (rank 0 of each group simulated, the others mirror it)\n";
+  if (!report.all_ranks_because.empty())
+    std::cout << fmt::format("tensor-parallel fidelity: every rank simulated ({})\n", report.all_ranks_because);
   for (const std::string& problem : setup.mirror_problems)
     std::cout << fmt::format("tensor-parallel fidelity: group cannot simulate this plan ({}); --simulate needs "
                              "tensor_parallel_fidelity: ranks\n",

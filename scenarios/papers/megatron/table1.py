@@ -10,9 +10,10 @@ configuration rule for every row (no per-row constants): micro-batch size 1, int
 PP > 1 with v model chunks per stage, v the smallest divisor ≥ 2 of the blocks per stage (Megatron-LM
 requires whole blocks per chunk: layers / (PP · v); 2 for rows 5, 7, 8, 10, 3 for rows 6 and 9), full
 recomputation, TP groups inside a DGX node, DP over the rest, its all-reduce after the pipeline (not
-overlapped, as Megatron-LM ran it then). Rows whose TP group fills its node (TP 8) simulate one GPU per
-group and mirror the other seven (tensor_parallel_fidelity: group, exact on this platform:
-docs/megatron.md, "Tensor-parallel fidelity").
+overlapped, as Megatron-LM ran it then). Every row asks for tensor_parallel_fidelity: auto: where the
+TP group fills its node (TP 8, rows 4-10) one GPU per group is simulated and the other seven mirror it,
+exactly on this platform; rows 2-3 (TP 2, 4) simulate every GPU (docs/megatron.md, "Tensor-parallel
+fidelity"). So do the 3D planner's candidates (`dnnsim plan --planner megatron --simulate-top K`).
 """
 import json
 import pathlib
@@ -77,9 +78,6 @@ def scenario(i, row):
     micro_batches = batch // (dp * MICRO_BATCH)
     v = chunks(layers, pp)
     schedule = f"{{name: interleaved, chunks: {v}}}" if v > 1 else "1f1b"
-    # A TP group that fills its DGX node: the other seven ranks mirror rank 0 (same result, 1/8 of the work).
-    mirror = ("\n  # The group fills its node and every GPU has its own NIC: ranks 1-7 mirror rank 0, exactly\n"
-              "  # (docs/megatron.md, \"Tensor-parallel fidelity\").\n  tensor_parallel_fidelity: group") if tp == 8 else ""
     return f"""# Megatron-LM SC'21 Table 1, row {i + 1}: GPT {params}B ({layers} layers, hidden {hidden}, {heads} heads) on
 # {gpus} A100-80GB (DGX A100 nodes: NVSwitch, 8 × HDR InfiniBand), TP {tp} × PP {pp} × DP {dp}, global
 # batch {batch}. Paper: {tflops} TFLOP/s per GPU, so {implied:.2f} s per iteration by its FLOP formula
@@ -110,7 +108,10 @@ workload:
   schedule: {schedule}
   planner: {{name: uniform, stages: {pp}}}
   tensor_parallel: {tp}
-  recompute: full{mirror}
+  recompute: full
+  # One GPU per tensor-parallel group simulated where that is exact (a group filling its node, a NIC
+  # per GPU), every GPU elsewhere (docs/megatron.md, "Tensor-parallel fidelity").
+  tensor_parallel_fidelity: auto
   # Megatron-LM of the paper (DDP_impl local) all-reduces the data-parallel gradients after the
   # pipeline's last backward (training.py: allreduce_gradients() after forward_backward_func).
   overlap: false

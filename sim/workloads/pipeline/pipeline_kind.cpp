@@ -192,13 +192,16 @@ void read_tensor_parallel(YamlReader& reader, MapReader& map, PipelineWorkloadSp
                                     "tensor_parallel consecutive GPUs)");
 }
 
-// `tensor_parallel_fidelity: ranks | group` (group: PipelineWorkload::mirror_ranks), after the
-// tensor-parallel keys and the planner. The degree a megatron planner chooses is checked after it.
+// `tensor_parallel_fidelity: ranks | group | auto` (group: PipelineWorkload::mirror_ranks), after the
+// tensor-parallel keys and the planner. The degree a megatron planner chooses is checked after it;
+// `auto` is checked only then, and falls back to every rank instead of failing.
 void read_tensor_parallel_fidelity(YamlReader& reader, MapReader& map, PipelineWorkloadSpec& spec,
                                    const Cluster& cluster) {
-  const auto fidelity = map.choice("tensor_parallel_fidelity", "tensor-parallel fidelity", {"ranks", "group"});
+  using RankFidelity = PipelineWorkloadSpec::RankFidelity;
+  const auto fidelity = map.choice("tensor_parallel_fidelity", "tensor-parallel fidelity", {"ranks", "group", "auto"});
+  if (fidelity == "auto") spec.rank_fidelity = RankFidelity::automatic;
   if (fidelity != "group") return;
-  spec.mirror_ranks = true;
+  spec.rank_fidelity = RankFidelity::group;
   const YAML::Node where = map.get("tensor_parallel_fidelity");
   const bool explicit_degree = spec.planner != "megatron";
   if (explicit_degree && spec.tensor_parallel.degree < 2)
@@ -319,6 +322,7 @@ nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const s
     section["distributed_optimizer"] = report.tensor_parallel->distributed_optimizer;
     section["data_parallel"] = plan.stages.front().devices.size();
     section["tensor_parallel_fidelity"] = report.mirror_ranks ? "group" : "ranks";
+    if (!report.all_ranks_because.empty()) section["tensor_parallel_fidelity_reason"] = report.all_ranks_because;
   }
   section["cost_model"] = report.plan.cost_model;
   section["predicted_iteration_time_s"] = report.plan.predicted_iteration_time.value();

@@ -195,9 +195,17 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   if (setup.report.tensor_parallel) setup.workload.gpus = all_gpus.devices;
   // The megatron planner's degree is known only now (the parser checked the cluster); at degree 1
   // there is nothing to mirror.
-  if (spec.mirror_ranks && setup.workload.ranks() > 1) {
-    setup.mirror_problems = mirror_problems(scenario.cluster, setup.workload.ranks());
-    setup.workload.mirror_ranks = setup.report.mirror_ranks = setup.mirror_problems.empty();
+  using RankFidelity = PipelineWorkloadSpec::RankFidelity;
+  if (spec.rank_fidelity != RankFidelity::ranks && setup.workload.ranks() > 1) {
+    std::vector<std::string> problems = mirror_problems(scenario.cluster, setup.workload.ranks());
+    const NetworkConditions& network = scenario.network;
+    if (!network.conditions.empty() || !network.background_flows.empty() || !network.failures.empty())
+      problems.push_back("the network section would touch the mirrored GPUs' links");  // `group`: refused by the parser
+    setup.workload.mirror_ranks = setup.report.mirror_ranks = problems.empty();
+    if (spec.rank_fidelity == RankFidelity::group)
+      setup.mirror_problems = std::move(problems);
+    else if (!problems.empty())
+      setup.report.all_ranks_because = problems.front();
   }
   return setup;
 }

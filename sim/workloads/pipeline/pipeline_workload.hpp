@@ -53,9 +53,11 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   // sharded and memory follows Korthikanti et al. even at degree 1.
   TensorParallelOptions tensor_parallel;
   bool tensor_parallel_set = false;
-  // `tensor_parallel_fidelity: group`: rank 0 of each tensor-parallel group is simulated and the
-  // other ranks mirror it (PipelineWorkload::mirror_ranks; docs/megatron.md).
-  bool mirror_ranks = false;
+  // `tensor_parallel_fidelity`: `group` simulates rank 0 of each tensor-parallel group and has the
+  // other ranks mirror it (PipelineWorkload::mirror_ranks; docs/megatron.md), an error where that is
+  // not exact; `auto` mirrors where it is exact and simulates every rank elsewhere, and says which.
+  enum class RankFidelity { ranks, group, automatic };
+  RankFidelity rank_fidelity = RankFidelity::ranks;
 
   [[nodiscard]] std::optional<int> samples_per_iteration() const override { return global_batch; }
   [[nodiscard]] std::optional<int> tokens_per_sample() const override {
@@ -63,10 +65,10 @@ struct PipelineWorkloadSpec : WorkloadSpec {
     return model.tokens_per_sample;
   }
   [[nodiscard]] std::string network_unsupported() const override {
-    return mirror_ranks ? "tensor_parallel_fidelity: group simulates one GPU per tensor-parallel group, so it cannot "
+    return rank_fidelity == RankFidelity::group ? "tensor_parallel_fidelity: group simulates one GPU per tensor-parallel group, so it cannot "
                           "apply network conditions, failures or background flows to the others; use "
-                          "tensor_parallel_fidelity: ranks"
-                        : "";
+                          "tensor_parallel_fidelity: ranks or auto"
+                                                : "";
   }
 };
 
@@ -81,7 +83,9 @@ struct PipelineRunReport : WorkloadResult {
   PlanResult plan;      // plan.feasible = false: nothing was simulated, plan.reason says why
                         // (with tensor parallelism, plan devices are groups of consecutive GPUs)
   std::optional<TensorParallelOptions> tensor_parallel;  // the tensor-parallel keys, or the megatron planner's choice
-  bool mirror_ranks = false;  // tensor_parallel_fidelity: group
+  bool mirror_ranks = false;  // rank 0 of each group simulated (tensor_parallel_fidelity: group or auto)
+  // tensor_parallel_fidelity: auto, where it simulates every rank: why mirroring would not be exact.
+  std::string all_ranks_because;
   struct Choice {
     int group_size = 1;
     std::vector<std::pair<int, double>> predicted_s;  // (k, predicted iteration time) of every candidate that fits

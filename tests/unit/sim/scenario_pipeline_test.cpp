@@ -526,11 +526,26 @@ std::string mirrored(const std::string& keys) {
 TEST(ScenarioPipeline, GroupFidelityMirrorsRanksOnAClusterWithANicPerGpu) {
   const Scenario scenario = load(mirrored("  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n"));
   const PipelineWorkloadSpec& spec = spec_of(scenario);
-  EXPECT_TRUE(spec.mirror_ranks);
+  EXPECT_EQ(spec.rank_fidelity, PipelineWorkloadSpec::RankFidelity::group);
   const PipelineSetup setup = plan_pipeline(scenario, spec);
   EXPECT_TRUE(setup.workload.mirror_ranks);
   EXPECT_TRUE(setup.report.mirror_ranks);
   EXPECT_EQ(setup.workload.lowered_ranks(), 1);
+}
+
+// auto: mirrored where exact (a NIC per GPU), every rank simulated with the reason where not
+// (kCluster's shared NIC), and no error either way.
+TEST(ScenarioPipeline, AutoFidelityMirrorsWhereExactAndSaysWhyNotElsewhere) {
+  const std::string keys = "  tensor_parallel: 2\n  tensor_parallel_fidelity: auto\n";
+  const Scenario exact = load(mirrored(keys));
+  EXPECT_TRUE(plan_pipeline(exact, spec_of(exact)).workload.mirror_ranks);
+  const Scenario shared = load(tensor_parallel(keys));
+  const PipelineSetup setup = plan_pipeline(shared, spec_of(shared));
+  EXPECT_FALSE(setup.workload.mirror_ranks);
+  EXPECT_FALSE(setup.report.mirror_ranks);
+  EXPECT_TRUE(setup.mirror_problems.empty());
+  EXPECT_NE(setup.report.all_ranks_because.find("node type 'box' has one NIC"), std::string::npos)
+      << setup.report.all_ranks_because;
 }
 
 // kCluster's nodes share one NIC between their two GPUs: both ranks' sends would cross it.
