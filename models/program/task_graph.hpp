@@ -129,7 +129,8 @@ struct Task {
   [[nodiscard]] bool is_compute() const { return std::holds_alternative<Compute>(op); }
   [[nodiscard]] bool is_transfer() const { return std::holds_alternative<Transfer>(op); }
   [[nodiscard]] bool is_collective() const { return std::holds_alternative<Collective>(op); }
-  // The devices the task occupies: the compute device, the transfer source, or the collective group.
+  // The devices the task occupies: the compute device, the transfer source, or the collective group
+  // (of a mirrored collective, its first member: the others run nothing).
   [[nodiscard]] std::vector<DeviceId> devices() const;
 };
 

@@ -131,12 +131,9 @@ std::string format_time_breakdown(const SimulationResult& result) {
     const auto column = static_cast<std::size_t>(std::find(kColumns.begin(), kColumns.end(), phase) - kColumns.begin());
     auto [it, added] = seconds.try_emplace(row, std::array<double, kColumns.size()>{});
     if (added) order.push_back(row);
-    // A collective occupies each member for its duration; a transfer its source and destination; a
-    // mirrored collective its one simulated member (the mean below is over simulated devices).
-    const auto* collective = std::get_if<Collective>(&task.op);
-    const double occupied = task.is_compute() || (collective && collective->mirrored)
-                                ? 1.0
-                                : static_cast<double>(task.is_transfer() ? 2 : task.devices().size());
+    // A collective occupies each member for its duration (a mirrored one its simulated member: the
+    // mean below is over simulated devices); a transfer its source and destination.
+    const double occupied = task.is_compute() ? 1.0 : static_cast<double>(task.is_transfer() ? 2 : task.devices().size());
     it->second[column] += (result.task_end[id] - result.task_start[id]) * occupied;
   }
   const std::vector<DeviceId> source = mirror_sources(graph);

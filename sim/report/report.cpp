@@ -46,7 +46,7 @@ std::vector<DeviceActivity> device_activity(const SimulationResult& result) {
       activity[transfer->src].communication.push_back(interval);
       activity[transfer->dst].communication.push_back(interval);
     } else {
-      for (DeviceId d : std::get<Collective>(task.op).group) activity[d].communication.push_back(interval);
+      for (DeviceId d : task.devices()) activity[d].communication.push_back(interval);
     }
   }
   return activity;
