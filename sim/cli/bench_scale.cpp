@@ -59,11 +59,20 @@ std::vector<std::string> gpt3_megatron(int gpus) {
           fmt::format("workload.micro_batch_size={}", 3 * gpus / 2)};
 }
 
+// The same with one GPU per tensor-parallel group simulated (docs/megatron.md, "Tensor-parallel
+// fidelity"): the planner's TP 8 fills the file's 8-GPU nodes, each GPU has its own NIC.
+std::vector<std::string> gpt3_megatron_group(int gpus) {
+  std::vector<std::string> sets = gpt3_megatron(gpus);
+  sets.emplace_back("workload.tensor_parallel_fidelity=group");
+  return sets;
+}
+
 const std::vector<ScaleCase>& scale_cases() {
   static const std::vector<ScaleCase> cases{
       {"astra-dp", "gpt3-xl-dp-1024.yaml", 1, 1 << 20, "", astra_dp},
       {"gpt3-1f1b", "gpt3-175b-1f1b-1024.yaml", 128, 1 << 20, "", gpt3_1f1b},
       {"gpt3-megatron", "gpt3-175b-megatron-1024.yaml", 128, 1 << 20, "", gpt3_megatron},
+      {"gpt3-megatron-group", "gpt3-175b-megatron-1024.yaml", 128, 1 << 20, "", gpt3_megatron_group},
       {"astra-dp-leaf-spine", "gpt3-xl-dp-1024.yaml", 32, 1024,
        "a leaf-spine is a full zone of n² node routes (docs/performance.md)", astra_dp_leaf_spine}};
   return cases;
