@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -357,6 +358,13 @@ class Importer {
               if (*type == pb::BARRIER) collective.size = Bytes(0);
               if (const pb::AttributeProto* root = find_attr(node, "dnnsim.root"))
                 collective.root = static_cast<DeviceId>(int_value(*root).value_or(0));
+              if (const pb::AttributeProto* calls = find_attr(node, "dnnsim.calls")) {
+                const std::optional<std::int64_t> count = int_value(*calls);
+                if (count && *count >= 1 && *count <= std::numeric_limits<std::uint32_t>::max())
+                  collective.calls = static_cast<std::uint32_t>(*count);
+                else
+                  sink_.error(where(r, i), "dnnsim.calls must be an integer in [1, 2^32 - 1]");
+              }
               task.op = collective;
               it->second = new_slot(std::move(task), r, i);
             } else {
@@ -695,6 +703,7 @@ ChakraExport export_chakra(const TaskGraph& graph, const std::string& dir,
         }
         if (!collective.algorithm.empty()) add_attr(node, "dnnsim.algorithm")->set_string_val(collective.algorithm);
         if (collective.kind == CollectiveKind::broadcast) add_attr(node, "dnnsim.root")->set_int64_val(collective.root);
+        if (collective.calls != 1) add_attr(node, "dnnsim.calls")->set_int64_val(collective.calls);
         local_deps(node, rank, all);
       }
     }

@@ -93,6 +93,12 @@ ChakraExport export_scenario_chakra(const Scenario& scenario, const std::string&
     throw InputError(scenario.workload->where,
                      fmt::format("a '{}' workload drives the engine itself and has no task graph to export",
                                  scenario.workload_kind));
+  // A Chakra trace has a file per rank and cannot say that ranks copy another's work.
+  for (const Task& task : graph->tasks())
+    if (const auto* collective = std::get_if<Collective>(&task.op); collective && collective->mirrored)
+      throw InputError(scenario.workload->where,
+                       "this graph simulates one GPU per tensor-parallel group (tensor_parallel_fidelity: group or "
+                       "auto), which a Chakra trace cannot express; export it with tensor_parallel_fidelity: ranks");
   // The node type of each GPU, by name, for the cost model's duration of each compute task.
   std::map<std::string, const NodeType*> type_of_gpu;
   const std::vector<std::string> names = scenario.cluster.gpu_names();

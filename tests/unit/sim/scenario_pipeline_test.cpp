@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/workloads/chakra/chakra_kind.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/diagnostics.hpp"
@@ -546,6 +547,15 @@ TEST(ScenarioPipeline, AutoFidelityMirrorsWhereExactAndSaysWhyNotElsewhere) {
   EXPECT_TRUE(setup.mirror_problems.empty());
   EXPECT_NE(setup.report.all_ranks_because.find("node type 'box' has one NIC"), std::string::npos)
       << setup.report.all_ranks_because;
+}
+
+// A Chakra trace has a file per rank: a graph whose ranks 1 copy ranks 0 cannot be written as one.
+TEST(ScenarioPipeline, AMirroredGraphIsNotExportedToChakra) {
+  const Scenario scenario = load(mirrored("  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n"));
+  const auto errors =
+      diagnostics_thrown_by([&] { (void)export_scenario_chakra(scenario, testing::test_dir().string()); });
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_NE(errors[0].message.find("export it with tensor_parallel_fidelity: ranks"), std::string::npos);
 }
 
 // kCluster's nodes share one NIC between their two GPUs: both ranks' sends would cross it.

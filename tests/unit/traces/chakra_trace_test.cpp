@@ -177,8 +177,9 @@ TEST(ChakraExport, ImportOfExportIsTheSameGraph) {
   backward.free_bytes = Bytes(5e6);
   backward.iteration = 1;
   const TaskId t3 = add(backward, compute, Phase::backward, {t2}, "bwd layer1");
-  add(Task{Collective{CollectiveKind::all_reduce, {3, 1, 2}, Bytes(4e6), "ring", 0}}, comm, Phase::communication, {t3},
-      "all-reduce stage");
+  Collective all_reduce{CollectiveKind::all_reduce, {3, 1, 2}, Bytes(4e6), "ring", 0};
+  all_reduce.calls = 6;  // a step's per-block calls summed, each paying the calibrated latency
+  add(Task{all_reduce}, comm, Phase::communication, {t3}, "all-reduce stage");
   add(Task{Collective{CollectiveKind::broadcast, {0, 1, 2, 3}, Bytes(1e3), "", 2}}, comm, Phase::communication, {t0},
       "broadcast");
   ASSERT_TRUE(graph.validate().empty());
