@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "planners/common/all_reduce_paths.hpp"
 #include "planners/common/layer_cost.hpp"
@@ -19,13 +20,6 @@ std::vector<int> divisors(int n) {
   for (int k = 1; k <= n; ++k)
     if (n % k == 0) result.push_back(k);
   return result;
-}
-
-// A ring all-reduce (or all-gather + reduce-scatter) of `size` bytes over n ranks on paths of `path`.
-Seconds ring_time(Bytes size, int ranks, const PathCost& path) {
-  if (ranks < 2 || size.value() <= 0 || path.bandwidth.value() <= 0) return Seconds(0);
-  const double steps = 2.0 * (ranks - 1);
-  return Seconds(steps * path.latency.value() + steps / ranks * size.value() / path.bandwidth.value());
 }
 
 // The slowest path among the given GPUs' pairs of consecutive members, and with `ring` from the last
@@ -62,17 +56,21 @@ Seconds call_latency(const ClusterDevice& device) {
   return device.calibration && device.calibration->collectives ? device.calibration->collectives->latency : Seconds(0);
 }
 
-// A step's tensor-parallel collectives over the group's ring, each of its calls paying `latency`:
-// the all-reduces, and with sequence parallelism the all-gathers and reduce-scatters (each half an
-// all-reduce's ring). The calls are the traffic in units of one call's buffer, as the lowering counts them.
+// A pass's tensor-parallel collectives over the group's ring, as the lowering makes them: one task
+// per kind (the all-reduces, or with sequence parallelism the all-gathers and reduce-scatters, whose
+// ring is an all-gather's), timed by the closed forms of models/cost/collective_cost.hpp, each
+// standing for size / call_bytes calls that pay `latency` each.
 Seconds tensor_parallel_time(const TensorParallelTraffic& traffic, int t, const PathCost& path, Bytes call_bytes,
                              Seconds latency) {
-  if (t < 2) return Seconds(0);
-  double calls = 0;
-  for (Bytes size : {traffic.all_reduce, traffic.all_gather, traffic.reduce_scatter})
-    calls += std::round(size.value() / call_bytes.value());
-  return ring_time(traffic.all_reduce, t, path) + ring_time(traffic.all_gather + traffic.reduce_scatter, t, path) / 2.0 +
-         latency * calls;
+  Seconds total{0};
+  const auto add = [&](Bytes size, Seconds (*ring)(Bytes, int, const PathCost&)) {
+    if (size.value() > 0) total += ring(size, t, path) + latency * std::round(size.value() / call_bytes.value());
+  };
+  if (t < 2) return total;
+  add(traffic.all_reduce, ring_all_reduce_time);
+  add(traffic.all_gather, ring_all_gather_time);
+  add(traffic.reduce_scatter, ring_all_gather_time);
+  return total;
 }
 
 std::size_t gpus_per_node(const ClusterView& cluster) {
@@ -97,13 +95,21 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
   const BytesPerParameter per_parameter = bytes_per_parameter(request.memory.precision, request.memory.optimizer);
   for (int t : divisors(std::min(gpus, node))) {
     if (!tensor_parallel_problems(request.model, t).empty()) continue;
+    std::vector<DeviceId> group;
+    for (int r = 0; r < t; ++r) group.push_back(static_cast<DeviceId>(r));
+    const PathCost tp_path = t > 1 ? slowest_path(request.cluster, group, true) : PathCost{};
     for (int p : divisors(gpus / t)) {
+      // The data-parallel all-reduce's paths: over the first stage's replicas, the first GPU of each group.
+      const int d = gpus / (t * p);
+      std::vector<DeviceId> replicas;
+      for (int q = 0; q < d; ++q) replicas.push_back(static_cast<DeviceId>(q * t));
+      const std::optional<AllReducePaths> dp_paths =
+          d > 1 ? std::optional(all_reduce_paths(request.cluster, replicas)) : std::nullopt;
       // v: the schedule's, or with choose_chunks 1 and every v > 1 an interleaved pipeline can take.
       std::vector<int> chunk_choices{request.chunks_per_stage};
       if (request.choose_chunks) chunk_choices = p == 1 ? std::vector<int>{1} : divisors(shape->blocks / p);
       for (int v : chunk_choices) {
         if (shape->blocks % (p * v) != 0) continue;  // Megatron: whole blocks per model chunk
-        const int d = gpus / (t * p);
         for (int b : {1, 2, 4, 8}) {
           if (request.global_batch % (d * b) != 0) continue;
           const int micro_batches = request.global_batch / (d * b);
@@ -170,11 +176,6 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
                                                    device.gpu.memory.value() / (1 << 30));
               continue;
             }
-            std::vector<DeviceId> group, replicas;
-            for (int r = 0; r < t; ++r) group.push_back(static_cast<DeviceId>(r));
-            for (int q = 0; q < d; ++q) replicas.push_back(static_cast<DeviceId>(q * t));
-            const PathCost tp_path = t > 1 ? slowest_path(request.cluster, group, true) : PathCost{};
-
             const Bytes call_bytes = tensor_parallel_call_bytes(*shape, b);
             const Seconds tp_forward = tensor_parallel_time(forward_traffic, t, tp_path, call_bytes, latency);
             const Seconds tp_backward = tensor_parallel_time(backward_traffic, t, tp_path, call_bytes, latency);
@@ -183,10 +184,9 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
             Seconds step = forward + backward + tp_forward + tp_backward + send * (2.0 * v);
             if (recompute == Recompute::full) step += forward + tp_forward;  // the forward again, with its collectives
             // One all-reduce call per model chunk, after the pipeline (Megatron-LM's local DDP).
-            const Seconds dp_time = d > 1 ? all_reduce_time(Bytes(parameters * per_parameter.gradients),
-                                                            all_reduce_paths(request.cluster, replicas)) +
-                                                latency * v
-                                          : Seconds(0);
+            const Seconds dp_time =
+                dp_paths ? all_reduce_time(Bytes(parameters * per_parameter.gradients), *dp_paths) + latency * v
+                         : Seconds(0);
             c.predicted = step * (micro_batches + (p - 1.0) / v) + dp_time;
             search.fitting.push_back(c);
           }

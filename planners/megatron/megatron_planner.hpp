@@ -12,8 +12,9 @@
 // back once per chunk; p = 1 sends nothing), t_f/t_b/t_r the forward/backward/recomputation time of one
 // micro-batch on one stage (each layer its own kernel, layer_time; under a launch model the stage's n
 // kernels of a pass take max(h + G, n·h), issued_time), t_tp the tensor-parallel
-// collectives of that micro-batch as ring all-reduces over the group's path (2(t−1)/t · size / β
-// + 2(t−1)·α each; full recomputation runs the forward's again), and t_dp the data-parallel
+// collectives of that micro-batch over the group's ring, one per kind and pass as the lowering runs
+// them (all-reduce 2(t−1)·(α + size/(t·β)), all-gather and reduce-scatter half that; full
+// recomputation runs the forward's again), and t_dp the data-parallel
 // all-reduce of a stage's gradient shard as the simulator's default rule runs it (all_reduce_paths.hpp:
 // a ring, or hierarchical when every node holds the same number g > 1 of the replicas; not
 // overlapped, as in Megatron's default; one call per model chunk). Every NCCL call — each block's

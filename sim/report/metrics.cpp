@@ -57,7 +57,8 @@ std::vector<GpuSpec> gpu_specs_of_devices(const Scenario& scenario, const TaskGr
   return specs;
 }
 
-FlopMetrics flop_metrics(const SimulationResult& result, const std::vector<GpuSpec>& gpus) {
+FlopMetrics flop_metrics(const SimulationResult& result, const std::vector<GpuSpec>& gpus,
+                         const std::vector<DeviceId>& sources) {
   const TaskGraph& graph = result.graph;
   FlopMetrics metrics;
   metrics.devices.resize(graph.devices().size());
@@ -79,11 +80,10 @@ FlopMetrics flop_metrics(const SimulationResult& result, const std::vector<GpuSp
   const auto dominant = [](const std::array<double, kDtypes>& flops) {
     return static_cast<Dtype>(std::max_element(flops.begin(), flops.end()) - flops.begin());
   };
-  const std::vector<DeviceId> source = mirror_sources(graph);
   for (DeviceId d = 0; d < graph.devices().size(); ++d) {
-    if (source[d] != d) {
-      metrics.devices[d] = metrics.devices[source[d]];
-      by_dtype[d] = by_dtype[source[d]];
+    if (sources[d] != d) {
+      metrics.devices[d] = metrics.devices[sources[d]];
+      by_dtype[d] = by_dtype[sources[d]];
     }
     const bool computes = *std::max_element(by_dtype[d].begin(), by_dtype[d].end()) > 0;
     const Dtype dtype = dominant(computes ? by_dtype[d] : overall);

@@ -9,8 +9,9 @@
 //     FLOPs of recomputed forward passes (Korthikanti et al., "Reducing Activation Recomputation in
 //     Large Transformer Models", MLSys'23 §6: HFU counts the recomputation, MFU does not).
 // Model FLOPs are the FLOPs of the task graph's compute tasks that ran (a mirrored device counted
-// with its source's, mirror_sources), except recompute and optimizer tasks (the optimizer step is not a model FLOP in Megatron's or PaLM's count); each
-// device's peak is its GPU's dense peak for the dtype carrying most of its FLOPs.
+// with its source's, mirror_sources), except recompute and optimizer tasks (the optimizer step is
+// not a model FLOP in Megatron's or PaLM's count); each device's peak is its GPU's dense peak for the
+// dtype carrying most of its FLOPs.
 //
 // Memory at peak: the measured peak of a device split into model states (weights, gradients,
 // optimizer state: what the workload allocates once and keeps, WorkloadKind::model_state_memory),
@@ -54,7 +55,9 @@ struct FlopMetrics {
 // The catalog GPU (with the scenario's overrides) of each graph device.
 [[nodiscard]] std::vector<GpuSpec> gpu_specs_of_devices(const Scenario& scenario, const TaskGraph& graph);
 
-[[nodiscard]] FlopMetrics flop_metrics(const SimulationResult& result, const std::vector<GpuSpec>& gpus);
+// `sources`: mirror_sources(result.graph).
+[[nodiscard]] FlopMetrics flop_metrics(const SimulationResult& result, const std::vector<GpuSpec>& gpus,
+                                       const std::vector<DeviceId>& sources);
 
 // A device's peak split as the header says: `states` empty → everything is "other".
 [[nodiscard]] nlohmann::ordered_json memory_at_peak(double peak_bytes, const MemoryBreakdown* states);

@@ -122,7 +122,9 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     mean["throughput_tokens_per_s"] = nullptr;
   }
   // Megatron-LM's figures (sim/report/metrics.hpp): FLOP rates per GPU, MFU and HFU.
-  const FlopMetrics flops = flop_metrics(result, gpu_specs_of_devices(scenario, result.graph));
+  // A mirrored device (Collective::mirrored) reports its source's figures, and says so.
+  const std::vector<DeviceId> source = mirror_sources(result.graph);
+  const FlopMetrics flops = flop_metrics(result, gpu_specs_of_devices(scenario, result.graph), source);
   const double gpu_count = std::max<double>(1, static_cast<double>(result.graph.devices().size()));
   const double per_gpu_second = result.makespan_s > 0 ? 1.0 / (result.makespan_s * gpu_count) : 0.0;
   mean["model_flops_per_iteration"] = flops.model_flops / iterations;
@@ -135,8 +137,6 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
       builtin_workload_kinds().at(scenario.workload_kind).value->model_state_memory(scenario, result);
 
   const auto activity = device_activity(result);
-  // A mirrored device (Collective::mirrored) reports its source's figures, and says so.
-  const std::vector<DeviceId> source = mirror_sources(result.graph);
   std::vector<double> peak_memory(result.peak_memory_bytes.size());
   for (DeviceId d = 0; d < peak_memory.size(); ++d) peak_memory[d] = result.peak_memory_bytes[source[d]];
   ordered_json devices = ordered_json::object();

@@ -65,10 +65,9 @@ struct PipelineWorkloadSpec : WorkloadSpec {
     return model.tokens_per_sample;
   }
   [[nodiscard]] std::string network_unsupported() const override {
-    return rank_fidelity == RankFidelity::group ? "tensor_parallel_fidelity: group simulates one GPU per tensor-parallel group, so it cannot "
-                          "apply network conditions, failures or background flows to the others; use "
-                          "tensor_parallel_fidelity: ranks or auto"
-                                                : "";
+    if (rank_fidelity != RankFidelity::group) return {};
+    return "tensor_parallel_fidelity: group simulates one GPU per tensor-parallel group, so it cannot apply network "
+           "conditions, failures or background flows to the others; use tensor_parallel_fidelity: ranks or auto";
   }
 };
 
