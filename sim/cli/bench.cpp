@@ -12,6 +12,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/platform/transfer.hpp"
 #include "sim/workloads/data_parallel/data_parallel_kind.hpp"
 #include "sim/run/simulation.hpp"
 
@@ -148,8 +149,9 @@ Measurement measure_executor(int gpus, int iterations) {
   return stopwatch.measure(static_cast<double>(computes + result.flow_count));
 }
 
-// The same platform with one actor per GPU doing `rounds` × (execute + send to the next GPU): the
-// cheapest way to drive SimGrid with that many activities.
+// The same platform with one actor per GPU doing `rounds` × (execute + transfer to the next GPU, by
+// the executor's primitive, sim/platform/transfer.hpp): the cheapest way to drive SimGrid with that
+// many activities.
 Measurement measure_raw(int gpus, std::size_t activities) {
   const Scenario scenario = synthetic_scenario(gpus, 1);
   const Stopwatch stopwatch;
@@ -163,7 +165,7 @@ Measurement measure_raw(int gpus, std::size_t activities) {
     sg4::Actor::create("raw", self, [self, next, rounds]() {
       for (std::size_t r = 0; r < rounds; ++r) {
         sg4::this_actor::execute(self->get_speed() * 1e-3);
-        sg4::Comm::sendto(self, next, 1e6);
+        finish_transfer(start_transfer(self, next, 1e6));
       }
     });
   }
@@ -177,7 +179,7 @@ int run_bench(const BenchOptions& options) {
   std::cout << "activities = SimGrid executions + communications; rates per second of process CPU time\n"
                "(wall time is shown too; on a shared VM it also counts time the process did not run)\n"
                "DP: the synthetic data-parallel workload through the whole pipeline\n"
-               "ring: the raw loop's pattern through the executor; raw: a bare S4U loop (execute + sendto)\n"
+               "ring: the raw loop's pattern through the executor; raw: a bare S4U loop (execute + transfer)\n"
                "on the same platform; ring and raw: fastest of --repeat runs; ratio = ring / raw\n\n";
   std::cout << fmt::format("{:>6} {:>10} {:>9} {:>12} | {:>10} {:>9} {:>12} | {:>9} {:>12} | {:>6}\n", "GPUs",
                            "DP activ.", "DP wall", "DP activ./s", "activities", "ring wall", "ring activ./s",

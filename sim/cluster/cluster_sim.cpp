@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "planners/jobs/parameter_server.hpp"
+#include "sim/platform/transfer.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -35,7 +36,7 @@ struct JobRun {
   Phase phase = Phase::pending;
   sg4::ActorPtr actor;
   sg4::ExecPtr exec;
-  std::vector<sg4::CommPtr> comms;
+  std::vector<sg4::ActivityPtr> comms;
   double attempt_start = 0;
   double attempt_seconds = 0;   // job level: length of the attempt's execution
   double rate = 0;              // iterations/s on the current placement, solo
@@ -411,8 +412,8 @@ class ClusterSimulation {
   }
 
   void stop(JobRun& run, double now) {
-    // Kill the job's actor before cancelling what it waits on: a cancelled host-to-host flow raises
-    // NetworkFailureException in its waiter, which would escape a still-living actor.
+    // Kill the job's actor before cancelling what it waits on: a cancelled transfer fails in its
+    // waiter, which would escape a still-living actor.
     if (run.actor) run.actor->kill();
     if (run.exec && run.exec->get_state() == sg4::Activity::State::STARTED) run.exec->cancel();
     run.repricing = false;
@@ -505,9 +506,9 @@ class ClusterSimulation {
         self->exec = nullptr;
         if (ring.size() > 1 && cost.sync_bytes.value() > 0) {
           for (std::size_t i = 0; i < ring.size(); ++i)
-            self->comms.push_back(sg4::Comm::sendto_async(ring[i], ring[(i + 1) % ring.size()], n * cost.sync_bytes.value()));
+            self->comms.push_back(start_transfer(ring[i], ring[(i + 1) % ring.size()], n * cost.sync_bytes.value()));
           result_.flows += ring.size();
-          sg4::Comm::wait_all(self->comms);
+          finish_transfers(self->comms);
           self->comms.clear();
         }
       });
@@ -567,10 +568,10 @@ class ClusterSimulation {
             for (const auto& [host, share] : ps_hosts)
               if (host != worker) {
                 const double bytes = n * cost.ps_bytes.value() * share;
-                self->comms.push_back(direction == 0 ? sg4::Comm::sendto_async(worker, host, bytes) : sg4::Comm::sendto_async(host, worker, bytes));
+                self->comms.push_back(direction == 0 ? start_transfer(worker, host, bytes) : start_transfer(host, worker, bytes));
               }
           result_.flows += self->comms.size();
-          sg4::Comm::wait_all(self->comms);
+          finish_transfers(self->comms);
           self->comms.clear();
         }
         self->exec->wait();

@@ -1,6 +1,5 @@
 #include "sim/exec/executor.hpp"
 
-#include <simgrid/Exception.hpp>
 #include <xbt/config.hpp>
 
 #include <malloc.h>
@@ -19,6 +18,7 @@
 
 #include "models/cost/collective_cost.hpp"
 #include "models/cost/compute_cost.hpp"
+#include "sim/platform/transfer.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -483,19 +483,15 @@ void Executor::Impl::spawn_stream_actor(std::uint32_t s) {
 // sent again from the start (NCCL would time out and the step be redone; the report counts the resends).
 bool Executor::Impl::send_or_stop(DeviceId src, DeviceId dst, double bytes) {
   for (;;) {
-    try {
-      sg4::Comm::sendto(devices[src].host, devices[dst].host, bytes);
-      return true;
-    } catch (const simgrid::NetworkFailureException&) {
-      if (!devices[dst].host->is_on()) return false;
-      const double now = sg4::Engine::get_clock();
-      double resume = std::numeric_limits<double>::infinity();
-      for (const auto& [from, to] : options.link_failures)
-        if (from <= now && now < to) resume = std::min(resume, to);
-      if (!std::isfinite(resume)) return false;  // cut by something no window explains: reported as unfinished
-      ++retried_transfers;
-      sg4::this_actor::sleep_until(resume);
-    }
+    if (finish_transfer(start_transfer(devices[src].host, devices[dst].host, bytes))) return true;
+    if (!devices[dst].host->is_on()) return false;
+    const double now = sg4::Engine::get_clock();
+    double resume = std::numeric_limits<double>::infinity();
+    for (const auto& [from, to] : options.link_failures)
+      if (from <= now && now < to) resume = std::min(resume, to);
+    if (!std::isfinite(resume)) return false;  // cut by something no window explains: reported as unfinished
+    ++retried_transfers;
+    sg4::this_actor::sleep_until(resume);
   }
 }
 
@@ -530,25 +526,23 @@ void Executor::Impl::run_stream(StreamSlot& slot) {
         break;
       case OpKind::flows: {
         // A sender's flows of one phase run side by side, each from its delay on.
-        std::vector<std::pair<sg4::CommPtr, std::uint32_t>> comms;
+        std::vector<std::pair<sg4::ActivityPtr, std::uint32_t>> transfers;
         for (std::uint32_t f = op.dst;; ++f) {
           const FlowSpec spec = flow_specs[f];
           if (spec.delay > 0) sg4::this_actor::sleep_until(start + spec.delay);
-          comms.emplace_back(sg4::Comm::sendto_async(devices[op.device].host, devices[spec.dst].host, spec.bytes), f);
+          transfers.emplace_back(start_transfer(devices[op.device].host, devices[spec.dst].host, spec.bytes), f);
           if (spec.last) break;
         }
-        for (auto& [comm, f] : comms) {
+        for (auto& [transfer, f] : transfers) {
           const FlowSpec spec = flow_specs[f];
-          try {
-            comm->wait();
-          } catch (const simgrid::NetworkFailureException&) {
+          if (!finish_transfer(transfer)) {
             if (!send_or_stop(op.device, spec.dst, spec.bytes)) return;
             for (ExecutionObserver* o : observers)
               o->on_transfer(op.task, op.device, spec.dst, spec.bytes, start, sg4::Engine::get_clock());
             continue;
           }
           for (ExecutionObserver* o : observers)
-            o->on_transfer(op.task, op.device, spec.dst, spec.bytes, comm->get_start_time(), comm->get_finish_time());
+            o->on_transfer(op.task, op.device, spec.dst, spec.bytes, transfer->get_start_time(), transfer->get_finish_time());
         }
         break;
       }

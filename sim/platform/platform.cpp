@@ -1,6 +1,5 @@
 #include "sim/platform/platform.hpp"
 
-#include <simgrid/Exception.hpp>
 #include <simgrid/kernel/ProfileBuilder.hpp>
 
 #include <fmt/format.h>
@@ -9,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "sim/platform/transfer.hpp"
 #include "traces/network/preemption.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -229,11 +229,8 @@ void start_background_flows(const Scenario& scenario, const Platform& platform) 
       for (long long k = 0; count < 0 || k < count; ++k) {
         const double date = flow.start.value() + (flow.interval ? flow.interval->value() * static_cast<double>(k) : 0.0);
         if (date > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(date);
-        try {
-          sg4::Comm::sendto(src, dst, flow.size.value());
-        } catch (const simgrid::NetworkFailureException&) {
-          // A failure window cut this repetition; the tenant's next one goes on as scheduled.
-        }
+        // A failure window may cut this repetition (false); the tenant's next one goes on as scheduled.
+        finish_transfer(start_transfer(src, dst, flow.size.value()));
       }
     })->daemonize();
   }

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 
+#include "sim/platform/transfer.hpp"
 #include "sim/run/progress.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -109,9 +110,9 @@ class GnnPipelineRun {
                                              sg4::Engine::get_clock(), flops});
   }
 
-  sg4::CommPtr send(sg4::Host* from, sg4::Host* to, double bytes) {
+  sg4::ActivityPtr send(sg4::Host* from, sg4::Host* to, double bytes) {
     ++result_.flows;
-    return sg4::Comm::sendto_async(from, to, bytes);
+    return start_transfer(from, to, bytes);
   }
 
   // Each remote server's request, its work there (on its host of the same role), its response: the
@@ -120,21 +121,21 @@ class GnnPipelineRun {
     sg4::Host* cpu = in_.cpus[s][role];
     sg4::ExecPtr own = local > 0 ? sg4::this_actor::exec_init(local)->set_host(cpu)->start() : nullptr;
     result_.executions += local > 0 ? 1 : 0;
-    std::vector<sg4::CommPtr> requests;
+    std::vector<sg4::ActivityPtr> requests;
     for (const GnnRemoteWork& r : remote) {
       result_.remote_bytes += r.request_bytes + r.response_bytes;
       if (r.request_bytes > 0) requests.push_back(send(cpu, in_.cpus[r.server][role], r.request_bytes));
     }
-    sg4::Comm::wait_all(requests);
+    finish_transfers(requests);
     std::vector<sg4::ExecPtr> work;
     for (const GnnRemoteWork& r : remote)
       if (r.core_seconds > 0) work.push_back(sg4::this_actor::exec_init(r.core_seconds)->set_host(in_.cpus[r.server][role])->start());
     result_.executions += static_cast<long>(work.size());
     for (const sg4::ExecPtr& exec : work) exec->wait();
-    std::vector<sg4::CommPtr> responses;
+    std::vector<sg4::ActivityPtr> responses;
     for (const GnnRemoteWork& r : remote)
       if (r.response_bytes > 0) responses.push_back(send(in_.cpus[r.server][role], cpu, r.response_bytes));
-    sg4::Comm::wait_all(responses);
+    finish_transfers(responses);
     if (own) own->wait();
   }
 
@@ -178,19 +179,19 @@ class GnnPipelineRun {
           remote_round(s, 0, batch->sample_core_seconds, batch->remote_sample);
           break;
         case 1: {
-          std::vector<sg4::CommPtr> peers;
+          std::vector<sg4::ActivityPtr> peers;
           for (const auto& [peer, bytes] : batch->peer_bytes) {
             result_.nvlink_bytes += bytes;
             peers.push_back(send(in_.gpus[s][peer], in_.gpus[s][batch->gpu], bytes));
           }
           remote_round(s, 1, batch->gather_core_seconds, batch->remote_gather);
-          sg4::Comm::wait_all(peers);
+          finish_transfers(peers);
           break;
         }
         default:
           if (batch->h2d_bytes > 0) {
             result_.h2d_bytes += batch->h2d_bytes;
-            send(in_.cpus[s][2], in_.gpus[s][batch->gpu], batch->h2d_bytes)->wait();
+            finish_transfers({send(in_.cpus[s][2], in_.gpus[s][batch->gpu], batch->h2d_bytes)});
           }
           break;
       }
@@ -247,7 +248,7 @@ class GnnPipelineRun {
     if (!barrier()) return;
     const double start = sg4::Engine::get_clock();
     result_.sync_wait[s][g] += start - arrived;
-    send(gpu, next, bytes)->wait();
+    finish_transfers({send(gpu, next, bytes)});
     if (!barrier()) return;
     result_.allreduce_time[s][g] += sg4::Engine::get_clock() - start;
     result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::allreduce, static_cast<std::uint32_t>(g),

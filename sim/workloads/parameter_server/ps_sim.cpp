@@ -6,6 +6,7 @@
 #include <iostream>
 #include <mutex>
 
+#include "sim/platform/transfer.hpp"
 #include "sim/run/progress.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -62,9 +63,9 @@ class ParameterServerRun {
       if (!in_.policy->commit_after_step(k, since_commit, now - last_commit_end, commit_cost)) continue;
 
       const double commit_start = now;
-      std::vector<sg4::CommPtr> pushes;
-      for (sg4::Host* server : in_.servers) pushes.push_back(sg4::Comm::sendto_async(host, server, shard));
-      sg4::Comm::wait_all(pushes);
+      std::vector<sg4::ActivityPtr> pushes;
+      for (sg4::Host* server : in_.servers) pushes.push_back(start_transfer(host, server, shard));
+      finish_transfers(pushes);
       if (in_.apply_seconds > 0) {
         std::vector<sg4::ExecPtr> applies;
         for (sg4::Host* server : in_.servers)
@@ -89,9 +90,9 @@ class ParameterServerRun {
       const double blocked = sg4::Engine::get_clock() - arrived;
       stats.blocked_s += blocked;
       record(PsEvent::Kind::release, k);
-      std::vector<sg4::CommPtr> pulls;
-      for (sg4::Host* server : in_.servers) pulls.push_back(sg4::Comm::sendto_async(server, host, shard));
-      sg4::Comm::wait_all(pulls);
+      std::vector<sg4::ActivityPtr> pulls;
+      for (sg4::Host* server : in_.servers) pulls.push_back(start_transfer(server, host, shard));
+      finish_transfers(pulls);
       if (done_) return;
       last_commit_end = sg4::Engine::get_clock();
       commit_cost = last_commit_end - commit_start;

@@ -1,0 +1,38 @@
+#include "sim/platform/transfer.hpp"
+
+#include <simgrid/Exception.hpp>
+
+#include <stdexcept>
+
+namespace sg4 = simgrid::s4u;
+
+namespace dnnsim {
+
+sg4::ActivityPtr start_transfer(sg4::Host* from, sg4::Host* to, double bytes) {
+  if (!(bytes > 0)) return sg4::Comm::sendto_async(from, to, 0);
+  return sg4::this_actor::exec_init({from, to}, {0.0, 0.0}, {0.0, bytes, 0.0, 0.0})->start();
+}
+
+bool finish_transfer(const sg4::ActivityPtr& transfer) {
+  try {
+    // Comm::wait_for is not Activity::wait_for (it resets the simcall's observer on a failure).
+    if (auto* comm = dynamic_cast<sg4::Comm*>(transfer.get()))
+      comm->wait();
+    else
+      transfer->wait();
+    return true;
+  } catch (const simgrid::NetworkFailureException&) {  // a Comm's link or peer failed
+    return false;
+  } catch (const simgrid::CancelException&) {  // an Exec whose network action failed: a link went down
+    return false;
+  } catch (const simgrid::HostFailureException&) {  // an Exec whose destination host is off
+    return false;
+  }
+}
+
+void finish_transfers(const std::vector<sg4::ActivityPtr>& transfers) {
+  for (const sg4::ActivityPtr& transfer : transfers)
+    if (!finish_transfer(transfer)) throw std::runtime_error("a transfer failed in a simulation that models no network failure");
+}
+
+}  // namespace dnnsim

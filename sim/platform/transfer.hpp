@@ -1,0 +1,34 @@
+// Host-to-host transfers: the one way every simulation in dnnsim puts bytes on the network.
+//
+// A transfer is a two-host parallel task with no computation. SimGrid 3.32's host model turns that
+// into exactly the network action `Comm::sendto` starts (HostCLM03Model::execute_parallel calls
+// NetworkModel::communicate(from, to, bytes): same route, latency, max-min sharing, bandwidth and
+// state profiles), except that its size is a double where a Comm's is an integer (uint64_t):
+// fractional bytes are no longer truncated (results moved by ~1e-8 relative on 2026-11-27).
+// Why not `Comm::sendto`: 3.32 detaches every host-to-host Comm onto the maestro's activity list,
+// and each one finishing removes itself by scanning that whole list (CommImpl::finish:
+// std::list::remove), O(flows in flight) per flow — 67% of a 16,384-GPU data-parallel run
+// (docs/performance.md). An Exec stays on its issuing actor's own list. Upstream SimGrid replaced
+// the list by a set after 3.32 (commit 5f8fc2c203); Debian 12 ships 3.32. A transfer of no bytes
+// (latency only) is a Comm: the host model refuses a task with nothing to do, and such transfers are
+// too rare for the list to matter.
+#pragma once
+
+#include <simgrid/s4u.hpp>
+
+#include <vector>
+
+namespace dnnsim {
+
+// Starts sending `bytes` from `from` to `to` on behalf of the calling actor.
+simgrid::s4u::ActivityPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes);
+
+// Waits for a started transfer: false if it failed (a link of its route or an endpoint host went
+// down), whichever primitive carried it.
+bool finish_transfer(const simgrid::s4u::ActivityPtr& transfer);
+
+// Waits for every transfer, for simulations that model no network failure: a failed one is a
+// std::runtime_error (it escapes the actor and stops the run, as an unmodelled failure should).
+void finish_transfers(const std::vector<simgrid::s4u::ActivityPtr>& transfers);
+
+}  // namespace dnnsim
