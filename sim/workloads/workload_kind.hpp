@@ -43,6 +43,10 @@ struct WorkloadSpec {
   // background flows), or empty: a fidelity that leaves symmetric GPUs out cannot put on their links
   // what the section does. The parser reports it at the section.
   [[nodiscard]] virtual std::string network_unsupported() const { return {}; }
+  // Why the workload cannot run under `network.failures`, or empty: a simulation with no failure
+  // model (a transfer cut, a GPU gone) refuses the windows rather than end early or stop. The
+  // parser reports it at the key.
+  [[nodiscard]] virtual std::string failures_unsupported() const { return {}; }
   SourceLocation where;  // the workload section, for messages about the whole workload
 };
 

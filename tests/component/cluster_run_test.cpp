@@ -20,6 +20,7 @@
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/workloads/cluster/cluster_kind.hpp"
+#include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
@@ -366,6 +367,23 @@ TEST(ClusterRun, PreemptedLinkSlowsOnlyTheJobsCrossingIt) {
   EXPECT_NEAR(result.jobs[1].end, 600.0, 0.6);
   EXPECT_GT(result.jobs[0].contention_slowdown, 1.1);
   EXPECT_GT(result.jobs[0].end, 600.0 * 1.1);
+}
+
+// A job-level run puts no flows on links, so a network section would silently change nothing; in
+// network mode a failure window would cut a ring flow, which the simulation has no model for. Both
+// are refused at the section or the key.
+TEST(ClusterRun, NetworkSectionsItCannotHonourAreRefused) {
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s\nx,0,2,600\n");
+  const std::string conditions = "network:\n  conditions: [{links: node0/nic, bandwidth: \"1GB/s\"}]\n";
+  const std::string failures = "network:\n  failures: [{link: node0/nic, from: 1s, to: 2s}]\n";
+  for (const auto& [yaml, text] :
+       {std::pair{cluster_yaml(trace, "fifo", 2, 1) + conditions, std::string("set workload.network: true")},
+        std::pair{cluster_yaml(trace, "fifo", 2, 1, "  network: true\n") + failures,
+                  std::string("the cluster simulation has no failure model")}}) {
+    const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)testing::load(yaml); });
+    ASSERT_EQ(diagnostics.size(), 1u) << testing::dump(diagnostics);
+    EXPECT_NE(diagnostics[0].message.find(text), std::string::npos) << testing::dump(diagnostics);
+  }
 }
 
 // Starts job 0 on `where` at its arrival and migrates it (checkpoint + restart) to the same GPUs at

@@ -80,6 +80,18 @@ TEST(ParameterServer, PushesAndPullsCrossTheSimulatedNetwork) {
   EXPECT_NEAR(starts[1] - starts[0], 1.2, 2e-3);
 }
 
+// A failure window would cut a push or a pull, which the simulation has no model for: refused at
+// the key, nothing simulated.
+TEST(ParameterServer, FailureWindowsAreRefused) {
+  const auto diagnostics = testing::diagnostics_thrown_by([] {
+    (void)testing::load(ps_yaml(2, "125MB", "", "{policy: bsp}", "target_loss: 0.26, max_time: \"100s\"",
+                                "network:\n  failures: [{link: node0/nic, from: 1s, to: 2s}]\n"));
+  });
+  ASSERT_EQ(diagnostics.size(), 1u) << testing::dump(diagnostics);
+  EXPECT_NE(diagnostics[0].message.find("the parameter-server simulation has no failure model"), std::string::npos)
+      << testing::dump(diagnostics);
+}
+
 TEST(ParameterServer, TwoServersShardTheUpdate) {
   // The BSP case with the model sharded over two servers (node0, node1; workers node2 and node3 at
   // 0.3 and 0.6 s): a push is two 62.5 MB flows that share the worker's NIC, 125 MB / 1.25 GB/s =

@@ -34,6 +34,16 @@ struct ClusterWorkload : WorkloadSpec {
   // ceil(workers × ps_per_worker) PSs of ps_cores cores each; 0: ring all-reduce jobs.
   double ps_per_worker = 0.0;
   int ps_cores = 1;
+
+  [[nodiscard]] std::string network_unsupported() const override {
+    if (network) return {};
+    return "a job-level cluster run (workload.network: false) puts no flows on the links, so the network "
+           "section would change nothing; set workload.network: true to simulate it";
+  }
+  [[nodiscard]] std::string failures_unsupported() const override {
+    return "the cluster simulation has no failure model for links and GPUs (a cut ring flow would end the run); "
+           "network.failures is for workloads lowered to a task graph (docs/scenarios.md)";
+  }
 };
 
 struct ClusterRunReport : WorkloadResult {

@@ -64,6 +64,11 @@ struct GnnWorkload : WorkloadSpec {
   int cpu_cores = 1;   // per node (every node type's cpu_cores; they must agree)
   int gpus_per_node = 1;
   GnnCpuCosts costs;
+
+  [[nodiscard]] std::string failures_unsupported() const override {
+    return "the gnn pipeline has no failure model (a cut transfer or a failed GPU would end the epoch); "
+           "network.failures is for workloads lowered to a task graph (docs/scenarios.md)";
+  }
 };
 
 struct GnnReport : WorkloadResult {

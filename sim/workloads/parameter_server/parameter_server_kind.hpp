@@ -48,6 +48,11 @@ struct ParameterServerWorkload : WorkloadSpec {
   Seconds sample_interval{0};  // 0: max_time / 1000
   // Priced once when the workload is read (they depend on the cluster and the keys above only).
   ParameterServerCosts costs;
+
+  [[nodiscard]] std::string failures_unsupported() const override {
+    return "the parameter-server simulation has no failure model (a cut push or pull would end the run); "
+           "network.failures is for workloads lowered to a task graph (docs/scenarios.md)";
+  }
 };
 
 struct ParameterServerReport : WorkloadResult {

@@ -86,6 +86,17 @@ TEST(ScenarioGnn, BadValuesAreLocatedAllAtOnce) {
   expect_error(diagnostics[3], 16, 21, "the split takes 17 cores, but a node has 16");
 }
 
+// The pipeline has no failure model: a failure window is refused at its key (line 16: the body's
+// five lines end at 14, `network:` is 15), not left to cut a transfer and end the epoch.
+TEST(ScenarioGnn, FailureWindowsAreRefused) {
+  const std::string graph = write_file("cora.edges", kCoraIds);
+  const auto diagnostics = diagnostics_thrown_by([&] {
+    (void)load(kCluster + body(graph) + "network:\n  failures: [{link: node1/nic, from: 1s, to: 2s}]\n");
+  });
+  ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
+  expect_error(diagnostics[0], 16, 13, "the gnn pipeline has no failure model");
+}
+
 TEST(ScenarioGnn, GraphFileErrorsKeepTheirLineAndColumn) {
   // Line 3 has a letter where an id should be; line 4 an id beyond `nodes: 2708`.
   const std::string graph = write_file("bad.edges", "# cora\n0 633\n0 x1\n0 2708\n");
