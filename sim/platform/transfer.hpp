@@ -27,8 +27,8 @@ simgrid::s4u::ActivityPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u:
 // down), whichever primitive carried it.
 bool finish_transfer(const simgrid::s4u::ActivityPtr& transfer);
 
-// Waits for every transfer, for simulations that model no network failure: a failed one is a
-// std::runtime_error (it escapes the actor and stops the run, as an unmodelled failure should).
+// Waits for every transfer, for simulations that model no network failure (their workloads refuse
+// `network.failures`: WorkloadSpec::failures_unsupported), so a failed one is a std::logic_error.
 void finish_transfers(const std::vector<simgrid::s4u::ActivityPtr>& transfers);
 
 }  // namespace dnnsim

@@ -106,7 +106,7 @@ TEST(Transfer, ALinkGoingDownFailsIt) {
     first.at = sg4::Engine::get_clock();
     try {
       finish_transfers({start_transfer(gpus[0], gpus[1], 1e9)});
-    } catch (const std::runtime_error&) {
+    } catch (const std::logic_error&) {
       raised = true;
     }
   });
