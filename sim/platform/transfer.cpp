@@ -2,6 +2,7 @@
 
 #include <simgrid/Exception.hpp>
 
+#include <cmath>
 #include <stdexcept>
 
 namespace sg4 = simgrid::s4u;
@@ -9,8 +10,9 @@ namespace sg4 = simgrid::s4u;
 namespace dnnsim {
 
 sg4::ActivityPtr start_transfer(sg4::Host* from, sg4::Host* to, double bytes) {
-  if (!(bytes > 0)) return sg4::Comm::sendto_async(from, to, 0);
-  return sg4::this_actor::exec_init({from, to}, {0.0, 0.0}, {0.0, bytes, 0.0, 0.0})->start();
+  const double whole = std::floor(bytes);
+  if (!(whole > 0)) return sg4::Comm::sendto_async(from, to, 0);
+  return sg4::this_actor::exec_init({from, to}, {0.0, 0.0}, {0.0, whole, 0.0, 0.0})->start();
 }
 
 bool finish_transfer(const sg4::ActivityPtr& transfer) {

@@ -3,8 +3,9 @@
 // A transfer is a two-host parallel task with no computation. SimGrid 3.32's host model turns that
 // into exactly the network action `Comm::sendto` starts (HostCLM03Model::execute_parallel calls
 // NetworkModel::communicate(from, to, bytes): same route, latency, max-min sharing, bandwidth and
-// state profiles), except that its size is a double where a Comm's is an integer (uint64_t):
-// fractional bytes are no longer truncated (results moved by ~1e-8 relative on 2026-11-27).
+// state profiles). Its size is whole bytes, as a Comm's (uint64_t) is, so every result is the one
+// Comm::sendto gave, to the bit: keeping sub-byte fractions moved results by ~1e-8 relative, which a
+// contended cluster replay's scheduler amplified into a 10% longer makespan (docs/performance.md).
 // Why not `Comm::sendto`: 3.32 detaches every host-to-host Comm onto the maestro's activity list,
 // and each one finishing removes itself by scanning that whole list (CommImpl::finish:
 // std::list::remove), O(flows in flight) per flow — 67% of a 16,384-GPU data-parallel run
@@ -20,7 +21,8 @@
 
 namespace dnnsim {
 
-// Starts sending `bytes` from `from` to `to` on behalf of the calling actor.
+// Starts sending `bytes` (rounded down to whole bytes) from `from` to `to` on behalf of the calling
+// actor.
 simgrid::s4u::ActivityPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes);
 
 // Waits for a started transfer: false if it failed (a link of its route or an endpoint host went

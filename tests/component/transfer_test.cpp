@@ -67,15 +67,16 @@ TEST(Transfer, TwoIntoOnePortShareIt) {
   for (double end : ends) EXPECT_NEAR(end, kAlpha + 1e6 / (kBeta / 2), kExact);
 }
 
-TEST(Transfer, FractionalBytesAreNotTruncated) {
-  // A Comm's size is an integer: 1000.5 bytes would be 1000. A transfer carries all of it.
+TEST(Transfer, SizesAreWholeBytesAsACommsAre) {
+  // A Comm's size is an integer (1000.7 bytes are 1000): a transfer rounds the same way, so results
+  // are the ones Comm::sendto gave, to the bit.
   double end = -1;
   on_switch8([&](const std::vector<sg4::Host*>& gpus) {
-    const sg4::ActivityPtr t = start_transfer(gpus[0], gpus[1], 1000.5);
+    const sg4::ActivityPtr t = start_transfer(gpus[0], gpus[1], 1000.7);
     ASSERT_TRUE(finish_transfer(t));
     end = t->get_finish_time();
   });
-  EXPECT_NEAR(end, kAlpha + 1000.5 / kBeta, kExact);
+  EXPECT_NEAR(end, kAlpha + 1000 / kBeta, kExact);
 }
 
 TEST(Transfer, NoBytesTakeTheLatency) {
