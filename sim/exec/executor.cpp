@@ -566,7 +566,9 @@ constexpr int kDefaultTopPad = 128 * 1024;
 // SimGrid callocs a stack when it has no guard page; calloc zeroes a chunk unless it is freshly
 // taken from the system at the top of the heap, and with no top pad most stacks are (the heap grows
 // by just that stack; glibc still zeroes a stack carved where the heap reached before a trim), so
-// their pages stay untouched until the actor uses them. Freeing them costs no system call. The stack
+// their pages stay untouched until the actor uses them. Freeing them costs no system call. (That is
+// glibc's malloc; under the release CLI's jemalloc the top pad is unused and fresh large blocks are
+// untouched pages too.) The stack
 // size is set through the configuration, which applies to the actors created next (see
 // sim/cluster/cluster_sim.cpp: SimGrid 3.32's Actor::init()->set_stacksize() is broken).
 StreamActorStacks::StreamActorStacks() : previous_kib_(simgrid::config::get_value<int>("contexts/stack-size")) {

@@ -50,7 +50,8 @@ std::unique_ptr<sg4::Engine> create_engine() {
   // Without a guard SimGrid callocs the stack; a fixed mmap threshold keeps every stack a fresh
   // mapping whose pages are touched only as the actor uses them (glibc's dynamic threshold rises
   // when the first stacks are freed, and later 8 MiB stacks then came from the heap, zeroed: 3×
-  // the resident memory at 1,024 GPUs).
+  // the resident memory at 1,024 GPUs). This is for glibc's malloc (the Python module, sanitized
+  // builds); the release CLI links jemalloc, whose large blocks stay untouched until used anyway.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   engine->set_config("contexts/guard-size:0");
   return engine;
