@@ -36,7 +36,7 @@ struct JobRun {
   Phase phase = Phase::pending;
   sg4::ActorPtr actor;
   sg4::ExecPtr exec;
-  std::vector<sg4::ActivityPtr> comms;
+  std::vector<sg4::ActivityPtr> transfers;
   double attempt_start = 0;
   double attempt_seconds = 0;   // job level: length of the attempt's execution
   double rate = 0;              // iterations/s on the current placement, solo
@@ -417,12 +417,12 @@ class ClusterSimulation {
     if (run.actor) run.actor->kill();
     if (run.exec && run.exec->get_state() == sg4::Activity::State::STARTED) run.exec->cancel();
     run.repricing = false;
-    for (auto& comm : run.comms) comm->cancel();
+    for (auto& transfer : run.transfers) transfer->cancel();
     account_attempt(run, now, false);
     run.batch_start = -1;
     run.actor = nullptr;
     run.exec = nullptr;
-    run.comms.clear();
+    run.transfers.clear();
     release(run);
     run.phase = Phase::queued;
     run.view.queued_since = Seconds(now);
@@ -506,10 +506,10 @@ class ClusterSimulation {
         self->exec = nullptr;
         if (ring.size() > 1 && cost.sync_bytes.value() > 0) {
           for (std::size_t i = 0; i < ring.size(); ++i)
-            self->comms.push_back(start_transfer(ring[i], ring[(i + 1) % ring.size()], n * cost.sync_bytes.value()));
+            self->transfers.push_back(start_transfer(ring[i], ring[(i + 1) % ring.size()], n * cost.sync_bytes.value()));
           result_.flows += ring.size();
-          finish_transfers(self->comms);
-          self->comms.clear();
+          finish_transfers(self->transfers);
+          self->transfers.clear();
         }
       });
     });
@@ -568,11 +568,11 @@ class ClusterSimulation {
             for (const auto& [host, share] : ps_hosts)
               if (host != worker) {
                 const double bytes = n * cost.ps_bytes.value() * share;
-                self->comms.push_back(direction == 0 ? start_transfer(worker, host, bytes) : start_transfer(host, worker, bytes));
+                self->transfers.push_back(direction == 0 ? start_transfer(worker, host, bytes) : start_transfer(host, worker, bytes));
               }
-          result_.flows += self->comms.size();
-          finish_transfers(self->comms);
-          self->comms.clear();
+          result_.flows += self->transfers.size();
+          finish_transfers(self->transfers);
+          self->transfers.clear();
         }
         self->exec->wait();
         self->exec = nullptr;
