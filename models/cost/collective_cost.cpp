@@ -35,11 +35,11 @@ bool is_ring_round_kind(CollectiveKind kind) {
 // (rounds × p) grid picks one edge per round, so the longest is rounds · max_i t_i: the slowest edge
 // bounds every round (the path that stays on it is always available).
 Seconds ring_rounds_time(const Collective& c, std::size_t rounds, const PathCostFn& path) {
-  const std::size_t p = c.group.size();
-  const Bytes chunk = c.size / static_cast<double>(p);
+  const std::size_t members = c.group.size();  // with copies, the window's hops stand for all
+  const Bytes chunk = c.size / static_cast<double>(logical_size(c));
   Seconds slowest{0};
-  for (std::size_t i = 0; i < p; ++i)
-    slowest = std::max(slowest, point_to_point_time(chunk, path(c.group[i], c.group[(i + 1) % p])));
+  for (std::size_t i = 0; i < members; ++i)
+    slowest = std::max(slowest, point_to_point_time(chunk, path(c.group[i], c.group[(i + 1) % members])));
   return slowest * static_cast<double>(rounds);
 }
 
@@ -203,7 +203,7 @@ Seconds collective_time(const Collective& c, const DeviceTopology& topology, con
   // The ring's closed form is O(p) where its expansion has O(p²) steps; everything else (and every
   // error: unknown names, unsupported kinds) goes through the expansion itself.
   if (name == "ring" && is_ring_round_kind(c.kind) && c.group.size() >= 2) {
-    const std::size_t p = c.group.size();
+    const std::size_t p = logical_size(c);
     return ring_rounds_time(c, c.kind == CollectiveKind::all_reduce ? 2 * (p - 1) : p - 1, path);
   }
   return expansion_time(expand_collective(c, topology), path, options);

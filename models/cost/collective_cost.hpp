@@ -74,7 +74,8 @@ struct CollectiveCostOptions {
 //  - everything else (ring broadcast, tree, hierarchical, direct): expansion_time of the expansion;
 //    on uniform links this gives the formulas of docs/collectives.md, e.g. (p+k−2)(α + S/(kB)) for
 //    the ring broadcast and 2(g−1)(α_in + S/(gB_in)) + 2(n−1)(α_out + S/(gnB_out)) for hierarchical.
-// A group of one device costs nothing.
+// A group of one device costs nothing. With Collective::copies, p is logical_size(c) and the edges
+// are the window's (its last member's edge to group[0] standing for the edge into the next copy).
 // @throw InputError as expand_collective (unknown algorithm, unsupported kind, rejected collective).
 // @throw std::out_of_range if a group member is not in `topology` (default rule, hierarchical).
 [[nodiscard]] Seconds collective_time(const Collective& c, const DeviceTopology& topology, const PathCostFn& path,

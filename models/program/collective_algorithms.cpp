@@ -259,8 +259,15 @@ class RingAlgorithm final : public CollectiveAlgorithm {
     return false;
   }
 
+  [[nodiscard]] bool supports_copies(CollectiveKind kind) const override {
+    return kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
+           kind == CollectiveKind::reduce_scatter;
+  }
+
+  // With copies, the ring runs over the window: rounds and chunks of the whole group, the window's
+  // last member sending to its first (the next copy's first member, by symmetry).
   [[nodiscard]] CollectiveExpansion expand(const Collective& c, const DeviceTopology& /*topology*/) const override {
-    const std::size_t p = c.group.size();
+    const std::size_t p = logical_size(c);
     CollectiveExpansion result;
     LastInto last;
     switch (c.kind) {
@@ -289,7 +296,7 @@ class RingAlgorithm final : public CollectiveAlgorithm {
 
   [[nodiscard]] CollectiveFlowPlan flows(const Collective& c, const DeviceTopology& topology,
                                          const RouteCostFn& cost) const override {
-    const std::size_t p = c.group.size();
+    const std::size_t p = logical_size(c);
     const Bytes chunk = c.size / static_cast<double>(p);
     switch (c.kind) {
       case CollectiveKind::all_reduce:
@@ -305,13 +312,14 @@ class RingAlgorithm final : public CollectiveAlgorithm {
   }
 
   [[nodiscard]] std::size_t step_count(const Collective& c, const DeviceTopology& /*topology*/) const override {
-    const std::size_t p = c.group.size();
+    const std::size_t p = logical_size(c);
+    const std::size_t senders = c.group.size();
     switch (c.kind) {
       case CollectiveKind::all_reduce:
-        return p * 2 * (p - 1);
+        return senders * 2 * (p - 1);
       case CollectiveKind::all_gather:
       case CollectiveKind::reduce_scatter:
-        return p * (p - 1);
+        return senders * (p - 1);
       case CollectiveKind::broadcast:
         return std::size_t{pipeline_chunks(c.size, static_cast<std::uint32_t>(4 * p))} * (p - 1);
       case CollectiveKind::all_to_all:
@@ -412,12 +420,15 @@ class TreeAlgorithm final : public CollectiveAlgorithm {
 class HierarchicalAlgorithm final : public CollectiveAlgorithm {
  public:
   [[nodiscard]] bool supports(CollectiveKind kind) const override { return kind == CollectiveKind::all_reduce; }
+  // A window of whole nodes: the intra-node rings are the window's own, the inter-node rings wrap
+  // within the window's nodes.
+  [[nodiscard]] bool supports_copies(CollectiveKind /*kind*/) const override { return true; }
 
   [[nodiscard]] CollectiveExpansion expand(const Collective& c, const DeviceTopology& topology) const override {
     assert(c.kind == CollectiveKind::all_reduce && "hierarchical supports all_reduce only");
     const std::vector<std::vector<DeviceId>> nodes = members_by_node(c, topology);
     const std::size_t g = nodes.front().size();
-    const std::size_t n = nodes.size();
+    const std::size_t n = nodes.size() * c.copies;  // with copies, the window's nodes stand for n
     CollectiveExpansion result;
     LastInto last;
     const Bytes shard = c.size / static_cast<double>(g);
@@ -434,7 +445,7 @@ class HierarchicalAlgorithm final : public CollectiveAlgorithm {
                                          const RouteCostFn& cost) const override {
     const std::vector<std::vector<DeviceId>> nodes = members_by_node(c, topology);
     const std::size_t g = nodes.front().size();
-    const std::size_t n = nodes.size();
+    const std::size_t n = nodes.size() * c.copies;
     const Bytes shard = c.size / static_cast<double>(g);
     CollectiveFlowPlan plan;
     if (g > 1) plan.phases.push_back(ring_phase_flows(nodes, shard, g - 1, cost));
@@ -448,7 +459,7 @@ class HierarchicalAlgorithm final : public CollectiveAlgorithm {
     std::map<std::uint32_t, std::size_t> members_per_node;
     for (DeviceId device : c.group) ++members_per_node[topology.node_of_device.at(device)];
     const std::size_t g = members_per_node.begin()->second;
-    const std::size_t n = members_per_node.size();
+    const std::size_t n = members_per_node.size() * c.copies;
     return c.group.size() * (2 * (g - 1) + 2 * (n - 1));
   }
 };
@@ -630,6 +641,11 @@ auto with_algorithm(const Collective& c, const DeviceTopology& topology, const S
                                         name, collective_kind_name(c.kind), flow ? " at flow fidelity" : "",
                                         fmt::join(able, ", ")));
   }
+  if (c.copies > 1 && !entry.value->supports_copies(c.kind))
+    throw InputError(where, fmt::format("collective algorithm '{}' has no symmetric-window form for {} (a group "
+                                        "standing for {} copies of itself); ring (all-reduce, all-gather, "
+                                        "reduce-scatter) and hierarchical (all-reduce) have one",
+                                        name, collective_kind_name(c.kind), c.copies));
   try {
     return body(*entry.value);
   } catch (const InputError& error) {
@@ -666,7 +682,7 @@ CollectiveFidelity effective_collective_fidelity(const Collective& c, std::optio
                                                  const DeviceTopology& topology) {
   if (c.fidelity) return *c.fidelity;
   if (workload_default) return *workload_default;
-  if (c.group.size() <= kStepFidelityMaxGroup) return CollectiveFidelity::step;
+  if (logical_size(c) <= kStepFidelityMaxGroup) return CollectiveFidelity::step;
   const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm;
   const auto* entry = builtin_collective_algorithms().find(name);
   return entry != nullptr && entry->value->supports_flow(c.kind) ? CollectiveFidelity::flow : CollectiveFidelity::step;

@@ -73,6 +73,9 @@ class CollectiveAlgorithm {
   //        outside the group; hierarchical with unequal members per node).
   [[nodiscard]] virtual CollectiveExpansion expand(const Collective& c, const DeviceTopology& topology) const = 0;
   [[nodiscard]] virtual bool supports_flow(CollectiveKind /*kind*/) const { return true; }
+  // Whether expand() and flows() honour Collective::copies > 1 (a symmetric window of the group);
+  // the callers below refuse such a collective otherwise.
+  [[nodiscard]] virtual bool supports_copies(CollectiveKind /*kind*/) const { return false; }
   // Same preconditions as expand(). The default aggregates expand() per (sender, receiver) pair in
   // one phase, timed by the expansion's critical path on `cost` (a device's sends one after another,
   // as the executor runs them); ring and hierarchical give closed forms that never expand (O(p)).

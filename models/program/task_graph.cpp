@@ -78,6 +78,8 @@ std::vector<DeviceId> Task::devices() const {
   return std::visit(Visitor{}, op);
 }
 
+void TaskGraph::set_mirror(DeviceId copy, DeviceId source) { mirrors_.emplace_back(copy, source); }
+
 DeviceId TaskGraph::add_device(std::string name) {
   devices_.push_back(std::move(name));
   return static_cast<DeviceId>(devices_.size() - 1);
@@ -144,7 +146,18 @@ std::vector<Diagnostic> TaskGraph::validate() const {
       }
       if (collective->kind == CollectiveKind::broadcast && !seen.contains(collective->root))
         report(task, id, "the broadcast root is not in the group");
+      if (collective->copies < 1) report(task, id, "a collective stands for at least one copy of its group");
     }
+  }
+  std::set<DeviceId> copies;
+  for (const auto& [copy, source] : mirrors_) {
+    const auto where = fmt::format("device mirror {} → {}", copy, source);
+    if (copy >= devices_.size() || source >= devices_.size())
+      problems.push_back(Diagnostic{SourceLocation{}, fmt::format("{}: device index out of range ({} devices)", where, devices_.size())});
+    else if (copy == source)
+      problems.push_back(Diagnostic{SourceLocation{}, fmt::format("{}: a device cannot mirror itself", where)});
+    else if (!copies.insert(copy).second)
+      problems.push_back(Diagnostic{SourceLocation{}, fmt::format("{}: device {} already mirrors another", where, copy)});
   }
   if (!problems.empty()) return problems;
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -113,7 +114,16 @@ struct Collective {
   // alone on its links — the calibrated latency of its calls plus the algorithm's uncontended time
   // over the group's routes (models/cost/collective_cost.hpp) — and no link carries its bytes.
   bool mirrored = false;
+  // The group stands for `copies` symmetric copies of itself laid end to end (a data-parallel
+  // window: PipelineWorkload::replica_window, docs/collectives.md "Symmetric windows"): only `group`
+  // runs, with the chunks and rounds of a group of group.size() × copies members, and a ring's last
+  // hop lands on group[0], which stands for the next copy's first member. Exact when the copies are
+  // translates of one another on a platform that is symmetric under that translation.
+  std::uint32_t copies = 1;
 };
+
+// The members `c` stands for: group.size() × copies.
+[[nodiscard]] inline std::size_t logical_size(const Collective& c) { return c.group.size() * c.copies; }
 
 struct Task {
   std::variant<Compute, Transfer, Collective> op;
@@ -156,10 +166,18 @@ class TaskGraph {
   // (reported on one task of it, with the cycle's labels). Located by each task's `origin`.
   [[nodiscard]] std::vector<Diagnostic> validate() const;
 
+  // A device that runs no task because it is a symmetric copy of `source` (a data-parallel replica
+  // outside the simulated window): reports give it its source's figures. Mirrored collectives
+  // (Collective::mirrored) say the same of their other members without an entry here.
+  void set_mirror(DeviceId copy, DeviceId source);
+  // (copy, source) in the order set.
+  [[nodiscard]] const std::vector<std::pair<DeviceId, DeviceId>>& mirrors() const { return mirrors_; }
+
  private:
   std::vector<std::string> devices_;
   std::vector<std::string> streams_;
   std::vector<Task> tasks_;
+  std::vector<std::pair<DeviceId, DeviceId>> mirrors_;
 };
 
 }  // namespace dnnsim

@@ -35,7 +35,7 @@ const std::vector<std::string_view> kComputeKeys{"device", "flops",    "bytes_ac
                                                  "gemm",   "launches", "measured_time_s", "measured_on"};
 const std::vector<std::string_view> kTransferKeys{"src", "dst", "size_bytes"};
 const std::vector<std::string_view> kCollectiveKeys{"collective", "group", "size_bytes", "algorithm", "root",
-                                                    "fidelity",   "calls", "mirrored"};
+                                                    "fidelity",   "calls", "mirrored",  "copies"};
 
 // yaml-cpp tags a plain scalar "?" and a quoted one "!": JSON numbers, true/false and null are plain,
 // JSON strings quoted. Checking the tag keeps "1e12" from passing for a number and 5 for a string.
@@ -107,6 +107,7 @@ class Parser {
 
   bool read_header(MapReader& top);
   std::vector<std::string> read_names(MapReader& top, std::string_view key, std::string_view what);
+  void read_mirrors(MapReader& top);
   void read_task(const YAML::Node& node, std::size_t index);
   void read_compute(MapReader& map, PendingTask& pending);
   // `gemm: [m, n, k]`, each a whole number in [1, 2³² − 1].
@@ -123,6 +124,7 @@ class Parser {
   const std::vector<std::string> fidelity_names_ = collective_fidelity_names();
   std::vector<std::string> devices_;
   std::vector<std::string> streams_;
+  std::vector<std::pair<DeviceId, DeviceId>> mirrors_;  // (copy, source), TaskGraph::set_mirror
   std::vector<PendingTask> tasks_;
   std::map<std::int64_t, FirstUse> ids_;  // file id → TaskId (position among the tasks read)
 };
@@ -233,6 +235,24 @@ std::vector<std::string> Parser::read_names(MapReader& top, std::string_view key
     }
   }
   return names;
+}
+
+// Optional `mirrors`: {copy device: source device} (TaskGraph::set_mirror).
+void Parser::read_mirrors(MapReader& top) {
+  const YAML::Node mirrors = top.get("mirrors");
+  if (!mirrors.IsDefined()) return;
+  if (!mirrors.IsMap()) {
+    error(mirrors, fmt::format("expected an object of device names for 'mirrors', got {}", describe(mirrors)));
+    return;
+  }
+  for (const auto& entry : mirrors) {
+    const std::optional<DeviceId> copy = device(entry.first, "mirrors");
+    const std::optional<DeviceId> source = device(entry.second, "mirrors");
+    if (copy && source && *copy == *source)
+      error(entry.second, fmt::format("device '{}' cannot mirror itself", entry.first.Scalar()));
+    else if (copy && source)
+      mirrors_.emplace_back(*copy, *source);
+  }
 }
 
 void Parser::read_task(const YAML::Node& node, std::size_t index) {
@@ -413,6 +433,9 @@ void Parser::read_collective(MapReader& map, PendingTask& pending) {
       collective.calls = static_cast<std::uint32_t>(*count);
   if (const YAML::Node node = map.get("mirrored"); node.IsDefined())
     if (auto mirrored = boolean(node, "mirrored")) collective.mirrored = *mirrored;
+  if (const YAML::Node node = map.get("copies"); node.IsDefined())
+    if (auto count = integer(node, "copies", 1, std::numeric_limits<std::uint32_t>::max()))
+      collective.copies = static_cast<std::uint32_t>(*count);
 
   // The root matters to a broadcast only. Other kinds accept the key (tools often write it for
   // every collective) and check its name, but keep the first group member, as the dump (which omits
@@ -439,6 +462,7 @@ TaskGraph Parser::parse(const YAML::Node& root) {
 
   devices_ = read_names(top, "devices", "device");
   streams_ = read_names(top, "streams", "stream");
+  read_mirrors(top);
   if (const YAML::Node tasks = top.require("tasks"); tasks.IsDefined()) {
     if (!tasks.IsSequence()) {
       error(tasks, fmt::format("expected a list of tasks for 'tasks', got {}", describe(tasks)));
@@ -465,6 +489,7 @@ TaskGraph Parser::build() {
   TaskGraph graph;
   for (const std::string& name : devices_) graph.add_device(name);
   for (const std::string& name : streams_) graph.add_stream(name);
+  for (const auto& [copy, source] : mirrors_) graph.set_mirror(copy, source);
   for (const PendingTask& pending : tasks_) graph.add(pending.task);
 
   // validate() sees a copy in which each task whose names did not resolve (already reported) is
@@ -563,6 +588,7 @@ nlohmann::ordered_json task_json(const TaskGraph& graph, TaskId id) {
                    if (collective.fidelity) object["fidelity"] = collective_fidelity_name(*collective.fidelity);
                    if (collective.calls != 1) object["calls"] = collective.calls;
                    if (collective.mirrored) object["mirrored"] = true;
+                   if (collective.copies != 1) object["copies"] = collective.copies;
                    schedule();
                  },
              },
@@ -605,6 +631,11 @@ std::string dump_task_graph(const TaskGraph& graph) {
   document["version"] = kVersion;
   document["devices"] = graph.devices();
   document["streams"] = graph.streams();
+  if (!graph.mirrors().empty()) {
+    nlohmann::ordered_json mirrors = nlohmann::ordered_json::object();
+    for (const auto& [copy, source] : graph.mirrors()) mirrors[graph.devices().at(copy)] = graph.devices().at(source);
+    document["mirrors"] = std::move(mirrors);
+  }
   nlohmann::ordered_json tasks = nlohmann::ordered_json::array();
   for (TaskId id = 0; id < graph.tasks().size(); ++id) tasks.push_back(task_json(graph, id));
   document["tasks"] = std::move(tasks);

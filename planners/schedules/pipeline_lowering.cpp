@@ -134,6 +134,11 @@ std::vector<std::string> pipeline_problems(const PipelineWorkload& workload, con
     problems.push_back(fmt::format("the schedule runs {} model chunk(s) per stage but the plan has {}",
                                    schedule.chunks(), workload.plan.chunks_per_stage()));
   if (std::string why = schedule.unsupported(workload.shape()); !why.empty()) problems.push_back(std::move(why));
+  if (workload.replica_window > 0)
+    for (const PipelineStage& stage : workload.plan.stages)
+      if (stage.devices.size() % static_cast<std::size_t>(workload.replica_window) != 0)
+        problems.push_back(fmt::format("a window of {} replicas does not divide a stage of {}", workload.replica_window,
+                                       stage.devices.size()));
   return problems;
 }
 
@@ -185,6 +190,14 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   lowered.gradient_transfers = per_virtual_stage(virtual_count - 1, micro_batches);
   lowered.all_reduce.assign(virtual_count, std::nullopt);
   lowered.optimizer.resize(p);
+
+  if (iteration == 0 && workload.replica_window > 0)
+    for (const PipelineStage& stage : workload.plan.stages) {
+      const std::size_t window = workload.lowered_replicas(stage);
+      for (std::size_t q = window; q < stage.devices.size(); ++q)
+        for (int r = 0; r < ranks; ++r)
+          graph.set_mirror(gpu(stage.devices[q], r), gpu(stage.devices[q % window], workload.mirror_ranks ? 0 : r));
+    }
 
   std::vector<BoundaryPieces> boundaries;
   for (std::size_t b = 0; b + 1 < virtual_count; ++b) boundaries.push_back(overlapping_pieces(chain[b], chain[b + 1]));
@@ -281,7 +294,8 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   std::size_t expected = graph.tasks().size();
   for (std::size_t s = 0; s < p; ++s) {
     orders[s] = schedule.stage_order(static_cast<int>(s), shape);
-    expected += 3 * orders[s].size() * workload.plan.stages[s].devices.size() * static_cast<std::size_t>(lowered_ranks);
+    expected += 3 * orders[s].size() * workload.lowered_replicas(workload.plan.stages[s]) *
+                static_cast<std::size_t>(lowered_ranks);
   }
   if (expected > graph.tasks().capacity()) graph.tasks().reserve(std::max(expected, 2 * graph.tasks().capacity()));
   for (std::size_t s = 0; s < p; ++s) {
@@ -306,7 +320,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
         asynchronous ? Bytes(stage_parameters * per_parameter.weights *
                              stashed_weight_versions(peak_in_flight(orders[s]), replicas))
                      : Bytes(0);
-    for (std::size_t q = 0; q < stage.devices.size(); ++q) {
+    for (std::size_t q = 0; q < workload.lowered_replicas(stage); ++q) {
       const DeviceId group = stage.devices[q];
       bool first_task = true;
       for (std::size_t position = 0; position < orders[s].size(); ++position) {
@@ -436,11 +450,13 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
       if (size.value() <= 0) continue;
       std::string label = fmt::format("all-reduce {}{}", chain[u].name, suffix);
       if (update.size() > 1) label += fmt::format(" bucket {}", k);
+      const std::size_t window = workload.lowered_replicas(stage);
       for (int r = 0; r < lowered_ranks; ++r) {
         std::vector<DeviceId> replicas;
-        for (DeviceId group : stage.devices) replicas.push_back(gpu(group, r));
-        Task task = task_of(Collective{CollectiveKind::all_reduce, replicas, size, workload.collective_algorithm, 0},
-                            all_reduce_stream, Phase::communication, label, task_iteration);
+        for (std::size_t q = 0; q < window; ++q) replicas.push_back(gpu(stage.devices[q], r));
+        Collective collective{CollectiveKind::all_reduce, replicas, size, workload.collective_algorithm, 0};
+        collective.copies = static_cast<std::uint32_t>(stage.devices.size() / window);
+        Task task = task_of(std::move(collective), all_reduce_stream, Phase::communication, label, task_iteration);
         task.deps = ready != nullptr ? *ready : piece.computes;
         const TaskId id = graph.add(std::move(task));
         if (r == 0) lowered.all_reduce[u] = id;
@@ -491,9 +507,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                       iteration, "", stage_all_reduces);
     double stage_parameters = 0;
     for (const LayerRange& range : stage.chunks) stage_parameters += parameter_count(model, range);
-    for (DeviceId group : stage.devices)
+    for (std::size_t q = 0; q < workload.lowered_replicas(stage); ++q)
       for (int r = 0; r < lowered_ranks; ++r) {
-        Task task = task_of(optimizer_step(stage_parameters, per_parameter, gpu(group, r)), compute_stream,
+        Task task = task_of(optimizer_step(stage_parameters, per_parameter, gpu(stage.devices[q], r)), compute_stream,
                             Phase::optimizer, "optimizer step", iteration);
         task.deps = stage_all_reduces;
         lowered.optimizer[s].push_back(graph.add(std::move(task)));

@@ -67,6 +67,12 @@
 // group but are marked Collective::mirrored, so rank 0 spends their uncontended time and ranks
 // 1 … t − 1 run nothing. Exact when the ranks are symmetric and share no link outside the group
 // (docs/megatron.md, "Tensor-parallel fidelity"); indices [replica · ranks + rank] then have one rank.
+// With `replica_window` = w (data_parallel_fidelity: window) only replicas 0 … w − 1 of each stage
+// are lowered, and each stage's data-parallel all-reduce runs over their GPUs as a group standing for
+// d / w copies of itself (Collective::copies); the GPUs of replica q ≥ w mirror those of replica
+// q mod w (TaskGraph::set_mirror). Exact when translating every stage's replicas by w maps the
+// platform and the traffic onto themselves: equal replica counts and shares, each stage on whole
+// nodes of one type, one non-blocking switch (docs/collectives.md, "Symmetric windows").
 #pragma once
 
 #include <cstdint>
@@ -103,12 +109,19 @@ struct PipelineWorkload {
   bool overlap_all_reduce = true;
   Bytes bucket_size = kDdpBucketSize;
   bool mirror_ranks = false;  // lower rank 0 of each tensor-parallel group only (see above)
+  // Replicas lowered per stage (see above); 0: all of them.
+  int replica_window = 0;
 
   [[nodiscard]] PipelineShape shape() const;
   // GPUs per plan device (the tensor-parallel degree).
   [[nodiscard]] int ranks() const { return transformer ? tensor_parallel.degree : 1; }
   // The ranks of a group that get tasks: 1 with mirror_ranks, else ranks().
   [[nodiscard]] int lowered_ranks() const { return mirror_ranks ? 1 : ranks(); }
+  // The replicas of `stage` that get tasks: the window's, or all.
+  [[nodiscard]] std::size_t lowered_replicas(const PipelineStage& stage) const {
+    return replica_window > 0 ? std::min(stage.devices.size(), static_cast<std::size_t>(replica_window))
+                              : stage.devices.size();
+  }
   // Re-materialization: the schedule's, or Recompute::full.
   [[nodiscard]] bool recomputes(const PipelineSchedule& schedule) const {
     return schedule.recompute() || (transformer && tensor_parallel.recompute == Recompute::full);

@@ -42,6 +42,14 @@ std::vector<std::string> gpt3_1f1b(int gpus) {
   return sets;
 }
 
+// The same with a window of two nodes' replicas per stage simulated and the others mirroring them
+// (data_parallel_fidelity: window, docs/collectives.md "Symmetric windows"): exact on this cluster.
+std::vector<std::string> gpt3_1f1b_window(int gpus) {
+  std::vector<std::string> sets = gpt3_1f1b(gpus);
+  sets.emplace_back("workload.data_parallel_fidelity=window");
+  return sets;
+}
+
 // The data-parallel case on a 2:1 oversubscribed leaf-spine (32 nodes per leaf, 8 spines) with
 // another tenant's 1 GB transfer every 10 ms between the first and the last node.
 std::vector<std::string> astra_dp_leaf_spine(int gpus) {
@@ -71,6 +79,7 @@ const std::vector<ScaleCase>& scale_cases() {
   static const std::vector<ScaleCase> cases{
       {"astra-dp", "gpt3-xl-dp-1024.yaml", 1, 1 << 20, "", astra_dp},
       {"gpt3-1f1b", "gpt3-175b-1f1b-1024.yaml", 128, 1 << 20, "", gpt3_1f1b},
+      {"gpt3-1f1b-window", "gpt3-175b-1f1b-1024.yaml", 128, 1 << 20, "", gpt3_1f1b_window},
       {"gpt3-megatron", "gpt3-175b-megatron-1024.yaml", 128, 1 << 20, "", gpt3_megatron},
       {"gpt3-megatron-group", "gpt3-175b-megatron-1024.yaml", 128, 1 << 20, "", gpt3_megatron_group},
       {"astra-dp-leaf-spine", "gpt3-xl-dp-1024.yaml", 32, 1024,

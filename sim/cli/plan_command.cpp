@@ -146,6 +146,16 @@ int run_plan_command(const PlanCommandOptions& options) {
     std::cout << fmt::format("tensor-parallel fidelity: group cannot simulate this plan ({}); --simulate needs "
                              "tensor_parallel_fidelity: ranks\n",
                              problem);
+  if (report.replica_window > 0)
+    std::cout << fmt::format("data-parallel fidelity: window ({} replicas per stage simulated, the others mirror "
+                             "them)\n",
+                             report.replica_window);
+  if (!report.all_replicas_because.empty())
+    std::cout << fmt::format("data-parallel fidelity: every replica simulated ({})\n", report.all_replicas_because);
+  for (const std::string& problem : setup.window_problems)
+    std::cout << fmt::format("data-parallel fidelity: window cannot simulate this plan ({}); --simulate needs "
+                             "data_parallel_fidelity: replicas\n",
+                             problem);
   if (!report.plan.ranking.empty()) {
     constexpr std::size_t kShown = 10;
     std::cout << fmt::format("candidates that fit ({}), best first:\n", report.plan.ranking.size());

@@ -44,6 +44,7 @@ double FlopMetrics::hfu(double makespan_s) const {
 std::vector<DeviceId> mirror_sources(const TaskGraph& graph) {
   std::vector<DeviceId> source(graph.devices().size());
   std::iota(source.begin(), source.end(), DeviceId{0});
+  for (const auto& [copy, original] : graph.mirrors()) source[copy] = original;
   for (const Task& task : graph.tasks())
     if (const auto* collective = std::get_if<Collective>(&task.op); collective && collective->mirrored)
       for (std::size_t m = 1; m < collective->group.size(); ++m) source[collective->group[m]] = collective->group.front();

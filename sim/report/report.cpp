@@ -58,8 +58,10 @@ std::string status_of(const SimulationResult& result, std::vector<std::string>& 
     return "infeasible";
   }
   std::string status = "ok";
+  // A mirrored device needs what its source needed (mirror_sources).
+  const std::vector<DeviceId> source = mirror_sources(result.graph);
   for (std::size_t d = 0; d < result.peak_memory_bytes.size(); ++d) {
-    const MemoryFit fit = check_fit(result.graph.devices()[d], Bytes(result.peak_memory_bytes[d]),
+    const MemoryFit fit = check_fit(result.graph.devices()[d], Bytes(result.peak_memory_bytes[source[d]]),
                                     Bytes(result.memory_capacity_bytes[d]));
     if (fit.fits) continue;
     messages.push_back(fit.message);
@@ -224,7 +226,7 @@ TaskDescription describe_task(const TaskGraph& graph, TaskId id) {
   if (const auto* t = std::get_if<Transfer>(&task.op))
     return {"transfer", graph.devices()[t->src] + ">" + graph.devices()[t->dst], t->size.value(), 0.0};
   const auto& col = std::get<Collective>(task.op);
-  return {std::string(collective_kind_name(col.kind)), fmt::format("{} devices", col.group.size()), col.size.value(), 0.0};
+  return {std::string(collective_kind_name(col.kind)), fmt::format("{} devices", logical_size(col)), col.size.value(), 0.0};
 }
 
 std::string make_tasks_csv(const SimulationResult& result) {

@@ -564,5 +564,93 @@ TEST(PipelineRun, MirroredTensorParallelRanksGiveTheRanksRun) {
   EXPECT_FALSE(ranks["devices"]["node1/gpu3"].contains("mirrors"));
 }
 
+// ---- data_parallel_fidelity: window ---------------------------------------------------------------
+
+// 8 nodes of 2 A100-80GB (NVSwitch) on one non-blocking switch: a 4-block GPT-like model in 2 stages
+// of 4 nodes (8 replicas each, one sample per replica per micro-batch), 1F1B, bucketed all-reduces
+// overlapped with the last backward. `nic`: one per GPU, or one per node that both GPUs' sends share
+// (so that pipeline sends and all-reduce rings contend on it); `extra`: more workload keys.
+std::string replicated_gpt(const std::string& fidelity, const std::string& nic, const std::string& extra,
+                           const std::string& collective_fidelity) {
+  return fmt::format(R"(name: windowed-{0}
+cluster:
+  node_types:
+    dgx:
+      gpu: A100-80GB-SXM
+      gpus_per_node: 2
+      fabric: nvswitch
+      nic: {1}
+  nodes: [{{type: dgx, count: 8}}]
+  interconnect: {{kind: switch, latency: "1us"}}
+workload:
+  kind: pipeline
+  model: {{name: gpt-mini, transformer: {{layers: 4, hidden: 1024, heads: 16, seq: 512, vocab: 8192}}}}
+  global_batch: 32
+  micro_batches: 4
+  dtype: fp16
+  precision: mixed
+  schedule: 1f1b
+  planner: {{name: uniform, stages: 2}}
+  data_parallel_fidelity: {0}
+{2}run: {{iterations: 2, collective_fidelity: {3}}}
+)",
+                     fidelity, nic, extra, collective_fidelity);
+}
+
+// Translating both stages' replicas by two nodes maps the platform (identical nodes on one
+// non-blocking switch) and the traffic (replica r sends to replica r of the next stage; the
+// all-reduce rings, whose hop out of the window's last node lands on its first as it would on the
+// next window's) onto themselves, so the window's replicas see every contention the full run's do:
+// the iterations agree to rounding, and each mirrored GPU reports the figures of its source, which
+// equal its own in the full run. Cases: hierarchical (the default rule) and ring all-reduces, step
+// and flow fidelity, a NIC per GPU and one shared per node, and tensor parallel 2 (one group per
+// node, ranks mirrored too).
+TEST(PipelineRun, WindowedReplicasGiveTheReplicasRun) {
+  struct Case {
+    std::string nic;
+    std::string extra;
+    std::string collective_fidelity;
+  };
+  const std::string per_gpu = R"({link: IB-HDR, per_gpu: true})";
+  const std::string shared = R"({link: IB-HDR})";
+  const std::vector<Case> cases{
+      {per_gpu, "", "step"},
+      {shared, "", "step"},
+      {shared, "", "flow"},
+      {shared, "  collective_algorithm: ring\n", "step"},
+      {per_gpu, "  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n", "flow"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.nic + " " + c.extra + c.collective_fidelity);
+    const ordered_json all =
+        summary_in_child(write_file("replicas.yaml", replicated_gpt("replicas", c.nic, c.extra, c.collective_fidelity)));
+    const ordered_json window =
+        summary_in_child(write_file("window.yaml", replicated_gpt("window", c.nic, c.extra, c.collective_fidelity)));
+    ASSERT_FALSE(all.is_null());
+    ASSERT_FALSE(window.is_null());
+    ASSERT_EQ(all["status"], "ok") << all["messages"].dump();
+    ASSERT_EQ(window["status"], "ok") << window["messages"].dump();
+    EXPECT_FALSE(all["pipeline"].contains("data_parallel_fidelity"));
+    EXPECT_EQ(window["pipeline"]["data_parallel_fidelity"], "window");
+    // 4 nodes per stage: a window of 2 nodes, 4 GPUs, i.e. 4 replicas (2 with tensor parallel 2).
+    const bool tensor_parallel = c.extra.find("tensor_parallel: 2") != std::string::npos;
+    EXPECT_EQ(window["pipeline"]["data_parallel_window"], tensor_parallel ? 2 : 4);
+    for (std::size_t k = 0; k < 2; ++k)
+      EXPECT_NEAR(window["iteration_time_s"][k].get<double>(), all["iteration_time_s"][k].get<double>(),
+                  kExact * all["iteration_time_s"][k].get<double>());
+    for (const char* key : {"model_tflops_per_gpu", "mfu", "model_flops_per_iteration", "utilization", "compute_s",
+                            "communication_s", "peak_memory_bytes"})
+      EXPECT_NEAR(window["mean"][key].get<double>(), all["mean"][key].get<double>(),
+                  1e-6 * std::abs(all["mean"][key].get<double>()))
+          << key;
+    // node7/gpu1 (stage 1's last replica) mirrors node5/gpu1, its translate by two nodes (with
+    // tensor parallelism, that group's simulated rank 0).
+    const ordered_json& mirror = window["devices"]["node7/gpu1"];
+    EXPECT_EQ(mirror["mirrors"], tensor_parallel ? "node5/gpu0" : "node5/gpu1");
+    EXPECT_NEAR(mirror["communication_s"].get<double>(), all["devices"]["node7/gpu1"]["communication_s"].get<double>(),
+                1e-6 * all["devices"]["node7/gpu1"]["communication_s"].get<double>());
+  }
+}
+
 }  // namespace
 }  // namespace dnnsim

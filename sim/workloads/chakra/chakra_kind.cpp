@@ -94,6 +94,10 @@ ChakraExport export_scenario_chakra(const Scenario& scenario, const std::string&
                      fmt::format("a '{}' workload drives the engine itself and has no task graph to export",
                                  scenario.workload_kind));
   // A Chakra trace has a file per rank and cannot say that ranks copy another's work.
+  if (!graph->mirrors().empty())
+    throw InputError(scenario.workload->where,
+                     "this graph simulates a window of the data-parallel replicas (data_parallel_fidelity: window "
+                     "or auto), which a Chakra trace cannot express; export it with data_parallel_fidelity: replicas");
   for (const Task& task : graph->tasks())
     if (const auto* collective = std::get_if<Collective>(&task.op); collective && collective->mirrored)
       throw InputError(scenario.workload->where,

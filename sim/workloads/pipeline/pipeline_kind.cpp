@@ -211,6 +211,21 @@ void read_tensor_parallel_fidelity(YamlReader& reader, MapReader& map, PipelineW
     reader.error(where, problem);
 }
 
+// `data_parallel_fidelity: replicas | window | auto` (window: PipelineWorkload::replica_window). The
+// plan's layout is checked after planning; `auto` falls back to every replica instead of failing.
+void read_data_parallel_fidelity(YamlReader& reader, MapReader& map, PipelineWorkloadSpec& spec,
+                                 const Cluster& cluster) {
+  using ReplicaFidelity = PipelineWorkloadSpec::ReplicaFidelity;
+  const auto fidelity = map.choice("data_parallel_fidelity", "data-parallel fidelity", {"replicas", "window", "auto"});
+  if (fidelity == "auto") spec.replica_fidelity = ReplicaFidelity::automatic;
+  if (fidelity != "window") return;
+  spec.replica_fidelity = ReplicaFidelity::window;
+  for (const std::string& problem : replica_window_platform_problems(cluster, spec.collective_algorithm))
+    reader.error(map.get("data_parallel_fidelity"),
+                 "data_parallel_fidelity: window is exact only for replicas that are translates of one another, "
+                 "but " + problem);
+}
+
 PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Cluster& cluster) {
   PipelineWorkloadSpec spec;
   spec.where = reader.where(map.node());
@@ -252,6 +267,7 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   // default runs it (planners/megatron), so its plans run that way unless the scenario says otherwise.
   spec.overlap = map.boolean("overlap").value_or(spec.planner != "megatron");
   read_tensor_parallel_fidelity(reader, map, spec, cluster);
+  read_data_parallel_fidelity(reader, map, spec, cluster);
   if (spec.planner_chooses_chunks && spec.planner != "megatron")
     reader.error(map.get("schedule")["chunks"],
                  fmt::format("'chunks: auto' lets the megatron planner choose the chunks per stage; give a number "
@@ -323,6 +339,11 @@ nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const s
     section["data_parallel"] = plan.stages.front().devices.size();
     section["tensor_parallel_fidelity"] = report.mirror_ranks ? "group" : "ranks";
     if (!report.all_ranks_because.empty()) section["tensor_parallel_fidelity_reason"] = report.all_ranks_because;
+  }
+  if (report.replica_window > 0 || !report.all_replicas_because.empty()) {  // data_parallel_fidelity asked
+    section["data_parallel_fidelity"] = report.replica_window > 0 ? "window" : "replicas";
+    if (report.replica_window > 0) section["data_parallel_window"] = report.replica_window;
+    if (!report.all_replicas_because.empty()) section["data_parallel_fidelity_reason"] = report.all_replicas_because;
   }
   section["cost_model"] = report.plan.cost_model;
   section["predicted_iteration_time_s"] = report.plan.predicted_iteration_time.value();

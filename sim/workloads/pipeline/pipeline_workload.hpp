@@ -58,6 +58,12 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   // not exact; `auto` mirrors where it is exact and simulates every rank elsewhere, and says which.
   enum class RankFidelity { ranks, group, automatic };
   RankFidelity rank_fidelity = RankFidelity::ranks;
+  // `data_parallel_fidelity`: `window` simulates a window of each stage's data-parallel replicas (the
+  // replicas on the fewest whole nodes that divide the stage's) and has the others mirror it
+  // (PipelineWorkload::replica_window; docs/collectives.md, "Symmetric windows"), an error where
+  // that is not exact; `auto` does where it is exact, simulates every replica elsewhere, and says why.
+  enum class ReplicaFidelity { replicas, window, automatic };
+  ReplicaFidelity replica_fidelity = ReplicaFidelity::replicas;
 
   [[nodiscard]] std::optional<int> samples_per_iteration() const override { return global_batch; }
   [[nodiscard]] std::optional<int> tokens_per_sample() const override {
@@ -65,9 +71,15 @@ struct PipelineWorkloadSpec : WorkloadSpec {
     return model.tokens_per_sample;
   }
   [[nodiscard]] std::string network_unsupported() const override {
-    if (rank_fidelity != RankFidelity::group) return {};
-    return "tensor_parallel_fidelity: group simulates one GPU per tensor-parallel group, so it cannot apply network "
-           "conditions, failures or background flows to the others; use tensor_parallel_fidelity: ranks or auto";
+    if (rank_fidelity == RankFidelity::group)
+      return "tensor_parallel_fidelity: group simulates one GPU per tensor-parallel group, so it cannot apply "
+             "network conditions, failures or background flows to the others; use tensor_parallel_fidelity: ranks "
+             "or auto";
+    if (replica_fidelity == ReplicaFidelity::window)
+      return "data_parallel_fidelity: window simulates a window of the data-parallel replicas, so it cannot apply "
+             "network conditions, failures or background flows to the others; use data_parallel_fidelity: replicas "
+             "or auto";
+    return {};
   }
 };
 
@@ -85,6 +97,9 @@ struct PipelineRunReport : WorkloadResult {
   bool mirror_ranks = false;  // rank 0 of each group simulated (tensor_parallel_fidelity: group or auto)
   // tensor_parallel_fidelity: auto, where it simulates every rank: why mirroring would not be exact.
   std::string all_ranks_because;
+  int replica_window = 0;  // replicas simulated per stage (data_parallel_fidelity: window or auto); 0: all
+  // data_parallel_fidelity: auto, where it simulates every replica: why a window would not be exact.
+  std::string all_replicas_because;
   struct Choice {
     int group_size = 1;
     std::vector<std::pair<int, double>> predicted_s;  // (k, predicted iteration time) of every candidate that fits
@@ -102,10 +117,12 @@ struct PipelineSetup {
   // planner's choice) cannot be mirrored exactly; the plan stands, but it cannot be simulated so
   // (require_mirroring).
   std::vector<std::string> mirror_problems;
+  // data_parallel_fidelity: window asked, and why the plan cannot be simulated so exactly.
+  std::vector<std::string> window_problems;
 };
 
-// @throw InputError (at the workload) with setup.mirror_problems, when there are any: what a run, a
-// lowering or a size estimate checks before building the graph.
+// @throw InputError (at the workload) with setup.mirror_problems and setup.window_problems, when
+// there are any: what a run, a lowering or a size estimate checks before building the graph.
 void require_mirroring(const PipelineSetup& setup, const PipelineWorkloadSpec& spec);
 
 // Why ranks 1 … t − 1 of each tensor-parallel group of `degree` GPUs (0: not known yet, the megatron
@@ -117,6 +134,25 @@ void require_mirroring(const PipelineSetup& setup, const PipelineWorkloadSpec& s
 // fills its node (else other traffic inside the node crosses the NVLink ports the group's
 // collectives use). Network conditions are refused by the parser (network_unsupported).
 [[nodiscard]] std::vector<std::string> mirror_problems(const Cluster& cluster, int degree);
+
+// The data-parallel window of `plan` (plan devices: groups of `ranks` consecutive GPUs): the
+// replicas per stage that data_parallel_fidelity: window simulates, or the reasons no window is
+// exact. Translating every stage's replicas by a window maps the platform and the traffic onto
+// themselves when the stages have the same number of replicas, each with the same share of a
+// micro-batch, every stage fills whole consecutive nodes of one node type, a tensor-parallel group
+// stays inside a node, the nodes meet on one non-blocking switch, and the all-reduce is a ring or
+// hierarchical (whose rings wrap within the window). The window is the stage's replicas on k nodes,
+// k the smallest divisor ≥ 2 of its n nodes below n (none: no window saves anything).
+struct ReplicaWindow {
+  int replicas = 0;
+  std::vector<std::string> problems;
+};
+[[nodiscard]] ReplicaWindow replica_window(const Cluster& cluster, const PipelinePlan& plan, int ranks,
+                                           const std::string& collective_algorithm);
+// What replica_window checks without a plan (the parser's, for `window`): the interconnect and the
+// collective algorithm.
+[[nodiscard]] std::vector<std::string> replica_window_platform_problems(const Cluster& cluster,
+                                                                        const std::string& collective_algorithm);
 
 // The lowering's input for `plan`: with tensor-parallel keys, the model sharded for one rank.
 // `tensor_parallel`: the workload's keys, or the 3D planner's choice (PipelineRunReport::tensor_parallel).

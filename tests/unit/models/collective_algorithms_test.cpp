@@ -3,6 +3,7 @@
 #include "models/program/collective_algorithms.hpp"
 #include "tests/support/task_graph_ops.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -514,6 +516,104 @@ TEST(CollectiveStepCount, EqualsTheExpansionForEveryAlgorithmAndKind) {
 TEST(CollectiveErrors, OneMemberMovesNothing) {
   EXPECT_TRUE(
       expand_collective(collective_op(CollectiveKind::all_reduce, {3}, 1e6, ""), nodes_of(4, 4)).steps.empty());
+}
+
+// ------------------------------------------------------------------------------------------------
+// symmetric windows (Collective::copies)
+
+Collective windowed(CollectiveKind kind, std::vector<DeviceId> group, double size, const std::string& algorithm,
+                    std::uint32_t copies) {
+  Collective c = collective_op(kind, std::move(group), size, algorithm);
+  c.copies = copies;
+  return c;
+}
+
+// A ring of p = 16 run as a window of 4 members standing for 4 copies: each window member sends what
+// a member of the full ring sends — 2(p−1) = 30 chunks of S/16 — to its successor, the window's last
+// member to its first; alone on uniform links the rounds take the full ring's 2(p−1)(α + S/(pB)).
+TEST(CollectiveWindow, RingWindowSendsWhatAFullRingMemberSends) {
+  const double s = 96 * kMiB;
+  const DeviceTopology topology = nodes_of(16, 16);
+  const Collective c = windowed(CollectiveKind::all_reduce, {0, 1, 2, 3}, s, "ring", 4);
+  const CollectiveExpansion e = expand(c, topology);
+  EXPECT_EQ(e.steps.size(), 4u * 30u);
+  EXPECT_EQ(count_collective_steps(c, topology), e.steps.size());
+  expect_well_formed(e);
+  for (const auto& [device, bytes] : bytes_sent(e)) EXPECT_DOUBLE_EQ(bytes, 30 * s / 16) << device;
+  for (const CollectiveStep& step : e.steps) EXPECT_EQ(step.dst, (step.src + 1) % 4);
+  const double alpha = 2e-6;
+  const double bandwidth = 100e9;
+  EXPECT_NEAR(critical_path(e, uniform(alpha, bandwidth)), 30 * (alpha + s / 16 / bandwidth), 1e-15);
+  EXPECT_NEAR(critical_path(e, uniform(alpha, bandwidth)),
+              critical_path(expand(collective_op(CollectiveKind::all_reduce, iota_group(16), s, "ring"), topology),
+                            uniform(alpha, bandwidth)),
+              1e-15);
+}
+
+// Hierarchical over a window of 2 nodes of 4 standing for 4 copies (8 nodes): the intra-node rings
+// are the window's own (2·3 rounds of S/4), the inter-node rings wrap within its 2 nodes with the
+// full group's 2(n−1) = 14 rounds of S/(g·n) = S/32; on uniform links the full group's time.
+TEST(CollectiveWindow, HierarchicalWindowWrapsItsInterNodeRings) {
+  const double s = 64 * kMiB;
+  const DeviceTopology topology = nodes_of(32, 4);
+  const Collective c = windowed(CollectiveKind::all_reduce, iota_group(8), s, "hierarchical", 4);
+  const CollectiveExpansion e = expand(c, topology);
+  EXPECT_EQ(e.steps.size(), 8u * (2 * 3 + 2 * 7));
+  EXPECT_EQ(count_collective_steps(c, topology), e.steps.size());
+  expect_well_formed(e);
+  std::size_t across = 0;
+  for (const CollectiveStep& step : e.steps) {
+    if (topology.node_of_device[step.src] == topology.node_of_device[step.dst]) continue;
+    ++across;
+    EXPECT_DOUBLE_EQ(step.size.value(), s / 32);
+    EXPECT_LT(step.dst, 8u) << "an inter-node ring leaves the window";
+  }
+  EXPECT_EQ(across, 8u * 14u);
+  const auto cost = uniform(1e-6, 50e9);
+  EXPECT_NEAR(critical_path(e, cost),
+              critical_path(expand(collective_op(CollectiveKind::all_reduce, iota_group(32), s, "hierarchical"),
+                                   topology),
+                            cost),
+              1e-12);
+}
+
+// At flow fidelity each window hop is one flow of the full ring's hop volume, 2(p−1)·S/p.
+TEST(CollectiveWindow, RingWindowFlowsCarryTheFullHopVolume) {
+  const double s = 96 * kMiB;
+  const Collective c = windowed(CollectiveKind::all_reduce, {0, 1, 2, 3}, s, "ring", 4);
+  const auto unit = [](DeviceId, DeviceId) { return RouteCost{Seconds(1e-6), BytesPerSecond(1e11)}; };
+  const CollectiveFlowPlan plan = plan_collective_flows(c, nodes_of(16, 16), unit);
+  ASSERT_EQ(plan.phases.size(), 1u);
+  ASSERT_EQ(plan.phases[0].size(), 4u);
+  for (const CollectiveFlow& flow : plan.phases[0]) {
+    EXPECT_EQ(flow.dst, (flow.src + 1) % 4);
+    EXPECT_DOUBLE_EQ(flow.size.value(), 30 * s / 16);
+  }
+}
+
+// A window stands for the whole group: 32 members × 4 copies are 128 > 64, so flow by default.
+TEST(CollectiveWindow, DefaultFidelityCountsTheCopies) {
+  const Collective c = windowed(CollectiveKind::all_reduce, iota_group(32), 1e6, "ring", 4);
+  EXPECT_EQ(effective_collective_fidelity(c, std::nullopt, nodes_of(32, 32)), CollectiveFidelity::flow);
+  EXPECT_EQ(effective_collective_fidelity(collective_op(CollectiveKind::all_reduce, iota_group(32), 1e6, "ring"),
+                                          std::nullopt, nodes_of(32, 32)),
+            CollectiveFidelity::step);
+}
+
+// Tree, direct and the ring broadcast (a chain from a root, not a translate of itself) have no
+// window form.
+TEST(CollectiveWindow, AlgorithmsWithoutAWindowFormRefuseCopies) {
+  for (const auto& [kind, algorithm] : std::vector<std::pair<CollectiveKind, std::string>>{
+           {CollectiveKind::all_reduce, "tree"},
+           {CollectiveKind::all_reduce, "direct"},
+           {CollectiveKind::broadcast, "ring"}}) {
+    try {
+      (void)expand_collective(windowed(kind, {0, 1}, 1e6, algorithm, 2), nodes_of(4, 4));
+      FAIL() << "expected InputError for " << algorithm;
+    } catch (const InputError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(fmt::format("collective algorithm '{}' has no symmetric-window form", algorithm)));
+    }
+  }
 }
 
 }  // namespace

@@ -64,6 +64,7 @@ TaskGraph full_graph() {
   const DeviceId gpu0 = graph.add_device("node0.gpu0");
   const DeviceId gpu1 = graph.add_device("node0.gpu1");
   const DeviceId gpu2 = graph.add_device("node1.gpu0");
+  graph.set_mirror(graph.add_device("node1.gpu1"), gpu1);
   const StreamId compute_stream = graph.add_stream("compute");
   const StreamId comm_stream = graph.add_stream("comm");
 
@@ -104,6 +105,7 @@ TaskGraph full_graph() {
   reduce.op = collective_op(CollectiveKind::all_reduce, {gpu0, gpu1, gpu2}, 123456789.125, "ring", gpu0);
   std::get<Collective>(reduce.op).calls = 6;
   std::get<Collective>(reduce.op).mirrored = true;
+  std::get<Collective>(reduce.op).copies = 2;
   reduce.stream = comm_stream;
   reduce.phase = Phase::communication;
   reduce.deps = {1, 2};
@@ -156,6 +158,7 @@ void expect_same_task(const Task& a, const Task& b) {
     EXPECT_EQ(x.root, y.root);
     EXPECT_EQ(x.calls, y.calls);
     EXPECT_EQ(x.mirrored, y.mirrored);
+    EXPECT_EQ(x.copies, y.copies);
   }
 }
 
@@ -168,6 +171,7 @@ TEST(TaskGraphJson, RoundTripIsExact) {
 
   EXPECT_EQ(parsed.devices(), original.devices());
   EXPECT_EQ(parsed.streams(), original.streams());
+  EXPECT_EQ(parsed.mirrors(), original.mirrors());
   ASSERT_EQ(parsed.tasks().size(), original.tasks().size());
   for (TaskId id = 0; id < original.tasks().size(); ++id) {
     SCOPED_TRACE(id);
@@ -460,6 +464,35 @@ TEST(TaskGraphJson, CallsAndMirroredAreTyped) {
   expect_single_error(document(head + R"("mirrored": "yes"}
 )"),
                       3, 137, "expected true or false for 'mirrored'");
+}
+
+TEST(TaskGraphJson, CopiesIsAWholeNumberFromOne) {
+  expect_single_error(
+      document(R"(  {"id": 0, "kind": "collective", "collective": "all_reduce", "group": ["gpu0", "gpu1"], )"
+               R"("size_bytes": 8, "stream": "comm", "copies": 0}
+)"),
+      3, 135, "'copies'");
+}
+
+// `mirrors` names devices of the graph; a device mirroring itself is the graph's own check.
+TEST(TaskGraphJson, MirrorsNameDevices) {
+  const std::string tasks = R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "flops": 1}
+]}
+)";
+  const auto with = [&](const std::string& mirrors) {
+    std::string text = kHeader;
+    text.replace(text.find("\n\"streams\""), 1, "\n\"mirrors\": " + mirrors + ",\n");
+    return text + tasks;
+  };
+  EXPECT_EQ(parse_task_graph(with(R"({"gpu1": "gpu0"})"), "graph.json").mirrors(),
+            (std::vector<std::pair<DeviceId, DeviceId>>{{1, 0}}));
+  const auto unknown = errors_of(with(R"({"gpu1": "gpu9"})"));
+  ASSERT_EQ(unknown.size(), 1u) << listing(unknown);
+  EXPECT_THAT(unknown[0].message, HasSubstr("unknown device 'gpu9'"));
+  const auto itself = errors_of(with(R"({"gpu1": "gpu1"})"));
+  ASSERT_EQ(itself.size(), 1u) << listing(itself);
+  EXPECT_THAT(itself[0].message, HasSubstr("device 'gpu1' cannot mirror itself"));
+  EXPECT_EQ(itself[0].location.line, 2);
 }
 
 TEST(TaskGraphJson, QuotedNumberIsAString) {

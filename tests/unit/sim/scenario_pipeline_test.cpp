@@ -7,8 +7,10 @@
 // Line numbers: every scenario below is kCluster (8 lines) + "workload:" (line 9) + "  kind: pipeline"
 // (line 10) + the body given to `pipeline()`, whose first line is line 11. The workload mapping
 // itself starts at its first key, 10:3.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -587,6 +589,78 @@ TEST(ScenarioPipeline, GroupFidelityRefusesANetworkSection) {
   expect_single_error(mirrored("  tensor_parallel: 2\n  tensor_parallel_fidelity: group\nnetwork:\n"
                                "  conditions: [{links: \"node*/gpu1/nic\", bandwidth: \"1GB/s\"}]\n"),
                       19, 3, "cannot apply network conditions");
+}
+
+// ---- data_parallel_fidelity: window (docs/collectives.md, "Symmetric windows") -------------------
+
+// kCluster with `nodes` nodes of 2 GPUs: the uniform planner's 2 stages each fill nodes/2 whole
+// consecutive nodes, 32 samples in 4 micro-batches of 8 (one share per replica up to 8 replicas).
+// Lines: the workload's keys start at line 16.
+std::string replicated(const std::string& keys, int nodes = 8) {
+  std::string yaml = pipeline(kModel + "  global_batch: 32\n  micro_batches: 4\n  schedule: 1f1b\n"
+                                       "  planner: {name: uniform, stages: 2}\n" + keys);
+  yaml.replace(yaml.find("count: 2"), 8, fmt::format("count: {}", nodes));
+  return yaml;
+}
+
+// 4 nodes per stage: the smallest window of whole nodes that divides them is 2 nodes, 4 replicas.
+TEST(ScenarioPipeline, WindowFidelitySimulatesTwoNodesOfReplicas) {
+  const Scenario scenario = load(replicated("  data_parallel_fidelity: window\n"));
+  const PipelineWorkloadSpec& spec = spec_of(scenario);
+  EXPECT_EQ(spec.replica_fidelity, PipelineWorkloadSpec::ReplicaFidelity::window);
+  const PipelineSetup setup = plan_pipeline(scenario, spec);
+  ASSERT_TRUE(setup.window_problems.empty()) << setup.window_problems.front();
+  EXPECT_EQ(setup.workload.replica_window, 4);
+  EXPECT_EQ(setup.report.replica_window, 4);
+  // Replica 5 of stage 1 (GPU 8 + 5 = node6/gpu1) mirrors replica 1 (GPU 9 = node4/gpu1).
+  const TaskGraph graph = build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), 1);
+  const auto mirror = std::find(graph.mirrors().begin(), graph.mirrors().end(), std::pair<DeviceId, DeviceId>{13, 9});
+  EXPECT_NE(mirror, graph.mirrors().end());
+  EXPECT_EQ(graph.mirrors().size(), 8u);
+}
+
+// 3 nodes per stage (prime: no smaller window divides it), then 6 replicas that a micro-batch of 8
+// does not split evenly: auto simulates every replica and says why; window asked is an error at run.
+TEST(ScenarioPipeline, AutoWindowSimulatesEveryReplicaWhereNoWindowIsExact) {
+  const Scenario three = load(replicated("  data_parallel_fidelity: auto\n", 6));
+  const PipelineSetup setup = plan_pipeline(three, spec_of(three));
+  EXPECT_EQ(setup.workload.replica_window, 0);
+  EXPECT_TRUE(setup.window_problems.empty());
+  EXPECT_NE(setup.report.all_replicas_because.find("a micro-batch of 8 samples does not split evenly over 6 replicas"),
+            std::string::npos)
+      << setup.report.all_replicas_because;
+  const Scenario asked = load(replicated("  data_parallel_fidelity: window\n", 6));
+  const PipelineSetup refused = plan_pipeline(asked, spec_of(asked));
+  const auto errors = diagnostics_thrown_by([&] { require_mirroring(refused, spec_of(asked)); });
+  ASSERT_EQ(errors.size(), 2u) << dump(errors);
+  EXPECT_NE(errors[0].message.find("give data_parallel_fidelity: replicas"), std::string::npos) << errors[0].message;
+  EXPECT_NE(errors[1].message.find("a stage spans 3 node(s): no window of fewer whole nodes divides it"),
+            std::string::npos)
+      << errors[1].message;
+}
+
+TEST(ScenarioPipeline, WindowFidelityWithATreeAllReduceIsLocated) {
+  expect_single_error(replicated("  collective_algorithm: tree\n  data_parallel_fidelity: window\n"), 17, 27,
+                      "collective algorithm 'tree' has no symmetric-window form");
+}
+
+TEST(ScenarioPipeline, UnknownDataParallelFidelitySuggestsTheClosest) {
+  expect_single_error(replicated("  data_parallel_fidelity: replica\n"), 16, 27, "did you mean 'replicas'");
+}
+
+// Link conditions would slow links of replicas that run nothing: refused at the section.
+TEST(ScenarioPipeline, WindowFidelityRefusesANetworkSection) {
+  expect_single_error(replicated("  data_parallel_fidelity: window\nnetwork:\n"
+                                 "  conditions: [{links: \"node5/nic\", bandwidth: \"1GB/s\"}]\n"),
+                      18, 3, "data_parallel_fidelity: window simulates a window");
+}
+
+TEST(ScenarioPipeline, AWindowedGraphIsNotExportedToChakra) {
+  const Scenario scenario = load(replicated("  data_parallel_fidelity: window\n"));
+  const auto errors =
+      diagnostics_thrown_by([&] { (void)export_scenario_chakra(scenario, testing::test_dir().string()); });
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_NE(errors[0].message.find("export it with data_parallel_fidelity: replicas"), std::string::npos);
 }
 
 }  // namespace
