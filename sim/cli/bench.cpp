@@ -155,21 +155,24 @@ Measurement measure_executor(int gpus, int iterations) {
 Measurement measure_raw(int gpus, std::size_t activities) {
   const Scenario scenario = synthetic_scenario(gpus, 1);
   const Stopwatch stopwatch;
-  const auto engine = create_engine();
-  const Platform platform = build_platform(scenario);
   const std::size_t rounds = std::max<std::size_t>(1, activities / (2 * static_cast<std::size_t>(gpus)));
-  const StreamActorStacks stacks;  // the stream actors' stacks: the ratio compares loops, not stack mappings
-  for (int g = 0; g < gpus; ++g) {
-    sg4::Host* self = platform.gpus[static_cast<std::size_t>(g)];
-    sg4::Host* next = platform.gpus[static_cast<std::size_t>((g + 1) % gpus)];
-    sg4::Actor::create("raw", self, [self, next, rounds]() {
-      for (std::size_t r = 0; r < rounds; ++r) {
-        sg4::this_actor::execute(self->get_speed() * 1e-3);
-        finish_transfer(start_transfer(self, next, 1e6));
-      }
-    });
+  {
+    // Torn down inside the measurement, as simulate() tears its engine down before returning.
+    const auto engine = create_engine();
+    const Platform platform = build_platform(scenario);
+    const StreamActorStacks stacks;  // the stream actors' stacks: the ratio compares loops, not stack mappings
+    for (int g = 0; g < gpus; ++g) {
+      sg4::Host* self = platform.gpus[static_cast<std::size_t>(g)];
+      sg4::Host* next = platform.gpus[static_cast<std::size_t>((g + 1) % gpus)];
+      sg4::Actor::create("raw", self, [self, next, rounds]() {
+        for (std::size_t r = 0; r < rounds; ++r) {
+          sg4::this_actor::execute(self->get_speed() * 1e-3);
+          finish_transfer(start_transfer(self, next, 1e6));
+        }
+      });
+    }
+    engine->run();
   }
-  engine->run();
   return stopwatch.measure(static_cast<double>(2 * rounds * static_cast<std::size_t>(gpus)));
 }
 

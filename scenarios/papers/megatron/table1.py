@@ -14,6 +14,9 @@ overlapped, as Megatron-LM ran it then). Every row asks for tensor_parallel_fide
 TP group fills its node (TP 8, rows 4-10) one GPU per group is simulated and the other seven mirror it,
 exactly on this platform; rows 2-3 (TP 2, 4) simulate every GPU (docs/megatron.md, "Tensor-parallel
 fidelity"). So do the 3D planner's candidates (`dnnsim plan --planner megatron --simulate-top K`).
+Every row also asks for data_parallel_fidelity: auto: each stage's data-parallel replicas on its
+first k nodes are simulated (k the smallest divisor ≥ 2 of the stage's nodes below them) and the
+others mirror them, exactly on this platform (docs/collectives.md, "Symmetric windows").
 """
 import json
 import pathlib
@@ -112,6 +115,10 @@ workload:
   # One GPU per tensor-parallel group simulated where that is exact (a group filling its node, a NIC
   # per GPU), every GPU elsewhere (docs/megatron.md, "Tensor-parallel fidelity").
   tensor_parallel_fidelity: auto
+  # A window of two or three nodes' data-parallel replicas per stage simulated, the others mirroring
+  # it, where that is exact (stages on whole identical nodes, one non-blocking switch): the same
+  # iteration to the bit (docs/collectives.md, "Symmetric windows").
+  data_parallel_fidelity: auto
   # Megatron-LM of the paper (DDP_impl local) all-reduces the data-parallel gradients after the
   # pipeline's last backward (training.py: allreduce_gradients() after forward_backward_func).
   overlap: false
