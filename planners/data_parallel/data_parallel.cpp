@@ -52,7 +52,10 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
   const BytesPerParameter per_parameter = bytes_per_parameter(config.precision, config.optimizer);
   const double gradient_scale = per_parameter.gradients / kProfileBytesPerParameter;
 
-  std::vector<DeviceId> everyone(devices.size());
+  // The devices that get tasks: all, or the window (the others mirror it).
+  const auto simulated = static_cast<DeviceId>(config.replica_window > 0 ? config.replica_window : device_count);
+  for (DeviceId d = simulated; d < devices.size(); ++d) graph.set_mirror(d, d % simulated);
+  std::vector<DeviceId> everyone(simulated);
   for (DeviceId d = 0; d < everyone.size(); ++d) everyone[d] = d;
 
   for (int iteration = 0; iteration < iterations; ++iteration) {
@@ -65,8 +68,8 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
       return task;
     };
     // backward_task[device][layer]
-    std::vector<std::vector<TaskId>> backward_task(devices.size(), std::vector<TaskId>(layer_count));
-    for (DeviceId d = 0; d < devices.size(); ++d) {
+    std::vector<std::vector<TaskId>> backward_task(simulated, std::vector<TaskId>(layer_count));
+    for (DeviceId d = 0; d < simulated; ++d) {
       const int batch = config.global_batch / device_count + (static_cast<int>(d) < config.global_batch % device_count);
       for (std::size_t l = 0; l < layer_count; ++l) {
         const Layer& layer = model.layers[l];
@@ -93,17 +96,19 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
         // The bucket is ready when its lowest layer's backward is done (with overlap), or when the
         // whole backward pass is (without).
         const std::size_t ready_layer = config.overlap ? buckets[b].begin : 0;
-        Task task{Collective{CollectiveKind::all_reduce, everyone, size, config.collective_algorithm, 0}};
+        Collective all_reduce{CollectiveKind::all_reduce, everyone, size, config.collective_algorithm, 0};
+        all_reduce.copies = static_cast<std::uint32_t>(devices.size() / simulated);
+        Task task{std::move(all_reduce)};
         task.stream = comm_stream;
         task.phase = Phase::communication;
         task.iteration = static_cast<std::uint32_t>(iteration);
         task.label = fmt::format("all-reduce bucket {}", b);
-        for (DeviceId d = 0; d < devices.size(); ++d) task.deps.push_back(backward_task[d][ready_layer]);
+        for (DeviceId d = 0; d < simulated; ++d) task.deps.push_back(backward_task[d][ready_layer]);
         last_all_reduce = graph.add(std::move(task));
       }
     }
 
-    for (DeviceId d = 0; d < devices.size(); ++d) {
+    for (DeviceId d = 0; d < simulated; ++d) {
       Task task = on_compute_stream(optimizer_step(parameter_count, per_parameter, d), Phase::optimizer, "optimizer step");
       if (last_all_reduce) task.deps.push_back(*last_all_reduce);
       graph.add(std::move(task));

@@ -29,6 +29,12 @@ struct DataParallelConfig {
   // all-reduced at their stored size.
   Precision precision = Precision::fp32;
   Optimizer optimizer = Optimizer::adam;
+  // Devices 0 … replica_window − 1 get tasks and the others mirror them (device d mirrors
+  // d mod replica_window, TaskGraph::set_mirror); each all-reduce runs over the window as a group
+  // standing for devices / replica_window copies of itself (Collective::copies). Exact only on a
+  // platform that this translation maps onto itself, with an even split of the batch (the caller's
+  // check: sim/workloads/replica_window.hpp). 0: every device.
+  int replica_window = 0;
 };
 
 // Streams: "compute" (forward, backward, optimizer) and "comm" (all-reduces), per device.

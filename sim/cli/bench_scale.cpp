@@ -60,6 +60,14 @@ std::vector<std::string> astra_dp_leaf_spine(int gpus) {
   return sets;
 }
 
+// The same with a window of two nodes' GPUs simulated and the others mirroring them
+// (data_parallel_fidelity: window): exact on this one-switch cluster.
+std::vector<std::string> astra_dp_window(int gpus) {
+  std::vector<std::string> sets = astra_dp(gpus);
+  sets.emplace_back("workload.data_parallel_fidelity=window");
+  return sets;
+}
+
 // GPT-3 175B under the megatron planner (tensor × pipeline × data chosen for the cluster), as the
 // 1,024-GPU file: 1.5 sequences per GPU.
 std::vector<std::string> gpt3_megatron(int gpus) {
@@ -78,6 +86,7 @@ std::vector<std::string> gpt3_megatron_group(int gpus) {
 const std::vector<ScaleCase>& scale_cases() {
   static const std::vector<ScaleCase> cases{
       {"astra-dp", "gpt3-xl-dp-1024.yaml", 1, 1 << 20, "", astra_dp},
+      {"astra-dp-window", "gpt3-xl-dp-1024.yaml", 4, 1 << 20, "", astra_dp_window},
       {"gpt3-1f1b", "gpt3-175b-1f1b-1024.yaml", 128, 1 << 20, "", gpt3_1f1b},
       {"gpt3-1f1b-window", "gpt3-175b-1f1b-1024.yaml", 128, 1 << 20, "", gpt3_1f1b_window},
       {"gpt3-megatron", "gpt3-175b-megatron-1024.yaml", 128, 1 << 20, "", gpt3_megatron},

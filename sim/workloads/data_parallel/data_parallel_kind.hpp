@@ -4,14 +4,25 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "planners/data_parallel/data_parallel.hpp"
+#include "sim/workloads/replica_window.hpp"
 #include "sim/workloads/workload_kind.hpp"
 
 namespace dnnsim {
 
 struct DataParallelWorkload : WorkloadSpec {
-  DataParallelConfig config;
+  DataParallelConfig config;  // config.replica_window: 0 here; the window is decided when lowered
+  // `data_parallel_fidelity` (sim/workloads/replica_window.hpp): every GPU, a window of whole nodes
+  // whose GPUs the others mirror, or a window where that is exact.
+  ReplicaFidelity replica_fidelity = ReplicaFidelity::replicas;
+  [[nodiscard]] std::string network_unsupported() const override {
+    if (replica_fidelity != ReplicaFidelity::window) return {};
+    return "data_parallel_fidelity: window simulates a window of the data-parallel replicas, so it cannot apply "
+           "network conditions, failures or background flows to the others; use data_parallel_fidelity: replicas "
+           "or auto";
+  }
   [[nodiscard]] std::optional<int> samples_per_iteration() const override { return config.global_batch; }
   [[nodiscard]] std::optional<int> tokens_per_sample() const override {
     if (config.model.tokens_per_sample <= 0) return std::nullopt;
@@ -20,5 +31,9 @@ struct DataParallelWorkload : WorkloadSpec {
 };
 
 [[nodiscard]] std::shared_ptr<const WorkloadKind> make_data_parallel_kind();
+
+// The window `scenario`'s data-parallel workload runs with (replicas 0: every GPU), and the reasons a
+// window would not be exact (ReplicaFidelity::replicas asked: none, and no window).
+[[nodiscard]] ReplicaWindow data_parallel_window(const Scenario& scenario);
 
 }  // namespace dnnsim

@@ -211,21 +211,6 @@ void read_tensor_parallel_fidelity(YamlReader& reader, MapReader& map, PipelineW
     reader.error(where, problem);
 }
 
-// `data_parallel_fidelity: replicas | window | auto` (window: PipelineWorkload::replica_window). The
-// plan's layout is checked after planning; `auto` falls back to every replica instead of failing.
-void read_data_parallel_fidelity(YamlReader& reader, MapReader& map, PipelineWorkloadSpec& spec,
-                                 const Cluster& cluster) {
-  using ReplicaFidelity = PipelineWorkloadSpec::ReplicaFidelity;
-  const auto fidelity = map.choice("data_parallel_fidelity", "data-parallel fidelity", {"replicas", "window", "auto"});
-  if (fidelity == "auto") spec.replica_fidelity = ReplicaFidelity::automatic;
-  if (fidelity != "window") return;
-  spec.replica_fidelity = ReplicaFidelity::window;
-  for (const std::string& problem : replica_window_platform_problems(cluster, spec.collective_algorithm))
-    reader.error(map.get("data_parallel_fidelity"),
-                 "data_parallel_fidelity: window is exact only for replicas that are translates of one another, "
-                 "but " + problem);
-}
-
 PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Cluster& cluster) {
   PipelineWorkloadSpec spec;
   spec.where = reader.where(map.node());
@@ -267,7 +252,9 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   // default runs it (planners/megatron), so its plans run that way unless the scenario says otherwise.
   spec.overlap = map.boolean("overlap").value_or(spec.planner != "megatron");
   read_tensor_parallel_fidelity(reader, map, spec, cluster);
-  read_data_parallel_fidelity(reader, map, spec, cluster);
+  // data_parallel_fidelity (sim/workloads/replica_window.hpp): the plan's layout is checked after
+  // planning, where `auto` falls back to every replica instead of failing.
+  spec.replica_fidelity = read_replica_fidelity(reader, map, cluster, spec.collective_algorithm);
   if (spec.planner_chooses_chunks && spec.planner != "megatron")
     reader.error(map.get("schedule")["chunks"],
                  fmt::format("'chunks: auto' lets the megatron planner choose the chunks per stage; give a number "

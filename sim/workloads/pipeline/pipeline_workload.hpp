@@ -18,6 +18,7 @@
 #include "planners/schedules/pipeline_lowering.hpp"
 #include "planners/schedules/schedule.hpp"
 #include "sim/run/simulation.hpp"
+#include "sim/workloads/replica_window.hpp"
 #include "sim/workloads/workload_kind.hpp"
 
 namespace dnnsim {
@@ -62,7 +63,6 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   // replicas on the fewest whole nodes that divide the stage's) and has the others mirror it
   // (PipelineWorkload::replica_window; docs/collectives.md, "Symmetric windows"), an error where
   // that is not exact; `auto` does where it is exact, simulates every replica elsewhere, and says why.
-  enum class ReplicaFidelity { replicas, window, automatic };
   ReplicaFidelity replica_fidelity = ReplicaFidelity::replicas;
 
   [[nodiscard]] std::optional<int> samples_per_iteration() const override { return global_batch; }
@@ -135,24 +135,10 @@ void require_mirroring(const PipelineSetup& setup, const PipelineWorkloadSpec& s
 // collectives use). Network conditions are refused by the parser (network_unsupported).
 [[nodiscard]] std::vector<std::string> mirror_problems(const Cluster& cluster, int degree);
 
-// The data-parallel window of `plan` (plan devices: groups of `ranks` consecutive GPUs): the
-// replicas per stage that data_parallel_fidelity: window simulates, or the reasons no window is
-// exact. Translating every stage's replicas by a window maps the platform and the traffic onto
-// themselves when the stages have the same number of replicas, each with the same share of a
-// micro-batch, every stage fills whole consecutive nodes of one node type, a tensor-parallel group
-// stays inside a node, the nodes meet on one non-blocking switch, and the all-reduce is a ring or
-// hierarchical (whose rings wrap within the window). The window is the stage's replicas on k nodes,
-// k the smallest divisor ≥ 2 of its n nodes below n (none: no window saves anything).
-struct ReplicaWindow {
-  int replicas = 0;
-  std::vector<std::string> problems;
-};
+// The data-parallel window of `plan` (plan devices: groups of `ranks` consecutive GPUs): its stages'
+// replicas as replica_window (sim/workloads/replica_window.hpp) sees them.
 [[nodiscard]] ReplicaWindow replica_window(const Cluster& cluster, const PipelinePlan& plan, int ranks,
                                            const std::string& collective_algorithm);
-// What replica_window checks without a plan (the parser's, for `window`): the interconnect and the
-// collective algorithm.
-[[nodiscard]] std::vector<std::string> replica_window_platform_problems(const Cluster& cluster,
-                                                                        const std::string& collective_algorithm);
 
 // The lowering's input for `plan`: with tensor-parallel keys, the model sharded for one rank.
 // `tensor_parallel`: the workload's keys, or the 3D planner's choice (PipelineRunReport::tensor_parallel).

@@ -607,7 +607,7 @@ std::string replicated(const std::string& keys, int nodes = 8) {
 TEST(ScenarioPipeline, WindowFidelitySimulatesTwoNodesOfReplicas) {
   const Scenario scenario = load(replicated("  data_parallel_fidelity: window\n"));
   const PipelineWorkloadSpec& spec = spec_of(scenario);
-  EXPECT_EQ(spec.replica_fidelity, PipelineWorkloadSpec::ReplicaFidelity::window);
+  EXPECT_EQ(spec.replica_fidelity, ReplicaFidelity::window);
   const PipelineSetup setup = plan_pipeline(scenario, spec);
   ASSERT_TRUE(setup.window_problems.empty()) << setup.window_problems.front();
   EXPECT_EQ(setup.workload.replica_window, 4);

@@ -529,6 +529,50 @@ TEST(ScenarioErrors, GlobalBatchSmallerThanTheGpuCount) {
   expect_error(errors[0], 12, 17, "global_batch 3 is smaller than the 4 GPUs of the cluster");
 }
 
+// ---- data_parallel_fidelity (docs/collectives.md, "Symmetric windows") ---------------------------
+
+// kBase on `nodes` nodes with `batch` samples and `keys` appended to the workload (line 13 on).
+std::string replicated(int nodes, int batch, const std::string& keys) {
+  std::string yaml = kBase;
+  yaml.replace(yaml.find("count: 2"), 8, "count: " + std::to_string(nodes));
+  yaml.replace(yaml.find("global_batch: 4"), 15, "global_batch: " + std::to_string(batch));
+  return yaml + keys;
+}
+
+// 8 nodes of 2 GPUs on one switch, 2 samples each: the window is the GPUs of 2 nodes.
+TEST(Scenario, DataParallelWindowIsTwoNodesOfGpus) {
+  const Scenario scenario = load(replicated(8, 32, "  data_parallel_fidelity: window\n"));
+  const ReplicaWindow window = data_parallel_window(scenario);
+  EXPECT_EQ(window.replicas, 4);
+  EXPECT_TRUE(window.problems.empty());
+  const TaskGraph graph = *builtin_workload_kinds().at("data_parallel").value->lower(scenario);
+  EXPECT_EQ(graph.mirrors().size(), 12u);  // GPUs 4 … 15 mirror GPU d mod 4
+}
+
+// `window` where a translate is not exact: 36 samples over 16 GPUs, and 3 nodes (no window of fewer
+// whole nodes divides them) — both errors at the key; `auto` simulates every GPU and says why.
+TEST(ScenarioErrors, DataParallelWindowThatIsNotExactIsLocated) {
+  const auto errors = errors_of(replicated(8, 36, "  data_parallel_fidelity: window\n"));
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 13, 27, "the global batch of 36 samples does not split evenly over 16 replicas");
+  const auto prime = errors_of(replicated(3, 6, "  data_parallel_fidelity: window\n"));
+  ASSERT_EQ(prime.size(), 1u) << dump(prime);
+  expect_error(prime[0], 13, 27, "a stage spans 3 node(s): no window of fewer whole nodes divides it");
+  const Scenario automatic = load(replicated(3, 6, "  data_parallel_fidelity: auto\n"));
+  const ReplicaWindow window = data_parallel_window(automatic);
+  EXPECT_EQ(window.replicas, 0);
+  ASSERT_EQ(window.problems.size(), 1u);
+}
+
+TEST(ScenarioErrors, DataParallelWindowOnALeafSpineIsLocated) {
+  std::string yaml = replicated(8, 32, "  data_parallel_fidelity: window\n");
+  yaml.replace(yaml.find("  nodes: [{type: box, count: 8}]\n"), 33,
+               "  nodes: [{type: box, count: 8}]\n  interconnect: {kind: leaf_spine, nodes_per_leaf: 4, spines: 2}\n");
+  const auto errors = errors_of(yaml);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 14, 27, "the interconnect is not one non-blocking switch");
+}
+
 // ---- cluster structure ---------------------------------------------------------------------------
 
 TEST(ScenarioErrors, NodeGroupNamesAnUndefinedNodeType) {
