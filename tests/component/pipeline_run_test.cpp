@@ -506,20 +506,8 @@ TEST(PipelineRun, AStagesPeakGrowsBySavedBytesPerMicroBatchInFlight) {
 // switch; a 4-block GPT-like model at TP 4 × PP 2 × DP 2, interleaved over 2 chunks, full
 // recomputation, the A100 Megatron calibration (launch queue, per-call latency, NVLink efficiency).
 std::string mini_table1(const std::string& fidelity) {
-  return fmt::format(R"(name: mini-table1-{0}
-cluster:
-  node_types:
-    dgx:
-      gpu: A100-80GB-SXM
-      gpus_per_node: 4
-      fabric: nvswitch
-      nic: {{link: IB-HDR, per_gpu: true}}
-  nodes: [{{type: dgx, count: 4}}]
-  interconnect: {{kind: switch, latency: "1us"}}
-workload:
-  kind: pipeline
-  model: {{name: gpt-mini, transformer: {{layers: 4, hidden: 1024, heads: 16, seq: 512, vocab: 8192}}}}
-  global_batch: 16
+  return "name: mini-table1-" + fidelity + "\n" + testing::dgx_cluster(4, 4, true) + "workload:\n  kind: pipeline\n" +
+         testing::kMiniGptModel + fmt::format(R"(  global_batch: 16
   micro_batches: 8
   dtype: fp16
   precision: mixed
@@ -532,7 +520,7 @@ workload:
 calibration: {1}/data/calibration/megatron/A100-80GB-SXM.yaml
 run: {{iterations: 2, collective_fidelity: flow}}
 )",
-                     fidelity, DNNSIM_SOURCE_DIR);
+                                              fidelity, DNNSIM_SOURCE_DIR);
 }
 
 // Ranks 1–3 of a group compute what rank 0 does on identical GPUs and send over NICs, NVLink ports
@@ -570,31 +558,19 @@ TEST(PipelineRun, MirroredTensorParallelRanksGiveTheRanksRun) {
 // of 4 nodes (8 replicas each, one sample per replica per micro-batch), 1F1B, bucketed all-reduces
 // overlapped with the last backward. `nic`: one per GPU, or one per node that both GPUs' sends share
 // (so that pipeline sends and all-reduce rings contend on it); `extra`: more workload keys.
-std::string replicated_gpt(const std::string& fidelity, const std::string& nic, const std::string& extra,
+std::string replicated_gpt(const std::string& fidelity, bool nic_per_gpu, const std::string& extra,
                            const std::string& collective_fidelity) {
-  return fmt::format(R"(name: windowed-{0}
-cluster:
-  node_types:
-    dgx:
-      gpu: A100-80GB-SXM
-      gpus_per_node: 2
-      fabric: nvswitch
-      nic: {1}
-  nodes: [{{type: dgx, count: 8}}]
-  interconnect: {{kind: switch, latency: "1us"}}
-workload:
-  kind: pipeline
-  model: {{name: gpt-mini, transformer: {{layers: 4, hidden: 1024, heads: 16, seq: 512, vocab: 8192}}}}
-  global_batch: 32
+  return "name: windowed-" + fidelity + "\n" + testing::dgx_cluster(2, 8, nic_per_gpu) +
+         "workload:\n  kind: pipeline\n" + testing::kMiniGptModel + fmt::format(R"(  global_batch: 32
   micro_batches: 4
   dtype: fp16
   precision: mixed
   schedule: 1f1b
   planner: {{name: uniform, stages: 2}}
   data_parallel_fidelity: {0}
-{2}run: {{iterations: 2, collective_fidelity: {3}}}
+{1}run: {{iterations: 2, collective_fidelity: {2}}}
 )",
-                     fidelity, nic, extra, collective_fidelity);
+                                                                                  fidelity, extra, collective_fidelity);
 }
 
 // Translating both stages' replicas by two nodes maps the platform (identical nodes on one
@@ -607,25 +583,23 @@ workload:
 // node, ranks mirrored too).
 TEST(PipelineRun, WindowedReplicasGiveTheReplicasRun) {
   struct Case {
-    std::string nic;
+    bool nic_per_gpu;
     std::string extra;
     std::string collective_fidelity;
   };
-  const std::string per_gpu = R"({link: IB-HDR, per_gpu: true})";
-  const std::string shared = R"({link: IB-HDR})";
   const std::vector<Case> cases{
-      {per_gpu, "", "step"},
-      {shared, "", "step"},
-      {shared, "", "flow"},
-      {shared, "  collective_algorithm: ring\n", "step"},
-      {per_gpu, "  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n", "flow"},
+      {true, "", "step"},
+      {false, "", "step"},
+      {false, "", "flow"},
+      {false, "  collective_algorithm: ring\n", "step"},
+      {true, "  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n", "flow"},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE(c.nic + " " + c.extra + c.collective_fidelity);
-    const ordered_json all =
-        summary_in_child(write_file("replicas.yaml", replicated_gpt("replicas", c.nic, c.extra, c.collective_fidelity)));
-    const ordered_json window =
-        summary_in_child(write_file("window.yaml", replicated_gpt("window", c.nic, c.extra, c.collective_fidelity)));
+    SCOPED_TRACE(fmt::format("nic per GPU {}, {}{}", c.nic_per_gpu, c.extra, c.collective_fidelity));
+    const ordered_json all = summary_in_child(
+        write_file("replicas.yaml", replicated_gpt("replicas", c.nic_per_gpu, c.extra, c.collective_fidelity)));
+    const ordered_json window = summary_in_child(
+        write_file("window.yaml", replicated_gpt("window", c.nic_per_gpu, c.extra, c.collective_fidelity)));
     ASSERT_FALSE(all.is_null());
     ASSERT_FALSE(window.is_null());
     ASSERT_EQ(all["status"], "ok") << all["messages"].dump();

@@ -24,26 +24,14 @@ using testing::write_file;
 // next copy does): a 4-block GPT-like model, 2 sequences per GPU, two iterations, bucketed
 // all-reduces overlapped with the backward pass.
 std::string six_nodes(const std::string& fidelity, const std::string& keys, const std::string& collective_fidelity) {
-  return fmt::format(R"(name: dp-{0}
-cluster:
-  node_types:
-    dgx:
-      gpu: A100-80GB-SXM
-      gpus_per_node: 2
-      fabric: nvswitch
-      nic: {{link: IB-HDR}}
-  nodes: [{{type: dgx, count: 6}}]
-  interconnect: {{kind: switch, latency: "1us"}}
-workload:
-  kind: data_parallel
-  model: {{name: gpt-mini, transformer: {{layers: 4, hidden: 1024, heads: 16, seq: 512, vocab: 8192}}}}
-  global_batch: 24
+  return "name: dp-" + fidelity + "\n" + testing::dgx_cluster(2, 6, false) + "workload:\n  kind: data_parallel\n" +
+         testing::kMiniGptModel + fmt::format(R"(  global_batch: 24
   dtype: fp16
   precision: mixed
   data_parallel_fidelity: {0}
 {1}run: {{iterations: 2, collective_fidelity: {2}}}
 )",
-                     fidelity, keys, collective_fidelity);
+                                              fidelity, keys, collective_fidelity);
 }
 
 // Translating by two nodes maps the platform (identical nodes, a switch that never binds) and the

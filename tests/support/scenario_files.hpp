@@ -24,6 +24,25 @@ inline std::string mesh_box_cluster(const std::string& gpu, int gpus) {
          "  nodes: [{type: box}]\n";
 }
 
+// A `cluster:` section of `nodes` DGX-A100-like nodes of `gpus_per_node` A100-80GB on NVSwitch, an
+// IB-HDR NIC per GPU or one per node that the node's GPUs share, one non-blocking switch (1 µs): the
+// platform of the tensor-parallel and symmetric-window tests.
+inline std::string dgx_cluster(int gpus_per_node, int nodes, bool nic_per_gpu) {
+  return "cluster:\n"
+         "  node_types:\n"
+         "    dgx:\n"
+         "      gpu: A100-80GB-SXM\n"
+         "      gpus_per_node: " + std::to_string(gpus_per_node) + "\n"
+         "      fabric: nvswitch\n"
+         "      nic: {link: IB-HDR" + std::string(nic_per_gpu ? ", per_gpu: true" : "") + "}\n"
+         "  nodes: [{type: dgx, count: " + std::to_string(nodes) + "}]\n"
+         "  interconnect: {kind: switch, latency: \"1us\"}\n";
+}
+
+// The small GPT-like model those tests train (a workload's `model:` line): 4 blocks, hidden 1024.
+inline const std::string kMiniGptModel =
+    "  model: {name: gpt-mini, transformer: {layers: 4, hidden: 1024, heads: 16, seq: 512, vocab: 8192}}\n";
+
 inline Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
   return load_scenario(write_file("scenario.yaml", yaml), overrides);
 }
