@@ -196,7 +196,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
       const std::size_t window = workload.lowered_replicas(stage);
       for (std::size_t q = window; q < stage.devices.size(); ++q)
         for (int r = 0; r < ranks; ++r)
-          graph.set_mirror(gpu(stage.devices[q], r), gpu(stage.devices[q % window], workload.mirror_ranks ? 0 : r));
+          graph.set_mirror(gpu(stage.devices[q], r), gpu(stage.devices[q % window], r));
     }
 
   std::vector<BoundaryPieces> boundaries;

@@ -69,8 +69,8 @@
 // (docs/megatron.md, "Tensor-parallel fidelity"); indices [replica · ranks + rank] then have one rank.
 // With `replica_window` = w (data_parallel_fidelity: window) only replicas 0 … w − 1 of each stage
 // are lowered, and each stage's data-parallel all-reduce runs over their GPUs as a group standing for
-// d / w copies of itself (Collective::copies); the GPUs of replica q ≥ w mirror those of replica
-// q mod w (TaskGraph::set_mirror). Exact when translating every stage's replicas by w maps the
+// d / w copies of itself (Collective::copies); rank r of replica q ≥ w mirrors rank r of replica
+// q mod w (TaskGraph::set_mirror; with mirror_ranks, that rank mirrors its rank 0 in turn). Exact when translating every stage's replicas by w maps the
 // platform and the traffic onto themselves: equal replica counts and shares, each stage on whole
 // nodes of one type, one non-blocking switch (docs/collectives.md, "Symmetric windows").
 #pragma once

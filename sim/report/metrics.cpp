@@ -48,6 +48,11 @@ std::vector<DeviceId> mirror_sources(const TaskGraph& graph) {
   for (const Task& task : graph.tasks())
     if (const auto* collective = std::get_if<Collective>(&task.op); collective && collective->mirrored)
       for (std::size_t m = 1; m < collective->group.size(); ++m) source[collective->group[m]] = collective->group.front();
+  // A replica outside a data-parallel window mirrors a window replica's rank, which may mirror its
+  // group's rank 0 in turn: follow each chain to a simulated device (bounded: a malformed graph's
+  // cycle stops after one pass).
+  for (DeviceId& s : source)
+    for (std::size_t hops = 0; source[s] != s && hops < source.size(); ++hops) s = source[s];
   return source;
 }
 

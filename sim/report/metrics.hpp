@@ -49,8 +49,8 @@ struct FlopMetrics {
 
 // The graph device whose figures each graph device reports: itself; for a device the graph says
 // mirrors another (TaskGraph::mirrors: a data-parallel replica outside the simulated window), that
-// simulated device; for a later member of a mirrored collective (Collective::mirrored: a symmetric
-// copy that runs no task), the collective's first member.
+// device; for a later member of a mirrored collective (Collective::mirrored: a symmetric copy that
+// runs no task), the collective's first member; chains followed to a device that ran its tasks.
 [[nodiscard]] std::vector<DeviceId> mirror_sources(const TaskGraph& graph);
 
 // The catalog GPU (with the scenario's overrides) of each graph device.

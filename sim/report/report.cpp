@@ -6,6 +6,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
 
 #include "models/cost/memory_model.hpp"
 #include "sim/report/intervals.hpp"
@@ -50,6 +54,34 @@ std::vector<DeviceActivity> device_activity(const SimulationResult& result) {
     }
   }
   return activity;
+}
+
+// Nodes whose every GPU mirrors the GPU of the same local index on one other node (a data-parallel
+// window's translates, TaskGraph::mirrors), by name: node → the node it copies. Their links carry
+// what the source node's do. Tensor-parallel ranks mirror rank 0 on their own node (a mirrored
+// collective, not a graph mirror), whose shared links (a NIC per node, the switch port) carry rank
+// 0's bytes only: such a node is not mapped.
+std::map<std::string, std::string> mirrored_nodes(const TaskGraph& graph) {
+  const auto split = [](const std::string& name) {
+    const std::size_t slash = name.rfind('/');
+    return slash == std::string::npos ? std::pair<std::string, std::string>{name, ""}
+                                      : std::pair{name.substr(0, slash), name.substr(slash + 1)};
+  };
+  std::vector<bool> copied(graph.devices().size(), false);
+  std::map<std::string, std::string> copies;
+  std::set<std::string> simulated;
+  for (const auto& [copy, original] : graph.mirrors()) {
+    copied[copy] = true;
+    const auto [node, local] = split(graph.devices()[copy]);
+    const auto [from_node, from_local] = split(graph.devices()[original]);
+    if (from_node == node || from_local != local) simulated.insert(node);
+    if (const auto [it, added] = copies.try_emplace(node, from_node); !added && it->second != from_node)
+      simulated.insert(node);
+  }
+  for (DeviceId d = 0; d < copied.size(); ++d)
+    if (!copied[d]) simulated.insert(split(graph.devices()[d]).first);
+  for (const std::string& node : simulated) copies.erase(node);
+  return copies;
 }
 
 std::string status_of(const SimulationResult& result, std::vector<std::string>& messages) {
@@ -191,10 +223,26 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   builtin_workload_kinds().at(scenario.workload_kind).value->add_to_summary(scenario, result, summary);
   summary["devices"] = devices;
 
+  // A mirrored node's links ("<node>/…", "switch/<node>") report its source node's.
+  const std::map<std::string, std::string> copied_nodes = mirrored_nodes(result.graph);
+  std::map<std::string, std::size_t> link_index;
+  if (!copied_nodes.empty())
+    for (std::size_t l = 0; l < result.layout.links.size(); ++l) link_index[result.layout.links[l].name] = l;
+  const auto traffic_source = [&](std::size_t l) {
+    if (copied_nodes.empty()) return l;
+    const std::string& name = result.layout.links[l].name;
+    const bool port = name.starts_with("switch/");
+    const std::string node = port ? name.substr(7) : name.substr(0, name.find('/'));
+    const auto copied = copied_nodes.find(node);
+    if (copied == copied_nodes.end()) return l;
+    const std::string twin = port ? "switch/" + copied->second : copied->second + name.substr(node.size());
+    const auto found = link_index.find(twin);
+    return found == link_index.end() ? l : found->second;
+  };
   ordered_json links = ordered_json::object();
   for (std::size_t l = 0; l < result.layout.links.size(); ++l) {
-    const double up = result.link_bytes_up[l];
-    const double down = result.link_bytes_down[l];
+    const double up = result.link_bytes_up[traffic_source(l)];
+    const double down = result.link_bytes_down[traffic_source(l)];
     if (up + down <= 0) continue;
     const LinkDecl& decl = result.layout.links[l];
     ordered_json link;

@@ -61,7 +61,8 @@ ReplicaWindow replica_window(const Cluster& cluster, const std::vector<std::vect
     for (std::size_t n = first_node; n < first_node + nodes; ++n) {
       if (!node_type) node_type = cluster.nodes[n].type;
       if (cluster.nodes[n].type != *node_type) {
-        refuse("has nodes of another type than stage 0's");
+        refuse(fmt::format("has a node of type '{}' where the first node is '{}' (the nodes must be identical)",
+                           cluster.type_of(cluster.nodes[n]).name, cluster.node_types[*node_type].name));
         break;
       }
     }

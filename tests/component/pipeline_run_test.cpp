@@ -577,10 +577,10 @@ std::string replicated_gpt(const std::string& fidelity, bool nic_per_gpu, const 
 // non-blocking switch) and the traffic (replica r sends to replica r of the next stage; the
 // all-reduce rings, whose hop out of the window's last node lands on its first as it would on the
 // next window's) onto themselves, so the window's replicas see every contention the full run's do:
-// the iterations agree to rounding, and each mirrored GPU reports the figures of its source, which
-// equal its own in the full run. Cases: hierarchical (the default rule) and ring all-reduces, step
-// and flow fidelity, a NIC per GPU and one shared per node, and tensor parallel 2 (one group per
-// node, ranks mirrored too).
+// the iterations agree to rounding, and each mirrored GPU (and each link of a mirrored node) reports
+// the figures of its source, which equal its own in the full run. Cases: hierarchical (the default
+// rule) and ring all-reduces, step and flow fidelity, a NIC per GPU and one shared per node, and
+// tensor parallel 2 (one group per node, ranks mirrored too).
 TEST(PipelineRun, WindowedReplicasGiveTheReplicasRun) {
   struct Case {
     bool nic_per_gpu;
@@ -621,6 +621,12 @@ TEST(PipelineRun, WindowedReplicasGiveTheReplicasRun) {
     // tensor parallelism, that group's simulated rank 0).
     const ordered_json& mirror = window["devices"]["node7/gpu1"];
     EXPECT_EQ(mirror["mirrors"], tensor_parallel ? "node5/gpu0" : "node5/gpu1");
+    // Every link's bytes: a mirrored node's links report its translate's, which carried the same.
+    EXPECT_EQ(window["links"].size(), all["links"].size());
+    for (const auto& [name, link] : all["links"].items())
+      EXPECT_NEAR(window["links"][name]["bytes"].get<double>(), link["bytes"].get<double>(),
+                  kExact * link["bytes"].get<double>())
+          << name;
     EXPECT_NEAR(mirror["communication_s"].get<double>(), all["devices"]["node7/gpu1"]["communication_s"].get<double>(),
                 1e-6 * all["devices"]["node7/gpu1"]["communication_s"].get<double>());
   }

@@ -69,6 +69,11 @@ TEST(ReplicaWindow, DataParallelWindowGivesTheFullRun) {
     // node5/gpu1 (GPU 11) mirrors GPU 11 mod 4 = 3, node1/gpu1.
     const ordered_json& mirror = windowed["devices"]["node5/gpu1"];
     EXPECT_EQ(mirror["mirrors"], "node1/gpu1");
+    EXPECT_EQ(windowed["links"].size(), all["links"].size());
+    for (const auto& [name, link] : all["links"].items())
+      EXPECT_NEAR(windowed["links"][name]["bytes"].get<double>(), link["bytes"].get<double>(),
+                  1e-9 * link["bytes"].get<double>())
+          << name;
     EXPECT_NEAR(mirror["communication_s"].get<double>(), all["devices"]["node5/gpu1"]["communication_s"].get<double>(),
                 1e-6 * all["devices"]["node5/gpu1"]["communication_s"].get<double>());
   }
