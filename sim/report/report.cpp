@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "models/cost/memory_model.hpp"
@@ -329,15 +331,18 @@ nlohmann::ordered_json make_chrome_trace(const SimulationResult& result) {
   // smooth out rate changes inside a flow; the per-link byte totals in summary.json are exact.
   std::map<std::uint32_t, std::vector<std::pair<double, double>>> changes;  // link → (date, rate delta)
   std::map<std::pair<DeviceId, DeviceId>, Route> routes;
+  // Flows carry graph device ids; the layout numbers GPUs in cluster order.
+  std::unordered_map<std::string_view, std::uint32_t> gpu_index;
+  for (std::size_t g = 0; g < result.gpu_names.size(); ++g)
+    gpu_index.emplace(result.gpu_names[g], static_cast<std::uint32_t>(g));
+  const auto gpu = [&](DeviceId d) {
+    const auto found = gpu_index.find(graph.devices()[d]);
+    return found == gpu_index.end() ? static_cast<std::uint32_t>(result.gpu_names.size()) : found->second;
+  };
   for (const SimulationResult::Flow& flow : result.flows) {
     if (flow.end <= flow.start) continue;
     auto it = routes.find({flow.src, flow.dst});
     if (it == routes.end()) {
-      // Flows carry graph device ids; the layout numbers GPUs in cluster order.
-      const auto gpu = [&](DeviceId d) {
-        return static_cast<std::uint32_t>(
-            std::find(result.gpu_names.begin(), result.gpu_names.end(), graph.devices()[d]) - result.gpu_names.begin());
-      };
       it = routes.emplace(std::pair{flow.src, flow.dst}, result.layout.gpu_route(gpu(flow.src), gpu(flow.dst))).first;
     }
     const double rate = flow.bytes / (flow.end - flow.start);

@@ -12,6 +12,8 @@
 #include <iostream>
 #include <exception>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 
 #include "sim/exec/executor.hpp"
 #include "sim/exec/observers.hpp"
@@ -74,9 +76,12 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   std::vector<std::uint32_t> node_of_device;
   std::vector<std::uint32_t> gpu_of_device;
   const std::vector<std::uint32_t> node_of_gpu = scenario.cluster.node_of_gpu();
+  // By name, not by a scan per device: 16,384 GPUs would be 134 M string comparisons.
+  std::unordered_map<std::string_view, std::size_t> gpu_index;
+  for (std::size_t g = 0; g < result.gpu_names.size(); ++g) gpu_index.emplace(result.gpu_names[g], g);
   for (const std::string& device : graph.devices()) {
-    const auto gpu = static_cast<std::size_t>(std::find(result.gpu_names.begin(), result.gpu_names.end(), device) -
-                                              result.gpu_names.begin());
+    const auto found = gpu_index.find(device);
+    const std::size_t gpu = found == gpu_index.end() ? result.gpu_names.size() : found->second;
     bindings.push_back(DeviceBinding{platform.gpus[gpu], platform.gpu_specs[gpu], platform.compute_efficiency[gpu],
                                      platform.calibration[gpu]});
     node_of_device.push_back(node_of_gpu[gpu]);
