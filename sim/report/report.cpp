@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -177,11 +178,29 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   for (DeviceId d = 0; d < peak_memory.size(); ++d) peak_memory[d] = result.peak_memory_bytes[source[d]];
   ordered_json devices = ordered_json::object();
   double total_compute = 0, total_comm = 0, total_exposed = 0, total_idle = 0;
+  // Measured once per device that ran its tasks; its mirrors report the same figures.
+  struct Measured {
+    double compute = 0;
+    double busy = 0;
+    double communication = 0;
+    ordered_json phases = ordered_json::object();
+  };
+  std::vector<std::optional<Measured>> measured(activity.size());
+  const auto measured_of = [&](DeviceId s) -> const Measured& {
+    if (!measured[s]) {
+      const DeviceActivity& a = activity[s];
+      Measured m{measure(a.compute), measure(concatenate(a.compute, a.communication)), measure(a.communication)};
+      for (const auto& [phase, intervals] : a.by_phase)
+        m.phases[std::string(phase_name(phase))] = measure(intervals) / iterations;
+      measured[s] = std::move(m);
+    }
+    return *measured[s];
+  };
   for (DeviceId d = 0; d < result.graph.devices().size(); ++d) {
-    const DeviceActivity& a = activity[source[d]];
-    const double compute = measure(a.compute);
-    const double busy = measure(concatenate(a.compute, a.communication));
-    const double communication = measure(a.communication);
+    const Measured& m = measured_of(source[d]);
+    const double compute = m.compute;
+    const double busy = m.busy;
+    const double communication = m.communication;
     const double exposed = busy - compute;  // communication time not hidden under compute
     const double idle = result.makespan_s - busy;
     ordered_json device;
@@ -201,9 +220,7 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     device["communication_s"] = communication / iterations;
     device["exposed_communication_s"] = exposed / iterations;
     device["idle_s"] = idle / iterations;
-    ordered_json phases = ordered_json::object();
-    for (const auto& [phase, intervals] : a.by_phase) phases[std::string(phase_name(phase))] = measure(intervals) / iterations;
-    device["compute_by_phase_s"] = phases;
+    device["compute_by_phase_s"] = m.phases;
     devices[result.graph.devices()[d]] = device;
     total_compute += compute;
     total_comm += communication;
