@@ -94,7 +94,11 @@ ChakraExport export_scenario_chakra(const Scenario& scenario, const std::string&
                      fmt::format("a '{}' workload drives the engine itself and has no task graph to export",
                                  scenario.workload_kind));
   // A Chakra trace has a file per rank and cannot say that ranks copy another's work.
-  if (!graph->mirrors().empty())
+  const bool windowed = std::any_of(graph->tasks().begin(), graph->tasks().end(), [](const Task& task) {
+    const auto* collective = std::get_if<Collective>(&task.op);
+    return collective != nullptr && collective->copies > 1;
+  });
+  if (!graph->mirrors().empty() || windowed)
     throw InputError(scenario.workload->where,
                      "this graph simulates a window of the data-parallel replicas (data_parallel_fidelity: window "
                      "or auto), which a Chakra trace cannot express; export it with data_parallel_fidelity: replicas");
