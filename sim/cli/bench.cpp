@@ -1,3 +1,4 @@
+#include <sched.h>
 #include <simgrid/s4u.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -176,6 +177,19 @@ Measurement measure_raw(int gpus, std::size_t activities) {
   return stopwatch.measure(static_cast<double>(2 * rounds * static_cast<std::size_t>(gpus)));
 }
 
+// Binds this process, and so the children it forks, to the CPU it runs on. On this kind of VM one
+// core can run a loop up to twice as slowly as the other for minutes: ring and raw children landing
+// on different cores gave ratios from 41% to 201% for the same binary (docs/performance.md); on one
+// core they see the same machine. Returns that CPU, or -1 if the process cannot be bound.
+int pin_to_current_cpu() {
+  const int cpu = sched_getcpu();
+  if (cpu < 0) return -1;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0 ? cpu : -1;
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& options) {
@@ -183,7 +197,9 @@ int run_bench(const BenchOptions& options) {
                "(wall time is shown too; on a shared VM it also counts time the process did not run)\n"
                "DP: the synthetic data-parallel workload through the whole pipeline\n"
                "ring: the raw loop's pattern through the executor; raw: a bare S4U loop (execute + transfer)\n"
-               "on the same platform; ring and raw: fastest of --repeat runs; ratio = ring / raw\n\n";
+               "on the same platform; ring and raw: fastest of --repeat runs; ratio = ring / raw\n";
+  const int cpu = pin_to_current_cpu();
+  std::cout << (cpu >= 0 ? fmt::format("every run on CPU {}\n\n", cpu) : std::string("runs not bound to a CPU\n\n"));
   std::cout << fmt::format("{:>6} {:>10} {:>9} {:>12} | {:>10} {:>9} {:>12} | {:>9} {:>12} | {:>6}\n", "GPUs",
                            "DP activ.", "DP wall", "DP activ./s", "activities", "ring wall", "ring activ./s",
                            "raw wall", "raw activ./s", "ratio");
