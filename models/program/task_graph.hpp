@@ -112,7 +112,8 @@ struct Collective {
   // Only group[0] is simulated; the other members are symmetric copies of it that run no task (a
   // tensor-parallel group at tensor_parallel_fidelity: group). group[0] spends the collective's time
   // alone on its links — the calibrated latency of its calls plus the algorithm's uncontended time
-  // over the group's routes (models/cost/collective_cost.hpp) — and no link carries its bytes.
+  // over the group's routes (models/cost/collective_cost.hpp); no flow runs, and the link traffic is
+  // counted from the algorithm's flows instead (LinkTrafficRecorder, sim/exec/observers.hpp).
   bool mirrored = false;
   // The group stands for `copies` symmetric copies of itself laid end to end (a data-parallel
   // window: PipelineWorkload::replica_window, docs/collectives.md "Symmetric windows"): only `group`

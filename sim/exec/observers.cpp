@@ -49,13 +49,44 @@ void MemoryTracker::on_task_end(TaskId task, double /*now*/) {
   for (DeviceId d : t.devices()) in_use_[d] -= t.free_bytes.value();
 }
 
-LinkTrafficRecorder::LinkTrafficRecorder(const PlatformLayout& layout, std::vector<std::uint32_t> gpu_of_device,
-                                         bool keep_flows)
+LinkTrafficRecorder::LinkTrafficRecorder(const PlatformLayout& layout, const TaskGraph& graph, DeviceTopology topology,
+                                         std::vector<std::uint32_t> gpu_of_device, bool keep_flows)
     : layout_(&layout),
+      graph_(&graph),
+      topology_(std::move(topology)),
       gpu_of_device_(std::move(gpu_of_device)),
       keep_flows_(keep_flows),
       bytes_up_(layout.links.size(), 0.0),
-      bytes_down_(layout.links.size(), 0.0) {}
+      bytes_down_(layout.links.size(), 0.0),
+      ranks_(graph.devices().size()) {
+  index_mirrored(0);
+}
+
+void LinkTrafficRecorder::on_tasks_appended(const TaskGraph& graph, TaskId first) {
+  graph_ = &graph;
+  index_mirrored(first);
+}
+
+void LinkTrafficRecorder::index_mirrored(TaskId first) {
+  mirrored_.resize(graph_->tasks().size(), false);
+  for (TaskId id = first; id < graph_->tasks().size(); ++id) {
+    const auto* collective = std::get_if<Collective>(&graph_->task(id).op);
+    if (collective == nullptr || !collective->mirrored) continue;
+    mirrored_[id] = true;
+    ranks_[collective->group.front()] = collective->group;
+  }
+  // A group first seen now changes which flows have translates.
+  translated_routes_.clear();
+}
+
+std::vector<std::pair<DeviceId, DeviceId>> LinkTrafficRecorder::rank_pairs(DeviceId src, DeviceId dst) const {
+  std::vector<std::pair<DeviceId, DeviceId>> pairs{{src, dst}};
+  const std::vector<DeviceId>& from = ranks_[src];
+  const std::vector<DeviceId>& to = ranks_[dst];
+  if (from.size() == to.size())
+    for (std::size_t r = 1; r < from.size(); ++r) pairs.emplace_back(from[r], to[r]);
+  return pairs;
+}
 
 const Route& LinkTrafficRecorder::route(DeviceId src, DeviceId dst) {
   const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
@@ -64,10 +95,54 @@ const Route& LinkTrafficRecorder::route(DeviceId src, DeviceId dst) {
   return it->second;
 }
 
+const Route& LinkTrafficRecorder::translated_route(DeviceId src, DeviceId dst) {
+  const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
+  auto it = translated_routes_.find(key);
+  if (it == translated_routes_.end()) {
+    Route hops;
+    for (const auto& [from, to] : rank_pairs(src, dst)) {
+      const Route& leg = route(from, to);
+      hops.insert(hops.end(), leg.begin(), leg.end());
+    }
+    it = translated_routes_.emplace(key, std::move(hops)).first;
+  }
+  return it->second;
+}
+
+void LinkTrafficRecorder::add(const Route& route, double bytes) {
+  for (const Hop& hop : route) (hop.up ? bytes_up_ : bytes_down_)[hop.link] += bytes;
+}
+
 void LinkTrafficRecorder::on_transfer(TaskId /*task*/, DeviceId src, DeviceId dst, double bytes, double start,
                                       double end) {
-  for (const Hop& hop : route(src, dst)) (hop.up ? bytes_up_ : bytes_down_)[hop.link] += bytes;
-  if (keep_flows_) flows_.push_back(Flow{src, dst, bytes, start, end});
+  add(translated_route(src, dst), bytes);
+  if (keep_flows_)
+    for (const auto& [from, to] : rank_pairs(src, dst)) flows_.push_back(Flow{from, to, bytes, start, end});
+}
+
+void LinkTrafficRecorder::on_task_start(TaskId task, double now) {
+  if (keep_flows_ && mirrored_[task]) mirrored_start_[task] = now;
+}
+
+void LinkTrafficRecorder::on_task_end(TaskId task, double now) {
+  if (!mirrored_[task]) return;
+  const auto& collective = std::get<Collective>(graph_->task(task).op);
+  auto [shape, added] = collective_flows_.try_emplace(
+      {collective.kind, collective.algorithm, collective.size.value(), collective.group});
+  if (added) {
+    // Only the volumes are used: any route cost gives the same flows.
+    const CollectiveFlowPlan plan = plan_collective_flows(
+        collective, topology_, [](DeviceId, DeviceId) { return RouteCost{Seconds(0), BytesPerSecond(1)}; });
+    for (const std::vector<CollectiveFlow>& phase : plan.phases)
+      shape->second.insert(shape->second.end(), phase.begin(), phase.end());
+  }
+  // The trace's counters spread each flow over the collective: its phases' timing is not simulated.
+  const double start = keep_flows_ ? mirrored_start_[task] : now;
+  for (const CollectiveFlow& flow : shape->second) {
+    add(route(flow.src, flow.dst), flow.size.value());
+    if (keep_flows_) flows_.push_back(Flow{flow.src, flow.dst, flow.size.value(), start, now});
+  }
+  mirrored_start_.erase(task);
 }
 
 IterationBarrier::IterationBarrier(const TaskGraph& graph)

@@ -3,9 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
+#include "models/program/collective_algorithms.hpp"
 #include "models/program/task_graph.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/scenario/layout.hpp"
@@ -51,32 +55,64 @@ class MemoryTracker : public ExecutionObserver {
 };
 
 // Bytes carried by each link, per direction, from the routes of the layout; optionally every flow
-// (for the link-utilisation counters of the Chrome trace). Nothing in it is per task, so appended
-// tasks need no resizing.
+// (for the link-utilisation counters of the Chrome trace).
+//
+// Tensor-parallel ranks left out (Collective::mirrored, tensor_parallel_fidelity: group) still load
+// their links in the run they stand for, and the recorder counts that traffic: rank r of a group
+// sends what its rank 0 sends, to rank r of the receiving group (the lowering pairs ranks so; the
+// groups' members are in rank order), so a flow between two mirrored groups' first members is
+// counted once per rank pair; and a mirrored collective, which runs as one delay, adds when it ends
+// the bytes of the flows its algorithm puts on the wire (plan_collective_flows: the per-pair volumes,
+// which the step expansion moves too). Under the conditions that make the mirroring exact (every
+// rank's traffic a translate of rank 0's on links of its own, docs/megatron.md) these are the bytes
+// of every link of the full run, switch ports included.
 class LinkTrafficRecorder : public ExecutionObserver {
  public:
   struct Flow {
     DeviceId src, dst;
     double bytes, start, end;
   };
-  // `gpu_of_device` maps the graph's devices to the cluster's GPU indices (the layout's numbering).
-  LinkTrafficRecorder(const PlatformLayout& layout, std::vector<std::uint32_t> gpu_of_device, bool keep_flows);
+  // `gpu_of_device` maps the graph's devices to the cluster's GPU indices (the layout's numbering);
+  // `graph` is the graph the executor runs (its mirrored collectives name the groups).
+  LinkTrafficRecorder(const PlatformLayout& layout, const TaskGraph& graph, DeviceTopology topology,
+                      std::vector<std::uint32_t> gpu_of_device, bool keep_flows);
   void on_transfer(TaskId task, DeviceId src, DeviceId dst, double bytes, double start, double end) override;
+  void on_task_start(TaskId task, double now) override;
+  void on_task_end(TaskId task, double now) override;
+  void on_tasks_appended(const TaskGraph& graph, TaskId first) override;
   [[nodiscard]] const std::vector<double>& bytes_up() const { return bytes_up_; }
   [[nodiscard]] const std::vector<double>& bytes_down() const { return bytes_down_; }
   [[nodiscard]] const std::vector<Flow>& flows() const { return flows_; }
-  [[nodiscard]] const Route& route(DeviceId src, DeviceId dst);
 
  private:
+  // The flow's pairs: (src, dst), then rank r of each group for r = 1 … t − 1 when both are the
+  // first members of mirrored groups of one size.
+  std::vector<std::pair<DeviceId, DeviceId>> rank_pairs(DeviceId src, DeviceId dst) const;
+  // The route from src to dst (a cache looked up per flow, never iterated; node-based, so
+  // references stay valid as it grows).
+  const Route& route(DeviceId src, DeviceId dst);
+  // The routes of a flow and of its ranks' translates (rank_pairs), concatenated; cached the same way.
+  const Route& translated_route(DeviceId src, DeviceId dst);
+  void index_mirrored(TaskId first);  // fills ranks_ and mirrored_ for tasks [first, size)
+  void add(const Route& route, double bytes);
+
   const PlatformLayout* layout_;
+  const TaskGraph* graph_;
+  DeviceTopology topology_;
   std::vector<std::uint32_t> gpu_of_device_;
   bool keep_flows_;
   std::vector<double> bytes_up_;
   std::vector<double> bytes_down_;
   std::vector<Flow> flows_;
-  // Routes met so far, by src << 32 | dst: a cache looked up per flow, never iterated (node-based,
-  // so the references route() returns stay valid as it grows).
   std::unordered_map<std::uint64_t, Route> routes_;
+  std::unordered_map<std::uint64_t, Route> translated_routes_;
+  // A mirrored group's members by its first member (empty: not the first member of one).
+  std::vector<std::vector<DeviceId>> ranks_;
+  std::vector<bool> mirrored_;  // per task: a mirrored collective
+  // A mirrored collective's flows (src, dst, bytes), by its task: the same shape recurs every step.
+  std::map<std::tuple<CollectiveKind, std::string, double, std::vector<DeviceId>>, std::vector<CollectiveFlow>>
+      collective_flows_;
+  std::unordered_map<TaskId, double> mirrored_start_;  // with keep_flows: start of a running mirrored collective
 };
 
 // Lets a controller actor wait for the end of an iteration (Task::iteration) of a growable executor

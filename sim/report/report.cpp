@@ -62,8 +62,8 @@ std::vector<DeviceActivity> device_activity(const SimulationResult& result) {
 // Nodes whose every GPU mirrors the GPU of the same local index on one other node (a data-parallel
 // window's translates, TaskGraph::mirrors), by name: node → the node it copies. Their links carry
 // what the source node's do. Tensor-parallel ranks mirror rank 0 on their own node (a mirrored
-// collective, not a graph mirror), whose shared links (a NIC per node, the switch port) carry rank
-// 0's bytes only: such a node is not mapped.
+// collective, not a graph mirror): such a node is not mapped, its links' traffic is recorded as it
+// runs (LinkTrafficRecorder counts the ranks' translates).
 std::map<std::string, std::string> mirrored_nodes(const TaskGraph& graph) {
   const auto split = [](const std::string& name) {
     const std::size_t slash = name.rfind('/');

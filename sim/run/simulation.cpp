@@ -99,10 +99,11 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   executor_options.growable = static_cast<bool>(options.controller);
   for (const FailureWindow& w : scenario.network.failures)
     if (!w.is_host) executor_options.link_failures.emplace_back(w.from.value(), w.to.value());
-  Executor executor(graph, std::move(bindings), DeviceTopology{node_of_device}, std::move(executor_options));
+  const DeviceTopology topology{std::move(node_of_device)};
+  Executor executor(graph, std::move(bindings), topology, std::move(executor_options));
   TimelineRecorder timeline(graph.tasks().size());
   MemoryTracker memory(graph, graph.devices().size());
-  LinkTrafficRecorder traffic(platform.layout, std::move(gpu_of_device), options.keep_flows);
+  LinkTrafficRecorder traffic(platform.layout, graph, topology, std::move(gpu_of_device), options.keep_flows);
   executor.add_observer(&timeline);
   executor.add_observer(&memory);
   executor.add_observer(&traffic);

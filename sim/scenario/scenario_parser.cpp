@@ -101,12 +101,13 @@ class ScenarioParser {
     }
     if (network.IsDefined()) {
       scenario.network = read_network(network, scenario.cluster);
-      if (scenario.workload)
+      if (scenario.workload) {
         if (const std::string why = scenario.workload->network_unsupported(); !why.empty())
           reader_.error(network, why);
         else if (const std::string failures_why = scenario.workload->failures_unsupported();
                  !failures_why.empty() && !scenario.network.failures.empty())
           reader_.error(network["failures"], failures_why);
+      }
     }
     return scenario;
   }

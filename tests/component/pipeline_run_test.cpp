@@ -526,7 +526,8 @@ run: {{iterations: 2, collective_fidelity: flow}}
 // Ranks 1–3 of a group compute what rank 0 does on identical GPUs and send over NICs, NVLink ports
 // and switch ports of their own (each node's port carries at most the sum of its NICs), so leaving
 // them out changes no rank-0 time: the iterations agree to rounding, every device row equals the
-// simulated GPU of its group, and the per-GPU figures (FLOP rates, memory) are the same.
+// simulated GPU of its group, the per-GPU figures (FLOP rates, memory) are the same, and so is
+// every link's traffic.
 TEST(PipelineRun, MirroredTensorParallelRanksGiveTheRanksRun) {
   const ordered_json ranks = summary_in_child(write_file("ranks.yaml", mini_table1("ranks")));
   const ordered_json group = summary_in_child(write_file("group.yaml", mini_table1("group")));
@@ -550,6 +551,14 @@ TEST(PipelineRun, MirroredTensorParallelRanksGiveTheRanksRun) {
   EXPECT_NEAR(mirror["compute_s"].get<double>(), ranks["devices"]["node1/gpu3"]["compute_s"].get<double>(),
               1e-6 * ranks["devices"]["node1/gpu3"]["compute_s"].get<double>());
   EXPECT_FALSE(ranks["devices"]["node1/gpu3"].contains("mirrors"));
+  // Every link, NVSwitch ports and switch ports included: each rank's traffic is its group rank 0's
+  // translated to its own links, and each mirrored collective's flows move the bytes the ranks run's
+  // collectives do, so the recorded bytes are the same (the sums differ in their order only).
+  EXPECT_EQ(group["links"].size(), ranks["links"].size());
+  for (const auto& [name, link] : ranks["links"].items())
+    EXPECT_NEAR(group["links"][name]["bytes"].get<double>(), link["bytes"].get<double>(),
+                1e-9 * link["bytes"].get<double>())
+        << name;
 }
 
 // ---- data_parallel_fidelity: window ---------------------------------------------------------------
