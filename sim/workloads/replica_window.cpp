@@ -7,7 +7,7 @@ namespace dnnsim {
 std::vector<std::string> replica_window_platform_problems(const Cluster& cluster,
                                                           const std::string& collective_algorithm) {
   std::vector<std::string> problems;
-  if (cluster.network.kind != InterNodeKind::single_switch || cluster.network.switch_bandwidth)
+  if (!one_non_blocking_switch(cluster))
     problems.push_back("the interconnect is not one non-blocking switch (a backplane or spine links carry every "
                        "replica's traffic, so replicas on different nodes are not translates of one another)");
   if (!collective_algorithm.empty() && collective_algorithm != "ring" && collective_algorithm != "hierarchical")
@@ -94,9 +94,13 @@ ReplicaFidelity read_replica_fidelity(YamlReader& reader, MapReader& map, const 
   return ReplicaFidelity::window;
 }
 
-std::string network_breaks_window(const NetworkConditions& network) {
+std::string network_breaks_mirroring(const NetworkConditions& network, std::string_view what) {
   if (network.conditions.empty() && network.background_flows.empty() && network.failures.empty()) return {};
-  return "the network section would touch the mirrored replicas' links";
+  return fmt::format("the network section would touch the mirrored {} links", what);
+}
+
+bool one_non_blocking_switch(const Cluster& cluster) {
+  return cluster.network.kind == InterNodeKind::single_switch && !cluster.network.switch_bandwidth;
 }
 
 std::string window_refused(const std::string& problem) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/common/yaml_reader.hpp"
@@ -44,8 +45,20 @@ struct ReplicaWindow {
 [[nodiscard]] ReplicaFidelity read_replica_fidelity(YamlReader& reader, MapReader& map, const Cluster& cluster,
                                                     const std::string& collective_algorithm);
 
-// Why the scenario's network section rules a window out, or empty.
-[[nodiscard]] std::string network_breaks_window(const NetworkConditions& network);
+// Why a scenario asking for `data_parallel_fidelity: window` cannot have a network section (both
+// kinds' WorkloadSpec::network_unsupported).
+inline constexpr std::string_view kWindowRefusesNetwork =
+    "data_parallel_fidelity: window simulates a window of the data-parallel replicas, so it cannot apply network "
+    "conditions, failures or background flows to the others; use data_parallel_fidelity: replicas or auto";
+
+// Why the scenario's network section rules out mirroring `what` (link conditions, failures and
+// background flows would touch the mirrored devices' links), or empty. Shared by the data-parallel
+// window ("replicas'") and mirrored tensor-parallel ranks ("GPUs'").
+[[nodiscard]] std::string network_breaks_mirroring(const NetworkConditions& network, std::string_view what);
+
+// Whether nodes meet on one non-blocking switch: the one inter-node fabric under which devices on
+// different nodes are translates of one another (a backplane or spine links are shared by all).
+[[nodiscard]] bool one_non_blocking_switch(const Cluster& cluster);
 
 // The message of a window refused for `problem`.
 [[nodiscard]] std::string window_refused(const std::string& problem);

@@ -90,7 +90,7 @@ ReplicaWindow data_parallel_window(const Scenario& scenario) {
   const auto& spec = *scenario.workload_as<DataParallelWorkload>();
   if (spec.replica_fidelity == ReplicaFidelity::replicas) return {};
   ReplicaWindow window = window_of(scenario.cluster, spec.config);
-  if (std::string why = network_breaks_window(scenario.network); !why.empty()) window.problems.push_back(std::move(why));
+  if (std::string why = network_breaks_mirroring(scenario.network, "replicas'"); !why.empty()) window.problems.push_back(std::move(why));
   if (!window.problems.empty()) window.replicas = 0;
   return window;
 }

@@ -19,9 +19,7 @@ struct DataParallelWorkload : WorkloadSpec {
   ReplicaFidelity replica_fidelity = ReplicaFidelity::replicas;
   [[nodiscard]] std::string network_unsupported() const override {
     if (replica_fidelity != ReplicaFidelity::window) return {};
-    return "data_parallel_fidelity: window simulates a window of the data-parallel replicas, so it cannot apply "
-           "network conditions, failures or background flows to the others; use data_parallel_fidelity: replicas "
-           "or auto";
+    return std::string(kWindowRefusesNetwork);
   }
   [[nodiscard]] std::optional<int> samples_per_iteration() const override { return config.global_batch; }
   [[nodiscard]] std::optional<int> tokens_per_sample() const override {

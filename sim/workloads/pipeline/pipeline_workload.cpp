@@ -45,8 +45,7 @@ std::vector<std::string> mirror_problems(const Cluster& cluster, int degree) {
       refuse(fmt::format("a tensor-parallel group of {} GPUs does not fill a node of type '{}' ({} GPUs)", degree,
                          type.name, type.gpus_per_node));
   }
-  if (cluster.nodes.size() > 1 &&
-      (cluster.network.kind != InterNodeKind::single_switch || cluster.network.switch_bandwidth))
+  if (cluster.nodes.size() > 1 && !one_non_blocking_switch(cluster))
     refuse("the interconnect is not one non-blocking switch (a backplane or spine links are shared by all ranks)");
   return problems;
 }
@@ -205,9 +204,9 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   using RankFidelity = PipelineWorkloadSpec::RankFidelity;
   if (spec.rank_fidelity != RankFidelity::ranks && setup.workload.ranks() > 1) {
     std::vector<std::string> problems = mirror_problems(scenario.cluster, setup.workload.ranks());
-    const NetworkConditions& network = scenario.network;
-    if (!network.conditions.empty() || !network.background_flows.empty() || !network.failures.empty())
-      problems.push_back("the network section would touch the mirrored GPUs' links");  // `group`: refused by the parser
+    // `group`: refused by the parser (network_unsupported).
+    if (std::string why = network_breaks_mirroring(scenario.network, "GPUs'"); !why.empty())
+      problems.push_back(std::move(why));
     setup.workload.mirror_ranks = setup.report.mirror_ranks = problems.empty();
     if (spec.rank_fidelity == RankFidelity::group)
       setup.mirror_problems = std::move(problems);
@@ -218,7 +217,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     ReplicaWindow window =
         replica_window(scenario.cluster, plan, setup.workload.ranks(), setup.workload.collective_algorithm);
     // `window`: refused by the parser (network_unsupported).
-    if (std::string why = network_breaks_window(scenario.network); !why.empty()) window.problems.push_back(std::move(why));
+    if (std::string why = network_breaks_mirroring(scenario.network, "replicas'"); !why.empty()) window.problems.push_back(std::move(why));
     if (window.problems.empty())
       setup.workload.replica_window = setup.report.replica_window = window.replicas;
     else if (spec.replica_fidelity == ReplicaFidelity::window)

@@ -75,10 +75,7 @@ struct PipelineWorkloadSpec : WorkloadSpec {
       return "tensor_parallel_fidelity: group simulates one GPU per tensor-parallel group, so it cannot apply "
              "network conditions, failures or background flows to the others; use tensor_parallel_fidelity: ranks "
              "or auto";
-    if (replica_fidelity == ReplicaFidelity::window)
-      return "data_parallel_fidelity: window simulates a window of the data-parallel replicas, so it cannot apply "
-             "network conditions, failures or background flows to the others; use data_parallel_fidelity: replicas "
-             "or auto";
+    if (replica_fidelity == ReplicaFidelity::window) return std::string(kWindowRefusesNetwork);
     return {};
   }
 };
