@@ -20,6 +20,7 @@
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/collective_platforms.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -31,43 +32,12 @@ constexpr double kExact = 1e-9;
 
 using testing::load;
 
-// Two single-GPU-pair nodes on a non-blocking switch, no latency anywhere: PCIe is transparent, so
-// the 10 GB/s NICs alone shape node0/gpuX → node1/gpuY (as in simulation_test.cpp).
-const std::string kTwoNodes = R"(
-name: two-nodes
-cluster:
-  node_types:
-    box:
-      gpu: V100-16GB
-      gpus_per_node: 2
-      fabric: pcie
-      gpu_link: {bandwidth: "1000GB/s", latency: "0s"}
-      pcie: {bandwidth: "1000GB/s", latency: "0s"}
-      nic: {bandwidth: "10GB/s", latency: "0s"}
-  nodes: [{type: box, count: 2}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 4
-)";
+// Two nodes of two GPUs, no latency anywhere: the 10 GB/s NICs alone shape node0/gpuX → node1/gpuY
+// (testing::pcie_node_pair, as in simulation_test.cpp).
+const std::string kTwoNodes = testing::pcie_node_pair("0s");
 
 // Four GPUs on an NVSwitch, every port 100 GB/s and 1 us per direction.
-const std::string kFourGpuSwitch = R"(
-name: four-gpus
-cluster:
-  node_types:
-    box:
-      gpu: A100-40GB-SXM
-      gpus_per_node: 4
-      fabric: nvswitch
-      gpu_link: {bandwidth: "100GB/s", latency: "1us"}
-      nic: {bandwidth: "25GB/s", latency: "2us"}
-  nodes: [{type: box, count: 1}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 4
-)";
+const std::string kFourGpuSwitch = testing::nvswitch_node(4);
 
 // Ring all-reduce of 400 MB on the four GPUs (simulation_test.cpp, RingAllReduceMatchesItsFormula):
 // 2(p−1) steps of S/p, each costing the route latency (2 ports × 1 us) + S/(pB) at B = 100 GB/s.

@@ -158,18 +158,12 @@ workload:
   overlap: )") + (overlap ? "true" : "false") + "\n";
 }
 
-double sgd_step_time() {
-  // Read weights and gradients, write weights: 3 × 200 MB at the V100's memory bandwidth.
-  const GpuSpec* v100 = HardwareCatalog::builtin().find_gpu("V100-16GB");
-  return 3 * 200e6 / v100->memory_bandwidth.value();
-}
-
 TEST(PipelineRun, WithoutOverlapTheAllReduceFollowsTheLastBackward) {
   // Each GPU: F(mb0) 0–20 ms, B(mb0) 20–60, F(mb1) 60–80, B(mb1) 80–120 ms; then both 2 ms
   // all-reduces one after the other, 120–124 ms, then the SGD step.
   const Scenario scenario = load(overlapped_stage(false));
   const SimulationResult result = run_scenario(scenario, {});
-  EXPECT_NEAR(result.makespan_s, 0.124 + sgd_step_time(), kExact);
+  EXPECT_NEAR(result.makespan_s, 0.124 + testing::v100_sgd_step_seconds(200e6), kExact);
 }
 
 TEST(PipelineRun, TheOverlappedAllReduceHidesBehindTheLastBackward) {
@@ -179,7 +173,7 @@ TEST(PipelineRun, TheOverlappedAllReduceHidesBehindTheLastBackward) {
   // the iteration is the time without overlap minus 2 ms: 0.124 − 0.002 = 0.122 s + the SGD step.
   const Scenario scenario = load(overlapped_stage(true));
   const SimulationResult result = run_scenario(scenario, {});
-  EXPECT_NEAR(result.makespan_s, 0.124 - 0.002 + sgd_step_time(), kExact);
+  EXPECT_NEAR(result.makespan_s, 0.124 - 0.002 + testing::v100_sgd_step_seconds(200e6), kExact);
   std::vector<std::string> all_reduces;
   for (const Task& task : result.graph.tasks())
     if (task.is_collective()) all_reduces.push_back(task.label);

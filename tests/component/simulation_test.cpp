@@ -4,12 +4,11 @@
 // and max-min fair sharing among flows on a common link. Every TEST runs in its own process.
 #include <gtest/gtest.h>
 
-
-#include "models/hardware/catalog.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/support/collective_platforms.hpp"
 #include "tests/support/scenario_files.hpp"
 #include "traces/network/preemption.hpp"
 
@@ -20,32 +19,8 @@ constexpr double kExact = 1e-9;
 
 using testing::load;
 
-// Two single-GPU nodes on a non-blocking switch. PCIe is made transparent (huge, no latency) so the
-// NICs alone shape the inter-node path: node0/gpu0 → node0/nic → switch → node1/nic → node1/gpu0.
-const std::string kTwoNodes = R"(
-name: two-nodes
-cluster:
-  node_types:
-    box:
-      gpu: V100-16GB
-      gpus_per_node: 2
-      fabric: pcie
-      gpu_link: {bandwidth: "1000GB/s", latency: "0s"}
-      pcie: {bandwidth: "1000GB/s", latency: "0s"}
-      nic: {bandwidth: "10GB/s", latency: "5us"}
-  nodes: [{type: box, count: 2}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 4
-)";
-
-// The same with the NICs' latency set to zero, for timings where only bandwidth matters.
-std::string two_nodes_without_latency() {
-  std::string yaml = kTwoNodes;
-  yaml.replace(yaml.find("latency: \"5us\""), 14, "latency: \"0s\"");
-  return yaml;
-}
+// node0/gpu0 → node1/gpu0 crosses the two 10 GB/s NICs, 5 us each (testing::pcie_node_pair).
+const std::string kTwoNodes = testing::pcie_node_pair("5us");
 
 TaskGraph transfers(const Scenario& scenario, const std::vector<std::pair<std::string, std::string>>& pairs,
                     double bytes) {
@@ -91,7 +66,7 @@ network:
 TEST(Simulation, BandwidthDropMidTransferIntegratesPiecewise) {
   // No latency; node1/nic drops from 10 GB/s to 2 GB/s at t = 0.05 s. By then 0.5 GB of the 1 GB
   // has moved; the other 0.5 GB takes 0.5e9 / 2e9 = 0.25 s: the transfer ends at 0.30 s.
-  const Scenario scenario = load(two_nodes_without_latency() + R"(
+  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
 network:
   conditions:
     - links: "node1/nic"
@@ -102,22 +77,7 @@ network:
 }
 
 // Four GPUs on an NVSwitch, every port 100 GB/s and 1 us per direction.
-const std::string kFourGpuSwitch = R"(
-name: four-gpus
-cluster:
-  node_types:
-    box:
-      gpu: A100-40GB-SXM
-      gpus_per_node: 4
-      fabric: nvswitch
-      gpu_link: {bandwidth: "100GB/s", latency: "1us"}
-      nic: {bandwidth: "25GB/s", latency: "2us"}
-  nodes: [{type: box, count: 1}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 4
-)";
+const std::string kFourGpuSwitch = testing::nvswitch_node(4);
 
 TEST(Simulation, RingAllReduceMatchesItsFormula) {
   // Ring all-reduce of S bytes on p GPUs: 2(p−1) steps of S/p, each GPU i sending to i+1 through
@@ -165,19 +125,12 @@ workload:
   overlap: )") + (overlap ? "true" : "false") + "\n";
 }
 
-double optimizer_time() {
-  // SGD step: read weights and gradients, write weights: 3 × 200 MB at the V100's memory bandwidth
-  // (memory-bound: 10 flop per 4-byte parameter is far below the fp32 peak).
-  const GpuSpec* v100 = HardwareCatalog::builtin().find_gpu("V100-16GB");
-  return 3 * 200e6 / v100->memory_bandwidth.value();
-}
-
 TEST(Simulation, DataParallelOverlapHidesCommunicationUnderBackward) {
   // Backward of "second" ends at 20 + 20 = 40 ms; its bucket all-reduces 40–42 ms while "first"'s
   // backward runs 40–60 ms; the last bucket all-reduces 60–62 ms; then the optimizer step.
   const Scenario scenario = load(ddp_scenario(true));
   const auto result = simulate(scenario, build_workload(scenario), {});
-  EXPECT_NEAR(result.makespan_s, 0.062 + optimizer_time(), kExact);
+  EXPECT_NEAR(result.makespan_s, 0.062 + testing::v100_sgd_step_seconds(200e6), kExact);
   const auto summary = make_summary(scenario, result);
   // Exposed communication: only the last bucket's 2 ms.
   EXPECT_NEAR(summary["devices"]["node0/gpu0"]["exposed_communication_s"].get<double>(), 0.002, kExact);
@@ -188,7 +141,7 @@ TEST(Simulation, DataParallelWithoutOverlapWaitsForTheWholeBackward) {
   // stream: 60–62, 62–64 ms; then the optimizer.
   const Scenario scenario = load(ddp_scenario(false));
   const auto result = simulate(scenario, build_workload(scenario), {});
-  EXPECT_NEAR(result.makespan_s, 0.064 + optimizer_time(), kExact);
+  EXPECT_NEAR(result.makespan_s, 0.064 + testing::v100_sgd_step_seconds(200e6), kExact);
 }
 
 TEST(Simulation, PeakMemoryCountsStateAndActivations) {
@@ -203,7 +156,7 @@ TEST(Simulation, PeakMemoryCountsStateAndActivations) {
 TEST(Simulation, BandwidthRecoveryMidTransferSpeedsItUp) {
   // No latency; node1/nic at 1 GB/s until t = 50 ms, then 10 GB/s. By 50 ms, 50 MB of the 1 GB has
   // moved; the remaining 950 MB take 0.95e9 / 1e10 = 95 ms: the transfer ends at 0.145 s.
-  const Scenario scenario = load(two_nodes_without_latency() + R"(
+  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
 network:
   conditions:
     - links: "node1/nic"
@@ -219,7 +172,7 @@ TEST(Simulation, PreemptedLinkFollowsItsGeneratedSchedule) {
   // derived seed by the pure traces library and integrated piecewise (BandwidthSchedule::
   // transfer_time), must give the simulated end of a 1 GB transfer over that NIC (no latency; the
   // other NIC runs at 10 GB/s and never binds below the preempted one's nominal 10 GB/s).
-  const Scenario scenario = load(two_nodes_without_latency() + R"(
+  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
 network:
   conditions:
     - links: "node1/nic"
@@ -241,7 +194,7 @@ run: {seed: 42}
 TEST(Simulation, TransferCutByALinkFailureIsSentAgainAfterTheWindow) {
   // No latency; node1/nic fails from 50 ms to 80 ms. The 1 GB transfer at 10 GB/s is cut at 50 ms
   // (half sent, lost) and sent again from the start when the link is back: 80 ms + 100 ms = 0.18 s.
-  const Scenario scenario = load(two_nodes_without_latency() + R"(
+  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
 network:
   failures:
     - {link: "node1/nic", from: "50ms", to: "80ms"}
@@ -255,7 +208,7 @@ network:
 TEST(Simulation, HostFailureStopsItsWorkAndIsReported) {
   // node1/gpu0 fails at 50 ms, during the 100 ms transfer it receives: the transfer and the task
   // after it on node1/gpu0 never finish; the run reports them instead of crashing.
-  const Scenario scenario = load(two_nodes_without_latency() + R"(
+  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
 network:
   failures:
     - {host: "node1/gpu0", from: "50ms", to: "1s"}
@@ -289,7 +242,7 @@ TEST(Simulation, BackgroundFlowSharesTheLinkWithTheWorkload) {
   // Another tenant sends 1 GB from node0/gpu1 to node1/gpu1 at t = 0: with the workload's 1 GB from
   // node0/gpu0, node0/nic carries two flows at 5 GB/s each, so the workload's transfer takes 0.2 s
   // (no latency), as if the tenant were a second transfer.
-  const Scenario scenario = load(two_nodes_without_latency() + R"(
+  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
 network:
   background_flows:
     - {from: node0/gpu1, to: node1/gpu1, size: "1GB", start: "0s"}
@@ -302,7 +255,7 @@ TEST(Simulation, BandwidthTraceFileDrivesTheLink) {
   // node1/nic follows a CSV trace: 10 GB/s from 0, 2 GB/s from 50 ms (bare numbers in the header's
   // unit). As in BandwidthDropMidTransferIntegratesPiecewise: 0.5 GB by 50 ms, then 0.5 GB / 2 GB/s.
   testing::write_file("nic.csv", "time_s,bandwidth_GBps\n0,10\n0.05,2\n");
-  const Scenario scenario = load(two_nodes_without_latency() + R"(
+  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
 network:
   conditions:
     - {links: "node1/nic", trace: nic.csv}

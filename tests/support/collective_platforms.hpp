@@ -1,6 +1,7 @@
-// Small platforms on which collectives are checked against hand-derived formulas
-// (tests/component/collective_cost_test.cpp, collective_fidelity_test.cpp, and with calibration
-// tables collective_calibration_test.cpp, launch_queue_test.cpp). Graph device i is cluster GPU i.
+// Small platforms on which transfers and collectives are checked against hand-derived formulas
+// (tests/component/collective_cost_test.cpp, collective_fidelity_test.cpp, simulation_test.cpp,
+// executor_append_test.cpp, and with calibration tables collective_calibration_test.cpp,
+// launch_queue_test.cpp). Graph device i is cluster GPU i.
 #pragma once
 
 #include <string>
@@ -9,15 +10,17 @@
 
 namespace dnnsim::testing {
 
-// One node of 8 GPUs on an NVSwitch, every port 100 GB/s and 1 us per direction: a step i → j
+// One node of `gpus` GPUs on an NVSwitch, every port 100 GB/s and 1 us per direction: a step i → j
 // crosses port i (up) and port j (down): α = 2 us, β = 100 GB/s.
-inline const std::string kSwitch8 = R"(
-name: switch8
+inline std::string nvswitch_node(int gpus) {
+  return R"(
+name: nvswitch-node
 cluster:
   node_types:
     box:
       gpu: A100-40GB-SXM
-      gpus_per_node: 8
+      gpus_per_node: )" +
+         std::to_string(gpus) + R"(
       fabric: nvswitch
       gpu_link: {bandwidth: "100GB/s", latency: "1us"}
       nic: {bandwidth: "25GB/s", latency: "2us"}
@@ -25,8 +28,34 @@ cluster:
 workload:
   kind: data_parallel
   model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 8
+  global_batch: )" +
+         std::to_string(gpus) + "\n";
+}
+inline const std::string kSwitch8 = nvswitch_node(8);
+
+// Two nodes of two V100-16GB on PCIe, on a non-blocking switch. PCIe is made transparent (huge, no
+// latency) so the 10 GB/s NICs, `nic_latency` each, alone shape the inter-node path:
+// node0/gpu0 → node0/nic → switch → node1/nic → node1/gpu0.
+inline std::string pcie_node_pair(const std::string& nic_latency) {
+  return R"(
+name: two-nodes
+cluster:
+  node_types:
+    box:
+      gpu: V100-16GB
+      gpus_per_node: 2
+      fabric: pcie
+      gpu_link: {bandwidth: "1000GB/s", latency: "0s"}
+      pcie: {bandwidth: "1000GB/s", latency: "0s"}
+      nic: {bandwidth: "10GB/s", latency: ")" +
+         nic_latency + R"("}
+  nodes: [{type: box, count: 2}]
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "1GFlop"}]}
+  global_batch: 4
 )";
+}
 
 // 2 nodes × 4 GPUs: the same NVSwitch inside (α_in = 2 us, β_in = 100 GB/s); across nodes
 // gpu → PCIe (64 GB/s, 1 us) → NIC (25 GB/s, 2 us) → non-blocking switch → NIC → PCIe:

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "models/hardware/catalog.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/temp_files.hpp"
 
@@ -42,6 +43,29 @@ inline std::string dgx_cluster(int gpus_per_node, int nodes, bool nic_per_gpu) {
 // The small GPT-like model those tests train (a workload's `model:` line): 4 blocks, hidden 1024.
 inline const std::string kMiniGptModel =
     "  model: {name: gpt-mini, transformer: {layers: 4, hidden: 1024, heads: 16, seq: 512, vocab: 8192}}\n";
+
+// A valid scenario named `base`: one node of 2 A100-40GB, one data-parallel layer. The base of the
+// regress and sweep specification tests (their comparisons and overrides edit it).
+inline const std::string kTwoGpuBase = R"(name: base
+cluster:
+  node_types:
+    box:
+      gpu: A100-40GB-SXM
+      gpus_per_node: 2
+      nic: {link: IB-HDR}
+  nodes: [{type: box, count: 1}]
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "10GFlop", parameter_bytes: "10MB", activation_bytes: "1MB"}]}
+  global_batch: 8
+)";
+
+// A plain SGD step on a V100-16GB over `parameter_bytes` of fp32 weights: read the weights and the
+// gradients, write the weights, 3 × parameter_bytes at the V100's memory bandwidth (memory-bound:
+// 10 flop per 4-byte parameter is far below its fp32 peak).
+inline double v100_sgd_step_seconds(double parameter_bytes) {
+  return 3 * parameter_bytes / HardwareCatalog::builtin().find_gpu("V100-16GB")->memory_bandwidth.value();
+}
 
 inline Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
   return load_scenario(write_file("scenario.yaml", yaml), overrides);

@@ -21,19 +21,7 @@ using testing::expect_error;
 using testing::write_file;
 
 // One node of 2 GPUs, one layer, one expectation.
-const std::string kScenario = R"(name: base
-cluster:
-  node_types:
-    box:
-      gpu: A100-40GB-SXM
-      gpus_per_node: 2
-      nic: {link: IB-HDR}
-  nodes: [{type: box, count: 1}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "10GFlop", parameter_bytes: "10MB", activation_bytes: "1MB"}]}
-  global_batch: 8
-expect:
+const std::string kScenario = testing::kTwoGpuBase + R"(expect:
   - {metric: simulation.unfinished_tasks, value: 0}
 )";
 

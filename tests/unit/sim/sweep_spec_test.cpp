@@ -22,23 +22,10 @@ namespace {
 using testing::diagnostics_thrown_by;
 using testing::dump;
 using testing::expect_error;
-
 using testing::write_file;
 
 // One node of 2 GPUs, one layer: valid on its own, and for every override the tests below make.
-const std::string kBase = R"(name: base
-cluster:
-  node_types:
-    box:
-      gpu: A100-40GB-SXM
-      gpus_per_node: 2
-      nic: {link: IB-HDR}
-  nodes: [{type: box, count: 1}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "10GFlop", parameter_bytes: "10MB", activation_bytes: "1MB"}]}
-  global_batch: 8
-)";
+const std::string kBase = testing::kTwoGpuBase;
 
 SweepSpec load(const std::string& yaml, bool validate = true, const std::string& base = kBase) {
   write_file("base.yaml", base);
