@@ -10,11 +10,13 @@
 // all GPUs); "straight" plans (one GPU per stage) are in the space (m' = 1 throughout).
 //
 // The paper keeps one prefix per state. Formula 2 is not decomposable over prefixes (the pivot
-// depends on the whole plan), so we keep up to 8 per state (PlanRequest::prefixes_per_state; 1 is the
-// paper's DP, an opt-in heuristic for large searches): those that no other prefix with the same
+// depends on the whole plan), so we keep up to 2 per state by default (PlanRequest::prefixes_per_state,
+// a beam width; 1 is the paper's DP): those that no other prefix with the same
 // GPUs and last stage beats in every component of what a prefix contributes to Formula 2 (ΣF, the
 // T_e term, the pull on the pivot, its own latency, its one-stage completion), fastest completion
-// first. Still not exact (29 of the unit tests' 30 oracle instances at the optimum; docs/planners.md).
+// first. A beam, so not exact in general: it reaches the minimum on all 30 of the oracle test's
+// instances, but on the irregular GNMT-16 search 2 prefixes miss the Formula 2 minimum 8 find
+// (docs/planners.md).
 // Pruning, none of which loses a feasible plan: a lower bound on the GPUs the remaining layers need
 // (memory of the most favourable stage shape at each distance from the end) cuts prefixes and cuts
 // that leave too few; a stage stops growing once it no longer fits.

@@ -68,10 +68,11 @@ struct PlanRequest {
   // stage shapes (replicas per stage, "8:8") and the single-stage plan, and the pipeline estimator
   // chooses among them (formula2_search.hpp); 1: Formula 2 alone chooses and predicts, as in the paper.
   int rerank = 4;
-  // dapple, pipeline-mapping: the prefixes the DP keeps per state (formula2_search.hpp). 8 makes the
-  // search exact on the oracle's instances; 1 is the paper's DP (DAPPLE keeps one per state), a
-  // heuristic that searches far fewer candidates.
-  int prefixes_per_state = 8;
+  // dapple, pipeline-mapping: the prefixes the DP keeps per state (formula2_search.hpp), a beam
+  // width. 2 reaches the exhaustive minimum on all of the oracle test's 30 instances, as 8 does, and
+  // searches GPT-2 XL over 32 GPUs ~5× faster than 8 to the same plan (docs/planners.md); 1 is the
+  // paper's DP (DAPPLE keeps one per state), 28 of the 30.
+  int prefixes_per_state = 2;
   // pipedream: one level over all GPUs (B the slowest path between any two) instead of the
   // topology's two (GPUs of a node, then whole nodes), as PipeDream's optimizer run with a single
   // level of `num_machines` workers; the two-level DP gives every outer stage whole nodes.

@@ -158,7 +158,9 @@ TEST(CatalogNameForDevice, MapsTheCommonNamesOfEveryCatalogGpu) {
   // "NVIDIA Tegra X1", is also the Jetson TX1's (a different core count), so it stays raw.
   EXPECT_EQ(catalog_name_for_device("NVIDIA Tegra X1"), "NVIDIA Tegra X1");
   for (const std::string& gpu : HardwareCatalog::builtin().gpu_names())
-    if (gpu != "Jetson-Nano") EXPECT_TRUE(reached.contains(gpu)) << gpu << " has no CUDA name mapping to it";
+    if (gpu != "Jetson-Nano") {
+      EXPECT_TRUE(reached.contains(gpu)) << gpu << " has no CUDA name mapping to it";
+    }
 }
 
 // Whole tokens only: a longer model number sharing a prefix is another GPU, and so is a laptop part.

@@ -326,7 +326,7 @@ TEST(ScenarioPipeline, OnlyTheFormula2PlannersTakePrefixes) {
   // "  planner: {name: dapple, prefixes: 0}": the 0 at column 37, below the range.
   expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, prefixes: 0}\n"), 15, 37, "1024");
   EXPECT_EQ(spec_of(load(pipeline(valid_head() + "  planner: {name: dapple, prefixes: 1}\n"))).planner_prefixes, 1);
-  EXPECT_EQ(spec_of(load(pipeline(valid_head() + "  planner: dapple\n"))).planner_prefixes, 8);
+  EXPECT_EQ(spec_of(load(pipeline(valid_head() + "  planner: dapple\n"))).planner_prefixes, 2);  // the default beam (planner.hpp)
 }
 
 TEST(ScenarioPipeline, ExplicitStagesMustHoldEveryLayer) {
