@@ -127,8 +127,8 @@ void LinkTrafficRecorder::on_task_start(TaskId task, double now) {
 void LinkTrafficRecorder::on_task_end(TaskId task, double now) {
   if (!mirrored_[task]) return;
   const auto& collective = std::get<Collective>(graph_->task(task).op);
-  auto [shape, added] = collective_flows_.try_emplace(
-      {collective.kind, collective.algorithm, collective.size.value(), collective.group});
+  auto [shape, added] = collective_flows_.try_emplace(CollectiveShape{
+      collective.kind, collective.algorithm, collective.size.value(), collective.root, collective.copies, collective.group});
   if (added) {
     // Only the volumes are used: any route cost gives the same flows.
     const CollectiveFlowPlan plan = plan_collective_flows(

@@ -109,9 +109,10 @@ class LinkTrafficRecorder : public ExecutionObserver {
   // A mirrored group's members by its first member (empty: not the first member of one).
   std::vector<std::vector<DeviceId>> ranks_;
   std::vector<bool> mirrored_;  // per task: a mirrored collective
-  // A mirrored collective's flows (src, dst, bytes), by its task: the same shape recurs every step.
-  std::map<std::tuple<CollectiveKind, std::string, double, std::vector<DeviceId>>, std::vector<CollectiveFlow>>
-      collective_flows_;
+  // A mirrored collective's flows (src, dst, bytes) by what they depend on (kind, algorithm, size,
+  // root, copies, group): the same shape recurs every step.
+  using CollectiveShape = std::tuple<CollectiveKind, std::string, double, DeviceId, std::uint32_t, std::vector<DeviceId>>;
+  std::map<CollectiveShape, std::vector<CollectiveFlow>> collective_flows_;
   std::unordered_map<TaskId, double> mirrored_start_;  // with keep_flows: start of a running mirrored collective
 };
 
