@@ -54,6 +54,15 @@ SourceLocation YamlReader::where(const YAML::Node& node) const {
 }
 
 void YamlReader::add_override(const YAML::Node& value, std::string origin) {
+  // Its keys and elements too: `--set 'workload.schedule={name: interleaved, chunks: 0}'` must
+  // locate the bad `chunks` at the override, not at the override string's own line and column.
+  if (value.IsMap())
+    for (const auto& entry : value) {
+      add_override(entry.first, origin);
+      add_override(entry.second, origin);
+    }
+  else if (value.IsSequence())
+    for (const YAML::Node& element : value) add_override(element, origin);
   overrides_.emplace_back(value, std::move(origin));
 }
 

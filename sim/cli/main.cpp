@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "simulate a scenario and write OUT/summary.json, tasks.csv, trace.json");
   run->add_option("SCENARIO", scenario_path, "scenario YAML file")->required()->check(CLI::ExistingFile);
   run->add_option("--out", out_dir, "output directory (default: outputs.dir, or out/<scenario name>)");
-  run->add_option("--set", overrides, "override a scenario key: --set run.iterations=5 (repeatable)");
+  run->add_option("--set", overrides, "override a scenario key: --set run.iterations=5, or remove one: --set ~run.seed (repeatable)");
   RunFlags run_flags;
   run->add_flag("--gantt", run_flags.gantt, "also draw OUT/gantt.png: the timeline per device and stream (needs gnuplot)");
   run->add_flag("--breakdown", run_flags.breakdown,

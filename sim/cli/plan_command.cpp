@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "models/common/units.hpp"
 #include "sim/cli/commands.hpp"
@@ -91,22 +93,25 @@ void simulate_candidates(const PlanCommandOptions& options, const std::vector<st
 int run_plan_command(const PlanCommandOptions& options) {
   // Checked before anything runs: a bad flag is an error, not a surprise after the search.
   const Seconds limit = options.timeout.empty() ? Seconds(3600) : parse_time_limit(options.timeout);
-  Scenario scenario = load_scenario(options.scenario, options.overrides);
+  // --planner NAME is `--set workload.planner=NAME` after the user's overrides, with the keys it
+  // replaces removed: explicit `stages`, and what the megatron planner chooses. Applied before the
+  // file is checked, so that every check that depends on the planner (`chunks: auto`, the megatron
+  // planner's keys, a planner's options) sees the one that will run.
+  std::vector<std::string> overrides = options.overrides;
+  if (!options.planner.empty()) {
+    (void)builtin_planners().at(options.planner, SourceLocation{"--planner " + options.planner, 0, 0});
+    overrides.insert(overrides.end(), {"workload.planner=" + options.planner, "~workload.stages"});
+    if (options.planner == "megatron")
+      overrides.insert(overrides.end(), {"~workload.tensor_parallel", "~workload.sequence_parallel", "~workload.recompute"});
+  }
+  Scenario scenario = load_scenario(options.scenario, overrides);
   const auto* given = scenario.workload_as<PipelineWorkloadSpec>();
   if (given == nullptr)
     throw InputError(SourceLocation{scenario.file, 0, 0},
                      "dnnsim plan needs a pipeline workload (workload.kind: pipeline, docs/pipeline.md)");
-  // --planner replaces the scenario's planner or stages in a copy of its spec.
+  // The candidate to lower is set in a copy of the spec.
   auto spec = std::make_shared<PipelineWorkloadSpec>(*given);
   scenario.workload = spec;
-  if (!options.planner.empty()) {
-    (void)builtin_planners().at(options.planner, SourceLocation{"--planner " + options.planner, 0, 0});
-    spec->planner = options.planner;
-    spec->stages.clear();
-    if (options.planner != "uniform") spec->planner_stages.reset();
-    if (options.planner != "pipedream") spec->planner_flat = false;
-    if (options.planner == "megatron") spec->tensor_parallel_set = false;  // it chooses them
-  }
   if (options.candidate > 0) spec->planner_candidate = options.candidate - 1;
   if ((options.candidate > 0 || options.simulate_top > 0) && spec->planner != "megatron")
     throw InputError(SourceLocation{options.candidate > 0 ? "--candidate" : "--simulate-top", 0, 0},

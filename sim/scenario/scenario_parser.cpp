@@ -617,6 +617,56 @@ class ScenarioParser {
   std::optional<PlatformLayout> layout_;
 };
 
+std::vector<std::string> split_key_path(const std::string& path) {
+  std::vector<std::string> keys;
+  for (std::size_t start = 0;;) {
+    const auto dot = path.find('.', start);
+    keys.push_back(path.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return keys;
+}
+
+// Removes the map key "~a.b.c" names (Hydra's deletion syntax), so that the scenario reads as if
+// the file did not have it; a path that leads nowhere leaves the tree as it is (removing what is not
+// there is how `dnnsim plan --planner` clears the keys a planner chooses).
+void remove_key(YAML::Node root, const std::string& removal, DiagnosticSink& sink) {
+  const SourceLocation where{"--set " + removal, 0, 0};
+  const std::string path = removal.substr(1);
+  if (path.empty() || path.find('=') != std::string::npos) {
+    sink.error(where, "expected ~KEY.PATH (removes the key) or KEY.PATH=VALUE");
+    return;
+  }
+  const std::vector<std::string> keys = split_key_path(path);
+  YAML::Node current = root;
+  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+    // Read through a const handle: a missing key must not be created on the way.
+    // (A missing key gives yaml-cpp's invalid node, which may be copied and asked IsDefined, not
+    // assigned from.)
+    const YAML::Node& here = current;
+    if (!here.IsMap() && !here.IsSequence()) return;
+    std::size_t index = 0;
+    if (here.IsSequence()) {
+      try {
+        index = std::stoul(keys[i]);
+      } catch (const std::exception&) {
+        return;
+      }
+      if (index >= here.size()) return;
+    }
+    const YAML::Node next = here.IsSequence() ? here[index] : here[keys[i]];
+    if (!next.IsDefined()) return;
+    current.reset(next);
+  }
+  if (current.IsSequence()) {
+    const std::string list = keys.size() > 1 ? keys[keys.size() - 2] : path;
+    sink.error(where, fmt::format("'{}' is a list: ~ removes a map key; set the whole list instead", list));
+    return;
+  }
+  if (current.IsMap()) current.remove(keys.back());
+}
+
 // Sets "a.b.0.c=value" in the tree; the value is read as YAML ("8", "\"25Gbps\"", "[1, 2]").
 // Returns the value put into the tree, so that problems with it can be located at the assignment.
 std::optional<YAML::Node> apply_override(YAML::Node root, const std::string& assignment, DiagnosticSink& sink) {
@@ -634,13 +684,7 @@ std::optional<YAML::Node> apply_override(YAML::Node root, const std::string& ass
     sink.error(where, fmt::format("the value is not valid YAML: {}", e.msg));
     return std::nullopt;
   }
-  std::vector<std::string> keys;
-  for (std::size_t start = 0;;) {
-    const auto dot = path.find('.', start);
-    keys.push_back(path.substr(start, dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
+  const std::vector<std::string> keys = split_key_path(path);
   // yaml-cpp nodes are handles: walk with reset() so that assignment replaces the leaf in place.
   YAML::Node current = root;
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -681,8 +725,13 @@ namespace {
 Scenario read_scenario(YAML::Node root, DiagnosticSink& sink, const std::string& path,
                        const std::vector<std::string>& overrides) {
   std::vector<std::pair<YAML::Node, std::string>> override_values;
-  for (const std::string& assignment : overrides)
+  for (const std::string& assignment : overrides) {
+    if (assignment.starts_with('~')) {
+      remove_key(root, assignment, sink);
+      continue;
+    }
     if (auto value = apply_override(root, assignment, sink)) override_values.emplace_back(*value, "--set " + assignment);
+  }
   sink.throw_if_any();
   ScenarioParser parser(path, sink);
   for (const auto& [value, origin] : override_values) parser.reader().add_override(value, origin);

@@ -961,6 +961,39 @@ TEST(ScenarioOverrides, BadOverriddenValueIsNotLocatedInTheFile) {
   EXPECT_NE(errors[0].message.find("expected an integer in [1, 1000000], got 0"), std::string::npos);
 }
 
+// `--set ~KEY.PATH` removes a map key, as if the file did not have it (the run section's
+// iterations fall back to their default, 1); a path to nothing is left as it is; a list element is
+// not removed (the error names the list).
+TEST(ScenarioOverrides, TildeRemovesAKey) {
+  const Scenario s = load(kBase + "run: {iterations: 2, seed: 5}\n", {"~run.iterations", "~run.nothing", "~no.such.path"});
+  EXPECT_EQ(s.run.iterations, 1);
+  EXPECT_EQ(s.run.seed, 5u);
+  // Removed, then set again: the overrides apply in order.
+  EXPECT_EQ(load(kBase + "run: {iterations: 2}\n", {"~run.iterations", "run.iterations=4"}).run.iterations, 4);
+
+  auto errors = errors_of(kBase, {"~cluster.nodes"});  // a required section gone: the file's own check
+  ASSERT_FALSE(errors.empty());
+  errors = errors_of(kBase, {"~cluster.nodes.0"});
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].location.file, "--set ~cluster.nodes.0");
+  EXPECT_EQ(errors[0].message, "'nodes' is a list: ~ removes a map key; set the whole list instead");
+  errors = errors_of(kBase, {"~run.iterations=3"});
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].message, "expected ~KEY.PATH (removes the key) or KEY.PATH=VALUE");
+}
+
+// A map or list given whole by an override: a problem inside it is located at the override too, not
+// at the line and column of the override string (its marks).
+TEST(ScenarioOverrides, ProblemInsideAnOverriddenMapIsLocatedAtTheOverride) {
+  auto errors = errors_of(kBase, {"run={iterations: 0}"});
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].location.file, "--set run={iterations: 0}");
+  EXPECT_EQ(errors[0].location.line, 0);
+  errors = errors_of(kBase, {"run={iteratons: 2}"});
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].location.file, "--set run={iteratons: 2}");
+}
+
 // ---- explicit topologies -------------------------------------------------------------------------
 
 // Three one-GPU nodes; text appended (from line 10 on) sets the interconnect.
