@@ -11,8 +11,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <string>
-#include <vector>
 
 #include "models/common/units.hpp"
 #include "sim/cli/commands.hpp"
@@ -93,18 +91,10 @@ void simulate_candidates(const PlanCommandOptions& options, const std::vector<st
 int run_plan_command(const PlanCommandOptions& options) {
   // Checked before anything runs: a bad flag is an error, not a surprise after the search.
   const Seconds limit = options.timeout.empty() ? Seconds(3600) : parse_time_limit(options.timeout);
-  // --planner NAME is `--set workload.planner=NAME` after the user's overrides, with the keys it
-  // replaces removed: explicit `stages`, and what the megatron planner chooses. Applied before the
-  // file is checked, so that every check that depends on the planner (`chunks: auto`, the megatron
-  // planner's keys, a planner's options) sees the one that will run.
-  std::vector<std::string> overrides = options.overrides;
-  if (!options.planner.empty()) {
+  if (!options.planner.empty())
     (void)builtin_planners().at(options.planner, SourceLocation{"--planner " + options.planner, 0, 0});
-    overrides.insert(overrides.end(), {"workload.planner=" + options.planner, "~workload.stages"});
-    if (options.planner == "megatron")
-      overrides.insert(overrides.end(), {"~workload.tensor_parallel", "~workload.sequence_parallel", "~workload.recompute"});
-  }
-  Scenario scenario = load_scenario(options.scenario, overrides);
+  Scenario scenario = load_scenario(options.scenario, options.overrides,
+                                    options.planner.empty() ? ScenarioTreeEdit{} : replace_planner(options.planner));
   const auto* given = scenario.workload_as<PipelineWorkloadSpec>();
   if (given == nullptr)
     throw InputError(SourceLocation{scenario.file, 0, 0},

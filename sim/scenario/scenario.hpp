@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,10 @@
 #include "models/program/task_graph.hpp"
 #include "sim/workloads/workload_kind.hpp"
 #include "traces/network/bandwidth_schedule.hpp"
+
+namespace YAML {
+class Node;
+}
 
 namespace dnnsim {
 
@@ -209,9 +214,14 @@ struct Scenario {
   }
 };
 
+// An edit of the YAML tree applied after the overrides, before the tree is read, so that every
+// check sees it (`dnnsim plan --planner`: replace_planner, sim/workloads/pipeline/pipeline_workload.hpp).
+using ScenarioTreeEdit = std::function<void(YAML::Node& root)>;
+
 // `overrides` are "dotted.key.path=value" strings applied to the YAML tree before it is read (the
-// CLI's --set). @throw InputError with every problem of the file.
-[[nodiscard]] Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+// CLI's --set), then `edit`. @throw InputError with every problem of the file.
+[[nodiscard]] Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {},
+                                     const ScenarioTreeEdit& edit = {});
 // A scenario given as YAML text (the Python module's strings and dicts): `name` stands for the file
 // in messages ("<string>:3:7: error: …") and its folder, none for "<string>", is where relative
 // paths start. @throw InputError

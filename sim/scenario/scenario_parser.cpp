@@ -630,7 +630,7 @@ std::vector<std::string> split_key_path(const std::string& path) {
 
 // Removes the map key "~a.b.c" names (Hydra's deletion syntax), so that the scenario reads as if
 // the file did not have it; a path that leads nowhere leaves the tree as it is (removing what is not
-// there is how `dnnsim plan --planner` clears the keys a planner chooses).
+// there is already done).
 void remove_key(YAML::Node root, const std::string& removal, DiagnosticSink& sink) {
   const SourceLocation where{"--set " + removal, 0, 0};
   const std::string path = removal.substr(1);
@@ -723,7 +723,7 @@ std::optional<YAML::Node> apply_override(YAML::Node root, const std::string& ass
 namespace {
 
 Scenario read_scenario(YAML::Node root, DiagnosticSink& sink, const std::string& path,
-                       const std::vector<std::string>& overrides) {
+                       const std::vector<std::string>& overrides, const ScenarioTreeEdit& edit) {
   std::vector<std::pair<YAML::Node, std::string>> override_values;
   for (const std::string& assignment : overrides) {
     if (assignment.starts_with('~')) {
@@ -733,6 +733,7 @@ Scenario read_scenario(YAML::Node root, DiagnosticSink& sink, const std::string&
     if (auto value = apply_override(root, assignment, sink)) override_values.emplace_back(*value, "--set " + assignment);
   }
   sink.throw_if_any();
+  if (edit) edit(root);
   ScenarioParser parser(path, sink);
   for (const auto& [value, origin] : override_values) parser.reader().add_override(value, origin);
   Scenario scenario = parser.parse(root);
@@ -742,12 +743,13 @@ Scenario read_scenario(YAML::Node root, DiagnosticSink& sink, const std::string&
 
 }  // namespace
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                       const ScenarioTreeEdit& edit) {
   DiagnosticSink sink;
   YamlReader reader(path, sink);
   YAML::Node root = reader.load_file();
   sink.throw_if_any();
-  return read_scenario(root, sink, path, overrides);
+  return read_scenario(root, sink, path, overrides, edit);
 }
 
 Scenario load_scenario_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
@@ -755,7 +757,7 @@ Scenario load_scenario_text(const std::string& text, const std::string& name, co
   YamlReader reader(name, sink);
   YAML::Node root = reader.load_text(text);
   sink.throw_if_any();
-  return read_scenario(root, sink, name, overrides);
+  return read_scenario(root, sink, name, overrides, {});
 }
 
 }  // namespace dnnsim

@@ -3,8 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <iostream>
 #include <limits>
+#include <string_view>
 
 #include "planners/schedules/pipeline_estimator.hpp"
 #include "sim/run/progress.hpp"
@@ -64,6 +67,28 @@ void read_schedule(YamlReader& reader, const YAML::Node& node, PipelineWorkloadS
 }
 
 // `planner: dapple` or `planner: {name: uniform, stages: 4}`.
+// Which planners take each option of `planner: {name, …}`: read_planner refuses an option for the
+// others, replace_planner drops it.
+struct PlannerOption {
+  std::string_view key;
+  std::vector<std::string_view> planners;
+};
+const std::vector<PlannerOption>& planner_options() {
+  static const std::vector<PlannerOption> options{{"stages", {"uniform"}},
+                                                  {"rerank", {"dapple", "pipeline-mapping"}},
+                                                  {"prefixes", {"dapple", "pipeline-mapping"}},
+                                                  {"flat", {"pipedream"}},
+                                                  {"candidate", {"megatron"}}};
+  return options;
+}
+bool planner_takes(std::string_view option, std::string_view planner) {
+  for (const PlannerOption& o : planner_options())
+    if (o.key == option) return std::find(o.planners.begin(), o.planners.end(), planner) != o.planners.end();
+  return false;
+}
+// The workload keys the megatron planner chooses: a scenario for it must not give them.
+constexpr std::array<const char*, 3> kMegatronChooses{"tensor_parallel", "sequence_parallel", "recompute"};
+
 void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpec& spec) {
   const PlannerRegistry& planners = builtin_planners();
   if (node.IsScalar()) {
@@ -77,25 +102,25 @@ void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSp
   if (!map.valid()) return;
   spec.planner = map.choice("name", "planner", planners.names(), true).value_or("");
   if (auto stages = map.integer("stages", 1, 1 << 20)) spec.planner_stages = static_cast<int>(*stages);
-  if (map.has("stages") && !spec.planner.empty() && spec.planner != "uniform")
+  if (map.has("stages") && !spec.planner.empty() && !planner_takes("stages", spec.planner))
     reader.error(map.get("stages"), fmt::format("only the uniform planner takes 'stages'; planner '{}' chooses them",
                                                  spec.planner));
   if (auto rerank = map.integer("rerank", 1, 1 << 10)) spec.planner_rerank = static_cast<int>(*rerank);
-  if (map.has("rerank") && !spec.planner.empty() && spec.planner != "dapple" && spec.planner != "pipeline-mapping")
+  if (map.has("rerank") && !spec.planner.empty() && !planner_takes("rerank", spec.planner))
     reader.error(map.get("rerank"), fmt::format("only the dapple and pipeline-mapping planners take 'rerank'; "
                                                  "planner '{}' does not re-rank",
                                                  spec.planner));
   if (auto prefixes = map.integer("prefixes", 1, 1 << 10)) spec.planner_prefixes = static_cast<int>(*prefixes);
-  if (map.has("prefixes") && !spec.planner.empty() && spec.planner != "dapple" && spec.planner != "pipeline-mapping")
+  if (map.has("prefixes") && !spec.planner.empty() && !planner_takes("prefixes", spec.planner))
     reader.error(map.get("prefixes"), fmt::format("only the dapple and pipeline-mapping planners take 'prefixes'; "
                                                    "planner '{}' keeps no prefixes per state",
                                                    spec.planner));
   if (auto flat = map.boolean("flat")) spec.planner_flat = *flat;
-  if (map.has("flat") && !spec.planner.empty() && spec.planner != "pipedream")
+  if (map.has("flat") && !spec.planner.empty() && !planner_takes("flat", spec.planner))
     reader.error(map.get("flat"),
                  fmt::format("only the pipedream planner takes 'flat'; planner '{}' has no levels", spec.planner));
   if (auto candidate = map.integer("candidate", 1, 1 << 20)) spec.planner_candidate = static_cast<std::size_t>(*candidate - 1);
-  if (map.has("candidate") && !spec.planner.empty() && spec.planner != "megatron")
+  if (map.has("candidate") && !spec.planner.empty() && !planner_takes("candidate", spec.planner))
     reader.error(map.get("candidate"), fmt::format("only the megatron planner takes 'candidate'; planner '{}' keeps "
                                                     "no ranking of configurations",
                                                     spec.planner));
@@ -261,7 +286,7 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
                              "with {}",
                              spec.planner.empty() ? std::string("explicit stages") : "planner '" + spec.planner + "'"));
   if (spec.planner == "megatron") {
-    for (const char* key : {"tensor_parallel", "sequence_parallel", "recompute"})
+    for (const char* key : kMegatronChooses)
       if (map.has(key))
         reader.error(map.get(key), fmt::format("the megatron planner chooses '{}'; remove it or give another planner", key));
     if (map.has("tensor_parallel") || map.has("sequence_parallel") || map.has("recompute")) return spec;
@@ -486,5 +511,28 @@ class PipelineKind final : public WorkloadKind {
 }  // namespace
 
 std::shared_ptr<const WorkloadKind> make_pipeline_kind() { return std::make_shared<PipelineKind>(); }
+
+ScenarioTreeEdit replace_planner(std::string name) {
+  return [name = std::move(name)](YAML::Node& root) {
+    // Looked up through const handles, so that nothing is created; a missing key's node is invalid
+    // and may only be asked IsDefined.
+    const auto is_map = [](const YAML::Node& node) { return node.IsDefined() && node.IsMap(); };
+    const YAML::Node& tree = root;
+    if (!is_map(tree) || !is_map(tree["workload"])) return;
+    YAML::Node workload = root["workload"];
+    workload.remove("stages");
+    if (name == "megatron")
+      for (const char* key : kMegatronChooses) workload.remove(key);
+    const YAML::Node& given = workload;
+    if (is_map(given["planner"])) {
+      YAML::Node planner = workload["planner"];
+      planner["name"] = name;
+      for (const PlannerOption& option : planner_options())
+        if (!planner_takes(option.key, name)) planner.remove(std::string(option.key));
+    } else {
+      workload["planner"] = name;
+    }
+  };
+}
 
 }  // namespace dnnsim

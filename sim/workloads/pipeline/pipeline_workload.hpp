@@ -132,6 +132,13 @@ void require_mirroring(const PipelineSetup& setup, const PipelineWorkloadSpec& s
 // collectives use). Network conditions are refused by the parser (network_unsupported).
 [[nodiscard]] std::vector<std::string> mirror_problems(const Cluster& cluster, int degree);
 
+// `dnnsim plan --planner NAME`: the scenario read as if its workload named planner NAME. Applied to
+// the tree before it is checked (load_scenario), so that every check and default that depends on
+// the planner sees NAME (`chunks: auto`, megatron's `overlap` default). Explicit `stages` go, the
+// file's planner options that NAME takes stay (`uniform`'s `stages`, `pipedream`'s `flat`, …) and the
+// others go, and for megatron the keys it chooses (tensor_parallel, sequence_parallel, recompute).
+[[nodiscard]] ScenarioTreeEdit replace_planner(std::string name);
+
 // The data-parallel window of `plan` (plan devices: groups of `ranks` consecutive GPUs): its stages'
 // replicas as replica_window (sim/workloads/replica_window.hpp) sees them.
 [[nodiscard]] ReplicaWindow replica_window(const Cluster& cluster, const PipelinePlan& plan, int ranks,

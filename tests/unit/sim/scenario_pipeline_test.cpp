@@ -318,6 +318,27 @@ TEST(ScenarioPipeline, ChunksAutoNeedsTheMegatronPlanner) {
                       14, 41, "'chunks: auto' lets the megatron planner choose the chunks per stage");
 }
 
+// `dnnsim plan --planner NAME` (replace_planner): the file reads as if it named NAME. Options NAME
+// takes stay, the others and explicit stages go; nothing planner-dependent is checked against the
+// file's planner (`flat` with dapple, `stages` with pipedream would be errors).
+TEST(ScenarioPipeline, ReplacingThePlannerKeepsOnlyTheOptionsItTakes) {
+  const auto planned = [](const std::string& planner_line, const std::string& name) {
+    const std::string path = testing::write_file("replaced.yaml", pipeline(valid_head() + planner_line));
+    return spec_of(load_scenario(path, {}, replace_planner(name)));
+  };
+  const PipelineWorkloadSpec flat = planned("  planner: {name: pipedream, flat: true}\n", "pipedream");
+  EXPECT_EQ(flat.planner, "pipedream");
+  EXPECT_TRUE(flat.planner_flat);
+  const PipelineWorkloadSpec dapple = planned("  planner: {name: pipedream, flat: true}\n", "dapple");
+  EXPECT_EQ(dapple.planner, "dapple");
+  EXPECT_FALSE(dapple.planner_flat);
+  const PipelineWorkloadSpec two = planned("  planner: {name: uniform, stages: 2}\n", "uniform");
+  EXPECT_EQ(two.planner_stages, std::optional<int>(2));
+  const PipelineWorkloadSpec stages = planned("  stages: [{layers: 2, gpus: 2}, {layers: 2, gpus: 2}]\n", "pipedream");
+  EXPECT_EQ(stages.planner, "pipedream");
+  EXPECT_TRUE(stages.stages.empty());
+}
+
 TEST(ScenarioPipeline, OnlyTheFormula2PlannersTakePrefixes) {
   // "  planner: {name: pipedream, prefixes: 1}": the 1 at column 40.
   expect_single_error(pipeline(valid_head() + "  planner: {name: pipedream, prefixes: 1}\n"), 15, 40,
