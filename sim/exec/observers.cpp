@@ -79,13 +79,8 @@ void LinkTrafficRecorder::index_mirrored(TaskId first) {
   translated_routes_.clear();
 }
 
-std::vector<std::pair<DeviceId, DeviceId>> LinkTrafficRecorder::rank_pairs(DeviceId src, DeviceId dst) const {
-  std::vector<std::pair<DeviceId, DeviceId>> pairs{{src, dst}};
-  const std::vector<DeviceId>& from = ranks_[src];
-  const std::vector<DeviceId>& to = ranks_[dst];
-  if (from.size() == to.size())
-    for (std::size_t r = 1; r < from.size(); ++r) pairs.emplace_back(from[r], to[r]);
-  return pairs;
+bool LinkTrafficRecorder::has_translates(DeviceId src, DeviceId dst) const {
+  return ranks_[src].size() > 1 && ranks_[src].size() == ranks_[dst].size();
 }
 
 const Route& LinkTrafficRecorder::route(DeviceId src, DeviceId dst) {
@@ -100,8 +95,8 @@ const Route& LinkTrafficRecorder::translated_route(DeviceId src, DeviceId dst) {
   auto it = translated_routes_.find(key);
   if (it == translated_routes_.end()) {
     Route hops;
-    for (const auto& [from, to] : rank_pairs(src, dst)) {
-      const Route& leg = route(from, to);
+    for (std::size_t r = 0; r < ranks_[src].size(); ++r) {
+      const Route& leg = route(ranks_[src][r], ranks_[dst][r]);
       hops.insert(hops.end(), leg.begin(), leg.end());
     }
     it = translated_routes_.emplace(key, std::move(hops)).first;
@@ -115,9 +110,15 @@ void LinkTrafficRecorder::add(const Route& route, double bytes) {
 
 void LinkTrafficRecorder::on_transfer(TaskId /*task*/, DeviceId src, DeviceId dst, double bytes, double start,
                                       double end) {
+  if (!has_translates(src, dst)) {
+    add(route(src, dst), bytes);
+    if (keep_flows_) flows_.push_back(Flow{src, dst, bytes, start, end});
+    return;
+  }
   add(translated_route(src, dst), bytes);
   if (keep_flows_)
-    for (const auto& [from, to] : rank_pairs(src, dst)) flows_.push_back(Flow{from, to, bytes, start, end});
+    for (std::size_t r = 0; r < ranks_[src].size(); ++r)
+      flows_.push_back(Flow{ranks_[src][r], ranks_[dst][r], bytes, start, end});
 }
 
 void LinkTrafficRecorder::on_task_start(TaskId task, double now) {

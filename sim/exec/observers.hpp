@@ -85,13 +85,13 @@ class LinkTrafficRecorder : public ExecutionObserver {
   [[nodiscard]] const std::vector<Flow>& flows() const { return flows_; }
 
  private:
-  // The flow's pairs: (src, dst), then rank r of each group for r = 1 … t − 1 when both are the
-  // first members of mirrored groups of one size.
-  std::vector<std::pair<DeviceId, DeviceId>> rank_pairs(DeviceId src, DeviceId dst) const;
+  // Whether src and dst are the first members of mirrored groups of one size: the flow stands for
+  // one from rank r of src's group to rank r of dst's for every r.
+  [[nodiscard]] bool has_translates(DeviceId src, DeviceId dst) const;
   // The route from src to dst (a cache looked up per flow, never iterated; node-based, so
   // references stay valid as it grows).
   const Route& route(DeviceId src, DeviceId dst);
-  // The routes of a flow and of its ranks' translates (rank_pairs), concatenated; cached the same way.
+  // With translates: the routes of every rank pair (r = 0 … t − 1), concatenated; cached the same way.
   const Route& translated_route(DeviceId src, DeviceId dst);
   void index_mirrored(TaskId first);  // fills ranks_ and mirrored_ for tasks [first, size)
   void add(const Route& route, double bytes);

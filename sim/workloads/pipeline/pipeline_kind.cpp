@@ -66,7 +66,6 @@ void read_schedule(YamlReader& reader, const YAML::Node& node, PipelineWorkloadS
   if (name) spec.schedule = *name;
 }
 
-// `planner: dapple` or `planner: {name: uniform, stages: 4}`.
 // Which planners take each option of `planner: {name, …}`: read_planner refuses an option for the
 // others, replace_planner drops it.
 struct PlannerOption {
@@ -89,6 +88,7 @@ bool planner_takes(std::string_view option, std::string_view planner) {
 // The workload keys the megatron planner chooses: a scenario for it must not give them.
 constexpr std::array<const char*, 3> kMegatronChooses{"tensor_parallel", "sequence_parallel", "recompute"};
 
+// `planner: dapple` or `planner: {name: uniform, stages: 4}`.
 void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpec& spec) {
   const PlannerRegistry& planners = builtin_planners();
   if (node.IsScalar()) {
