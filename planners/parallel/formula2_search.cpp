@@ -136,27 +136,30 @@ std::vector<int> fewest_gpus(const StageCostModel& cost, const std::vector<std::
 }
 
 // A lower bound on Formula 2 of prefix + stage X + last stage Y (formula2_latency over their
-// entries), from the prefix's summary, the cut into X (C) and the two stages' compute alone: each
-// L(Q) ≥ Σ_{s≤Q} F_s + (M−1)(F_Q+B_Q) + max_{s≤Q}(AR_s + Σ_{a=s..Q} B_a), dropping the terms that
-// are ≥ 0 and not known without the all-reduces and the cut out of X:
+// entries), from the prefix's summary, the cut into X (C), the two stages' compute and Y's exposed
+// all-reduce AR_Y: each L(Q) ≥ Σ_{s≤Q} F_s + (M−1)(F_Q+B_Q) + max_{s≤Q}(AR_s + Σ_{a=s..Q} B_a),
+// dropping the terms that are ≥ 0 and not known without X's all-reduce and the cut out of X:
 //   L(X) ≥ ΣF_P + F_C + F_X + (M−1)(F_X+B_X) + max(ending_P + B_C, 0) + B_X           (`stage`)
-//   L(Y) ≥ ΣF_P + F_C + F_X + F_Y + (M−1)(F_Y+B_Y) + max(ending_P + B_C + B_X, 0) + B_Y
+//   L(Y) ≥ ΣF_P + F_C + F_X + F_Y + (M−1)(F_Y+B_Y) + max(ending_P + B_C + B_X, AR_Y) + B_Y
 // and L ≥ the prefix's own Formula 2 (each of its L(Q) only gains terms). `stage` does not decrease
-// as X grows (its layers' times are non-negative), which lets the search stop lengthening X.
+// as X grows (its layers' times are non-negative), which lets the search stop lengthening X; AR_Y
+// need not be monotone in the cut, so only `whole` has it. AR_Y is memoized per group for the ranges
+// ending at the last layer, and with it a GPT-2 XL search scores a quarter of the candidates it
+// scored without it (docs/performance.md).
 struct LowerBound {
   double stage = 0;  // L(X)'s bound
   double whole = 0;  // the largest of the three
 };
 
 LowerBound formula2_lower_bound(const PrefixSummary& prefix, Seconds cut_in, PassTimes stage, PassTimes last,
-                                int micro_batches) {
+                                int micro_batches, Seconds last_all_reduce) {
   const double m = micro_batches - 1.0;
   const double warm_up = prefix.forward_sum.value() + cut_in.value() + stage.forward.value();
   const double ending = prefix.ending.value() + cut_in.value();
   LowerBound bound;
   bound.stage = warm_up + m * (stage.forward + stage.backward).value() + std::max(ending, 0.0) + stage.backward.value();
   const double last_term = warm_up + last.forward.value() + m * (last.forward + last.backward).value() +
-                           std::max(ending + stage.backward.value(), 0.0) + last.backward.value();
+                           std::max(ending + stage.backward.value(), last_all_reduce.value()) + last.backward.value();
   bound.whole = std::max({prefix.alone.value(), bound.stage, last_term});
   return bound;
 }
@@ -472,8 +475,9 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
             // neither the kept plans nor the prefix set at this cut would take is not scored, and
             // once the new stage's own term exceeds what any later cut could still enter, no
             // longer stage is tried.
+            const Seconds last_all_reduce = cost.all_reduce(last_layers, rest_costs);
             const LowerBound bound =
-                formula2_lower_bound(prefix.summary, cut_in, stage_times, last_times, micro_batches);
+                formula2_lower_bound(prefix.summary, cut_in, stage_times, last_times, micro_batches, last_all_reduce);
             if (options.bound && exceeds(bound.stage, std::max(plan_bound, later_state_bound[c]))) {
               for (std::size_t skipped = c; skipped + 1 < boundaries.size() && boundaries[skipped] <= stage_end_limit;
                    ++skipped)
@@ -496,7 +500,7 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
             const Seconds transfer(known_cut_out);
             tail[stage_entry + 1] = Formula2Stage{transfer, transfer, Seconds(0)};
             tail[stage_entry + 2] =
-                Formula2Stage{last_times.forward, last_times.backward, cost.all_reduce(last_layers, rest_costs)};
+                Formula2Stage{last_times.forward, last_times.backward, last_all_reduce};
             const std::span<const Formula2Stage> entries(tail.data(), stage_entry + 3);
             ++outcome.candidates;
             // Most candidates enter neither the kept plans nor the next state: the summary's Formula 2

@@ -33,12 +33,14 @@ ClusterView two_type_cluster(double intra_bandwidth = 150e9, double inter_bandwi
 
 // The bound skips only candidates that no kept set would take, so the outcome is the same with and
 // without it, to the bit: the plan, its Formula 2, every kept plan, in order; and the skipped
-// candidates are exactly those the unbounded search scores in addition.
+// candidates are exactly those the unbounded search scores in addition. The fourth instance's slow
+// links (1 GB/s, 0.5 GB/s) make the last stage's exposed all-reduce, a term of the bound, large.
 TEST(Formula2Bound, SameOutcomeAsTheUnboundedSearch) {
   std::mt19937 random(20261126);
   std::size_t skipped = 0;
-  for (int trial = 0; trial < 3; ++trial) {
-    PlanRequest request = make_request(random_model(random, 6 + trial), two_type_cluster(), 32, 4);
+  for (int trial = 0; trial < 4; ++trial) {
+    const ClusterView cluster = trial < 3 ? two_type_cluster() : two_type_cluster(1e9, 0.5e9);
+    PlanRequest request = make_request(random_model(random, 6 + trial), cluster, 32, 4);
     request.memory.precision = Precision::mixed;
     const StageCostModel cost(request);
     for (int policy_kind = 0; policy_kind < 2; ++policy_kind) {
@@ -61,7 +63,8 @@ TEST(Formula2Bound, SameOutcomeAsTheUnboundedSearch) {
       skipped += bounded.bounded;
     }
   }
-  EXPECT_GT(skipped, 0u) << "the instances no longer exercise the bound";  // 12,516 with this seed
+  // 13,037 with this seed; 12,874 without the last stage's all-reduce in the bound.
+  EXPECT_GT(skipped, 0u) << "the instances no longer exercise the bound";
 }
 
 // Groups of different sizes can share every link cost (here any two GPUs of node0 see the same
