@@ -73,22 +73,27 @@ std::vector<std::vector<DeviceId>> MachinePlacement::place(const std::vector<boo
   return group_policies(machines_, used, count);
 }
 
-std::string MachinePlacement::state_key(const std::vector<bool>& used) const {
+std::string group_usage_key(const std::vector<std::vector<DeviceId>>& groups,
+                            const std::vector<std::size_t>& group_class, const std::vector<bool>& used) {
   std::vector<std::pair<std::size_t, int>> usage;
-  for (std::size_t m = 0; m < machines_.size(); ++m) {
+  for (std::size_t g = 0; g < groups.size(); ++g) {
     int taken = 0;
-    for (DeviceId d : machines_[m]) taken += used[d] ? 1 : 0;
-    usage.emplace_back(machine_class_[m], taken);
+    for (DeviceId d : groups[g]) taken += used[d] ? 1 : 0;
+    usage.emplace_back(group_class[g], taken);
   }
   std::sort(usage.begin(), usage.end());
   std::string key;
-  for (const auto& [machine_class, taken] : usage) {  // "class:taken," per machine, built once per candidate group
-    key += std::to_string(machine_class);
+  for (const auto& [usage_class, taken] : usage) {  // built once per candidate group
+    key += std::to_string(usage_class);
     key += ':';
     key += std::to_string(taken);
     key += ',';
   }
   return key;
+}
+
+std::string MachinePlacement::state_key(const std::vector<bool>& used) const {
+  return group_usage_key(machines_, machine_class_, used);
 }
 
 PlanResult DapplePlanner::plan(const PlanRequest& request) const {

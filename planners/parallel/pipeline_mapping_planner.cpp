@@ -11,6 +11,7 @@
 #include <future>
 #include <mutex>
 #include <numeric>
+#include <optional>
 
 #include "planners/parallel/planners.hpp"
 
@@ -39,6 +40,52 @@ BandwidthPlacement::BandwidthPlacement(const ClusterView& cluster) : cluster_(cl
   for (auto& [representative, members] : components) islands.push_back(std::move(members));
   std::sort(islands.begin(), islands.end());
   islands_ = std::move(islands);
+  // Islands are interchangeable, and share a class, when swapping them maps the bandwidth matrix
+  // onto itself: each sees every GPU outside it over one path cost, in both directions, the same
+  // for both, and they hold the same GPUs joined alike. Any other island is a class of its own, so
+  // that on a tree of racks, say, which island a stage took still tells states apart.
+  using Cost = std::pair<double, double>;  // bandwidth, latency
+  const auto cost_of = [&](DeviceId a, DeviceId b) {
+    const PathCost path = cluster.path(a, b);
+    return Cost{path.bandwidth.value(), path.latency.value()};
+  };
+  struct Signature {
+    std::vector<std::pair<std::string, double>> gpus;  // model and efficiency, sorted
+    std::vector<Cost> inside;                          // the paths between its GPUs, sorted
+    Cost outside;
+    bool operator==(const Signature&) const = default;
+  };
+  std::vector<Signature> signatures;
+  std::vector<bool> member(n, false);
+  for (const std::vector<DeviceId>& island : islands_) {
+    for (DeviceId d : island) member[d] = true;
+    Signature signature;
+    std::optional<Cost> outside;
+    bool uniform = true;
+    for (DeviceId a : island) {
+      signature.gpus.emplace_back(cluster.devices[a].gpu.name, cluster.devices[a].compute_efficiency);
+      for (DeviceId b = 0; b < n && uniform; ++b) {
+        if (a == b) continue;
+        if (member[b]) {
+          signature.inside.push_back(cost_of(a, b));
+          continue;
+        }
+        if (!outside) outside = cost_of(a, b);
+        uniform = cost_of(a, b) == *outside && cost_of(b, a) == *outside;
+      }
+    }
+    for (DeviceId d : island) member[d] = false;
+    if (!uniform || !outside) {
+      island_class_.push_back(n + island_class_.size());  // a class of its own
+      continue;
+    }
+    signature.outside = *outside;
+    std::sort(signature.gpus.begin(), signature.gpus.end());
+    std::sort(signature.inside.begin(), signature.inside.end());
+    auto found = std::find(signatures.begin(), signatures.end(), signature);
+    if (found == signatures.end()) found = signatures.insert(signatures.end(), std::move(signature));
+    island_class_.push_back(static_cast<std::size_t>(found - signatures.begin()));
+  }
 }
 
 std::vector<std::vector<DeviceId>> BandwidthPlacement::place(const std::vector<bool>& used,
@@ -74,13 +121,7 @@ std::vector<std::vector<DeviceId>> BandwidthPlacement::place(const std::vector<b
 }
 
 std::string BandwidthPlacement::state_key(const std::vector<bool>& used) const {
-  std::string key;
-  for (const std::vector<DeviceId>& island : islands_) {
-    int taken = 0;
-    for (DeviceId d : island) taken += used[d] ? 1 : 0;
-    key += std::to_string(taken) + ',';
-  }
-  return key;
+  return group_usage_key(islands_, island_class_, used);
 }
 
 namespace {
@@ -135,7 +176,9 @@ PlanResult PipelineMappingPlanner::plan(const PlanRequest& request) const {
   });
   SearchOutcome machine =
       formula2_search(machine_cost, MachinePlacement(request.cluster), SearchOptions{.progress = progress.of(1)});
-  return search_result(merge_outcomes(bandwidth.get(), std::move(machine)), bandwidth_cost, cost_model, elapsed());
+  // Merged before elapsed() is read: the wall time is the slower search's.
+  const SearchOutcome merged = merge_outcomes(bandwidth.get(), std::move(machine));
+  return search_result(merged, bandwidth_cost, cost_model, elapsed());
 }
 
 }  // namespace dnnsim

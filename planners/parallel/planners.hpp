@@ -89,11 +89,15 @@ class BandwidthPlacement final : public PlacementPolicy {
   [[nodiscard]] std::vector<std::vector<DeviceId>> place(const std::vector<bool>& used,
                                                          std::span<const DeviceId> previous,
                                                          int count) const override;
+  // The GPUs each island gives, islands that a symmetry of the bandwidth matrix swaps counted as
+  // one class (the constructor): without it the states of 8 identical nodes on one switch are
+  // every ordered count vector, and a 64-GPU search outgrew 20 GB.
   [[nodiscard]] std::string state_key(const std::vector<bool>& used) const override;
 
  private:
   const ClusterView& cluster_;
   std::vector<std::vector<DeviceId>> islands_;
+  std::vector<std::size_t> island_class_;  // equal for interchangeable islands
 };
 
 // Searches with BandwidthPlacement and with DAPPLE's MachinePlacement and keeps the faster plan, so
@@ -106,5 +110,9 @@ class PipelineMappingPlanner final : public Planner {
 // Fresh/Append/Scatter First over groups of GPUs (machines or islands), shared by both policies.
 [[nodiscard]] std::vector<std::vector<DeviceId>> group_policies(const std::vector<std::vector<DeviceId>>& groups,
                                                                 const std::vector<bool>& used, int count);
+// A state key over groups of GPUs: the used GPUs of each group with its class ("class:taken," sorted),
+// so that used sets differing by a permutation of groups of one class share a key.
+[[nodiscard]] std::string group_usage_key(const std::vector<std::vector<DeviceId>>& groups,
+                                          const std::vector<std::size_t>& group_class, const std::vector<bool>& used);
 
 }  // namespace dnnsim

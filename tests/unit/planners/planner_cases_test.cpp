@@ -282,6 +282,29 @@ TEST(PipelineMappingPlanner, NoSlowerThanDappleOnAHierarchy) {
   }
 }
 
+// Islands that a symmetry of the bandwidth matrix swaps share a state key; others keep their place.
+// Three nodes of 2 GPUs on one switch: taking a GPU of node 0 or of node 2 leaves the same future.
+// With node 2's uplink at half the bandwidth, every node sees the others over two path costs, so
+// the key tells all three apart (the rule only merges islands with one path cost out).
+TEST(PipelineMappingPlanner, StateKeysMergeOnlyInterchangeableIslands) {
+  const std::vector<bool> first_of_node0 = {true, false, false, false, false, false};
+  const std::vector<bool> first_of_node1 = {false, false, true, false, false, false};
+  const std::vector<bool> first_of_node2 = {false, false, false, false, true, false};
+  const ClusterView flat = hierarchical_cluster(3, 2);
+  const BandwidthPlacement on_flat(flat);
+  EXPECT_EQ(on_flat.state_key(first_of_node0), on_flat.state_key(first_of_node2));
+  ClusterView slow_node2 = hierarchical_cluster(3, 2);
+  slow_node2.path_cost = [fast = flat.path_cost](DeviceId a, DeviceId b) {
+    PathCost path = fast(a, b);
+    if (a / 2 != b / 2 && (a / 2 == 2 || b / 2 == 2)) path.bandwidth = path.bandwidth / 2.0;
+    return path;
+  };
+  const BandwidthPlacement on_slow(slow_node2);
+  EXPECT_NE(on_slow.state_key(first_of_node0), on_slow.state_key(first_of_node2));
+  EXPECT_NE(on_slow.state_key(first_of_node1), on_slow.state_key(first_of_node2));
+  EXPECT_NE(on_slow.state_key(first_of_node0), on_slow.state_key(first_of_node1));
+}
+
 }  // namespace
 }  // namespace dnnsim
 
