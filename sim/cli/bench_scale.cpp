@@ -30,24 +30,33 @@ struct ScaleCase {
   std::vector<std::string> (*overrides)(int gpus);
 };
 
-std::vector<std::string> astra_dp(int gpus) {
+// The cases without "-window" in their name simulate every GPU, as the reference the window is
+// compared with: above 256 GPUs a scenario's default is a window where exact (replica_window.hpp).
+std::vector<std::string> with_data_parallel_fidelity(std::vector<std::string> sets, const char* fidelity) {
+  sets.push_back(fmt::format("workload.data_parallel_fidelity={}", fidelity));
+  return sets;
+}
+
+std::vector<std::string> astra_dp_cluster(int gpus) {
   return {fmt::format("cluster.nodes.0.count={}", gpus), fmt::format("workload.global_batch={}", gpus)};
 }
 
+std::vector<std::string> astra_dp(int gpus) { return with_data_parallel_fidelity(astra_dp_cluster(gpus), "replicas"); }
+
 // Pipeline 16 × data gpus/16, as the 1,024-GPU file: 64 micro-batches of one sequence per replica.
-std::vector<std::string> gpt3_1f1b(int gpus) {
+std::vector<std::string> gpt3_1f1b_cluster(int gpus) {
   std::vector<std::string> sets{fmt::format("cluster.nodes.0.count={}", gpus / 8),
                                 fmt::format("workload.global_batch={}", 4 * gpus)};
   for (int stage = 0; stage < 16; ++stage) sets.push_back(fmt::format("workload.stages.{}.gpus={}", stage, gpus / 16));
   return sets;
 }
 
+std::vector<std::string> gpt3_1f1b(int gpus) { return with_data_parallel_fidelity(gpt3_1f1b_cluster(gpus), "replicas"); }
+
 // The same with a window of two nodes' replicas per stage simulated and the others mirroring them
 // (data_parallel_fidelity: window, docs/collectives.md "Symmetric windows"): exact on this cluster.
 std::vector<std::string> gpt3_1f1b_window(int gpus) {
-  std::vector<std::string> sets = gpt3_1f1b(gpus);
-  sets.emplace_back("workload.data_parallel_fidelity=window");
-  return sets;
+  return with_data_parallel_fidelity(gpt3_1f1b_cluster(gpus), "window");
 }
 
 // The data-parallel case on a 2:1 oversubscribed leaf-spine (32 nodes per leaf, 8 spines) with
@@ -63,16 +72,16 @@ std::vector<std::string> astra_dp_leaf_spine(int gpus) {
 // The same with a window of two nodes' GPUs simulated and the others mirroring them
 // (data_parallel_fidelity: window): exact on this one-switch cluster.
 std::vector<std::string> astra_dp_window(int gpus) {
-  std::vector<std::string> sets = astra_dp(gpus);
-  sets.emplace_back("workload.data_parallel_fidelity=window");
-  return sets;
+  return with_data_parallel_fidelity(astra_dp_cluster(gpus), "window");
 }
 
 // GPT-3 175B under the megatron planner (tensor × pipeline × data chosen for the cluster), as the
 // 1,024-GPU file: 1.5 sequences per GPU.
 std::vector<std::string> gpt3_megatron(int gpus) {
-  return {fmt::format("cluster.nodes.0.count={}", gpus / 8), fmt::format("workload.global_batch={}", 3 * gpus / 2),
-          fmt::format("workload.micro_batch_size={}", 3 * gpus / 2)};
+  return with_data_parallel_fidelity(
+      {fmt::format("cluster.nodes.0.count={}", gpus / 8), fmt::format("workload.global_batch={}", 3 * gpus / 2),
+       fmt::format("workload.micro_batch_size={}", 3 * gpus / 2)},
+      "replicas");
 }
 
 // The same with one GPU per tensor-parallel group simulated (docs/megatron.md, "Tensor-parallel

@@ -87,7 +87,8 @@ ReplicaWindow replica_window(const Cluster& cluster, const std::vector<std::vect
 ReplicaFidelity read_replica_fidelity(YamlReader& reader, MapReader& map, const Cluster& cluster,
                                       const std::string& collective_algorithm) {
   const auto fidelity = map.choice("data_parallel_fidelity", "data-parallel fidelity", {"replicas", "window", "auto"});
-  if (fidelity == "auto") return ReplicaFidelity::automatic;
+  const bool unset = !map.has("data_parallel_fidelity");
+  if (fidelity == "auto" || (unset && cluster.gpu_count() > kWindowByDefaultAbove)) return ReplicaFidelity::automatic;
   if (fidelity != "window") return ReplicaFidelity::replicas;
   for (const std::string& problem : replica_window_platform_problems(cluster, collective_algorithm))
     reader.error(map.get("data_parallel_fidelity"), window_refused(problem));

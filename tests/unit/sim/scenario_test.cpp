@@ -564,6 +564,19 @@ TEST(ScenarioErrors, DataParallelWindowThatIsNotExactIsLocated) {
   ASSERT_EQ(window.problems.size(), 1u);
 }
 
+// Unset, the fidelity is `auto` above kWindowByDefaultAbove GPUs (256: 128 nodes of kBase's 2 GPUs)
+// and every replica at or below it.
+TEST(Scenario, DataParallelWindowIsTheDefaultAbove256Gpus) {
+  const Scenario at_limit = load(replicated(128, 256, ""));
+  EXPECT_EQ(at_limit.workload_as<DataParallelWorkload>()->replica_fidelity, ReplicaFidelity::replicas);
+  EXPECT_EQ(data_parallel_window(at_limit).replicas, 0);
+  const Scenario above = load(replicated(130, 260, ""));
+  EXPECT_EQ(above.workload_as<DataParallelWorkload>()->replica_fidelity, ReplicaFidelity::automatic);
+  EXPECT_EQ(data_parallel_window(above).replicas, 4);  // 2 nodes of 2 GPUs
+  const Scenario asked = load(replicated(130, 260, "  data_parallel_fidelity: replicas\n"));
+  EXPECT_EQ(data_parallel_window(asked).replicas, 0);
+}
+
 TEST(ScenarioErrors, DataParallelWindowOnALeafSpineIsLocated) {
   std::string yaml = replicated(8, 32, "  data_parallel_fidelity: window\n");
   yaml.replace(yaml.find("  nodes: [{type: box, count: 8}]\n"), 33,
