@@ -88,7 +88,7 @@ ReplicaFidelity read_replica_fidelity(YamlReader& reader, MapReader& map, const 
                                       const std::string& collective_algorithm) {
   const auto fidelity = map.choice("data_parallel_fidelity", "data-parallel fidelity", {"replicas", "window", "auto"});
   const bool unset = !map.has("data_parallel_fidelity");
-  if (fidelity == "auto" || (unset && cluster.gpu_count() > kWindowByDefaultAbove)) return ReplicaFidelity::automatic;
+  if (fidelity == "auto" || (unset && cluster.gpu_count() > kMirroringByDefaultAbove)) return ReplicaFidelity::automatic;
   if (fidelity != "window") return ReplicaFidelity::replicas;
   for (const std::string& problem : replica_window_platform_problems(cluster, collective_algorithm))
     reader.error(map.get("data_parallel_fidelity"), window_refused(problem));

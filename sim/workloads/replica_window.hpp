@@ -40,13 +40,14 @@ struct ReplicaWindow {
 [[nodiscard]] std::vector<std::string> replica_window_platform_problems(const Cluster& cluster,
                                                                         const std::string& collective_algorithm);
 
-// Unset, `data_parallel_fidelity` is `auto` on clusters of more than this many GPUs and `replicas`
-// on smaller ones: the window is exact where `auto` takes it, and it is what makes a 1,024–16,384-GPU
-// pipeline run take seconds instead of minutes (docs/performance.md), while the reports of smaller
-// runs keep every GPU's tasks and trace, which users read GPU by GPU.
-inline constexpr std::size_t kWindowByDefaultAbove = 256;
+// Unset, `data_parallel_fidelity` and `tensor_parallel_fidelity` are `auto` on clusters of more than
+// this many GPUs, and every GPU is simulated on smaller ones: mirroring is exact where `auto` takes
+// it, and it is what makes a 1,024–16,384-GPU run take seconds instead of minutes
+// (docs/performance.md), while the reports of smaller runs keep every GPU's tasks and trace, which
+// users read GPU by GPU.
+inline constexpr std::size_t kMirroringByDefaultAbove = 256;
 
-// Reads `data_parallel_fidelity: replicas | window | auto` from `map` (unset: kWindowByDefaultAbove);
+// Reads `data_parallel_fidelity: replicas | window | auto` from `map` (unset: kMirroringByDefaultAbove);
 // for `window`, the platform problems are errors at the key.
 [[nodiscard]] ReplicaFidelity read_replica_fidelity(YamlReader& reader, MapReader& map, const Cluster& cluster,
                                                     const std::string& collective_algorithm);

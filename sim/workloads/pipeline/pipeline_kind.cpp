@@ -15,6 +15,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/workload_reading.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
+#include "sim/workloads/replica_window.hpp"
 
 namespace dnnsim {
 namespace {
@@ -224,7 +225,9 @@ void read_tensor_parallel_fidelity(YamlReader& reader, MapReader& map, PipelineW
                                    const Cluster& cluster) {
   using RankFidelity = PipelineWorkloadSpec::RankFidelity;
   const auto fidelity = map.choice("tensor_parallel_fidelity", "tensor-parallel fidelity", {"ranks", "group", "auto"});
-  if (fidelity == "auto") spec.rank_fidelity = RankFidelity::automatic;
+  const bool unset = !map.has("tensor_parallel_fidelity");
+  if (fidelity == "auto" || (unset && cluster.gpu_count() > kMirroringByDefaultAbove))
+    spec.rank_fidelity = RankFidelity::automatic;
   if (fidelity != "group") return;
   spec.rank_fidelity = RankFidelity::group;
   const YAML::Node where = map.get("tensor_parallel_fidelity");

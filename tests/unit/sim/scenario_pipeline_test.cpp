@@ -660,6 +660,22 @@ TEST(ScenarioPipeline, AutoWindowSimulatesEveryReplicaWhereNoWindowIsExact) {
       << errors[1].message;
 }
 
+// Unset, both fidelities are `auto` above kMirroringByDefaultAbove GPUs, every GPU at 256. 130 nodes
+// of 2 GPUs with 2,080 samples: 2 stages of 65 nodes, 130 replicas taking 4 samples of each
+// micro-batch of 520; the window is 5 nodes (the smallest divisor ≥ 2 of 65), 10 replicas.
+TEST(ScenarioPipeline, MirroringIsTheDefaultAbove256Gpus) {
+  const Scenario at_limit = load(replicated("", 128));
+  EXPECT_EQ(spec_of(at_limit).replica_fidelity, ReplicaFidelity::replicas);
+  EXPECT_EQ(spec_of(at_limit).rank_fidelity, PipelineWorkloadSpec::RankFidelity::ranks);
+  std::string yaml = replicated("", 130);
+  yaml.replace(yaml.find("global_batch: 32"), 16, "global_batch: 2080");
+  const Scenario above = load(yaml);
+  EXPECT_EQ(spec_of(above).replica_fidelity, ReplicaFidelity::automatic);
+  EXPECT_EQ(spec_of(above).rank_fidelity, PipelineWorkloadSpec::RankFidelity::automatic);
+  const PipelineSetup setup = plan_pipeline(above, spec_of(above));
+  EXPECT_EQ(setup.report.replica_window, 10) << setup.report.all_replicas_because;
+}
+
 TEST(ScenarioPipeline, WindowFidelityWithATreeAllReduceIsLocated) {
   expect_single_error(replicated("  collective_algorithm: tree\n  data_parallel_fidelity: window\n"), 17, 27,
                       "collective algorithm 'tree' has no symmetric-window form");

@@ -564,7 +564,7 @@ TEST(ScenarioErrors, DataParallelWindowThatIsNotExactIsLocated) {
   ASSERT_EQ(window.problems.size(), 1u);
 }
 
-// Unset, the fidelity is `auto` above kWindowByDefaultAbove GPUs (256: 128 nodes of kBase's 2 GPUs)
+// Unset, the fidelity is `auto` above kMirroringByDefaultAbove GPUs (256: 128 nodes of kBase's 2 GPUs)
 // and every replica at or below it.
 TEST(Scenario, DataParallelWindowIsTheDefaultAbove256Gpus) {
   const Scenario at_limit = load(replicated(128, 256, ""));
