@@ -30,8 +30,9 @@ struct ScaleCase {
   std::vector<std::string> (*overrides)(int gpus);
 };
 
-// The cases without "-window" in their name simulate every GPU, as the reference the window is
-// compared with: above 256 GPUs a scenario's default is a window where exact (replica_window.hpp).
+// The cases without "-window" or "-group" in their name simulate every GPU, as the reference the
+// mirrored runs are compared with: above 256 GPUs a scenario's default mirrors where exact
+// (replica_window.hpp).
 std::vector<std::string> with_data_parallel_fidelity(std::vector<std::string> sets, const char* fidelity) {
   sets.push_back(fmt::format("workload.data_parallel_fidelity={}", fidelity));
   return sets;
@@ -76,21 +77,19 @@ std::vector<std::string> astra_dp_window(int gpus) {
 }
 
 // GPT-3 175B under the megatron planner (tensor × pipeline × data chosen for the cluster), as the
-// 1,024-GPU file: 1.5 sequences per GPU.
-std::vector<std::string> gpt3_megatron(int gpus) {
-  return with_data_parallel_fidelity(
-      {fmt::format("cluster.nodes.0.count={}", gpus / 8), fmt::format("workload.global_batch={}", 3 * gpus / 2),
-       fmt::format("workload.micro_batch_size={}", 3 * gpus / 2)},
-      "replicas");
+// 1,024-GPU file: 1.5 sequences per GPU; every data-parallel replica simulated, and every
+// tensor-parallel rank or one per group.
+std::vector<std::string> gpt3_megatron_with(int gpus, const char* tensor_parallel_fidelity) {
+  return {fmt::format("cluster.nodes.0.count={}", gpus / 8), fmt::format("workload.global_batch={}", 3 * gpus / 2),
+          fmt::format("workload.micro_batch_size={}", 3 * gpus / 2), "workload.data_parallel_fidelity=replicas",
+          fmt::format("workload.tensor_parallel_fidelity={}", tensor_parallel_fidelity)};
 }
+
+std::vector<std::string> gpt3_megatron(int gpus) { return gpt3_megatron_with(gpus, "ranks"); }
 
 // The same with one GPU per tensor-parallel group simulated (docs/megatron.md, "Tensor-parallel
 // fidelity"): the planner's TP 8 fills the file's 8-GPU nodes, each GPU has its own NIC.
-std::vector<std::string> gpt3_megatron_group(int gpus) {
-  std::vector<std::string> sets = gpt3_megatron(gpus);
-  sets.emplace_back("workload.tensor_parallel_fidelity=group");
-  return sets;
-}
+std::vector<std::string> gpt3_megatron_group(int gpus) { return gpt3_megatron_with(gpus, "group"); }
 
 const std::vector<ScaleCase>& scale_cases() {
   static const std::vector<ScaleCase> cases{

@@ -127,12 +127,16 @@ TEST(ResourceGuard, ReportsOffEstimateLess) {
   EXPECT_LT(estimate_resources(without)->memory.value(), estimate_resources(with)->memory.value());
 }
 
+// Every GPU of the 1,024 simulated (above 256 GPUs the default is the symmetric window: below).
+const std::string kEveryGpu = "workload.data_parallel_fidelity=replicas";
+
 // ASTRA-sim-like GPT-3 XL at step level on 1,024 GPUs: 24 ring all-reduces of 1,024 × 2 × 1,023 =
 // 2,095,104 steps, each lowered with 2 barriers and 1,024 fences; 1,024 × (24 + 24 + 1) computes.
 // Operations 50,176 + 24 × 2,096,130 = 50,357,296; flows 24 × 2,095,104 = 50,282,496. At ~100 bytes
 // an operation that is several GiB: refused under 1 GiB, naming the estimate and what would fit.
 TEST(ResourceGuard, RefusesTheStepLevel1024GpuRunUnderOneGiB) {
-  const Scenario scenario = load_scenario(kXl1024, {"run.memory_budget=1GiB", "run.collective_fidelity=step"});
+  const Scenario scenario =
+      load_scenario(kXl1024, {"run.memory_budget=1GiB", "run.collective_fidelity=step", kEveryGpu});
   const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)check_resources(scenario); });
   ASSERT_EQ(diagnostics.size(), 1u);
   const std::string& message = diagnostics[0].message;
@@ -145,10 +149,20 @@ TEST(ResourceGuard, RefusesTheStepLevel1024GpuRunUnderOneGiB) {
 
 // By default a 1,024-member ring runs at flow fidelity: 1,024 flows per all-reduce.
 TEST(ResourceGuard, FlowFidelityOf1024GpusFitsOneGiB) {
-  const Scenario scenario = load_scenario(kXl1024, {"run.memory_budget=1GiB", "outputs.trace=false"});
+  const Scenario scenario = load_scenario(kXl1024, {"run.memory_budget=1GiB", "outputs.trace=false", kEveryGpu});
   const auto estimate = check_resources(scenario);
   ASSERT_TRUE(estimate.has_value());
   EXPECT_EQ(estimate->size.flows, 24 * 1024);
+}
+
+// By default the 1,024 one-GPU nodes run as a window of 2 (the smallest divisor ≥ 2 of 1,024), each
+// window member sending its 2 × 1,023 steps of the whole ring: 24 × 2 × 2,046 = 98,208 flows, so
+// even the step level fits 1 GiB.
+TEST(ResourceGuard, TheDefaultWindowOf1024GpusFitsOneGiBAtStepFidelity) {
+  const Scenario scenario = load_scenario(kXl1024, {"run.memory_budget=1GiB", "run.collective_fidelity=step"});
+  const auto estimate = check_resources(scenario);
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_EQ(estimate->size.flows, 24 * 2 * 2 * 1023);
 }
 
 TEST(ResourceGuard, BudgetMustBeAPositiveSize) {
