@@ -18,6 +18,7 @@
 #include "sim/sweep/process_pool.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/run/progress.hpp"
+#include "sim/run/resource_guard.hpp"
 #include "sim/run/simulation.hpp"
 
 namespace dnnsim::cli {
@@ -111,6 +112,7 @@ int run_plan_command(const PlanCommandOptions& options) {
   const InterruptGuard interrupt_guard;
   SearchProgress progress(std::cerr, ::isatty(STDERR_FILENO) != 0, fmt::format("planning ({})", spec->planner),
                           options.time_limit_s);
+  progress.stop_above(memory_budget(scenario));
   const PipelineSetup setup =
       plan_pipeline(scenario, *spec, [&progress](double fraction) { return progress(fraction); });
   progress.finish();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/run/resource_guard.hpp"
+
 namespace dnnsim {
 
 namespace {
@@ -77,6 +79,22 @@ SearchProgress::SearchProgress(std::ostream& out, bool terminal, std::string wha
     : out_(&out), terminal_(terminal), what_(std::move(what)), time_limit_s_(time_limit_s), of_(std::move(of)) {}
 
 bool SearchProgress::operator()(double fraction) {
+  if (!within_limits(fraction)) return false;
+  const Clock::time_point wall = Clock::now();
+  if (wall < next_) return true;
+  const double elapsed = std::chrono::duration<double>(wall - start_).count();
+  next_ = wall + (terminal_ ? std::chrono::milliseconds(250) : std::chrono::milliseconds(5000));
+  const std::string eta = fraction > 0 ? fmt::format("{:.0f} s", elapsed * (1 - fraction) / fraction) : "?";
+  const std::string line = fmt::format("{}: {:.0f}% {}, {:.0f} s elapsed, ETA {}", what_, 100 * fraction, of_, elapsed, eta);
+  if (terminal_)
+    *out_ << "\r\033[K" << line << std::flush;
+  else
+    *out_ << line << '\n' << std::flush;
+  drawn_ = true;
+  return true;
+}
+
+bool SearchProgress::within_limits(double fraction) {
   const Clock::time_point wall = Clock::now();
   const double elapsed = std::chrono::duration<double>(wall - start_).count();
   if (time_limit_s_ && elapsed >= *time_limit_s_) {
@@ -87,15 +105,14 @@ bool SearchProgress::operator()(double fraction) {
     stop_reason_ = fmt::format("interrupted at {:.0f}% {}", 100 * fraction, of_);
     return false;
   }
-  if (wall < next_) return true;
-  next_ = wall + (terminal_ ? std::chrono::milliseconds(250) : std::chrono::milliseconds(5000));
-  const std::string eta = fraction > 0 ? fmt::format("{:.0f} s", elapsed * (1 - fraction) / fraction) : "?";
-  const std::string line = fmt::format("{}: {:.0f}% {}, {:.0f} s elapsed, ETA {}", what_, 100 * fraction, of_, elapsed, eta);
-  if (terminal_)
-    *out_ << "\r\033[K" << line << std::flush;
-  else
-    *out_ << line << '\n' << std::flush;
-  drawn_ = true;
+  if (memory_budget_ && wall >= next_memory_check_) {
+    next_memory_check_ = wall + std::chrono::milliseconds(100);
+    if (const Bytes resident = resident_memory(); resident > *memory_budget_) {
+      stop_reason_ = fmt::format("{} resident, over the memory budget of {} (run.memory_budget), at {:.0f}% {}",
+                                 format_bytes(resident), format_bytes(*memory_budget_), 100 * fraction, of_);
+      return false;
+    }
+  }
   return true;
 }
 

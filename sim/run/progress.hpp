@@ -13,6 +13,7 @@
 #include <ostream>
 #include <string>
 
+#include "models/common/units.hpp"
 #include "sim/exec/executor.hpp"
 
 namespace dnnsim {
@@ -63,8 +64,10 @@ class ProgressObserver : public ExecutionObserver {
 
 // A planner's search progress (PlanRequest::progress): prints the fraction searched, time elapsed and
 // an ETA on `out` as ProgressObserver does (after two seconds; one line redrawn on a terminal, a line
-// every five seconds in a log), and stops the search once `time_limit` has passed or, with an
-// InterruptGuard alive, on Ctrl-C — the planner then returns the best plan found so far.
+// every five seconds in a log), and stops the search once `time_limit` has passed, once the process's
+// resident memory exceeds the budget given to stop_above (looked at every 100 ms: a search keeps
+// its states, and a large one can outgrow the machine) or, with an InterruptGuard alive, on Ctrl-C
+// — the planner then returns the best plan found so far.
 class SearchProgress {
  public:
   // `of`: what the fraction is of, as printed after the percentage ("of the search" for a planner;
@@ -72,6 +75,10 @@ class SearchProgress {
   SearchProgress(std::ostream& out, bool terminal, std::string what, std::optional<double> time_limit_s,
                  std::string of = "of the search");
   bool operator()(double fraction);
+  // The same stops without printing anything.
+  bool within_limits(double fraction);
+  // Stops the search once the resident memory exceeds `budget` (run.memory_budget's).
+  void stop_above(Bytes budget) { memory_budget_ = budget; }
   // Clears the terminal line if one was drawn.
   void finish();
   // Why the search was stopped; empty when it was not.
@@ -84,8 +91,10 @@ class SearchProgress {
   std::string what_;
   std::optional<double> time_limit_s_;
   std::string of_;
+  std::optional<Bytes> memory_budget_;
   Clock::time_point start_ = Clock::now();
   Clock::time_point next_ = start_ + std::chrono::seconds(2);
+  Clock::time_point next_memory_check_ = start_;
   bool drawn_ = false;
   std::string stop_reason_;
 };

@@ -84,6 +84,8 @@ Bytes physical_memory() {
 
 }  // namespace
 
+Bytes resident_memory() { return Bytes(resident_now()); }
+
 DeviceTopology device_topology(const Scenario& scenario, const TaskGraph& graph) {
   const std::vector<std::optional<ClusterGpu>> located = scenario.cluster.locate_gpus(graph.devices());
   const auto nodes = static_cast<std::uint32_t>(scenario.cluster.nodes.size());

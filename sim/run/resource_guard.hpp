@@ -54,6 +54,8 @@ struct CalibratedDevice {
 
 // run.memory_budget, or half of this machine's physical memory.
 [[nodiscard]] Bytes memory_budget(const Scenario& scenario);
+// This process's resident memory now (/proc/self/statm).
+[[nodiscard]] Bytes resident_memory();
 
 // The guard's check of an estimate against the budget (and, under `ulimit -v`, the address space).
 // @throw InputError (at run.memory_budget when given, else at the workload) when the estimate is

@@ -360,6 +360,7 @@ nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const s
     if (report.replica_window > 0) section["data_parallel_window"] = report.replica_window;
     if (!report.all_replicas_because.empty()) section["data_parallel_fidelity_reason"] = report.all_replicas_because;
   }
+  if (!report.search_stopped.empty()) section["search_stopped"] = report.search_stopped;
   section["cost_model"] = report.plan.cost_model;
   section["predicted_iteration_time_s"] = report.plan.predicted_iteration_time.value();
   if (report.planner != "explicit") section["candidates_scored"] = report.plan.statistics.candidates;
@@ -424,12 +425,22 @@ class PipelineKind final : public WorkloadKind {
   SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
     const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
     // A planner's search shows its progress like the simulation after it (sim/run/progress).
-    std::optional<SearchProgress> progress;
-    if (options.progress && !spec.planner.empty())
-      progress.emplace(*options.progress, options.progress == &std::cerr && ::isatty(STDERR_FILENO) != 0,
-                       fmt::format("planning ({})", spec.planner), std::nullopt);
-    PipelineSetup setup = plan_pipeline(scenario, spec, [&progress](double fraction) { return !progress || (*progress)(fraction); });
-    if (progress) progress->finish();
+    // Its memory is bounded by run.memory_budget as the simulation's is: over it, the search stops
+    // with the best plan so far, and the report says so.
+    SearchProgress progress(options.progress != nullptr ? *options.progress : std::cerr,
+                            options.progress == &std::cerr && ::isatty(STDERR_FILENO) != 0,
+                            fmt::format("planning ({})", spec.planner), std::nullopt);
+    progress.stop_above(memory_budget(scenario));
+    const bool show = options.progress != nullptr && !spec.planner.empty();
+    PipelineSetup setup = plan_pipeline(scenario, spec, [&](double fraction) {
+      // Quiet without a progress stream: its lines go nowhere, its stops still apply.
+      return show ? progress(fraction) : progress.within_limits(fraction);
+    });
+    if (show) progress.finish();
+    setup.report.search_stopped = progress.stop_reason();
+    if (!setup.report.search_stopped.empty() && options.progress != nullptr)
+      *options.progress << fmt::format("planning stopped ({}): the best plan found so far runs\n",
+                                       setup.report.search_stopped);
     if (!setup.report.plan.feasible) {
       SimulationResult result;
       result.gpu_names = scenario.cluster.gpu_names();

@@ -88,6 +88,9 @@ struct PipelineRunReport : WorkloadResult {
   // Where the layers' kept activations come from (describe_activation_sources): the planner's memory
   // checks and the simulated allocations use the same numbers.
   std::string activation_memory;
+  // Why the planner's search stopped before its end (a memory budget, Ctrl-C), so that the plan is
+  // the best found so far; empty when it searched to the end.
+  std::string search_stopped;
   PlanResult plan;      // plan.feasible = false: nothing was simulated, plan.reason says why
                         // (with tensor parallelism, plan devices are groups of consecutive GPUs)
   std::optional<TensorParallelOptions> tensor_parallel;  // the tensor-parallel keys, or the megatron planner's choice

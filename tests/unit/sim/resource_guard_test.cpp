@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <sstream>
 #include <string>
 
+#include "sim/run/progress.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/workload_kind.hpp"
@@ -163,6 +165,18 @@ TEST(ResourceGuard, TheDefaultWindowOf1024GpusFitsOneGiBAtStepFidelity) {
   const auto estimate = check_resources(scenario);
   ASSERT_TRUE(estimate.has_value());
   EXPECT_EQ(estimate->size.flows, 24 * 2 * 2 * 1023);
+}
+
+// A planner's search stops once the process's resident memory exceeds the budget (sim/run/progress):
+// every process holds more than one byte, so that budget stops it at its next report, saying why.
+TEST(ResourceGuard, PlannerSearchStopsOverTheMemoryBudget) {
+  std::ostringstream out;
+  SearchProgress progress(out, false, "planning (test)", std::nullopt);
+  EXPECT_TRUE(progress(0.0));
+  progress.stop_above(Bytes(1));
+  EXPECT_FALSE(progress(0.25));
+  EXPECT_THAT(progress.stop_reason(), HasSubstr("resident, over the memory budget of"));
+  EXPECT_THAT(progress.stop_reason(), HasSubstr("(run.memory_budget), at 25% of the search"));
 }
 
 TEST(ResourceGuard, BudgetMustBeAPositiveSize) {
