@@ -80,9 +80,11 @@ std::vector<std::string> astra_dp_window(int gpus) {
 // 1,024-GPU file: 1.5 sequences per GPU; every data-parallel replica simulated, and every
 // tensor-parallel rank or one per group.
 std::vector<std::string> gpt3_megatron_with(int gpus, const char* tensor_parallel_fidelity) {
-  return {fmt::format("cluster.nodes.0.count={}", gpus / 8), fmt::format("workload.global_batch={}", 3 * gpus / 2),
-          fmt::format("workload.micro_batch_size={}", 3 * gpus / 2), "workload.data_parallel_fidelity=replicas",
-          fmt::format("workload.tensor_parallel_fidelity={}", tensor_parallel_fidelity)};
+  return with_data_parallel_fidelity(
+      {fmt::format("cluster.nodes.0.count={}", gpus / 8), fmt::format("workload.global_batch={}", 3 * gpus / 2),
+       fmt::format("workload.micro_batch_size={}", 3 * gpus / 2),
+       fmt::format("workload.tensor_parallel_fidelity={}", tensor_parallel_fidelity)},
+      "replicas");
 }
 
 std::vector<std::string> gpt3_megatron(int gpus) { return gpt3_megatron_with(gpus, "ranks"); }

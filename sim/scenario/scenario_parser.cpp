@@ -630,7 +630,7 @@ std::vector<std::string> split_key_path(const std::string& path) {
 
 // Removes the map key "~a.b.c" names (Hydra's deletion syntax), so that the scenario reads as if
 // the file did not have it; a path that leads nowhere leaves the tree as it is (removing what is not
-// there is already done).
+// there changes nothing).
 void remove_key(YAML::Node root, const std::string& removal, DiagnosticSink& sink) {
   const SourceLocation where{"--set " + removal, 0, 0};
   const std::string path = removal.substr(1);

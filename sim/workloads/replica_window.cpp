@@ -84,11 +84,14 @@ ReplicaWindow replica_window(const Cluster& cluster, const std::vector<std::vect
   return window;
 }
 
+bool mirrors_by_default(MapReader& map, std::string_view key, const Cluster& cluster) {
+  return !map.has(key) && cluster.gpu_count() > kMirroringByDefaultAbove;
+}
+
 ReplicaFidelity read_replica_fidelity(YamlReader& reader, MapReader& map, const Cluster& cluster,
                                       const std::string& collective_algorithm) {
   const auto fidelity = map.choice("data_parallel_fidelity", "data-parallel fidelity", {"replicas", "window", "auto"});
-  const bool unset = !map.has("data_parallel_fidelity");
-  if (fidelity == "auto" || (unset && cluster.gpu_count() > kMirroringByDefaultAbove)) return ReplicaFidelity::automatic;
+  if (fidelity == "auto" || mirrors_by_default(map, "data_parallel_fidelity", cluster)) return ReplicaFidelity::automatic;
   if (fidelity != "window") return ReplicaFidelity::replicas;
   for (const std::string& problem : replica_window_platform_problems(cluster, collective_algorithm))
     reader.error(map.get("data_parallel_fidelity"), window_refused(problem));

@@ -46,6 +46,8 @@ struct ReplicaWindow {
 // (docs/performance.md), while the reports of smaller runs keep every GPU's tasks and trace, which
 // users read GPU by GPU.
 inline constexpr std::size_t kMirroringByDefaultAbove = 256;
+// Whether `map` leaves the fidelity `key` unset on a cluster above that size: it is then `auto`.
+[[nodiscard]] bool mirrors_by_default(MapReader& map, std::string_view key, const Cluster& cluster);
 
 // Reads `data_parallel_fidelity: replicas | window | auto` from `map` (unset: kMirroringByDefaultAbove);
 // for `window`, the platform problems are errors at the key.

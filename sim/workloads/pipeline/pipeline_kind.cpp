@@ -225,8 +225,7 @@ void read_tensor_parallel_fidelity(YamlReader& reader, MapReader& map, PipelineW
                                    const Cluster& cluster) {
   using RankFidelity = PipelineWorkloadSpec::RankFidelity;
   const auto fidelity = map.choice("tensor_parallel_fidelity", "tensor-parallel fidelity", {"ranks", "group", "auto"});
-  const bool unset = !map.has("tensor_parallel_fidelity");
-  if (fidelity == "auto" || (unset && cluster.gpu_count() > kMirroringByDefaultAbove))
+  if (fidelity == "auto" || mirrors_by_default(map, "tensor_parallel_fidelity", cluster))
     spec.rank_fidelity = RankFidelity::automatic;
   if (fidelity != "group") return;
   spec.rank_fidelity = RankFidelity::group;
