@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <map>
@@ -327,12 +328,12 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
   // millions of prefixes over its course, most of them soon pushed out by a better one.
   std::vector<Prefix> spare;
   states[0].try_emplace(policy.state_key(none), capacity).first->second.keep(Prefix{{}, {}, &none, 0, {}}, spare);
-  // What a prefix's candidate groups need that depends neither on its layers nor on the cut: the
-  // groups the policy offers for each stage size, the state each leads to and the groups' costs.
-  // It is a function of the prefix's used GPUs and last stage, and those pairs repeat across block
-  // boundaries (GPT-2 XL over 32 GPUs: 48 k prefixes extended, 6 k distinct pairs), so it is built
-  // once per pair, in the policy's order, and kept for the whole search: the kept prefixes point at
-  // its groups and GPU sets.
+  // What a candidate group needs that depends neither on the prefix's layers nor on the cut: the
+  // state it leads to and the costs of the group and of the GPUs it leaves. It is a function of the
+  // prefix's used GPUs and the group alone, and those pairs repeat across block boundaries and
+  // across the last stages that lead to one used set (GPT-2 XL over 32 GPUs: 395 k groups offered,
+  // 139 k distinct), so it is built once per pair and kept for the whole search: the kept prefixes
+  // point at its groups and GPU sets.
   struct Transition {
     int count = 0;
     std::vector<DeviceId> group;
@@ -345,6 +346,12 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
     // transition is taken from several prefixes (GPT-2 XL: 8 on average), which score the same cuts.
     CutMemo cut_out;
   };
+  // By the prefix's used GPUs, every group offered after them so far (a deque: prefixes point
+  // into it).
+  std::unordered_map<std::vector<bool>, std::deque<Transition>> made;
+  // The groups the policy offers depend on the prefix's last stage too (pipeline-mapping's
+  // "nearest to the previous stage"), so what a prefix takes is listed per (used GPUs, last stage),
+  // in the policy's order.
   struct TransitionKey {
     std::vector<bool> used;
     std::vector<DeviceId> previous;
@@ -357,17 +364,24 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
       return hash;
     }
   };
-  std::unordered_map<TransitionKey, std::vector<Transition>, TransitionHash> transitions;
+  std::unordered_map<TransitionKey, std::vector<Transition*>, TransitionHash> transitions;
   std::vector<DeviceId> rest;  // a candidate's last stage: the GPUs its transition leaves unused
   const auto transitions_of = [&](const std::vector<bool>& prefix_used, int used_count,
-                                  std::span<const DeviceId> previous) -> std::vector<Transition>& {
+                                  std::span<const DeviceId> previous) -> const std::vector<Transition*>& {
     auto [it, inserted] =
         transitions.try_emplace(TransitionKey{prefix_used, std::vector<DeviceId>(previous.begin(), previous.end())});
     if (!inserted) return it->second;
+    std::deque<Transition>& after = made[prefix_used];
     const int free = devices - used_count;
     for (int count = 1; count < free && count <= micro_batch; ++count)
       for (std::vector<DeviceId>& group : policy.place(prefix_used, previous, count)) {
-        Transition& t = it->second.emplace_back();
+        const auto known = std::find_if(after.begin(), after.end(),
+                                        [&](const Transition& t) { return t.count == count && t.group == group; });
+        if (known != after.end()) {
+          it->second.push_back(&*known);
+          continue;
+        }
+        Transition& t = after.emplace_back();
         t.count = count;
         t.used = prefix_used;
         for (DeviceId d : group) t.used[d] = true;
@@ -378,6 +392,7 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
         t.stage_costs = &cost.group_costs(group);
         t.rest_costs = &cost.group_costs(rest);
         t.group = std::move(group);
+        it->second.push_back(&t);
       }
     return it->second;
   };
@@ -414,7 +429,8 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
         std::vector<std::size_t> replicas;  // the shape of the complete plans: the prefix's, the stage's, the rest's
         for (const PrefixStage& kept_stage : prefix.stages) replicas.push_back(kept_stage.devices->size());
         replicas.resize(stage_index + 2);
-        for (Transition& transition : transitions_of(*prefix.used, prefix.used_count, previous)) {
+        for (Transition* taken : transitions_of(*prefix.used, prefix.used_count, previous)) {
+          Transition& transition = *taken;
           const int count = transition.count;
           // With more rest GPUs than samples the completion is no plan, but the prefix may still grow.
           const bool rest_has_samples = free - count <= micro_batch;
