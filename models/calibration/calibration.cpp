@@ -92,6 +92,13 @@ std::optional<GemmEfficiencyGrid> gemm_grid(const std::map<std::tuple<double, do
   return grid;
 }
 
+// The layouts a grid is measured for: every GemmOp but the backward pair, which is two of them.
+std::vector<std::string> gemm_layout_names() {
+  std::vector<std::string> names = gemm_op_names();
+  names.erase(std::find(names.begin(), names.end(), gemm_op_name(GemmOp::backward)));
+  return names;
+}
+
 // What the points of a curve hold: an efficiency in (0, 1] (compute, memory) or a rate (copies).
 enum class CurveValue { efficiency, bandwidth };
 
@@ -189,12 +196,15 @@ class TableReader {
     }
   }
 
-  // Shape grids: [{dtype, points: [{m, n, k, efficiency}, …]}, …], each a full m × n × k grid.
+  // Shape grids: [{dtype, layout, points: [{m, n, k, efficiency}, …]}, …], each a full m × n × k
+  // grid; layout nn when not given.
   void read_gemm(const YAML::Node& node, CalibrationTable& table) {
     for (const YAML::Node& entry : reader_.list(node, "GEMM shape grids")) {
       MapReader map(reader_, entry, "a GEMM shape grid");
       if (!map.valid()) continue;
       auto dtype = map.choice("dtype", "dtype", dtype_names(), true);
+      const std::vector<std::string> layouts = gemm_layout_names();
+      const std::optional<std::string> layout = map.choice("layout", "GEMM layout", layouts, false);
       YAML::Node points = map.require("points");
       map.finish();
       if (!points.IsDefined()) continue;
@@ -228,9 +238,11 @@ class TableReader {
           complete = false;
         }
       }
-      if (!dtype || !complete) continue;
-      if (table.gemm.contains(*dtype_from_name(*dtype))) {
-        reader_.error(entry, fmt::format("a second GEMM shape grid for dtype '{}'", *dtype));
+      if (!dtype || !complete || (map.has("layout") && !layout)) continue;
+      const std::pair key{*dtype_from_name(*dtype), *gemm_op_from_name(layout.value_or("nn"))};
+      if (table.gemm.contains(key)) {
+        reader_.error(entry, fmt::format("a second GEMM shape grid for dtype '{}' and layout '{}'", *dtype,
+                                         gemm_op_name(key.second)));
         continue;
       }
       std::string why;
@@ -239,7 +251,7 @@ class TableReader {
         reader_.error(points, why);
         continue;
       }
-      table.gemm.emplace(*dtype_from_name(*dtype), std::move(*grid));
+      table.gemm.emplace(key, std::move(*grid));
     }
   }
 
@@ -371,8 +383,10 @@ std::string dump_calibration(const CalibrationTable& table) {
     dump_points(out, curve, "      ", true);
   }
   if (!table.gemm.empty()) out += "gemm:\n";
-  for (const auto& [dtype, grid] : table.gemm) {
-    out += fmt::format("  - dtype: {}\n    points:\n", dtype_name(dtype));
+  for (const auto& [key, grid] : table.gemm) {
+    out += fmt::format("  - dtype: {}\n", dtype_name(key.first));
+    if (key.second != GemmOp::nn) out += fmt::format("    layout: {}\n", gemm_op_name(key.second));  // nn: the default
+    out += "    points:\n";
     std::size_t index = 0;
     for (double m : grid.m)
       for (double n : grid.n)
@@ -427,7 +441,8 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
   const std::vector<std::string> copies = calibration_copy_names();
   const std::vector<std::string> kinds = layer_kind_names();
   std::map<std::pair<std::string, Dtype>, std::vector<const KernelSample*>> compute;
-  std::map<Dtype, std::map<std::tuple<double, double, double>, double>> shaped;  // best rate per shape
+  // best rate per shape, by dtype and layout
+  std::map<std::pair<Dtype, GemmOp>, std::map<std::tuple<double, double, double>, double>> shaped;
   std::vector<const KernelSample*> memory;
   std::map<std::string, std::vector<const KernelSample*>> copy_samples;
   for (const KernelSample& sample : samples) {
@@ -440,7 +455,9 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
     } else if (std::find(copies.begin(), copies.end(), sample.kind) != copies.end()) {
       copy_samples[sample.kind].push_back(&sample);
     } else if (sample.shape.known() && sample.kind == layer_kind_name(LayerKind::matmul)) {
-      double& best = shaped[sample.dtype][{sample.shape.m, sample.shape.n, sample.shape.k}];
+      if (sample.shape.op == GemmOp::backward)
+        throw std::invalid_argument(fmt::format("calibration sample '{}' times a backward pair, not one GEMM", sample.kernel));
+      double& best = shaped[{sample.dtype, sample.shape.op}][{sample.shape.m, sample.shape.n, sample.shape.k}];
       best = std::max(best, sample.size / sample.time.value());
     } else if (std::find(kinds.begin(), kinds.end(), sample.kind) != kinds.end()) {
       compute[{sample.kind, sample.dtype}].push_back(&sample);
@@ -460,8 +477,8 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
     auto& curve_rates = rates[key] = best_rates(group);
     for (const auto& [size, rate] : curve_rates) observed_peak[key.second] = std::max(observed_peak[key.second], rate);
   }
-  for (const auto& [dtype, best] : shaped)
-    for (const auto& [shape, rate] : best) observed_peak[dtype] = std::max(observed_peak[dtype], rate);
+  for (const auto& [key, best] : shaped)
+    for (const auto& [shape, rate] : best) observed_peak[key.first] = std::max(observed_peak[key.first], rate);
   for (const auto& [dtype, rate] : observed_peak) {
     if (known_peak && known_peak->contains(dtype))
       table.peak[dtype] = known_peak->at(dtype);
@@ -472,13 +489,15 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
     for (const auto& [dtype, rate] : *known_peak) table.peak.emplace(dtype, rate);
   for (const auto& [key, curve_rates] : rates)
     table.compute[key] = efficiency_curve(curve_rates, table.peak.at(key.second).value());
-  for (auto& [dtype, best] : shaped) {
-    const double peak = table.peak.at(dtype).value();
+  for (auto& [key, best] : shaped) {
+    const double peak = table.peak.at(key.first).value();
     for (auto& [shape, rate] : best) rate = std::min(1.0, rate / peak);
     std::string why;
     std::optional<GemmEfficiencyGrid> grid = gemm_grid(best, why);
-    if (!grid) throw std::invalid_argument(fmt::format("GEMM shape samples of {}: {}", dtype_name(dtype), why));
-    table.gemm.emplace(dtype, std::move(*grid));
+    if (!grid)
+      throw std::invalid_argument(fmt::format("GEMM shape samples of {} ({}): {}", dtype_name(key.first),
+                                              gemm_op_name(key.second), why));
+    table.gemm.emplace(key, std::move(*grid));
   }
 
   const std::vector<std::pair<double, double>> memory_rates = best_rates(memory);

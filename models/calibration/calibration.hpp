@@ -71,9 +71,10 @@ struct CalibrationTable {
   // Compute efficiency by layer-kind name ("matmul", "convolution", "elementwise", …, see
   // models/dnn/layer_model.hpp) and dtype; a kind without a curve uses "matmul", then 1.0.
   std::map<std::pair<std::string, Dtype>, EfficiencyCurve> compute;
-  // Shape-aware GEMM efficiency by dtype; a GEMM task of known shape (Compute::gemm) uses it instead
-  // of its FLOPs curve.
-  std::map<Dtype, GemmEfficiencyGrid> gemm;
+  // Shape-aware GEMM efficiency by dtype and operand layout (GemmOp nn, nt or tn); a GEMM task of
+  // known shape (Compute::gemm) uses it instead of its FLOPs curve, the nn grid where its layout has
+  // none. A backward pair (GemmOp::backward) is its nt and tn GEMMs: compute_cost.hpp.
+  std::map<std::pair<Dtype, GemmOp>, GemmEfficiencyGrid> gemm;
   EfficiencyCurve memory;  // efficiency of memory-bound kernels against bytes moved
   // Copies, bytes/s against bytes: "host_to_device", "device_to_host", "device_to_device", "peer".
   std::map<std::string, EfficiencyCurve> copies;
@@ -97,7 +98,7 @@ struct KernelSample {
   Dtype dtype = Dtype::fp32;
   double size = 0;     // FLOPs for compute kernels, bytes otherwise
   Seconds time{0};     // best of the repetitions
-  GemmShape shape;     // for the GEMM shape sweep: its (m, n, k); such samples fill CalibrationTable::gemm
+  GemmShape shape;     // for the GEMM shape sweep: its (m, n, k) and layout; such samples fill CalibrationTable::gemm
 };
 
 // A place where microbenchmarks run. The CPU backend always works; the CUDA backend exists when the

@@ -64,25 +64,36 @@ void gemm_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out
   }
 }
 
-// Every (m, n, k) of a grid, C[m×n] = A[m×k]·B[k×n]: the shape grid of the table. Dimensions a
-// power of 4 apart from 16 (a skinny side: a batch, a head dimension) to 2,048 (beyond it Eigen's
-// efficiency no longer changes on this class of CPU, and the sweep stays ~10 s).
+// Every (m, n, k) of a grid, C[m×n] = op(A)·op(B) with A·B, A·Bᵀ and Aᵀ·B (the forward product and
+// the two gradients of a layer's backward pass): the shape grids of the table. Dimensions a power of
+// 4 apart from 16 (a skinny side: a batch, a head dimension) to 2,048 (beyond it Eigen's efficiency
+// no longer changes on this class of CPU, and each layout's sweep stays ~7 s).
 void gemm_shape_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out) {
   const std::vector<Eigen::Index> dims =
       quick ? std::vector<Eigen::Index>{16, 64} : std::vector<Eigen::Index>{16, 64, 256, 1024, 2048};
-  for (Eigen::Index m : dims)
-    for (Eigen::Index n : dims)
-      for (Eigen::Index k : dims) {
-        const Eigen::MatrixXf a = pattern<Eigen::MatrixXf>(m, k);
-        const Eigen::MatrixXf b = pattern<Eigen::MatrixXf>(k, n);
-        Eigen::MatrixXf c(m, n);
-        const Seconds time = best_time([&] { c.noalias() = a * b; }, timing);
-        g_sink = g_sink + c(m / 2, n / 2);
-        KernelSample sample{"gemm_shape", "matmul", Dtype::fp32, 2.0 * static_cast<double>(m * n * k), time};
-        sample.shape = GemmShape{static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n),
-                                 static_cast<std::uint32_t>(k)};
-        out.push_back(sample);
-      }
+  for (const GemmOp op : {GemmOp::nn, GemmOp::nt, GemmOp::tn})
+    for (Eigen::Index m : dims)
+      for (Eigen::Index n : dims)
+        for (Eigen::Index k : dims) {
+          // Stored as the layout reads them: Bᵀ is an n × k matrix, Aᵀ a k × m one.
+          const Eigen::MatrixXf a = op == GemmOp::tn ? pattern<Eigen::MatrixXf>(k, m) : pattern<Eigen::MatrixXf>(m, k);
+          const Eigen::MatrixXf b = op == GemmOp::nt ? pattern<Eigen::MatrixXf>(n, k) : pattern<Eigen::MatrixXf>(k, n);
+          Eigen::MatrixXf c(m, n);
+          const auto product = [&] {
+            if (op == GemmOp::nt)
+              c.noalias() = a * b.transpose();
+            else if (op == GemmOp::tn)
+              c.noalias() = a.transpose() * b;
+            else
+              c.noalias() = a * b;
+          };
+          const Seconds time = best_time(product, timing);
+          g_sink = g_sink + c(m / 2, n / 2);
+          KernelSample sample{"gemm_shape", "matmul", Dtype::fp32, 2.0 * static_cast<double>(m * n * k), time};
+          sample.shape = GemmShape{static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n),
+                                   static_cast<std::uint32_t>(k), op};
+          out.push_back(sample);
+        }
 }
 
 void bias_relu_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out) {
@@ -137,7 +148,7 @@ std::vector<KernelSample> CpuCalibrationBackend::run(bool quick) const {
   const Timing timing = quick ? Timing{3, 0.002} : Timing{5, 0.010};
   std::vector<KernelSample> samples;
   gemm_sweep(quick, timing, samples);
-  // Fewer, shorter repetitions: the grid is 125 GEMMs (8 quick), up to 17 GFlop each.
+  // Fewer, shorter repetitions: the grids are 3 × 125 GEMMs (3 × 8 quick), up to 17 GFlop each.
   gemm_shape_sweep(quick, quick ? timing : Timing{3, 0.005}, samples);
   bias_relu_sweep(quick, timing, samples);
   triad_sweep(quick, timing, samples);

@@ -29,8 +29,20 @@ Seconds compute_time(const Compute& compute, const GpuSpec& gpu, double efficien
 double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpec& gpu, LayerKind kind, Dtype dtype,
                                      Flop flops, GemmShape shape) {
   const Dtype runs_as = gpu.peak(dtype) ? dtype : Dtype::fp32;
-  if (shape.known())
-    if (auto grid = table.gemm.find(runs_as); grid != table.gemm.end()) return grid->second.at(shape.m, shape.n, shape.k);
+  const auto grid_of = [&](GemmOp layout) -> const GemmEfficiencyGrid* {
+    auto grid = table.gemm.find({runs_as, layout});
+    if (grid == table.gemm.end()) grid = table.gemm.find({runs_as, GemmOp::nn});
+    return grid == table.gemm.end() ? nullptr : &grid->second;
+  };
+  if (shape.known() && shape.op == GemmOp::backward) {
+    const GemmEfficiencyGrid* input_gradient = grid_of(GemmOp::nt);
+    const GemmEfficiencyGrid* weight_gradient = grid_of(GemmOp::tn);
+    if (input_gradient != nullptr && weight_gradient != nullptr)
+      return 2.0 / (1.0 / input_gradient->at(shape.m, shape.k, shape.n) +
+                    1.0 / weight_gradient->at(shape.k, shape.n, shape.m));
+  } else if (shape.known()) {
+    if (const GemmEfficiencyGrid* grid = grid_of(shape.op)) return grid->at(shape.m, shape.n, shape.k);
+  }
   auto curve = table.compute.find({std::string(layer_kind_name(kind)), runs_as});
   if (curve == table.compute.end()) curve = table.compute.find({std::string(layer_kind_name(LayerKind::matmul)), runs_as});
   if (curve == table.compute.end()) return 1.0;

@@ -35,8 +35,12 @@ namespace dnnsim {
 
 // The math-side efficiency of the table for a task. The dtype is the one the GPU runs the task in
 // (fp32 when it lacks `dtype`, as effective_peak). A GEMM of known shape with a shape grid for that
-// dtype reads the grid, e(m, n, k); otherwise the FLOPs curve e_kind,dtype(flops), looked up as
-// (kind, dtype), then ("matmul", dtype), then 1.0 (no curve: datasheet peak).
+// dtype reads the grid of its layout (the nn grid when the table has none for it), e(m, n, k). A
+// backward pair (GemmOp::backward) is two GEMMs of equal FLOPs, the nt (m, k, n) and the tn (k, n, m),
+// run one after the other, so its efficiency is their harmonic mean,
+//   e = 2 / (1 / e_nt(m, k, n) + 1 / e_tn(k, n, m)),
+// the rate at which the pair's FLOPs complete. Otherwise the FLOPs curve e_kind,dtype(flops), looked
+// up as (kind, dtype), then ("matmul", dtype), then 1.0 (no curve: datasheet peak).
 [[nodiscard]] double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpec& gpu, LayerKind kind,
                                                    Dtype dtype, Flop flops, GemmShape shape = {});
 

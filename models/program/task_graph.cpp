@@ -29,6 +29,7 @@ constexpr std::array<std::string_view, 5> kDtypeNames{"fp32", "tf32", "fp16", "b
 constexpr std::array<std::string_view, 5> kCollectiveNames{"all_reduce", "all_gather", "reduce_scatter", "broadcast",
                                                            "all_to_all"};
 constexpr std::array<std::string_view, 2> kFidelityNames{"step", "flow"};
+constexpr std::array<std::string_view, 4> kGemmOpNames{"nn", "nt", "tn", "backward"};
 
 }  // namespace
 
@@ -66,6 +67,10 @@ std::optional<CollectiveFidelity> collective_fidelity_from_name(std::string_view
   return from_name<CollectiveFidelity>(kFidelityNames, name);
 }
 std::vector<std::string> collective_fidelity_names() { return all_names(kFidelityNames); }
+
+std::string_view gemm_op_name(GemmOp op) { return kGemmOpNames.at(static_cast<std::size_t>(op)); }
+std::optional<GemmOp> gemm_op_from_name(std::string_view name) { return from_name<GemmOp>(kGemmOpNames, name); }
+std::vector<std::string> gemm_op_names() { return all_names(kGemmOpNames); }
 
 std::vector<DeviceId> Task::devices() const {
   struct Visitor {

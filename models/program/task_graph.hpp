@@ -61,13 +61,29 @@ enum class CollectiveFidelity { step, flow };
 
 // Work on one device. Its duration comes from the cost model (models/cost): the roofline of
 // `flops` and `bytes_accessed` on that device's GPU, unless a measured time is given.
-// The (m, n, k) of a compute task that is one GEMM, C[m×n] = A[m×k]·B[k×n] (2mnk FLOPs); all 0 when
-// the task is not one GEMM or its shape is not known. It selects the shape-aware efficiency of a
-// calibration table (models/calibration/calibration.hpp, GemmEfficiencyGrid).
+// Which GEMMs a compute task of shape (m, n, k) is, as BLAS names its operands' layouts: the same
+// product runs at different rates when an operand is read transposed (a kernel streams the inner
+// dimension of one operand against the other's; measured on this project's CPU, C = A·Bᵀ with m = 64
+// runs 6–10% below A·B: docs/calibration.md "Operand layouts").
+enum class GemmOp : std::uint8_t {
+  nn,        // C[m×n] = A[m×k]·B[k×n]
+  nt,        // C[m×n] = A[m×k]·B[n×k]ᵀ
+  tn,        // C[m×n] = A[k×m]ᵀ·B[k×n]
+  backward,  // both gradients of the nn product (a layer's backward pass): dA[m×k] = dC·Bᵀ, the nt GEMM
+             // (m, k, n), and dB[k×n] = Aᵀ·dC, the tn GEMM (k, n, m); 2mnk FLOPs each
+};
+[[nodiscard]] std::string_view gemm_op_name(GemmOp op);
+[[nodiscard]] std::optional<GemmOp> gemm_op_from_name(std::string_view name);
+[[nodiscard]] std::vector<std::string> gemm_op_names();
+
+// The (m, n, k) of a compute task that is one GEMM (or a backward pair, `op`), 2mnk FLOPs per GEMM;
+// all 0 when the task is not one or its shape is not known. It selects the shape-aware efficiency of
+// a calibration table (models/calibration/calibration.hpp, GemmEfficiencyGrid).
 struct GemmShape {
   std::uint32_t m = 0;
   std::uint32_t n = 0;
   std::uint32_t k = 0;
+  GemmOp op = GemmOp::nn;  // in what would be padding: Compute stays no larger than Collective
   [[nodiscard]] bool known() const { return m > 0 && n > 0 && k > 0; }
 };
 

@@ -1,6 +1,7 @@
 #include "models/program/task_graph_json.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -110,7 +111,8 @@ class Parser {
   void read_mirrors(MapReader& top);
   void read_task(const YAML::Node& node, std::size_t index);
   void read_compute(MapReader& map, PendingTask& pending);
-  // `gemm: [m, n, k]`, each a whole number in [1, 2³² − 1].
+  // `gemm: [m, n, k]` or `[m, n, k, op]`, each dimension a whole number in [1, 2³² − 1], op a GemmOp
+  // name (nn when not given).
   void read_gemm_shape(const YAML::Node& node, GemmShape& out);
   void read_transfer(MapReader& map, PendingTask& pending);
   void read_collective(MapReader& map, PendingTask& pending);
@@ -120,6 +122,7 @@ class Parser {
   const std::vector<std::string> phase_names_ = phase_names();
   const std::vector<std::string> dtype_names_ = dtype_names();
   const std::vector<std::string> kernel_names_ = layer_kind_names();
+  const std::vector<std::string> gemm_op_names_ = gemm_op_names();
   const std::vector<std::string> collective_names_ = collective_kind_names();
   const std::vector<std::string> fidelity_names_ = collective_fidelity_names();
   std::vector<std::string> devices_;
@@ -334,15 +337,18 @@ void Parser::read_task(const YAML::Node& node, std::size_t index) {
 }
 
 void Parser::read_gemm_shape(const YAML::Node& node, GemmShape& out) {
-  if (!node.IsSequence() || node.size() != 3) {
-    error(node, fmt::format("expected 'gemm' as [m, n, k], three whole numbers, got {}", describe(node)));
+  if (!node.IsSequence() || (node.size() != 3 && node.size() != 4)) {
+    error(node, fmt::format("expected 'gemm' as [m, n, k] or [m, n, k, op], three whole numbers and one of {}, got {}",
+                            fmt::join(gemm_op_names_, ", "), describe(node)));
     return;
   }
   std::optional<std::int64_t> dims[3];
   for (std::size_t d = 0; d < 3; ++d) dims[d] = integer(node[d], "gemm", 1, 4294967295);
-  if (dims[0] && dims[1] && dims[2])
+  std::optional<std::size_t> op = 0;
+  if (node.size() == 4) op = pick(node[3], "gemm", "GEMM op", gemm_op_names_);
+  if (dims[0] && dims[1] && dims[2] && op)
     out = GemmShape{static_cast<std::uint32_t>(*dims[0]), static_cast<std::uint32_t>(*dims[1]),
-                    static_cast<std::uint32_t>(*dims[2])};
+                    static_cast<std::uint32_t>(*dims[2]), static_cast<GemmOp>(*op)};
 }
 
 void Parser::read_compute(MapReader& map, PendingTask& pending) {
@@ -562,7 +568,10 @@ nlohmann::ordered_json task_json(const TaskGraph& graph, TaskId id) {
                    object["bytes_accessed"] = amount(compute.bytes_accessed.value());
                    object["dtype"] = dtype_name(compute.dtype);
                    object["kernel"] = layer_kind_name(compute.kernel);
-                   if (compute.gemm.known()) object["gemm"] = {compute.gemm.m, compute.gemm.n, compute.gemm.k};
+                   if (compute.gemm.known() && compute.gemm.op == GemmOp::nn)
+                     object["gemm"] = {compute.gemm.m, compute.gemm.n, compute.gemm.k};
+                   else if (compute.gemm.known())
+                     object["gemm"] = {compute.gemm.m, compute.gemm.n, compute.gemm.k, std::string(gemm_op_name(compute.gemm.op))};
                    if (compute.launches != 1) object["launches"] = compute.launches;
                    if (compute.measured_time) {
                      object["measured_time_s"] = amount(compute.measured_time->value());

@@ -25,14 +25,15 @@ Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId devi
     // memory-bound layers. The backward pass moves about twice the forward's.
     const Bytes per_sample = layer.forward_bytes.value() > 0 ? layer.forward_bytes : layer.activation_bytes * 2.0;
     compute.bytes_accessed = layer.parameter_bytes + per_sample * (batch * (backward ? 2.0 : 1.0));
-    // A forward pass that is one GEMM has a shape for the calibration's shape grid. The backward pass
-    // is two GEMMs of other shapes (dX and dW) in one task, so it keeps the FLOPs curve.
-    if (!backward && layer.matmuls.size() == 1) {
+    // A layer that is one GEMM has a shape for the calibration's shape grids: the product itself
+    // forward, and its two gradients backward (dA = dC·Bᵀ and dB = Aᵀ·dC, GemmOp::backward) — the
+    // weight gradient's inner dimension is the batch, the skinny shape a FLOPs curve misprices.
+    if (layer.matmuls.size() == 1) {
       const MatmulShape& product = layer.matmuls.front();
       const double rows = static_cast<double>(product.m) * batch;
       if (rows >= 1 && rows <= 4294967295.0)
         compute.gemm = GemmShape{static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(product.n),
-                                 static_cast<std::uint32_t>(product.k)};
+                                 static_cast<std::uint32_t>(product.k), backward ? GemmOp::backward : GemmOp::nn};
     }
   }
   return compute;

@@ -136,19 +136,38 @@ TEST(CalibrationGemmGrid, FitBuildsTheGridAndItsRatesCountForThePeak) {
   const CalibrationTable table = fit_calibration("cpu", samples, std::nullopt, std::nullopt, "unit test");
   EXPECT_DOUBLE_EQ(table.peak.at(Dtype::fp32).value(), 40e9);
   EXPECT_DOUBLE_EQ(table.compute.at({"matmul", Dtype::fp32}).points.at(0).second, 0.5);
-  const GemmEfficiencyGrid& grid = table.gemm.at(Dtype::fp32);
+  const GemmEfficiencyGrid& grid = table.gemm.at({Dtype::fp32, GemmOp::nn});
   EXPECT_EQ(grid.m, (std::vector<double>{16, 256}));
   EXPECT_NEAR(grid.at(16, 16, 16), 5.0 / 40, 1e-12);
   EXPECT_NEAR(grid.at(16, 256, 256), 35.0 / 40, 1e-12);  // 5 · (1 + 2 + 4) GFlops
   // A shape missing from the grid is a backend bug, not a table to guess from.
+  // The same shapes timed as A·Bᵀ make a second grid, at their own rates.
+  std::vector<KernelSample> with_nt = samples;
+  for (std::size_t s = 1; s < samples.size(); ++s) {
+    KernelSample transposed = samples[s];
+    transposed.shape.op = GemmOp::nt;
+    transposed.time = transposed.time * 2.0;
+    with_nt.push_back(transposed);
+  }
+  const CalibrationTable layouts = fit_calibration("cpu", with_nt, std::nullopt, std::nullopt, "unit test");
+  EXPECT_NEAR(layouts.gemm.at({Dtype::fp32, GemmOp::nn}).at(16, 256, 256), 35.0 / 40, 1e-12);
+  EXPECT_NEAR(layouts.gemm.at({Dtype::fp32, GemmOp::nt}).at(16, 256, 256), 35.0 / 80, 1e-12);
+  // A shape missing from the grid is a backend bug, not a table to guess from; so is a sample that
+  // times a backward pair (two GEMMs).
+  const KernelSample last = samples.back();
   samples.pop_back();
+  EXPECT_THROW((void)fit_calibration("cpu", samples, std::nullopt, std::nullopt, "unit test"), std::invalid_argument);
+  samples.push_back(last);
+  KernelSample pair = last;
+  pair.shape.op = GemmOp::backward;
+  samples.push_back(pair);
   EXPECT_THROW((void)fit_calibration("cpu", samples, std::nullopt, std::nullopt, "unit test"), std::invalid_argument);
 }
 
 TEST(CalibrationGemmGrid, ComputeTimeReadsTheGridForAGemmOfKnownShape) {
   const GpuSpec& v100 = *HardwareCatalog::builtin().find_gpu("V100-16GB");
   CalibrationTable table = example_table();
-  table.gemm[Dtype::fp16] = corner_grid();
+  table.gemm[{Dtype::fp16, GemmOp::nn}] = corner_grid();
   // 64 × 64 × 64 fp16: 524,288 FLOPs at 125 TFlops · 0.45 (the grid's centre, derived above).
   Compute product;
   product.flops = Flop(2.0 * 64 * 64 * 64);
@@ -167,11 +186,17 @@ TEST(CalibrationGemmGrid, ComputeTimeReadsTheGridForAGemmOfKnownShape) {
 
 TEST(CalibrationGemmGrid, FileRoundTripAndLocatedErrors) {
   CalibrationTable table = example_table();
-  table.gemm[Dtype::fp32] = corner_grid();
+  table.gemm[{Dtype::fp32, GemmOp::nn}] = corner_grid();
+  GemmEfficiencyGrid halved = corner_grid();
+  for (double& e : halved.efficiency) e /= 2;
+  table.gemm[{Dtype::fp32, GemmOp::tn}] = halved;
   const std::string text = dump_calibration(table);
+  // nn, the default layout, is not written.
   EXPECT_THAT(text, HasSubstr("gemm:\n  - dtype: fp32\n    points:\n      - {m: 16, n: 16, k: 16, efficiency: 0.1}\n"));
+  EXPECT_THAT(text, HasSubstr("  - dtype: fp32\n    layout: tn\n    points:\n      - {m: 16, n: 16, k: 16, efficiency: 0.05}\n"));
   const CalibrationTable loaded = load_calibration(write_temp("grid_round_trip.yaml", text));
-  EXPECT_NEAR(loaded.gemm.at(Dtype::fp32).at(64, 64, 64), 0.45, 1e-12);
+  EXPECT_NEAR(loaded.gemm.at({Dtype::fp32, GemmOp::nn}).at(64, 64, 64), 0.45, 1e-12);
+  EXPECT_NEAR(loaded.gemm.at({Dtype::fp32, GemmOp::tn}).at(64, 64, 64), 0.225, 1e-12);
   EXPECT_EQ(dump_calibration(loaded), text);
 
   const std::vector<Diagnostic> errors = errors_of("grid_errors.yaml", R"(device: cpu
@@ -188,14 +213,55 @@ gemm:
     points:
       - {m: 16.5, n: 16, k: 16, efficiency: 0.5}
       - {m: 16, n: 16, k: 16, efficiency: 1.5}
+  - dtype: fp32
+    layout: backward
+    points:
+      - {m: 16, n: 16, k: 16, efficiency: 0.5}
+  - dtype: fp32
+    layout: nt
+    points:
+      - {m: 16, n: 16, k: 16, efficiency: 0.5}
+  - dtype: fp32
+    layout: nt
+    points:
+      - {m: 16, n: 16, k: 16, efficiency: 0.5}
 )");
-  ASSERT_EQ(errors.size(), 3u);
+  ASSERT_EQ(errors.size(), 5u);
   EXPECT_EQ(errors[0].location.line, 8);  // the points: 2 m × 2 n × 1 k values need 4
   EXPECT_THAT(errors[0].message, HasSubstr("not a full grid"));
   EXPECT_THAT(errors[0].message, HasSubstr("m = 64, n = 32, k = 16 is missing"));
   EXPECT_EQ(errors[1].location.line, 13);
   EXPECT_THAT(errors[1].message, HasSubstr("whole number"));
   EXPECT_EQ(errors[2].location.line, 14);  // efficiency 1.5 > 1
+  EXPECT_EQ(errors[3].location.line, 16);  // a backward pair is two grids' GEMMs, not a layout
+  EXPECT_THAT(errors[3].message, HasSubstr("unknown GEMM layout 'backward'"));
+  EXPECT_EQ(errors[4].location.line, 23);  // the second nt grid for fp32
+  EXPECT_THAT(errors[4].message, HasSubstr("a second GEMM shape grid for dtype 'fp32' and layout 'nt'"));
+}
+
+TEST(CalibrationGemmGrid, LayoutsReadTheirGridAndABackwardPairIsTheHarmonicMeanOfItsTwo) {
+  const GpuSpec& v100 = *HardwareCatalog::builtin().find_gpu("V100-16GB");
+  CalibrationTable table = example_table();
+  table.gemm[{Dtype::fp32, GemmOp::nn}] = corner_grid();
+  GemmEfficiencyGrid halved = corner_grid();
+  for (double& e : halved.efficiency) e /= 2;
+  table.gemm[{Dtype::fp32, GemmOp::nt}] = halved;
+  const auto efficiency = [&](GemmShape shape) {
+    return calibrated_compute_efficiency(table, v100, LayerKind::matmul, Dtype::fp32, Flop(1e9), shape);
+  };
+  // (16, 256, 16) on the corner grid is 0.1 + 0.2 = 0.3 (corner_grid's formula); nt reads its own
+  // grid (half: 0.15); tn has none and reads nn's.
+  EXPECT_DOUBLE_EQ(efficiency(GemmShape{16, 256, 16, GemmOp::nn}), 0.3);
+  EXPECT_DOUBLE_EQ(efficiency(GemmShape{16, 256, 16, GemmOp::nt}), 0.15);
+  EXPECT_DOUBLE_EQ(efficiency(GemmShape{16, 256, 16, GemmOp::tn}), 0.3);
+  // The backward pair of the product (m, n, k) = (16, 256, 256): dA is the nt GEMM of shape
+  // (m, k, n) = (16, 256, 256), on the halved grid (0.1 + 0.2 + 0.4) / 2 = 0.35; dB is the tn GEMM
+  // (k, n, m) = (256, 256, 16), which has no grid and reads nn's: 0.1 + 0.1 + 0.2 = 0.4. Equal FLOPs
+  // at those rates take 1/0.35 + 1/0.4 units of time for 2 units of work: e = 2 / (1/0.35 + 1/0.4).
+  EXPECT_NEAR(efficiency(GemmShape{16, 256, 256, GemmOp::backward}), 2.0 / (1.0 / 0.35 + 1.0 / 0.4), 1e-15);
+  // Without grids the pair, as any GEMM, reads the FLOPs curve (none for fp32 matmul here: 1).
+  table.gemm.clear();
+  EXPECT_DOUBLE_EQ(efficiency(GemmShape{16, 256, 256, GemmOp::backward}), 1.0);
 }
 
 TEST(CalibrationFile, DumpLoadRoundTrip) {
@@ -462,9 +528,12 @@ TEST(CalibrationCpu, QuickSweepFitsATableThatPredictsMonotoneGemmTimes) {
   EXPECT_GT(table.memory_bandwidth.value(), 0);
   ASSERT_TRUE(table.compute.contains({"matmul", Dtype::fp32}));
   ASSERT_TRUE(table.compute.contains({"elementwise", Dtype::fp32}));
-  // The quick shape grid: m, n, k ∈ {16, 64}.
-  ASSERT_TRUE(table.gemm.contains(Dtype::fp32));
-  EXPECT_EQ(table.gemm.at(Dtype::fp32).k, (std::vector<double>{16, 64}));
+  // The quick shape grids: m, n, k ∈ {16, 64}, one per layout.
+  for (const GemmOp layout : {GemmOp::nn, GemmOp::nt, GemmOp::tn}) {
+    ASSERT_TRUE(table.gemm.contains({Dtype::fp32, layout})) << gemm_op_name(layout);
+    EXPECT_EQ(table.gemm.at({Dtype::fp32, layout}).k, (std::vector<double>{16, 64}));
+  }
+  EXPECT_EQ(table.gemm.size(), 3u);
   for (const auto& [key, curve] : table.compute)
     for (const auto& [size, efficiency] : curve.points) {
       EXPECT_GT(efficiency, 0) << key.first;

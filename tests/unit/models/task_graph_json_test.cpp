@@ -84,7 +84,9 @@ TaskGraph full_graph() {
   graph.add(forward);
 
   Task backward;
-  backward.op = compute_op(gpu1, 1e20, 1e-7, Dtype::bf16);
+  Compute backward_op = compute_op(gpu1, 1e20, 1e-7, Dtype::bf16);
+  backward_op.gemm = GemmShape{4096, 1024, 64, GemmOp::backward};
+  backward.op = backward_op;
   backward.stream = compute_stream;
   backward.phase = Phase::backward;
   backward.iteration = 4000000000u;
@@ -139,6 +141,7 @@ void expect_same_task(const Task& a, const Task& b) {
     EXPECT_EQ(x->gemm.m, y.gemm.m);
     EXPECT_EQ(x->gemm.n, y.gemm.n);
     EXPECT_EQ(x->gemm.k, y.gemm.k);
+    EXPECT_EQ(x->gemm.op, y.gemm.op);
     EXPECT_EQ(x->launches, y.launches);
     EXPECT_EQ(x->dtype, y.dtype);
     EXPECT_EQ(x->measured_time, y.measured_time);
@@ -435,10 +438,13 @@ TEST(TaskGraphJson, StringWhereNumberExpected) {
                       3, 80, "expected a number for 'flops', got the string \"lots\"");
 }
 
-TEST(TaskGraphJson, GemmShapeIsThreeWholePositiveNumbers) {
+TEST(TaskGraphJson, GemmShapeIsThreeWholePositiveNumbersAndAnOp) {
   expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "gemm": [64, 64]}
 )"),
-                      3, 79, "expected 'gemm' as [m, n, k], three whole numbers");
+                      3, 79, "expected 'gemm' as [m, n, k] or [m, n, k, op], three whole numbers and one of nn, nt, tn, backward");
+  expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "gemm": [64, 8, 8, "tt"]}
+)"),
+                      3, 90, "unknown GEMM op 'tt'");
   expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "gemm": [64, 0, 8]}
 )"),
                       3, 84, "'gemm'");

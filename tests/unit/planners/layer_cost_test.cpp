@@ -25,8 +25,13 @@ TEST(LayerCompute, ForwardOfOneGemmCarriesItsShapeWithTheBatchInItsRows) {
   EXPECT_EQ(forward.gemm.m, 512u);
   EXPECT_EQ(forward.gemm.n, 4096u);
   EXPECT_EQ(forward.gemm.k, 1024u);
-  // Backward is dX and dW in one task, two other shapes: no single shape.
-  EXPECT_FALSE(layer_compute(model, model.layers[0], 0, 4, Dtype::fp16, Pass::backward).gemm.known());
+  EXPECT_EQ(forward.gemm.op, GemmOp::nn);
+  // Backward is the product's two gradients in one task: the same (m, n, k), marked as the pair.
+  const Compute backward = layer_compute(model, model.layers[0], 0, 4, Dtype::fp16, Pass::backward);
+  EXPECT_EQ(backward.gemm.m, 512u);
+  EXPECT_EQ(backward.gemm.n, 4096u);
+  EXPECT_EQ(backward.gemm.k, 1024u);
+  EXPECT_EQ(backward.gemm.op, GemmOp::backward);
   // Two GEMMs in one layer: no single shape either; nor for a chunk of layers.
   EXPECT_FALSE(layer_compute(model, model.layers[1], 0, 4, Dtype::fp16, Pass::forward).gemm.known());
   EXPECT_FALSE(layers_compute(model, LayerRange{0, 2}, 0, 4, Dtype::fp16, Pass::forward).gemm.known());
