@@ -331,9 +331,9 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
   // What a candidate group needs that depends neither on the prefix's layers nor on the cut: the
   // state it leads to and the costs of the group and of the GPUs it leaves. It is a function of the
   // prefix's used GPUs and the group alone, and those pairs repeat across block boundaries and
-  // across the last stages that lead to one used set (GPT-2 XL over 32 GPUs: 395 k groups offered,
-  // 139 k distinct), so it is built once per pair and kept for the whole search: the kept prefixes
-  // point at its groups and GPU sets.
+  // across the last stages that lead to one used set (GPT-2 XL over 32 GPUs, DAPPLE's placements:
+  // 207 k groups offered, 98 k distinct; the bandwidth matrix's: 187 k, 40 k), so it is built once per
+  // pair and kept for the whole search: the kept prefixes point at its groups and GPU sets.
   struct Transition {
     int count = 0;
     std::vector<DeviceId> group;
