@@ -59,12 +59,10 @@ enum class CollectiveFidelity { step, flow };
 [[nodiscard]] std::optional<CollectiveFidelity> collective_fidelity_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> collective_fidelity_names();
 
-// Work on one device. Its duration comes from the cost model (models/cost): the roofline of
-// `flops` and `bytes_accessed` on that device's GPU, unless a measured time is given.
 // Which GEMMs a compute task of shape (m, n, k) is, as BLAS names its operands' layouts: the same
 // product runs at different rates when an operand is read transposed (a kernel streams the inner
 // dimension of one operand against the other's; measured on this project's CPU, C = A·Bᵀ with m = 64
-// runs 6–10% below A·B: docs/calibration.md "Operand layouts").
+// runs 6–10% below A·B: docs/calibration.md, "Operand layouts and backward passes").
 enum class GemmOp : std::uint8_t {
   nn,        // C[m×n] = A[m×k]·B[k×n]
   nt,        // C[m×n] = A[m×k]·B[n×k]ᵀ
@@ -87,6 +85,8 @@ struct GemmShape {
   [[nodiscard]] bool known() const { return m > 0 && n > 0 && k > 0; }
 };
 
+// Work on one device. Its duration comes from the cost model (models/cost): the roofline of
+// `flops` and `bytes_accessed` on that device's GPU, unless a measured time is given.
 struct Compute {
   DeviceId device = 0;
   Flop flops{0};
