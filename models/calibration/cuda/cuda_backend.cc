@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/calibration/cuda/microbench.cuh"
@@ -83,6 +84,7 @@ constexpr std::string_view kNoDevice = "no CUDA device is present";
 // Sizes of a sweep. The quick one keeps a test to a few seconds (most of it cuBLAS handle creation).
 struct Sweep {
   std::vector<int> gemm_sizes;        // square m = n = k
+  std::vector<int> grid_dims;         // the GEMM shape grids' m, n and k values
   int tiled_max_size;                 // the tiled kernel stops here (it is slow at 8192)
   std::vector<long long> elements;    // fp32 elements of the triad and elementwise kernels
   std::vector<long long> copy_bytes;  // bytes of each copy
@@ -90,8 +92,10 @@ struct Sweep {
 };
 
 Sweep sweep_for(bool quick) {
-  if (quick) return Sweep{{128, 256, 512}, 512, {1LL << 16, 1LL << 18, 1LL << 20}, {4096, 65536, 1 << 20}, 3};
-  Sweep sweep{{256, 512, 1024, 2048, 4096, 8192}, 4096, {}, {}, 10};
+  if (quick) return Sweep{{128, 256, 512}, {64, 256}, 512, {1LL << 16, 1LL << 18, 1LL << 20}, {4096, 65536, 1 << 20}, 3};
+  // The grid from a skinny 16 (a small batch, a head dimension) to 8,192 (a large model's hidden
+  // size): 216 shapes per dtype and layout, three 8,192² buffers at most.
+  Sweep sweep{{256, 512, 1024, 2048, 4096, 8192}, {16, 64, 256, 1024, 4096, 8192}, 4096, {}, {}, 10};
   for (long long n = 1LL << 16; n <= 1LL << 28; n *= 4) sweep.elements.push_back(n);  // 256 KiB … 1 GiB per array
   for (long long bytes = 4096; bytes <= 1LL << 30; bytes *= 4) sweep.copy_bytes.push_back(bytes);  // 4 KiB … 1 GiB
   return sweep;
@@ -170,6 +174,28 @@ class CudaCalibrationBackend final : public CalibrationBackend {
         if (!fits(3.0 * n * n * gemm.element_bytes)) continue;
         add("gemm", "matmul", gemm.dtype, flops,
             dnnsim_cuda_gemm_seconds(kDevice, n, n, n, gemm.code, /*use_cublas=*/true, sweep.repetitions, &error));
+      }
+    }
+    // The shape grids, one per dtype and operand layout (docs/calibration.md, "Operand layouts and
+    // backward passes"), all or nothing per grid: a table's grid must be full.
+    const double largest = *std::max_element(sweep.grid_dims.begin(), sweep.grid_dims.end());
+    const auto count = static_cast<int>(sweep.grid_dims.size());
+    std::vector<double> grid_seconds(sweep.grid_dims.size() * sweep.grid_dims.size() * sweep.grid_dims.size());
+    for (const GemmCase& gemm : kGemmCases) {
+      if (info.major < gemm.min_major || !fits(3.0 * largest * largest * gemm.element_bytes)) continue;
+      for (const auto& [op, layout] : {std::pair{GemmOp::nn, DNNSIM_CUDA_NN}, std::pair{GemmOp::nt, DNNSIM_CUDA_NT},
+                                       std::pair{GemmOp::tn, DNNSIM_CUDA_TN}}) {
+        if (!dnnsim_cuda_gemm_grid_seconds(kDevice, gemm.code, layout, sweep.grid_dims.data(), count,
+                                           sweep.repetitions, grid_seconds.data(), &error))
+          fail(info, error);
+        std::size_t index = 0;
+        for (const int m : sweep.grid_dims)
+          for (const int n : sweep.grid_dims)
+            for (const int k : sweep.grid_dims) {
+              add("gemm_shape", "matmul", gemm.dtype, 2.0 * m * n * k, grid_seconds[index++]);
+              samples.back().shape = GemmShape{static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n),
+                                               static_cast<std::uint32_t>(k), op};
+            }
       }
     }
     for (const int n : sweep.gemm_sizes) {

@@ -73,6 +73,11 @@ TEST(CudaMicrobench, WithoutDeviceEveryEntryPointReturnsAnError) {
   error = {};
   EXPECT_TRUE(fails(dnnsim_cuda_gemm_seconds(0, 64, 64, 64, DNNSIM_CUDA_FP32, false, 1, &error), error));
   error = {};
+  const int dims[] = {16, 64};
+  double grid[8] = {};
+  EXPECT_FALSE(dnnsim_cuda_gemm_grid_seconds(0, DNNSIM_CUDA_FP16, DNNSIM_CUDA_NT, dims, 2, 1, grid, &error));
+  EXPECT_NE(error.message[0], '\0');
+  error = {};
   EXPECT_TRUE(fails(dnnsim_cuda_triad_seconds(0, 1024, 1, &error), error));
   error = {};
   EXPECT_TRUE(fails(dnnsim_cuda_elementwise_seconds(0, 1024, 1, &error), error));
@@ -97,6 +102,17 @@ TEST(CudaMicrobench, RejectsBadArguments) {
   error = {};
   EXPECT_LT(dnnsim_cuda_gemm_seconds(0, 64, 64, 64, DNNSIM_CUDA_FP16, false, 1, &error), 0);
   EXPECT_NE(std::string(error.message).find("fp32 only"), std::string::npos) << error.message;
+  const int dims[] = {16, 0};
+  double grid[8] = {};
+  error = {};
+  EXPECT_FALSE(dnnsim_cuda_gemm_grid_seconds(0, DNNSIM_CUDA_FP32, DNNSIM_CUDA_NN, dims, 2, 1, grid, &error));
+  EXPECT_NE(std::string(error.message).find("positive"), std::string::npos) << error.message;
+  error = {};
+  EXPECT_FALSE(dnnsim_cuda_gemm_grid_seconds(0, DNNSIM_CUDA_FP32, 7, dims, 1, 1, grid, &error));
+  EXPECT_NE(std::string(error.message).find("unknown layout"), std::string::npos) << error.message;
+  error = {};
+  EXPECT_FALSE(dnnsim_cuda_gemm_grid_seconds(0, DNNSIM_CUDA_FP32, DNNSIM_CUDA_NN, dims, 0, 1, grid, &error));
+  EXPECT_NE(std::string(error.message).find("at least one dimension"), std::string::npos) << error.message;
 }
 
 // With a device: the quick sweep yields positive times for each kind of sample.
@@ -111,8 +127,12 @@ TEST(CudaBackend, WithDeviceQuickSweepMeasuresEveryKernel) {
     kernels.insert(sample.kernel);
   }
   for (const char* kernel :
-       {"gemm", "gemm_tiled", "stream_triad", "bias_relu", "memcpy_h2d", "memcpy_d2h", "memcpy_d2d"})
+       {"gemm", "gemm_shape", "gemm_tiled", "stream_triad", "bias_relu", "memcpy_h2d", "memcpy_d2h", "memcpy_d2d"})
     EXPECT_TRUE(kernels.contains(kernel)) << kernel;
+  // The quick shape grids (2 × 2 × 2 shapes per dtype and layout) make full grids in the fitted table.
+  const CalibrationTable table = fit_calibration(cuda_backend().device(), samples, std::nullopt, std::nullopt, "test");
+  for (const GemmOp layout : {GemmOp::nn, GemmOp::nt, GemmOp::tn})
+    EXPECT_TRUE(table.gemm.contains({Dtype::fp32, layout})) << gemm_op_name(layout);
   EXPECT_FALSE(cuda_backend().device().empty());
 }
 

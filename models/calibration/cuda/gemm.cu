@@ -117,13 +117,10 @@ bool fill(DeviceBuffer& buffer, long long count, unsigned long long seed, cudaSt
   return check_launch("fill_pattern", error);
 }
 
-// Allocates A, B, C of `element` bytes each and fills A and B.
+// Allocates A, B, C of `a_count`, `b_count`, `c_count` elements of T and fills A and B.
 template <class T>
-bool prepare(int m, int n, int k, DeviceBuffer& a, DeviceBuffer& b, DeviceBuffer& c, cudaStream_t stream,
-             DnnsimCudaError* error) {
-  const long long a_count = static_cast<long long>(m) * k;
-  const long long b_count = static_cast<long long>(k) * n;
-  const long long c_count = static_cast<long long>(m) * n;
+bool prepare(long long a_count, long long b_count, long long c_count, DeviceBuffer& a, DeviceBuffer& b,
+             DeviceBuffer& c, cudaStream_t stream, DnnsimCudaError* error) {
   return a.allocate(a_count * sizeof(T), "cudaMalloc(A)", error) &&
          b.allocate(b_count * sizeof(T), "cudaMalloc(B)", error) &&
          c.allocate(c_count * sizeof(T), "cudaMalloc(C)", error) && fill<T>(a, a_count, 1, stream, error) &&
@@ -152,7 +149,9 @@ class Cublas {
 
 double tiled_seconds(int m, int n, int k, int repetitions, cudaStream_t stream, DnnsimCudaError* error) {
   DeviceBuffer a, b, c;
-  if (!prepare<float>(m, n, k, a, b, c, stream, error)) return kFailed;
+  if (!prepare<float>(static_cast<long long>(m) * k, static_cast<long long>(k) * n, static_cast<long long>(m) * n, a,
+                      b, c, stream, error))
+    return kFailed;
   const dim3 block(kThreads, kThreads);
   const dim3 grid((n + kTileN - 1) / kTileN, (m + kTileM - 1) / kTileM);
   return best_time(
@@ -164,55 +163,79 @@ double tiled_seconds(int m, int n, int k, int repetitions, cudaStream_t stream, 
       error);
 }
 
-// Column-major as cuBLAS expects: C(m x n) = A(m x k) B(k x n), lda = m, ldb = k, ldc = m.
-double cublas_seconds(int m, int n, int k, int dtype, int repetitions, cudaStream_t stream, DnnsimCudaError* error) {
-  DeviceBuffer a, b, c;
-  cudaDataType_t type = CUDA_R_32F;
-  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  bool ready = false;
-  switch (dtype) {
-    case DNNSIM_CUDA_FP32:
-      ready = prepare<float>(m, n, k, a, b, c, stream, error);
-      break;
-    case DNNSIM_CUDA_TF32:
-      compute = CUBLAS_COMPUTE_32F_FAST_TF32;
-      ready = prepare<float>(m, n, k, a, b, c, stream, error);
-      break;
-    case DNNSIM_CUDA_FP16:
-      type = CUDA_R_16F;
-      ready = prepare<__half>(m, n, k, a, b, c, stream, error);
-      break;
-    case DNNSIM_CUDA_BF16:
-      type = CUDA_R_16BF;
-      ready = prepare<__nv_bfloat16>(m, n, k, a, b, c, stream, error);
-      break;
-    default:
-      set_error(error, "dnnsim_cuda_gemm_seconds", "unknown dtype code");
-      return kFailed;
+// cuBLAS GEMMs of one dtype on buffers allocated and filled once, large enough for every shape
+// timed on them: A, B and C of up to `a_count`, `b_count`, `c_count` elements.
+class CublasGemms {
+ public:
+  bool prepare(int dtype, long long a_count, long long b_count, long long c_count, cudaStream_t stream,
+               DnnsimCudaError* error) {
+    bool ready = false;
+    switch (dtype) {
+      case DNNSIM_CUDA_FP32:
+        sgemm_ = true;
+        ready = ::prepare<float>(a_count, b_count, c_count, a_, b_, c_, stream, error);
+        break;
+      case DNNSIM_CUDA_TF32:
+        compute_ = CUBLAS_COMPUTE_32F_FAST_TF32;
+        ready = ::prepare<float>(a_count, b_count, c_count, a_, b_, c_, stream, error);
+        break;
+      case DNNSIM_CUDA_FP16:
+        type_ = CUDA_R_16F;
+        ready = ::prepare<__half>(a_count, b_count, c_count, a_, b_, c_, stream, error);
+        break;
+      case DNNSIM_CUDA_BF16:
+        type_ = CUDA_R_16BF;
+        ready = ::prepare<__nv_bfloat16>(a_count, b_count, c_count, a_, b_, c_, stream, error);
+        break;
+      default:
+        set_error(error, "dnnsim_cuda_gemm_seconds", "unknown dtype code");
+        return false;
+    }
+    // CUBLAS_DEFAULT_MATH keeps cublasSgemm in true fp32 (TF32 only when asked for, CUDA >= 11).
+    return ready && cublas_.create(stream, CUBLAS_DEFAULT_MATH, error);
   }
-  if (!ready) return kFailed;
-  // CUBLAS_DEFAULT_MATH keeps cublasSgemm in true fp32 (TF32 only when asked for, CUDA >= 11).
-  Cublas cublas;
-  if (!cublas.create(stream, CUBLAS_DEFAULT_MATH, error)) return kFailed;
-  const float alpha = 1.0f, beta = 0.0f;
-  if (dtype == DNNSIM_CUDA_FP32) {
+
+  // Column-major as cuBLAS expects: C(m x n) = op(A) op(B), A stored m x k (k x m when transposed),
+  // B stored k x n (n x k when transposed), each with its rows as leading dimension; ldc = m.
+  double seconds(int m, int n, int k, int layout, int repetitions, cudaStream_t stream, DnnsimCudaError* error) {
+    const cublasOperation_t op_a = layout == DNNSIM_CUDA_TN ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_b = layout == DNNSIM_CUDA_NT ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int lda = op_a == CUBLAS_OP_N ? m : k;
+    const int ldb = op_b == CUBLAS_OP_N ? k : n;
+    const float alpha = 1.0f, beta = 0.0f;
+    if (sgemm_)
+      return best_time(
+          repetitions, stream,
+          [&](cudaStream_t) {
+            return check(cublasSgemm(cublas_.get(), op_a, op_b, m, n, k, &alpha, a_.as<float>(), lda, b_.as<float>(),
+                                     ldb, &beta, c_.as<float>(), m),
+                         "cublasSgemm", error);
+          },
+          error);
     return best_time(
         repetitions, stream,
         [&](cudaStream_t) {
-          return check(cublasSgemm(cublas.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.as<float>(), m,
-                                   b.as<float>(), k, &beta, c.as<float>(), m),
-                       "cublasSgemm", error);
+          return check(cublasGemmEx(cublas_.get(), op_a, op_b, m, n, k, &alpha, a_.get(), type_, lda, b_.get(), type_,
+                                    ldb, &beta, c_.get(), type_, m, compute_, CUBLAS_GEMM_DEFAULT),
+                       "cublasGemmEx", error);
         },
         error);
   }
-  return best_time(
-      repetitions, stream,
-      [&](cudaStream_t) {
-        return check(cublasGemmEx(cublas.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.get(), type, m, b.get(),
-                                  type, k, &beta, c.get(), type, m, compute, CUBLAS_GEMM_DEFAULT),
-                     "cublasGemmEx", error);
-      },
-      error);
+
+ private:
+  DeviceBuffer a_, b_, c_;
+  bool sgemm_ = false;
+  cudaDataType_t type_ = CUDA_R_32F;
+  cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
+  Cublas cublas_;
+};
+
+double cublas_seconds(int m, int n, int k, int dtype, int repetitions, cudaStream_t stream, DnnsimCudaError* error) {
+  CublasGemms gemms;
+  if (!gemms.prepare(dtype, static_cast<long long>(m) * k, static_cast<long long>(k) * n,
+                     static_cast<long long>(m) * n, stream, error))
+    return kFailed;
+  return gemms.seconds(m, n, k, DNNSIM_CUDA_NN, repetitions, stream, error);
 }
 
 }  // namespace
@@ -232,4 +255,39 @@ extern "C" double dnnsim_cuda_gemm_seconds(int device, int m, int n, int k, int 
   if (!stream.create(error)) return kFailed;
   return use_cublas ? cublas_seconds(m, n, k, dtype, repetitions, stream.get(), error)
                     : tiled_seconds(m, n, k, repetitions, stream.get(), error);
+}
+
+extern "C" bool dnnsim_cuda_gemm_grid_seconds(int device, int dtype, int layout, const int* dims, int count,
+                                              int repetitions, double* seconds, DnnsimCudaError* error) {
+  // Arguments first, so that a caller's mistake is reported the same with or without a device.
+  if (dims == nullptr || seconds == nullptr || count <= 0) {
+    set_error(error, "dnnsim_cuda_gemm_grid_seconds", "needs at least one dimension and room for the times");
+    return false;
+  }
+  if (layout != DNNSIM_CUDA_NN && layout != DNNSIM_CUDA_NT && layout != DNNSIM_CUDA_TN) {
+    set_error(error, "dnnsim_cuda_gemm_grid_seconds", "unknown layout code");
+    return false;
+  }
+  int largest = 0;
+  for (int i = 0; i < count; ++i) {
+    if (dims[i] <= 0) {
+      set_error(error, "dnnsim_cuda_gemm_grid_seconds", "matrix dimensions must be positive");
+      return false;
+    }
+    if (dims[i] > largest) largest = dims[i];
+  }
+  if (!check(cudaSetDevice(device), "cudaSetDevice", error)) return false;
+  Stream stream;
+  if (!stream.create(error)) return false;
+  const long long square = static_cast<long long>(largest) * largest;
+  CublasGemms gemms;
+  if (!gemms.prepare(dtype, square, square, square, stream.get(), error)) return false;
+  for (int i = 0; i < count; ++i)
+    for (int j = 0; j < count; ++j)
+      for (int l = 0; l < count; ++l) {
+        const double time = gemms.seconds(dims[i], dims[j], dims[l], layout, repetitions, stream.get(), error);
+        if (time < 0) return false;
+        seconds[(static_cast<long long>(i) * count + j) * count + l] = time;
+      }
+  return true;
 }

@@ -20,6 +20,10 @@ struct DnnsimCudaError {
 // Element types of the GEMM benchmark. tf32 runs on fp32 data with TF32 tensor-core math.
 enum DnnsimCudaDtype { DNNSIM_CUDA_FP32 = 0, DNNSIM_CUDA_FP16 = 1, DNNSIM_CUDA_BF16 = 2, DNNSIM_CUDA_TF32 = 3 };
 
+// Operand layouts of the GEMM shape grid, as dnnsim's GemmOp (models/program/task_graph.hpp):
+// C = A·B, C = A·Bᵀ, C = Aᵀ·B, cuBLAS's (N, N), (N, T) and (T, N).
+enum DnnsimCudaGemmLayout { DNNSIM_CUDA_NN = 0, DNNSIM_CUDA_NT = 1, DNNSIM_CUDA_TN = 2 };
+
 // Directions of cudaMemcpy: host memory is pinned (cudaMallocHost).
 enum DnnsimCudaCopy {
   DNNSIM_CUDA_HOST_TO_DEVICE = 0,
@@ -51,6 +55,14 @@ bool dnnsim_cuda_kernels_runnable(int device, DnnsimCudaError* error);
 // CUBLAS_COMPUTE_32F_FAST_TF32). Otherwise dnnsim's own shared-memory tiled kernel (fp32 only).
 double dnnsim_cuda_gemm_seconds(int device, int m, int n, int k, int dtype, bool use_cublas, int repetitions,
                                 DnnsimCudaError* error);
+
+// The GEMM shape grid: cuBLAS in `layout` (DnnsimCudaGemmLayout) for every (m, n, k) of
+// dims[0..count) cubed, m-major (seconds[(i·count + j)·count + l] for m = dims[i], n = dims[j],
+// k = dims[l]), each the best of `repetitions` after a warm-up, as dnnsim_cuda_gemm_seconds times
+// one. One cuBLAS handle and one set of buffers, sized for the largest dimension, serve the whole
+// grid (a handle per shape would cost more than the shapes). False with `error` on failure.
+bool dnnsim_cuda_gemm_grid_seconds(int device, int dtype, int layout, const int* dims, int count, int repetitions,
+                                   double* seconds, DnnsimCudaError* error);
 
 // STREAM triad a[i] = b[i] + s * c[i] on `elements` floats: 3 x 4 bytes moved per element.
 double dnnsim_cuda_triad_seconds(int device, long long elements, int repetitions, DnnsimCudaError* error);
