@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace dnnsim {
@@ -43,6 +44,26 @@ std::vector<double> shares_of(const OpGraph& graph, const ShardedOp& s, const st
   std::vector<double> shares;
   for (std::int64_t l : lengths) shares.push_back(static_cast<double>(l) / static_cast<double>(std::max<std::int64_t>(length, 1)));
   return shares;
+}
+
+// The GEMM a device's shard of a matmul runs: the operator's C[m×n] = A[m×k]·B[k×n] with its split
+// dimension cut to the shard (output rows: m, output columns: n, partial: the contraction k; `share`
+// is the shard's exact fraction, shares_of), the pair of its gradients backward. A calibration table's
+// shape grids then price an uneven shard at its own shape's efficiency, as the GPU runs it: the small
+// shard of a skinny product is further from peak than its FLOPs alone say.
+GemmShape shard_gemm(const OpGraph& graph, const ShardedOp& s, double share, bool backward) {
+  const SpmdOp& op = graph.op(s.op);
+  if (op.kind != OpKind::matmul || op.inputs.size() != 2) return {};
+  double m = static_cast<double>(op.rows);
+  double n = static_cast<double>(op.columns);
+  double k = static_cast<double>(graph.op(op.inputs.front()).columns);
+  if (s.rule.sharded) {
+    double& split = s.rule.output == Layout::split_rows ? m : s.rule.output == Layout::split_columns ? n : k;
+    split = std::max(1.0, std::round(split * share));
+  }
+  if (m < 1 || n < 1 || k < 1 || std::max({m, n, k}) > 4294967295.0) return {};
+  return GemmShape{static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k),
+                   backward ? GemmOp::backward : GemmOp::nn};
 }
 
 struct Lowerer {
@@ -107,7 +128,9 @@ struct Lowerer {
     std::vector<TaskId> ids;
     for (DeviceId d = 0; d < group.size(); ++d) {
       Task t;
-      t.op = Compute{d, op.forward_flops * (factor * shares[d]), touched * shares[d], graph.dtype(), kernel_of(op.kind)};
+      Compute work{d, op.forward_flops * (factor * shares[d]), touched * shares[d], graph.dtype(), kernel_of(op.kind)};
+      work.gemm = shard_gemm(graph, s, shares[d], phase == Phase::backward);
+      t.op = std::move(work);
       t.stream = compute_stream;
       t.phase = phase;
       t.iteration = iteration;

@@ -5,6 +5,8 @@
 // operator's inputs as collectives over all devices, then its compute task — FLOPs × the device's
 // share of the split dimension (HAP's rounding of the ratios: shards of unequal size become tasks of
 // unequal cost, so a V100 + P100 cluster runs as it would), or all the FLOPs for a replicated operator.
+// A matmul's task carries its shard's GEMM shape (the split dimension cut to the shard; the pair of
+// gradients backward), so a calibration table with shape grids prices each shard by its own shape.
 // The backward pass runs the operators in reverse with 2× the FLOPs and each conversion's mirror
 // (all-gather ↔ reduce-scatter, all-reduce, all-to-all, slice ↔ all-gather); the all-reduce of a
 // replicated weight's gradient runs on a "comm" stream as soon as its operator's backward is done,

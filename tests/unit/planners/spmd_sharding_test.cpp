@@ -6,6 +6,7 @@
 
 #include "models/spmd/op_graph.hpp"
 #include "planners/spmd/sharding.hpp"
+#include "planners/spmd/spmd_lowering.hpp"
 
 namespace dnnsim {
 namespace {
@@ -164,6 +165,41 @@ TEST(SpmdHap, AlternationBalancesHeterogeneousDevices) {
   EXPECT_LT(dp_cp.predicted_iteration_s, dp_ev.predicted_iteration_s);
   EXPECT_GT(hap.ratios[0], hap.ratios[2]);
   EXPECT_GE(hap.rounds, 1);
+}
+
+// The first compute task of `device` whose label is `label`.
+const Compute& compute_task(const TaskGraph& graph, DeviceId device, const std::string& label) {
+  for (const Task& t : graph.tasks())
+    if (const auto* c = std::get_if<Compute>(&t.op); c != nullptr && c->device == device && t.label == label) return *c;
+  throw std::logic_error("no task " + label);
+}
+
+// Megatron's MLP pattern on 2 devices with uneven ratios 3 : 1: h = x·w1 is column-parallel
+// (C[8 × 32,768] split by columns: 24,576 and 8,192 columns, k = 8,192), y = gelu·w2 row-parallel
+// (its contraction k = 32,768 split the same way into partial sums, n = 8,192). Each task carries its
+// shard's GEMM, forward as the product, backward as the pair of its gradients.
+TEST(SpmdLowering, MatmulTasksCarryTheirShardsGemmShape) {
+  const OpGraph g = mlp(8, 8192);
+  SpmdPlan plan = builtin_spmd_planners().at("megatron").value->plan(g, cluster_of({100e12, 100e12}));
+  ASSERT_EQ(chosen(g, plan.program, "h").rule.output, Layout::split_columns) << plan.program.describe(g);
+  ASSERT_EQ(chosen(g, plan.program, "y").rule.output, Layout::partial) << plan.program.describe(g);
+  plan.ratios = {0.75, 0.25};
+  const TaskGraph tg = lower_spmd(g, plan, {"gpu0", "gpu1"}, 1);
+  const auto expect_shape = [&](DeviceId d, const std::string& label, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                GemmOp op) {
+    const GemmShape shape = compute_task(tg, d, label).gemm;
+    EXPECT_EQ(shape.m, m) << label << " on " << d;
+    EXPECT_EQ(shape.n, n) << label << " on " << d;
+    EXPECT_EQ(shape.k, k) << label << " on " << d;
+    EXPECT_EQ(shape.op, op) << label << " on " << d;
+  };
+  expect_shape(0, "fwd h", 8, 24576, 8192, GemmOp::nn);
+  expect_shape(1, "fwd h", 8, 8192, 8192, GemmOp::nn);
+  expect_shape(1, "bwd h", 8, 8192, 8192, GemmOp::backward);
+  expect_shape(0, "fwd y", 8, 8192, 24576, GemmOp::nn);
+  expect_shape(1, "bwd y", 8, 8192, 8192, GemmOp::backward);
+  // Not a matmul: no shape.
+  EXPECT_FALSE(compute_task(tg, 0, "fwd gelu").gemm.known());
 }
 
 }  // namespace
