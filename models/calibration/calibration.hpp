@@ -121,10 +121,11 @@ void register_builtin_calibration_backends(CalibrationBackendRegistry& registry)
 
 // Fits a table from samples: peaks as the best observed rates (CPU) or given (GPU), curves as
 // achieved rate / peak at each measured size (capped at 1; the best sample of a repeated size wins).
-// Samples with a GEMM shape make the dtype's shape grid instead of its curve (and count for its peak);
-// they must cover a full grid.
+// Samples with a GEMM shape make the shape grid of their dtype and layout instead of the curve (and
+// count for the dtype's peak); they must cover a full grid, and none may be a backward pair.
 // Copy curves are the achieved bytes/s. A dtype missing from `known_peak` uses its best observed rate.
-// @throw std::invalid_argument for a sample with a non-positive size or time, or an unknown kind.
+// @throw std::invalid_argument for a sample with a non-positive size or time, an unknown kind, a
+// shaped backward pair or an incomplete grid.
 [[nodiscard]] CalibrationTable fit_calibration(const std::string& device, const std::vector<KernelSample>& samples,
                                                std::optional<std::map<Dtype, FlopsPerSecond>> known_peak,
                                                std::optional<BytesPerSecond> known_memory_bandwidth,
