@@ -3,7 +3,8 @@
 calibration table (docs/calibration.md; the Megatron scenarios select it):
 
   fit_calibration.py DNNSIM [--csv FILE] [--nccl-data DIR] [--every N] [--jobs N] [--out DIR]
-                     [--host-overheads US,US,…] [--write data/calibration/megatron/A100-80GB-SXM.yaml]
+                     [--host-overheads US,US,… [--gpu-overheads US,US,…] [--multi-every N]]
+                     [--write data/calibration/megatron/A100-80GB-SXM.yaml]
 
 1. Collectives: α (latency per NCCL call) and η (fraction of the NVSwitch port bandwidth reached) by
    nccl_table.fit(), least squares on vTrain's nccl-tests all-reduce tables (2, 4, 8 GPUs, 1 MiB … 1 GiB).
@@ -29,6 +30,10 @@ calibration table (docs/calibration.md; the Megatron scenarios select it):
    scales with 1/e; where the host is the bottleneck B is small), whose weighted least squares in 1/e
    is closed-form. The grid point with the least weighted squared relative error is kept, and its
    (e_max, t0, h) run for real on the same rows: that in-sample error is what the header reports.
+   --multi-every N adds every N-th run of the FIT half of vTrain's multi-node runs (64-512 GPUs,
+   hidden 3,072-12,288: the large kernels the single-node runs do not reach), each table weighing the
+   same in the objective; the shipped table was written with `--every 8 --multi-every 1
+   --host-overheads 160,170,180 --gpu-overheads 40,60,80,100,120` (docs/megatron.md).
 
 Nothing here looks at Megatron SC'21 Table 1.
 """
@@ -67,7 +72,8 @@ def bytes_text(size):
     return f'"{size:.6g}B"'
 
 
-def table_text(e_max, t0, alpha, eta, header, host=0.0):
+def table_text(e_max, t0, alpha, eta, header, host=0.0,
+               fitted_on="the fit half of vTrain's single-node Megatron-DeepSpeed runs"):
     # Five points per decade of FLOPs (1 kFlop … 10 TFlop) and every power of two of bytes (1 KiB …
     # 4 GiB): the table interpolates linearly in log(size), so the knee of t0 + s/(e·peak) needs them.
     flops = [10 ** (3 + k / 5) for k in range(0, 46)]
@@ -76,7 +82,7 @@ def table_text(e_max, t0, alpha, eta, header, host=0.0):
     lines += ['device: "A100-80GB-SXM"',
               f'source: "Fitted by scenarios/papers/megatron/vtrain/fit_calibration.py: GEMM e_max {e_max:.4g} and '
               f'{t0 * 1e6:.4g} us per task{f" (GPU) with {host * 1e6:.4g} us of host time per task" if host > 0 else ""} '
-              f'on the fit half of vTrain\'s single-node Megatron-DeepSpeed runs; collectives '
+              f'on {fitted_on}; collectives '
               f'{alpha * 1e6:.4g} us per call and link efficiency {eta:.4g} on vTrain\'s nccl-tests all-reduce tables. '
               f'Memory e_max 0.88 as the shipped table. Peaks: NVIDIA A100 datasheet (catalog)."',
               'peak: {fp16: "312TFlops", bf16: "312TFlops"}',
@@ -152,8 +158,22 @@ def fit_sum_model(args, rows, alpha, eta, out):
 E_PROBES = (0.6, 0.9)
 
 
-def fit_launch_queue(args, rows, alpha, eta, out):
-    """3.: a (t0, h) grid, two e probes per point and row, closed-form weighted least squares in 1/e."""
+def run_fit_rows(args, single, multi, out, table):
+    """Simulates the single-node rows, then the multi-node ones (their data-parallel all-reduce after
+    the backward pass, as vtrain_table.py runs them), under `table`; results in that order."""
+    results = vtrain_table.run_rows(args.dnnsim, single, out / "single", str(table), args.jobs, progress=False)
+    if multi:
+        results += vtrain_table.run_rows(args.dnnsim, multi, out / "multi", str(table), args.jobs, progress=False,
+                                         overlap=False)
+    return results
+
+
+def fit_launch_queue(args, single, multi, alpha, eta, out):
+    """3.: a (t0, h) grid, two e probes per point and row, closed-form weighted least squares in 1/e.
+    With multi-node rows each table weighs the same in the objective (a row 1/its table's row count):
+    the 90 single-node rows would otherwise outweigh the large-kernel regime the multi-node rows bring."""
+    rows = single + multi
+    weight_of = [1.0] * len(rows) if not multi else [1 / len(single)] * len(single) + [1 / len(multi)] * len(multi)
     hosts = [float(h) * 1e-6 for h in args.host_overheads.split(",")]
     gpu_t0s = [float(t) * 1e-6 for t in args.gpu_overheads.split(",")]
     points = []  # (objective, h, t0, e_max, errors, kept, measured)
@@ -164,21 +184,22 @@ def fit_launch_queue(args, rows, alpha, eta, out):
                 name = f"h{host * 1e6:g}-t{t0 * 1e6:g}-e{e:g}"
                 probe = out / f"{name}.yaml"
                 probe.write_text(table_text(e, t0, alpha, eta, f"probe {name}", host))
-                runs.append(vtrain_table.run_rows(args.dnnsim, rows, out / name, str(probe), args.jobs, progress=False))
+                runs.append(run_fit_rows(args, single, multi, out / name, probe))
             kept = [n for n in range(len(rows)) if all(run[n][2] is not None for run in runs)]
             measured = [float(rows[n][1][10]) / 1000 for n in kept]
+            weights = [weight_of[n] for n in kept]
             (u0, u1) = (1 / E_PROBES[0], 1 / E_PROBES[1])
             lines = []  # T = A + B·u per row
             for n in kept:
                 t_0, t_1 = runs[0][n][2], runs[1][n][2]
                 b = (t_0 - t_1) / (u0 - u1)
                 lines.append((t_0 - b * u0, b))
-            # min Σ ((A + B·u − M)/M)² over u ≥ 1 (e_max ≤ 1)
-            num = sum(b * (m - a) / m ** 2 for (a, b), m in zip(lines, measured))
-            den = sum(b * b / m ** 2 for (a, b), m in zip(lines, measured))
+            # min Σ w ((A + B·u − M)/M)² over u ≥ 1 (e_max ≤ 1)
+            num = sum(w * b * (m - a) / m ** 2 for (a, b), m, w in zip(lines, measured, weights))
+            den = sum(w * b * b / m ** 2 for (a, b), m, w in zip(lines, measured, weights))
             u = max(1.0, num / den) if den > 0 else 1.0
             errors = [(a + b * u) / m - 1 for (a, b), m in zip(lines, measured)]
-            objective = sum(e * e for e in errors)
+            objective = sum(w * e * e for e, w in zip(errors, weights))
             print(f"h {host * 1e6:5g} us, t0 {t0 * 1e6:5g} us: e_max {1 / u:.4f}, {summary(errors)}, "
                   f"objective {objective:.3f}", flush=True)
             points.append((objective, host, t0, 1 / u, errors, kept, measured))
@@ -206,6 +227,9 @@ def main():
                         help="grid of host overheads per zoo task, µs (0 = no launch section): fit the launch queue")
     parser.add_argument("--gpu-overheads", default="10,30,50,70,90,110,130",
                         help="grid of GPU t0 per zoo task, µs, with --host-overheads")
+    parser.add_argument("--multi-every", type=int, default=0,
+                        help="also fit on every N-th row of the FIT half of vTrain's multi-node runs "
+                             "(ground_truth_multi.csv), with --host-overheads; 0: single-node rows only")
     parser.add_argument("--write", default=str(vtrain_table.MEGATRON_CALIBRATION))
     args = parser.parse_args()
     out = pathlib.Path(args.out)
@@ -217,18 +241,28 @@ def main():
           f"{100 * sum(map(abs, nccl_errors)) / len(nccl_errors):.1f}%, worst {100 * max(map(abs, nccl_errors)):.1f}%")
 
     rows = vtrain_table.half(vtrain_table.read_rows(args.csv), "fit")[:: args.every]
+    multi = (vtrain_table.half(vtrain_table.read_rows(vtrain_table.MULTI_CSV), "fit")[:: args.multi_every]
+             if args.multi_every > 0 else [])
     if args.host_overheads is None:
+        if multi:
+            parser.error("--multi-every needs --host-overheads (the launch-queue fit)")
         host, e_max, t0, kept, measured, errors, surrogate_text = fit_sum_model(args, rows, alpha, eta, out)
     else:
-        host, e_max, t0, kept, measured, errors, surrogate_text = fit_launch_queue(args, rows, alpha, eta, out)
+        host, e_max, t0, kept, measured, errors, surrogate_text = fit_launch_queue(args, rows, multi, alpha, eta, out)
     # The kept point run for real on the same rows.
     check = out / "fitted.yaml"
     check.write_text(table_text(e_max, t0, alpha, eta, "fitted point, in-sample check", host))
-    checked = vtrain_table.run_rows(args.dnnsim, [rows[n] for n in kept], out / "fitted", str(check), args.jobs,
-                                    progress=False)
+    checked = run_fit_rows(args, [rows[n] for n in kept if n < len(rows)],
+                           [multi[n - len(rows)] for n in kept if n >= len(rows)], out / "fitted", check)
     real = [r[2] / m - 1 for r, m in zip(checked, measured) if r[2] is not None]
-    print(f"kept h {host * 1e6:g} us, e_max {e_max:.4f}, t0 {t0 * 1e6:.2f} us: real in-sample {summary(real)}")
+    real_single = real[:sum(1 for n in kept if n < len(rows))]
+    real_multi = real[len(real_single):]
+    print(f"kept h {host * 1e6:g} us, e_max {e_max:.4f}, t0 {t0 * 1e6:.2f} us: real in-sample {summary(real_single)}"
+          + (f"; multi-node {summary(real_multi)}" if real_multi else ""))
 
+    multi_text = (f"\n    and {len(real_multi)} of the FIT half (one in {args.multi_every}) of its ground_truth_multi.csv "
+                  f"(64-512 A100),\n    each table weighing the same" if real_multi else "")
+    real_multi_text = f"; multi-node {summary(real_multi)}" if real_multi else ""
     worst = max(((g, t, model, size) for g, size, t, model in residuals), key=lambda r: abs(r[2] / r[1] - 1))
     header = f"""dnnsim calibration table (format: docs/calibration.md): A100 for Megatron-style training.
 Generated by scenarios/papers/megatron/vtrain/fit_calibration.py on {datetime.date.today().isoformat()}; do not edit by hand.
@@ -237,10 +271,10 @@ several kernels for one), sampled 5 points per decade (1 kFlop ... 10 TFlop; 1 K
 launch section the host issues the tasks h apart meanwhile (a launch queue), else t0 is the whole cost.
   e_max (fp16/bf16 GEMM) = {e_max:.4f}, t0 = {t0 * 1e6:.2f} us, host overhead h = {host * 1e6:g} us per task
     ({"no launch section" if host == 0 else "launch section"}): weighted least squares of the relative error
-    over {len(kept)} runs of the FIT half (even CSV row index; one in {args.every} of those) of vTrain's
-    ground_truth_single.csv (Bang et al., MICRO'24; 2-8 A100 in one node),
+    over {len(real_single)} runs of the FIT half (even CSV row index; one in {args.every} of those) of vTrain's
+    ground_truth_single.csv (Bang et al., MICRO'24; 2-8 A100 in one node),{multi_text}
 {surrogate_text}
-    The kept point run for real on those rows: {summary(real)}.
+    The kept point run for real on those rows: {summary(real_single)}{real_multi_text}.
     Held-out error (odd rows, real dnnsim runs): docs/megatron.md.
   memory e_max 0.88: the shipped table's (fridayswithfaraday.com, 2020), not refitted.
   fp32/tf32: no curve (Megatron's GEMMs run in fp16 here); bf16 = fp16 (same tensor-core peak), assumed.
@@ -251,7 +285,9 @@ Collectives (NCCL inside a node): latency {alpha * 1e6:.2f} us per call, link ef
 Data: /work/shared/data/megatron/vtrain (VIA-Research/vTrain f8dda84, MIT)."""
     path = pathlib.Path(args.write)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(table_text(e_max, t0, alpha, eta, header, host))
+    fitted_on = ("the fit halves of vTrain's single- and multi-node Megatron-DeepSpeed runs" if real_multi
+                 else "the fit half of vTrain's single-node Megatron-DeepSpeed runs")
+    path.write_text(table_text(e_max, t0, alpha, eta, header, host, fitted_on))
     print(f"wrote {path}")
 
 
