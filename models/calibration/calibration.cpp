@@ -92,10 +92,11 @@ std::optional<GemmEfficiencyGrid> gemm_grid(const std::map<std::tuple<double, do
   return grid;
 }
 
-// The layouts a grid is measured for: every GemmOp but the backward pair, which is two of them.
+// The layouts a grid is measured for: every GemmOp but the backward pairs, which are two of them.
 std::vector<std::string> gemm_layout_names() {
-  std::vector<std::string> names = gemm_op_names();
-  names.erase(std::find(names.begin(), names.end(), gemm_op_name(GemmOp::backward)));
+  std::vector<std::string> names;
+  for (const std::string& name : gemm_op_names())
+    if (!is_backward_pair(*gemm_op_from_name(name))) names.push_back(name);
   return names;
 }
 
@@ -455,7 +456,7 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
     } else if (std::find(copies.begin(), copies.end(), sample.kind) != copies.end()) {
       copy_samples[sample.kind].push_back(&sample);
     } else if (sample.shape.known() && sample.kind == layer_kind_name(LayerKind::matmul)) {
-      if (sample.shape.op == GemmOp::backward)
+      if (is_backward_pair(sample.shape.op))
         throw std::invalid_argument(fmt::format("calibration sample '{}' times a backward pair, not one GEMM", sample.kernel));
       double& best = shaped[{sample.dtype, sample.shape.op}][{sample.shape.m, sample.shape.n, sample.shape.k}];
       best = std::max(best, sample.size / sample.time.value());

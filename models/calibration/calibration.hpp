@@ -73,7 +73,7 @@ struct CalibrationTable {
   std::map<std::pair<std::string, Dtype>, EfficiencyCurve> compute;
   // Shape-aware GEMM efficiency by dtype and operand layout (GemmOp nn, nt or tn); a GEMM task of
   // known shape (Compute::gemm) uses it instead of its FLOPs curve, the nn grid where its layout has
-  // none. A backward pair (GemmOp::backward) is its nt and tn GEMMs: compute_cost.hpp.
+  // none. A backward pair (GemmOp::backward, backward_nt) is two of its GEMMs: compute_cost.hpp.
   std::map<std::pair<Dtype, GemmOp>, GemmEfficiencyGrid> gemm;
   EfficiencyCurve memory;  // efficiency of memory-bound kernels against bytes moved
   // Copies, bytes/s against bytes: "host_to_device", "device_to_host", "device_to_device", "peer".

@@ -40,6 +40,12 @@ double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpe
     if (input_gradient != nullptr && weight_gradient != nullptr)
       return 2.0 / (1.0 / input_gradient->at(shape.m, shape.k, shape.n) +
                     1.0 / weight_gradient->at(shape.k, shape.n, shape.m));
+  } else if (shape.known() && shape.op == GemmOp::backward_nt) {
+    const GemmEfficiencyGrid* input_gradient = grid_of(GemmOp::nn);
+    const GemmEfficiencyGrid* weight_gradient = grid_of(GemmOp::tn);
+    if (input_gradient != nullptr && weight_gradient != nullptr)
+      return 2.0 / (1.0 / input_gradient->at(shape.m, shape.k, shape.n) +
+                    1.0 / weight_gradient->at(shape.n, shape.k, shape.m));
   } else if (shape.known()) {
     if (const GemmEfficiencyGrid* grid = grid_of(shape.op)) return grid->at(shape.m, shape.n, shape.k);
   }

@@ -21,6 +21,16 @@ enum class LayerKind : std::uint8_t { matmul, convolution, attention, elementwis
 [[nodiscard]] std::optional<LayerKind> layer_kind_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> layer_kind_names();
 
+// How the framework stores a linear layer's weights, which fixes the operand layouts of the layer's
+// GEMMs (docs/calibration.md, "Operand layouts and backward passes"): `in_out` (in × out, the forward
+// product's B: TensorFlow/Keras Dense, Flax Dense) runs the forward as A·B (nn) and the backward as
+// dA = dC·Bᵀ (nt) and dB = Aᵀ·dC (tn); `out_in` (out × in: PyTorch's nn.Linear, Y = X·Wᵀ) runs the
+// forward as A·Bᵀ (nt) and the backward as dA = dC·B (nn) and dB = dCᵀ·A (tn).
+enum class WeightLayout : std::uint8_t { in_out, out_in };
+[[nodiscard]] std::string_view weight_layout_name(WeightLayout layout);
+[[nodiscard]] std::optional<WeightLayout> weight_layout_from_name(std::string_view name);
+[[nodiscard]] std::vector<std::string> weight_layout_names();
+
 // Where a layer's activation_bytes come from (docs/memory.md, "Where the activations come from"):
 // reports and `dnnsim plan` say it, since a profile's output tensors alone understate what the
 // backward pass keeps (a transformer block keeps ~17× its output: Korthikanti et al., MLSys'23 §4.1).
@@ -89,6 +99,8 @@ struct LayerModel {
   int tokens_per_sample = 0;
   // The zoo model whose blocks gave the layers of source zoo_block their activations (empty: none).
   std::string activation_zoo_model;
+  // The layouts the layers' GEMMs run in (for a calibration table's shape grids).
+  WeightLayout weight_layout = WeightLayout::in_out;
 
   [[nodiscard]] Bytes parameter_bytes() const {
     Bytes total{0};

@@ -29,7 +29,7 @@ constexpr std::array<std::string_view, 5> kDtypeNames{"fp32", "tf32", "fp16", "b
 constexpr std::array<std::string_view, 5> kCollectiveNames{"all_reduce", "all_gather", "reduce_scatter", "broadcast",
                                                            "all_to_all"};
 constexpr std::array<std::string_view, 2> kFidelityNames{"step", "flow"};
-constexpr std::array<std::string_view, 4> kGemmOpNames{"nn", "nt", "tn", "backward"};
+constexpr std::array<std::string_view, 5> kGemmOpNames{"nn", "nt", "tn", "backward", "backward_nt"};
 
 }  // namespace
 

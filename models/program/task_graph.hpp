@@ -69,7 +69,13 @@ enum class GemmOp : std::uint8_t {
   tn,        // C[m×n] = A[k×m]ᵀ·B[k×n]
   backward,  // both gradients of the nn product (a layer's backward pass): dA[m×k] = dC·Bᵀ, the nt GEMM
              // (m, k, n), and dB[k×n] = Aᵀ·dC, the tn GEMM (k, n, m); 2mnk FLOPs each
+  // Both gradients of the nt product (the backward pass of a layer whose weights are stored out × in,
+  // PyTorch's nn.Linear: Y = X·Wᵀ): dA[m×k] = dC·B, the nn GEMM (m, k, n), and dB[n×k] = dCᵀ·A, the
+  // tn GEMM (n, k, m); 2mnk FLOPs each.
+  backward_nt,
 };
+// Whether `op` is a pair of gradient GEMMs rather than one GEMM (a calibration grid measures one).
+[[nodiscard]] inline bool is_backward_pair(GemmOp op) { return op == GemmOp::backward || op == GemmOp::backward_nt; }
 [[nodiscard]] std::string_view gemm_op_name(GemmOp op);
 [[nodiscard]] std::optional<GemmOp> gemm_op_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> gemm_op_names();

@@ -26,14 +26,17 @@ Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId devi
     const Bytes per_sample = layer.forward_bytes.value() > 0 ? layer.forward_bytes : layer.activation_bytes * 2.0;
     compute.bytes_accessed = layer.parameter_bytes + per_sample * (batch * (backward ? 2.0 : 1.0));
     // A layer that is one GEMM has a shape for the calibration's shape grids: the product itself
-    // forward, and its two gradients backward (dA = dC·Bᵀ and dB = Aᵀ·dC, GemmOp::backward) — the
-    // weight gradient's inner dimension is the batch, the skinny shape a FLOPs curve misprices.
+    // forward, and its two gradients backward (GemmOp::backward or backward_nt, by how the weights
+    // are stored) — the weight gradient's inner dimension is the batch, the skinny shape a FLOPs
+    // curve misprices.
     if (layer.matmuls.size() == 1) {
       const MatmulShape& product = layer.matmuls.front();
       const double rows = static_cast<double>(product.m) * batch;
+      const bool out_in = model.weight_layout == WeightLayout::out_in;
+      const GemmOp op = backward ? (out_in ? GemmOp::backward_nt : GemmOp::backward) : (out_in ? GemmOp::nt : GemmOp::nn);
       if (rows >= 1 && rows <= 4294967295.0)
         compute.gemm = GemmShape{static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(product.n),
-                                 static_cast<std::uint32_t>(product.k), backward ? GemmOp::backward : GemmOp::nn};
+                                 static_cast<std::uint32_t>(product.k), op};
     }
   }
   return compute;

@@ -20,6 +20,12 @@ std::string resolve_scenario_path(const std::string& scenario_file, const std::s
 
 namespace {
 
+// `weight_layout: in_out | out_in` of a generated model, whose layers have GEMM shapes (default in_out).
+WeightLayout read_weight_layout(MapReader& map) {
+  const auto layout = map.choice("weight_layout", "weight layout", weight_layout_names());
+  return layout ? *weight_layout_from_name(*layout) : WeightLayout::in_out;
+}
+
 // `{zoo: NAME, seq: N, image: N}`: a generated model of the zoo (models/dnn/zoo.hpp).
 LayerModel read_zoo_model(MapReader& map) {
   const ModelRegistry& zoo = builtin_models();
@@ -77,8 +83,13 @@ LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const st
     if (!root.IsDefined()) return model;
     return read_layer_model(file_reader, root, "a model file");
   }
-  if (map.has("zoo")) return read_zoo_model(map);
-  if (map.has("transformer")) return read_transformer_model(map);
+  if (map.has("zoo") || map.has("transformer")) {
+    // Generated models have GEMM shapes, which the weights' layout assigns to a calibration's grids.
+    const WeightLayout layout = read_weight_layout(map);
+    model = map.has("zoo") ? read_zoo_model(map) : read_transformer_model(map);
+    model.weight_layout = layout;
+    return model;
+  }
   const HardwareCatalog& catalog = HardwareCatalog::builtin();
   if (map.has("profile")) {
     // A PipeDream/DAPPLE profile graph: measured per-layer times (models/dnn/profile_graph.hpp).

@@ -162,6 +162,8 @@ TEST(CalibrationGemmGrid, FitBuildsTheGridAndItsRatesCountForThePeak) {
   pair.shape.op = GemmOp::backward;
   samples.push_back(pair);
   EXPECT_THROW((void)fit_calibration("cpu", samples, std::nullopt, std::nullopt, "unit test"), std::invalid_argument);
+  samples.back().shape.op = GemmOp::backward_nt;
+  EXPECT_THROW((void)fit_calibration("cpu", samples, std::nullopt, std::nullopt, "unit test"), std::invalid_argument);
 }
 
 TEST(CalibrationGemmGrid, ComputeTimeReadsTheGridForAGemmOfKnownShape) {
@@ -237,6 +239,21 @@ gemm:
   EXPECT_THAT(errors[3].message, HasSubstr("unknown GEMM layout 'backward'"));
   EXPECT_EQ(errors[4].location.line, 23);  // the second nt grid for fp32
   EXPECT_THAT(errors[4].message, HasSubstr("a second GEMM shape grid for dtype 'fp32' and layout 'nt'"));
+
+  // Nor is the pair of an nt product a layout.
+  const std::vector<Diagnostic> pair_errors = errors_of("grid_pair.yaml", R"(device: cpu
+source: test
+peak: {fp32: "10GFlops"}
+memory_bandwidth: "10GB/s"
+gemm:
+  - dtype: fp32
+    layout: backward_nt
+    points:
+      - {m: 16, n: 16, k: 16, efficiency: 0.5}
+)");
+  ASSERT_EQ(pair_errors.size(), 1u);
+  EXPECT_EQ(pair_errors[0].location.line, 7);
+  EXPECT_THAT(pair_errors[0].message, HasSubstr("unknown GEMM layout 'backward_nt'"));
 }
 
 TEST(CalibrationGemmGrid, LayoutsReadTheirGridAndABackwardPairIsTheHarmonicMeanOfItsTwo) {
@@ -259,6 +276,10 @@ TEST(CalibrationGemmGrid, LayoutsReadTheirGridAndABackwardPairIsTheHarmonicMeanO
   // (k, n, m) = (256, 256, 16), which has no grid and reads nn's: 0.1 + 0.1 + 0.2 = 0.4. Equal FLOPs
   // at those rates take 1/0.35 + 1/0.4 units of time for 2 units of work: e = 2 / (1/0.35 + 1/0.4).
   EXPECT_NEAR(efficiency(GemmShape{16, 256, 256, GemmOp::backward}), 2.0 / (1.0 / 0.35 + 1.0 / 0.4), 1e-15);
+  // The pair of an nt product (weights stored out × in): dA = dC·B is the nn GEMM (m, k, n) =
+  // (16, 256, 256), 0.1 + 0.2 + 0.4 = 0.7 on the nn grid (the halved nt grid would give 0.35); dB =
+  // dCᵀ·A is the tn GEMM (n, k, m) = (256, 256, 16), nn's again: 0.4.
+  EXPECT_NEAR(efficiency(GemmShape{16, 256, 256, GemmOp::backward_nt}), 2.0 / (1.0 / 0.7 + 1.0 / 0.4), 1e-15);
   // Without grids the pair, as any GEMM, reads the FLOPs curve (none for fp32 matmul here: 1).
   table.gemm.clear();
   EXPECT_DOUBLE_EQ(efficiency(GemmShape{16, 256, 256, GemmOp::backward}), 1.0);

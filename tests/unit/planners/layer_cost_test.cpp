@@ -35,6 +35,16 @@ TEST(LayerCompute, ForwardOfOneGemmCarriesItsShapeWithTheBatchInItsRows) {
   // Two GEMMs in one layer: no single shape either; nor for a chunk of layers.
   EXPECT_FALSE(layer_compute(model, model.layers[1], 0, 4, Dtype::fp16, Pass::forward).gemm.known());
   EXPECT_FALSE(layers_compute(model, LayerRange{0, 2}, 0, 4, Dtype::fp16, Pass::forward).gemm.known());
+
+  // Weights stored out × in (PyTorch's nn.Linear, Y = X·Wᵀ): the same product runs as the nt GEMM
+  // forward and as the gradient pair of an nt product backward; the dimensions do not change.
+  model.weight_layout = WeightLayout::out_in;
+  const Compute forward_nt = layer_compute(model, model.layers[0], 0, 4, Dtype::fp16, Pass::forward);
+  EXPECT_EQ(forward_nt.gemm.m, 512u);
+  EXPECT_EQ(forward_nt.gemm.n, 4096u);
+  EXPECT_EQ(forward_nt.gemm.k, 1024u);
+  EXPECT_EQ(forward_nt.gemm.op, GemmOp::nt);
+  EXPECT_EQ(layer_compute(model, model.layers[0], 0, 4, Dtype::fp16, Pass::backward).gemm.op, GemmOp::backward_nt);
 }
 
 }  // namespace

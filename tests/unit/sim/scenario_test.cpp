@@ -289,6 +289,19 @@ TEST(Scenario, ZooModelWithOptions) {
   const auto& model = s.workload_as<DataParallelWorkload>()->config.model;
   EXPECT_EQ(model.name, "bert-base");
   EXPECT_GT(model.layers.size(), 12u);  // embeddings, 12 blocks' layers, head
+  EXPECT_EQ(model.weight_layout, WeightLayout::in_out);  // the default
+
+  std::string pytorch = kBase;
+  pytorch.replace(pytorch.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{zoo: bert-base, weight_layout: out_in}");
+  EXPECT_EQ(load(pytorch).workload_as<DataParallelWorkload>()->config.model.weight_layout, WeightLayout::out_in);
+}
+
+TEST(ScenarioErrors, UnknownWeightLayout) {
+  std::string yaml = kBase;
+  yaml.replace(yaml.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{zoo: bert-base, weight_layout: pytorch}");
+  const auto errors = errors_of(yaml);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 11, 42, "unknown weight layout 'pytorch'; expected one of: in_out, out_in");
 }
 
 TEST(ScenarioErrors, UnknownZooModel) {
