@@ -34,30 +34,29 @@ double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpe
     if (grid == table.gemm.end()) grid = table.gemm.find({runs_as, GemmOp::nn});
     return grid == table.gemm.end() ? nullptr : &grid->second;
   };
-  if (shape.known() && shape.op == GemmOp::backward) {
-    const GemmEfficiencyGrid* input_gradient = grid_of(GemmOp::nt);
+  if (shape.known() && is_backward_pair(shape.op)) {
+    // dA (m × k) is dC·Bᵀ, or dC·B for an nt product; dB is Aᵀ·dC (k × n), or dCᵀ·A (n × k).
+    const bool nt_product = shape.op == GemmOp::backward_nt;
+    const GemmEfficiencyGrid* input_gradient = grid_of(nt_product ? GemmOp::nn : GemmOp::nt);
     const GemmEfficiencyGrid* weight_gradient = grid_of(GemmOp::tn);
     if (input_gradient != nullptr && weight_gradient != nullptr)
       return 2.0 / (1.0 / input_gradient->at(shape.m, shape.k, shape.n) +
-                    1.0 / weight_gradient->at(shape.k, shape.n, shape.m));
-  } else if (shape.known() && shape.op == GemmOp::backward_nt) {
-    const GemmEfficiencyGrid* input_gradient = grid_of(GemmOp::nn);
-    const GemmEfficiencyGrid* weight_gradient = grid_of(GemmOp::tn);
-    if (input_gradient != nullptr && weight_gradient != nullptr)
-      return 2.0 / (1.0 / input_gradient->at(shape.m, shape.k, shape.n) +
-                    1.0 / weight_gradient->at(shape.n, shape.k, shape.m));
+                    1.0 / (nt_product ? weight_gradient->at(shape.n, shape.k, shape.m)
+                                      : weight_gradient->at(shape.k, shape.n, shape.m)));
   } else if (shape.known()) {
     if (const GemmEfficiencyGrid* grid = grid_of(shape.op)) return grid->at(shape.m, shape.n, shape.k);
   }
   auto curve = table.compute.find({std::string(layer_kind_name(kind)), runs_as});
-  if (curve == table.compute.end()) curve = table.compute.find({std::string(layer_kind_name(LayerKind::matmul)), runs_as});
+  if (curve == table.compute.end())
+    curve = table.compute.find({std::string(layer_kind_name(LayerKind::matmul)), runs_as});
   if (curve == table.compute.end()) return 1.0;
   return curve->second.at(flops.value());
 }
 
 Seconds compute_time(const Compute& compute, const GpuSpec& gpu, const CalibrationTable& table) {
   if (compute.measured_time) return compute_time(compute, gpu, 1.0);
-  const double math_efficiency = calibrated_compute_efficiency(table, gpu, compute.kernel, compute.dtype, compute.flops, compute.gemm);
+  const double math_efficiency =
+      calibrated_compute_efficiency(table, gpu, compute.kernel, compute.dtype, compute.flops, compute.gemm);
   const double memory_efficiency = table.memory.at(compute.bytes_accessed.value());
   const Seconds math = compute.flops / (effective_peak(gpu, compute.dtype) * math_efficiency);
   const Seconds memory = compute.bytes_accessed / (gpu.memory_bandwidth * memory_efficiency);

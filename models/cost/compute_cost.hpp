@@ -40,8 +40,9 @@ namespace dnnsim {
 // run one after the other, so its efficiency is their harmonic mean,
 //   e = 2 / (1 / e_nt(m, k, n) + 1 / e_tn(k, n, m)),
 // the rate at which the pair's FLOPs complete; that of an nt product (GemmOp::backward_nt, weights
-// stored out × in) is 2 / (1 / e_nn(m, k, n) + 1 / e_tn(n, k, m)). Otherwise the FLOPs curve e_kind,dtype(flops), looked
-// up as (kind, dtype), then ("matmul", dtype), then 1.0 (no curve: datasheet peak).
+// stored out × in) is 2 / (1 / e_nn(m, k, n) + 1 / e_tn(n, k, m)). Otherwise the FLOPs curve
+// e_kind,dtype(flops), looked up as (kind, dtype), then ("matmul", dtype), then 1.0 (no curve:
+// datasheet peak).
 [[nodiscard]] double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpec& gpu, LayerKind kind,
                                                    Dtype dtype, Flop flops, GemmShape shape = {});
 

@@ -21,7 +21,9 @@ std::optional<Enum> from_name(const std::array<std::string_view, N>& names, std:
 }  // namespace
 
 std::string_view layer_kind_name(LayerKind kind) { return kLayerKindNames.at(static_cast<std::size_t>(kind)); }
-std::optional<LayerKind> layer_kind_from_name(std::string_view name) { return from_name<LayerKind>(kLayerKindNames, name); }
+std::optional<LayerKind> layer_kind_from_name(std::string_view name) {
+  return from_name<LayerKind>(kLayerKindNames, name);
+}
 std::vector<std::string> layer_kind_names() { return {kLayerKindNames.begin(), kLayerKindNames.end()}; }
 
 std::string_view weight_layout_name(WeightLayout layout) {

@@ -1,10 +1,10 @@
 #include "planners/common/layer_cost.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "models/cost/compute_cost.hpp"
-
-#include <fmt/format.h>
 
 namespace dnnsim {
 
@@ -33,7 +33,8 @@ Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId devi
       const MatmulShape& product = layer.matmuls.front();
       const double rows = static_cast<double>(product.m) * batch;
       const bool out_in = model.weight_layout == WeightLayout::out_in;
-      const GemmOp op = backward ? (out_in ? GemmOp::backward_nt : GemmOp::backward) : (out_in ? GemmOp::nt : GemmOp::nn);
+      const GemmOp op =
+          backward ? (out_in ? GemmOp::backward_nt : GemmOp::backward) : (out_in ? GemmOp::nt : GemmOp::nn);
       if (rows >= 1 && rows <= 4294967295.0)
         compute.gemm = GemmShape{static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(product.n),
                                  static_cast<std::uint32_t>(product.k), op};
@@ -97,8 +98,8 @@ Compute optimizer_step(double parameter_count, const BytesPerParameter& per_para
   update.dtype = Dtype::fp32;
   update.kernel = LayerKind::elementwise;
   update.flops = Flop(10.0 * parameter_count);
-  update.bytes_accessed =
-      Bytes(parameter_count * (2.0 * (per_parameter.weights + per_parameter.optimizer_state) + per_parameter.gradients));
+  update.bytes_accessed = Bytes(
+      parameter_count * (2.0 * (per_parameter.weights + per_parameter.optimizer_state) + per_parameter.gradients));
   return update;
 }
 

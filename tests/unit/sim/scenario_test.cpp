@@ -289,10 +289,11 @@ TEST(Scenario, ZooModelWithOptions) {
   const auto& model = s.workload_as<DataParallelWorkload>()->config.model;
   EXPECT_EQ(model.name, "bert-base");
   EXPECT_GT(model.layers.size(), 12u);  // embeddings, 12 blocks' layers, head
-  EXPECT_EQ(model.weight_layout, WeightLayout::in_out);  // the default
+  EXPECT_EQ(model.weight_layout, WeightLayout::in_out);
 
   std::string pytorch = kBase;
-  pytorch.replace(pytorch.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{zoo: bert-base, weight_layout: out_in}");
+  pytorch.replace(pytorch.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37,
+                  "{zoo: bert-base, weight_layout: out_in}");
   EXPECT_EQ(load(pytorch).workload_as<DataParallelWorkload>()->config.model.weight_layout, WeightLayout::out_in);
 }
 
