@@ -92,20 +92,22 @@ std::vector<std::vector<DeviceId>> BandwidthPlacement::place(const std::vector<b
                                                              std::span<const DeviceId> previous, int count) const {
   std::vector<std::vector<DeviceId>> result = group_policies(islands_, used, count);
   if (previous.empty()) return result;
-  // Nearest to the previous stage: the fastest path from it, then the fastest path to the group so far.
+  // Nearest to the previous stage: the fastest path from it, then the fastest path to the group so far
+  // (ties: the lowest index). Both are maxima over paths, kept per free GPU and raised by each pick,
+  // rather than recomputed for every GPU at every pick (count × GPUs × stage paths per call).
   std::vector<bool> taken = used;
   std::vector<DeviceId> group;
-  const auto best_from = [&](std::span<const DeviceId> sources, DeviceId d) {
-    double best = 0;
-    for (DeviceId s : sources) best = std::max(best, cluster_.path(s, d).bandwidth.value());
-    return best;
-  };
+  std::vector<double> from_previous(cluster_.size(), 0.0);
+  std::vector<double> to_group(cluster_.size(), 0.0);
+  for (DeviceId d = 0; d < cluster_.size(); ++d)
+    if (!taken[d])
+      for (DeviceId s : previous) from_previous[d] = std::max(from_previous[d], cluster_.path(s, d).bandwidth.value());
   while (static_cast<int>(group.size()) < count) {
     DeviceId choice = cluster_.size();
     std::pair<double, double> choice_score{-1, -1};
     for (DeviceId d = 0; d < cluster_.size(); ++d) {
       if (taken[d]) continue;
-      const std::pair<double, double> score{best_from(previous, d), group.empty() ? 0.0 : best_from(group, d)};
+      const std::pair<double, double> score{from_previous[d], to_group[d]};
       if (score > choice_score) {
         choice_score = score;
         choice = d;
@@ -114,6 +116,9 @@ std::vector<std::vector<DeviceId>> BandwidthPlacement::place(const std::vector<b
     if (choice == cluster_.size()) return result;
     taken[choice] = true;
     group.push_back(choice);
+    if (static_cast<int>(group.size()) == count) break;
+    for (DeviceId d = 0; d < cluster_.size(); ++d)
+      if (!taken[d]) to_group[d] = std::max(to_group[d], cluster_.path(choice, d).bandwidth.value());
   }
   std::sort(group.begin(), group.end());
   if (std::find(result.begin(), result.end(), group) == result.end()) result.push_back(std::move(group));
@@ -172,7 +177,8 @@ PlanResult PipelineMappingPlanner::plan(const PlanRequest& request) const {
   const StageCostModel machine_cost(request);
   SharedProgress progress(request.progress);
   std::future<SearchOutcome> bandwidth = std::async(std::launch::async, [&] {
-    return formula2_search(bandwidth_cost, BandwidthPlacement(request.cluster), SearchOptions{.progress = progress.of(0)});
+    return formula2_search(bandwidth_cost, BandwidthPlacement(request.cluster),
+                           SearchOptions{.progress = progress.of(0)});
   });
   SearchOutcome machine =
       formula2_search(machine_cost, MachinePlacement(request.cluster), SearchOptions{.progress = progress.of(1)});
