@@ -66,11 +66,12 @@ void gemm_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out
 
 // Every (m, n, k) of a grid, C[m×n] = op(A)·op(B) with A·B, A·Bᵀ and Aᵀ·B (the forward product and
 // the two gradients of a layer's backward pass): the shape grids of the table. Dimensions a power of
-// 4 apart from 16 (a skinny side: a batch, a head dimension) to 2,048 (beyond it Eigen's efficiency
-// no longer changes on this class of CPU, and each layout's sweep stays ~7 s).
+// 4 apart from 16 (a skinny side: a batch, a head dimension) to 4,096, a common layer width: the grid
+// is flat beyond its last point, and on one VM A·Bᵀ at (64, 4096, 4096) ran 30% below its
+// (64, 2048, 2048) rate (docs/performance.md, mlp_accuracy). Each layout's sweep takes ~50 s.
 void gemm_shape_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out) {
   const std::vector<Eigen::Index> dims =
-      quick ? std::vector<Eigen::Index>{16, 64} : std::vector<Eigen::Index>{16, 64, 256, 1024, 2048};
+      quick ? std::vector<Eigen::Index>{16, 64} : std::vector<Eigen::Index>{16, 64, 256, 1024, 4096};
   for (const GemmOp op : {GemmOp::nn, GemmOp::nt, GemmOp::tn})
     for (Eigen::Index m : dims)
       for (Eigen::Index n : dims)
