@@ -163,7 +163,8 @@ int main(int argc, char** argv) {
 
   using Clock = std::chrono::steady_clock;
   const Clock::time_point calibration_start = Clock::now();
-  const std::vector<dnnsim::KernelSample> samples = dnnsim::CpuCalibrationBackend().run(quick);
+  const std::vector<dnnsim::KernelSample> samples = dnnsim::CpuCalibrationBackend().run(
+      quick, [](const std::string& stage) { fmt::print(stderr, "  calibrating: {}…\n", stage); });
   const dnnsim::CalibrationTable table = dnnsim::fit_calibration(
       "cpu", samples, std::nullopt, std::nullopt,
       fmt::format("measured by bench/mlp_accuracy ({} sweep, CPU backend, one core)", quick ? "quick" : "full"));

@@ -5,6 +5,7 @@
 // GPUs derived from published measurements (data/calibration/), each citing its source.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -103,13 +104,17 @@ struct KernelSample {
 
 // A place where microbenchmarks run. The CPU backend always works; the CUDA backend exists when the
 // project was built with nvcc and reports "no CUDA device" at run time on a machine without one.
+// Told one line after each stage of a sweep (what was measured, the samples so far), so that a
+// calibration of minutes shows progress; empty: silent.
+using CalibrationProgress = std::function<void(const std::string&)>;
+
 class CalibrationBackend {
  public:
   virtual ~CalibrationBackend() = default;
   // Whether the backend can run here; when not, `why` says why (e.g. "no CUDA device is present").
   [[nodiscard]] virtual bool available(std::string& why) const = 0;
   // Runs the sweep; `quick` keeps sizes small (for tests).
-  [[nodiscard]] virtual std::vector<KernelSample> run(bool quick) const = 0;
+  [[nodiscard]] virtual std::vector<KernelSample> run(bool quick, const CalibrationProgress& progress) const = 0;
   // The device the samples describe ("cpu", or the catalog name closest to the CUDA device found).
   [[nodiscard]] virtual std::string device() const = 0;
 };

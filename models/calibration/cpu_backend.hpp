@@ -29,7 +29,7 @@ namespace dnnsim {
 class CpuCalibrationBackend final : public CalibrationBackend {
  public:
   [[nodiscard]] bool available(std::string& why) const override;  // always true
-  [[nodiscard]] std::vector<KernelSample> run(bool quick) const override;
+  [[nodiscard]] std::vector<KernelSample> run(bool quick, const CalibrationProgress& progress) const override;
   [[nodiscard]] std::string device() const override { return "cpu"; }
 };
 

@@ -58,7 +58,8 @@ int run_calibrate(const CalibrateOptions& options) {
     return 1;
   }
   std::cerr << fmt::format("running the {} microbenchmarks{}…\n", options.backend, options.quick ? " (quick)" : "");
-  const std::vector<KernelSample> samples = backend.run(options.quick);
+  const std::vector<KernelSample> samples =
+      backend.run(options.quick, [](const std::string& stage) { std::cerr << "  " << stage << "…\n"; });
   const std::string device = backend.device();
 
   // A catalog GPU is calibrated against its datasheet peaks (efficiency = achieved / datasheet);

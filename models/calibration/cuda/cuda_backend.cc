@@ -153,7 +153,7 @@ class CudaCalibrationBackend final : public CalibrationBackend {
     return true;
   }
 
-  [[nodiscard]] std::vector<KernelSample> run(bool quick) const override {
+  [[nodiscard]] std::vector<KernelSample> run(bool quick, const CalibrationProgress& progress) const override {
     if (std::string why; !available(why)) throw std::runtime_error(fmt::format("CUDA calibration: {}", why));
     DnnsimCudaDeviceInfo info{};
     DnnsimCudaError error{};
@@ -167,6 +167,11 @@ class CudaCalibrationBackend final : public CalibrationBackend {
       samples.push_back(KernelSample{std::string(kernel), std::string(kind), dtype, size, Seconds(seconds)});
     };
 
+    // One line before each stage, with the samples so far.
+    const auto next = [&](std::string_view stage) {
+      if (progress) progress(fmt::format("{} ({} samples so far)", stage, samples.size()));
+    };
+    next("square GEMMs");
     for (const GemmCase& gemm : kGemmCases) {
       if (info.major < gemm.min_major) continue;
       for (const int n : sweep.gemm_sizes) {
@@ -185,6 +190,7 @@ class CudaCalibrationBackend final : public CalibrationBackend {
       if (info.major < gemm.min_major || !fits(3.0 * largest * largest * gemm.element_bytes)) continue;
       for (const auto& [op, layout] : {std::pair{GemmOp::nn, DNNSIM_CUDA_NN}, std::pair{GemmOp::nt, DNNSIM_CUDA_NT},
                                        std::pair{GemmOp::tn, DNNSIM_CUDA_TN}}) {
+        next(fmt::format("GEMM shape grid {} {}", dtype_name(gemm.dtype), gemm_op_name(op)));
         if (!dnnsim_cuda_gemm_grid_seconds(kDevice, gemm.code, layout, sweep.grid_dims.data(), count,
                                            sweep.repetitions, grid_seconds.data(), &error))
           fail(info, error);
@@ -198,6 +204,7 @@ class CudaCalibrationBackend final : public CalibrationBackend {
             }
       }
     }
+    next("tiled GEMMs, triad, elementwise, copies");
     for (const int n : sweep.gemm_sizes) {
       if (n > sweep.tiled_max_size || !fits(3.0 * n * n * 4)) continue;
       add("gemm_tiled", "matmul", Dtype::fp32, 2.0 * n * n * n,

@@ -53,7 +53,7 @@ TEST(CudaBackend, WithoutDeviceIsUnavailableAndSaysWhy) {
 TEST(CudaBackend, WithoutDeviceRunThrowsTheReasonInsteadOfTouchingTheGpu) {
   if (device_present()) GTEST_SKIP() << "a CUDA device is present";
   try {
-    (void)cuda_backend().run(/*quick=*/true);
+    (void)cuda_backend().run(/*quick=*/true, {});
     FAIL() << "run() returned without a device";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();
@@ -119,7 +119,7 @@ TEST(CudaMicrobench, RejectsBadArguments) {
 TEST(CudaBackend, WithDeviceQuickSweepMeasuresEveryKernel) {
   std::string why;
   if (!cuda_backend().available(why)) GTEST_SKIP() << why;
-  const std::vector<KernelSample> samples = cuda_backend().run(/*quick=*/true);
+  const std::vector<KernelSample> samples = cuda_backend().run(/*quick=*/true, {});
   std::set<std::string> kernels;
   for (const KernelSample& sample : samples) {
     EXPECT_GT(sample.time.value(), 0) << sample.kernel << " at " << sample.size;

@@ -523,9 +523,19 @@ TEST(CalibrationBackends, CpuIsRegisteredAndAvailable) {
 
 // The whole chain on this machine: measure (quick) → fit → table → predicted GEMM times.
 TEST(CalibrationCpu, QuickSweepFitsATableThatPredictsMonotoneGemmTimes) {
-  const std::vector<KernelSample> samples = CpuCalibrationBackend().run(/*quick=*/true);
+  std::vector<std::string> stages;
+  const std::vector<KernelSample> samples =
+      CpuCalibrationBackend().run(/*quick=*/true, [&](const std::string& stage) { stages.push_back(stage); });
 
   ASSERT_FALSE(samples.empty());
+  // Progress: a line before each stage — the square GEMMs, each (layout, m) row of the grids (3 × 2
+  // quick), bias + ReLU, the triad, memcpy: 1 + 6 + 3 lines, the grids' first after the 3 quick
+  // square GEMMs (64, 128, 256).
+  ASSERT_EQ(stages.size(), 10u);
+  EXPECT_EQ(stages[0], "square GEMMs (0 samples so far)");
+  EXPECT_EQ(stages[1], "GEMM shape grid nn, m = 16 (3 samples so far)");
+  EXPECT_EQ(stages[6], "GEMM shape grid tn, m = 64 (23 samples so far)");
+  EXPECT_EQ(stages[9].rfind("memcpy (", 0), 0u) << stages[9];
   std::set<std::string> kinds;
   for (const KernelSample& sample : samples) {
     EXPECT_TRUE(std::isfinite(sample.size) && sample.size > 0) << sample.kernel;
