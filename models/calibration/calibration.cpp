@@ -513,6 +513,10 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
   return table;
 }
 
+void report_calibration_stage(const CalibrationProgress& progress, std::string_view stage, std::size_t samples_so_far) {
+  if (progress) progress(fmt::format("{} ({} samples so far)", stage, samples_so_far));
+}
+
 void register_builtin_calibration_backends(CalibrationBackendRegistry& registry) {
   registry.add("cpu",
                "host CPU, single-threaded Eigen: square fp32 GEMM sweep (matmul), an m × n × k GEMM shape grid, "

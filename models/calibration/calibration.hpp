@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -102,12 +103,14 @@ struct KernelSample {
   GemmShape shape;     // for the GEMM shape sweep: its (m, n, k) and layout; such samples fill CalibrationTable::gemm
 };
 
-// A place where microbenchmarks run. The CPU backend always works; the CUDA backend exists when the
-// project was built with nvcc and reports "no CUDA device" at run time on a machine without one.
-// Told one line after each stage of a sweep (what was measured, the samples so far), so that a
+// Told one line before each stage of a sweep (what comes next, the samples so far), so that a
 // calibration of minutes shows progress; empty: silent.
 using CalibrationProgress = std::function<void(const std::string&)>;
+// The line of a stage, "STAGE (N samples so far)", to `progress` when it is set.
+void report_calibration_stage(const CalibrationProgress& progress, std::string_view stage, std::size_t samples_so_far);
 
+// A place where microbenchmarks run. The CPU backend always works; the CUDA backend exists when the
+// project was built with nvcc and reports "no CUDA device" at run time on a machine without one.
 class CalibrationBackend {
  public:
   virtual ~CalibrationBackend() = default;

@@ -69,15 +69,15 @@ void gemm_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out
 // the two gradients of a layer's backward pass): the shape grids of the table. Dimensions a power of
 // 4 apart from 16 (a skinny side: a batch, a head dimension) to 4,096, a common layer width: the grid
 // is flat beyond its last point, and on one VM A·Bᵀ at (64, 4096, 4096) ran 30% below its
-// (64, 2048, 2048) rate (docs/performance.md, mlp_accuracy). Each layout's sweep takes ~50 s.
-// One line per (layout, m) to `progress`: a layout's sweep takes ~50 s, its m = 4,096 row most of it.
+// (64, 2048, 2048) rate (docs/performance.md, mlp_accuracy). A layout's sweep takes ~50 s, its
+// m = 4,096 row most of it, so each (layout, m) row is a stage of `progress`.
 void gemm_shape_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out,
                       const CalibrationProgress& progress) {
   const std::vector<Eigen::Index> dims =
       quick ? std::vector<Eigen::Index>{16, 64} : std::vector<Eigen::Index>{16, 64, 256, 1024, 4096};
   for (const GemmOp op : {GemmOp::nn, GemmOp::nt, GemmOp::tn})
     for (Eigen::Index m : dims) {
-      if (progress) progress(fmt::format("GEMM shape grid {}, m = {}", gemm_op_name(op), m));
+      report_calibration_stage(progress, fmt::format("GEMM shape grid {}, m = {}", gemm_op_name(op), m), out.size());
       for (Eigen::Index n : dims)
         for (Eigen::Index k : dims) {
           // Stored as the layout reads them: Bᵀ is an n × k matrix, Aᵀ a k × m one.
@@ -153,15 +153,11 @@ std::vector<KernelSample> CpuCalibrationBackend::run(bool quick, const Calibrati
   Eigen::setNbThreads(1);
   const Timing timing = quick ? Timing{3, 0.002} : Timing{5, 0.010};
   std::vector<KernelSample> samples;
-  // Each line is what comes next (the samples so far): the stages' lengths differ by 100×.
-  const auto next = [&](std::string_view stage) {
-    if (progress) progress(fmt::format("{} ({} samples so far)", stage, samples.size()));
-  };
+  const auto next = [&](std::string_view stage) { report_calibration_stage(progress, stage, samples.size()); };
   next("square GEMMs");
   gemm_sweep(quick, timing, samples);
   // Fewer, shorter repetitions: the grids are 3 × 125 GEMMs (3 × 8 quick), up to 137 GFlop each.
-  gemm_shape_sweep(quick, quick ? timing : Timing{3, 0.005}, samples,
-                   [&](const std::string& stage) { next(stage); });
+  gemm_shape_sweep(quick, quick ? timing : Timing{3, 0.005}, samples, progress);
   next("bias + ReLU");
   bias_relu_sweep(quick, timing, samples);
   next("STREAM triad");

@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include "models/common/enum_names.hpp"
+
 namespace dnnsim {
 namespace {
 // Indexed by LayerKind, in declaration order.
@@ -12,27 +14,21 @@ constexpr std::array<std::string_view, 8> kLayerKindNames{"matmul",        "conv
 // Indexed by WeightLayout.
 constexpr std::array<std::string_view, 2> kWeightLayoutNames{"in_out", "out_in"};
 
-template <class Enum, std::size_t N>
-std::optional<Enum> from_name(const std::array<std::string_view, N>& names, std::string_view name) {
-  for (std::size_t i = 0; i < N; ++i)
-    if (names[i] == name) return static_cast<Enum>(i);
-  return std::nullopt;
-}
 }  // namespace
 
 std::string_view layer_kind_name(LayerKind kind) { return kLayerKindNames.at(static_cast<std::size_t>(kind)); }
 std::optional<LayerKind> layer_kind_from_name(std::string_view name) {
-  return from_name<LayerKind>(kLayerKindNames, name);
+  return enum_from_name<LayerKind>(kLayerKindNames, name);
 }
-std::vector<std::string> layer_kind_names() { return {kLayerKindNames.begin(), kLayerKindNames.end()}; }
+std::vector<std::string> layer_kind_names() { return enum_names(kLayerKindNames); }
 
 std::string_view weight_layout_name(WeightLayout layout) {
   return kWeightLayoutNames.at(static_cast<std::size_t>(layout));
 }
 std::optional<WeightLayout> weight_layout_from_name(std::string_view name) {
-  return from_name<WeightLayout>(kWeightLayoutNames, name);
+  return enum_from_name<WeightLayout>(kWeightLayoutNames, name);
 }
-std::vector<std::string> weight_layout_names() { return {kWeightLayoutNames.begin(), kWeightLayoutNames.end()}; }
+std::vector<std::string> weight_layout_names() { return enum_names(kWeightLayoutNames); }
 
 std::string describe_activation_sources(const LayerModel& model) {
   std::array<std::size_t, 5> counts{};  // by ActivationSource, in declaration order

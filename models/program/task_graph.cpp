@@ -7,20 +7,10 @@
 #include <map>
 #include <set>
 
+#include "models/common/enum_names.hpp"
+
 namespace dnnsim {
 namespace {
-
-template <class Enum, std::size_t N>
-std::optional<Enum> from_name(const std::array<std::string_view, N>& names, std::string_view name) {
-  for (std::size_t i = 0; i < N; ++i)
-    if (names[i] == name) return static_cast<Enum>(i);
-  return std::nullopt;
-}
-
-template <std::size_t N>
-std::vector<std::string> all_names(const std::array<std::string_view, N>& names) {
-  return std::vector<std::string>(names.begin(), names.end());
-}
 
 // Indexed by the enum values, in declaration order.
 constexpr std::array<std::string_view, 7> kPhaseNames{"forward",       "backward", "weight_grad", "optimizer",
@@ -34,12 +24,12 @@ constexpr std::array<std::string_view, 5> kGemmOpNames{"nn", "nt", "tn", "backwa
 }  // namespace
 
 std::string_view phase_name(Phase phase) { return kPhaseNames.at(static_cast<std::size_t>(phase)); }
-std::optional<Phase> phase_from_name(std::string_view name) { return from_name<Phase>(kPhaseNames, name); }
-std::vector<std::string> phase_names() { return all_names(kPhaseNames); }
+std::optional<Phase> phase_from_name(std::string_view name) { return enum_from_name<Phase>(kPhaseNames, name); }
+std::vector<std::string> phase_names() { return enum_names(kPhaseNames); }
 
 std::string_view dtype_name(Dtype dtype) { return kDtypeNames.at(static_cast<std::size_t>(dtype)); }
-std::optional<Dtype> dtype_from_name(std::string_view name) { return from_name<Dtype>(kDtypeNames, name); }
-std::vector<std::string> dtype_names() { return all_names(kDtypeNames); }
+std::optional<Dtype> dtype_from_name(std::string_view name) { return enum_from_name<Dtype>(kDtypeNames, name); }
+std::vector<std::string> dtype_names() { return enum_names(kDtypeNames); }
 
 double dtype_bytes(Dtype dtype) {
   switch (dtype) {
@@ -56,21 +46,21 @@ std::string_view collective_kind_name(CollectiveKind kind) {
   return kCollectiveNames.at(static_cast<std::size_t>(kind));
 }
 std::optional<CollectiveKind> collective_kind_from_name(std::string_view name) {
-  return from_name<CollectiveKind>(kCollectiveNames, name);
+  return enum_from_name<CollectiveKind>(kCollectiveNames, name);
 }
-std::vector<std::string> collective_kind_names() { return all_names(kCollectiveNames); }
+std::vector<std::string> collective_kind_names() { return enum_names(kCollectiveNames); }
 
 std::string_view collective_fidelity_name(CollectiveFidelity fidelity) {
   return kFidelityNames.at(static_cast<std::size_t>(fidelity));
 }
 std::optional<CollectiveFidelity> collective_fidelity_from_name(std::string_view name) {
-  return from_name<CollectiveFidelity>(kFidelityNames, name);
+  return enum_from_name<CollectiveFidelity>(kFidelityNames, name);
 }
-std::vector<std::string> collective_fidelity_names() { return all_names(kFidelityNames); }
+std::vector<std::string> collective_fidelity_names() { return enum_names(kFidelityNames); }
 
 std::string_view gemm_op_name(GemmOp op) { return kGemmOpNames.at(static_cast<std::size_t>(op)); }
-std::optional<GemmOp> gemm_op_from_name(std::string_view name) { return from_name<GemmOp>(kGemmOpNames, name); }
-std::vector<std::string> gemm_op_names() { return all_names(kGemmOpNames); }
+std::optional<GemmOp> gemm_op_from_name(std::string_view name) { return enum_from_name<GemmOp>(kGemmOpNames, name); }
+std::vector<std::string> gemm_op_names() { return enum_names(kGemmOpNames); }
 
 std::vector<DeviceId> Task::devices() const {
   struct Visitor {

@@ -167,10 +167,7 @@ class CudaCalibrationBackend final : public CalibrationBackend {
       samples.push_back(KernelSample{std::string(kernel), std::string(kind), dtype, size, Seconds(seconds)});
     };
 
-    // One line before each stage, with the samples so far.
-    const auto next = [&](std::string_view stage) {
-      if (progress) progress(fmt::format("{} ({} samples so far)", stage, samples.size()));
-    };
+    const auto next = [&](std::string_view stage) { report_calibration_stage(progress, stage, samples.size()); };
     next("square GEMMs");
     for (const GemmCase& gemm : kGemmCases) {
       if (info.major < gemm.min_major) continue;
