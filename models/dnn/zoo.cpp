@@ -105,8 +105,14 @@ void embedding(Builder& b, std::string name, double tokens, double hidden, doubl
   b.keep(tokens * hidden).last().backward_weight_flops = b.last().backward_flops;
 }
 
-// Norm, projections, attention core (Q·Kᵀ per head, softmax, P·V) and output projection with the
-// residual add. Cross-attention projects Q from the decoder and K, V from `kv_len` encoder tokens.
+// Norm, projections, attention core (Q·Kᵀ per head, softmax, dropout, P·V) and output projection with
+// the residual add. Cross-attention projects Q from the decoder and K, V from `kv_len` encoder tokens.
+// The core runs unfused, as Megatron-LM does (baddbmm, fused scale-mask-softmax, dropout, bmm): the
+// score matrix is written by Q·Kᵀ, read and rewritten by the softmax, read and rewritten by the
+// dropout (which also writes its 1-byte mask) and read by P·V, the tensors Korthikanti et al. (MLSys'23,
+// §4.1) count for its memory (softmax output, dropout mask and output: 5·a·s²·b bytes), as
+// models/dnn/tensor_parallel.cpp does. Its time is mostly this traffic for short hidden sizes
+// (s/h large), where the products are small.
 void attention(Builder& b, const std::string& prefix, const TransformerConfig& c, double q_len, double kv_len,
                bool cross) {
   const double h = c.hidden;
@@ -121,9 +127,10 @@ void attention(Builder& b, const std::string& prefix, const TransformerConfig& c
   }
   b.layer(prefix + "core", LayerKind::attention)
       .product(c.heads * q_len, kv_len, head_dim, false)  // scores = Q·Kᵀ
-      .elementwise(scores, kSoftmaxFlops)
-      .product(c.heads * q_len, head_dim, kv_len, false)  // context = P·V
-      .io(2 * q_len * h + 2 * kv_len * h + 2 * scores)    // Q, K, V, context; scores written, P read
+      .elementwise(scores, kSoftmaxFlops)                 // P = softmax(S): reads S, writes P
+      .product(c.heads * q_len, head_dim, kv_len, false)  // context = P'·V
+      .io(2 * q_len * h + 2 * kv_len * h + 2 * scores)    // Q, K, V, context; S written, P' read
+      .io(2.5 * scores)                                   // dropout: reads P, writes P' and a 1-byte mask
       .keep(q_len * h + scores);                          // context and softmax probabilities
   linear(b, prefix + "out", q_len, h, h, c.bias);
   b.elementwise(q_len * h, kSimpleFlops);  // residual add
