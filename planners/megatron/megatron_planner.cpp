@@ -93,6 +93,10 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
   const ClusterDevice& device = request.cluster.devices.front();
   const Seconds latency = call_latency(device);
   const BytesPerParameter per_parameter = bytes_per_parameter(request.memory.precision, request.memory.optimizer);
+  const std::vector<Recompute> recompute_modes =
+      request.recompute_modes.empty() ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
+                                      : request.recompute_modes;
+  const bool sequence_parallel = request.sequence_parallel.value_or(true);
   for (int t : divisors(std::min(gpus, node))) {
     if (!tensor_parallel_problems(request.model, t).empty()) continue;
     std::vector<DeviceId> group;
@@ -110,13 +114,14 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
       if (request.choose_chunks) chunk_choices = p == 1 ? std::vector<int>{1} : divisors(shape->blocks / p);
       for (int v : chunk_choices) {
         if (shape->blocks % (p * v) != 0) continue;  // Megatron: whole blocks per model chunk
-        for (int b : {1, 2, 4, 8}) {
+        for (int b = 1; d * b <= request.global_batch; b *= 2) {
           if (request.global_batch % (d * b) != 0) continue;
           const int micro_batches = request.global_batch / (d * b);
           if (v > 1 && micro_batches % p != 0) continue;  // interleaved 1F1B needs M % p == 0
-          for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
+          for (Recompute recompute : recompute_modes) {
             ++search.considered;
-            MegatronCandidate c{t, p, d, b, v, TensorParallelOptions{t, t > 1, recompute, distributed_optimizer}};
+            MegatronCandidate c{
+                t, p, d, b, v, TensorParallelOptions{t, sequence_parallel && t > 1, recompute, distributed_optimizer}};
             const LayerModel shard = shard_for_tensor_parallel(request.model, c.options);
             // Whole blocks per chunk (uniform_split); stage 0 holds the most micro-batches in flight
             // (memory), the slowest stage sets the pace (time).

@@ -2,8 +2,9 @@
 // as Narayanan et al. ("Efficient Large-Scale Language Model Training on GPU Clusters Using
 // Megatron-LM", SC'21 §3) reason about it: enumerate every (TP t, PP p, DP d, micro-batch size b,
 // recomputation) with t · p · d = GPUs, t ≤ GPUs per node (their Takeaway #1: TP inside a node) and t
-// dividing the heads and hidden size, keep those whose first stage fits in memory, and rank them by
-// an analytical iteration time:
+// dividing the heads and hidden size, b a power of two dividing the global batch's share B/d (the
+// paper's own Table 1 runs took b = 1 … 16), recomputation among PlanRequest::recompute_modes, keep
+// those whose first stage fits in memory, and rank them by an analytical iteration time:
 //   T = (M + (p − 1)/v) · (t_f + t_b + t_r + t_tp + 2v·t_send) + t_dp
 // with M = B/(d·b) micro-batches per pipeline, v the schedule's model chunks per stage or, with
 // PlanRequest::choose_chunks, each v with whole blocks per chunk (interleaved 1F1B shrinks the bubble
@@ -23,7 +24,8 @@
 // states of 1/(t·p) of the parameters (÷ d for the optimizer state with the distributed optimizer),
 // plus Korthikanti et al.'s activations per layer × layers per stage × the micro-batches the
 // schedule keeps in flight on stage 0 (PlanRequest::in_flight), plus the framework overhead. Sequence
-// parallelism is on whenever t > 1 (it only saves memory, at the same bytes on the wire).
+// parallelism is on whenever t > 1 (it only saves memory, at the same bytes on the wire) unless
+// PlanRequest::sequence_parallel says false.
 // The best plan is returned as a PipelinePlan over tensor-parallel groups (group g = GPUs g·t …
 // g·t + t − 1), with the choice and every fitting candidate, best first.
 #pragma once

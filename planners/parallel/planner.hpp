@@ -80,6 +80,12 @@ struct PlanRequest {
   // megatron: lower the fitting configuration of this rank in its estimate's order (0: the best), so
   // that a runner-up can be simulated (`dnnsim plan --simulate-top`).
   std::size_t candidate = 0;
+  // megatron: the search space a framework allows. The recomputation modes it tries (empty: none,
+  // selective and full; Megatron-LM of 2021 had no selective recomputation), and sequence parallelism
+  // for t > 1 (unset: always, since it only saves memory at the same bytes on the wire; false: never,
+  // for frameworks without it).
+  std::vector<Recompute> recompute_modes;
+  std::optional<bool> sequence_parallel;
   // Called as a search advances with the fraction done; returning false stops it, and the best plan
   // found so far is returned with PlanResult::stopped_early set. Empty: the search runs to its end.
   std::function<bool(double fraction)> progress;

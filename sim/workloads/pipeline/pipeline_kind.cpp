@@ -78,7 +78,9 @@ const std::vector<PlannerOption>& planner_options() {
                                                   {"rerank", {"dapple", "pipeline-mapping"}},
                                                   {"prefixes", {"dapple", "pipeline-mapping"}},
                                                   {"flat", {"pipedream"}},
-                                                  {"candidate", {"megatron"}}};
+                                                  {"candidate", {"megatron"}},
+                                                  {"recompute", {"megatron"}},
+                                                  {"sequence_parallel", {"megatron"}}};
   return options;
 }
 bool planner_takes(std::string_view option, std::string_view planner) {
@@ -125,6 +127,31 @@ void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSp
     reader.error(map.get("candidate"), fmt::format("only the megatron planner takes 'candidate'; planner '{}' keeps "
                                                     "no ranking of configurations",
                                                     spec.planner));
+  // The megatron planner's search space: the recomputation modes it may choose, and whether its
+  // tensor-parallel candidates use sequence parallelism (a framework without either).
+  if (map.has("recompute")) {
+    const std::vector<YAML::Node> modes = reader.list(map.get("recompute"), "recomputation modes");
+    if (modes.empty() && map.get("recompute").IsSequence())
+      reader.error(map.get("recompute"), "give at least one recomputation mode (none, selective, full)");
+    for (const YAML::Node& mode : modes)
+      if (auto name = reader.choice(mode, "recomputation", recompute_names())) {
+        const Recompute recompute = *recompute_from_name(*name);
+        if (std::find(spec.planner_recompute.begin(), spec.planner_recompute.end(), recompute) !=
+            spec.planner_recompute.end())
+          reader.error(mode, fmt::format("recomputation '{}' is listed twice", *name));
+        else
+          spec.planner_recompute.push_back(recompute);
+      }
+    if (!spec.planner.empty() && !planner_takes("recompute", spec.planner))
+      reader.error(map.get("recompute"), fmt::format("only the megatron planner takes 'recompute' (the modes it may "
+                                                     "choose); planner '{}' keeps the workload's",
+                                                     spec.planner));
+  }
+  if (auto sequence_parallel = map.boolean("sequence_parallel")) spec.planner_sequence_parallel = *sequence_parallel;
+  if (map.has("sequence_parallel") && !spec.planner.empty() && !planner_takes("sequence_parallel", spec.planner))
+    reader.error(map.get("sequence_parallel"),
+                 fmt::format("only the megatron planner takes 'sequence_parallel'; planner '{}' keeps the workload's",
+                             spec.planner));
   map.finish();
 }
 

@@ -117,6 +117,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   request.prefixes_per_state = spec.planner_prefixes;
   request.flat = spec.planner_flat;
   request.candidate = spec.planner_candidate;
+  request.recompute_modes = spec.planner_recompute;
+  request.sequence_parallel = spec.planner_sequence_parallel;
   request.chunks_per_stage = setup.schedule->chunks();
   request.choose_chunks = spec.planner_chooses_chunks;
   request.stages = spec.planner_stages;

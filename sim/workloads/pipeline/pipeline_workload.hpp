@@ -45,6 +45,8 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   int planner_prefixes = PlanRequest{}.prefixes_per_state;  // dapple, pipeline-mapping: PlanRequest::prefixes_per_state
   bool planner_flat = false;                  // pipedream: PlanRequest::flat
   std::size_t planner_candidate = 0;          // megatron: PlanRequest::candidate (YAML: 1-based)
+  std::vector<Recompute> planner_recompute;   // megatron: PlanRequest::recompute_modes
+  std::optional<bool> planner_sequence_parallel;  // megatron: PlanRequest::sequence_parallel
   std::vector<PipelineStage> stages;  // explicit: one chunk each, devices as cluster GPU indices
   // Added to every device's memory need in the planners' check (CUDA context, libraries); the
   // simulation itself measures the tasks' allocations only.

@@ -47,6 +47,29 @@ TEST(MegatronPlanner, EveryFittingCandidateIsAValidSplitThatFits) {
   }
 }
 
+// A framework's search space: restricted to full recomputation the search considers the same
+// (t, p, d, v, b) as with all three modes, one mode each, so a third as many; without sequence
+// parallelism no candidate uses it (by default every t > 1 does). Micro-batches are the powers of two
+// that divide B/d: with full recomputation a stage keeps only its blocks' inputs, so micro-batches
+// above the old cap of 8 fit here too (the SC'21 Table 1 runs used up to 16).
+TEST(MegatronPlanner, TheSearchSpaceIsTheFrameworks) {
+  PlanRequest request = gpt3_xl_request("gpt3-xl");
+  const MegatronSearch every_mode = search_megatron(request, false);
+  request.recompute_modes = {Recompute::full};
+  request.sequence_parallel = false;
+  const MegatronSearch full_only = search_megatron(request, false);
+  EXPECT_EQ(3 * full_only.considered, every_mode.considered);
+  ASSERT_FALSE(full_only.fitting.empty());
+  bool large_micro_batch = false;
+  for (const MegatronCandidate& c : full_only.fitting) {
+    EXPECT_EQ(c.options.recompute, Recompute::full);
+    EXPECT_FALSE(c.options.sequence_parallel);
+    large_micro_batch = large_micro_batch || c.micro_batch > 8;
+  }
+  EXPECT_TRUE(large_micro_batch);
+  for (const MegatronCandidate& c : every_mode.fitting) EXPECT_EQ(c.options.sequence_parallel, c.tensor > 1);
+}
+
 // The Planner interface returns the best candidate as a plan over tensor-parallel groups: p stages of
 // d groups each, M = B/(d·b) micro-batches, and the chosen options.
 TEST(MegatronPlanner, BestCandidateBecomesAPlanOverGroups) {

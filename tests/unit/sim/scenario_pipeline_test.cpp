@@ -532,6 +532,43 @@ TEST(ScenarioPipeline, TensorParallelLargerThanTheClusterIsLocated) {
   expect_error(errors[0], 16, 20, "larger than the cluster's 4 GPUs");
 }
 
+// The megatron planner's search space (line 15): the recomputation modes it may choose and whether its
+// tensor-parallel candidates use sequence parallelism.
+std::string megatron_planner(const std::string& planner_line) {
+  return pipeline(R"(  model: {name: tiny, transformer: {layers: 2, hidden: 64, heads: 4, seq: 16, vocab: 128}}
+  global_batch: 4
+  micro_batches: 2
+  schedule: 1f1b
+)" + planner_line);
+}
+
+TEST(ScenarioPipeline, TheMegatronPlannersSearchSpace) {
+  const PipelineWorkloadSpec spec = spec_of(
+      load(megatron_planner("  planner: {name: megatron, recompute: [full, none], sequence_parallel: false}\n")));
+  EXPECT_EQ(spec.planner_recompute, (std::vector<Recompute>{Recompute::full, Recompute::none}));
+  EXPECT_EQ(spec.planner_sequence_parallel, false);
+  const PipelineWorkloadSpec unset = spec_of(load(megatron_planner("  planner: megatron\n")));
+  EXPECT_TRUE(unset.planner_recompute.empty());  // every mode
+  EXPECT_FALSE(unset.planner_sequence_parallel.has_value());
+}
+
+TEST(ScenarioPipeline, TheMegatronPlannersSearchSpaceErrorsAreLocated) {
+  // "  planner: {name: megatron, recompute: [full, sometimes, full]}": sometimes at column 47, the
+  // second full at 58.
+  const auto errors = errors_of(megatron_planner("  planner: {name: megatron, recompute: [full, sometimes, full]}\n"));
+  ASSERT_EQ(errors.size(), 2u) << dump(errors);
+  expect_error(errors[0], 15, 47, "unknown recomputation 'sometimes'");
+  expect_error(errors[1], 15, 58, "recomputation 'full' is listed twice");
+  // Only the megatron planner takes either: the list at column 38, false at 65.
+  const auto other =
+      errors_of(pipeline(valid_head() + "  planner: {name: dapple, recompute: [full], sequence_parallel: false}\n"));
+  ASSERT_EQ(other.size(), 2u) << dump(other);
+  expect_error(other[0], 15, 38, "only the megatron planner takes 'recompute'");
+  expect_error(other[1], 15, 65, "only the megatron planner takes 'sequence_parallel'");
+  expect_single_error(megatron_planner("  planner: {name: megatron, recompute: []}\n"), 15, 40,
+                      "give at least one recomputation mode");
+}
+
 TEST(ScenarioPipeline, SequenceParallelNeedsTensorParallel) {
   expect_single_error(tensor_parallel("  sequence_parallel: true\n"), 16, 22, "needs tensor_parallel of at least 2");
 }
