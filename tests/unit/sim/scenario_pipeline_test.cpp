@@ -494,14 +494,18 @@ namespace {
 // ---- tensor parallelism (docs/megatron.md) --------------------------------------------------------
 
 // A GPT-like stack of 2 blocks, hidden 64 and 4 heads (line 11), 4 sequences in 2 micro-batches,
-// 1F1B (lines 12–14), the uniform planner (line 15), then the tensor-parallel keys from line 16.
-std::string tensor_parallel(const std::string& keys) {
+// 1F1B (lines 12–14), then `rest` from line 15.
+std::string tiny_transformer(const std::string& rest) {
   return pipeline(R"(  model: {name: tiny, transformer: {layers: 2, hidden: 64, heads: 4, seq: 16, vocab: 128}}
   global_batch: 4
   micro_batches: 2
   schedule: 1f1b
-  planner: {name: uniform, stages: 1}
-)" + keys);
+)" + rest);
+}
+
+// The uniform planner (line 15), then the tensor-parallel keys from line 16.
+std::string tensor_parallel(const std::string& keys) {
+  return tiny_transformer("  planner: {name: uniform, stages: 1}\n" + keys);
 }
 
 TEST(ScenarioPipeline, TensorParallelPlansOverGroups) {
@@ -534,20 +538,12 @@ TEST(ScenarioPipeline, TensorParallelLargerThanTheClusterIsLocated) {
 
 // The megatron planner's search space (line 15): the recomputation modes it may choose and whether its
 // tensor-parallel candidates use sequence parallelism.
-std::string megatron_planner(const std::string& planner_line) {
-  return pipeline(R"(  model: {name: tiny, transformer: {layers: 2, hidden: 64, heads: 4, seq: 16, vocab: 128}}
-  global_batch: 4
-  micro_batches: 2
-  schedule: 1f1b
-)" + planner_line);
-}
-
 TEST(ScenarioPipeline, TheMegatronPlannersSearchSpace) {
   const PipelineWorkloadSpec spec = spec_of(
-      load(megatron_planner("  planner: {name: megatron, recompute: [full, none], sequence_parallel: false}\n")));
+      load(tiny_transformer("  planner: {name: megatron, recompute: [full, none], sequence_parallel: false}\n")));
   EXPECT_EQ(spec.planner_recompute, (std::vector<Recompute>{Recompute::full, Recompute::none}));
   EXPECT_EQ(spec.planner_sequence_parallel, false);
-  const PipelineWorkloadSpec unset = spec_of(load(megatron_planner("  planner: megatron\n")));
+  const PipelineWorkloadSpec unset = spec_of(load(tiny_transformer("  planner: megatron\n")));
   EXPECT_TRUE(unset.planner_recompute.empty());  // every mode
   EXPECT_FALSE(unset.planner_sequence_parallel.has_value());
 }
@@ -555,7 +551,7 @@ TEST(ScenarioPipeline, TheMegatronPlannersSearchSpace) {
 TEST(ScenarioPipeline, TheMegatronPlannersSearchSpaceErrorsAreLocated) {
   // "  planner: {name: megatron, recompute: [full, sometimes, full]}": sometimes at column 47, the
   // second full at 58.
-  const auto errors = errors_of(megatron_planner("  planner: {name: megatron, recompute: [full, sometimes, full]}\n"));
+  const auto errors = errors_of(tiny_transformer("  planner: {name: megatron, recompute: [full, sometimes, full]}\n"));
   ASSERT_EQ(errors.size(), 2u) << dump(errors);
   expect_error(errors[0], 15, 47, "unknown recomputation 'sometimes'");
   expect_error(errors[1], 15, 58, "recomputation 'full' is listed twice");
@@ -565,7 +561,7 @@ TEST(ScenarioPipeline, TheMegatronPlannersSearchSpaceErrorsAreLocated) {
   ASSERT_EQ(other.size(), 2u) << dump(other);
   expect_error(other[0], 15, 38, "only the megatron planner takes 'recompute'");
   expect_error(other[1], 15, 65, "only the megatron planner takes 'sequence_parallel'");
-  expect_single_error(megatron_planner("  planner: {name: megatron, recompute: []}\n"), 15, 40,
+  expect_single_error(tiny_transformer("  planner: {name: megatron, recompute: []}\n"), 15, 40,
                       "give at least one recomputation mode");
 }
 
