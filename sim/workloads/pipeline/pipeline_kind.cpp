@@ -67,26 +67,39 @@ void read_schedule(YamlReader& reader, const YAML::Node& node, PipelineWorkloadS
   if (name) spec.schedule = *name;
 }
 
-// Which planners take each option of `planner: {name, …}`: read_planner refuses an option for the
-// others, replace_planner drops it.
+// Which planners take each option of `planner: {name, …}`, and what the others do instead:
+// read_planner refuses an option for the others, replace_planner drops it.
 struct PlannerOption {
   std::string_view key;
   std::vector<std::string_view> planners;
+  std::string_view otherwise;  // "planner 'x' <otherwise>"
 };
 const std::vector<PlannerOption>& planner_options() {
-  static const std::vector<PlannerOption> options{{"stages", {"uniform"}},
-                                                  {"rerank", {"dapple", "pipeline-mapping"}},
-                                                  {"prefixes", {"dapple", "pipeline-mapping"}},
-                                                  {"flat", {"pipedream"}},
-                                                  {"candidate", {"megatron"}},
-                                                  {"recompute", {"megatron"}},
-                                                  {"sequence_parallel", {"megatron"}}};
+  static const std::vector<PlannerOption> options{
+      {"stages", {"uniform"}, "chooses them"},
+      {"rerank", {"dapple", "pipeline-mapping"}, "does not re-rank"},
+      {"prefixes", {"dapple", "pipeline-mapping"}, "keeps no prefixes per state"},
+      {"flat", {"pipedream"}, "has no levels"},
+      {"candidate", {"megatron"}, "keeps no ranking of configurations"},
+      {"recompute", {"megatron"}, "keeps the workload's"},
+      {"sequence_parallel", {"megatron"}, "keeps the workload's"}};
   return options;
 }
 bool planner_takes(std::string_view option, std::string_view planner) {
   for (const PlannerOption& o : planner_options())
     if (o.key == option) return std::find(o.planners.begin(), o.planners.end(), planner) != o.planners.end();
   return false;
+}
+// "only the uniform planner takes 'stages'; planner 'dapple' chooses them", for each option given to
+// a planner that does not take it.
+void refuse_options_not_taken(YamlReader& reader, MapReader& map, const std::string& planner) {
+  if (planner.empty()) return;
+  for (const PlannerOption& o : planner_options()) {
+    if (!map.has(o.key) || planner_takes(o.key, planner)) continue;
+    std::string takers = fmt::format("{}", fmt::join(o.planners, " and "));
+    takers += o.planners.size() == 1 ? " planner takes" : " planners take";
+    reader.error(map.get(o.key), fmt::format("only the {} '{}'; planner '{}' {}", takers, o.key, planner, o.otherwise));
+  }
 }
 // The workload keys the megatron planner chooses: a scenario for it must not give them.
 constexpr std::array<const char*, 3> kMegatronChooses{"tensor_parallel", "sequence_parallel", "recompute"};
@@ -105,28 +118,11 @@ void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSp
   if (!map.valid()) return;
   spec.planner = map.choice("name", "planner", planners.names(), true).value_or("");
   if (auto stages = map.integer("stages", 1, 1 << 20)) spec.planner_stages = static_cast<int>(*stages);
-  if (map.has("stages") && !spec.planner.empty() && !planner_takes("stages", spec.planner))
-    reader.error(map.get("stages"), fmt::format("only the uniform planner takes 'stages'; planner '{}' chooses them",
-                                                 spec.planner));
   if (auto rerank = map.integer("rerank", 1, 1 << 10)) spec.planner_rerank = static_cast<int>(*rerank);
-  if (map.has("rerank") && !spec.planner.empty() && !planner_takes("rerank", spec.planner))
-    reader.error(map.get("rerank"), fmt::format("only the dapple and pipeline-mapping planners take 'rerank'; "
-                                                 "planner '{}' does not re-rank",
-                                                 spec.planner));
   if (auto prefixes = map.integer("prefixes", 1, 1 << 10)) spec.planner_prefixes = static_cast<int>(*prefixes);
-  if (map.has("prefixes") && !spec.planner.empty() && !planner_takes("prefixes", spec.planner))
-    reader.error(map.get("prefixes"), fmt::format("only the dapple and pipeline-mapping planners take 'prefixes'; "
-                                                   "planner '{}' keeps no prefixes per state",
-                                                   spec.planner));
   if (auto flat = map.boolean("flat")) spec.planner_flat = *flat;
-  if (map.has("flat") && !spec.planner.empty() && !planner_takes("flat", spec.planner))
-    reader.error(map.get("flat"),
-                 fmt::format("only the pipedream planner takes 'flat'; planner '{}' has no levels", spec.planner));
-  if (auto candidate = map.integer("candidate", 1, 1 << 20)) spec.planner_candidate = static_cast<std::size_t>(*candidate - 1);
-  if (map.has("candidate") && !spec.planner.empty() && !planner_takes("candidate", spec.planner))
-    reader.error(map.get("candidate"), fmt::format("only the megatron planner takes 'candidate'; planner '{}' keeps "
-                                                    "no ranking of configurations",
-                                                    spec.planner));
+  if (auto candidate = map.integer("candidate", 1, 1 << 20))
+    spec.planner_candidate = static_cast<std::size_t>(*candidate - 1);
   // The megatron planner's search space: the recomputation modes it may choose, and whether its
   // tensor-parallel candidates use sequence parallelism (a framework without either).
   if (map.has("recompute")) {
@@ -142,16 +138,9 @@ void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSp
         else
           spec.planner_recompute.push_back(recompute);
       }
-    if (!spec.planner.empty() && !planner_takes("recompute", spec.planner))
-      reader.error(map.get("recompute"), fmt::format("only the megatron planner takes 'recompute' (the modes it may "
-                                                     "choose); planner '{}' keeps the workload's",
-                                                     spec.planner));
   }
   if (auto sequence_parallel = map.boolean("sequence_parallel")) spec.planner_sequence_parallel = *sequence_parallel;
-  if (map.has("sequence_parallel") && !spec.planner.empty() && !planner_takes("sequence_parallel", spec.planner))
-    reader.error(map.get("sequence_parallel"),
-                 fmt::format("only the megatron planner takes 'sequence_parallel'; planner '{}' keeps the workload's",
-                             spec.planner));
+  refuse_options_not_taken(reader, map, spec.planner);
   map.finish();
 }
 
