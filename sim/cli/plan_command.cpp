@@ -155,7 +155,16 @@ int run_plan_command(const PlanCommandOptions& options) {
                              problem);
   if (!report.plan.ranking.empty()) {
     constexpr std::size_t kShown = 10;
-    std::cout << fmt::format("candidates that fit ({}), best first:\n", report.plan.ranking.size());
+    // The megatron planner's search space, where the scenario narrowed it (a framework's limits).
+    std::vector<std::string> limits;
+    if (!spec->planner_recompute.empty()) {
+      std::vector<std::string_view> modes;
+      for (Recompute mode : spec->planner_recompute) modes.push_back(recompute_name(mode));
+      limits.push_back(fmt::format("recompute {}", fmt::join(modes, " or ")));
+    }
+    if (spec->planner_sequence_parallel == false) limits.push_back("no sequence parallelism");
+    std::cout << fmt::format("candidates that fit ({}){}, best first:\n", report.plan.ranking.size(),
+                             limits.empty() ? "" : fmt::format(" with {}", fmt::join(limits, ", ")));
     for (std::size_t i = 0; i < std::min(kShown, report.plan.ranking.size()); ++i)
       std::cout << fmt::format("  {:>2}. {}\n", i + 1, report.plan.ranking[i]);
   }
