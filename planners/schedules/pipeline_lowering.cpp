@@ -433,8 +433,11 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
       for (TaskId transfer : lowered.activation_transfers[u][j])
         tasks[lowered.forward[u + 1][j][slot(chain[u + 1], std::get<Transfer>(tasks[transfer].op).dst)]].deps.push_back(
             transfer);
-      for (TaskId transfer : lowered.gradient_transfers[u][j])
-        tasks[lowered.backward[u][j][slot(chain[u], std::get<Transfer>(tasks[transfer].op).dst)]].deps.push_back(transfer);
+      for (TaskId transfer : lowered.gradient_transfers[u][j]) {
+        const std::size_t at = slot(chain[u], std::get<Transfer>(tasks[transfer].op).dst);
+        tasks[lowered.backward[u][j][at]].deps.push_back(transfer);
+        if (recompute) tasks[lowered.recompute[u][j][at]].deps.push_back(transfer);
+      }
     }
 
   // The all-reduces of one update of virtual stage u over the replicas of `stage` (per rank with

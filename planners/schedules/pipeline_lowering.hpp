@@ -49,9 +49,12 @@
 // allocates Σ activation_bytes of the chunk's layers × its samples and the matching backward frees
 // them. With re-materialization the forward keeps only the chunk's input (activation_bytes of the
 // layer before the chunk, 0 for layer 0: memory_model.hpp's rule), the recompute allocates the full
-// activations, and the backward frees both. The recomputation needs only the stashed input, so it
-// does not wait for the incoming gradient. Transfers allocate nothing (a received activation is
-// counted once, on its producer).
+// activations, and the backward frees both. The recompute waits for the incoming gradient, although
+// it needs only the stashed input: Megatron-LM and DeepSpeed recompute inside the backward step,
+// which starts after the blocking receive of the gradient (torch.utils.checkpoint re-runs the
+// forward when autograd reaches it), so a stage cannot hide its recompute behind the wait, and the
+// pipeline estimators' backward step (recompute included) is what runs. Transfers allocate nothing
+// (a received activation is counted once, on its producer).
 // Tensor parallelism (models/dnn/tensor_parallel.hpp; Narayanan et al. SC'21 §2.3): with degree t,
 // plan device g stands for the tensor-parallel group of GPUs g·t … g·t + t − 1 (consecutive GPUs,
 // inside a node when t divides the node's GPUs). `model` is then one rank's shard, every compute
@@ -70,9 +73,9 @@
 // With `replica_window` = w (data_parallel_fidelity: window) only replicas 0 … w − 1 of each stage
 // are lowered, and each stage's data-parallel all-reduce runs over their GPUs as a group standing for
 // d / w copies of itself (Collective::copies); rank r of replica q ≥ w mirrors rank r of replica
-// q mod w (TaskGraph::set_mirror; with mirror_ranks, that rank mirrors its rank 0 in turn). Exact when translating every stage's replicas by w maps the
-// platform and the traffic onto themselves: equal replica counts and shares, each stage on whole
-// nodes of one type, one non-blocking switch (docs/collectives.md, "Symmetric windows").
+// q mod w (TaskGraph::set_mirror; with mirror_ranks, that rank mirrors its rank 0 in turn). Exact when translating
+// every stage's replicas by w maps the platform and the traffic onto themselves: equal replica counts and shares, each
+// stage on whole nodes of one type, one non-blocking switch (docs/collectives.md, "Symmetric windows").
 #pragma once
 
 #include <cstdint>

@@ -139,6 +139,33 @@ TEST(PipelineSimulation, S3KFKBWithOneHasThe1F1BTimeline) {
   EXPECT_NEAR(last_backward_end(run), 33.0, kExact);
 }
 
+TEST(PipelineSimulation, RecomputationWaitsForTheIncomingGradient) {
+  // GPipe with re-materialization, p = 4, M = 8, t_f = 1, t_b = 2: the recompute (a forward again, 1)
+  // runs after the gradient arrives, as Megatron-LM's and DeepSpeed's checkpointed backward does, so
+  // each backward step takes 1 + 2 = 3 from its start, and the timeline is the estimator's with
+  // t_b = 3: (M + p − 1)(1 + 3) = 44. Recomputing while the gradient is in flight would let stages
+  // 0–2 recompute during the backward wave's ramp and end earlier.
+  ScheduleOptions options;
+  options.recompute = true;
+  const auto schedule = make("gpipe", options);
+  const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 0), *schedule);
+  EXPECT_NEAR(last_backward_end(run), 44.0, kExact);
+  const PipelineShape shape = run.lowered.shape;
+  const PipelineEstimate estimate =
+      estimate_pipeline(*schedule, shape, PipelineTimings::uniform(4, 1, Seconds(1), Seconds(3)));
+  for (std::size_t s = 0; s < 4; ++s) {
+    const auto order = schedule->stage_order(static_cast<int>(s), shape);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (order[i].pass != PassKind::backward) continue;
+      const auto j = static_cast<std::size_t>(order[i].micro_batch);
+      EXPECT_NEAR(run.result.task_start[run.lowered.recompute[s][j][0]], estimate.steps[s][i].start.value(), kExact)
+          << "stage " << s << " step " << i;
+      EXPECT_NEAR(run.result.task_end[run.lowered.backward[s][j][0]], estimate.steps[s][i].end.value(), kExact)
+          << "stage " << s << " step " << i;
+    }
+  }
+}
+
 TEST(PipelineSimulation, EstimatorMatchesTheSimulatorWithTransfers) {
   // Each stage sends 5e8 bytes per micro-batch over a 1 GB/s link: 0.5 s per transfer. kFkB with
   // k = 2, t_f = 1, t_b = 2: the estimator's timeline (36 by the notes' example, §1) is the simulator's.

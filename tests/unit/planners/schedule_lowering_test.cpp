@@ -243,7 +243,7 @@ TEST(PipelineLowering, PipeDreamAsyncIsOneRunWithUpdatesAndStashedWeights) {
   EXPECT_THROW((void)lower_pipeline_run(other, two_to_one(2, 4), *make("1f1b"), 2), std::invalid_argument);
 }
 
-TEST(PipelineLowering, RecomputeKeepsOnlyTheChunkInput) {
+TEST(PipelineLowering, RecomputeKeepsOnlyTheChunkInputAndWaitsForTheGradient) {
   // GPipe with re-materialization, stage 1 (layers 2, 3; one replica, 4 samples): the forward keeps
   // layer 1's output, 2 MB × 4 = 8 MB; the recompute (a forward pass again, Phase::recompute) takes
   // the full (3 + 4) MB × 4 = 28 MB; the backward frees 36 MB. Stage 0 starts at layer 0: nothing kept.
@@ -264,6 +264,18 @@ TEST(PipelineLowering, RecomputeKeepsOnlyTheChunkInput) {
   // The recompute immediately precedes its backward on the compute stream.
   EXPECT_EQ(lowered.recompute[1][0][0] + 1, lowered.backward[1][0][0]);
   EXPECT_EQ(forward.iteration, 1u);
+  // Each replica's recompute on stage 0, like its backward, waits for the gradient pieces stage 1
+  // sends it back: frameworks recompute inside the backward step, after the receive.
+  const std::vector<TaskId>& gradients = lowered.gradient_transfers[0][0];
+  ASSERT_FALSE(gradients.empty());
+  std::size_t awaited = 0;
+  for (std::size_t q = 0; q < lowered.backward[0][0].size(); ++q)
+    for (TaskId transfer : gradients) {
+      const auto waits = [&](TaskId id) { return std::ranges::count(graph.task(id).deps, transfer); };
+      EXPECT_EQ(waits(lowered.recompute[0][0][q]), waits(lowered.backward[0][0][q])) << "replica " << q;
+      awaited += static_cast<std::size_t>(waits(lowered.recompute[0][0][q]));
+    }
+  EXPECT_EQ(awaited, gradients.size());
 }
 
 TEST(PipelineLowering, ComputeStreamFollowsTheScheduleOrder) {
