@@ -96,13 +96,7 @@ int run_plan_command(const PlanCommandOptions& options) {
     (void)builtin_planners().at(options.planner, SourceLocation{"--planner " + options.planner, 0, 0});
   Scenario scenario = load_scenario(options.scenario, options.overrides,
                                     options.planner.empty() ? ScenarioTreeEdit{} : replace_planner(options.planner));
-  const auto* given = scenario.workload_as<PipelineWorkloadSpec>();
-  if (given == nullptr)
-    throw InputError(SourceLocation{scenario.file, 0, 0},
-                     "dnnsim plan needs a pipeline workload (workload.kind: pipeline, docs/pipeline.md)");
-  // The candidate to lower is set in a copy of the spec.
-  auto spec = std::make_shared<PipelineWorkloadSpec>(*given);
-  scenario.workload = spec;
+  const std::shared_ptr<PipelineWorkloadSpec> spec = plannable_spec(scenario);
   if (options.candidate > 0) spec->planner_candidate = options.candidate - 1;
   if ((options.candidate > 0 || options.simulate_top > 0) && spec->planner != "megatron")
     throw InputError(SourceLocation{options.candidate > 0 ? "--candidate" : "--simulate-top", 0, 0},

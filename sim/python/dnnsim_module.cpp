@@ -44,17 +44,18 @@ PyObject* input_error_type = nullptr;
 
 // A path that exists is a file; a dict or text with a newline or a colon is YAML; anything else a
 // path (whose absence is then reported as the CLI reports it).
-Scenario load(const py::object& scenario, const std::vector<std::string>& overrides) {
+Scenario load(const py::object& scenario, const std::vector<std::string>& overrides,
+              const ScenarioTreeEdit& edit = {}) {
   if (py::isinstance<py::dict>(scenario)) {
     const std::string text = py::module_::import("json").attr("dumps")(scenario).cast<std::string>();
-    return load_scenario_text(text, "<dict>", overrides);
+    return load_scenario_text(text, "<dict>", overrides, edit);
   }
   const std::string text = py::str(scenario).cast<std::string>();
   std::error_code not_a_path;  // a long YAML text is no file name
   if (!std::filesystem::exists(text, not_a_path) &&
       (text.find('\n') != std::string::npos || text.find(':') != std::string::npos))
-    return load_scenario_text(text, "<string>", overrides);
-  return load_scenario(text, overrides);
+    return load_scenario_text(text, "<string>", overrides, edit);
+  return load_scenario(text, overrides, edit);
 }
 
 py::object to_python(const nlohmann::ordered_json& value) {
@@ -191,21 +192,10 @@ py::list list(const std::string& what) {
 
 py::object plan(const py::object& scenario_arg, const std::optional<std::string>& planner,
                 const std::vector<std::string>& overrides) {
-  Scenario scenario = load(scenario_arg, overrides);
-  const auto* given = scenario.workload_as<PipelineWorkloadSpec>();
-  if (given == nullptr)
-    throw InputError(SourceLocation{scenario.file, 0, 0},
-                     "dnnsim plan needs a pipeline workload (workload.kind: pipeline, docs/pipeline.md)");
-  auto spec = std::make_shared<PipelineWorkloadSpec>(*given);
-  scenario.workload = spec;
-  if (planner) {  // as `dnnsim plan --planner`
-    (void)builtin_planners().at(*planner, SourceLocation{"planner=" + *planner, 0, 0});
-    spec->planner = *planner;
-    spec->stages.clear();
-    if (*planner != "uniform") spec->planner_stages.reset();
-    if (*planner != "pipedream") spec->planner_flat = false;
-  }
-  PipelineSetup setup = plan_pipeline(scenario, *spec);
+  // As `dnnsim plan --planner`: the planner replaced in the tree, before any check.
+  if (planner) (void)builtin_planners().at(*planner, SourceLocation{"planner=" + *planner, 0, 0});
+  Scenario scenario = load(scenario_arg, overrides, planner ? replace_planner(*planner) : ScenarioTreeEdit{});
+  PipelineSetup setup = plan_pipeline(scenario, *plannable_spec(scenario));
   // The kind writes the plan as summary.json's "pipeline" section.
   SimulationResult planned;
   planned.gpu_names = scenario.cluster.gpu_names();

@@ -224,8 +224,9 @@ using ScenarioTreeEdit = std::function<void(YAML::Node& root)>;
                                      const ScenarioTreeEdit& edit = {});
 // A scenario given as YAML text (the Python module's strings and dicts): `name` stands for the file
 // in messages ("<string>:3:7: error: …") and its folder, none for "<string>", is where relative
-// paths start. @throw InputError
+// paths start; `overrides` and `edit` as for load_scenario. @throw InputError
 [[nodiscard]] Scenario load_scenario_text(const std::string& text, const std::string& name,
-                                          const std::vector<std::string>& overrides = {});
+                                          const std::vector<std::string>& overrides = {},
+                                          const ScenarioTreeEdit& edit = {});
 
 }  // namespace dnnsim

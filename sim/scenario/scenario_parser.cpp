@@ -752,12 +752,13 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   return read_scenario(root, sink, path, overrides, edit);
 }
 
-Scenario load_scenario_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
+Scenario load_scenario_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides,
+                            const ScenarioTreeEdit& edit) {
   DiagnosticSink sink;
   YamlReader reader(name, sink);
   YAML::Node root = reader.load_text(text);
   sink.throw_if_any();
-  return read_scenario(root, sink, name, overrides, {});
+  return read_scenario(root, sink, name, overrides, edit);
 }
 
 }  // namespace dnnsim

@@ -107,6 +107,23 @@ class Queries(unittest.TestCase):
         pipeline["workload"]["planner"] = {"name": "uniform", "stages": 2}
         self.assertEqual(dnnsim.plan(pipeline)["stage_count"], 2)
 
+    def test_plan_replaces_the_planner_as_the_cli_does(self):
+        # `planner=` edits the file before it is read, as `dnnsim plan --planner` (replace_planner):
+        # uniform's `stages` and the tensor-parallel degree the megatron planner chooses go, so the
+        # plan is that of the file written for megatron.
+        pipeline = json.loads(json.dumps(ONE_GPU))
+        pipeline["cluster"]["node_types"]["box"]["gpus_per_node"] = 2
+        pipeline["workload"] = {"kind": "pipeline", "model": {"zoo": "gpt2-small", "seq": 128},
+                                "global_batch": 4, "micro_batches": 2, "schedule": "1f1b",
+                                "planner": {"name": "uniform", "stages": 2}, "tensor_parallel": 2}
+        replaced = dnnsim.plan(pipeline, planner="megatron")
+        del pipeline["workload"]["tensor_parallel"]
+        pipeline["workload"]["planner"] = "megatron"
+        self.assertEqual(replaced, dnnsim.plan(pipeline))
+        self.assertEqual(replaced["planner"], "megatron")
+        with self.assertRaises(ValueError):
+            dnnsim.plan(pipeline, planner="nothing")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -78,6 +78,16 @@ std::vector<std::string> group_names(std::vector<std::string> gpus, const std::o
 
 }  // namespace
 
+std::shared_ptr<PipelineWorkloadSpec> plannable_spec(Scenario& scenario) {
+  const auto* given = scenario.workload_as<PipelineWorkloadSpec>();
+  if (given == nullptr)
+    throw InputError(SourceLocation{scenario.file, 0, 0},
+                     "dnnsim plan needs a pipeline workload (workload.kind: pipeline, docs/pipeline.md)");
+  auto spec = std::make_shared<PipelineWorkloadSpec>(*given);
+  scenario.workload = spec;
+  return spec;
+}
+
 PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec,
                             std::function<bool(double fraction)> progress) {
   PipelineSetup setup;

@@ -154,6 +154,11 @@ void require_mirroring(const PipelineSetup& setup, const PipelineWorkloadSpec& s
 [[nodiscard]] PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const PipelinePlan& plan,
                                                       const std::optional<TensorParallelOptions>& tensor_parallel);
 
+// What `dnnsim plan` and the Python module's plan() search: the scenario's pipeline spec, as a copy
+// that `scenario` now holds, so that the caller may set the candidate to lower.
+// @throw InputError when the workload is of another kind.
+[[nodiscard]] std::shared_ptr<PipelineWorkloadSpec> plannable_spec(Scenario& scenario);
+
 // Plans the workload (runs the planner, or takes the explicit stages) and makes its schedule.
 // An infeasible plan is a result (report.plan.feasible = false), not an error. A zoo model's
 // sub-layers are searched as blocks (PlanRequest::boundaries); `progress` goes to the planner
