@@ -7,6 +7,7 @@ regression table: mean and worst |error| overall and by parallelism mix (TP×PP�
 
   vtrain_table.py DNNSIM [--table single|multi] [--csv FILE] [--half all|fit|held-out] [--every N]
                   [--calibration FILE|shipped] [--jobs N] [--out DIR] [--set KEY=VALUE …]
+                  [--mix TP1×PP4×DP1 …] [--by mix|model|micro-batches|micro-batch-size|layers|hidden]
 
 Every row becomes a scenario (template.yaml.in next to this file: DGX-A100-like nodes of 8 GPUs, or one
 node with as many GPUs as a single-node run used; 800 Gb/s per node between nodes), run with
@@ -14,7 +15,9 @@ node with as many GPUs as a single-node run used; 800 Gb/s per node between node
 fit_calibration.py uses (fit: even row index of the CSV, held-out: odd); --every N then runs every N-th
 row of those only (a quick check). --calibration is the A100 table the runs use: by default the one
 fitted on these runs and vTrain's NCCL tables (data/calibration/megatron/A100-80GB-SXM.yaml),
-`shipped` for the general one of data/calibration/. Settings from vTrain's validation configs
+`shipped` for the general one of data/calibration/. --mix runs only the rows of the named
+parallelism mixes (before --every), --by groups the printed table otherwise than by mix (single) or
+model (multi). Settings from vTrain's validation configs
 (README of the data): activation recomputation (full), 1F1B, fp16 mixed precision. Vocabulary 51,200
 (GPT-2's BPE padded, as in Megatron's GPT runs) is an assumption: the CSV does not give it. The
 data-parallel all-reduce: after the backward pass for the multi-node runs (vTrain's configs: no
@@ -69,6 +72,18 @@ def mix_of(row):
 
 def model_of(row):
     return f"hidden {row[3]}, {row[5]} layers"
+
+
+# What --by groups the table by (the column's heading, the group of a row). Micro-batches: M per
+# replica, global batch / (DP x micro-batch size).
+GROUPS = {
+    "mix": ("mix", mix_of),
+    "model": ("model", model_of),
+    "micro-batches": ("micro-batches", lambda row: f"M = {int(row[1]) // (int(row[8]) * int(row[2])):>3}"),
+    "micro-batch-size": ("micro-batch size", lambda row: f"{int(row[2]):>2}"),
+    "layers": ("layers", lambda row: f"{int(row[5]):>3}"),
+    "hidden": ("hidden", lambda row: f"{int(row[3]):>5}"),
+}
 
 
 def scenario(template, row, calibration, overlap):
@@ -126,13 +141,14 @@ def run_rows(dnnsim, indexed_rows, out, calibration, jobs=1, settings=(), progre
     return results
 
 
-def print_table(results, group_of=mix_of):
+def print_table(results, by="mix"):
+    heading, group_of = GROUPS[by]
     by_mix = defaultdict(list)
     for _, row, simulated, _ in results:
         if simulated is not None:
             by_mix[group_of(row)].append(simulated / (float(row[10]) / 1000) - 1)
     everything = [e for errors in by_mix.values() for e in errors]
-    print(f"| {'mix' if group_of is mix_of else 'model'} | runs | mean |error| | worst |error| | mean signed error |")
+    print(f"| {heading} | runs | mean |error| | worst |error| | mean signed error |")
     print("|---|---:|---:|---:|---:|")
     for mix in sorted(by_mix):
         e = by_mix[mix]
@@ -157,11 +173,17 @@ def main():
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", default="out/vtrain")
     parser.add_argument("--set", action="append", default=[])
+    parser.add_argument("--by", choices=sorted(GROUPS), help="group the table by (default: mix; model for --table multi)")
+    parser.add_argument("--mix", action="append", default=[],
+                        help="run only the rows of this parallelism mix, e.g. TP1×PP4×DP1 (repeatable)")
     args = parser.parse_args()
     multi = args.table == "multi"
-    rows = half(read_rows(args.csv or (MULTI_CSV if multi else DEFAULT_CSV)), args.half)[:: args.every]
+    rows = half(read_rows(args.csv or (MULTI_CSV if multi else DEFAULT_CSV)), args.half)
+    if args.mix:
+        rows = [(i, row) for i, row in rows if mix_of(row) in args.mix]
+    rows = rows[:: args.every]
     results = run_rows(args.dnnsim, rows, args.out, args.calibration, args.jobs, args.set, overlap=not multi)
-    print_table(results, model_of if multi else mix_of)
+    print_table(results, args.by or ("model" if multi else "mix"))
 
 
 if __name__ == "__main__":
