@@ -70,6 +70,10 @@ struct Layer {
   // Forward memory traffic per sample (inputs read, outputs written; weights are counted once per
   // micro-batch separately). 0: estimated as 2 × activation_bytes.
   Bytes forward_bytes{0};
+  // Backward memory traffic per sample. 0: twice the forward's, which holds where the backward
+  // reads what the forward read and wrote and writes the gradients of both; a layer whose forward
+  // makes passes its backward does not repeat (the fp32 cross-entropy after an LM head) sets it.
+  Bytes backward_bytes{0};
   std::vector<MatmulShape> matmuls;  // per sample; empty when the layer has none or they are not known
   // Per sample, every tensor that crosses a cut right after this layer when the model is a DAG (a
   // profile graph with skip edges: profile_graph.hpp), or the output alone when activation_bytes
@@ -78,6 +82,13 @@ struct Layer {
   std::optional<Bytes> cut_bytes;
 
   [[nodiscard]] Flop backward_input_flops() const { return backward_flops - backward_weight_flops; }
+  // forward_bytes and backward_bytes with their defaults applied.
+  [[nodiscard]] Bytes forward_traffic() const {
+    return forward_bytes.value() > 0 ? forward_bytes : activation_bytes * 2.0;
+  }
+  [[nodiscard]] Bytes backward_traffic() const {
+    return backward_bytes.value() > 0 ? backward_bytes : forward_traffic() * 2.0;
+  }
   // What a pipeline cut after this layer carries per sample (planners' costs and the lowering).
   [[nodiscard]] Bytes bytes_across_cut() const { return cut_bytes.value_or(activation_bytes); }
   // Sets what the layer keeps per sample without changing what crosses a cut after it (so a profile

@@ -150,9 +150,9 @@ LayerModel shard_for_tensor_parallel(const LayerModel& model, const TensorParall
     layer.forward_flops = layer.forward_flops / divisor;
     layer.backward_flops = layer.backward_flops / divisor;
     layer.backward_weight_flops = layer.backward_weight_flops / divisor;
-    // The traffic estimate must not follow the activation rescaling below: make the default explicit.
-    if (layer.forward_bytes.value() <= 0) layer.forward_bytes = layer.activation_bytes * 2.0;
-    layer.forward_bytes = layer.forward_bytes / divisor;
+    // The traffic estimates must not follow the activation rescaling below: make the defaults explicit.
+    layer.backward_bytes = layer.backward_traffic() / divisor;
+    layer.forward_bytes = layer.forward_traffic() / divisor;
     if (splits(layer.kind)) layer.parameter_bytes = layer.parameter_bytes / t;
     // Heads (folded into m) are split in attention; GEMMs are split along n (column-parallel) or k
     // (row-parallel): n stands for both, as only the product's FLOPs and size are read.

@@ -68,6 +68,12 @@ class Builder {
     last().forward_bytes += Bytes(elements * options_.activation_bytes_per_element);
     return *this;
   }
+  // Backward traffic, for a layer whose backward is not twice its forward (Layer::backward_bytes).
+  Builder& backward_io(double elements) {
+    last().backward_bytes += Bytes(elements * options_.activation_bytes_per_element);
+    return *this;
+  }
+  [[nodiscard]] double element_bytes() const { return options_.activation_bytes_per_element; }
   Builder& keep(double elements) {
     last().activation_bytes += Bytes(elements * options_.activation_bytes_per_element);
     return *this;
@@ -302,13 +308,25 @@ LayerModel transformer_model(const TransformerConfig& c, const ModelOptions& opt
     linear(b, "head.transform", seq, h, h, true);
     b.elementwise(seq * h, kGeluFlops).weights(2 * h).elementwise(seq * h, kNormFlops);
   }
-  // Tied to the token embedding: no weights of its own (an output bias for BERT's MLM head).
+  // Tied to the token embedding: no weights of its own (an output bias for BERT's MLM head). The
+  // loss as Megatron-LM computes it, vocab_parallel_cross_entropy(logits.float(), labels)
+  // (megatron/model/gpt_model.py, megatron/mpu/cross_entropy.py), in passes over the logits: a
+  // half-precision model's logits cast to fp32 (read e, write 4 bytes per logit), then max (4),
+  // an in-place subtract (8), exp (8), sum (4) and an in-place divide whose softmax is kept for
+  // the backward (8): 32 + e + 4 bytes per logit. Backward: the softmax scaled in place by the
+  // loss gradient (8) and cast back (4 + e). The product reads the input and writes the logits
+  // forward, and reads the logits' gradient and the input and writes the input's gradient
+  // backward. In one task these passes overlap the product (max of GEMM and memory time).
+  const double e = b.element_bytes();
+  const double cast = e < 4.0 ? 4.0 + e : 0.0;
+  const double logits = seq * c.vocab;
   b.layer("head", LayerKind::matmul)
       .weights(c.mlm_head ? c.vocab : 0.0)
       .product(seq, c.vocab, h, true)
-      .elementwise(seq * c.vocab, kSoftmaxFlops)  // softmax cross-entropy
-      .io(seq * (h + c.vocab))
-      .keep(seq * c.vocab);
+      .work(logits * kSoftmaxFlops)
+      .io(seq * h + logits + logits * (32.0 + cast) / e)
+      .backward_io(2.0 * seq * h + logits + logits * (8.0 + cast) / e)
+      .keep(logits);
   return with_tokens(b.build());
 }
 

@@ -22,9 +22,9 @@ Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId devi
   } else {
     compute.flops = (backward ? layer.backward_flops : layer.forward_flops) * batch;
     // Weights read once per call, plus the per-sample traffic: enough for the roofline to catch
-    // memory-bound layers. The backward pass moves about twice the forward's.
-    const Bytes per_sample = layer.forward_bytes.value() > 0 ? layer.forward_bytes : layer.activation_bytes * 2.0;
-    compute.bytes_accessed = layer.parameter_bytes + per_sample * (batch * (backward ? 2.0 : 1.0));
+    // memory-bound layers.
+    compute.bytes_accessed =
+        layer.parameter_bytes + (backward ? layer.backward_traffic() : layer.forward_traffic()) * batch;
     // A layer that is one GEMM has a shape for the calibration's shape grids: the product itself
     // forward, and its two gradients backward (GemmOp::backward or backward_nt, by how the weights
     // are stored) — the weight gradient's inner dimension is the batch, the skinny shape a FLOPs

@@ -23,7 +23,7 @@ const AnalyticalSpeedModel::ModelCost& AnalyticalSpeedModel::model_cost(const Jo
   ModelCost cost;
   for (const Layer& layer : model.layers) {
     cost.flops_per_sample += (layer.forward_flops + layer.backward_flops).value();
-    cost.bytes_per_sample += 3.0 * (layer.forward_bytes.value() > 0 ? layer.forward_bytes.value() : 2.0 * layer.activation_bytes.value());
+    cost.bytes_per_sample += (layer.forward_traffic() + layer.backward_traffic()).value();
     cost.layers.push_back(LayerShare{layer.forward_flops.value(), layer.backward_flops.value(), layer.parameter_bytes});
   }
   for (LayerShare& layer : cost.layers) {

@@ -91,6 +91,10 @@ TEST(TensorParallel, ShardDividesWorkAndWeights) {
   for (const Layer& layer : shard.layers)
     if (layer.name.rfind("block0.", 0) == 0) block0 += layer.activation_bytes.value();
   EXPECT_NEAR(block0, layer_activation_bytes(*transformer_shape(model), 1, {.degree = 4}).value(), 1.0);
+  // The vocabulary-parallel head moves a quarter of its traffic each way, the backward's own count
+  // (not twice the forward's) included.
+  EXPECT_DOUBLE_EQ(shard.layers.back().forward_bytes.value(), model.layers.back().forward_bytes.value() / 4);
+  EXPECT_DOUBLE_EQ(shard.layers.back().backward_bytes.value(), model.layers.back().backward_bytes.value() / 4);
 }
 
 TEST(TensorParallel, DegreeMustDivideHeadsAndHidden) {

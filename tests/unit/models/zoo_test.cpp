@@ -175,6 +175,24 @@ TEST(Zoo, OptionsChangeCostsNotParameters) {
   EXPECT_EQ(vit384.layers[2].matmuls.front().m, 577);  // block0.attn.qkv
 }
 
+// The LM head's loss as Megatron-LM runs it (vocab_parallel_cross_entropy(logits.float(), …)), per
+// sample of GPT-2 small (seq 1024, vocabulary 50,257, hidden 768). fp16 activations (e = 2 bytes):
+// forward, the product reads its input (768 elements per token) and writes the logits (1 per
+// logit), the loss moves 6 (cast) + 4 (max) + 8 (subtract) + 8 (exp) + 4 (sum) + 8 (divide) = 38
+// bytes = 19 elements per logit; backward, the product reads the logits' gradient and its input and
+// writes the input's gradient (1 + 2 · 768), the loss scales the kept softmax (8 bytes) and casts it
+// back (6): 7 elements. fp32 (e = 4): no casts, 32 / 4 = 8 elements forward and 8 / 4 = 2 backward.
+TEST(Zoo, TheLanguageModelHeadCountsItsFp32CrossEntropyPasses) {
+  const double tokens = 1024, vocab = 50257, hidden = 768;
+  const Layer fp16 = zoo("gpt2-small").layers.back();
+  EXPECT_EQ(fp16.name, "head");
+  EXPECT_DOUBLE_EQ(fp16.forward_bytes.value(), tokens * (hidden + 20 * vocab) * 2);
+  EXPECT_DOUBLE_EQ(fp16.backward_bytes.value(), tokens * (2 * hidden + 8 * vocab) * 2);
+  const Layer fp32 = zoo("gpt2-small", {.activation_bytes_per_element = 4}).layers.back();
+  EXPECT_DOUBLE_EQ(fp32.forward_bytes.value(), tokens * (hidden + 9 * vocab) * 4);
+  EXPECT_DOUBLE_EQ(fp32.backward_bytes.value(), tokens * (2 * hidden + 3 * vocab) * 4);
+}
+
 TEST(Zoo, OptionsThatDoNotFitAreInputErrors) {
   EXPECT_THROW((void)zoo("gpt2-small", {.seq = 2048}), InputError);    // 1024 learned positions
   EXPECT_THROW((void)zoo("vit-base/16", {.image = 200}), InputError);  // not a multiple of 16

@@ -47,5 +47,24 @@ TEST(LayerCompute, ForwardOfOneGemmCarriesItsShapeWithTheBatchInItsRows) {
   EXPECT_EQ(layer_compute(model, model.layers[0], 0, 4, Dtype::fp16, Pass::backward).gemm.op, GemmOp::backward_nt);
 }
 
+TEST(LayerCompute, BackwardTrafficIsTwiceTheForwardsUnlessTheLayerSaysOtherwise) {
+  // Weights 1 MB read once per task; 4 samples of 3 MB forward traffic: 1 + 12 = 13 MB forward,
+  // 1 + 24 = 25 MB backward by default, 1 + 4 · 5 = 21 MB with backward_bytes 5 MB per sample.
+  LayerModel model;
+  Layer layer;
+  layer.forward_flops = Flop(1e9);
+  layer.backward_flops = Flop(2e9);
+  layer.parameter_bytes = Bytes(1e6);
+  layer.forward_bytes = Bytes(3e6);
+  model.layers = {layer};
+  EXPECT_DOUBLE_EQ(layer_compute(model, model.layers[0], 0, 4, Dtype::fp16, Pass::forward).bytes_accessed.value(),
+                   13e6);
+  EXPECT_DOUBLE_EQ(layer_compute(model, model.layers[0], 0, 4, Dtype::fp16, Pass::backward).bytes_accessed.value(),
+                   25e6);
+  model.layers[0].backward_bytes = Bytes(5e6);
+  EXPECT_DOUBLE_EQ(layer_compute(model, model.layers[0], 0, 4, Dtype::fp16, Pass::backward).bytes_accessed.value(),
+                   21e6);
+}
+
 }  // namespace
 }  // namespace dnnsim
