@@ -201,7 +201,7 @@ def fit_launch_queue(args, single, multi, alpha, eta, out):
             errors = [(a + b * u) / m - 1 for (a, b), m in zip(lines, measured)]
             objective = sum(w * e * e for e, w in zip(errors, weights))
             print(f"h {host * 1e6:5g} us, t0 {t0 * 1e6:5g} us: e_max {1 / u:.4f}, {summary(errors)}, "
-                  f"objective {objective:.3f}", flush=True)
+                  f"objective {objective:.4f}", flush=True)
             points.append((objective, host, t0, 1 / u, errors, kept, measured))
     objective, host, t0, e_max, errors, kept, measured = min(points, key=lambda p: p[0])
     best_per_host = []
