@@ -316,7 +316,9 @@ LayerModel transformer_model(const TransformerConfig& c, const ModelOptions& opt
   // the backward (8): 32 + e + 4 bytes per logit. Backward: the softmax scaled in place by the
   // loss gradient (8) and cast back (4 + e). The product reads the input and writes the logits
   // forward, and reads the logits' gradient and the input and writes the input's gradient
-  // backward. In one task these passes overlap the product (max of GEMM and memory time).
+  // backward. In one task these passes overlap the product (max of GEMM and memory time). What the
+  // head keeps is still the logits at e bytes: the fp32 softmax Megatron keeps is 4 bytes per logit,
+  // a difference of one logit tensor on the last stage, left out of the memory count.
   const double e = b.element_bytes();
   const double cast = e < 4.0 ? 4.0 + e : 0.0;
   const double logits = seq * c.vocab;
