@@ -79,11 +79,14 @@ MemoryBreakdown training_memory(std::span<const Layer> layers, const TrainingMem
     Bytes checkpoints{0};
     Bytes largest{0};
     for (std::size_t l = 0; l < layers.size(); ++l) {
-      if (!config.layer_input_bytes.empty())
+      const bool given = !config.layer_input_bytes.empty();
+      if (given)
         checkpoints += config.layer_input_bytes[l];
       else if (l > 0)
         checkpoints += layers[l - 1].bytes_across_cut();  // the predecessor's output, not what it keeps
-      largest = std::max(largest, layers[l].activation_bytes);
+      // A layer given all its activations as its checkpoint is not recomputed (Megatron's head and loss).
+      if (!given || config.layer_input_bytes[l] < layers[l].activation_bytes)
+        largest = std::max(largest, layers[l].activation_bytes);
     }
     memory.activations = checkpoints * samples_stashed + largest * static_cast<double>(config.micro_batch);
   }

@@ -76,7 +76,9 @@ struct TrainingMemoryConfig {
                                     // count for a pipeline stage (GPipe m, 1F1B min(p−i, m)) (≥ 0)
   int stashed_weight_versions = 0;  // weight stashing: copies of the weights kept (pipedream-async p−i) (≥ 0)
   // Per-sample input bytes of each layer, the checkpoint kept under recomputation; same length as
-  // the layers when given. Empty: the predecessor's bytes_across_cut(), 0 for the first layer.
+  // the layers when given. Empty: the predecessor's bytes_across_cut(), 0 for the first layer. A
+  // layer given at least its activation_bytes keeps them all and is not recomputed (Megatron
+  // checkpoints its transformer blocks only).
   std::vector<Bytes> layer_input_bytes;
   Bytes workspace{0};  // cuBLAS/cuDNN workspace, communication buffers, ZeRO-3 gathered weights
   // CUDA context + library handles + allocator fragmentation. 0 here; callers set it, and 1 GiB is

@@ -9,8 +9,8 @@
 namespace dnnsim {
 namespace {
 // Indexed by LayerKind, in declaration order.
-constexpr std::array<std::string_view, 8> kLayerKindNames{"matmul",        "convolution", "attention", "elementwise",
-                                                          "normalization", "embedding",   "pooling",   "other"};
+constexpr std::array<std::string_view, 9> kLayerKindNames{
+    "matmul", "convolution", "attention", "elementwise", "normalization", "embedding", "pooling", "loss", "other"};
 // Indexed by WeightLayout.
 constexpr std::array<std::string_view, 2> kWeightLayoutNames{"in_out", "out_in"};
 

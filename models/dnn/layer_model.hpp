@@ -16,7 +16,19 @@
 namespace dnnsim {
 
 // What a layer computes, for efficiency curves (calibration tables are per kind) and sharding.
-enum class LayerKind : std::uint8_t { matmul, convolution, attention, elementwise, normalization, embedding, pooling, other };
+// `loss`: a loss over a model's outputs (an LM's softmax cross-entropy over the logits): memory-bound
+// passes, split with the vocabulary under tensor parallelism (Megatron's vocab-parallel cross-entropy).
+enum class LayerKind : std::uint8_t {
+  matmul,
+  convolution,
+  attention,
+  elementwise,
+  normalization,
+  embedding,
+  pooling,
+  loss,
+  other
+};
 [[nodiscard]] std::string_view layer_kind_name(LayerKind kind);
 [[nodiscard]] std::optional<LayerKind> layer_kind_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> layer_kind_names();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <map>
 
@@ -13,7 +14,7 @@ constexpr double kActivationBytes = 2.0;
 
 bool splits(LayerKind kind) {
   return kind == LayerKind::matmul || kind == LayerKind::attention || kind == LayerKind::embedding ||
-         kind == LayerKind::convolution;
+         kind == LayerKind::convolution || kind == LayerKind::loss;
 }
 
 // "block3." of "block3.attn.qkv" (also "decoder.block3."), empty outside the blocks.
@@ -105,6 +106,17 @@ int blocks_in_range(const LayerModel& model, std::size_t begin, std::size_t end)
   for (std::size_t l = begin; l < end && l < model.layers.size(); ++l)
     if (model.layers[l].kind == LayerKind::attention) ++blocks;
   return blocks;
+}
+
+std::pair<std::size_t, std::size_t> checkpointed_span(const LayerModel& model, std::size_t begin, std::size_t end) {
+  end = std::min(end, model.layers.size());
+  std::size_t first = end, last = end;
+  for (std::size_t l = begin; l < end; ++l)
+    if (!block_of(model.layers[l].name).empty()) {
+      if (first == end) first = l;
+      last = l + 1;
+    }
+  return first == end ? std::pair{end, end} : std::pair{first, last};
 }
 
 TensorParallelTraffic range_traffic(const LayerModel& model, const TransformerShape& shape, std::size_t begin,

@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/common/units.hpp"
@@ -110,6 +111,14 @@ struct TensorParallelTraffic {
 
 // Attention layers (transformer blocks) among the layers [begin, end).
 [[nodiscard]] int blocks_in_range(const LayerModel& model, std::size_t begin, std::size_t end);
+
+// What full recomputation re-runs of the layers [begin, end): the span of their transformer blocks'
+// layers ("block<i>." names), as [first, last) — empty (first == last) without a block. Megatron-LM
+// checkpoints the transformer layers only (ParallelTransformer's checkpointed forward; DeepSpeed's
+// PipelineModule checkpoints ParallelTransformerLayerPipe only, Megatron-DeepSpeed's GPTModelPipe):
+// the embedding, final norm, head and loss keep their activations and are not run again.
+[[nodiscard]] std::pair<std::size_t, std::size_t> checkpointed_span(const LayerModel& model, std::size_t begin,
+                                                                    std::size_t end);
 
 // What full recomputation keeps per block until the backward: the block's input, 2·s·b·h bytes
 // (divided by t with sequence parallelism, whose block input is split along the sequence).

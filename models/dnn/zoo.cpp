@@ -308,27 +308,31 @@ LayerModel transformer_model(const TransformerConfig& c, const ModelOptions& opt
     linear(b, "head.transform", seq, h, h, true);
     b.elementwise(seq * h, kGeluFlops).weights(2 * h).elementwise(seq * h, kNormFlops);
   }
-  // Tied to the token embedding: no weights of its own (an output bias for BERT's MLM head). The
-  // loss as Megatron-LM computes it, vocab_parallel_cross_entropy(logits.float(), labels)
-  // (megatron/model/gpt_model.py, megatron/mpu/cross_entropy.py), in passes over the logits: a
-  // half-precision model's logits cast to fp32 (read e, write 4 bytes per logit), then max (4),
-  // an in-place subtract (8), exp (8), sum (4) and an in-place divide whose softmax is kept for
-  // the backward (8): 32 + e + 4 bytes per logit. Backward: the softmax scaled in place by the
-  // loss gradient (8) and cast back (4 + e). The product reads the input and writes the logits
-  // forward, and reads the logits' gradient and the input and writes the input's gradient
-  // backward. In one task these passes overlap the product (max of GEMM and memory time). What the
-  // head keeps is still the logits at e bytes: the fp32 softmax Megatron keeps is 4 bytes per logit,
-  // a difference of one logit tensor on the last stage, left out of the memory count.
-  const double e = b.element_bytes();
-  const double cast = e < 4.0 ? 4.0 + e : 0.0;
+  // The logits GEMM, tied to the token embedding: no weights of its own (an output bias for BERT's
+  // MLM head). It keeps its input for the weight gradient, while a pipeline cut after it carries the
+  // logits; forward it reads the input and writes the logits, backward it reads the logits' gradient
+  // and the input and writes the input's gradient.
   const double logits = seq * c.vocab;
   b.layer("head", LayerKind::matmul)
       .weights(c.mlm_head ? c.vocab : 0.0)
       .product(seq, c.vocab, h, true)
+      .io(seq * h + logits)
+      .backward_io(2.0 * seq * h + logits)
+      .keep(seq * h);
+  b.last().cut_bytes = Bytes(logits * b.element_bytes());
+  // The loss as Megatron-LM computes it, vocab_parallel_cross_entropy(logits.float(), labels)
+  // (megatron/model/gpt_model.py, megatron/mpu/cross_entropy.py): kernels of their own after the
+  // GEMM, so their time adds to it. Passes over the logits: a half-precision model's logits cast to
+  // fp32 (read e, write 4 bytes per logit), then max (4), an in-place subtract (8), exp (8), sum (4)
+  // and an in-place divide whose fp32 softmax is kept for the backward (8): 32 + e + 4 bytes per
+  // logit. Backward: the softmax scaled in place by the loss gradient (8) and cast back (4 + e).
+  const double e = b.element_bytes();
+  const double cast = e < 4.0 ? 4.0 + e : 0.0;
+  b.layer("cross_entropy", LayerKind::loss)
       .work(logits * kSoftmaxFlops)
-      .io(seq * h + logits + logits * (32.0 + cast) / e)
-      .backward_io(2.0 * seq * h + logits + logits * (8.0 + cast) / e)
-      .keep(logits);
+      .io(logits * (32.0 + cast) / e)
+      .backward_io(logits * (8.0 + cast) / e)
+      .keep(logits * 4.0 / e);
   return with_tokens(b.build());
 }
 

@@ -127,49 +127,67 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
             // (memory), the slowest stage sets the pace (time).
             const std::vector<LayerRange> ranges = uniform_split(request.model, static_cast<std::size_t>(p) * v);
             double parameters = 0;
-            Seconds forward{0}, backward{0};
+            // The slowest stage's passes: forward, backward, and the forward of its blocks again
+            // under full recomputation (checkpointed_span: Megatron re-runs the blocks only).
+            Seconds forward{0}, backward{0}, rerun{0};
             int blocks = 0;
-            Bytes activations{0};
-            TensorParallelTraffic forward_traffic, backward_traffic;
+            Bytes activations{0}, rerun_activations{0};
+            TensorParallelTraffic forward_traffic, backward_traffic, rerun_traffic;
             for (int stage = 0; stage < p; ++stage) {
-              Seconds stage_forward{0}, stage_backward{0};
-              std::size_t kernels = 0;  // a layer is one kernel (layers_compute's launches)
-              TensorParallelTraffic stage_forward_traffic, stage_backward_traffic;
+              Seconds stage_forward{0}, stage_backward{0}, stage_rerun{0};
+              std::size_t kernels = 0, rerun_kernels = 0;  // a layer is one kernel (layers_compute's launches)
+              TensorParallelTraffic stage_forward_traffic, stage_backward_traffic, stage_rerun_traffic;
               for (int chunk = 0; chunk < v; ++chunk) {
                 const LayerRange range = ranges[static_cast<std::size_t>(chunk) * p + stage];
+                const auto [rerun_begin, rerun_end] = checkpointed_span(shard, range.begin, range.end);
                 kernels += range.size();
+                rerun_kernels += rerun_end - rerun_begin;
                 if (stage == 0) blocks += blocks_in_range(shard, range.begin, range.end);
                 for (std::size_t l = range.begin; l < range.end; ++l) {
                   const Layer& layer = shard.layers[l];
+                  const bool rerun_layer = l >= rerun_begin && l < rerun_end;
                   if (stage == 0) {
                     parameters += layer.parameter_bytes.value() / kProfileBytesPerParameter;
                     activations += layer.activation_bytes * b;
+                    if (rerun_layer) rerun_activations += layer.activation_bytes * b;
                   }
-                  stage_forward += layer_time(shard, layer, device, b, request.dtype, Pass::forward);
+                  const Seconds layer_forward = layer_time(shard, layer, device, b, request.dtype, Pass::forward);
+                  stage_forward += layer_forward;
+                  if (rerun_layer) stage_rerun += layer_forward;
                   stage_backward += layer_time(shard, layer, device, b, request.dtype, Pass::backward);
                 }
                 stage_forward_traffic = stage_forward_traffic +
                                         range_traffic(request.model, *shape, range.begin, range.end, b, c.options, false);
                 stage_backward_traffic = stage_backward_traffic +
                                          range_traffic(request.model, *shape, range.begin, range.end, b, c.options, true);
+                stage_rerun_traffic = stage_rerun_traffic +
+                                      range_traffic(request.model, *shape, rerun_begin, rerun_end, b, c.options, false);
               }
               // Under a launch model the host issues each pass's kernels: a stage of many short
               // kernels is bound by the issuing, not by the GPU.
               stage_forward = issued_time(stage_forward, kernels, device);
               stage_backward = issued_time(stage_backward, kernels, device);
-              if (stage_forward + stage_backward > forward + backward) {
+              stage_rerun = issued_time(stage_rerun, rerun_kernels, device);
+              const Seconds stage_step =
+                  stage_forward + stage_backward + (recompute == Recompute::full ? stage_rerun : Seconds(0));
+              if (stage_step > forward + backward + (recompute == Recompute::full ? rerun : Seconds(0))) {
                 forward = stage_forward;
                 backward = stage_backward;
+                rerun = stage_rerun;
                 forward_traffic = stage_forward_traffic;
                 backward_traffic = stage_backward_traffic;
+                rerun_traffic = stage_rerun_traffic;
               }
             }
             const int in_flight = request.in_flight ? request.in_flight(0, p, micro_batches, v) : std::min(p, micro_batches);
-            // Full recomputation keeps the blocks' inputs per micro-batch in flight and one block's
-            // activations while it is recomputed; the other modes keep what shard_for_tensor_parallel set.
+            // Full recomputation keeps the blocks' inputs and the other layers' activations per
+            // micro-batch in flight, and one block's activations while it is recomputed; the other
+            // modes keep what shard_for_tensor_parallel set.
             Bytes kept = activations * in_flight;
             if (recompute == Recompute::full)
-              kept = recompute_checkpoint_bytes(*shape, b, c.options) * blocks * in_flight + activations / std::max(1, blocks);
+              kept = (recompute_checkpoint_bytes(*shape, b, c.options) * blocks + (activations - rerun_activations)) *
+                         in_flight +
+                     rerun_activations / std::max(1, blocks);
             const double optimizer_share = distributed_optimizer ? d : 1.0;
             c.memory = Bytes(parameters * (per_parameter.weights + per_parameter.gradients +
                                            per_parameter.optimizer_state / optimizer_share)) +
@@ -187,7 +205,8 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
             // Each send is one call too (ncclSend/ncclRecv).
             const Seconds send = p > 1 ? pipeline_send(request.cluster, *shape, b, c, t) + latency : Seconds(0);
             Seconds step = forward + backward + tp_forward + tp_backward + send * (2.0 * v);
-            if (recompute == Recompute::full) step += forward + tp_forward;  // the forward again, with its collectives
+            if (recompute == Recompute::full)  // the blocks' forward again, with its collectives
+              step += rerun + tensor_parallel_time(rerun_traffic, t, tp_path, call_bytes, latency);
             // One all-reduce call per model chunk, after the pipeline (Megatron-LM's local DDP).
             const Seconds dp_time =
                 dp_paths ? all_reduce_time(Bytes(parameters * per_parameter.gradients), *dp_paths) + latency * v

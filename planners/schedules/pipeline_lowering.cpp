@@ -329,16 +329,24 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
         const VirtualStage& here = chain[u];
         const int samples = here.shares[q].count;
         const Bytes activations = chunk_activation_bytes(model, here.layers, samples);
+        // With a transformer shape recomputation is Megatron's: the blocks' layers only
+        // (checkpointed_span), the layers around them keeping their activations; otherwise GPipe's,
+        // the whole chunk from its input.
+        LayerRange rerun = here.layers;
+        if (workload.transformer)
+          std::tie(rerun.begin, rerun.end) = checkpointed_span(model, here.layers.begin, here.layers.end);
+        const Bytes rerun_activations = chunk_activation_bytes(model, rerun, samples);
         const Bytes kept_input =
             workload.transformer
                 ? recompute_checkpoint_bytes(*workload.transformer, samples, workload.tensor_parallel) *
-                      blocks_in_range(model, here.layers.begin, here.layers.end)
+                          blocks_in_range(model, here.layers.begin, here.layers.end) +
+                      (activations - rerun_activations)
                 : here.input_per_sample * samples;
         // Megatron recomputes and back-propagates one block at a time: with a transformer shape,
         // one block's activations are live during the recomputation, not the chunk's.
         const Bytes recomputed =
             workload.transformer
-                ? activations / std::max(1, blocks_in_range(model, here.layers.begin, here.layers.end))
+                ? rerun_activations / std::max(1, blocks_in_range(model, here.layers.begin, here.layers.end))
                 : activations;
         const auto j = static_cast<std::size_t>(step.micro_batch);
         const std::uint32_t step_iteration = iteration_of(step.micro_batch);
@@ -378,8 +386,8 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                            recompute ? kept_input : activations, Bytes(0), false, lowered.forward[u][j]);
           if (u + 1 < virtual_count) add_transfers(u, false, step.micro_batch, static_cast<int>(q), done);
         } else {
-          if (recompute)
-            (void)compute_step(here.layers, Pass::forward, Phase::recompute,
+          if (recompute && rerun.size() > 0)
+            (void)compute_step(rerun, Pass::forward, Phase::recompute,
                                fmt::format("recompute {} mb{}", here.name, step.micro_batch), recomputed, Bytes(0),
                                false, lowered.recompute[u][j]);
           const bool update = asynchronous ? updates_after[position]
@@ -436,7 +444,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
       for (TaskId transfer : lowered.gradient_transfers[u][j]) {
         const std::size_t at = slot(chain[u], std::get<Transfer>(tasks[transfer].op).dst);
         tasks[lowered.backward[u][j][at]].deps.push_back(transfer);
-        if (recompute) tasks[lowered.recompute[u][j][at]].deps.push_back(transfer);
+        if (recompute && !lowered.recompute[u][j].empty()) tasks[lowered.recompute[u][j][at]].deps.push_back(transfer);
       }
     }
 

@@ -15,10 +15,12 @@ LayerKind kernel_of(OpKind kind) {
     case OpKind::attention: return LayerKind::attention;
     case OpKind::rowwise: return LayerKind::normalization;
     case OpKind::elementwise: return LayerKind::elementwise;
+    case OpKind::loss:
+      return LayerKind::loss;
     case OpKind::input:
     case OpKind::parameter:
     case OpKind::reshape:
-    case OpKind::loss: return LayerKind::other;
+      return LayerKind::other;
   }
   return LayerKind::other;
 }

@@ -97,11 +97,11 @@ class Queries(unittest.TestCase):
         pipeline["cluster"]["node_types"]["box"]["gpus_per_node"] = 2
         pipeline["workload"] = {"kind": "pipeline", "model": {"zoo": "gpt2-small", "seq": 128},
                                 "global_batch": 4, "micro_batches": 2, "schedule": "1f1b",
-                                "stages": [{"layers": 40, "gpus": 1}, {"layers": 47, "gpus": 1}]}
+                                "stages": [{"layers": 40, "gpus": 1}, {"layers": 48, "gpus": 1}]}
         plan = dnnsim.plan(pipeline)
         self.assertTrue(plan["feasible"])
         self.assertEqual(plan["planner"], "explicit")
-        self.assertEqual([stage["layers"] for stage in plan["stages"]], [40, 47])
+        self.assertEqual([stage["layers"] for stage in plan["stages"]], [40, 48])
         pipeline["workload"]["stages"] = None
         del pipeline["workload"]["stages"]
         pipeline["workload"]["planner"] = {"name": "uniform", "stages": 2}

@@ -113,12 +113,17 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
                              (spec.tensor_parallel_set && spec.tensor_parallel.recompute == Recompute::full);
   request.memory.framework_overhead = spec.framework_overhead;
   if (sharded && spec.tensor_parallel.recompute == Recompute::full) {
-    // Megatron checkpoints each block's input (2·s·h per sequence, /t with SP), not every sub-layer's.
+    // Megatron checkpoints each block's input (2·s·h per sequence, /t with SP), not every sub-layer's;
+    // the layers outside the blocks (embedding, final norm, head, loss) keep their activations.
     const TransformerShape shape = *transformer_shape(spec.model);
-    for (const Layer& layer : request.model.layers)
-      request.memory.layer_input_bytes.push_back(layer.kind == LayerKind::attention
+    const auto [first, last] = checkpointed_span(request.model, 0, request.model.layers.size());
+    for (std::size_t l = 0; l < request.model.layers.size(); ++l) {
+      const Layer& layer = request.model.layers[l];
+      request.memory.layer_input_bytes.push_back(l < first || l >= last ? layer.activation_bytes
+                                                 : layer.kind == LayerKind::attention
                                                      ? recompute_checkpoint_bytes(shape, 1, spec.tensor_parallel)
                                                      : Bytes(0));
+    }
   }
   request.overlap_all_reduce = spec.overlap;
   request.bucket_size = spec.bucket_size;

@@ -127,6 +127,21 @@ TEST(MemoryModel, RecomputationKeepsLayerInputsPlusOneLayer) {
   EXPECT_DOUBLE_EQ(training_memory(model, config).activations.value(), 256 * kMB);
 }
 
+// A layer given all its activations as its input keeps them and is not re-run (Megatron's LM head
+// and loss): the same 24 blocks as above plus a loss keeping 40 MB per sample, given 40 MB. b = 4,
+// one micro-batch in flight: 24 · 2 MB · 4 + 40 MB · 4 + the largest re-run layer, a block's
+// 16 MB · 4 (not the loss's 40 MB) = 192 + 160 + 64 = 416 MB.
+TEST(MemoryModel, LayersKeepingAllTheirActivationsAreNotRecomputed) {
+  std::vector<Layer> model(24, activation_layer(16 * kMB));
+  model.push_back(activation_layer(40 * kMB));
+  TrainingMemoryConfig config;
+  config.micro_batch = 4;
+  config.recompute = true;
+  config.layer_input_bytes.assign(24, Bytes(2 * kMB));
+  config.layer_input_bytes.push_back(Bytes(40 * kMB));
+  EXPECT_DOUBLE_EQ(training_memory(model, config).activations.value(), 416 * kMB);
+}
+
 // Without layer_input_bytes a layer's input is its predecessor's activation_bytes and the first
 // layer's input (the stage input) is not counted. Chain A = {2, 16, 8} MB per sample, b = 1,
 // 3 micro-batches in flight:

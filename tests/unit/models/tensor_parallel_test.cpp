@@ -91,10 +91,26 @@ TEST(TensorParallel, ShardDividesWorkAndWeights) {
   for (const Layer& layer : shard.layers)
     if (layer.name.rfind("block0.", 0) == 0) block0 += layer.activation_bytes.value();
   EXPECT_NEAR(block0, layer_activation_bytes(*transformer_shape(model), 1, {.degree = 4}).value(), 1.0);
-  // The vocabulary-parallel head moves a quarter of its traffic each way, the backward's own count
-  // (not twice the forward's) included.
-  EXPECT_DOUBLE_EQ(shard.layers.back().forward_bytes.value(), model.layers.back().forward_bytes.value() / 4);
-  EXPECT_DOUBLE_EQ(shard.layers.back().backward_bytes.value(), model.layers.back().backward_bytes.value() / 4);
+  // The vocabulary-parallel loss (the last layer) moves a quarter of its traffic each way, the
+  // backward's own count (not twice the forward's) included, and keeps a quarter of the softmax.
+  const Layer& loss = shard.layers.back();
+  EXPECT_EQ(loss.kind, LayerKind::loss);
+  EXPECT_DOUBLE_EQ(loss.forward_bytes.value(), model.layers.back().forward_bytes.value() / 4);
+  EXPECT_DOUBLE_EQ(loss.backward_bytes.value(), model.layers.back().backward_bytes.value() / 4);
+  EXPECT_DOUBLE_EQ(loss.activation_bytes.value(), model.layers.back().activation_bytes.value() / 4);
+}
+
+// The 1.7B row's layers: embedding (0), 24 blocks of 7 (1 … 168), final norm (169), head (170),
+// cross_entropy (171). Full recomputation re-runs the blocks' span of a range only.
+TEST(TensorParallel, RecomputationSpansTheBlocksOfARange) {
+  const LayerModel model = table1_row(24, 2304, 24);
+  ASSERT_EQ(model.layers.size(), 172u);
+  using Span = std::pair<std::size_t, std::size_t>;
+  EXPECT_EQ(checkpointed_span(model, 0, 172), (Span{1, 169}));
+  EXPECT_EQ(checkpointed_span(model, 0, 8), (Span{1, 8}));          // the first stage of 24: block 0
+  EXPECT_EQ(checkpointed_span(model, 162, 172), (Span{162, 169}));  // the last: block 23
+  EXPECT_EQ(checkpointed_span(model, 169, 172), (Span{172, 172}));  // no block: nothing re-run
+  EXPECT_EQ(checkpointed_span(model, 0, 1), (Span{1, 1}));
 }
 
 TEST(TensorParallel, DegreeMustDivideHeadsAndHidden) {

@@ -163,9 +163,10 @@ TEST(Zoo, OptionsChangeCostsNotParameters) {
   EXPECT_LT(short_seq.forward_flops.value(), base.forward_flops.value() / 2);  // attention shrinks quadratically
   EXPECT_GT(short_seq.forward_flops.value(), base.forward_flops.value() / 2.2);
 
-  // Element sizes scale the bytes only.
+  // Element sizes scale the bytes only, but for the loss's fp32 softmax (4 bytes per logit, 1,024 ×
+  // 50,257 logits per sample, at either size): fp32 = 2 · (base − 4·L) + 4·L = 2 · base − 4·L.
   const ModelTotals fp32 = model_totals(zoo("gpt2-small", {.activation_bytes_per_element = 4}));
-  EXPECT_DOUBLE_EQ(fp32.activation_bytes.value(), 2 * base.activation_bytes.value());
+  EXPECT_DOUBLE_EQ(fp32.activation_bytes.value(), 2 * base.activation_bytes.value() - 4.0 * 1024 * 50257);
   const LayerModel fp16_weights = zoo("gpt2-small", {.parameter_bytes_per_element = 2});
   EXPECT_DOUBLE_EQ(fp16_weights.parameter_bytes().value() * 2, base.parameter_bytes.value());
 
@@ -175,22 +176,35 @@ TEST(Zoo, OptionsChangeCostsNotParameters) {
   EXPECT_EQ(vit384.layers[2].matmuls.front().m, 577);  // block0.attn.qkv
 }
 
-// The LM head's loss as Megatron-LM runs it (vocab_parallel_cross_entropy(logits.float(), …)), per
-// sample of GPT-2 small (seq 1024, vocabulary 50,257, hidden 768). fp16 activations (e = 2 bytes):
-// forward, the product reads its input (768 elements per token) and writes the logits (1 per
-// logit), the loss moves 6 (cast) + 4 (max) + 8 (subtract) + 8 (exp) + 4 (sum) + 8 (divide) = 38
-// bytes = 19 elements per logit; backward, the product reads the logits' gradient and its input and
-// writes the input's gradient (1 + 2 · 768), the loss scales the kept softmax (8 bytes) and casts it
-// back (6): 7 elements. fp32 (e = 4): no casts, 32 / 4 = 8 elements forward and 8 / 4 = 2 backward.
-TEST(Zoo, TheLanguageModelHeadCountsItsFp32CrossEntropyPasses) {
+// The LM head and its loss as Megatron-LM runs them (the logits GEMM, then
+// vocab_parallel_cross_entropy(logits.float(), …) as kernels of its own), per sample of GPT-2 small
+// (seq 1024, vocabulary 50,257, hidden 768). fp16 activations (e = 2 bytes): forward, the product
+// reads its input (768 elements per token) and writes the logits (1 per logit); the loss moves 6
+// (cast) + 4 (max) + 8 (subtract) + 8 (exp) + 4 (sum) + 8 (divide) = 38 bytes = 19 elements per
+// logit. Backward, the product reads the logits' gradient and its input and writes the input's
+// gradient (1 + 2 · 768); the loss scales the kept softmax (8 bytes) and casts it back (6): 7
+// elements. The product keeps its input (768 per token) while a cut after it carries the logits; the
+// loss keeps the fp32 softmax (4 bytes per logit). fp32 (e = 4): no casts, 32 / 4 = 8 elements
+// forward and 8 / 4 = 2 backward.
+TEST(Zoo, TheLanguageModelHeadIsFollowedByItsFp32CrossEntropy) {
   const double tokens = 1024, vocab = 50257, hidden = 768;
-  const Layer fp16 = zoo("gpt2-small").layers.back();
-  EXPECT_EQ(fp16.name, "head");
-  EXPECT_DOUBLE_EQ(fp16.forward_bytes.value(), tokens * (hidden + 20 * vocab) * 2);
-  EXPECT_DOUBLE_EQ(fp16.backward_bytes.value(), tokens * (2 * hidden + 8 * vocab) * 2);
+  const LayerModel half = zoo("gpt2-small");
+  const Layer& head = half.layers[half.layers.size() - 2];
+  const Layer& loss = half.layers.back();
+  EXPECT_EQ(head.name, "head");
+  EXPECT_EQ(loss.name, "cross_entropy");
+  EXPECT_EQ(loss.kind, LayerKind::loss);
+  EXPECT_DOUBLE_EQ(head.forward_bytes.value(), tokens * (hidden + vocab) * 2);
+  EXPECT_DOUBLE_EQ(head.backward_bytes.value(), tokens * (2 * hidden + vocab) * 2);
+  EXPECT_DOUBLE_EQ(head.activation_bytes.value(), tokens * hidden * 2);
+  EXPECT_DOUBLE_EQ(head.bytes_across_cut().value(), tokens * vocab * 2);
+  EXPECT_DOUBLE_EQ(loss.forward_bytes.value(), tokens * 19 * vocab * 2);
+  EXPECT_DOUBLE_EQ(loss.backward_bytes.value(), tokens * 7 * vocab * 2);
+  EXPECT_DOUBLE_EQ(loss.activation_bytes.value(), tokens * vocab * 4);
   const Layer fp32 = zoo("gpt2-small", {.activation_bytes_per_element = 4}).layers.back();
-  EXPECT_DOUBLE_EQ(fp32.forward_bytes.value(), tokens * (hidden + 9 * vocab) * 4);
-  EXPECT_DOUBLE_EQ(fp32.backward_bytes.value(), tokens * (2 * hidden + 3 * vocab) * 4);
+  EXPECT_DOUBLE_EQ(fp32.forward_bytes.value(), tokens * 8 * vocab * 4);
+  EXPECT_DOUBLE_EQ(fp32.backward_bytes.value(), tokens * 2 * vocab * 4);
+  EXPECT_DOUBLE_EQ(fp32.activation_bytes.value(), tokens * vocab * 4);
 }
 
 TEST(Zoo, OptionsThatDoNotFitAreInputErrors) {
@@ -228,8 +242,9 @@ TEST(Zoo, EncoderDecoderHasCrossAttention) {
   int cross = 0;
   for (const Layer& layer : t5.layers) cross += layer.name.find(".cross.core") != std::string::npos ? 1 : 0;
   EXPECT_EQ(cross, 12);
-  EXPECT_EQ(t5.layers.back().name, "head");
-  EXPECT_DOUBLE_EQ(t5.layers.back().parameter_bytes.value(), 0.0);  // tied to the shared embedding
+  const Layer& head = t5.layers[t5.layers.size() - 2];
+  EXPECT_EQ(head.name, "head");
+  EXPECT_DOUBLE_EQ(head.parameter_bytes.value(), 0.0);  // tied to the shared embedding
 }
 
 TEST(ModelTable, ListsEveryLayerAndTheTotals) {

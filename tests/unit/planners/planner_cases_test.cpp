@@ -174,14 +174,14 @@ TEST(UniformPlanner, EqualSplitsWithTheRemainderFirst) {
 // sub-layers (block b: layers 1 + 7b … 7 + 7b), final_norm and head: 87 layers.
 TEST(UniformPlanner, SplitsWholeBlocksWithEmbeddingFirstAndHeadLast) {
   const LayerModel gpt = builtin_models().at("gpt2-small").value(ModelOptions{});
-  ASSERT_EQ(gpt.layers.size(), 87u);
+  ASSERT_EQ(gpt.layers.size(), 88u);
   // 4 parts of 3 blocks: part k starts at block 3k (layer 1 + 21k), part 0 at 0 with the embedding,
-  // the last ends at 87 with final_norm and head (21 + 2 layers).
-  EXPECT_EQ(uniform_split(gpt, 4), (std::vector<LayerRange>{{0, 22}, {22, 43}, {43, 64}, {64, 87}}));
+  // the last ends at 88 with final_norm, head and cross_entropy (21 + 3 layers).
+  EXPECT_EQ(uniform_split(gpt, 4), (std::vector<LayerRange>{{0, 22}, {22, 43}, {43, 64}, {64, 88}}));
   // 12 = 5·2 + 2 blocks: 3, 3, 2, 2, 2, starting at blocks 0, 3, 6, 8, 10 (layers 1, 22, 43, 57, 71).
-  EXPECT_EQ(uniform_split(gpt, 5), (std::vector<LayerRange>{{0, 22}, {22, 43}, {43, 57}, {57, 71}, {71, 87}}));
-  // More parts than blocks: the layers' equal split (87 = 13·6 + 9).
-  EXPECT_EQ(uniform_split(gpt, 13), equal_split(87, 13));
+  EXPECT_EQ(uniform_split(gpt, 5), (std::vector<LayerRange>{{0, 22}, {22, 43}, {43, 57}, {57, 71}, {71, 88}}));
+  // More parts than blocks: the layers' equal split (88 = 13·6 + 10).
+  EXPECT_EQ(uniform_split(gpt, 13), equal_split(88, 13));
   // A layer between blocks (T5's encoder norm) stays with the block before it; no blocks: layers.
   LayerModel named;
   for (const char* name : {"embed", "encoder.block0.a", "encoder.block0.b", "encoder.norm", "decoder.block0.a",
@@ -191,12 +191,12 @@ TEST(UniformPlanner, SplitsWholeBlocksWithEmbeddingFirstAndHeadLast) {
   LayerModel plain;
   plain.layers = {Layer{"a"}, Layer{"b"}, Layer{"c"}};
   EXPECT_EQ(uniform_split(plain, 2), equal_split(3, 2));
-  // The planner says it split by blocks (15 units: the blocks, embedding, final_norm, head).
+  // The planner says it split by blocks (16 units: the blocks, embedding, final_norm, head, cross_entropy).
   PlanRequest request = make_request(gpt, hierarchical_cluster(1, 4), 8, 4);
   const PlanResult plan = UniformPlanner().plan(request);
   ASSERT_TRUE(plan.feasible) << plan.reason;
-  EXPECT_EQ(plan.plan.stages[3].chunks, (std::vector<LayerRange>{{64, 87}}));
-  EXPECT_EQ(plan.searched_blocks, 15u);
+  EXPECT_EQ(plan.plan.stages[3].chunks, (std::vector<LayerRange>{{64, 88}}));
+  EXPECT_EQ(plan.searched_blocks, 16u);
 }
 
 TEST(Planners, RejectChunksExceptUniform) {
@@ -316,14 +316,16 @@ using testing::make_request;
 using testing::random_model;
 
 // gpt2-small is `embedding`, 12 blocks of 7 sub-layers ("block<i>.attn.norm" … "block<i>.mlp.fc2"),
-// `final_norm` and `head`: 87 layers, 15 blocks, boundaries 0, 1, 8, …, 78, 85, 86, 87.
+// `final_norm`, `head` and `cross_entropy`: 88 layers, 16 units, boundaries 0, 1, 8, …, 78, 85, 86,
+// 87, 88.
 TEST(PlannerScale, BlockBoundariesGroupLayersByTheirNamePrefix) {
   const LayerModel model = builtin_models().at("gpt2-small").value(ModelOptions{});
-  ASSERT_EQ(model.layers.size(), 87u);
+  ASSERT_EQ(model.layers.size(), 88u);
   std::vector<std::size_t> expected{0};
   for (std::size_t b = 0; b <= 12; ++b) expected.push_back(1 + 7 * b);
   expected.push_back(86);
   expected.push_back(87);
+  expected.push_back(88);
   EXPECT_EQ(block_boundaries(model), expected);
   // Only "block<N>" components group: GNMT's "encoder.lstm0", "encoder.lstm1" stay apart, T5's
   // "decoder.block0.*" group, and a name that is only "block3" has nothing below it to group.

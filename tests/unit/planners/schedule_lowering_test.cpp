@@ -347,8 +347,9 @@ PipelineWorkload tiny_tensor_parallel_workload() {
   workload.tensor_parallel = TensorParallelOptions{.degree = 2, .recompute = Recompute::full};
   workload.transformer = transformer_shape(model);
   workload.model = shard_for_tensor_parallel(model, workload.tensor_parallel);
-  // Layers: embedding, 2 × 7 block layers, final norm, head = 17; block 0 + embedding on stage 0.
-  workload.plan.stages = {PipelineStage{{LayerRange{0, 8}}, {0}}, PipelineStage{{LayerRange{8, 17}}, {1}}};
+  // Layers: embedding, 2 × 7 block layers, final norm, head, cross_entropy = 18; block 0 + embedding
+  // on stage 0.
+  workload.plan.stages = {PipelineStage{{LayerRange{0, 8}}, {0}}, PipelineStage{{LayerRange{8, 18}}, {1}}};
   workload.plan.micro_batches = 2;
   workload.plan.global_batch = 2;
   return workload;
@@ -391,6 +392,35 @@ TEST(PipelineLowering, TensorParallelGroupsRunEveryStepPerRankWithTheirCollectiv
   // Stage 0's forward: the embedding's all-reduce + block 0's two, of b·s·h·2 = 2,048 B each.
   EXPECT_DOUBLE_EQ(stage0_forward_bytes, 3 * 2048.0);
   EXPECT_EQ(lowered.forward[0][0].size(), 2u);  // [replica · ranks + rank]
+}
+
+// Megatron's full recomputation re-runs the transformer blocks only: stage 0 recomputes block 0
+// (layers 1–7) without the embedding, stage 1 block 1 (layers 8–14) without the final norm, head and
+// loss, whose activations its forward keeps beside the block's checkpoint, 2·s·b·h = 2·16·1·64 =
+// 2,048 bytes (no sequence parallelism). Stage 0's recompute all-reduces block 0's two b·s·h·2 =
+// 2,048-byte buffers, not the embedding's third.
+TEST(PipelineLowering, FullRecomputationRerunsTheBlocksOnly) {
+  const PipelineWorkload workload = tiny_tensor_parallel_workload();
+  TaskGraph graph = four_gpus();
+  (void)lower_pipeline_iteration(graph, workload, *make("1f1b"), 0);
+  const auto forward_flops = [&](std::size_t begin, std::size_t end) {
+    double total = 0;
+    for (std::size_t l = begin; l < end; ++l) total += workload.model.layers[l].forward_flops.value();
+    return total;
+  };
+  const auto task = [&](const std::string& label, bool compute) -> const Task& {
+    for (const Task& t : graph.tasks())
+      if (t.label == label && std::holds_alternative<Compute>(t.op) == compute) return t;
+    throw std::runtime_error("no task " + label);
+  };
+  EXPECT_DOUBLE_EQ(std::get<Compute>(task("recompute s0 mb0", true).op).flops.value(), forward_flops(1, 8));
+  EXPECT_DOUBLE_EQ(std::get<Compute>(task("recompute s1 mb0", true).op).flops.value(), forward_flops(8, 15));
+  EXPECT_DOUBLE_EQ(std::get<Compute>(task("fwd s1 mb0", true).op).flops.value(), forward_flops(8, 18));
+  EXPECT_DOUBLE_EQ(std::get<Collective>(task("tp all_reduce recompute s0 mb0", false).op).size.value(), 2 * 2048.0);
+  double outside = 0;
+  for (std::size_t l = 15; l < 18; ++l) outside += workload.model.layers[l].activation_bytes.value();
+  EXPECT_GT(outside, 0.0);
+  EXPECT_DOUBLE_EQ(task("fwd s1 mb1", true).alloc_bytes.value(), 2048.0 + outside);
 }
 
 // The same workload with ranks 1 mirroring ranks 0 (tensor_parallel_fidelity: group): of the 48
