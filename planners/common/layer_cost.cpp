@@ -92,6 +92,16 @@ Compute layers_compute(const LayerModel& model, LayerRange range, DeviceId devic
   return total;
 }
 
+Compute gradient_accumulation(double parameter_count, const BytesPerParameter& per_parameter, DeviceId device) {
+  Compute add;
+  add.device = device;
+  add.dtype = Dtype::fp32;
+  add.kernel = LayerKind::elementwise;
+  add.flops = Flop(parameter_count);
+  add.bytes_accessed = Bytes(3.0 * parameter_count * per_parameter.gradients);
+  return add;
+}
+
 Compute optimizer_step(double parameter_count, const BytesPerParameter& per_parameter, DeviceId device) {
   Compute update;
   update.device = device;

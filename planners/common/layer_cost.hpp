@@ -53,6 +53,15 @@ enum class Pass { forward, backward };
 // h of the device's launch model, 0 without one.
 [[nodiscard]] Seconds host_overhead(const ClusterDevice& device);
 
+// Adding one micro-batch's weight gradients into those accumulated over the iteration's earlier
+// micro-batches: read both, write the sum, 3 × the gradient bytes per parameter, memory-bound.
+// PyTorch's AccumulateGrad does `grad += new` for every backward after the first of an update (DDP,
+// DeepSpeed's engines); Megatron-LM's local DDP adds into its main_grad buffer in a hook
+// (`param.main_grad.add_(param.grad.data)`, megatron/model/distributed.py). Builders add it to
+// every backward of a chunk but the first since its last update.
+[[nodiscard]] Compute gradient_accumulation(double parameter_count, const BytesPerParameter& per_parameter,
+                                            DeviceId device);
+
 // The optimizer update of `parameter_count` parameters on `device`: read the gradients, read and
 // write the weights and the optimizer state; about 10 flop per parameter (Adam's moments, bias
 // correction and update), so memory-bound on every GPU of the catalog. Phase::optimizer in builders.

@@ -129,12 +129,13 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
             double parameters = 0;
             // The slowest stage's passes: forward, backward, and the forward of its blocks again
             // under full recomputation (checkpointed_span: Megatron re-runs the blocks only).
-            Seconds forward{0}, backward{0}, rerun{0};
+            Seconds forward{0}, backward{0}, rerun{0}, accumulation{0};
             int blocks = 0;
             Bytes activations{0}, rerun_activations{0};
             TensorParallelTraffic forward_traffic, backward_traffic, rerun_traffic;
             for (int stage = 0; stage < p; ++stage) {
               Seconds stage_forward{0}, stage_backward{0}, stage_rerun{0};
+              double stage_parameters = 0;
               std::size_t kernels = 0, rerun_kernels = 0;  // a layer is one kernel (layers_compute's launches)
               TensorParallelTraffic stage_forward_traffic, stage_backward_traffic, stage_rerun_traffic;
               for (int chunk = 0; chunk < v; ++chunk) {
@@ -146,6 +147,7 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
                 for (std::size_t l = range.begin; l < range.end; ++l) {
                   const Layer& layer = shard.layers[l];
                   const bool rerun_layer = l >= rerun_begin && l < rerun_end;
+                  stage_parameters += layer.parameter_bytes.value() / kProfileBytesPerParameter;
                   if (stage == 0) {
                     parameters += layer.parameter_bytes.value() / kProfileBytesPerParameter;
                     activations += layer.activation_bytes * b;
@@ -174,6 +176,7 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
                 forward = stage_forward;
                 backward = stage_backward;
                 rerun = stage_rerun;
+                accumulation = compute_time_on(gradient_accumulation(stage_parameters, per_parameter, 0), device);
                 forward_traffic = stage_forward_traffic;
                 backward_traffic = stage_backward_traffic;
                 rerun_traffic = stage_rerun_traffic;
@@ -211,7 +214,8 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
             const Seconds dp_time =
                 dp_paths ? all_reduce_time(Bytes(parameters * per_parameter.gradients), *dp_paths) + latency * v
                          : Seconds(0);
-            c.predicted = step * (micro_batches + (p - 1.0) / v) + dp_time;
+            // Every backward but each chunk's first adds its gradients to the accumulated ones.
+            c.predicted = step * (micro_batches + (p - 1.0) / v) + accumulation * (micro_batches - 1.0) + dp_time;
             search.fitting.push_back(c);
           }
         }
@@ -225,7 +229,8 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
 
 PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
   const auto start = std::chrono::steady_clock::now();
-  const std::string cost_model = "Megatron 3D estimate: (M + (p−1)/v)·(t_f + t_b + t_r + t_tp + 2v·t_send) + t_dp";
+  const std::string cost_model =
+      "Megatron 3D estimate: (M + (p−1)/v)·(t_f + t_b + t_r + t_tp + 2v·t_send) + (M − 1)·t_acc + t_dp";
   PlanResult result;
   result.cost_model = cost_model;
   const MegatronSearch search = search_megatron(request, request.memory.zero != ZeroStage::none);

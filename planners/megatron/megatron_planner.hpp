@@ -5,21 +5,21 @@
 // dividing the heads and hidden size, b a power of two dividing the global batch's share B/d (the
 // paper's own Table 1 runs took b = 1 … 16), recomputation among PlanRequest::recompute_modes, keep
 // those whose first stage fits in memory, and rank them by an analytical iteration time:
-//   T = (M + (p − 1)/v) · (t_f + t_b + t_r + t_tp + 2v·t_send) + t_dp
+//   T = (M + (p − 1)/v) · (t_f + t_b + t_r + t_tp + 2v·t_send) + (M − 1)·t_acc + t_dp
 // with M = B/(d·b) micro-batches per pipeline, v the schedule's model chunks per stage or, with
 // PlanRequest::choose_chunks, each v with whole blocks per chunk (interleaved 1F1B shrinks the bubble
 // by v, §2.2.2, and sends v times as often: t_send is one micro-batch's boundary tensor, 2·s·b·h/t
 // bytes per rank, over the slowest path between consecutive stages, α + bytes/β, sent forward and
-// back once per chunk; p = 1 sends nothing), t_f/t_b/t_r the forward/backward/recomputation time of one
-// micro-batch on one stage (each layer its own kernel, layer_time; under a launch model the stage's n
-// kernels of a pass take max(h + G, n·h), issued_time), t_tp the tensor-parallel
-// collectives of that micro-batch over the group's ring, one per kind and pass as the lowering runs
-// them (all-reduce 2(t−1)·(α + size/(t·β)), all-gather and reduce-scatter half that; full
-// recomputation runs the forward's again), and t_dp the data-parallel
-// all-reduce of a stage's gradient shard as the simulator's default rule runs it (all_reduce_paths.hpp:
-// a ring, or hierarchical when every node holds the same number g > 1 of the replicas; not
-// overlapped, as in Megatron's default; one call per model chunk). Every NCCL call — each block's
-// tensor-parallel all-reduce, each send, each chunk's all-reduce — also pays the calibration
+// back once per chunk; p = 1 sends nothing), t_f/t_b/t_r the forward/backward/recomputation (of the
+// blocks only, checkpointed_span) time of one micro-batch on one stage (each layer its own kernel, layer_time; under a
+// launch model the stage's n kernels of a pass take max(h + G, n·h), issued_time), t_tp the tensor-parallel collectives
+// of that micro-batch over the group's ring, one per kind and pass as the lowering runs them (all-reduce 2(t−1)·(α +
+// size/(t·β)), all-gather and reduce-scatter half that; full recomputation runs the blocks' forward ones again), t_acc
+// the gradient accumulation of every backward but a chunk's first (3 × the gradient bytes of the stage's parameters,
+// memory-bound: layer_cost.hpp's gradient_accumulation), and t_dp the data-parallel all-reduce of a stage's gradient
+// shard as the simulator's default rule runs it (all_reduce_paths.hpp: a ring, or hierarchical when every node holds
+// the same number g > 1 of the replicas; not overlapped, as in Megatron's default; one call per model chunk). Every
+// NCCL call — each block's tensor-parallel all-reduce, each send, each chunk's all-reduce — also pays the calibration
 // table's per-call latency (CollectiveCalibration::latency, as the executor does). Memory per GPU: model
 // states of 1/(t·p) of the parameters (÷ d for the optimizer state with the distributed optimizer),
 // plus Korthikanti et al.'s activations per layer × layers per stage × the micro-batches the

@@ -314,6 +314,17 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
       if (orders[s][i].pass == PassKind::backward)
         updates_after[i] = ++backwards % static_cast<std::size_t>(replicas) == 0 ||
                            i == last_backward[s][static_cast<std::size_t>(orders[s][i].chunk)];
+    // The backwards that add their gradients to the chunk's accumulated ones (gradient_accumulation):
+    // all but the first since the chunk's last update. Megatron's layout only (a transformer shape,
+    // per-GPU layer times): the profile-driven reproductions time a step as their profile measured it.
+    std::vector<bool> accumulates(orders[s].size(), false);
+    std::vector<bool> holds_gradients(stage.chunks.size(), false);
+    for (std::size_t i = 0; workload.transformer && i < orders[s].size(); ++i) {
+      if (orders[s][i].pass != PassKind::backward) continue;
+      const auto chunk = static_cast<std::size_t>(orders[s][i].chunk);
+      accumulates[i] = holds_gradients[chunk];
+      holds_gradients[chunk] = !(asynchronous ? updates_after[i] : i == last_backward[s][chunk]);
+    }
     double stage_parameters = 0;
     for (const LayerRange& range : stage.chunks) stage_parameters += parameter_count(model, range);
     const Bytes stash =
@@ -352,11 +363,16 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
         const std::uint32_t step_iteration = iteration_of(step.micro_batch);
         // The layers `layers` of the chunk as one Compute per rank of the group, then the group's
         // tensor-parallel collectives.
+        // With `accumulate`, the step also adds its layers' weight gradients to the accumulated ones.
         const auto compute_step = [&](LayerRange layers, Pass pass, Phase phase, const std::string& label, Bytes alloc,
-                                      Bytes free, bool backward_traffic, std::vector<TaskId>& ids) {
+                                      Bytes free, bool backward_traffic, bool accumulate, std::vector<TaskId>& ids) {
           std::vector<TaskId> computes;
           for (int r = 0; r < lowered_ranks; ++r) {
             Compute work = layers_compute(model, layers, gpu(group, r), samples, workload.dtype, pass);
+            // Without per-GPU layer times (no cluster), its bytes are folded into the step's roofline;
+            // its FLOPs are no model's (not in hardware FLOPs either, as an optimizer step's are not).
+            const Compute addition = gradient_accumulation(parameter_count(model, layers), per_parameter, work.device);
+            if (accumulate) work.bytes_accessed += addition.bytes_accessed;
             if (!workload.gpus.empty()) {
               const ClusterDevice& device = workload.gpus.at(work.device);
               const auto key = std::make_tuple(layers.begin, layers.end, samples, pass == Pass::forward, device.gpu.name);
@@ -368,6 +384,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                 known = layer_by_layer.emplace(key, total).first;
               }
               work.measured_time = known->second;
+              if (accumulate) *work.measured_time += compute_time_on(addition, device);  // a kernel of its own
               work.measured_on = device.gpu.name;
             }
             Task task = task_of(std::move(work), compute_stream, phase, label, step_iteration);
@@ -381,15 +398,15 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
           return add_tensor_parallel(group, computes, layers, samples, backward_traffic, label, step_iteration);
         };
         if (step.pass == PassKind::forward) {
-          const std::vector<TaskId> done =
-              compute_step(here.layers, Pass::forward, Phase::forward, fmt::format("fwd {} mb{}", here.name, step.micro_batch),
-                           recompute ? kept_input : activations, Bytes(0), false, lowered.forward[u][j]);
+          const std::vector<TaskId> done = compute_step(
+              here.layers, Pass::forward, Phase::forward, fmt::format("fwd {} mb{}", here.name, step.micro_batch),
+              recompute ? kept_input : activations, Bytes(0), false, false, lowered.forward[u][j]);
           if (u + 1 < virtual_count) add_transfers(u, false, step.micro_batch, static_cast<int>(q), done);
         } else {
           if (recompute && rerun.size() > 0)
             (void)compute_step(rerun, Pass::forward, Phase::recompute,
                                fmt::format("recompute {} mb{}", here.name, step.micro_batch), recomputed, Bytes(0),
-                               false, lowered.recompute[u][j]);
+                               false, false, lowered.recompute[u][j]);
           const bool update = asynchronous ? updates_after[position]
                                            : position == last_backward[s][static_cast<std::size_t>(step.chunk)];
           std::vector<BucketPiece>& bucket_pieces = update_pieces[u][asynchronous ? j : 0];
@@ -405,7 +422,10 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
             std::string label = fmt::format("bwd {} mb{}", here.name, step.micro_batch);
             if (pieces.size() > 1) label += fmt::format(" bucket {}", k);
             done = compute_step(pieces[k], Pass::backward, Phase::backward, label, Bytes(0),
-                                !last_piece ? Bytes(0) : recompute ? recomputed + kept_input : activations, true, ids);
+                                !last_piece ? Bytes(0)
+                                : recompute ? recomputed + kept_input
+                                            : activations,
+                                true, accumulates[position], ids);
             if (k == 0) lowered.backward[u][j].insert(lowered.backward[u][j].end(), ids.begin(), ids.end());
             if (last_piece) lowered.backward_end[u][j].insert(lowered.backward_end[u][j].end(), ids.begin(), ids.end());
             if (update) bucket_pieces[k].computes.insert(bucket_pieces[k].computes.end(), ids.begin(), ids.end());

@@ -423,6 +423,31 @@ TEST(PipelineLowering, FullRecomputationRerunsTheBlocksOnly) {
   EXPECT_DOUBLE_EQ(task("fwd s1 mb1", true).alloc_bytes.value(), 2048.0 + outside);
 }
 
+// Gradient accumulation: under 1F1B with M = 2 each stage runs B0 then B1, and B1 adds its weight
+// gradients to B0's: 3 × 4 bytes (fp32 gradients: the workload's default precision) per parameter of
+// the stage's shard more than B0 moves (without per-GPU layer times the bytes join the step's
+// roofline).
+TEST(PipelineLowering, EveryBackwardButTheFirstAccumulatesItsGradients) {
+  const PipelineWorkload workload = tiny_tensor_parallel_workload();
+  ASSERT_EQ(workload.precision, Precision::fp32);
+  TaskGraph graph = four_gpus();
+  (void)lower_pipeline_iteration(graph, workload, *make("1f1b"), 0);
+  const auto bytes = [&](const std::string& label) {
+    for (const Task& t : graph.tasks())
+      if (t.label == label && std::holds_alternative<Compute>(t.op))
+        return std::get<Compute>(t.op).bytes_accessed.value();
+    throw std::runtime_error("no task " + label);
+  };
+  for (std::size_t s = 0; s < 2; ++s) {
+    const LayerRange layers = workload.plan.stages[s].chunks.front();
+    double parameters = 0;
+    for (std::size_t l = layers.begin; l < layers.end; ++l)
+      parameters += workload.model.layers[l].parameter_bytes.value() / kProfileBytesPerParameter;
+    EXPECT_GT(parameters, 0.0);
+    EXPECT_DOUBLE_EQ(bytes(fmt::format("bwd s{} mb1", s)) - bytes(fmt::format("bwd s{} mb0", s)), 12.0 * parameters);
+  }
+}
+
 // The same workload with ranks 1 mirroring ranks 0 (tensor_parallel_fidelity: group): of the 48
 // tasks above, rank 1's go — its 12 computes, 4 transfers and 2 optimizer steps — and the 12
 // all-reduces stay, over both GPUs, marked mirrored: 12 + 4 + 12 + 2 = 30, all on g0 and g2.
