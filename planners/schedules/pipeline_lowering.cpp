@@ -265,8 +265,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     return last;
   };
 
-  // Layer-by-layer step times (PipelineWorkload::gpus), by (first layer, end, samples, forward, GPU model).
-  std::map<std::tuple<std::size_t, std::size_t, int, bool, std::string>, Seconds> layer_by_layer;
+  // Layer-by-layer step times (PipelineWorkload::gpus), by (first layer, end, samples, forward,
+  // accumulates, GPU model).
+  std::map<std::tuple<std::size_t, std::size_t, int, bool, bool, std::string>, Seconds> layer_by_layer;
 
   // The pieces of each backward followed by a weight update — a chunk's last backward, or with an
   // asynchronous schedule every backward — as gradient buckets (or the whole chunk), with the compute
@@ -369,22 +370,27 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
           std::vector<TaskId> computes;
           for (int r = 0; r < lowered_ranks; ++r) {
             Compute work = layers_compute(model, layers, gpu(group, r), samples, workload.dtype, pass);
-            // Without per-GPU layer times (no cluster), its bytes are folded into the step's roofline;
-            // its FLOPs are no model's (not in hardware FLOPs either, as an optimizer step's are not).
-            const Compute addition = gradient_accumulation(parameter_count(model, layers), per_parameter, work.device);
-            if (accumulate) work.bytes_accessed += addition.bytes_accessed;
-            if (!workload.gpus.empty()) {
+            if (workload.gpus.empty()) {
+              // Without per-GPU layer times (no cluster), the accumulation's bytes join the step's
+              // roofline; its FLOPs are no model's (nor hardware FLOPs, as an optimizer step's are not).
+              if (accumulate)
+                work.bytes_accessed +=
+                    gradient_accumulation(parameter_count(model, layers), per_parameter, work.device).bytes_accessed;
+            } else {
               const ClusterDevice& device = workload.gpus.at(work.device);
-              const auto key = std::make_tuple(layers.begin, layers.end, samples, pass == Pass::forward, device.gpu.name);
+              const auto key = std::make_tuple(layers.begin, layers.end, samples, pass == Pass::forward, accumulate,
+                                               device.gpu.name);
               auto known = layer_by_layer.find(key);
               if (known == layer_by_layer.end()) {
                 Seconds total{0};
                 for (std::size_t l = layers.begin; l < layers.end; ++l)
                   total += layer_time(model, model.layers[l], device, samples, workload.dtype, pass);
+                if (accumulate)  // a kernel of its own: its time adds
+                  total += compute_time_on(
+                      gradient_accumulation(parameter_count(model, layers), per_parameter, work.device), device);
                 known = layer_by_layer.emplace(key, total).first;
               }
               work.measured_time = known->second;
-              if (accumulate) *work.measured_time += compute_time_on(addition, device);  // a kernel of its own
               work.measured_on = device.gpu.name;
             }
             Task task = task_of(std::move(work), compute_stream, phase, label, step_iteration);
