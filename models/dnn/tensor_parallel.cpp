@@ -174,6 +174,10 @@ LayerModel shard_for_tensor_parallel(const LayerModel& model, const TensorParall
             std::max<std::int64_t>(1, (layer.kind == LayerKind::attention ? product.m : product.n) / options.degree);
     if (!block.empty() && zoo_block_bytes[block] > 0)
       layer.activation_bytes = Bytes(layer.activation_bytes.value() * per_block / zoo_block_bytes[block]);
+    else if (layer.kind == LayerKind::matmul)
+      // A column-parallel GEMM outside the blocks (the LM head) keeps its input, which every rank
+      // holds whole unless sequence parallelism splits it (and all-gathers it again backward).
+      layer.activation_bytes = layer.activation_bytes / (options.sequence_parallel ? t : 1.0);
     else
       layer.activation_bytes = layer.activation_bytes / divisor;
     if (options.recompute == Recompute::selective && layer.kind == LayerKind::attention) {

@@ -98,6 +98,11 @@ TEST(TensorParallel, ShardDividesWorkAndWeights) {
   EXPECT_DOUBLE_EQ(loss.forward_bytes.value(), model.layers.back().forward_bytes.value() / 4);
   EXPECT_DOUBLE_EQ(loss.backward_bytes.value(), model.layers.back().backward_bytes.value() / 4);
   EXPECT_DOUBLE_EQ(loss.activation_bytes.value(), model.layers.back().activation_bytes.value() / 4);
+  // The head keeps its input, s·h: whole on every rank, split by t with sequence parallelism.
+  const std::size_t head = model.layers.size() - 2;
+  EXPECT_DOUBLE_EQ(shard.layers[head].activation_bytes.value(), 2048.0 * 2304 * 2);
+  const LayerModel sequence_parallel = shard_for_tensor_parallel(model, {.degree = 4, .sequence_parallel = true});
+  EXPECT_DOUBLE_EQ(sequence_parallel.layers[head].activation_bytes.value(), 2048.0 * 2304 * 2 / 4);
 }
 
 // The 1.7B row's layers: embedding (0), 24 blocks of 7 (1 … 168), final norm (169), head (170),
