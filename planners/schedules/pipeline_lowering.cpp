@@ -320,12 +320,13 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     // per-GPU layer times): the profile-driven reproductions time a step as their profile measured it.
     std::vector<bool> accumulates(orders[s].size(), false);
     std::vector<bool> holds_gradients(stage.chunks.size(), false);
-    for (std::size_t i = 0; workload.transformer && i < orders[s].size(); ++i) {
-      if (orders[s][i].pass != PassKind::backward) continue;
-      const auto chunk = static_cast<std::size_t>(orders[s][i].chunk);
-      accumulates[i] = holds_gradients[chunk];
-      holds_gradients[chunk] = !(asynchronous ? updates_after[i] : i == last_backward[s][chunk]);
-    }
+    if (workload.transformer)
+      for (std::size_t i = 0; i < orders[s].size(); ++i) {
+        if (orders[s][i].pass != PassKind::backward) continue;
+        const auto chunk = static_cast<std::size_t>(orders[s][i].chunk);
+        accumulates[i] = holds_gradients[chunk];
+        holds_gradients[chunk] = !(asynchronous ? updates_after[i] : i == last_backward[s][chunk]);
+      }
     double stage_parameters = 0;
     for (const LayerRange& range : stage.chunks) stage_parameters += parameter_count(model, range);
     const Bytes stash =

@@ -63,8 +63,11 @@
 // + reduce-scatters; backward: the same per block), which the group's next step waits for, as in
 // Megatron where they are synchronous. Rank r sends its 1/t of a boundary activation to rank r of
 // the next group; the data-parallel all-reduce of rank r runs over the rank-r GPUs of the replicas.
-// Full recomputation keeps each block's input (2·s·b·h) and recomputes one block at a time (one
-// block's activations live during it); the other modes keep Korthikanti's figure.
+// Full recomputation re-runs the chunk's transformer blocks only (checkpointed_span: the embedding,
+// final norm, head and loss keep their activations), keeps each block's input (2·s·b·h) and
+// recomputes one block at a time (one block's activations live during it); the other modes keep
+// Korthikanti's figure. Every backward of a chunk but its first since its last update also adds its
+// weight gradients to the accumulated ones (gradient_accumulation, timed after the step's layers).
 // With `mirror_ranks` (tensor_parallel_fidelity: group) only rank 0 of each group is lowered: its
 // computes, sends, all-reduces and optimizer steps; the tensor-parallel collectives keep the whole
 // group but are marked Collective::mirrored, so rank 0 spends their uncontended time and ranks
