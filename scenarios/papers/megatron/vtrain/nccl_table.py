@@ -6,9 +6,11 @@
   nccl_table.py DNNSIM [--data DIR] [--out DIR] [--calibration FILE]
   nccl_table.py --fit [--data DIR]
 
-Simulates the power-of-two sizes of each file (11 of its 1,024 rows) and prints measured and simulated
-times (out-of-place column) at the powers of 4, and the mean |error| over the powers of two; with
---calibration the node's GPUs use that calibration table (its `collectives` section).
+Simulates the power-of-two sizes of each file (11 of its 1,024 rows), 2 to 8 GPUs, and prints measured
+and simulated times (out-of-place column) at the powers of 4, and the mean |error| over the powers of
+two per GPU count; the counts --fit does not use (3, 5, 6, 7) are a held-out check of the fitted α and
+η, and their mean is printed apart. With --calibration the node's GPUs use that calibration table (its
+`collectives` section).
 
 --fit fits what dnnsim's ring all-reduce lacks to the same 33 points (2, 4, 8 GPUs × 1 MiB … 1 GiB),
 by least squares on the relative error (the sizes span three decades; absolute residuals would let
@@ -32,6 +34,7 @@ DEFAULT_DATA = HERE.parents[3].parent / "shared/data/megatron/vtrain/nccl-allred
 NVSWITCH_PORT_BYTES_PER_S = 300e9  # catalog A100 NVLink bandwidth per direction (12 × NVLink3 at 25 GB/s)
 STEP_LATENCY_S = 2 * 0.6e-6  # a ring step crosses two NVSwitch ports of the catalog NVLink3 latency
 FIT_GPUS = (2, 4, 8)
+ALL_GPUS = range(2, 9)  # the files of vTrain's table: one node, 2 to 8 GPUs
 
 SCENARIO = """name: nccl-allreduce
 cluster:
@@ -116,7 +119,7 @@ def main():
     print("| GPUs | size | measured µs | simulated µs | error |")
     print("|---:|---:|---:|---:|---:|")
     summary = []
-    for gpus in FIT_GPUS:
+    for gpus in ALL_GPUS:
         errors = []
         for size, measured in measured_points(args.data, gpus):
             simulated = simulate(args.dnnsim, out, gpus, size, args.calibration)
@@ -127,7 +130,13 @@ def main():
         summary.append((gpus, len(errors), sum(map(abs, errors)) / len(errors), max(map(abs, errors))))
     print()
     for gpus, count, mean, worst in summary:
-        print(f"{gpus} GPUs: {count} sizes, mean |error| {100 * mean:.1f}%, worst {100 * worst:.1f}%")
+        role = "fitted" if gpus in FIT_GPUS else "held out"
+        print(f"{gpus} GPUs ({role}): {count} sizes, mean |error| {100 * mean:.1f}%, worst {100 * worst:.1f}%")
+    for role, chosen in (("fitted", [s for s in summary if s[0] in FIT_GPUS]),
+                         ("held out", [s for s in summary if s[0] not in FIT_GPUS])):
+        mean = sum(s[1] * s[2] for s in chosen) / sum(s[1] for s in chosen)
+        print(f"{role} GPU counts: mean |error| {100 * mean:.1f}% over {sum(s[1] for s in chosen)} points, "
+              f"worst {100 * max(s[3] for s in chosen):.1f}%")
 
 
 if __name__ == "__main__":
