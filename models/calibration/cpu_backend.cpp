@@ -15,27 +15,39 @@ namespace {
 struct Timing {
   int repetitions;
   double min_repetition_seconds;
+  // Repetitions stop once the sample has taken this long (warm-up included), after at least one: the
+  // grids' largest products take seconds a call and, five calls each, were most of a 3-minute
+  // calibration, in which a shared machine's speed drifts by 10–20% (docs/performance.md, mlp_accuracy).
+  double budget_seconds;
 };
 
 // Results are read into this so that the compiler cannot drop a kernel whose output is unused.
 volatile double g_sink = 0;
 
-// Best time of one call of `kernel`: one warm-up call (page faults, caches, lazy allocation), then
-// `repetitions` runs of `calls` back-to-back calls, `calls` chosen so that a run lasts at least
-// `min_repetition_seconds` (a single short call is below the clock's useful resolution).
+// Best time of one call of `kernel`: a timed warm-up call (page faults, caches, lazy allocation), then
+// up to `repetitions` runs of `calls` back-to-back calls, `calls` chosen so that a run lasts at least
+// `min_repetition_seconds` (a single short call is below the clock's useful resolution; a short one is
+// timed again warm to choose it). A warm-up that alone fills the budget is the measurement.
 template <class Kernel>
 Seconds best_time(Kernel&& kernel, const Timing& timing) {
   using Clock = std::chrono::steady_clock;
   const auto elapsed = [](Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
+  const Clock::time_point first = Clock::now();
   kernel();
-  const Clock::time_point probe = Clock::now();
-  kernel();
-  const double once = std::max(elapsed(probe), 1e-9);
-  const long calls = std::clamp(static_cast<long>(std::ceil(timing.min_repetition_seconds / once)), 1L, 1'000'000L);
+  double once = elapsed(first);
+  if (once >= timing.budget_seconds) return Seconds(once);
+  if (once < timing.min_repetition_seconds) {
+    const Clock::time_point probe = Clock::now();
+    kernel();
+    once = elapsed(probe);
+  }
+  const long calls =
+      std::clamp(static_cast<long>(std::ceil(timing.min_repetition_seconds / std::max(once, 1e-9))), 1L, 1'000'000L);
   double best = std::numeric_limits<double>::infinity();
   for (int repetition = 0; repetition < timing.repetitions; ++repetition) {
+    if (repetition > 0 && elapsed(first) >= timing.budget_seconds) break;
     const Clock::time_point start = Clock::now();
     for (long call = 0; call < calls; ++call) kernel();
     best = std::min(best, elapsed(start) / static_cast<double>(calls));
@@ -69,8 +81,9 @@ void gemm_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out
 // the two gradients of a layer's backward pass): the shape grids of the table. Dimensions a power of
 // 4 apart from 16 (a skinny side: a batch, a head dimension) to 4,096, a common layer width: the grid
 // is flat beyond its last point, and on one VM A·Bᵀ at (64, 4096, 4096) ran 30% below its
-// (64, 2048, 2048) rate (docs/performance.md, mlp_accuracy). A layout's sweep takes ~50 s, its
-// m = 4,096 row most of it, so each (layout, m) row is a stage of `progress`.
+// (64, 2048, 2048) rate (docs/performance.md, mlp_accuracy). The three sweeps are most of the
+// calibration's minute, their m = 4,096 rows the largest part, so each (layout, m) row is a stage of
+// `progress`.
 void gemm_shape_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out,
                       const CalibrationProgress& progress) {
   const std::vector<Eigen::Index> dims =
@@ -83,7 +96,7 @@ void gemm_shape_sweep(bool quick, const Timing& timing, std::vector<KernelSample
           // Stored as the layout reads them: Bᵀ is an n × k matrix, Aᵀ a k × m one.
           const Eigen::MatrixXf a = op == GemmOp::tn ? pattern<Eigen::MatrixXf>(k, m) : pattern<Eigen::MatrixXf>(m, k);
           const Eigen::MatrixXf b = op == GemmOp::nt ? pattern<Eigen::MatrixXf>(n, k) : pattern<Eigen::MatrixXf>(k, n);
-          Eigen::MatrixXf c(m, n);
+          Eigen::MatrixXf c = Eigen::MatrixXf::Zero(m, n);  // its pages faulted in before the timed warm-up
           const auto product = [&] {
             if (op == GemmOp::nt)
               c.noalias() = a * b.transpose();
@@ -151,13 +164,13 @@ bool CpuCalibrationBackend::available(std::string& why) const {
 
 std::vector<KernelSample> CpuCalibrationBackend::run(bool quick, const CalibrationProgress& progress) const {
   Eigen::setNbThreads(1);
-  const Timing timing = quick ? Timing{3, 0.002} : Timing{5, 0.010};
+  const Timing timing = quick ? Timing{3, 0.002, 0.1} : Timing{5, 0.010, 1.0};
   std::vector<KernelSample> samples;
   const auto next = [&](std::string_view stage) { report_calibration_stage(progress, stage, samples.size()); };
   next("square GEMMs");
   gemm_sweep(quick, timing, samples);
   // Fewer, shorter repetitions: the grids are 3 × 125 GEMMs (3 × 8 quick), up to 137 GFlop each.
-  gemm_shape_sweep(quick, quick ? timing : Timing{3, 0.005}, samples, progress);
+  gemm_shape_sweep(quick, quick ? timing : Timing{3, 0.005, 1.0}, samples, progress);
   next("bias + ReLU");
   bias_relu_sweep(quick, timing, samples);
   next("STREAM triad");
