@@ -60,7 +60,6 @@ std::unique_ptr<sg4::Engine> create_engine() {
 }
 
 SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationOptions options) {
-  const auto wall_start = std::chrono::steady_clock::now();
   // The guard on the graph as given (lowered once); a controlled run's graph grows, and its kind
   // checks the whole of it (check_graph_resources).
   std::optional<ResourceEstimate> estimate;
@@ -158,7 +157,6 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   if (estimate) result.estimated_memory_bytes = estimate->memory.value();
   result.layout = std::move(platform.layout);
   result.graph = std::move(graph);
-  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }
 
@@ -171,7 +169,10 @@ SimulationResult run_scenario(const Scenario& scenario, SimulationOptions option
   // operation and the reports are written, instead of the process ending with none.
   std::optional<InterruptGuard> interrupt_guard;
   if (options.progress) interrupt_guard.emplace();
-  return builtin_workload_kinds().at(scenario.workload_kind).value->run(scenario, options);
+  const auto wall_start = std::chrono::steady_clock::now();
+  SimulationResult result = builtin_workload_kinds().at(scenario.workload_kind).value->run(scenario, options);
+  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
 }
 
 }  // namespace dnnsim

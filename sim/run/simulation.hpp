@@ -58,7 +58,9 @@ struct SimulationResult {
   std::size_t transfer_retries = 0;
   std::size_t unfinished_tasks = 0;
   bool interrupted = false;  // stopped by SIGINT/SIGTERM: the results cover what was simulated
-  double wall_seconds = 0;  // not written to reports: they must be byte-identical run to run
+  // Set by run_scenario(): the whole run, planning and lowering included. Not written to reports: they
+  // must be byte-identical run to run.
+  double wall_seconds = 0;
   // The resource guard's estimate of the process's peak memory (sim/run/resource_guard.hpp); 0 when
   // the workload kind gives none. Printed on stderr, not written to reports (a model, not a result).
   double estimated_memory_bytes = 0;

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -420,7 +419,6 @@ class GnnKind final : public WorkloadKind {
 
   SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
     const auto spec = std::dynamic_pointer_cast<const GnnWorkload>(scenario.workload);
-    const auto wall_start = std::chrono::steady_clock::now();
     auto report = std::make_shared<GnnReport>();
     report->spec = spec;
     const std::uint64_t seed = scenario.run.seed;
@@ -521,7 +519,6 @@ class GnnKind final : public WorkloadKind {
     result.operations = static_cast<std::size_t>(report->sim.flows + report->sim.executions);
     result.interrupted = report->sim.interrupted;
     result.workload_result = report;
-    result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     return result;
   }
 

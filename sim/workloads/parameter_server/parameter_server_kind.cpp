@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -243,7 +242,6 @@ class ParameterServerKind final : public WorkloadKind {
 
   SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
     const auto spec = std::dynamic_pointer_cast<const ParameterServerWorkload>(scenario.workload);
-    const auto wall_start = std::chrono::steady_clock::now();
     auto report = std::make_shared<ParameterServerReport>();
     report->spec = spec;
     const ParameterServerCosts& costs = spec->costs;
@@ -272,7 +270,6 @@ class ParameterServerKind final : public WorkloadKind {
     result.flow_count = static_cast<std::size_t>(report->sim.flows);
     result.interrupted = report->sim.interrupted;
     result.workload_result = report;
-    result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     return result;
   }
 
