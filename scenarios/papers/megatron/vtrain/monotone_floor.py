@@ -81,7 +81,7 @@ def print_parts(families, simulated):
     """Per family, measured vs simulated f(b) (ms per micro-batch) and c (ms per step), free fits."""
     print("| family | c measured / simulated | f(b) measured / simulated, ms per micro-batch |")
     print("|---|---|---|")
-    for family in sorted(families, key=lambda f: (f[0], f[1], f[2], f[3])):
+    for family in sorted(families):
         _, c_measured, f_measured = fit(families[family], monotone=False)
         _, c_simulated, f_simulated = fit(simulated[family], monotone=False)
         parts = ", ".join(f"b {b}: {1e3 * f_measured[b]:.1f} / {1e3 * f_simulated[b]:.1f} "
@@ -115,19 +115,16 @@ def main():
         key = mix if args.by == "mix" else f"{mix} h{hidden}"
         groups[key][0].extend(fit(runs, monotone=False)[0])
         groups[key][1].extend(fit(runs, monotone=True)[0])
+    def row(label, free, monotone):
+        cells = " | ".join(f"{100 * sum(map(abs, e)) / len(e):.1f}% | {100 * max(map(abs, e)):.1f}%"
+                           for e in (free, monotone))
+        print(f"| {label} | {len(free)} | {cells} |")
+
     print("| group | runs | free fit: mean |error| | worst | monotone fit: mean |error| | worst |")
     print("|---|---:|---:|---:|---:|---:|")
-    every = ([], [])
     for key in sorted(groups):
-        free, monotone = groups[key]
-        every[0].extend(free)
-        every[1].extend(monotone)
-        print(f"| {key} | {len(free)} | {100 * sum(map(abs, free)) / len(free):.1f}% | "
-              f"{100 * max(map(abs, free)):.1f}% | {100 * sum(map(abs, monotone)) / len(monotone):.1f}% | "
-              f"{100 * max(map(abs, monotone)):.1f}% |")
-    free, monotone = every
-    print(f"| all PP 1 | {len(free)} | {100 * sum(map(abs, free)) / len(free):.1f}% | {100 * max(map(abs, free)):.1f}% | "
-          f"{100 * sum(map(abs, monotone)) / len(monotone):.1f}% | {100 * max(map(abs, monotone)):.1f}% |")
+        row(key, *groups[key])
+    row("all PP 1", *(sum((groups[key][i] for key in groups), []) for i in (0, 1)))
 
 
 if __name__ == "__main__":
