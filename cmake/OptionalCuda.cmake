@@ -3,7 +3,7 @@
 # add_subdirectory(models); it sets
 #   DNNSIM_HAVE_CUDA  ON when the CUDA language is enabled and the toolkit (cudart, cuBLAS) was found.
 #
-# Recipe verified in shared/research/simgrid-recipes.md §7 (nvcc 13.0 at /usr/local/cuda, no GPU):
+# Recipe verified in docs/research/simgrid-recipes.md §7 (nvcc 13.0 at /usr/local/cuda, no GPU):
 # - CMake 3.25 looks for nvcc on PATH only, so /usr/local/cuda/bin/nvcc is tried explicitly unless
 #   the user chose a compiler (-DCMAKE_CUDA_COMPILER=… or CUDACXX=…; CUDACXX=/nonexistent disables).
 # - check_language(CUDA) never fails: without a working nvcc it leaves CMAKE_CUDA_COMPILER NOTFOUND

@@ -9,7 +9,7 @@
 //
 // Node features are sizes, not values: a simulator moves dimension × dtype bytes per node.
 //
-// Sources: edge lists (Planetoid Cora/CiteSeer/PubMed as shipped in shared/data/graphs/planetoid),
+// Sources: edge lists (Planetoid Cora/CiteSeer/PubMed as shipped in data/graphs/planetoid),
 // the METIS graph format (METIS 5 manual, §4.1.1), and generators from the Boost Graph Library:
 // R-MAT (Chakrabarti, Zhan, Faloutsos, "R-MAT: A Recursive Model for Graph Mining", SDM'04;
 // boost::rmat_iterator) and power-law out-degree (Palmer & Steffan, "Generating network topologies

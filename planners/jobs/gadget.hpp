@@ -1,7 +1,7 @@
 // GADGET-like scheduling of ring-all-reduce jobs: Yu, Tian, Ji, Wu, Rajan, Liu, "GADGET: Online
 // Resource Optimization for Scheduling Ring-All-Reduce Learning Jobs", INFOCOM 2022
 // (arXiv 2202.01158). The paper's text beyond its abstract was not available: the model and the
-// greedy below are the reconstruction of ../shared/research/papers-cluster.md §1 (marked [D] there),
+// greedy below are the reconstruction of docs/research/papers-cluster.md §1 (marked [D] there),
 // hence "-like".
 //
 // Ring model. A job on w GPUs all-reduces over one ring through them, each server's GPUs contiguous,

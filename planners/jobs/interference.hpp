@@ -1,6 +1,6 @@
 // Job interference model of the interference-aware multi-agent RL scheduler, -like reconstruction
 // (Zhao & Wu, "Large-scale Machine Learning Cluster Scheduling via Multi-agent Graph Reinforcement
-// Learning", IEEE TNSM 2021, arXiv 2112.13354; /work/shared/research/papers-cluster.md §2 [D]).
+// Learning", IEEE TNSM 2021, arXiv 2112.13354; docs/research/papers-cluster.md §2 [D]).
 // The paper predicts the slowdown of a job under a co-location it never profiled. Gavel publishes
 // real profiled pairs (OSDI'20 scheduler/simulation_throughputs.json: the solo steps/s of job type i
 // and its steps/s while sharing a GPU with job type j) but no per-job resource-usage vectors, so the

@@ -1,7 +1,7 @@
 // SMD-like scheduling of parameter-server jobs: Yu, Wu, Ji, Liu, "A Sum-of-Ratios
 // Multi-Dimensional-Knapsack Decomposition for DNN Resource Scheduling", INFOCOM 2021
 // (arXiv 2105.13855). Only the abstract was available: the model and the algorithm below are the
-// reconstruction of ../shared/research/papers-cluster.md §5 (marked [D] there), hence "-like".
+// reconstruction of docs/research/papers-cluster.md §5 (marked [D] there), hence "-like".
 //
 // Job i's completion is a ratio, remaining work over throughput: with candidate c = (w workers,
 // k PSs), JCT_{i,c} = n_{i,c} / d_{i,c} with n = R_i (iterations left) and d = 1 / T_iter(w, k)

@@ -1,6 +1,6 @@
 // SPMD sharding of an operator graph (models/spmd/op_graph.hpp) over a set of devices: the strategy
 // space of HAP (Zhang et al., EuroSys'24, §5.2–5.5) and OneFlow SBP (Yuan et al., arXiv 2110.15032,
-// §6.1), as specified in shared/research/papers-parallelism.md §5–6.
+// §6.1), as specified in docs/research/papers-parallelism.md §5–6.
 //
 // A distributed tensor relates to its reference (single-device) tensor by a Layout — HAP's property
 // {e | I} and OneFlow's SBP signature:

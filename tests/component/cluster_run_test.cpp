@@ -190,7 +190,7 @@ TEST(ClusterRun, GandivaFiveJobs) {
 // `extra`: more workload keys; `rows`: the jobs (default a and b).
 constexpr const char* kPackedPair = "a,0,1,1030.0256432,ResNet-18 (batch size 256)\nb,10,1,3235.33843289,ResNet-18 (batch size 16)\n";
 std::vector<JobOutcome> run_packed_pair(const std::string& extra, const std::string& rows = kPackedPair) {
-  const std::string gavel = std::string(DNNSIM_SOURCE_DIR) + "/../shared/data/traces/gavel/simulation_throughputs.json";
+  const std::string gavel = std::string(DNNSIM_SOURCE_DIR) + "/data/traces/gavel/simulation_throughputs.json";
   const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,iterations,model\n" + rows);
   const Scenario scenario = testing::load(
       "name: t\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-25G}}\n"

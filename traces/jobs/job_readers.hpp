@@ -1,5 +1,5 @@
 // Readers of public job traces into a JobTrace (job_trace.hpp), one registry entry per format
-// (`dnnsim list job-traces`). Schemas: shared/research/papers-cluster.md §10 and the data READMEs.
+// (`dnnsim list job-traces`). Schemas: docs/research/papers-cluster.md §10 and the data READMEs.
 //
 //   philly-csv      Pollux's philly.csv `timestamp,duration,num_gpus,gpu_time,cluster`
 //   pollux-workload Pollux's workload CSV `name,time,application,num_replicas,batch_size` (work comes

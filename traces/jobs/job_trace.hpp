@@ -3,7 +3,7 @@
 // Every reader of traces/jobs/ (Philly, Pollux, Gavel, Helios, Alibaba PAI, dnnsim's own CSV) and the
 // synthetic generator produce a JobTrace; schedulers (planners/jobs/) and the cluster simulation
 // (sim/cluster/) consume it. Field meanings follow the union of the sources' schemas
-// (shared/research/papers-cluster.md §10; Tiresias' simulator CSV `job_id,num_gpu,submit_time,
+// (docs/research/papers-cluster.md §10; Tiresias' simulator CSV `job_id,num_gpu,submit_time,
 // iterations,model_name,duration,interval`, of which dnnsim's CSV is a superset).
 //
 // Work rule (docs/cluster.md): a job's work is a number of training iterations. Sources that give it

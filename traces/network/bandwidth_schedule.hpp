@@ -3,7 +3,7 @@
 //
 // The simulator turns a schedule into a SimGrid link bandwidth profile (values in absolute B/s, not
 // ratios; a repeating profile's period must exceed its last date — see
-// shared/research/simgrid-recipes.md §2). This layer itself knows nothing of SimGrid.
+// docs/research/simgrid-recipes.md §2). This layer itself knows nothing of SimGrid.
 //
 // Semantics: point i says "from `points[i].at` on, the link offers `points[i].bandwidth`", up to the
 // next point; the last value holds forever, or until `period` when the schedule repeats, at which

@@ -1,6 +1,6 @@
 // `marl`: the interference-aware multi-agent scheduler, -like reconstruction of Zhao & Wu, "Large-scale
 // Machine Learning Cluster Scheduling via Multi-agent Graph Reinforcement Learning", IEEE TNSM 2021
-// (arXiv 2112.13354; /work/shared/research/papers-cluster.md §2 [D]; docs/cluster.md "Multi-agent RL").
+// (arXiv 2112.13354; docs/research/papers-cluster.md §2 [D]; docs/cluster.md "Multi-agent RL").
 //   agents      `agents` (4) schedulers, each owning a contiguous block of the servers in topology
 //               order (racks stay together) and the jobs with id ≡ agent (mod agents) — the paper's
 //               partitions and arrival sub-queues;

@@ -1,7 +1,7 @@
 // What one agent of the multi-agent scheduler sees when it decides on one queued job, as flat arrays
 // for the policy network (planners/jobs/marl/policy.hpp), -like reconstruction of Zhao & Wu,
 // "Large-scale Machine Learning Cluster Scheduling via Multi-agent Graph Reinforcement Learning",
-// IEEE TNSM 2021 (arXiv 2112.13354; /work/shared/research/papers-cluster.md §2 [D]):
+// IEEE TNSM 2021 (arXiv 2112.13354; docs/research/papers-cluster.md §2 [D]):
 //   • the server graphs: one node per GPU (its occupant's interference sensitivity and pressure,
 //     remaining time, whether it is packed), grouped by server — the paper's level-1 graph;
 //   • the data-centre graph: servers (free share, GPU speed, NIC) grouped by rack — level 2;

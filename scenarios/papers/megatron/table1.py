@@ -5,7 +5,7 @@
   table1.py report OUT_DIR   reads OUT_DIR/<name>/summary.json (from `dnnsim run --out OUT_DIR/<name>`,
                              or `dnnsim regress --out` runs) and prints per-row error and TFLOP/s per GPU
 
-Rows, FLOP formula and implied iteration times: /work/shared/research/megatron-targets.md. Each row
+Rows, FLOP formula and implied iteration times: docs/research/megatron-targets.md. Each row
 runs the configuration the authors published for it (NVIDIA/Megatron-LM, examples/sc21/run_table_1.sh,
 "the scripts that were used to produce the results in the paper" per its README): micro-batch size,
 interleaving (--num-layers-per-virtual-pipeline-stage: rows 6-9; rows 5 and 10 plain 1F1B), full
@@ -109,7 +109,7 @@ def scenario(i, row):
     return f"""# Megatron-LM SC'21 Table 1, row {i + 1}: GPT {params}B ({layers} layers, hidden {hidden}, {heads} heads) on
 # {gpus} A100-80GB (DGX A100 nodes: NVSwitch, 8 × HDR InfiniBand), TP {tp} × PP {pp} × DP {dp}, global
 # batch {batch}. Paper: {tflops} TFLOP/s per GPU, so {implied:.2f} s per iteration by its FLOP formula
-# (targets: /work/shared/research/megatron-targets.md). Written by table1.py with the authors' settings
+# (targets: docs/research/megatron-targets.md). Written by table1.py with the authors' settings
 # for this row (NVIDIA/Megatron-LM examples/sc21/run_table_1.sh): micro-batch {micro_batch},
 # {"interleaved 1F1B with " + str(v) + " chunks per stage" if v > 1 else "1F1B"}, full recomputation, DDP {ddp}.
 name: megatron-table1-{name(i, row)}

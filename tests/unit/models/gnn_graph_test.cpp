@@ -17,7 +17,7 @@ using testing::write_file;
 
 const std::string kPlanetoid = DNNSIM_SOURCE_DIR "/data/graphs/planetoid/";
 
-// The counts of shared/data/graphs/planetoid/README.md, whose directed counts equal PyG's
+// The counts of data/graphs/planetoid/README.md, whose directed counts equal PyG's
 // published statistics (edge_index has both directions of each undirected edge).
 TEST(GnnGraph, PlanetoidCountsMatchTheirPublishedStatistics) {
   struct Case {

@@ -1,5 +1,5 @@
 // Megatron tensor parallelism of a zoo transformer (models/dnn/tensor_parallel.hpp). The shapes are
-// rows of Narayanan et al. SC'21 Table 1 (/work/shared/research/megatron-targets.md): 1.7B (24 heads,
+// rows of Narayanan et al. SC'21 Table 1 (docs/research/megatron-targets.md): 1.7B (24 heads,
 // hidden 2,304, 24 layers) and 18.4B (48 heads, hidden 6,144, 40 layers), sequence 2,048, vocabulary
 // 51,200. Expected values are Korthikanti et al.'s (arXiv:2205.05198) Table 2 and Megatron-LM's
 // (arXiv:1909.08053 §3) collective counts, computed by hand in the comments.

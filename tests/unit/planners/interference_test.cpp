@@ -11,7 +11,7 @@
 namespace dnnsim {
 namespace {
 
-const std::string kGavel = DNNSIM_SOURCE_DIR "/../shared/data/traces/gavel/simulation_throughputs.json";
+const std::string kGavel = DNNSIM_SOURCE_DIR "/data/traces/gavel/simulation_throughputs.json";
 
 TEST(InterferenceModel, NoCoRunnersMeansNoSlowdown) {
   const auto model = InterferenceModel::fit({{"a", "b", 1.5}});

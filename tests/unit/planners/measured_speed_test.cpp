@@ -1,6 +1,6 @@
 // Pollux measured tables (planners/jobs/measured_speed.hpp) read from the shipped copy, with the
 // documented interpolation rule checked against rows of the files themselves; Gavel's throughputs and
-// co-located pairs from shared/data/traces/gavel.
+// co-located pairs from data/traces/gavel.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -81,7 +81,7 @@ TEST(GavelSpeed, ADirectoryOrABadKeyIsAnInputError) {
 // ResNet-18 at batch 256, which keeps its 10.300256 (the file's row and pair). A catalog V100 of
 // either memory size reads the v100 table.
 TEST(GavelSpeed, CatalogGpuNamesAndPackedSlowdowns) {
-  const GavelSpeedModel gavel(DNNSIM_SOURCE_DIR "/../shared/data/traces/gavel/simulation_throughputs.json");
+  const GavelSpeedModel gavel(DNNSIM_SOURCE_DIR "/data/traces/gavel/simulation_throughputs.json");
   JobRecord small, large;
   small.model = "ResNet-18 (batch size 16)";
   large.model = "ResNet-18 (batch size 256)";
@@ -98,7 +98,7 @@ TEST(GavelSpeed, CatalogGpuNamesAndPackedSlowdowns) {
 // `colocation: fitted`: a measured pair's slowdown becomes the additive interference model's, fitted
 // independently here on every pair of the same v100 table; an unprofiled pair stays unpackable.
 TEST(GavelSpeed, FittedColocationIsTheInterferenceModel) {
-  const std::string file = DNNSIM_SOURCE_DIR "/../shared/data/traces/gavel/simulation_throughputs.json";
+  const std::string file = DNNSIM_SOURCE_DIR "/data/traces/gavel/simulation_throughputs.json";
   GavelSpeedModel gavel(file);
   gavel.use_fitted_colocation();
   const InterferenceModel model = InterferenceModel::fit(read_gavel_colocated_pairs(file, "v100"));

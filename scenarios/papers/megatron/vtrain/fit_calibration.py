@@ -282,7 +282,7 @@ Collectives (NCCL inside a node): latency {alpha * 1e6:.2f} us per call, link ef
   NVSwitch port: least squares of the relative error on vTrain's nccl-tests all-reduce tables (2, 4, 8 GPUs,
   11 sizes 1 MiB ... 1 GiB); residual mean |error| {100 * sum(map(abs, nccl_errors)) / len(nccl_errors):.1f}%,
   worst {100 * abs(worst[2] / worst[1] - 1):.1f}% ({worst[0]} GPUs, {worst[3] / 2**20:g} MiB).
-Data: /work/shared/data/megatron/vtrain (VIA-Research/vTrain f8dda84, MIT)."""
+Data: data/megatron/vtrain (VIA-Research/vTrain f8dda84, MIT)."""
     path = pathlib.Path(args.write)
     path.parent.mkdir(parents=True, exist_ok=True)
     fitted_on = ("the fit halves of vTrain's single- and multi-node Megatron-DeepSpeed runs" if real_multi

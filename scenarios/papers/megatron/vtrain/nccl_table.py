@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """vTrain's measured NCCL all-reduce times on one DGX A100 node (nccl-tests all_reduce_perf, 2–8 GPUs,
-1 MiB … 1 GiB; shared/data/megatron/vtrain/nccl-allreduce/a100/, MIT) beside dnnsim's collective model
+1 MiB … 1 GiB; data/megatron/vtrain/nccl-allreduce/a100/, MIT) beside dnnsim's collective model
 (the default algorithm on the same node as vtrain_table.py's template, one all-reduce alone).
 
   nccl_table.py DNNSIM [--data DIR] [--out DIR] [--calibration FILE]
@@ -30,7 +30,7 @@ import pathlib
 import subprocess
 
 HERE = pathlib.Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parents[3].parent / "shared/data/megatron/vtrain/nccl-allreduce/a100"  # ../shared beside the repo
+DEFAULT_DATA = HERE.parents[3] / "data/megatron/vtrain/nccl-allreduce/a100"
 NVSWITCH_PORT_BYTES_PER_S = 300e9  # catalog A100 NVLink bandwidth per direction (12 × NVLink3 at 25 GB/s)
 STEP_LATENCY_S = 2 * 0.6e-6  # a ring step crosses two NVSwitch ports of the catalog NVLink3 latency
 FIT_GPUS = (2, 4, 8)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """vTrain's measured Megatron-DeepSpeed runs (Bang et al., MICRO'24, MIT) against dnnsim, as one
 regression table: mean and worst |error| overall and by parallelism mix (TP×PP×DP) or by model.
-`--table single`: the 1,440 single-node runs (/work/shared/data/megatron/vtrain/ground_truth_single.csv,
+`--table single`: the 1,440 single-node runs (data/megatron/vtrain/ground_truth_single.csv,
 2–8 GPUs, hidden 1,024–2,048); `--table multi`: the 109 multi-node runs
 (data/megatron/vtrain/ground_truth_multi.csv, 64–512 GPUs, hidden 3,072–12,288).
 
@@ -35,7 +35,7 @@ import sys
 from collections import defaultdict
 
 HERE = pathlib.Path(__file__).resolve().parent
-DEFAULT_CSV = HERE.parents[3].parent / "shared/data/megatron/vtrain/ground_truth_single.csv"  # ../shared beside the repo
+DEFAULT_CSV = HERE.parents[3] / "data/megatron/vtrain/ground_truth_single.csv"
 MULTI_CSV = HERE.parents[3] / "data/megatron/vtrain/ground_truth_multi.csv"
 MEGATRON_CALIBRATION = HERE.parents[3] / "data/calibration/megatron/A100-80GB-SXM.yaml"
 NODE_SIZE = 8  # GPUs per node in vTrain's multi-node configs
