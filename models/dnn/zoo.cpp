@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "models/common/diagnostics.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

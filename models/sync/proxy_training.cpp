@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "models/common/diagnostics.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "models/common/yaml_reader.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 

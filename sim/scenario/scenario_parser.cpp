@@ -21,6 +21,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/workload_reading.hpp"
 #include "sim/workloads/workload_kind.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 

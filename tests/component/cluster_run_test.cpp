@@ -22,6 +22,7 @@
 #include "sim/workloads/cluster/cluster_kind.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

@@ -13,6 +13,7 @@
 #include "sim/run/simulation.hpp"
 #include "sim/workloads/gnn/gnn_kind.hpp"
 #include "tests/support/scenario_files.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

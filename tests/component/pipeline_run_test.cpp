@@ -27,6 +27,7 @@
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "tests/support/scenario_files.hpp"
 #include "tests/support/summary_in_child.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

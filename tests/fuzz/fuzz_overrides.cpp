@@ -5,6 +5,7 @@
 
 #include "sim/scenario/scenario.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
+#include "dnnsim/source_paths.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> overrides;

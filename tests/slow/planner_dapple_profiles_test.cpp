@@ -9,6 +9,7 @@
 #include "models/dnn/zoo.hpp"
 #include "tests/unit/planners/planner_test_helpers.hpp"
 #include "planners/parallel/planners.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

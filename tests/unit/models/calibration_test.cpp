@@ -3,6 +3,7 @@
 #include "models/calibration/calibration.hpp"
 #include "models/calibration/cpu_backend.hpp"
 #include "models/cost/compute_cost.hpp"
+#include "dnnsim/source_paths.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "models/gnn/epoch_trace.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim::gnn {
 namespace {

@@ -7,6 +7,7 @@
 #include "models/gnn/graph.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/temp_files.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim::gnn {
 namespace {

@@ -4,6 +4,7 @@
 
 #include "models/gnn/graph.hpp"
 #include "models/gnn/partitioner.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim::gnn {
 namespace {

@@ -8,6 +8,7 @@
 
 #include "models/common/diagnostics.hpp"
 #include "models/dnn/model_table.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

@@ -9,6 +9,7 @@
 #include "models/common/diagnostics.hpp"
 #include "models/dnn/profile_graph.hpp"
 #include "models/dnn/zoo.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

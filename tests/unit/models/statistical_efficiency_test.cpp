@@ -8,6 +8,7 @@
 
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/temp_files.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

@@ -5,6 +5,7 @@
 // task).
 #include "models/program/task_graph_json.hpp"
 #include "tests/support/task_graph_ops.hpp"
+#include "dnnsim/source_paths.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

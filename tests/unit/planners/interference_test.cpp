@@ -2,6 +2,7 @@
 // and the held-out error on Gavel's real co-located throughputs.
 #include "planners/jobs/interference.hpp"
 #include "planners/jobs/interference_mlp.hpp"
+#include "dnnsim/source_paths.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -7,6 +7,7 @@
 
 #include "planners/jobs/interference.hpp"
 #include "planners/jobs/measured_speed.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

@@ -13,6 +13,7 @@
 #include "models/calibration/calibration.hpp"
 #include "models/dnn/zoo.hpp"
 #include "tests/unit/planners/planner_test_helpers.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

@@ -14,6 +14,7 @@
 #include "planners/parallel/formula2_prefix.hpp"
 #include "planners/parallel/formula2_search.hpp"
 #include "planners/parallel/planners.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

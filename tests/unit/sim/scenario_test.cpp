@@ -18,6 +18,7 @@
 #include "sim/workloads/taskgraph/taskgraph_kind.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

@@ -12,6 +12,7 @@
 #include "tests/support/diagnostics.hpp"
 #include "traces/jobs/job_generator.hpp"
 #include "traces/jobs/job_readers.hpp"
+#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {
