@@ -2,7 +2,7 @@
 // stage (and how many replicas it has), for a given cluster, global batch and micro-batch count.
 // One interface, one registry (`dnnsim list planners`, `dnnsim plan`).
 //
-// Built-in planners and their sources (docs/planners.md; ../shared papers-parallelism.md):
+// Built-in planners and their sources (docs/planners.md; docs/research/papers-parallelism.md):
 //  - uniform: GPipe's equal split (Huang et al., NeurIPS'19 §2.2) into a given number of stages of
 //    equal layer count (or equal compute), devices in order, stages replicated evenly.
 //  - pipedream: PipeDream's hierarchical dynamic program (Narayanan et al., SOSP'19 §3.1): minimise

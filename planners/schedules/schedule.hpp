@@ -2,7 +2,7 @@
 // micro-batches of one iteration. One interface, one registry (`dnnsim list schedules`); the
 // lowering (pipeline_lowering.hpp) turns a plan plus a schedule into TaskGraph tasks.
 //
-// Schedules and their sources (closed forms in docs/schedules.md, ../shared papers-parallelism.md §1):
+// Schedules and their sources (closed forms in docs/schedules.md, docs/research/papers-parallelism.md §1):
 //  - gpipe: all forwards, then all backwards (Huang et al., "GPipe", NeurIPS'19 §2.3), optionally
 //    with re-materialization (only stage inputs are kept; each backward recomputes its forward).
 //  - 1f1b: PipeDream-Flush (Narayanan et al., "Memory-Efficient Pipeline-Parallel DNN Training",

@@ -1,5 +1,5 @@
 """A user's clone is whole: no tracked file may point at the workplace folder beside the repository
-(`../shared`) or at an absolute path of the machine the project is developed on, because a clone
+(named `shared`) or at an absolute path of the machine the project is developed on, because a clone
 elsewhere has neither. Data a test, scenario or script reads lives under data/ with its README and
 licence; a citation names the public source or a doc inside the repository (docs/research/).
 Pure Python, run by ctest from the source tree; a clone without git metadata is walked instead.
@@ -17,7 +17,7 @@ SHARED = "sha" + "red/"
 FORBIDDEN = re.compile(
     "|".join(
         [
-            r"\.\./" + SHARED,                    # the workplace folder beside the repository
+            r"\.\./" + SHARED[:-1] + r"\b",         # the workplace folder beside the repository
             r"/[a-z]+/" + SHARED,                 # its absolute path
             r"parents?\[\d+\][^\n]*\"" + SHARED,  # Python's pathlib route to it
             r"(?<![\w.~-])/(?:wo" + r"rk|ro" + r"ot)/",  # this machine's absolute roots
@@ -37,8 +37,9 @@ def tracked_files():
 
 class WholeClone(unittest.TestCase):
     def test_the_pattern_catches_what_it_is_for(self):
-        for bad in ("file: ../../" + SHARED + "data/x.csv", "/w" + "ork/" + SHARED + "research/a.md",
-                    'HERE.parents[3].parent / "' + SHARED + 'data/x"', "see /r" + "oot/x", "at /wo" + "rk/main"):
+        for bad in ("file: ../../" + SHARED + "data/x.csv", "see ../" + SHARED[:-1] + " papers.md",
+                    "/w" + "ork/" + SHARED + "research/a.md", 'HERE.parents[3].parent / "' + SHARED + 'data/x"',
+                    "see /r" + "oot/x", "at /wo" + "rk/main"):
             self.assertRegex(bad, FORBIDDEN, bad)
         for good in ("data/traces/gavel/x.json", "docs/research/papers-cluster.md", "cores: shared",
                      "exec /opt/dnnsim/bin/dnnsim sweep /home/u/bw.yaml", "~/work/x", "a/work/b"):
