@@ -11,9 +11,8 @@
 #include <iostream>
 
 #include "sim/cli/commands.hpp"
-#include "sim/exec/executor.hpp"
 #include "sim/platform/platform.hpp"
-#include "sim/platform/transfer.hpp"
+#include "sim/platform/actors.hpp"
 #include "sim/workloads/data_parallel/data_parallel_kind.hpp"
 #include "sim/run/simulation.hpp"
 
@@ -161,11 +160,12 @@ Measurement measure_raw(int gpus, std::size_t activities) {
     // Torn down inside the measurement, as simulate() tears its engine down before returning.
     const auto engine = create_engine();
     const Platform platform = build_platform(scenario);
-    const StreamActorStacks stacks;  // the stream actors' stacks: the ratio compares loops, not stack mappings
+    // The stream actors' stacks: the ratio compares loops, not stack mappings.
+    const ActorLauncher launcher(ActorStack::loop);
     for (int g = 0; g < gpus; ++g) {
       sg4::Host* self = platform.gpus[static_cast<std::size_t>(g)];
       sg4::Host* next = platform.gpus[static_cast<std::size_t>((g + 1) % gpus)];
-      sg4::Actor::create("raw", self, [self, next, rounds]() {
+      launcher.start("raw", self, [self, next, rounds]() {
         for (std::size_t r = 0; r < rounds; ++r) {
           sg4::this_actor::execute(self->get_speed() * 1e-3);
           finish_transfer(start_transfer(self, next, 1e6));

@@ -1,10 +1,9 @@
-// Runs a TaskGraph on a SimGrid platform with CUDA-stream semantics (docs/architecture.md):
-// one SimGrid actor per (device, stream) runs that stream's work in order, each piece after its
-// dependencies; compute is a SimGrid execution on the device's host, a transfer a host-to-host
-// communication routed over the platform's links (so flows share links under SimGrid's max-min
-// model, and bandwidth profiles slow them down), and a collective is run at its fidelity
-// (docs/collectives.md): `step` expands it by its algorithm (models/program/collective_algorithms.hpp)
-// into point-to-point steps; `flow` runs, phase by phase, one flow per (sender, receiver) pair.
+// Runs a TaskGraph on a SimGrid platform with CUDA-stream semantics (docs/architecture.md): the
+// graph is lowered into per-(device, stream) queues of operations (models/exec/lowering.hpp, pure:
+// collectives at their fidelity, launch models, fences), and one SimGrid actor per queue runs its
+// operations in order, each after its dependencies; compute is a SimGrid execution on the device's
+// host, a transfer a host-to-host communication routed over the platform's links (so flows share
+// links under SimGrid's max-min model, and bandwidth profiles slow them down).
 //
 // Observers subscribe to task start/end and transfer events instead of editing the executor
 // (as SimGrid's host_load plugin subscribes to Exec signals).
@@ -19,7 +18,7 @@
 //   IterationBarrier iterations(graph);            // sim/exec/observers.hpp; plus the recorders
 //   executor.add_observer(&iterations);
 //   executor.start();
-//   sg4::Actor::create("controller", host, [&] {
+//   start_actor("controller", host, ActorStack::deep, [&] {   // sim/platform/actors.hpp
 //     for (std::uint32_t i = 0; i + 1 < iteration_count; ++i) {
 //       iterations.wait_until_iteration_done(i);   // clock = end of iteration i's last task
 //       const auto first = static_cast<TaskId>(graph.tasks().size());
@@ -48,27 +47,6 @@
 #include "models/program/task_graph.hpp"
 
 namespace dnnsim {
-
-// Stack of a stream actor, KiB. A stream actor runs a loop over its queue, the observers' callbacks
-// and SimGrid's calls (no recursion); the shipped scenarios that finish within a minute (46 of them)
-// ran with 32 KiB stacks behind guard pages (contexts/guard-size) without a fault, so this is 8× that. With SimGrid's default (8 MiB), each of
-// a 1,024-GPU pipeline's ~4,000 stream actors was a memory mapping of its own (above malloc's fixed
-// mmap threshold, sim/run/simulation.cpp), and mapping and unmapping them took ~0.25 ms per actor on
-// this VM, a fifth of the run (docs/performance.md). Other actors keep the default.
-inline constexpr int kStreamActorStackKiB = 256;
-
-// While alive, the SimGrid actors created get kStreamActorStackKiB stacks carved from the top of the
-// heap (what Executor::start and append do for their stream actors; `dnnsim bench` for its raw loop).
-class StreamActorStacks {
- public:
-  StreamActorStacks();
-  ~StreamActorStacks();
-  StreamActorStacks(const StreamActorStacks&) = delete;
-  StreamActorStacks& operator=(const StreamActorStacks&) = delete;
-
- private:
-  int previous_kib_;
-};
 
 // Callbacks run inside the simulation, from the actor that caused the event; they must not block
 // (no s4u wait), though releasing a semaphore or notifying a condition variable is fine.

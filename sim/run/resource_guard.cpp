@@ -10,7 +10,7 @@
 #include <fstream>
 #include <vector>
 
-#include "sim/exec/executor.hpp"
+#include "sim/platform/actors.hpp"
 
 namespace dnnsim {
 namespace {
@@ -18,7 +18,7 @@ namespace {
 // Bytes per unit. glibc's malloc rounds a block up to 16 bytes with 8 of header (32 at least), and a
 // std::vector grown by push_back holds between 1× and 2× its size (1.5× on average), both counted.
 //
-// An executor operation (sim/exec/executor.cpp): its Op record (40 bytes), its successor list
+// An executor operation (models/exec/lowering.hpp): its Op record (40 bytes), its successor list
 // (a 24-byte vector and one 32-byte block), its entry in a stream queue (4), all in grown vectors:
 // 1.5 × (40 + 24 + 4) + 32 = 134.
 constexpr double kPerOperation = 134;
@@ -32,11 +32,11 @@ constexpr double kPerTaskDeps = 32;
 // A SimGrid actor per (device, stream): the actor and its context, and the pages of its stack a
 // stream actor touches (a few 4 KiB pages).
 constexpr double kPerStreamActor = 32 * 1024;
-// SimGrid allocates a stack per stream actor (kStreamActorStackKiB, sim/exec/executor.hpp; no guard
+// SimGrid allocates a stack per stream actor (ActorStack::loop, sim/platform/actors.hpp; no guard
 // page, sim/run/simulation.cpp): address space, not resident memory, until the actor touches it —
 // but under an address-space limit (ulimit -v) a run with many streams failed inside SimGrid
 // ("Failed to allocate stack", abort).
-constexpr double kActorStack = kStreamActorStackKiB * 1024.0;
+constexpr double kActorStack = stack_bytes(ActorStack::loop);
 // What the SimGrid engine, its models and the report writers add to the process once they start,
 // whatever the run's size: measured as the peak RSS of the smallest shipped scenario
 // (scenarios/papers/gpipe/schedule-maths.yaml, 116 operations: 250 MiB) minus the resident set at
@@ -137,7 +137,7 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
       use(transfer->src, task.stream);
       if (of(transfer->src).call_latency || of(transfer->dst).call_latency) size.operations += 1;  // the call's delay
     } else if (const auto& collective = std::get<Collective>(task.op); collective.mirrored) {
-      // One delay on the first member (sim/exec/executor.cpp lower_collective); no flow.
+      // One delay on the first member (models/exec/lowering.cpp lower_collective); no flow.
       size.task_devices += 1;
       size.operations += 1;
       use(collective.group.front(), task.stream);
@@ -148,7 +148,7 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
       if (effective_collective_fidelity(collective, fidelity, topology) == CollectiveFidelity::step) {
         flows = ops = static_cast<double>(count_collective_steps(collective, topology, task.origin));
       } else {
-        // The plan's shape does not depend on the route costs (sim/exec/executor.cpp lower_collective):
+        // The plan's shape does not depend on the route costs (models/exec/lowering.cpp lower_collective):
         // per phase one `flows` op per sender and a phase barrier.
         const auto unit = [](DeviceId, DeviceId) { return RouteCost{Seconds(0), BytesPerSecond(1)}; };
         for (const auto& phase : plan_collective_flows(collective, topology, unit, task.origin).phases) {

@@ -30,7 +30,7 @@ struct ResourceEstimate {
 // The graph's devices on their nodes, as the executor sees them (a device is a GPU name).
 [[nodiscard]] DeviceTopology device_topology(const Scenario& scenario, const TaskGraph& graph);
 
-// What a graph device's calibration table adds to its lowering (sim/exec/executor.cpp): a launch
+// What a graph device's calibration table adds to its lowering (models/exec/lowering.hpp): a launch
 // model (LaunchCalibration) has its host issue the kernels, each compute task with host operations
 // on one more stream; a collectives section with a call latency puts a delay before each of its
 // sends and at the head of each collective it is in.

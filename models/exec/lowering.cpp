@@ -1,0 +1,313 @@
+#include "models/exec/lowering.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "models/cost/collective_cost.hpp"
+#include "models/cost/compute_cost.hpp"
+
+namespace dnnsim {
+
+Lowering::Lowering(std::vector<LoweringDevice> devices, DeviceTopology topology, RouteCostFn route_cost,
+                   LoweringOptions options)
+    : devices_(std::move(devices)),
+      topology_(std::move(topology)),
+      route_cost_(std::move(route_cost)),
+      options_(options) {}
+
+std::uint32_t Lowering::add_op(Op op) {
+  program_.ops.push_back(op);
+  program_.successors.emplace_back();
+  return static_cast<std::uint32_t>(program_.ops.size() - 1);
+}
+
+// A done op is not waited for: an appended task may depend on one.
+void Lowering::depend(std::uint32_t op, std::uint32_t on) {
+  if (program_.ops[on].done) return;
+  program_.successors[on].push_back(op);
+  ++program_.ops[op].pending;
+}
+
+std::uint32_t Lowering::queue_of(DeviceId device, StreamId stream) {
+  if (device >= queue_index_.size()) queue_index_.resize(device + std::size_t{1});
+  for (const auto& [known, queue] : queue_index_[device])
+    if (known == stream) return queue;
+  const auto queue = static_cast<std::uint32_t>(program_.queues.size());
+  program_.queues.push_back(StreamQueue{device, stream, {}});
+  queue_index_[device].emplace_back(stream, queue);
+  return queue;
+}
+
+// Appends `op` to the queue of (op.device, stream).
+std::uint32_t Lowering::add_on_stream(Op op, StreamId stream) {
+  op.queue = queue_of(op.device, stream);
+  const std::uint32_t index = add_op(op);
+  program_.queues[op.queue].ops.push_back(index);
+  return index;
+}
+
+// The calibrated fixed cost of one NCCL call among `members` (CollectiveCalibration::latency): the
+// largest of their tables', 0 when none has a collectives section.
+double Lowering::call_latency(std::span<const DeviceId> members) const {
+  double latency = 0;
+  for (DeviceId member : members)
+    if (const CalibrationTable* table = devices_[member].calibration; table && table->collectives)
+      latency = std::max(latency, table->collectives->latency.value());
+  return latency;
+}
+
+TaskId Lowering::lower(const TaskGraph& graph, TaskId first) {
+  const auto end_task = static_cast<TaskId>(graph.tasks().size());
+  std::vector<std::uint32_t> entry_of_task(end_task - first, kNoOp);
+  std::vector<std::uint32_t> issue_of_task(end_task - first, kNoOp);  // first host delay, under a launch model
+  host_syncs_.resize(devices_.size());
+  program_.completion_of_task.resize(end_task, kNoOp);
+  // Every task is at least one op: grown once to that, ahead (geometrically, for appends), rather than
+  // copied at each doubling on the way — fresh pages cost a fault each, dear on this VM.
+  const std::size_t at_least = program_.ops.size() + (end_task - first);
+  if (at_least > program_.ops.capacity()) {
+    program_.ops.reserve(std::max(at_least, 2 * program_.ops.capacity()));
+    program_.successors.reserve(program_.ops.capacity());
+  }
+
+  // A stop asked for while lowering (millions of operations at step fidelity) ends it here.
+  TaskId lowered_end = end_task;
+  for (TaskId id = first; id < end_task; ++id) {
+    if (options_.stop != nullptr && options_.stop->load(std::memory_order_relaxed)) {
+      lowered_end = id;
+      break;
+    }
+    const Task& task = graph.task(id);
+    std::uint32_t& entry = entry_of_task[id - first];
+    if (const auto* compute = std::get_if<Compute>(&task.op))
+      entry = lower_compute(*compute, task, id, issue_of_task[id - first]);
+    else if (const auto* transfer = std::get_if<Transfer>(&task.op))
+      entry = lower_transfer(*transfer, task, id);
+    else
+      entry = lower_collective(std::get<Collective>(task.op), task, id);
+  }
+  for (TaskId id = first; id < lowered_end; ++id)
+    for (TaskId dep : graph.task(id).deps)
+      if (program_.completion_of_task[dep] != kNoOp) {
+        depend(entry_of_task[id - first], program_.completion_of_task[dep]);
+        // The receiver's host synchronizes on its receive before it issues the consumer's kernels.
+        if (issue_of_task[id - first] != kNoOp && graph.task(dep).is_transfer())
+          depend(issue_of_task[id - first], program_.completion_of_task[dep]);
+      }
+  return lowered_end;
+}
+
+// Returns the entry op; `issue` becomes the first host delay under a launch model.
+std::uint32_t Lowering::lower_compute(const Compute& compute, const Task& task, TaskId id, std::uint32_t& issue) {
+  const LoweringDevice& device = devices_.at(compute.device);
+  Op op;
+  op.kind = OpKind::compute;
+  op.task = id;
+  op.device = compute.device;
+  op.amount = (device.calibration ? compute_time(compute, *device.gpu, *device.calibration)
+                                  : compute_time(compute, *device.gpu, device.compute_efficiency))
+                  .value();
+  op.starts_task = op.ends_task = true;
+  std::uint32_t& completion = program_.completion_of_task[id];
+  const LaunchCalibration* launch =
+      device.calibration && device.calibration->launch ? &*device.calibration->launch : nullptr;
+  if (launch == nullptr) return completion = add_on_stream(op, task.stream);
+  // Launch queue (LaunchCalibration): the host issues the task's n kernels one h apart after what it
+  // issued before, and after the sends it waits for. The GPU part starts once the first kernel is
+  // issued and runs its whole time from there; the task ends when both the GPU part and the host's
+  // issuing are done: max(h + G, n·h) after the issue starts. That is the queue's exact end when the
+  // GPU never idles after the first kernel (G ≥ the issuing) or the kernels' GPU times are
+  // negligible beside h; in between it is short by at most the last kernel's GPU time.
+  const double h = launch->host_overhead.value();
+  Op delay;
+  delay.kind = OpKind::delay;
+  delay.task = id;
+  delay.device = compute.device;
+  delay.amount = h;
+  issue = add_on_stream(delay, kHostStream);
+  for (std::uint32_t sync : host_syncs_[compute.device]) depend(issue, sync);
+  host_syncs_[compute.device].clear();
+  const std::uint32_t entry = add_on_stream(op, task.stream);
+  depend(entry, issue);
+  completion = entry;
+  if (compute.launches > 1) {
+    delay.amount = h * (compute.launches - 1);
+    const std::uint32_t rest = add_on_stream(delay, kHostStream);
+    Op end;
+    end.kind = OpKind::barrier;
+    end.task = id;
+    end.ends_task = true;
+    program_.ops[entry].ends_task = false;
+    completion = add_op(end);
+    depend(completion, entry);
+    depend(completion, rest);
+  }
+  return entry;
+}
+
+std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& task, TaskId id) {
+  Op op;
+  op.kind = OpKind::transfer;
+  op.task = id;
+  op.device = transfer.src;
+  op.dst = transfer.dst;
+  op.amount = transfer.size.value();
+  op.starts_task = op.ends_task = true;
+  std::uint32_t& completion = program_.completion_of_task[id];
+  std::uint32_t entry = 0;
+  // A point-to-point send is an NCCL call as a collective is (ncclSend/ncclRecv): it pays the
+  // calibrated latency of one call (the larger of the two ends' tables) before its bytes move.
+  const double latency = call_latency(std::array{transfer.src, transfer.dst});
+  if (latency > 0) {
+    Op delay;
+    delay.kind = OpKind::delay;
+    delay.task = id;
+    delay.device = transfer.src;
+    delay.amount = latency;
+    delay.starts_task = true;
+    op.starts_task = false;
+    entry = add_on_stream(delay, task.stream);
+    completion = add_on_stream(op, task.stream);
+    depend(completion, entry);
+  } else {
+    entry = completion = add_on_stream(op, task.stream);
+  }
+  ++program_.flow_count;
+  // Under a launch model the sender's host synchronizes after the send (Megatron-LM's
+  // torch.cuda.synchronize() after its point-to-point calls): its next issue waits for it.
+  if (const CalibrationTable* table = devices_[transfer.src].calibration; table && table->launch)
+    host_syncs_[transfer.src].push_back(completion);
+  return entry;
+}
+
+// Returns the entry op (the start barrier, or a mirrored collective's one delay).
+std::uint32_t Lowering::lower_collective(const Collective& collective, const Task& task, TaskId id) {
+  std::uint32_t& completion = program_.completion_of_task[id];
+  if (collective.mirrored) {
+    // Its time alone on its links: exactly what the flows of a symmetric group take when no other
+    // traffic shares those links (the condition under which a workload mirrors ranks).
+    Op op;
+    op.kind = OpKind::delay;
+    op.task = id;
+    op.device = collective.group.front();
+    op.amount = call_latency(collective.group) * collective.calls +
+                collective_time(collective, topology_, [this](DeviceId src, DeviceId dst) {
+                  const RouteCost cost = route_cost_(src, dst);
+                  return PathCost{cost.latency, cost.bandwidth};
+                }).value();
+    op.starts_task = op.ends_task = true;
+    return completion = add_on_stream(op, task.stream);
+  }
+  Op start;
+  start.kind = OpKind::barrier;
+  start.task = id;
+  start.starts_task = true;
+  const std::uint32_t start_index = add_op(start);
+
+  // The calibrated fixed cost of the calls (CollectiveCalibration::latency; the slowest member's
+  // table, if they differ): one delay at the head of every member's queue for the collective, so
+  // that each member's first step leaves `latency × calls` after the start and the rest follows
+  // (α + the expansion's time: the α–β form NCCL's own tuning model uses).
+  const double delay = call_latency(collective.group) * collective.calls;
+  std::vector<std::uint32_t> delay_of_member;
+  if (delay > 0)
+    for (DeviceId member : collective.group) {
+      Op op;
+      op.kind = OpKind::delay;
+      op.task = id;
+      op.device = member;
+      op.amount = delay;
+      delay_of_member.push_back(add_on_stream(op, task.stream));
+      depend(delay_of_member.back(), start_index);
+    }
+
+  const std::uint32_t end_index =
+      effective_collective_fidelity(collective, options_.collective_fidelity, topology_) == CollectiveFidelity::step
+          ? lower_steps(collective, task, id, start_index)
+          : lower_flows(collective, task, id, start_index);
+  for (std::uint32_t d : delay_of_member) depend(end_index, d);  // also when the expansion has no step
+  for (DeviceId member : collective.group) {
+    Op fence;
+    fence.kind = OpKind::fence;
+    fence.task = id;
+    fence.device = member;
+    depend(add_on_stream(fence, task.stream), end_index);
+  }
+  completion = end_index;
+  return start_index;
+}
+
+// Step fidelity: one transfer op per step of the expansion. Returns the end barrier.
+std::uint32_t Lowering::lower_steps(const Collective& collective, const Task& task, TaskId id, std::uint32_t start) {
+  const CollectiveExpansion expansion = expand_collective(collective, topology_, task.origin);
+  std::vector<std::uint32_t> step_index(expansion.steps.size());
+  std::vector<bool> has_successor(expansion.steps.size(), false);
+  for (std::size_t s = 0; s < expansion.steps.size(); ++s) {
+    const CollectiveStep& step = expansion.steps[s];
+    Op op;
+    op.kind = OpKind::transfer;
+    op.task = id;
+    op.device = step.src;
+    op.dst = step.dst;
+    op.amount = step.size.value();
+    step_index[s] = add_on_stream(op, task.stream);
+    if (step.deps.empty()) depend(step_index[s], start);
+    for (std::uint32_t dep : step.deps) {
+      depend(step_index[s], step_index[dep]);
+      has_successor[dep] = true;
+    }
+    ++program_.flow_count;
+  }
+  Op end;
+  end.kind = OpKind::barrier;
+  end.task = id;
+  end.ends_task = true;
+  const std::uint32_t end_index = add_op(end);
+  for (std::size_t s = 0; s < expansion.steps.size(); ++s)
+    if (!has_successor[s]) depend(end_index, step_index[s]);
+  if (expansion.steps.empty()) depend(end_index, start);
+  return end_index;
+}
+
+// Flow fidelity: per phase one flows op per sender and a phase barrier. Returns the end barrier.
+std::uint32_t Lowering::lower_flows(const Collective& collective, const Task& task, TaskId id, std::uint32_t start) {
+  CollectiveFlowPlan plan = plan_collective_flows(collective, topology_, route_cost_, task.origin);
+  std::uint32_t phase_start = start;
+  for (std::vector<CollectiveFlow>& phase : plan.phases) {
+    std::stable_sort(phase.begin(), phase.end(), [](const CollectiveFlow& a, const CollectiveFlow& b) {
+      return a.src != b.src ? a.src < b.src : a.delay < b.delay;
+    });
+    std::vector<std::uint32_t> senders;
+    for (std::size_t f = 0; f < phase.size(); ++f) {
+      if (f == 0 || phase[f].src != phase[f - 1].src) {
+        Op op;
+        op.kind = OpKind::flows;
+        op.task = id;
+        op.device = phase[f].src;
+        op.dst = static_cast<std::uint32_t>(program_.flow_specs.size());
+        senders.push_back(add_on_stream(op, task.stream));
+        depend(senders.back(), phase_start);
+      }
+      const bool last = f + 1 == phase.size() || phase[f + 1].src != phase[f].src;
+      program_.flow_specs.push_back(FlowSpec{phase[f].size.value(), phase[f].delay.value(), phase[f].dst, last});
+      program_.ops[senders.back()].amount += phase[f].size.value();
+      ++program_.flow_count;
+    }
+    Op phase_end;
+    phase_end.kind = OpKind::barrier;
+    phase_end.task = id;
+    const std::uint32_t phase_index = add_op(phase_end);
+    for (std::uint32_t sender : senders) depend(phase_index, sender);
+    if (senders.empty()) depend(phase_index, phase_start);
+    phase_start = phase_index;
+  }
+  Op end;
+  end.kind = OpKind::barrier;
+  end.task = id;
+  end.ends_task = true;
+  const std::uint32_t end_index = add_op(end);
+  depend(end_index, phase_start);
+  return end_index;
+}
+
+}  // namespace dnnsim
