@@ -1,8 +1,6 @@
 #include "sim/cluster/cluster_sim.hpp"
 
-#include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
-#include <xbt/config.hpp>
 
 #include <fmt/format.h>
 
@@ -17,51 +15,13 @@
 #include <stdexcept>
 
 #include "planners/jobs/parameter_server.hpp"
-#include "sim/platform/transfer.hpp"
+#include "sim/cluster/job_attempts.hpp"
+#include "sim/platform/actors.hpp"
 
 namespace sg4 = simgrid::s4u;
 
 namespace dnnsim {
 namespace {
-
-// Executions measure time, not FLOPs: an attempt's `seconds` of work is seconds × kScale flops bounded
-// at kScale flop/s, so it lasts exactly that long whatever the host (hosts are at least this fast).
-constexpr double kScale = 1e6;
-constexpr int kSchedulerStackKiB = 8192;  // the default of a Linux main thread
-
-enum class Phase { pending, queued, running, finished, never_fits, rejected };
-
-struct JobRun {
-  JobView view;
-  Phase phase = Phase::pending;
-  sg4::ActorPtr actor;
-  sg4::ExecPtr exec;
-  std::vector<sg4::ActivityPtr> transfers;
-  double attempt_start = 0;
-  double attempt_seconds = 0;   // job level: length of the attempt's execution
-  double rate = 0;              // iterations/s on the current placement, solo
-  double slowdown_sum = 0;
-  int batches = 0;
-  double batch_start = -1;      // network mode: start of the batch in flight (−1: none)
-  double batch_iterations = 0;  // its iterations
-  double batch_slowdown = 1;    // the packing slowdown it runs at
-  // Packing (Decision::Kind::pack): the job sharing this one's GPU, and how many times slower than
-  // alone this one runs meanwhile. Job level: the execution in flight is replaced at each change of
-  // speed (`repricing` tells its actor so), its progress so far moved into done_iterations, and
-  // `segment_start` is when the current speed began. `speed_version` counts the changes: the actor
-  // yields while it creates and starts an execution (both are simcalls, and the controller may
-  // reprice then), so it checks the count once its execution runs and redoes it when it moved.
-  std::optional<JobId> partner;
-  double slowdown = 1;
-  double segment_start = 0;
-  bool repricing = false;
-  unsigned speed_version = 0;
-  double packed_seconds = 0;
-  double packed_since = -1;
-  int generation = 0;
-  double first_start = -1, end = -1;
-  double price = -1;  // posted price per GPU-hour at arrival (admission); −1: none
-};
 
 struct Event {
   SchedulerEvent kind;
@@ -88,7 +48,7 @@ class ClusterSimulation {
       run.view.gpus = record.gpus;
       if (record.gpus > result_.total_gpus ||
           (record.ps_per_worker > 0 && default_ps_count(record, record.gpus) * record.ps_cores > total_cpus)) {
-        run.phase = Phase::never_fits;
+        run.phase = JobPhase::never_fits;
         continue;
       }
       const IterationCost solo = in_.speed->iteration(record, nominal_placement(in_.servers, record.gpus), in_.servers);
@@ -106,17 +66,11 @@ class ClusterSimulation {
     cv_ = sg4::ConditionVariable::create();
     mutex_ = sg4::Mutex::create();
     wall_start_ = std::chrono::steady_clock::now();
-    sg4::Actor::create("arrivals", in_.controller_host, [this] { arrivals(); });
-    // The scheduler runs on this actor: its stack is the main thread's size, not the small stacks of
-    // the job actors (a learned policy's forward pass, an LP solver's recursion need more than 128 KiB).
-    // Through the configuration, which applies to the actors created next: SimGrid 3.32's
-    // Actor::init()->set_stacksize()->start() corrupts its run list (ASan: free of a non-malloc'ed address).
-    const int job_stack_kib = simgrid::config::get_value<int>("contexts/stack-size");
-    sg4::Engine::set_config("contexts/stack-size", kSchedulerStackKiB);
-    sg4::Actor::create("controller", in_.controller_host, [this] { control(); });
-    sg4::Engine::set_config("contexts/stack-size", job_stack_kib);
+    start_actor("arrivals", in_.controller_host, ActorStack::small, [this] { arrivals(); });
+    // The scheduler runs on this actor (a learned policy's forward pass, an LP solver's recursion).
+    start_actor("controller", in_.controller_host, ActorStack::deep, [this] { control(); });
     if (auto period = in_.scheduler->round()) {
-      sg4::Actor::create("rounds", in_.controller_host, [this, period] {
+      start_actor("rounds", in_.controller_host, ActorStack::small, [this, period] {
         while (true) {
           sg4::this_actor::sleep_for(period->value());
           push(Event{SchedulerEvent::round});
@@ -149,11 +103,11 @@ class ClusterSimulation {
   bool admit(JobRun& run) {
     int committed = busy_;
     for (JobId id : active_)
-      if (runs_[id].phase == Phase::queued) committed += runs_[id].view.gpus;
+      if (runs_[id].phase == JobPhase::queued) committed += runs_[id].view.gpus;
     const double load = std::min(1.0, static_cast<double>(committed) / std::max(1, result_.total_gpus));
     run.price = in_.admission->price(load);
     if (in_.job_values[run.view.id] >= run.price) return true;
-    run.phase = Phase::rejected;
+    run.phase = JobPhase::rejected;
     return false;
   }
 
@@ -212,7 +166,7 @@ class ClusterSimulation {
         } else if (event.kind == SchedulerEvent::arrival) {
           ++arrived;
           JobRun& run = runs_[event.job];
-          if (run.phase == Phase::never_fits) {
+          if (run.phase == JobPhase::never_fits) {
             ++done_;
             continue;
           }
@@ -220,20 +174,20 @@ class ClusterSimulation {
             ++done_;
             continue;
           }
-          run.phase = Phase::queued;
+          run.phase = JobPhase::queued;
           run.view.queued_since = Seconds(now);
           active_.insert(event.job);
           ++queued_;
         } else {
           JobRun& run = runs_[event.job];
-          if (run.phase != Phase::running || run.generation != event.generation) continue;
+          if (run.phase != JobPhase::running || run.generation != event.generation) continue;
           any_completion = true;
           account_attempt(run, now, true);
           run.view.done_iterations = run.view.total_iterations;
           release(run);
           run.actor = nullptr;  // let SimGrid free the finished actor's stack
           active_.erase(run.view.id);
-          run.phase = Phase::finished;
+          run.phase = JobPhase::finished;
           run.end = now;
           result_.makespan = std::max(result_.makespan, now);
           --running_;
@@ -260,14 +214,14 @@ class ClusterSimulation {
     state.free_cpus = free_cpus_;
     for (JobId id : active_) {
       JobRun& run = runs_[id];
-      if (run.phase == Phase::running) {
+      if (run.phase == JobPhase::running) {
         JobView view = run.view;
         const double elapsed = now - run.attempt_start;
         view.attained = view.attained + Seconds(elapsed);
         view.attained_gpu_seconds += elapsed * view.placement->gpus();
         view.done_iterations = std::min(view.total_iterations, view.done_iterations + progress_of(run, now));
         state.running.push_back(std::move(view));
-      } else if (run.phase == Phase::queued) {
+      } else if (run.phase == JobPhase::queued) {
         state.queued.push_back(run.view);
       }
     }
@@ -342,7 +296,8 @@ class ClusterSimulation {
   // Gandiva's packing: `run` (queued, one GPU) starts on the GPU of `host` (running alone, one GPU);
   // both then run at their measured packed slowdowns.
   void pack(JobRun& run, JobRun& host, double now) {
-    if (run.phase != Phase::queued || host.phase != Phase::running || host.partner || run.view.gpus != 1 || host.view.gpus != 1)
+    if (run.phase != JobPhase::queued || host.phase != JobPhase::running || host.partner || run.view.gpus != 1 ||
+        host.view.gpus != 1)
       throw std::logic_error(fmt::format("scheduler packed job {} onto job {}: packing needs a waiting and a running single-GPU job, "
                                          "the latter not packed", run.view.record->id, host.view.record->id));
     const std::string& gpu_type = in_.servers[host.view.placement->slices.front().first].gpu_type;
@@ -371,12 +326,12 @@ class ClusterSimulation {
         continue;
       }
       if (decision.kind == Decision::Kind::preempt || decision.kind == Decision::Kind::migrate) {
-        if (run.phase != Phase::running)
+        if (run.phase != JobPhase::running)
           throw std::logic_error(fmt::format("scheduler preempted job {} which is not running", run.view.record->id));
         stop(run, now);
         if (decision.kind == Decision::Kind::preempt) continue;
       }
-      if (run.phase != Phase::queued)
+      if (run.phase != JobPhase::queued)
         throw std::logic_error(fmt::format("scheduler started job {} which is not waiting", run.view.record->id));
       Placement placement = decision.placement;
       if (!with_parameter_servers(run, placement)) {
@@ -424,7 +379,7 @@ class ClusterSimulation {
     run.exec = nullptr;
     run.transfers.clear();
     release(run);
-    run.phase = Phase::queued;
+    run.phase = JobPhase::queued;
     run.view.queued_since = Seconds(now);
     ++run.view.preemptions;
     ++run.generation;
@@ -445,7 +400,7 @@ class ClusterSimulation {
     }
     run.view.placement = placement;
     run.view.last_started = Seconds(now);
-    run.phase = Phase::running;
+    run.phase = JobPhase::running;
     run.attempt_start = now;
     if (run.first_start < 0) run.first_start = now;
     --queued_;
@@ -453,131 +408,7 @@ class ClusterSimulation {
     const IterationCost cost = in_.speed->iteration(*run.view.record, placement, in_.servers);
     run.rate = 1.0 / cost.total().value();
     const double restart = run.view.preemptions > 0 ? in_.restart_cost.value() : 0.0;
-    const int generation = run.generation;
-    JobRun* self = &run;
-    if (in_.server_gpus.empty()) {
-      run.segment_start = now;
-      run.attempt_seconds = run.view.remaining_iterations() * run.slowdown / run.rate;
-      run.actor = sg4::Actor::create("job", in_.controller_host, [this, self, restart, generation] {
-        if (restart > 0) sg4::this_actor::sleep_for(restart);
-        for (;;) {
-          // The rest of the work at the current speed; replaced (cancelled) when the speed changes.
-          auto exec = sg4::this_actor::exec_init(1);  // a simcall: the controller may reprice meanwhile
-          const unsigned version = self->speed_version;
-          self->segment_start = std::max(self->segment_start, sg4::Engine::get_clock());
-          self->attempt_seconds = self->view.remaining_iterations() * self->slowdown / self->rate;
-          exec->set_flops_amount(self->attempt_seconds * kScale);
-          exec->set_bound(kScale);
-          self->exec = exec;
-          exec->start();  // a simcall too
-          if (version != self->speed_version) {
-            if (exec->get_state() == sg4::Activity::State::STARTED) exec->cancel();  // unless the controller did
-            continue;
-          }
-          self->repricing = false;
-          try {
-            exec->wait();
-            break;
-          } catch (const simgrid::CancelException&) {
-            if (!self->repricing) return;  // preempted: the controller has accounted for the attempt
-          }
-        }
-        self->exec = nullptr;
-        push(Event{SchedulerEvent::completion, self->view.id, generation});
-      });
-      return;
-    }
-    if (run.view.record->ps_per_worker > 0) {
-      start_ps_batches(run, placement, cost, restart, generation);
-      return;
-    }
-    // Network mode: batches of compute + a ring of flows between the job's servers.
-    double min_nic = 1e300;
-    for (const auto& [server, count] : placement.slices) min_nic = std::min(min_nic, in_.servers[server].nic_bandwidth.value());
-    const double nic_alone = cost.sync_bytes.value() > 0 ? cost.sync_bytes.value() / min_nic : 0.0;
-    const double local_per_iter = std::max(cost.compute.value(), cost.total().value() - nic_alone);
-    std::vector<sg4::Host*> ring;
-    for (const auto& [server, count] : placement.slices) ring.push_back(in_.server_gpus[server].front());
-    run.actor = sg4::Actor::create("job", ring.front(), [this, self, restart, generation, cost, local_per_iter, ring] {
-      run_batches(self, restart, generation, cost.total().value(), [&](double n) {
-        self->exec = sg4::this_actor::exec_init(n * local_per_iter * self->batch_slowdown * kScale);
-        self->exec->set_bound(kScale);
-        self->exec->wait();
-        self->exec = nullptr;
-        if (ring.size() > 1 && cost.sync_bytes.value() > 0) {
-          for (std::size_t i = 0; i < ring.size(); ++i)
-            self->transfers.push_back(start_transfer(ring[i], ring[(i + 1) % ring.size()], n * cost.sync_bytes.value()));
-          result_.flows += ring.size();
-          finish_transfers(self->transfers);
-          self->transfers.clear();
-        }
-      });
-    });
-  }
-
-  // The actor body of both network modes: batches of n iterations (about `batch_seconds` solo) until
-  // the work is done, `batch(n)` running one at the job's current packing slowdown; progress is
-  // checkpointed at batch ends, and a preemption (a cancel) keeps what the finished batches did.
-  template <class Batch>
-  void run_batches(JobRun* self, double restart, int generation, double per_iter, Batch batch) {
-    try {
-      if (restart > 0) sg4::this_actor::sleep_for(restart);
-      while (self->view.remaining_iterations() > 1e-9) {
-        const double n = std::min(self->view.remaining_iterations(), std::max(1.0, std::floor(in_.batch_seconds.value() / per_iter)));
-        const double batch_start = sg4::Engine::get_clock();
-        self->batch_start = batch_start;
-        self->batch_iterations = n;
-        self->batch_slowdown = self->slowdown;
-        batch(n);
-        self->batch_start = -1;
-        self->view.done_iterations += n;
-        self->slowdown_sum += (sg4::Engine::get_clock() - batch_start) / (n * per_iter);
-        ++self->batches;
-      }
-    } catch (const simgrid::CancelException&) {
-      return;
-    }
-    push(Event{SchedulerEvent::completion, self->view.id, generation});
-  }
-
-  // Network mode, parameter-server job: per batch of n iterations the forward passes run, then the
-  // backward passes run while every worker pushes n × its gradients' share to the PSs of each server
-  // (one flow per worker and PS server, n·p·k_h/k bytes) and, once every push is in, pulls the same
-  // back. Workers are the first GPUs of their servers; a PS's endpoint is a host of its server (the
-  // NIC and the network are what its flows share). The overlap is the recursion's best case,
-  // max(backward, push + pull) per batch, not its layer-by-layer order (parameter_server.hpp).
-  void start_ps_batches(JobRun& run, const Placement& placement, const IterationCost& cost, double restart, int generation) {
-    std::vector<sg4::Host*> workers;
-    for (const auto& [server, count] : placement.slices)
-      for (int g = 0; g < count; ++g) workers.push_back(in_.server_gpus[server][static_cast<std::size_t>(g) % in_.server_gpus[server].size()]);
-    std::vector<std::pair<sg4::Host*, double>> ps_hosts;  // (endpoint, share of the parameters)
-    const double k = placement.parameter_servers();
-    for (const auto& [server, count] : placement.ps) ps_hosts.emplace_back(in_.server_gpus[server].front(), count / k);
-    JobRun* self = &run;
-    run.actor = sg4::Actor::create("job", workers.front(), [this, self, restart, generation, cost, workers, ps_hosts] {
-      const double forward = (cost.compute - cost.backward).value();
-      run_batches(self, restart, generation, cost.total().value(), [&](double n) {
-        self->exec = sg4::this_actor::exec_init(n * forward * self->batch_slowdown * kScale);
-        self->exec->set_bound(kScale);
-        self->exec->wait();
-        self->exec = sg4::this_actor::exec_init(n * cost.backward.value() * self->batch_slowdown * kScale);
-        self->exec->set_bound(kScale);
-        self->exec->start();
-        for (int direction = 0; direction < 2; ++direction) {
-          for (sg4::Host* worker : workers)
-            for (const auto& [host, share] : ps_hosts)
-              if (host != worker) {
-                const double bytes = n * cost.ps_bytes.value() * share;
-                self->transfers.push_back(direction == 0 ? start_transfer(worker, host, bytes) : start_transfer(host, worker, bytes));
-              }
-          result_.flows += self->transfers.size();
-          finish_transfers(self->transfers);
-          self->transfers.clear();
-        }
-        self->exec->wait();
-        self->exec = nullptr;
-      });
-    });
+    start_attempt(run, placement, cost, restart, run.generation, now, attempts_);
   }
 
   void report_progress(double now) {
@@ -604,9 +435,9 @@ class ClusterSimulation {
       if (run.view.placement) outcome.placement = run.view.placement->to_string();
       if (run.batches > 0) outcome.contention_slowdown = run.slowdown_sum / run.batches;
       outcome.packed_s = run.packed_seconds;
-      outcome.status = run.phase == Phase::finished     ? JobOutcome::Status::finished
-                       : run.phase == Phase::never_fits ? JobOutcome::Status::never_fits
-                       : run.phase == Phase::rejected   ? JobOutcome::Status::rejected
+      outcome.status = run.phase == JobPhase::finished     ? JobOutcome::Status::finished
+                       : run.phase == JobPhase::never_fits ? JobOutcome::Status::never_fits
+                       : run.phase == JobPhase::rejected   ? JobOutcome::Status::rejected
                                                         : JobOutcome::Status::unfinished;
       outcome.price = run.price;
       if (!in_.job_values.empty()) outcome.value = in_.job_values[run.view.id];
@@ -616,6 +447,9 @@ class ClusterSimulation {
 
   const ClusterSimInput& in_;
   ClusterSimResult result_;
+  const AttemptContext attempts_{&in_, &result_.flows, [this](JobId job, int generation) {
+                                   push(Event{SchedulerEvent::completion, job, generation});
+                                 }};
   std::vector<JobRun> runs_;
   std::vector<int> free_;
   std::vector<int> free_cpus_;

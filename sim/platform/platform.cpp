@@ -8,7 +8,7 @@
 #include <map>
 #include <optional>
 
-#include "sim/platform/transfer.hpp"
+#include "sim/platform/actors.hpp"
 #include "traces/network/preemption.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -223,7 +223,7 @@ void start_background_flows(const Scenario& scenario, const Platform& platform) 
     const BackgroundFlow flow = scenario.network.background_flows[i];
     sg4::Host* src = host_of(flow.from);
     sg4::Host* dst = host_of(flow.to);
-    sg4::Actor::create(fmt::format("background-{}", i), src, [flow, src, dst]() {
+    start_actor(fmt::format("background-{}", i), src, ActorStack::loop, [flow, src, dst]() {
       // A repetition starts at its scheduled date or when the previous one ends, whichever is later.
       const long long count = flow.count ? *flow.count : (flow.interval ? -1 : 1);
       for (long long k = 0; count < 0 || k < count; ++k) {

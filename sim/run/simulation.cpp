@@ -18,6 +18,7 @@
 #include "sim/exec/executor.hpp"
 #include "sim/exec/observers.hpp"
 #include "sim/run/progress.hpp"
+#include "sim/platform/actors.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/run/resource_guard.hpp"
 
@@ -121,7 +122,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   // An error inside an actor cannot unwind through the engine: it is kept and rethrown after run().
   std::exception_ptr controller_error;
   if (options.controller)
-    sg4::Actor::create("iteration-controller", platform.gpus.front(), [&]() {
+    start_actor("iteration-controller", platform.gpus.front(), ActorStack::deep, [&]() {
       try {
         for (std::uint32_t finished = 0;; ++finished) {
           iterations->wait_until_iteration_done(finished);

@@ -313,8 +313,6 @@ class ClusterKind final : public WorkloadKind {
   SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
     const auto spec = std::dynamic_pointer_cast<const ClusterWorkload>(scenario.workload);
     const auto engine = create_engine();
-    // Job actors only sleep, execute and send: small stacks keep thousands of them cheap to create.
-    engine->set_config("contexts/stack-size:128");
     ClusterSimInput input;
     input.servers = cluster_servers(scenario, *spec);
     std::optional<Platform> platform;

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <optional>
 
-#include "sim/platform/transfer.hpp"
+#include "sim/platform/actors.hpp"
 #include "sim/run/progress.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -83,14 +83,18 @@ class GnnPipelineRun {
   }
 
   GnnPipelineResult run() {
-    for (std::size_t s = 0; s < servers_; ++s) {
-      for (int stage = 0; stage < kGnnCpuStages; ++stage)
-        for (std::uint32_t t = 0; t < in_.threads[s][static_cast<std::size_t>(stage)]; ++t)
-          sg4::Actor::create(fmt_name(s, stage, t), in_.cpus[s][static_cast<std::size_t>(stage)],
-                             [this, s, stage, t] { pool_thread(s, stage, t); });
-      for (std::size_t g = 0; g < in_.gpus[s].size(); ++g)
-        sg4::Actor::create("trainer" + std::to_string(s) + "." + std::to_string(g), in_.cpus[s][static_cast<std::size_t>(GnnStage::dispatch)],
-                           [this, s, g] { trainer(s, g); });
+    {
+      // Pool threads and trainers loop over SimGrid calls, their queues and the progress line.
+      const ActorLauncher launcher(ActorStack::loop);
+      for (std::size_t s = 0; s < servers_; ++s) {
+        for (int stage = 0; stage < kGnnCpuStages; ++stage)
+          for (std::uint32_t t = 0; t < in_.threads[s][static_cast<std::size_t>(stage)]; ++t)
+            launcher.start(fmt_name(s, stage, t), in_.cpus[s][static_cast<std::size_t>(stage)],
+                           [this, s, stage, t] { pool_thread(s, stage, t); });
+        for (std::size_t g = 0; g < in_.gpus[s].size(); ++g)
+          launcher.start("trainer" + std::to_string(s) + "." + std::to_string(g),
+                         in_.cpus[s][static_cast<std::size_t>(GnnStage::dispatch)], [this, s, g] { trainer(s, g); });
+      }
     }
     sg4::Engine::get_instance()->run();
     progress_line_.finish();

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <mutex>
 
-#include "sim/platform/transfer.hpp"
+#include "sim/platform/actors.hpp"
 #include "sim/run/progress.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -26,11 +26,16 @@ class ParameterServerRun {
   }
 
   PsSimResult run() {
-    for (int k = 0; k < n_; ++k)
-      sg4::Actor::create("worker" + std::to_string(k), in_.workers[static_cast<std::size_t>(k)], [this, k] { worker(k); });
-    if (in_.policy->tick_period() > 0)
-      sg4::Actor::create("sync-ticker", in_.servers.front(), [this] { ticker(); })->daemonize();
-    sg4::Actor::create("loss-sampler", in_.servers.front(), [this] { sampler(); });
+    {
+      // The workers and the ticker call the sync policy, whose decisions may run any code.
+      const ActorLauncher launcher(ActorStack::deep);
+      for (int k = 0; k < n_; ++k)
+        launcher.start("worker" + std::to_string(k), in_.workers[static_cast<std::size_t>(k)],
+                       [this, k] { worker(k); });
+      if (in_.policy->tick_period() > 0)
+        launcher.start("sync-ticker", in_.servers.front(), [this] { ticker(); })->daemonize();
+      launcher.start("loss-sampler", in_.servers.front(), [this] { sampler(); });
+    }
     sg4::Engine::get_instance()->run();
     progress_line_.finish();
     result_.final_loss = in_.efficiency->loss(result_.progress);
