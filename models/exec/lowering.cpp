@@ -100,14 +100,14 @@ TaskId Lowering::lower(const TaskGraph& graph, TaskId first) {
 // Returns the entry op; `issue` becomes the first host delay under a launch model.
 std::uint32_t Lowering::lower_compute(const Compute& compute, const Task& task, TaskId id, std::uint32_t& issue) {
   const LoweringDevice& device = devices_.at(compute.device);
-  Op op;
-  op.kind = OpKind::compute;
-  op.task = id;
-  op.device = compute.device;
-  op.amount = (device.calibration ? compute_time(compute, *device.gpu, *device.calibration)
-                                  : compute_time(compute, *device.gpu, device.compute_efficiency))
-                  .value();
-  op.starts_task = op.ends_task = true;
+  const Seconds duration = device.calibration ? compute_time(compute, *device.gpu, *device.calibration)
+                                              : compute_time(compute, *device.gpu, device.compute_efficiency);
+  const Op op{.amount = duration.value(),
+              .task = id,
+              .device = compute.device,
+              .kind = OpKind::compute,
+              .starts_task = true,
+              .ends_task = true};
   std::uint32_t& completion = program_.completion_of_task[id];
   const LaunchCalibration* launch =
       device.calibration && device.calibration->launch ? &*device.calibration->launch : nullptr;
@@ -119,11 +119,7 @@ std::uint32_t Lowering::lower_compute(const Compute& compute, const Task& task, 
   // GPU never idles after the first kernel (G ≥ the issuing) or the kernels' GPU times are
   // negligible beside h; in between it is short by at most the last kernel's GPU time.
   const double h = launch->host_overhead.value();
-  Op delay;
-  delay.kind = OpKind::delay;
-  delay.task = id;
-  delay.device = compute.device;
-  delay.amount = h;
+  Op delay{.amount = h, .task = id, .device = compute.device, .kind = OpKind::delay};
   issue = add_on_stream(delay, kHostStream);
   for (std::uint32_t sync : host_syncs_[compute.device]) depend(issue, sync);
   host_syncs_[compute.device].clear();
@@ -133,12 +129,8 @@ std::uint32_t Lowering::lower_compute(const Compute& compute, const Task& task, 
   if (compute.launches > 1) {
     delay.amount = h * (compute.launches - 1);
     const std::uint32_t rest = add_on_stream(delay, kHostStream);
-    Op end;
-    end.kind = OpKind::barrier;
-    end.task = id;
-    end.ends_task = true;
     program_.ops[entry].ends_task = false;
-    completion = add_op(end);
+    completion = add_op(Op{.task = id, .kind = OpKind::barrier, .ends_task = true});
     depend(completion, entry);
     depend(completion, rest);
   }
@@ -146,27 +138,23 @@ std::uint32_t Lowering::lower_compute(const Compute& compute, const Task& task, 
 }
 
 std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& task, TaskId id) {
-  Op op;
-  op.kind = OpKind::transfer;
-  op.task = id;
-  op.device = transfer.src;
-  op.dst = transfer.dst;
-  op.amount = transfer.size.value();
-  op.starts_task = op.ends_task = true;
+  Op op{.amount = transfer.size.value(),
+        .task = id,
+        .device = transfer.src,
+        .dst = transfer.dst,
+        .kind = OpKind::transfer,
+        .starts_task = true,
+        .ends_task = true};
   std::uint32_t& completion = program_.completion_of_task[id];
   std::uint32_t entry = 0;
   // A point-to-point send is an NCCL call as a collective is (ncclSend/ncclRecv): it pays the
   // calibrated latency of one call (the larger of the two ends' tables) before its bytes move.
   const double latency = call_latency(std::array{transfer.src, transfer.dst});
   if (latency > 0) {
-    Op delay;
-    delay.kind = OpKind::delay;
-    delay.task = id;
-    delay.device = transfer.src;
-    delay.amount = latency;
-    delay.starts_task = true;
     op.starts_task = false;
-    entry = add_on_stream(delay, task.stream);
+    entry = add_on_stream(
+        Op{.amount = latency, .task = id, .device = transfer.src, .kind = OpKind::delay, .starts_task = true},
+        task.stream);
     completion = add_on_stream(op, task.stream);
     depend(completion, entry);
   } else {
@@ -186,23 +174,20 @@ std::uint32_t Lowering::lower_collective(const Collective& collective, const Tas
   if (collective.mirrored) {
     // Its time alone on its links: exactly what the flows of a symmetric group take when no other
     // traffic shares those links (the condition under which a workload mirrors ranks).
-    Op op;
-    op.kind = OpKind::delay;
-    op.task = id;
-    op.device = collective.group.front();
-    op.amount = call_latency(collective.group) * collective.calls +
-                collective_time(collective, topology_, [this](DeviceId src, DeviceId dst) {
-                  const RouteCost cost = route_cost_(src, dst);
-                  return PathCost{cost.latency, cost.bandwidth};
-                }).value();
-    op.starts_task = op.ends_task = true;
+    const auto path = [this](DeviceId src, DeviceId dst) {
+      const RouteCost cost = route_cost_(src, dst);
+      return PathCost{cost.latency, cost.bandwidth};
+    };
+    const Op op{.amount = call_latency(collective.group) * collective.calls +
+                          collective_time(collective, topology_, path).value(),
+                .task = id,
+                .device = collective.group.front(),
+                .kind = OpKind::delay,
+                .starts_task = true,
+                .ends_task = true};
     return completion = add_on_stream(op, task.stream);
   }
-  Op start;
-  start.kind = OpKind::barrier;
-  start.task = id;
-  start.starts_task = true;
-  const std::uint32_t start_index = add_op(start);
+  const std::uint32_t start_index = add_op(Op{.task = id, .kind = OpKind::barrier, .starts_task = true});
 
   // The calibrated fixed cost of the calls (CollectiveCalibration::latency; the slowest member's
   // table, if they differ): one delay at the head of every member's queue for the collective, so
@@ -212,12 +197,8 @@ std::uint32_t Lowering::lower_collective(const Collective& collective, const Tas
   std::vector<std::uint32_t> delay_of_member;
   if (delay > 0)
     for (DeviceId member : collective.group) {
-      Op op;
-      op.kind = OpKind::delay;
-      op.task = id;
-      op.device = member;
-      op.amount = delay;
-      delay_of_member.push_back(add_on_stream(op, task.stream));
+      delay_of_member.push_back(
+          add_on_stream(Op{.amount = delay, .task = id, .device = member, .kind = OpKind::delay}, task.stream));
       depend(delay_of_member.back(), start_index);
     }
 
@@ -226,13 +207,8 @@ std::uint32_t Lowering::lower_collective(const Collective& collective, const Tas
           ? lower_steps(collective, task, id, start_index)
           : lower_flows(collective, task, id, start_index);
   for (std::uint32_t d : delay_of_member) depend(end_index, d);  // also when the expansion has no step
-  for (DeviceId member : collective.group) {
-    Op fence;
-    fence.kind = OpKind::fence;
-    fence.task = id;
-    fence.device = member;
-    depend(add_on_stream(fence, task.stream), end_index);
-  }
+  for (DeviceId member : collective.group)
+    depend(add_on_stream(Op{.task = id, .device = member, .kind = OpKind::fence}, task.stream), end_index);
   completion = end_index;
   return start_index;
 }
@@ -244,13 +220,9 @@ std::uint32_t Lowering::lower_steps(const Collective& collective, const Task& ta
   std::vector<bool> has_successor(expansion.steps.size(), false);
   for (std::size_t s = 0; s < expansion.steps.size(); ++s) {
     const CollectiveStep& step = expansion.steps[s];
-    Op op;
-    op.kind = OpKind::transfer;
-    op.task = id;
-    op.device = step.src;
-    op.dst = step.dst;
-    op.amount = step.size.value();
-    step_index[s] = add_on_stream(op, task.stream);
+    step_index[s] = add_on_stream(
+        Op{.amount = step.size.value(), .task = id, .device = step.src, .dst = step.dst, .kind = OpKind::transfer},
+        task.stream);
     if (step.deps.empty()) depend(step_index[s], start);
     for (std::uint32_t dep : step.deps) {
       depend(step_index[s], step_index[dep]);
@@ -258,11 +230,7 @@ std::uint32_t Lowering::lower_steps(const Collective& collective, const Task& ta
     }
     ++program_.flow_count;
   }
-  Op end;
-  end.kind = OpKind::barrier;
-  end.task = id;
-  end.ends_task = true;
-  const std::uint32_t end_index = add_op(end);
+  const std::uint32_t end_index = add_op(Op{.task = id, .kind = OpKind::barrier, .ends_task = true});
   for (std::size_t s = 0; s < expansion.steps.size(); ++s)
     if (!has_successor[s]) depend(end_index, step_index[s]);
   if (expansion.steps.empty()) depend(end_index, start);
@@ -280,12 +248,9 @@ std::uint32_t Lowering::lower_flows(const Collective& collective, const Task& ta
     std::vector<std::uint32_t> senders;
     for (std::size_t f = 0; f < phase.size(); ++f) {
       if (f == 0 || phase[f].src != phase[f - 1].src) {
-        Op op;
-        op.kind = OpKind::flows;
-        op.task = id;
-        op.device = phase[f].src;
-        op.dst = static_cast<std::uint32_t>(program_.flow_specs.size());
-        senders.push_back(add_on_stream(op, task.stream));
+        const auto first_flow = static_cast<std::uint32_t>(program_.flow_specs.size());
+        senders.push_back(add_on_stream(
+            Op{.task = id, .device = phase[f].src, .dst = first_flow, .kind = OpKind::flows}, task.stream));
         depend(senders.back(), phase_start);
       }
       const bool last = f + 1 == phase.size() || phase[f + 1].src != phase[f].src;
@@ -293,19 +258,12 @@ std::uint32_t Lowering::lower_flows(const Collective& collective, const Task& ta
       program_.ops[senders.back()].amount += phase[f].size.value();
       ++program_.flow_count;
     }
-    Op phase_end;
-    phase_end.kind = OpKind::barrier;
-    phase_end.task = id;
-    const std::uint32_t phase_index = add_op(phase_end);
+    const std::uint32_t phase_index = add_op(Op{.task = id, .kind = OpKind::barrier});
     for (std::uint32_t sender : senders) depend(phase_index, sender);
     if (senders.empty()) depend(phase_index, phase_start);
     phase_start = phase_index;
   }
-  Op end;
-  end.kind = OpKind::barrier;
-  end.task = id;
-  end.ends_task = true;
-  const std::uint32_t end_index = add_op(end);
+  const std::uint32_t end_index = add_op(Op{.task = id, .kind = OpKind::barrier, .ends_task = true});
   depend(end_index, phase_start);
   return end_index;
 }

@@ -62,6 +62,13 @@ struct Fixture {
                     uniform_route, options);
   }
 
+  // The whole graph, lowered at once.
+  LoweredProgram lower(const CalibrationTable* calibration = nullptr, double efficiency = 1.0) {
+    Lowering all = lowering({}, calibration, efficiency);
+    EXPECT_EQ(all.lower(graph, 0), graph.tasks().size());
+    return all.program();
+  }
+
   TaskId add(Task task) { return graph.add(std::move(task)); }
 };
 
@@ -88,9 +95,7 @@ std::vector<OpKind> kinds(const LoweredProgram& program) {
 TEST(Lowering, ComputeIsOneOpOfTheCostModelsSeconds) {
   Fixture f(1);
   f.add(on_stream(compute_op(0, 2e12, 1e9), 3));
-  Lowering lowering = f.lowering({}, nullptr, 0.5);
-  ASSERT_EQ(lowering.lower(f.graph, 0), 1u);
-  const LoweredProgram& p = lowering.program();
+  const LoweredProgram p = f.lower(nullptr, 0.5);
   // Roofline at efficiency 0.5: max(2e12 / (1e12 · 0.5), 1e9 / (1e11 · 0.5)) = max(4 s, 0.02 s) = 4 s.
   ASSERT_EQ(p.ops.size(), 1u);
   const Op& op = p.ops[0];
@@ -111,9 +116,7 @@ TEST(Lowering, ComputeIsOneOpOfTheCostModelsSeconds) {
 TEST(Lowering, TransferIsOneFlowOnTheSendersStream) {
   Fixture f(2);
   f.add(on_stream(transfer_op(1, 0, kMiB), 2));
-  Lowering lowering = f.lowering();
-  lowering.lower(f.graph, 0);
-  const LoweredProgram& p = lowering.program();
+  const LoweredProgram p = f.lower();
   ASSERT_EQ(p.ops.size(), 1u);
   EXPECT_EQ(p.ops[0].kind, OpKind::transfer);
   EXPECT_EQ(p.ops[0].device, 1u);
@@ -157,9 +160,7 @@ TEST(Lowering, RingAllReduceAtStepFidelity) {
   Fixture f(4);
   const double size = 4 * kMiB;
   f.add(on_stream(ring_all_reduce(iota_group(4), size, CollectiveFidelity::step), 1));
-  Lowering lowering = f.lowering();
-  lowering.lower(f.graph, 0);
-  const LoweredProgram& p = lowering.program();
+  const LoweredProgram p = f.lower();
   ASSERT_EQ(p.ops.size(), 30u);
   EXPECT_EQ(p.flow_count, 24u);
   EXPECT_THAT(p.flow_specs, IsEmpty());
@@ -196,9 +197,7 @@ TEST(Lowering, RingAllReduceAtFlowFidelity) {
   Fixture f(4);
   const double size = 4 * kMiB;
   f.add(on_stream(ring_all_reduce(iota_group(4), size, CollectiveFidelity::flow), 0));
-  Lowering lowering = f.lowering();
-  lowering.lower(f.graph, 0);
-  const LoweredProgram& p = lowering.program();
+  const LoweredProgram p = f.lower();
   EXPECT_THAT(kinds(p),
               ElementsAre(OpKind::barrier, OpKind::flows, OpKind::flows, OpKind::flows, OpKind::flows, OpKind::barrier,
                           OpKind::barrier, OpKind::fence, OpKind::fence, OpKind::fence, OpKind::fence));
@@ -228,9 +227,7 @@ TEST(Lowering, MirroredCollectiveIsOneDelayOnItsFirstMember) {
   Collective c = ring_all_reduce({2, 3, 0, 1}, 4e6, std::nullopt);
   c.mirrored = true;
   f.add(on_stream(std::move(c), 0));
-  Lowering lowering = f.lowering();
-  lowering.lower(f.graph, 0);
-  const LoweredProgram& p = lowering.program();
+  const LoweredProgram p = f.lower();
   EXPECT_THAT(kinds(p), ElementsAre(OpKind::delay));
   EXPECT_EQ(p.ops[0].device, 2u);
   EXPECT_NEAR(p.ops[0].amount, 6.006e-3, 1e-15);
@@ -250,9 +247,7 @@ TEST(Lowering, CollectiveWithCopiesRunsItsWindow) {
     Collective c = ring_all_reduce({0, 1}, size, fidelity);
     c.copies = 4;
     f.add(on_stream(std::move(c), 0));
-    Lowering lowering = f.lowering();
-    lowering.lower(f.graph, 0);
-    const LoweredProgram& p = lowering.program();
+    const LoweredProgram p = f.lower();
     ASSERT_EQ(p.queues.size(), 2u);
     if (fidelity == CollectiveFidelity::step) {
       EXPECT_EQ(p.flow_count, 28u);
@@ -281,9 +276,7 @@ TEST(Lowering, CalibratedCollectiveDelaysEveryMember) {
   f.add(on_stream(std::move(c), 0));
   CalibrationTable table;
   table.collectives = CollectiveCalibration{Seconds(1e-5), 1.0};
-  Lowering lowering = f.lowering({}, &table);
-  lowering.lower(f.graph, 0);
-  const LoweredProgram& p = lowering.program();
+  const LoweredProgram p = f.lower(&table);
   // start, 2 delays, 2(p−1)·p = 4 steps, end, 2 fences.
   EXPECT_THAT(kinds(p), ElementsAre(OpKind::barrier, OpKind::delay, OpKind::delay, OpKind::transfer, OpKind::transfer,
                                     OpKind::transfer, OpKind::transfer, OpKind::barrier, OpKind::fence, OpKind::fence));
@@ -312,9 +305,7 @@ TEST(Lowering, LaunchModelIssuesComputeFromAHostStream) {
   const double h = 1e-5;
   CalibrationTable table;
   table.launch = LaunchCalibration{Seconds(h)};
-  Lowering lowering = f.lowering({}, &table);
-  lowering.lower(f.graph, 0);
-  const LoweredProgram& p = lowering.program();
+  const LoweredProgram p = f.lower(&table);
   EXPECT_THAT(kinds(p), ElementsAre(OpKind::delay, OpKind::compute, OpKind::delay, OpKind::barrier, OpKind::transfer,
                                     OpKind::delay, OpKind::compute, OpKind::delay, OpKind::compute));
   EXPECT_DOUBLE_EQ(p.ops[0].amount, h);
@@ -350,9 +341,7 @@ TEST(Lowering, DependenciesAndFences) {
   f.add(on_stream(ring_all_reduce({0, 1}, kMiB, CollectiveFidelity::step), 1, {0}));
   f.add(on_stream(compute_op(1, 1e9), 1));
   f.add(on_stream(compute_op(0, 1e9), 0, {1}));
-  Lowering lowering = f.lowering();
-  lowering.lower(f.graph, 0);
-  const LoweredProgram& p = lowering.program();
+  const LoweredProgram p = f.lower();
   ASSERT_EQ(p.ops.size(), 11u);
   EXPECT_THAT(p.successors[0], ElementsAre(1u));
   EXPECT_THAT(p.successors[1], ElementsAre(2u, 3u));
