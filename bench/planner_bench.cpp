@@ -65,12 +65,13 @@ ClusterView cluster(int nodes, int per_node, const std::string& gpu) {
   return view;
 }
 
-void run(const std::string& title, const PlanRequest& request) {
+void run(const std::string& title, PlanRequest request) {
   fmt::print("{} ({} layers, {} GPUs, GBS {}, M {})\n", title, request.model.layers.size(), request.cluster.size(),
              request.global_batch, request.micro_batches);
   for (const auto& entry : builtin_planners().entries()) {
     double best = 1e300;
     PlanResult result;
+    request.options = entry.defaults(builtin_planners().what());
     for (int repeat = 0; repeat < 3; ++repeat) {
       const auto start = std::chrono::steady_clock::now();
       result = entry.value->plan(request);

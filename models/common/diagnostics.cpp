@@ -47,6 +47,10 @@ void DiagnosticSink::append(const std::vector<Diagnostic>& diagnostics) {
   diagnostics_.insert(diagnostics_.end(), diagnostics.begin(), diagnostics.end());
 }
 
+void DiagnosticSink::prefix_from(std::size_t first, const std::string& prefix) {
+  for (std::size_t i = first; i < diagnostics_.size(); ++i) diagnostics_[i].message.insert(0, prefix);
+}
+
 void DiagnosticSink::throw_if_any() const {
   if (diagnostics_.empty()) return;
   std::vector<Diagnostic> sorted = diagnostics_;

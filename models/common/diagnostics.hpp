@@ -46,6 +46,10 @@ class DiagnosticSink {
   void error(SourceLocation location, std::string message);
   void append(const std::vector<Diagnostic>& diagnostics);
   [[nodiscard]] bool empty() const { return diagnostics_.empty(); }
+  [[nodiscard]] std::size_t size() const { return diagnostics_.size(); }
+  // Puts `prefix` before the message of every diagnostic from the `first`-th on: a reader of one
+  // part of a file (an entry's options) names that part in what the generic readers reported.
+  void prefix_from(std::size_t first, const std::string& prefix);
   [[nodiscard]] const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
   // Throws InputError with everything collected, if anything was, in file order (by file, line,
   // column; stable, so problems at one place keep the order they were found in), as a compiler

@@ -231,6 +231,19 @@ std::optional<std::string> MapReader::choice(std::string_view key, std::string_v
   return reader_->choice(value, what, allowed);
 }
 
+std::vector<std::string> MapReader::undeclared_keys() const {
+  std::vector<std::string> keys;
+  if (!valid_) return keys;
+  for (auto item : node_) {
+    if (!item.first.IsScalar()) continue;
+    const std::string& key = item.first.Scalar();
+    if (std::find(declared_.begin(), declared_.end(), key) == declared_.end() &&
+        std::find(keys.begin(), keys.end(), key) == keys.end())
+      keys.push_back(key);
+  }
+  return keys;
+}
+
 void MapReader::finish() {
   if (!valid_) return;
   std::vector<std::string> known = declared_;

@@ -87,6 +87,10 @@ class MapReader {
   template <class Q>
   [[nodiscard]] std::optional<Q> quantity(std::string_view key, bool required = false);
 
+  // The keys of the mapping not declared so far, in file order, each once: what a reader of the rest
+  // of a section (an entry's options, option_reader.hpp) takes over.
+  [[nodiscard]] std::vector<std::string> undeclared_keys() const;
+
   // Reports unknown keys. Call once, after every get().
   void finish();
 

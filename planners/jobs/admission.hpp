@@ -22,10 +22,12 @@
 #include <memory>
 #include <vector>
 
+#include "models/common/options.hpp"
 #include "models/common/registry.hpp"
 
 namespace dnnsim {
 
+// The jobs' values (the section's keys, whatever the policy): what a policy prices against.
 struct AdmissionConfig {
   double min_value = 1;   // L, per GPU-hour
   double max_value = 10;  // U
@@ -40,7 +42,8 @@ class AdmissionPolicy {
   [[nodiscard]] bool admit(double value, double utilisation) const { return value >= price(utilisation); }
 };
 
-using AdmissionFactory = std::function<std::unique_ptr<AdmissionPolicy>(const AdmissionConfig&)>;
+// Made from its declared options (Registry::Entry::options) and the jobs' value range.
+using AdmissionFactory = std::function<std::unique_ptr<AdmissionPolicy>(const Options& options, const AdmissionConfig& values)>;
 using AdmissionRegistry = Registry<AdmissionFactory>;
 
 void register_builtin_admissions(AdmissionRegistry& registry);

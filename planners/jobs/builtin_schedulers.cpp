@@ -67,12 +67,22 @@ double remaining_key(const JobView& job) { return job.oracle_remaining().value()
 class TiresiasScheduler final : public JobScheduler {
  public:
   TiresiasScheduler(const SchedulerContext& ctx, bool gittins)
-      : placement_(&ctx.placement), gittins_(gittins),
-        thresholds_(ctx.params.list("thresholds", {3250.0, 7200.0, 18000.0})),
-        knob_(ctx.params.number("starvation_knob", 0.0, 0.0, 1e9)),
-        round_(Seconds(ctx.params.number("round_s", 60.0, 1e-3, 1e9))) {
+      : placement_(&ctx.placement), gittins_(gittins), knob_(ctx.options.number("starvation_knob")),
+        round_(ctx.options.quantity<Seconds>("round")) {
+    for (Seconds threshold : ctx.options.quantities<Seconds>("thresholds")) thresholds_.push_back(threshold.value());
     if (!std::is_sorted(thresholds_.begin(), thresholds_.end()))
-      throw InputError(ctx.params.where("thresholds"), "Tiresias thresholds must increase");
+      throw ctx.options.error("thresholds", "Tiresias thresholds must increase");
+  }
+  static OptionSchema options() {
+    OptionSchema schema;
+    schema.quantities<Seconds>("thresholds", {Seconds(3250), Seconds(7200), Seconds(18000)},
+                               "attained GPU-time (GPU·s) between the K = thresholds + 1 queues, increasing")
+        .at_least(0);
+    schema.number("starvation_knob", 0.0,
+                  "a job waiting at least knob × its run time returns to the first queue; 0: off")
+        .range(0, 1e9);
+    schema.quantity<Seconds>("round", Seconds(60), "period of the scheduling rounds").at_least(1e-3);
+    return schema;
   }
   std::optional<Seconds> round() const override { return round_; }
 
@@ -142,8 +152,15 @@ class TiresiasScheduler final : public JobScheduler {
 class GandivaScheduler final : public JobScheduler {
  public:
   explicit GandivaScheduler(const SchedulerContext& ctx)
-      : placement_(&ctx.placement), speed_(&ctx.speed), round_(Seconds(ctx.params.number("quantum_s", 60.0, 1e-3, 1e9))),
-        packing_(ctx.params.number("packing", 0, 0, 1) > 0) {}
+      : placement_(&ctx.placement), speed_(&ctx.speed), round_(ctx.options.quantity<Seconds>("quantum")),
+        packing_(ctx.options.flag("packing")) {}
+  static OptionSchema options() {
+    OptionSchema schema;
+    schema.quantity<Seconds>("quantum", Seconds(60), "time-slicing quantum when GPUs are oversubscribed")
+        .at_least(1e-3);
+    schema.boolean("packing", false, "pack single-GPU jobs in pairs on one GPU where Gavel's tables say it pays");
+    return schema;
+  }
   std::optional<Seconds> round() const override { return round_; }
   std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
     const auto jobs = active_jobs(state);
@@ -202,7 +219,12 @@ class GandivaScheduler final : public JobScheduler {
 class OptimusScheduler final : public JobScheduler {
  public:
   explicit OptimusScheduler(const SchedulerContext& ctx)
-      : placement_(&ctx.placement), speed_(&ctx.speed), round_(Seconds(ctx.params.number("round_s", 60.0, 1e-3, 1e9))) {}
+      : placement_(&ctx.placement), speed_(&ctx.speed), round_(ctx.options.quantity<Seconds>("round")) {}
+  static OptionSchema options() {
+    OptionSchema schema;
+    schema.quantity<Seconds>("round", Seconds(60), "period of the re-allocation rounds").at_least(1e-3);
+    return schema;
+  }
   std::optional<Seconds> round() const override { return round_; }
 
   std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
@@ -301,7 +323,13 @@ class DrfScheduler final : public JobScheduler {
 class TetrisScheduler final : public JobScheduler {
  public:
   explicit TetrisScheduler(const SchedulerContext& ctx)
-      : placement_(&ctx.placement), weight_(ctx.params.number("srtf_weight", 1.0, 0.0, 1e9)) {}
+      : placement_(&ctx.placement), weight_(ctx.options.number("srtf_weight")) {}
+  static OptionSchema options() {
+    OptionSchema schema;
+    schema.number("srtf_weight", 1.0, "weight of the SRTF term beside the packing alignment (0: pure packing)")
+        .range(0, 1e9);
+    return schema;
+  }
   std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
     std::vector<const JobView*> waiting;
     for (const JobView& job : state.queued) waiting.push_back(&job);
@@ -404,45 +432,58 @@ void register_builtin_schedulers(SchedulerRegistry& registry) {
                  return std::make_unique<KeyedScheduler>(ctx.placement, remaining_key, AllocationMode::preemptive);
                }));
   registry.add("tiresias-las", "2D-LAS: attained GPU-time in K queues (thresholds), starvation knob, preemptive",
-               "Tiresias NSDI'19 §4.1", factory([](const SchedulerContext& ctx) { return std::make_unique<TiresiasScheduler>(ctx, false); }));
+               "Tiresias NSDI'19 §4.1",
+               factory([](const SchedulerContext& ctx) { return std::make_unique<TiresiasScheduler>(ctx, false); }),
+               TiresiasScheduler::options());
   registry.add("tiresias-gittins", "2D-Gittins: Gittins index of attained GPU-time over the seen GPU-time distribution",
-               "Tiresias NSDI'19 §4.2", factory([](const SchedulerContext& ctx) { return std::make_unique<TiresiasScheduler>(ctx, true); }));
-  registry.add("gandiva", "Gandiva-like time slicing in quanta when oversubscribed; packing of single-GPU jobs with `packing: 1`",
-               "Gandiva OSDI'18 §4, §4.3", factory([](const SchedulerContext& ctx) { return std::make_unique<GandivaScheduler>(ctx); }));
+               "Tiresias NSDI'19 §4.2",
+               factory([](const SchedulerContext& ctx) { return std::make_unique<TiresiasScheduler>(ctx, true); }),
+               TiresiasScheduler::options());
+  registry.add("gandiva", "Gandiva-like time slicing in quanta when oversubscribed; packing of single-GPU jobs with `packing: true`",
+               "Gandiva OSDI'18 §4, §4.3",
+               factory([](const SchedulerContext& ctx) { return std::make_unique<GandivaScheduler>(ctx); }),
+               GandivaScheduler::options());
   registry.add("optimus", "Optimus-like: GPUs one by one to the largest marginal reduction of remaining time",
-               "Optimus EuroSys'18 §4.2", factory([](const SchedulerContext& ctx) { return std::make_unique<OptimusScheduler>(ctx); }));
+               "Optimus EuroSys'18 §4.2",
+               factory([](const SchedulerContext& ctx) { return std::make_unique<OptimusScheduler>(ctx); }),
+               OptimusScheduler::options());
   registry.add("drf", "dominant-resource fairness over users (GPUs only), progressive filling", "DRF NSDI'11; DL2 baseline",
                factory([](const SchedulerContext& ctx) { return std::make_unique<DrfScheduler>(ctx); }));
   registry.add("tetris", "packing alignment score + SRTF term, non-preemptive", "Tetris SIGCOMM'14 §3; DL2 baseline",
-               factory([](const SchedulerContext& ctx) { return std::make_unique<TetrisScheduler>(ctx); }));
+               factory([](const SchedulerContext& ctx) { return std::make_unique<TetrisScheduler>(ctx); }),
+               TetrisScheduler::options());
   registry.add("qssf", "quasi-shortest-service-first: GPUs × user's mean past duration, backfill", "Helios SC'21 §5.1",
                factory([](const SchedulerContext& ctx) { return std::make_unique<QssfScheduler>(ctx); }));
   registry.add("gadget",
                "GADGET-like: greedy ring embedding + marginal-utility admission, ring contention on shared NICs; "
                "utility: progress without excess training",
                "Yu et al., GADGET, INFOCOM'22 (reconstructed, papers-cluster.md §1)",
-               factory([](const SchedulerContext& ctx) { return make_gadget_scheduler(ctx, GadgetUtility::excess); }));
+               factory([](const SchedulerContext& ctx) { return make_gadget_scheduler(ctx, GadgetUtility::excess); }),
+               gadget_options(GadgetUtility::excess));
   registry.add("gadget-energy", "GADGET-like, utility: progress minus energy_weight per GPU-hour",
                "Yu et al., GADGET, INFOCOM'22 (reconstructed, papers-cluster.md §1)",
-               factory([](const SchedulerContext& ctx) { return make_gadget_scheduler(ctx, GadgetUtility::energy); }));
+               factory([](const SchedulerContext& ctx) { return make_gadget_scheduler(ctx, GadgetUtility::energy); }),
+               gadget_options(GadgetUtility::energy));
   registry.add("gadget-fair", "GADGET-like, utility: alpha-fair progress (alpha in [0, 1))",
                "Yu et al., GADGET, INFOCOM'22 (reconstructed, papers-cluster.md §1)",
-               factory([](const SchedulerContext& ctx) { return make_gadget_scheduler(ctx, GadgetUtility::fair); }));
+               factory([](const SchedulerContext& ctx) { return make_gadget_scheduler(ctx, GadgetUtility::fair); }),
+               gadget_options(GadgetUtility::fair));
   registry.add("smd",
                "SMD-like: per job (workers, PSs) by a sum-of-ratios JCT objective, parametric loop over a multiple-choice "
                "GPU + CPU knapsack (Cbc); non-preemptive",
                "Yu et al., SMD, INFOCOM'21 (reconstructed, papers-cluster.md §5)",
-               factory([](const SchedulerContext& ctx) { return make_smd_scheduler(ctx); }));
+               factory([](const SchedulerContext& ctx) { return make_smd_scheduler(ctx); }), smd_options());
   registry.add("online-ps",
                "online worker/PS scheduling with locality -like: co-located and distributed candidate schedules, per-server "
                "packing-covering LP (Clp), randomized rounding with repair, on every arrival",
                "Yu, Liu, Wu, Ji, Bentley, IEEE TNSE (arXiv 2108.02917; reconstructed, papers-cluster.md §4)",
-               factory([](const SchedulerContext& ctx) { return make_online_ps_scheduler(ctx); }));
+               factory([](const SchedulerContext& ctx) { return make_online_ps_scheduler(ctx); }),
+               online_ps_options());
   registry.add("marl",
                "interference-aware multi-agent RL -like: agents per server partition, hierarchical GNN (server graph, "
                "data-centre graph) actor-critic policy trained by `dnnsim train-scheduler`; place, pack or defer per job",
                "Zhao & Wu, IEEE TNSM 2021 (arXiv 2112.13354; reconstructed, papers-cluster.md §2)",
-               factory([](const SchedulerContext& ctx) { return make_marl_scheduler(ctx); }));
+               factory([](const SchedulerContext& ctx) { return make_marl_scheduler(ctx); }), marl_options());
 }
 
 }  // namespace dnnsim

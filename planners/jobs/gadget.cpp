@@ -100,9 +100,9 @@ class GadgetScheduler final : public JobScheduler {
   GadgetScheduler(const SchedulerContext& context, GadgetUtility utility)
       : speed_(&context.speed),
         utility_(utility),
-        slot_(Seconds(context.params.number("slot_s", 600.0, 1e-3, 1e9))),
-        energy_weight_(utility == GadgetUtility::energy ? context.params.number("energy_weight", 0.01, 0.0, 1e9) : 0.0),
-        alpha_(utility == GadgetUtility::fair ? context.params.number("alpha", 0.5, 0.0, 0.99) : 0.0) {}
+        slot_(context.options.quantity<Seconds>("slot")),
+        energy_weight_(utility == GadgetUtility::energy ? context.options.number("energy_weight") : 0.0),
+        alpha_(utility == GadgetUtility::fair ? context.options.number("alpha") : 0.0) {}
 
   std::optional<Seconds> round() const override { return slot_; }
 
@@ -233,6 +233,15 @@ class GadgetScheduler final : public JobScheduler {
 };
 
 }  // namespace
+
+OptionSchema gadget_options(GadgetUtility utility) {
+  OptionSchema schema;
+  schema.quantity<Seconds>("slot", Seconds(600), "Δ: the progress horizon and the re-allocation period").at_least(1e-3);
+  if (utility == GadgetUtility::energy)
+    schema.number("energy_weight", 0.01, "ε, the utility lost per GPU-hour").range(0, 1e9);
+  if (utility == GadgetUtility::fair) schema.number("alpha", 0.5, "a, the fairness exponent").range(0, 0.99);
+  return schema;
+}
 
 std::unique_ptr<JobScheduler> make_gadget_scheduler(const SchedulerContext& context, GadgetUtility utility) {
   return std::make_unique<GadgetScheduler>(context, utility);

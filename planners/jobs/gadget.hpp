@@ -59,8 +59,9 @@ struct RingEstimate {
 
 enum class GadgetUtility { excess, energy, fair };
 
-// Options from the scenario's `scheduler:` section: slot_s (Δ and the re-allocation period, default
-// 600 s), energy_weight (ε, default 0.01 per GPU-hour), alpha (a, default 0.5).
+// Options (scenario's `scheduler:` section): slot (Δ and the re-allocation period, default 600 s), and
+// by utility energy_weight (ε, default 0.01 per GPU-hour) or alpha (a, default 0.5).
+[[nodiscard]] OptionSchema gadget_options(GadgetUtility utility);
 [[nodiscard]] std::unique_ptr<JobScheduler> make_gadget_scheduler(const SchedulerContext& context,
                                                                   GadgetUtility utility);
 

@@ -107,9 +107,9 @@ class OnlinePsScheduler final : public JobScheduler {
       : placement_(&ctx.placement),
         speed_(&ctx.speed),
         seed_(ctx.seed),
-        window_(static_cast<std::size_t>(ctx.params.number("window", 16, 1, 1e6))),
-        colocated_servers_(static_cast<std::size_t>(ctx.params.number("colocated_servers", 4, 0, 1e6))),
-        rounds_(static_cast<int>(ctx.params.number("rounds", 8, 1, 1e6))) {}
+        window_(static_cast<std::size_t>(ctx.options.integer("window"))),
+        colocated_servers_(static_cast<std::size_t>(ctx.options.integer("colocated_servers"))),
+        rounds_(static_cast<int>(ctx.options.integer("rounds"))) {}
 
   std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
     if (state.queued.empty()) return {};
@@ -188,6 +188,14 @@ class OnlinePsScheduler final : public JobScheduler {
 };
 
 }  // namespace
+
+OptionSchema online_ps_options() {
+  OptionSchema schema;
+  schema.integer("window", 16, "queued jobs considered per arrival").range(1, 1000000);
+  schema.integer("colocated_servers", 4, "best-fit servers tried for a co-located schedule").range(0, 1000000);
+  schema.integer("rounds", 8, "randomized-rounding draws, the cheapest kept").range(1, 1000000);
+  return schema;
+}
 
 std::unique_ptr<JobScheduler> make_online_ps_scheduler(const SchedulerContext& context) {
   return std::make_unique<OnlinePsScheduler>(context);

@@ -51,6 +51,7 @@ struct RoundedChoice {
 [[nodiscard]] RoundedChoice round_with_repair(const std::vector<std::vector<PackingOption>>& jobs, const std::vector<double>& capacity,
                                               const std::vector<std::vector<double>>& lp, int rounds, std::uint64_t seed);
 
+[[nodiscard]] OptionSchema online_ps_options();
 [[nodiscard]] std::unique_ptr<JobScheduler> make_online_ps_scheduler(const SchedulerContext& context);
 
 }  // namespace dnnsim

@@ -68,11 +68,11 @@ class SmdScheduler final : public JobScheduler {
   explicit SmdScheduler(const SchedulerContext& ctx)
       : placement_(&ctx.placement),
         speed_(&ctx.speed),
-        window_(static_cast<std::size_t>(ctx.params.number("window", 16, 1, 1e6))),
-        parametric_(ctx.params.number("parametric", 0, 0, 1) != 0),
-        rounds_(static_cast<int>(ctx.params.number("iterations", 20, 1, 1e4))),
-        time_limit_(ctx.params.number("time_limit_s", 1.0, 1e-3, 1e6)),
-        slot_(ctx.params.number("slot_s", 600.0, 0.0, 1e9)) {}
+        window_(static_cast<std::size_t>(ctx.options.integer("window"))),
+        parametric_(ctx.options.flag("parametric")),
+        rounds_(static_cast<int>(ctx.options.integer("iterations"))),
+        time_limit_(ctx.options.quantity<Seconds>("time_limit").value()),
+        slot_(ctx.options.quantity<Seconds>("slot")) {}
 
   std::optional<Seconds> round() const override {
     return slot_.value() > 0 ? std::optional<Seconds>(slot_) : std::nullopt;
@@ -192,6 +192,16 @@ class SmdScheduler final : public JobScheduler {
 };
 
 }  // namespace
+
+OptionSchema smd_options() {
+  OptionSchema schema;
+  schema.integer("window", 16, "queued jobs considered per decision").range(1, 1000000);
+  schema.boolean("parametric", false, "the paper's parametric outer loop over the sum-of-ratios objective");
+  schema.integer("iterations", 20, "rounds of the parametric loop at most").range(1, 10000);
+  schema.quantity<Seconds>("time_limit", Seconds(1), "Cbc's time limit per knapsack").range(1e-3, 1e6);
+  schema.quantity<Seconds>("slot", Seconds(600), "running jobs re-decided every slot; 0: never").at_least(0);
+  return schema;
+}
 
 std::unique_ptr<JobScheduler> make_smd_scheduler(const SchedulerContext& context) { return std::make_unique<SmdScheduler>(context); }
 

@@ -69,6 +69,7 @@ struct SumOfRatiosResult {
                                                        const std::vector<double>& capacity, std::vector<int> start,
                                                        int max_rounds, double time_limit_s);
 
+[[nodiscard]] OptionSchema smd_options();
 [[nodiscard]] std::unique_ptr<JobScheduler> make_smd_scheduler(const SchedulerContext& context);
 
 }  // namespace dnnsim

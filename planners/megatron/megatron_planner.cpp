@@ -1,6 +1,7 @@
 #include "planners/megatron/megatron_planner.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -93,10 +94,11 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
   const ClusterDevice& device = request.cluster.devices.front();
   const Seconds latency = call_latency(device);
   const BytesPerParameter per_parameter = bytes_per_parameter(request.memory.precision, request.memory.optimizer);
-  const std::vector<Recompute> recompute_modes =
-      request.recompute_modes.empty() ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
-                                      : request.recompute_modes;
-  const bool sequence_parallel = request.sequence_parallel.value_or(true);
+  std::vector<Recompute> recompute_modes;
+  for (const std::string& mode : request.options.choice_list("recompute"))
+    recompute_modes.push_back(*recompute_from_name(mode));
+  if (recompute_modes.empty()) recompute_modes = {Recompute::none, Recompute::selective, Recompute::full};
+  const bool sequence_parallel = !request.options.has("sequence_parallel") || request.options.flag("sequence_parallel");
   for (int t : divisors(std::min(gpus, node))) {
     if (!tensor_parallel_problems(request.model, t).empty()) continue;
     std::vector<DeviceId> group;
@@ -227,6 +229,20 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
   return search;
 }
 
+OptionSchema MegatronPlanner::options() {
+  OptionSchema schema;
+  schema.integer("candidate", 1, "the configuration to plan, by rank in its estimate (1: the best)").at_least(1);
+  schema.choice_list("recompute", {}, recompute_names(),
+                     "the recomputation modes it may choose (a framework's limits); none listed: all three");
+  schema.boolean("sequence_parallel", std::nullopt,
+                 "sequence parallelism for TP > 1; none: always (it only saves memory), false: never");
+  return schema;
+}
+
+std::string MegatronPlanner::model_problem(const LayerModel& model) const {
+  return transformer_shape(model) ? std::string() : "needs a transformer model (zoo or `transformer:`)";
+}
+
 PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
   const auto start = std::chrono::steady_clock::now();
   const std::string cost_model =
@@ -245,6 +261,10 @@ PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
                                   search.first_problem);
     return result;
   }
+  if (const auto& modes = request.options.choice_list("recompute"); !modes.empty())
+    result.search_limits.push_back(fmt::format("recompute {}", fmt::join(modes, " or ")));
+  if (request.options.has("sequence_parallel") && !request.options.flag("sequence_parallel"))
+    result.search_limits.push_back("no sequence parallelism");
   for (const MegatronCandidate& c : search.fitting)
     result.ranking.push_back(fmt::format("TP {} × PP {} × DP {}, micro-batch {}{}, recompute {}: {}, {:.1f} GiB",
                                          c.tensor, c.pipeline, c.data, c.micro_batch,
@@ -252,12 +272,13 @@ PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
                                                                : std::string(),
                                          recompute_name(c.options.recompute), format_seconds(c.predicted),
                                          c.memory.value() / (1 << 30)));
-  if (request.candidate >= search.fitting.size()) {
-    result.reason = fmt::format("candidate {} asked, but only {} configuration{} fit", request.candidate + 1,
-                                search.fitting.size(), search.fitting.size() == 1 ? "" : "s");
+  const auto candidate = static_cast<std::size_t>(request.options.integer("candidate"));  // 1-based
+  if (candidate > search.fitting.size()) {
+    result.reason = fmt::format("candidate {} asked, but only {} configuration{} fit", candidate, search.fitting.size(),
+                                search.fitting.size() == 1 ? "" : "s");
     return result;
   }
-  const MegatronCandidate& best = search.fitting[request.candidate];
+  const MegatronCandidate& best = search.fitting[candidate - 1];
   const int v = best.chunks;
   const std::vector<LayerRange> ranges = uniform_split(request.model, static_cast<std::size_t>(best.pipeline) * v);
   result.plan.global_batch = request.global_batch;

@@ -3,7 +3,7 @@
 // Megatron-LM", SC'21 §3) reason about it: enumerate every (TP t, PP p, DP d, micro-batch size b,
 // recomputation) with t · p · d = GPUs, t ≤ GPUs per node (their Takeaway #1: TP inside a node) and t
 // dividing the heads and hidden size, b a power of two dividing the global batch's share B/d (the
-// paper's own Table 1 runs took b = 1 … 16), recomputation among PlanRequest::recompute_modes, keep
+// paper's own Table 1 runs took b = 1 … 16), recomputation among its option `recompute`, keep
 // those whose first stage fits in memory, and rank them by an analytical iteration time:
 //   T = (M + (p − 1)/v) · (t_f + t_b + t_r + t_tp + 2v·t_send) + (M − 1)·t_acc + t_dp
 // with M = B/(d·b) micro-batches per pipeline, v the schedule's model chunks per stage or, with
@@ -24,8 +24,8 @@
 // states of 1/(t·p) of the parameters (÷ d for the optimizer state with the distributed optimizer),
 // plus Korthikanti et al.'s activations per layer × layers per stage × the micro-batches the
 // schedule keeps in flight on stage 0 (PlanRequest::in_flight), plus the framework overhead. Sequence
-// parallelism is on whenever t > 1 (it only saves memory, at the same bytes on the wire) unless
-// PlanRequest::sequence_parallel says false.
+// parallelism is on whenever t > 1 (it only saves memory, at the same bytes on the wire) unless its
+// option `sequence_parallel` says false.
 // The best plan is returned as a PipelinePlan over tensor-parallel groups (group g = GPUs g·t …
 // g·t + t − 1), with the choice and every fitting candidate, best first.
 #pragma once
@@ -58,10 +58,20 @@ struct MegatronSearch {
 // is ignored (the search chooses the micro-batch size). `distributed_optimizer` as in the workload.
 [[nodiscard]] MegatronSearch search_megatron(const PlanRequest& request, bool distributed_optimizer);
 
-// The Planner interface: the best candidate's PipelinePlan (over its tensor-parallel groups).
+// The Planner interface: the PipelinePlan (over its tensor-parallel groups) of the candidate its
+// option `candidate` names (1: the best). Options: `candidate`, `recompute` (the modes it may
+// choose: a framework's limits; Megatron-LM of 2021 had no selective recomputation) and
+// `sequence_parallel` (false: never, for frameworks without it).
 class MegatronPlanner final : public Planner {
  public:
+  [[nodiscard]] static OptionSchema options();
   [[nodiscard]] PlanResult plan(const PlanRequest& request) const override;
+  [[nodiscard]] bool chooses_tensor_parallel() const override { return true; }
+  [[nodiscard]] bool chooses_chunks() const override { return true; }
+  [[nodiscard]] bool ranks_configurations() const override { return true; }
+  // Megatron-LM's default runs the data-parallel all-reduce after the pipeline, as t_dp prices it.
+  [[nodiscard]] bool overlaps_all_reduce() const override { return false; }
+  [[nodiscard]] std::string model_problem(const LayerModel& model) const override;
 };
 
 }  // namespace dnnsim

@@ -9,22 +9,24 @@ const PlannerRegistry& builtin_planners() {
   static const PlannerRegistry registry = [] {
     PlannerRegistry r("planner");
     r.add("uniform", "equal whole transformer blocks (else layers) per stage, GPUs in order, stages replicated evenly; scored with Formula 2",
-          "Huang et al., GPipe, NeurIPS'19 §2.2; block split: Narayanan et al., SC'21 §2.2", std::make_shared<UniformPlanner>());
+          "Huang et al., GPipe, NeurIPS'19 §2.2; block split: Narayanan et al., SC'21 §2.2", std::make_shared<UniformPlanner>(),
+          UniformPlanner::options());
     r.add("pipedream",
           "hierarchical DP minimising the slowest stage (GPUs of a node, then nodes); iteration = (M+S−1)·slowest",
-          "Narayanan et al., PipeDream, SOSP'19 §3.1", std::make_shared<PipeDreamPlanner>());
+          "Narayanan et al., PipeDream, SOSP'19 §3.1", std::make_shared<PipeDreamPlanner>(),
+          PipeDreamPlanner::options());
     r.add("dapple",
           "DP over layer prefixes and GPU sets, Fresh/Append/Scatter-first placement, Formula 2 with pivot stage",
-          "Fan et al., DAPPLE, PPoPP'21 §4", std::make_shared<DapplePlanner>());
+          "Fan et al., DAPPLE, PPoPP'21 §4", std::make_shared<DapplePlanner>(), formula2_options());
     r.add("pipeline-mapping",
           "-like: DAPPLE's DP with stage-to-GPU mapping read off the bandwidth matrix (paper text not available)",
           "Luo et al., Efficient Pipeline Planning for Expedited Distributed DNN Training, INFOCOM'22 (-like)",
-          std::make_shared<PipelineMappingPlanner>());
+          std::make_shared<PipelineMappingPlanner>(), formula2_options());
     r.add("megatron",
           "3D: every (TP inside a node, PP, DP, micro-batch, recompute) that fits, ranked by an analytical estimate; "
           "the best lowered with tensor-parallel groups",
           "Narayanan et al., Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC'21 §3",
-          std::make_shared<MegatronPlanner>());
+          std::make_shared<MegatronPlanner>(), MegatronPlanner::options());
     return r;
   }();
   return registry;

@@ -104,8 +104,9 @@ PlanResult DapplePlanner::plan(const PlanRequest& request) const {
     return infeasible(std::move(problem), cost_model, 0, elapsed());
   const StageCostModel cost(request);
   const MachinePlacement placement(request.cluster);
-  const SearchOutcome outcome = formula2_search(cost, placement);
-  return search_result(outcome, cost, cost_model, elapsed());
+  const SearchOptions settings = formula2_settings(request.options);
+  const SearchOutcome outcome = formula2_search(cost, placement, settings);
+  return search_result(outcome, cost, cost_model, elapsed(), settings.rerank);
 }
 
 }  // namespace dnnsim

@@ -42,7 +42,7 @@ struct Prefix {
 
 // The prefixes kept for one state: none dominated by another with the same GPUs and the same last
 // stage (the two then have exactly the same completions), at most `capacity`
-// (PlanRequest::prefixes_per_state), ordered by
+// (SearchOptions::prefixes_per_state), ordered by
 // their one-stage completion (ties: the one found first), so that the search is deterministic.
 class PrefixSet {
  public:
@@ -272,13 +272,13 @@ class CutMemo {
 
 }  // namespace
 
-SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy& policy, SearchOptions options) {
+SearchOutcome formula2_search(const StageCostModel& cost, const StagePlacementPolicy& policy, SearchOptions options) {
   const std::size_t layers = cost.layer_count();
   const int devices = static_cast<int>(cost.device_count());
   const int micro_batch = cost.micro_batch_size();
   const int micro_batches = cost.request().micro_batches;
   SearchOutcome outcome;
-  KeptPlans best_plans(cost.request().rerank);
+  KeptPlans best_plans(options.rerank);
 
   std::vector<DeviceId> all(devices);
   std::iota(all.begin(), all.end(), DeviceId{0});
@@ -301,7 +301,7 @@ SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy&
   outcome.fewest_gpus = fewest[0];
   // states[j]: the kept prefixes covering layers [0, j) for each class of used GPU sets, iterated
   // in key order; slots[j][id] the same sets by the interned key, found without a string lookup.
-  const auto capacity = static_cast<std::size_t>(std::max(1, cost.request().prefixes_per_state));
+  const auto capacity = static_cast<std::size_t>(std::max(1, options.prefixes_per_state));
   std::vector<std::map<std::string, PrefixSet>> states(layers);
   std::vector<std::vector<PrefixSet*>> slots(layers);
   std::unordered_map<std::string, std::size_t> key_ids;  // asked once per candidate group
@@ -597,8 +597,25 @@ SearchOutcome merge_outcomes(SearchOutcome first, SearchOutcome second) {
   return merged;
 }
 
+OptionSchema formula2_options() {
+  OptionSchema schema;
+  schema.integer("rerank", 4,
+                 "K: the pipeline estimator re-ranks the K best plans of each of Formula 2's K best stage shapes; 1: "
+                 "Formula 2 alone chooses, as in the paper")
+      .range(1, 1024);
+  schema.integer("prefixes", 2, "prefixes the DP keeps per state, a beam width (1: the paper's DP)").range(1, 1024);
+  return schema;
+}
+
+SearchOptions formula2_settings(const Options& options) {
+  SearchOptions settings;
+  settings.rerank = static_cast<int>(options.integer("rerank"));
+  settings.prefixes_per_state = static_cast<int>(options.integer("prefixes"));
+  return settings;
+}
+
 PlanResult search_result(const SearchOutcome& outcome, const StageCostModel& cost, const std::string& cost_model,
-                         double wall_seconds) {
+                         double wall_seconds, int rerank) {
   const PlanRequest& request = cost.request();
   if (outcome.stages.empty() && outcome.stopped) {
     PlanResult stopped = infeasible(fmt::format("the search was stopped before it found a plan that fits ({} candidates "
@@ -625,7 +642,7 @@ PlanResult search_result(const SearchOutcome& outcome, const StageCostModel& cos
   result.plan = make_plan(outcome.stages, request);
   result.predicted_iteration_time = outcome.latency;
   result.cost_model = cost_model;
-  if (request.rerank > 1) {
+  if (rerank > 1) {
     std::size_t chosen = 0;
     for (std::size_t i = 0; i < outcome.kept.size(); ++i) {
       const KeptPlan& kept = outcome.kept[i];
@@ -635,7 +652,7 @@ PlanResult search_result(const SearchOutcome& outcome, const StageCostModel& cos
     }
     result.plan = result.reranked[chosen].plan;
     result.predicted_iteration_time = result.reranked[chosen].estimate;
-    result.cost_model = fmt::format("pipeline estimator over the plans kept by {} (rerank {})", cost_model, request.rerank);
+    result.cost_model = fmt::format("pipeline estimator over the plans kept by {} (rerank {})", cost_model, rerank);
   }
   result.statistics = PlanStatistics{outcome.candidates, wall_seconds, outcome.bounded};
   if (!request.boundaries.empty()) result.searched_blocks = outcome.units;

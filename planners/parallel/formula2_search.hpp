@@ -10,7 +10,7 @@
 // all GPUs); "straight" plans (one GPU per stage) are in the space (m' = 1 throughout).
 //
 // The paper keeps one prefix per state. Formula 2 is not decomposable over prefixes (the pivot
-// depends on the whole plan), so we keep up to 2 per state by default (PlanRequest::prefixes_per_state,
+// depends on the whole plan), so we keep up to 2 per state by default (SearchOptions::prefixes_per_state,
 // a beam width; 1 is the paper's DP): those that no other prefix with the same
 // GPUs and last stage beats in every component of what a prefix contributes to Formula 2 (ΣF, the
 // T_e term, the pull on the pivot, its own latency, its one-stage completion), fastest completion
@@ -53,9 +53,9 @@
 
 namespace dnnsim {
 
-class PlacementPolicy {
+class StagePlacementPolicy {
  public:
-  virtual ~PlacementPolicy() = default;
+  virtual ~StagePlacementPolicy() = default;
   // Candidate groups of `count` GPUs among the unused ones for the stage after `previous` (empty
   // for the first stage); each group sorted, no two equal.
   [[nodiscard]] virtual std::vector<std::vector<DeviceId>> place(const std::vector<bool>& used,
@@ -75,7 +75,7 @@ struct SearchOutcome {
   std::vector<StageSpec> stages;  // empty when no candidate fits in memory
   Seconds latency{0};
   // The plans kept for the re-ranking, best first by Formula 2 (the first is `stages`): with
-  // K = PlanRequest::rerank, the K best plans of each of the K best stage shapes (replicas per
+  // K = SearchOptions::rerank, the K best plans of each of the K best stage shapes (replicas per
   // stage) and the single-stage plan, on which Formula 2 is exact. Ties: the plan scored first.
   std::vector<KeptPlan> kept;
   std::string first_problem;  // why the "DP" plan does not fit, for the infeasible reason
@@ -91,22 +91,32 @@ struct SearchOptions {
   // set would take. Exact: the outcome is the same without it (tests compare the two); only the
   // candidates scored differ.
   bool bound = true;
+  // The plans kept for the re-ranking: the `rerank` best of each of the `rerank` best stage shapes
+  // (SearchOutcome::kept); 1: Formula 2 alone chooses and predicts, as in the paper.
+  int rerank = 4;
+  // The prefixes the DP keeps per state, a beam width (1 is the paper's DP; see above).
+  int prefixes_per_state = 2;
   // Told the fraction of the search done; returning false stops it. Empty: PlanRequest::progress
   // (pipeline-mapping runs two searches at once and reports them as one bar).
   std::function<bool(double fraction)> progress;
 };
 
-[[nodiscard]] SearchOutcome formula2_search(const StageCostModel& cost, const PlacementPolicy& policy,
+// The options of the planners that run this search (dapple, pipeline-mapping: `rerank`, `prefixes`),
+// and the search's settings from them.
+[[nodiscard]] OptionSchema formula2_options();
+[[nodiscard]] SearchOptions formula2_settings(const Options& options);
+
+[[nodiscard]] SearchOutcome formula2_search(const StageCostModel& cost, const StagePlacementPolicy& policy,
                                             SearchOptions options = {});
 
 // The planner result of a search: its plan or, when nothing fits, the reason. With
-// PlanRequest::rerank > 1 the kept plans are re-ranked by estimate_synchronous (the schedule's exact
+// `rerank` > 1 (SearchOptions::rerank) the kept plans are re-ranked by estimate_synchronous (the schedule's exact
 // timeline): the plan is the one it times fastest (ties: the better Formula 2), predicted with that
 // time, and PlanResult::reranked lists every kept plan with both estimates. Formula 2 ignores the
 // pivot stage's bubbles and so favours deep pipelines on its own error; the estimator does not, and
 // costs O(M·p) per plan, so a few plans are affordable where the whole search space is not.
 [[nodiscard]] PlanResult search_result(const SearchOutcome& outcome, const StageCostModel& cost,
-                                       const std::string& cost_model, double wall_seconds);
+                                       const std::string& cost_model, double wall_seconds, int rerank);
 
 // The kept plans of two searches as one outcome (pipeline-mapping runs two): every kept plan of both,
 // best first by Formula 2, so the re-ranking sees a superset of each search's; `stages` the better.

@@ -112,6 +112,13 @@ BytesPerSecond slowest_bandwidth(const ClusterView& cluster, const std::vector<s
 
 }  // namespace
 
+OptionSchema PipeDreamPlanner::options() {
+  OptionSchema schema;
+  schema.boolean("flat", false,
+                 "one level over all GPUs (the slowest path between any two) instead of GPUs of a node, then nodes");
+  return schema;
+}
+
 PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
   const auto start = std::chrono::steady_clock::now();
   const bool asynchronous = request.schedule && request.schedule->asynchronous();
@@ -137,7 +144,7 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
   for (DeviceId d = 0; d < cluster.size(); ++d) by_node[cluster.devices[d].node].push_back(d);
   std::vector<std::vector<DeviceId>> nodes;
   for (auto& [id, members] : by_node) nodes.push_back(members);
-  bool two_levels = !request.flat && nodes.size() > 1 && nodes.front().size() > 1;
+  bool two_levels = !request.options.flag("flat") && nodes.size() > 1 && nodes.front().size() > 1;
   for (const auto& node : nodes) two_levels = two_levels && node.size() == nodes.front().size();
   if (!two_levels) nodes = {[&] {
     std::vector<DeviceId> all;

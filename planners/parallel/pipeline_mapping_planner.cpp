@@ -176,15 +176,19 @@ PlanResult PipelineMappingPlanner::plan(const PlanRequest& request) const {
   const StageCostModel bandwidth_cost(request);
   const StageCostModel machine_cost(request);
   SharedProgress progress(request.progress);
+  const SearchOptions settings = formula2_settings(request.options);
+  const auto with_progress = [&](int search) {
+    SearchOptions options = settings;
+    options.progress = progress.of(search);
+    return options;
+  };
   std::future<SearchOutcome> bandwidth = std::async(std::launch::async, [&] {
-    return formula2_search(bandwidth_cost, BandwidthPlacement(request.cluster),
-                           SearchOptions{.progress = progress.of(0)});
+    return formula2_search(bandwidth_cost, BandwidthPlacement(request.cluster), with_progress(0));
   });
-  SearchOutcome machine =
-      formula2_search(machine_cost, MachinePlacement(request.cluster), SearchOptions{.progress = progress.of(1)});
+  SearchOutcome machine = formula2_search(machine_cost, MachinePlacement(request.cluster), with_progress(1));
   // Merged before elapsed() is read: the wall time is the slower search's.
   const SearchOutcome merged = merge_outcomes(bandwidth.get(), std::move(machine));
-  return search_result(merged, bandwidth_cost, cost_model, elapsed());
+  return search_result(merged, bandwidth_cost, cost_model, elapsed(), settings.rerank);
 }
 
 }  // namespace dnnsim

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/options.hpp"
 #include "models/common/registry.hpp"
 #include "models/cost/memory_model.hpp"
 #include "models/dnn/layer_model.hpp"
@@ -46,10 +47,10 @@ struct PlanRequest {
   // (1F1B: min(p − i, M)); planners use it for their memory check. Empty: 1F1B's.
   // `chunks`: model chunks per stage (chunks_per_stage, or the megatron planner's candidate v).
   std::function<int(int stage, int stages, int micro_batches, int chunks)> in_flight;
-  std::optional<int> stages;  // uniform: the number of stages (default: one per device)
-  int chunks_per_stage = 1;   // interleaved schedules; planners other than uniform reject v > 1
-  // megatron: choose the chunks per stage v as well (1: plain 1F1B; v > 1: interleaved 1F1B with
-  // whole blocks per chunk) instead of taking chunks_per_stage.
+  int chunks_per_stage = 1;  // interleaved schedules; planners other than uniform reject v > 1
+  // Choose the chunks per stage v as well (1: plain 1F1B; v > 1: interleaved 1F1B with whole blocks per
+  // chunk) instead of taking chunks_per_stage: the schedule's `chunks: auto`, for a planner that
+  // chooses_chunks().
   bool choose_chunks = false;
   // Where stages may begin and end, as layer indices from 0 to the layer count, ascending: the
   // model's blocks (block_boundaries) so that a search over a zoo transformer's sub-layers costs what
@@ -64,28 +65,9 @@ struct PlanRequest {
   // The schedule the plan will run under (empty: 1f1b). dapple and pipeline-mapping re-rank their
   // best plans with its exact timeline (pipeline_estimator.hpp).
   std::shared_ptr<const PipelineSchedule> schedule;
-  // dapple, pipeline-mapping: Formula 2 keeps its `rerank` best plans of each of its `rerank` best
-  // stage shapes (replicas per stage, "8:8") and the single-stage plan, and the pipeline estimator
-  // chooses among them (formula2_search.hpp); 1: Formula 2 alone chooses and predicts, as in the paper.
-  int rerank = 4;
-  // dapple, pipeline-mapping: the prefixes the DP keeps per state (formula2_search.hpp), a beam
-  // width. 2 reaches the exhaustive minimum on all of the oracle test's 30 instances, as 8 does, and
-  // searches GPT-2 XL over 32 GPUs ~5× faster than 8 to the same plan (docs/planners.md); 1 is the
-  // paper's DP (DAPPLE keeps one per state), 28 of the 30.
-  int prefixes_per_state = 2;
-  // pipedream: one level over all GPUs (B the slowest path between any two) instead of the
-  // topology's two (GPUs of a node, then whole nodes), as PipeDream's optimizer run with a single
-  // level of `num_machines` workers; the two-level DP gives every outer stage whole nodes.
-  bool flat = false;
-  // megatron: lower the fitting configuration of this rank in its estimate's order (0: the best), so
-  // that a runner-up can be simulated (`dnnsim plan --simulate-top`).
-  std::size_t candidate = 0;
-  // megatron: the search space a framework allows. The recomputation modes it tries (empty: none,
-  // selective and full; Megatron-LM of 2021 had no selective recomputation), and sequence parallelism
-  // for t > 1 (unset: always, since it only saves memory at the same bytes on the wire; false: never,
-  // for frameworks without it).
-  std::vector<Recompute> recompute_modes;
-  std::optional<bool> sequence_parallel;
+  // The planner's own options, as its registry entry declares them (PlannerRegistry::defaults, or as
+  // the scenario's `planner:` section gave them: option_reader.hpp).
+  Options options;
   // Called as a search advances with the fraction done; returning false stops it, and the best plan
   // found so far is returned with PlanResult::stopped_early set. Empty: the search runs to its end.
   std::function<bool(double fraction)> progress;
@@ -118,6 +100,9 @@ struct PlanResult {
   // are then groups of that many GPUs), and its fitting candidates, best first, one line each.
   std::optional<TensorParallelOptions> tensor_parallel;
   std::vector<std::string> ranking;
+  // Where the planner's options narrowed its search space ("recompute full", "no sequence
+  // parallelism": a framework's limits), for listings.
+  std::vector<std::string> search_limits;
   // dapple, pipeline-mapping with PlanRequest::rerank > 1: the plans kept by Formula 2, best first
   // by Formula 2, each with both estimates; `plan` is the one the estimator ranks first.
   struct RankedPlan {
@@ -137,11 +122,26 @@ class Planner {
   virtual ~Planner() = default;
   // Never throws for a valid request: an infeasible request is a result with feasible = false.
   [[nodiscard]] virtual PlanResult plan(const PlanRequest& request) const = 0;
+
+  // What the planner chooses besides stages and devices, so that a workload asks it instead of
+  // naming it. chooses_tensor_parallel: the tensor-parallel degree, sequence parallelism and
+  // recomputation (the plan's PlanResult::tensor_parallel; the workload must not give them);
+  // chooses_chunks: the chunks per stage, when PlanRequest::choose_chunks asks.
+  [[nodiscard]] virtual bool chooses_tensor_parallel() const { return false; }
+  [[nodiscard]] virtual bool chooses_chunks() const { return false; }
+  // Whether it ranks every configuration that fits (PlanResult::ranking), so that a runner-up can be
+  // planned: its integer option `candidate` (1-based) picks which (`dnnsim plan --candidate`).
+  [[nodiscard]] virtual bool ranks_configurations() const { return false; }
+  // Whether its cost model overlaps the gradient all-reduce with the backward pass, as the plan should
+  // then run by default (the workload's `overlap`); Megatron-LM's default runs it after the pipeline.
+  [[nodiscard]] virtual bool overlaps_all_reduce() const { return true; }
+  // Why it cannot plan `model` at all (a 3D planner needs a transformer), or empty.
+  [[nodiscard]] virtual std::string model_problem(const LayerModel& /*model*/) const { return {}; }
 };
 
 using PlannerRegistry = Registry<std::shared_ptr<const Planner>>;
 
-// uniform, pipedream, dapple, pipeline-mapping, in that order.
+// uniform, pipedream, dapple, pipeline-mapping, megatron, in that order.
 [[nodiscard]] const PlannerRegistry& builtin_planners();
 
 }  // namespace dnnsim

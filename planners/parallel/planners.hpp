@@ -12,12 +12,13 @@
 
 namespace dnnsim {
 
-// GPipe's equal split (Huang et al., NeurIPS'19 §2.2): p = request.stages (default: one per GPU)
+// GPipe's equal split (Huang et al., NeurIPS'19 §2.2): p = its option `stages` (default: one per GPU)
 // stages, or p·v virtual stages with v = chunks_per_stage, of equal parts (uniform_split: whole
 // transformer blocks, else layers); stage s on GPUs [s·G/p, (s+1)·G/p). Scored with Formula 2
 // (chunks > 1: the p·v virtual stages as a chain, a bound, not the interleaved schedule's time).
 class UniformPlanner final : public Planner {
  public:
+  [[nodiscard]] static OptionSchema options();
   [[nodiscard]] PlanResult plan(const PlanRequest& request) const override;
 };
 // Layer counts of an equal split of `layers` into `parts` (the first layers % parts one more).
@@ -31,8 +32,8 @@ class UniformPlanner final : public Planner {
 
 // PipeDream's hierarchical dynamic program (Narayanan et al., SOSP'19 §3.1), level 1 the GPUs of a
 // node (bandwidth B_1: the slowest path inside a node), level 2 the nodes (B_2: the slowest path
-// between nodes); one level over all GPUs (slowest path) when nodes differ in size or with
-// PlanRequest::flat:
+// between nodes); one level over all GPUs (slowest path) when nodes differ in size or with its
+// option `flat` (PipeDream's optimizer run with a single level of `num_machines` workers):
 //   T^k(i→j, m) = (1/m)·max(A^{k−1}(i→j, m_{k−1}), 2(m−1)·W(i→j)/B_k)
 //   A^k(i→j, m) = min_{i≤s<j} min_{1≤m'<m} max(A^k(i→s, m−m'), 2·a_s/B_k, T^k(s+1→j, m'))
 //   A^k(i→j, m) also takes T^k(i→j, m) (one stage replicated m times); A^0(i→j) = Σ T_l on one GPU.
@@ -43,6 +44,7 @@ class UniformPlanner final : public Planner {
 // it under a synchronous schedule (DAPPLE's Table 6 comparison).
 class PipeDreamPlanner final : public Planner {
  public:
+  [[nodiscard]] static OptionSchema options();
   [[nodiscard]] PlanResult plan(const PlanRequest& request) const override;
 };
 
@@ -56,7 +58,7 @@ class PipeDreamPlanner final : public Planner {
 // Fig. 5): Fresh First (GPUs of unused machines first), Append First (GPUs of partly used machines
 // first), Scatter First (one GPU from each machine with free GPUs in turn). Machines of one GPU model
 // and size are interchangeable: a set of used GPUs is characterised by how many each machine gives.
-class MachinePlacement final : public PlacementPolicy {
+class MachinePlacement final : public StagePlacementPolicy {
  public:
   explicit MachinePlacement(const ClusterView& cluster);
   [[nodiscard]] std::vector<std::vector<DeviceId>> place(const std::vector<bool>& used,
@@ -83,7 +85,7 @@ class DapplePlanner final : public Planner {
 //    cut crosses the best links the matrix offers.
 // GPUs of one island are interchangeable (the fastest links join them all): a used set is keyed by
 // how many GPUs each island gives; islands are NOT assumed interchangeable (unlike DAPPLE's machines).
-class BandwidthPlacement final : public PlacementPolicy {
+class BandwidthPlacement final : public StagePlacementPolicy {
  public:
   explicit BandwidthPlacement(const ClusterView& cluster);
   [[nodiscard]] std::vector<std::vector<DeviceId>> place(const std::vector<bool>& used,

@@ -506,7 +506,7 @@ Seconds estimate_synchronous(const StageCostModel& cost, const std::vector<Stage
   const PlanRequest& request = cost.request();
   PipelineTimings timings = predicted_timings(cost, stages);
   const std::shared_ptr<const PipelineSchedule> schedule =
-      bind_timings(request.schedule ? request.schedule : builtin_schedules().at("1f1b").value.make({}), timings);
+      bind_timings(request.schedule ? request.schedule : make_group_schedule(1), timings);
   if (schedule->asynchronous()) {
     // A run that is never flushed: a stage of r replicas all-reduces once every r backwards (the part
     // the backward does not hide; pipeline_lowering.hpp), spread here as 1/r of it after each, and an

@@ -33,6 +33,12 @@ std::vector<LayerRange> uniform_split(const LayerModel& model, std::size_t parts
   return result;
 }
 
+OptionSchema UniformPlanner::options() {
+  OptionSchema schema;
+  schema.integer("stages", std::nullopt, "p, the number of stages (dividing the GPUs); none: one per GPU").at_least(1);
+  return schema;
+}
+
 PlanResult UniformPlanner::plan(const PlanRequest& request) const {
   const auto start = std::chrono::steady_clock::now();
   const std::string cost_model = "DAPPLE Formula 2 over the virtual stages";
@@ -41,7 +47,8 @@ PlanResult UniformPlanner::plan(const PlanRequest& request) const {
     return infeasible(std::move(problem), cost_model, 0, elapsed());
   const std::size_t devices = request.cluster.size();
   const std::size_t layers = request.model.layers.size();
-  const int p = request.stages.value_or(static_cast<int>(devices));
+  const int p = request.options.has("stages") ? static_cast<int>(request.options.integer("stages"))
+                                              : static_cast<int>(devices);
   const int v = request.chunks_per_stage;
   if (p < 1 || static_cast<std::size_t>(p) > devices || devices % static_cast<std::size_t>(p) != 0)
     return infeasible(fmt::format("{} GPUs cannot be split evenly into {} stages", devices, p), cost_model, 0,

@@ -79,13 +79,10 @@ GroupChoice choose_group_size(const PipelineTimings& observed, const PipelineSha
     candidates.resize(static_cast<std::size_t>(shape.micro_batches));
     std::iota(candidates.begin(), candidates.end(), 1);
   }
-  const ScheduleInfo& kfkb = builtin_schedules().at("kfkb").value;
   GroupChoice choice;
   std::optional<GroupPrediction> best;
   for (int k : candidates) {
-    ScheduleOptions options;
-    options.group = k;
-    const PipelineEstimate estimate = estimate_pipeline(*kfkb.make(options), shape, observed);
+    const PipelineEstimate estimate = estimate_pipeline(*make_group_schedule(k), shape, observed);
     const GroupPrediction prediction{k, estimate.iteration, fits(k)};
     choice.predictions.push_back(prediction);
     if (!prediction.fits) continue;

@@ -99,8 +99,8 @@ namespace {
 
 class CriticalPath final : public PipelineSchedule {
  public:
-  CriticalPath(std::optional<int> max_in_flight, std::optional<PipelineTimings> timings)
-      : max_in_flight_(max_in_flight), timings_(std::move(timings)) {
+  CriticalPath(std::optional<int> max_in_flight, bool measured, std::optional<PipelineTimings> timings)
+      : max_in_flight_(max_in_flight), measured_(measured), timings_(std::move(timings)) {
     if (max_in_flight && *max_in_flight < 1)
       throw std::invalid_argument(fmt::format("critical-path: max_in_flight must be at least 1, got {}", *max_in_flight));
   }
@@ -127,11 +127,15 @@ class CriticalPath final : public PipelineSchedule {
 
   [[nodiscard]] bool orders_by_time() const override { return true; }
   [[nodiscard]] std::shared_ptr<const PipelineSchedule> for_timings(const PipelineTimings& predicted) const override {
-    return std::make_shared<CriticalPath>(max_in_flight_, predicted);
+    return std::make_shared<CriticalPath>(max_in_flight_, measured_, predicted);
+  }
+  [[nodiscard]] ScheduleAdaptation adaptation() const override {
+    return measured_ ? ScheduleAdaptation{ScheduleAdaptation::Kind::measured_order, {}} : ScheduleAdaptation{};
   }
 
  private:
   std::optional<int> max_in_flight_;
+  bool measured_;
   std::optional<PipelineTimings> timings_;
   struct Orders {
     PipelineShape shape;
@@ -143,8 +147,20 @@ class CriticalPath final : public PipelineSchedule {
 
 }  // namespace
 
-std::shared_ptr<const PipelineSchedule> make_critical_path_schedule(std::optional<int> max_in_flight) {
-  return std::make_shared<CriticalPath>(max_in_flight, std::nullopt);
+OptionSchema critical_path_options() {
+  OptionSchema schema;
+  schema.integer("max_in_flight", std::nullopt, "D, the cap of micro-batches in flight on every stage; none: p − i")
+      .at_least(1);
+  schema.choice("times", "predicted", {"predicted", "measured"},
+                "ordered for the plan's predicted times, or re-ordered before every iteration for the last one's "
+                "measured times");
+  return schema;
+}
+
+std::shared_ptr<const PipelineSchedule> make_critical_path_schedule(const Options& options, int /*micro_batches*/) {
+  std::optional<int> max_in_flight;
+  if (options.has("max_in_flight")) max_in_flight = static_cast<int>(options.integer("max_in_flight"));
+  return std::make_shared<CriticalPath>(max_in_flight, options.choice("times") == "measured", std::nullopt);
 }
 
 std::shared_ptr<const PipelineSchedule> bind_timings(std::shared_ptr<const PipelineSchedule> schedule,

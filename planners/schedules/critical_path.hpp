@@ -27,6 +27,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/common/options.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
 
 namespace dnnsim {
@@ -39,10 +40,14 @@ namespace dnnsim {
                                                                           const PipelineTimings& timings,
                                                                           std::optional<int> max_in_flight);
 
-// The schedule "critical-path". Until bind_timings gives it predicted times it orders by unit times
-// (t_f = 1, t_b = 2, no transfer), which reach every stage's cap, so the memory its orders promise
-// is the bound's: min(cap_i, M) micro-batches in flight on stage i.
-[[nodiscard]] std::shared_ptr<const PipelineSchedule> make_critical_path_schedule(std::optional<int> max_in_flight);
+// The schedule "critical-path" and its options: `max_in_flight` (D; none: p − i) and `times`
+// (predicted: ordered once for the plan's predicted times; measured: re-ordered before every iteration
+// for the times the last one measured). Until bind_timings gives it predicted times it orders by unit
+// times (t_f = 1, t_b = 2, no transfer), which reach every stage's cap, so the memory its orders
+// promise is the bound's: min(cap_i, M) micro-batches in flight on stage i.
+[[nodiscard]] OptionSchema critical_path_options();
+[[nodiscard]] std::shared_ptr<const PipelineSchedule> make_critical_path_schedule(const Options& options,
+                                                                                  int micro_batches);
 
 // `schedule` ordered for `predicted` when it orders by time (PipelineSchedule::orders_by_time), else
 // `schedule` itself.

@@ -5,7 +5,7 @@
 //   TaskGraph graph;  for (gpu : cluster GPUs) graph.add_device(gpu);
 //   LoweredIteration it = lower_pipeline_iteration(graph, workload, *schedule, 0);
 //   … run it, then observe_iteration(it, …) and choose_group_size(…) (ada_grouper.hpp) …
-//   lower_pipeline_iteration(graph, workload, *builtin_schedules().at("kfkb").value.make({.group = k}), 1);
+//   lower_pipeline_iteration(graph, workload, *make_group_schedule(k), 1);
 //
 // Layout, per device of stage s (conventions of the data-parallel builder, planners/data_parallel):
 //  - stream "compute": the stage's steps in the schedule's order, each step one Compute per replica

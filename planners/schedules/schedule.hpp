@@ -35,6 +35,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -60,16 +61,23 @@ struct PipelineShape {
   int chunks = 1;         // v, model chunks per stage
 };
 
-// The knobs of the built-in schedules; each schedule reads only its own (ScheduleInfo::options says
-// which) and the scenario reader rejects the others.
-struct ScheduleOptions {
-  bool recompute = false;            // gpipe: re-materialization
-  char policy = 'A';                 // dapple: 'A' or 'B'
-  std::optional<int> max_in_flight;  // dapple: D; none = M
-  int chunks = 1;                    // interleaved: v ≥ 2
-  int group = 1;                     // kfkb: k ≥ 1
-  std::vector<int> candidates;       // ada-grouper: the k it may choose from; empty = 1..M
-  bool measured_times = false;       // critical-path: re-ordered before every iteration for the last one's measured times
+// How a schedule changes its order between iterations of a run (PipelineSchedule::adaptation):
+// group_size re-chooses kFkB's k before every iteration from the times the last one measured
+// (Ada-Grouper, ada_grouper.hpp), among `group_candidates` (empty: 1…M); measured_order re-orders for
+// the measured times (critical-path with `times: measured`).
+struct ScheduleAdaptation {
+  enum class Kind { none, group_size, measured_order };
+  Kind kind = Kind::none;
+  std::vector<int> group_candidates;
+};
+
+class PipelineSchedule;
+
+// A schedule that the planner re-made with the chunks per stage it chose (`chunks: auto`), and the
+// registry name reports give it (interleaved over one chunk is 1F1B).
+struct RechunkedSchedule {
+  std::shared_ptr<const PipelineSchedule> schedule;
+  std::string name;
 };
 
 class PipelineSchedule {
@@ -97,13 +105,27 @@ class PipelineSchedule {
   [[nodiscard]] virtual std::shared_ptr<const PipelineSchedule> for_timings(const PipelineTimings& /*predicted*/) const {
     return nullptr;
   }
+  // Whether and how the order changes between the iterations of a run (ScheduleAdaptation).
+  [[nodiscard]] virtual ScheduleAdaptation adaptation() const { return {}; }
+  // Whether the scenario left the chunks per stage to a planner that chooses them (`chunks: auto`);
+  // with_chunks then makes the schedule for the planner's choice.
+  [[nodiscard]] virtual bool planner_chooses_chunks() const { return false; }
+  [[nodiscard]] virtual RechunkedSchedule with_chunks(int /*chunks*/) const {
+    throw std::logic_error("with_chunks: this schedule's chunks are not chosen by a planner");
+  }
+  // Whether it runs with tensor parallelism (Megatron's keys) under its lowering; Ada-Grouper's
+  // controller re-lowers without it.
+  [[nodiscard]] virtual bool supports_tensor_parallel() const { return true; }
 };
 
-struct ScheduleInfo {
-  std::vector<std::string> options;  // the YAML keys of ScheduleOptions this schedule reads
-  std::function<std::shared_ptr<const PipelineSchedule>(const ScheduleOptions&)> make;
-};
-using ScheduleRegistry = Registry<ScheduleInfo>;
+// Makes a schedule from its declared options (Registry::Entry::options). `micro_batches`: the
+// workload's M, which some options are checked against (kfkb's group ≤ M), 0 when not known.
+// @throw InputError located at the offending option (Options::error).
+using ScheduleFactory = std::function<std::shared_ptr<const PipelineSchedule>(const Options& options, int micro_batches)>;
+using ScheduleRegistry = Registry<ScheduleFactory>;
+
+// kFkB with group k (1F1B for k = 1), as Ada-Grouper's controller and estimator run it.
+[[nodiscard]] std::shared_ptr<const PipelineSchedule> make_group_schedule(int k);
 
 // gpipe, 1f1b, dapple, interleaved, kfkb, ada-grouper, pipedream-async, critical-path, in that order.
 [[nodiscard]] const ScheduleRegistry& builtin_schedules();

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/common/options.hpp"
 #include "planners/schedules/critical_path.hpp"
 #include "planners/schedules/schedule.hpp"
 
@@ -68,7 +69,7 @@ class GroupedSchedule : public PipelineSchedule {
   }
 };
 
-class GroupOfK final : public GroupedSchedule {
+class GroupOfK : public GroupedSchedule {
  public:
   explicit GroupOfK(int k) : k_(k) {
     if (k < 1) throw std::invalid_argument(fmt::format("kfkb: the group size k must be at least 1, got {}", k));
@@ -79,6 +80,52 @@ class GroupOfK final : public GroupedSchedule {
   int k_;
 };
 
+OptionSchema kfkb_options() {
+  OptionSchema schema;
+  schema.integer("group", 1, "k, the micro-batches of a group (at most the workload's micro-batches)").at_least(1);
+  return schema;
+}
+
+std::shared_ptr<const PipelineSchedule> make_kfkb(const Options& options, int micro_batches) {
+  const std::int64_t k = options.integer("group");
+  if (micro_batches > 0 && k > micro_batches)
+    throw options.error("group", fmt::format("group {} is larger than the {} micro-batches", k, micro_batches));
+  return std::make_shared<GroupOfK>(static_cast<int>(k));
+}
+
+// Ada-Grouper's schedule: kFkB whose k its controller re-chooses before every iteration
+// (ada_grouper.hpp); the first iteration's k is set by the controller too.
+class AdaGrouper final : public GroupOfK {
+ public:
+  explicit AdaGrouper(std::vector<int> candidates)
+      : GroupOfK(candidates.empty() ? 1 : candidates.front()), candidates_(std::move(candidates)) {}
+  [[nodiscard]] ScheduleAdaptation adaptation() const override {
+    return ScheduleAdaptation{ScheduleAdaptation::Kind::group_size, candidates_};
+  }
+  [[nodiscard]] bool supports_tensor_parallel() const override { return false; }
+
+ private:
+  std::vector<int> candidates_;
+};
+
+OptionSchema ada_grouper_options() {
+  OptionSchema schema;
+  schema.integers("candidates", {}, "the group sizes k it may choose from (each at most the micro-batches); none: 1…M")
+      .at_least(1);
+  return schema;
+}
+
+std::shared_ptr<const PipelineSchedule> make_ada_grouper(const Options& options, int micro_batches) {
+  std::vector<int> candidates;
+  for (std::int64_t k : options.integers("candidates")) {
+    if (micro_batches > 0 && k > micro_batches)
+      throw options.error("candidates",
+                          fmt::format("candidate group size {} is larger than the {} micro-batches", k, micro_batches));
+    candidates.push_back(static_cast<int>(k));
+  }
+  return std::make_shared<AdaGrouper>(std::move(candidates));
+}
+
 class GPipe final : public GroupedSchedule {
  public:
   explicit GPipe(bool recompute) : recompute_(recompute) {}
@@ -88,6 +135,13 @@ class GPipe final : public GroupedSchedule {
   [[nodiscard]] int group(const PipelineShape& shape) const override { return shape.micro_batches; }
   bool recompute_;
 };
+
+OptionSchema gpipe_options() {
+  OptionSchema schema;
+  schema.boolean("recompute", false,
+                 "re-materialization: keep only each stage's input and recompute the forward in the backward (GPipe §2.3)");
+  return schema;
+}
 
 // DAPPLE §5.3: inject K_i micro-batches, then alternate one backward and one forward.
 class Dapple final : public GroupedSchedule {
@@ -111,6 +165,19 @@ class Dapple final : public GroupedSchedule {
   std::optional<int> max_in_flight_;
 };
 
+OptionSchema dapple_options() {
+  OptionSchema schema;
+  schema.choice("policy", "A", {"A", "B"}, "warm-up K_i: A = min(S−i, D), B = min(2(S−i)−1, D) (DAPPLE §5.3)");
+  schema.integer("max_in_flight", std::nullopt, "D, the most micro-batches that fit in memory; none: M").at_least(1);
+  return schema;
+}
+
+std::shared_ptr<const PipelineSchedule> make_dapple(const Options& options, int /*micro_batches*/) {
+  std::optional<int> max_in_flight;
+  if (options.has("max_in_flight")) max_in_flight = static_cast<int>(options.integer("max_in_flight"));
+  return std::make_shared<Dapple>(options.choice("policy").front(), max_in_flight);
+}
+
 // PipeDream (SOSP'19 §3.2): 1F1B's order, asked for over the whole run's micro-batches, since the
 // pipeline is never flushed; NOAM = p − i micro-batches in flight on stage i for a straight
 // pipeline. PipeDream's replicas take whole minibatches round-robin (NOAM = ⌈workers / input-stage
@@ -131,11 +198,18 @@ class PipeDreamAsync final : public GroupedSchedule {
 // M·v when M == p, as Megatron does), then alternates one forward and one backward.
 class Interleaved final : public PipelineSchedule {
  public:
-  explicit Interleaved(int chunks) : chunks_(chunks) {
+  Interleaved(int chunks, bool planner_chooses) : chunks_(chunks), planner_chooses_(planner_chooses) {
     if (chunks < 2)
       throw std::invalid_argument(fmt::format("interleaved: chunks (v) must be at least 2, got {}", chunks));
   }
   [[nodiscard]] int chunks() const override { return chunks_; }
+  [[nodiscard]] bool planner_chooses_chunks() const override { return planner_chooses_; }
+  // Megatron runs interleaving over one chunk as plain 1F1B (virtual pipeline size 1 is no virtual
+  // pipeline), and reports call it so.
+  [[nodiscard]] RechunkedSchedule with_chunks(int chunks) const override {
+    if (chunks == 1) return RechunkedSchedule{make_group_schedule(1), "1f1b"};
+    return RechunkedSchedule{std::make_shared<Interleaved>(chunks, false), "interleaved"};
+  }
 
   [[nodiscard]] std::string unsupported(const PipelineShape& shape) const override {
     if (shape.stages < 2) return "interleaved 1F1B needs at least 2 stages";
@@ -167,66 +241,68 @@ class Interleaved final : public PipelineSchedule {
 
  private:
   int chunks_;
+  bool planner_chooses_;
 };
+
+OptionSchema interleaved_options() {
+  OptionSchema schema;
+  schema.integer("chunks", 2, "v, model chunks per stage; auto: the planner chooses v (1 runs plain 1F1B)")
+      .range(2, 1024)
+      .keywords({"auto"});
+  return schema;
+}
+
+std::shared_ptr<const PipelineSchedule> make_interleaved(const Options& options, int /*micro_batches*/) {
+  return std::make_shared<Interleaved>(static_cast<int>(options.integer("chunks")), options.keyword("chunks").has_value());
+}
+
+std::shared_ptr<const PipelineSchedule> make_pipedream_async(const Options& /*options*/, int /*micro_batches*/) {
+  return std::make_shared<PipeDreamAsync>();
+}
+
+std::shared_ptr<const PipelineSchedule> make_1f1b(const Options& /*options*/, int /*micro_batches*/) {
+  return make_group_schedule(1);
+}
+
+std::shared_ptr<const PipelineSchedule> make_gpipe(const Options& options, int /*micro_batches*/) {
+  return std::make_shared<GPipe>(options.flag("recompute"));
+}
 
 ScheduleRegistry make_builtin_schedules() {
   ScheduleRegistry registry("schedule");
   registry.add("gpipe", "all forwards then all backwards (fill-drain); iteration (M+p−1)(t_f+t_b), M micro-batches in flight; "
                "optional re-materialization",
-               "Huang et al., GPipe, NeurIPS'19 §2.3",
-               ScheduleInfo{{"recompute"}, [](const ScheduleOptions& o) -> std::shared_ptr<const PipelineSchedule> {
-                              return std::make_shared<GPipe>(o.recompute);
-                            }});
+               "Huang et al., GPipe, NeurIPS'19 §2.3", make_gpipe, gpipe_options());
   registry.add("1f1b", "one-forward-one-backward with a flush (PipeDream-Flush); bubble (p−1)/M, min(p−i, M) in flight",
-               "Narayanan et al., ICML'21; Megatron-LM SC'21 §2.2.1",
-               ScheduleInfo{{}, [](const ScheduleOptions&) -> std::shared_ptr<const PipelineSchedule> {
-                              return std::make_shared<GroupOfK>(1);
-                            }});
+               "Narayanan et al., ICML'21; Megatron-LM SC'21 §2.2.1", make_1f1b);
   registry.add("dapple", "early backward: K_i micro-batches injected, then 1F1B; policy A K_i = min(S−i, D), "
                "B K_i = min(2(S−i)−1, D)",
-               "Fan et al., DAPPLE, PPoPP'21 §5.3",
-               ScheduleInfo{{"policy", "max_in_flight"}, [](const ScheduleOptions& o) -> std::shared_ptr<const PipelineSchedule> {
-                              return std::make_shared<Dapple>(o.policy, o.max_in_flight);
-                            }});
+               "Fan et al., DAPPLE, PPoPP'21 §5.3", make_dapple, dapple_options());
   registry.add("interleaved", "interleaved 1F1B over v model chunks per stage; bubble (p−1)/(v·M), needs M % p == 0",
-               "Narayanan et al., Megatron-LM SC'21 §2.2.2; Megatron schedules.py",
-               ScheduleInfo{{"chunks"}, [](const ScheduleOptions& o) -> std::shared_ptr<const PipelineSchedule> {
-                              return std::make_shared<Interleaved>(o.chunks);
-                            }});
+               "Narayanan et al., Megatron-LM SC'21 §2.2.2; Megatron schedules.py", make_interleaved,
+               interleaved_options());
   registry.add("kfkb", "1F1B over groups of k micro-batches: k forwards then k backwards; min(k(p−i), M) in flight",
-               "Wang et al., Ada-Grouper, arXiv:2303.01675 (kFkB)",
-               ScheduleInfo{{"group"}, [](const ScheduleOptions& o) -> std::shared_ptr<const PipelineSchedule> {
-                              return std::make_shared<GroupOfK>(o.group);
-                            }});
+               "Wang et al., Ada-Grouper, arXiv:2303.01675 (kFkB)", make_kfkb, kfkb_options());
   registry.add("ada-grouper", "kfkb whose k is re-chosen every iteration from measured stage and transfer times, "
                "under the memory limit (-like: paper text unavailable)",
-               "Wang et al., Ada-Grouper, arXiv:2303.01675 (abstract); papers-parallelism.md §3.2",
-               ScheduleInfo{{"candidates"}, [](const ScheduleOptions& o) -> std::shared_ptr<const PipelineSchedule> {
-                              for (int k : o.candidates)
-                                if (k < 1)
-                                  throw std::invalid_argument(
-                                      fmt::format("ada-grouper: every candidate k must be at least 1, got {}", k));
-                              return std::make_shared<GroupOfK>(o.candidates.empty() ? 1 : o.candidates.front());
-                            }});
+               "Wang et al., Ada-Grouper, arXiv:2303.01675 (abstract); papers-parallelism.md §3.2", make_ada_grouper,
+               ada_grouper_options());
   registry.add("pipedream-async",
                "asynchronous 1F1B with weight stashing: no flush, one stream of N·M micro-batches, "
                "a weight update per backward (per r with r replicas); p−i in flight, p−i stashed weight versions",
-               "Narayanan et al., PipeDream, SOSP'19 §3.2–3.3",
-               ScheduleInfo{{}, [](const ScheduleOptions&) -> std::shared_ptr<const PipelineSchedule> {
-                              return std::make_shared<PipeDreamAsync>();
-                            }});
+               "Narayanan et al., PipeDream, SOSP'19 §3.2–3.3", make_pipedream_async);
   registry.add("critical-path",
                "list scheduling by the plan's predicted stage and transfer times: the longest remaining path "
                "first, so a free stage never waits while a step it may run has arrived; min(D or p−i, M) in flight "
                "(-like: paper text unavailable)",
                "Luo et al., Efficient Pipeline Planning, INFOCOM'22 (abstract); papers-parallelism.md §4.2",
-               ScheduleInfo{{"max_in_flight", "times"}, [](const ScheduleOptions& o) -> std::shared_ptr<const PipelineSchedule> {
-                              return make_critical_path_schedule(o.max_in_flight);
-                            }});
+               make_critical_path_schedule, critical_path_options());
   return registry;
 }
 
 }  // namespace
+
+std::shared_ptr<const PipelineSchedule> make_group_schedule(int k) { return std::make_shared<GroupOfK>(k); }
 
 const ScheduleRegistry& builtin_schedules() {
   static const ScheduleRegistry registry = make_builtin_schedules();

@@ -476,12 +476,11 @@ std::vector<double> proportional_to_speed(const SpmdCluster& cluster) {
 // A fixed-ratio planner: the search within a rule filter, under even or speed-proportional ratios.
 class FixedRatioPlanner final : public SpmdPlanner {
  public:
-  FixedRatioPlanner(std::string name, SpmdCostModel model, RuleFilter filter, bool proportional)
-      : name_(std::move(name)), model_(model), filter_(std::move(filter)), proportional_(proportional) {}
+  FixedRatioPlanner(SpmdCostModel model, RuleFilter filter, bool proportional)
+      : model_(model), filter_(std::move(filter)), proportional_(proportional) {}
 
-  SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster) const override {
+  SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster, const Options& /*options*/) const override {
     SpmdPlan plan;
-    plan.planner = name_;
     plan.ratios = proportional_ ? proportional_to_speed(cluster) : even(cluster.size());
     plan.program = search_program(graph, plan.ratios, cluster, model_, filter_, &plan.statistics);
     plan.predicted_iteration_s = program_cost(graph, plan.program, plan.ratios, cluster);
@@ -490,7 +489,6 @@ class FixedRatioPlanner final : public SpmdPlanner {
   }
 
  private:
-  std::string name_;
   SpmdCostModel model_;
   RuleFilter filter_;
   bool proportional_;
@@ -500,9 +498,8 @@ class FixedRatioPlanner final : public SpmdPlanner {
 // cost stops improving (its code's stopping rule); the best pair is kept.
 class HapPlanner final : public SpmdPlanner {
  public:
-  SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster) const override {
+  SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster, const Options& /*options*/) const override {
     SpmdPlan best;
-    best.planner = "hap";
     std::vector<double> ratios = proportional_to_speed(cluster);
     best.predicted_iteration_s = std::numeric_limits<double>::infinity();
     constexpr int kMaxRounds = 10;
@@ -548,14 +545,14 @@ const SpmdPlannerRegistry& builtin_spmd_planners() {
           "Zhang et al., HAP, EuroSys'24, §5.1–5.5 (one ratio vector, no segments)", std::make_shared<HapPlanner>());
     r.add("sbp", "OneFlow-SBP-like: the same search priced with SBP boxing bytes, even split",
           "Yuan et al., OneFlow, arXiv 2110.15032, §6.1 boxing table",
-          std::make_shared<FixedRatioPlanner>("sbp", SpmdCostModel::sbp, RuleFilter{}, false));
+          std::make_shared<FixedRatioPlanner>(SpmdCostModel::sbp, RuleFilter{}, false));
     r.add("dp-ev", "data parallelism, even split of every batch", "HAP §5.7 baseline DP-EV",
-          std::make_shared<FixedRatioPlanner>("dp-ev", SpmdCostModel::hap, data_parallel_rule, false));
+          std::make_shared<FixedRatioPlanner>(SpmdCostModel::hap, data_parallel_rule, false));
     r.add("dp-cp", "data parallelism, batch split in proportion to FLOP/s", "HAP §5.7 baseline DP-CP",
-          std::make_shared<FixedRatioPlanner>("dp-cp", SpmdCostModel::hap, data_parallel_rule, true));
-    r.add("megatron", "tensor parallelism only (column/row-split weights, replicated activations), even split",
+          std::make_shared<FixedRatioPlanner>(SpmdCostModel::hap, data_parallel_rule, true));
+    r.add("megatron-tp", "tensor parallelism only (column/row-split weights, replicated activations), even split",
           "Shoeybi et al., Megatron-LM, arXiv 1909.08053, §3",
-          std::make_shared<FixedRatioPlanner>("megatron", SpmdCostModel::hap, tensor_parallel_rule, false));
+          std::make_shared<FixedRatioPlanner>(SpmdCostModel::hap, tensor_parallel_rule, false));
     return r;
   }();
   return registry;

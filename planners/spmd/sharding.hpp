@@ -146,7 +146,7 @@ inline constexpr double kPartialPenaltyBytes = 1e12;
 
 // A planner's answer.
 struct SpmdPlan {
-  std::string planner;
+  std::string planner;  // its registry name (set by whoever chose it)
   SpmdProgram program;
   std::vector<double> ratios;   // B_j, one per device, Σ = 1
   double predicted_iteration_s = 0;
@@ -157,10 +157,11 @@ struct SpmdPlan {
 class SpmdPlanner {
  public:
   virtual ~SpmdPlanner() = default;
-  [[nodiscard]] virtual SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster) const = 0;
+  // `options`: the planner's declared options (Registry::Entry::options), as the scenario gave them.
+  [[nodiscard]] virtual SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster, const Options& options) const = 0;
 };
 using SpmdPlannerRegistry = Registry<std::shared_ptr<const SpmdPlanner>>;
-// hap, sbp, dp-ev, dp-cp, megatron (`dnnsim list spmd`).
+// hap, sbp, dp-ev, dp-cp, megatron-tp (`dnnsim list spmd`).
 [[nodiscard]] const SpmdPlannerRegistry& builtin_spmd_planners();
 
 }  // namespace dnnsim

@@ -44,6 +44,13 @@ class Ssp final : public SyncPolicy {
   long staleness_;
 };
 
+OptionSchema ssp_options() {
+  OptionSchema schema;
+  schema.integer("staleness", 40, "s, the steps a worker may run ahead of the slowest (ADSP's SSP baseline: 40)")
+      .range(0, 1 << 30);
+  return schema;
+}
+
 // Periodic averaging (local SGD): τ local steps, then a synchronous average. ADACOMM (Wang & Joshi,
 // SysML'19, §4) starts with τ0 and every T0 seconds sets τ = ⌈τ0·√(F(now)/F(0))⌉: long local runs
 // early, when the loss falls fast and communication dominates, short ones near the error floor.
@@ -69,6 +76,15 @@ class PeriodicAveraging final : public SyncPolicy {
   double initial_loss_ = -1;
 };
 
+OptionSchema adacomm_options() {
+  OptionSchema schema;
+  schema.integer("local_steps", 8, "τ, local steps between averages (τ0 when adaptive)").range(1, 1 << 30);
+  schema.boolean("adaptive", true, "τ shrinks with the loss every check_period (Wang & Joshi, SysML'19, eq. 14)");
+  schema.quantity<Seconds>("check_period", Seconds(60), "T0, how often the adaptive τ is re-chosen")
+      .at_least(1e-9);
+  return schema;
+}
+
 // ADSP (Hu, Wang, Wu, AAAI'20; papers-cluster.md §6, from strain.py): no worker ever waits; worker k
 // commits every Δt_k = max(min_interval, Γ/c − its commit cost) seconds, so every worker commits c
 // times per Γ however fast it is (a fast one accumulates more local steps per commit). The server
@@ -78,10 +94,25 @@ class PeriodicAveraging final : public SyncPolicy {
 // The probe is a state machine on ticks of Γ/2: the loss at a probe's start, middle and end.
 class Adsp final : public SyncPolicy {
  public:
-  explicit Adsp(const SyncConfig& config)
-      : gamma_(config.check_period.value()), min_interval_(config.min_commit_interval.value()),
-        search_period_(config.search_period.value()), trigger_(config.search_trigger), target_(config.target_loss),
-        rate_(config.initial_commit_rate) {}
+  Adsp(const Options& options, double target_loss)
+      : gamma_(options.quantity<Seconds>("check_period").value()),
+        min_interval_(options.quantity<Seconds>("min_commit_interval").value()),
+        search_period_(options.quantity<Seconds>("search_period").value()), trigger_(options.number("search_trigger")),
+        target_(target_loss), rate_(static_cast<int>(options.integer("initial_commit_rate"))) {}
+
+  static OptionSchema options() {
+    OptionSchema schema;
+    schema.quantity<Seconds>("check_period", Seconds(60), "Γ, the period commits are counted over (strain.py: 60 s)")
+        .at_least(1e-9);
+    schema.quantity<Seconds>("min_commit_interval", Seconds(10), "MIN_TIME_TO_COMMIT (strain.py: 10 s)");
+    schema.quantity<Seconds>("search_period", Seconds(1000),
+                             "a new search of the commit rate every this long (strain.py: 1000 ticks of 1 s)")
+        .at_least(1e-9);
+    schema.number("search_trigger", 0.3, "a search also starts when the loss rises by this fraction over one check")
+        .range(1e-9, 1e9);
+    schema.integer("initial_commit_rate", 1, "commits per worker per Γ before the first search").range(1, 1 << 20);
+    return schema;
+  }
 
   bool synchronous() const override { return false; }
   bool commit_after_step(int, long, double since_commit, double commit_cost) const override {
@@ -169,18 +200,27 @@ double adsp_probe_reward(double l0, double l1, double l2, double h, double targe
 
 void register_builtin_sync_policies(SyncPolicyRegistry& registry) {
   registry.add("bsp", "bulk synchronous: every step is averaged over all workers; the slowest sets the pace",
-               "Valiant 1990; ADSP's BSP baseline (AAAI'20)", [](const SyncConfig&) { return std::make_unique<Bsp>(); });
-  registry.add("ssp", "stale synchronous: asynchronous, a worker waits when it is more than `staleness` steps ahead",
-               "Ho et al., NIPS'13", [](const SyncConfig& c) { return std::make_unique<Ssp>(c.staleness); });
+               "Valiant 1990; ADSP's BSP baseline (AAAI'20)",
+               [](const Options&, const SyncContext&) { return std::make_unique<Bsp>(); });
+  registry.add(
+      "ssp", "stale synchronous: asynchronous, a worker waits when it is more than `staleness` steps ahead",
+      "Ho et al., NIPS'13",
+      [](const Options& o, const SyncContext&) { return std::make_unique<Ssp>(static_cast<int>(o.integer("staleness"))); },
+      ssp_options());
   registry.add("asp", "total asynchrony (TAP): every step applied at once, nobody waits",
                "Recht et al., Hogwild!, NIPS'11; Dean et al., DistBelief, NIPS'12",
-               [](const SyncConfig&) { return std::make_unique<Asp>(); });
+               [](const Options&, const SyncContext&) { return std::make_unique<Asp>(); });
   registry.add("adacomm", "ADACOMM-like periodic averaging, τ = ⌈τ0·√(F(t)/F(0))⌉ every T0 (adaptive: false fixes τ)",
                "Wang & Joshi, SysML'19, §4",
-               [](const SyncConfig& c) { return std::make_unique<PeriodicAveraging>(c.local_steps, c.adaptive, c.check_period); });
+               [](const Options& o, const SyncContext&) {
+                 return std::make_unique<PeriodicAveraging>(static_cast<int>(o.integer("local_steps")), o.flag("adaptive"),
+                                                            o.quantity<Seconds>("check_period"));
+               },
+               adacomm_options());
   registry.add("adsp", "ADSP-like: no waiting; commit intervals equalise commits per Γ; commit rate hill-climbed online",
                "Hu, Wang, Wu, AAAI'20 (joapolarbear/adsp strain.py)",
-               [](const SyncConfig& c) { return std::make_unique<Adsp>(c); });
+               [](const Options& o, const SyncContext& c) { return std::make_unique<Adsp>(o, c.target_loss); },
+               Adsp::options());
 }
 
 const SyncPolicyRegistry& builtin_sync_policies() {

@@ -4,8 +4,8 @@
 // The policies are pure decisions; sim/workloads/parameter_server moves the bytes and the time, and
 // models/sync/statistical_efficiency.hpp prices each applied update.
 //
-// Adding a policy: a SyncPolicy subclass in sync_policy.cpp and one `registry.add(...)` line in
-// register_builtin_sync_policies().
+// Adding a policy: a SyncPolicy subclass with its declared options in sync_policy.cpp and one
+// `registry.add(...)` line in register_builtin_sync_policies().
 #pragma once
 
 #include <functional>
@@ -13,24 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "models/common/options.hpp"
 #include "models/common/registry.hpp"
 #include "models/common/units.hpp"
 
 namespace dnnsim {
-
-// Every policy's options (scenario keys under `sync:`, docs/parameter-server.md); each policy reads
-// the ones it names and ignores the rest.
-struct SyncConfig {
-  int staleness = 40;             // SSP: the bound s (ADSP's baseline uses s = 40)
-  int local_steps = 8;            // ADACOMM: τ (initial τ0 when adaptive)
-  bool adaptive = true;           // ADACOMM: τ shrinks with the loss (Wang & Joshi, SysML'19, eq. 14)
-  Seconds check_period{60};       // ADSP: Γ, the period commits are counted over (strain.py: 60 s); ADACOMM: T0
-  Seconds min_commit_interval{10};  // ADSP: MIN_TIME_TO_COMMIT (strain.py: 10 s)
-  Seconds search_period{1000};    // ADSP: a new search of the commit rate every this long (strain.py: 1000 ticks of 1 s)
-  double search_trigger = 0.3;    // ADSP: a search also starts when the loss rises by this fraction over one check
-  int initial_commit_rate = 1;    // ADSP: commits per worker per Γ before the first search
-  double target_loss = 0;         // ADSP's reward predicts the time to this loss
-};
 
 class SyncPolicy {
  public:
@@ -59,7 +46,13 @@ class SyncPolicy {
   [[nodiscard]] virtual std::string state() const { return {}; }
 };
 
-using SyncPolicyFactory = std::function<std::unique_ptr<SyncPolicy>(const SyncConfig&)>;
+// What a policy is made with besides its declared options (Registry::Entry::options, read from the
+// scenario's `sync:` section): the workload's target loss, which ADSP's reward predicts the time to.
+struct SyncContext {
+  double target_loss = 0;
+};
+
+using SyncPolicyFactory = std::function<std::unique_ptr<SyncPolicy>(const Options& options, const SyncContext& context)>;
 using SyncPolicyRegistry = Registry<SyncPolicyFactory>;
 
 void register_builtin_sync_policies(SyncPolicyRegistry& registry);

@@ -28,6 +28,7 @@
 #include "sim/cli/plot_command.hpp"
 #include "sim/cli/slurm_command.hpp"
 #include "sim/report/metrics.hpp"
+#include "sim/run/registries.hpp"
 #include "sim/workloads/chakra/chakra_kind.hpp"
 #include "sim/workloads/gnn/gnn_kind.hpp"
 #include "sim/report/report.hpp"
@@ -128,36 +129,20 @@ int command_validate(const std::vector<std::string>& paths) {
   return status;
 }
 
-// Every entry of a registry: its name, one-line description and source.
-template <class Registry>
-void print_registry(const Registry& registry) {
-  for (const auto& entry : registry.entries())
-    std::cout << fmt::format("{:<16} {}\n{:<16} source: {}\n", entry.name, entry.description, "", entry.source);
-}
-
-// What `dnnsim list WHAT` prints: the catalogs and every registry, in this order in the help text.
-// A new registry is one line here.
-const std::vector<std::pair<std::string, std::function<void()>>>& listings() {
-  static const std::vector<std::pair<std::string, std::function<void()>>> table = {
-      {"gpus", [] { std::cout << dnnsim::format_gpu_table(dnnsim::HardwareCatalog::builtin()); }},
-      {"links", [] { std::cout << dnnsim::format_link_table(dnnsim::HardwareCatalog::builtin()); }},
-      {"workloads", [] { print_registry(dnnsim::builtin_workload_kinds()); }},
-      {"collectives", [] { print_registry(dnnsim::builtin_collective_algorithms()); }},
-      {"models", [] { print_registry(dnnsim::builtin_models()); }},
-      {"schedules", [] { print_registry(dnnsim::builtin_schedules()); }},
-      {"planners", [] { print_registry(dnnsim::builtin_planners()); }},
-      {"spmd", [] { print_registry(dnnsim::builtin_spmd_planners()); }},
-      {"schedulers", [] { print_registry(dnnsim::builtin_schedulers()); }},
-      {"placements", [] { print_registry(dnnsim::builtin_placements()); }},
-      {"sync-policies", [] { print_registry(dnnsim::builtin_sync_policies()); }},
-      {"admissions", [] { print_registry(dnnsim::builtin_admissions()); }},
-      {"job-traces", [] { print_registry(dnnsim::builtin_job_trace_readers()); }},
-      {"backends", [] { print_registry(dnnsim::cli::calibration_backends()); }},
-      {"partitioners", [] { print_registry(dnnsim::gnn::builtin_partitioners()); }},
-      {"samplers", [] { print_registry(dnnsim::gnn::builtin_samplers()); }},
-      {"orderings", [] { print_registry(dnnsim::gnn::builtin_orderings()); }},
-      {"caches", [] { print_registry(dnnsim::gnn::builtin_caches()); }},
+// What `dnnsim list WHAT` prints: the catalogs, every registry (sim/run/registries.hpp) and the
+// calibration backends this binary has, in this order in the help text; `options`: every entry's
+// declared options as the Markdown tables of docs/scenarios.md.
+std::vector<std::pair<std::string, std::function<void(bool)>>> listings() {
+  std::vector<std::pair<std::string, std::function<void(bool)>>> table = {
+      {"gpus", [](bool) { std::cout << dnnsim::format_gpu_table(dnnsim::HardwareCatalog::builtin()); }},
+      {"links", [](bool) { std::cout << dnnsim::format_link_table(dnnsim::HardwareCatalog::builtin()); }},
   };
+  for (const dnnsim::RegistryListing& listing : dnnsim::builtin_registry_listings())
+    table.emplace_back(listing.name, [&listing](bool options) { std::cout << dnnsim::format_listing(listing, options); });
+  table.emplace_back("backends", [](bool options) {
+    std::cout << dnnsim::format_listing(dnnsim::listing_of("backends", dnnsim::cli::calibration_backends()), options);
+  });
+  table.emplace_back("options", [](bool) { std::cout << dnnsim::options_reference(dnnsim::builtin_registry_listings()); });
   return table;
 }
 
@@ -167,9 +152,9 @@ std::vector<std::string> listing_names() {
   return names;
 }
 
-int command_list(const std::string& what) {
+int command_list(const std::string& what, bool options) {
   for (const auto& [name, print] : listings())
-    if (name == what) print();
+    if (name == what) print(options);
   return 0;
 }
 
@@ -222,9 +207,13 @@ int main(int argc, char** argv) {
 
   std::string list_what;
   auto* list = app.add_subcommand("list", "print a catalog or a registry");
+  bool list_options = false;
   list->add_option("WHAT", list_what, fmt::format("one of: {}", fmt::join(listing_names(), ", ")))
       ->required()
       ->check(CLI::IsMember(listing_names()));
+  list->add_flag("--options", list_options,
+                 "also each entry's declared options: type, default, range and description (`list options`: all of "
+                 "them as the Markdown tables of docs/scenarios.md)");
 
   auto* model = app.add_subcommand("model", "inspect the model zoo");
   model->require_subcommand(1);
@@ -371,7 +360,7 @@ int main(int argc, char** argv) {
     if (*validate) return command_validate(validate_paths);
     if (*lower) return command_lower(lower_scenario, lower_overrides, lower_chakra);
     if (*graph) return command_graph(graph_scenario, graph_overrides, graph_out);
-    if (*list) return command_list(list_what);
+    if (*list) return command_list(list_what, list_options);
     if (*describe) return command_describe_model(model_name, model_batch, model_options);
     if (*convergence) return dnnsim::cli::run_calibrate_convergence(convergence_options);
     if (*calibrate) return dnnsim::cli::run_calibrate(calibrate_options);

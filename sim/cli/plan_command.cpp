@@ -97,11 +97,20 @@ int run_plan_command(const PlanCommandOptions& options) {
   Scenario scenario = load_scenario(options.scenario, options.overrides,
                                     options.planner.empty() ? ScenarioTreeEdit{} : replace_planner(options.planner));
   const std::shared_ptr<PipelineWorkloadSpec> spec = plannable_spec(scenario);
-  if (options.candidate > 0) spec->planner_candidate = options.candidate - 1;
-  if ((options.candidate > 0 || options.simulate_top > 0) && spec->planner != "megatron")
-    throw InputError(SourceLocation{options.candidate > 0 ? "--candidate" : "--simulate-top", 0, 0},
-                     fmt::format("only the megatron planner ranks configurations; this plan's planner is '{}'",
-                                 spec->planner.empty() ? std::string("explicit stages") : spec->planner));
+  if (options.candidate > 0 || options.simulate_top > 0) {
+    const PlannerRegistry::Entry* planner = builtin_planners().find(spec->planner);
+    if (planner == nullptr || !planner->value->ranks_configurations()) {
+      std::vector<std::string> rankers;
+      for (const auto& entry : builtin_planners().entries())
+        if (entry.value->ranks_configurations()) rankers.push_back(entry.name);
+      throw InputError(SourceLocation{options.candidate > 0 ? "--candidate" : "--simulate-top", 0, 0},
+                       fmt::format("only a planner that ranks configurations ({}) has candidates; this plan's planner "
+                                   "is '{}'",
+                                   fmt::join(rankers, ", "),
+                                   spec->planner.empty() ? std::string("explicit stages") : spec->planner));
+    }
+    if (options.candidate > 0) spec->planner_options.set("candidate", static_cast<std::int64_t>(options.candidate));
+  }
   // Progress on stderr; Ctrl-C or --time-limit stop the search with the best plan found so far.
   const InterruptGuard interrupt_guard;
   SearchProgress progress(std::cerr, ::isatty(STDERR_FILENO) != 0, fmt::format("planning ({})", spec->planner),
@@ -149,14 +158,8 @@ int run_plan_command(const PlanCommandOptions& options) {
                              problem);
   if (!report.plan.ranking.empty()) {
     constexpr std::size_t kShown = 10;
-    // The megatron planner's search space, where the scenario narrowed it (a framework's limits).
-    std::vector<std::string> limits;
-    if (!spec->planner_recompute.empty()) {
-      std::vector<std::string_view> modes;
-      for (Recompute mode : spec->planner_recompute) modes.push_back(recompute_name(mode));
-      limits.push_back(fmt::format("recompute {}", fmt::join(modes, " or ")));
-    }
-    if (spec->planner_sequence_parallel == false) limits.push_back("no sequence parallelism");
+    // The planner's search space, where its options narrowed it (a framework's limits).
+    const std::vector<std::string>& limits = report.plan.search_limits;
     std::cout << fmt::format("candidates that fit ({}){}, best first:\n", report.plan.ranking.size(),
                              limits.empty() ? "" : fmt::format(" with {}", fmt::join(limits, ", ")));
     for (std::size_t i = 0; i < std::min(kShown, report.plan.ranking.size()); ++i)

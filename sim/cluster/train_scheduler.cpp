@@ -13,7 +13,9 @@
 #include <stdexcept>
 
 #include "models/common/diagnostics.hpp"
+#include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/marl/policy.hpp"
+#include "planners/jobs/placement.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/progress.hpp"
 #include "sim/run/simulation.hpp"
@@ -136,7 +138,8 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   std::vector<std::string> overrides = options.overrides;
   overrides.push_back("workload.scheduler.policy=" + std::filesystem::absolute(initial).string());
   const InputError not_marl(SourceLocation{options.scenario},
-                            "train-scheduler trains the `marl` scheduler: the scenario needs workload.kind cluster and workload.scheduler marl");
+                            "train-scheduler trains a learned scheduler: the scenario needs workload.kind cluster and a "
+                            "trainable workload.scheduler (marl)");
   try {
     std::optional<Scenario> scenario;
     try {
@@ -147,7 +150,10 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
       throw not_marl;
     }
     const auto* cluster = scenario->workload_as<ClusterWorkload>();
-    if (cluster == nullptr || cluster->scheduler != "marl") throw not_marl;
+    if (cluster == nullptr) throw not_marl;
+    const auto placement = builtin_placements().at(cluster->placement).value(0);
+    const SchedulerContext context{cluster->scheduler_options, *placement, *cluster->speed, 0};
+    if (!builtin_schedulers().at(cluster->scheduler).value(context)->trainable()) throw not_marl;
   } catch (...) {
     std::filesystem::remove(initial);
     throw;

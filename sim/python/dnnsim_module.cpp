@@ -31,6 +31,7 @@
 #include "planners/spmd/sharding.hpp"
 #include "planners/sync/sync_policy.hpp"
 #include "sim/report/report.hpp"
+#include "sim/run/registries.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
@@ -143,30 +144,25 @@ nlohmann::ordered_json simulate_in_child(const Scenario& scenario, const std::st
   return nlohmann::ordered_json::parse(text.substr(1));
 }
 
-template <class Registry>
-py::list entries(const Registry& registry) {
+// An entry's declared options as dicts: name, type, default, range (as written in YAML) and doc.
+py::list option_dicts(const OptionSchema& schema) {
   py::list list;
-  for (const auto& entry : registry.entries())
-    list.append(py::dict(py::arg("name") = entry.name, py::arg("description") = entry.description,
-                         py::arg("source") = entry.source));
+  for (const OptionSpec& spec : schema.specs())
+    list.append(py::dict(py::arg("name") = spec.name, py::arg("type") = spec.type_text(),
+                         py::arg("default") = spec.default_text(), py::arg("range") = spec.range_text(),
+                         py::arg("doc") = spec.doc));
   return list;
 }
 
 py::list list(const std::string& what) {
-  if (what == "workloads") return entries(builtin_workload_kinds());
-  if (what == "collectives") return entries(builtin_collective_algorithms());
-  if (what == "models") return entries(builtin_models());
-  if (what == "schedules") return entries(builtin_schedules());
-  if (what == "planners") return entries(builtin_planners());
-  if (what == "spmd") return entries(builtin_spmd_planners());
-  if (what == "schedulers") return entries(builtin_schedulers());
-  if (what == "placements") return entries(builtin_placements());
-  if (what == "sync-policies") return entries(builtin_sync_policies());
-  if (what == "admissions") return entries(builtin_admissions());
-  if (what == "partitioners") return entries(gnn::builtin_partitioners());
-  if (what == "samplers") return entries(gnn::builtin_samplers());
-  if (what == "orderings") return entries(gnn::builtin_orderings());
-  if (what == "caches") return entries(gnn::builtin_caches());
+  for (const RegistryListing& listing : builtin_registry_listings()) {
+    if (listing.name != what) continue;
+    py::list list;
+    for (const ListedEntry& entry : listing.entries)
+      list.append(py::dict(py::arg("name") = entry.name, py::arg("description") = entry.description,
+                           py::arg("source") = entry.source, py::arg("options") = option_dicts(*entry.options)));
+    return list;
+  }
   if (what == "gpus") {
     py::list gpus;
     for (const GpuSpec& gpu : HardwareCatalog::builtin().gpus()) {
@@ -183,10 +179,9 @@ py::list list(const std::string& what) {
     }
     return gpus;
   }
-  PyErr_SetString(PyExc_ValueError,
-                  ("dnnsim.list: unknown '" + what + "'; one of gpus, workloads, collectives, models, schedules, planners, spmd, schedulers, placements, "
-                   "sync-policies, admissions, partitioners, samplers, orderings, caches")
-                      .c_str());
+  std::string names = "gpus";
+  for (const RegistryListing& listing : builtin_registry_listings()) names += ", " + listing.name;
+  PyErr_SetString(PyExc_ValueError, ("dnnsim.list: unknown '" + what + "'; one of " + names).c_str());
   throw py::error_already_set();
 }
 

@@ -147,7 +147,7 @@ TEST(ClusterRun, SrtfFiveJobs) {
 TEST(ClusterRun, TiresiasLasFiveJobs) {
   const std::string trace = testing::write_file("jobs.csv", kFiveJobs);
   const Scenario scenario =
-      testing::load(cluster_yaml(trace, "{name: tiresias-las, thresholds: [100], round_s: 60}", 1, 4));
+      testing::load(cluster_yaml(trace, "{name: tiresias-las, thresholds: [100s], round: 60s}", 1, 4));
   const SimulationResult result = run_scenario(scenario, {});
   const auto& report = dynamic_cast<const ClusterRunReport&>(*result.workload_result);
   const std::map<std::string, double> ends{{"a", 150}, {"b", 110}, {"c", 30}, {"d", 42}, {"e", 292}};
@@ -169,7 +169,7 @@ TEST(ClusterRun, TiresiasLasFiveJobs) {
 //       G = 0, b first: a and e are preempted, b runs its last 40 s: 120–160.
 //   160 a (queue 1) runs its last 2 s beside e (queue 0): a ends 162, e (115 s left) 275.
 TEST(ClusterRun, TiresiasGittinsFiveJobs) {
-  const auto times = run_five("{name: tiresias-gittins, thresholds: [100], round_s: 60}");
+  const auto times = run_five("{name: tiresias-gittins, thresholds: [100s], round: 60s}");
   expect_ends(times, {{"a", 162}, {"b", 160}, {"c", 40}, {"d", 32}, {"e", 275}});
   EXPECT_EQ(times.at("a").preemptions, 2);
   EXPECT_EQ(times.at("b").preemptions, 1);
@@ -182,7 +182,7 @@ TEST(ClusterRun, TiresiasGittinsFiveJobs) {
 // the 120 round b (waiting since 0) comes before e (running since 42): e yields, b 120–170; then e's
 // remaining 122 s: 170–292.
 TEST(ClusterRun, GandivaFiveJobs) {
-  const auto times = run_five("{name: gandiva, quantum_s: 60}");
+  const auto times = run_five("{name: gandiva, quantum: 60s}");
   expect_ends(times, {{"a", 100}, {"b", 170}, {"c", 30}, {"d", 42}, {"e", 292}});
   EXPECT_EQ(times.at("e").preemptions, 1);
 }
@@ -197,7 +197,7 @@ std::vector<JobOutcome> run_packed_pair(const std::string& extra, const std::str
       "name: t\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-25G}}\n"
       "  nodes:\n    - {type: n, count: 1}\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: cluster\n"
       "  trace: {format: dnnsim, file: " + trace + "}\n  speed: {source: gavel, tables: " + gavel + "}\n" + extra +
-      "  scheduler: {name: gandiva, quantum_s: 60, packing: 1}\noutputs: {trace: false, tasks_csv: false}\n");
+      "  scheduler: {name: gandiva, quantum: 60s, packing: true}\noutputs: {trace: false, tasks_csv: false}\n");
   const SimulationResult result = run_scenario(scenario, {});
   return dynamic_cast<const ClusterRunReport&>(*result.workload_result).sim.jobs;
 }

@@ -12,6 +12,7 @@
 #include "planners/schedules/pipeline_lowering.hpp"
 #include "sim/run/simulation.hpp"
 #include "tests/support/scenario_files.hpp"
+#include "tests/support/planner_entries.hpp"
 
 namespace dnnsim {
 namespace {
@@ -49,9 +50,7 @@ PipelineWorkload four_stages(int micro_batches, double t_f, double t_b, double s
   return workload;
 }
 
-std::shared_ptr<const PipelineSchedule> make(const std::string& name, ScheduleOptions options = {}) {
-  return builtin_schedules().at(name).value.make(options);
-}
+using testing::make_schedule;
 
 struct SimulatedPipeline {
   LoweredIteration lowered;
@@ -95,7 +94,7 @@ TEST(PipelineSimulation, S1GPipeTakes33AndHoldsEveryMicroBatch) {
   // §9 S1: p = 4, M = 8, t_f = 1, t_b = 2, zero-byte transfers: (M + p − 1)(t_f + t_b) = 33.
   // Peak memory: model states 2.5e7 parameters × 16 B (fp32 Adam) = 4e8, plus M = 8 micro-batches
   // of 1e8 stashed bytes on every stage: 1.2e9.
-  const auto schedule = make("gpipe");
+  const auto schedule = make_schedule("gpipe");
   const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 0), *schedule);
   EXPECT_NEAR(last_backward_end(run), 33.0, kExact);
   for (int d = 0; d < 4; ++d) EXPECT_NEAR(run.result.peak_memory_bytes[d], 4e8 + 8 * 1e8, 1.0) << "gpu " << d;
@@ -103,7 +102,7 @@ TEST(PipelineSimulation, S1GPipeTakes33AndHoldsEveryMicroBatch) {
 
 TEST(PipelineSimulation, S1OneFOneBTakes33AndHoldsPMinusIMicroBatches) {
   // Same time as GPipe; stage i holds min(p − i, M) = 4, 3, 2, 1 micro-batches: 4e8 + (4 − i)·1e8.
-  const auto schedule = make("1f1b");
+  const auto schedule = make_schedule("1f1b");
   const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 0), *schedule);
   EXPECT_NEAR(last_backward_end(run), 33.0, kExact);
   for (int d = 0; d < 4; ++d) EXPECT_NEAR(run.result.peak_memory_bytes[d], 4e8 + (4 - d) * 1e8, 1.0) << "gpu " << d;
@@ -120,9 +119,7 @@ TEST(PipelineSimulation, S2InterleavedTakes28Point5) {
     layer.activation_bytes = Bytes(0);
   }
   for (std::size_t s = 0; s < 4; ++s) workload.plan.stages[s].chunks = {LayerRange{s, s + 1}, LayerRange{s + 4, s + 5}};
-  ScheduleOptions options;
-  options.chunks = 2;
-  const auto schedule = make("interleaved", options);
+  const auto schedule = make_schedule("interleaved", {{"chunks", std::int64_t{2}}});
   const SimulatedPipeline run = simulate_pipeline(workload, *schedule);
   EXPECT_NEAR(last_backward_end(run), 28.5, kExact);
   expect_timeline_of_estimator(run, *schedule, PipelineTimings::uniform(4, 2, Seconds(0.5), Seconds(1)));
@@ -131,11 +128,9 @@ TEST(PipelineSimulation, S2InterleavedTakes28Point5) {
 TEST(PipelineSimulation, S3KFKBWithOneHasThe1F1BTimeline) {
   // §9 S3: kFkB with k = 1 runs 1F1B's order, so its simulated timeline is the 1F1B estimate
   // (which the 1F1B test checks against the simulator) step by step, and ends at 33.
-  ScheduleOptions options;
-  options.group = 1;
-  const auto schedule = make("kfkb", options);
+  const auto schedule = make_schedule("kfkb", {{"group", std::int64_t{1}}});
   const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 0), *schedule);
-  expect_timeline_of_estimator(run, *make("1f1b"), PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2)));
+  expect_timeline_of_estimator(run, *make_schedule("1f1b"), PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2)));
   EXPECT_NEAR(last_backward_end(run), 33.0, kExact);
 }
 
@@ -145,9 +140,7 @@ TEST(PipelineSimulation, RecomputationWaitsForTheIncomingGradient) {
   // each backward step takes 1 + 2 = 3 from its start, and the timeline is the estimator's with
   // t_b = 3: (M + p − 1)(1 + 3) = 44. Recomputing while the gradient is in flight would let stages
   // 0–2 recompute during the backward wave's ramp and end earlier.
-  ScheduleOptions options;
-  options.recompute = true;
-  const auto schedule = make("gpipe", options);
+  const auto schedule = make_schedule("gpipe", {{"recompute", true}});
   const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 0), *schedule);
   EXPECT_NEAR(last_backward_end(run), 44.0, kExact);
   const PipelineShape shape = run.lowered.shape;
@@ -169,9 +162,7 @@ TEST(PipelineSimulation, RecomputationWaitsForTheIncomingGradient) {
 TEST(PipelineSimulation, EstimatorMatchesTheSimulatorWithTransfers) {
   // Each stage sends 5e8 bytes per micro-batch over a 1 GB/s link: 0.5 s per transfer. kFkB with
   // k = 2, t_f = 1, t_b = 2: the estimator's timeline (36 by the notes' example, §1) is the simulator's.
-  ScheduleOptions options;
-  options.group = 2;
-  const auto schedule = make("kfkb", options);
+  const auto schedule = make_schedule("kfkb", {{"group", std::int64_t{2}}});
   const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 5e8), *schedule);
   const auto timings = PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2), Seconds(0.5));
   expect_timeline_of_estimator(run, *schedule, timings);
@@ -185,10 +176,8 @@ TEST(PipelineSimulation, CriticalPathRunsTheOrderItWasBoundFor) {
   // critical-path with D = 8, ordered for the run's own times (t_f = 1, t_b = 2, 0.5 s transfers):
   // its order is no fixed pattern, and the simulator must run it step by step where the estimator,
   // which ordered it, says.
-  ScheduleOptions options;
-  options.max_in_flight = 8;
   const auto timings = PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2), Seconds(0.5));
-  const auto schedule = make("critical-path", options)->for_timings(timings);
+  const auto schedule = make_schedule("critical-path", {{"max_in_flight", std::int64_t{8}}})->for_timings(timings);
   const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 5e8), *schedule);
   expect_timeline_of_estimator(run, *schedule, timings);
 }
@@ -198,7 +187,7 @@ SimulatedPipeline simulate_async_run(const PipelineWorkload& workload, int itera
   const Scenario scenario = testing::load(kFourGpus);
   TaskGraph graph;
   for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
-  LoweredIteration lowered = lower_pipeline_run(graph, workload, *make("pipedream-async"), iterations);
+  LoweredIteration lowered = lower_pipeline_run(graph, workload, *make_schedule("pipedream-async"), iterations);
   return SimulatedPipeline{std::move(lowered), simulate(scenario, std::move(graph), {})};
 }
 
@@ -216,7 +205,7 @@ TEST(PipelineSimulation, PipeDreamAsyncRunsAtTheSlowestStagesPeriodWithStashedWe
   EXPECT_GT(u, 0.0);
   PipelineTimings timings = PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2));
   timings.update.assign(4, Seconds(u));
-  expect_timeline_of_estimator(run, *make("pipedream-async"), timings);
+  expect_timeline_of_estimator(run, *make_schedule("pipedream-async"), timings);
   std::vector<double> iteration_end(3, 0.0);
   for (TaskId id = 0; id < run.result.graph.tasks().size(); ++id) {
     double& end = iteration_end[run.result.graph.task(id).iteration];

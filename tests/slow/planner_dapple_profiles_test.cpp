@@ -10,6 +10,7 @@
 #include "tests/unit/planners/planner_test_helpers.hpp"
 #include "planners/parallel/planners.hpp"
 #include "dnnsim/source_paths.hpp"
+#include "tests/support/planner_entries.hpp"
 
 namespace dnnsim {
 namespace {
@@ -18,7 +19,7 @@ PlanResult plan_profile(const std::string& file, int global_batch, int profile_b
   const LayerModel model = load_profile_graph(std::string(DNNSIM_SOURCE_DIR) + "/data/profiles/dapple/" + file);
   const PlanRequest request =
       testing::make_request(model, testing::hierarchical_cluster(2, 8), global_batch, global_batch / profile_batch);
-  const PlanResult result = DapplePlanner().plan(request);
+  const PlanResult result = testing::plan_with("dapple", request);
   std::cout << file << " GBS " << global_batch << ": "
             << (result.feasible ? result.plan.describe(request.cluster.names()) : result.reason) << ", L = "
             << result.predicted_iteration_time.value() << " s, " << result.statistics.candidates << " candidates, "
@@ -43,8 +44,8 @@ TEST(DappleProfiles, Bert48) {
 TEST(DappleProfiles, PipelineMappingNoSlowerThanDappleOnBert48) {
   const LayerModel model = load_profile_graph(std::string(DNNSIM_SOURCE_DIR) + "/data/profiles/dapple/bert-48-pbs-2.txt");
   const PlanRequest request = testing::make_request(model, testing::hierarchical_cluster(2, 8), 64, 32);
-  const PlanResult dapple = DapplePlanner().plan(request);
-  const PlanResult mapping = PipelineMappingPlanner().plan(request);
+  const PlanResult dapple = testing::plan_with("dapple", request);
+  const PlanResult mapping = testing::plan_with("pipeline-mapping", request);
   ASSERT_TRUE(dapple.feasible && mapping.feasible);
   EXPECT_LE(mapping.predicted_iteration_time.value(), dapple.predicted_iteration_time.value() * (1 + 1e-12));
 }
@@ -52,7 +53,7 @@ TEST(DappleProfiles, PipelineMappingNoSlowerThanDappleOnBert48) {
 TEST(DappleProfiles, ResNet50) {
   const LayerModel model = builtin_models().at("resnet50").value(ModelOptions{});
   const PlanRequest request = testing::make_request(model, testing::hierarchical_cluster(2, 8), 2048, 16);
-  const PlanResult result = DapplePlanner().plan(request);
+  const PlanResult result = testing::plan_with("dapple", request);
   ASSERT_TRUE(result.feasible) << result.reason;
   std::cout << "resnet50 GBS 2048: " << result.plan.describe(request.cluster.names()) << "\n";
 }

@@ -34,20 +34,17 @@ class MarlScheduler final : public JobScheduler {
  public:
   explicit MarlScheduler(const SchedulerContext& ctx)
       : speed_(&ctx.speed), learning_(ctx.learning),
-        agents_(static_cast<int>(ctx.params.number("agents", 4, 1, 1 << 16))),
-        window_(static_cast<std::size_t>(ctx.params.number("window", 8, 1, 1 << 20))),
-        packing_(ctx.params.number("packing", 1, 0, 1) > 0) {
-    const auto policy = ctx.params.file("policy");
-    if (!policy)
-      throw InputError(ctx.params.origin(), "scheduler 'marl' needs `policy:`, a file written by `dnnsim train-scheduler` "
-                                         "(scenarios/papers/cluster/policies/ has trained ones)");
+        agents_(static_cast<int>(ctx.options.integer("agents"))),
+        window_(static_cast<std::size_t>(ctx.options.integer("window"))),
+        packing_(ctx.options.flag("packing")) {
+    const std::string policy = *ctx.options.file("policy");
     try {
-      policy_ = std::make_unique<MarlPolicy>(MarlPolicy::load(*policy));
+      policy_ = std::make_unique<MarlPolicy>(MarlPolicy::load(policy));
     } catch (const std::exception& error) {
-      throw InputError(ctx.params.where("policy"), fmt::format("cannot read the policy '{}': {}", *policy, error.what()));
+      throw ctx.options.error("policy", fmt::format("cannot read the policy '{}': {}", policy, error.what()));
     }
-    const bool mlp = ctx.params.number("mlp", 0, 0, 1) > 0;
-    if (const auto tables = ctx.params.file("interference")) {
+    const bool mlp = ctx.options.flag("mlp");
+    if (const auto tables = ctx.options.file("interference")) {
       for (const auto& [table, all_pairs] : read_gavel_colocated_tables(*tables)) {
         const auto pairs = split_pairs(all_pairs, kHeldOutStride).train;
         if (pairs.empty()) continue;
@@ -58,6 +55,7 @@ class MarlScheduler final : public JobScheduler {
   }
 
   bool observes_every_event() const override { return learning_ != nullptr; }
+  bool trainable() const override { return true; }
 
   std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
     if (partition_.empty()) lay_out(state);
@@ -319,6 +317,19 @@ class MarlScheduler final : public JobScheduler {
 };
 
 }  // namespace
+
+OptionSchema marl_options() {
+  OptionSchema schema;
+  schema.file("policy", "the trained policy, a file written by `dnnsim train-scheduler` "
+                        "(scenarios/papers/cluster/policies/ has trained ones)")
+      .required();
+  schema.integer("agents", 4, "agents, each serving the servers of its partition").range(1, 1 << 16);
+  schema.integer("window", 8, "queued jobs each agent considers per decision").range(1, 1 << 20);
+  schema.boolean("packing", true, "single-GPU jobs may be packed in pairs on one GPU");
+  schema.file("interference", "Gavel's measured throughputs, to fit the co-location interference predictor on");
+  schema.boolean("mlp", false, "the interference predictor is an MLP (else the factorised model)");
+  return schema;
+}
 
 std::unique_ptr<JobScheduler> make_marl_scheduler(const SchedulerContext& context) { return std::make_unique<MarlScheduler>(context); }
 

@@ -30,7 +30,9 @@
 
 namespace dnnsim {
 
-// @throw InputError (at the option) for a missing or unreadable policy, bad option values.
+// Options: policy (required), agents, window, packing, interference (Gavel's tables), mlp.
+[[nodiscard]] OptionSchema marl_options();
+// @throw InputError (at the option) for an unreadable policy.
 [[nodiscard]] std::unique_ptr<JobScheduler> make_marl_scheduler(const SchedulerContext& context);
 
 }  // namespace dnnsim

@@ -13,6 +13,7 @@
 #include "models/cost/compute_cost.hpp"
 #include "planners/jobs/analytical_speed.hpp"
 #include "planners/jobs/measured_speed.hpp"
+#include "models/common/option_reader.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -48,12 +49,6 @@ std::vector<ServerInfo> cluster_servers(const Scenario& scenario, const ClusterW
 }
 
 namespace {
-
-// A scheduler option's scalar that YAML reads as a number; any other scalar is a file path.
-bool is_number(const YAML::Node& node) {
-  double value = 0;
-  return YAML::convert<double>::decode(node, value);
-}
 
 std::vector<std::string> strings_of(YamlReader& reader, const YAML::Node& node) {
   std::vector<std::string> result;
@@ -101,18 +96,23 @@ std::optional<JobTrace> read_trace_section(WorkloadParseContext& ctx, const YAML
   }
 }
 
-// `admission: {policy, min_value, max_value, seed}` (planners/jobs/admission.hpp).
+// `admission: {policy, min_value, max_value, seed, …}` (planners/jobs/admission.hpp): the jobs' values
+// and the policy with its declared options.
 void read_admission(YamlReader& reader, const YAML::Node& node, ClusterWorkload& spec) {
   MapReader map(reader, node, "the admission section");
   if (!map.valid()) return;
   AdmissionConfig& config = spec.admission_config;
-  spec.admission = map.choice("policy", "admission policy", builtin_admissions().names(), true).value_or("admit-all");
+  const AdmissionRegistry& admissions = builtin_admissions();
+  spec.admission = map.choice("policy", "admission policy", admissions.names(), true).value_or("admit-all");
   config.min_value = map.number("min_value", 0, 1e300).value_or(config.min_value);
   config.max_value = map.number("max_value", 0, 1e300).value_or(config.max_value);
   if (auto seed = map.integer("seed", 0, std::numeric_limits<std::int64_t>::max())) config.seed = static_cast<std::uint64_t>(*seed);
   if (config.min_value <= 0) reader.error(map.has("min_value") ? map.get("min_value") : node, "min_value must be positive (ψ divides by it)");
   if (config.max_value <= config.min_value)
     reader.error(map.has("max_value") ? map.get("max_value") : node, "max_value must exceed min_value");
+  if (const auto* entry = admissions.find(spec.admission))
+    spec.admission_options =
+        read_options(map, entry->options, fmt::format("admission policy '{}'", entry->name), admissions.catalog());
   map.finish();
 }
 
@@ -262,31 +262,14 @@ class ClusterKind final : public WorkloadKind {
     }
     if (!spec->speed && spec->speed_source == "duration") spec->speed = std::make_shared<DurationSpeedModel>();
 
-    // Scheduler: a name, or a map with `name` and its options.
-    const YAML::Node scheduler = map.get("scheduler");
-    if (scheduler.IsDefined()) {
-      spec->scheduler_params.set_origin(reader.where(scheduler));
-      if (scheduler.IsMap()) {
-        for (const auto& kv : scheduler) {
-          const std::string key = kv.first.as<std::string>();
-          if (key == "name") {
-            if (auto name = reader.choice(kv.second, "scheduler", builtin_schedulers().names())) spec->scheduler = *name;
-            continue;
-          }
-          if (kv.second.IsScalar() && !is_number(kv.second)) {
-            spec->scheduler_params.set_file(key, ctx.resolve_path(kv.second.Scalar()), reader.where(kv.first));
-            continue;
-          }
-          std::vector<double> values;
-          const std::vector<YAML::Node> items = kv.second.IsSequence() ? reader.list(kv.second, "numbers") : std::vector<YAML::Node>{kv.second};
-          for (const YAML::Node& item : items)
-            if (auto v = reader.number(item, -1e300, 1e300)) values.push_back(*v);
-          spec->scheduler_params.set(key, values, reader.where(kv.first));
-        }
-      } else if (auto name = reader.choice(scheduler, "scheduler", builtin_schedulers().names())) {
-        spec->scheduler = *name;
+    // Scheduler: a name, or a map with `name` and its declared options.
+    spec->scheduler_options = builtin_schedulers().defaults(spec->scheduler);
+    if (const YAML::Node scheduler = map.get("scheduler"); scheduler.IsDefined())
+      if (auto selection = read_entry(reader, scheduler, builtin_schedulers(), "name",
+                                      [&ctx](const std::string& path) { return ctx.resolve_path(path); })) {
+        spec->scheduler = selection->name;
+        spec->scheduler_options = std::move(selection->options);
       }
-    }
     if (auto placement = map.choice("placement", "placement", builtin_placements().names())) spec->placement = *placement;
     if (auto network = map.boolean("network")) spec->network = *network;
     if (auto cost = map.quantity<Seconds>("restart_cost")) spec->restart_cost = *cost;
@@ -330,7 +313,7 @@ class ClusterKind final : public WorkloadKind {
     }
     const auto placement = builtin_placements().at(spec->placement).value(scenario.run.seed);
     const auto scheduler = builtin_schedulers().at(spec->scheduler).value(
-        SchedulerContext{spec->scheduler_params, *placement, *spec->speed, scenario.run.seed, options.learning});
+        SchedulerContext{spec->scheduler_options, *placement, *spec->speed, scenario.run.seed, options.learning});
     input.trace = &spec->trace;
     input.speed = spec->speed.get();
     input.scheduler = scheduler.get();
@@ -340,7 +323,7 @@ class ClusterKind final : public WorkloadKind {
     input.progress = options.progress != nullptr;
     std::unique_ptr<AdmissionPolicy> admission;
     if (!spec->admission.empty()) {
-      admission = builtin_admissions().at(spec->admission).value(spec->admission_config);
+      admission = builtin_admissions().at(spec->admission).value(spec->admission_options, spec->admission_config);
       input.admission = admission.get();
       input.job_values = draw_job_values(spec->trace.jobs.size(), spec->admission_config);
     }
@@ -386,9 +369,7 @@ class ClusterKind final : public WorkloadKind {
     }
     try {
       const auto placement = builtin_placements().at(spec.placement).value(0);
-      (void)builtin_schedulers().at(spec.scheduler).value(SchedulerContext{spec.scheduler_params, *placement, *spec.speed, 0});
-      for (const std::string& key : spec.scheduler_params.unused())
-        ctx.reader.sink().error(spec.scheduler_params.where(key), fmt::format("unknown option '{}' for scheduler '{}'", key, spec.scheduler));
+      (void)builtin_schedulers().at(spec.scheduler).value(SchedulerContext{spec.scheduler_options, *placement, *spec.speed, 0});
     } catch (const InputError& error) {
       ctx.reader.sink().append(error.diagnostics());
     }

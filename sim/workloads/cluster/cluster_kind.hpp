@@ -20,7 +20,7 @@ struct ClusterWorkload : WorkloadSpec {
   std::shared_ptr<const JobSpeedModel> speed;
   std::string speed_source = "duration";
   std::string scheduler = "fifo";
-  SchedulerParams scheduler_params;
+  Options scheduler_options;  // its declared options (planners/jobs/job_scheduler.hpp)
   std::string placement = "consolidated";
   bool network = false;
   bool report_oversized = false;  // oversized_jobs: report (never_fits rows) instead of an error
@@ -30,6 +30,7 @@ struct ClusterWorkload : WorkloadSpec {
   int servers_per_rack = 0;  // 0: the leaf size of a leaf-spine network, else one rack
   std::string admission;     // an admission policy (planners/jobs/admission.hpp); empty: no admission step
   AdmissionConfig admission_config;
+  Options admission_options;  // the policy's declared options
   // architecture: parameter-server (planners/jobs/parameter_server.hpp): every job runs with
   // ceil(workers × ps_per_worker) PSs of ps_cores cores each; 0: ring all-reduce jobs.
   double ps_per_worker = 0.0;

@@ -1,3 +1,4 @@
+#include "models/common/option_reader.hpp"
 #include "sim/workloads/parameter_server/parameter_server_kind.hpp"
 
 #include <fmt/format.h>
@@ -41,23 +42,12 @@ std::vector<std::size_t> read_devices(YamlReader& reader, const YAML::Node& node
   return {chosen.begin(), chosen.end()};
 }
 
+// `sync: {policy: ssp, staleness: 8}`: the policy and its declared options.
 void read_sync(YamlReader& reader, const YAML::Node& node, ParameterServerWorkload& spec) {
-  MapReader map(reader, node, "the sync section");
-  if (!map.valid()) return;
-  SyncConfig& sync = spec.sync;
-  if (auto policy = map.choice("policy", "sync policy", builtin_sync_policies().names(), true)) spec.policy = *policy;
-  if (auto s = map.integer("staleness", 0, 1 << 30)) sync.staleness = static_cast<int>(*s);
-  if (auto tau = map.integer("local_steps", 1, 1 << 30)) sync.local_steps = static_cast<int>(*tau);
-  sync.adaptive = map.boolean("adaptive").value_or(sync.adaptive);
-  sync.check_period = map.quantity<Seconds>("check_period").value_or(sync.check_period);
-  sync.min_commit_interval = map.quantity<Seconds>("min_commit_interval").value_or(sync.min_commit_interval);
-  sync.search_period = map.quantity<Seconds>("search_period").value_or(sync.search_period);
-  sync.search_trigger = map.number("search_trigger", 1e-9, 1e9).value_or(sync.search_trigger);
-  if (auto rate = map.integer("initial_commit_rate", 1, 1 << 20)) sync.initial_commit_rate = static_cast<int>(*rate);
-  if (sync.check_period.value() <= 0) reader.error(map.get("check_period"), "check_period must be positive");
-  if (sync.search_period.value() <= 0) reader.error(map.get("search_period"), "search_period must be positive");
-  if (sync.min_commit_interval.value() < 0) reader.error(map.get("min_commit_interval"), "min_commit_interval cannot be negative");
-  map.finish();
+  auto selection = read_entry(reader, node, builtin_sync_policies(), "policy");
+  if (!selection) return;
+  spec.policy = selection->name;
+  spec.sync = std::move(selection->options);
 }
 
 void read_slowdowns(YamlReader& reader, const YAML::Node& node, const std::vector<std::string>& names, ParameterServerWorkload& spec) {
@@ -226,7 +216,6 @@ class ParameterServerKind final : public WorkloadKind {
     if (auto trace = map.string("slowdown_trace")) read_slowdown_trace(ctx, ctx.resolve_path(*trace), names, *spec);
     read_sync(reader, map.require("sync"), *spec);
     read_convergence(ctx, map.require("convergence"), *spec);
-    spec->sync.target_loss = spec->target_loss;
     price(ctx, *spec, names);
     return spec;
   }
@@ -248,7 +237,7 @@ class ParameterServerKind final : public WorkloadKind {
     const auto engine = create_engine();
     const Platform platform = build_platform(scenario);
     start_background_flows(scenario, platform);
-    const auto policy = builtin_sync_policies().at(spec->policy).value(spec->sync);
+    const auto policy = builtin_sync_policies().at(spec->policy).value(spec->sync, SyncContext{spec->target_loss});
     PsSimInput input;
     for (std::size_t g : spec->workers) input.workers.push_back(platform.gpus.at(g));
     for (std::size_t g : spec->servers) input.servers.push_back(platform.gpus.at(g));

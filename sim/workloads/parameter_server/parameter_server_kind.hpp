@@ -40,7 +40,7 @@ struct ParameterServerWorkload : WorkloadSpec {
   std::vector<std::size_t> workers;
   std::vector<SlowdownWindow> slowdowns;  // worker indices into `workers`
   std::string policy = "bsp";
-  SyncConfig sync;
+  Options sync;  // the policy's declared options (planners/sync/sync_policy.hpp)
   StatisticalEfficiency efficiency;
   std::string efficiency_file;
   double target_loss = 0;

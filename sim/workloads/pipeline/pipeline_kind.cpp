@@ -13,6 +13,7 @@
 #include "sim/run/progress.hpp"
 #include "sim/run/resource_guard.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "models/common/option_reader.hpp"
 #include "sim/scenario/workload_reading.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/workloads/replica_window.hpp"
@@ -20,128 +21,37 @@
 namespace dnnsim {
 namespace {
 
-// Model chunks per stage when the scenario does not say: interleaved needs at least two.
-int default_chunks(const std::string& schedule) { return schedule == "interleaved" ? 2 : 1; }
-
-// `schedule: 1f1b` or `schedule: {name: kfkb, group: 2}`; a key the named schedule does not read is an error.
+// `schedule: 1f1b` or `schedule: {name: kfkb, group: 2}`: the schedule and its declared options,
+// made for the workload's micro-batches so that options checked against them are reported here.
 void read_schedule(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpec& spec) {
   const ScheduleRegistry& schedules = builtin_schedules();
-  if (node.IsScalar()) {
-    if (schedules.find(node.Scalar()) == nullptr)
-      reader.error(node, fmt::format("unknown schedule '{}'{}", node.Scalar(),
-                                      suggestion_suffix(node.Scalar(), schedules.names())));
-    spec.schedule = node.Scalar();
-    spec.schedule_options.chunks = default_chunks(spec.schedule);
-    return;
+  auto selection = read_entry(reader, node, schedules);
+  if (!selection) return;
+  spec.schedule = selection->name;
+  spec.schedule_options = std::move(selection->options);
+  try {
+    spec.order = schedules.at(spec.schedule).value(spec.schedule_options, spec.micro_batches);
+  } catch (const InputError& error) {
+    reader.sink().append(error.diagnostics());
   }
-  MapReader map(reader, node, "the schedule");
-  if (!map.valid()) return;
-  const auto name = map.choice("name", "schedule", schedules.names(), true);
-  ScheduleOptions& options = spec.schedule_options;
-  const std::vector<std::string> all_options = {"recompute", "policy", "max_in_flight", "chunks", "group", "candidates",
-                                                "times"};
-  const std::vector<std::string> accepted = name ? schedules.at(*name).value.options : all_options;
-  for (const std::string& key : all_options)
-    if (map.has(key) && std::find(accepted.begin(), accepted.end(), key) == accepted.end())
-      reader.error(map.get(key), fmt::format("schedule '{}' has no option '{}' (its options: {})", *name, key,
-                                              accepted.empty() ? "none" : fmt::format("{}", fmt::join(accepted, ", "))));
-  options.recompute = map.boolean("recompute").value_or(false);
-  options.policy = map.choice("policy", {"A", "B"}).value_or("A").front();
-  if (auto d = map.integer("max_in_flight", 1, 1 << 20)) options.max_in_flight = static_cast<int>(*d);
-  // `chunks: auto` leaves v to the megatron planner (checked once the planner is read); the schedule
-  // is made with the default meanwhile.
-  const YAML::Node chunks = map.get("chunks");
-  spec.planner_chooses_chunks = chunks.IsScalar() && chunks.Scalar() == "auto";
-  options.chunks = spec.planner_chooses_chunks
-                       ? default_chunks(name.value_or(""))
-                       : static_cast<int>(map.integer("chunks", 2, 1024).value_or(default_chunks(name.value_or(""))));
-  options.group = static_cast<int>(map.integer("group", 1, 1 << 20).value_or(1));
-  if (options.group > spec.micro_batches)
-    reader.error(map.get("group"), fmt::format("group {} is larger than the {} micro-batches", options.group,
-                                                spec.micro_batches));
-  if (YAML::Node candidates = map.get("candidates"); candidates.IsDefined())
-    for (const YAML::Node& k : reader.list(candidates, "group sizes"))
-      if (auto value = reader.integer(k, 1, spec.micro_batches)) options.candidates.push_back(static_cast<int>(*value));
-  options.measured_times = map.choice("times", {"predicted", "measured"}).value_or("predicted") == "measured";
-  map.finish();
-  if (name) spec.schedule = *name;
 }
 
-// Which planners take each option of `planner: {name, …}`, and what the others do instead:
-// read_planner refuses an option for the others, replace_planner drops it.
-struct PlannerOption {
-  std::string_view key;
-  std::vector<std::string_view> planners;
-  std::string_view otherwise;  // "planner 'x' <otherwise>"
-};
-const std::vector<PlannerOption>& planner_options() {
-  static const std::vector<PlannerOption> options{
-      {"stages", {"uniform"}, "chooses them"},
-      {"rerank", {"dapple", "pipeline-mapping"}, "does not re-rank"},
-      {"prefixes", {"dapple", "pipeline-mapping"}, "keeps no prefixes per state"},
-      {"flat", {"pipedream"}, "has no levels"},
-      {"candidate", {"megatron"}, "keeps no ranking of configurations"},
-      {"recompute", {"megatron"}, "keeps the workload's"},
-      {"sequence_parallel", {"megatron"}, "keeps the workload's"}};
-  return options;
-}
-bool planner_takes(std::string_view option, std::string_view planner) {
-  for (const PlannerOption& o : planner_options())
-    if (o.key == option) return std::find(o.planners.begin(), o.planners.end(), planner) != o.planners.end();
-  return false;
-}
-// "only the uniform planner takes 'stages'; planner 'dapple' chooses them", for each option given to
-// a planner that does not take it.
-void refuse_options_not_taken(YamlReader& reader, MapReader& map, const std::string& planner) {
-  if (planner.empty()) return;
-  for (const PlannerOption& o : planner_options()) {
-    if (!map.has(o.key) || planner_takes(o.key, planner)) continue;
-    std::string takers = fmt::format("{}", fmt::join(o.planners, " and "));
-    takers += o.planners.size() == 1 ? " planner takes" : " planners take";
-    reader.error(map.get(o.key), fmt::format("only the {} '{}'; planner '{}' {}", takers, o.key, planner, o.otherwise));
-  }
-}
-// The workload keys the megatron planner chooses: a scenario for it must not give them.
-constexpr std::array<const char*, 3> kMegatronChooses{"tensor_parallel", "sequence_parallel", "recompute"};
+// The workload keys a planner that chooses the tensor parallelism chooses: a scenario for it must
+// not give them.
+constexpr std::array<const char*, 3> kTensorParallelChosen{"tensor_parallel", "sequence_parallel", "recompute"};
 
 // `planner: dapple` or `planner: {name: uniform, stages: 4}`.
 void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpec& spec) {
-  const PlannerRegistry& planners = builtin_planners();
-  if (node.IsScalar()) {
-    if (planners.find(node.Scalar()) == nullptr)
-      reader.error(node, fmt::format("unknown planner '{}'{}", node.Scalar(),
-                                      suggestion_suffix(node.Scalar(), planners.names())));
-    spec.planner = node.Scalar();
-    return;
-  }
-  MapReader map(reader, node, "the planner");
-  if (!map.valid()) return;
-  spec.planner = map.choice("name", "planner", planners.names(), true).value_or("");
-  if (auto stages = map.integer("stages", 1, 1 << 20)) spec.planner_stages = static_cast<int>(*stages);
-  if (auto rerank = map.integer("rerank", 1, 1 << 10)) spec.planner_rerank = static_cast<int>(*rerank);
-  if (auto prefixes = map.integer("prefixes", 1, 1 << 10)) spec.planner_prefixes = static_cast<int>(*prefixes);
-  if (auto flat = map.boolean("flat")) spec.planner_flat = *flat;
-  if (auto candidate = map.integer("candidate", 1, 1 << 20))
-    spec.planner_candidate = static_cast<std::size_t>(*candidate - 1);
-  // The megatron planner's search space: the recomputation modes it may choose, and whether its
-  // tensor-parallel candidates use sequence parallelism (a framework without either).
-  if (map.has("recompute")) {
-    const std::vector<YAML::Node> modes = reader.list(map.get("recompute"), "recomputation modes");
-    if (modes.empty() && map.get("recompute").IsSequence())
-      reader.error(map.get("recompute"), "give at least one recomputation mode (none, selective, full)");
-    for (const YAML::Node& mode : modes)
-      if (auto name = reader.choice(mode, "recomputation", recompute_names())) {
-        const Recompute recompute = *recompute_from_name(*name);
-        if (std::find(spec.planner_recompute.begin(), spec.planner_recompute.end(), recompute) !=
-            spec.planner_recompute.end())
-          reader.error(mode, fmt::format("recomputation '{}' is listed twice", *name));
-        else
-          spec.planner_recompute.push_back(recompute);
-      }
-  }
-  if (auto sequence_parallel = map.boolean("sequence_parallel")) spec.planner_sequence_parallel = *sequence_parallel;
-  refuse_options_not_taken(reader, map, spec.planner);
-  map.finish();
+  auto selection = read_entry(reader, node, builtin_planners());
+  if (!selection) return;
+  spec.planner = selection->name;
+  spec.planner_options = std::move(selection->options);
+}
+
+// The planner's capabilities, or none when the scenario names no planner (or an unknown one).
+const Planner* planner_of(const PipelineWorkloadSpec& spec) {
+  const PlannerRegistry::Entry* entry = builtin_planners().find(spec.planner);
+  return entry == nullptr ? nullptr : entry->value.get();
 }
 
 // Explicit stages, in pipeline order: `{layers: N, gpus: N}` (the next N GPUs in cluster order) or
@@ -225,10 +135,10 @@ void read_tensor_parallel(YamlReader& reader, MapReader& map, PipelineWorkloadSp
       if (options.degree > 1 || problem.find("transformer") != std::string::npos) reader.error(where, problem);
   if (options.sequence_parallel && options.degree < 2)
     reader.error(map.get("sequence_parallel"), "sequence_parallel needs tensor_parallel of at least 2");
-  if (options.recompute == Recompute::full && spec.schedule_options.recompute)
+  if (options.recompute == Recompute::full && spec.order && spec.order->recompute())
     reader.error(map.get("recompute"), "recompute: full and the schedule's recompute both ask for re-materialization; give one");
-  if (spec.schedule == "ada-grouper")
-    reader.error(where, "the ada-grouper schedule does not support tensor_parallel/recompute keys");
+  if (spec.order && !spec.order->supports_tensor_parallel())
+    reader.error(where, fmt::format("the {} schedule does not support tensor_parallel/recompute keys", spec.schedule));
   if (map.has("stages"))
     reader.error(map.get("stages"), "with tensor-parallel keys, give a planner (stages are then groups of "
                                     "tensor_parallel consecutive GPUs)");
@@ -246,7 +156,8 @@ void read_tensor_parallel_fidelity(YamlReader& reader, MapReader& map, PipelineW
   if (fidelity != "group") return;
   spec.rank_fidelity = RankFidelity::group;
   const YAML::Node where = map.get("tensor_parallel_fidelity");
-  const bool explicit_degree = spec.planner != "megatron";
+  const Planner* planner = planner_of(spec);
+  const bool explicit_degree = planner == nullptr || !planner->chooses_tensor_parallel();
   if (explicit_degree && spec.tensor_parallel.degree < 2)
     reader.error(where, "tensor_parallel_fidelity: group needs tensor_parallel of at least 2 or the megatron planner");
   for (const std::string& problem :
@@ -291,27 +202,35 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
     reader.error(map.node(), "give exactly one of 'planner' (a name of `dnnsim list planners`) and 'stages' (explicit)");
   if (has_planner) read_planner(reader, map.get("planner"), spec);
   if (has_stages) read_stages(reader, map.get("stages"), spec, cluster);
-  // The megatron planner prices the data-parallel all-reduce after the pipeline, as Megatron-LM's
-  // default runs it (planners/megatron), so its plans run that way unless the scenario says otherwise.
-  spec.overlap = map.boolean("overlap").value_or(spec.planner != "megatron");
+  // A planner whose cost model prices the data-parallel all-reduce after the pipeline (Megatron-LM's
+  // default) has its plans run that way unless the scenario says otherwise.
+  const Planner* planner = planner_of(spec);
+  spec.overlap = map.boolean("overlap").value_or(planner == nullptr || planner->overlaps_all_reduce());
   read_tensor_parallel_fidelity(reader, map, spec, cluster);
   // data_parallel_fidelity (sim/workloads/replica_window.hpp): the plan's layout is checked after
   // planning, where `auto` falls back to every replica instead of failing.
   spec.replica_fidelity = read_replica_fidelity(reader, map, cluster, spec.collective_algorithm);
-  if (spec.planner_chooses_chunks && spec.planner != "megatron")
+  if (spec.order && spec.order->planner_chooses_chunks() && (planner == nullptr || !planner->chooses_chunks())) {
+    std::vector<std::string> choosers;
+    for (const auto& entry : builtin_planners().entries())
+      if (entry.value->chooses_chunks()) choosers.push_back(entry.name);
     reader.error(map.get("schedule")["chunks"],
-                 fmt::format("'chunks: auto' lets the megatron planner choose the chunks per stage; give a number "
-                             "with {}",
+                 fmt::format("'chunks: auto' lets a planner that chooses the chunks per stage ({}) choose them; give a "
+                             "number with {}",
+                             fmt::join(choosers, ", "),
                              spec.planner.empty() ? std::string("explicit stages") : "planner '" + spec.planner + "'"));
-  if (spec.planner == "megatron") {
-    for (const char* key : kMegatronChooses)
+  }
+  if (planner != nullptr && planner->chooses_tensor_parallel()) {
+    for (const char* key : kTensorParallelChosen)
       if (map.has(key))
-        reader.error(map.get(key), fmt::format("the megatron planner chooses '{}'; remove it or give another planner", key));
+        reader.error(map.get(key), fmt::format("the {} planner chooses '{}'; remove it or give another planner",
+                                               spec.planner, key));
     if (map.has("tensor_parallel") || map.has("sequence_parallel") || map.has("recompute")) return spec;
     spec.tensor_parallel_set = false;  // distributed_optimizer alone: read by the planner
-    if (!spec.model.layers.empty() && !transformer_shape(spec.model))
-      reader.error(map.get("planner"), "the megatron planner needs a transformer model (zoo or `transformer:`)");
   }
+  if (planner != nullptr && !spec.model.layers.empty())
+    if (const std::string problem = planner->model_problem(spec.model); !problem.empty())
+      reader.error(map.get("planner"), fmt::format("the {} planner {}", spec.planner, problem));
   return spec;
 }
 
@@ -401,7 +320,6 @@ class PipelineKind final : public WorkloadKind {
   std::string check(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
     if (!spec.planner.empty()) {
-      (void)builtin_schedules().at(spec.schedule, spec.where).value.make(spec.schedule_options);
       return fmt::format("ok ({} GPUs, {} layers; planner {} not run: `dnnsim plan` runs it)", scenario.cluster.gpu_count(),
                          spec.model.layers.size(), spec.planner);
     }
@@ -464,9 +382,9 @@ class PipelineKind final : public WorkloadKind {
       return result;
     }
     require_mirroring(setup, spec);
-    const bool ada_grouper = spec.schedule == "ada-grouper";
     // Re-lowered before every iteration: Ada-Grouper's k, or critical-path's order for measured times.
-    const bool adaptive = ada_grouper || spec.schedule_options.measured_times;
+    const ScheduleAdaptation adaptation = spec.order->adaptation();
+    const bool adaptive = adaptation.kind != ScheduleAdaptation::Kind::none;
     // The plan under its fixed schedule: what runs (simulate() applies the guard to it), or when
     // re-lowered every iteration what the guard sizes, every iteration at once.
     TaskGraph fixed = build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
@@ -476,9 +394,9 @@ class PipelineKind final : public WorkloadKind {
       fixed = TaskGraph();  // not simulated: its memory is the controlled run's
     }
     SimulationResult result;
-    if (ada_grouper) {
+    if (adaptation.kind == ScheduleAdaptation::Kind::group_size) {
       auto choices = std::make_shared<std::vector<PipelineRunReport::Choice>>();
-      ControlledRun ada = start_ada_grouper(scenario, spec, setup, choices);
+      ControlledRun ada = start_ada_grouper(scenario, adaptation.group_candidates, setup, choices);
       SimulationOptions controlled = options;
       controlled.controller = std::move(ada.controller);
       result = simulate(scenario, std::move(ada.graph), controlled);
@@ -512,7 +430,7 @@ class PipelineKind final : public WorkloadKind {
     std::vector<MemoryBreakdown> memory(result.graph.devices().size());
     // An asynchronous schedule's stashed weight versions (pipeline_lowering.hpp): the stage's peak
     // in flight over the whole run.
-    const auto schedule = builtin_schedules().at(spec.schedule).value.make(spec.schedule_options);
+    const auto& schedule = spec.order;
     const PipelineShape run{static_cast<int>(report->plan.plan.stages.size()),
                             report->plan.plan.micro_batches * scenario.run.iterations, 1};
     for (std::size_t s = 0; s < report->plan.plan.stages.size(); ++s) {
@@ -550,14 +468,19 @@ ScenarioTreeEdit replace_planner(std::string name) {
     if (!is_map(tree) || !is_map(tree["workload"])) return;
     YAML::Node workload = root["workload"];
     workload.remove("stages");
-    if (name == "megatron")
-      for (const char* key : kMegatronChooses) workload.remove(key);
+    const PlannerRegistry::Entry* entry = builtin_planners().find(name);
+    if (entry != nullptr && entry->value->chooses_tensor_parallel())
+      for (const char* key : kTensorParallelChosen) workload.remove(key);
     const YAML::Node& given = workload;
     if (is_map(given["planner"])) {
       YAML::Node planner = workload["planner"];
       planner["name"] = name;
-      for (const PlannerOption& option : planner_options())
-        if (!planner_takes(option.key, name)) planner.remove(std::string(option.key));
+      std::vector<std::string> dropped;
+      for (const auto& option : planner)
+        if (const std::string key = option.first.Scalar();
+            key != "name" && (entry == nullptr || entry->options->find(key) == nullptr))
+          dropped.push_back(key);
+      for (const std::string& key : dropped) planner.remove(key);
     } else {
       workload["planner"] = name;
     }

@@ -59,14 +59,6 @@ ReplicaWindow replica_window(const Cluster& cluster, const PipelinePlan& plan, i
 
 namespace {
 
-// The schedule with v model chunks per stage that `chunks: auto` lets the megatron planner pick: plain
-// 1F1B for v = 1, else interleaved 1F1B over v chunks (the scenario's other schedule options kept).
-std::shared_ptr<const PipelineSchedule> chunked_schedule(const PipelineWorkloadSpec& spec, int chunks) {
-  ScheduleOptions options = spec.schedule_options;
-  options.chunks = chunks;
-  return builtin_schedules().at(chunks == 1 ? "1f1b" : "interleaved").value.make(options);
-}
-
 // The names of plan devices: the GPUs, or with tensor parallelism of degree t the first GPU of each group.
 std::vector<std::string> group_names(std::vector<std::string> gpus, const std::optional<TensorParallelOptions>& tp) {
   if (!tp || tp->degree <= 1) return gpus;
@@ -91,19 +83,20 @@ std::shared_ptr<PipelineWorkloadSpec> plannable_spec(Scenario& scenario) {
 PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec,
                             std::function<bool(double fraction)> progress) {
   PipelineSetup setup;
-  const bool megatron = spec.planner == "megatron";  // the 3D planner chooses the tensor parallelism
+  const PlannerRegistry::Entry* planner = spec.planner.empty() ? nullptr : &builtin_planners().at(spec.planner, spec.where);
+  const bool chooses_tensor_parallel = planner != nullptr && planner->value->chooses_tensor_parallel();
   if (spec.tensor_parallel_set) setup.report.tensor_parallel = spec.tensor_parallel;
   setup.report.schedule = spec.schedule;
   setup.report.activation_memory = describe_activation_sources(spec.model);
-  setup.schedule = builtin_schedules().at(spec.schedule, spec.where).value.make(spec.schedule_options);
+  setup.schedule = spec.order;
   std::vector<std::string> gpus = group_names(scenario.cluster.gpu_names(), setup.report.tensor_parallel);
 
   PlanRequest request;
-  const bool sharded = spec.tensor_parallel_set && !megatron;
+  const bool sharded = spec.tensor_parallel_set && !chooses_tensor_parallel;
   request.model = sharded ? shard_for_tensor_parallel(spec.model, spec.tensor_parallel) : spec.model;
   const ClusterView all_gpus = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
   request.cluster = sharded ? group_devices(all_gpus, spec.tensor_parallel.degree) : all_gpus;
-  if (megatron && spec.tensor_parallel.distributed_optimizer) request.memory.zero = ZeroStage::optimizer;
+  if (chooses_tensor_parallel && spec.tensor_parallel.distributed_optimizer) request.memory.zero = ZeroStage::optimizer;
   request.global_batch = spec.global_batch;
   request.micro_batches = spec.micro_batches;
   request.dtype = spec.dtype;
@@ -128,27 +121,21 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   request.overlap_all_reduce = spec.overlap;
   request.bucket_size = spec.bucket_size;
   request.schedule = setup.schedule;
-  request.rerank = spec.planner_rerank;
-  request.prefixes_per_state = spec.planner_prefixes;
-  request.flat = spec.planner_flat;
-  request.candidate = spec.planner_candidate;
-  request.recompute_modes = spec.planner_recompute;
-  request.sequence_parallel = spec.planner_sequence_parallel;
+  request.options = spec.planner_options;
   request.chunks_per_stage = setup.schedule->chunks();
-  request.choose_chunks = spec.planner_chooses_chunks;
-  request.stages = spec.planner_stages;
+  request.choose_chunks = setup.schedule->planner_chooses_chunks();
   if (std::vector<std::size_t> blocks = block_boundaries(request.model); blocks.size() < request.model.layers.size() + 1)
     request.boundaries = std::move(blocks);
   request.progress = std::move(progress);
   const std::shared_ptr<const PipelineSchedule> schedule = setup.schedule;
-  request.in_flight = [schedule, &spec](int stage, int stages, int micro_batches, int chunks) {
+  request.in_flight = [schedule](int stage, int stages, int micro_batches, int chunks) {
     const PipelineShape shape{stages, micro_batches, chunks};
     // Chunk-micro-batches in flight, as whole micro-batches (a chunk holds 1/v of a stage's activations).
     const auto in_flight = [&](const PipelineSchedule& order) {
       return (peak_in_flight(order.stage_order(stage, shape)) + chunks - 1) / chunks;
     };
     if (chunks == schedule->chunks()) return in_flight(*schedule);
-    return in_flight(*chunked_schedule(spec, chunks));  // a v the megatron planner tries (choose_chunks)
+    return in_flight(*schedule->with_chunks(chunks).schedule);  // a v a planner tries (choose_chunks)
   };
 
   if (spec.planner.empty()) {
@@ -182,7 +169,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     result.feasible = true;
   } else {
     setup.report.planner = spec.planner;
-    setup.report.plan = builtin_planners().at(spec.planner, spec.where).value->plan(request);
+    setup.report.plan = planner->value->plan(request);
     if (setup.report.plan.tensor_parallel) {
       setup.report.tensor_parallel = setup.report.plan.tensor_parallel;
       setup.report.tensor_parallel->distributed_optimizer = spec.tensor_parallel.distributed_optimizer;
@@ -192,9 +179,10 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
 
   if (!setup.report.plan.feasible) return setup;
   const PipelinePlan& plan = setup.report.plan.plan;
-  if (spec.planner_chooses_chunks && plan.chunks_per_stage() != setup.schedule->chunks()) {
-    setup.schedule = chunked_schedule(spec, plan.chunks_per_stage());
-    setup.report.schedule = plan.chunks_per_stage() == 1 ? "1f1b" : "interleaved";
+  if (setup.schedule->planner_chooses_chunks() && plan.chunks_per_stage() != setup.schedule->chunks()) {
+    RechunkedSchedule chosen = setup.schedule->with_chunks(plan.chunks_per_stage());
+    setup.schedule = std::move(chosen.schedule);
+    setup.report.schedule = std::move(chosen.name);
   }
   const PipelineShape shape{static_cast<int>(plan.stages.size()), plan.micro_batches, plan.chunks_per_stage()};
   if (const std::string why = setup.schedule->unsupported(shape); !why.empty())
@@ -206,7 +194,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   if (setup.schedule->orders_by_time()) {
     // Ordered for the plan's predicted times, under the model the planners cost it with (the 3D
     // planner's tensor parallelism applied, as the lowering will).
-    if (megatron && setup.report.tensor_parallel) {
+    if (chooses_tensor_parallel && setup.report.tensor_parallel) {
       request.model = shard_for_tensor_parallel(spec.model, *setup.report.tensor_parallel);
       request.cluster = group_devices(all_gpus, setup.report.tensor_parallel->degree);
     }
@@ -258,8 +246,7 @@ void require_mirroring(const PipelineSetup& setup, const PipelineWorkloadSpec& s
   throw InputError(std::move(diagnostics));
 }
 
-ControlledRun start_ada_grouper(const Scenario& scenario, const PipelineWorkloadSpec& spec,
-                                const PipelineSetup& setup,
+ControlledRun start_ada_grouper(const Scenario& scenario, const std::vector<int>& candidates, const PipelineSetup& setup,
                                 std::shared_ptr<std::vector<PipelineRunReport::Choice>> choices) {
   struct State {
     PipelineWorkload workload;
@@ -273,7 +260,7 @@ ControlledRun start_ada_grouper(const Scenario& scenario, const PipelineWorkload
   auto state = std::make_shared<State>();
   state->workload = setup.workload;
   state->shape = setup.workload.shape();
-  state->candidates = spec.schedule_options.candidates;
+  state->candidates = candidates;
   if (state->candidates.empty())
     for (int k = 1; k <= state->shape.micro_batches; ++k) state->candidates.push_back(k);
   state->iterations = scenario.run.iterations;
@@ -286,11 +273,8 @@ ControlledRun start_ada_grouper(const Scenario& scenario, const PipelineWorkload
   const auto fits = [state](int k) {
     return fits_capacity(kfkb_peak_memory(state->demand, state->shape, k), state->capacity);
   };
-  const ScheduleInfo& kfkb = builtin_schedules().at("kfkb").value;
-  const auto lower = [state, kfkb](TaskGraph& graph, int k, std::uint32_t iteration) {
-    ScheduleOptions options;
-    options.group = k;
-    state->current = lower_pipeline_iteration(graph, state->workload, *kfkb.make(options), iteration);
+  const auto lower = [state](TaskGraph& graph, int k, std::uint32_t iteration) {
+    state->current = lower_pipeline_iteration(graph, state->workload, *make_group_schedule(k), iteration);
   };
 
   // Nothing is measured before iteration 0: the first candidate that fits (the smallest, when none does).

@@ -34,19 +34,14 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   // The gradient all-reduce bucketed and overlapped with the last backward (pipeline_lowering.hpp).
   bool overlap = true;
   Bytes bucket_size = kDdpBucketSize;
-  std::string schedule = "1f1b";     // a name of builtin_schedules()
-  ScheduleOptions schedule_options;
-  // `schedule: {name: interleaved, chunks: auto}` with the megatron planner: it chooses v (1: 1F1B).
-  bool planner_chooses_chunks = false;
-  // Either a planner (with its options) or explicit stages.
+  std::string schedule = "1f1b";  // a name of builtin_schedules()
+  Options schedule_options;         // its declared options, as given (option_reader.hpp)
+  // The schedule made from them for the workload's micro-batches: what the planners and the lowering
+  // run, and what the kind asks for its capabilities (chunks, adaptation, recompute…).
+  std::shared_ptr<const PipelineSchedule> order;
+  // Either a planner (a name of builtin_planners(), with its declared options) or explicit stages.
   std::string planner;
-  std::optional<int> planner_stages;  // uniform: the number of stages
-  int planner_rerank = PlanRequest{}.rerank;  // dapple, pipeline-mapping: PlanRequest::rerank
-  int planner_prefixes = PlanRequest{}.prefixes_per_state;  // dapple, pipeline-mapping: PlanRequest::prefixes_per_state
-  bool planner_flat = false;                  // pipedream: PlanRequest::flat
-  std::size_t planner_candidate = 0;          // megatron: PlanRequest::candidate (YAML: 1-based)
-  std::vector<Recompute> planner_recompute;   // megatron: PlanRequest::recompute_modes
-  std::optional<bool> planner_sequence_parallel;  // megatron: PlanRequest::sequence_parallel
+  Options planner_options;
   std::vector<PipelineStage> stages;  // explicit: one chunk each, devices as cluster GPU indices
   // Added to every device's memory need in the planners' check (CUDA context, libraries); the
   // simulation itself measures the tasks' allocations only.
@@ -175,13 +170,14 @@ struct ControlledRun {
   IterationController controller;
 };
 
-// Ada-Grouper's run (schedule "ada-grouper"; Wang et al., arXiv:2303.01675, as specified in
-// planners/schedules/ada_grouper.hpp): iteration 0 runs kFkB with the first candidate k whose peak
+// Ada-Grouper's run (a schedule whose adaptation is group_size; Wang et al., arXiv:2303.01675, as
+// specified in planners/schedules/ada_grouper.hpp), among `candidates` (empty: 1…M): iteration 0 runs
+// kFkB with the first candidate k whose peak
 // memory fits every GPU; once an iteration has ended, the controller measures its per-stage compute
 // and per-boundary transfer times, predicts the next iteration for every candidate with the pipeline
 // estimator, and lowers the next iteration with the fastest k that fits. The choices (k and every
 // fitting candidate's prediction) are appended to `choices` as the run goes.
-[[nodiscard]] ControlledRun start_ada_grouper(const Scenario& scenario, const PipelineWorkloadSpec& spec,
+[[nodiscard]] ControlledRun start_ada_grouper(const Scenario& scenario, const std::vector<int>& candidates,
                                               const PipelineSetup& setup,
                                               std::shared_ptr<std::vector<PipelineRunReport::Choice>> choices);
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "models/common/option_reader.hpp"
 #include "planners/spmd/spmd_lowering.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/cluster_view_builder.hpp"
@@ -14,7 +15,9 @@ namespace dnnsim {
 SpmdPlan plan_spmd(const Scenario& scenario, const SpmdWorkload& spec) {
   const ClusterView view = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
   const SpmdCluster cluster = make_spmd_cluster(view, spec.graph.dtype());
-  return builtin_spmd_planners().at(spec.planner, spec.where).value->plan(spec.graph, cluster);
+  SpmdPlan plan = builtin_spmd_planners().at(spec.planner, spec.where).value->plan(spec.graph, cluster, spec.planner_options);
+  plan.planner = spec.planner;
+  return plan;
 }
 
 namespace {
@@ -25,7 +28,12 @@ class SpmdKind final : public WorkloadKind {
     auto spec = std::make_shared<SpmdWorkload>();
     MapReader& map = ctx.map;
     spec->where = ctx.reader.where(map.node());
-    if (auto planner = map.choice("planner", "SPMD planner", builtin_spmd_planners().names())) spec->planner = *planner;
+    spec->planner_options = builtin_spmd_planners().defaults(spec->planner);
+    if (const YAML::Node planner = map.get("planner"); planner.IsDefined())
+      if (auto selection = read_entry(ctx.reader, planner, builtin_spmd_planners())) {
+        spec->planner = selection->name;
+        spec->planner_options = std::move(selection->options);
+      }
     Dtype dtype = Dtype::fp32;
     if (auto name = map.choice("dtype", dtype_names())) dtype = *dtype_from_name(*name);
     if (auto batch = map.integer("global_batch", 1, 1 << 30)) spec->global_batch = static_cast<int>(*batch);

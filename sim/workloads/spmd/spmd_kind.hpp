@@ -16,6 +16,7 @@ struct SpmdWorkload : WorkloadSpec {
   OpGraph graph;                // built from the model for the global batch, or read from a graph file
   std::optional<int> global_batch;
   std::string planner = "hap";  // a name of builtin_spmd_planners()
+  Options planner_options;      // its declared options
   [[nodiscard]] std::optional<int> samples_per_iteration() const override { return global_batch; }
 };
 

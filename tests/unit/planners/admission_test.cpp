@@ -20,16 +20,20 @@ AdmissionConfig range(double low, double high) {
   return config;
 }
 
+std::unique_ptr<AdmissionPolicy> make(const std::string& name, const AdmissionConfig& values) {
+  return builtin_admissions().at(name).value(builtin_admissions().defaults(name), values);
+}
+
 TEST(Admission, ThresholdPriceRunsFromLOverEToU) {
   // ψ(0) = L/e, ψ(1) = (L/e)(Ue/L) = U, and ψ(y*) = L at y* = 1/(1 + ln(U/L)): below it every value
   // in [L, U] is admitted. L = 1, U = 10: y* = 1/(1 + 2.302585) = 0.302804.
-  const auto policy = builtin_admissions().at("threshold-price").value(range(1, 10));
+  const auto policy = make("threshold-price", range(1, 10));
   EXPECT_NEAR(policy->price(0), 1 / std::exp(1.0), 1e-12);
   EXPECT_NEAR(policy->price(1), 10, 1e-12);
   EXPECT_NEAR(policy->price(1 / (1 + std::log(10.0))), 1, 1e-12);
   EXPECT_TRUE(policy->admit(1.0, 0.30));
   EXPECT_FALSE(policy->admit(1.0, 0.31));
-  EXPECT_TRUE(builtin_admissions().at("admit-all").value(range(1, 10))->admit(0.0, 1.0));
+  EXPECT_TRUE(make("admit-all", range(1, 10))->admit(0.0, 1.0));
 }
 
 // Online knapsack of `capacity` unit items that never leave: admit while there is room and the
@@ -58,8 +62,8 @@ TEST(Admission, ThresholdPolicyIsWithinOnePlusLnUOverLOfTheOptimum) {
   // 1,000 unit items the discretisation adds at most one item's worth. U/L = 10: bound 3.3026.
   const double bound = 1 + std::log(10.0);
   const int capacity = 1000;
-  const auto threshold = builtin_admissions().at("threshold-price").value(range(1, 10));
-  const auto all = builtin_admissions().at("admit-all").value(range(1, 10));
+  const auto threshold = make("threshold-price", range(1, 10));
+  const auto all = make("admit-all", range(1, 10));
 
   // The adversarial order for a threshold rule: values rising slowly from L to U, each level a full
   // knapsack's worth of items, so that admitting early fills the room the best items need.

@@ -1,6 +1,7 @@
 // GADGET-like scheduling (planners/jobs/gadget.hpp): the ring embedding, the ring model with
 // contention and the greedy, each on a small cluster derived by hand.
 #include "planners/jobs/gadget.hpp"
+#include "tests/support/planner_entries.hpp"
 
 #include <gtest/gtest.h>
 
@@ -61,7 +62,6 @@ TEST(Gadget, RingTimeIsTheSlowestHopWithNicsSharedByRings) {
 struct GadgetFixture {
   std::vector<JobRecord> records;
   ClusterState state;
-  SchedulerParams params;
   LinearSpeed speed;
   std::unique_ptr<PlacementPolicy> placement = builtin_placements().at("consolidated").value(0);
 
@@ -85,9 +85,8 @@ struct GadgetFixture {
     }
     for (std::size_t i = 0; i < records.size(); ++i) state.queued[i].record = &records[i];
   }
-  std::vector<Decision> decide() {
-    auto scheduler = builtin_schedulers().at("gadget").value(SchedulerContext{params, *placement, speed, 0});
-    return scheduler->decide(state, SchedulerEvent::arrival);
+  std::vector<Decision> decide(const std::string& name = "gadget", testing::OptionValues options = {}) {
+    return testing::make_scheduler(name, speed, *placement, options)->decide(state, SchedulerEvent::arrival);
   }
 };
 
@@ -116,9 +115,7 @@ TEST(Gadget, GreedyPlacesByMarginalUtilityPerGpu) {
 // utility per 600 s slot, more than A's 0.075 on one GPU: A is not started; B's gain 1 − 1/6 > 0.
 TEST(Gadget, EnergyWeightCanMakeAJobNotWorthItsGpus) {
   GadgetFixture f({{8, 8.0, 1000.0}, {4, 4.0, 100.0}});
-  f.params.set("energy_weight", {1.0});
-  auto scheduler = builtin_schedulers().at("gadget-energy").value(SchedulerContext{f.params, *f.placement, f.speed, 0});
-  const std::vector<Decision> decisions = scheduler->decide(f.state, SchedulerEvent::arrival);
+  const std::vector<Decision> decisions = f.decide("gadget-energy", {{"energy_weight", 1.0}});
   ASSERT_EQ(decisions.size(), 1u);
   EXPECT_EQ(decisions[0].job, 1u);
   EXPECT_EQ(decisions[0].placement.gpus(), 1);

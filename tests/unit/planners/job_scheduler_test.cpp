@@ -8,6 +8,8 @@
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/job_speed.hpp"
 #include "planners/jobs/priority_allocation.hpp"
+#include "tests/support/diagnostics.hpp"
+#include "tests/support/planner_entries.hpp"
 
 namespace dnnsim {
 namespace {
@@ -15,7 +17,6 @@ namespace {
 struct Fixture {
   std::vector<JobRecord> records;
   ClusterState state;
-  SchedulerParams params;
   DurationSpeedModel speed;
   std::unique_ptr<PlacementPolicy> placement = builtin_placements().at("consolidated").value(0);
 
@@ -42,9 +43,8 @@ struct Fixture {
       state.queued.push_back(view);
     }
   }
-  std::vector<Decision> decide(const std::string& name) {
-    auto scheduler = builtin_schedulers().at(name).value(SchedulerContext{params, *placement, speed, 0});
-    return scheduler->decide(state, SchedulerEvent::arrival);
+  std::vector<Decision> decide(const std::string& name, testing::OptionValues options = {}) {
+    return testing::make_scheduler(name, speed, *placement, options)->decide(state, SchedulerEvent::arrival);
   }
 };
 
@@ -82,8 +82,8 @@ std::vector<Decision> gandiva_packing(const std::map<std::pair<std::string, std:
   }
   f.state.free_gpus = {0};
   const TablePackingSpeed speed(table);
-  f.params.set("packing", {1});
-  return builtin_schedulers().at("gandiva").value(SchedulerContext{f.params, *f.placement, speed, 0})->decide(f.state, SchedulerEvent::arrival);
+  return testing::make_scheduler("gandiva", speed, *f.placement, {{"packing", true}})
+      ->decide(f.state, SchedulerEvent::arrival);
 }
 
 // Beside j0, j2 and j0 each run 1.5× slower: 1/1.5 + 1/1.5 = 1.33 jobs' worth of throughput; beside
@@ -132,8 +132,7 @@ TEST(JobSchedulers, DrfAlternatesUsers) {
 // Tetris with srtf_weight 0 is pure packing: the largest job that fits first (alignment ∝ demand).
 TEST(JobSchedulers, TetrisPacksLargestFirstWithoutSrtfTerm) {
   Fixture f(4, {{"", 1, 10}, {"", 3, 100}, {"", 2, 5}});
-  f.params.set("srtf_weight", {0.0});
-  EXPECT_EQ(started(f.decide("tetris")), (std::vector<JobId>{1, 0}));
+  EXPECT_EQ(started(f.decide("tetris", {{"srtf_weight", 0.0}})), (std::vector<JobId>{1, 0}));
 }
 
 // Optimus with placement-independent speed (duration model: 1 it/s whatever the GPUs) gains nothing
@@ -145,13 +144,15 @@ TEST(JobSchedulers, OptimusGivesNoGpuWithoutGain) {
   for (const Decision& d : decisions) EXPECT_EQ(d.placement.gpus(), 1);
 }
 
-// An unknown option is left unread, for the scenario reader to report.
-TEST(JobSchedulers, UnknownOptionIsUnused) {
+// Tiresias' thresholds must increase: a located error at the option (the reader gives its place).
+TEST(JobSchedulers, TiresiasThresholdsMustIncrease) {
   Fixture f(4, {{"", 1, 10}});
-  f.params.set("thresholds", {100.0});
-  f.params.set("treshold", {1.0});
-  (void)f.decide("tiresias-las");
-  EXPECT_EQ(f.params.unused(), (std::vector<std::string>{"treshold"}));
+  Options options = testing::options_of(builtin_schedulers(), "tiresias-las");
+  options.set("thresholds", std::vector<double>{200.0, 100.0}, SourceLocation{"s.yaml", 7, 15});
+  const auto errors = testing::diagnostics_thrown_by(
+      [&] { (void)builtin_schedulers().at("tiresias-las").value(SchedulerContext{options, *f.placement, f.speed, 0}); });
+  ASSERT_EQ(errors.size(), 1u);
+  testing::expect_error(errors[0], 7, 15, "scheduler 'tiresias-las': Tiresias thresholds must increase");
 }
 
 // One GPU; job 0 (1,000 s, waiting, 0 GPU·s attained) and job 1 (10 s, running, 5 GPU·s attained), both

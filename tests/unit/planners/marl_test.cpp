@@ -9,6 +9,8 @@
 #include "planners/jobs/marl/marl_scheduler.hpp"
 #include "planners/jobs/marl/policy.hpp"
 #include "tests/support/temp_files.hpp"
+#include "tests/support/planner_entries.hpp"
+#include "tests/support/diagnostics.hpp"
 
 namespace dnnsim {
 namespace {
@@ -90,7 +92,7 @@ TEST(MarlPolicy, ActorCriticLearnsTheBetterArm) {
 struct MarlFixture {
   std::vector<JobRecord> records;
   ClusterState state;
-  SchedulerParams params;
+  std::string policy;
   DurationSpeedModel speed;
   std::unique_ptr<PlacementPolicy> placement = builtin_placements().at("consolidated").value(0);
 
@@ -108,13 +110,12 @@ struct MarlFixture {
       view.solo_rate = 1;
       state.queued.push_back(view);
     }
-    const auto path = (testing::test_dir() / "policy.pt").string();
-    MarlPolicy(5).save(path);
-    params.set_file("policy", path);
-    params.set("agents", {2});
+    policy = (testing::test_dir() / "policy.pt").string();
+    MarlPolicy(5).save(policy);
   }
   std::vector<Decision> decide() {
-    return builtin_schedulers().at("marl").value(SchedulerContext{params, *placement, speed, 0})->decide(state, SchedulerEvent::arrival);
+    return testing::make_scheduler("marl", speed, *placement, {{"policy", policy}, {"agents", std::int64_t{2}}})
+        ->decide(state, SchedulerEvent::arrival);
   }
 };
 
@@ -147,24 +148,15 @@ TEST(MarlScheduler, AFullPartitionPlacesRemotely) {
   EXPECT_EQ(decisions[0].placement.to_string(), "s0:1");
 }
 
-TEST(MarlScheduler, MissingOrUnreadablePolicyIsAnInputError) {
+TEST(MarlScheduler, AnUnreadablePolicyIsAnInputError) {
+  // A missing policy is the option reader's error (it is declared required: OptionsTest covers that).
   MarlFixture f(1);
-  SchedulerParams none;
-  none.set_origin(SourceLocation{"s.yaml", 4, 3});
-  try {
-    (void)builtin_schedulers().at("marl").value(SchedulerContext{none, *f.placement, f.speed, 0});
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_NE(format_input_error(e).find("s.yaml:4:3: error: scheduler 'marl' needs `policy:`"), std::string::npos) << format_input_error(e);
-  }
-  SchedulerParams bad;
-  bad.set_file("policy", testing::write_file("bad.pt", "garbage"), SourceLocation{"s.yaml", 5, 13});
-  try {
-    (void)builtin_schedulers().at("marl").value(SchedulerContext{bad, *f.placement, f.speed, 0});
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_NE(format_input_error(e).find("s.yaml:5:13: error: cannot read the policy"), std::string::npos) << format_input_error(e);
-  }
+  Options bad = testing::options_of(builtin_schedulers(), "marl");
+  bad.set("policy", testing::write_file("bad.pt", "garbage"), SourceLocation{"s.yaml", 5, 13});
+  const auto errors = testing::diagnostics_thrown_by(
+      [&] { (void)builtin_schedulers().at("marl").value(SchedulerContext{bad, *f.placement, f.speed, 0}); });
+  ASSERT_EQ(errors.size(), 1u);
+  testing::expect_error(errors[0], 5, 13, "scheduler 'marl': cannot read the policy");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "models/calibration/calibration.hpp"
 #include "models/dnn/zoo.hpp"
+#include "tests/support/planner_entries.hpp"
 #include "tests/unit/planners/planner_test_helpers.hpp"
 #include "dnnsim/source_paths.hpp"
 
@@ -23,6 +24,7 @@ PlanRequest gpt3_xl_request(const std::string& model) {
                                               testing::hierarchical_cluster(2, 8), 64, 1);
   request.dtype = Dtype::fp16;
   request.memory.precision = Precision::mixed;
+  request.options = testing::options_of(builtin_planners(), "megatron");
   return request;
 }
 
@@ -56,8 +58,8 @@ TEST(MegatronPlanner, EveryFittingCandidateIsAValidSplitThatFits) {
 TEST(MegatronPlanner, TheSearchSpaceIsTheFrameworks) {
   PlanRequest request = gpt3_xl_request("gpt3-xl");
   const MegatronSearch every_mode = search_megatron(request, false);
-  request.recompute_modes = {Recompute::full};
-  request.sequence_parallel = false;
+  request.options = testing::options_of(builtin_planners(), "megatron",
+                                        {{"recompute", std::vector<std::string>{"full"}}, {"sequence_parallel", false}});
   const MegatronSearch full_only = search_megatron(request, false);
   EXPECT_EQ(3 * full_only.considered, every_mode.considered);
   ASSERT_FALSE(full_only.fitting.empty());
@@ -76,7 +78,7 @@ TEST(MegatronPlanner, TheSearchSpaceIsTheFrameworks) {
 TEST(MegatronPlanner, BestCandidateBecomesAPlanOverGroups) {
   const PlanRequest request = gpt3_xl_request("gpt3-xl");
   const MegatronCandidate best = search_megatron(request, false).fitting.front();
-  const PlanResult result = MegatronPlanner().plan(request);
+  const PlanResult result = testing::plan_with("megatron", request);
   ASSERT_TRUE(result.feasible);
   ASSERT_TRUE(result.tensor_parallel.has_value());
   EXPECT_EQ(result.tensor_parallel->degree, best.tensor);
@@ -93,16 +95,15 @@ TEST(MegatronPlanner, CandidatePicksARunnerUp) {
   PlanRequest request = gpt3_xl_request("gpt3-xl");
   const MegatronSearch search = search_megatron(request, false);
   ASSERT_GE(search.fitting.size(), 3u);
-  request.candidate = 2;
-  const PlanResult third = MegatronPlanner().plan(request);
+  const PlanResult third = testing::plan_with("megatron", request, {{"candidate", std::int64_t{3}}});
   ASSERT_TRUE(third.feasible) << third.reason;
   EXPECT_EQ(third.tensor_parallel->degree, search.fitting[2].tensor);
   EXPECT_EQ(third.plan.stages.size(), static_cast<std::size_t>(search.fitting[2].pipeline));
   EXPECT_EQ(third.tensor_parallel->recompute, search.fitting[2].options.recompute);
   EXPECT_DOUBLE_EQ(third.predicted_iteration_time.value(), search.fitting[2].predicted.value());
   EXPECT_EQ(third.ranking.size(), search.fitting.size());  // the whole ranking either way
-  request.candidate = search.fitting.size();
-  const PlanResult beyond = MegatronPlanner().plan(request);
+  const auto past = static_cast<std::int64_t>(search.fitting.size() + 1);
+  const PlanResult beyond = testing::plan_with("megatron", request, {{"candidate", past}});
   EXPECT_FALSE(beyond.feasible);
   EXPECT_NE(beyond.reason.find(fmt::format("only {} configurations fit", search.fitting.size())), std::string::npos)
       << beyond.reason;
@@ -240,7 +241,7 @@ TEST(MegatronPlanner, EveryNcclCallPaysTheCalibratedLatency) {
 TEST(MegatronPlanner, NeedsATransformer) {
   PlanRequest request = gpt3_xl_request("gpt3-xl");
   request.model = builtin_models().at("resnet50").value(ModelOptions{});
-  const PlanResult result = MegatronPlanner().plan(request);
+  const PlanResult result = testing::plan_with("megatron", request);
   EXPECT_FALSE(result.feasible);
   EXPECT_NE(result.reason.find("transformer"), std::string::npos) << result.reason;
 }
@@ -248,7 +249,7 @@ TEST(MegatronPlanner, NeedsATransformer) {
 // GPT-3 175B needs 175e9 × 16 B = 2.8 TB of model states: more than 16 × 16 GiB, so nothing fits and
 // the result says why.
 TEST(MegatronPlanner, AModelThatCannotFitIsAReportedResult) {
-  const PlanResult result = MegatronPlanner().plan(gpt3_xl_request("gpt3-175b"));
+  const PlanResult result = testing::plan_with("megatron", gpt3_xl_request("gpt3-175b"));
   EXPECT_FALSE(result.feasible);
   EXPECT_NE(result.reason.find("out of memory"), std::string::npos) << result.reason;
 }

@@ -47,7 +47,7 @@ TEST(Formula2Bound, SameOutcomeAsTheUnboundedSearch) {
     for (int policy_kind = 0; policy_kind < 2; ++policy_kind) {
       const MachinePlacement machines(request.cluster);
       const BandwidthPlacement bandwidth(request.cluster);
-      const PlacementPolicy& policy = policy_kind == 0 ? static_cast<const PlacementPolicy&>(machines) : bandwidth;
+      const StagePlacementPolicy& policy = policy_kind == 0 ? static_cast<const StagePlacementPolicy&>(machines) : bandwidth;
       const SearchOutcome bounded = formula2_search(cost, policy);
       const SearchOutcome full = formula2_search(StageCostModel(request), policy, SearchOptions{.bound = false});
       SCOPED_TRACE(::testing::Message() << "trial " << trial << ", policy " << policy_kind);

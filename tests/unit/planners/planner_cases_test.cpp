@@ -8,6 +8,7 @@
 #include "models/dnn/zoo.hpp"
 #include "planner_test_helpers.hpp"
 #include "planners/parallel/planners.hpp"
+#include "tests/support/planner_entries.hpp"
 
 namespace dnnsim {
 namespace {
@@ -50,7 +51,7 @@ TEST(DapplePlanner, PicksDataParallelWithoutWeights) {
   model.layers = {measured_layer(1, 2, 0, 0), measured_layer(1, 2, 0, 0)};
   const PlanRequest request = make_request(model, hierarchical_cluster(1, 2), 4, 2);
   for (const std::string name : {"dapple", "pipeline-mapping"}) {
-    const PlanResult result = builtin_planners().at(name).value->plan(request);
+    const PlanResult result = testing::plan_with(name, request);
     ASSERT_TRUE(result.feasible) << result.reason;
     ASSERT_EQ(result.plan.stages.size(), 1u) << name;
     EXPECT_EQ(result.plan.stages[0].devices.size(), 2u);
@@ -120,15 +121,14 @@ TEST(DapplePlanner, ReRankingChoosesThePlanTheEstimatorPrefers) {
   PlanRequest request = make_request(model, two_gpus_without_latency(), 8, 4);
   for (const std::string name : {"dapple", "pipeline-mapping"}) {
     SCOPED_TRACE(name);
-    request.rerank = 1;  // Formula 2 alone: the straight plan
-    const PlanResult alone = builtin_planners().at(name).value->plan(request);
+    // Formula 2 alone (rerank 1): the straight plan.
+    const PlanResult alone = testing::plan_with(name, request, {{"rerank", std::int64_t{1}}});
     ASSERT_TRUE(alone.feasible) << alone.reason;
     EXPECT_EQ(alone.plan.stages.size(), 2u);
     EXPECT_NEAR(alone.predicted_iteration_time.value(), 12e-3, 1e-12);
     EXPECT_TRUE(alone.reranked.empty());
 
-    request.rerank = 4;
-    const PlanResult reranked = builtin_planners().at(name).value->plan(request);
+    const PlanResult reranked = testing::plan_with(name, request, {{"rerank", std::int64_t{4}}});
     ASSERT_TRUE(reranked.feasible) << reranked.reason;
     ASSERT_EQ(reranked.plan.stages.size(), 1u);
     EXPECT_EQ(reranked.plan.stages[0].devices.size(), 2u);
@@ -149,23 +149,21 @@ TEST(UniformPlanner, EqualSplitsWithTheRemainderFirst) {
   EXPECT_EQ(equal_split(10, 4), (std::vector<LayerRange>{{0, 3}, {3, 6}, {6, 8}, {8, 10}}));
   std::mt19937 random(1);
   PlanRequest request = make_request(random_model(random, 10), hierarchical_cluster(1, 4), 8, 4);
-  request.stages = 2;
-  const PlanResult plain = UniformPlanner().plan(request);
+  const PlanResult plain = testing::plan_with("uniform", request, {{"stages", std::int64_t{2}}});
   ASSERT_TRUE(plain.feasible) << plain.reason;
   ASSERT_EQ(plain.plan.stages.size(), 2u);
   EXPECT_EQ(plain.plan.stages[0].chunks, (std::vector<LayerRange>{{0, 5}}));
   EXPECT_EQ(plain.plan.stages[1].devices, (std::vector<DeviceId>{2, 3}));
   // v = 2: 4 virtual stages of 3, 3, 2, 2 layers; chunk c of stage s is virtual stage 2c + s.
   request.chunks_per_stage = 2;
-  const PlanResult interleaved = UniformPlanner().plan(request);
+  const PlanResult interleaved = testing::plan_with("uniform", request, {{"stages", std::int64_t{2}}});
   ASSERT_TRUE(interleaved.feasible) << interleaved.reason;
   EXPECT_EQ(interleaved.plan.stages[0].chunks, (std::vector<LayerRange>{{0, 3}, {6, 8}}));
   EXPECT_EQ(interleaved.plan.stages[1].chunks, (std::vector<LayerRange>{{3, 6}, {8, 10}}));
   EXPECT_TRUE(interleaved.plan.problems(10, 4).empty());
   // 4 GPUs do not split into 3 stages.
   request.chunks_per_stage = 1;
-  request.stages = 3;
-  const PlanResult uneven = UniformPlanner().plan(request);
+  const PlanResult uneven = testing::plan_with("uniform", request, {{"stages", std::int64_t{3}}});
   EXPECT_FALSE(uneven.feasible);
   EXPECT_NE(uneven.reason.find("cannot be split evenly into 3 stages"), std::string::npos) << uneven.reason;
 }
@@ -193,7 +191,7 @@ TEST(UniformPlanner, SplitsWholeBlocksWithEmbeddingFirstAndHeadLast) {
   EXPECT_EQ(uniform_split(plain, 2), equal_split(3, 2));
   // The planner says it split by blocks (16 units: the blocks, embedding, final_norm, head, cross_entropy).
   PlanRequest request = make_request(gpt, hierarchical_cluster(1, 4), 8, 4);
-  const PlanResult plan = UniformPlanner().plan(request);
+  const PlanResult plan = testing::plan_with("uniform", request);
   ASSERT_TRUE(plan.feasible) << plan.reason;
   EXPECT_EQ(plan.plan.stages[3].chunks, (std::vector<LayerRange>{{64, 88}}));
   EXPECT_EQ(plan.searched_blocks, 16u);
@@ -204,7 +202,7 @@ TEST(Planners, RejectChunksExceptUniform) {
   PlanRequest request = make_request(random_model(random, 6), hierarchical_cluster(1, 2), 4, 2);
   request.chunks_per_stage = 2;
   for (const std::string name : {"pipedream", "dapple", "pipeline-mapping"}) {
-    const PlanResult result = builtin_planners().at(name).value->plan(request);
+    const PlanResult result = testing::plan_with(name, request);
     EXPECT_FALSE(result.feasible) << name;
     EXPECT_NE(result.reason.find("chunks_per_stage = 2"), std::string::npos) << result.reason;
   }
@@ -220,7 +218,7 @@ TEST(Planners, OutOfMemoryIsAResultNamingTheMemory) {
   const PlanRequest request = make_request(model, hierarchical_cluster(1, 2), 4, 2);
   for (const auto& entry : builtin_planners().entries()) {
     if (entry.name == "megatron") continue;  // splits transformers only: megatron_planner_test.cpp
-    const PlanResult result = entry.value->plan(request);
+    const PlanResult result = testing::plan_with(entry.name, request);
     EXPECT_FALSE(result.feasible) << entry.name;
     EXPECT_NE(result.reason.find("out of memory"), std::string::npos) << entry.name << ": " << result.reason;
   }
@@ -236,11 +234,11 @@ TEST(PipeDreamPlanner, StashedWeightsPushAPlanOutOfMemoryUnderPipeDreamAsync) {
   model.measured_on = "V100-16GB";
   model.layers = {measured_layer(1, 2, 3600, 1), measured_layer(1, 2, 3600, 1)};
   PlanRequest request = make_request(model, hierarchical_cluster(1, 2), 4, 2);
-  const PlanResult flushed = PipeDreamPlanner().plan(request);
+  const PlanResult flushed = testing::plan_with("pipedream", request);
   ASSERT_TRUE(flushed.feasible) << flushed.reason;
   EXPECT_EQ(flushed.plan.stages.size(), 2u);
-  request.schedule = builtin_schedules().at("pipedream-async").value.make({});
-  const PlanResult asynchronous = PipeDreamPlanner().plan(request);
+  request.schedule = testing::make_schedule("pipedream-async");
+  const PlanResult asynchronous = testing::plan_with("pipedream", request);
   EXPECT_FALSE(asynchronous.feasible);
   EXPECT_NE(asynchronous.reason.find("out of memory"), std::string::npos) << asynchronous.reason;
 }
@@ -262,7 +260,7 @@ TEST(StageCost, TheEstimateUnderPipeDreamAsyncIsTheSteadyState) {
     const StageCostModel cost(request);
     EXPECT_NEAR(estimate_synchronous(cost, stages).value(), 27.002e-3, 1e-12);
   }
-  request.schedule = builtin_schedules().at("pipedream-async").value.make({});
+  request.schedule = testing::make_schedule("pipedream-async");
   const StageCostModel cost(request);
   EXPECT_NEAR(estimate_synchronous(cost, stages).value(), 24e-3, 1e-12);
 }
@@ -274,8 +272,8 @@ TEST(PipelineMappingPlanner, NoSlowerThanDappleOnAHierarchy) {
   std::mt19937 random(11);
   for (int trial = 0; trial < 10; ++trial) {
     const PlanRequest request = make_request(random_model(random, 8), hierarchical_cluster(2, 2), 16, 4);
-    const PlanResult dapple = DapplePlanner().plan(request);
-    const PlanResult mapping = PipelineMappingPlanner().plan(request);
+    const PlanResult dapple = testing::plan_with("dapple", request);
+    const PlanResult mapping = testing::plan_with("pipeline-mapping", request);
     ASSERT_TRUE(dapple.feasible && mapping.feasible);
     EXPECT_LE(mapping.predicted_iteration_time.value(), dapple.predicted_iteration_time.value() * (1 + 1e-12))
         << "trial " << trial;
@@ -343,7 +341,7 @@ TEST(PlannerScale, SearchesCutOnlyAtBoundaries) {
   PlanRequest request = make_request(random_model(random, 12), hierarchical_cluster(2, 2), 16, 8);
   request.boundaries = {0, 3, 6, 9, 12};
   for (const std::string name : {"dapple", "pipeline-mapping", "pipedream"}) {
-    const PlanResult result = builtin_planners().at(name).value->plan(request);
+    const PlanResult result = testing::plan_with(name, request);
     ASSERT_TRUE(result.feasible) << result.reason;
     EXPECT_EQ(result.searched_blocks, 4u) << name;
     for (const PipelineStage& stage : result.plan.stages)
@@ -360,17 +358,17 @@ TEST(PlannerScale, ProgressCanStopTheSearchWithTheBestPlanSoFar) {
   std::mt19937 random(7);
   PlanRequest request = make_request(random_model(random, 12), hierarchical_cluster(2, 2), 16, 8);
   request.progress = [](double) { return false; };
-  PlanResult stopped = builtin_planners().at("dapple").value->plan(request);
+  PlanResult stopped = testing::plan_with("dapple", request);
   EXPECT_TRUE(stopped.stopped_early);
   EXPECT_FALSE(stopped.feasible);
   EXPECT_NE(stopped.reason.find("stopped before it found a plan"), std::string::npos);
   int calls = 0;
   request.progress = [&calls](double) { return ++calls < 2; };
-  const PlanResult early = builtin_planners().at("dapple").value->plan(request);
+  const PlanResult early = testing::plan_with("dapple", request);
   EXPECT_TRUE(early.stopped_early);
   ASSERT_TRUE(early.feasible) << early.reason;
   request.progress = {};
-  const PlanResult full = builtin_planners().at("dapple").value->plan(request);
+  const PlanResult full = testing::plan_with("dapple", request);
   EXPECT_FALSE(full.stopped_early);
   EXPECT_LE(full.predicted_iteration_time.value(), early.predicted_iteration_time.value());
 }
@@ -385,7 +383,7 @@ TEST(PlannerScale, PipelineMappingProgressDoesNotRestart) {
     fractions.push_back(fraction);
     return true;
   };
-  ASSERT_TRUE(builtin_planners().at("pipeline-mapping").value->plan(request).feasible);
+  ASSERT_TRUE(testing::plan_with("pipeline-mapping", request).feasible);
   ASSERT_FALSE(fractions.empty());
   EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
   EXPECT_GE(fractions.front(), 0.0);

@@ -9,6 +9,7 @@
 
 #include "planner_test_helpers.hpp"
 #include "planners/parallel/planners.hpp"
+#include "tests/support/planner_entries.hpp"
 
 namespace dnnsim {
 namespace {
@@ -22,7 +23,7 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Every plan of the Formula 2 planners' space: stages cut anywhere; every stage but the last on a
 // group the policy proposes after the previous stage, the last on all unused GPUs (DAPPLE §4.2).
 // The minimum Formula 2 latency among the plans that fit in memory.
-double formula2_oracle(const StageCostModel& cost, const PlacementPolicy& policy) {
+double formula2_oracle(const StageCostModel& cost, const StagePlacementPolicy& policy) {
   const std::size_t layers = cost.layer_count();
   const int devices = static_cast<int>(cost.device_count());
   const int micro_batch = cost.micro_batch_size();
@@ -74,17 +75,17 @@ void expect_plan_matches(const PlanResult& result, const PlanRequest& request) {
 // default beam reaches the oracle's minimum on every one (measured at widths 2, 3, 4 and 8, so it is
 // asserted), the paper's one prefix per state on 28 (docs/planners.md). Also asserted: the plan is valid and achieves the predicted time under the
 // shared model.
-void check_formula2_planner(const Planner& planner, const std::function<std::unique_ptr<PlacementPolicy>(const ClusterView&)>& policy_for,
-                            int& matched, int& total, int prefixes_per_state = PlanRequest{}.prefixes_per_state) {
+void check_formula2_planner(const std::string& planner, const std::function<std::unique_ptr<StagePlacementPolicy>(const ClusterView&)>& policy_for,
+                            int& matched, int& total, std::int64_t prefixes_per_state = SearchOptions{}.prefixes_per_state) {
   std::mt19937 random(20240611);
   for (const Instance& instance : small_instances())
     for (int trial = 0; trial < 5; ++trial) {
       PlanRequest request = make_request(random_model(random, instance.layers),
                                          hierarchical_cluster(instance.nodes, instance.per_node),
                                          instance.global_batch, instance.micro_batches);
-      request.rerank = 1;  // the Formula 2 search alone (the re-ranking: planner_cases_test.cpp)
-      request.prefixes_per_state = prefixes_per_state;
-      const PlanResult result = planner.plan(request);
+      // The Formula 2 search alone (rerank 1; the re-ranking: planner_cases_test.cpp).
+      const PlanResult result =
+          testing::plan_with(planner, request, {{"rerank", std::int64_t{1}}, {"prefixes", prefixes_per_state}});
       expect_plan_matches(result, request);
       const StageCostModel cost(request);
       const auto policy = policy_for(request.cluster);
@@ -102,14 +103,14 @@ void check_formula2_planner(const Planner& planner, const std::function<std::uni
 TEST(DapplePlanner, MatchesTheExhaustiveSearchOfItsSpace) {
   int matched = 0, total = 0;
   check_formula2_planner(
-      DapplePlanner(), [](const ClusterView& c) { return std::make_unique<MachinePlacement>(c); }, matched, total);
+      "dapple", [](const ClusterView& c) { return std::make_unique<MachinePlacement>(c); }, matched, total);
   EXPECT_EQ(matched, total);
 }
 
 TEST(PipelineMappingPlanner, MatchesTheExhaustiveSearchOfItsSpace) {
   int matched = 0, total = 0;
   check_formula2_planner(
-      PipelineMappingPlanner(), [](const ClusterView& c) { return std::make_unique<BandwidthPlacement>(c); }, matched,
+      "pipeline-mapping", [](const ClusterView& c) { return std::make_unique<BandwidthPlacement>(c); }, matched,
       total);
   EXPECT_EQ(matched, total);
 }
@@ -120,7 +121,7 @@ TEST(PipelineMappingPlanner, MatchesTheExhaustiveSearchOfItsSpace) {
 TEST(DapplePlanner, OnePrefixPerStateIsTheHeuristicPapersDp) {
   int matched = 0, total = 0;
   check_formula2_planner(
-      DapplePlanner(), [](const ClusterView& c) { return std::make_unique<MachinePlacement>(c); }, matched, total, 1);
+      "dapple", [](const ClusterView& c) { return std::make_unique<MachinePlacement>(c); }, matched, total, 1);
   EXPECT_EQ(total, 30);
   ::testing::Test::RecordProperty("matched_oracle", matched);
   std::cout << "one prefix per state: at the oracle's minimum on " << matched << " of " << total << "\n";
@@ -157,7 +158,7 @@ TEST(PipeDreamPlanner, MatchesTheExhaustiveSearchOnOneLevel) {
       const StageCostModel cost(request);
       const BytesPerSecond bandwidth(150e9);
       const double oracle = pipedream_one_level_oracle(cost, 4, bandwidth);
-      const PlanResult result = PipeDreamPlanner().plan(request);
+      const PlanResult result = testing::plan_with("pipedream", request);
       expect_plan_matches(result, request);
       // The planner's objective, recomputed from its plan.
       double objective = 0;
@@ -176,8 +177,8 @@ TEST(PipeDreamPlanner, MatchesTheExhaustiveSearchOnOneLevel) {
       // iteration of M = 2 micro-batches is 2 periods of the slowest stage. The DP and its optimum
       // are the same (the weights stashed on these small stages fit either way).
       PlanRequest asynchronous = request;
-      asynchronous.schedule = builtin_schedules().at("pipedream-async").value.make({});
-      const PlanResult steady = PipeDreamPlanner().plan(asynchronous);
+      asynchronous.schedule = testing::make_schedule("pipedream-async");
+      const PlanResult steady = testing::plan_with("pipedream", asynchronous);
       expect_plan_matches(steady, asynchronous);
       EXPECT_EQ(steady.plan.stages, result.plan.stages);
       EXPECT_NEAR(steady.predicted_iteration_time.value(), oracle * 2, oracle * 1e-12);
@@ -192,10 +193,9 @@ TEST(PipeDreamPlanner, FlatIsOneLevelOverAllGpusAtTheSlowestPath) {
   std::mt19937 random(5);
   for (int trial = 0; trial < 6; ++trial) {
     PlanRequest request = make_request(random_model(random, 6), hierarchical_cluster(2, 2), 8, 2);
-    request.flat = true;
     const StageCostModel cost(request);
     const double oracle = pipedream_one_level_oracle(cost, 4, BytesPerSecond(3.125e9));
-    const PlanResult result = PipeDreamPlanner().plan(request);
+    const PlanResult result = testing::plan_with("pipedream", request, {{"flat", true}});
     expect_plan_matches(result, request);
     EXPECT_NEAR(result.predicted_iteration_time.value(), oracle * (2 + result.plan.stages.size() - 1), oracle * 1e-12)
         << "trial " << trial;

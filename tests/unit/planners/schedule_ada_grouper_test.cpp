@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "planners/schedules/ada_grouper.hpp"
+#include "tests/support/planner_entries.hpp"
 
 namespace dnnsim {
 namespace {
@@ -38,7 +39,7 @@ TEST(AdaGrouper, ObserveAveragesTheMeasuredTimesOfEachKind) {
   graph.add_device("a");
   graph.add_device("b");
   const LoweredIteration lowered =
-      lower_pipeline_iteration(graph, two_stages(4), *builtin_schedules().at("1f1b").value.make({}), 0);
+      lower_pipeline_iteration(graph, two_stages(4), *make_group_schedule(1), 0);
   std::vector<double> start(graph.tasks().size(), 0.0), end(graph.tasks().size(), 0.0);
   for (std::size_t j = 0; j < 4; ++j) {
     end[lowered.forward[0][j][0]] = 1 + 0.1 * static_cast<double>(j);
@@ -136,10 +137,7 @@ TEST(AdaGrouper, MemoryModelMatchesTheLoweredGraph) {
   for (int m : {4, 5})
     for (int k = 1; k <= m; ++k) {
       const PipelineWorkload workload = two_stages(m);
-      ScheduleOptions options;
-      options.group = k;
-      const TaskGraph graph =
-          build_pipeline(workload, *builtin_schedules().at("kfkb").value.make(options), {"a", "b"}, 1);
+      const TaskGraph graph = build_pipeline(workload, *make_group_schedule(k), {"a", "b"}, 1);
       EXPECT_EQ(sequential_peaks(graph), kfkb_peak_memory(pipeline_memory_demand(workload, 2), workload.shape(), k))
           << "M = " << m << ", k = " << k;
     }

@@ -5,20 +5,18 @@
 #include "planners/schedules/critical_path.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
 #include "planners/schedules/schedule.hpp"
+#include "tests/support/planner_entries.hpp"
 
 namespace dnnsim {
 namespace {
 
 constexpr double kExact = 1e-12;
 
-std::shared_ptr<const PipelineSchedule> make(const std::string& name, ScheduleOptions options = {}) {
-  return builtin_schedules().at(name).value.make(options);
-}
+using testing::make_schedule;
 
 std::shared_ptr<const PipelineSchedule> critical_path(std::optional<int> max_in_flight = std::nullopt) {
-  ScheduleOptions options;
-  options.max_in_flight = max_in_flight;
-  return make("critical-path", options);
+  if (!max_in_flight) return make_schedule("critical-path");
+  return make_schedule("critical-path", {{"max_in_flight", std::int64_t{*max_in_flight}}});
 }
 
 std::string describe(const std::vector<PipelineStep>& order) {
@@ -47,8 +45,8 @@ TEST(CriticalPathSchedule, UniformStagesGive1F1BsOrderUnderItsCapAndGPipesWithou
   const auto bound = bind_timings(critical_path(), timings);
   const auto unbounded = bind_timings(critical_path(8), timings);
   for (int s = 0; s < 4; ++s) {
-    EXPECT_EQ(describe(bound->stage_order(s, shape)), describe(make("1f1b")->stage_order(s, shape))) << "stage " << s;
-    EXPECT_EQ(describe(unbounded->stage_order(s, shape)), describe(make("gpipe")->stage_order(s, shape))) << "stage " << s;
+    EXPECT_EQ(describe(bound->stage_order(s, shape)), describe(make_schedule("1f1b")->stage_order(s, shape))) << "stage " << s;
+    EXPECT_EQ(describe(unbounded->stage_order(s, shape)), describe(make_schedule("gpipe")->stage_order(s, shape))) << "stage " << s;
   }
   EXPECT_NEAR(estimate_pipeline(*bound, shape, timings).iteration.value(), 33.0, kExact);
   EXPECT_NEAR(estimate_pipeline(*unbounded, shape, timings).iteration.value(), 33.0, kExact);
@@ -72,10 +70,10 @@ TEST(CriticalPathSchedule, SlowLinkTimelinesDerivedByHand) {
   const PipelineTimings timings = slow_link();
   const auto capped = bind_timings(critical_path(), timings);
   const auto free = bind_timings(critical_path(4), timings);
-  EXPECT_NEAR(estimate_pipeline(*make("1f1b"), shape, timings).iteration.value(), 17.0, kExact);
+  EXPECT_NEAR(estimate_pipeline(*make_schedule("1f1b"), shape, timings).iteration.value(), 17.0, kExact);
   EXPECT_NEAR(estimate_pipeline(*capped, shape, timings).iteration.value(), 17.0, kExact);
   EXPECT_NEAR(estimate_pipeline(*free, shape, timings).iteration.value(), 16.0, kExact);
-  EXPECT_NEAR(estimate_pipeline(*make("gpipe"), shape, timings).iteration.value(), 19.0, kExact);
+  EXPECT_NEAR(estimate_pipeline(*make_schedule("gpipe"), shape, timings).iteration.value(), 19.0, kExact);
   EXPECT_EQ(describe(capped->stage_order(0, shape)), "F0 F1 B0 F2 B1 F3 B2 B3");
   EXPECT_EQ(describe(free->stage_order(0, shape)), "F0 F1 F2 F3 B0 B1 B2 B3");
   EXPECT_EQ(describe(free->stage_order(1, shape)), "F0 B0 F1 B1 F2 B2 F3 B3");
@@ -96,14 +94,14 @@ TEST(CriticalPathSchedule, PeakInFlightIsTheCap) {
 }
 
 TEST(CriticalPathSchedule, OnlyTimedSchedulesAreBound) {
-  const auto one_f_one_b = make("1f1b");
+  const auto one_f_one_b = make_schedule("1f1b");
   EXPECT_FALSE(one_f_one_b->orders_by_time());
   EXPECT_EQ(bind_timings(one_f_one_b, slow_link()), one_f_one_b);
   EXPECT_TRUE(critical_path()->orders_by_time());
-  EXPECT_EQ(builtin_schedules().at("critical-path").value.options, (std::vector<std::string>{"max_in_flight", "times"}));
+  EXPECT_EQ(builtin_schedules().at("critical-path").options->names(), (std::vector<std::string>{"max_in_flight", "times"}));
   EXPECT_FALSE(critical_path()->unsupported(PipelineShape{2, 4, 2}).empty());
   EXPECT_FALSE(bind_timings(critical_path(), slow_link())->unsupported(PipelineShape{3, 4, 1}).empty());
-  EXPECT_THROW((void)critical_path(0), std::invalid_argument);
+  EXPECT_THROW((void)critical_path(0), std::logic_error);  // below the declared range
 }
 
 }  // namespace

@@ -8,28 +8,25 @@
 
 #include "planners/schedules/pipeline_estimator.hpp"
 #include "planners/schedules/schedule.hpp"
+#include "tests/support/planner_entries.hpp"
 
 namespace dnnsim {
 namespace {
 
 constexpr double kExact = 1e-12;
 
-std::shared_ptr<const PipelineSchedule> make(const std::string& name, ScheduleOptions options = {}) {
-  return builtin_schedules().at(name).value.make(options);
-}
+using testing::make_schedule;
 
 std::shared_ptr<const PipelineSchedule> kfkb(int k) {
-  ScheduleOptions options;
-  options.group = k;
-  return make("kfkb", options);
+  return make_schedule("kfkb", {{"group", std::int64_t{k}}});
 }
 
 TEST(PipelineEstimator, S1GPipeAnd1F1BTake33) {
   // §9 S1: p = 4, M = 8, t_f = 1, t_b = 2, no communication: (M + p − 1)(t_f + t_b) = 11 · 3 = 33.
   const PipelineShape shape{4, 8, 1};
   const auto timings = PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2));
-  const PipelineEstimate gpipe = estimate_pipeline(*make("gpipe"), shape, timings);
-  const PipelineEstimate one_f_one_b = estimate_pipeline(*make("1f1b"), shape, timings);
+  const PipelineEstimate gpipe = estimate_pipeline(*make_schedule("gpipe"), shape, timings);
+  const PipelineEstimate one_f_one_b = estimate_pipeline(*make_schedule("1f1b"), shape, timings);
   EXPECT_NEAR(gpipe.iteration.value(), 33.0, kExact);
   EXPECT_NEAR(one_f_one_b.iteration.value(), 33.0, kExact);
   // In flight: GPipe 8 everywhere; 1F1B min(p − i, M): 4, 3, 2, 1.
@@ -46,7 +43,7 @@ TEST(PipelineEstimator, S2InterleavedTakes28Point5) {
   // §9 S2: v = 2 chunks of t_f = 0.5, t_b = 1 each (the same model as S1):
   // M(t_f + t_b) + (p − 1)(t_f + t_b)/v = 8 · 3 + 3 · 3 / 2 = 28.5.
   const PipelineEstimate estimate =
-      estimate_pipeline(*builtin_schedules().at("interleaved").value.make(ScheduleOptions{.chunks = 2}),
+      estimate_pipeline(*make_schedule("interleaved", {{"chunks", std::int64_t{2}}}),
                         PipelineShape{4, 8, 2}, PipelineTimings::uniform(4, 2, Seconds(0.5), Seconds(1)));
   EXPECT_NEAR(estimate.iteration.value(), 28.5, kExact);
   EXPECT_EQ(estimate.peak_in_flight[0], 11);  // rank 0: 10 warm-up chunk-steps + 1
@@ -72,8 +69,8 @@ TEST(PipelineEstimator, S3KFKBTimelinesEqual1F1BAndGPipe) {
       }
     EXPECT_EQ(x.iteration.value(), y.iteration.value());
   };
-  compare(*kfkb(1), *make("1f1b"));
-  compare(*kfkb(6), *make("gpipe"));
+  compare(*kfkb(1), *make_schedule("1f1b"));
+  compare(*kfkb(6), *make_schedule("gpipe"));
 }
 
 TEST(PipelineEstimator, KFKBWithoutCommunicationMatches1F1B) {
@@ -146,7 +143,7 @@ TEST(PipelineEstimator, MatchesTheHPGORecurrenceOnRandomHeterogeneousStages) {
       timings.backward[x] = Seconds(b_time.back());
     }
     const double expected = hpgo_1f1b(f_time, b_time, m);
-    EXPECT_NEAR(estimate_pipeline(*make("1f1b"), PipelineShape{p, m, 1}, timings).iteration.value(), expected, 1e-9)
+    EXPECT_NEAR(estimate_pipeline(*make_schedule("1f1b"), PipelineShape{p, m, 1}, timings).iteration.value(), expected, 1e-9)
         << "p = " << p << ", M = " << m;
   }
 }
@@ -196,18 +193,17 @@ TEST(PipelineEstimator, GroupsHideCommunication) {
     for (int s = 0; s < 4; ++s) orders.push_back(schedule.stage_order(s, shape));
     return orders;
   };
-  EXPECT_NEAR(estimate_pipeline(*make("1f1b"), shape, timings).iteration.value(), 41.0, kExact);
+  EXPECT_NEAR(estimate_pipeline(*make_schedule("1f1b"), shape, timings).iteration.value(), 41.0, kExact);
   EXPECT_NEAR(estimate_pipeline(*kfkb(2), shape, timings).iteration.value(), 36.0, kExact);
-  EXPECT_NEAR(longest_path(orders_of(*make("1f1b")), 1, 2, 0.5), 41.0, kExact);
+  EXPECT_NEAR(longest_path(orders_of(*make_schedule("1f1b")), 1, 2, 0.5), 41.0, kExact);
   EXPECT_NEAR(longest_path(orders_of(*kfkb(2)), 1, 2, 0.5), 36.0, kExact);
   // And for other k and schedules, the estimator equals the longest path.
   for (int k : {3, 4, 8})
     EXPECT_NEAR(estimate_pipeline(*kfkb(k), shape, timings).iteration.value(), longest_path(orders_of(*kfkb(k)), 1, 2, 0.5),
                 kExact);
-  ScheduleOptions policy_b;
-  policy_b.policy = 'B';
-  EXPECT_NEAR(estimate_pipeline(*make("dapple", policy_b), shape, timings).iteration.value(),
-              longest_path(orders_of(*make("dapple", policy_b)), 1, 2, 0.5), kExact);
+  const auto policy_b = make_schedule("dapple", {{"policy", std::string("B")}});
+  EXPECT_NEAR(estimate_pipeline(*policy_b, shape, timings).iteration.value(),
+              longest_path(orders_of(*policy_b), 1, 2, 0.5), kExact);
 }
 
 TEST(PipelineEstimator, SendsQueueOnTheirStream) {
@@ -218,7 +214,7 @@ TEST(PipelineEstimator, SendsQueueOnTheirStream) {
   PipelineTimings timings = PipelineTimings::uniform(2, 1, Seconds(1), Seconds(1));
   timings.activation_transfer = {Seconds(3)};
   timings.tail = {Seconds(0.5), Seconds(2)};
-  const PipelineEstimate estimate = estimate_pipeline(*make("gpipe"), PipelineShape{2, 2, 1}, timings);
+  const PipelineEstimate estimate = estimate_pipeline(*make_schedule("gpipe"), PipelineShape{2, 2, 1}, timings);
   EXPECT_NEAR(estimate.steps[1][1].start.value(), 7.0, kExact);
   EXPECT_NEAR(estimate.steps[0][3].end.value(), 11.0, kExact);
   EXPECT_NEAR(estimate.iteration.value(), 12.0, kExact);
@@ -226,10 +222,10 @@ TEST(PipelineEstimator, SendsQueueOnTheirStream) {
 
 TEST(PipelineEstimator, RejectsMismatchedInputsAndDeadlocks) {
   const auto timings = PipelineTimings::uniform(2, 1, Seconds(1), Seconds(1));
-  EXPECT_THROW((void)estimate_pipeline(*make("1f1b"), PipelineShape{3, 2, 1}, timings), std::invalid_argument);
+  EXPECT_THROW((void)estimate_pipeline(*make_schedule("1f1b"), PipelineShape{3, 2, 1}, timings), std::invalid_argument);
   PipelineTimings one_update = timings;
   one_update.update = {Seconds(1)};  // one per stage, and there are two
-  EXPECT_THROW((void)estimate_pipeline(*make("pipedream-async"), PipelineShape{2, 2, 1}, one_update),
+  EXPECT_THROW((void)estimate_pipeline(*make_schedule("pipedream-async"), PipelineShape{2, 2, 1}, one_update),
                std::invalid_argument);
   // Stage 0 wants micro-batch 0's backward before its forward: it waits for stage 1, which waits for stage 0.
   const std::vector<std::vector<PipelineStep>> deadlocked = {
@@ -263,7 +259,7 @@ TEST(PipelineEstimator, PipeDreamAsyncWarmsUpOnceThenTakesMPeriodsAnIteration) {
   // micro-batch. Iteration n ends with micro-batch 8n + 7: at 33, 57, 81. The first iteration pays
   // the fill, 33 = (M + p − 1)(t_f + t_b) as 1F1B; the others M(t_f + t_b) = 24 — 1F1B with a flush
   // would take 33 each (3 × 33 = 99 against 81).
-  const auto async = builtin_schedules().at("pipedream-async").value.make({});
+  const auto async = make_schedule("pipedream-async");
   const PipelineShape run{4, 24, 1};
   const auto timings = PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2));
   const PipelineEstimate estimate = estimate_pipeline(*async, run, timings);
@@ -293,7 +289,7 @@ TEST(PipelineEstimator, PipeDreamAsyncSteadyStateIsTheSlowestStagesPeriod) {
   timings.forward[2] = Seconds(2);
   timings.backward[2] = Seconds(4);
   timings.update.assign(4, Seconds(0.5));
-  const auto async = builtin_schedules().at("pipedream-async").value.make({});
+  const auto async = make_schedule("pipedream-async");
   const PipelineShape run{4, 32, 1};
   const PipelineEstimate estimate = estimate_pipeline(*async, run, timings);
   const std::vector<double> ends = iteration_ends(*async, run, 8, timings, estimate);

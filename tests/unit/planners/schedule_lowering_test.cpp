@@ -10,6 +10,7 @@
 #include "models/common/diagnostics.hpp"
 #include "models/dnn/zoo.hpp"
 #include "planners/schedules/pipeline_lowering.hpp"
+#include "tests/support/planner_entries.hpp"
 
 namespace dnnsim {
 namespace {
@@ -33,9 +34,7 @@ LayerModel four_layers() {
   return model;
 }
 
-std::shared_ptr<const PipelineSchedule> make(const std::string& name, ScheduleOptions options = {}) {
-  return builtin_schedules().at(name).value.make(options);
-}
+using testing::make_schedule;
 
 // Stage 0 = layers [0, 2) on devices 0 and 1, stage 1 = [2, 4) on device 2; M micro-batches of
 // `micro_batch` samples.
@@ -57,7 +56,7 @@ TEST(PipelineLowering, TaskCountsOfAReplicatedStage) {
   // (stage 0; stage 1 has one replica), one optimizer step per device: 3. Total 8 + 4 + 8 + 1 + 3 = 24.
   TaskGraph graph;
   for (const auto& name : kThreeDevices) graph.add_device(name);
-  const LoweredIteration lowered = lower_pipeline_iteration(graph, two_to_one(2, 4), *make("1f1b"), 0);
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, two_to_one(2, 4), *make_schedule("1f1b"), 0);
   EXPECT_EQ(graph.tasks().size(), 24u);
   EXPECT_TRUE(graph.validate().empty());
   EXPECT_EQ(graph.streams(), (std::vector<std::string>{"compute", "send-next", "send-prev", "allreduce"}));
@@ -111,7 +110,7 @@ TEST(PipelineLowering, TheLastBackwardOfAReplicatedStageIsSplitIntoGradientBucke
   workload.bucket_size = Bytes(8e6);
   TaskGraph graph;
   for (const auto& name : kThreeDevices) graph.add_device(name);
-  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make("1f1b"), 0);
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make_schedule("1f1b"), 0);
   EXPECT_EQ(graph.tasks().size(), 27u);
   EXPECT_TRUE(graph.validate().empty());
   const auto& first = lowered.backward[0][1];
@@ -156,7 +155,7 @@ TEST(PipelineLowering, UnevenSplitConcatPieces) {
   workload.plan.stages[1].devices = {2, 3, 4};
   TaskGraph graph;
   for (int d = 0; d < 5; ++d) graph.add_device(fmt::format("gpu{}", d));
-  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make("gpipe"), 0);
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make_schedule("gpipe"), 0);
   std::map<std::pair<DeviceId, DeviceId>, double> sizes;
   for (TaskId id : lowered.activation_transfers[0][0]) {
     const auto& transfer = std::get<Transfer>(graph.task(id).op);
@@ -184,9 +183,7 @@ TEST(PipelineLowering, MemoryBalancesToTheModelStates) {
   // After every iteration only the weights, gradients and Adam state remain: fp32 Adam is 16 bytes
   // per parameter (4 + 4 + 8), i.e. 4 × parameter_bytes. Stage 0: 4 × 12 MB = 48 MB; stage 1:
   // 4 × (12 + 16) MB = 112 MB. Also with re-materialization, and over two iterations.
-  ScheduleOptions recompute;
-  recompute.recompute = true;
-  for (const auto& schedule : {make("1f1b"), make("gpipe", recompute)}) {
+  for (const auto& schedule : {make_schedule("1f1b"), make_schedule("gpipe", {{"recompute", true}})}) {
     const TaskGraph graph = build_pipeline(two_to_one(3, 4), *schedule, kThreeDevices, 2);
     EXPECT_EQ(graph.iteration_count(), 2u);
     const auto balance = memory_balance(graph);
@@ -202,7 +199,7 @@ TEST(PipelineLowering, PipeDreamAsyncIsOneRunWithUpdatesAndStashedWeights) {
   // updates: stage 0 (2 replicas) after every 2nd backward, mb1 and mb3: an all-reduce of its 12 MB
   // of gradients (one bucket under DDP's 25 MB) each, 2, and an optimizer step per GPU, 2 × 2 = 4;
   // stage 1 (one replica) after every backward, 4 optimizer steps. Total 24 + 16 + 2 + 8 = 50.
-  const auto async = make("pipedream-async");
+  const auto async = make_schedule("pipedream-async");
   TaskGraph graph;
   for (const auto& name : kThreeDevices) graph.add_device(name);
   const LoweredIteration run = lower_pipeline_run(graph, two_to_one(2, 4), *async, 2);
@@ -240,18 +237,16 @@ TEST(PipelineLowering, PipeDreamAsyncIsOneRunWithUpdatesAndStashedWeights) {
   TaskGraph other;
   for (const auto& name : kThreeDevices) other.add_device(name);
   EXPECT_THROW((void)lower_pipeline_iteration(other, two_to_one(2, 4), *async, 0), std::invalid_argument);
-  EXPECT_THROW((void)lower_pipeline_run(other, two_to_one(2, 4), *make("1f1b"), 2), std::invalid_argument);
+  EXPECT_THROW((void)lower_pipeline_run(other, two_to_one(2, 4), *make_schedule("1f1b"), 2), std::invalid_argument);
 }
 
 TEST(PipelineLowering, RecomputeKeepsOnlyTheChunkInputAndWaitsForTheGradient) {
   // GPipe with re-materialization, stage 1 (layers 2, 3; one replica, 4 samples): the forward keeps
   // layer 1's output, 2 MB × 4 = 8 MB; the recompute (a forward pass again, Phase::recompute) takes
   // the full (3 + 4) MB × 4 = 28 MB; the backward frees 36 MB. Stage 0 starts at layer 0: nothing kept.
-  ScheduleOptions options;
-  options.recompute = true;
   TaskGraph graph;
   for (const auto& name : kThreeDevices) graph.add_device(name);
-  const LoweredIteration lowered = lower_pipeline_iteration(graph, two_to_one(2, 4), *make("gpipe", options), 1);
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, two_to_one(2, 4), *make_schedule("gpipe", {{"recompute", true}}), 1);
   ASSERT_EQ(lowered.recompute.size(), 2u);
   const Task& forward = graph.task(lowered.forward[1][0][0]);
   const Task& recompute = graph.task(lowered.recompute[1][0][0]);
@@ -281,7 +276,7 @@ TEST(PipelineLowering, RecomputeKeepsOnlyTheChunkInputAndWaitsForTheGradient) {
 TEST(PipelineLowering, ComputeStreamFollowsTheScheduleOrder) {
   TaskGraph graph;
   for (const auto& name : kThreeDevices) graph.add_device(name);
-  const auto schedule = make("1f1b");
+  const auto schedule = make_schedule("1f1b");
   const PipelineWorkload workload = two_to_one(4, 2);
   (void)lower_pipeline_iteration(graph, workload, *schedule, 0);
   std::vector<std::string> labels;
@@ -301,12 +296,10 @@ TEST(PipelineLowering, InterleavedChainWrapsFromTheLastStageToTheFirst) {
                           PipelineStage{{LayerRange{1, 2}, LayerRange{3, 4}}, {1}}};
   workload.plan.micro_batches = 2;
   workload.plan.global_batch = 2;
-  ScheduleOptions options;
-  options.chunks = 2;
   TaskGraph graph;
   graph.add_device("a");
   graph.add_device("b");
-  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make("interleaved", options), 0);
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make_schedule("interleaved", {{"chunks", std::int64_t{2}}}), 0);
   EXPECT_TRUE(graph.validate().empty());
   ASSERT_EQ(lowered.activation_transfers.size(), 3u);
   const Task& wrap = graph.task(lowered.activation_transfers[1][0].at(0));
@@ -321,14 +314,12 @@ TEST(PipelineLowering, InterleavedChainWrapsFromTheLastStageToTheFirst) {
 TEST(PipelineLowering, RejectsPlansTheScheduleCannotRun) {
   TaskGraph graph;
   for (const auto& name : kThreeDevices) graph.add_device(name);
-  ScheduleOptions options;
-  options.chunks = 2;
-  EXPECT_THROW((void)lower_pipeline_iteration(graph, two_to_one(2, 4), *make("interleaved", options), 0), InputError);
+  EXPECT_THROW((void)lower_pipeline_iteration(graph, two_to_one(2, 4), *make_schedule("interleaved", {{"chunks", std::int64_t{2}}}), 0), InputError);
   PipelineWorkload bad = two_to_one(2, 4);
   bad.plan.stages[1].chunks[0].end = 3;  // the stages no longer cover the 4 layers
-  EXPECT_FALSE(pipeline_problems(bad, *make("1f1b"), 3).empty());
-  EXPECT_THROW((void)lower_pipeline_iteration(graph, bad, *make("1f1b"), 0), InputError);
-  EXPECT_TRUE(pipeline_problems(two_to_one(2, 4), *make("1f1b"), 3).empty());
+  EXPECT_FALSE(pipeline_problems(bad, *make_schedule("1f1b"), 3).empty());
+  EXPECT_THROW((void)lower_pipeline_iteration(graph, bad, *make_schedule("1f1b"), 0), InputError);
+  EXPECT_TRUE(pipeline_problems(two_to_one(2, 4), *make_schedule("1f1b"), 3).empty());
 }
 
 }  // namespace
@@ -364,7 +355,7 @@ TaskGraph four_gpus() {
 TEST(PipelineLowering, TensorParallelGroupsRunEveryStepPerRankWithTheirCollectives) {
   const PipelineWorkload workload = tiny_tensor_parallel_workload();
   TaskGraph graph = four_gpus();
-  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make("1f1b"), 0);
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make_schedule("1f1b"), 0);
   EXPECT_TRUE(graph.validate().empty());
   // Per stage and micro-batch: forward, recompute and backward, each one Compute per rank (2) and
   // one all-reduce over the pair (each stage holds one block, so every step has traffic): 2 stages ×
@@ -402,7 +393,7 @@ TEST(PipelineLowering, TensorParallelGroupsRunEveryStepPerRankWithTheirCollectiv
 TEST(PipelineLowering, FullRecomputationRerunsTheBlocksOnly) {
   const PipelineWorkload workload = tiny_tensor_parallel_workload();
   TaskGraph graph = four_gpus();
-  (void)lower_pipeline_iteration(graph, workload, *make("1f1b"), 0);
+  (void)lower_pipeline_iteration(graph, workload, *make_schedule("1f1b"), 0);
   const auto forward_flops = [&](std::size_t begin, std::size_t end) {
     double total = 0;
     for (std::size_t l = begin; l < end; ++l) total += workload.model.layers[l].forward_flops.value();
@@ -431,7 +422,7 @@ TEST(PipelineLowering, EveryBackwardButTheFirstAccumulatesItsGradients) {
   const PipelineWorkload workload = tiny_tensor_parallel_workload();
   ASSERT_EQ(workload.precision, Precision::fp32);
   TaskGraph graph = four_gpus();
-  (void)lower_pipeline_iteration(graph, workload, *make("1f1b"), 0);
+  (void)lower_pipeline_iteration(graph, workload, *make_schedule("1f1b"), 0);
   const auto bytes = [&](const std::string& label) {
     for (const Task& t : graph.tasks())
       if (t.label == label && std::holds_alternative<Compute>(t.op))
@@ -455,7 +446,7 @@ TEST(PipelineLowering, MirroredRanksLowerRankZeroOnlyWithTheGroupsCollectives) {
   PipelineWorkload workload = tiny_tensor_parallel_workload();
   workload.mirror_ranks = true;
   TaskGraph graph = four_gpus();
-  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make("1f1b"), 0);
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make_schedule("1f1b"), 0);
   EXPECT_TRUE(graph.validate().empty());
   std::map<std::string, int> kinds;
   for (const Task& task : graph.tasks()) {

@@ -11,6 +11,13 @@
 namespace dnnsim {
 namespace {
 
+// The SPMD planner `name` with its default options; the plan names it, as the workload kind does.
+SpmdPlan plan_with(const std::string& name, const OpGraph& graph, const SpmdCluster& cluster) {
+  SpmdPlan plan = builtin_spmd_planners().at(name).value->plan(graph, cluster, builtin_spmd_planners().defaults(name));
+  plan.planner = name;
+  return plan;
+}
+
 // B1: the boxing table of papers-parallelism.md §6.1 for one placement of p devices, T = 1000 bytes.
 TEST(SbpBoxing, TableOnOnePlacementForTwoFourAndEightDevices) {
   const double t = 1000;
@@ -81,7 +88,7 @@ TEST(SpmdSearch, LargeHiddenChoosesColumnThenRowParallelWithOneAllReduce) {
   const SpmdCluster c = cluster_of(std::vector<double>(8, 100e12));
   for (const char* planner : {"hap", "sbp"}) {
     SCOPED_TRACE(planner);
-    const SpmdPlan p = builtin_spmd_planners().at(planner).value->plan(g, c);
+    const SpmdPlan p = plan_with(planner, g, c);
     EXPECT_EQ(chosen(g, p.program, "w1").rule.output, Layout::split_columns) << p.program.describe(g);
     EXPECT_EQ(chosen(g, p.program, "h").rule.output, Layout::split_columns);
     EXPECT_EQ(chosen(g, p.program, "w2").rule.output, Layout::split_rows);
@@ -100,7 +107,7 @@ TEST(SpmdSearch, SmallHiddenLargeBatchChoosesDataParallelism) {
   const SpmdCluster c = cluster_of(std::vector<double>(8, 100e12));
   for (const char* planner : {"hap", "sbp"}) {
     SCOPED_TRACE(planner);
-    const SpmdPlan p = builtin_spmd_planners().at(planner).value->plan(g, c);
+    const SpmdPlan p = plan_with(planner, g, c);
     for (const char* activation : {"x", "h", "gelu", "y", "norm"})
       EXPECT_EQ(chosen(g, p.program, activation).rule.output, Layout::split_rows) << activation << "\n" << p.program.describe(g);
     EXPECT_EQ(chosen(g, p.program, "w1").rule.output, Layout::replicated);
@@ -113,15 +120,15 @@ TEST(SpmdSearch, SmallHiddenLargeBatchChoosesDataParallelism) {
 TEST(SpmdSearch, BaselinesStayDataOrTensorParallel) {
   const OpGraph g = mlp(8, 8192);  // where tensor parallelism wins
   const SpmdCluster c = cluster_of(std::vector<double>(4, 100e12));
-  const SpmdPlan dp = builtin_spmd_planners().at("dp-ev").value->plan(g, c);
+  const SpmdPlan dp = plan_with("dp-ev", g, c);
   EXPECT_EQ(chosen(g, dp.program, "h").rule.output, Layout::split_rows);
   EXPECT_EQ(chosen(g, dp.program, "w2").rule.output, Layout::replicated);
   const OpGraph small = mlp(65536, 64);  // where data parallelism wins
-  const SpmdPlan tp_small = builtin_spmd_planners().at("megatron").value->plan(small, c);
+  const SpmdPlan tp_small = plan_with("megatron-tp", small, c);
   EXPECT_EQ(chosen(small, tp_small.program, "x").rule.output, Layout::replicated);
   EXPECT_NE(chosen(small, tp_small.program, "h").rule.output, Layout::split_rows);
   // The restricted spaces cost at least what the full search finds.
-  const SpmdPlan hap = builtin_spmd_planners().at("hap").value->plan(small, c);
+  const SpmdPlan hap = plan_with("hap", small, c);
   EXPECT_LE(hap.predicted_iteration_s, tp_small.predicted_iteration_s * (1 + 1e-12));
 }
 
@@ -130,7 +137,7 @@ TEST(SpmdSearch, BaselinesStayDataOrTensorParallel) {
 TEST(SpmdRatios, ComputeBoundSharesFollowFlops) {
   const OpGraph g = mlp(65536, 64);
   const SpmdCluster c = cluster_of({3.86e12, 2.15e12}, /*bandwidth=*/1e15, /*alpha=*/0);
-  const SpmdPlan dp = builtin_spmd_planners().at("dp-ev").value->plan(g, c);
+  const SpmdPlan dp = plan_with("dp-ev", g, c);
   const std::vector<double> ratios = balance_ratios(g, dp.program, c);
   EXPECT_NEAR(ratios[0], 3.86 / (3.86 + 2.15), 1e-6);
   EXPECT_NEAR(ratios[1], 2.15 / (3.86 + 2.15), 1e-6);
@@ -158,9 +165,9 @@ TEST(SpmdRatios, CommunicationBoundSharesTendToEven) {
 TEST(SpmdHap, AlternationBalancesHeterogeneousDevices) {
   const OpGraph g = mlp(65536, 64);
   const SpmdCluster c = cluster_of({3.86e12, 3.86e12, 2.15e12, 2.15e12});
-  const SpmdPlan hap = builtin_spmd_planners().at("hap").value->plan(g, c);
-  const SpmdPlan dp_ev = builtin_spmd_planners().at("dp-ev").value->plan(g, c);
-  const SpmdPlan dp_cp = builtin_spmd_planners().at("dp-cp").value->plan(g, c);
+  const SpmdPlan hap = plan_with("hap", g, c);
+  const SpmdPlan dp_ev = plan_with("dp-ev", g, c);
+  const SpmdPlan dp_cp = plan_with("dp-cp", g, c);
   EXPECT_LE(hap.predicted_iteration_s, dp_cp.predicted_iteration_s * (1 + 1e-9));
   EXPECT_LT(dp_cp.predicted_iteration_s, dp_ev.predicted_iteration_s);
   EXPECT_GT(hap.ratios[0], hap.ratios[2]);
@@ -180,7 +187,7 @@ const Compute& compute_task(const TaskGraph& graph, DeviceId device, const std::
 // shard's GEMM, forward as the product, backward as the pair of its gradients.
 TEST(SpmdLowering, MatmulTasksCarryTheirShardsGemmShape) {
   const OpGraph g = mlp(8, 8192);
-  SpmdPlan plan = builtin_spmd_planners().at("megatron").value->plan(g, cluster_of({100e12, 100e12}));
+  SpmdPlan plan = plan_with("megatron-tp", g, cluster_of({100e12, 100e12}));
   ASSERT_EQ(chosen(g, plan.program, "h").rule.output, Layout::split_columns) << plan.program.describe(g);
   ASSERT_EQ(chosen(g, plan.program, "y").rule.output, Layout::partial) << plan.program.describe(g);
   plan.ratios = {0.75, 0.25};

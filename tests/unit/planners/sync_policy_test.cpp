@@ -7,12 +7,16 @@
 
 #include "models/sync/statistical_efficiency.hpp"
 #include "planners/sync/sync_policy.hpp"
+#include "tests/support/options.hpp"
 
 namespace dnnsim {
 namespace {
 
-std::unique_ptr<SyncPolicy> make(const std::string& name, SyncConfig config = {}) {
-  return builtin_sync_policies().at(name).value(config);
+std::unique_ptr<SyncPolicy> make(const std::string& name,
+                                 std::initializer_list<std::pair<const char*, OptionValue>> values = {},
+                                 double target_loss = 0) {
+  return builtin_sync_policies().at(name).value(testing::options_of(builtin_sync_policies(), name, values),
+                                                SyncContext{target_loss});
 }
 
 TEST(SyncPolicy, RegistryListsTheFivePolicies) {
@@ -21,9 +25,7 @@ TEST(SyncPolicy, RegistryListsTheFivePolicies) {
 }
 
 TEST(SyncPolicy, SspHoldsOnlyAWorkerBeyondTheBound) {
-  SyncConfig config;
-  config.staleness = 3;
-  const auto ssp = make("ssp", config);
+  const auto ssp = make("ssp", {{"staleness", std::int64_t{3}}});
   const std::vector<long> commits{10, 13, 14, 11};
   EXPECT_TRUE(ssp->may_release(0, commits));   // the slowest
   EXPECT_TRUE(ssp->may_release(1, commits));   // 13 − 10 = 3 ≤ s
@@ -36,9 +38,7 @@ TEST(SyncPolicy, SspHoldsOnlyAWorkerBeyondTheBound) {
 TEST(SyncPolicy, AdacommShrinksTauWithTheSquareRootOfTheLoss) {
   // τ = ⌈τ0·√(F/F0)⌉ (Wang & Joshi, SysML'19): τ0 = 16, F falls from 2.0 to 0.5 → ⌈16·0.5⌉ = 8; to
   // 0.02 → ⌈16·0.1⌉ = 2.
-  SyncConfig config;
-  config.local_steps = 16;
-  const auto adacomm = make("adacomm", config);
+  const auto adacomm = make("adacomm", {{"local_steps", std::int64_t{16}}});
   adacomm->on_tick(0, 2.0);
   EXPECT_FALSE(adacomm->commit_after_step(0, 15, 0, 0));
   EXPECT_TRUE(adacomm->commit_after_step(0, 16, 0, 0));
@@ -47,17 +47,14 @@ TEST(SyncPolicy, AdacommShrinksTauWithTheSquareRootOfTheLoss) {
   EXPECT_FALSE(adacomm->commit_after_step(0, 7, 0, 0));
   adacomm->on_tick(120, 0.02);
   EXPECT_TRUE(adacomm->commit_after_step(0, 2, 0, 0));
-  config.adaptive = false;
-  const auto fixed = make("adacomm", config);
+  const auto fixed = make("adacomm", {{"local_steps", std::int64_t{16}}, {"adaptive", false}});
   EXPECT_EQ(fixed->tick_period(), 0.0);
   EXPECT_FALSE(fixed->commit_after_step(0, 15, 0, 0));
 }
 
 TEST(SyncPolicy, AdspCommitIntervalIsGammaOverRateLessTheCommitCost) {
   // Γ = 60 s, c = 2: Δt = max(10, 30 − cost).
-  SyncConfig config;
-  config.initial_commit_rate = 2;
-  const auto adsp = make("adsp", config);
+  const auto adsp = make("adsp", {{"initial_commit_rate", std::int64_t{2}}});
   EXPECT_FALSE(adsp->commit_after_step(0, 100, 27.9, 2.0));
   EXPECT_TRUE(adsp->commit_after_step(0, 1, 28.0, 2.0));
   EXPECT_FALSE(adsp->commit_after_step(0, 1, 9.9, 25.0));  // never below min_commit_interval
@@ -81,9 +78,7 @@ TEST(SyncPolicy, AdspRewardRecoversTheCurveThroughThreePoints) {
 TEST(SyncPolicy, AdspClimbsWhileTheRewardGrows) {
   // Feed probes whose reward grows with the rate up to c = 3 and then falls: the search must settle
   // on 3. A probe is three ticks (start, Γ/2, Γ); each probe's start is the previous one's end.
-  SyncConfig config;
-  config.target_loss = 0.1;
-  auto adsp = make("adsp", config);
+  auto adsp = make("adsp", {}, 0.1);
   // Loss falls by `drop(c)` per half period while probing rate c.
   const auto drop = [](int c) { return c <= 3 ? 0.01 * c : 0.03 - 0.01 * (c - 3); };
   double loss = 1.0, now = 0;

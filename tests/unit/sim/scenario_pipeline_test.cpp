@@ -93,10 +93,9 @@ TEST(ScenarioPipeline, ReadsEveryKey) {
   EXPECT_EQ(spec.collective_algorithm, "tree");
   EXPECT_EQ(spec.framework_overhead.value(), 1073741824.0);  // 2^30
   EXPECT_EQ(spec.schedule, "kfkb");
-  EXPECT_EQ(spec.schedule_options.group, 2);
+  EXPECT_EQ(spec.schedule_options.integer("group"), 2);
   EXPECT_EQ(spec.planner, "uniform");
-  ASSERT_TRUE(spec.planner_stages.has_value());
-  EXPECT_EQ(*spec.planner_stages, 2);
+  EXPECT_EQ(spec.planner_options.integer("stages"), 2);
   EXPECT_TRUE(spec.stages.empty());
   // The workload mapping starts at its first key, "kind" (10:3).
   EXPECT_EQ(spec.where.line, 10);
@@ -133,7 +132,7 @@ TEST(ScenarioPipeline, DefaultsOfAPlainWorkload) {
   const PipelineWorkloadSpec spec = spec_of(load(pipeline(valid_head() + "  planner: dapple\n")));
   EXPECT_EQ(spec.schedule, "1f1b");
   EXPECT_EQ(spec.planner, "dapple");
-  EXPECT_FALSE(spec.planner_stages.has_value());
+  EXPECT_EQ(spec.planner_options.integer("rerank"), 4);  // dapple's defaults
   EXPECT_EQ(spec.dtype, Dtype::fp32);
   EXPECT_EQ(spec.precision, Precision::fp32);
   EXPECT_EQ(spec.optimizer, Optimizer::adam);
@@ -148,32 +147,32 @@ TEST(ScenarioPipeline, ReadsEachScheduleOwnOptions) {
   };
   const PipelineWorkloadSpec gpipe = schedule_of("{name: gpipe, recompute: true}");
   EXPECT_EQ(gpipe.schedule, "gpipe");
-  EXPECT_TRUE(gpipe.schedule_options.recompute);
+  EXPECT_TRUE(gpipe.schedule_options.flag("recompute"));
+  EXPECT_TRUE(gpipe.order->recompute());
 
   const PipelineWorkloadSpec dapple = schedule_of("{name: dapple, policy: B, max_in_flight: 3}");
   EXPECT_EQ(dapple.schedule, "dapple");
-  EXPECT_EQ(dapple.schedule_options.policy, 'B');
-  ASSERT_TRUE(dapple.schedule_options.max_in_flight.has_value());
-  EXPECT_EQ(*dapple.schedule_options.max_in_flight, 3);
+  EXPECT_EQ(dapple.schedule_options.choice("policy"), "B");
+  EXPECT_EQ(dapple.schedule_options.integer("max_in_flight"), 3);
 
   // Interleaved: v = 2 unless given (the scalar form: InterleavedScalarFormHasTwoChunks below).
-  EXPECT_EQ(schedule_of("{name: interleaved}").schedule_options.chunks, 2);
-  EXPECT_EQ(schedule_of("{name: interleaved, chunks: 3}").schedule_options.chunks, 3);
+  EXPECT_EQ(schedule_of("{name: interleaved}").order->chunks(), 2);
+  EXPECT_EQ(schedule_of("{name: interleaved, chunks: 3}").order->chunks(), 3);
 
   const PipelineWorkloadSpec ada = schedule_of("{name: ada-grouper, candidates: [1, 2, 4]}");
   EXPECT_EQ(ada.schedule, "ada-grouper");
-  EXPECT_EQ(ada.schedule_options.candidates, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(ada.order->adaptation().group_candidates, (std::vector<int>{1, 2, 4}));
 }
 
 // `schedule: interleaved` (the scalar form) gets the documented default v = 2, as the mapping form
-// does (it once kept ScheduleOptions' 1, and planning then threw).
+// does (it once kept the schedule options' 1, and planning then threw).
 TEST(ScenarioPipeline, InterleavedScalarFormHasTwoChunks) {
   const Scenario scenario = load(pipeline(kModel + R"(  global_batch: 8
   micro_batches: 4
   schedule: interleaved
   planner: {name: uniform, stages: 2}
 )"));
-  EXPECT_EQ(spec_of(scenario).schedule_options.chunks, 2);
+  EXPECT_EQ(spec_of(scenario).order->chunks(), 2);
   // The same plan as `{name: interleaved}`: 2 stages × 2 chunks of one layer each.
   const PipelineSetup setup = plan_pipeline(scenario, spec_of(scenario));
   ASSERT_TRUE(setup.report.plan.feasible) << setup.report.plan.reason;
@@ -246,32 +245,36 @@ TEST(ScenarioPipeline, UnknownScheduleSuggestsTheClosestName) {
 }
 
 TEST(ScenarioPipeline, AnOptionTheScheduleDoesNotReadNamesItsOptions) {
-  // "  schedule: {name: gpipe, group: 2}": the value of group at column 34.
+  // "  schedule: {name: gpipe, group: 2}": group at column 27; kfkb's option.
   expect_single_error(
       pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: gpipe, group: 2}\n  planner: dapple\n"),
-      14, 34, "schedule 'gpipe' has no option 'group' (its options: recompute)");
-  // 1F1B reads none: "  schedule: {name: 1f1b, chunks: 2}", chunks' value at column 34.
+      14, 27, "schedule 'gpipe' has no option 'group' (an option of kfkb); its options: recompute");
+  // 1F1B reads none: "  schedule: {name: 1f1b, chunks: 2}", chunks at column 26.
   expect_single_error(
       pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: 1f1b, chunks: 2}\n  planner: dapple\n"),
-      14, 34, "schedule '1f1b' has no option 'chunks' (its options: none)");
-  // DAPPLE lists both of its options.
+      14, 26, "schedule '1f1b' has no option 'chunks' (an option of interleaved); it has no options");
+  // DAPPLE lists both of its options; a typo gets a suggestion instead of an owner.
   expect_single_error(pipeline(kModel +
                                "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: dapple, recompute: true}\n"
                                "  planner: dapple\n"),
-                      14, 39, "(its options: policy, max_in_flight)");
+                      14, 28, "its options: policy, max_in_flight");
+  expect_single_error(pipeline(kModel +
+                               "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: dapple, polcy: B}\n"
+                               "  planner: dapple\n"),
+                      14, 28, "schedule 'dapple' has no option 'polcy' (did you mean 'policy'?)");
 }
 
 TEST(ScenarioPipeline, GroupLargerThanTheMicroBatchesIsAnError) {
   // M = 4; "  schedule: {name: kfkb, group: 5}": the 5 at column 33.
   expect_single_error(
       pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: kfkb, group: 5}\n  planner: dapple\n"),
-      14, 33, "group 5 is larger than the 4 micro-batches");
-  // Ada-Grouper's candidates are group sizes too, in [1, M]: "  schedule: {name: ada-grouper, candidates: [1, 8]}",
-  // the 8 at column 49.
+      14, 33, "schedule 'kfkb': group 5 is larger than the 4 micro-batches");
+  // Ada-Grouper's candidates are group sizes too, at most M: "  schedule: {name: ada-grouper, candidates: [1, 8]}",
+  // the list at column 45.
   expect_single_error(pipeline(kModel +
                                "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: ada-grouper, candidates: [1, 8]}\n"
                                "  planner: dapple\n"),
-                      14, 49, "expected an integer in [1, 4], got 8");
+                      14, 45, "schedule 'ada-grouper': candidate group size 8 is larger than the 4 micro-batches");
 }
 
 // ---- planner / stages ----------------------------------------------------------------------------------
@@ -292,31 +295,33 @@ TEST(ScenarioPipeline, UnknownPlannerSuggestsTheClosestName) {
   expect_single_error(pipeline(valid_head() + "  planner: {name: unifrom}\n"), 15, 19, "did you mean 'uniform'?");
 }
 
+// An option of another planner is refused at its key, naming the planner that has it and the given
+// planner's own options (models/common/option_reader.hpp).
 TEST(ScenarioPipeline, OnlyTheUniformPlannerTakesStages) {
-  // "  planner: {name: dapple, stages: 2}": the 2 at column 35.
-  expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, stages: 2}\n"), 15, 35,
-                      "only the uniform planner takes 'stages'; planner 'dapple' chooses them");
+  // "  planner: {name: dapple, stages: 2}": stages at column 27.
+  expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, stages: 2}\n"), 15, 27,
+                      "planner 'dapple' has no option 'stages' (an option of uniform); its options: rerank, prefixes");
 }
 
 TEST(ScenarioPipeline, OnlyThePipeDreamPlannerTakesFlat) {
-  // "  planner: {name: dapple, flat: true}": true at column 33.
-  expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, flat: true}\n"), 15, 33,
-                      "only the pipedream planner takes 'flat'; planner 'dapple' has no levels");
-  EXPECT_TRUE(spec_of(load(pipeline(valid_head() + "  planner: {name: pipedream, flat: true}\n"))).planner_flat);
-  EXPECT_FALSE(spec_of(load(pipeline(valid_head() + "  planner: pipedream\n"))).planner_flat);
+  // "  planner: {name: dapple, flat: true}": flat at column 27.
+  expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, flat: true}\n"), 15, 27,
+                      "planner 'dapple' has no option 'flat' (an option of pipedream)");
+  EXPECT_TRUE(spec_of(load(pipeline(valid_head() + "  planner: {name: pipedream, flat: true}\n"))).planner_options.flag("flat"));
+  EXPECT_FALSE(spec_of(load(pipeline(valid_head() + "  planner: pipedream\n"))).planner_options.flag("flat"));
 }
 
 TEST(ScenarioPipeline, OnlyTheMegatronPlannerTakesCandidate) {
-  // "  planner: {name: dapple, candidate: 2}": the 2 at column 38.
-  expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, candidate: 2}\n"), 15, 38,
-                      "only the megatron planner takes 'candidate'; planner 'dapple' keeps no ranking");
+  // "  planner: {name: dapple, candidate: 2}": candidate at column 27.
+  expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, candidate: 2}\n"), 15, 27,
+                      "planner 'dapple' has no option 'candidate' (an option of megatron)");
 }
 
 TEST(ScenarioPipeline, ChunksAutoNeedsTheMegatronPlanner) {
   // Line 14 "  schedule: {name: interleaved, chunks: auto}": auto at column 41.
   expect_single_error(pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: interleaved, chunks: "
                                         "auto}\n  planner: dapple\n"),
-                      14, 41, "'chunks: auto' lets the megatron planner choose the chunks per stage");
+                      14, 41, "'chunks: auto' lets a planner that chooses the chunks per stage (megatron) choose them");
 }
 
 // `dnnsim plan --planner NAME` (replace_planner): the file reads as if it named NAME. Options NAME
@@ -329,26 +334,27 @@ TEST(ScenarioPipeline, ReplacingThePlannerKeepsOnlyTheOptionsItTakes) {
   };
   const PipelineWorkloadSpec flat = planned("  planner: {name: pipedream, flat: true}\n", "pipedream");
   EXPECT_EQ(flat.planner, "pipedream");
-  EXPECT_TRUE(flat.planner_flat);
+  EXPECT_TRUE(flat.planner_options.flag("flat"));
   const PipelineWorkloadSpec dapple = planned("  planner: {name: pipedream, flat: true}\n", "dapple");
   EXPECT_EQ(dapple.planner, "dapple");
-  EXPECT_FALSE(dapple.planner_flat);
+  EXPECT_FALSE(dapple.planner_options.given("rerank"));
   const PipelineWorkloadSpec two = planned("  planner: {name: uniform, stages: 2}\n", "uniform");
-  EXPECT_EQ(two.planner_stages, std::optional<int>(2));
+  EXPECT_EQ(two.planner_options.integer("stages"), 2);
   const PipelineWorkloadSpec stages = planned("  stages: [{layers: 2, gpus: 2}, {layers: 2, gpus: 2}]\n", "pipedream");
   EXPECT_EQ(stages.planner, "pipedream");
   EXPECT_TRUE(stages.stages.empty());
 }
 
 TEST(ScenarioPipeline, OnlyTheFormula2PlannersTakePrefixes) {
-  // "  planner: {name: pipedream, prefixes: 1}": the 1 at column 40.
-  expect_single_error(pipeline(valid_head() + "  planner: {name: pipedream, prefixes: 1}\n"), 15, 40,
-                      "only the dapple and pipeline-mapping planners take 'prefixes'; planner 'pipedream' keeps no "
-                      "prefixes per state");
+  // "  planner: {name: pipedream, prefixes: 1}": prefixes at column 30.
+  expect_single_error(pipeline(valid_head() + "  planner: {name: pipedream, prefixes: 1}\n"), 15, 30,
+                      "planner 'pipedream' has no option 'prefixes' (an option of dapple, pipeline-mapping); its "
+                      "options: flat");
   // "  planner: {name: dapple, prefixes: 0}": the 0 at column 37, below the range.
   expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, prefixes: 0}\n"), 15, 37, "1024");
-  EXPECT_EQ(spec_of(load(pipeline(valid_head() + "  planner: {name: dapple, prefixes: 1}\n"))).planner_prefixes, 1);
-  EXPECT_EQ(spec_of(load(pipeline(valid_head() + "  planner: dapple\n"))).planner_prefixes, 2);  // the default beam (planner.hpp)
+  EXPECT_EQ(spec_of(load(pipeline(valid_head() + "  planner: {name: dapple, prefixes: 1}\n"))).planner_options.integer("prefixes"), 1);
+  // The default beam (formula2_search.hpp).
+  EXPECT_EQ(spec_of(load(pipeline(valid_head() + "  planner: dapple\n"))).planner_options.integer("prefixes"), 2);
 }
 
 TEST(ScenarioPipeline, ExplicitStagesMustHoldEveryLayer) {
@@ -399,7 +405,7 @@ TEST(ScenarioPipeline, SeveralErrorsAreReportedAtOnceInFileOrder) {
 )"));
   ASSERT_EQ(errors.size(), 3u) << dump(errors);
   expect_error(errors[0], 13, 18, "global_batch 8 is not a multiple of micro_batches 3");
-  expect_error(errors[1], 14, 35, "schedule 'gpipe' has no option 'chunks'");
+  expect_error(errors[1], 14, 27, "schedule 'gpipe' has no option 'chunks'");
   expect_error(errors[2], 15, 12, "unknown planner 'pipedrem'; did you mean 'pipedream'?");
 }
 
@@ -542,11 +548,11 @@ TEST(ScenarioPipeline, TensorParallelLargerThanTheClusterIsLocated) {
 TEST(ScenarioPipeline, TheMegatronPlannersSearchSpace) {
   const PipelineWorkloadSpec spec = spec_of(
       load(tiny_transformer("  planner: {name: megatron, recompute: [full, none], sequence_parallel: false}\n")));
-  EXPECT_EQ(spec.planner_recompute, (std::vector<Recompute>{Recompute::full, Recompute::none}));
-  EXPECT_EQ(spec.planner_sequence_parallel, false);
+  EXPECT_EQ(spec.planner_options.choice_list("recompute"), (std::vector<std::string>{"full", "none"}));
+  EXPECT_FALSE(spec.planner_options.flag("sequence_parallel"));
   const PipelineWorkloadSpec unset = spec_of(load(tiny_transformer("  planner: megatron\n")));
-  EXPECT_TRUE(unset.planner_recompute.empty());  // every mode
-  EXPECT_FALSE(unset.planner_sequence_parallel.has_value());
+  EXPECT_TRUE(unset.planner_options.choice_list("recompute").empty());  // every mode
+  EXPECT_FALSE(unset.planner_options.has("sequence_parallel"));
 }
 
 TEST(ScenarioPipeline, TheMegatronPlannersSearchSpaceErrorsAreLocated) {
@@ -554,16 +560,14 @@ TEST(ScenarioPipeline, TheMegatronPlannersSearchSpaceErrorsAreLocated) {
   // second full at 58.
   const auto errors = errors_of(tiny_transformer("  planner: {name: megatron, recompute: [full, sometimes, full]}\n"));
   ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 15, 47, "unknown recomputation 'sometimes'");
-  expect_error(errors[1], 15, 58, "recomputation 'full' is listed twice");
-  // Only the megatron planner takes either: the list at column 38, false at 65.
+  expect_error(errors[0], 15, 47, "option 'recompute' of planner 'megatron': unknown recompute 'sometimes'");
+  expect_error(errors[1], 15, 58, "option 'recompute' of planner 'megatron': 'full' is listed twice");
+  // Only the megatron planner takes either: recompute at column 27, sequence_parallel at 46.
   const auto other =
       errors_of(pipeline(valid_head() + "  planner: {name: dapple, recompute: [full], sequence_parallel: false}\n"));
   ASSERT_EQ(other.size(), 2u) << dump(other);
-  expect_error(other[0], 15, 38, "only the megatron planner takes 'recompute'");
-  expect_error(other[1], 15, 65, "only the megatron planner takes 'sequence_parallel'");
-  expect_single_error(tiny_transformer("  planner: {name: megatron, recompute: []}\n"), 15, 40,
-                      "give at least one recomputation mode");
+  expect_error(other[0], 15, 27, "planner 'dapple' has no option 'recompute' (an option of megatron)");
+  expect_error(other[1], 15, 46, "planner 'dapple' has no option 'sequence_parallel' (an option of megatron)");
 }
 
 TEST(ScenarioPipeline, SequenceParallelNeedsTensorParallel) {
