@@ -8,17 +8,14 @@
 #include <random>
 #include <stdexcept>
 
+#include "models/common/random.hpp"
+
 namespace dnnsim::gnn {
 
 namespace {
 
-// splitmix64 (Steele, Lea, Flood, OOPSLA'14): a cheap well-mixed hash of (node, seed).
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+// The first SplitMix64 output of `x` (models/common/random.hpp): a cheap well-mixed hash of (node, seed).
+std::uint64_t mix(std::uint64_t x) { return splitmix64_mix(x + kSplitMix64Increment); }
 
 std::vector<char> training_mask(NodeId nodes, std::span<const NodeId> training_nodes) {
   std::vector<char> mask(nodes, training_nodes.empty() ? 1 : 0);

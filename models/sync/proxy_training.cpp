@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "models/common/diagnostics.hpp"
+#include "models/common/random.hpp"
 #include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
@@ -35,10 +36,7 @@ std::size_t draw_index(std::mt19937_64& rng, std::size_t n) {
 // independent-looking seed per (run seed, regime, replica), so that adding a regime leaves the others'
 // streams unchanged.
 std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t regime, std::uint64_t replica) {
-  std::uint64_t z = seed ^ (regime * 0x9E3779B97F4A7C15ULL) ^ (replica * 0xD1B54A32D192ED03ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return splitmix64_mix(seed ^ (regime * kSplitMix64Increment) ^ (replica * 0xD1B54A32D192ED03ULL));
 }
 
 using Weights = Eigen::MatrixXd;  // kInputs × kClasses
@@ -84,7 +82,7 @@ class Softmax {
     onehot_.setZero();
     const std::size_t n = data_.labels.size();
     for (int r = 0; r < batch_; ++r) {
-      const bool own = shard != nullptr && skew > 0.0 && static_cast<double>(rng() >> 11) * 0x1.0p-53 < skew;
+      const bool own = shard != nullptr && skew > 0.0 && uniform_draw(rng) < skew;
       const std::size_t i = own ? (*shard)[draw_index(rng, shard->size())] : draw_index(rng, n);
       xb_.row(r) = data_.inputs.row(static_cast<Eigen::Index>(i));
       onehot_(r, data_.labels[i]) = 1.0;

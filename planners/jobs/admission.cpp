@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include "models/common/random.hpp"
+
 namespace dnnsim {
 namespace {
 
@@ -47,7 +49,7 @@ std::vector<double> draw_job_values(std::size_t jobs, const AdmissionConfig& con
   std::mt19937_64 engine(config.seed);
   std::vector<double> values(jobs);
   for (double& value : values) {
-    const double u = static_cast<double>(engine() >> 11) * 0x1.0p-53;
+    const double u = uniform_draw(engine);
     value = config.min_value + u * (config.max_value - config.min_value);
   }
   return values;

@@ -49,8 +49,8 @@ using AdmissionRegistry = Registry<AdmissionFactory>;
 void register_builtin_admissions(AdmissionRegistry& registry);
 [[nodiscard]] const AdmissionRegistry& builtin_admissions();
 
-// Each of `jobs` jobs' value per GPU-hour, uniform in [L, U] from the seed (a 53-bit draw of
-// mt19937_64, so the values are the same on every platform).
+// Each of `jobs` jobs' value per GPU-hour, uniform in [L, U] from the seed (uniform_draw of mt19937_64,
+// models/common/random.hpp: the same values on every platform).
 [[nodiscard]] std::vector<double> draw_job_values(std::size_t jobs, const AdmissionConfig& config);
 
 }  // namespace dnnsim

@@ -5,6 +5,8 @@
 #include <map>
 #include <numeric>
 
+#include "models/common/random.hpp"
+
 namespace dnnsim {
 namespace {
 
@@ -112,13 +114,6 @@ class TopologyAwarePlacement final : public PlacementPolicy {
   }
 };
 
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 // Load balancing: the servers with the most free GPUs first (the opposite of best fit), so jobs
 // spread out and share servers as little as possible — the "least-loaded" baseline of the RL
 // schedulers' evaluations (DL2, Harmony; papers-cluster.md §2).
@@ -141,10 +136,10 @@ class RandomPlacement final : public PlacementPolicy {
     for (std::size_t server = 0; server < free.size(); ++server)
       slots.insert(slots.end(), static_cast<std::size_t>(free[server]), static_cast<int>(server));
     if (static_cast<int>(slots.size()) < job.gpus) return std::nullopt;
-    std::uint64_t rng = seed_ ^ (job.id * 0x9e3779b97f4a7c15ULL) ^ std::bit_cast<std::uint64_t>(state.now.value());
+    std::uint64_t rng = seed_ ^ (job.id * kSplitMix64Increment) ^ std::bit_cast<std::uint64_t>(state.now.value());
     std::map<int, int> taken;
     for (int i = 0; i < job.gpus; ++i) {
-      const std::size_t j = i + splitmix64(rng) % (slots.size() - i);
+      const std::size_t j = i + splitmix64_next(rng) % (slots.size() - i);
       std::swap(slots[i], slots[j]);
       ++taken[slots[i]];
     }

@@ -17,6 +17,7 @@
 #include <set>
 #include <tuple>
 
+#include "models/common/random.hpp"
 #include "models/common/yaml_reader.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -144,10 +145,6 @@ std::string format_value(double number, const Scalar& like) {
   if (text == "-0") text = "0";
   return text + like.unit;
 }
-
-// Uniform double in [0, 1) from the top 53 bits of one draw (as traces/network/preemption.cpp does):
-// the same on every platform, unlike std::uniform_real_distribution.
-double unit_draw(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
 // A distribution of a random axis key.
 struct Distribution {
@@ -450,7 +447,7 @@ class SweepParser {
     for (std::int64_t s = 0; s < *samples; ++s) {
       std::vector<Value> row;
       for (const Distribution& d : distributions) {
-        const double u = unit_draw(rng);
+        const double u = uniform_draw(rng);
         switch (d.kind) {
           case Distribution::Kind::integer: {
             const auto span = static_cast<std::uint64_t>(d.hi - d.lo) + 1;

@@ -5,16 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "models/common/random.hpp"
+
 namespace dnnsim {
-
-std::uint64_t SplitMix64::next() {
-  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-double SplitMix64::exponential(double rate) { return -std::log1p(-uniform()) / rate; }
 
 std::uint64_t fnv1a(const std::string& text) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;

@@ -45,18 +45,6 @@ struct JobGeneratorSpec {
 
 [[nodiscard]] JobTrace generate_jobs(const JobGeneratorSpec& spec);
 
-// Deterministic uniform doubles in [0, 1) from splitmix64; exposed for tests and schedulers.
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next();
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  double exponential(double rate);
-
- private:
-  std::uint64_t state_;
-};
-
 [[nodiscard]] std::uint64_t fnv1a(const std::string& text);
 
 }  // namespace dnnsim

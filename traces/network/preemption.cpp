@@ -6,17 +6,10 @@
 #include <limits>
 #include <stdexcept>
 
+#include "models/common/random.hpp"
+
 namespace dnnsim {
 namespace {
-
-constexpr std::uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
-
-// SplitMix64 output function (Steele, Lea & Flood 2014; constants of Stafford's "variant 13").
-constexpr std::uint64_t mix(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
 
@@ -39,15 +32,14 @@ PreemptionParams checked(PreemptionParams params) {
 }  // namespace
 
 std::uint64_t derive_seed(std::uint64_t scenario_seed, std::uint64_t index) {
-  const std::uint64_t key = mix(scenario_seed + kGolden);
-  return mix(key + (index + 1) * kGolden);  // unsigned arithmetic wraps modulo 2^64, as SplitMix64 wants
+  const std::uint64_t key = splitmix64_mix(scenario_seed + kSplitMix64Increment);
+  return splitmix64_mix(key + (index + 1) * kSplitMix64Increment);  // unsigned arithmetic wraps modulo 2^64, as SplitMix64 wants
 }
 
 PreemptionProcess::PreemptionProcess(PreemptionParams params) : params_(checked(params)), rng_(params.seed) {}
 
 double PreemptionProcess::uniform() {
-  // The 53 high bits of one 64-bit draw, scaled to [0, 1): exact in a double, identical everywhere.
-  return static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+  return uniform_draw(rng_);
 }
 
 double PreemptionProcess::exponential(double mean) {

@@ -29,7 +29,7 @@
 
 #include "planners/jobs/marl/observation.hpp"
 #include "planners/jobs/marl/torch_plugin.hpp"
-#include "traces/jobs/job_generator.hpp"
+#include "models/common/random.hpp"
 
 namespace dnnsim {
 
