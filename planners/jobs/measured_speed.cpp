@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/common/input_file.hpp"
-#include "traces/jobs/located_csv.hpp"
+#include "models/common/located_csv.hpp"
 
 namespace dnnsim {
 namespace {

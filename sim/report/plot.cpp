@@ -19,6 +19,8 @@
 #include <sstream>
 
 #include "models/common/diagnostics.hpp"
+#include "models/common/input_file.hpp"
+#include "models/common/located_csv.hpp"
 #include "sim/run/simulation.hpp"
 
 namespace dnnsim {
@@ -33,114 +35,35 @@ std::optional<std::size_t> CsvTable::column(std::string_view name) const {
 }
 
 CsvTable parse_csv_table(std::string_view text, const std::string& source) {
-  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark (spreadsheet exports)
   CsvTable table;
   table.source = source;
   DiagnosticSink sink;
-  const auto at = [&](int line, int column) { return SourceLocation{source, line, column}; };
-
-  std::size_t i = 0;
-  int line = 1;
-  int column = 1;
-  const auto at_record_end = [&] { return i >= text.size() || text[i] == '\n' || text.substr(i, 2) == "\r\n"; };
-  while (i < text.size()) {
-    if (at_record_end()) {  // a blank line separates nothing: skip it
-      i += text[i] == '\r' ? 2 : 1;
-      ++line;
-      column = 1;
-      continue;
-    }
-    const int record_line = line;
-    std::vector<std::string> fields;
-    std::vector<int> field_columns;
-    while (true) {
-      field_columns.push_back(column);
-      std::string field;
-      if (i < text.size() && text[i] == '"') {
-        const int open_line = line;
-        const int open_column = column;
-        ++i;
-        ++column;
-        bool closed = false;
-        while (i < text.size()) {
-          const char c = text[i];
-          if (c == '"') {
-            if (i + 1 < text.size() && text[i + 1] == '"') {
-              field += '"';
-              i += 2;
-              column += 2;
-              continue;
-            }
-            ++i;
-            ++column;
-            closed = true;
-            break;
-          }
-          field += c;
-          ++i;
-          if (c == '\n') {
-            ++line;
-            column = 1;
-          } else {
-            ++column;
-          }
-        }
-        if (!closed) {
-          sink.error(at(open_line, open_column), "unterminated quoted field: the closing '\"' is missing");
-          sink.throw_if_any();
-        }
-        if (i < text.size() && text[i] != ',' && !at_record_end()) {
-          sink.error(at(line, column), fmt::format("unexpected '{}' after the closing quote of a field (a quote "
-                                                   "inside a quoted field is written \"\")",
-                                                   text[i]));
-          sink.throw_if_any();
-        }
-      } else {
-        while (i < text.size() && text[i] != ',' && !at_record_end()) {
-          if (text[i] == '"') {
-            sink.error(at(line, column),
-                       "quote inside an unquoted field (quote the whole field and double the quote: \"a\"\"b\")");
-            sink.throw_if_any();
-          }
-          field += text[i];
-          ++i;
-          ++column;
-        }
-      }
-      fields.push_back(std::move(field));
-      if (i < text.size() && text[i] == ',') {
-        ++i;
-        ++column;
-        continue;
-      }
-      break;
-    }
-    const int end_column = column;
-    if (i < text.size()) {  // the record's line break
-      i += text[i] == '\r' ? 2 : 1;
-      ++line;
-      column = 1;
-    }
-    if (table.header.empty()) {
-      table.header = std::move(fields);
-      continue;
-    }
-    const std::size_t width = table.header.size();
-    if (fields.size() > width) {
-      sink.error(at(record_line, field_columns[width]),
-                 fmt::format("{} fields, but the header has {}", fields.size(), width));
-    } else if (fields.size() < width) {
-      sink.error(
-          at(record_line, end_column),
-          fmt::format(
-              "{} field{}, but the header has {} (missing: {})", fields.size(), fields.size() == 1 ? "" : "s", width,
-              fmt::join(table.header.begin() + static_cast<std::ptrdiff_t>(fields.size()), table.header.end(), ", ")));
+  // Every byte between separators is data: these are files dnnsim wrote (the sweep's results.csv,
+  // a cluster run's jobs.csv), or exports of them.
+  std::vector<LocatedCsvRow> records = read_csv_records(text, source, CsvSyntax{',', false}, sink);
+  if (records.empty()) {
+    if (sink.empty()) sink.error(SourceLocation{source, 1, 1}, "empty file: no header line");
+    sink.throw_if_any();
+  }
+  for (const LocatedCsvField& name : records.front().fields) table.header.push_back(name.text);
+  const std::size_t width = table.header.size();
+  for (auto row = records.begin() + 1; row != records.end(); ++row) {
+    const std::size_t count = row->fields.size();
+    if (row->malformed) continue;  // its syntax error is reported
+    if (count > width) {
+      sink.error(SourceLocation{source, row->fields[width].line, row->fields[width].column},
+                 fmt::format("{} fields, but the header has {}", count, width));
+    } else if (count < width) {
+      sink.error(SourceLocation{source, row->end_line, row->end_column},
+                 fmt::format("{} field{}, but the header has {} (missing: {})", count, count == 1 ? "" : "s", width,
+                             fmt::join(table.header.begin() + static_cast<std::ptrdiff_t>(count), table.header.end(), ", ")));
     } else {
+      std::vector<std::string> fields;
+      for (LocatedCsvField& field : row->fields) fields.push_back(std::move(field.text));
       table.rows.push_back(std::move(fields));
-      table.row_lines.push_back(record_line);
+      table.row_lines.push_back(row->line);
     }
   }
-  if (table.header.empty()) sink.error(at(1, 1), "empty CSV file: no header line");
   sink.throw_if_any();
   return table;
 }
@@ -175,13 +98,7 @@ CsvTable filter_rows(const CsvTable& table, const std::vector<std::string>& cond
   return kept;
 }
 
-CsvTable read_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(SourceLocation{path, 0, 0}, "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_csv_table(text.str(), path);
-}
+CsvTable read_csv(const std::string& path) { return parse_csv_table(read_input_file(path), path); }
 
 // ---------------------------------------------------------------------------------------------
 // Axis values

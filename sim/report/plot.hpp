@@ -31,10 +31,12 @@ struct CsvTable {
   [[nodiscard]] std::optional<std::size_t> column(std::string_view name) const;
 };
 
-// Parses CSV text; `source` names it in messages. Strict, unlike the sweep runner's parse_csv
-// (sim/sweep), which silently drops a row cut short because it recovers its own interrupted files.
-// @throw InputError at source:line:col for an unterminated quoted field, a character after a closing
-//        quote, a quote inside an unquoted field, a row wider or narrower than the header, or no header.
+// Parses CSV text with read_csv_records (models/common/located_csv.hpp; fields untrimmed); `source`
+// names it in messages. Strict, unlike the sweep runner's parse_csv (sim/sweep), which silently drops
+// a row cut short because it recovers its own interrupted files.
+// @throw InputError at source:line:col, every problem at once: an unterminated quoted field, a character
+//        after a closing quote, a quote inside an unquoted field, a row wider or narrower than the
+//        header, or no header.
 [[nodiscard]] CsvTable parse_csv_table(std::string_view text, const std::string& source);
 // @throw InputError (as parse_csv_table; also when the file cannot be read)
 [[nodiscard]] CsvTable read_csv(const std::string& path);

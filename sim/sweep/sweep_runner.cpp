@@ -28,6 +28,7 @@
 #include <thread>
 #include <tuple>
 
+#include "models/common/located_csv.hpp"
 #include "sim/report/report.hpp"
 #include "sim/sweep/process_pool.hpp"
 
@@ -396,42 +397,18 @@ std::string csv_field(const std::string& text) {
 }
 
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  // What follows the last line end is a row cut short; a quoted field cut there is a syntax error of
+  // that row alone, which is dropped too.
+  const std::size_t last_newline = text.rfind('\n');
+  const std::size_t complete = last_newline == std::string::npos ? 0 : last_newline + 1;
+  DiagnosticSink ignored;
   std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  std::string field;
-  bool quoted = false;
-  bool field_started = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field += c;
-      }
-    } else if (c == '"' && !field_started) {
-      quoted = true;
-      field_started = true;
-    } else if (c == ',') {
-      row.push_back(std::move(field));
-      field.clear();
-      field_started = false;
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      row.push_back(std::move(field));
-      rows.push_back(std::move(row));
-      row.clear();
-      field.clear();
-      field_started = false;
-    } else {
-      field += c;
-      field_started = true;
-    }
+  for (LocatedCsvRow& record : read_csv_records(std::string_view(text).substr(0, complete), "", CsvSyntax{',', false}, ignored)) {
+    if (record.malformed) continue;
+    std::vector<std::string>& row = rows.emplace_back();
+    for (LocatedCsvField& field : record.fields) row.push_back(std::move(field.text));
   }
-  return rows;  // anything after the last line end is an unterminated row: dropped
+  return rows;
 }
 
 }  // namespace dnnsim

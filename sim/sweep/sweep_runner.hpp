@@ -79,8 +79,8 @@ struct SweepMergeResult {
 
 // RFC 4180: a field is quoted when it holds a comma, a quote, CR or LF; quotes are doubled.
 [[nodiscard]] std::string csv_field(const std::string& text);
-// Parses RFC 4180 text into rows of fields. An unterminated last line (no final newline) is dropped:
-// it can only be a row cut short.
+// Rows of fields of RFC 4180 text (read_csv_records, models/common/located_csv.hpp), every byte kept.
+// An unterminated last line (no final newline) is dropped: it can only be a row cut short.
 [[nodiscard]] std::vector<std::vector<std::string>> parse_csv(const std::string& text);
 
 }  // namespace dnnsim

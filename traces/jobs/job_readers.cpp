@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "models/common/located_csv.hpp"
 #include "models/common/yaml_reader.hpp"
-#include "traces/jobs/located_csv.hpp"
 
 namespace dnnsim {
 namespace {

@@ -17,7 +17,7 @@
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/workload_reading.hpp"
-#include "traces/jobs/located_csv.hpp"
+#include "models/common/located_csv.hpp"
 
 namespace dnnsim {
 namespace {

@@ -1,4 +1,4 @@
-#include "traces/jobs/located_csv.hpp"
+#include "models/common/located_csv.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -11,49 +11,139 @@
 namespace dnnsim {
 namespace {
 
-std::string trim(std::string_view text) {
-  std::size_t begin = 0, end = text.size();
-  while (begin < end && (text[begin] == ' ' || text[begin] == '\t' || text[begin] == '\r')) ++begin;
-  while (end > begin && (text[end - 1] == ' ' || text[end - 1] == '\t' || text[end - 1] == '\r')) --end;
-  return std::string(text.substr(begin, end - begin));
-}
+// The tokenizer of read_csv_records: one pass over the text, tracking line and column.
+class CsvScanner {
+ public:
+  CsvScanner(std::string_view text, const std::string& file, const CsvSyntax& syntax, DiagnosticSink& sink)
+      : text_(text), file_(file), syntax_(syntax), sink_(sink) {}
 
-std::vector<LocatedCsvField> split(std::string_view line, char separator) {
-  std::vector<LocatedCsvField> fields;
-  std::size_t i = 0;
-  while (true) {
-    LocatedCsvField field;
-    field.column = static_cast<int>(i) + 1;
-    while (i < line.size() && line[i] == ' ' && separator != ' ') ++i;
-    if (i < line.size() && line[i] == '"') {
-      field.column = static_cast<int>(i) + 1;
-      ++i;
-      std::string value;
-      while (i < line.size()) {
-        if (line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-          value += '"';
-          i += 2;
-        } else if (line[i] == '"') {
-          ++i;
+  std::vector<LocatedCsvRow> records() {
+    if (text_.starts_with("\xEF\xBB\xBF")) i_ = 3;  // a UTF-8 byte-order mark
+    std::vector<LocatedCsvRow> rows;
+    while (i_ < text_.size()) {
+      if (blank_line()) {
+        skip_line();
+        continue;
+      }
+      LocatedCsvRow row;
+      row.line = line_;
+      malformed_ = false;
+      while (true) {
+        row.fields.push_back(next_field());
+        if (i_ < text_.size() && text_[i_] == syntax_.separator) {
+          advance();
+          continue;
+        }
+        break;
+      }
+      row.end_line = line_;
+      row.end_column = column_;
+      row.malformed = malformed_;
+      skip_line_break();
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  }
+
+ private:
+  [[nodiscard]] bool at_record_end() const {
+    return i_ >= text_.size() || text_[i_] == '\n' || text_.substr(i_, 2) == "\r\n";
+  }
+  [[nodiscard]] bool blank(char c) const {
+    return syntax_.trim && c != syntax_.separator && (c == ' ' || c == '\t' || c == '\r');
+  }
+  // An empty line, or with `trim` a line of blanks.
+  [[nodiscard]] bool blank_line() const {
+    std::size_t j = i_;
+    while (j < text_.size() && blank(text_[j]) && text_.substr(j, 2) != "\r\n") ++j;
+    return j >= text_.size() || text_[j] == '\n' || text_.substr(j, 2) == "\r\n";
+  }
+  void advance() {
+    if (text_[i_] == '\n') {
+      ++line_;
+      column_ = 1;
+    } else {
+      ++column_;
+    }
+    ++i_;
+  }
+  void skip_blanks() {
+    while (i_ < text_.size() && blank(text_[i_]) && !at_record_end()) advance();
+  }
+  void skip_line_break() {
+    if (i_ < text_.size()) {
+      i_ += text_[i_] == '\r' ? 2 : 1;
+      ++line_;
+      column_ = 1;
+    }
+  }
+  // Past the end of the current (blank) line.
+  void skip_line() {
+    while (!at_record_end()) advance();
+    skip_line_break();
+  }
+
+  void syntax_error(std::string message) {
+    sink_.error({file_, line_, column_}, std::move(message));
+    malformed_ = true;
+  }
+
+  // The next field. After a syntax error (reported, the record marked malformed) the rest of the field
+  // up to the separator is taken as it stands, so that the record keeps its shape.
+  LocatedCsvField next_field() {
+    skip_blanks();
+    LocatedCsvField field{std::string(), line_, column_};
+    bool quoted = false;
+    if (i_ < text_.size() && text_[i_] == '"') {
+      quoted = true;
+      advance();
+      while (true) {
+        if (i_ >= text_.size()) {
+          sink_.error({file_, field.line, field.column}, "unterminated quoted field: the closing '\"' is missing");
+          malformed_ = true;
+          return field;
+        }
+        if (text_[i_] == '"' && i_ + 1 < text_.size() && text_[i_ + 1] == '"') {
+          field.text += '"';
+          advance();
+          advance();
+        } else if (text_[i_] == '"') {
+          advance();
           break;
         } else {
-          value += line[i++];
+          field.text += text_[i_];
+          advance();
         }
       }
-      while (i < line.size() && line[i] != separator) ++i;
-      field.text = value;
-    } else {
-      const std::size_t start = i;
-      while (i < line.size() && line[i] != separator) ++i;
-      field.column = static_cast<int>(start) + 1;
-      field.text = trim(line.substr(start, i - start));
+      skip_blanks();
+      if (!at_record_end() && text_[i_] != syntax_.separator)
+        syntax_error(fmt::format("unexpected '{}' after the closing quote of a field (a quote inside a quoted field "
+                                 "is written \"\")",
+                                 text_[i_]));
     }
-    fields.push_back(std::move(field));
-    if (i >= line.size()) break;
-    ++i;  // separator
+    bool reported = quoted;  // one error per field
+    while (!at_record_end() && text_[i_] != syntax_.separator) {
+      if (text_[i_] == '"' && !reported) {
+        syntax_error("quote inside an unquoted field (quote the whole field and double the quote: \"a\"\"b\")");
+        reported = true;
+      }
+      field.text += text_[i_];
+      advance();
+    }
+    if (!quoted)
+      while (!field.text.empty() && blank(field.text.back())) field.text.pop_back();
+    return field;
   }
-  return fields;
-}
+
+  std::string_view text_;
+  const std::string& file_;
+  const CsvSyntax& syntax_;
+  DiagnosticSink& sink_;
+  std::size_t i_ = 0;
+  int line_ = 1;
+  int column_ = 1;
+  bool malformed_ = false;  // the current record has a syntax error
+};
 
 long long days_from_civil(long long y, unsigned m, unsigned d) {  // Howard Hinnant's algorithm
   y -= m <= 2;
@@ -78,45 +168,39 @@ std::optional<double> parse_datetime(std::string_view text) {
   return static_cast<double>(days_from_civil(y, mo, d)) * 86400.0 + h * 3600.0 + mi * 60.0 + s;
 }
 
+std::vector<LocatedCsvRow> read_csv_records(std::string_view text, const std::string& file, const CsvSyntax& syntax,
+                                            DiagnosticSink& sink) {
+  return CsvScanner(text, file, syntax, sink).records();
+}
+
 std::string LocatedCsv::read_file(const std::string& path) { return read_input_file(path); }
 
 LocatedCsv LocatedCsv::parse(std::string_view text, std::string file, DiagnosticSink& sink, char separator,
-                         const std::vector<std::string>& columns) {
+                             const std::vector<std::string>& columns) {
   LocatedCsv table;
   table.file_ = std::move(file);
-  bool header_read = !columns.empty();
-  for (std::size_t i = 0; i < columns.size(); ++i) table.index_[columns[i]] = i;
-  int line_no = 0;
-  std::size_t pos = 0;
-  bool first = true;
-  while (pos <= text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    ++line_no;
-    pos = end + 1;
-    if (trim(line).empty()) {
-      if (end == text.size()) break;
-      continue;
+  std::vector<LocatedCsvRow> records = read_csv_records(text, table.file_, CsvSyntax{separator, true}, sink);
+  auto first = records.begin();
+  if (columns.empty() && first != records.end()) {
+    table.header_line_ = first->line;
+    for (std::size_t i = 0; i < first->fields.size(); ++i) {
+      const LocatedCsvField& name = first->fields[i];
+      if (table.index_.count(name.text))
+        sink.error({table.file_, name.line, name.column}, fmt::format("column '{}' appears twice", name.text));
+      table.index_[name.text] = i;
     }
-    std::vector<LocatedCsvField> fields = split(line, separator);
-    if (!header_read) {
-      header_read = true;
-      table.header_line_ = line_no;
-      for (std::size_t i = 0; i < fields.size(); ++i) {
-        if (table.index_.count(fields[i].text))
-          sink.error({table.file_, line_no, fields[i].column}, fmt::format("column '{}' appears twice", fields[i].text));
-        table.index_[fields[i].text] = i;
-      }
-    } else if (first && !columns.empty() && fields.size() == columns.size() && fields[0].text == columns[0]) {
-      table.header_line_ = line_no;  // a header line in a normally headerless table
-    } else {
-      table.rows_.push_back(LocatedCsvRow{line_no, std::move(fields)});
+    ++first;
+  } else if (!columns.empty()) {
+    for (std::size_t i = 0; i < columns.size(); ++i) table.index_[columns[i]] = i;
+    // A header line in a normally headerless table.
+    if (first != records.end() && first->fields.size() == columns.size() && first->fields[0].text == columns[0]) {
+      table.header_line_ = first->line;
+      ++first;
     }
-    first = false;
-    if (end == text.size()) break;
   }
-  if (!header_read) sink.error({table.file_, 1, 1}, "empty file: expected a header line");
+  for (; first != records.end(); ++first)
+    if (!first->malformed) table.rows_.push_back(std::move(*first));
+  if (columns.empty() && table.header_line_ == 0) sink.error({table.file_, 1, 1}, "empty file: no header line");
   return table;
 }
 
@@ -142,8 +226,7 @@ const LocatedCsvField* LocatedCsv::optional_field(const LocatedCsvRow& row, cons
 const LocatedCsvField* LocatedCsv::field(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const {
   const LocatedCsvField* field = optional_field(row, column);
   if (field == nullptr && index_.count(column)) {
-    const int past_end = row.fields.empty() ? 1 : row.fields.back().column + static_cast<int>(row.fields.back().text.size());
-    sink.error({file_, row.line, past_end},
+    sink.error({file_, row.end_line, row.end_column},
                fmt::format("missing field '{}' (expected {} fields, found {})", column, index_.size(), row.fields.size()));
   }
   return field;
