@@ -1,7 +1,5 @@
 #include <sched.h>
 #include <simgrid/s4u.hpp>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -13,6 +11,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/platform/actors.hpp"
+#include "sim/process/child_process.hpp"
 #include "sim/workloads/data_parallel/data_parallel_kind.hpp"
 #include "sim/run/simulation.hpp"
 
@@ -91,25 +90,13 @@ class Stopwatch {
 // Runs `body` in a forked child (a fresh SimGrid engine) and reads its Measurement back.
 template <class Body>
 Measurement in_child(Body body) {
-  std::cout.flush();  // the child inherits unflushed output otherwise
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(pipe_fds[0]);
+  const ChildResult run = ChildProcess::run_function([&] {
     const Measurement m = body();
-    const std::string line = fmt::format("{} {} {}\n", m.activities, m.wall, m.cpu);
-    (void)!write(pipe_fds[1], line.data(), line.size());
-    _exit(0);
-  }
-  close(pipe_fds[1]);
-  char buffer[128] = {};
-  const ssize_t got = read(pipe_fds[0], buffer, sizeof buffer - 1);
-  close(pipe_fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
+    return fmt::format("{} {} {}\n", m.activities, m.wall, m.cpu);
+  }).wait();
   Measurement m;
-  if (got <= 0 || std::sscanf(buffer, "%lf %lf %lf", &m.activities, &m.wall, &m.cpu) != 3)
+  if (run.exit.how != ChildExit::How::exited || run.exit.code != 0 ||
+      std::sscanf(run.output.c_str(), "%lf %lf %lf", &m.activities, &m.wall, &m.cpu) != 3)
     throw std::runtime_error("benchmark child failed");
   return m;
 }

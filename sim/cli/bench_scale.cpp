@@ -1,11 +1,6 @@
 // `dnnsim bench --scale` (docs/performance.md, "Scale"): the shipped scale scenarios at growing GPU
 // counts and both collective fidelities, each a `dnnsim run` child process of this executable, so
 // that its wall time and peak RSS (wait4) are the whole command's, as a user would see them.
-#include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include <chrono>
@@ -17,6 +12,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/process/child_process.hpp"
 
 namespace dnnsim::cli {
 namespace {
@@ -114,29 +110,17 @@ struct ChildRun {
 
 // Runs this executable with `args` (stdout and stderr into `log`), timing it and reading its rusage.
 ChildRun run_child(const std::vector<std::string>& args, const std::string& log) {
-  std::cout.flush();
+  ProgramCommand command;
+  command.argv = args;
+  command.argv.front() = current_executable();
+  command.stdout_path = log;
+  command.stderr_path = log;
   const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-    }
-    std::vector<char*> argv;
-    std::vector<std::string> copy = args;
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv("/proc/self/exe", argv.data());
-    _exit(127);
-  }
+  const ChildResult result = ChildProcess::start(command).wait();
   ChildRun run;
-  int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
   run.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  run.peak_rss_kib = usage.ru_maxrss;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.peak_rss_kib = result.peak_rss_kib;
+  run.exit_code = shell_status(result.exit);
   return run;
 }
 

@@ -15,7 +15,7 @@
 #include "models/common/units.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/report/report.hpp"
-#include "sim/sweep/process_pool.hpp"
+#include "sim/process/process_pool.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/run/progress.hpp"
 #include "sim/run/resource_guard.hpp"

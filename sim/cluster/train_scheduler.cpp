@@ -1,11 +1,8 @@
 #include "sim/cluster/train_scheduler.hpp"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
-#include <csignal>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +13,7 @@
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/marl/policy.hpp"
 #include "planners/jobs/placement.hpp"
+#include "sim/process/child_process.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/progress.hpp"
 #include "sim/run/simulation.hpp"
@@ -30,74 +28,43 @@ struct EpisodeOutcome {
   std::vector<float> gradient;
 };
 
-struct Child {
-  pid_t pid;
-  int fd;
-};
-
 // The child's message: 'S' + the record's numbers + the gradient, or 'E' + an error text.
-void write_all(int fd, const void* data, std::size_t size) {
-  const auto* bytes = static_cast<const char*>(data);
-  for (std::size_t done = 0; done < size;) {
-    const ssize_t n = ::write(fd, bytes + done, size - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) ::_exit(3);
-    done += static_cast<std::size_t>(n);
-  }
+ChildProcess start_episode(const TrainSchedulerOptions& options, const std::vector<std::string>& overrides,
+                           const MarlPolicy& policy, const MarlTrainingOptions& training, int episode) {
+  return ChildProcess::run_function([&]() -> std::string {
+    try {
+      const std::uint64_t seed = options.seed + static_cast<std::uint64_t>(episode);
+      std::vector<std::string> episode_overrides = overrides;
+      episode_overrides.push_back(fmt::format("workload.seed={}", seed));
+      const Scenario scenario = load_scenario(options.scenario, episode_overrides);
+      LearningEpisode learning(policy, seed, training);
+      SimulationOptions sim_options;
+      sim_options.learning = &learning;
+      const SimulationResult result = run_scenario(scenario, sim_options);
+      const auto summary = make_summary(scenario, result);
+      const auto outcome = learning.finish(result.makespan_s);
+      const double numbers[] = {static_cast<double>(seed), summary.at("cluster").at("jct_s").at("mean").get<double>(),
+                                outcome.episode_return, outcome.loss, outcome.entropy, static_cast<double>(outcome.steps),
+                                static_cast<double>(outcome.gradient.size())};
+      std::string message = "S";
+      message.append(reinterpret_cast<const char*>(numbers), sizeof numbers);
+      message.append(reinterpret_cast<const char*>(outcome.gradient.data()), outcome.gradient.size() * sizeof(float));
+      return message;
+    } catch (const InputError& error) {
+      return "E" + format_input_error(error);
+    } catch (const std::exception& error) {
+      return std::string("E") + error.what();
+    }
+  });
 }
 
-Child start_episode(const TrainSchedulerOptions& options, const std::vector<std::string>& overrides, const MarlPolicy& policy,
-                    const MarlTrainingOptions& training, int episode) {
-  int channel[2];
-  if (::pipe(channel) != 0) throw std::runtime_error("train-scheduler: pipe() failed");
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("train-scheduler: fork() failed");
-  if (pid > 0) {
-    ::close(channel[1]);
-    return {pid, channel[0]};
-  }
-  ::close(channel[0]);
-  std::string message;
-  try {
-    const std::uint64_t seed = options.seed + static_cast<std::uint64_t>(episode);
-    std::vector<std::string> episode_overrides = overrides;
-    episode_overrides.push_back(fmt::format("workload.seed={}", seed));
-    const Scenario scenario = load_scenario(options.scenario, episode_overrides);
-    LearningEpisode learning(policy, seed, training);
-    SimulationOptions sim_options;
-    sim_options.learning = &learning;
-    const SimulationResult result = run_scenario(scenario, sim_options);
-    const auto summary = make_summary(scenario, result);
-    const auto outcome = learning.finish(result.makespan_s);
-    const double numbers[] = {static_cast<double>(seed), summary.at("cluster").at("jct_s").at("mean").get<double>(),
-                              outcome.episode_return, outcome.loss, outcome.entropy, static_cast<double>(outcome.steps),
-                              static_cast<double>(outcome.gradient.size())};
-    write_all(channel[1], "S", 1);
-    write_all(channel[1], numbers, sizeof numbers);
-    write_all(channel[1], outcome.gradient.data(), outcome.gradient.size() * sizeof(float));
-  } catch (const InputError& error) {
-    message = "E" + format_input_error(error);
-  } catch (const std::exception& error) {
-    message = std::string("E") + error.what();
-  }
-  if (!message.empty()) write_all(channel[1], message.data(), message.size());
-  ::_exit(0);  // no atexit handlers, no destructors of the parent's objects
-}
-
-EpisodeOutcome finish_episode(const Child& child, int episode) {
-  std::string bytes;
-  char buffer[1 << 16];
-  for (ssize_t n; (n = ::read(child.fd, buffer, sizeof buffer)) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    bytes.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(child.fd);
-  int status = 0;
-  ::waitpid(child.pid, &status, 0);
+EpisodeOutcome finish_episode(ChildProcess& child, int episode) {
+  const ChildResult run = child.wait();
+  const std::string& bytes = run.output;
   if (bytes.empty())
-    throw std::runtime_error(WIFSIGNALED(status) ? fmt::format("train-scheduler: episode {} died of signal {}", episode, WTERMSIG(status))
-                                                 : fmt::format("train-scheduler: episode {} ended without a result", episode));
+    throw std::runtime_error(run.exit.how == ChildExit::How::killed_by_signal
+                                 ? fmt::format("train-scheduler: episode {} died of signal {}", episode, run.exit.code)
+                                 : fmt::format("train-scheduler: episode {} ended without a result", episode));
   if (bytes[0] == 'E') throw std::runtime_error(fmt::format("train-scheduler: episode {}: {}", episode, bytes.substr(1)));
   double numbers[7];
   if (bytes.size() < 1 + sizeof numbers) throw std::runtime_error(fmt::format("train-scheduler: episode {}: truncated result", episode));
@@ -169,7 +136,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   std::optional<SearchProgress> progress;
   if (options.progress) progress.emplace(*options.progress, ::isatty(STDERR_FILENO) != 0, "train-scheduler", std::nullopt, "of the episodes");
   const int parallel = std::max(1, options.parallel);
-  std::vector<Child> children;  // of the batch not yet read
+  std::vector<ChildProcess> children;  // of the batch not yet read; killed if training stops
   try {
     for (int first = 0; first < options.episodes; first += parallel) {
       if (InterruptGuard::flag().load()) {
@@ -180,22 +147,17 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
       for (int e = first; e < last; ++e) children.push_back(start_episode(options, overrides, policy, training, e));
       std::vector<float> gradient;
       for (int e = first; e < last; ++e) {
-        const Child child = children.front();
-        children.erase(children.begin());
-        auto outcome = finish_episode(child, e);
+        auto outcome = finish_episode(children[static_cast<std::size_t>(e - first)], e);
         if (gradient.empty()) gradient.assign(outcome.gradient.size(), 0.0f);
         for (std::size_t i = 0; i < gradient.size(); ++i) gradient[i] += outcome.gradient[i] / static_cast<float>(last - first);
         result.curve.push_back(outcome.record);
       }
+      children.clear();
       optimizer.apply(gradient);
       if (progress) (*progress)(static_cast<double>(last) / options.episodes);
     }
   } catch (...) {
-    for (const Child& child : children) {
-      ::kill(child.pid, SIGKILL);
-      ::waitpid(child.pid, nullptr, 0);
-      ::close(child.fd);
-    }
+    children.clear();
     std::filesystem::remove(initial);
     throw;
   }

@@ -10,10 +10,7 @@
 // and reads the summary back through a pipe, so a notebook can call it any number of times.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -30,6 +27,7 @@
 #include "planners/schedules/schedule.hpp"
 #include "planners/spmd/sharding.hpp"
 #include "planners/sync/sync_policy.hpp"
+#include "sim/process/child_process.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/registries.hpp"
 #include "sim/run/simulation.hpp"
@@ -94,48 +92,29 @@ nlohmann::ordered_json task_columns(const SimulationResult& result) {
 // The simulation of `scenario` in a forked child: its summary (and task columns) as JSON text, or
 // the error it raised. The parent waits without the GIL.
 nlohmann::ordered_json simulate_in_child(const Scenario& scenario, const std::string& out) {
-  int channel[2];
-  if (::pipe(channel) != 0) throw std::runtime_error("dnnsim.run: pipe() failed");
-  const pid_t child = ::fork();
-  if (child < 0) throw std::runtime_error("dnnsim.run: fork() failed");
-  if (child == 0) {
-    ::close(channel[0]);
-    std::string text;
+  ChildProcess child = ChildProcess::run_function([&]() -> std::string {
     try {
       const SimulationResult result = run_scenario(scenario, SimulationOptions{!out.empty() && scenario.outputs.trace});
       nlohmann::ordered_json summary = make_summary(scenario, result);
       if (!out.empty()) write_reports(scenario, result, summary, out);
       summary["tasks"] = task_columns(result);
-      text = "S" + summary.dump();
+      return "S" + summary.dump();
     } catch (const InputError& e) {
-      text = "E" + format_input_error(e);
+      return "E" + format_input_error(e);
     } catch (const std::exception& e) {
-      text = std::string("X") + e.what();
+      return std::string("X") + e.what();
     }
-    for (std::size_t written = 0; written < text.size();) {
-      const ssize_t n = ::write(channel[1], text.data() + written, text.size() - written);
-      if (n <= 0) ::_exit(2);
-      written += static_cast<std::size_t>(n);
-    }
-    ::_exit(0);  // no Python, no atexit handlers in the child
-  }
-  ::close(channel[1]);
-  std::string text;
+  });
+  ChildResult run;
   {
     py::gil_scoped_release unlocked;
-    char buffer[1 << 16];
-    for (ssize_t n; (n = ::read(channel[0], buffer, sizeof buffer)) != 0;) {
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) break;
-      text.append(buffer, static_cast<std::size_t>(n));
-    }
-    ::close(channel[0]);
-    int status = 0;
-    ::waitpid(child, &status, 0);
-    if (text.empty())
-      throw std::runtime_error(WIFSIGNALED(status) ? "dnnsim.run: the simulation died of signal " + std::to_string(WTERMSIG(status))
-                                                   : "dnnsim.run: the simulation ended without a result");
+    run = child.wait();
   }
+  const std::string& text = run.output;
+  if (text.empty())
+    throw std::runtime_error(run.exit.how == ChildExit::How::killed_by_signal
+                                 ? "dnnsim.run: the simulation died of signal " + std::to_string(run.exit.code)
+                                 : "dnnsim.run: the simulation ended without a result");
   if (text[0] == 'E') {
     PyErr_SetString(input_error_type, text.substr(1).c_str());
     throw py::error_already_set();

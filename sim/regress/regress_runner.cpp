@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <ostream>
 
-#include "sim/sweep/process_pool.hpp"
+#include "sim/process/process_pool.hpp"
 
 namespace dnnsim {
 namespace {

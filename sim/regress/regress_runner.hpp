@@ -1,4 +1,4 @@
-// Runs the runs of a regression plan, each as its own `dnnsim run` process (sim/sweep/process_pool.hpp),
+// Runs the runs of a regression plan, each as its own `dnnsim run` process (sim/process/process_pool.hpp),
 // at most `jobs` at a time, and collects their summaries (docs/regress.md).
 //
 // A run is `EXE run SCENARIO --out OUT/runs/ID --set … --set outputs.trace=false --set

@@ -1,11 +1,6 @@
 #include "sim/report/plot.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -21,6 +16,7 @@
 #include "models/common/diagnostics.hpp"
 #include "models/common/input_file.hpp"
 #include "models/common/located_csv.hpp"
+#include "sim/process/child_process.hpp"
 #include "sim/run/simulation.hpp"
 
 namespace dnnsim {
@@ -517,118 +513,34 @@ std::string make_gantt_script(const SimulationResult& result, const std::string&
 // ---------------------------------------------------------------------------------------------
 // Running gnuplot
 
-namespace {
-
-// A file descriptor closed when it goes out of scope, so that every early return closes it.
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  void reset() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-};
-
-}  // namespace
-
 int render_with_gnuplot(const std::string& script, std::string& error, const std::string& program) {
   error.clear();
-  // stdin is a socket so that writing to a gnuplot that died early fails with EPIPE (MSG_NOSIGNAL)
-  // instead of killing dnnsim with SIGPIPE; stderr is a pipe; `exec_status` reports a failed exec.
-  int in_pair[2];
-  int err_pipe[2];
-  int exec_pipe[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pair) != 0) {
-    error = fmt::format("cannot create a socket for gnuplot: {}", std::strerror(errno));
+  ProgramCommand command;
+  command.argv = {program};
+  command.search_path = true;
+  command.input = script;  // gnuplot prints nothing useful on stdout: both streams are its messages
+  ChildResult run;
+  try {
+    run = ChildProcess::start(command).wait();
+  } catch (const std::runtime_error& e) {
+    error = e.what();
     return 1;
   }
-  Fd in_parent(in_pair[0]), in_child(in_pair[1]);
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    error = fmt::format("cannot create a pipe for gnuplot: {}", std::strerror(errno));
-    return 1;
-  }
-  Fd err_parent(err_pipe[0]), err_child(err_pipe[1]);
-  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
-    error = fmt::format("cannot create a pipe for gnuplot: {}", std::strerror(errno));
-    return 1;
-  }
-  Fd exec_parent(exec_pipe[0]), exec_child(exec_pipe[1]);
-
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    error = fmt::format("cannot start gnuplot: fork failed: {}", std::strerror(errno));
-    return 1;
-  }
-  if (pid == 0) {  // child: only async-signal-safe calls until exec
-    ::dup2(in_child.fd, STDIN_FILENO);
-    ::dup2(err_child.fd, STDERR_FILENO);
-    ::dup2(err_child.fd, STDOUT_FILENO);  // gnuplot prints nothing useful on stdout; keep ours clean
-    char* const argv[] = {const_cast<char*>(program.c_str()), nullptr};
-    ::execvp(program.c_str(), argv);
-    const int code = errno;
-    [[maybe_unused]] const auto written = ::write(exec_child.fd, &code, sizeof code);
-    ::_exit(127);
-  }
-  in_child.reset();
-  err_child.reset();
-  exec_child.reset();
-
-  int exec_errno = 0;
-  const bool exec_failed = ::read(exec_parent.fd, &exec_errno, sizeof exec_errno) == sizeof exec_errno;
-
-  // Feed the script and collect gnuplot's messages at the same time (either could fill a buffer).
-  std::string messages;
-  std::size_t sent = 0;
-  if (exec_failed) {
-    in_parent.reset();
-  } else {
-    ::fcntl(in_parent.fd, F_SETFL, O_NONBLOCK);
-  }
-  while (err_parent.fd >= 0) {
-    std::array<pollfd, 2> fds{pollfd{err_parent.fd, POLLIN, 0}, pollfd{in_parent.fd, POLLOUT, 0}};
-    const nfds_t count = in_parent.fd >= 0 ? 2 : 1;
-    if (::poll(fds.data(), count, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (count == 2 && fds[1].revents != 0) {
-      const ssize_t n = ::send(in_parent.fd, script.data() + sent, script.size() - sent, MSG_NOSIGNAL);
-      if (n > 0) sent += static_cast<std::size_t>(n);
-      if ((n < 0 && errno != EAGAIN && errno != EINTR) || sent == script.size()) in_parent.reset();  // EOF for gnuplot
-    }
-    if (fds[0].revents != 0) {
-      std::array<char, 4096> buffer{};
-      const ssize_t n = ::read(err_parent.fd, buffer.data(), buffer.size());
-      if (n > 0) {
-        messages.append(buffer.data(), static_cast<std::size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        err_parent.reset();
-      }
-    }
-  }
-  in_parent.reset();
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-
-  if (exec_failed) {
-    error = exec_errno == ENOENT
+  if (run.exec_error != 0) {
+    error = run.exec_error == ENOENT
                 ? fmt::format("'{}' not found: install gnuplot (scripts/install-deps installs gnuplot-nox)", program)
-                : fmt::format("cannot run '{}': {}", program, std::strerror(exec_errno));
+                : fmt::format("cannot run '{}': {}", program, std::strerror(run.exec_error));
     return 127;
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+  if (run.exit.how == ChildExit::How::exited && run.exit.code == 0) return 0;
+  std::string& messages = run.output;
   while (!messages.empty() && (messages.back() == '\n' || messages.back() == ' ')) messages.pop_back();
   constexpr std::size_t kMaxMessage = 2000;  // the end of gnuplot's output says what went wrong
   if (messages.size() > kMaxMessage) messages = "…" + messages.substr(messages.size() - kMaxMessage);
-  error = WIFEXITED(status) ? fmt::format("gnuplot exited with status {}", WEXITSTATUS(status))
-                            : fmt::format("gnuplot was killed by signal {}", WTERMSIG(status));
+  error = run.exit.how == ChildExit::How::exited ? fmt::format("gnuplot exited with status {}", run.exit.code)
+                                                 : fmt::format("gnuplot was killed by signal {}", run.exit.code);
   if (!messages.empty()) error += ":\n" + messages;
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const int code = shell_status(run.exit);
   return code == 0 ? 1 : code;
 }
 

@@ -1,15 +1,14 @@
 #include "sim/sweep/slurm.hpp"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
+#include <stdexcept>
 #include <string_view>
+
+#include "sim/process/child_process.hpp"
 
 namespace dnnsim {
 namespace {
@@ -108,55 +107,25 @@ std::string make_job_array_script(const std::string& dnnsim_path, const std::str
 }
 
 int submit_job_array(const std::string& script_path, std::string& job_id_or_error) {
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) {
-    job_id_or_error = fmt::format("cannot create a pipe for sbatch: {}", std::strerror(errno));
+  ProgramCommand command;
+  command.argv = {"sbatch", "--parsable", script_path};
+  command.search_path = true;  // its standard output and error both captured
+  ChildResult run;
+  try {
+    run = ChildProcess::start(command).wait();
+  } catch (const std::runtime_error& e) {
+    job_id_or_error = e.what();
     return 1;
   }
-  // The argument vector is built before fork: the child only calls async-signal-safe functions.
-  std::string program = "sbatch";
-  std::string parsable = "--parsable";
-  std::string script = script_path;
-  char* argv[] = {program.data(), parsable.data(), script.data(), nullptr};
-  constexpr int kExecFailed = 127;  // what a shell reports for a command it cannot run
-  const pid_t pid = fork();
-  if (pid < 0) {
-    job_id_or_error = fmt::format("cannot start sbatch: fork failed: {}", std::strerror(errno));
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
-    return 1;
-  }
-  if (pid == 0) {  // child: stdout and stderr both into the pipe, then sbatch
-    dup2(pipe_fds[1], STDOUT_FILENO);
-    dup2(pipe_fds[1], STDERR_FILENO);
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
-    execvp(argv[0], argv);
-    _exit(kExecFailed);
-  }
-  close(pipe_fds[1]);
-  std::string output;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = read(pipe_fds[0], buffer, sizeof buffer);
-    if (n > 0) {
-      output.append(buffer, static_cast<std::size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  close(pipe_fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  output = trim(output);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == kExecFailed && output.empty()) {
+  if (run.exec_error != 0) {
     job_id_or_error = "sbatch not found on PATH (is Slurm installed? Debian: apt-get install slurm-client)";
     return 1;
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    const std::string how = WIFEXITED(status) ? fmt::format("exited with code {}", WEXITSTATUS(status))
-                                              : fmt::format("was killed by signal {}", WTERMSIG(status));
+  const std::string output = trim(run.output);
+  if (run.exit.how != ChildExit::How::exited || run.exit.code != 0) {
+    const std::string how = run.exit.how == ChildExit::How::exited
+                                ? fmt::format("exited with code {}", run.exit.code)
+                                : fmt::format("was killed by signal {}", run.exit.code);
     job_id_or_error = fmt::format("sbatch {}{}{}", how, output.empty() ? "" : ": ", output);
     return 1;
   }

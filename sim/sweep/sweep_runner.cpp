@@ -1,4 +1,4 @@
-// Runs sweep points as child processes (sim/sweep/process_pool.hpp) and writes the results CSV (see
+// Runs sweep points as child processes (sim/process/process_pool.hpp) and writes the results CSV (see
 // sweep_runner.hpp).
 //
 // The pool calls back between children, never inside a signal handler: a row is written whole (one
@@ -30,7 +30,7 @@
 
 #include "models/common/located_csv.hpp"
 #include "sim/report/report.hpp"
-#include "sim/sweep/process_pool.hpp"
+#include "sim/process/process_pool.hpp"
 
 namespace dnnsim {
 namespace {

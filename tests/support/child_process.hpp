@@ -4,35 +4,24 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <cstring>
 #include <functional>
-#include <stdexcept>
+#include <string>
 #include <vector>
+
+#include "sim/process/child_process.hpp"
 
 namespace dnnsim::testing {
 
 inline std::vector<double> in_child(const std::function<std::vector<double>()>& simulation) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(fds[0]);
+  const ChildResult run = ChildProcess::run_function([&] {
     const std::vector<double> numbers = simulation();
-    const auto bytes = static_cast<ssize_t>(numbers.size() * sizeof(double));
-    const int status = ::write(fds[1], numbers.data(), static_cast<std::size_t>(bytes)) == bytes ? 0 : 1;
-    ::close(fds[1]);
-    ::_exit(status);
-  }
-  ::close(fds[1]);
-  std::vector<double> numbers;
-  double value = 0;
-  while (::read(fds[0], &value, sizeof value) == static_cast<ssize_t>(sizeof value)) numbers.push_back(value);
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the simulation child failed";
+    return std::string(reinterpret_cast<const char*>(numbers.data()), numbers.size() * sizeof(double));
+  }).wait();
+  EXPECT_TRUE(run.exit.how == ChildExit::How::exited && run.exit.code == 0) << "the simulation child failed";
+  std::vector<double> numbers(run.output.size() / sizeof(double));
+  std::memcpy(numbers.data(), run.output.data(), numbers.size() * sizeof(double));
   return numbers;
 }
 

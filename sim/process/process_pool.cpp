@@ -1,11 +1,7 @@
 // Child processes N at a time with time limits (see process_pool.hpp).
-#include "sim/sweep/process_pool.hpp"
+#include "sim/process/process_pool.hpp"
 
-#include <fcntl.h>
-#include <sys/prctl.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -15,7 +11,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -88,62 +83,25 @@ class SignalScope {
 };
 
 struct Child {
-  pid_t pid = -1;
+  ChildProcess process;
   std::size_t index = 0;
   Clock::time_point deadline;
 };
 
-void reap(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-}
-
-void kill_all(std::vector<Child>& running) {
-  for (const Child& child : running) ::kill(-child.pid, SIGKILL);
-  for (const Child& child : running) reap(child.pid);
-  running.clear();
-}
-
-// fork + exec of `command` in a new process group, with stdin from /dev/null and stdout/stderr in
-// the command's files; the child gets the signal mask the caller had before the pool blocked its signals.
-Child launch(std::size_t index, ChildCommand command, const sigset_t& old_mask) {
-  std::vector<char*> argv;
-  for (std::string& arg : command.argv) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const int out_fd = ::open(command.stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  const int err_fd = ::open(command.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (null_fd < 0 || out_fd < 0 || err_fd < 0) {
-    for (const int fd : {null_fd, out_fd, err_fd})
-      if (fd >= 0) ::close(fd);
-    throw system_error(fmt::format("cannot create {} and {}", command.stdout_path, command.stderr_path));
-  }
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    // Child: only async-signal-safe calls until exec.
-    ::setpgid(0, 0);
-    // A driver killed outright (SIGKILL, the OOM killer) takes its points with it: an orphan would go
-    // on writing the point's folder while a resumed sweep runs the same point again.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(128 + SIGKILL);
-    ::dup2(null_fd, STDIN_FILENO);
-    ::dup2(out_fd, STDOUT_FILENO);
-    ::dup2(err_fd, STDERR_FILENO);
-    ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    ::execv(argv[0], argv.data());
-    static constexpr char kMessage[] = "error: cannot execute the dnnsim binary\n";
-    [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
-    ::_exit(127);
-  }
-  ::close(null_fd);
-  ::close(out_fd);
-  ::close(err_fd);
-  if (pid < 0) throw system_error("cannot fork");
-  ::setpgid(pid, pid);  // also here, so that a kill right after fork reaches the group
+// `command` in a new process group, with stdin from /dev/null and stdout/stderr in the command's
+// files; the child gets the signal mask the caller had before the pool blocked its signals. A driver
+// killed outright (SIGKILL, the OOM killer) takes its children with it: an orphan would go on writing
+// the point's folder while a resumed sweep runs the same point again.
+Child launch(std::size_t index, const ChildCommand& command, const sigset_t& old_mask) {
+  ProgramCommand program;
+  program.argv = command.argv;
+  program.stdout_path = command.stdout_path;
+  program.stderr_path = command.stderr_path;
+  program.own_process_group = true;
+  program.die_with_parent = true;
+  program.signal_mask = &old_mask;
   const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(command.time_limit.value()));
-  return Child{pid, index, Clock::now() + limit};
+  return Child{ChildProcess::start(program), index, Clock::now() + limit};
 }
 
 // The loop of run_child_processes; `running` is the caller's, so that it can kill what runs when a
@@ -166,28 +124,23 @@ bool run_loop(std::size_t count, unsigned jobs, const std::function<ChildCommand
     const timespec limit{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
     const int signal = ::sigtimedwait(&signals.set(), nullptr, &limit);
     if (signal == SIGINT || signal == SIGTERM) {
-      kill_all(running);
+      running.clear();  // kills them
       return false;
     }
     // A SIGCHLD, a deadline, or EINTR/EAGAIN: look at every child either way (signals coalesce).
     for (auto it = running.begin(); it != running.end();) {
-      int status = 0;
-      const pid_t pid = ::waitpid(it->pid, &status, WNOHANG);
-      ChildExit exit;
-      if (pid == it->pid) {
-        exit = WIFSIGNALED(status) ? ChildExit{ChildExit::How::killed_by_signal, WTERMSIG(status)}
-                                   : ChildExit{ChildExit::How::exited, WEXITSTATUS(status)};
-      } else if (Clock::now() >= it->deadline) {
-        ::kill(-it->pid, SIGKILL);
-        reap(it->pid);
+      std::optional<ChildExit> exit = it->process.poll();
+      if (!exit && Clock::now() >= it->deadline) {
+        it->process.kill();
         exit = ChildExit{ChildExit::How::timed_out, 0};
-      } else {
+      }
+      if (!exit) {
         ++it;
         continue;
       }
       const std::size_t index = it->index;
       it = running.erase(it);
-      finished(index, exit);
+      finished(index, *exit);
     }
   }
 }
@@ -202,12 +155,10 @@ bool run_child_processes(std::size_t count, unsigned jobs, const std::function<C
   try {
     return run_loop(count, jobs, start, finished, signals, running);
   } catch (...) {
-    kill_all(running);
+    running.clear();  // kills them
     throw;
   }
 }
-
-std::string current_executable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
 std::string failure_reason(const ChildExit& exit, const std::string& stderr_text, Seconds time_limit) {
   const std::string line = error_line(stderr_text);

@@ -3,8 +3,8 @@
 //
 // One simulation per process because SimGrid cannot reset its engine (a second engine in a process
 // keeps the clock of the first, docs research: simgrid-recipes §4); the driver never creates an
-// engine. Every child runs in a process group of its own, with stdin from /dev/null and stdout/stderr
-// in files; one that exceeds its time limit is killed (SIGKILL to its group).
+// engine. Every child (child_process.hpp) runs in a process group of its own, with stdin from
+// /dev/null and stdout/stderr in files; one that exceeds its time limit is killed (SIGKILL to its group).
 //
 // Signals are handled synchronously: SIGCHLD, SIGINT and SIGTERM are blocked while the pool runs and
 // collected with sigtimedwait, whose timeout is the nearest deadline. So there is no handler racing
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "models/common/units.hpp"
+#include "sim/process/child_process.hpp"
 
 namespace dnnsim {
 
@@ -28,12 +29,6 @@ struct ChildCommand {
   std::string stdout_path;        // created or truncated
   std::string stderr_path;
   Seconds time_limit;
-};
-
-struct ChildExit {
-  enum class How { exited, killed_by_signal, timed_out };
-  How how = How::exited;
-  int code = 0;  // exited: the exit code; killed_by_signal: the signal number; timed_out: 0
 };
 
 // Runs children 0 … count−1 in index order, at most `jobs` at once (0: one per core).
@@ -45,9 +40,6 @@ struct ChildExit {
 [[nodiscard]] bool run_child_processes(std::size_t count, unsigned jobs,
                                        const std::function<ChildCommand(std::size_t)>& start,
                                        const std::function<void(std::size_t, const ChildExit&)>& finished);
-
-// The path of the running executable (/proc/self/exe): children run the same dnnsim binary.
-[[nodiscard]] std::string current_executable();
 
 // Why a child failed, in one line: "exceeded the time limit of 30 s", "killed by signal 11
 // (Segmentation fault): <line>", or the first line of its stderr that mentions an error (else its
