@@ -1,0 +1,87 @@
+// Step builders shared by the built-in collective algorithms (models/program/collectives/*.cpp):
+// rings (ring, hierarchical), pipelined chains and the slot order of pipelined algorithms (ring's
+// broadcast, tree), and the group helpers they all use. Internal to the collective algorithms.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "models/program/collective_algorithms.hpp"
+
+namespace dnnsim::collectives {
+
+using StepIndex = std::uint32_t;
+
+// Pipelined algorithms (ring broadcast, tree) cut their payload into chunks of at least this size,
+// NCCL's default slice (NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8), so that small messages are not split
+// into latency-bound crumbs; the chunk count is also capped so the step count stays bounded.
+inline constexpr double kMinPipelineChunkBytes = 512.0 * 1024.0;
+
+// ceil(part / 512 KiB), clamped to [1, cap].
+[[nodiscard]] std::uint32_t pipeline_chunks(Bytes part, std::uint32_t cap);
+[[nodiscard]] std::uint32_t ceil_log2(std::size_t n);
+[[nodiscard]] inline StepIndex next_index(const std::vector<CollectiveStep>& steps) {
+  return static_cast<StepIndex>(steps.size());
+}
+
+// The member at `offset` places after `position` in the group order.
+[[nodiscard]] inline DeviceId member_after(const Collective& c, std::size_t position, std::size_t offset) {
+  return c.group[(position + offset) % c.group.size()];
+}
+// The position of the broadcast root in the group. @throw InputError when it is not a member.
+[[nodiscard]] std::size_t root_position(const Collective& c);
+
+// ---- Rings, shared by "ring" and "hierarchical".
+
+// Device → the last step that delivered data to it; its next send waits for that step.
+using LastInto = std::map<DeviceId, StepIndex>;
+
+// Appends `rounds` rounds of ring steps over each of `rings` (all of the same size n ≥ 2): in each
+// round, the member at position i of a ring sends `chunk` to the one at i+1 (mod n). A send waits for
+// the previous send into its sender — the previous round's, or for the first round the step recorded
+// in `last` (the end of an earlier phase). Reduce-scatter (n−1 rounds), all-gather (n−1 rounds) and
+// all-reduce (2(n−1) rounds; Patarasuk & Yuan 2009) all have this shape; only what the receiver does
+// with the chunk (add or copy) differs, and that costs no simulated time.
+void append_rings(std::vector<CollectiveStep>& steps, const std::vector<std::vector<DeviceId>>& rings, Bytes chunk,
+                  std::size_t rounds, LastInto& last);
+
+// The flow form of append_rings (docs/collectives.md, "Fidelity levels"). At step level the send of
+// member i in round r waits for its own previous send and for the send into i of round r−1, so its
+// end is a max-plus recurrence t(i,r) = max(t(i,r−1), t(i−1,r−1)) + d_i with d_i = L_i + chunk/B_i;
+// its longest path stays on the slowest hop: alone on their links the rounds last
+// T = rounds · max_i d_i. Each hop becomes one flow of rounds·chunk delayed by T − L_i − rounds·chunk/B_i
+// (= (rounds−1)·L_i on uniform links), which alone also ends at T.
+[[nodiscard]] std::vector<CollectiveFlow> ring_phase_flows(const std::vector<std::vector<DeviceId>>& rings, Bytes chunk,
+                                                           std::size_t rounds, const RouteCostFn& cost);
+
+// Members grouped by node, nodes in order of first appearance, members in group order.
+// @throw InputError unless every node holds the same number of members.
+[[nodiscard]] std::vector<std::vector<DeviceId>> members_by_node(const Collective& c, const DeviceTopology& topology);
+
+// Across nodes, one ring per local rank l: the l-th member of every node.
+[[nodiscard]] std::vector<std::vector<DeviceId>> rings_across(const std::vector<std::vector<DeviceId>>& nodes);
+
+// ---- Pipelined algorithms are generated chunk by chunk and then ordered by the slot each step takes
+// in the ideal pipeline, so that a device's sends interleave chunks (and trees) as they become ready.
+
+struct SlottedStep {
+  std::uint32_t slot;
+  CollectiveStep step;
+};
+
+// The steps in slot order (stable), their dependencies renumbered.
+[[nodiscard]] CollectiveExpansion order_by_slot(std::vector<SlottedStep> slotted);
+
+// Pipelined chain: chain[0] sends `chunks` chunks of `size / chunks` down the chain; chunk c leaves
+// chain[j] (slot c + j) once it has arrived from chain[j−1].
+[[nodiscard]] CollectiveExpansion pipelined_chain(const std::vector<DeviceId>& chain, Bytes size, std::uint32_t chunks);
+
+// ---- The built-in algorithms, one file each (registered by collective_algorithms.cpp).
+[[nodiscard]] std::shared_ptr<const CollectiveAlgorithm> ring_algorithm();
+[[nodiscard]] std::shared_ptr<const CollectiveAlgorithm> tree_algorithm();
+[[nodiscard]] std::shared_ptr<const CollectiveAlgorithm> hierarchical_algorithm();
+[[nodiscard]] std::shared_ptr<const CollectiveAlgorithm> direct_algorithm();
+
+}  // namespace dnnsim::collectives
