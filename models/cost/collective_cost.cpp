@@ -17,20 +17,6 @@
 namespace dnnsim {
 namespace {
 
-// The rings whose closed form is exact: every round is one send per member along the group order.
-bool is_ring_round_kind(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::all_reduce:
-    case CollectiveKind::all_gather:
-    case CollectiveKind::reduce_scatter:
-      return true;
-    case CollectiveKind::broadcast:
-    case CollectiveKind::all_to_all:
-      return false;
-  }
-  return false;
-}
-
 // Finish of round r at member i: max(finish(r−1, i−1), finish(r−1, i)) + t_i. Any path through the
 // (rounds × p) grid picks one edge per round, so the longest is rounds · max_i t_i: the slowest edge
 // bounds every round (the path that stays on it is always available).
@@ -200,12 +186,11 @@ Seconds expansion_time(const CollectiveExpansion& expansion, const PathCostFn& p
 Seconds collective_time(const Collective& c, const DeviceTopology& topology, const PathCostFn& path,
                         const CollectiveCostOptions& options) {
   const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm;
-  // The ring's closed form is O(p) where its expansion has O(p²) steps; everything else (and every
+  // A ring's closed form is O(p) where its expansion has O(p²) steps; everything else (and every
   // error: unknown names, unsupported kinds) goes through the expansion itself.
-  if (name == "ring" && is_ring_round_kind(c.kind) && c.group.size() >= 2) {
-    const std::size_t p = logical_size(c);
-    return ring_rounds_time(c, c.kind == CollectiveKind::all_reduce ? 2 * (p - 1) : p - 1, path);
-  }
+  const auto* entry = builtin_collective_algorithms().find(name);
+  if (entry != nullptr && c.group.size() >= 2 && entry->value->supports(c.kind))
+    if (const auto rounds = entry->value->ring_rounds(c)) return ring_rounds_time(c, *rounds, path);
   return expansion_time(expand_collective(c, topology), path, options);
 }
 

@@ -133,11 +133,20 @@ auto with_algorithm(const Collective& c, const DeviceTopology& topology, const S
                                         name, collective_kind_name(c.kind), flow ? " at flow fidelity" : "",
                                         fmt::join(able, ", ")));
   }
-  if (c.copies > 1 && !entry.value->supports_copies(c.kind))
+  if (c.copies > 1 && !entry.value->supports_copies(c.kind)) {
+    std::vector<std::string> windowed;  // "ring (all_reduce, all_gather)": the kinds each has a window for
+    for (const auto& other : registry.entries()) {
+      std::vector<std::string> kinds;
+      for (const std::string& kind : collective_kind_names())
+        if (other.value->supports(*collective_kind_from_name(kind)) &&
+            other.value->supports_copies(*collective_kind_from_name(kind)))
+          kinds.push_back(kind);
+      if (!kinds.empty()) windowed.push_back(fmt::format("{} ({})", other.name, fmt::join(kinds, ", ")));
+    }
     throw InputError(where, fmt::format("collective algorithm '{}' has no symmetric-window form for {} (a group "
-                                        "standing for {} copies of itself); ring (all-reduce, all-gather, "
-                                        "reduce-scatter) and hierarchical (all-reduce) have one",
-                                        name, collective_kind_name(c.kind), c.copies));
+                                        "standing for {} copies of itself); {} have one",
+                                        name, collective_kind_name(c.kind), c.copies, fmt::join(windowed, " and ")));
+  }
   try {
     return body(*entry.value);
   } catch (const InputError& error) {

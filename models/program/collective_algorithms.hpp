@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,12 @@ class CollectiveAlgorithm {
   // Whether expand() and flows() honour Collective::copies > 1 (a symmetric window of the group);
   // the callers below refuse such a collective otherwise.
   [[nodiscard]] virtual bool supports_copies(CollectiveKind /*kind*/) const { return false; }
+  // When the algorithm is, for c's kind, `rounds` rounds in which every member sends S/p to the next
+  // member of the group order (a ring: Patarasuk & Yuan's all-reduce in 2(p−1) rounds, all-gather and
+  // reduce-scatter in p−1), that number of rounds; the analytical cost (models/cost/collective_cost)
+  // then times it in closed form, O(p) where the expansion has O(p²) steps. Empty otherwise.
+  // Precondition: supports(c.kind), c.group.size() >= 2.
+  [[nodiscard]] virtual std::optional<std::size_t> ring_rounds(const Collective& /*c*/) const { return std::nullopt; }
   // Same preconditions as expand(). The default aggregates expand() per (sender, receiver) pair in
   // one phase, timed by the expansion's critical path on `cost` (a device's sends one after another,
   // as the executor runs them); ring and hierarchical give closed forms that never expand (O(p)).

@@ -1,6 +1,9 @@
 #include "sim/workloads/replica_window.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "models/program/collective_algorithms.hpp"
 
 namespace dnnsim {
 
@@ -10,10 +13,19 @@ std::vector<std::string> replica_window_platform_problems(const Cluster& cluster
   if (!one_non_blocking_switch(cluster))
     problems.push_back("the interconnect is not one non-blocking switch (a backplane or spine links carry every "
                        "replica's traffic, so replicas on different nodes are not translates of one another)");
-  if (!collective_algorithm.empty() && collective_algorithm != "ring" && collective_algorithm != "hierarchical")
-    problems.push_back(fmt::format("collective algorithm '{}' has no symmetric-window form (ring and hierarchical "
-                                   "have one)",
-                                   collective_algorithm));
+  // The data-parallel all-reduce runs over the window's members only when its algorithm says so.
+  const auto windowed = [](const CollectiveAlgorithm& algorithm) {
+    return algorithm.supports(CollectiveKind::all_reduce) && algorithm.supports_copies(CollectiveKind::all_reduce);
+  };
+  const CollectiveAlgorithmRegistry& algorithms = builtin_collective_algorithms();
+  const auto* chosen = algorithms.find(collective_algorithm);
+  if (!collective_algorithm.empty() && (chosen == nullptr || !windowed(*chosen->value))) {
+    std::vector<std::string> with_window;
+    for (const auto& entry : algorithms.entries())
+      if (windowed(*entry.value)) with_window.push_back(entry.name);
+    problems.push_back(fmt::format("collective algorithm '{}' has no symmetric-window form ({} have one)",
+                                   collective_algorithm, fmt::join(with_window, " and ")));
+  }
   return problems;
 }
 

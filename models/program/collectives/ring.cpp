@@ -2,6 +2,7 @@
 // reduce-scatter + all-gather in 2(p−1) rounds of S/p, all-gather and reduce-scatter in p−1, and a
 // broadcast pipelined down the chain from the root. docs/collectives.md derives its cost.
 #include <cassert>
+#include <optional>
 
 #include "models/program/collectives/steps.hpp"
 
@@ -28,68 +29,57 @@ class RingAlgorithm final : public CollectiveAlgorithm {
            kind == CollectiveKind::reduce_scatter;
   }
 
+  [[nodiscard]] std::optional<std::size_t> ring_rounds(const Collective& c) const override {
+    const std::size_t p = logical_size(c);
+    switch (c.kind) {
+      case CollectiveKind::all_reduce:
+        return 2 * (p - 1);
+      case CollectiveKind::all_gather:
+      case CollectiveKind::reduce_scatter:
+        return p - 1;
+      case CollectiveKind::broadcast:  // a pipelined chain, not rounds
+      case CollectiveKind::all_to_all:
+        break;
+    }
+    return std::nullopt;
+  }
+
   // With copies, the ring runs over the window: rounds and chunks of the whole group, the window's
   // last member sending to its first (the next copy's first member, by symmetry).
   [[nodiscard]] CollectiveExpansion expand(const Collective& c, const DeviceTopology& /*topology*/) const override {
     const std::size_t p = logical_size(c);
     CollectiveExpansion result;
-    LastInto last;
-    switch (c.kind) {
-      case CollectiveKind::all_reduce:
-        append_rings(result.steps, {c.group}, c.size / static_cast<double>(p), 2 * (p - 1), last);
-        break;
-      case CollectiveKind::all_gather:
-      case CollectiveKind::reduce_scatter:
-        append_rings(result.steps, {c.group}, c.size / static_cast<double>(p), p - 1, last);
-        break;
-      case CollectiveKind::broadcast: {
-        // A chain from the root along the group order, pipelined in k chunks:
-        // k = ceil(S / 512 KiB) capped at 4p, so the fill (p−2 chunk times) costs at most ~25%.
-        const std::size_t root = root_position(c);
-        std::vector<DeviceId> chain;
-        for (std::size_t j = 0; j < p; ++j) chain.push_back(member_after(c, root, j));
-        result = pipelined_chain(chain, c.size, pipeline_chunks(c.size, static_cast<std::uint32_t>(4 * p)));
-        break;
-      }
-      case CollectiveKind::all_to_all:
-        assert(false && "ring does not support all_to_all");
-        break;
+    if (const auto rounds = ring_rounds(c)) {
+      LastInto last;
+      append_rings(result.steps, {c.group}, c.size / static_cast<double>(p), *rounds, last);
+      return result;
     }
-    return result;
+    assert(c.kind == CollectiveKind::broadcast && "ring does not support all_to_all");
+    // A chain from the root along the group order, pipelined in k chunks:
+    // k = ceil(S / 512 KiB) capped at 4p, so the fill (p−2 chunk times) costs at most ~25%.
+    const std::size_t root = root_position(c);
+    std::vector<DeviceId> chain;
+    for (std::size_t j = 0; j < p; ++j) chain.push_back(member_after(c, root, j));
+    return pipelined_chain(chain, c.size, broadcast_chunks(c));
   }
 
   [[nodiscard]] CollectiveFlowPlan flows(const Collective& c, const DeviceTopology& topology,
                                          const RouteCostFn& cost) const override {
-    const std::size_t p = logical_size(c);
-    const Bytes chunk = c.size / static_cast<double>(p);
-    switch (c.kind) {
-      case CollectiveKind::all_reduce:
-        return {{ring_phase_flows({c.group}, chunk, 2 * (p - 1), cost)}};
-      case CollectiveKind::all_gather:
-      case CollectiveKind::reduce_scatter:
-        return {{ring_phase_flows({c.group}, chunk, p - 1, cost)}};
-      case CollectiveKind::broadcast:
-      case CollectiveKind::all_to_all:
-        break;
-    }
+    if (const auto rounds = ring_rounds(c))
+      return {{ring_phase_flows({c.group}, c.size / static_cast<double>(logical_size(c)), *rounds, cost)}};
     return CollectiveAlgorithm::flows(c, topology, cost);  // the pipelined chain: per-edge aggregate
   }
 
+  // A round is one send per simulated member; the broadcast chain sends each chunk down p − 1 edges.
   [[nodiscard]] std::size_t step_count(const Collective& c, const DeviceTopology& /*topology*/) const override {
-    const std::size_t p = logical_size(c);
-    const std::size_t senders = c.group.size();
-    switch (c.kind) {
-      case CollectiveKind::all_reduce:
-        return senders * 2 * (p - 1);
-      case CollectiveKind::all_gather:
-      case CollectiveKind::reduce_scatter:
-        return senders * (p - 1);
-      case CollectiveKind::broadcast:
-        return std::size_t{pipeline_chunks(c.size, static_cast<std::uint32_t>(4 * p))} * (p - 1);
-      case CollectiveKind::all_to_all:
-        break;
-    }
-    return 0;
+    if (const auto rounds = ring_rounds(c)) return c.group.size() * *rounds;
+    assert(c.kind == CollectiveKind::broadcast && "ring does not support all_to_all");
+    return std::size_t{broadcast_chunks(c)} * (logical_size(c) - 1);
+  }
+
+ private:
+  static std::uint32_t broadcast_chunks(const Collective& c) {
+    return pipeline_chunks(c.size, static_cast<std::uint32_t>(4 * logical_size(c)));
   }
 };
 
