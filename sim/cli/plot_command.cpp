@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "models/common/diagnostics.hpp"
+#include "sim/report/gantt.hpp"
+#include "sim/report/gnuplot.hpp"
 #include "sim/report/plot.hpp"
 #include "sim/run/simulation.hpp"
 

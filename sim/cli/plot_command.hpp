@@ -1,5 +1,6 @@
 // `dnnsim plot` and `dnnsim run --gantt`: figures drawn by gnuplot (docs/plots.md). The scripts
-// come from sim/report/plot.hpp; this file writes them next to the PNG and runs gnuplot.
+// come from sim/report/plot.hpp and sim/report/gantt.hpp; this file writes them next to the PNG and
+// runs gnuplot (sim/report/gnuplot.hpp).
 #pragma once
 
 #include <stdexcept>

@@ -1,7 +1,7 @@
 // Child processes: a program started with fork + exec, or a function run in a forked child whose
 // result comes back through a pipe (a simulation in a process of its own: SimGrid cannot reset its
 // engine, so a second simulation needs a fresh process). The one place dnnsim forks: the process pool
-// of sweeps and `dnnsim regress` (process_pool.hpp), gnuplot (sim/report/plot), sbatch
+// of sweeps and `dnnsim regress` (process_pool.hpp), gnuplot (sim/report/gnuplot), sbatch
 // (sim/sweep/slurm), `dnnsim.run` (sim/python), the episodes of `dnnsim train-scheduler`, the
 // benchmarks and the tests.
 //

@@ -1,100 +1,19 @@
 #include "sim/report/plot.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "models/common/diagnostics.hpp"
-#include "models/common/input_file.hpp"
-#include "models/common/located_csv.hpp"
-#include "sim/process/child_process.hpp"
-#include "sim/run/simulation.hpp"
+#include "sim/report/gnuplot.hpp"
 
 namespace dnnsim {
-
-// ---------------------------------------------------------------------------------------------
-// CSV (RFC 4180)
-
-std::optional<std::size_t> CsvTable::column(std::string_view name) const {
-  const auto it = std::find(header.begin(), header.end(), name);
-  if (it == header.end()) return std::nullopt;
-  return static_cast<std::size_t>(it - header.begin());
-}
-
-CsvTable parse_csv_table(std::string_view text, const std::string& source) {
-  CsvTable table;
-  table.source = source;
-  DiagnosticSink sink;
-  // Every byte between separators is data: these are files dnnsim wrote (the sweep's results.csv,
-  // a cluster run's jobs.csv), or exports of them.
-  std::vector<LocatedCsvRow> records = read_csv_records(text, source, CsvSyntax{',', false}, sink);
-  if (records.empty()) {
-    if (sink.empty()) sink.error(SourceLocation{source, 1, 1}, "empty file: no header line");
-    sink.throw_if_any();
-  }
-  for (const LocatedCsvField& name : records.front().fields) table.header.push_back(name.text);
-  const std::size_t width = table.header.size();
-  for (auto row = records.begin() + 1; row != records.end(); ++row) {
-    const std::size_t count = row->fields.size();
-    if (row->malformed) continue;  // its syntax error is reported
-    if (count > width) {
-      sink.error(SourceLocation{source, row->fields[width].line, row->fields[width].column},
-                 fmt::format("{} fields, but the header has {}", count, width));
-    } else if (count < width) {
-      sink.error(SourceLocation{source, row->end_line, row->end_column},
-                 fmt::format("{} field{}, but the header has {} (missing: {})", count, count == 1 ? "" : "s", width,
-                             fmt::join(table.header.begin() + static_cast<std::ptrdiff_t>(count), table.header.end(), ", ")));
-    } else {
-      std::vector<std::string> fields;
-      for (LocatedCsvField& field : row->fields) fields.push_back(std::move(field.text));
-      table.rows.push_back(std::move(fields));
-      table.row_lines.push_back(row->line);
-    }
-  }
-  sink.throw_if_any();
-  return table;
-}
-
-CsvTable filter_rows(const CsvTable& table, const std::vector<std::string>& conditions) {
-  std::vector<std::pair<std::size_t, std::string>> tests;
-  DiagnosticSink sink;
-  for (const std::string& condition : conditions) {
-    const std::size_t eq = condition.find('=');
-    if (eq == std::string::npos) {
-      sink.error(SourceLocation{table.source, 0, 0}, fmt::format("--where '{}': expected COLUMN=VALUE", condition));
-      continue;
-    }
-    const std::string name = condition.substr(0, eq);
-    if (auto index = table.column(name))
-      tests.emplace_back(*index, condition.substr(eq + 1));
-    else
-      sink.error(SourceLocation{table.source, 0, 0},
-                 fmt::format("--where: no column '{}' in the results{}", name, suggestion_suffix(name, table.header)));
-  }
-  sink.throw_if_any();
-  CsvTable kept;
-  kept.source = table.source;
-  kept.header = table.header;
-  for (std::size_t r = 0; r < table.rows.size(); ++r) {
-    const auto& row = table.rows[r];
-    if (std::all_of(tests.begin(), tests.end(), [&](const auto& t) { return row[t.first] == t.second; })) {
-      kept.rows.push_back(row);
-      kept.row_lines.push_back(table.row_lines[r]);
-    }
-  }
-  return kept;
-}
-
-CsvTable read_csv(const std::string& path) { return parse_csv_table(read_input_file(path), path); }
 
 // ---------------------------------------------------------------------------------------------
 // Axis values
@@ -152,39 +71,9 @@ std::optional<AxisNumber> parse_axis_number(std::string_view text) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// gnuplot script pieces
+// Sweep plots
 
 namespace {
-
-// A double-quoted gnuplot string (the terminal is noenhanced, so '_' and '^' print as themselves).
-std::string gnuplot_string(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out + '"';
-}
-
-// pngcairo when this gnuplot has it (antialiased, any font), else the libgd png terminal.
-std::string png_terminal(int width, int height, const std::string& output) {
-  return fmt::format(
-      "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {{\n"
-      "  set terminal pngcairo noenhanced size {0},{1} font \"sans,10\"\n"
-      "}} else {{\n"
-      "  set terminal png noenhanced size {0},{1}\n"
-      "}}\n"
-      "set output {2}\n",
-      width, height, gnuplot_string(output));
-}
-
-std::string number(double value) { return fmt::format("{:.12g}", value); }
 
 struct PlotPoint {
   std::string hue;
@@ -211,7 +100,7 @@ std::vector<std::string> sorted_hues(const std::vector<PlotPoint>& points) {
   return hues;
 }
 
-// Okabe–Ito colours (readable with every common colour-vision deficiency), for series and phases.
+// Okabe–Ito colours (readable with every common colour-vision deficiency).
 constexpr std::array<std::string_view, 8> kPalette{"#0072B2", "#E69F00", "#009E73", "#CC79A7",
                                                    "#D55E00", "#56B4E9", "#F0E442", "#000000"};
 
@@ -315,7 +204,7 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
     }
     data += fmt::format("$series{} << EOD\n", s);
     for (const auto& [x, sum_count] : by_x) {
-      data += fmt::format("{} {}\n", number(x), number(sum_count.first / static_cast<double>(sum_count.second)));
+      data += fmt::format("{} {}\n", gnuplot_number(x), gnuplot_number(sum_count.first / static_cast<double>(sum_count.second)));
       if (sum_count.second > 1) ++averaged;
     }
     data += "EOD\n";
@@ -358,7 +247,7 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
     if (low > 0 && high / low >= 100) script += "set logscale x\n";
     if (named_ticks) {
       std::vector<std::string> ticks;
-      for (const auto& [value, text] : x_texts) ticks.push_back(fmt::format("{} {}", gnuplot_string(text), number(value)));
+      for (const auto& [value, text] : x_texts) ticks.push_back(fmt::format("{} {}", gnuplot_string(text), gnuplot_number(value)));
       script += fmt::format("set xtics ({})\n", fmt::join(ticks, ", "));
     } else if (x_dimension) {
       script += "set format x \"%.3s%c\"\n";  // 25M, 1.5G: engineering prefixes of the base unit
@@ -369,7 +258,7 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
     std::vector<std::string> ticks;
     for (std::size_t c = 0; c < categories.size(); ++c) ticks.push_back(fmt::format("{} {}", gnuplot_string(categories[c]), c));
     script += fmt::format("set xtics ({})\n", fmt::join(ticks, ", "));
-    script += fmt::format("set xrange [-0.5:{}]\n", number(static_cast<double>(categories.size()) - 0.5));
+    script += fmt::format("set xrange [-0.5:{}]\n", gnuplot_number(static_cast<double>(categories.size()) - 0.5));
     script += "set offsets 0, 0, graph 0.05, graph 0.05\n";
   }
   script += data;
@@ -379,174 +268,7 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
 }
 
 // ---------------------------------------------------------------------------------------------
-// Gantt chart
-
-namespace {
-
-// Okabe–Ito colours (readable with every common colour-vision deficiency).
-std::string_view phase_colour(Phase phase) {
-  switch (phase) {
-    case Phase::forward:
-      return "#0072B2";  // blue
-    case Phase::backward:
-      return "#E69F00";  // orange
-    case Phase::weight_grad:
-      return "#D55E00";  // vermillion
-    case Phase::optimizer:
-      return "#009E73";  // green
-    case Phase::communication:
-      return "#CC79A7";  // purple
-    case Phase::other:
-      return "#999999";  // grey
-    case Phase::recompute:
-      return "#56B4E9";  // sky blue: a forward pass again
-  }
-  return "#000000";
-}
-
-constexpr int kMaxRowLabels = 48;                 // more rows than this: label every k-th one
-constexpr std::size_t kMaxSeparatedDevices = 64;  // more devices than this: no line between them
-constexpr double kMs = 1e3;                       // the time axis is in milliseconds
-
-}  // namespace
-
-std::string make_gantt_script(const SimulationResult& result, const std::string& png_path) {
-  const TaskGraph& graph = result.graph;
-  const std::size_t streams = std::max<std::size_t>(1, graph.streams().size());
-  const auto row_key = [&](DeviceId d, StreamId s) { return static_cast<std::size_t>(d) * streams + s; };
-
-  // The (device, stream) pairs that ran something, in device then stream order.
-  std::set<std::size_t> used;
-  std::size_t never_ran = 0;
-  std::vector<double> iteration_end(std::max<std::uint32_t>(1, graph.iteration_count()), 0.0);
-  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
-    if (std::isnan(result.task_start[id]) || std::isnan(result.task_end[id])) {
-      ++never_ran;
-      continue;
-    }
-    const Task& task = graph.task(id);
-    for (const DeviceId d : task.devices()) used.insert(row_key(d, task.stream));
-    iteration_end[task.iteration] = std::max(iteration_end[task.iteration], result.task_end[id]);
-  }
-  std::map<std::size_t, int> row_of;
-  for (const std::size_t key : used) row_of.emplace(key, static_cast<int>(row_of.size()));
-  const int rows = static_cast<int>(row_of.size());
-
-  // Boxes per phase: "start_ms end_ms row" lines.
-  std::vector<std::pair<Phase, std::string>> boxes;
-  for (const std::string& name : phase_names()) boxes.emplace_back(*phase_from_name(name), std::string());
-  const auto boxes_of = [&](Phase phase) -> std::string& {
-    return std::find_if(boxes.begin(), boxes.end(), [&](const auto& b) { return b.first == phase; })->second;
-  };
-  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
-    const double start = result.task_start[id];
-    const double end = result.task_end[id];
-    if (std::isnan(start) || std::isnan(end)) continue;
-    const Task& task = graph.task(id);
-    std::string& out = boxes_of(task.phase);
-    for (const DeviceId d : task.devices())
-      out += fmt::format("{:.9g} {:.9g} {}\n", start * kMs, end * kMs, row_of.at(row_key(d, task.stream)));
-  }
-
-  std::string title = fmt::format("Gantt chart: makespan {}, {} iteration{}, {} tasks on {} devices",
-                                  format_seconds(Seconds(result.makespan_s)), iteration_end.size(),
-                                  iteration_end.size() == 1 ? "" : "s", graph.tasks().size(), graph.devices().size());
-  if (never_ran > 0) title += fmt::format("\n{} task{} never ran (not drawn)", never_ran, never_ran == 1 ? "" : "s");
-
-  const int height = std::clamp(140 + 20 * rows, 320, 2400);
-  std::string script;
-  script += "# dnnsim Gantt chart of one run: a row per (device, stream), a box per task coloured by phase.\n";
-  script += "# Self-contained (the data is inline): `gnuplot THIS_FILE` redraws the figure.\n";
-  script += png_terminal(1400, height, png_path);
-  script += fmt::format("set title {}\n", gnuplot_string(title));
-  script += "set xlabel \"simulated time (ms)\"\n";
-  script += fmt::format("set xrange [0:{}]\n", number(std::max(result.makespan_s * kMs, 1e-9)));
-  script += fmt::format("set yrange [{}:-0.5]\n", number(std::max(rows, 1) - 0.5));  // first device at the top
-  script += "set grid xtics\nset key outside below center horizontal reverse Left samplen 2 width 2\n";
-  script += "set style fill solid 1.0 noborder\n";
-  std::vector<std::string> ticks;
-  const int step = (rows + kMaxRowLabels - 1) / kMaxRowLabels;
-  for (const auto& [key, row] : row_of) {
-    if (step > 1 && row % step != 0) continue;
-    const std::size_t device = key / streams;
-    const std::size_t stream = key % streams;
-    ticks.push_back(fmt::format(
-        "{} {}",
-        gnuplot_string(fmt::format("{} {}", graph.devices()[device], graph.streams().empty() ? "" : graph.streams()[stream])),
-        row));
-  }
-  script += ticks.empty() ? "set ytics ()\n" : fmt::format("set ytics ({}) nomirror\n", fmt::join(ticks, ", "));
-  // A thin line between devices, when each has several rows and there are not too many.
-  if (row_of.size() > graph.devices().size() && graph.devices().size() <= kMaxSeparatedDevices) {
-    std::size_t previous_device = row_of.begin()->first / streams;
-    for (const auto& [key, row] : row_of) {
-      if (key / streams != previous_device)
-        script +=
-            fmt::format("set arrow from graph 0, first {0} to graph 1, first {0} nohead lc rgb \"#bbbbbb\" back\n",
-                        number(row - 0.5));
-      previous_device = key / streams;
-    }
-  }
-  // Iteration boundaries as dashed lines (but the last: it is the right edge).
-  if (iteration_end.size() <= 64)
-    for (std::size_t k = 0; k + 1 < iteration_end.size(); ++k)
-      script += fmt::format("set arrow from {0}, graph 0 to {0}, graph 1 nohead dt 2 lc rgb \"#444444\" front\n",
-                            number(iteration_end[k] * kMs));
-
-  std::string plot;
-  for (const auto& [phase, lines] : boxes) {
-    if (lines.empty()) continue;
-    const std::string name(phase_name(phase));
-    script += fmt::format("${} << EOD\n{}EOD\n", name, lines);
-    plot += fmt::format("{}${} using (($1+$2)/2):3:1:2:($3-0.4):($3+0.4) with boxxyerror fc rgb \"{}\" title {}",
-                        plot.empty() ? "plot " : ", \\\n     ", name, phase_colour(phase), gnuplot_string(name));
-  }
-  if (plot.empty()) {
-    script += "set label \"no task ran\" at graph 0.5, graph 0.5 center\nplot NaN notitle\n";
-  } else {
-    script += plot + "\n";
-  }
-  script += "unset output\n";
-  return script;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Running gnuplot
-
-int render_with_gnuplot(const std::string& script, std::string& error, const std::string& program) {
-  error.clear();
-  ProgramCommand command;
-  command.argv = {program};
-  command.search_path = true;
-  command.input = script;  // gnuplot prints nothing useful on stdout: both streams are its messages
-  ChildResult run;
-  try {
-    run = ChildProcess::start(command).wait();
-  } catch (const std::runtime_error& e) {
-    error = e.what();
-    return 1;
-  }
-  if (run.exec_error != 0) {
-    error = run.exec_error == ENOENT
-                ? fmt::format("'{}' not found: install gnuplot (scripts/install-deps installs gnuplot-nox)", program)
-                : fmt::format("cannot run '{}': {}", program, std::strerror(run.exec_error));
-    return 127;
-  }
-  if (run.exit.how == ChildExit::How::exited && run.exit.code == 0) return 0;
-  std::string& messages = run.output;
-  while (!messages.empty() && (messages.back() == '\n' || messages.back() == ' ')) messages.pop_back();
-  constexpr std::size_t kMaxMessage = 2000;  // the end of gnuplot's output says what went wrong
-  if (messages.size() > kMaxMessage) messages = "…" + messages.substr(messages.size() - kMaxMessage);
-  error = run.exit.how == ChildExit::How::exited ? fmt::format("gnuplot exited with status {}", run.exit.code)
-                                                 : fmt::format("gnuplot was killed by signal {}", run.exit.code);
-  if (!messages.empty()) error += ":\n" + messages;
-  const int code = shell_status(run.exit);
-  return code == 0 ? 1 : code;
-}
-
-}  // namespace dnnsim
-
-namespace dnnsim {
+// Cluster runs
 
 namespace {
 

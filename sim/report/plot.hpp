@@ -1,10 +1,6 @@
-// Figures drawn by gnuplot (docs/plots.md): a metric of a sweep's results against one of its axes,
-// and the Gantt chart of one run's timeline.
-//
-// dnnsim writes gnuplot scripts whose data is inline (`$name << EOD … EOD`), so that each script is
-// self-contained and reproducible (`gnuplot fig.gp` redraws the figure), and runs gnuplot on them.
-// The scripts pick the `pngcairo` terminal when the gnuplot at hand has it (Debian's gnuplot-nox
-// does) and fall back to the libgd `png` terminal otherwise.
+// Figures of results drawn by gnuplot (docs/plots.md; the scripts' pieces and the runner are in
+// gnuplot.hpp, the Gantt chart of a run in gantt.hpp): a metric of a sweep's results against one of
+// its axes, and the JCT and utilisation of cluster runs.
 // Everything here is deterministic: same input → byte-identical script.
 #pragma once
 
@@ -14,37 +10,9 @@
 #include <vector>
 
 #include "models/common/units.hpp"
+#include "sim/report/csv_table.hpp"
 
 namespace dnnsim {
-
-struct SimulationResult;  // sim/run/simulation.hpp (kept out of this header: it brings SimGrid in)
-
-// A CSV file read per RFC 4180: comma-separated fields, fields in double quotes may hold commas,
-// line breaks and doubled quotes (""), lines end with LF or CRLF. The first record is the header.
-struct CsvTable {
-  std::string source;  // file name, for messages
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;  // each as wide as the header
-  std::vector<int> row_lines;                  // 1-based line on which each row starts
-
-  // Index of the column named `name`, if there is one.
-  [[nodiscard]] std::optional<std::size_t> column(std::string_view name) const;
-};
-
-// Parses CSV text with read_csv_records (models/common/located_csv.hpp; fields untrimmed); `source`
-// names it in messages. Strict, unlike the sweep runner's parse_csv (sim/sweep), which silently drops
-// a row cut short because it recovers its own interrupted files.
-// @throw InputError at source:line:col, every problem at once: an unterminated quoted field, a character
-//        after a closing quote, a quote inside an unquoted field, a row wider or narrower than the
-//        header, or no header.
-[[nodiscard]] CsvTable parse_csv_table(std::string_view text, const std::string& source);
-// @throw InputError (as parse_csv_table; also when the file cannot be read)
-[[nodiscard]] CsvTable read_csv(const std::string& path);
-
-// The rows whose columns equal the given values: each condition is "COLUMN=VALUE" (exact text), all
-// must hold — `dnnsim plot --where`, to draw one slice of a sweep. @throw InputError for a condition
-// without '=' or a column the table does not have (with a did-you-mean).
-[[nodiscard]] CsvTable filter_rows(const CsvTable& table, const std::vector<std::string>& conditions);
 
 // A sweep axis value as a number. YAML texts of a sweep are either plain numbers ("0.5", "8") or
 // quantities with a unit ("25MB", "10Gbps", "2us"), which are read with parse_quantity in the base
@@ -75,24 +43,11 @@ struct PlotOptions {
 [[nodiscard]] std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& options,
                                                  std::vector<std::string>* notes = nullptr);
 
-// The gnuplot script of a run's Gantt chart: one row per (device, stream) that ran a task, from the
-// first device at the top; one box per task and device it occupies (as in trace.json: the compute
-// device, a transfer's source, every member of a collective), coloured by phase; x is the simulated
-// time in ms; the title gives the makespan. Tasks that never ran are left out and counted in the title.
-// Boxes are `boxxyerror` rows of inline data (three numbers per box), not `set object rect`, so
-// 100k tasks stay a few MB of script and a few seconds of gnuplot.
-[[nodiscard]] std::string make_gantt_script(const SimulationResult& result, const std::string& png_path);
-
 // Cluster runs (docs/cluster.md): the CDF of `jct_s` of each run's jobs.csv, one line per (label, table),
 // x logarithmic; and each run's utilisation.csv as two time series (GPU utilisation, queued jobs).
 // @throw InputError when a table lacks the column or has no finished job.
 [[nodiscard]] std::string make_jct_cdf_script(const std::vector<std::pair<std::string, CsvTable>>& runs, const std::string& png_path);
 [[nodiscard]] std::string make_utilisation_script(const std::vector<std::pair<std::string, CsvTable>>& runs,
                                                   const std::string& png_path);
-
-// Runs `program` (default: gnuplot from PATH) with `script` on its standard input and waits for it.
-// Returns 0 on success; otherwise non-zero with `error` saying why: gnuplot not installed (exit code
-// 127, "install it with scripts/install-deps"), or it failed (its exit status and error output).
-int render_with_gnuplot(const std::string& script, std::string& error, const std::string& program = "gnuplot");
 
 }  // namespace dnnsim

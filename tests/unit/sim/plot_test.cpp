@@ -5,6 +5,8 @@
 //
 // Columns in the CSV errors are 1-based byte offsets in the line, as in every dnnsim diagnostic.
 #include "sim/report/plot.hpp"
+#include "sim/report/gantt.hpp"
+#include "sim/report/gnuplot.hpp"
 
 #include <gtest/gtest.h>
 
