@@ -12,6 +12,7 @@
 #include <map>
 #include <numeric>
 
+#include "models/gnn/batch_cost.hpp"
 #include "models/gnn/partitioner.hpp"
 #include "models/gnn/sampler.hpp"
 #include "planners/common/layer_cost.hpp"
@@ -30,7 +31,6 @@ namespace {
 
 using gnn::NodeId;
 
-constexpr double kIdBytes = 4;  // a node id on the wire (uint32, as DGL's int32 graphs)
 const char* const kStageNames[] = {"sample", "gather", "copy", "dispatch", "train", "allreduce"};  // GnnStage order
 
 // `graph: {file: …, nodes: …}` or `graph: {generate: rmat|power_law, nodes: …, edges: …, …}`.
@@ -217,70 +217,7 @@ std::vector<NodeId> choose_training_nodes(NodeId nodes, double fraction, std::ui
   return all;
 }
 
-// One batch's costs from its counts (the derivations are in gnn_kind.hpp and docs/gnn.md).
-GnnBatchWork price(const GnnWorkload& spec, const gnn::BatchCounts& counts, const ClusterDevice& gpu, std::uint32_t index) {
-  const GnnCpuCosts& c = spec.costs;
-  const double feature = spec.features.per_node().value();
-  GnnBatchWork w;
-  w.server = counts.server;
-  w.gpu = counts.gpu;
-  w.index = index;
-  w.epoch = counts.epoch;
-  std::uint64_t edges = 0;
-  double structure = 0;
-  for (const gnn::LayerCounts& layer : counts.layers) {
-    edges += layer.edges;
-    structure += 2 * kIdBytes * static_cast<double>(layer.edges) + kIdBytes * layer.num_src;
-  }
-  w.sample_core_seconds = static_cast<double>(edges - counts.remote_edges) * c.sample_edge.value();
-  w.gather_core_seconds = static_cast<double>(counts.features.count[static_cast<int>(gnn::FeatureSource::host)]) * feature /
-                          c.gather_bandwidth.value();
-  for (std::uint32_t r = 0; r < counts.from_server.size(); ++r) {
-    const auto& from = counts.from_server[r];
-    if (from.expansions > 0)
-      w.remote_sample.push_back({r, kIdBytes * static_cast<double>(from.expansions), static_cast<double>(from.edges) * c.sample_edge.value(),
-                                 2 * kIdBytes * static_cast<double>(from.edges)});
-    if (from.features > 0)
-      w.remote_gather.push_back({r, kIdBytes * static_cast<double>(from.features),
-                                 static_cast<double>(from.features) * feature / c.gather_bandwidth.value(),
-                                 static_cast<double>(from.features) * feature});
-  }
-  for (std::uint32_t g = 0; g < counts.from_peer_gpu.size(); ++g)
-    if (counts.from_peer_gpu[g] > 0) w.peer_bytes.emplace_back(g, static_cast<double>(counts.from_peer_gpu[g]) * feature);
-  const auto& f = counts.features.count;
-  w.h2d_bytes = static_cast<double>(f[static_cast<int>(gnn::FeatureSource::host)] + f[static_cast<int>(gnn::FeatureSource::remote)]) * feature +
-                structure;
-  // Forward, then backward at twice the forward (layer_flops.hpp); layers[0] is the output layer.
-  const auto layers = counts.layers.size();
-  double flops = 0, bytes = 0;
-  int kernels = 0;
-  for (std::size_t i = 0; i < layers; ++i) {
-    const std::uint32_t in = i + 1 == layers ? spec.features.dimension : spec.hidden;
-    const std::uint32_t out = i == 0 ? spec.classes : spec.hidden;
-    flops += 3 * gnn::gnn_layer_forward_flops(spec.layer, counts.layers[i], in, out).value();
-    bytes += 3 * gnn::gnn_layer_forward_bytes(counts.layers[i], in, out, static_cast<std::uint32_t>(dtype_bytes(spec.dtype))).value();
-    kernels += 3 * gnn::gnn_layer_forward_kernels(spec.layer);
-  }
-  // The loss forward and backward, and the optimizer step: a few kernels more.
-  kernels += 4;
-  Compute compute;
-  compute.flops = Flop(flops);
-  compute.bytes_accessed = Bytes(bytes);
-  compute.dtype = spec.dtype;
-  w.gpu_seconds = compute_time_on(compute, gpu).value();
-  w.gpu_flops = flops;
-  w.dispatch_core_seconds = kernels * c.op_dispatch.value();
-  return w;
-}
-
-double model_parameters(const GnnWorkload& spec) {
-  double parameters = 0;
-  const auto layers = spec.setup.fanouts.size();
-  for (std::size_t i = 0; i < layers; ++i)
-    parameters += gnn::gnn_layer_parameters(spec.layer, i + 1 == layers ? spec.features.dimension : spec.hidden,
-                                            i == 0 ? spec.classes : spec.hidden);
-  return parameters;
-}
+gnn::GnnModelShape model_shape(const GnnWorkload& spec) { return {spec.layer, spec.hidden, spec.classes, spec.dtype}; }
 
 // BGL's profiling-based isolation (planners/gnn/core_assignment.hpp): each role's thread-seconds
 // per batch, as the counts price them on an idle machine (own core-seconds, remote work and the
@@ -460,7 +397,8 @@ class GnnKind final : public WorkloadKind {
     for (std::uint32_t i = 0; i < report->epoch.batches.size(); ++i) {
       const gnn::BatchCounts& counts = report->epoch.batches[i];
       const ClusterDevice& gpu = devices.at(layout.first_gpu[counts.server] + counts.gpu);
-      report->work.push_back(price(*spec, counts, gpu, i));
+      report->work.push_back(gnn::price_batch(counts, spec->features, model_shape(*spec), spec->costs,
+                                              [&](const Compute& compute) { return compute_time_on(compute, gpu); }, i));
       input.batches[counts.server].push_back(report->work.back());
     }
     // Isolated: a CPU host per role with its cores, a pool thread per core. Shared: one host of
@@ -496,7 +434,8 @@ class GnnKind final : public WorkloadKind {
     }
     input.threads = report->threads;
     input.queue_depth = spec->queue_depth;
-    input.allreduce_bytes = model_parameters(*spec) * dtype_bytes(spec->dtype);
+    input.allreduce_bytes =
+        gnn::model_parameters(model_shape(*spec), spec->features, spec->setup.fanouts.size()) * dtype_bytes(spec->dtype);
     input.progress = options.progress != nullptr;
     report->sim = simulate_gnn_pipeline(input);
 

@@ -1,10 +1,11 @@
 // The GNN workload kind (`workload.kind: gnn`, docs/gnn.md): sampled GNN training on a real or
 // generated graph, partitioned over the cluster's nodes as graph-store servers, every GPU a
 // trainer. The pure layer (models/gnn) samples the epoch for real — partitioner, sampler, seed
-// ordering and feature cache as named — and counts each mini-batch; this kind prices those counts
-// (CPU core-seconds, bytes on each link, GPU time through the cost model) and runs them through
-// the SimGrid pipeline of gnn_pipeline.hpp, with the cores split per stage (BGL's isolation, by its
-// profiling-based assignment or by hand) or one pool per stage sized to the machine (shared).
+// ordering and feature cache as named — counts each mini-batch and prices the counts (batch_cost:
+// CPU core-seconds, bytes on each link, GPU work); this kind times the GPU work with the cost model
+// and runs the batches through the SimGrid pipeline of gnn_pipeline.hpp, with the cores split per
+// stage (BGL's isolation, by its profiling-based assignment or by hand) or one pool per stage sized
+// to the machine (shared).
 #pragma once
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "models/gnn/batch_cost.hpp"
 #include "models/gnn/epoch_trace.hpp"
 #include "models/gnn/graph.hpp"
 #include "models/gnn/layer_flops.hpp"
@@ -19,22 +21,6 @@
 #include "sim/workloads/workload_kind.hpp"
 
 namespace dnnsim {
-
-// CPU costs of the data path, per core. Defaults are measurements on this project's machine with
-// gnn_bench on an ogbn-products-sized R-MAT graph (docs/performance.md, "GNN data path", quiet
-// machine), except op_dispatch (a cited range).
-struct GnnCpuCosts {
-  // Sampling: 6.1 M sampled edges per CPU-second (node-wise 15,10,5, uniform order), the
-  // memory-bound case of the large graphs BGL targets; a cache-resident graph such as PubMed samples
-  // ~6× faster.
-  Seconds sample_edge{1.0 / 6.1e6};
-  // Feature gathering: the epoch's input-node rows (100 fp32, 400 B) from a 0.98 GB table into a
-  // contiguous buffer, 2.5 GB/s.
-  BytesPerSecond gather_bandwidth{2.5e9};
-  // CPU work to dispatch one GPU kernel in eager PyTorch: 5–25 µs per op (Python, autograd and
-  // ATen dispatch, cudaLaunchKernel); 10 µs taken.
-  Seconds op_dispatch{10e-6};
-};
 
 enum class GnnCoreMode { isolated, shared };
 

@@ -32,32 +32,9 @@
 #include <string>
 #include <vector>
 
+#include "models/gnn/batch_cost.hpp"
+
 namespace dnnsim {
-
-// Work another server does for a mini-batch: a request, core-seconds on its CPU, a response.
-struct GnnRemoteWork {
-  std::uint32_t server = 0;
-  double request_bytes = 0;
-  double core_seconds = 0;
-  double response_bytes = 0;
-};
-
-// One mini-batch's costs, priced by the workload kind from its sampled counts.
-struct GnnBatchWork {
-  std::uint32_t server = 0;
-  std::uint32_t gpu = 0;  // within the server
-  std::uint32_t index = 0;  // in the epoch's dealing order, for labels
-  std::uint32_t epoch = 0;
-  double sample_core_seconds = 0;
-  std::vector<GnnRemoteWork> remote_sample;
-  double gather_core_seconds = 0;
-  std::vector<GnnRemoteWork> remote_gather;
-  std::vector<std::pair<std::uint32_t, double>> peer_bytes;  // (GPU of the server, bytes over NVLink)
-  double h2d_bytes = 0;
-  double dispatch_core_seconds = 0;
-  double gpu_seconds = 0;
-  double gpu_flops = 0;  // for the reports' FLOP rates
-};
 
 enum class GnnStage { sample, gather, copy, dispatch, train, allreduce };
 inline constexpr int kGnnCpuStages = 3;  // sample, gather, copy: the thread pools
