@@ -27,6 +27,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_command.hpp"
 #include "sim/cli/slurm_command.hpp"
+#include "sim/regress/expectations.hpp"
 #include "sim/report/metrics.hpp"
 #include "sim/run/registries.hpp"
 #include "sim/workloads/chakra/chakra_kind.hpp"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 
+#include "sim/regress/expectations.hpp"
 #include "sim/report/report.hpp"
 #include "sim/sweep/sweep_runner.hpp"
 

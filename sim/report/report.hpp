@@ -41,43 +41,11 @@ void write_reports(const Scenario& scenario, const SimulationResult& result, con
 
 // The value at a dotted path of the summary ("mean.iteration_time_s", "devices.node0/gpu1.peak_memory_bytes",
 // "iteration_time_s.0": a list index), or nullptr when there is none. Keys never contain dots, so a
-// dot always separates two levels. Used by expectations and by `dnnsim sweep` for its CSV columns.
+// dot always separates two levels. Used by expectations (sim/regress/expectations.hpp) and by `dnnsim sweep`
+// for its CSV columns.
 [[nodiscard]] const nlohmann::ordered_json* find_summary_value(const nlohmann::ordered_json& summary,
                                                                const std::string& path);
 // The same, when the value is a number; empty for a missing path or a non-number (a string, a list…).
 [[nodiscard]] std::optional<double> summary_metric(const nlohmann::ordered_json& summary, const std::string& path);
-
-// How an expectation came out (docs/regress.md). A target the simulator is known to miss
-// (Expectation::known_gap) is still compared and shown with its measured value, but never fails.
-enum class Verdict {
-  pass,        // within the tolerance
-  miss,        // outside it
-  known_gap,   // outside it, and the expectation says why the simulator misses it
-  gap_closed,  // within the tolerance although marked as a known gap: passes; the note needs updating
-  no_value,    // no number to compare (the metric is not in the summary)
-};
-
-struct ExpectationVerdict {
-  Expectation expectation;
-  std::optional<double> measured;  // empty when the metric is not in the summary
-  Verdict verdict = Verdict::no_value;
-  // A miss, or nothing to compare; a known gap does not fail.
-  [[nodiscard]] bool failed() const { return verdict == Verdict::miss || verdict == Verdict::no_value; }
-};
-
-// Compares a measured value with the expectation: approx |m − v| ≤ t, at_most m ≤ v + t, at_least
-// m ≥ v − t, where t is the tolerance, times |v| when relative. An empty `measured` gives no_value.
-[[nodiscard]] ExpectationVerdict judge_expectation(const Expectation& expectation, std::optional<double> measured);
-
-// Looks each metric up by its dotted path in the summary ("mean.iteration_time_s",
-// "devices.node0/gpu1.peak_memory_bytes") and compares.
-[[nodiscard]] std::vector<ExpectationVerdict> check_expectations(const std::vector<Expectation>& expectations,
-                                                                 const nlohmann::ordered_json& summary);
-// "pass", "MISS", "known gap", "gap closed?", "no value".
-[[nodiscard]] std::string_view verdict_name(Verdict verdict);
-// The expected side of an expectation: "≈ 1.6 ± 0.1", "≤ 2 + 5%", "≥ 100 − 0".
-[[nodiscard]] std::string describe_expected(const Expectation& expectation);
-[[nodiscard]] std::string format_verdicts(const std::vector<ExpectationVerdict>& verdicts,
-                                          const nlohmann::ordered_json& summary);
 
 }  // namespace dnnsim

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/regress/expectations.hpp"
 #include "sim/regress/regress_report.hpp"
 #include "sim/report/report.hpp"
 
