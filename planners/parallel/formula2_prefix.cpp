@@ -57,4 +57,42 @@ double completed_latency(const PrefixSummary& prefix, bool has_prefix, std::span
   return latency;
 }
 
+namespace {
+
+// Prefixes made by one transition share its GPU sets: the addresses settle most comparisons.
+bool same_future(const Prefix& kept, const std::vector<bool>& used, const std::vector<DeviceId>& last_stage) {
+  const std::vector<DeviceId>& kept_last = *kept.stages.back().devices;
+  return (kept.used == &used || *kept.used == used) && (&kept_last == &last_stage || kept_last == last_stage);
+}
+
+}  // namespace
+
+bool PrefixSet::admits(const std::vector<bool>& used, const std::vector<DeviceId>& last_stage,
+                       const PrefixSummary& summary) const {
+  if (prefixes_.size() >= capacity_ && !(summary.completed < prefixes_.back().summary.completed)) return false;
+  return std::none_of(prefixes_.begin(), prefixes_.end(), [&](const Prefix& kept) {
+    return kept.summary.no_worse_than(summary) && same_future(kept, used, last_stage);
+  });
+}
+
+void PrefixSet::keep(Prefix&& candidate, std::vector<Prefix>& spare) {
+  std::size_t staying = 0;
+  for (std::size_t k = 0; k < prefixes_.size(); ++k) {
+    Prefix& kept = prefixes_[k];
+    if (candidate.summary.no_worse_than(kept.summary) && same_future(kept, *candidate.used, *candidate.stages.back().devices))
+      spare.push_back(std::move(kept));
+    else if (staying++ != k)  // a vector moved onto itself would be left empty
+      prefixes_[staying - 1] = std::move(kept);
+  }
+  prefixes_.resize(staying);
+  const auto position =
+      std::upper_bound(prefixes_.begin(), prefixes_.end(), candidate.summary.completed,
+                       [](Seconds latency, const Prefix& kept) { return latency < kept.summary.completed; });
+  prefixes_.insert(position, std::move(candidate));
+  if (prefixes_.size() > capacity_) {
+    spare.push_back(std::move(prefixes_.back()));
+    prefixes_.pop_back();
+  }
+}
+
 }  // namespace dnnsim

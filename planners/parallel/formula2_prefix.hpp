@@ -1,8 +1,10 @@
 // What a prefix of a pipeline plan (its stages 0..k) contributes to DAPPLE's Formula 2 (Fan et al.,
 // PPoPP'21 §4.2; formula2_latency in stage_cost.hpp) of any completion: the summary the Formula 2
-// search keeps per prefix to compare prefixes and to score completions without their entries.
+// search keeps per prefix to compare prefixes and to score completions without their entries, and
+// the sets of prefixes it keeps per state.
 #pragma once
 
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -44,9 +46,51 @@ struct PrefixSummary {
 //    ending + Σ_{i≤q} B_i, and the tail's own terms are those of formula2_latency.
 // `has_prefix`: false for the empty prefix, whose summary is all zero but has no pivot.
 // The sums run in another order than formula2_latency's, so the two differ by rounding: the search
-// decides with it only where the difference cannot matter (`exceeds` in formula2_search.cpp).
+// decides with it only where the difference cannot matter (`exceeds`, formula2_bounds.hpp).
 inline constexpr std::size_t kMaxTail = 8;  // the search's tails have 3 or 4 entries
 [[nodiscard]] double completed_latency(const PrefixSummary& prefix, bool has_prefix,
                                        std::span<const Formula2Stage> tail, int micro_batches);
+
+// A stage of a prefix. Its GPUs and the prefix's are owned by the search's transitions
+// (formula2_search.cpp), which live as long as the search, so that keeping a prefix copies no device
+// lists.
+struct PrefixStage {
+  LayerRange layers;
+  const std::vector<DeviceId>* devices = nullptr;
+};
+
+// A planned prefix: its stages, their Formula 2 entries (with the cuts between them) and its GPUs.
+struct Prefix {
+  std::vector<PrefixStage> stages;
+  std::vector<Formula2Stage> entries;
+  const std::vector<bool>* used = nullptr;
+  int used_count = 0;
+  PrefixSummary summary;
+};
+
+// The prefixes kept for one state: none dominated by another with the same GPUs and the same last
+// stage (the two then have exactly the same completions), at most `capacity`
+// (SearchOptions::prefixes_per_state), ordered by their one-stage completion (ties: the one found
+// first), so that the search is deterministic.
+class PrefixSet {
+ public:
+  explicit PrefixSet(std::size_t capacity) : capacity_(capacity) {}
+  // Whether a prefix with these GPUs, last stage and summary would be kept (checked before the
+  // prefix is built: most candidates are not).
+  [[nodiscard]] bool admits(const std::vector<bool>& used, const std::vector<DeviceId>& last_stage,
+                            const PrefixSummary& summary) const;
+  // Keeps `candidate`, which admits() accepted, and moves what it dominates or pushes out to `spare`.
+  void keep(Prefix&& candidate, std::vector<Prefix>& spare);
+  [[nodiscard]] const std::vector<Prefix>& prefixes() const { return prefixes_; }
+  // The one-stage completion a new prefix must beat to be considered at all (+∞ while not full).
+  [[nodiscard]] double admission_bound() const {
+    return prefixes_.size() >= capacity_ ? prefixes_.back().summary.completed.value()
+                                         : std::numeric_limits<double>::infinity();
+  }
+
+ private:
+  std::size_t capacity_;
+  std::vector<Prefix> prefixes_;
+};
 
 }  // namespace dnnsim

@@ -35,7 +35,7 @@
 // that exceeds both skips it unscored, and once X's own term L(X) — non-decreasing as X grows —
 // exceeds what any later cut could still enter, the longer X are not tried (branch and bound, Land
 // & Doig, Econometrica 28(3), 1960, over the DP's transitions; the bound and why it is one:
-// formula2_lower_bound in formula2_search.cpp, docs/planners.md "Search over blocks").
+// formula2_lower_bound in formula2_bounds.hpp, docs/planners.md "Search over blocks").
 // The costs a candidate needs of its two groups are looked up once per group, not per cut
 // (StageCostModel::GroupCosts, CutPattern), to the same numbers.
 //
@@ -87,7 +87,7 @@ struct SearchOutcome {
 };
 
 struct SearchOptions {
-  // Branch and bound (formula2_search.cpp): skip a candidate whose lower bound on Formula 2 no kept
+  // Branch and bound (formula2_bounds.hpp): skip a candidate whose lower bound on Formula 2 no kept
   // set would take. Exact: the outcome is the same without it (tests compare the two); only the
   // candidates scored differ.
   bool bound = true;
