@@ -1,4 +1,5 @@
-// TaskGraph ⇄ JSON (schema and error behaviour: docs/taskgraph.md).
+// TaskGraph ⇄ JSON (schema and error behaviour: docs/taskgraph.md): read by task_graph_json.cpp,
+// written by task_graph_json_writer.cpp.
 //
 // Reading goes through yaml-cpp (JSON is a subset of YAML 1.2 flow syntax for these files) and
 // YamlReader/MapReader, so that every problem carries file:line:col; it is stricter than YAML where
@@ -7,11 +8,17 @@
 // integers, so that the same graph always gives the same bytes and dump → parse → dump is exact.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "models/program/task_graph.hpp"
 
 namespace dnnsim {
+
+// The file's `format` and `version` keys.
+inline constexpr std::string_view kTaskGraphFormat = "dnnsim-taskgraph";
+inline constexpr std::int64_t kTaskGraphVersion = 1;
 
 // Reads a TaskGraph file. Devices, streams and dependencies are referred to by name and id in the
 // file; the returned graph numbers tasks in file order (TaskId = position), which is also each
