@@ -6,6 +6,7 @@
 
 #include "models/hardware/catalog.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/support/diagnostics.hpp"
 #include "tests/support/temp_files.hpp"
 
 namespace dnnsim::testing {
@@ -70,5 +71,26 @@ inline double v100_sgd_step_seconds(double parameter_bytes) {
 inline Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
   return load_scenario(write_file("scenario.yaml", yaml), overrides);
 }
+
+// The diagnostics of a scenario that must not load.
+inline std::vector<Diagnostic> errors_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  return diagnostics_thrown_by([&] { (void)load(yaml, overrides); });
+}
+
+// A valid two-node cluster of 2 V100 GPUs each under a data-parallel workload, 12 lines long: text
+// appended to it starts at line 13 (the base of the scenario reading tests).
+inline const std::string kTwoBoxBase = R"(name: base
+cluster:
+  node_types:
+    box:
+      gpu: V100-16GB
+      gpus_per_node: 2
+      nic: {bandwidth: "25Gbps", latency: "5us"}
+  nodes: [{type: box, count: 2}]
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "1GFlop"}]}
+  global_batch: 4
+)";
 
 }  // namespace dnnsim::testing

@@ -27,6 +27,7 @@ namespace {
 
 using testing::diagnostics_thrown_by;
 using testing::dump;
+using testing::errors_of;
 using testing::expect_error;
 using testing::load;
 
@@ -57,10 +58,6 @@ const PipelineWorkloadSpec& spec_of(const Scenario& scenario) {
   const auto* spec = scenario.workload_as<PipelineWorkloadSpec>();
   if (spec == nullptr) throw std::logic_error("not a pipeline workload");
   return *spec;
-}
-
-std::vector<Diagnostic> errors_of(const std::string& yaml) {
-  return diagnostics_thrown_by([&] { (void)load(yaml); });
 }
 
 // Exactly one diagnostic, at line:column, containing `text`.
