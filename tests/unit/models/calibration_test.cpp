@@ -1,51 +1,34 @@
-// Calibration: curve interpolation and the calibrated roofline derived by hand, table files (round
-// trip, located errors), the CPU backend end to end in quick mode, and the shipped tables.
+// Calibration: curve interpolation and the calibrated roofline derived by hand, GEMM shape grids, and
+// table files (round trip, located errors). The fits, the CPU backend end to end in quick mode, the
+// calibrated compute cost and the shipped tables: calibration_cost_test.cpp.
 #include "models/calibration/calibration.hpp"
-#include "models/calibration/cpu_backend.hpp"
-#include "models/cost/compute_cost.hpp"
-#include "dnnsim/source_paths.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <set>
+
+#include "models/cost/compute_cost.hpp"
+#include "tests/support/calibration_tables.hpp"
+#include "tests/support/temp_files.hpp"
 
 namespace dnnsim {
 namespace {
 
 using ::testing::HasSubstr;
-
-const std::string kShippedDir = std::string(DNNSIM_SOURCE_DIR) + "/data/calibration";
-
-// Writes `text` to a fresh file under the temporary directory and returns its path.
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "dnnsim_calibration_test";
-  std::filesystem::create_directories(dir);
-  const std::filesystem::path path = dir / name;
-  std::ofstream(path) << text;
-  return path.string();
-}
+using testing::example_table;
+using testing::gemm;
+using testing::kValidHead;
+using testing::write_file;
 
 std::vector<Diagnostic> errors_of(const std::string& name, const std::string& text) {
   try {
-    (void)load_calibration(write_temp(name, text));
+    (void)load_calibration(write_file(name, text));
   } catch (const InputError& e) {
     return e.diagnostics();
   }
   ADD_FAILURE() << "expected an InputError for:\n" << text;
   return {};
-}
-
-Compute gemm(double n, Dtype dtype = Dtype::fp32) {
-  Compute compute;
-  compute.flops = Flop(2 * n * n * n);
-  compute.bytes_accessed = Bytes(3 * n * n * 4);
-  compute.dtype = dtype;
-  compute.kernel = LayerKind::matmul;
-  return compute;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -80,20 +63,6 @@ TEST(CalibrationCurve, EmptyIsOneAndSinglePointIsConstant) {
 }
 
 // ---------------------------------------------------------------------------------------------
-
-CalibrationTable example_table() {
-  CalibrationTable table;
-  table.device = "V100-16GB";
-  table.source = "hand-made for a test: \"quoted\"\nsecond line";
-  table.peak = {{Dtype::fp32, FlopsPerSecond(15.7e12)}, {Dtype::fp16, FlopsPerSecond(125e12)}};
-  table.memory_bandwidth = BytesPerSecond(900e9);
-  table.compute[{"matmul", Dtype::fp16}] = EfficiencyCurve{{{1e9, 0.35}, {1e11, 0.8}}};
-  table.compute[{"elementwise", Dtype::fp32}] = EfficiencyCurve{{{524288, 0.0123456789}, {3.3e7, 0.05}}};
-  table.memory = EfficiencyCurve{{{1048576, 0.5}, {1073741824, 0.9}}};
-  table.copies["device_to_device"] = EfficiencyCurve{{{1048576, 3.5e11}, {268435456, 7.7e11}}};
-  table.copies["host_to_device"] = EfficiencyCurve{{{65536, 1.2e10}}};
-  return table;
-}
 
 // A 2 × 2 × 2 grid over {16, 256} per axis, e = 0.1 at (16, 16, 16) growing by 0.1 per large axis:
 // e(m, n, k) = 0.1 + 0.1 · (m = 256) + 0.2 · (n = 256) + 0.4 · (k = 256) at the corners.
@@ -197,7 +166,7 @@ TEST(CalibrationGemmGrid, FileRoundTripAndLocatedErrors) {
   // nn, the default layout, is not written.
   EXPECT_THAT(text, HasSubstr("gemm:\n  - dtype: fp32\n    points:\n      - {m: 16, n: 16, k: 16, efficiency: 0.1}\n"));
   EXPECT_THAT(text, HasSubstr("  - dtype: fp32\n    layout: tn\n    points:\n      - {m: 16, n: 16, k: 16, efficiency: 0.05}\n"));
-  const CalibrationTable loaded = load_calibration(write_temp("grid_round_trip.yaml", text));
+  const CalibrationTable loaded = load_calibration(write_file("grid_round_trip.yaml", text));
   EXPECT_NEAR(loaded.gemm.at({Dtype::fp32, GemmOp::nn}).at(64, 64, 64), 0.45, 1e-12);
   EXPECT_NEAR(loaded.gemm.at({Dtype::fp32, GemmOp::tn}).at(64, 64, 64), 0.225, 1e-12);
   EXPECT_EQ(dump_calibration(loaded), text);
@@ -280,7 +249,7 @@ TEST(CalibrationGemmGrid, LayoutsReadTheirGridAndABackwardPairIsTheHarmonicMeanO
 TEST(CalibrationFile, DumpLoadRoundTrip) {
   const CalibrationTable table = example_table();
   const std::string text = dump_calibration(table);
-  const CalibrationTable loaded = load_calibration(write_temp("round_trip.yaml", text));
+  const CalibrationTable loaded = load_calibration(write_file("round_trip.yaml", text));
   EXPECT_EQ(loaded.device, table.device);
   EXPECT_EQ(loaded.source, table.source);
   ASSERT_EQ(loaded.peak.size(), 2u);
@@ -316,7 +285,7 @@ TEST(CalibrationFile, DumpIsReadableYaml) {
 }
 
 TEST(CalibrationFile, MinimalTableLoads) {
-  const CalibrationTable table = load_calibration(write_temp("minimal.yaml", R"(device: cpu
+  const CalibrationTable table = load_calibration(write_file("minimal.yaml", R"(device: cpu
 source: "test"
 peak: {fp32: "50GFlops"}
 memory_bandwidth: "10GB/s"
@@ -327,27 +296,21 @@ memory_bandwidth: "10GB/s"
   EXPECT_TRUE(table.copies.empty());
 }
 
-const std::string kValidHead = R"(device: V100-16GB
-source: "test"
-peak: {fp16: "125TFlops"}
-memory_bandwidth: "900GB/s"
-)";
-
 // The collectives section (NCCL latency per call, link efficiency): read, written back the same,
 // and checked (latency is a duration, the efficiency in (0, 1]).
 TEST(CalibrationFile, CollectivesSectionRoundTripAndErrors) {
-  const CalibrationTable table = load_calibration(write_temp(
+  const CalibrationTable table = load_calibration(write_file(
       "collectives.yaml", kValidHead + "memory: [{size: \"1GiB\", efficiency: 0.88}]\n"
                                        "collectives: {latency: \"41.5us\", link_efficiency: 0.69}\n"));
   ASSERT_TRUE(table.collectives.has_value());
   EXPECT_NEAR(table.collectives->latency.value(), 41.5e-6, 1e-15);
   EXPECT_DOUBLE_EQ(table.collectives->link_efficiency, 0.69);
   const std::string text = dump_calibration(table);
-  EXPECT_EQ(dump_calibration(load_calibration(write_temp("collectives_again.yaml", text))), text);
-  const CalibrationTable none = load_calibration(write_temp("none.yaml", kValidHead));
+  EXPECT_EQ(dump_calibration(load_calibration(write_file("collectives_again.yaml", text))), text);
+  const CalibrationTable none = load_calibration(write_file("none.yaml", kValidHead));
   EXPECT_FALSE(none.collectives.has_value());
   // A table without a memory curve is written without the section, and reads back.
-  EXPECT_TRUE(load_calibration(write_temp("none_again.yaml", dump_calibration(none))).memory.points.empty());
+  EXPECT_TRUE(load_calibration(write_file("none_again.yaml", dump_calibration(none))).memory.points.empty());
 
   const auto errors = errors_of("bad_collectives.yaml", kValidHead + "collectives: {latency: 40, link_efficiency: 1.5}\n");
   ASSERT_EQ(errors.size(), 2u);
@@ -360,12 +323,12 @@ TEST(CalibrationFile, CollectivesSectionRoundTripAndErrors) {
 // positive duration; a misspelt key is located).
 TEST(CalibrationFile, LaunchSectionRoundTripAndErrors) {
   const CalibrationTable table =
-      load_calibration(write_temp("launch.yaml", kValidHead + "launch: {host_overhead: \"95us\"}\n"));
+      load_calibration(write_file("launch.yaml", kValidHead + "launch: {host_overhead: \"95us\"}\n"));
   ASSERT_TRUE(table.launch.has_value());
   EXPECT_NEAR(table.launch->host_overhead.value(), 95e-6, 1e-15);
   const std::string text = dump_calibration(table);
-  EXPECT_EQ(dump_calibration(load_calibration(write_temp("launch_again.yaml", text))), text);
-  EXPECT_FALSE(load_calibration(write_temp("no_launch.yaml", kValidHead)).launch.has_value());
+  EXPECT_EQ(dump_calibration(load_calibration(write_file("launch_again.yaml", text))), text);
+  EXPECT_FALSE(load_calibration(write_file("no_launch.yaml", kValidHead)).launch.has_value());
 
   const auto errors = errors_of("bad_launch.yaml", kValidHead + "launch: {host_overhead: \"0us\"}\n"
                                                                 "# two lines down\n"
@@ -454,234 +417,6 @@ TEST(CalibrationFile, MissingFileAndSyntaxError) {
   const auto errors = errors_of("syntax.yaml", "device: [cpu\n");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0].message, HasSubstr("YAML syntax error"));
-}
-
-// ---------------------------------------------------------------------------------------------
-
-TEST(CalibrationFit, EfficienciesAreRatesOverThePeak) {
-  // matmul fp32: 1 GFlop in 0.1 s (10 GFlops), 10 GFlop in 0.5 s (20 GFlops), and a slower repeat of
-  // 1 GFlop (ignored: the best sample wins). The peak is the best rate, 20 GFlops: efficiencies 0.5, 1.
-  // memory: 1 MiB in 1e-4 s, 1 GiB in 0.0625 s: 10.49 and 17.18 GB/s, peak the latter.
-  const std::vector<KernelSample> samples{
-      {"gemm", "matmul", Dtype::fp32, 1e9, Seconds(0.1)},
-      {"gemm", "matmul", Dtype::fp32, 1e10, Seconds(0.5)},
-      {"gemm", "matmul", Dtype::fp32, 1e9, Seconds(0.2)},
-      {"stream_triad", "memory", Dtype::fp32, 1048576, Seconds(1e-4)},
-      {"stream_triad", "memory", Dtype::fp32, 1073741824, Seconds(0.0625)},
-      {"memcpy", "device_to_device", Dtype::fp32, 1048576, Seconds(1e-4)},
-  };
-  const CalibrationTable table = fit_calibration("cpu", samples, std::nullopt, std::nullopt, "unit test");
-  EXPECT_EQ(table.device, "cpu");
-  EXPECT_EQ(table.source, "unit test");
-  EXPECT_DOUBLE_EQ(table.peak.at(Dtype::fp32).value(), 20e9);
-  const auto& gemm_curve = table.compute.at({"matmul", Dtype::fp32}).points;
-  ASSERT_EQ(gemm_curve.size(), 2u);
-  EXPECT_DOUBLE_EQ(gemm_curve[0].second, 0.5);
-  EXPECT_DOUBLE_EQ(gemm_curve[1].second, 1.0);
-  EXPECT_DOUBLE_EQ(table.memory_bandwidth.value(), 1073741824 / 0.0625);
-  EXPECT_NEAR(table.memory.points[0].second, (1048576 / 1e-4) / (1073741824 / 0.0625), 1e-12);
-  EXPECT_DOUBLE_EQ(table.copies.at("device_to_device").points[0].second, 1048576 / 1e-4);
-}
-
-TEST(CalibrationFit, KnownPeaksAreUsedAndCapEfficiencyAtOne) {
-  // A GPU run against its datasheet: 100 TFlops measured against a 125 TFlops peak is 0.8; a memory
-  // rate above the given bandwidth (boost clocks, say) is capped at 1.
-  const std::vector<KernelSample> samples{
-      {"gemm", "matmul", Dtype::fp16, 1e11, Seconds(1e-3)},
-      {"stream_triad", "memory", Dtype::fp32, 1e9, Seconds(1e-3)},
-  };
-  const CalibrationTable table = fit_calibration("V100-16GB", samples, std::map<Dtype, FlopsPerSecond>{
-                                                                           {Dtype::fp16, FlopsPerSecond(125e12)},
-                                                                           {Dtype::fp32, FlopsPerSecond(15.7e12)}},
-                                                 BytesPerSecond(900e9), "unit test");
-  EXPECT_DOUBLE_EQ(table.compute.at({"matmul", Dtype::fp16}).at(1e11), 0.8);
-  EXPECT_DOUBLE_EQ(table.peak.at(Dtype::fp32).value(), 15.7e12);  // recorded though not measured
-  EXPECT_DOUBLE_EQ(table.memory.at(1e9), 1.0);
-}
-
-TEST(CalibrationFit, RejectsBrokenSamples) {
-  EXPECT_THROW((void)fit_calibration("cpu", {{"gemm", "matmul", Dtype::fp32, 1e9, Seconds(0)}}, std::nullopt,
-                                     std::nullopt, ""),
-               std::invalid_argument);
-  EXPECT_THROW((void)fit_calibration("cpu", {{"x", "warp_drive", Dtype::fp32, 1e9, Seconds(1)}}, std::nullopt,
-                                     std::nullopt, ""),
-               std::invalid_argument);
-}
-
-// ---------------------------------------------------------------------------------------------
-
-TEST(CalibrationBackends, CpuIsRegisteredAndAvailable) {
-  CalibrationBackendRegistry registry("calibration backend");
-  register_builtin_calibration_backends(registry);
-  const auto& entry = registry.at("cpu");
-  EXPECT_FALSE(entry.description.empty());
-  EXPECT_FALSE(entry.source.empty());
-  std::string why = "stale";
-  EXPECT_TRUE(entry.value->available(why));
-  EXPECT_TRUE(why.empty());
-  EXPECT_EQ(entry.value->device(), "cpu");
-}
-
-// The whole chain on this machine: measure (quick) → fit → table → predicted GEMM times.
-TEST(CalibrationCpu, QuickSweepFitsATableThatPredictsMonotoneGemmTimes) {
-  std::vector<std::string> stages;
-  const std::vector<KernelSample> samples =
-      CpuCalibrationBackend().run(/*quick=*/true, [&](const std::string& stage) { stages.push_back(stage); });
-
-  ASSERT_FALSE(samples.empty());
-  // Progress: a line before each stage — the square GEMMs, each (layout, m) row of the grids (3 × 2
-  // quick), bias + ReLU, the triad, memcpy: 1 + 6 + 3 lines, the grids' first after the 3 quick
-  // square GEMMs (64, 128, 256).
-  ASSERT_EQ(stages.size(), 10u);
-  EXPECT_EQ(stages[0], "square GEMMs (0 samples so far)");
-  EXPECT_EQ(stages[1], "GEMM shape grid nn, m = 16 (3 samples so far)");
-  EXPECT_EQ(stages[6], "GEMM shape grid tn, m = 64 (23 samples so far)");
-  EXPECT_EQ(stages[9].rfind("memcpy (", 0), 0u) << stages[9];
-  std::set<std::string> kinds;
-  for (const KernelSample& sample : samples) {
-    EXPECT_TRUE(std::isfinite(sample.size) && sample.size > 0) << sample.kernel;
-    EXPECT_TRUE(std::isfinite(sample.time.value()) && sample.time.value() > 0) << sample.kernel;
-    kinds.insert(sample.kind);
-  }
-  EXPECT_EQ(kinds, (std::set<std::string>{"matmul", "elementwise", "memory", "device_to_device"}));
-
-  const CalibrationTable table = fit_calibration("cpu", samples, std::nullopt, std::nullopt, "quick CPU sweep");
-  ASSERT_TRUE(table.peak.contains(Dtype::fp32));
-  EXPECT_GT(table.peak.at(Dtype::fp32).value(), 0);
-  EXPECT_GT(table.memory_bandwidth.value(), 0);
-  ASSERT_TRUE(table.compute.contains({"matmul", Dtype::fp32}));
-  ASSERT_TRUE(table.compute.contains({"elementwise", Dtype::fp32}));
-  // The quick shape grids: m, n, k ∈ {16, 64}, one per layout.
-  for (const GemmOp layout : {GemmOp::nn, GemmOp::nt, GemmOp::tn}) {
-    ASSERT_TRUE(table.gemm.contains({Dtype::fp32, layout})) << gemm_op_name(layout);
-    EXPECT_EQ(table.gemm.at({Dtype::fp32, layout}).k, (std::vector<double>{16, 64}));
-  }
-  EXPECT_EQ(table.gemm.size(), 3u);
-  for (const auto& [key, curve] : table.compute)
-    for (const auto& [size, efficiency] : curve.points) {
-      EXPECT_GT(efficiency, 0) << key.first;
-      EXPECT_LE(efficiency, 1) << key.first;
-    }
-  // The fitted table survives its own file format.
-  const CalibrationTable reloaded = load_calibration(write_temp("cpu_quick.yaml", dump_calibration(table)));
-  EXPECT_EQ(reloaded.compute.size(), table.compute.size());
-
-  const GpuSpec cpu = device_spec_from_calibration(reloaded);
-  double previous = 0;
-  for (double n : {16.0, 32.0, 64.0, 100.0, 128.0, 200.0, 256.0, 512.0, 1024.0, 4096.0}) {
-    const double t = compute_time(gemm(n), cpu, reloaded).value();
-    EXPECT_TRUE(std::isfinite(t) && t > 0) << n;
-    EXPECT_GT(t, previous) << "GEMM of size " << n;
-    previous = t;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-
-TEST(ComputeCost, EfficiencyOverloadIsTheClassicRoofline) {
-  const GpuSpec& v100 = *HardwareCatalog::builtin().find_gpu("V100-16GB");
-  // 125 TFlop of fp16 at 125 TFlops · 0.5 = 2 s; memory 900 GB at 900 GB/s · 0.5 = 2 s too.
-  Compute compute;
-  compute.flops = Flop(125e12);
-  compute.bytes_accessed = Bytes(9e11);
-  compute.dtype = Dtype::fp16;
-  EXPECT_DOUBLE_EQ(compute_time(compute, v100, 0.5).value(), 2.0);
-  compute.bytes_accessed = Bytes(1.8e12);  // now memory-bound: 4 s
-  EXPECT_DOUBLE_EQ(compute_time(compute, v100, 0.5).value(), 4.0);
-}
-
-TEST(ComputeCost, CalibratedRooflineByHand) {
-  const GpuSpec& v100 = *HardwareCatalog::builtin().find_gpu("V100-16GB");
-  const CalibrationTable table = example_table();
-  // 10 GFlop fp16 matmul: e = 0.35 + 0.5 · (0.8 − 0.35) = 0.575; t = 1e10 / (125e12 · 0.575).
-  Compute math;
-  math.flops = Flop(1e10);
-  math.dtype = Dtype::fp16;
-  math.kernel = LayerKind::matmul;
-  EXPECT_NEAR(compute_time(math, v100, table).value(), 1e10 / (125e12 * 0.575), 1e-15);
-  // An attention kernel has no curve of its own: it uses matmul's.
-  math.kernel = LayerKind::attention;
-  EXPECT_NEAR(compute_time(math, v100, table).value(), 1e10 / (125e12 * 0.575), 1e-15);
-  // bf16 does not exist on V100: it runs at the fp32 peak, and there is no fp32 matmul curve: e = 1.
-  math.dtype = Dtype::bf16;
-  EXPECT_NEAR(compute_time(math, v100, table).value(), 1e10 / 15.7e12, 1e-15);
-  // 32 MiB moved: halfway (log) between 1 MiB and 1 GiB, e = 0.5 + 0.5 · 0.4 = 0.7.
-  Compute memory;
-  memory.bytes_accessed = Bytes(33554432);
-  memory.kernel = LayerKind::elementwise;
-  EXPECT_NEAR(compute_time(memory, v100, table).value(), 33554432 / (900e9 * 0.7), 1e-15);
-}
-
-TEST(ComputeCost, MeasuredTimeOverridesTheTable) {
-  const GpuSpec& a100 = *HardwareCatalog::builtin().find_gpu("A100-40GB-SXM");
-  Compute compute = gemm(4096, Dtype::fp16);
-  compute.measured_time = Seconds(0.01);
-  compute.measured_on = "V100-16GB";
-  // Scaled by the fp16 peaks, 125 / 312, as without a table.
-  EXPECT_DOUBLE_EQ(compute_time(compute, a100, example_table()).value(), 0.01 * 125.0 / 312.0);
-  EXPECT_DOUBLE_EQ(compute_time(compute, a100, example_table()).value(), compute_time(compute, a100, 1.0).value());
-}
-
-TEST(ComputeCost, SmallGemmGetsLowerEfficiencyThanBigOneOnShippedTable) {
-  const auto table = load_shipped_calibration(kShippedDir, "V100-16GB");
-  ASSERT_TRUE(table.has_value());
-  const GpuSpec& v100 = *HardwareCatalog::builtin().find_gpu("V100-16GB");
-  // Achieved rate = flops / time: a 256³ GEMM must run further from the peak than an 8192³ one.
-  const auto rate = [&](double n) {
-    const Compute compute = gemm(n, Dtype::fp16);
-    return compute.flops.value() / compute_time(compute, v100, *table).value();
-  };
-  EXPECT_LT(rate(256), rate(8192));
-  EXPECT_LE(rate(8192), 125e12);
-  // And less than with the classic single efficiency of 1.
-  EXPECT_GT(compute_time(gemm(256, Dtype::fp16), v100, *table).value(),
-            compute_time(gemm(256, Dtype::fp16), v100, 1.0).value());
-}
-
-TEST(ComputeCost, DeviceSpecFromTable) {
-  const GpuSpec spec = device_spec_from_calibration(example_table());
-  EXPECT_EQ(spec.name, "V100-16GB");
-  EXPECT_DOUBLE_EQ(spec.peak_fp16->value(), 125e12);
-  EXPECT_FALSE(spec.peak_bf16.has_value());
-  EXPECT_DOUBLE_EQ(spec.memory_bandwidth.value(), 900e9);
-}
-
-// ---------------------------------------------------------------------------------------------
-
-TEST(CalibrationShipped, EveryTableLoadsNamesACatalogGpuAndUsesItsDatasheetPeaks) {
-  const HardwareCatalog& catalog = HardwareCatalog::builtin();
-  int tables = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kShippedDir)) {
-    if (entry.path().extension() != ".yaml") continue;
-    ++tables;
-    SCOPED_TRACE(entry.path().string());
-    const CalibrationTable table = load_calibration(entry.path().string());
-    EXPECT_EQ(entry.path().stem().string(), table.device);
-    const GpuSpec* gpu = catalog.find_gpu(table.device);
-    ASSERT_NE(gpu, nullptr) << table.device << " is not a catalog GPU";
-    EXPECT_FALSE(table.source.empty());
-    // The efficiencies refer to the datasheet: the table's peaks are the catalog's.
-    for (const auto& [dtype, rate] : table.peak) {
-      ASSERT_TRUE(gpu->peak(dtype).has_value()) << dtype_name(dtype);
-      EXPECT_DOUBLE_EQ(rate.value(), gpu->peak(dtype)->value()) << dtype_name(dtype);
-    }
-    EXPECT_DOUBLE_EQ(table.memory_bandwidth.value(), gpu->memory_bandwidth.value());
-    EXPECT_TRUE(table.compute.contains({"matmul", Dtype::fp16}));
-    EXPECT_FALSE(table.memory.points.empty());
-  }
-  EXPECT_GE(tables, 5);
-}
-
-TEST(CalibrationShipped, RequiredGpusHaveTables) {
-  for (const char* name : {"V100-16GB", "V100-32GB", "A100-40GB-SXM", "A100-80GB-SXM", "H100-SXM"})
-    EXPECT_TRUE(load_shipped_calibration(kShippedDir, name).has_value()) << name;
-  EXPECT_FALSE(load_shipped_calibration(kShippedDir, "no-such-gpu").has_value());
-}
-
-TEST(CalibrationShipped, TableNamingAnotherDeviceIsAnError) {
-  const std::string path = write_temp("A100-40GB-SXM.yaml", kValidHead);  // says V100-16GB
-  EXPECT_THROW((void)load_shipped_calibration(std::filesystem::path(path).parent_path().string(), "A100-40GB-SXM"),
-               InputError);
 }
 
 }  // namespace
