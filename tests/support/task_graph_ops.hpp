@@ -57,4 +57,13 @@ inline DeviceTopology nodes_of(std::size_t devices, std::size_t per_node) {
   return topology;
 }
 
+// The head of a TaskGraph JSON document on two GPUs with streams compute and comm, 2 lines long: the
+// tasks of a document start on line 3.
+inline const std::string kTaskGraphHeader = R"({"format": "dnnsim-taskgraph", "version": 1, "devices": ["gpu0", "gpu1"],
+"streams": ["compute", "comm"], "tasks": [
+)";
+
+// A TaskGraph JSON document of `tasks` (JSON objects, comma-separated) after kTaskGraphHeader.
+inline std::string document(const std::string& tasks) { return kTaskGraphHeader + tasks + "]}\n"; }
+
 }  // namespace dnnsim::testing
