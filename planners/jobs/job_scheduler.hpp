@@ -39,7 +39,7 @@ namespace dnnsim {
 
 class JobSpeedModel;
 
-// The training side of a learned scheduler (planners/jobs/marl/marl_policy.hpp): `dnnsim
+// The training side of a learned scheduler (planners/jobs/marl/policy.hpp): `dnnsim
 // train-scheduler` runs each episode with one, and the scheduler then samples its actions and records
 // them for the policy-gradient update instead of acting greedily on a policy file.
 class LearningEpisode;

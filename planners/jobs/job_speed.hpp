@@ -1,8 +1,8 @@
 // How fast a job trains on a placement, in iterations per second. Two kinds of source share this
 // interface (docs/cluster.md "Job speed"):
-//   measured tables  Pollux's per-placement step/sync times (traces/jobs/pollux_throughput.hpp) and
-//                    Gavel's per-GPU-type throughputs (traces/jobs/gavel_throughput.hpp), to replay
-//                    published comparisons on their own terms;
+//   measured tables  Pollux's per-placement step/sync times and Gavel's per-GPU-type throughputs
+//                    (planners/jobs/measured_speed.hpp), to replay published comparisons on their
+//                    own terms;
 //   dnnsim           analytical iteration time from the cost models for the placement (compute on
 //                    the GPU types + ring all-reduce over the links), memoised by (model, batch,
 //                    placement shape, GPU types).
