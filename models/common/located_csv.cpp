@@ -1,10 +1,10 @@
 #include "models/common/located_csv.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "models/common/input_file.hpp"
 
@@ -117,9 +117,10 @@ class CsvScanner {
       }
       skip_blanks();
       if (!at_record_end() && text_[i_] != syntax_.separator)
-        syntax_error(fmt::format("unexpected '{}' after the closing quote of a field (a quote inside a quoted field "
-                                 "is written \"\")",
-                                 text_[i_]));
+        syntax_error(
+            fmt::format("unexpected '{}' after the closing quote of a field (a quote inside a quoted field "
+                        "is written \"\")",
+                        text_[i_]));
     }
     bool reported = quoted;  // one error per field
     while (!at_record_end() && text_[i_] != syntax_.separator) {
@@ -226,8 +227,8 @@ const LocatedCsvField* LocatedCsv::optional_field(const LocatedCsvRow& row, cons
 const LocatedCsvField* LocatedCsv::field(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const {
   const LocatedCsvField* field = optional_field(row, column);
   if (field == nullptr && index_.count(column)) {
-    sink.error({file_, row.end_line, row.end_column},
-               fmt::format("missing field '{}' (expected {} fields, found {})", column, index_.size(), row.fields.size()));
+    sink.error({file_, row.end_line, row.end_column}, fmt::format("missing field '{}' (expected {} fields, found {})",
+                                                                  column, index_.size(), row.fields.size()));
   }
   return field;
 }

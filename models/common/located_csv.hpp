@@ -30,7 +30,7 @@ struct LocatedCsvField {
 struct LocatedCsvRow {
   int line = 0;  // of its first field
   std::vector<LocatedCsvField> fields;
-  int end_line = 0;    // where the record ends: just past its last character
+  int end_line = 0;  // where the record ends: just past its last character
   int end_column = 0;
   bool malformed = false;  // it has a syntax error (reported): its fields are a best guess
 };
@@ -73,7 +73,8 @@ class LocatedCsv {
   }
 
   // Typed values; on a bad value the problem is reported at the field and nothing returned.
-  std::optional<double> number(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink, double min = -1e300) const;
+  std::optional<double> number(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink,
+                               double min = -1e300) const;
   // A count (GPUs, replicas, a batch): an integer in [min, INT_MAX]; "2.0" is 2, as Philly and Helios write.
   std::optional<int> integer(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink, int min) const;
   std::optional<std::string> text(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const;

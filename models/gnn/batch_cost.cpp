@@ -23,7 +23,8 @@ GnnBatchWork price_batch(const BatchCounts& counts, const FeatureSpec& features,
   for (std::uint32_t r = 0; r < counts.from_server.size(); ++r) {
     const auto& from = counts.from_server[r];
     if (from.expansions > 0)
-      w.remote_sample.push_back({r, kIdBytes * static_cast<double>(from.expansions), static_cast<double>(from.edges) * costs.sample_edge.value(),
+      w.remote_sample.push_back({r, kIdBytes * static_cast<double>(from.expansions),
+                                 static_cast<double>(from.edges) * costs.sample_edge.value(),
                                  2 * kIdBytes * static_cast<double>(from.edges)});
     if (from.features > 0)
       w.remote_gather.push_back({r, kIdBytes * static_cast<double>(from.features),
@@ -31,10 +32,13 @@ GnnBatchWork price_batch(const BatchCounts& counts, const FeatureSpec& features,
                                  static_cast<double>(from.features) * feature});
   }
   for (std::uint32_t g = 0; g < counts.from_peer_gpu.size(); ++g)
-    if (counts.from_peer_gpu[g] > 0) w.peer_bytes.emplace_back(g, static_cast<double>(counts.from_peer_gpu[g]) * feature);
+    if (counts.from_peer_gpu[g] > 0)
+      w.peer_bytes.emplace_back(g, static_cast<double>(counts.from_peer_gpu[g]) * feature);
   const auto& f = counts.features.count;
-  w.h2d_bytes = static_cast<double>(f[static_cast<int>(FeatureSource::host)] + f[static_cast<int>(FeatureSource::remote)]) * feature +
-                structure;
+  w.h2d_bytes =
+      static_cast<double>(f[static_cast<int>(FeatureSource::host)] + f[static_cast<int>(FeatureSource::remote)]) *
+          feature +
+      structure;
   // Forward, then backward at twice the forward (layer_flops.hpp); layers[0] is the output layer.
   const auto layers = counts.layers.size();
   double flops = 0, bytes = 0;
@@ -43,7 +47,9 @@ GnnBatchWork price_batch(const BatchCounts& counts, const FeatureSpec& features,
     const std::uint32_t in = i + 1 == layers ? features.dimension : model.hidden;
     const std::uint32_t out = i == 0 ? model.classes : model.hidden;
     flops += 3 * gnn_layer_forward_flops(model.layer, counts.layers[i], in, out).value();
-    bytes += 3 * gnn_layer_forward_bytes(counts.layers[i], in, out, static_cast<std::uint32_t>(dtype_bytes(model.dtype))).value();
+    bytes +=
+        3 * gnn_layer_forward_bytes(counts.layers[i], in, out, static_cast<std::uint32_t>(dtype_bytes(model.dtype)))
+                .value();
     kernels += 3 * gnn_layer_forward_kernels(model.layer);
   }
   // The loss forward and backward, and the optimizer step: a few kernels more.

@@ -83,8 +83,9 @@ struct GnnModelShape {
 using GpuTimeFn = std::function<Seconds(const Compute&)>;
 
 // The costs of the batch `counts` (index `index` in the dealing order) for `model` on `features`.
-[[nodiscard]] GnnBatchWork price_batch(const BatchCounts& counts, const FeatureSpec& features, const GnnModelShape& model,
-                                       const GnnCpuCosts& costs, const GpuTimeFn& gpu_time, std::uint32_t index);
+[[nodiscard]] GnnBatchWork price_batch(const BatchCounts& counts, const FeatureSpec& features,
+                                       const GnnModelShape& model, const GnnCpuCosts& costs, const GpuTimeFn& gpu_time,
+                                       std::uint32_t index);
 
 // Trainable parameters of `layers` layers (the gradients each round's all-reduce carries).
 [[nodiscard]] double model_parameters(const GnnModelShape& model, const FeatureSpec& features, std::size_t layers);

@@ -203,7 +203,8 @@ bool Parser::read_header(MapReader& top) {
   if (format.IsDefined()) {
     auto text = string(format, "format");
     if (text && *text != kTaskGraphFormat)
-      error(format, fmt::format("expected format '{}', got '{}': not a dnnsim TaskGraph file", kTaskGraphFormat, *text));
+      error(format,
+            fmt::format("expected format '{}', got '{}': not a dnnsim TaskGraph file", kTaskGraphFormat, *text));
     ok = ok && text && *text == kTaskGraphFormat;
   }
   const YAML::Node version = top.require("version");

@@ -1,6 +1,4 @@
 // Writes a TaskGraph as JSON (see task_graph_json.hpp; reading is task_graph_json.cpp).
-#include "models/program/task_graph_json.hpp"
-
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -12,6 +10,7 @@
 #include <utility>
 
 #include "models/common/diagnostics.hpp"
+#include "models/program/task_graph_json.hpp"
 
 namespace dnnsim {
 namespace {
@@ -71,7 +70,8 @@ nlohmann::ordered_json task_json(const TaskGraph& graph, TaskId id) {
                    if (compute.gemm.known() && compute.gemm.op == GemmOp::nn)
                      object["gemm"] = {compute.gemm.m, compute.gemm.n, compute.gemm.k};
                    else if (compute.gemm.known())
-                     object["gemm"] = {compute.gemm.m, compute.gemm.n, compute.gemm.k, std::string(gemm_op_name(compute.gemm.op))};
+                     object["gemm"] = {compute.gemm.m, compute.gemm.n, compute.gemm.k,
+                                       std::string(gemm_op_name(compute.gemm.op))};
                    if (compute.launches != 1) object["launches"] = compute.launches;
                    if (compute.measured_time) {
                      object["measured_time_s"] = amount(compute.measured_time->value());

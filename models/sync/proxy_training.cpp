@@ -9,9 +9,9 @@
 #include <random>
 #include <stdexcept>
 
+#include "dnnsim/source_paths.hpp"
 #include "models/common/diagnostics.hpp"
 #include "models/common/random.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

@@ -1,18 +1,17 @@
 #include "planners/jobs/measured_speed.hpp"
 
-#include "planners/jobs/interference.hpp"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "models/common/input_file.hpp"
 #include "models/common/located_csv.hpp"
+#include "planners/jobs/interference.hpp"
 
 namespace dnnsim {
 namespace {

@@ -37,7 +37,7 @@ struct LowerBound {
 };
 
 [[nodiscard]] LowerBound formula2_lower_bound(const PrefixSummary& prefix, Seconds cut_in, PassTimes stage,
-                                             PassTimes last, int micro_batches, Seconds last_all_reduce);
+                                              PassTimes last, int micro_batches, Seconds last_all_reduce);
 
 // Whether a lower bound computed by another sum than formula2_latency's is above `limit` beyond any
 // rounding difference between the two (a relative 1e-9, far above the few ulps of either sum), so

@@ -14,7 +14,8 @@ double KeptPlans::bound(const std::vector<std::size_t>& replicas) const {
   return shapes_.size() < limit_ ? any : shapes_.back().plans.front().latency.value();
 }
 
-void KeptPlans::offer(std::vector<std::size_t> replicas, Seconds latency, const std::function<std::vector<StageSpec>()>& build) {
+void KeptPlans::offer(std::vector<std::size_t> replicas, Seconds latency,
+                      const std::function<std::vector<StageSpec>()>& build) {
   if (replicas.size() == 1) {
     if (!single_stage_ || latency < single_stage_->latency) single_stage_ = KeptPlan{build(), latency};
     return;
@@ -47,7 +48,8 @@ std::vector<KeptPlan> KeptPlans::take() && {
   if (single_stage_) plans.push_back(std::move(*single_stage_));
   for (Shape& shape : shapes_)
     for (KeptPlan& plan : shape.plans) plans.push_back(std::move(plan));
-  std::stable_sort(plans.begin(), plans.end(), [](const KeptPlan& a, const KeptPlan& b) { return a.latency < b.latency; });
+  std::stable_sort(plans.begin(), plans.end(),
+                   [](const KeptPlan& a, const KeptPlan& b) { return a.latency < b.latency; });
   return plans;
 }
 

@@ -79,7 +79,8 @@ void PrefixSet::keep(Prefix&& candidate, std::vector<Prefix>& spare) {
   std::size_t staying = 0;
   for (std::size_t k = 0; k < prefixes_.size(); ++k) {
     Prefix& kept = prefixes_[k];
-    if (candidate.summary.no_worse_than(kept.summary) && same_future(kept, *candidate.used, *candidate.stages.back().devices))
+    if (candidate.summary.no_worse_than(kept.summary) &&
+        same_future(kept, *candidate.used, *candidate.stages.back().devices))
       spare.push_back(std::move(kept));
     else if (staying++ != k)  // a vector moved onto itself would be left empty
       prefixes_[staying - 1] = std::move(kept);

@@ -85,7 +85,9 @@ class Formula2Search {
     // bound from memory alone, so no feasible plan is lost).
     fewest_ = fewest_gpus(cost_, boundaries_);
     outcome_.fewest_gpus = fewest_[0];
-    states_[0].try_emplace(policy_.state_key(none_), capacity_).first->second.keep(Prefix{{}, {}, &none_, 0, {}}, spare_);
+    states_[0]
+        .try_emplace(policy_.state_key(none_), capacity_)
+        .first->second.keep(Prefix{{}, {}, &none_, 0, {}}, spare_);
     later_state_bound_.resize(boundaries_.size() + 1);
     for (std::size_t b = 0; b + 1 < boundaries_.size() && !outcome_.stopped; ++b) extend_prefixes_at(b);
     outcome_.kept = std::move(best_plans_).take();
@@ -136,9 +138,9 @@ class Formula2Search {
     const Prefix& prefix;
     std::size_t b = 0;
     std::size_t j = 0;
-    int free = 0;         // GPUs the prefix leaves
-    int stage_index = 0;  // of the new stage
-    int stages = 0;       // of the candidates: the prefix, the new stage, the rest
+    int free = 0;                        // GPUs the prefix leaves
+    int stage_index = 0;                 // of the new stage
+    int stages = 0;                      // of the candidates: the prefix, the new stage, the rest
     std::span<const DeviceId> previous;  // the prefix's last stage
     std::vector<std::size_t> replicas;   // the shape of the complete plans: the prefix's, the stage's, the rest's
   };
@@ -148,7 +150,7 @@ class Formula2Search {
     Transition& transition;
     // With more rest GPUs than samples the completion is no plan, but the prefix may still grow.
     bool rest_has_samples = false;
-    bool rest_built = false;  // rest_ and cut_out_ hold this step's last stage and cut pattern
+    bool rest_built = false;          // rest_ and cut_out_ hold this step's last stage and cut pattern
     std::size_t stage_end_limit = 0;  // how far the stage may grow: beyond it, it does not fit
     // The candidate's entries after the prefix's: the cut in (none after the empty prefix), the
     // stage, the cut out and the last stage.
@@ -156,9 +158,9 @@ class Formula2Search {
     bool has_prefix = false;
     std::size_t stage_entry = 0;
     Seconds cut_in{0};
-    double plan_bound = 0;  // what a complete plan of this shape must beat
+    double plan_bound = 0;                                // what a complete plan of this shape must beat
     const std::vector<double>* next_admission = nullptr;  // admission_[transition.next_id]
-    std::size_t reachable = 0;  // one past the last cut the stage can reach
+    std::size_t reachable = 0;                            // one past the last cut the stage can reach
   };
 
   // The "DP" plan: one stage on all GPUs, when a micro-batch has a sample for each.
@@ -204,8 +206,8 @@ class Formula2Search {
     for (int s = 0; s < e.stage_index && prefix_fits; ++s)
       prefix_fits = cost_.fits(prefix.stages[s].layers, *prefix.stages[s].devices, s, e.stages);
     if (!prefix_fits) return;  // more stages only keep more micro-batches in flight
-    e.previous = prefix.stages.empty() ? std::span<const DeviceId>()
-                                       : std::span<const DeviceId>(*prefix.stages.back().devices);
+    e.previous =
+        prefix.stages.empty() ? std::span<const DeviceId>() : std::span<const DeviceId>(*prefix.stages.back().devices);
     for (const PrefixStage& kept_stage : prefix.stages) e.replicas.push_back(kept_stage.devices->size());
     e.replicas.resize(e.stage_index + 2);
     for (Transition* taken : transitions_of(*prefix.used, prefix.used_count, e.previous)) take(e, *taken);
@@ -328,7 +330,8 @@ class Formula2Search {
     best_plans_.offer(e.replicas, latency, [&] {
       std::vector<StageSpec> complete;
       complete.reserve(e.prefix.stages.size() + 2);
-      for (const PrefixStage& kept_stage : e.prefix.stages) complete.push_back(StageSpec{kept_stage.layers, *kept_stage.devices});
+      for (const PrefixStage& kept_stage : e.prefix.stages)
+        complete.push_back(StageSpec{kept_stage.layers, *kept_stage.devices});
       complete.push_back(StageSpec{stage_layers, step.transition.group});
       complete.push_back(StageSpec{last_layers, last_stage(step)});
       return complete;

@@ -1,19 +1,18 @@
-#include <sched.h>
-#include <simgrid/s4u.hpp>
-
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <chrono>
 #include <cstdio>
-#include <limits>
 #include <iostream>
+#include <limits>
+#include <simgrid/s4u.hpp>
 
 #include "sim/cli/commands.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/platform/actors.hpp"
 #include "sim/process/child_process.hpp"
-#include "sim/workloads/data_parallel/data_parallel_kind.hpp"
 #include "sim/run/simulation.hpp"
+#include "sim/workloads/data_parallel/data_parallel_kind.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -91,9 +90,9 @@ class Stopwatch {
 template <class Body>
 Measurement in_child(Body body) {
   const ChildResult run = ChildProcess::run_function([&] {
-    const Measurement m = body();
-    return fmt::format("{} {} {}\n", m.activities, m.wall, m.cpu);
-  }).wait();
+                            const Measurement m = body();
+                            return fmt::format("{} {} {}\n", m.activities, m.wall, m.cpu);
+                          }).wait();
   Measurement m;
   if (run.exit.how != ChildExit::How::exited || run.exit.code != 0 ||
       std::sscanf(run.output.c_str(), "%lf %lf %lf", &m.activities, &m.wall, &m.cpu) != 3)

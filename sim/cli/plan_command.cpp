@@ -5,7 +5,6 @@
 // engine per process), ranked by simulated time.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,12 +13,12 @@
 
 #include "models/common/units.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/report/report.hpp"
 #include "sim/process/process_pool.hpp"
-#include "sim/workloads/pipeline/pipeline_workload.hpp"
+#include "sim/report/report.hpp"
 #include "sim/run/progress.hpp"
 #include "sim/run/resource_guard.hpp"
 #include "sim/run/simulation.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
 
 namespace dnnsim::cli {
 

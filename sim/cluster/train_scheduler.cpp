@@ -43,8 +43,12 @@ ChildProcess start_episode(const TrainSchedulerOptions& options, const std::vect
       const SimulationResult result = run_scenario(scenario, sim_options);
       const auto summary = make_summary(scenario, result);
       const auto outcome = learning.finish(result.makespan_s);
-      const double numbers[] = {static_cast<double>(seed), summary.at("cluster").at("jct_s").at("mean").get<double>(),
-                                outcome.episode_return, outcome.loss, outcome.entropy, static_cast<double>(outcome.steps),
+      const double numbers[] = {static_cast<double>(seed),
+                                summary.at("cluster").at("jct_s").at("mean").get<double>(),
+                                outcome.episode_return,
+                                outcome.loss,
+                                outcome.entropy,
+                                static_cast<double>(outcome.steps),
                                 static_cast<double>(outcome.gradient.size())};
       std::string message = "S";
       message.append(reinterpret_cast<const char*>(numbers), sizeof numbers);

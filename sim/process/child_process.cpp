@@ -2,14 +2,13 @@
 #include "sim/process/child_process.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <array>
 #include <cerrno>
@@ -125,13 +124,14 @@ ChildProcess ChildProcess::start(const ProgramCommand& command) {
     input_child.reset(pair[1]);
   }
   Fd output_parent, output_child;
-  if (command.stdout_path.empty() || command.stderr_path.empty()) std::tie(output_parent, output_child) = make_pipe(what);
+  if (command.stdout_path.empty() || command.stderr_path.empty())
+    std::tie(output_parent, output_child) = make_pipe(what);
   Fd stdout_file, stderr_file;
   if (!command.stdout_path.empty()) stdout_file = open_output(command.stdout_path);
   if (!command.stderr_path.empty() && command.stderr_path != command.stdout_path)
     stderr_file = open_output(command.stderr_path);
   const int stdout_fd = command.stdout_path.empty() ? output_child.get() : stdout_file.get();
-  const int stderr_fd = command.stderr_path.empty()                      ? output_child.get()
+  const int stderr_fd = command.stderr_path.empty()                  ? output_child.get()
                         : command.stderr_path == command.stdout_path ? stdout_file.get()
                                                                      : stderr_file.get();
   auto [exec_parent, exec_child] = make_pipe(what);  // closed by a successful exec; else the errno

@@ -1,9 +1,8 @@
 // Child processes N at a time with time limits (see process_pool.hpp).
 #include "sim/process/process_pool.hpp"
 
-#include <signal.h>
-
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <array>

@@ -37,9 +37,10 @@ CsvTable parse_csv_table(std::string_view text, const std::string& source) {
       sink.error(SourceLocation{source, row->fields[width].line, row->fields[width].column},
                  fmt::format("{} fields, but the header has {}", count, width));
     } else if (count < width) {
-      sink.error(SourceLocation{source, row->end_line, row->end_column},
-                 fmt::format("{} field{}, but the header has {} (missing: {})", count, count == 1 ? "" : "s", width,
-                             fmt::join(table.header.begin() + static_cast<std::ptrdiff_t>(count), table.header.end(), ", ")));
+      sink.error(
+          SourceLocation{source, row->end_line, row->end_column},
+          fmt::format("{} field{}, but the header has {} (missing: {})", count, count == 1 ? "" : "s", width,
+                      fmt::join(table.header.begin() + static_cast<std::ptrdiff_t>(count), table.header.end(), ", ")));
     } else {
       std::vector<std::string> fields;
       for (LocatedCsvField& field : row->fields) fields.push_back(std::move(field.text));

@@ -102,10 +102,10 @@ std::string make_gantt_script(const SimulationResult& result, const std::string&
     if (step > 1 && row % step != 0) continue;
     const std::size_t device = key / streams;
     const std::size_t stream = key % streams;
-    ticks.push_back(fmt::format(
-        "{} {}",
-        gnuplot_string(fmt::format("{} {}", graph.devices()[device], graph.streams().empty() ? "" : graph.streams()[stream])),
-        row));
+    ticks.push_back(fmt::format("{} {}",
+                                gnuplot_string(fmt::format("{} {}", graph.devices()[device],
+                                                           graph.streams().empty() ? "" : graph.streams()[stream])),
+                                row));
   }
   script += ticks.empty() ? "set ytics ()\n" : fmt::format("set ytics ({}) nomirror\n", fmt::join(ticks, ", "));
   // A thin line between devices, when each has several rows and there are not too many.

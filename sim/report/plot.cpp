@@ -204,7 +204,8 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
     }
     data += fmt::format("$series{} << EOD\n", s);
     for (const auto& [x, sum_count] : by_x) {
-      data += fmt::format("{} {}\n", gnuplot_number(x), gnuplot_number(sum_count.first / static_cast<double>(sum_count.second)));
+      data += fmt::format("{} {}\n", gnuplot_number(x),
+                          gnuplot_number(sum_count.first / static_cast<double>(sum_count.second)));
       if (sum_count.second > 1) ++averaged;
     }
     data += "EOD\n";
@@ -247,7 +248,8 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
     if (low > 0 && high / low >= 100) script += "set logscale x\n";
     if (named_ticks) {
       std::vector<std::string> ticks;
-      for (const auto& [value, text] : x_texts) ticks.push_back(fmt::format("{} {}", gnuplot_string(text), gnuplot_number(value)));
+      for (const auto& [value, text] : x_texts)
+        ticks.push_back(fmt::format("{} {}", gnuplot_string(text), gnuplot_number(value)));
       script += fmt::format("set xtics ({})\n", fmt::join(ticks, ", "));
     } else if (x_dimension) {
       script += "set format x \"%.3s%c\"\n";  // 25M, 1.5G: engineering prefixes of the base unit

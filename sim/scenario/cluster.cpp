@@ -32,7 +32,8 @@ std::vector<std::optional<ClusterGpu>> Cluster::locate_gpus(const std::vector<st
   const std::vector<std::string> names = gpu_names();
   const std::vector<std::uint32_t> node_of = node_of_gpu();
   std::unordered_map<std::string_view, ClusterGpu> by_name;
-  for (std::size_t g = 0; g < names.size(); ++g) by_name.emplace(names[g], ClusterGpu{node_of[g], &type_of(nodes[node_of[g]])});
+  for (std::size_t g = 0; g < names.size(); ++g)
+    by_name.emplace(names[g], ClusterGpu{node_of[g], &type_of(nodes[node_of[g]])});
   std::vector<std::optional<ClusterGpu>> located;
   located.reserve(devices.size());
   for (const std::string& device : devices) {

@@ -33,8 +33,8 @@ class ClusterReader {
       model_node.reset(overrides->require("model"));
     }
     GpuSpec gpu;
-    if (auto name = model_node.IsDefined() ? reader_.choice(model_node, "GPU model", catalog.gpu_names())
-                                           : std::nullopt) {
+    if (auto name =
+            model_node.IsDefined() ? reader_.choice(model_node, "GPU model", catalog.gpu_names()) : std::nullopt) {
       gpu = *catalog.find_gpu(*name);
     }
     if (overrides) {
@@ -42,8 +42,11 @@ class ClusterReader {
       if (auto v = overrides->quantity<BytesPerSecond>("memory_bandwidth")) gpu.memory_bandwidth = *v;
       if (auto v = overrides->quantity<BytesPerSecond>("nvlink_bandwidth")) gpu.nvlink_bandwidth = *v;
       const std::pair<const char*, std::optional<FlopsPerSecond> GpuSpec::*> peaks[] = {
-          {"peak_fp32", &GpuSpec::peak_fp32}, {"peak_tf32", &GpuSpec::peak_tf32}, {"peak_fp16", &GpuSpec::peak_fp16},
-          {"peak_bf16", &GpuSpec::peak_bf16}, {"peak_fp8", &GpuSpec::peak_fp8}};
+          {"peak_fp32", &GpuSpec::peak_fp32},
+          {"peak_tf32", &GpuSpec::peak_tf32},
+          {"peak_fp16", &GpuSpec::peak_fp16},
+          {"peak_bf16", &GpuSpec::peak_bf16},
+          {"peak_fp8", &GpuSpec::peak_fp8}};
       for (const auto& [key, field] : peaks)
         if (auto v = overrides->quantity<FlopsPerSecond>(key)) gpu.*field = *v;
       overrides->finish();
@@ -53,8 +56,8 @@ class ClusterReader {
 
   // `{link: NAME}` from the catalog, or `{bandwidth, latency}`, or a catalog link with overrides.
   // `fallback` supplies what the node type implies when the key is absent.
-  std::optional<std::pair<BytesPerSecond, Seconds>> read_link_ref(MapReader& map, const std::string& context,
-                                                                   std::optional<std::pair<BytesPerSecond, Seconds>> base) {
+  std::optional<std::pair<BytesPerSecond, Seconds>> read_link_ref(
+      MapReader& map, const std::string& context, std::optional<std::pair<BytesPerSecond, Seconds>> base) {
     const HardwareCatalog& catalog = HardwareCatalog::builtin();
     if (map.has("link")) {
       auto name = map.choice("link", catalog.link_names());
@@ -67,7 +70,8 @@ class ClusterReader {
     auto bandwidth = map.quantity<BytesPerSecond>("bandwidth");
     auto latency = map.quantity<Seconds>("latency");
     if (!base && (!has_bandwidth || !has_latency)) {
-      reader_.error(map.node(), fmt::format("{} needs 'link' (a catalog name) or both 'bandwidth' and 'latency'", context));
+      reader_.error(map.node(),
+                    fmt::format("{} needs 'link' (a catalog name) or both 'bandwidth' and 'latency'", context));
       return std::nullopt;
     }
     if (!base) {
@@ -128,13 +132,13 @@ class ClusterReader {
     if (gpu_link) std::tie(type.gpu_link_bandwidth, type.gpu_link_latency) = *gpu_link;
 
     if (YAML::Node bridge = map.get("host_bridge"); bridge.IsDefined()) {
-      if (type.fabric != IntraNodeFabric::pcie)
-        reader_.error(bridge, "'host_bridge' applies to fabric: pcie only");
+      if (type.fabric != IntraNodeFabric::pcie) reader_.error(bridge, "'host_bridge' applies to fabric: pcie only");
       type.host_bridge_bandwidth = reader_.quantity<BytesPerSecond>(bridge);
     }
     if (YAML::Node nic = map.require("nic"); nic.IsDefined()) {
       MapReader nic_map(reader_, nic, fmt::format("the NIC of node type '{}'", name));
-      if (auto link = read_link_ref(nic_map, "nic", std::nullopt)) std::tie(type.nic_bandwidth, type.nic_latency) = *link;
+      if (auto link = read_link_ref(nic_map, "nic", std::nullopt))
+        std::tie(type.nic_bandwidth, type.nic_latency) = *link;
       type.nic_per_gpu = nic_map.boolean("per_gpu").value_or(false);
       nic_map.finish();
     }
@@ -169,8 +173,8 @@ class ClusterReader {
         if (!type) {
           continue;
         }
-        const auto index = static_cast<std::size_t>(std::find(type_names.begin(), type_names.end(), *type) -
-                                                    type_names.begin());
+        const auto index =
+            static_cast<std::size_t>(std::find(type_names.begin(), type_names.end(), *type) - type_names.begin());
         for (std::int64_t i = 0; i < count; ++i)
           cluster.nodes.push_back(NodeInstance{fmt::format("node{}", cluster.nodes.size()), index});
       }
@@ -277,7 +281,8 @@ class ClusterReader {
         if (type.gpu.name != table.device) continue;
         if (type.compute_efficiency != 1.0)
           reader_.error(where, fmt::format("node type '{}' sets compute_efficiency, which a calibration table "
-                                           "replaces: give one or the other", type.name));
+                                           "replaces: give one or the other",
+                                           type.name));
         type.calibration = shared;
         used = true;
       }
@@ -287,15 +292,16 @@ class ClusterReader {
     if (node.IsScalar() && node.Scalar() == "shipped") {
       for (NodeType& type : cluster.node_types) {
         try {
-          if (auto table = load_shipped_calibration(DNNSIM_DATA_DIR "/calibration", type.gpu.name)) attach(node, *table);
+          if (auto table = load_shipped_calibration(DNNSIM_DATA_DIR "/calibration", type.gpu.name))
+            attach(node, *table);
         } catch (const InputError& e) {
           reader_.sink().append(e.diagnostics());
         }
       }
       return;
     }
-    const std::vector<YAML::Node> files = node.IsSequence() ? reader_.list(node, "calibration files")
-                                                            : std::vector<YAML::Node>{node};
+    const std::vector<YAML::Node> files =
+        node.IsSequence() ? reader_.list(node, "calibration files") : std::vector<YAML::Node>{node};
     for (const YAML::Node& file : files) {
       auto path = reader_.string(file);
       if (!path) continue;

@@ -58,7 +58,8 @@ class NetworkReader {
         } else if (has_trace) {
           if (auto path = cond.string("trace")) {
             try {
-              condition.model = read_bandwidth_trace(resolve_scenario_path(reader_.file(), *path), std::nullopt, period);
+              condition.model =
+                  read_bandwidth_trace(resolve_scenario_path(reader_.file(), *path), std::nullopt, period);
             } catch (const InputError& e) {
               reader_.sink().append(e.diagnostics());
             }
@@ -89,7 +90,8 @@ class NetworkReader {
         flow.size = flow_map.quantity<Bytes>("size", true).value_or(Bytes(0));
         flow.start = flow_map.quantity<Seconds>("start").value_or(Seconds(0));
         flow.interval = flow_map.quantity<Seconds>("interval");
-        if (auto count = flow_map.integer("count", 1, std::numeric_limits<int>::max())) flow.count = static_cast<int>(*count);
+        if (auto count = flow_map.integer("count", 1, std::numeric_limits<int>::max()))
+          flow.count = static_cast<int>(*count);
         if (flow.interval && flow.interval->value() <= 0) reader_.error(f, "'interval' must be positive");
         if (flow.count && !flow.interval && *flow.count > 1) reader_.error(f, "'count' > 1 needs an 'interval'");
         flow_map.finish();

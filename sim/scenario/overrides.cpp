@@ -111,7 +111,8 @@ std::optional<YAML::Node> apply_override(YAML::Node root, const std::string& ass
 
 }  // namespace
 
-std::vector<std::pair<YAML::Node, std::string>> apply_overrides(YAML::Node root, const std::vector<std::string>& overrides,
+std::vector<std::pair<YAML::Node, std::string>> apply_overrides(YAML::Node root,
+                                                                const std::vector<std::string>& overrides,
                                                                 DiagnosticSink& sink) {
   std::vector<std::pair<YAML::Node, std::string>> values;
   for (const std::string& assignment : overrides) {

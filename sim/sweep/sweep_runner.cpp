@@ -6,11 +6,9 @@
 #include "sim/sweep/sweep_runner.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -20,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <regex>
 #include <set>
@@ -29,8 +28,8 @@
 #include <tuple>
 
 #include "models/common/located_csv.hpp"
-#include "sim/report/report.hpp"
 #include "sim/process/process_pool.hpp"
+#include "sim/report/report.hpp"
 
 namespace dnnsim {
 namespace {
@@ -403,7 +402,8 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   const std::size_t complete = last_newline == std::string::npos ? 0 : last_newline + 1;
   DiagnosticSink ignored;
   std::vector<std::vector<std::string>> rows;
-  for (LocatedCsvRow& record : read_csv_records(std::string_view(text).substr(0, complete), "", CsvSyntax{',', false}, ignored)) {
+  for (LocatedCsvRow& record :
+       read_csv_records(std::string_view(text).substr(0, complete), "", CsvSyntax{',', false}, ignored)) {
     if (record.malformed) continue;
     std::vector<std::string>& row = rows.emplace_back();
     for (LocatedCsvField& field : record.fields) row.push_back(std::move(field.text));

@@ -53,14 +53,15 @@ std::pair<Diagnostic, bool> locate(const Diagnostic& d, const SweepPoint& point,
               true};
   }
   if (a.size() == 1)
-    return {Diagnostic{origins[0], fmt::format("{}={} makes the base scenario invalid: {}", a[0].first, a[0].second, inner)},
+    return {Diagnostic{origins[0],
+                       fmt::format("{}={} makes the base scenario invalid: {}", a[0].first, a[0].second, inner)},
             true};
   std::vector<std::string> described;
   for (const auto& [key, text] : a) described.push_back(key + "=" + text);
-  return {Diagnostic{axes_where, fmt::format("point {} ({}) makes the base scenario invalid: {}",
-                                              point_id(point.index, spec.points.size()), fmt::join(described, ", "),
-                                              inner)},
-          false};
+  return {
+      Diagnostic{axes_where, fmt::format("point {} ({}) makes the base scenario invalid: {}",
+                                         point_id(point.index, spec.points.size()), fmt::join(described, ", "), inner)},
+      false};
 }
 
 }  // namespace

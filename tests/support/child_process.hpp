@@ -15,10 +15,11 @@
 namespace dnnsim::testing {
 
 inline std::vector<double> in_child(const std::function<std::vector<double>()>& simulation) {
-  const ChildResult run = ChildProcess::run_function([&] {
-    const std::vector<double> numbers = simulation();
-    return std::string(reinterpret_cast<const char*>(numbers.data()), numbers.size() * sizeof(double));
-  }).wait();
+  const ChildResult run =
+      ChildProcess::run_function([&] {
+        const std::vector<double> numbers = simulation();
+        return std::string(reinterpret_cast<const char*>(numbers.data()), numbers.size() * sizeof(double));
+      }).wait();
   EXPECT_TRUE(run.exit.how == ChildExit::How::exited && run.exit.code == 0) << "the simulation child failed";
   std::vector<double> numbers(run.output.size() / sizeof(double));
   std::memcpy(numbers.data(), run.output.data(), numbers.size() * sizeof(double));

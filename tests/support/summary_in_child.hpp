@@ -18,9 +18,9 @@ namespace dnnsim::testing {
 // SimGrid engine), so that one TEST can compare several runs. Null on failure (reported).
 inline nlohmann::ordered_json summary_in_child(const std::string& path) {
   const ChildResult run = ChildProcess::run_function([&] {
-    const Scenario scenario = load_scenario(path);
-    return make_summary(scenario, run_scenario(scenario, {})).dump();
-  }).wait();
+                            const Scenario scenario = load_scenario(path);
+                            return make_summary(scenario, run_scenario(scenario, {})).dump();
+                          }).wait();
   if (run.exit.how != ChildExit::How::exited || run.exit.code != 0) {
     ADD_FAILURE() << "the child simulating " << path << " failed: " << run.output;
     return nullptr;

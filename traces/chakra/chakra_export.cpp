@@ -1,7 +1,5 @@
 // Writes a TaskGraph as MLCommons Chakra execution traces, one file per rank (see chakra_trace.hpp;
 // reading is chakra_trace.cpp).
-#include "traces/chakra/chakra_trace.hpp"
-
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -12,6 +10,7 @@
 #include <map>
 
 #include "chakra/schema/et_def.pb.h"  // generated from traces/chakra/schema/et_def.proto
+#include "traces/chakra/chakra_trace.hpp"
 
 namespace dnnsim {
 namespace {
@@ -98,7 +97,8 @@ ChakraExport export_chakra(const TaskGraph& graph, const std::string& dir,
       pb::Node& node = nodes[compute->device].emplace_back();
       common(node, pb::COMP_NODE);
       add_attr(node, "num_ops")->set_int64_val(static_cast<std::int64_t>(std::llround(compute->flops.value())));
-      add_attr(node, "tensor_size")->set_uint64_val(static_cast<std::uint64_t>(std::llround(compute->bytes_accessed.value())));
+      add_attr(node, "tensor_size")
+          ->set_uint64_val(static_cast<std::uint64_t>(std::llround(compute->bytes_accessed.value())));
       add_attr(node, "dnnsim.flops")->set_double_val(compute->flops.value());
       add_attr(node, "dnnsim.bytes")->set_double_val(compute->bytes_accessed.value());
       add_attr(node, "dnnsim.dtype")->set_string_val(std::string(dtype_name(compute->dtype)));

@@ -23,7 +23,6 @@ namespace {
 
 namespace pb = ChakraProtoMsg;
 
-
 // ---- attributes ---------------------------------------------------------------------------------
 
 const pb::AttributeProto* find_attr(const pb::Node& node, std::string_view name) {

@@ -1,9 +1,9 @@
 #include "traces/jobs/job_generator.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "models/common/random.hpp"
 

@@ -1,11 +1,11 @@
 #include "traces/jobs/job_readers.hpp"
 
-#include <algorithm>
-#include <limits>
-#include <cmath>
-#include <set>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
 
 #include "models/common/located_csv.hpp"
 #include "models/common/yaml_reader.hpp"

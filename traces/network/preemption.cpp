@@ -33,14 +33,13 @@ PreemptionParams checked(PreemptionParams params) {
 
 std::uint64_t derive_seed(std::uint64_t scenario_seed, std::uint64_t index) {
   const std::uint64_t key = splitmix64_mix(scenario_seed + kSplitMix64Increment);
-  return splitmix64_mix(key + (index + 1) * kSplitMix64Increment);  // unsigned arithmetic wraps modulo 2^64, as SplitMix64 wants
+  // Unsigned arithmetic wraps modulo 2^64, as SplitMix64 wants.
+  return splitmix64_mix(key + (index + 1) * kSplitMix64Increment);
 }
 
 PreemptionProcess::PreemptionProcess(PreemptionParams params) : params_(checked(params)), rng_(params.seed) {}
 
-double PreemptionProcess::uniform() {
-  return uniform_draw(rng_);
-}
+double PreemptionProcess::uniform() { return uniform_draw(rng_); }
 
 double PreemptionProcess::exponential(double mean) {
   // Inverse CDF of Exp(1/mean): F(x) = 1 - exp(-x/mean), so x = -mean * ln(1 - u), u in [0, 1).

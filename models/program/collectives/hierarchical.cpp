@@ -41,7 +41,8 @@ class HierarchicalAlgorithm final : public CollectiveAlgorithm {
     const Bytes shard = c.size / static_cast<double>(g);
     CollectiveFlowPlan plan;
     if (g > 1) plan.phases.push_back(ring_phase_flows(nodes, shard, g - 1, cost));
-    if (n > 1) plan.phases.push_back(ring_phase_flows(rings_across(nodes), shard / static_cast<double>(n), 2 * (n - 1), cost));
+    if (n > 1)
+      plan.phases.push_back(ring_phase_flows(rings_across(nodes), shard / static_cast<double>(n), 2 * (n - 1), cost));
     if (g > 1) plan.phases.push_back(ring_phase_flows(nodes, shard, g - 1, cost));
     return plan;
   }
@@ -58,6 +59,8 @@ class HierarchicalAlgorithm final : public CollectiveAlgorithm {
 
 }  // namespace
 
-std::shared_ptr<const CollectiveAlgorithm> hierarchical_algorithm() { return std::make_shared<HierarchicalAlgorithm>(); }
+std::shared_ptr<const CollectiveAlgorithm> hierarchical_algorithm() {
+  return std::make_shared<HierarchicalAlgorithm>();
+}
 
 }  // namespace dnnsim::collectives

@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
+#include "models/common/random.hpp"
 #include "planners/jobs/marl/observation.hpp"
 #include "planners/jobs/marl/torch_plugin.hpp"
-#include "models/common/random.hpp"
 
 namespace dnnsim {
 

@@ -397,8 +397,9 @@ class GnnKind final : public WorkloadKind {
     for (std::uint32_t i = 0; i < report->epoch.batches.size(); ++i) {
       const gnn::BatchCounts& counts = report->epoch.batches[i];
       const ClusterDevice& gpu = devices.at(layout.first_gpu[counts.server] + counts.gpu);
-      report->work.push_back(gnn::price_batch(counts, spec->features, model_shape(*spec), spec->costs,
-                                              [&](const Compute& compute) { return compute_time_on(compute, gpu); }, i));
+      report->work.push_back(gnn::price_batch(
+          counts, spec->features, model_shape(*spec), spec->costs,
+          [&](const Compute& compute) { return compute_time_on(compute, gpu); }, i));
       input.batches[counts.server].push_back(report->work.back());
     }
     // Isolated: a CPU host per role with its cores, a pool thread per core. Shared: one host of
@@ -434,8 +435,8 @@ class GnnKind final : public WorkloadKind {
     }
     input.threads = report->threads;
     input.queue_depth = spec->queue_depth;
-    input.allreduce_bytes =
-        gnn::model_parameters(model_shape(*spec), spec->features, spec->setup.fanouts.size()) * dtype_bytes(spec->dtype);
+    input.allreduce_bytes = gnn::model_parameters(model_shape(*spec), spec->features, spec->setup.fanouts.size()) *
+                            dtype_bytes(spec->dtype);
     input.progress = options.progress != nullptr;
     report->sim = simulate_gnn_pipeline(input);
 

@@ -25,10 +25,9 @@
 // threads share the cores equally and a starved role — the trainers' dispatch above all — slows down.
 #pragma once
 
-#include <simgrid/s4u.hpp>
-
 #include <array>
 #include <cstdint>
+#include <simgrid/s4u.hpp>
 #include <string>
 #include <vector>
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <set>
 
+#include "models/common/located_csv.hpp"
 #include "models/cost/memory_model.hpp"
 #include "planners/common/layer_cost.hpp"
 #include "sim/platform/platform.hpp"
@@ -17,7 +18,6 @@
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/workload_reading.hpp"
-#include "models/common/located_csv.hpp"
 
 namespace dnnsim {
 namespace {

@@ -1,14 +1,13 @@
 // Calibration, continued (calibration_test.cpp): fitting efficiencies from samples, the CPU backend
 // end to end in quick mode, the calibrated roofline of models/cost/compute_cost derived by hand, and
 // the shipped tables.
-#include "models/calibration/calibration.hpp"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <set>
 
 #include "dnnsim/source_paths.hpp"
+#include "models/calibration/calibration.hpp"
 #include "models/calibration/cpu_backend.hpp"
 #include "models/cost/compute_cost.hpp"
 #include "tests/support/calibration_tables.hpp"
@@ -58,22 +57,22 @@ TEST(CalibrationFit, KnownPeaksAreUsedAndCapEfficiencyAtOne) {
       {"gemm", "matmul", Dtype::fp16, 1e11, Seconds(1e-3)},
       {"stream_triad", "memory", Dtype::fp32, 1e9, Seconds(1e-3)},
   };
-  const CalibrationTable table = fit_calibration("V100-16GB", samples, std::map<Dtype, FlopsPerSecond>{
-                                                                           {Dtype::fp16, FlopsPerSecond(125e12)},
-                                                                           {Dtype::fp32, FlopsPerSecond(15.7e12)}},
-                                                 BytesPerSecond(900e9), "unit test");
+  const CalibrationTable table = fit_calibration(
+      "V100-16GB", samples,
+      std::map<Dtype, FlopsPerSecond>{{Dtype::fp16, FlopsPerSecond(125e12)}, {Dtype::fp32, FlopsPerSecond(15.7e12)}},
+      BytesPerSecond(900e9), "unit test");
   EXPECT_DOUBLE_EQ(table.compute.at({"matmul", Dtype::fp16}).at(1e11), 0.8);
   EXPECT_DOUBLE_EQ(table.peak.at(Dtype::fp32).value(), 15.7e12);  // recorded though not measured
   EXPECT_DOUBLE_EQ(table.memory.at(1e9), 1.0);
 }
 
 TEST(CalibrationFit, RejectsBrokenSamples) {
-  EXPECT_THROW((void)fit_calibration("cpu", {{"gemm", "matmul", Dtype::fp32, 1e9, Seconds(0)}}, std::nullopt,
-                                     std::nullopt, ""),
-               std::invalid_argument);
-  EXPECT_THROW((void)fit_calibration("cpu", {{"x", "warp_drive", Dtype::fp32, 1e9, Seconds(1)}}, std::nullopt,
-                                     std::nullopt, ""),
-               std::invalid_argument);
+  EXPECT_THROW(
+      (void)fit_calibration("cpu", {{"gemm", "matmul", Dtype::fp32, 1e9, Seconds(0)}}, std::nullopt, std::nullopt, ""),
+      std::invalid_argument);
+  EXPECT_THROW(
+      (void)fit_calibration("cpu", {{"x", "warp_drive", Dtype::fp32, 1e9, Seconds(1)}}, std::nullopt, std::nullopt, ""),
+      std::invalid_argument);
 }
 
 // ---------------------------------------------------------------------------------------------

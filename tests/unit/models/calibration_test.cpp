@@ -15,9 +15,9 @@
 namespace dnnsim {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::example_table;
 using testing::gemm;
+using ::testing::HasSubstr;
 using testing::kValidHead;
 using testing::write_file;
 
@@ -299,9 +299,9 @@ memory_bandwidth: "10GB/s"
 // The collectives section (NCCL latency per call, link efficiency): read, written back the same,
 // and checked (latency is a duration, the efficiency in (0, 1]).
 TEST(CalibrationFile, CollectivesSectionRoundTripAndErrors) {
-  const CalibrationTable table = load_calibration(write_file(
-      "collectives.yaml", kValidHead + "memory: [{size: \"1GiB\", efficiency: 0.88}]\n"
-                                       "collectives: {latency: \"41.5us\", link_efficiency: 0.69}\n"));
+  const CalibrationTable table = load_calibration(
+      write_file("collectives.yaml", kValidHead + "memory: [{size: \"1GiB\", efficiency: 0.88}]\n"
+                                                  "collectives: {latency: \"41.5us\", link_efficiency: 0.69}\n"));
   ASSERT_TRUE(table.collectives.has_value());
   EXPECT_NEAR(table.collectives->latency.value(), 41.5e-6, 1e-15);
   EXPECT_DOUBLE_EQ(table.collectives->link_efficiency, 0.69);

@@ -3,8 +3,6 @@
 // (docs/collectives.md has the same formulas). The registry, the default rule, the errors and
 // symmetric windows: collective_registry_test.cpp.
 #include "models/program/collective_algorithms.hpp"
-#include "tests/support/collective_expansions.hpp"
-#include "tests/support/task_graph_ops.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +13,9 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include "tests/support/collective_expansions.hpp"
+#include "tests/support/task_graph_ops.hpp"
 
 namespace dnnsim {
 namespace {

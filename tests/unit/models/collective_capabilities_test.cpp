@@ -16,7 +16,9 @@ using testing::collective_op;
 using testing::iota_group;
 using testing::nodes_of;
 
-const CollectiveAlgorithm& algorithm(const std::string& name) { return *builtin_collective_algorithms().at(name).value; }
+const CollectiveAlgorithm& algorithm(const std::string& name) {
+  return *builtin_collective_algorithms().at(name).value;
+}
 
 // Patarasuk & Yuan's ring: an all-reduce is a reduce-scatter and an all-gather, p − 1 rounds each;
 // with copies the rounds are those of the whole group (4 members standing for 2 copies: p = 8).

@@ -1,8 +1,6 @@
 // Collective algorithms, continued (collective_algorithms_test.cpp): the registry and its default
 // rule, the errors of expand_collective, step counts by formula, and symmetric windows
 // (Collective::copies), each derived by hand in the comments (docs/collectives.md).
-#include "models/program/collective_algorithms.hpp"
-
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/program/collective_algorithms.hpp"
 #include "tests/support/collective_expansions.hpp"
 #include "tests/support/task_graph_ops.hpp"
 
@@ -66,9 +65,8 @@ TEST(CollectiveDefault, HierarchicalOnlyForEvenMultiNodeAllReduce) {
   EXPECT_EQ(rule(CollectiveKind::broadcast, {0, 1, 4, 5}), "ring");
   EXPECT_EQ(rule(CollectiveKind::all_to_all, {0, 1, 4, 5}), "direct");  // a ring cannot
   // expand_collective applies it: 2 nodes × 2 → hierarchical, 2p(n+g−2) = 16 steps (ring: 2p(p−1) = 24).
-  EXPECT_EQ(
-      expand_collective(collective_op(CollectiveKind::all_reduce, {0, 1, 4, 5}, 1e6, ""), topology).steps.size(),
-      16u);
+  EXPECT_EQ(expand_collective(collective_op(CollectiveKind::all_reduce, {0, 1, 4, 5}, 1e6, ""), topology).steps.size(),
+            16u);
 }
 
 TEST(CollectiveErrors, UnknownNameSuggestsTheClosest) {
@@ -131,8 +129,7 @@ TEST(CollectiveStepCount, EqualsTheExpansionForEveryAlgorithmAndKind) {
 }
 
 TEST(CollectiveErrors, OneMemberMovesNothing) {
-  EXPECT_TRUE(
-      expand_collective(collective_op(CollectiveKind::all_reduce, {3}, 1e6, ""), nodes_of(4, 4)).steps.empty());
+  EXPECT_TRUE(expand_collective(collective_op(CollectiveKind::all_reduce, {3}, 1e6, ""), nodes_of(4, 4)).steps.empty());
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -188,9 +185,8 @@ TEST(CollectiveWindow, HierarchicalWindowWrapsItsInterNodeRings) {
   EXPECT_EQ(across, 8u * 14u);
   const auto cost = uniform(1e-6, 50e9);
   EXPECT_NEAR(critical_path(e, cost),
-              critical_path(expand(collective_op(CollectiveKind::all_reduce, iota_group(32), s, "hierarchical"),
-                                   topology),
-                            cost),
+              critical_path(
+                  expand(collective_op(CollectiveKind::all_reduce, iota_group(32), s, "hierarchical"), topology), cost),
               1e-12);
 }
 
@@ -220,15 +216,16 @@ TEST(CollectiveWindow, DefaultFidelityCountsTheCopies) {
 // Tree, direct and the ring broadcast (a chain from a root, not a translate of itself) have no
 // window form.
 TEST(CollectiveWindow, AlgorithmsWithoutAWindowFormRefuseCopies) {
-  for (const auto& [kind, algorithm] : std::vector<std::pair<CollectiveKind, std::string>>{
-           {CollectiveKind::all_reduce, "tree"},
-           {CollectiveKind::all_reduce, "direct"},
-           {CollectiveKind::broadcast, "ring"}}) {
+  for (const auto& [kind, algorithm] :
+       std::vector<std::pair<CollectiveKind, std::string>>{{CollectiveKind::all_reduce, "tree"},
+                                                           {CollectiveKind::all_reduce, "direct"},
+                                                           {CollectiveKind::broadcast, "ring"}}) {
     try {
       (void)expand_collective(windowed(kind, {0, 1}, 1e6, algorithm, 2), nodes_of(4, 4));
       FAIL() << "expected InputError for " << algorithm;
     } catch (const InputError& e) {
-      EXPECT_THAT(e.what(), HasSubstr(fmt::format("collective algorithm '{}' has no symmetric-window form", algorithm)));
+      EXPECT_THAT(e.what(),
+                  HasSubstr(fmt::format("collective algorithm '{}' has no symmetric-window form", algorithm)));
     }
   }
 }

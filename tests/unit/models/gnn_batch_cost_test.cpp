@@ -1,9 +1,9 @@
 // The price of one GNN mini-batch (models/gnn/batch_cost.hpp), every number derived by hand from a
 // batch whose counts are written out: features of 100 fp32 (400 B), sampling at 1 µs per edge,
 // gathering at 1 GB/s, 10 µs per dispatched kernel, a GPU timed at 1 TFLOP/s.
-#include "models/gnn/batch_cost.hpp"
-
 #include <gtest/gtest.h>
+
+#include "models/gnn/batch_cost.hpp"
 
 namespace dnnsim::gnn {
 namespace {

@@ -42,7 +42,9 @@ TEST(LocatedCsv, QuotedFieldsSpanLinesAndKeepTheirPositions) {
 TEST(LocatedCsv, TrimmingIsTheTracesSyntaxOnly) {
   // Trimmed: blanks around fields go, a field's column is its first non-blank character, blanks
   // before an opening quote and after a closing one are allowed, and a line of blanks is blank.
-  const std::string text = "\xEF\xBB\xBF" "a, b\n 1 ,  \"two \" \n   \n";
+  const std::string text =
+      "\xEF\xBB\xBF"
+      "a, b\n 1 ,  \"two \" \n   \n";
   DiagnosticSink sink;
   const auto trimmed = read_csv_records(text, "t.csv", CsvSyntax{',', true}, sink);
   EXPECT_TRUE(sink.empty());

@@ -4,8 +4,6 @@
 // Most documents below share kHeader (tests/support/task_graph_ops.hpp), so that their tasks start
 // on line 3; columns are 1-based and point at the first character of the offending token (the
 // opening quote of a string, the '{' of a task).
-#include "models/program/task_graph_json.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +11,7 @@
 #include <sstream>
 
 #include "dnnsim/source_paths.hpp"
+#include "models/program/task_graph_json.hpp"
 #include "tests/support/task_graph_ops.hpp"
 
 namespace dnnsim {
@@ -145,15 +144,18 @@ TEST(TaskGraphJson, StringWhereNumberExpected) {
 }
 
 TEST(TaskGraphJson, GemmShapeIsThreeWholePositiveNumbersAndAnOp) {
-  expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "gemm": [64, 64]}
+  expect_single_error(
+      document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "gemm": [64, 64]}
 )"),
-                      3, 79, "expected 'gemm' as [m, n, k] or [m, n, k, op], three whole numbers and one of nn, nt, tn, backward");
-  expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "gemm": [64, 8, 8, "tt"]}
+      3, 79, "expected 'gemm' as [m, n, k] or [m, n, k, op], three whole numbers and one of nn, nt, tn, backward");
+  expect_single_error(
+      document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "gemm": [64, 8, 8, "tt"]}
 )"),
-                      3, 90, "unknown GEMM op 'tt'");
-  expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "gemm": [64, 0, 8]}
+      3, 90, "unknown GEMM op 'tt'");
+  expect_single_error(
+      document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "gemm": [64, 0, 8]}
 )"),
-                      3, 84, "'gemm'");
+      3, 84, "'gemm'");
 }
 
 // A task stands for 1 to 65,535 kernel launches (Compute::launches is 16 bits).
@@ -161,15 +163,17 @@ TEST(TaskGraphJson, LaunchesIsAWholeNumberFromOne) {
   expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "launches": 0}
 )"),
                       3, 83, "'launches'");
-  expect_single_error(document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "launches": 65536}
+  expect_single_error(
+      document(R"(  {"id": 0, "kind": "compute", "device": "gpu0", "stream": "compute", "launches": 65536}
 )"),
-                      3, 83, "'launches'");
+      3, 83, "'launches'");
 }
 
 // calls: a whole number from 1; mirrored: true or false, unquoted.
 TEST(TaskGraphJson, CallsAndMirroredAreTyped) {
-  const std::string head = R"(  {"id": 0, "kind": "collective", "collective": "all_reduce", "group": ["gpu0", "gpu1"], )"
-                           R"("size_bytes": 8, "stream": "comm", )";
+  const std::string head =
+      R"(  {"id": 0, "kind": "collective", "collective": "all_reduce", "group": ["gpu0", "gpu1"], )"
+      R"("size_bytes": 8, "stream": "comm", )";
   expect_single_error(document(head + R"("calls": 0}
 )"),
                       3, 134, "'calls'");

@@ -5,8 +5,6 @@
 //
 // Columns in the CSV errors are 1-based byte offsets in the line, as in every dnnsim diagnostic.
 #include "sim/report/plot.hpp"
-#include "sim/report/gantt.hpp"
-#include "sim/report/gnuplot.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/report/gantt.hpp"
+#include "sim/report/gnuplot.hpp"
 #include "sim/run/simulation.hpp"
 #include "tests/support/scenario_files.hpp"
 

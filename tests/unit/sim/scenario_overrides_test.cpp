@@ -84,7 +84,8 @@ TEST(ScenarioOverrides, BadOverriddenValueIsNotLocatedInTheFile) {
 // iterations fall back to their default, 1); a path to nothing is left as it is; a list element is
 // not removed (the error names the list).
 TEST(ScenarioOverrides, TildeRemovesAKey) {
-  const Scenario s = load(kBase + "run: {iterations: 2, seed: 5}\n", {"~run.iterations", "~run.nothing", "~no.such.path"});
+  const Scenario s =
+      load(kBase + "run: {iterations: 2, seed: 5}\n", {"~run.iterations", "~run.nothing", "~no.such.path"});
   EXPECT_EQ(s.run.iterations, 1);
   EXPECT_EQ(s.run.seed, 5u);
   // Removed, then set again: the overrides apply in order.
