@@ -8,8 +8,8 @@
 #include <simgrid/s4u.hpp>
 
 #include "sim/cli/commands.hpp"
-#include "sim/platform/platform.hpp"
 #include "sim/platform/actors.hpp"
+#include "sim/platform/platform.hpp"
 #include "sim/process/child_process.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/workloads/data_parallel/data_parallel_kind.hpp"

@@ -1,17 +1,12 @@
 // dnnsim: the command line. Thin: it parses arguments, calls the libraries, prints, and decides the
 // exit code — 0 success, 1 internal error, 2 bad input (nothing simulated), 3 an expectation missed.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
-
 #include <fmt/ranges.h>
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <iostream>
 
-#include "planners/jobs/admission.hpp"
-#include "planners/jobs/job_scheduler.hpp"
-#include "planners/jobs/placement.hpp"
-#include "traces/jobs/job_readers.hpp"
 #include "models/dnn/model_table.hpp"
 #include "models/dnn/zoo.hpp"
 #include "models/gnn/feature_cache.hpp"
@@ -19,25 +14,29 @@
 #include "models/gnn/sampler.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
+#include "planners/jobs/admission.hpp"
+#include "planners/jobs/job_scheduler.hpp"
+#include "planners/jobs/placement.hpp"
 #include "planners/parallel/planner.hpp"
+#include "planners/schedules/schedule.hpp"
 #include "planners/spmd/sharding.hpp"
 #include "planners/sync/sync_policy.hpp"
-#include "planners/schedules/schedule.hpp"
-#include "sim/cli/exit_codes.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/exit_codes.hpp"
 #include "sim/cli/plot_command.hpp"
 #include "sim/cli/slurm_command.hpp"
+#include "sim/cluster/train_scheduler.hpp"
 #include "sim/regress/expectations.hpp"
 #include "sim/report/metrics.hpp"
-#include "sim/run/registries.hpp"
-#include "sim/workloads/chakra/chakra_kind.hpp"
-#include "sim/workloads/gnn/gnn_kind.hpp"
 #include "sim/report/report.hpp"
-#include "sim/workloads/pipeline/pipeline_workload.hpp"
-#include "sim/cluster/train_scheduler.hpp"
+#include "sim/run/registries.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/workloads/chakra/chakra_kind.hpp"
+#include "sim/workloads/gnn/gnn_kind.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/workloads/workload_kind.hpp"
+#include "traces/jobs/job_readers.hpp"
 
 using dnnsim::cli::kExitExpectationMissed;
 using dnnsim::cli::kExitInputError;

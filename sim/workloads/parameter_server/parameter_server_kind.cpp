@@ -1,4 +1,3 @@
-#include "models/common/option_reader.hpp"
 #include "sim/workloads/parameter_server/parameter_server_kind.hpp"
 
 #include <fmt/format.h>
@@ -10,6 +9,7 @@
 #include <set>
 
 #include "models/common/located_csv.hpp"
+#include "models/common/option_reader.hpp"
 #include "models/cost/memory_model.hpp"
 #include "planners/common/layer_cost.hpp"
 #include "sim/platform/platform.hpp"
