@@ -4,9 +4,11 @@ of the table.
 
 The rule: for every subcommand path P that `--help` lists (`run`, `calibrate convergence`, ...), the
 table of README's "The command line" section has at least one row whose command cell starts with
-`dnnsim P` (a command that only groups subcommands, such as `model`, needs none); every option of `dnnsim P --help` but `--help` appears in those rows' command cells under
-one of its names (`-v` or `--verbose`), and so does every value a positional argument is limited to
-(`dnnsim list gpus|links|…`). The top level's own options appear in the row of `dnnsim --version`.
+`dnnsim P` (a command that only groups subcommands, with no option or positional of its own, such as
+`model`, needs none); every option of `dnnsim P --help` but `--help` appears in those rows' command
+cells under one of its names (`-v` or `--verbose`), and so does every value a positional argument is
+limited to (`dnnsim list gpus|links|…|options`). The top level's own options appear in the row of
+`dnnsim --version`.
 Run by ctest with DNNSIM_CLI set to the dnnsim executable.
 """
 import os
