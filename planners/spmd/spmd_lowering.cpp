@@ -6,64 +6,53 @@
 #include <cmath>
 #include <numeric>
 
+#include "planners/spmd/spmd_cost.hpp"
+#include "planners/spmd/spmd_pipeline.hpp"
+
 namespace dnnsim {
 namespace {
 
 LayerKind kernel_of(OpKind kind) {
   switch (kind) {
-    case OpKind::matmul: return LayerKind::matmul;
+    case OpKind::matmul:
+    case OpKind::experts: return LayerKind::matmul;
     case OpKind::attention: return LayerKind::attention;
     case OpKind::rowwise: return LayerKind::normalization;
     case OpKind::elementwise: return LayerKind::elementwise;
-    case OpKind::loss:
-      return LayerKind::loss;
+    case OpKind::embedding: return LayerKind::embedding;
+    case OpKind::loss: return LayerKind::loss;
     case OpKind::input:
     case OpKind::parameter:
     case OpKind::reshape:
-      return LayerKind::other;
+    case OpKind::transpose:
+    case OpKind::concat: return LayerKind::other;
   }
   return LayerKind::other;
 }
 
-// Each device's fraction of a sharded operator: its shard of the split dimension (the output's rows
-// or columns; for a partial output, the contraction dimension, A's columns) after HAP's rounding.
-std::vector<double> shares_of(const OpGraph& graph, const ShardedOp& s, const std::vector<double>& ratios) {
-  const SpmdOp& op = graph.op(s.op);
-  if (!s.rule.sharded) return std::vector<double>(ratios.size(), 1.0);
-  std::int64_t length = 0;
-  switch (s.rule.output) {
-    case Layout::split_rows: length = op.rows; break;
-    case Layout::split_columns: length = op.columns; break;
-    case Layout::partial:
-      length = op.inputs.empty() ? op.rows : graph.op(op.inputs.front()).columns;
-      if (op.kind == OpKind::loss && !op.inputs.empty())  // a sum over a split: the split input dimension
-        length = s.rule.inputs.front() == Layout::split_columns ? graph.op(op.inputs.front()).columns
-                                                                : graph.op(op.inputs.front()).rows;
-      break;
-    case Layout::replicated: return std::vector<double>(ratios.size(), 1.0);
-  }
-  const std::vector<std::int64_t> lengths = shard_lengths(std::max<std::int64_t>(length, 1), ratios);
-  std::vector<double> shares;
-  for (std::int64_t l : lengths) shares.push_back(static_cast<double>(l) / static_cast<double>(std::max<std::int64_t>(length, 1)));
-  return shares;
-}
+double max_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
 
-// The GEMM a device's shard of a matmul runs: the operator's C[m×n] = A[m×k]·B[k×n] with its split
-// dimension cut to the shard (output rows: m, output columns: n, partial: the contraction k; `share`
-// is the shard's exact fraction, shares_of), the pair of its gradients backward. A calibration table's
-// shape grids then price an uneven shard at its own shape's efficiency, as the GPU runs it: the small
-// shard of a skinny product is further from peak than its FLOPs alone say.
-GemmShape shard_gemm(const OpGraph& graph, const ShardedOp& s, double share, bool backward) {
-  const SpmdOp& op = graph.op(s.op);
+// The GEMM a device's shard of a matmul runs: C[m×n] = A[m×k]·B[k×n] with each split dimension cut to
+// the device's shard on the axes that split it (output rows: m, output columns: n, a partial output:
+// the contraction k), the pair of its gradients backward. A calibration table's shape grids then
+// price an uneven shard at its own shape's efficiency, as the GPU runs it.
+GemmShape shard_gemm(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios, OpId id,
+                     std::size_t device, bool backward) {
+  const SpmdOp& op = graph.op(id);
   if (op.kind != OpKind::matmul || op.inputs.size() != 2) return {};
   double m = static_cast<double>(op.rows);
   double n = static_cast<double>(op.columns);
   double k = static_cast<double>(graph.op(op.inputs.front()).columns);
-  if (s.rule.sharded) {
-    double& split = s.rule.output == Layout::split_rows ? m : s.rule.output == Layout::split_columns ? n : k;
-    split = std::max(1.0, std::round(split * share));
+  for (std::size_t a = 0; a < program.axes.size(); ++a) {
+    const ShardedOp& s = program.axes[a][id];
+    if (!s.rule.sharded) continue;
+    const std::int64_t length = std::max<std::int64_t>(1, split_length(graph, s));
+    const std::int64_t shard =
+        shard_lengths(length, ratios.of(a, program.segment_of(id)))[static_cast<std::size_t>(program.mesh.coordinate(device, a))];
+    double& split = s.rule.output == Layout::split_rows ? m : s.rule.output == Layout::partial ? k : n;
+    split = std::max(1.0, std::round(split * static_cast<double>(shard) / static_cast<double>(length)));
   }
-  if (m < 1 || n < 1 || k < 1 || std::max({m, n, k}) > 4294967295.0) return {};
+  if (std::max({m, n, k}) > 4294967295.0) return {};
   return GemmShape{static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k),
                    backward ? GemmOp::backward : GemmOp::nn};
 }
@@ -72,66 +61,108 @@ struct Lowerer {
   const OpGraph& graph;
   const SpmdPlan& plan;
   TaskGraph& tg;
-  std::vector<DeviceId> group;
   StreamId compute_stream, comm_stream;
-  double max_share;
   // The previous iteration's gradient all-reduces: the optimizer step needs them before the next
   // forward pass, so the next task on the compute stream waits for them.
   std::vector<TaskId> wait_for;
+  std::uint32_t iteration = 0;
 
-  TaskId collective(CollectiveKind kind, Bytes size, std::uint32_t iteration, Phase phase, std::string label,
-                    StreamId stream, std::vector<TaskId> deps = {}) {
+  const SpmdProgram& program() const { return plan.program; }
+
+  TaskId collective(CollectiveKind kind, const std::vector<DeviceId>& group, Bytes size, Phase phase, std::string label,
+                    StreamId stream, std::vector<TaskId> deps = {}, DeviceId root = 0) {
     Task t;
     t.op = Collective{kind, group, size, ""};
+    std::get<Collective>(t.op).root = root;
     t.stream = stream;
     t.phase = phase;
     t.iteration = iteration;
     t.label = std::move(label);
     t.deps = std::move(deps);
-    if (stream == compute_stream) {
-      t.deps.insert(t.deps.end(), wait_for.begin(), wait_for.end());
-      wait_for.clear();
-    }
+    if (stream == compute_stream) t.deps.insert(t.deps.end(), wait_for.begin(), wait_for.end());
     return tg.add(std::move(t));
   }
 
-  // The collectives of a conversion of a tensor of `bytes`, forward or its backward mirror.
-  void conversion(Conversion c, Bytes bytes, bool backward, std::uint32_t iteration, const std::string& name) {
-    const Bytes padded = bytes * (max_share * static_cast<double>(group.size()));
+  // One collective per group of `axis`, all at once.
+  void on_axis(std::size_t axis, CollectiveKind kind, Bytes size, Phase phase, const std::string& label) {
+    for (const auto& group : program().mesh.groups(axis)) collective(kind, group, size, phase, label, compute_stream);
+    wait_for.clear();
+  }
+
+  // The collectives of a conversion of operand `input` of `id` on `axis`, forward or its backward mirror.
+  void conversion(OpId id, const ShardedOp::Convert& c, std::size_t axis, bool backward) {
+    const SpmdOp& op = graph.op(id);
+    const OpId tensor = op.inputs[c.input];
+    const Bytes bytes(local_bytes(graph, program(), plan.ratios, id, c.input, axis));
+    const std::vector<double>& shares = plan.ratios.of(axis, program().segment_of(id));
+    double largest = max_of(shares);
+    if (c.conversion == Conversion::reshard) largest = std::max(largest, max_of(plan.ratios.of(axis, program().segment_of(tensor))));
+    const Bytes padded = bytes * (largest * static_cast<double>(shares.size()));
     const Phase phase = backward ? Phase::backward : Phase::forward;
-    const std::string label = fmt::format("{} {}{}", conversion_name(c), name, backward ? " (grad)" : "");
-    switch (c) {
-      case Conversion::all_reduce:
-        collective(CollectiveKind::all_reduce, bytes, iteration, phase, label, compute_stream);
-        break;
-      case Conversion::reduce_scatter:
-        collective(backward ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter, padded, iteration, phase, label,
-                   compute_stream);
-        break;
-      case Conversion::all_gather:
-        collective(backward ? CollectiveKind::reduce_scatter : CollectiveKind::all_gather, padded, iteration, phase, label,
-                   compute_stream);
-        break;
-      case Conversion::all_to_all:
-        collective(CollectiveKind::all_to_all, padded, iteration, phase, label, compute_stream);
-        break;
+    const std::string label = fmt::format("{} {}{}", conversion_name(c.conversion), graph.op(tensor).name, backward ? " (grad)" : "");
+    using K = CollectiveKind;
+    const auto grouped_broadcast = [&] {
+      for (const auto& group : program().mesh.groups(axis))
+        for (std::size_t j = 0; j < group.size(); ++j)
+          if (shares[j] > 0) collective(K::broadcast, group, bytes * shares[j], phase, label, compute_stream, {}, group[j]);
+      wait_for.clear();
+    };
+    switch (c.conversion) {
+      case Conversion::all_reduce: on_axis(axis, K::all_reduce, bytes, phase, label); break;
+      case Conversion::reduce_scatter: on_axis(axis, backward ? K::all_gather : K::reduce_scatter, padded, phase, label); break;
+      case Conversion::all_gather: on_axis(axis, backward ? K::reduce_scatter : K::all_gather, padded, phase, label); break;
+      case Conversion::all_to_all:  // each member's send buffer: its (padded) shard
+      case Conversion::reshard: on_axis(axis, K::all_to_all, bytes * largest, phase, label); break;
       case Conversion::slice:
-        if (backward) collective(CollectiveKind::all_gather, padded, iteration, phase, label, compute_stream);
+        if (backward) on_axis(axis, K::all_gather, padded, phase, label);
+        break;
+      case Conversion::grouped_broadcast:
+        if (backward) on_axis(axis, K::reduce_scatter, bytes, phase, label);
+        else grouped_broadcast();
+        break;
+      case Conversion::grouped_reduce:
+        if (backward) grouped_broadcast();
+        else on_axis(axis, K::reduce_scatter, bytes, phase, label);
         break;
     }
   }
 
-  std::vector<TaskId> compute(const ShardedOp& s, double factor, Phase phase, std::uint32_t iteration,
-                              const std::vector<double>& shares, const std::vector<Bytes>& alloc,
+  // Bytes of the output rows of `id` (× `columns`) on one group of `axis`, padded (SFB's gathered
+  // factors), or one device's padded shard of them (an experts operator's all-to-all send buffer).
+  Bytes padded_rows(OpId id, std::size_t axis, double columns, bool shard = false) const {
+    const SpmdOp& op = graph.op(id);
+    double bytes = static_cast<double>(op.rows) * columns * dtype_bytes(graph.dtype());
+    for (std::size_t b = 0; b < program().axes.size(); ++b)
+      if (b != axis && program().axes[b][id].rule.inputs[0] == Layout::split_rows)
+        bytes *= max_of(plan.ratios.of(b, program().segment_of(id)));
+    const std::vector<double>& shares = plan.ratios.of(axis, program().segment_of(id));
+    return Bytes(bytes * max_of(shares) * (shard ? 1.0 : static_cast<double>(shares.size())));
+  }
+
+  // An expert-parallel experts operator's all-to-all: the dispatch of its input rows (k wide) or the
+  // combine of its output rows (n wide), forward or their gradients backward.
+  void expert_exchange(OpId id, bool backward, bool dispatch) {
+    const SpmdOp& op = graph.op(id);
+    for (std::size_t a = 0; a < program().axes.size(); ++a)
+      if (op.kind == OpKind::experts && program().axes[a][id].rule.inputs[1] == Layout::split_rows) {
+        const double columns = static_cast<double>(dispatch ? graph.op(op.inputs[0]).columns : op.columns);
+        on_axis(a, CollectiveKind::all_to_all, padded_rows(id, a, columns * op.routed, true),
+                backward ? Phase::backward : Phase::forward,
+                fmt::format("{} {}{}", dispatch ? "dispatch" : "combine", op.name, backward ? " (grad)" : ""));
+      }
+  }
+
+  std::vector<TaskId> compute(OpId id, Phase phase, const std::vector<double>& flops, const std::vector<Bytes>& alloc,
                               const std::vector<Bytes>& free) {
-    const SpmdOp& op = graph.op(s.op);
-    Bytes touched = graph.bytes(s.op);
+    const SpmdOp& op = graph.op(id);
+    Bytes touched = graph.bytes(id);
     for (OpId in : op.inputs) touched += graph.bytes(in);
+    const std::vector<double> shares = device_shares(graph, program(), plan.ratios, id);
     std::vector<TaskId> ids;
-    for (DeviceId d = 0; d < group.size(); ++d) {
+    for (DeviceId d = 0; d < flops.size(); ++d) {
       Task t;
-      Compute work{d, op.forward_flops * (factor * shares[d]), touched * shares[d], graph.dtype(), kernel_of(op.kind)};
-      work.gemm = shard_gemm(graph, s, shares[d], phase == Phase::backward);
+      Compute work{d, Flop(flops[d]), touched * shares[d], graph.dtype(), kernel_of(op.kind)};
+      work.gemm = shard_gemm(graph, program(), plan.ratios, id, d, phase == Phase::backward);
       t.op = std::move(work);
       t.stream = compute_stream;
       t.phase = phase;
@@ -145,64 +176,96 @@ struct Lowerer {
     wait_for.clear();
     return ids;
   }
+
+  // Forward and backward FLOPs of `id` on each device; SFB computes the whole weight gradient.
+  std::pair<std::vector<double>, std::vector<double>> flops_of(OpId id) const {
+    const double f = graph.op(id).forward_flops.value();
+    const std::vector<double> shares = device_shares(graph, program(), plan.ratios, id);
+    std::vector<double> forward, backward;
+    for (std::size_t d = 0; d < shares.size(); ++d) {
+      double weight = shares[d];
+      for (std::size_t a = 0; a < program().axes.size(); ++a)
+        if (program().axes[a][id].rule.sfb) weight = 1.0;
+      forward.push_back(f * shares[d]);
+      backward.push_back(f * (shares[d] + weight));
+    }
+    return {forward, backward};
+  }
 };
 
 }  // namespace
 
 TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vector<std::string>& devices, int iterations) {
+  if (plan.pipeline) return lower_spmd_pipeline(graph, plan, devices, iterations);
   TaskGraph tg;
   for (const std::string& d : devices) tg.add_device(d);
-  Lowerer lower{graph, plan, tg, {}, tg.add_stream("compute"), tg.add_stream("comm"),
-                *std::max_element(plan.ratios.begin(), plan.ratios.end())};
-  lower.group.resize(devices.size());
-  std::iota(lower.group.begin(), lower.group.end(), DeviceId{0});
+  Lowerer lower{graph, plan, tg, tg.add_stream("compute"), tg.add_stream("comm")};
+  const SpmdProgram& program = plan.program;
 
   // Model state per device: every parameter's share (split) or all of it (replicated), 4× for weights,
   // gradients and Adam's two moments in fp32.
   std::vector<Bytes> state(devices.size(), Bytes(0));
-  for (const ShardedOp& s : plan.program.ops)
-    if (graph.op(s.op).kind == OpKind::parameter) {
-      const std::vector<double> shares = shares_of(graph, s, plan.ratios);
-      for (std::size_t d = 0; d < devices.size(); ++d) state[d] += graph.bytes(s.op) * (4 * shares[d]);
+  for (OpId id = 0; id < graph.size(); ++id)
+    if (graph.op(id).kind == OpKind::parameter) {
+      const std::vector<double> shares = device_shares(graph, program, plan.ratios, id);
+      for (std::size_t d = 0; d < devices.size(); ++d) state[d] += graph.bytes(id) * (4 * shares[d]);
     }
   bool state_allocated = false;
 
   for (int it = 0; it < iterations; ++it) {
-    const auto iteration = static_cast<std::uint32_t>(it);
+    lower.iteration = static_cast<std::uint32_t>(it);
     // Operators without FLOPs (inputs, weights, reshapes) get no task, except the very first one,
     // which allocates the model state.
     std::vector<bool> has_task(graph.size(), false);
     std::vector<TaskId> syncs;
-    for (const ShardedOp& s : plan.program.ops) {
-      const SpmdOp& op = graph.op(s.op);
-      for (const ShardedOp::Convert& c : s.converts)
-        lower.conversion(c.conversion, graph.bytes(op.inputs[c.input]), false, iteration, graph.op(op.inputs[c.input]).name);
-      if (op.forward_flops.value() <= 0 && state_allocated) continue;
-      const std::vector<double> shares = shares_of(graph, s, plan.ratios);
+    for (OpId id = 0; id < graph.size(); ++id) {
+      for (std::size_t a = 0; a < program.axes.size(); ++a)
+        for (const ShardedOp::Convert& c : program.axes[a][id].converts) lower.conversion(id, c, a, false);
+      if (graph.op(id).forward_flops.value() <= 0 && state_allocated) continue;
+      const std::vector<double> shares = device_shares(graph, program, plan.ratios, id);
       std::vector<Bytes> alloc(devices.size());
       for (std::size_t d = 0; d < devices.size(); ++d)
-        alloc[d] = graph.bytes(s.op) * shares[d] + (state_allocated ? Bytes(0) : state[d]);
+        alloc[d] = graph.bytes(id) * shares[d] + (state_allocated ? Bytes(0) : state[d]);
       state_allocated = true;
-      has_task[s.op] = true;
-      lower.compute(s, 1.0, Phase::forward, iteration, shares, alloc, {});
+      has_task[id] = true;
+      lower.expert_exchange(id, false, true);
+      lower.compute(id, Phase::forward, lower.flops_of(id).first, alloc, {});
+      lower.expert_exchange(id, false, false);
     }
-    for (auto s = plan.program.ops.rbegin(); s != plan.program.ops.rend(); ++s) {
-      const SpmdOp& op = graph.op(s->op);
+    for (OpId id = static_cast<OpId>(graph.size()); id-- > 0;) {
+      const SpmdOp& op = graph.op(id);
       std::vector<TaskId> done;
-      if (has_task[s->op]) {
-        const std::vector<double> shares = shares_of(graph, *s, plan.ratios);
+      if (has_task[id]) {
+        const std::vector<double> shares = device_shares(graph, program, plan.ratios, id);
         std::vector<Bytes> free(devices.size());
-        for (std::size_t d = 0; d < devices.size(); ++d) free[d] = graph.bytes(s->op) * shares[d];
-        done = lower.compute(*s, 2.0, Phase::backward, iteration, shares, {}, free);
+        for (std::size_t d = 0; d < devices.size(); ++d) free[d] = graph.bytes(id) * shares[d];
+        for (std::size_t a = 0; a < program.axes.size(); ++a)
+          if (program.axes[a][id].rule.sfb) {  // the sufficient factors: the input and the output's gradient
+            const double k = static_cast<double>(graph.op(op.inputs[0]).columns);
+            lower.on_axis(a, CollectiveKind::all_gather, lower.padded_rows(id, a, k), Phase::backward,
+                          fmt::format("sfb all-gather {}", graph.op(op.inputs[0]).name));
+            lower.on_axis(a, CollectiveKind::all_gather, lower.padded_rows(id, a, static_cast<double>(op.columns)),
+                          Phase::backward, fmt::format("sfb all-gather {} (grad)", op.name));
+          }
+        lower.expert_exchange(id, true, false);
+        done = lower.compute(id, Phase::backward, lower.flops_of(id).second, {}, free);
+        lower.expert_exchange(id, true, true);
       }
-      if (s->gradient_all_reduce)
-        for (std::size_t k = 0; k < op.inputs.size(); ++k)
-          if (graph.op(op.inputs[k]).kind == OpKind::parameter && s->rule.inputs[k] == Layout::replicated)
-            syncs.push_back(lower.collective(CollectiveKind::all_reduce, graph.bytes(op.inputs[k]), iteration,
-                                             Phase::backward, fmt::format("grad all-reduce {}", graph.op(op.inputs[k]).name),
-                                             lower.comm_stream, done));
-      for (auto c = s->converts.rbegin(); c != s->converts.rend(); ++c)
-        lower.conversion(c->conversion, graph.bytes(op.inputs[c->input]), true, iteration, graph.op(op.inputs[c->input]).name);
+      for (std::size_t a = 0; a < program.axes.size(); ++a) {
+        const ShardedOp& s = program.axes[a][id];
+        for (std::size_t k : s.synchronizes) {
+          const Bytes bytes(local_bytes(graph, program, plan.ratios, id, k, a));
+          for (const auto& group : program.mesh.groups(a)) {
+            std::vector<TaskId> deps;
+            for (DeviceId d : group)
+              if (d < done.size()) deps.push_back(done[d]);
+            syncs.push_back(lower.collective(CollectiveKind::all_reduce, group, bytes, Phase::backward,
+                                             fmt::format("grad all-reduce {}", graph.op(*weight_root(graph, op.inputs[k])).name),
+                                             lower.comm_stream, deps));
+          }
+        }
+        for (auto c = s.converts.rbegin(); c != s.converts.rend(); ++c) lower.conversion(id, *c, a, true);
+      }
     }
     lower.wait_for = std::move(syncs);
   }

@@ -19,7 +19,7 @@
 #include "planners/jobs/placement.hpp"
 #include "planners/parallel/planner.hpp"
 #include "planners/schedules/schedule.hpp"
-#include "planners/spmd/sharding.hpp"
+#include "planners/spmd/spmd_planner.hpp"
 #include "planners/sync/sync_policy.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/exit_codes.hpp"

@@ -7,12 +7,13 @@
 #include "models/gnn/partitioner.hpp"
 #include "models/gnn/sampler.hpp"
 #include "models/program/collective_algorithms.hpp"
+#include "models/spmd/graph_zoo.hpp"
 #include "planners/jobs/admission.hpp"
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/placement.hpp"
 #include "planners/parallel/planner.hpp"
 #include "planners/schedules/schedule.hpp"
-#include "planners/spmd/sharding.hpp"
+#include "planners/spmd/spmd_planner.hpp"
 #include "planners/sync/sync_policy.hpp"
 #include "sim/workloads/workload_kind.hpp"
 #include "traces/jobs/job_readers.hpp"
@@ -27,6 +28,7 @@ const std::vector<RegistryListing>& builtin_registry_listings() {
       listing_of("schedules", builtin_schedules()),
       listing_of("planners", builtin_planners()),
       listing_of("spmd", builtin_spmd_planners()),
+      listing_of("graphs", builtin_graph_models()),
       listing_of("schedulers", builtin_schedulers()),
       listing_of("placements", builtin_placements()),
       listing_of("sync-policies", builtin_sync_policies()),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/common/option_reader.hpp"
+#include "models/spmd/graph_zoo.hpp"
 #include "planners/spmd/spmd_lowering.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/cluster_view_builder.hpp"
@@ -39,7 +40,7 @@ class SpmdKind final : public WorkloadKind {
     if (auto batch = map.integer("global_batch", 1, 1 << 30)) spec->global_batch = static_cast<int>(*batch);
     const bool has_model = map.has("model"), has_graph = map.has("graph");
     if (has_model == has_graph) {
-      ctx.reader.error(map.node(), "give exactly one of 'model' (zoo, profile or layers) and 'graph' (an operator-graph file)");
+      ctx.reader.error(map.node(), "give exactly one of 'model' (zoo, profile or layers) and 'graph' (an operator-graph file or {zoo: …})");
       return spec;
     }
     try {
@@ -50,6 +51,20 @@ class SpmdKind final : public WorkloadKind {
           ctx.reader.error(map.node(), "a model needs 'global_batch' (the samples of one iteration)");
         } else if (!model.layers.empty()) {
           spec->graph = build_op_graph(model, *spec->global_batch, dtype, ctx.reader.where(node));
+        }
+      } else if (const YAML::Node node = map.get("graph"); node.IsMap()) {
+        // `graph: {zoo: NAME, option: value}`: a model of the graph zoo, built for the global batch.
+        if (auto selection = read_entry(ctx.reader, node, builtin_graph_models(), "zoo")) {
+          if (!spec->global_batch) {
+            ctx.reader.error(map.node(), "a graph of the zoo needs 'global_batch' (the samples of one iteration)");
+          } else {
+            const GraphRequest request{*spec->global_batch, dtype, static_cast<int>(ctx.cluster.gpu_count()), &selection->options};
+            try {
+              spec->graph = builtin_graph_models().at(selection->name).value(request);
+            } catch (const InputError& e) {
+              for (const Diagnostic& d : e.diagnostics()) ctx.reader.error(node, d.message);
+            }
+          }
         }
       } else if (auto file = map.string("graph")) {
         spec->graph = load_op_graph(ctx.resolve_path(*file));
@@ -64,13 +79,16 @@ class SpmdKind final : public WorkloadKind {
   std::string check(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<SpmdWorkload>();
     const SpmdPlan plan = plan_spmd(scenario, spec);
+    if (!plan.feasible) return fmt::format("ok, but no feasible plan: {}", plan.reason);
     return fmt::format("ok ({} GPUs, {} operators, planner {}: predicted {:.4g} s per iteration)",
                        scenario.cluster.gpu_count(), spec.graph.size(), plan.planner, plan.predicted_iteration_s);
   }
 
   std::optional<TaskGraph> lower(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<SpmdWorkload>();
-    return lower_spmd(spec.graph, plan_spmd(scenario, spec), scenario.cluster.gpu_names(), scenario.run.iterations);
+    const SpmdPlan plan = plan_spmd(scenario, spec);
+    if (!plan.feasible) throw InputError(spec.where, fmt::format("no feasible plan: {}", plan.reason));
+    return lower_spmd(spec.graph, plan, scenario.cluster.gpu_names(), scenario.run.iterations);
   }
 
   SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
@@ -78,6 +96,13 @@ class SpmdKind final : public WorkloadKind {
     auto report = std::make_shared<SpmdRunReport>();
     report->plan = plan_spmd(scenario, spec);
     report->graph = std::make_shared<const OpGraph>(spec.graph);
+    if (!report->plan.feasible) {
+      SimulationResult result;
+      result.gpu_names = scenario.cluster.gpu_names();
+      result.infeasible_reason = report->plan.reason;
+      result.workload_result = std::move(report);
+      return result;
+    }
     SimulationResult result =
         simulate(scenario, lower_spmd(spec.graph, report->plan, scenario.cluster.gpu_names(), scenario.run.iterations), options);
     result.workload_result = std::move(report);
@@ -91,13 +116,33 @@ class SpmdKind final : public WorkloadKind {
     nlohmann::ordered_json section;
     section["planner"] = plan.planner;
     section["predicted_iteration_time_s"] = plan.predicted_iteration_s;
+    section["feasible"] = plan.feasible;
+    if (!plan.feasible) section["reason"] = plan.reason;
+    section["mesh"] = plan.program.mesh.describe();
     nlohmann::ordered_json ratios = nlohmann::ordered_json::object();
-    for (std::size_t d = 0; d < plan.ratios.size() && d < result.gpu_names.size(); ++d)
-      ratios[result.gpu_names[d]] = plan.ratios[d];
+    if (!plan.program.axes.empty()) {
+      const std::vector<double> shares = plan.ratios.device_shares(plan.program.mesh);
+      for (std::size_t d = 0; d < shares.size() && d < result.gpu_names.size(); ++d) ratios[result.gpu_names[d]] = shares[d];
+    }
     section["ratios"] = ratios;
+    // HAP's later segments: each its ratio vector (the first is `ratios`).
+    nlohmann::ordered_json segments = nlohmann::ordered_json::array();
+    for (int s = 1; s < plan.program.segments(); ++s) segments.push_back(plan.ratios.device_shares(plan.program.mesh, s));
+    if (!segments.empty()) section["segment_ratios"] = segments;
     section["collectives_per_iteration"] = plan.program.collective_count();
     section["rounds"] = plan.rounds;
     section["states_searched"] = plan.statistics.states;
+    section["report"] = plan.report;
+    if (plan.pipeline) {
+      nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+      for (std::size_t st = 0; st < plan.pipeline->devices.size(); ++st) {
+        std::size_t ops = 0;
+        for (int s : plan.pipeline->stage) ops += s == static_cast<int>(st) ? 1 : 0;
+        stages.push_back({{"operators", ops}, {"gpus", plan.pipeline->devices[st].size()}});
+      }
+      section["pipeline"] = {{"stages", stages}, {"micro_batches", plan.pipeline->micro_batches},
+                             {"cut_bytes", plan.pipeline->cut_bytes}};
+    }
     nlohmann::ordered_json program = nlohmann::ordered_json::array();
     const std::string text = plan.program.describe(*report->graph);
     for (std::size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "models/spmd/op_graph.hpp"
-#include "planners/spmd/sharding.hpp"
+#include "planners/spmd/spmd_planner.hpp"
 #include "sim/workloads/workload_kind.hpp"
 
 namespace dnnsim {

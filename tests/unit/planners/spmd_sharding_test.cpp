@@ -5,18 +5,17 @@
 #include <cmath>
 
 #include "models/spmd/op_graph.hpp"
-#include "planners/spmd/sharding.hpp"
+#include "planners/spmd/hap_ratios.hpp"
 #include "planners/spmd/spmd_lowering.hpp"
+#include "tests/support/spmd_fixtures.hpp"
 
 namespace dnnsim {
 namespace {
 
-// The SPMD planner `name` with its default options; the plan names it, as the workload kind does.
-SpmdPlan plan_with(const std::string& name, const OpGraph& graph, const SpmdCluster& cluster) {
-  SpmdPlan plan = builtin_spmd_planners().at(name).value->plan(graph, cluster, builtin_spmd_planners().defaults(name));
-  plan.planner = name;
-  return plan;
-}
+using testing::chosen;
+using testing::cluster_of;
+using testing::mlp;
+using testing::plan_with;
 
 // B1: the boxing table of papers-parallelism.md §6.1 for one placement of p devices, T = 1000 bytes.
 TEST(SbpBoxing, TableOnOnePlacementForTwoFourAndEightDevices) {
@@ -43,39 +42,6 @@ TEST(ShardLengths, FloorThenLargestRemainder) {
   EXPECT_EQ(shard_lengths(10, {0.642, 0.358}), (std::vector<std::int64_t>{6, 4}));
   EXPECT_EQ(shard_lengths(7, {0.25, 0.25, 0.25, 0.25}), (std::vector<std::int64_t>{2, 2, 2, 1}));
   EXPECT_EQ(shard_lengths(3, {1.0, 0.0}), (std::vector<std::int64_t>{3, 0}));
-}
-
-// A homogeneous cluster of `m` devices at `flops` with collectives costing alpha + bytes/bandwidth
-// (all-reduce moving 2 bytes per byte of buffer, as a ring does).
-SpmdCluster cluster_of(std::vector<double> flops, double bandwidth = 10e9, double alpha = 10e-6) {
-  SpmdCluster c;
-  for (std::size_t j = 0; j < flops.size(); ++j) c.names.push_back("gpu" + std::to_string(j));
-  c.flops_per_second = std::move(flops);
-  c.all_reduce = {alpha, 2 / bandwidth};
-  c.all_gather = {alpha, 1 / bandwidth};
-  c.reduce_scatter = {alpha, 1 / bandwidth};
-  c.all_to_all = {alpha, 1 / bandwidth};
-  return c;
-}
-
-// x[rows × h] · w1[h × 4h] → GeLU → · w2[4h × h] → LayerNorm → loss: a transformer MLP block.
-OpGraph mlp(std::int64_t rows, std::int64_t hidden) {
-  OpGraph g("mlp", Dtype::fp32);
-  const OpId x = g.add({"x", OpKind::input, {}, rows, hidden});
-  const OpId w1 = g.add({"w1", OpKind::parameter, {}, hidden, 4 * hidden});
-  const OpId h = g.add({"h", OpKind::matmul, {x, w1}, rows, 4 * hidden, Flop(2.0 * rows * hidden * 4 * hidden)});
-  const OpId a = g.add({"gelu", OpKind::elementwise, {h}, rows, 4 * hidden, Flop(8.0 * rows * 4 * hidden)});
-  const OpId w2 = g.add({"w2", OpKind::parameter, {}, 4 * hidden, hidden});
-  const OpId y = g.add({"y", OpKind::matmul, {a, w2}, rows, hidden, Flop(2.0 * rows * hidden * 4 * hidden)});
-  const OpId n = g.add({"norm", OpKind::rowwise, {y}, rows, hidden, Flop(5.0 * rows * hidden)});
-  g.add({"loss", OpKind::loss, {n}, 1, 1, Flop(static_cast<double>(rows))});
-  return g;
-}
-
-const ShardedOp& chosen(const OpGraph& g, const SpmdProgram& program, const std::string& name) {
-  for (const ShardedOp& s : program.ops)
-    if (g.op(s.op).name == name) return s;
-  throw std::logic_error("no operator " + name);
 }
 
 // B2, large hidden: 8 rows of h = 8192 on 8 devices. Data parallelism all-reduces the weights' gradients,
@@ -111,8 +77,8 @@ TEST(SpmdSearch, SmallHiddenLargeBatchChoosesDataParallelism) {
     for (const char* activation : {"x", "h", "gelu", "y", "norm"})
       EXPECT_EQ(chosen(g, p.program, activation).rule.output, Layout::split_rows) << activation << "\n" << p.program.describe(g);
     EXPECT_EQ(chosen(g, p.program, "w1").rule.output, Layout::replicated);
-    EXPECT_TRUE(chosen(g, p.program, "h").gradient_all_reduce);
-    EXPECT_TRUE(chosen(g, p.program, "y").gradient_all_reduce);
+    EXPECT_EQ(chosen(g, p.program, "h").synchronizes, std::vector<std::size_t>{1});
+    EXPECT_EQ(chosen(g, p.program, "y").synchronizes, std::vector<std::size_t>{1});
   }
 }
 
@@ -138,7 +104,7 @@ TEST(SpmdRatios, ComputeBoundSharesFollowFlops) {
   const OpGraph g = mlp(65536, 64);
   const SpmdCluster c = cluster_of({3.86e12, 2.15e12}, /*bandwidth=*/1e15, /*alpha=*/0);
   const SpmdPlan dp = plan_with("dp-ev", g, c);
-  const std::vector<double> ratios = balance_ratios(g, dp.program, c);
+  const std::vector<double> ratios = balance_ratios(g, dp.program, c).of(0, 0);
   EXPECT_NEAR(ratios[0], 3.86 / (3.86 + 2.15), 1e-6);
   EXPECT_NEAR(ratios[1], 2.15 / (3.86 + 2.15), 1e-6);
 }
@@ -151,11 +117,13 @@ TEST(SpmdRatios, CommunicationBoundSharesTendToEven) {
   const OpId a = g.add({"a", OpKind::attention, {x}, 65536, 64, Flop(1e3)});
   g.add({"loss", OpKind::loss, {a}, 1, 1, Flop(1)});
   SpmdProgram program;
-  program.ops.push_back({0, {{}, Layout::split_rows, true}, {}, false});
-  program.ops.push_back({1, {{Layout::split_columns}, Layout::split_columns, true}, {{0, Layout::split_rows, Layout::split_columns, Conversion::all_to_all}}, false});
-  program.ops.push_back({2, {{Layout::split_columns}, Layout::partial, true}, {}, false});
+  program.mesh = Mesh{{2}};
+  program.axes.assign(1, {});
+  program.axes[0].push_back({0, {{}, Layout::split_rows, true}, {}, {}});
+  program.axes[0].push_back({1, {{Layout::split_columns}, Layout::split_columns, true}, {{0, Layout::split_rows, Layout::split_columns, Conversion::all_to_all}}, {}});
+  program.axes[0].push_back({2, {{Layout::split_columns}, Layout::partial, true}, {}, {}});
   const SpmdCluster c = cluster_of({3.86e12, 2.15e12}, /*bandwidth=*/1e9);
-  const std::vector<double> ratios = balance_ratios(g, program, c);
+  const std::vector<double> ratios = balance_ratios(g, program, c).of(0, 0);
   EXPECT_NEAR(ratios[0], 0.5, 1e-6);
   EXPECT_NEAR(ratios[1], 0.5, 1e-6);
 }
@@ -170,7 +138,7 @@ TEST(SpmdHap, AlternationBalancesHeterogeneousDevices) {
   const SpmdPlan dp_cp = plan_with("dp-cp", g, c);
   EXPECT_LE(hap.predicted_iteration_s, dp_cp.predicted_iteration_s * (1 + 1e-9));
   EXPECT_LT(dp_cp.predicted_iteration_s, dp_ev.predicted_iteration_s);
-  EXPECT_GT(hap.ratios[0], hap.ratios[2]);
+  EXPECT_GT(hap.ratios.of(0, 0)[0], hap.ratios.of(0, 0)[2]);
   EXPECT_GE(hap.rounds, 1);
 }
 
@@ -190,7 +158,7 @@ TEST(SpmdLowering, MatmulTasksCarryTheirShardsGemmShape) {
   SpmdPlan plan = plan_with("megatron-tp", g, cluster_of({100e12, 100e12}));
   ASSERT_EQ(chosen(g, plan.program, "h").rule.output, Layout::split_columns) << plan.program.describe(g);
   ASSERT_EQ(chosen(g, plan.program, "y").rule.output, Layout::partial) << plan.program.describe(g);
-  plan.ratios = {0.75, 0.25};
+  plan.ratios.values = {{{0.75, 0.25}}};
   const TaskGraph tg = lower_spmd(g, plan, {"gpu0", "gpu1"}, 1);
   const auto expect_shape = [&](DeviceId d, const std::string& label, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                                 GemmOp op) {

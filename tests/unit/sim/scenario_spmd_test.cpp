@@ -48,7 +48,7 @@ TEST(ScenarioSpmd, GraphFilePlannedAndLoweredWithUnevenShards) {
   EXPECT_EQ(spec->planner, "dp-cp");
   const SpmdPlan plan = plan_spmd(s, *spec);
   // DP-CP: shares ∝ the fp32 peaks 15.7 : 10.6 TFlops → 0.597 : 0.403.
-  EXPECT_NEAR(plan.ratios[0], 15.7 / 26.3, 1e-9);
+  EXPECT_NEAR(plan.ratios.of(0, 0)[0], 15.7 / 26.3, 1e-9);
   const auto graph = builtin_workload_kinds().at("spmd").value->lower(s);
   ASSERT_TRUE(graph.has_value());
   // The matmul's forward tasks split 4096 rows as HAP rounds them: 4096 × 0.59696 = 2445.1 → 2445 and

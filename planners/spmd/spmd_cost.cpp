@@ -1,0 +1,205 @@
+#include "planners/spmd/spmd_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+namespace dnnsim {
+
+namespace {
+
+double max_of(const std::vector<double>& v) { return v.empty() ? 1.0 : *std::max_element(v.begin(), v.end()); }
+
+int segment_in(const std::vector<int>& segment, OpId op) { return segment.empty() ? 0 : segment[op]; }
+
+// Bytes of operand `input` of `op` on one group of `axis`: divided by its split on the other axes.
+double operand_bytes(const OpGraph& graph, const SpmdOp& op, const std::vector<const ShardedOp*>& choices,
+                     const ShardRatios& ratios, int segment, std::size_t input, std::size_t axis) {
+  double bytes = graph.bytes(op.inputs[input]).value();
+  for (std::size_t b = 0; b < choices.size(); ++b)
+    if (b != axis && is_split(choices[b]->rule.inputs[input])) bytes *= max_of(ratios.of(b, segment));
+  return bytes;
+}
+
+}  // namespace
+
+// The mirror is the gradient going the other way: all-gather ↔ reduce-scatter, all-reduce ↔
+// all-reduce, all-to-all back, slicing ↔ all-gather.
+double boxing_time(Layout from, Layout to, double bytes, int p, const CollectiveLines& lines) {
+  const auto mirror = [&]() -> double {
+    if (from == Layout::partial && to == Layout::replicated) return sbp_boxing_bytes(from, to, bytes, p, p);
+    if (from == Layout::partial || from == Layout::replicated)  // gradient of a split: gathered
+      return sbp_boxing_bytes(to, Layout::replicated, bytes, p, p);
+    if (to == Layout::replicated) return sbp_boxing_bytes(Layout::partial, from, bytes, p, p);  // reduce-scattered
+    return sbp_boxing_bytes(to, from, bytes, p, p);                                           // all-to-all back
+  };
+  const double moved = sbp_boxing_bytes(from, to, bytes, p, p) + mirror();
+  return moved * lines.all_reduce.seconds_per_byte / (2.0 * std::max(1, p - 1));
+}
+
+std::optional<OpId> weight_root(const OpGraph& graph, OpId tensor) {
+  while (graph.op(tensor).kind == OpKind::transpose) tensor = graph.op(tensor).inputs[0];
+  if (graph.op(tensor).kind == OpKind::parameter) return tensor;
+  return std::nullopt;
+}
+
+void assign_synchronizations(const OpGraph& graph, SpmdProgram& program) {
+  for (auto& ops : program.axes) {
+    std::vector<bool> synced(graph.size(), false);
+    for (ShardedOp& s : ops) {
+      s.synchronizes.clear();
+      const SpmdOp& op = graph.op(s.op);
+      if (!s.rule.sharded) continue;
+      for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+        const std::optional<OpId> root = weight_root(graph, op.inputs[k]);
+        if (!root || s.rule.inputs[k] != Layout::replicated || ops[*root].rule.output != Layout::replicated) continue;
+        if (s.rule.sfb && k == 1) continue;  // SFB recomputes it from the gathered factors instead
+        if (synced[*root]) continue;
+        synced[*root] = true;
+        s.synchronizes.push_back(k);
+      }
+    }
+  }
+}
+
+double conversion_time(Conversion c, double bytes, const std::vector<double>& shares, const CollectiveLines& lines,
+                       const std::vector<double>& source_shares) {
+  const double n = static_cast<double>(shares.size());
+  const double largest = std::max(max_of(shares), source_shares.empty() ? 0.0 : max_of(source_shares));
+  const double padded = bytes * largest * n;
+  const auto nonzero = static_cast<double>(std::count_if(shares.begin(), shares.end(), [](double r) { return r > 0; }));
+  // One broadcast per shard, α each, the shards' bytes once (HAP's Grouped-Broadcast); its mirror, a
+  // reduce per shard, runs as the unpadded reduce-scatter it amounts to on a ring.
+  const double grouped = nonzero * lines.broadcast.alpha + bytes * lines.broadcast.seconds_per_byte;
+  switch (c) {
+    case Conversion::all_reduce: return 2 * lines.all_reduce.at(bytes);
+    case Conversion::reduce_scatter:
+    case Conversion::all_gather: return lines.all_gather.at(padded) + lines.reduce_scatter.at(padded);
+    case Conversion::all_to_all:
+    case Conversion::reshard: return 2 * lines.all_to_all.at(bytes * largest);  // each device sends its shard
+    case Conversion::slice: return lines.all_gather.at(padded);
+    case Conversion::grouped_broadcast:
+    case Conversion::grouped_reduce: return grouped + lines.reduce_scatter.at(bytes);
+  }
+  return 0;
+}
+
+double local_bytes(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios, OpId consumer,
+                   std::size_t input, std::size_t axis) {
+  std::vector<const ShardedOp*> choices;
+  for (const auto& ops : program.axes) choices.push_back(&ops[consumer]);
+  return operand_bytes(graph, graph.op(consumer), choices, ratios, program.segment_of(consumer), input, axis);
+}
+
+OpCost op_cost(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios, const SpmdCluster& cluster,
+               OpId id, SpmdCostModel model) {
+  std::vector<const ShardedOp*> choices;
+  for (const auto& ops : program.axes) choices.push_back(&ops[id]);
+  return op_cost(graph, program.mesh, choices, program.segment, ratios, cluster, model);
+}
+
+OpCost op_cost(const OpGraph& graph, const Mesh& mesh, const std::vector<const ShardedOp*>& choices,
+               const std::vector<int>& segments, const ShardRatios& ratios, const SpmdCluster& cluster,
+               SpmdCostModel model) {
+  const OpId id = choices.front()->op;
+  const SpmdOp& op = graph.op(id);
+  const int segment = segment_in(segments, id);
+  OpCost cost;
+  // Computation: the slowest device.
+  const std::size_t devices = cluster.size();
+  for (std::size_t d = 0; d < devices; ++d) {
+    double share = 1, weight_share = 1;
+    for (std::size_t a = 0; a < choices.size(); ++a) {
+      const ShardingRule& rule = choices[a]->rule;
+      if (!rule.sharded) continue;
+      const double r = ratios.of(a, segment)[static_cast<std::size_t>(mesh.coordinate(d, a))];
+      share *= r;
+      if (!rule.sfb) weight_share *= r;
+    }
+    const double flops = op.forward_flops.value() * (2 * share + weight_share);
+    cost.compute = std::max(cost.compute, flops / cluster.flops_per_second[d]);
+  }
+  // Communication, axis by axis.
+  for (std::size_t a = 0; a < choices.size(); ++a) {
+    const ShardedOp& s = *choices[a];
+    const CollectiveLines lines = cluster.lines(mesh, a);
+    const std::vector<double>& shares = ratios.of(a, segment);
+    const auto bytes_of = [&](std::size_t k) { return operand_bytes(graph, op, choices, ratios, segment, k, a); };
+    for (const ShardedOp::Convert& c : s.converts) {
+      const double bytes = bytes_of(c.input);
+      if (model == SpmdCostModel::sbp) {
+        cost.communication += boxing_time(c.from, c.to, bytes, mesh.axes[a], lines);
+        continue;
+      }
+      cost.communication +=
+          conversion_time(c.conversion, bytes, shares, lines, ratios.of(a, segment_in(segments, op.inputs[c.input])));
+    }
+    for (std::size_t k : s.synchronizes)
+      cost.communication += model == SpmdCostModel::hap
+                                ? lines.all_reduce.at(bytes_of(k))
+                                : boxing_time(Layout::partial, Layout::replicated, bytes_of(k), mesh.axes[a], lines) / 2;
+    const double padded = max_of(shares) * static_cast<double>(shares.size());
+    // Rows of the operator's output on one group of this axis (its split on the other axes taken out).
+    double rows = static_cast<double>(op.rows) * dtype_bytes(graph.dtype());
+    for (std::size_t b = 0; b < choices.size(); ++b)
+      if (b != a && !op.inputs.empty() && choices[b]->rule.inputs[0] == Layout::split_rows) rows *= max_of(ratios.of(b, segment));
+    const double k = op.inputs.empty() ? 0.0 : static_cast<double>(graph.op(op.inputs[0]).columns);
+    const double n = static_cast<double>(op.columns);
+    if (s.rule.sfb)  // backward: all-gather the input and the output's gradient
+      cost.communication += lines.all_gather.at(rows * k * padded) + lines.all_gather.at(rows * n * padded);
+    if (op.kind == OpKind::experts && s.rule.inputs[1] == Layout::split_rows)
+      // Dispatch and combine, forward and backward: the routed rows out to their experts and back.
+      cost.communication += 2 * (lines.all_to_all.at(rows * op.routed * k * max_of(shares)) +
+                                 lines.all_to_all.at(rows * op.routed * n * max_of(shares)));
+  }
+  return cost;
+}
+
+double program_cost(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
+                    const SpmdCluster& cluster, SpmdCostModel model) {
+  double total = 0;
+  for (OpId id = 0; id < graph.size(); ++id) total += op_cost(graph, program, ratios, cluster, id, model).total();
+  return total;
+}
+
+std::int64_t split_length(const OpGraph& graph, const ShardedOp& s) {
+  const SpmdOp& op = graph.op(s.op);
+  const auto input_split = [&](Layout l, OpId in) -> std::int64_t {
+    const SpmdOp& t = graph.op(in);
+    return l == Layout::split_rows ? t.rows : l == Layout::split_strided ? t.columns / std::max(1, t.stride) : t.columns;
+  };
+  switch (s.rule.output) {
+    case Layout::split_rows:
+      if ((op.kind == OpKind::experts && s.rule.inputs[1] == Layout::split_rows) ||
+          (op.kind == OpKind::parameter && op.experts > 0))
+        return op.experts;
+      return op.rows;
+    case Layout::split_columns: return op.columns;
+    case Layout::split_strided: return op.columns / std::max(1, op.stride);
+    case Layout::partial:
+      if (op.kind == OpKind::matmul) return graph.op(op.inputs[0]).columns;
+      if (op.kind == OpKind::experts) return graph.op(op.inputs[1]).columns;  // each expert's hidden width
+      if (op.kind == OpKind::embedding) return graph.op(op.inputs[1]).rows;
+      if (!op.inputs.empty()) return input_split(s.rule.inputs[0], op.inputs[0]);
+      return 1;
+    case Layout::replicated: return 1;
+  }
+  return 1;
+}
+
+std::vector<double> device_shares(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios, OpId op) {
+  const std::size_t devices = static_cast<std::size_t>(program.mesh.devices());
+  std::vector<double> shares(devices, 1.0);
+  for (std::size_t a = 0; a < program.axes.size(); ++a) {
+    const ShardedOp& s = program.axes[a][op];
+    if (!s.rule.sharded) continue;
+    const std::int64_t length = std::max<std::int64_t>(1, split_length(graph, s));
+    const std::vector<std::int64_t> lengths = shard_lengths(length, ratios.of(a, program.segment_of(op)));
+    for (std::size_t d = 0; d < devices; ++d)
+      shares[d] *= static_cast<double>(lengths[static_cast<std::size_t>(program.mesh.coordinate(d, a))]) /
+                   static_cast<double>(length);
+  }
+  return shares;
+}
+
+}  // namespace dnnsim

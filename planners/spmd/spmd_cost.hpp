@@ -1,0 +1,85 @@
+// The cost of an SPMD program (planners/spmd/sharding.hpp) under sharding ratios: HAP's cost model
+// (Zhang et al., EuroSys'24, §5.2, in its code's per-instruction form, alibaba/hap hap.rs
+// `get_cost_symbolic`), over every axis of the program's mesh.
+//
+// Every operator costs max_j comp_j + Σ_axes comm_axis:
+//  - comp_j = 3·FLOPs·s_j / speed_j (forward + a backward of 2× forward), s_j = Π over the axes the
+//    operator is sharded on of device j's share of the split dimension on that axis (1 replicated).
+//    Sufficient-factor broadcasting (SFB, §5.6; Xie et al., "Distributed Machine Learning via
+//    Sufficient Factor Broadcasting", 2015) recomputes the weight gradient, FLOPs of one forward, on
+//    every device from the gathered factors: (2·s_j + s_j / share on the SFB axis)·FLOPs.
+//  - comm: each conversion of an input, forward and its backward mirror (all-gather ↔ reduce-scatter,
+//    all-reduce both ways, all-to-all both ways, slicing ↔ all-gather, grouped broadcast ↔ grouped
+//    reduce), with α + size/β per collective kind fitted on the cluster's collective model for the
+//    axis' groups. Split tensors are padded to the largest shard: a padded collective moves
+//    n · max_j B_j · size, which is what makes uneven ratios cost communication; HAP's grouped
+//    alternatives move the unpadded size with one call per shard. A tensor's size on one axis is its
+//    bytes divided by its split on the other axes. A replicated parameter read by a sharded operator
+//    has its gradient all-reduced once (backward), an SFB matmul all-gathers its two factors
+//    instead (backward), an expert-parallel experts operator sends its routed rows to their experts
+//    and back (two all-to-alls forward, two backward), and a split tensor entering a segment of
+//    other ratios is resharded by an all-to-all both ways (HAP's segment boundaries).
+// `sbp` prices conversions with OneFlow's boxing bytes (sbp_boxing_bytes) over the all-reduce rate
+// instead, on one axis with even shards (the SBP-like planner).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "models/spmd/op_graph.hpp"
+#include "planners/spmd/sharding.hpp"
+
+namespace dnnsim {
+
+enum class SpmdCostModel { hap, sbp };
+
+struct OpCost {
+  double compute = 0;        // the slowest device's forward + backward computation
+  double communication = 0;  // the operator's collectives, forward and backward
+  [[nodiscard]] double total() const { return compute + communication; }
+};
+
+// The time of one conversion of a tensor whose local size on the axis is `bytes` (forward + backward
+// mirror). `shares`: the axis' ratios of the consumer's segment (the largest one pads, the non-zero
+// ones count the grouped calls); `source_shares`: those of the segment the tensor comes from (empty:
+// the same), whose largest shard pads it too.
+[[nodiscard]] double conversion_time(Conversion c, double bytes, const std::vector<double>& shares,
+                                     const CollectiveLines& lines, const std::vector<double>& source_shares = {});
+
+// OneFlow's boxing bytes of `from` → `to` and of the backward mirror on `p` devices, at the rate the
+// cluster's all-reduce moves them (an all-reduce of T moves 2T(p−1) bytes in its time for T).
+[[nodiscard]] double boxing_time(Layout from, Layout to, double bytes, int p, const CollectiveLines& lines);
+
+// The cost of operator `id` (HAP §5.2), its collectives on every axis.
+[[nodiscard]] OpCost op_cost(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
+                             const SpmdCluster& cluster, OpId id, SpmdCostModel model = SpmdCostModel::hap);
+// The same for one operator's choices on each axis of `mesh` (`choices[a]` on axis a) while its
+// program is being built (segment: HAP's segment of each operator decided so far, or empty).
+[[nodiscard]] OpCost op_cost(const OpGraph& graph, const Mesh& mesh, const std::vector<const ShardedOp*>& choices,
+                             const std::vector<int>& segment, const ShardRatios& ratios, const SpmdCluster& cluster,
+                             SpmdCostModel model = SpmdCostModel::hap);
+
+// The gradient all-reduces of a complete program: on every axis, each parameter replicated there
+// whose gradient some operator sharded there makes partial is all-reduced once, charged to its first
+// such reader (read directly or through transposes: a tied table's two uses sum before one all-reduce).
+void assign_synchronizations(const OpGraph& graph, SpmdProgram& program);
+// The parameter at the root of a chain of transposes ending at `tensor`; none when it is not one.
+[[nodiscard]] std::optional<OpId> weight_root(const OpGraph& graph, OpId tensor);
+// Σ over operators: the iteration's predicted time t(Q, B), in seconds.
+[[nodiscard]] double program_cost(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
+                                  const SpmdCluster& cluster, SpmdCostModel model = SpmdCostModel::hap);
+
+// Bytes of `tensor` on each device of one group of `axis`, as operand `input` of `consumer` reads it:
+// its bytes divided by its split on the other axes (padded to the largest share).
+[[nodiscard]] double local_bytes(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
+                                 OpId consumer, std::size_t input, std::size_t axis);
+
+// The forward FLOPs of `op` on each device (its share on every axis it is sharded on, HAP's rounding
+// of the split dimension): what the lowering runs.
+[[nodiscard]] std::vector<double> device_shares(const OpGraph& graph, const SpmdProgram& program,
+                                                const ShardRatios& ratios, OpId op);
+
+// The unit a split dimension of `op` is divided in: whole experts for experts weights and operators.
+[[nodiscard]] std::int64_t split_length(const OpGraph& graph, const ShardedOp& s);
+
+}  // namespace dnnsim
