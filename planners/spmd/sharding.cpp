@@ -131,16 +131,16 @@ int Mesh::coordinate(std::size_t device, std::size_t axis) const {
   return static_cast<int>((device / stride) % static_cast<std::size_t>(axes[axis]));
 }
 
-std::vector<std::vector<DeviceId>> Mesh::groups(std::size_t axis) const {
-  std::size_t stride = 1;
-  for (std::size_t b = axis + 1; b < axes.size(); ++b) stride *= static_cast<std::size_t>(axes[b]);
-  const auto size = static_cast<std::size_t>(axes[axis]);
+std::vector<std::vector<DeviceId>> Mesh::groups(const std::vector<std::size_t>& along) const {
+  const auto in = [&](std::size_t a) { return std::find(along.begin(), along.end(), a) != along.end(); };
   std::vector<std::vector<DeviceId>> result;
+  std::map<std::vector<int>, std::size_t> index_of;  // coordinates off `along` → group
   for (std::size_t d = 0; d < static_cast<std::size_t>(devices()); ++d) {
-    if (coordinate(d, axis) != 0) continue;
-    std::vector<DeviceId> group;
-    for (std::size_t c = 0; c < size; ++c) group.push_back(static_cast<DeviceId>(d + c * stride));
-    result.push_back(std::move(group));
+    std::vector<int> key;
+    for (std::size_t a = 0; a < axes.size(); ++a) key.push_back(in(a) ? 0 : coordinate(d, a));
+    const auto [it, inserted] = index_of.emplace(key, result.size());
+    if (inserted) result.emplace_back();
+    result[it->second].push_back(static_cast<DeviceId>(d));
   }
   return result;
 }
@@ -151,9 +151,9 @@ std::string Mesh::describe() const {
   return text + "]";
 }
 
-CollectiveLines SpmdCluster::lines(const Mesh& mesh, std::size_t axis) const {
-  if (mesh.axes.size() == 1 || !axis_lines) return all;
-  return axis_lines(mesh, axis);
+CollectiveLines SpmdCluster::lines(const Mesh& mesh, const std::vector<std::size_t>& axes) const {
+  if (axes.size() == mesh.axes.size() || !axis_lines) return all;
+  return axis_lines(mesh, axes);
 }
 
 namespace {
@@ -221,11 +221,11 @@ SpmdCluster make_spmd_cluster(const ClusterView& view, Dtype dtype) {
   const Mesh flat{{static_cast<int>(view.size())}};
   cluster.all = fit_lines(view, *topology, flat.groups(0).front(), nic_sharing(view, flat.groups(0)));
   // Fitted once per (mesh, axis) a planner asks about.
-  auto cache = std::make_shared<std::map<std::pair<std::vector<int>, std::size_t>, CollectiveLines>>();
-  cluster.axis_lines = [shared_view, topology, cache](const Mesh& mesh, std::size_t axis) {
-    const auto key = std::make_pair(mesh.axes, axis);
+  auto cache = std::make_shared<std::map<std::pair<std::vector<int>, std::vector<std::size_t>>, CollectiveLines>>();
+  cluster.axis_lines = [shared_view, topology, cache](const Mesh& mesh, const std::vector<std::size_t>& axes) {
+    const auto key = std::make_pair(mesh.axes, axes);
     if (auto found = cache->find(key); found != cache->end()) return found->second;
-    const auto groups = mesh.groups(axis);
+    const auto groups = mesh.groups(axes);
     const CollectiveLines lines = fit_lines(*shared_view, *topology, groups.front(), nic_sharing(*shared_view, groups));
     cache->emplace(key, lines);
     return lines;

@@ -82,8 +82,10 @@ struct Mesh {
   [[nodiscard]] int devices() const;
   // The coordinate of device d on axis a.
   [[nodiscard]] int coordinate(std::size_t device, std::size_t axis) const;
-  // Device ids of each group along `axis` (devices that differ only on it), groups in device order.
-  [[nodiscard]] std::vector<std::vector<DeviceId>> groups(std::size_t axis) const;
+  // Device ids of each group along `axes` (devices that differ only on them), groups and members in
+  // device order.
+  [[nodiscard]] std::vector<std::vector<DeviceId>> groups(const std::vector<std::size_t>& axes) const;
+  [[nodiscard]] std::vector<std::vector<DeviceId>> groups(std::size_t axis) const { return groups(std::vector<std::size_t>{axis}); }
   [[nodiscard]] std::string describe() const;  // "[8 × 8]"
   bool operator==(const Mesh&) const = default;
 };
@@ -107,10 +109,12 @@ struct SpmdCluster {
   std::vector<double> flops_per_second;  // effective rate of each device (peak × efficiency)
   std::vector<double> memory_bytes;      // each device's memory (0: not known)
   CollectiveLines all;                   // over all devices in order: the one axis of a 1-D mesh
-  // The lines of an axis of another mesh (the cluster's collective model on its groups); empty: `all`.
-  std::function<CollectiveLines(const Mesh&, std::size_t axis)> axis_lines;
+  // The lines of the groups along some axes of a mesh (the cluster's collective model on them); empty:
+  // `all` for any.
+  std::function<CollectiveLines(const Mesh&, const std::vector<std::size_t>& axes)> axis_lines;
   [[nodiscard]] std::size_t size() const { return names.size(); }
-  [[nodiscard]] CollectiveLines lines(const Mesh& mesh, std::size_t axis) const;
+  [[nodiscard]] CollectiveLines lines(const Mesh& mesh, const std::vector<std::size_t>& axes) const;
+  [[nodiscard]] CollectiveLines lines(const Mesh& mesh, std::size_t axis) const { return lines(mesh, std::vector<std::size_t>{axis}); }
 };
 // Fits the linear collective costs on the cluster's analytical collective model
 // (models/cost/collective_cost.hpp, the default algorithm on each group) and takes each device's peak

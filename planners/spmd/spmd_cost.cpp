@@ -12,15 +12,6 @@ double max_of(const std::vector<double>& v) { return v.empty() ? 1.0 : *std::max
 
 int segment_in(const std::vector<int>& segment, OpId op) { return segment.empty() ? 0 : segment[op]; }
 
-// Bytes of operand `input` of `op` on one group of `axis`: divided by its split on the other axes.
-double operand_bytes(const OpGraph& graph, const SpmdOp& op, const std::vector<const ShardedOp*>& choices,
-                     const ShardRatios& ratios, int segment, std::size_t input, std::size_t axis) {
-  double bytes = graph.bytes(op.inputs[input]).value();
-  for (std::size_t b = 0; b < choices.size(); ++b)
-    if (b != axis && is_split(choices[b]->rule.inputs[input])) bytes *= max_of(ratios.of(b, segment));
-  return bytes;
-}
-
 }  // namespace
 
 // The mirror is the gradient going the other way: all-gather ↔ reduce-scatter, all-reduce ↔
@@ -35,6 +26,46 @@ double boxing_time(Layout from, Layout to, double bytes, int p, const Collective
   };
   const double moved = sbp_boxing_bytes(from, to, bytes, p, p) + mirror();
   return moved * lines.all_reduce.seconds_per_byte / (2.0 * std::max(1, p - 1));
+}
+
+std::vector<OpCollective> op_collectives(const std::vector<const ShardedOp*>& choices) {
+  std::vector<OpCollective> result;
+  for (std::size_t a = 0; a < choices.size(); ++a) {
+    for (const ShardedOp::Convert& c : choices[a]->converts) {
+      auto same = std::find_if(result.begin(), result.end(), [&](const OpCollective& o) {
+        return !o.sync && o.convert.input == c.input && o.convert.from == c.from && o.convert.to == c.to &&
+               o.convert.conversion == c.conversion;
+      });
+      if (same == result.end()) result.push_back({false, c, {a}});
+      else same->axes.push_back(a);
+    }
+    for (std::size_t k : choices[a]->synchronizes) {
+      auto same = std::find_if(result.begin(), result.end(), [&](const OpCollective& o) { return o.sync && o.convert.input == k; });
+      if (same == result.end()) result.push_back({true, {k, Layout::partial, Layout::replicated, Conversion::all_reduce}, {a}});
+      else same->axes.push_back(a);
+    }
+  }
+  return result;
+}
+
+double operand_bytes(const OpGraph& graph, const SpmdOp& op, const std::vector<const ShardedOp*>& choices,
+                     const ShardRatios& ratios, int segment, std::size_t input, const std::vector<std::size_t>& axes) {
+  double bytes = graph.bytes(op.inputs[input]).value();
+  for (std::size_t b = 0; b < choices.size(); ++b)
+    if (std::find(axes.begin(), axes.end(), b) == axes.end() && is_split(choices[b]->rule.inputs[input]))
+      bytes *= max_of(ratios.of(b, segment));
+  return bytes;
+}
+
+std::vector<double> group_shares(const ShardRatios& ratios, const std::vector<std::size_t>& axes, int segment) {
+  std::vector<double> shares{1.0};
+  for (std::size_t a : axes) {
+    std::vector<double> next;
+    for (double s : shares)
+      for (double r : ratios.of(a, segment)) next.push_back(s * r);
+    shares = std::move(next);
+  }
+  return shares;
 }
 
 std::optional<OpId> weight_root(const OpGraph& graph, OpId tensor) {
@@ -88,7 +119,7 @@ double local_bytes(const OpGraph& graph, const SpmdProgram& program, const Shard
                    std::size_t input, std::size_t axis) {
   std::vector<const ShardedOp*> choices;
   for (const auto& ops : program.axes) choices.push_back(&ops[consumer]);
-  return operand_bytes(graph, graph.op(consumer), choices, ratios, program.segment_of(consumer), input, axis);
+  return operand_bytes(graph, graph.op(consumer), choices, ratios, program.segment_of(consumer), input, {axis});
 }
 
 OpCost op_cost(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios, const SpmdCluster& cluster,
@@ -119,36 +150,39 @@ OpCost op_cost(const OpGraph& graph, const Mesh& mesh, const std::vector<const S
     const double flops = op.forward_flops.value() * (2 * share + weight_share);
     cost.compute = std::max(cost.compute, flops / cluster.flops_per_second[d]);
   }
-  // Communication, axis by axis.
+  // Communication: the merged collectives, then what an axis' rule adds on its own.
+  for (const OpCollective& c : op_collectives(choices)) {
+    const CollectiveLines lines = cluster.lines(mesh, c.axes);
+    const double bytes = operand_bytes(graph, op, choices, ratios, segment, c.convert.input, c.axes);
+    if (model == SpmdCostModel::sbp) {
+      int p = 1;
+      for (std::size_t a : c.axes) p *= mesh.axes[a];
+      cost.communication += c.sync ? boxing_time(Layout::partial, Layout::replicated, bytes, p, lines) / 2  // backward only
+                                   : boxing_time(c.convert.from, c.convert.to, bytes, p, lines);
+      continue;
+    }
+    if (c.sync) {
+      cost.communication += lines.all_reduce.at(bytes);
+      continue;
+    }
+    cost.communication += conversion_time(c.convert.conversion, bytes, group_shares(ratios, c.axes, segment), lines,
+                                          group_shares(ratios, c.axes, segment_in(segments, op.inputs[c.convert.input])));
+  }
   for (std::size_t a = 0; a < choices.size(); ++a) {
     const ShardedOp& s = *choices[a];
+    if (!s.rule.sfb && !(op.kind == OpKind::experts && s.rule.inputs[1] == Layout::split_rows)) continue;
     const CollectiveLines lines = cluster.lines(mesh, a);
     const std::vector<double>& shares = ratios.of(a, segment);
-    const auto bytes_of = [&](std::size_t k) { return operand_bytes(graph, op, choices, ratios, segment, k, a); };
-    for (const ShardedOp::Convert& c : s.converts) {
-      const double bytes = bytes_of(c.input);
-      if (model == SpmdCostModel::sbp) {
-        cost.communication += boxing_time(c.from, c.to, bytes, mesh.axes[a], lines);
-        continue;
-      }
-      cost.communication +=
-          conversion_time(c.conversion, bytes, shares, lines, ratios.of(a, segment_in(segments, op.inputs[c.input])));
-    }
-    for (std::size_t k : s.synchronizes)
-      cost.communication += model == SpmdCostModel::hap
-                                ? lines.all_reduce.at(bytes_of(k))
-                                : boxing_time(Layout::partial, Layout::replicated, bytes_of(k), mesh.axes[a], lines) / 2;
     const double padded = max_of(shares) * static_cast<double>(shares.size());
     // Rows of the operator's output on one group of this axis (its split on the other axes taken out).
     double rows = static_cast<double>(op.rows) * dtype_bytes(graph.dtype());
     for (std::size_t b = 0; b < choices.size(); ++b)
-      if (b != a && !op.inputs.empty() && choices[b]->rule.inputs[0] == Layout::split_rows) rows *= max_of(ratios.of(b, segment));
-    const double k = op.inputs.empty() ? 0.0 : static_cast<double>(graph.op(op.inputs[0]).columns);
+      if (b != a && choices[b]->rule.inputs[0] == Layout::split_rows) rows *= max_of(ratios.of(b, segment));
+    const double k = static_cast<double>(graph.op(op.inputs[0]).columns);
     const double n = static_cast<double>(op.columns);
     if (s.rule.sfb)  // backward: all-gather the input and the output's gradient
       cost.communication += lines.all_gather.at(rows * k * padded) + lines.all_gather.at(rows * n * padded);
-    if (op.kind == OpKind::experts && s.rule.inputs[1] == Layout::split_rows)
-      // Dispatch and combine, forward and backward: the routed rows out to their experts and back.
+    else  // dispatch and combine, forward and backward: the routed rows out to their experts and back
       cost.communication += 2 * (lines.all_to_all.at(rows * op.routed * k * max_of(shares)) +
                                  lines.all_to_all.at(rows * op.routed * n * max_of(shares)));
   }

@@ -50,6 +50,23 @@ struct OpCost {
 // cluster's all-reduce moves them (an all-reduce of T moves 2T(p−1) bytes in its time for T).
 [[nodiscard]] double boxing_time(Layout from, Layout to, double bytes, int p, const CollectiveLines& lines);
 
+// A collective an operator runs: a conversion of an operand or the all-reduce of a weight's gradient,
+// the same one on several axes merged into one over their combined groups (n-D SBP's boxing of the
+// same change on several axes: data parallelism over a [2 × 2 × 2] mesh is one all-reduce over 8).
+struct OpCollective {
+  bool sync = false;            // a gradient all-reduce; else `convert`
+  ShardedOp::Convert convert;   // its operand is convert.input (a sync's too)
+  std::vector<std::size_t> axes;
+};
+[[nodiscard]] std::vector<OpCollective> op_collectives(const std::vector<const ShardedOp*>& choices);
+// Bytes of operand `input` of `op` on one group of `axes`: its split on the other axes divides it
+// (padded to the largest share).
+[[nodiscard]] double operand_bytes(const OpGraph& graph, const SpmdOp& op, const std::vector<const ShardedOp*>& choices,
+                                   const ShardRatios& ratios, int segment, std::size_t input,
+                                   const std::vector<std::size_t>& axes);
+// The shares of a group of `axes`: the product of each axis' ratios, over the group's members.
+[[nodiscard]] std::vector<double> group_shares(const ShardRatios& ratios, const std::vector<std::size_t>& axes, int segment);
+
 // The cost of operator `id` (HAP §5.2), its collectives on every axis.
 [[nodiscard]] OpCost op_cost(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
                              const SpmdCluster& cluster, OpId id, SpmdCostModel model = SpmdCostModel::hap);

@@ -83,46 +83,58 @@ struct Lowerer {
     return tg.add(std::move(t));
   }
 
-  // One collective per group of `axis`, all at once.
-  void on_axis(std::size_t axis, CollectiveKind kind, Bytes size, Phase phase, const std::string& label) {
-    for (const auto& group : program().mesh.groups(axis)) collective(kind, group, size, phase, label, compute_stream);
+  // One collective per group along `axes`, all at once.
+  void on_axes(const std::vector<std::size_t>& axes, CollectiveKind kind, Bytes size, Phase phase, const std::string& label) {
+    for (const auto& group : program().mesh.groups(axes)) collective(kind, group, size, phase, label, compute_stream);
     wait_for.clear();
   }
+  void on_axis(std::size_t axis, CollectiveKind kind, Bytes size, Phase phase, const std::string& label) {
+    on_axes({axis}, kind, size, phase, label);
+  }
 
-  // The collectives of a conversion of operand `input` of `id` on `axis`, forward or its backward mirror.
-  void conversion(OpId id, const ShardedOp::Convert& c, std::size_t axis, bool backward) {
+  std::vector<const ShardedOp*> choices(OpId id) const {
+    std::vector<const ShardedOp*> result;
+    for (const auto& ops : program().axes) result.push_back(&ops[id]);
+    return result;
+  }
+
+  // The collectives of a conversion (OpCollective) of an operand of `id`, forward or its backward mirror.
+  void conversion(OpId id, const OpCollective& c, bool backward) {
     const SpmdOp& op = graph.op(id);
-    const OpId tensor = op.inputs[c.input];
-    const Bytes bytes(local_bytes(graph, program(), plan.ratios, id, c.input, axis));
-    const std::vector<double>& shares = plan.ratios.of(axis, program().segment_of(id));
+    const OpId tensor = op.inputs[c.convert.input];
+    const int segment = program().segment_of(id);
+    const Bytes bytes(operand_bytes(graph, op, choices(id), plan.ratios, segment, c.convert.input, c.axes));
+    const std::vector<double> shares = group_shares(plan.ratios, c.axes, segment);
     double largest = max_of(shares);
-    if (c.conversion == Conversion::reshard) largest = std::max(largest, max_of(plan.ratios.of(axis, program().segment_of(tensor))));
+    if (c.convert.conversion == Conversion::reshard)
+      largest = std::max(largest, max_of(group_shares(plan.ratios, c.axes, program().segment_of(tensor))));
     const Bytes padded = bytes * (largest * static_cast<double>(shares.size()));
     const Phase phase = backward ? Phase::backward : Phase::forward;
-    const std::string label = fmt::format("{} {}{}", conversion_name(c.conversion), graph.op(tensor).name, backward ? " (grad)" : "");
+    const std::string label =
+        fmt::format("{} {}{}", conversion_name(c.convert.conversion), graph.op(tensor).name, backward ? " (grad)" : "");
     using K = CollectiveKind;
     const auto grouped_broadcast = [&] {
-      for (const auto& group : program().mesh.groups(axis))
+      for (const auto& group : program().mesh.groups(c.axes))
         for (std::size_t j = 0; j < group.size(); ++j)
           if (shares[j] > 0) collective(K::broadcast, group, bytes * shares[j], phase, label, compute_stream, {}, group[j]);
       wait_for.clear();
     };
-    switch (c.conversion) {
-      case Conversion::all_reduce: on_axis(axis, K::all_reduce, bytes, phase, label); break;
-      case Conversion::reduce_scatter: on_axis(axis, backward ? K::all_gather : K::reduce_scatter, padded, phase, label); break;
-      case Conversion::all_gather: on_axis(axis, backward ? K::reduce_scatter : K::all_gather, padded, phase, label); break;
+    switch (c.convert.conversion) {
+      case Conversion::all_reduce: on_axes(c.axes, K::all_reduce, bytes, phase, label); break;
+      case Conversion::reduce_scatter: on_axes(c.axes, backward ? K::all_gather : K::reduce_scatter, padded, phase, label); break;
+      case Conversion::all_gather: on_axes(c.axes, backward ? K::reduce_scatter : K::all_gather, padded, phase, label); break;
       case Conversion::all_to_all:  // each member's send buffer: its (padded) shard
-      case Conversion::reshard: on_axis(axis, K::all_to_all, bytes * largest, phase, label); break;
+      case Conversion::reshard: on_axes(c.axes, K::all_to_all, bytes * largest, phase, label); break;
       case Conversion::slice:
-        if (backward) on_axis(axis, K::all_gather, padded, phase, label);
+        if (backward) on_axes(c.axes, K::all_gather, padded, phase, label);
         break;
       case Conversion::grouped_broadcast:
-        if (backward) on_axis(axis, K::reduce_scatter, bytes, phase, label);
+        if (backward) on_axes(c.axes, K::reduce_scatter, bytes, phase, label);
         else grouped_broadcast();
         break;
       case Conversion::grouped_reduce:
         if (backward) grouped_broadcast();
-        else on_axis(axis, K::reduce_scatter, bytes, phase, label);
+        else on_axes(c.axes, K::reduce_scatter, bytes, phase, label);
         break;
     }
   }
@@ -219,8 +231,8 @@ TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vect
     std::vector<bool> has_task(graph.size(), false);
     std::vector<TaskId> syncs;
     for (OpId id = 0; id < graph.size(); ++id) {
-      for (std::size_t a = 0; a < program.axes.size(); ++a)
-        for (const ShardedOp::Convert& c : program.axes[a][id].converts) lower.conversion(id, c, a, false);
+      for (const OpCollective& c : op_collectives(lower.choices(id)))
+        if (!c.sync) lower.conversion(id, c, false);
       if (graph.op(id).forward_flops.value() <= 0 && state_allocated) continue;
       const std::vector<double> shares = device_shares(graph, program, plan.ratios, id);
       std::vector<Bytes> alloc(devices.size());
@@ -251,21 +263,21 @@ TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vect
         done = lower.compute(id, Phase::backward, lower.flops_of(id).second, {}, free);
         lower.expert_exchange(id, true, true);
       }
-      for (std::size_t a = 0; a < program.axes.size(); ++a) {
-        const ShardedOp& s = program.axes[a][id];
-        for (std::size_t k : s.synchronizes) {
-          const Bytes bytes(local_bytes(graph, program, plan.ratios, id, k, a));
-          for (const auto& group : program.mesh.groups(a)) {
-            std::vector<TaskId> deps;
-            for (DeviceId d : group)
-              if (d < done.size()) deps.push_back(done[d]);
-            syncs.push_back(lower.collective(CollectiveKind::all_reduce, group, bytes, Phase::backward,
-                                             fmt::format("grad all-reduce {}", graph.op(*weight_root(graph, op.inputs[k])).name),
-                                             lower.comm_stream, deps));
-          }
+      const std::vector<OpCollective> collectives = op_collectives(lower.choices(id));
+      for (const OpCollective& c : collectives) {
+        if (!c.sync) continue;
+        const Bytes bytes(operand_bytes(graph, op, lower.choices(id), plan.ratios, program.segment_of(id), c.convert.input, c.axes));
+        for (const auto& group : program.mesh.groups(c.axes)) {
+          std::vector<TaskId> deps;
+          for (DeviceId d : group)
+            if (d < done.size()) deps.push_back(done[d]);
+          syncs.push_back(lower.collective(CollectiveKind::all_reduce, group, bytes, Phase::backward,
+                                           fmt::format("grad all-reduce {}", graph.op(*weight_root(graph, op.inputs[c.convert.input])).name),
+                                           lower.comm_stream, deps));
         }
-        for (auto c = s.converts.rbegin(); c != s.converts.rend(); ++c) lower.conversion(id, *c, a, true);
       }
+      for (auto c = collectives.rbegin(); c != collectives.rend(); ++c)
+        if (!c->sync) lower.conversion(id, *c, true);
     }
     lower.wait_for = std::move(syncs);
   }
