@@ -93,8 +93,9 @@ class Net {
     const std::int64_t width = graph_.op(table).columns;
     return graph_.add({name, OpKind::embedding, {ids, table}, in.rows, width, Flop(static_cast<double>(in.rows * width))});
   }
-  OpGraph finish(OpId last) {
+  OpGraph finish(OpId last, int samples) {
     graph_.add({"loss", OpKind::loss, {last}, 1, 1, Flop(static_cast<double>(graph_.op(last).rows))});
+    graph_.set_samples(samples);
     return std::move(graph_);
   }
   [[nodiscard]] const SpmdOp& op(OpId id) const { return graph_.op(id); }
@@ -159,7 +160,7 @@ OpGraph hap_bert_moe(const GraphRequest& request) {
     x = net.attention(layer + ".attn", x, seq, 12);
     x = i % 2 == 0 ? net.mlp(layer + ".mlp", x, ffn) : net.moe(layer + ".moe", x, experts, ffn, routed);
   }
-  return net.finish(net.rowwise("log_softmax", net.linear("decoder", x, vocab)));
+  return net.finish(net.rowwise("log_softmax", net.linear("decoder", x, vocab)), request.batch);
 }
 
 // A two-tower recommender (Yi et al., RecSys'19; Covington et al., RecSys'16): per tower an id
@@ -178,7 +179,7 @@ OpGraph two_tower(const GraphRequest& request) {
     for (std::int64_t width : {1024, 512, 256}) x = net.elementwise(fmt::format("{}.relu{}", name, width), {net.linear(fmt::format("{}.fc{}", name, width), x, width)}, 1.0);
     towers.push_back(x);
   }
-  return net.finish(net.rowwise("score", net.concat("towers", towers)));
+  return net.finish(net.rowwise("score", net.concat("towers", towers)), request.batch);
 }
 
 // Inception-like (Szegedy et al., CVPR'15): a 3×3 stem to 64 channels on 32×32 images, then blocks of
@@ -212,7 +213,7 @@ OpGraph inception(const GraphRequest& request) {
     }
   }
   const OpId pooled = net.reshape("avgpool", net.elementwise("global_pool", {x}, 1.0), b, channels);
-  return net.finish(net.rowwise("softmax", net.linear("classifier", pooled, 10)));
+  return net.finish(net.rowwise("softmax", net.linear("classifier", pooled, 10)), request.batch);
 }
 
 // U-Net-like (Ronneberger et al., MICCAI'15) on `image`² RGB images: four levels of two 3×3
@@ -247,7 +248,7 @@ OpGraph unet(const GraphRequest& request) {
     x = net.conv(name + ".conv2", net.conv(name + ".conv1", x, rows(), 2 * width, width, 3), rows(), width, width, 3);
     channels = width;
   }
-  return net.finish(net.rowwise("softmax", net.linear("classifier", x, 2)));
+  return net.finish(net.rowwise("softmax", net.linear("classifier", x, 2)), request.batch);
 }
 
 OptionSchema moe_options() {

@@ -133,6 +133,7 @@ class GraphBuilder {
 
   OpGraph finish() {
     graph_.add(SpmdOp{"loss", OpKind::loss, {current_}, 1, 1, Flop(static_cast<double>(graph_.op(current_).rows))});
+    graph_.set_samples(static_cast<int>(b_));
     return std::move(graph_);
   }
 

@@ -73,6 +73,9 @@ class OpGraph {
   void set_experts(OpId id, int experts) { ops_.at(id).experts = experts; }
 
   [[nodiscard]] const std::string& name() const { return name_; }
+  // The samples of one iteration the graph holds (its rows are samples × rows per sample); 0: not known.
+  [[nodiscard]] int samples() const { return samples_; }
+  void set_samples(int samples) { samples_ = samples; }
   [[nodiscard]] Dtype dtype() const { return dtype_; }
   [[nodiscard]] const std::vector<SpmdOp>& ops() const { return ops_; }
   [[nodiscard]] const SpmdOp& op(OpId id) const { return ops_.at(id); }
@@ -88,6 +91,7 @@ class OpGraph {
  private:
   std::string name_;
   Dtype dtype_ = Dtype::fp32;
+  int samples_ = 0;
   std::vector<SpmdOp> ops_;
 };
 

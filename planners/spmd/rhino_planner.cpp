@@ -1,4 +1,210 @@
+// Rhino-like planner (Zhang et al., "Auto-Parallelizing Large Models with Rhino: A Systematic
+// Approach on Production AI Platform", arXiv 2302.08141; its open-source system alibaba/TePDist,
+// auto_parallel.cc RunExplorationlMode / RunFastMode): proposals of how the devices are used, each
+// planned and estimated, the cheapest that fits memory kept.
+//  - `thorough` (TePDist's exploration mode): the SPMD search (rhino_search.hpp, finer cones) on a
+//    mesh over all devices, one axis [p] and, on several nodes, two [nodes × GPUs per node] (the
+//    "complete strategy space" of the paper; TePDist's code keeps one axis); and pipelines of
+//    S = 2, 4, … ≤ max_stages stages (rhino_stages.hpp: the integer program on the cut bytes), each
+//    stage data parallel over p/S devices, GPipe over `micro_batches`, estimated by the GPipe
+//    recurrence of TePDist's evaluator (fwd_end[s] = max(fwd_end[s−1] + transfer, fwd_end[s]) +
+//    duration over micro-batches, then the backwards) plus each stage's gradient all-reduce.
+//  - `fast` (TePDist's fast mode: one pass): the SPMD search on [p] only, coarser cones, no pipeline.
+// Memory (TePDist's evaluator): a proposal whose model state per device — weights, gradients and
+// Adam's two moments, 4× the parameter bytes of its share — exceeds `memory_limit` is dropped; none
+// left is an infeasible plan, with the smallest need in its reason.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "planners/spmd/rhino_search.hpp"
+#include "planners/spmd/rhino_stages.hpp"
+#include "planners/spmd/spmd_cost.hpp"
 #include "planners/spmd/spmd_planner.hpp"
+
 namespace dnnsim {
-void register_rhino_planner(SpmdPlannerRegistry&) {}
+
+namespace {
+
+OptionSchema rhino_options() {
+  OptionSchema schema;
+  schema.choice("level", "thorough", {"fast", "thorough"},
+                "fast: one mesh over all devices, coarse cones, no pipeline; thorough: meshes, finer cones and pipeline "
+                "stage proposals (Rhino's two optimization levels)");
+  schema.integer("max_stages", 8, "pipeline stages proposed at most (thorough)").at_least(1);
+  schema.integer("micro_batches", 8, "GPipe micro-batches of a pipeline proposal").at_least(1);
+  schema.quantity<Bytes>("memory_limit", std::nullopt,
+                         "model state allowed per device (weights, gradients, Adam: 4× its parameter bytes); none: "
+                         "each GPU's memory")
+      .at_least(0);
+  schema.integer("group", 1, "critical nodes per sub-graph (TePDist's critical_inst_num_per_group)").at_least(1);
+  schema.number("unbalanced_ratio", 0.08, "pipeline stages' FLOPs tolerance, a fraction of a stage (TePDist UNBALANCED_RATIO 8%)")
+      .range(0.0, 0.99);
+  schema.quantity<Seconds>("ilp_time_limit", Seconds(60), "Cbc's limit per integer program").at_least(0.001);
+  return schema;
+}
+
+struct Proposal {
+  std::string describe;
+  double predicted = std::numeric_limits<double>::infinity();
+  double state_bytes = 0;  // the largest model state of a device
+  SpmdPlan plan;
+};
+
+double model_state(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios) {
+  std::vector<double> state(static_cast<std::size_t>(program.mesh.devices()), 0.0);
+  for (OpId id = 0; id < graph.size(); ++id)
+    if (graph.op(id).kind == OpKind::parameter) {
+      const std::vector<double> shares = device_shares(graph, program, ratios, id);
+      for (std::size_t d = 0; d < state.size(); ++d) state[d] += 4 * graph.bytes(id).value() * shares[d];
+    }
+  return *std::max_element(state.begin(), state.end());
+}
+
+Proposal spmd_proposal(const OpGraph& graph, const SpmdCluster& cluster, const Mesh& mesh, bool fine, int group,
+                       double ilp_seconds) {
+  Proposal p;
+  RhinoStatistics stats;
+  p.plan.program = rhino_search(graph, cluster, RhinoSearchOptions{mesh, group, fine, ilp_seconds}, &stats);
+  p.plan.ratios = ShardRatios::even(mesh);
+  p.predicted = p.plan.predicted_iteration_s = program_cost(graph, p.plan.program, p.plan.ratios, cluster);
+  p.state_bytes = model_state(graph, p.plan.program, p.plan.ratios);
+  p.plan.statistics.states += stats.cones;
+  p.describe = fmt::format("mesh {}: predicted {:.4g} s ({} sub-graphs, {} cones, {} integer programs solved, {} reused{})",
+                           mesh.describe(), p.predicted, stats.subgraphs, stats.cones, stats.ilps, stats.ilps_reused,
+                           stats.optimal ? "" : ", some not proven optimal");
+  return p;
+}
+
+// S stages of p/S devices each, data parallel inside, GPipe over M micro-batches.
+Proposal pipeline_proposal(const OpGraph& graph, const SpmdCluster& cluster, int stages, int micro_batches,
+                           double unbalanced, double ilp_seconds) {
+  Proposal p;
+  const std::optional<StagePartition> partition = partition_stages(graph, stages, unbalanced, ilp_seconds);
+  const auto empty = [&] {
+    std::vector<bool> used(static_cast<std::size_t>(stages), false);
+    for (OpId id = 0; id < graph.size(); ++id)
+      if (graph.op(id).kind != OpKind::parameter) used[static_cast<std::size_t>(partition->stage[id])] = true;
+    return std::find(used.begin(), used.end(), false) != used.end();
+  };
+  if (!partition || empty()) {
+    p.describe = fmt::format("{} stages: no balanced partition", stages);
+    return p;
+  }
+  const int replicas = static_cast<int>(cluster.size()) / stages;
+  const int samples = std::max(1, graph.samples());
+  int m = std::min(micro_batches, samples);
+  while (samples % m != 0) --m;
+  // Per micro-batch and replica: each stage's forward time on its slowest device, its gradients, and the
+  // bytes leaving it.
+  std::vector<double> forward(static_cast<std::size_t>(stages), 0.0), weights(static_cast<std::size_t>(stages), 0.0),
+      leaving(static_cast<std::size_t>(stages), 0.0);
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const auto s = static_cast<std::size_t>(partition->stage[id]);
+    double slowest = std::numeric_limits<double>::infinity();
+    for (int r = 0; r < replicas; ++r) slowest = std::min(slowest, cluster.flops_per_second[s * static_cast<std::size_t>(replicas) + static_cast<std::size_t>(r)]);
+    forward[s] += graph.op(id).forward_flops.value() / m / replicas / slowest;
+    if (graph.op(id).kind == OpKind::parameter) weights[s] += graph.bytes(id).value();
+    for (OpId in : graph.op(id).inputs)
+      if (partition->stage[in] < partition->stage[id] && graph.op(in).kind != OpKind::parameter)
+        leaving[static_cast<std::size_t>(partition->stage[in])] += graph.bytes(in).value() / m / replicas;
+  }
+  const LinearCost& send = cluster.all.all_gather;  // a transfer between stages: the cluster's per-byte rate
+  // TePDist's recurrence over micro-batches, forwards then backwards (GPipe).
+  std::vector<double> end(static_cast<std::size_t>(stages), 0.0);
+  for (int mb = 0; mb < m; ++mb)
+    for (std::size_t s = 0; s < end.size(); ++s)
+      end[s] = std::max(end[s], s > 0 ? end[s - 1] + send.at(leaving[s - 1]) : 0.0) + forward[s];
+  std::vector<double> back(static_cast<std::size_t>(stages), end.back());
+  for (int mb = 0; mb < m; ++mb)
+    for (std::size_t s = end.size(); s-- > 0;)
+      back[s] = std::max(back[s], s + 1 < end.size() ? back[s + 1] + send.at(leaving[s]) : end.back()) + 2 * forward[s];
+  const Mesh mesh{{stages, replicas}};
+  const CollectiveLines replica_lines = cluster.lines(mesh, 1);
+  double sync = 0;
+  for (double w : weights) sync = std::max(sync, replicas > 1 ? replica_lines.all_reduce.at(w) : 0.0);
+  p.predicted = *std::max_element(back.begin(), back.end()) + sync;
+  p.state_bytes = 4 * *std::max_element(weights.begin(), weights.end());
+  SpmdPipeline pipeline;
+  pipeline.stage = partition->stage;
+  pipeline.micro_batches = m;
+  pipeline.cut_bytes = partition->cut_bytes;
+  for (int s = 0; s < stages; ++s) {
+    std::vector<DeviceId> devices;
+    for (int r = 0; r < replicas; ++r) devices.push_back(static_cast<DeviceId>(s * replicas + r));
+    pipeline.devices.push_back(std::move(devices));
+  }
+  p.plan.pipeline = std::move(pipeline);
+  p.plan.predicted_iteration_s = p.predicted;
+  p.describe = fmt::format("{} stages × {} GPUs (data parallel), M = {}: predicted {:.4g} s, {:.4g} MB cut per iteration{}",
+                           stages, replicas, m, p.predicted, partition->cut_bytes / 1e6,
+                           partition->optimal ? "" : " (not proven optimal)");
+  return p;
+}
+
+class RhinoPlanner final : public SpmdPlanner {
+ public:
+  SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster, const Options& options) const override {
+    const bool thorough = options.choice("level") == "thorough";
+    const int p = static_cast<int>(cluster.size());
+    const int per_node = cluster.gpus_per_node;
+    const int group = static_cast<int>(options.integer("group"));
+    const double seconds = options.quantity<Seconds>("ilp_time_limit").value();
+    double limit = std::numeric_limits<double>::infinity();
+    for (double m : cluster.memory_bytes) limit = std::min(limit, m > 0 ? m : limit);
+    if (options.has("memory_limit")) limit = options.quantity<Bytes>("memory_limit").value();
+    std::vector<Proposal> proposals;
+    proposals.push_back(spmd_proposal(graph, cluster, Mesh{{p}}, thorough, group, seconds));
+    if (thorough) {
+      // A node's GPUs as the inner axis, when the devices fill several nodes evenly.
+      if (per_node > 1 && per_node < p && p % per_node == 0)
+        proposals.push_back(spmd_proposal(graph, cluster, Mesh{{p / per_node, per_node}}, true, group, seconds));
+      for (int s = 2; s <= options.integer("max_stages") && s <= p; s *= 2)
+        if (p % s == 0)
+          proposals.push_back(pipeline_proposal(graph, cluster, s, static_cast<int>(options.integer("micro_batches")),
+                                                options.number("unbalanced_ratio"), seconds));
+    }
+    SpmdPlan best;
+    const Proposal* chosen = nullptr;
+    double smallest = std::numeric_limits<double>::infinity();
+    for (const Proposal& proposal : proposals) {
+      const bool fits = proposal.state_bytes <= limit;
+      best.report.push_back(fmt::format("{}{}", proposal.describe,
+                                        fits ? "" : fmt::format(" — needs {:.4g} GB of model state per GPU", proposal.state_bytes / 1e9)));
+      if (proposal.predicted < std::numeric_limits<double>::infinity()) smallest = std::min(smallest, proposal.state_bytes);
+      if (fits && (chosen == nullptr || proposal.predicted < chosen->predicted)) chosen = &proposal;
+    }
+    if (chosen == nullptr || chosen->predicted == std::numeric_limits<double>::infinity()) {
+      best.feasible = false;
+      best.reason = fmt::format("no proposal fits the memory limit of {:.4g} GB per GPU (the smallest needs {:.4g} GB of model "
+                                "state)",
+                                limit / 1e9, smallest / 1e9);
+      best.program.mesh = Mesh{{p}};
+      return best;
+    }
+    std::vector<std::string> report = std::move(best.report);
+    best = chosen->plan;
+    best.report = std::move(report);
+    if (best.pipeline) {
+      // Stages run data parallel: the program is every operator's data-parallel rule on one axis.
+      best.program = data_parallel_program(graph, cluster);
+      best.ratios = ShardRatios::even(best.program.mesh);
+    }
+    best.rounds = static_cast<int>(proposals.size());
+    return best;
+  }
+};
+
+}  // namespace
+
+void register_rhino_planner(SpmdPlannerRegistry& registry) {
+  registry.add("rhino",
+               "Rhino-like: per-operator strategies (split, replicate, partial, strided) chosen by cones, an ILP (Cbc) "
+               "within sub-graphs and a DP across them; meshes and pipeline stages by an ILP on cut bytes; fast or "
+               "thorough",
+               "Zhang et al., Rhino, arXiv 2302.08141; alibaba/TePDist @12af478", std::make_shared<RhinoPlanner>(),
+               rhino_options());
+}
+
 }  // namespace dnnsim

@@ -215,6 +215,11 @@ SpmdCluster make_spmd_cluster(const ClusterView& view, Dtype dtype) {
         d.gpu.peak(dtype).value_or(d.gpu.peak(Dtype::fp32).value_or(FlopsPerSecond(1e12))).value() * d.compute_efficiency);
     cluster.memory_bytes.push_back(d.gpu.memory.value());
   }
+  std::map<std::uint32_t, int> per_node;
+  for (const ClusterDevice& d : view.devices) ++per_node[d.node];
+  cluster.gpus_per_node = per_node.begin()->second;
+  for (const auto& [node, count] : per_node)
+    if (count != cluster.gpus_per_node) cluster.gpus_per_node = 0;
   if (view.size() < 2) return cluster;  // nothing to communicate
   auto shared_view = std::make_shared<const ClusterView>(view);
   auto topology = std::make_shared<const DeviceTopology>(view.topology());

@@ -108,6 +108,7 @@ struct SpmdCluster {
   std::vector<std::string> names;
   std::vector<double> flops_per_second;  // effective rate of each device (peak × efficiency)
   std::vector<double> memory_bytes;      // each device's memory (0: not known)
+  int gpus_per_node = 0;                 // when every node holds as many devices (0: they differ)
   CollectiveLines all;                   // over all devices in order: the one axis of a 1-D mesh
   // The lines of the groups along some axes of a mesh (the cluster's collective model on them); empty:
   // `all` for any.

@@ -62,6 +62,12 @@ class FixedRatioPlanner final : public SpmdPlanner {
 
 }  // namespace
 
+SpmdProgram data_parallel_program(const OpGraph& graph, const SpmdCluster& cluster) {
+  SearchOptions search;
+  search.filter = data_parallel_rule;
+  return search_program(graph, {}, ShardRatios::even(Mesh{{static_cast<int>(cluster.size())}}), cluster, search);
+}
+
 void register_spmd_baselines(SpmdPlannerRegistry& registry) {
   registry.add("dp-ev", "data parallelism, even split of every batch", "HAP §5.7 baseline DP-EV",
                std::make_shared<FixedRatioPlanner>(data_parallel_rule, false));

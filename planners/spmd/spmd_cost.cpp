@@ -157,16 +157,20 @@ OpCost op_cost(const OpGraph& graph, const Mesh& mesh, const std::vector<const S
     if (model == SpmdCostModel::sbp) {
       int p = 1;
       for (std::size_t a : c.axes) p *= mesh.axes[a];
-      cost.communication += c.sync ? boxing_time(Layout::partial, Layout::replicated, bytes, p, lines) / 2  // backward only
-                                   : boxing_time(c.convert.from, c.convert.to, bytes, p, lines);
+      const double time = c.sync ? boxing_time(Layout::partial, Layout::replicated, bytes, p, lines) / 2  // backward only
+                                 : boxing_time(c.convert.from, c.convert.to, bytes, p, lines);
+      cost.communication += time;
+      if (!c.sync) cost.conversions += time;
       continue;
     }
     if (c.sync) {
       cost.communication += lines.all_reduce.at(bytes);
       continue;
     }
-    cost.communication += conversion_time(c.convert.conversion, bytes, group_shares(ratios, c.axes, segment), lines,
-                                          group_shares(ratios, c.axes, segment_in(segments, op.inputs[c.convert.input])));
+    const double time = conversion_time(c.convert.conversion, bytes, group_shares(ratios, c.axes, segment), lines,
+                                        group_shares(ratios, c.axes, segment_in(segments, op.inputs[c.convert.input])));
+    cost.communication += time;
+    cost.conversions += time;
   }
   for (std::size_t a = 0; a < choices.size(); ++a) {
     const ShardedOp& s = *choices[a];
@@ -187,6 +191,19 @@ OpCost op_cost(const OpGraph& graph, const Mesh& mesh, const std::vector<const S
                                  lines.all_to_all.at(rows * op.routed * n * max_of(shares)));
   }
   return cost;
+}
+
+double conversions_time(const OpGraph& graph, const Mesh& mesh, const std::vector<const ShardedOp*>& choices,
+                        const std::vector<int>& segments, const ShardRatios& ratios, const SpmdCluster& cluster) {
+  const SpmdOp& op = graph.op(choices.front()->op);
+  const int segment = segment_in(segments, choices.front()->op);
+  double time = 0;
+  for (const OpCollective& c : op_collectives(choices))
+    if (!c.sync)
+      time += conversion_time(c.convert.conversion, operand_bytes(graph, op, choices, ratios, segment, c.convert.input, c.axes),
+                              group_shares(ratios, c.axes, segment), cluster.lines(mesh, c.axes),
+                              group_shares(ratios, c.axes, segment_in(segments, op.inputs[c.convert.input])));
+  return time;
 }
 
 double program_cost(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,

@@ -36,6 +36,7 @@ enum class SpmdCostModel { hap, sbp };
 struct OpCost {
   double compute = 0;        // the slowest device's forward + backward computation
   double communication = 0;  // the operator's collectives, forward and backward
+  double conversions = 0;    // the part of `communication` that converts its operands' layouts
   [[nodiscard]] double total() const { return compute + communication; }
 };
 
@@ -82,6 +83,9 @@ struct OpCollective {
 void assign_synchronizations(const OpGraph& graph, SpmdProgram& program);
 // The parameter at the root of a chain of transposes ending at `tensor`; none when it is not one.
 [[nodiscard]] std::optional<OpId> weight_root(const OpGraph& graph, OpId tensor);
+// The conversions of one operator's operands alone (op_cost's `conversions`, without its computation).
+[[nodiscard]] double conversions_time(const OpGraph& graph, const Mesh& mesh, const std::vector<const ShardedOp*>& choices,
+                                      const std::vector<int>& segment, const ShardRatios& ratios, const SpmdCluster& cluster);
 // Σ over operators: the iteration's predicted time t(Q, B), in seconds.
 [[nodiscard]] double program_cost(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
                                   const SpmdCluster& cluster, SpmdCostModel model = SpmdCostModel::hap);

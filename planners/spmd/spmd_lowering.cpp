@@ -10,9 +10,8 @@
 #include "planners/spmd/spmd_pipeline.hpp"
 
 namespace dnnsim {
-namespace {
 
-LayerKind kernel_of(OpKind kind) {
+LayerKind layer_kind_of(OpKind kind) {
   switch (kind) {
     case OpKind::matmul:
     case OpKind::experts: return LayerKind::matmul;
@@ -29,6 +28,8 @@ LayerKind kernel_of(OpKind kind) {
   }
   return LayerKind::other;
 }
+
+namespace {
 
 double max_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
 
@@ -173,7 +174,7 @@ struct Lowerer {
     std::vector<TaskId> ids;
     for (DeviceId d = 0; d < flops.size(); ++d) {
       Task t;
-      Compute work{d, Flop(flops[d]), touched * shares[d], graph.dtype(), kernel_of(op.kind)};
+      Compute work{d, Flop(flops[d]), touched * shares[d], graph.dtype(), layer_kind_of(op.kind)};
       work.gemm = shard_gemm(graph, program(), plan.ratios, id, d, phase == Phase::backward);
       t.op = std::move(work);
       t.stream = compute_stream;

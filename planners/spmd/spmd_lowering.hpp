@@ -31,6 +31,9 @@
 
 namespace dnnsim {
 
+// What an operator's kernel computes, for calibration curves.
+[[nodiscard]] LayerKind layer_kind_of(OpKind kind);
+
 [[nodiscard]] TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vector<std::string>& devices,
                                    int iterations);
 

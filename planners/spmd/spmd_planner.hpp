@@ -57,6 +57,9 @@ void register_spmd_baselines(SpmdPlannerRegistry& registry);     // dp-ev, dp-cp
 void register_rhino_planner(SpmdPlannerRegistry& registry);      // rhino
 void register_smsg_planner(SpmdPlannerRegistry& registry);       // smsg
 
+// Data parallelism on one axis over all devices, even shares (DP-EV's program).
+[[nodiscard]] SpmdProgram data_parallel_program(const OpGraph& graph, const SpmdCluster& cluster);
+
 // Each device's share of the split dimension under FLOP/s-proportional ratios (HAP's B⁽⁰⁾, DP-CP).
 [[nodiscard]] std::vector<double> proportional_to_speed(const SpmdCluster& cluster);
 

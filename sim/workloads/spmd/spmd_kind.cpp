@@ -68,6 +68,8 @@ class SpmdKind final : public WorkloadKind {
         }
       } else if (auto file = map.string("graph")) {
         spec->graph = load_op_graph(ctx.resolve_path(*file));
+        // A file's rows say nothing of samples: the global batch, or each input row a sample.
+        if (spec->global_batch) spec->graph.set_samples(*spec->global_batch);
         if (map.has("dtype")) ctx.reader.error(map.get("dtype"), "an operator-graph file gives its own dtype");
       }
     } catch (const InputError& e) {

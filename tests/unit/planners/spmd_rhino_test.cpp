@@ -1,0 +1,144 @@
+// The Rhino-like planner (planners/spmd/rhino_*.hpp) re-discovers the expert strategies (Rhino,
+// arXiv 2302.08141, §6): Megatron's column/row pattern on a transformer block at large hidden size,
+// data parallelism on a convolutional network, and a balanced pipeline cut of a graph with branches.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "models/dnn/zoo.hpp"
+#include "models/spmd/graph_zoo.hpp"
+#include "planners/spmd/rhino_graph.hpp"
+#include "planners/spmd/rhino_stages.hpp"
+#include "tests/support/spmd_fixtures.hpp"
+
+namespace dnnsim {
+namespace {
+
+using testing::chosen;
+using testing::cluster_of;
+using testing::op_named;
+using testing::plan_with;
+
+// One GPT block of hidden h = 8192 (64 heads), 2 samples of 64 tokens: rows m = 128, on 8 devices of
+// 10 TFLOP/s joined at 10 GB/s.
+//  - Data parallelism all-reduces the block's 12h² weights' gradients: 2 × 12 × 8192² × 4 B / 10 GB/s
+//    ≈ 0.64 s.
+//  - Megatron's pattern (QKV and fc1 column-split, the attention's output projection and fc2 row-split)
+//    reduces one m × h activation per projection pair: 128 × 8192 × 4 B = 4.2 MB, all-reduced in
+//    2 × 0.42 ms forward (plus the same backward), and leaves 1/8 of the 24·m·h² FLOPs per device.
+//  - Replicating the output projection instead (gathering the heads' context, 0.42 ms) computes its
+//    2·m·h² = 17 GFLOP × 3 (forward and backward) on every device: 5.2 ms against 0.64 ms split.
+// So every weight is split, the fused QKV weight by Rhino's strided split (each device the same heads
+// of Q, K and V), and the only collectives are the two partial sums' conversions: one per MLP, one
+// per attention. `fast` and `thorough` agree on it.
+TEST(RhinoPlanner, GptBlockAtLargeHiddenIsMegatronsColumnRowPattern) {
+  TransformerConfig config{.name = "gpt-block", .layers = 1, .hidden = 8192, .heads = 64, .seq = 64};
+  const OpGraph g = build_op_graph(transformer_model(config, {}), 2, Dtype::fp32, {});
+  const SpmdCluster c = cluster_of(std::vector<double>(8, 10e12));
+  for (const char* level : {"fast", "thorough"}) {
+    SCOPED_TRACE(level);
+    const SpmdPlan p = plan_with("rhino", g, c, {{"level", level}});
+    ASSERT_TRUE(p.feasible);
+    ASSERT_FALSE(p.pipeline.has_value());
+    const std::string program = p.program.describe(g);
+    EXPECT_EQ(chosen(g, p.program, "block0.attn.qkv.weight").rule.output, Layout::split_strided) << program;
+    EXPECT_EQ(chosen(g, p.program, "block0.attn.core").rule.output, Layout::split_columns) << program;
+    EXPECT_EQ(chosen(g, p.program, "block0.attn.out.weight").rule.output, Layout::split_rows) << program;
+    EXPECT_EQ(chosen(g, p.program, "block0.attn.out").rule.output, Layout::partial) << program;
+    EXPECT_EQ(chosen(g, p.program, "block0.mlp.fc1.weight").rule.output, Layout::split_columns) << program;
+    EXPECT_EQ(chosen(g, p.program, "block0.mlp.fc2.weight").rule.output, Layout::split_rows) << program;
+    EXPECT_EQ(chosen(g, p.program, "block0.mlp.fc2").rule.output, Layout::partial) << program;
+    // One collective per MLP (fc2's partial sum) and one per attention; no gradient all-reduce.
+    EXPECT_EQ(p.program.collective_count(), 2u) << program;
+  }
+}
+
+// VGG-19 of the zoo at 224 pixels, 256 samples on 8 devices at 10 TFLOP/s, 10 GB/s. Its convolutions'
+// activations dwarf their weights: the last one, conv5_4, outputs 256 × 14² rows × 512 channels × 4 B
+// = 103 MB against 512 × 4608 × 4 B = 9.4 MB of weights (the first: 3.3 GB against 7 KB). Splitting
+// samples moves nothing forward and all-reduces the weights' gradients once (2 × 9.4 MB); any other
+// split converts activations of 100 MB or more. So every convolution is data parallel: its A operand
+// split by rows, its weights replicated. (The classifier's fc6, 25088 × 4096 × 4 B = 411 MB of weights
+// against 256 × 4096 × 4 B = 4.2 MB of output, is model parallel: Krizhevsky's "one weird trick",
+// not asserted here.)
+TEST(RhinoPlanner, ConvolutionalNetworkIsDataParallel) {
+  const OpGraph g = build_op_graph(builtin_models().at("vgg19").value({}), 256, Dtype::fp32, {});
+  const SpmdCluster c = cluster_of(std::vector<double>(8, 10e12));
+  for (const char* level : {"fast", "thorough"}) {
+    SCOPED_TRACE(level);
+    const SpmdPlan p = plan_with("rhino", g, c, {{"level", level}});
+    ASSERT_FALSE(p.pipeline.has_value());
+    const std::string program = p.program.describe(g);
+    int convolutions = 0;
+    for (OpId id = 0; id < g.size(); ++id) {
+      const SpmdOp& op = g.op(id);
+      if (op.kind != OpKind::matmul || op.name.rfind("conv", 0) != 0) continue;
+      ++convolutions;
+      SCOPED_TRACE(op.name);
+      EXPECT_EQ(p.program.ops()[id].rule.output, Layout::split_rows) << program;
+      EXPECT_EQ(p.program.ops()[op.inputs[1]].rule.output, Layout::replicated) << program;
+    }
+    EXPECT_EQ(convolutions, 16);
+  }
+}
+
+// A diamond a → {b, c} → d → e of 1, 4, 4, 1 and 2 GFLOP; a's output 100 B, b's and c's 12 B. Two
+// stages of 6 GFLOP, 20% tolerance: stage 0 holds 4.8 to 7.2 GFLOP. The windows put a in stage 0
+// (11 GFLOP after it) and d, e in stage 1 (9 before d); b and c are free. Both in stage 0 would hold
+// 9 GFLOP, both in stage 1 leave 1 before the cut; one of them in each (5 GFLOP) is the only balanced
+// choice, crossing a → (the other) 100 B and (the one) → d 12 B: 112 B.
+TEST(RhinoStages, DiamondIsCutAcrossItsBranches) {
+  OpGraph g("diamond", Dtype::fp32);
+  const auto add = [&](const char* name, std::vector<OpId> inputs, std::int64_t bytes, double gflop) {
+    return g.add({name, inputs.empty() ? OpKind::input : OpKind::elementwise, std::move(inputs), 1, bytes / 4, Flop(gflop * 1e9)});
+  };
+  const OpId a = add("a", {}, 100, 1);
+  const OpId b = add("b", {a}, 12, 4);
+  const OpId c = add("c", {a}, 12, 4);
+  const OpId d = add("d", {b, c}, 4, 1);
+  const OpId e = add("e", {d}, 4, 2);
+  const std::optional<StagePartition> p = partition_stages(g, 2, 0.2, 10);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(p->optimal);
+  EXPECT_EQ(p->stage[a], 0);
+  EXPECT_EQ(p->stage[b] + p->stage[c], 1);  // one branch in each stage
+  EXPECT_EQ(p->stage[d], 1);
+  EXPECT_EQ(p->stage[e], 1);
+  EXPECT_DOUBLE_EQ(p->cut_bytes, 100 + 12);
+  // No tolerance: 6 GFLOP exactly cannot be had.
+  EXPECT_FALSE(partition_stages(g, 2, 0.0, 10).has_value());
+}
+
+// Inception-like (four-branch blocks), 64 samples, cut in 2 and 4 stages at Rhino's 8% tolerance:
+// every edge goes forward, every stage holds total/S FLOPs within ±2 × 8% (each prefix within 8%),
+// and two stages cross no more bytes than the best balanced single cut of the operators' id order (a
+// chain through the DAG), found here by trying every position.
+TEST(RhinoStages, InceptionIsCutIntoBalancedStages) {
+  const OpGraph g = builtin_graph_models().at("inception").value(GraphRequest{.batch = 64, .devices = 8});
+  const double total = g.forward_flops().value();
+  for (int stages : {2, 4}) {
+    SCOPED_TRACE(stages);
+    const std::optional<StagePartition> p = partition_stages(g, stages, 0.08, 60);
+    ASSERT_TRUE(p.has_value());
+    for (OpId v = 0; v < g.size(); ++v)
+      for (OpId u : g.op(v).inputs) EXPECT_LE(p->stage[u], p->stage[v]) << g.op(u).name << " → " << g.op(v).name;
+    for (double flops : stage_flops(g, p->stage, stages)) EXPECT_NEAR(flops / (total / stages), 1.0, 0.16 + 1e-9);
+    if (stages != 2) continue;
+    double best_chain = std::numeric_limits<double>::infinity(), before = 0;
+    for (OpId cut = 0; cut + 1 < g.size(); ++cut) {
+      before += g.op(cut).forward_flops.value();
+      if (std::abs(before / (total / 2) - 1) > 0.08) continue;
+      double crossing = 0;
+      for (OpId v = cut + 1; v < g.size(); ++v)
+        for (OpId u : g.op(v).inputs)
+          if (u <= cut && g.op(u).kind != OpKind::parameter) crossing += g.bytes(u).value();
+      best_chain = std::min(best_chain, crossing);
+    }
+    EXPECT_LE(p->cut_bytes, best_chain);
+  }
+}
+
+}  // namespace
+}  // namespace dnnsim
