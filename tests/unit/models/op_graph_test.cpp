@@ -70,6 +70,22 @@ TEST(OpGraph, CycleUnknownOperatorAndShapesAreLocated) {
   expect_error(shapes[0], 4, 5, "matmul 'h': A is 4×8 but B is 4×8");
 }
 
+// Rhino's strided split gives every device the same slice of each of `stride` fused blocks: 8 columns
+// are not 3 equal blocks.
+TEST(OpGraph, StrideThatDoesNotDivideTheColumnsIsLocated) {
+  const auto errors = diagnostics_thrown_by([] {
+    (void)parse_op_graph(R"(ops:
+  - {name: x, kind: input, shape: [4, 4]}
+  - {name: w, kind: parameter, shape: [4, 8], stride: 3}
+  - {name: h, kind: matmul, inputs: [x, w]}
+  - {name: l, kind: loss, inputs: [h]}
+)",
+                         "g.yaml");
+  });
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 3, 55, "stride 3 does not divide the 8 columns of 'w' into equal blocks");
+}
+
 TEST(OpGraph, MissingShapeKindAndLoss) {
   const auto errors = diagnostics_thrown_by([] {
     (void)parse_op_graph("ops:\n  - {name: x, kind: input}\n  - {name: y, kind: elementwize, inputs: [x]}\n", "g.yaml");

@@ -84,6 +84,19 @@ TEST(RhinoPlanner, ConvolutionalNetworkIsDataParallel) {
   }
 }
 
+// The GPT block's 12 × 8192² weights are 3.2 GB; with Adam, 4× that is 12.9 GB of model state, 1.6 GB
+// per device when all 8 share every weight. A limit of 1 GB per device admits no proposal: an
+// infeasible plan whose reason gives the smallest need.
+TEST(RhinoPlanner, MemoryLimitBelowEveryProposalIsAnInfeasiblePlan) {
+  TransformerConfig config{.name = "gpt-block", .layers = 1, .hidden = 8192, .heads = 64, .seq = 64};
+  const OpGraph g = build_op_graph(transformer_model(config, {}), 2, Dtype::fp32, {});
+  const SpmdPlan p = plan_with("rhino", g, cluster_of(std::vector<double>(8, 10e12)), {{"memory_limit", 1e9}});
+  EXPECT_FALSE(p.feasible);
+  EXPECT_NE(p.reason.find("no proposal fits the memory limit of 1 GB per GPU"), std::string::npos) << p.reason;
+  const SpmdPlan fits = plan_with("rhino", g, cluster_of(std::vector<double>(8, 10e12)), {{"memory_limit", 2e9}});
+  EXPECT_TRUE(fits.feasible);
+}
+
 // A diamond a → {b, c} → d → e of 1, 4, 4, 1 and 2 GFLOP; a's output 100 B, b's and c's 12 B. Two
 // stages of 6 GFLOP, 20% tolerance: stage 0 holds 4.8 to 7.2 GFLOP. The windows put a in stage 0
 // (11 GFLOP after it) and d, e in stage 1 (9 before d); b and c are free. Both in stage 0 would hold
