@@ -28,13 +28,16 @@ class Net {
   OpId linear(const std::string& name, OpId x, std::int64_t out, int stride = 1) {
     const SpmdOp in = graph_.op(x);
     const OpId w = param(name + ".weight", in.columns, out, stride);
-    SpmdOp op{name, OpKind::matmul, {x, w}, in.rows, out, Flop(2.0 * static_cast<double>(in.rows * in.columns) * static_cast<double>(out))};
+    SpmdOp op{name,   OpKind::matmul,
+              {x, w}, in.rows,
+              out,    Flop(2.0 * static_cast<double>(in.rows * in.columns) * static_cast<double>(out))};
     op.stride = stride;
     return graph_.add(std::move(op));
   }
   OpId elementwise(const std::string& name, std::vector<OpId> inputs, double flops_per_element) {
     const SpmdOp in = graph_.op(inputs.front());
-    SpmdOp op{name, OpKind::elementwise, std::move(inputs), in.rows, in.columns, Flop(elements(in) * flops_per_element)};
+    SpmdOp op{name,    OpKind::elementwise, std::move(inputs),
+              in.rows, in.columns,          Flop(elements(in) * flops_per_element)};
     op.stride = in.stride;
     return graph_.add(std::move(op));
   }
@@ -64,14 +67,19 @@ class Net {
     // Q·Kᵀ and P·V, 2·t·t·h each per sample, and the softmax, 5 per score.
     const double samples = static_cast<double>(in.rows / tokens);
     const double t = static_cast<double>(tokens), h = static_cast<double>(in.columns);
-    const OpId context = graph_.add({name + ".core", OpKind::attention, {qkv}, in.rows, in.columns,
+    const OpId context = graph_.add({name + ".core",
+                                     OpKind::attention,
+                                     {qkv},
+                                     in.rows,
+                                     in.columns,
                                      Flop(samples * (4.0 * t * t * h + 5.0 * heads * t * t))});
     const OpId out = linear(name + ".out", context, in.columns);
     return rowwise(name + ".norm", elementwise(name + ".residual", {out, x}, 1.0));
   }
   OpId mlp(const std::string& name, OpId x, std::int64_t hidden) {
     const OpId up = elementwise(name + ".relu", {linear(name + ".fc1", x, hidden)}, 1.0);
-    return rowwise(name + ".norm", elementwise(name + ".residual", {linear(name + ".fc2", up, graph_.op(x).columns), x}, 1.0));
+    return rowwise(name + ".norm",
+                   elementwise(name + ".residual", {linear(name + ".fc2", up, graph_.op(x).columns), x}, 1.0));
   }
   // GShard's top-2 mixture of experts (HAP's Top2TransformerEncoderLayer): the gate's scores, then every
   // token through `routed` expert rows of the experts' FFNs, added to x and normalized.
@@ -80,8 +88,13 @@ class Net {
     const OpId gate = rowwise(name + ".gate.softmax", linear(name + ".gate", x, experts));
     const OpId w1 = param(name + ".w1", experts * in.columns, hidden, 1, experts);
     const OpId w2 = param(name + ".w2", experts * hidden, in.columns, 1, experts);
-    SpmdOp op{name + ".experts", OpKind::experts, {x, w1, w2, gate}, in.rows, in.columns,
-              Flop(static_cast<double>(in.rows) * routed * static_cast<double>(hidden) * (4.0 * static_cast<double>(in.columns) + 1.0))};
+    SpmdOp op{name + ".experts",
+              OpKind::experts,
+              {x, w1, w2, gate},
+              in.rows,
+              in.columns,
+              Flop(static_cast<double>(in.rows) * routed * static_cast<double>(hidden) *
+                   (4.0 * static_cast<double>(in.columns) + 1.0))};
     op.experts = experts;
     op.routed = routed;
     const OpId y = graph_.add(std::move(op));
@@ -91,7 +104,8 @@ class Net {
   OpId embedding(const std::string& name, OpId ids, OpId table) {
     const SpmdOp in = graph_.op(ids);
     const std::int64_t width = graph_.op(table).columns;
-    return graph_.add({name, OpKind::embedding, {ids, table}, in.rows, width, Flop(static_cast<double>(in.rows * width))});
+    return graph_.add(
+        {name, OpKind::embedding, {ids, table}, in.rows, width, Flop(static_cast<double>(in.rows * width))});
   }
   OpGraph finish(OpId last, int samples) {
     graph_.add({"loss", OpKind::loss, {last}, 1, 1, Flop(static_cast<double>(graph_.op(last).rows))});
@@ -133,9 +147,9 @@ OpGraph hap_vit(const GraphRequest& request) {
   require_batch(request, "hap-vit");
   ModelOptions options;
   options.image = 32;
-  LayerModel model = vit_model(VitConfig{.name = "hap-vit", .layers = 12, .hidden = 768, .heads = 12, .mlp = 3072,
-                                         .patch = 4, .classes = 10},
-                               options);
+  LayerModel model = vit_model(
+      VitConfig{.name = "hap-vit", .layers = 12, .hidden = 768, .heads = 12, .mlp = 3072, .patch = 4, .classes = 10},
+      options);
   return build_op_graph(model, request.batch, request.dtype, {});
 }
 
@@ -148,7 +162,8 @@ OpGraph hap_bert_moe(const GraphRequest& request) {
   require_batch(request, "hap-bert-moe");
   const std::int64_t seq = 128, hidden = 768, ffn = 3072, vocab = 33278;
   const int experts = static_cast<int>(request.options->integer("experts_per_gpu")) * request.devices;
-  const double capacity = std::ceil(static_cast<double>(seq) / experts * request.options->number("capacity_factor") * 2);
+  const double capacity =
+      std::ceil(static_cast<double>(seq) / experts * request.options->number("capacity_factor") * 2);
   const double routed = experts * capacity / static_cast<double>(seq);
   Net net("hap-bert-moe", request.dtype);
   const std::int64_t tokens = seq * request.batch;
@@ -175,8 +190,11 @@ OpGraph two_tower(const GraphRequest& request) {
     const std::string name = side;
     const OpId ids = net.input(name + ".ids", b, 1);
     const OpId dense = net.input(name + ".features", b, 512);
-    OpId x = net.concat(name + ".concat", {net.embedding(name + ".embedding", ids, net.param(name + ".table", 1 << 20, 64)), dense});
-    for (std::int64_t width : {1024, 512, 256}) x = net.elementwise(fmt::format("{}.relu{}", name, width), {net.linear(fmt::format("{}.fc{}", name, width), x, width)}, 1.0);
+    OpId x = net.concat(name + ".concat",
+                        {net.embedding(name + ".embedding", ids, net.param(name + ".table", 1 << 20, 64)), dense});
+    for (std::int64_t width : {1024, 512, 256})
+      x = net.elementwise(fmt::format("{}.relu{}", name, width),
+                          {net.linear(fmt::format("{}.fc{}", name, width), x, width)}, 1.0);
     towers.push_back(x);
   }
   return net.finish(net.rowwise("score", net.concat("towers", towers)), request.batch);
@@ -204,9 +222,11 @@ OpGraph inception(const GraphRequest& request) {
       const std::string name = fmt::format("block{}", block);
       const std::int64_t q = width / 4;
       const OpId b1 = net.conv(name + ".1x1", x, rows(), channels, q, 1);
-      const OpId b2 = net.conv(name + ".3x3", net.conv(name + ".3x3.reduce", x, rows(), channels, q / 2, 1), rows(), q / 2, q, 3);
+      const OpId b2 =
+          net.conv(name + ".3x3", net.conv(name + ".3x3.reduce", x, rows(), channels, q / 2, 1), rows(), q / 2, q, 3);
       const OpId b3r = net.conv(name + ".5x5.reduce", x, rows(), channels, q / 4, 1);
-      const OpId b3 = net.conv(name + ".5x5.b", net.conv(name + ".5x5.a", b3r, rows(), q / 4, q / 2, 3), rows(), q / 2, q, 3);
+      const OpId b3 =
+          net.conv(name + ".5x5.b", net.conv(name + ".5x5.a", b3r, rows(), q / 4, q / 2, 3), rows(), q / 2, q, 3);
       const OpId b4 = net.conv(name + ".pool.proj", net.elementwise(name + ".pool", {x}, 9.0), rows(), channels, q, 1);
       x = net.concat(name + ".concat", {b1, b2, b3, b4});
       channels = width;
@@ -223,7 +243,8 @@ OpGraph inception(const GraphRequest& request) {
 OpGraph unet(const GraphRequest& request) {
   require_batch(request, "unet");
   const std::int64_t image = request.options->integer("image");
-  if (image % 16 != 0) throw InputError(SourceLocation{}, fmt::format("graph 'unet': the image side {} is not a multiple of 16", image));
+  if (image % 16 != 0)
+    throw InputError(SourceLocation{}, fmt::format("graph 'unet': the image side {} is not a multiple of 16", image));
   Net net("unet", request.dtype);
   const std::int64_t b = request.batch;
   std::int64_t side = image, channels = 3;
@@ -253,8 +274,10 @@ OpGraph unet(const GraphRequest& request) {
 
 OptionSchema moe_options() {
   OptionSchema schema;
-  schema.integer("experts_per_gpu", 2, "experts per GPU of the cluster (HAP's config.py: n_expert = 2 × world_size)").at_least(1);
-  schema.number("capacity_factor", 1.25, "GShard's capacity factor, doubled for top-2 (HAP's config.py)").range(0.01, 100);
+  schema.integer("experts_per_gpu", 2, "experts per GPU of the cluster (HAP's config.py: n_expert = 2 × world_size)")
+      .at_least(1);
+  schema.number("capacity_factor", 1.25, "GShard's capacity factor, doubled for top-2 (HAP's config.py)")
+      .range(0.01, 100);
   return schema;
 }
 
@@ -269,9 +292,11 @@ OptionSchema unet_options() {
 const GraphZoo& builtin_graph_models() {
   static const GraphZoo zoo = [] {
     GraphZoo z("graph model");
-    z.add("hap-vgg19", "VGG-19 on CIFAR-10 as HAP runs it: 32×32 images, the 25088-wide classifier kept by the adaptive pool, 10 classes",
+    z.add("hap-vgg19",
+          "VGG-19 on CIFAR-10 as HAP runs it: 32×32 images, the 25088-wide classifier kept by the adaptive pool, 10 "
+          "classes",
           "Zhang et al., HAP, EuroSys'24, §5.7; alibaba/hap models.py VVGG", hap_vgg19);
-z.add("hap-vit", "ViT on CIFAR-10 as HAP runs it: 12 layers of 768, 12 heads, 4×4 patches (65 tokens), 10 classes",
+    z.add("hap-vit", "ViT on CIFAR-10 as HAP runs it: 12 layers of 768, 12 heads, 4×4 patches (65 tokens), 10 classes",
           "Zhang et al., HAP, EuroSys'24, §5.7; alibaba/hap models.py VTransformer", hap_vit);
     z.add("hap-bert-moe",
           "BERT-MoE as HAP runs it: 12 layers of 768, every second FFN a top-2 mixture of 2 experts per GPU, seq 128, "
@@ -280,9 +305,11 @@ z.add("hap-vit", "ViT on CIFAR-10 as HAP runs it: 12 layers of 768, 12 heads, 4�
           hap_bert_moe, moe_options());
     z.add("two-tower", "two-tower recommender: id embeddings (1M × 64) and 512 features per tower, MLPs 1024-512-256",
           "Yi et al., Sampling-Bias-Corrected Neural Modeling, RecSys'19", two_tower);
-    z.add("inception", "Inception-like CNN: four-branch blocks (3 × 256 at 32², 3 × 512 at 16², 2 × 1024 at 8²), 10 classes",
+    z.add("inception",
+          "Inception-like CNN: four-branch blocks (3 × 256 at 32², 3 × 512 at 16², 2 × 1024 at 8²), 10 classes",
           "Szegedy et al., Going Deeper with Convolutions, CVPR'15", inception);
-    z.add("unet", "U-Net-like: four levels down (64–512) and up with skip connections, bottleneck 1024, 2 classes per pixel",
+    z.add("unet",
+          "U-Net-like: four levels down (64–512) and up with skip connections, bottleneck 1024, 2 classes per pixel",
           "Ronneberger et al., U-Net, MICCAI'15", unet, unet_options());
 
     return z;

@@ -20,9 +20,9 @@
 namespace dnnsim {
 
 struct GraphRequest {
-  int batch = 1;        // samples of one iteration
+  int batch = 1;  // samples of one iteration
   Dtype dtype = Dtype::fp32;
-  int devices = 1;      // the cluster's GPUs (HAP's mixture of experts has two experts per GPU)
+  int devices = 1;                   // the cluster's GPUs (HAP's mixture of experts has two experts per GPU)
   const Options* options = nullptr;  // the entry's declared options
 };
 using GraphGenerator = std::function<OpGraph(const GraphRequest&)>;

@@ -13,10 +13,12 @@ namespace {
 
 const std::vector<std::pair<std::string, OpKind>>& kind_table() {
   static const std::vector<std::pair<std::string, OpKind>> table = {
-      {"input", OpKind::input},         {"parameter", OpKind::parameter}, {"matmul", OpKind::matmul},
-      {"elementwise", OpKind::elementwise}, {"rowwise", OpKind::rowwise}, {"attention", OpKind::attention},
-      {"reshape", OpKind::reshape},     {"loss", OpKind::loss},           {"embedding", OpKind::embedding},
-      {"transpose", OpKind::transpose}, {"concat", OpKind::concat},       {"experts", OpKind::experts}};
+      {"input", OpKind::input},         {"parameter", OpKind::parameter},
+      {"matmul", OpKind::matmul},       {"elementwise", OpKind::elementwise},
+      {"rowwise", OpKind::rowwise},     {"attention", OpKind::attention},
+      {"reshape", OpKind::reshape},     {"loss", OpKind::loss},
+      {"embedding", OpKind::embedding}, {"transpose", OpKind::transpose},
+      {"concat", OpKind::concat},       {"experts", OpKind::experts}};
   return table;
 }
 
@@ -84,7 +86,6 @@ class GraphBuilder {
   GraphBuilder(const LayerModel& model, int batch, Dtype dtype)
       : model_(model), b_(batch), graph_(model.name, dtype), tokens_(std::max(1, model.tokens_per_sample)) {}
 
-
   void input() {
     // The first layer's input: token ids for a language model, else the first product's A operand.
     std::int64_t rows = b_, columns = 1;
@@ -124,7 +125,11 @@ class GraphBuilder {
     if (rest.value() > 0 || layer.matmuls.empty()) {
       const OpKind kind = layer.kind == LayerKind::normalization ? OpKind::rowwise : OpKind::elementwise;
       const SpmdOp& in = graph_.op(current_);
-      SpmdOp op{layer.name + (layer.matmuls.empty() ? "" : ".rest"), kind, {current_}, in.rows, in.columns,
+      SpmdOp op{layer.name + (layer.matmuls.empty() ? "" : ".rest"),
+                kind,
+                {current_},
+                in.rows,
+                in.columns,
                 Flop(std::max(0.0, rest.value()))};
       op.stride = in.stride;
       current_ = add(std::move(op));
@@ -153,7 +158,8 @@ class GraphBuilder {
     const SpmdOp& op = graph_.op(id);
     if (op.columns % 3 != 0) return;
     graph_.set_stride(id, 3);
-    if (op.kind == OpKind::matmul && graph_.op(op.inputs[1]).kind == OpKind::parameter) graph_.set_stride(op.inputs[1], 3);
+    if (op.kind == OpKind::matmul && graph_.op(op.inputs[1]).kind == OpKind::parameter)
+      graph_.set_stride(op.inputs[1], 3);
     if (op.kind == OpKind::elementwise && graph_.op(op.inputs[0]).columns == op.columns) mark_fused(op.inputs[0]);
   }
 
@@ -186,7 +192,8 @@ class GraphBuilder {
     const OpId table = add({layer.name + ".table", OpKind::parameter, {}, vocab, hidden, Flop(0)});
     table_ = table;
     std::vector<OpId> inputs{current_, table};
-    if (rows > vocab) inputs.push_back(add({layer.name + ".positions", OpKind::parameter, {}, rows - vocab, hidden, Flop(0)}));
+    if (rows > vocab)
+      inputs.push_back(add({layer.name + ".positions", OpKind::parameter, {}, rows - vocab, hidden, Flop(0)}));
     current_ = add({layer.name, OpKind::embedding, std::move(inputs), graph_.op(current_).rows, hidden,
                     layer.forward_flops * static_cast<double>(b_)});
     return true;
@@ -204,7 +211,8 @@ class GraphBuilder {
     const SpmdOp qkv = graph_.op(current_);
     if (qkv.columns != 3 * width || qkv.rows != b_ * scores.n) return false;
     mark_fused(current_);
-    current_ = add({layer.name, OpKind::attention, {current_}, qkv.rows, width, layer.forward_flops * static_cast<double>(b_)});
+    current_ = add(
+        {layer.name, OpKind::attention, {current_}, qkv.rows, width, layer.forward_flops * static_cast<double>(b_)});
     return true;
   }
 

@@ -56,8 +56,8 @@ struct SpmdOp {
   // The columns are `stride` fused blocks of equal width (a fused QKV weight and its product: 3), so
   // that a strided split (Rhino's DimDistSpec stride) gives every device the same slice of each block.
   int stride = 1;
-  int experts = 0;     // an experts operator, and its weights: E experts (their rows split in whole experts)
-  double routed = 1;   // an experts operator: expert rows computed per input row (top-k × capacity factor)
+  int experts = 0;    // an experts operator, and its weights: E experts (their rows split in whole experts)
+  double routed = 1;  // an experts operator: expert rows computed per input row (top-k × capacity factor)
 };
 
 class OpGraph {

@@ -33,9 +33,9 @@ std::optional<RawOp> read_raw_op(YamlReader& reader, const YAML::Node& entry) {
   r.op.name = map.string("name", true).value_or("");
   const auto kind = map.choice("kind", "operator kind", op_kind_names(), true);
   if (kind)
-    for (OpKind k : {OpKind::input, OpKind::parameter, OpKind::matmul, OpKind::elementwise, OpKind::rowwise,
-                     OpKind::attention, OpKind::reshape, OpKind::loss, OpKind::embedding, OpKind::transpose,
-                     OpKind::concat, OpKind::experts})
+    for (OpKind k :
+         {OpKind::input, OpKind::parameter, OpKind::matmul, OpKind::elementwise, OpKind::rowwise, OpKind::attention,
+          OpKind::reshape, OpKind::loss, OpKind::embedding, OpKind::transpose, OpKind::concat, OpKind::experts})
       if (op_kind_name(k) == *kind) r.op.kind = k;
   if (YAML::Node shape = map.get("shape"); shape.IsDefined()) {
     const auto dims = reader.list(shape, "dimensions");
@@ -135,7 +135,9 @@ std::optional<std::vector<std::size_t>> topological_order(YamlReader& reader, co
 
 // The shape and FLOPs of `op` from its (already shaped) inputs; false after reporting a problem.
 bool derive_shape(YamlReader& reader, const OpGraph& graph, const RawOp& r, SpmdOp& op) {
-  const auto shape_of = [&](std::size_t k) { return std::make_pair(graph.op(op.inputs[k]).rows, graph.op(op.inputs[k]).columns); };
+  const auto shape_of = [&](std::size_t k) {
+    return std::make_pair(graph.op(op.inputs[k]).rows, graph.op(op.inputs[k]).columns);
+  };
   const auto fail = [&](const std::string& message) {
     reader.sink().error(r.where, message);
     return false;
@@ -143,7 +145,8 @@ bool derive_shape(YamlReader& reader, const OpGraph& graph, const RawOp& r, Spmd
   const auto arity = [&](const char* what) {
     return fail(fmt::format("operator '{}' ({}) {}", op.name, op_kind_name(op.kind), what));
   };
-  const double elements_in = op.inputs.empty() ? 0.0 : static_cast<double>(shape_of(0).first) * static_cast<double>(shape_of(0).second);
+  const double elements_in =
+      op.inputs.empty() ? 0.0 : static_cast<double>(shape_of(0).first) * static_cast<double>(shape_of(0).second);
   switch (op.kind) {
     case OpKind::input:
     case OpKind::parameter:
@@ -154,7 +157,8 @@ bool derive_shape(YamlReader& reader, const OpGraph& graph, const RawOp& r, Spmd
       const auto [m, k] = shape_of(0);
       const auto [k2, n] = shape_of(1);
       if (k != k2)
-        return fail(fmt::format("matmul '{}': A is {}×{} but B is {}×{} (A's columns must equal B's rows)", op.name, m, k, k2, n));
+        return fail(fmt::format("matmul '{}': A is {}×{} but B is {}×{} (A's columns must equal B's rows)", op.name, m,
+                                k, k2, n));
       op.rows = m;
       op.columns = n;
       op.stride = graph.op(op.inputs[1]).stride;
@@ -167,20 +171,24 @@ bool derive_shape(YamlReader& reader, const OpGraph& graph, const RawOp& r, Spmd
       const auto [eh, f] = shape_of(1);
       const std::int64_t e = op.experts;
       if (eh != e * h || shape_of(2) != std::make_pair(e * f, h) || shape_of(3) != std::make_pair(m, e))
-        return fail(fmt::format("experts '{}': for {} rows of {} and {} experts, W1 must be {}×f, W2 {}·f×{} and the gate "
-                                "scores {}×{} (they are {}×{}, {}×{}, {}×{})",
-                                op.name, m, h, e, e * h, e, h, m, e, eh, f, shape_of(2).first, shape_of(2).second,
-                                shape_of(3).first, shape_of(3).second));
+        return fail(
+            fmt::format("experts '{}': for {} rows of {} and {} experts, W1 must be {}×f, W2 {}·f×{} and the gate "
+                        "scores {}×{} (they are {}×{}, {}×{}, {}×{})",
+                        op.name, m, h, e, e * h, e, h, m, e, eh, f, shape_of(2).first, shape_of(2).second,
+                        shape_of(3).first, shape_of(3).second));
       op.rows = m;
       op.columns = h;
       const double routed = static_cast<double>(m) * op.routed;
-      op.forward_flops = Flop(4.0 * routed * static_cast<double>(h) * static_cast<double>(f) + routed * static_cast<double>(f));
+      op.forward_flops =
+          Flop(4.0 * routed * static_cast<double>(h) * static_cast<double>(f) + routed * static_cast<double>(f));
       break;
     }
     case OpKind::embedding: {
-      if (op.inputs.size() < 2 || op.inputs.size() > 3) return arity("takes the ids, the table and optionally a second table");
+      if (op.inputs.size() < 2 || op.inputs.size() > 3)
+        return arity("takes the ids, the table and optionally a second table");
       if (op.inputs.size() == 3 && shape_of(2).second != shape_of(1).second)
-        return fail(fmt::format("embedding '{}': its tables are {} and {} columns wide", op.name, shape_of(1).second, shape_of(2).second));
+        return fail(fmt::format("embedding '{}': its tables are {} and {} columns wide", op.name, shape_of(1).second,
+                                shape_of(2).second));
       op.rows = shape_of(0).first;
       op.columns = shape_of(1).second;
       op.forward_flops = Flop(static_cast<double>(op.rows) * static_cast<double>(op.columns));
@@ -283,7 +291,8 @@ OpGraph read_op_graph(YamlReader& reader, const YAML::Node& root) {
     for (std::size_t k : {1, 2}) {
       const OpId weight = graph.op(id).inputs[k];
       if (graph.op(weight).kind != OpKind::parameter) {
-        reader.sink().error(graph.op(id).origin, fmt::format("experts '{}': W1 and W2 must be parameters", graph.op(id).name));
+        reader.sink().error(graph.op(id).origin,
+                            fmt::format("experts '{}': W1 and W2 must be parameters", graph.op(id).name));
         return {};
       }
       graph.set_experts(weight, graph.op(id).experts);

@@ -34,16 +34,18 @@ std::vector<int> cut_segments(const OpGraph& graph, int count) {
 
 OptionSchema hap_options() {
   OptionSchema schema;
-  schema.integer("segments", std::nullopt,
-                 "program segments, each with its own ratio vector and all-to-alls between them (HAP §5.5); auto: "
-                 "1, 2, 4 and 8 tried, the cheapest kept")
+  schema
+      .integer("segments", std::nullopt,
+               "program segments, each with its own ratio vector and all-to-alls between them (HAP §5.5); auto: "
+               "1, 2, 4 and 8 tried, the cheapest kept")
       .at_least(1)
       .keywords({"auto"});
   schema.boolean("sfb", true, "sufficient-factor broadcasting of data-parallel matmuls' weight gradients (HAP §5.6)");
   schema.boolean("grouped", true,
                  "grouped Broadcast/Reduce of uneven shards as alternatives to padded collectives (HAP §5.6)");
   schema.integer("max_rounds", 10, "program-synthesis and LP alternations at most (HAP §5.1)").at_least(1);
-  schema.integer("max_states", 4096, "search states kept per operator, the cheapest (never binds on the zoo)").at_least(1);
+  schema.integer("max_states", 4096, "search states kept per operator, the cheapest (never binds on the zoo)")
+      .at_least(1);
   return schema;
 }
 
@@ -51,7 +53,8 @@ class HapPlanner final : public SpmdPlanner {
  public:
   SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster, const Options& options) const override {
     std::vector<int> counts{1, 2, 4, 8};
-    if (options.has("segments") && !options.keyword("segments")) counts = {static_cast<int>(options.integer("segments"))};
+    if (options.has("segments") && !options.keyword("segments"))
+      counts = {static_cast<int>(options.integer("segments"))};
     SearchOptions search;
     search.sfb = options.flag("sfb");
     search.grouped = options.flag("grouped");
@@ -83,7 +86,8 @@ class HapPlanner final : public SpmdPlanner {
     SpmdPlan best;
     best.predicted_iteration_s = std::numeric_limits<double>::infinity();
     ShardRatios ratios;
-    ratios.values.assign(1, std::vector<std::vector<double>>(static_cast<std::size_t>(count), proportional_to_speed(cluster)));
+    ratios.values.assign(
+        1, std::vector<std::vector<double>>(static_cast<std::size_t>(count), proportional_to_speed(cluster)));
     for (int round = 1; round <= max_rounds; ++round) {
       SearchStatistics statistics;
       SpmdProgram program = search_program(graph, segment, ratios, cluster, search, &statistics);

@@ -1,7 +1,6 @@
 #include "planners/spmd/hap_ratios.hpp"
 
 #include <ClpSimplex.hpp>
-
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -63,11 +62,14 @@ class RatioLp {
     lp_.setObjectiveCoefficient(column, lp_.getObjCoefficients()[column] + kappa);
   }
 
-  void add_row(int count, const int* cols, const double* vals, double lower) { lp_.addRow(count, cols, vals, lower, COIN_DBL_MAX); }
+  void add_row(int count, const int* cols, const double* vals, double lower) {
+    lp_.addRow(count, cols, vals, lower, COIN_DBL_MAX);
+  }
 
   ShardRatios solve() {
     lp_.primal();
-    if (!lp_.isProvenOptimal()) throw std::runtime_error("the sharding-ratio LP has no optimum (a bug: it is always feasible)");
+    if (!lp_.isProvenOptimal())
+      throw std::runtime_error("the sharding-ratio LP has no optimum (a bug: it is always feasible)");
     const double* solution = lp_.primalColumnSolution();
     ShardRatios ratios;
     ratios.values.assign(1, {});
@@ -116,7 +118,9 @@ ShardRatios balance_ratios(const OpGraph& graph, const SpmdProgram& program, con
       }
     }
     // Communication: padded collectives cost κ · (largest share); the rest is constant.
-    const auto padded = [&](const LinearCost& line, double bytes, int column) { lp.add_cost(column, line.seconds_per_byte * bytes * n); };
+    const auto padded = [&](const LinearCost& line, double bytes, int column) {
+      lp.add_cost(column, line.seconds_per_byte * bytes * n);
+    };
     for (const ShardedOp::Convert& c : s.converts) {
       const double bytes = graph.bytes(op.inputs[c.input]).value();
       const int column = lp.pair_max(seg, program.segment_of(op.inputs[c.input]));
@@ -130,10 +134,13 @@ ShardRatios balance_ratios(const OpGraph& graph, const SpmdProgram& program, con
         case Conversion::reshard:
           padded(lines.all_to_all, 2 * bytes / n, column);  // each device's send buffer is its shard
           break;
-        case Conversion::slice: padded(lines.all_gather, bytes, column); break;
+        case Conversion::slice:
+          padded(lines.all_gather, bytes, column);
+          break;
         case Conversion::all_reduce:
         case Conversion::grouped_broadcast:
-        case Conversion::grouped_reduce: break;
+        case Conversion::grouped_reduce:
+          break;
       }
     }
     const double rows = static_cast<double>(op.rows) * element;

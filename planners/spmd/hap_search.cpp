@@ -21,7 +21,8 @@ struct LiveTensor {
   bool synced = false;        // a parameter whose gradient all-reduce is already charged
   int segment = 0;            // whose ratios its split layouts follow
   bool operator<(const LiveTensor& o) const {
-    return std::tie(id, layouts, communicated, synced, segment) < std::tie(o.id, o.layouts, o.communicated, o.synced, o.segment);
+    return std::tie(id, layouts, communicated, synced, segment) <
+           std::tie(o.id, o.layouts, o.communicated, o.synced, o.segment);
   }
   bool operator==(const LiveTensor& o) const = default;
 };
@@ -29,7 +30,7 @@ struct LiveTensor {
 struct SearchNode {
   std::vector<LiveTensor> live;  // sorted by id
   double cost = 0;
-  std::size_t parent = 0;        // index into the previous operator's nodes
+  std::size_t parent = 0;  // index into the previous operator's nodes
   ShardedOp choice;
 };
 
@@ -47,8 +48,14 @@ class Search {
  public:
   Search(const OpGraph& graph, const std::vector<int>& segment, const ShardRatios& ratios, const SpmdCluster& cluster,
          const SearchOptions& options)
-      : graph_(graph), segment_(segment), ratios_(ratios), cluster_(cluster), options_(options),
-        mesh_{{static_cast<int>(cluster.size())}}, lines_(cluster.all), last_use_(effective_last_use(graph)) {}
+      : graph_(graph),
+        segment_(segment),
+        ratios_(ratios),
+        cluster_(cluster),
+        options_(options),
+        mesh_{{static_cast<int>(cluster.size())}},
+        lines_(cluster.all),
+        last_use_(effective_last_use(graph)) {}
 
   // Applies `rule` to `node`'s state: the conversions it needs, the syncs it charges; false when a
   // tensor would need a second communication or a parameter a first.
@@ -65,12 +72,13 @@ class Search {
       if (it->communicated || graph_.op(it->id).kind == OpKind::parameter) return false;
       std::optional<ShardedOp::Convert> best;
       double best_time = 0;
-      for (Layout have : {Layout::replicated, Layout::split_rows, Layout::split_columns, Layout::partial, Layout::split_strided}) {
+      for (Layout have :
+           {Layout::replicated, Layout::split_rows, Layout::split_columns, Layout::partial, Layout::split_strided}) {
         if (!(it->layouts & bit(have))) continue;
         for (bool grouped : {false, true}) {
           if (grouped && !options_.grouped) continue;
-          std::optional<Conversion> c = have == want ? std::optional<Conversion>(Conversion::reshard)
-                                                     : conversion_between(have, want, grouped);
+          std::optional<Conversion> c =
+              have == want ? std::optional<Conversion>(Conversion::reshard) : conversion_between(have, want, grouped);
           if (!c || (grouped && (*c != Conversion::grouped_broadcast && *c != Conversion::grouped_reduce))) continue;
           const double time = convert_time(*c, have, want, graph_.bytes(it->id).value(), seg, it->segment);
           if (!best || time < best_time) {
@@ -82,7 +90,8 @@ class Search {
       if (!best) return false;
       choice.converts.push_back(*best);
       // A split entering another segment holds only its new shards; replicated and partial copies stay.
-      if (is_split(want) && it->segment != seg) it->layouts &= static_cast<std::uint8_t>(bit(Layout::replicated) | bit(Layout::partial));
+      if (is_split(want) && it->segment != seg)
+        it->layouts &= static_cast<std::uint8_t>(bit(Layout::replicated) | bit(Layout::partial));
       it->layouts |= bit(want);
       if (is_split(want)) it->segment = seg;
       it->communicated = true;
@@ -100,7 +109,8 @@ class Search {
   }
 
   double convert_time(Conversion c, Layout from, Layout to, double bytes, int seg, int source) const {
-    if (options_.model == SpmdCostModel::sbp) return boxing_time(from, to, bytes, static_cast<int>(cluster_.size()), lines_);
+    if (options_.model == SpmdCostModel::sbp)
+      return boxing_time(from, to, bytes, static_cast<int>(cluster_.size()), lines_);
     return conversion_time(c, bytes, ratios_.of(0, seg), lines_, ratios_.of(0, source));
   }
 
@@ -123,7 +133,8 @@ class Search {
           live.push_back(LiveTensor{id, bit(rule.output), false, false, segment_of(id)});
           std::erase_if(live, [&](const LiveTensor& t) { return last_use_[t.id] <= id; });
           std::sort(live.begin(), live.end());
-          const double cost = node.cost + op_cost(graph_, mesh_, {&choice}, segment_, ratios_, cluster_, options_.model).total();
+          const double cost =
+              node.cost + op_cost(graph_, mesh_, {&choice}, segment_, ratios_, cluster_, options_.model).total();
           const auto [pos, inserted] = index_of.emplace(live, next.size());
           if (inserted) {
             next.push_back(SearchNode{std::move(live), cost, from, std::move(choice)});
@@ -135,13 +146,15 @@ class Search {
         }
       }
       if (next.size() > options_.max_states) {
-        std::stable_sort(next.begin(), next.end(), [](const SearchNode& a, const SearchNode& b) { return a.cost < b.cost; });
+        std::stable_sort(next.begin(), next.end(),
+                         [](const SearchNode& a, const SearchNode& b) { return a.cost < b.cost; });
         stats.pruned += next.size() - options_.max_states;
         next.resize(options_.max_states);
       }
       stats.states += next.size();
       if (next.empty())
-        throw std::runtime_error(fmt::format("no sharding of operator '{}' is allowed by the planner's rules", op.name));
+        throw std::runtime_error(
+            fmt::format("no sharding of operator '{}' is allowed by the planner's rules", op.name));
     }
     // Every program is complete once every operator has run (a loss ends partial or replicated, and
     // both are its reference value up to the scalar all-reduce); the cheapest wins.

@@ -25,10 +25,10 @@ using RuleFilter = std::function<bool(const SpmdOp& op, const ShardingRule& rule
 
 struct SearchOptions {
   SpmdCostModel model = SpmdCostModel::hap;
-  RuleFilter filter;             // empty: every rule
-  bool grouped = false;          // HAP's grouped Broadcast/Reduce as alternatives to padded collectives
-  bool sfb = false;              // sufficient-factor broadcasting rules
-  std::size_t max_states = 4096; // kept per operator (the cheapest); never binds on the zoo's models
+  RuleFilter filter;              // empty: every rule
+  bool grouped = false;           // HAP's grouped Broadcast/Reduce as alternatives to padded collectives
+  bool sfb = false;               // sufficient-factor broadcasting rules
+  std::size_t max_states = 4096;  // kept per operator (the cheapest); never binds on the zoo's models
 };
 
 struct SearchStatistics {

@@ -61,7 +61,8 @@ std::vector<RhinoCone> cones_of(const OpGraph& graph, const std::vector<std::vec
   for (OpId id = begin; id < end; ++id)
     if (owner[id - begin] == id) cones.push_back({id, {}});
   for (OpId id = begin; id < end; ++id) {
-    auto cone = std::find_if(cones.begin(), cones.end(), [&](const RhinoCone& c) { return c.root == owner[id - begin]; });
+    auto cone =
+        std::find_if(cones.begin(), cones.end(), [&](const RhinoCone& c) { return c.root == owner[id - begin]; });
     cone->ops.push_back(id);
   }
   return cones;

@@ -29,17 +29,21 @@ namespace {
 
 OptionSchema rhino_options() {
   OptionSchema schema;
-  schema.choice("level", "thorough", {"fast", "thorough"},
-                "fast: one mesh over all devices, coarse cones, no pipeline; thorough: meshes, finer cones and pipeline "
-                "stage proposals (Rhino's two optimization levels)");
+  schema.choice(
+      "level", "thorough", {"fast", "thorough"},
+      "fast: one mesh over all devices, coarse cones, no pipeline; thorough: meshes, finer cones and pipeline "
+      "stage proposals (Rhino's two optimization levels)");
   schema.integer("max_stages", 8, "pipeline stages proposed at most (thorough)").at_least(1);
   schema.integer("micro_batches", 8, "GPipe micro-batches of a pipeline proposal").at_least(1);
-  schema.quantity<Bytes>("memory_limit", std::nullopt,
-                         "model state allowed per device (weights, gradients, Adam: 4× its parameter bytes); none: "
-                         "each GPU's memory")
+  schema
+      .quantity<Bytes>("memory_limit", std::nullopt,
+                       "model state allowed per device (weights, gradients, Adam: 4× its parameter bytes); none: "
+                       "each GPU's memory")
       .at_least(0);
   schema.integer("group", 1, "critical nodes per sub-graph (TePDist's critical_inst_num_per_group)").at_least(1);
-  schema.number("unbalanced_ratio", 0.08, "pipeline stages' FLOPs tolerance, a fraction of a stage (TePDist UNBALANCED_RATIO 8%)")
+  schema
+      .number("unbalanced_ratio", 0.08,
+              "pipeline stages' FLOPs tolerance, a fraction of a stage (TePDist UNBALANCED_RATIO 8%)")
       .range(0.0, 0.99);
   schema.quantity<Seconds>("ilp_time_limit", Seconds(60), "Cbc's limit per integer program").at_least(0.001);
   return schema;
@@ -71,9 +75,10 @@ Proposal spmd_proposal(const OpGraph& graph, const SpmdCluster& cluster, const M
   p.predicted = p.plan.predicted_iteration_s = program_cost(graph, p.plan.program, p.plan.ratios, cluster);
   p.state_bytes = model_state(graph, p.plan.program, p.plan.ratios);
   p.plan.statistics.states += stats.cones;
-  p.describe = fmt::format("mesh {}: predicted {:.4g} s ({} sub-graphs, {} cones, {} integer programs solved, {} reused{})",
-                           mesh.describe(), p.predicted, stats.subgraphs, stats.cones, stats.ilps, stats.ilps_reused,
-                           stats.optimal ? "" : ", some not proven optimal");
+  p.describe =
+      fmt::format("mesh {}: predicted {:.4g} s ({} sub-graphs, {} cones, {} integer programs solved, {} reused{})",
+                  mesh.describe(), p.predicted, stats.subgraphs, stats.cones, stats.ilps, stats.ilps_reused,
+                  stats.optimal ? "" : ", some not proven optimal");
   return p;
 }
 
@@ -103,7 +108,9 @@ Proposal pipeline_proposal(const OpGraph& graph, const SpmdCluster& cluster, int
   for (OpId id = 0; id < graph.size(); ++id) {
     const auto s = static_cast<std::size_t>(partition->stage[id]);
     double slowest = std::numeric_limits<double>::infinity();
-    for (int r = 0; r < replicas; ++r) slowest = std::min(slowest, cluster.flops_per_second[s * static_cast<std::size_t>(replicas) + static_cast<std::size_t>(r)]);
+    for (int r = 0; r < replicas; ++r)
+      slowest = std::min(
+          slowest, cluster.flops_per_second[s * static_cast<std::size_t>(replicas) + static_cast<std::size_t>(r)]);
     forward[s] += graph.op(id).forward_flops.value() / m / replicas / slowest;
     if (graph.op(id).kind == OpKind::parameter) weights[s] += graph.bytes(id).value();
     for (OpId in : graph.op(id).inputs)
@@ -137,9 +144,9 @@ Proposal pipeline_proposal(const OpGraph& graph, const SpmdCluster& cluster, int
   }
   p.plan.pipeline = std::move(pipeline);
   p.plan.predicted_iteration_s = p.predicted;
-  p.describe = fmt::format("{} stages × {} GPUs (data parallel), M = {}: predicted {:.4g} s, {:.4g} MB cut per iteration{}",
-                           stages, replicas, m, p.predicted, partition->cut_bytes / 1e6,
-                           partition->optimal ? "" : " (not proven optimal)");
+  p.describe = fmt::format(
+      "{} stages × {} GPUs (data parallel), M = {}: predicted {:.4g} s, {:.4g} MB cut per iteration{}", stages,
+      replicas, m, p.predicted, partition->cut_bytes / 1e6, partition->optimal ? "" : " (not proven optimal)");
   return p;
 }
 
@@ -170,16 +177,19 @@ class RhinoPlanner final : public SpmdPlanner {
     double smallest = std::numeric_limits<double>::infinity();
     for (const Proposal& proposal : proposals) {
       const bool fits = proposal.state_bytes <= limit;
-      best.report.push_back(fmt::format("{}{}", proposal.describe,
-                                        fits ? "" : fmt::format(" — needs {:.4g} GB of model state per GPU", proposal.state_bytes / 1e9)));
-      if (proposal.predicted < std::numeric_limits<double>::infinity()) smallest = std::min(smallest, proposal.state_bytes);
+      best.report.push_back(fmt::format(
+          "{}{}", proposal.describe,
+          fits ? "" : fmt::format(" — needs {:.4g} GB of model state per GPU", proposal.state_bytes / 1e9)));
+      if (proposal.predicted < std::numeric_limits<double>::infinity())
+        smallest = std::min(smallest, proposal.state_bytes);
       if (fits && (chosen == nullptr || proposal.predicted < chosen->predicted)) chosen = &proposal;
     }
     if (chosen == nullptr || chosen->predicted == std::numeric_limits<double>::infinity()) {
       best.feasible = false;
-      best.reason = fmt::format("no proposal fits the memory limit of {:.4g} GB per GPU (the smallest needs {:.4g} GB of model "
-                                "state)",
-                                limit / 1e9, smallest / 1e9);
+      best.reason = fmt::format(
+          "no proposal fits the memory limit of {:.4g} GB per GPU (the smallest needs {:.4g} GB of model "
+          "state)",
+          limit / 1e9, smallest / 1e9);
       best.program.mesh = Mesh{{p}};
       return best;
     }

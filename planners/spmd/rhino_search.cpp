@@ -1,10 +1,10 @@
 #include "planners/spmd/rhino_search.hpp"
 
+#include <fmt/format.h>
+
 #include <CbcModel.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -35,7 +35,11 @@ struct ConeSolution {
 class Search {
  public:
   Search(const OpGraph& graph, const SpmdCluster& cluster, const RhinoSearchOptions& options, RhinoStatistics& stats)
-      : graph_(graph), cluster_(cluster), options_(options), mesh_(options.mesh), ratios_(ShardRatios::even(mesh_)),
+      : graph_(graph),
+        cluster_(cluster),
+        options_(options),
+        mesh_(options.mesh),
+        ratios_(ShardRatios::even(mesh_)),
         stats_(stats) {
     for (OpId id = 0; id < graph.size(); ++id) {
       std::vector<ShardingRule> rules;
@@ -69,11 +73,13 @@ class Search {
       const RhinoSubgraph& sub = subs[g];
       const bool last = g + 1 == subs.size();
       std::vector<std::optional<Layouts>> outs;
-      if (last) outs.push_back(std::nullopt);
+      if (last)
+        outs.push_back(std::nullopt);
       else
         for (const Layouts& l : output_layouts(sub.end - 1)) outs.push_back(l);
       std::vector<std::optional<Layouts>> ins;
-      if (g == 0) ins.push_back(std::nullopt);
+      if (g == 0)
+        ins.push_back(std::nullopt);
       else
         for (const auto& [l, v] : table[g - 1]) ins.push_back(l);
       for (const auto& out : outs) {
@@ -108,7 +114,8 @@ class Search {
   }
   Layouts need(OpId op, int s, std::size_t k) const {
     Layouts l;
-    for (int r : combos_[op][static_cast<std::size_t>(s)]) l.push_back(rules_[op][static_cast<std::size_t>(r)].inputs[k]);
+    for (int r : combos_[op][static_cast<std::size_t>(s)])
+      l.push_back(rules_[op][static_cast<std::size_t>(r)].inputs[k]);
     return l;
   }
   std::vector<Layouts> output_layouts(OpId op) const {
@@ -120,7 +127,8 @@ class Search {
 
   std::vector<ShardedOp> sharded(OpId op, int s) const {
     std::vector<ShardedOp> per_axis;
-    for (int r : combos_[op][static_cast<std::size_t>(s)]) per_axis.push_back({op, rules_[op][static_cast<std::size_t>(r)], {}, {}});
+    for (int r : combos_[op][static_cast<std::size_t>(s)])
+      per_axis.push_back({op, rules_[op][static_cast<std::size_t>(r)], {}, {}});
     return per_axis;
   }
   static std::vector<const ShardedOp*> pointers(const std::vector<ShardedOp>& v) {
@@ -161,7 +169,9 @@ class Search {
 
   // The tree DP of a cone: each operator's best strategy for each strategy of its reader.
   ConeSolution solve_cone(const RhinoCone& cone) {
-    const auto position = [&](OpId id) { return static_cast<std::size_t>(std::find(cone.ops.begin(), cone.ops.end(), id) - cone.ops.begin()); };
+    const auto position = [&](OpId id) {
+      return static_cast<std::size_t>(std::find(cone.ops.begin(), cone.ops.end(), id) - cone.ops.begin());
+    };
     const std::size_t n = cone.ops.size();
     std::vector<std::vector<double>> best(n);
     // choice[i][s][k]: the strategy of operand k of cone.ops[i] (when inside the cone) for s.
@@ -200,7 +210,8 @@ class Search {
         const OpId op = cone.ops[i];
         for (std::size_t k = 0; k < graph_.op(op).inputs.size(); ++k) {
           const std::size_t p = position(graph_.op(op).inputs[k]);
-          if (p < n && choice[i][static_cast<std::size_t>(assign[i])][k] >= 0) assign[p] = choice[i][static_cast<std::size_t>(assign[i])][k];
+          if (p < n && choice[i][static_cast<std::size_t>(assign[i])][k] >= 0)
+            assign[p] = choice[i][static_cast<std::size_t>(assign[i])][k];
         }
       }
       for (int& a : assign) a = std::max(a, 0);
@@ -209,17 +220,18 @@ class Search {
     return solution;
   }
 
-  std::string signature(const RhinoSubgraph& sub, const std::optional<Layouts>& in, const std::optional<Layouts>& out) const {
+  std::string signature(const RhinoSubgraph& sub, const std::optional<Layouts>& in,
+                        const std::optional<Layouts>& out) const {
     std::string key = fmt::format("{}|{}|", in ? layout_key(*in) : "-", out ? layout_key(*out) : "-");
     for (OpId id = sub.begin; id < sub.end; ++id) {
       const SpmdOp& op = graph_.op(id);
-      key += fmt::format("{}:{}x{}:{}:{}:{}:{}:{}(", static_cast<int>(op.kind), op.rows, op.columns, op.forward_flops.value(),
-                         op.stride, op.experts, op.routed, id == sub.end - 1 && out ? 1 : 0);
+      key += fmt::format("{}:{}x{}:{}:{}:{}:{}:{}(", static_cast<int>(op.kind), op.rows, op.columns,
+                         op.forward_flops.value(), op.stride, op.experts, op.routed, id == sub.end - 1 && out ? 1 : 0);
       for (OpId in : op.inputs)
-        key += in >= sub.begin ? fmt::format("i{},", in - sub.begin)
-                               : in == sub.entering ? std::string("E,")
-                                                    : fmt::format("x{}:{}x{}:{},", static_cast<int>(graph_.op(in).kind),
-                                                                  graph_.op(in).rows, graph_.op(in).columns, graph_.op(in).stride);
+        key += in >= sub.begin      ? fmt::format("i{},", in - sub.begin)
+               : in == sub.entering ? std::string("E,")
+                                    : fmt::format("x{}:{}x{}:{},", static_cast<int>(graph_.op(in).kind),
+                                                  graph_.op(in).rows, graph_.op(in).columns, graph_.op(in).stride);
       key += ")";
     }
     return key;
@@ -231,8 +243,9 @@ class Search {
   }
 
   SubResult solve(const RhinoSubgraph& sub, const std::optional<Layouts>& in, const std::optional<Layouts>& out);
-  std::vector<int> integer_program(const std::vector<std::vector<double>>& cost,
-                                   const std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<double>>>& pairs);
+  std::vector<int> integer_program(
+      const std::vector<std::vector<double>>& cost,
+      const std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<double>>>& pairs);
 
   SpmdProgram program_of(const std::vector<int>& strategy) const {
     SpmdProgram program;
@@ -326,15 +339,17 @@ SubResult Search::solve(const RhinoSubgraph& sub, const std::optional<Layouts>& 
     result.cost += cost[c][static_cast<std::size_t>(pick[c])];
     for (OpId op : sub.cones[c].ops) result.strategy[op - sub.begin] = strategy_of(c, pick[c], op);
   }
-  for (const auto& [cc, matrix] : pairs) result.cost += matrix[static_cast<std::size_t>(pick[cc.first])][static_cast<std::size_t>(pick[cc.second])];
+  for (const auto& [cc, matrix] : pairs)
+    result.cost += matrix[static_cast<std::size_t>(pick[cc.first])][static_cast<std::size_t>(pick[cc.second])];
   return memo_[key] = result;
 }
 
 // TePDist's BuildILPModel: x[c][s] binary, one strategy per cone; y ≥ x[c][s] + x[c'][s'] − 1 for a
 // pair of strategies with a conversion between them (its cost on y); a pair that cannot be
 // converted (a partial layout asked of a complete tensor) excluded by x[c][s] + x[c'][s'] ≤ 1.
-std::vector<int> Search::integer_program(const std::vector<std::vector<double>>& cost,
-                                         const std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<double>>>& pairs) {
+std::vector<int> Search::integer_program(
+    const std::vector<std::vector<double>>& cost,
+    const std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<double>>>& pairs) {
   ++stats_.ilps;
   const std::size_t count = cost.size();
   std::vector<std::vector<int>> column(count);

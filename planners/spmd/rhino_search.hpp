@@ -21,9 +21,9 @@ namespace dnnsim {
 
 struct RhinoSearchOptions {
   Mesh mesh;
-  int group = 1;           // critical nodes per sub-graph
-  bool fine = true;        // the finer cone roots (thorough) or not (fast)
-  double ilp_seconds = 60; // Cbc's limit per integer program
+  int group = 1;            // critical nodes per sub-graph
+  bool fine = true;         // the finer cone roots (thorough) or not (fast)
+  double ilp_seconds = 60;  // Cbc's limit per integer program
 };
 
 struct RhinoStatistics {
@@ -35,7 +35,7 @@ struct RhinoStatistics {
 };
 
 // The program Rhino's search chooses on `options.mesh` (even shares).
-[[nodiscard]] SpmdProgram rhino_search(const OpGraph& graph, const SpmdCluster& cluster, const RhinoSearchOptions& options,
-                                       RhinoStatistics* statistics = nullptr);
+[[nodiscard]] SpmdProgram rhino_search(const OpGraph& graph, const SpmdCluster& cluster,
+                                       const RhinoSearchOptions& options, RhinoStatistics* statistics = nullptr);
 
 }  // namespace dnnsim

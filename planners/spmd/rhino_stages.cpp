@@ -3,7 +3,6 @@
 #include <CbcModel.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -43,7 +42,8 @@ std::vector<double> accumulated(const OpGraph& graph, bool ancestors) {
 
 std::vector<double> stage_flops(const OpGraph& graph, const std::vector<int>& stage, int stages) {
   std::vector<double> flops(static_cast<std::size_t>(stages), 0.0);
-  for (OpId id = 0; id < graph.size(); ++id) flops[static_cast<std::size_t>(stage[id])] += graph.op(id).forward_flops.value();
+  for (OpId id = 0; id < graph.size(); ++id)
+    flops[static_cast<std::size_t>(stage[id])] += graph.op(id).forward_flops.value();
   return flops;
 }
 
@@ -61,8 +61,11 @@ std::optional<StagePartition> partition_stages(const OpGraph& graph, int stages,
   for (OpId id = 0; id < n; ++id) {
     if (is_parameter(id)) continue;
     const double f = graph.op(id).forward_flops.value();
-    const int asap = std::clamp(static_cast<int>(std::floor((std::max(0.0, before[id] - tolerance) + f / 2) / per_stage)), 0, stages - 1);
-    const int alap = std::clamp(stages - 1 - static_cast<int>(std::floor(std::max(0.0, after[id] + f / 2 - tolerance) / per_stage)), 0, stages - 1);
+    const int asap = std::clamp(
+        static_cast<int>(std::floor((std::max(0.0, before[id] - tolerance) + f / 2) / per_stage)), 0, stages - 1);
+    const int alap =
+        std::clamp(stages - 1 - static_cast<int>(std::floor(std::max(0.0, after[id] + f / 2 - tolerance) / per_stage)),
+                   0, stages - 1);
     if (asap > alap) return std::nullopt;
     first[id] = static_cast<int>(objective.size());
     for (int k = 0; k < boundaries; ++k) {
@@ -85,7 +88,8 @@ std::optional<StagePartition> partition_stages(const OpGraph& graph, int stages,
   std::vector<std::pair<OpId, OpId>> edges;
   for (OpId v = 0; v < n; ++v)
     for (OpId u : graph.op(v).inputs) {
-      if (is_parameter(u) || first[v] < 0 || std::find(edges.begin(), edges.end(), std::make_pair(u, v)) != edges.end()) continue;
+      if (is_parameter(u) || first[v] < 0 || std::find(edges.begin(), edges.end(), std::make_pair(u, v)) != edges.end())
+        continue;
       edges.emplace_back(u, v);
       const double bytes = graph.bytes(u).value();
       for (int k = 0; k < boundaries; ++k) {
@@ -123,13 +127,13 @@ std::optional<StagePartition> partition_stages(const OpGraph& graph, int stages,
   partition.optimal = model.isProvenOptimal();
   partition.stage.assign(n, 0);
   for (OpId id = 0; id < n; ++id)
-    for (int k = 0; first[id] >= 0 && k < boundaries; ++k)
-      partition.stage[id] += best[first[id] + k] < 0.5 ? 1 : 0;
+    for (int k = 0; first[id] >= 0 && k < boundaries; ++k) partition.stage[id] += best[first[id] + k] < 0.5 ? 1 : 0;
   // Parameters go with their first reader.
   const std::vector<std::vector<OpId>> users = graph.users();
   for (OpId id = 0; id < n; ++id)
     if (is_parameter(id) && !users[id].empty()) partition.stage[id] = partition.stage[users[id].front()];
-  for (const auto& [u, v] : edges) partition.cut_bytes += graph.bytes(u).value() * (partition.stage[v] - partition.stage[u]);
+  for (const auto& [u, v] : edges)
+    partition.cut_bytes += graph.bytes(u).value() * (partition.stage[v] - partition.stage[u]);
   return partition;
 }
 

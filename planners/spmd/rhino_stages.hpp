@@ -8,7 +8,8 @@
 //   min Σ_(u→v) bytes(u) · Σ_k (z_uk − z_vk)   the bytes of u times the boundaries they cross
 //   z_vk ≤ z_uk                                 for every edge u → v (stages never go back)
 //   z_ik ≤ z_i(k+1)
-//   z_ik = 0 for k < asap_i, 1 for k ≥ alap_i   balance: stage = ⌊(FLOPs before i − tolerance + FLOPs_i / 2) / per stage⌋
+//   z_ik = 0 for k < asap_i, 1 for k ≥ alap_i   balance: stage = ⌊(FLOPs before i − tolerance + FLOPs_i / 2) / per
+//   stage⌋
 //                             at the earliest and S − 1 − ⌊(FLOPs after i + FLOPs_i / 2 − tolerance) / per
 //                             stage⌋ at the latest, per stage = total / S, tolerance = unbalanced × per stage
 //   1 + k − u ≤ Σ_i FLOPs_i · z_ik / per stage ≤ 1 + k + u   stages 0..k hold k + 1 stages' FLOPs (u: unbalanced)

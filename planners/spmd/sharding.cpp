@@ -16,7 +16,8 @@ std::string_view layout_name(Layout layout) {
     case Layout::split_rows: return "rows";
     case Layout::split_columns: return "columns";
     case Layout::partial: return "partial";
-    case Layout::split_strided: return "strided";
+    case Layout::split_strided:
+      return "strided";
   }
   return "?";
 }
@@ -28,9 +29,12 @@ std::string_view conversion_name(Conversion conversion) {
     case Conversion::all_gather: return "all-gather";
     case Conversion::all_to_all: return "all-to-all";
     case Conversion::slice: return "slice";
-    case Conversion::grouped_broadcast: return "grouped broadcast";
-    case Conversion::grouped_reduce: return "grouped reduce";
-    case Conversion::reshard: return "reshard all-to-all";
+    case Conversion::grouped_broadcast:
+      return "grouped broadcast";
+    case Conversion::grouped_reduce:
+      return "grouped reduce";
+    case Conversion::reshard:
+      return "reshard all-to-all";
   }
   return "?";
 }
@@ -39,7 +43,9 @@ std::optional<Conversion> conversion_between(Layout from, Layout to, bool groupe
   using L = Layout;
   if (from == to || to == L::partial) return std::nullopt;
   if (from == L::partial)
-    return to == L::replicated ? Conversion::all_reduce : grouped ? Conversion::grouped_reduce : Conversion::reduce_scatter;
+    return to == L::replicated ? Conversion::all_reduce
+           : grouped           ? Conversion::grouped_reduce
+                               : Conversion::reduce_scatter;
   if (from == L::replicated) return Conversion::slice;
   if (to == L::replicated) return grouped ? Conversion::grouped_broadcast : Conversion::all_gather;
   return Conversion::all_to_all;  // one split ↔ another
@@ -61,14 +67,14 @@ std::vector<ShardingRule> sharding_rules(const OpGraph& graph, OpId id) {
       if (op.stride > 1) rules.push_back({{}, L::split_strided, true});
       return rules;
     case OpKind::matmul:
-      rules = {{{L::split_rows, L::replicated}, L::split_rows, true},             // data parallel
-               {{L::split_rows, L::replicated}, L::split_rows, true, true},       // … with SFB
-               {{L::replicated, L::split_columns}, L::split_columns, true},       // column (feature) parallel
-               {{L::split_columns, L::split_rows}, L::partial, true},             // row (reduction) parallel
-               {{L::replicated, L::replicated}, L::replicated, false}};           // replicated computation
+      rules = {{{L::split_rows, L::replicated}, L::split_rows, true},        // data parallel
+               {{L::split_rows, L::replicated}, L::split_rows, true, true},  // … with SFB
+               {{L::replicated, L::split_columns}, L::split_columns, true},  // column (feature) parallel
+               {{L::split_columns, L::split_rows}, L::partial, true},        // row (reduction) parallel
+               {{L::replicated, L::replicated}, L::replicated, false}};      // replicated computation
       if (strided_input(1)) rules.push_back({{L::replicated, L::split_strided}, L::split_strided, true});
       return rules;
-    case OpKind::experts:  // [x, W1, W2, gate]
+    case OpKind::experts:                                                                           // [x, W1, W2, gate]
       return {{{L::split_rows, L::split_rows, L::split_rows, L::split_rows}, L::split_rows, true},  // expert parallel
               {{L::split_rows, L::replicated, L::replicated, L::split_rows}, L::split_rows, true},  // data parallel
               // each expert's FFN split as Megatron splits an MLP: W1 by columns, W2 by rows, a partial sum
@@ -88,10 +94,14 @@ std::vector<ShardingRule> sharding_rules(const OpGraph& graph, OpId id) {
     case OpKind::rowwise:  // along each row: rows may be split, columns not
       return {{{L::split_rows}, L::split_rows, true}, {{L::replicated}, L::replicated, false}};
     case OpKind::reshape:  // only the rows' split survives a change of layout; partial sums stay partial
-      return {{{L::split_rows}, L::split_rows, true}, {{L::replicated}, L::replicated, false}, {{L::partial}, L::partial, false}};
+      return {{{L::split_rows}, L::split_rows, true},
+              {{L::replicated}, L::replicated, false},
+              {{L::partial}, L::partial, false}};
     case OpKind::loss:  // a sum: over a split, or of partial addends, it is a partial sum
-      rules = {{{L::split_rows}, L::partial, true}, {{L::split_columns}, L::partial, true},
-               {{L::replicated}, L::replicated, false}, {{L::partial}, L::partial, false}};
+      rules = {{{L::split_rows}, L::partial, true},
+               {{L::split_columns}, L::partial, true},
+               {{L::replicated}, L::replicated, false},
+               {{L::partial}, L::partial, false}};
       if (strided_input(0)) rules.push_back({{L::split_strided}, L::partial, true});
       return rules;
     case OpKind::embedding: {
@@ -108,8 +118,10 @@ std::vector<ShardingRule> sharding_rules(const OpGraph& graph, OpId id) {
               {with({L::replicated, L::replicated}, L::replicated), L::replicated, false}};
     }
     case OpKind::transpose:
-      return {{{L::split_rows}, L::split_columns, true}, {{L::split_columns}, L::split_rows, true},
-              {{L::replicated}, L::replicated, false}, {{L::partial}, L::partial, false}};
+      return {{{L::split_rows}, L::split_columns, true},
+              {{L::split_columns}, L::split_rows, true},
+              {{L::replicated}, L::replicated, false},
+              {{L::partial}, L::partial, false}};
     case OpKind::concat:  // side by side: a split of the rows, or nothing split
       all(L::split_rows, L::split_rows, true);
       all(L::replicated, L::replicated, false);
@@ -212,7 +224,8 @@ SpmdCluster make_spmd_cluster(const ClusterView& view, Dtype dtype) {
   cluster.names = view.names();
   for (const ClusterDevice& d : view.devices) {
     cluster.flops_per_second.push_back(
-        d.gpu.peak(dtype).value_or(d.gpu.peak(Dtype::fp32).value_or(FlopsPerSecond(1e12))).value() * d.compute_efficiency);
+        d.gpu.peak(dtype).value_or(d.gpu.peak(Dtype::fp32).value_or(FlopsPerSecond(1e12))).value() *
+        d.compute_efficiency);
     cluster.memory_bytes.push_back(d.gpu.memory.value());
   }
   std::map<std::uint32_t, int> per_node;
@@ -264,7 +277,8 @@ std::string SpmdProgram::describe(const OpGraph& graph) const {
                                s.rule.sfb ? ", weight gradient by sufficient factors" : "",
                                s.synchronizes.empty() ? "" : ", weight gradient all-reduced");
     }
-    text += fmt::format("{}{} = {}\n", op.name, segment.empty() ? "" : fmt::format(" [segment {}]", segment[i]), axes_text);
+    text +=
+        fmt::format("{}{} = {}\n", op.name, segment.empty() ? "" : fmt::format(" [segment {}]", segment[i]), axes_text);
   }
   return text;
 }
@@ -302,9 +316,9 @@ double sbp_boxing_bytes(Layout from, Layout to, double bytes, int p1, int p2) {
   if (p1 == p2) {
     const double p = p1;
     if (from == to) return 0;
-    if (is_split(from) && is_split(to)) return t * (p - 1) / p;  // all-to-all
-    if (is_split(from) && to == L::replicated) return t * (p - 1);  // all-gather
-    if (from == L::partial && is_split(to)) return t * (p - 1);  // reduce-scatter
+    if (is_split(from) && is_split(to)) return t * (p - 1) / p;             // all-to-all
+    if (is_split(from) && to == L::replicated) return t * (p - 1);          // all-gather
+    if (from == L::partial && is_split(to)) return t * (p - 1);             // reduce-scatter
     if (from == L::partial && to == L::replicated) return 2 * t * (p - 1);  // all-reduce
     return 1;  // B → S: each device keeps its slice
   }

@@ -51,7 +51,11 @@ enum class Layout : std::uint8_t { replicated, split_rows, split_columns, partia
 
 // How a tensor is brought from one layout to another before its consumer runs.
 enum class Conversion : std::uint8_t {
-  all_reduce, reduce_scatter, all_gather, all_to_all, slice,
+  all_reduce,
+  reduce_scatter,
+  all_gather,
+  all_to_all,
+  slice,
   grouped_broadcast,  // HAP §5.6: one Broadcast per shard (NCCL group) instead of a padded All-Gather
   grouped_reduce,     // its mirror: one Reduce per shard instead of a padded Reduce-Scatter
   reshard,            // HAP §5.5: an All-To-All where a split tensor enters a segment of other ratios
@@ -85,7 +89,9 @@ struct Mesh {
   // Device ids of each group along `axes` (devices that differ only on them), groups and members in
   // device order.
   [[nodiscard]] std::vector<std::vector<DeviceId>> groups(const std::vector<std::size_t>& axes) const;
-  [[nodiscard]] std::vector<std::vector<DeviceId>> groups(std::size_t axis) const { return groups(std::vector<std::size_t>{axis}); }
+  [[nodiscard]] std::vector<std::vector<DeviceId>> groups(std::size_t axis) const {
+    return groups(std::vector<std::size_t>{axis});
+  }
   [[nodiscard]] std::string describe() const;  // "[8 × 8]"
   bool operator==(const Mesh&) const = default;
 };
@@ -115,7 +121,9 @@ struct SpmdCluster {
   std::function<CollectiveLines(const Mesh&, const std::vector<std::size_t>& axes)> axis_lines;
   [[nodiscard]] std::size_t size() const { return names.size(); }
   [[nodiscard]] CollectiveLines lines(const Mesh& mesh, const std::vector<std::size_t>& axes) const;
-  [[nodiscard]] CollectiveLines lines(const Mesh& mesh, std::size_t axis) const { return lines(mesh, std::vector<std::size_t>{axis}); }
+  [[nodiscard]] CollectiveLines lines(const Mesh& mesh, std::size_t axis) const {
+    return lines(mesh, std::vector<std::size_t>{axis});
+  }
 };
 // Fits the linear collective costs on the cluster's analytical collective model
 // (models/cost/collective_cost.hpp, the default algorithm on each group) and takes each device's peak

@@ -12,10 +12,14 @@ std::int64_t divide_up(std::int64_t a, int q) { return (a + q - 1) / q; }
 // The length of the dimension `layout` splits on a tensor of `shape` (0: none).
 std::int64_t split_dimension(const SpmdOp& tensor, LocalShape shape, Layout layout) {
   switch (layout) {
-    case Layout::split_rows: return shape.rows;
-    case Layout::split_columns: return shape.columns;
-    case Layout::split_strided: return shape.columns / std::max(1, tensor.stride);
-    default: return 0;
+    case Layout::split_rows:
+      return shape.rows;
+    case Layout::split_columns:
+      return shape.columns;
+    case Layout::split_strided:
+      return shape.columns / std::max(1, tensor.stride);
+    default:
+      return 0;
   }
 }
 

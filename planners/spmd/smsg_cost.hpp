@@ -41,8 +41,8 @@ struct LocalShape {
 [[nodiscard]] std::int64_t symbolic_redistribution(Layout from, Layout to, std::int64_t elements, std::int64_t weight);
 // Whether `rule` can cut operator `id` on an axis of `q` devices: every dimension it splits keeps at
 // least one row or column per device.
-[[nodiscard]] bool cuttable(const OpGraph& graph, OpId id, const ShardingRule& rule, const std::vector<LocalShape>& shapes,
-                            int q);
+[[nodiscard]] bool cuttable(const OpGraph& graph, OpId id, const ShardingRule& rule,
+                            const std::vector<LocalShape>& shapes, int q);
 // The local shape of a tensor of `shape` after a cut of `q` that leaves it in `layout`.
 [[nodiscard]] LocalShape after_cut(LocalShape shape, Layout layout, int q);
 

@@ -40,7 +40,8 @@ struct Boundary {
   [[nodiscard]] std::size_t index(const std::vector<Layout>& layouts) const {
     std::size_t s = 0;
     for (std::size_t t = 0; t < live.size(); ++t)
-      s = s * choices[t].size() + static_cast<std::size_t>(std::find(choices[t].begin(), choices[t].end(), layouts[t]) - choices[t].begin());
+      s = s * choices[t].size() +
+          static_cast<std::size_t>(std::find(choices[t].begin(), choices[t].end(), layouts[t]) - choices[t].begin());
     return s;
   }
   [[nodiscard]] std::vector<Layout> layouts(std::size_t s) const {
@@ -133,7 +134,8 @@ class CutRound {
       v.assign(m.size(), kInfinity);
       for (std::size_t s = 0; s < m.size(); ++s)
         for (std::size_t t = 0; t < m[s].size(); ++t)
-          if (m[s][t] < kInfinity && go[cuts[c + 1]][t] < kInfinity) v[s] = std::min(v[s], m[s][t] + go[cuts[c + 1]][t]);
+          if (m[s][t] < kInfinity && go[cuts[c + 1]][t] < kInfinity)
+            v[s] = std::min(v[s], m[s][t] + go[cuts[c + 1]][t]);
     }
     std::vector<std::future<void>> insides;
     for (std::size_t c = 0; c + 1 < cuts.size(); ++c)
@@ -153,7 +155,8 @@ class CutRound {
       std::size_t best = steps_[id].size();
       for (std::size_t k = 0; k < steps_[id].size(); ++k) {
         const Step& step = steps_[id][k];
-        if (step.from != state || go[id + 1][step.to] >= kInfinity || step.cost + go[id + 1][step.to] != go[id][state]) continue;
+        if (step.from != state || go[id + 1][step.to] >= kInfinity || step.cost + go[id + 1][step.to] != go[id][state])
+          continue;
         if (best == steps_[id].size() || step.rule < steps_[id][best].rule) best = k;
       }
       chosen[id] = steps_[id][best].rule;
@@ -199,8 +202,10 @@ class CutRound {
         std::vector<Layout> next;
         for (std::size_t t = 0; t < after.live.size(); ++t) {
           const OpId tensor = after.live[t];
-          next.push_back(tensor == id ? rule.output
-                                      : layouts[static_cast<std::size_t>(std::find(before.live.begin(), before.live.end(), tensor) - before.live.begin())]);
+          next.push_back(tensor == id
+                             ? rule.output
+                             : layouts[static_cast<std::size_t>(
+                                   std::find(before.live.begin(), before.live.end(), tensor) - before.live.begin())]);
         }
         steps.push_back({s, after.index(next), cost, r});
       }
@@ -231,11 +236,14 @@ std::vector<int> cut_sizes(int devices) {
 
 OptionSchema smsg_options() {
   OptionSchema schema;
-  schema.integer("redistribution_weight", 16,
-                 "elements counted per element of a tensor read in another layout than produced (MindSpore rec_cost.h "
-                 "REDIS_COEF)")
+  schema
+      .integer("redistribution_weight", 16,
+               "elements counted per element of a tensor read in another layout than produced (MindSpore rec_cost.h "
+               "REDIS_COEF)")
       .at_least(0);
-  schema.integer("parts", 1, "pieces the operator list is cut into and solved concurrently (the same strategy whatever)").at_least(1);
+  schema
+      .integer("parts", 1, "pieces the operator list is cut into and solved concurrently (the same strategy whatever)")
+      .at_least(1);
   return schema;
 }
 
@@ -245,7 +253,8 @@ class SmsgPlanner final : public SpmdPlanner {
  public:
   SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster, const Options& options) const override {
     const std::int64_t weight = options.integer("redistribution_weight");
-    const int parts = static_cast<int>(std::min<std::int64_t>(options.integer("parts"), static_cast<std::int64_t>(std::max<std::size_t>(1, graph.size()))));
+    const int parts = static_cast<int>(std::min<std::int64_t>(
+        options.integer("parts"), static_cast<std::int64_t>(std::max<std::size_t>(1, graph.size()))));
     SpmdPlan plan;
     plan.program.mesh.axes = cut_sizes(static_cast<int>(cluster.size()));
     std::vector<LocalShape> shapes;

@@ -16,10 +16,14 @@ namespace {
 bool data_parallel_rule(const SpmdOp& op, const ShardingRule& rule) {
   switch (op.kind) {
     case OpKind::parameter:
-    case OpKind::transpose: return rule.output == Layout::replicated;
-    case OpKind::loss: return rule.output == Layout::partial;
-    case OpKind::experts: return rule.inputs[1] == Layout::replicated && rule.output == Layout::split_rows;
-    default: return rule.output == Layout::split_rows;
+    case OpKind::transpose:
+      return rule.output == Layout::replicated;
+    case OpKind::loss:
+      return rule.output == Layout::partial;
+    case OpKind::experts:
+      return rule.inputs[1] == Layout::replicated && rule.output == Layout::split_rows;
+    default:
+      return rule.output == Layout::split_rows;
   }
 }
 
@@ -73,8 +77,10 @@ void register_spmd_baselines(SpmdPlannerRegistry& registry) {
                std::make_shared<FixedRatioPlanner>(data_parallel_rule, false));
   registry.add("dp-cp", "data parallelism, batch split in proportion to FLOP/s", "HAP §5.7 baseline DP-CP",
                std::make_shared<FixedRatioPlanner>(data_parallel_rule, true));
-  registry.add("megatron-tp", "tensor parallelism only (column/row-split weights, activations not split by samples), even split",
-               "Shoeybi et al., Megatron-LM, arXiv 1909.08053, §3", std::make_shared<FixedRatioPlanner>(tensor_parallel_rule, false));
+  registry.add("megatron-tp",
+               "tensor parallelism only (column/row-split weights, activations not split by samples), even split",
+               "Shoeybi et al., Megatron-LM, arXiv 1909.08053, §3",
+               std::make_shared<FixedRatioPlanner>(tensor_parallel_rule, false));
   registry.add("deepspeed", "ZeRO data parallelism with expert parallelism for experts, even split",
                "HAP §5.7 baseline DeepSpeed; Rajbhandari et al., ZeRO, SC'20 and DeepSpeed-MoE, ICML'22",
                std::make_shared<FixedRatioPlanner>(deepspeed_rule, false));

@@ -22,7 +22,7 @@ double boxing_time(Layout from, Layout to, double bytes, int p, const Collective
     if (from == Layout::partial || from == Layout::replicated)  // gradient of a split: gathered
       return sbp_boxing_bytes(to, Layout::replicated, bytes, p, p);
     if (to == Layout::replicated) return sbp_boxing_bytes(Layout::partial, from, bytes, p, p);  // reduce-scattered
-    return sbp_boxing_bytes(to, from, bytes, p, p);                                           // all-to-all back
+    return sbp_boxing_bytes(to, from, bytes, p, p);                                             // all-to-all back
   };
   const double moved = sbp_boxing_bytes(from, to, bytes, p, p) + mirror();
   return moved * lines.all_reduce.seconds_per_byte / (2.0 * std::max(1, p - 1));
@@ -36,13 +36,18 @@ std::vector<OpCollective> op_collectives(const std::vector<const ShardedOp*>& ch
         return !o.sync && o.convert.input == c.input && o.convert.from == c.from && o.convert.to == c.to &&
                o.convert.conversion == c.conversion;
       });
-      if (same == result.end()) result.push_back({false, c, {a}});
-      else same->axes.push_back(a);
+      if (same == result.end())
+        result.push_back({false, c, {a}});
+      else
+        same->axes.push_back(a);
     }
     for (std::size_t k : choices[a]->synchronizes) {
-      auto same = std::find_if(result.begin(), result.end(), [&](const OpCollective& o) { return o.sync && o.convert.input == k; });
-      if (same == result.end()) result.push_back({true, {k, Layout::partial, Layout::replicated, Conversion::all_reduce}, {a}});
-      else same->axes.push_back(a);
+      auto same = std::find_if(result.begin(), result.end(),
+                               [&](const OpCollective& o) { return o.sync && o.convert.input == k; });
+      if (same == result.end())
+        result.push_back({true, {k, Layout::partial, Layout::replicated, Conversion::all_reduce}, {a}});
+      else
+        same->axes.push_back(a);
     }
   }
   return result;
@@ -103,14 +108,19 @@ double conversion_time(Conversion c, double bytes, const std::vector<double>& sh
   // reduce per shard, runs as the unpadded reduce-scatter it amounts to on a ring.
   const double grouped = nonzero * lines.broadcast.alpha + bytes * lines.broadcast.seconds_per_byte;
   switch (c) {
-    case Conversion::all_reduce: return 2 * lines.all_reduce.at(bytes);
+    case Conversion::all_reduce:
+      return 2 * lines.all_reduce.at(bytes);
     case Conversion::reduce_scatter:
-    case Conversion::all_gather: return lines.all_gather.at(padded) + lines.reduce_scatter.at(padded);
+    case Conversion::all_gather:
+      return lines.all_gather.at(padded) + lines.reduce_scatter.at(padded);
     case Conversion::all_to_all:
-    case Conversion::reshard: return 2 * lines.all_to_all.at(bytes * largest);  // each device sends its shard
-    case Conversion::slice: return lines.all_gather.at(padded);
+    case Conversion::reshard:
+      return 2 * lines.all_to_all.at(bytes * largest);  // each device sends its shard
+    case Conversion::slice:
+      return lines.all_gather.at(padded);
     case Conversion::grouped_broadcast:
-    case Conversion::grouped_reduce: return grouped + lines.reduce_scatter.at(bytes);
+    case Conversion::grouped_reduce:
+      return grouped + lines.reduce_scatter.at(bytes);
   }
   return 0;
 }
@@ -157,8 +167,9 @@ OpCost op_cost(const OpGraph& graph, const Mesh& mesh, const std::vector<const S
     if (model == SpmdCostModel::sbp) {
       int p = 1;
       for (std::size_t a : c.axes) p *= mesh.axes[a];
-      const double time = c.sync ? boxing_time(Layout::partial, Layout::replicated, bytes, p, lines) / 2  // backward only
-                                 : boxing_time(c.convert.from, c.convert.to, bytes, p, lines);
+      const double time = c.sync
+                              ? boxing_time(Layout::partial, Layout::replicated, bytes, p, lines) / 2  // backward only
+                              : boxing_time(c.convert.from, c.convert.to, bytes, p, lines);
       cost.communication += time;
       if (!c.sync) cost.conversions += time;
       continue;
@@ -200,7 +211,8 @@ double conversions_time(const OpGraph& graph, const Mesh& mesh, const std::vecto
   double time = 0;
   for (const OpCollective& c : op_collectives(choices))
     if (!c.sync)
-      time += conversion_time(c.convert.conversion, operand_bytes(graph, op, choices, ratios, segment, c.convert.input, c.axes),
+      time += conversion_time(c.convert.conversion,
+                              operand_bytes(graph, op, choices, ratios, segment, c.convert.input, c.axes),
                               group_shares(ratios, c.axes, segment), cluster.lines(mesh, c.axes),
                               group_shares(ratios, c.axes, segment_in(segments, op.inputs[c.convert.input])));
   return time;
@@ -217,7 +229,9 @@ std::int64_t split_length(const OpGraph& graph, const ShardedOp& s) {
   const SpmdOp& op = graph.op(s.op);
   const auto input_split = [&](Layout l, OpId in) -> std::int64_t {
     const SpmdOp& t = graph.op(in);
-    return l == Layout::split_rows ? t.rows : l == Layout::split_strided ? t.columns / std::max(1, t.stride) : t.columns;
+    return l == Layout::split_rows      ? t.rows
+           : l == Layout::split_strided ? t.columns / std::max(1, t.stride)
+                                        : t.columns;
   };
   switch (s.rule.output) {
     case Layout::split_rows:
@@ -225,20 +239,24 @@ std::int64_t split_length(const OpGraph& graph, const ShardedOp& s) {
           (op.kind == OpKind::parameter && op.experts > 0))
         return op.experts;
       return op.rows;
-    case Layout::split_columns: return op.columns;
-    case Layout::split_strided: return op.columns / std::max(1, op.stride);
+    case Layout::split_columns:
+      return op.columns;
+    case Layout::split_strided:
+      return op.columns / std::max(1, op.stride);
     case Layout::partial:
       if (op.kind == OpKind::matmul) return graph.op(op.inputs[0]).columns;
       if (op.kind == OpKind::experts) return graph.op(op.inputs[1]).columns;  // each expert's hidden width
       if (op.kind == OpKind::embedding) return graph.op(op.inputs[1]).rows;
       if (!op.inputs.empty()) return input_split(s.rule.inputs[0], op.inputs[0]);
       return 1;
-    case Layout::replicated: return 1;
+    case Layout::replicated:
+      return 1;
   }
   return 1;
 }
 
-std::vector<double> device_shares(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios, OpId op) {
+std::vector<double> device_shares(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
+                                  OpId op) {
   const std::size_t devices = static_cast<std::size_t>(program.mesh.devices());
   std::vector<double> shares(devices, 1.0);
   for (std::size_t a = 0; a < program.axes.size(); ++a) {

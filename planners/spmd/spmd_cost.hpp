@@ -55,8 +55,8 @@ struct OpCost {
 // the same one on several axes merged into one over their combined groups (n-D SBP's boxing of the
 // same change on several axes: data parallelism over a [2 × 2 × 2] mesh is one all-reduce over 8).
 struct OpCollective {
-  bool sync = false;            // a gradient all-reduce; else `convert`
-  ShardedOp::Convert convert;   // its operand is convert.input (a sync's too)
+  bool sync = false;           // a gradient all-reduce; else `convert`
+  ShardedOp::Convert convert;  // its operand is convert.input (a sync's too)
   std::vector<std::size_t> axes;
 };
 [[nodiscard]] std::vector<OpCollective> op_collectives(const std::vector<const ShardedOp*>& choices);
@@ -66,7 +66,8 @@ struct OpCollective {
                                    const ShardRatios& ratios, int segment, std::size_t input,
                                    const std::vector<std::size_t>& axes);
 // The shares of a group of `axes`: the product of each axis' ratios, over the group's members.
-[[nodiscard]] std::vector<double> group_shares(const ShardRatios& ratios, const std::vector<std::size_t>& axes, int segment);
+[[nodiscard]] std::vector<double> group_shares(const ShardRatios& ratios, const std::vector<std::size_t>& axes,
+                                               int segment);
 
 // The cost of operator `id` (HAP §5.2), its collectives on every axis.
 [[nodiscard]] OpCost op_cost(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
@@ -84,8 +85,9 @@ void assign_synchronizations(const OpGraph& graph, SpmdProgram& program);
 // The parameter at the root of a chain of transposes ending at `tensor`; none when it is not one.
 [[nodiscard]] std::optional<OpId> weight_root(const OpGraph& graph, OpId tensor);
 // The conversions of one operator's operands alone (op_cost's `conversions`, without its computation).
-[[nodiscard]] double conversions_time(const OpGraph& graph, const Mesh& mesh, const std::vector<const ShardedOp*>& choices,
-                                      const std::vector<int>& segment, const ShardRatios& ratios, const SpmdCluster& cluster);
+[[nodiscard]] double conversions_time(const OpGraph& graph, const Mesh& mesh,
+                                      const std::vector<const ShardedOp*>& choices, const std::vector<int>& segment,
+                                      const ShardRatios& ratios, const SpmdCluster& cluster);
 // Σ over operators: the iteration's predicted time t(Q, B), in seconds.
 [[nodiscard]] double program_cost(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
                                   const SpmdCluster& cluster, SpmdCostModel model = SpmdCostModel::hap);

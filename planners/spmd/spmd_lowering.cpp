@@ -14,17 +14,21 @@ namespace dnnsim {
 LayerKind layer_kind_of(OpKind kind) {
   switch (kind) {
     case OpKind::matmul:
-    case OpKind::experts: return LayerKind::matmul;
+    case OpKind::experts:
+      return LayerKind::matmul;
     case OpKind::attention: return LayerKind::attention;
     case OpKind::rowwise: return LayerKind::normalization;
     case OpKind::elementwise: return LayerKind::elementwise;
-    case OpKind::embedding: return LayerKind::embedding;
-    case OpKind::loss: return LayerKind::loss;
+    case OpKind::embedding:
+      return LayerKind::embedding;
+    case OpKind::loss:
+      return LayerKind::loss;
     case OpKind::input:
     case OpKind::parameter:
     case OpKind::reshape:
     case OpKind::transpose:
-    case OpKind::concat: return LayerKind::other;
+    case OpKind::concat:
+      return LayerKind::other;
   }
   return LayerKind::other;
 }
@@ -48,8 +52,8 @@ GemmShape shard_gemm(const OpGraph& graph, const SpmdProgram& program, const Sha
     const ShardedOp& s = program.axes[a][id];
     if (!s.rule.sharded) continue;
     const std::int64_t length = std::max<std::int64_t>(1, split_length(graph, s));
-    const std::int64_t shard =
-        shard_lengths(length, ratios.of(a, program.segment_of(id)))[static_cast<std::size_t>(program.mesh.coordinate(device, a))];
+    const std::int64_t shard = shard_lengths(
+        length, ratios.of(a, program.segment_of(id)))[static_cast<std::size_t>(program.mesh.coordinate(device, a))];
     double& split = s.rule.output == Layout::split_rows ? m : s.rule.output == Layout::partial ? k : n;
     split = std::max(1.0, std::round(split * static_cast<double>(shard) / static_cast<double>(length)));
   }
@@ -85,7 +89,8 @@ struct Lowerer {
   }
 
   // One collective per group along `axes`, all at once.
-  void on_axes(const std::vector<std::size_t>& axes, CollectiveKind kind, Bytes size, Phase phase, const std::string& label) {
+  void on_axes(const std::vector<std::size_t>& axes, CollectiveKind kind, Bytes size, Phase phase,
+               const std::string& label) {
     for (const auto& group : program().mesh.groups(axes)) collective(kind, group, size, phase, label, compute_stream);
     wait_for.clear();
   }
@@ -117,25 +122,38 @@ struct Lowerer {
     const auto grouped_broadcast = [&] {
       for (const auto& group : program().mesh.groups(c.axes))
         for (std::size_t j = 0; j < group.size(); ++j)
-          if (shares[j] > 0) collective(K::broadcast, group, bytes * shares[j], phase, label, compute_stream, {}, group[j]);
+          if (shares[j] > 0)
+            collective(K::broadcast, group, bytes * shares[j], phase, label, compute_stream, {}, group[j]);
       wait_for.clear();
     };
     switch (c.convert.conversion) {
-      case Conversion::all_reduce: on_axes(c.axes, K::all_reduce, bytes, phase, label); break;
-      case Conversion::reduce_scatter: on_axes(c.axes, backward ? K::all_gather : K::reduce_scatter, padded, phase, label); break;
-      case Conversion::all_gather: on_axes(c.axes, backward ? K::reduce_scatter : K::all_gather, padded, phase, label); break;
+      case Conversion::all_reduce:
+        on_axes(c.axes, K::all_reduce, bytes, phase, label);
+        break;
+      case Conversion::reduce_scatter:
+        on_axes(c.axes, backward ? K::all_gather : K::reduce_scatter, padded, phase, label);
+        break;
+      case Conversion::all_gather:
+        on_axes(c.axes, backward ? K::reduce_scatter : K::all_gather, padded, phase, label);
+        break;
       case Conversion::all_to_all:  // each member's send buffer: its (padded) shard
-      case Conversion::reshard: on_axes(c.axes, K::all_to_all, bytes * largest, phase, label); break;
+      case Conversion::reshard:
+        on_axes(c.axes, K::all_to_all, bytes * largest, phase, label);
+        break;
       case Conversion::slice:
         if (backward) on_axes(c.axes, K::all_gather, padded, phase, label);
         break;
       case Conversion::grouped_broadcast:
-        if (backward) on_axes(c.axes, K::reduce_scatter, bytes, phase, label);
-        else grouped_broadcast();
+        if (backward)
+          on_axes(c.axes, K::reduce_scatter, bytes, phase, label);
+        else
+          grouped_broadcast();
         break;
       case Conversion::grouped_reduce:
-        if (backward) grouped_broadcast();
-        else on_axes(c.axes, K::reduce_scatter, bytes, phase, label);
+        if (backward)
+          grouped_broadcast();
+        else
+          on_axes(c.axes, K::reduce_scatter, bytes, phase, label);
         break;
     }
   }
@@ -267,14 +285,16 @@ TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vect
       const std::vector<OpCollective> collectives = op_collectives(lower.choices(id));
       for (const OpCollective& c : collectives) {
         if (!c.sync) continue;
-        const Bytes bytes(operand_bytes(graph, op, lower.choices(id), plan.ratios, program.segment_of(id), c.convert.input, c.axes));
+        const Bytes bytes(
+            operand_bytes(graph, op, lower.choices(id), plan.ratios, program.segment_of(id), c.convert.input, c.axes));
         for (const auto& group : program.mesh.groups(c.axes)) {
           std::vector<TaskId> deps;
           for (DeviceId d : group)
             if (d < done.size()) deps.push_back(done[d]);
-          syncs.push_back(lower.collective(CollectiveKind::all_reduce, group, bytes, Phase::backward,
-                                           fmt::format("grad all-reduce {}", graph.op(*weight_root(graph, op.inputs[c.convert.input])).name),
-                                           lower.comm_stream, deps));
+          syncs.push_back(lower.collective(
+              CollectiveKind::all_reduce, group, bytes, Phase::backward,
+              fmt::format("grad all-reduce {}", graph.op(*weight_root(graph, op.inputs[c.convert.input])).name),
+              lower.comm_stream, deps));
         }
       }
       for (auto c = collectives.rbegin(); c != collectives.rend(); ++c)

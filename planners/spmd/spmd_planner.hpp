@@ -21,10 +21,10 @@ namespace dnnsim {
 // Rhino's pipeline (its stage partitioning of a non-linear graph, stage_plan.hpp): the graph's
 // operators in stages, each stage on its devices running data parallelism, GPipe's micro-batches.
 struct SpmdPipeline {
-  std::vector<int> stage;                        // of each operator, non-decreasing along every edge
-  std::vector<std::vector<DeviceId>> devices;    // of each stage
+  std::vector<int> stage;                      // of each operator, non-decreasing along every edge
+  std::vector<std::vector<DeviceId>> devices;  // of each stage
   int micro_batches = 1;
-  double cut_bytes = 0;                          // the ILP's objective: bytes crossing stage boundaries per sample batch
+  double cut_bytes = 0;  // the ILP's objective: bytes crossing stage boundaries per sample batch
 };
 
 // A planner's answer.
@@ -45,17 +45,18 @@ class SpmdPlanner {
  public:
   virtual ~SpmdPlanner() = default;
   // `options`: the planner's declared options (Registry::Entry::options), as the scenario gave them.
-  [[nodiscard]] virtual SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster, const Options& options) const = 0;
+  [[nodiscard]] virtual SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster,
+                                      const Options& options) const = 0;
 };
 using SpmdPlannerRegistry = Registry<std::shared_ptr<const SpmdPlanner>>;
 // hap, rhino, smsg, sbp, dp-ev, dp-cp, megatron-tp, deepspeed (`dnnsim list spmd`).
 [[nodiscard]] const SpmdPlannerRegistry& builtin_spmd_planners();
 
 // Registration of each family, in its own file.
-void register_hap_planners(SpmdPlannerRegistry& registry);       // hap, sbp
-void register_spmd_baselines(SpmdPlannerRegistry& registry);     // dp-ev, dp-cp, megatron-tp, deepspeed
-void register_rhino_planner(SpmdPlannerRegistry& registry);      // rhino
-void register_smsg_planner(SpmdPlannerRegistry& registry);       // smsg
+void register_hap_planners(SpmdPlannerRegistry& registry);    // hap, sbp
+void register_spmd_baselines(SpmdPlannerRegistry& registry);  // dp-ev, dp-cp, megatron-tp, deepspeed
+void register_rhino_planner(SpmdPlannerRegistry& registry);   // rhino
+void register_smsg_planner(SpmdPlannerRegistry& registry);    // smsg
 
 // Data parallelism on one axis over all devices, even shares (DP-EV's program).
 [[nodiscard]] SpmdProgram data_parallel_program(const OpGraph& graph, const SpmdCluster& cluster);

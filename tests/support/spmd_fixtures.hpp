@@ -45,7 +45,8 @@ inline OpGraph mlp(std::int64_t rows, std::int64_t hidden) {
 // The SPMD planner `name` with its default options but `values`; the plan names it, as the workload kind does.
 inline SpmdPlan plan_with(const std::string& name, const OpGraph& graph, const SpmdCluster& cluster,
                           OptionValues values = {}) {
-  SpmdPlan plan = builtin_spmd_planners().at(name).value->plan(graph, cluster, options_of(builtin_spmd_planners(), name, values));
+  SpmdPlan plan =
+      builtin_spmd_planners().at(name).value->plan(graph, cluster, options_of(builtin_spmd_planners(), name, values));
   plan.planner = name;
   return plan;
 }
@@ -57,7 +58,8 @@ inline OpId op_named(const OpGraph& g, const std::string& name) {
 }
 
 // What operator `name` does on mesh axis `axis`.
-inline const ShardedOp& chosen(const OpGraph& g, const SpmdProgram& program, const std::string& name, std::size_t axis = 0) {
+inline const ShardedOp& chosen(const OpGraph& g, const SpmdProgram& program, const std::string& name,
+                               std::size_t axis = 0) {
   return program.axes.at(axis).at(op_named(g, name));
 }
 

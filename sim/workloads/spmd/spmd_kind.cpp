@@ -40,7 +40,9 @@ class SpmdKind final : public WorkloadKind {
     if (auto batch = map.integer("global_batch", 1, 1 << 30)) spec->global_batch = static_cast<int>(*batch);
     const bool has_model = map.has("model"), has_graph = map.has("graph");
     if (has_model == has_graph) {
-      ctx.reader.error(map.node(), "give exactly one of 'model' (zoo, profile or layers) and 'graph' (an operator-graph file or {zoo: …})");
+      ctx.reader.error(
+          map.node(),
+          "give exactly one of 'model' (zoo, profile or layers) and 'graph' (an operator-graph file or {zoo: …})");
       return spec;
     }
     try {
@@ -58,7 +60,8 @@ class SpmdKind final : public WorkloadKind {
           if (!spec->global_batch) {
             ctx.reader.error(map.node(), "a graph of the zoo needs 'global_batch' (the samples of one iteration)");
           } else {
-            const GraphRequest request{*spec->global_batch, dtype, static_cast<int>(ctx.cluster.gpu_count()), &selection->options};
+            const GraphRequest request{*spec->global_batch, dtype, static_cast<int>(ctx.cluster.gpu_count()),
+                                       &selection->options};
             try {
               spec->graph = builtin_graph_models().at(selection->name).value(request);
             } catch (const InputError& e) {
@@ -124,12 +127,14 @@ class SpmdKind final : public WorkloadKind {
     nlohmann::ordered_json ratios = nlohmann::ordered_json::object();
     if (!plan.program.axes.empty()) {
       const std::vector<double> shares = plan.ratios.device_shares(plan.program.mesh);
-      for (std::size_t d = 0; d < shares.size() && d < result.gpu_names.size(); ++d) ratios[result.gpu_names[d]] = shares[d];
+      for (std::size_t d = 0; d < shares.size() && d < result.gpu_names.size(); ++d)
+        ratios[result.gpu_names[d]] = shares[d];
     }
     section["ratios"] = ratios;
     // HAP's later segments: each its ratio vector (the first is `ratios`).
     nlohmann::ordered_json segments = nlohmann::ordered_json::array();
-    for (int s = 1; s < plan.program.segments(); ++s) segments.push_back(plan.ratios.device_shares(plan.program.mesh, s));
+    for (int s = 1; s < plan.program.segments(); ++s)
+      segments.push_back(plan.ratios.device_shares(plan.program.mesh, s));
     if (!segments.empty()) section["segment_ratios"] = segments;
     section["collectives_per_iteration"] = plan.program.collective_count();
     section["rounds"] = plan.rounds;
@@ -142,8 +147,8 @@ class SpmdKind final : public WorkloadKind {
         for (int s : plan.pipeline->stage) ops += s == static_cast<int>(st) ? 1 : 0;
         stages.push_back({{"operators", ops}, {"gpus", plan.pipeline->devices[st].size()}});
       }
-      section["pipeline"] = {{"stages", stages}, {"micro_batches", plan.pipeline->micro_batches},
-                             {"cut_bytes", plan.pipeline->cut_bytes}};
+      section["pipeline"] = {
+          {"stages", stages}, {"micro_batches", plan.pipeline->micro_batches}, {"cut_bytes", plan.pipeline->cut_bytes}};
     }
     nlohmann::ordered_json program = nlohmann::ordered_json::array();
     const std::string text = plan.program.describe(*report->graph);

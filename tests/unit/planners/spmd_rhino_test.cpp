@@ -105,7 +105,8 @@ TEST(RhinoPlanner, MemoryLimitBelowEveryProposalIsAnInfeasiblePlan) {
 TEST(RhinoStages, DiamondIsCutAcrossItsBranches) {
   OpGraph g("diamond", Dtype::fp32);
   const auto add = [&](const char* name, std::vector<OpId> inputs, std::int64_t bytes, double gflop) {
-    return g.add({name, inputs.empty() ? OpKind::input : OpKind::elementwise, std::move(inputs), 1, bytes / 4, Flop(gflop * 1e9)});
+    return g.add({name, inputs.empty() ? OpKind::input : OpKind::elementwise, std::move(inputs), 1, bytes / 4,
+                  Flop(gflop * 1e9)});
   };
   const OpId a = add("a", {}, 100, 1);
   const OpId b = add("b", {a}, 12, 4);

@@ -120,7 +120,10 @@ TEST(SpmdRatios, CommunicationBoundSharesTendToEven) {
   program.mesh = Mesh{{2}};
   program.axes.assign(1, {});
   program.axes[0].push_back({0, {{}, Layout::split_rows, true}, {}, {}});
-  program.axes[0].push_back({1, {{Layout::split_columns}, Layout::split_columns, true}, {{0, Layout::split_rows, Layout::split_columns, Conversion::all_to_all}}, {}});
+  program.axes[0].push_back({1,
+                             {{Layout::split_columns}, Layout::split_columns, true},
+                             {{0, Layout::split_rows, Layout::split_columns, Conversion::all_to_all}},
+                             {}});
   program.axes[0].push_back({2, {{Layout::split_columns}, Layout::partial, true}, {}, {}});
   const SpmdCluster c = cluster_of({3.86e12, 2.15e12}, /*bandwidth=*/1e9);
   const std::vector<double> ratios = balance_ratios(g, program, c).of(0, 0);
