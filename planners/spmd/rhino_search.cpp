@@ -2,14 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <CbcModel.hpp>
-#include <CoinPackedMatrix.hpp>
-#include <OsiClpSolverInterface.hpp>
 #include <algorithm>
 #include <limits>
 #include <map>
 #include <optional>
 
+#include "planners/common/integer_program.hpp"
 #include "planners/spmd/rhino_graph.hpp"
 #include "planners/spmd/spmd_cost.hpp"
 
@@ -352,56 +350,33 @@ std::vector<int> Search::integer_program(
     const std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<double>>>& pairs) {
   ++stats_.ilps;
   const std::size_t count = cost.size();
+  IntegerProgram program;
   std::vector<std::vector<int>> column(count);
-  std::vector<double> objective, lower, upper;
-  std::vector<bool> integer;
-  const auto add_column = [&](double c, double up, bool is_integer) {
-    objective.push_back(c);
-    lower.push_back(0.0);
-    upper.push_back(up);
-    integer.push_back(is_integer);
-    return static_cast<int>(objective.size() - 1);
-  };
   for (std::size_t c = 0; c < count; ++c)
-    for (double v : cost[c]) column[c].push_back(add_column(v < kInfinity ? v : 0.0, v < kInfinity ? 1.0 : 0.0, true));
-  CoinPackedMatrix matrix(false, 0, 0);  // row-ordered
-  std::vector<double> row_lower, row_upper;
-  const auto add_row = [&](std::vector<int> index, std::vector<double> value, double lo, double hi) {
-    matrix.appendRow(static_cast<int>(index.size()), index.data(), value.data());
-    row_lower.push_back(lo);
-    row_upper.push_back(hi);
-  };
-  for (std::size_t c = 0; c < count; ++c) add_row(column[c], std::vector<double>(column[c].size(), 1.0), 1.0, 1.0);
+    for (double v : cost[c])
+      column[c].push_back(program.add_column(v < kInfinity ? v : 0.0, 0.0, v < kInfinity ? 1.0 : 0.0));
+  for (std::size_t c = 0; c < count; ++c)
+    program.add_row(column[c], std::vector<double>(column[c].size(), 1.0), 1.0, 1.0);
   for (const auto& [cc, e] : pairs)
     for (std::size_t s1 = 0; s1 < e.size(); ++s1)
       for (std::size_t s2 = 0; s2 < e[s1].size(); ++s2) {
         const int x1 = column[cc.first][s1], x2 = column[cc.second][s2];
         if (e[s1][s2] >= kInfinity) {
-          add_row({x1, x2}, {1.0, 1.0}, -COIN_DBL_MAX, 1.0);
+          program.add_row({x1, x2}, {1.0, 1.0}, -IntegerProgram::kUnbounded, 1.0);
         } else if (e[s1][s2] > 0) {
-          const int y = add_column(e[s1][s2], COIN_DBL_MAX, false);
-          add_row({y, x1, x2}, {1.0, -1.0, -1.0}, -1.0, COIN_DBL_MAX);
+          const int y = program.add_column(e[s1][s2], 0.0, IntegerProgram::kUnbounded, false);
+          program.add_row({y, x1, x2}, {1.0, -1.0, -1.0}, -1.0, IntegerProgram::kUnbounded);
         }
       }
-  matrix.setDimensions(static_cast<int>(row_lower.size()), static_cast<int>(objective.size()));
-  OsiClpSolverInterface solver;
-  solver.messageHandler()->setLogLevel(0);
-  solver.loadProblem(matrix, lower.data(), upper.data(), objective.data(), row_lower.data(), row_upper.data());
-  for (std::size_t j = 0; j < integer.size(); ++j)
-    if (integer[j]) solver.setInteger(static_cast<int>(j));
-  CbcModel model(solver);
-  model.setLogLevel(0);
-  model.messageHandler()->setLogLevel(0);
-  model.setMaximumSeconds(options_.ilp_seconds);
-  model.branchAndBound();
+  bool infeasible = false;
+  const std::optional<IntegerProgram::Solution> solution = program.solve(options_.ilp_seconds, &infeasible);
   // Infeasible is an answer too: that entering and leaving layout cannot be had (its cost is infinite).
-  stats_.optimal = stats_.optimal && (model.isProvenOptimal() || model.isProvenInfeasible());
-  const double* best = model.bestSolution();
+  stats_.optimal = stats_.optimal && ((solution && solution->optimal) || infeasible);
   std::vector<int> pick(count, 0);
   for (std::size_t c = 0; c < count; ++c) {
     int chosen = -1;
     for (std::size_t s = 0; s < column[c].size(); ++s)
-      if (best != nullptr && best[column[c][s]] > 0.5) chosen = static_cast<int>(s);
+      if (solution && solution->values[static_cast<std::size_t>(column[c][s])] > 0.5) chosen = static_cast<int>(s);
     // No solution within the limit: each cone's cheapest on its own.
     if (chosen < 0) chosen = static_cast<int>(std::min_element(cost[c].begin(), cost[c].end()) - cost[c].begin());
     pick[c] = chosen;

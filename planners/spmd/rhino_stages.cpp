@@ -1,11 +1,10 @@
 #include "planners/spmd/rhino_stages.hpp"
 
-#include <CbcModel.hpp>
-#include <CoinPackedMatrix.hpp>
-#include <OsiClpSolverInterface.hpp>
 #include <algorithm>
 #include <cmath>
 #include <vector>
+
+#include "planners/common/integer_program.hpp"
 
 namespace dnnsim {
 
@@ -57,7 +56,7 @@ std::optional<StagePartition> partition_stages(const OpGraph& graph, int stages,
   // Columns z[i][k] = [s_i ≤ k], k < S − 1, for each non-parameter operator; its window fixes some.
   const int boundaries = stages - 1;
   std::vector<int> first(n, -1);
-  std::vector<double> objective, lower, upper;
+  IntegerProgram program;
   for (OpId id = 0; id < n; ++id) {
     if (is_parameter(id)) continue;
     const double f = graph.op(id).forward_flops.value();
@@ -67,21 +66,11 @@ std::optional<StagePartition> partition_stages(const OpGraph& graph, int stages,
         std::clamp(stages - 1 - static_cast<int>(std::floor(std::max(0.0, after[id] + f / 2 - tolerance) / per_stage)),
                    0, stages - 1);
     if (asap > alap) return std::nullopt;
-    first[id] = static_cast<int>(objective.size());
-    for (int k = 0; k < boundaries; ++k) {
-      objective.push_back(0.0);
-      lower.push_back(k >= alap ? 1.0 : 0.0);
-      upper.push_back(k < asap ? 0.0 : 1.0);
-    }
+    first[id] = program.columns();
+    for (int k = 0; k < boundaries; ++k) program.add_column(0.0, k >= alap ? 1.0 : 0.0, k < asap ? 0.0 : 1.0);
   }
-  CoinPackedMatrix matrix(false, 0, 0);
-  std::vector<double> row_lower, row_upper;
   const auto at_most = [&](int smaller, int larger) {  // z[smaller] ≤ z[larger]
-    const std::vector<int> index{larger, smaller};
-    const std::vector<double> value{1.0, -1.0};
-    matrix.appendRow(2, index.data(), value.data());
-    row_lower.push_back(0.0);
-    row_upper.push_back(COIN_DBL_MAX);
+    program.add_row({larger, smaller}, {1.0, -1.0}, 0.0, IntegerProgram::kUnbounded);
   };
   for (OpId id = 0; id < n; ++id)
     for (int k = 0; first[id] >= 0 && k + 1 < boundaries; ++k) at_most(first[id] + k, first[id] + k + 1);
@@ -94,8 +83,8 @@ std::optional<StagePartition> partition_stages(const OpGraph& graph, int stages,
       const double bytes = graph.bytes(u).value();
       for (int k = 0; k < boundaries; ++k) {
         at_most(first[v] + k, first[u] + k);  // s_v ≥ s_u
-        objective[static_cast<std::size_t>(first[u] + k)] += bytes;
-        objective[static_cast<std::size_t>(first[v] + k)] -= bytes;
+        program.add_cost(first[u] + k, bytes);
+        program.add_cost(first[v] + k, -bytes);
       }
     }
   // Stages 0..k hold (k + 1) stages' FLOPs, within the tolerance: Σ_i FLOPs_i · z_ik.
@@ -107,24 +96,13 @@ std::optional<StagePartition> partition_stages(const OpGraph& graph, int stages,
         index.push_back(first[id] + k);
         value.push_back(graph.op(id).forward_flops.value() / per_stage);
       }
-    matrix.appendRow(static_cast<int>(index.size()), index.data(), value.data());
-    row_lower.push_back(k + 1 - unbalanced);
-    row_upper.push_back(k + 1 + unbalanced);
+    program.add_row(index, value, k + 1 - unbalanced, k + 1 + unbalanced);
   }
-  matrix.setDimensions(static_cast<int>(row_lower.size()), static_cast<int>(objective.size()));
-  OsiClpSolverInterface solver;
-  solver.messageHandler()->setLogLevel(0);
-  solver.loadProblem(matrix, lower.data(), upper.data(), objective.data(), row_lower.data(), row_upper.data());
-  for (int j = 0; j < static_cast<int>(objective.size()); ++j) solver.setInteger(j);
-  CbcModel model(solver);
-  model.setLogLevel(0);
-  model.messageHandler()->setLogLevel(0);
-  model.setMaximumSeconds(seconds);
-  model.branchAndBound();
-  const double* best = model.bestSolution();
-  if (best == nullptr) return std::nullopt;
+  const std::optional<IntegerProgram::Solution> solution = program.solve(seconds);
+  if (!solution) return std::nullopt;
+  const std::vector<double>& best = solution->values;
   StagePartition partition;
-  partition.optimal = model.isProvenOptimal();
+  partition.optimal = solution->optimal;
   partition.stage.assign(n, 0);
   for (OpId id = 0; id < n; ++id)
     for (int k = 0; first[id] >= 0 && k < boundaries; ++k) partition.stage[id] += best[first[id] + k] < 0.5 ? 1 : 0;
