@@ -3,7 +3,6 @@
 #include <CbcModel.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
-
 #include <algorithm>
 
 namespace dnnsim {
