@@ -11,6 +11,7 @@
 #include "models/spmd/graph_zoo.hpp"
 #include "planners/spmd/rhino_graph.hpp"
 #include "planners/spmd/rhino_stages.hpp"
+#include "planners/spmd/spmd_lowering.hpp"
 #include "tests/support/spmd_fixtures.hpp"
 
 namespace dnnsim {
@@ -152,6 +153,30 @@ TEST(RhinoStages, InceptionIsCutIntoBalancedStages) {
     }
     EXPECT_LE(p->cut_bytes, best_chain);
   }
+}
+
+// A pipeline plan of the Inception graph (2 stages × 2 GPUs, 4 micro-batches of its 64 samples) lowers
+// to a GPipe task graph in which every GPU computes, and the FLOPs of one iteration over all tasks
+// are the graph's: forward once and backward twice (the weight-gradient part inside the backward),
+// 3 × the forward FLOPs, however the stages and replicas divide them (the optimizer step's tasks,
+// which the pipeline lowering adds, aside).
+TEST(RhinoStages, PipelinePlanLowersWithTheGraphsFlops) {
+  const OpGraph g = builtin_graph_models().at("inception").value(GraphRequest{.batch = 64, .devices = 4});
+  const std::optional<StagePartition> partition = partition_stages(g, 2, 0.08, 60);
+  ASSERT_TRUE(partition.has_value());
+  SpmdPlan plan;
+  plan.pipeline = SpmdPipeline{partition->stage, {{0, 1}, {2, 3}}, 4, partition->cut_bytes};
+  const TaskGraph tasks = lower_spmd(g, plan, {"gpu0", "gpu1", "gpu2", "gpu3"}, 1);
+  std::vector<double> flops(4, 0.0);
+  for (const Task& t : tasks.tasks())
+    if (const auto* c = std::get_if<Compute>(&t.op); c != nullptr && t.label.rfind("optimizer", 0) != 0)
+      flops[c->device] += c->flops.value();
+  double total = 0;
+  for (double f : flops) {
+    EXPECT_GT(f, 0);
+    total += f;
+  }
+  EXPECT_NEAR(total, 3 * g.forward_flops().value(), 1e-9 * total);
 }
 
 }  // namespace
