@@ -300,8 +300,9 @@ int main(int argc, char** argv) {
   regress->add_flag("-v,--verbose", regress_options.verbose, "also list the YAML files skipped and why");
 
   dnnsim::cli::PlanCommandOptions plan_options;
-  auto* plan = app.add_subcommand("plan", "show the plan a planner picks for a pipeline workload (docs/pipeline.md)");
-  plan->add_option("SCENARIO", plan_options.scenario, "scenario YAML file with workload.kind: pipeline")
+  auto* plan = app.add_subcommand(
+      "plan", "show the plan a planner picks for a pipeline or SPMD workload (docs/pipeline.md, docs/spmd.md)");
+  plan->add_option("SCENARIO", plan_options.scenario, "scenario YAML file with workload.kind: pipeline or spmd")
       ->required()
       ->check(CLI::ExistingFile);
   plan->add_option("--planner", plan_options.planner, "planner to use instead of the scenario's (dnnsim list planners)");

@@ -1,13 +1,14 @@
 // `dnnsim plan SCENARIO [--planner NAME] [--simulate | --simulate-top K]` (docs/pipeline.md): the plan
-// a planner chooses for a scenario's pipeline workload, its predicted iteration time and search
-// statistics; with --simulate the simulated time beside the prediction, and with --simulate-top the
-// megatron planner's K best configurations each simulated in a child process (SimGrid runs one
+// a planner chooses for a scenario's pipeline workload (or SPMD workload, docs/spmd.md: printed only),
+// its predicted iteration time and search statistics; with --simulate the simulated time beside the prediction, and
+// with --simulate-top the megatron planner's K best configurations each simulated in a child process (SimGrid runs one
 // engine per process), ranked by simulated time.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 
@@ -19,6 +20,7 @@
 #include "sim/run/resource_guard.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
+#include "sim/workloads/spmd/spmd_kind.hpp"
 
 namespace dnnsim::cli {
 
@@ -86,6 +88,35 @@ void simulate_candidates(const PlanCommandOptions& options, const std::vector<st
   }
 }
 
+// An SPMD workload's plan (docs/spmd.md): the planner's choice, its prediction and search statistics;
+// the plan is simulated by `dnnsim run`.
+int print_spmd_plan(const Scenario& scenario, const SpmdWorkload& spec, const PlanCommandOptions& options) {
+  if (options.simulate || options.simulate_top > 0 || options.candidate > 0)
+    throw InputError(SourceLocation{options.simulate        ? "--simulate"
+                                    : options.candidate > 0 ? "--candidate"
+                                                            : "--simulate-top",
+                                    0, 0},
+                     "an SPMD workload's plan is printed only: dnnsim run simulates it");
+  const auto start = std::chrono::steady_clock::now();
+  const SpmdPlan plan = plan_spmd(scenario, spec);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << fmt::format("scenario {}: SPMD planner {}, {} operators on {} GPUs\n", scenario.name, plan.planner,
+                           spec.graph.size(), scenario.cluster.gpu_count());
+  for (const std::string& line : plan.report) std::cout << "  " << line << "\n";
+  if (!plan.feasible) {
+    std::cout << fmt::format("no feasible plan: {}\n", plan.reason);
+    std::cerr << fmt::format("search took {:.3f} s wall\n", wall);
+    return 0;
+  }
+  std::cout << fmt::format("mesh {}{}, {} collectives per iteration, {} rounds, {} states searched\n",
+                           plan.program.mesh.describe(),
+                           plan.pipeline ? fmt::format(" ({} pipeline stages)", plan.pipeline->devices.size()) : "",
+                           plan.program.collective_count(), plan.rounds, plan.statistics.states);
+  std::cout << fmt::format("predicted iteration {:>12}\n", format_seconds(Seconds(plan.predicted_iteration_s)));
+  std::cerr << fmt::format("search took {:.3f} s wall\n", wall);  // varies run to run: stderr
+  return 0;
+}
+
 }  // namespace
 
 int run_plan_command(const PlanCommandOptions& options) {
@@ -95,6 +126,7 @@ int run_plan_command(const PlanCommandOptions& options) {
     (void)builtin_planners().at(options.planner, SourceLocation{"--planner " + options.planner, 0, 0});
   Scenario scenario = load_scenario(options.scenario, options.overrides,
                                     options.planner.empty() ? ScenarioTreeEdit{} : replace_planner(options.planner));
+  if (const auto* spmd = scenario.workload_as<SpmdWorkload>()) return print_spmd_plan(scenario, *spmd, options);
   const std::shared_ptr<PipelineWorkloadSpec> spec = plannable_spec(scenario);
   if (options.candidate > 0 || options.simulate_top > 0) {
     const PlannerRegistry::Entry* planner = builtin_planners().find(spec->planner);
