@@ -7,10 +7,11 @@
 #include <set>
 
 #include "planners/jobs/gadget.hpp"
-#include "planners/jobs/online_ps.hpp"
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/job_speed.hpp"
 #include "planners/jobs/marl/marl_scheduler.hpp"
+#include "planners/jobs/online_ps.hpp"
+#include "planners/jobs/pollux.hpp"
 #include "planners/jobs/priority_allocation.hpp"
 #include "planners/jobs/smd.hpp"
 
@@ -479,6 +480,11 @@ void register_builtin_schedulers(SchedulerRegistry& registry) {
                "Yu, Liu, Wu, Ji, Bentley, IEEE TNSE (arXiv 2108.02917; reconstructed, papers-cluster.md §4)",
                factory([](const SchedulerContext& ctx) { return make_online_ps_scheduler(ctx); }),
                online_ps_options());
+  registry.add("pollux",
+               "Pollux-like: goodput (measured throughput × gradient-noise efficiency, batch size re-picked per "
+               "allocation), per-job speedup, genetic search of the allocation maximising a power mean (fairness p)",
+               "Qiao et al., OSDI'21 §3–4; artifact petuum/adaptdl osdi21-artifact simulator/",
+               factory([](const SchedulerContext& ctx) { return make_pollux_scheduler(ctx); }), pollux_options());
   registry.add("marl",
                "interference-aware multi-agent RL -like: agents per server partition, hierarchical GNN (server graph, "
                "data-centre graph) actor-critic policy trained by `dnnsim train-scheduler`; place, pack or defer per job",

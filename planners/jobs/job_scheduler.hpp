@@ -38,6 +38,7 @@
 namespace dnnsim {
 
 class JobSpeedModel;
+class PolluxGoodput;
 
 // The training side of a learned scheduler (planners/jobs/marl/policy.hpp): `dnnsim
 // train-scheduler` runs each episode with one, and the scheduler then samples its actions and records
@@ -55,6 +56,10 @@ class JobScheduler {
   [[nodiscard]] virtual bool observes_every_event() const { return false; }
   // A learned policy that `dnnsim train-scheduler` trains (its episodes give it a LearningEpisode).
   [[nodiscard]] virtual bool trainable() const { return false; }
+  // A scheduler whose jobs adapt their batch size to their allocation (Pollux): their work is progress
+  // in this model's units and their speed on a placement its goodput, epoch by epoch; null: jobs run
+  // at the speed model's rate.
+  [[nodiscard]] virtual const PolluxGoodput* goodput() const { return nullptr; }
 };
 
 // What a scheduler factory gets: its declared options (read from the scenario's `scheduler:` section),

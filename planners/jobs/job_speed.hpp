@@ -54,6 +54,10 @@ class JobSpeedModel {
     return std::nullopt;
   }
 
+  // Pollux's measured tables, when that is what this model replays (Pollux's goodput model reads
+  // them); null otherwise.
+  [[nodiscard]] virtual const class PolluxSpeedModel* pollux_tables() const { return nullptr; }
+
   [[nodiscard]] double iterations_per_second(const JobRecord& job, const Placement& placement,
                                              const std::vector<ServerInfo>& servers) const {
     return 1.0 / iteration(job, placement, servers).total().value();

@@ -74,6 +74,7 @@ PolluxSpeedModel::PolluxSpeedModel(const std::string& throughput_dir) {
   std::sort(folders.begin(), folders.end());
   for (const fs::path& folder : folders) {
     Application app;
+    const std::size_t problems_before = sink.diagnostics().size();
     const std::string placements_file = (folder / "placements.csv").string();
     const LocatedCsv placements = LocatedCsv::parse(LocatedCsv::read_file(placements_file), placements_file, sink, ',');
     if (placements.require({"placement", "local_bsz", "step_time", "sync_time"}, sink))
@@ -84,6 +85,7 @@ PolluxSpeedModel::PolluxSpeedModel(const std::string& throughput_dir) {
         auto sync = placements.number(row, "sync_time", sink, 0.0);
         if (where && bsz && step && sync) {
           app.placements[*where].push_back({*bsz, *step, *sync});
+          app.min_local_bsz = app.min_local_bsz > 0 ? std::min(app.min_local_bsz, *bsz) : *bsz;
           app.max_local_bsz = std::max(app.max_local_bsz, *bsz);
         }
       }
@@ -107,18 +109,35 @@ PolluxSpeedModel::PolluxSpeedModel(const std::string& throughput_dir) {
       const std::string stem = file.stem().string();
       const double batch = std::stod(stem.substr(std::string("validation-").size()));
       const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(file.string()), file.string(), sink, ',');
-      if (!table.require({"iteration"}, sink) || table.rows().empty()) continue;
+      if (!table.require({"progress", "iteration", "grad_sqr", "grad_var"}, sink) || table.rows().empty()) continue;
       if (auto iterations = table.number(table.rows().back(), "iteration", sink, 1.0)) app.target.emplace_back(batch, *iterations);
+      PolluxSpeedModel::Validation epochs{batch, {}, {}, {}};
+      for (const LocatedCsvRow& row : table.rows()) {
+        const auto progress = table.number(row, "progress", sink, 0.0);
+        const auto sqr = table.number(row, "grad_sqr", sink, 0.0);
+        const auto var = table.number(row, "grad_var", sink, 0.0);
+        if (!progress || !sqr || !var) continue;
+        epochs.progress.push_back(*progress);
+        epochs.grad_sqr.push_back(*sqr);
+        epochs.grad_var.push_back(*var);
+      }
+      app.validation.push_back(std::move(epochs));
     }
     std::sort(app.target.begin(), app.target.end());
+    std::sort(app.validation.begin(), app.validation.end(),
+              [](const auto& a, const auto& b) { return a.batch < b.batch; });
     auto by_batch = [](const Sample& a, const Sample& b) { return a.local_bsz < b.local_bsz; };
     for (auto& [key, samples] : app.placements) std::sort(samples.begin(), samples.end(), by_batch);
     for (auto& [key, samples] : app.scalability) std::sort(samples.begin(), samples.end(), by_batch);
     if (app.placements.empty() || app.target.empty()) {
-      sink.error(SourceLocation{folder.string()}, "no placements.csv rows or validation-*.csv files");
+      // Only when its files were read without a problem: otherwise those problems say why.
+      if (sink.diagnostics().size() == problems_before)
+        sink.error(SourceLocation{folder.string()}, "no placements.csv rows or validation-*.csv files");
       continue;
     }
-    applications_.emplace(folder.filename().string(), std::move(app));
+    auto& stored = applications_.emplace(folder.filename().string(), std::move(app)).first->second;
+    for (const auto& [name, samples] : stored.placements)
+      stored.by_multiset.emplace(sorted_digits(name), &samples);  // map order: smallest first
   }
   if (applications_.empty() && sink.empty()) sink.error(SourceLocation{throughput_dir}, "no application folders");
   sink.throw_if_any();
@@ -164,15 +183,17 @@ IterationCost PolluxSpeedModel::iteration(const JobRecord& job, const Placement&
 }
 
 IterationCost PolluxSpeedModel::table_iteration(const JobRecord& job, const Placement& placement) const {
+  const double batch = job.batch_size > 0 ? job.batch_size : application(job).target.front().first;
+  return measured(job, placement, batch / placement.gpus());
+}
+
+IterationCost PolluxSpeedModel::measured(const JobRecord& job, const Placement& placement, double local_bsz) const {
   const Application& app = application(job);
   const int replicas = placement.gpus();
-  const double batch = job.batch_size > 0 ? job.batch_size : app.target.front().first;
-  const double local_bsz = batch / replicas;
   std::string digits;
   for (const auto& [server, count] : placement.slices) digits += count < 10 ? static_cast<char>('0' + count) : '9';
-  const std::string key = sorted_digits(digits);
-  for (const auto& [name, samples] : app.placements)  // map order: the smallest string of that multiset
-    if (sorted_digits(name) == key) return interpolate(samples, local_bsz);
+  if (const auto it = app.by_multiset.find(sorted_digits(digits)); it != app.by_multiset.end())
+    return interpolate(*it->second, local_bsz);
   // scalability.csv, multilinear in (nodes, replicas, local batch).
   std::vector<int> nodes_measured;
   for (const auto& [key2, samples] : app.scalability)

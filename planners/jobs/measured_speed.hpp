@@ -4,7 +4,8 @@
 // Pollux (OSDI'21 artifact, simulator/traces/<app>/): per application, `placements.csv` gives step
 // (compute) and sync seconds per placement — GPUs per node as a digit string — and per-GPU batch;
 // `scalability.csv` the same by (nodes, replicas) for larger jobs; `validation-<B>.csv` the
-// iterations to the target metric at global batch B. dnnsim's rule (the artifact interpolates with
+// iterations to the target metric at global batch B, and per epoch the progress and gradient
+// statistics of Pollux's goodput model (pollux_goodput.hpp). dnnsim's rule (the artifact interpolates with
 // scipy; this is the same data, a simpler interpolant — documented in docs/cluster.md):
 //   • `step_time` is a whole iteration, `sync_time` the synchronisation inside it (sync ≤ step in every
 //     row: cifar10 on 6 nodes, step 0.141 s = 1-GPU step 0.043 s + sync 0.099 s), so an iteration is
@@ -55,16 +56,31 @@ class PolluxSpeedModel final : public JobSpeedModel {
   struct Sample {
     double local_bsz, step, sync;
   };
+  // validation-<batch>.csv: per epoch, the progress after it (steps at the smallest batch) and the
+  // gradient's squared norm and variance measured in it (Pollux's goodput model, pollux_goodput.hpp).
+  struct Validation {
+    double batch = 0;
+    std::vector<double> progress, grad_sqr, grad_var;
+  };
   struct Application {
     std::map<std::string, std::vector<Sample>> placements;           // by placement string, sorted by batch
+    // The same by multiset of GPUs per node (digits sorted): the smallest measured string of each.
+    std::map<std::string, const std::vector<Sample>*> by_multiset;
     std::map<std::pair<int, int>, std::vector<Sample>> scalability;  // by (nodes, replicas)
     std::vector<std::pair<double, double>> target;                   // (global batch, iterations), sorted
-    double max_local_bsz = 0.0;
+    std::vector<Validation> validation;                              // sorted by batch
+    double min_local_bsz = 0.0, max_local_bsz = 0.0;                 // of placements.csv
     Bytes gradient_bytes{0};  // 0: unknown, the measured sync stays local time
   };
 
+  // @throw InputError (at job.where) for an application the tables do not have.
+  [[nodiscard]] const Application& application(const JobRecord& job) const;
+  // One iteration on `placement` at `local_bsz` samples per replica (accumulating above the largest
+  // measured local batch), from the tables; sync_bytes 0.
+  [[nodiscard]] IterationCost measured(const JobRecord& job, const Placement& placement, double local_bsz) const;
+  [[nodiscard]] const PolluxSpeedModel* pollux_tables() const override { return this; }
+
  private:
-  const Application& application(const JobRecord& job) const;
   IterationCost table_iteration(const JobRecord& job, const Placement& placement) const;
   std::map<std::string, Application> applications_;
 };

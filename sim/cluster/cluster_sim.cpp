@@ -51,6 +51,13 @@ class ClusterSimulation {
         run.phase = JobPhase::never_fits;
         continue;
       }
+      if (const PolluxGoodput* goodput = in_.scheduler->goodput()) {
+        // Work in the goodput model's progress; solo speed its goodput at the requested GPUs in the
+        // first epoch (the oracle remaining time schedulers and reports use).
+        run.view.total_iterations = goodput->target_progress(record);
+        run.view.solo_rate = goodput->best(record, nominal_placement(in_.servers, record.gpus), 0).rate;
+        continue;
+      }
       const IterationCost solo = in_.speed->iteration(record, nominal_placement(in_.servers, record.gpus), in_.servers);
       run.view.solo_rate = 1.0 / solo.total().value();
       if (record.iterations > 0)
@@ -239,7 +246,7 @@ class ClusterSimulation {
                  : 0.0;
     const double started = run.attempt_start + (run.view.preemptions > 0 ? in_.restart_cost.value() : 0.0);
     const double from = std::max(started, run.segment_start);
-    return std::max(0.0, std::min(now - from, run.attempt_seconds)) * run.rate / run.slowdown;
+    return run.progress_in(std::max(0.0, std::min(now - from, run.attempt_seconds)));
   }
 
   void account_attempt(JobRun& run, double now, bool completed) {
@@ -407,6 +414,8 @@ class ClusterSimulation {
     ++running_;
     const IterationCost cost = in_.speed->iteration(*run.view.record, placement, in_.servers);
     run.rate = 1.0 / cost.total().value();
+    if (const PolluxGoodput* goodput = in_.scheduler->goodput())
+      run.curve = goodput->segments(*run.view.record, placement, run.view.done_iterations);
     const double restart = run.view.preemptions > 0 ? in_.restart_cost.value() : 0.0;
     start_attempt(run, placement, cost, restart, run.generation, now, attempts_);
   }

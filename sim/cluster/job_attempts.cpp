@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <simgrid/Exception.hpp>
+#include <stdexcept>
 #include <utility>
 
 #include "sim/platform/actors.hpp"
@@ -19,7 +20,7 @@ constexpr double kScale = 1e6;
 // Job level: one execution of the rest of the work, replaced whenever the job's speed changes.
 void start_job_level(JobRun& run, double restart, int generation, double now, const AttemptContext& context) {
   run.segment_start = now;
-  run.attempt_seconds = run.view.remaining_iterations() * run.slowdown / run.rate;
+  run.attempt_seconds = run.seconds_to_finish();
   JobRun* self = &run;
   const AttemptContext* ctx = &context;
   run.actor = start_actor("job", context.in->controller_host, ActorStack::small, [ctx, self, restart, generation] {
@@ -29,7 +30,7 @@ void start_job_level(JobRun& run, double restart, int generation, double now, co
       auto exec = sg4::this_actor::exec_init(1);  // a simcall: the controller may reprice meanwhile
       const unsigned version = self->speed_version;
       self->segment_start = std::max(self->segment_start, sg4::Engine::get_clock());
-      self->attempt_seconds = self->view.remaining_iterations() * self->slowdown / self->rate;
+      self->attempt_seconds = self->seconds_to_finish();
       exec->set_flops_amount(self->attempt_seconds * kScale);
       exec->set_bound(kScale);
       self->exec = exec;
@@ -157,6 +158,32 @@ void start_ps_batches(JobRun& run, const Placement& placement, const IterationCo
 }
 
 }  // namespace
+
+double JobRun::seconds_to_finish() const {
+  if (curve.empty()) return view.remaining_iterations() * slowdown / rate;
+  double seconds = 0.0, at = view.done_iterations;
+  for (const auto& segment : curve) {
+    if (segment.to <= at) continue;
+    const double to = std::min(segment.to, view.total_iterations);
+    if (segment.rate <= 0) throw std::logic_error("a job with no valid batch size on its placement was started");
+    seconds += (to - at) / segment.rate;
+    at = to;
+    if (at >= view.total_iterations) break;
+  }
+  return seconds * slowdown;
+}
+
+double JobRun::progress_in(double seconds) const {
+  if (curve.empty()) return seconds * rate / slowdown;
+  double left = seconds / slowdown, at = view.done_iterations;
+  for (const auto& segment : curve) {
+    if (segment.to <= at || left <= 0) continue;
+    const double span = std::min(left * segment.rate, segment.to - at);
+    at += span;
+    left -= span / segment.rate;
+  }
+  return at - view.done_iterations;
+}
 
 void start_attempt(JobRun& run, const Placement& placement, const IterationCost& cost, double restart, int generation,
                    double now, const AttemptContext& context) {

@@ -13,6 +13,7 @@
 
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/job_speed.hpp"
+#include "planners/jobs/pollux_goodput.hpp"
 #include "sim/cluster/cluster_sim.hpp"
 
 namespace dnnsim {
@@ -31,6 +32,9 @@ struct JobRun {
   double attempt_start = 0;
   double attempt_seconds = 0;  // job level: length of the attempt's execution
   double rate = 0;             // iterations/s on the current placement, solo
+  // A job whose batch size adapts (JobScheduler::goodput, Pollux): its progress rate epoch by epoch
+  // on the current placement; empty: `rate` throughout.
+  std::vector<PolluxGoodput::Segment> curve;
   double slowdown_sum = 0;
   int batches = 0;
   double batch_start = -1;      // network mode: start of the batch in flight (−1: none)
@@ -52,6 +56,11 @@ struct JobRun {
   int generation = 0;
   double first_start = -1, end = -1;
   double price = -1;  // posted price per GPU-hour at arrival (admission); −1: none
+
+  // Solo time from `done` iterations to the end of the work, at the current slowdown.
+  [[nodiscard]] double seconds_to_finish() const;
+  // Iterations done in `seconds` of solo run from `done`, at the current slowdown.
+  [[nodiscard]] double progress_in(double seconds) const;
 };
 
 // What an attempt's actor reads from and reports to the simulation; outlives every actor.

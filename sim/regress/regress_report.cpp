@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
 
 #include "sim/regress/expectations.hpp"
 #include "sim/report/report.hpp"
@@ -33,17 +35,66 @@ RegressVerdict from_verdict(Verdict verdict) {
 }
 
 // The value of one run's metric, or why there is none.
-std::optional<double> metric_value(const RegressPlan& plan, const std::vector<RunOutcome>& outcomes,
-                                   const RunMetric& metric, std::string& why) {
-  const RunOutcome& outcome = outcomes.at(metric.run);
-  const std::string& id = plan.runs[metric.run].id;
+std::optional<double> run_value(const RegressPlan& plan, const std::vector<RunOutcome>& outcomes, std::size_t run,
+                                const std::string& path, std::string& why) {
+  const RunOutcome& outcome = outcomes.at(run);
+  const std::string& id = plan.runs[run].id;
   if (!outcome.summary) {
     why = fmt::format("run {}: {}", id, outcome.error);
     return std::nullopt;
   }
-  const std::optional<double> value = summary_metric(*outcome.summary, metric.path);
-  if (!value) why = fmt::format("run {}: no number at '{}' in its summary.json", id, metric.path);
+  const std::optional<double> value = summary_metric(*outcome.summary, path);
+  if (!value) why = fmt::format("run {}: no number at '{}' in its summary.json", id, path);
   return value;
+}
+
+// A metric's value: its run's, or the mean over the members of a run with `over:` (each member's
+// value in `values`); nothing when any member has none.
+std::optional<double> metric_value(const RegressPlan& plan, const std::vector<RunOutcome>& outcomes,
+                                   const RunMetric& metric, std::string& why, std::vector<double>* values = nullptr) {
+  if (metric.members.empty()) return run_value(plan, outcomes, metric.run, metric.path, why);
+  double sum = 0.0;
+  for (const std::size_t member : metric.members) {
+    const std::optional<double> value = run_value(plan, outcomes, member, metric.path, why);
+    if (!value) return std::nullopt;
+    sum += *value;
+    if (values) values->push_back(*value);
+  }
+  return sum / static_cast<double>(metric.members.size());
+}
+
+// The groups' means of the members' values (groups in order of first appearance), each divided by
+// `scale`: their mean, 95% Student-t interval, min and max. "over 5 groups (by KEY): …".
+std::string describe_spread(const RunMetric& metric, const std::vector<double>& values, double scale,
+                            const std::string& key) {
+  std::vector<std::string> names;
+  std::vector<std::pair<double, int>> sums;
+  for (std::size_t m = 0; m < values.size(); ++m) {
+    const auto at = std::find(names.begin(), names.end(), metric.groups[m]);
+    if (at == names.end()) {
+      names.push_back(metric.groups[m]);
+      sums.emplace_back(values[m], 1);
+    } else {
+      auto& [sum, count] = sums[static_cast<std::size_t>(at - names.begin())];
+      sum += values[m];
+      ++count;
+    }
+  }
+  std::vector<double> samples;
+  for (const auto& [sum, count] : sums) samples.push_back(sum / count / scale);
+  const double n = static_cast<double>(samples.size());
+  double mean = 0.0;
+  for (const double x : samples) mean += x / n;
+  double variance = 0.0;
+  for (const double x : samples) variance += (x - mean) * (x - mean) / std::max(1.0, n - 1.0);
+  std::string text =
+      fmt::format("spread over {} {}: mean {:.4g}", samples.size(), key.empty() ? "runs" : "values of " + key, mean);
+  if (samples.size() > 1) {
+    const double half = boost::math::quantile(boost::math::students_t(n - 1.0), 0.975) * std::sqrt(variance / n);
+    text += fmt::format(", 95% CI [{:.4g}, {:.4g}]", mean - half, mean + half);
+  }
+  return text + fmt::format(", min {:.4g}, max {:.4g}", *std::min_element(samples.begin(), samples.end()),
+                            *std::max_element(samples.begin(), samples.end()));
 }
 
 // Counts of each verdict that occurs: "4 checks: 2 pass, 1 MISS, 1 known gap".
@@ -69,7 +120,7 @@ std::string simulated_cell(const RegressRow& row) {
   return outside ? fmt::format("{}", *row.simulated) : fmt::format("{:.6g}", *row.simulated);
 }
 
-std::string note_cell(const RegressRow& row) {
+std::string verdict_note(const RegressRow& row) {
   switch (row.verdict) {
     case RegressVerdict::known_gap:
       return "known gap: " + row.note;
@@ -82,6 +133,12 @@ std::string note_cell(const RegressRow& row) {
       return "";
   }
   return "";
+}
+
+// The verdict's note, then the spread of a metric over several runs.
+std::string note_cell(const RegressRow& row) {
+  const std::string note = verdict_note(row);
+  return note.empty() || row.spread.empty() ? note + row.spread : note + "; " + row.spread;
 }
 
 // Width on a terminal: UTF-8 code points ("≈", "±", "—" count one each).
@@ -108,16 +165,21 @@ std::string markdown_cell(std::string text) {
 std::vector<RegressRow> judge_checks(const RegressPlan& plan, const std::vector<RunOutcome>& outcomes) {
   std::vector<RegressRow> rows;
   for (const RegressCheck& check : plan.checks) {
-    RegressRow row{check.group, check.expectation, std::nullopt, RegressVerdict::error, ""};
+    RegressRow row{check.group, check.expectation, std::nullopt, RegressVerdict::error, "", ""};
     std::string why;
-    std::optional<double> simulated = metric_value(plan, outcomes, check.numerator, why);
+    std::vector<double> members;
+    std::optional<double> simulated = metric_value(plan, outcomes, check.numerator, why, &members);
+    double scale = 1.0;
     if (simulated && check.denominator) {
       const std::optional<double> denominator = metric_value(plan, outcomes, *check.denominator, why);
       if (denominator && *denominator == 0.0)
         why = fmt::format("run {}: '{}' is 0, the ratio is undefined", plan.runs[check.denominator->run].id,
                           check.denominator->path);
       simulated = denominator && *denominator != 0.0 ? std::optional(*simulated / *denominator) : std::nullopt;
+      if (denominator) scale = *denominator;
     }
+    if (simulated && !check.numerator.members.empty())
+      row.spread = describe_spread(check.numerator, members, scale, check.spread);
     if (simulated) {
       row.simulated = simulated;
       row.verdict = from_verdict(judge_expectation(check.expectation, simulated).verdict);
@@ -178,7 +240,8 @@ std::string format_regress_table(const std::vector<RegressRow>& rows) {
   std::string text = format_line(header);
   for (std::size_t r = 0; r < rows.size(); ++r) {
     text += format_line(cells[r]);
-    if (const std::string note = note_cell(rows[r]); !note.empty()) text += fmt::format("    ↳ {}\n", note);
+    if (const std::string note = verdict_note(rows[r]); !note.empty()) text += fmt::format("    ↳ {}\n", note);
+    if (!rows[r].spread.empty()) text += fmt::format("    ↳ {}\n", rows[r].spread);
   }
   return text + "\n" + verdict_counts(rows) + "\n";
 }

@@ -28,6 +28,9 @@ struct RegressRow {
   std::optional<double> simulated;
   RegressVerdict verdict = RegressVerdict::error;
   std::string note;  // known gap / gap closed: the known_gap text; error: what went wrong
+  // A numerator over several runs (`over:`): the spread of its groups' means (over the denominator
+  // when a ratio) — mean, 95% Student-t interval, min and max; empty otherwise.
+  std::string spread;
 };
 
 // What came of one run: its summary, or why there is none.

@@ -130,6 +130,10 @@ class PlanBuilder {
     std::vector<std::string> overrides;
     YAML::Node key;
     bool used = false;
+    // `over:`: its keys in file order and, per member (every combination, the last key varying
+    // fastest), each key's value; empty: a single run.
+    std::vector<std::string> over_keys;
+    std::vector<std::vector<std::string>> members;
   };
 
   void add_comparison(YamlReader& reader, const YAML::Node& root, const fs::path& path) {
@@ -155,14 +159,47 @@ class PlanBuilder {
     if (sink_.diagnostics().size() != errors_before) return;
 
     // The check's run indexes are positions in `runs` until here.
-    std::vector<std::size_t> plan_index;
-    for (const NamedRun& run : runs)
-      plan_index.push_back(run_for(run.scenario, run.overrides, path.stem().string() + "." + run.name));
+    std::vector<std::vector<std::size_t>> plan_index;
+    for (const NamedRun& run : runs) {
+      const std::string id = path.stem().string() + "." + run.name;
+      plan_index.emplace_back();
+      if (run.members.empty()) plan_index.back().push_back(run_for(run.scenario, run.overrides, id));
+      for (std::size_t m = 0; m < run.members.size(); ++m)
+        plan_index.back().push_back(run_for(run.scenario, member_overrides(run, m), fmt::format("{}.{}", id, m + 1)));
+    }
     for (RegressCheck& check : checks) {
       check.group = title;
-      check.numerator.run = plan_index[check.numerator.run];
-      if (check.denominator) check.denominator->run = plan_index[check.denominator->run];
+      resolve(check.numerator, runs, plan_index, check.spread);
+      if (check.denominator) resolve(*check.denominator, runs, plan_index, "");
       plan_.checks.push_back(std::move(check));
+    }
+  }
+
+  static std::vector<std::string> member_overrides(const NamedRun& run, std::size_t member) {
+    std::vector<std::string> overrides = run.overrides;
+    for (std::size_t k = 0; k < run.over_keys.size(); ++k)
+      overrides.push_back(run.over_keys[k] + "=" + run.members[member][k]);
+    return overrides;
+  }
+
+  // From a position in `runs` to the plan's runs; a run with `over:` gets its members and their groups:
+  // the value of `spread` (one of its keys) or, without it, each member's own values.
+  static void resolve(RunMetric& metric, const std::vector<NamedRun>& runs,
+                      const std::vector<std::vector<std::size_t>>& plan_index, const std::string& spread) {
+    const NamedRun& run = runs[metric.run];
+    const std::vector<std::size_t>& index = plan_index[metric.run];
+    metric.run = index.front();
+    if (run.members.empty()) return;
+    metric.members = index;
+    const auto key = std::find(run.over_keys.begin(), run.over_keys.end(), spread);
+    for (const std::vector<std::string>& values : run.members) {
+      if (key != run.over_keys.end()) {
+        metric.groups.push_back(values[static_cast<std::size_t>(key - run.over_keys.begin())]);
+      } else {
+        std::string all;
+        for (const std::string& value : values) all += (all.empty() ? "" : ", ") + value;
+        metric.groups.push_back(all);
+      }
     }
   }
 
@@ -189,15 +226,24 @@ class PlanBuilder {
           }
         }
       }
+      std::vector<YAML::Node> value_nodes;  // per member, the node of its last key's value
+      if (const YAML::Node over = map.get("over"); over.IsDefined()) read_over(reader, over, run, value_nodes);
       map.finish();
       if (scenario_node.IsDefined()) {
         if (auto file = reader.string(scenario_node)) {
           const fs::path p(*file);
           run.scenario = p.is_absolute() ? *file : (path.parent_path() / p).lexically_normal().string();
-          if (std::error_code refused; fs::is_regular_file(run.scenario, refused))
-            validate_run(reader, run, scenario_node, set_nodes);
-          else
+          if (std::error_code refused; !fs::is_regular_file(run.scenario, refused))
             reader.error(scenario_node, fmt::format("cannot open the scenario '{}'", run.scenario));
+          else if (run.members.empty())
+            validate_run(reader, run.name, run.scenario, run.overrides, scenario_node, set_nodes);
+          else
+            for (std::size_t m = 0; m < run.members.size(); ++m) {
+              std::vector<YAML::Node> nodes = set_nodes;
+              for (std::size_t k = 0; k < run.over_keys.size(); ++k)
+                nodes.push_back(value_nodes[m * run.over_keys.size() + k]);
+              validate_run(reader, run.name, run.scenario, member_overrides(run, m), scenario_node, nodes);
+            }
         }
       }
       runs.push_back(std::move(run));
@@ -205,23 +251,65 @@ class PlanBuilder {
     return runs;
   }
 
+  // `over: {KEY: [v1, v2, …], …}`: one member per combination of the values, the last key varying
+  // fastest. `value_nodes` gets, member by member, each key's value node (where its problems go).
+  void read_over(YamlReader& reader, const YAML::Node& over, NamedRun& run, std::vector<YAML::Node>& value_nodes) {
+    if (!over.IsMap() || over.size() == 0) {
+      reader.error(over, "expected a mapping of scenario keys to lists of values: {workload.seed: [1000, 1001]}");
+      return;
+    }
+    std::vector<std::vector<YAML::Node>> values;
+    for (const auto& item : over) {
+      const std::string key = item.first.IsScalar() ? item.first.Scalar() : "";
+      if (key.empty() || std::find(run.over_keys.begin(), run.over_keys.end(), key) != run.over_keys.end()) {
+        reader.error(item.first, "expected each key once, a dotted scenario key such as workload.seed");
+        return;
+      }
+      std::vector<YAML::Node> list;
+      for (const YAML::Node& value : reader.list(item.second, "values"))
+        if (!value.IsScalar())
+          reader.error(value, "expected a scalar value");
+        else
+          list.push_back(value);
+      if (list.empty()) {
+        reader.error(item.second, "expected at least one value");
+        return;
+      }
+      run.over_keys.push_back(key);
+      values.push_back(std::move(list));
+    }
+    std::vector<std::size_t> at(values.size(), 0);
+    for (bool more = true; more;) {
+      run.members.emplace_back();
+      for (std::size_t k = 0; k < values.size(); ++k) {
+        run.members.back().push_back(values[k][at[k]].Scalar());
+        value_nodes.push_back(values[k][at[k]]);
+      }
+      more = false;
+      for (std::size_t k = values.size(); k-- > 0 && !more;) {
+        more = ++at[k] < values[k].size();
+        if (!more) at[k] = 0;
+      }
+    }
+  }
+
   // Loads the run's scenario with its overrides. A problem of an override is reported at that
   // override; any other problem of the scenario at the `scenario:` line, quoting the scenario's own
   // location.
-  void validate_run(YamlReader& reader, const NamedRun& run, const YAML::Node& scenario_node,
-                    const std::vector<YAML::Node>& set_nodes) {
+  void validate_run(YamlReader& reader, const std::string& name, const std::string& scenario,
+                    const std::vector<std::string>& overrides, const YAML::Node& scenario_node,
+                    const std::vector<YAML::Node>& override_nodes) {
     try {
-      (void)load_scenario(run.scenario, run.overrides);
+      (void)load_scenario(scenario, overrides);
     } catch (const InputError& e) {
       for (const Diagnostic& d : e.diagnostics()) {
-        const auto at_override = std::find_if(run.overrides.begin(), run.overrides.end(), [&](const std::string& o) {
-          return d.location.file == "--set " + o;
-        });
-        if (at_override != run.overrides.end())
-          reader.error(set_nodes[static_cast<std::size_t>(at_override - run.overrides.begin())],
+        const auto at_override = std::find_if(overrides.begin(), overrides.end(),
+                                              [&](const std::string& o) { return d.location.file == "--set " + o; });
+        if (at_override != overrides.end())
+          reader.error(override_nodes[static_cast<std::size_t>(at_override - overrides.begin())],
                        fmt::format("{}: {}", *at_override, d.message));
         else
-          reader.error(scenario_node, fmt::format("run '{}': {}", run.name, format_diagnostic(d)));
+          reader.error(scenario_node, fmt::format("run '{}': {}", name, format_diagnostic(d)));
       }
     }
   }
@@ -241,6 +329,7 @@ class PlanBuilder {
     if (const YAML::Node tolerance = map.get("tolerance"); tolerance.IsDefined()) read_tolerance(reader, tolerance, e);
     e.source = map.string("source").value_or("");
     e.known_gap = map.string("known_gap").value_or("");
+    const YAML::Node spread = map.get("spread");
     map.finish();
 
     std::string default_name;
@@ -258,6 +347,15 @@ class PlanBuilder {
                                  ratio[1].IsScalar() ? ratio[1].Scalar() : "");
     }
     e.metric = name.value_or(default_name);
+    if (spread.IsDefined() && sink_.diagnostics().size() == errors_before) {
+      const NamedRun& run = runs[check.numerator.run];
+      check.spread = reader.string(spread).value_or("");
+      if (std::find(run.over_keys.begin(), run.over_keys.end(), check.spread) == run.over_keys.end())
+        reader.error(spread, run.over_keys.empty()
+                                 ? fmt::format("run '{}' has no `over:` to spread over", run.name)
+                                 : fmt::format("'{}' is not a key of run '{}''s `over:`{}", check.spread, run.name,
+                                               suggestion_suffix(check.spread, run.over_keys)));
+    }
     if (sink_.diagnostics().size() != errors_before) return std::nullopt;
     return check;
   }

@@ -3,7 +3,10 @@
 //
 //   a scenario with a top-level `expect:` list  → one run (the file as it is) and its expectations;
 //   a comparison file (top-level `comparison:`) → named runs (a scenario with --set overrides) and
-//      expectations on a metric of one run ("dapple:mean.iteration_time_s") or the ratio of two;
+//      expectations on a metric of one run ("dapple:mean.iteration_time_s") or the ratio of two; a
+//      named run with `over: {KEY: [values], …}` is one run per combination of the values (KEY=VALUE
+//      overrides after its `set`), and its metric is their mean — a policy over unseen streams, a
+//      scheduler over a paper's workloads;
 //   any other YAML file (a sweep, a scenario without expectations) is skipped.
 // A run wanted twice (the same scenario file with the same overrides) runs once.
 //
@@ -30,10 +33,15 @@ struct RegressRun {
   std::vector<std::string> overrides;  // --set KEY=VALUE, as written
 };
 
-// A number of one run's summary.json.
+// A number of one run's summary.json, or the mean of it over the members of a run with `over:`.
 struct RunMetric {
-  std::size_t run = 0;  // index into RegressPlan::runs
+  std::size_t run = 0;  // index into RegressPlan::runs (the first member of a run with `over:`)
   std::string path;     // dotted path: "mean.iteration_time_s"
+  // A run with `over:`: every member's index into RegressPlan::runs, and per member its group for the
+  // spread the report shows (the value of the expectation's `spread` key, else the member's own
+  // overrides): the groups' means are the samples of the spread. Empty for a single run.
+  std::vector<std::size_t> members;
+  std::vector<std::string> groups;
 };
 
 // One row of the verdict table: an expectation and where its simulated value comes from, a metric of
@@ -43,6 +51,7 @@ struct RegressCheck {
   Expectation expectation;  // `metric`: the metric path of a scenario, or the name of a comparison expectation
   RunMetric numerator;
   std::optional<RunMetric> denominator;
+  std::string spread;  // `spread: KEY`: the numerator's `over:` key whose values group its members
 };
 
 struct RegressPlan {

@@ -369,7 +369,15 @@ class ClusterKind final : public WorkloadKind {
     }
     try {
       const auto placement = builtin_placements().at(spec.placement).value(0);
-      (void)builtin_schedulers().at(spec.scheduler).value(SchedulerContext{spec.scheduler_options, *placement, *spec.speed, 0});
+      const auto scheduler = builtin_schedulers()
+                                 .at(spec.scheduler)
+                                 .value(SchedulerContext{spec.scheduler_options, *placement, *spec.speed, 0});
+      if (scheduler->goodput() != nullptr && spec.network)
+        ctx.reader.sink().error(
+            spec.scheduler_options.origin(),
+            fmt::format("scheduler '{}' adapts its jobs' batch sizes, which only the job level models: "
+                        "remove `network: true`",
+                        spec.scheduler));
     } catch (const InputError& error) {
       ctx.reader.sink().append(error.diagnostics());
     }

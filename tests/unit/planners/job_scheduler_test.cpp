@@ -183,9 +183,9 @@ TEST(JobSchedulers, GittinsKeepsTheLikelyShortJobWhereLasPreemptsIt) {
 
 TEST(JobSchedulers, RegistryListsEveryBuiltin) {
   EXPECT_EQ(builtin_schedulers().names(),
-            (std::vector<std::string>{"fifo", "fifo-backfill", "sjf", "srtf", "tiresias-las", "tiresias-gittins", "gandiva",
-                                      "optimus", "drf", "tetris", "qssf", "gadget", "gadget-energy", "gadget-fair", "smd",
-                                      "online-ps", "marl"}));
+            (std::vector<std::string>{"fifo", "fifo-backfill", "sjf", "srtf", "tiresias-las", "tiresias-gittins",
+                                      "gandiva", "optimus", "drf", "tetris", "qssf", "gadget", "gadget-energy",
+                                      "gadget-fair", "smd", "online-ps", "pollux", "marl"}));
 }
 
 }  // namespace

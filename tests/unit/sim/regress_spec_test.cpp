@@ -187,6 +187,44 @@ expect:
   EXPECT_EQ(plan.checks[2].numerator.run, 2u);
 }
 
+// `over:` is one run per combination (the last key fastest), its metric the mean over them; `spread`
+// names the key whose values group the members.
+TEST(RegressSpec, OverMakesOneRunPerCombination) {
+  write_file("base.yaml", kScenario);
+  const std::string path = write_file("cmp.yaml", R"(comparison: "c"
+runs:
+  many: {scenario: base.yaml, set: ["run.iterations=2"], over: {workload.global_batch: [4, 8], run.seed: [1, 2]}}
+  one: {scenario: base.yaml}
+expect:
+  - {ratio: [many:mean.iteration_time_s, one:mean.iteration_time_s], value: 1, spread: workload.global_batch}
+)");
+  const RegressPlan plan = load_regress_plan({path});
+  ASSERT_EQ(plan.runs.size(), 5u);
+  EXPECT_EQ(plan.runs[0].id, "cmp.many.1");
+  EXPECT_EQ(plan.runs[0].overrides,
+            (std::vector<std::string>{"run.iterations=2", "workload.global_batch=4", "run.seed=1"}));
+  EXPECT_EQ(plan.runs[1].overrides.back(), "run.seed=2");
+  EXPECT_EQ(plan.runs[2].overrides[1], "workload.global_batch=8");
+  const RunMetric& many = plan.checks.at(0).numerator;
+  EXPECT_EQ(many.members, (std::vector<std::size_t>{0, 1, 2, 3}));
+  EXPECT_EQ(many.groups, (std::vector<std::string>{"4", "4", "8", "8"}));
+  EXPECT_TRUE(plan.checks[0].denominator->members.empty());
+}
+
+TEST(RegressSpec, OverAndSpreadProblemsAreLocated) {
+  const auto errors = errors_of(R"(comparison: "c"
+runs:
+  a: {scenario: base.yaml, over: {workload.global_batch: []}}
+  b: {scenario: base.yaml, over: {run.seed: [1]}}
+expect:
+  - {metric: "a:mean.iteration_time_s", value: 1}
+  - {metric: "b:mean.iteration_time_s", value: 1, spread: run.sed}
+)");
+  ASSERT_EQ(errors.size(), 2u) << dump(errors);
+  expect_error(errors[0], 3, 58, "expected at least one value");
+  expect_error(errors[1], 7, 59, "not a key of run 'b''s `over:`");
+}
+
 TEST(RegressSpec, SkipsSweepsAndScenariosWithoutExpectations) {
   write_file("a.yaml", scenario_without_expectations());
   write_file("b.yaml", "name: s\nbase: a.yaml\naxes: []\n");

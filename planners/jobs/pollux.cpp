@@ -1,0 +1,190 @@
+#include "planners/jobs/pollux.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "models/common/random.hpp"
+#include "planners/jobs/job_speed.hpp"
+#include "planners/jobs/measured_speed.hpp"
+#include "planners/jobs/pollux_goodput.hpp"
+#include "planners/jobs/pollux_search.hpp"
+
+namespace dnnsim {
+namespace {
+
+constexpr int kMaxExploredReplicas = 64;  // simulator.py: "simulator can't handle more"
+
+class PolluxScheduler final : public JobScheduler {
+ public:
+  explicit PolluxScheduler(const SchedulerContext& ctx)
+      : goodput_(*tables(ctx)),
+        fairness_(ctx.options.number("fairness")),
+        round_(ctx.options.quantity<Seconds>("round")),
+        search_{static_cast<int>(ctx.options.integer("population")),
+                static_cast<int>(ctx.options.integer("generations")),
+                static_cast<int>(ctx.options.integer("patience"))},
+        delay_(ctx.options.quantity<Seconds>("restart_delay").value()),
+        max_job_nodes_(static_cast<int>(ctx.options.integer("max_job_nodes"))),
+        rng_(ctx.seed ^ 0x9011u) {
+    if (const auto file = ctx.options.file("applications")) goodput_.read_settings(*file);
+  }
+
+  std::optional<Seconds> round() const override { return round_; }
+  const PolluxGoodput* goodput() const override { return &goodput_; }
+
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
+    if (event != SchedulerEvent::round) return {};  // arrivals wait for the next round, as in the artifact
+    std::vector<const JobView*> jobs;
+    PolluxProblem pb = problem(state, jobs);
+    if (pb.jobs == 0) return {};
+    std::optional<PolluxAllocation> chosen = pollux_uncontended(pb);
+    if (!chosen) {
+      std::vector<PolluxAllocation> seeds = adapt_previous(jobs);
+      seeds.push_back(pb.current);
+      PolluxSearch search(pb, rng_);
+      previous_ = search.run(std::move(seeds), search_);
+      previous_jobs_.clear();
+      for (const JobView* job : jobs) previous_jobs_.push_back(job->id);
+      chosen = previous_.front();
+    }
+    return decisions(pb, jobs, *chosen);
+  }
+
+ private:
+  static const PolluxSpeedModel* tables(const SchedulerContext& ctx) {
+    const PolluxSpeedModel* tables = ctx.speed.pollux_tables();
+    if (tables == nullptr)
+      throw InputError(ctx.options.origin(),
+                       "scheduler 'pollux' adapts batch sizes with Pollux's goodput model: it needs "
+                       "workload.speed {source: pollux, tables: …} (the artifact's throughput tables)");
+    return tables;
+  }
+
+  // The round's jobs (running and waiting, by attained GPU-time then arrival: pollux.py optimize's
+  // order) and their problem.
+  PolluxProblem problem(const ClusterState& state, std::vector<const JobView*>& jobs) {
+    for (const JobView& job : state.running) jobs.push_back(&job);
+    for (const JobView& job : state.queued) jobs.push_back(&job);
+    std::stable_sort(jobs.begin(), jobs.end(), [](const JobView* a, const JobView* b) {
+      return std::pair{a->attained_gpu_seconds, a->id} < std::pair{b->attained_gpu_seconds, b->id};
+    });
+    PolluxProblem pb;
+    pb.jobs = static_cast<int>(jobs.size());
+    pb.total_gpus = std::max(1, state.total_gpus());
+    pb.max_job_nodes = max_job_nodes_;
+    pb.fairness = fairness_;
+    for (const ServerInfo& server : state.servers) pb.capacity.push_back(server.gpus);
+    const int fair = (pb.total_gpus + pb.jobs - 1) / std::max(1, pb.jobs);
+    std::vector<int> epochs;
+    std::vector<double> base_rates;
+    for (const JobView* job : jobs) {
+      pb.current.rows.emplace_back();
+      if (job->placement) {
+        pb.current.rows.back() = job->placement->slices;
+        explored_[job->id] = std::max(explored_[job->id], job->placement->gpus());
+      }
+      const int batch_limit = goodput_.max_replicas(*job->record);
+      pb.max_replicas.push_back(
+          std::min({std::max(2 * explored_[job->id], 1), kMaxExploredReplicas, batch_limit, pb.total_gpus}));
+      const double age = std::max(0.0, state.now.value() - job->record->submit.value());
+      pb.factor.push_back(std::max(age - job->preemptions * delay_, 0.0) / (age + delay_));
+      epochs.push_back(goodput_.epoch(*job->record, job->done_iterations));
+      base_rates.push_back(goodput_.best(*job->record, 1, std::min(fair, batch_limit), epochs.back()).rate);
+    }
+    pb.speedup = [this, jobs, epochs = std::move(epochs), base_rates = std::move(base_rates)](int j, int nodes,
+                                                                                              int replicas) {
+      const double base = base_rates[static_cast<std::size_t>(j)];
+      const double rate =
+          goodput_
+              .best(*jobs[static_cast<std::size_t>(j)]->record, nodes, replicas, epochs[static_cast<std::size_t>(j)])
+              .rate;
+      return base > 0 ? rate / base : 0.0;
+    };
+    return pb;
+  }
+
+  // The previous round's population on this round's jobs (pollux.py _adapt_prev_states): rows of
+  // jobs still here copied, new jobs' rows empty.
+  std::vector<PolluxAllocation> adapt_previous(const std::vector<const JobView*>& jobs) const {
+    std::map<JobId, std::size_t> was;
+    for (std::size_t k = 0; k < previous_jobs_.size(); ++k) was[previous_jobs_[k]] = k;
+    std::vector<PolluxAllocation> seeds;
+    for (const PolluxAllocation& old : previous_) {
+      PolluxAllocation a;
+      for (const JobView* job : jobs) {
+        const auto it = was.find(job->id);
+        a.rows.push_back(it != was.end() ? old.rows[it->second] : std::vector<std::pair<int, int>>{});
+      }
+      seeds.push_back(std::move(a));
+    }
+    return seeds;
+  }
+
+  // Jobs whose allocation changes are preempted (checkpointed), then every job with a new allocation
+  // starts on it: a change is a restart, as in the artifact.
+  static std::vector<Decision> decisions(const PolluxProblem& pb, const std::vector<const JobView*>& jobs,
+                                         const PolluxAllocation& chosen) {
+    std::vector<Decision> result;
+    std::vector<std::size_t> changed;
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+      if (chosen.rows[j] != pb.current.rows[j]) changed.push_back(j);
+    for (const std::size_t j : changed)
+      if (jobs[j]->placement) result.push_back(Decision{Decision::Kind::preempt, jobs[j]->id, {}, 0});
+    for (const std::size_t j : changed)
+      if (!chosen.rows[j].empty())
+        result.push_back(Decision{Decision::Kind::start, jobs[j]->id, Placement{chosen.rows[j], {}}, 0});
+    return result;
+  }
+
+  PolluxGoodput goodput_;
+  double fairness_;
+  Seconds round_;
+  PolluxSearchOptions search_;
+  double delay_;
+  int max_job_nodes_;
+  SplitMix64 rng_;
+  std::map<JobId, int> explored_;           // the most replicas each job has run with
+  std::vector<PolluxAllocation> previous_;  // the last GA population, over previous_jobs_
+  std::vector<JobId> previous_jobs_;
+};
+
+}  // namespace
+
+OptionSchema pollux_options() {
+  OptionSchema schema;
+  schema
+      .number("fairness", -1.0,
+              "p of the power mean of the jobs' speedups (Pollux's fairness knob, §4.2: 1 the sum, 0 the "
+              "geometric mean, lower fairer; the artifact uses −1)")
+      .range(-10, 1);
+  schema.quantity<Seconds>("round", Seconds(60), "period of the re-allocation rounds (the artifact's 60 s)")
+      .at_least(1);
+  schema.integer("population", 100, "individuals the genetic search keeps (pymoo's pop_size in the artifact)")
+      .range(2, 100000);
+  schema.integer("generations", 100, "generations of the genetic search per round (the artifact's n_gen)")
+      .range(0, 100000);
+  schema
+      .integer("patience", 10,
+               "generations without a better allocation after which a round's search stops "
+               "(the artifact always runs all generations)")
+      .range(1, 100000);
+  schema
+      .quantity<Seconds>("restart_delay", Seconds(30),
+                         "re-allocation delay the search charges a job it moves (the artifact's 30 s)")
+      .at_least(0);
+  schema.integer("max_job_nodes", 16, "nodes one job may span (the artifact's repair: 16)").range(1, 1 << 20);
+  schema.file("applications",
+              "per-application settings, application,max_local_bsz,fixed_batch_size,max_replicas "
+              "(data/traces/pollux-osdi21/applications.csv: the artifact's)");
+  return schema;
+}
+
+std::unique_ptr<JobScheduler> make_pollux_scheduler(const SchedulerContext& context) {
+  return std::make_unique<PolluxScheduler>(context);
+}
+
+}  // namespace dnnsim

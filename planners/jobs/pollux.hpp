@@ -1,0 +1,38 @@
+// `pollux`: Pollux's cluster scheduler, -like reconstruction of Qiao et al., "Pollux: Co-adaptive
+// Cluster Scheduling for Goodput-Optimized Deep Learning", OSDI'21 §4 (PolluxSched), from its artifact
+// (petuum/adaptdl, branch osdi21-artifact, simulator/pollux.py, speedup.py; docs/cluster.md "Pollux").
+//   speedup     each job's SPEEDUP(nodes, replicas) = its goodput there (pollux_goodput.hpp: the
+//               batch size re-picked for the allocation) over its goodput at the fair share
+//               (⌈GPUs / jobs⌉ replicas on one node), at the job's current epoch (§4.1, eq. 6);
+//   fitness     the power mean (Σ_j (s_j + 10⁻³)^p / J)^{1/p} of the speedups scaled by one node's
+//               share of the cluster, p = `fairness` (−1 in the artifact; p = 1 the sum, 0 the
+//               geometric mean, lower is fairer: §4.2, eq. 7); a job whose allocation changes has its
+//               speedup multiplied by max(age − restarts·d, 0)/(age + d), d = `restart_delay`;
+//   search      a genetic algorithm over allocation matrices (jobs × nodes, replicas per node),
+//               seeded with the previous round's population: single-point crossover over jobs,
+//               mutation (a row reset to the current allocation, elements zeroed, elements raised
+//               where the node has room) and repair (at most one distributed job per node, at most
+//               the job's replicas and `max_job_nodes` nodes, node capacity in job order), elitist
+//               survival of `population` individuals for `generations` generations (§4.2; the
+//               artifact runs pymoo's NSGA-II with a second objective used only for autoscaling);
+//   exploration a job may get at most twice the replicas it has run with (one before it ran), as the
+//               artifact limits jobs whose throughput model is not fitted beyond those replicas;
+//   rounds      every `round` (60 s): jobs whose allocation changes are checkpointed and restarted
+//               there (preempt, then start); arrivals wait for the next round, as in the artifact.
+//               Jobs are ordered by attained GPU-time, then arrival (the repair's capacity order).
+// When the cluster has room for every job's best allocation, the search is exact without the GA:
+// each job's speedup is maximised on its own (the power mean rises with each argument).
+#pragma once
+
+#include <memory>
+
+#include "planners/jobs/job_scheduler.hpp"
+
+namespace dnnsim {
+
+// Options: fairness, round, population, generations, restart_delay, max_job_nodes, applications.
+[[nodiscard]] OptionSchema pollux_options();
+// @throw InputError (at the scheduler) when the speed model is not Pollux's tables.
+[[nodiscard]] std::unique_ptr<JobScheduler> make_pollux_scheduler(const SchedulerContext& context);
+
+}  // namespace dnnsim

@@ -1,0 +1,101 @@
+// Pollux's goodput model, -like reconstruction of Qiao et al., "Pollux: Co-adaptive Cluster Scheduling
+// for Goodput-Optimized Deep Learning", OSDI'21 §3, from its artifact (petuum/adaptdl, branch
+// osdi21-artifact, simulator/goodput.py, applications.py, simulator.py), on the artifact's own data
+// (data/traces/pollux-osdi21/throughput/<application>/):
+//   goodput = throughput × statistical efficiency (§3.1, eq. 1);
+//   throughput  a global batch B on r replicas is r × atomic × (accum + 1): each replica runs `accum`
+//               gradient-accumulation micro-steps and one synchronised step of `atomic` samples,
+//               T = accum·(step − sync) + step, step and sync from the measured tables at the
+//               placement and local batch `atomic` (PolluxSpeedModel's interpolation);
+//   efficiency  E(B) = gain / (B / B₀), gain = (var + sqr) / (var·B₀/B + sqr) — the gradient-noise
+//               scale of McCandlish et al. (arXiv:1812.06162) as Pollux uses it (§3.1, eq. 5):
+//               `grad_sqr`, `grad_var` of validation-<B>.csv at the job's epoch, linear in B between the
+//               measured batches; B₀ the smallest measured batch (the user's initial batch). With the
+//               learning rate scaled as Pollux's AdaScale does, one step at B is worth `gain` steps
+//               at B₀, so progress — in steps at B₀ (B₀ samples each: the `progress` column of the
+//               validation files, per epoch) — grows at gain / T per second;
+//   batch size  Pollux's agent picks, for its allocation, the B maximising goodput among 50 sizes
+//               geometrically spaced in [max(B₀, r·min local), largest measured B], each split into
+//               (atomic, accum) with atomic within the measured local batches (goodput.py optimize);
+//               it re-picks at every epoch as the gradient statistics change;
+//   work        a job is done after the validation files' last epoch: the least `progress` over the
+//               batch sizes at that row (applications.py get_completion_epoch without a target metric).
+// Differences from the artifact, hence "-like": the throughput comes from the measured tables, not
+// from the performance model the artifact's agent fits to the configurations it has run (an oracle
+// of throughput, as for Optimus+Oracle); the batch is picked with the gradient statistics of the
+// smallest batch at the epoch (the noise scale is batch-independent in McCandlish's model), where the
+// artifact's agent uses those measured at the batch it ran last.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "planners/jobs/measured_speed.hpp"
+
+namespace dnnsim {
+
+// Per-application settings of the artifact (applications.py, simulator.py), from a CSV file:
+// `application,max_local_bsz,fixed_batch_size,max_replicas` (empty fields: none).
+struct PolluxApplicationSettings {
+  double max_local_bsz = 0;     // 0: the largest measured local batch (yolov3: 8)
+  double fixed_batch_size = 0;  // 0: Pollux adapts it (ncf: 32768, kept)
+  int max_replicas = 0;         // 0: no limit beyond the batch size's (ncf: 1)
+};
+
+class PolluxGoodput {
+ public:
+  explicit PolluxGoodput(const PolluxSpeedModel& speed) : speed_(&speed) {}
+  // Reads the settings file (FILE:ROW:COL errors, all at once). @throw InputError
+  void read_settings(const std::string& csv);
+
+  struct Config {
+    int atomic = 0;    // local batch of one micro-step
+    int accum = 0;     // accumulation micro-steps before the synchronised one
+    double batch = 0;  // global batch r·atomic·(accum + 1)
+    double rate = 0;   // progress (steps at B₀) per second; 0: no valid configuration
+  };
+  // A span of progress [from, to) run at `rate` progress per second.
+  struct Segment {
+    double to = 0;
+    double rate = 0;
+  };
+
+  [[nodiscard]] double target_progress(const JobRecord& job) const;
+  // The epoch a job is in at `progress` (0-based; the last epoch at the target).
+  [[nodiscard]] int epoch(const JobRecord& job, double progress) const;
+  // The most replicas that can split the largest batch (largest B / min local), capped by settings.
+  [[nodiscard]] int max_replicas(const JobRecord& job) const;
+  // Pollux's choice of batch on `placement` at `epoch` (fixed_batch_size kept when set).
+  [[nodiscard]] Config best(const JobRecord& job, const Placement& placement, int epoch) const;
+  // The same for `replicas` on `nodes` nodes, as a balanced placement (the speedup function's view:
+  // the artifact's fitted model depends on the two counts only).
+  [[nodiscard]] Config best(const JobRecord& job, int nodes, int replicas, int epoch) const;
+  // How the job advances on `placement` from `progress` to its target, epoch by epoch, the batch
+  // re-picked at each epoch.
+  [[nodiscard]] std::vector<Segment> segments(const JobRecord& job, const Placement& placement, double progress) const;
+
+ private:
+  struct Stats {
+    double sqr = 0, var = 0;
+  };
+  [[nodiscard]] Stats stats(const PolluxSpeedModel::Application& app, double batch, int epoch) const;
+  [[nodiscard]] double gain(const PolluxSpeedModel::Application& app, double batch, const Stats& stats) const;
+  [[nodiscard]] Config pick(const JobRecord& job, const Placement& placement, int epoch) const;
+  [[nodiscard]] const PolluxApplicationSettings& settings(const JobRecord& job) const;
+  [[nodiscard]] double max_local(const JobRecord& job) const;
+  [[nodiscard]] Config evaluate(const JobRecord& job, const Placement& placement, int atomic, int accum,
+                                int epoch) const;
+
+  const PolluxSpeedModel* speed_;
+  std::map<std::string, PolluxApplicationSettings> settings_;
+  // best() by (application, GPUs per node sorted, epoch): jobs of one application share it.
+  mutable std::map<std::tuple<std::string, std::vector<int>, int>, Config> cache_;
+};
+
+// Balanced placement shape of `replicas` on `nodes` nodes (servers 0…nodes−1): "5 on 2" → 3 + 2.
+[[nodiscard]] Placement balanced_placement(int nodes, int replicas);
+
+}  // namespace dnnsim

@@ -1,0 +1,305 @@
+#include "planners/jobs/pollux_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <unordered_set>
+
+namespace dnnsim {
+namespace {
+
+constexpr double kFloor = 1e-3;            // pollux.py: speedups + 1e-3 in the power mean
+constexpr double kResetProbability = 0.1;  // pollux.py _mutation (1)
+constexpr double kZeroProbability = 0.1;   // pollux.py _mutation (2), for the job and for each entry
+constexpr int kReplicaSlots = 65;          // memo columns: replicas 0…64 (the artifact's cap)
+
+using Row = std::vector<std::pair<int, int>>;
+
+int replicas_of(const Row& row) {
+  int r = 0;
+  for (const auto& [node, count] : row) r += count;
+  return r;
+}
+
+// A row of `replicas` spread evenly over `nodes` nodes that no allocation uses (ids −1, −2, …): the
+// speedup of a count, never mistaken for a job's current row.
+Row balanced_row(int nodes, int replicas) {
+  Row row;
+  for (int n = 0; n < nodes; ++n) row.emplace_back(-1 - n, replicas / nodes + (n < replicas % nodes ? 1 : 0));
+  return row;
+}
+
+// Sorted by node, zeros dropped.
+void normalise(Row& row) {
+  std::sort(row.begin(), row.end());
+  row.erase(std::remove_if(row.begin(), row.end(), [](const auto& e) { return e.second <= 0; }), row.end());
+}
+
+}  // namespace
+
+double PolluxProblem::scaled(int job, const Row& row) const {
+  const int replicas = replicas_of(row);
+  if (replicas == 0) return 0.0;
+  const int used = static_cast<int>(row.size());
+  if (memo_.size() != static_cast<std::size_t>(jobs)) memo_.assign(static_cast<std::size_t>(jobs), {});
+  auto& memo = memo_[static_cast<std::size_t>(job)];
+  double s = 0.0;
+  if (replicas < kReplicaSlots && used <= max_job_nodes) {
+    const auto at = static_cast<std::size_t>(used * kReplicaSlots + replicas);
+    if (memo.size() <= at) memo.resize(static_cast<std::size_t>((max_job_nodes + 1) * kReplicaSlots), -1.0);
+    if (memo[at] < 0) memo[at] = speedup(job, used, replicas);
+    s = memo[at];
+  } else {
+    s = speedup(job, used, replicas);
+  }
+  s *= static_cast<double>(nodes()) / total_gpus;
+  if (row != current.rows[static_cast<std::size_t>(job)]) s *= factor[static_cast<std::size_t>(job)];
+  return s;
+}
+
+double PolluxProblem::fitness(const PolluxAllocation& allocation) const {
+  const double p = fairness;
+  double sum = 0.0;
+  for (int j = 0; j < jobs; ++j) {
+    const double v = scaled(j, allocation.rows[static_cast<std::size_t>(j)]);
+    sum += p == 0.0 ? std::log(std::max(v, kFloor)) : std::pow(v + kFloor, p);
+  }
+  const double mean = sum / std::max(1, jobs);
+  return p == 0.0 ? std::exp(mean) : std::pow(mean, 1.0 / p);
+}
+
+std::uint64_t PolluxSearch::hash(const PolluxAllocation& allocation) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over (job, node, count)
+  const auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (std::size_t j = 0; j < allocation.rows.size(); ++j) {
+    mix(j);
+    for (const auto& [node, count] : allocation.rows[j]) {
+      mix(static_cast<std::uint64_t>(node) << 20);
+      mix(static_cast<std::uint64_t>(count));
+    }
+  }
+  return h;
+}
+
+int PolluxSearch::binomial(int n, double p) {
+  if (n <= 0 || p <= 0) return 0;
+  if (p >= 1) return n;
+  const double u = rng_.uniform();
+  double probability = std::pow(1.0 - p, n), cumulative = probability;
+  int k = 0;
+  while (u > cumulative && k < n) {
+    probability *= static_cast<double>(n - k) / (k + 1) * p / (1.0 - p);
+    cumulative += probability;
+    ++k;
+  }
+  return k;
+}
+
+std::vector<PolluxAllocation> PolluxSearch::run(std::vector<PolluxAllocation> seeds,
+                                                const PolluxSearchOptions& options) {
+  std::vector<std::pair<double, PolluxAllocation>> pool;
+  std::unordered_set<std::uint64_t> seen;  // hashes of the allocations met: membership only, never iterated
+  for (PolluxAllocation& a : seeds) {
+    repair(a);
+    if (seen.insert(hash(a)).second) pool.emplace_back(pb_.fitness(a), std::move(a));
+  }
+  const auto survive = [&] {
+    std::stable_sort(pool.begin(), pool.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (pool.size() > static_cast<std::size_t>(options.population))
+      pool.resize(static_cast<std::size_t>(options.population));
+  };
+  const auto tournament = [&]() -> const PolluxAllocation& {
+    const auto& a = pool[static_cast<std::size_t>(draw(static_cast<int>(pool.size())))];
+    const auto& b = pool[static_cast<std::size_t>(draw(static_cast<int>(pool.size())))];
+    return a.first >= b.first ? a.second : b.second;
+  };
+  survive();
+  double best = pool.front().first;
+  for (int g = 0, stale = 0; g < options.generations && stale < options.patience; ++g) {
+    std::vector<std::pair<double, PolluxAllocation>> offspring;
+    // Children already met are dropped (pymoo eliminates duplicates): a small space runs dry.
+    for (int mating = 0; static_cast<int>(offspring.size()) < options.population && mating < 2 * options.population;
+         ++mating) {
+      const PolluxAllocation& a = tournament();
+      const PolluxAllocation& b = tournament();
+      // pollux.py _crossover: one point over the jobs.
+      const auto cut = static_cast<std::ptrdiff_t>(draw(pb_.jobs));
+      PolluxAllocation x, y;
+      x.rows.assign(a.rows.begin(), a.rows.begin() + cut);
+      x.rows.insert(x.rows.end(), b.rows.begin() + cut, b.rows.end());
+      y.rows.assign(b.rows.begin(), b.rows.begin() + cut);
+      y.rows.insert(y.rows.end(), a.rows.begin() + cut, a.rows.end());
+      for (PolluxAllocation* child : {&x, &y}) {
+        mutate(*child);
+        repair(*child);
+        if (seen.insert(hash(*child)).second) offspring.emplace_back(pb_.fitness(*child), std::move(*child));
+      }
+    }
+    for (auto& o : offspring) pool.push_back(std::move(o));
+    survive();
+    stale = pool.front().first > best ? 0 : stale + 1;
+    best = std::max(best, pool.front().first);
+  }
+  std::vector<PolluxAllocation> result;
+  for (auto& [f, a] : pool) result.push_back(std::move(a));
+  return result;
+}
+
+void PolluxSearch::repair(PolluxAllocation& allocation) {
+  const int N = pb_.nodes();
+  scratch_.assign(static_cast<std::size_t>(N), 0);
+  // At most one distributed job per node, the first in job order (distribution judged before).
+  std::vector<bool> distributed(allocation.rows.size());
+  for (std::size_t j = 0; j < allocation.rows.size(); ++j) distributed[j] = allocation.rows[j].size() > 1;
+  for (std::size_t j = 0; j < allocation.rows.size(); ++j) {
+    if (!distributed[j]) continue;
+    for (auto& [node, count] : allocation.rows[j]) {
+      if (scratch_[static_cast<std::size_t>(node)] != 0) count = 0;
+      scratch_[static_cast<std::size_t>(node)] = 1;
+    }
+  }
+  // Per job, in a random order of its nodes: at most its replicas and max_job_nodes nodes.
+  for (std::size_t j = 0; j < allocation.rows.size(); ++j) {
+    Row& row = allocation.rows[j];
+    normalise(row);
+    for (int k = static_cast<int>(row.size()) - 1; k > 0; --k)
+      std::swap(row[static_cast<std::size_t>(k)], row[static_cast<std::size_t>(draw(k + 1))]);
+    int left = pb_.max_replicas[j], nodes_left = pb_.max_job_nodes;
+    for (auto& [node, count] : row) {
+      count = std::min(count, left);
+      if (count > 0 && nodes_left-- <= 0) count = 0;
+      left -= count;
+    }
+  }
+  // Node capacity, jobs in priority order.
+  for (int n = 0; n < N; ++n) scratch_[static_cast<std::size_t>(n)] = pb_.capacity[static_cast<std::size_t>(n)];
+  for (Row& row : allocation.rows) {
+    for (auto& [node, count] : row) {
+      int& room = scratch_[static_cast<std::size_t>(node)];
+      count = std::min(count, room);
+      room -= count;
+    }
+    normalise(row);
+  }
+}
+
+void PolluxSearch::mutate(PolluxAllocation& allocation) {
+  const int N = pb_.nodes();
+  for (std::size_t j = 0; j < allocation.rows.size(); ++j) {
+    if (rng_.uniform() < kResetProbability) allocation.rows[j] = pb_.current.rows[j];
+    if (rng_.uniform() < kZeroProbability) {
+      for (auto& [node, count] : allocation.rows[j])
+        if (rng_.uniform() < kZeroProbability) count = 0;
+      normalise(allocation.rows[j]);
+    }
+  }
+  // The nodes with room, judged once before the raises (as the artifact's vectorised step).
+  scratch_.assign(static_cast<std::size_t>(N), 0);
+  for (const Row& row : allocation.rows)
+    for (const auto& [node, count] : row) scratch_[static_cast<std::size_t>(node)] += count;
+  std::vector<int> roomy;
+  for (int n = 0; n < N; ++n)
+    if (scratch_[static_cast<std::size_t>(n)] < pb_.capacity[static_cast<std::size_t>(n)]) roomy.push_back(n);
+  if (roomy.empty()) return;
+  const double p1 = 1.0 / static_cast<double>(roomy.size());
+  std::vector<int> picked;
+  for (Row& row : allocation.rows) {
+    picked.clear();
+    // Each roomy node independently with probability p1: a binomial count, then that many distinct
+    // nodes uniformly (the same law, in O(count) draws).
+    for (int k = binomial(static_cast<int>(roomy.size()), p1); k > 0; --k) {
+      int node = roomy[static_cast<std::size_t>(draw(static_cast<int>(roomy.size())))];
+      while (std::find(picked.begin(), picked.end(), node) != picked.end())
+        node = roomy[static_cast<std::size_t>(draw(static_cast<int>(roomy.size())))];
+      picked.push_back(node);
+    }
+    // Each roomy node the job uses, with probability one over those.
+    int own = 0;
+    for (const auto& [node, count] : row)
+      own += scratch_[static_cast<std::size_t>(node)] < pb_.capacity[static_cast<std::size_t>(node)];
+    for (const auto& [node, count] : row)
+      if (scratch_[static_cast<std::size_t>(node)] < pb_.capacity[static_cast<std::size_t>(node)] &&
+          rng_.uniform() < 1.0 / own && std::find(picked.begin(), picked.end(), node) == picked.end())
+        picked.push_back(node);
+    std::sort(picked.begin(), picked.end());
+    for (const int node : picked) {
+      const auto it = std::lower_bound(row.begin(), row.end(), std::pair{node, 0});
+      const bool has = it != row.end() && it->first == node;
+      const int r = has ? it->second : 0;
+      const int raised = r + draw(pb_.capacity[static_cast<std::size_t>(node)] - r + 1);
+      if (has)
+        it->second = raised;
+      else
+        row.insert(it, {node, raised});
+    }
+    normalise(row);
+  }
+}
+
+std::optional<PolluxAllocation> pollux_uncontended(const PolluxProblem& pb) {
+  const int per_node = *std::max_element(pb.capacity.begin(), pb.capacity.end());
+  std::vector<int> want(static_cast<std::size_t>(pb.jobs), 0);  // 0: keep the current allocation
+  int total = 0;
+  for (int j = 0; j < pb.jobs; ++j) {
+    const Row& current = pb.current.rows[static_cast<std::size_t>(j)];
+    double best = pb.scaled(j, current);
+    for (int r = 1; r <= pb.max_replicas[static_cast<std::size_t>(j)]; ++r) {
+      const int nodes = (r + per_node - 1) / per_node;
+      if (nodes > pb.max_job_nodes) break;
+      const double s = pb.scaled(j, balanced_row(nodes, r));
+      if (s > best) {
+        best = s;
+        want[static_cast<std::size_t>(j)] = r;
+      }
+    }
+    total += want[static_cast<std::size_t>(j)] > 0 ? want[static_cast<std::size_t>(j)] : replicas_of(current);
+    if (total > pb.total_gpus) return std::nullopt;
+  }
+  PolluxAllocation chosen = pb.current;
+  std::vector<int> free = pb.capacity;
+  for (int j = 0; j < pb.jobs; ++j) {
+    if (want[static_cast<std::size_t>(j)] > 0) chosen.rows[static_cast<std::size_t>(j)].clear();
+    for (const auto& [node, count] : chosen.rows[static_cast<std::size_t>(j)])
+      free[static_cast<std::size_t>(node)] -= count;
+  }
+  std::vector<bool> distributed_on(pb.capacity.size(), false);
+  for (const Row& row : chosen.rows)
+    if (row.size() > 1)
+      for (const auto& [node, count] : row) distributed_on[static_cast<std::size_t>(node)] = true;
+  std::vector<int> order(pb.capacity.size());
+  for (int j = 0; j < pb.jobs; ++j) {
+    int left = want[static_cast<std::size_t>(j)];
+    if (left == 0) continue;
+    Row& row = chosen.rows[static_cast<std::size_t>(j)];
+    // Best fit: the node with the least room that holds it whole, else the roomiest nodes.
+    int fit = -1;
+    for (int n = 0; n < pb.nodes(); ++n)
+      if (free[static_cast<std::size_t>(n)] >= left &&
+          (fit < 0 || free[static_cast<std::size_t>(n)] < free[static_cast<std::size_t>(fit)]))
+        fit = n;
+    if (fit >= 0) {
+      row = {{fit, left}};
+      free[static_cast<std::size_t>(fit)] -= left;
+      continue;
+    }
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return free[static_cast<std::size_t>(a)] > free[static_cast<std::size_t>(b)];
+    });
+    for (const int n : order) {
+      const int take = std::min(left, free[static_cast<std::size_t>(n)]);
+      if (left == 0 || take <= 0) break;
+      if (distributed_on[static_cast<std::size_t>(n)]) continue;
+      row.emplace_back(n, take);
+      free[static_cast<std::size_t>(n)] -= take;
+      left -= take;
+    }
+    if (left > 0 || static_cast<int>(row.size()) > pb.max_job_nodes) return std::nullopt;
+    normalise(row);
+    for (const auto& [node, count] : row) distributed_on[static_cast<std::size_t>(node)] = true;
+  }
+  return chosen;
+}
+
+}  // namespace dnnsim

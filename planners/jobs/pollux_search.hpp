@@ -1,0 +1,89 @@
+// The allocation search of the Pollux-like scheduler (pollux.hpp), -like reconstruction of Qiao et al.,
+// OSDI'21 §4.2 from the artifact's simulator/pollux.py (Problem, _crossover, _mutation, _repair):
+// a genetic algorithm over allocations — each job's replicas per node — maximising the power mean
+// of the jobs' speedups. Allocations are stored sparsely (per job, the nodes it uses) so that a round
+// costs O(jobs × their nodes + nodes) per individual, not O(jobs × nodes): a Philly-sized cluster has
+// hundreds of nodes. Pure; tested on hand-built problems (tests/unit/planners/pollux_test.cpp).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "models/common/random.hpp"
+
+namespace dnnsim {
+
+// An allocation: per job, (node, replicas) sorted by node, no zero counts.
+struct PolluxAllocation {
+  std::vector<std::vector<std::pair<int, int>>> rows;
+  friend bool operator==(const PolluxAllocation&, const PolluxAllocation&) = default;
+};
+
+// One round's problem: jobs in priority order (the repair gives capacity in this order), nodes, the
+// current allocation, each job's bounds and restart factor, and its speedup function.
+struct PolluxProblem {
+  int jobs = 0;
+  std::vector<int> capacity;  // GPUs per node
+  int total_gpus = 0;
+  int max_job_nodes = 16;
+  PolluxAllocation current;
+  std::vector<int> max_replicas;  // per job
+  std::vector<double> factor;     // per job: what a change of its allocation multiplies its speedup by
+  // speedup(job, nodes, replicas): goodput there over goodput at the fair share; memoised here.
+  std::function<double(int job, int nodes, int replicas)> speedup;
+  double fairness = -1.0;  // p of the power mean
+
+  [[nodiscard]] int nodes() const { return static_cast<int>(capacity.size()); }
+  // A job's speedup under `row`, scaled so that one node's share of the cluster is about 1 (pollux.py:
+  // × dominant share × nodes), the restart factor applied when `row` is not its current allocation.
+  [[nodiscard]] double scaled(int job, const std::vector<std::pair<int, int>>& row) const;
+  // The power mean of the scaled speedups (+10⁻³ each; p = 0: geometric) — the GA's fitness.
+  [[nodiscard]] double fitness(const PolluxAllocation& allocation) const;
+
+ private:
+  mutable std::vector<std::vector<double>> memo_;  // per job, [nodes × 65 + replicas]; < 0: not computed
+};
+
+struct PolluxSearchOptions {
+  int population = 100;
+  int generations = 100;
+  int patience = 10;
+};
+
+class PolluxSearch {
+ public:
+  PolluxSearch(const PolluxProblem& problem, SplitMix64& rng) : pb_(problem), rng_(rng) {}
+  // The GA from `seeds` (repaired first; the current allocation should be among them); the final
+  // population, best first.
+  [[nodiscard]] std::vector<PolluxAllocation> run(std::vector<PolluxAllocation> seeds,
+                                                  const PolluxSearchOptions& options);
+  // pollux.py _repair: at most one distributed job per node; each job at most its replicas and
+  // max_job_nodes nodes (its nodes in a random order); node capacity, jobs in priority order.
+  void repair(PolluxAllocation& allocation);
+  // pollux.py _mutation: (1) a job's row back to the current allocation (probability 0.1), (2) a
+  // job's entries zeroed (0.1 each, for 0.1 of the jobs), (3) entries raised to a random count up to
+  // the node's GPUs, on a node with room (probability one over such nodes) or one the job uses (one
+  // over those).
+  void mutate(PolluxAllocation& allocation);
+
+ private:
+  int draw(int bound) { return static_cast<int>(rng_.next() % static_cast<std::uint64_t>(bound)); }
+  // How many of n independent trials with probability p succeed (inversion; n·p is about 1 here).
+  int binomial(int n, double p);
+  [[nodiscard]] static std::uint64_t hash(const PolluxAllocation& allocation);
+
+  const PolluxProblem& pb_;
+  SplitMix64& rng_;
+  std::vector<int> scratch_;  // per node, reset after each use
+};
+
+// When the cluster has room for every job's best allocation on its own — each keeps its allocation
+// or takes the replicas that maximise its speedup (on the fewest nodes, restart factor applied) —
+// that is the GA's optimum (the power mean rises with each argument): it, placed best-fit with at
+// most one distributed job per node; nothing when they do not all fit.
+[[nodiscard]] std::optional<PolluxAllocation> pollux_uncontended(const PolluxProblem& problem);
+
+}  // namespace dnnsim

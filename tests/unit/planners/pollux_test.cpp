@@ -1,0 +1,200 @@
+// Pollux-like goodput model (planners/jobs/pollux_goodput.hpp) on the shipped artifact tables, with
+// expected values computed by hand from rows of the files, and its allocation search
+// (planners/jobs/pollux_search.hpp) on hand-built problems whose optimum is found by enumeration.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "dnnsim/source_paths.hpp"
+#include "planners/jobs/pollux_goodput.hpp"
+#include "planners/jobs/pollux_search.hpp"
+#include "tests/support/diagnostics.hpp"
+#include "tests/support/temp_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+const std::string kTables = DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/throughput";
+
+JobRecord job(const std::string& app) {
+  JobRecord record;
+  record.id = "t";
+  record.model = app;
+  return record;
+}
+
+// cifar10/placements.csv, one GPU: rows at local batch 91 and 129; local 128 lies 37/38 of the way.
+double cifar10_one_gpu(double at91, double at129) { return at91 + (128.0 - 91.0) / (129.0 - 91.0) * (at129 - at91); }
+const double kStep128 = cifar10_one_gpu(0.07591350078582763, 0.10385050773620605);
+const double kSync128 = cifar10_one_gpu(0.0005244320034980774, 0.0005253599941730499);
+
+PolluxGoodput cifar10_fixed(const PolluxSpeedModel& speed, const std::string& batch) {
+  PolluxGoodput goodput(speed);
+  goodput.read_settings(testing::write_file("applications.csv",
+                                            "application,max_local_bsz,fixed_batch_size,max_replicas\n"
+                                            "cifar10,," +
+                                                batch + ",\n"));
+  return goodput;
+}
+
+TEST(PolluxGoodput, WorkAndEpochsFromTheValidationFiles) {
+  const PolluxSpeedModel speed(kTables);
+  const PolluxGoodput goodput(speed);
+  // The least `progress` of the last rows (validation-256.csv: 39062.90816659533) is the work; the
+  // least of the first rows (validation-256.csv: 390.71438596642224) ends epoch 0.
+  EXPECT_DOUBLE_EQ(goodput.target_progress(job("cifar10")), 39062.90816659533);
+  EXPECT_EQ(goodput.epoch(job("cifar10"), 390.7), 0);
+  EXPECT_EQ(goodput.epoch(job("cifar10"), 390.72), 1);
+  EXPECT_EQ(goodput.epoch(job("cifar10"), 1e9), 99);  // 100 rows: the last epoch
+}
+
+TEST(PolluxGoodput, InitialBatchRunsAtTheMeasuredStepWithGainOne) {
+  const PolluxSpeedModel speed(kTables);
+  const PolluxGoodput goodput = cifar10_fixed(speed, "128");
+  // B = B₀ = 128 on one GPU: no accumulation (the largest local batch measured is 1024), gain 1, so
+  // one step at B₀ per measured step time.
+  const PolluxGoodput::Config c = goodput.best(job("cifar10"), Placement{{{0, 1}}}, 0);
+  EXPECT_EQ(c.atomic, 128);
+  EXPECT_EQ(c.accum, 0);
+  EXPECT_NEAR(c.rate, 1.0 / kStep128, 1e-9);
+}
+
+TEST(PolluxGoodput, LargerBatchGainsByTheGradientNoiseScale) {
+  const PolluxSpeedModel speed(kTables);
+  const PolluxGoodput goodput = cifar10_fixed(speed, "256");
+  // B = 256 on one GPU above B₀: one accumulation micro-step of 128 (goodput.py), so a step takes
+  // T = 2 × step(128) − sync(128). validation-256.csv, epoch 0: grad_sqr 17.379458169870425,
+  // grad_var 13.937760473946334; gain = (var + sqr) / (var·B₀/B + sqr).
+  const double sqr = 17.379458169870425, var = 13.937760473946334;
+  const double gain = (var + sqr) / (var / 2 + sqr);
+  const PolluxGoodput::Config c = goodput.best(job("cifar10"), Placement{{{0, 1}}}, 0);
+  EXPECT_EQ(c.atomic, 128);
+  EXPECT_EQ(c.accum, 1);
+  EXPECT_DOUBLE_EQ(c.batch, 256);
+  EXPECT_NEAR(c.rate, gain / (2 * kStep128 - kSync128), 1e-9);
+}
+
+TEST(PolluxGoodput, NoiseGrowsSoLaterEpochsPickLargerBatches) {
+  const PolluxSpeedModel speed(kTables);
+  const PolluxGoodput goodput(speed);
+  // validation-128.csv: var/sqr is 0.57 in epoch 0 and about 200 in epoch 89, so the efficiency of a
+  // large batch rises (McCandlish et al.: the useful batch grows with the noise scale).
+  const Placement four{{{0, 4}}};
+  const auto early = goodput.best(job("cifar10"), four, 0);
+  const auto late = goodput.best(job("cifar10"), four, 89);
+  EXPECT_LT(early.batch, late.batch);
+  EXPECT_GT(early.rate, 0);
+  // The batch stays within the measured range: at least B₀, at most the largest validation batch.
+  EXPECT_GE(early.batch, 128);
+  EXPECT_LE(late.batch, 4096 * 1.0001);
+}
+
+TEST(PolluxGoodput, ASettingsFileWithoutItsColumnsIsALocatedError) {
+  const PolluxSpeedModel speed(kTables);
+  PolluxGoodput goodput(speed);
+  const std::string file = testing::write_file("applications.csv", "application,max_local_bsz\ncifar10,64\n");
+  const auto diagnostics = testing::diagnostics_thrown_by([&] { goodput.read_settings(file); });
+  // Both missing columns, at once, at the header.
+  ASSERT_EQ(diagnostics.size(), 2u) << testing::dump(diagnostics);
+  EXPECT_EQ(diagnostics[0].location.file, file);
+  testing::expect_error(diagnostics[0], 1, 1, "missing column 'fixed_batch_size'");
+  testing::expect_error(diagnostics[1], 1, 1, "missing column 'max_replicas'");
+}
+
+// A problem on `capacity` nodes with speedup(job, nodes, replicas) = f, every row new (factor 1).
+PolluxProblem problem(std::vector<int> capacity, int jobs, std::function<double(int, int, int)> f, double p) {
+  PolluxProblem pb;
+  pb.jobs = jobs;
+  pb.capacity = std::move(capacity);
+  for (const int c : pb.capacity) pb.total_gpus += c;
+  pb.current.rows.assign(static_cast<std::size_t>(jobs), {});
+  pb.max_replicas.assign(static_cast<std::size_t>(jobs), pb.total_gpus);
+  pb.factor.assign(static_cast<std::size_t>(jobs), 1.0);
+  pb.speedup = std::move(f);
+  pb.fairness = p;
+  return pb;
+}
+
+TEST(PolluxSearch, PowerMeanFavoursEqualSplitsBelowOne) {
+  // One node of 4 GPUs, speedup = replicas, scaled by nodes / GPUs = 1/4: (2, 2) → 0.5 each, (3, 1)
+  // → 0.75 and 0.25. p = 1 (the sum): both 0.501. p = −1: 2 / (1/0.751 + 1/0.251) = 0.37612… < 0.501.
+  const auto linear = [](int, int, int r) { return static_cast<double>(r); };
+  const PolluxAllocation even{{{{0, 2}}, {{0, 2}}}}, skewed{{{{0, 3}}, {{0, 1}}}};
+  const PolluxProblem sum = problem({4}, 2, linear, 1.0);
+  EXPECT_NEAR(sum.fitness(even), 0.501, 1e-12);
+  EXPECT_NEAR(sum.fitness(skewed), 0.501, 1e-12);
+  const PolluxProblem fair = problem({4}, 2, linear, -1.0);
+  EXPECT_NEAR(fair.fitness(even), 0.501, 1e-12);
+  EXPECT_NEAR(fair.fitness(skewed), 2.0 / (1 / 0.751 + 1 / 0.251), 1e-12);
+}
+
+TEST(PolluxSearch, RepairKeepsOneDistributedJobPerNodeAndCapacityInJobOrder) {
+  PolluxProblem pb = problem(
+      {4, 4}, 3, [](int, int, int r) { return static_cast<double>(r); }, -1.0);
+  SplitMix64 rng(1);
+  PolluxSearch search(pb, rng);
+  // Jobs 0 and 1 both span nodes 0 and 1: job 1 (later in order) loses both; job 2 asks 4 on node 0
+  // where job 0 holds 3: it keeps 1.
+  PolluxAllocation a{{{{0, 3}, {1, 1}}, {{0, 1}, {1, 1}}, {{0, 4}}}};
+  search.repair(a);
+  EXPECT_EQ(a.rows[0], (std::vector<std::pair<int, int>>{{0, 3}, {1, 1}}));
+  EXPECT_TRUE(a.rows[1].empty());
+  EXPECT_EQ(a.rows[2], (std::vector<std::pair<int, int>>{{0, 1}}));
+}
+
+TEST(PolluxSearch, UncontendedJobsEachTakeTheirBestReplicas) {
+  // Speedups rise to 3 replicas then fall: on 2 × 8 GPUs both jobs fit at 3, each on one node (best fit).
+  const auto peaked = [](int, int nodes, int r) { return nodes > 1 ? 0.0 : 3.0 - std::abs(r - 3); };
+  const PolluxProblem pb = problem({8, 8}, 2, peaked, -1.0);
+  const auto chosen = pollux_uncontended(pb);
+  ASSERT_TRUE(chosen);
+  EXPECT_EQ(chosen->rows[0], (std::vector<std::pair<int, int>>{{0, 3}}));
+  EXPECT_EQ(chosen->rows[1], (std::vector<std::pair<int, int>>{{0, 3}}));
+  // Three such jobs on one node of 8 do not fit at 3 each: the search has to decide.
+  EXPECT_FALSE(pollux_uncontended(problem({8}, 3, peaked, -1.0)));
+}
+
+// Every allocation of `jobs` single-node rows on `capacity` (each job on at most one node here, as the
+// speedups make spanning worthless), the best fitness.
+double enumerate(const PolluxProblem& pb) {
+  double best = 0.0;
+  PolluxAllocation a;
+  a.rows.assign(static_cast<std::size_t>(pb.jobs), {});
+  std::vector<int> room = pb.capacity;
+  std::function<void(int)> go = [&](int j) {
+    if (j == pb.jobs) {
+      best = std::max(best, pb.fitness(a));
+      return;
+    }
+    a.rows[static_cast<std::size_t>(j)].clear();
+    go(j + 1);
+    for (int n = 0; n < pb.nodes(); ++n)
+      for (int r = 1; r <= room[static_cast<std::size_t>(n)]; ++r) {
+        a.rows[static_cast<std::size_t>(j)] = {{n, r}};
+        room[static_cast<std::size_t>(n)] -= r;
+        go(j + 1);
+        room[static_cast<std::size_t>(n)] += r;
+      }
+    a.rows[static_cast<std::size_t>(j)].clear();
+  };
+  go(0);
+  return best;
+}
+
+TEST(PolluxSearch, GeneticSearchReachesTheEnumeratedOptimum) {
+  // Four jobs on 2 × 4 GPUs with concave speedups of different scales; spanning nodes is worthless.
+  const auto concave = [](int j, int nodes, int r) {
+    return nodes > 1 ? 0.0 : (1.0 + j) * std::sqrt(static_cast<double>(r));
+  };
+  const PolluxProblem pb = problem({4, 4}, 4, concave, -1.0);
+  const double optimum = enumerate(pb);
+  SplitMix64 rng(7);
+  PolluxSearch search(pb, rng);
+  const auto population = search.run({pb.current}, PolluxSearchOptions{100, 100, 20});
+  EXPECT_NEAR(pb.fitness(population.front()), optimum, 1e-9 * optimum);
+}
+
+}  // namespace
+}  // namespace dnnsim

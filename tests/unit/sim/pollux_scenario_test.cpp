@@ -1,0 +1,74 @@
+// The `pollux` scheduler's bad input (planners/jobs/pollux.hpp): an option out of its declared range,
+// a statistical-efficiency (validation) file without its gradient columns, a speed source without
+// the goodput tables and `network: true` are refused at load time with located errors, all at once.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "dnnsim/source_paths.hpp"
+#include "tests/support/diagnostics.hpp"
+#include "tests/support/scenario_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+const std::string kTables = DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/throughput";
+
+// Two 4-GPU T4 nodes, one cifar10 job; the scheduler section on line 11.
+std::string pollux_yaml(const std::string& speed, const std::string& scheduler, const std::string& extra = "") {
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model\na,0,1,10,cifar10\n");
+  return "name: t\ncluster:\n  node_types:\n    n: {gpu: T4, gpus_per_node: 4, fabric: pcie, nic: {link: "
+         "Ethernet-25G}}\n"
+         "  nodes: [{type: n, count: 2}]\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: "
+         "cluster\n"
+         "  trace: {format: dnnsim, file: " +
+         trace + "}\n  speed: " + speed + "\n  scheduler: " + scheduler + "\n" + extra +
+         "outputs: {trace: false, tasks_csv: false}\n";
+}
+
+TEST(PolluxScenario, FairnessOutOfRangeIsLocatedAtItsValue) {
+  const auto diagnostics = testing::diagnostics_thrown_by([] {
+    (void)testing::load(
+        pollux_yaml("{source: pollux, tables: " + kTables + "}", "{name: pollux, fairness: 2, population: 1}"));
+  });
+  // Both wrong values, at once: `fairness` in [−10, 1] (column 39), `population` in [2, 100000].
+  ASSERT_EQ(diagnostics.size(), 2u) << testing::dump(diagnostics);
+  testing::expect_error(diagnostics[0], 11, 39, "[-10, 1]");
+  testing::expect_error(diagnostics[1], 11, 54, "[2, 100000]");
+}
+
+TEST(PolluxScenario, ValidationFileWithoutGradientColumnsIsLocated) {
+  // One application whose validation file lacks grad_sqr and grad_var: both reported at its header.
+  const auto dir = std::filesystem::path(testing::write_file("placeholder", "")).parent_path() / "tables" / "cifar10";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "placements.csv")
+      << "placement,local_bsz,step_time,sync_time\n1,32,0.04,0.0005\n1,64,0.06,0.0005\n";
+  std::ofstream(dir / "scalability.csv") << "num_nodes,num_replicas,local_bsz,step_time,sync_time\n";
+  std::ofstream(dir / "validation-64.csv") << "progress,iteration,metric\n100,99,0.5\n";
+  const auto diagnostics = testing::diagnostics_thrown_by([&] {
+    (void)testing::load(pollux_yaml("{source: pollux, tables: " + dir.parent_path().string() + "}", "{name: pollux}"));
+  });
+  ASSERT_EQ(diagnostics.size(), 2u) << testing::dump(diagnostics);
+  EXPECT_EQ(diagnostics[0].location.file, (dir / "validation-64.csv").string());
+  testing::expect_error(diagnostics[0], 1, 1, "missing column 'grad_sqr'");
+  testing::expect_error(diagnostics[1], 1, 1, "missing column 'grad_var'");
+}
+
+TEST(PolluxScenario, NeedsTheGoodputTablesAndTheJobLevel) {
+  const auto duration =
+      testing::diagnostics_thrown_by([] { (void)testing::load(pollux_yaml("{source: duration}", "{name: pollux}")); });
+  ASSERT_EQ(duration.size(), 1u) << testing::dump(duration);
+  EXPECT_EQ(duration[0].location.line, 11);
+  EXPECT_NE(duration[0].message.find("source: pollux"), std::string::npos) << testing::dump(duration);
+  const auto network = testing::diagnostics_thrown_by([] {
+    (void)testing::load(
+        pollux_yaml("{source: pollux, tables: " + kTables + "}", "{name: pollux}", "  network: true\n"));
+  });
+  ASSERT_EQ(network.size(), 1u) << testing::dump(network);
+  EXPECT_NE(network[0].message.find("remove `network: true`"), std::string::npos) << testing::dump(network);
+}
+
+}  // namespace
+}  // namespace dnnsim
