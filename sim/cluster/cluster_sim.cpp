@@ -208,8 +208,9 @@ class ClusterSimulation {
                                                    : SchedulerEvent::arrival;
       if (queued_ > 0 || any_round || in_.scheduler->observes_every_event()) apply(in_.scheduler->decide(snapshot(now), kind), now);
       ++result_.scheduler_calls;
-      // Nothing runs, nothing will arrive, and the scheduler starts nothing: the rest never run.
-      if (arrived == runs_.size() && running_ == 0) break;
+      // Nothing runs, nothing will arrive, and the scheduler starts nothing: the rest never run. A
+      // scheduler with rounds that starts jobs only at a round (Pollux) gets that round first.
+      if (arrived == runs_.size() && running_ == 0 && (!in_.scheduler->round() || any_round)) break;
     }
   }
 
