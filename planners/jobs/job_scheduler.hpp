@@ -71,6 +71,9 @@ struct SchedulerContext {
   const JobSpeedModel& speed;
   std::uint64_t seed = 0;
   LearningEpisode* learning = nullptr;  // set only in train-scheduler's episodes
+  // The cluster's servers as ClusterState will show them, when known before the run (the scenario's
+  // check and the run): a scheduler whose input depends on the cluster checks it here.
+  const std::vector<ServerInfo>* servers = nullptr;
 };
 
 using SchedulerFactory = std::function<std::unique_ptr<JobScheduler>(const SchedulerContext&)>;

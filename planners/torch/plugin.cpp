@@ -98,11 +98,7 @@ class TorchNetwork final : public MarlNetwork {
     torch::NoGradGuard no_grad;
     return static_cast<int>(net_->forward(observation).log_probs.argmax().item<std::int64_t>());
   }
-  void save(const std::string& path) const override {
-    std::ofstream out(path, std::ios::binary);
-    torch::save(net_, out);
-    if (!out) throw std::runtime_error("cannot write the policy " + path);
-  }
+  void save(std::ostream& out) const override { torch::save(net_, out); }
   std::size_t parameter_count() const override {
     std::size_t n = 0;
     for (const auto& p : net_->parameters()) n += static_cast<std::size_t>(p.numel());
@@ -240,11 +236,9 @@ class Plugin final : public TorchPlugin {
     torch::manual_seed(seed);
     return std::make_shared<TorchNetwork>(std::make_shared<Net>());
   }
-  std::shared_ptr<MarlNetwork> load_network(const std::string& path) const override {
+  std::shared_ptr<MarlNetwork> load_network(std::istream& in) const override {
     auto net = std::make_shared<Net>();
     try {
-      std::ifstream in(path, std::ios::binary);
-      if (!in) throw std::runtime_error("cannot open it");
       torch::load(net, in);
     } catch (const c10::Error& error) {
       throw std::runtime_error("not a policy of this scheduler (" + std::string(error.what_without_backtrace()) + ")");

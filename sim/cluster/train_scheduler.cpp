@@ -105,12 +105,13 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   if (const auto dir = std::filesystem::path(options.out).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
   // The scenario is checked once, whole, with the initial weights standing in for its policy file.
   const std::string initial = options.out + ".initial.tmp";
-  policy.save(initial);
+  policy.save(initial, "");  // untrained: for any cluster
   std::vector<std::string> overrides = options.overrides;
   overrides.push_back("workload.scheduler.policy=" + std::filesystem::absolute(initial).string());
   const InputError not_marl(SourceLocation{options.scenario},
                             "train-scheduler trains a learned scheduler: the scenario needs workload.kind cluster and a "
                             "trainable workload.scheduler (marl)");
+  std::string cluster_key;  // the cluster the policy is trained for, recorded in its file
   try {
     std::optional<Scenario> scenario;
     try {
@@ -123,6 +124,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
     const auto* cluster = scenario->workload_as<ClusterWorkload>();
     if (cluster == nullptr) throw not_marl;
     const auto placement = builtin_placements().at(cluster->placement).value(0);
+    cluster_key = marl_cluster_key(cluster_servers(*scenario, *cluster));
     const SchedulerContext context{cluster->scheduler_options, *placement, *cluster->speed, 0};
     if (!builtin_schedulers().at(cluster->scheduler).value(context)->trainable()) throw not_marl;
   } catch (...) {
@@ -167,7 +169,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   }
   if (progress) progress->finish();
   std::filesystem::remove(initial);
-  policy.save(options.out);
+  policy.save(options.out, cluster_key);
   write_curve(result.curve_path, result.curve);
   return result;
 }

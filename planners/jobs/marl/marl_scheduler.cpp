@@ -43,6 +43,11 @@ class MarlScheduler final : public JobScheduler {
     } catch (const std::exception& error) {
       throw ctx.options.error("policy", fmt::format("cannot read the policy '{}': {}", policy, error.what()));
     }
+    if (ctx.servers != nullptr && !policy_->trained_for(*ctx.servers))
+      throw ctx.options.error("policy",
+                              fmt::format("the policy '{}' was trained on another cluster ({}), not on this one "
+                                          "({}): train one for this scenario with `dnnsim train-scheduler`",
+                                          policy, policy_->cluster(), marl_cluster_key(*ctx.servers)));
     const bool mlp = ctx.options.flag("mlp");
     if (const auto tables = ctx.options.file("interference")) {
       for (const auto& [table, all_pairs] : read_gavel_colocated_tables(*tables)) {

@@ -1,14 +1,53 @@
 #include "planners/jobs/marl/policy.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+#include <string_view>
 
 namespace dnnsim {
+namespace {
+
+constexpr std::string_view kFormat = "dnnsim marl policy";
+constexpr std::string_view kClusterPrefix = "cluster: ";
+
+}  // namespace
+
+std::string marl_cluster_key(const std::vector<ServerInfo>& servers) {
+  std::string key = fmt::format("{} servers:", servers.size());
+  for (const ServerInfo& server : servers) key += fmt::format(" {}:{}×{}", server.rack, server.gpus, server.gpu_type);
+  return key;
+}
 
 MarlPolicy::MarlPolicy(std::uint64_t seed) : net_(torch_plugin().new_network(seed)) {}
 
-MarlPolicy MarlPolicy::load(const std::string& path) { return MarlPolicy(torch_plugin().load_network(path)); }
+MarlPolicy MarlPolicy::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open it");
+  std::string format, cluster;
+  std::getline(in, format);
+  std::getline(in, cluster);
+  if (format != kFormat || cluster.rfind(kClusterPrefix, 0) != 0)
+    throw std::runtime_error(fmt::format("not a policy of this scheduler (its first line is not '{}')", kFormat));
+  // libtorch's reader seeks from the stream's start: it gets the archive alone.
+  std::istringstream archive(std::string(std::istreambuf_iterator<char>(in), {}));
+  return MarlPolicy(torch_plugin().load_network(archive), cluster.substr(kClusterPrefix.size()));
+}
 
-void MarlPolicy::save(const std::string& path) const { net_->save(path); }
+void MarlPolicy::save(const std::string& path, const std::string& cluster) const {
+  std::ofstream out(path, std::ios::binary);
+  out << kFormat << '\n' << kClusterPrefix << cluster << '\n';
+  net_->save(out);
+  if (!out) throw std::runtime_error("cannot write the policy " + path);
+}
+
+bool MarlPolicy::trained_for(const std::vector<ServerInfo>& servers) const {
+  return cluster_.empty() || cluster_ == marl_cluster_key(servers);
+}
 
 int MarlPolicy::greedy(const MarlObservation& observation) const { return net_->greedy(observation); }
 

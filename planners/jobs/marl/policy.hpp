@@ -28,26 +28,39 @@
 #include <vector>
 
 #include "models/common/random.hpp"
+#include "planners/jobs/cluster_state.hpp"
 #include "planners/jobs/marl/observation.hpp"
 #include "planners/jobs/marl/torch_plugin.hpp"
 
 namespace dnnsim {
 
+// The cluster a policy is trained for, as its file records it: the server count, then each server in
+// index order as "rack:GPUs×type" — "8 servers: 0:4×V100-16GB 0:4×V100-16GB 1:4×P100 …".
+[[nodiscard]] std::string marl_cluster_key(const std::vector<ServerInfo>& servers);
+
 class MarlPolicy {
  public:
-  // Fresh weights drawn from `seed` (torch's default initialisation under torch::manual_seed).
+  // Fresh weights drawn from `seed` (torch's default initialisation under torch::manual_seed), for no
+  // cluster in particular (untrained: any cluster may use it).
   explicit MarlPolicy(std::uint64_t seed);
+  // A file of save(): a line with the format, one with the cluster, then libtorch's archive.
   // @throw std::runtime_error when the file is not a policy of this architecture.
   static MarlPolicy load(const std::string& path);
-  void save(const std::string& path) const;
+  // `cluster`: marl_cluster_key of the cluster it was trained on ("" for none).
+  void save(const std::string& path, const std::string& cluster) const;
+  [[nodiscard]] const std::string& cluster() const { return cluster_; }
+  // Whether it may schedule these servers: trained on the same cluster, or on none.
+  [[nodiscard]] bool trained_for(const std::vector<ServerInfo>& servers) const;
 
   // The most probable feasible action (lowest index on ties).
   [[nodiscard]] int greedy(const MarlObservation& observation) const;
   [[nodiscard]] std::size_t parameter_count() const;
 
  private:
-  explicit MarlPolicy(std::shared_ptr<MarlNetwork> net) : net_(std::move(net)) {}
+  MarlPolicy(std::shared_ptr<MarlNetwork> net, std::string cluster)
+      : net_(std::move(net)), cluster_(std::move(cluster)) {}
   std::shared_ptr<MarlNetwork> net_;
+  std::string cluster_;
   friend class LearningEpisode;
   friend class MarlOptimizer;
 };

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,7 +42,8 @@ class MarlNetwork {
  public:
   virtual ~MarlNetwork() = default;
   [[nodiscard]] virtual int greedy(const MarlObservation& observation) const = 0;
-  virtual void save(const std::string& path) const = 0;
+  // libtorch's archive of the weights, through a stream so that its bytes do not depend on a file name.
+  virtual void save(std::ostream& out) const = 0;
   [[nodiscard]] virtual std::size_t parameter_count() const = 0;
   [[nodiscard]] virtual std::unique_ptr<PolicyTape> tape() = 0;
   [[nodiscard]] virtual std::unique_ptr<PolicyOptimizer> optimizer(double learning_rate) = 0;
@@ -52,7 +54,7 @@ class TorchPlugin {
   virtual ~TorchPlugin() = default;
   [[nodiscard]] virtual std::shared_ptr<MarlNetwork> new_network(std::uint64_t seed) const = 0;
   // @throw std::runtime_error when the file is not a policy of this architecture.
-  [[nodiscard]] virtual std::shared_ptr<MarlNetwork> load_network(const std::string& path) const = 0;
+  [[nodiscard]] virtual std::shared_ptr<MarlNetwork> load_network(std::istream& in) const = 0;
   [[nodiscard]] virtual std::unique_ptr<InterferencePredictor> fit_mlp(const std::vector<ColocatedPair>& pairs,
                                                                        std::uint64_t seed) const = 0;
 };

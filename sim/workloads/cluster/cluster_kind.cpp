@@ -25,15 +25,19 @@ namespace sg4 = simgrid::s4u;
 namespace dnnsim {
 
 std::vector<ServerInfo> cluster_servers(const Scenario& scenario, const ClusterWorkload& spec) {
+  return cluster_servers(scenario.cluster, spec.servers_per_rack);
+}
+
+std::vector<ServerInfo> cluster_servers(const Cluster& cluster, int servers_per_rack) {
   std::vector<ServerInfo> servers;
   double fastest = 0.0;
-  for (const NodeInstance& node : scenario.cluster.nodes)
-    fastest = std::max(fastest, effective_peak(scenario.cluster.type_of(node).gpu, Dtype::fp16).value());
-  const int per_rack = spec.servers_per_rack > 0 ? spec.servers_per_rack
-                       : scenario.cluster.network.kind == InterNodeKind::leaf_spine ? scenario.cluster.network.nodes_per_leaf
-                                                                                    : 0;
-  for (std::size_t i = 0; i < scenario.cluster.nodes.size(); ++i) {
-    const NodeType& type = scenario.cluster.type_of(scenario.cluster.nodes[i]);
+  for (const NodeInstance& node : cluster.nodes)
+    fastest = std::max(fastest, effective_peak(cluster.type_of(node).gpu, Dtype::fp16).value());
+  const int per_rack = servers_per_rack > 0                                ? servers_per_rack
+                       : cluster.network.kind == InterNodeKind::leaf_spine ? cluster.network.nodes_per_leaf
+                                                                           : 0;
+  for (std::size_t i = 0; i < cluster.nodes.size(); ++i) {
+    const NodeType& type = cluster.type_of(cluster.nodes[i]);
     ServerInfo server;
     server.rack = per_rack > 0 ? static_cast<int>(i) / per_rack : 0;
     server.gpus = type.gpus_per_node;
@@ -312,8 +316,10 @@ class ClusterKind final : public WorkloadKind {
       zone->seal();
     }
     const auto placement = builtin_placements().at(spec->placement).value(scenario.run.seed);
-    const auto scheduler = builtin_schedulers().at(spec->scheduler).value(
-        SchedulerContext{spec->scheduler_options, *placement, *spec->speed, scenario.run.seed, options.learning});
+    const auto scheduler = builtin_schedulers()
+                               .at(spec->scheduler)
+                               .value(SchedulerContext{spec->scheduler_options, *placement, *spec->speed,
+                                                       scenario.run.seed, options.learning, &input.servers});
     input.trace = &spec->trace;
     input.speed = spec->speed.get();
     input.scheduler = scheduler.get();
@@ -369,9 +375,11 @@ class ClusterKind final : public WorkloadKind {
     }
     try {
       const auto placement = builtin_placements().at(spec.placement).value(0);
-      const auto scheduler = builtin_schedulers()
-                                 .at(spec.scheduler)
-                                 .value(SchedulerContext{spec.scheduler_options, *placement, *spec.speed, 0});
+      const std::vector<ServerInfo> servers = cluster_servers(ctx.cluster, spec.servers_per_rack);
+      const auto scheduler =
+          builtin_schedulers()
+              .at(spec.scheduler)
+              .value(SchedulerContext{spec.scheduler_options, *placement, *spec.speed, 0, nullptr, &servers});
       if (scheduler->goodput() != nullptr && spec.network)
         ctx.reader.sink().error(
             spec.scheduler_options.origin(),

@@ -56,5 +56,7 @@ struct ClusterRunReport : WorkloadResult {
 
 // The servers of the scenario's cluster as the schedulers see them.
 [[nodiscard]] std::vector<ServerInfo> cluster_servers(const Scenario& scenario, const ClusterWorkload& spec);
+// The same for a cluster and the workload's `servers_per_rack` (0: its leaf size, else one rack).
+[[nodiscard]] std::vector<ServerInfo> cluster_servers(const Cluster& cluster, int servers_per_rack);
 
 }  // namespace dnnsim

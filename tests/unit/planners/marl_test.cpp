@@ -35,9 +35,10 @@ MarlObservation bandit_observation() {
 TEST(MarlPolicy, SavedAndLoadedPoliciesAgree) {
   const MarlPolicy policy(7);
   const auto path = (testing::test_dir() / "p.pt").string();
-  policy.save(path);
+  policy.save(path, "2 servers: 0:2×V100 1:2×V100");
   const MarlPolicy loaded = MarlPolicy::load(path);
   EXPECT_EQ(loaded.parameter_count(), policy.parameter_count());
+  EXPECT_EQ(loaded.cluster(), "2 servers: 0:2×V100 1:2×V100");
   auto o = bandit_observation();
   EXPECT_EQ(loaded.greedy(o), policy.greedy(o));
   o.mask = {0, 0, 1};  // only defer is feasible
@@ -111,13 +112,32 @@ struct MarlFixture {
       state.queued.push_back(view);
     }
     policy = (testing::test_dir() / "policy.pt").string();
-    MarlPolicy(5).save(policy);
+    MarlPolicy(5).save(policy, "");
   }
   std::vector<Decision> decide() {
     return testing::make_scheduler("marl", speed, *placement, {{"policy", policy}, {"agents", std::int64_t{2}}})
         ->decide(state, SchedulerEvent::arrival);
   }
 };
+
+// A policy records the cluster it was trained on (rack:GPUs×type per server): another cluster's is a
+// located error at the `policy` option, an untrained one (no cluster) fits any.
+TEST(MarlPolicy, APolicyOfAnotherClusterIsRefusedAtItsOption) {
+  MarlFixture f(1);
+  EXPECT_EQ(marl_cluster_key(f.state.servers), "2 servers: 0:2×V100 1:2×V100");
+  MarlPolicy(5).save(f.policy, "1 servers: 0:4×P100");
+  const Options options = testing::options_of(builtin_schedulers(), "marl", {{"policy", f.policy}});
+  const auto diagnostics = testing::diagnostics_thrown_by([&] {
+    (void)builtin_schedulers().at("marl").value(
+        SchedulerContext{options, *f.placement, f.speed, 0, nullptr, &f.state.servers});
+  });
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_NE(diagnostics[0].message.find("trained on another cluster (1 servers: 0:4×P100)"), std::string::npos)
+      << testing::dump(diagnostics);
+  MarlPolicy(5).save(f.policy, "");
+  EXPECT_NO_THROW((void)builtin_schedulers().at("marl").value(
+      SchedulerContext{options, *f.placement, f.speed, 0, nullptr, &f.state.servers}));
+}
 
 // Job 1 belongs to agent 1 (1 mod 2), which owns server 1 (servers by rack, cut in two). Nothing
 // runs, so defer is masked: placing on server 1 is the only feasible action, whatever the weights.
