@@ -18,6 +18,8 @@ struct GpuRow {
   std::string_view memory, memory_bandwidth, nvlink, nvlink_per_direction, pcie;
   std::string_view source;
   bool nvlink_bridge_only = false;
+  std::string_view mxfp8 = "";  // MX formats: the FP8 peak where the tensor cores run MXFP8
+  int nvlink_domain = 0;        // GPUs of the largest NVLink switch fabric the system ships with
 };
 
 struct LinkRow {
@@ -39,6 +41,11 @@ constexpr std::string_view kA100 =
 constexpr std::string_view kH100 =
     "NVIDIA H100 Tensor Core GPU datasheet (2023), sparse figures halved; "
     "https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet";
+// Blackwell: docs/research/llm-hardware.md names every figure's source and rank.
+constexpr std::string_view kBlackwell =
+    "NVIDIA GB200 NVL72 / HGX B200 specification table (nvidia.com/en-us/data-center/gb200-nvl72, as quoted "
+    "by secondary pages), sparse figures halved; DGX B200 and DGX GB200 user guides (docs.nvidia.com) for "
+    "memory, NVLink 5 and the NVL72 domain; docs/research/llm-hardware.md";
 
 // Columns: name, description;
 //          fp32, tf32, fp16, bf16, fp8 (dense peaks, "" = no such mode);
@@ -133,13 +140,36 @@ const std::array kGpus{
     // 80 GB HBM3 at 3.35 TB/s; NVLink 900 GB/s bidirectional = 18 links x 25 GB/s per direction.
     GpuRow{"H100-SXM", "NVIDIA H100 SXM5 80 GB (Hopper)",
            "67TFlops", "494.5TFlops", "989.5TFlops", "989.5TFlops", "1979TFlops",
-           "80GiB", "3350GB/s", "NVLink4", "450GB/s", "PCIe5", kH100},
+           "80GiB", "3350GB/s", "NVLink4", "450GB/s", "PCIe5", kH100, false, "", 8},
     // H200 SXM: same compute as H100 SXM; 141 GB HBM3e at 4.8 TB/s; NVLink 900 GB/s bidirectional.
     GpuRow{"H200", "NVIDIA H200 SXM 141 GB (Hopper)",
            "67TFlops", "494.5TFlops", "989.5TFlops", "989.5TFlops", "1979TFlops",
            "141GiB", "4800GB/s", "NVLink4", "450GB/s", "PCIe5",
            "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM column, sparse figures halved; "
-           "https://www.nvidia.com/en-us/data-center/h200/"},
+           "https://www.nvidia.com/en-us/data-center/h200/",
+           false, "", 8},
+    // B200 (HGX/DGX B200, 1,000 W): FP32 75; TF32 2.2, BF16/FP16 4.5, FP8/FP6 9 PFLOPS printed with
+    // sparsity; 180 GB HBM3e (DGX B200: 1,440 GB for 8) at 7.7 TB/s; NVLink 5, 1.8 TB/s bidirectional
+    // = 18 links x 50 GB/s per direction; MXFP8 on the FP8 path. 8 GPUs per NVLink domain.
+    GpuRow{"B200", "NVIDIA B200 SXM 180 GB (Blackwell, HGX/DGX B200)",
+           "75TFlops", "1.1PFlops", "2.25PFlops", "2.25PFlops", "4.5PFlops",
+           "180GB", "7.7TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "4.5PFlops", 8},
+    // GB200 (the Blackwell GPU of a GB200 superchip, 1,200 W): FP32 80; TF32 2.5, BF16/FP16 5, FP8 10
+    // PFLOPS printed with sparsity; 186 GB HBM3e at 8 TB/s; NVLink 5 as B200, into the rack's NVLink
+    // switch trays: 72 GPUs per NVLink domain (NVL72).
+    GpuRow{"GB200", "NVIDIA GB200 (Blackwell GPU of a GB200 NVL72 rack)",
+           "80TFlops", "1.25PFlops", "2.5PFlops", "2.5PFlops", "5PFlops",
+           "186GB", "8TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "5PFlops", 72},
+    // GB300 (Blackwell Ultra, 1,400 W): BF16 2.5 and FP8 5 PFLOPS dense (rack 180 / 360 PF dense, a
+    // secondary source; NVIDIA's Blackwell Ultra blog gives the 15 PF dense NVFP4, the 288 GB HBM3e
+    // and 8 TB/s); FP32 and TF32 not found, taken as GB200's (assumption); NVLink 5, NVL72.
+    GpuRow{"GB300", "NVIDIA GB300 (Blackwell Ultra GPU of a GB300 NVL72 rack)",
+           "80TFlops", "1.25PFlops", "2.5PFlops", "2.5PFlops", "5PFlops",
+           "288GB", "8TB/s", "NVLink5", "900GB/s", "PCIe6",
+           "NVIDIA technical blog, Inside NVIDIA Blackwell Ultra (2025): 288 GB HBM3E, 8 TB/s, NVLink 5 "
+           "1.8 TB/s; verda.com GB300 NVL72 architecture (dense BF16/FP8); FP32/TF32 assumed as GB200; "
+           "docs/research/llm-hardware.md",
+           false, "5PFlops", 72},
 };
 // clang-format on
 
@@ -170,6 +200,11 @@ const std::array kLinks{
             "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), fourth-generation NVLink: 18 links, "
             "900 GB/s total; https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper",
             kHopLatency},
+    LinkRow{"NVLink5", "nvlink", "NVLink 5.0 (Blackwell), one link; B200/GB200/GB300 have 18 (NVSwitch 5th gen)",
+            "50GB/s", "0.6us",
+            "NVIDIA DGX B200 user guide: 5th-generation NVLink, 1.8 TB/s per GPU (14.4 TB/s for 8), 18 links; "
+            "docs/research/llm-hardware.md",
+            kHopLatency},
     // x16 after 128b/130b encoding: 8 GT/s x 16 lanes x 128/130 / 8 bit = 15.754 GB/s; Gen4 and Gen5
     // double it each time.
     LinkRow{"PCIe3", "pcie", "PCI Express 3.0 x16, 8 GT/s per lane", "15.754GB/s", "1us",
@@ -178,6 +213,11 @@ const std::array kLinks{
             "PCI-SIG PCI Express Base Specification 4.0 (2017): 16 GT/s, 128b/130b", kHopLatency},
     LinkRow{"PCIe5", "pcie", "PCI Express 5.0 x16, 32 GT/s per lane", "63.015GB/s", "1us",
             "PCI-SIG PCI Express Base Specification 5.0 (2019): 32 GT/s, 128b/130b", kHopLatency},
+    // Gen6 signals PAM4 at 64 GT/s in 256-byte FLITs of which 242 carry data (the rest CRC and FEC):
+    // 64 GT/s x 16 lanes / 8 bit x 242/256 = 121 GB/s.
+    LinkRow{"PCIe6", "pcie", "PCI Express 6.0 x16, 64 GT/s per lane (FLIT mode)", "121GB/s", "1us",
+            "PCI-SIG PCI Express Base Specification 6.0 (2022): 64 GT/s PAM4, 242 of 256 FLIT bytes data",
+            kHopLatency},
     // Ethernet and InfiniBand: line (data) rate per direction.
     LinkRow{"Ethernet-1G", "ethernet", "Gigabit Ethernet, TCP sockets (edge devices, campus LANs)", "1Gbps", "50us",
             "IEEE 802.3ab (1999) line rate", "latency: kernel TCP one way through one switch (assumption)"},
@@ -197,8 +237,14 @@ const std::array kLinks{
     LinkRow{"IB-HDR", "infiniband", "InfiniBand HDR 4x, 200 Gbit/s data rate", "200Gbps", "1us",
             "InfiniBand Trade Association roadmap; NVIDIA ConnectX-6 VPI datasheet",
             "latency: RDMA through one switch (assumption)"},
-    LinkRow{"IB-NDR", "infiniband", "InfiniBand NDR 4x, 400 Gbit/s data rate", "400Gbps", "1us",
-            "InfiniBand Trade Association roadmap; NVIDIA ConnectX-7 datasheet",
+    LinkRow{"IB-NDR", "infiniband", "InfiniBand NDR 4x, 400 Gbit/s data rate (ConnectX-7)", "400Gbps", "1us",
+            "InfiniBand Trade Association roadmap; NVIDIA ConnectX-7 datasheet; 4 x 100G-PAM4 "
+            "(docs.nvidia.com/networking/display/400g100gpam4ovpub)",
+            "latency: RDMA through one switch (assumption)"},
+    LinkRow{"IB-XDR", "infiniband", "InfiniBand XDR, 800 Gbit/s data rate (ConnectX-8 SuperNIC, Quantum-X800)",
+            "800Gbps", "1us",
+            "NVIDIA ConnectX-8 SuperNIC user manual: up to 800 Gb/s InfiniBand "
+            "(docs.nvidia.com/networking/display/connectx8supernic/introduction)",
             "latency: RDMA through one switch (assumption)"},
 };
 
@@ -221,7 +267,9 @@ GpuSpec to_spec(const GpuRow& row) {
                  parse_as<BytesPerSecond>(row.nvlink_per_direction),
                  std::string(row.pcie),
                  std::string(row.source),
-                 row.nvlink_bridge_only};
+                 row.nvlink_bridge_only,
+                 optional_rate(row.mxfp8),
+                 row.nvlink_domain};
 }
 
 LinkSpec to_spec(const LinkRow& row) {
@@ -298,16 +346,17 @@ std::vector<std::string> HardwareCatalog::gpu_names() const { return names_of(gp
 std::vector<std::string> HardwareCatalog::link_names() const { return names_of(links_); }
 
 std::string format_gpu_table(const HardwareCatalog& catalog) {
-  constexpr std::string_view kRow = "{:<14} {:>13} {:>13} {:>13} {:>13} {:>13} {:>9} {:>11}  {:<19} {}\n";
+  constexpr std::string_view kRow = "{:<14} {:>13} {:>13} {:>13} {:>13} {:>13} {:>13} {:>9} {:>11}  {:<19} {:<6} {}\n";
   std::string out = "Dense peak rates (tensor cores where present, no sparsity); bandwidths per direction.\n";
-  out += fmt::format(fmt::runtime(kRow), "NAME", "FP32", "TF32", "FP16", "BF16", "FP8", "MEMORY", "MEM BW",
-                     "NVLINK (PER DIR)", "PCIE");
+  out += fmt::format(fmt::runtime(kRow), "NAME", "FP32", "TF32", "FP16", "BF16", "FP8", "MXFP8", "MEMORY", "MEM BW",
+                     "NVLINK (PER DIR)", "PCIE", "NVLINK DOMAIN");
   for (const GpuSpec& gpu : catalog.gpus()) {
     const std::string nvlink =
         gpu.nvlink.empty() ? "-" : fmt::format("{} {}", gpu.nvlink, format_bandwidth(gpu.nvlink_bandwidth));
     out += fmt::format(fmt::runtime(kRow), gpu.name, rate_or_dash(gpu.peak_fp32), rate_or_dash(gpu.peak_tf32),
                        rate_or_dash(gpu.peak_fp16), rate_or_dash(gpu.peak_bf16), rate_or_dash(gpu.peak_fp8),
-                       format_bytes(gpu.memory), format_bandwidth(gpu.memory_bandwidth), nvlink, gpu.pcie);
+                       rate_or_dash(gpu.peak_mxfp8), format_bytes(gpu.memory), format_bandwidth(gpu.memory_bandwidth),
+                       nvlink, gpu.pcie, gpu.nvlink_domain > 0 ? std::to_string(gpu.nvlink_domain) : "-");
   }
   return out;
 }

@@ -12,7 +12,8 @@
 // - Bandwidths are PER DIRECTION in bytes per second (decimal GB/s). Datasheets quote NVLink as the
 //   bidirectional sum ("300 GB/s" for V100 = 6 links x 25 GB/s x 2 directions), so the catalog holds
 //   half of the datasheet figure. PCIe is x16 after 128b/130b line encoding, before packet overhead.
-// - DRAM capacities are binary: a "32 GB" HBM2 part holds 32 GiB (4 stacks of 8 GiB).
+// - DRAM capacities are binary: a "32 GB" HBM2 part holds 32 GiB (4 stacks of 8 GiB). Blackwell's
+//   HBM3e figures (180, 186, 288 GB) are NVIDIA's usable capacities in decimal GB, kept as printed.
 // - Link latency is the one-way latency of one hop of that kind, as a simulator link parameter; each
 //   entry states where its value comes from (several are stated assumptions, not measurements).
 #pragma once
@@ -43,6 +44,14 @@ struct GpuSpec {
   // NVLink only through a bridge between a PAIR of cards (RTX 3090, H100 PCIe), not across a board:
   // such nodes default to a PCIe fabric.
   bool nvlink_bridge_only = false;
+  // MXFP8 (OCP microscaling: FP8 elements with an 8-bit scale per 32; Blackwell's tensor cores run
+  // it on their FP8 path, so the datasheet's FP8 figure is its peak); nullopt: no MX formats (Hopper
+  // and older), where an MXFP8 recipe is refused.
+  std::optional<FlopsPerSecond> peak_mxfp8;
+  // The most GPUs one NVLink switch fabric joins in the system this GPU ships in (8 for an HGX/DGX
+  // baseboard, 72 for a GB200/GB300 NVL72 rack); 0 where the catalog does not say. A node type's
+  // `nvlink_domain` may not exceed it.
+  int nvlink_domain = 0;
 
   // The peak rate for `dtype`, nullopt when the GPU has no such mode.
   [[nodiscard]] std::optional<FlopsPerSecond> peak(Dtype dtype) const;

@@ -21,7 +21,7 @@ const GpuSpec& gpu(std::string_view name) {
 
 TEST(HardwareCatalog, ListsTheRequiredGpus) {
   for (const char* name : {"P100", "V100-16GB", "V100-32GB", "T4", "A10", "L4", "A100-40GB-SXM", "A100-80GB-SXM",
-                           "H100-SXM", "H100-PCIe", "H200", "RTX3090", "RTX4090"})
+                           "H100-SXM", "H100-PCIe", "H200", "B200", "GB200", "GB300", "RTX3090", "RTX4090"})
     EXPECT_NE(catalog().find_gpu(name), nullptr) << name;
   EXPECT_EQ(catalog().find_gpu("V100"), nullptr);      // exact names only
   EXPECT_EQ(catalog().find_gpu("h100-sxm"), nullptr);  // case-sensitive
@@ -56,6 +56,28 @@ TEST(HardwareCatalog, EveryGpuIsComplete) {
   EXPECT_EQ(names.size(), catalog().gpu_names().size());
 }
 
+// MX formats run on Blackwell's FP8 path (docs/research/llm-hardware.md): its MXFP8 peak is its FP8
+// peak; Hopper has none. NVL72 racks join 72 GPUs in one NVLink domain, HGX boards 8.
+TEST(HardwareCatalog, BlackwellHasMxFormatsAndNvl72Domains) {
+  for (const char* name : {"B200", "GB200", "GB300"}) {
+    ASSERT_TRUE(gpu(name).peak_mxfp8.has_value()) << name;
+    EXPECT_EQ(gpu(name).peak_mxfp8->value(), gpu(name).peak_fp8->value()) << name;
+    EXPECT_EQ(gpu(name).nvlink, "NVLink5") << name;
+    EXPECT_DOUBLE_EQ(gpu(name).nvlink_bandwidth.value(), 900e9) << name;  // 1.8 TB/s bidirectional
+  }
+  EXPECT_FALSE(gpu("H100-SXM").peak_mxfp8.has_value());
+  EXPECT_TRUE(gpu("H100-SXM").peak_fp8.has_value());
+  EXPECT_EQ(gpu("GB200").nvlink_domain, 72);
+  EXPECT_EQ(gpu("GB300").nvlink_domain, 72);
+  EXPECT_EQ(gpu("B200").nvlink_domain, 8);
+  EXPECT_EQ(gpu("H100-SXM").nvlink_domain, 8);
+  // Dense BF16: 4.5 PF sparse / 2 for B200, 5 / 2 for GB200.
+  EXPECT_DOUBLE_EQ(gpu("B200").peak_bf16->value(), 2.25e15);
+  EXPECT_DOUBLE_EQ(gpu("GB200").peak_bf16->value(), 2.5e15);
+  ASSERT_NE(catalog().find_link("IB-XDR"), nullptr);
+  EXPECT_DOUBLE_EQ(catalog().find_link("IB-XDR")->bandwidth.value(), 100e9);  // 800 Gb/s
+}
+
 TEST(HardwareCatalog, EveryLinkIsComplete) {
   std::set<std::string> names;
   const std::set<std::string> kinds{"nvlink", "pcie", "ethernet", "infiniband"};
@@ -68,10 +90,11 @@ TEST(HardwareCatalog, EveryLinkIsComplete) {
     EXPECT_GT(link.bandwidth.value(), 0.0);
     EXPECT_GT(link.latency.value(), 0.0);
   }
-  for (const char* name : {"NVLink2", "NVLink3", "NVLink4", "PCIe3", "PCIe4", "PCIe5", "Ethernet-10G", "Ethernet-25G",
-                           "Ethernet-100G", "Ethernet-200G", "Ethernet-400G", "IB-EDR", "IB-HDR", "IB-NDR"})
+  for (const char* name : {"NVLink2", "NVLink3", "NVLink4", "NVLink5", "PCIe3", "PCIe4", "PCIe5", "PCIe6",
+                           "Ethernet-10G", "Ethernet-25G", "Ethernet-100G", "Ethernet-200G", "Ethernet-400G", "IB-EDR",
+                           "IB-HDR", "IB-NDR", "IB-XDR"})
     EXPECT_TRUE(names.contains(name)) << name;
-  EXPECT_EQ(catalog().find_link("IB-XDR"), nullptr);
+  EXPECT_EQ(catalog().find_link("IB-GDR"), nullptr);  // not in the catalog
 }
 
 TEST(HardwareCatalog, NamesAreInCatalogOrder) {
