@@ -54,6 +54,27 @@ enum class ActivationSource : std::uint8_t {
   zoo_block,       // a profile layer declared a zoo transformer's block: Korthikanti's per-block count
 };
 
+// What a layer is to the parallelisms and precision recipes that treat layers differently
+// (models/dnn/llm_parallel.hpp): `plain` for every layer of the older zoo and of profiles.
+//  - linear: a transformer block's linear layer (Transformer Engine's Linear), which a low-precision
+//    recipe runs in FP8 (the LM head and the router are not: Megatron builds them outside TE);
+//  - experts: the grouped GEMM of a mixture of experts' routed experts (a linear too), whose weights
+//    expert parallelism divides and tensor parallelism (expert tensor parallel 1) does not;
+//  - router: the MoE gate, replicated on every rank of a tensor-parallel group.
+enum class LayerRole : std::uint8_t { plain, linear, experts, router };
+
+// Megatron-Core's selective recomputation modules (TransformerConfig.recompute_modules): a layer
+// belongs to at most a few, as bits; a scenario's `recompute_modules` re-runs the layers in them.
+enum class RecomputeModule : std::uint8_t {
+  core_attn = 1,
+  layernorm = 2,
+  mla_up_proj = 4,
+  moe_act = 8,
+  mlp = 16,
+  moe = 32,
+  shared_experts = 64,
+};
+
 // One matrix product of a layer, per sample: C[m×n] = A[m×k]·B[k×n], 2·m·n·k FLOPs forward. A
 // convolution is given as its implicit GEMM (m = output pixels, n = output channels, k = C_in·kh·kw).
 // Sharding planners split these.
@@ -92,6 +113,8 @@ struct Layer {
   // counts more than the output (keep_activations); nullopt: a chain whose activation_bytes is the
   // output that crosses.
   std::optional<Bytes> cut_bytes;
+  LayerRole role = LayerRole::plain;
+  std::uint8_t recompute_modules = 0;  // RecomputeModule bits
 
   [[nodiscard]] Flop backward_input_flops() const { return backward_flops - backward_weight_flops; }
   // forward_bytes and backward_bytes with their defaults applied.
@@ -112,6 +135,19 @@ struct Layer {
   }
 };
 
+// The dimensions of a transformer as its generator knows them (the LLM zoo, zoo_llm.hpp), read by
+// the parallelisms that split it instead of inferring them from the attention layer's products,
+// which holds only where heads × head dim = hidden (not Qwen3, GPT-OSS or multi-head latent attention).
+struct TransformerDims {
+  int hidden = 0;
+  int heads = 0;     // query heads
+  int kv_heads = 0;  // key/value heads (GQA); MLA: the query heads
+  int kv_width = 0;  // elements of one token's keys and values together, all heads: kv_heads · (d_k + d_v)
+  int seq = 0;
+  int experts = 0;   // routed experts of an MoE layer, 0: dense
+  int top_k = 0;     // experts per token
+};
+
 struct LayerModel {
   std::string name;
   std::vector<Layer> layers;
@@ -124,6 +160,10 @@ struct LayerModel {
   std::string activation_zoo_model;
   // The layouts the layers' GEMMs run in (for a calibration table's shape grids).
   WeightLayout weight_layout = WeightLayout::in_out;
+  std::optional<TransformerDims> transformer;  // set by generators that know them (see above)
+  // Training FLOPs of one sample as the framework counts them for its "model TFLOP/s" (Megatron-Bridge's
+  // formula for the LLM zoo: zoo_llm.hpp), when it is not the sum of the layers' FLOPs; nullopt: that sum.
+  std::optional<Flop> model_flops_per_sample;
 
   [[nodiscard]] Bytes parameter_bytes() const {
     Bytes total{0};

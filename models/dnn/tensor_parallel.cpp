@@ -46,6 +46,13 @@ std::vector<std::string> recompute_names() { return {"none", "selective", "full"
 
 std::optional<TransformerShape> transformer_shape(const LayerModel& model) {
   TransformerShape shape;
+  if (model.transformer) {
+    // A generator that knows the dimensions (the LLM zoo): heads × head dim need not be the hidden size.
+    shape = {blocks_in_range(model, 0, model.layers.size()), model.transformer->hidden, model.transformer->heads,
+             model.transformer->seq};
+    if (shape.blocks == 0) return std::nullopt;
+    return shape;
+  }
   for (const Layer& layer : model.layers) {
     if (layer.kind != LayerKind::attention || layer.matmuls.empty()) continue;
     if (shape.blocks++ > 0) continue;
@@ -74,6 +81,9 @@ std::vector<std::string> tensor_parallel_problems(const LayerModel& model, int d
   if (shape->hidden % degree != 0)
     problems.push_back(fmt::format("tensor_parallel {} does not divide the hidden size {} of '{}'", degree,
                                    shape->hidden, model.name));
+  if (model.transformer && model.transformer->kv_heads % degree != 0 && degree % model.transformer->kv_heads != 0)
+    problems.push_back(fmt::format("tensor_parallel {} and the {} key/value heads of '{}' neither divide the other",
+                                   degree, model.transformer->kv_heads, model.name));
   return problems;
 }
 
@@ -156,8 +166,15 @@ LayerModel shard_for_tensor_parallel(const LayerModel& model, const TensorParall
   std::map<std::string, double> zoo_block_bytes;
   for (const Layer& layer : model.layers)
     if (const std::string block = block_of(layer.name); !block.empty()) zoo_block_bytes[block] += layer.activation_bytes.value();
+  // The LLM zoo's layers keep what Transformer Engine saves (zoo_llm.hpp), which Korthikanti's
+  // GPT-2-shaped figures would misstate (flash attention keeps no score matrix, GQA, gated MLPs,
+  // experts): they are divided as their work is, not rescaled.
+  const bool own_activations = model.transformer.has_value();
   for (Layer& layer : sharded.layers) {
     const std::string block = block_of(layer.name);
+    // The experts (expert tensor parallel 1) and the router are not split: each rank routes and
+    // computes its own tokens (sequence parallelism splits them), with all of its experts' weights.
+    const bool whole_weights = layer.role == LayerRole::experts || layer.role == LayerRole::router;
     const double divisor = splits(layer.kind) || options.sequence_parallel ? t : 1.0;
     layer.forward_flops = layer.forward_flops / divisor;
     layer.backward_flops = layer.backward_flops / divisor;
@@ -165,14 +182,18 @@ LayerModel shard_for_tensor_parallel(const LayerModel& model, const TensorParall
     // The traffic estimates must not follow the activation rescaling below: make the defaults explicit.
     layer.backward_bytes = layer.backward_traffic() / divisor;
     layer.forward_bytes = layer.forward_traffic() / divisor;
-    if (splits(layer.kind)) layer.parameter_bytes = layer.parameter_bytes / t;
-    // Heads (folded into m) are split in attention; GEMMs are split along n (column-parallel) or k
-    // (row-parallel): n stands for both, as only the product's FLOPs and size are read.
+    if (splits(layer.kind) && !whole_weights) layer.parameter_bytes = layer.parameter_bytes / t;
+    // Heads (folded into m) are split in attention, and the tokens (rows) of the experts and router;
+    // GEMMs are split along n (column-parallel) or k (row-parallel): n stands for both, as only the
+    // product's FLOPs and size are read.
     if (splits(layer.kind))
-      for (MatmulShape& product : layer.matmuls)
-        (layer.kind == LayerKind::attention ? product.m : product.n) =
-            std::max<std::int64_t>(1, (layer.kind == LayerKind::attention ? product.m : product.n) / options.degree);
-    if (!block.empty() && zoo_block_bytes[block] > 0)
+      for (MatmulShape& product : layer.matmuls) {
+        std::int64_t& split = layer.kind == LayerKind::attention || whole_weights ? product.m : product.n;
+        split = std::max<std::int64_t>(1, split / options.degree);
+      }
+    if (own_activations)
+      layer.activation_bytes = layer.activation_bytes / divisor;
+    else if (!block.empty() && zoo_block_bytes[block] > 0)
       layer.activation_bytes = Bytes(layer.activation_bytes.value() * per_block / zoo_block_bytes[block]);
     else if (layer.kind == LayerKind::matmul)
       // A column-parallel GEMM outside the blocks (the LM head) keeps its input, which every rank

@@ -7,85 +7,14 @@
 #include <cstdint>
 #include <utility>
 
-#include "models/common/diagnostics.hpp"
 #include "dnnsim/source_paths.hpp"
+#include "models/dnn/zoo_builder.hpp"
+#include "models/dnn/zoo_llm.hpp"
 
 namespace dnnsim {
 namespace {
 
-// Nominal FLOPs per element of the memory-bound operations (see the header): their time comes from
-// forward_bytes, these only keep their FLOPs from being zero.
-constexpr double kNormFlops = 5.0;     // mean, variance, normalize, scale, shift
-constexpr double kSoftmaxFlops = 5.0;  // max, subtract, exp, sum, divide
-constexpr double kGeluFlops = 8.0;     // tanh approximation
-constexpr double kSimpleFlops = 1.0;   // ReLU, residual add, one pooling comparison
-constexpr double kGateFlops = 5.0;     // LSTM: gate non-linearity and its share of the cell update
-
-void require(bool condition, const std::string& model, const std::string& message) {
-  if (!condition) throw InputError(SourceLocation{}, fmt::format("model '{}': {}", model, message));
-}
-
-// Accumulates a LayerModel; every operation adds to the layer opened last.
-class Builder {
- public:
-  Builder(const std::string& name, const ModelOptions& options) : options_(options) {
-    require(options.seq >= 0 && options.image >= 0, name, "seq and image must be >= 0");
-    require(options.parameter_bytes_per_element >= 1 && options.activation_bytes_per_element >= 1, name,
-            "bytes per element must be >= 1");
-    model_.name = name;
-  }
-
-  Builder& layer(std::string name, LayerKind kind) {
-    model_.layers.emplace_back();
-    model_.layers.back().name = std::move(name);
-    model_.layers.back().kind = kind;
-    model_.layers.back().activation_source = ActivationSource::zoo;
-    return *this;
-  }
-  Builder& weights(double count) {
-    last().parameter_bytes += Bytes(count * options_.parameter_bytes_per_element);
-    return *this;
-  }
-  // C[m×n] = A[m×k]·B[k×n]; `with_weights`: B is a weight (its gradient is the weight part).
-  Builder& product(double m, double n, double k, bool with_weights) {
-    const MatmulShape shape{static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), static_cast<std::int64_t>(k)};
-    last().matmuls.push_back(shape);
-    last().forward_flops += shape.flops();
-    last().backward_flops += shape.flops() * 2.0;
-    if (with_weights) last().backward_weight_flops += shape.flops();
-    return *this;
-  }
-  // FLOPs without weights, as many backward as forward.
-  Builder& work(double flops) {
-    last().forward_flops += Flop(flops);
-    last().backward_flops += Flop(flops);
-    return *this;
-  }
-  // An element-wise operation folded into the layer: reads and writes `elements`.
-  Builder& elementwise(double elements, double flops_per_element) {
-    return work(elements * flops_per_element).io(2.0 * elements);
-  }
-  Builder& io(double elements) {
-    last().forward_bytes += Bytes(elements * options_.activation_bytes_per_element);
-    return *this;
-  }
-  // Backward traffic, for a layer whose backward is not twice its forward (Layer::backward_bytes).
-  Builder& backward_io(double elements) {
-    last().backward_bytes += Bytes(elements * options_.activation_bytes_per_element);
-    return *this;
-  }
-  [[nodiscard]] double element_bytes() const { return options_.activation_bytes_per_element; }
-  Builder& keep(double elements) {
-    last().activation_bytes += Bytes(elements * options_.activation_bytes_per_element);
-    return *this;
-  }
-  Layer& last() { return model_.layers.back(); }
-  LayerModel build() { return std::move(model_); }
-
- private:
-  const ModelOptions& options_;
-  LayerModel model_;
-};
+using namespace zoo_detail;
 
 // ---- transformer pieces -------------------------------------------------------------------------
 
@@ -543,6 +472,8 @@ void register_builtin_models(ModelRegistry& registry) {
       "Wu et al., Google's Neural Machine Translation System, arXiv:1609.08144, 2016; GNMT-16 in Fan et al., "
       "DAPPLE, PPoPP 2021",
       gnmt_model);
+
+  register_llm_models(registry);
 
   // No FLOP-level approximation of AmoebaNet-36's cells checked out against its measured time (see
   // docs/models.md), so the zoo offers the measured per-layer profile from the DAPPLE artifact.

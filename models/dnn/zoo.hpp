@@ -53,6 +53,7 @@ struct ModelOptions {
   int image = 0;                         // image side in pixels; 0: the model's default (224)
   int parameter_bytes_per_element = 4;   // fp32 master weights
   int activation_bytes_per_element = 2;  // fp16/bf16 activations
+  int mtp_layers = -1;                   // multi-token prediction depth (DeepSeek-V3); -1: the model's default
 };
 
 // @throw InputError when an option does not fit the model (negative size, image not divisible by

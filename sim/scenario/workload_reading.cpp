@@ -33,6 +33,7 @@ LayerModel read_zoo_model(MapReader& map) {
   ModelOptions options;
   options.seq = static_cast<int>(map.integer("seq", 1, 1 << 24).value_or(0));
   options.image = static_cast<int>(map.integer("image", 1, 1 << 16).value_or(0));
+  options.mtp_layers = static_cast<int>(map.integer("mtp", 0, 16).value_or(-1));
   const YAML::Node where = map.get("zoo");
   map.finish();
   if (!name) return LayerModel{};
@@ -85,9 +86,11 @@ LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const st
   }
   if (map.has("zoo") || map.has("transformer")) {
     // Generated models have GEMM shapes, which the weights' layout assigns to a calibration's grids.
+    // The generator's layout (the LLM zoo's is PyTorch's out_in) unless the scenario says.
+    const bool layout_given = map.has("weight_layout");
     const WeightLayout layout = read_weight_layout(map);
     model = map.has("zoo") ? read_zoo_model(map) : read_transformer_model(map);
-    model.weight_layout = layout;
+    if (layout_given || !model.transformer) model.weight_layout = layout;
     return model;
   }
   const HardwareCatalog& catalog = HardwareCatalog::builtin();

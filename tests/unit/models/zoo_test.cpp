@@ -130,7 +130,12 @@ TEST(Zoo, EveryLayerIsComplete) {
       EXPECT_GE(layer.backward_weight_flops.value(), 0.0);
       EXPECT_LE(layer.backward_weight_flops, layer.backward_flops);
       EXPECT_GE(layer.parameter_bytes.value(), 0.0);
-      EXPECT_GT(layer.activation_bytes.value(), 0.0);
+      // The LLM zoo keeps a tensor once, where Transformer Engine saves it (zoo_llm.hpp): a layer whose
+      // input another layer keeps (the output projection's, the core's O) keeps nothing of its own.
+      if (model.transformer)
+        EXPECT_GE(layer.activation_bytes.value(), 0.0);
+      else
+        EXPECT_GT(layer.activation_bytes.value(), 0.0);
       EXPECT_GT(layer.forward_bytes.value(), 0.0);
       EXPECT_FALSE(layer.forward_time.has_value());
       Flop products{0};

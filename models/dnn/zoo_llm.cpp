@@ -1,0 +1,298 @@
+#include "models/dnn/zoo_llm.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+
+#include "models/dnn/zoo_builder.hpp"
+
+namespace dnnsim {
+namespace {
+
+using namespace zoo_detail;
+
+constexpr auto bits(RecomputeModule module) { return static_cast<std::uint8_t>(module); }
+
+// A Transformer Engine linear layer over `tokens` rows: y = x·W (+ b). It keeps its input for the
+// weight gradient (`kept_input` elements: 0 where another layer already keeps the same tensor).
+void te_linear(Builder& b, std::string name, double tokens, double in, double out, bool bias, double kept_input,
+               LayerRole role = LayerRole::linear, std::uint8_t modules = 0) {
+  b.layer(std::move(name), LayerKind::matmul)
+      .weights(in * out + (bias ? out : 0.0))
+      .product(tokens, out, in, true)
+      .io(tokens * (in + out))
+      .keep(kept_input);
+  b.last().role = role;
+  b.last().recompute_modules = modules;
+}
+
+// RMSNorm (no shift): keeps its input.
+void rms_norm(Builder& b, std::string name, double tokens, double width) {
+  b.layer(std::move(name), LayerKind::normalization).weights(width).elementwise(tokens * width, kNormFlops);
+  b.keep(tokens * width).last().recompute_modules = bits(RecomputeModule::layernorm);
+}
+
+// The fused attention core (FlashAttention) of `heads` query heads over `tokens` queries, each
+// meeting `keys` keys on average (s/2 causal, or the window), with d_k / d_v the key and value head
+// dims and `kv_heads` key/value heads: Q·Kᵀ and P·V, the backward's recomputed scores on top.
+void attention_core(Builder& b, const std::string& prefix, double tokens, double keys, int heads, int kv_heads,
+                    double d_k, double d_v) {
+  b.layer(prefix + "core", LayerKind::attention)
+      .product(heads * tokens, keys, d_k, false)   // S = Q·Kᵀ
+      .product(heads * tokens, d_v, keys, false);  // O = P·V
+  Layer& core = b.last();
+  core.backward_flops += core.forward_flops * 0.5;  // FlashAttention-2 backward: 5 products against 2
+  core.recompute_modules = bits(RecomputeModule::core_attn);
+  const double qkv = tokens * (heads * d_k + kv_heads * (d_k + d_v));
+  b.io(qkv + tokens * heads * d_v)                                 // reads Q, K, V, writes O
+      .keep(qkv + tokens * heads * d_v + 2.0 * tokens * heads);    // Q, K, V, O and the fp32 log-sum-exp
+}
+
+void gqa_attention(Builder& b, const std::string& prefix, const LlmConfig& c, double s, double keys) {
+  const double h = c.hidden, d = c.head_dim;
+  rms_norm(b, prefix + "norm", s, h);
+  te_linear(b, prefix + "qkv", s, h, (c.heads + 2.0 * c.kv_heads) * d, c.bias, s * h);
+  attention_core(b, prefix, s, keys, c.heads, c.kv_heads, d, d);
+  te_linear(b, prefix + "out", s, c.heads * d, h, c.bias, 0);  // its input O is kept by the core
+  b.elementwise(s * h, kSimpleFlops);                             // residual add
+}
+
+// DeepSeek-V3's multi-head latent attention (DeepSeek-AI, arXiv:2412.19437 §2.1.1): low-rank q and
+// kv projections with norms on the latents, a decoupled RoPE key shared by the heads.
+void mla_attention(Builder& b, const std::string& prefix, const LlmConfig& c, double s, double keys) {
+  const double h = c.hidden;
+  const double d_k = c.qk_nope + c.qk_rope;
+  const auto up = bits(RecomputeModule::mla_up_proj);
+  rms_norm(b, prefix + "norm", s, h);
+  te_linear(b, prefix + "q_down", s, h, c.q_lora, false, s * h);
+  rms_norm(b, prefix + "q_norm", s, c.q_lora);
+  te_linear(b, prefix + "q_up", s, c.q_lora, c.heads * d_k, false, s * c.q_lora, LayerRole::linear, up);
+  te_linear(b, prefix + "kv_down", s, h, c.kv_lora + c.qk_rope, false, 0);  // shares the norm's output
+  rms_norm(b, prefix + "kv_norm", s, c.kv_lora);
+  te_linear(b, prefix + "kv_up", s, c.kv_lora, c.heads * (c.qk_nope + c.v_head), false, s * c.kv_lora,
+            LayerRole::linear, up);
+  attention_core(b, prefix, s, keys, c.heads, c.heads, d_k, c.v_head);
+  te_linear(b, prefix + "out", s, c.heads * c.v_head, h, false, 0);
+  b.elementwise(s * h, kSimpleFlops);
+}
+
+// fc1 (2·F wide when gated), the activation (gated: reads 2F, writes F), fc2, the residual add.
+void dense_mlp(Builder& b, const std::string& prefix, const LlmConfig& c, double s, int ffn, std::uint8_t modules,
+               bool with_norm) {
+  const double h = c.hidden;
+  const double up = c.gated ? 2.0 * ffn : ffn;
+  if (with_norm) rms_norm(b, prefix + "norm", s, h);
+  te_linear(b, prefix + "fc1", s, h, up, c.bias, with_norm ? s * h : 0, LayerRole::linear, modules);
+  b.layer(prefix + "act", LayerKind::elementwise).work(s * up * kGeluFlops).io(s * (up + ffn)).keep(s * up);
+  b.last().recompute_modules = modules;
+  te_linear(b, prefix + "fc2", s, ffn, h, c.bias, s * ffn, LayerRole::linear, modules);
+  if (with_norm) b.elementwise(s * h, kSimpleFlops);
+}
+
+// The MoE layer as Megatron-Core's alltoall dispatcher runs it: router (top-k of E scores), permute
+// (each token copied to its k experts' slots), the experts' grouped GEMMs, un-permute (the k outputs
+// weighed by their router probabilities and summed), the shared expert beside them.
+void moe(Builder& b, const std::string& prefix, const LlmConfig& c, double s) {
+  const double h = c.hidden, k = c.top_k, E = c.experts, F = c.expert_ffn;
+  const double up = c.gated ? 2.0 * F : F;
+  const auto moe_bits = bits(RecomputeModule::moe);
+  rms_norm(b, prefix + "norm", s, h);
+  te_linear(b, prefix + "router", s, h, E, false, s * h, LayerRole::router, moe_bits);
+  b.elementwise(s * E, kSoftmaxFlops).keep(2.0 * s * E);  // scores and top-k, fp32 probabilities kept
+  b.layer(prefix + "dispatch", LayerKind::elementwise).work(s * k * h).io(s * h + s * k * h);
+  b.last().recompute_modules = moe_bits;
+  const auto experts = [&](std::string name, double in, double out, double kept) {
+    b.layer(prefix + std::move(name), LayerKind::matmul).weights(E * (in * out + (c.bias ? out : 0.0)));
+    b.product(s * k, out, in, true).io(s * k * (in + out)).keep(kept);
+    Layer& layer = b.last();
+    layer.matmuls.back().m = std::max<std::int64_t>(1, std::llround(s * k / E));  // one expert's rows
+    layer.role = LayerRole::experts;
+    layer.recompute_modules = moe_bits;
+  };
+  experts("experts.fc1", h, up, s * k * h);
+  b.layer(prefix + "experts.act", LayerKind::elementwise).work(s * k * up * kGeluFlops).io(s * k * (up + F));
+  b.keep(s * k * up).last().recompute_modules = bits(RecomputeModule::moe_act) | moe_bits;
+  experts("experts.fc2", F, h, s * k * F);
+  b.layer(prefix + "combine", LayerKind::elementwise).work(2.0 * s * k * h).io(s * k * h + s * h).keep(s * k * h);
+  b.last().recompute_modules = moe_bits;
+  if (c.shared_ffn > 0) {
+    LlmConfig shared = c;
+    shared.bias = false;
+    dense_mlp(b, prefix + "shared.", shared, s, c.shared_ffn, bits(RecomputeModule::shared_experts), false);
+  }
+  b.elementwise(s * h, kSimpleFlops);  // residual add
+}
+
+void block(Builder& b, const std::string& prefix, const LlmConfig& c, int index, double s) {
+  const bool windowed = c.window > 0 && c.window_every > 0 && index % c.window_every == 0;
+  const double keys = windowed ? std::min<double>(c.window, s / 2.0) : s / 2.0;
+  if (c.q_lora > 0)
+    mla_attention(b, prefix + "attn.", c, s, keys);
+  else
+    gqa_attention(b, prefix + "attn.", c, s, keys);
+  if (c.experts > 0 && index >= c.dense_layers)
+    moe(b, prefix + "moe.", c, s);
+  else
+    dense_mlp(b, prefix + "mlp.", c, s, c.ffn, bits(RecomputeModule::mlp), true);
+}
+
+double padded_vocab(const LlmConfig& c, int tp) {
+  const double multiple = static_cast<double>(c.vocab_divisor) * tp;
+  return std::ceil(c.vocab / multiple) * multiple;
+}
+
+// The LM head (untied) and the fused cross-entropy; `shared`: the head's weights are another's (MTP).
+void head(Builder& b, const std::string& prefix, double s, double h, double vocab, bool shared) {
+  const double logits = s * vocab;
+  b.layer(prefix + "head", LayerKind::matmul)
+      .weights(shared ? 0.0 : vocab * h)
+      .product(s, vocab, h, true)
+      .io(s * h + logits)
+      .backward_io(2.0 * s * h + logits)
+      .keep(s * h);
+  b.last().cut_bytes = Bytes(logits * b.element_bytes());
+  // Transformer Engine's fused cross-entropy (cross_entropy_fusion_impl "te"): one pass over the bf16
+  // logits forward (online max and sum), one reading them and writing their gradient backward; it
+  // keeps the logits.
+  b.layer(prefix + "cross_entropy", LayerKind::loss).work(logits * kSoftmaxFlops).io(logits).backward_io(2.0 * logits);
+  b.keep(logits);
+}
+
+std::string description(const LlmConfig& c) {
+  std::string text = fmt::format("{} layers, hidden {}, {} heads ({} KV), FFN {}, vocab {}, seq {}", c.layers,
+                                 c.hidden, c.heads, c.kv_heads, c.ffn, c.vocab, c.seq);
+  if (c.q_lora > 0) text += fmt::format(", MLA (q rank {}, kv rank {})", c.q_lora, c.kv_lora);
+  if (c.experts > 0)
+    text += fmt::format(", {} experts top-{} (FFN {}){}{}", c.experts, c.top_k, c.expert_ffn,
+                        c.shared_ffn > 0 ? fmt::format(" + shared {}", c.shared_ffn) : "",
+                        c.dense_layers > 0 ? fmt::format(", first {} dense", c.dense_layers) : "");
+  if (c.window > 0) text += fmt::format(", sliding window {} on one block in {}", c.window, c.window_every);
+  return text;
+}
+
+}  // namespace
+
+LayerModel llm_model(const LlmConfig& c, const ModelOptions& options) {
+  Builder b(c.name, options);
+  const int mtp = options.mtp_layers >= 0 ? options.mtp_layers : c.mtp_layers;
+  require(mtp == 0 || c.experts > 0, c.name, "multi-token prediction is modelled for DeepSeek-V3 only");
+  const double s = options.seq > 0 ? options.seq : c.seq;
+  const double h = c.hidden;
+  const double vocab = padded_vocab(c, 1);
+  b.layer("embedding", LayerKind::embedding).weights(vocab * h).elementwise(s * h, kSimpleFlops);
+  b.keep(s * h).last().backward_weight_flops = b.last().backward_flops;
+  for (int i = 0; i < c.layers; ++i) block(b, fmt::format("block{}.", i), c, i, s);
+  rms_norm(b, "final_norm", s, h);
+  head(b, "", s, h, vocab, false);
+  for (int m = 0; m < mtp; ++m) {
+    // Multi-token prediction (DeepSeek-V3 §2.2; Megatron-Core's MultiTokenPredictionLayer): norms of
+    // the hidden state and of the next tokens' embedding, their concatenation projected 2h → h, one
+    // more block, its own final norm, the shared head and its loss.
+    const std::string prefix = fmt::format("mtp{}.", m);
+    rms_norm(b, prefix + "enorm", s, h);
+    rms_norm(b, prefix + "hnorm", s, h);
+    te_linear(b, prefix + "eh_proj", s, 2 * h, h, false, 2 * s * h);
+    block(b, fmt::format("{}block{}.", prefix, c.layers + m), c, c.layers + m, s);
+    rms_norm(b, prefix + "final_norm", s, h);
+    head(b, prefix, s, h, vocab, true);
+  }
+  LayerModel model = b.build();
+  model.tokens_per_sample = static_cast<int>(s);
+  model.weight_layout = WeightLayout::out_in;  // PyTorch / Transformer Engine store out × in
+  const int d_k = c.q_lora > 0 ? c.qk_nope + c.qk_rope : c.head_dim;
+  const int d_v = c.q_lora > 0 ? c.v_head : c.head_dim;
+  const int kv_heads = c.q_lora > 0 ? c.heads : c.kv_heads;
+  model.transformer = TransformerDims{.hidden = c.hidden,
+                                      .heads = c.heads,
+                                      .kv_heads = kv_heads,
+                                      .kv_width = kv_heads * (d_k + d_v),
+                                      .seq = static_cast<int>(s),
+                                      .experts = c.experts,
+                                      .top_k = c.top_k};
+  model.model_flops_per_sample = megatron_bridge_flops(c, static_cast<int>(s), 1, mtp);
+  return model;
+}
+
+// A transcription of Megatron-Bridge v0.2.1's transformer_flops() (flop_utils.py), checked against
+// every row of the 25.11 table (data/megatron-bridge/model_flops.py; tests/unit/models/zoo_llm_test.cpp).
+Flop megatron_bridge_flops(const LlmConfig& c, int seq, int tp, int mtp_layers) {
+  const double s = seq, h = c.hidden;
+  const double layers = c.layers + mtp_layers;
+  const double moe_layers = c.experts > 0 ? c.layers - c.dense_layers + mtp_layers : 0;
+  const double dense_layers = layers - moe_layers;
+  const double gate = c.gated && c.silu ? 1.5 : 1.0;
+  const double per_gemm = 3 * 2;  // forward + two backward GEMMs, 2 FLOPs per multiply-add
+  double attention = 0;
+  if (c.q_lora > 0) {
+    const double a = c.heads;
+    attention = per_gemm * layers *
+                (c.q_lora * (h + a * (c.qk_nope + c.qk_rope) + 1) + c.kv_lora * (h + a * (c.qk_nope + c.v_head) + 1) +
+                 h * c.qk_rope + a * c.v_head * h + s * a * (c.qk_nope + c.qk_rope) / 2 + s * a * c.v_head / 2);
+  } else {
+    const double ratio = static_cast<double>(c.head_dim) * c.heads / h;
+    attention = 2 * per_gemm * layers * h * h *
+                ((1 + static_cast<double>(c.kv_heads) / c.heads + s / h / 2) * ratio);
+  }
+  const double expert_ffn = c.experts > 0 ? c.expert_ffn : c.ffn;
+  const double mlp = 2 * per_gemm * h * gate *
+                     (c.ffn * dense_layers + (expert_ffn * c.top_k + c.shared_ffn) * moe_layers);
+  const double mtp = per_gemm * mtp_layers * (3 * h + 2 * h * h);
+  const double logits = per_gemm * h * padded_vocab(c, tp) * (mtp_layers + 1);
+  return Flop(s * (attention + mlp + mtp + logits));
+}
+
+namespace {
+
+// Megatron-Bridge v0.2.1 model providers (src/megatron/bridge/models/*/…_provider.py) and, for
+// GPT-OSS, openai/gpt-oss gpt_oss/torch/model.py (docs/research/llm-models.md).
+const std::array kLlms{
+    LlmConfig{.name = "llama3-8b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .head_dim = 128,
+              .ffn = 14336, .vocab = 128256, .seq = 8192},
+    LlmConfig{.name = "llama3-70b", .layers = 80, .hidden = 8192, .heads = 64, .kv_heads = 8, .head_dim = 128,
+              .ffn = 28672, .vocab = 128256, .seq = 8192},
+    LlmConfig{.name = "llama3.1-405b", .layers = 126, .hidden = 16384, .heads = 128, .kv_heads = 8, .head_dim = 128,
+              .ffn = 53248, .vocab = 128256, .seq = 8192},
+    LlmConfig{.name = "deepseek-v3", .layers = 61, .hidden = 7168, .heads = 128, .kv_heads = 128, .head_dim = 128,
+              .ffn = 18432, .vocab = 129280, .vocab_divisor = 1280, .seq = 4096, .q_lora = 1536, .kv_lora = 512,
+              .qk_nope = 128, .qk_rope = 64, .v_head = 128, .experts = 256, .top_k = 8, .expert_ffn = 2048,
+              .shared_ffn = 2048, .dense_layers = 3},
+    LlmConfig{.name = "qwen3-30b-a3b", .layers = 48, .hidden = 2048, .heads = 32, .kv_heads = 4, .head_dim = 128,
+              .ffn = 6144, .vocab = 151936, .seq = 4096, .experts = 128, .top_k = 8, .expert_ffn = 768},
+    LlmConfig{.name = "qwen3-235b-a22b", .layers = 94, .hidden = 4096, .heads = 64, .kv_heads = 4, .head_dim = 128,
+              .ffn = 12288, .vocab = 151936, .seq = 4096, .experts = 128, .top_k = 8, .expert_ffn = 1536},
+    LlmConfig{.name = "gpt-oss-120b", .layers = 36, .hidden = 2880, .heads = 64, .kv_heads = 8, .head_dim = 64,
+              .ffn = 2880, .silu = false, .bias = true, .vocab = 201088, .seq = 8192, .experts = 128, .top_k = 4,
+              .expert_ffn = 2880, .window = 128, .window_every = 2},
+};
+
+constexpr const char* kSources[] = {
+    "Meta, The Llama 3 Herd of Models, arXiv:2407.21783, Table 3; Megatron-Bridge v0.2.1 Llama3ModelProvider8B",
+    "Meta, The Llama 3 Herd of Models, arXiv:2407.21783, Table 3; Megatron-Bridge v0.2.1 Llama3ModelProvider70B",
+    "Meta, The Llama 3 Herd of Models, arXiv:2407.21783, Table 3; Megatron-Bridge v0.2.1 Llama31ModelProvider405B",
+    "DeepSeek-AI, DeepSeek-V3 Technical Report, arXiv:2412.19437, §2 and §4.2; Megatron-Bridge v0.2.1 "
+    "DeepSeekV3ModelProvider",
+    "Qwen Team, Qwen3 Technical Report, arXiv:2505.09388, Table 2; Megatron-Bridge v0.2.1 Qwen3MoEModelProvider30B_A3B",
+    "Qwen Team, Qwen3 Technical Report, arXiv:2505.09388, Table 2; Megatron-Bridge v0.2.1 "
+    "Qwen3MoEModelProvider235B_A22B",
+    "OpenAI, gpt-oss-120b & gpt-oss-20b Model Card (2025); openai/gpt-oss gpt_oss/torch/model.py; Megatron-Bridge "
+    "v0.2.1 GPTOSSProvider120B",
+};
+
+}  // namespace
+
+const LlmConfig* find_llm_config(const std::string& name) {
+  for (const LlmConfig& config : kLlms)
+    if (config.name == name) return &config;
+  return nullptr;
+}
+
+void register_llm_models(ModelRegistry& registry) {
+  for (std::size_t i = 0; i < kLlms.size(); ++i) {
+    const LlmConfig& config = kLlms[i];
+    registry.add(config.name, description(config), kSources[i],
+                 [&config](const ModelOptions& options) { return llm_model(config, options); });
+  }
+}
+
+}  // namespace dnnsim
