@@ -59,6 +59,15 @@ std::optional<OptionValue> read_value(YamlReader& reader, const YAML::Node& node
     case OptionType::file:
       if (auto v = reader.string(node)) return OptionValue(resolve ? resolve(*v) : *v);
       return std::nullopt;
+    case OptionType::text:
+      if (auto v = reader.string(node)) {
+        if (std::string why = spec.check ? spec.check(*v) : std::string{}; !why.empty()) {
+          reader.error(node, why);
+          return std::nullopt;
+        }
+        return OptionValue(*v);
+      }
+      return std::nullopt;
     case OptionType::integers: {
       std::vector<std::int64_t> values;
       bool ok = node.IsDefined() && node.IsSequence();

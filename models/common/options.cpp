@@ -72,6 +72,8 @@ std::string OptionSpec::type_text() const {
       return fmt::format("list of {}", fmt::join(choices, ", "));
     case OptionType::file:
       return "file";
+    case OptionType::text:
+      return "text";
   }
   return "";
 }
@@ -143,6 +145,11 @@ OptionSchema::Builder& OptionSchema::Builder::keywords(std::vector<std::string> 
   return *this;
 }
 
+OptionSchema::Builder& OptionSchema::Builder::check(std::function<std::string(const std::string&)> why_refused) {
+  spec().check = std::move(why_refused);
+  return *this;
+}
+
 OptionSchema::Builder OptionSchema::add(OptionSpec spec) {
   if (find(spec.name) != nullptr) throw std::logic_error(fmt::format("option '{}' declared twice", spec.name));
   specs_.push_back(std::move(spec));
@@ -208,6 +215,13 @@ OptionSchema::Builder OptionSchema::file(std::string name, std::string doc) {
   return add(std::move(spec));
 }
 
+OptionSchema::Builder OptionSchema::text(std::string name, std::optional<std::string> fallback, std::string doc) {
+  OptionSpec spec{std::move(name), OptionType::text};
+  if (fallback) spec.fallback = OptionValue(std::move(*fallback));
+  spec.doc = std::move(doc);
+  return add(std::move(spec));
+}
+
 const OptionSpec* OptionSchema::find(std::string_view name) const {
   for (const OptionSpec& spec : specs_)
     if (spec.name == name) return &spec;
@@ -267,6 +281,7 @@ const std::vector<double>& Options::numbers(std::string_view name) const {
 const std::vector<std::string>& Options::choice_list(std::string_view name) const {
   return get<std::vector<std::string>>(name, OptionType::choices);
 }
+const std::string& Options::text(std::string_view name) const { return get<std::string>(name, OptionType::text); }
 std::optional<std::string> Options::file(std::string_view name) const {
   if (!has(name)) return std::nullopt;
   return get<std::string>(name, OptionType::file);
@@ -306,6 +321,7 @@ void Options::set(std::string_view name, OptionValue value, SourceLocation where
         throw wrong();
       break;
     case OptionType::file:
+    case OptionType::text:
       if (!std::holds_alternative<std::string>(value)) throw wrong();
       break;
     case OptionType::integers:

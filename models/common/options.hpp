@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -36,6 +37,7 @@ enum class OptionType {
   quantities,  // a list of numbers with units of OptionSpec::dimension
   choices,   // a list of distinct OptionSpec::choices
   file,      // a path, resolved against the scenario's folder
+  text,      // a string an entry parses itself (a pipeline layout), checked by the entry
 };
 
 using OptionValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>, std::vector<double>,
@@ -53,6 +55,9 @@ struct OptionSpec {
   std::vector<std::string> choices;                       // choice, choices
   std::vector<std::string> keywords;  // words accepted instead of a value ("auto"): Options::keyword
   bool required = false;
+  // text: why a value is refused (its syntax, which the entry parses), empty when it is accepted;
+  // the reader reports it at the value. None: every string is accepted.
+  std::function<std::string(const std::string&)> check;
   std::string doc;  // one line: what it is for, with its source where the entry's paper names it
 
   // For listings and docs: "integer", "duration", "one of A, B", "list of integers"; the default as
@@ -73,6 +78,7 @@ class OptionSchema {
     Builder& below(double max);  // max inclusive
     Builder& required();
     Builder& keywords(std::vector<std::string> words);
+    Builder& check(std::function<std::string(const std::string&)> why_refused);  // text options
 
    private:
     OptionSpec& spec();
@@ -94,6 +100,7 @@ class OptionSchema {
   Builder choice_list(std::string name, std::vector<std::string> fallback, std::vector<std::string> choices,
                       std::string doc);
   Builder file(std::string name, std::string doc);
+  Builder text(std::string name, std::optional<std::string> fallback, std::string doc);
 
   [[nodiscard]] const OptionSpec* find(std::string_view name) const;
   [[nodiscard]] const std::vector<OptionSpec>& specs() const { return specs_; }
@@ -123,6 +130,7 @@ class Options {
   template <class Q>
   [[nodiscard]] std::vector<Q> quantities(std::string_view name) const;
   [[nodiscard]] const std::vector<std::string>& choice_list(std::string_view name) const;
+  [[nodiscard]] const std::string& text(std::string_view name) const;
   // A file option's resolved path; none when not given.
   [[nodiscard]] std::optional<std::string> file(std::string_view name) const;
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "planners/parallel/pipeline_layout.hpp"
 #include "planners/parallel/planners.hpp"
 
 namespace dnnsim {
@@ -36,6 +37,10 @@ std::vector<LayerRange> uniform_split(const LayerModel& model, std::size_t parts
 OptionSchema UniformPlanner::options() {
   OptionSchema schema;
   schema.integer("stages", std::nullopt, "p, the number of stages (dividing the GPUs); none: one per GPU").at_least(1);
+  schema.text("layout", std::nullopt,
+              "Megatron's pipeline layout of the p × chunks virtual stages, e.g. Et*3|(t*4|)*14ttL "
+              "(planners/parallel/pipeline_layout.hpp); none: whole blocks split evenly")
+      .check(layout_syntax_problem);
   return schema;
 }
 
@@ -65,7 +70,14 @@ PlanResult UniformPlanner::plan(const PlanRequest& request) const {
   PlanResult result;
   result.plan.global_batch = request.global_batch;
   result.plan.micro_batches = request.micro_batches;
-  const std::vector<LayerRange> virtual_ranges = uniform_split(request.model, static_cast<std::size_t>(p) * v);
+  std::vector<LayerRange> virtual_ranges;
+  if (request.options.has("layout")) {
+    LayoutSplit split = split_by_layout(request.options.text("layout"), request.model, static_cast<std::size_t>(p) * v);
+    if (!split.problem.empty()) return infeasible(std::move(split.problem), cost_model, 0, elapsed());
+    virtual_ranges = std::move(split.virtual_stages);
+  } else {
+    virtual_ranges = uniform_split(request.model, static_cast<std::size_t>(p) * v);
+  }
   if (model_blocks(request.model).size() >= static_cast<std::size_t>(p) * v)
     result.searched_blocks = block_boundaries(request.model).size() - 1;
   for (int s = 0; s < p; ++s) {
