@@ -57,7 +57,8 @@ MemoryBreakdown training_memory(std::span<const Layer> layers, const TrainingMem
   Bytes parameter_bytes{0};
   for (const Layer& layer : layers) parameter_bytes += layer.parameter_bytes;
   const double parameters = parameter_bytes.value() / kProfileBytesPerParameter;
-  const BytesPerParameter per_parameter = bytes_per_parameter(config.precision, config.optimizer);
+  const BytesPerParameter per_parameter =
+      config.per_parameter.value_or(bytes_per_parameter(config.precision, config.optimizer));
   const auto stage = static_cast<int>(config.zero);
   const auto share = [&](int partitioned_from_stage) {
     return stage >= partitioned_from_stage ? 1.0 / config.data_parallel : 1.0;

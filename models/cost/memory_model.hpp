@@ -45,6 +45,7 @@
 // predecessor's activation_bytes, and with the chain rule recomputing a uniform chain saves nothing.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -63,6 +64,13 @@ enum class Optimizer { sgd, sgd_momentum, adam };
 // data-parallel group. none: every rank holds all of them.
 enum class ZeroStage { none = 0, optimizer = 1, gradients = 2, parameters = 3 };
 
+// Bytes per parameter of each model state before ZeRO partitioning (the table above).
+struct BytesPerParameter {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer_state = 0;
+  [[nodiscard]] double total() const { return weights + gradients + optimizer_state; }
+};
 struct TrainingMemoryConfig {
   Precision precision = Precision::mixed;
   Optimizer optimizer = Optimizer::adam;
@@ -80,6 +88,9 @@ struct TrainingMemoryConfig {
   // layer given at least its activation_bytes keeps them all and is not recomputed (Megatron
   // checkpoints its transformer blocks only).
   std::vector<Bytes> layer_input_bytes;
+  // Bytes per model state, when a precision recipe says (models/dnn/precision_recipe.hpp: FP8
+  // weights, BF16 Adam moments); nullopt: bytes_per_parameter(precision, optimizer).
+  std::optional<BytesPerParameter> per_parameter;
   Bytes workspace{0};  // cuBLAS/cuDNN workspace, communication buffers, ZeRO-3 gathered weights
   // CUDA context + library handles + allocator fragmentation. 0 here; callers set it, and 1 GiB is
   // the default we recommend for a CUDA 11/12 process with cuBLAS/cuDNN/NCCL (docs/memory.md).
@@ -97,13 +108,6 @@ struct MemoryBreakdown {
   [[nodiscard]] Bytes total() const;
 };
 
-// Bytes per parameter of each model state before ZeRO partitioning (the table above).
-struct BytesPerParameter {
-  double weights = 0;
-  double gradients = 0;
-  double optimizer_state = 0;
-  [[nodiscard]] double total() const { return weights + gradients + optimizer_state; }
-};
 [[nodiscard]] BytesPerParameter bytes_per_parameter(Precision precision, Optimizer optimizer);
 
 // Bytes that Layer::parameter_bytes counts per parameter (fp32, as in the DAPPLE profiles).

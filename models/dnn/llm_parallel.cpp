@@ -1,0 +1,177 @@
+#include "models/dnn/llm_parallel.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace dnnsim {
+namespace {
+
+constexpr double kBf16 = 2.0;
+
+bool ends_with(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::vector<std::string> llm_parallel_problems(const LayerModel& model, const LlmParallelism& parallel, int tp,
+                                               int stage_gpus) {
+  std::vector<std::string> problems;
+  const bool needs_dims = parallel.context > 1 || parallel.expert > 1;
+  if (needs_dims && !model.transformer) {
+    problems.push_back(fmt::format("expert and context parallelism need an LLM of the zoo (`dnnsim list models`: "
+                                   "llama3-8b, deepseek-v3, …); '{}' has no transformer dimensions",
+                                   model.name));
+    return problems;
+  }
+  if (parallel.expert > 1) {
+    const TransformerDims& dims = *model.transformer;
+    if (dims.experts == 0)
+      problems.push_back(fmt::format("expert_parallel {} needs a mixture-of-experts model; '{}' is dense",
+                                     parallel.expert, model.name));
+    else if (dims.experts % parallel.expert != 0)
+      problems.push_back(fmt::format("expert_parallel {} does not divide the {} experts of '{}'", parallel.expert,
+                                     dims.experts, model.name));
+    if (stage_gpus > 0 && stage_gpus % parallel.expert != 0)
+      problems.push_back(fmt::format("expert_parallel {} does not divide a pipeline stage's {} GPUs (tensor × context "
+                                     "× data parallel), from which Megatron carves the expert groups",
+                                     parallel.expert, stage_gpus));
+  }
+  if (parallel.context > 1) {
+    const int seq = model.transformer->seq;
+    if (seq % (2 * parallel.context) != 0)
+      problems.push_back(fmt::format("context_parallel {} does not divide the sequence of {} tokens into 2 × {} equal "
+                                     "chunks (ring attention's causal load balancing)",
+                                     parallel.context, seq, parallel.context));
+    if (tp > 1 && (seq / parallel.context) % tp != 0)
+      problems.push_back(fmt::format("the {} tokens per context rank do not split over tensor_parallel {}",
+                                     seq / parallel.context, tp));
+  }
+  if (parallel.routing.imbalance < 1.0)
+    problems.push_back(fmt::format("moe imbalance {} is below 1 (the busiest GPU gets at least the balanced share)",
+                                   parallel.routing.imbalance));
+  return problems;
+}
+
+double local_tokens(const TransformerDims& dims, int tp, bool sequence_parallel, int cp) {
+  return static_cast<double>(dims.seq) / cp / (sequence_parallel ? tp : 1);
+}
+
+Bytes expert_all_to_all_bytes(const TransformerDims& dims, int micro_batch, int tp, bool sequence_parallel, int cp,
+                              const MoeRouting& routing) {
+  return Bytes(micro_batch * local_tokens(dims, tp, sequence_parallel, cp) * dims.top_k * dims.hidden * kBf16 *
+               routing.load());
+}
+
+Bytes ring_attention_step_bytes(const TransformerDims& dims, int micro_batch, int tp, int cp) {
+  // Key/value heads split over the tensor ranks when there are enough of them, replicated otherwise.
+  const double kv_split = std::min(tp, std::max(1, dims.kv_heads));
+  return Bytes(micro_batch * (static_cast<double>(dims.seq) / cp) * dims.kv_width / kv_split * kBf16);
+}
+
+int ring_attention_steps(int cp, bool backward) { return (backward ? 2 : 1) * (cp - 1); }
+
+FsdpTraffic fsdp_traffic(double parameters, const PrecisionRecipe& recipe, bool backward) {
+  FsdpTraffic traffic;
+  traffic.all_gather = Bytes(parameters * recipe.bytes_per_parameter().weights);
+  if (backward) traffic.reduce_scatter = Bytes(parameters * recipe.bytes_per_parameter().gradients);
+  return traffic;
+}
+
+int moe_layers_in_range(const LayerModel& model, std::size_t begin, std::size_t end) {
+  int count = 0;
+  for (std::size_t l = begin; l < end && l < model.layers.size(); ++l)
+    if (model.layers[l].role == LayerRole::experts && ends_with(model.layers[l].name, "fc1")) ++count;
+  return count;
+}
+
+int attention_layers_in_range(const LayerModel& model, std::size_t begin, std::size_t end) {
+  int count = 0;
+  for (std::size_t l = begin; l < end && l < model.layers.size(); ++l)
+    if (model.layers[l].kind == LayerKind::attention) ++count;
+  return count;
+}
+
+ParameterSplit parameter_split(const LayerModel& model, std::size_t begin, std::size_t end) {
+  ParameterSplit split;
+  for (std::size_t l = begin; l < end && l < model.layers.size(); ++l) {
+    const double parameters = model.layers[l].parameter_bytes.value() / kProfileBytesPerParameter;
+    (model.layers[l].role == LayerRole::experts ? split.experts : split.dense) += parameters;
+  }
+  return split;
+}
+
+std::vector<std::string> recompute_module_names() {
+  return {"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "moe", "shared_experts"};
+}
+
+std::optional<RecomputeModule> recompute_module_from_name(std::string_view name) {
+  const std::vector<std::string> names = recompute_module_names();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<RecomputeModule>(1u << i);
+  return std::nullopt;
+}
+
+LayerModel recompute_modules(const LayerModel& model, std::uint8_t modules) {
+  LayerModel result = model;
+  if (modules == 0) return result;
+  for (Layer& layer : result.layers) {
+    if ((layer.recompute_modules & modules) == 0) continue;
+    layer.backward_bytes = layer.backward_traffic() + layer.forward_traffic();
+    layer.backward_flops += layer.forward_flops;
+  }
+  return result;
+}
+
+LayerModel shard_for_llm(const LayerModel& model, const TensorParallelOptions& tensor, const LlmParallelism& parallel,
+                         std::uint8_t modules) {
+  LayerModel share = shard_for_tensor_parallel(model, tensor);
+  share = shard_for_context_parallel(share, parallel.context);
+  if (model.transformer && model.transformer->experts > 0)
+    share = shard_for_expert_parallel(share, parallel.expert, parallel.routing);
+  return recompute_modules(share, modules);
+}
+
+LayerModel shard_for_context_parallel(const LayerModel& model, int cp) {
+  LayerModel sharded = model;
+  if (cp <= 1) return sharded;
+  const double c = cp;
+  for (Layer& layer : sharded.layers) {
+    // Make the traffic defaults explicit before the activations are divided (as tensor_parallel.cpp).
+    layer.backward_bytes = layer.backward_traffic() / c;
+    layer.forward_bytes = layer.forward_traffic() / c;
+    layer.forward_flops = layer.forward_flops / c;
+    layer.backward_flops = layer.backward_flops / c;
+    layer.backward_weight_flops = layer.backward_weight_flops / c;
+    layer.activation_bytes = layer.activation_bytes / c;
+    if (layer.cut_bytes) layer.cut_bytes = *layer.cut_bytes / c;
+    for (MatmulShape& product : layer.matmuls) product.m = std::max<std::int64_t>(1, product.m / cp);
+  }
+  return sharded;
+}
+
+LayerModel shard_for_expert_parallel(const LayerModel& model, int ep, const MoeRouting& routing) {
+  LayerModel sharded = model;
+  const double load = routing.load();
+  for (Layer& layer : sharded.layers) {
+    const bool experts = layer.role == LayerRole::experts;
+    const bool expert_work = experts || ends_with(layer.name, "experts.act") || ends_with(layer.name, "combine") ||
+                             ends_with(layer.name, "dispatch");
+    if (!expert_work) continue;
+    layer.backward_bytes = layer.backward_traffic() * load;
+    layer.forward_bytes = layer.forward_traffic() * load;
+    layer.forward_flops = layer.forward_flops * load;
+    layer.backward_flops = layer.backward_flops * load;
+    layer.backward_weight_flops = layer.backward_weight_flops * load;
+    layer.activation_bytes = layer.activation_bytes * load;
+    if (!experts) continue;
+    layer.parameter_bytes = layer.parameter_bytes / ep;
+    for (MatmulShape& product : layer.matmuls)
+      product.m = std::max<std::int64_t>(1, std::llround(static_cast<double>(product.m) * ep * load));
+  }
+  return sharded;
+}
+
+}  // namespace dnnsim

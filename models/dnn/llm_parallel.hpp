@@ -1,0 +1,133 @@
+// Expert, context and fully sharded data parallelism of an LLM (a LayerModel with TransformerDims,
+// models/dnn/zoo_llm.hpp), as Megatron-Core runs them: what each GPU computes and holds, and the
+// bytes of the communication each adds. The pipeline lowering places the communication
+// (planners/schedules/step_communication.hpp); everything here is arithmetic, unit-tested with its
+// derivations (tests/unit/models/llm_parallel_test.cpp).
+//
+// Ranks (Megatron-Core's default order "tp-cp-ep-dp-pp", parallel_state.py): the GPUs of a pipeline
+// stage are numbered tensor rank fastest, then context, then data-parallel replica. Expert layers
+// re-slice the same GPUs (expert tensor parallel 1 in every recipe here): a GPU's expert-parallel
+// group is the EP consecutive GPUs of its stage containing it, and its expert-data-parallel group the
+// stage's GPUs congruent to it modulo EP (expert_data_parallel_size = TP·CP·DP / EP).
+//
+// Expert parallelism (Lepikhin et al., GShard, ICLR'21 §2.2; Megatron-Core MoE, alltoall dispatcher):
+// each GPU holds E/EP of every MoE layer's experts. Its T local tokens (b·s / (TP·CP): sequence
+// parallelism splits them over the tensor ranks) are routed to k experts each; the dispatch all-to-all
+// sends each copy to the GPU that holds its expert, T·k·h BF16 values in all (T·k·h/EP of them to
+// itself), the experts run, and the combine all-to-all returns as many; backward the gradients take
+// the same two exchanges the other way. Balanced routing (the table's force-balanced runs) gives every
+// GPU T·k token-expert pairs, T·k·EP/E rows per local expert. A routing `load` ≥ 1 (imbalance, or a
+// capacity factor padded to) scales the busiest GPU's expert work and the bytes it receives.
+//
+// Context parallelism (ring attention: Liu et al., arXiv:2310.01889; Megatron-Core/TE's CP with the
+// sequence cut into 2·CP chunks so that causal work balances): each GPU holds s/CP tokens of every
+// sequence, so every layer's work, traffic and kept activations per sample divide by CP, and the
+// attention core meets the other ranks' keys and values by passing its own K and V around the CP ring:
+// CP − 1 steps per layer forward, each sending one chunk's K and V, b·(s/CP)·kv_width/TP_kv BF16 values
+// (kv heads split over the tensor ranks when there are at least TP of them); backward the K and V go
+// round again and their gradients with them, 2·(CP − 1) steps. Each step overlaps the attention of the
+// chunk already there.
+//
+// Fully sharded data parallelism (ZeRO-3: Rajbhandari et al., SC'20 §5; Megatron-FSDP
+// optim_grads_params): weights, gradients and optimizer state are divided over the F = DP·CP ranks of
+// a stage's tensor rank; each layer's weights are all-gathered before its forward and again before
+// its backward (W·P bytes gathered, P the weight bytes per parameter the recipe gathers: 1 for FP8
+// parameters, 2 for BF16), and its gradients reduce-scattered after its backward (2 bytes per
+// parameter, BF16): per micro-batch, prefetched one layer ahead so that the exchange overlaps compute.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "models/common/units.hpp"
+#include "models/dnn/layer_model.hpp"
+#include "models/dnn/precision_recipe.hpp"
+#include "models/dnn/tensor_parallel.hpp"
+
+namespace dnnsim {
+
+// Routing of the MoE layers (Megatron-Core's moe_router_force_load_balancing, moe_expert_capacity_factor).
+struct MoeRouting {
+  double imbalance = 1.0;                 // the busiest GPU's tokens over the balanced share (≥ 1)
+  std::optional<double> capacity_factor;  // tokens per expert capped at factor × balanced, padded to it
+  // What the busiest GPU's expert work and received bytes are scaled by: the capacity factor when
+  // there is one (every expert is padded to it; imbalance beyond it is dropped), else the imbalance.
+  [[nodiscard]] double load() const { return capacity_factor ? *capacity_factor : imbalance; }
+};
+
+struct LlmParallelism {
+  int context = 1;  // CP
+  int expert = 1;   // EP
+  bool fsdp = false;
+  MoeRouting routing;
+  bool expert_overlap = false;  // the EP all-to-alls overlap compute (overlap_moe_expert_parallel_comm)
+  bool tensor_overlap = false;  // the TP collectives overlap the GEMMs (TE userbuffers: tp_comm_overlap)
+  PrecisionRecipe precision;
+  [[nodiscard]] bool any() const {
+    return context > 1 || expert > 1 || fsdp || precision.active() || tensor_overlap || expert_overlap;
+  }
+};
+
+// Why `model` cannot run `parallel` with tensor degree `tp` on stages of `stage_gpus` GPUs (EP not
+// dividing the experts or the stage, CP not dividing the sequence into 2·CP chunks, …); empty if it can.
+[[nodiscard]] std::vector<std::string> llm_parallel_problems(const LayerModel& model, const LlmParallelism& parallel,
+                                                             int tp, int stage_gpus);
+
+// Tokens of one sequence on one GPU: s / (TP·CP) with sequence parallelism, s / CP without.
+[[nodiscard]] double local_tokens(const TransformerDims& dims, int tp, bool sequence_parallel, int cp);
+
+// Bytes ONE GPU sends in one all-to-all (a dispatch or a combine) of one MoE layer for a micro-batch
+// of `micro_batch` sequences: b · local tokens · k · h · 2, times the routing's load.
+[[nodiscard]] Bytes expert_all_to_all_bytes(const TransformerDims& dims, int micro_batch, int tp, bool sequence_parallel,
+                                            int cp, const MoeRouting& routing);
+
+// Bytes of ONE step of the CP ring for one attention layer and one micro-batch: a chunk's K and V on
+// one GPU, b · (s/CP) · kv_width / TP_kv · 2.
+[[nodiscard]] Bytes ring_attention_step_bytes(const TransformerDims& dims, int micro_batch, int tp, int cp);
+
+// Ring steps of one attention layer: CP − 1 forward, 2·(CP − 1) backward.
+[[nodiscard]] int ring_attention_steps(int cp, bool backward);
+
+// FSDP, for the parameters of a layer range: the all-gather's output (each at the weight bytes the
+// recipe gathers) and, backward, the reduce-scatter's input (their BF16 gradients), as NCCL sizes them.
+struct FsdpTraffic {
+  Bytes all_gather{0};
+  Bytes reduce_scatter{0};
+};
+[[nodiscard]] FsdpTraffic fsdp_traffic(double parameters, const PrecisionRecipe& recipe, bool backward);
+
+// MoE layers (routed experts' fc1) among the layers [begin, end).
+[[nodiscard]] int moe_layers_in_range(const LayerModel& model, std::size_t begin, std::size_t end);
+// Attention cores among the layers [begin, end).
+[[nodiscard]] int attention_layers_in_range(const LayerModel& model, std::size_t begin, std::size_t end);
+
+// Parameters (fp32-counted parameter_bytes / 4) of the routed experts among `layers`, and of the rest.
+struct ParameterSplit {
+  double dense = 0;
+  double experts = 0;
+};
+[[nodiscard]] ParameterSplit parameter_split(const LayerModel& model, std::size_t begin, std::size_t end);
+
+// The recomputation modules by their Megatron-Core names (core_attn, layernorm, mla_up_proj, moe_act,
+// mlp, moe, shared_experts), in RecomputeModule bit order.
+[[nodiscard]] std::vector<std::string> recompute_module_names();
+[[nodiscard]] std::optional<RecomputeModule> recompute_module_from_name(std::string_view name);
+// Megatron-Core's selective recomputation of `modules` (RecomputeModule bits): each layer in one of
+// them runs its forward again in its backward (its forward FLOPs and traffic added to the
+// backward's). The memory it frees (the modules' discarded outputs) is not subtracted: the kept
+// activations stay an upper bound.
+[[nodiscard]] LayerModel recompute_modules(const LayerModel& model, std::uint8_t modules);
+
+// One GPU's share under CP: every layer's per-sample FLOPs, traffic, kept activations and GEMM rows
+// divided by `cp` (weights unchanged).
+[[nodiscard]] LayerModel shard_for_context_parallel(const LayerModel& model, int cp);
+// One GPU's share of `model` under all of them: tensor parallelism (tensor_parallel.hpp), then context
+// and expert parallelism, then the recomputation modules.
+[[nodiscard]] LayerModel shard_for_llm(const LayerModel& model, const TensorParallelOptions& tensor,
+                                       const LlmParallelism& parallel, std::uint8_t modules);
+
+// One GPU's share under EP: the routed experts' weights divided by `ep`, their rows per local expert
+// multiplied by it (T·k·EP/E), their work, traffic and kept activations scaled by the routing's load.
+[[nodiscard]] LayerModel shard_for_expert_parallel(const LayerModel& model, int ep, const MoeRouting& routing);
+
+}  // namespace dnnsim

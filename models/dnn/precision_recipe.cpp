@@ -1,0 +1,68 @@
+#include "models/dnn/precision_recipe.hpp"
+
+#include <fmt/format.h>
+
+namespace dnnsim {
+namespace {
+
+bool quantized(const Layer& layer) { return layer.role == LayerRole::linear || layer.role == LayerRole::experts; }
+
+// The GEMM's rows × its input (forward) or output (backward) columns, per sample: the tensor quantized.
+double quantized_elements(const Layer& layer, bool backward) {
+  double elements = 0;
+  for (const MatmulShape& product : layer.matmuls) {
+    // An expert's product carries one expert's rows with the FLOPs of all: count the rows of all.
+    const double rows = product.m > 0 ? layer.forward_flops.value() / (2.0 * product.n * product.k) : 0.0;
+    elements += rows * static_cast<double>(backward ? product.n : product.k);
+  }
+  return elements;
+}
+
+}  // namespace
+
+std::string_view low_precision_name(LowPrecision precision) {
+  switch (precision) {
+    case LowPrecision::none: return "bf16";
+    case LowPrecision::fp8_current_scaling: return "fp8-cs";
+    case LowPrecision::mxfp8: return "mxfp8";
+  }
+  return "bf16";
+}
+
+std::optional<LowPrecision> low_precision_from_name(std::string_view name) {
+  for (LowPrecision p : {LowPrecision::none, LowPrecision::fp8_current_scaling, LowPrecision::mxfp8})
+    if (low_precision_name(p) == name) return p;
+  return std::nullopt;
+}
+
+std::vector<std::string> low_precision_names() { return {"bf16", "fp8-cs", "mxfp8"}; }
+
+Dtype PrecisionRecipe::dtype_of(const Layer& layer, Dtype base) const {
+  return active() && quantized(layer) ? Dtype::fp8 : base;
+}
+
+Bytes PrecisionRecipe::scaling_bytes(const Layer& layer, bool backward) const {
+  if (!active() || !quantized(layer)) return Bytes(0);
+  const double per_element = low == LowPrecision::mxfp8 ? 2.0 + 2.0 * (1.0 + 1.0 / 32.0) : 2.0 + 2.0 + 1.0 + 1.0;
+  return Bytes(quantized_elements(layer, backward) * per_element);
+}
+
+BytesPerParameter PrecisionRecipe::bytes_per_parameter() const {
+  const double weights = low == LowPrecision::none               ? 2.0
+                         : low == LowPrecision::fp8_current_scaling ? 1.0
+                                                                    : 2.0 * (1.0 + 1.0 / 32.0);
+  return {weights, 2.0, precision_aware_optimizer ? 8.0 : 12.0};
+}
+
+std::string PrecisionRecipe::unsupported_on(const GpuSpec& gpu) const {
+  if (!active()) return {};
+  if (!gpu.peak_fp8)
+    return fmt::format("the {} recipe runs FP8 GEMMs, but {} has no FP8 tensor cores", low_precision_name(low),
+                       gpu.name);
+  if (low == LowPrecision::mxfp8 && !gpu.peak_mxfp8)
+    return fmt::format("the mxfp8 recipe needs MX formats (Blackwell), which {} does not have; fp8-cs runs on it",
+                       gpu.name);
+  return {};
+}
+
+}  // namespace dnnsim

@@ -1,0 +1,64 @@
+// Low-precision training recipes as Megatron-Core runs them with Transformer Engine
+// (Megatron-Bridge src/megatron/bridge/training/mixed_precision.py; TE's recipes): which GEMMs run in
+// FP8, what their scaling costs, and the bytes each parameter takes.
+//
+//  - bf16: every GEMM in BF16 (Micikevicius et al., ICLR'18 mixed precision).
+//  - fp8-cs ("FP8 current scaling", bf16_with_fp8_current_scaling_mixed: E4M3 forward, E5M2
+//    gradients, one scale per tensor computed from the tensor itself): the block linears and the
+//    experts run FP8 GEMMs; each GEMM's input (forward) and output gradient (backward) is quantized by
+//    an amax pass (read 2 bytes per element) and a cast-transpose writing the rowwise and columnwise
+//    FP8 copies a GEMM and its transpose need (read 2, write 1 + 1): 6 bytes per element.
+//  - mxfp8 (bf16_with_mxfp8_mixed: E4M3 with an E8M0 scale per 32 elements, OCP MX v1.0): the same
+//    GEMMs; the scales come from the block itself, so one pass reads the BF16 tensor (2) and writes
+//    both copies with their scales (1 + 1 + 2/32): 4.0625 bytes per element. Blackwell only
+//    (GpuSpec::peak_mxfp8).
+// The attention core, norms, activations, router, LM head, loss and optimizer stay BF16/FP32 in both:
+// Megatron quantizes Transformer Engine's Linear/GroupedLinear GEMMs only (first_last_layers_bf16 is
+// off in the perf recipes: every block is FP8).
+//
+// Memory per parameter before any sharding (bytes): weights, gradients, optimizer state.
+//  - bf16: 2 + 2 + 12 (fp32 master 4, Adam m 4 and v 4: ZeRO §3.1).
+//  - fp8-cs with fp8_param_gather: the model's weights are FP8 (1) and the master copy lives in the
+//    optimizer: 1 + 2 + 12.
+//  - mxfp8 with fp8_param_gather: rowwise and columnwise MXFP8 weights with their scales,
+//    2·(1 + 1/32) + 2 + 12.
+//  Gradients are reduced in BF16 (grad_reduce_in_fp32 off in every perf recipe). Megatron's
+//  precision-aware optimizer keeps Adam's moments in BF16: optimizer state 4 + 2 + 2 = 8.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/common/units.hpp"
+#include "models/cost/memory_model.hpp"
+#include "models/dnn/layer_model.hpp"
+#include "models/hardware/catalog.hpp"
+#include "models/program/task_graph.hpp"
+
+namespace dnnsim {
+
+enum class LowPrecision : std::uint8_t { none, fp8_current_scaling, mxfp8 };
+[[nodiscard]] std::string_view low_precision_name(LowPrecision precision);  // "bf16", "fp8-cs", "mxfp8"
+[[nodiscard]] std::optional<LowPrecision> low_precision_from_name(std::string_view name);
+[[nodiscard]] std::vector<std::string> low_precision_names();
+
+struct PrecisionRecipe {
+  LowPrecision low = LowPrecision::none;
+  bool precision_aware_optimizer = false;  // Adam's moments in BF16
+
+  // The dtype `layer` computes in: FP8 for the linears and experts under a low-precision recipe,
+  // `base` for everything else.
+  [[nodiscard]] Dtype dtype_of(const Layer& layer, Dtype base) const;
+  // Bytes the quantization of one pass of `layer` moves per sample (0 where the layer is not
+  // quantized): the forward's input and the backward's output gradient, as above.
+  [[nodiscard]] Bytes scaling_bytes(const Layer& layer, bool backward) const;
+  // Weights, gradients and optimizer state per parameter (above), before any sharding.
+  [[nodiscard]] BytesPerParameter bytes_per_parameter() const;
+  // Why `gpu` cannot run the recipe (no FP8, or no MX formats); empty when it can.
+  [[nodiscard]] std::string unsupported_on(const GpuSpec& gpu) const;
+  [[nodiscard]] bool active() const { return low != LowPrecision::none; }
+};
+
+}  // namespace dnnsim

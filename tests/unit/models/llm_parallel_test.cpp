@@ -1,0 +1,159 @@
+// Expert, context and fully sharded data parallelism and the FP8 recipes (models/dnn/llm_parallel.hpp,
+// precision_recipe.hpp): each expected value is derived by hand in its comment.
+#include "models/dnn/llm_parallel.hpp"
+
+#include <gtest/gtest.h>
+
+#include "models/dnn/zoo.hpp"
+
+namespace dnnsim {
+namespace {
+
+LayerModel make(const std::string& name, int seq = 0) {
+  ModelOptions options;
+  options.seq = seq;
+  return builtin_models().at(name).value(options);
+}
+
+std::size_t index_of(const LayerModel& model, const std::string& name) {
+  for (std::size_t l = 0; l < model.layers.size(); ++l)
+    if (model.layers[l].name == name) return l;
+  return model.layers.size();
+}
+
+// DeepSeek-V3 on GB200 (the 25.11 row): MBS 1, s = 4,096, TP 1, CP 1, k = 8, h = 7,168. Each GPU's 4,096
+// tokens go to 8 experts each: the dispatch sends 4,096 · 8 · 7,168 BF16 values = 469,762,048 bytes
+// (1/EP of them to itself), and the combine as many back; forward and backward, 4 such per MoE layer.
+TEST(ExpertParallel, AllToAllVolumePerMoeLayer) {
+  const TransformerDims dims = *make("deepseek-v3").transformer;
+  EXPECT_DOUBLE_EQ(expert_all_to_all_bytes(dims, 1, 1, false, 1, {}).value(), 4096.0 * 8 * 7168 * 2);
+  // Qwen3-235B on H100: TP 2 with sequence parallelism, MBS 1: each rank routes s/TP = 2,048 tokens to
+  // 8 experts of h = 4,096: 2,048 · 8 · 4,096 · 2 = 134,217,728 bytes.
+  const TransformerDims qwen = *make("qwen3-235b-a22b").transformer;
+  EXPECT_DOUBLE_EQ(expert_all_to_all_bytes(qwen, 1, 2, true, 1, {}).value(), 2048.0 * 8 * 4096 * 2);
+  // An imbalance of 1.5 puts 1.5× the balanced tokens on the busiest GPU; a capacity factor of 1.25
+  // pads every expert to 1.25× and drops the rest, whatever the imbalance.
+  MoeRouting skewed;
+  skewed.imbalance = 1.5;
+  EXPECT_DOUBLE_EQ(expert_all_to_all_bytes(qwen, 1, 2, true, 1, skewed).value(), 1.5 * 2048 * 8 * 4096 * 2);
+  skewed.capacity_factor = 1.25;
+  EXPECT_DOUBLE_EQ(expert_all_to_all_bytes(qwen, 1, 2, true, 1, skewed).value(), 1.25 * 2048 * 8 * 4096 * 2);
+}
+
+// EP 64 divides DeepSeek-V3's 256 experts: each GPU holds 4 of every MoE layer's, and the grouped GEMM
+// runs T·k·EP/E = 4,096 · 8 · 64 / 256 = 8,192 rows per local expert (balanced routing).
+TEST(ExpertParallel, ShardsTheExpertsAndGroupsTheirRows) {
+  const LayerModel model = make("deepseek-v3");
+  const LayerModel share = shard_for_expert_parallel(model, 64, {});
+  for (std::size_t l = 0; l < model.layers.size(); ++l) {
+    if (model.layers[l].role != LayerRole::experts) continue;
+    EXPECT_DOUBLE_EQ(share.layers[l].parameter_bytes.value(), model.layers[l].parameter_bytes.value() / 64);
+    EXPECT_EQ(share.layers[l].matmuls.front().m, 8192);
+    // FLOPs per GPU unchanged: every GPU still computes its tokens' 8 experts.
+    EXPECT_DOUBLE_EQ(share.layers[l].forward_flops.value(), model.layers[l].forward_flops.value());
+  }
+  EXPECT_EQ(moe_layers_in_range(model, 0, model.layers.size()), 58);  // 61 blocks, the first 3 dense
+  LlmParallelism parallel;
+  parallel.expert = 48;  // 256 % 48 ≠ 0
+  EXPECT_FALSE(llm_parallel_problems(model, parallel, 1, 64 * 3).empty());
+  parallel.expert = 64;
+  EXPECT_TRUE(llm_parallel_problems(model, parallel, 1, 64).empty());
+  EXPECT_FALSE(llm_parallel_problems(model, parallel, 1, 96).empty());  // 64 ∤ a stage of 96 GPUs
+}
+
+// Llama 3.1 405B on 1,024 H100 (TP 8, CP 2, MBS 1, s = 8,192): each CP rank holds 4,096 tokens; one ring
+// step sends a chunk's K and V: 4,096 tokens · 8 KV heads · (128 + 128) / TP 8 (one KV head per tensor
+// rank) · 2 bytes = 2,097,152 bytes. One step forward (CP − 1), two backward (K/V again and their gradients).
+TEST(ContextParallel, RingAttentionTrafficPerStep) {
+  const TransformerDims dims = *make("llama3.1-405b", 8192).transformer;
+  EXPECT_DOUBLE_EQ(ring_attention_step_bytes(dims, 1, 8, 2).value(), 4096.0 * 8 * 256 / 8 * 2);
+  EXPECT_EQ(ring_attention_steps(2, false), 1);
+  EXPECT_EQ(ring_attention_steps(2, true), 2);
+  EXPECT_EQ(ring_attention_steps(4, true), 6);
+  // Qwen3 (4 KV heads) at TP 8: the heads are replicated, not split below one per rank: 4·256 / 4.
+  const TransformerDims qwen = *make("qwen3-235b-a22b").transformer;
+  EXPECT_DOUBLE_EQ(ring_attention_step_bytes(qwen, 1, 8, 2).value(), 2048.0 * 4 * 256 / 4 * 2);
+  // CP divides the work per sample: 1/2 of every layer's FLOPs and of the kept activations.
+  const LayerModel model = make("llama3-8b", 8192);
+  const LayerModel share = shard_for_context_parallel(model, 2);
+  EXPECT_DOUBLE_EQ(share.layers[3].forward_flops.value(), model.layers[3].forward_flops.value() / 2);
+  EXPECT_DOUBLE_EQ(share.layers[3].activation_bytes.value(), model.layers[3].activation_bytes.value() / 2);
+  LlmParallelism parallel;
+  parallel.context = 3;  // 8,192 tokens do not split into 6 equal chunks
+  EXPECT_FALSE(llm_parallel_problems(model, parallel, 1, 8).empty());
+}
+
+// Llama 3 8B under Megatron-FSDP with FP8 parameters (fp8_param_gather): one block has
+// 4,096·(4,096 + 2·1,024) + 4,096·4,096 + 3·4,096·14,336 + 2·4,096 = 218,112,000 parameters; the forward
+// gathers them at 1 byte each, the backward again and reduce-scatters their BF16 gradients (2 bytes).
+TEST(Fsdp, GatherAndReduceScatterBytesPerLayer) {
+  const double block = 4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3.0 * 4096 * 14336 + 2 * 4096;
+  const LayerModel model = make("llama3-8b");
+  const std::size_t first = index_of(model, "block0.attn.norm");
+  const std::size_t last = index_of(model, "block1.attn.norm");
+  EXPECT_DOUBLE_EQ(parameter_split(model, first, last).dense, block);
+  PrecisionRecipe fp8{LowPrecision::fp8_current_scaling};
+  const FsdpTraffic forward = fsdp_traffic(block, fp8, false);
+  EXPECT_DOUBLE_EQ(forward.all_gather.value(), block * 1);
+  EXPECT_DOUBLE_EQ(forward.reduce_scatter.value(), 0);
+  const FsdpTraffic backward = fsdp_traffic(block, fp8, true);
+  EXPECT_DOUBLE_EQ(backward.all_gather.value(), block * 1);
+  EXPECT_DOUBLE_EQ(backward.reduce_scatter.value(), block * 2);
+  EXPECT_DOUBLE_EQ(fsdp_traffic(block, PrecisionRecipe{}, false).all_gather.value(), block * 2);  // BF16
+}
+
+// Bytes per parameter before sharding: BF16 2 + 2 + 12 (fp32 master, Adam m, v); FP8 current scaling's
+// parameters are FP8: 1 + 2 + 12; MXFP8 keeps a rowwise and a columnwise copy with an 8-bit scale per
+// 32: 2·(1 + 1/32) = 2.0625 + 2 + 12; the precision-aware optimizer keeps m and v in BF16: 4 + 2 + 2.
+// Per GPU with the distributed optimizer over d ranks: w + g + 12/d.
+TEST(PrecisionRecipe, MemoryPerParameter) {
+  EXPECT_DOUBLE_EQ(PrecisionRecipe{}.bytes_per_parameter().total(), 16.0);
+  EXPECT_DOUBLE_EQ(PrecisionRecipe{LowPrecision::fp8_current_scaling}.bytes_per_parameter().total(), 15.0);
+  EXPECT_DOUBLE_EQ(PrecisionRecipe{LowPrecision::mxfp8}.bytes_per_parameter().total(), 16.0625);
+  const BytesPerParameter aware = PrecisionRecipe{LowPrecision::fp8_current_scaling, true}.bytes_per_parameter();
+  EXPECT_DOUBLE_EQ(aware.weights, 1.0);
+  EXPECT_DOUBLE_EQ(aware.optimizer_state, 8.0);
+  // Llama 3 70B (70.6e9 parameters) at FP8-CS over 64 data-parallel ranks: 70.6e9 · (1 + 2 + 12/64) =
+  // 225 GB per GPU without FSDP — why the table's GB200 row shards it (FSDP 64: 70.6e9 · 15 / 64 = 16.5 GB).
+  const double parameters = 70.6e9;
+  const BytesPerParameter fp8 = PrecisionRecipe{LowPrecision::fp8_current_scaling}.bytes_per_parameter();
+  EXPECT_NEAR(parameters * (fp8.weights + fp8.gradients + fp8.optimizer_state / 64) / 1e9, 225.0, 0.1);
+  EXPECT_NEAR(parameters * fp8.total() / 64 / 1e9, 16.5, 0.1);
+}
+
+// FP8 runs the linears and experts at FP8 with their quantization traffic: current scaling reads a
+// GEMM's input twice (amax, cast) and writes two FP8 copies: 6 bytes per element; MXFP8 one read and
+// two copies with a scale per 32: 2 + 2·(1 + 1/32) = 4.0625. Llama 3 8B's QKV projection forward
+// quantizes its input, s · h = 8,192 · 4,096 elements per sequence.
+TEST(PrecisionRecipe, QuantizesTheLinearsOnly) {
+  const LayerModel model = make("llama3-8b", 8192);
+  const Layer* qkv = nullptr;
+  const Layer* core = nullptr;
+  for (const Layer& layer : model.layers) {
+    if (layer.name == "block0.attn.qkv") qkv = &layer;
+    if (layer.name == "block0.attn.core") core = &layer;
+  }
+  ASSERT_NE(qkv, nullptr);
+  ASSERT_NE(core, nullptr);
+  const PrecisionRecipe cs{LowPrecision::fp8_current_scaling};
+  const PrecisionRecipe mx{LowPrecision::mxfp8};
+  EXPECT_EQ(cs.dtype_of(*qkv, Dtype::bf16), Dtype::fp8);
+  EXPECT_EQ(cs.dtype_of(*core, Dtype::bf16), Dtype::bf16);  // the attention core stays BF16
+  EXPECT_EQ(PrecisionRecipe{}.dtype_of(*qkv, Dtype::bf16), Dtype::bf16);
+  EXPECT_DOUBLE_EQ(cs.scaling_bytes(*qkv, false).value(), 8192.0 * 4096 * 6);
+  EXPECT_DOUBLE_EQ(mx.scaling_bytes(*qkv, false).value(), 8192.0 * 4096 * 4.0625);
+  // Backward: the output gradient, s × (a + 2g)·d = 8,192 × 6,144.
+  EXPECT_DOUBLE_EQ(cs.scaling_bytes(*qkv, true).value(), 8192.0 * 6144 * 6);
+  EXPECT_DOUBLE_EQ(cs.scaling_bytes(*core, false).value(), 0.0);
+  GpuSpec hopper;
+  hopper.name = "H100-SXM";
+  hopper.peak_fp8 = FlopsPerSecond(1979e12);
+  EXPECT_TRUE(cs.unsupported_on(hopper).empty());
+  EXPECT_FALSE(mx.unsupported_on(hopper).empty());  // no MX formats on Hopper
+  GpuSpec ampere;
+  ampere.name = "A100-80GB-SXM";
+  EXPECT_FALSE(cs.unsupported_on(ampere).empty());  // no FP8 at all
+}
+
+}  // namespace
+}  // namespace dnnsim
