@@ -171,15 +171,19 @@ std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& tas
 // Returns the entry op (the start barrier, or a mirrored collective's one delay).
 std::uint32_t Lowering::lower_collective(const Collective& collective, const Task& task, TaskId id) {
   std::uint32_t& completion = program_.completion_of_task[id];
-  if (collective.mirrored) {
+  if (collective.mirrored || collective.alone) {
     // Its time alone on its links: exactly what the flows of a symmetric group take when no other
     // traffic shares those links (the condition under which a workload mirrors ranks).
     const auto path = [this](DeviceId src, DeviceId dst) {
       const RouteCost cost = route_cost_(src, dst);
       return PathCost{cost.latency, cost.bandwidth};
     };
-    const Op op{.amount = call_latency(collective.group) * collective.calls +
-                          collective_time(collective, topology_, path).value(),
+    auto [known, added] = alone_time_.try_emplace(CollectiveShape{collective.kind, collective.algorithm,
+                                                                  collective.size.value(), collective.root,
+                                                                  collective.copies, collective.group},
+                                                  0.0);
+    if (added) known->second = collective_time(collective, topology_, path).value();
+    const Op op{.amount = call_latency(collective.group) * collective.calls + known->second,
                 .task = id,
                 .device = collective.group.front(),
                 .kind = OpKind::delay,

@@ -34,6 +34,8 @@
 #include <optional>
 #include <span>
 #include <utility>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "models/calibration/calibration.hpp"
@@ -165,6 +167,11 @@ class Lowering {
   // Per device under a launch model: the completions of the transfers it sent since its host last
   // issued a kernel, which the next issue waits for (the host synchronizes after a send).
   std::vector<std::vector<std::uint32_t>> host_syncs_;
+  // The uncontended time of a mirrored or alone collective by what it depends on (kind, algorithm,
+  // size, root, copies, group): a pipeline repeats the same few every step, and a 64-way all-to-all's
+  // expansion is 4,032 steps.
+  using CollectiveShape = std::tuple<CollectiveKind, std::string, double, DeviceId, std::uint32_t, std::vector<DeviceId>>;
+  std::map<CollectiveShape, double> alone_time_;
 };
 
 }  // namespace dnnsim

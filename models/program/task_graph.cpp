@@ -67,7 +67,7 @@ std::vector<DeviceId> Task::devices() const {
     std::vector<DeviceId> operator()(const Compute& c) const { return {c.device}; }
     std::vector<DeviceId> operator()(const Transfer& t) const { return {t.src}; }
     std::vector<DeviceId> operator()(const Collective& c) const {
-      return c.mirrored ? std::vector<DeviceId>{c.group.front()} : c.group;
+      return c.mirrored || c.alone ? std::vector<DeviceId>{c.group.front()} : c.group;
     }
   };
   return std::visit(Visitor{}, op);

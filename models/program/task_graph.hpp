@@ -137,6 +137,11 @@ struct Collective {
   // over the group's routes (models/cost/collective_cost.hpp); no flow runs, and the link traffic is
   // counted from the algorithm's flows instead (LinkTrafficRecorder, sim/exec/observers.hpp).
   bool mirrored = false;
+  // group[0]'s part of a symmetric exchange that every member issues for itself (each GPU of an
+  // expert-parallel group its own all-to-all: planners/schedules/step_communication.hpp): group[0]
+  // spends the collective's time alone on its links, as a mirrored one does, while the other members
+  // run their own tasks (no device copies another), and only group[0]'s own flows count as link traffic.
+  bool alone = false;
   // The group stands for `copies` symmetric copies of itself laid end to end (a data-parallel
   // window: PipelineWorkload::replica_window, docs/collectives.md "Symmetric windows"): only `group`
   // runs, with the chunks and rounds of a group of group.size() × copies members, and a ring's last

@@ -34,7 +34,7 @@ const std::vector<std::string_view> kComputeKeys{"device", "flops",    "bytes_ac
                                                  "gemm",   "launches", "measured_time_s", "measured_on"};
 const std::vector<std::string_view> kTransferKeys{"src", "dst", "size_bytes"};
 const std::vector<std::string_view> kCollectiveKeys{"collective", "group", "size_bytes", "algorithm", "root",
-                                                    "fidelity",   "calls", "mirrored",  "copies"};
+                                                    "fidelity",   "calls", "mirrored",  "copies", "alone"};
 
 // yaml-cpp tags a plain scalar "?" and a quoted one "!": JSON numbers, true/false and null are plain,
 // JSON strings quoted. Checking the tag keeps "1e12" from passing for a number and 5 for a string.
@@ -438,6 +438,8 @@ void Parser::read_collective(MapReader& map, PendingTask& pending) {
       collective.calls = static_cast<std::uint32_t>(*count);
   if (const YAML::Node node = map.get("mirrored"); node.IsDefined())
     if (auto mirrored = boolean(node, "mirrored")) collective.mirrored = *mirrored;
+  if (const YAML::Node node = map.get("alone"); node.IsDefined())
+    if (auto alone = boolean(node, "alone")) collective.alone = *alone;
   if (const YAML::Node node = map.get("copies"); node.IsDefined())
     if (auto count = integer(node, "copies", 1, std::numeric_limits<std::uint32_t>::max()))
       collective.copies = static_cast<std::uint32_t>(*count);

@@ -97,6 +97,7 @@ nlohmann::ordered_json task_json(const TaskGraph& graph, TaskId id) {
                    if (collective.fidelity) object["fidelity"] = collective_fidelity_name(*collective.fidelity);
                    if (collective.calls != 1) object["calls"] = collective.calls;
                    if (collective.mirrored) object["mirrored"] = true;
+                   if (collective.alone) object["alone"] = true;
                    if (collective.copies != 1) object["copies"] = collective.copies;
                    schedule();
                  },

@@ -43,6 +43,10 @@ struct PlanRequest {
   // Precision, optimizer, recomputation and framework overhead of every device; the planner sets
   // micro_batch and micro_batches_in_flight per stage from the plan and the schedule.
   TrainingMemoryConfig memory;
+  // false: a plan is not refused for memory, which the simulation measures and reports instead (an
+  // LLM's layout, given whole by the scenario: its memory per GPU comes from the lowering's
+  // allocations, which know its experts, FSDP and precision recipe).
+  bool check_memory = true;
   // Peak in-flight micro-batches of stage i of p under the schedule the plan will run with
   // (1F1B: min(p − i, M)); planners use it for their memory check. Empty: 1F1B's.
   // `chunks`: model chunks per stage (chunks_per_stage, or the megatron planner's candidate v).

@@ -472,7 +472,7 @@ PlanEvaluation evaluate_synchronous(const StageCostModel& cost, const std::vecto
   PlanEvaluation evaluation;
   evaluation.latency = formula2_latency(formula2_stages(cost, stages), cost.request().micro_batches);
   const int p = static_cast<int>(stages.size());
-  for (int s = 0; s < p && evaluation.problem.empty(); ++s)
+  for (int s = 0; s < p && evaluation.problem.empty() && cost.request().check_memory; ++s)
     evaluation.problem = cost.memory_problem(stages[s].layers, stages[s].devices, s, p);
   return evaluation;
 }

@@ -12,6 +12,7 @@
 
 #include "planners/common/layer_cost.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
+#include "planners/schedules/step_communication.hpp"
 
 namespace dnnsim {
 
@@ -54,7 +55,9 @@ std::vector<VirtualStage> virtual_stages(const PipelineWorkload& workload) {
       const int replicas = static_cast<int>(v.devices.size());
       for (int q = 0; q < replicas; ++q) v.shares.push_back(replica_share(plan.micro_batch_size(), replicas, q));
       if (workload.transformer) {
-        v.output_per_sample = boundary_bytes_per_rank(*workload.transformer, workload.tensor_parallel);
+        // Each context rank sends its s/CP tokens.
+        v.output_per_sample =
+            boundary_bytes_per_rank(*workload.transformer, workload.tensor_parallel) / std::max(1, workload.llm.context);
         v.input_per_sample = v.output_per_sample;  // unused: full recomputation keeps each block's input
       } else {
         v.output_per_sample = workload.model.layers[v.layers.end - 1].bytes_across_cut();
@@ -105,6 +108,21 @@ PerMicroBatchReplica per_virtual_stage(std::size_t virtual_count, int micro_batc
   return PerMicroBatchReplica(virtual_count, std::vector<std::vector<TaskId>>(static_cast<std::size_t>(micro_batches)));
 }
 
+// The parameters of the largest transformer block among `chunks` (a layer outside the blocks counts alone).
+double largest_block_parameters(const LayerModel& model, const std::vector<LayerRange>& chunks) {
+  std::map<std::string, double> blocks;
+  for (const LayerRange& range : chunks)
+    for (std::size_t l = range.begin; l < range.end; ++l) {
+      const std::string& name = model.layers[l].name;
+      const auto dot = name.find('.', name.find("block"));
+      blocks[dot == std::string::npos ? name : name.substr(0, dot)] +=
+          model.layers[l].parameter_bytes.value() / kProfileBytesPerParameter;
+    }
+  double largest = 0;
+  for (const auto& [block, parameters] : blocks) largest = std::max(largest, parameters);
+  return largest;
+}
+
 }  // namespace
 
 Bytes chunk_activation_bytes(const LayerModel& model, LayerRange range, int samples) {
@@ -116,13 +134,19 @@ Bytes chunk_activation_bytes(const LayerModel& model, LayerRange range, int samp
 Bytes stage_model_state_bytes(const PipelineWorkload& workload, std::size_t stage) {
   double parameters = 0;
   for (const LayerRange& range : workload.plan.stages[stage].chunks) parameters += parameter_count(workload.model, range);
-  const BytesPerParameter per_parameter = bytes_per_parameter(workload.precision, workload.optimizer);
-  // Megatron's distributed optimizer shards the optimizer state (with the fp32 master weights) over
-  // the data-parallel replicas (ZeRO stage 1, Rajbhandari et al. SC'20 §5.1).
-  const double replicas = workload.tensor_parallel.distributed_optimizer
-                              ? static_cast<double>(workload.plan.stages[stage].devices.size())
-                              : 1.0;
-  return Bytes(parameters * (per_parameter.weights + per_parameter.gradients + per_parameter.optimizer_state / replicas));
+  const BytesPerParameter per_parameter = workload.bytes_per_parameter();
+  const PipelineStage& replicas = workload.plan.stages[stage];
+  // FSDP shards every model state over the data-parallel × context ranks (ZeRO-3) and holds two
+  // layers' gathered weights besides (the one computing and the one prefetched: Megatron-FSDP's
+  // double buffer); Megatron's distributed optimizer shards the optimizer state (with the fp32 master
+  // weights) over them (ZeRO stage 1, Rajbhandari et al. SC'20 §5.1).
+  if (workload.llm.fsdp) {
+    const double largest = largest_block_parameters(workload.model, replicas.chunks);
+    return Bytes(parameters * per_parameter.total() / workload.optimizer_shards(replicas) +
+                 2.0 * largest * per_parameter.weights);
+  }
+  return Bytes(parameters * (per_parameter.weights + per_parameter.gradients +
+                             per_parameter.optimizer_state / workload.optimizer_shards(replicas)));
 }
 
 std::vector<std::string> pipeline_problems(const PipelineWorkload& workload, const PipelineSchedule& schedule,
@@ -168,7 +192,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   };
   const std::vector<VirtualStage> chain = virtual_stages(workload);
   const std::size_t virtual_count = chain.size();
-  const BytesPerParameter per_parameter = bytes_per_parameter(workload.precision, workload.optimizer);
+  const BytesPerParameter per_parameter = workload.bytes_per_parameter();
   const bool recompute = workload.recomputes(schedule);
   const int ranks = workload.ranks();
   const int lowered_ranks = workload.lowered_ranks();  // 1 when ranks 1 … t − 1 mirror rank 0
@@ -191,6 +215,13 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   lowered.all_reduce.assign(virtual_count, std::nullopt);
   lowered.optimizer.resize(p);
 
+  // Mirrored context ranks copy the tensor rank of their group's first context rank (their own
+  // tensor-parallel collectives are not lowered, so nothing else says they are copies).
+  if (iteration == 0 && workload.mirror_ranks)
+    for (const PipelineStage& stage : workload.plan.stages)
+      for (std::size_t q = 0; q < workload.lowered_replicas(stage); ++q)
+        for (int r = workload.tensor_parallel.degree; r < ranks; ++r)
+          graph.set_mirror(gpu(stage.devices[q], r), gpu(stage.devices[q], r % workload.tensor_parallel.degree));
   if (iteration == 0 && workload.replica_window > 0)
     for (const PipelineStage& stage : workload.plan.stages) {
       const std::size_t window = workload.lowered_replicas(stage);
@@ -214,7 +245,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   // `replica` of the sender sends for one micro-batch: activations forwards, gradients backwards,
   // both sized by the lower stage's output per sample.
   const auto add_transfers = [&](std::size_t boundary, bool gradients, int micro_batch, int replica,
-                                 const std::vector<TaskId>& producers) {
+                                 const std::vector<std::vector<TaskId>>& producers) {
     const VirtualStage& lower = chain[boundary];
     const VirtualStage& upper = chain[boundary + 1];
     const VirtualStage& from = gradients ? upper : lower;
@@ -231,40 +262,16 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                             gradients ? send_prev_stream : send_next_stream, Phase::communication,
                             fmt::format("{} {}→{} mb{}", gradients ? "grad" : "act", from.name, to.name, micro_batch),
                             iteration_of(micro_batch));
-        task.deps.push_back(producers[static_cast<std::size_t>(r)]);
+        const std::vector<TaskId>& producer = producers[static_cast<std::size_t>(r)];
+        task.deps.insert(task.deps.end(), producer.begin(), producer.end());
         ids.push_back(graph.add(std::move(task)));
       }
     }
   };
-  // After the `lowered_ranks` compute tasks of one step of replica group `group`: the step's tensor-parallel
-  // collectives over the group, on its compute stream. Returns what the step's consumers wait for
-  // per rank (the collectives, or the compute tasks without any).
-  const auto add_tensor_parallel = [&](DeviceId group, const std::vector<TaskId>& computes, LayerRange layers,
-                                       int samples, bool backward, const std::string& label,
-                                       std::uint32_t task_iteration) {
-    if (!workload.transformer || ranks < 2) return computes;
-    const TensorParallelTraffic traffic =
-        range_traffic(model, *workload.transformer, layers.begin, layers.end, samples, workload.tensor_parallel, backward);
-    const double call_bytes = tensor_parallel_call_bytes(*workload.transformer, samples).value();
-    std::vector<TaskId> last = computes;
-    const auto add = [&](CollectiveKind kind, Bytes size) {
-      if (size.value() <= 0) return;
-      Collective collective{kind, group_gpus(group), size, "", 0};
-      collective.mirrored = workload.mirror_ranks;
-      // One task for the step's calls of this kind (fewer tasks), each call still paying its latency.
-      collective.calls = static_cast<std::uint32_t>(std::lround(size.value() / call_bytes));
-      Task task = task_of(std::move(collective), compute_stream, Phase::communication,
-                          fmt::format("tp {} {}", collective_kind_name(kind), label), task_iteration);
-      task.deps = last;
-      const TaskId id = graph.add(std::move(task));
-      last.assign(static_cast<std::size_t>(lowered_ranks), id);
-    };
-    add(CollectiveKind::all_gather, traffic.all_gather);
-    add(CollectiveKind::all_reduce, traffic.all_reduce);
-    add(CollectiveKind::reduce_scatter, traffic.reduce_scatter);
-    return last;
-  };
-
+  // Overlapped collectives by the compute they start with (add_step_collectives), and per stage and
+  // lowered GPU (replica · lowered_ranks + rank) those of its last step, which its optimizer step waits for.
+  Companions companions;
+  std::vector<std::vector<std::vector<TaskId>>> trailing(p);
   // Layer-by-layer step times (PipelineWorkload::gpus), by (first layer, end, samples, forward,
   // accumulates, GPU model).
   std::map<std::tuple<std::size_t, std::size_t, int, bool, bool, std::string>, Seconds> layer_by_layer;
@@ -336,6 +343,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     for (std::size_t q = 0; q < workload.lowered_replicas(stage); ++q) {
       const DeviceId group = stage.devices[q];
       bool first_task = true;
+      // Per lowered rank, what its previous step ended with (add_step_collectives): the next step's
+      // compute also waits for the overlapped part, which belongs to the previous step.
+      std::vector<std::vector<TaskId>> step_end(static_cast<std::size_t>(lowered_ranks));
       for (std::size_t position = 0; position < orders[s].size(); ++position) {
         const PipelineStep& step = orders[s][position];
         const std::size_t u = static_cast<std::size_t>(step.chunk) * p + s;
@@ -363,8 +373,8 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                 : activations;
         const auto j = static_cast<std::size_t>(step.micro_batch);
         const std::uint32_t step_iteration = iteration_of(step.micro_batch);
-        // The layers `layers` of the chunk as one Compute per rank of the group, then the group's
-        // tensor-parallel collectives.
+        // The layers `layers` of the chunk as one Compute per rank of the group, then the step's
+        // collectives (step_communication.hpp).
         // With `accumulate`, the step also adds its layers' weight gradients to the accumulated ones.
         const auto compute_step = [&](LayerRange layers, Pass pass, Phase phase, const std::string& label, Bytes alloc,
                                       Bytes free, bool backward_traffic, bool accumulate, std::vector<TaskId>& ids) {
@@ -383,9 +393,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                                                device.gpu.name);
               auto known = layer_by_layer.find(key);
               if (known == layer_by_layer.end()) {
-                Seconds total{0};
-                for (std::size_t l = layers.begin; l < layers.end; ++l)
-                  total += layer_time(model, model.layers[l], device, samples, workload.dtype, pass);
+                Seconds total = step_layers_time(workload, layers, device, samples, pass);
                 if (accumulate)  // a kernel of its own: its time adds
                   total += compute_time_on(
                       gradient_accumulation(parameter_count(model, layers), per_parameter, work.device), device);
@@ -398,14 +406,19 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
             task.alloc_bytes = alloc;
             task.free_bytes = free;
             if (iteration == 0 && first_task) task.alloc_bytes += stage_model_state_bytes(workload, s) + stash;
+            const std::vector<TaskId>& before = step_end[static_cast<std::size_t>(r)];
+            if (before.size() > 1) task.deps.insert(task.deps.end(), before.begin() + 1, before.end());
             computes.push_back(graph.add(std::move(task)));
             ids.push_back(computes.back());
           }
           first_task = false;
-          return add_tensor_parallel(group, computes, layers, samples, backward_traffic, label, step_iteration);
+          step_end = add_step_collectives(graph, workload, stage, q, computes, step_end, companions, layers, samples,
+                                          backward_traffic ? Pass::backward : Pass::forward, phase == Phase::recompute,
+                                          label, step_iteration);
+          return step_end;
         };
         if (step.pass == PassKind::forward) {
-          const std::vector<TaskId> done = compute_step(
+          const std::vector<std::vector<TaskId>> done = compute_step(
               here.layers, Pass::forward, Phase::forward, fmt::format("fwd {} mb{}", here.name, step.micro_batch),
               recompute ? kept_input : activations, Bytes(0), false, false, lowered.forward[u][j]);
           if (u + 1 < virtual_count) add_transfers(u, false, step.micro_batch, static_cast<int>(q), done);
@@ -422,7 +435,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                                                      : std::vector<LayerRange>{here.layers};
           if (update && q == 0)
             for (const LayerRange& piece : pieces) bucket_pieces.push_back(BucketPiece{piece, {}});
-          std::vector<TaskId> done;
+          std::vector<std::vector<TaskId>> done;
           for (std::size_t k = 0; k < pieces.size(); ++k) {
             std::vector<TaskId> ids;
             const bool last_piece = k + 1 == pieces.size();
@@ -445,16 +458,17 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
               Task task =
                   task_of(optimizer_step(stage_parameters, per_parameter, gpu(group, r)), compute_stream,
                           Phase::optimizer, fmt::format("optimizer step mb{}", step.micro_batch), step_iteration);
-              task.deps = done;
+              for (const std::vector<TaskId>& end : done) task.deps.insert(task.deps.end(), end.begin(), end.end());
               update_steps[s][j].push_back(graph.add(std::move(task)));
             }
         }
       }
+      for (const std::vector<TaskId>& end : step_end) trailing[s].emplace_back(end.begin() + (end.empty() ? 0 : 1), end.end());
     }
   }
 
   // Pass 2: a forward waits for the activation pieces sent to its replica, a backward for the
-  // gradient pieces.
+  // gradient pieces (and so do the collectives that start with them).
   // Forward and backward ids are [replica · lowered_ranks + rank]: the destination GPU names both.
   std::vector<Task>& tasks = graph.tasks();
   const auto slot = [&](const VirtualStage& stage, DeviceId destination) {
@@ -463,15 +477,19 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
         std::find(replicas.begin(), replicas.end(), destination / static_cast<DeviceId>(ranks)) - replicas.begin());
     return q * static_cast<std::size_t>(lowered_ranks) + destination % static_cast<DeviceId>(ranks);
   };
+  const auto wait = [&](TaskId task, TaskId transfer) {
+    tasks[task].deps.push_back(transfer);
+    if (const auto companion = companions.find(task); companion != companions.end())
+      for (TaskId id : companion->second) tasks[id].deps.push_back(transfer);
+  };
   for (std::size_t u = 0; u + 1 < virtual_count; ++u)
     for (std::size_t j = 0; j < static_cast<std::size_t>(micro_batches); ++j) {
       for (TaskId transfer : lowered.activation_transfers[u][j])
-        tasks[lowered.forward[u + 1][j][slot(chain[u + 1], std::get<Transfer>(tasks[transfer].op).dst)]].deps.push_back(
-            transfer);
+        wait(lowered.forward[u + 1][j][slot(chain[u + 1], std::get<Transfer>(tasks[transfer].op).dst)], transfer);
       for (TaskId transfer : lowered.gradient_transfers[u][j]) {
         const std::size_t at = slot(chain[u], std::get<Transfer>(tasks[transfer].op).dst);
-        tasks[lowered.backward[u][j][at]].deps.push_back(transfer);
-        if (recompute && !lowered.recompute[u][j].empty()) tasks[lowered.recompute[u][j][at]].deps.push_back(transfer);
+        wait(lowered.backward[u][j][at], transfer);
+        if (recompute && !lowered.recompute[u][j].empty()) wait(lowered.recompute[u][j][at], transfer);
       }
     }
 
@@ -481,10 +499,15 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   const auto add_all_reduces = [&](const PipelineStage& stage, std::size_t u, const std::vector<BucketPiece>& update,
                                    const std::vector<TaskId>* ready, std::uint32_t task_iteration,
                                    const std::string& suffix, std::vector<TaskId>& ids) {
-    if (stage.devices.size() < 2) return;
+    // FSDP reduce-scatters each micro-batch's gradients instead (step_communication.hpp).
+    if (stage.devices.size() < 2 || workload.llm.fsdp) return;
     for (std::size_t k = 0; k < update.size(); ++k) {
       const BucketPiece& piece = update[k];
-      const Bytes size(parameter_count(model, piece.layers) * per_parameter.gradients);
+      // With expert parallelism the experts' gradients go to their own group (expert_gradient_all_reduce).
+      const double parameters = workload.llm.expert > 1
+                                    ? parameter_split(model, piece.layers.begin, piece.layers.end).dense
+                                    : parameter_count(model, piece.layers);
+      const Bytes size(parameters * per_parameter.gradients);
       if (size.value() <= 0) continue;
       std::string label = fmt::format("all-reduce {}{}", chain[u].name, suffix);
       if (update.size() > 1) label += fmt::format(" bucket {}", k);
@@ -539,17 +562,31 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     const auto runs_earlier = [&](std::size_t a, std::size_t b) { return last_backward[s][a] < last_backward[s][b]; };
     const std::size_t flush_chunk = *std::max_element(chunks.begin(), chunks.end(), runs_earlier);
     if (workload.overlap_all_reduce) std::sort(chunks.begin(), chunks.end(), runs_earlier);
-    for (std::size_t c : chunks)
+    for (std::size_t c : chunks) {
+      const std::vector<TaskId>& chunk_done = update_pieces[c * p + s][0].back().computes;
       add_all_reduces(stage, c * p + s, update_pieces[c * p + s][0],
                       workload.overlap_all_reduce ? nullptr : &update_pieces[flush_chunk * p + s][0].back().computes,
                       iteration, "", stage_all_reduces);
+      for (std::size_t q = 0; q < workload.lowered_replicas(stage); ++q)
+        for (int r = 0; r < lowered_ranks; ++r)
+          if (auto experts = expert_gradient_all_reduce(workload, step_groups(workload, stage, q, r), stage.chunks[c])) {
+            Task task = task_of(std::move(*experts), all_reduce_stream, Phase::communication,
+                                fmt::format("expert all-reduce {}", chain[c * p + s].name), iteration);
+            task.deps = chunk_done;
+            stage_all_reduces.push_back(graph.add(std::move(task)));
+          }
+    }
     double stage_parameters = 0;
     for (const LayerRange& range : stage.chunks) stage_parameters += parameter_count(model, range);
     for (std::size_t q = 0; q < workload.lowered_replicas(stage); ++q)
       for (int r = 0; r < lowered_ranks; ++r) {
-        Task task = task_of(optimizer_step(stage_parameters, per_parameter, gpu(stage.devices[q], r)), compute_stream,
-                            Phase::optimizer, "optimizer step", iteration);
+        // An LLM's sharded optimizer updates its shard only (the older layouts' step is the stage's whole).
+        const double updated = workload.llm.any() ? stage_parameters / workload.optimizer_shards(stage) : stage_parameters;
+        Task task = task_of(optimizer_step(updated, per_parameter, gpu(stage.devices[q], r)),
+                            compute_stream, Phase::optimizer, "optimizer step", iteration);
         task.deps = stage_all_reduces;
+        const std::vector<TaskId>& last_overlapped = trailing[s][q * static_cast<std::size_t>(lowered_ranks) + r];
+        task.deps.insert(task.deps.end(), last_overlapped.begin(), last_overlapped.end());
         lowered.optimizer[s].push_back(graph.add(std::move(task)));
       }
   }

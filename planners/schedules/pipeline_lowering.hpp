@@ -88,6 +88,7 @@
 
 #include "models/cost/memory_model.hpp"
 #include "models/dnn/layer_model.hpp"
+#include "models/dnn/llm_parallel.hpp"
 #include "models/dnn/tensor_parallel.hpp"
 #include "models/program/task_graph.hpp"
 #include "planners/common/cluster_view.hpp"
@@ -117,16 +118,32 @@ struct PipelineWorkload {
   bool mirror_ranks = false;  // lower rank 0 of each tensor-parallel group only (see above)
   // Replicas lowered per stage (see above); 0: all of them.
   int replica_window = 0;
+  // Expert, context and fully sharded data parallelism, the precision recipe and the overlaps of an
+  // LLM (models/dnn/llm_parallel.hpp; `model` is then one GPU's share of all of them). With context
+  // parallelism a plan device is TP·CP GPUs, tensor rank fastest; the step's exchanges follow
+  // planners/schedules/step_communication.hpp.
+  LlmParallelism llm;
 
   [[nodiscard]] PipelineShape shape() const;
-  // GPUs per plan device (the tensor-parallel degree).
-  [[nodiscard]] int ranks() const { return transformer ? tensor_parallel.degree : 1; }
+  // GPUs per plan device (the tensor-parallel degree × the context-parallel one).
+  [[nodiscard]] int ranks() const { return transformer ? tensor_parallel.degree * std::max(1, llm.context) : 1; }
   // The ranks of a group that get tasks: 1 with mirror_ranks, else ranks().
   [[nodiscard]] int lowered_ranks() const { return mirror_ranks ? 1 : ranks(); }
   // The replicas of `stage` that get tasks: the window's, or all.
   [[nodiscard]] std::size_t lowered_replicas(const PipelineStage& stage) const {
     return replica_window > 0 ? std::min(stage.devices.size(), static_cast<std::size_t>(replica_window))
                               : stage.devices.size();
+  }
+  // Weights, gradients and optimizer state per parameter: the LLM precision recipe's when the workload
+  // has LLM parallelism, else the precision and optimizer's (memory_model.hpp).
+  [[nodiscard]] BytesPerParameter bytes_per_parameter() const {
+    return llm.any() ? llm.precision.bytes_per_parameter() : dnnsim::bytes_per_parameter(precision, optimizer);
+  }
+  // The ranks a stage's optimizer state is divided over: its replicas (× the context ranks) with the
+  // distributed optimizer or FSDP, else 1.
+  [[nodiscard]] double optimizer_shards(const PipelineStage& stage) const {
+    if (!tensor_parallel.distributed_optimizer && !llm.fsdp) return 1.0;
+    return static_cast<double>(stage.devices.size()) * (llm.any() ? std::max(1, llm.context) : 1);
   }
   // Re-materialization: the schedule's, or Recompute::full.
   [[nodiscard]] bool recomputes(const PipelineSchedule& schedule) const {

@@ -71,9 +71,9 @@ void LinkTrafficRecorder::index_mirrored(TaskId first) {
   mirrored_.resize(graph_->tasks().size(), false);
   for (TaskId id = first; id < graph_->tasks().size(); ++id) {
     const auto* collective = std::get_if<Collective>(&graph_->task(id).op);
-    if (collective == nullptr || !collective->mirrored) continue;
+    if (collective == nullptr || !(collective->mirrored || collective->alone)) continue;
     mirrored_[id] = true;
-    ranks_[collective->group.front()] = collective->group;
+    if (collective->mirrored) ranks_[collective->group.front()] = collective->group;
   }
   // A group first seen now changes which flows have translates.
   translated_routes_.clear();
@@ -131,15 +131,23 @@ void LinkTrafficRecorder::on_task_end(TaskId task, double now) {
   auto [shape, added] = collective_flows_.try_emplace(CollectiveShape{
       collective.kind, collective.algorithm, collective.size.value(), collective.root, collective.copies, collective.group});
   if (added) {
-    // Only the volumes are used: any route cost gives the same flows.
-    const CollectiveFlowPlan plan = plan_collective_flows(
-        collective, topology_, [](DeviceId, DeviceId) { return RouteCost{Seconds(0), BytesPerSecond(1)}; });
-    for (const std::vector<CollectiveFlow>& phase : plan.phases)
-      shape->second.insert(shape->second.end(), phase.begin(), phase.end());
+    // Only the volumes are used: any route cost gives the same flows. An all-to-all has no flow
+    // form; its steps carry the same volumes.
+    if (collective.kind == CollectiveKind::all_to_all) {
+      for (const CollectiveStep& step : expand_collective(collective, topology_).steps)
+        shape->second.push_back(CollectiveFlow{step.src, step.dst, step.size, Seconds(0)});
+    } else {
+      const CollectiveFlowPlan plan = plan_collective_flows(
+          collective, topology_, [](DeviceId, DeviceId) { return RouteCost{Seconds(0), BytesPerSecond(1)}; });
+      for (const std::vector<CollectiveFlow>& phase : plan.phases)
+        shape->second.insert(shape->second.end(), phase.begin(), phase.end());
+    }
   }
   // The trace's counters spread each flow over the collective: its phases' timing is not simulated.
   const double start = keep_flows_ ? mirrored_start_[task] : now;
   for (const CollectiveFlow& flow : shape->second) {
+    // An alone collective is group[0]'s part of an exchange each member issues: its flows only.
+    if (collective.alone && flow.src != collective.group.front()) continue;
     add(route(flow.src, flow.dst), flow.size.value());
     if (keep_flows_) flows_.push_back(Flow{flow.src, flow.dst, flow.size.value(), start, now});
   }

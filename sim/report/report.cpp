@@ -153,11 +153,17 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     mean["throughput_samples_per_s"] = nullptr;  // a task graph file does not say what a sample is
   }
   const std::optional<int> tokens = scenario.workload->tokens_per_sample();
+  const double cluster_gpus = std::max<double>(1, static_cast<double>(scenario.cluster.gpu_count()));
   if (global_batch && tokens && mean_iteration > 0) {
     mean["throughput_tokens_per_s"] = static_cast<double>(*global_batch) * *tokens / mean_iteration;
+    // Megatron-Bridge's measure: tokens per second per GPU of the cluster.
+    mean["tokens_per_s_per_gpu"] = static_cast<double>(*global_batch) * *tokens / mean_iteration / cluster_gpus;
   } else {
     mean["throughput_tokens_per_s"] = nullptr;
   }
+  if (const std::optional<double> flops = scenario.workload->framework_flops_per_sample();
+      flops && global_batch && mean_iteration > 0)
+    mean["framework_model_tflops_per_gpu"] = *flops * *global_batch / mean_iteration / cluster_gpus / 1e12;
   // Megatron-LM's figures (sim/report/metrics.hpp): FLOP rates per GPU, MFU and HFU.
   // A mirrored device (Collective::mirrored) reports its source's figures, and says so.
   const std::vector<DeviceId> source = mirror_sources(result.graph);

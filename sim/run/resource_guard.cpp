@@ -136,7 +136,7 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
       size.flows += 1;
       use(transfer->src, task.stream);
       if (of(transfer->src).call_latency || of(transfer->dst).call_latency) size.operations += 1;  // the call's delay
-    } else if (const auto& collective = std::get<Collective>(task.op); collective.mirrored) {
+    } else if (const auto& collective = std::get<Collective>(task.op); collective.mirrored || collective.alone) {
       // One delay on the first member (models/exec/lowering.cpp lower_collective); no flow.
       size.task_devices += 1;
       size.operations += 1;

@@ -142,8 +142,33 @@ class ClusterReader {
       type.nic_per_gpu = nic_map.boolean("per_gpu").value_or(false);
       nic_map.finish();
     }
+    read_nvlink_domain(map, type);
     map.finish();
     return type;
+  }
+
+  // `nvlink_domain: N`: N GPUs of several nodes on one NVLink switch fabric (NVL72). Checked here
+  // against the node type; the node groups' counts are checked when the cluster is read.
+  void read_nvlink_domain(MapReader& map, NodeType& type) {
+    const auto domain = map.integer("nvlink_domain", 1, 1 << 16);
+    if (!domain || *domain == type.gpus_per_node) return;
+    const YAML::Node where = map.get("nvlink_domain");
+    const auto gpus = static_cast<int>(*domain);
+    bool valid = true;
+    const auto refuse = [&](std::string message) {
+      reader_.error(where, std::move(message));
+      valid = false;
+    };
+    if (gpus % type.gpus_per_node != 0)
+      refuse(fmt::format("nvlink_domain {} is not a whole number of nodes of {} GPUs", gpus, type.gpus_per_node));
+    if (type.gpu.nvlink_domain > 0 && gpus > type.gpu.nvlink_domain)
+      refuse(fmt::format("nvlink_domain {} is larger than the {} GPUs that {}'s systems join in one NVLink domain",
+                         gpus, type.gpu.nvlink_domain, type.gpu.name));
+    if (type.fabric != IntraNodeFabric::nvswitch) refuse("nvlink_domain needs fabric: nvswitch (an NVLink switch fabric)");
+    if (!type.nic_per_gpu) refuse("nvlink_domain needs nic: {per_gpu: true} (a NIC per GPU, as in NVL72 compute trays)");
+    if (!valid) return;
+    type.domain_nodes = gpus / type.gpus_per_node;
+    type.gpus_per_node = gpus;
   }
 
   Cluster read_cluster(const YAML::Node& node) {
@@ -175,7 +200,21 @@ class ClusterReader {
         }
         const auto index =
             static_cast<std::size_t>(std::find(type_names.begin(), type_names.end(), *type) - type_names.begin());
-        for (std::int64_t i = 0; i < count; ++i)
+        // Nodes of a type with an NVLink domain are read as whole domains (read_nvlink_domain).
+        const int per_domain = cluster.node_types[index].domain_nodes;
+        if (count % per_domain != 0) {
+          const int domain_gpus = cluster.node_types[index].gpus_per_node;
+          const int node_gpus = domain_gpus / per_domain;
+          reader_.error(group, count < per_domain
+                                   ? fmt::format("an NVLink domain of {} GPUs is larger than the {} nodes of {} GPUs "
+                                                 "(type '{}') of this group",
+                                                 domain_gpus, count, node_gpus, *type)
+                                   : fmt::format("{} nodes of type '{}' do not fill whole NVLink domains of {} nodes "
+                                                 "({} GPUs)",
+                                                 count, *type, per_domain, domain_gpus));
+          continue;
+        }
+        for (std::int64_t i = 0; i < count / per_domain; ++i)
           cluster.nodes.push_back(NodeInstance{fmt::format("node{}", cluster.nodes.size()), index});
       }
     }

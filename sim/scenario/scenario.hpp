@@ -55,6 +55,11 @@ struct NodeType {
   BytesPerSecond nic_bandwidth;
   Seconds nic_latency;
   bool nic_per_gpu = false;  // one NIC per GPU (rail-optimised) instead of one per node
+  // `nvlink_domain: N` (GB200/GB300 NVL72 racks: trays of 4 GPUs, 72 in one NVLink switch fabric):
+  // the scenario's nodes of this type are read as domains of N GPUs, each one simulated node whose
+  // GPUs meet on its NVSwitch (gpus_per_node = N), standing for `domain_nodes` of the scenario's
+  // nodes. 1: the node is its own domain.
+  int domain_nodes = 1;
   // Host CPU cores (all sockets): where a GNN workload samples and gathers features
   // (sim/workloads/gnn); nullopt when the scenario does not say, and kinds that need it report so.
   std::optional<int> cpu_cores;

@@ -39,6 +39,9 @@ struct WorkloadSpec {
   // Tokens in one sample (a language model's sequence length), for tokens per second; empty when
   // a sample is not a token sequence.
   [[nodiscard]] virtual std::optional<int> tokens_per_sample() const { return std::nullopt; }
+  // Training FLOPs of one sample as the model's framework counts them for its "model TFLOP/s", when
+  // the model says (LayerModel::model_flops_per_sample: the LLM zoo's Megatron-Bridge count).
+  [[nodiscard]] virtual std::optional<double> framework_flops_per_sample() const { return std::nullopt; }
   // Why the workload cannot run under the scenario's `network` section (link conditions, failures,
   // background flows), or empty: a fidelity that leaves symmetric GPUs out cannot put on their links
   // what the section does. The parser reports it at the section.

@@ -15,6 +15,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "models/common/option_reader.hpp"
 #include "sim/scenario/workload_reading.hpp"
+#include "sim/workloads/pipeline/llm_keys.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/workloads/replica_window.hpp"
 
@@ -196,6 +197,8 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   if (spec.bucket_size.value() <= 0) reader.error(map.get("bucket_size"), "bucket_size must be positive");
   if (YAML::Node schedule = map.require("schedule"); schedule.IsDefined()) read_schedule(reader, schedule, spec);
   read_tensor_parallel(reader, map, spec, cluster);
+  // The LLM keys lay the model out as Megatron-Core does (tensor parallel 1 when not given).
+  if (read_llm_parallelism(reader, map, spec, cluster)) spec.tensor_parallel_set = true;
   const bool has_planner = map.has("planner");
   const bool has_stages = map.has("stages");
   if (has_planner == has_stages)
@@ -237,7 +240,7 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
 // The plan as numbers expectations can check ("pipeline.stage_count", "pipeline.stages.0.layers").
 // The names of the plan's devices: the GPUs, or with tensor parallelism its groups "first…last".
 std::vector<std::string> plan_device_names(const PipelineRunReport& report, const std::vector<std::string>& gpu_names) {
-  const int ranks = report.tensor_parallel ? report.tensor_parallel->degree : 1;
+  const int ranks = report.tensor_parallel ? report.tensor_parallel->degree * report.context_parallel : 1;
   if (ranks == 1) return gpu_names;
   std::vector<std::string> names;
   for (std::size_t g = 0; (g + 1) * static_cast<std::size_t>(ranks) <= gpu_names.size(); ++g)
@@ -440,8 +443,18 @@ class PipelineKind final : public WorkloadKind {
         for (std::size_t l = range.begin; l < range.end; ++l)
           parameters += workload.model.layers[l].parameter_bytes.value() / kProfileBytesPerParameter;
       MemoryBreakdown states = model_states(parameters, spec.precision, spec.optimizer);
-      if (workload.tensor_parallel.distributed_optimizer)
+      if (workload.llm.any()) {
+        // An LLM's precision recipe and sharding (stage_model_state_bytes): FSDP divides every state,
+        // the distributed optimizer the optimizer's, over the data-parallel × context ranks.
+        const BytesPerParameter per = workload.bytes_per_parameter();
+        const double shards = workload.optimizer_shards(stage);
+        const double sharded = workload.llm.fsdp ? shards : 1.0;
+        states.weights = Bytes(parameters * per.weights / sharded);
+        states.gradients = Bytes(parameters * per.gradients / sharded);
+        states.optimizer_state = Bytes(parameters * per.optimizer_state / shards);
+      } else if (workload.tensor_parallel.distributed_optimizer) {
         states.optimizer_state = states.optimizer_state / static_cast<double>(stage.devices.size());
+      }
       if (schedule->asynchronous())
         states.stashed_weights =
             states.weights * stashed_weight_versions(peak_in_flight(schedule->stage_order(static_cast<int>(s), run)),

@@ -21,7 +21,8 @@ PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const 
   if (tensor_parallel) {
     workload.transformer = transformer_shape(spec.model);
     workload.tensor_parallel = *tensor_parallel;
-    workload.model = shard_for_tensor_parallel(spec.model, *tensor_parallel);
+    workload.llm = spec.llm;
+    workload.model = shard_for_llm(spec.model, *tensor_parallel, spec.llm, spec.recompute_modules);
   }
   return workload;
 }
@@ -41,7 +42,8 @@ std::vector<std::string> mirror_problems(const Cluster& cluster, int degree) {
       refuse(fmt::format("node type '{}' has one NIC for its GPUs (give nic: {{per_gpu: true}})", type.name));
     if (type.fabric == IntraNodeFabric::pcie)
       refuse(fmt::format("node type '{}' joins its GPUs over PCIe, the path to its NICs", type.name));
-    if (degree > 0 && type.gpus_per_node != degree)
+    // A group of whole nodes (tensor × context parallel across nodes) is as symmetric as one node.
+    if (degree > 0 && degree % type.gpus_per_node != 0)
       refuse(fmt::format("a tensor-parallel group of {} GPUs does not fill a node of type '{}' ({} GPUs)", degree,
                          type.name, type.gpus_per_node));
   }
@@ -59,10 +61,12 @@ ReplicaWindow replica_window(const Cluster& cluster, const PipelinePlan& plan, i
 
 namespace {
 
-// The names of plan devices: the GPUs, or with tensor parallelism of degree t the first GPU of each group.
-std::vector<std::string> group_names(std::vector<std::string> gpus, const std::optional<TensorParallelOptions>& tp) {
-  if (!tp || tp->degree <= 1) return gpus;
-  const auto t = static_cast<std::size_t>(tp->degree);
+// The names of plan devices: the GPUs, or with tensor (× context) parallelism of t GPUs per plan
+// device the first GPU of each group.
+std::vector<std::string> group_names(std::vector<std::string> gpus, const std::optional<TensorParallelOptions>& tp,
+                                     int context = 1) {
+  if (!tp || tp->degree * context <= 1) return gpus;
+  const auto t = static_cast<std::size_t>(tp->degree * context);
   for (std::size_t g = 0; g < gpus.size() / t; ++g) gpus[g] = gpus[g * t];
   gpus.resize(gpus.size() / t);
   return gpus;
@@ -89,14 +93,23 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   setup.report.schedule = spec.schedule;
   setup.report.activation_memory = describe_activation_sources(spec.model);
   setup.schedule = spec.order;
-  std::vector<std::string> gpus = group_names(scenario.cluster.gpu_names(), setup.report.tensor_parallel);
+  const int context = std::max(1, spec.llm.context);
+  setup.report.context_parallel = context;
+  std::vector<std::string> gpus = group_names(scenario.cluster.gpu_names(), setup.report.tensor_parallel, context);
 
   PlanRequest request;
   const bool sharded = spec.tensor_parallel_set && !chooses_tensor_parallel;
-  request.model = sharded ? shard_for_tensor_parallel(spec.model, spec.tensor_parallel) : spec.model;
+  request.model = sharded ? shard_for_llm(spec.model, spec.tensor_parallel, spec.llm, spec.recompute_modules) : spec.model;
   const ClusterView all_gpus = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
-  request.cluster = sharded ? group_devices(all_gpus, spec.tensor_parallel.degree) : all_gpus;
+  request.cluster = sharded ? group_devices(all_gpus, spec.tensor_parallel.degree * context) : all_gpus;
   if (chooses_tensor_parallel && spec.tensor_parallel.distributed_optimizer) request.memory.zero = ZeroStage::optimizer;
+  if (sharded && spec.model.transformer) {
+    // An LLM's model states as its recipe stores them, sharded as Megatron shards them.
+    request.memory.per_parameter = spec.llm.precision.bytes_per_parameter();
+    if (spec.tensor_parallel.distributed_optimizer) request.memory.zero = ZeroStage::optimizer;
+    if (spec.llm.fsdp) request.memory.zero = ZeroStage::parameters;
+    request.check_memory = false;
+  }
   request.global_batch = spec.global_batch;
   request.micro_batches = spec.micro_batches;
   request.dtype = spec.dtype;
@@ -179,6 +192,15 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
 
   if (!setup.report.plan.feasible) return setup;
   const PipelinePlan& plan = setup.report.plan.plan;
+  if (setup.report.tensor_parallel && spec.model.transformer) {
+    const int stage_gpus = static_cast<int>(plan.stages.front().devices.size()) * setup.report.tensor_parallel->degree *
+                           context;
+    std::vector<Diagnostic> diagnostics;
+    for (std::string& problem :
+         llm_parallel_problems(spec.model, spec.llm, setup.report.tensor_parallel->degree, stage_gpus))
+      diagnostics.push_back(Diagnostic{spec.where, std::move(problem)});
+    if (!diagnostics.empty()) throw InputError(std::move(diagnostics));
+  }
   if (setup.schedule->planner_chooses_chunks() && plan.chunks_per_stage() != setup.schedule->chunks()) {
     RechunkedSchedule chosen = setup.schedule->with_chunks(plan.chunks_per_stage());
     setup.schedule = std::move(chosen.schedule);

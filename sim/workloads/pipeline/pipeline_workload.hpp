@@ -51,6 +51,11 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   // sharded and memory follows Korthikanti et al. even at degree 1.
   TensorParallelOptions tensor_parallel;
   bool tensor_parallel_set = false;
+  // Expert, context and fully sharded data parallelism, the precision recipe and the overlaps of an
+  // LLM (models/dnn/llm_parallel.hpp; keys in llm_keys.hpp), and the selective recomputation modules
+  // (RecomputeModule bits). Any of them makes the layout Megatron's (tensor_parallel_set).
+  LlmParallelism llm;
+  std::uint8_t recompute_modules = 0;
   // `tensor_parallel_fidelity`: `group` simulates rank 0 of each tensor-parallel group and has the
   // other ranks mirror it (PipelineWorkload::mirror_ranks; docs/megatron.md), an error where that is
   // not exact; `auto` mirrors where it is exact and simulates every rank elsewhere, and says which.
@@ -66,6 +71,10 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   [[nodiscard]] std::optional<int> tokens_per_sample() const override {
     if (model.tokens_per_sample <= 0) return std::nullopt;
     return model.tokens_per_sample;
+  }
+  [[nodiscard]] std::optional<double> framework_flops_per_sample() const override {
+    if (!model.model_flops_per_sample) return std::nullopt;
+    return model.model_flops_per_sample->value();
   }
   [[nodiscard]] std::string network_unsupported() const override {
     if (rank_fidelity == RankFidelity::group)
@@ -91,6 +100,7 @@ struct PipelineRunReport : WorkloadResult {
   PlanResult plan;      // plan.feasible = false: nothing was simulated, plan.reason says why
                         // (with tensor parallelism, plan devices are groups of consecutive GPUs)
   std::optional<TensorParallelOptions> tensor_parallel;  // the tensor-parallel keys, or the megatron planner's choice
+  int context_parallel = 1;  // a plan device is tensor_parallel × context_parallel GPUs
   bool mirror_ranks = false;  // rank 0 of each group simulated (tensor_parallel_fidelity: group or auto)
   // tensor_parallel_fidelity: auto, where it simulates every rank: why mirroring would not be exact.
   std::string all_ranks_because;

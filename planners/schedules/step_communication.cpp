@@ -1,0 +1,208 @@
+#include "planners/schedules/step_communication.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/dnn/llm_parallel.hpp"
+
+namespace dnnsim {
+namespace {
+
+// `members` rotated so that `first` leads (a mirrored or alone collective simulates its first member).
+std::vector<DeviceId> leading(std::vector<DeviceId> members, DeviceId first) {
+  std::rotate(members.begin(), std::find(members.begin(), members.end(), first), members.end());
+  return members;
+}
+
+Collective exchange(CollectiveKind kind, std::vector<DeviceId> group, Bytes size, int calls) {
+  Collective collective{kind, std::move(group), size, "", 0};
+  collective.calls = static_cast<std::uint32_t>(std::max(1, calls));
+  collective.alone = true;
+  return collective;
+}
+
+}  // namespace
+
+StepGroups step_groups(const PipelineWorkload& workload, const PipelineStage& stage, std::size_t replica, int rank) {
+  const int ranks = workload.ranks();
+  const int tp = workload.transformer ? workload.tensor_parallel.degree : 1;
+  const int cp = ranks / tp;
+  const int tensor_rank = rank % tp;
+  const int context_rank = rank / tp;
+  // The stage's GPUs in Megatron's rank order: tensor rank fastest, then context, then replica.
+  const auto stage_gpu = [&](std::size_t index) {
+    return static_cast<DeviceId>(stage.devices[index / static_cast<std::size_t>(ranks)] * ranks +
+                                 index % static_cast<std::size_t>(ranks));
+  };
+  const std::size_t self_index = replica * static_cast<std::size_t>(ranks) + static_cast<std::size_t>(rank);
+  const DeviceId self = stage_gpu(self_index);
+  StepGroups groups;
+  for (int t = 0; t < tp; ++t) groups.tensor.push_back(stage_gpu(replica * ranks + context_rank * tp + t));
+  for (int c = 0; c < cp; ++c) groups.context.push_back(stage_gpu(replica * ranks + c * tp + tensor_rank));
+  groups.context = leading(std::move(groups.context), self);
+  for (std::size_t q = 0; q < stage.devices.size(); ++q)
+    for (int c = 0; c < cp; ++c) groups.sharding.push_back(stage_gpu(q * ranks + c * tp + tensor_rank));
+  groups.sharding = leading(std::move(groups.sharding), self);
+  const auto ep = static_cast<std::size_t>(std::max(1, workload.llm.expert));
+  const std::size_t stage_gpus = stage.devices.size() * static_cast<std::size_t>(ranks);
+  if (ep > 1 && stage_gpus % ep == 0) {
+    const std::size_t base = self_index / ep * ep;
+    for (std::size_t i = base; i < base + ep; ++i) groups.expert.push_back(stage_gpu(i));
+    for (std::size_t i = self_index % ep; i < stage_gpus; i += ep) groups.expert_data.push_back(stage_gpu(i));
+    groups.expert = leading(std::move(groups.expert), self);
+    groups.expert_data = leading(std::move(groups.expert_data), self);
+  } else {
+    groups.expert = {self};
+    groups.expert_data = groups.sharding;
+  }
+  return groups;
+}
+
+std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, const StepGroups& groups,
+                                             int rank_in_tensor_group, LayerRange layers, int samples, Pass pass,
+                                             bool recompute) {
+  std::vector<StepCollective> result;
+  if (!workload.transformer) return result;
+  const LlmParallelism& llm = workload.llm;
+  const LayerModel& model = workload.model;
+  const bool backward = pass == Pass::backward;
+  const int tp = workload.tensor_parallel.degree;
+  const int cp = std::max(1, llm.context);
+  // Tensor parallelism (tensor_parallel.hpp): one task per kind for the step's calls, over the
+  // group's links; with context parallelism each rank holds s/CP tokens, so each call moves 1/CP.
+  if (tp > 1 && rank_in_tensor_group == 0) {
+    const TensorParallelTraffic traffic = range_traffic(model, *workload.transformer, layers.begin, layers.end, samples,
+                                                        workload.tensor_parallel, backward);
+    const double call_bytes = tensor_parallel_call_bytes(*workload.transformer, samples).value();
+    const auto add = [&](CollectiveKind kind, Bytes size) {
+      if (size.value() <= 0) return;
+      Collective collective{kind, groups.tensor, size / cp, "", 0};
+      collective.mirrored = workload.mirror_ranks;
+      collective.calls = static_cast<std::uint32_t>(std::lround(size.value() / call_bytes));
+      result.push_back({std::move(collective), llm.tensor_overlap, fmt::format("tp {}", collective_kind_name(kind))});
+    };
+    add(CollectiveKind::all_gather, traffic.all_gather);
+    add(CollectiveKind::all_reduce, traffic.all_reduce);
+    add(CollectiveKind::reduce_scatter, traffic.reduce_scatter);
+  }
+  const TransformerDims& dims = model.transformer ? *model.transformer : TransformerDims{};
+  const bool sequence_parallel = workload.tensor_parallel.sequence_parallel;
+  // Expert parallelism: a dispatch and a combine all-to-all per MoE layer and pass.
+  if (llm.expert > 1 && groups.expert.size() > 1) {
+    const int moe_layers = moe_layers_in_range(model, layers.begin, layers.end);
+    if (moe_layers > 0) {
+      const Bytes call = expert_all_to_all_bytes(dims, samples, tp, sequence_parallel, cp, llm.routing);
+      result.push_back({exchange(CollectiveKind::all_to_all, groups.expert, call * (2.0 * moe_layers), 2 * moe_layers),
+                        llm.expert_overlap, "ep all-to-all"});
+    }
+  }
+  // Context parallelism: each attention layer's K/V around the ring (an all-gather's ring of chunk
+  // steps), and backward their gradients back (a reduce-scatter's).
+  if (cp > 1) {
+    const int attention = attention_layers_in_range(model, layers.begin, layers.end);
+    if (attention > 0) {
+      const Bytes ring = ring_attention_step_bytes(dims, samples, tp, cp) * (static_cast<double>(cp) * attention);
+      const int calls = attention * (cp - 1);
+      result.push_back({exchange(CollectiveKind::all_gather, groups.context, ring, calls), true, "cp ring"});
+      if (backward)
+        result.push_back({exchange(CollectiveKind::reduce_scatter, groups.context, ring, calls), true, "cp ring grad"});
+    }
+  }
+  // FSDP: the weights gathered before each pass, the gradients reduce-scattered after the backward.
+  if (llm.fsdp && groups.sharding.size() > 1 && !recompute) {
+    const ParameterSplit parameters = parameter_split(model, layers.begin, layers.end);
+    const FsdpTraffic traffic = fsdp_traffic(parameters.dense + parameters.experts, llm.precision, backward);
+    const int units = std::max(1, blocks_in_range(model, layers.begin, layers.end));
+    result.push_back({exchange(CollectiveKind::all_gather, groups.sharding, traffic.all_gather, units), true,
+                      "fsdp all-gather"});
+    if (backward)
+      result.push_back({exchange(CollectiveKind::reduce_scatter, groups.sharding, traffic.reduce_scatter, units), true,
+                        "fsdp reduce-scatter"});
+  }
+  return result;
+}
+
+std::vector<std::vector<TaskId>> add_step_collectives(TaskGraph& graph, const PipelineWorkload& workload,
+                                                      const PipelineStage& stage, std::size_t replica,
+                                                      const std::vector<TaskId>& computes,
+                                                      const std::vector<std::vector<TaskId>>& before,
+                                                      Companions& companions, LayerRange layers, int samples, Pass pass,
+                                                      bool recompute, const std::string& label,
+                                                      std::uint32_t iteration) {
+  const StreamId compute_stream = graph.stream("compute");
+  const int lowered = workload.lowered_ranks();
+  const int tp = workload.transformer ? workload.tensor_parallel.degree : 1;
+  std::vector<std::vector<TaskId>> ends(static_cast<std::size_t>(lowered));
+  for (std::size_t r = 0; r < ends.size(); ++r) ends[r] = {computes[r]};
+  // The ranks of the tensor-parallel group of lowered rank r (those lowered).
+  const auto tensor_group = [&](int r) {
+    std::vector<std::size_t> members;
+    for (int t = r / tp * tp; t < std::min(lowered, r / tp * tp + tp); ++t) members.push_back(static_cast<std::size_t>(t));
+    return members;
+  };
+  for (int r = 0; r < lowered; ++r) {
+    const StepGroups groups = step_groups(workload, stage, replica, r);
+    for (StepCollective& step : step_collectives(workload, groups, r % tp, layers, samples, pass, recompute)) {
+      // A tensor-parallel collective is one task for its group; an exchange, one per GPU.
+      const std::vector<std::size_t> members =
+          step.collective.alone ? std::vector<std::size_t>{static_cast<std::size_t>(r)} : tensor_group(r);
+      Task task{std::move(step.collective)};
+      task.stream = step.overlapped ? graph.stream("overlap") : compute_stream;
+      task.phase = Phase::communication;
+      task.iteration = iteration;
+      task.label = fmt::format("{} {}", step.what, label);
+      for (std::size_t m : members) {
+        if (!step.overlapped) {
+          task.deps.push_back(ends[m].front());
+        } else {
+          // Starts with the step's compute: after what the rank's previous step ended with, and,
+          // through its companion compute, after the step's inputs.
+          if (m < before.size()) task.deps.insert(task.deps.end(), before[m].begin(), before[m].end());
+        }
+      }
+      const TaskId id = graph.add(std::move(task));
+      for (std::size_t m : members) {
+        if (step.overlapped) {
+          ends[m].push_back(id);
+          companions[computes[m]].push_back(id);
+        } else {
+          ends[m].front() = id;
+        }
+      }
+    }
+  }
+  return ends;
+}
+
+Seconds step_layers_time(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device, int samples,
+                         Pass pass) {
+  const PrecisionRecipe& recipe = workload.llm.precision;
+  const bool backward = pass == Pass::backward;
+  Seconds total{0};
+  for (std::size_t l = layers.begin; l < layers.end; ++l) {
+    const Layer& layer = workload.model.layers[l];
+    total += layer_time(workload.model, layer, device, samples, recipe.dtype_of(layer, workload.dtype), pass);
+    if (const Bytes scaling = recipe.scaling_bytes(layer, backward); scaling.value() > 0) {
+      // The quantization kernels, memory-bound and of their own (their time adds to the GEMM's).
+      Compute quantize;
+      quantize.dtype = workload.dtype;
+      quantize.kernel = LayerKind::elementwise;
+      quantize.bytes_accessed = scaling * samples;
+      total += compute_time_on(quantize, device);
+    }
+  }
+  return total;
+}
+
+std::optional<Collective> expert_gradient_all_reduce(const PipelineWorkload& workload, const StepGroups& groups,
+                                                     LayerRange layers) {
+  if (workload.llm.expert <= 1 || workload.llm.fsdp || groups.expert_data.size() < 2) return std::nullopt;
+  const double experts = parameter_split(workload.model, layers.begin, layers.end).experts;
+  if (experts <= 0) return std::nullopt;
+  return exchange(CollectiveKind::all_reduce, groups.expert_data,
+                  Bytes(experts * workload.llm.precision.bytes_per_parameter().gradients), 1);
+}
+
+}  // namespace dnnsim

@@ -1,0 +1,71 @@
+#include "sim/workloads/pipeline/llm_keys.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace dnnsim {
+
+bool read_llm_parallelism(YamlReader& reader, MapReader& map, PipelineWorkloadSpec& spec, const Cluster& cluster) {
+  LlmParallelism& llm = spec.llm;
+  bool given = false;
+  const auto note = [&](std::string_view key) {
+    const bool has = map.has(key);
+    given = given || has;
+    return has;
+  };
+  const std::optional<TransformerDims> dims = spec.model.transformer;
+  if (note("expert_parallel")) {
+    llm.expert = static_cast<int>(map.integer("expert_parallel", 1, 1 << 16).value_or(1));
+    const YAML::Node where = map.get("expert_parallel");
+    if (dims && dims->experts == 0 && llm.expert > 1)
+      reader.error(where, fmt::format("expert_parallel {} needs a mixture-of-experts model; '{}' is dense", llm.expert,
+                                      spec.model.name));
+    else if (dims && llm.expert > 1 && dims->experts % llm.expert != 0)
+      reader.error(where, fmt::format("expert_parallel {} does not divide the {} experts of '{}'", llm.expert,
+                                      dims->experts, spec.model.name));
+  }
+  if (note("context_parallel")) {
+    llm.context = static_cast<int>(map.integer("context_parallel", 1, 1 << 12).value_or(1));
+    if (dims && llm.context > 1 && dims->seq % (2 * llm.context) != 0)
+      reader.error(map.get("context_parallel"),
+                   fmt::format("context_parallel {} does not divide the sequence of {} tokens into 2 × {} equal chunks "
+                               "(ring attention balances causal work over 2·CP chunks)",
+                               llm.context, dims->seq, llm.context));
+  }
+  if (note("fsdp")) llm.fsdp = map.boolean("fsdp").value_or(false);
+  if (note("precision_recipe")) {
+    if (auto name = map.choice("precision_recipe", "precision recipe", low_precision_names())) {
+      llm.precision.low = *low_precision_from_name(*name);
+      std::set<std::string> reported;
+      for (const NodeType& type : cluster.node_types)
+        if (std::string why = llm.precision.unsupported_on(type.gpu); !why.empty() && reported.insert(why).second)
+          reader.error(map.get("precision_recipe"), fmt::format("node type '{}': {}", type.name, why));
+    }
+  }
+  if (note("precision_aware_optimizer"))
+    llm.precision.precision_aware_optimizer = map.boolean("precision_aware_optimizer").value_or(false);
+  if (note("tensor_parallel_overlap")) llm.tensor_overlap = map.boolean("tensor_parallel_overlap").value_or(false);
+  if (note("recompute_modules")) {
+    for (const YAML::Node& item : reader.list(map.get("recompute_modules"), "recomputation modules"))
+      if (auto name = reader.choice(item, "recomputation module", recompute_module_names()))
+        spec.recompute_modules |= static_cast<std::uint8_t>(*recompute_module_from_name(*name));
+  }
+  if (note("moe")) {
+    MapReader moe(reader, map.get("moe"), "moe");
+    if (moe.valid()) {
+      llm.routing.imbalance = moe.number("imbalance", 1.0, 1e6).value_or(1.0);
+      if (auto factor = moe.number("capacity_factor", 1e-3, 1e6)) llm.routing.capacity_factor = *factor;
+      llm.expert_overlap = moe.boolean("overlap").value_or(false);
+      moe.finish();
+    }
+  }
+  if (given && !dims)
+    reader.error(map.node(), fmt::format("expert_parallel, context_parallel, fsdp, precision_recipe and the other LLM "
+                                         "keys need an LLM of the zoo (llama3-8b, deepseek-v3, …: `dnnsim list "
+                                         "models`); '{}' has no transformer dimensions",
+                                         spec.model.name));
+  return given;
+}
+
+}  // namespace dnnsim

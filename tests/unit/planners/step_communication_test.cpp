@@ -1,0 +1,115 @@
+// The LLM exchanges of a pipeline step (planners/schedules/step_communication.hpp): which GPUs meet in
+// each group (Megatron-Core's rank order, tensor rank fastest, then context, then replica) and the
+// collectives a step adds, each size derived by hand from llm_parallel.hpp's formulas.
+#include "planners/schedules/step_communication.hpp"
+
+#include <gtest/gtest.h>
+
+#include "models/dnn/zoo.hpp"
+
+namespace dnnsim {
+namespace {
+
+// `name` split as Megatron-Core runs it, on one stage of `plan_devices` plan devices of TP·CP GPUs.
+PipelineWorkload llm_workload(const std::string& name, int tp, const LlmParallelism& llm, int plan_devices) {
+  const LayerModel model = builtin_models().at(name).value(ModelOptions{});
+  PipelineWorkload workload;
+  workload.tensor_parallel = TensorParallelOptions{.degree = tp, .sequence_parallel = tp > 1};
+  workload.transformer = transformer_shape(model);
+  workload.llm = llm;
+  workload.model = shard_for_llm(model, workload.tensor_parallel, llm, 0);
+  workload.dtype = Dtype::bf16;
+  PipelineStage stage{{LayerRange{0, workload.model.layers.size()}}, {}};
+  for (int d = 0; d < plan_devices; ++d) stage.devices.push_back(static_cast<DeviceId>(d));
+  workload.plan.stages = {stage};
+  return workload;
+}
+
+const StepCollective* find(const std::vector<StepCollective>& all, const std::string& what) {
+  for (const StepCollective& c : all)
+    if (c.what == what) return &c;
+  return nullptr;
+}
+
+// Qwen3-30B-A3B with EP 8 on 8 GPUs (TP 1): GPU 3's expert group is all 8, led by itself; its forward
+// over the whole model sends, per MoE layer (48), a dispatch and a combine of b·s·k·h·2 =
+// 4,096 · 8 · 2,048 · 2 bytes each: one all-to-all task of 96 calls. No expert-data-parallel peers (8/8).
+TEST(StepCommunication, ExpertAllToAllsPerMoeLayer) {
+  LlmParallelism llm;
+  llm.expert = 8;
+  const PipelineWorkload workload = llm_workload("qwen3-30b-a3b", 1, llm, 8);
+  const PipelineStage& stage = workload.plan.stages.front();
+  const StepGroups groups = step_groups(workload, stage, 3, 0);
+  EXPECT_EQ(groups.expert, (std::vector<DeviceId>{3, 4, 5, 6, 7, 0, 1, 2}));
+  EXPECT_EQ(groups.expert_data, (std::vector<DeviceId>{3}));
+  const auto all = step_collectives(workload, groups, 0, stage.chunks.front(), 1, Pass::forward, false);
+  const StepCollective* a2a = find(all, "ep all-to-all");
+  ASSERT_NE(a2a, nullptr);
+  EXPECT_EQ(a2a->collective.kind, CollectiveKind::all_to_all);
+  EXPECT_DOUBLE_EQ(a2a->collective.size.value(), 96.0 * 4096 * 8 * 2048 * 2);
+  EXPECT_EQ(a2a->collective.calls, 96u);
+  EXPECT_TRUE(a2a->collective.alone);
+  EXPECT_FALSE(a2a->overlapped);  // the alltoall dispatcher waits for it unless moe.overlap
+  EXPECT_FALSE(expert_gradient_all_reduce(workload, groups, stage.chunks.front()).has_value());
+  // EP 4 on the same 8 GPUs: two expert groups, and each expert's two replicas all-reduce its gradients.
+  llm.expert = 4;
+  const PipelineWorkload halves = llm_workload("qwen3-30b-a3b", 1, llm, 8);
+  const StepGroups of5 = step_groups(halves, halves.plan.stages.front(), 5, 0);
+  EXPECT_EQ(of5.expert, (std::vector<DeviceId>{5, 6, 7, 4}));
+  EXPECT_EQ(of5.expert_data, (std::vector<DeviceId>{5, 1}));
+  ASSERT_TRUE(expert_gradient_all_reduce(halves, of5, halves.plan.stages.front().chunks.front()).has_value());
+}
+
+// Llama 3 8B with TP 2 × CP 2 (plan devices of 4 GPUs) on 2 plan devices: GPU 7 is tensor rank 1,
+// context rank 1 of replica 1; its ring is {7, 5}, its tensor group {6, 7}, its FSDP group the
+// 4 GPUs of tensor rank 1 {7, 1, 3, 5}. Per attention layer (32) the ring sends CP chunks' K and V of
+// 4,096 tokens · 8 KV heads · 256 / TP 2 · 2 bytes; forward one step each (CP − 1), backward the
+// gradients' ring too.
+TEST(StepCommunication, ContextRingAndGroups) {
+  LlmParallelism llm;
+  llm.context = 2;
+  const PipelineWorkload workload = llm_workload("llama3-8b", 2, llm, 2);
+  const PipelineStage& stage = workload.plan.stages.front();
+  const StepGroups groups = step_groups(workload, stage, 1, 3);
+  EXPECT_EQ(groups.context, (std::vector<DeviceId>{7, 5}));
+  EXPECT_EQ(groups.tensor, (std::vector<DeviceId>{6, 7}));
+  EXPECT_EQ(groups.sharding, (std::vector<DeviceId>{7, 1, 3, 5}));
+  const double step = 4096.0 * 8 * 256 / 2 * 2;
+  const auto forward = step_collectives(workload, groups, 1, stage.chunks.front(), 1, Pass::forward, false);
+  const StepCollective* ring = find(forward, "cp ring");
+  ASSERT_NE(ring, nullptr);
+  EXPECT_DOUBLE_EQ(ring->collective.size.value(), step * 2 * 32);
+  EXPECT_EQ(ring->collective.calls, 32u);
+  EXPECT_TRUE(ring->overlapped);
+  EXPECT_EQ(find(forward, "cp ring grad"), nullptr);
+  EXPECT_EQ(find(forward, "tp all-gather"), nullptr);  // rank 1 of its tensor group: rank 0 adds those
+  const auto backward = step_collectives(workload, groups, 1, stage.chunks.front(), 1, Pass::backward, false);
+  ASSERT_NE(find(backward, "cp ring grad"), nullptr);
+  EXPECT_EQ(find(backward, "cp ring grad")->collective.kind, CollectiveKind::reduce_scatter);
+}
+
+// Llama 3 8B under FSDP with FP8 parameters on 8 GPUs: each step gathers its layers' weights at 1 byte
+// per parameter (once per block: 32 calls), the backward also reduce-scatters their BF16 gradients; a
+// recomputed forward gathers nothing more (the weights are still there).
+TEST(StepCommunication, FsdpGathersAndReduceScatters) {
+  LlmParallelism llm;
+  llm.fsdp = true;
+  llm.precision.low = LowPrecision::fp8_current_scaling;
+  const PipelineWorkload workload = llm_workload("llama3-8b", 1, llm, 8);
+  const PipelineStage& stage = workload.plan.stages.front();
+  const StepGroups groups = step_groups(workload, stage, 0, 0);
+  ASSERT_EQ(groups.sharding.size(), 8u);
+  const LayerRange all = stage.chunks.front();
+  const ParameterSplit parameters = parameter_split(workload.model, all.begin, all.end);
+  const auto forward = step_collectives(workload, groups, 0, all, 1, Pass::forward, false);
+  ASSERT_NE(find(forward, "fsdp all-gather"), nullptr);
+  EXPECT_DOUBLE_EQ(find(forward, "fsdp all-gather")->collective.size.value(), parameters.dense * 1);
+  EXPECT_EQ(find(forward, "fsdp all-gather")->collective.calls, 32u);
+  const auto backward = step_collectives(workload, groups, 0, all, 1, Pass::backward, false);
+  ASSERT_NE(find(backward, "fsdp reduce-scatter"), nullptr);
+  EXPECT_DOUBLE_EQ(find(backward, "fsdp reduce-scatter")->collective.size.value(), parameters.dense * 2);
+  EXPECT_TRUE(step_collectives(workload, groups, 0, all, 1, Pass::forward, true).empty());
+}
+
+}  // namespace
+}  // namespace dnnsim

@@ -1,0 +1,142 @@
+// The pipeline kind's LLM keys (sim/workloads/pipeline/llm_keys.hpp, docs/scenarios.md) and node types'
+// NVLink domains (`nvlink_domain`): what they set, and every bad input located at its key, all at once.
+//
+// Line numbers: the scenario below has its `nvlink_domain` line (or a comment) on line 9, its `nodes`
+// group on line 10, the workload's `model` on line 14 and the keys given to `llm()` from line 19.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/scenario/scenario.hpp"
+#include "sim/workloads/pipeline/pipeline_workload.hpp"
+#include "tests/support/diagnostics.hpp"
+#include "tests/support/scenario_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+using testing::diagnostics_thrown_by;
+using testing::dump;
+using testing::expect_error;
+using testing::load;
+
+struct Setup {
+  std::string gpu = "B200";
+  int gpus_per_node = 8;
+  std::string domain = "# no NVLink domain";
+  int nodes = 1;
+  std::string model = "qwen3-30b-a3b";
+  int seq = 4096;
+};
+
+std::string llm(const Setup& setup, const std::string& keys) {
+  return "name: llm\n"
+         "cluster:\n"
+         "  node_types:\n"
+         "    tray:\n"
+         "      gpu: " + setup.gpu + "\n"
+         "      gpus_per_node: " + std::to_string(setup.gpus_per_node) + "\n"
+         "      fabric: nvswitch\n"
+         "      nic: {link: IB-NDR, per_gpu: true}\n"
+         "      " + setup.domain + "\n"
+         "  nodes: [{type: tray, count: " + std::to_string(setup.nodes) + "}]\n"
+         "  interconnect: {kind: switch, latency: \"1us\"}\n"
+         "workload:\n"
+         "  kind: pipeline\n"
+         "  model: {zoo: " + setup.model + ", seq: " + std::to_string(setup.seq) + "}\n"
+         "  global_batch: 64\n"
+         "  micro_batch_size: 8\n"
+         "  schedule: 1f1b\n"
+         "  planner: {name: uniform, stages: 1}\n" + keys;
+}
+
+const PipelineWorkloadSpec& spec_of(const Scenario& scenario) {
+  return dynamic_cast<const PipelineWorkloadSpec&>(*scenario.workload);
+}
+
+std::vector<Diagnostic> errors_of(const std::string& yaml) {
+  return diagnostics_thrown_by([&] { (void)load(yaml); });
+}
+
+// Qwen3-30B-A3B on one DGX B200 as Megatron-Bridge's table runs it: EP 8 (16 of the 128 experts per
+// GPU), MXFP8, BF16 Adam moments, selective recomputation of the MoE activation.
+TEST(ScenarioLlm, KeysSetTheParallelismsAndTheRecipe) {
+  const Scenario scenario = load(llm({}, "  expert_parallel: 8\n  precision_recipe: mxfp8\n"
+                                         "  precision_aware_optimizer: true\n  recompute_modules: [moe_act]\n"
+                                         "  moe: {capacity_factor: 1.25, overlap: true}\n"));
+  const PipelineWorkloadSpec& spec = spec_of(scenario);
+  EXPECT_EQ(spec.llm.expert, 8);
+  EXPECT_EQ(spec.llm.precision.low, LowPrecision::mxfp8);
+  EXPECT_TRUE(spec.llm.precision.precision_aware_optimizer);
+  EXPECT_EQ(spec.recompute_modules, static_cast<std::uint8_t>(RecomputeModule::moe_act));
+  EXPECT_DOUBLE_EQ(spec.llm.routing.load(), 1.25);
+  EXPECT_TRUE(spec.llm.expert_overlap);
+  EXPECT_TRUE(spec.tensor_parallel_set);  // Megatron's layout, tensor parallel 1
+  const PipelineSetup setup = plan_pipeline(scenario, spec);
+  ASSERT_TRUE(setup.report.plan.feasible) << setup.report.plan.reason;
+  EXPECT_EQ(setup.workload.ranks(), 1);
+}
+
+// EP 48 does not divide 128 experts; CP 3 does not cut 4,096 tokens into 6 equal chunks; Hopper has no
+// MX formats. All three at once, each at its value.
+TEST(ScenarioLlm, BadParallelismAndRecipeAreLocated) {
+  Setup hopper;
+  hopper.gpu = "H100-SXM";
+  const auto errors = errors_of(llm(hopper, "  expert_parallel: 48\n  context_parallel: 3\n  precision_recipe: mxfp8\n"));
+  ASSERT_EQ(errors.size(), 3u) << dump(errors);
+  expect_error(errors[0], 19, 20, "does not divide the 128 experts");
+  expect_error(errors[1], 20, 21, "2 × 3 equal chunks");
+  expect_error(errors[2], 21, 21, "needs MX formats");
+}
+
+// FP8 on a GPU without FP8 tensor cores (A100), EP on a dense model.
+TEST(ScenarioLlm, Fp8WithoutFp8AndExpertsWithoutExpertsAreLocated) {
+  Setup ampere;
+  ampere.gpu = "A100-80GB-SXM";
+  ampere.model = "llama3-8b";
+  ampere.seq = 8192;
+  const auto errors = errors_of(llm(ampere, "  expert_parallel: 2\n  precision_recipe: fp8-cs\n"));
+  ASSERT_EQ(errors.size(), 2u) << dump(errors);
+  expect_error(errors[0], 19, 20, "'llama3-8b' is dense");
+  expect_error(errors[1], 20, 21, "no FP8 tensor cores");
+}
+
+// The LLM keys need the dimensions only the LLM zoo's models carry.
+TEST(ScenarioLlm, KeysNeedAnLlmOfTheZoo) {
+  Setup old;
+  old.model = "gpt3-xl";
+  old.seq = 2048;
+  const auto errors = errors_of(llm(old, "  fsdp: true\n"));
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors.back().message.find("need an LLM of the zoo"), std::string::npos) << dump(errors);
+}
+
+// NVL72: 64 GB200 of 16 compute trays joined in one NVLink domain are one simulated node of 64 GPUs.
+TEST(ScenarioLlm, NvlinkDomainJoinsTraysIntoOneNode) {
+  Setup rack;
+  rack.gpu = "GB200";
+  rack.gpus_per_node = 4;
+  rack.domain = "nvlink_domain: 64";
+  rack.nodes = 16;
+  const Scenario scenario = load(llm(rack, "  expert_parallel: 8\n"));
+  ASSERT_EQ(scenario.cluster.nodes.size(), 1u);
+  EXPECT_EQ(scenario.cluster.node_types.front().gpus_per_node, 64);
+  EXPECT_EQ(scenario.cluster.gpu_count(), 64u);
+}
+
+// A domain that is not whole trays, larger than NVL72, or that the nodes do not fill.
+TEST(ScenarioLlm, BadNvlinkDomainsAreLocated) {
+  Setup rack;
+  rack.gpu = "GB200";
+  rack.gpus_per_node = 4;
+  rack.domain = "nvlink_domain: 6";
+  expect_error(errors_of(llm(rack, "")).at(0), 9, 22, "not a whole number of nodes of 4 GPUs");
+  rack.domain = "nvlink_domain: 144";
+  expect_error(errors_of(llm(rack, "")).at(0), 9, 22, "larger than the 72 GPUs");
+  rack.domain = "nvlink_domain: 72";
+  rack.nodes = 20;  // 80 GPUs: one rack and 8 GPUs over
+  expect_error(errors_of(llm(rack, "")).at(0), 10, 12, "do not fill whole NVLink domains");
+}
+
+}  // namespace
+}  // namespace dnnsim
