@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""Calibration tables for H100, B200, GB200 and GB300 fitted on XLA's measured GPU tables only.
+
+    fit_calibration.py check   prints the held-out checks (GEMM shapes, collectives) and exits 1 if a table
+                               on disk differs from what `write` would write
+    fit_calibration.py write   writes data/calibration/llm/{H100-SXM,B200,GB200,GB300}.yaml
+
+Data (data/gpu-perf/xla/README.md): XLA's default_matmul_perf_table (tensorflow/tensorflow 3ddd179,
+Apache-2.0), measured GEMM throughput of b independent (m x k)(k x n) products, b in {1, 2, 4}, m, n, k in
+{256, ..., 4096}, on H100 (sm_90) and B200 (sm_100); and the transcribed part of its collective table.
+
+GEMMs (docs/calibration.md, "GEMM shape grids"). The efficiency of a GEMM is its measured FLOP/s over the
+GPU's dense peak. A batched product of b GEMMs of m rows has the tiles, the parallelism and the work of one
+GEMM of b*m rows (what a GPU's efficiency depends on beyond a wave of tiles), so the b = 2 and b = 4 entries
+at m = 4,096 extend the m axis to 8,192 and 16,384: the grid is m in {256 ... 16,384} x n, k in
+{256 ... 4,096}, constant beyond its ends. FIT: every other axis point, m in {256, 1024, 4096, 16384} and
+n, k in {256, 1024, 4096}; HELD OUT: every shape with a dimension in {512, 2048, 8192}, predicted by the
+grid's multilinear interpolation in log m, log n, log k (compute_cost.hpp) from the fit points alone. The
+tables ship the fit grid.
+
+  - H100 FP8: 29 of the sm_90 FP8 entries exceed the H100's dense FP8 peak (the table's README), so they
+    are not used. The H100 FP8 grid is the H100 BF16 grid times B200's FP8/BF16 efficiency ratio at the
+    same shape (the same table's measurements of the same kernels one generation on): an assumption.
+  - GB200 and GB300 (not in the table): B200's grids, read against their own datasheet peaks (the same
+    Blackwell kernels; GB200's 1,200 W and GB300's 1,400 W hold higher clocks, which their peaks carry):
+    an assumption.
+
+A GEMM that is not one product of known shape (the attention core's two) reads a FLOPs curve: the median
+efficiency of the measured entries within a quarter decade of each size (5 points per decade).
+
+Memory-bound kernels: no measurement in the XLA tables. t = 5 us + bytes / (0.88 x HBM bandwidth), the
+fraction measured on V100 and A100 (data/calibration/V100-*.yaml, A100-*.yaml): an assumption.
+
+Collectives inside a node (docs/calibration.md, "Collectives"): XLA's throughput is the collective's
+buffer (the larger of its operand and result: the all-gather's output, the reduce-scatter's input)
+over its time; ring time T = alpha + rounds * lambda + factor * S / (eta * B), factor 2(p-1)/p
+(all-reduce) or (p-1)/p (all-gather, reduce-scatter), B the GPU's NVLink bandwidth per direction,
+lambda two ports' link latency (1.2 us). (alpha, eta): weighted least squares of the relative error on
+the entries of 8-GPU groups' sections that were transcribed (sm_100 for B200; the file's last, 8-device
+section, presumed sm_90, for H100), every group size; fit on even entries, checked on odd ones.
+"""
+import csv
+import math
+import pathlib
+import statistics
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+XLA = ROOT / "data" / "gpu-perf" / "xla"
+OUT = ROOT / "data" / "calibration" / "llm"
+
+BF16, FP8 = "bf16xbf16->bf16", "f8e4m3fnxf8e4m3fn->bf16"
+AXIS = [256, 512, 1024, 2048, 4096]
+M_AXIS = AXIS + [8192, 16384]
+FIT_M, FIT_NK = [256, 1024, 4096, 16384], [256, 1024, 4096]
+LINK_LATENCY = 1.2e-6  # two NVSwitch ports' hop latency (catalog NVLink 0.6 us each)
+
+# Catalog figures (models/hardware/catalog.cpp): dense peaks, HBM bandwidth, NVLink per direction.
+GPUS = {
+    "H100-SXM": dict(arch="sm_90", bf16=989.5e12, fp8=1979e12, hbm=3.35e12, nvlink=450e9, mxfp8=None),
+    "B200": dict(arch="sm_100_B200", bf16=2250e12, fp8=4500e12, hbm=7.7e12, nvlink=900e9, mxfp8=4500e12),
+    "GB200": dict(arch="sm_100_B200", bf16=2500e12, fp8=5000e12, hbm=8e12, nvlink=900e9, mxfp8=5000e12),
+    "GB300": dict(arch="sm_100_B200", bf16=2500e12, fp8=5000e12, hbm=8e12, nvlink=900e9, mxfp8=5000e12),
+}
+PEAK = {("sm_90", BF16): 989.5e12, ("sm_90", FP8): 1979e12, ("sm_100_B200", BF16): 2250e12, ("sm_100_B200", FP8): 4500e12}
+
+
+def measured_gemms():
+    """{(arch, dtype): {(b, m, n, k): efficiency}} from matmul.csv."""
+    table = {}
+    for row in csv.DictReader(open(XLA / "matmul.csv", encoding="utf-8")):
+        key = (row["arch"], row["dtype_combo"])
+        if key not in PEAK:
+            continue
+        shape = (int(row["b"]), int(row["m"]), int(row["n"]), int(row["k"]))
+        table.setdefault(key, {})[shape] = float(row["flops_per_s"]) / PEAK[key]
+    return table
+
+
+def grid(entries):
+    """{(m, n, k): efficiency} on M_AXIS x AXIS x AXIS (b*m rows for the batched entries)."""
+    points = {}
+    for (b, m, n, k), e in entries.items():
+        rows = b * m
+        if b == 1 or (m == 4096 and rows in (8192, 16384)):
+            points[(rows, n, k)] = e
+    return points
+
+
+def h100_fp8(table):
+    """H100 FP8 = H100 BF16 x B200's FP8/BF16 ratio at the same shape (the sm_90 FP8 entries are suspect)."""
+    h_bf16, b_bf16, b_fp8 = (grid(table[(a, d)]) for a, d in
+                             (("sm_90", BF16), ("sm_100_B200", BF16), ("sm_100_B200", FP8)))
+    return {s: min(1.0, h_bf16[s] * b_fp8[s] / b_bf16[s]) for s in h_bf16}
+
+
+def interpolate(points, ms, ns, ks, m, n, k):
+    """compute_cost.hpp's multilinear interpolation in log size, constant beyond the axes."""
+    def bracket(axis, x):
+        x = min(max(x, axis[0]), axis[-1])
+        for i in range(len(axis) - 1):
+            if axis[i] <= x <= axis[i + 1]:
+                return i, (math.log(x) - math.log(axis[i])) / (math.log(axis[i + 1]) - math.log(axis[i]))
+        return len(axis) - 1, 0.0
+    (i, ti), (j, tj), (l, tl) = bracket(ms, m), bracket(ns, n), bracket(ks, k)
+    total = 0.0
+    for di, wi in ((0, 1 - ti), (1, ti)):
+        for dj, wj in ((0, 1 - tj), (1, tj)):
+            for dl, wl in ((0, 1 - tl), (1, tl)):
+                if wi * wj * wl == 0:
+                    continue
+                total += wi * wj * wl * points[(ms[min(i + di, len(ms) - 1)], ns[min(j + dj, len(ns) - 1)],
+                                                ks[min(l + dl, len(ks) - 1)])]
+    return total
+
+
+def held_out(points, smallest=0):
+    """The fit grid, and the mean and worst error of its time on the held-out shapes whose every dimension
+    is at least `smallest` (predicted / measured time - 1 = measured / predicted efficiency - 1), and their count."""
+    fit = {s: e for s, e in points.items() if s[0] in FIT_M and s[1] in FIT_NK and s[2] in FIT_NK}
+    errors = []
+    for (m, n, k), e in points.items():
+        if (m, n, k) in fit or min(m, n, k) < smallest:
+            continue
+        errors.append(e / interpolate(fit, FIT_M, FIT_NK, FIT_NK, m, n, k) - 1)
+    return fit, statistics.mean(abs(x) for x in errors), max(errors, key=abs), len(errors)
+
+
+def flops_curve(entries, peak_ratio=1.0):
+    """(FLOPs, efficiency): the median of the measured entries within a quarter decade, 5 points per decade."""
+    samples = [(2.0 * b * m * n * k, min(1.0, e * peak_ratio)) for (b, m, n, k), e in entries.items()]
+    lo = math.floor(math.log10(min(f for f, _ in samples)) * 5) / 5
+    hi = math.ceil(math.log10(max(f for f, _ in samples)) * 5) / 5
+    curve, x = [], lo
+    while x <= hi + 1e-9:
+        near = [e for f, e in samples if abs(math.log10(f) - x) <= 0.25]
+        if near:
+            curve.append((10 ** x, statistics.median(near)))
+        x += 0.2
+    # an efficiency curve must not fall as kernels grow (a median of other shapes may): keep its running max
+    best = 0.0
+    return [(f, (best := max(best, e))) for f, e in curve]
+
+
+def memory_curve(bandwidth):
+    sizes = [2.0 ** p for p in range(16, 33, 2)]
+    return [(s, s / (5e-6 * 0.88 * bandwidth + s) * 0.88) for s in sizes]
+
+
+def collectives(arch_section):
+    """Entries (opcode, group size p, bytes S, time T) of a section of collectives.csv."""
+    out = []
+    for row in csv.DictReader(open(XLA / "collectives.csv", encoding="utf-8")):
+        if not row["section_note"].startswith(arch_section) or row["opcode"] not in ("all-reduce", "all-gather",
+                                                                                      "reduce-scatter"):
+            continue
+        p = int(row["group_size"])
+        size = int(row["message_bytes"]) * (p if row["opcode"] == "reduce-scatter" else 1)  # the operand
+        out.append((row["opcode"], p, size, size / float(row["network_throughput_bytes_per_sec"])))
+    return out
+
+
+def ring_terms(op, p, size, bandwidth):
+    """T = alpha + rounds * lambda + factor * S / (eta * B): (rounds * lambda, factor * S / B)."""
+    rounds = 2 * (p - 1) if op == "all-reduce" else p - 1
+    factor = 2 * (p - 1) / p if op == "all-reduce" else (p - 1) / p
+    return rounds * LINK_LATENCY, factor * size / bandwidth
+
+
+def fit_collectives(entries, bandwidth):
+    """(alpha, eta): T = alpha + L + W / eta, linear in (alpha, 1/eta); weighted LS of the relative error."""
+    a11 = a12 = a22 = b1 = b2 = 0.0
+    for op, p, size, t in entries:
+        latency, wire = ring_terms(op, p, size, bandwidth)
+        x1, x2, y = 1 / t, wire / t, (t - latency) / t
+        a11, a12, a22, b1, b2 = a11 + x1 * x1, a12 + x1 * x2, a22 + x2 * x2, b1 + x1 * y, b2 + x2 * y
+    det = a11 * a22 - a12 * a12
+    alpha, inv_eta = (b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det
+    return alpha, 1 / inv_eta
+
+
+def collective_error(entries, alpha, eta, bandwidth):
+    errors = []
+    for op, p, size, t in entries:
+        latency, wire = ring_terms(op, p, size, bandwidth)
+        errors.append((alpha + latency + wire / eta) / t - 1)
+    return statistics.mean(abs(e) for e in errors), max(errors, key=abs), len(errors)
+
+
+def number(x):
+    return f"{x:.6g}"
+
+
+def flop(x):
+    for unit, scale in (("TFlop", 1e12), ("GFlop", 1e9), ("MFlop", 1e6), ("kFlop", 1e3)):
+        if x >= scale:
+            return f"{x / scale:.6g}{unit}"
+    return f"{x:.6g}Flop"
+
+
+def size(x):
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if x >= scale:
+            return f"{x / scale:.6g}{unit}"
+    return f"{x:.6g}B"
+
+
+def table_text(name, spec, grids, curves, checks, coll):
+    alpha, eta, coll_fit, coll_held = coll
+    lines = [
+        f"# dnnsim calibration table (format: docs/calibration.md): {name} for LLM training (Megatron-Bridge).",
+        "# Generated by scenarios/papers/megatron-bridge/fit_calibration.py from XLA's measured GPU tables only",
+        "# (data/gpu-perf/xla); do not edit by hand. Method: that script's docstring and docs/megatron-bridge.md.",
+    ]
+    for dtype, (check, large, note) in checks.items():
+        lines.append(f"#   {dtype} GEMM grid: {note}; held-out shapes ({check[2]}): mean |time error| "
+                     f"{100 * check[0]:.1f}%, worst {100 * check[1]:+.1f}%; those with m, n, k >= 1024 ({large[2]}): "
+                     f"{100 * large[0]:.1f}%, worst {100 * large[1]:+.1f}%")
+    lines.append(f"#   collectives: alpha {alpha * 1e6:.1f} us per call, eta {eta:.3f} of NVLink {spec['nvlink'] / 1e9:.0f} "
+                 f"GB/s; fit entries mean |error| {100 * coll_fit[0]:.1f}% ({coll_fit[2]}), held-out "
+                 f"{100 * coll_held[0]:.1f}% (worst {100 * coll_held[1]:+.1f}%, {coll_held[2]})")
+    lines.append("#   memory-bound kernels: 5 us + bytes / (0.88 x HBM): an assumption (no measurement in the tables)")
+    peaks = [f'bf16: "{spec["bf16"] / 1e12:g}TFlops"', f'fp8: "{spec["fp8"] / 1e12:g}TFlops"']
+    lines += [
+        f'device: "{name}"',
+        f'source: "Fitted by scenarios/papers/megatron-bridge/fit_calibration.py on XLA default_matmul_perf_table and '
+        f'default_collective_perf_table (tensorflow/tensorflow, Apache-2.0): GEMM shape grids, FLOPs curves, NCCL '
+        f'alpha {alpha * 1e6:.1f} us and link efficiency {eta:.3f}. Peaks: catalog."',
+        "peak: {" + ", ".join(peaks) + "}",
+        f'memory_bandwidth: "{spec["hbm"] / 1e12:g}TB/s"',
+        "compute:",
+    ]
+    for dtype in ("bf16", "fp8"):
+        lines += ["  - kind: matmul", f"    dtype: {dtype}", "    curve:"]
+        lines += [f'      - {{size: "{flop(f)}", efficiency: {number(e)}}}' for f, e in curves[dtype]]
+    lines.append("gemm:")
+    for dtype in ("bf16", "fp8"):
+        lines += [f"  - dtype: {dtype}", "    points:"]
+        lines += [f"      - {{m: {m}, n: {n}, k: {k}, efficiency: {number(e)}}}"
+                  for (m, n, k), e in sorted(grids[dtype].items())]
+    lines.append("memory:")
+    lines += [f'  - {{size: "{size(s)}", efficiency: {number(e)}}}' for s, e in memory_curve(spec["hbm"])]
+    lines += ["collectives:", f'  latency: "{alpha * 1e6:.2f}us"', f"  link_efficiency: {number(eta)}"]
+    return "\n".join(lines) + "\n"
+
+
+def build():
+    table = measured_gemms()
+    texts, report = {}, []
+    coll = {}
+    for arch, section, bandwidth in (("sm_100_B200", 'key "sm_100_B200"', 900e9), ("sm_90", "last section", 450e9)):
+        entries = collectives(section)
+        fit = [e for i, e in enumerate(entries) if i % 2 == 0]
+        held = [e for i, e in enumerate(entries) if i % 2 == 1]
+        alpha, eta = fit_collectives(fit, bandwidth)
+        coll[arch] = (alpha, eta, collective_error(fit, alpha, eta, bandwidth), collective_error(held, alpha, eta, bandwidth))
+        report.append(f"collectives {arch}: alpha {alpha * 1e6:.1f} us, eta {eta:.3f}; fit {coll[arch][2]}, held out {coll[arch][3]}")
+    for name, spec in GPUS.items():
+        arch = spec["arch"]
+        bf16 = grid(table[(arch, BF16)])
+        fp8 = h100_fp8(table) if arch == "sm_90" else grid(table[(arch, FP8)])
+        grids, checks, curves = {}, {}, {}
+        for dtype, points, note in (("bf16", bf16, f"XLA {arch} BF16"),
+                                    ("fp8", fp8, "H100 BF16 x B200 FP8/BF16" if arch == "sm_90" else f"XLA {arch} FP8")):
+            fit, mean, worst, count = held_out(points)
+            large = held_out(points, 1024)[1:]
+            grids[dtype], checks[dtype] = fit, ((mean, worst, count), large, note)
+            report.append(f"{name} {dtype}: held-out GEMM shapes {count}: mean |error| {100 * mean:.1f}%, worst "
+                          f"{100 * worst:+.1f}%; m, n, k >= 1024 ({large[2]}): {100 * large[0]:.1f}%, worst {100 * large[1]:+.1f}%")
+        curves["bf16"] = flops_curve(table[(arch, BF16)])
+        if arch == "sm_90":
+            ratio = {s: table[("sm_100_B200", FP8)][s] / table[("sm_100_B200", BF16)][s] for s in table[(arch, BF16)]}
+            curves["fp8"] = flops_curve({s: e * ratio[s] for s, e in table[(arch, BF16)].items()})
+        else:
+            curves["fp8"] = flops_curve(table[(arch, FP8)])
+        texts[name] = table_text(name, spec, grids, curves, checks, coll[arch])
+    return texts, report
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in ("check", "write"):
+        sys.exit(__doc__)
+    texts, report = build()
+    print("\n".join(report))
+    if sys.argv[1] == "write":
+        OUT.mkdir(parents=True, exist_ok=True)
+        for name, text in texts.items():
+            (OUT / f"{name}.yaml").write_text(text)
+        return 0
+    stale = [n for n, t in texts.items() if not (OUT / f"{n}.yaml").exists() or (OUT / f"{n}.yaml").read_text() != t]
+    if stale:
+        print("stale or missing:", ", ".join(stale))
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
