@@ -20,13 +20,13 @@ PipelineShape PipelineWorkload::shape() const {
   return PipelineShape{static_cast<int>(plan.stages.size()), plan.micro_batches, plan.chunks_per_stage()};
 }
 
-namespace {
-
 double parameter_count(const LayerModel& model, LayerRange range) {
   Bytes total{0};
   for (std::size_t l = range.begin; l < range.end; ++l) total += model.layers[l].parameter_bytes;
   return total.value() / kProfileBytesPerParameter;
 }
+
+namespace {
 
 // What the lowering needs to know about one virtual stage.
 struct VirtualStage {
@@ -56,8 +56,8 @@ std::vector<VirtualStage> virtual_stages(const PipelineWorkload& workload) {
       for (int q = 0; q < replicas; ++q) v.shares.push_back(replica_share(plan.micro_batch_size(), replicas, q));
       if (workload.transformer) {
         // Each context rank sends its s/CP tokens.
-        v.output_per_sample =
-            boundary_bytes_per_rank(*workload.transformer, workload.tensor_parallel) / std::max(1, workload.llm.context);
+        v.output_per_sample = boundary_bytes_per_rank(*workload.transformer, workload.tensor_parallel) /
+                              std::max(1, workload.llm.context);
         v.input_per_sample = v.output_per_sample;  // unused: full recomputation keeps each block's input
       } else {
         v.output_per_sample = workload.model.layers[v.layers.end - 1].bytes_across_cut();
@@ -108,46 +108,7 @@ PerMicroBatchReplica per_virtual_stage(std::size_t virtual_count, int micro_batc
   return PerMicroBatchReplica(virtual_count, std::vector<std::vector<TaskId>>(static_cast<std::size_t>(micro_batches)));
 }
 
-// The parameters of the largest transformer block among `chunks` (a layer outside the blocks counts alone).
-double largest_block_parameters(const LayerModel& model, const std::vector<LayerRange>& chunks) {
-  std::map<std::string, double> blocks;
-  for (const LayerRange& range : chunks)
-    for (std::size_t l = range.begin; l < range.end; ++l) {
-      const std::string& name = model.layers[l].name;
-      const auto dot = name.find('.', name.find("block"));
-      blocks[dot == std::string::npos ? name : name.substr(0, dot)] +=
-          model.layers[l].parameter_bytes.value() / kProfileBytesPerParameter;
-    }
-  double largest = 0;
-  for (const auto& [block, parameters] : blocks) largest = std::max(largest, parameters);
-  return largest;
-}
-
 }  // namespace
-
-Bytes chunk_activation_bytes(const LayerModel& model, LayerRange range, int samples) {
-  Bytes total{0};
-  for (std::size_t l = range.begin; l < range.end; ++l) total += model.layers[l].activation_bytes;
-  return total * samples;
-}
-
-Bytes stage_model_state_bytes(const PipelineWorkload& workload, std::size_t stage) {
-  double parameters = 0;
-  for (const LayerRange& range : workload.plan.stages[stage].chunks) parameters += parameter_count(workload.model, range);
-  const BytesPerParameter per_parameter = workload.bytes_per_parameter();
-  const PipelineStage& replicas = workload.plan.stages[stage];
-  // FSDP shards every model state over the data-parallel × context ranks (ZeRO-3) and holds two
-  // layers' gathered weights besides (the one computing and the one prefetched: Megatron-FSDP's
-  // double buffer); Megatron's distributed optimizer shards the optimizer state (with the fp32 master
-  // weights) over them (ZeRO stage 1, Rajbhandari et al. SC'20 §5.1).
-  if (workload.llm.fsdp) {
-    const double largest = largest_block_parameters(workload.model, replicas.chunks);
-    return Bytes(parameters * per_parameter.total() / workload.optimizer_shards(replicas) +
-                 2.0 * largest * per_parameter.weights);
-  }
-  return Bytes(parameters * (per_parameter.weights + per_parameter.gradients +
-                             per_parameter.optimizer_state / workload.optimizer_shards(replicas)));
-}
 
 std::vector<std::string> pipeline_problems(const PipelineWorkload& workload, const PipelineSchedule& schedule,
                                            std::size_t device_count) {
@@ -463,7 +424,8 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
             }
         }
       }
-      for (const std::vector<TaskId>& end : step_end) trailing[s].emplace_back(end.begin() + (end.empty() ? 0 : 1), end.end());
+      for (const std::vector<TaskId>& end : step_end)
+        trailing[s].emplace_back(end.begin() + (end.empty() ? 0 : 1), end.end());
     }
   }
 
@@ -569,7 +531,8 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                       iteration, "", stage_all_reduces);
       for (std::size_t q = 0; q < workload.lowered_replicas(stage); ++q)
         for (int r = 0; r < lowered_ranks; ++r)
-          if (auto experts = expert_gradient_all_reduce(workload, step_groups(workload, stage, q, r), stage.chunks[c])) {
+          if (auto experts =
+                  expert_gradient_all_reduce(workload, step_groups(workload, stage, q, r), stage.chunks[c])) {
             Task task = task_of(std::move(*experts), all_reduce_stream, Phase::communication,
                                 fmt::format("expert all-reduce {}", chain[c * p + s].name), iteration);
             task.deps = chunk_done;
@@ -581,9 +544,10 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     for (std::size_t q = 0; q < workload.lowered_replicas(stage); ++q)
       for (int r = 0; r < lowered_ranks; ++r) {
         // An LLM's sharded optimizer updates its shard only (the older layouts' step is the stage's whole).
-        const double updated = workload.llm.any() ? stage_parameters / workload.optimizer_shards(stage) : stage_parameters;
-        Task task = task_of(optimizer_step(updated, per_parameter, gpu(stage.devices[q], r)),
-                            compute_stream, Phase::optimizer, "optimizer step", iteration);
+        const double updated =
+            workload.llm.any() ? stage_parameters / workload.optimizer_shards(stage) : stage_parameters;
+        Task task = task_of(optimizer_step(updated, per_parameter, gpu(stage.devices[q], r)), compute_stream,
+                            Phase::optimizer, "optimizer step", iteration);
         task.deps = stage_all_reduces;
         const std::vector<TaskId>& last_overlapped = trailing[s][q * static_cast<std::size_t>(lowered_ranks) + r];
         task.deps.insert(task.deps.end(), last_overlapped.begin(), last_overlapped.end());

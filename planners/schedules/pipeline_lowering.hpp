@@ -195,6 +195,8 @@ LoweredIteration lower_pipeline_run(TaskGraph& graph, const PipelineWorkload& wo
 [[nodiscard]] TaskGraph build_pipeline(const PipelineWorkload& workload, const PipelineSchedule& schedule,
                                        const std::vector<std::string>& device_names, int iterations);
 
+// Parameters of the layers `range` (their fp32-counted parameter_bytes / 4).
+[[nodiscard]] double parameter_count(const LayerModel& model, LayerRange range);
 // Weights + gradients + optimizer state of `stage` (all its chunks), on each of its replicas.
 [[nodiscard]] Bytes stage_model_state_bytes(const PipelineWorkload& workload, std::size_t stage);
 // The activations a forward of the layers `range` keeps for `samples` samples until its backward.
