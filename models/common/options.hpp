@@ -27,17 +27,17 @@
 namespace dnnsim {
 
 enum class OptionType {
-  boolean,   // true | false
-  integer,   // a whole number
-  number,    // a real number without a unit (a ratio, a weight)
-  quantity,  // a number with a unit of OptionSpec::dimension ("60s", "25MB")
-  choice,    // one of OptionSpec::choices
-  integers,  // a list of whole numbers
-  numbers,   // a list of real numbers
+  boolean,     // true | false
+  integer,     // a whole number
+  number,      // a real number without a unit (a ratio, a weight)
+  quantity,    // a number with a unit of OptionSpec::dimension ("60s", "25MB")
+  choice,      // one of OptionSpec::choices
+  integers,    // a list of whole numbers
+  numbers,     // a list of real numbers
   quantities,  // a list of numbers with units of OptionSpec::dimension
-  choices,   // a list of distinct OptionSpec::choices
-  file,      // a path, resolved against the scenario's folder
-  text,      // a string an entry parses itself (a pipeline layout), checked by the entry
+  choices,     // a list of distinct OptionSpec::choices
+  file,        // a path, resolved against the scenario's folder
+  text,        // a string an entry parses itself (a pipeline layout), checked by the entry
 };
 
 using OptionValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>, std::vector<double>,

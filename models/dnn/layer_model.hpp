@@ -144,8 +144,8 @@ struct TransformerDims {
   int kv_heads = 0;  // key/value heads (GQA); MLA: the query heads
   int kv_width = 0;  // elements of one token's keys and values together, all heads: kv_heads · (d_k + d_v)
   int seq = 0;
-  int experts = 0;   // routed experts of an MoE layer, 0: dense
-  int top_k = 0;     // experts per token
+  int experts = 0;  // routed experts of an MoE layer, 0: dense
+  int top_k = 0;    // experts per token
 };
 
 struct LayerModel {

@@ -21,9 +21,10 @@ std::vector<std::string> llm_parallel_problems(const LayerModel& model, const Ll
   std::vector<std::string> problems;
   const bool needs_dims = parallel.context > 1 || parallel.expert > 1;
   if (needs_dims && !model.transformer) {
-    problems.push_back(fmt::format("expert and context parallelism need an LLM of the zoo (`dnnsim list models`: "
-                                   "llama3-8b, deepseek-v3, …); '{}' has no transformer dimensions",
-                                   model.name));
+    problems.push_back(
+        fmt::format("expert and context parallelism need an LLM of the zoo (`dnnsim list models`: "
+                    "llama3-8b, deepseek-v3, …); '{}' has no transformer dimensions",
+                    model.name));
     return problems;
   }
   if (parallel.expert > 1) {
@@ -35,16 +36,18 @@ std::vector<std::string> llm_parallel_problems(const LayerModel& model, const Ll
       problems.push_back(fmt::format("expert_parallel {} does not divide the {} experts of '{}'", parallel.expert,
                                      dims.experts, model.name));
     if (stage_gpus > 0 && stage_gpus % parallel.expert != 0)
-      problems.push_back(fmt::format("expert_parallel {} does not divide a pipeline stage's {} GPUs (tensor × context "
-                                     "× data parallel), from which Megatron carves the expert groups",
-                                     parallel.expert, stage_gpus));
+      problems.push_back(
+          fmt::format("expert_parallel {} does not divide a pipeline stage's {} GPUs (tensor × context "
+                      "× data parallel), from which Megatron carves the expert groups",
+                      parallel.expert, stage_gpus));
   }
   if (parallel.context > 1) {
     const int seq = model.transformer->seq;
     if (seq % (2 * parallel.context) != 0)
-      problems.push_back(fmt::format("context_parallel {} does not divide the sequence of {} tokens into 2 × {} equal "
-                                     "chunks (ring attention's causal load balancing)",
-                                     parallel.context, seq, parallel.context));
+      problems.push_back(
+          fmt::format("context_parallel {} does not divide the sequence of {} tokens into 2 × {} equal "
+                      "chunks (ring attention's causal load balancing)",
+                      parallel.context, seq, parallel.context));
     if (tp > 1 && (seq / parallel.context) % tp != 0)
       problems.push_back(fmt::format("the {} tokens per context rank do not split over tensor_parallel {}",
                                      seq / parallel.context, tp));

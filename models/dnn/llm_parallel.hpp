@@ -78,8 +78,8 @@ struct LlmParallelism {
 
 // Bytes ONE GPU sends in one all-to-all (a dispatch or a combine) of one MoE layer for a micro-batch
 // of `micro_batch` sequences: b · local tokens · k · h · 2, times the routing's load.
-[[nodiscard]] Bytes expert_all_to_all_bytes(const TransformerDims& dims, int micro_batch, int tp, bool sequence_parallel,
-                                            int cp, const MoeRouting& routing);
+[[nodiscard]] Bytes expert_all_to_all_bytes(const TransformerDims& dims, int micro_batch, int tp,
+                                            bool sequence_parallel, int cp, const MoeRouting& routing);
 
 // Bytes of ONE step of the CP ring for one attention layer and one micro-batch: a chunk's K and V on
 // one GPU, b · (s/CP) · kv_width / TP_kv · 2.

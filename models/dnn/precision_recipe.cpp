@@ -22,9 +22,12 @@ double quantized_elements(const Layer& layer, bool backward) {
 
 std::string_view low_precision_name(LowPrecision precision) {
   switch (precision) {
-    case LowPrecision::none: return "bf16";
-    case LowPrecision::fp8_current_scaling: return "fp8-cs";
-    case LowPrecision::mxfp8: return "mxfp8";
+    case LowPrecision::none:
+      return "bf16";
+    case LowPrecision::fp8_current_scaling:
+      return "fp8-cs";
+    case LowPrecision::mxfp8:
+      return "mxfp8";
   }
   return "bf16";
 }
@@ -48,7 +51,7 @@ Bytes PrecisionRecipe::scaling_bytes(const Layer& layer, bool backward) const {
 }
 
 BytesPerParameter PrecisionRecipe::bytes_per_parameter() const {
-  const double weights = low == LowPrecision::none               ? 2.0
+  const double weights = low == LowPrecision::none                  ? 2.0
                          : low == LowPrecision::fp8_current_scaling ? 1.0
                                                                     : 2.0 * (1.0 + 1.0 / 32.0);
   return {weights, 2.0, precision_aware_optimizer ? 8.0 : 12.0};

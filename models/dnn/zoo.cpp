@@ -1,13 +1,12 @@
 #include "models/dnn/zoo.hpp"
 
-#include "models/dnn/profile_graph.hpp"
-
 #include <fmt/format.h>
 
 #include <cstdint>
 #include <utility>
 
 #include "dnnsim/source_paths.hpp"
+#include "models/dnn/profile_graph.hpp"
 #include "models/dnn/zoo_builder.hpp"
 #include "models/dnn/zoo_llm.hpp"
 

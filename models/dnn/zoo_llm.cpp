@@ -45,8 +45,8 @@ void attention_core(Builder& b, const std::string& prefix, double tokens, double
   core.backward_flops += core.forward_flops * 0.5;  // FlashAttention-2 backward: 5 products against 2
   core.recompute_modules = bits(RecomputeModule::core_attn);
   const double qkv = tokens * (heads * d_k + kv_heads * (d_k + d_v));
-  b.io(qkv + tokens * heads * d_v)                                 // reads Q, K, V, writes O
-      .keep(qkv + tokens * heads * d_v + 2.0 * tokens * heads);    // Q, K, V, O and the fp32 log-sum-exp
+  b.io(qkv + tokens * heads * d_v)                               // reads Q, K, V, writes O
+      .keep(qkv + tokens * heads * d_v + 2.0 * tokens * heads);  // Q, K, V, O and the fp32 log-sum-exp
 }
 
 void gqa_attention(Builder& b, const std::string& prefix, const LlmConfig& c, double s, double keys) {
@@ -55,7 +55,7 @@ void gqa_attention(Builder& b, const std::string& prefix, const LlmConfig& c, do
   te_linear(b, prefix + "qkv", s, h, (c.heads + 2.0 * c.kv_heads) * d, c.bias, s * h);
   attention_core(b, prefix, s, keys, c.heads, c.kv_heads, d, d);
   te_linear(b, prefix + "out", s, c.heads * d, h, c.bias, 0);  // its input O is kept by the core
-  b.elementwise(s * h, kSimpleFlops);                             // residual add
+  b.elementwise(s * h, kSimpleFlops);                          // residual add
 }
 
 // DeepSeek-V3's multi-head latent attention (DeepSeek-AI, arXiv:2412.19437 §2.1.1): low-rank q and
@@ -160,8 +160,8 @@ void head(Builder& b, const std::string& prefix, double s, double h, double voca
 }
 
 std::string description(const LlmConfig& c) {
-  std::string text = fmt::format("{} layers, hidden {}, {} heads ({} KV), FFN {}, vocab {}, seq {}", c.layers,
-                                 c.hidden, c.heads, c.kv_heads, c.ffn, c.vocab, c.seq);
+  std::string text = fmt::format("{} layers, hidden {}, {} heads ({} KV), FFN {}, vocab {}, seq {}", c.layers, c.hidden,
+                                 c.heads, c.kv_heads, c.ffn, c.vocab, c.seq);
   if (c.q_lora > 0) text += fmt::format(", MLA (q rank {}, kv rank {})", c.q_lora, c.kv_lora);
   if (c.experts > 0)
     text += fmt::format(", {} experts top-{} (FFN {}){}{}", c.experts, c.top_k, c.expert_ffn,
@@ -231,12 +231,11 @@ Flop megatron_bridge_flops(const LlmConfig& c, int seq, int tp, int mtp_layers) 
                  h * c.qk_rope + a * c.v_head * h + s * a * (c.qk_nope + c.qk_rope) / 2 + s * a * c.v_head / 2);
   } else {
     const double ratio = static_cast<double>(c.head_dim) * c.heads / h;
-    attention = 2 * per_gemm * layers * h * h *
-                ((1 + static_cast<double>(c.kv_heads) / c.heads + s / h / 2) * ratio);
+    attention = 2 * per_gemm * layers * h * h * ((1 + static_cast<double>(c.kv_heads) / c.heads + s / h / 2) * ratio);
   }
   const double expert_ffn = c.experts > 0 ? c.expert_ffn : c.ffn;
-  const double mlp = 2 * per_gemm * h * gate *
-                     (c.ffn * dense_layers + (expert_ffn * c.top_k + c.shared_ffn) * moe_layers);
+  const double mlp =
+      2 * per_gemm * h * gate * (c.ffn * dense_layers + (expert_ffn * c.top_k + c.shared_ffn) * moe_layers);
   const double mtp = per_gemm * mtp_layers * (3 * h + 2 * h * h);
   const double logits = per_gemm * h * padded_vocab(c, tp) * (mtp_layers + 1);
   return Flop(s * (attention + mlp + mtp + logits));
@@ -247,23 +246,93 @@ namespace {
 // Megatron-Bridge v0.2.1 model providers (src/megatron/bridge/models/*/…_provider.py) and, for
 // GPT-OSS, openai/gpt-oss gpt_oss/torch/model.py (docs/research/llm-models.md).
 const std::array kLlms{
-    LlmConfig{.name = "llama3-8b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .head_dim = 128,
-              .ffn = 14336, .vocab = 128256, .seq = 8192},
-    LlmConfig{.name = "llama3-70b", .layers = 80, .hidden = 8192, .heads = 64, .kv_heads = 8, .head_dim = 128,
-              .ffn = 28672, .vocab = 128256, .seq = 8192},
-    LlmConfig{.name = "llama3.1-405b", .layers = 126, .hidden = 16384, .heads = 128, .kv_heads = 8, .head_dim = 128,
-              .ffn = 53248, .vocab = 128256, .seq = 8192},
-    LlmConfig{.name = "deepseek-v3", .layers = 61, .hidden = 7168, .heads = 128, .kv_heads = 128, .head_dim = 128,
-              .ffn = 18432, .vocab = 129280, .vocab_divisor = 1280, .seq = 4096, .q_lora = 1536, .kv_lora = 512,
-              .qk_nope = 128, .qk_rope = 64, .v_head = 128, .experts = 256, .top_k = 8, .expert_ffn = 2048,
-              .shared_ffn = 2048, .dense_layers = 3},
-    LlmConfig{.name = "qwen3-30b-a3b", .layers = 48, .hidden = 2048, .heads = 32, .kv_heads = 4, .head_dim = 128,
-              .ffn = 6144, .vocab = 151936, .seq = 4096, .experts = 128, .top_k = 8, .expert_ffn = 768},
-    LlmConfig{.name = "qwen3-235b-a22b", .layers = 94, .hidden = 4096, .heads = 64, .kv_heads = 4, .head_dim = 128,
-              .ffn = 12288, .vocab = 151936, .seq = 4096, .experts = 128, .top_k = 8, .expert_ffn = 1536},
-    LlmConfig{.name = "gpt-oss-120b", .layers = 36, .hidden = 2880, .heads = 64, .kv_heads = 8, .head_dim = 64,
-              .ffn = 2880, .silu = false, .bias = true, .vocab = 201088, .seq = 8192, .experts = 128, .top_k = 4,
-              .expert_ffn = 2880, .window = 128, .window_every = 2},
+    LlmConfig{.name = "llama3-8b",
+              .layers = 32,
+              .hidden = 4096,
+              .heads = 32,
+              .kv_heads = 8,
+              .head_dim = 128,
+              .ffn = 14336,
+              .vocab = 128256,
+              .seq = 8192},
+    LlmConfig{.name = "llama3-70b",
+              .layers = 80,
+              .hidden = 8192,
+              .heads = 64,
+              .kv_heads = 8,
+              .head_dim = 128,
+              .ffn = 28672,
+              .vocab = 128256,
+              .seq = 8192},
+    LlmConfig{.name = "llama3.1-405b",
+              .layers = 126,
+              .hidden = 16384,
+              .heads = 128,
+              .kv_heads = 8,
+              .head_dim = 128,
+              .ffn = 53248,
+              .vocab = 128256,
+              .seq = 8192},
+    LlmConfig{.name = "deepseek-v3",
+              .layers = 61,
+              .hidden = 7168,
+              .heads = 128,
+              .kv_heads = 128,
+              .head_dim = 128,
+              .ffn = 18432,
+              .vocab = 129280,
+              .vocab_divisor = 1280,
+              .seq = 4096,
+              .q_lora = 1536,
+              .kv_lora = 512,
+              .qk_nope = 128,
+              .qk_rope = 64,
+              .v_head = 128,
+              .experts = 256,
+              .top_k = 8,
+              .expert_ffn = 2048,
+              .shared_ffn = 2048,
+              .dense_layers = 3},
+    LlmConfig{.name = "qwen3-30b-a3b",
+              .layers = 48,
+              .hidden = 2048,
+              .heads = 32,
+              .kv_heads = 4,
+              .head_dim = 128,
+              .ffn = 6144,
+              .vocab = 151936,
+              .seq = 4096,
+              .experts = 128,
+              .top_k = 8,
+              .expert_ffn = 768},
+    LlmConfig{.name = "qwen3-235b-a22b",
+              .layers = 94,
+              .hidden = 4096,
+              .heads = 64,
+              .kv_heads = 4,
+              .head_dim = 128,
+              .ffn = 12288,
+              .vocab = 151936,
+              .seq = 4096,
+              .experts = 128,
+              .top_k = 8,
+              .expert_ffn = 1536},
+    LlmConfig{.name = "gpt-oss-120b",
+              .layers = 36,
+              .hidden = 2880,
+              .heads = 64,
+              .kv_heads = 8,
+              .head_dim = 64,
+              .ffn = 2880,
+              .silu = false,
+              .bias = true,
+              .vocab = 201088,
+              .seq = 8192,
+              .experts = 128,
+              .top_k = 4,
+              .expert_ffn = 2880,
+              .window = 128,
+              .window_every = 2},
 };
 
 constexpr const char* kSources[] = {

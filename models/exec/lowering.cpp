@@ -178,10 +178,10 @@ std::uint32_t Lowering::lower_collective(const Collective& collective, const Tas
       const RouteCost cost = route_cost_(src, dst);
       return PathCost{cost.latency, cost.bandwidth};
     };
-    auto [known, added] = alone_time_.try_emplace(CollectiveShape{collective.kind, collective.algorithm,
-                                                                  collective.size.value(), collective.root,
-                                                                  collective.copies, collective.group},
-                                                  0.0);
+    auto [known, added] =
+        alone_time_.try_emplace(CollectiveShape{collective.kind, collective.algorithm, collective.size.value(),
+                                                collective.root, collective.copies, collective.group},
+                                0.0);
     if (added) known->second = collective_time(collective, topology_, path).value();
     const Op op{.amount = call_latency(collective.group) * collective.calls + known->second,
                 .task = id,

@@ -31,11 +31,11 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <span>
-#include <utility>
-#include <map>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "models/calibration/calibration.hpp"
@@ -170,7 +170,8 @@ class Lowering {
   // The uncontended time of a mirrored or alone collective by what it depends on (kind, algorithm,
   // size, root, copies, group): a pipeline repeats the same few every step, and a 64-way all-to-all's
   // expansion is 4,032 steps.
-  using CollectiveShape = std::tuple<CollectiveKind, std::string, double, DeviceId, std::uint32_t, std::vector<DeviceId>>;
+  using CollectiveShape =
+      std::tuple<CollectiveKind, std::string, double, DeviceId, std::uint32_t, std::vector<DeviceId>>;
   std::map<CollectiveShape, double> alone_time_;
 };
 

@@ -216,8 +216,7 @@ const std::array kLinks{
     // Gen6 signals PAM4 at 64 GT/s in 256-byte FLITs of which 242 carry data (the rest CRC and FEC):
     // 64 GT/s x 16 lanes / 8 bit x 242/256 = 121 GB/s.
     LinkRow{"PCIe6", "pcie", "PCI Express 6.0 x16, 64 GT/s per lane (FLIT mode)", "121GB/s", "1us",
-            "PCI-SIG PCI Express Base Specification 6.0 (2022): 64 GT/s PAM4, 242 of 256 FLIT bytes data",
-            kHopLatency},
+            "PCI-SIG PCI Express Base Specification 6.0 (2022): 64 GT/s PAM4, 242 of 256 FLIT bytes data", kHopLatency},
     // Ethernet and InfiniBand: line (data) rate per direction.
     LinkRow{"Ethernet-1G", "ethernet", "Gigabit Ethernet, TCP sockets (edge devices, campus LANs)", "1Gbps", "50us",
             "IEEE 802.3ab (1999) line rate", "latency: kernel TCP one way through one switch (assumption)"},

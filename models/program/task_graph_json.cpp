@@ -34,7 +34,7 @@ const std::vector<std::string_view> kComputeKeys{"device", "flops",    "bytes_ac
                                                  "gemm",   "launches", "measured_time_s", "measured_on"};
 const std::vector<std::string_view> kTransferKeys{"src", "dst", "size_bytes"};
 const std::vector<std::string_view> kCollectiveKeys{"collective", "group", "size_bytes", "algorithm", "root",
-                                                    "fidelity",   "calls", "mirrored",  "copies", "alone"};
+                                                    "fidelity",   "calls", "mirrored",   "copies",    "alone"};
 
 // yaml-cpp tags a plain scalar "?" and a quoted one "!": JSON numbers, true/false and null are plain,
 // JSON strings quoted. Checking the tag keeps "1e12" from passing for a number and 5 for a string.

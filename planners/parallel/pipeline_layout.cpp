@@ -81,13 +81,14 @@ LayoutSplit split_by_layout(const std::string& layout, const LayerModel& model, 
   if (!split.problem.empty()) return split;
   // The units each letter takes, in order.
   std::vector<LayerRange> blocks, mtp;
-  for (const LayerRange& block : model_blocks(model)) (is_mtp(model.layers[block.begin]) ? mtp : blocks).push_back(block);
+  for (const LayerRange& block : model_blocks(model))
+    (is_mtp(model.layers[block.begin]) ? mtp : blocks).push_back(block);
   if (blocks.empty()) {
     split.problem = fmt::format("a pipeline layout needs a model of transformer blocks; '{}' has none", model.name);
     return split;
   }
-  const std::size_t first_mtp = static_cast<std::size_t>(
-      std::find_if(model.layers.begin(), model.layers.end(), is_mtp) - model.layers.begin());
+  const std::size_t first_mtp =
+      static_cast<std::size_t>(std::find_if(model.layers.begin(), model.layers.end(), is_mtp) - model.layers.begin());
   const LayerRange embedding{0, blocks.front().begin};
   const LayerRange loss{blocks.back().end, first_mtp};
   // Each MTP layer: from its first layer (its norms) to the next MTP layer's first.

@@ -37,9 +37,10 @@ std::vector<LayerRange> uniform_split(const LayerModel& model, std::size_t parts
 OptionSchema UniformPlanner::options() {
   OptionSchema schema;
   schema.integer("stages", std::nullopt, "p, the number of stages (dividing the GPUs); none: one per GPU").at_least(1);
-  schema.text("layout", std::nullopt,
-              "Megatron's pipeline layout of the p × chunks virtual stages, e.g. Et*3|(t*4|)*14ttL "
-              "(planners/parallel/pipeline_layout.hpp); none: whole blocks split evenly")
+  schema
+      .text("layout", std::nullopt,
+            "Megatron's pipeline layout of the p × chunks virtual stages, e.g. Et*3|(t*4|)*14ttL "
+            "(planners/parallel/pipeline_layout.hpp); none: whole blocks split evenly")
       .check(layout_syntax_problem);
   return schema;
 }

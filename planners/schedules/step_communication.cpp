@@ -115,8 +115,8 @@ std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, c
     const ParameterSplit parameters = parameter_split(model, layers.begin, layers.end);
     const FsdpTraffic traffic = fsdp_traffic(parameters.dense + parameters.experts, llm.precision, backward);
     const int units = std::max(1, blocks_in_range(model, layers.begin, layers.end));
-    result.push_back({exchange(CollectiveKind::all_gather, groups.sharding, traffic.all_gather, units), true,
-                      "fsdp all-gather"});
+    result.push_back(
+        {exchange(CollectiveKind::all_gather, groups.sharding, traffic.all_gather, units), true, "fsdp all-gather"});
     if (backward)
       result.push_back({exchange(CollectiveKind::reduce_scatter, groups.sharding, traffic.reduce_scatter, units), true,
                         "fsdp reduce-scatter"});
@@ -124,13 +124,10 @@ std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, c
   return result;
 }
 
-std::vector<std::vector<TaskId>> add_step_collectives(TaskGraph& graph, const PipelineWorkload& workload,
-                                                      const PipelineStage& stage, std::size_t replica,
-                                                      const std::vector<TaskId>& computes,
-                                                      const std::vector<std::vector<TaskId>>& before,
-                                                      Companions& companions, LayerRange layers, int samples, Pass pass,
-                                                      bool recompute, const std::string& label,
-                                                      std::uint32_t iteration) {
+std::vector<std::vector<TaskId>> add_step_collectives(
+    TaskGraph& graph, const PipelineWorkload& workload, const PipelineStage& stage, std::size_t replica,
+    const std::vector<TaskId>& computes, const std::vector<std::vector<TaskId>>& before, Companions& companions,
+    LayerRange layers, int samples, Pass pass, bool recompute, const std::string& label, std::uint32_t iteration) {
   const StreamId compute_stream = graph.stream("compute");
   const int lowered = workload.lowered_ranks();
   const int tp = workload.transformer ? workload.tensor_parallel.degree : 1;
@@ -139,7 +136,8 @@ std::vector<std::vector<TaskId>> add_step_collectives(TaskGraph& graph, const Pi
   // The ranks of the tensor-parallel group of lowered rank r (those lowered).
   const auto tensor_group = [&](int r) {
     std::vector<std::size_t> members;
-    for (int t = r / tp * tp; t < std::min(lowered, r / tp * tp + tp); ++t) members.push_back(static_cast<std::size_t>(t));
+    for (int t = r / tp * tp; t < std::min(lowered, r / tp * tp + tp); ++t)
+      members.push_back(static_cast<std::size_t>(t));
     return members;
   };
   for (int r = 0; r < lowered; ++r) {

@@ -137,8 +137,9 @@ void LinkTrafficRecorder::on_task_end(TaskId task, double now) {
       for (const CollectiveStep& step : expand_collective(collective, topology_).steps)
         shape->second.push_back(CollectiveFlow{step.src, step.dst, step.size, Seconds(0)});
     } else {
-      const CollectiveFlowPlan plan = plan_collective_flows(
-          collective, topology_, [](DeviceId, DeviceId) { return RouteCost{Seconds(0), BytesPerSecond(1)}; });
+      const CollectiveFlowPlan plan = plan_collective_flows(collective, topology_, [](DeviceId, DeviceId) {
+        return RouteCost{Seconds(0), BytesPerSecond(1)};
+      });
       for (const std::vector<CollectiveFlow>& phase : plan.phases)
         shape->second.insert(shape->second.end(), phase.begin(), phase.end());
     }

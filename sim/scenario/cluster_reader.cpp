@@ -164,8 +164,10 @@ class ClusterReader {
     if (type.gpu.nvlink_domain > 0 && gpus > type.gpu.nvlink_domain)
       refuse(fmt::format("nvlink_domain {} is larger than the {} GPUs that {}'s systems join in one NVLink domain",
                          gpus, type.gpu.nvlink_domain, type.gpu.name));
-    if (type.fabric != IntraNodeFabric::nvswitch) refuse("nvlink_domain needs fabric: nvswitch (an NVLink switch fabric)");
-    if (!type.nic_per_gpu) refuse("nvlink_domain needs nic: {per_gpu: true} (a NIC per GPU, as in NVL72 compute trays)");
+    if (type.fabric != IntraNodeFabric::nvswitch)
+      refuse("nvlink_domain needs fabric: nvswitch (an NVLink switch fabric)");
+    if (!type.nic_per_gpu)
+      refuse("nvlink_domain needs nic: {per_gpu: true} (a NIC per GPU, as in NVL72 compute trays)");
     if (!valid) return;
     type.domain_nodes = gpus / type.gpus_per_node;
     type.gpus_per_node = gpus;

@@ -103,7 +103,8 @@ ChakraExport export_scenario_chakra(const Scenario& scenario, const std::string&
                      "this graph simulates a window of the data-parallel replicas (data_parallel_fidelity: window "
                      "or auto), which a Chakra trace cannot express; export it with data_parallel_fidelity: replicas");
   for (const Task& task : graph->tasks())
-    if (const auto* collective = std::get_if<Collective>(&task.op); collective && (collective->mirrored || collective->alone))
+    if (const auto* collective = std::get_if<Collective>(&task.op);
+        collective && (collective->mirrored || collective->alone))
       throw InputError(scenario.workload->where,
                        "this graph simulates one GPU per tensor-parallel group (tensor_parallel_fidelity: group or "
                        "auto), which a Chakra trace cannot express; export it with tensor_parallel_fidelity: ranks");

@@ -1,6 +1,5 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,11 +8,11 @@
 #include <limits>
 #include <string_view>
 
+#include "models/common/option_reader.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
 #include "sim/run/progress.hpp"
 #include "sim/run/resource_guard.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "models/common/option_reader.hpp"
 #include "sim/scenario/workload_reading.hpp"
 #include "sim/workloads/pipeline/llm_keys.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"

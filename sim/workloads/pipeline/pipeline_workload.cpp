@@ -99,7 +99,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
 
   PlanRequest request;
   const bool sharded = spec.tensor_parallel_set && !chooses_tensor_parallel;
-  request.model = sharded ? shard_for_llm(spec.model, spec.tensor_parallel, spec.llm, spec.recompute_modules) : spec.model;
+  request.model =
+      sharded ? shard_for_llm(spec.model, spec.tensor_parallel, spec.llm, spec.recompute_modules) : spec.model;
   const ClusterView all_gpus = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
   request.cluster = sharded ? group_devices(all_gpus, spec.tensor_parallel.degree * context) : all_gpus;
   if (chooses_tensor_parallel && spec.tensor_parallel.distributed_optimizer) request.memory.zero = ZeroStage::optimizer;
@@ -193,8 +194,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   if (!setup.report.plan.feasible) return setup;
   const PipelinePlan& plan = setup.report.plan.plan;
   if (setup.report.tensor_parallel && spec.model.transformer) {
-    const int stage_gpus = static_cast<int>(plan.stages.front().devices.size()) * setup.report.tensor_parallel->degree *
-                           context;
+    const int stage_gpus =
+        static_cast<int>(plan.stages.front().devices.size()) * setup.report.tensor_parallel->degree * context;
     std::vector<Diagnostic> diagnostics;
     for (std::string& problem :
          llm_parallel_problems(spec.model, spec.llm, setup.report.tensor_parallel->degree, stage_gpus))

@@ -100,7 +100,7 @@ struct PipelineRunReport : WorkloadResult {
   PlanResult plan;      // plan.feasible = false: nothing was simulated, plan.reason says why
                         // (with tensor parallelism, plan devices are groups of consecutive GPUs)
   std::optional<TensorParallelOptions> tensor_parallel;  // the tensor-parallel keys, or the megatron planner's choice
-  int context_parallel = 1;  // a plan device is tensor_parallel × context_parallel GPUs
+  int context_parallel = 1;                              // a plan device is tensor_parallel × context_parallel GPUs
   bool mirror_ranks = false;  // rank 0 of each group simulated (tensor_parallel_fidelity: group or auto)
   // tensor_parallel_fidelity: auto, where it simulates every rank: why mirroring would not be exact.
   std::string all_ranks_because;

@@ -90,9 +90,9 @@ TEST(HardwareCatalog, EveryLinkIsComplete) {
     EXPECT_GT(link.bandwidth.value(), 0.0);
     EXPECT_GT(link.latency.value(), 0.0);
   }
-  for (const char* name : {"NVLink2", "NVLink3", "NVLink4", "NVLink5", "PCIe3", "PCIe4", "PCIe5", "PCIe6",
-                           "Ethernet-10G", "Ethernet-25G", "Ethernet-100G", "Ethernet-200G", "Ethernet-400G", "IB-EDR",
-                           "IB-HDR", "IB-NDR", "IB-XDR"})
+  for (const char* name :
+       {"NVLink2", "NVLink3", "NVLink4", "NVLink5", "PCIe3", "PCIe4", "PCIe5", "PCIe6", "Ethernet-10G", "Ethernet-25G",
+        "Ethernet-100G", "Ethernet-200G", "Ethernet-400G", "IB-EDR", "IB-HDR", "IB-NDR", "IB-XDR"})
     EXPECT_TRUE(names.contains(name)) << name;
   EXPECT_EQ(catalog().find_link("IB-GDR"), nullptr);  // not in the catalog
 }

@@ -30,10 +30,9 @@ double parameters(const LayerModel& model) { return model.parameter_bytes().valu
 // module; Qwen3: 30.5B and 235B; GPT-OSS model card: 116.8B) within 2%: the zoo counts every weight
 // matrix, norm and (GPT-OSS) bias it builds, and the embedding and head separately (untied).
 TEST(LlmZoo, ParameterCountsMatchThePublishedSizes) {
-  const std::map<std::string, double> published{{"llama3-8b", 8.03e9},       {"llama3-70b", 70.6e9},
-                                                {"llama3.1-405b", 405.9e9},  {"deepseek-v3", 671e9},
-                                                {"qwen3-30b-a3b", 30.5e9},   {"qwen3-235b-a22b", 235e9},
-                                                {"gpt-oss-120b", 116.8e9}};
+  const std::map<std::string, double> published{
+      {"llama3-8b", 8.03e9},     {"llama3-70b", 70.6e9},     {"llama3.1-405b", 405.9e9}, {"deepseek-v3", 671e9},
+      {"qwen3-30b-a3b", 30.5e9}, {"qwen3-235b-a22b", 235e9}, {"gpt-oss-120b", 116.8e9}};
   for (const auto& [name, count] : published) EXPECT_NEAR(parameters(make(name)) / count, 1.0, 0.02) << name;
 }
 

@@ -34,20 +34,31 @@ std::string llm(const Setup& setup, const std::string& keys) {
          "cluster:\n"
          "  node_types:\n"
          "    tray:\n"
-         "      gpu: " + setup.gpu + "\n"
-         "      gpus_per_node: " + std::to_string(setup.gpus_per_node) + "\n"
+         "      gpu: " +
+         setup.gpu +
+         "\n"
+         "      gpus_per_node: " +
+         std::to_string(setup.gpus_per_node) +
+         "\n"
          "      fabric: nvswitch\n"
          "      nic: {link: IB-NDR, per_gpu: true}\n"
-         "      " + setup.domain + "\n"
-         "  nodes: [{type: tray, count: " + std::to_string(setup.nodes) + "}]\n"
+         "      " +
+         setup.domain +
+         "\n"
+         "  nodes: [{type: tray, count: " +
+         std::to_string(setup.nodes) +
+         "}]\n"
          "  interconnect: {kind: switch, latency: \"1us\"}\n"
          "workload:\n"
          "  kind: pipeline\n"
-         "  model: {zoo: " + setup.model + ", seq: " + std::to_string(setup.seq) + "}\n"
+         "  model: {zoo: " +
+         setup.model + ", seq: " + std::to_string(setup.seq) +
+         "}\n"
          "  global_batch: 64\n"
          "  micro_batch_size: 8\n"
          "  schedule: 1f1b\n"
-         "  planner: {name: uniform, stages: 1}\n" + keys;
+         "  planner: {name: uniform, stages: 1}\n" +
+         keys;
 }
 
 const PipelineWorkloadSpec& spec_of(const Scenario& scenario) {
@@ -61,9 +72,10 @@ std::vector<Diagnostic> errors_of(const std::string& yaml) {
 // Qwen3-30B-A3B on one DGX B200 as Megatron-Bridge's table runs it: EP 8 (16 of the 128 experts per
 // GPU), MXFP8, BF16 Adam moments, selective recomputation of the MoE activation.
 TEST(ScenarioLlm, KeysSetTheParallelismsAndTheRecipe) {
-  const Scenario scenario = load(llm({}, "  expert_parallel: 8\n  precision_recipe: mxfp8\n"
-                                         "  precision_aware_optimizer: true\n  recompute_modules: [moe_act]\n"
-                                         "  moe: {capacity_factor: 1.25, overlap: true}\n"));
+  const Scenario scenario = load(llm({},
+                                     "  expert_parallel: 8\n  precision_recipe: mxfp8\n"
+                                     "  precision_aware_optimizer: true\n  recompute_modules: [moe_act]\n"
+                                     "  moe: {capacity_factor: 1.25, overlap: true}\n"));
   const PipelineWorkloadSpec& spec = spec_of(scenario);
   EXPECT_EQ(spec.llm.expert, 8);
   EXPECT_EQ(spec.llm.precision.low, LowPrecision::mxfp8);
@@ -82,7 +94,8 @@ TEST(ScenarioLlm, KeysSetTheParallelismsAndTheRecipe) {
 TEST(ScenarioLlm, BadParallelismAndRecipeAreLocated) {
   Setup hopper;
   hopper.gpu = "H100-SXM";
-  const auto errors = errors_of(llm(hopper, "  expert_parallel: 48\n  context_parallel: 3\n  precision_recipe: mxfp8\n"));
+  const auto errors =
+      errors_of(llm(hopper, "  expert_parallel: 48\n  context_parallel: 3\n  precision_recipe: mxfp8\n"));
   ASSERT_EQ(errors.size(), 3u) << dump(errors);
   expect_error(errors[0], 19, 20, "does not divide the 128 experts");
   expect_error(errors[1], 20, 21, "2 × 3 equal chunks");
