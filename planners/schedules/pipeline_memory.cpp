@@ -35,7 +35,8 @@ Bytes chunk_activation_bytes(const LayerModel& model, LayerRange range, int samp
 
 Bytes stage_model_state_bytes(const PipelineWorkload& workload, std::size_t stage) {
   double parameters = 0;
-  for (const LayerRange& range : workload.plan.stages[stage].chunks) parameters += parameter_count(workload.model, range);
+  for (const LayerRange& range : workload.plan.stages[stage].chunks)
+    parameters += parameter_count(workload.model, range);
   const BytesPerParameter per_parameter = workload.bytes_per_parameter();
   const PipelineStage& replicas = workload.plan.stages[stage];
   // FSDP shards every model state over the data-parallel × context ranks (ZeRO-3) and holds two
