@@ -20,7 +20,7 @@ using testing::dump;
 using testing::expect_error;
 using testing::load;
 
-struct Setup {
+struct LlmCase {
   std::string gpu = "B200";
   int gpus_per_node = 8;
   std::string domain = "# no NVLink domain";
@@ -29,7 +29,7 @@ struct Setup {
   int seq = 4096;
 };
 
-std::string llm(const Setup& setup, const std::string& keys) {
+std::string llm(const LlmCase& setup, const std::string& keys) {
   return "name: llm\n"
          "cluster:\n"
          "  node_types:\n"
@@ -92,7 +92,7 @@ TEST(ScenarioLlm, KeysSetTheParallelismsAndTheRecipe) {
 // EP 48 does not divide 128 experts; CP 3 does not cut 4,096 tokens into 6 equal chunks; Hopper has no
 // MX formats. All three at once, each at its value.
 TEST(ScenarioLlm, BadParallelismAndRecipeAreLocated) {
-  Setup hopper;
+  LlmCase hopper;
   hopper.gpu = "H100-SXM";
   const auto errors =
       errors_of(llm(hopper, "  expert_parallel: 48\n  context_parallel: 3\n  precision_recipe: mxfp8\n"));
@@ -104,7 +104,7 @@ TEST(ScenarioLlm, BadParallelismAndRecipeAreLocated) {
 
 // FP8 on a GPU without FP8 tensor cores (A100), EP on a dense model.
 TEST(ScenarioLlm, Fp8WithoutFp8AndExpertsWithoutExpertsAreLocated) {
-  Setup ampere;
+  LlmCase ampere;
   ampere.gpu = "A100-80GB-SXM";
   ampere.model = "llama3-8b";
   ampere.seq = 8192;
@@ -116,7 +116,7 @@ TEST(ScenarioLlm, Fp8WithoutFp8AndExpertsWithoutExpertsAreLocated) {
 
 // The LLM keys need the dimensions only the LLM zoo's models carry.
 TEST(ScenarioLlm, KeysNeedAnLlmOfTheZoo) {
-  Setup old;
+  LlmCase old;
   old.model = "gpt3-xl";
   old.seq = 2048;
   const auto errors = errors_of(llm(old, "  fsdp: true\n"));
@@ -126,7 +126,7 @@ TEST(ScenarioLlm, KeysNeedAnLlmOfTheZoo) {
 
 // NVL72: 64 GB200 of 16 compute trays joined in one NVLink domain are one simulated node of 64 GPUs.
 TEST(ScenarioLlm, NvlinkDomainJoinsTraysIntoOneNode) {
-  Setup rack;
+  LlmCase rack;
   rack.gpu = "GB200";
   rack.gpus_per_node = 4;
   rack.domain = "nvlink_domain: 64";
@@ -139,7 +139,7 @@ TEST(ScenarioLlm, NvlinkDomainJoinsTraysIntoOneNode) {
 
 // A domain that is not whole trays, larger than NVL72, or that the nodes do not fill.
 TEST(ScenarioLlm, BadNvlinkDomainsAreLocated) {
-  Setup rack;
+  LlmCase rack;
   rack.gpu = "GB200";
   rack.gpus_per_node = 4;
   rack.domain = "nvlink_domain: 6";
