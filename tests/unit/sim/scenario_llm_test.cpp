@@ -148,7 +148,7 @@ TEST(ScenarioLlm, BadNvlinkDomainsAreLocated) {
   expect_error(errors_of(llm(rack, "")).at(0), 9, 22, "larger than the 72 GPUs");
   rack.domain = "nvlink_domain: 72";
   rack.nodes = 20;  // 80 GPUs: one rack and 8 GPUs over
-  expect_error(errors_of(llm(rack, "")).at(0), 10, 12, "do not fill whole NVLink domains");
+  expect_error(errors_of(llm(rack, "")).at(0), 10, 11, "do not fill whole NVLink domains");
 }
 
 }  // namespace
