@@ -95,6 +95,21 @@ std::optional<OptionValue> read_value(YamlReader& reader, const YAML::Node& node
       }
       return ok ? std::optional<OptionValue>(std::move(values)) : std::nullopt;
     }
+    case OptionType::quantity_map: {
+      if (!node.IsDefined() || !node.IsMap()) {
+        reader.error(node, fmt::format("expected a mapping of names to {}", dimension_name(spec.dimension)));
+        return std::nullopt;
+      }
+      NamedQuantities values;
+      bool ok = true;
+      for (const auto& item : node) {
+        auto key = reader.string(item.first);
+        auto value = read_quantity(reader, item.second, spec);
+        if (key && value) values.emplace_back(*key, *value);
+        else ok = false;
+      }
+      return ok ? std::optional<OptionValue>(std::move(values)) : std::nullopt;
+    }
     case OptionType::choices: {
       std::vector<std::string> values;
       bool ok = node.IsDefined() && node.IsSequence();

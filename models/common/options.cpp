@@ -35,7 +35,7 @@ std::string format_quantity(double value, Dimension dimension) {
 }
 
 std::string format_bound(double value, const OptionSpec& spec) {
-  if (spec.type == OptionType::quantity || spec.type == OptionType::quantities)
+  if (spec.type == OptionType::quantity || spec.type == OptionType::quantities || spec.type == OptionType::quantity_map)
     return format_quantity(value, spec.dimension);
   return fmt::format("{:g}", value);
 }
@@ -68,6 +68,10 @@ std::string OptionSpec::type_text() const {
       const std::string_view name = dimension_name(dimension);  // "a duration" → "durations"
       return fmt::format("list of {}s", name.substr(name.find(' ') + 1));
     }
+    case OptionType::quantity_map: {
+      const std::string_view name = dimension_name(dimension);
+      return fmt::format("mapping of names to {}s", name.substr(name.find(' ') + 1));
+    }
     case OptionType::choices:
       return fmt::format("list of {}", fmt::join(choices, ", "));
     case OptionType::file:
@@ -90,7 +94,11 @@ std::string OptionSpec::default_text() const {
             return type == OptionType::quantity ? format_quantity(value, dimension) : fmt::format("{:g}", value);
           else if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::string>)
             return fmt::format("{}", value);
-          else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          else if constexpr (std::is_same_v<T, NamedQuantities>) {
+            std::vector<std::string> texts;
+            for (const auto& [key, v] : value) texts.push_back(fmt::format("{}: {}", key, format_quantity(v, dimension)));
+            return fmt::format("{{{}}}", fmt::join(texts, ", "));
+          } else if constexpr (std::is_same_v<T, std::vector<double>>) {
             if (type != OptionType::quantities) return fmt::format("[{}]", fmt::join(value, ", "));
             std::vector<std::string> texts;
             for (double v : value) texts.push_back(format_quantity(v, dimension));
@@ -267,6 +275,7 @@ const T& Options::get(std::string_view name, OptionType type) const {
 // Used by the quantity readers of the header.
 template const double& Options::get<double>(std::string_view, OptionType) const;
 template const std::vector<double>& Options::get<std::vector<double>>(std::string_view, OptionType) const;
+template const NamedQuantities& Options::get<NamedQuantities>(std::string_view, OptionType) const;
 
 bool Options::flag(std::string_view name) const { return get<bool>(name, OptionType::boolean); }
 std::int64_t Options::integer(std::string_view name) const { return get<std::int64_t>(name, OptionType::integer); }
@@ -337,6 +346,11 @@ void Options::set(std::string_view name, OptionValue value, SourceLocation where
       break;
     case OptionType::choices:
       if (!std::holds_alternative<std::vector<std::string>>(value)) throw wrong();
+      break;
+    case OptionType::quantity_map:
+      if (!std::holds_alternative<NamedQuantities>(value)) throw wrong();
+      for (const auto& [key, v] : std::get<NamedQuantities>(value))
+        if (!within(v, option)) throw out_of_range(v);
       break;
   }
   Value& slot = values_.find(name)->second;

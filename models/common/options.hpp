@@ -35,18 +35,20 @@ enum class OptionType {
   integers,    // a list of whole numbers
   numbers,     // a list of real numbers
   quantities,  // a list of numbers with units of OptionSpec::dimension
+  quantity_map,  // a mapping from names to numbers with units ({bert: "440MB"}), in the order written
   choices,     // a list of distinct OptionSpec::choices
   file,        // a path, resolved against the scenario's folder
   text,        // a string an entry parses itself (a pipeline layout), checked by the entry
 };
 
+using NamedQuantities = std::vector<std::pair<std::string, double>>;
 using OptionValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>, std::vector<double>,
-                                 std::vector<std::string>>;
+                                 std::vector<std::string>, NamedQuantities>;
 
 struct OptionSpec {
   std::string name;
   OptionType type = OptionType::number;
-  Dimension dimension = Dimension::seconds;  // quantity, quantities
+  Dimension dimension = Dimension::seconds;  // quantity, quantities, quantity_map
   // The value when the option is not given; none: the option is absent (Options::given is false and
   // the entry decides what that means, e.g. "as many as the micro-batches").
   std::optional<OptionValue> fallback;
@@ -97,6 +99,9 @@ class OptionSchema {
   Builder numbers(std::string name, std::vector<double> fallback, std::string doc);
   template <class Q>
   Builder quantities(std::string name, std::vector<Q> fallback, std::string doc);
+  // Names to quantities; absent unless given.
+  template <class Q>
+  Builder quantity_map(std::string name, std::string doc);
   Builder choice_list(std::string name, std::vector<std::string> fallback, std::vector<std::string> choices,
                       std::string doc);
   Builder file(std::string name, std::string doc);
@@ -129,6 +134,9 @@ class Options {
   [[nodiscard]] const std::vector<double>& numbers(std::string_view name) const;
   template <class Q>
   [[nodiscard]] std::vector<Q> quantities(std::string_view name) const;
+  // A quantity_map option's entries, in the order written; empty when not given.
+  template <class Q>
+  [[nodiscard]] std::vector<std::pair<std::string, Q>> quantity_map(std::string_view name) const;
   [[nodiscard]] const std::vector<std::string>& choice_list(std::string_view name) const;
   [[nodiscard]] const std::string& text(std::string_view name) const;
   // A file option's resolved path; none when not given.
@@ -204,6 +212,21 @@ OptionSchema::Builder OptionSchema::quantities(std::string name, std::vector<Q> 
   spec.fallback = OptionValue(std::move(values));
   spec.doc = std::move(doc);
   return add(std::move(spec));
+}
+
+template <class Q>
+OptionSchema::Builder OptionSchema::quantity_map(std::string name, std::string doc) {
+  OptionSpec spec{std::move(name), OptionType::quantity_map, dimension_of<Q>()};
+  spec.doc = std::move(doc);
+  return add(std::move(spec));
+}
+
+template <class Q>
+std::vector<std::pair<std::string, Q>> Options::quantity_map(std::string_view name) const {
+  std::vector<std::pair<std::string, Q>> result;
+  if (!has(name)) return result;
+  for (const auto& [key, value] : get<NamedQuantities>(name, OptionType::quantity_map)) result.emplace_back(key, Q(value));
+  return result;
 }
 
 template <class Q>

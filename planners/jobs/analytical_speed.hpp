@@ -29,6 +29,7 @@ class AnalyticalSpeedModel final : public JobSpeedModel {
   explicit AnalyticalSpeedModel(double efficiency = 0.5) : efficiency_(efficiency) {}
   [[nodiscard]] IterationCost iteration(const JobRecord& job, const Placement& placement,
                                         const std::vector<ServerInfo>& servers) const override;
+  [[nodiscard]] bool prices_parameter_servers() const override { return true; }
 
  private:
   struct LayerShare {

@@ -57,6 +57,10 @@ class JobSpeedModel {
   // Pollux's measured tables, when that is what this model replays (Pollux's goodput model reads
   // them); null otherwise.
   [[nodiscard]] virtual const class PolluxSpeedModel* pollux_tables() const { return nullptr; }
+  // Whether it needs each job's model (the workload's `models` mix); a duration replay does not.
+  [[nodiscard]] virtual bool needs_job_models() const { return true; }
+  // Whether it prices parameter-server jobs (JobRecord::ps_per_worker > 0): their push/pull.
+  [[nodiscard]] virtual bool prices_parameter_servers() const { return false; }
 
   [[nodiscard]] double iterations_per_second(const JobRecord& job, const Placement& placement,
                                              const std::vector<ServerInfo>& servers) const {
@@ -71,6 +75,7 @@ class DurationSpeedModel final : public JobSpeedModel {
  public:
   [[nodiscard]] IterationCost iteration(const JobRecord& job, const Placement& placement,
                                         const std::vector<ServerInfo>& servers) const override;
+  [[nodiscard]] bool needs_job_models() const override { return false; }
 };
 
 }  // namespace dnnsim

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "models/common/registry.hpp"
+#include "models/common/options.hpp"
+#include "models/common/registry.hpp"
 #include "planners/jobs/cluster_state.hpp"
 
 namespace dnnsim {
@@ -30,7 +32,8 @@ class PlacementPolicy {
                                                        const JobView& job) const = 0;
 };
 
-using PlacementFactory = std::function<std::unique_ptr<PlacementPolicy>(std::uint64_t seed)>;
+// Made from its declared options (Registry::Entry::options) and the run's seed.
+using PlacementFactory = std::function<std::unique_ptr<PlacementPolicy>(const Options& options, std::uint64_t seed)>;
 using PlacementRegistry = Registry<PlacementFactory>;
 
 void register_builtin_placements(PlacementRegistry& registry);

@@ -14,23 +14,39 @@ namespace dnnsim::cli {
 
 namespace {
 
+// The "cuda" backend where it cannot be had: a build without nvcc, or a module that would not load.
+// It is listed (`dnnsim list backends`) and says why it cannot run, as the real one does without a GPU.
+class MissingCudaBackend final : public CalibrationBackend {
+ public:
+  explicit MissingCudaBackend(std::string why) : why_(std::move(why)) {}
+  bool available(std::string& why) const override {
+    why = why_;
+    return false;
+  }
+  std::vector<KernelSample> run(bool, const CalibrationProgress&) const override { return {}; }
+  std::string device() const override { return "cuda"; }
+
+ private:
+  std::string why_;
+};
+
 // Built with nvcc present: the "cuda" backend lives in a module (DNNSIM_CUDA_MODULE, built beside
-// dnnsim) loaded here, so that only the commands that list or run backends pay for cuBLAS. A module
-// that cannot be loaded is said on stderr; the backend is then missing, as in a build without CUDA.
+// dnnsim) loaded here, so that only the commands that list or run backends pay for cuBLAS.
 void register_cuda_module(CalibrationBackendRegistry& registry) {
+  std::string why = "this dnnsim was built without CUDA (CMake found no nvcc); rebuild where /usr/local/cuda/bin/nvcc exists";
 #ifdef DNNSIM_CUDA_MODULE
   void* module = ::dlopen(DNNSIM_CUDA_MODULE, RTLD_NOW | RTLD_LOCAL);
   const auto entry = module == nullptr ? nullptr
                                        : reinterpret_cast<void (*)(CalibrationBackendRegistry*)>(
                                              ::dlsym(module, "dnnsim_register_cuda_calibration_backend"));
-  if (entry == nullptr) {
-    std::cerr << fmt::format("dnnsim: the CUDA calibration backend could not be loaded: {}\n", ::dlerror());
+  if (entry != nullptr) {
+    entry(&registry);  // the module stays loaded: the backend's code is in it
     return;
   }
-  entry(&registry);  // the module stays loaded: the backend's code is in it
-#else
-  (void)registry;
+  why = fmt::format("its module could not be loaded: {}", ::dlerror());
 #endif
+  registry.add("cuda", "CUDA device (cuBLAS GEMMs, kernels, copies): not available in this build",
+               "dnnsim (models/calibration/cuda)", std::make_shared<const MissingCudaBackend>(std::move(why)));
 }
 
 }  // namespace
@@ -47,12 +63,7 @@ const CalibrationBackendRegistry& calibration_backends() {
 
 int run_calibrate(const CalibrateOptions& options) {
   const CalibrationBackendRegistry& registry = calibration_backends();
-  if (options.backend == "cuda" && registry.find("cuda") == nullptr) {
-    std::cerr << "dnnsim calibrate: this dnnsim was built without CUDA (CMake found no nvcc); "
-                 "rebuild where /usr/local/cuda/bin/nvcc exists\n";
-    return 1;
-  }
-  const CalibrationBackend& backend = *registry.at(options.backend).value;
+  const CalibrationBackend& backend = *registry.at(options.backend, SourceLocation{"--backend " + options.backend, 0, 0}).value;
   if (std::string why; !backend.available(why)) {
     std::cerr << fmt::format("dnnsim calibrate: the {} backend cannot run here: {}\n", options.backend, why);
     return 1;

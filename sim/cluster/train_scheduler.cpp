@@ -123,7 +123,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
     }
     const auto* cluster = scenario->workload_as<ClusterWorkload>();
     if (cluster == nullptr) throw not_marl;
-    const auto placement = builtin_placements().at(cluster->placement).value(0);
+    const auto placement = builtin_placements().at(cluster->placement).value(cluster->placement_options, 0);
     cluster_key = marl_cluster_key(cluster_servers(*scenario, *cluster));
     const SchedulerContext context{cluster->scheduler_options, *placement, *cluster->speed, 0};
     if (!builtin_schedulers().at(cluster->scheduler).value(context)->trainable()) throw not_marl;

@@ -11,6 +11,7 @@
 #include "planners/jobs/admission.hpp"
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/placement.hpp"
+#include "planners/jobs/speed_models.hpp"
 #include "planners/parallel/planner.hpp"
 #include "planners/schedules/schedule.hpp"
 #include "planners/spmd/spmd_planner.hpp"
@@ -31,6 +32,7 @@ const std::vector<RegistryListing>& builtin_registry_listings() {
       listing_of("graphs", builtin_graph_models()),
       listing_of("schedulers", builtin_schedulers()),
       listing_of("placements", builtin_placements()),
+      listing_of("speed-models", builtin_speed_models()),
       listing_of("sync-policies", builtin_sync_policies()),
       listing_of("admissions", builtin_admissions()),
       listing_of("job-traces", builtin_job_trace_readers()),

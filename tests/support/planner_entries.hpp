@@ -26,6 +26,11 @@ inline std::shared_ptr<const PipelineSchedule> make_schedule(const std::string& 
   return builtin_schedules().at(name).value(options_of(builtin_schedules(), name, values), micro_batches);
 }
 
+// The placement policy `name` with its defaults, seeded.
+inline std::unique_ptr<PlacementPolicy> make_placement(const std::string& name, std::uint64_t seed = 0) {
+  return builtin_placements().at(name).value(builtin_placements().defaults(name), seed);
+}
+
 // The job scheduler `name` with its defaults and `values`, placing through `placement`.
 inline std::unique_ptr<JobScheduler> make_scheduler(const std::string& name, const JobSpeedModel& speed,
                                                     const PlacementPolicy& placement, OptionValues values = {}) {

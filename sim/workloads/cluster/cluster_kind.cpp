@@ -11,8 +11,7 @@
 #include <set>
 
 #include "models/cost/compute_cost.hpp"
-#include "planners/jobs/analytical_speed.hpp"
-#include "planners/jobs/measured_speed.hpp"
+#include "planners/jobs/speed_models.hpp"
 #include "models/common/option_reader.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/run/simulation.hpp"
@@ -142,8 +141,9 @@ void read_architecture(WorkloadParseContext& ctx, const YAML::Node& node, Cluste
   }
   spec.ps_per_worker = *ratio;
   spec.ps_cores = static_cast<int>(*cores);
-  if (spec.speed_source != "analytical")
-    reader.error(node, fmt::format("parameter-server jobs need speed source 'analytical' (the layered push/pull model); got '{}'",
+  if (spec.speed && !spec.speed->prices_parameter_servers())
+    reader.error(node, fmt::format("parameter-server jobs need a speed source that prices their push/pull (analytical: "
+                                   "the layered push/pull model); got '{}'",
                                    spec.speed_source));
   for (const NodeType& type : ctx.cluster.node_types)
     if (!type.cpu_cores)
@@ -211,70 +211,37 @@ class ClusterKind final : public WorkloadKind {
     }
     map_models(spec->trace, mix, seed);
 
-    // Speed source.
-    if (map.has("speed")) {
-      MapReader speed(reader, map.get("speed"), "the job speed");
-      if (speed.valid()) {
-        if (auto source = speed.choice("source", "speed source", {"duration", "pollux", "gavel", "analytical"}, true))
-          spec->speed_source = *source;
-        auto tables = speed.string("tables");
-        double efficiency = speed.number("efficiency", 1e-3, 1.0).value_or(0.5);
-        const auto colocation = speed.choice("colocation", "co-location slowdown", {"measured", "fitted"});
-        if (colocation && spec->speed_source != "gavel")
-          reader.error(speed.get("colocation"), "'colocation' applies to the gavel speed source only (its measured co-located pairs)");
-        // Gradient bytes per Pollux application: the ring flows of network mode (measured_speed.hpp).
-        std::vector<std::tuple<std::string, Bytes, SourceLocation>> gradients;
-        const YAML::Node gradient_map = speed.get("gradients");
-        if (gradient_map.IsDefined()) {
-          if (!gradient_map.IsMap()) {
-            reader.error(gradient_map, "'gradients' must map application names to sizes (\"bert: 440MB\")");
-          } else {
-            for (const auto& kv : gradient_map)
-              if (auto bytes = reader.quantity<Bytes>(kv.second))
-                gradients.emplace_back(kv.first.as<std::string>(), *bytes, reader.where(kv.first));
-          }
-        }
-        speed.finish();
-        if (gradient_map.IsDefined() && spec->speed_source != "pollux")
-          reader.error(gradient_map, "'gradients' applies to the pollux speed source only (the analytical source sizes gradients from the model)");
-        try {
-          if (spec->speed_source == "pollux" || spec->speed_source == "gavel") {
-            if (!tables) {
-              reader.error(map.get("speed"), fmt::format("speed source '{}' needs 'tables' (the measured tables' path)", spec->speed_source));
-            } else if (spec->speed_source == "pollux") {
-              auto pollux = std::make_shared<PolluxSpeedModel>(ctx.resolve_path(*tables));
-              for (const auto& [application, bytes, where] : gradients) {
-                try {
-                  pollux->set_gradient_bytes(application, bytes, where);
-                } catch (const InputError& error) {
-                  reader.sink().append(error.diagnostics());
-                }
-              }
-              spec->speed = std::move(pollux);
-            } else {
-              auto gavel = std::make_shared<GavelSpeedModel>(ctx.resolve_path(*tables));
-              if (colocation == "fitted") gavel->use_fitted_colocation();
-              spec->speed = std::move(gavel);
-            }
-          } else if (spec->speed_source == "analytical") {
-            spec->speed = std::make_shared<AnalyticalSpeedModel>(efficiency);
-          }
-        } catch (const InputError& error) {
-          reader.sink().append(error.diagnostics());
-        }
+    // Speed source: `speed: {source: NAME, …}` with the model's declared options (speed_models.hpp).
+    spec->speed_options = builtin_speed_models().defaults(spec->speed_source);
+    const std::size_t errors_before_speed = reader.sink().size();
+    if (const YAML::Node speed = map.get("speed"); speed.IsDefined())
+      if (auto selection = read_entry(reader, speed, builtin_speed_models(), "source",
+                                      [&ctx](const std::string& path) { return ctx.resolve_path(path); })) {
+        spec->speed_source = selection->name;
+        spec->speed_options = std::move(selection->options);
+      }
+    if (reader.sink().size() == errors_before_speed) {  // its options as declared: the model can be made
+      try {
+        spec->speed = builtin_speed_models().at(spec->speed_source).value(spec->speed_options);
+      } catch (const InputError& error) {
+        reader.sink().append(error.diagnostics());
       }
     }
-    if (!spec->speed && spec->speed_source == "duration") spec->speed = std::make_shared<DurationSpeedModel>();
 
     // Scheduler: a name, or a map with `name` and its declared options.
     spec->scheduler_options = builtin_schedulers().defaults(spec->scheduler);
+    spec->placement_options = builtin_placements().defaults(spec->placement);
     if (const YAML::Node scheduler = map.get("scheduler"); scheduler.IsDefined())
       if (auto selection = read_entry(reader, scheduler, builtin_schedulers(), "name",
                                       [&ctx](const std::string& path) { return ctx.resolve_path(path); })) {
         spec->scheduler = selection->name;
         spec->scheduler_options = std::move(selection->options);
       }
-    if (auto placement = map.choice("placement", "placement", builtin_placements().names())) spec->placement = *placement;
+    if (const YAML::Node placement = map.get("placement"); placement.IsDefined())
+      if (auto selection = read_entry(reader, placement, builtin_placements())) {
+        spec->placement = selection->name;
+        spec->placement_options = std::move(selection->options);
+      }
     if (auto network = map.boolean("network")) spec->network = *network;
     if (auto cost = map.quantity<Seconds>("restart_cost")) spec->restart_cost = *cost;
     if (auto batch = map.quantity<Seconds>("batch")) spec->batch = *batch;
@@ -315,7 +282,7 @@ class ClusterKind final : public WorkloadKind {
       input.controller_host = zone->create_host("controller", 1e18)->seal();
       zone->seal();
     }
-    const auto placement = builtin_placements().at(spec->placement).value(scenario.run.seed);
+    const auto placement = builtin_placements().at(spec->placement).value(spec->placement_options, scenario.run.seed);
     const auto scheduler = builtin_schedulers()
                                .at(spec->scheduler)
                                .value(SchedulerContext{spec->scheduler_options, *placement, *spec->speed,
@@ -350,7 +317,7 @@ class ClusterKind final : public WorkloadKind {
  private:
   static void check_jobs(WorkloadParseContext& ctx, ClusterWorkload& spec) {
     const int total = static_cast<int>(ctx.cluster.gpu_count());
-    const bool needs_model = spec.speed_source != "duration";
+    const bool needs_model = spec.speed && spec.speed->needs_job_models();
     for (const JobRecord& job : spec.trace.jobs) {
       if (total > 0 && job.gpus > total && !spec.report_oversized)
         ctx.reader.sink().error(job.where, fmt::format("job '{}' asks for {} GPUs but the cluster has {} (set oversized_jobs: report to "
@@ -374,7 +341,7 @@ class ClusterKind final : public WorkloadKind {
       }
     }
     try {
-      const auto placement = builtin_placements().at(spec.placement).value(0);
+      const auto placement = builtin_placements().at(spec.placement).value(spec.placement_options, 0);
       const std::vector<ServerInfo> servers = cluster_servers(ctx.cluster, spec.servers_per_rack);
       const auto scheduler =
           builtin_schedulers()

@@ -18,10 +18,12 @@ namespace dnnsim {
 struct ClusterWorkload : WorkloadSpec {
   JobTrace trace;  // filtered, models mapped
   std::shared_ptr<const JobSpeedModel> speed;
-  std::string speed_source = "duration";
+  std::string speed_source = "duration";  // a name of builtin_speed_models()
+  Options speed_options;                  // its declared options
   std::string scheduler = "fifo";
   Options scheduler_options;  // its declared options (planners/jobs/job_scheduler.hpp)
   std::string placement = "consolidated";
+  Options placement_options;
   bool network = false;
   bool report_oversized = false;  // oversized_jobs: report (never_fits rows) instead of an error
   Seconds restart_cost{0};

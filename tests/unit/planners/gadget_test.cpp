@@ -63,7 +63,7 @@ struct GadgetFixture {
   std::vector<JobRecord> records;
   ClusterState state;
   LinearSpeed speed;
-  std::unique_ptr<PlacementPolicy> placement = builtin_placements().at("consolidated").value(0);
+  std::unique_ptr<PlacementPolicy> placement = testing::make_placement("consolidated");
 
   // Two 4-GPU servers of one rack (100 GB/s inside, 1 GB/s NICs); jobs (GPUs asked, work per
   // iteration in GPU-seconds, iterations), all queued.

@@ -18,7 +18,7 @@ struct Fixture {
   std::vector<JobRecord> records;
   ClusterState state;
   DurationSpeedModel speed;
-  std::unique_ptr<PlacementPolicy> placement = builtin_placements().at("consolidated").value(0);
+  std::unique_ptr<PlacementPolicy> placement = testing::make_placement("consolidated");
 
   // One server of `gpus` GPUs; jobs (user, GPUs, duration), all queued at t = 0.
   Fixture(int gpus, std::vector<std::tuple<std::string, int, double>> jobs) {

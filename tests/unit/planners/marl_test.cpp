@@ -95,7 +95,7 @@ struct MarlFixture {
   ClusterState state;
   std::string policy;
   DurationSpeedModel speed;
-  std::unique_ptr<PlacementPolicy> placement = builtin_placements().at("consolidated").value(0);
+  std::unique_ptr<PlacementPolicy> placement = testing::make_placement("consolidated");
 
   // Two servers of two GPUs on racks 0 and 1; `queued` one-GPU jobs waiting; two agents.
   explicit MarlFixture(int queued) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "planners/jobs/placement.hpp"
+#include "tests/support/planner_entries.hpp"
 
 namespace dnnsim {
 namespace {
@@ -21,7 +22,7 @@ JobView job_of(int gpus) {
 }
 
 Placement place(const std::string& name, const ClusterState& state, int gpus) {
-  const auto policy = builtin_placements().at(name).value(1);
+  const auto policy = testing::make_placement(name, 1);
   auto where = policy->place(state, state.free_gpus, job_of(gpus));
   EXPECT_TRUE(where.has_value());
   return where.value_or(Placement{});
@@ -65,7 +66,7 @@ TEST(Placement, RandomIsSeededAndTakesFreeGpusOnly) {
   EXPECT_EQ(a, b);
   EXPECT_EQ(a.gpus(), 5);
   for (const auto& [server, count] : a.slices) EXPECT_LE(count, state.free_gpus[server]);
-  const auto policy = builtin_placements().at("random").value(1);
+  const auto policy = testing::make_placement("random", 1);
   EXPECT_FALSE(policy->place(state, state.free_gpus, job_of(7)).has_value());
 }
 
