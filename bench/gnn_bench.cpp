@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   for (const char* ordering : {"uniform", "proximity"}) {
     Rng order_rng(5);
     const std::vector<NodeId> order =
-        builtin_orderings().at(ordering).value(graph, training, {.sequences = 4}, order_rng);
+        builtin_orderings().at(ordering).value(graph, training, builtin_orderings().defaults(ordering), order_rng);
     std::vector<MiniBatch> sampled;
     std::vector<CrossPartitionCount> cross(partitionings.size());
     start = std::chrono::steady_clock::now();

@@ -105,8 +105,10 @@ std::optional<OptionValue> read_value(YamlReader& reader, const YAML::Node& node
       for (const auto& item : node) {
         auto key = reader.string(item.first);
         auto value = read_quantity(reader, item.second, spec);
-        if (key && value) values.emplace_back(*key, *value);
-        else ok = false;
+        if (key && value)
+          values.emplace_back(*key, *value);
+        else
+          ok = false;
       }
       return ok ? std::optional<OptionValue>(std::move(values)) : std::nullopt;
     }

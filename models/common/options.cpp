@@ -96,7 +96,8 @@ std::string OptionSpec::default_text() const {
             return fmt::format("{}", value);
           else if constexpr (std::is_same_v<T, NamedQuantities>) {
             std::vector<std::string> texts;
-            for (const auto& [key, v] : value) texts.push_back(fmt::format("{}: {}", key, format_quantity(v, dimension)));
+            for (const auto& [key, v] : value)
+              texts.push_back(fmt::format("{}: {}", key, format_quantity(v, dimension)));
             return fmt::format("{{{}}}", fmt::join(texts, ", "));
           } else if constexpr (std::is_same_v<T, std::vector<double>>) {
             if (type != OptionType::quantities) return fmt::format("[{}]", fmt::join(value, ", "));

@@ -27,23 +27,23 @@
 namespace dnnsim {
 
 enum class OptionType {
-  boolean,     // true | false
-  integer,     // a whole number
-  number,      // a real number without a unit (a ratio, a weight)
-  quantity,    // a number with a unit of OptionSpec::dimension ("60s", "25MB")
-  choice,      // one of OptionSpec::choices
-  integers,    // a list of whole numbers
-  numbers,     // a list of real numbers
-  quantities,  // a list of numbers with units of OptionSpec::dimension
+  boolean,       // true | false
+  integer,       // a whole number
+  number,        // a real number without a unit (a ratio, a weight)
+  quantity,      // a number with a unit of OptionSpec::dimension ("60s", "25MB")
+  choice,        // one of OptionSpec::choices
+  integers,      // a list of whole numbers
+  numbers,       // a list of real numbers
+  quantities,    // a list of numbers with units of OptionSpec::dimension
   quantity_map,  // a mapping from names to numbers with units ({bert: "440MB"}), in the order written
-  choices,     // a list of distinct OptionSpec::choices
-  file,        // a path, resolved against the scenario's folder
-  text,        // a string an entry parses itself (a pipeline layout), checked by the entry
+  choices,       // a list of distinct OptionSpec::choices
+  file,          // a path, resolved against the scenario's folder
+  text,          // a string an entry parses itself (a pipeline layout), checked by the entry
 };
 
 using NamedQuantities = std::vector<std::pair<std::string, double>>;
-using OptionValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>, std::vector<double>,
-                                 std::vector<std::string>, NamedQuantities>;
+using OptionValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>,
+                                 std::vector<double>, std::vector<std::string>, NamedQuantities>;
 
 struct OptionSpec {
   std::string name;
@@ -225,7 +225,8 @@ template <class Q>
 std::vector<std::pair<std::string, Q>> Options::quantity_map(std::string_view name) const {
   std::vector<std::pair<std::string, Q>> result;
   if (!has(name)) return result;
-  for (const auto& [key, value] : get<NamedQuantities>(name, OptionType::quantity_map)) result.emplace_back(key, Q(value));
+  for (const auto& [key, value] : get<NamedQuantities>(name, OptionType::quantity_map))
+    result.emplace_back(key, Q(value));
   return result;
 }
 

@@ -27,7 +27,7 @@ struct EpochSetup {
   std::vector<std::uint32_t> fanouts;  // from the output layer
   std::string sampler = "node-wise";
   std::string ordering = "uniform";
-  OrderingOptions ordering_options;
+  Options ordering_options;  // its declared options: builtin_orderings().defaults(ordering) when none are given
   std::string cache = "none";
   std::uint64_t cache_nodes_per_server = 0;  // split evenly across the server's GPUs
   std::uint64_t seed = 1;

@@ -100,15 +100,15 @@ MiniBatch full_neighbour(const CsrGraph& graph, std::span<const NodeId> seeds, s
   });
 }
 
-std::vector<NodeId> uniform_order(const CsrGraph&, std::span<const NodeId> training, const OrderingOptions&, Rng& rng) {
+std::vector<NodeId> uniform_order(const CsrGraph&, std::span<const NodeId> training, const Options&, Rng& rng) {
   std::vector<NodeId> order(training.begin(), training.end());
   for (std::size_t i = order.size(); i > 1; --i)
     std::swap(order[i - 1], order[uniform_below(rng, static_cast<std::uint32_t>(i))]);
   return order;
 }
 
-std::vector<NodeId> proximity_order(const CsrGraph& graph, std::span<const NodeId> training,
-                                    const OrderingOptions& options, Rng& rng) {
+std::vector<NodeId> proximity_order(const CsrGraph& graph, std::span<const NodeId> training, const Options& options,
+                                    Rng& rng) {
   const NodeId n = graph.num_nodes();
   std::vector<char> is_training(n, 0), visited(n, 0), emitted(n, 0);
   for (NodeId v : training) is_training[v] = 1;
@@ -120,7 +120,7 @@ std::vector<NodeId> proximity_order(const CsrGraph& graph, std::span<const NodeI
     if (next_root == roots.size()) return std::nullopt;
     return roots[next_root++];
   };
-  std::vector<std::deque<NodeId>> queues(std::max<std::uint32_t>(options.sequences, 1));
+  std::vector<std::deque<NodeId>> queues(static_cast<std::size_t>(options.integer("sequences")));
   std::vector<NodeId> order;
   order.reserve(training.size());
   const auto visit = [&](std::deque<NodeId>& queue, NodeId v) {
@@ -153,6 +153,13 @@ std::vector<NodeId> proximity_order(const CsrGraph& graph, std::span<const NodeI
   return order;
 }
 
+OptionSchema proximity_options() {
+  OptionSchema schema;
+  schema.integer("sequences", 4, "concurrent BFS runs, each emitting the training nodes it reaches in turn")
+      .range(1, 1 << 20);
+  return schema;
+}
+
 }  // namespace
 
 void count_cross_partition(const MiniBatch& batch, const Partitioning& partitioning, CrossPartitionCount& count) {
@@ -183,7 +190,7 @@ const OrderingRegistry& builtin_orderings() {
     r.add("uniform", "a fresh uniform shuffle of the training nodes every epoch", "DGL DataLoader(shuffle=True)",
           uniform_order);
     r.add("proximity", "`sequences` BFS runs from random training roots emit training nodes in turn",
-          "Liu et al., BGL, NSDI'23 §4.1 (reconstructed)", proximity_order);
+          "Liu et al., BGL, NSDI'23 §4.1 (reconstructed)", proximity_order, proximity_options());
     return r;
   }();
   return registry;

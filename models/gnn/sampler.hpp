@@ -25,6 +25,7 @@
 #include <span>
 #include <vector>
 
+#include "models/common/options.hpp"
 #include "models/common/registry.hpp"
 #include "models/gnn/graph.hpp"
 #include "models/gnn/partitioner.hpp"
@@ -79,11 +80,9 @@ using SampleFunction = std::function<MiniBatch(const CsrGraph&, std::span<const 
 using SamplerRegistry = Registry<SampleFunction>;
 [[nodiscard]] const SamplerRegistry& builtin_samplers();
 
-struct OrderingOptions {
-  std::uint32_t sequences = 4;  // proximity: concurrent BFS runs
-};
-using OrderFunction = std::function<std::vector<NodeId>(const CsrGraph&, std::span<const NodeId> training_nodes,
-                                                        const OrderingOptions&, Rng&)>;
+// An ordering's declared options (`dnnsim list orderings --options`) as the scenario gave them.
+using OrderFunction =
+    std::function<std::vector<NodeId>(const CsrGraph&, std::span<const NodeId> training_nodes, const Options&, Rng&)>;
 using OrderingRegistry = Registry<OrderFunction>;
 [[nodiscard]] const OrderingRegistry& builtin_orderings();
 

@@ -147,19 +147,25 @@ class TiresiasScheduler final : public JobScheduler {
 // completions only fill free GPUs (its reactive mode).
 // With `packing: 1`, Gandiva's packing (§4.3) follows: each single-GPU job still waiting shares the
 // GPU of the running single-GPU job (not packed, not being preempted) with which the pair's combined
-// normalised throughput 1/s_a + 1/s_b is highest, if above 1 — the speed model's measured co-located
+// normalised throughput 1/s_a + 1/s_b is highest, if above `min_throughput` (1: any gain; Gandiva's
+// trial packs only pairs that beat time slicing by a margin) — the speed model's measured co-located
 // slowdowns (Gavel's tables) stand in for Gandiva's trial-and-measure, so a pair that would lose is
 // never packed and nothing needs unpacking; a pair ends when either job ends or is preempted.
 class GandivaScheduler final : public JobScheduler {
  public:
   explicit GandivaScheduler(const SchedulerContext& ctx)
-      : placement_(&ctx.placement), speed_(&ctx.speed), round_(ctx.options.quantity<Seconds>("quantum")),
-        packing_(ctx.options.flag("packing")) {}
+      : placement_(&ctx.placement),
+        speed_(&ctx.speed),
+        round_(ctx.options.quantity<Seconds>("quantum")),
+        packing_(ctx.options.flag("packing")),
+        min_throughput_(ctx.options.number("min_throughput")) {}
   static OptionSchema options() {
     OptionSchema schema;
     schema.quantity<Seconds>("quantum", Seconds(60), "time-slicing quantum when GPUs are oversubscribed")
         .at_least(1e-3);
     schema.boolean("packing", false, "pack single-GPU jobs in pairs on one GPU where Gavel's tables say it pays");
+    schema.number("min_throughput", 1.0, "packing: the least combined normalised throughput 1/s_a + 1/s_b of a pair")
+        .range(1.0, 2.0);
     return schema;
   }
   std::optional<Seconds> round() const override { return round_; }
@@ -186,7 +192,7 @@ class GandivaScheduler final : public JobScheduler {
     for (const JobView& guest : state.queued) {
       if (guest.gpus != 1 || decided.count(guest.id)) continue;
       const JobView* best = nullptr;
-      double best_throughput = 1.0;
+      double best_throughput = min_throughput_;
       for (const JobView& host : state.running) {
         if (host.gpus != 1 || host.packed_with || decided.count(host.id)) continue;
         const std::string& gpu_type = state.servers[host.placement->slices.front().first].gpu_type;
@@ -210,6 +216,7 @@ class GandivaScheduler final : public JobScheduler {
   const JobSpeedModel* speed_;
   Seconds round_;
   bool packing_;
+  double min_throughput_;
 };
 
 // Optimus-like (EuroSys'18 §4.2; DL2's re-implementation): every job that can run gets one GPU

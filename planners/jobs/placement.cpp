@@ -178,11 +178,14 @@ class HeterogeneityAwarePlacement final : public PlacementPolicy {
 
 void register_builtin_placements(PlacementRegistry& registry) {
   registry.add("consolidated", "fewest servers, one rack first, best fit (YARN-CS-like)",
-               "Tiresias NSDI'19 simulator `yarn` scheme", [](const Options&, std::uint64_t) { return std::make_unique<ConsolidatedPlacement>(); });
-  registry.add("random", "uniformly random free GPUs, seeded per (job, date)", "Tiresias NSDI'19 simulator `random` scheme",
+               "Tiresias NSDI'19 simulator `yarn` scheme",
+               [](const Options&, std::uint64_t) { return std::make_unique<ConsolidatedPlacement>(); });
+  registry.add("random", "uniformly random free GPUs, seeded per (job, date)",
+               "Tiresias NSDI'19 simulator `random` scheme",
                [](const Options&, std::uint64_t seed) { return std::make_unique<RandomPlacement>(seed); });
   registry.add("least-loaded", "the servers with the most free GPUs first (spread, load balancing)",
-               "DL2 / Harmony baselines (papers-cluster.md §2)", [](const Options&, std::uint64_t) { return std::make_unique<LeastLoadedPlacement>(); });
+               "DL2 / Harmony baselines (papers-cluster.md §2)",
+               [](const Options&, std::uint64_t) { return std::make_unique<LeastLoadedPlacement>(); });
   registry.add("topology-aware", "fewest links crossed: one server, else one rack, else fewest racks", "dnnsim",
                [](const Options&, std::uint64_t) { return std::make_unique<TopologyAwarePlacement>(); });
   registry.add("heterogeneity-aware", "fastest GPU type that holds the whole job, consolidated there",

@@ -16,7 +16,6 @@
 #include <optional>
 #include <vector>
 
-#include "models/common/registry.hpp"
 #include "models/common/options.hpp"
 #include "models/common/registry.hpp"
 #include "planners/jobs/cluster_state.hpp"

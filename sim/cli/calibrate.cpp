@@ -33,7 +33,8 @@ class MissingCudaBackend final : public CalibrationBackend {
 // Built with nvcc present: the "cuda" backend lives in a module (DNNSIM_CUDA_MODULE, built beside
 // dnnsim) loaded here, so that only the commands that list or run backends pay for cuBLAS.
 void register_cuda_module(CalibrationBackendRegistry& registry) {
-  std::string why = "this dnnsim was built without CUDA (CMake found no nvcc); rebuild where /usr/local/cuda/bin/nvcc exists";
+  std::string why =
+      "this dnnsim was built without CUDA (CMake found no nvcc); rebuild where /usr/local/cuda/bin/nvcc exists";
 #ifdef DNNSIM_CUDA_MODULE
   void* module = ::dlopen(DNNSIM_CUDA_MODULE, RTLD_NOW | RTLD_LOCAL);
   const auto entry = module == nullptr ? nullptr
@@ -63,7 +64,8 @@ const CalibrationBackendRegistry& calibration_backends() {
 
 int run_calibrate(const CalibrateOptions& options) {
   const CalibrationBackendRegistry& registry = calibration_backends();
-  const CalibrationBackend& backend = *registry.at(options.backend, SourceLocation{"--backend " + options.backend, 0, 0}).value;
+  const CalibrationBackend& backend =
+      *registry.at(options.backend, SourceLocation{"--backend " + options.backend, 0, 0}).value;
   if (std::string why; !backend.available(why)) {
     std::cerr << fmt::format("dnnsim calibrate: the {} backend cannot run here: {}\n", options.backend, why);
     return 1;

@@ -230,7 +230,8 @@ int main(int argc, char** argv) {
 
   dnnsim::cli::CalibrateOptions calibrate_options;
   auto* calibrate = app.add_subcommand("calibrate", "run microbenchmarks and write a calibration table");
-  calibrate->add_option("--backend", calibrate_options.backend, "a calibration backend (dnnsim list backends): cpu or cuda");
+  calibrate->add_option("--backend", calibrate_options.backend,
+                        "a calibration backend (dnnsim list backends): cpu or cuda");
   calibrate->add_option("--out", calibrate_options.out, "table file (default: calibration-<device>.yaml)");
   calibrate->add_flag("--quick", calibrate_options.quick, "small sizes, few repetitions (seconds, not minutes)");
   dnnsim::cli::ConvergenceOptions convergence_options;

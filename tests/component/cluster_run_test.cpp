@@ -306,7 +306,8 @@ TEST(ClusterRun, GradientSizesAreCheckedAgainstTheTables) {
   const auto errors_of = [&](const std::string& speed) {
     return testing::diagnostics_thrown_by([&] { (void)testing::load(cluster_yaml(trace, "fifo", 1, 4, speed)); });
   };
-  const auto unknown = errors_of("  speed: {source: pollux, tables: " + tables + ", gradients: {cifar100: \"40MB\"}}\n");
+  const auto unknown =
+      errors_of("  speed: {source: pollux, tables: " + tables + ", gradients: {cifar100: \"40MB\"}}\n");
   ASSERT_EQ(unknown.size(), 1u);
   EXPECT_NE(unknown[0].message.find("did you mean 'cifar10'"), std::string::npos) << unknown[0].message;
   const auto negative = errors_of("  speed: {source: pollux, tables: " + tables + ", gradients: {bert: \"-1MB\"}}\n");

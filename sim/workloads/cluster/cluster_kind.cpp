@@ -1,7 +1,5 @@
 #include "sim/workloads/cluster/cluster_kind.hpp"
 
-#include <simgrid/s4u.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,10 +7,11 @@
 #include <fstream>
 #include <limits>
 #include <set>
+#include <simgrid/s4u.hpp>
 
+#include "models/common/option_reader.hpp"
 #include "models/cost/compute_cost.hpp"
 #include "planners/jobs/speed_models.hpp"
-#include "models/common/option_reader.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"

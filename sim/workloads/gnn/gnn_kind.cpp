@@ -12,6 +12,7 @@
 #include <map>
 #include <numeric>
 
+#include "models/common/option_reader.hpp"
 #include "models/gnn/batch_cost.hpp"
 #include "models/gnn/partitioner.hpp"
 #include "models/gnn/sampler.hpp"
@@ -92,8 +93,12 @@ void read_sampling(YamlReader& reader, MapReader& map, GnnWorkload& spec) {
     if (fanouts.IsSequence() && fanouts.size() == 0) reader.error(fanouts, "fanouts needs one entry per GNN layer");
   }
   if (auto batch = map.integer("batch_size", 1, 1 << 30, true)) setup.batch_size = static_cast<std::uint32_t>(*batch);
-  if (auto ordering = map.choice("ordering", "seed ordering", gnn::builtin_orderings().names())) setup.ordering = *ordering;
-  if (auto sequences = map.integer("sequences", 1, 1 << 20)) setup.ordering_options.sequences = static_cast<std::uint32_t>(*sequences);
+  setup.ordering_options = gnn::builtin_orderings().defaults(setup.ordering);
+  if (YAML::Node ordering = map.get("ordering"); ordering.IsDefined())
+    if (auto selection = read_entry(reader, ordering, gnn::builtin_orderings())) {
+      setup.ordering = selection->name;
+      setup.ordering_options = std::move(selection->options);
+    }
   if (auto epochs = map.integer("epochs", 1, 1 << 20)) setup.epochs = static_cast<std::uint32_t>(*epochs);
 }
 

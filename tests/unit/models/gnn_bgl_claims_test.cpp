@@ -32,6 +32,7 @@ double mean_hit_ratio(const char* ordering, const char* cache) {
                      {.batch_size = 100,
                       .fanouts = {15, 10, 5},
                       .ordering = ordering,
+                      .ordering_options = builtin_orderings().defaults(ordering),
                       .cache = cache,
                       .cache_nodes_per_server = pubmed().num_nodes() / 4,
                       .seed = seed});

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "models/gnn/sampler.hpp"
+#include "tests/support/options.hpp"
 
 namespace dnnsim::gnn {
 namespace {
@@ -92,7 +93,12 @@ TEST(GnnSampler, ProximityOrderingIsABfsSequence) {
   for (NodeId v = 0; v < 10; ++v) training[v] = v;
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     Rng rng(seed);
-    const auto order = builtin_orderings().at("proximity").value(graph, training, {.sequences = 1}, rng);
+    const auto order =
+        builtin_orderings()
+            .at("proximity")
+            .value(graph, training,
+                   dnnsim::testing::options_of(builtin_orderings(), "proximity", {{"sequences", std::int64_t{1}}}),
+                   rng);
     ASSERT_EQ(std::set<NodeId>(order.begin(), order.end()).size(), 10u);
     const auto distance = [&](NodeId v) { return v > order[0] ? v - order[0] : order[0] - v; };
     for (std::size_t i = 1; i < order.size(); ++i) EXPECT_LE(distance(order[i - 1]), distance(order[i]));

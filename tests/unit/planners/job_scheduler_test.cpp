@@ -72,8 +72,10 @@ class TablePackingSpeed final : public JobSpeedModel {
 };
 
 // Two GPUs, both busy with single-GPU jobs j0 and j1; j2 (1 GPU) and j3 (2 GPUs) wait. Gandiva with
-// packing, on an arrival, given the co-located slowdowns `table` (victim, aggressor).
-std::vector<Decision> gandiva_packing(const std::map<std::pair<std::string, std::string>, double>& table) {
+// packing, on an arrival, given the co-located slowdowns `table` (victim, aggressor) and the least
+// throughput of a packed pair.
+std::vector<Decision> gandiva_packing(const std::map<std::pair<std::string, std::string>, double>& table,
+                                      double min_throughput = 1.0) {
   Fixture f(2, {{"u", 1, 10}, {"u", 1, 10}, {"u", 1, 10}, {"u", 2, 10}});
   for (int k = 0; k < 2; ++k) {
     f.state.running.push_back(f.state.queued.front());
@@ -82,7 +84,8 @@ std::vector<Decision> gandiva_packing(const std::map<std::pair<std::string, std:
   }
   f.state.free_gpus = {0};
   const TablePackingSpeed speed(table);
-  return testing::make_scheduler("gandiva", speed, *f.placement, {{"packing", true}})
+  return testing::make_scheduler("gandiva", speed, *f.placement,
+                                 {{"packing", true}, {"min_throughput", min_throughput}})
       ->decide(f.state, SchedulerEvent::arrival);
 }
 
@@ -99,6 +102,17 @@ TEST(JobSchedulers, GandivaPacksOntoTheBestPartner) {
 // Every pair 2× slower: 1/2 + 1/2 = 1 job's worth, no gain: nothing is packed.
 TEST(JobSchedulers, GandivaDoesNotPackAPairThatDoesNotPay) {
   EXPECT_TRUE(gandiva_packing({{{"j2", "j0"}, 2}, {{"j0", "j2"}, 2}, {{"j2", "j1"}, 2}, {{"j1", "j2"}, 2}}).empty());
+}
+
+// The table of GandivaPacksOntoTheBestPartner with a higher bar: beside j1 the pair gives 1.39 (above
+// 1.35, below 1.4), beside j0 1.33 (below both).
+TEST(JobSchedulers, GandivaPacksOnlyPairsAboveItsThroughputBar) {
+  const std::map<std::pair<std::string, std::string>, double> table = {
+      {{"j2", "j0"}, 1.5}, {{"j0", "j2"}, 1.5}, {{"j2", "j1"}, 1.2}, {{"j1", "j2"}, 1.8}};
+  const auto packed = gandiva_packing(table, 1.35);
+  ASSERT_EQ(packed.size(), 1u);
+  EXPECT_EQ(packed[0].partner, 1u);
+  EXPECT_TRUE(gandiva_packing(table, 1.4).empty());
 }
 
 // A packed pair holds one GPU: in a preemptive allocation both keep running for one GPU of budget,

@@ -1,7 +1,8 @@
 // Placement policies (planners/jobs/placement.hpp) on hand-built clusters: what each must choose.
+#include "planners/jobs/placement.hpp"
+
 #include <gtest/gtest.h>
 
-#include "planners/jobs/placement.hpp"
 #include "tests/support/planner_entries.hpp"
 
 namespace dnnsim {

@@ -49,11 +49,14 @@ std::string body(const std::string& graph, const std::string& extra = "") {
 
 TEST(ScenarioGnn, ReadsEveryKey) {
   const std::string graph = write_file("cora.edges", kCoraIds);
-  const Scenario s = load(kCluster + body(graph,
-                                          "  training_nodes: 0.5\n  partitioner: metis\n  sampler: node-wise\n  ordering: proximity\n"
-                                          "  sequences: 3\n  epochs: 2\n  cache: {policy: fifo, per_gpu: \"1MiB\"}\n"
-                                          "  pipeline: {cores: isolated, queue_depth: 2, split: {sample: 8, gather: 4, copy: 1, dispatch: 2}}\n"
-                                          "  cpu_costs: {sample_edge: \"0.2us\", gather_bandwidth: \"4GB/s\", op_dispatch: \"5us\"}\n"));
+  const Scenario s =
+      load(kCluster +
+           body(graph,
+                "  training_nodes: 0.5\n  partitioner: metis\n  sampler: node-wise\n  ordering: {name: proximity, "
+                "sequences: 3}\n"
+                "  epochs: 2\n  cache: {policy: fifo, per_gpu: \"1MiB\"}\n"
+                "  pipeline: {cores: isolated, queue_depth: 2, split: {sample: 8, gather: 4, copy: 1, dispatch: 2}}\n"
+                "  cpu_costs: {sample_edge: \"0.2us\", gather_bandwidth: \"4GB/s\", op_dispatch: \"5us\"}\n"));
   const auto* spec = s.workload_as<GnnWorkload>();
   ASSERT_NE(spec, nullptr);
   EXPECT_EQ(spec->node_count, 2708u);
@@ -61,7 +64,8 @@ TEST(ScenarioGnn, ReadsEveryKey) {
   EXPECT_EQ(spec->setup.gpus_per_server, 2u);
   EXPECT_EQ(spec->setup.fanouts, (std::vector<std::uint32_t>{10, 5}));
   EXPECT_EQ(spec->setup.epochs, 2u);
-  EXPECT_EQ(spec->setup.ordering_options.sequences, 3u);
+  EXPECT_EQ(spec->setup.ordering, "proximity");
+  EXPECT_EQ(spec->setup.ordering_options.integer("sequences"), 3);
   // 1 MiB per GPU of 1,433 fp32 features (5,732 B): 182 nodes per GPU, 364 per server.
   EXPECT_EQ(spec->setup.cache_nodes_per_server, 364u);
   EXPECT_EQ(spec->split, (std::vector<std::uint32_t>{8, 4, 1, 2}));
