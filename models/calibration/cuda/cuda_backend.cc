@@ -51,6 +51,9 @@ constexpr std::array kDeviceRules{
     DeviceRule{"H100", "NVL", "H100-PCIe"},       // "NVIDIA H100 NVL": a PCIe card
     DeviceRule{"H100", "", "H100-SXM"},           // "NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB"
     DeviceRule{"H200", "", "H200"},               // "NVIDIA H200", "NVIDIA H200 NVL"
+    DeviceRule{"B200", "", "B200"},               // "NVIDIA B200" (HGX/DGX B200)
+    DeviceRule{"GB200", "", "GB200"},             // "NVIDIA GB200" (a Blackwell GPU of a GB200 superchip)
+    DeviceRule{"GB300", "", "GB300"},             // "NVIDIA GB300"
     DeviceRule{"X2", "TEGRA", "Jetson-TX2"},      // "NVIDIA Tegra X2" (deviceQuery on a Jetson TX2)
     // No rule for the Jetson Nano: CUDA names it "NVIDIA Tegra X1", as it does the Jetson TX1, whose
     // Tegra X1 has twice the CUDA cores; the raw name is kept.

@@ -165,6 +165,9 @@ TEST(CatalogNameForDevice, MapsTheCommonNamesOfEveryCatalogGpu) {
       {"NVIDIA H100-SXM5-80GB", "H100-SXM"},
       {"NVIDIA H200", "H200"},
       {"NVIDIA H200 NVL", "H200"},
+      {"NVIDIA B200", "B200"},
+      {"NVIDIA GB200", "GB200"},
+      {"NVIDIA GB300", "GB300"},
       {"nvidia a100-sxm4-80gb", "A100-80GB-SXM"},  // case does not matter
       {"NVIDIA Tegra X2", "Jetson-TX2"},
   };
