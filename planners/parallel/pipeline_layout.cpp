@@ -10,6 +10,8 @@
 namespace dnnsim {
 namespace {
 
+constexpr std::size_t kMaxLetters = std::size_t{1} << 20;
+
 // Expands "Et*3|(t*4|)*14ttL" into "Ettt|tttt|…|ttL"; an empty result with `problem` set on bad syntax.
 class Expander {
  public:
@@ -47,9 +49,14 @@ class Expander {
         std::size_t end = at_;
         while (end < text_.size() && std::isdigit(static_cast<unsigned char>(text_[end]))) ++end;
         if (end == at_) return fail("'*' without a count");
+        // A layout names at most one letter per layer: a count or an expansion beyond kMaxLetters is
+        // a typo, refused before it is multiplied out.
+        if (end - at_ > 7) return fail(fmt::format("count '{}' is too large", text_.substr(at_, end - at_)));
         times = std::stoi(text_.substr(at_, end - at_));
         at_ = end;
       }
+      if (item.size() * static_cast<std::size_t>(times) + out.size() > kMaxLetters)
+        return fail(fmt::format("it expands to more than {} letters", kMaxLetters));
       for (int i = 0; i < times; ++i) out += item;
     }
     return out;

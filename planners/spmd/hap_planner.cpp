@@ -55,7 +55,7 @@ class HapPlanner final : public SpmdPlanner {
     std::vector<int> counts{1, 2, 4, 8};
     if (options.has("segments") && !options.keyword("segments"))
       counts = {static_cast<int>(options.integer("segments"))};
-    SearchOptions search;
+    ProgramSearchOptions search;
     search.sfb = options.flag("sfb");
     search.grouped = options.flag("grouped");
     search.max_states = static_cast<std::size_t>(options.integer("max_states"));
@@ -82,7 +82,7 @@ class HapPlanner final : public SpmdPlanner {
 
  private:
   static SpmdPlan alternate(const OpGraph& graph, const SpmdCluster& cluster, const std::vector<int>& segment,
-                            int count, const SearchOptions& search, int max_rounds) {
+                            int count, const ProgramSearchOptions& search, int max_rounds) {
     SpmdPlan best;
     best.predicted_iteration_s = std::numeric_limits<double>::infinity();
     ShardRatios ratios;
@@ -114,7 +114,7 @@ class SbpPlanner final : public SpmdPlanner {
     SpmdPlan plan;
     const Mesh mesh{{static_cast<int>(cluster.size())}};
     plan.ratios = ShardRatios::even(mesh);
-    SearchOptions search;
+    ProgramSearchOptions search;
     search.model = SpmdCostModel::sbp;
     plan.program = search_program(graph, {}, plan.ratios, cluster, search, &plan.statistics);
     plan.predicted_iteration_s = program_cost(graph, plan.program, plan.ratios, cluster);

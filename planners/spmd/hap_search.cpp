@@ -47,7 +47,7 @@ std::vector<OpId> effective_last_use(const OpGraph& graph) {
 class Search {
  public:
   Search(const OpGraph& graph, const std::vector<int>& segment, const ShardRatios& ratios, const SpmdCluster& cluster,
-         const SearchOptions& options)
+         const ProgramSearchOptions& options)
       : graph_(graph),
         segment_(segment),
         ratios_(ratios),
@@ -180,7 +180,7 @@ class Search {
   const std::vector<int>& segment_;
   const ShardRatios& ratios_;
   const SpmdCluster& cluster_;
-  const SearchOptions& options_;
+  const ProgramSearchOptions& options_;
   Mesh mesh_;
   CollectiveLines lines_;
   std::vector<OpId> last_use_;
@@ -189,7 +189,8 @@ class Search {
 }  // namespace
 
 SpmdProgram search_program(const OpGraph& graph, const std::vector<int>& segment, const ShardRatios& ratios,
-                           const SpmdCluster& cluster, const SearchOptions& options, SearchStatistics* statistics) {
+                           const SpmdCluster& cluster, const ProgramSearchOptions& options,
+                           SearchStatistics* statistics) {
   SearchStatistics stats;
   SpmdProgram program = Search(graph, segment, ratios, cluster, options).run(stats);
   if (statistics) *statistics = stats;

@@ -23,7 +23,7 @@ namespace dnnsim {
 // Which rules a search may use (baselines restrict the space: data parallelism, tensor parallelism).
 using RuleFilter = std::function<bool(const SpmdOp& op, const ShardingRule& rule)>;
 
-struct SearchOptions {
+struct ProgramSearchOptions {
   SpmdCostModel model = SpmdCostModel::hap;
   RuleFilter filter;              // empty: every rule
   bool grouped = false;           // HAP's grouped Broadcast/Reduce as alternatives to padded collectives
@@ -42,6 +42,6 @@ struct SearchStatistics {
 // @throw std::runtime_error when the filter leaves no complete program (a baseline's programming error).
 [[nodiscard]] SpmdProgram search_program(const OpGraph& graph, const std::vector<int>& segment,
                                          const ShardRatios& ratios, const SpmdCluster& cluster,
-                                         const SearchOptions& options, SearchStatistics* statistics = nullptr);
+                                         const ProgramSearchOptions& options, SearchStatistics* statistics = nullptr);
 
 }  // namespace dnnsim

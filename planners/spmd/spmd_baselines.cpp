@@ -51,7 +51,7 @@ class FixedRatioPlanner final : public SpmdPlanner {
     const Mesh mesh{{static_cast<int>(cluster.size())}};
     plan.ratios = ShardRatios::even(mesh);
     if (proportional_) plan.ratios.values[0][0] = proportional_to_speed(cluster);
-    SearchOptions search;
+    ProgramSearchOptions search;
     search.filter = filter_;
     plan.program = search_program(graph, {}, plan.ratios, cluster, search, &plan.statistics);
     plan.predicted_iteration_s = program_cost(graph, plan.program, plan.ratios, cluster);
@@ -67,7 +67,7 @@ class FixedRatioPlanner final : public SpmdPlanner {
 }  // namespace
 
 SpmdProgram data_parallel_program(const OpGraph& graph, const SpmdCluster& cluster) {
-  SearchOptions search;
+  ProgramSearchOptions search;
   search.filter = data_parallel_rule;
   return search_program(graph, {}, ShardRatios::even(Mesh{{static_cast<int>(cluster.size())}}), cluster, search);
 }

@@ -59,6 +59,10 @@ TEST(PipelineLayout, SyntaxAloneIsCheckedWhenRead) {
   EXPECT_TRUE(layout_syntax_problem("Et*99|L").empty());  // too many blocks: a planning problem
   EXPECT_NE(layout_syntax_problem("Et*3|(t*4|*14ttL").find("')'"), std::string::npos);
   EXPECT_NE(layout_syntax_problem("").find("empty"), std::string::npos);
+  // A count past int (a fuzzer's mutation of a shipped layout) and a nest that multiplies out to
+  // 2^21 letters (2^20 allowed, one per layer at most) are refused, not thrown or expanded.
+  EXPECT_NE(layout_syntax_problem("Et*4|(t*4|)*9223372036854775808tmL").find("too large"), std::string::npos);
+  EXPECT_NE(layout_syntax_problem("((t*1024)*1024)*2").find("more than"), std::string::npos);
 }
 
 }  // namespace
