@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   for (const char* name : partitioners) {
     start = std::chrono::steady_clock::now();
     partitionings.push_back(
-        builtin_partitioners().at(name).value(graph, {.parts = kParts, .training_nodes = training, .seed = 1}));
+        partition_with_defaults(name, graph, {.parts = kParts, .training_nodes = training, .seed = 1}));
     const PartitionStats stats = partition_stats(graph, partitionings.back(), training);
     fmt::print(
         "partition {:<9} {} parts: {:.1f} s, edge cut {:.3f}, balance nodes {:.2f} edges {:.2f} training {:.2f}\n",
@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
     // One GPU's cache of 5% or 25% of the nodes replaying the input-node stream.
     for (const int percent : {5, 25})
       for (const char* policy : {"degree", "lru", "fifo"}) {
-        const auto cache = builtin_caches().at(policy).value(graph, graph.num_nodes() / 100 * percent);
+        const auto cache = builtin_caches().at(policy).value.make(graph, graph.num_nodes() / 100 * percent);
         std::uint64_t hits = 0, accesses = 0;
         for (const MiniBatch& batch : sampled)
           for (NodeId v : batch.input_nodes()) {

@@ -46,7 +46,7 @@ EpochCounts replay_epoch(const CsrGraph& graph, const Partitioning& partitioning
                          std::span<const NodeId> training_nodes, const EpochSetup& setup) {
   const SampleFunction& sample = builtin_samplers().at(setup.sampler).value;
   const OrderFunction& order = builtin_orderings().at(setup.ordering).value;
-  const CacheFactory& cache_factory = builtin_caches().at(setup.cache).value;
+  const CacheFactory& cache_factory = builtin_caches().at(setup.cache).value.make;
   if (partitioning.parts != setup.servers) throw std::logic_error("replay_epoch: one partition per server expected");
   Rng rng(setup.seed);
   std::vector<ServerCache> caches;

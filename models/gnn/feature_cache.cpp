@@ -116,19 +116,21 @@ const CacheRegistry& builtin_caches() {
   static const CacheRegistry registry = [] {
     CacheRegistry r("cache policy");
     r.add("none", "no GPU cache: every feature comes from host memory or a remote server", "DGL (no cache)",
-          [](const CsrGraph&, std::uint64_t) -> std::unique_ptr<CachePolicy> { return std::make_unique<NoCache>(); });
+          {[](const CsrGraph&, std::uint64_t) -> std::unique_ptr<CachePolicy> { return std::make_unique<NoCache>(); },
+           false});
     r.add("degree", "static: the highest-degree nodes, loaded once", "Lin et al., PaGraph, SoCC'20 §4.2",
-          [](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
+          CacheEntry{[](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
             return std::make_unique<DegreeCache>(g, c);
-          });
+          }});
     r.add("lru", "least-recently-used eviction, admit on miss", "classic; BGL §4.1 baseline",
-          [](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
+          CacheEntry{[](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
             return std::make_unique<LruCache>(g, c);
-          });
+          }});
     r.add("fifo", "admit on miss, evict the oldest; BGL's dynamic cache with the proximity ordering",
-          "Liu et al., BGL, NSDI'23 §4.1", [](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
+          "Liu et al., BGL, NSDI'23 §4.1",
+          CacheEntry{[](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
             return std::make_unique<FifoCache>(g, c);
-          });
+          }});
     return r;
   }();
   return registry;

@@ -32,7 +32,12 @@ class CachePolicy {
 
 // capacity: nodes the cache holds; the graph is for static policies and for sizing index arrays.
 using CacheFactory = std::function<std::unique_ptr<CachePolicy>(const CsrGraph&, std::uint64_t capacity)>;
-using CacheRegistry = Registry<CacheFactory>;
+struct CacheEntry {
+  CacheFactory make;
+  // Whether the policy keeps features in GPU memory, so that a scenario must size it.
+  bool holds_features = true;
+};
+using CacheRegistry = Registry<CacheEntry>;
 [[nodiscard]] const CacheRegistry& builtin_caches();
 
 // Where a feature came from.

@@ -3,6 +3,7 @@
 #include <metis.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <numeric>
 #include <random>
@@ -29,14 +30,14 @@ double max_over_mean(const std::vector<double>& per_part) {
   return *std::max_element(per_part.begin(), per_part.end()) / (total / static_cast<double>(per_part.size()));
 }
 
-Partitioning hash_partition(const CsrGraph& graph, const PartitionRequest& request) {
+Partitioning hash_partition(const CsrGraph& graph, const PartitionRequest& request, const Options& /*options*/) {
   Partitioning result{request.parts, std::vector<PartId>(graph.num_nodes())};
   for (NodeId v = 0; v < graph.num_nodes(); ++v)
     result.owner[v] = static_cast<PartId>(mix(v ^ mix(request.seed)) % request.parts);
   return result;
 }
 
-Partitioning metis_partition(const CsrGraph& graph, const PartitionRequest& request) {
+Partitioning metis_partition(const CsrGraph& graph, const PartitionRequest& request, const Options& options) {
   Partitioning result{request.parts, std::vector<PartId>(graph.num_nodes(), 0)};
   if (request.parts == 1 || graph.num_nodes() == 0) return result;
   idx_t nodes = static_cast<idx_t>(graph.num_nodes());
@@ -50,19 +51,21 @@ Partitioning metis_partition(const CsrGraph& graph, const PartitionRequest& requ
     weights[2 * v] = 1;
     weights[2 * v + 1] = mask[v];
   }
-  idx_t options[METIS_NOPTIONS];
-  METIS_SetDefaultOptions(options);
-  options[METIS_OPTION_SEED] = static_cast<idx_t>(request.seed % 0x7fffffff);
+  idx_t settings[METIS_NOPTIONS];
+  METIS_SetDefaultOptions(settings);
+  settings[METIS_OPTION_SEED] = static_cast<idx_t>(request.seed % 0x7fffffff);
+  // METIS's load-imbalance tolerance is ufactor, in thousandths above 1 (its manual, §5.4).
+  settings[METIS_OPTION_UFACTOR] = static_cast<idx_t>(std::llround((options.number("imbalance") - 1) * 1000));
   idx_t cut = 0;
   std::vector<idx_t> part(static_cast<std::size_t>(nodes));
   const int status = METIS_PartGraphKway(&nodes, &constraints, xadj.data(), adjncy.data(), weights.data(), nullptr,
-                                         nullptr, &parts, nullptr, nullptr, options, &cut, part.data());
+                                         nullptr, &parts, nullptr, nullptr, settings, &cut, part.data());
   if (status != METIS_OK) throw std::runtime_error("METIS_PartGraphKway failed with status " + std::to_string(status));
   for (NodeId v = 0; v < graph.num_nodes(); ++v) result.owner[v] = static_cast<PartId>(part[v]);
   return result;
 }
 
-Partitioning bfs_block_partition(const CsrGraph& graph, const PartitionRequest& request) {
+Partitioning bfs_block_partition(const CsrGraph& graph, const PartitionRequest& request, const Options& options) {
   const NodeId n = graph.num_nodes();
   const PartId k = request.parts;
   Partitioning result{k, std::vector<PartId>(n, 0)};
@@ -70,15 +73,16 @@ Partitioning bfs_block_partition(const CsrGraph& graph, const PartitionRequest& 
   const std::vector<char> mask = training_mask(n, request.training_nodes);
   std::mt19937_64 rng(request.seed);
 
-  // 1. Blocks: multi-source BFS from random training nodes (16 blocks per part, as many blocks as
-  //    needed for the greedy step to balance), then from any node left (other components).
+  // 1. Blocks: multi-source BFS from random training nodes (enough blocks per part for the greedy
+  //    step to balance), then from any node left (other components).
   constexpr NodeId kUnassigned = ~NodeId{0};
   std::vector<NodeId> block(n, kUnassigned);
   std::vector<NodeId> training;
   for (NodeId v = 0; v < n; ++v)
     if (mask[v]) training.push_back(v);
   std::shuffle(training.begin(), training.end(), rng);
-  const std::size_t roots = std::min<std::size_t>(training.size(), static_cast<std::size_t>(k) * 16);
+  const std::size_t roots = std::min<std::size_t>(
+      training.size(), static_cast<std::size_t>(k) * static_cast<std::size_t>(options.integer("blocks_per_part")));
   std::deque<NodeId> queue;
   NodeId blocks = 0;
   const auto grow = [&] {
@@ -105,15 +109,16 @@ Partitioning bfs_block_partition(const CsrGraph& graph, const PartitionRequest& 
     }
 
   // 2. Greedy assignment, largest blocks first: score(p) = (edges to p + 1) · (1 − train_p/quota)
-  //    · (1 − nodes_p/quota), quotas 1.05 × the mean (BGL balances training nodes and size).
+  //    · (1 − nodes_p/quota), quotas `slack` × the mean (BGL balances training nodes and size).
   std::vector<std::vector<NodeId>> members(blocks);
   for (NodeId v = 0; v < n; ++v) members[block[v]].push_back(v);
   std::vector<NodeId> order(blocks);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](NodeId a, NodeId b) { return members[a].size() > members[b].size(); });
-  const double train_quota = 1.05 * static_cast<double>(std::max<std::size_t>(training.size(), 1)) / k + 1;
-  const double node_quota = 1.05 * static_cast<double>(n) / k + 1;
+  const double slack = options.number("slack");
+  const double train_quota = slack * static_cast<double>(std::max<std::size_t>(training.size(), 1)) / k + 1;
+  const double node_quota = slack * static_cast<double>(n) / k + 1;
   std::vector<double> train_load(k, 0), node_load(k, 0);
   constexpr PartId kNone = ~PartId{0};
   std::vector<PartId> block_part(blocks, kNone);
@@ -147,6 +152,25 @@ Partitioning bfs_block_partition(const CsrGraph& graph, const PartitionRequest& 
   return result;
 }
 
+OptionSchema metis_options() {
+  OptionSchema schema;
+  // 1.03 is METIS 5's own default for k-way partitioning (ufactor 30).
+  schema
+      .number("imbalance", 1.03,
+              "largest part's weight over the mean allowed per constraint (METIS ufactor / 1000 + 1)")
+      .range(1.001, 3);
+  return schema;
+}
+
+OptionSchema bfs_block_options() {
+  OptionSchema schema;
+  schema.integer("blocks_per_part", 16, "BFS blocks grown per part: more blocks balance better and cut more edges")
+      .range(1, 1 << 16);
+  schema.number("slack", 1.05, "each part's quota of training nodes and of nodes, as a multiple of the mean")
+      .range(1, 4);
+  return schema;
+}
+
 }  // namespace
 
 PartitionStats partition_stats(const CsrGraph& graph, const Partitioning& partitioning,
@@ -177,13 +201,19 @@ const PartitionerRegistry& builtin_partitioners() {
     r.add("hash", "node v to hash(v, seed) mod k: balanced in expectation, cut ≈ (1 − 1/k) of the edges",
           "Alibaba Euler (2019); the random baseline of BGL §3.2", hash_partition);
     r.add("metis", "METIS 5 multilevel k-way, balancing nodes and training nodes (two constraints)",
-          "Karypis & Kumar, SIAM J. Sci. Comput. 1998; constraints as DistDGL, IA3'20 §3.3", metis_partition);
+          "Karypis & Kumar, SIAM J. Sci. Comput. 1998; constraints as DistDGL, IA3'20 §3.3", metis_partition,
+          metis_options());
     r.add("bfs-block",
           "BGL-like: multi-source BFS blocks from random training nodes, assigned greedily by neighbours × balance",
-          "Liu et al., BGL, NSDI'23 §4.2 (reconstructed)", bfs_block_partition);
+          "Liu et al., BGL, NSDI'23 §4.2 (reconstructed)", bfs_block_partition, bfs_block_options());
     return r;
   }();
   return registry;
+}
+
+Partitioning partition_with_defaults(const std::string& name, const CsrGraph& graph, const PartitionRequest& request) {
+  const PartitionerRegistry& registry = builtin_partitioners();
+  return registry.at(name).value(graph, request, registry.defaults(name));
 }
 
 }  // namespace dnnsim::gnn

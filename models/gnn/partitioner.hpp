@@ -9,7 +9,8 @@
 //   grows blocks; blocks go greedily to the partition holding most of their neighbours, scaled by
 //   how far that partition is from its training-node and node quotas (the balance terms of BGL's
 //   assignment heuristic, which inherits PaGraph's score, Lin et al., SoCC'20, §4). Reconstructed
-//   from the paper's description, not its code.
+//   from the paper's description, not its code; the paper gives neither the number of blocks nor
+//   the quotas' slack, so both are options.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "models/common/options.hpp"
 #include "models/common/registry.hpp"
 #include "models/gnn/graph.hpp"
 
@@ -46,9 +48,15 @@ struct PartitionStats {
 [[nodiscard]] PartitionStats partition_stats(const CsrGraph& graph, const Partitioning& partitioning,
                                              std::span<const NodeId> training_nodes);
 
-using PartitionFunction = std::function<Partitioning(const CsrGraph&, const PartitionRequest&)>;
+// A partitioner's declared options (`dnnsim list partitioners --options`) as the scenario gave them.
+using PartitionFunction = std::function<Partitioning(const CsrGraph&, const PartitionRequest&, const Options&)>;
 using PartitionerRegistry = Registry<PartitionFunction>;
 
 [[nodiscard]] const PartitionerRegistry& builtin_partitioners();
+
+// The named partitioner at its declared defaults (benchmarks and tests; a scenario gives options).
+// @throw InputError for an unknown name.
+[[nodiscard]] Partitioning partition_with_defaults(const std::string& name, const CsrGraph& graph,
+                                                   const PartitionRequest& request);
 
 }  // namespace dnnsim::gnn

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "models/common/option_reader.hpp"
 #include "models/dnn/profile_graph.hpp"
 #include "models/dnn/saved_activations.hpp"
 #include "models/dnn/zoo.hpp"
@@ -166,16 +167,27 @@ LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const st
   return model;
 }
 
+std::optional<Dtype> read_dtype(MapReader& map) {
+  if (auto name = map.choice("dtype", dtype_names())) return dtype_from_name(*name);
+  return std::nullopt;
+}
+
 TrainingOptions read_training_options(MapReader& map) {
   TrainingOptions options;
-  if (auto name = map.choice("dtype", dtype_names())) options.dtype = *dtype_from_name(*name);
-  options.collective_algorithm = map.choice("collective_algorithm", builtin_collective_algorithms().names()).value_or("");
+  options.global_batch = static_cast<int>(map.integer("global_batch", 1, 1 << 30, true).value_or(1));
+  options.dtype = read_dtype(map).value_or(options.dtype);
+  if (const YAML::Node algorithm = map.get("collective_algorithm"); algorithm.IsDefined())
+    if (auto selection = read_entry(map.reader(), algorithm, builtin_collective_algorithms()))
+      options.collective_algorithm = selection->name;
   const std::string optimizer_name = map.choice("optimizer", {"adam", "sgd_momentum", "sgd"}).value_or("adam");
   options.optimizer = optimizer_name == "adam"           ? Optimizer::adam
                       : optimizer_name == "sgd_momentum" ? Optimizer::sgd_momentum
                                                          : Optimizer::sgd;
   options.precision =
       map.choice("precision", {"fp32", "mixed"}).value_or("fp32") == "mixed" ? Precision::mixed : Precision::fp32;
+  options.bucket_size = map.quantity<Bytes>("bucket_size").value_or(options.bucket_size);
+  if (options.bucket_size.value() <= 0) map.reader().error(map.get("bucket_size"), "bucket_size must be positive");
+  options.overlap = map.boolean("overlap");
   return options;
 }
 

@@ -9,6 +9,7 @@
 #include "models/cost/compute_cost.hpp"
 #include "models/hardware/catalog.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/workload_reading.hpp"
 
 namespace dnnsim {
 namespace {
@@ -62,7 +63,7 @@ class ChakraKind final : public TaskGraphKind {
       reader.error(ctx.map.get("ranks"), fmt::format("{} ranks mapped but {} trace files", spec->ranks.size(),
                                                      spec->files.size()));
     }
-    if (auto name = ctx.map.choice("dtype", dtype_names())) spec->options.dtype = *dtype_from_name(*name);
+    spec->options.dtype = read_dtype(ctx.map).value_or(spec->options.dtype);
     if (const YAML::Node gpu = ctx.map.get("recorded_on"); gpu.IsDefined())
       if (auto name = reader.string(gpu)) {
         if (HardwareCatalog::builtin().find_gpu(*name) == nullptr)

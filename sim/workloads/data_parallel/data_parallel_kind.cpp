@@ -30,15 +30,14 @@ class DataParallelKind final : public TaskGraphKind {
     spec->where = ctx.reader.where(map.node());
     if (YAML::Node model = map.require("model"); model.IsDefined())
       config.model = read_layer_model(ctx.reader, model, "the model");
-    config.global_batch = static_cast<int>(map.integer("global_batch", 1, 1 << 30, true).value_or(1));
     const TrainingOptions training = read_training_options(map);
+    config.global_batch = training.global_batch;
     config.dtype = training.dtype;
     config.precision = training.precision;
     config.optimizer = training.optimizer;
     config.collective_algorithm = training.collective_algorithm;
-    config.bucket_size = map.quantity<Bytes>("bucket_size").value_or(config.bucket_size);
-    config.overlap = map.boolean("overlap").value_or(true);
-    if (config.bucket_size.value() <= 0) ctx.reader.error(map.get("bucket_size"), "bucket_size must be positive");
+    config.bucket_size = training.bucket_size;
+    config.overlap = training.overlap.value_or(true);
     const std::size_t gpus = ctx.cluster.gpu_count();
     if (gpus > 0 && static_cast<std::size_t>(config.global_batch) < gpus)
       ctx.reader.error(map.get("global_batch"),

@@ -25,6 +25,7 @@
 #include "sim/scenario/cluster_view_builder.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/workload_reading.hpp"
 #include "traces/network/preemption.hpp"
 
 namespace dnnsim {
@@ -78,13 +79,14 @@ void read_features(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec
   MapReader map(reader, node, "the features section");
   if (!map.valid()) return;
   if (auto dimension = map.integer("dimension", 1, 1 << 24, true)) spec.features.dimension = static_cast<std::uint32_t>(*dimension);
-  if (auto name = map.choice("dtype", dtype_names())) spec.features.dtype_bytes = static_cast<std::uint32_t>(dtype_bytes(*dtype_from_name(*name)));
+  if (auto dtype = read_dtype(map)) spec.features.dtype_bytes = static_cast<std::uint32_t>(dtype_bytes(*dtype));
   map.finish();
 }
 
 void read_sampling(YamlReader& reader, MapReader& map, GnnWorkload& spec) {
   gnn::EpochSetup& setup = spec.setup;
-  if (auto sampler = map.choice("sampler", "sampler", gnn::builtin_samplers().names())) setup.sampler = *sampler;
+  if (const YAML::Node sampler = map.get("sampler"); sampler.IsDefined())
+    if (auto selection = read_entry(reader, sampler, gnn::builtin_samplers())) setup.sampler = selection->name;
   if (YAML::Node fanouts = map.require("fanouts"); fanouts.IsDefined()) {
     for (const YAML::Node& item : reader.list(fanouts, "fan-outs")) {
       // A fan-out of 0 samples nothing and a negative one is meaningless: both are errors, not clamps.
@@ -105,10 +107,16 @@ void read_sampling(YamlReader& reader, MapReader& map, GnnWorkload& spec) {
 void read_cache(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec, const Cluster& cluster) {
   MapReader map(reader, node, "the cache section");
   if (!map.valid()) return;
-  if (auto policy = map.choice("policy", "cache policy", gnn::builtin_caches().names(), true)) spec.setup.cache = *policy;
+  const gnn::CacheRegistry& policies = gnn::builtin_caches();
+  if (auto policy = map.choice("policy", "cache policy", policies.names(), true)) spec.setup.cache = *policy;
   const bool has_bytes = map.has("per_gpu"), has_fraction = map.has("fraction");
-  if (spec.setup.cache != "none" && has_bytes == has_fraction)
+  if (!policies.at(spec.setup.cache).value.holds_features) {
+    if (has_bytes || has_fraction)
+      reader.error(map.get(has_bytes ? "per_gpu" : "fraction"),
+                   fmt::format("cache policy '{}' keeps no features in GPU memory: give it no size", spec.setup.cache));
+  } else if (has_bytes == has_fraction) {
     reader.error(node, "give exactly one of 'per_gpu' (bytes of GPU memory per GPU) and 'fraction' (of the graph's nodes, per server)");
+  }
   const double feature_bytes = spec.features.per_node().value();
   double per_gpu_bytes = 0;
   YAML::Node size_node;
@@ -144,7 +152,7 @@ void read_model(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec) {
   }
   if (auto hidden = map.integer("hidden", 1, 1 << 20)) spec.hidden = static_cast<std::uint32_t>(*hidden);
   if (auto classes = map.integer("classes", 1, 1 << 20, true)) spec.classes = static_cast<std::uint32_t>(*classes);
-  if (auto name = map.choice("dtype", dtype_names())) spec.dtype = *dtype_from_name(*name);
+  spec.dtype = read_dtype(map).value_or(spec.dtype);
   map.finish();
 }
 
@@ -333,7 +341,12 @@ class GnnKind final : public WorkloadKind {
     read_features(reader, map.require("features"), *spec);
     spec->training_fraction = map.number("training_nodes", 0, 1).value_or(1.0);
     if (spec->training_fraction <= 0) reader.error(map.get("training_nodes"), "training_nodes must be a fraction in (0, 1] of the nodes");
-    if (auto partitioner = map.choice("partitioner", "partitioner", gnn::builtin_partitioners().names())) spec->partitioner = *partitioner;
+    spec->partitioner_options = gnn::builtin_partitioners().defaults(spec->partitioner);
+    if (const YAML::Node partitioner = map.get("partitioner"); partitioner.IsDefined())
+      if (auto selection = read_entry(reader, partitioner, gnn::builtin_partitioners())) {
+        spec->partitioner = selection->name;
+        spec->partitioner_options = std::move(selection->options);
+      }
     read_sampling(reader, map, *spec);
     if (YAML::Node cache = map.get("cache"); cache.IsDefined()) read_cache(reader, cache, *spec, ctx.cluster);
     read_model(reader, map.require("model"), *spec);
@@ -376,7 +389,9 @@ class GnnKind final : public WorkloadKind {
     report->training_nodes = training.size();
     say(fmt::format("partitioning {} nodes into {} ({})", graph->num_nodes(), spec->setup.servers, spec->partitioner));
     const gnn::Partitioning partitioning =
-        gnn::builtin_partitioners().at(spec->partitioner).value(*graph, {spec->setup.servers, training, derive_seed(seed, 2)});
+        gnn::builtin_partitioners()
+            .at(spec->partitioner)
+            .value(*graph, {spec->setup.servers, training, derive_seed(seed, 2)}, spec->partitioner_options);
     report->partition = gnn::partition_stats(*graph, partitioning, training);
     gnn::EpochSetup setup = spec->setup;
     setup.seed = derive_seed(seed, 3);

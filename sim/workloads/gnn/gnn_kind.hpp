@@ -39,6 +39,7 @@ struct GnnWorkload : WorkloadSpec {
   gnn::FeatureSpec features;
   double training_fraction = 1;
   std::string partitioner = "hash";
+  Options partitioner_options;  // its declared options (builtin_partitioners().defaults when none are given)
   gnn::EpochSetup setup;  // servers, GPUs, sampler, fan-outs, ordering, cache, epochs (seed: the run's)
   gnn::GnnLayerKind layer = gnn::GnnLayerKind::sage;
   std::string layer_name = "sage";

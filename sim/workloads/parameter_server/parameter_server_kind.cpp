@@ -199,7 +199,7 @@ class ParameterServerKind final : public WorkloadKind {
     const std::vector<std::string> names = ctx.cluster.gpu_names();
     if (YAML::Node model = map.require("model"); model.IsDefined()) spec->model = read_layer_model(reader, model, "the model");
     if (auto batch = map.integer("batch_size", 1, 1 << 30, true)) spec->batch_size = static_cast<int>(*batch);
-    if (auto name = map.choice("dtype", dtype_names())) spec->dtype = *dtype_from_name(*name);
+    spec->dtype = read_dtype(map).value_or(spec->dtype);
     if (YAML::Node servers = map.require("servers"); servers.IsDefined()) {
       spec->servers = read_devices(reader, servers, names, "server");
       if (servers.IsSequence() && servers.size() == 0) reader.error(servers, "a parameter-server workload needs at least one server");

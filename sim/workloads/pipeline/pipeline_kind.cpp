@@ -170,7 +170,13 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   spec.where = reader.where(map.node());
   if (YAML::Node model = map.require("model"); model.IsDefined())
     spec.model = read_layer_model(reader, model, "the model");
-  spec.global_batch = static_cast<int>(map.integer("global_batch", 1, 1 << 30, true).value_or(1));
+  const TrainingOptions training = read_training_options(map);
+  spec.global_batch = training.global_batch;
+  spec.dtype = training.dtype;
+  spec.precision = training.precision;
+  spec.optimizer = training.optimizer;
+  spec.collective_algorithm = training.collective_algorithm;
+  spec.bucket_size = training.bucket_size;
   const auto micro_batches = map.integer("micro_batches", 1, 1 << 20);
   const auto micro_batch_size = map.integer("micro_batch_size", 1, 1 << 30);
   if (micro_batches.has_value() == micro_batch_size.has_value()) {
@@ -186,14 +192,7 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
                                                              spec.global_batch, *micro_batch_size));
     spec.micro_batches = std::max(1, spec.global_batch / static_cast<int>(*micro_batch_size));
   }
-  const TrainingOptions training = read_training_options(map);
-  spec.dtype = training.dtype;
-  spec.precision = training.precision;
-  spec.optimizer = training.optimizer;
-  spec.collective_algorithm = training.collective_algorithm;
   spec.framework_overhead = map.quantity<Bytes>("framework_overhead").value_or(Bytes(0));
-  spec.bucket_size = map.quantity<Bytes>("bucket_size").value_or(spec.bucket_size);
-  if (spec.bucket_size.value() <= 0) reader.error(map.get("bucket_size"), "bucket_size must be positive");
   if (YAML::Node schedule = map.require("schedule"); schedule.IsDefined()) read_schedule(reader, schedule, spec);
   read_tensor_parallel(reader, map, spec, cluster);
   // The LLM keys lay the model out as Megatron-Core does (tensor parallel 1 when not given).
@@ -207,7 +206,7 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   // A planner whose cost model prices the data-parallel all-reduce after the pipeline (Megatron-LM's
   // default) has its plans run that way unless the scenario says otherwise.
   const Planner* planner = planner_of(spec);
-  spec.overlap = map.boolean("overlap").value_or(planner == nullptr || planner->overlaps_all_reduce());
+  spec.overlap = training.overlap.value_or(planner == nullptr || planner->overlaps_all_reduce());
   read_tensor_parallel_fidelity(reader, map, spec, cluster);
   // data_parallel_fidelity (sim/workloads/replica_window.hpp): the plan's layout is checked after
   // planning, where `auto` falls back to every replica instead of failing.

@@ -35,8 +35,7 @@ class SpmdKind final : public WorkloadKind {
         spec->planner = selection->name;
         spec->planner_options = std::move(selection->options);
       }
-    Dtype dtype = Dtype::fp32;
-    if (auto name = map.choice("dtype", dtype_names())) dtype = *dtype_from_name(*name);
+    const Dtype dtype = read_dtype(map).value_or(Dtype::fp32);
     if (auto batch = map.integer("global_batch", 1, 1 << 30)) spec->global_batch = static_cast<int>(*batch);
     const bool has_model = map.has("model"), has_graph = map.has("graph");
     if (has_model == has_graph) {

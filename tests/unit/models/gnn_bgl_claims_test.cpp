@@ -61,8 +61,7 @@ TEST(GnnBglClaims, BfsBlockHasFewerCrossPartitionSampledEdgesThanHash) {
   double ratio[2];
   int i = 0;
   for (const char* name : {"hash", "bfs-block"}) {
-    const Partitioning partitioning =
-        builtin_partitioners().at(name).value(pubmed(), {.parts = 8, .training_nodes = training});
+    const Partitioning partitioning = partition_with_defaults(name, pubmed(), {.parts = 8, .training_nodes = training});
     ratio[i++] =
         replay_epoch(pubmed(), partitioning, training, {.servers = 8, .batch_size = 100, .fanouts = {15, 10, 5}})
             .cross.ratio();

@@ -11,7 +11,7 @@ namespace {
 CsrGraph graph() { return build_csr(4, {{0, 1}, {0, 2}, {0, 3}, {1, 2}}); }
 
 std::string replay(const char* policy, std::uint64_t capacity, const std::vector<NodeId>& stream) {
-  const auto cache = builtin_caches().at(policy).value(graph(), capacity);
+  const auto cache = builtin_caches().at(policy).value.make(graph(), capacity);
   std::string result;
   for (NodeId v : stream) result += cache->access(v) ? 'H' : 'M';
   return result;
@@ -35,7 +35,7 @@ TEST(GnnFeatureCache, PoliciesOnAHandWrittenStream) {
 // (even) first misses — in the host partition → host; node 3 misses and is not local → remote;
 // then node 2 hits on GPU 0 (local), node 3 on GPU 1 (peer, over NVLink).
 TEST(GnnFeatureCache, ServerCacheLevels) {
-  ServerCache cache(builtin_caches().at("fifo").value, graph(), 4, 2);
+  ServerCache cache(builtin_caches().at("fifo").value.make, graph(), 4, 2);
   EXPECT_EQ(cache.access(0, 2, true), FeatureSource::host);
   EXPECT_EQ(cache.access(0, 3, false), FeatureSource::remote);
   EXPECT_EQ(cache.access(0, 2, true), FeatureSource::local_gpu);

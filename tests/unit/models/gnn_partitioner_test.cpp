@@ -45,7 +45,7 @@ TEST(GnnPartitioner, MetisFindsTheBruteForceBisection) {
   cliques.emplace_back(5, 6);
   for (const CsrGraph& graph : {grid(4, 4), build_csr(12, cliques)}) {
     const std::uint64_t optimum = brute_force_bisection(graph);
-    const Partitioning p = builtin_partitioners().at("metis").value(graph, {.parts = 2, .seed = 1});
+    const Partitioning p = partition_with_defaults("metis", graph, {.parts = 2, .seed = 1});
     const PartitionStats stats = partition_stats(graph, p, {});
     EXPECT_EQ(stats.edge_cut, optimum);
     EXPECT_DOUBLE_EQ(stats.node_balance, 1.0);
@@ -65,7 +65,7 @@ TEST(GnnPartitioner, BfsBlockCutsFewEdgesOnTwoCliques) {
     }
   edges.emplace_back(5, 6);
   const CsrGraph graph = build_csr(12, edges);
-  const Partitioning p = builtin_partitioners().at("bfs-block").value(graph, {.parts = 2, .seed = 3});
+  const Partitioning p = partition_with_defaults("bfs-block", graph, {.parts = 2, .seed = 3});
   const PartitionStats stats = partition_stats(graph, p, {});
   EXPECT_LE(stats.edge_cut, 2u * brute_force_bisection(graph));
   EXPECT_LE(stats.node_balance, 7.0 / 6.0);
@@ -76,10 +76,10 @@ TEST(GnnPartitioner, BfsBlockCutsFewEdgesOnTwoCliques) {
 TEST(GnnPartitioner, LocalityBeatsHashOnCora) {
   const CsrGraph cora = load_edge_list(DNNSIM_SOURCE_DIR "/data/graphs/planetoid/cora.edges", 2708);
   const PartitionRequest request{.parts = 4, .seed = 5};
-  const PartitionStats hash = partition_stats(cora, builtin_partitioners().at("hash").value(cora, request), {});
+  const PartitionStats hash = partition_stats(cora, partition_with_defaults("hash", cora, request), {});
   EXPECT_NEAR(hash.cut_ratio, 0.75, 0.03);
   for (const char* name : {"metis", "bfs-block"}) {
-    const PartitionStats stats = partition_stats(cora, builtin_partitioners().at(name).value(cora, request), {});
+    const PartitionStats stats = partition_stats(cora, partition_with_defaults(name, cora, request), {});
     EXPECT_LT(stats.cut_ratio, 0.5 * hash.cut_ratio) << name;
     EXPECT_LT(stats.node_balance, 1.15) << name;
   }

@@ -292,7 +292,12 @@ TEST(ScenarioErrors, UnknownDtypeAndAlgorithm) {
   const auto errors = errors_of(kBase + "  dtype: fp64\n  collective_algorithm: rign\n");
   ASSERT_EQ(errors.size(), 2u) << dump(errors);
   expect_error(errors[0], 13, 10, "unknown dtype 'fp64'; did you mean 'fp32'?");
-  expect_error(errors[1], 14, 25, "unknown collective_algorithm 'rign'; did you mean 'ring'?");
+  expect_error(errors[1], 14, 25, "unknown collective algorithm 'rign'; did you mean 'ring'?");
+  // A collective algorithm is a registry entry like any other: `{name: ring}` names it too, and it
+  // declares no options.
+  const auto with_option = errors_of(kBase + "  collective_algorithm: {name: ring, chunks: 4}\n");
+  ASSERT_EQ(with_option.size(), 1u) << dump(with_option);
+  expect_error(with_option[0], 13, 38, "collective algorithm 'ring' has no option 'chunks'; it has no options");
 }
 
 // ---- expectations ----------------------------------------------------------------------------------

@@ -90,6 +90,37 @@ TEST(ScenarioGnn, BadValuesAreLocatedAllAtOnce) {
   expect_error(diagnostics[3], 16, 21, "the split takes 17 cores, but a node has 16");
 }
 
+// Partitioners, samplers and cache policies are registry entries: their options are declared and read by the
+// shared reader (models/common/option_reader.hpp). Lines: the body's five lines end at 14; the extra
+// keys are 15 (partitioner), 16 (sampler) and 17 (cache).
+TEST(ScenarioGnn, EntriesTakeTheirDeclaredOptions) {
+  const std::string graph = write_file("cora.edges", kCoraIds);
+  const Scenario s = load(kCluster + body(graph,
+                                          "  partitioner: {name: bfs-block, blocks_per_part: 4, slack: 1.2}\n"
+                                          "  sampler: {name: layer-wise}\n  cache: {policy: none}\n"));
+  const auto* spec = s.workload_as<GnnWorkload>();
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->partitioner, "bfs-block");
+  EXPECT_EQ(spec->partitioner_options.integer("blocks_per_part"), 4);
+  EXPECT_DOUBLE_EQ(spec->partitioner_options.number("slack"), 1.2);
+  EXPECT_EQ(spec->setup.sampler, "layer-wise");
+  // Defaults when the partitioner is named alone: METIS 5's own imbalance tolerance (ufactor 30).
+  const Scenario metis = load(kCluster + body(graph, "  partitioner: metis\n"));
+  EXPECT_DOUBLE_EQ(metis.workload_as<GnnWorkload>()->partitioner_options.number("imbalance"), 1.03);
+
+  const auto diagnostics = diagnostics_thrown_by([&] {
+    (void)load(kCluster + body(graph,
+                               "  partitioner: {name: metis, slack: 1.1, imbalance: 9}\n"
+                               "  sampler: {name: node-wise, sequences: 2}\n"
+                               "  cache: {policy: none, fraction: 0.1}\n"));
+  });
+  ASSERT_EQ(diagnostics.size(), 4u) << dump(diagnostics);
+  expect_error(diagnostics[0], 15, 30, "partitioner 'metis' has no option 'slack' (an option of bfs-block)");
+  expect_error(diagnostics[1], 15, 53, "expected a number in [1.001, 3]");
+  expect_error(diagnostics[2], 16, 30, "sampler 'node-wise' has no option 'sequences'; it has no options");
+  expect_error(diagnostics[3], 17, 35, "cache policy 'none' keeps no features in GPU memory: give it no size");
+}
+
 // The pipeline has no failure model: a failure window is refused at its key (line 16: the body's
 // five lines end at 14, `network:` is 15), not left to cut a transfer and end the epoch.
 TEST(ScenarioGnn, FailureWindowsAreRefused) {
