@@ -37,6 +37,18 @@ struct TrainingOptions {
 // `{name: ring}`), bucket_size and overlap of a workload section.
 [[nodiscard]] TrainingOptions read_training_options(MapReader& map);
 
+// The options into a workload's fields of the same names (DataParallelConfig, PipelineWorkloadSpec);
+// `overlap` stays with the caller, whose default is its own.
+template <class Workload>
+void assign_training_options(const TrainingOptions& options, Workload& workload) {
+  workload.global_batch = options.global_batch;
+  workload.dtype = options.dtype;
+  workload.precision = options.precision;
+  workload.optimizer = options.optimizer;
+  workload.collective_algorithm = options.collective_algorithm;
+  workload.bucket_size = options.bucket_size;
+}
+
 // `dtype` of a section that takes no other training key; none when absent.
 [[nodiscard]] std::optional<Dtype> read_dtype(MapReader& map);
 

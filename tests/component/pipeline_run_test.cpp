@@ -1,7 +1,7 @@
 // `kind: pipeline` scenarios run end to end through run_scenario (sim/run/simulation.hpp) and
 // make_summary: the `pipeline` section of summary.json, an infeasible plan, and Ada-Grouper's
 // controller (sim/workloads/pipeline/pipeline_workload.hpp) choosing k between iterations. Every expected number
-// is derived by hand below.
+// is derived by hand below. Mirrored ranks and windows of replicas: pipeline_fidelity_run_test.cpp.
 //
 // Platform: one node whose GPUs are joined by a full mesh of per-direction links with no latency
 // (fabric nvlink_mesh), so a transfer alone on its link takes exactly size / bandwidth
@@ -27,7 +27,6 @@
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "tests/support/scenario_files.hpp"
 #include "tests/support/summary_in_child.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {
@@ -493,147 +492,6 @@ TEST(PipelineRun, AStagesPeakGrowsBySavedBytesPerMicroBatchInFlight) {
   config.micro_batches_in_flight = 3;
   const std::vector<Layer> stage0(spec->model.layers.begin(), spec->model.layers.begin() + 1);
   EXPECT_NEAR(training_memory(stage0, config).activations.value(), 9e8, 1.0);
-}
-
-// ---- tensor_parallel_fidelity: group ---------------------------------------------------------------
-
-// Table 1 in miniature: 4 DGX-like nodes of 4 A100-80GB on NVSwitch, a NIC per GPU, one non-blocking
-// switch; a 4-block GPT-like model at TP 4 × PP 2 × DP 2, interleaved over 2 chunks, full
-// recomputation, the A100 Megatron calibration (launch queue, per-call latency, NVLink efficiency).
-std::string mini_table1(const std::string& fidelity) {
-  return "name: mini-table1-" + fidelity + "\n" + testing::dgx_cluster(4, 4, true) + "workload:\n  kind: pipeline\n" +
-         testing::kMiniGptModel + fmt::format(R"(  global_batch: 16
-  micro_batches: 8
-  dtype: fp16
-  precision: mixed
-  schedule: {{name: interleaved, chunks: 2}}
-  planner: {{name: uniform, stages: 2}}
-  tensor_parallel: 4
-  recompute: full
-  overlap: false
-  tensor_parallel_fidelity: {0}
-calibration: {1}/data/calibration/megatron/A100-80GB-SXM.yaml
-run: {{iterations: 2, collective_fidelity: flow}}
-)",
-                                              fidelity, DNNSIM_SOURCE_DIR);
-}
-
-// Ranks 1–3 of a group compute what rank 0 does on identical GPUs and send over NICs, NVLink ports
-// and switch ports of their own (each node's port carries at most the sum of its NICs), so leaving
-// them out changes no rank-0 time: the iterations agree to rounding, every device row equals the
-// simulated GPU of its group, the per-GPU figures (FLOP rates, memory) are the same, and so is
-// every link's traffic.
-TEST(PipelineRun, MirroredTensorParallelRanksGiveTheRanksRun) {
-  const ordered_json ranks = summary_in_child(write_file("ranks.yaml", mini_table1("ranks")));
-  const ordered_json group = summary_in_child(write_file("group.yaml", mini_table1("group")));
-  ASSERT_FALSE(ranks.is_null());
-  ASSERT_FALSE(group.is_null());
-  ASSERT_EQ(ranks["status"], "ok");
-  ASSERT_EQ(group["status"], "ok");
-  EXPECT_EQ(ranks["pipeline"]["tensor_parallel_fidelity"], "ranks");
-  EXPECT_EQ(group["pipeline"]["tensor_parallel_fidelity"], "group");
-  for (std::size_t k = 0; k < 2; ++k)
-    EXPECT_NEAR(group["iteration_time_s"][k].get<double>(), ranks["iteration_time_s"][k].get<double>(),
-                1e-9 * ranks["iteration_time_s"][k].get<double>());
-  for (const char* key : {"model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "model_flops_per_iteration",
-                          "utilization", "compute_s", "communication_s", "peak_memory_bytes"})
-    EXPECT_NEAR(group["mean"][key].get<double>(), ranks["mean"][key].get<double>(),
-                1e-6 * std::abs(ranks["mean"][key].get<double>()))
-        << key;
-  const ordered_json& mirror = group["devices"]["node1/gpu3"];
-  EXPECT_EQ(mirror["mirrors"], "node1/gpu0");
-  EXPECT_EQ(mirror["peak_memory_bytes"], group["devices"]["node1/gpu0"]["peak_memory_bytes"]);
-  EXPECT_NEAR(mirror["compute_s"].get<double>(), ranks["devices"]["node1/gpu3"]["compute_s"].get<double>(),
-              1e-6 * ranks["devices"]["node1/gpu3"]["compute_s"].get<double>());
-  EXPECT_FALSE(ranks["devices"]["node1/gpu3"].contains("mirrors"));
-  // Every link, NVSwitch ports and switch ports included: each rank's traffic is its group rank 0's
-  // translated to its own links, and each mirrored collective's flows move the bytes the ranks run's
-  // collectives do, so the recorded bytes are the same (the sums differ in their order only).
-  EXPECT_EQ(group["links"].size(), ranks["links"].size());
-  for (const auto& [name, link] : ranks["links"].items())
-    EXPECT_NEAR(group["links"][name]["bytes"].get<double>(), link["bytes"].get<double>(),
-                1e-9 * link["bytes"].get<double>())
-        << name;
-}
-
-// ---- data_parallel_fidelity: window ---------------------------------------------------------------
-
-// 8 nodes of 2 A100-80GB (NVSwitch) on one non-blocking switch: a 4-block GPT-like model in 2 stages
-// of 4 nodes (8 replicas each, one sample per replica per micro-batch), 1F1B, bucketed all-reduces
-// overlapped with the last backward. `nic`: one per GPU, or one per node that both GPUs' sends share
-// (so that pipeline sends and all-reduce rings contend on it); `extra`: more workload keys.
-std::string replicated_gpt(const std::string& fidelity, bool nic_per_gpu, const std::string& extra,
-                           const std::string& collective_fidelity) {
-  return "name: windowed-" + fidelity + "\n" + testing::dgx_cluster(2, 8, nic_per_gpu) +
-         "workload:\n  kind: pipeline\n" + testing::kMiniGptModel + fmt::format(R"(  global_batch: 32
-  micro_batches: 4
-  dtype: fp16
-  precision: mixed
-  schedule: 1f1b
-  planner: {{name: uniform, stages: 2}}
-  data_parallel_fidelity: {0}
-{1}run: {{iterations: 2, collective_fidelity: {2}}}
-)",
-                                                                                  fidelity, extra, collective_fidelity);
-}
-
-// Translating both stages' replicas by two nodes maps the platform (identical nodes on one
-// non-blocking switch) and the traffic (replica r sends to replica r of the next stage; the
-// all-reduce rings, whose hop out of the window's last node lands on its first as it would on the
-// next window's) onto themselves, so the window's replicas see every contention the full run's do:
-// the iterations agree to rounding, and each mirrored GPU (and each link of a mirrored node) reports
-// the figures of its source, which equal its own in the full run. Cases: hierarchical (the default
-// rule) and ring all-reduces, step and flow fidelity, a NIC per GPU and one shared per node, and
-// tensor parallel 2 (one group per node, ranks mirrored too).
-TEST(PipelineRun, WindowedReplicasGiveTheReplicasRun) {
-  struct Case {
-    bool nic_per_gpu;
-    std::string extra;
-    std::string collective_fidelity;
-  };
-  const std::vector<Case> cases{
-      {true, "", "step"},
-      {false, "", "step"},
-      {false, "", "flow"},
-      {false, "  collective_algorithm: ring\n", "step"},
-      {true, "  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n", "flow"},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(fmt::format("nic per GPU {}, {}{}", c.nic_per_gpu, c.extra, c.collective_fidelity));
-    const ordered_json all = summary_in_child(
-        write_file("replicas.yaml", replicated_gpt("replicas", c.nic_per_gpu, c.extra, c.collective_fidelity)));
-    const ordered_json window = summary_in_child(
-        write_file("window.yaml", replicated_gpt("window", c.nic_per_gpu, c.extra, c.collective_fidelity)));
-    ASSERT_FALSE(all.is_null());
-    ASSERT_FALSE(window.is_null());
-    ASSERT_EQ(all["status"], "ok") << all["messages"].dump();
-    ASSERT_EQ(window["status"], "ok") << window["messages"].dump();
-    EXPECT_FALSE(all["pipeline"].contains("data_parallel_fidelity"));
-    EXPECT_EQ(window["pipeline"]["data_parallel_fidelity"], "window");
-    // 4 nodes per stage: a window of 2 nodes, 4 GPUs, i.e. 4 replicas (2 with tensor parallel 2).
-    const bool tensor_parallel = c.extra.find("tensor_parallel: 2") != std::string::npos;
-    EXPECT_EQ(window["pipeline"]["data_parallel_window"], tensor_parallel ? 2 : 4);
-    for (std::size_t k = 0; k < 2; ++k)
-      EXPECT_NEAR(window["iteration_time_s"][k].get<double>(), all["iteration_time_s"][k].get<double>(),
-                  kExact * all["iteration_time_s"][k].get<double>());
-    for (const char* key : {"model_tflops_per_gpu", "mfu", "model_flops_per_iteration", "utilization", "compute_s",
-                            "communication_s", "peak_memory_bytes"})
-      EXPECT_NEAR(window["mean"][key].get<double>(), all["mean"][key].get<double>(),
-                  1e-6 * std::abs(all["mean"][key].get<double>()))
-          << key;
-    // node7/gpu1 (stage 1's last replica) mirrors node5/gpu1, its translate by two nodes (with
-    // tensor parallelism, that group's simulated rank 0).
-    const ordered_json& mirror = window["devices"]["node7/gpu1"];
-    EXPECT_EQ(mirror["mirrors"], tensor_parallel ? "node5/gpu0" : "node5/gpu1");
-    // Every link's bytes: a mirrored node's links report its translate's, which carried the same.
-    EXPECT_EQ(window["links"].size(), all["links"].size());
-    for (const auto& [name, link] : all["links"].items())
-      EXPECT_NEAR(window["links"][name]["bytes"].get<double>(), link["bytes"].get<double>(),
-                  kExact * link["bytes"].get<double>())
-          << name;
-    EXPECT_NEAR(mirror["communication_s"].get<double>(), all["devices"]["node7/gpu1"]["communication_s"].get<double>(),
-                1e-6 * all["devices"]["node7/gpu1"]["communication_s"].get<double>());
-  }
 }
 
 }  // namespace

@@ -77,17 +77,20 @@ inline std::vector<Diagnostic> errors_of(const std::string& yaml, const std::vec
   return diagnostics_thrown_by([&] { (void)load(yaml, overrides); });
 }
 
-// A valid two-node cluster of 2 V100 GPUs each under a data-parallel workload, 12 lines long: text
-// appended to it starts at line 13 (the base of the scenario reading tests).
-inline const std::string kTwoBoxBase = R"(name: base
-cluster:
+// A `cluster:` section of two nodes of two V100-16GB (16 GiB each), 7 lines: GPUs node0/gpu0,
+// node0/gpu1, node1/gpu0, node1/gpu1 in cluster order (indices 0 … 3).
+inline const std::string kTwoBoxCluster = R"(cluster:
   node_types:
     box:
       gpu: V100-16GB
       gpus_per_node: 2
       nic: {bandwidth: "25Gbps", latency: "5us"}
   nodes: [{type: box, count: 2}]
-workload:
+)";
+
+// A valid two-node cluster of 2 V100 GPUs each under a data-parallel workload, 12 lines long: text
+// appended to it starts at line 13 (the base of the scenario reading tests).
+inline const std::string kTwoBoxBase = "name: base\n" + kTwoBoxCluster + R"(workload:
   kind: data_parallel
   model: {layers: [{forward_flops: "1GFlop"}]}
   global_batch: 4

@@ -31,12 +31,7 @@ class DataParallelKind final : public TaskGraphKind {
     if (YAML::Node model = map.require("model"); model.IsDefined())
       config.model = read_layer_model(ctx.reader, model, "the model");
     const TrainingOptions training = read_training_options(map);
-    config.global_batch = training.global_batch;
-    config.dtype = training.dtype;
-    config.precision = training.precision;
-    config.optimizer = training.optimizer;
-    config.collective_algorithm = training.collective_algorithm;
-    config.bucket_size = training.bucket_size;
+    assign_training_options(training, config);
     config.overlap = training.overlap.value_or(true);
     const std::size_t gpus = ctx.cluster.gpu_count();
     if (gpus > 0 && static_cast<std::size_t>(config.global_batch) < gpus)

@@ -171,12 +171,7 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   if (YAML::Node model = map.require("model"); model.IsDefined())
     spec.model = read_layer_model(reader, model, "the model");
   const TrainingOptions training = read_training_options(map);
-  spec.global_batch = training.global_batch;
-  spec.dtype = training.dtype;
-  spec.precision = training.precision;
-  spec.optimizer = training.optimizer;
-  spec.collective_algorithm = training.collective_algorithm;
-  spec.bucket_size = training.bucket_size;
+  assign_training_options(training, spec);
   const auto micro_batches = map.integer("micro_batches", 1, 1 << 20);
   const auto micro_batch_size = map.integer("micro_batch_size", 1, 1 << 30);
   if (micro_batches.has_value() == micro_batch_size.has_value()) {
