@@ -355,7 +355,13 @@ int main(int argc, char** argv) {
   train->add_option("--set", train_options.overrides, "override a scenario key (repeatable)");
   train->add_option("--out", train_options.out, "the policy file to write; the learning curve goes beside it (.curve.csv)")->required();
 
-  CLI11_PARSE(app, argc, argv);
+  // A malformed command line is bad input like a malformed scenario: exit 2 (CLI11's own codes are
+  // 101-115), after CLI11's message; --help and --version still exit 0.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   try {
     if (*run) return command_run(scenario_path, out_dir, overrides, run_flags);
     if (*validate) return command_validate(validate_paths);
