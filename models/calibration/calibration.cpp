@@ -183,17 +183,22 @@ class TableReader {
       if (!map.valid()) continue;
       auto kind = map.choice("kind", "layer kind", layer_kind_names(), true);
       auto dtype = map.choice("dtype", "dtype", dtype_names(), true);
+      // `pass: backward`: the curve of the kind's backward tasks only; `all` (the default): every task's.
+      const std::optional<std::string> pass = map.choice("pass", "pass", {"all", "backward"}, false);
       YAML::Node points = map.require("curve");
       EfficiencyCurve curve;
       if (points.IsDefined()) curve = read_curve(points, Dimension::flop, CurveValue::efficiency, "curve points");
       map.finish();
       if (!kind || !dtype) continue;
       const auto key = std::make_pair(*kind, *dtype_from_name(*dtype));
-      if (table.compute.contains(key)) {
-        reader_.error(entry, fmt::format("a second curve for kind '{}' and dtype '{}'", *kind, *dtype));
+      const bool backward = pass == "backward";
+      auto& curves = backward ? table.backward_compute : table.compute;
+      if (curves.contains(key)) {
+        reader_.error(entry, fmt::format("a second {}curve for kind '{}' and dtype '{}'", backward ? "backward " : "",
+                                         *kind, *dtype));
         continue;
       }
-      table.compute.emplace(key, std::move(curve));
+      curves.emplace(key, std::move(curve));
     }
   }
 
@@ -378,9 +383,13 @@ std::string dump_calibration(const CalibrationTable& table) {
   }
   out += "}\n";
   out += fmt::format("memory_bandwidth: {}\n", bandwidth_text(table.memory_bandwidth.value()));
-  out += table.compute.empty() ? "compute: []\n" : "compute:\n";
+  out += table.compute.empty() && table.backward_compute.empty() ? "compute: []\n" : "compute:\n";
   for (const auto& [key, curve] : table.compute) {
     out += fmt::format("  - kind: {}\n    dtype: {}\n    curve:\n", key.first, dtype_name(key.second));
+    dump_points(out, curve, "      ", true);
+  }
+  for (const auto& [key, curve] : table.backward_compute) {
+    out += fmt::format("  - kind: {}\n    dtype: {}\n    pass: backward\n    curve:\n", key.first, dtype_name(key.second));
     dump_points(out, curve, "      ", true);
   }
   if (!table.gemm.empty()) out += "gemm:\n";

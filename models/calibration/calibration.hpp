@@ -73,6 +73,11 @@ struct CalibrationTable {
   // Compute efficiency by layer-kind name ("matmul", "convolution", "elementwise", …, see
   // models/dnn/layer_model.hpp) and dtype; a kind without a curve uses "matmul", then 1.0.
   std::map<std::pair<std::string, Dtype>, EfficiencyCurve> compute;
+  // The curves of a kind's backward tasks where they run at other efficiencies than its forward ones
+  // (`pass: backward` in the file): a fused attention's backward, five products over one tile
+  // sweep against the forward's two, has its own measured rate (FlashAttention-3, arXiv:2407.08608,
+  // Fig. 5 against Fig. 6). A backward task reads its kind's curve here first, then `compute`.
+  std::map<std::pair<std::string, Dtype>, EfficiencyCurve> backward_compute;
   // Shape-aware GEMM efficiency by dtype and operand layout (GemmOp nn, nt or tn); a GEMM task of
   // known shape (Compute::gemm) uses it instead of its FLOPs curve, the nn grid where its layout has
   // none. A backward pair (GemmOp::backward, backward_nt) is two of its GEMMs: compute_cost.hpp.

@@ -42,9 +42,11 @@ namespace dnnsim {
 // the rate at which the pair's FLOPs complete; that of an nt product (GemmOp::backward_nt, weights
 // stored out × in) is 2 / (1 / e_nn(m, k, n) + 1 / e_tn(n, k, m)). Otherwise the FLOPs curve
 // e_kind,dtype(flops), looked up as (kind, dtype), then ("matmul", dtype), then 1.0 (no curve:
-// datasheet peak).
+// datasheet peak); a `backward` task reads its kind's backward curve first
+// (CalibrationTable::backward_compute).
 [[nodiscard]] double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpec& gpu, LayerKind kind,
-                                                   Dtype dtype, Flop flops, GemmShape shape = {});
+                                                   Dtype dtype, Flop flops, GemmShape shape = {},
+                                                   bool backward = false);
 
 // Roofline with calibrated efficiencies (formula above); a measured time overrides as in the
 // efficiency overload (scaled by the ratio of peaks, no curve applied).

@@ -44,6 +44,16 @@ Dtype PrecisionRecipe::dtype_of(const Layer& layer, Dtype base) const {
   return active() && quantized(layer) ? Dtype::fp8 : base;
 }
 
+Dtype PrecisionRecipe::dominant_dtype(const std::vector<Layer>& layers, std::size_t begin, std::size_t end,
+                                      Dtype base) const {
+  double low_flops = 0, other_flops = 0;
+  for (std::size_t l = begin; l < end && l < layers.size(); ++l) {
+    const double flops = layers[l].forward_flops.value() + layers[l].backward_flops.value();
+    (dtype_of(layers[l], base) == base ? other_flops : low_flops) += flops;
+  }
+  return low_flops > other_flops ? Dtype::fp8 : base;
+}
+
 Bytes PrecisionRecipe::scaling_bytes(const Layer& layer, bool backward) const {
   if (!active() || !quantized(layer)) return Bytes(0);
   const double per_element = low == LowPrecision::mxfp8 ? 2.0 + 2.0 * (1.0 + 1.0 / 32.0) : 2.0 + 2.0 + 1.0 + 1.0;

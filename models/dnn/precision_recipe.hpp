@@ -51,6 +51,11 @@ struct PrecisionRecipe {
   // The dtype `layer` computes in: FP8 for the linears and experts under a low-precision recipe,
   // `base` for everything else.
   [[nodiscard]] Dtype dtype_of(const Layer& layer, Dtype base) const;
+  // The dtype of most of the FLOPs of layers [begin, end) (forward and backward): what a task running
+  // them all is reported in, so that its MFU is against the peak of the tensor cores doing most of
+  // its work (FP8 for a recipe's block linears; `base` otherwise).
+  [[nodiscard]] Dtype dominant_dtype(const std::vector<Layer>& layers, std::size_t begin, std::size_t end,
+                                     Dtype base) const;
   // Bytes the quantization of one pass of `layer` moves per sample (0 where the layer is not
   // quantized): the forward's input and the backward's output gradient, as above.
   [[nodiscard]] Bytes scaling_bytes(const Layer& layer, bool backward) const;

@@ -103,6 +103,9 @@ struct Compute {
   // issued by the host when the device's calibration table models kernel launches
   // (LaunchCalibration); otherwise unused. 16 bits, in what would be padding before `gemm`.
   std::uint16_t launches = 1;
+  // A backward pass's kernels: selects the kind's backward curve where the calibration table has one
+  // (CalibrationTable::backward_compute: a fused attention's backward).
+  bool backward = false;
   GemmShape gemm;                        // when the task is one GEMM of known shape
   // Measured duration on the GPU model named `measured_on` (a catalog name); scaled to other GPUs.
   std::optional<Seconds> measured_time;

@@ -15,6 +15,7 @@ Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId devi
   compute.device = device;
   compute.dtype = dtype;
   compute.kernel = layer.kind;
+  compute.backward = backward;
   const std::optional<Seconds>& measured = backward ? layer.backward_time : layer.forward_time;
   if (measured) {
     compute.measured_time = *measured * (batch / model.measured_batch);

@@ -28,6 +28,15 @@ tables ship the fit grid.
 A GEMM that is not one product of known shape (the attention core's two) reads a FLOPs curve: the median
 efficiency of the measured entries within a quarter decade of each size (5 points per decade).
 
+The attention core (FlashAttention; the XLA tables have no attention kernel): Transformer Engine runs it as
+cuDNN's fused attention, whose measured throughput on H100 the FlashAttention-3 paper reports
+(data/gpu-perf/flash-attention/, arXiv:2407.08608 Fig. 5 forward with causal mask, Fig. 6 backward): an
+`attention` curve for every task and a `pass: backward` one, each point the benchmark call's FLOPs (its
+16 heads x 16,384 tokens, the paper's FLOP count) at its measured fraction of the BF16 peak; the
+backward's 16k point (516 TFLOP/s, below 8k's 518) held at the running maximum. Blackwell (no public
+measurement here): the same fractions of its own BF16 peak, an assumption. Head dims other than 128
+(GPT-OSS 64, DeepSeek-V3's MLA 192/128) read the same curves.
+
 Memory-bound kernels: no measurement in the XLA tables. t = 5 us + bytes / (0.88 x HBM bandwidth), the
 fraction measured on V100 and A100 (data/calibration/V100-*.yaml, A100-*.yaml): an assumption.
 
@@ -48,6 +57,7 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 XLA = ROOT / "data" / "gpu-perf" / "xla"
+FLASH = ROOT / "data" / "gpu-perf" / "flash-attention"
 OUT = ROOT / "data" / "calibration" / "llm"
 
 BF16, FP8 = "bf16xbf16->bf16", "f8e4m3fnxf8e4m3fn->bf16"
@@ -143,6 +153,20 @@ def flops_curve(entries, peak_ratio=1.0):
     return [(f, (best := max(best, e))) for f, e in curve]
 
 
+def attention_curves():
+    """{"all": [(FLOPs, e)], "backward": [...]}: cuDNN's fused attention on H100 against the BF16 peak."""
+    heads_tokens_dim = 16 * 16384 * 128  # the paper's benchmark: 16 heads of dim 128 over 16,384 tokens
+    curves = {"all": [], "backward": []}
+    for row in csv.DictReader(open(FLASH / "fa3-h100-cudnn.csv", encoding="utf-8")):
+        seq, rate = int(row["seqlen"]), float(row["tflops_per_s"]) * 1e12
+        forward = 4.0 * seq * heads_tokens_dim * (0.5 if row["mask"] == "causal" else 1.0)
+        flops = forward if row["pass"] == "forward" else 2.5 * forward
+        curves["all" if row["pass"] == "forward" else "backward"].append((flops, rate / PEAK[("sm_90", BF16)]))
+    best = {}
+    return {k: [(f, (best.__setitem__(k, max(best.get(k, 0.0), e)) or best[k])) for f, e in sorted(v)]
+            for k, v in curves.items()}
+
+
 def memory_curve(bandwidth):
     sizes = [2.0 ** p for p in range(16, 33, 2)]
     return [(s, s / (5e-6 * 0.88 * bandwidth + s) * 0.88) for s in sizes]
@@ -220,6 +244,9 @@ def table_text(name, spec, grids, curves, checks, coll):
     lines.append(f"#   collectives: alpha {alpha * 1e6:.1f} us per call, eta {eta:.3f} of NVLink {spec['nvlink'] / 1e9:.0f} "
                  f"GB/s; fit entries mean |error| {100 * coll_fit[0]:.1f}% ({coll_fit[2]}), held-out "
                  f"{100 * coll_held[0]:.1f}% (worst {100 * coll_held[1]:+.1f}%, {coll_held[2]})")
+    lines.append("#   attention core: cuDNN fused attention measured on H100 (FlashAttention-3 paper, "
+                 "data/gpu-perf/flash-attention)" + ("" if spec["arch"] == "sm_90" else
+                                                     ", the same fractions of this GPU's BF16 peak: an assumption"))
     lines.append("#   memory-bound kernels: 5 us + bytes / (0.88 x HBM): an assumption (no measurement in the tables)")
     peaks = [f'bf16: "{spec["bf16"] / 1e12:g}TFlops"', f'fp8: "{spec["fp8"] / 1e12:g}TFlops"']
     lines += [
@@ -234,6 +261,9 @@ def table_text(name, spec, grids, curves, checks, coll):
     for dtype in ("bf16", "fp8"):
         lines += ["  - kind: matmul", f"    dtype: {dtype}", "    curve:"]
         lines += [f'      - {{size: "{flop(f)}", efficiency: {number(e)}}}' for f, e in curves[dtype]]
+    for pass_, points in attention_curves().items():
+        lines += ["  - kind: attention", "    dtype: bf16"] + (["    pass: backward"] if pass_ == "backward" else [])
+        lines += ["    curve:"] + [f'      - {{size: "{flop(f)}", efficiency: {number(e)}}}' for f, e in points]
     lines.append("gemm:")
     for dtype in ("bf16", "fp8"):
         lines += [f"  - dtype: {dtype}", "    points:"]

@@ -156,6 +156,48 @@ TEST(CalibrationGemmGrid, ComputeTimeReadsTheGridForAGemmOfKnownShape) {
   EXPECT_NEAR(compute_time(product, v100, table).value(), 524288 / 15.7e12, 1e-18);
 }
 
+// A fused attention's backward has its own measured rate (CalibrationTable::backward_compute): H100's
+// cuDNN attention at 8k tokens runs its causal forward at 529 TFLOP/s and its backward at 518
+// (FlashAttention-3 paper, Fig. 5 and 6; data/gpu-perf/flash-attention), 0.5346 and 0.5235 of the
+// 989.5 TFLOP/s BF16 peak. One forward call of Llama 3 8B's core (32 heads × 8,192 queries × 4,096
+// keys on average × 128, two products): 2 · 2 · 32 · 8192 · 4096 · 128 = 549.8 GFLOP → 549.8e9 /
+// (989.5e12 · 0.5346) = 1.039 ms; its backward, 2.5 × the forward's FLOPs, reads the backward curve
+// (flat here): 1374.4e9 / (989.5e12 · 0.5235) = 2.653 ms — not the forward curve's 0.5346, nor the
+// matmul curve, which a backward task of a kind without a backward curve still reads.
+TEST(CalibrationCurve, ABackwardTaskReadsItsKindsBackwardCurve) {
+  const GpuSpec& h100 = *HardwareCatalog::builtin().find_gpu("H100-SXM");
+  CalibrationTable table;
+  table.compute[{"matmul", Dtype::bf16}].points = {{1e9, 0.8}};
+  table.compute[{"attention", Dtype::bf16}].points = {{1e9, 529.0 / 989.5}};
+  table.backward_compute[{"attention", Dtype::bf16}].points = {{1e9, 518.0 / 989.5}};
+  Compute core;
+  core.dtype = Dtype::bf16;
+  core.kernel = LayerKind::attention;
+  core.flops = Flop(2.0 * 2 * 32 * 8192 * 4096 * 128);
+  EXPECT_NEAR(compute_time(core, h100, table).value(), 1.039e-3, 1e-6);
+  core.backward = true;
+  core.flops = core.flops * 2.5;
+  EXPECT_NEAR(compute_time(core, h100, table).value(), 2.653e-3, 1e-6);
+  Compute gemm_backward = core;  // a matmul's backward: no backward curve for it, the matmul curve
+  gemm_backward.kernel = LayerKind::matmul;
+  EXPECT_NEAR(compute_time(gemm_backward, h100, table).value(), core.flops.value() / (989.5e12 * 0.8), 1e-9);
+  // The file form: `pass: backward`, written back the same; a second backward curve is located.
+  const std::string text = dump_calibration(table);
+  EXPECT_THAT(text, HasSubstr("  - kind: attention\n    dtype: bf16\n    pass: backward\n"));
+  table.device = "H100-SXM";
+  const CalibrationTable loaded = load_calibration(write_file("backward_curve.yaml", dump_calibration(table)));
+  ASSERT_TRUE(loaded.backward_compute.contains({"attention", Dtype::bf16}));
+  EXPECT_EQ(dump_calibration(loaded), dump_calibration(table));
+  const std::vector<Diagnostic> twice = errors_of("twice.yaml", std::string(kValidHead) + R"(compute:
+  - {kind: attention, dtype: bf16, pass: backward, curve: [{size: "1GFlop", efficiency: 0.5}]}
+  - {kind: attention, dtype: bf16, pass: backward, curve: [{size: "1GFlop", efficiency: 0.5}]}
+  - {kind: attention, dtype: bf16, pass: sideways, curve: [{size: "1GFlop", efficiency: 0.5}]}
+)");
+  ASSERT_EQ(twice.size(), 2u);
+  EXPECT_THAT(twice[0].message, HasSubstr("a second backward curve for kind 'attention'"));
+  EXPECT_THAT(twice[1].message, HasSubstr("sideways"));
+}
+
 TEST(CalibrationGemmGrid, FileRoundTripAndLocatedErrors) {
   CalibrationTable table = example_table();
   table.gemm[{Dtype::fp32, GemmOp::nn}] = corner_grid();

@@ -145,6 +145,17 @@ TEST(PrecisionRecipe, QuantizesTheLinearsOnly) {
   // Backward: the output gradient, s × (a + 2g)·d = 8,192 × 6,144.
   EXPECT_DOUBLE_EQ(cs.scaling_bytes(*qkv, true).value(), 8192.0 * 6144 * 6);
   EXPECT_DOUBLE_EQ(cs.scaling_bytes(*core, false).value(), 0.0);
+  // A task running a whole block reports the dtype of most of its FLOPs (its MFU's peak). Llama 3 8B's
+  // block, per token forward: linears 2 · 4,096 · (6,144 + 4,096 + 28,672 + 14,336) = 436 MFLOP at
+  // FP8, the core 2 · 2 · 32 · 4,096 · 128 = 67 MFLOP at BF16 (causal: 4,096 keys on average): FP8.
+  std::size_t first = model.layers.size(), last = 0;
+  for (std::size_t l = 0; l < model.layers.size(); ++l)
+    if (model.layers[l].name.starts_with("block0.")) first = std::min(first, l), last = l + 1;
+  EXPECT_EQ(cs.dominant_dtype(model.layers, first, last, Dtype::bf16), Dtype::fp8);
+  EXPECT_EQ(PrecisionRecipe{}.dominant_dtype(model.layers, first, last, Dtype::bf16), Dtype::bf16);
+  // The core alone is BF16 under any recipe.
+  const auto core_index = static_cast<std::size_t>(core - model.layers.data());
+  EXPECT_EQ(cs.dominant_dtype(model.layers, core_index, core_index + 1, Dtype::bf16), Dtype::bf16);
   GpuSpec hopper;
   hopper.name = "H100-SXM";
   hopper.peak_fp8 = FlopsPerSecond(1979e12);
