@@ -389,7 +389,8 @@ std::string dump_calibration(const CalibrationTable& table) {
     dump_points(out, curve, "      ", true);
   }
   for (const auto& [key, curve] : table.backward_compute) {
-    out += fmt::format("  - kind: {}\n    dtype: {}\n    pass: backward\n    curve:\n", key.first, dtype_name(key.second));
+    out +=
+        fmt::format("  - kind: {}\n    dtype: {}\n    pass: backward\n    curve:\n", key.first, dtype_name(key.second));
     dump_points(out, curve, "      ", true);
   }
   if (!table.gemm.empty()) out += "gemm:\n";

@@ -59,9 +59,8 @@ double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpe
 
 Seconds compute_time(const Compute& compute, const GpuSpec& gpu, const CalibrationTable& table) {
   if (compute.measured_time) return compute_time(compute, gpu, 1.0);
-  const double math_efficiency =
-      calibrated_compute_efficiency(table, gpu, compute.kernel, compute.dtype, compute.flops, compute.gemm,
-                                    compute.backward);
+  const double math_efficiency = calibrated_compute_efficiency(table, gpu, compute.kernel, compute.dtype, compute.flops,
+                                                               compute.gemm, compute.backward);
   const double memory_efficiency = table.memory.at(compute.bytes_accessed.value());
   const Seconds math = compute.flops / (effective_peak(gpu, compute.dtype) * math_efficiency);
   const Seconds memory = compute.bytes_accessed / (gpu.memory_bandwidth * memory_efficiency);

@@ -341,10 +341,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                                       Bytes free, bool backward_traffic, bool accumulate, std::vector<TaskId>& ids) {
           std::vector<TaskId> computes;
           for (int r = 0; r < lowered_ranks; ++r) {
-            Compute work = layers_compute(model, layers, gpu(group, r), samples,
-                                          workload.llm.precision.dominant_dtype(model.layers, layers.begin,
-                                                                                layers.end, workload.dtype),
-                                          pass);
+            Compute work = layers_compute(
+                model, layers, gpu(group, r), samples,
+                workload.llm.precision.dominant_dtype(model.layers, layers.begin, layers.end, workload.dtype), pass);
             if (workload.gpus.empty()) {
               // Without per-GPU layer times (no cluster), the accumulation's bytes join the step's
               // roofline; its FLOPs are no model's (nor hardware FLOPs, as an optimizer step's are not).

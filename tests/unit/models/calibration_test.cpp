@@ -167,6 +167,10 @@ TEST(CalibrationGemmGrid, ComputeTimeReadsTheGridForAGemmOfKnownShape) {
 TEST(CalibrationCurve, ABackwardTaskReadsItsKindsBackwardCurve) {
   const GpuSpec& h100 = *HardwareCatalog::builtin().find_gpu("H100-SXM");
   CalibrationTable table;
+  table.device = "H100-SXM";
+  table.source = "test";
+  table.peak[Dtype::bf16] = FlopsPerSecond(989.5e12);
+  table.memory_bandwidth = BytesPerSecond(3.35e12);
   table.compute[{"matmul", Dtype::bf16}].points = {{1e9, 0.8}};
   table.compute[{"attention", Dtype::bf16}].points = {{1e9, 529.0 / 989.5}};
   table.backward_compute[{"attention", Dtype::bf16}].points = {{1e9, 518.0 / 989.5}};
@@ -184,7 +188,6 @@ TEST(CalibrationCurve, ABackwardTaskReadsItsKindsBackwardCurve) {
   // The file form: `pass: backward`, written back the same; a second backward curve is located.
   const std::string text = dump_calibration(table);
   EXPECT_THAT(text, HasSubstr("  - kind: attention\n    dtype: bf16\n    pass: backward\n"));
-  table.device = "H100-SXM";
   const CalibrationTable loaded = load_calibration(write_file("backward_curve.yaml", dump_calibration(table)));
   ASSERT_TRUE(loaded.backward_compute.contains({"attention", Dtype::bf16}));
   EXPECT_EQ(dump_calibration(loaded), dump_calibration(table));
