@@ -10,13 +10,23 @@
 //    recurrence of TePDist's evaluator (fwd_end[s] = max(fwd_end[s−1] + transfer, fwd_end[s]) +
 //    duration over micro-batches, then the backwards) plus each stage's gradient all-reduce.
 //  - `fast` (TePDist's fast mode: one pass): the SPMD search on [p] only, coarser cones, no pipeline.
-// Memory (TePDist's evaluator): a proposal whose model state per device — weights, gradients and
-// Adam's two moments, 4× the parameter bytes of its share — exceeds `memory_limit` is dropped; none
-// left is an infeasible plan, with the smallest need in its reason.
+// Memory: a device's model state — weights, gradients and Adam's two moments, 4× the parameter bytes
+// of its share — must fit `memory_limit`. An SPMD proposal whose time-optimal program does not fit is
+// searched again with memory priced (rhino_search.hpp, the Lagrangian relaxation of the limit): the
+// price starts where the whole state costs as much as the whole predicted time and is multiplied by
+// kPriceStep until the program fits (divided while it still fits), then bisected (geometrically,
+// kPriceBisections times) between the highest price that did not fit and the lowest that did; the
+// fastest program that fits is kept. A higher
+// price never buys more memory: optima x1 at price λ1 and x2 at λ2 > λ1 satisfy t1 + λ1·m1 ≤ t2 + λ1·m2
+// and t2 + λ2·m2 ≤ t1 + λ2·m1, whose sum is (λ2 − λ1)(m2 − m1) ≤ 0 — so the steps find the first fit. Pipeline
+// proposals keep their stages data parallel (TePDist's evaluator drops them when they do not fit). No proposal left is
+// an infeasible plan, with the smallest need in its reason.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
 
 #include "planners/spmd/rhino_search.hpp"
 #include "planners/spmd/rhino_stages.hpp"
@@ -61,25 +71,82 @@ double model_state(const OpGraph& graph, const SpmdProgram& program, const Shard
   for (OpId id = 0; id < graph.size(); ++id)
     if (graph.op(id).kind == OpKind::parameter) {
       const std::vector<double> shares = device_shares(graph, program, ratios, id);
-      for (std::size_t d = 0; d < state.size(); ++d) state[d] += 4 * graph.bytes(id).value() * shares[d];
+      for (std::size_t d = 0; d < state.size(); ++d)
+        state[d] += kModelStateFactor * graph.bytes(id).value() * shares[d];
     }
   return *std::max_element(state.begin(), state.end());
 }
 
-Proposal spmd_proposal(const OpGraph& graph, const SpmdCluster& cluster, const Mesh& mesh, bool fine, int group,
-                       double ilp_seconds) {
+// The price's step while bracketing (×4; 20 steps span 4^20 ≈ 10^12 either way, up from "the state
+// costs the whole time" to "a 10^-12 share of it outweighs the whole time"), and the bisections after
+// (6 halve the bracket's ratio of 4 down to 4^(1/64), 2%).
+constexpr double kPriceStep = 4;
+constexpr int kPriceSteps = 20;
+constexpr int kPriceBisections = 6;
+
+Proposal searched(const OpGraph& graph, const SpmdCluster& cluster, const RhinoSearchOptions& options) {
   Proposal p;
   RhinoStatistics stats;
-  p.plan.program = rhino_search(graph, cluster, RhinoSearchOptions{mesh, group, fine, ilp_seconds}, &stats);
-  p.plan.ratios = ShardRatios::even(mesh);
+  p.plan.program = rhino_search(graph, cluster, options, &stats);
+  p.plan.ratios = ShardRatios::even(options.mesh);
   p.predicted = p.plan.predicted_iteration_s = program_cost(graph, p.plan.program, p.plan.ratios, cluster);
   p.state_bytes = model_state(graph, p.plan.program, p.plan.ratios);
   p.plan.statistics.states += stats.cones;
   p.describe =
       fmt::format("mesh {}: predicted {:.4g} s ({} sub-graphs, {} cones, {} integer programs solved, {} reused{})",
-                  mesh.describe(), p.predicted, stats.subgraphs, stats.cones, stats.ilps, stats.ilps_reused,
+                  options.mesh.describe(), p.predicted, stats.subgraphs, stats.cones, stats.ilps, stats.ilps_reused,
                   stats.optimal ? "" : ", some not proven optimal");
   return p;
+}
+
+// The fastest program on `mesh` whose model state fits `limit`, memory priced as needed; when none
+// does, the one of least state.
+Proposal spmd_proposal(const OpGraph& graph, const SpmdCluster& cluster, const Mesh& mesh, bool fine, int group,
+                       double ilp_seconds, double limit) {
+  RhinoSearchOptions options{mesh, group, fine, ilp_seconds};
+  Proposal p = searched(graph, cluster, options);
+  if (p.state_bytes <= limit || p.state_bytes <= 0) return p;
+  const double free_state = p.state_bytes, free_time = p.predicted;
+  int searches = 1;
+  std::optional<Proposal> best;  // the fastest that fits
+  double best_price = 0;
+  Proposal least = p;  // the least state seen
+  const auto attempt = [&](double price) {
+    options.memory_price = price;
+    Proposal q = searched(graph, cluster, options);
+    ++searches;
+    const bool fits = q.state_bytes <= limit;
+    if (q.state_bytes < least.state_bytes) least = q;
+    if (fits && (!best || q.predicted < best->predicted)) {
+      best = std::move(q);
+      best_price = price;
+    }
+    return fits;
+  };
+  // Bracket the least price that fits: up from the first while nothing fits, down while it does.
+  double below = 0, price = p.predicted / p.state_bytes;
+  if (attempt(price)) {
+    for (int step = 0; step < kPriceSteps && below == 0; ++step)
+      if (attempt(price / kPriceStep))
+        price /= kPriceStep;
+      else
+        below = price / kPriceStep;
+  } else {
+    below = price;
+    for (int step = 0; step < kPriceSteps && !attempt(price *= kPriceStep); ++step) below = price;
+  }
+  if (best && below > 0)
+    for (int b = 0; b < kPriceBisections; ++b) {
+      const double middle = std::sqrt(below * price);
+      (attempt(middle) ? price : below) = middle;
+    }
+  Proposal result = best ? std::move(*best) : std::move(least);
+  result.describe +=
+      fmt::format("; {} {:.4g} GB of model state per GPU (unpriced: {:.4g} GB, predicted {:.4g} s), {} searches",
+                  best ? fmt::format("memory priced at {:.3g} s/GB:", best_price * 1e9)
+                       : std::string("at any memory price at least"),
+                  result.state_bytes / 1e9, free_state / 1e9, free_time, searches);
+  return result;
 }
 
 // S stages of p/S devices each, data parallel inside, GPipe over M micro-batches.
@@ -132,7 +199,7 @@ Proposal pipeline_proposal(const OpGraph& graph, const SpmdCluster& cluster, int
   double sync = 0;
   for (double w : weights) sync = std::max(sync, replicas > 1 ? replica_lines.all_reduce.at(w) : 0.0);
   p.predicted = *std::max_element(back.begin(), back.end()) + sync;
-  p.state_bytes = 4 * *std::max_element(weights.begin(), weights.end());
+  p.state_bytes = kModelStateFactor * *std::max_element(weights.begin(), weights.end());
   SpmdPipeline pipeline;
   pipeline.stage = partition->stage;
   pipeline.micro_batches = m;
@@ -162,11 +229,11 @@ class RhinoPlanner final : public SpmdPlanner {
     for (double m : cluster.memory_bytes) limit = std::min(limit, m > 0 ? m : limit);
     if (options.has("memory_limit")) limit = options.quantity<Bytes>("memory_limit").value();
     std::vector<Proposal> proposals;
-    proposals.push_back(spmd_proposal(graph, cluster, Mesh{{p}}, thorough, group, seconds));
+    proposals.push_back(spmd_proposal(graph, cluster, Mesh{{p}}, thorough, group, seconds, limit));
     if (thorough) {
       // A node's GPUs as the inner axis, when the devices fill several nodes evenly.
       if (per_node > 1 && per_node < p && p % per_node == 0)
-        proposals.push_back(spmd_proposal(graph, cluster, Mesh{{p / per_node, per_node}}, true, group, seconds));
+        proposals.push_back(spmd_proposal(graph, cluster, Mesh{{p / per_node, per_node}}, true, group, seconds, limit));
       for (int s = 2; s <= options.integer("max_stages") && s <= p; s *= 2)
         if (p % s == 0)
           proposals.push_back(pipeline_proposal(graph, cluster, s, static_cast<int>(options.integer("micro_batches")),

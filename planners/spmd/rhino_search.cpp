@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "planners/common/integer_program.hpp"
 #include "planners/spmd/rhino_graph.hpp"
@@ -135,26 +136,59 @@ class Search {
     return p;
   }
 
-  // Computation, gradient syncs (a replicated weight read by a sharded rule) and own collectives.
+  // Computation and own collectives; for a parameter, its model state at the memory price.
   double node(OpId op, int s) {
     auto& cache = node_cost_[op];
     if (cache.empty()) cache.assign(combos_[op].size(), -1.0);
     double& cost = cache[static_cast<std::size_t>(s)];
     if (cost >= 0) return cost;
-    std::vector<ShardedOp> per_axis = sharded(op, s);
-    for (ShardedOp& a : per_axis)
-      for (std::size_t k = 0; k < graph_.op(op).inputs.size(); ++k)
-        if (a.rule.sharded && a.rule.inputs[k] == Layout::replicated && weight_root(graph_, graph_.op(op).inputs[k]))
-          a.synchronizes.push_back(k);
-    const OpCost c = op_cost(graph_, mesh_, pointers(per_axis), {}, ratios_, cluster_);
-    return cost = c.compute + c.communication - c.conversions;
+    const OpCost c = op_cost(graph_, mesh_, pointers(sharded(op, s)), {}, ratios_, cluster_);
+    cost = c.compute + c.communication - c.conversions;
+    if (graph_.op(op).kind == OpKind::parameter && options_.memory_price > 0)
+      cost += options_.memory_price * state_bytes(op, s);
+    return cost;
   }
 
-  // Operand `k` of `op` (strategy s), produced in layouts `from`: its conversion; infinite when a
-  // partial layout would be needed from a complete one.
-  double edge(const Layouts& from, OpId op, std::size_t k, int s) const {
+  // A device's model state of parameter `op` under strategy s: its largest shard (even shares, HAP's
+  // rounding) on every axis it is split on.
+  double state_bytes(OpId op, int s) const {
+    double share = 1;
+    const std::vector<ShardedOp> per_axis = sharded(op, s);
+    for (std::size_t a = 0; a < per_axis.size(); ++a) {
+      if (!per_axis[a].rule.sharded) continue;
+      const std::int64_t length = std::max<std::int64_t>(1, split_length(graph_, per_axis[a]));
+      const std::vector<std::int64_t> lengths = shard_lengths(length, ratios_.of(a, 0));
+      share *= static_cast<double>(*std::max_element(lengths.begin(), lengths.end())) / static_cast<double>(length);
+    }
+    return kModelStateFactor * graph_.bytes(op).value() * share;
+  }
+
+  // The gradient all-reduce of operand `k` of `op` (strategy s) when it is a weight arriving replicated
+  // (layouts `from`) on axes where s computes sharded.
+  double gradient_sync(const Layouts& from, OpId op, std::size_t k, int s) {
+    if (!weight_root(graph_, graph_.op(op).inputs[k])) return 0.0;
+    std::vector<ShardedOp> per_axis = sharded(op, s);
+    unsigned axes = 0;
+    for (std::size_t a = 0; a < per_axis.size(); ++a)
+      if (per_axis[a].rule.sharded && per_axis[a].rule.inputs[k] == Layout::replicated &&
+          from[a] == Layout::replicated) {
+        per_axis[a].synchronizes.push_back(k);
+        axes |= 1u << a;
+      }
+    if (axes == 0) return 0.0;
+    const auto key = std::make_tuple(op, s, k, axes);
+    if (const auto found = sync_cost_.find(key); found != sync_cost_.end()) return found->second;
+    const double with = op_cost(graph_, mesh_, pointers(per_axis), {}, ratios_, cluster_).communication;
+    const double without = op_cost(graph_, mesh_, pointers(sharded(op, s)), {}, ratios_, cluster_).communication;
+    return sync_cost_[key] = with - without;
+  }
+
+  // Operand `k` of `op` (strategy s), produced in layouts `from`: its conversion and gradient sync;
+  // infinite when a partial layout would be needed from a complete one.
+  double edge(const Layouts& from, OpId op, std::size_t k, int s) {
+    const double sync = gradient_sync(from, op, k, s);
     const Layouts to = need(op, s, k);
-    if (from == to) return 0.0;
+    if (from == to) return sync;
     std::vector<ShardedOp> per_axis = sharded(op, s);
     for (std::size_t a = 0; a < per_axis.size(); ++a) {
       if (from[a] == to[a]) continue;
@@ -162,7 +196,7 @@ class Search {
       if (!c) return kInfinity;
       per_axis[a].converts.push_back({k, from[a], to[a], *c});
     }
-    return conversions_time(graph_, mesh_, pointers(per_axis), {}, ratios_, cluster_);
+    return sync + conversions_time(graph_, mesh_, pointers(per_axis), {}, ratios_, cluster_);
   }
 
   // The tree DP of a cone: each operator's best strategy for each strategy of its reader.
@@ -273,6 +307,7 @@ class Search {
   std::vector<std::vector<ShardingRule>> rules_;
   std::vector<std::vector<std::vector<int>>> combos_;
   std::vector<std::vector<double>> node_cost_;
+  std::map<std::tuple<OpId, int, std::size_t, unsigned>, double> sync_cost_;  // by (op, strategy, operand, axes)
   std::map<std::string, SubResult> memo_;  // by signature, strategies relative to the sub-graph
 };
 

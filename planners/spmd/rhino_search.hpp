@@ -10,7 +10,18 @@
 // of the critical tensor between them. Sub-graphs of the same structure (a transformer's layers) are
 // solved once and their answers reused. Costs are the shared profiled model's (spmd_cost.hpp) on the
 // cluster's fitted collective lines for the mesh, even shares: the node cost of an operator's strategy
-// its computation, gradient syncs and own collectives; an edge's, the conversion of its tensor.
+// its computation and own collectives; an edge's, the conversion of its tensor and, for a weight that
+// arrives replicated at a sharded reader, its gradient all-reduce (a weight stored split and gathered
+// for its reader — ZeRO-3's, FSDP's layout — has its gradient summed by the gather's backward mirror, a
+// reduce-scatter, instead).
+//
+// Memory: the model state a device holds, kModelStateFactor × its share of every parameter, enters the
+// search as a price per byte (`memory_price`, seconds per byte): the Lagrangian relaxation of the
+// constraint "state ≤ limit" (Fisher, "The Lagrangian Relaxation Method for Solving Integer Programming
+// Problems", Management Science 27(1), 1981). The constraint sums over the whole graph, so it cannot
+// sit in one sub-graph's integer program; priced, it is a node cost like any other, and the cones'
+// DP, the integer programs, the DP across sub-graphs and the reuse of equal sub-graphs all stay exact
+// for the priced objective. The planner searches the price (rhino_planner.cpp).
 #pragma once
 
 #include <cstddef>
@@ -19,11 +30,16 @@
 
 namespace dnnsim {
 
+// Bytes of model state per parameter byte: the weights, their gradients and Adam's two moments
+// (TePDist's evaluator; fp32 throughout, as the lowering allocates).
+inline constexpr double kModelStateFactor = 4;
+
 struct RhinoSearchOptions {
   Mesh mesh;
   int group = 1;            // critical nodes per sub-graph
   bool fine = true;         // the finer cone roots (thorough) or not (fast)
   double ilp_seconds = 60;  // Cbc's limit per integer program
+  double memory_price = 0;  // seconds per byte of model state on a device (0: memory is free)
 };
 
 struct RhinoStatistics {

@@ -98,6 +98,36 @@ TEST(RhinoPlanner, MemoryLimitBelowEveryProposalIsAnInfeasiblePlan) {
   EXPECT_TRUE(fits.feasible);
 }
 
+// A transformer MLP (h = 1024, 65,536 token rows) on 8 devices of 10 TFLOP/s, collectives α = 10 µs
+// plus bytes / 10 GB/s (an all-reduce moving 2 bytes per byte, an all-gather or reduce-scatter 1).
+// Its weights are 2 × 1024 × 4096 × 4 B = 33.5 MB, 134 MB of model state replicated. Unpriced, data
+// parallelism is the optimum: its two gradient all-reduces take 2 × (α + 2 × 16.8 MB / 10 GB/s) =
+// 6.7 ms where any feature split converts a 65,536 × 1024 × 4 B = 268 MB activation (≥ 27 ms each
+// way). A limit of 40 MB per device forces every weight to be split 8 ways (16.8 MB of state); the
+// cheapest way left keeps the matmuls data parallel and gathers each weight for them (ZeRO-3's,
+// FSDP's layout): an all-gather forward and its mirror, a reduce-scatter, backward, α + 16.8 MB /
+// 10 GB/s each, in place of the all-reduce's α + 2 × 16.8 MB / 10 GB/s — one α more per weight, 20 µs
+// in all, with the computation unchanged.
+TEST(RhinoPlanner, MemoryLimitShardsTheWeightsOfDataParallelism) {
+  const OpGraph g = testing::mlp(65536, 1024);
+  const SpmdCluster c = cluster_of(std::vector<double>(8, 10e12));
+  const SpmdPlan dp = plan_with("dp-ev", g, c);
+  const SpmdPlan free = plan_with("rhino", g, c, {{"level", "fast"}});
+  EXPECT_DOUBLE_EQ(free.predicted_iteration_s, dp.predicted_iteration_s) << free.program.describe(g);
+  EXPECT_EQ(chosen(g, free.program, "w1").rule.output, Layout::replicated);
+  for (const char* level : {"fast", "thorough"}) {
+    SCOPED_TRACE(level);
+    const SpmdPlan p = plan_with("rhino", g, c, {{"level", level}, {"memory_limit", 40e6}});
+    ASSERT_TRUE(p.feasible) << p.reason;
+    ASSERT_FALSE(p.pipeline.has_value());
+    const std::string program = p.program.describe(g);
+    for (const char* weight : {"w1", "w2"}) EXPECT_TRUE(is_split(chosen(g, p.program, weight).rule.output)) << program;
+    for (const char* product : {"h", "y"})
+      EXPECT_EQ(chosen(g, p.program, product).rule.output, Layout::split_rows) << program;
+    EXPECT_NEAR(p.predicted_iteration_s - dp.predicted_iteration_s, 2 * 10e-6, 1e-9) << program;
+  }
+}
+
 // A diamond a → {b, c} → d → e of 1, 4, 4, 1 and 2 GFLOP; a's output 100 B, b's and c's 12 B. Two
 // stages of 6 GFLOP, 20% tolerance: stage 0 holds 4.8 to 7.2 GFLOP. The windows put a in stage 0
 // (11 GFLOP after it) and d, e in stage 1 (9 before d); b and c are free. Both in stage 0 would hold
