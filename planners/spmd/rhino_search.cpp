@@ -186,7 +186,7 @@ class Search {
   // Operand `k` of `op` (strategy s), produced in layouts `from`: its conversion and gradient sync;
   // infinite when a partial layout would be needed from a complete one.
   double edge(const Layouts& from, OpId op, std::size_t k, int s) {
-    const double sync = gradient_sync(from, op, k, s);
+    const double sync = options_.sync_weight > 0 ? options_.sync_weight * gradient_sync(from, op, k, s) : 0.0;
     const Layouts to = need(op, s, k);
     if (from == to) return sync;
     std::vector<ShardedOp> per_axis = sharded(op, s);

@@ -40,6 +40,10 @@ struct RhinoSearchOptions {
   bool fine = true;         // the finer cone roots (thorough) or not (fast)
   double ilp_seconds = 60;  // Cbc's limit per integer program
   double memory_price = 0;  // seconds per byte of model state on a device (0: memory is free)
+  // The part of a gradient all-reduce's time the search charges: 1, all of it (nothing hides it); 0,
+  // none (the backward pass hides it). The truth lies between and depends on the whole program, so the
+  // planner searches at both bounds and keeps the program whose iteration_time is shorter.
+  double sync_weight = 1;
 };
 
 struct RhinoStatistics {

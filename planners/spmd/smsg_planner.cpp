@@ -277,7 +277,7 @@ class SmsgPlanner final : public SpmdPlanner {
     }
     assign_synchronizations(graph, plan.program);
     plan.ratios = ShardRatios::even(plan.program.mesh);
-    plan.predicted_iteration_s = program_cost(graph, plan.program, plan.ratios, cluster);
+    plan.predicted_iteration_s = iteration_time(graph, plan.program, plan.ratios, cluster);
     plan.rounds = static_cast<int>(plan.program.mesh.axes.size());
     return plan;
   }

@@ -54,7 +54,7 @@ class FixedRatioPlanner final : public SpmdPlanner {
     ProgramSearchOptions search;
     search.filter = filter_;
     plan.program = search_program(graph, {}, plan.ratios, cluster, search, &plan.statistics);
-    plan.predicted_iteration_s = program_cost(graph, plan.program, plan.ratios, cluster);
+    plan.predicted_iteration_s = iteration_time(graph, plan.program, plan.ratios, cluster);
     plan.rounds = 1;
     return plan;
   }

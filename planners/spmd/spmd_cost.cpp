@@ -16,7 +16,7 @@ int segment_in(const std::vector<int>& segment, OpId op) { return segment.empty(
 
 // The mirror is the gradient going the other way: all-gather ↔ reduce-scatter, all-reduce ↔
 // all-reduce, all-to-all back, slicing ↔ all-gather.
-double boxing_time(Layout from, Layout to, double bytes, int p, const CollectiveLines& lines) {
+Passes boxing_times(Layout from, Layout to, double bytes, int p, const CollectiveLines& lines) {
   const auto mirror = [&]() -> double {
     if (from == Layout::partial && to == Layout::replicated) return sbp_boxing_bytes(from, to, bytes, p, p);
     if (from == Layout::partial || from == Layout::replicated)  // gradient of a split: gathered
@@ -24,8 +24,13 @@ double boxing_time(Layout from, Layout to, double bytes, int p, const Collective
     if (to == Layout::replicated) return sbp_boxing_bytes(Layout::partial, from, bytes, p, p);  // reduce-scattered
     return sbp_boxing_bytes(to, from, bytes, p, p);                                             // all-to-all back
   };
-  const double moved = sbp_boxing_bytes(from, to, bytes, p, p) + mirror();
-  return moved * lines.all_reduce.seconds_per_byte / (2.0 * std::max(1, p - 1));
+  const double backward = mirror(), moved = sbp_boxing_bytes(from, to, bytes, p, p) + backward;
+  const double time = moved * lines.all_reduce.seconds_per_byte / (2.0 * std::max(1, p - 1));
+  return {time, moved > 0 ? time * backward / moved : 0.0};
+}
+
+double boxing_time(Layout from, Layout to, double bytes, int p, const CollectiveLines& lines) {
+  return boxing_times(from, to, bytes, p, lines).total;
 }
 
 std::vector<OpCollective> op_collectives(const std::vector<const ShardedOp*>& choices) {
@@ -98,8 +103,8 @@ void assign_synchronizations(const OpGraph& graph, SpmdProgram& program) {
   }
 }
 
-double conversion_time(Conversion c, double bytes, const std::vector<double>& shares, const CollectiveLines& lines,
-                       const std::vector<double>& source_shares) {
+Passes conversion_times(Conversion c, double bytes, const std::vector<double>& shares, const CollectiveLines& lines,
+                        const std::vector<double>& source_shares) {
   const double n = static_cast<double>(shares.size());
   const double largest = std::max(max_of(shares), source_shares.empty() ? 0.0 : max_of(source_shares));
   const double padded = bytes * largest * n;
@@ -107,22 +112,31 @@ double conversion_time(Conversion c, double bytes, const std::vector<double>& sh
   // One broadcast per shard, α each, the shards' bytes once (HAP's Grouped-Broadcast); its mirror, a
   // reduce per shard, runs as the unpadded reduce-scatter it amounts to on a ring.
   const double grouped = nonzero * lines.broadcast.alpha + bytes * lines.broadcast.seconds_per_byte;
+  // {both passes, the backward's}: the sums as one expression, so that `total` is the same to the bit
+  // however it is split.
   switch (c) {
     case Conversion::all_reduce:
-      return 2 * lines.all_reduce.at(bytes);
+      return {2 * lines.all_reduce.at(bytes), lines.all_reduce.at(bytes)};
     case Conversion::reduce_scatter:
     case Conversion::all_gather:
-      return lines.all_gather.at(padded) + lines.reduce_scatter.at(padded);
+      return {lines.all_gather.at(padded) + lines.reduce_scatter.at(padded),
+              c == Conversion::all_gather ? lines.reduce_scatter.at(padded) : lines.all_gather.at(padded)};
     case Conversion::all_to_all:
-    case Conversion::reshard:
-      return 2 * lines.all_to_all.at(bytes * largest);  // each device sends its shard
+    case Conversion::reshard:  // each device sends its shard, and the gradients back
+      return {2 * lines.all_to_all.at(bytes * largest), lines.all_to_all.at(bytes * largest)};
     case Conversion::slice:
-      return lines.all_gather.at(padded);
+      return {lines.all_gather.at(padded), lines.all_gather.at(padded)};
     case Conversion::grouped_broadcast:
     case Conversion::grouped_reduce:
-      return grouped + lines.reduce_scatter.at(bytes);
+      return {grouped + lines.reduce_scatter.at(bytes),
+              c == Conversion::grouped_broadcast ? lines.reduce_scatter.at(bytes) : grouped};
   }
-  return 0;
+  return {};
+}
+
+double conversion_time(Conversion c, double bytes, const std::vector<double>& shares, const CollectiveLines& lines,
+                       const std::vector<double>& source_shares) {
+  return conversion_times(c, bytes, shares, lines, source_shares).total;
 }
 
 double local_bytes(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios, OpId consumer,
@@ -159,6 +173,8 @@ OpCost op_cost(const OpGraph& graph, const Mesh& mesh, const std::vector<const S
     }
     const double flops = op.forward_flops.value() * (2 * share + weight_share);
     cost.compute = std::max(cost.compute, flops / cluster.flops_per_second[d]);
+    cost.forward_compute =
+        std::max(cost.forward_compute, op.forward_flops.value() * share / cluster.flops_per_second[d]);
   }
   // Communication: the merged collectives, then what an axis' rule adds on its own.
   for (const OpCollective& c : op_collectives(choices)) {
@@ -167,21 +183,29 @@ OpCost op_cost(const OpGraph& graph, const Mesh& mesh, const std::vector<const S
     if (model == SpmdCostModel::sbp) {
       int p = 1;
       for (std::size_t a : c.axes) p *= mesh.axes[a];
-      const double time = c.sync
-                              ? boxing_time(Layout::partial, Layout::replicated, bytes, p, lines) / 2  // backward only
-                              : boxing_time(c.convert.from, c.convert.to, bytes, p, lines);
-      cost.communication += time;
-      if (!c.sync) cost.conversions += time;
+      if (c.sync) {
+        const double time = boxing_time(Layout::partial, Layout::replicated, bytes, p, lines) / 2;  // backward only
+        cost.communication += time;
+        cost.synchronization += time;
+        continue;
+      }
+      const Passes passes = boxing_times(c.convert.from, c.convert.to, bytes, p, lines);
+      cost.communication += passes.total;
+      cost.conversions += passes.total;
+      cost.backward_conversions += passes.backward;
       continue;
     }
     if (c.sync) {
       cost.communication += lines.all_reduce.at(bytes);
+      cost.synchronization += lines.all_reduce.at(bytes);
       continue;
     }
-    const double time = conversion_time(c.convert.conversion, bytes, group_shares(ratios, c.axes, segment), lines,
-                                        group_shares(ratios, c.axes, segment_in(segments, op.inputs[c.convert.input])));
-    cost.communication += time;
-    cost.conversions += time;
+    const Passes passes =
+        conversion_times(c.convert.conversion, bytes, group_shares(ratios, c.axes, segment), lines,
+                         group_shares(ratios, c.axes, segment_in(segments, op.inputs[c.convert.input])));
+    cost.communication += passes.total;
+    cost.conversions += passes.total;
+    cost.backward_conversions += passes.backward;
   }
   for (std::size_t a = 0; a < choices.size(); ++a) {
     const ShardedOp& s = *choices[a];
@@ -195,11 +219,16 @@ OpCost op_cost(const OpGraph& graph, const Mesh& mesh, const std::vector<const S
       if (b != a && choices[b]->rule.inputs[0] == Layout::split_rows) rows *= max_of(ratios.of(b, segment));
     const double k = static_cast<double>(graph.op(op.inputs[0]).columns);
     const double n = static_cast<double>(op.columns);
-    if (s.rule.sfb)  // backward: all-gather the input and the output's gradient
-      cost.communication += lines.all_gather.at(rows * k * padded) + lines.all_gather.at(rows * n * padded);
-    else  // dispatch and combine, forward and backward: the routed rows out to their experts and back
-      cost.communication += 2 * (lines.all_to_all.at(rows * op.routed * k * max_of(shares)) +
-                                 lines.all_to_all.at(rows * op.routed * n * max_of(shares)));
+    if (s.rule.sfb) {  // backward: all-gather the input and the output's gradient
+      const double gathers = lines.all_gather.at(rows * k * padded) + lines.all_gather.at(rows * n * padded);
+      cost.communication += gathers;
+      cost.backward_exchanges += gathers;
+    } else {  // dispatch and combine, forward and backward: the routed rows out to their experts and back
+      const double exchange = lines.all_to_all.at(rows * op.routed * k * max_of(shares)) +
+                              lines.all_to_all.at(rows * op.routed * n * max_of(shares));
+      cost.communication += 2 * exchange;
+      cost.backward_exchanges += exchange;
+    }
   }
   return cost;
 }
@@ -223,6 +252,25 @@ double program_cost(const OpGraph& graph, const SpmdProgram& program, const Shar
   double total = 0;
   for (OpId id = 0; id < graph.size(); ++id) total += op_cost(graph, program, ratios, cluster, id, model).total();
   return total;
+}
+
+double iteration_time(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
+                      const SpmdCluster& cluster, SpmdCostModel model) {
+  std::vector<OpCost> costs;
+  double compute_stream = 0;  // the forward pass: everything but the backward parts and the syncs
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const OpCost& c = costs.emplace_back(op_cost(graph, program, ratios, cluster, id, model));
+    compute_stream +=
+        c.forward_compute + (c.communication - c.synchronization - c.backward_conversions - c.backward_exchanges);
+  }
+  double comm_stream = 0;
+  for (OpId id = static_cast<OpId>(graph.size()); id-- > 0;) {
+    const OpCost& c = costs[id];
+    compute_stream += c.backward_exchanges + (c.compute - c.forward_compute);
+    if (c.synchronization > 0) comm_stream = std::max(comm_stream, compute_stream) + c.synchronization;
+    compute_stream += c.backward_conversions;
+  }
+  return std::max(compute_stream, comm_stream);
 }
 
 std::int64_t split_length(const OpGraph& graph, const ShardedOp& s) {

@@ -37,7 +37,18 @@ struct OpCost {
   double compute = 0;        // the slowest device's forward + backward computation
   double communication = 0;  // the operator's collectives, forward and backward
   double conversions = 0;    // the part of `communication` that converts its operands' layouts
+  // The parts the backward pass and the overlap need (iteration_time):
+  double forward_compute = 0;       // the part of `compute` in the forward pass
+  double synchronization = 0;       // the part of `communication` that all-reduces weights' gradients
+  double backward_conversions = 0;  // the part of `conversions` in the backward pass (the mirrors)
+  double backward_exchanges = 0;    // its own collectives in the backward pass (SFB's gathers, experts' exchanges)
   [[nodiscard]] double total() const { return compute + communication; }
+};
+
+// A collective's forward and backward mirror: the time of both, and the backward's part of it.
+struct Passes {
+  double total = 0;
+  double backward = 0;
 };
 
 // The time of one conversion of a tensor whose local size on the axis is `bytes` (forward + backward
@@ -46,10 +57,13 @@ struct OpCost {
 // the same), whose largest shard pads it too.
 [[nodiscard]] double conversion_time(Conversion c, double bytes, const std::vector<double>& shares,
                                      const CollectiveLines& lines, const std::vector<double>& source_shares = {});
+[[nodiscard]] Passes conversion_times(Conversion c, double bytes, const std::vector<double>& shares,
+                                      const CollectiveLines& lines, const std::vector<double>& source_shares = {});
 
 // OneFlow's boxing bytes of `from` → `to` and of the backward mirror on `p` devices, at the rate the
 // cluster's all-reduce moves them (an all-reduce of T moves 2T(p−1) bytes in its time for T).
 [[nodiscard]] double boxing_time(Layout from, Layout to, double bytes, int p, const CollectiveLines& lines);
+[[nodiscard]] Passes boxing_times(Layout from, Layout to, double bytes, int p, const CollectiveLines& lines);
 
 // A collective an operator runs: a conversion of an operand or the all-reduce of a weight's gradient,
 // the same one on several axes merged into one over their combined groups (n-D SBP's boxing of the
@@ -91,6 +105,17 @@ void assign_synchronizations(const OpGraph& graph, SpmdProgram& program);
 // Σ over operators: the iteration's predicted time t(Q, B), in seconds.
 [[nodiscard]] double program_cost(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
                                   const SpmdCluster& cluster, SpmdCostModel model = SpmdCostModel::hap);
+// The iteration's time on the two streams the lowering (spmd_lowering.hpp) gives every device: the
+// forward pass, then the backward in reverse operator order on the compute stream — an operator's
+// own backward collectives, its backward computation, then its operands' mirror conversions — while
+// each weight's gradient all-reduce runs on the comm stream from the end of its reader's backward
+// computation, one after the other: t = max(compute stream's end, comm stream's end). The gradient
+// all-reduce of a layer overlaps the backward of the layers before it, as PyTorch DDP's buckets and
+// Horovod do (Li et al., "PyTorch Distributed", VLDB 2020, §3.2.3) and the papers' systems assume;
+// program_cost is this with no overlap (every collective on the critical path). Contention between
+// the two streams' collectives on the network is not modelled.
+[[nodiscard]] double iteration_time(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
+                                    const SpmdCluster& cluster, SpmdCostModel model = SpmdCostModel::hap);
 
 // Bytes of `tensor` on each device of one group of `axis`, as operand `input` of `consumer` reads it:
 // its bytes divided by its split on the other axes (padded to the largest share).
