@@ -167,19 +167,20 @@ class Search {
   // (layouts `from`) on axes where s computes sharded.
   double gradient_sync(const Layouts& from, OpId op, std::size_t k, int s) {
     if (!weight_root(graph_, graph_.op(op).inputs[k])) return 0.0;
-    std::vector<ShardedOp> per_axis = sharded(op, s);
+    const std::vector<int>& combo = combos_[op][static_cast<std::size_t>(s)];
     unsigned axes = 0;
-    for (std::size_t a = 0; a < per_axis.size(); ++a)
-      if (per_axis[a].rule.sharded && per_axis[a].rule.inputs[k] == Layout::replicated &&
-          from[a] == Layout::replicated) {
-        per_axis[a].synchronizes.push_back(k);
-        axes |= 1u << a;
-      }
+    for (std::size_t a = 0; a < combo.size(); ++a) {
+      const ShardingRule& rule = rules_[op][static_cast<std::size_t>(combo[a])];
+      if (rule.sharded && rule.inputs[k] == Layout::replicated && from[a] == Layout::replicated) axes |= 1u << a;
+    }
     if (axes == 0) return 0.0;
     const auto key = std::make_tuple(op, s, k, axes);
     if (const auto found = sync_cost_.find(key); found != sync_cost_.end()) return found->second;
+    std::vector<ShardedOp> per_axis = sharded(op, s);
+    const double without = op_cost(graph_, mesh_, pointers(per_axis), {}, ratios_, cluster_).communication;
+    for (std::size_t a = 0; a < per_axis.size(); ++a)
+      if ((axes >> a) & 1u) per_axis[a].synchronizes.push_back(k);
     const double with = op_cost(graph_, mesh_, pointers(per_axis), {}, ratios_, cluster_).communication;
-    const double without = op_cost(graph_, mesh_, pointers(sharded(op, s)), {}, ratios_, cluster_).communication;
     return sync_cost_[key] = with - without;
   }
 
