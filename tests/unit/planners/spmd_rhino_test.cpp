@@ -10,6 +10,7 @@
 #include "models/dnn/zoo.hpp"
 #include "models/spmd/graph_zoo.hpp"
 #include "planners/spmd/rhino_graph.hpp"
+#include "planners/spmd/rhino_search.hpp"
 #include "planners/spmd/rhino_stages.hpp"
 #include "planners/spmd/spmd_lowering.hpp"
 #include "tests/support/spmd_fixtures.hpp"
@@ -130,6 +131,42 @@ TEST(RhinoPlanner, MemoryLimitShardsTheWeightsOfDataParallelism) {
     EXPECT_NEAR(p.predicted_iteration_s - dp.predicted_iteration_s,
                 4 * (alpha + bytes / beta) - (alpha + 2 * bytes / beta), 1e-9)
         << program;
+  }
+}
+
+// A transformer MLP (h = 1024, 6,144 token rows) on 8 devices of 1 TFLOP/s, collectives α = 10 µs
+// plus bytes / 10 GB/s (an all-reduce moving 2 bytes per byte). Its weights are B = 1024 × 4096 × 4 B
+// = 16.8 MB each; its activation A = 6144 × 1024 × 4 B = 25.2 MB.
+//  - Data parallelism all-reduces both weights' gradients, α + 2B/β = 3.37 ms each: 6.73 ms summed.
+//    On the two streams w2's hides behind h's backward (2 × 2 × 6144 × 1024 × 4096 / 8 / 10^12 =
+//    12.9 ms) and only w1's, after the last backward, is exposed: 3.37 ms.
+//  - Megatron's column/row split with the LayerNorm on rows (sequence parallel) reduce-scatters y's
+//    partial sum forward and all-gathers its gradient backward, 2 (α + A/β) = 5.05 ms, on the compute
+//    stream either way (an all-reduce instead, 2 (α + 2A/β) = 10.1 ms, is dearer).
+// Summed, Megatron's pattern is cheaper (5.05 < 6.73 ms); on the streams the lowering runs, data
+// parallelism is (3.37 < 5.05 ms), the computation being the same. Rhino's proposals are ranked on the
+// streams, and its search with the all-reduces as hidden finds data parallelism: its plan is DP-EV's,
+// whose summed cost exceeds its prediction by w2's hidden all-reduce.
+TEST(RhinoPlanner, OverlappedGradientAllReducesMakeDataParallelismCheaper) {
+  const OpGraph g = testing::mlp(6144, 1024);
+  const SpmdCluster c = cluster_of(std::vector<double>(8, 1e12));
+  const SpmdPlan dp = plan_with("dp-ev", g, c);
+  // The search charging every all-reduce in full (the summed model) takes Megatron's pattern.
+  const SpmdProgram summed = rhino_search(g, c, RhinoSearchOptions{Mesh{{8}}, 1, false, 10});
+  EXPECT_EQ(chosen(g, summed, "h").rule.output, Layout::split_columns) << summed.describe(g);
+  EXPECT_EQ(chosen(g, summed, "y").rule.output, Layout::partial) << summed.describe(g);
+  for (const char* level : {"fast", "thorough"}) {
+    SCOPED_TRACE(level);
+    const SpmdPlan p = plan_with("rhino", g, c, {{"level", level}});
+    const std::string program = p.program.describe(g);
+    ASSERT_FALSE(p.pipeline.has_value()) << program;
+    for (const char* weight : {"w1", "w2"})
+      EXPECT_EQ(chosen(g, p.program, weight).rule.output, Layout::replicated) << program;
+    for (const char* product : {"h", "y"})
+      EXPECT_EQ(chosen(g, p.program, product).rule.output, Layout::split_rows) << program;
+    EXPECT_DOUBLE_EQ(p.predicted_iteration_s, dp.predicted_iteration_s) << program;
+    const double all_reduce = 10e-6 + 2 * 1024.0 * 4096 * 4 / 10e9;
+    EXPECT_NEAR(program_cost(g, p.program, p.ratios, c) - p.predicted_iteration_s, all_reduce, 1e-12);
   }
 }
 
