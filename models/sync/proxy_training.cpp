@@ -39,17 +39,19 @@ std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t regime, std::uint64_
   return splitmix64_mix(seed ^ (regime * kSplitMix64Increment) ^ (replica * 0xD1B54A32D192ED03ULL));
 }
 
-using Weights = Eigen::MatrixXd;  // kInputs × kClasses
+using Weights = Eigen::VectorXd;  // a ProxyModel's flat parameters
 
-// The proxy model: softmax regression on the whole data set.
-class Softmax {
+// Softmax regression on the whole data set; W (kInputs × kClasses) is the flat vector, column-major.
+class Softmax final : public ProxyModel {
  public:
-  Softmax(const DigitsData& data, int batch) : data_(data), batch_(batch), xb_(batch, kInputs), onehot_(batch, kClasses) {}
+  explicit Softmax(const DigitsData& data) : data_(data) {}
+
+  Weights initial_parameters() const override { return Weights::Zero(kInputs * kClasses); }
 
   // Mean cross-entropy over all samples: log Σ_k exp(z_k) − z_label, with the row maximum
   // subtracted before exp for range.
-  [[nodiscard]] double loss(const Weights& w) const {
-    const Eigen::MatrixXd z = data_.inputs * w;
+  double loss(const Weights& flat) const override {
+    const Eigen::MatrixXd z = data_.inputs * matrix(flat);
     double total = 0.0;
     for (Eigen::Index i = 0; i < z.rows(); ++i) {
       const double top = z.row(i).maxCoeff();
@@ -58,11 +60,10 @@ class Softmax {
     return total / static_cast<double>(z.rows());
   }
 
-  // McCandlish et al.'s simple noise scale B_simple = tr(Σ)/|G|² (arXiv:1812.06162, eq. 2.9): the
-  // batch at which gradient noise and signal are equal, from the per-sample gradients
-  // g_i = x_i ⊗ (p_i − y_i), whose squared norms are |x_i|²·|p_i − y_i|²; tr(Σ) = mean |g_i|² − |G|².
-  [[nodiscard]] double noise_scale(const Weights& w) const {
-    Eigen::MatrixXd p = data_.inputs * w;
+  // B_simple in closed form: the per-sample gradients g_i = x_i ⊗ (p_i − y_i) have squared norms
+  // |x_i|²·|p_i − y_i|².
+  double noise_scale(const Weights& flat) override {
+    Eigen::MatrixXd p = data_.inputs * matrix(flat);
     for (Eigen::Index i = 0; i < p.rows(); ++i) {
       p.row(i).array() -= p.row(i).maxCoeff();
       p.row(i) = p.row(i).array().exp().matrix();
@@ -75,30 +76,39 @@ class Softmax {
     return (mean_sq - g_sq) / g_sq;
   }
 
-  // The minibatch gradient Xbᵀ(softmax(Xb·W) − Y)/B of B samples drawn with replacement: each from
-  // `shard` with probability `skew` (a worker's own data, non-i.i.d.), else from all samples.
-  void gradient(const Weights& w, std::mt19937_64& rng, Weights& out, const std::vector<std::size_t>* shard = nullptr,
-                double skew = 0.0) {
-    onehot_.setZero();
-    const std::size_t n = data_.labels.size();
-    for (int r = 0; r < batch_; ++r) {
-      const bool own = shard != nullptr && skew > 0.0 && uniform_draw(rng) < skew;
-      const std::size_t i = own ? (*shard)[draw_index(rng, shard->size())] : draw_index(rng, n);
+  // Xbᵀ(softmax(Xb·W) − Y)/B over the samples.
+  void gradient(const Weights& flat, const std::vector<std::size_t>& samples, Weights& out) override {
+    const auto batch = static_cast<Eigen::Index>(samples.size());
+    xb_.resize(batch, kInputs);
+    onehot_.setZero(batch, kClasses);
+    for (Eigen::Index r = 0; r < batch; ++r) {
+      const std::size_t i = samples[static_cast<std::size_t>(r)];
       xb_.row(r) = data_.inputs.row(static_cast<Eigen::Index>(i));
       onehot_(r, data_.labels[i]) = 1.0;
     }
-    Eigen::MatrixXd p = xb_ * w;
+    Eigen::MatrixXd p = xb_ * matrix(flat);
     for (Eigen::Index r = 0; r < p.rows(); ++r) {
       p.row(r).array() -= p.row(r).maxCoeff();
       p.row(r) = p.row(r).array().exp().matrix();
       p.row(r) /= p.row(r).sum();
     }
-    out.noalias() = xb_.transpose() * (p - onehot_) / static_cast<double>(batch_);
+    out.resize(kInputs * kClasses);
+    Eigen::Map<Eigen::MatrixXd>(out.data(), kInputs, kClasses).noalias() =
+        xb_.transpose() * (p - onehot_) / static_cast<double>(batch);
+  }
+
+  std::size_t sample_count() const override { return data_.labels.size(); }
+  std::string description() const override {
+    return fmt::format("softmax regression (64 pixels + bias -> 10 classes, mean cross-entropy over all {} samples)",
+                       data_.labels.size());
   }
 
  private:
+  static Eigen::Map<const Eigen::MatrixXd> matrix(const Weights& flat) {
+    return Eigen::Map<const Eigen::MatrixXd>(flat.data(), kInputs, kClasses);
+  }
+
   const DigitsData& data_;
-  int batch_;
   Eigen::MatrixXd xb_, onehot_;
 };
 
@@ -115,8 +125,16 @@ struct Regime {
 class Run {
  public:
   Run(const Regime& regime, const DigitsData& data, const ProxyOptions& options, std::uint64_t seed)
-      : regime_(regime), model_(data, options.batch), eta_(options.learning_rate), skew_(options.label_skew), rng_(seed),
-        w_(Weights::Zero(kInputs, kClasses)), g_(kInputs, kClasses), sum_(kInputs, kClasses) {
+      : regime_(regime),
+        model_(options.model ? options.model(data) : softmax_proxy(data)),
+        eta_(options.learning_rate),
+        skew_(options.label_skew),
+        data_size_(data.labels.size()),
+        samples_(static_cast<std::size_t>(options.batch)),
+        rng_(seed),
+        w_(model_->initial_parameters()),
+        g_(w_.size()),
+        sum_(w_.size()) {
     // The ring holds W_{t−σ} … W_t; at the start every worker pulled W_0.
     if (regime.kind == RegimeKind::asynchronous) history_.assign(static_cast<std::size_t>(regime.workers), w_);
     // Worker k's own samples under label skew: the digits l with l mod g = k mod g, g = min(n, 10) —
@@ -134,13 +152,13 @@ class Run {
   void advance() {
     switch (regime_.kind) {
       case RegimeKind::sequential:
-        model_.gradient(w_, rng_, g_);
+        gradient(w_, nullptr);
         w_ -= eta_ * g_;
         break;
       case RegimeKind::synchronous:
         sum_.setZero();
         for (int k = 0; k < regime_.workers; ++k) {
-          model_.gradient(w_, rng_, g_, shard(k), skew_);
+          gradient(w_, shard(k));
           sum_ += g_;
         }
         w_ -= eta_ * sum_ / static_cast<double>(regime_.workers);
@@ -150,7 +168,7 @@ class Run {
         for (int k = 0; k < regime_.workers; ++k) {
           Weights local = w_;
           for (int s = 0; s < regime_.local_steps; ++s) {
-            model_.gradient(local, rng_, g_, shard(k), skew_);
+            gradient(local, shard(k));
             local -= eta_ * g_;
           }
           sum_ += local;
@@ -163,7 +181,7 @@ class Run {
         // The ring keeps W_u in slot u mod n, so W_{t−n+1} is in slot (t + 1) mod n, which then
         // receives W_{t+1}.
         const std::size_t slot = static_cast<std::size_t>((commits_ + 1) % regime_.workers);
-        model_.gradient(history_[slot], rng_, g_, shard(static_cast<int>(commits_ % regime_.workers)), skew_);
+        gradient(history_[slot], shard(static_cast<int>(commits_ % regime_.workers)));
         w_ -= eta_ * g_;
         history_[slot] = w_;
         ++commits_;
@@ -171,18 +189,31 @@ class Run {
       }
     }
   }
-  [[nodiscard]] double loss() const { return model_.loss(w_); }
-  [[nodiscard]] double noise_scale() const { return model_.noise_scale(w_); }
+  [[nodiscard]] double loss() const { return model_->loss(w_); }
+  [[nodiscard]] double noise_scale() const { return model_->noise_scale(w_); }
 
  private:
+  // The gradient at `w` of B samples drawn with replacement into g_: each from `shard` with
+  // probability `skew` (a worker's own data, non-i.i.d.), else from all samples.
+  void gradient(const Weights& w, const std::vector<std::size_t>* shard) {
+    const std::size_t n = data_size_;
+    for (std::size_t& i : samples_) {
+      const bool own = shard != nullptr && skew_ > 0.0 && uniform_draw(rng_) < skew_;
+      i = own ? (*shard)[draw_index(rng_, shard->size())] : draw_index(rng_, n);
+    }
+    model_->gradient(w, samples_, g_);
+  }
+
   [[nodiscard]] const std::vector<std::size_t>* shard(int worker) const {
     return shards_.empty() ? nullptr : &shards_[static_cast<std::size_t>(worker)];
   }
 
   Regime regime_;
-  Softmax model_;
+  std::unique_ptr<ProxyModel> model_;
   double eta_;
   double skew_;
+  std::size_t data_size_ = 0;
+  std::vector<std::size_t> samples_;
   std::vector<std::vector<std::size_t>> shards_;
   std::mt19937_64 rng_;
   Weights w_, g_, sum_;
@@ -262,7 +293,10 @@ WorthPoint measure_worth(const Trajectory& t, const std::vector<double>& levels,
     point.level_worth.push_back(level_steps[j] / r);
     ++point.levels_reached;
   }
-  point.worth = rr > 0.0 ? kr / rr : std::numeric_limits<double>::quiet_NaN();
+  // A regime that reached no level within its updates (diverged, or stalled above the first level:
+  // the tanh network's asynchronous commits at a large η·σ) is worth nothing, not left out of the
+  // fit: its worth is below K(ℓ₁)/updates, a few hundredths of a step.
+  point.worth = rr > 0.0 ? kr / rr : 0.0;
   return point;
 }
 
@@ -328,6 +362,8 @@ std::string quoted(const std::string& text) {
 std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string(".nan"); }
 
 }  // namespace
+
+std::unique_ptr<ProxyModel> softmax_proxy(const DigitsData& data) { return std::make_unique<Softmax>(data); }
 
 DigitsData load_digits(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -418,7 +454,8 @@ ConvergenceCalibration calibrate_convergence(const DigitsData& data, const Proxy
   const Trajectory sequential = run_regime({RegimeKind::sequential, 1, 1, next_id++}, data, options, k_max,
                                            -std::numeric_limits<double>::infinity());
   cal.initial_loss = sequential.loss.front();
-  cal.initial_noise_scale = Softmax(data, options.batch).noise_scale(Weights::Zero(kInputs, kClasses));
+  const std::unique_ptr<ProxyModel> model = options.model ? options.model(data) : softmax_proxy(data);
+  cal.initial_noise_scale = model->noise_scale(model->initial_parameters());
   cal.final_noise_scale = sequential.final_noise_scale;
   cal.final_loss = sequential.loss.back();
   // The curve is fitted on the trajectory resampled at 65 evenly spaced steps, not at the evaluation
@@ -485,10 +522,9 @@ ConvergenceCalibration calibrate_convergence(const DigitsData& data, const Proxy
   say(fmt::format("λ = {:.4g} (rms {:.3g})", cal.lambda.value, cal.lambda.rms));
 
   cal.source = fmt::format(
-      "softmax regression (64 pixels + bias -> 10 classes, mean cross-entropy over all {} samples) trained by "
-      "minibatch SGD on the UCI optical digits (data/convergence/digits.csv), B = {}, eta = {}, seed {}, {} sequential "
-      "steps, {} replicas per regime{}{}",
-      data.labels.size(), options.batch, options.learning_rate, options.seed, k_max, options.replicas,
+      "{} trained by minibatch SGD on the UCI optical digits (data/convergence/digits.csv), B = {}, eta = {}, seed {}, "
+      "{} sequential steps, {} replicas per regime{}{}",
+      model->description(), options.batch, options.learning_rate, options.seed, k_max, options.replicas,
       options.label_skew > 0 ? fmt::format(", label skew {} (worker k draws that share of its samples from the digits "
                                            "l = k mod min(n, 10))",
                                            options.label_skew)

@@ -2,9 +2,12 @@
 // a real, small training job on the CPU whose progress is measured in real updates, so that the
 // parameters a, b, c, β, μ, λ are fitted to observed optimisation rather than chosen.
 //
-// Model: softmax regression (multinomial logistic regression) on the UCI optical digits
+// Model (a ProxyModel): softmax regression (multinomial logistic regression) on the UCI optical digits
 // (data/convergence/digits.csv: 1797 8×8 images, pixels 0..16 scaled to [0, 1], plus a bias input:
-// 65 inputs → 10 classes). "The global loss" is the mean cross-entropy over all 1797 samples.
+// 65 inputs → 10 classes), convex; or any other model behind ProxyModel — the non-convex one-hidden-
+// layer network of libtorch (planners/torch/digits_mlp.cpp), on which stale gradients and drifting
+// local models cost what they cost a deep network. "The global loss" is the mean cross-entropy over
+// all 1797 samples.
 // Optimiser: plain minibatch SGD, batch B drawn uniformly with replacement (the i.i.d. sampling that
 // McCandlish et al.'s noise model assumes), constant learning rate η, parameters starting at zero
 // (loss ln 10). Sampling uses std::mt19937_64 and an index draw of our own (rejection, then modulo):
@@ -26,16 +29,17 @@
 // where the sequential run has been (the regimes get at least K_max updates to reach them,
 // asynchronous runs 2·K_max). The worth of a regime is the least-squares w in K(ℓ) = w·R(ℓ) over the
 // levels it reached (K: sequential steps, R: its updates), which weights the long, late part of
-// training most. β, μ, λ are each fitted by 1-D least squares on the worths (a grid, then golden
+// training most; a regime that reaches no level is worth 0 (it diverged or stalled: the tanh network's
+// stale commits at a large η). β, μ, λ are each fitted by 1-D least squares on the worths (a grid, then golden
 // section), clamped to ≥ 0.
 #pragma once
 
+#include <Eigen/Dense>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
-
-#include <Eigen/Dense>
 
 #include "models/sync/loss_curve_fit.hpp"
 
@@ -51,6 +55,44 @@ struct DigitsData {
 [[nodiscard]] DigitsData load_digits(const std::string& path);
 // The shipped copy, data/convergence/digits.csv.
 [[nodiscard]] const DigitsData& shipped_digits();
+
+// A model the calibration trains: its parameters are one flat vector, its gradients are taken on the
+// samples the regime draws (so that sampling, and with it every regime's random stream, is the
+// calibration's and not the model's).
+class ProxyModel {
+ public:
+  virtual ~ProxyModel() = default;
+  // θ₀, the same for every regime and replica (a common start, as W = 0 is for the softmax).
+  [[nodiscard]] virtual Eigen::VectorXd initial_parameters() const = 0;
+  // Mean cross-entropy over every sample.
+  [[nodiscard]] virtual double loss(const Eigen::VectorXd& w) const = 0;
+  // The mean gradient over `samples` (indices into the data, repeats allowed) into `out`.
+  virtual void gradient(const Eigen::VectorXd& w, const std::vector<std::size_t>& samples, Eigen::VectorXd& out) = 0;
+  // McCandlish et al.'s simple noise scale B_simple = tr(Σ)/|G|² (arXiv:1812.06162, eq. 2.9) from the
+  // per-sample gradients g_i: tr(Σ) = mean |g_i|² − |G|². This default takes one gradient per sample.
+  // (Inline, as every member here: the libtorch plugin derives from this class without linking models.)
+  [[nodiscard]] virtual double noise_scale(const Eigen::VectorXd& w) {
+    Eigen::VectorXd mean = Eigen::VectorXd::Zero(w.size()), g;
+    double mean_sq = 0.0;
+    const double n = static_cast<double>(sample_count());
+    std::vector<std::size_t> one(1);
+    for (std::size_t i = 0; i < sample_count(); ++i) {
+      one[0] = i;
+      gradient(w, one, g);
+      mean += g / n;
+      mean_sq += g.squaredNorm() / n;
+    }
+    return (mean_sq - mean.squaredNorm()) / mean.squaredNorm();
+  }
+  // Samples in the data (indices 0 … count − 1).
+  [[nodiscard]] virtual std::size_t sample_count() const = 0;
+  // The model, for the calibration's `source` sentence.
+  [[nodiscard]] virtual std::string description() const = 0;
+};
+
+// Makes one model per replica (a model may keep buffers); empty in ProxyOptions: softmax regression.
+using ProxyModelFactory = std::function<std::unique_ptr<ProxyModel>(const DigitsData& data)>;
+[[nodiscard]] std::unique_ptr<ProxyModel> softmax_proxy(const DigitsData& data);
 
 struct ProxyOptions {
   int batch = 16;               // B
@@ -70,6 +112,7 @@ struct ProxyOptions {
   // each worker sees only its labels (digits-softmax-noniid.yaml). The sequential run is unaffected.
   double label_skew = 0.0;
   bool quick = false;  // marks the source sentence only; quick_options() sets the sizes
+  ProxyModelFactory model;  // empty: softmax_proxy
 
   // Seconds, not a minute: fewer steps, levels and replicas.
   [[nodiscard]] static ProxyOptions quick_options();

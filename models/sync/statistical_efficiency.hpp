@@ -20,8 +20,9 @@
 //   and  φ_stale(σ) = 1 / (1 + λ·σ)        — a gradient computed σ updates ago is worth less (Zhang et
 //   al., staleness-aware async SGD, IJCAI'16, scales the learning rate by 1/σ).
 // The parameters (a, b, c, β, μ, λ) are fitted to a real training run that dnnsim performs on the CPU
-// (`dnnsim calibrate convergence`: softmax regression on the UCI digits, models/sync/proxy_training.hpp)
-// and shipped in data/convergence/; the loss axis is that proxy's (docs/parameter-server.md says why).
+// (`dnnsim calibrate convergence`: softmax regression, or a non-convex tanh network, on the UCI digits,
+// models/sync/proxy_training.hpp) and shipped in data/convergence/; the loss axis is that proxy's
+// (docs/parameter-server.md says why).
 #pragma once
 
 #include <string>

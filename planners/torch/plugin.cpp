@@ -1,7 +1,9 @@
 // libdnnsim_torch.so: the libtorch side of the multi-agent scheduler (planners/jobs/marl/policy.hpp
 // for the model and its citations) and of the MLP interference predictor (interference_mlp.hpp),
-// behind planners/jobs/marl/torch_plugin.hpp. The only translation unit that includes libtorch.
+// behind planners/jobs/marl/torch_plugin.hpp. With digits_mlp.cpp, the only translation units that
+// include libtorch.
 #include "planners/jobs/marl/torch_plugin.hpp"
+#include "planners/torch/digits_mlp.hpp"
 
 // Before any other torch header: clang in C++20 mode (the fuzz preset) needs c10::IValue complete
 // where libtorch 1.13's headers only declare it (a std::vector<IValue> member).
@@ -247,6 +249,9 @@ class Plugin final : public TorchPlugin {
   }
   std::unique_ptr<InterferencePredictor> fit_mlp(const std::vector<ColocatedPair>& pairs, std::uint64_t seed) const override {
     return std::make_unique<InterferenceMlp>(pairs, seed);
+  }
+  std::unique_ptr<ProxyModel> digits_mlp(const DigitsData& data, int hidden, std::uint64_t seed) const override {
+    return make_digits_mlp(data, hidden, seed);
   }
 };
 

@@ -5,6 +5,7 @@
 
 #include "models/hardware/catalog.hpp"
 #include "models/sync/proxy_training.hpp"
+#include "planners/jobs/marl/torch_plugin.hpp"
 #include "sim/cli/commands.hpp"
 #ifdef DNNSIM_CUDA_MODULE
 #include <dlfcn.h>
@@ -104,7 +105,15 @@ int run_calibrate_convergence(const ConvergenceOptions& options) {
   ProxyOptions proxy = options.quick ? ProxyOptions::quick_options() : ProxyOptions{};
   proxy.seed = options.seed;
   proxy.label_skew = options.label_skew;
-  std::cerr << fmt::format("training the convergence proxy (softmax regression on the UCI digits){}…\n",
+  if (options.learning_rate) proxy.learning_rate = *options.learning_rate;
+  if (options.steps) proxy.sequential_steps = *options.steps;
+  if (options.replicas) proxy.replicas = *options.replicas;
+  if (options.proxy == "mlp")
+    proxy.model = [&options](const DigitsData& data) {
+      return torch_plugin().digits_mlp(data, options.hidden, options.seed);
+    };
+  std::cerr << fmt::format("training the convergence proxy ({} on the UCI digits){}…\n",
+                           options.proxy == "mlp" ? "a tanh network" : "softmax regression",
                            options.quick ? " (quick)" : "");
   const ConvergenceCalibration calibration =
       calibrate_convergence(shipped_digits(), proxy, [](const std::string& line) { std::cerr << "  " << line << '\n'; });

@@ -46,6 +46,10 @@ struct ConvergenceOptions {
   std::string out = "convergence.yaml";
   std::uint64_t seed = 1;
   double label_skew = 0.0;
+  std::string proxy = "softmax";        // or "mlp": the non-convex network (planners/torch/digits_mlp.hpp)
+  int hidden = 32;                      // the mlp's hidden units
+  std::optional<double> learning_rate;  // η; unset: ProxyOptions' 0.5
+  std::optional<int> steps, replicas;   // K_max and replicas per regime; unset: ProxyOptions' (or --quick's)
   bool quick = false;
 };
 

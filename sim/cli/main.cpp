@@ -242,6 +242,19 @@ int main(int argc, char** argv) {
   convergence->add_option("--label-skew", convergence_options.label_skew,
                           "non-i.i.d. workers: share of each worker's samples from its own labels (0 = i.i.d.)")
       ->check(CLI::Range(0.0, 1.0));
+  convergence
+      ->add_option("--proxy", convergence_options.proxy,
+                   "the model trained: softmax (convex, the default) or mlp (a tanh network, libtorch)")
+      ->check(CLI::IsMember({"softmax", "mlp"}));
+  convergence->add_option("--hidden", convergence_options.hidden, "hidden units of the mlp proxy (default 32)")
+      ->check(CLI::Range(1, 4096));
+  convergence->add_option("--learning-rate", convergence_options.learning_rate, "SGD step size eta (default 0.5)")
+      ->check(CLI::PositiveNumber);
+  convergence->add_option("--steps", convergence_options.steps, "sequential steps K_max (default 3000)")
+      ->check(CLI::Range(2, 1000000));
+  convergence
+      ->add_option("--replicas", convergence_options.replicas, "independent runs averaged per regime (default 16)")
+      ->check(CLI::Range(1, 1024));
   convergence->add_flag("--quick", convergence_options.quick, "fewer steps and replicas (seconds, not a minute)");
 
   dnnsim::cli::BenchOptions bench_options;

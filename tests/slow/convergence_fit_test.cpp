@@ -1,9 +1,6 @@
 // The fitting side of the statistical-efficiency model: the loss-curve fit on points made by its own
 // formula, the digits reader, and the proxy training run (models/sync/proxy_training.hpp) on a small
 // configuration (a few hundred steps, two replicas: well under a second in Release).
-#include "models/sync/loss_curve_fit.hpp"
-#include "models/sync/proxy_training.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +9,9 @@
 #include <fstream>
 
 #include "models/common/diagnostics.hpp"
+#include "models/sync/loss_curve_fit.hpp"
+#include "models/sync/proxy_training.hpp"
+#include "planners/jobs/marl/torch_plugin.hpp"
 
 namespace dnnsim {
 namespace {
@@ -186,6 +186,49 @@ TEST(Convergence, FittedParametersAreFiniteAndNonNegative) {
   const std::string yaml = dump_convergence_calibration(cal);
   for (const char* key : {"\na: ", "\nb: ", "\nc: ", "\nbeta: ", "\nmu: ", "\nlambda: ", "\nsource: ", "\nfit:\n"})
     EXPECT_THAT(yaml, HasSubstr(key));
+}
+
+// The non-convex proxy (planners/torch/digits_mlp.hpp), through the libtorch plugin.
+TEST(MlpProxy, GradientOverAllSamplesIsTheLossDerivative) {
+  // The loss is the mean cross-entropy over every sample, so the gradient taken on the sample list
+  // 0 … n − 1 is ∇L itself. A central difference (L(θ + h·e_i) − L(θ − h·e_i))/2h differs from
+  // ∂L/∂θ_i by h²/6·∂³L/∂θ_i³ — about 10⁻¹¹ at h = 10⁻⁵ for third derivatives of order one — plus the
+  // rounding of two losses of ~2.3 divided by 2h, ~10⁻¹¹: 10⁻⁷ is a wide margin. Coordinates from
+  // both layers (the first weights, a bias row, the output layer).
+  const DigitsData& data = shipped_digits();
+  const auto model = torch_plugin().digits_mlp(data, 8, 3);
+  const Eigen::VectorXd theta = model->initial_parameters();
+  ASSERT_EQ(theta.size(), 65 * 8 + 9 * 10);
+  std::vector<std::size_t> all(model->sample_count());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  Eigen::VectorXd gradient;
+  model->gradient(theta, all, gradient);
+  const double h = 1e-5;
+  for (Eigen::Index i : {Eigen::Index{0}, Eigen::Index{100}, Eigen::Index{64 * 8 + 3}, Eigen::Index{65 * 8 + 17}}) {
+    Eigen::VectorXd up = theta, down = theta;
+    up[i] += h;
+    down[i] -= h;
+    EXPECT_NEAR(gradient[i], (model->loss(up) - model->loss(down)) / (2 * h), 1e-7) << "coordinate " << i;
+  }
+}
+
+TEST(MlpProxy, TheSeedFixesTheInitialWeights) {
+  // Weights drawn after torch::manual_seed(seed) on one thread: the same seed gives the same bits,
+  // another seed other weights; the input bias row (inputs 65 × 8 hidden, the last input) starts at 0.
+  const DigitsData& data = shipped_digits();
+  const Eigen::VectorXd first = torch_plugin().digits_mlp(data, 8, 3)->initial_parameters();
+  EXPECT_EQ(torch_plugin().digits_mlp(data, 8, 3)->initial_parameters(), first);
+  EXPECT_NE(torch_plugin().digits_mlp(data, 8, 4)->initial_parameters(), first);
+  EXPECT_EQ(first.segment(64 * 8, 8), Eigen::VectorXd::Zero(8));
+}
+
+TEST(MlpProxy, CalibrationIsDeterministic) {
+  // The whole calibration on the tanh network twice from one seed: byte-identical files.
+  ProxyOptions options = small_options(7);
+  options.model = [](const DigitsData& data) { return torch_plugin().digits_mlp(data, 8, 7); };
+  const std::string first = dump_convergence_calibration(calibrate_convergence(shipped_digits(), options));
+  EXPECT_EQ(dump_convergence_calibration(calibrate_convergence(shipped_digits(), options)), first);
+  EXPECT_THAT(first, HasSubstr("one-hidden-layer tanh network"));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The libtorch side of the learned scheduler, behind interfaces without torch types: libtorch (and
 // the 290 libraries it pulls in) takes seconds to load, so it lives in a plugin, libdnnsim_torch.so
-// (planners/torch/), that dnnsim opens (dlopen) the first time a `marl` scheduler, its training or
-// the MLP interference predictor is used — every other run and test starts without it.
+// (planners/torch/), that dnnsim opens (dlopen) the first time a `marl` scheduler, its training,
+// the MLP interference predictor or the convergence calibration's network is used — every other run
+// and test starts without it.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "models/sync/proxy_training.hpp"
 #include "planners/jobs/interference.hpp"
 #include "planners/jobs/marl/observation.hpp"
 
@@ -57,6 +59,9 @@ class TorchPlugin {
   [[nodiscard]] virtual std::shared_ptr<MarlNetwork> load_network(std::istream& in) const = 0;
   [[nodiscard]] virtual std::unique_ptr<InterferencePredictor> fit_mlp(const std::vector<ColocatedPair>& pairs,
                                                                        std::uint64_t seed) const = 0;
+  // The calibration's non-convex proxy (planners/torch/digits_mlp.hpp); `data` must outlive it.
+  [[nodiscard]] virtual std::unique_ptr<ProxyModel> digits_mlp(const DigitsData& data, int hidden,
+                                                               std::uint64_t seed) const = 0;
 };
 
 // The plugin, opened once per process. @throw std::runtime_error naming the file when it cannot be loaded.
