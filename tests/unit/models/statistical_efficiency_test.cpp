@@ -31,9 +31,28 @@ TEST(StatisticalEfficiencyFile, ShippedFitsLoad) {
   EXPECT_GT(skewed.mu, 0.05);
 }
 
+TEST(StatisticalEfficiencyFile, ShippedNonConvexFitsLoad) {
+  // data/convergence/digits-mlp.yaml and digits-mlp-noniid.yaml (docs/calibration.md, "The
+  // non-convex proxy"): one sequential run for both, so the same curve; the i.i.d. fit's local steps
+  // are free (μ = 0 as written), the label-skewed one's are not.
+  const StatisticalEfficiency iid = load_statistical_efficiency(DNNSIM_SOURCE_DIR "/data/convergence/digits-mlp.yaml");
+  const StatisticalEfficiency skewed =
+      load_statistical_efficiency(DNNSIM_SOURCE_DIR "/data/convergence/digits-mlp-noniid.yaml");
+  EXPECT_NE(iid.source.find("tanh network"), std::string::npos);
+  EXPECT_EQ(skewed.a, iid.a);
+  EXPECT_EQ(skewed.b, iid.b);
+  EXPECT_DOUBLE_EQ(iid.mu, 0.0);
+  EXPECT_GT(skewed.mu, 0.0);
+  // The scenarios' target 0.153 (adsp-mlp.compare.yaml) lies on the curve: c = 0 < 0.153 < L(0) =
+  // 1/b = 1/0.408 = 2.45, at K = (1/0.153 − 0.408)/0.00772 ≈ 793 sequential steps.
+  EXPECT_NEAR(iid.progress_for_loss(0.153), (1.0 / 0.153 - iid.b) / iid.a, 1e-9);
+  EXPECT_NEAR(iid.progress_for_loss(0.153), 793.0, 2.0);
+}
+
 TEST(StatisticalEfficiencyFile, BadFilesAreLocated) {
   const std::string path = testing::write_file("bad.yaml", "a: 0\nb: 1\nc: -1\nbeta: 0\nlambda: 0\nsigma: 2\n");
-  const std::vector<Diagnostic> errors = testing::diagnostics_thrown_by([&] { (void)load_statistical_efficiency(path); });
+  const std::vector<Diagnostic> errors =
+      testing::diagnostics_thrown_by([&] { (void)load_statistical_efficiency(path); });
   ASSERT_EQ(errors.size(), 4u) << testing::dump(errors);
   testing::expect_error(errors[0], 1, 1, "missing key 'mu'");
   testing::expect_error(errors[1], 1, 4, "a must be positive");
