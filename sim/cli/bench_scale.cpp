@@ -66,6 +66,21 @@ std::vector<std::string> astra_dp_leaf_spine(int gpus) {
   return sets;
 }
 
+// The asymmetric set (issue 50): scenarios/bench/gpt3-175b-1f1b-hetero-1024.yaml scaled in its
+// proportions — 25/32 of the nodes DGX-A100-like then 7/32 DGX-H100-like, 32 nodes per leaf, pipeline
+// 16 × data gpus/16, the other tenant's flows between the first and the last node.
+std::vector<std::string> gpt3_1f1b_hetero(int gpus) {
+  const int nodes = gpus / 8;
+  std::vector<std::string> sets{fmt::format("cluster.nodes.0.count={}", nodes / 32 * 25),
+                                fmt::format("cluster.nodes.1.count={}", nodes / 32 * 7),
+                                fmt::format("workload.global_batch={}", 4 * gpus)};
+  for (int stage = 0; stage < 16; ++stage) sets.push_back(fmt::format("workload.stages.{}.gpus={}", stage, gpus / 16));
+  sets.push_back(fmt::format("network.background_flows=[{{from: node0/gpu0, to: node{0}/gpu0, size: 1GB, interval: 10ms}}, "
+                             "{{from: node{0}/gpu4, to: node0/gpu4, size: 1GB, interval: 10ms}}]",
+                             nodes - 1));
+  return sets;
+}
+
 // The same with a window of two nodes' GPUs simulated and the others mirroring them
 // (data_parallel_fidelity: window): exact on this one-switch cluster.
 std::vector<std::string> astra_dp_window(int gpus) {
@@ -97,10 +112,23 @@ const std::vector<ScaleCase>& scale_cases() {
       {"gpt3-1f1b-window", "gpt3-175b-1f1b-1024.yaml", 128, 1 << 20, "", gpt3_1f1b_window},
       {"gpt3-megatron", "gpt3-175b-megatron-1024.yaml", 128, 1 << 20, "", gpt3_megatron},
       {"gpt3-megatron-group", "gpt3-175b-megatron-1024.yaml", 128, 1 << 20, "", gpt3_megatron_group},
+      {"gpt3-1f1b-hetero", "gpt3-175b-1f1b-hetero-1024.yaml", 256, 16384,
+       "a leaf-spine's routes are a table of every node pair (134 M at 16,384 nodes: docs/performance.md)",
+       gpt3_1f1b_hetero},
       {"astra-dp-leaf-spine", "gpt3-xl-dp-1024.yaml", 32, 1024,
        "a leaf-spine is a full zone of n² node routes (docs/performance.md)", astra_dp_leaf_spine}};
   return cases;
 }
+
+}  // namespace
+
+std::vector<std::string> scale_case_names() {
+  std::vector<std::string> names;
+  for (const ScaleCase& c : scale_cases()) names.push_back(c.name);
+  return names;
+}
+
+namespace {
 
 struct ChildRun {
   int exit_code = -1;

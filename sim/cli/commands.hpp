@@ -26,6 +26,8 @@ struct ScaleBenchOptions {
   std::string out = "out/bench-scale";
 };
 int run_bench_scale(const ScaleBenchOptions& options);
+// The case names `bench --scale --case` accepts, in the order they run.
+std::vector<std::string> scale_case_names();
 
 // Simulated operations per wall second of the executor on a synthetic data-parallel TaskGraph, side
 // by side with a bare S4U loop on the same platform. Each measurement runs in a forked child (one

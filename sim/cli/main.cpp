@@ -273,10 +273,10 @@ int main(int argc, char** argv) {
   bench->add_option("--fidelity", scale_options.fidelities, "with --scale: step, flow or both")
       ->delimiter(',')
       ->check(CLI::IsMember({"step", "flow"}));
-  bench->add_option("--case", scale_options.cases,
-                    "with --scale: astra-dp, astra-dp-window, gpt3-1f1b, gpt3-1f1b-window, gpt3-megatron, gpt3-megatron-group, astra-dp-leaf-spine")
+  const std::vector<std::string> case_names = dnnsim::cli::scale_case_names();
+  bench->add_option("--case", scale_options.cases, "with --scale: " + fmt::format("{}", fmt::join(case_names, ", ")))
       ->delimiter(',')
-      ->check(CLI::IsMember({"astra-dp", "astra-dp-window", "gpt3-1f1b", "gpt3-1f1b-window", "gpt3-megatron", "gpt3-megatron-group", "astra-dp-leaf-spine"}));
+      ->check(CLI::IsMember(case_names));
   bench->add_option("--step-max-gpus", scale_options.step_max_gpus, "with --scale: skip step fidelity above this")
       ->check(CLI::PositiveNumber);
   bench->add_option("--out", scale_options.out, "with --scale: where the runs' logs and reports go");

@@ -21,12 +21,24 @@ namespace {
 constexpr std::uint32_t kMoreWork = kNoOp - 1;  // StreamActor::waiting_on of an actor whose queue is exhausted
 
 // The runtime side of a queue (LoweredProgram::queues, same index): its actor's wake-up.
-// `waiting_on` is the op the blocked actor waits for (or kMoreWork); whoever releases `wake` resets
-// it first, so a wait is released once.
+// `waiting_on` is the op the blocked actor waits for (or kMoreWork); whoever wakes it resets it
+// first, so a wait is ended once. The actor suspends itself and is resumed (a semaphore did the same
+// with an acquisition activity per wait: docs/performance.md, "Scale without shortcuts"). A resume
+// is never lost: an actor is resumed only once it has set `waiting_on`, and the maestro handles the
+// simcalls of one scheduling round in the order the actors ran, its suspension before the resume.
 struct StreamActor {
   std::size_t idle_at = 0;  // length of the queue when the actor ran out of work (waiting_on == kMoreWork)
   std::uint32_t waiting_on = kNoOp;
-  sg4::SemaphorePtr wake;
+  sg4::ActorPtr self;
+
+  void wait_for(std::uint32_t op) {
+    waiting_on = op;
+    sg4::this_actor::suspend();
+  }
+  void wake() {
+    waiting_on = kNoOp;
+    self->resume();
+  }
 };
 
 std::vector<LoweringDevice> lowering_devices(const std::vector<DeviceBinding>& devices) {
@@ -131,8 +143,7 @@ void Executor::Impl::complete(std::uint32_t first, double now) {
       if (successor.kind == OpKind::barrier) {
         barrier_stack.push_back(next);
       } else if (StreamActor& actor = *actors[successor.queue]; actor.waiting_on == next) {
-        actor.waiting_on = kNoOp;
-        actor.wake->release();
+        actor.wake();
       }
     }
   }
@@ -161,8 +172,7 @@ void Executor::Impl::spawn_stream_actors(std::uint32_t first_queue) {
   for (auto q = first_queue; q < program.queues.size(); ++q) {
     const StreamQueue& queue = program.queues[q];
     StreamActor& actor = *actors[q];
-    actor.wake = sg4::Semaphore::create(0);
-    launcher.start(queue.stream == kHostStream ? fmt::format("host-{}", queue.device)
+    actor.self = launcher.start(queue.stream == kHostStream ? fmt::format("host-{}", queue.device)
                                                : fmt::format("stream-{}-{}", queue.device, queue.stream),
                    devices.at(queue.device).host, [this, q, &actor]() {
                      try {
@@ -223,8 +233,7 @@ void Executor::Impl::run_stream(std::uint32_t queue, StreamActor& actor) {
     while (position == program.queues[queue].ops.size()) {
       if (!options.growable || closed) return;
       actor.idle_at = position;
-      actor.waiting_on = kMoreWork;
-      actor.wake->acquire();
+      actor.wait_for(kMoreWork);
     }
     const std::uint32_t id = program.queues[queue].ops[position];
     if (options.stop != nullptr && options.stop->load()) {
@@ -232,17 +241,15 @@ void Executor::Impl::run_stream(std::uint32_t queue, StreamActor& actor) {
       sg4::Actor::kill_all();
       return;
     }
-    while (program.ops[id].pending > 0) {
-      actor.waiting_on = id;
-      actor.wake->acquire();
-    }
+    while (program.ops[id].pending > 0) actor.wait_for(id);
     const Op op = program.ops[id];  // a copy, for the same reason
     const double start = sg4::Engine::get_clock();
     if (op.starts_task)
       for (ExecutionObserver* o : observers) o->on_task_start(op.task, start);
     switch (op.kind) {
       case OpKind::compute:
-        if (const double flops = op.amount * host_speed[op.device]; flops > 0) sg4::this_actor::execute(flops);
+        if (const double flops = op.amount * host_speed[op.device]; flops > 0)
+          start_execution(devices[op.device].host, flops)->wait();
         break;
       case OpKind::transfer:
         if (!send_or_stop(op.device, op.dst, op.amount)) return;
@@ -301,10 +308,8 @@ void Executor::append(const TaskGraph& graph, TaskId first) {
   im.resolve_ready_barriers(first_op);
   for (std::size_t q = 0; q < im.actors.size(); ++q)  // by index: a release lets other actors run
     if (StreamActor& actor = *im.actors[q];
-        actor.waiting_on == kMoreWork && im.program.queues[q].ops.size() > actor.idle_at) {
-      actor.waiting_on = kNoOp;
-      actor.wake->release();
-    }
+        actor.waiting_on == kMoreWork && im.program.queues[q].ops.size() > actor.idle_at)
+      actor.wake();
 }
 
 void Executor::rethrow_failure() const {
@@ -315,10 +320,7 @@ void Executor::close() {
   Impl& im = *impl_;
   im.closed = true;
   for (std::size_t q = 0; q < im.actors.size(); ++q)
-    if (StreamActor& actor = *im.actors[q]; actor.waiting_on == kMoreWork) {
-      actor.waiting_on = kNoOp;
-      actor.wake->release();
-    }
+    if (StreamActor& actor = *im.actors[q]; actor.waiting_on == kMoreWork) actor.wake();
 }
 
 }  // namespace dnnsim

@@ -1,6 +1,7 @@
 #include "sim/platform/transfer.hpp"
 
 #include <simgrid/Exception.hpp>
+#include <simgrid/simix.hpp>
 
 #include <cmath>
 #include <stdexcept>
@@ -12,7 +13,18 @@ namespace dnnsim {
 sg4::ActivityPtr start_transfer(sg4::Host* from, sg4::Host* to, double bytes) {
   const double whole = std::floor(bytes);
   if (!(whole > 0)) return sg4::Comm::sendto_async(from, to, 0);
-  return sg4::this_actor::exec_init({from, to}, {0.0, 0.0}, {0.0, whole, 0.0, 0.0})->start();
+  sg4::ExecPtr exec = sg4::Exec::init();  // in the actor: on its own activity list
+  simgrid::kernel::actor::simcall_answered([&exec, from, to, whole] {
+    exec->set_flops_amounts({0.0, 0.0})->set_bytes_amounts({0.0, whole, 0.0, 0.0})->set_hosts({from, to})->start();
+  });
+  return exec;
+}
+
+sg4::ActivityPtr start_execution(sg4::Host* host, double flops) {
+  sg4::ExecPtr exec = sg4::Exec::init();
+  simgrid::kernel::actor::simcall_answered(
+      [&exec, host, flops] { exec->set_flops_amount(flops)->set_host(host)->start(); });
+  return exec;
 }
 
 bool finish_transfer(const sg4::ActivityPtr& transfer) {

@@ -13,6 +13,13 @@
 // the list by a set after 3.32 (commit 5f8fc2c203); Debian 12 ships 3.32. A transfer of no bytes
 // (latency only) is a Comm: the host model refuses a task with nothing to do, and such transfers are
 // too rare for the list to matter.
+//
+// Each activity is set up and started in one simcall (simgrid::kernel::actor::simcall_answered,
+// public in simgrid/simix.hpp): s4u's setters are a simcall each, a round trip to the maestro (a
+// context switch each way), so `exec_init(hosts, flops, bytes)` then `start()` cost four round trips
+// where one does the same work. The Exec is created in the calling actor first, so that it lands on
+// that actor's activity list (created inside the simcall it would land on the maestro's, the list
+// 3.32 scans). Results are the same to the bit (docs/performance.md, "Scale without shortcuts").
 #pragma once
 
 #include <simgrid/s4u.hpp>
@@ -24,6 +31,10 @@ namespace dnnsim {
 // Starts sending `bytes` (rounded down to whole bytes) from `from` to `to` on behalf of the calling
 // actor.
 simgrid::s4u::ActivityPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes);
+
+// Starts computing `flops` on `host` on behalf of the calling actor (what this_actor::execute does
+// on the actor's own host, in one simcall instead of four).
+simgrid::s4u::ActivityPtr start_execution(simgrid::s4u::Host* host, double flops);
 
 // Waits for a started transfer: false if it failed (a link of its route or an endpoint host went
 // down), whichever primitive carried it.
