@@ -59,6 +59,10 @@ struct StepCollective {
                                                            int rank_in_tensor_group, LayerRange layers, int samples,
                                                            Pass pass, bool recompute);
 
+// Whether step_collectives can return any collective for `workload` (tensor, expert or context
+// parallelism, or FSDP, on a transformer): without, it returns none for every rank.
+[[nodiscard]] bool has_step_collectives(const PipelineWorkload& workload);
+
 // What the lowering keeps to place a step's overlapped collectives: each one's companion compute,
 // whose inputs (pipeline transfers, added after pass 1) it must wait for too.
 using Companions = std::unordered_map<TaskId, std::vector<TaskId>>;

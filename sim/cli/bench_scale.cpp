@@ -75,9 +75,10 @@ std::vector<std::string> gpt3_1f1b_hetero(int gpus) {
                                 fmt::format("cluster.nodes.1.count={}", nodes / 32 * 7),
                                 fmt::format("workload.global_batch={}", 4 * gpus)};
   for (int stage = 0; stage < 16; ++stage) sets.push_back(fmt::format("workload.stages.{}.gpus={}", stage, gpus / 16));
-  sets.push_back(fmt::format("network.background_flows=[{{from: node0/gpu0, to: node{0}/gpu0, size: 1GB, interval: 10ms}}, "
-                             "{{from: node{0}/gpu4, to: node0/gpu4, size: 1GB, interval: 10ms}}]",
-                             nodes - 1));
+  sets.push_back(
+      fmt::format("network.background_flows=[{{from: node0/gpu0, to: node{0}/gpu0, size: 1GB, interval: 10ms}}, "
+                  "{{from: node{0}/gpu4, to: node0/gpu4, size: 1GB, interval: 10ms}}]",
+                  nodes - 1));
   return sets;
 }
 

@@ -173,15 +173,15 @@ void Executor::Impl::spawn_stream_actors(std::uint32_t first_queue) {
     const StreamQueue& queue = program.queues[q];
     StreamActor& actor = *actors[q];
     actor.self = launcher.start(queue.stream == kHostStream ? fmt::format("host-{}", queue.device)
-                                               : fmt::format("stream-{}-{}", queue.device, queue.stream),
-                   devices.at(queue.device).host, [this, q, &actor]() {
-                     try {
-                       run_stream(q, actor);
-                     } catch (const std::bad_alloc&) {
-                       if (!failure) failure = std::current_exception();
-                       sg4::Actor::kill_all();
-                     }
-                   });
+                                                            : fmt::format("stream-{}-{}", queue.device, queue.stream),
+                                devices.at(queue.device).host, [this, q, &actor]() {
+                                  try {
+                                    run_stream(q, actor);
+                                  } catch (const std::bad_alloc&) {
+                                    if (!failure) failure = std::current_exception();
+                                    sg4::Actor::kill_all();
+                                  }
+                                });
   }
 }
 

@@ -1,9 +1,8 @@
 #include "sim/platform/transfer.hpp"
 
+#include <cmath>
 #include <simgrid/Exception.hpp>
 #include <simgrid/simix.hpp>
-
-#include <cmath>
 #include <stdexcept>
 
 namespace sg4 = simgrid::s4u;

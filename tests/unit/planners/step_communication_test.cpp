@@ -31,6 +31,27 @@ const StepCollective* find(const std::vector<StepCollective>& all, const std::st
   return nullptr;
 }
 
+// A step has collectives only with tensor, expert or context parallelism or FSDP on a transformer
+// (step_collectives' four sources); a plain data-parallel replica of the same model has none, for
+// every rank, so the lowering skips building its groups.
+TEST(StepCommunication, CollectivesOnlyWithAnLlmSplit) {
+  const PipelineWorkload plain = llm_workload("qwen3-30b-a3b", 1, LlmParallelism{}, 4);
+  EXPECT_FALSE(has_step_collectives(plain));
+  const PipelineStage& stage = plain.plan.stages.front();
+  EXPECT_TRUE(
+      step_collectives(plain, step_groups(plain, stage, 2, 0), 0, stage.chunks.front(), 1, Pass::backward, false)
+          .empty());
+  EXPECT_TRUE(has_step_collectives(llm_workload("qwen3-30b-a3b", 2, LlmParallelism{}, 4)));
+  for (const auto split : {&LlmParallelism::expert, &LlmParallelism::context}) {
+    LlmParallelism llm;
+    llm.*split = 2;
+    EXPECT_TRUE(has_step_collectives(llm_workload("qwen3-30b-a3b", 1, llm, 4)));
+  }
+  LlmParallelism fsdp;
+  fsdp.fsdp = true;
+  EXPECT_TRUE(has_step_collectives(llm_workload("qwen3-30b-a3b", 1, fsdp, 4)));
+}
+
 // Qwen3-30B-A3B with EP 8 on 8 GPUs (TP 1): GPU 3's expert group is all 8, led by itself; its forward
 // over the whole model sends, per MoE layer (48), a dispatch and a combine of b·s·k·h·2 =
 // 4,096 · 8 · 2,048 · 2 bytes each: one all-to-all task of 96 calls. No expert-data-parallel peers (8/8).
