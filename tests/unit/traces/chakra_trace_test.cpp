@@ -166,7 +166,8 @@ TEST(ChakraExport, ImportOfExportIsTheSameGraph) {
     task.label = std::move(label);
     return graph.add(std::move(task));
   };
-  Compute measured{0, Flop(3e9), Bytes(1e6), Dtype::bf16, LayerKind::attention, 1, false, GemmShape{}, Seconds(1.25e-3), "V100-16GB"};
+  Compute measured{0, Flop(3e9), Bytes(1e6),  Dtype::bf16,      LayerKind::attention,
+                   1, false,     GemmShape{}, Seconds(1.25e-3), "V100-16GB"};
   Task first{measured};
   first.alloc_bytes = Bytes(5e6);
   const TaskId t0 = add(first, compute, Phase::forward, {}, "fwd layer0");
