@@ -16,9 +16,9 @@
 // Not a test (its result depends on the machine); docs/performance.md records a run.
 //   mlp_accuracy [--quick] [--runs N] [--table FILE]
 // --quick calibrates with the quick sweep; --table writes the fitted table as YAML.
-#include <Eigen/Core>
 #include <fmt/format.h>
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -72,8 +72,9 @@ std::vector<Kernel> mlp_kernels() {
     const double in = static_cast<double>(kWidths[l]);
     const double out = static_cast<double>(kWidths[l + 1]);
     // Y[b×out] = X[b×in]·W[in×out]
-    kernels.push_back({fmt::format("fwd gemm {}", l), task(2 * b * in * out, 4 * (b * in + in * out + b * out),
-                                                           LayerKind::matmul, shape(kBatch, kWidths[l + 1], kWidths[l]))});
+    kernels.push_back(
+        {fmt::format("fwd gemm {}", l), task(2 * b * in * out, 4 * (b * in + in * out + b * out), LayerKind::matmul,
+                                             shape(kBatch, kWidths[l + 1], kWidths[l]))});
     // Z + bias, then ReLU on hidden layers: 2 FLOPs per element, read Z and write Y.
     kernels.push_back({fmt::format("fwd bias+relu {}", l), task(2 * b * out, 8 * b * out, LayerKind::elementwise)});
   }
@@ -83,9 +84,9 @@ std::vector<Kernel> mlp_kernels() {
     if (l + 1 < layers)  // ReLU mask: read dY and Z, write dZ
       kernels.push_back({fmt::format("bwd relu {}", l), task(b * out, 12 * b * out, LayerKind::elementwise)});
     // dW[in×out] = Xᵀ[in×b]·dY[b×out]: the inner dimension is the batch
-    kernels.push_back({fmt::format("bwd dW gemm {}", l),
-                       task(2 * b * in * out, 4 * (b * in + in * out + b * out), LayerKind::matmul,
-                            shape(kWidths[l], kWidths[l + 1], kBatch, dnnsim::GemmOp::tn))});
+    kernels.push_back(
+        {fmt::format("bwd dW gemm {}", l), task(2 * b * in * out, 4 * (b * in + in * out + b * out), LayerKind::matmul,
+                                                shape(kWidths[l], kWidths[l + 1], kBatch, dnnsim::GemmOp::tn))});
     kernels.push_back({fmt::format("bwd db {}", l), task(b * out, 4 * b * out, LayerKind::elementwise)});
     if (l > 0)
       // dX[b×in] = dY[b×out]·Wᵀ[out×in]
@@ -230,8 +231,8 @@ int main(int argc, char** argv) {
   const double measured = times[times.size() / 2];
   const double probe_after = probe_seconds();
 
-  fmt::print("calibration: {} samples in {:.1f} s; peak fp32 {} (best GEMM), memory {} (best triad)\n",
-             samples.size(), calibration_seconds, dnnsim::format_flop_rate(table.peak.at(Dtype::fp32)),
+  fmt::print("calibration: {} samples in {:.1f} s; peak fp32 {} (best GEMM), memory {} (best triad)\n", samples.size(),
+             calibration_seconds, dnnsim::format_flop_rate(table.peak.at(Dtype::fp32)),
              dnnsim::format_bandwidth(table.memory_bandwidth));
   fmt::print("MLP batch {} widths 1024-4096-4096-1024 fp32, forward+backward: {:.3g} GFlop\n", kBatch, flops / 1e9);
   fmt::print("predicted (calibrated): {:.2f} ms  (GEMMs {:.2f} ms, elementwise {:.2f} ms)\n", predicted * 1e3,
@@ -241,17 +242,19 @@ int main(int argc, char** argv) {
   fmt::print("predicted (roofline at the best rates, e = 1): {:.2f} ms\n", roofline * 1e3);
   fmt::print("measured (median of {} runs, min {:.2f} ms, max {:.2f} ms): {:.2f} ms\n", runs, times.front() * 1e3,
              times.back() * 1e3, measured * 1e3);
-  fmt::print("error (predicted - measured) / measured: calibrated {:+.1f}%, without layouts {:+.1f}%, FLOPs curves "
-             "only {:+.1f}%, roofline {:+.1f}%\n",
-             (predicted - measured) / measured * 100, (as_nn - measured) / measured * 100,
-             (by_flops - measured) / measured * 100, (roofline - measured) / measured * 100);
+  fmt::print(
+      "error (predicted - measured) / measured: calibrated {:+.1f}%, without layouts {:+.1f}%, FLOPs curves "
+      "only {:+.1f}%, roofline {:+.1f}%\n",
+      (predicted - measured) / measured * 100, (as_nn - measured) / measured * 100,
+      (by_flops - measured) / measured * 100, (roofline - measured) / measured * 100);
   // The calibration keeps each kernel's best repetition; the fastest run is the like-for-like
   // measurement, and the one other load on a shared machine disturbs least.
   const double fastest = times.front();
-  fmt::print("error against the fastest run: calibrated {:+.1f}%, without layouts {:+.1f}%, FLOPs curves only "
-             "{:+.1f}%, roofline {:+.1f}%\n",
-             (predicted - fastest) / fastest * 100, (as_nn - fastest) / fastest * 100,
-             (by_flops - fastest) / fastest * 100, (roofline - fastest) / fastest * 100);
+  fmt::print(
+      "error against the fastest run: calibrated {:+.1f}%, without layouts {:+.1f}%, FLOPs curves only "
+      "{:+.1f}%, roofline {:+.1f}%\n",
+      (predicted - fastest) / fastest * 100, (as_nn - fastest) / fastest * 100, (by_flops - fastest) / fastest * 100,
+      (roofline - fastest) / fastest * 100);
   fmt::print(
       "machine drift, the MLP's {} x {} x {} GEMM: {:.2f} ms before the calibration, {:.2f} ms in the "
       "table, {:.2f} ms after the MLP runs ({:+.1f}% from the table to after the runs)\n",

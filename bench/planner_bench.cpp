@@ -31,7 +31,8 @@ LayerModel merge_blocks(const LayerModel& model, std::vector<Bytes>& inputs) {
     const Layer* previous = before;
     before = &layer;
     const std::size_t dot = layer.name.find('.');
-    const std::string block = layer.name.rfind("block", 0) == 0 && dot != std::string::npos ? layer.name.substr(0, dot) : "";
+    const std::string block =
+        layer.name.rfind("block", 0) == 0 && dot != std::string::npos ? layer.name.substr(0, dot) : "";
     if (block.empty() || block != current) {
       merged.layers.push_back(layer);
       inputs.push_back(previous != nullptr ? previous->activation_bytes : Bytes(0));

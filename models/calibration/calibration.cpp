@@ -6,8 +6,8 @@
 #include <cmath>
 #include <initializer_list>
 #include <set>
-#include <tuple>
 #include <stdexcept>
+#include <tuple>
 
 #include "models/calibration/cpu_backend.hpp"
 #include "models/common/yaml_reader.hpp"
@@ -19,8 +19,9 @@ double EfficiencyCurve::at(double size) const {
   if (size <= points.front().first) return points.front().second;
   if (size >= points.back().first) return points.back().second;
   // First point strictly above `size`; the segment is [upper - 1, upper].
-  auto upper = std::upper_bound(points.begin(), points.end(), size,
-                                [](double value, const std::pair<double, double>& point) { return value < point.first; });
+  auto upper =
+      std::upper_bound(points.begin(), points.end(), size,
+                       [](double value, const std::pair<double, double>& point) { return value < point.first; });
   const auto& [x0, y0] = *(upper - 1);
   const auto& [x1, y1] = *upper;
   const double t = (std::log(size) - std::log(x0)) / (std::log(x1) - std::log(x0));
@@ -82,9 +83,10 @@ std::optional<GemmEfficiencyGrid> gemm_grid(const std::map<std::tuple<double, do
       for (double c : grid.k) {
         const auto it = points.find({a, b, c});
         if (it == points.end()) {
-          why = fmt::format("the points are not a full grid: {} m × {} n × {} k values need {} points, and m = {}, "
-                            "n = {}, k = {} is missing",
-                            m.size(), n.size(), k.size(), m.size() * n.size() * k.size(), a, b, c);
+          why = fmt::format(
+              "the points are not a full grid: {} m × {} n × {} k values need {} points, and m = {}, "
+              "n = {}, k = {} is missing",
+              m.size(), n.size(), k.size(), m.size() * n.size() * k.size(), a, b, c);
           return std::nullopt;
         }
         grid.efficiency.push_back(it->second);
@@ -149,7 +151,8 @@ class TableReader {
       MapReader map(reader_, launch, "launch");
       LaunchCalibration calibration;
       if (auto overhead = map.quantity<Seconds>("host_overhead", true)) {
-        if (overhead->value() <= 0) reader_.error(map.get("host_overhead"), "the host overhead per kernel must be positive");
+        if (overhead->value() <= 0)
+          reader_.error(map.get("host_overhead"), "the host overhead per kernel must be positive");
         calibration.host_overhead = *overhead;
       }
       map.finish();
@@ -273,9 +276,10 @@ class TableReader {
       std::optional<double> size;
       YAML::Node size_node = map.require("size");
       if (size_node.IsDefined()) size = reader_.quantity(size_node, size_dimension);
-      const std::optional<double> y = value == CurveValue::efficiency
-                                          ? positive(map.require("efficiency"), std::nullopt, "an efficiency")
-                                          : positive(map.require("bandwidth"), Dimension::bandwidth, "a copy bandwidth");
+      const std::optional<double> y =
+          value == CurveValue::efficiency
+              ? positive(map.require("efficiency"), std::nullopt, "an efficiency")
+              : positive(map.require("bandwidth"), Dimension::bandwidth, "a copy bandwidth");
       map.finish();
       if (!size || !y) continue;
       if (*size <= 0) {
@@ -294,8 +298,7 @@ class TableReader {
   // A number in (0, 1] (dimension nullopt) or a positive quantity; nullopt when absent or wrong.
   std::optional<double> positive(const YAML::Node& node, std::optional<Dimension> dimension, std::string_view what) {
     if (!node.IsDefined()) return std::nullopt;
-    const std::optional<double> value =
-        dimension ? reader_.quantity(node, *dimension) : reader_.number(node, 0.0, 1.0);
+    const std::optional<double> value = dimension ? reader_.quantity(node, *dimension) : reader_.number(node, 0.0, 1.0);
     if (!value || *value > 0) return value;
     reader_.error(node, fmt::format("{} must be {}, got 0", what, dimension ? "positive" : "in (0, 1]"));
     return std::nullopt;
@@ -402,7 +405,8 @@ std::string dump_calibration(const CalibrationTable& table) {
     for (double m : grid.m)
       for (double n : grid.n)
         for (double k : grid.k)
-          out += fmt::format("      - {{m: {}, n: {}, k: {}, efficiency: {:.6g}}}\n", m, n, k, grid.efficiency[index++]);
+          out +=
+              fmt::format("      - {{m: {}, n: {}, k: {}, efficiency: {:.6g}}}\n", m, n, k, grid.efficiency[index++]);
   }
   // `memory` is optional, and a curve needs points: a table without one has no section.
   if (!table.memory.points.empty()) out += "memory:\n";
@@ -418,7 +422,8 @@ std::string dump_calibration(const CalibrationTable& table) {
   if (table.collectives)
     out += fmt::format("collectives: {{latency: \"{:.6g}us\", link_efficiency: {:.6g}}}\n",
                        table.collectives->latency.value() * 1e6, table.collectives->link_efficiency);
-  if (table.launch) out += fmt::format("launch: {{host_overhead: \"{:.6g}us\"}}\n", table.launch->host_overhead.value() * 1e6);
+  if (table.launch)
+    out += fmt::format("launch: {{host_overhead: \"{:.6g}us\"}}\n", table.launch->host_overhead.value() * 1e6);
   return out;
 }
 
@@ -467,7 +472,8 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
       copy_samples[sample.kind].push_back(&sample);
     } else if (sample.shape.known() && sample.kind == layer_kind_name(LayerKind::matmul)) {
       if (is_backward_pair(sample.shape.op))
-        throw std::invalid_argument(fmt::format("calibration sample '{}' times a backward pair, not one GEMM", sample.kernel));
+        throw std::invalid_argument(
+            fmt::format("calibration sample '{}' times a backward pair, not one GEMM", sample.kernel));
       double& best = shaped[{sample.dtype, sample.shape.op}][{sample.shape.m, sample.shape.n, sample.shape.k}];
       best = std::max(best, sample.size / sample.time.value());
     } else if (std::find(kinds.begin(), kinds.end(), sample.kind) != kinds.end()) {
@@ -506,8 +512,8 @@ CalibrationTable fit_calibration(const std::string& device, const std::vector<Ke
     std::string why;
     std::optional<GemmEfficiencyGrid> grid = gemm_grid(best, why);
     if (!grid)
-      throw std::invalid_argument(fmt::format("GEMM shape samples of {} ({}): {}", dtype_name(key.first),
-                                              gemm_op_name(key.second), why));
+      throw std::invalid_argument(
+          fmt::format("GEMM shape samples of {} ({}): {}", dtype_name(key.first), gemm_op_name(key.second), why));
     table.gemm.emplace(key, std::move(*grid));
   }
 

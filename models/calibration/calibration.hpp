@@ -103,9 +103,9 @@ struct KernelSample {
   std::string kernel;  // "gemm", "stream_triad", "elementwise", "memcpy_h2d", …
   std::string kind;    // layer-kind name for compute kernels, "memory" or a copy name otherwise
   Dtype dtype = Dtype::fp32;
-  double size = 0;     // FLOPs for compute kernels, bytes otherwise
-  Seconds time{0};     // best of the repetitions
-  GemmShape shape;     // for the GEMM shape sweep: its (m, n, k) and layout; such samples fill CalibrationTable::gemm
+  double size = 0;  // FLOPs for compute kernels, bytes otherwise
+  Seconds time{0};  // best of the repetitions
+  GemmShape shape;  // for the GEMM shape sweep: its (m, n, k) and layout; such samples fill CalibrationTable::gemm
 };
 
 // Told one line before each stage of a sweep (what comes next, the samples so far), so that a

@@ -1,8 +1,8 @@
 #include "models/calibration/cpu_backend.hpp"
 
-#include <Eigen/Core>
 #include <fmt/format.h>
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -65,8 +65,8 @@ Matrix pattern(Eigen::Index rows, Eigen::Index cols) {
 }
 
 void gemm_sweep(bool quick, const Timing& timing, std::vector<KernelSample>& out) {
-  const std::vector<Eigen::Index> sizes =
-      quick ? std::vector<Eigen::Index>{64, 128, 256} : std::vector<Eigen::Index>{64, 96, 128, 192, 256, 384, 512, 768, 1024};
+  const std::vector<Eigen::Index> sizes = quick ? std::vector<Eigen::Index>{64, 128, 256}
+                                                : std::vector<Eigen::Index>{64, 96, 128, 192, 256, 384, 512, 768, 1024};
   for (Eigen::Index n : sizes) {
     const Eigen::MatrixXf a = pattern<Eigen::MatrixXf>(n, n);
     const Eigen::MatrixXf b = pattern<Eigen::MatrixXf>(n, n);

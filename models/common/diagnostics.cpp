@@ -10,7 +10,8 @@ namespace dnnsim {
 
 std::string format_diagnostic(const Diagnostic& diagnostic) {
   const SourceLocation& where = diagnostic.location;
-  if (where.line > 0) return fmt::format("{}:{}:{}: error: {}", where.file, where.line, where.column, diagnostic.message);
+  if (where.line > 0)
+    return fmt::format("{}:{}:{}: error: {}", where.file, where.line, where.column, diagnostic.message);
   if (!where.file.empty()) return fmt::format("{}: error: {}", where.file, diagnostic.message);
   return fmt::format("error: {}", diagnostic.message);
 }

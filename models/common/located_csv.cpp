@@ -164,7 +164,8 @@ std::optional<double> parse_datetime(std::string_view text) {
   char tail = 0;
   const std::string copy(text);
   const int got = std::sscanf(copy.c_str(), "%4d-%2d-%2d%c%2d:%2d:%lf%c", &y, &mo, &d, &sep, &h, &mi, &s, &tail);
-  if (got != 7 || (sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s < 0 || s >= 61)
+  if (got != 7 || (sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s < 0 ||
+      s >= 61)
     return std::nullopt;
   return static_cast<double>(days_from_civil(y, mo, d)) * 86400.0 + h * 3600.0 + mi * 60.0 + s;
 }
@@ -224,7 +225,8 @@ const LocatedCsvField* LocatedCsv::optional_field(const LocatedCsvRow& row, cons
   return &row.fields[it->second];
 }
 
-const LocatedCsvField* LocatedCsv::field(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const {
+const LocatedCsvField* LocatedCsv::field(const LocatedCsvRow& row, const std::string& column,
+                                         DiagnosticSink& sink) const {
   const LocatedCsvField* field = optional_field(row, column);
   if (field == nullptr && index_.count(column)) {
     sink.error({file_, row.end_line, row.end_column}, fmt::format("missing field '{}' (expected {} fields, found {})",
@@ -233,7 +235,8 @@ const LocatedCsvField* LocatedCsv::field(const LocatedCsvRow& row, const std::st
   return field;
 }
 
-std::optional<double> LocatedCsv::number(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink, double min) const {
+std::optional<double> LocatedCsv::number(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink,
+                                         double min) const {
   const LocatedCsvField* f = field(row, column, sink);
   if (f == nullptr) return std::nullopt;
   double value = 0;
@@ -252,7 +255,7 @@ std::optional<double> LocatedCsv::number(const LocatedCsvRow& row, const std::st
 }
 
 std::optional<int> LocatedCsv::integer(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink,
-                                      int min) const {
+                                       int min) const {
   const LocatedCsvField* f = field(row, column, sink);
   if (f == nullptr) return std::nullopt;
   long long value = 0;
@@ -279,19 +282,22 @@ std::optional<int> LocatedCsv::integer(const LocatedCsvRow& row, const std::stri
   }
   // A count wider than an int would wrap when the job stores it (4294967297 GPUs read as 1).
   if (value > std::numeric_limits<int>::max()) {
-    sink.error(where(row, f), fmt::format("{}: {} is too large (at most {})", column, value, std::numeric_limits<int>::max()));
+    sink.error(where(row, f),
+               fmt::format("{}: {} is too large (at most {})", column, value, std::numeric_limits<int>::max()));
     return std::nullopt;
   }
   return static_cast<int>(value);
 }
 
-std::optional<std::string> LocatedCsv::text(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const {
+std::optional<std::string> LocatedCsv::text(const LocatedCsvRow& row, const std::string& column,
+                                            DiagnosticSink& sink) const {
   const LocatedCsvField* f = field(row, column, sink);
   if (f == nullptr) return std::nullopt;
   return f->text;
 }
 
-std::optional<double> LocatedCsv::date(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const {
+std::optional<double> LocatedCsv::date(const LocatedCsvRow& row, const std::string& column,
+                                       DiagnosticSink& sink) const {
   const LocatedCsvField* f = field(row, column, sink);
   if (f == nullptr) return std::nullopt;
   if (auto seconds = parse_datetime(f->text)) return seconds;
@@ -299,7 +305,8 @@ std::optional<double> LocatedCsv::date(const LocatedCsvRow& row, const std::stri
   const char* begin = f->text.data();
   auto [ptr, ec] = std::from_chars(begin, begin + f->text.size(), value);
   if (!f->text.empty() && ec == std::errc() && ptr == begin + f->text.size() && std::isfinite(value)) return value;
-  sink.error(where(row, f), fmt::format("{}: expected a date 'YYYY-MM-DD HH:MM:SS' or seconds, found '{}'", column, f->text));
+  sink.error(where(row, f),
+             fmt::format("{}: expected a date 'YYYY-MM-DD HH:MM:SS' or seconds, found '{}'", column, f->text));
   return std::nullopt;
 }
 

@@ -30,8 +30,8 @@ std::optional<double> read_number(YamlReader& reader, const YAML::Node& node, co
 std::optional<double> read_quantity(YamlReader& reader, const YAML::Node& node, const OptionSpec& spec) {
   const auto value = reader.quantity(node, spec.dimension);
   if (value && (*value < spec.min || *value > spec.max)) {
-    reader.error(node, fmt::format("expected {} {}, got {}", dimension_name(spec.dimension), spec.range_text(),
-                                   node.Scalar()));
+    reader.error(
+        node, fmt::format("expected {} {}, got {}", dimension_name(spec.dimension), spec.range_text(), node.Scalar()));
     return std::nullopt;
   }
   return value;
@@ -72,8 +72,10 @@ std::optional<OptionValue> read_value(YamlReader& reader, const YAML::Node& node
       std::vector<std::int64_t> values;
       bool ok = node.IsDefined() && node.IsSequence();
       for (const YAML::Node& item : reader.list(node, "integers")) {
-        if (auto v = read_integer(reader, item, spec)) values.push_back(*v);
-        else ok = false;
+        if (auto v = read_integer(reader, item, spec))
+          values.push_back(*v);
+        else
+          ok = false;
       }
       return ok ? std::optional<OptionValue>(std::move(values)) : std::nullopt;
     }
@@ -81,8 +83,10 @@ std::optional<OptionValue> read_value(YamlReader& reader, const YAML::Node& node
       std::vector<double> values;
       bool ok = node.IsDefined() && node.IsSequence();
       for (const YAML::Node& item : reader.list(node, "numbers")) {
-        if (auto v = read_number(reader, item, spec)) values.push_back(*v);
-        else ok = false;
+        if (auto v = read_number(reader, item, spec))
+          values.push_back(*v);
+        else
+          ok = false;
       }
       return ok ? std::optional<OptionValue>(std::move(values)) : std::nullopt;
     }
@@ -90,8 +94,10 @@ std::optional<OptionValue> read_value(YamlReader& reader, const YAML::Node& node
       std::vector<double> values;
       bool ok = node.IsDefined() && node.IsSequence();
       for (const YAML::Node& item : reader.list(node, "values with units")) {
-        if (auto v = read_quantity(reader, item, spec)) values.push_back(*v);
-        else ok = false;
+        if (auto v = read_quantity(reader, item, spec))
+          values.push_back(*v);
+        else
+          ok = false;
       }
       return ok ? std::optional<OptionValue>(std::move(values)) : std::nullopt;
     }
@@ -146,8 +152,8 @@ std::string unknown_option(const std::string& owner, const std::string& key, con
     return fmt::format("{} has no option '{}' (an option of {}); {}", owner, key, fmt::join(owners, ", "),
                        its_options(schema));
   const std::string close = closest_match(key, schema.names());
-  return fmt::format("{} has no option '{}'{}; {}", owner, key, close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close),
-                     its_options(schema));
+  return fmt::format("{} has no option '{}'{}; {}", owner, key,
+                     close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close), its_options(schema));
 }
 
 }  // namespace
@@ -168,7 +174,8 @@ Options read_options(MapReader& map, const std::shared_ptr<const OptionSchema>& 
       reader.error(key_node, unknown_option(owner, key, *schema, catalog));
       continue;
     }
-    if (node.IsScalar() && std::find(spec->keywords.begin(), spec->keywords.end(), node.Scalar()) != spec->keywords.end()) {
+    if (node.IsScalar() &&
+        std::find(spec->keywords.begin(), spec->keywords.end(), node.Scalar()) != spec->keywords.end()) {
       options.set_keyword(key, node.Scalar(), reader.where(node));
       continue;
     }

@@ -36,14 +36,16 @@ struct EntrySelection {
 
 // The entry named at `node` among `entries` (a registry's catalog), `what` naming the registry in messages.
 [[nodiscard]] std::optional<EntrySelection> read_entry(YamlReader& reader, const YAML::Node& node,
-                                                       const std::string& what, const std::vector<EntryOptions>& entries,
+                                                       const std::string& what,
+                                                       const std::vector<EntryOptions>& entries,
                                                        std::string_view name_key, const PathResolver& resolve);
 
 // `key: name` or `key: {<name_key>: name, option: value, …}`: the entry of `registry` and its options.
 // Empty after reporting the problem when the entry is unknown or the node is neither form.
 template <class Value>
 [[nodiscard]] std::optional<EntrySelection> read_entry(YamlReader& reader, const YAML::Node& node,
-                                                       const Registry<Value>& registry, std::string_view name_key = "name",
+                                                       const Registry<Value>& registry,
+                                                       std::string_view name_key = "name",
                                                        const PathResolver& resolve = {}) {
   return read_entry(reader, node, registry.what(), registry.catalog(), name_key, resolve);
 }

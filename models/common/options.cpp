@@ -307,7 +307,9 @@ SourceLocation Options::where(std::string_view name) const {
 
 void Options::set(std::string_view name, OptionValue value, SourceLocation where) {
   const OptionSpec& option = spec(name);
-  auto wrong = [&] { return std::logic_error(fmt::format("option '{}' of {}: value of the wrong type", name, owner_)); };
+  auto wrong = [&] {
+    return std::logic_error(fmt::format("option '{}' of {}: value of the wrong type", name, owner_));
+  };
   auto out_of_range = [&](double v) {
     return std::logic_error(fmt::format("option '{}' of {}: {} outside {}", name, owner_, v, option.range_text()));
   };
@@ -379,8 +381,10 @@ namespace {
 std::string cell(std::string text) {
   std::string out;
   for (char c : text) {
-    if (c == '|') out += "\\|";
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else
+      out += c;
   }
   return out;
 }

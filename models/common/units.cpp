@@ -17,36 +17,47 @@ struct Unit {
 // Bits count as 1/8 byte. Symbols are matched exactly (case-sensitive: "Mb" is megabit, "MB"
 // megabyte); the only case-insensitive ones are the flop units, written many ways in datasheets.
 constexpr std::array kByteUnits{
-    Unit{"B", 1.0},       Unit{"KB", 1e3},          Unit{"kB", 1e3},          Unit{"MB", 1e6},
-    Unit{"GB", 1e9},      Unit{"TB", 1e12},         Unit{"PB", 1e15},         Unit{"KiB", 1024.0},
-    Unit{"MiB", 1048576.0}, Unit{"GiB", 1073741824.0}, Unit{"TiB", 1099511627776.0}, Unit{"b", 0.125},
-    Unit{"Kb", 125.0},    Unit{"kb", 125.0},        Unit{"Mb", 1.25e5},       Unit{"Gb", 1.25e8},
+    Unit{"B", 1.0},
+    Unit{"KB", 1e3},
+    Unit{"kB", 1e3},
+    Unit{"MB", 1e6},
+    Unit{"GB", 1e9},
+    Unit{"TB", 1e12},
+    Unit{"PB", 1e15},
+    Unit{"KiB", 1024.0},
+    Unit{"MiB", 1048576.0},
+    Unit{"GiB", 1073741824.0},
+    Unit{"TiB", 1099511627776.0},
+    Unit{"b", 0.125},
+    Unit{"Kb", 125.0},
+    Unit{"kb", 125.0},
+    Unit{"Mb", 1.25e5},
+    Unit{"Gb", 1.25e8},
 };
 constexpr std::array kSecondUnits{
-    Unit{"s", 1.0},    Unit{"ms", 1e-3},   Unit{"us", 1e-6},     Unit{"µs", 1e-6},
-    Unit{"ns", 1e-9},  Unit{"min", 60.0},  Unit{"h", 3600.0},
+    Unit{"s", 1.0},   Unit{"ms", 1e-3},  Unit{"us", 1e-6},  Unit{"µs", 1e-6},
+    Unit{"ns", 1e-9}, Unit{"min", 60.0}, Unit{"h", 3600.0},
 };
 constexpr std::array kBandwidthUnits{
-    Unit{"bps", 0.125},    Unit{"Kbps", 125.0},  Unit{"kbps", 125.0},   Unit{"Mbps", 1.25e5},
-    Unit{"Gbps", 1.25e8},  Unit{"Tbps", 1.25e11}, Unit{"B/s", 1.0},     Unit{"KB/s", 1e3},
-    Unit{"kB/s", 1e3},     Unit{"MB/s", 1e6},    Unit{"GB/s", 1e9},     Unit{"TB/s", 1e12},
-    Unit{"KiB/s", 1024.0}, Unit{"MiB/s", 1048576.0}, Unit{"GiB/s", 1073741824.0}, Unit{"Bps", 1.0},
-    Unit{"KBps", 1e3},     Unit{"MBps", 1e6},    Unit{"GBps", 1e9},     Unit{"TBps", 1e12},
+    Unit{"bps", 0.125},    Unit{"Kbps", 125.0},      Unit{"kbps", 125.0},
+    Unit{"Mbps", 1.25e5},  Unit{"Gbps", 1.25e8},     Unit{"Tbps", 1.25e11},
+    Unit{"B/s", 1.0},      Unit{"KB/s", 1e3},        Unit{"kB/s", 1e3},
+    Unit{"MB/s", 1e6},     Unit{"GB/s", 1e9},        Unit{"TB/s", 1e12},
+    Unit{"KiB/s", 1024.0}, Unit{"MiB/s", 1048576.0}, Unit{"GiB/s", 1073741824.0},
+    Unit{"Bps", 1.0},      Unit{"KBps", 1e3},        Unit{"MBps", 1e6},
+    Unit{"GBps", 1e9},     Unit{"TBps", 1e12},
 };
 // Flop units compared case-insensitively: "TFlops", "TFLOPS", "tflops" are the same thing.
 constexpr std::array kFlopUnits{
-    Unit{"flop", 1.0}, Unit{"kflop", 1e3}, Unit{"mflop", 1e6}, Unit{"gflop", 1e9},
+    Unit{"flop", 1.0},   Unit{"kflop", 1e3},  Unit{"mflop", 1e6},  Unit{"gflop", 1e9},
     Unit{"tflop", 1e12}, Unit{"pflop", 1e15}, Unit{"eflop", 1e18},
 };
 constexpr std::array kFlopRateUnits{
-    Unit{"flops", 1.0}, Unit{"kflops", 1e3}, Unit{"mflops", 1e6}, Unit{"gflops", 1e9},
-    Unit{"tflops", 1e12}, Unit{"pflops", 1e15}, Unit{"flop/s", 1.0}, Unit{"gflop/s", 1e9},
-    Unit{"tflop/s", 1e12}, Unit{"pflop/s", 1e15},
+    Unit{"flops", 1.0},   Unit{"kflops", 1e3}, Unit{"mflops", 1e6},  Unit{"gflops", 1e9},   Unit{"tflops", 1e12},
+    Unit{"pflops", 1e15}, Unit{"flop/s", 1.0}, Unit{"gflop/s", 1e9}, Unit{"tflop/s", 1e12}, Unit{"pflop/s", 1e15},
 };
 
-bool case_insensitive(Dimension dimension) {
-  return dimension == Dimension::flop || dimension == Dimension::flop_rate;
-}
+bool case_insensitive(Dimension dimension) { return dimension == Dimension::flop || dimension == Dimension::flop_rate; }
 
 bool same_symbol(std::string_view a, std::string_view b, bool ignore_case) {
   if (a.size() != b.size()) return false;
@@ -132,9 +143,10 @@ std::string_view dimension_units(Dimension dimension) {
 double parse_quantity(std::string_view raw, Dimension dimension) {
   std::size_t offset = 0;
   const std::string text = trim(raw, offset);
-  if (text.empty()) throw UnitError(fmt::format("expected {} with a unit ({}), got an empty string", dimension_name(dimension),
-                                                dimension_units(dimension)),
-                                    0);
+  if (text.empty())
+    throw UnitError(fmt::format("expected {} with a unit ({}), got an empty string", dimension_name(dimension),
+                                dimension_units(dimension)),
+                    0);
   double number = 0.0;
   const char* begin = text.data();
   const char* end = text.data() + text.size();

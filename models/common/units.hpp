@@ -81,11 +81,17 @@ class UnitError : public std::runtime_error {
 template <class Q>
 [[nodiscard]] Q parse_as(std::string_view text);
 template <>
-inline Bytes parse_as<Bytes>(std::string_view text) { return Bytes(parse_quantity(text, Dimension::bytes)); }
+inline Bytes parse_as<Bytes>(std::string_view text) {
+  return Bytes(parse_quantity(text, Dimension::bytes));
+}
 template <>
-inline Seconds parse_as<Seconds>(std::string_view text) { return Seconds(parse_quantity(text, Dimension::seconds)); }
+inline Seconds parse_as<Seconds>(std::string_view text) {
+  return Seconds(parse_quantity(text, Dimension::seconds));
+}
 template <>
-inline Flop parse_as<Flop>(std::string_view text) { return Flop(parse_quantity(text, Dimension::flop)); }
+inline Flop parse_as<Flop>(std::string_view text) {
+  return Flop(parse_quantity(text, Dimension::flop));
+}
 template <>
 inline BytesPerSecond parse_as<BytesPerSecond>(std::string_view text) {
   return BytesPerSecond(parse_quantity(text, Dimension::bandwidth));

@@ -88,12 +88,12 @@ struct MatmulShape {
 struct Layer {
   std::string name;
   LayerKind kind = LayerKind::other;
-  Flop forward_flops{0};   // per sample
-  Flop backward_flops{0};  // per sample: input gradient + weight gradient (≈ 2× forward for matmuls)
-  Flop backward_weight_flops{0};  // the weight-gradient part of backward_flops (0 when not known)
-  std::optional<Seconds> forward_time;   // for LayerModel::measured_batch samples on LayerModel::measured_on
+  Flop forward_flops{0};                // per sample
+  Flop backward_flops{0};               // per sample: input gradient + weight gradient (≈ 2× forward for matmuls)
+  Flop backward_weight_flops{0};        // the weight-gradient part of backward_flops (0 when not known)
+  std::optional<Seconds> forward_time;  // for LayerModel::measured_batch samples on LayerModel::measured_on
   std::optional<Seconds> backward_time;
-  Bytes parameter_bytes{0};   // weights as stored; gradients have the same size
+  Bytes parameter_bytes{0};  // weights as stored; gradients have the same size
   // Per sample, what the layer keeps from its forward pass to its backward pass: every stashed
   // tensor (the zoo's count, a profile's saved_bytes), or only the output when nothing more is known
   // (a profile's activation_size). The memory model, the lowering's allocations and the planners'

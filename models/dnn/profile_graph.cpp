@@ -144,8 +144,9 @@ class Reader {
     std::vector<std::size_t> last_consumer(nodes_.size());
     for (std::size_t i = 0; i < nodes_.size(); ++i) last_consumer[i] = position[i];
     for (const auto& [from, to] : edges) last_consumer[from] = std::max(last_consumer[from], position[to]);
-    const bool chain = edges.size() + 1 == nodes_.size() &&
-                       std::all_of(edges.begin(), edges.end(), [&](const auto& e) { return position[e.second] == position[e.first] + 1; });
+    const bool chain = edges.size() + 1 == nodes_.size() && std::all_of(edges.begin(), edges.end(), [&](const auto& e) {
+                         return position[e.second] == position[e.first] + 1;
+                       });
     std::vector<double> crossing(order.size() + 1, 0.0);  // difference array over boundaries
     for (std::size_t i = 0; i < nodes_.size(); ++i)
       if (last_consumer[i] > position[i]) {

@@ -29,9 +29,12 @@ std::string block_of(const std::string& name) {
 
 std::string_view recompute_name(Recompute recompute) {
   switch (recompute) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    case Recompute::full:
+      return "full";
   }
   return "none";
 }
@@ -71,8 +74,10 @@ std::vector<std::string> tensor_parallel_problems(const LayerModel& model, int d
   const auto shape = transformer_shape(model);
   if (!shape) {
     if (degree > 1)
-      problems.push_back(fmt::format("tensor parallelism needs a transformer model (attention layers with their "
-                                     "products, as the zoo's); '{}' has none", model.name));
+      problems.push_back(
+          fmt::format("tensor parallelism needs a transformer model (attention layers with their "
+                      "products, as the zoo's); '{}' has none",
+                      model.name));
     return problems;
   }
   if (shape->heads % degree != 0)
@@ -93,9 +98,12 @@ Bytes layer_activation_bytes(const TransformerShape& shape, int micro_batch, con
   const double sbh = s * b * h;
   const double attention = 5.0 * a * s / (h * t);  // softmax output, dropout mask and output: split by heads
   switch (options.recompute) {
-    case Recompute::full: return Bytes(sbh * 2.0 / (options.sequence_parallel ? t : 1.0));
-    case Recompute::selective: return Bytes(sbh * (options.sequence_parallel ? 34.0 / t : 10.0 + 24.0 / t));
-    case Recompute::none: break;
+    case Recompute::full:
+      return Bytes(sbh * 2.0 / (options.sequence_parallel ? t : 1.0));
+    case Recompute::selective:
+      return Bytes(sbh * (options.sequence_parallel ? 34.0 / t : 10.0 + 24.0 / t));
+    case Recompute::none:
+      break;
   }
   return Bytes(sbh * ((options.sequence_parallel ? 34.0 / t : 10.0 + 24.0 / t) + attention));
 }
@@ -104,7 +112,8 @@ Bytes tensor_parallel_call_bytes(const TransformerShape& shape, int micro_batch)
   return Bytes(static_cast<double>(micro_batch) * shape.seq * shape.hidden * kActivationBytes);
 }
 
-TensorParallelTraffic block_traffic(const TransformerShape& shape, int micro_batch, const TensorParallelOptions& options) {
+TensorParallelTraffic block_traffic(const TransformerShape& shape, int micro_batch,
+                                    const TensorParallelOptions& options) {
   if (options.degree <= 1) return {};
   const Bytes buffer = tensor_parallel_call_bytes(shape, micro_batch);
   if (options.sequence_parallel) return {Bytes(0), buffer * 2.0, buffer * 2.0};
@@ -130,7 +139,8 @@ std::pair<std::size_t, std::size_t> checkpointed_span(const LayerModel& model, s
 }
 
 TensorParallelTraffic range_traffic(const LayerModel& model, const TransformerShape& shape, std::size_t begin,
-                                    std::size_t end, int micro_batch, const TensorParallelOptions& options, bool backward) {
+                                    std::size_t end, int micro_batch, const TensorParallelOptions& options,
+                                    bool backward) {
   TensorParallelTraffic total;
   if (options.degree <= 1) return total;
   const TensorParallelTraffic block = block_traffic(shape, micro_batch, options);
@@ -165,7 +175,8 @@ LayerModel shard_for_tensor_parallel(const LayerModel& model, const TensorParall
   const double per_block = layer_activation_bytes(*shape, 1, kept).value();
   std::map<std::string, double> zoo_block_bytes;
   for (const Layer& layer : model.layers)
-    if (const std::string block = block_of(layer.name); !block.empty()) zoo_block_bytes[block] += layer.activation_bytes.value();
+    if (const std::string block = block_of(layer.name); !block.empty())
+      zoo_block_bytes[block] += layer.activation_bytes.value();
   // The LLM zoo's layers keep what Transformer Engine saves (zoo_llm.hpp), which Korthikanti's
   // GPT-2-shaped figures would misstate (flash attention keeps no score matrix, GQA, gated MLPs,
   // experts): they are divided as their work is, not rescaled.

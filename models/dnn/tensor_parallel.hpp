@@ -105,9 +105,9 @@ struct TensorParallelTraffic {
 // Forward collectives of the layers in [begin, end) for a micro-batch of `micro_batch` sequences:
 // block_traffic per attention layer, plus one b·s·h all-reduce for a vocabulary-parallel embedding
 // (in forward only). Backward: `backward` = true gives the blocks' traffic and no embedding term.
-[[nodiscard]] TensorParallelTraffic range_traffic(const LayerModel& model, const TransformerShape& shape, std::size_t begin,
-                                                  std::size_t end, int micro_batch, const TensorParallelOptions& options,
-                                                  bool backward);
+[[nodiscard]] TensorParallelTraffic range_traffic(const LayerModel& model, const TransformerShape& shape,
+                                                  std::size_t begin, std::size_t end, int micro_batch,
+                                                  const TensorParallelOptions& options, bool backward);
 
 // Attention layers (transformer blocks) among the layers [begin, end).
 [[nodiscard]] int blocks_in_range(const LayerModel& model, std::size_t begin, std::size_t end);

@@ -8,8 +8,8 @@ namespace {
 
 // What one sampled mini-batch of trainer (s, g) asks of whom; its feature reads go through the
 // server's cache, which they update.
-BatchCounts count_batch(const MiniBatch& batch, const Partitioning& partitioning, const EpochSetup& setup, std::uint32_t s,
-                        std::uint32_t g, std::uint32_t e, ServerCache& cache) {
+BatchCounts count_batch(const MiniBatch& batch, const Partitioning& partitioning, const EpochSetup& setup,
+                        std::uint32_t s, std::uint32_t g, std::uint32_t e, ServerCache& cache) {
   BatchCounts counts{.server = s, .gpu = g, .epoch = e};
   counts.from_server.resize(setup.servers);
   counts.from_peer_gpu.resize(setup.gpus_per_server);

@@ -46,7 +46,7 @@ struct LayerCounts {
 
 struct BatchCounts {
   std::uint32_t server = 0;
-  std::uint32_t gpu = 0;                // within the server
+  std::uint32_t gpu = 0;  // within the server
   std::uint32_t epoch = 0;
   std::vector<LayerCounts> layers;      // from the output layer
   std::uint64_t local_expansions = 0;   // destination nodes expanded on the trainer's server

@@ -315,9 +315,11 @@ class BinaryProblems {
     std::stable_sort(found_.begin(), found_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<Diagnostic> diagnostics;
     for (auto& [offset, message] : found_)
-      diagnostics.push_back(Diagnostic{SourceLocation{fmt::format("{}: byte {}", path_, offset), 0, 0}, std::move(message)});
+      diagnostics.push_back(
+          Diagnostic{SourceLocation{fmt::format("{}: byte {}", path_, offset), 0, 0}, std::move(message)});
     if (count_ > kShownProblems)
-      diagnostics.push_back(Diagnostic{SourceLocation{path_, 0, 0}, fmt::format("… and {} more problems in this file", count_ - kShownProblems)});
+      diagnostics.push_back(Diagnostic{SourceLocation{path_, 0, 0},
+                                       fmt::format("… and {} more problems in this file", count_ - kShownProblems)});
     throw InputError(std::move(diagnostics));
   }
 
@@ -335,7 +337,8 @@ void save_csr(const CsrGraph& graph, const std::string& path) {
   out.write(kCsrMagic, sizeof kCsrMagic);
   out.write(reinterpret_cast<const char*>(&nodes), sizeof nodes);
   out.write(reinterpret_cast<const char*>(&entries), sizeof entries);
-  out.write(reinterpret_cast<const char*>(graph.offsets().data()), static_cast<std::streamsize>(graph.offsets().size() * sizeof(std::uint64_t)));
+  out.write(reinterpret_cast<const char*>(graph.offsets().data()),
+            static_cast<std::streamsize>(graph.offsets().size() * sizeof(std::uint64_t)));
   out.write(reinterpret_cast<const char*>(graph.neighbour_array().data()),
             static_cast<std::streamsize>(graph.neighbour_array().size() * sizeof(NodeId)));
   if (!out) throw InputError(SourceLocation{path, 0, 0}, "cannot write the file");
@@ -360,22 +363,28 @@ CsrGraph load_csr(const std::string& path) {
   if (!std::equal(magic, magic + 8, kCsrMagic)) problems.add(0, "not a dnnsim .csr file (magic \"DNNSCSR1\" expected)");
   if (nodes > std::numeric_limits<NodeId>::max()) problems.add(8, fmt::format("{} nodes: node ids are 32-bit", nodes));
   // Sizes in doubles first: a corrupt header must not overflow the expected size into a match.
-  const double expected = static_cast<double>(kCsrHeader) + 8.0 * (static_cast<double>(nodes) + 1) + 4.0 * static_cast<double>(entries);
+  const double expected =
+      static_cast<double>(kCsrHeader) + 8.0 * (static_cast<double>(nodes) + 1) + 4.0 * static_cast<double>(entries);
   if (expected != static_cast<double>(size))
-    problems.add(8, fmt::format("the header says {} nodes and {} neighbour entries, {:.0f} bytes in all, but the file has {}", nodes,
-                                entries, expected, size));
+    problems.add(
+        8, fmt::format("the header says {} nodes and {} neighbour entries, {:.0f} bytes in all, but the file has {}",
+                       nodes, entries, expected, size));
   problems.throw_if_any();
 
   std::vector<std::uint64_t> offsets(nodes + 1);
   std::vector<NodeId> neighbours(entries);
-  in.read(reinterpret_cast<char*>(offsets.data()), static_cast<std::streamsize>(offsets.size() * sizeof(std::uint64_t)));
+  in.read(reinterpret_cast<char*>(offsets.data()),
+          static_cast<std::streamsize>(offsets.size() * sizeof(std::uint64_t)));
   in.read(reinterpret_cast<char*>(neighbours.data()), static_cast<std::streamsize>(neighbours.size() * sizeof(NodeId)));
   if (!in) throw InputError(SourceLocation{path, 0, 0}, "cannot read the file");
   const std::uint64_t neighbours_at = kCsrHeader + 8 * (nodes + 1);
   if (offsets.front() != 0) problems.add(kCsrHeader, fmt::format("offsets must start at 0, not {}", offsets.front()));
-  if (offsets.back() != entries) problems.add(kCsrHeader + 8 * nodes, fmt::format("the last offset is {}, not the {} neighbour entries", offsets.back(), entries));
+  if (offsets.back() != entries)
+    problems.add(kCsrHeader + 8 * nodes,
+                 fmt::format("the last offset is {}, not the {} neighbour entries", offsets.back(), entries));
   for (std::uint64_t v = 0; v < nodes; ++v)
-    if (offsets[v + 1] < offsets[v]) problems.add(kCsrHeader + 8 * (v + 1), fmt::format("offset of node {} decreases", v + 1));
+    if (offsets[v + 1] < offsets[v])
+      problems.add(kCsrHeader + 8 * (v + 1), fmt::format("offset of node {} decreases", v + 1));
   problems.throw_if_any();  // the lists below are only meaningful with sound offsets
   for (std::uint64_t v = 0; v < nodes; ++v)
     for (std::uint64_t i = offsets[v]; i < offsets[v + 1]; ++i) {
@@ -399,19 +408,23 @@ CsrGraph load_csr(const std::string& path) {
       const NodeId u = neighbours[i];
       if (u < v) continue;
       while (cursor[u] < offsets[u + 1] && neighbours[cursor[u]] < v) {
-        problems.add(neighbours_at + 4 * cursor[u], fmt::format("edge {}–{} is listed at node {} but not at node {}: the CSR must be symmetric",
-                                                                 u, neighbours[cursor[u]], u, neighbours[cursor[u]]));
+        problems.add(neighbours_at + 4 * cursor[u],
+                     fmt::format("edge {}–{} is listed at node {} but not at node {}: the CSR must be symmetric", u,
+                                 neighbours[cursor[u]], u, neighbours[cursor[u]]));
         ++cursor[u];
       }
       if (cursor[u] < offsets[u + 1] && neighbours[cursor[u]] == v)
         ++cursor[u];
       else
-        problems.add(neighbours_at + 4 * i, fmt::format("edge {}–{} is listed at node {} but not at node {}: the CSR must be symmetric", v, u, v, u));
+        problems.add(
+            neighbours_at + 4 * i,
+            fmt::format("edge {}–{} is listed at node {} but not at node {}: the CSR must be symmetric", v, u, v, u));
     }
   for (std::uint64_t u = 0; u < nodes; ++u)
     for (; cursor[u] < offsets[u + 1] && neighbours[cursor[u]] < u; ++cursor[u])
-      problems.add(neighbours_at + 4 * cursor[u], fmt::format("edge {}–{} is listed at node {} but not at node {}: the CSR must be symmetric", u,
-                                                              neighbours[cursor[u]], u, neighbours[cursor[u]]));
+      problems.add(neighbours_at + 4 * cursor[u],
+                   fmt::format("edge {}–{} is listed at node {} but not at node {}: the CSR must be symmetric", u,
+                               neighbours[cursor[u]], u, neighbours[cursor[u]]));
   problems.throw_if_any();
   return CsrGraph(std::move(offsets), std::move(neighbours));
 }
@@ -431,11 +444,13 @@ CsrGraph load_graph_file(const std::string& path, std::optional<NodeId> num_node
   if (ends_with(".csr")) {
     CsrGraph graph = load_csr(path);
     if (num_nodes && graph.num_nodes() != *num_nodes)
-      throw InputError(SourceLocation{path, 0, 0}, fmt::format("the .csr graph has {} nodes, the scenario says {}", graph.num_nodes(), *num_nodes));
+      throw InputError(SourceLocation{path, 0, 0},
+                       fmt::format("the .csr graph has {} nodes, the scenario says {}", graph.num_nodes(), *num_nodes));
     return graph;
   }
   throw InputError(SourceLocation{path, 0, 0},
-                   "unknown graph file extension; expected .edges, .txt, .el (edge list), .graph, .metis (METIS) or .csr (dnnsim binary CSR)");
+                   "unknown graph file extension; expected .edges, .txt, .el (edge list), .graph, .metis (METIS) or "
+                   ".csr (dnnsim binary CSR)");
 }
 
 }  // namespace dnnsim::gnn

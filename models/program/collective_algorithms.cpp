@@ -129,9 +129,9 @@ auto with_algorithm(const Collective& c, const DeviceTopology& topology, const S
     std::vector<std::string> able;
     for (const auto& other : registry.entries())
       if (able_to(*other.value)) able.push_back(other.name);
-    throw InputError(where, fmt::format("collective algorithm '{}' does not support {}{}; algorithms that do: {}",
-                                        name, collective_kind_name(c.kind), flow ? " at flow fidelity" : "",
-                                        fmt::join(able, ", ")));
+    throw InputError(where,
+                     fmt::format("collective algorithm '{}' does not support {}{}; algorithms that do: {}", name,
+                                 collective_kind_name(c.kind), flow ? " at flow fidelity" : "", fmt::join(able, ", ")));
   }
   if (c.copies > 1 && !entry.value->supports_copies(c.kind)) {
     std::vector<std::string> windowed;  // "ring (all_reduce, all_gather)": the kinds each has a window for
@@ -179,7 +179,8 @@ CollectiveFlowPlan plan_collective_flows(const Collective& c, const DeviceTopolo
   });
 }
 
-CollectiveFidelity effective_collective_fidelity(const Collective& c, std::optional<CollectiveFidelity> workload_default,
+CollectiveFidelity effective_collective_fidelity(const Collective& c,
+                                                 std::optional<CollectiveFidelity> workload_default,
                                                  const DeviceTopology& topology) {
   if (c.fidelity) return *c.fidelity;
   if (workload_default) return *workload_default;

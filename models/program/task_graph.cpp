@@ -34,10 +34,13 @@ std::vector<std::string> dtype_names() { return enum_names(kDtypeNames); }
 double dtype_bytes(Dtype dtype) {
   switch (dtype) {
     case Dtype::fp32:
-    case Dtype::tf32: return 4;
+    case Dtype::tf32:
+      return 4;
     case Dtype::fp16:
-    case Dtype::bf16: return 2;
-    case Dtype::fp8: return 1;
+    case Dtype::bf16:
+      return 2;
+    case Dtype::fp8:
+      return 1;
   }
   return 4;
 }
@@ -148,11 +151,13 @@ std::vector<Diagnostic> TaskGraph::validate() const {
   for (const auto& [copy, source] : mirrors_) {
     const auto where = fmt::format("device mirror {} → {}", copy, source);
     if (copy >= devices_.size() || source >= devices_.size())
-      problems.push_back(Diagnostic{SourceLocation{}, fmt::format("{}: device index out of range ({} devices)", where, devices_.size())});
+      problems.push_back(Diagnostic{SourceLocation{},
+                                    fmt::format("{}: device index out of range ({} devices)", where, devices_.size())});
     else if (copy == source)
       problems.push_back(Diagnostic{SourceLocation{}, fmt::format("{}: a device cannot mirror itself", where)});
     else if (!copies.insert(copy).second)
-      problems.push_back(Diagnostic{SourceLocation{}, fmt::format("{}: device {} already mirrors another", where, copy)});
+      problems.push_back(
+          Diagnostic{SourceLocation{}, fmt::format("{}: device {} already mirrors another", where, copy)});
   }
   if (!problems.empty()) return problems;
 
@@ -210,7 +215,8 @@ std::vector<Diagnostic> TaskGraph::validate() const {
   for (std::size_t i = static_cast<std::size_t>(position[current]); i < path.size(); ++i)
     names.push_back(fmt::format("{} ('{}')", path[i], tasks_[path[i]].label));
   names.push_back(fmt::format("{} ('{}')", current, tasks_[current].label));
-  report(tasks_[current], current, fmt::format("dependency cycle (dependencies and stream order): {}", fmt::join(names, " waits for ")));
+  report(tasks_[current], current,
+         fmt::format("dependency cycle (dependencies and stream order): {}", fmt::join(names, " waits for ")));
   return problems;
 }
 

@@ -106,7 +106,7 @@ struct Compute {
   // A backward pass's kernels: selects the kind's backward curve where the calibration table has one
   // (CalibrationTable::backward_compute: a fused attention's backward).
   bool backward = false;
-  GemmShape gemm;                        // when the task is one GEMM of known shape
+  GemmShape gemm;  // when the task is one GEMM of known shape
   // Measured duration on the GPU model named `measured_on` (a catalog name); scaled to other GPUs.
   std::optional<Seconds> measured_time;
   std::string measured_on;

@@ -38,7 +38,8 @@ std::vector<std::string> op_kind_names() {
 
 OpId OpGraph::add(SpmdOp op) {
   for (OpId input : op.inputs)
-    if (input >= ops_.size()) throw std::logic_error(fmt::format("operator '{}' reads operator {} before it exists", op.name, input));
+    if (input >= ops_.size())
+      throw std::logic_error(fmt::format("operator '{}' reads operator {} before it exists", op.name, input));
   ops_.push_back(std::move(op));
   return static_cast<OpId>(ops_.size() - 1);
 }

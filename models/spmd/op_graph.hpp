@@ -48,11 +48,11 @@ using OpId = std::uint32_t;
 struct SpmdOp {
   std::string name;
   OpKind kind = OpKind::elementwise;
-  std::vector<OpId> inputs;          // operators whose output this one reads, in operand order
-  std::int64_t rows = 0;             // the output's shape (a loss is 1 × 1)
+  std::vector<OpId> inputs;  // operators whose output this one reads, in operand order
+  std::int64_t rows = 0;     // the output's shape (a loss is 1 × 1)
   std::int64_t columns = 0;
-  Flop forward_flops{0};             // of the whole (unsharded) operator; backward is 2× forward
-  SourceLocation origin;             // where a hand-written graph declared it
+  Flop forward_flops{0};  // of the whole (unsharded) operator; backward is 2× forward
+  SourceLocation origin;  // where a hand-written graph declared it
   // The columns are `stride` fused blocks of equal width (a fused QKV weight and its product: 3), so
   // that a strided split (Rhino's DimDistSpec stride) gives every device the same slice of each block.
   int stride = 1;

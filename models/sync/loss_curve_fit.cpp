@@ -13,7 +13,10 @@ namespace {
 // the unit of x), over the parameters (a, b[, c]); with `fixed_c` c is not a parameter.
 struct CurveResiduals : Eigen::DenseFunctor<double> {
   CurveResiduals(const Eigen::VectorXd& t, const Eigen::VectorXd& loss, bool fit_c, double fixed_c)
-      : DenseFunctor<double>(fit_c ? 3 : 2, static_cast<int>(t.size())), t(t), loss(loss), fit_c(fit_c),
+      : DenseFunctor<double>(fit_c ? 3 : 2, static_cast<int>(t.size())),
+        t(t),
+        loss(loss),
+        fit_c(fit_c),
         fixed_c(fixed_c) {}
 
   int operator()(const InputType& p, ValueType& r) const {

@@ -26,7 +26,8 @@ constexpr int kFitPoints = 64;
 // the draw is unbiased and the same on every platform.
 std::size_t draw_index(std::mt19937_64& rng, std::size_t n) {
   const std::uint64_t range = n;
-  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % range;
+  const std::uint64_t limit =
+      std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % range;
   std::uint64_t value = rng();
   while (value >= limit) value = rng();
   return static_cast<std::size_t>(value % range);
@@ -399,8 +400,8 @@ DigitsData load_digits(const std::string& path) {
         used = 0;
       }
       if (used == 0 || used != text.size() || value < 0 || value > top) {
-        sink.error({path, line_no, column},
-                   fmt::format("expected {} 0..{}, got '{}'", field < kPixels ? "a pixel value" : "a label", top, text));
+        sink.error({path, line_no, column}, fmt::format("expected {} 0..{}, got '{}'",
+                                                        field < kPixels ? "a pixel value" : "a label", top, text));
         bad = true;
       }
       values.push_back(value);
@@ -413,7 +414,8 @@ DigitsData load_digits(const std::string& path) {
       bad = true;
     }
     if (bad) continue;
-    for (int k = 0; k < kPixels; ++k) rows.push_back(values[static_cast<std::size_t>(k)] / static_cast<double>(kMaxPixel));
+    for (int k = 0; k < kPixels; ++k)
+      rows.push_back(values[static_cast<std::size_t>(k)] / static_cast<double>(kMaxPixel));
     rows.push_back(1.0);
     data.labels.push_back(values.back());
   }
@@ -467,8 +469,8 @@ ConvergenceCalibration calibrate_convergence(const DigitsData& data, const Proxy
     fit_loss.push_back(loss_at(sequential, fit_steps.back()));
   }
   cal.curve = fit_loss_curve(fit_steps, fit_loss);
-  say(fmt::format("sequential: {} steps, loss {:.4f} → {:.4f}; L(K) = 1/({:.4g}·K + {:.4g}) + {:.4g}, rms {:.3g}", k_max,
-                  cal.initial_loss, cal.final_loss, cal.curve.a, cal.curve.b, cal.curve.c, cal.curve.rms));
+  say(fmt::format("sequential: {} steps, loss {:.4f} → {:.4f}; L(K) = 1/({:.4g}·K + {:.4g}) + {:.4g}, rms {:.3g}",
+                  k_max, cal.initial_loss, cal.final_loss, cal.curve.a, cal.curve.b, cal.curve.c, cal.curve.rms));
 
   // Levels at K_max/2, K_max/4, …: the mean sequential loss there (interpolated), highest first.
   for (int j = options.levels; j >= 1; --j) {
@@ -499,7 +501,8 @@ ConvergenceCalibration calibrate_convergence(const DigitsData& data, const Proxy
   const double gain = averaging_gain(options.local_workers, cal.beta.value);
   std::vector<WorthPoint> local_points;
   for (int m : options.local_steps) {
-    const Trajectory t = run_regime({RegimeKind::local, options.local_workers, m, next_id++}, data, options, k_max, lowest);
+    const Trajectory t =
+        run_regime({RegimeKind::local, options.local_workers, m, next_id++}, data, options, k_max, lowest);
     WorthPoint p = measure_worth(t, cal.levels, cal.level_steps, m);
     p.factor = p.worth / (m * gain);
     say(fmt::format("local SGD n={} m={}: worth {:.3f} steps per round, φ_local {:.3f}", options.local_workers, m,
@@ -518,7 +521,8 @@ ConvergenceCalibration calibrate_convergence(const DigitsData& data, const Proxy
                     p.levels_reached, cal.levels.size()));
     async_points.push_back(std::move(p));
   }
-  cal.lambda = fit_one_parameter(std::move(async_points), [](int sigma, double lambda) { return 1.0 / (1.0 + lambda * sigma); });
+  cal.lambda =
+      fit_one_parameter(std::move(async_points), [](int sigma, double lambda) { return 1.0 / (1.0 + lambda * sigma); });
   say(fmt::format("λ = {:.4g} (rms {:.3g})", cal.lambda.value, cal.lambda.rms));
 
   cal.source = fmt::format(
@@ -542,8 +546,9 @@ std::string dump_convergence_calibration(const ConvergenceCalibration& cal) {
                      number(cal.lambda.value));
   out += fmt::format("source: {}\n", quoted(cal.source));
   out += "fit:\n";
-  out += fmt::format("  loss_curve: {{rms: {}, converged: {}, initial_loss: {}, final_loss: {}}}\n", number(cal.curve.rms),
-                     cal.curve.ok ? "true" : "false", number(cal.initial_loss), number(cal.final_loss));
+  out +=
+      fmt::format("  loss_curve: {{rms: {}, converged: {}, initial_loss: {}, final_loss: {}}}\n", number(cal.curve.rms),
+                  cal.curve.ok ? "true" : "false", number(cal.initial_loss), number(cal.final_loss));
   auto list = [](const std::vector<double>& values) {
     std::string text = "[";
     for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + number(values[i]);

@@ -95,7 +95,7 @@ using ProxyModelFactory = std::function<std::unique_ptr<ProxyModel>(const Digits
 [[nodiscard]] std::unique_ptr<ProxyModel> softmax_proxy(const DigitsData& data);
 
 struct ProxyOptions {
-  int batch = 16;               // B
+  int batch = 16;  // B
   // η about half the textbook 1/L step at the start, L₀ = λ_max(∇²loss at W = 0) = 1.14 on these data
   // (docs/calibration.md says why and what smaller and larger η give).
   double learning_rate = 0.5;
@@ -111,7 +111,7 @@ struct ProxyOptions {
   // al.'s partition by label, FedAvg AISTATS'17); 0 = i.i.d. (the shipped digits-softmax.yaml), 1 =
   // each worker sees only its labels (digits-softmax-noniid.yaml). The sequential run is unaffected.
   double label_skew = 0.0;
-  bool quick = false;  // marks the source sentence only; quick_options() sets the sizes
+  bool quick = false;       // marks the source sentence only; quick_options() sets the sizes
   ProxyModelFactory model;  // empty: softmax_proxy
 
   // Seconds, not a minute: fewer steps, levels and replicas.
@@ -135,10 +135,10 @@ struct OneParameterFit {
 
 struct ConvergenceCalibration {
   ProxyOptions options;
-  LossCurveFit curve;                 // L(K) of the sequential run
-  std::vector<double> levels;         // loss levels, highest first
-  std::vector<double> level_steps;    // K(ℓ): sequential steps to reach each level
-  std::vector<double> level_steps_fitted;  // the same read off the fitted L(K), as the simulator will
+  LossCurveFit curve;                           // L(K) of the sequential run
+  std::vector<double> levels;                   // loss levels, highest first
+  std::vector<double> level_steps;              // K(ℓ): sequential steps to reach each level
+  std::vector<double> level_steps_fitted;       // the same read off the fitted L(K), as the simulator will
   double initial_loss = 0.0, final_loss = 0.0;  // sequential, at 0 and K_max steps
   // McCandlish et al.'s B_simple at the start and after K_max sequential steps: with a learning rate
   // tuned per batch size, β would be B_simple/B; beside the measured β for comparison.
@@ -148,8 +148,8 @@ struct ConvergenceCalibration {
 };
 
 // Runs every regime and fits the model; `progress` receives one line per regime.
-[[nodiscard]] ConvergenceCalibration calibrate_convergence(const DigitsData& data, const ProxyOptions& options,
-                                                           const std::function<void(const std::string&)>& progress = {});
+[[nodiscard]] ConvergenceCalibration calibrate_convergence(
+    const DigitsData& data, const ProxyOptions& options, const std::function<void(const std::string&)>& progress = {});
 
 // The YAML file read by load_statistical_efficiency: a, b, c, beta, mu, lambda, source, and a `fit:`
 // map with residuals and the measured worths. Deterministic text (fixed key order and precision).

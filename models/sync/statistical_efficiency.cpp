@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "models/common/yaml_reader.hpp"
 #include "dnnsim/source_paths.hpp"
+#include "models/common/yaml_reader.hpp"
 
 namespace dnnsim {
 

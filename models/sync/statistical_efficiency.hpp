@@ -31,10 +31,10 @@ namespace dnnsim {
 
 struct StatisticalEfficiency {
   double a = 0.0, b = 1.0, c = 0.0;  // L(K) = 1/(a·K + b) + c; a > 0, b > 0, c ≥ 0
-  double beta = 0.0;    // B_noise / B: gain of averaging n gradients, g(n) = (1 + β)/(1 + β/n)
-  double mu = 0.0;      // local-step drift: φ_local(m) = 1/(1 + μ(m − 1))
-  double lambda = 0.0;  // staleness penalty: φ_stale(σ) = 1/(1 + λσ)
-  std::string source;   // what the parameters were fitted to, for reports
+  double beta = 0.0;                 // B_noise / B: gain of averaging n gradients, g(n) = (1 + β)/(1 + β/n)
+  double mu = 0.0;                   // local-step drift: φ_local(m) = 1/(1 + μ(m − 1))
+  double lambda = 0.0;               // staleness penalty: φ_stale(σ) = 1/(1 + λσ)
+  std::string source;                // what the parameters were fitted to, for reports
 
   [[nodiscard]] double loss(double progress) const;
   // The progress at which the loss reaches `loss`; +∞ when loss ≤ c (never reached).

@@ -50,8 +50,7 @@ AllReducePaths all_reduce_paths(const ClusterView& cluster, std::span<const Devi
       auto next = std::next(node) == by_node.end() ? by_node.begin() : std::next(node);
       for (int i = 0; i < per_node; ++i) inter = slowest(inter, cluster.path(local[i], next->second[i]));
     }
-    const bool own_nics =
-        std::all_of(ring.begin(), ring.end(), [&](DeviceId d) { return cluster.devices[d].own_nic; });
+    const bool own_nics = std::all_of(ring.begin(), ring.end(), [&](DeviceId d) { return cluster.devices[d].own_nic; });
     if (!own_nics) inter.bandwidth = inter.bandwidth / static_cast<double>(per_node);  // g rings, one NIC
     links.hierarchy = AllReducePaths::Hierarchy{nodes, per_node, intra, inter};
   }

@@ -8,8 +8,8 @@
 #include "models/cost/memory_model.hpp"
 #include "models/dnn/layer_model.hpp"
 #include "models/program/task_graph.hpp"
-#include "planners/common/pipeline_plan.hpp"
 #include "planners/common/cluster_view.hpp"
+#include "planners/common/pipeline_plan.hpp"
 
 namespace dnnsim {
 

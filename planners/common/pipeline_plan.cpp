@@ -19,7 +19,8 @@ std::vector<LayerRange> PipelinePlan::virtual_stages() const {
 std::vector<std::string> PipelinePlan::problems(std::size_t layer_count, std::size_t device_count) const {
   std::vector<std::string> result;
   if (stages.empty()) return {"the plan has no stage"};
-  if (micro_batches < 1) result.push_back(fmt::format("micro_batches must be at least 1, got {}", micro_batches));
+  if (micro_batches < 1)
+    result.push_back(fmt::format("micro_batches must be at least 1, got {}", micro_batches));
   else if (global_batch % micro_batches != 0)
     result.push_back(fmt::format("global_batch {} is not a multiple of micro_batches {}", global_batch, micro_batches));
   const std::size_t chunks = stages.front().chunks.size();
@@ -31,8 +32,10 @@ std::vector<std::string> PipelinePlan::problems(std::size_t layer_count, std::si
                                    stage.chunks.size(), chunks));
     if (stage.devices.empty()) result.push_back(fmt::format("stage {} has no device", s));
     for (DeviceId d : stage.devices) {
-      if (d >= device_count) result.push_back(fmt::format("stage {}: device {} does not exist ({} GPUs)", s, d, device_count));
-      else if (!used.insert(d).second) result.push_back(fmt::format("stage {}: device {} already holds another stage", s, d));
+      if (d >= device_count)
+        result.push_back(fmt::format("stage {}: device {} does not exist ({} GPUs)", s, d, device_count));
+      else if (!used.insert(d).second)
+        result.push_back(fmt::format("stage {}: device {} already holds another stage", s, d));
     }
     if (micro_batches >= 1 && global_batch % micro_batches == 0 &&
         micro_batch_size() < static_cast<int>(stage.devices.size()))
@@ -42,9 +45,10 @@ std::vector<std::string> PipelinePlan::problems(std::size_t layer_count, std::si
   std::size_t next = 0;
   for (const LayerRange& range : virtual_stages()) {
     if (range.begin != next || range.end <= range.begin) {
-      result.push_back(fmt::format("the stages must cover the layers in order without gaps: expected a chunk "
-                                   "starting at layer {}, got [{}, {})",
-                                   next, range.begin, range.end));
+      result.push_back(
+          fmt::format("the stages must cover the layers in order without gaps: expected a chunk "
+                      "starting at layer {}, got [{}, {})",
+                      next, range.begin, range.end));
       return result;
     }
     next = range.end;

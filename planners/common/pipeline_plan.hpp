@@ -42,7 +42,9 @@ struct PipelinePlan {
   friend bool operator==(const PipelinePlan&, const PipelinePlan&) = default;
 
   [[nodiscard]] int micro_batch_size() const { return global_batch / micro_batches; }
-  [[nodiscard]] int chunks_per_stage() const { return stages.empty() ? 0 : static_cast<int>(stages.front().chunks.size()); }
+  [[nodiscard]] int chunks_per_stage() const {
+    return stages.empty() ? 0 : static_cast<int>(stages.front().chunks.size());
+  }
   // Virtual stages in pipeline order: (stage, chunk) for c in chunks, s in stages.
   [[nodiscard]] std::vector<LayerRange> virtual_stages() const;
   // Every problem with the plan against a model of `layer_count` layers and `device_count` GPUs: the

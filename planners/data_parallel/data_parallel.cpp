@@ -73,16 +73,16 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
       const int batch = config.global_batch / device_count + (static_cast<int>(d) < config.global_batch % device_count);
       for (std::size_t l = 0; l < layer_count; ++l) {
         const Layer& layer = model.layers[l];
-        Task task = on_compute_stream(layer_compute(model, layer, d, batch, config.dtype, Pass::forward), Phase::forward,
-                                      fmt::format("fwd {}", layer.name));
+        Task task = on_compute_stream(layer_compute(model, layer, d, batch, config.dtype, Pass::forward),
+                                      Phase::forward, fmt::format("fwd {}", layer.name));
         task.alloc_bytes = layer.activation_bytes * batch;
         if (iteration == 0 && l == 0) task.alloc_bytes += Bytes(parameter_count * per_parameter.total());
         graph.add(std::move(task));
       }
       for (std::size_t l = layer_count; l-- > 0;) {
         const Layer& layer = model.layers[l];
-        Task task = on_compute_stream(layer_compute(model, layer, d, batch, config.dtype, Pass::backward), Phase::backward,
-                                      fmt::format("bwd {}", layer.name));
+        Task task = on_compute_stream(layer_compute(model, layer, d, batch, config.dtype, Pass::backward),
+                                      Phase::backward, fmt::format("bwd {}", layer.name));
         task.free_bytes = layer.activation_bytes * batch;
         backward_task[d][l] = graph.add(std::move(task));
       }
@@ -109,7 +109,8 @@ TaskGraph build_data_parallel(const DataParallelConfig& config, const std::vecto
     }
 
     for (DeviceId d = 0; d < simulated; ++d) {
-      Task task = on_compute_stream(optimizer_step(parameter_count, per_parameter, d), Phase::optimizer, "optimizer step");
+      Task task =
+          on_compute_stream(optimizer_step(parameter_count, per_parameter, d), Phase::optimizer, "optimizer step");
       if (last_all_reduce) task.deps.push_back(*last_all_reduce);
       graph.add(std::move(task));
     }

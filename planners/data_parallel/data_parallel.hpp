@@ -22,7 +22,7 @@ struct DataParallelConfig {
   int global_batch = 1;  // split as evenly as possible: the first (global_batch mod GPUs) GPUs get one more sample
   Dtype dtype = Dtype::fp32;
   Bytes bucket_size = kDdpBucketSize;
-  bool overlap = true;      // false: every all-reduce waits for the whole backward pass
+  bool overlap = true;               // false: every all-reduce waits for the whole backward pass
   std::string collective_algorithm;  // empty: the default rule of collective_algorithms.hpp
   // Bytes per parameter of weights, gradients and optimizer state (models/cost/memory_model.hpp):
   // fp32 Adam is 4 + 4 + 8; mixed-precision Adam 2 + 2 + 12 (ZeRO's accounting). Gradients are

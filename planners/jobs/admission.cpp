@@ -31,7 +31,8 @@ class ThresholdPrice final : public AdmissionPolicy {
 void register_builtin_admissions(AdmissionRegistry& registry) {
   registry.add("admit-all", "every job is admitted (price 0): the cluster as the schedulers see it", "dnnsim",
                [](const Options&, const AdmissionConfig&) { return std::make_unique<AdmitAll>(); });
-  registry.add("threshold-price", "posted price ψ(y) = (L/e)(Ue/L)^y per GPU-hour at utilisation y; admit iff value ≥ ψ",
+  registry.add("threshold-price",
+               "posted price ψ(y) = (L/e)(Ue/L)^y per GPU-hour at utilisation y; admit iff value ≥ ψ",
                "Zhou, Chakrabarty, Lukose, WINE'08 §3 (baseline of Du, Huang, Wu, arXiv:2111.10285)",
                [](const Options&, const AdmissionConfig& config) { return std::make_unique<ThresholdPrice>(config); });
 }

@@ -43,7 +43,8 @@ class AdmissionPolicy {
 };
 
 // Made from its declared options (Registry::Entry::options) and the jobs' value range.
-using AdmissionFactory = std::function<std::unique_ptr<AdmissionPolicy>(const Options& options, const AdmissionConfig& values)>;
+using AdmissionFactory =
+    std::function<std::unique_ptr<AdmissionPolicy>(const Options& options, const AdmissionConfig& values)>;
 using AdmissionRegistry = Registry<AdmissionFactory>;
 
 void register_builtin_admissions(AdmissionRegistry& registry);

@@ -1,9 +1,9 @@
 #include "planners/jobs/analytical_speed.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "models/cost/collective_cost.hpp"
 #include "models/cost/compute_cost.hpp"
@@ -18,7 +18,8 @@ const AnalyticalSpeedModel::ModelCost& AnalyticalSpeedModel::model_cost(const Jo
   if (it != models_.end()) return it->second;
   const auto& zoo = builtin_models();
   if (zoo.find(job.model) == nullptr)
-    throw InputError(job.where, fmt::format("job '{}': unknown model '{}'{}", job.id, job.model, suggestion_suffix(job.model, zoo.names())));
+    throw InputError(job.where, fmt::format("job '{}': unknown model '{}'{}", job.id, job.model,
+                                            suggestion_suffix(job.model, zoo.names())));
   const LayerModel model = zoo.at(job.model).value(ModelOptions{});
   ModelCost cost;
   for (const Layer& layer : model.layers) {
@@ -69,7 +70,8 @@ IterationCost AnalyticalSpeedModel::iteration(const JobRecord& job, const Placem
   return memo_.emplace(key, result).first->second;
 }
 
-Seconds AnalyticalSpeedModel::compute_time_on(const JobRecord& job, int gpus, const std::vector<std::string>& types) const {
+Seconds AnalyticalSpeedModel::compute_time_on(const JobRecord& job, int gpus,
+                                              const std::vector<std::string>& types) const {
   const ModelCost& cost = model_cost(job);
   const double batch = job.batch_size > 0 ? job.batch_size : static_cast<double>(cost.default_batch * gpus);
   const double local = batch / gpus;
@@ -108,7 +110,8 @@ IterationCost AnalyticalSpeedModel::parameter_server_iteration(const JobRecord& 
   const ModelCost& cost = model_cost(job);
   std::vector<PsLayerTimes> layers;
   for (const LayerShare& layer : cost.layers)
-    layers.push_back(PsLayerTimes{compute * layer.forward, compute * layer.backward, ps_layer_sync_time(layer.parameters, full, servers)});
+    layers.push_back(PsLayerTimes{compute * layer.forward, compute * layer.backward,
+                                  ps_layer_sync_time(layer.parameters, full, servers)});
   const PsIteration iteration = ps_iteration(layers);
   IterationCost result{iteration.forward + iteration.backward, iteration.exposed_sync(), Bytes(0)};
   result.backward = iteration.backward;

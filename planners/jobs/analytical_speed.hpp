@@ -54,7 +54,9 @@ class AnalyticalSpeedModel final : public JobSpeedModel {
   mutable std::map<std::string, ModelCost> models_;
   mutable std::map<std::tuple<std::string, int, std::vector<int>, std::vector<std::string>>, IterationCost> memo_;
   // (model, batch, per server used: workers, PSs, NIC and bus bandwidth, sorted; GPU types)
-  mutable std::map<std::tuple<std::string, int, std::vector<std::tuple<int, int, double, double>>, std::vector<std::string>>, IterationCost>
+  mutable std::map<
+      std::tuple<std::string, int, std::vector<std::tuple<int, int, double, double>>, std::vector<std::string>>,
+      IterationCost>
       ps_memo_;
 };
 

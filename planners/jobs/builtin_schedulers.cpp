@@ -68,7 +68,9 @@ double remaining_key(const JobView& job) { return job.oracle_remaining().value()
 class TiresiasScheduler final : public JobScheduler {
  public:
   TiresiasScheduler(const SchedulerContext& ctx, bool gittins)
-      : placement_(&ctx.placement), gittins_(gittins), knob_(ctx.options.number("starvation_knob")),
+      : placement_(&ctx.placement),
+        gittins_(gittins),
+        knob_(ctx.options.number("starvation_knob")),
         round_(ctx.options.quantity<Seconds>("round")) {
     for (Seconds threshold : ctx.options.quantities<Seconds>("thresholds")) thresholds_.push_back(threshold.value());
     if (!std::is_sorted(thresholds_.begin(), thresholds_.end()))
@@ -76,11 +78,12 @@ class TiresiasScheduler final : public JobScheduler {
   }
   static OptionSchema options() {
     OptionSchema schema;
-    schema.quantities<Seconds>("thresholds", {Seconds(3250), Seconds(7200), Seconds(18000)},
-                               "attained GPU-time (GPU·s) between the K = thresholds + 1 queues, increasing")
+    schema
+        .quantities<Seconds>("thresholds", {Seconds(3250), Seconds(7200), Seconds(18000)},
+                             "attained GPU-time (GPU·s) between the K = thresholds + 1 queues, increasing")
         .at_least(0);
-    schema.number("starvation_knob", 0.0,
-                  "a job waiting at least knob × its run time returns to the first queue; 0: off")
+    schema
+        .number("starvation_knob", 0.0, "a job waiting at least knob × its run time returns to the first queue; 0: off")
         .range(0, 1e9);
     schema.quantity<Seconds>("round", Seconds(60), "period of the scheduling rounds").at_least(1e-3);
     return schema;
@@ -106,7 +109,8 @@ class TiresiasScheduler final : public JobScheduler {
     }
     auto key = [&](const JobView& job) {
       const double service = job.attained_gpu_seconds - base_[job.id];
-      const auto queue = static_cast<double>(std::upper_bound(thresholds_.begin(), thresholds_.end(), service) - thresholds_.begin());
+      const auto queue =
+          static_cast<double>(std::upper_bound(thresholds_.begin(), thresholds_.end(), service) - thresholds_.begin());
       const double inner = gittins_ ? -gittins_index(service, queue) : static_cast<double>(job.id);
       return std::pair<double, double>{queue, inner};
     };
@@ -126,7 +130,8 @@ class TiresiasScheduler final : public JobScheduler {
     const auto last = std::upper_bound(sizes_.begin(), sizes_.end(), attained + delta) - sizes_.begin();
     const double survivors = static_cast<double>(sizes_.size() - first);
     const double finish = static_cast<double>(last - first);
-    const double expected = (prefix_[last] - prefix_[first]) - finish * attained + delta * static_cast<double>(sizes_.size() - last);
+    const double expected =
+        (prefix_[last] - prefix_[first]) - finish * attained + delta * static_cast<double>(sizes_.size() - last);
     return survivors == 0.0 || expected <= 0.0 ? 0.0 : (finish / survivors) / (expected / survivors);
   }
 
@@ -174,10 +179,12 @@ class GandivaScheduler final : public JobScheduler {
     if (jobs.empty()) return {};
     std::vector<Decision> decisions;
     if (event != SchedulerEvent::round) {
-      decisions = allocate_in_order(state, order_by(jobs, submit_key), *placement_, AllocationMode::non_preemptive_backfill);
+      decisions =
+          allocate_in_order(state, order_by(jobs, submit_key), *placement_, AllocationMode::non_preemptive_backfill);
     } else {
       auto since = [](const JobView& job) {
-        return std::pair<double, double>{(job.placement ? job.last_started : job.queued_since).value(), static_cast<double>(job.id)};
+        return std::pair<double, double>{(job.placement ? job.last_started : job.queued_since).value(),
+                                         static_cast<double>(job.id)};
       };
       decisions = allocate_in_order(state, order_by(jobs, since), *placement_, AllocationMode::preemptive);
     }
@@ -246,7 +253,8 @@ class OptimusScheduler final : public JobScheduler {
         --budget;
       }
     auto remaining_time = [&](const JobView& job, int w) {
-      return job.remaining_iterations() / speed_->iterations_per_second(*job.record, nominal_placement(state.servers, w), state.servers);
+      return job.remaining_iterations() /
+             speed_->iterations_per_second(*job.record, nominal_placement(state.servers, w), state.servers);
     };
     while (budget > 0) {
       const JobView* best = nullptr;
@@ -299,7 +307,9 @@ class DrfScheduler final : public JobScheduler {
  public:
   explicit DrfScheduler(const SchedulerContext& ctx) : placement_(&ctx.placement) {}
   std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
-    auto user_of = [](const JobView& job) { return job.record->user.empty() ? "#" + std::to_string(job.id) : job.record->user; };
+    auto user_of = [](const JobView& job) {
+      return job.record->user.empty() ? "#" + std::to_string(job.id) : job.record->user;
+    };
     std::map<std::string, int> share;
     for (const JobView& job : state.running) share[user_of(job)] += job.placement->gpus();
     std::vector<const JobView*> waiting;
@@ -349,7 +359,8 @@ class TetrisScheduler final : public JobScheduler {
       double shortest = 1e300;
       for (const JobView* job : waiting) shortest = std::min(shortest, std::max(job->oracle_remaining().value(), 1e-9));
       auto score = [&](const JobView* job) {
-        return (job->gpus / total) * (free_total / total) + weight_ * shortest / std::max(job->oracle_remaining().value(), 1e-9);
+        return (job->gpus / total) * (free_total / total) +
+               weight_ * shortest / std::max(job->oracle_remaining().value(), 1e-9);
       };
       const JobView* best = nullptr;
       for (const JobView* job : waiting)
@@ -393,13 +404,14 @@ class QssfScheduler final : public JobScheduler {
     auto key = [&](const JobView& job) {
       auto it = history_.find(job.record->user);
       const double predicted = it != history_.end() ? it->second.first / it->second.second
-                               : global_n_ > 0  ? global_sum_ / global_n_
-                                                : 1.0;
+                               : global_n_ > 0      ? global_sum_ / global_n_
+                                                    : 1.0;
       return predicted * job.gpus;
     };
     const auto jobs = active_jobs(state);
     if (jobs.empty()) return {};
-    auto decisions = allocate_in_order(state, order_by(jobs, key), *placement_, AllocationMode::non_preemptive_backfill);
+    auto decisions =
+        allocate_in_order(state, order_by(jobs, key), *placement_, AllocationMode::non_preemptive_backfill);
     // A job started now may end before anything else happens: the next call must know it ran.
     for (const Decision& d : decisions)
       if (const JobView* job = present.at(d.job); d.kind == Decision::Kind::start)
@@ -425,15 +437,18 @@ SchedulerFactory factory(Make make) {
 void register_builtin_schedulers(SchedulerRegistry& registry) {
   registry.add("fifo", "strict FIFO, gang, non-preemptive: the head blocks the queue (YARN-CS-like)",
                "Tiresias NSDI'19 §6 baseline (YARN-CS)", factory([](const SchedulerContext& ctx) {
-                 return std::make_unique<KeyedScheduler>(ctx.placement, submit_key, AllocationMode::non_preemptive_strict);
+                 return std::make_unique<KeyedScheduler>(ctx.placement, submit_key,
+                                                         AllocationMode::non_preemptive_strict);
                }));
   registry.add("fifo-backfill", "FIFO order, later jobs that fit start when the head does not (fit-job-first)",
                "Tiresias NSDI'19 simulator `fjf`", factory([](const SchedulerContext& ctx) {
-                 return std::make_unique<KeyedScheduler>(ctx.placement, submit_key, AllocationMode::non_preemptive_backfill);
+                 return std::make_unique<KeyedScheduler>(ctx.placement, submit_key,
+                                                         AllocationMode::non_preemptive_backfill);
                }));
   registry.add("sjf", "shortest job first by oracle duration, non-preemptive, backfill", "Helios SC'21 §5 baseline",
                factory([](const SchedulerContext& ctx) {
-                 return std::make_unique<KeyedScheduler>(ctx.placement, duration_key, AllocationMode::non_preemptive_backfill);
+                 return std::make_unique<KeyedScheduler>(ctx.placement, duration_key,
+                                                         AllocationMode::non_preemptive_backfill);
                }));
   registry.add("srtf", "shortest remaining time first by oracle remaining time, preemptive", "DL2 / Tiresias baselines",
                factory([](const SchedulerContext& ctx) {
@@ -447,15 +462,18 @@ void register_builtin_schedulers(SchedulerRegistry& registry) {
                "Tiresias NSDI'19 §4.2",
                factory([](const SchedulerContext& ctx) { return std::make_unique<TiresiasScheduler>(ctx, true); }),
                TiresiasScheduler::options());
-  registry.add("gandiva", "Gandiva-like time slicing in quanta when oversubscribed; packing of single-GPU jobs with `packing: true`",
-               "Gandiva OSDI'18 §4, §4.3",
-               factory([](const SchedulerContext& ctx) { return std::make_unique<GandivaScheduler>(ctx); }),
-               GandivaScheduler::options());
+  registry.add(
+      "gandiva",
+      "Gandiva-like time slicing in quanta when oversubscribed; packing of single-GPU jobs with `packing: true`",
+      "Gandiva OSDI'18 §4, §4.3",
+      factory([](const SchedulerContext& ctx) { return std::make_unique<GandivaScheduler>(ctx); }),
+      GandivaScheduler::options());
   registry.add("optimus", "Optimus-like: GPUs one by one to the largest marginal reduction of remaining time",
                "Optimus EuroSys'18 §4.2",
                factory([](const SchedulerContext& ctx) { return std::make_unique<OptimusScheduler>(ctx); }),
                OptimusScheduler::options());
-  registry.add("drf", "dominant-resource fairness over users (GPUs only), progressive filling", "DRF NSDI'11; DL2 baseline",
+  registry.add("drf", "dominant-resource fairness over users (GPUs only), progressive filling",
+               "DRF NSDI'11; DL2 baseline",
                factory([](const SchedulerContext& ctx) { return std::make_unique<DrfScheduler>(ctx); }));
   registry.add("tetris", "packing alignment score + SRTF term, non-preemptive", "Tetris SIGCOMM'14 §3; DL2 baseline",
                factory([](const SchedulerContext& ctx) { return std::make_unique<TetrisScheduler>(ctx); }),
@@ -476,27 +494,29 @@ void register_builtin_schedulers(SchedulerRegistry& registry) {
                "Yu et al., GADGET, INFOCOM'22 (reconstructed, papers-cluster.md §1)",
                factory([](const SchedulerContext& ctx) { return make_gadget_scheduler(ctx, GadgetUtility::fair); }),
                gadget_options(GadgetUtility::fair));
-  registry.add("smd",
-               "SMD-like: per job (workers, PSs) by a sum-of-ratios JCT objective, parametric loop over a multiple-choice "
-               "GPU + CPU knapsack (Cbc); non-preemptive",
-               "Yu et al., SMD, INFOCOM'21 (reconstructed, papers-cluster.md §5)",
-               factory([](const SchedulerContext& ctx) { return make_smd_scheduler(ctx); }), smd_options());
-  registry.add("online-ps",
-               "online worker/PS scheduling with locality -like: co-located and distributed candidate schedules, per-server "
-               "packing-covering LP (Clp), randomized rounding with repair, on every arrival",
-               "Yu, Liu, Wu, Ji, Bentley, IEEE TNSE (arXiv 2108.02917; reconstructed, papers-cluster.md §4)",
-               factory([](const SchedulerContext& ctx) { return make_online_ps_scheduler(ctx); }),
-               online_ps_options());
+  registry.add(
+      "smd",
+      "SMD-like: per job (workers, PSs) by a sum-of-ratios JCT objective, parametric loop over a multiple-choice "
+      "GPU + CPU knapsack (Cbc); non-preemptive",
+      "Yu et al., SMD, INFOCOM'21 (reconstructed, papers-cluster.md §5)",
+      factory([](const SchedulerContext& ctx) { return make_smd_scheduler(ctx); }), smd_options());
+  registry.add(
+      "online-ps",
+      "online worker/PS scheduling with locality -like: co-located and distributed candidate schedules, per-server "
+      "packing-covering LP (Clp), randomized rounding with repair, on every arrival",
+      "Yu, Liu, Wu, Ji, Bentley, IEEE TNSE (arXiv 2108.02917; reconstructed, papers-cluster.md §4)",
+      factory([](const SchedulerContext& ctx) { return make_online_ps_scheduler(ctx); }), online_ps_options());
   registry.add("pollux",
                "Pollux-like: goodput (measured throughput × gradient-noise efficiency, batch size re-picked per "
                "allocation), per-job speedup, genetic search of the allocation maximising a power mean (fairness p)",
                "Qiao et al., OSDI'21 §3–4; artifact petuum/adaptdl osdi21-artifact simulator/",
                factory([](const SchedulerContext& ctx) { return make_pollux_scheduler(ctx); }), pollux_options());
-  registry.add("marl",
-               "interference-aware multi-agent RL -like: agents per server partition, hierarchical GNN (server graph, "
-               "data-centre graph) actor-critic policy trained by `dnnsim train-scheduler`; place, pack or defer per job",
-               "Zhao & Wu, IEEE TNSM 2021 (arXiv 2112.13354; reconstructed, papers-cluster.md §2)",
-               factory([](const SchedulerContext& ctx) { return make_marl_scheduler(ctx); }), marl_options());
+  registry.add(
+      "marl",
+      "interference-aware multi-agent RL -like: agents per server partition, hierarchical GNN (server graph, "
+      "data-centre graph) actor-critic policy trained by `dnnsim train-scheduler`; place, pack or defer per job",
+      "Zhao & Wu, IEEE TNSM 2021 (arXiv 2112.13354; reconstructed, papers-cluster.md §2)",
+      factory([](const SchedulerContext& ctx) { return make_marl_scheduler(ctx); }), marl_options());
 }
 
 }  // namespace dnnsim

@@ -1,9 +1,9 @@
 #include "planners/jobs/cluster_state.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
-
-#include <fmt/format.h>
 
 namespace dnnsim {
 
@@ -29,7 +29,8 @@ std::vector<int> Placement::shape() const {
 std::string Placement::to_string() const {
   std::string text;
   for (const auto& [server, count] : slices) text += fmt::format("{}s{}:{}", text.empty() ? "" : "+", server, count);
-  for (std::size_t i = 0; i < ps.size(); ++i) text += fmt::format("{}s{}:{}", i == 0 ? " ps " : "+", ps[i].first, ps[i].second);
+  for (std::size_t i = 0; i < ps.size(); ++i)
+    text += fmt::format("{}s{}:{}", i == 0 ? " ps " : "+", ps[i].first, ps[i].second);
   return text;
 }
 

@@ -19,10 +19,10 @@ namespace dnnsim {
 using JobId = std::size_t;  // index of the job in the replayed JobTrace
 
 struct ServerInfo {
-  int rack = 0;               // servers of a rack share a top-of-rack switch
+  int rack = 0;  // servers of a rack share a top-of-rack switch
   int gpus = 0;
-  std::string gpu_type;       // catalog name ("T4", "V100")
-  double gpu_speed = 1.0;     // relative compute speed of this GPU type (fastest type = 1 when known)
+  std::string gpu_type;               // catalog name ("T4", "V100")
+  double gpu_speed = 1.0;             // relative compute speed of this GPU type (fastest type = 1 when known)
   BytesPerSecond intra_bandwidth{0};  // GPU↔GPU inside the server, per direction (NVLink/PCIe)
   BytesPerSecond nic_bandwidth{0};    // the server's NIC, per direction
   Seconds link_latency{0};            // one hop of the inter-server network
@@ -61,8 +61,8 @@ struct JobView {
   Seconds queued_since;               // submission or last preemption
   Seconds last_started;               // start of the current or last attempt
   int preemptions = 0;
-  double solo_rate = 0.0;             // iterations/s at `gpus` GPUs consolidated, alone (oracle speed)
-  std::optional<Placement> placement; // set while running
+  double solo_rate = 0.0;              // iterations/s at `gpus` GPUs consolidated, alone (oracle speed)
+  std::optional<Placement> placement;  // set while running
   // Running packed on the GPUs of this job (Gandiva's packing: two single-GPU jobs share one GPU).
   std::optional<JobId> packed_with;
 
@@ -75,10 +75,10 @@ struct JobView {
 struct ClusterState {
   Seconds now;
   std::vector<ServerInfo> servers;
-  std::vector<int> free_gpus;     // per server
-  std::vector<int> free_cpus;     // per server: cores no parameter server holds
-  std::vector<JobView> running;   // by id
-  std::vector<JobView> queued;    // arrived, not running; by id (= submission order)
+  std::vector<int> free_gpus;    // per server
+  std::vector<int> free_cpus;    // per server: cores no parameter server holds
+  std::vector<JobView> running;  // by id
+  std::vector<JobView> queued;   // arrived, not running; by id (= submission order)
 
   [[nodiscard]] int total_gpus() const;
   [[nodiscard]] int total_free() const;

@@ -1,15 +1,15 @@
 #include "planners/jobs/interference.hpp"
 
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <tuple>
-
-#include <Eigen/Dense>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "models/common/diagnostics.hpp"
 #include "planners/jobs/measured_speed.hpp"
@@ -21,11 +21,11 @@ namespace {
 // name, as traces and the speed model name it, or nothing for another scale.
 std::optional<std::string> single_gpu_type(const std::string& key) {
   const std::string suffix = "', 1)";
-  if (key.size() < 2 + suffix.size() || key.compare(0, 2, "('") != 0 || key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0)
+  if (key.size() < 2 + suffix.size() || key.compare(0, 2, "('") != 0 ||
+      key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0)
     return std::nullopt;
   return key.substr(2, key.size() - 2 - suffix.size());
 }
-
 
 std::vector<ColocatedPair> pairs_of(const nlohmann::json& table) {
   std::vector<ColocatedPair> pairs;
@@ -49,7 +49,8 @@ std::vector<ColocatedPair> pairs_of(const nlohmann::json& table) {
 }
 }  // namespace
 
-std::vector<ColocatedPair> read_gavel_colocated_pairs(const std::string& throughputs_json, const std::string& gpu_type) {
+std::vector<ColocatedPair> read_gavel_colocated_pairs(const std::string& throughputs_json,
+                                                      const std::string& gpu_type) {
   const nlohmann::json root = read_gavel_json(throughputs_json);
   if (!root.is_object() || !root.contains(gpu_type) || !root[gpu_type].is_object())
     throw InputError(SourceLocation{throughputs_json}, fmt::format("no table '{}' of job types", gpu_type));
@@ -87,8 +88,10 @@ InterferenceModel InterferenceModel::fit(const std::vector<ColocatedPair>& pairs
   InterferenceModel model;
   for (const auto& [name, index] : victims) model.sensitivity_[name] = solution(index);
   for (const auto& [name, index] : aggressors) model.pressure_[name] = solution(index);
-  for (const auto& entry : model.sensitivity_) model.mean_sensitivity_ += entry.second / static_cast<double>(victims.size());
-  for (const auto& entry : model.pressure_) model.mean_pressure_ += entry.second / static_cast<double>(aggressors.size());
+  for (const auto& entry : model.sensitivity_)
+    model.mean_sensitivity_ += entry.second / static_cast<double>(victims.size());
+  for (const auto& entry : model.pressure_)
+    model.mean_pressure_ += entry.second / static_cast<double>(aggressors.size());
   return model;
 }
 
@@ -119,7 +122,8 @@ double InterferenceModel::pressure(const std::string& job_type) const {
 
 PairSplit split_pairs(const std::vector<ColocatedPair>& pairs, std::size_t stride) {
   PairSplit split;
-  for (std::size_t i = 0; i < pairs.size(); ++i) (stride > 0 && i % stride == stride - 1 ? split.held_out : split.train).push_back(pairs[i]);
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    (stride > 0 && i % stride == stride - 1 ? split.held_out : split.train).push_back(pairs[i]);
   return split;
 }
 

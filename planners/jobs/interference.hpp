@@ -42,7 +42,8 @@ class InterferencePredictor {
   virtual ~InterferencePredictor() = default;
   [[nodiscard]] virtual bool knows(const std::string& job_type) const = 0;
   // Slowdown of `victim` sharing with every job type in `co_runners`: 1 + Σ_j (ŝ_ij − 1), 1 when empty.
-  [[nodiscard]] virtual double slowdown(const std::string& victim, const std::vector<std::string>& co_runners) const = 0;
+  [[nodiscard]] virtual double slowdown(const std::string& victim,
+                                        const std::vector<std::string>& co_runners) const = 0;
 };
 
 class InterferenceModel final : public InterferencePredictor {

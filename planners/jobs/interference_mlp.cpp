@@ -4,7 +4,8 @@
 
 namespace dnnsim {
 
-std::unique_ptr<InterferencePredictor> fit_interference_mlp(const std::vector<ColocatedPair>& pairs, std::uint64_t seed) {
+std::unique_ptr<InterferencePredictor> fit_interference_mlp(const std::vector<ColocatedPair>& pairs,
+                                                            std::uint64_t seed) {
   return torch_plugin().fit_mlp(pairs, seed);
 }
 

@@ -21,6 +21,6 @@ namespace dnnsim {
 // Fitted on `pairs` (not empty) in the libtorch plugin (marl/torch_plugin.hpp).
 // @throw std::runtime_error when the plugin cannot be loaded.
 [[nodiscard]] std::unique_ptr<InterferencePredictor> fit_interference_mlp(const std::vector<ColocatedPair>& pairs,
-                                                                        std::uint64_t seed);
+                                                                          std::uint64_t seed);
 
 }  // namespace dnnsim

@@ -24,9 +24,9 @@ namespace dnnsim {
 
 // One iteration of a job on a placement, uncontended.
 struct IterationCost {
-  Seconds compute;      // forward + backward (+ optimizer), slowest replica
-  Seconds sync;         // gradient synchronisation when alone on the links
-  Bytes sync_bytes;     // bytes each replica sends per iteration (ring all-reduce: 2(n-1)/n × gradients)
+  Seconds compute;   // forward + backward (+ optimizer), slowest replica
+  Seconds sync;      // gradient synchronisation when alone on the links
+  Bytes sync_bytes;  // bytes each replica sends per iteration (ring all-reduce: 2(n-1)/n × gradients)
   // Parameter-server jobs (parameter_server.hpp): the backward part of `compute`, which the push/pull
   // overlaps (`sync` is then only what is left exposed), and the gradient bytes each worker pushes
   // (and pulls) per iteration. 0 for ring all-reduce jobs.
@@ -49,7 +49,8 @@ class JobSpeedModel {
   // How many times slower `victim` runs while it shares its GPU (one GPU each, on `gpu_type`) with
   // `aggressor`, as measured; nullopt when the model has no such measurement, and then the job is not
   // packed (Gandiva's packing, planners/jobs/builtin_schedulers.cpp).
-  [[nodiscard]] virtual std::optional<double> packed_slowdown(const JobRecord& /*victim*/, const JobRecord& /*aggressor*/,
+  [[nodiscard]] virtual std::optional<double> packed_slowdown(const JobRecord& /*victim*/,
+                                                              const JobRecord& /*aggressor*/,
                                                               const std::string& /*gpu_type*/) const {
     return std::nullopt;
   }

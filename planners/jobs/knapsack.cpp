@@ -3,14 +3,14 @@
 #include <CbcModel.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
-
 #include <cmath>
 #include <limits>
 
 namespace dnnsim {
 
 std::optional<KnapsackSolution> solve_multiple_choice_knapsack(const std::vector<std::vector<KnapsackOption>>& groups,
-                                                               const std::vector<double>& capacity, double time_limit_s) {
+                                                               const std::vector<double>& capacity,
+                                                               double time_limit_s) {
   const int resources = static_cast<int>(capacity.size());
   const int rows = static_cast<int>(groups.size()) + resources;
   CoinPackedMatrix matrix(true, 0, 0);  // column-ordered

@@ -19,11 +19,11 @@ struct KnapsackOption {
 struct KnapsackSolution {
   std::vector<int> choice;  // per group, the index of its option
   double cost = 0.0;
-  bool optimal = false;     // false: the time limit stopped the search (best found so far)
+  bool optimal = false;  // false: the time limit stopped the search (best found so far)
 };
 
 // nullopt when no choice fits (no group may stay empty). `time_limit_s` bounds Cbc's search.
-[[nodiscard]] std::optional<KnapsackSolution> solve_multiple_choice_knapsack(const std::vector<std::vector<KnapsackOption>>& groups,
-                                                                             const std::vector<double>& capacity, double time_limit_s);
+[[nodiscard]] std::optional<KnapsackSolution> solve_multiple_choice_knapsack(
+    const std::vector<std::vector<KnapsackOption>>& groups, const std::vector<double>& capacity, double time_limit_s);
 
 }  // namespace dnnsim

@@ -67,7 +67,8 @@ std::string sorted_digits(std::string digits) {
 PolluxSpeedModel::PolluxSpeedModel(const std::string& throughput_dir) {
   namespace fs = std::filesystem;
   DiagnosticSink sink;
-  if (std::error_code refused; !fs::is_directory(throughput_dir, refused)) throw InputError(SourceLocation{throughput_dir}, "not a directory of Pollux throughput tables");
+  if (std::error_code refused; !fs::is_directory(throughput_dir, refused))
+    throw InputError(SourceLocation{throughput_dir}, "not a directory of Pollux throughput tables");
   std::vector<fs::path> folders;
   for (const auto& entry : fs::directory_iterator(throughput_dir))
     if (entry.is_directory()) folders.push_back(entry.path());
@@ -110,7 +111,8 @@ PolluxSpeedModel::PolluxSpeedModel(const std::string& throughput_dir) {
       const double batch = std::stod(stem.substr(std::string("validation-").size()));
       const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(file.string()), file.string(), sink, ',');
       if (!table.require({"progress", "iteration", "grad_sqr", "grad_var"}, sink) || table.rows().empty()) continue;
-      if (auto iterations = table.number(table.rows().back(), "iteration", sink, 1.0)) app.target.emplace_back(batch, *iterations);
+      if (auto iterations = table.number(table.rows().back(), "iteration", sink, 1.0))
+        app.target.emplace_back(batch, *iterations);
       PolluxSpeedModel::Validation epochs{batch, {}, {}, {}};
       for (const LocatedCsvRow& row : table.rows()) {
         const auto progress = table.number(row, "progress", sink, 0.0);
@@ -152,7 +154,8 @@ std::vector<std::string> PolluxSpeedModel::models() const {
 const PolluxSpeedModel::Application& PolluxSpeedModel::application(const JobRecord& job) const {
   auto it = applications_.find(job.model);
   if (it == applications_.end())
-    throw InputError(job.where, fmt::format("no Pollux throughput table for application '{}'{}", job.model, suggestion_suffix(job.model, models())));
+    throw InputError(job.where, fmt::format("no Pollux throughput table for application '{}'{}", job.model,
+                                            suggestion_suffix(job.model, models())));
   return it->second;
 }
 
@@ -171,11 +174,13 @@ std::optional<double> PolluxSpeedModel::iterations_to_target(const JobRecord& jo
 void PolluxSpeedModel::set_gradient_bytes(const std::string& application, Bytes bytes, const SourceLocation& where) {
   auto it = applications_.find(application);
   if (it == applications_.end())
-    throw InputError(where, fmt::format("no Pollux table for application '{}'{}", application, suggestion_suffix(application, models())));
+    throw InputError(where, fmt::format("no Pollux table for application '{}'{}", application,
+                                        suggestion_suffix(application, models())));
   it->second.gradient_bytes = bytes;
 }
 
-IterationCost PolluxSpeedModel::iteration(const JobRecord& job, const Placement& placement, const std::vector<ServerInfo>&) const {
+IterationCost PolluxSpeedModel::iteration(const JobRecord& job, const Placement& placement,
+                                          const std::vector<ServerInfo>&) const {
   IterationCost cost = table_iteration(job, placement);
   const double s = placement.servers();
   if (s > 1) cost.sync_bytes = application(job).gradient_bytes * (2.0 * (s - 1.0) / s);
@@ -199,13 +204,15 @@ IterationCost PolluxSpeedModel::measured(const JobRecord& job, const Placement& 
   for (const auto& [key2, samples] : app.scalability)
     if (nodes_measured.empty() || nodes_measured.back() != key2.first) nodes_measured.push_back(key2.first);
   if (nodes_measured.empty())
-    throw InputError(job.where, fmt::format("Pollux table of '{}' has no measurement for placement {}", job.model, placement.to_string()));
+    throw InputError(job.where, fmt::format("Pollux table of '{}' has no measurement for placement {}", job.model,
+                                            placement.to_string()));
   auto at_nodes = [&](int nodes) {
     std::vector<int> replica_keys;
     for (const auto& [key2, samples] : app.scalability)
       if (key2.first == nodes) replica_keys.push_back(key2.second);
     auto [r0, r1, tr] = bracket(replica_keys, replicas);
-    return mix(interpolate(app.scalability.at({nodes, r0}), local_bsz), interpolate(app.scalability.at({nodes, r1}), local_bsz), tr);
+    return mix(interpolate(app.scalability.at({nodes, r0}), local_bsz),
+               interpolate(app.scalability.at({nodes, r1}), local_bsz), tr);
   };
   auto [n0, n1, tn] = bracket(nodes_measured, std::min(placement.servers(), 16));
   return mix(at_nodes(n0), at_nodes(n1), tn);
@@ -244,13 +251,15 @@ GavelSpeedModel::GavelSpeedModel(const std::string& throughputs_json) {
   };
   for (const auto& [table, jobs] : root.items())
     for (const auto& [key, entry] : jobs.items()) {
-      if (!entry.contains("null")) throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
+      if (!entry.contains("null"))
+        throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
       const auto victim = parse_key(table, key);
       const double solo = entry["null"].get<double>();
       steps_per_second_[table][victim] = solo;
       // Beside another single-GPU job: [victim's steps/s, the other's]; 0 marks a pair that did not fit.
       for (const auto& [other, both] : entry.items()) {
-        if (other == "null" || victim.second != 1 || !both.is_array() || both.size() != 2 || !both[0].is_number()) continue;
+        if (other == "null" || victim.second != 1 || !both.is_array() || both.size() != 2 || !both[0].is_number())
+          continue;
         const auto aggressor = parse_key(table, other);
         if (aggressor.second == 1 && both[0].get<double>() > 0 && solo > 0)
           packed_[table][{victim.first, aggressor.first}] = solo / both[0].get<double>();
@@ -258,7 +267,8 @@ GavelSpeedModel::GavelSpeedModel(const std::string& throughputs_json) {
     }
 }
 
-std::optional<double> GavelSpeedModel::packed_slowdown(const JobRecord& victim, const JobRecord& aggressor, const std::string& gpu_type) const {
+std::optional<double> GavelSpeedModel::packed_slowdown(const JobRecord& victim, const JobRecord& aggressor,
+                                                       const std::string& gpu_type) const {
   const auto table = packed_.find(gavel_gpu_type(gpu_type));
   if (table == packed_.end()) return std::nullopt;
   const auto it = table->second.find({victim.model, aggressor.model});
@@ -283,18 +293,20 @@ std::vector<std::string> GavelSpeedModel::models() const {
   return names;
 }
 
-IterationCost GavelSpeedModel::iteration(const JobRecord& job, const Placement& placement, const std::vector<ServerInfo>& servers) const {
+IterationCost GavelSpeedModel::iteration(const JobRecord& job, const Placement& placement,
+                                         const std::vector<ServerInfo>& servers) const {
   // Slowest GPU type of the placement, by the job's own throughput on each.
   const std::string suffix = placement.servers() > 1 ? "_unconsolidated" : "";
   double rate = 1e300;
   for (const auto& [server, count] : placement.slices) {
     auto table = steps_per_second_.find(gavel_gpu_type(servers[server].gpu_type) + suffix);
     if (table == steps_per_second_.end())
-      throw InputError(job.where, fmt::format("Gavel throughputs have no GPU type '{}' (k80, p100, v100)", servers[server].gpu_type));
+      throw InputError(job.where, fmt::format("Gavel throughputs have no GPU type '{}' (k80, p100, v100)",
+                                              servers[server].gpu_type));
     auto it = table->second.find({job.model, placement.gpus()});
     if (it == table->second.end())
-      throw InputError(job.where, fmt::format("Gavel throughputs have no job type '{}' at scale {}{}", job.model, placement.gpus(),
-                                              suggestion_suffix(job.model, models())));
+      throw InputError(job.where, fmt::format("Gavel throughputs have no job type '{}' at scale {}{}", job.model,
+                                              placement.gpus(), suggestion_suffix(job.model, models())));
     rate = std::min(rate, it->second);
   }
   return IterationCost{Seconds(1.0 / rate), Seconds(0.0), Bytes(0.0)};

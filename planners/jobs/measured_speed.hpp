@@ -31,9 +31,8 @@
 // solo steps/s over steps/s beside the other job.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -63,14 +62,14 @@ class PolluxSpeedModel final : public JobSpeedModel {
     std::vector<double> progress, grad_sqr, grad_var;
   };
   struct Application {
-    std::map<std::string, std::vector<Sample>> placements;           // by placement string, sorted by batch
+    std::map<std::string, std::vector<Sample>> placements;  // by placement string, sorted by batch
     // The same by multiset of GPUs per node (digits sorted): the smallest measured string of each.
     std::map<std::string, const std::vector<Sample>*> by_multiset;
     std::map<std::pair<int, int>, std::vector<Sample>> scalability;  // by (nodes, replicas)
     std::vector<std::pair<double, double>> target;                   // (global batch, iterations), sorted
     std::vector<Validation> validation;                              // sorted by batch
     double min_local_bsz = 0.0, max_local_bsz = 0.0;                 // of placements.csv
-    Bytes gradient_bytes{0};  // 0: unknown, the measured sync stays local time
+    Bytes gradient_bytes{0};                                         // 0: unknown, the measured sync stays local time
   };
 
   // @throw InputError (at job.where) for an application the tables do not have.
@@ -110,7 +109,8 @@ class GavelSpeedModel final : public JobSpeedModel {
 
  private:
   std::map<std::string, std::map<std::pair<std::string, int>, double>> steps_per_second_;  // table → (type, scale)
-  std::map<std::string, std::map<std::pair<std::string, std::string>, double>> packed_;   // table → (victim, aggressor) → slowdown
+  std::map<std::string, std::map<std::pair<std::string, std::string>, double>>
+      packed_;  // table → (victim, aggressor) → slowdown
 };
 
 }  // namespace dnnsim

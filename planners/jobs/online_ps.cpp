@@ -1,7 +1,6 @@
 #include "planners/jobs/online_ps.hpp"
 
 #include <ClpSimplex.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -45,7 +44,8 @@ std::vector<std::vector<double>> solve_packing_covering_lp(const std::vector<std
     lp.addRow(static_cast<int>(index.size()), index.data(), value.data(), -COIN_DBL_MAX, capacity[r]);
   }
   lp.primal();
-  if (!lp.isProvenOptimal()) throw std::runtime_error("the packing-covering LP has no optimum (a bug: waiting is always feasible)");
+  if (!lp.isProvenOptimal())
+    throw std::runtime_error("the packing-covering LP has no optimum (a bug: waiting is always feasible)");
   const double* solution = lp.primalColumnSolution();
   std::vector<std::vector<double>> z;
   column = 0;
@@ -57,8 +57,9 @@ std::vector<std::vector<double>> solve_packing_covering_lp(const std::vector<std
   return z;
 }
 
-RoundedChoice round_with_repair(const std::vector<std::vector<PackingOption>>& jobs, const std::vector<double>& capacity,
-                                const std::vector<std::vector<double>>& lp, int rounds, std::uint64_t seed) {
+RoundedChoice round_with_repair(const std::vector<std::vector<PackingOption>>& jobs,
+                                const std::vector<double>& capacity, const std::vector<std::vector<double>>& lp,
+                                int rounds, std::uint64_t seed) {
   std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   RoundedChoice best{std::vector<int>(jobs.size(), 0), std::numeric_limits<double>::infinity()};
@@ -85,8 +86,9 @@ RoundedChoice round_with_repair(const std::vector<std::vector<PackingOption>>& j
         return options[a].cost < options[b].cost;
       });
       for (std::size_t o : order) {
-        const bool fits = std::all_of(options[o].use.begin(), options[o].use.end(),
-                                      [&](const auto& use) { return use.second <= left[static_cast<std::size_t>(use.first)] + 1e-9; });
+        const bool fits = std::all_of(options[o].use.begin(), options[o].use.end(), [&](const auto& use) {
+          return use.second <= left[static_cast<std::size_t>(use.first)] + 1e-9;
+        });
         if (!fits) continue;
         for (const auto& [row, amount] : options[o].use) left[static_cast<std::size_t>(row)] -= amount;
         draw.choice[i] = static_cast<int>(o);
@@ -136,7 +138,8 @@ class OnlinePsScheduler final : public JobScheduler {
       schedules[i].emplace_back();
       auto add = [&](const Placement& placement) {
         if (std::find(schedules[i].begin(), schedules[i].end(), placement) != schedules[i].end()) return;
-        PackingOption option{job.remaining_iterations() / speed_->iterations_per_second(record, placement, state.servers), {}};
+        PackingOption option{
+            job.remaining_iterations() / speed_->iterations_per_second(record, placement, state.servers), {}};
         for (const auto& [server, n] : placement.slices) option.use.emplace_back(2 * server, n);
         for (const auto& [server, n] : placement.ps) option.use.emplace_back(2 * server + 1, n * record.ps_cores);
         options[i].push_back(std::move(option));
@@ -166,14 +169,17 @@ class OnlinePsScheduler final : public JobScheduler {
       }
     }
     const double wait = time_to_next_release(state, longest);
-    for (std::size_t i = 0; i < window.size(); ++i) options[i][0].cost = wait + window[i]->remaining_iterations() / waiting_rate[i];
+    for (std::size_t i = 0; i < window.size(); ++i)
+      options[i][0].cost = wait + window[i]->remaining_iterations() / waiting_rate[i];
 
     const auto lp = solve_packing_covering_lp(options, capacity);
-    const RoundedChoice chosen = round_with_repair(options, capacity, lp, rounds_, seed_ * 0x9E3779B97F4A7C15ULL + calls_);
+    const RoundedChoice chosen =
+        round_with_repair(options, capacity, lp, rounds_, seed_ * 0x9E3779B97F4A7C15ULL + calls_);
     std::vector<Decision> decisions;
     for (std::size_t i = 0; i < window.size(); ++i)
       if (chosen.choice[i] > 0)
-        decisions.push_back(Decision{Decision::Kind::start, window[i]->id, schedules[i][static_cast<std::size_t>(chosen.choice[i])]});
+        decisions.push_back(
+            Decision{Decision::Kind::start, window[i]->id, schedules[i][static_cast<std::size_t>(chosen.choice[i])]});
     return decisions;
   }
 

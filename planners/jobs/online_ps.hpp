@@ -38,8 +38,8 @@ struct PackingOption {
 
 // z* per job per option: the covering LP above (every job needs an option with no use, so it is
 // always feasible).
-[[nodiscard]] std::vector<std::vector<double>> solve_packing_covering_lp(const std::vector<std::vector<PackingOption>>& jobs,
-                                                                         const std::vector<double>& capacity);
+[[nodiscard]] std::vector<std::vector<double>> solve_packing_covering_lp(
+    const std::vector<std::vector<PackingOption>>& jobs, const std::vector<double>& capacity);
 
 struct RoundedChoice {
   std::vector<int> choice;  // per job
@@ -48,8 +48,10 @@ struct RoundedChoice {
 
 // Randomized rounding with repair, `rounds` draws from `seed`, the cheapest kept. Option 0 of every
 // job must be its fallback with no use.
-[[nodiscard]] RoundedChoice round_with_repair(const std::vector<std::vector<PackingOption>>& jobs, const std::vector<double>& capacity,
-                                              const std::vector<std::vector<double>>& lp, int rounds, std::uint64_t seed);
+[[nodiscard]] RoundedChoice round_with_repair(const std::vector<std::vector<PackingOption>>& jobs,
+                                              const std::vector<double>& capacity,
+                                              const std::vector<std::vector<double>>& lp, int rounds,
+                                              std::uint64_t seed);
 
 [[nodiscard]] OptionSchema online_ps_options();
 [[nodiscard]] std::unique_ptr<JobScheduler> make_online_ps_scheduler(const SchedulerContext& context);

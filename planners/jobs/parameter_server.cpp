@@ -28,7 +28,8 @@ std::vector<std::pair<int, int>> worker_ps_choices(const JobRecord& job, int req
   return choices;
 }
 
-double nominal_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& servers, const JobRecord& job, int w, int k) {
+double nominal_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& servers, const JobRecord& job, int w,
+                    int k) {
   Placement placement = nominal_placement(servers, w);
   if (k > 0) placement.ps = colocated_ps_layout(placement, k);
   return speed.iterations_per_second(job, placement, servers);
@@ -36,7 +37,8 @@ double nominal_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& s
 
 double requested_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& servers, const JobView& job) {
   const JobRecord& record = *job.record;
-  return nominal_rate(speed, servers, record, job.gpus, record.ps_per_worker > 0 ? default_ps_count(record, job.gpus) : 0);
+  return nominal_rate(speed, servers, record, job.gpus,
+                      record.ps_per_worker > 0 ? default_ps_count(record, job.gpus) : 0);
 }
 
 double time_to_next_release(const ClusterState& state, double otherwise) {
@@ -77,7 +79,8 @@ std::optional<std::vector<std::pair<int, int>>> place_parameter_servers(const st
   std::vector<int> others;
   for (int s = 0; s < static_cast<int>(free.size()); ++s)
     if (std::find(local.begin(), local.end(), s) == local.end()) others.push_back(s);
-  std::stable_sort(others.begin(), others.end(), [&](int a, int b) { return free[static_cast<std::size_t>(a)] > free[static_cast<std::size_t>(b)]; });
+  std::stable_sort(others.begin(), others.end(),
+                   [&](int a, int b) { return free[static_cast<std::size_t>(a)] > free[static_cast<std::size_t>(b)]; });
   deal(others);
   if (k > 0) return std::nullopt;
   return std::vector<std::pair<int, int>>(placed.begin(), placed.end());

@@ -43,7 +43,8 @@ namespace dnnsim {
 // worker servers while they have cores (locality first), then over the other servers, most free
 // cores first (ties: lower index). nullopt when the cluster's free cores cannot hold them all.
 [[nodiscard]] std::optional<std::vector<std::pair<int, int>>> place_parameter_servers(const std::vector<int>& free_cpus,
-                                                                                      const Placement& workers, int k, int cores);
+                                                                                      const Placement& workers, int k,
+                                                                                      int cores);
 
 // The (workers, PSs) choices the PS-aware schedulers consider for a job asking for `requested` GPUs
 // with at most `max_gpus` free: w ∈ {1, 2, 4, …} ∪ {requested}, k ∈ {⌈w/4⌉, ⌈w/2⌉, w} ∪ {the
@@ -53,18 +54,20 @@ namespace dnnsim {
 // What the PS-aware schedulers price a (w, k) choice at before placing it: the job's iterations per
 // second on `w` GPUs consolidated on an empty cluster (nominal_placement) with `k` PSs co-located
 // (k = 0: none, a ring all-reduce job).
-[[nodiscard]] double nominal_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& servers, const JobRecord& job, int w,
-                                  int k);
+[[nodiscard]] double nominal_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& servers,
+                                  const JobRecord& job, int w, int k);
 
 // nominal_rate at the GPUs the job asked for, with its default PSs: what waiting is priced at.
-[[nodiscard]] double requested_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& servers, const JobView& job);
+[[nodiscard]] double requested_rate(const JobSpeedModel& speed, const std::vector<ServerInfo>& servers,
+                                    const JobView& job);
 
 // The wait a queued job is priced at when a scheduler leaves it queued: until GPUs next free up,
 // the earliest oracle end of a running job; with none running, `otherwise`.
 [[nodiscard]] double time_to_next_release(const ClusterState& state, double otherwise);
 
 // c_l above for one layer of `bytes`, on `placement` (its ps must be set).
-[[nodiscard]] Seconds ps_layer_sync_time(Bytes bytes, const Placement& placement, const std::vector<ServerInfo>& servers);
+[[nodiscard]] Seconds ps_layer_sync_time(Bytes bytes, const Placement& placement,
+                                         const std::vector<ServerInfo>& servers);
 
 struct PsLayerTimes {
   Seconds forward, backward;

@@ -60,7 +60,8 @@ std::optional<Placement> consolidated_among(const ClusterState& state, const std
   for (const auto& [rack, servers] : servers_by_rack(state, candidates)) {
     auto local = greedy_fill(free, servers, gpus);
     const int left = free_sum(free, servers) - gpus;
-    if (local && (!best || local->servers() < best->servers() || (local->servers() == best->servers() && left < best_left))) {
+    if (local &&
+        (!best || local->servers() < best->servers() || (local->servers() == best->servers() && left < best_left))) {
       best = std::move(local);
       best_left = left;
     }
@@ -167,7 +168,8 @@ class HeterogeneityAwarePlacement final : public PlacementPolicy {
     for (const auto& [speed, type] : types) {
       std::vector<int> candidates;
       for (std::size_t s = 0; s < state.servers.size(); ++s)
-        if (state.servers[s].gpu_type == type && -state.servers[s].gpu_speed == speed) candidates.push_back(static_cast<int>(s));
+        if (state.servers[s].gpu_type == type && -state.servers[s].gpu_speed == speed)
+          candidates.push_back(static_cast<int>(s));
       if (auto placement = consolidated_among(state, free, candidates, job.gpus)) return placement;
     }
     return consolidated_among(state, free, all_servers(state), job.gpus);

@@ -23,8 +23,9 @@ std::optional<SumOfRatiosResult> exact_sum_of_ratios(const std::vector<std::vect
   return SumOfRatiosResult{solution->choice, solution->cost, 1};
 }
 
-SumOfRatiosResult minimise_sum_of_ratios(const std::vector<std::vector<RatioOption>>& jobs, const std::vector<double>& capacity,
-                                         std::vector<int> start, int max_rounds, double time_limit_s) {
+SumOfRatiosResult minimise_sum_of_ratios(const std::vector<std::vector<RatioOption>>& jobs,
+                                         const std::vector<double>& capacity, std::vector<int> start, int max_rounds,
+                                         double time_limit_s) {
   auto objective = [&](const std::vector<int>& choice) {
     double total = 0.0;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -104,7 +105,8 @@ class SmdScheduler final : public JobScheduler {
       for (const auto& [w, k] : worker_ps_choices(record, job.gpus, static_cast<int>(gpus))) {
         if (static_cast<double>(k) * record.ps_cores > cpus) continue;
         candidates[i].push_back(Candidate{w, k});
-        options[i].push_back(RatioOption{job.remaining_iterations(), nominal_rate(*speed_, state.servers, record, w, k),
+        options[i].push_back(RatioOption{job.remaining_iterations(),
+                                         nominal_rate(*speed_, state.servers, record, w, k),
                                          {static_cast<double>(w), static_cast<double>(k * record.ps_cores)}});
       }
     }
@@ -119,14 +121,16 @@ class SmdScheduler final : public JobScheduler {
       const JobView& job = *window[i];
       if (job.placement) {
         const double cores = job.placement->parameter_servers() * job.record->ps_cores;
-        options[i].insert(options[i].begin(), RatioOption{job.remaining_iterations(),
-                                                          speed_->iterations_per_second(*job.record, *job.placement, state.servers),
-                                                          {static_cast<double>(job.placement->gpus()), cores}});
+        options[i].insert(options[i].begin(),
+                          RatioOption{job.remaining_iterations(),
+                                      speed_->iterations_per_second(*job.record, *job.placement, state.servers),
+                                      {static_cast<double>(job.placement->gpus()), cores}});
         left_gpus -= job.placement->gpus();
         left_cpus -= cores;
       } else {
-        options[i].insert(options[i].begin(),
-                          RatioOption{job.remaining_iterations() + wait * waiting_rate[i], waiting_rate[i], {0.0, 0.0}});
+        options[i].insert(
+            options[i].begin(),
+            RatioOption{job.remaining_iterations() + wait * waiting_rate[i], waiting_rate[i], {0.0, 0.0}});
       }
       candidates[i].insert(candidates[i].begin(), Candidate{});
     }
@@ -203,6 +207,8 @@ OptionSchema smd_options() {
   return schema;
 }
 
-std::unique_ptr<JobScheduler> make_smd_scheduler(const SchedulerContext& context) { return std::make_unique<SmdScheduler>(context); }
+std::unique_ptr<JobScheduler> make_smd_scheduler(const SchedulerContext& context) {
+  return std::make_unique<SmdScheduler>(context);
+}
 
 }  // namespace dnnsim

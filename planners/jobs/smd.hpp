@@ -62,7 +62,8 @@ struct SumOfRatiosResult {
 
 // The exact knapsack on explicit options (nullopt: Cbc found no feasible choice in time).
 [[nodiscard]] std::optional<SumOfRatiosResult> exact_sum_of_ratios(const std::vector<std::vector<RatioOption>>& jobs,
-                                                                   const std::vector<double>& capacity, double time_limit_s);
+                                                                   const std::vector<double>& capacity,
+                                                                   double time_limit_s);
 
 // The parametric loop above on explicit options; `start` is the initial choice (must fit).
 [[nodiscard]] SumOfRatiosResult minimise_sum_of_ratios(const std::vector<std::vector<RatioOption>>& jobs,

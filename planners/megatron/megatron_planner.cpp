@@ -160,10 +160,10 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
                   if (rerun_layer) stage_rerun += layer_forward;
                   stage_backward += layer_time(shard, layer, device, b, request.dtype, Pass::backward);
                 }
-                stage_forward_traffic = stage_forward_traffic +
-                                        range_traffic(request.model, *shape, range.begin, range.end, b, c.options, false);
-                stage_backward_traffic = stage_backward_traffic +
-                                         range_traffic(request.model, *shape, range.begin, range.end, b, c.options, true);
+                stage_forward_traffic = stage_forward_traffic + range_traffic(request.model, *shape, range.begin,
+                                                                              range.end, b, c.options, false);
+                stage_backward_traffic = stage_backward_traffic + range_traffic(request.model, *shape, range.begin,
+                                                                                range.end, b, c.options, true);
                 stage_rerun_traffic = stage_rerun_traffic +
                                       range_traffic(request.model, *shape, rerun_begin, rerun_end, b, c.options, false);
               }
@@ -184,7 +184,8 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
                 rerun_traffic = stage_rerun_traffic;
               }
             }
-            const int in_flight = request.in_flight ? request.in_flight(0, p, micro_batches, v) : std::min(p, micro_batches);
+            const int in_flight =
+                request.in_flight ? request.in_flight(0, p, micro_batches, v) : std::min(p, micro_batches);
             // Full recomputation keeps the blocks' inputs and the other layers' activations per
             // micro-batch in flight, and one block's activations while it is recomputed; the other
             // modes keep what shard_for_tensor_parallel set.
@@ -199,9 +200,9 @@ MegatronSearch search_megatron(const PlanRequest& request, bool distributed_opti
                        kept + request.memory.framework_overhead;
             if (c.memory > device.gpu.memory) {
               if (search.first_problem.empty())
-                search.first_problem = fmt::format("TP {} × PP {} × DP {}, micro-batch {}, recompute {}: {:.1f} GiB > {:.1f} GiB",
-                                                   t, p, d, b, recompute_name(recompute), c.memory.value() / (1 << 30),
-                                                   device.gpu.memory.value() / (1 << 30));
+                search.first_problem = fmt::format(
+                    "TP {} × PP {} × DP {}, micro-batch {}, recompute {}: {:.1f} GiB > {:.1f} GiB", t, p, d, b,
+                    recompute_name(recompute), c.memory.value() / (1 << 30), device.gpu.memory.value() / (1 << 30));
               continue;
             }
             const Bytes call_bytes = tensor_parallel_call_bytes(*shape, b);
@@ -266,12 +267,11 @@ PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
   if (request.options.has("sequence_parallel") && !request.options.flag("sequence_parallel"))
     result.search_limits.push_back("no sequence parallelism");
   for (const MegatronCandidate& c : search.fitting)
-    result.ranking.push_back(fmt::format("TP {} × PP {} × DP {}, micro-batch {}{}, recompute {}: {}, {:.1f} GiB",
-                                         c.tensor, c.pipeline, c.data, c.micro_batch,
-                                         request.choose_chunks ? fmt::format(", {} chunk{}", c.chunks, c.chunks == 1 ? "" : "s")
-                                                               : std::string(),
-                                         recompute_name(c.options.recompute), format_seconds(c.predicted),
-                                         c.memory.value() / (1 << 30)));
+    result.ranking.push_back(fmt::format(
+        "TP {} × PP {} × DP {}, micro-batch {}{}, recompute {}: {}, {:.1f} GiB", c.tensor, c.pipeline, c.data,
+        c.micro_batch,
+        request.choose_chunks ? fmt::format(", {} chunk{}", c.chunks, c.chunks == 1 ? "" : "s") : std::string(),
+        recompute_name(c.options.recompute), format_seconds(c.predicted), c.memory.value() / (1 << 30)));
   const auto candidate = static_cast<std::size_t>(request.options.integer("candidate"));  // 1-based
   if (candidate > search.fitting.size()) {
     result.reason = fmt::format("candidate {} asked, but only {} configuration{} fit", candidate, search.fitting.size(),

@@ -1,6 +1,6 @@
-#include "planners/megatron/megatron_planner.hpp"
 #include <memory>
 
+#include "planners/megatron/megatron_planner.hpp"
 #include "planners/parallel/planners.hpp"
 
 namespace dnnsim {
@@ -8,9 +8,11 @@ namespace dnnsim {
 const PlannerRegistry& builtin_planners() {
   static const PlannerRegistry registry = [] {
     PlannerRegistry r("planner");
-    r.add("uniform", "equal whole transformer blocks (else layers) per stage, GPUs in order, stages replicated evenly; scored with Formula 2",
-          "Huang et al., GPipe, NeurIPS'19 §2.2; block split: Narayanan et al., SC'21 §2.2", std::make_shared<UniformPlanner>(),
-          UniformPlanner::options());
+    r.add("uniform",
+          "equal whole transformer blocks (else layers) per stage, GPUs in order, stages replicated evenly; scored "
+          "with Formula 2",
+          "Huang et al., GPipe, NeurIPS'19 §2.2; block split: Narayanan et al., SC'21 §2.2",
+          std::make_shared<UniformPlanner>(), UniformPlanner::options());
     r.add("pipedream",
           "hierarchical DP minimising the slowest stage (GPUs of a node, then nodes); iteration = (M+S−1)·slowest",
           "Narayanan et al., PipeDream, SOSP'19 §3.1", std::make_shared<PipeDreamPlanner>(),

@@ -20,8 +20,8 @@ PrefixSummary summarize(const std::vector<Formula2Stage>& entries, int micro_bat
   summary.pressure = Seconds(-std::numeric_limits<double>::infinity());
   for (const Formula2Stage& e : entries) {
     summary.forward_sum += e.forward;
-    summary.pressure =
-        std::max(summary.pressure, summary.forward_sum + (e.forward + e.backward) * (micro_batches - 1.0) - backward_from);
+    summary.pressure = std::max(summary.pressure,
+                                summary.forward_sum + (e.forward + e.backward) * (micro_batches - 1.0) - backward_from);
     backward_from = backward_from - e.backward;
   }
   return summary;

@@ -479,9 +479,10 @@ SearchOutcome merge_outcomes(SearchOutcome first, SearchOutcome second) {
 
 OptionSchema formula2_options() {
   OptionSchema schema;
-  schema.integer("rerank", 4,
-                 "K: the pipeline estimator re-ranks the K best plans of each of Formula 2's K best stage shapes; 1: "
-                 "Formula 2 alone chooses, as in the paper")
+  schema
+      .integer("rerank", 4,
+               "K: the pipeline estimator re-ranks the K best plans of each of Formula 2's K best stage shapes; 1: "
+               "Formula 2 alone chooses, as in the paper")
       .range(1, 1024);
   schema.integer("prefixes", 2, "prefixes the DP keeps per state, a beam width (1: the paper's DP)").range(1, 1024);
   return schema;
@@ -498,10 +499,11 @@ PlanResult search_result(const SearchOutcome& outcome, const StageCostModel& cos
                          double wall_seconds, int rerank) {
   const PlanRequest& request = cost.request();
   if (outcome.stages.empty() && outcome.stopped) {
-    PlanResult stopped = infeasible(fmt::format("the search was stopped before it found a plan that fits ({} candidates "
-                                                "scored); give it more time",
-                                                outcome.candidates),
-                                    cost_model, outcome.candidates, wall_seconds);
+    PlanResult stopped =
+        infeasible(fmt::format("the search was stopped before it found a plan that fits ({} candidates "
+                               "scored); give it more time",
+                               outcome.candidates),
+                   cost_model, outcome.candidates, wall_seconds);
     stopped.stopped_early = true;
     return stopped;
   }
@@ -514,8 +516,9 @@ PlanResult search_result(const SearchOutcome& outcome, const StageCostModel& cos
                       cost_model, outcome.candidates, wall_seconds);
   if (outcome.stages.empty())
     return infeasible(
-        fmt::format("no plan fits in GPU memory ({} candidates scored); the data-parallel plan: {}", outcome.candidates,
-                    outcome.first_problem.empty() ? "a micro-batch has fewer samples than the GPUs" : outcome.first_problem),
+        fmt::format(
+            "no plan fits in GPU memory ({} candidates scored); the data-parallel plan: {}", outcome.candidates,
+            outcome.first_problem.empty() ? "a micro-batch has fewer samples than the GPUs" : outcome.first_problem),
         cost_model, outcome.candidates, wall_seconds);
   PlanResult result;
   result.feasible = true;
@@ -526,8 +529,8 @@ PlanResult search_result(const SearchOutcome& outcome, const StageCostModel& cos
     std::size_t chosen = 0;
     for (std::size_t i = 0; i < outcome.kept.size(); ++i) {
       const KeptPlan& kept = outcome.kept[i];
-      result.reranked.push_back(
-          PlanResult::RankedPlan{make_plan(kept.stages, request), kept.latency, estimate_synchronous(cost, kept.stages)});
+      result.reranked.push_back(PlanResult::RankedPlan{make_plan(kept.stages, request), kept.latency,
+                                                       estimate_synchronous(cost, kept.stages)});
       if (result.reranked[i].estimate < result.reranked[chosen].estimate) chosen = i;
     }
     result.plan = result.reranked[chosen].plan;

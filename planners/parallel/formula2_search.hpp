@@ -82,8 +82,8 @@ struct SearchOutcome {
   int fewest_gpus = 0;        // a lower bound on the GPUs the model needs (memory alone)
   std::size_t candidates = 0;
   std::size_t bounded = 0;  // candidates not scored: their lower bound could not enter any kept set
-  std::size_t units = 0;  // the stage boundaries searched, minus one (PlanRequest::boundaries)
-  bool stopped = false;   // PlanRequest::progress asked to stop: `stages` is the best found so far
+  std::size_t units = 0;    // the stage boundaries searched, minus one (PlanRequest::boundaries)
+  bool stopped = false;     // PlanRequest::progress asked to stop: `stages` is the best found so far
 };
 
 struct SearchOptions {

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -46,7 +46,9 @@ class Level {
 
   Level(std::size_t layers, int components, const std::function<double(std::size_t, std::size_t, int)>& stage_time,
         const std::function<double(std::size_t)>& cut_time)
-      : n_(layers), m_(components), best_(layers * layers * (components + 1), kInfinity),
+      : n_(layers),
+        m_(components),
+        best_(layers * layers * (components + 1), kInfinity),
         choice_(layers * layers * (components + 1)) {
     for (std::size_t length = 1; length <= n_; ++length)
       for (std::size_t i = 0; i + length <= n_; ++i) {
@@ -74,7 +76,8 @@ class Level {
   [[nodiscard]] std::size_t candidates() const { return candidates_; }
 
   // The stages of A^k(i→j, m) as (layers, first component, components), left to right.
-  void stages(std::size_t i, std::size_t j, int m, int first, std::vector<std::tuple<LayerRange, int, int>>& out) const {
+  void stages(std::size_t i, std::size_t j, int m, int first,
+              std::vector<std::tuple<LayerRange, int, int>>& out) const {
     const Choice c = choice(i, j, m);
     if (c.right == 0) {
       out.emplace_back(LayerRange{i, j + 1}, first, m);
@@ -146,14 +149,14 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
   for (auto& [id, members] : by_node) nodes.push_back(members);
   bool two_levels = !request.options.flag("flat") && nodes.size() > 1 && nodes.front().size() > 1;
   for (const auto& node : nodes) two_levels = two_levels && node.size() == nodes.front().size();
-  if (!two_levels) nodes = {[&] {
-    std::vector<DeviceId> all;
-    for (DeviceId d = 0; d < cluster.size(); ++d) all.push_back(d);
-    return all;
-  }()};
+  if (!two_levels)
+    nodes = {[&] {
+      std::vector<DeviceId> all;
+      for (DeviceId d = 0; d < cluster.size(); ++d) all.push_back(d);
+      return all;
+    }()};
   const int per_node = static_cast<int>(nodes.front().size());
-  const BytesPerSecond intra =
-      per_node > 1 ? slowest_bandwidth(cluster, nodes, false) : BytesPerSecond(kInfinity);
+  const BytesPerSecond intra = per_node > 1 ? slowest_bandwidth(cluster, nodes, false) : BytesPerSecond(kInfinity);
 
   // PipeDream assumes identical GPUs: time every layer on the slowest one of the cluster.
   DeviceId slowest_gpu = 0;

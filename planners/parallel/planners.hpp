@@ -62,8 +62,7 @@ class MachinePlacement final : public StagePlacementPolicy {
  public:
   explicit MachinePlacement(const ClusterView& cluster);
   [[nodiscard]] std::vector<std::vector<DeviceId>> place(const std::vector<bool>& used,
-                                                         std::span<const DeviceId> previous,
-                                                         int count) const override;
+                                                         std::span<const DeviceId> previous, int count) const override;
   [[nodiscard]] std::string state_key(const std::vector<bool>& used) const override;
 
  private:
@@ -89,8 +88,7 @@ class BandwidthPlacement final : public StagePlacementPolicy {
  public:
   explicit BandwidthPlacement(const ClusterView& cluster);
   [[nodiscard]] std::vector<std::vector<DeviceId>> place(const std::vector<bool>& used,
-                                                         std::span<const DeviceId> previous,
-                                                         int count) const override;
+                                                         std::span<const DeviceId> previous, int count) const override;
   // The GPUs each island gives, islands that a symmetry of the bandwidth matrix swaps counted as
   // one class (the constructor): without it the states of 8 identical nodes on one switch are
   // every ordered count vector, and a 64-GPU search outgrew 20 GB.

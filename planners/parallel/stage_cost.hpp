@@ -112,12 +112,12 @@ class StageCostModel {
   [[nodiscard]] PassTimes compute(LayerRange layers, const GroupCosts& group) const {
     PassTimes slowest_replica;
     for (const Prefix* p : group.timings) {
-      slowest_replica.forward =
-          std::max(slowest_replica.forward, issued_time(Seconds(p->forward[layers.end] - p->forward[layers.begin]),
-                                                        layers.size(), p->host_overhead));
-      slowest_replica.backward =
-          std::max(slowest_replica.backward, issued_time(Seconds(p->backward[layers.end] - p->backward[layers.begin]),
-                                                         layers.size(), p->host_overhead));
+      slowest_replica.forward = std::max(
+          slowest_replica.forward,
+          issued_time(Seconds(p->forward[layers.end] - p->forward[layers.begin]), layers.size(), p->host_overhead));
+      slowest_replica.backward = std::max(
+          slowest_replica.backward,
+          issued_time(Seconds(p->backward[layers.end] - p->backward[layers.begin]), layers.size(), p->host_overhead));
     }
     return slowest_replica;
   }
@@ -212,9 +212,7 @@ class StageCostModel {
   };
   struct GroupEqual {
     using is_transparent = void;
-    bool operator()(std::span<const DeviceId> a, std::span<const DeviceId> b) const {
-      return std::ranges::equal(a, b);
-    }
+    bool operator()(std::span<const DeviceId> a, std::span<const DeviceId> b) const { return std::ranges::equal(a, b); }
   };
   // Hashed, not ordered: asked once per candidate group and never iterated.
   mutable std::unordered_map<std::vector<DeviceId>, const AllReducePaths*, GroupHash> all_reduce_links_;
@@ -262,8 +260,8 @@ void append_formula2_stage(const StageCostModel& cost, std::vector<Formula2Stage
                                                          const std::vector<StageSpec>& stages);
 
 struct PlanEvaluation {
-  Seconds latency{0};    // Formula 2
-  std::string problem;   // the first stage that does not fit in memory; empty when all fit
+  Seconds latency{0};   // Formula 2
+  std::string problem;  // the first stage that does not fit in memory; empty when all fit
 };
 [[nodiscard]] PlanEvaluation evaluate_synchronous(const StageCostModel& cost, const std::vector<StageSpec>& stages);
 // A whole plan as the chain of its virtual stages (chunk c of stage s is virtual stage c·p + s, on

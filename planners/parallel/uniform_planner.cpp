@@ -53,8 +53,8 @@ PlanResult UniformPlanner::plan(const PlanRequest& request) const {
     return infeasible(std::move(problem), cost_model, 0, elapsed());
   const std::size_t devices = request.cluster.size();
   const std::size_t layers = request.model.layers.size();
-  const int p = request.options.has("stages") ? static_cast<int>(request.options.integer("stages"))
-                                              : static_cast<int>(devices);
+  const int p =
+      request.options.has("stages") ? static_cast<int>(request.options.integer("stages")) : static_cast<int>(devices);
   const int v = request.chunks_per_stage;
   if (p < 1 || static_cast<std::size_t>(p) > devices || devices % static_cast<std::size_t>(p) != 0)
     return infeasible(fmt::format("{} GPUs cannot be split evenly into {} stages", devices, p), cost_model, 0,

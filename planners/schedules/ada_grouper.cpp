@@ -16,8 +16,9 @@ double duration(TaskId id, const std::vector<double>& start, const std::vector<d
 // Mean over micro-batches of the slowest step of each micro-batch, a step from the start of its
 // task in `first` to the end of the same replica's task in `last` (a backward split into gradient
 // buckets, pipeline_lowering.hpp; the same task when unsplit).
-Seconds mean_of_slowest_steps(const std::vector<std::vector<TaskId>>& first, const std::vector<std::vector<TaskId>>& last,
-                              const std::vector<double>& start, const std::vector<double>& end) {
+Seconds mean_of_slowest_steps(const std::vector<std::vector<TaskId>>& first,
+                              const std::vector<std::vector<TaskId>>& last, const std::vector<double>& start,
+                              const std::vector<double>& end) {
   double sum = 0;
   for (std::size_t j = 0; j < first.size(); ++j) {
     double slowest = 0;
@@ -61,7 +62,8 @@ PipelineTimings observe_iteration(const LoweredIteration& iteration, const std::
     for (const auto* steps : {&iteration.forward[u], &iteration.backward_end[u]})
       for (const auto& tasks : *steps)
         for (TaskId id : tasks) last_step_end[u % p] = std::max(last_step_end[u % p], task_end.at(id));
-    if (iteration.all_reduce[u]) all_reduce_end[u % p] = std::max(all_reduce_end[u % p], task_end.at(*iteration.all_reduce[u]));
+    if (iteration.all_reduce[u])
+      all_reduce_end[u % p] = std::max(all_reduce_end[u % p], task_end.at(*iteration.all_reduce[u]));
   }
   for (std::size_t s = 0; s < p; ++s) timings.tail[s] = Seconds(std::max(0.0, all_reduce_end[s] - last_step_end[s]));
   for (std::size_t s = 0; s < p; ++s) {
@@ -130,8 +132,7 @@ std::vector<Bytes> kfkb_peak_memory(const std::vector<DeviceMemoryDemand>& deman
 }
 
 bool fits_capacity(const std::vector<Bytes>& peak, const std::vector<Bytes>& capacity) {
-  if (peak.size() != capacity.size())
-    throw std::invalid_argument("fits_capacity: one capacity per device is needed");
+  if (peak.size() != capacity.size()) throw std::invalid_argument("fits_capacity: one capacity per device is needed");
   for (std::size_t d = 0; d < peak.size(); ++d)
     if (peak[d] > capacity[d]) return false;
   return true;

@@ -36,7 +36,8 @@ namespace dnnsim {
 // its backward (a backward split into gradient buckets runs from its first piece's start to its last
 // piece's end); a stage's tail is how long its last all-reduce ends after its last step (the part the
 // overlapped backward did not hide, 0 when it hid all) plus its slowest optimizer step.
-[[nodiscard]] PipelineTimings observe_iteration(const LoweredIteration& iteration, const std::vector<double>& task_start,
+[[nodiscard]] PipelineTimings observe_iteration(const LoweredIteration& iteration,
+                                                const std::vector<double>& task_start,
                                                 const std::vector<double>& task_end);
 
 struct GroupPrediction {

@@ -23,8 +23,8 @@ struct StageState {
   double send_prev_free = 0;
   int next_forward = 0;
   int in_flight = 0;
-  std::vector<double> activation;                     // [micro-batch] arrival; kNever until sent
-  std::deque<std::pair<double, int>> gradients;       // (arrival, micro-batch), in arrival order
+  std::vector<double> activation;                // [micro-batch] arrival; kNever until sent
+  std::deque<std::pair<double, int>> gradients;  // (arrival, micro-batch), in arrival order
 };
 
 }  // namespace
@@ -102,7 +102,8 @@ class CriticalPath final : public PipelineSchedule {
   CriticalPath(std::optional<int> max_in_flight, bool measured, std::optional<PipelineTimings> timings)
       : max_in_flight_(max_in_flight), measured_(measured), timings_(std::move(timings)) {
     if (max_in_flight && *max_in_flight < 1)
-      throw std::invalid_argument(fmt::format("critical-path: max_in_flight must be at least 1, got {}", *max_in_flight));
+      throw std::invalid_argument(
+          fmt::format("critical-path: max_in_flight must be at least 1, got {}", *max_in_flight));
   }
 
   [[nodiscard]] std::string unsupported(const PipelineShape& shape) const override {

@@ -31,13 +31,13 @@ namespace dnnsim {
 // Durations of one iteration's work. Virtual stage u = chunk·p + stage; boundary u joins virtual
 // stages u and u + 1.
 struct PipelineTimings {
-  int stages = 1;                              // p
-  std::vector<Seconds> forward;                // per virtual stage (p·v), one micro-batch
-  std::vector<Seconds> backward;               // per virtual stage, one micro-batch (incl. any recomputation)
-  std::vector<Seconds> activation_transfer;    // per boundary u → u + 1 (p·v − 1 of them), one micro-batch
-  std::vector<Seconds> gradient_transfer;      // per boundary u + 1 → u, one micro-batch
-  std::vector<Seconds> tail;                   // per stage: all-reduce + optimizer after its last step; empty = none
-  std::vector<Seconds> update;                 // per stage: after each backward (asynchronous schedules); empty = none
+  int stages = 1;                            // p
+  std::vector<Seconds> forward;              // per virtual stage (p·v), one micro-batch
+  std::vector<Seconds> backward;             // per virtual stage, one micro-batch (incl. any recomputation)
+  std::vector<Seconds> activation_transfer;  // per boundary u → u + 1 (p·v − 1 of them), one micro-batch
+  std::vector<Seconds> gradient_transfer;    // per boundary u + 1 → u, one micro-batch
+  std::vector<Seconds> tail;                 // per stage: all-reduce + optimizer after its last step; empty = none
+  std::vector<Seconds> update;               // per stage: after each backward (asynchronous schedules); empty = none
 
   // Uniform stages (p·v virtual stages each taking t_f / t_b, every transfer `transfer`), no tail.
   // @throw std::invalid_argument unless stages ≥ 1 and chunks ≥ 1.

@@ -33,11 +33,12 @@ struct VirtualStage {
   std::size_t stage = 0;
   int chunk = 0;
   LayerRange layers;
-  std::vector<DeviceId> devices;      // replicas
-  std::vector<SampleShare> shares;    // per replica, of one micro-batch
-  Bytes output_per_sample{0};         // what crosses the cut after the chunk (Layer::bytes_across_cut): what moves to the next stage
-  Bytes input_per_sample{0};          // what re-materialization keeps: the previous layer's output, 0 for layer 0
-  std::string name;                   // "s1" or, interleaved, "s1c0"
+  std::vector<DeviceId> devices;    // replicas
+  std::vector<SampleShare> shares;  // per replica, of one micro-batch
+  Bytes output_per_sample{
+      0};  // what crosses the cut after the chunk (Layer::bytes_across_cut): what moves to the next stage
+  Bytes input_per_sample{0};  // what re-materialization keeps: the previous layer's output, 0 for layer 0
+  std::string name;           // "s1" or, interleaved, "s1c0"
 };
 
 std::vector<VirtualStage> virtual_stages(const PipelineWorkload& workload) {
@@ -61,7 +62,8 @@ std::vector<VirtualStage> virtual_stages(const PipelineWorkload& workload) {
         v.input_per_sample = v.output_per_sample;  // unused: full recomputation keeps each block's input
       } else {
         v.output_per_sample = workload.model.layers[v.layers.end - 1].bytes_across_cut();
-        v.input_per_sample = v.layers.begin == 0 ? Bytes(0) : workload.model.layers[v.layers.begin - 1].bytes_across_cut();
+        v.input_per_sample =
+            v.layers.begin == 0 ? Bytes(0) : workload.model.layers[v.layers.begin - 1].bytes_across_cut();
       }
       v.name = chunks == 1 ? fmt::format("s{}", s) : fmt::format("s{}c{}", s, c);
       result.push_back(std::move(v));
@@ -187,8 +189,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     for (const PipelineStage& stage : workload.plan.stages) {
       const std::size_t window = workload.lowered_replicas(stage);
       for (std::size_t q = window; q < stage.devices.size(); ++q)
-        for (int r = 0; r < ranks; ++r)
-          graph.set_mirror(gpu(stage.devices[q], r), gpu(stage.devices[q % window], r));
+        for (int r = 0; r < ranks; ++r) graph.set_mirror(gpu(stage.devices[q], r), gpu(stage.devices[q % window], r));
     }
 
   std::vector<BoundaryPieces> boundaries;
@@ -211,10 +212,11 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     const VirtualStage& upper = chain[boundary + 1];
     const VirtualStage& from = gradients ? upper : lower;
     const VirtualStage& to = gradients ? lower : upper;
-    auto& ids = (gradients ? lowered.gradient_transfers : lowered.activation_transfers)[boundary]
-                                                                                     [static_cast<std::size_t>(micro_batch)];
+    auto& ids = (gradients ? lowered.gradient_transfers
+                           : lowered.activation_transfers)[boundary][static_cast<std::size_t>(micro_batch)];
     const BoundaryPieces& pieces = boundaries[boundary];
-    for (const SamplePiece& piece : (gradients ? pieces.by_upper : pieces.by_lower)[static_cast<std::size_t>(replica)]) {
+    for (const SamplePiece& piece :
+         (gradients ? pieces.by_upper : pieces.by_lower)[static_cast<std::size_t>(replica)]) {
       const int source = replica;
       const int destination = gradients ? piece.lower : piece.upper;
       for (int r = 0; r < lowered_ranks; ++r) {
@@ -297,10 +299,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
       }
     double stage_parameters = 0;
     for (const LayerRange& range : stage.chunks) stage_parameters += parameter_count(model, range);
-    const Bytes stash =
-        asynchronous ? Bytes(stage_parameters * per_parameter.weights *
-                             stashed_weight_versions(peak_in_flight(orders[s]), replicas))
-                     : Bytes(0);
+    const Bytes stash = asynchronous ? Bytes(stage_parameters * per_parameter.weights *
+                                             stashed_weight_versions(peak_in_flight(orders[s]), replicas))
+                                     : Bytes(0);
     for (std::size_t q = 0; q < workload.lowered_replicas(stage); ++q) {
       const DeviceId group = stage.devices[q];
       bool first_task = true;
@@ -586,7 +587,8 @@ TaskGraph build_pipeline(const PipelineWorkload& workload, const PipelineSchedul
     (void)lower_pipeline_run(graph, workload, schedule, iterations);
     return graph;
   }
-  for (int i = 0; i < iterations; ++i) (void)lower_pipeline_iteration(graph, workload, schedule, static_cast<std::uint32_t>(i));
+  for (int i = 0; i < iterations; ++i)
+    (void)lower_pipeline_iteration(graph, workload, schedule, static_cast<std::uint32_t>(i));
   return graph;
 }
 

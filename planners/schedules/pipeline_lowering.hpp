@@ -104,8 +104,8 @@ struct PipelineWorkload {
   Dtype dtype = Dtype::fp32;
   Precision precision = Precision::fp32;
   Optimizer optimizer = Optimizer::adam;
-  std::string collective_algorithm;  // empty: the default rule of collective_algorithms.hpp
-  TensorParallelOptions tensor_parallel;     // degree 1 and no transformer: plain pipeline × data
+  std::string collective_algorithm;             // empty: the default rule of collective_algorithms.hpp
+  TensorParallelOptions tensor_parallel;        // degree 1 and no transformer: plain pipeline × data
   std::optional<TransformerShape> transformer;  // the unsharded shape, set when `model` is a tensor-parallel shard
   // Every GPU of the graph (ClusterView order), or empty. When given, a step's Compute carries the sum
   // of its layers' times on that GPU (layer_time: each layer its own kernel under the cost model or

@@ -102,7 +102,8 @@ class PipelineSchedule {
   // schedule is run as for_timings(the plan's predicted times) (bind_timings); the others order by
   // shape alone and return nullptr.
   [[nodiscard]] virtual bool orders_by_time() const { return false; }
-  [[nodiscard]] virtual std::shared_ptr<const PipelineSchedule> for_timings(const PipelineTimings& /*predicted*/) const {
+  [[nodiscard]] virtual std::shared_ptr<const PipelineSchedule> for_timings(
+      const PipelineTimings& /*predicted*/) const {
     return nullptr;
   }
   // Whether and how the order changes between the iterations of a run (ScheduleAdaptation).
@@ -121,7 +122,8 @@ class PipelineSchedule {
 // Makes a schedule from its declared options (Registry::Entry::options). `micro_batches`: the
 // workload's M, which some options are checked against (kfkb's group ≤ M), 0 when not known.
 // @throw InputError located at the offending option (Options::error).
-using ScheduleFactory = std::function<std::shared_ptr<const PipelineSchedule>(const Options& options, int micro_batches)>;
+using ScheduleFactory =
+    std::function<std::shared_ptr<const PipelineSchedule>(const Options& options, int micro_batches)>;
 using ScheduleRegistry = Registry<ScheduleFactory>;
 
 // kFkB with group k (1F1B for k = 1), as Ada-Grouper's controller and estimator run it.

@@ -138,8 +138,9 @@ class GPipe final : public GroupedSchedule {
 
 OptionSchema gpipe_options() {
   OptionSchema schema;
-  schema.boolean("recompute", false,
-                 "re-materialization: keep only each stage's input and recompute the forward in the backward (GPipe §2.3)");
+  schema.boolean(
+      "recompute", false,
+      "re-materialization: keep only each stage's input and recompute the forward in the backward (GPipe §2.3)");
   return schema;
 }
 
@@ -214,8 +215,8 @@ class Interleaved final : public PipelineSchedule {
   [[nodiscard]] std::string unsupported(const PipelineShape& shape) const override {
     if (shape.stages < 2) return "interleaved 1F1B needs at least 2 stages";
     if (shape.chunks != chunks_)
-      return fmt::format("interleaved 1F1B with {} chunks needs a plan of {} chunks per stage, got {}", chunks_, chunks_,
-                         shape.chunks);
+      return fmt::format("interleaved 1F1B with {} chunks needs a plan of {} chunks per stage, got {}", chunks_,
+                         chunks_, shape.chunks);
     if (shape.micro_batches % shape.stages != 0)
       return fmt::format("interleaved 1F1B needs the micro-batches ({}) to be a multiple of the stages ({})",
                          shape.micro_batches, shape.stages);
@@ -234,8 +235,7 @@ class Interleaved final : public PipelineSchedule {
       forwards.push_back(PipelineStep{PassKind::forward, micro_batch, chunk});
       backwards.push_back(PipelineStep{PassKind::backward, micro_batch, v - 1 - chunk});
     }
-    const int warmup =
-        shape.micro_batches == p ? total : std::min(2 * (p - stage - 1) + (v - 1) * p, total);
+    const int warmup = shape.micro_batches == p ? total : std::min(2 * (p - stage - 1) + (v - 1) * p, total);
     return alternate_groups(forwards, backwards, warmup, 1);
   }
 
@@ -253,7 +253,8 @@ OptionSchema interleaved_options() {
 }
 
 std::shared_ptr<const PipelineSchedule> make_interleaved(const Options& options, int /*micro_batches*/) {
-  return std::make_shared<Interleaved>(static_cast<int>(options.integer("chunks")), options.keyword("chunks").has_value());
+  return std::make_shared<Interleaved>(static_cast<int>(options.integer("chunks")),
+                                       options.keyword("chunks").has_value());
 }
 
 std::shared_ptr<const PipelineSchedule> make_pipedream_async(const Options& /*options*/, int /*micro_batches*/) {
@@ -270,12 +271,14 @@ std::shared_ptr<const PipelineSchedule> make_gpipe(const Options& options, int /
 
 ScheduleRegistry make_builtin_schedules() {
   ScheduleRegistry registry("schedule");
-  registry.add("gpipe", "all forwards then all backwards (fill-drain); iteration (M+p−1)(t_f+t_b), M micro-batches in flight; "
+  registry.add("gpipe",
+               "all forwards then all backwards (fill-drain); iteration (M+p−1)(t_f+t_b), M micro-batches in flight; "
                "optional re-materialization",
                "Huang et al., GPipe, NeurIPS'19 §2.3", make_gpipe, gpipe_options());
   registry.add("1f1b", "one-forward-one-backward with a flush (PipeDream-Flush); bubble (p−1)/M, min(p−i, M) in flight",
                "Narayanan et al., ICML'21; Megatron-LM SC'21 §2.2.1", make_1f1b);
-  registry.add("dapple", "early backward: K_i micro-batches injected, then 1F1B; policy A K_i = min(S−i, D), "
+  registry.add("dapple",
+               "early backward: K_i micro-batches injected, then 1F1B; policy A K_i = min(S−i, D), "
                "B K_i = min(2(S−i)−1, D)",
                "Fan et al., DAPPLE, PPoPP'21 §5.3", make_dapple, dapple_options());
   registry.add("interleaved", "interleaved 1F1B over v model chunks per stage; bubble (p−1)/(v·M), needs M % p == 0",
@@ -283,7 +286,8 @@ ScheduleRegistry make_builtin_schedules() {
                interleaved_options());
   registry.add("kfkb", "1F1B over groups of k micro-batches: k forwards then k backwards; min(k(p−i), M) in flight",
                "Wang et al., Ada-Grouper, arXiv:2303.01675 (kFkB)", make_kfkb, kfkb_options());
-  registry.add("ada-grouper", "kfkb whose k is re-chosen every iteration from measured stage and transfer times, "
+  registry.add("ada-grouper",
+               "kfkb whose k is re-chosen every iteration from measured stage and transfer times, "
                "under the memory limit (-like: paper text unavailable)",
                "Wang et al., Ada-Grouper, arXiv:2303.01675 (abstract); papers-parallelism.md §3.2", make_ada_grouper,
                ada_grouper_options());

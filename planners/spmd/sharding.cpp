@@ -12,10 +12,14 @@ namespace dnnsim {
 
 std::string_view layout_name(Layout layout) {
   switch (layout) {
-    case Layout::replicated: return "replicated";
-    case Layout::split_rows: return "rows";
-    case Layout::split_columns: return "columns";
-    case Layout::partial: return "partial";
+    case Layout::replicated:
+      return "replicated";
+    case Layout::split_rows:
+      return "rows";
+    case Layout::split_columns:
+      return "columns";
+    case Layout::partial:
+      return "partial";
     case Layout::split_strided:
       return "strided";
   }
@@ -24,11 +28,16 @@ std::string_view layout_name(Layout layout) {
 
 std::string_view conversion_name(Conversion conversion) {
   switch (conversion) {
-    case Conversion::all_reduce: return "all-reduce";
-    case Conversion::reduce_scatter: return "reduce-scatter";
-    case Conversion::all_gather: return "all-gather";
-    case Conversion::all_to_all: return "all-to-all";
-    case Conversion::slice: return "slice";
+    case Conversion::all_reduce:
+      return "all-reduce";
+    case Conversion::reduce_scatter:
+      return "reduce-scatter";
+    case Conversion::all_gather:
+      return "all-gather";
+    case Conversion::all_to_all:
+      return "all-to-all";
+    case Conversion::slice:
+      return "slice";
     case Conversion::grouped_broadcast:
       return "grouped broadcast";
     case Conversion::grouped_reduce:
@@ -320,7 +329,7 @@ double sbp_boxing_bytes(Layout from, Layout to, double bytes, int p1, int p2) {
     if (is_split(from) && to == L::replicated) return t * (p - 1);          // all-gather
     if (from == L::partial && is_split(to)) return t * (p - 1);             // reduce-scatter
     if (from == L::partial && to == L::replicated) return 2 * t * (p - 1);  // all-reduce
-    return 1;  // B → S: each device keeps its slice
+    return 1;                                                               // B → S: each device keeps its slice
   }
   // Different placements: the tensor crosses once, plus the gathering or reducing on either side.
   double cost = t;
@@ -341,7 +350,8 @@ std::vector<std::int64_t> shard_lengths(std::int64_t length, const std::vector<d
   }
   std::vector<std::size_t> order(ratios.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return remainder[a] > remainder[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return remainder[a] > remainder[b]; });
   for (std::size_t i = 0; given < length; i = (i + 1) % order.size(), ++given) ++lengths[order[i]];
   return lengths;
 }

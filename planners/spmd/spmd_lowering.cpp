@@ -16,9 +16,12 @@ LayerKind layer_kind_of(OpKind kind) {
     case OpKind::matmul:
     case OpKind::experts:
       return LayerKind::matmul;
-    case OpKind::attention: return LayerKind::attention;
-    case OpKind::rowwise: return LayerKind::normalization;
-    case OpKind::elementwise: return LayerKind::elementwise;
+    case OpKind::attention:
+      return LayerKind::attention;
+    case OpKind::rowwise:
+      return LayerKind::normalization;
+    case OpKind::elementwise:
+      return LayerKind::elementwise;
     case OpKind::embedding:
       return LayerKind::embedding;
     case OpKind::loss:
@@ -226,7 +229,8 @@ struct Lowerer {
 
 }  // namespace
 
-TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vector<std::string>& devices, int iterations) {
+TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vector<std::string>& devices,
+                     int iterations) {
   if (plan.pipeline) return lower_spmd_pipeline(graph, plan, devices, iterations);
   TaskGraph tg;
   for (const std::string& d : devices) tg.add_device(d);

@@ -56,7 +56,8 @@ OptionSchema ssp_options() {
 // early, when the loss falls fast and communication dominates, short ones near the error floor.
 class PeriodicAveraging final : public SyncPolicy {
  public:
-  PeriodicAveraging(int tau, bool adaptive, Seconds period) : tau0_(tau), tau_(tau), adaptive_(adaptive), period_(period.value()) {}
+  PeriodicAveraging(int tau, bool adaptive, Seconds period)
+      : tau0_(tau), tau_(tau), adaptive_(adaptive), period_(period.value()) {}
   bool synchronous() const override { return true; }
   bool commit_after_step(int, long steps, double, double) const override { return steps >= tau_; }
   double tick_period() const override { return adaptive_ ? period_ : 0.0; }
@@ -80,8 +81,7 @@ OptionSchema adacomm_options() {
   OptionSchema schema;
   schema.integer("local_steps", 8, "τ, local steps between averages (τ0 when adaptive)").range(1, 1 << 30);
   schema.boolean("adaptive", true, "τ shrinks with the loss every check_period (Wang & Joshi, SysML'19, eq. 14)");
-  schema.quantity<Seconds>("check_period", Seconds(60), "T0, how often the adaptive τ is re-chosen")
-      .at_least(1e-9);
+  schema.quantity<Seconds>("check_period", Seconds(60), "T0, how often the adaptive τ is re-chosen").at_least(1e-9);
   return schema;
 }
 
@@ -97,16 +97,19 @@ class Adsp final : public SyncPolicy {
   Adsp(const Options& options, double target_loss)
       : gamma_(options.quantity<Seconds>("check_period").value()),
         min_interval_(options.quantity<Seconds>("min_commit_interval").value()),
-        search_period_(options.quantity<Seconds>("search_period").value()), trigger_(options.number("search_trigger")),
-        target_(target_loss), rate_(static_cast<int>(options.integer("initial_commit_rate"))) {}
+        search_period_(options.quantity<Seconds>("search_period").value()),
+        trigger_(options.number("search_trigger")),
+        target_(target_loss),
+        rate_(static_cast<int>(options.integer("initial_commit_rate"))) {}
 
   static OptionSchema options() {
     OptionSchema schema;
     schema.quantity<Seconds>("check_period", Seconds(60), "Γ, the period commits are counted over (strain.py: 60 s)")
         .at_least(1e-9);
     schema.quantity<Seconds>("min_commit_interval", Seconds(10), "MIN_TIME_TO_COMMIT (strain.py: 10 s)");
-    schema.quantity<Seconds>("search_period", Seconds(1000),
-                             "a new search of the commit rate every this long (strain.py: 1000 ticks of 1 s)")
+    schema
+        .quantity<Seconds>("search_period", Seconds(1000),
+                           "a new search of the commit rate every this long (strain.py: 1000 ticks of 1 s)")
         .at_least(1e-9);
     schema.number("search_trigger", 0.3, "a search also starts when the loss rises by this fraction over one check")
         .range(1e-9, 1e9);
@@ -153,7 +156,8 @@ class Adsp final : public SyncPolicy {
   }
 
   std::string state() const override {
-    return fmt::format("commit rate {} per {:g} s after {} search{}", rate_, gamma_, searches_, searches_ == 1 ? "" : "es");
+    return fmt::format("commit rate {} per {:g} s after {} search{}", rate_, gamma_, searches_,
+                       searches_ == 1 ? "" : "es");
   }
 
  private:
@@ -205,22 +209,25 @@ void register_builtin_sync_policies(SyncPolicyRegistry& registry) {
   registry.add(
       "ssp", "stale synchronous: asynchronous, a worker waits when it is more than `staleness` steps ahead",
       "Ho et al., NIPS'13",
-      [](const Options& o, const SyncContext&) { return std::make_unique<Ssp>(static_cast<int>(o.integer("staleness"))); },
+      [](const Options& o, const SyncContext&) {
+        return std::make_unique<Ssp>(static_cast<int>(o.integer("staleness")));
+      },
       ssp_options());
   registry.add("asp", "total asynchrony (TAP): every step applied at once, nobody waits",
                "Recht et al., Hogwild!, NIPS'11; Dean et al., DistBelief, NIPS'12",
                [](const Options&, const SyncContext&) { return std::make_unique<Asp>(); });
-  registry.add("adacomm", "ADACOMM-like periodic averaging, τ = ⌈τ0·√(F(t)/F(0))⌉ every T0 (adaptive: false fixes τ)",
-               "Wang & Joshi, SysML'19, §4",
-               [](const Options& o, const SyncContext&) {
-                 return std::make_unique<PeriodicAveraging>(static_cast<int>(o.integer("local_steps")), o.flag("adaptive"),
-                                                            o.quantity<Seconds>("check_period"));
-               },
-               adacomm_options());
-  registry.add("adsp", "ADSP-like: no waiting; commit intervals equalise commits per Γ; commit rate hill-climbed online",
-               "Hu, Wang, Wu, AAAI'20 (joapolarbear/adsp strain.py)",
-               [](const Options& o, const SyncContext& c) { return std::make_unique<Adsp>(o, c.target_loss); },
-               Adsp::options());
+  registry.add(
+      "adacomm", "ADACOMM-like periodic averaging, τ = ⌈τ0·√(F(t)/F(0))⌉ every T0 (adaptive: false fixes τ)",
+      "Wang & Joshi, SysML'19, §4",
+      [](const Options& o, const SyncContext&) {
+        return std::make_unique<PeriodicAveraging>(static_cast<int>(o.integer("local_steps")), o.flag("adaptive"),
+                                                   o.quantity<Seconds>("check_period"));
+      },
+      adacomm_options());
+  registry.add(
+      "adsp", "ADSP-like: no waiting; commit intervals equalise commits per Γ; commit rate hill-climbed online",
+      "Hu, Wang, Wu, AAAI'20 (joapolarbear/adsp strain.py)",
+      [](const Options& o, const SyncContext& c) { return std::make_unique<Adsp>(o, c.target_loss); }, Adsp::options());
 }
 
 const SyncPolicyRegistry& builtin_sync_policies() {

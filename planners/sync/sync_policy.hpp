@@ -31,7 +31,8 @@ class SyncPolicy {
   // After worker `worker` finished a local step: commit now? `steps` local steps since its last
   // commit (≥ 1), `since_commit` seconds since its last commit ended, `commit_cost` the duration of
   // its last push + pull (0 before the first).
-  [[nodiscard]] virtual bool commit_after_step(int worker, long steps, double since_commit, double commit_cost) const = 0;
+  [[nodiscard]] virtual bool commit_after_step(int worker, long steps, double since_commit,
+                                               double commit_cost) const = 0;
 
   // Asynchronous policies: may the server answer `worker`'s pull now, given every worker's commits
   // so far? SSP holds a worker that has committed more than s steps beyond the slowest.
@@ -52,7 +53,8 @@ struct SyncContext {
   double target_loss = 0;
 };
 
-using SyncPolicyFactory = std::function<std::unique_ptr<SyncPolicy>(const Options& options, const SyncContext& context)>;
+using SyncPolicyFactory =
+    std::function<std::unique_ptr<SyncPolicy>(const Options& options, const SyncContext& context)>;
 using SyncPolicyRegistry = Registry<SyncPolicyFactory>;
 
 void register_builtin_sync_policies(SyncPolicyRegistry& registry);

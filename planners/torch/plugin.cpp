@@ -29,7 +29,9 @@ torch::Tensor floats(const std::vector<float>& values, std::vector<std::int64_t>
   return torch::from_blob(const_cast<float*>(values.data()), shape, torch::kFloat32).clone();
 }
 torch::Tensor indices(const std::vector<std::int64_t>& values) {
-  return torch::from_blob(const_cast<std::int64_t*>(values.data()), {static_cast<std::int64_t>(values.size())}, torch::kInt64).clone();
+  return torch::from_blob(const_cast<std::int64_t*>(values.data()), {static_cast<std::int64_t>(values.size())},
+                          torch::kInt64)
+      .clone();
 }
 // Mean of `rows` grouped by `group` into `groups` rows.
 torch::Tensor group_mean(const torch::Tensor& rows, const torch::Tensor& group, std::int64_t groups) {
@@ -71,24 +73,31 @@ struct Net : torch::nn::Module {
     // Level 1: the GPUs of each server graph.
     auto h = torch::relu(gpu_in(floats(o.gpu, {G, Obs::kGpuFeatures})));
     h = torch::relu(gpu_message(torch::cat({h, group_mean(h, gpu_server, S).index_select(0, gpu_server)}, 1)));
-    auto servers = torch::relu(server_in(torch::cat({group_mean(h, gpu_server, S), floats(o.server, {S, Obs::kServerFeatures})}, 1)));
+    auto servers = torch::relu(
+        server_in(torch::cat({group_mean(h, gpu_server, S), floats(o.server, {S, Obs::kServerFeatures})}, 1)));
     // Level 2: racks and the cluster.
     const auto rack = indices(o.server_rack);
     const auto racks = torch::relu(rack_in(group_mean(servers, rack, o.racks)));
     const auto cluster = racks.mean(0);
     const auto job = floats(o.job, {Obs::kJobFeatures});
-    const auto context = torch::cat({servers, racks.index_select(0, rack), cluster.expand({S, kHidden}), job.expand({S, Obs::kJobFeatures})}, 1);
-    const auto place = place_out(torch::relu(place_hidden(torch::cat({context, floats(o.place_action, {S, Obs::kActionFeatures})}, 1)))).squeeze(1);
-    const auto pack = pack_out(torch::relu(pack_hidden(torch::cat({context, floats(o.pack_action, {S, Obs::kActionFeatures})}, 1)))).squeeze(1);
+    const auto context = torch::cat(
+        {servers, racks.index_select(0, rack), cluster.expand({S, kHidden}), job.expand({S, Obs::kJobFeatures})}, 1);
+    const auto place =
+        place_out(
+            torch::relu(place_hidden(torch::cat({context, floats(o.place_action, {S, Obs::kActionFeatures})}, 1))))
+            .squeeze(1);
+    const auto pack =
+        pack_out(torch::relu(pack_hidden(torch::cat({context, floats(o.pack_action, {S, Obs::kActionFeatures})}, 1))))
+            .squeeze(1);
     const auto defer = defer_out(torch::relu(defer_hidden(torch::cat({cluster, job})))).reshape({1});
     std::vector<float> penalty(o.mask.size());
     for (std::size_t a = 0; a < penalty.size(); ++a) penalty[a] = o.mask[a] ? 0.0f : -1e9f;
     const auto logits = torch::cat({place, pack, defer}) + floats(penalty, {static_cast<std::int64_t>(penalty.size())});
-    const auto value = value_out(torch::relu(value_hidden(torch::cat({cluster, floats(o.queue, {Obs::kQueueFeatures})})))).squeeze();
+    const auto value =
+        value_out(torch::relu(value_hidden(torch::cat({cluster, floats(o.queue, {Obs::kQueueFeatures})})))).squeeze();
     return {torch::log_softmax(logits, 0), value};
   }
 };
-
 
 // Through a stream: saved to a path, the archive's inner folder is named after the file, so the same
 // weights would give different bytes under different names.
@@ -139,7 +148,8 @@ class TorchTape final : public PolicyTape {
     auto advantage = G - V.detach();
     if (returns.size() > 1) advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8);
     const auto entropy = torch::stack(entropy_).mean();
-    const auto loss = -(torch::stack(log_prob_) * advantage).mean() - entropy_weight * entropy + value_weight * (G - V).pow(2).mean();
+    const auto loss =
+        -(torch::stack(log_prob_) * advantage).mean() - entropy_weight * entropy + value_weight * (G - V).pow(2).mean();
     for (const auto& p : parameters) p.mutable_grad() = torch::Tensor();
     loss.backward();
     Loss result;
@@ -168,7 +178,8 @@ class TorchOptimizer final : public PolicyOptimizer {
     for (auto& p : parameters_) {
       const auto n = static_cast<std::size_t>(p.numel());
       if (offset + n > gradient.size()) throw std::logic_error("MarlOptimizer: gradient shorter than the parameters");
-      p.mutable_grad() = torch::from_blob(const_cast<float*>(gradient.data() + offset), p.sizes(), torch::kFloat32).clone();
+      p.mutable_grad() =
+          torch::from_blob(const_cast<float*>(gradient.data() + offset), p.sizes(), torch::kFloat32).clone();
       offset += n;
     }
     if (offset != gradient.size()) throw std::logic_error("MarlOptimizer: gradient longer than the parameters");
@@ -196,7 +207,8 @@ class InterferenceMlp final : public InterferencePredictor {
     for (auto& [type, index] : index_) index = next++;
     const auto types = static_cast<std::int64_t>(index_.size());
     torch::manual_seed(seed);
-    layers_ = torch::nn::Sequential(torch::nn::Linear(2 * types, kMlpHidden), torch::nn::ReLU(), torch::nn::Linear(kMlpHidden, 1));
+    layers_ = torch::nn::Sequential(torch::nn::Linear(2 * types, kMlpHidden), torch::nn::ReLU(),
+                                    torch::nn::Linear(kMlpHidden, 1));
     auto inputs = torch::zeros({static_cast<std::int64_t>(pairs.size()), 2 * types});
     auto targets = torch::zeros({static_cast<std::int64_t>(pairs.size()), 1});
     for (std::size_t k = 0; k < pairs.size(); ++k) {
@@ -247,7 +259,8 @@ class Plugin final : public TorchPlugin {
     }
     return std::make_shared<TorchNetwork>(std::move(net));
   }
-  std::unique_ptr<InterferencePredictor> fit_mlp(const std::vector<ColocatedPair>& pairs, std::uint64_t seed) const override {
+  std::unique_ptr<InterferencePredictor> fit_mlp(const std::vector<ColocatedPair>& pairs,
+                                                 std::uint64_t seed) const override {
     return std::make_unique<InterferenceMlp>(pairs, seed);
   }
   std::unique_ptr<ProxyModel> digits_mlp(const DigitsData& data, int hidden, std::uint64_t seed) const override {

@@ -196,8 +196,8 @@ int run_bench(const BenchOptions& options) {
     }
     const int iterations = options.iterations;
     const Measurement workload = in_child([&] { return measure_executor(gpus, iterations); });
-    const std::size_t rounds = std::max<std::size_t>(
-        1, static_cast<std::size_t>(workload.activities) / (2 * static_cast<std::size_t>(gpus)));
+    const std::size_t rounds =
+        std::max<std::size_t>(1, static_cast<std::size_t>(workload.activities) / (2 * static_cast<std::size_t>(gpus)));
     // Ring and raw alternate, and each keeps its fastest run: on a shared VM a single run can be
     // off by tens of percent, and the minimum is the run least disturbed by the machine.
     Measurement ring{0, 0, std::numeric_limits<double>::infinity()};
@@ -211,10 +211,11 @@ int run_bench(const BenchOptions& options) {
     }
     const double ours = ring.activities / ring.cpu;
     const double bare = raw.activities / raw.cpu;
-    std::cout << fmt::format("{:>6} {:>10.0f} {:>8.3f}s {:>12.0f} | {:>10.0f} {:>8.3f}s {:>12.0f} | {:>8.3f}s {:>12.0f} | "
-                             "{:>5.0f}%\n",
-                             gpus, workload.activities, workload.wall, workload.activities / workload.cpu,
-                             ring.activities, ring.wall, ours, raw.wall, bare, 100 * ours / bare);
+    std::cout << fmt::format(
+        "{:>6} {:>10.0f} {:>8.3f}s {:>12.0f} | {:>10.0f} {:>8.3f}s {:>12.0f} | {:>8.3f}s {:>12.0f} | "
+        "{:>5.0f}%\n",
+        gpus, workload.activities, workload.wall, workload.activities / workload.cpu, ring.activities, ring.wall, ours,
+        raw.wall, bare, 100 * ours / bare);
   }
   return 0;
 }

@@ -48,7 +48,9 @@ std::vector<std::string> gpt3_1f1b_cluster(int gpus) {
   return sets;
 }
 
-std::vector<std::string> gpt3_1f1b(int gpus) { return with_data_parallel_fidelity(gpt3_1f1b_cluster(gpus), "replicas"); }
+std::vector<std::string> gpt3_1f1b(int gpus) {
+  return with_data_parallel_fidelity(gpt3_1f1b_cluster(gpus), "replicas");
+}
 
 // The same with a window of two nodes' replicas per stage simulated and the others mirroring them
 // (data_parallel_fidelity: window, docs/collectives.md "Symmetric windows"): exact on this cluster.
@@ -61,8 +63,8 @@ std::vector<std::string> gpt3_1f1b_window(int gpus) {
 std::vector<std::string> astra_dp_leaf_spine(int gpus) {
   std::vector<std::string> sets = astra_dp(gpus);
   sets.emplace_back("cluster.interconnect={kind: leaf_spine, nodes_per_leaf: 32, spines: 8, oversubscription: 2}");
-  sets.push_back(fmt::format("network.background_flows=[{{from: node0/gpu0, to: node{}/gpu0, size: 1GB, interval: 10ms}}]",
-                             gpus - 1));
+  sets.push_back(fmt::format(
+      "network.background_flows=[{{from: node0/gpu0, to: node{}/gpu0, size: 1GB, interval: 10ms}}]", gpus - 1));
   return sets;
 }
 
@@ -158,11 +160,12 @@ ChildRun run_child(const std::vector<std::string>& args, const std::string& log)
 int run_bench_scale(const ScaleBenchOptions& options) {
   namespace fs = std::filesystem;
   fs::create_directories(options.out);
-  std::cout << fmt::format("each row: `dnnsim run` of scenarios/bench/<file> with --set overrides, in its own process;\n"
-                           "wall and peak RSS of that whole command; logs and reports in {}/\n\n",
-                           options.out);
-  std::cout << fmt::format("{:<20} {:>6} {:>5} {:>9} {:>10} {:>14}  {}\n", "case", "GPUs", "fid.", "wall",
-                           "peak RSS", "iteration (s)", "status");
+  std::cout << fmt::format(
+      "each row: `dnnsim run` of scenarios/bench/<file> with --set overrides, in its own process;\n"
+      "wall and peak RSS of that whole command; logs and reports in {}/\n\n",
+      options.out);
+  std::cout << fmt::format("{:<20} {:>6} {:>5} {:>9} {:>10} {:>14}  {}\n", "case", "GPUs", "fid.", "wall", "peak RSS",
+                           "iteration (s)", "status");
   int worst = 0;
   for (const ScaleCase& c : scale_cases()) {
     if (!options.cases.empty() && std::find(options.cases.begin(), options.cases.end(), c.name) == options.cases.end())
@@ -188,9 +191,17 @@ int run_bench_scale(const ScaleBenchOptions& options) {
           continue;
         }
         const std::string tag = fmt::format("{}-{}-{}", c.name, gpus, fidelity);
-        std::vector<std::string> args{"dnnsim", "run", options.scenario_dir + "/" + c.scenario, "--out",
-                                      options.out + "/" + tag, "--set", "run.collective_fidelity=" + fidelity,
-                                      "--set", "outputs.trace=false", "--set", "outputs.tasks_csv=false"};
+        std::vector<std::string> args{"dnnsim",
+                                      "run",
+                                      options.scenario_dir + "/" + c.scenario,
+                                      "--out",
+                                      options.out + "/" + tag,
+                                      "--set",
+                                      "run.collective_fidelity=" + fidelity,
+                                      "--set",
+                                      "outputs.trace=false",
+                                      "--set",
+                                      "outputs.tasks_csv=false"};
         for (const std::string& set : c.overrides(gpus)) {
           args.emplace_back("--set");
           args.push_back(set);

@@ -86,10 +86,10 @@ int run_calibrate(const CalibrateOptions& options) {
       if (auto peak = gpu->peak(*dtype_from_name(name))) (*peaks)[*dtype_from_name(name)] = *peak;
     bandwidth = gpu->memory_bandwidth;
   }
-  const CalibrationTable table = fit_calibration(
-      device, samples, peaks, bandwidth,
-      fmt::format("measured by `dnnsim calibrate --backend {}{}` ({} samples)", options.backend,
-                  options.quick ? " --quick" : "", samples.size()));
+  const CalibrationTable table =
+      fit_calibration(device, samples, peaks, bandwidth,
+                      fmt::format("measured by `dnnsim calibrate --backend {}{}` ({} samples)", options.backend,
+                                  options.quick ? " --quick" : "", samples.size()));
   const std::string out = options.out.empty() ? fmt::format("calibration-{}.yaml", device) : options.out;
   std::ofstream file(out, std::ios::binary);
   file << dump_calibration(table);
@@ -115,17 +115,18 @@ int run_calibrate_convergence(const ConvergenceOptions& options) {
   std::cerr << fmt::format("training the convergence proxy ({} on the UCI digits){}…\n",
                            options.proxy == "mlp" ? "a tanh network" : "softmax regression",
                            options.quick ? " (quick)" : "");
-  const ConvergenceCalibration calibration =
-      calibrate_convergence(shipped_digits(), proxy, [](const std::string& line) { std::cerr << "  " << line << '\n'; });
+  const ConvergenceCalibration calibration = calibrate_convergence(
+      shipped_digits(), proxy, [](const std::string& line) { std::cerr << "  " << line << '\n'; });
   std::ofstream file(options.out, std::ios::binary);
   file << dump_convergence_calibration(calibration);
   if (!file) {
     std::cerr << fmt::format("dnnsim calibrate convergence: cannot write {}\n", options.out);
     return 1;
   }
-  std::cout << fmt::format("a = {:.4g}, b = {:.4g}, c = {:.4g}, beta = {:.4g}, mu = {:.4g}, lambda = {:.4g}; written to {}\n",
-                           calibration.curve.a, calibration.curve.b, calibration.curve.c, calibration.beta.value,
-                           calibration.mu.value, calibration.lambda.value, options.out);
+  std::cout << fmt::format(
+      "a = {:.4g}, b = {:.4g}, c = {:.4g}, beta = {:.4g}, mu = {:.4g}, lambda = {:.4g}; written to {}\n",
+      calibration.curve.a, calibration.curve.b, calibration.curve.c, calibration.beta.value, calibration.mu.value,
+      calibration.lambda.value, options.out);
   return 0;
 }
 

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/calibration/calibration.hpp"
-#include <vector>
 
 namespace dnnsim::cli {
 
@@ -103,7 +103,7 @@ struct PlanCommandOptions {
   std::size_t candidate = 0;  // --candidate K (megatron): lower the K-th best configuration; 0: the scenario's
   unsigned jobs = 0;
   std::string timeout;  // --timeout per --simulate-top simulation (default 1h)
-  std::string out;  // --out: the simulated runs' reports (--simulate: the run; --simulate-top: one folder each)
+  std::string out;      // --out: the simulated runs' reports (--simulate: the run; --simulate-top: one folder each)
 };
 
 // `dnnsim plan` (docs/pipeline.md): prints the plan of a pipeline workload, the planner's predicted

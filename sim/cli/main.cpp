@@ -44,7 +44,6 @@ using dnnsim::cli::kExitInterrupted;
 
 namespace {
 
-
 void print_input_error(const dnnsim::InputError& error) { std::cerr << dnnsim::format_input_error(error); }
 
 struct RunFlags {
@@ -69,10 +68,11 @@ int command_run(const std::string& path, const std::string& out, const std::vect
     dnnsim::cli::write_gantt(result, scenario.outputs.dir);  // @throw PlotError (exit 1); the reports are written
     std::cout << fmt::format("gantt chart in {}/gantt.png\n", scenario.outputs.dir);
   }
-  std::cerr << fmt::format("simulated {} operations ({} flows) in {:.3f} s wall", result.operations,
-                           result.flow_count, result.wall_seconds);
+  std::cerr << fmt::format("simulated {} operations ({} flows) in {:.3f} s wall", result.operations, result.flow_count,
+                           result.wall_seconds);
   if (result.estimated_memory_bytes > 0)
-    std::cerr << fmt::format("; estimated peak memory {}", dnnsim::format_bytes(dnnsim::Bytes(result.estimated_memory_bytes)));
+    std::cerr << fmt::format("; estimated peak memory {}",
+                             dnnsim::format_bytes(dnnsim::Bytes(result.estimated_memory_bytes)));
   std::cerr << '\n';
   if (result.interrupted) {
     std::cerr << fmt::format("interrupted: the reports in {}/ cover what was simulated (status \"interrupted\")\n",
@@ -94,9 +94,10 @@ int command_lower(const std::string& path, const std::vector<std::string>& overr
   std::cout << fmt::format("{} Chakra execution traces in {}/ (trace.0.et … trace.{}.et)\n", exported.files.size(),
                            chakra_dir, exported.files.size() - 1);
   if (exported.dropped_dependencies > 0)
-    std::cerr << fmt::format("warning: {} dependencies between tasks on different GPUs with no communication between "
-                             "them cannot be written in Chakra (a node names only nodes of its own rank) and were left out\n",
-                             exported.dropped_dependencies);
+    std::cerr << fmt::format(
+        "warning: {} dependencies between tasks on different GPUs with no communication between "
+        "them cannot be written in Chakra (a node names only nodes of its own rank) and were left out\n",
+        exported.dropped_dependencies);
   return 0;
 }
 
@@ -105,12 +106,14 @@ int command_lower(const std::string& path, const std::vector<std::string>& overr
 int command_graph(const std::string& path, const std::vector<std::string>& overrides, const std::string& out) {
   const dnnsim::Scenario scenario = dnnsim::load_scenario(path, overrides);
   if (scenario.workload_as<dnnsim::GnnWorkload>() == nullptr)
-    throw dnnsim::InputError(scenario.workload->where, "dnnsim graph needs a gnn workload (workload.kind: gnn, docs/gnn.md)");
+    throw dnnsim::InputError(scenario.workload->where,
+                             "dnnsim graph needs a gnn workload (workload.kind: gnn, docs/gnn.md)");
   std::cerr << "building the graph…\n";
   const auto graph = dnnsim::gnn_graph(scenario);
   dnnsim::gnn::save_csr(*graph, out);
-  std::cout << fmt::format("{}: {} nodes, {} undirected edges ({} bytes); use it as graph: {{file: {}}}\n", out, graph->num_nodes(),
-                           graph->undirected_edges(), 24 + 8 * (graph->num_nodes() + 1ULL) + 4 * graph->directed_edges(), out);
+  std::cout << fmt::format("{}: {} nodes, {} undirected edges ({} bytes); use it as graph: {{file: {}}}\n", out,
+                           graph->num_nodes(), graph->undirected_edges(),
+                           24 + 8 * (graph->num_nodes() + 1ULL) + 4 * graph->directed_edges(), out);
   return 0;
 }
 
@@ -138,11 +141,13 @@ std::vector<std::pair<std::string, std::function<void(bool)>>> listings() {
       {"links", [](bool) { std::cout << dnnsim::format_link_table(dnnsim::HardwareCatalog::builtin()); }},
   };
   for (const dnnsim::RegistryListing& listing : dnnsim::builtin_registry_listings())
-    table.emplace_back(listing.name, [&listing](bool options) { std::cout << dnnsim::format_listing(listing, options); });
+    table.emplace_back(listing.name,
+                       [&listing](bool options) { std::cout << dnnsim::format_listing(listing, options); });
   table.emplace_back("backends", [](bool options) {
     std::cout << dnnsim::format_listing(dnnsim::listing_of("backends", dnnsim::cli::calibration_backends()), options);
   });
-  table.emplace_back("options", [](bool) { std::cout << dnnsim::options_reference(dnnsim::builtin_registry_listings()); });
+  table.emplace_back("options",
+                     [](bool) { std::cout << dnnsim::options_reference(dnnsim::builtin_registry_listings()); });
   return table;
 }
 
@@ -177,9 +182,11 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "simulate a scenario and write OUT/summary.json, tasks.csv, trace.json");
   run->add_option("SCENARIO", scenario_path, "scenario YAML file")->required()->check(CLI::ExistingFile);
   run->add_option("--out", out_dir, "output directory (default: outputs.dir, or out/<scenario name>)");
-  run->add_option("--set", overrides, "override a scenario key: --set run.iterations=5, or remove one: --set ~run.seed (repeatable)");
+  run->add_option("--set", overrides,
+                  "override a scenario key: --set run.iterations=5, or remove one: --set ~run.seed (repeatable)");
   RunFlags run_flags;
-  run->add_flag("--gantt", run_flags.gantt, "also draw OUT/gantt.png: the timeline per device and stream (needs gnuplot)");
+  run->add_flag("--gantt", run_flags.gantt,
+                "also draw OUT/gantt.png: the timeline per device and stream (needs gnuplot)");
   run->add_flag("--breakdown", run_flags.breakdown,
                 "also print the time per layer (or stage, or collective) and phase, per device and iteration");
   run->add_flag("--all-devices", run_flags.all_devices,
@@ -196,8 +203,11 @@ int main(int argc, char** argv) {
 
   std::string graph_scenario, graph_out;
   std::vector<std::string> graph_overrides;
-  auto* graph = app.add_subcommand("graph", "save a gnn workload's graph (loaded or generated) as a binary .csr file (docs/gnn.md)");
-  graph->add_option("SCENARIO", graph_scenario, "scenario YAML file with workload.kind: gnn")->required()->check(CLI::ExistingFile);
+  auto* graph = app.add_subcommand(
+      "graph", "save a gnn workload's graph (loaded or generated) as a binary .csr file (docs/gnn.md)");
+  graph->add_option("SCENARIO", graph_scenario, "scenario YAML file with workload.kind: gnn")
+      ->required()
+      ->check(CLI::ExistingFile);
   graph->add_option("--out", graph_out, "the .csr file to write")->required();
   graph->add_option("--set", graph_overrides, "override a scenario key (repeatable)");
 
@@ -222,7 +232,8 @@ int main(int argc, char** argv) {
   dnnsim::ModelOptions model_options;
   auto* describe = model->add_subcommand("describe", "per-layer table and totals of a zoo model (dnnsim list models)");
   describe->add_option("NAME", model_name, "model name")->required();
-  describe->add_option("--batch", model_batch, "samples per batch (totals are for the batch)")->check(CLI::PositiveNumber);
+  describe->add_option("--batch", model_batch, "samples per batch (totals are for the batch)")
+      ->check(CLI::PositiveNumber);
   describe->add_option("--seq", model_options.seq, "sequence length (language models; default: the model's)")
       ->check(CLI::PositiveNumber);
   describe->add_option("--image", model_options.image, "image side in pixels (vision models; default 224)")
@@ -239,8 +250,9 @@ int main(int argc, char** argv) {
       "convergence", "fit the statistical-efficiency model to a real training run on the CPU (docs/calibration.md)");
   convergence->add_option("--out", convergence_options.out, "parameter file (default: convergence.yaml)");
   convergence->add_option("--seed", convergence_options.seed, "seed of the minibatch sampling");
-  convergence->add_option("--label-skew", convergence_options.label_skew,
-                          "non-i.i.d. workers: share of each worker's samples from its own labels (0 = i.i.d.)")
+  convergence
+      ->add_option("--label-skew", convergence_options.label_skew,
+                   "non-i.i.d. workers: share of each worker's samples from its own labels (0 = i.i.d.)")
       ->check(CLI::Range(0.0, 1.0));
   convergence
       ->add_option("--proxy", convergence_options.proxy,
@@ -284,17 +296,23 @@ int main(int argc, char** argv) {
   dnnsim::cli::SweepCommandOptions sweep_options;
   auto* sweep = app.add_subcommand("sweep", "run every point of a parameter sweep as its own process (docs/sweeps.md)");
   sweep->add_option("SWEEP", sweep_options.sweep_file, "sweep YAML file")->check(CLI::ExistingFile);
-  sweep->add_option("--jobs", sweep_options.jobs, "points run at once (default: one per core)")->check(CLI::PositiveNumber);
+  sweep->add_option("--jobs", sweep_options.jobs, "points run at once (default: one per core)")
+      ->check(CLI::PositiveNumber);
   sweep->add_option("--out", sweep_options.out, "output directory (default: out/<sweep name>)");
-  sweep->add_option("--timeout", sweep_options.timeout, "time limit per point, e.g. 30s (default: the sweep file's, 10min)");
+  sweep->add_option("--timeout", sweep_options.timeout,
+                    "time limit per point, e.g. 30s (default: the sweep file's, 10min)");
   sweep->add_option("--slice", sweep_options.slice, "run only the points whose index % K == I (I/K)");
-  sweep->add_option("--merge", sweep_options.merge_dir, "merge DIR's slice CSVs into DIR/results.csv; list missing points")
+  sweep
+      ->add_option("--merge", sweep_options.merge_dir,
+                   "merge DIR's slice CSVs into DIR/results.csv; list missing points")
       ->check(CLI::ExistingDirectory);
   dnnsim::SlurmOptions slurm_options;
   bool sweep_slurm = false;
   auto* slurm = sweep->add_flag("--slurm", sweep_slurm,
                                 "submit the sweep as a Slurm job array, one slice per task (docs/slurm.md)");
-  sweep->add_option("--array-size", slurm_options.array_size, "with --slurm: array tasks = slices (default: min(points, 100))")
+  sweep
+      ->add_option("--array-size", slurm_options.array_size,
+                   "with --slurm: array tasks = slices (default: min(points, 100))")
       ->check(CLI::PositiveNumber)
       ->needs(slurm);
   sweep->add_option("--partition", slurm_options.partition, "with --slurm: Slurm partition (default: the cluster's)")
@@ -306,8 +324,10 @@ int main(int argc, char** argv) {
   dnnsim::cli::RegressCommandOptions regress_options;
   auto* regress = app.add_subcommand(
       "regress", "run every scenario with expectations and every comparison file; verdict table (docs/regress.md)");
-  regress->add_option("INPUTS", regress_options.inputs, "directories (searched recursively) and YAML files (default: scenarios/papers)");
-  regress->add_option("--jobs", regress_options.jobs, "runs at once (default: one per core)")->check(CLI::PositiveNumber);
+  regress->add_option("INPUTS", regress_options.inputs,
+                      "directories (searched recursively) and YAML files (default: scenarios/papers)");
+  regress->add_option("--jobs", regress_options.jobs, "runs at once (default: one per core)")
+      ->check(CLI::PositiveNumber);
   regress->add_option("--out", regress_options.out, "output directory (default: out/regress)");
   regress->add_option("--timeout", regress_options.timeout, "time limit per run, e.g. 30s (default: 10min)");
   regress->add_flag("-v,--verbose", regress_options.verbose, "also list the YAML files skipped and why");
@@ -318,15 +338,18 @@ int main(int argc, char** argv) {
   plan->add_option("SCENARIO", plan_options.scenario, "scenario YAML file with workload.kind: pipeline or spmd")
       ->required()
       ->check(CLI::ExistingFile);
-  plan->add_option("--planner", plan_options.planner, "planner to use instead of the scenario's (dnnsim list planners)");
+  plan->add_option("--planner", plan_options.planner,
+                   "planner to use instead of the scenario's (dnnsim list planners)");
   plan->add_option("--set", plan_options.overrides, "override a scenario key (repeatable)");
-  plan->add_flag("--simulate", plan_options.simulate, "also simulate the plan and print the simulated time beside the prediction");
+  plan->add_flag("--simulate", plan_options.simulate,
+                 "also simulate the plan and print the simulated time beside the prediction");
   plan->add_option("--time-limit", plan_options.time_limit_s,
                    "seconds of search after which the planner returns the best plan found so far (marked as such)")
       ->check(CLI::PositiveNumber);
-  plan->add_option("--simulate-top", plan_options.simulate_top,
-                   "megatron: simulate the K best configurations of its ranking, each in its own process, and rank them "
-                   "by simulated time")
+  plan->add_option(
+          "--simulate-top", plan_options.simulate_top,
+          "megatron: simulate the K best configurations of its ranking, each in its own process, and rank them "
+          "by simulated time")
       ->check(CLI::PositiveNumber)
       ->excludes("--simulate");
   plan->add_option("--candidate", plan_options.candidate,
@@ -335,7 +358,8 @@ int main(int argc, char** argv) {
   plan->add_option("--jobs", plan_options.jobs, "--simulate-top: simulations at once (default: one per core)")
       ->check(CLI::PositiveNumber)
       ->needs("--simulate-top");
-  plan->add_option("--timeout", plan_options.timeout, "--simulate-top: time limit per simulation, e.g. 30min (default: 1h)")
+  plan->add_option("--timeout", plan_options.timeout,
+                   "--simulate-top: time limit per simulation, e.g. 30min (default: 1h)")
       ->needs("--simulate-top");
   plan->add_option("--out", plan_options.out,
                    "write the simulated reports here (--simulate: summary.json …; --simulate-top: one folder per "
@@ -346,27 +370,39 @@ int main(int argc, char** argv) {
   plot->add_option("RESULTS", plot_options.csv, "results CSV written by dnnsim sweep");
   plot->add_option("--x", plot_options.x, "column for the x axis (a sweep axis key)");
   plot->add_option("--y", plot_options.y, "column for the y axis (a metric, e.g. mean.iteration_time_s)");
-  plot->add_option("--jct-cdf", plot_options.jct_cdf, "cluster run directories: the CDF of their jobs' JCT (jobs.csv), one line each");
-  plot->add_option("--utilisation", plot_options.utilisation, "cluster run directories: GPU utilisation and queued jobs over time (utilisation.csv)");
+  plot->add_option("--jct-cdf", plot_options.jct_cdf,
+                   "cluster run directories: the CDF of their jobs' JCT (jobs.csv), one line each");
+  plot->add_option("--utilisation", plot_options.utilisation,
+                   "cluster run directories: GPU utilisation and queued jobs over time (utilisation.csv)");
   plot->add_option("--hue", plot_options.hue, "column whose values make one line each");
-  plot->add_option("--where", plot_options.where, "COLUMN=VALUE: plot only the rows where the column has that text (repeatable)");
+  plot->add_option("--where", plot_options.where,
+                   "COLUMN=VALUE: plot only the rows where the column has that text (repeatable)");
   plot->add_option("-o,--output", plot_options.output, "PNG file; its gnuplot script is written beside it (.gp)")
       ->required();
   plot->add_option("--title", plot_options.title, "figure title (default: \"<y> vs <x>\")");
 
   dnnsim::TrainSchedulerOptions train_options;
-  auto* train = app.add_subcommand("train-scheduler",
-                                   "train the marl scheduler's policy with dnnsim as its environment (docs/cluster.md)");
-  train->add_option("SCENARIO", train_options.scenario, "scenario YAML file with workload.kind: cluster, scheduler marl")
+  auto* train = app.add_subcommand(
+      "train-scheduler", "train the marl scheduler's policy with dnnsim as its environment (docs/cluster.md)");
+  train
+      ->add_option("SCENARIO", train_options.scenario, "scenario YAML file with workload.kind: cluster, scheduler marl")
       ->required()
       ->check(CLI::ExistingFile);
-  train->add_option("--episodes", train_options.episodes, "episodes to train (default 100)")->check(CLI::PositiveNumber);
-  train->add_option("--parallel", train_options.parallel, "episodes per update, run at once in child processes (default 2)")
+  train->add_option("--episodes", train_options.episodes, "episodes to train (default 100)")
       ->check(CLI::PositiveNumber);
-  train->add_option("--seed", train_options.seed, "seed of the initial weights; episode e runs with workload.seed = seed + e (default 1)");
-  train->add_option("--learning-rate", train_options.learning_rate, "Adam's step size (default 0.001)")->check(CLI::PositiveNumber);
+  train
+      ->add_option("--parallel", train_options.parallel,
+                   "episodes per update, run at once in child processes (default 2)")
+      ->check(CLI::PositiveNumber);
+  train->add_option("--seed", train_options.seed,
+                    "seed of the initial weights; episode e runs with workload.seed = seed + e (default 1)");
+  train->add_option("--learning-rate", train_options.learning_rate, "Adam's step size (default 0.001)")
+      ->check(CLI::PositiveNumber);
   train->add_option("--set", train_options.overrides, "override a scenario key (repeatable)");
-  train->add_option("--out", train_options.out, "the policy file to write; the learning curve goes beside it (.curve.csv)")->required();
+  train
+      ->add_option("--out", train_options.out,
+                   "the policy file to write; the learning curve goes beside it (.curve.csv)")
+      ->required();
 
   // A malformed command line is bad input like a malformed scenario: exit 2 (CLI11's own codes are
   // 101-115), after CLI11's message; --help and --version still exit 0.
@@ -399,8 +435,9 @@ int main(int argc, char** argv) {
       train_options.progress = &std::cerr;
       const auto trained = dnnsim::train_scheduler(train_options);
       const auto& curve = trained.curve;
-      std::cout << fmt::format("trained {} episodes{}: mean JCT {:.0f} s in the first, {:.0f} s in the last\n", curve.size(),
-                               trained.interrupted ? " (interrupted)" : "", curve.empty() ? 0.0 : curve.front().mean_jct_s,
+      std::cout << fmt::format("trained {} episodes{}: mean JCT {:.0f} s in the first, {:.0f} s in the last\n",
+                               curve.size(), trained.interrupted ? " (interrupted)" : "",
+                               curve.empty() ? 0.0 : curve.front().mean_jct_s,
                                curve.empty() ? 0.0 : curve.back().mean_jct_s);
       std::cout << "policy: " << trained.policy_path << "\nlearning curve: " << trained.curve_path << '\n';
       return trained.interrupted ? kExitInterrupted : 0;

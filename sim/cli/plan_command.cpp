@@ -47,9 +47,12 @@ void simulate_candidates(const PlanCommandOptions& options, const std::vector<st
       [&](std::size_t i) {
         fs::remove_all(folder(i));  // a killed earlier attempt must not leave a summary.json behind
         fs::create_directories(folder(i));
-        ChildCommand child{{executable, "plan", options.scenario}, (folder(i) / "stdout.txt").string(),
-                           (folder(i) / "stderr.txt").string(), limit};
-        for (const std::string& assignment : options.overrides) child.argv.insert(child.argv.end(), {"--set", assignment});
+        ChildCommand child{{executable, "plan", options.scenario},
+                           (folder(i) / "stdout.txt").string(),
+                           (folder(i) / "stderr.txt").string(),
+                           limit};
+        for (const std::string& assignment : options.overrides)
+          child.argv.insert(child.argv.end(), {"--set", assignment});
         if (!options.planner.empty()) child.argv.insert(child.argv.end(), {"--planner", options.planner});
         child.argv.insert(child.argv.end(),
                           {"--candidate", std::to_string(i + 1), "--simulate", "--out", folder(i).string()});
@@ -154,7 +157,8 @@ int run_plan_command(const PlanCommandOptions& options) {
   // With tensor parallelism plan devices are groups of t consecutive GPUs, named by their first.
   std::vector<std::string> gpus = scenario.cluster.gpu_names();
   const int ranks = report.tensor_parallel ? report.tensor_parallel->degree : 1;
-  for (std::size_t g = 0; g < gpus.size() / static_cast<std::size_t>(ranks); ++g) gpus[g] = gpus[g * static_cast<std::size_t>(ranks)];
+  for (std::size_t g = 0; g < gpus.size() / static_cast<std::size_t>(ranks); ++g)
+    gpus[g] = gpus[g * static_cast<std::size_t>(ranks)];
   gpus.resize(gpus.size() / static_cast<std::size_t>(ranks));
   std::cout << fmt::format("scenario {}: planner {}, schedule {}\n", scenario.name, report.planner, report.schedule);
   std::cout << fmt::format("activation memory: {}\n", report.activation_memory);
@@ -164,29 +168,33 @@ int run_plan_command(const PlanCommandOptions& options) {
   if (report.plan.stopped_early)
     std::cout << fmt::format("search stopped ({}): the best plan found so far\n", progress.stop_reason());
   if (report.tensor_parallel)
-    std::cout << fmt::format("tensor parallel {} (groups of consecutive GPUs), sequence parallel {}, recompute {}, "
-                             "distributed optimizer {}\n",
-                             ranks, report.tensor_parallel->sequence_parallel ? "on" : "off",
-                             recompute_name(report.tensor_parallel->recompute),
-                             report.tensor_parallel->distributed_optimizer ? "on" : "off");
+    std::cout << fmt::format(
+        "tensor parallel {} (groups of consecutive GPUs), sequence parallel {}, recompute {}, "
+        "distributed optimizer {}\n",
+        ranks, report.tensor_parallel->sequence_parallel ? "on" : "off",
+        recompute_name(report.tensor_parallel->recompute),
+        report.tensor_parallel->distributed_optimizer ? "on" : "off");
   if (report.mirror_ranks)
     std::cout << "tensor-parallel fidelity: group (rank 0 of each group simulated, the others mirror it)\n";
   if (!report.all_ranks_because.empty())
     std::cout << fmt::format("tensor-parallel fidelity: every rank simulated ({})\n", report.all_ranks_because);
   for (const std::string& problem : setup.mirror_problems)
-    std::cout << fmt::format("tensor-parallel fidelity: group cannot simulate this plan ({}); --simulate needs "
-                             "tensor_parallel_fidelity: ranks\n",
-                             problem);
+    std::cout << fmt::format(
+        "tensor-parallel fidelity: group cannot simulate this plan ({}); --simulate needs "
+        "tensor_parallel_fidelity: ranks\n",
+        problem);
   if (report.replica_window > 0)
-    std::cout << fmt::format("data-parallel fidelity: window ({} replicas per stage simulated, the others mirror "
-                             "them)\n",
-                             report.replica_window);
+    std::cout << fmt::format(
+        "data-parallel fidelity: window ({} replicas per stage simulated, the others mirror "
+        "them)\n",
+        report.replica_window);
   if (!report.all_replicas_because.empty())
     std::cout << fmt::format("data-parallel fidelity: every replica simulated ({})\n", report.all_replicas_because);
   for (const std::string& problem : setup.window_problems)
-    std::cout << fmt::format("data-parallel fidelity: window cannot simulate this plan ({}); --simulate needs "
-                             "data_parallel_fidelity: replicas\n",
-                             problem);
+    std::cout << fmt::format(
+        "data-parallel fidelity: window cannot simulate this plan ({}); --simulate needs "
+        "data_parallel_fidelity: replicas\n",
+        problem);
   if (!report.plan.ranking.empty()) {
     constexpr std::size_t kShown = 10;
     // The planner's search space, where its options narrowed it (a framework's limits).
@@ -228,18 +236,19 @@ int run_plan_command(const PlanCommandOptions& options) {
                            "devices");
   for (std::size_t s = 0; s < plan.stages.size(); ++s) {
     std::vector<std::string> chunks;
-    for (const LayerRange& range : plan.stages[s].chunks) chunks.push_back(fmt::format("[{},{})", range.begin, range.end));
+    for (const LayerRange& range : plan.stages[s].chunks)
+      chunks.push_back(fmt::format("[{},{})", range.begin, range.end));
     std::cout << fmt::format("{:<6} {:<18} {:>5}  {}\n", s, fmt::format("{}", fmt::join(chunks, "+")),
                              plan.stages[s].devices.size(), describe_devices(plan.stages[s].devices, gpus));
   }
   const std::size_t candidates = report.plan.statistics.candidates;
-  const std::string search = report.planner == "explicit"
-                                 ? std::string("explicit stages")
-                                 : fmt::format("{} candidate{} scored{}", candidates, candidates == 1 ? "" : "s",
-                                               report.plan.statistics.bounded == 0
-                                                   ? std::string()
-                                                   : fmt::format(", {} more skipped by the lower bound",
-                                                                 report.plan.statistics.bounded));
+  const std::string search =
+      report.planner == "explicit"
+          ? std::string("explicit stages")
+          : fmt::format("{} candidate{} scored{}", candidates, candidates == 1 ? "" : "s",
+                        report.plan.statistics.bounded == 0
+                            ? std::string()
+                            : fmt::format(", {} more skipped by the lower bound", report.plan.statistics.bounded));
   std::cout << fmt::format("\npredicted iteration {:>12}   ({}; {})\n",
                            format_seconds(report.plan.predicted_iteration_time), report.plan.cost_model, search)
             << std::flush;
@@ -252,9 +261,9 @@ int run_plan_command(const PlanCommandOptions& options) {
   const auto summary = make_summary(scenario, result);
   if (!options.out.empty()) write_reports(scenario, result, summary, options.out);
   const double simulated = summary["mean"]["iteration_time_s"].get<double>();
-  std::cout << fmt::format("simulated iteration {:>12}   ({} iteration{}, status {})\n", format_seconds(Seconds(simulated)),
-                           summary["iterations"].get<int>(), summary["iterations"].get<int>() == 1 ? "" : "s",
-                           summary["status"].get<std::string>());
+  std::cout << fmt::format("simulated iteration {:>12}   ({} iteration{}, status {})\n",
+                           format_seconds(Seconds(simulated)), summary["iterations"].get<int>(),
+                           summary["iterations"].get<int>() == 1 ? "" : "s", summary["status"].get<std::string>());
   if (simulated > 0)
     std::cout << fmt::format("prediction error     {:+.1f}%\n",
                              100.0 * (report.plan.predicted_iteration_time.value() - simulated) / simulated);

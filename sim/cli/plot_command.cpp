@@ -43,7 +43,8 @@ int draw(const std::string& script, const fs::path& png) {
   fs::remove(png, ignored);
   std::string error;
   if (render_with_gnuplot(script, error) != 0 || !png_written(png)) {
-    std::cerr << fmt::format("error: cannot draw {}: {}\n(the script is in {})\n", png.string(), error, script_path.string());
+    std::cerr << fmt::format("error: cannot draw {}: {}\n(the script is in {})\n", png.string(), error,
+                             script_path.string());
     return 1;
   }
   std::cout << fmt::format("plot written to {} (gnuplot script {})\n", png.string(), script_path.string());
@@ -54,8 +55,9 @@ int draw(const std::string& script, const fs::path& png) {
 std::vector<std::pair<std::string, CsvTable>> run_tables(const std::vector<std::string>& dirs, const char* file) {
   std::vector<std::pair<std::string, CsvTable>> runs;
   for (const std::string& dir : dirs)
-    runs.emplace_back(fs::path(dir).lexically_normal().filename().string().empty() ? fs::path(dir).lexically_normal().parent_path().filename().string()
-                                                                                   : fs::path(dir).lexically_normal().filename().string(),
+    runs.emplace_back(fs::path(dir).lexically_normal().filename().string().empty()
+                          ? fs::path(dir).lexically_normal().parent_path().filename().string()
+                          : fs::path(dir).lexically_normal().filename().string(),
                       read_csv((fs::path(dir) / file).string()));
   return runs;
 }
@@ -63,11 +65,14 @@ std::vector<std::pair<std::string, CsvTable>> run_tables(const std::vector<std::
 }  // namespace
 
 int run_plot_command(const PlotCommandOptions& options) {
-  if (!options.jct_cdf.empty()) return draw(make_jct_cdf_script(run_tables(options.jct_cdf, "jobs.csv"), options.output), options.output);
+  if (!options.jct_cdf.empty())
+    return draw(make_jct_cdf_script(run_tables(options.jct_cdf, "jobs.csv"), options.output), options.output);
   if (!options.utilisation.empty())
-    return draw(make_utilisation_script(run_tables(options.utilisation, "utilisation.csv"), options.output), options.output);
+    return draw(make_utilisation_script(run_tables(options.utilisation, "utilisation.csv"), options.output),
+                options.output);
   if (options.csv.empty() || options.x.empty() || options.y.empty())
-    throw InputError(SourceLocation{}, "dnnsim plot needs RESULTS --x --y (a sweep plot), or --jct-cdf DIR… or --utilisation DIR…");
+    throw InputError(SourceLocation{},
+                     "dnnsim plot needs RESULTS --x --y (a sweep plot), or --jct-cdf DIR… or --utilisation DIR…");
   const CsvTable table = filter_rows(read_csv(options.csv), options.where);
   PlotOptions plot;
   plot.x = options.x;

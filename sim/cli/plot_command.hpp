@@ -14,13 +14,13 @@ struct SimulationResult;
 namespace dnnsim::cli {
 
 struct PlotCommandOptions {
-  std::string csv;     // sweep results (dnnsim sweep): point,<axes…>,status,error,<metrics…>
-  std::string x;       // column for the x axis
-  std::string y;       // column for the y axis
-  std::string hue;     // column whose values make one line each; empty: a single line
-  std::vector<std::string> where;  // "COLUMN=VALUE": plot only the rows that match all
-  std::string output;  // PNG file; the script is written beside it with the extension .gp
-  std::string title;   // empty: "<y> vs <x>"
+  std::string csv;                       // sweep results (dnnsim sweep): point,<axes…>,status,error,<metrics…>
+  std::string x;                         // column for the x axis
+  std::string y;                         // column for the y axis
+  std::string hue;                       // column whose values make one line each; empty: a single line
+  std::vector<std::string> where;        // "COLUMN=VALUE": plot only the rows that match all
+  std::string output;                    // PNG file; the script is written beside it with the extension .gp
+  std::string title;                     // empty: "<y> vs <x>"
   std::vector<std::string> jct_cdf;      // cluster run directories: plot their jobs.csv JCT CDFs instead
   std::vector<std::string> utilisation;  // cluster run directories: plot their utilisation.csv instead
 };

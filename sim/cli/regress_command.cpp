@@ -8,15 +8,14 @@
 #include <fstream>
 #include <iostream>
 
-#include "sim/cli/exit_codes.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/exit_codes.hpp"
 #include "sim/regress/regress_report.hpp"
 #include "sim/regress/regress_runner.hpp"
 #include "sim/regress/regress_spec.hpp"
 
 namespace dnnsim::cli {
 namespace {
-
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);

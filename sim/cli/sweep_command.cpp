@@ -5,8 +5,8 @@
 #include <charconv>
 #include <iostream>
 
-#include "sim/cli/exit_codes.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/exit_codes.hpp"
 #include "sim/sweep/sweep_runner.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 

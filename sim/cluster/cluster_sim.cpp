@@ -1,7 +1,5 @@
 #include "sim/cluster/cluster_sim.hpp"
 
-#include <simgrid/s4u.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <simgrid/s4u.hpp>
 #include <stdexcept>
 
 #include "planners/jobs/parameter_server.hpp"
@@ -203,10 +202,11 @@ class ClusterSimulation {
       }
       report_progress(now);
       if (done_ == runs_.size()) break;
-      const SchedulerEvent kind = any_round ? SchedulerEvent::round
+      const SchedulerEvent kind = any_round        ? SchedulerEvent::round
                                   : any_completion ? SchedulerEvent::completion
                                                    : SchedulerEvent::arrival;
-      if (queued_ > 0 || any_round || in_.scheduler->observes_every_event()) apply(in_.scheduler->decide(snapshot(now), kind), now);
+      if (queued_ > 0 || any_round || in_.scheduler->observes_every_event())
+        apply(in_.scheduler->decide(snapshot(now), kind), now);
       ++result_.scheduler_calls;
       // Nothing runs, nothing will arrive, and the scheduler starts nothing: the rest never run. A
       // scheduler with rounds that starts jobs only at a round (Pollux) gets that round first.
@@ -254,7 +254,8 @@ class ClusterSimulation {
     const double elapsed = now - run.attempt_start;
     run.view.attained = run.view.attained + Seconds(elapsed);
     run.view.attained_gpu_seconds += elapsed * run.view.placement->gpus();
-    if (!completed) run.view.done_iterations = std::min(run.view.total_iterations, run.view.done_iterations + progress_of(run, now));
+    if (!completed)
+      run.view.done_iterations = std::min(run.view.total_iterations, run.view.done_iterations + progress_of(run, now));
   }
 
   // The job's GPUs go back to the pool — unless it was packed: then its partner keeps them and runs
@@ -274,7 +275,8 @@ class ClusterSimulation {
       run.slowdown = 1;
     } else {
       for (const auto& [server, count] : run.view.placement->slices) free_[server] += count;
-      for (const auto& [server, count] : run.view.placement->ps) free_cpus_[server] += count * run.view.record->ps_cores;
+      for (const auto& [server, count] : run.view.placement->ps)
+        free_cpus_[server] += count * run.view.record->ps_cores;
       busy_ -= run.view.placement->gpus();
     }
     last_placement_[run.view.id] = run.view.placement->to_string();
@@ -306,14 +308,17 @@ class ClusterSimulation {
   void pack(JobRun& run, JobRun& host, double now) {
     if (run.phase != JobPhase::queued || host.phase != JobPhase::running || host.partner || run.view.gpus != 1 ||
         host.view.gpus != 1)
-      throw std::logic_error(fmt::format("scheduler packed job {} onto job {}: packing needs a waiting and a running single-GPU job, "
-                                         "the latter not packed", run.view.record->id, host.view.record->id));
+      throw std::logic_error(
+          fmt::format("scheduler packed job {} onto job {}: packing needs a waiting and a running single-GPU job, "
+                      "the latter not packed",
+                      run.view.record->id, host.view.record->id));
     const std::string& gpu_type = in_.servers[host.view.placement->slices.front().first].gpu_type;
     const auto run_slowdown = in_.speed->packed_slowdown(*run.view.record, *host.view.record, gpu_type);
     const auto host_slowdown = in_.speed->packed_slowdown(*host.view.record, *run.view.record, gpu_type);
     if (!run_slowdown || !host_slowdown)
-      throw std::logic_error(fmt::format("scheduler packed job {} onto job {}, a pair the speed model has no measurement of",
-                                         run.view.record->id, host.view.record->id));
+      throw std::logic_error(
+          fmt::format("scheduler packed job {} onto job {}, a pair the speed model has no measurement of",
+                      run.view.record->id, host.view.record->id));
     run.partner = host.view.id;
     run.view.packed_with = host.view.id;
     host.partner = run.view.id;
@@ -326,10 +331,12 @@ class ClusterSimulation {
 
   void apply(const std::vector<Decision>& decisions, double now) {
     for (const Decision& decision : decisions) {
-      if (decision.job >= runs_.size()) throw std::logic_error(fmt::format("scheduler decided on unknown job {}", decision.job));
+      if (decision.job >= runs_.size())
+        throw std::logic_error(fmt::format("scheduler decided on unknown job {}", decision.job));
       JobRun& run = runs_[decision.job];
       if (decision.kind == Decision::Kind::pack) {
-        if (decision.partner >= runs_.size()) throw std::logic_error(fmt::format("scheduler packed onto unknown job {}", decision.partner));
+        if (decision.partner >= runs_.size())
+          throw std::logic_error(fmt::format("scheduler packed onto unknown job {}", decision.partner));
         pack(run, runs_[decision.partner], now);
         continue;
       }
@@ -357,7 +364,8 @@ class ClusterSimulation {
     const JobRecord& job = *run.view.record;
     if (job.ps_per_worker <= 0) {
       if (!placement.ps.empty())
-        throw std::logic_error(fmt::format("scheduler gave parameter servers to job {}, a ring all-reduce job", job.id));
+        throw std::logic_error(
+            fmt::format("scheduler gave parameter servers to job {}, a ring all-reduce job", job.id));
       return true;
     }
     if (placement.ps.empty()) {
@@ -369,8 +377,9 @@ class ClusterSimulation {
     std::vector<int> free = free_cpus_;
     for (const auto& [server, count] : placement.ps)
       if (server < 0 || static_cast<std::size_t>(server) >= free.size() || (free[server] -= count * job.ps_cores) < 0)
-        throw std::logic_error(fmt::format("scheduler placed the parameter servers of job {} on {} whose cores are not free", job.id,
-                                           placement.to_string()));
+        throw std::logic_error(
+            fmt::format("scheduler placed the parameter servers of job {} on {} whose cores are not free", job.id,
+                        placement.to_string()));
     return true;
   }
 
@@ -401,7 +410,8 @@ class ClusterSimulation {
     if (!packed) {
       for (const auto& [server, count] : placement.slices)
         if (server < 0 || static_cast<std::size_t>(server) >= free_.size() || count > free_[server])
-          throw std::logic_error(fmt::format("scheduler placed job {} on {} whose GPUs are not free", run.view.record->id, placement.to_string()));
+          throw std::logic_error(fmt::format("scheduler placed job {} on {} whose GPUs are not free",
+                                             run.view.record->id, placement.to_string()));
       for (const auto& [server, count] : placement.slices) free_[server] -= count;
       for (const auto& [server, count] : placement.ps) free_cpus_[server] -= count * run.view.record->ps_cores;
       busy_ += placement.gpus();
@@ -426,8 +436,9 @@ class ClusterSimulation {
     const auto wall = std::chrono::steady_clock::now();
     if (wall - last_report_ < std::chrono::seconds(5) && done_ != runs_.size()) return;
     last_report_ = wall;
-    std::cerr << fmt::format("cluster: t={:.0f}s  {}/{} jobs done, {} running, {} queued, {:.0f}s wall\n", now, done_, runs_.size(), running_,
-                             queued_, std::chrono::duration<double>(wall - wall_start_).count());
+    std::cerr << fmt::format("cluster: t={:.0f}s  {}/{} jobs done, {} running, {} queued, {:.0f}s wall\n", now, done_,
+                             runs_.size(), running_, queued_,
+                             std::chrono::duration<double>(wall - wall_start_).count());
   }
 
   void finish_results() {
@@ -448,7 +459,7 @@ class ClusterSimulation {
       outcome.status = run.phase == JobPhase::finished     ? JobOutcome::Status::finished
                        : run.phase == JobPhase::never_fits ? JobOutcome::Status::never_fits
                        : run.phase == JobPhase::rejected   ? JobOutcome::Status::rejected
-                                                        : JobOutcome::Status::unfinished;
+                                                           : JobOutcome::Status::unfinished;
       outcome.price = run.price;
       if (!in_.job_values.empty()) outcome.value = in_.job_values[run.view.id];
       result_.jobs.push_back(std::move(outcome));

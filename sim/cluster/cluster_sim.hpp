@@ -17,7 +17,6 @@
 #pragma once
 
 #include <simgrid/s4u.hpp>
-
 #include <string>
 #include <vector>
 
@@ -54,10 +53,10 @@ struct JobOutcome {
   std::string placement;  // of the last attempt
   int preemptions = 0;
   double iterations = 0;
-  double solo_seconds = 0;          // run time alone at its requested GPUs, consolidated
-  double contention_slowdown = 1;   // network mode: mean over batches of batch time / solo batch time
-  double packed_s = 0;              // time spent sharing a GPU with another job (Gandiva's packing)
-  double value = -1, price = -1;    // admission: value and posted price per GPU-hour at arrival (−1: none)
+  double solo_seconds = 0;         // run time alone at its requested GPUs, consolidated
+  double contention_slowdown = 1;  // network mode: mean over batches of batch time / solo batch time
+  double packed_s = 0;             // time spent sharing a GPU with another job (Gandiva's packing)
+  double value = -1, price = -1;   // admission: value and posted price per GPU-hour at arrival (−1: none)
 };
 
 struct UtilisationSample {
@@ -74,12 +73,12 @@ struct JobAttempt {
 };
 
 struct ClusterSimResult {
-  std::vector<JobOutcome> jobs;  // in trace order
+  std::vector<JobOutcome> jobs;      // in trace order
   std::vector<JobAttempt> attempts;  // in the order they ended
   std::vector<UtilisationSample> utilisation;
   int total_gpus = 0;
-  double makespan = 0;            // last completion
-  double busy_gpu_seconds = 0;    // Σ allocated GPUs × time (restarts included)
+  double makespan = 0;                // last completion
+  double busy_gpu_seconds = 0;        // Σ allocated GPUs × time (restarts included)
   double jobs_in_system_seconds = 0;  // ∫ (running + queued) dt, for Little's law
   std::size_t scheduler_calls = 0;
   std::size_t events = 0;

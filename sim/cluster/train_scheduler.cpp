@@ -69,13 +69,15 @@ EpisodeOutcome finish_episode(ChildProcess& child, int episode) {
     throw std::runtime_error(run.exit.how == ChildExit::How::killed_by_signal
                                  ? fmt::format("train-scheduler: episode {} died of signal {}", episode, run.exit.code)
                                  : fmt::format("train-scheduler: episode {} ended without a result", episode));
-  if (bytes[0] == 'E') throw std::runtime_error(fmt::format("train-scheduler: episode {}: {}", episode, bytes.substr(1)));
+  if (bytes[0] == 'E')
+    throw std::runtime_error(fmt::format("train-scheduler: episode {}: {}", episode, bytes.substr(1)));
   double numbers[7];
-  if (bytes.size() < 1 + sizeof numbers) throw std::runtime_error(fmt::format("train-scheduler: episode {}: truncated result", episode));
+  if (bytes.size() < 1 + sizeof numbers)
+    throw std::runtime_error(fmt::format("train-scheduler: episode {}: truncated result", episode));
   std::memcpy(numbers, bytes.data() + 1, sizeof numbers);
   EpisodeOutcome outcome;
-  outcome.record = EpisodeRecord{episode, static_cast<std::uint64_t>(numbers[0]), numbers[1], numbers[2], numbers[3], numbers[4],
-                                 static_cast<std::size_t>(numbers[5])};
+  outcome.record = EpisodeRecord{episode,    static_cast<std::uint64_t>(numbers[0]), numbers[1], numbers[2], numbers[3],
+                                 numbers[4], static_cast<std::size_t>(numbers[5])};
   const auto count = static_cast<std::size_t>(numbers[6]);
   if (bytes.size() != 1 + sizeof numbers + count * sizeof(float))
     throw std::runtime_error(fmt::format("train-scheduler: episode {}: truncated gradient", episode));
@@ -88,7 +90,8 @@ void write_curve(const std::string& path, const std::vector<EpisodeRecord>& curv
   std::ofstream out(path);
   out << "episode,seed,mean_jct_s,return,loss,entropy,steps\n";
   for (const EpisodeRecord& r : curve)
-    out << fmt::format("{},{},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", r.episode, r.seed, r.mean_jct_s, r.episode_return, r.loss, r.entropy, r.steps);
+    out << fmt::format("{},{},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", r.episode, r.seed, r.mean_jct_s, r.episode_return,
+                       r.loss, r.entropy, r.steps);
   if (!out) throw std::runtime_error("train-scheduler: cannot write " + path);
 }
 
@@ -102,15 +105,17 @@ std::string curve_path_for(const std::string& policy_path) {
 
 TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   MarlPolicy policy(options.seed);
-  if (const auto dir = std::filesystem::path(options.out).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+  if (const auto dir = std::filesystem::path(options.out).parent_path(); !dir.empty())
+    std::filesystem::create_directories(dir);
   // The scenario is checked once, whole, with the initial weights standing in for its policy file.
   const std::string initial = options.out + ".initial.tmp";
   policy.save(initial, "");  // untrained: for any cluster
   std::vector<std::string> overrides = options.overrides;
   overrides.push_back("workload.scheduler.policy=" + std::filesystem::absolute(initial).string());
-  const InputError not_marl(SourceLocation{options.scenario},
-                            "train-scheduler trains a learned scheduler: the scenario needs workload.kind cluster and a "
-                            "trainable workload.scheduler (marl)");
+  const InputError not_marl(
+      SourceLocation{options.scenario},
+      "train-scheduler trains a learned scheduler: the scenario needs workload.kind cluster and a "
+      "trainable workload.scheduler (marl)");
   std::string cluster_key;  // the cluster the policy is trained for, recorded in its file
   try {
     std::optional<Scenario> scenario;
@@ -140,7 +145,9 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   MarlOptimizer optimizer(policy, training.learning_rate);
   InterruptGuard interrupts;
   std::optional<SearchProgress> progress;
-  if (options.progress) progress.emplace(*options.progress, ::isatty(STDERR_FILENO) != 0, "train-scheduler", std::nullopt, "of the episodes");
+  if (options.progress)
+    progress.emplace(*options.progress, ::isatty(STDERR_FILENO) != 0, "train-scheduler", std::nullopt,
+                     "of the episodes");
   const int parallel = std::max(1, options.parallel);
   std::vector<ChildProcess> children;  // of the batch not yet read; killed if training stops
   try {
@@ -155,7 +162,8 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
       for (int e = first; e < last; ++e) {
         auto outcome = finish_episode(children[static_cast<std::size_t>(e - first)], e);
         if (gradient.empty()) gradient.assign(outcome.gradient.size(), 0.0f);
-        for (std::size_t i = 0; i < gradient.size(); ++i) gradient[i] += outcome.gradient[i] / static_cast<float>(last - first);
+        for (std::size_t i = 0; i < gradient.size(); ++i)
+          gradient[i] += outcome.gradient[i] / static_cast<float>(last - first);
         result.curve.push_back(outcome.record);
       }
       children.clear();

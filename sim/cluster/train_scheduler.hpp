@@ -15,13 +15,13 @@
 namespace dnnsim {
 
 struct TrainSchedulerOptions {
-  std::string scenario;                 // path
-  std::vector<std::string> overrides;   // --set
+  std::string scenario;                // path
+  std::vector<std::string> overrides;  // --set
   int episodes = 100;
-  int parallel = 2;                     // episodes per update, run at once
+  int parallel = 2;  // episodes per update, run at once
   std::uint64_t seed = 1;
   double learning_rate = 1e-3;
-  std::string out;                      // the policy file; the curve goes beside it (.csv)
+  std::string out;  // the policy file; the curve goes beside it (.csv)
   std::ostream* progress = nullptr;
 };
 

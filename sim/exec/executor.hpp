@@ -33,12 +33,11 @@
 // any earlier task, finished or not.
 #pragma once
 
-#include <simgrid/s4u.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <simgrid/s4u.hpp>
 #include <vector>
 
 #include "models/calibration/calibration.hpp"
@@ -122,7 +121,7 @@ class Executor {
   void rethrow_failure() const;
 
   [[nodiscard]] std::size_t finished_task_count() const;
-  [[nodiscard]] bool interrupted() const;  // stopped by ExecutorOptions::stop
+  [[nodiscard]] bool interrupted() const;             // stopped by ExecutorOptions::stop
   [[nodiscard]] std::size_t operation_count() const;  // computes, flows and synchronisations after expansion
   [[nodiscard]] std::size_t flow_count() const;
   [[nodiscard]] std::size_t retried_transfers() const;

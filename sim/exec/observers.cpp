@@ -86,7 +86,8 @@ bool LinkTrafficRecorder::has_translates(DeviceId src, DeviceId dst) const {
 const Route& LinkTrafficRecorder::route(DeviceId src, DeviceId dst) {
   const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
   auto it = routes_.find(key);
-  if (it == routes_.end()) it = routes_.emplace(key, layout_->gpu_route(gpu_of_device_[src], gpu_of_device_[dst])).first;
+  if (it == routes_.end())
+    it = routes_.emplace(key, layout_->gpu_route(gpu_of_device_[src], gpu_of_device_[dst])).first;
   return it->second;
 }
 
@@ -128,8 +129,9 @@ void LinkTrafficRecorder::on_task_start(TaskId task, double now) {
 void LinkTrafficRecorder::on_task_end(TaskId task, double now) {
   if (!mirrored_[task]) return;
   const auto& collective = std::get<Collective>(graph_->task(task).op);
-  auto [shape, added] = collective_flows_.try_emplace(CollectiveShape{
-      collective.kind, collective.algorithm, collective.size.value(), collective.root, collective.copies, collective.group});
+  auto [shape, added] =
+      collective_flows_.try_emplace(CollectiveShape{collective.kind, collective.algorithm, collective.size.value(),
+                                                    collective.root, collective.copies, collective.group});
   if (added) {
     // Only the volumes are used: any route cost gives the same flows. An all-to-all has no flow
     // form; its steps carry the same volumes.

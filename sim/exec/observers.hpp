@@ -111,7 +111,8 @@ class LinkTrafficRecorder : public ExecutionObserver {
   std::vector<bool> mirrored_;  // per task: a mirrored collective
   // A mirrored collective's flows (src, dst, bytes) by what they depend on (kind, algorithm, size,
   // root, copies, group): the same shape recurs every step.
-  using CollectiveShape = std::tuple<CollectiveKind, std::string, double, DeviceId, std::uint32_t, std::vector<DeviceId>>;
+  using CollectiveShape =
+      std::tuple<CollectiveKind, std::string, double, DeviceId, std::uint32_t, std::vector<DeviceId>>;
   std::map<CollectiveShape, std::vector<CollectiveFlow>> collective_flows_;
   std::unordered_map<TaskId, double> mirrored_start_;  // with keep_flows: start of a running mirrored collective
 };

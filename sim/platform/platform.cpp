@@ -1,12 +1,11 @@
 #include "sim/platform/platform.hpp"
 
-#include <simgrid/kernel/ProfileBuilder.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <simgrid/kernel/ProfileBuilder.hpp>
 
 #include "sim/platform/actors.hpp"
 #include "traces/network/preemption.hpp"
@@ -85,7 +84,8 @@ class PlatformBuilder {
           sg4::Host* cpu = zone->create_host(name, 1.0)->set_core_count(spec.cores);
           cpu->seal();
           for (std::size_t g = 0; g < hosts.size(); ++g)
-            zone->add_route(cpu->get_netpoint(), hosts[g]->get_netpoint(), nullptr, nullptr, links_in(node.cpu_to_gpu[g]), true);
+            zone->add_route(cpu->get_netpoint(), hosts[g]->get_netpoint(), nullptr, nullptr,
+                            links_in(node.cpu_to_gpu[g]), true);
           zone->add_route(cpu->get_netpoint(), gateway, nullptr, nullptr, links_in(node.cpu_to_gateway), true);
           platform.cpus.back().push_back(cpu);
         }
@@ -93,8 +93,7 @@ class PlatformBuilder {
         zone->add_route(hosts[pair.first]->get_netpoint(), hosts[pair.second]->get_netpoint(), nullptr, nullptr,
                         links_in(route), true);
       for (std::size_t g = 0; g < hosts.size(); ++g)
-        zone->add_route(hosts[g]->get_netpoint(), gateway, nullptr, nullptr, links_in(node.gpu_to_gateway[g]),
-                        true);
+        zone->add_route(hosts[g]->get_netpoint(), gateway, nullptr, nullptr, links_in(node.gpu_to_gateway[g]), true);
       zone->seal();
       node_zones.push_back(zone);
       gateways.push_back(gateway);
@@ -144,7 +143,8 @@ class PlatformBuilder {
     for (const LinkCondition& c : scenario_.network.conditions)
       if (glob_match(c.links, decl.name)) condition = &c;
     if (condition)
-      if (const auto* constant = std::get_if<ConstantBandwidth>(&condition->model)) bandwidth = constant->bandwidth.value();
+      if (const auto* constant = std::get_if<ConstantBandwidth>(&condition->model))
+        bandwidth = constant->bandwidth.value();
 
     sg4::Link* link = nullptr;
     switch (decl.sharing) {
@@ -161,12 +161,13 @@ class PlatformBuilder {
     link->set_latency(decl.latency.value());
     if (condition) {
       if (const auto* schedule = std::get_if<BandwidthSchedule>(&condition->model)) {
-        link->set_bandwidth_profile(ProfileBuilder::from_string(
-            decl.name + "/bandwidth", profile_text(schedule->points), schedule->period ? schedule->period->value() : -1));
+        link->set_bandwidth_profile(ProfileBuilder::from_string(decl.name + "/bandwidth",
+                                                                profile_text(schedule->points),
+                                                                schedule->period ? schedule->period->value() : -1));
       } else if (const auto* preemption = std::get_if<PreemptionSpec>(&condition->model)) {
-        auto process = std::make_shared<PreemptionProcess>(PreemptionParams{
-            BytesPerSecond(bandwidth), preemption->mean_busy, preemption->mean_idle, preemption->busy_fraction,
-            derive_seed(scenario_.run.seed, link_number)});
+        auto process = std::make_shared<PreemptionProcess>(
+            PreemptionParams{BytesPerSecond(bandwidth), preemption->mean_busy, preemption->mean_idle,
+                             preemption->busy_fraction, derive_seed(scenario_.run.seed, link_number)});
         // Called again whenever the profile runs out of events: the process is generated lazily, as
         // far as the simulation goes. SimGrid 3.32 reads the dates a callback appends as delays since
         // the previous event (unlike from_string, which takes absolute dates).
@@ -227,7 +228,8 @@ void start_background_flows(const Scenario& scenario, const Platform& platform) 
       // A repetition starts at its scheduled date or when the previous one ends, whichever is later.
       const long long count = flow.count ? *flow.count : (flow.interval ? -1 : 1);
       for (long long k = 0; count < 0 || k < count; ++k) {
-        const double date = flow.start.value() + (flow.interval ? flow.interval->value() * static_cast<double>(k) : 0.0);
+        const double date =
+            flow.start.value() + (flow.interval ? flow.interval->value() * static_cast<double>(k) : 0.0);
         if (date > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(date);
         // A failure window may cut this repetition (false); the tenant's next one goes on as scheduled.
         finish_transfer(start_transfer(src, dst, flow.size.value()));

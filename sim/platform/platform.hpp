@@ -10,9 +10,8 @@
 // seed; failure windows are state profiles (off, then on again).
 #pragma once
 
-#include <simgrid/s4u.hpp>
-
 #include <memory>
+#include <simgrid/s4u.hpp>
 #include <vector>
 
 #include "sim/scenario/layout.hpp"

@@ -56,7 +56,8 @@ bool finish_transfer(const sg4::ActivityPtr& transfer) {
 
 void finish_transfers(const std::vector<sg4::ActivityPtr>& transfers) {
   for (const sg4::ActivityPtr& transfer : transfers)
-    if (!finish_transfer(transfer)) throw std::logic_error("a transfer failed in a simulation that models no network failure");
+    if (!finish_transfer(transfer))
+      throw std::logic_error("a transfer failed in a simulation that models no network failure");
 }
 
 }  // namespace dnnsim

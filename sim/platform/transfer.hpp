@@ -23,7 +23,6 @@
 #pragma once
 
 #include <simgrid/s4u.hpp>
-
 #include <vector>
 
 namespace dnnsim {

@@ -39,8 +39,8 @@ std::string lower(std::string text) {
 // A child's error: its first line that mentions an error, else its first non-empty line. The first,
 // not the last: `dnnsim run` ends with a count ("2 errors; nothing was simulated"), the cause comes first.
 std::string error_line(const std::string& stderr_text) {
-  std::string line =
-      first_line_matching(stderr_text, [](const std::string& l) { return lower(l).find("error") != std::string::npos; });
+  std::string line = first_line_matching(
+      stderr_text, [](const std::string& l) { return lower(l).find("error") != std::string::npos; });
   if (line.empty()) line = first_line_matching(stderr_text, [](const std::string& l) { return !trim(l).empty(); });
   return line;
 }
@@ -99,7 +99,8 @@ Child launch(std::size_t index, const ChildCommand& command, const sigset_t& old
   program.own_process_group = true;
   program.die_with_parent = true;
   program.signal_mask = &old_mask;
-  const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(command.time_limit.value()));
+  const auto limit =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(command.time_limit.value()));
   return Child{ChildProcess::start(program), index, Clock::now() + limit};
 }
 
@@ -165,7 +166,8 @@ std::string failure_reason(const ChildExit& exit, const std::string& stderr_text
     case ChildExit::How::timed_out:
       return fmt::format("exceeded the time limit of {}", format_seconds(time_limit));
     case ChildExit::How::killed_by_signal:
-      return fmt::format("killed by signal {} ({}){}", exit.code, ::strsignal(exit.code), line.empty() ? "" : ": " + line);
+      return fmt::format("killed by signal {} ({}){}", exit.code, ::strsignal(exit.code),
+                         line.empty() ? "" : ": " + line);
     case ChildExit::How::exited:
       return line.empty() ? fmt::format("exit code {}", exit.code) : line;
   }

@@ -211,7 +211,8 @@ PYBIND11_MODULE(dnnsim, m) {
       },
       py::arg("scenario"), py::arg("set") = std::vector<std::string>{},
       "Reads and checks a scenario as dnnsim validate does; returns what would run, raises InputError otherwise.");
-  m.def("plan", &plan, py::arg("scenario"), py::arg("planner") = py::none(), py::arg("set") = std::vector<std::string>{},
+  m.def("plan", &plan, py::arg("scenario"), py::arg("planner") = py::none(),
+        py::arg("set") = std::vector<std::string>{},
         "The plan of a pipeline workload (summary.json's 'pipeline' section), as dnnsim plan; nothing simulated.");
   m.def("list", &list, py::arg("what"),
         "Entries of a catalog or registry: gpus, workloads, collectives, models, schedules, planners, spmd, "

@@ -101,7 +101,8 @@ std::string describe_spread(const RunMetric& metric, const std::vector<double>& 
 std::string verdict_counts(const std::vector<RegressRow>& rows) {
   std::vector<std::string> parts;
   for (const RegressVerdict verdict : kVerdicts) {
-    const auto count = std::count_if(rows.begin(), rows.end(), [&](const RegressRow& r) { return r.verdict == verdict; });
+    const auto count =
+        std::count_if(rows.begin(), rows.end(), [&](const RegressRow& r) { return r.verdict == verdict; });
     if (count > 0) parts.push_back(fmt::format("{} {}", count, regress_verdict_name(verdict)));
   }
   return fmt::format("{} check{}: {}", rows.size(), rows.size() == 1 ? "" : "s", fmt::join(parts, ", "));
@@ -233,8 +234,7 @@ std::string format_regress_table(const std::vector<RegressRow>& rows) {
   }
   const auto format_line = [&](const std::array<std::string, 5>& line) {
     std::string text;
-    for (std::size_t c = 0; c < line.size(); ++c)
-      text += c + 1 < line.size() ? pad(line[c], width[c]) + "  " : line[c];
+    for (std::size_t c = 0; c < line.size(); ++c) text += c + 1 < line.size() ? pad(line[c], width[c]) + "  " : line[c];
     return text + "\n";
   };
   std::string text = format_line(header);
@@ -255,10 +255,13 @@ std::string make_regress_csv(const std::vector<RegressRow>& rows) {
     }
     return text + "\n";
   };
-  std::string csv = line({"scenario", "metric", "compare", "paper_value", "tolerance", "source", "simulated", "verdict", "note"});
+  std::string csv =
+      line({"scenario", "metric", "compare", "paper_value", "tolerance", "source", "simulated", "verdict", "note"});
   for (const RegressRow& row : rows) {
     const Expectation& e = row.expectation;
-    const char* compare = e.comparison == Comparison::approx ? "approx" : e.comparison == Comparison::at_most ? "at_most" : "at_least";
+    const char* compare = e.comparison == Comparison::approx    ? "approx"
+                          : e.comparison == Comparison::at_most ? "at_most"
+                                                                : "at_least";
     // Numbers as the shortest text that reads back as the same double.
     csv += line({row.group, e.metric, compare, fmt::format("{}", e.value),
                  e.relative ? fmt::format("{:g}%", 100 * e.tolerance) : fmt::format("{}", e.tolerance), e.source,

@@ -314,7 +314,8 @@ class PlanBuilder {
     }
   }
 
-  std::optional<RegressCheck> read_expectation(YamlReader& reader, const YAML::Node& entry, std::vector<NamedRun>& runs) {
+  std::optional<RegressCheck> read_expectation(YamlReader& reader, const YAML::Node& entry,
+                                               std::vector<NamedRun>& runs) {
     MapReader map(reader, entry, "a comparison expectation");
     if (!map.valid()) return std::nullopt;
     const std::size_t errors_before = sink_.diagnostics().size();
@@ -385,7 +386,8 @@ class PlanBuilder {
 
   // The plan's run of `scenario` with `overrides`, added on first use with an id not taken yet
   // (`id_base`, then `id_base-2`, …).
-  std::size_t run_for(const std::string& scenario, const std::vector<std::string>& overrides, const std::string& id_base) {
+  std::size_t run_for(const std::string& scenario, const std::vector<std::string>& overrides,
+                      const std::string& id_base) {
     const auto key = std::pair{fs::weakly_canonical(scenario).string(), overrides};
     if (const auto found = run_index_.find(key); found != run_index_.end()) return found->second;
     std::string id = id_base;

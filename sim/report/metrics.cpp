@@ -26,7 +26,8 @@ std::string breakdown_row(std::string_view label) {
     }
   const auto mb = label.rfind(" mb");
   if (mb != std::string_view::npos && mb + 3 < label.size() &&
-      std::all_of(label.begin() + static_cast<std::ptrdiff_t>(mb + 3), label.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      std::all_of(label.begin() + static_cast<std::ptrdiff_t>(mb + 3), label.end(),
+                  [](char c) { return c >= '0' && c <= '9'; }))
     label = label.substr(0, mb);
   return std::string(label);
 }
@@ -47,7 +48,8 @@ std::vector<DeviceId> mirror_sources(const TaskGraph& graph) {
   for (const auto& [copy, original] : graph.mirrors()) source[copy] = original;
   for (const Task& task : graph.tasks())
     if (const auto* collective = std::get_if<Collective>(&task.op); collective && collective->mirrored)
-      for (std::size_t m = 1; m < collective->group.size(); ++m) source[collective->group[m]] = collective->group.front();
+      for (std::size_t m = 1; m < collective->group.size(); ++m)
+        source[collective->group[m]] = collective->group.front();
   // A replica outside a data-parallel window mirrors a window replica's rank, which may mirror its
   // group's rank 0 in turn: follow each chain to a simulated device (bounded: a malformed graph's
   // cycle stops after one pass).
@@ -139,14 +141,15 @@ std::string format_time_breakdown(const SimulationResult& result) {
     if (added) order.push_back(row);
     // A collective occupies each member for its duration (a mirrored one its simulated member: the
     // mean below is over simulated devices); a transfer its source and destination.
-    const double occupied = task.is_compute() ? 1.0 : static_cast<double>(task.is_transfer() ? 2 : task.devices().size());
+    const double occupied =
+        task.is_compute() ? 1.0 : static_cast<double>(task.is_transfer() ? 2 : task.devices().size());
     it->second[column] += (result.task_end[id] - result.task_start[id]) * occupied;
   }
   const std::vector<DeviceId> source = mirror_sources(graph);
   std::size_t simulated = 0;
   for (DeviceId d = 0; d < source.size(); ++d) simulated += source[d] == d ? 1 : 0;
-  const double per = static_cast<double>(std::max<std::size_t>(1, simulated)) *
-                     std::max<std::uint32_t>(1, graph.iteration_count());
+  const double per =
+      static_cast<double>(std::max<std::size_t>(1, simulated)) * std::max<std::uint32_t>(1, graph.iteration_count());
   std::array<double, kColumns.size()> totals{};
   double compute_total = 0;
   for (const auto& [row, values] : seconds)

@@ -230,9 +230,10 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
   script += fmt::format("set title {}\n", gnuplot_string(title));
   // Few quantities: ticks show the texts of the sweep ("25MB"); many: numbers in the base unit, named on the label.
   const bool named_ticks = x_dimension && x_texts.size() <= kMaxNamedTicks;
-  script += fmt::format(
-      "set xlabel {}\n",
-      gnuplot_string(x_dimension && !named_ticks ? fmt::format("{} ({})", options.x, base_unit(*x_dimension)) : options.x));
+  script +=
+      fmt::format("set xlabel {}\n", gnuplot_string(x_dimension && !named_ticks
+                                                        ? fmt::format("{} ({})", options.x, base_unit(*x_dimension))
+                                                        : options.x));
   script += fmt::format("set ylabel {}\n", gnuplot_string(options.y));
   script += "set grid\n";
   script += series_colours();
@@ -258,7 +259,8 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
     script += "set offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\n";
   } else {
     std::vector<std::string> ticks;
-    for (std::size_t c = 0; c < categories.size(); ++c) ticks.push_back(fmt::format("{} {}", gnuplot_string(categories[c]), c));
+    for (std::size_t c = 0; c < categories.size(); ++c)
+      ticks.push_back(fmt::format("{} {}", gnuplot_string(categories[c]), c));
     script += fmt::format("set xtics ({})\n", fmt::join(ticks, ", "));
     script += fmt::format("set xrange [-0.5:{}]\n", gnuplot_number(static_cast<double>(categories.size()) - 0.5));
     script += "set offsets 0, 0, graph 0.05, graph 0.05\n";
@@ -277,7 +279,9 @@ namespace {
 // Numbers of `column` in a cluster report CSV, skipping empty fields (jobs that never ran).
 std::vector<double> numeric_column(const CsvTable& table, const std::string& column) {
   const auto index = table.column(column);
-  if (!index) throw InputError(SourceLocation{table.source, 1, 1}, fmt::format("no column '{}' (is it a cluster run's file?)", column));
+  if (!index)
+    throw InputError(SourceLocation{table.source, 1, 1},
+                     fmt::format("no column '{}' (is it a cluster run's file?)", column));
   std::vector<double> values;
   for (const auto& row : table.rows)
     if (!row[*index].empty()) values.push_back(std::stod(row[*index]));
@@ -286,10 +290,12 @@ std::vector<double> numeric_column(const CsvTable& table, const std::string& col
 
 }  // namespace
 
-std::string make_jct_cdf_script(const std::vector<std::pair<std::string, CsvTable>>& runs, const std::string& png_path) {
+std::string make_jct_cdf_script(const std::vector<std::pair<std::string, CsvTable>>& runs,
+                                const std::string& png_path) {
   std::string script = png_terminal(900, 600, png_path);
-  script += "set title \"JCT CDF\"\nset xlabel \"job completion time (s)\"\nset ylabel \"fraction of finished jobs\"\n"
-            "set logscale x\nset key bottom right\nset grid\n";
+  script +=
+      "set title \"JCT CDF\"\nset xlabel \"job completion time (s)\"\nset ylabel \"fraction of finished jobs\"\n"
+      "set logscale x\nset key bottom right\nset grid\n";
   std::string plots, data;
   for (std::size_t r = 0; r < runs.size(); ++r) {
     std::vector<double> jct = numeric_column(runs[r].second, "jct_s");
@@ -297,14 +303,17 @@ std::string make_jct_cdf_script(const std::vector<std::pair<std::string, CsvTabl
     std::sort(jct.begin(), jct.end());
     data += fmt::format("$run{} << EOD\n", r);
     for (std::size_t i = 0; i < jct.size(); ++i)
-      data += fmt::format("{} {}\n", std::max(jct[i], 1e-3), static_cast<double>(i + 1) / static_cast<double>(jct.size()));
+      data +=
+          fmt::format("{} {}\n", std::max(jct[i], 1e-3), static_cast<double>(i + 1) / static_cast<double>(jct.size()));
     data += "EOD\n";
-    plots += fmt::format("{}$run{} using 1:2 with steps lw 2 title {}", r ? ", " : "", r, gnuplot_string(runs[r].first));
+    plots +=
+        fmt::format("{}$run{} using 1:2 with steps lw 2 title {}", r ? ", " : "", r, gnuplot_string(runs[r].first));
   }
   return script + data + "plot " + plots + "\n";
 }
 
-std::string make_utilisation_script(const std::vector<std::pair<std::string, CsvTable>>& runs, const std::string& png_path) {
+std::string make_utilisation_script(const std::vector<std::pair<std::string, CsvTable>>& runs,
+                                    const std::string& png_path) {
   std::string script = png_terminal(900, 700, png_path);
   script += "set multiplot layout 2,1\nset xlabel \"time (h)\"\nset grid\nset key top right\n";
   std::string data, util, queued;
@@ -317,7 +326,8 @@ std::string make_utilisation_script(const std::vector<std::pair<std::string, Csv
       data += fmt::format("{} {} {}\n", start[i] / 3600.0, busy[i], waiting[i]);
     data += "EOD\n";
     util += fmt::format("{}$run{} using 1:2 with steps lw 2 title {}", r ? ", " : "", r, gnuplot_string(runs[r].first));
-    queued += fmt::format("{}$run{} using 1:3 with steps lw 2 title {}", r ? ", " : "", r, gnuplot_string(runs[r].first));
+    queued +=
+        fmt::format("{}$run{} using 1:3 with steps lw 2 title {}", r ? ", " : "", r, gnuplot_string(runs[r].first));
   }
   return script + data + "set ylabel \"GPU utilisation\"\nset yrange [0:1.05]\nplot " + util +
          "\nset ylabel \"queued jobs\"\nset yrange [*:*]\nplot " + queued + "\nunset multiplot\n";

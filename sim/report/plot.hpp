@@ -46,7 +46,8 @@ struct PlotOptions {
 // Cluster runs (docs/cluster.md): the CDF of `jct_s` of each run's jobs.csv, one line per (label, table),
 // x logarithmic; and each run's utilisation.csv as two time series (GPU utilisation, queued jobs).
 // @throw InputError when a table lacks the column or has no finished job.
-[[nodiscard]] std::string make_jct_cdf_script(const std::vector<std::pair<std::string, CsvTable>>& runs, const std::string& png_path);
+[[nodiscard]] std::string make_jct_cdf_script(const std::vector<std::pair<std::string, CsvTable>>& runs,
+                                              const std::string& png_path);
 [[nodiscard]] std::string make_utilisation_script(const std::vector<std::pair<std::string, CsvTable>>& runs,
                                                   const std::string& png_path);
 

@@ -26,7 +26,8 @@ bool happened(double date) { return !std::isnan(date); }
 // 1024 → "1,024".
 std::string with_thousands(std::size_t n) {
   std::string digits = std::to_string(n);
-  for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3)
+    digits.insert(static_cast<std::size_t>(i), ",");
   return digits;
 }
 
@@ -107,8 +108,8 @@ std::string status_of(const SimulationResult& result, std::vector<std::string>& 
                                    result.unfinished_tasks, result.graph.tasks().size()));
     status = "interrupted";
   } else if (result.unfinished_tasks > 0) {
-    messages.push_back(fmt::format("{} tasks never finished (a failed host stops the work placed on it)",
-                                   result.unfinished_tasks));
+    messages.push_back(
+        fmt::format("{} tasks never finished (a failed host stops the work placed on it)", result.unfinished_tasks));
     status = "failed";
   }
   return status;
@@ -215,8 +216,7 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     device["utilization"] = result.makespan_s > 0 ? compute / result.makespan_s : 0.0;
     device["peak_memory_bytes"] = peak_memory[d];
     device["memory_capacity_bytes"] = result.memory_capacity_bytes[d];
-    device["memory_at_peak"] =
-        memory_at_peak(peak_memory[d], model_states.empty() ? nullptr : &model_states[d]);
+    device["memory_at_peak"] = memory_at_peak(peak_memory[d], model_states.empty() ? nullptr : &model_states[d]);
     const DeviceFlops& device_flops = flops.devices[d];
     device["model_tflops_per_s"] = result.makespan_s > 0 ? device_flops.model_flops / result.makespan_s / 1e12 : 0.0;
     device["mfu"] = result.makespan_s > 0 && device_flops.peak_flops_per_s > 0
@@ -299,7 +299,8 @@ TaskDescription describe_task(const TaskGraph& graph, TaskId id) {
   if (const auto* t = std::get_if<Transfer>(&task.op))
     return {"transfer", graph.devices()[t->src] + ">" + graph.devices()[t->dst], t->size.value(), 0.0};
   const auto& col = std::get<Collective>(task.op);
-  return {std::string(collective_kind_name(col.kind)), fmt::format("{} devices", logical_size(col)), col.size.value(), 0.0};
+  return {std::string(collective_kind_name(col.kind)), fmt::format("{} devices", logical_size(col)), col.size.value(),
+          0.0};
 }
 
 std::string make_tasks_csv(const SimulationResult& result) {
@@ -407,7 +408,8 @@ void write_reports(const Scenario& scenario, const SimulationResult& result, con
 
 std::string format_summary_table(const nlohmann::ordered_json& summary, bool all_devices) {
   std::string text;
-  text += fmt::format("scenario {}: {}\n", summary["scenario"].get<std::string>(), summary["status"].get<std::string>());
+  text +=
+      fmt::format("scenario {}: {}\n", summary["scenario"].get<std::string>(), summary["status"].get<std::string>());
   // A thousand GPUs out of memory would bury the table: the first few here, every one in summary.json.
   constexpr std::size_t kShownMessages = 8;
   const auto& messages = summary["messages"];
@@ -418,21 +420,24 @@ std::string format_summary_table(const nlohmann::ordered_json& summary, bool all
   if (summary.contains("cluster")) {  // a job stream: no iteration or per-device table (docs/cluster.md)
     const auto& c = summary["cluster"];
     const auto& jct = c["jct_s"];
-    text += fmt::format("{} jobs ({} finished, {} never fit, {} unfinished) on {} GPUs, {} + {}\n", c["jobs"].get<std::size_t>(),
-                        c["finished"].get<std::size_t>(), c["never_fits"].get<std::size_t>(), c["unfinished"].get<std::size_t>(),
-                        c["gpus"].get<int>(), c["scheduler"].get<std::string>(), c["placement"].get<std::string>());
+    text += fmt::format("{} jobs ({} finished, {} never fit, {} unfinished) on {} GPUs, {} + {}\n",
+                        c["jobs"].get<std::size_t>(), c["finished"].get<std::size_t>(),
+                        c["never_fits"].get<std::size_t>(), c["unfinished"].get<std::size_t>(), c["gpus"].get<int>(),
+                        c["scheduler"].get<std::string>(), c["placement"].get<std::string>());
     text += fmt::format("JCT mean {}  p50 {}  p95 {}  p99 {}\n", format_seconds(Seconds(jct["mean"].get<double>())),
-                        format_seconds(Seconds(jct["p50"].get<double>())), format_seconds(Seconds(jct["p95"].get<double>())),
+                        format_seconds(Seconds(jct["p50"].get<double>())),
+                        format_seconds(Seconds(jct["p95"].get<double>())),
                         format_seconds(Seconds(jct["p99"].get<double>())));
     text += fmt::format("makespan {}  mean queueing {}  GPU utilisation {:.1f}%  preemptions {}\n",
                         format_seconds(Seconds(c["makespan_s"].get<double>())),
-                        format_seconds(Seconds(c["mean_queueing_s"].get<double>())), 100 * c["gpu_utilisation"].get<double>(),
-                        c["preemptions"].get<std::size_t>());
+                        format_seconds(Seconds(c["mean_queueing_s"].get<double>())),
+                        100 * c["gpu_utilisation"].get<double>(), c["preemptions"].get<std::size_t>());
     return text;
   }
   const auto& mean = summary["mean"];
-  text += fmt::format("mean iteration {:>12}   ({} iterations)\n",
-                      format_seconds(Seconds(mean["iteration_time_s"].get<double>())), summary["iterations"].get<int>());
+  text +=
+      fmt::format("mean iteration {:>12}   ({} iterations)\n",
+                  format_seconds(Seconds(mean["iteration_time_s"].get<double>())), summary["iterations"].get<int>());
   if (!mean["throughput_samples_per_s"].is_null())
     text += fmt::format("throughput     {:>12.1f} samples/s\n", mean["throughput_samples_per_s"].get<double>());
   if (summary.contains("pipeline") && summary["pipeline"]["feasible"].get<bool>()) {
@@ -447,9 +452,10 @@ std::string format_summary_table(const nlohmann::ordered_json& summary, bool all
   if (mean.contains("mfu") && mean["model_flops_per_iteration"].get<double>() <= 0) {
     text += "model FLOP/s   n/a (the workload gives measured times, not FLOPs)\n";
   } else if (mean.contains("mfu")) {
-    text += fmt::format("model FLOP/s   {:>8.1f} TFLOP/s per GPU   MFU {:.1f}%   (with recomputation {:.1f} TFLOP/s, HFU {:.1f}%)\n",
-                        mean["model_tflops_per_gpu"].get<double>(), 100 * mean["mfu"].get<double>(),
-                        mean["hardware_tflops_per_gpu"].get<double>(), 100 * mean["hfu"].get<double>());
+    text += fmt::format(
+        "model FLOP/s   {:>8.1f} TFLOP/s per GPU   MFU {:.1f}%   (with recomputation {:.1f} TFLOP/s, HFU {:.1f}%)\n",
+        mean["model_tflops_per_gpu"].get<double>(), 100 * mean["mfu"].get<double>(),
+        mean["hardware_tflops_per_gpu"].get<double>(), 100 * mean["hfu"].get<double>());
     if (!mean["throughput_tokens_per_s"].is_null())
       text += fmt::format("tokens         {:>12.0f} tokens/s\n", mean["throughput_tokens_per_s"].get<double>());
   }
@@ -468,8 +474,9 @@ std::string format_summary_table(const nlohmann::ordered_json& summary, bool all
     std::size_t width = 16;
     for (const std::string& key : keys) {
       const auto& names = members[key];
-      labels.push_back(names.size() == 1 ? names.front()
-                                         : fmt::format("{} × {}", compress_device_names(names), with_thousands(names.size())));
+      labels.push_back(names.size() == 1
+                           ? names.front()
+                           : fmt::format("{} × {}", compress_device_names(names), with_thousands(names.size())));
       width = std::max(width, labels.back().size());
     }
     std::string table = fmt::format("\n{:<{}} {}\n", "device", width, header);
@@ -481,12 +488,12 @@ std::string format_summary_table(const nlohmann::ordered_json& summary, bool all
   text += grouped(fmt::format("{:<14} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11}", "gpu", "util", "compute", "comm",
                               "exposed", "idle", "peak mem"),
                   [&](const nlohmann::ordered_json& d) {
-                    return fmt::format("{:<14} {:>5.1f}% {:>11} {:>11} {:>11} {:>11} {:>11}",
-                                       d["gpu"].get<std::string>(), 100 * d["utilization"].get<double>(),
-                                       format_seconds(Seconds(d["compute_s"].get<double>())),
-                                       format_seconds(Seconds(d["communication_s"].get<double>())),
-                                       format_seconds(Seconds(d["exposed_communication_s"].get<double>())),
-                                       format_seconds(Seconds(d["idle_s"].get<double>())), bytes(d["peak_memory_bytes"]));
+                    return fmt::format(
+                        "{:<14} {:>5.1f}% {:>11} {:>11} {:>11} {:>11} {:>11}", d["gpu"].get<std::string>(),
+                        100 * d["utilization"].get<double>(), format_seconds(Seconds(d["compute_s"].get<double>())),
+                        format_seconds(Seconds(d["communication_s"].get<double>())),
+                        format_seconds(Seconds(d["exposed_communication_s"].get<double>())),
+                        format_seconds(Seconds(d["idle_s"].get<double>())), bytes(d["peak_memory_bytes"]));
                   });
   // The stashed weight versions of an asynchronous pipeline get a column only in a run that has some,
   // so that every other run's table stays as it was.

@@ -75,7 +75,8 @@ void ProgressObserver::finish() {
   if (terminal_ && drawn_) out_ << "\r\033[K" << std::flush;
 }
 
-SearchProgress::SearchProgress(std::ostream& out, bool terminal, std::string what, std::optional<double> time_limit_s, std::string of)
+SearchProgress::SearchProgress(std::ostream& out, bool terminal, std::string what, std::optional<double> time_limit_s,
+                               std::string of)
     : out_(&out), terminal_(terminal), what_(std::move(what)), time_limit_s_(time_limit_s), of_(std::move(of)) {}
 
 bool SearchProgress::operator()(double fraction) {
@@ -85,7 +86,8 @@ bool SearchProgress::operator()(double fraction) {
   const double elapsed = std::chrono::duration<double>(wall - start_).count();
   next_ = wall + (terminal_ ? std::chrono::milliseconds(250) : std::chrono::milliseconds(5000));
   const std::string eta = fraction > 0 ? fmt::format("{:.0f} s", elapsed * (1 - fraction) / fraction) : "?";
-  const std::string line = fmt::format("{}: {:.0f}% {}, {:.0f} s elapsed, ETA {}", what_, 100 * fraction, of_, elapsed, eta);
+  const std::string line =
+      fmt::format("{}: {:.0f}% {}, {:.0f} s elapsed, ETA {}", what_, 100 * fraction, of_, elapsed, eta);
   if (terminal_)
     *out_ << "\r\033[K" << line << std::flush;
   else

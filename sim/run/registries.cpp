@@ -48,7 +48,8 @@ std::string format_listing(const RegistryListing& listing, bool options) {
   std::string text;
   for (const ListedEntry& entry : listing.entries) {
     text += fmt::format("{:<16} {}\n{:<16} source: {}\n", entry.name, entry.description, "", entry.source);
-    if (options && !entry.options->empty()) text += fmt::format("{:<16} options:\n", "") + options_text(*entry.options, std::string(19, ' '));
+    if (options && !entry.options->empty())
+      text += fmt::format("{:<16} options:\n", "") + options_text(*entry.options, std::string(19, ' '));
   }
   return text;
 }
@@ -60,7 +61,8 @@ std::string options_reference(const std::vector<RegistryListing>& listings) {
     for (const ListedEntry& entry : listing.entries)
       if (!entry.options->empty())
         tables += fmt::format("\n#### `{}`\n\n{}", entry.name, options_markdown(*entry.options));
-    if (!tables.empty()) text += fmt::format("\n### {} (`dnnsim list {} --options`)\n{}", listing.name, listing.name, tables);
+    if (!tables.empty())
+      text += fmt::format("\n### {} (`dnnsim list {} --options`)\n{}", listing.name, listing.name, tables);
   }
   return text;
 }

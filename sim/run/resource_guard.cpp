@@ -1,9 +1,8 @@
 #include "sim/run/resource_guard.hpp"
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -100,9 +99,9 @@ std::vector<CalibratedDevice> calibrated_devices(const Scenario& scenario, const
   std::vector<CalibratedDevice> calibrated;
   for (const std::optional<ClusterGpu>& gpu : scenario.cluster.locate_gpus(graph.devices())) {
     const CalibrationTable* table = gpu ? gpu->type->calibration.get() : nullptr;
-    calibrated.push_back(CalibratedDevice{
-        table != nullptr && table->launch.has_value(),
-        table != nullptr && table->collectives && table->collectives->latency.value() > 0});
+    calibrated.push_back(
+        CalibratedDevice{table != nullptr && table->launch.has_value(),
+                         table != nullptr && table->collectives && table->collectives->latency.value() > 0});
   }
   return calibrated;
 }
@@ -191,8 +190,8 @@ Phases phases(const WorkloadSize& size, const Scenario& scenario, bool graph_res
   // A graph already built is in the resident memory measured now: only its dates are still to come.
   const double per_task = (graph_resident ? 0 : 1.5 * static_cast<double>(sizeof(Task)) + kPerTaskDeps) + kPerTaskDates;
   p.common = kEngine + kPerGpu * static_cast<double>(scenario.cluster.gpu_count()) + per_task * size.tasks;
-  p.simulation = kPerStreamActor * size.streams + kPerOperation * size.operations +
-                 kPerExpansionStep * size.largest_expansion;
+  p.simulation =
+      kPerStreamActor * size.streams + kPerOperation * size.operations + kPerExpansionStep * size.largest_expansion;
   if (scenario.outputs.trace) p.reports += kTraceFlow * size.flows + kTraceTaskEvent * size.task_devices;
   if (scenario.outputs.tasks_csv) p.reports += kCsvRow * size.tasks;
   return p;
@@ -227,12 +226,12 @@ void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& f
     const Phases p = phases(estimate->size, scenario);
     const double address_space = process_memory(0) + p.common + std::max(p.simulation + stacks, p.reports);
     if (address_space > static_cast<double>(limit.rlim_cur))
-      throw InputError(where, fmt::format("the run would map about {} of address space ({} of it the stacks of its {} "
-                                          "SimGrid actors, one per GPU stream), over this process's limit of {} "
-                                          "(ulimit -v); nothing was simulated. Raise the limit, or use fewer GPUs",
-                                          format_bytes(Bytes(address_space)), format_bytes(Bytes(stacks)),
-                                          count(estimate->size.streams),
-                                          format_bytes(Bytes(static_cast<double>(limit.rlim_cur)))));
+      throw InputError(
+          where, fmt::format("the run would map about {} of address space ({} of it the stacks of its {} "
+                             "SimGrid actors, one per GPU stream), over this process's limit of {} "
+                             "(ulimit -v); nothing was simulated. Raise the limit, or use fewer GPUs",
+                             format_bytes(Bytes(address_space)), format_bytes(Bytes(stacks)),
+                             count(estimate->size.streams), format_bytes(Bytes(static_cast<double>(limit.rlim_cur)))));
   }
   const Bytes budget = memory_budget(scenario);
   if (estimate->memory.value() <= budget.value()) return;
@@ -277,8 +276,8 @@ void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& f
         message += fmt::format("\n  run.iterations: {} — fits", 1 + static_cast<int>(std::max(0.0, more)));
     }
   }
-  message += fmt::format("\n  or raise run.memory_budget above {} if the machine has it",
-                         format_bytes(estimate->memory));
+  message +=
+      fmt::format("\n  or raise run.memory_budget above {} if the machine has it", format_bytes(estimate->memory));
   throw InputError(where, message);
 }
 

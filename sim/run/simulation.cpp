@@ -1,25 +1,23 @@
 #include "sim/run/simulation.hpp"
 
-#include <simgrid/s4u.hpp>
-#include <xbt/log.h>
-
 #include <fmt/format.h>
 #include <malloc.h>
-
 #include <unistd.h>
+#include <xbt/log.h>
 
 #include <chrono>
-#include <iostream>
 #include <exception>
+#include <iostream>
 #include <optional>
+#include <simgrid/s4u.hpp>
 #include <string_view>
 #include <unordered_map>
 
 #include "sim/exec/executor.hpp"
 #include "sim/exec/observers.hpp"
-#include "sim/run/progress.hpp"
 #include "sim/platform/actors.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/run/progress.hpp"
 #include "sim/run/resource_guard.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -29,8 +27,9 @@ namespace dnnsim {
 TaskGraph build_workload(const Scenario& scenario) {
   std::optional<TaskGraph> graph = builtin_workload_kinds().at(scenario.workload_kind).value->lower(scenario);
   if (!graph)
-    throw InputError(scenario.workload->where,
-                     fmt::format("a {} workload is not one TaskGraph: it drives the simulation itself", scenario.workload_kind));
+    throw InputError(
+        scenario.workload->where,
+        fmt::format("a {} workload is not one TaskGraph: it drives the simulation itself", scenario.workload_kind));
   return std::move(*graph);
 }
 
@@ -149,7 +148,8 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   result.peak_memory_bytes = memory.peak_bytes();
   result.link_bytes_up = traffic.bytes_up();
   result.link_bytes_down = traffic.bytes_down();
-  for (const auto& f : traffic.flows()) result.flows.push_back(SimulationResult::Flow{f.src, f.dst, f.bytes, f.start, f.end});
+  for (const auto& f : traffic.flows())
+    result.flows.push_back(SimulationResult::Flow{f.src, f.dst, f.bytes, f.start, f.end});
   result.operations = executor.operation_count();
   result.flow_count = executor.flow_count();
   result.transfer_retries = executor.retried_transfers();

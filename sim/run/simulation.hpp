@@ -5,12 +5,11 @@
 // each in its own process (ctest), and `dnnsim sweep` forks a process per point.
 #pragma once
 
-#include <simgrid/s4u/Engine.hpp>
-
 #include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <simgrid/s4u/Engine.hpp>
 #include <string>
 #include <vector>
 
@@ -71,9 +70,9 @@ struct SimulationResult {
 // `finished` has ended, with the graph to append the next iteration's tasks to and the measured
 // start/end of every task so far (indexed by TaskId; NaN for tasks not yet run). Returns false when
 // it has appended nothing and the run should end.
-using IterationController = std::function<bool(std::uint32_t finished, TaskGraph& graph,
-                                               const std::vector<double>& task_start,
-                                               const std::vector<double>& task_end)>;
+using IterationController =
+    std::function<bool(std::uint32_t finished, TaskGraph& graph, const std::vector<double>& task_start,
+                       const std::vector<double>& task_end)>;
 
 struct SimulationOptions {
   bool keep_flows = false;

@@ -67,8 +67,8 @@ class LayoutBuilder {
 
     std::optional<std::uint32_t> host_bridge;
     if (type.fabric == IntraNodeFabric::pcie && type.host_bridge_bandwidth)
-      host_bridge = add_link(node.name + "/host_bridge", *type.host_bridge_bandwidth, Seconds(0),
-                             LinkDecl::Sharing::shared);
+      host_bridge =
+          add_link(node.name + "/host_bridge", *type.host_bridge_bandwidth, Seconds(0), LinkDecl::Sharing::shared);
 
     // PCIe: the GPU's path to the NIC; for the pcie fabric it also carries GPU-to-GPU traffic.
     std::vector<std::uint32_t> pcie(gpus);
@@ -109,7 +109,8 @@ class LayoutBuilder {
     for (std::uint32_t g = 0; g < gpus; ++g) {
       Route route{Hop{pcie[g], true}};
       if (host_bridge) route.push_back(Hop{*host_bridge, true});
-      nics.push_back(shared_nic ? *shared_nic : add_link(result.gpus[g] + "/nic", type.nic_bandwidth, type.nic_latency));
+      nics.push_back(shared_nic ? *shared_nic
+                                : add_link(result.gpus[g] + "/nic", type.nic_bandwidth, type.nic_latency));
       route.push_back(Hop{nics.back(), true});
       result.gpu_to_gateway.push_back(std::move(route));
     }
@@ -123,16 +124,18 @@ class LayoutBuilder {
     }
     if (host_bridge) result.cpu_to_gateway.push_back(Hop{*host_bridge, true});
     if (!nics.empty()) result.cpu_to_gateway.push_back(Hop{nics.front(), true});
-    layout_.first_gpu.push_back(layout_.nodes.empty() ? 0
-                                                      : layout_.first_gpu.back() +
-                                                            static_cast<std::uint32_t>(layout_.nodes.back().gpus.size()));
+    layout_.first_gpu.push_back(layout_.nodes.empty()
+                                    ? 0
+                                    : layout_.first_gpu.back() +
+                                          static_cast<std::uint32_t>(layout_.nodes.back().gpus.size()));
     layout_.nodes.push_back(std::move(result));
   }
 
   void add_single_switch() {
     const InterNodeNetwork& net = cluster_.network;
     if (net.switch_bandwidth) {
-      const std::uint32_t link = add_link("switch", *net.switch_bandwidth, net.switch_latency, LinkDecl::Sharing::shared);
+      const std::uint32_t link =
+          add_link("switch", *net.switch_bandwidth, net.switch_latency, LinkDecl::Sharing::shared);
       layout_.switch_ports.assign(cluster_.nodes.size(), link);
       return;
     }
@@ -250,8 +253,9 @@ class LayoutBuilder {
     for (std::uint32_t a = 0; a < node_count; ++a)
       for (std::uint32_t b = a + 1; b < node_count; ++b)
         if (!layout_.node_routes.contains({a, b}))
-          missing.push_back(Diagnostic{{}, fmt::format("no route between {} and {}: the explicit links do not connect them",
-                                                        cluster_.nodes[a].name, cluster_.nodes[b].name)});
+          missing.push_back(Diagnostic{{},
+                                       fmt::format("no route between {} and {}: the explicit links do not connect them",
+                                                   cluster_.nodes[a].name, cluster_.nodes[b].name)});
     if (!missing.empty()) throw InputError(std::move(missing));
   }
 
@@ -345,10 +349,11 @@ PathCost GpuPathCosts::operator()(std::uint32_t src, std::uint32_t dst) const {
   }
   if (!layout_.switch_ports.empty()) {  // as node_route: a's port, then b's unless it is the same link
     sum = a.at_switch;
-    if (layout_.switch_ports[b.node] != layout_.switch_ports[a.node]) sum.hop(layout_.links[layout_.switch_ports[b.node]]);
+    if (layout_.switch_ports[b.node] != layout_.switch_ports[a.node])
+      sum.hop(layout_.links[layout_.switch_ports[b.node]]);
   } else {
-    sum = along(a.leaving, layout_.node_routes.at({std::min(a.node, b.node), std::max(a.node, b.node)}),
-                a.node > b.node);
+    sum =
+        along(a.leaving, layout_.node_routes.at({std::min(a.node, b.node), std::max(a.node, b.node)}), a.node > b.node);
   }
   for (std::size_t k = b.arrival_begin; k < b.arrival_end; ++k) sum.hop(layout_.links[arrival_[k]]);
   return PathCost{sum.latency, sum.narrowest};

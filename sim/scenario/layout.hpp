@@ -38,7 +38,7 @@ struct LinkDecl {
 
 struct Hop {
   std::uint32_t link = 0;  // index into PlatformLayout::links
-  bool up = true;          // direction on a split-duplex link: `up` is the source-to-destination sense of the declaring route
+  bool up = true;  // direction on a split-duplex link: `up` is the source-to-destination sense of the declaring route
 };
 using Route = std::vector<Hop>;
 
@@ -81,6 +81,7 @@ struct PlatformLayout {
   // Sum of latencies and minimum bandwidth along the route (no contention).
   [[nodiscard]] Seconds route_latency(const Route& route) const;
   [[nodiscard]] BytesPerSecond route_bandwidth(const Route& route) const;
+
  private:
   // Global GPU index → (node, local index). @throw std::out_of_range
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> locate_gpu(std::uint32_t gpu) const;
@@ -108,8 +109,8 @@ class GpuPathCosts {
   struct Gpu {
     std::uint32_t node = 0;
     std::uint32_t local = 0;
-    Sum leaving;    // its hops to the node's gateway
-    Sum at_switch;  // and, on a single switch, its node's port
+    Sum leaving;                                     // its hops to the node's gateway
+    Sum at_switch;                                   // and, on a single switch, its node's port
     std::size_t arrival_begin = 0, arrival_end = 0;  // the gateway-to-GPU hops, in arrival_
   };
   [[nodiscard]] Sum along(Sum sum, const Route& route, bool reversed) const;

@@ -15,8 +15,8 @@
 #include <variant>
 #include <vector>
 
-#include "models/common/diagnostics.hpp"
 #include "models/calibration/calibration.hpp"
+#include "models/common/diagnostics.hpp"
 #include "models/common/units.hpp"
 #include "models/dnn/layer_model.hpp"
 #include "models/hardware/catalog.hpp"
@@ -40,7 +40,7 @@ enum class IntraNodeFabric {
 
 struct NodeType {
   std::string name;
-  GpuSpec gpu;  // catalog entry with the scenario's overrides applied
+  GpuSpec gpu;                      // catalog entry with the scenario's overrides applied
   double compute_efficiency = 1.0;  // fraction of peak FLOP/s and memory bandwidth reached by kernels
   // Calibrated efficiency curves for this GPU (scenario key `calibration`); when present they
   // replace compute_efficiency in the roofline (models/cost/compute_cost.hpp).
@@ -66,7 +66,7 @@ struct NodeType {
 };
 
 struct NodeInstance {
-  std::string name;  // "node0"
+  std::string name;      // "node0"
   std::size_t type = 0;  // index into Cluster::node_types
 };
 
@@ -80,8 +80,8 @@ struct ExplicitLink {
 };
 
 struct ExplicitRoute {
-  std::string from, to;             // node names
-  std::vector<std::string> links;   // explicit link names, in order from `from` to `to`
+  std::string from, to;            // node names
+  std::vector<std::string> links;  // explicit link names, in order from `from` to `to`
 };
 
 struct InterNodeNetwork {

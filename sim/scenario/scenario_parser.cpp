@@ -39,8 +39,7 @@ class ScenarioParser {
     YAML::Node cluster = top.require("cluster");
     if (cluster.IsDefined()) scenario.cluster = read_cluster(reader_, cluster);
     const bool cluster_clean = cluster.IsDefined() && reader_.sink().diagnostics().size() == errors_before_cluster;
-    if (YAML::Node workload = top.require("workload"); workload.IsDefined())
-      read_workload(workload, scenario);
+    if (YAML::Node workload = top.require("workload"); workload.IsDefined()) read_workload(workload, scenario);
     if (YAML::Node run = top.get("run"); run.IsDefined()) scenario.run = read_run(run);
     if (YAML::Node outputs = top.get("outputs"); outputs.IsDefined()) scenario.outputs = read_outputs(outputs);
     if (scenario.outputs.dir.empty()) scenario.outputs.dir = "out/" + scenario.name;
@@ -55,7 +54,8 @@ class ScenarioParser {
         layout_ = make_layout(scenario.cluster);
       } catch (const InputError& e) {
         const YAML::Node interconnect = cluster["interconnect"];
-        for (const Diagnostic& d : e.diagnostics()) reader_.error(interconnect.IsDefined() ? interconnect : cluster, d.message);
+        for (const Diagnostic& d : e.diagnostics())
+          reader_.error(interconnect.IsDefined() ? interconnect : cluster, d.message);
       }
     }
     if (network.IsDefined()) {

@@ -107,8 +107,9 @@ class Runner {
     jobs_ = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
     executable_ = options.executable.empty() ? current_executable() : options.executable;
     columns_ = sweep_columns(spec);
-    csv_path_ = dir_ / (options.slice ? fmt::format("results-slice-{}-of-{}.csv", options.slice->index, options.slice->count)
-                                      : std::string("results.csv"));
+    csv_path_ =
+        dir_ / (options.slice ? fmt::format("results-slice-{}-of-{}.csv", options.slice->index, options.slice->count)
+                              : std::string("results.csv"));
   }
 
   SweepRunResult run() {
@@ -131,12 +132,13 @@ class Runner {
         todo.push_back(&point);
     }
     if (options_.progress != nullptr) {
-      *options_.progress << fmt::format("sweep {}: {} point{}{}, {} to run, {} at a time, time limit {} → {}\n", spec_.name,
-                                        result_.selected, result_.selected == 1 ? "" : "s",
-                                        result_.already_done > 0
-                                            ? fmt::format(" ({} already in {})", result_.already_done, csv_path_.filename().string())
-                                            : std::string(),
-                                        todo.size(), jobs_, format_seconds(timeout_), csv_path_.string());
+      *options_.progress << fmt::format(
+          "sweep {}: {} point{}{}, {} to run, {} at a time, time limit {} → {}\n", spec_.name, result_.selected,
+          result_.selected == 1 ? "" : "s",
+          result_.already_done > 0
+              ? fmt::format(" ({} already in {})", result_.already_done, csv_path_.filename().string())
+              : std::string(),
+          todo.size(), jobs_, format_seconds(timeout_), csv_path_.string());
     }
     try {
       run_points(todo);
@@ -170,7 +172,8 @@ class Runner {
     const std::size_t complete = last_newline == std::string::npos ? 0 : last_newline + 1;
     if (complete != text.size()) {
       text.resize(complete);
-      if (::ftruncate(csv_fd_, static_cast<off_t>(complete)) != 0) throw system_error("cannot truncate " + csv_path_.string());
+      if (::ftruncate(csv_fd_, static_cast<off_t>(complete)) != 0)
+        throw system_error("cannot truncate " + csv_path_.string());
     }
     if (::lseek(csv_fd_, 0, SEEK_END) < 0) throw system_error("cannot seek " + csv_path_.string());
     if (text.empty()) {
@@ -184,13 +187,15 @@ class Runner {
                                    "--out, or delete the file to start again",
                                    fmt::join(rows.front(), ","), fmt::join(columns_, ",")));
     std::map<std::string, std::size_t> index_of;
-    for (const SweepPoint& point : spec_.points) index_of.emplace(point_id(point.index, spec_.points.size()), point.index);
+    for (const SweepPoint& point : spec_.points)
+      index_of.emplace(point_id(point.index, spec_.points.size()), point.index);
     for (std::size_t r = 1; r < rows.size(); ++r) {
       const auto& row = rows[r];
       const SourceLocation where{csv_path_.string(), static_cast<int>(r + 1), 1};
       const auto found = row.empty() ? index_of.end() : index_of.find(row[0]);
       if (row.size() != columns_.size() || found == index_of.end())
-        throw InputError(where, fmt::format("not a row of this sweep (point '{}'): use another --out", row.empty() ? "" : row[0]));
+        throw InputError(
+            where, fmt::format("not a row of this sweep (point '{}'): use another --out", row.empty() ? "" : row[0]));
       const SweepPoint& point = spec_.points[found->second];
       for (std::size_t k = 0; k < point.assignments.size(); ++k) {
         if (row[1 + k] != display_value(point.assignments[k].second))
@@ -354,9 +359,9 @@ SweepMergeResult merge_sweep(const std::string& dir_text) {
     const auto parsed = parse_csv(read_text_file(path));
     if (parsed.empty()) continue;
     if (parsed.front() != columns)
-      throw InputError(SourceLocation{path.string(), 1, 1},
-                       fmt::format("the columns differ from sweep.json's ({}): a slice of another sweep?",
-                                   fmt::join(columns, ",")));
+      throw InputError(
+          SourceLocation{path.string(), 1, 1},
+          fmt::format("the columns differ from sweep.json's ({}): a slice of another sweep?", fmt::join(columns, ",")));
     for (std::size_t r = 1; r < parsed.size(); ++r) {
       const auto found = parsed[r].empty() ? index_of.end() : index_of.find(parsed[r][0]);
       if (parsed[r].size() != columns.size() || found == index_of.end())

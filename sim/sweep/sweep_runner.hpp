@@ -38,20 +38,20 @@ struct SweepSlice {
 };
 
 struct SweepRunOptions {
-  std::string out_dir;                 // empty: out/<sweep name>
-  unsigned jobs = 0;                   // points at once; 0: std::thread::hardware_concurrency()
-  std::optional<Seconds> timeout;      // per point; empty: the sweep file's
+  std::string out_dir;             // empty: out/<sweep name>
+  unsigned jobs = 0;               // points at once; 0: std::thread::hardware_concurrency()
+  std::optional<Seconds> timeout;  // per point; empty: the sweep file's
   std::optional<SweepSlice> slice;
-  std::string executable;              // the dnnsim binary; empty: /proc/self/exe
-  std::ostream* progress = nullptr;    // "[12/40] 1 failed, elapsed 1m03s, ETA 2m10s"; nullptr: quiet
+  std::string executable;            // the dnnsim binary; empty: /proc/self/exe
+  std::ostream* progress = nullptr;  // "[12/40] 1 failed, elapsed 1m03s, ETA 2m10s"; nullptr: quiet
 };
 
 struct SweepRunResult {
   std::string csv_path;
-  std::size_t selected = 0;       // points of this run (after the slice)
-  std::size_t already_done = 0;   // of those, found in the CSV and skipped
+  std::size_t selected = 0;                                               // points of this run (after the slice)
+  std::size_t already_done = 0;                                           // of those, found in the CSV and skipped
   std::size_t ok = 0, failed = 0, expectation_missed = 0, timed_out = 0;  // points run now
-  bool interrupted = false;       // SIGINT/SIGTERM: the CLI exits with 130
+  bool interrupted = false;                                               // SIGINT/SIGTERM: the CLI exits with 130
 };
 
 // Runs the sweep. Signals SIGINT, SIGTERM and SIGCHLD are blocked and handled synchronously while it
@@ -65,10 +65,10 @@ struct SweepRunResult {
 [[nodiscard]] std::vector<std::string> sweep_columns(const SweepSpec& spec);
 
 struct SweepMergeResult {
-  std::string csv_path;             // DIR/results.csv
-  std::size_t total = 0;            // points the sweep has (sweep.json)
-  std::size_t present = 0;          // rows written
-  std::vector<std::string> missing; // point ids with no row, in index order
+  std::string csv_path;                   // DIR/results.csv
+  std::size_t total = 0;                  // points the sweep has (sweep.json)
+  std::size_t present = 0;                // rows written
+  std::vector<std::string> missing;       // point ids with no row, in index order
   std::vector<std::size_t> slice_counts;  // the K of every results-slice-I-of-K.csv read (distinct, sorted)
 };
 

@@ -50,11 +50,11 @@ std::string yaml_text(const YAML::Node& node) {
 
 // A number or a quantity as written in the sweep file: "3", "0.5", "10Gbps".
 struct Scalar {
-  double number = 0.0;         // in `unit` (not the base unit): "10Gbps" → 10
-  bool integer = false;        // a plain integer ("3", not "3.0" or "3MB")
-  std::string unit;            // empty for a plain number
-  Dimension dimension{};       // meaningful when `unit` is set
-  double unit_factor = 1.0;    // base units per `unit`: 1.25e8 for Gbps
+  double number = 0.0;       // in `unit` (not the base unit): "10Gbps" → 10
+  bool integer = false;      // a plain integer ("3", not "3.0" or "3MB")
+  std::string unit;          // empty for a plain number
+  Dimension dimension{};     // meaningful when `unit` is set
+  double unit_factor = 1.0;  // base units per `unit`: 1.25e8 for Gbps
 };
 
 std::optional<Scalar> read_scalar(YamlReader& reader, const YAML::Node& node, std::string_view what) {
@@ -82,8 +82,8 @@ std::optional<Scalar> read_scalar(YamlReader& reader, const YAML::Node& node, st
   while (!symbol.empty() && symbol.front() == ' ') symbol.remove_prefix(1);
   if (symbol.empty()) return scalar;
   // The unit decides the dimension: the unit tables of the five dimensions share no symbol.
-  for (const Dimension dimension : {Dimension::bytes, Dimension::seconds, Dimension::flop, Dimension::bandwidth,
-                                    Dimension::flop_rate}) {
+  for (const Dimension dimension :
+       {Dimension::bytes, Dimension::seconds, Dimension::flop, Dimension::bandwidth, Dimension::flop_rate}) {
     try {
       scalar.unit_factor = parse_quantity(fmt::format("1{}", symbol), dimension);
       scalar.dimension = dimension;
@@ -165,10 +165,10 @@ class SweepParser {
     if (!top.valid()) return spec;
     if (YAML::Node name = top.require("name"); name.IsDefined()) {
       if (auto text = reader_.string(name)) {
-        const bool usable = !text->empty() && *text != "." && *text != ".." &&
-                            std::all_of(text->begin(), text->end(), [](char c) {
-                              return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-                            });
+        const bool usable =
+            !text->empty() && *text != "." && *text != ".." && std::all_of(text->begin(), text->end(), [](char c) {
+              return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+            });
         if (usable)
           spec.name = *text;
         else
@@ -291,11 +291,10 @@ class SweepParser {
   bool read_key(const YAML::Node& node, std::string& key) {
     auto text = reader_.string(node);
     if (!text) return false;
-    const bool well_formed = !text->empty() && text->front() != '.' && text->back() != '.' &&
-                             text->find("..") == std::string::npos &&
-                             std::none_of(text->begin(), text->end(), [](char c) {
-                               return c == '=' || std::isspace(static_cast<unsigned char>(c));
-                             });
+    const bool well_formed =
+        !text->empty() && text->front() != '.' && text->back() != '.' && text->find("..") == std::string::npos &&
+        std::none_of(text->begin(), text->end(),
+                     [](char c) { return c == '=' || std::isspace(static_cast<unsigned char>(c)); });
     if (!well_formed) {
       reader_.error(node, fmt::format("expected a scenario key path such as workload.bucket_size, got \"{}\"", *text));
       return false;
@@ -336,8 +335,9 @@ class SweepParser {
     if (kind == "zip") {
       for (std::size_t k = 1; k < lists.size(); ++k) {
         if (lists[k].size() != lists[0].size())
-          reader_.error(list_nodes[k], fmt::format("zip lists must have the same length: '{}' has {} values, '{}' has {}",
-                                                   group.keys[0], lists[0].size(), group.keys[k], lists[k].size()));
+          reader_.error(list_nodes[k],
+                        fmt::format("zip lists must have the same length: '{}' has {} values, '{}' has {}",
+                                    group.keys[0], lists[0].size(), group.keys[k], lists[k].size()));
       }
       for (std::size_t r = 0; r < lists[0].size(); ++r) {
         std::vector<Value> row;
@@ -394,17 +394,18 @@ class SweepParser {
     std::set<std::int64_t> distinct;
     for (std::int64_t i = 0; i < steps; ++i) {
       const double t = static_cast<double>(i) / static_cast<double>(steps - 1);
-      double value = log ? from.number * std::pow(to.number / from.number, t) : from.number + (to.number - from.number) * t;
+      double value =
+          log ? from.number * std::pow(to.number / from.number, t) : from.number + (to.number - from.number) * t;
       if (i == 0) value = from.number;  // the ends exactly as written, whatever the rounding
       if (i == steps - 1) value = to.number;
       if (integers) distinct.insert(std::llround(value));
       group.rows.push_back({Value{format_value(value, from), where}});
     }
     if (integers && distinct.size() != group.rows.size()) {
-      reader_.error(steps_node, fmt::format("an integer range from {} to {} has only {} distinct values; {} steps "
-                                            "would repeat some",
-                                            format_value(from.number, from), format_value(to.number, to),
-                                            distinct.size(), steps));
+      reader_.error(steps_node,
+                    fmt::format("an integer range from {} to {} has only {} distinct values; {} steps "
+                                "would repeat some",
+                                format_value(from.number, from), format_value(to.number, to), distinct.size(), steps));
       group.rows.clear();
     }
   }
@@ -422,8 +423,9 @@ class SweepParser {
     map.finish();
     if (!keys.IsDefined()) return;
     if (!keys.IsMap() || keys.size() == 0) {
-      reader_.error(keys, "expected a mapping of scenario keys to distributions ({int: [lo, hi]}, "
-                          "{uniform: [a, b]}, {choice: [values]})");
+      reader_.error(keys,
+                    "expected a mapping of scenario keys to distributions ({int: [lo, hi]}, "
+                    "{uniform: [a, b]}, {choice: [values]})");
       return;
     }
     std::vector<Distribution> distributions;

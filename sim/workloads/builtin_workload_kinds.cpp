@@ -17,11 +17,14 @@ const WorkloadKindRegistry& builtin_workload_kinds() {
     WorkloadKindRegistry r("workload kind");
     r.add("chakra", "MLCommons Chakra execution traces, one file per rank (docs/chakra.md)",
           "Sridharan et al., Chakra, arXiv:2305.14516, 2023", make_chakra_kind());
-    r.add("cluster", "a job stream (trace or generator) under a job scheduler and placement policy, job level or with the network",
+    r.add("cluster",
+          "a job stream (trace or generator) under a job scheduler and placement policy, job level or with the network",
           "Tiresias NSDI'19, Gavel OSDI'20, Pollux OSDI'21 (docs/cluster.md)", make_cluster_kind());
     r.add("data_parallel", "every GPU holds the model; bucketed gradient all-reduce overlapped with backward (DDP)",
           "Li et al., PyTorch Distributed, VLDB 2020", make_data_parallel_kind());
-    r.add("gnn", "sampled GNN training: graph-store servers sample and gather on CPU cores, a feature cache, GPUs train (pipelined)",
+    r.add("gnn",
+          "sampled GNN training: graph-store servers sample and gather on CPU cores, a feature cache, GPUs train "
+          "(pipelined)",
           "Liu et al., BGL, NSDI'23; Zheng et al., DistDGL, IA3'20 (docs/gnn.md)", make_gnn_kind());
     r.add("parameter_server", "workers push and pull through parameter servers under a sync policy until a target loss",
           "Li et al., OSDI'14 (parameter server); Hu, Wang, Wu, ADSP, AAAI'20 (docs/parameter-server.md)",

@@ -11,8 +11,9 @@ std::vector<std::string> replica_window_platform_problems(const Cluster& cluster
                                                           const std::string& collective_algorithm) {
   std::vector<std::string> problems;
   if (!one_non_blocking_switch(cluster))
-    problems.push_back("the interconnect is not one non-blocking switch (a backplane or spine links carry every "
-                       "replica's traffic, so replicas on different nodes are not translates of one another)");
+    problems.push_back(
+        "the interconnect is not one non-blocking switch (a backplane or spine links carry every "
+        "replica's traffic, so replicas on different nodes are not translates of one another)");
   // The data-parallel all-reduce runs over the window's members only when its algorithm says so.
   const auto windowed = [](const CollectiveAlgorithm& algorithm) {
     return algorithm.supports(CollectiveKind::all_reduce) && algorithm.supports_copies(CollectiveKind::all_reduce);
@@ -85,13 +86,13 @@ ReplicaWindow replica_window(const Cluster& cluster, const std::vector<std::vect
   if (per_node % ranks != 0)
     window.problems.push_back(fmt::format("a tensor-parallel group of {} GPUs spans nodes of {}", ranks, per_node));
   if (micro_batch % static_cast<int>(*replicas) != 0)
-    window.problems.push_back(fmt::format("{} of {} samples does not split evenly over {} replicas", batch_name,
-                                          micro_batch, *replicas));
+    window.problems.push_back(
+        fmt::format("{} of {} samples does not split evenly over {} replicas", batch_name, micro_batch, *replicas));
   std::size_t k = 2;
   while (k < *nodes_per_stage && *nodes_per_stage % k != 0) ++k;
   if (k >= *nodes_per_stage)
-    window.problems.push_back(fmt::format("a stage spans {} node(s): no window of fewer whole nodes divides it",
-                                          *nodes_per_stage));
+    window.problems.push_back(
+        fmt::format("a stage spans {} node(s): no window of fewer whole nodes divides it", *nodes_per_stage));
   if (window.problems.empty()) window.replicas = static_cast<int>(k) * (per_node / ranks);
   return window;
 }
@@ -103,7 +104,8 @@ bool mirrors_by_default(MapReader& map, std::string_view key, const Cluster& clu
 ReplicaFidelity read_replica_fidelity(YamlReader& reader, MapReader& map, const Cluster& cluster,
                                       const std::string& collective_algorithm) {
   const auto fidelity = map.choice("data_parallel_fidelity", "data-parallel fidelity", {"replicas", "window", "auto"});
-  if (fidelity == "auto" || mirrors_by_default(map, "data_parallel_fidelity", cluster)) return ReplicaFidelity::automatic;
+  if (fidelity == "auto" || mirrors_by_default(map, "data_parallel_fidelity", cluster))
+    return ReplicaFidelity::automatic;
   if (fidelity != "window") return ReplicaFidelity::replicas;
   for (const std::string& problem : replica_window_platform_problems(cluster, collective_algorithm))
     reader.error(map.get("data_parallel_fidelity"), window_refused(problem));
@@ -120,8 +122,7 @@ bool one_non_blocking_switch(const Cluster& cluster) {
 }
 
 std::string window_refused(const std::string& problem) {
-  return "data_parallel_fidelity: window is exact only for replicas that are translates of one another, but " +
-         problem;
+  return "data_parallel_fidelity: window is exact only for replicas that are translates of one another, but " + problem;
 }
 
 }  // namespace dnnsim

@@ -23,10 +23,11 @@ std::optional<WorkloadSize> WorkloadKind::size(const Scenario& scenario) const {
 WorkloadSize size_of(const Scenario& scenario, const TaskGraph& graph) {
   WorkloadSize size = count_task_graph(graph, device_topology(scenario, graph), scenario.run.collective_fidelity,
                                        calibrated_devices(scenario, graph));
-  size.basis = fmt::format("{} iteration{} on {} GPUs at {} fidelity", scenario.run.iterations,
-                           scenario.run.iterations == 1 ? "" : "s", graph.devices().size(),
-                           scenario.run.collective_fidelity ? collective_fidelity_name(*scenario.run.collective_fidelity)
-                                                            : "default collective");
+  size.basis =
+      fmt::format("{} iteration{} on {} GPUs at {} fidelity", scenario.run.iterations,
+                  scenario.run.iterations == 1 ? "" : "s", graph.devices().size(),
+                  scenario.run.collective_fidelity ? collective_fidelity_name(*scenario.run.collective_fidelity)
+                                                   : "default collective");
   return size;
 }
 

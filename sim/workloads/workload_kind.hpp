@@ -10,9 +10,8 @@
 // a kind touches its folder and the one registration function, never the run loop.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -69,13 +68,13 @@ struct WorkloadParseContext {
 // what the resource guard (sim/run/resource_guard.hpp) turns into an estimate of memory. Counts are
 // doubles: a refused 16k-GPU run may count more steps than fit a 32-bit id.
 struct WorkloadSize {
-  double tasks = 0;               // TaskGraph tasks
-  double task_devices = 0;        // Σ over tasks of the devices each occupies (a collective: its group)
-  double operations = 0;          // executor operations: computes, transfers, collective steps, barriers, fences
-  double flows = 0;               // transfers, collective steps included
-  double largest_expansion = 0;   // steps of the largest collective, built at once while lowering
-  double streams = 0;             // (device, stream) pairs: one SimGrid actor each
-  std::string basis;              // what was counted, for the message ("3 iterations of 24 layers on 1,024 GPUs")
+  double tasks = 0;              // TaskGraph tasks
+  double task_devices = 0;       // Σ over tasks of the devices each occupies (a collective: its group)
+  double operations = 0;         // executor operations: computes, transfers, collective steps, barriers, fences
+  double flows = 0;              // transfers, collective steps included
+  double largest_expansion = 0;  // steps of the largest collective, built at once while lowering
+  double streams = 0;            // (device, stream) pairs: one SimGrid actor each
+  std::string basis;             // what was counted, for the message ("3 iterations of 24 layers on 1,024 GPUs")
 };
 
 // A kind's own part of a SimulationResult (its per-job table, its GNN stage statistics, …), given
@@ -102,10 +101,10 @@ class WorkloadKind {
 
   // The run's size at the scenario's fidelity, iterations and GPUs, for the resource guard's
   // estimate of a scenario and of the changes it suggests; empty when the kind cannot tell without
-  // running. (A run itself is guarded on the graph it simulates, lowered once: check_graph_resources.) The default counts
-  // lower()'s graph (size_of): building a TaskGraph is linear in its tasks, while what grows as p²,
-  // the executor's expansion of collectives, is counted by formula, not built. Kinds with no graph
-  // get none unless they say. @throw InputError
+  // running. (A run itself is guarded on the graph it simulates, lowered once: check_graph_resources.) The default
+  // counts lower()'s graph (size_of): building a TaskGraph is linear in its tasks, while what grows as p², the
+  // executor's expansion of collectives, is counted by formula, not built. Kinds with no graph get none unless they
+  // say. @throw InputError
   [[nodiscard]] virtual std::optional<WorkloadSize> size(const Scenario& scenario) const;
 
   // One simulation, start to finish (one SimGrid engine per process). An infeasible plan or a job

@@ -33,14 +33,16 @@ cluster:
   node_types:
     box:
       gpu: A100-40GB-SXM
-      gpus_per_node: )" + std::to_string(gpus) + R"(
+      gpus_per_node: )" +
+         std::to_string(gpus) + R"(
       fabric: nvswitch
       gpu_link: {bandwidth: "100GB/s", latency: "1us"}
       nic: {bandwidth: "25GB/s", latency: "2us"}
   nodes: [{type: box, count: 1}]
 workload:
   kind: chakra
-  files: ")" + files + R"("
+  files: ")" +
+         files + R"("
 )";
 }
 

@@ -15,6 +15,7 @@
 #include <map>
 #include <string>
 
+#include "dnnsim/source_paths.hpp"
 #include "planners/jobs/gadget.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/report/report.hpp"
@@ -22,7 +23,6 @@
 #include "sim/workloads/cluster/cluster_kind.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {
@@ -44,8 +44,9 @@ std::string cluster_yaml(const std::string& trace, const std::string& scheduler,
                          const std::string& extra = "") {
   return "name: t\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: " + std::to_string(gpus_per_node) +
          ", fabric: pcie, nic: {link: Ethernet-25G}}\n  nodes:\n    - {type: n, count: " + std::to_string(nodes) +
-         "}\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: cluster\n  trace: {format: dnnsim, file: " + trace +
-         "}\n  scheduler: " + scheduler + "\n" + extra + "outputs: {trace: false, tasks_csv: false}\n";
+         "}\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: cluster\n  trace: {format: dnnsim, "
+         "file: " +
+         trace + "}\n  scheduler: " + scheduler + "\n" + extra + "outputs: {trace: false, tasks_csv: false}\n";
 }
 
 // Three users' five jobs of 2 GPUs on the same 4-GPU server, for the schedulers that rank by user
@@ -100,13 +101,14 @@ TEST(ClusterRun, FifoStrictFiveJobs) {
 // GPU-hours of work = (2.2049 × 2 × 100 + 2.2277 × 4 × 50)/3600.
 TEST(ClusterRun, ThresholdPriceRejectsJobsOnceTheClusterIsCommitted) {
   const std::string trace = testing::write_file("jobs.csv", kFiveJobs);
-  const Scenario scenario = testing::load(
-      cluster_yaml(trace, "fifo", 1, 4, "  admission: {policy: threshold-price, min_value: 1, max_value: 10, seed: 1}\n"));
+  const Scenario scenario = testing::load(cluster_yaml(
+      trace, "fifo", 1, 4, "  admission: {policy: threshold-price, min_value: 1, max_value: 10, seed: 1}\n"));
   const SimulationResult result = run_scenario(scenario, {});
   const auto& report = dynamic_cast<const ClusterRunReport&>(*result.workload_result);
   const std::vector<double> values = draw_job_values(5, AdmissionConfig{1, 10, 1});
   using Status = JobOutcome::Status;
-  const std::vector<Status> expected{Status::finished, Status::finished, Status::rejected, Status::rejected, Status::rejected};
+  const std::vector<Status> expected{Status::finished, Status::finished, Status::rejected, Status::rejected,
+                                     Status::rejected};
   for (std::size_t i = 0; i < 5; ++i) {
     EXPECT_EQ(report.sim.jobs[i].status, expected[i]) << "job " << i;
     EXPECT_DOUBLE_EQ(report.sim.jobs[i].value, values[i]);
@@ -116,7 +118,8 @@ TEST(ClusterRun, ThresholdPriceRejectsJobsOnceTheClusterIsCommitted) {
   EXPECT_NEAR(report.sim.jobs[1].end, 150, 1e-6);
   const nlohmann::ordered_json summary = make_summary(scenario, result);
   EXPECT_EQ(summary["cluster"]["admission"]["rejected"], 3);
-  EXPECT_NEAR(summary["cluster"]["admission"]["welfare"].get<double>(), (values[0] * 200 + values[1] * 200) / 3600, 1e-9);
+  EXPECT_NEAR(summary["cluster"]["admission"]["welfare"].get<double>(), (values[0] * 200 + values[1] * 200) / 3600,
+              1e-9);
 }
 
 // Backfill: a 0–100; c fits at 10: 10–30; d (2) waits for c's GPU: 30–42; e 42–242; b needs all four
@@ -189,14 +192,18 @@ TEST(ClusterRun, GandivaFiveJobs) {
 
 // Jobs a and b of the packing tests below on one V100 under Gandiva with packing, Gavel's tables;
 // `extra`: more workload keys; `rows`: the jobs (default a and b).
-constexpr const char* kPackedPair = "a,0,1,1030.0256432,ResNet-18 (batch size 256)\nb,10,1,3235.33843289,ResNet-18 (batch size 16)\n";
+constexpr const char* kPackedPair =
+    "a,0,1,1030.0256432,ResNet-18 (batch size 256)\nb,10,1,3235.33843289,ResNet-18 (batch size 16)\n";
 std::vector<JobOutcome> run_packed_pair(const std::string& extra, const std::string& rows = kPackedPair) {
   const std::string gavel = std::string(DNNSIM_SOURCE_DIR) + "/data/traces/gavel/simulation_throughputs.json";
   const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,iterations,model\n" + rows);
   const Scenario scenario = testing::load(
-      "name: t\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-25G}}\n"
-      "  nodes:\n    - {type: n, count: 1}\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: cluster\n"
-      "  trace: {format: dnnsim, file: " + trace + "}\n  speed: {source: gavel, tables: " + gavel + "}\n" + extra +
+      "name: t\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: "
+      "Ethernet-25G}}\n"
+      "  nodes:\n    - {type: n, count: 1}\n  interconnect: {kind: switch, latency: \"1us\"}\nworkload:\n  kind: "
+      "cluster\n"
+      "  trace: {format: dnnsim, file: " +
+      trace + "}\n  speed: {source: gavel, tables: " + gavel + "}\n" + extra +
       "  scheduler: {name: gandiva, quantum: 60s, packing: true}\noutputs: {trace: false, tasks_csv: false}\n");
   const SimulationResult result = run_scenario(scenario, {});
   return dynamic_cast<const ClusterRunReport&>(*result.workload_result).sim.jobs;
@@ -225,9 +232,10 @@ TEST(ClusterRun, GandivaPacksTwoJobsOnOneGpu) {
 // packs onto a at 30. a never slows (slowdown 1 beside either): it ends at 100. c does 70 s packed =
 // 70 / 1.322995 s of its work and the rest alone: it ends at 100 + 100 − 70 / 1.322995 = 147.090.
 TEST(ClusterRun, GandivaRepacksAHostAtItsPartnersEnd) {
-  const std::vector<JobOutcome> jobs = run_packed_pair("", "a,0,1,1030.0256432,ResNet-18 (batch size 256)\n"
-                                                           "b,10,1,489.09296,ResNet-18 (batch size 16)\n"
-                                                           "c,20,1,3235.33843289,ResNet-18 (batch size 16)\n");
+  const std::vector<JobOutcome> jobs = run_packed_pair("",
+                                                       "a,0,1,1030.0256432,ResNet-18 (batch size 256)\n"
+                                                       "b,10,1,489.09296,ResNet-18 (batch size 16)\n"
+                                                       "c,20,1,3235.33843289,ResNet-18 (batch size 16)\n");
   EXPECT_NEAR(jobs[0].end, 100.0, 1e-3);
   EXPECT_NEAR(jobs[1].end, 30.0, 1e-3);
   EXPECT_NEAR(jobs[2].start, 30.0, 1e-3);
@@ -368,7 +376,8 @@ TEST(ClusterRun, PreemptedLinkSlowsOnlyTheJobsCrossingIt) {
       "jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\ny,0,2,600,resnet50,64\n");
   const Scenario scenario = testing::load(
       cluster_yaml(trace, "fifo", 4, 1, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n") +
-      "network:\n  conditions:\n    - links: \"node0/nic\"\n      schedule: [{at: \"0s\", bandwidth: \"25Gbps\"}, {at: \"300s\", bandwidth: \"6.25Gbps\"}]\n");
+      "network:\n  conditions:\n    - links: \"node0/nic\"\n      schedule: [{at: \"0s\", bandwidth: \"25Gbps\"}, {at: "
+      "\"300s\", bandwidth: \"6.25Gbps\"}]\n");
   const ClusterSimResult result = run_fixed(scenario, {Placement{{{0, 1}, {1, 1}}}, Placement{{{2, 1}, {3, 1}}}});
   ASSERT_EQ(result.jobs.size(), 2u);
   EXPECT_NEAR(result.jobs[1].contention_slowdown, 1.0, 1e-4);
@@ -420,8 +429,8 @@ class MigrateOnceScheduler final : public JobScheduler {
 TEST(ClusterRun, MigratedDuringRingFlowsRestartsCleanly) {
   const std::string trace =
       testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\n");
-  const Scenario scenario =
-      testing::load(cluster_yaml(trace, "fifo", 2, 1, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
+  const Scenario scenario = testing::load(
+      cluster_yaml(trace, "fifo", 2, 1, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
   const auto& spec = *scenario.workload_as<ClusterWorkload>();
   const Placement ring{{{0, 1}, {1, 1}}};
   const std::vector<ServerInfo> servers = cluster_servers(scenario, spec);
@@ -448,8 +457,8 @@ TEST(ClusterRun, MigratedDuringRingFlowsRestartsCleanly) {
 TEST(ClusterRun, TwoRingsSharingNicsRunAtAnalyticSlowdown) {
   const std::string trace = testing::write_file(
       "jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\ny,0,2,600,resnet50,64\n");
-  const Scenario scenario =
-      testing::load(cluster_yaml(trace, "fifo", 2, 2, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
+  const Scenario scenario = testing::load(
+      cluster_yaml(trace, "fifo", 2, 2, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
   const auto& spec = *scenario.workload_as<ClusterWorkload>();
   const Placement ring{{{0, 1}, {1, 1}}};
   const std::vector<ServerInfo> servers = cluster_servers(scenario, spec);
@@ -472,8 +481,8 @@ TEST(ClusterRun, TwoRingsSharingNicsRunAtAnalyticSlowdown) {
 TEST(ClusterRun, GadgetRingContentionMatchesTheSimulatedNics) {
   const std::string trace = testing::write_file(
       "jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\ny,0,2,600,resnet50,64\n");
-  const Scenario scenario =
-      testing::load(cluster_yaml(trace, "fifo", 2, 2, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
+  const Scenario scenario = testing::load(
+      cluster_yaml(trace, "fifo", 2, 2, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
   const auto& spec = *scenario.workload_as<ClusterWorkload>();
   const Placement ring{{{0, 1}, {1, 1}}};
   const std::vector<ServerInfo> servers = cluster_servers(scenario, spec);
@@ -491,8 +500,8 @@ TEST(ClusterRun, GadgetRingContentionMatchesTheSimulatedNics) {
 // its start is put off until a's PSs leave at 100, so it runs 100–150. As a ring all-reduce job it
 // would run 10–60.
 TEST(ClusterRun, ParameterServerJobWaitsForCpuCores) {
-  const std::string trace =
-      testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\na,0,2,100,resnet50,64\nb,10,1,50,resnet50,32\n");
+  const std::string trace = testing::write_file(
+      "jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\na,0,2,100,resnet50,64\nb,10,1,50,resnet50,32\n");
   std::string yaml = cluster_yaml(trace, "fifo-backfill", 1, 4, "  speed: {source: analytical}\n");
   yaml.replace(yaml.find("fabric: pcie"), 12, "fabric: pcie, cpu_cores: 4");
   const std::string ps = "  architecture: {kind: parameter-server, ps_per_worker: 1, ps_cores: 2}\n";
@@ -528,7 +537,8 @@ TEST(ClusterRun, ParameterServerJobsNeedCoresAndTheAnalyticalSpeed) {
 // iteration F + finish(1) ≥ F + max(B, p / NIC) (it serialises layer 1's push/pull after its
 // backward), so the slowdown is that ratio, ≤ 1.
 TEST(ClusterRun, ParameterServerFlowsOverlapTheBackwardPass) {
-  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\n");
+  const std::string trace =
+      testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\n");
   std::string yaml = cluster_yaml(trace, "fifo", 2, 1,
                                   "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"
                                   "  architecture: {kind: parameter-server, ps_per_worker: 1, ps_cores: 2}\n");

@@ -135,8 +135,9 @@ INSTANTIATE_TEST_SUITE_P(CollectiveFidelity, UniformLinks, ::testing::ValuesIn(u
 
 TEST(CollectiveFidelity, RingAllReduceOnUniformLinksIsItsFormula) {
   // 2(p−1)(α + S/(pβ)) with p = 8, α = 2 us, β = 100 GB/s, S = 800 MB: 14 × (2 us + 1 ms).
-  const auto step = compare(kSwitch8, {Collective{CollectiveKind::all_reduce, first_devices(8), Bytes(800 * kMB), "ring", 0}},
-                            kExactRelative);
+  const auto step =
+      compare(kSwitch8, {Collective{CollectiveKind::all_reduce, first_devices(8), Bytes(800 * kMB), "ring", 0}},
+              kExactRelative);
   EXPECT_NEAR(step.at(0), 14 * (2e-6 + 1e-3), 1e-12);
 }
 
@@ -147,8 +148,8 @@ TEST(CollectiveFidelity, TreeAndDirectHaveNoFlowForm) {
     const DeviceTopology topology{std::vector<std::uint32_t>(c.group.size(), 0)};
     EXPECT_EQ(effective_collective_fidelity(c, std::nullopt, topology), CollectiveFidelity::step);
     const auto errors = testing::diagnostics_thrown_by([&] {
-      (void)plan_collective_flows(c, topology, [](DeviceId, DeviceId) { return RouteCost{}; },
-                                  SourceLocation{"x.yaml", 3, 5});
+      (void)plan_collective_flows(
+          c, topology, [](DeviceId, DeviceId) { return RouteCost{}; }, SourceLocation{"x.yaml", 3, 5});
     });
     ASSERT_EQ(errors.size(), 1u) << testing::dump(errors);
     EXPECT_NE(errors[0].message.find("at flow fidelity; algorithms that do: ring, hierarchical"), std::string::npos)
@@ -163,9 +164,9 @@ TEST(CollectiveFidelity, RingOverMixedNvlinkAndNicHopsIsGatedByTheSlowestHop) {
   // the slowest hop gates every round: 2(p−1) · max(α_in + S/(pβ_in), α_out + S/(pβ_out))
   // = 14 × (6 us + 100 MB / 25 GB/s) = 14 × 4.006 ms for S = 800 MB. Flow delays the fast hops'
   // flows by exactly their wait, so both agree to rounding.
-  const auto step = compare(two_nodes(true),
-                            {Collective{CollectiveKind::all_reduce, first_devices(8), Bytes(800 * kMB), "ring", 0}},
-                            kExactRelative);
+  const auto step =
+      compare(two_nodes(true), {Collective{CollectiveKind::all_reduce, first_devices(8), Bytes(800 * kMB), "ring", 0}},
+              kExactRelative);
   EXPECT_NEAR(step.at(0), 14 * (6e-6 + 4e-3), 1e-9);
 }
 
@@ -174,9 +175,8 @@ TEST(CollectiveFidelity, TwoJobsRingsSharingNicsWithinTwoPercent) {
   // over the gpu2, gpu3 pairs: each ring has two inter-node hops (node0 → node1 and back), and the
   // two jobs' hops share each NIC direction: 12.5 GB/s each. The slowest hop gates every round:
   // 2(p−1) · (α_out + S/(p · 12.5 GB/s)) = 6 × (6 us + 100 MB / 12.5 GB/s) = 6 × 8.006 ms, S = 400 MB.
-  const std::vector<Collective> jobs{
-      Collective{CollectiveKind::all_reduce, {0, 1, 4, 5}, Bytes(400 * kMB), "ring", 0},
-      Collective{CollectiveKind::all_reduce, {2, 3, 6, 7}, Bytes(400 * kMB), "ring", 0}};
+  const std::vector<Collective> jobs{Collective{CollectiveKind::all_reduce, {0, 1, 4, 5}, Bytes(400 * kMB), "ring", 0},
+                                     Collective{CollectiveKind::all_reduce, {2, 3, 6, 7}, Bytes(400 * kMB), "ring", 0}};
   const auto step = compare(two_nodes(false), jobs, kTolerance);
   for (double t : step) EXPECT_NEAR(t, 6 * (6e-6 + 8e-3), 0.001 * t);
 }
@@ -186,10 +186,12 @@ TEST(CollectiveFidelity, RingOnOversubscribedLeafSpineWithinTwoPercent) {
   // 4 × 10 GB/s / 4 = 10 GB/s. The ring 0,4,1,5,2,6,3,7 crosses leaves on every hop, so each uplink
   // direction carries 4 of its flows at once: 2.5 GB/s each. Latency α = 2 × 5 us (NICs; the
   // switches have none). 2(p−1)(α + S/(p · 2.5 GB/s)) = 14 × (10 us + 100 MB / 2.5 GB/s) for S = 800 MB.
-  const std::string yaml = single_gpu_nodes(8, R"(  interconnect: {kind: leaf_spine, nodes_per_leaf: 4, spines: 1, oversubscription: 4}
+  const std::string yaml =
+      single_gpu_nodes(8, R"(  interconnect: {kind: leaf_spine, nodes_per_leaf: 4, spines: 1, oversubscription: 4}
 )");
-  const auto step = compare(
-      yaml, {Collective{CollectiveKind::all_reduce, {0, 4, 1, 5, 2, 6, 3, 7}, Bytes(800 * kMB), "ring", 0}}, kTolerance);
+  const auto step =
+      compare(yaml, {Collective{CollectiveKind::all_reduce, {0, 4, 1, 5, 2, 6, 3, 7}, Bytes(800 * kMB), "ring", 0}},
+              kTolerance);
   EXPECT_NEAR(step.at(0), 14 * (10e-6 + 0.04), 0.001 * step.at(0));
 }
 
@@ -206,8 +208,8 @@ network:
     - links: "node1/nic"
       schedule: [{at: "0s", bandwidth: "10GB/s"}, {at: "20ms", bandwidth: "2.5GB/s"}, {at: "40ms", bandwidth: "10GB/s"}]
 )";
-  const auto step =
-      compare(yaml, {Collective{CollectiveKind::all_reduce, first_devices(4), Bytes(400 * kMB), "ring", 0}}, kTolerance);
+  const auto step = compare(
+      yaml, {Collective{CollectiveKind::all_reduce, first_devices(4), Bytes(400 * kMB), "ring", 0}}, kTolerance);
   EXPECT_NEAR(step.at(0), 0.07505, 0.0005);
 }
 

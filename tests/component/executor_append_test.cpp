@@ -5,11 +5,10 @@
 // Every TEST runs in its own process (one engine per process).
 #include <gtest/gtest.h>
 
-#include <simgrid/s4u.hpp>
-
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <simgrid/s4u.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -49,8 +48,8 @@ TaskGraph devices_of(const Scenario& scenario) {
   return graph;
 }
 
-TaskId add_transfer(TaskGraph& graph, const std::string& from, const std::string& to, double bytes,
-                    StreamId stream, std::uint32_t iteration, std::vector<TaskId> deps = {}) {
+TaskId add_transfer(TaskGraph& graph, const std::string& from, const std::string& to, double bytes, StreamId stream,
+                    std::uint32_t iteration, std::vector<TaskId> deps = {}) {
   Task task{Transfer{*graph.device_by_name(from), *graph.device_by_name(to), Bytes(bytes)}};
   task.stream = stream;
   task.iteration = iteration;
@@ -182,7 +181,8 @@ TEST(ExecutorAppend, IterationsAppendedOneByOneRunAsTheWholeGraph) {
   ASSERT_EQ(appended.size(), whole.size());
   for (std::size_t k = 0; k < whole.size(); ++k) {
     EXPECT_FALSE(std::isnan(whole[k])) << k;
-    EXPECT_EQ(appended[k], whole[k]) << (k < whole.size() / 2 ? "start" : "end") << " of task " << k % (whole.size() / 2);
+    EXPECT_EQ(appended[k], whole[k]) << (k < whole.size() / 2 ? "start" : "end") << " of task "
+                                     << k % (whole.size() / 2);
   }
 }
 

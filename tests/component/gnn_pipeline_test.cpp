@@ -8,12 +8,12 @@
 #include <fstream>
 #include <string>
 
+#include "dnnsim/source_paths.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/workloads/gnn/gnn_kind.hpp"
 #include "tests/support/scenario_files.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {
@@ -34,11 +34,15 @@ std::string gnn_yaml(int nodes, int gpus, int cores, const std::string& workload
          ", cpu_cores: " + std::to_string(cores) +
          ", nic: {bandwidth: \"1GB/s\", latency: \"0s\"}, gpu_link: {bandwidth: \"100GB/s\", latency: \"0s\"}, "
          "pcie: {bandwidth: \"10GB/s\", latency: \"0s\"}}\n"
-         "  nodes:\n    - {type: n, count: " + std::to_string(nodes) + "}\n"
+         "  nodes:\n    - {type: n, count: " +
+         std::to_string(nodes) +
+         "}\n"
          "  interconnect: {kind: switch, latency: \"0s\"}\n"
-         "workload:\n  kind: gnn\n  graph: {file: " + cora_slice() + "}\n  features: {dimension: 100}\n"
-         "  fanouts: [2, 2]\n  batch_size: 4\n  model: {layer: sage, hidden: 16, classes: 7}\n" + workload_extra +
-         "outputs: {trace: true, tasks_csv: true}\n";
+         "workload:\n  kind: gnn\n  graph: {file: " +
+         cora_slice() +
+         "}\n  features: {dimension: 100}\n"
+         "  fanouts: [2, 2]\n  batch_size: 4\n  model: {layer: sage, hidden: 16, classes: 7}\n" +
+         workload_extra + "outputs: {trace: true, tasks_csv: true}\n";
 }
 
 // A batch of the given costs for server 0, GPU 0.
@@ -68,7 +72,8 @@ struct Harness {
       simgrid::s4u::Host* cpu = platform.cpus.at(static_cast<std::size_t>(s)).front();
       input.cpus.push_back({cpu, cpu, cpu, cpu});
       input.gpus.emplace_back();
-      for (int g = 0; g < gpus; ++g) input.gpus.back().push_back(platform.gpus.at(static_cast<std::size_t>(s * gpus + g)));
+      for (int g = 0; g < gpus; ++g)
+        input.gpus.back().push_back(platform.gpus.at(static_cast<std::size_t>(s * gpus + g)));
     }
     input.batches.resize(static_cast<std::size_t>(nodes));
     input.queue_depth = 8;

@@ -1,9 +1,10 @@
 // Megatron-style metrics of summary.json (sim/report/metrics.hpp) on runs small enough to check by
 // hand. Every TEST runs in its own process (one SimGrid engine per process).
+#include "sim/report/metrics.hpp"
+
 #include <gtest/gtest.h>
 
 #include "models/hardware/catalog.hpp"
-#include "sim/report/metrics.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
@@ -94,8 +95,7 @@ workload:
   EXPECT_NEAR(mean["hardware_flops_per_iteration"].get<double>() / mean["model_flops_per_iteration"].get<double>(),
               (2 * forward + backward) / (forward + backward), 1e-9);
   EXPECT_GT(mean["hfu"].get<double>(), mean["mfu"].get<double>());
-  EXPECT_DOUBLE_EQ(mean["throughput_tokens_per_s"].get<double>(),
-                   mean["throughput_samples_per_s"].get<double>() * 128);
+  EXPECT_DOUBLE_EQ(mean["throughput_tokens_per_s"].get<double>(), mean["throughput_samples_per_s"].get<double>() * 128);
 }
 
 TEST(Metrics, IdenticalDevicesShareARowAndTheBreakdownHasARowPerLayer) {

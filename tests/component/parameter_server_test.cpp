@@ -17,20 +17,32 @@ namespace {
 
 // L(K) = 1/(K + 1): a synchronous round of m = 1 is worth g(n) = 1 step (β = 0), an asynchronous
 // commit m steps (μ = λ = 0).
-std::string unit_curve() { return testing::write_file("curve.yaml", "a: 1\nb: 1\nc: 0\nbeta: 0\nmu: 0\nlambda: 0\nsource: test\n"); }
+std::string unit_curve() {
+  return testing::write_file("curve.yaml", "a: 1\nb: 1\nc: 0\nbeta: 0\nmu: 0\nlambda: 0\nsource: test\n");
+}
 
 std::string ps_yaml(int workers, const std::string& bytes, const std::string& slowdown, const std::string& sync,
                     const std::string& convergence, const std::string& network = "", int servers = 1) {
   std::string server_list = "node0/gpu0";
   for (int s = 1; s < servers; ++s) server_list += ", node" + std::to_string(s) + "/gpu0";
-  return "name: ps\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-10G}}\n"
-         "  nodes:\n    - {type: n, count: " + std::to_string(workers + servers) + "}\n"
+  return "name: ps\ncluster:\n  node_types:\n    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: "
+         "Ethernet-10G}}\n"
+         "  nodes:\n    - {type: n, count: " +
+         std::to_string(workers + servers) +
+         "}\n"
          "  interconnect: {kind: switch, latency: \"1us\"}\n"
          "workload:\n  kind: parameter_server\n"
-         "  model: {name: one, layers: [{name: l, kind: matmul, forward_flops: \"1.57TFlop\", parameter_bytes: \"" + bytes + "\"}]}\n"
-         "  batch_size: 1\n  servers: [" + server_list + "]\n" + slowdown + "  sync: " + sync + "\n"
-         "  convergence: {model: " + unit_curve() + ", " + convergence + "}\n"
-         "outputs: {trace: true, tasks_csv: false}\n" + network;
+         "  model: {name: one, layers: [{name: l, kind: matmul, forward_flops: \"1.57TFlop\", parameter_bytes: \"" +
+         bytes +
+         "\"}]}\n"
+         "  batch_size: 1\n  servers: [" +
+         server_list + "]\n" + slowdown + "  sync: " + sync +
+         "\n"
+         "  convergence: {model: " +
+         unit_curve() + ", " + convergence +
+         "}\n"
+         "outputs: {trace: true, tasks_csv: false}\n" +
+         network;
 }
 
 const PsSimResult& sim_of(const SimulationResult& result) {
@@ -71,9 +83,10 @@ TEST(ParameterServer, PushesAndPullsCrossTheSimulatedNetwork) {
   // The BSP case above with the server's NIC at 625 MB/s (a network condition, as another tenant's
   // share would leave it): worker 1's push takes 125 MB / 0.625 GB/s = 0.2 s and the two pulls
   // 250 MB / 0.625 GB/s = 0.4 s, so a round is 0.6 + 0.2 + 0.4 = 1.2 s (was 0.9 s).
-  const Scenario scenario = testing::load(ps_yaml(2, "125MB", "  slowdown: [{workers: [node2/gpu0], speed: 0.5}]\n",
-                                                  "{policy: bsp}", "target_loss: 0.26, max_time: \"100s\"",
-                                                  "network:\n  conditions:\n    - {links: node0/nic, bandwidth: \"625MB/s\"}\n"));
+  const Scenario scenario =
+      testing::load(ps_yaml(2, "125MB", "  slowdown: [{workers: [node2/gpu0], speed: 0.5}]\n", "{policy: bsp}",
+                            "target_loss: 0.26, max_time: \"100s\"",
+                            "network:\n  conditions:\n    - {links: node0/nic, bandwidth: \"625MB/s\"}\n"));
   const SimulationResult result = run_scenario(scenario, {});
   const std::vector<double> starts = step_starts(sim_of(result), 0);
   ASSERT_GE(starts.size(), 2u);
@@ -116,9 +129,11 @@ TEST(ParameterServer, SlowdownTraceFileIsAWindowPerRow) {
   ASSERT_GE(starts.size(), 2u);
   EXPECT_NEAR(starts[1] - starts[0], 0.9, 2e-3);
   // Bad rows: every problem at its row and column.
-  const std::string bad = testing::write_file("bad.csv", "worker,from_s,until_s,factor\nnode9/gpu0,5,4,0\nnode1/gpu0,x,,1\n");
+  const std::string bad =
+      testing::write_file("bad.csv", "worker,from_s,until_s,factor\nnode9/gpu0,5,4,0\nnode1/gpu0,x,,1\n");
   const std::vector<Diagnostic> errors = testing::diagnostics_thrown_by([&] {
-    (void)testing::load(ps_yaml(2, "125MB", "  slowdown_trace: " + bad + "\n", "{policy: bsp}", "target_loss: 0.26, max_time: \"100s\""));
+    (void)testing::load(ps_yaml(2, "125MB", "  slowdown_trace: " + bad + "\n", "{policy: bsp}",
+                                "target_loss: 0.26, max_time: \"100s\""));
   });
   ASSERT_EQ(errors.size(), 4u) << testing::dump(errors);
   testing::expect_error(errors[0], 2, 1, "'node9/gpu0' is not a worker");
@@ -131,8 +146,9 @@ TEST(ParameterServer, SspNeverLetsAWorkerRunMoreThanTheBoundAhead) {
   // Worker 0 steps in 0.3 s, worker 1 (speed 0.25) in 1.2 s; a 1 kB update (µs). Unbounded, worker 0
   // would do 4× the steps; with s = 2 it starts a step only while its commits exceed the slowest's
   // by at most 2 — checked at every step start, replaying the event trace.
-  const Scenario scenario = testing::load(ps_yaml(2, "1kB", "  slowdown: [{workers: [node2/gpu0], speed: 0.25}]\n",
-                                                  "{policy: ssp, staleness: 2}", "target_loss: 0.000001, max_time: \"30s\""));
+  const Scenario scenario =
+      testing::load(ps_yaml(2, "1kB", "  slowdown: [{workers: [node2/gpu0], speed: 0.25}]\n",
+                            "{policy: ssp, staleness: 2}", "target_loss: 0.000001, max_time: \"30s\""));
   const SimulationResult result = run_scenario(scenario, {});
   const PsSimResult& sim = sim_of(result);
   std::vector<long> commits(2, 0);
@@ -187,21 +203,21 @@ TEST(ParameterServer, AdspCommitIntervalsEqualiseCommitsAcrossSpeeds) {
 
 TEST(ParameterServer, BadInputIsReportedAllAtOnce) {
   const std::string yaml =
-      "name: ps\n"                                                                                      // 1
-      "cluster:\n"                                                                                      // 2
-      "  node_types:\n"                                                                                 // 3
-      "    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-10G}}\n"           // 4
-      "  nodes:\n"                                                                                      // 5
-      "    - {type: n, count: 3}\n"                                                                     // 6
-      "  interconnect: {kind: switch, latency: \"1us\"}\n"                                              // 7
-      "workload:\n"                                                                                     // 8
-      "  kind: parameter_server\n"                                                                      // 9
-      "  model: {zoo: resnet50}\n"                                                                      // 10
-      "  batch_size: 32\n"                                                                              // 11
-      "  servers: [node9/gpu0]\n"                                                                       // 12
-      "  slowdown: [{workers: [node1/gpu0], speed: 0}]\n"                                               // 13
-      "  sync: {policy: ssp, staleness: -1}\n"                                                          // 14
-      "  convergence: {target_loss: 0.5, max_time: \"1h\"}\n";                                          // 15
+      "name: ps\n"                                                                            // 1
+      "cluster:\n"                                                                            // 2
+      "  node_types:\n"                                                                       // 3
+      "    n: {gpu: V100-16GB, gpus_per_node: 1, fabric: pcie, nic: {link: Ethernet-10G}}\n"  // 4
+      "  nodes:\n"                                                                            // 5
+      "    - {type: n, count: 3}\n"                                                           // 6
+      "  interconnect: {kind: switch, latency: \"1us\"}\n"                                    // 7
+      "workload:\n"                                                                           // 8
+      "  kind: parameter_server\n"                                                            // 9
+      "  model: {zoo: resnet50}\n"                                                            // 10
+      "  batch_size: 32\n"                                                                    // 11
+      "  servers: [node9/gpu0]\n"                                                             // 12
+      "  slowdown: [{workers: [node1/gpu0], speed: 0}]\n"                                     // 13
+      "  sync: {policy: ssp, staleness: -1}\n"                                                // 14
+      "  convergence: {target_loss: 0.5, max_time: \"1h\"}\n";                                // 15
   const std::vector<Diagnostic> errors = testing::diagnostics_thrown_by([&] { (void)testing::load(yaml); });
   ASSERT_EQ(errors.size(), 3u) << testing::dump(errors);
   testing::expect_error(errors[0], 12, 13, "server 'node9/gpu0' is not a device of the cluster");

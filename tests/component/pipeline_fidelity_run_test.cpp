@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "dnnsim/source_paths.hpp"
 #include "tests/support/scenario_files.hpp"
 #include "tests/support/summary_in_child.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

@@ -79,7 +79,8 @@ TEST(PipelineRun, SummaryHasThePlanAndTheThroughput) {
     EXPECT_EQ(stage["layers"], 2);
     EXPECT_EQ(stage["chunks"], ordered_json::parse(fmt::format("[[{}, {}]]", 2 * s, 2 * s + 2)));
     EXPECT_EQ(stage["gpus"], 2);
-    EXPECT_EQ(stage["devices"], ordered_json::parse(fmt::format(R"(["node0/gpu{}", "node0/gpu{}"])", 2 * s, 2 * s + 1)));
+    EXPECT_EQ(stage["devices"],
+              ordered_json::parse(fmt::format(R"(["node0/gpu{}", "node0/gpu{}"])", 2 * s, 2 * s + 1)));
   }
 
   // Each replica runs 1 of the micro-batch's 2 samples: a stage's forward is 2 layers × 1 s = 2 s,
@@ -155,7 +156,8 @@ workload:
   bucket_size: "100MB"
   optimizer: sgd
   collective_algorithm: ring
-  overlap: )") + (overlap ? "true" : "false") + "\n";
+  overlap: )") +
+         (overlap ? "true" : "false") + "\n";
 }
 
 TEST(PipelineRun, WithoutOverlapTheAllReduceFollowsTheLastBackward) {
@@ -199,8 +201,10 @@ constexpr double kOptimizerTail = 2.8e9 / 9e11;
 std::string three_stages(const std::string& gpu, const std::string& sent, const std::string& schedule) {
   std::string layers;
   for (int s = 0; s < 3; ++s)
-    layers += R"(      - {name: work, forward_time: "1s", backward_time: "2s", activation_bytes: "1GB", parameter_bytes: "400MB"}
-      - {name: boundary, forward_time: "0s", backward_time: "0s", activation_bytes: ")" + sent + "\"}\n";
+    layers +=
+        R"(      - {name: work, forward_time: "1s", backward_time: "2s", activation_bytes: "1GB", parameter_bytes: "400MB"}
+      - {name: boundary, forward_time: "0s", backward_time: "0s", activation_bytes: ")" +
+        sent + "\"}\n";
   return "name: three-stages\n" + testing::mesh_box_cluster(gpu, 3) + R"(workload:
   kind: pipeline
   model:
@@ -208,9 +212,11 @@ std::string three_stages(const std::string& gpu, const std::string& sent, const 
     measured_on: V100-32GB
     measured_batch: 1
     layers:
-)" + layers + R"(  global_batch: 8
+)" + layers +
+         R"(  global_batch: 8
   micro_batches: 8
-  schedule: )" + schedule + R"(
+  schedule: )" +
+         schedule + R"(
   stages: [{layers: 2, gpus: 1}, {layers: 2, gpus: 1}, {layers: 2, gpus: 1}]
 run: {iterations: 3}
 outputs: {trace: false, tasks_csv: false}
@@ -285,7 +291,6 @@ ordered_json run_summary(const std::string& yaml) {
   return make_summary(scenario, run_scenario(scenario, {}));
 }
 
-
 TEST(PipelineRun, AdaGrouperWithFreeTransfersKeepsTheFirstCandidate) {
   // sent = 0: transfers carry nothing and take no time, and the stages are equal. Every kFkB then
   // takes (M + p − 1)(t_f + t_b) + t_opt = (8 + 2)·3 + t_opt = 30 + t_opt: the last stage works
@@ -314,8 +319,8 @@ TEST(PipelineRun, AdaGrouperOnASlowLinkTakesTheFastestGroupThatFits) {
   const ordered_json summary = run_summary(three_stages(kCappedGpu, "2GB", kSlowLinkAdaGrouper));
   ASSERT_EQ(summary["status"], "ok") << summary["messages"].dump();
   EXPECT_EQ(group_sizes(summary), (std::vector<int>{1, 2, 2}));
-  expect_iteration_times(summary, {kOneFOneBSlow + kOptimizerTail, kGroupOfTwoSlow + kOptimizerTail,
-                                   kGroupOfTwoSlow + kOptimizerTail});
+  expect_iteration_times(
+      summary, {kOneFOneBSlow + kOptimizerTail, kGroupOfTwoSlow + kOptimizerTail, kGroupOfTwoSlow + kOptimizerTail});
   const std::vector<std::pair<int, double>> fitting = {{1, kOneFOneBSlow + kOptimizerTail},
                                                        {2, kGroupOfTwoSlow + kOptimizerTail}};
   expect_predictions(summary, 1, fitting);
@@ -326,8 +331,7 @@ TEST(PipelineRun, AdaGrouperOnASlowLinkTakesTheFastestGroupThatFits) {
   EXPECT_NEAR(devices["node0/gpu0"]["peak_memory_bytes"].get<double>(), 1.6e9 + 6 * 3e9, 1.0);
   EXPECT_NEAR(devices["node0/gpu1"]["peak_memory_bytes"].get<double>(), 1.6e9 + 4 * 3e9, 1.0);
   EXPECT_NEAR(devices["node0/gpu2"]["peak_memory_bytes"].get<double>(), 1.6e9 + 2 * 3e9, 1.0);
-  for (const auto& [gpu, device] : devices.items())
-    EXPECT_LE(device["peak_memory_bytes"].get<double>(), 20e9) << gpu;
+  for (const auto& [gpu, device] : devices.items()) EXPECT_LE(device["peak_memory_bytes"].get<double>(), 20e9) << gpu;
 }
 
 TEST(PipelineRun, AdaGrouperWithoutTheCapTakesFour) {
@@ -336,8 +340,8 @@ TEST(PipelineRun, AdaGrouperWithoutTheCapTakesFour) {
   const ordered_json summary = run_summary(three_stages("V100-32GB", "2GB", kSlowLinkAdaGrouper));
   ASSERT_EQ(summary["status"], "ok") << summary["messages"].dump();
   EXPECT_EQ(group_sizes(summary), (std::vector<int>{1, 4, 4}));
-  expect_iteration_times(summary, {kOneFOneBSlow + kOptimizerTail, kGroupOfFourSlow + kOptimizerTail,
-                                   kGroupOfFourSlow + kOptimizerTail});
+  expect_iteration_times(
+      summary, {kOneFOneBSlow + kOptimizerTail, kGroupOfFourSlow + kOptimizerTail, kGroupOfFourSlow + kOptimizerTail});
   expect_predictions(summary, 1,
                      {{1, kOneFOneBSlow + kOptimizerTail},
                       {2, kGroupOfTwoSlow + kOptimizerTail},
@@ -363,7 +367,8 @@ TEST(PipelineRun, AdaGrouperIsFasterThanFixedOneFOneBOnASlowLink) {
   const std::vector<double> adaptive_times = doubles(adaptive["iteration_time_s"]);
   ASSERT_EQ(adaptive_times.size(), 3u);
   EXPECT_NEAR(adaptive_times[0], fixed_times[0], kExact);
-  for (std::size_t i = 1; i < adaptive_times.size(); ++i) EXPECT_LT(adaptive_times[i], fixed_times[i]) << "iteration " << i;
+  for (std::size_t i = 1; i < adaptive_times.size(); ++i)
+    EXPECT_LT(adaptive_times[i], fixed_times[i]) << "iteration " << i;
   EXPECT_LT(adaptive["mean"]["iteration_time_s"].get<double>(), fixed["mean"]["iteration_time_s"].get<double>());
 }
 
@@ -388,8 +393,8 @@ TEST(PipelineRun, CriticalPathOnMeasuredTimesKeepsAnOrderItsMeasurementsConfirm)
   // iteration takes what the fixed order's does, to the bit.
   const std::string schedule = "{name: critical-path, max_in_flight: 8";
   const ordered_json fixed = summary_in_child(write_file("cp.yaml", three_stages("V100-32GB", "2GB", schedule + "}")));
-  const ordered_json measured =
-      summary_in_child(write_file("cp-measured.yaml", three_stages("V100-32GB", "2GB", schedule + ", times: measured}")));
+  const ordered_json measured = summary_in_child(
+      write_file("cp-measured.yaml", three_stages("V100-32GB", "2GB", schedule + ", times: measured}")));
   ASSERT_FALSE(fixed.is_null());
   ASSERT_FALSE(measured.is_null());
   EXPECT_EQ(fixed["iteration_time_s"], measured["iteration_time_s"]);
@@ -401,7 +406,8 @@ TEST(PipelineRun, CriticalPathOnMeasuredTimesKeepsAnOrderItsMeasurementsConfirm)
 // Four explicit single-GPU stages of one layer each on V100-16GB (16 GiB = 17.18e9 B), every layer
 // 2.5e9 B of fp32 parameters (6.25e8) and nothing stashed or sent, M = 4 micro-batches of 1.
 std::string four_heavy_stages(const std::string& schedule) {
-  return "name: heavy-" + schedule + "\n" + testing::mesh_box_cluster("V100-16GB", 4) + fmt::format(R"(workload:
+  return "name: heavy-" + schedule + "\n" + testing::mesh_box_cluster("V100-16GB", 4) +
+         fmt::format(R"(workload:
   kind: pipeline
   model:
     name: heavy

@@ -11,8 +11,8 @@
 #include "planners/schedules/pipeline_estimator.hpp"
 #include "planners/schedules/pipeline_lowering.hpp"
 #include "sim/run/simulation.hpp"
-#include "tests/support/scenario_files.hpp"
 #include "tests/support/planner_entries.hpp"
+#include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
 namespace {
@@ -74,7 +74,8 @@ double last_backward_end(const SimulatedPipeline& run) {
 }
 
 // Every compute step of the simulation starts and ends where the estimator says.
-void expect_timeline_of_estimator(const SimulatedPipeline& run, const PipelineSchedule& schedule, const PipelineTimings& timings) {
+void expect_timeline_of_estimator(const SimulatedPipeline& run, const PipelineSchedule& schedule,
+                                  const PipelineTimings& timings) {
   const PipelineShape shape = run.lowered.shape;
   const PipelineEstimate estimate = estimate_pipeline(schedule, shape, timings);
   const auto p = static_cast<std::size_t>(shape.stages);
@@ -84,7 +85,8 @@ void expect_timeline_of_estimator(const SimulatedPipeline& run, const PipelineSc
       const std::size_t u = static_cast<std::size_t>(order[i].chunk) * p + s;
       const auto& ids = order[i].pass == PassKind::forward ? run.lowered.forward : run.lowered.backward;
       const TaskId id = ids[u][static_cast<std::size_t>(order[i].micro_batch)][0];
-      EXPECT_NEAR(run.result.task_start[id], estimate.steps[s][i].start.value(), kExact) << "stage " << s << " step " << i;
+      EXPECT_NEAR(run.result.task_start[id], estimate.steps[s][i].start.value(), kExact)
+          << "stage " << s << " step " << i;
       EXPECT_NEAR(run.result.task_end[id], estimate.steps[s][i].end.value(), kExact) << "stage " << s << " step " << i;
     }
   }

@@ -25,13 +25,14 @@ using testing::write_file;
 // all-reduces overlapped with the backward pass.
 std::string six_nodes(const std::string& fidelity, const std::string& keys, const std::string& collective_fidelity) {
   return "name: dp-" + fidelity + "\n" + testing::dgx_cluster(2, 6, false) + "workload:\n  kind: data_parallel\n" +
-         testing::kMiniGptModel + fmt::format(R"(  global_batch: 24
+         testing::kMiniGptModel +
+         fmt::format(R"(  global_batch: 24
   dtype: fp16
   precision: mixed
   data_parallel_fidelity: {0}
 {1}run: {{iterations: 2, collective_fidelity: {2}}}
 )",
-                                              fidelity, keys, collective_fidelity);
+                     fidelity, keys, collective_fidelity);
 }
 
 // Translating by two nodes maps the platform (identical nodes, a switch that never binds) and the
@@ -61,8 +62,8 @@ TEST(ReplicaWindow, DataParallelWindowGivesTheFullRun) {
     for (std::size_t k = 0; k < 2; ++k)
       EXPECT_NEAR(windowed["iteration_time_s"][k].get<double>(), all["iteration_time_s"][k].get<double>(),
                   1e-9 * all["iteration_time_s"][k].get<double>());
-    for (const char* key : {"model_flops_per_iteration", "utilization", "compute_s", "communication_s",
-                            "peak_memory_bytes"})
+    for (const char* key :
+         {"model_flops_per_iteration", "utilization", "compute_s", "communication_s", "peak_memory_bytes"})
       EXPECT_NEAR(windowed["mean"][key].get<double>(), all["mean"][key].get<double>(),
                   1e-6 * std::abs(all["mean"][key].get<double>()))
           << key;

@@ -2,10 +2,11 @@
 // cross-traffic (set by simulate()) gives a flow alone on its path exactly
 //   time = Σ latency(route) + size / min bandwidth(route),
 // and max-min fair sharing among flows on a common link. Every TEST runs in its own process.
+#include "sim/run/simulation.hpp"
+
 #include <gtest/gtest.h>
 
 #include "sim/report/report.hpp"
-#include "sim/run/simulation.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/collective_platforms.hpp"
@@ -46,8 +47,8 @@ TEST(Simulation, TwoFlowsShareTheirCommonLink) {
   // Both GPUs of node0 send 1 GB to node1: node0/nic (up) carries both flows, 5 GB/s each:
   // 1e9 / 5e9 = 0.2 s, plus the two NIC latencies.
   const Scenario scenario = load(kTwoNodes);
-  const auto result = simulate(
-      scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}, {"node0/gpu1", "node1/gpu1"}}, 1e9), {});
+  const auto result =
+      simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}, {"node0/gpu1", "node1/gpu1"}}, 1e9), {});
   EXPECT_NEAR(result.task_end[0], 0.2 + 10e-6, kExact);
   EXPECT_NEAR(result.task_end[1], 0.2 + 10e-6, kExact);
 }
@@ -122,7 +123,8 @@ workload:
   bucket_size: "100MB"
   optimizer: sgd
   collective_algorithm: ring
-  overlap: )") + (overlap ? "true" : "false") + "\n";
+  overlap: )") +
+         (overlap ? "true" : "false") + "\n";
 }
 
 TEST(Simulation, DataParallelOverlapHidesCommunicationUnderBackward) {
@@ -152,7 +154,6 @@ TEST(Simulation, PeakMemoryCountsStateAndActivations) {
   EXPECT_DOUBLE_EQ(result.peak_memory_bytes[0], 402e6);
 }
 
-
 TEST(Simulation, BandwidthRecoveryMidTransferSpeedsItUp) {
   // No latency; node1/nic at 1 GB/s until t = 50 ms, then 10 GB/s. By 50 ms, 50 MB of the 1 GB has
   // moved; the remaining 950 MB take 0.95e9 / 1e10 = 95 ms: the transfer ends at 0.145 s.
@@ -165,7 +166,6 @@ network:
   const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
   EXPECT_NEAR(result.task_end[0], 0.145, kExact);
 }
-
 
 TEST(Simulation, PreemptedLinkFollowsItsGeneratedSchedule) {
   // node1/nic is preempted by a seeded on/off process. The same process, replayed from the same
@@ -189,7 +189,6 @@ run: {seed: 42}
   EXPECT_GT(expected.value(), 0.1);  // the preemption did slow it down
   EXPECT_NEAR(result.task_end[0], expected.value(), 1e-9);
 }
-
 
 TEST(Simulation, TransferCutByALinkFailureIsSentAgainAfterTheWindow) {
   // No latency; node1/nic fails from 50 ms to 80 ms. The 1 GB transfer at 10 GB/s is cut at 50 ms

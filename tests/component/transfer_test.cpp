@@ -2,15 +2,15 @@
 // route i → j crosses port i up and port j down, α = 2 us, β = 100 GB/s, and SimGrid's CM02 without
 // cross-traffic (create_engine) gives a flow alone latency + size / bandwidth, and flows sharing a
 // port an equal share of it. Every TEST runs in its own process (one engine per process).
+#include "sim/platform/transfer.hpp"
+
 #include <gtest/gtest.h>
 
 #include <simgrid/s4u.hpp>
-
 #include <stdexcept>
 #include <vector>
 
 #include "sim/platform/platform.hpp"
-#include "sim/platform/transfer.hpp"
 #include "sim/run/simulation.hpp"
 #include "tests/support/collective_platforms.hpp"
 #include "tests/support/scenario_files.hpp"
@@ -59,7 +59,8 @@ TEST(Transfer, TwoIntoOnePortShareIt) {
   // 0 → 2 and 1 → 2 share port 2 down: 50 GB/s each after the latency, 2 us + 1e6 / 50e9 = 22 us.
   std::vector<double> ends;
   on_switch8([&](const std::vector<sg4::Host*>& gpus) {
-    const std::vector<sg4::ActivityPtr> both{start_transfer(gpus[0], gpus[2], 1e6), start_transfer(gpus[1], gpus[2], 1e6)};
+    const std::vector<sg4::ActivityPtr> both{start_transfer(gpus[0], gpus[2], 1e6),
+                                             start_transfer(gpus[1], gpus[2], 1e6)};
     finish_transfers(both);
     for (const sg4::ActivityPtr& t : both) ends.push_back(t->get_finish_time());
   });

@@ -3,9 +3,9 @@
 #include <sstream>
 #include <vector>
 
+#include "dnnsim/source_paths.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
-#include "dnnsim/source_paths.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> overrides;

@@ -80,7 +80,8 @@ class Mutator {
       if (end < bytes.size() && bytes[end] == '.' && digit(end + 1))
         for (++end; digit(end);) ++end;
       if (end < bytes.size() && (bytes[end] == 'e' || bytes[end] == 'E')) {
-        const std::size_t exponent = end + 1 + (end + 1 < bytes.size() && (bytes[end + 1] == '-' || bytes[end + 1] == '+'));
+        const std::size_t exponent =
+            end + 1 + (end + 1 < bytes.size() && (bytes[end + 1] == '-' || bytes[end + 1] == '+'));
         if (digit(exponent))
           for (end = exponent; digit(end);) ++end;
       }
@@ -95,9 +96,19 @@ class Mutator {
     static constexpr char kInterestingBytes[] = "\x00\xff\n:-9012345678 \t,\"[{#.";
     static constexpr std::string_view kInteresting(kInterestingBytes, sizeof kInterestingBytes - 1);
     // Values at the edges of the readers' ranges and of the integer and floating-point types.
-    static constexpr std::array<std::string_view, 13> kExtremes{
-        "1e400", "-1", "0", "4294967296", "nan", "-0", "1e-400", "inf", "2147483648", "9223372036854775808",
-        "18446744073709551616", "0.000001", "999999999999999999999"};
+    static constexpr std::array<std::string_view, 13> kExtremes{"1e400",
+                                                                "-1",
+                                                                "0",
+                                                                "4294967296",
+                                                                "nan",
+                                                                "-0",
+                                                                "1e-400",
+                                                                "inf",
+                                                                "2147483648",
+                                                                "9223372036854775808",
+                                                                "18446744073709551616",
+                                                                "0.000001",
+                                                                "999999999999999999999"};
     const std::string& other = seeds_[random.below(seeds_.size())];
     switch (random.below(9)) {
       case 0:  // flip a bit

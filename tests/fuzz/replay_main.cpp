@@ -92,12 +92,24 @@ void on_terminate() {
 
 void on_signal(int signal) {
   switch (signal) {
-    case SIGALRM: report("the input ran over --timeout"); ::_exit(1);
-    case SIGABRT: report("abort (after the UBSan report above, if there is one)"); break;
-    case SIGSEGV: report("SIGSEGV"); break;
-    case SIGBUS: report("SIGBUS"); break;
-    case SIGFPE: report("SIGFPE"); break;
-    default: report("SIGILL"); break;
+    case SIGALRM:
+      report("the input ran over --timeout");
+      ::_exit(1);
+    case SIGABRT:
+      report("abort (after the UBSan report above, if there is one)");
+      break;
+    case SIGSEGV:
+      report("SIGSEGV");
+      break;
+    case SIGBUS:
+      report("SIGBUS");
+      break;
+    case SIGFPE:
+      report("SIGFPE");
+      break;
+    default:
+      report("SIGILL");
+      break;
   }
   std::raise(signal);  // SA_RESETHAND restored the default action: die of it
 }
@@ -125,8 +137,10 @@ void run(const std::string& bytes, unsigned timeout_seconds) {
 }
 
 int usage() {
-  std::fputs("usage: fuzz_TARGET [--mutate N [--seed S] [--only I] [--max-seconds T]] [--timeout T]\n"
-             "                   [--crash-dir DIR] FILE|DIR...\n", stderr);
+  std::fputs(
+      "usage: fuzz_TARGET [--mutate N [--seed S] [--only I] [--max-seconds T]] [--timeout T]\n"
+      "                   [--crash-dir DIR] FILE|DIR...\n",
+      stderr);
   return 2;
 }
 
@@ -145,13 +159,20 @@ int main(int argc, char** argv) {
     const bool option = arg.rfind("--", 0) == 0;
     if (option && i + 1 == argc) return usage();
     try {
-      if (arg == "--mutate") mutations = std::stoull(argv[++i]);
-      else if (arg == "--seed") seed = std::stoull(argv[++i]);
-      else if (arg == "--only") only = std::stoull(argv[++i]);
-      else if (arg == "--max-seconds") max_seconds = std::stod(argv[++i]);
-      else if (arg == "--timeout") timeout = static_cast<unsigned>(std::stoul(argv[++i]));
-      else if (arg == "--crash-dir") crash_dir = std::filesystem::absolute(argv[++i]).string();
-      else if (option) return usage();
+      if (arg == "--mutate")
+        mutations = std::stoull(argv[++i]);
+      else if (arg == "--seed")
+        seed = std::stoull(argv[++i]);
+      else if (arg == "--only")
+        only = std::stoull(argv[++i]);
+      else if (arg == "--max-seconds")
+        max_seconds = std::stod(argv[++i]);
+      else if (arg == "--timeout")
+        timeout = static_cast<unsigned>(std::stoul(argv[++i]));
+      else if (arg == "--crash-dir")
+        crash_dir = std::filesystem::absolute(argv[++i]).string();
+      else if (option)
+        return usage();
       else if (std::filesystem::is_directory(arg)) {
         for (const auto& entry : std::filesystem::recursive_directory_iterator(arg))
           if (entry.is_regular_file()) files.push_back(entry.path());
@@ -175,7 +196,8 @@ int main(int argc, char** argv) {
 
   if (only == UINT64_MAX) {
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      running.message = " while running " + files[i].string() + "\nreproduce: " + argv[0] + " " + files[i].string() + "\n";
+      running.message =
+          " while running " + files[i].string() + "\nreproduce: " + argv[0] + " " + files[i].string() + "\n";
       run(inputs[i], timeout);
     }
     std::printf("replayed %zu inputs\n", inputs.size());

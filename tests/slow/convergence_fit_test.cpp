@@ -178,8 +178,8 @@ TEST(Convergence, LabelSkewedWorkersDriftBetweenAveragings) {
 
 TEST(Convergence, FittedParametersAreFiniteAndNonNegative) {
   const ConvergenceCalibration& cal = small_calibration();
-  for (double v : {cal.curve.a, cal.curve.b, cal.curve.c, cal.beta.value, cal.mu.value, cal.lambda.value,
-                   cal.beta.rms, cal.mu.rms, cal.lambda.rms}) {
+  for (double v : {cal.curve.a, cal.curve.b, cal.curve.c, cal.beta.value, cal.mu.value, cal.lambda.value, cal.beta.rms,
+                   cal.mu.rms, cal.lambda.rms}) {
     EXPECT_TRUE(std::isfinite(v)) << v;
     EXPECT_GE(v, 0.0);
   }

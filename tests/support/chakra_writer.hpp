@@ -77,11 +77,12 @@ inline void write_text_workload(const std::string& text, const std::string& pref
   std::vector<Layer> layers(static_cast<std::size_t>(count));
   std::string reserved, update;
   for (Layer& l : layers)
-    in >> l.name >> reserved >> l.fwd >> l.fwd_type >> l.fwd_size >> l.ig >> l.ig_type >> l.ig_size >> l.wg >> l.wg_type >>
-        l.wg_size >> update;
+    in >> l.name >> reserved >> l.fwd >> l.fwd_type >> l.fwd_size >> l.ig >> l.ig_type >> l.ig_size >> l.wg >>
+        l.wg_type >> l.wg_size >> update;
   for (int rank = 0; rank < ranks; ++rank) {
     EtFile et;
-    const auto comp = [&](const Layer& l, const std::string& phase, std::int64_t micros, std::vector<std::uint64_t> deps) {
+    const auto comp = [&](const Layer& l, const std::string& phase, std::int64_t micros,
+                          std::vector<std::uint64_t> deps) {
       pb::Node& node = et.add("COMP_NODE_" + l.name + "_" + phase, pb::COMP_NODE, std::move(deps));
       node.set_duration_micros(static_cast<std::uint64_t>(micros));
       return node.id();
@@ -96,7 +97,8 @@ inline void write_text_workload(const std::string& text, const std::string& pref
     std::vector<std::uint64_t> fwd(n), fwd_comm(n), ig(n), ig_comm(n), wg(n);
     std::vector<bool> has_ig_comm(n, false);
     if (parallelism == "DATA") {
-      for (std::size_t i = 0; i < n; ++i) fwd[i] = comp(layers[i], "FWD", layers[i].fwd, i ? std::vector{fwd[i - 1]} : std::vector<std::uint64_t>{});
+      for (std::size_t i = 0; i < n; ++i)
+        fwd[i] = comp(layers[i], "FWD", layers[i].fwd, i ? std::vector{fwd[i - 1]} : std::vector<std::uint64_t>{});
       for (std::size_t k = 0; k < n; ++k) {
         const std::size_t i = n - 1 - k;
         wg[i] = comp(layers[i], "BWD_WG", layers[i].wg, {k == 0 ? fwd[n - 1] : ig[i + 1]});

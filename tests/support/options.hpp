@@ -13,8 +13,7 @@ namespace dnnsim::testing {
 using OptionValues = std::initializer_list<std::pair<const char*, OptionValue>>;
 
 template <class Registry>
-Options options_of(const Registry& registry, const std::string& name,
-                   OptionValues values = {}) {
+Options options_of(const Registry& registry, const std::string& name, OptionValues values = {}) {
   Options options = registry.defaults(name);
   for (const auto& [key, value] : values) options.set(key, value);
   return options;

@@ -18,8 +18,12 @@ inline std::string mesh_box_cluster(const std::string& gpu, int gpus) {
   return "cluster:\n"
          "  node_types:\n"
          "    box:\n"
-         "      gpu: " + gpu + "\n"
-         "      gpus_per_node: " + std::to_string(gpus) + "\n"
+         "      gpu: " +
+         gpu +
+         "\n"
+         "      gpus_per_node: " +
+         std::to_string(gpus) +
+         "\n"
          "      fabric: nvlink_mesh\n"
          "      gpu_link: {bandwidth: \"1GB/s\", latency: \"0s\"}\n"
          "      nic: {bandwidth: \"10GB/s\", latency: \"0s\"}\n"
@@ -34,10 +38,16 @@ inline std::string dgx_cluster(int gpus_per_node, int nodes, bool nic_per_gpu) {
          "  node_types:\n"
          "    dgx:\n"
          "      gpu: A100-80GB-SXM\n"
-         "      gpus_per_node: " + std::to_string(gpus_per_node) + "\n"
+         "      gpus_per_node: " +
+         std::to_string(gpus_per_node) +
+         "\n"
          "      fabric: nvswitch\n"
-         "      nic: {link: IB-HDR" + std::string(nic_per_gpu ? ", per_gpu: true" : "") + "}\n"
-         "  nodes: [{type: dgx, count: " + std::to_string(nodes) + "}]\n"
+         "      nic: {link: IB-HDR" +
+         std::string(nic_per_gpu ? ", per_gpu: true" : "") +
+         "}\n"
+         "  nodes: [{type: dgx, count: " +
+         std::to_string(nodes) +
+         "}]\n"
          "  interconnect: {kind: switch, latency: \"1us\"}\n";
 }
 

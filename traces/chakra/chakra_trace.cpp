@@ -149,9 +149,9 @@ struct Slot {
   std::uint64_t exported_id = 0;  // node id in a dnnsim-written set (its TaskId)
 };
 
-const std::set<std::string, std::less<>> kKnownAttributes{
-    "is_cpu_op",   "comm_type",   "comm_size",   "comm_src",   "comm_dst", "comm_tag",
-    "pg_name",     "comm_group",  "num_ops",     "tensor_size"};
+const std::set<std::string, std::less<>> kKnownAttributes{"is_cpu_op", "comm_type",  "comm_size", "comm_src",
+                                                          "comm_dst",  "comm_tag",   "pg_name",   "comm_group",
+                                                          "num_ops",   "tensor_size"};
 
 std::optional<CollectiveKind> collective_of(std::int64_t comm_type) {
   switch (comm_type) {
@@ -222,8 +222,9 @@ class Importer {
   std::optional<std::int64_t> require_int(std::size_t r, std::size_t i, std::string_view name) {
     const pb::AttributeProto* attr = find_attr(ranks_[r].nodes[i], name);
     if (attr == nullptr) {
-      sink_.error(where(r, i), fmt::format("{} node '{}' has no '{}' attribute", pb::NodeType_Name(ranks_[r].nodes[i].type()),
-                                           ranks_[r].nodes[i].name(), name));
+      sink_.error(where(r, i),
+                  fmt::format("{} node '{}' has no '{}' attribute", pb::NodeType_Name(ranks_[r].nodes[i].type()),
+                              ranks_[r].nodes[i].name(), name));
       return std::nullopt;
     }
     const auto value = int_value(*attr);
@@ -235,8 +236,8 @@ class Importer {
     const auto value = require_int(r, i, name);
     if (!value) return std::nullopt;
     if (*value < 0 || static_cast<std::size_t>(*value) >= ranks_.size()) {
-      sink_.error(where(r, i), fmt::format("'{}' is rank {}, but the trace set has ranks 0–{}", name, *value,
-                                           ranks_.size() - 1));
+      sink_.error(where(r, i),
+                  fmt::format("'{}' is rank {}, but the trace set has ranks 0–{}", name, *value, ranks_.size() - 1));
       return std::nullopt;
     }
     return static_cast<std::size_t>(*value);
@@ -295,7 +296,7 @@ class Importer {
       }
     } else if (node.duration_micros() > 0) {
       compute.measured_time = Seconds(static_cast<double>(node.duration_micros()) * 1e-6);
-      compute.measured_on = !options_.recorded_on.empty() ? options_.recorded_on
+      compute.measured_on = !options_.recorded_on.empty()   ? options_.recorded_on
                             : r < options_.rank_gpus.size() ? options_.rank_gpus[r]
                                                             : "";
     }
@@ -313,8 +314,8 @@ class Importer {
     std::vector<std::map<std::string, std::size_t>> ordinal(ranks_.size());
     std::map<std::pair<std::string, std::size_t>, std::size_t> collective_slot;
     // Point to point: (src, dst, tag) → sends and receives in order.
-    std::map<std::tuple<std::size_t, std::size_t, std::int64_t>, std::vector<std::pair<std::size_t, std::size_t>>> sends,
-        recvs;
+    std::map<std::tuple<std::size_t, std::size_t, std::int64_t>, std::vector<std::pair<std::size_t, std::size_t>>>
+        sends, recvs;
     std::vector<std::size_t> everyone(ranks_.size());
     for (std::size_t r = 0; r < ranks_.size(); ++r) everyone[r] = r;
 
@@ -342,9 +343,10 @@ class Importer {
             if (!kind) {
               sink_.error(where(r, i), fmt::format("collective type {} ({}) is not modelled; dnnsim models all-reduce, "
                                                    "all-gather, reduce-scatter, broadcast, all-to-all and barrier",
-                                                   *type, pb::CollectiveCommType_IsValid(static_cast<int>(*type))
-                                                              ? pb::CollectiveCommType_Name(static_cast<int>(*type))
-                                                              : "unknown"));
+                                                   *type,
+                                                   pb::CollectiveCommType_IsValid(static_cast<int>(*type))
+                                                       ? pb::CollectiveCommType_Name(static_cast<int>(*type))
+                                                       : "unknown"));
               break;
             }
             std::string key = string_attr(node, "pg_name");
@@ -354,7 +356,8 @@ class Importer {
             auto [it, added] = collective_slot.try_emplace({key, k}, 0);
             if (added) {
               Task task = common_task(node, "comm", Phase::communication);
-              Collective collective{*kind, {}, Bytes(static_cast<double>(*size)), string_attr(node, "dnnsim.algorithm"), 0};
+              Collective collective{
+                  *kind, {}, Bytes(static_cast<double>(*size)), string_attr(node, "dnnsim.algorithm"), 0};
               if (*type == pb::BARRIER) collective.size = Bytes(0);
               if (const pb::AttributeProto* root = find_attr(node, "dnnsim.root"))
                 collective.root = static_cast<DeviceId>(int_value(*root).value_or(0));
@@ -372,11 +375,12 @@ class Importer {
               const auto& first = std::get<Collective>(slot.task.op);
               const auto& [r0, i0] = slot.nodes.front();
               if (first.kind != *kind || (first.size.value() != static_cast<double>(*size) && *type != pb::BARRIER))
-                sink_.error(where(r, i),
-                            fmt::format("collective #{} of group '{}' is {} of {} bytes here but {} of {} bytes on rank "
-                                        "{} ({}: message {})",
-                                        k, key, collective_kind_name(*kind), *size, collective_kind_name(first.kind),
-                                        first.size.value(), r0, ranks_[r0].path, i0 + 1));
+                sink_.error(
+                    where(r, i),
+                    fmt::format("collective #{} of group '{}' is {} of {} bytes here but {} of {} bytes on rank "
+                                "{} ({}: message {})",
+                                k, key, collective_kind_name(*kind), *size, collective_kind_name(first.kind),
+                                first.size.value(), r0, ranks_[r0].path, i0 + 1));
               slot.nodes.emplace_back(r, i);
             }
             refs_[r][i] = NodeRef{Role::collective, it->second};
@@ -392,7 +396,8 @@ class Importer {
               break;
             }
             Task task = common_task(node, "p2p", Phase::communication);
-            task.op = Transfer{static_cast<DeviceId>(r), static_cast<DeviceId>(*dst), Bytes(static_cast<double>(*size))};
+            task.op =
+                Transfer{static_cast<DeviceId>(r), static_cast<DeviceId>(*dst), Bytes(static_cast<double>(*size))};
             refs_[r][i] = NodeRef{Role::send, new_slot(std::move(task), r, i)};
             sends[{r, *dst, tag}].emplace_back(r, i);
             break;
@@ -406,21 +411,23 @@ class Importer {
             break;
           }
           default:
-            sink_.error(where(r, i), fmt::format("node '{}' has type {} ({}), which is not an operation", node.name(),
-                                                 static_cast<int>(node.type()),
-                                                 pb::NodeType_IsValid(node.type()) ? pb::NodeType_Name(node.type()) : "unknown"));
+            sink_.error(where(r, i),
+                        fmt::format("node '{}' has type {} ({}), which is not an operation", node.name(),
+                                    static_cast<int>(node.type()),
+                                    pb::NodeType_IsValid(node.type()) ? pb::NodeType_Name(node.type()) : "unknown"));
         }
       }
     }
     // The k-th collective of a group involves every rank holding that group's collectives; all ranks
     // when the nodes name no group.
     for (auto& [key_k, slot] : collective_slot) {
-      const auto& members = key_k.first.empty() ? std::set<std::size_t>(everyone.begin(), everyone.end())
-                                                : group_members[key_k.first];
+      const auto& members =
+          key_k.first.empty() ? std::set<std::size_t>(everyone.begin(), everyone.end()) : group_members[key_k.first];
       Slot& s = slots_[slot];
       s.members = members;
       auto& collective = std::get<Collective>(s.task.op);
-      if (const pb::AttributeProto* order = find_attr(ranks_[s.nodes[0].first].nodes[s.nodes[0].second], "dnnsim.group");
+      if (const pb::AttributeProto* order =
+              find_attr(ranks_[s.nodes[0].first].nodes[s.nodes[0].second], "dnnsim.group");
           order != nullptr && order->value_case() == pb::AttributeProto::kInt64List) {
         for (std::int64_t m : order->int64_list().values()) collective.group.push_back(static_cast<DeviceId>(m));
       } else {
@@ -430,7 +437,8 @@ class Importer {
         std::set<std::size_t> present;
         for (const auto& [r, i] : s.nodes) present.insert(r);
         std::vector<std::size_t> missing;
-        std::set_difference(members.begin(), members.end(), present.begin(), present.end(), std::back_inserter(missing));
+        std::set_difference(members.begin(), members.end(), present.begin(), present.end(),
+                            std::back_inserter(missing));
         const auto& [r0, i0] = s.nodes.front();
         sink_.error(where(r0, i0), fmt::format("collective #{} of group '{}' ('{}') has no counterpart on rank{} {}",
                                                key_k.second, key_k.first.empty() ? "all ranks" : key_k.first,
@@ -456,8 +464,9 @@ class Importer {
     for (const auto& [key, list] : sends) {
       const auto it = recvs.find(key);
       for (std::size_t k = it == recvs.end() ? 0 : it->second.size(); k < list.size(); ++k)
-        sink_.error(where(list[k].first, list[k].second),
-                    fmt::format("send to rank {} with tag {} has no matching receive", std::get<1>(key), std::get<2>(key)));
+        sink_.error(
+            where(list[k].first, list[k].second),
+            fmt::format("send to rank {} with tag {} has no matching receive", std::get<1>(key), std::get<2>(key)));
     }
   }
 
@@ -532,8 +541,8 @@ class Importer {
           for (std::uint64_t dep : *list) {
             const auto it = by_id_[r].find(dep);
             if (it == by_id_[r].end()) {
-              sink_.error(where(r, i), fmt::format("node '{}' depends on node id {}, which is not in the file",
-                                                   node.name(), dep));
+              sink_.error(where(r, i),
+                          fmt::format("node '{}' depends on node id {}, which is not in the file", node.name(), dep));
               continue;
             }
             std::set<std::size_t> seen;

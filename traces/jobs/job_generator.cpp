@@ -45,7 +45,8 @@ void map_models(JobTrace& trace, const std::vector<ModelMixEntry>& mix, std::uin
 }
 
 JobTrace generate_jobs(const JobGeneratorSpec& spec) {
-  if (spec.fit != nullptr && spec.fit->jobs.size() < 2) throw std::invalid_argument("a fitted generator needs a trace of >= 2 jobs");
+  if (spec.fit != nullptr && spec.fit->jobs.size() < 2)
+    throw std::invalid_argument("a fitted generator needs a trace of >= 2 jobs");
   if (spec.fit == nullptr && (spec.rate <= 0.0 || spec.gpu_choices.empty()))
     throw std::invalid_argument("a Poisson generator needs rate > 0 and GPU choices");
   SplitMix64 rng(spec.seed);

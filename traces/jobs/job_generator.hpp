@@ -34,12 +34,12 @@ void map_models(JobTrace& trace, const std::vector<ModelMixEntry>& mix, std::uin
 
 struct JobGeneratorSpec {
   std::size_t count = 100;
-  double rate = 0.01;                  // arrivals per second (Poisson), when no `fit`
-  std::vector<int> gpu_choices{1};     // when no `fit`
-  Seconds mean_duration{3600.0};       // exponential, when no `fit`
-  const JobTrace* fit = nullptr;       // resample gaps, GPUs and durations from this trace
-  double load_scale = 1.0;             // > 1 compresses arrivals (higher load)
-  std::vector<ModelMixEntry> mix;      // empty = jobs without model
+  double rate = 0.01;               // arrivals per second (Poisson), when no `fit`
+  std::vector<int> gpu_choices{1};  // when no `fit`
+  Seconds mean_duration{3600.0};    // exponential, when no `fit`
+  const JobTrace* fit = nullptr;    // resample gaps, GPUs and durations from this trace
+  double load_scale = 1.0;          // > 1 compresses arrivals (higher load)
+  std::vector<ModelMixEntry> mix;   // empty = jobs without model
   std::uint64_t seed = 1;
 };
 

@@ -19,15 +19,17 @@ void rebase_and_sort(JobTrace& trace) {
   Seconds origin = trace.jobs.front().submit;
   for (const JobRecord& job : trace.jobs) origin = std::min(origin, job.submit);
   for (JobRecord& job : trace.jobs) job.submit = job.submit - origin;
-  std::stable_sort(trace.jobs.begin(), trace.jobs.end(), [](const JobRecord& a, const JobRecord& b) { return a.submit < b.submit; });
+  std::stable_sort(trace.jobs.begin(), trace.jobs.end(),
+                   [](const JobRecord& a, const JobRecord& b) { return a.submit < b.submit; });
 }
 
 // Sources documented as sorted: a row submitted before its predecessor is an error at its field.
 void check_sorted(const JobTrace& trace, const std::string& column, DiagnosticSink& sink) {
   for (std::size_t i = 1; i < trace.jobs.size(); ++i)
     if (trace.jobs[i].submit < trace.jobs[i - 1].submit)
-      sink.error(trace.jobs[i].where, fmt::format("{} {} is before the previous row's {} (rows must be sorted by submission)",
-                                                  column, trace.jobs[i].submit.value(), trace.jobs[i - 1].submit.value()));
+      sink.error(trace.jobs[i].where,
+                 fmt::format("{} {} is before the previous row's {} (rows must be sorted by submission)", column,
+                             trace.jobs[i].submit.value(), trace.jobs[i - 1].submit.value()));
 }
 
 void check_unique_ids(const JobTrace& trace, DiagnosticSink& sink) {
@@ -96,13 +98,16 @@ JobTrace read_pollux_workload(const JobTraceFiles& files) {
 
 JobTrace read_gavel(const JobTraceFiles& files) {
   DiagnosticSink sink;
-  const std::vector<std::string> columns{"job_type", "command", "working_directory", "steps_argument", "needs_data_dir",
-                                         "total_steps", "scale_factor", "priority_weight", "slo", "arrival_time"};
+  const std::vector<std::string> columns{"job_type",       "command",         "working_directory",
+                                         "steps_argument", "needs_data_dir",  "total_steps",
+                                         "scale_factor",   "priority_weight", "slo",
+                                         "arrival_time"};
   const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(files.file), files.file, sink, '\t', columns);
   JobTrace trace{{}, files.file};
   for (const LocatedCsvRow& row : table.rows()) {
     if (row.fields.size() != columns.size()) {
-      sink.error({files.file, row.line, 1}, fmt::format("expected {} tab-separated fields, found {}", columns.size(), row.fields.size()));
+      sink.error({files.file, row.line, 1},
+                 fmt::format("expected {} tab-separated fields, found {}", columns.size(), row.fields.size()));
       continue;
     }
     auto type = table.text(row, "job_type", sink);
@@ -147,7 +152,9 @@ JobTrace read_philly_json(const JobTraceFiles& files) {
     std::optional<double> submit;
     if (submitted) {
       submit = parse_datetime(*submitted);
-      if (!submit) reader.error(record["submitted_time"], fmt::format("expected a date 'YYYY-MM-DD HH:MM:SS', found '{}'", *submitted));
+      if (!submit)
+        reader.error(record["submitted_time"],
+                     fmt::format("expected a date 'YYYY-MM-DD HH:MM:SS', found '{}'", *submitted));
     }
     const YAML::Node attempts = record["attempts"];
     if (!attempts || !attempts.IsSequence()) {
@@ -255,12 +262,13 @@ JobTrace read_alibaba_pai(const JobTraceFiles& files) {
   DiagnosticSink sink;
   auto tasks_path = files.extra.find("tasks");
   if (tasks_path == files.extra.end())
-    throw InputError(SourceLocation{files.file}, "alibaba-pai needs the task table too (trace key `tasks: pai_task_table.csv`)");
+    throw InputError(SourceLocation{files.file},
+                     "alibaba-pai needs the task table too (trace key `tasks: pai_task_table.csv`)");
   const LocatedCsv jobs = LocatedCsv::parse(LocatedCsv::read_file(files.file), files.file, sink, ',',
-                                        {"job_name", "inst_id", "user", "status", "start_time", "end_time"});
+                                            {"job_name", "inst_id", "user", "status", "start_time", "end_time"});
   const LocatedCsv tasks = LocatedCsv::parse(LocatedCsv::read_file(tasks_path->second), tasks_path->second, sink, ',',
-                                         {"job_name", "task_name", "inst_num", "status", "start_time", "end_time", "plan_cpu",
-                                          "plan_mem", "plan_gpu", "gpu_type"});
+                                             {"job_name", "task_name", "inst_num", "status", "start_time", "end_time",
+                                              "plan_cpu", "plan_mem", "plan_gpu", "gpu_type"});
   struct Demand {
     double gpus = 0.0;
     std::string gpu_type;
@@ -301,8 +309,9 @@ JobTrace read_alibaba_pai(const JobTraceFiles& files) {
     // The job's GPUs, summed over its tasks (inst_num × plan_gpu / 100), are an int count.
     const double gpus = std::ceil(it->second.gpus - 1e-9);
     if (gpus > std::numeric_limits<int>::max()) {
-      sink.error(field_location(jobs, row, "job_name"),
-                 fmt::format("job {} asks for {:g} GPUs (inst_num × plan_gpu / 100 over its tasks): too many", *name, gpus));
+      sink.error(
+          field_location(jobs, row, "job_name"),
+          fmt::format("job {} asks for {:g} GPUs (inst_num × plan_gpu / 100 over its tasks): too many", *name, gpus));
       continue;
     }
     JobRecord job;
@@ -359,7 +368,8 @@ JobTrace read_dnnsim_csv(const JobTraceFiles& files) {
       // The batch is a count, an int: larger values are errors, not undefined conversions.
       constexpr double kMaxCount = std::numeric_limits<int>::max();
       if (batch && *batch > kMaxCount) {
-        sink.error(table.where(row, table.optional_field(row, "batch_size")), fmt::format("batch_size {:g} is too large", *batch));
+        sink.error(table.where(row, table.optional_field(row, "batch_size")),
+                   fmt::format("batch_size {:g} is too large", *batch));
         batch.reset();
       }
       if (!duration && !iterations)
@@ -396,10 +406,12 @@ void register_builtin_job_trace_readers(JobTraceReaderRegistry& registry) {
                "Gavel OSDI'20 scheduler/utils.py parse_trace", read_gavel);
   registry.add("philly-json", "Philly cluster_job_log: jobs with attempts (GPUs of the first, first start → last end)",
                "Jeon et al. ATC'19, msr-fiddle/philly-traces", read_philly_json);
-  registry.add("helios", "Helios cluster_log.csv (GPU jobs)", "Hu et al. SC'21, S-Lab-System-Group/HeliosData", read_helios);
+  registry.add("helios", "Helios cluster_log.csv (GPU jobs)", "Hu et al. SC'21, S-Lab-System-Group/HeliosData",
+               read_helios);
   registry.add("alibaba-pai", "Alibaba PAI pai_job_table + pai_task_table (Terminated GPU jobs)",
                "Weng et al. NSDI'22, alibaba/clusterdata cluster-trace-gpu-v2020", read_alibaba_pai);
-  registry.add("dnnsim", "dnnsim CSV: id,submit_s,gpus[,duration_s,iterations,model,batch_size,virtual_cluster,user,gpu_type]",
+  registry.add("dnnsim",
+               "dnnsim CSV: id,submit_s,gpus[,duration_s,iterations,model,batch_size,virtual_cluster,user,gpu_type]",
                "dnnsim (superset of Tiresias' simulator CSV)", read_dnnsim_csv);
 }
 
@@ -419,8 +431,8 @@ JobTrace read_job_trace(const std::string& format, const JobTraceFiles& files) {
 std::string to_dnnsim_csv(const JobTrace& trace) {
   std::string out = "id,submit_s,gpus,duration_s,iterations,model,batch_size,virtual_cluster,user,gpu_type\n";
   for (const JobRecord& job : trace.jobs)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", job.id, job.submit.value(), job.gpus, job.duration.value(), job.iterations,
-                       job.model, job.batch_size, job.virtual_cluster, job.user, job.gpu_type);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", job.id, job.submit.value(), job.gpus, job.duration.value(),
+                       job.iterations, job.model, job.batch_size, job.virtual_cluster, job.user, job.gpu_type);
   return out;
 }
 

@@ -7,9 +7,8 @@ namespace dnnsim {
 JobTrace apply_filter(JobTrace trace, const JobFilter& filter) {
   std::vector<JobRecord> kept;
   for (JobRecord& job : trace.jobs) {
-    if (!filter.virtual_clusters.empty() &&
-        std::find(filter.virtual_clusters.begin(), filter.virtual_clusters.end(), job.virtual_cluster) ==
-            filter.virtual_clusters.end())
+    if (!filter.virtual_clusters.empty() && std::find(filter.virtual_clusters.begin(), filter.virtual_clusters.end(),
+                                                      job.virtual_cluster) == filter.virtual_clusters.end())
       continue;
     if (filter.from && job.submit < *filter.from) continue;
     if (filter.until && !(job.submit < *filter.until)) continue;

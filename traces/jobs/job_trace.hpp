@@ -24,29 +24,29 @@
 namespace dnnsim {
 
 struct JobRecord {
-  std::string id;                 // the source's job id or name; unique inside a trace
-  Seconds submit;                 // seconds since the trace's origin (its first submission, or 0)
-  Seconds duration;               // run time in the source at `gpus` GPUs; 0 when the source gives work
-  double iterations = 0.0;        // work in iterations when the source gives it; 0 = from `duration`
-  int gpus = 1;                   // GPUs requested (gang-scheduled: all or nothing)
-  std::string model;              // model / application name; empty until mapped (job_workload_map.hpp)
-  int batch_size = 0;             // global batch size; 0 = the model's default
-  std::string virtual_cluster;    // Philly/Helios VC, PAI group; empty when none
+  std::string id;               // the source's job id or name; unique inside a trace
+  Seconds submit;               // seconds since the trace's origin (its first submission, or 0)
+  Seconds duration;             // run time in the source at `gpus` GPUs; 0 when the source gives work
+  double iterations = 0.0;      // work in iterations when the source gives it; 0 = from `duration`
+  int gpus = 1;                 // GPUs requested (gang-scheduled: all or nothing)
+  std::string model;            // model / application name; empty until mapped (job_workload_map.hpp)
+  int batch_size = 0;           // global batch size; 0 = the model's default
+  std::string virtual_cluster;  // Philly/Helios VC, PAI group; empty when none
   std::string user;
-  std::string gpu_type;           // requested GPU type ("V100"); empty = any
+  std::string gpu_type;  // requested GPU type ("V100"); empty = any
   // Parameter-server architecture (planners/jobs/parameter_server.hpp): > 0 makes the job one of
   // workers (its GPUs) and ceil(workers × this) parameter servers, each on ps_cores CPU cores; 0 is
   // a ring all-reduce job. Set by the cluster workload's `architecture` section, not by traces.
   double ps_per_worker = 0.0;
   int ps_cores = 1;
-  SourceLocation where;           // the row it came from, for messages about this job
+  SourceLocation where;  // the row it came from, for messages about this job
 };
 
 // Jobs in submission order (ties keep the source order). Readers reject unsorted sources unless the
 // format is documented as unsorted (Philly's CSV is sorted by the reader; see job_readers.hpp).
 struct JobTrace {
   std::vector<JobRecord> jobs;
-  std::string source;  // file or generator description, for reports
+  std::string source;       // file or generator description, for reports
   std::size_t skipped = 0;  // source rows the format documents as not jobs (no finished attempt, CPU only)
 };
 

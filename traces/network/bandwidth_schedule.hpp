@@ -78,6 +78,7 @@ struct BandwidthSchedule {
 // Same, on text already in memory; `file_name` is used in diagnostics only.
 // @throw InputError
 [[nodiscard]] BandwidthSchedule parse_bandwidth_trace(std::string_view text, const std::string& file_name,
-                                                      std::optional<BytesPerSecond> nominal, std::optional<Seconds> period);
+                                                      std::optional<BytesPerSecond> nominal,
+                                                      std::optional<Seconds> period);
 
 }  // namespace dnnsim

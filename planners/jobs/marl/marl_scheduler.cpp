@@ -33,7 +33,8 @@ struct Occupant {
 class MarlScheduler final : public JobScheduler {
  public:
   explicit MarlScheduler(const SchedulerContext& ctx)
-      : speed_(&ctx.speed), learning_(ctx.learning),
+      : speed_(&ctx.speed),
+        learning_(ctx.learning),
         agents_(static_cast<int>(ctx.options.integer("agents"))),
         window_(static_cast<std::size_t>(ctx.options.integer("window"))),
         packing_(ctx.options.flag("packing")) {
@@ -65,7 +66,8 @@ class MarlScheduler final : public JobScheduler {
   std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
     if (partition_.empty()) lay_out(state);
     const double gpus = std::max(1, state.total_gpus());
-    if (learning_) learning_->advance(state.now.value(), static_cast<double>(state.queued.size() + state.running.size()) / gpus);
+    if (learning_)
+      learning_->advance(state.now.value(), static_cast<double>(state.queued.size() + state.running.size()) / gpus);
     if (state.queued.empty()) return {};
 
     Turn turn{state, state.free_gpus, occupants(state), {}, !state.running.empty(), {}};
@@ -76,7 +78,8 @@ class MarlScheduler final : public JobScheduler {
     }
     for (std::size_t k = 0; k < window_; ++k)
       for (int agent = 0; agent < agents_; ++agent)
-        if (k < windows[static_cast<std::size_t>(agent)].size()) act(turn, agent, *windows[static_cast<std::size_t>(agent)][k]);
+        if (k < windows[static_cast<std::size_t>(agent)].size())
+          act(turn, agent, *windows[static_cast<std::size_t>(agent)][k]);
     return std::move(turn.decisions);
   }
 
@@ -97,10 +100,12 @@ class MarlScheduler final : public JobScheduler {
     agents_ = std::min(agents_, std::max(1, servers));  // every agent owns at least one server
     std::vector<int> order(static_cast<std::size_t>(servers));
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return state.servers[a].rack < state.servers[b].rack; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return state.servers[a].rack < state.servers[b].rack; });
     partition_.assign(static_cast<std::size_t>(servers), 0);
     for (int k = 0; k < servers; ++k)
-      partition_[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] = static_cast<int>(static_cast<long>(k) * agents_ / servers);
+      partition_[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] =
+          static_cast<int>(static_cast<long>(k) * agents_ / servers);
     std::map<int, std::int64_t> dense;
     for (const ServerInfo& server : state.servers) dense.emplace(server.rack, 0);
     std::int64_t next = 0;
@@ -158,13 +163,14 @@ class MarlScheduler final : public JobScheduler {
   // interference predictor's, else the speed model's measured ones; nothing when the speed model
   // cannot run the pair packed (Gavel did not measure them fitting together).
   std::optional<std::pair<double, double>> packed_slowdowns(const ClusterState& state, int server, const JobView& guest,
-                                                             const JobView& host) const {
+                                                            const JobView& host) const {
     const std::string& gpu_type = state.servers[static_cast<std::size_t>(server)].gpu_type;
     const auto guest_slowdown = speed_->packed_slowdown(*guest.record, *host.record, gpu_type);
     const auto host_slowdown = speed_->packed_slowdown(*host.record, *guest.record, gpu_type);
     if (!guest_slowdown || !host_slowdown) return std::nullopt;
     if (const InterferencePredictor* model = pair_model_for(server, state))
-      return std::pair{model->slowdown(guest.record->model, {host.record->model}), model->slowdown(host.record->model, {guest.record->model})};
+      return std::pair{model->slowdown(guest.record->model, {host.record->model}),
+                       model->slowdown(host.record->model, {guest.record->model})};
     return std::pair{*guest_slowdown, *host_slowdown};
   }
 
@@ -186,16 +192,20 @@ class MarlScheduler final : public JobScheduler {
 
   // Job-hours a packed pair is expected to add to Σ JCT: both jobs' remaining work at their expected
   // slowdowns instead of alone.
-  double predicted_packing_cost(const ClusterState& state, int server, const JobView& guest, const JobView& host) const {
+  double predicted_packing_cost(const ClusterState& state, int server, const JobView& guest,
+                                const JobView& host) const {
     const auto [guest_slowdown, host_slowdown] = *packed_slowdowns(state, server, guest, host);
     const double guest_rate = speed_->iterations_per_second(*guest.record, *host.placement, state.servers);
     const double host_rate = speed_->iterations_per_second(*host.record, *host.placement, state.servers);
-    const double guest_extra = guest.solo_rate > 0 ? guest.remaining_iterations() * (guest_slowdown / guest_rate - 1.0 / guest.solo_rate) : 0.0;
+    const double guest_extra =
+        guest.solo_rate > 0 ? guest.remaining_iterations() * (guest_slowdown / guest_rate - 1.0 / guest.solo_rate)
+                            : 0.0;
     return (guest_extra + host.remaining_iterations() * (host_slowdown - 1.0) / host_rate) / 3600.0;
   }
 
   static const JobView* running(const ClusterState& state, JobId id) {
-    const auto it = std::lower_bound(state.running.begin(), state.running.end(), id, [](const JobView& j, JobId v) { return j.id < v; });
+    const auto it = std::lower_bound(state.running.begin(), state.running.end(), id,
+                                     [](const JobView& j, JobId v) { return j.id < v; });
     return it != state.running.end() && it->id == id ? &*it : nullptr;
   }
 
@@ -204,7 +214,10 @@ class MarlScheduler final : public JobScheduler {
     const auto& free = turn.free;
     std::vector<int> order(free.size());
     std::iota(order.begin(), order.end(), 0);
-    const auto rank = [&](int s) { return std::tuple(s != anchor, rack_[static_cast<std::size_t>(s)] != rack_[static_cast<std::size_t>(anchor)], -free[static_cast<std::size_t>(s)], s); };
+    const auto rank = [&](int s) {
+      return std::tuple(s != anchor, rack_[static_cast<std::size_t>(s)] != rack_[static_cast<std::size_t>(anchor)],
+                        -free[static_cast<std::size_t>(s)], s);
+    };
     std::sort(order.begin(), order.end(), [&](int a, int b) { return rank(a) < rank(b); });
     Placement placement;
     for (int s : order) {
@@ -237,12 +250,15 @@ class MarlScheduler final : public JobScheduler {
       int slot = 0;
       for (const Occupant& occ : turn.on_server[us])
         for (int g = 0; g < occ.gpus && slot < server.gpus; ++g, ++slot)
-          o.gpu.insert(o.gpu.end(), {1.0f, occ.packed ? 1.0f : 0.0f, occ.remaining_h, occ.sensitivity, occ.pressure, static_cast<float>(server.gpu_speed)});
-      for (; slot < server.gpus; ++slot) o.gpu.insert(o.gpu.end(), {0, 0, 0, 0, 0, static_cast<float>(server.gpu_speed)});
-      o.server.insert(o.server.end(), {server.gpus > 0 ? static_cast<float>(free) / static_cast<float>(server.gpus) : 0.0f,
-                                       static_cast<float>(server.gpus) / static_cast<float>(max_server_gpus_),
-                                       static_cast<float>(server.gpu_speed),
-                                       max_nic_ > 0 ? static_cast<float>(server.nic_bandwidth.value() / max_nic_) : 0.0f});
+          o.gpu.insert(o.gpu.end(), {1.0f, occ.packed ? 1.0f : 0.0f, occ.remaining_h, occ.sensitivity, occ.pressure,
+                                     static_cast<float>(server.gpu_speed)});
+      for (; slot < server.gpus; ++slot)
+        o.gpu.insert(o.gpu.end(), {0, 0, 0, 0, 0, static_cast<float>(server.gpu_speed)});
+      o.server.insert(
+          o.server.end(),
+          {server.gpus > 0 ? static_cast<float>(free) / static_cast<float>(server.gpus) : 0.0f,
+           static_cast<float>(server.gpus) / static_cast<float>(max_server_gpus_), static_cast<float>(server.gpu_speed),
+           max_nic_ > 0 ? static_cast<float>(server.nic_bandwidth.value() / max_nic_) : 0.0f});
       if (packing_ && job.gpus == 1 && partition_[us] == agent && (partner[us] = best_partner(turn, s, job))) {
         o.mask[static_cast<std::size_t>(S + s)] = 1;
         float* f = &o.pack_action[us * MarlObservation::kActionFeatures];
@@ -252,7 +268,8 @@ class MarlScheduler final : public JobScheduler {
     }
     // Place: on the agent's own servers; when none of them has a free GPU, on any (remote) server.
     bool own = false;
-    for (int s = 0; s < S; ++s) own = own || (partition_[static_cast<std::size_t>(s)] == agent && turn.free[static_cast<std::size_t>(s)] > 0);
+    for (int s = 0; s < S; ++s)
+      own = own || (partition_[static_cast<std::size_t>(s)] == agent && turn.free[static_cast<std::size_t>(s)] > 0);
     for (int s = 0; s < S; ++s) {
       const auto us = static_cast<std::size_t>(s);
       const int free = turn.free[us];
@@ -274,9 +291,14 @@ class MarlScheduler final : public JobScheduler {
     // The job's own features under the first server's table (it is not placed yet).
     const Occupant self = occupant(job, 0, job.gpus, state);
     const double total = std::max(1, state.total_gpus());
-    o.job = {static_cast<float>(job.gpus) / static_cast<float>(max_server_gpus_), self.remaining_h, self.sensitivity, self.pressure, log_hours(state.now.value() - job.queued_since.value()),
+    o.job = {static_cast<float>(job.gpus) / static_cast<float>(max_server_gpus_),
+             self.remaining_h,
+             self.sensitivity,
+             self.pressure,
+             log_hours(state.now.value() - job.queued_since.value()),
              static_cast<float>(static_cast<double>(state.queued.size()) / total)};
-    o.queue = {static_cast<float>(static_cast<double>(state.queued.size()) / total), static_cast<float>(static_cast<double>(state.running.size()) / total),
+    o.queue = {static_cast<float>(static_cast<double>(state.queued.size()) / total),
+               static_cast<float>(static_cast<double>(state.running.size()) / total),
                static_cast<float>(total_free / total)};
 
     const int action = learning_ ? learning_->sample(o) : policy_->greedy(o);
@@ -297,7 +319,8 @@ class MarlScheduler final : public JobScheduler {
       turn.busy = true;
     } else if (action < 2 * S) {
       const auto host = partner[static_cast<std::size_t>(action - S)]->second;
-      if (learning_) learning_->add_predicted(-predicted_packing_cost(state, action - S, job, *running(state, host)) / total);
+      if (learning_)
+        learning_->add_predicted(-predicted_packing_cost(state, action - S, job, *running(state, host)) / total);
       turn.partners.insert(host);
       for (Occupant& occ : turn.on_server[static_cast<std::size_t>(action - S)])
         if (occ.id == host) occ.packed = true;
@@ -312,9 +335,9 @@ class MarlScheduler final : public JobScheduler {
   std::size_t window_;
   bool packing_;
   std::unique_ptr<MarlPolicy> policy_;
-  std::map<std::string, InterferenceModel> interference_;  // by Gavel table
+  std::map<std::string, InterferenceModel> interference_;                         // by Gavel table
   std::map<std::string, std::unique_ptr<InterferencePredictor>> pair_predictor_;  // `mlp: 1`
-  std::vector<int> partition_;                             // agent of each server
+  std::vector<int> partition_;                                                    // agent of each server
   std::vector<std::int64_t> rack_;
   int racks_ = 0;
   int max_server_gpus_ = 1;
@@ -325,8 +348,10 @@ class MarlScheduler final : public JobScheduler {
 
 OptionSchema marl_options() {
   OptionSchema schema;
-  schema.file("policy", "the trained policy, a file written by `dnnsim train-scheduler` "
-                        "(scenarios/papers/cluster/policies/ has trained ones)")
+  schema
+      .file("policy",
+            "the trained policy, a file written by `dnnsim train-scheduler` "
+            "(scenarios/papers/cluster/policies/ has trained ones)")
       .required();
   schema.integer("agents", 4, "agents, each serving the servers of its partition").range(1, 1 << 16);
   schema.integer("window", 8, "queued jobs each agent considers per decision").range(1, 1 << 20);
@@ -336,6 +361,8 @@ OptionSchema marl_options() {
   return schema;
 }
 
-std::unique_ptr<JobScheduler> make_marl_scheduler(const SchedulerContext& context) { return std::make_unique<MarlScheduler>(context); }
+std::unique_ptr<JobScheduler> make_marl_scheduler(const SchedulerContext& context) {
+  return std::make_unique<MarlScheduler>(context);
+}
 
 }  // namespace dnnsim

@@ -28,15 +28,15 @@ struct MarlObservation {
 
   int servers = 0;
   int racks = 0;
-  std::vector<float> gpu;              // [G × kGpuFeatures]
+  std::vector<float> gpu;                 // [G × kGpuFeatures]
   std::vector<std::int64_t> gpu_server;   // [G]: the server of each GPU node
-  std::vector<float> server;           // [S × kServerFeatures]
+  std::vector<float> server;              // [S × kServerFeatures]
   std::vector<std::int64_t> server_rack;  // [S]: dense rack index in [0, racks)
-  std::vector<float> job;              // [kJobFeatures]
-  std::vector<float> place_action;     // [S × kActionFeatures]
-  std::vector<float> pack_action;      // [S × kActionFeatures]
-  std::vector<float> queue;            // [kQueueFeatures]: the critic's view of the whole queue
-  std::vector<std::uint8_t> mask;      // [2S + 1]
+  std::vector<float> job;                 // [kJobFeatures]
+  std::vector<float> place_action;        // [S × kActionFeatures]
+  std::vector<float> pack_action;         // [S × kActionFeatures]
+  std::vector<float> queue;               // [kQueueFeatures]: the critic's view of the whole queue
+  std::vector<std::uint8_t> mask;         // [2S + 1]
 
   [[nodiscard]] int actions() const { return 2 * servers + 1; }
   [[nodiscard]] int defer_action() const { return 2 * servers; }

@@ -108,7 +108,8 @@ LearningEpisode::Result LearningEpisode::finish(double end_s) {
   return result;
 }
 
-MarlOptimizer::MarlOptimizer(MarlPolicy& policy, double learning_rate) : optimizer_(policy.net_->optimizer(learning_rate)) {}
+MarlOptimizer::MarlOptimizer(MarlPolicy& policy, double learning_rate)
+    : optimizer_(policy.net_->optimizer(learning_rate)) {}
 
 void MarlOptimizer::apply(const std::vector<float>& gradient) { optimizer_->apply(gradient); }
 

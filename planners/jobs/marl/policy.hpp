@@ -1,6 +1,6 @@
 // The multi-agent scheduler's networks and their actor-critic training, on libtorch (Debian
-// libtorch-dev 1.13, C++ API, in the plugin planners/torch/), -like reconstruction of Zhao & Wu, IEEE TNSM 2021 (arXiv 2112.13354;
-// papers-cluster.md §2 [D]):
+// libtorch-dev 1.13, C++ API, in the plugin planners/torch/), -like reconstruction of Zhao & Wu, IEEE TNSM 2021 (arXiv
+// 2112.13354; papers-cluster.md §2 [D]):
 //   hierarchical encoder  level 1, per server graph: GPU nodes → h = relu(W₁x), one round of
 //                         mean-neighbour message passing h' = relu(W₂[h ‖ mean_server(h)]), pooled
 //                         per server; level 2, the data-centre graph: server embedding
@@ -66,7 +66,7 @@ class MarlPolicy {
 };
 
 struct MarlTrainingOptions {
-  double gamma = 0.9;           // discount per hour of simulated time (horizon ≈ 10 h)
+  double gamma = 0.9;            // discount per hour of simulated time (horizon ≈ 10 h)
   double entropy_weight = 0.01;  // β
   double value_weight = 0.5;     // c
   double learning_rate = 1e-3;
@@ -96,7 +96,7 @@ class LearningEpisode {
     std::vector<float> gradient;  // of the loss, flattened in parameter order
     double episode_return = 0.0;  // undiscounted Σ r
     double loss = 0.0;
-    double entropy = 0.0;         // mean over the steps
+    double entropy = 0.0;  // mean over the steps
     std::size_t steps = 0;
   };
   // Backpropagates the episode's loss; an episode without steps has a zero gradient.

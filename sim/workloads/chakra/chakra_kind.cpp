@@ -51,8 +51,10 @@ class ChakraKind final : public TaskGraphKind {
     } else if (files.IsDefined()) {
       if (auto pattern = reader.string(files)) {
         if (pattern->find("%d") == std::string::npos)
-          reader.error(files, "a single file name needs '%d' where the rank goes (\"dir/trace.%d.et\"), or give a list");
-        spec->files = expand_rank_pattern(ctx.resolve_path(*pattern), spec->ranks.empty() ? gpus.size() : spec->ranks.size());
+          reader.error(files,
+                       "a single file name needs '%d' where the rank goes (\"dir/trace.%d.et\"), or give a list");
+        spec->files =
+            expand_rank_pattern(ctx.resolve_path(*pattern), spec->ranks.empty() ? gpus.size() : spec->ranks.size());
       }
     }
     if (spec->ranks.empty()) {
@@ -60,8 +62,8 @@ class ChakraKind final : public TaskGraphKind {
         reader.error(files, fmt::format("{} trace files but the cluster has {} GPUs", spec->files.size(), gpus.size()));
       for (std::size_t r = 0; r < std::min(spec->files.size(), gpus.size()); ++r) spec->ranks.push_back(gpus[r]);
     } else if (spec->ranks.size() != spec->files.size() && files.IsSequence()) {
-      reader.error(ctx.map.get("ranks"), fmt::format("{} ranks mapped but {} trace files", spec->ranks.size(),
-                                                     spec->files.size()));
+      reader.error(ctx.map.get("ranks"),
+                   fmt::format("{} ranks mapped but {} trace files", spec->ranks.size(), spec->files.size()));
     }
     spec->options.dtype = read_dtype(ctx.map).value_or(spec->options.dtype);
     if (const YAML::Node gpu = ctx.map.get("recorded_on"); gpu.IsDefined())

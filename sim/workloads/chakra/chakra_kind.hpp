@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "traces/chakra/chakra_trace.hpp"
 #include "sim/workloads/workload_kind.hpp"
+#include "traces/chakra/chakra_trace.hpp"
 
 namespace dnnsim {
 

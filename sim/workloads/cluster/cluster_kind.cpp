@@ -108,8 +108,10 @@ void read_admission(YamlReader& reader, const YAML::Node& node, ClusterWorkload&
   spec.admission = map.choice("policy", "admission policy", admissions.names(), true).value_or("admit-all");
   config.min_value = map.number("min_value", 0, 1e300).value_or(config.min_value);
   config.max_value = map.number("max_value", 0, 1e300).value_or(config.max_value);
-  if (auto seed = map.integer("seed", 0, std::numeric_limits<std::int64_t>::max())) config.seed = static_cast<std::uint64_t>(*seed);
-  if (config.min_value <= 0) reader.error(map.has("min_value") ? map.get("min_value") : node, "min_value must be positive (ψ divides by it)");
+  if (auto seed = map.integer("seed", 0, std::numeric_limits<std::int64_t>::max()))
+    config.seed = static_cast<std::uint64_t>(*seed);
+  if (config.min_value <= 0)
+    reader.error(map.has("min_value") ? map.get("min_value") : node, "min_value must be positive (ψ divides by it)");
   if (config.max_value <= config.min_value)
     reader.error(map.has("max_value") ? map.get("max_value") : node, "max_value must exceed min_value");
   if (const auto* entry = admissions.find(spec.admission))
@@ -135,7 +137,9 @@ void read_architecture(WorkloadParseContext& ctx, const YAML::Node& node, Cluste
     return;
   }
   if (!ratio || !cores) {
-    reader.error(node, "kind: parameter-server needs 'ps_per_worker' (PSs per worker, e.g. 0.5) and 'ps_cores' (CPU cores per PS)");
+    reader.error(
+        node,
+        "kind: parameter-server needs 'ps_per_worker' (PSs per worker, e.g. 0.5) and 'ps_cores' (CPU cores per PS)");
     return;
   }
   spec.ps_per_worker = *ratio;
@@ -146,7 +150,9 @@ void read_architecture(WorkloadParseContext& ctx, const YAML::Node& node, Cluste
                                    spec.speed_source));
   for (const NodeType& type : ctx.cluster.node_types)
     if (!type.cpu_cores)
-      reader.error(node, fmt::format("parameter-server jobs run their PSs on CPU cores: node type '{}' needs 'cpu_cores'", type.name));
+      reader.error(
+          node,
+          fmt::format("parameter-server jobs run their PSs on CPU cores: node type '{}' needs 'cpu_cores'", type.name));
   for (JobRecord& job : spec.trace.jobs) {
     job.ps_per_worker = spec.ps_per_worker;
     job.ps_cores = spec.ps_cores;
@@ -161,12 +167,14 @@ class ClusterKind final : public WorkloadKind {
     YamlReader& reader = ctx.reader;
     spec->where = reader.where(map.node());
     std::uint64_t seed = 1;
-    if (auto s = map.integer("seed", 0, std::numeric_limits<std::int64_t>::max())) seed = static_cast<std::uint64_t>(*s);
+    if (auto s = map.integer("seed", 0, std::numeric_limits<std::int64_t>::max()))
+      seed = static_cast<std::uint64_t>(*s);
 
     // Models for jobs without one (the documented seeded rule of traces/jobs/job_generator.hpp).
     std::vector<ModelMixEntry> mix;
     const YAML::Node models = map.get("models");
-    for (const YAML::Node& item : models.IsDefined() ? reader.list(models, "model mix entries") : std::vector<YAML::Node>{}) {
+    for (const YAML::Node& item :
+         models.IsDefined() ? reader.list(models, "model mix entries") : std::vector<YAML::Node>{}) {
       MapReader entry(reader, item, "a model mix entry");
       if (!entry.valid()) continue;
       ModelMixEntry e;
@@ -247,10 +255,13 @@ class ClusterKind final : public WorkloadKind {
     if (auto step = map.quantity<Seconds>("utilisation_interval")) spec->utilisation_interval = *step;
     if (auto mode = map.choice("oversized_jobs", {"error", "report"})) spec->report_oversized = *mode == "report";
     if (auto n = map.integer("servers_per_rack", 1, 1 << 30)) spec->servers_per_rack = static_cast<int>(*n);
-    if (const YAML::Node admission = map.get("admission"); admission.IsDefined()) read_admission(reader, admission, *spec);
-    if (const YAML::Node architecture = map.get("architecture"); architecture.IsDefined()) read_architecture(ctx, architecture, *spec);
+    if (const YAML::Node admission = map.get("admission"); admission.IsDefined())
+      read_admission(reader, admission, *spec);
+    if (const YAML::Node architecture = map.get("architecture"); architecture.IsDefined())
+      read_architecture(ctx, architecture, *spec);
     if (spec->batch.value() <= 0) reader.error(map.get("batch"), "batch must be positive");
-    if (spec->utilisation_interval.value() <= 0) reader.error(map.get("utilisation_interval"), "utilisation_interval must be positive");
+    if (spec->utilisation_interval.value() <= 0)
+      reader.error(map.get("utilisation_interval"), "utilisation_interval must be positive");
 
     check_jobs(ctx, *spec);
     return spec;
@@ -274,7 +285,8 @@ class ClusterKind final : public WorkloadKind {
       start_background_flows(scenario, *platform);
       input.server_gpus.resize(input.servers.size());
       const auto node_of_gpu = scenario.cluster.node_of_gpu();
-      for (std::size_t g = 0; g < platform->gpus.size(); ++g) input.server_gpus[node_of_gpu[g]].push_back(platform->gpus[g]);
+      for (std::size_t g = 0; g < platform->gpus.size(); ++g)
+        input.server_gpus[node_of_gpu[g]].push_back(platform->gpus[g]);
       input.controller_host = platform->gpus.front();
     } else {
       auto* zone = sg4::create_full_zone("jobs");
@@ -319,16 +331,21 @@ class ClusterKind final : public WorkloadKind {
     const bool needs_model = spec.speed && spec.speed->needs_job_models();
     for (const JobRecord& job : spec.trace.jobs) {
       if (total > 0 && job.gpus > total && !spec.report_oversized)
-        ctx.reader.sink().error(job.where, fmt::format("job '{}' asks for {} GPUs but the cluster has {} (set oversized_jobs: report to "
-                                                       "keep it as a job that never runs)", job.id, job.gpus, total));
+        ctx.reader.sink().error(
+            job.where, fmt::format("job '{}' asks for {} GPUs but the cluster has {} (set oversized_jobs: report to "
+                                   "keep it as a job that never runs)",
+                                   job.id, job.gpus, total));
       if (needs_model && job.model.empty())
-        ctx.reader.sink().error(job.where, fmt::format("job '{}' has no model and speed source '{}' needs one: add a 'models' mix "
-                                                       "entry covering {} GPUs", job.id, spec.speed_source, job.gpus));
+        ctx.reader.sink().error(job.where,
+                                fmt::format("job '{}' has no model and speed source '{}' needs one: add a 'models' mix "
+                                            "entry covering {} GPUs",
+                                            job.id, spec.speed_source, job.gpus));
     }
     if (!spec.speed) return;
     // Price every distinct (model, batch) once so that an unknown application is an input error now.
     std::set<std::pair<std::string, int>> priced;
-    std::vector<ServerInfo> probe{ServerInfo{0, 1, ctx.cluster.nodes.empty() ? "" : ctx.cluster.type_of(ctx.cluster.nodes.front()).gpu.name}};
+    std::vector<ServerInfo> probe{
+        ServerInfo{0, 1, ctx.cluster.nodes.empty() ? "" : ctx.cluster.type_of(ctx.cluster.nodes.front()).gpu.name}};
     probe.front().intra_bandwidth = probe.front().nic_bandwidth = BytesPerSecond(1e9);
     for (const JobRecord& job : spec.trace.jobs) {
       if (!priced.insert({job.model, job.batch_size}).second) continue;
@@ -365,7 +382,8 @@ double percentile(std::vector<double> values, double p) {
   return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
 }
 
-void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const {
+void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result,
+                                 nlohmann::ordered_json& summary) const {
   const auto* report = dynamic_cast<const ClusterRunReport*>(result.workload_result.get());
   if (report == nullptr) return;
   const ClusterSimResult& sim = report->sim;
@@ -403,7 +421,8 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
   c["unfinished"] = unfinished;
   c["rejected"] = rejected_jobs;
   c["gpus"] = sim.total_gpus;
-  c["jct_s"] = {{"mean", mean(jct)}, {"p50", percentile(jct, 50)}, {"p95", percentile(jct, 95)}, {"p99", percentile(jct, 99)}};
+  c["jct_s"] = {
+      {"mean", mean(jct)}, {"p50", percentile(jct, 50)}, {"p95", percentile(jct, 95)}, {"p99", percentile(jct, 99)}};
   c["makespan_s"] = sim.makespan;
   c["mean_queueing_s"] = mean(queueing);
   c["gpu_utilisation"] = sim.makespan > 0 ? sim.busy_gpu_seconds / (sim.total_gpus * sim.makespan) : 0.0;
@@ -413,12 +432,16 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
     sum_sq += s * s;
     worst = std::max(worst, s);
   }
-  c["finish_time_fairness"] = {{"mean_slowdown", mean(slowdown)},
-                               {"max_slowdown", worst},
-                               {"jain_index", sum_sq > 0 ? sum * sum / (static_cast<double>(slowdown.size()) * sum_sq) : 1.0}};
+  c["finish_time_fairness"] = {
+      {"mean_slowdown", mean(slowdown)},
+      {"max_slowdown", worst},
+      {"jain_index", sum_sq > 0 ? sum * sum / (static_cast<double>(slowdown.size()) * sum_sq) : 1.0}};
   const double lambda = sim.makespan > 0 ? static_cast<double>(finished) / sim.makespan : 0.0;
   const double L = sim.makespan > 0 ? sim.jobs_in_system_seconds / sim.makespan : 0.0;
-  c["littles_law"] = {{"L", L}, {"lambda_per_s", lambda}, {"W_s", mean(jct)}, {"L_over_lambda_W", lambda * mean(jct) > 0 ? L / (lambda * mean(jct)) : 0.0}};
+  c["littles_law"] = {{"L", L},
+                      {"lambda_per_s", lambda},
+                      {"W_s", mean(jct)},
+                      {"L_over_lambda_W", lambda * mean(jct) > 0 ? L / (lambda * mean(jct)) : 0.0}};
   c["work_conservation"] = {{"busy_gpu_seconds", sim.busy_gpu_seconds}, {"solo_work_gpu_seconds", work_gpu_seconds}};
   c["preemptions"] = preemptions;
   // Gandiva's packing: jobs that shared a GPU, and for how long in all.
@@ -451,7 +474,8 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
   c["events"] = sim.events;
   c["flows"] = sim.flows;
   if (spec.ps_per_worker > 0)
-    c["parameter_servers"] = {{"ps_per_worker", spec.ps_per_worker}, {"ps_cores", spec.ps_cores}, {"deferred_starts", sim.ps_deferred}};
+    c["parameter_servers"] = {
+        {"ps_per_worker", spec.ps_per_worker}, {"ps_cores", spec.ps_cores}, {"deferred_starts", sim.ps_deferred}};
   summary["cluster"] = c;
 }
 
@@ -461,16 +485,18 @@ void ClusterKind::write_files(const Scenario& scenario, const SimulationResult& 
   const ClusterSimResult& sim = report->sim;
   const JobTrace& trace = report->spec->trace;
   std::ofstream jobs(dir + "/jobs.csv");
-  jobs << "id,submit_s,start_s,end_s,queueing_s,jct_s,gpus,placement,preemptions,contention_slowdown,solo_s,status,model,virtual_cluster,value,price,"
+  jobs << "id,submit_s,start_s,end_s,queueing_s,jct_s,gpus,placement,preemptions,contention_slowdown,solo_s,status,"
+          "model,virtual_cluster,value,price,"
           "packed_s\n";
   for (std::size_t i = 0; i < sim.jobs.size(); ++i) {
     const JobOutcome& job = sim.jobs[i];
-    const char* status = job.status == JobOutcome::Status::finished ? "finished"
+    const char* status = job.status == JobOutcome::Status::finished     ? "finished"
                          : job.status == JobOutcome::Status::never_fits ? "never_fits"
                          : job.status == JobOutcome::Status::rejected   ? "rejected"
                                                                         : "unfinished";
     auto opt = [](double v) { return v < 0 ? std::string() : fmt::format("{}", v); };
-    jobs << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", trace.jobs[i].id, job.submit, opt(job.start), opt(job.end),
+    jobs << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", trace.jobs[i].id, job.submit,
+                        opt(job.start), opt(job.end),
                         job.start < 0 ? std::string() : fmt::format("{}", job.start - job.submit),
                         job.end < 0 ? std::string() : fmt::format("{}", job.end - job.submit), job.gpus, job.placement,
                         job.preemptions, job.contention_slowdown, job.solo_seconds, status, trace.jobs[i].model,
@@ -487,12 +513,15 @@ void ClusterKind::write_files(const Scenario& scenario, const SimulationResult& 
                         {"tid", attempt.job},
                         {"ts", attempt.start * 1e6},
                         {"dur", (attempt.end - attempt.start) * 1e6}});
-  if (scenario.outputs.trace) std::ofstream(dir + "/jobs_trace.json") << nlohmann::ordered_json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << '\n';
+  if (scenario.outputs.trace)
+    std::ofstream(dir + "/jobs_trace.json")
+        << nlohmann::ordered_json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << '\n';
 
   std::ofstream util(dir + "/utilisation.csv");
   util << "start_s,busy_gpus,utilisation,running,queued\n";
   for (const UtilisationSample& s : sim.utilisation)
-    util << fmt::format("{},{},{},{},{}\n", s.start, s.busy_gpus, sim.total_gpus > 0 ? s.busy_gpus / sim.total_gpus : 0.0, s.running, s.queued);
+    util << fmt::format("{},{},{},{},{}\n", s.start, s.busy_gpus,
+                        sim.total_gpus > 0 ? s.busy_gpus / sim.total_gpus : 0.0, s.running, s.queued);
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario/scenario.hpp"
 #include "sim/run/simulation.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/scenario/workload_reading.hpp"
 
 namespace dnnsim {
@@ -35,14 +35,16 @@ class DataParallelKind final : public TaskGraphKind {
     config.overlap = training.overlap.value_or(true);
     const std::size_t gpus = ctx.cluster.gpu_count();
     if (gpus > 0 && static_cast<std::size_t>(config.global_batch) < gpus)
-      ctx.reader.error(map.get("global_batch"),
-                       fmt::format("global_batch {} is smaller than the {} GPUs of the cluster: every GPU needs a sample",
-                                   config.global_batch, gpus));
+      ctx.reader.error(
+          map.get("global_batch"),
+          fmt::format("global_batch {} is smaller than the {} GPUs of the cluster: every GPU needs a sample",
+                      config.global_batch, gpus));
     spec->replica_fidelity = read_replica_fidelity(ctx.reader, map, ctx.cluster, config.collective_algorithm);
     // Every GPU is a replica, so the whole window is known now: `window` where it is not exact is an
     // error at the key (the platform's problems were reported by read_replica_fidelity).
     if (spec->replica_fidelity == ReplicaFidelity::window && gpus > 0) {
-      const std::vector<std::string> platform = replica_window_platform_problems(ctx.cluster, config.collective_algorithm);
+      const std::vector<std::string> platform =
+          replica_window_platform_problems(ctx.cluster, config.collective_algorithm);
       for (const std::string& problem : window_of(ctx.cluster, config).problems)
         if (std::find(platform.begin(), platform.end(), problem) == platform.end())
           ctx.reader.error(map.get("data_parallel_fidelity"), window_refused(problem));
@@ -57,7 +59,8 @@ class DataParallelKind final : public TaskGraphKind {
   }
 
   // With data_parallel_fidelity asked: what ran, and why not a window where `auto` fell back.
-  void add_to_summary(const Scenario& scenario, const SimulationResult&, nlohmann::ordered_json& summary) const override {
+  void add_to_summary(const Scenario& scenario, const SimulationResult&,
+                      nlohmann::ordered_json& summary) const override {
     if (scenario.workload_as<DataParallelWorkload>()->replica_fidelity == ReplicaFidelity::replicas) return;
     const ReplicaWindow window = data_parallel_window(scenario);
     nlohmann::ordered_json section;
@@ -68,7 +71,8 @@ class DataParallelKind final : public TaskGraphKind {
   }
 
   // Every GPU holds the whole model's states (planners/data_parallel's first task allocates them).
-  std::vector<MemoryBreakdown> model_state_memory(const Scenario& scenario, const SimulationResult& result) const override {
+  std::vector<MemoryBreakdown> model_state_memory(const Scenario& scenario,
+                                                  const SimulationResult& result) const override {
     const DataParallelConfig& config = scenario.workload_as<DataParallelWorkload>()->config;
     const double parameters = config.model.parameter_bytes().value() / kProfileBytesPerParameter;
     return std::vector<MemoryBreakdown>(result.graph.devices().size(),
@@ -84,7 +88,8 @@ ReplicaWindow data_parallel_window(const Scenario& scenario) {
   const auto& spec = *scenario.workload_as<DataParallelWorkload>();
   if (spec.replica_fidelity == ReplicaFidelity::replicas) return {};
   ReplicaWindow window = window_of(scenario.cluster, spec.config);
-  if (std::string why = network_breaks_mirroring(scenario.network, "replicas'"); !why.empty()) window.problems.push_back(std::move(why));
+  if (std::string why = network_breaks_mirroring(scenario.network, "replicas'"); !why.empty())
+    window.problems.push_back(std::move(why));
   if (!window.problems.empty()) window.replicas = 0;
   return window;
 }

@@ -41,7 +41,8 @@ std::vector<NodeId> choose_training_nodes(NodeId nodes, double fraction, std::ui
   std::iota(all.begin(), all.end(), NodeId{0});
   const auto count = std::max<std::size_t>(1, static_cast<std::size_t>(fraction * nodes));
   gnn::Rng rng(seed);
-  for (std::size_t i = 0; i < count; ++i) std::swap(all[i], all[i + gnn::uniform_below(rng, static_cast<std::uint32_t>(nodes - i))]);
+  for (std::size_t i = 0; i < count; ++i)
+    std::swap(all[i], all[i + gnn::uniform_below(rng, static_cast<std::uint32_t>(nodes - i))]);
   all.resize(count);
   std::sort(all.begin(), all.end());
   return all;
@@ -52,8 +53,8 @@ gnn::GnnModelShape model_shape(const GnnWorkload& spec) { return {spec.layer, sp
 // BGL's profiling-based isolation (planners/gnn/core_assignment.hpp): each role's thread-seconds
 // per batch, as the counts price them on an idle machine (own core-seconds, remote work and the
 // transfers at their links' nominal bandwidth; the trainers' dispatch), split the node's cores.
-std::vector<std::uint32_t> profile_split(const GnnWorkload& spec, const std::vector<GnnBatchWork>& work, const PlatformLayout& layout,
-                                         std::uint32_t server) {
+std::vector<std::uint32_t> profile_split(const GnnWorkload& spec, const std::vector<GnnBatchWork>& work,
+                                         const PlatformLayout& layout, std::uint32_t server) {
   std::vector<double> role(kGnnCpuRoles, 0.0);
   const NodeLayout& node = layout.nodes[server];
   const double h2d = layout.route_bandwidth(node.cpu_to_gpu.front()).value();
@@ -61,8 +62,10 @@ std::vector<std::uint32_t> profile_split(const GnnWorkload& spec, const std::vec
   for (const GnnBatchWork& w : work) {
     if (w.server != server) continue;
     double sample = w.sample_core_seconds, gather = w.gather_core_seconds;
-    for (const GnnRemoteWork& r : w.remote_sample) sample = std::max(sample, r.core_seconds + (r.request_bytes + r.response_bytes) / network);
-    for (const GnnRemoteWork& r : w.remote_gather) gather = std::max(gather, r.core_seconds + (r.request_bytes + r.response_bytes) / network);
+    for (const GnnRemoteWork& r : w.remote_sample)
+      sample = std::max(sample, r.core_seconds + (r.request_bytes + r.response_bytes) / network);
+    for (const GnnRemoteWork& r : w.remote_gather)
+      gather = std::max(gather, r.core_seconds + (r.request_bytes + r.response_bytes) / network);
     role[0] += sample;
     role[1] += gather;
     role[2] += w.h2d_bytes / h2d;
@@ -71,7 +74,8 @@ std::vector<std::uint32_t> profile_split(const GnnWorkload& spec, const std::vec
   return gnn::assign_cores(role, static_cast<std::uint32_t>(spec.cpu_cores)).cores;
 }
 
-TaskGraph activity_graph(const Scenario& scenario, const GnnReport& report, std::vector<double>& start, std::vector<double>& end) {
+TaskGraph activity_graph(const Scenario& scenario, const GnnReport& report, std::vector<double>& start,
+                         std::vector<double>& end) {
   TaskGraph graph;
   for (const std::string& name : scenario.cluster.gpu_names()) graph.add_device(name);
   const auto gpu_count = static_cast<DeviceId>(graph.devices().size());
@@ -81,11 +85,13 @@ TaskGraph activity_graph(const Scenario& scenario, const GnnReport& report, std:
     const auto key = std::pair{static_cast<int>(stage), stage >= GnnStage::train ? 0U : thread};
     if (auto it = streams.find(key); it != streams.end()) return it->second;
     // A pool thread, or a trainer's dispatch thread, is a track of the CPU; train and allreduce one of the GPU.
-    return streams[key] = graph.add_stream(stage >= GnnStage::train ? kStageNames[static_cast<int>(stage)]
-                                                                    : fmt::format("{} {}", kStageNames[static_cast<int>(stage)], thread));
+    return streams[key] = graph.add_stream(stage >= GnnStage::train
+                                               ? kStageNames[static_cast<int>(stage)]
+                                               : fmt::format("{} {}", kStageNames[static_cast<int>(stage)], thread));
   };
   std::vector<std::uint32_t> first_gpu{0};
-  for (const NodeInstance& node : scenario.cluster.nodes) first_gpu.push_back(first_gpu.back() + scenario.cluster.type_of(node).gpus_per_node);
+  for (const NodeInstance& node : scenario.cluster.nodes)
+    first_gpu.push_back(first_gpu.back() + scenario.cluster.type_of(node).gpus_per_node);
   for (const GnnActivity& a : report.sim.activities) {
     Task task;
     const DeviceId gpu = first_gpu[a.server] + a.thread;
@@ -100,10 +106,13 @@ TaskGraph activity_graph(const Scenario& scenario, const GnnReport& report, std:
       task.op = compute;
     }
     task.stream = stream_of(a.stage, a.thread);
-    task.phase = a.stage == GnnStage::train ? Phase::forward : a.stage == GnnStage::allreduce ? Phase::communication : Phase::other;
+    task.phase = a.stage == GnnStage::train       ? Phase::forward
+                 : a.stage == GnnStage::allreduce ? Phase::communication
+                                                  : Phase::other;
     task.iteration = a.epoch;
-    task.label = a.stage == GnnStage::allreduce ? fmt::format("allreduce round {}", a.batch)
-                                                : fmt::format("batch {} {}", a.batch, kStageNames[static_cast<int>(a.stage)]);
+    task.label = a.stage == GnnStage::allreduce
+                     ? fmt::format("allreduce round {}", a.batch)
+                     : fmt::format("batch {} {}", a.batch, kStageNames[static_cast<int>(a.stage)]);
     graph.add(std::move(task));
     start.push_back(a.start);
     end.push_back(a.end);
@@ -121,7 +130,8 @@ double drawn_edges(const GnnGraphSource& source, double nodes) {
   double sum = 0;
   for (double x = 1; x <= terms; ++x) sum += std::pow(x, -alpha);
   if (nodes > terms)
-    sum += std::abs(alpha - 1) < 1e-12 ? std::log(nodes / terms) : (std::pow(nodes, 1 - alpha) - std::pow(terms, 1 - alpha)) / (1 - alpha);
+    sum += std::abs(alpha - 1) < 1e-12 ? std::log(nodes / terms)
+                                       : (std::pow(nodes, 1 - alpha) - std::pow(terms, 1 - alpha)) / (1 - alpha);
   return source.power_law.beta * sum / 2;
 }
 
@@ -137,13 +147,14 @@ void check_graph_memory(const Scenario& scenario, const GnnWorkload& spec) {
   const double bytes = 24.0 * edges + 64.0 * spec.node_count;
   const Bytes budget = memory_budget(scenario);
   if (bytes <= budget.value()) return;
-  throw InputError(scenario.run.memory_budget ? scenario.run.memory_budget_where : spec.where,
-                   fmt::format("generating and sampling a {} graph of {} nodes and about {:.0f} edges would need about {} of "
-                               "memory (24 B per edge, 64 B per node), over the budget of {} (run.memory_budget{}); nothing "
-                               "was simulated. A graph of at most {:.0f} edges would fit",
-                               spec.source.generator, spec.node_count, edges, format_bytes(Bytes(bytes)), format_bytes(budget),
-                               scenario.run.memory_budget ? "" : ", default: half of physical memory",
-                               std::max(0.0, (budget.value() - 64.0 * spec.node_count) / 24.0)));
+  throw InputError(
+      scenario.run.memory_budget ? scenario.run.memory_budget_where : spec.where,
+      fmt::format("generating and sampling a {} graph of {} nodes and about {:.0f} edges would need about {} of "
+                  "memory (24 B per edge, 64 B per node), over the budget of {} (run.memory_budget{}); nothing "
+                  "was simulated. A graph of at most {:.0f} edges would fit",
+                  spec.source.generator, spec.node_count, edges, format_bytes(Bytes(bytes)), format_bytes(budget),
+                  scenario.run.memory_budget ? "" : ", default: half of physical memory",
+                  std::max(0.0, (budget.value() - 64.0 * spec.node_count) / 24.0)));
 }
 
 class GnnKind final : public WorkloadKind {
@@ -153,8 +164,9 @@ class GnnKind final : public WorkloadKind {
   std::string check(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<GnnWorkload>();
     check_graph_memory(scenario, spec);
-    return fmt::format("ok ({} servers × {} GPUs, graph of {} nodes, {} sampler, fan-outs {}, {} cache, {} cores)", spec.setup.servers,
-                       spec.setup.gpus_per_server, spec.node_count, spec.setup.sampler, fmt::join(spec.setup.fanouts, ","), spec.setup.cache,
+    return fmt::format("ok ({} servers × {} GPUs, graph of {} nodes, {} sampler, fan-outs {}, {} cache, {} cores)",
+                       spec.setup.servers, spec.setup.gpus_per_server, spec.node_count, spec.setup.sampler,
+                       fmt::join(spec.setup.fanouts, ","), spec.setup.cache,
                        spec.cores == GnnCoreMode::isolated ? "isolated" : "shared");
   }
 
@@ -171,7 +183,8 @@ class GnnKind final : public WorkloadKind {
     const std::shared_ptr<const gnn::CsrGraph> graph = gnn_graph(scenario);
     report->graph_bytes = graph->memory().value();
     report->undirected_edges = graph->undirected_edges();
-    const std::vector<NodeId> training = choose_training_nodes(graph->num_nodes(), spec->training_fraction, derive_seed(seed, 1));
+    const std::vector<NodeId> training =
+        choose_training_nodes(graph->num_nodes(), spec->training_fraction, derive_seed(seed, 1));
     report->training_nodes = training.size();
     say(fmt::format("partitioning {} nodes into {} ({})", graph->num_nodes(), spec->setup.servers, spec->partitioner));
     const gnn::Partitioning partitioning =
@@ -225,19 +238,22 @@ class GnnKind final : public WorkloadKind {
               CpuHostSpec{kStageNames[role], static_cast<int>(report->cores.back()[static_cast<std::size_t>(role)])});
       }
     }
-    report->assignment = spec->cores == GnnCoreMode::shared ? "shared: one pool of cpu_cores threads per stage on all the cores"
-                         : spec->split                      ? "isolated: split given"
-                                                            : "isolated: BGL-like profiling-based assignment";
+    report->assignment = spec->cores == GnnCoreMode::shared
+                             ? "shared: one pool of cpu_cores threads per stage on all the cores"
+                         : spec->split ? "isolated: split given"
+                                       : "isolated: BGL-like profiling-based assignment";
     const auto engine = create_engine();
     const Platform platform = build_platform(scenario, platform_options);
     start_background_flows(scenario, platform);
     for (std::uint32_t s = 0; s < spec->setup.servers; ++s) {
       const std::vector<simgrid::s4u::Host*>& hosts = platform.cpus.at(s);
       std::array<simgrid::s4u::Host*, kGnnCpuRoles> roles{};
-      for (std::size_t role = 0; role < roles.size(); ++role) roles[role] = hosts.size() == 1 ? hosts.front() : hosts.at(role);
+      for (std::size_t role = 0; role < roles.size(); ++role)
+        roles[role] = hosts.size() == 1 ? hosts.front() : hosts.at(role);
       input.cpus.push_back(roles);
       input.gpus.emplace_back();
-      for (std::uint32_t g = 0; g < spec->setup.gpus_per_server; ++g) input.gpus.back().push_back(platform.gpus.at(layout.first_gpu[s] + g));
+      for (std::uint32_t g = 0; g < spec->setup.gpus_per_server; ++g)
+        input.gpus.back().push_back(platform.gpus.at(layout.first_gpu[s] + g));
     }
     input.threads = report->threads;
     input.queue_depth = spec->queue_depth;
@@ -249,7 +265,8 @@ class GnnKind final : public WorkloadKind {
     SimulationResult result;
     result.graph = activity_graph(scenario, *report, result.task_start, result.task_end);
     result.gpu_names = scenario.cluster.gpu_names();
-    const double cache_part = static_cast<double>(spec->setup.cache_nodes_per_server) / spec->setup.gpus_per_server * spec->features.per_node().value();
+    const double cache_part = static_cast<double>(spec->setup.cache_nodes_per_server) / spec->setup.gpus_per_server *
+                              spec->features.per_node().value();
     for (const ClusterDevice& device : devices) {
       result.gpu_models.push_back(device.gpu.name);
       result.memory_capacity_bytes.push_back(device.gpu.memory.value());
@@ -268,7 +285,8 @@ class GnnKind final : public WorkloadKind {
     return result;
   }
 
-  void add_to_summary(const Scenario& scenario, const SimulationResult& result, nlohmann::ordered_json& summary) const override;
+  void add_to_summary(const Scenario& scenario, const SimulationResult& result,
+                      nlohmann::ordered_json& summary) const override;
   void write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const override;
 };
 
@@ -303,9 +321,10 @@ void GnnKind::add_to_summary(const Scenario&, const SimulationResult& result, nl
       capacity += report->threads[s][static_cast<std::size_t>(stage)] * makespan;
     }
     const double utilization = capacity > 0 ? busy / capacity : 0.0;
-    stages[kStageNames[stage]] = {{"threads_per_server", report->threads.empty() ? 0U : report->threads.front()[static_cast<std::size_t>(stage)]},
-                                  {"busy_s", busy},
-                                  {"utilization", utilization}};
+    stages[kStageNames[stage]] = {
+        {"threads_per_server", report->threads.empty() ? 0U : report->threads.front()[static_cast<std::size_t>(stage)]},
+        {"busy_s", busy},
+        {"utilization", utilization}};
     if (utilization > worst) worst = utilization, bottleneck = kStageNames[stage];
   }
   double gpu = 0, trainer = 0, allreduce = 0, wait = 0, trainers = 0;
@@ -320,7 +339,8 @@ void GnnKind::add_to_summary(const Scenario&, const SimulationResult& result, nl
   const double gpu_utilization = makespan > 0 && trainers > 0 ? gpu / (trainers * makespan) : 0.0;
   const double train_utilization = makespan > 0 && trainers > 0 ? trainer / (trainers * makespan) : 0.0;
   stages["train"] = {{"gpu_busy_s", gpu}, {"busy_s", trainer}, {"utilization", train_utilization}};
-  stages["allreduce"] = {{"busy_s", allreduce}, {"utilization", makespan > 0 && trainers > 0 ? allreduce / (trainers * makespan) : 0.0}};
+  stages["allreduce"] = {{"busy_s", allreduce},
+                         {"utilization", makespan > 0 && trainers > 0 ? allreduce / (trainers * makespan) : 0.0}};
   if (train_utilization > worst) bottleneck = "train";
   gnn["stages"] = stages;
   // Trainers waiting for the slowest one at each round's all-reduce: the imbalance of the partitions' batches.
@@ -372,9 +392,10 @@ void GnnKind::write_files(const Scenario&, const SimulationResult& result, const
     const GnnBatchWork& w = report->work[i];
     std::uint64_t edges = 0;
     for (const gnn::LayerCounts& layer : b.layers) edges += layer.edges;
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, b.epoch, b.server, b.gpu, edges, b.layers.back().num_src,
-                       b.remote_expansions, b.features.count[0], b.features.count[1], b.features.count[2], b.features.count[3],
-                       w.sample_core_seconds, w.gather_core_seconds, w.h2d_bytes, w.dispatch_core_seconds, w.gpu_seconds);
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, b.epoch, b.server, b.gpu, edges,
+                       b.layers.back().num_src, b.remote_expansions, b.features.count[0], b.features.count[1],
+                       b.features.count[2], b.features.count[3], w.sample_core_seconds, w.gather_core_seconds,
+                       w.h2d_bytes, w.dispatch_core_seconds, w.gpu_seconds);
   }
 }
 

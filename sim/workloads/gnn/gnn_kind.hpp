@@ -34,13 +34,14 @@ struct GnnGraphSource {
 
 struct GnnWorkload : WorkloadSpec {
   GnnGraphSource source;
-  std::shared_ptr<const gnn::CsrGraph> graph;  // loaded at parse for files (their errors are input errors); generated at run
-  gnn::NodeId node_count = 0;                  // known at parse for both
+  std::shared_ptr<const gnn::CsrGraph>
+      graph;                   // loaded at parse for files (their errors are input errors); generated at run
+  gnn::NodeId node_count = 0;  // known at parse for both
   gnn::FeatureSpec features;
   double training_fraction = 1;
   std::string partitioner = "hash";
   Options partitioner_options;  // its declared options (builtin_partitioners().defaults when none are given)
-  gnn::EpochSetup setup;  // servers, GPUs, sampler, fan-outs, ordering, cache, epochs (seed: the run's)
+  gnn::EpochSetup setup;        // servers, GPUs, sampler, fan-outs, ordering, cache, epochs (seed: the run's)
   gnn::GnnLayerKind layer = gnn::GnnLayerKind::sage;
   std::string layer_name = "sage";
   std::uint32_t hidden = 256, classes = 2;
@@ -48,7 +49,7 @@ struct GnnWorkload : WorkloadSpec {
   std::uint32_t queue_depth = 4;
   GnnCoreMode cores = GnnCoreMode::isolated;
   std::optional<std::vector<std::uint32_t>> split;  // isolated: cores of sample, gather, copy, dispatch per server
-  int cpu_cores = 1;   // per node (every node type's cpu_cores; they must agree)
+  int cpu_cores = 1;                                // per node (every node type's cpu_cores; they must agree)
   int gpus_per_node = 1;
   GnnCpuCosts costs;
 
@@ -62,7 +63,7 @@ struct GnnReport : WorkloadResult {
   std::shared_ptr<const GnnWorkload> spec;
   gnn::EpochCounts epoch;
   gnn::PartitionStats partition;
-  std::vector<GnnBatchWork> work;  // every batch, all servers
+  std::vector<GnnBatchWork> work;                   // every batch, all servers
   std::vector<std::vector<std::uint32_t>> threads;  // per server, per pool (sample, gather, copy)
   // Per server, the cores of each role (sample, gather, copy, dispatch) when isolated; one entry
   // (all the cores, shared by every role) when shared.

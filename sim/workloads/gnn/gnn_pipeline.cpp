@@ -21,7 +21,8 @@ namespace {
 // once the run is stopped (`stopped` set and wake() called), returning nothing.
 class BatchQueue {
  public:
-  explicit BatchQueue(const bool& stopped) : stopped_(stopped), mutex_(sg4::Mutex::create()), changed_(sg4::ConditionVariable::create()) {}
+  explicit BatchQueue(const bool& stopped)
+      : stopped_(stopped), mutex_(sg4::Mutex::create()), changed_(sg4::ConditionVariable::create()) {}
 
   void push(const GnnBatchWork* item) {
     std::unique_lock lock(*mutex_);
@@ -50,9 +51,12 @@ class BatchQueue {
 class GnnPipelineRun {
  public:
   explicit GnnPipelineRun(const GnnPipelineInput& in)
-      : in_(in), servers_(in.cpus.size()), state_mutex_(sg4::Mutex::create()),
+      : in_(in),
+        servers_(in.cpus.size()),
+        state_mutex_(sg4::Mutex::create()),
         barrier_cv_(sg4::ConditionVariable::create()),
-        progress_line_(std::cerr, ::isatty(STDERR_FILENO) != 0, "gnn pipeline", std::nullopt, "of the batches trained") {
+        progress_line_(std::cerr, ::isatty(STDERR_FILENO) != 0, "gnn pipeline", std::nullopt,
+                       "of the batches trained") {
     result_.stage_busy.assign(servers_, std::vector<double>(kGnnCpuStages, 0.0));
     for (std::size_t s = 0; s < servers_; ++s) {
       const std::size_t gpus = in.gpus[s].size();
@@ -73,7 +77,8 @@ class GnnPipelineRun {
       queues_.emplace_back();
       for (int q = 0; q < kGnnCpuStages - 1; ++q) queues_.back().push_back(std::make_unique<BatchQueue>(stopped_));
       gpu_queues_.emplace_back();
-      for (std::size_t g = 0; g < in.gpus[s].size(); ++g) gpu_queues_.back().push_back(std::make_unique<BatchQueue>(stopped_));
+      for (std::size_t g = 0; g < in.gpus[s].size(); ++g)
+        gpu_queues_.back().push_back(std::make_unique<BatchQueue>(stopped_));
       // Each trainer's batches in dealing order, for the sampling stage's claims.
       pending_.emplace_back(in.gpus[s].size());
       for (std::size_t i = in.batches[s].size(); i-- > 0;) pending_.back()[in.batches[s][i].gpu].push_back(i);
@@ -108,10 +113,11 @@ class GnnPipelineRun {
     return std::string(names[stage]) + std::to_string(s) + "." + std::to_string(t);
   }
 
-  void record(std::size_t s, GnnStage stage, std::uint32_t thread, const GnnBatchWork& batch, double start, double flops = 0) {
+  void record(std::size_t s, GnnStage stage, std::uint32_t thread, const GnnBatchWork& batch, double start,
+              double flops = 0) {
     end_ = std::max(end_, sg4::Engine::get_clock());
-    result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), stage, thread, batch.index, batch.epoch, start,
-                                             sg4::Engine::get_clock(), flops});
+    result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), stage, thread, batch.index, batch.epoch,
+                                             start, sg4::Engine::get_clock(), flops});
   }
 
   sg4::ActivityPtr send(sg4::Host* from, sg4::Host* to, double bytes) {
@@ -133,7 +139,8 @@ class GnnPipelineRun {
     finish_transfers(requests);
     std::vector<sg4::ExecPtr> work;
     for (const GnnRemoteWork& r : remote)
-      if (r.core_seconds > 0) work.push_back(sg4::this_actor::exec_init(r.core_seconds)->set_host(in_.cpus[r.server][role])->start());
+      if (r.core_seconds > 0)
+        work.push_back(sg4::this_actor::exec_init(r.core_seconds)->set_host(in_.cpus[r.server][role])->start());
     result_.executions += static_cast<long>(work.size());
     for (const sg4::ExecPtr& exec : work) exec->wait();
     std::vector<sg4::ActivityPtr> responses;
@@ -210,34 +217,38 @@ class GnnPipelineRun {
 
   void trainer(std::size_t s, std::size_t g) {
     sg4::Host* gpu = in_.gpus[s][g];
-    const auto position = static_cast<std::size_t>(
-        std::find(ring_.begin(), ring_.end(), std::pair{s, g}) - ring_.begin());
+    const auto position =
+        static_cast<std::size_t>(std::find(ring_.begin(), ring_.end(), std::pair{s, g}) - ring_.begin());
     const auto& [next_server, next_gpu] = ring_[(position + 1) % ring_.size()];
     sg4::Host* next = in_.gpus[next_server][next_gpu];
-    const double ring_bytes =
-        ring_.size() > 1 ? 2.0 * static_cast<double>(ring_.size() - 1) / static_cast<double>(ring_.size()) * in_.allreduce_bytes : 0;
+    const double ring_bytes = ring_.size() > 1 ? 2.0 * static_cast<double>(ring_.size() - 1) /
+                                                     static_cast<double>(ring_.size()) * in_.allreduce_bytes
+                                               : 0;
     for (std::size_t round = 0; round < rounds_ && !stopped_; ++round) {
       if (round < trainer_batches_[s][g]) {
         const GnnBatchWork* batch = gpu_queues_[s][g]->pop();
         if (batch == nullptr) return;
         const double start = sg4::Engine::get_clock();
         // Asynchronous launch: the GPU runs while the thread dispatches; the step ends with both.
-        sg4::ExecPtr compute = sg4::this_actor::exec_init(batch->gpu_seconds * gpu->get_speed())->set_host(gpu)->start();
+        sg4::ExecPtr compute =
+            sg4::this_actor::exec_init(batch->gpu_seconds * gpu->get_speed())->set_host(gpu)->start();
         result_.executions += 2;
         if (batch->dispatch_core_seconds > 0) sg4::this_actor::execute(batch->dispatch_core_seconds);
         record(s, GnnStage::dispatch, static_cast<std::uint32_t>(g), *batch, start);
         compute->wait();
         result_.gpu_busy[s][g] += compute->get_finish_time() - start;
         result_.trainer_busy[s][g] += sg4::Engine::get_clock() - start;
-        result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::train, static_cast<std::uint32_t>(g), batch->index,
-                                                 batch->epoch, start, compute->get_finish_time(), batch->gpu_flops});
+        result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::train,
+                                                 static_cast<std::uint32_t>(g), batch->index, batch->epoch, start,
+                                                 compute->get_finish_time(), batch->gpu_flops});
         ++trained_;
         {
           std::unique_lock lock(*state_mutex_);
           --in_flight_[s][g];
           room_[s]->notify_all();
         }
-        if (in_.progress && !progress_line_(static_cast<double>(trained_) / static_cast<double>(total_batches_))) stop();
+        if (in_.progress && !progress_line_(static_cast<double>(trained_) / static_cast<double>(total_batches_)))
+          stop();
       }
       if (ring_bytes > 0 && !stopped_) allreduce(s, g, gpu, next, ring_bytes, round);
     }
@@ -255,8 +266,9 @@ class GnnPipelineRun {
     finish_transfers({send(gpu, next, bytes)});
     if (!barrier()) return;
     result_.allreduce_time[s][g] += sg4::Engine::get_clock() - start;
-    result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::allreduce, static_cast<std::uint32_t>(g),
-                                             static_cast<std::uint32_t>(round), 0, start, sg4::Engine::get_clock(), 0});
+    result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::allreduce,
+                                             static_cast<std::uint32_t>(g), static_cast<std::uint32_t>(round), 0, start,
+                                             sg4::Engine::get_clock(), 0});
     end_ = std::max(end_, sg4::Engine::get_clock());
   }
 
@@ -295,9 +307,10 @@ class GnnPipelineRun {
   std::vector<std::vector<std::size_t>> trainer_batches_;
   std::vector<std::pair<std::size_t, std::size_t>> ring_;  // (server, GPU), servers then GPUs
   std::vector<std::vector<std::size_t>> taken_;            // per server, per stage after sampling: batches claimed
-  std::vector<std::vector<std::vector<std::size_t>>> pending_;  // per server, per trainer: unclaimed batch indices, last = next
-  std::vector<std::vector<std::uint32_t>> in_flight_;      // per server, per trainer: claimed, not yet trained
-  std::vector<sg4::ConditionVariablePtr> room_;            // per server: a trainer's window opened
+  std::vector<std::vector<std::vector<std::size_t>>>
+      pending_;                                        // per server, per trainer: unclaimed batch indices, last = next
+  std::vector<std::vector<std::uint32_t>> in_flight_;  // per server, per trainer: claimed, not yet trained
+  std::vector<sg4::ConditionVariablePtr> room_;        // per server: a trainer's window opened
   std::vector<std::vector<std::unique_ptr<BatchQueue>>> queues_;      // per server: sample→gather, gather→copy
   std::vector<std::vector<std::unique_ptr<BatchQueue>>> gpu_queues_;  // per server, per GPU: copy→train
   sg4::MutexPtr state_mutex_;

@@ -18,11 +18,11 @@
 // Each trainer may have at most `queue_depth` batches in flight (claimed by sampling, not yet
 // trained: DGL's prefetching window); sampling takes the earliest batch of a trainer with room, and
 // the queues between stages never block a push, so a stage cannot hold up another trainer's batch
-// (which a full per-trainer queue would, with every trainer meeting at each round's all-reduce). Each CPU role (the three pools and
-// the trainers' dispatch threads) runs on a CPU host of the node (SimGrid's multi-core host):
-// isolated, each role has its own host with its own cores, a pool having a thread per core; shared,
-// every role is on one host of all the cores with a pool per stage sized to the machine, so runnable
-// threads share the cores equally and a starved role — the trainers' dispatch above all — slows down.
+// (which a full per-trainer queue would, with every trainer meeting at each round's all-reduce). Each CPU role (the
+// three pools and the trainers' dispatch threads) runs on a CPU host of the node (SimGrid's multi-core host): isolated,
+// each role has its own host with its own cores, a pool having a thread per core; shared, every role is on one host of
+// all the cores with a pool per stage sized to the machine, so runnable threads share the cores equally and a starved
+// role — the trainers' dispatch above all — slows down.
 #pragma once
 
 #include <array>
@@ -46,8 +46,8 @@ struct GnnPipelineInput {
   std::vector<std::vector<simgrid::s4u::Host*>> gpus;  // per server, its trainers
   std::vector<std::vector<GnnBatchWork>> batches;      // per server, in dealing order
   std::vector<std::vector<std::uint32_t>> threads;     // per server, per CPU stage
-  std::uint32_t queue_depth = 4;  // batches in flight per trainer
-  double allreduce_bytes = 0;  // the model's gradients
+  std::uint32_t queue_depth = 4;                       // batches in flight per trainer
+  double allreduce_bytes = 0;                          // the model's gradients
   bool progress = false;
 };
 
@@ -67,9 +67,10 @@ struct GnnPipelineResult {
   // Per server, per stage (sample, gather, copy): thread-seconds holding a batch (waiting for
   // remote work or a transfer included), summed over the pool.
   std::vector<std::vector<double>> stage_busy;
-  std::vector<std::vector<double>> gpu_busy;        // per server, per GPU: compute time
-  std::vector<std::vector<double>> trainer_busy;    // per server, per GPU: train steps (dispatch or compute)
-  std::vector<std::vector<double>> sync_wait;       // per server, per GPU: waiting for the other trainers to join the all-reduce
+  std::vector<std::vector<double>> gpu_busy;      // per server, per GPU: compute time
+  std::vector<std::vector<double>> trainer_busy;  // per server, per GPU: train steps (dispatch or compute)
+  std::vector<std::vector<double>>
+      sync_wait;  // per server, per GPU: waiting for the other trainers to join the all-reduce
   std::vector<std::vector<double>> allreduce_time;  // per server, per GPU: the ring, from the last trainer's arrival
   long flows = 0;
   long executions = 0;

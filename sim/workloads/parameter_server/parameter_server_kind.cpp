@@ -37,7 +37,8 @@ std::vector<std::size_t> read_devices(YamlReader& reader, const YAML::Node& node
         matched = true;
       }
     if (!matched && !names.empty())
-      reader.error(item, fmt::format("{} '{}' is not a device of the cluster{}", what, *name, suggestion_suffix(*name, names)));
+      reader.error(
+          item, fmt::format("{} '{}' is not a device of the cluster{}", what, *name, suggestion_suffix(*name, names)));
   }
   return {chosen.begin(), chosen.end()};
 }
@@ -50,7 +51,8 @@ void read_sync(YamlReader& reader, const YAML::Node& node, ParameterServerWorklo
   spec.sync = std::move(selection->options);
 }
 
-void read_slowdowns(YamlReader& reader, const YAML::Node& node, const std::vector<std::string>& names, ParameterServerWorkload& spec) {
+void read_slowdowns(YamlReader& reader, const YAML::Node& node, const std::vector<std::string>& names,
+                    ParameterServerWorkload& spec) {
   for (const YAML::Node& item : reader.list(node, "slowdown windows")) {
     MapReader map(reader, item, "a slowdown window");
     if (!map.valid()) continue;
@@ -67,12 +69,16 @@ void read_slowdowns(YamlReader& reader, const YAML::Node& node, const std::vecto
       reader.error(item, "give exactly one of 'factor' (step time × factor) and 'speed' (step rate × speed)");
     } else if (has_factor) {
       if (auto f = map.number("factor", 0, 1e12)) {
-        if (*f <= 0) reader.error(map.get("factor"), "factor must be positive: a step cannot take no time");
-        else window.factor = *f;
+        if (*f <= 0)
+          reader.error(map.get("factor"), "factor must be positive: a step cannot take no time");
+        else
+          window.factor = *f;
       }
     } else if (auto v = map.number("speed", 0, 1e12)) {
-      if (*v <= 0) reader.error(map.get("speed"), "speed must be positive: a worker of zero speed never finishes a step");
-      else window.factor = 1 / *v;
+      if (*v <= 0)
+        reader.error(map.get("speed"), "speed must be positive: a worker of zero speed never finishes a step");
+      else
+        window.factor = 1 / *v;
     }
     if (auto from = map.quantity<Seconds>("from")) window.from = from->value();
     if (auto until = map.quantity<Seconds>("until")) window.until = until->value();
@@ -108,7 +114,8 @@ void read_slowdown_trace(WorkloadParseContext& ctx, const std::string& path, con
         }
       if (auto factor = table.number(row, "factor", sink, 0)) {
         if (*factor <= 0)
-          sink.error(table.where(row, table.optional_field(row, "factor")), "factor must be positive: a step cannot take no time");
+          sink.error(table.where(row, table.optional_field(row, "factor")),
+                     "factor must be positive: a step cannot take no time");
         else
           window.factor = *factor;
       }
@@ -133,11 +140,13 @@ void read_convergence(WorkloadParseContext& ctx, const YAML::Node& node, Paramet
   if (auto target = map.number("target_loss", 0, 1e12, true)) {
     spec.target_loss = *target;
     if (spec.efficiency.a > 0 && *target <= spec.efficiency.c)
-      reader.error(map.get("target_loss"), fmt::format("target_loss {:g} is at or below the loss floor c = {:g} of {}: it is never reached",
-                                                       *target, spec.efficiency.c, spec.efficiency_file));
+      reader.error(map.get("target_loss"),
+                   fmt::format("target_loss {:g} is at or below the loss floor c = {:g} of {}: it is never reached",
+                               *target, spec.efficiency.c, spec.efficiency_file));
     else if (spec.efficiency.a > 0 && *target >= spec.efficiency.loss(0))
-      reader.error(map.get("target_loss"), fmt::format("target_loss {:g} is not below the initial loss {:g}: nothing to train",
-                                                       *target, spec.efficiency.loss(0)));
+      reader.error(map.get("target_loss"),
+                   fmt::format("target_loss {:g} is not below the initial loss {:g}: nothing to train", *target,
+                               spec.efficiency.loss(0)));
   }
   spec.max_time = map.quantity<Seconds>("max_time", true).value_or(spec.max_time);
   if (map.has("max_time") && spec.max_time.value() <= 0) reader.error(map.get("max_time"), "max_time must be positive");
@@ -168,12 +177,14 @@ ParameterServerCosts parameter_server_costs(const Cluster& cluster, const Parame
   // H = Σ v / (n · min v) with the factor in force at t = 0 (ADSP's cal_degree_of_hete.py).
   double sum = 0, slowest = std::numeric_limits<double>::infinity();
   for (std::size_t k = 0; k < costs.step_seconds.size(); ++k) {
-    costs.initial_step_seconds.push_back(costs.step_seconds[k] * slowdown_factor(spec.slowdowns, static_cast<int>(k), 0));
+    costs.initial_step_seconds.push_back(costs.step_seconds[k] *
+                                         slowdown_factor(spec.slowdowns, static_cast<int>(k), 0));
     const double speed = 1 / costs.initial_step_seconds.back();
     sum += speed;
     slowest = std::min(slowest, speed);
   }
-  if (!costs.step_seconds.empty()) costs.heterogeneity = sum / (static_cast<double>(costs.step_seconds.size()) * slowest);
+  if (!costs.step_seconds.empty())
+    costs.heterogeneity = sum / (static_cast<double>(costs.step_seconds.size()) * slowest);
   return costs;
 }
 
@@ -185,8 +196,9 @@ void price(WorkloadParseContext& ctx, ParameterServerWorkload& spec, const std::
   const ParameterServerCosts& costs = spec.costs;
   for (std::size_t k = 0; k < costs.step_seconds.size(); ++k)
     if (!(costs.step_seconds[k] > 0) || !std::isfinite(costs.step_seconds[k]))
-      ctx.reader.sink().error(spec.where, fmt::format("worker '{}' has zero speed: one step of the model takes {} s on it",
-                                                      names[spec.workers[k]], costs.step_seconds[k]));
+      ctx.reader.sink().error(spec.where,
+                              fmt::format("worker '{}' has zero speed: one step of the model takes {} s on it",
+                                          names[spec.workers[k]], costs.step_seconds[k]));
 }
 
 class ParameterServerKind final : public WorkloadKind {
@@ -197,12 +209,14 @@ class ParameterServerKind final : public WorkloadKind {
     YamlReader& reader = ctx.reader;
     spec->where = reader.where(map.node());
     const std::vector<std::string> names = ctx.cluster.gpu_names();
-    if (YAML::Node model = map.require("model"); model.IsDefined()) spec->model = read_layer_model(reader, model, "the model");
+    if (YAML::Node model = map.require("model"); model.IsDefined())
+      spec->model = read_layer_model(reader, model, "the model");
     if (auto batch = map.integer("batch_size", 1, 1 << 30, true)) spec->batch_size = static_cast<int>(*batch);
     spec->dtype = read_dtype(map).value_or(spec->dtype);
     if (YAML::Node servers = map.require("servers"); servers.IsDefined()) {
       spec->servers = read_devices(reader, servers, names, "server");
-      if (servers.IsSequence() && servers.size() == 0) reader.error(servers, "a parameter-server workload needs at least one server");
+      if (servers.IsSequence() && servers.size() == 0)
+        reader.error(servers, "a parameter-server workload needs at least one server");
     }
     if (YAML::Node workers = map.get("workers"); workers.IsDefined()) {
       spec->workers = read_devices(reader, workers, names, "worker");
@@ -211,7 +225,8 @@ class ParameterServerKind final : public WorkloadKind {
         if (std::find(spec->servers.begin(), spec->servers.end(), g) == spec->servers.end()) spec->workers.push_back(g);
     }
     if (spec->workers.empty() && !names.empty() && reader.sink().empty())
-      reader.error(map.has("workers") ? map.get("workers") : map.node(), "a parameter-server workload needs at least one worker");
+      reader.error(map.has("workers") ? map.get("workers") : map.node(),
+                   "a parameter-server workload needs at least one worker");
     if (YAML::Node slow = map.get("slowdown"); slow.IsDefined()) read_slowdowns(reader, slow, names, *spec);
     if (auto trace = map.string("slowdown_trace")) read_slowdown_trace(ctx, ctx.resolve_path(*trace), names, *spec);
     read_sync(reader, map.require("sync"), *spec);
@@ -223,10 +238,12 @@ class ParameterServerKind final : public WorkloadKind {
   std::string check(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<ParameterServerWorkload>();
     const ParameterServerCosts& costs = spec.costs;
-    const auto [fastest, slowest] = std::minmax_element(costs.initial_step_seconds.begin(), costs.initial_step_seconds.end());
-    return fmt::format("ok ({} workers, {} server{}, policy {}, step {:.3g}–{:.3g} s, heterogeneity degree {:.2f}, target loss {:g})",
-                       spec.workers.size(), spec.servers.size(), spec.servers.size() == 1 ? "" : "s", spec.policy, *fastest,
-                       *slowest, costs.heterogeneity, spec.target_loss);
+    const auto [fastest, slowest] =
+        std::minmax_element(costs.initial_step_seconds.begin(), costs.initial_step_seconds.end());
+    return fmt::format(
+        "ok ({} workers, {} server{}, policy {}, step {:.3g}–{:.3g} s, heterogeneity degree {:.2f}, target loss {:g})",
+        spec.workers.size(), spec.servers.size(), spec.servers.size() == 1 ? "" : "s", spec.policy, *fastest, *slowest,
+        costs.heterogeneity, spec.target_loss);
   }
 
   SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
@@ -262,11 +279,13 @@ class ParameterServerKind final : public WorkloadKind {
     return result;
   }
 
-  void add_to_summary(const Scenario& scenario, const SimulationResult& result, nlohmann::ordered_json& summary) const override;
+  void add_to_summary(const Scenario& scenario, const SimulationResult& result,
+                      nlohmann::ordered_json& summary) const override;
   void write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const override;
 };
 
-void ParameterServerKind::add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const {
+void ParameterServerKind::add_to_summary(const Scenario&, const SimulationResult& result,
+                                         nlohmann::ordered_json& summary) const {
   const auto* report = dynamic_cast<const ParameterServerReport*>(result.workload_result.get());
   if (report == nullptr) return;
   const PsSimResult& sim = report->sim;
@@ -312,7 +331,8 @@ void ParameterServerKind::add_to_summary(const Scenario&, const SimulationResult
   summary["parameter_server"] = ps;
 }
 
-void ParameterServerKind::write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const {
+void ParameterServerKind::write_files(const Scenario& scenario, const SimulationResult& result,
+                                      const std::string& dir) const {
   const auto* report = dynamic_cast<const ParameterServerReport*>(result.workload_result.get());
   if (report == nullptr) return;
   const PsSimResult& sim = report->sim;
@@ -321,8 +341,9 @@ void ParameterServerKind::write_files(const Scenario& scenario, const Simulation
   workers << "worker,device,step_s,steps,commits,compute_s,communication_s,blocked_s,computing_ratio\n";
   for (std::size_t k = 0; k < sim.workers.size(); ++k) {
     const PsWorkerStats& w = sim.workers[k];
-    workers << fmt::format("{},{},{},{},{},{},{},{},{}\n", k, names[report->spec->workers[k]], report->spec->costs.step_seconds[k], w.steps,
-                           w.commits, w.compute_s, w.communication_s, w.blocked_s, sim.end_time > 0 ? w.compute_s / sim.end_time : 0.0);
+    workers << fmt::format("{},{},{},{},{},{},{},{},{}\n", k, names[report->spec->workers[k]],
+                           report->spec->costs.step_seconds[k], w.steps, w.commits, w.compute_s, w.communication_s,
+                           w.blocked_s, sim.end_time > 0 ? w.compute_s / sim.end_time : 0.0);
   }
   std::ofstream loss(dir + "/loss.csv");
   loss << "time_s,loss\n";
@@ -332,7 +353,10 @@ void ParameterServerKind::write_files(const Scenario& scenario, const Simulation
   events << "time_s,worker,event,commits\n";
   for (const PsEvent& e : sim.events)
     events << fmt::format("{},{},{},{}\n", e.time, e.worker,
-                          e.kind == PsEvent::Kind::step_start ? "step_start" : e.kind == PsEvent::Kind::commit ? "commit" : "release", e.commits);
+                          e.kind == PsEvent::Kind::step_start ? "step_start"
+                          : e.kind == PsEvent::Kind::commit   ? "commit"
+                                                              : "release",
+                          e.commits);
 }
 
 }  // namespace

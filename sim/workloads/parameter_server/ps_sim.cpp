@@ -17,10 +17,16 @@ namespace {
 class ParameterServerRun {
  public:
   explicit ParameterServerRun(const PsSimInput& in)
-      : in_(in), n_(static_cast<int>(in.workers.size())), commits_(static_cast<std::size_t>(n_), 0),
-        pulled_version_(static_cast<std::size_t>(n_), 0), released_(static_cast<std::size_t>(n_), false),
-        held_(static_cast<std::size_t>(n_), false), mutex_(sg4::Mutex::create()), cv_(sg4::ConditionVariable::create()),
-        progress_line_(std::cerr, ::isatty(STDERR_FILENO) != 0, "parameter server", std::nullopt, "of the way to the target loss") {
+      : in_(in),
+        n_(static_cast<int>(in.workers.size())),
+        commits_(static_cast<std::size_t>(n_), 0),
+        pulled_version_(static_cast<std::size_t>(n_), 0),
+        released_(static_cast<std::size_t>(n_), false),
+        held_(static_cast<std::size_t>(n_), false),
+        mutex_(sg4::Mutex::create()),
+        cv_(sg4::ConditionVariable::create()),
+        progress_line_(std::cerr, ::isatty(STDERR_FILENO) != 0, "parameter server", std::nullopt,
+                       "of the way to the target loss") {
     result_.workers.resize(static_cast<std::size_t>(n_));
     initial_loss_ = in.efficiency->loss(0);
   }
@@ -74,7 +80,8 @@ class ParameterServerRun {
       if (in_.apply_seconds > 0) {
         std::vector<sg4::ExecPtr> applies;
         for (sg4::Host* server : in_.servers)
-          applies.push_back(sg4::this_actor::exec_init(in_.apply_seconds * server->get_speed())->set_host(server)->start());
+          applies.push_back(
+              sg4::this_actor::exec_init(in_.apply_seconds * server->get_speed())->set_host(server)->start());
         for (const sg4::ExecPtr& apply : applies) apply->wait();
       }
       if (done_) return;

@@ -14,7 +14,6 @@
 #pragma once
 
 #include <simgrid/s4u.hpp>
-
 #include <string>
 #include <vector>
 
@@ -65,10 +64,10 @@ struct PsEvent {
 struct PsSimResult {
   bool converged = false;
   bool interrupted = false;
-  double end_time = 0;      // convergence, max_time or interruption
+  double end_time = 0;  // convergence, max_time or interruption
   double final_loss = 0;
-  double progress = 0;      // K of the statistical-efficiency model
-  long global_steps = 0;    // updates applied to the global model: rounds (synchronous) or commits
+  double progress = 0;    // K of the statistical-efficiency model
+  long global_steps = 0;  // updates applied to the global model: rounds (synchronous) or commits
   std::vector<PsWorkerStats> workers;
   std::vector<std::pair<double, double>> loss_samples;  // (time s, loss)
   std::vector<PsEvent> events;

@@ -73,7 +73,8 @@ void read_stages(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpe
     next_layer += static_cast<std::size_t>(layers);
     const bool by_count = map.has("gpus");
     if (by_count == map.has("devices")) {
-      reader.error(entry, "give exactly one of 'gpus' (a count: the next GPUs in cluster order) and 'devices' (names or globs)");
+      reader.error(
+          entry, "give exactly one of 'gpus' (a count: the next GPUs in cluster order) and 'devices' (names or globs)");
     } else if (by_count) {
       const auto count = map.integer("gpus", 1, 1 << 20).value_or(1);
       for (std::int64_t i = 0; i < count; ++i) {
@@ -100,15 +101,16 @@ void read_stages(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpe
           stage.devices.push_back(g);
         }
         if (!matched)
-          reader.error(pattern, fmt::format("no GPU of the cluster matches '{}'{}", text, suggestion_suffix(text, gpus)));
+          reader.error(pattern,
+                       fmt::format("no GPU of the cluster matches '{}'{}", text, suggestion_suffix(text, gpus)));
       }
     }
     map.finish();
     spec.stages.push_back(std::move(stage));
   }
   if (!spec.model.layers.empty() && next_layer != spec.model.layers.size() && !entries.empty())
-    reader.error(node, fmt::format("the stages hold {} layers but the model has {}", next_layer,
-                                    spec.model.layers.size()));
+    reader.error(node,
+                 fmt::format("the stages hold {} layers but the model has {}", next_layer, spec.model.layers.size()));
 }
 
 // `tensor_parallel: 8`, `sequence_parallel: true`, `recompute: none|selective|full`,
@@ -136,12 +138,14 @@ void read_tensor_parallel(YamlReader& reader, MapReader& map, PipelineWorkloadSp
   if (options.sequence_parallel && options.degree < 2)
     reader.error(map.get("sequence_parallel"), "sequence_parallel needs tensor_parallel of at least 2");
   if (options.recompute == Recompute::full && spec.order && spec.order->recompute())
-    reader.error(map.get("recompute"), "recompute: full and the schedule's recompute both ask for re-materialization; give one");
+    reader.error(map.get("recompute"),
+                 "recompute: full and the schedule's recompute both ask for re-materialization; give one");
   if (spec.order && !spec.order->supports_tensor_parallel())
     reader.error(where, fmt::format("the {} schedule does not support tensor_parallel/recompute keys", spec.schedule));
   if (map.has("stages"))
-    reader.error(map.get("stages"), "with tensor-parallel keys, give a planner (stages are then groups of "
-                                    "tensor_parallel consecutive GPUs)");
+    reader.error(map.get("stages"),
+                 "with tensor-parallel keys, give a planner (stages are then groups of "
+                 "tensor_parallel consecutive GPUs)");
 }
 
 // `tensor_parallel_fidelity: ranks | group | auto` (group: PipelineWorkload::mirror_ranks), after the
@@ -180,11 +184,11 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
     spec.micro_batches = static_cast<int>(*micro_batches);
     if (spec.global_batch % spec.micro_batches != 0)
       reader.error(map.get("micro_batches"), fmt::format("global_batch {} is not a multiple of micro_batches {}",
-                                                          spec.global_batch, spec.micro_batches));
+                                                         spec.global_batch, spec.micro_batches));
   } else {
     if (spec.global_batch % *micro_batch_size != 0)
       reader.error(map.get("micro_batch_size"), fmt::format("global_batch {} is not a multiple of micro_batch_size {}",
-                                                             spec.global_batch, *micro_batch_size));
+                                                            spec.global_batch, *micro_batch_size));
     spec.micro_batches = std::max(1, spec.global_batch / static_cast<int>(*micro_batch_size));
   }
   spec.framework_overhead = map.quantity<Bytes>("framework_overhead").value_or(Bytes(0));
@@ -195,7 +199,8 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   const bool has_planner = map.has("planner");
   const bool has_stages = map.has("stages");
   if (has_planner == has_stages)
-    reader.error(map.node(), "give exactly one of 'planner' (a name of `dnnsim list planners`) and 'stages' (explicit)");
+    reader.error(map.node(),
+                 "give exactly one of 'planner' (a name of `dnnsim list planners`) and 'stages' (explicit)");
   if (has_planner) read_planner(reader, map.get("planner"), spec);
   if (has_stages) read_stages(reader, map.get("stages"), spec, cluster);
   // A planner whose cost model prices the data-parallel all-reduce after the pipeline (Megatron-LM's
@@ -219,8 +224,8 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   if (planner != nullptr && planner->chooses_tensor_parallel()) {
     for (const char* key : kTensorParallelChosen)
       if (map.has(key))
-        reader.error(map.get(key), fmt::format("the {} planner chooses '{}'; remove it or give another planner",
-                                               spec.planner, key));
+        reader.error(map.get(key),
+                     fmt::format("the {} planner chooses '{}'; remove it or give another planner", spec.planner, key));
     if (map.has("tensor_parallel") || map.has("sequence_parallel") || map.has("recompute")) return spec;
     spec.tensor_parallel_set = false;  // distributed_optimizer alone: read by the planner
   }
@@ -242,7 +247,8 @@ std::vector<std::string> plan_device_names(const PipelineRunReport& report, cons
   return names;
 }
 
-nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report, const std::vector<std::string>& all_gpu_names) {
+nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report,
+                                        const std::vector<std::string>& all_gpu_names) {
   const std::vector<std::string> gpu_names = plan_device_names(report, all_gpu_names);
   nlohmann::ordered_json section;
   section["planner"] = report.planner;
@@ -316,8 +322,8 @@ class PipelineKind final : public WorkloadKind {
   std::string check(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
     if (!spec.planner.empty()) {
-      return fmt::format("ok ({} GPUs, {} layers; planner {} not run: `dnnsim plan` runs it)", scenario.cluster.gpu_count(),
-                         spec.model.layers.size(), spec.planner);
+      return fmt::format("ok ({} GPUs, {} layers; planner {} not run: `dnnsim plan` runs it)",
+                         scenario.cluster.gpu_count(), spec.model.layers.size(), spec.planner);
     }
     const PipelineSetup setup = plan_pipeline(scenario, spec);
     if (!setup.report.plan.feasible) return fmt::format("ok, but no feasible plan: {}", setup.report.plan.reason);
@@ -383,7 +389,8 @@ class PipelineKind final : public WorkloadKind {
     const bool adaptive = adaptation.kind != ScheduleAdaptation::Kind::none;
     // The plan under its fixed schedule: what runs (simulate() applies the guard to it), or when
     // re-lowered every iteration what the guard sizes, every iteration at once.
-    TaskGraph fixed = build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
+    TaskGraph fixed =
+        build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
     std::optional<ResourceEstimate> estimate;
     if (adaptive) {
       estimate = check_graph_resources(scenario, fixed);
@@ -417,7 +424,8 @@ class PipelineKind final : public WorkloadKind {
 
   // Each GPU holds the states of its stage's layers (stage_model_state_bytes of the lowering): one
   // tensor-parallel shard, the optimizer state divided over the replicas with the distributed optimizer.
-  std::vector<MemoryBreakdown> model_state_memory(const Scenario& scenario, const SimulationResult& result) const override {
+  std::vector<MemoryBreakdown> model_state_memory(const Scenario& scenario,
+                                                  const SimulationResult& result) const override {
     const auto* report = dynamic_cast<const PipelineRunReport*>(result.workload_result.get());
     if (report == nullptr || !report->plan.feasible) return {};
     const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
@@ -454,7 +462,8 @@ class PipelineKind final : public WorkloadKind {
                                                      static_cast<int>(stage.devices.size()));
       for (DeviceId group : stage.devices)
         for (int r = 0; r < ranks; ++r)
-          if (const std::size_t d = group * static_cast<std::size_t>(ranks) + static_cast<std::size_t>(r); d < memory.size())
+          if (const std::size_t d = group * static_cast<std::size_t>(ranks) + static_cast<std::size_t>(r);
+              d < memory.size())
             memory[d] = states;
     }
     return memory;

@@ -30,8 +30,10 @@ PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const 
 std::vector<std::string> mirror_problems(const Cluster& cluster, int degree) {
   std::vector<std::string> problems;
   const auto refuse = [&](std::string why) {
-    problems.push_back("tensor_parallel_fidelity: group is exact only when the mirrored ranks share no link with "
-                       "rank 0's traffic, but " + std::move(why));
+    problems.push_back(
+        "tensor_parallel_fidelity: group is exact only when the mirrored ranks share no link with "
+        "rank 0's traffic, but " +
+        std::move(why));
   };
   std::vector<bool> used(cluster.node_types.size(), false);
   for (const NodeInstance& node : cluster.nodes) used[node.type] = true;
@@ -87,7 +89,8 @@ std::shared_ptr<PipelineWorkloadSpec> plannable_spec(Scenario& scenario) {
 PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec,
                             std::function<bool(double fraction)> progress) {
   PipelineSetup setup;
-  const PlannerRegistry::Entry* planner = spec.planner.empty() ? nullptr : &builtin_planners().at(spec.planner, spec.where);
+  const PlannerRegistry::Entry* planner =
+      spec.planner.empty() ? nullptr : &builtin_planners().at(spec.planner, spec.where);
   const bool chooses_tensor_parallel = planner != nullptr && planner->value->chooses_tensor_parallel();
   if (spec.tensor_parallel_set) setup.report.tensor_parallel = spec.tensor_parallel;
   setup.report.schedule = spec.schedule;
@@ -116,8 +119,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   request.dtype = spec.dtype;
   request.memory.precision = spec.precision;
   request.memory.optimizer = spec.optimizer;
-  request.memory.recompute = setup.schedule->recompute() ||
-                             (spec.tensor_parallel_set && spec.tensor_parallel.recompute == Recompute::full);
+  request.memory.recompute =
+      setup.schedule->recompute() || (spec.tensor_parallel_set && spec.tensor_parallel.recompute == Recompute::full);
   request.memory.framework_overhead = spec.framework_overhead;
   if (sharded && spec.tensor_parallel.recompute == Recompute::full) {
     // Megatron checkpoints each block's input (2·s·h per sequence, /t with SP), not every sub-layer's;
@@ -138,7 +141,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   request.options = spec.planner_options;
   request.chunks_per_stage = setup.schedule->chunks();
   request.choose_chunks = setup.schedule->planner_chooses_chunks();
-  if (std::vector<std::size_t> blocks = block_boundaries(request.model); blocks.size() < request.model.layers.size() + 1)
+  if (std::vector<std::size_t> blocks = block_boundaries(request.model);
+      blocks.size() < request.model.layers.size() + 1)
     request.boundaries = std::move(blocks);
   request.progress = std::move(progress);
   const std::shared_ptr<const PipelineSchedule> schedule = setup.schedule;
@@ -168,8 +172,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     // beside a planner's under one cost model; memory is left to the simulation to measure.
     const StageCostModel cost(request);
     result.predicted_iteration_time = evaluate_plan(cost, result.plan).latency;
-    result.cost_model = result.plan.chunks_per_stage() > 1 ? "DAPPLE Formula 2 over the virtual stages (a bound)"
-                                                            : "DAPPLE Formula 2";
+    result.cost_model =
+        result.plan.chunks_per_stage() > 1 ? "DAPPLE Formula 2 over the virtual stages (a bound)" : "DAPPLE Formula 2";
     // And the pipeline estimator's time, which the re-ranking planners choose by, to set beside
     // theirs, when the schedule can run the plan (otherwise the check below reports it).
     const PipelineShape shape{static_cast<int>(result.plan.stages.size()), result.plan.micro_batches, 1};
@@ -209,8 +213,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   }
   const PipelineShape shape{static_cast<int>(plan.stages.size()), plan.micro_batches, plan.chunks_per_stage()};
   if (const std::string why = setup.schedule->unsupported(shape); !why.empty())
-    throw InputError(spec.where, fmt::format("schedule '{}' cannot run the plan ({}): {}", spec.schedule,
-                                             plan.describe(gpus), why));
+    throw InputError(
+        spec.where, fmt::format("schedule '{}' cannot run the plan ({}): {}", spec.schedule, plan.describe(gpus), why));
   if (shape.chunks != setup.schedule->chunks())
     throw InputError(spec.where, fmt::format("schedule '{}' needs {} model chunks per stage but the plan has {}",
                                              spec.schedule, setup.schedule->chunks(), shape.chunks));
@@ -245,7 +249,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     ReplicaWindow window =
         replica_window(scenario.cluster, plan, setup.workload.ranks(), setup.workload.collective_algorithm);
     // `window`: refused by the parser (network_unsupported).
-    if (std::string why = network_breaks_mirroring(scenario.network, "replicas'"); !why.empty()) window.problems.push_back(std::move(why));
+    if (std::string why = network_breaks_mirroring(scenario.network, "replicas'"); !why.empty())
+      window.problems.push_back(std::move(why));
     if (window.problems.empty())
       setup.workload.replica_window = setup.report.replica_window = window.replicas;
     else if (spec.replica_fidelity == ReplicaFidelity::window)
@@ -261,15 +266,16 @@ void require_mirroring(const PipelineSetup& setup, const PipelineWorkloadSpec& s
   std::vector<Diagnostic> diagnostics;
   for (const std::string& problem : setup.mirror_problems)
     diagnostics.push_back(Diagnostic{spec.where, fmt::format("the plan's tensor parallel {}: {} (give "
-                                                              "tensor_parallel_fidelity: ranks to simulate it)",
-                                                              setup.workload.ranks(), problem)});
+                                                             "tensor_parallel_fidelity: ranks to simulate it)",
+                                                             setup.workload.ranks(), problem)});
   for (const std::string& problem : setup.window_problems)
     diagnostics.push_back(Diagnostic{
         spec.where, window_refused(problem) + " (give data_parallel_fidelity: replicas to simulate every replica)"});
   throw InputError(std::move(diagnostics));
 }
 
-ControlledRun start_ada_grouper(const Scenario& scenario, const std::vector<int>& candidates, const PipelineSetup& setup,
+ControlledRun start_ada_grouper(const Scenario& scenario, const std::vector<int>& candidates,
+                                const PipelineSetup& setup,
                                 std::shared_ptr<std::vector<PipelineRunReport::Choice>> choices) {
   struct State {
     PipelineWorkload workload;

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <functional>
-
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,7 +34,7 @@ struct PipelineWorkloadSpec : WorkloadSpec {
   bool overlap = true;
   Bytes bucket_size = kDdpBucketSize;
   std::string schedule = "1f1b";  // a name of builtin_schedules()
-  Options schedule_options;         // its declared options, as given (option_reader.hpp)
+  Options schedule_options;       // its declared options, as given (option_reader.hpp)
   // The schedule made from them for the workload's micro-batches: what the planners and the lowering
   // run, and what the kind asks for its capabilities (chunks, adaptation, recompute…).
   std::shared_ptr<const PipelineSchedule> order;
@@ -97,8 +96,8 @@ struct PipelineRunReport : WorkloadResult {
   // Why the planner's search stopped before its end (a memory budget, Ctrl-C), so that the plan is
   // the best found so far; empty when it searched to the end.
   std::string search_stopped;
-  PlanResult plan;      // plan.feasible = false: nothing was simulated, plan.reason says why
-                        // (with tensor parallelism, plan devices are groups of consecutive GPUs)
+  PlanResult plan;  // plan.feasible = false: nothing was simulated, plan.reason says why
+                    // (with tensor parallelism, plan devices are groups of consecutive GPUs)
   std::optional<TensorParallelOptions> tensor_parallel;  // the tensor-parallel keys, or the megatron planner's choice
   int context_parallel = 1;                              // a plan device is tensor_parallel × context_parallel GPUs
   bool mirror_ranks = false;  // rank 0 of each group simulated (tensor_parallel_fidelity: group or auto)
@@ -171,7 +170,7 @@ void require_mirroring(const PipelineSetup& setup, const PipelineWorkloadSpec& s
 // @throw InputError when the schedule cannot run the plan's shape (interleaved needs M % p == 0, …)
 // or an explicit plan is inconsistent, located at the workload.
 [[nodiscard]] PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec& spec,
-                                         std::function<bool(double fraction)> progress = {});
+                                          std::function<bool(double fraction)> progress = {});
 
 // A run lowered one iteration at a time: iteration 0, and the controller that lowers the next once
 // an iteration has ended, from what it measured.

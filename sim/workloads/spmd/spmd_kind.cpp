@@ -16,7 +16,8 @@ namespace dnnsim {
 SpmdPlan plan_spmd(const Scenario& scenario, const SpmdWorkload& spec) {
   const ClusterView view = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
   const SpmdCluster cluster = make_spmd_cluster(view, spec.graph.dtype());
-  SpmdPlan plan = builtin_spmd_planners().at(spec.planner, spec.where).value->plan(spec.graph, cluster, spec.planner_options);
+  SpmdPlan plan =
+      builtin_spmd_planners().at(spec.planner, spec.where).value->plan(spec.graph, cluster, spec.planner_options);
   plan.planner = spec.planner;
   return plan;
 }
@@ -107,8 +108,8 @@ class SpmdKind final : public WorkloadKind {
       result.workload_result = std::move(report);
       return result;
     }
-    SimulationResult result =
-        simulate(scenario, lower_spmd(spec.graph, report->plan, scenario.cluster.gpu_names(), scenario.run.iterations), options);
+    SimulationResult result = simulate(
+        scenario, lower_spmd(spec.graph, report->plan, scenario.cluster.gpu_names(), scenario.run.iterations), options);
     result.workload_result = std::move(report);
     return result;
   }

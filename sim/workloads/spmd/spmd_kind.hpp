@@ -13,7 +13,7 @@
 namespace dnnsim {
 
 struct SpmdWorkload : WorkloadSpec {
-  OpGraph graph;                // built from the model for the global batch, or read from a graph file
+  OpGraph graph;  // built from the model for the global batch, or read from a graph file
   std::optional<int> global_batch;
   std::string planner = "hap";  // a name of builtin_spmd_planners()
   Options planner_options;      // its declared options

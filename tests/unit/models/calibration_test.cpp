@@ -99,7 +99,8 @@ TEST(CalibrationGemmGrid, FitBuildsTheGridAndItsRatesCountForThePeak) {
       for (int l = 0; l < 2; ++l) {
         const std::uint32_t m = i ? 256 : 16, n = j ? 256 : 16, k = l ? 256 : 16;
         const double flops = 2.0 * m * n * k;
-        KernelSample sample{"gemm_shape", "matmul", Dtype::fp32, flops, Seconds(flops / (5e9 * (1 + i + 2 * j + 4 * l)))};
+        KernelSample sample{"gemm_shape", "matmul", Dtype::fp32, flops,
+                            Seconds(flops / (5e9 * (1 + i + 2 * j + 4 * l)))};
         sample.shape = GemmShape{m, n, k};
         samples.push_back(sample);
       }
@@ -210,7 +211,9 @@ TEST(CalibrationGemmGrid, FileRoundTripAndLocatedErrors) {
   const std::string text = dump_calibration(table);
   // nn, the default layout, is not written.
   EXPECT_THAT(text, HasSubstr("gemm:\n  - dtype: fp32\n    points:\n      - {m: 16, n: 16, k: 16, efficiency: 0.1}\n"));
-  EXPECT_THAT(text, HasSubstr("  - dtype: fp32\n    layout: tn\n    points:\n      - {m: 16, n: 16, k: 16, efficiency: 0.05}\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("  - dtype: fp32\n    layout: tn\n    points:\n      - {m: 16, n: 16, k: 16, efficiency: 0.05}\n"));
   const CalibrationTable loaded = load_calibration(write_file("grid_round_trip.yaml", text));
   EXPECT_NEAR(loaded.gemm.at({Dtype::fp32, GemmOp::nn}).at(64, 64, 64), 0.45, 1e-12);
   EXPECT_NEAR(loaded.gemm.at({Dtype::fp32, GemmOp::tn}).at(64, 64, 64), 0.225, 1e-12);
@@ -357,7 +360,8 @@ TEST(CalibrationFile, CollectivesSectionRoundTripAndErrors) {
   // A table without a memory curve is written without the section, and reads back.
   EXPECT_TRUE(load_calibration(write_file("none_again.yaml", dump_calibration(none))).memory.points.empty());
 
-  const auto errors = errors_of("bad_collectives.yaml", kValidHead + "collectives: {latency: 40, link_efficiency: 1.5}\n");
+  const auto errors =
+      errors_of("bad_collectives.yaml", kValidHead + "collectives: {latency: 40, link_efficiency: 1.5}\n");
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].location.line, 5);
   EXPECT_THAT(errors[0].message, HasSubstr("unit"));
@@ -375,9 +379,10 @@ TEST(CalibrationFile, LaunchSectionRoundTripAndErrors) {
   EXPECT_EQ(dump_calibration(load_calibration(write_file("launch_again.yaml", text))), text);
   EXPECT_FALSE(load_calibration(write_file("no_launch.yaml", kValidHead)).launch.has_value());
 
-  const auto errors = errors_of("bad_launch.yaml", kValidHead + "launch: {host_overhead: \"0us\"}\n"
-                                                                "# two lines down\n"
-                                                                "launch2: 1\n");
+  const auto errors = errors_of("bad_launch.yaml", kValidHead +
+                                                       "launch: {host_overhead: \"0us\"}\n"
+                                                       "# two lines down\n"
+                                                       "launch2: 1\n");
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].location.line, 5);
   EXPECT_THAT(errors[0].message, HasSubstr("positive"));

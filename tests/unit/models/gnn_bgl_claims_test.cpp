@@ -3,8 +3,8 @@
 // no single lucky draw decides. Measured values are recorded in docs/gnn.md.
 #include <gtest/gtest.h>
 
-#include "models/gnn/epoch_trace.hpp"
 #include "dnnsim/source_paths.hpp"
+#include "models/gnn/epoch_trace.hpp"
 
 namespace dnnsim::gnn {
 namespace {

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "dnnsim/source_paths.hpp"
 #include "models/gnn/graph.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/temp_files.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim::gnn {
 namespace {
@@ -67,11 +67,13 @@ TEST(GnnGraph, EdgeListHugeIdAndBinaryBytesAreRefused) {
   const std::string huge = write_file("huge.edges", "0 633\n2 198634542\n4 1454\n");
   const auto diagnostics = diagnostics_thrown_by([&] { (void)load_edge_list(huge); });
   ASSERT_EQ(diagnostics.size(), 1u) << testing::dump(diagnostics);
-  expect_error(diagnostics[0], 2, 3, "node id 198634542 implies 198634543 nodes, but the file's 3 edges touch at most 6");
+  expect_error(diagnostics[0], 2, 3,
+               "node id 198634542 implies 198634543 nodes, but the file's 3 edges touch at most 6");
   const auto given = diagnostics_thrown_by([&] { (void)load_edge_list(huge, 2000); });
   ASSERT_EQ(given.size(), 1u) << testing::dump(given);
   expect_error(given[0], 2, 3, "node id 198634542 out of range");
-  const auto binary = diagnostics_thrown_by([&] { (void)load_edge_list(write_file("bin.edges", "0 1\n\xff\xfe 2\n")); });
+  const auto binary =
+      diagnostics_thrown_by([&] { (void)load_edge_list(write_file("bin.edges", "0 1\n\xff\xfe 2\n")); });
   ASSERT_EQ(binary.size(), 1u) << testing::dump(binary);
   expect_error(binary[0], 2, 1, "is not a node id");
 }
@@ -121,7 +123,8 @@ TEST(GnnGraph, UnknownExtensionAndMissingFileAreErrors) {
 // A header whose ncon is four billion (fmt 010: vertex weights) with short node lines: one error a
 // line, found at once, not one per missing field (the fuzzer found the timeout).
 TEST(GnnGraph, MetisHugeNconIsOneErrorPerLine) {
-  const auto d = diagnostics_thrown_by([] { (void)load_metis_graph(write_file("g.metis", "2 1 010 4000000000\n1 2\n1 1\n")); });
+  const auto d =
+      diagnostics_thrown_by([] { (void)load_metis_graph(write_file("g.metis", "2 1 010 4000000000\n1 2\n1 1\n")); });
   ASSERT_EQ(d.size(), 2u);
   expect_error(d[0], 2, 4, "the line ends after 2 of its 4000000000 vertex size and weight fields");
   expect_error(d[1], 3, 4, "the line ends after 2 of its 4000000000 vertex size and weight fields");

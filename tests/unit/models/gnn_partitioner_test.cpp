@@ -2,9 +2,9 @@
 
 #include <bit>
 
+#include "dnnsim/source_paths.hpp"
 #include "models/gnn/graph.hpp"
 #include "models/gnn/partitioner.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim::gnn {
 namespace {

@@ -1,9 +1,10 @@
 // Operator graphs (models/spmd/op_graph.hpp): hand-written files with shapes and FLOPs derived from
 // them, located errors (cycles, unknown operators, mismatched shapes), and zoo models as graphs.
+#include "models/spmd/op_graph.hpp"
+
 #include <gtest/gtest.h>
 
 #include "models/dnn/zoo.hpp"
-#include "models/spmd/op_graph.hpp"
 #include "tests/support/diagnostics.hpp"
 
 namespace dnnsim {
@@ -52,7 +53,8 @@ TEST(OpGraph, CycleUnknownOperatorAndShapesAreLocated) {
   expect_error(cycle[1], 4, 5, "operator 'b' is on a dependency cycle");
 
   const auto unknown = diagnostics_thrown_by([] {
-    (void)parse_op_graph("ops:\n  - {name: x, kind: input, shape: [4, 4]}\n  - {name: l, kind: loss, inputs: [xx]}\n", "g.yaml");
+    (void)parse_op_graph("ops:\n  - {name: x, kind: input, shape: [4, 4]}\n  - {name: l, kind: loss, inputs: [xx]}\n",
+                         "g.yaml");
   });
   ASSERT_EQ(unknown.size(), 1u) << dump(unknown);
   expect_error(unknown[0], 3, 36, "unknown operator 'xx'; did you mean 'x'?");

@@ -1,10 +1,11 @@
 // The declared options of registry entries (models/common/options.hpp) and their one reader
 // (option_reader.hpp): defaults, typed values with units, and every kind of bad input located and
 // reported at once, naming the entry and its valid options.
+#include "models/common/options.hpp"
+
 #include <gtest/gtest.h>
 
 #include "models/common/option_reader.hpp"
-#include "models/common/options.hpp"
 #include "tests/support/diagnostics.hpp"
 
 namespace dnnsim {
@@ -44,8 +45,8 @@ Read read(const std::string& yaml) {
   YamlReader reader("s.yaml", sink);
   const YAML::Node root = reader.load_text(yaml);
   Read result;
-  result.selection = read_entry(reader, root["toy"], toy_registry(), "name",
-                                [](const std::string& path) { return "/base/" + path; });
+  result.selection =
+      read_entry(reader, root["toy"], toy_registry(), "name", [](const std::string& path) { return "/base/" + path; });
   result.diagnostics = sink.diagnostics();
   return result;
 }
@@ -104,7 +105,8 @@ TEST(Options, EveryProblemIsReportedAtOnceAndLocated) {
       "  candidates: [1, 0]\n"
       "  policy: C\n");
   ASSERT_EQ(all.diagnostics.size(), 7u) << testing::dump(all.diagnostics);
-  expect_error(all.diagnostics[0], 3, 3, "toy 'alpha' has no option 'flat' (an option of beta); its options: group, round");
+  expect_error(all.diagnostics[0], 3, 3,
+               "toy 'alpha' has no option 'flat' (an option of beta); its options: group, round");
   expect_error(all.diagnostics[1], 4, 3, "has no option 'grup' (did you mean 'group'?)");
   expect_error(all.diagnostics[2], 5, 10, "option 'group' of toy 'alpha': expected an integer");
   expect_error(all.diagnostics[3], 6, 11, "option 'chunks' of toy 'alpha': expected an integer in [2, 64], got 1");
@@ -163,7 +165,8 @@ TEST(Options, ListingsComeFromTheDeclarations) {
   const std::string text = options_text(*alpha.options, "  ");
   EXPECT_EQ(text.substr(0, text.find('\n')), "  group: integer, default 1, ≥ 1 — micro-batches per group");
   const std::string table = options_markdown(*alpha.options);
-  EXPECT_NE(table.find("| `round` | duration | 60s | ≥ 1ms | period of a scheduling round |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| `round` | duration | 60s | ≥ 1ms | period of a scheduling round |"), std::string::npos)
+      << table;
   EXPECT_NE(table.find("| `chunks` | integer | 2 | [2, 64], or auto |"), std::string::npos) << table;
   EXPECT_EQ(options_markdown(*registry.at("gamma").options), "No options.\n");
 }

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <string>
 
+#include "dnnsim/source_paths.hpp"
 #include "models/common/diagnostics.hpp"
 #include "models/dnn/model_table.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {
@@ -234,7 +234,8 @@ TEST(ProfileGraph, BadSavedBytesAreLocatedErrors) {
 TEST(ProfileGraph, ValuesBeyondAnExabyteAreLocatedErrors) {
   // Two outputs of 9e17 bytes each sum past the 1e18 bound: the list is reported at its column.
   const std::string text =
-      "node1 -- Input -- forward_compute_time=1, backward_compute_time=0, activation_size=[9e17; 9e17], parameter_size=0\n";
+      "node1 -- Input -- forward_compute_time=1, backward_compute_time=0, activation_size=[9e17; 9e17], "
+      "parameter_size=0\n";
   const std::vector<Diagnostic> d = diagnostics_of(text);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].location.column, 84);

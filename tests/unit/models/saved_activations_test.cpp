@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <string>
 
+#include "dnnsim/source_paths.hpp"
 #include "models/common/diagnostics.hpp"
 #include "models/dnn/profile_graph.hpp"
 #include "models/dnn/zoo.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

@@ -6,9 +6,9 @@
 
 #include <cmath>
 
+#include "dnnsim/source_paths.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/temp_files.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {

@@ -1,9 +1,10 @@
 // TaskGraph::validate() on graphs built in code, and the enum ⇄ name tables of the IR.
 #include "models/program/task_graph.hpp"
-#include "tests/support/task_graph_ops.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "tests/support/task_graph_ops.hpp"
 
 namespace dnnsim {
 namespace {
@@ -167,13 +168,11 @@ TEST(TaskGraph, DevicesOfEachKind) {
 }
 
 TEST(TaskGraph, PhaseNamesRoundTrip) {
-  for (Phase phase :
-       {Phase::forward, Phase::backward, Phase::weight_grad, Phase::optimizer, Phase::communication, Phase::other,
-        Phase::recompute})
+  for (Phase phase : {Phase::forward, Phase::backward, Phase::weight_grad, Phase::optimizer, Phase::communication,
+                      Phase::other, Phase::recompute})
     EXPECT_EQ(phase_from_name(phase_name(phase)), phase) << phase_name(phase);
-  EXPECT_EQ(phase_names(),
-            (std::vector<std::string>{"forward", "backward", "weight_grad", "optimizer", "communication", "other",
-                                      "recompute"}));
+  EXPECT_EQ(phase_names(), (std::vector<std::string>{"forward", "backward", "weight_grad", "optimizer", "communication",
+                                                     "other", "recompute"}));
   EXPECT_EQ(phase_from_name("fwd"), std::nullopt);
 }
 

@@ -13,9 +13,9 @@ namespace dnnsim {
 namespace {
 
 LayerModel table1_row(int layers, int hidden, int heads) {
-  return transformer_model(TransformerConfig{.name = "gpt", .layers = layers, .hidden = hidden, .heads = heads,
-                                             .seq = 2048, .vocab = 51200},
-                           ModelOptions{});
+  return transformer_model(
+      TransformerConfig{.name = "gpt", .layers = layers, .hidden = hidden, .heads = heads, .seq = 2048, .vocab = 51200},
+      ModelOptions{});
 }
 
 TEST(TensorParallel, ShapeIsReadBackFromTheZooLayers) {

@@ -1,5 +1,7 @@
 // The admission/pricing plug-in (planners/jobs/admission.hpp): the posted price's shape and, on
 // online-knapsack instances, the competitive bound that makes the threshold policy the baseline.
+#include "planners/jobs/admission.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,8 +9,6 @@
 #include <functional>
 #include <numeric>
 #include <vector>
-
-#include "planners/jobs/admission.hpp"
 
 namespace dnnsim {
 namespace {
@@ -68,8 +68,7 @@ TEST(Admission, ThresholdPolicyIsWithinOnePlusLnUOverLOfTheOptimum) {
   // The adversarial order for a threshold rule: values rising slowly from L to U, each level a full
   // knapsack's worth of items, so that admitting early fills the room the best items need.
   std::vector<double> rising;
-  for (int level = 0; level <= 100; ++level)
-    rising.insert(rising.end(), capacity, std::pow(10.0, level / 100.0));
+  for (int level = 0; level <= 100; ++level) rising.insert(rising.end(), capacity, std::pow(10.0, level / 100.0));
   const double opt = offline_value(rising, capacity);  // the last level: 1,000 × 10
   EXPECT_DOUBLE_EQ(opt, 10000.0);
   const double alg = online_value(*threshold, rising, capacity);

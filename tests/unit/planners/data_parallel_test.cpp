@@ -101,7 +101,8 @@ TEST(DataParallel, OneGpuHasNoCollective) {
   DataParallelConfig config;
   config.model = four_layers();
   const TaskGraph graph = build_data_parallel(config, {"solo"}, 1);
-  EXPECT_TRUE(std::none_of(graph.tasks().begin(), graph.tasks().end(), [](const Task& t) { return t.is_collective(); }));
+  EXPECT_TRUE(
+      std::none_of(graph.tasks().begin(), graph.tasks().end(), [](const Task& t) { return t.is_collective(); }));
   EXPECT_EQ(graph.tasks().size(), 9u);
 }
 

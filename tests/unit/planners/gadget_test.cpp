@@ -1,9 +1,10 @@
 // GADGET-like scheduling (planners/jobs/gadget.hpp): the ring embedding, the ring model with
 // contention and the greedy, each on a small cluster derived by hand.
 #include "planners/jobs/gadget.hpp"
-#include "tests/support/planner_entries.hpp"
 
 #include <gtest/gtest.h>
+
+#include "tests/support/planner_entries.hpp"
 
 namespace dnnsim {
 namespace {
@@ -12,7 +13,8 @@ namespace {
 // `gradients` bytes per iteration: each member sends 2(w − 1)/w of them.
 class LinearSpeed final : public JobSpeedModel {
  public:
-  IterationCost iteration(const JobRecord& job, const Placement& placement, const std::vector<ServerInfo>&) const override {
+  IterationCost iteration(const JobRecord& job, const Placement& placement,
+                          const std::vector<ServerInfo>&) const override {
     const int w = placement.gpus();
     const double work = job.duration.value();  // the fixture keeps the per-iteration work in `duration`
     return IterationCost{Seconds(work / w), Seconds(0), Bytes(w > 1 ? 2.0 * (w - 1) / w * 1e9 : 0.0)};

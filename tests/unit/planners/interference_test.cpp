@@ -1,13 +1,14 @@
 // Job interference model (planners/jobs/interference.hpp): exact recovery on a hand-built instance,
 // and the held-out error on Gavel's real co-located throughputs.
 #include "planners/jobs/interference.hpp"
-#include "planners/jobs/interference_mlp.hpp"
-#include "dnnsim/source_paths.hpp"
+
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 
-#include <gtest/gtest.h>
+#include "dnnsim/source_paths.hpp"
+#include "planners/jobs/interference_mlp.hpp"
 
 namespace dnnsim {
 namespace {
@@ -23,7 +24,8 @@ TEST(InterferenceModel, RecoversAnAdditiveLogInstance) {
   // Built from a = {x: 0.1, y: 0.3}, b = {x: 0.2, y: 0.0}: s_ij = exp(a_i + b_j). Three of the four
   // pairs determine a_y − a_x = 0.2 and b_x − b_y = 0.2 up to the gauge, so the fourth is predicted
   // exactly: s_yy = exp(log s_yx + log s_xy − log s_xx) = exp(0.5 + 0.1 − 0.3) = exp(0.3).
-  const auto model = InterferenceModel::fit({{"x", "x", std::exp(0.3)}, {"x", "y", std::exp(0.1)}, {"y", "x", std::exp(0.5)}});
+  const auto model =
+      InterferenceModel::fit({{"x", "x", std::exp(0.3)}, {"x", "y", std::exp(0.1)}, {"y", "x", std::exp(0.5)}});
   EXPECT_NEAR(model.slowdown("y", {"y"}), std::exp(0.3), 1e-9);
   // Two co-runners add their excess slowdowns: 1 + (s_yx − 1) + (s_yy − 1) = exp(0.5) + exp(0.3) − 1.
   EXPECT_NEAR(model.slowdown("y", {"x", "y"}), std::exp(0.5) + std::exp(0.3) - 1.0, 1e-9);
@@ -53,8 +55,8 @@ TEST(InterferenceModel, PredictsHeldOutGavelPairsBetterThanTheMeanSlowdown) {
   ASSERT_GT(held_out.pairs, split.held_out.size() / 2);
   const double baseline = mean_slowdown_baseline(split, model);
   RecordProperty("held_out_pairs", static_cast<int>(held_out.pairs));
-  std::printf("held-out v100 pairs %zu: fit mean |rel err| %.4f rmse %.4f, mean-slowdown baseline %.4f\n", held_out.pairs,
-              held_out.mean_abs_relative, held_out.rmse, baseline);
+  std::printf("held-out v100 pairs %zu: fit mean |rel err| %.4f rmse %.4f, mean-slowdown baseline %.4f\n",
+              held_out.pairs, held_out.mean_abs_relative, held_out.rmse, baseline);
   EXPECT_LT(held_out.mean_abs_relative, baseline);
 }
 
@@ -68,8 +70,10 @@ TEST(InterferenceMlp, PredictsHeldOutGavelPairsBetterThanTheMeanSlowdown) {
     const auto additive = InterferenceModel::fit(split.train);
     const auto held_out = evaluate(mlp, split.held_out);
     const double baseline = mean_slowdown_baseline(split, mlp);
-    std::printf("held-out %s pairs %zu: MLP mean |rel err| %.4f rmse %.4f; additive %.4f; mean-slowdown baseline %.4f\n", table,
-                held_out.pairs, held_out.mean_abs_relative, held_out.rmse, evaluate(additive, split.held_out).mean_abs_relative, baseline);
+    std::printf(
+        "held-out %s pairs %zu: MLP mean |rel err| %.4f rmse %.4f; additive %.4f; mean-slowdown baseline %.4f\n", table,
+        held_out.pairs, held_out.mean_abs_relative, held_out.rmse, evaluate(additive, split.held_out).mean_abs_relative,
+        baseline);
     EXPECT_LT(held_out.mean_abs_relative, baseline) << table;
     EXPECT_DOUBLE_EQ(mlp.slowdown(split.train.front().victim, {}), 1.0);
   }

@@ -1,11 +1,12 @@
 // Built-in schedulers on hand-built ClusterStates (the five-job timelines of FIFO, SJF, SRTF and
 // Tiresias are end to end in tests/component/cluster_run_test.cpp).
+#include "planners/jobs/job_scheduler.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <optional>
 
-#include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/job_speed.hpp"
 #include "planners/jobs/priority_allocation.hpp"
 #include "tests/support/diagnostics.hpp"
@@ -58,11 +59,13 @@ std::vector<JobId> started(const std::vector<Decision>& decisions) {
 // One second per iteration; co-located slowdowns from a table (victim id, aggressor id).
 class TablePackingSpeed final : public JobSpeedModel {
  public:
-  explicit TablePackingSpeed(std::map<std::pair<std::string, std::string>, double> slowdowns) : slowdowns_(std::move(slowdowns)) {}
+  explicit TablePackingSpeed(std::map<std::pair<std::string, std::string>, double> slowdowns)
+      : slowdowns_(std::move(slowdowns)) {}
   IterationCost iteration(const JobRecord&, const Placement&, const std::vector<ServerInfo>&) const override {
     return IterationCost{Seconds(1), Seconds(0), Bytes(0)};
   }
-  std::optional<double> packed_slowdown(const JobRecord& victim, const JobRecord& aggressor, const std::string&) const override {
+  std::optional<double> packed_slowdown(const JobRecord& victim, const JobRecord& aggressor,
+                                        const std::string&) const override {
     const auto it = slowdowns_.find({victim.id, aggressor.id});
     return it == slowdowns_.end() ? std::nullopt : std::optional<double>(it->second);
   }
@@ -92,7 +95,8 @@ std::vector<Decision> gandiva_packing(const std::map<std::pair<std::string, std:
 // Beside j0, j2 and j0 each run 1.5× slower: 1/1.5 + 1/1.5 = 1.33 jobs' worth of throughput; beside
 // j1, 1.2× and 1.8×: 1/1.2 + 1/1.8 = 1.39. j2 goes on j1's GPU; j3 (2 GPUs) is never packed.
 TEST(JobSchedulers, GandivaPacksOntoTheBestPartner) {
-  const auto decisions = gandiva_packing({{{"j2", "j0"}, 1.5}, {{"j0", "j2"}, 1.5}, {{"j2", "j1"}, 1.2}, {{"j1", "j2"}, 1.8}});
+  const auto decisions =
+      gandiva_packing({{{"j2", "j0"}, 1.5}, {{"j0", "j2"}, 1.5}, {{"j2", "j1"}, 1.2}, {{"j1", "j2"}, 1.8}});
   ASSERT_EQ(decisions.size(), 1u);
   EXPECT_EQ(decisions[0].kind, Decision::Kind::pack);
   EXPECT_EQ(decisions[0].job, 2u);
@@ -163,8 +167,9 @@ TEST(JobSchedulers, TiresiasThresholdsMustIncrease) {
   Fixture f(4, {{"", 1, 10}});
   Options options = testing::options_of(builtin_schedulers(), "tiresias-las");
   options.set("thresholds", std::vector<double>{200.0, 100.0}, SourceLocation{"s.yaml", 7, 15});
-  const auto errors = testing::diagnostics_thrown_by(
-      [&] { (void)builtin_schedulers().at("tiresias-las").value(SchedulerContext{options, *f.placement, f.speed, 0}); });
+  const auto errors = testing::diagnostics_thrown_by([&] {
+    (void)builtin_schedulers().at("tiresias-las").value(SchedulerContext{options, *f.placement, f.speed, 0});
+  });
   ASSERT_EQ(errors.size(), 1u);
   testing::expect_error(errors[0], 7, 15, "scheduler 'tiresias-las': Tiresias thresholds must increase");
 }

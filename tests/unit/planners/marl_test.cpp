@@ -8,9 +8,9 @@
 #include "planners/jobs/job_speed.hpp"
 #include "planners/jobs/marl/marl_scheduler.hpp"
 #include "planners/jobs/marl/policy.hpp"
-#include "tests/support/temp_files.hpp"
-#include "tests/support/planner_entries.hpp"
 #include "tests/support/diagnostics.hpp"
+#include "tests/support/planner_entries.hpp"
+#include "tests/support/temp_files.hpp"
 
 namespace dnnsim {
 namespace {
@@ -173,8 +173,9 @@ TEST(MarlScheduler, AnUnreadablePolicyIsAnInputError) {
   MarlFixture f(1);
   Options bad = testing::options_of(builtin_schedulers(), "marl");
   bad.set("policy", testing::write_file("bad.pt", "garbage"), SourceLocation{"s.yaml", 5, 13});
-  const auto errors = testing::diagnostics_thrown_by(
-      [&] { (void)builtin_schedulers().at("marl").value(SchedulerContext{bad, *f.placement, f.speed, 0}); });
+  const auto errors = testing::diagnostics_thrown_by([&] {
+    (void)builtin_schedulers().at("marl").value(SchedulerContext{bad, *f.placement, f.speed, 0});
+  });
   ASSERT_EQ(errors.size(), 1u);
   testing::expect_error(errors[0], 5, 13, "scheduler 'marl': cannot read the policy");
 }

@@ -1,13 +1,14 @@
 // Pollux measured tables (planners/jobs/measured_speed.hpp) read from the shipped copy, with the
 // documented interpolation rule checked against rows of the files themselves; Gavel's throughputs and
 // co-located pairs from data/traces/gavel.
+#include "planners/jobs/measured_speed.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "planners/jobs/interference.hpp"
-#include "planners/jobs/measured_speed.hpp"
 #include "dnnsim/source_paths.hpp"
+#include "planners/jobs/interference.hpp"
 
 namespace dnnsim {
 namespace {
@@ -57,8 +58,9 @@ TEST(PolluxSpeed, GradientBytesBecomeRingBytesAcrossServers) {
   model.set_gradient_bytes("cifar10", Bytes(44.7e6), {});
   EXPECT_DOUBLE_EQ(model.iteration(job("cifar10", 128), Placement{{{0, 4}}}, {}).sync_bytes.value(), 0.0);
   EXPECT_DOUBLE_EQ(model.iteration(job("cifar10", 128), Placement{{{0, 2}, {1, 2}}}, {}).sync_bytes.value(), 44.7e6);
-  EXPECT_DOUBLE_EQ(model.iteration(job("cifar10", 128), Placement{{{0, 1}, {1, 1}, {2, 1}, {3, 1}}}, {}).sync_bytes.value(),
-                   1.5 * 44.7e6);
+  EXPECT_DOUBLE_EQ(
+      model.iteration(job("cifar10", 128), Placement{{{0, 1}, {1, 1}, {2, 1}, {3, 1}}}, {}).sync_bytes.value(),
+      1.5 * 44.7e6);
   EXPECT_DOUBLE_EQ(model.iteration(job("bert", 32), Placement{{{0, 1}, {1, 1}}}, {}).sync_bytes.value(), 0.0);
   EXPECT_THROW(model.set_gradient_bytes("cifar100", Bytes(1.0), {}), InputError);
 }

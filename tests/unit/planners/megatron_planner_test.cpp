@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "dnnsim/source_paths.hpp"
 #include "models/calibration/calibration.hpp"
 #include "models/dnn/zoo.hpp"
 #include "tests/support/planner_entries.hpp"
 #include "tests/unit/planners/planner_test_helpers.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {
@@ -58,8 +58,8 @@ TEST(MegatronPlanner, EveryFittingCandidateIsAValidSplitThatFits) {
 TEST(MegatronPlanner, TheSearchSpaceIsTheFrameworks) {
   PlanRequest request = gpt3_xl_request("gpt3-xl");
   const MegatronSearch every_mode = search_megatron(request, false);
-  request.options = testing::options_of(builtin_planners(), "megatron",
-                                        {{"recompute", std::vector<std::string>{"full"}}, {"sequence_parallel", false}});
+  request.options = testing::options_of(
+      builtin_planners(), "megatron", {{"recompute", std::vector<std::string>{"full"}}, {"sequence_parallel", false}});
   const MegatronSearch full_only = search_megatron(request, false);
   EXPECT_EQ(3 * full_only.considered, every_mode.considered);
   ASSERT_FALSE(full_only.fitting.empty());

@@ -1,6 +1,8 @@
 // Parameter-server jobs and SMD-like scheduling (planners/jobs/parameter_server.hpp, knapsack.hpp,
 // smd.hpp): the layered recursion, the locality model, PS placement, the knapsack and the
 // sum-of-ratios loop, each on an instance derived by hand (or, for the loop, against brute force).
+#include "planners/jobs/parameter_server.hpp"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -9,7 +11,6 @@
 #include "planners/jobs/analytical_speed.hpp"
 #include "planners/jobs/knapsack.hpp"
 #include "planners/jobs/online_ps.hpp"
-#include "planners/jobs/parameter_server.hpp"
 #include "planners/jobs/smd.hpp"
 
 namespace dnnsim {
@@ -25,7 +26,8 @@ TEST(ParameterServer, LayeredRecursionOverlapsPushPullWithBackward) {
   EXPECT_DOUBLE_EQ(it.total().value(), 10.0);
   EXPECT_DOUBLE_EQ(it.exposed_sync().value(), 3.0);
   // A sync shorter than every backward hides entirely but the first layer's: finish = B + c_1.
-  const PsIteration hidden = ps_iteration({{Seconds(1), Seconds(2), Seconds(0.5)}, {Seconds(1), Seconds(2), Seconds(0.5)}});
+  const PsIteration hidden =
+      ps_iteration({{Seconds(1), Seconds(2), Seconds(0.5)}, {Seconds(1), Seconds(2), Seconds(0.5)}});
   EXPECT_DOUBLE_EQ(hidden.total().value(), 2 + 4 + 0.5);
 }
 
@@ -111,9 +113,8 @@ TEST(SumOfRatios, ExactKnapsackMatchesBruteForceParametricLoopImprovesItsStart) 
   // choices is the oracle: 475 = 100/2 + 400/2 + 900/4 (1 + 1 + 2 GPUs, 1 + 1 + 2 cores).
   const std::vector<double> work{100, 400, 900};
   std::vector<std::vector<RatioOption>> jobs;
-  const std::vector<std::vector<std::array<double, 3>>> runs{{{2, 1, 1}, {3, 2, 2}, {4, 4, 2}},
-                                                             {{2, 1, 1}, {3.5, 2, 1}, {6, 4, 4}},
-                                                             {{2, 1, 2}, {4, 2, 2}}};
+  const std::vector<std::vector<std::array<double, 3>>> runs{
+      {{2, 1, 1}, {3, 2, 2}, {4, 4, 2}}, {{2, 1, 1}, {3.5, 2, 1}, {6, 4, 4}}, {{2, 1, 2}, {4, 2, 2}}};
   for (std::size_t i = 0; i < work.size(); ++i) {
     std::vector<RatioOption> options{{work[i] + 50 * 1.0, 1.0, {0, 0}}};
     for (const auto& [rate, gpus, cores] : runs[i]) options.push_back({work[i], rate, {gpus, cores}});
@@ -146,9 +147,8 @@ TEST(OnlinePs, PackingCoveringLpThenRoundingWithRepair) {
   // running on 2 GPUs and 2 cores: A saves 10 − 4 = 6, B 12 − 5 = 7, C 9 − 6 = 3 seconds of JCT.
   // Per GPU B (3.5) beats A (3) beats C (1.5), so the LP runs B whole and A on its last GPU, half:
   // z*_B = 1, z*_A = ½, z*_C = 0, value 5 + (4 + 10)/2 + 9 = 21 (a lower bound).
-  const std::vector<std::vector<PackingOption>> jobs{{{10, {}}, {4, {{0, 2}, {1, 2}}}},
-                                                     {{12, {}}, {5, {{0, 2}, {1, 2}}}},
-                                                     {{9, {}}, {6, {{0, 2}, {1, 2}}}}};
+  const std::vector<std::vector<PackingOption>> jobs{
+      {{10, {}}, {4, {{0, 2}, {1, 2}}}}, {{12, {}}, {5, {{0, 2}, {1, 2}}}}, {{9, {}}, {6, {{0, 2}, {1, 2}}}}};
   const std::vector<double> capacity{3, 4};
   const auto z = solve_packing_covering_lp(jobs, capacity);
   EXPECT_NEAR(z[0][1], 0.5, 1e-9);

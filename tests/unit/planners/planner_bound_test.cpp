@@ -9,12 +9,12 @@
 #include <random>
 #include <span>
 
+#include "dnnsim/source_paths.hpp"
 #include "models/calibration/calibration.hpp"
 #include "planner_test_helpers.hpp"
 #include "planners/parallel/formula2_prefix.hpp"
 #include "planners/parallel/formula2_search.hpp"
 #include "planners/parallel/planners.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {
@@ -47,7 +47,8 @@ TEST(Formula2Bound, SameOutcomeAsTheUnboundedSearch) {
     for (int policy_kind = 0; policy_kind < 2; ++policy_kind) {
       const MachinePlacement machines(request.cluster);
       const BandwidthPlacement bandwidth(request.cluster);
-      const StagePlacementPolicy& policy = policy_kind == 0 ? static_cast<const StagePlacementPolicy&>(machines) : bandwidth;
+      const StagePlacementPolicy& policy =
+          policy_kind == 0 ? static_cast<const StagePlacementPolicy&>(machines) : bandwidth;
       const SearchOutcome bounded = formula2_search(cost, policy);
       const SearchOutcome full = formula2_search(StageCostModel(request), policy, SearchOptions{.bound = false});
       SCOPED_TRACE(::testing::Message() << "trial " << trial << ", policy " << policy_kind);
@@ -95,7 +96,8 @@ TEST(Formula2Bound, GroupCostsMatchThePerDeviceCosts) {
   EXPECT_NE(shared.all_reduce(layers, groups[0]).value(), shared.all_reduce(layers, groups[1]).value());
   // The cut's transfers priced once: the same as walking the shares per call.
   const StageCostModel fresh(request);
-  EXPECT_EQ(shared.cut(3, shared.cut_pattern(groups[2], groups[4])).value(), fresh.cut(3, groups[2], groups[4]).value());
+  EXPECT_EQ(shared.cut(3, shared.cut_pattern(groups[2], groups[4])).value(),
+            fresh.cut(3, groups[2], groups[4]).value());
 }
 
 // Under a launch model a stage's pass is one task of one kernel per layer issued by the host
@@ -152,9 +154,9 @@ TEST(Formula2Prefix, CompletionFromTheSummaryIsFormula2) {
     const std::vector<Formula2Stage> head(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(prefix));
     const PrefixSummary summary = prefix == 0 ? PrefixSummary{} : summarize(head, micro_batches, Seconds(0));
     const double expected = formula2_latency(entries, micro_batches).value();
-    EXPECT_NEAR(completed_latency(summary, prefix > 0, std::span<const Formula2Stage>(entries).subspan(prefix),
-                                  micro_batches),
-                expected, 1e-12 * expected)
+    EXPECT_NEAR(
+        completed_latency(summary, prefix > 0, std::span<const Formula2Stage>(entries).subspan(prefix), micro_batches),
+        expected, 1e-12 * expected)
         << "trial " << trial;
   }
 }

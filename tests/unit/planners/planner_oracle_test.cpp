@@ -73,16 +73,18 @@ void expect_plan_matches(const PlanResult& result, const PlanRequest& request) {
 // formula2_search.cpp), by default at most 2 (a beam); the oracle keeps all. With the pivot as the
 // largest L(Q) the dominance between prefixes is exact for latency; on these 30 instances the
 // default beam reaches the oracle's minimum on every one (measured at widths 2, 3, 4 and 8, so it is
-// asserted), the paper's one prefix per state on 28 (docs/planners.md). Also asserted: the plan is valid and achieves the predicted time under the
-// shared model.
-void check_formula2_planner(const std::string& planner, const std::function<std::unique_ptr<StagePlacementPolicy>(const ClusterView&)>& policy_for,
-                            int& matched, int& total, std::int64_t prefixes_per_state = SearchOptions{}.prefixes_per_state) {
+// asserted), the paper's one prefix per state on 28 (docs/planners.md). Also asserted: the plan is valid and achieves
+// the predicted time under the shared model.
+void check_formula2_planner(const std::string& planner,
+                            const std::function<std::unique_ptr<StagePlacementPolicy>(const ClusterView&)>& policy_for,
+                            int& matched, int& total,
+                            std::int64_t prefixes_per_state = SearchOptions{}.prefixes_per_state) {
   std::mt19937 random(20240611);
   for (const Instance& instance : small_instances())
     for (int trial = 0; trial < 5; ++trial) {
-      PlanRequest request = make_request(random_model(random, instance.layers),
-                                         hierarchical_cluster(instance.nodes, instance.per_node),
-                                         instance.global_batch, instance.micro_batches);
+      PlanRequest request =
+          make_request(random_model(random, instance.layers), hierarchical_cluster(instance.nodes, instance.per_node),
+                       instance.global_batch, instance.micro_batches);
       // The Formula 2 search alone (rerank 1; the re-ranking: planner_cases_test.cpp).
       const PlanResult result =
           testing::plan_with(planner, request, {{"rerank", std::int64_t{1}}, {"prefixes", prefixes_per_state}});
@@ -110,8 +112,7 @@ TEST(DapplePlanner, MatchesTheExhaustiveSearchOfItsSpace) {
 TEST(PipelineMappingPlanner, MatchesTheExhaustiveSearchOfItsSpace) {
   int matched = 0, total = 0;
   check_formula2_planner(
-      "pipeline-mapping", [](const ClusterView& c) { return std::make_unique<BandwidthPlacement>(c); }, matched,
-      total);
+      "pipeline-mapping", [](const ClusterView& c) { return std::make_unique<BandwidthPlacement>(c); }, matched, total);
   EXPECT_EQ(matched, total);
 }
 

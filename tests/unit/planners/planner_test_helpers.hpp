@@ -2,10 +2,10 @@
 // inside a node, a NIC between nodes) and random chains of measured layers.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <random>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "models/hardware/catalog.hpp"
 #include "planners/parallel/planner.hpp"

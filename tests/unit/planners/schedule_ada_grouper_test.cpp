@@ -38,8 +38,7 @@ TEST(AdaGrouper, ObserveAveragesTheMeasuredTimesOfEachKind) {
   TaskGraph graph;
   graph.add_device("a");
   graph.add_device("b");
-  const LoweredIteration lowered =
-      lower_pipeline_iteration(graph, two_stages(4), *make_group_schedule(1), 0);
+  const LoweredIteration lowered = lower_pipeline_iteration(graph, two_stages(4), *make_group_schedule(1), 0);
   std::vector<double> start(graph.tasks().size(), 0.0), end(graph.tasks().size(), 0.0);
   for (std::size_t j = 0; j < 4; ++j) {
     end[lowered.forward[0][j][0]] = 1 + 0.1 * static_cast<double>(j);

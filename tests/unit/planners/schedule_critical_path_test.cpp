@@ -45,8 +45,10 @@ TEST(CriticalPathSchedule, UniformStagesGive1F1BsOrderUnderItsCapAndGPipesWithou
   const auto bound = bind_timings(critical_path(), timings);
   const auto unbounded = bind_timings(critical_path(8), timings);
   for (int s = 0; s < 4; ++s) {
-    EXPECT_EQ(describe(bound->stage_order(s, shape)), describe(make_schedule("1f1b")->stage_order(s, shape))) << "stage " << s;
-    EXPECT_EQ(describe(unbounded->stage_order(s, shape)), describe(make_schedule("gpipe")->stage_order(s, shape))) << "stage " << s;
+    EXPECT_EQ(describe(bound->stage_order(s, shape)), describe(make_schedule("1f1b")->stage_order(s, shape)))
+        << "stage " << s;
+    EXPECT_EQ(describe(unbounded->stage_order(s, shape)), describe(make_schedule("gpipe")->stage_order(s, shape)))
+        << "stage " << s;
   }
   EXPECT_NEAR(estimate_pipeline(*bound, shape, timings).iteration.value(), 33.0, kExact);
   EXPECT_NEAR(estimate_pipeline(*unbounded, shape, timings).iteration.value(), 33.0, kExact);
@@ -98,7 +100,8 @@ TEST(CriticalPathSchedule, OnlyTimedSchedulesAreBound) {
   EXPECT_FALSE(one_f_one_b->orders_by_time());
   EXPECT_EQ(bind_timings(one_f_one_b, slow_link()), one_f_one_b);
   EXPECT_TRUE(critical_path()->orders_by_time());
-  EXPECT_EQ(builtin_schedules().at("critical-path").options->names(), (std::vector<std::string>{"max_in_flight", "times"}));
+  EXPECT_EQ(builtin_schedules().at("critical-path").options->names(),
+            (std::vector<std::string>{"max_in_flight", "times"}));
   EXPECT_FALSE(critical_path()->unsupported(PipelineShape{2, 4, 2}).empty());
   EXPECT_FALSE(bind_timings(critical_path(), slow_link())->unsupported(PipelineShape{3, 4, 1}).empty());
   EXPECT_THROW((void)critical_path(0), std::logic_error);  // below the declared range

@@ -17,9 +17,7 @@ constexpr double kExact = 1e-12;
 
 using testing::make_schedule;
 
-std::shared_ptr<const PipelineSchedule> kfkb(int k) {
-  return make_schedule("kfkb", {{"group", std::int64_t{k}}});
-}
+std::shared_ptr<const PipelineSchedule> kfkb(int k) { return make_schedule("kfkb", {{"group", std::int64_t{k}}}); }
 
 TEST(PipelineEstimator, S1GPipeAnd1F1BTake33) {
   // §9 S1: p = 4, M = 8, t_f = 1, t_b = 2, no communication: (M + p − 1)(t_f + t_b) = 11 · 3 = 33.
@@ -43,8 +41,8 @@ TEST(PipelineEstimator, S2InterleavedTakes28Point5) {
   // §9 S2: v = 2 chunks of t_f = 0.5, t_b = 1 each (the same model as S1):
   // M(t_f + t_b) + (p − 1)(t_f + t_b)/v = 8 · 3 + 3 · 3 / 2 = 28.5.
   const PipelineEstimate estimate =
-      estimate_pipeline(*make_schedule("interleaved", {{"chunks", std::int64_t{2}}}),
-                        PipelineShape{4, 8, 2}, PipelineTimings::uniform(4, 2, Seconds(0.5), Seconds(1)));
+      estimate_pipeline(*make_schedule("interleaved", {{"chunks", std::int64_t{2}}}), PipelineShape{4, 8, 2},
+                        PipelineTimings::uniform(4, 2, Seconds(0.5), Seconds(1)));
   EXPECT_NEAR(estimate.iteration.value(), 28.5, kExact);
   EXPECT_EQ(estimate.peak_in_flight[0], 11);  // rank 0: 10 warm-up chunk-steps + 1
 }
@@ -143,7 +141,8 @@ TEST(PipelineEstimator, MatchesTheHPGORecurrenceOnRandomHeterogeneousStages) {
       timings.backward[x] = Seconds(b_time.back());
     }
     const double expected = hpgo_1f1b(f_time, b_time, m);
-    EXPECT_NEAR(estimate_pipeline(*make_schedule("1f1b"), PipelineShape{p, m, 1}, timings).iteration.value(), expected, 1e-9)
+    EXPECT_NEAR(estimate_pipeline(*make_schedule("1f1b"), PipelineShape{p, m, 1}, timings).iteration.value(), expected,
+                1e-9)
         << "p = " << p << ", M = " << m;
   }
 }
@@ -167,7 +166,8 @@ double longest_path(const std::vector<std::vector<PipelineStep>>& orders, double
         const bool forward = step.pass == PassKind::forward;
         double start = previous;
         if (forward && x > 0) start = std::max(start, end[{static_cast<int>(step.pass), step.micro_batch, x - 1}] + c);
-        if (!forward && x + 1 < p) start = std::max(start, end[{static_cast<int>(step.pass), step.micro_batch, x + 1}] + c);
+        if (!forward && x + 1 < p)
+          start = std::max(start, end[{static_cast<int>(step.pass), step.micro_batch, x + 1}] + c);
         double& mine = end[{static_cast<int>(step.pass), step.micro_batch, x}];
         const double updated = start + (forward ? t_f : t_b);
         if (updated > mine) {
@@ -199,8 +199,8 @@ TEST(PipelineEstimator, GroupsHideCommunication) {
   EXPECT_NEAR(longest_path(orders_of(*kfkb(2)), 1, 2, 0.5), 36.0, kExact);
   // And for other k and schedules, the estimator equals the longest path.
   for (int k : {3, 4, 8})
-    EXPECT_NEAR(estimate_pipeline(*kfkb(k), shape, timings).iteration.value(), longest_path(orders_of(*kfkb(k)), 1, 2, 0.5),
-                kExact);
+    EXPECT_NEAR(estimate_pipeline(*kfkb(k), shape, timings).iteration.value(),
+                longest_path(orders_of(*kfkb(k)), 1, 2, 0.5), kExact);
   const auto policy_b = make_schedule("dapple", {{"policy", std::string("B")}});
   EXPECT_NEAR(estimate_pipeline(*policy_b, shape, timings).iteration.value(),
               longest_path(orders_of(*policy_b), 1, 2, 0.5), kExact);
@@ -228,9 +228,8 @@ TEST(PipelineEstimator, RejectsMismatchedInputsAndDeadlocks) {
   EXPECT_THROW((void)estimate_pipeline(*make_schedule("pipedream-async"), PipelineShape{2, 2, 1}, one_update),
                std::invalid_argument);
   // Stage 0 wants micro-batch 0's backward before its forward: it waits for stage 1, which waits for stage 0.
-  const std::vector<std::vector<PipelineStep>> deadlocked = {
-      {{PassKind::backward, 0, 0}, {PassKind::forward, 0, 0}},
-      {{PassKind::forward, 0, 0}, {PassKind::backward, 0, 0}}};
+  const std::vector<std::vector<PipelineStep>> deadlocked = {{{PassKind::backward, 0, 0}, {PassKind::forward, 0, 0}},
+                                                             {{PassKind::forward, 0, 0}, {PassKind::backward, 0, 0}}};
   EXPECT_THROW((void)estimate_pipeline(deadlocked, timings), std::logic_error);
 }
 

@@ -216,7 +216,7 @@ TEST(PipelineLowering, PipeDreamAsyncIsOneRunWithUpdatesAndStashedWeights) {
   std::map<std::string, std::vector<const Task*>> steps;
   for (const Task& task : graph.tasks())
     if (task.phase == Phase::optimizer) steps[task.label].push_back(&task);
-  ASSERT_EQ(steps.size(), 4u);  // "optimizer step mb0" … "mb3"
+  ASSERT_EQ(steps.size(), 4u);                        // "optimizer step mb0" … "mb3"
   EXPECT_EQ(steps["optimizer step mb0"].size(), 1u);  // stage 1's only
   EXPECT_EQ(steps["optimizer step mb1"].size(), 3u);  // stage 0's two replicas and stage 1
   ASSERT_EQ(run.optimizer[0].size(), 2u);
@@ -246,7 +246,8 @@ TEST(PipelineLowering, RecomputeKeepsOnlyTheChunkInputAndWaitsForTheGradient) {
   // the full (3 + 4) MB × 4 = 28 MB; the backward frees 36 MB. Stage 0 starts at layer 0: nothing kept.
   TaskGraph graph;
   for (const auto& name : kThreeDevices) graph.add_device(name);
-  const LoweredIteration lowered = lower_pipeline_iteration(graph, two_to_one(2, 4), *make_schedule("gpipe", {{"recompute", true}}), 1);
+  const LoweredIteration lowered =
+      lower_pipeline_iteration(graph, two_to_one(2, 4), *make_schedule("gpipe", {{"recompute", true}}), 1);
   ASSERT_EQ(lowered.recompute.size(), 2u);
   const Task& forward = graph.task(lowered.forward[1][0][0]);
   const Task& recompute = graph.task(lowered.recompute[1][0][0]);
@@ -299,7 +300,8 @@ TEST(PipelineLowering, InterleavedChainWrapsFromTheLastStageToTheFirst) {
   TaskGraph graph;
   graph.add_device("a");
   graph.add_device("b");
-  const LoweredIteration lowered = lower_pipeline_iteration(graph, workload, *make_schedule("interleaved", {{"chunks", std::int64_t{2}}}), 0);
+  const LoweredIteration lowered =
+      lower_pipeline_iteration(graph, workload, *make_schedule("interleaved", {{"chunks", std::int64_t{2}}}), 0);
   EXPECT_TRUE(graph.validate().empty());
   ASSERT_EQ(lowered.activation_transfers.size(), 3u);
   const Task& wrap = graph.task(lowered.activation_transfers[1][0].at(0));
@@ -314,7 +316,9 @@ TEST(PipelineLowering, InterleavedChainWrapsFromTheLastStageToTheFirst) {
 TEST(PipelineLowering, RejectsPlansTheScheduleCannotRun) {
   TaskGraph graph;
   for (const auto& name : kThreeDevices) graph.add_device(name);
-  EXPECT_THROW((void)lower_pipeline_iteration(graph, two_to_one(2, 4), *make_schedule("interleaved", {{"chunks", std::int64_t{2}}}), 0), InputError);
+  EXPECT_THROW((void)lower_pipeline_iteration(graph, two_to_one(2, 4),
+                                              *make_schedule("interleaved", {{"chunks", std::int64_t{2}}}), 0),
+               InputError);
   PipelineWorkload bad = two_to_one(2, 4);
   bad.plan.stages[1].chunks[0].end = 3;  // the stages no longer cover the 4 layers
   EXPECT_FALSE(pipeline_problems(bad, *make_schedule("1f1b"), 3).empty());
@@ -333,7 +337,8 @@ namespace {
 // of 1 sequence, 1F1B, full recomputation.
 PipelineWorkload tiny_tensor_parallel_workload() {
   const LayerModel model = transformer_model(
-      TransformerConfig{.name = "tiny", .layers = 2, .hidden = 64, .heads = 4, .seq = 16, .vocab = 128}, ModelOptions{});
+      TransformerConfig{.name = "tiny", .layers = 2, .hidden = 64, .heads = 4, .seq = 16, .vocab = 128},
+      ModelOptions{});
   PipelineWorkload workload;
   workload.tensor_parallel = TensorParallelOptions{.degree = 2, .recompute = Recompute::full};
   workload.transformer = transformer_shape(model);
@@ -370,7 +375,7 @@ TEST(PipelineLowering, TensorParallelGroupsRunEveryStepPerRankWithTheirCollectiv
       if (task.label == "tp all_reduce fwd s0 mb0") stage0_forward_bytes = c->size.value();
     } else if (const auto* t = std::get_if<Transfer>(&task.op)) {
       kinds["transfer"]++;
-      EXPECT_EQ(t->size.value(), 16.0 * 64 * 2 / 2);  // rank r sends s·h fp16 / t per sequence
+      EXPECT_EQ(t->size.value(), 16.0 * 64 * 2 / 2);                       // rank r sends s·h fp16 / t per sequence
       EXPECT_EQ(std::max(t->dst, t->src) - std::min(t->dst, t->src), 2u);  // rank r to rank r of the other group
     } else {
       kinds["compute"]++;

@@ -18,13 +18,12 @@ namespace {
 
 using testing::make_schedule;
 
-std::shared_ptr<const PipelineSchedule> kfkb(int k) {
-  return make_schedule("kfkb", {{"group", std::int64_t{k}}});
-}
+std::shared_ptr<const PipelineSchedule> kfkb(int k) { return make_schedule("kfkb", {{"group", std::int64_t{k}}}); }
 
 std::shared_ptr<const PipelineSchedule> dapple(char policy, std::optional<int> max_in_flight = std::nullopt) {
   if (max_in_flight)
-    return make_schedule("dapple", {{"policy", std::string(1, policy)}, {"max_in_flight", std::int64_t{*max_in_flight}}});
+    return make_schedule("dapple",
+                         {{"policy", std::string(1, policy)}, {"max_in_flight", std::int64_t{*max_in_flight}}});
   return make_schedule("dapple", {{"policy", std::string(1, policy)}});
 }
 
@@ -100,7 +99,8 @@ TEST(ScheduleOrder, DappleInjectsKiMicroBatchesThenAlternates) {
   // p = 4, M = 8. Policy A: K_0 = min(4, 8) = 4, the same order as 1F1B. Policy B: K_0 = min(7, 8)
   // = 7 forwards, then B/F; K_3 = 1. With D = 3, K_0 = min(7, 3) = 3.
   const PipelineShape shape{4, 8, 1};
-  for (int s = 0; s < 4; ++s) EXPECT_EQ(dapple('A')->stage_order(s, shape), make_schedule("1f1b")->stage_order(s, shape));
+  for (int s = 0; s < 4; ++s)
+    EXPECT_EQ(dapple('A')->stage_order(s, shape), make_schedule("1f1b")->stage_order(s, shape));
   EXPECT_EQ(text(dapple('B')->stage_order(0, shape)), "F0 F1 F2 F3 F4 F5 F6 B0 F7 B1 B2 B3 B4 B5 B6 B7");
   EXPECT_EQ(text(dapple('B')->stage_order(3, shape)), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7");
   EXPECT_EQ(text(dapple('B', 3)->stage_order(0, shape)), "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 B6 B7");
@@ -156,7 +156,8 @@ TEST(ScheduleOrder, EveryStepOnceAndEachBackwardAfterItsForward) {
       std::set<std::pair<int, int>> backwarded;
       for (const PipelineStep& step : schedule->stage_order(s, shape)) {
         const std::pair<int, int> key{step.micro_batch, step.chunk};
-        if (step.pass == PassKind::forward) EXPECT_TRUE(forwarded.insert(key).second);
+        if (step.pass == PassKind::forward)
+          EXPECT_TRUE(forwarded.insert(key).second);
         else {
           EXPECT_TRUE(forwarded.contains(key));
           EXPECT_TRUE(backwarded.insert(key).second);

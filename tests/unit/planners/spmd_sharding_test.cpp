@@ -24,11 +24,12 @@ TEST(SbpBoxing, TableOnOnePlacementForTwoFourAndEightDevices) {
     SCOPED_TRACE(p);
     EXPECT_EQ(sbp_boxing_bytes(Layout::split_rows, Layout::split_rows, t, p, p), 0);
     EXPECT_EQ(sbp_boxing_bytes(Layout::replicated, Layout::replicated, t, p, p), 0);
-    EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::split_rows, Layout::split_columns, t, p, p), t * (p - 1) / p);  // all-to-all
-    EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::split_columns, Layout::replicated, t, p, p), t * (p - 1));      // all-gather
-    EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::partial, Layout::split_rows, t, p, p), t * (p - 1));            // reduce-scatter
-    EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::partial, Layout::replicated, t, p, p), 2 * t * (p - 1));        // all-reduce
-    EXPECT_EQ(sbp_boxing_bytes(Layout::replicated, Layout::split_columns, t, p, p), 1);                       // ≈ free
+    EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::split_rows, Layout::split_columns, t, p, p),
+                     t * (p - 1) / p);                                                                    // all-to-all
+    EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::split_columns, Layout::replicated, t, p, p), t * (p - 1));  // all-gather
+    EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::partial, Layout::split_rows, t, p, p), t * (p - 1));  // reduce-scatter
+    EXPECT_DOUBLE_EQ(sbp_boxing_bytes(Layout::partial, Layout::replicated, t, p, p), 2 * t * (p - 1));  // all-reduce
+    EXPECT_EQ(sbp_boxing_bytes(Layout::replicated, Layout::split_columns, t, p, p), 1);                 // ≈ free
     EXPECT_EQ(sbp_boxing_bytes(Layout::replicated, Layout::partial, t, p, p), kPartialPenaltyBytes);
   }
   // Different placements: a copy, plus the reduction on the producer's side and the gather on the consumer's.
@@ -75,7 +76,8 @@ TEST(SpmdSearch, SmallHiddenLargeBatchChoosesDataParallelism) {
     SCOPED_TRACE(planner);
     const SpmdPlan p = plan_with(planner, g, c);
     for (const char* activation : {"x", "h", "gelu", "y", "norm"})
-      EXPECT_EQ(chosen(g, p.program, activation).rule.output, Layout::split_rows) << activation << "\n" << p.program.describe(g);
+      EXPECT_EQ(chosen(g, p.program, activation).rule.output, Layout::split_rows) << activation << "\n"
+                                                                                  << p.program.describe(g);
     EXPECT_EQ(chosen(g, p.program, "w1").rule.output, Layout::replicated);
     EXPECT_EQ(chosen(g, p.program, "h").synchronizes, std::vector<std::size_t>{1});
     EXPECT_EQ(chosen(g, p.program, "y").synchronizes, std::vector<std::size_t>{1});

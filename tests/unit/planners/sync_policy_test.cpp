@@ -1,12 +1,13 @@
 // The sync policies' decisions (planners/sync) and the statistical-efficiency model they are priced
 // with (models/sync), without an engine; the policies' behaviour over time is in
 // tests/component/parameter_server_test.cpp.
+#include "planners/sync/sync_policy.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "models/sync/statistical_efficiency.hpp"
-#include "planners/sync/sync_policy.hpp"
 #include "tests/support/options.hpp"
 
 namespace dnnsim {
@@ -107,11 +108,11 @@ TEST(StatisticalEfficiency, FormulasAsDocumented) {
   EXPECT_DOUBLE_EQ(m.loss(4), 1.0 / 4 + 0.1);
   EXPECT_DOUBLE_EQ(m.progress_for_loss(0.35), 4);
   EXPECT_TRUE(std::isinf(m.progress_for_loss(0.1)));
-  EXPECT_DOUBLE_EQ(m.averaging_gain(1), 1);               // one worker: one step
-  EXPECT_DOUBLE_EQ(m.averaging_gain(3), 4.0 / 2.0);       // (1 + 3)/(1 + 1)
+  EXPECT_DOUBLE_EQ(m.averaging_gain(1), 1);          // one worker: one step
+  EXPECT_DOUBLE_EQ(m.averaging_gain(3), 4.0 / 2.0);  // (1 + 3)/(1 + 1)
   EXPECT_DOUBLE_EQ(m.local_factor(1), 1);
-  EXPECT_DOUBLE_EQ(m.local_factor(11), 1 / 2.0);          // 1/(1 + 0.1·10)
-  EXPECT_DOUBLE_EQ(m.staleness_factor(4), 1 / 2.0);       // 1/(1 + 0.25·4)
+  EXPECT_DOUBLE_EQ(m.local_factor(11), 1 / 2.0);     // 1/(1 + 0.1·10)
+  EXPECT_DOUBLE_EQ(m.staleness_factor(4), 1 / 2.0);  // 1/(1 + 0.25·4)
   EXPECT_DOUBLE_EQ(m.synchronous_round(3, 11), 11 * 0.5 * 2.0);
   EXPECT_DOUBLE_EQ(m.asynchronous_commit(11, 4), 11 * 0.5 * 0.5);
 }

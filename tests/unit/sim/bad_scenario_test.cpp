@@ -59,17 +59,17 @@ std::string deep_flow_map(int depth) {
 
 INSTANTIATE_TEST_SUITE_P(
     Robustness, BadScenario,
-    ::testing::Values(
-        BadCase{"nan_bandwidth", with(R"({bandwidth: "nanGbps", latency: "2us"})"), "bandwidth"},
-        BadCase{"yaml_nan_bandwidth", with(R"({bandwidth: .nan, latency: "2us"})"), "bandwidth"},
-        BadCase{"negative_latency", with(R"({bandwidth: "25Gbps", latency: "-2us"})"), "non-negative"},
-        BadCase{"huge_duration", with(R"({bandwidth: "25Gbps", latency: "1e400s"})"), "expected a duration"},
-        BadCase{"tab_indentation", "name: tabs\ncluster:\n\tnode_types: {}\n", ""},
-        BadCase{"undefined_anchor", with("*nowhere"), ""},
-        BadCase{"duplicate_key", with(R"({bandwidth: "25Gbps", bandwidth: "50Gbps"})"), "bandwidth"},
-        BadCase{"deep_flow_map", deep_flow_map(400), ""},
-        BadCase{"zero_iterations", with(R"({bandwidth: "25Gbps", latency: "2us"})", "{iterations: 0}"),
-                "expected an integer in [1, 1000000]"}),
+    ::testing::Values(BadCase{"nan_bandwidth", with(R"({bandwidth: "nanGbps", latency: "2us"})"), "bandwidth"},
+                      BadCase{"yaml_nan_bandwidth", with(R"({bandwidth: .nan, latency: "2us"})"), "bandwidth"},
+                      BadCase{"negative_latency", with(R"({bandwidth: "25Gbps", latency: "-2us"})"), "non-negative"},
+                      BadCase{"huge_duration", with(R"({bandwidth: "25Gbps", latency: "1e400s"})"),
+                              "expected a duration"},
+                      BadCase{"tab_indentation", "name: tabs\ncluster:\n\tnode_types: {}\n", ""},
+                      BadCase{"undefined_anchor", with("*nowhere"), ""},
+                      BadCase{"duplicate_key", with(R"({bandwidth: "25Gbps", bandwidth: "50Gbps"})"), "bandwidth"},
+                      BadCase{"deep_flow_map", deep_flow_map(400), ""},
+                      BadCase{"zero_iterations", with(R"({bandwidth: "25Gbps", latency: "2us"})", "{iterations: 0}"),
+                              "expected an integer in [1, 1000000]"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 }  // namespace

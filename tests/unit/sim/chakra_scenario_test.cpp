@@ -21,7 +21,8 @@ workload:
 }
 
 TEST(ChakraScenario, PatternExpandsOverTheClusterGpus) {
-  const Scenario s = testing::load(with_workload("  kind: chakra\n  files: \"et/trace.%d.et\"\n  recorded_on: V100-16GB\n"));
+  const Scenario s =
+      testing::load(with_workload("  kind: chakra\n  files: \"et/trace.%d.et\"\n  recorded_on: V100-16GB\n"));
   const auto* spec = s.workload_as<ChakraWorkload>();
   ASSERT_NE(spec, nullptr);
   ASSERT_EQ(spec->files.size(), 4u);
@@ -40,8 +41,9 @@ TEST(ChakraScenario, ExplicitRankMap) {
 
 TEST(ChakraScenarioErrors, AllReportedAtOnce) {
   const auto diagnostics = testing::diagnostics_thrown_by([] {
-    (void)testing::load(with_workload("  kind: chakra\n  files: trace.et\n  ranks: [node0/gpu9, node0/gpu1, node0/gpu1]\n"
-                                      "  recorded_on: H900\n"));
+    (void)testing::load(
+        with_workload("  kind: chakra\n  files: trace.et\n  ranks: [node0/gpu9, node0/gpu1, node0/gpu1]\n"
+                      "  recorded_on: H900\n"));
   });
   ASSERT_EQ(diagnostics.size(), 4u) << testing::dump(diagnostics);
   testing::expect_error(diagnostics[0], 8, 10, "needs '%d'");

@@ -9,13 +9,13 @@
 #include <sstream>
 #include <string>
 
+#include "dnnsim/source_paths.hpp"
 #include "sim/run/progress.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/workload_kind.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {
@@ -181,12 +181,12 @@ TEST(ResourceGuard, PlannerSearchStopsOverTheMemoryBudget) {
 }
 
 TEST(ResourceGuard, BudgetMustBeAPositiveSize) {
-  const auto diagnostics = testing::diagnostics_thrown_by(
-      [&] { (void)testing::load(kFourGpus, {"run.memory_budget=0GiB"}); });
+  const auto diagnostics =
+      testing::diagnostics_thrown_by([&] { (void)testing::load(kFourGpus, {"run.memory_budget=0GiB"}); });
   ASSERT_EQ(diagnostics.size(), 1u) << testing::dump(diagnostics);
   EXPECT_THAT(diagnostics[0].message, HasSubstr("memory_budget must be positive"));
-  const auto wrong_unit = testing::diagnostics_thrown_by(
-      [&] { (void)testing::load(kFourGpus, {"run.memory_budget=3s"}); });
+  const auto wrong_unit =
+      testing::diagnostics_thrown_by([&] { (void)testing::load(kFourGpus, {"run.memory_budget=3s"}); });
   ASSERT_EQ(wrong_unit.size(), 1u) << testing::dump(wrong_unit);
 }
 

@@ -43,8 +43,10 @@ std::string cluster_with_cores(const std::string& replacement) {
 const std::string kCoraIds = "# cora\n0 633\n0 1862\n0 2582\n1 2\n1 652\n";
 
 std::string body(const std::string& graph, const std::string& extra = "") {
-  return "  graph: {file: " + graph + ", nodes: 2708}\n  features: {dimension: 1433}\n  fanouts: [10, 5]\n"
-         "  batch_size: 64\n  model: {layer: sage, hidden: 16, classes: 7}\n" + extra;
+  return "  graph: {file: " + graph +
+         ", nodes: 2708}\n  features: {dimension: 1433}\n  fanouts: [10, 5]\n"
+         "  batch_size: 64\n  model: {layer: sage, hidden: 16, classes: 7}\n" +
+         extra;
 }
 
 TEST(ScenarioGnn, ReadsEveryKey) {
@@ -78,7 +80,8 @@ TEST(ScenarioGnn, BadValuesAreLocatedAllAtOnce) {
   const std::string graph = write_file("cora.edges", kCoraIds);
   // Line 10 graph, 11 features, 12 fanouts, 13 batch_size, 14 model, 15 cache, 16 pipeline.
   const auto diagnostics = diagnostics_thrown_by([&] {
-    (void)load(kCluster + "  graph: {file: " + graph + ", nodes: 2708}\n  features: {dimension: 1433}\n  fanouts: [10, 0, -2]\n"
+    (void)load(kCluster + "  graph: {file: " + graph +
+               ", nodes: 2708}\n  features: {dimension: 1433}\n  fanouts: [10, 0, -2]\n"
                "  batch_size: 64\n  model: {layer: sage, hidden: 16, classes: 7}\n"
                "  cache: {policy: fifo, per_gpu: \"40GiB\"}\n"
                "  pipeline: {split: {sample: 8, gather: 6, copy: 1, dispatch: 2}}\n");
@@ -125,9 +128,8 @@ TEST(ScenarioGnn, EntriesTakeTheirDeclaredOptions) {
 // five lines end at 14, `network:` is 15), not left to cut a transfer and end the epoch.
 TEST(ScenarioGnn, FailureWindowsAreRefused) {
   const std::string graph = write_file("cora.edges", kCoraIds);
-  const auto diagnostics = diagnostics_thrown_by([&] {
-    (void)load(kCluster + body(graph) + "network:\n  failures: [{link: node1/nic, from: 1s, to: 2s}]\n");
-  });
+  const auto diagnostics = diagnostics_thrown_by(
+      [&] { (void)load(kCluster + body(graph) + "network:\n  failures: [{link: node1/nic, from: 1s, to: 2s}]\n"); });
   ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
   expect_error(diagnostics[0], 16, 13, "the gnn pipeline has no failure model");
 }
@@ -145,8 +147,11 @@ TEST(ScenarioGnn, GraphFileErrorsKeepTheirLineAndColumn) {
 TEST(ScenarioGnn, NodesNeedCpuCores) {
   const std::string graph = write_file("cora.edges", kCoraIds);
   const std::string cluster = cluster_with_cores("");
-  const auto diagnostics = diagnostics_thrown_by([&] { (void)load(cluster + "  graph: {file: " + graph + "}\n  features: {dimension: 8}\n"
-                                                                  "  fanouts: [2]\n  batch_size: 4\n  model: {classes: 2}\n"); });
+  const auto diagnostics = diagnostics_thrown_by([&] {
+    (void)load(cluster + "  graph: {file: " + graph +
+               "}\n  features: {dimension: 8}\n"
+               "  fanouts: [2]\n  batch_size: 4\n  model: {classes: 2}\n");
+  });
   ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
   expect_error(diagnostics[0], 9, 3, "node type 'n' has no cpu_cores");
 }
@@ -157,7 +162,9 @@ TEST(ScenarioGnn, IsolationNeedsACorePerRole) {
   const std::string small = cluster_with_cores("cpu_cores: 3, ");
   const auto diagnostics = diagnostics_thrown_by([&] { (void)load(small + body(graph)); });
   ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
-  expect_error(diagnostics[0], 9, 3, "isolated stages (the default) need 4 cores per node (sample, gather, copy, dispatch), the nodes have 3");
+  expect_error(
+      diagnostics[0], 9, 3,
+      "isolated stages (the default) need 4 cores per node (sample, gather, copy, dispatch), the nodes have 3");
   EXPECT_NO_THROW((void)load(small + body(graph, "  pipeline: {cores: shared}\n")));
 }
 
@@ -165,8 +172,9 @@ TEST(ScenarioGnn, GeneratedGraphOverTheMemoryBudgetIsRefused) {
   // 10^9 drawn edges need about 24 GB (24 B each), over a budget of 1 GiB: refused at the budget's
   // line (line 15, after the five lines of the workload) before anything is generated; 10^6 edges
   // (24 MB) fit. 24 × 10^9 + 64 × 10^5 B = 22.36 GiB.
-  const std::string workload = "  graph: {generate: rmat, nodes: 100000, edges: EDGES}\n  features: {dimension: 8}\n"
-                               "  fanouts: [2]\n  batch_size: 4\n  model: {classes: 2}\nrun: {memory_budget: \"1GiB\"}\n";
+  const std::string workload =
+      "  graph: {generate: rmat, nodes: 100000, edges: EDGES}\n  features: {dimension: 8}\n"
+      "  fanouts: [2]\n  batch_size: 4\n  model: {classes: 2}\nrun: {memory_budget: \"1GiB\"}\n";
   const auto with = [&](const std::string& edges) {
     std::string text = workload;
     text.replace(text.find("EDGES"), 5, edges);
@@ -176,14 +184,16 @@ TEST(ScenarioGnn, GeneratedGraphOverTheMemoryBudgetIsRefused) {
   const Scenario big = with("1000000000");
   const auto diagnostics = diagnostics_thrown_by([&] { (void)kind.check(big); });
   ASSERT_EQ(diagnostics.size(), 1u) << dump(diagnostics);
-  expect_error(diagnostics[0], 15, 22, "rmat graph of 100000 nodes and about 1000000000 edges would need about 22.36 GiB of memory");
+  expect_error(diagnostics[0], 15, 22,
+               "rmat graph of 100000 nodes and about 1000000000 edges would need about 22.36 GiB of memory");
   EXPECT_EQ(kind.check(with("1000000")).substr(0, 2), "ok");
 }
 
 TEST(ScenarioGnn, PowerLawGraphIsSizedFromItsCredits) {
   // PLOD with α = 2 and β = 10^9 on 10^6 nodes draws β·Σ_{x≤10^6} x^−2 / 2 ≈ 10^9 × 1.6449 / 2 =
   // 8.2 × 10^8 edges: about 18.4 GiB (24 B each), refused under a 1 GiB budget.
-  const Scenario s = load(kCluster + "  graph: {generate: power_law, nodes: 1000000, alpha: 2, beta: 1000000000}\n"
+  const Scenario s = load(kCluster +
+                          "  graph: {generate: power_law, nodes: 1000000, alpha: 2, beta: 1000000000}\n"
                           "  features: {dimension: 8}\n  fanouts: [2]\n  batch_size: 4\n  model: {classes: 2}\n"
                           "run: {memory_budget: \"1GiB\"}\n");
   const auto diagnostics = diagnostics_thrown_by([&] { (void)builtin_workload_kinds().at("gnn").value->check(s); });

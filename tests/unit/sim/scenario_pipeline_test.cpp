@@ -192,8 +192,9 @@ TEST(ScenarioPipeline, GlobalBatchMustBeAMultiple) {
   expect_single_error(pipeline(kModel + "  global_batch: 8\n  micro_batches: 3\n  schedule: 1f1b\n  planner: dapple\n"),
                       13, 18, "global_batch 8 is not a multiple of micro_batches 3");
   // "  micro_batch_size: 3": the value at column 21.
-  expect_single_error(pipeline(kModel + "  global_batch: 8\n  micro_batch_size: 3\n  schedule: 1f1b\n  planner: dapple\n"),
-                      13, 21, "global_batch 8 is not a multiple of micro_batch_size 3");
+  expect_single_error(
+      pipeline(kModel + "  global_batch: 8\n  micro_batch_size: 3\n  schedule: 1f1b\n  planner: dapple\n"), 13, 21,
+      "global_batch 8 is not a multiple of micro_batch_size 3");
 }
 
 // ---- schedule ----------------------------------------------------------------------------------------
@@ -211,34 +212,36 @@ TEST(ScenarioPipeline, UnknownScheduleSuggestsTheClosestName) {
 TEST(ScenarioPipeline, AnOptionTheScheduleDoesNotReadNamesItsOptions) {
   // "  schedule: {name: gpipe, group: 2}": group at column 27; kfkb's option.
   expect_single_error(
-      pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: gpipe, group: 2}\n  planner: dapple\n"),
+      pipeline(kModel +
+               "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: gpipe, group: 2}\n  planner: dapple\n"),
       14, 27, "schedule 'gpipe' has no option 'group' (an option of kfkb); its options: recompute");
   // 1F1B reads none: "  schedule: {name: 1f1b, chunks: 2}", chunks at column 26.
   expect_single_error(
-      pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: 1f1b, chunks: 2}\n  planner: dapple\n"),
+      pipeline(kModel +
+               "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: 1f1b, chunks: 2}\n  planner: dapple\n"),
       14, 26, "schedule '1f1b' has no option 'chunks' (an option of interleaved); it has no options");
   // DAPPLE lists both of its options; a typo gets a suggestion instead of an owner.
-  expect_single_error(pipeline(kModel +
-                               "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: dapple, recompute: true}\n"
-                               "  planner: dapple\n"),
-                      14, 28, "its options: policy, max_in_flight");
-  expect_single_error(pipeline(kModel +
-                               "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: dapple, polcy: B}\n"
-                               "  planner: dapple\n"),
+  expect_single_error(
+      pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: dapple, recompute: true}\n"
+                        "  planner: dapple\n"),
+      14, 28, "its options: policy, max_in_flight");
+  expect_single_error(pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: dapple, polcy: B}\n"
+                                        "  planner: dapple\n"),
                       14, 28, "schedule 'dapple' has no option 'polcy' (did you mean 'policy'?)");
 }
 
 TEST(ScenarioPipeline, GroupLargerThanTheMicroBatchesIsAnError) {
   // M = 4; "  schedule: {name: kfkb, group: 5}": the 5 at column 33.
   expect_single_error(
-      pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: kfkb, group: 5}\n  planner: dapple\n"),
+      pipeline(kModel +
+               "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: kfkb, group: 5}\n  planner: dapple\n"),
       14, 33, "schedule 'kfkb': group 5 is larger than the 4 micro-batches");
   // Ada-Grouper's candidates are group sizes too, at most M: "  schedule: {name: ada-grouper, candidates: [1, 8]}",
   // the list at column 45.
-  expect_single_error(pipeline(kModel +
-                               "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: ada-grouper, candidates: [1, 8]}\n"
-                               "  planner: dapple\n"),
-                      14, 45, "schedule 'ada-grouper': candidate group size 8 is larger than the 4 micro-batches");
+  expect_single_error(
+      pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: ada-grouper, candidates: [1, 8]}\n"
+                        "  planner: dapple\n"),
+      14, 45, "schedule 'ada-grouper': candidate group size 8 is larger than the 4 micro-batches");
 }
 
 // ---- planner / stages ----------------------------------------------------------------------------------
@@ -254,7 +257,8 @@ TEST(ScenarioPipeline, NeitherPlannerNorStagesIsAnError) {
 
 TEST(ScenarioPipeline, UnknownPlannerSuggestsTheClosestName) {
   // Line 15 "  planner: dapel": the value at column 12.
-  expect_single_error(pipeline(valid_head() + "  planner: dapel\n"), 15, 12, "unknown planner 'dapel'; did you mean 'dapple'?");
+  expect_single_error(pipeline(valid_head() + "  planner: dapel\n"), 15, 12,
+                      "unknown planner 'dapel'; did you mean 'dapple'?");
   // The mapping form: "  planner: {name: unifrom}", the name at column 19.
   expect_single_error(pipeline(valid_head() + "  planner: {name: unifrom}\n"), 15, 19, "did you mean 'uniform'?");
 }
@@ -271,7 +275,8 @@ TEST(ScenarioPipeline, OnlyThePipeDreamPlannerTakesFlat) {
   // "  planner: {name: dapple, flat: true}": flat at column 27.
   expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, flat: true}\n"), 15, 27,
                       "planner 'dapple' has no option 'flat' (an option of pipedream)");
-  EXPECT_TRUE(spec_of(load(pipeline(valid_head() + "  planner: {name: pipedream, flat: true}\n"))).planner_options.flag("flat"));
+  EXPECT_TRUE(spec_of(load(pipeline(valid_head() + "  planner: {name: pipedream, flat: true}\n")))
+                  .planner_options.flag("flat"));
   EXPECT_FALSE(spec_of(load(pipeline(valid_head() + "  planner: pipedream\n"))).planner_options.flag("flat"));
 }
 
@@ -283,9 +288,10 @@ TEST(ScenarioPipeline, OnlyTheMegatronPlannerTakesCandidate) {
 
 TEST(ScenarioPipeline, ChunksAutoNeedsTheMegatronPlanner) {
   // Line 14 "  schedule: {name: interleaved, chunks: auto}": auto at column 41.
-  expect_single_error(pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: interleaved, chunks: "
-                                        "auto}\n  planner: dapple\n"),
-                      14, 41, "'chunks: auto' lets a planner that chooses the chunks per stage (megatron) choose them");
+  expect_single_error(
+      pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: interleaved, chunks: "
+                        "auto}\n  planner: dapple\n"),
+      14, 41, "'chunks: auto' lets a planner that chooses the chunks per stage (megatron) choose them");
 }
 
 // `dnnsim plan --planner NAME` (replace_planner): the file reads as if it named NAME. Options NAME
@@ -316,7 +322,9 @@ TEST(ScenarioPipeline, OnlyTheFormula2PlannersTakePrefixes) {
                       "options: flat");
   // "  planner: {name: dapple, prefixes: 0}": the 0 at column 37, below the range.
   expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, prefixes: 0}\n"), 15, 37, "1024");
-  EXPECT_EQ(spec_of(load(pipeline(valid_head() + "  planner: {name: dapple, prefixes: 1}\n"))).planner_options.integer("prefixes"), 1);
+  EXPECT_EQ(spec_of(load(pipeline(valid_head() + "  planner: {name: dapple, prefixes: 1}\n")))
+                .planner_options.integer("prefixes"),
+            1);
   // The default beam (formula2_search.hpp).
   EXPECT_EQ(spec_of(load(pipeline(valid_head() + "  planner: dapple\n"))).planner_options.integer("prefixes"), 2);
 }
@@ -460,7 +468,5 @@ TEST(ScenarioPipelinePlan, InterleavedNeedsAPlanWithChunks) {
 }  // namespace dnnsim
 
 namespace dnnsim {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 }  // namespace dnnsim

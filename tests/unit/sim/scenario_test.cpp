@@ -252,8 +252,9 @@ TEST(ScenarioErrors, UnitLessNonZeroQuantity) {
 TEST(Scenario, FabricDefaultsFollowTheGpusNvlink) {
   // V100 SXM2 has board-level NVLink: NVSwitch by default. An RTX 3090's NVLink bridges only a pair
   // of cards, and a T4 has none: both default to PCIe, with the GPU link from the PCIe catalog entry.
-  for (const auto& [gpu, fabric] : {std::pair{"V100-16GB", IntraNodeFabric::nvswitch},
-                                    std::pair{"RTX3090", IntraNodeFabric::pcie}, std::pair{"T4", IntraNodeFabric::pcie}}) {
+  for (const auto& [gpu, fabric] :
+       {std::pair{"V100-16GB", IntraNodeFabric::nvswitch}, std::pair{"RTX3090", IntraNodeFabric::pcie},
+        std::pair{"T4", IntraNodeFabric::pcie}}) {
     std::string yaml = kBase;
     yaml.replace(yaml.find("V100-16GB"), 9, gpu);
     const Scenario s = load(yaml);

@@ -60,8 +60,8 @@ axes:
   EXPECT_DOUBLE_EQ(spec.timeout.value(), 90.0);
   EXPECT_EQ(spec.axis_keys, std::vector<std::string>{"run.seed"});
   // The metric "status" collides with the status column: it is named summary.status.
-  EXPECT_EQ(sweep_columns(spec),
-            (std::vector<std::string>{"point", "run.seed", "status", "error", "mean.iteration_time_s", "summary.status"}));
+  EXPECT_EQ(sweep_columns(spec), (std::vector<std::string>{"point", "run.seed", "status", "error",
+                                                           "mean.iteration_time_s", "summary.status"}));
 }
 
 TEST(SweepSpec, DefaultTimeoutIsTenMinutes) {
@@ -130,7 +130,8 @@ axes:
   - range: {key: cluster.nodes.0.count, from: 1, to: 4, steps: 4}
   - range: {key: run.seed, from: 1, to: 10, steps: 4}
   - range: {key: run.iterations, from: 1, to: 1000, steps: 4, scale: log}
-)", false);
+)",
+                              false);
   ASSERT_EQ(spec.points.size(), 64u);
   EXPECT_EQ(column(spec, "cluster.nodes.0.count")[0], "1");
   EXPECT_EQ(column(spec, "cluster.nodes.0.count")[63], "4");
@@ -151,7 +152,8 @@ axes:
   - range: {key: a, from: "10Gbps", to: "100Gbps", steps: 3, scale: log}
   - range: {key: b, from: "1GB", to: "2000MB", steps: 3}
   - range: {key: c, from: 0.1, to: 0.9, steps: 5}
-)", false);
+)",
+                              false);
   ASSERT_EQ(spec.points.size(), 45u);
   EXPECT_EQ(column(spec, "a")[0], "10Gbps");
   EXPECT_EQ(column(spec, "a")[15], "31.6228Gbps");
@@ -244,8 +246,9 @@ axes:
 )");
   ASSERT_EQ(errors.size(), 2u) << dump(errors);
   expect_error(errors[0], 4, 43, "workload.bucket_size=lots: expected a size");
-  expect_error(errors[1], 5, 35, "workload.bucket_sise=1MB: unknown key 'bucket_sise' in the workload; did you "
-                                 "mean 'bucket_size'?");
+  expect_error(errors[1], 5, 35,
+               "workload.bucket_sise=1MB: unknown key 'bucket_sise' in the workload; did you "
+               "mean 'bucket_size'?");
 }
 
 TEST(SweepSpec, AProblemOfSeveralAxesIsReportedAtAxesOnce) {
@@ -259,10 +262,12 @@ base: base.yaml
 axes:
   - grid: {cluster.nodes.0.count: [1, 2]}
   - grid: {run.seed: [1, 2]}
-)", true, base);
+)",
+                                true, base);
   ASSERT_EQ(errors.size(), 1u) << dump(errors);
   expect_error(errors[0], 4, 3, "point p0002 (cluster.nodes.0.count=2, run.seed=1) makes the base scenario invalid: ");
-  EXPECT_NE(errors[0].message.find("base.yaml:12:17: error: global_batch 2 is smaller than the 4 GPUs"), std::string::npos)
+  EXPECT_NE(errors[0].message.find("base.yaml:12:17: error: global_batch 2 is smaller than the 4 GPUs"),
+            std::string::npos)
       << dump(errors);
 }
 

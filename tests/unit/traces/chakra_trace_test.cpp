@@ -1,5 +1,7 @@
 // Chakra ET import and export (traces/chakra) without an engine: the mapping of node types onto the
 // TaskGraph, located errors, and the lossless round trip.
+#include "traces/chakra/chakra_trace.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,7 +11,6 @@
 #include "models/program/task_graph_json.hpp"
 #include "tests/support/chakra_writer.hpp"
 #include "tests/support/diagnostics.hpp"
-#include "traces/chakra/chakra_trace.hpp"
 
 namespace dnnsim {
 namespace {
@@ -19,7 +20,8 @@ namespace pb = testing::pb;
 
 std::filesystem::path temp_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  auto dir = std::filesystem::temp_directory_path() / ("dnnsim-chakra-" + std::to_string(::getpid()) + "-" + info->name());
+  auto dir =
+      std::filesystem::temp_directory_path() / ("dnnsim-chakra-" + std::to_string(::getpid()) + "-" + info->name());
   std::filesystem::create_directories(dir);
   return dir;
 }
@@ -44,10 +46,11 @@ TEST(ChakraImport, TextConverterDataParallelMapsNodesOntoTasks) {
   // compute and 2 all-reduces (one per layer). The all-reduces are shared by the 4 ranks: 5 × 4
   // computes + 2 collectives. Recorded runtimes are taken as measured on the rank's GPU.
   const auto dir = temp_dir();
-  testing::write_text_workload("DATA\n2\n"
-                               "l0 -1 100 NONE 0 50 NONE 0 70 ALLREDUCE 4000 10\n"
-                               "l1 -1 200 NONE 0 60 NONE 0 80 ALLREDUCE 8000 10\n",
-                               (dir / "dp").string(), 4);
+  testing::write_text_workload(
+      "DATA\n2\n"
+      "l0 -1 100 NONE 0 50 NONE 0 70 ALLREDUCE 4000 10\n"
+      "l1 -1 200 NONE 0 60 NONE 0 80 ALLREDUCE 8000 10\n",
+      (dir / "dp").string(), 4);
   ChakraImportOptions options;
   options.rank_gpus = std::vector<std::string>(4, "A100-40GB-SXM");
   const ChakraImport imported = import_chakra(expand_rank_pattern((dir / "dp.%d.et").string(), 4), devices(4), options);
@@ -146,8 +149,9 @@ TEST(ChakraImport, CollectivesThatDoNotMatchAcrossRanksAreErrors) {
   EtFile::attr(b, "comm_size", 100);
   r0.save((dir / "m.0.et").string());
   r1.save((dir / "m.1.et").string());
-  EXPECT_THAT(error_text([&] { (void)import_chakra(expand_rank_pattern((dir / "m.%d.et").string(), 2), devices(2), {}); }),
-              ::testing::HasSubstr("m.1.et: message 1: error: collective #0 of group '' is all_gather"));
+  EXPECT_THAT(
+      error_text([&] { (void)import_chakra(expand_rank_pattern((dir / "m.%d.et").string(), 2), devices(2), {}); }),
+      ::testing::HasSubstr("m.1.et: message 1: error: collective #0 of group '' is all_gather"));
 }
 
 TEST(ChakraExport, ImportOfExportIsTheSameGraph) {

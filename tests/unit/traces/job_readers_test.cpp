@@ -1,18 +1,18 @@
 // Job-trace readers (traces/jobs/job_readers.hpp): real slices of the shipped traces read as
 // documented, the unshipped formats (Philly JSON, Helios, PAI) on slices written from their
 // documented schemas (papers-cluster.md §10), and every kind of bad input reported at FILE:ROW:COL.
-#include <gtest/gtest.h>
+#include "traces/jobs/job_readers.hpp"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#include "dnnsim/source_paths.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "traces/jobs/job_generator.hpp"
-#include "traces/jobs/job_readers.hpp"
-#include "dnnsim/source_paths.hpp"
 
 namespace dnnsim {
 namespace {
@@ -42,8 +42,8 @@ TEST(JobReaders, PhillyCsvSliceSortedAndRebased) {
 }
 
 TEST(JobReaders, PolluxWorkloadShippedFile) {
-  const JobTrace trace =
-      read_job_trace("pollux-workload", {DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/workloads/load-1.0/workload-6.csv"});
+  const JobTrace trace = read_job_trace(
+      "pollux-workload", {DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/workloads/load-1.0/workload-6.csv"});
   ASSERT_EQ(trace.jobs.size(), 160u);
   EXPECT_EQ(trace.jobs[0].id, "cifar10-0");
   EXPECT_EQ(trace.jobs[0].gpus, 6);
@@ -53,11 +53,12 @@ TEST(JobReaders, PolluxWorkloadShippedFile) {
 
 // The first two rows of Gavel's physical_cluster/small_test.trace (tab-separated).
 TEST(JobReaders, GavelTraceSlice) {
-  const std::string path = write("gavel.trace",
-                                 "Transformer (batch size 128)\tpython3 train.py -data %s/translation/multi30k.atok.low.pt -batch_size 128 "
-                                 "-proj_share_weight\ttranslation\t-step\t1\t346\t2\t1\t-1.000000\t0\n"
-                                 "Recommendation (batch size 8192)\tpython3 train.py --data_dir %s/ml-20m/pro_sg/ --batch_size 8192\t"
-                                 "recommendation\t-n\t1\t36\t1\t1\t-1.000000\t0\n");
+  const std::string path =
+      write("gavel.trace",
+            "Transformer (batch size 128)\tpython3 train.py -data %s/translation/multi30k.atok.low.pt -batch_size 128 "
+            "-proj_share_weight\ttranslation\t-step\t1\t346\t2\t1\t-1.000000\t0\n"
+            "Recommendation (batch size 8192)\tpython3 train.py --data_dir %s/ml-20m/pro_sg/ --batch_size 8192\t"
+            "recommendation\t-n\t1\t36\t1\t1\t-1.000000\t0\n");
   const JobTrace trace = read_job_trace("gavel", {path});
   ASSERT_EQ(trace.jobs.size(), 2u);
   EXPECT_EQ(trace.jobs[0].model, "Transformer (batch size 128)");
@@ -101,11 +102,12 @@ TEST(JobReaders, PhillyJsonWrongTypesAreLocated) {
 }
 
 TEST(JobReaders, HeliosFromSchema) {
-  const std::string path = write("helios.csv",
-                                 "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
-                                 "7,uA,vcX,8,32,1,COMPLETED,2020-04-01 00:00:10,2020-04-01 00:01:00,2020-04-01 01:01:00,3600,50\n"
-                                 "8,uB,vcX,0,4,1,COMPLETED,2020-04-01 00:00:20,2020-04-01 00:00:20,2020-04-01 00:00:30,10,0\n"
-                                 "9,uA,vcY,1,4,1,FAILED,2020-04-01 00:00:00,2020-04-01 00:00:05,2020-04-01 00:00:15,10,5\n");
+  const std::string path =
+      write("helios.csv",
+            "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
+            "7,uA,vcX,8,32,1,COMPLETED,2020-04-01 00:00:10,2020-04-01 00:01:00,2020-04-01 01:01:00,3600,50\n"
+            "8,uB,vcX,0,4,1,COMPLETED,2020-04-01 00:00:20,2020-04-01 00:00:20,2020-04-01 00:00:30,10,0\n"
+            "9,uA,vcY,1,4,1,FAILED,2020-04-01 00:00:00,2020-04-01 00:00:05,2020-04-01 00:00:15,10,5\n");
   const JobTrace trace = read_job_trace("helios", {path});
   ASSERT_EQ(trace.jobs.size(), 2u);
   EXPECT_EQ(trace.skipped, 1u);  // CPU-only
@@ -140,8 +142,11 @@ TEST(JobReaders, AlibabaPaiFromSchema) {
 // at its field. (The PAI input is a reduction of a fuzz smoke finding.)
 TEST(JobReaders, CountsBeyondAnIntAreRefused) {
   const std::string jobs = write("pai_job_big.csv", "j1,i1,u1,Terminated,100,400\n");
-  const std::string tasks = write("pai_task_big.csv", "j1,worker,2,Terminated,100,400,600,29,18446744073709551616,V100\n");
-  const auto pai = testing::diagnostics_thrown_by([&] { (void)read_job_trace("alibaba-pai", {jobs, {{"tasks", tasks}}}); });
+  const std::string tasks =
+      write("pai_task_big.csv", "j1,worker,2,Terminated,100,400,600,29,18446744073709551616,V100\n");
+  const auto pai = testing::diagnostics_thrown_by([&] {
+    (void)read_job_trace("alibaba-pai", {jobs, {{"tasks", tasks}}});
+  });
   ASSERT_EQ(pai.size(), 1u) << testing::dump(pai);
   testing::expect_error(pai[0], 1, 1, "asks for 3.68935e+17 GPUs");
   const std::string philly = write("philly_big.csv",
@@ -179,7 +184,9 @@ TEST(JobReaders, UnknownFormatSuggests) {
 
 TEST(JobReaders, FilterWindowGpusAndCount) {
   JobTrace trace;
-  for (int i = 0; i < 10; ++i) trace.jobs.push_back(JobRecord{"j" + std::to_string(i), Seconds(i * 10.0), Seconds(5), 0, i % 3 + 1, "", 0, i % 2 ? "odd" : "even"});
+  for (int i = 0; i < 10; ++i)
+    trace.jobs.push_back(
+        JobRecord{"j" + std::to_string(i), Seconds(i * 10.0), Seconds(5), 0, i % 3 + 1, "", 0, i % 2 ? "odd" : "even"});
   JobFilter filter;
   filter.virtual_clusters = {"even"};
   filter.from = Seconds(20);
@@ -195,7 +202,8 @@ TEST(JobReaders, FilterWindowGpusAndCount) {
 // filtered, and only covering entries are drawn.
 TEST(JobGenerator, ModelMappingIsPerJobAndSeeded) {
   JobTrace trace;
-  for (int i = 0; i < 50; ++i) trace.jobs.push_back(JobRecord{"j" + std::to_string(i), Seconds(i), Seconds(1), 0, i % 2 ? 8 : 1});
+  for (int i = 0; i < 50; ++i)
+    trace.jobs.push_back(JobRecord{"j" + std::to_string(i), Seconds(i), Seconds(1), 0, i % 2 ? 8 : 1});
   const std::vector<ModelMixEntry> mix{{"resnet50", 1, 1, 1}, {"bert-base", 1, 1, 1}, {"gpt2-small", 1, 2, 64}};
   JobTrace all = trace, half = trace;
   half.jobs.resize(10);
