@@ -28,7 +28,6 @@
 #include <vector>
 
 #include "models/calibration/calibration.hpp"
-#include "models/calibration/cpu_backend.hpp"
 #include "models/cost/compute_cost.hpp"
 
 namespace {
@@ -193,8 +192,11 @@ int main(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;
   const double probe_before = probe_seconds();
   const Clock::time_point calibration_start = Clock::now();
-  const std::vector<dnnsim::KernelSample> samples = dnnsim::CpuCalibrationBackend().run(
-      quick, [](const std::string& stage) { fmt::print(stderr, "  calibrating: {}…\n", stage); });
+  dnnsim::CalibrationBackendRegistry backends("calibration backend");
+  dnnsim::register_builtin_calibration_backends(backends);
+  const std::vector<dnnsim::KernelSample> samples = backends.at("cpu").value->run(
+      quick, backends.defaults("cpu"),
+      [](const std::string& stage) { fmt::print(stderr, "  calibrating: {}…\n", stage); });
   const dnnsim::CalibrationTable table = dnnsim::fit_calibration(
       "cpu", samples, std::nullopt, std::nullopt,
       fmt::format("measured by bench/mlp_accuracy ({} sweep, CPU backend, one core)", quick ? "quick" : "full"));

@@ -533,13 +533,19 @@ void report_calibration_stage(const CalibrationProgress& progress, std::string_v
   if (progress) progress(fmt::format("{} ({} samples so far)", stage, samples_so_far));
 }
 
+OptionSchema cuda_calibration_options() {
+  OptionSchema schema;
+  schema.integer("repetitions", 10, "timed runs per sample, the fastest counts (quick: 3)").range(1, 1000);
+  return schema;
+}
+
 void register_builtin_calibration_backends(CalibrationBackendRegistry& registry) {
   registry.add("cpu",
                "host CPU, single-threaded Eigen: square fp32 GEMM sweep (matmul), an m × n × k GEMM shape grid, "
                "bias+ReLU (elementwise), "
                "STREAM triad (memory), memcpy (device_to_device); peaks are the best observed rates",
                "dnnsim; triad after McCalpin, STREAM (IEEE TCCA Newsletter, 1995)",
-               std::make_shared<const CpuCalibrationBackend>());
+               std::make_shared<const CpuCalibrationBackend>(), CpuCalibrationBackend::options());
 }
 
 }  // namespace dnnsim

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/common/options.hpp"
 #include "models/common/registry.hpp"
 #include "models/common/units.hpp"
 #include "models/program/task_graph.hpp"
@@ -121,8 +122,11 @@ class CalibrationBackend {
   virtual ~CalibrationBackend() = default;
   // Whether the backend can run here; when not, `why` says why (e.g. "no CUDA device is present").
   [[nodiscard]] virtual bool available(std::string& why) const = 0;
-  // Runs the sweep; `quick` keeps sizes small (for tests).
-  [[nodiscard]] virtual std::vector<KernelSample> run(bool quick, const CalibrationProgress& progress) const = 0;
+  // Runs the sweep; `quick` keeps sizes small (for tests) and sets the repetition options the user did
+  // not give to their quick values. `options` are the backend's declared options as read
+  // (CalibrationBackendRegistry::defaults when none were given).
+  [[nodiscard]] virtual std::vector<KernelSample> run(bool quick, const Options& options,
+                                                      const CalibrationProgress& progress) const = 0;
   // The device the samples describe ("cpu", or the catalog name closest to the CUDA device found).
   [[nodiscard]] virtual std::string device() const = 0;
 };
@@ -131,6 +135,8 @@ using CalibrationBackendRegistry = Registry<std::shared_ptr<const CalibrationBac
 // Registers "cpu". The "cuda" backend lives in its own library (models/calibration/cuda/, built only
 // when CMake finds nvcc) and is added by register_cuda_calibration_backend() from there.
 void register_builtin_calibration_backends(CalibrationBackendRegistry& registry);
+// The "cuda" backend's options, declared here so that a build without nvcc lists the same ones.
+[[nodiscard]] OptionSchema cuda_calibration_options();
 
 // Fits a table from samples: peaks as the best observed rates (CPU) or given (GPU), curves as
 // achieved rate / peak at each measured size (capped at 1; the best sample of a repeated size wins).

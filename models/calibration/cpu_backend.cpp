@@ -162,15 +162,43 @@ bool CpuCalibrationBackend::available(std::string& why) const {
   return true;
 }
 
-std::vector<KernelSample> CpuCalibrationBackend::run(bool quick, const CalibrationProgress& progress) const {
+OptionSchema CpuCalibrationBackend::options() {
+  OptionSchema schema;
+  schema.integer("repetitions", 5, "timed runs per sample, the fastest counts (quick: 3)").range(1, 1000);
+  schema.integer("grid_repetitions", 3, "timed runs per GEMM of the shape grids (quick: as repetitions)")
+      .range(1, 1000);
+  schema
+      .quantity<Seconds>("min_run_time", Seconds(0.010),
+                         "a run repeats the kernel until it lasts this long: below it the clock's resolution "
+                         "shows (quick: 2 ms; the shape grids: half)")
+      .range(1e-6, 60);
+  schema
+      .quantity<Seconds>("kernel_budget", Seconds(1.0),
+                         "no new run of a sample once it has taken this long, after at least one (quick: 0.1 s)")
+      .range(1e-6, 3600);
+  return schema;
+}
+
+std::vector<KernelSample> CpuCalibrationBackend::run(bool quick, const Options& options,
+                                                     const CalibrationProgress& progress) const {
   Eigen::setNbThreads(1);
-  const Timing timing = quick ? Timing{3, 0.002, 0.1} : Timing{5, 0.010, 1.0};
+  // An option the user gave wins; the others take their quick values under --quick.
+  const auto integer = [&](std::string_view name, std::int64_t quick_value) {
+    return static_cast<int>(quick && !options.given(name) ? quick_value : options.integer(name));
+  };
+  const auto seconds = [&](std::string_view name, double quick_value) {
+    return quick && !options.given(name) ? quick_value : options.quantity<Seconds>(name).value();
+  };
+  const Timing timing{integer("repetitions", 3), seconds("min_run_time", 0.002), seconds("kernel_budget", 0.1)};
   std::vector<KernelSample> samples;
   const auto next = [&](std::string_view stage) { report_calibration_stage(progress, stage, samples.size()); };
   next("square GEMMs");
   gemm_sweep(quick, timing, samples);
   // Fewer, shorter repetitions: the grids are 3 × 125 GEMMs (3 × 8 quick), up to 137 GFlop each.
-  gemm_shape_sweep(quick, quick ? timing : Timing{3, 0.005, 1.0}, samples, progress);
+  const Timing grid_timing{integer("grid_repetitions", timing.repetitions),
+                           quick ? timing.min_repetition_seconds : timing.min_repetition_seconds / 2,
+                           timing.budget_seconds};
+  gemm_shape_sweep(quick, grid_timing, samples, progress);
   next("bias + ReLU");
   bias_relu_sweep(quick, timing, samples);
   next("STREAM triad");

@@ -11,8 +11,10 @@
 //                them (McCalpin 1995; no write-allocate traffic); 1 MiB … 256 MiB moved (quick: … 16 MiB)
 //   memcpy       kind device_to_device, std::memcpy between two host buffers; 1 MiB … 256 MiB
 //                (quick: … 16 MiB) copied
-// Each sample is the best of several repetitions (5, quick: 3), a repetition repeating the kernel
-// until it lasts at least 10 ms (quick: 2 ms), after one warm-up call.
+// Each sample is the best of several repetitions (option `repetitions`: 5, quick: 3), a repetition
+// repeating the kernel until it lasts at least `min_run_time` (10 ms, quick: 2 ms), after one warm-up
+// call, and the repetitions stop once a sample has taken `kernel_budget` (1 s, quick: 0.1 s). The shape
+// grids take `grid_repetitions` (3) runs of at least half `min_run_time`: they are 375 GEMMs.
 //
 // Eigen runs single-threaded (Eigen::setNbThreads(1); dnnsim is built without OpenMP anyway): a
 // multi-threaded GEMM's rate depends on what else the machine runs and on thread placement, which
@@ -29,8 +31,10 @@ namespace dnnsim {
 class CpuCalibrationBackend final : public CalibrationBackend {
  public:
   [[nodiscard]] bool available(std::string& why) const override;  // always true
-  [[nodiscard]] std::vector<KernelSample> run(bool quick, const CalibrationProgress& progress) const override;
+  [[nodiscard]] std::vector<KernelSample> run(bool quick, const Options& options,
+                                              const CalibrationProgress& progress) const override;
   [[nodiscard]] std::string device() const override { return "cpu"; }
+  [[nodiscard]] static OptionSchema options();
 };
 
 }  // namespace dnnsim

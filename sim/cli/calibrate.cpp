@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "models/common/option_reader.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/sync/proxy_training.hpp"
 #include "planners/jobs/marl/torch_plugin.hpp"
@@ -24,7 +25,7 @@ class MissingCudaBackend final : public CalibrationBackend {
     why = why_;
     return false;
   }
-  std::vector<KernelSample> run(bool, const CalibrationProgress&) const override { return {}; }
+  std::vector<KernelSample> run(bool, const Options&, const CalibrationProgress&) const override { return {}; }
   std::string device() const override { return "cuda"; }
 
  private:
@@ -48,7 +49,21 @@ void register_cuda_module(CalibrationBackendRegistry& registry) {
   why = fmt::format("its module could not be loaded: {}", ::dlerror());
 #endif
   registry.add("cuda", "CUDA device (cuBLAS GEMMs, kernels, copies): not available in this build",
-               "dnnsim (models/calibration/cuda)", std::make_shared<const MissingCudaBackend>(std::move(why)));
+               "dnnsim (models/calibration/cuda)", std::make_shared<const MissingCudaBackend>(std::move(why)),
+               cuda_calibration_options());
+}
+
+// `--backend cpu` or `--backend '{name: cpu, repetitions: 3}'`: an entry and its options in the form a
+// scenario writes them, read by the scenario's reader, so that a wrong option is a located error.
+// @throw InputError with every problem of the text.
+EntrySelection read_backend(const CalibrationBackendRegistry& registry, const std::string& text) {
+  DiagnosticSink sink;
+  YamlReader reader("--backend", sink);
+  const YAML::Node node = reader.load_text(text);
+  std::optional<EntrySelection> selection;
+  if (sink.empty()) selection = read_entry(reader, node, registry);
+  sink.throw_if_any();
+  return std::move(*selection);
 }
 
 }  // namespace
@@ -65,15 +80,15 @@ const CalibrationBackendRegistry& calibration_backends() {
 
 int run_calibrate(const CalibrateOptions& options) {
   const CalibrationBackendRegistry& registry = calibration_backends();
-  const CalibrationBackend& backend =
-      *registry.at(options.backend, SourceLocation{"--backend " + options.backend, 0, 0}).value;
+  const EntrySelection chosen = read_backend(registry, options.backend);
+  const CalibrationBackend& backend = *registry.at(chosen.name).value;
   if (std::string why; !backend.available(why)) {
-    std::cerr << fmt::format("dnnsim calibrate: the {} backend cannot run here: {}\n", options.backend, why);
+    std::cerr << fmt::format("dnnsim calibrate: the {} backend cannot run here: {}\n", chosen.name, why);
     return 1;
   }
-  std::cerr << fmt::format("running the {} microbenchmarks{}…\n", options.backend, options.quick ? " (quick)" : "");
+  std::cerr << fmt::format("running the {} microbenchmarks{}…\n", chosen.name, options.quick ? " (quick)" : "");
   const std::vector<KernelSample> samples =
-      backend.run(options.quick, [](const std::string& stage) { std::cerr << "  " << stage << "…\n"; });
+      backend.run(options.quick, chosen.options, [](const std::string& stage) { std::cerr << "  " << stage << "…\n"; });
   const std::string device = backend.device();
 
   // A catalog GPU is calibrated against its datasheet peaks (efficiency = achieved / datasheet);

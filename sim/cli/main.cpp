@@ -146,8 +146,11 @@ std::vector<std::pair<std::string, std::function<void(bool)>>> listings() {
   table.emplace_back("backends", [](bool options) {
     std::cout << dnnsim::format_listing(dnnsim::listing_of("backends", dnnsim::cli::calibration_backends()), options);
   });
-  table.emplace_back("options",
-                     [](bool) { std::cout << dnnsim::options_reference(dnnsim::builtin_registry_listings()); });
+  table.emplace_back("options", [](bool) {
+    std::vector<dnnsim::RegistryListing> all = dnnsim::builtin_registry_listings();
+    all.push_back(dnnsim::listing_of("backends", dnnsim::cli::calibration_backends()));
+    std::cout << dnnsim::options_reference(all);
+  });
   return table;
 }
 

@@ -156,14 +156,16 @@ class CudaCalibrationBackend final : public CalibrationBackend {
     return true;
   }
 
-  [[nodiscard]] std::vector<KernelSample> run(bool quick, const CalibrationProgress& progress) const override {
+  [[nodiscard]] std::vector<KernelSample> run(bool quick, const Options& options,
+                                              const CalibrationProgress& progress) const override {
     if (std::string why; !available(why)) throw std::runtime_error(fmt::format("CUDA calibration: {}", why));
     DnnsimCudaDeviceInfo info{};
     DnnsimCudaError error{};
     if (!dnnsim_cuda_device_info(kDevice, &info, &error)) fail(info, error);
     // A size is measured when all its buffers fit in half of the memory free at the start.
     const auto fits = [&](double bytes) { return bytes <= 0.5 * static_cast<double>(info.free_memory); };
-    const Sweep sweep = sweep_for(quick);
+    Sweep sweep = sweep_for(quick);
+    if (options.given("repetitions")) sweep.repetitions = static_cast<int>(options.integer("repetitions"));
     std::vector<KernelSample> samples;
     const auto add = [&](std::string_view kernel, std::string_view kind, Dtype dtype, double size, double seconds) {
       if (seconds < 0) fail(info, error);
@@ -273,7 +275,7 @@ void register_cuda_calibration_backend(CalibrationBackendRegistry& registry) {
                "(fp32, tf32, fp16, bf16) and a tiled fp32 GEMM, STREAM triad, elementwise bias+ReLU, cudaMemcpy "
                "host<->device (pinned), device<->device and peer",
                "dnnsim; STREAM triad after McCalpin (1995); tiled GEMM after Volkov & Demmel (SC 2008)",
-               std::make_shared<const CudaCalibrationBackend>());
+               std::make_shared<const CudaCalibrationBackend>(), cuda_calibration_options());
 }
 
 }  // namespace dnnsim

@@ -23,14 +23,16 @@ bool device_present() {
   return dnnsim_cuda_device_count(&error) > 0;
 }
 
-const CalibrationBackend& cuda_backend() {
+const CalibrationBackendRegistry& cuda_registry() {
   static const CalibrationBackendRegistry registry = [] {
     CalibrationBackendRegistry r("calibration backend");
     register_cuda_calibration_backend(r);
     return r;
   }();
-  return *registry.at("cuda").value;
+  return registry;
 }
+
+const CalibrationBackend& cuda_backend() { return *cuda_registry().at("cuda").value; }
 
 TEST(CudaBackend, RegistersUnderTheNameCuda) {
   CalibrationBackendRegistry registry("calibration backend");
@@ -53,7 +55,7 @@ TEST(CudaBackend, WithoutDeviceIsUnavailableAndSaysWhy) {
 TEST(CudaBackend, WithoutDeviceRunThrowsTheReasonInsteadOfTouchingTheGpu) {
   if (device_present()) GTEST_SKIP() << "a CUDA device is present";
   try {
-    (void)cuda_backend().run(/*quick=*/true, {});
+    (void)cuda_backend().run(/*quick=*/true, cuda_registry().defaults("cuda"), {});
     FAIL() << "run() returned without a device";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();
@@ -119,7 +121,7 @@ TEST(CudaMicrobench, RejectsBadArguments) {
 TEST(CudaBackend, WithDeviceQuickSweepMeasuresEveryKernel) {
   std::string why;
   if (!cuda_backend().available(why)) GTEST_SKIP() << why;
-  const std::vector<KernelSample> samples = cuda_backend().run(/*quick=*/true, {});
+  const std::vector<KernelSample> samples = cuda_backend().run(/*quick=*/true, cuda_registry().defaults("cuda"), {});
   std::set<std::string> kernels;
   for (const KernelSample& sample : samples) {
     EXPECT_GT(sample.time.value(), 0) << sample.kernel << " at " << sample.size;

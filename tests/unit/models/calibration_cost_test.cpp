@@ -91,9 +91,11 @@ TEST(CalibrationBackends, CpuIsRegisteredAndAvailable) {
 
 // The whole chain on this machine: measure (quick) → fit → table → predicted GEMM times.
 TEST(CalibrationCpu, QuickSweepFitsATableThatPredictsMonotoneGemmTimes) {
+  CalibrationBackendRegistry registry("calibration backend");
+  register_builtin_calibration_backends(registry);
   std::vector<std::string> stages;
-  const std::vector<KernelSample> samples =
-      CpuCalibrationBackend().run(/*quick=*/true, [&](const std::string& stage) { stages.push_back(stage); });
+  const std::vector<KernelSample> samples = registry.at("cpu").value->run(
+      /*quick=*/true, registry.defaults("cpu"), [&](const std::string& stage) { stages.push_back(stage); });
 
   ASSERT_FALSE(samples.empty());
   // Progress: a line before each stage — the square GEMMs, each (layout, m) row of the grids (3 × 2
