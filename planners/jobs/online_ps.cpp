@@ -127,13 +127,9 @@ class OnlinePsScheduler final : public JobScheduler {
     for (std::size_t i = 0; i < state.queued.size() && i < window_; ++i) window.push_back(&state.queued[i]);
     std::vector<std::vector<PackingOption>> options(window.size());
     std::vector<std::vector<Placement>> schedules(window.size());
-    std::vector<double> waiting_rate(window.size());
-    double longest = 0.0;
     for (std::size_t i = 0; i < window.size(); ++i) {
       const JobView& job = *window[i];
       const JobRecord& record = *job.record;
-      waiting_rate[i] = requested_rate(*speed_, state.servers, job);
-      longest = std::max(longest, job.remaining_iterations() / waiting_rate[i]);
       options[i].push_back(PackingOption{});  // wait: priced below
       schedules[i].emplace_back();
       auto add = [&](const Placement& placement) {
@@ -168,9 +164,9 @@ class OnlinePsScheduler final : public JobScheduler {
         add(*distributed);
       }
     }
-    const double wait = time_to_next_release(state, longest);
+    const WaitingPrice waiting = waiting_price(*speed_, state, window);
     for (std::size_t i = 0; i < window.size(); ++i)
-      options[i][0].cost = wait + window[i]->remaining_iterations() / waiting_rate[i];
+      options[i][0].cost = waiting.wait + window[i]->remaining_iterations() / waiting.rate[i];
 
     const auto lp = solve_packing_covering_lp(options, capacity);
     const RoundedChoice chosen =

@@ -47,6 +47,18 @@ double time_to_next_release(const ClusterState& state, double otherwise) {
   return std::isfinite(next) ? next : otherwise;
 }
 
+WaitingPrice waiting_price(const JobSpeedModel& speed, const ClusterState& state,
+                           const std::vector<const JobView*>& window) {
+  WaitingPrice price;
+  double longest = 0.0;
+  for (const JobView* job : window) {
+    price.rate.push_back(requested_rate(speed, state.servers, *job));
+    longest = std::max(longest, job->remaining_iterations() / price.rate.back());
+  }
+  price.wait = time_to_next_release(state, longest);
+  return price;
+}
+
 std::vector<std::pair<int, int>> colocated_ps_layout(const Placement& workers, int k) {
   std::vector<int> counts(workers.slices.size(), 0);
   for (int i = 0; i < k; ++i) ++counts[static_cast<std::size_t>(i) % counts.size()];

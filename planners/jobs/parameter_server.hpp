@@ -65,6 +65,16 @@ namespace dnnsim {
 // the earliest oracle end of a running job; with none running, `otherwise`.
 [[nodiscard]] double time_to_next_release(const ClusterState& state, double otherwise);
 
+// What leaving the jobs of a scheduler's window queued costs: each job's requested_rate, and the
+// wait (time_to_next_release) with none running priced as the longest any window job needs at its
+// requested rate, so that starting a job is never worse than idling.
+struct WaitingPrice {
+  std::vector<double> rate;  // per window job
+  double wait = 0;           // seconds
+};
+[[nodiscard]] WaitingPrice waiting_price(const JobSpeedModel& speed, const ClusterState& state,
+                                         const std::vector<const JobView*>& window);
+
 // c_l above for one layer of `bytes`, on `placement` (its ps must be set).
 [[nodiscard]] Seconds ps_layer_sync_time(Bytes bytes, const Placement& placement,
                                          const std::vector<ServerInfo>& servers);

@@ -95,13 +95,9 @@ class SmdScheduler final : public JobScheduler {
 
     std::vector<std::vector<RatioOption>> options(window.size());
     std::vector<std::vector<Candidate>> candidates(window.size());
-    std::vector<double> waiting_rate(window.size());
-    double longest = 0.0;
     for (std::size_t i = 0; i < window.size(); ++i) {
       const JobView& job = *window[i];
       const JobRecord& record = *job.record;
-      waiting_rate[i] = requested_rate(*speed_, state.servers, job);
-      longest = std::max(longest, job.remaining_iterations() / waiting_rate[i]);
       for (const auto& [w, k] : worker_ps_choices(record, job.gpus, static_cast<int>(gpus))) {
         if (static_cast<double>(k) * record.ps_cores > cpus) continue;
         candidates[i].push_back(Candidate{w, k});
@@ -110,11 +106,10 @@ class SmdScheduler final : public JobScheduler {
                                          {static_cast<double>(w), static_cast<double>(k * record.ps_cores)}});
       }
     }
-    // Option 0: a running job keeps its placement; a queued one waits until GPUs next free up (the
-    // earliest running job's oracle end, or the next slot), with none running priced as the longest
-    // job of the window, so that starting is never worse than idling.
-    double wait = time_to_next_release(state, longest);
-    if (slot_.value() > 0) wait = std::min(wait, slot_.value());
+    // Option 0: a running job keeps its placement; a queued one waits (waiting_price), at most until the
+    // next slot.
+    const WaitingPrice waiting = waiting_price(*speed_, state, window);
+    const double wait = slot_.value() > 0 ? std::min(waiting.wait, slot_.value()) : waiting.wait;
     std::vector<int> start(window.size(), 0);
     double left_gpus = gpus, left_cpus = cpus;
     for (std::size_t i = 0; i < window.size(); ++i) {
@@ -130,7 +125,7 @@ class SmdScheduler final : public JobScheduler {
       } else {
         options[i].insert(
             options[i].begin(),
-            RatioOption{job.remaining_iterations() + wait * waiting_rate[i], waiting_rate[i], {0.0, 0.0}});
+            RatioOption{job.remaining_iterations() + wait * waiting.rate[i], waiting.rate[i], {0.0, 0.0}});
       }
       candidates[i].insert(candidates[i].begin(), Candidate{});
     }
