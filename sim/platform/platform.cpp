@@ -8,6 +8,7 @@
 #include <simgrid/kernel/ProfileBuilder.hpp>
 
 #include "sim/platform/actors.hpp"
+#include "sim/platform/computed_route_zone.hpp"
 #include "traces/network/preemption.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -48,13 +49,19 @@ class PlatformBuilder {
     links_.assign(platform.layout.links.size(), nullptr);
     layout_ = &platform.layout;
 
-    // One switch: a star zone, one route per node (the zone drops a shared switch link it would add twice).
+    // One switch: a star zone, one route per node (the zone drops a shared switch link it would add
+    // twice). A leaf-spine: routes computed from the two nodes when SimGrid asks (a full zone's
+    // n × n table could not be built at 16,384 nodes). Explicit links: a full zone of the routes found.
     const bool star = !platform.layout.switch_ports.empty();
-    auto* root = star ? sg4::create_star_zone("cluster") : sg4::create_full_zone("cluster");
+    const bool computed = platform.layout.leaf_spine.has_value();
+    auto* root = star       ? sg4::create_star_zone("cluster")
+                 : computed ? create_computed_route_zone("cluster", leaf_spine_routes(*platform.layout.leaf_spine))
+                            : sg4::create_full_zone("cluster");
     // Every link lives in the root zone, created before any node zone: SimGrid checks each new
     // link's name against every zone below the root, so links created in 4,096 node zones cost
     // O(n²) name searches (a third of the platform's build time).
     for (std::uint32_t l = 0; l < platform.layout.links.size(); ++l) links_[l] = create_link(*root, l);
+    if (computed) fill_halves();
     std::vector<sg4::NetZone*> node_zones;
     std::vector<simgrid::kernel::routing::NetPoint*> gateways;
     for (std::size_t n = 0; n < platform.layout.nodes.size(); ++n) {
@@ -95,6 +102,7 @@ class PlatformBuilder {
       for (std::size_t g = 0; g < hosts.size(); ++g)
         zone->add_route(hosts[g]->get_netpoint(), gateway, nullptr, nullptr, links_in(node.gpu_to_gateway[g]), true);
       zone->seal();
+      if (computed) set_computed_route_gateway(root, zone, gateway);
       node_zones.push_back(zone);
       gateways.push_back(gateway);
     }
@@ -120,6 +128,24 @@ class PlatformBuilder {
     for (const FailureWindow& w : scenario_.network.failures)
       if (w.is_host && w.target == gpu) windows.emplace_back(w.from.value(), w.to.value());
     return windows;
+  }
+
+  // Each leaf-spine route as links_in would give it to a full zone: each split-duplex link's half in
+  // the hop's direction (SimGrid's get_link_list_impl). The zone is made before its links, so the
+  // halves are filled in once they exist (fill_halves).
+  ChildRouteFunction leaf_spine_routes(const LeafSpineLinks& fabric) const {
+    return [fabric, halves = halves_](std::uint32_t from, std::uint32_t to, std::vector<sg4::Link*>& links) {
+      for (const Hop& hop : fabric.route(from, to))
+        links.push_back(hop.up ? (*halves)[hop.link].first : (*halves)[hop.link].second);
+    };
+  }
+
+  void fill_halves() {
+    for (sg4::Link* link : links_)
+      if (auto* duplex = dynamic_cast<sg4::SplitDuplexLink*>(link))
+        halves_->emplace_back(duplex->get_link_up(), duplex->get_link_down());
+      else
+        halves_->emplace_back(link, link);
   }
 
   std::vector<sg4::LinkInRoute> links_in(const Route& route) const {
@@ -207,6 +233,9 @@ class PlatformBuilder {
   const PlatformOptions& options_;
   const PlatformLayout* layout_ = nullptr;
   std::vector<sg4::Link*> links_;
+  // By layout link: its {up, down} one-way halves (the link itself twice unless split-duplex).
+  std::shared_ptr<std::vector<std::pair<sg4::Link*, sg4::Link*>>> halves_ =
+      std::make_shared<std::vector<std::pair<sg4::Link*, sg4::Link*>>>();
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Builds the SimGrid platform of a scenario from its PlatformLayout (sim/scenario/layout.hpp):
-// one full zone per node (its GPUs as hosts, a gateway router, explicit routes) under a root full
-// zone holding the gateway-to-gateway routes — SimGrid's hierarchical routing, so a route is the
+// one full zone per node (its GPUs as hosts, a gateway router, explicit routes) under a root zone
+// giving the gateway-to-gateway routes (a star zone on one switch, routes computed on demand on a
+// leaf-spine, a full zone for explicit links) — SimGrid's hierarchical routing, so a route is the
 // source node's part + the inter-node part + the destination node's part.
 //
 // Network conditions become SimGrid profiles on the links they match (later conditions override

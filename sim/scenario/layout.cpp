@@ -153,30 +153,21 @@ class LayoutBuilder {
     const auto per_leaf = static_cast<std::uint32_t>(net.nodes_per_leaf);
     const std::uint32_t leaves = (node_count + per_leaf - 1) / per_leaf;
     const auto spines = static_cast<std::uint32_t>(net.spines);
-    std::vector<std::uint32_t> leaf_switch(leaves);
-    std::vector<std::vector<std::uint32_t>> uplink(leaves, std::vector<std::uint32_t>(spines));
+    LeafSpineLinks fabric;
+    fabric.nodes_per_leaf = per_leaf;
+    fabric.spines = spines;
     for (std::uint32_t l = 0; l < leaves; ++l) {
       BytesPerSecond downlinks{0};
       for (std::uint32_t n = l * per_leaf; n < std::min(node_count, (l + 1) * per_leaf); ++n)
         downlinks += node_injection(cluster_.nodes[n]);
-      leaf_switch[l] = add_link(fmt::format("leaf{}", l), downlinks, net.switch_latency, LinkDecl::Sharing::fatpipe);
+      fabric.leaf_switch.push_back(
+          add_link(fmt::format("leaf{}", l), downlinks, net.switch_latency, LinkDecl::Sharing::fatpipe));
       // Oversubscription = downlink capacity / uplink capacity of the leaf.
       const BytesPerSecond per_uplink = downlinks / (net.oversubscription * spines);
       for (std::uint32_t s = 0; s < spines; ++s)
-        uplink[l][s] = add_link(fmt::format("leaf{}/spine{}", l, s), per_uplink, net.uplink_latency);
+        fabric.uplinks.push_back(add_link(fmt::format("leaf{}/spine{}", l, s), per_uplink, net.uplink_latency));
     }
-    for (std::uint32_t a = 0; a < node_count; ++a)
-      for (std::uint32_t b = a + 1; b < node_count; ++b) {
-        const std::uint32_t la = a / per_leaf;
-        const std::uint32_t lb = b / per_leaf;
-        if (la == lb) {
-          layout_.node_routes[{a, b}] = {Hop{leaf_switch[la], true}};
-          continue;
-        }
-        const std::uint32_t spine = (la + lb + a + b) % spines;
-        layout_.node_routes[{a, b}] = {Hop{leaf_switch[la], true}, Hop{uplink[la][spine], true},
-                                       Hop{uplink[lb][spine], false}, Hop{leaf_switch[lb], true}};
-      }
+    layout_.leaf_spine = std::move(fabric);
   }
 
   void add_explicit_links() {
@@ -274,11 +265,22 @@ std::vector<std::string> PlatformLayout::link_names() const {
   return names;
 }
 
+Route LeafSpineLinks::route(std::uint32_t a, std::uint32_t b) const {
+  if (a > b) return mirrored(route(b, a));
+  const std::uint32_t la = a / nodes_per_leaf;
+  const std::uint32_t lb = b / nodes_per_leaf;
+  if (la == lb) return {Hop{leaf_switch[la], true}};
+  const std::uint32_t spine = (la + lb + a + b) % spines;
+  return {Hop{leaf_switch[la], true}, Hop{uplinks[la * spines + spine], true}, Hop{uplinks[lb * spines + spine], false},
+          Hop{leaf_switch[lb], true}};
+}
+
 Route PlatformLayout::node_route(std::uint32_t a, std::uint32_t b) const {
   if (!switch_ports.empty()) {
     if (switch_ports[a] == switch_ports[b]) return {Hop{switch_ports[a], true}};
     return {Hop{switch_ports[a], true}, Hop{switch_ports[b], false}};
   }
+  if (leaf_spine) return leaf_spine->route(a, b);
   return a < b ? node_routes.at({a, b}) : mirrored(node_routes.at({b, a}));
 }
 
@@ -351,6 +353,8 @@ PathCost GpuPathCosts::operator()(std::uint32_t src, std::uint32_t dst) const {
     sum = a.at_switch;
     if (layout_.switch_ports[b.node] != layout_.switch_ports[a.node])
       sum.hop(layout_.links[layout_.switch_ports[b.node]]);
+  } else if (layout_.leaf_spine) {  // the same links in the same order as the mirrored table entry below
+    sum = along(a.leaving, layout_.leaf_spine->route(a.node, b.node), false);
   } else {
     sum =
         along(a.leaving, layout_.node_routes.at({std::min(a.node, b.node), std::max(a.node, b.node)}), a.node > b.node);

@@ -6,7 +6,8 @@
 // Shape (SimGrid's hierarchical routing, as in examples/platforms/supernode.cpp): one zone per node
 // with its GPUs and a gateway router; a root zone routing between node gateways — a star zone when
 // one switch joins every node (a route per node: building a full zone's n² routes took 3 s at 1,024
-// nodes and cannot be held at 16k), a full zone with a route per pair of nodes otherwise.
+// nodes and cannot be held at 16k), a zone computing each route when asked on a leaf-spine (its
+// routes follow from the two nodes' indices), a full zone with a route per pair of nodes otherwise.
 // Link names: "node0/gpu3/nvswitch", "node0/gpu1-gpu2/nvlink", "node0/gpu3/pcie", "node0/host_bridge",
 // "node0/nic" (or "node0/gpu3/nic" when NICs are per GPU), "switch", "leaf1/spine0", and the names
 // of explicit links.
@@ -56,12 +57,28 @@ struct NodeLayout {
   Route cpu_to_gateway;
 };
 
+// A leaf-spine's links, from which each route between two nodes is computed: a table of every node
+// pair was 2.1 M routes at 2,048 nodes and 134 M at 16,384 (docs/performance.md, "Scale without
+// shortcuts"). Nodes fill leaves in order; nodes a < b on different leaves meet at spine
+// (leaf a + leaf b + a + b) mod spines, which spreads the pairs of two leaves over every spine.
+struct LeafSpineLinks {
+  std::uint32_t nodes_per_leaf = 1;
+  std::uint32_t spines = 1;
+  std::vector<std::uint32_t> leaf_switch;  // by leaf: the leaf's fat pipe
+  std::vector<std::uint32_t> uplinks;      // by leaf × spines + spine
+
+  // Gateway-to-gateway route from node a to node b (a ≠ b): for a < b, the leaf, then (across
+  // leaves) a's uplink up, b's uplink down and b's leaf; for a > b the mirror of b's route to a.
+  [[nodiscard]] Route route(std::uint32_t a, std::uint32_t b) const;
+};
+
 struct PlatformLayout {
   std::vector<LinkDecl> links;
   std::vector<NodeLayout> nodes;
   // Gateway-to-gateway routes between nodes a < b (node indices); mirrored for b → a. Empty when
-  // the nodes meet at a single switch (`switch_ports`).
+  // the nodes meet at a single switch (`switch_ports`) or a leaf-spine (`leaf_spine`).
   std::map<std::pair<std::uint32_t, std::uint32_t>, Route> node_routes;
+  std::optional<LeafSpineLinks> leaf_spine;
   // A single switch, by node: the link from the node's gateway into the switch. The route from a to
   // b is a's port then b's port, a link shared by both counted once (SimGrid's star zone does the
   // same): a switch with a backplane bandwidth is one shared link "switch" that every node's port
