@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "planners/spmd/spmd_cost.hpp"
+
 namespace dnnsim {
 
 namespace {
@@ -31,24 +33,84 @@ LocalShape after_cut(LocalShape shape, Layout layout, int q) {
   return shape;
 }
 
-std::int64_t symbolic_rule_cost(const OpGraph& graph, OpId id, const ShardingRule& rule,
-                                const std::vector<LocalShape>& shapes) {
-  const SpmdOp& op = graph.op(id);
-  if (op.kind == OpKind::input || op.kind == OpKind::parameter) return 0;  // they follow their readers
-  // Every device computes all of it: its output is the redundant data.
-  if (!rule.sharded) return shapes[id].elements();
-  std::int64_t cost = 0;
-  for (std::size_t k = 0; k < op.inputs.size(); ++k)
-    if (rule.inputs[k] == Layout::replicated) cost += shapes[op.inputs[k]].elements();
-  if (rule.output == Layout::partial) cost += shapes[id].elements();
-  if (op.kind == OpKind::experts && rule.inputs[1] == Layout::split_rows)  // dispatch and combine
-    cost += static_cast<std::int64_t>(std::llround(2.0 * static_cast<double>(shapes[id].elements()) * op.routed));
-  return cost;
+MergedCollectives::MergedCollectives(const OpGraph& graph) : exchanges_(graph.size(), 1) {
+  for (const SpmdOp& op : graph.ops()) conversions_.emplace_back(op.inputs.size());
 }
 
-std::int64_t symbolic_redistribution(Layout from, Layout to, std::int64_t elements, std::int64_t weight) {
-  if (from == to || (from == Layout::replicated && is_split(to))) return 0;
-  return elements * weight;
+int MergedCollectives::conversion(OpId id, std::size_t input, Layout from, Layout to) const {
+  const auto& seen = conversions_[id][input];
+  const auto found = seen.find({from, to});
+  return found == seen.end() ? 1 : found->second;
+}
+
+void MergedCollectives::record(const OpGraph& graph, const std::vector<ShardedOp>& ops, int q) {
+  for (const ShardedOp& s : ops) {
+    const SpmdOp& op = graph.op(s.op);
+    for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+      const Layout from = ops[op.inputs[k]].rule.output, to = s.rule.inputs[k];
+      if (from != to || reads_weight_whole(graph, s.op, s.rule, k))
+        conversions_[s.op][k].try_emplace({from, to}, 1).first->second *= q;
+    }
+    if (op.kind == OpKind::experts && s.rule.inputs[1] == Layout::split_rows) exchanges_[s.op] *= q;
+  }
+}
+
+namespace {
+
+// Per device, the elements a collective over p devices moves of a tensor of `full` elements over the
+// group: a ring gather (all-gather, reduce-scatter) (p − 1)/p of it, an all-to-all (p − 1)/p of each
+// device's 1/p.
+double gathered(double full, double p) { return full * (p - 1) / p; }
+double exchanged(double full, double p) { return full * (p - 1) / (p * p); }
+
+// What a collective already run over `reach.merged` devices moves more per device when it grows by
+// `reach.remaining` times (`moved`: gathered or exchanged).
+double grown(double (*moved)(double, double), double full, Reach reach) {
+  const double merged = reach.merged;
+  return moved(full, merged * reach.remaining) - moved(full, merged);
+}
+
+}  // namespace
+
+bool reads_weight_whole(const OpGraph& graph, OpId id, const ShardingRule& rule, std::size_t k) {
+  const SpmdOp& op = graph.op(id);
+  return rule.sharded && rule.inputs[k] == Layout::replicated && op.forward_flops.value() > 0 &&
+         weight_root(graph, op.inputs[k]).has_value();
+}
+
+double symbolic_rule_cost(const OpGraph& graph, OpId id, const ShardingRule& rule,
+                          const std::vector<LocalShape>& shapes, Reach reach) {
+  const SpmdOp& op = graph.op(id);
+  // Inputs, parameters and operators that only re-lay data out follow their readers: their data is
+  // counted by the conversions and gradients of the operators that compute.
+  if (op.forward_flops.value() <= 0) return 0;
+  if (!rule.sharded) return static_cast<double>(shapes[id].elements());    // every device computes all of it
+  if (op.kind == OpKind::experts && rule.inputs[1] == Layout::split_rows)  // dispatch and combine, both passes
+    return 4 * op.routed * grown(exchanged, static_cast<double>(shapes[id].elements()) * reach.merged, reach);
+  return 0;
+}
+
+double symbolic_operand_cost(const OpGraph& graph, OpId id, const ShardingRule& rule, std::size_t k, Layout have,
+                             const std::vector<LocalShape>& shapes, Reach reach) {
+  const auto elements = static_cast<double>(shapes[graph.op(id).inputs[k]].elements());
+  // A weight read whole by a cut operator: its gradient all-reduced (a ring reduce-scatter and
+  // all-gather) if it is kept whole, or gathered and reduce-scattered if it is kept split (ZeRO-3's
+  // layout): two gathers of it either way.
+  if (reads_weight_whole(graph, id, rule, k))
+    return 2 * grown(gathered, elements * (is_split(have) ? reach.merged : 1), reach);
+  return symbolic_redistribution(have, rule.inputs[k], elements, reach);
+}
+
+double symbolic_redistribution(Layout from, Layout to, double elements, Reach reach) {
+  if (from == to || to == Layout::partial) return 0;
+  // `elements` is the producer's shard: a split producer's is 1/merged of the tensor over the merged
+  // group, a replicated or partial producer's all of it.
+  const double full = elements * (is_split(from) ? reach.merged : 1);
+  const double gather = grown(gathered, full, reach);
+  if (from == Layout::partial) return (to == Layout::replicated ? 4 : 2) * gather;  // all-reduces; reduce-scatter
+  if (from == Layout::replicated) return gather;                                    // sliced; the gradient gathered
+  if (to == Layout::replicated) return 2 * gather;  // gathered; the gradient reduce-scattered
+  return 2 * grown(exchanged, full, reach);         // an all-to-all each way
 }
 
 bool cuttable(const OpGraph& graph, OpId id, const ShardingRule& rule, const std::vector<LocalShape>& shapes, int q) {

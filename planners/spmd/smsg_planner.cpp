@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <future>
 #include <limits>
 
@@ -64,8 +65,16 @@ using Matrix = std::vector<std::vector<std::int64_t>>;  // [state at the start][
 
 class CutRound {
  public:
-  CutRound(const OpGraph& graph, const std::vector<LocalShape>& shapes, int q, std::int64_t weight)
-      : graph_(graph), shapes_(shapes), weight_(weight), last_use_(graph.last_use()) {
+  // `remaining`: the devices of this cut and the later ones; `scale`: a step's cost's integer units
+  // per element (a share of a collective is a fraction of an element).
+  CutRound(const OpGraph& graph, const std::vector<LocalShape>& shapes, const MergedCollectives& merged, int q,
+           int remaining, double scale)
+      : graph_(graph),
+        shapes_(shapes),
+        merged_(merged),
+        remaining_(remaining),
+        scale_(scale),
+        last_use_(graph.last_use()) {
     // Every operator that computes is cut (rec_partition's rounds cut every operator); one that cannot
     // be keeps its replicated computation. Inputs, parameters and the operators that only re-lay data
     // out (no FLOPs: reshapes, transposes, concatenations) take any layout, following their neighbours.
@@ -190,13 +199,14 @@ class CutRound {
       const std::vector<Layout> layouts = before.layouts(s);
       for (std::size_t r = 0; r < rules_[id].size(); ++r) {
         const ShardingRule& rule = rules_[id][r];
-        std::int64_t cost = symbolic_rule_cost(graph_, id, rule, shapes_);
+        double cost = symbolic_rule_cost(graph_, id, rule, shapes_, {merged_.exchange(id), remaining_});
         bool feasible = true;
         for (std::size_t k = 0; k < op.inputs.size() && feasible; ++k) {
           const auto at = std::find(before.live.begin(), before.live.end(), op.inputs[k]) - before.live.begin();
           const Layout have = layouts[static_cast<std::size_t>(at)];
           if (rule.inputs[k] == Layout::partial && have != Layout::partial) feasible = false;
-          cost += symbolic_redistribution(have, rule.inputs[k], shapes_[op.inputs[k]].elements(), weight_);
+          cost += symbolic_operand_cost(graph_, id, rule, k, have, shapes_,
+                                        {merged_.conversion(id, k, have, rule.inputs[k]), remaining_});
         }
         if (!feasible) continue;
         std::vector<Layout> next;
@@ -207,7 +217,7 @@ class CutRound {
                              : layouts[static_cast<std::size_t>(
                                    std::find(before.live.begin(), before.live.end(), tensor) - before.live.begin())]);
         }
-        steps.push_back({s, after.index(next), cost, r});
+        steps.push_back({s, after.index(next), std::llround(cost * scale_), r});
       }
     }
     return steps;
@@ -215,7 +225,9 @@ class CutRound {
 
   const OpGraph& graph_;
   const std::vector<LocalShape>& shapes_;
-  std::int64_t weight_;
+  const MergedCollectives& merged_;
+  int remaining_;
+  double scale_;
   std::vector<OpId> last_use_;
   std::vector<std::vector<ShardingRule>> rules_;
   std::vector<Boundary> boundaries_;
@@ -237,11 +249,6 @@ std::vector<int> cut_sizes(int devices) {
 OptionSchema smsg_options() {
   OptionSchema schema;
   schema
-      .integer("redistribution_weight", 16,
-               "elements counted per element of a tensor read in another layout than produced (MindSpore rec_cost.h "
-               "REDIS_COEF)")
-      .at_least(0);
-  schema
       .integer("parts", 1, "pieces the operator list is cut into and solved concurrently (the same strategy whatever)")
       .at_least(1);
   return schema;
@@ -252,15 +259,20 @@ OptionSchema smsg_options() {
 class SmsgPlanner final : public SpmdPlanner {
  public:
   SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster, const Options& options) const override {
-    const std::int64_t weight = options.integer("redistribution_weight");
     const int parts = static_cast<int>(std::min<std::int64_t>(
         options.integer("parts"), static_cast<std::int64_t>(std::max<std::size_t>(1, graph.size()))));
     SpmdPlan plan;
     plan.program.mesh.axes = cut_sizes(static_cast<int>(cluster.size()));
     std::vector<LocalShape> shapes;
     for (const SpmdOp& op : graph.ops()) shapes.push_back({op.rows, op.columns});
+    MergedCollectives merged(graph);
+    // Costs in integers, so that the pieces of the homomorphism add up exactly: 1/(2·devices) of an
+    // element (the shares are rounded there, the same whatever the pieces).
+    const double scale = 2.0 * static_cast<double>(cluster.size());
+    int remaining = plan.program.mesh.devices();
     for (int q : plan.program.mesh.axes) {
-      const CutRound round(graph, shapes, q, weight);
+      const CutRound round(graph, shapes, merged, q, remaining, scale);
+      remaining /= q;
       const auto go = round.costs_to_go(parts);
       const std::vector<std::size_t> chosen = round.choose(go);
       std::vector<ShardedOp> ops;
@@ -271,7 +283,9 @@ class SmsgPlanner final : public SpmdPlanner {
           if (const auto c = conversion_between(from, to)) ops[id].converts.push_back({k, from, to, *c});
         }
       for (OpId id = 0; id < graph.size(); ++id) shapes[id] = after_cut(shapes[id], ops[id].rule.output, q);
-      plan.report.push_back(fmt::format("cut of {}: symbolic cost {} elements × {}/{}", q, go[0][0], q - 1, q));
+      merged.record(graph, ops, q);
+      plan.report.push_back(
+          fmt::format("cut of {}: symbolic cost {:.0f} elements per device", q, static_cast<double>(go[0][0]) / scale));
       plan.statistics.states += round.states();
       plan.program.axes.push_back(std::move(ops));
     }
