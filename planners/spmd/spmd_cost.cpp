@@ -207,28 +207,41 @@ OpCost op_cost(const OpGraph& graph, const Mesh& mesh, const std::vector<const S
     cost.conversions += passes.total;
     cost.backward_conversions += passes.backward;
   }
-  for (std::size_t a = 0; a < choices.size(); ++a) {
-    const ShardedOp& s = *choices[a];
-    if (!s.rule.sfb && !(op.kind == OpKind::experts && s.rule.inputs[1] == Layout::split_rows)) continue;
-    const CollectiveLines lines = cluster.lines(mesh, a);
-    const std::vector<double>& shares = ratios.of(a, segment);
-    const double padded = max_of(shares) * static_cast<double>(shares.size());
-    // Rows of the operator's output on one group of this axis (its split on the other axes taken out).
+  // The product's input and output widths (an operator with SFB or experts reads an input).
+  const double k = op.inputs.empty() ? 0.0 : static_cast<double>(graph.op(op.inputs[0]).columns);
+  const double n = static_cast<double>(op.columns);
+  // Rows of the operator's output on one group of `axes` (its split on the other axes taken out).
+  const auto group_rows = [&](const std::vector<std::size_t>& axes) {
     double rows = static_cast<double>(op.rows) * dtype_bytes(graph.dtype());
     for (std::size_t b = 0; b < choices.size(); ++b)
-      if (b != a && choices[b]->rule.inputs[0] == Layout::split_rows) rows *= max_of(ratios.of(b, segment));
-    const double k = static_cast<double>(graph.op(op.inputs[0]).columns);
-    const double n = static_cast<double>(op.columns);
-    if (s.rule.sfb) {  // backward: all-gather the input and the output's gradient
-      const double gathers = lines.all_gather.at(rows * k * padded) + lines.all_gather.at(rows * n * padded);
-      cost.communication += gathers;
-      cost.backward_exchanges += gathers;
-    } else {  // dispatch and combine, forward and backward: the routed rows out to their experts and back
-      const double exchange = lines.all_to_all.at(rows * op.routed * k * max_of(shares)) +
-                              lines.all_to_all.at(rows * op.routed * n * max_of(shares));
-      cost.communication += 2 * exchange;
-      cost.backward_exchanges += exchange;
-    }
+      if (std::find(axes.begin(), axes.end(), b) == axes.end() && choices[b]->rule.inputs[0] == Layout::split_rows)
+        rows *= max_of(ratios.of(b, segment));
+    return rows;
+  };
+  for (std::size_t a = 0; a < choices.size(); ++a) {
+    if (!choices[a]->rule.sfb) continue;
+    // Backward: all-gather the input and the output's gradient.
+    const std::vector<double>& shares = ratios.of(a, segment);
+    const double padded = max_of(shares) * static_cast<double>(shares.size()), rows = group_rows({a});
+    const CollectiveLines lines = cluster.lines(mesh, a);
+    const double gathers = lines.all_gather.at(rows * k * padded) + lines.all_gather.at(rows * n * padded);
+    cost.communication += gathers;
+    cost.backward_exchanges += gathers;
+  }
+  std::vector<std::size_t> experts;
+  for (std::size_t a = 0; a < choices.size(); ++a)
+    if (op.kind == OpKind::experts && choices[a]->rule.inputs[1] == Layout::split_rows) experts.push_back(a);
+  if (!experts.empty()) {
+    // Dispatch and combine, forward and backward: one all-to-all over the expert-parallel group, each
+    // device's routed rows out to their experts and back.
+    const double rows = group_rows(experts);
+    double largest = 1;  // the largest share of the rows on the group
+    for (std::size_t a : experts) largest *= max_of(ratios.of(a, segment));
+    const CollectiveLines lines = cluster.lines(mesh, experts);
+    const double exchange =
+        lines.all_to_all.at(rows * op.routed * k * largest) + lines.all_to_all.at(rows * op.routed * n * largest);
+    cost.communication += 2 * exchange;
+    cost.backward_exchanges += exchange;
   }
   return cost;
 }
@@ -271,6 +284,14 @@ double iteration_time(const OpGraph& graph, const SpmdProgram& program, const Sh
     compute_stream += c.backward_conversions;
   }
   return std::max(compute_stream, comm_stream);
+}
+
+std::vector<std::size_t> expert_axes(const OpGraph& graph, const SpmdProgram& program, OpId id) {
+  std::vector<std::size_t> axes;
+  for (std::size_t a = 0; a < program.axes.size(); ++a)
+    if (graph.op(id).kind == OpKind::experts && program.axes[a][id].rule.inputs[1] == Layout::split_rows)
+      axes.push_back(a);
+  return axes;
 }
 
 std::int64_t split_length(const OpGraph& graph, const ShardedOp& s) {

@@ -127,6 +127,8 @@ void assign_synchronizations(const OpGraph& graph, SpmdProgram& program);
 [[nodiscard]] std::vector<double> device_shares(const OpGraph& graph, const SpmdProgram& program,
                                                 const ShardRatios& ratios, OpId op);
 
+// The mesh axes on which an experts operator `id` is expert parallel (its expert-parallel group).
+[[nodiscard]] std::vector<std::size_t> expert_axes(const OpGraph& graph, const SpmdProgram& program, OpId id);
 // The unit a split dimension of `op` is divided in: whole experts for experts weights and operators.
 [[nodiscard]] std::int64_t split_length(const OpGraph& graph, const ShardedOp& s);
 

@@ -174,16 +174,16 @@ struct Lowerer {
   }
 
   // An expert-parallel experts operator's all-to-all: the dispatch of its input rows (k wide) or the
-  // combine of its output rows (n wide), forward or their gradients backward.
+  // combine of its output rows (n wide), forward or their gradients backward — one all-to-all over
+  // every axis that splits the experts (the expert-parallel group, as DeepSpeed-MoE and Tutel run it).
   void expert_exchange(OpId id, bool backward, bool dispatch) {
     const SpmdOp& op = graph.op(id);
-    for (std::size_t a = 0; a < program().axes.size(); ++a)
-      if (op.kind == OpKind::experts && program().axes[a][id].rule.inputs[1] == Layout::split_rows) {
-        const double columns = static_cast<double>(dispatch ? graph.op(op.inputs[0]).columns : op.columns);
-        on_axis(a, CollectiveKind::all_to_all, padded_rows(id, a, columns * op.routed, true),
-                backward ? Phase::backward : Phase::forward,
-                fmt::format("{} {}{}", dispatch ? "dispatch" : "combine", op.name, backward ? " (grad)" : ""));
-      }
+    const std::vector<std::size_t> axes = expert_axes(graph, program(), id);
+    if (axes.empty()) return;
+    const double columns = static_cast<double>(dispatch ? graph.op(op.inputs[0]).columns : op.columns);
+    on_axes(axes, CollectiveKind::all_to_all, padded_rows(id, axes.front(), columns * op.routed, true),
+            backward ? Phase::backward : Phase::forward,
+            fmt::format("{} {}{}", dispatch ? "dispatch" : "combine", op.name, backward ? " (grad)" : ""));
   }
 
   std::vector<TaskId> compute(OpId id, Phase phase, const std::vector<double>& flops, const std::vector<Bytes>& alloc,

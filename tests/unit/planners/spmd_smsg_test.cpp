@@ -5,6 +5,7 @@
 
 #include "models/dnn/zoo.hpp"
 #include "planners/spmd/smsg_cost.hpp"
+#include "planners/spmd/spmd_cost.hpp"
 #include "tests/support/spmd_fixtures.hpp"
 
 namespace dnnsim {
@@ -94,6 +95,34 @@ TEST(SmsgPlanner, CutsAHeavyWeightByItsReductionAndKeepsALightOneDataParallel) {
   };
   EXPECT_EQ(fc_rule(64).output, Layout::partial);
   EXPECT_EQ(fc_rule(65536).output, Layout::split_rows);
+}
+
+// Expert parallelism over two mesh axes (SMSG's [2 × 2]) runs one all-to-all over the four devices,
+// as DeepSpeed-MoE runs its expert-parallel group, not one per axis. x[64 × 16] through 4 experts of
+// 16 → 32 → 16, 2 routed rows per input row, fp32, even shares: each device's dispatch buffer is its
+// 64/4 rows × 2 × 16 × 4 B = 2048 B, the combine's the same, each forward and backward, so the
+// exchanges cost 4 all-to-alls of 2048 B: 4 × (10 µs + 2048 B / 10 GB/s). Per axis they were 8.
+TEST(SpmdCost, ExpertParallelismOverTwoAxesIsOneAllToAll) {
+  OpGraph g("moe", Dtype::fp32);
+  const OpId x = g.add({"x", OpKind::input, {}, 64, 16});
+  const OpId w1 = g.add({"w1", OpKind::parameter, {}, 4 * 16, 32});
+  const OpId w2 = g.add({"w2", OpKind::parameter, {}, 4 * 32, 16});
+  const OpId gate = g.add({"gate", OpKind::input, {}, 64, 4});
+  SpmdOp experts{"experts", OpKind::experts, {x, w1, w2, gate}, 64, 16, Flop(4.0 * 64 * 2 * 16 * 32)};
+  experts.experts = 4;
+  experts.routed = 2;
+  const OpId e = g.add(std::move(experts));
+  g.set_experts(w1, 4);
+  g.set_experts(w2, 4);
+  const ShardedOp split{
+      e,
+      {{Layout::split_rows, Layout::split_rows, Layout::split_rows, Layout::split_rows}, Layout::split_rows, true},
+      {},
+      {}};
+  const Mesh mesh{{2, 2}};
+  const OpCost cost = op_cost(g, mesh, {&split, &split}, {}, ShardRatios::even(mesh),
+                              cluster_of(std::vector<double>(4, 15.7e12)), SpmdCostModel::hap);
+  EXPECT_NEAR(cost.communication, 4 * (10e-6 + 2048 / 10e9), 1e-15);
 }
 
 // SMSG's portability claim: 8 V100s (15.7 TFLOP/s fp32, NVLink 2 at 150 GB/s), 8 A100s (156 TFLOP/s
