@@ -511,12 +511,12 @@ void register_builtin_schedulers(SchedulerRegistry& registry) {
                "allocation), per-job speedup, genetic search of the allocation maximising a power mean (fairness p)",
                "Qiao et al., OSDI'21 §3–4; artifact petuum/adaptdl osdi21-artifact simulator/",
                factory([](const SchedulerContext& ctx) { return make_pollux_scheduler(ctx); }), pollux_options());
-  registry.add(
-      "marl",
-      "interference-aware multi-agent RL -like: agents per server partition, hierarchical GNN (server graph, "
-      "data-centre graph) actor-critic policy trained by `dnnsim train-scheduler`; place, pack or defer per job",
-      "Zhao & Wu, IEEE TNSM 2021 (arXiv 2112.13354; reconstructed, papers-cluster.md §2)",
-      factory([](const SchedulerContext& ctx) { return make_marl_scheduler(ctx); }), marl_options());
+  registry.add("marl",
+               "interference-aware multi-agent RL -like: agents per server partition, hierarchical GNN (server graph, "
+               "data-centre graph) actor-critic policy trained by `dnnsim train-scheduler`; which waiting job to serve "
+               "and where (place, pack, or stop when only packing is left)",
+               "Zhao & Wu, IEEE TNSM 2021 (arXiv 2112.13354; reconstructed, papers-cluster.md §2)",
+               factory([](const SchedulerContext& ctx) { return make_marl_scheduler(ctx); }), marl_options());
 }
 
 }  // namespace dnnsim

@@ -43,7 +43,7 @@ torch::Tensor group_mean(const torch::Tensor& rows, const torch::Tensor& group, 
 struct Net : torch::nn::Module {
   torch::nn::Linear gpu_in{nullptr}, gpu_message{nullptr}, server_in{nullptr}, rack_in{nullptr};
   torch::nn::Linear place_hidden{nullptr}, place_out{nullptr}, pack_hidden{nullptr}, pack_out{nullptr};
-  torch::nn::Linear defer_hidden{nullptr}, defer_out{nullptr}, value_hidden{nullptr}, value_out{nullptr};
+  torch::nn::Linear stop_hidden{nullptr}, stop_out{nullptr}, value_hidden{nullptr}, value_out{nullptr};
 
   Net() {
     gpu_in = register_module("gpu_in", torch::nn::Linear(Obs::kGpuFeatures, kHidden));
@@ -55,14 +55,14 @@ struct Net : torch::nn::Module {
     place_out = register_module("place_out", torch::nn::Linear(kHidden, 1));
     pack_hidden = register_module("pack_hidden", torch::nn::Linear(action_in, kHidden));
     pack_out = register_module("pack_out", torch::nn::Linear(kHidden, 1));
-    defer_hidden = register_module("defer_hidden", torch::nn::Linear(kHidden + Obs::kJobFeatures, kHidden));
-    defer_out = register_module("defer_out", torch::nn::Linear(kHidden, 1));
+    stop_hidden = register_module("stop_hidden", torch::nn::Linear(kHidden + Obs::kJobFeatures, kHidden));
+    stop_out = register_module("stop_out", torch::nn::Linear(kHidden, 1));
     value_hidden = register_module("value_hidden", torch::nn::Linear(kHidden + Obs::kQueueFeatures, kHidden));
     value_out = register_module("value_out", torch::nn::Linear(kHidden, 1));
   }
 
   struct Output {
-    torch::Tensor log_probs;  // [2S + 1], masked actions at ≈ −1e9
+    torch::Tensor log_probs;  // [C·2S + 1], masked actions at ≈ −1e9
     torch::Tensor value;      // scalar
   };
 
@@ -79,20 +79,26 @@ struct Net : torch::nn::Module {
     const auto rack = indices(o.server_rack);
     const auto racks = torch::relu(rack_in(group_mean(servers, rack, o.racks)));
     const auto cluster = racks.mean(0);
-    const auto job = floats(o.job, {Obs::kJobFeatures});
-    const auto context = torch::cat(
-        {servers, racks.index_select(0, rack), cluster.expand({S, kHidden}), job.expand({S, Obs::kJobFeatures})}, 1);
+    // Actions: every (candidate, server) pair, from [server ‖ its rack ‖ cluster ‖ candidate ‖ action
+    // features]; stop from the cluster and the candidates' mean.
+    const std::int64_t C = o.candidates;
+    const auto jobs = floats(o.job, {C, Obs::kJobFeatures});
+    const auto context = torch::cat({servers, racks.index_select(0, rack), cluster.expand({S, kHidden})}, 1)
+                             .unsqueeze(0)
+                             .expand({C, S, 3 * kHidden});
+    const auto pair = torch::cat({context, jobs.unsqueeze(1).expand({C, S, Obs::kJobFeatures})}, 2);
     const auto place =
         place_out(
-            torch::relu(place_hidden(torch::cat({context, floats(o.place_action, {S, Obs::kActionFeatures})}, 1))))
-            .squeeze(1);
+            torch::relu(place_hidden(torch::cat({pair, floats(o.place_action, {C, S, Obs::kActionFeatures})}, 2))))
+            .squeeze(2);
     const auto pack =
-        pack_out(torch::relu(pack_hidden(torch::cat({context, floats(o.pack_action, {S, Obs::kActionFeatures})}, 1))))
-            .squeeze(1);
-    const auto defer = defer_out(torch::relu(defer_hidden(torch::cat({cluster, job})))).reshape({1});
+        pack_out(torch::relu(pack_hidden(torch::cat({pair, floats(o.pack_action, {C, S, Obs::kActionFeatures})}, 2))))
+            .squeeze(2);
+    const auto stop = stop_out(torch::relu(stop_hidden(torch::cat({cluster, jobs.mean(0)})))).reshape({1});
     std::vector<float> penalty(o.mask.size());
     for (std::size_t a = 0; a < penalty.size(); ++a) penalty[a] = o.mask[a] ? 0.0f : -1e9f;
-    const auto logits = torch::cat({place, pack, defer}) + floats(penalty, {static_cast<std::int64_t>(penalty.size())});
+    const auto logits = torch::cat({torch::cat({place, pack}, 1).reshape({-1}), stop}) +
+                        floats(penalty, {static_cast<std::int64_t>(penalty.size())});
     const auto value =
         value_out(torch::relu(value_hidden(torch::cat({cluster, floats(o.queue, {Obs::kQueueFeatures})})))).squeeze();
     return {torch::log_softmax(logits, 0), value};
@@ -246,11 +252,14 @@ class InterferenceMlp final : public InterferencePredictor {
 
 class Plugin final : public TorchPlugin {
  public:
+  // One intra-op thread: the networks are small, and training forks one process per episode.
   std::shared_ptr<MarlNetwork> new_network(std::uint64_t seed) const override {
+    torch::set_num_threads(1);
     torch::manual_seed(seed);
     return std::make_shared<TorchNetwork>(std::make_shared<Net>());
   }
   std::shared_ptr<MarlNetwork> load_network(std::istream& in) const override {
+    torch::set_num_threads(1);
     auto net = std::make_shared<Net>();
     try {
       torch::load(net, in);

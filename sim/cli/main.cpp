@@ -401,6 +401,11 @@ int main(int argc, char** argv) {
                     "seed of the initial weights; episode e runs with workload.seed = seed + e (default 1)");
   train->add_option("--learning-rate", train_options.learning_rate, "Adam's step size (default 0.001)")
       ->check(CLI::PositiveNumber);
+  train
+      ->add_option("--shaping", train_options.shaping,
+                   "weight w of the potential Φ = −w × predicted remaining job-hours / GPUs in the shaped reward "
+                   "(default 1; any w keeps the optimal policies)")
+      ->check(CLI::NonNegativeNumber);
   train->add_option("--set", train_options.overrides, "override a scenario key (repeatable)");
   train
       ->add_option("--out", train_options.out,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -86,12 +87,22 @@ EpisodeOutcome finish_episode(ChildProcess& child, int episode) {
   return outcome;
 }
 
-void write_curve(const std::string& path, const std::vector<EpisodeRecord>& curve) {
+// One row per episode; `mean_jct_s_avg` is the trailing mean of the last kCurveWindow episodes' mean
+// JCT (each episode is another stream, so one episode's value is mostly its stream's): the line to
+// judge whether training has flattened.
+constexpr std::size_t kCurveWindow = 50;
+
+void write_curve(const std::string& path, const std::vector<EpisodeRecord>& curve, std::uint64_t training_seed) {
   std::ofstream out(path);
-  out << "episode,seed,mean_jct_s,return,loss,entropy,steps\n";
-  for (const EpisodeRecord& r : curve)
-    out << fmt::format("{},{},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", r.episode, r.seed, r.mean_jct_s, r.episode_return,
-                       r.loss, r.entropy, r.steps);
+  out << "training_seed,episode,seed,mean_jct_s,mean_jct_s_avg,return,loss,entropy,steps\n";
+  double window_sum = 0.0;
+  for (std::size_t i = 0; i < curve.size(); ++i) {
+    const EpisodeRecord& r = curve[i];
+    window_sum += r.mean_jct_s - (i >= kCurveWindow ? curve[i - kCurveWindow].mean_jct_s : 0.0);
+    const double average = window_sum / static_cast<double>(std::min(i + 1, kCurveWindow));
+    out << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", training_seed, r.episode, r.seed,
+                       r.mean_jct_s, average, r.episode_return, r.loss, r.entropy, r.steps);
+  }
   if (!out) throw std::runtime_error("train-scheduler: cannot write " + path);
 }
 
@@ -142,6 +153,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   result.curve_path = curve_path_for(options.out);
   MarlTrainingOptions training;
   training.learning_rate = options.learning_rate;
+  training.shaping = options.shaping;
   MarlOptimizer optimizer(policy, training.learning_rate);
   InterruptGuard interrupts;
   std::optional<SearchProgress> progress;
@@ -178,7 +190,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   if (progress) progress->finish();
   std::filesystem::remove(initial);
   policy.save(options.out, cluster_key);
-  write_curve(result.curve_path, result.curve);
+  write_curve(result.curve_path, result.curve, options.seed);
   return result;
 }
 

@@ -21,6 +21,7 @@ struct TrainSchedulerOptions {
   int parallel = 2;  // episodes per update, run at once
   std::uint64_t seed = 1;
   double learning_rate = 1e-3;
+  double shaping = 1.0;  // weight of the shaping potential (MarlTrainingOptions::shaping)
   std::string out;  // the policy file; the curve goes beside it (.csv)
   std::ostream* progress = nullptr;
 };

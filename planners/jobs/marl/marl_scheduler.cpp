@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "planners/jobs/interference.hpp"
@@ -70,16 +71,28 @@ class MarlScheduler final : public JobScheduler {
       learning_->advance(state.now.value(), static_cast<double>(state.queued.size() + state.running.size()) / gpus);
     if (state.queued.empty()) return {};
 
-    Turn turn{state, state.free_gpus, occupants(state), {}, !state.running.empty(), {}};
-    std::vector<std::vector<const JobView*>> windows(static_cast<std::size_t>(agents_));
-    for (const JobView& job : state.queued) {
-      auto& window = windows[job.id % static_cast<std::size_t>(agents_)];
-      if (window.size() < window_) window.push_back(&job);
+    Turn turn{state, state.free_gpus, occupants(state), {}, !state.running.empty(), {}, {}, 0.0};
+    if (learning_) turn.remaining_h = predicted_remaining(state, turn.hours);
+    std::vector<std::vector<const JobView*>> waiting(static_cast<std::size_t>(agents_));  // the sub-queues
+    for (const JobView& job : state.queued) waiting[job.id % static_cast<std::size_t>(agents_)].push_back(&job);
+    // Agents take turns, one job each, until none serves another: which of the first `window` jobs of
+    // its sub-queue to serve is each agent's choice; a served job makes room for the next in line.
+    std::vector<bool> done(static_cast<std::size_t>(agents_), false);
+    for (bool any = true; any;) {
+      any = false;
+      for (int agent = 0; agent < agents_; ++agent) {
+        auto& queue = waiting[static_cast<std::size_t>(agent)];
+        if (done[static_cast<std::size_t>(agent)] || queue.empty()) continue;
+        const std::vector<const JobView*> window(
+            queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(std::min(window_, queue.size())));
+        if (const auto served = act(turn, agent, window)) {
+          queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(*served));
+          any = true;
+        } else {
+          done[static_cast<std::size_t>(agent)] = true;
+        }
+      }
     }
-    for (std::size_t k = 0; k < window_; ++k)
-      for (int agent = 0; agent < agents_; ++agent)
-        if (k < windows[static_cast<std::size_t>(agent)].size())
-          act(turn, agent, *windows[static_cast<std::size_t>(agent)][k]);
     return std::move(turn.decisions);
   }
 
@@ -91,6 +104,8 @@ class MarlScheduler final : public JobScheduler {
     std::vector<Decision> decisions;
     bool busy;                 // something runs or was started: a deferred job will see another event
     std::set<JobId> partners;  // hosts given a guest in this call
+    std::map<JobId, double> hours;  // training: each job's predicted remaining hours (the potential)
+    double remaining_h;             // their sum
   };
 
   // Agents' partitions: servers sorted by (rack, index), cut into `agents` contiguous blocks; racks
@@ -190,17 +205,30 @@ class MarlScheduler final : public JobScheduler {
     return best;
   }
 
-  // Job-hours a packed pair is expected to add to Σ JCT: both jobs' remaining work at their expected
-  // slowdowns instead of alone.
-  double predicted_packing_cost(const ClusterState& state, int server, const JobView& guest,
-                                const JobView& host) const {
-    const auto [guest_slowdown, host_slowdown] = *packed_slowdowns(state, server, guest, host);
-    const double guest_rate = speed_->iterations_per_second(*guest.record, *host.placement, state.servers);
-    const double host_rate = speed_->iterations_per_second(*host.record, *host.placement, state.servers);
-    const double guest_extra =
-        guest.solo_rate > 0 ? guest.remaining_iterations() * (guest_slowdown / guest_rate - 1.0 / guest.solo_rate)
-                            : 0.0;
-    return (guest_extra + host.remaining_iterations() * (host_slowdown - 1.0) / host_rate) / 3600.0;
+  // Training's potential (policy.hpp): the hours each job in the system is predicted to still need —
+  // a running job its remaining work at its placement's speed (times its packed pair's predicted
+  // slowdown), a waiting one at its solo speed — and their sum.
+  double predicted_remaining(const ClusterState& state, std::map<JobId, double>& hours) const {
+    double total = 0.0;
+    for (const JobView& job : state.running) {
+      if (!job.placement) continue;
+      double h = job.remaining_iterations() /
+                 speed_->iterations_per_second(*job.record, *job.placement, state.servers) / 3600.0;
+      if (job.packed_with)
+        if (const JobView* partner = running(state, *job.packed_with))
+          if (const auto slowdowns = packed_slowdowns(state, job.placement->slices.front().first, job, *partner))
+            h *= slowdowns->first;
+      total += hours[job.id] = h;
+    }
+    for (const JobView& job : state.queued)
+      total += hours[job.id] = job.solo_rate > 0 ? job.remaining_iterations() / job.solo_rate / 3600.0 : 0.0;
+    return total;
+  }
+
+  static void set_hours(Turn& turn, JobId job, double h) {
+    double& old = turn.hours[job];
+    turn.remaining_h += h - old;
+    old = h;
   }
 
   static const JobView* running(const ClusterState& state, JobId id) {
@@ -230,22 +258,26 @@ class MarlScheduler final : public JobScheduler {
     return placement;
   }
 
-  void act(Turn& turn, int agent, const JobView& job) {
+  // One agent's move: which of its waiting jobs (`window`) to serve and where. Returns the served
+  // job's position in the window; nothing when the agent has no move left or stops.
+  std::optional<std::size_t> act(Turn& turn, int agent, const std::vector<const JobView*>& window) {
     const ClusterState& state = turn.state;
     const int S = static_cast<int>(state.servers.size());
+    const int C = static_cast<int>(window.size());
     const int total_free = std::accumulate(turn.free.begin(), turn.free.end(), 0);
+    const double total = std::max(1, state.total_gpus());
     MarlObservation o;
     o.servers = S;
     o.racks = racks_;
+    o.candidates = C;
     o.server_rack = rack_;
     o.mask.assign(static_cast<std::size_t>(o.actions()), 0);
-    o.place_action.assign(static_cast<std::size_t>(S * MarlObservation::kActionFeatures), 0.0f);
-    o.pack_action = o.place_action;
-    std::vector<std::optional<std::pair<double, JobId>>> partner(static_cast<std::size_t>(S));
+    const auto features = static_cast<std::size_t>(C * S * MarlObservation::kActionFeatures);
+    o.place_action.assign(features, 0.0f);
+    o.pack_action.assign(features, 0.0f);
     for (int s = 0; s < S; ++s) {
       const auto us = static_cast<std::size_t>(s);
       const ServerInfo& server = state.servers[us];
-      const int free = turn.free[us];
       for (int g = 0; g < server.gpus; ++g) o.gpu_server.push_back(s);
       int slot = 0;
       for (const Occupant& occ : turn.on_server[us])
@@ -256,59 +288,67 @@ class MarlScheduler final : public JobScheduler {
         o.gpu.insert(o.gpu.end(), {0, 0, 0, 0, 0, static_cast<float>(server.gpu_speed)});
       o.server.insert(
           o.server.end(),
-          {server.gpus > 0 ? static_cast<float>(free) / static_cast<float>(server.gpus) : 0.0f,
+          {server.gpus > 0 ? static_cast<float>(turn.free[us]) / static_cast<float>(server.gpus) : 0.0f,
            static_cast<float>(server.gpus) / static_cast<float>(max_server_gpus_), static_cast<float>(server.gpu_speed),
            max_nic_ > 0 ? static_cast<float>(server.nic_bandwidth.value() / max_nic_) : 0.0f});
-      if (packing_ && job.gpus == 1 && partition_[us] == agent && (partner[us] = best_partner(turn, s, job))) {
-        o.mask[static_cast<std::size_t>(S + s)] = 1;
-        float* f = &o.pack_action[us * MarlObservation::kActionFeatures];
-        f[0] = 1.0f;
-        f[2] = static_cast<float>(partner[us]->first - 1.0);
-      }
     }
     // Place: on the agent's own servers; when none of them has a free GPU, on any (remote) server.
     bool own = false;
     for (int s = 0; s < S; ++s)
       own = own || (partition_[static_cast<std::size_t>(s)] == agent && turn.free[static_cast<std::size_t>(s)] > 0);
-    for (int s = 0; s < S; ++s) {
-      const auto us = static_cast<std::size_t>(s);
-      const int free = turn.free[us];
-      if (own && partition_[us] != agent) continue;
-      if (free > 0 && total_free >= job.gpus) {
-        o.mask[us] = 1;
-        const auto span = anchored(turn, s, job.gpus).servers();
-        float* f = &o.place_action[us * MarlObservation::kActionFeatures];
-        f[0] = free >= job.gpus ? 1.0f : 0.0f;
-        f[1] = static_cast<float>(span) / static_cast<float>(std::max(1, job.gpus));
+    std::vector<std::optional<std::pair<double, JobId>>> partner(static_cast<std::size_t>(C * S));
+    bool placeable = false;
+    for (int c = 0; c < C; ++c) {
+      const JobView& job = *window[static_cast<std::size_t>(c)];
+      const Occupant self = occupant(job, 0, job.gpus, state);  // its features under the first server's table
+      o.job.insert(o.job.end(),
+                   {static_cast<float>(job.gpus) / static_cast<float>(max_server_gpus_), self.remaining_h,
+                    self.sensitivity, self.pressure, log_hours(state.now.value() - job.queued_since.value()),
+                    static_cast<float>(static_cast<double>(c) / static_cast<double>(window_))});
+      for (int s = 0; s < S; ++s) {
+        const auto us = static_cast<std::size_t>(s);
+        const auto at = static_cast<std::size_t>((c * S + s) * MarlObservation::kActionFeatures);
+        const int free = turn.free[us];
+        if (!(own && partition_[us] != agent) && free > 0 && total_free >= job.gpus) {
+          o.mask[static_cast<std::size_t>(o.place_action_of(c, s))] = 1;
+          placeable = true;
+          const Placement placement = anchored(turn, s, job.gpus);
+          float* f = &o.place_action[at];
+          f[0] = free >= job.gpus ? 1.0f : 0.0f;
+          f[1] = static_cast<float>(placement.servers()) / static_cast<float>(std::max(1, job.gpus));
+          f[2] = job.solo_rate > 0
+                     ? static_cast<float>(speed_->iterations_per_second(*job.record, placement, state.servers) /
+                                          job.solo_rate)
+                     : 1.0f;
+        }
+        auto& best = partner[static_cast<std::size_t>(c * S + s)];
+        if (packing_ && job.gpus == 1 && partition_[us] == agent && (best = best_partner(turn, s, job))) {
+          o.mask[static_cast<std::size_t>(o.pack_action_of(c, s))] = 1;
+          float* f = &o.pack_action[at];
+          f[0] = 1.0f;
+          f[3] = static_cast<float>(best->first - 1.0);
+        }
       }
     }
-    if (o.feasible_moves() == 0) return;
-    // Work-conserving: a job that fits is placed (the agents choose where, not whether); defer is
+    if (o.feasible_moves() == 0) return std::nullopt;
+    // Work-conserving: while a job can be placed, one is (the agents choose which and where); stop is
     // the alternative to packing only.
-    bool placeable = false;
-    for (int s = 0; s < S; ++s) placeable = placeable || o.mask[static_cast<std::size_t>(s)];
-    o.mask[static_cast<std::size_t>(o.defer_action())] = turn.busy && !placeable ? 1 : 0;
-    // The job's own features under the first server's table (it is not placed yet).
-    const Occupant self = occupant(job, 0, job.gpus, state);
-    const double total = std::max(1, state.total_gpus());
-    o.job = {static_cast<float>(job.gpus) / static_cast<float>(max_server_gpus_),
-             self.remaining_h,
-             self.sensitivity,
-             self.pressure,
-             log_hours(state.now.value() - job.queued_since.value()),
-             static_cast<float>(static_cast<double>(state.queued.size()) / total)};
+    o.mask[static_cast<std::size_t>(o.stop_action())] = turn.busy && !placeable ? 1 : 0;
     o.queue = {static_cast<float>(static_cast<double>(state.queued.size()) / total),
                static_cast<float>(static_cast<double>(state.running.size()) / total),
                static_cast<float>(total_free / total)};
 
-    const int action = learning_ ? learning_->sample(o) : policy_->greedy(o);
-    if (action < S) {
-      Placement placement = anchored(turn, action, job.gpus);
-      if (learning_ && job.solo_rate > 0) {
-        // Predicted added JCT: the rest of its work at this placement's speed instead of the solo one.
-        const double rate = speed_->iterations_per_second(*job.record, placement, state.servers);
-        learning_->add_predicted(-job.remaining_iterations() * (1.0 / rate - 1.0 / job.solo_rate) / 3600.0 / total);
-      }
+    const int action = learning_ ? learning_->sample(o, -turn.remaining_h / total) : policy_->greedy(o);
+    if (action == o.stop_action()) return std::nullopt;
+    const int c = action / (2 * S);
+    const int s = action % (2 * S);
+    const JobView& job = *window[static_cast<std::size_t>(c)];
+    if (s < S) {
+      Placement placement = anchored(turn, s, job.gpus);
+      if (learning_)
+        set_hours(
+            turn, job.id,
+            job.remaining_iterations() / speed_->iterations_per_second(*job.record, placement, state.servers) / 3600.0);
       for (const auto& [server, gpus] : placement.slices) {
         turn.free[static_cast<std::size_t>(server)] -= gpus;
         Occupant occ = occupant(job, server, gpus, state);
@@ -316,17 +356,24 @@ class MarlScheduler final : public JobScheduler {
         turn.on_server[static_cast<std::size_t>(server)].push_back(occ);
       }
       turn.decisions.push_back(Decision{Decision::Kind::start, job.id, std::move(placement), 0});
-      turn.busy = true;
-    } else if (action < 2 * S) {
-      const auto host = partner[static_cast<std::size_t>(action - S)]->second;
-      if (learning_)
-        learning_->add_predicted(-predicted_packing_cost(state, action - S, job, *running(state, host)) / total);
-      turn.partners.insert(host);
-      for (Occupant& occ : turn.on_server[static_cast<std::size_t>(action - S)])
-        if (occ.id == host) occ.packed = true;
-      turn.decisions.push_back(Decision{Decision::Kind::pack, job.id, {}, host});
-      turn.busy = true;
+    } else {
+      const int server = s - S;
+      const JobId host_id = partner[static_cast<std::size_t>(c * S + server)]->second;
+      const JobView& host = *running(state, host_id);
+      if (learning_) {
+        const auto [guest_slowdown, host_slowdown] = *packed_slowdowns(state, server, job, host);
+        set_hours(turn, job.id,
+                  job.remaining_iterations() * guest_slowdown /
+                      speed_->iterations_per_second(*job.record, *host.placement, state.servers) / 3600.0);
+        set_hours(turn, host_id, turn.hours[host_id] * host_slowdown);
+      }
+      turn.partners.insert(host_id);
+      for (Occupant& occ : turn.on_server[static_cast<std::size_t>(server)])
+        if (occ.id == host_id) occ.packed = true;
+      turn.decisions.push_back(Decision{Decision::Kind::pack, job.id, {}, host_id});
     }
+    turn.busy = true;
+    return static_cast<std::size_t>(c);
   }
 
   const JobSpeedModel* speed_;
@@ -354,7 +401,7 @@ OptionSchema marl_options() {
             "(scenarios/papers/cluster/policies/ has trained ones)")
       .required();
   schema.integer("agents", 4, "agents, each serving the servers of its partition").range(1, 1 << 16);
-  schema.integer("window", 8, "queued jobs each agent considers per decision").range(1, 1 << 20);
+  schema.integer("window", 8, "waiting jobs of its sub-queue each agent chooses among per move").range(1, 1 << 20);
   schema.boolean("packing", true, "single-GPU jobs may be packed in pairs on one GPU");
   schema.file("interference", "Gavel's measured throughputs, to fit the co-location interference predictor on");
   schema.boolean("mlp", false, "the interference predictor is an MLP (else the factorised model)");

@@ -12,7 +12,7 @@
 namespace dnnsim {
 namespace {
 
-constexpr std::string_view kFormat = "dnnsim marl policy";
+constexpr std::string_view kFormat = "dnnsim marl policy 2";  // 2: candidates × servers actions
 constexpr std::string_view kClusterPrefix = "cluster: ";
 
 }  // namespace
@@ -56,7 +56,7 @@ std::size_t MarlPolicy::parameter_count() const { return net_->parameter_count()
 LearningEpisode::LearningEpisode(const MarlPolicy& policy, std::uint64_t seed, MarlTrainingOptions options)
     : tape_(policy.net_->tape()), rng_(seed), options_(options), parameters_(policy.parameter_count()) {}
 
-int LearningEpisode::sample(const MarlObservation& observation) {
+int LearningEpisode::sample(const MarlObservation& observation, double potential) {
   const auto probabilities = tape_->probabilities(observation);
   // Inverse-CDF draw with dnnsim's splitmix64, so the episode depends on its seed alone.
   const double u = rng_.uniform();
@@ -71,6 +71,7 @@ int LearningEpisode::sample(const MarlObservation& observation) {
   tape_->choose(action);
   reward_.push_back(0.0);
   time_.push_back(last_time_);
+  potential_.push_back(options_.shaping * potential);
   return action;
 }
 
@@ -78,10 +79,6 @@ void LearningEpisode::advance(double now_s, double load) {
   if (!reward_.empty()) reward_.back() -= last_load_ * (now_s - last_time_) / 3600.0;
   last_time_ = now_s;
   last_load_ = load;
-}
-
-void LearningEpisode::add_predicted(double reward) {
-  if (!reward_.empty()) reward_.back() += reward;
 }
 
 LearningEpisode::Result LearningEpisode::finish(double end_s) {
@@ -95,13 +92,18 @@ LearningEpisode::Result LearningEpisode::finish(double end_s) {
   }
   // Discounted by simulated time, not by steps: deferring a job makes more steps, and a per-step
   // discount would shrink the cost that follows them — training would learn to defer.
+  // The shaping term γ^Δt·Φ_{k+1} − Φ_k is added with the same discount as the returns, so that it
+  // telescopes (Ng et al.): G_0 changes by −Φ_0 alone, whatever the actions; Φ after the last step is 0.
   std::vector<double> returns(result.steps);
   double g = 0.0;
   for (std::size_t k = result.steps; k-- > 0;) {
     const double after = k + 1 < result.steps ? time_[k + 1] - time_[k] : 0.0;
-    returns[k] = g = reward_[k] + std::pow(options_.gamma, after / 3600.0) * g;
+    const double discount = std::pow(options_.gamma, after / 3600.0);
+    const double shaping = (k + 1 < result.steps ? discount * potential_[k + 1] : 0.0) - potential_[k];
+    returns[k] = g = reward_[k] + shaping + discount * g;
   }
   auto loss = tape_->backward(returns, options_.entropy_weight, options_.value_weight);
+  result.returns = std::move(returns);
   result.gradient = std::move(loss.gradient);
   result.loss = loss.loss;
   result.entropy = loss.entropy;

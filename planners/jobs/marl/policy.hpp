@@ -8,10 +8,17 @@
 //                         cluster e_g = mean(e_r);
 //   actors (decentralised, parameters shared by the agents; an agent's mask keeps it to its own
 //                         partition)  logits per server for "place" and "pack" from
-//                         MLP([e_s ‖ e_r(s) ‖ e_g ‖ job ‖ action features]), "defer" from
-//                         MLP([e_g ‖ job]); softmax over the feasible actions;
+//                         MLP([e_s ‖ e_r(s) ‖ e_g ‖ candidate ‖ action features]) for every
+//                         waiting candidate of the agent's window, "stop" from
+//                         MLP([e_g ‖ mean of the candidates]); softmax over the feasible actions;
 //   critic (centralised)  V = MLP([e_g ‖ queue]) over the whole cluster;
-//   training              advantage actor-critic (A2C, Mnih et al. ICML'16) on whole episodes:
+//   training              advantage actor-critic (A2C, Mnih et al. ICML'16) on whole episodes with
+//                         potential-based reward shaping (Ng, Harada & Russell, ICML'99, Theorem 1:
+//                         adding F = γ^Δt·Φ(s′) − Φ(s) keeps the optimal policies):
+//                         r_k = −∫ load dt over [t_k, t_{k+1}) + γ^{(t_{k+1} − t_k)/1 h}·Φ_{k+1} − Φ_k,
+//                         Φ_k = −w·(predicted remaining job-hours of the jobs in the system) / GPUs
+//                         before step k's action (the scheduler's prediction; w = `shaping`),
+//                         Φ = 0 after the last;
 //                         G_k = r_k + γ^{(t_{k+1} − t_k)/1 h} G_{k+1} (discounted by simulated time),
 //                         A_k = G_k − V_k standardised over the episode,
 //                         loss = −mean(log π(a_k)·A_k) − β·mean(H_k) + c·mean((G_k − V_k)²);
@@ -70,6 +77,9 @@ struct MarlTrainingOptions {
   double entropy_weight = 0.01;  // β
   double value_weight = 0.5;     // c
   double learning_rate = 1e-3;
+  // w: the potential is w·Φ. Any w ≥ 0 keeps the optimal policies (Ng et al., Theorem 1 holds for
+  // every potential); a larger w makes the dense prediction outweigh the load integral's noise early.
+  double shaping = 1.0;
 };
 
 // One training episode: actions sampled from the policy with a seeded generator, each step's
@@ -80,21 +90,19 @@ class LearningEpisode {
   LearningEpisode(const LearningEpisode&) = delete;
   LearningEpisode& operator=(const LearningEpisode&) = delete;
 
-  int sample(const MarlObservation& observation);
+  // Samples an action in a state whose potential Φ (above: minus the predicted remaining job-hours
+  // per GPU) is `potential`.
+  int sample(const MarlObservation& observation, double potential);
   // The reward is minus the jobs in the system over time (Σ JCT, Little's law), per GPU and hour:
   // at each scheduling event the scheduler reports the time and its load n / GPUs, and the interval
   // since the previous report, −load·Δt/3600, goes to the latest step (before the first step it is
   // dropped: no action caused it). finish() closes the last interval at the end of the run.
   void advance(double now_s, double load);
-  // The paper's predicted reward for the step just sampled: minus the job-hours per GPU its action is
-  // predicted to add to Σ JCT (a slower placement, a packed pair's slowdowns), from the speed model
-  // and the interference model — a dense signal for where to place, which the load integral above
-  // only gives hours later and mixed with every other job's.
-  void add_predicted(double reward);
 
   struct Result {
     std::vector<float> gradient;  // of the loss, flattened in parameter order
-    double episode_return = 0.0;  // undiscounted Σ r
+    double episode_return = 0.0;  // undiscounted Σ r, unshaped (−∫ load dt)
+    std::vector<double> returns;  // G_k of each step (shaped, discounted)
     double loss = 0.0;
     double entropy = 0.0;  // mean over the steps
     std::size_t steps = 0;
@@ -104,8 +112,9 @@ class LearningEpisode {
 
  private:
   std::unique_ptr<PolicyTape> tape_;
-  std::vector<double> reward_;  // per step
-  std::vector<double> time_;    // simulated seconds of each step
+  std::vector<double> reward_;     // per step, unshaped
+  std::vector<double> time_;       // simulated seconds of each step
+  std::vector<double> potential_;  // Φ of each step's state
   SplitMix64 rng_;
   MarlTrainingOptions options_;
   double last_time_ = 0.0;

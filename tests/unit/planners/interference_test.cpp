@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <utility>
 
 #include "dnnsim/source_paths.hpp"
 #include "planners/jobs/interference_mlp.hpp"
@@ -76,6 +79,63 @@ TEST(InterferenceMlp, PredictsHeldOutGavelPairsBetterThanTheMeanSlowdown) {
         baseline);
     EXPECT_LT(held_out.mean_abs_relative, baseline) << table;
     EXPECT_DOUBLE_EQ(mlp.slowdown(split.train.front().victim, {}), 1.0);
+  }
+}
+
+// The oracle bound of co-location on the multi-agent scenarios' job mixes (docs/cluster.md "What any
+// placement can gain"): packing i beside j on one GPU runs them at 1/s_ij and 1/s_ji of their solo
+// speeds, so the GPU does c_ij = 1/s_ij + 1/s_ji solo-GPUs of work. An oracle that always finds each
+// job its best partner gets max_j c_ij; a random partner, the mix-weighted mean. Printed per table and
+// mix for the docs. Independent checks: every c is in (0, 2] when no slowdown is below 1 (printed: the
+// smallest measured slowdown, which decides whether a job's solo time bounds its JCT from below), and
+// the best partner is at least the random one.
+TEST(InterferenceModel, ColocationOracleOnTheMultiAgentMixes) {
+  const std::map<std::string, std::map<std::string, double>> mixes{{"marl-gavel",
+                                                                    {{"ResNet-18 (batch size 64)", 2},
+                                                                     {"ResNet-50 (batch size 64)", 2},
+                                                                     {"Transformer (batch size 64)", 2},
+                                                                     {"LM (batch size 20)", 2},
+                                                                     {"Recommendation (batch size 2048)", 1},
+                                                                     {"A3C", 1},
+                                                                     {"CycleGAN", 1}}},
+                                                                   {"marl-gavel-heavy",
+                                                                    {{"ResNet-18 (batch size 64)", 2},
+                                                                     {"ResNet-50 (batch size 64)", 2},
+                                                                     {"Transformer (batch size 64)", 1},
+                                                                     {"LM (batch size 20)", 1},
+                                                                     {"Recommendation (batch size 2048)", 2},
+                                                                     {"A3C", 1},
+                                                                     {"CycleGAN", 2}}}};
+  for (const char* table : {"v100", "p100"}) {
+    std::map<std::pair<std::string, std::string>, double> slowdown;
+    for (const auto& pair : read_gavel_colocated_pairs(kGavel, table))
+      slowdown[{pair.victim, pair.aggressor}] = pair.slowdown;
+    for (const auto& [scenario, mix] : mixes) {
+      double weights = 0, best_sum = 0, random_sum = 0, random_weights = 0, smallest = 1e9;
+      for (const auto& [i, wi] : mix) {
+        double best = 0;
+        for (const auto& [j, wj] : mix) {
+          const auto ij = slowdown.find({i, j});
+          const auto ji = slowdown.find({j, i});
+          if (ij == slowdown.end() || ji == slowdown.end()) continue;  // not measured fitting together
+          const double c = 1.0 / ij->second + 1.0 / ji->second;
+          smallest = std::min({smallest, ij->second, ji->second});
+          best = std::max(best, c);
+          random_sum += wi * wj * c;
+          random_weights += wi * wj;
+          EXPECT_GT(c, 0.0);
+          if (smallest >= 1.0) EXPECT_LE(c, 2.0 + 1e-12);
+        }
+        best_sum += wi * best;
+        weights += wi;
+      }
+      const double best = best_sum / weights, random = random_sum / random_weights;
+      std::printf(
+          "%s %s: combined throughput of a packed GPU, best partner %.3f, random partner %.3f; "
+          "smallest slowdown %.3f\n",
+          scenario.c_str(), table, best, random, smallest);
+      EXPECT_GE(best, random);
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 // a two-armed bandit, the reward accounting, and the scheduler's action masks on hand-built states.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "planners/jobs/job_scheduler.hpp"
@@ -15,11 +16,13 @@
 namespace dnnsim {
 namespace {
 
-// One server of two free GPUs in one rack; actions: place on it (0), pack (1, masked), defer (2).
+// One server of two free GPUs in one rack, one candidate job; actions: place it on the server (0),
+// pack it (1, masked), stop (2).
 MarlObservation bandit_observation() {
   MarlObservation o;
   o.servers = 1;
   o.racks = 1;
+  o.candidates = 1;
   o.gpu.assign(2 * MarlObservation::kGpuFeatures, 0.0f);
   o.gpu_server = {0, 0};
   o.server.assign(MarlObservation::kServerFeatures, 1.0f);
@@ -41,7 +44,7 @@ TEST(MarlPolicy, SavedAndLoadedPoliciesAgree) {
   EXPECT_EQ(loaded.cluster(), "2 servers: 0:2×V100 1:2×V100");
   auto o = bandit_observation();
   EXPECT_EQ(loaded.greedy(o), policy.greedy(o));
-  o.mask = {0, 0, 1};  // only defer is feasible
+  o.mask = {0, 0, 1};  // only stop is feasible
   EXPECT_EQ(loaded.greedy(o), 2);
   EXPECT_THROW((void)MarlPolicy::load(testing::write_file("bad.pt", "not a policy")), std::runtime_error);
 }
@@ -53,17 +56,43 @@ TEST(MarlPolicy, RewardIsMinusTheLoadOverTimeOfTheLatestStep) {
   LearningEpisode episode(policy, 3);
   episode.advance(0, 0.5);
   episode.advance(3600, 1.0);
-  (void)episode.sample(bandit_observation());
+  (void)episode.sample(bandit_observation(), 0.0);
   episode.advance(3 * 3600, 0.25);
-  (void)episode.sample(bandit_observation());
+  (void)episode.sample(bandit_observation(), 0.0);
   const auto result = episode.finish(7 * 3600);
   EXPECT_EQ(result.steps, 2u);
   EXPECT_NEAR(result.episode_return, -(1.0 * 2 + 0.25 * 4), 1e-12);
   EXPECT_EQ(result.gradient.size(), policy.parameter_count());
 }
 
+// Potential-based shaping (Ng et al. 1999) telescopes: with F_k = γ^Δt·Φ_{k+1} − Φ_k and Φ = 0 after
+// the last step, G_k(shaped) = G_k(unshaped) − Φ_k for every k, whatever Φ of the later steps. Two
+// episodes with the same seed and observations (hence the same actions and rewards), one with Φ = 0,
+// one with Φ = (−3, −5, −2) at steps 1, 2 and 4 hours apart: their returns differ by 3, 5 and 2.
+TEST(MarlPolicy, PotentialShapingShiftsEachReturnByMinusItsPotential) {
+  const MarlPolicy policy(1);
+  const auto run = [&](const std::vector<double>& potential) {
+    LearningEpisode episode(policy, 3);
+    double t = 0;
+    for (const double phi : potential) {
+      episode.advance(t, 0.5);
+      (void)episode.sample(bandit_observation(), phi);
+      t += 2 * 3600;
+    }
+    return episode.finish(t);
+  };
+  const auto plain = run({0, 0, 0});
+  const auto shaped = run({-3, -5, -2});
+  ASSERT_EQ(plain.returns.size(), 3u);
+  ASSERT_EQ(shaped.returns.size(), 3u);
+  EXPECT_NEAR(shaped.returns[0] - plain.returns[0], 3.0, 1e-9);
+  EXPECT_NEAR(shaped.returns[1] - plain.returns[1], 5.0, 1e-9);
+  EXPECT_NEAR(shaped.returns[2] - plain.returns[2], 2.0, 1e-9);
+  EXPECT_DOUBLE_EQ(shaped.episode_return, plain.episode_return);  // the reported return is unshaped
+}
+
 // A two-armed bandit through the whole training path (sampling, returns, advantages, flattened
-// gradients, Adam): deferring puts load 1 on the next hour (reward −1), placing load 0 (reward 0), so
+// gradients, Adam): stopping puts load 1 on the next hour (reward −1), placing load 0 (reward 0), so
 // the policy gradient must move the greedy action to "place". 8 steps per episode, 60 updates.
 TEST(MarlPolicy, ActorCriticLearnsTheBetterArm) {
   MarlPolicy policy(11);
@@ -76,7 +105,7 @@ TEST(MarlPolicy, ActorCriticLearnsTheBetterArm) {
     LearningEpisode episode(policy, 100 + update, options);
     double t = 0;
     for (int k = 0; k < 8; ++k) {
-      const int action = episode.sample(o);
+      const int action = episode.sample(o, 0.0);
       episode.advance(t, action == 0 ? 0.0 : 1.0);
       t += 3600;
       episode.advance(t, 0.0);
@@ -140,7 +169,7 @@ TEST(MarlPolicy, APolicyOfAnotherClusterIsRefusedAtItsOption) {
 }
 
 // Job 1 belongs to agent 1 (1 mod 2), which owns server 1 (servers by rack, cut in two). Nothing
-// runs, so defer is masked: placing on server 1 is the only feasible action, whatever the weights.
+// runs, so stop is masked: placing on server 1 is the only feasible action, whatever the weights.
 TEST(MarlScheduler, AnAgentPlacesOnItsOwnPartitionAndNeverStrandsAJob) {
   MarlFixture f(2);
   f.state.queued.erase(f.state.queued.begin());
@@ -152,7 +181,7 @@ TEST(MarlScheduler, AnAgentPlacesOnItsOwnPartitionAndNeverStrandsAJob) {
 }
 
 // Agent 1's server is full (job 3 runs on both its GPUs): job 1 goes to agent 0's server (remote), the
-// only place with free GPUs; deferring is masked because it fits (work-conserving), and packing is
+// only place with free GPUs; stopping is masked because it fits (work-conserving), and packing is
 // impossible (job 3 holds two GPUs).
 TEST(MarlScheduler, AFullPartitionPlacesRemotely) {
   MarlFixture f(4);
@@ -166,6 +195,22 @@ TEST(MarlScheduler, AFullPartitionPlacesRemotely) {
   ASSERT_EQ(decisions.size(), 1u);
   EXPECT_EQ(decisions[0].kind, Decision::Kind::start);
   EXPECT_EQ(decisions[0].placement.to_string(), "s0:1");
+}
+
+// Each agent chooses among the first `window` jobs of its sub-queue and serves until nothing fits:
+// four one-GPU jobs (agent 0: jobs 0 and 2; agent 1: jobs 1 and 3) on two servers of two free GPUs
+// are all started, whatever the weights, each exactly once (a served job leaves the window).
+TEST(MarlScheduler, AgentsServeEveryJobThatFitsOnceEach) {
+  MarlFixture f(4);
+  const auto decisions = f.decide();
+  ASSERT_EQ(decisions.size(), 4u);
+  std::vector<JobId> started;
+  for (const Decision& d : decisions) {
+    EXPECT_EQ(d.kind, Decision::Kind::start);
+    started.push_back(d.job);
+  }
+  std::sort(started.begin(), started.end());
+  EXPECT_EQ(started, (std::vector<JobId>{0, 1, 2, 3}));
 }
 
 TEST(MarlScheduler, AnUnreadablePolicyIsAnInputError) {
