@@ -47,6 +47,10 @@ TEST(MarlPolicy, SavedAndLoadedPoliciesAgree) {
   o.mask = {0, 0, 1};  // only stop is feasible
   EXPECT_EQ(loaded.greedy(o), 2);
   EXPECT_THROW((void)MarlPolicy::load(testing::write_file("bad.pt", "not a policy")), std::runtime_error);
+  // A policy of the first version (one job per move, its first line without the format's number) has
+  // other weights: refused by its header, before libtorch reads it.
+  EXPECT_THROW((void)MarlPolicy::load(testing::write_file("v1.pt", "dnnsim marl policy\ncluster: \n")),
+               std::runtime_error);
 }
 
 // Reward = −load·Δt/3600 to the latest step: the interval before the first step is dropped, the one
