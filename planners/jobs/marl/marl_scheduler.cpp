@@ -102,7 +102,7 @@ class MarlScheduler final : public JobScheduler {
     std::vector<int> free;
     std::vector<std::vector<Occupant>> on_server;
     std::vector<Decision> decisions;
-    bool busy;                 // something runs or was started: a deferred job will see another event
+    bool busy;                 // something runs or was started: a job left waiting will see another event
     std::set<JobId> partners;  // hosts given a guest in this call
     std::map<JobId, double> hours;  // training: each job's predicted remaining hours (the potential)
     double remaining_h;             // their sum

@@ -4,19 +4,20 @@
 //   agents      `agents` (4) schedulers, each owning a contiguous block of the servers in topology
 //               order (racks stay together) and the jobs with id ≡ agent (mod agents) — the paper's
 //               partitions and arrival sub-queues;
-//   decisions   on every event each agent takes its first `window` (8) waiting jobs in turn, one per
-//               turn, and for each chooses: place it anchored on a server of its partition (that
-//               server's free GPUs first, then its rack's, then any, most free first; when its own
-//               servers are full, on any server), or pack it (one GPU) beside a running single-GPU job
-//               on a server of its partition (the partner with the highest predicted combined
-//               throughput there). Work-conserving: a job that fits is placed somewhere — the agents
-//               choose where; "defer" (the paper's skip) is offered only as the alternative to packing
-//               when no GPU is free. (Offered always, training learnt to defer: a greedy run of that
-//               policy left free GPUs idle, mean JCT 457,209 s against 11,925 s for first-fit.)
+//   decisions   on every event the agents take turns, one move each, until none has one left; a move
+//               chooses one of the first `window` (8) waiting jobs of the agent's sub-queue and what
+//               to do with it: place it anchored on a server of its partition (that server's free
+//               GPUs first, then its rack's, then any, most free first; when its own servers are
+//               full, on any server), or pack it (one GPU) beside a running single-GPU job on a
+//               server of its partition (the partner with the highest predicted combined throughput
+//               there). Work-conserving: while a candidate fits, one is placed somewhere; "stop" (the
+//               paper's skip) is offered only as the alternative to packing when none fits. (A skip
+//               offered always was learnt: a greedy run of that policy left free GPUs idle, mean JCT
+//               457,209 s against 11,925 s for first-fit.)
 //   predictor   the job interference model (interference.hpp) fitted on the Gavel tables given as
 //               `interference` (every 5th pair held out, as in docs/cluster.md) supplies the agents'
 //               sensitivity/pressure features and picks the packing partner (with `mlp: 1` the
-//               partner and a packing's predicted reward come from its MLP variant,
+//               partner and the shaping's predicted slowdowns come from its MLP variant,
 //               interference_mlp.hpp); the simulator's slowdown of a packed pair stays the speed
 //               model's measured one;
 //   policy      `policy`: a file written by `dnnsim train-scheduler` (planners/jobs/marl/policy.hpp);
