@@ -1,4 +1,4 @@
-# dnnsim plot: mean_jct_s_avg against episode from /work/tmp/c2/curves-marl-gavel.csv
+# dnnsim plot: mean_jct_s_avg against episode from the five policies/marl-gavel-seedS.curve.csv concatenated
 # Self-contained (the data is inline): `gnuplot THIS_FILE` redraws the figure.
 if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
   set terminal pngcairo noenhanced size 1000,600 font "sans,10"
