@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "planners/megatron/llm_layout_planner.hpp"
 #include "planners/megatron/megatron_planner.hpp"
 #include "planners/parallel/planners.hpp"
 
@@ -29,6 +30,12 @@ const PlannerRegistry& builtin_planners() {
           "the best lowered with tensor-parallel groups",
           "Narayanan et al., Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC'21 §3",
           std::make_shared<MegatronPlanner>(), MegatronPlanner::options());
+    r.add("megatron-5d",
+          "an LLM's TP × PP × VP × CP × EP × DP/FSDP and micro-batch within Megatron-Core's rules, memory first, "
+          "then best-first by a compute bound, priced with the LLM lowering's costs; the best re-ranked by the "
+          "schedule's timeline",
+          "Megatron-Core parallel_state.py and arguments.py (rules); Narayanan et al. SC'21 §2.2.2 (estimate)",
+          std::make_shared<LlmLayoutPlanner>(), LlmLayoutPlanner::options());
     return r;
   }();
   return registry;

@@ -26,6 +26,7 @@
 #include "models/common/registry.hpp"
 #include "models/cost/memory_model.hpp"
 #include "models/dnn/layer_model.hpp"
+#include "models/dnn/llm_parallel.hpp"
 #include "models/dnn/tensor_parallel.hpp"
 #include "planners/common/cluster_view.hpp"
 #include "planners/common/pipeline_plan.hpp"
@@ -75,6 +76,11 @@ struct PlanRequest {
   // Called as a search advances with the fraction done; returning false stops it, and the best plan
   // found so far is returned with PlanResult::stopped_early set. Empty: the search runs to its end.
   std::function<bool(double fraction)> progress;
+  // An LLM's recipe, for a planner that chooses its whole layout (chooses_llm_layout): the precision
+  // recipe, routing and overlaps of `llm` and the recomputation modules (RecomputeModule bits) are
+  // kept; its context, expert and FSDP settings are the planner's to choose.
+  LlmParallelism llm;
+  std::uint8_t recompute_modules = 0;
 };
 
 // The boundaries of a model's blocks: consecutive layers whose names share a prefix ending in a
@@ -91,6 +97,10 @@ struct PlanStatistics {
   // dapple, pipeline-mapping: candidates not scored because a lower bound on their Formula 2 showed
   // that no kept set would take them (branch and bound, formula2_search.hpp; the result is the same).
   std::size_t bounded = 0;
+  // The LLM layout planner: layouts its framework accepts (enumerated), and of those the ones refused
+  // for memory before pricing (out_of_memory); candidates are then the layouts priced.
+  std::size_t enumerated = 0;
+  std::size_t out_of_memory = 0;
 };
 
 struct PlanResult {
@@ -104,6 +114,18 @@ struct PlanResult {
   // are then groups of that many GPUs), and its fitting candidates, best first, one line each.
   std::optional<TensorParallelOptions> tensor_parallel;
   std::vector<std::string> ranking;
+  // The LLM layout planner (planners/megatron/llm_layout_planner.hpp): what it chose besides
+  // tensor_parallel (plan devices are then groups of tensor × context GPUs), for the workload to run.
+  struct LlmChoice {
+    int context = 1;
+    int expert = 1;
+    bool fsdp = false;
+    std::string describe;  // "TP 8 × PP 8 × VP 4 × CP 1 × EP 64 × DP 16, micro-batch 1"
+  };
+  std::optional<LlmChoice> llm_layout;
+  // Its option `reference` (a published layout): where that layout ranks among those priced, and its
+  // predicted time against the best's; or why it is not a candidate.
+  std::string reference;
   // Where the planner's options narrowed its search space ("recompute full", "no sequence
   // parallelism": a framework's limits), for listings.
   std::vector<std::string> search_limits;
@@ -133,6 +155,9 @@ class Planner {
   // chooses_chunks: the chunks per stage, when PlanRequest::choose_chunks asks.
   [[nodiscard]] virtual bool chooses_tensor_parallel() const { return false; }
   [[nodiscard]] virtual bool chooses_chunks() const { return false; }
+  // chooses_llm_layout: context and expert parallelism and FSDP as well (PlanResult::llm_layout; the
+  // workload must not give them), for an LLM of the zoo (PlanRequest::llm carries its recipe).
+  [[nodiscard]] virtual bool chooses_llm_layout() const { return false; }
   // Whether it ranks every configuration that fits (PlanResult::ranking), so that a runner-up can be
   // planned: its integer option `candidate` (1-based) picks which (`dnnsim plan --candidate`).
   [[nodiscard]] virtual bool ranks_configurations() const { return false; }

@@ -156,7 +156,7 @@ int run_plan_command(const PlanCommandOptions& options) {
   const PipelineRunReport& report = setup.report;
   // With tensor parallelism plan devices are groups of t consecutive GPUs, named by their first.
   std::vector<std::string> gpus = scenario.cluster.gpu_names();
-  const int ranks = report.tensor_parallel ? report.tensor_parallel->degree : 1;
+  const int ranks = report.tensor_parallel ? report.tensor_parallel->degree * report.context_parallel : 1;
   for (std::size_t g = 0; g < gpus.size() / static_cast<std::size_t>(ranks); ++g)
     gpus[g] = gpus[g * static_cast<std::size_t>(ranks)];
   gpus.resize(gpus.size() / static_cast<std::size_t>(ranks));
@@ -171,9 +171,15 @@ int run_plan_command(const PlanCommandOptions& options) {
     std::cout << fmt::format(
         "tensor parallel {} (groups of consecutive GPUs), sequence parallel {}, recompute {}, "
         "distributed optimizer {}\n",
-        ranks, report.tensor_parallel->sequence_parallel ? "on" : "off",
+        report.tensor_parallel->degree, report.tensor_parallel->sequence_parallel ? "on" : "off",
         recompute_name(report.tensor_parallel->recompute),
         report.tensor_parallel->distributed_optimizer ? "on" : "off");
+  if (const auto& layout = report.plan.llm_layout) std::cout << fmt::format("layout {}\n", layout->describe);
+  if (const PlanStatistics& counts = report.plan.statistics; counts.enumerated > 0) {
+    std::cout << fmt::format("layouts: {} enumerated, {} out of memory, {} pruned by the compute bound, {} priced\n",
+                             counts.enumerated, counts.out_of_memory, counts.bounded, counts.candidates);
+  }
+  if (!report.plan.reference.empty()) std::cout << report.plan.reference << "\n";
   if (report.mirror_ranks)
     std::cout << "tensor-parallel fidelity: group (rank 0 of each group simulated, the others mirror it)\n";
   if (!report.all_ranks_because.empty())
@@ -199,8 +205,9 @@ int run_plan_command(const PlanCommandOptions& options) {
     constexpr std::size_t kShown = 10;
     // The planner's search space, where its options narrowed it (a framework's limits).
     const std::vector<std::string>& limits = report.plan.search_limits;
-    std::cout << fmt::format("candidates that fit ({}){}, best first:\n", report.plan.ranking.size(),
-                             limits.empty() ? "" : fmt::format(" with {}", fmt::join(limits, ", ")));
+    std::cout << fmt::format(
+        "{} ({}){}, best first:\n", report.plan.llm_layout ? "best layouts kept" : "candidates that fit",
+        report.plan.ranking.size(), limits.empty() ? "" : fmt::format(" with {}", fmt::join(limits, ", ")));
     for (std::size_t i = 0; i < std::min(kShown, report.plan.ranking.size()); ++i)
       std::cout << fmt::format("  {:>2}. {}\n", i + 1, report.plan.ranking[i]);
   }

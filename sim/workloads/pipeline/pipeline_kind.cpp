@@ -39,6 +39,7 @@ void read_schedule(YamlReader& reader, const YAML::Node& node, PipelineWorkloadS
 // The workload keys a planner that chooses the tensor parallelism chooses: a scenario for it must
 // not give them.
 constexpr std::array<const char*, 3> kTensorParallelChosen{"tensor_parallel", "sequence_parallel", "recompute"};
+constexpr std::array<const char*, 3> kLlmLayoutChosen{"context_parallel", "expert_parallel", "fsdp"};
 
 // `planner: dapple` or `planner: {name: uniform, stages: 4}`.
 void read_planner(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpec& spec) {
@@ -221,11 +222,15 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
                              fmt::join(choosers, ", "),
                              spec.planner.empty() ? std::string("explicit stages") : "planner '" + spec.planner + "'"));
   }
-  if (planner != nullptr && planner->chooses_tensor_parallel()) {
-    for (const char* key : kTensorParallelChosen)
+  const auto refuse_chosen = [&](const auto& keys) {
+    for (const char* key : keys)
       if (map.has(key))
         reader.error(map.get(key),
                      fmt::format("the {} planner chooses '{}'; remove it or give another planner", spec.planner, key));
+  };
+  if (planner != nullptr && planner->chooses_llm_layout()) refuse_chosen(kLlmLayoutChosen);
+  if (planner != nullptr && planner->chooses_tensor_parallel()) {
+    refuse_chosen(kTensorParallelChosen);
     if (map.has("tensor_parallel") || map.has("sequence_parallel") || map.has("recompute")) return spec;
     spec.tensor_parallel_set = false;  // distributed_optimizer alone: read by the planner
   }
@@ -486,6 +491,8 @@ ScenarioTreeEdit replace_planner(std::string name) {
     const PlannerRegistry::Entry* entry = builtin_planners().find(name);
     if (entry != nullptr && entry->value->chooses_tensor_parallel())
       for (const char* key : kTensorParallelChosen) workload.remove(key);
+    if (entry != nullptr && entry->value->chooses_llm_layout())
+      for (const char* key : kLlmLayoutChosen) workload.remove(key);
     const YAML::Node& given = workload;
     if (is_map(given["planner"])) {
       YAML::Node planner = workload["planner"];

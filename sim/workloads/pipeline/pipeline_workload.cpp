@@ -96,7 +96,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   setup.report.schedule = spec.schedule;
   setup.report.activation_memory = describe_activation_sources(spec.model);
   setup.schedule = spec.order;
-  const int context = std::max(1, spec.llm.context);
+  int context = std::max(1, spec.llm.context);
+  std::optional<PipelineWorkloadSpec> chosen;  // the spec with a planner's LLM layout
   setup.report.context_parallel = context;
   std::vector<std::string> gpus = group_names(scenario.cluster.gpu_names(), setup.report.tensor_parallel, context);
 
@@ -145,6 +146,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
       blocks.size() < request.model.layers.size() + 1)
     request.boundaries = std::move(blocks);
   request.progress = std::move(progress);
+  request.llm = spec.llm;
+  request.recompute_modules = spec.recompute_modules;
   const std::shared_ptr<const PipelineSchedule> schedule = setup.schedule;
   request.in_flight = [schedule](int stage, int stages, int micro_batches, int chunks) {
     const PipelineShape shape{stages, micro_batches, chunks};
@@ -188,12 +191,22 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   } else {
     setup.report.planner = spec.planner;
     setup.report.plan = planner->value->plan(request);
+    if (const auto& layout = setup.report.plan.llm_layout) {
+      // The LLM layout planner's choice runs as if the scenario had given it.
+      chosen = spec;
+      chosen->llm.context = layout->context;
+      chosen->llm.expert = layout->expert;
+      chosen->llm.fsdp = layout->fsdp;
+      context = layout->context;
+      setup.report.context_parallel = context;
+    }
     if (setup.report.plan.tensor_parallel) {
       setup.report.tensor_parallel = setup.report.plan.tensor_parallel;
       setup.report.tensor_parallel->distributed_optimizer = spec.tensor_parallel.distributed_optimizer;
-      gpus = group_names(scenario.cluster.gpu_names(), setup.report.tensor_parallel);
+      gpus = group_names(scenario.cluster.gpu_names(), setup.report.tensor_parallel, context);
     }
   }
+  const PipelineWorkloadSpec& run = chosen ? *chosen : spec;
 
   if (!setup.report.plan.feasible) return setup;
   const PipelinePlan& plan = setup.report.plan.plan;
@@ -202,7 +215,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
         static_cast<int>(plan.stages.front().devices.size()) * setup.report.tensor_parallel->degree * context;
     std::vector<Diagnostic> diagnostics;
     for (std::string& problem :
-         llm_parallel_problems(spec.model, spec.llm, setup.report.tensor_parallel->degree, stage_gpus))
+         llm_parallel_problems(run.model, run.llm, setup.report.tensor_parallel->degree, stage_gpus))
       diagnostics.push_back(Diagnostic{spec.where, std::move(problem)});
     if (!diagnostics.empty()) throw InputError(std::move(diagnostics));
   }
@@ -229,7 +242,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     for (const PipelineStage& stage : plan.stages) stages.push_back(StageSpec{stage.chunks.at(0), stage.devices});
     setup.schedule = bind_timings(setup.schedule, predicted_timings(StageCostModel(request), stages));
   }
-  setup.workload = make_pipeline_workload(spec, plan, setup.report.tensor_parallel);
+  setup.workload = make_pipeline_workload(run, plan, setup.report.tensor_parallel);
   if (setup.report.tensor_parallel) setup.workload.gpus = all_gpus.devices;
   // The megatron planner's degree is known only now (the parser checked the cluster); at degree 1
   // there is nothing to mirror.

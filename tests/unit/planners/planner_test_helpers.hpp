@@ -12,12 +12,12 @@
 
 namespace dnnsim::testing {
 
-// `nodes` × `per_node` V100-16GB, 150 GB/s NVLink (1 µs) inside a node, 25 Gbps = 3.125 GB/s
-// (5 µs) between nodes, as DAPPLE's Config-A.
+// `nodes` × `per_node` V100-16GB (or the catalog's `gpu`), 150 GB/s NVLink (1 µs) inside a node,
+// 25 Gbps = 3.125 GB/s (5 µs) between nodes, as DAPPLE's Config-A.
 inline ClusterView hierarchical_cluster(int nodes, int per_node, double intra_bandwidth = 150e9,
-                                        double inter_bandwidth = 3.125e9) {
+                                        double inter_bandwidth = 3.125e9, const std::string& gpu = "V100-16GB") {
   ClusterView cluster;
-  const GpuSpec& v100 = *HardwareCatalog::builtin().find_gpu("V100-16GB");
+  const GpuSpec& v100 = *HardwareCatalog::builtin().find_gpu(gpu);
   for (int n = 0; n < nodes; ++n)
     for (int g = 0; g < per_node; ++g)
       cluster.devices.push_back(ClusterDevice{fmt::format("node{}/gpu{}", n, g), v100, static_cast<std::uint32_t>(n)});

@@ -114,6 +114,39 @@ TEST(ScenarioLlm, Fp8WithoutFp8AndExpertsWithoutExpertsAreLocated) {
   expect_error(errors[1], 20, 21, "no FP8 tensor cores");
 }
 
+// The same scenario asking the LLM layout planner for its layout instead of giving it.
+std::string planned(const std::string& keys) {
+  std::string yaml = llm({}, keys);
+  const std::string given = "{name: uniform, stages: 1}";
+  return yaml.replace(yaml.find(given), given.size(), "megatron-5d");
+}
+
+// The planner's layout is what the workload runs: its EP, CP and FSDP, on plan devices of TP·CP GPUs.
+TEST(ScenarioLlm, TheLayoutPlannersChoiceIsRun) {
+  const Scenario scenario = load(planned("  precision_recipe: mxfp8
+"));
+  const PipelineWorkloadSpec& spec = spec_of(scenario);
+  const PipelineSetup setup = plan_pipeline(scenario, spec);
+  ASSERT_TRUE(setup.report.plan.feasible) << setup.report.plan.reason;
+  const auto& layout = setup.report.plan.llm_layout;
+  ASSERT_TRUE(layout.has_value());
+  EXPECT_EQ(setup.workload.llm.expert, layout->expert);
+  EXPECT_EQ(setup.workload.llm.context, layout->context);
+  EXPECT_EQ(setup.workload.llm.fsdp, layout->fsdp);
+  EXPECT_EQ(setup.workload.ranks(), setup.report.plan.tensor_parallel->degree * layout->context);
+  EXPECT_EQ(setup.workload.llm.precision.low, LowPrecision::mxfp8);
+}
+
+// It chooses EP, CP and FSDP: a scenario that gives them too is told where, all at once.
+TEST(ScenarioLlm, KeysTheLayoutPlannerChoosesAreLocated) {
+  const auto errors = errors_of(planned("  expert_parallel: 8
+  fsdp: true
+"));
+  ASSERT_EQ(errors.size(), 2u) << dump(errors);
+  expect_error(errors[0], 19, 20, "chooses 'expert_parallel'");
+  expect_error(errors[1], 20, 9, "chooses 'fsdp'");
+}
+
 // The LLM keys need the dimensions only the LLM zoo's models carry.
 TEST(ScenarioLlm, KeysNeedAnLlmOfTheZoo) {
   LlmCase old;

@@ -1,0 +1,92 @@
+// The layouts Megatron-Core accepts for an LLM of the zoo on G GPUs: tensor (TP) × pipeline (PP) ×
+// virtual pipeline (VP) × context (CP) × expert (EP) × data parallelism (DP), with or without FSDP,
+// and a micro-batch size — the search space of the LLM layout planner (llm_layout_planner.hpp).
+//
+// The rules, as Megatron-Core states them (NVIDIA/Megatron-LM, megatron/core/parallel_state.py
+// initialize_model_parallel, megatron/core/transformer/transformer_config.py, megatron/training/
+// arguments.py and microbatches.py) and as dnnsim runs them (models/dnn/llm_parallel.hpp):
+//  1. TP·CP·PP·DP = G: "data_parallel_size = world_size // (tensor_model_parallel_size *
+//     pipeline_model_parallel_size * context_parallel_size)", world_size divisible by that product.
+//  2. TP divides the attention heads and the hidden size, and TP and the key/value heads
+//     (num_query_groups) divide one another (tensor_parallel_problems), and TP ≤ the GPUs of one NVLink
+//     domain (a limit of the planner's, Narayanan et al. SC'21 Takeaway #1: tensor
+//     parallelism inside a node); sequence parallelism with every TP > 1 ("When using expert
+//     parallelism and tensor parallelism, sequence parallelism must be used"; the recipes use it
+//     for dense models too).
+//  3. EP divides the routed experts (num_moe_experts % expert_model_parallel_size == 0), and the expert
+//     layers fold EP into the dense layers' data-parallel ranks: "expert_tensor_model_pipeline_
+//     parallel_size = expert_tensor_parallel_size * expert_model_parallel_size *
+//     pipeline_model_parallel_size" must divide world_size, and with expert tensor parallel 1 (every
+//     recipe here, and what dnnsim models) that is EP dividing TP·CP·DP, the GPUs of a stage. A dense
+//     model has EP 1.
+//  4. CP cuts the sequence into 2·CP equal chunks (Transformer Engine's load-balanced causal ring,
+//     get_batch_on_this_cp_rank): the sequence divisible by 2·CP.
+//  5. VP > 1 needs PP > 1 ("pipeline-model-parallel size should be greater than 1 with interleaved
+//     schedule"); the blocks split into PP·VP virtual stages of whole blocks: with `even` split the
+//     blocks divisible by PP·VP (Megatron's default num_layers_per_virtual_pipeline_stage), else a
+//     pipeline_model_parallel_layout of ⌊L/(PP·VP)⌋ or ⌈L/(PP·VP)⌉ blocks each (at least one block per
+//     virtual stage; the embedding with the first, the head and loss with the last: uniform_split);
+//     interleaving needs the micro-batches to be a multiple of PP (dnnsim's interleaved schedule, as
+//     Megatron-Core's before microbatch_group_size_per_vp_stage).
+//  6. The global batch divisible by micro-batch × DP ("global batch size is not divisible by micro
+//     batch size times data parallel size", microbatches.py).
+//  7. FSDP (Megatron-FSDP, optim_grads_params) shards over DP·CP, so it needs DP·CP > 1; with PP > 1
+//     only when the limits allow it (every published Megatron-Bridge FSDP recipe runs PP 1: a
+//     planner limit, `fsdp_with_pipeline`).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/dnn/layer_model.hpp"
+
+namespace dnnsim {
+
+struct LlmLayout {
+  int tensor = 1;
+  int pipeline = 1;
+  int chunks = 1;  // VP, model chunks per pipeline stage
+  int context = 1;
+  int expert = 1;
+  int data = 1;
+  int micro_batch = 1;
+  bool fsdp = false;
+
+  [[nodiscard]] int gpus() const { return tensor * pipeline * context * data; }
+  // M = global batch / (micro-batch · DP), per pipeline.
+  [[nodiscard]] int micro_batches(int global_batch) const { return global_batch / (micro_batch * data); }
+  // "TP 8 × PP 8 × VP 4 × CP 1 × EP 64 × DP 16, FSDP, micro-batch 1"
+  [[nodiscard]] std::string describe() const;
+  friend bool operator==(const LlmLayout&, const LlmLayout&) = default;
+};
+
+// The framework's limits, as the planner's options give them.
+struct LlmLayoutLimits {
+  int nvlink_domain = 8;                // TP ≤ this
+  bool even_split = false;              // rule 5: blocks divisible by PP·VP (no pipeline layout string)
+  std::vector<int> micro_batches;       // micro-batch sizes to try; empty: the powers of two
+  std::vector<bool> fsdp{false, true};  // the FSDP settings to try
+  bool fsdp_with_pipeline = false;      // rule 7
+  int max_chunks = 0;                   // VP ≤ this (0: as many as the blocks allow)
+  int chunks = 0;                       // VP = this (a schedule of fixed chunks per stage); 0: any
+};
+
+// What the rules need of the model.
+struct LlmLayoutModel {
+  TransformerDims dims;
+  int blocks = 0;  // transformer blocks (model_blocks)
+  // Rule 2's divisibility by TP (tensor_parallel_problems), empty when TP divides the model.
+  std::function<bool(int tensor)> splits_over;
+};
+
+// Why `layout` breaks a rule above on `gpus` GPUs with `global_batch` sequences per iteration, one
+// reason per broken rule; empty when Megatron-Core accepts it.
+[[nodiscard]] std::vector<std::string> llm_layout_problems(const LlmLayoutModel& model, int gpus, int global_batch,
+                                                           const LlmLayoutLimits& limits, const LlmLayout& layout);
+
+// Every layout the rules accept, TP outermost, then CP, PP, VP, EP, micro-batch and FSDP ascending.
+[[nodiscard]] std::vector<LlmLayout> enumerate_llm_layouts(const LlmLayoutModel& model, int gpus, int global_batch,
+                                                           const LlmLayoutLimits& limits);
+
+}  // namespace dnnsim
