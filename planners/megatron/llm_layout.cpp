@@ -5,7 +5,6 @@
 #include <algorithm>
 
 namespace dnnsim {
-namespace {
 
 std::vector<int> divisors(int n) {
   std::vector<int> result;
@@ -13,6 +12,8 @@ std::vector<int> divisors(int n) {
     if (n % k == 0) result.push_back(k);
   return result;
 }
+
+namespace {
 
 // The rules of llm_layout.hpp, numbered as there. With `why`, each broken rule's reason is appended;
 // without, the first broken rule ends the check (the enumeration's millions of tuples format nothing).

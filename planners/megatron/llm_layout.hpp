@@ -80,6 +80,9 @@ struct LlmLayoutModel {
   std::function<bool(int tensor)> splits_over;
 };
 
+// The positive divisors of n, ascending (the degrees a layout of n GPUs can take; the 3D planner's too).
+[[nodiscard]] std::vector<int> divisors(int n);
+
 // Why `layout` breaks a rule above on `gpus` GPUs with `global_batch` sequences per iteration, one
 // reason per broken rule; empty when Megatron-Core accepts it.
 [[nodiscard]] std::vector<std::string> llm_layout_problems(const LlmLayoutModel& model, int gpus, int global_batch,

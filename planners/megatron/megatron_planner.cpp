@@ -11,17 +11,11 @@
 
 #include "planners/common/all_reduce_paths.hpp"
 #include "planners/common/layer_cost.hpp"
+#include "planners/megatron/llm_layout.hpp"
 #include "planners/parallel/planners.hpp"
 
 namespace dnnsim {
 namespace {
-
-std::vector<int> divisors(int n) {
-  std::vector<int> result;
-  for (int k = 1; k <= n; ++k)
-    if (n % k == 0) result.push_back(k);
-  return result;
-}
 
 // The slowest path among the given GPUs' pairs of consecutive members, and with `ring` from the last
 // back to the first (a ring's hops; without, a pipeline's stage-to-stage sends).

@@ -170,7 +170,7 @@ class Planner {
 
 using PlannerRegistry = Registry<std::shared_ptr<const Planner>>;
 
-// uniform, pipedream, dapple, pipeline-mapping, megatron, in that order.
+// uniform, pipedream, dapple, pipeline-mapping, megatron, megatron-5d, in that order.
 [[nodiscard]] const PlannerRegistry& builtin_planners();
 
 }  // namespace dnnsim

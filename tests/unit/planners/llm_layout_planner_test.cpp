@@ -125,7 +125,9 @@ TEST(LlmLayoutPlanner, TheBestLayoutBecomesAPlan) {
   const int cp = result.llm_layout->context;
   const auto d = result.plan.stages.front().devices.size();
   EXPECT_EQ(static_cast<std::size_t>(tp * cp) * d * result.plan.stages.size(), 8U);
-  EXPECT_EQ(result.plan.micro_batches * result.plan.micro_batch_size() * static_cast<int>(d), 16);
+  // M micro-batches of the whole pipeline, each b sequences on each of the d replicas: M·b·d = 16.
+  EXPECT_EQ(result.plan.micro_batches * result.plan.micro_batch_size(), 16);
+  EXPECT_EQ(result.plan.micro_batch_size() % static_cast<int>(d), 0);
   EXPECT_LE(result.ranking.size(), 10U);
   EXPECT_FALSE(result.ranking.empty());
 }

@@ -123,8 +123,7 @@ std::string planned(const std::string& keys) {
 
 // The planner's layout is what the workload runs: its EP, CP and FSDP, on plan devices of TP·CP GPUs.
 TEST(ScenarioLlm, TheLayoutPlannersChoiceIsRun) {
-  const Scenario scenario = load(planned("  precision_recipe: mxfp8
-"));
+  const Scenario scenario = load(planned("  precision_recipe: mxfp8\n"));
   const PipelineWorkloadSpec& spec = spec_of(scenario);
   const PipelineSetup setup = plan_pipeline(scenario, spec);
   ASSERT_TRUE(setup.report.plan.feasible) << setup.report.plan.reason;
@@ -139,9 +138,7 @@ TEST(ScenarioLlm, TheLayoutPlannersChoiceIsRun) {
 
 // It chooses EP, CP and FSDP: a scenario that gives them too is told where, all at once.
 TEST(ScenarioLlm, KeysTheLayoutPlannerChoosesAreLocated) {
-  const auto errors = errors_of(planned("  expert_parallel: 8
-  fsdp: true
-"));
+  const auto errors = errors_of(planned("  expert_parallel: 8\n  fsdp: true\n"));
   ASSERT_EQ(errors.size(), 2u) << dump(errors);
   expect_error(errors[0], 19, 20, "chooses 'expert_parallel'");
   expect_error(errors[1], 20, 9, "chooses 'fsdp'");

@@ -283,7 +283,7 @@ TEST(ScenarioPipeline, OnlyThePipeDreamPlannerTakesFlat) {
 TEST(ScenarioPipeline, OnlyTheMegatronPlannerTakesCandidate) {
   // "  planner: {name: dapple, candidate: 2}": candidate at column 27.
   expect_single_error(pipeline(valid_head() + "  planner: {name: dapple, candidate: 2}\n"), 15, 27,
-                      "planner 'dapple' has no option 'candidate' (an option of megatron)");
+                      "planner 'dapple' has no option 'candidate' (an option of megatron, megatron-5d)");
 }
 
 TEST(ScenarioPipeline, ChunksAutoNeedsTheMegatronPlanner) {
@@ -291,7 +291,7 @@ TEST(ScenarioPipeline, ChunksAutoNeedsTheMegatronPlanner) {
   expect_single_error(
       pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: interleaved, chunks: "
                         "auto}\n  planner: dapple\n"),
-      14, 41, "'chunks: auto' lets a planner that chooses the chunks per stage (megatron) choose them");
+      14, 41, "'chunks: auto' lets a planner that chooses the chunks per stage (megatron, megatron-5d) choose them");
 }
 
 // `dnnsim plan --planner NAME` (replace_planner): the file reads as if it named NAME. Options NAME
