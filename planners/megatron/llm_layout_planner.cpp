@@ -86,7 +86,7 @@ OptionSchema LlmLayoutPlanner::options() {
   schema.choice("split", "balanced", {"balanced", "even"},
                 "blocks per virtual stage: balanced (a pipeline layout, ⌊L/(PP·VP)⌋ or ⌈L/(PP·VP)⌉ each) or even "
                 "(Megatron's default: PP·VP divides the blocks)");
-  schema.integers("micro_batch_sizes", {}, "the micro-batch sizes to try; none: every power of two");
+  schema.integers("micro_batch_sizes", {}, "the micro-batch sizes to try; none: every power of two").at_least(1);
   schema.choice("fsdp", "search", {"search", "off", "on"}, "FSDP (Megatron-FSDP): tried both ways, never or always");
   schema.boolean("fsdp_with_pipeline", false,
                  "FSDP with PP > 1 (every published Megatron-Bridge FSDP recipe runs PP 1)");

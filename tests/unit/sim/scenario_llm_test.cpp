@@ -115,10 +115,10 @@ TEST(ScenarioLlm, Fp8WithoutFp8AndExpertsWithoutExpertsAreLocated) {
 }
 
 // The same scenario asking the LLM layout planner for its layout instead of giving it.
-std::string planned(const std::string& keys) {
+std::string planned(const std::string& keys, const std::string& planner = "megatron-5d") {
   std::string yaml = llm({}, keys);
   const std::string given = "{name: uniform, stages: 1}";
-  return yaml.replace(yaml.find(given), given.size(), "megatron-5d");
+  return yaml.replace(yaml.find(given), given.size(), planner);
 }
 
 // The planner's layout is what the workload runs: its EP, CP and FSDP, on plan devices of TP·CP GPUs.
@@ -142,6 +142,15 @@ TEST(ScenarioLlm, KeysTheLayoutPlannerChoosesAreLocated) {
   ASSERT_EQ(errors.size(), 2u) << dump(errors);
   expect_error(errors[0], 19, 20, "chooses 'expert_parallel'");
   expect_error(errors[1], 20, 9, "chooses 'fsdp'");
+}
+
+// Its options are read as declared: a reference layout that is not TP×PP×VP×CP×EP×DP/micro-batch and a
+// micro-batch size below 1 are located at their values (line 18: "  planner: {name: megatron-5d, …").
+TEST(ScenarioLlm, BadLayoutPlannerOptionsAreLocated) {
+  const auto errors = errors_of(planned("", "{name: megatron-5d, reference: 2x8, micro_batch_sizes: [0]}"));
+  ASSERT_EQ(errors.size(), 2u) << dump(errors);
+  expect_error(errors[0], 18, 43, "a layout is TP×PP×VP×CP×EP×DP/micro-batch");
+  expect_error(errors[1], 18, 68, "micro_batch_sizes");
 }
 
 // The LLM keys need the dimensions only the LLM zoo's models carry.
