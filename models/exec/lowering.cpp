@@ -91,7 +91,8 @@ TaskId Lowering::lower(const TaskGraph& graph, TaskId first) {
       if (program_.completion_of_task[dep] != kNoOp) {
         depend(entry_of_task[id - first], program_.completion_of_task[dep]);
         // The receiver's host synchronizes on its receive before it issues the consumer's kernels.
-        if (issue_of_task[id - first] != kNoOp && graph.task(dep).is_transfer())
+        if (issue_of_task[id - first] != kNoOp && graph.task(dep).is_transfer() &&
+            std::get<Transfer>(graph.task(dep).op).host_synchronizes)
           depend(issue_of_task[id - first], program_.completion_of_task[dep]);
       }
   return lowered_end;
@@ -163,7 +164,8 @@ std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& tas
   ++program_.flow_count;
   // Under a launch model the sender's host synchronizes after the send (Megatron-LM's
   // torch.cuda.synchronize() after its point-to-point calls): its next issue waits for it.
-  if (const CalibrationTable* table = devices_[transfer.src].calibration; table && table->launch)
+  if (const CalibrationTable* table = devices_[transfer.src].calibration;
+      table && table->launch && transfer.host_synchronizes)
     host_syncs_[transfer.src].push_back(completion);
   return entry;
 }

@@ -117,6 +117,9 @@ struct Transfer {
   DeviceId src = 0;
   DeviceId dst = 0;
   Bytes size{0};
+  // Under a launch model, whether the sender's host waits for the send and the receiver's host for
+  // the receive before issuing more kernels (PipelineSchedule::host_synchronizes_sends).
+  bool host_synchronizes = true;
 };
 
 // A collective over `group`; `size` is the buffer size on each member (the all-reduce input, the

@@ -221,7 +221,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
       const int destination = gradients ? piece.lower : piece.upper;
       for (int r = 0; r < lowered_ranks; ++r) {
         Task task = task_of(Transfer{gpu(from.devices[source], r), gpu(to.devices[destination], r),
-                                     lower.output_per_sample * piece.samples},
+                                     lower.output_per_sample * piece.samples, schedule.host_synchronizes_sends()},
                             gradients ? send_prev_stream : send_next_stream, Phase::communication,
                             fmt::format("{} {}→{} mb{}", gradients ? "grad" : "act", from.name, to.name, micro_batch),
                             iteration_of(micro_batch));

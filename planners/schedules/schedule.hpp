@@ -114,6 +114,10 @@ class PipelineSchedule {
   [[nodiscard]] virtual RechunkedSchedule with_chunks(int /*chunks*/) const {
     throw std::logic_error("with_chunks: this schedule's chunks are not chosen by a planner");
   }
+  // Whether a host that launches kernels (a calibration's launch model) waits for each pipeline
+  // send it issues and for each receive before the kernels that consume it (torch.cuda.synchronize
+  // after Megatron's batched point-to-point calls); false when the sends are waited on the GPU only.
+  [[nodiscard]] virtual bool host_synchronizes_sends() const { return true; }
   // Whether it runs with tensor parallelism (Megatron's keys) under its lowering; Ada-Grouper's
   // controller re-lowers without it.
   [[nodiscard]] virtual bool supports_tensor_parallel() const { return true; }

@@ -197,9 +197,17 @@ class PipeDreamAsync final : public GroupedSchedule {
 // step k runs micro-batch (k div p·v)·p + k mod p on chunk (k mod p·v) div p for forwards and on
 // chunk v−1−that for backwards; rank r warms up with min(2(p−r−1) + (v−1)·p, M·v) forward steps (all
 // M·v when M == p, as Megatron does), then alternates one forward and one backward.
+//
+// overlap_p2p: Megatron-Core's overlap_p2p_comm, on by default for the interleaved schedule since
+// `--no-overlap-p2p-communication` (megatron/training/arguments.py; argument_utils.py sets
+// batch_p2p_comm = not overlap_p2p_comm): the sends are plain isend/irecv whose handles are waited on
+// the GPU stream, so _communicate's torch.cuda.synchronize() (only `if batch_p2p_comm and
+// batch_p2p_sync`, megatron/core/pipeline_parallel/p2p_communication.py) does not run. Off: the
+// SC'21-era batched sends, each followed by the host's synchronize.
 class Interleaved final : public PipelineSchedule {
  public:
-  Interleaved(int chunks, bool planner_chooses) : chunks_(chunks), planner_chooses_(planner_chooses) {
+  Interleaved(int chunks, bool planner_chooses, bool overlap_p2p)
+      : chunks_(chunks), planner_chooses_(planner_chooses), overlap_p2p_(overlap_p2p) {
     if (chunks < 2)
       throw std::invalid_argument(fmt::format("interleaved: chunks (v) must be at least 2, got {}", chunks));
   }
@@ -209,8 +217,9 @@ class Interleaved final : public PipelineSchedule {
   // pipeline), and reports call it so.
   [[nodiscard]] RechunkedSchedule with_chunks(int chunks) const override {
     if (chunks == 1) return RechunkedSchedule{make_group_schedule(1), "1f1b"};
-    return RechunkedSchedule{std::make_shared<Interleaved>(chunks, false), "interleaved"};
+    return RechunkedSchedule{std::make_shared<Interleaved>(chunks, false, overlap_p2p_), "interleaved"};
   }
+  [[nodiscard]] bool host_synchronizes_sends() const override { return !overlap_p2p_; }
 
   [[nodiscard]] std::string unsupported(const PipelineShape& shape) const override {
     if (shape.stages < 2) return "interleaved 1F1B needs at least 2 stages";
@@ -242,6 +251,7 @@ class Interleaved final : public PipelineSchedule {
  private:
   int chunks_;
   bool planner_chooses_;
+  bool overlap_p2p_;
 };
 
 OptionSchema interleaved_options() {
@@ -249,12 +259,15 @@ OptionSchema interleaved_options() {
   schema.integer("chunks", 2, "v, model chunks per stage; auto: the planner chooses v (1 runs plain 1F1B)")
       .range(2, 1024)
       .keywords({"auto"});
+  schema.boolean("overlap_p2p", false,
+                 "Megatron-Core's overlap_p2p_comm: the pipeline sends are waited on the GPU, no host synchronize "
+                 "after them (false: SC'21-era batched sends with torch.cuda.synchronize)");
   return schema;
 }
 
 std::shared_ptr<const PipelineSchedule> make_interleaved(const Options& options, int /*micro_batches*/) {
   return std::make_shared<Interleaved>(static_cast<int>(options.integer("chunks")),
-                                       options.keyword("chunks").has_value());
+                                       options.keyword("chunks").has_value(), options.flag("overlap_p2p"));
 }
 
 std::shared_ptr<const PipelineSchedule> make_pipedream_async(const Options& /*options*/, int /*micro_batches*/) {

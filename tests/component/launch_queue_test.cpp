@@ -97,5 +97,17 @@ TEST(LaunchQueue, TheSenderWaitsForItsSendAndTheSendPaysTheCallLatency) {
   EXPECT_NEAR(plain[2], 1.01e-3, 1e-9);
 }
 
+// The same send waited on the GPU only (Megatron-Core's overlap_p2p_comm, Transfer::host_synchronizes
+// false): the host issues the 10 µs kernel at 0.2 ms, h after the first, and it runs once the GPU
+// is free, 1.1 → 1.11 ms, while the send still takes 1.1 + 0.03 + 0.1 = 1.23 ms.
+TEST(LaunchQueue, ASendWaitedOnTheGpuLeavesTheHostIssuing) {
+  Task send{Transfer{0, 1, Bytes(5e6), false}};
+  send.deps = {0};
+  const std::vector<double> queue = ends(true, {kernel(1e-3), send, kernel(10e-6)});
+  EXPECT_NEAR(queue[0], 1.1e-3, 1e-9);
+  EXPECT_NEAR(queue[1], 1.23e-3, 1e-9);
+  EXPECT_NEAR(queue[2], 1.11e-3, 1e-9);
+}
+
 }  // namespace
 }  // namespace dnnsim

@@ -1,10 +1,22 @@
 #!/usr/bin/env python3
 """NVIDIA Megatron-Bridge's 25.11 pre-training throughput table as dnnsim scenarios.
 
-  bridge_table.py write            writes one scenario per row of data/megatron-bridge/performance-25.11.csv
-                                   (DGX-H100, DGX-B200, DGX-GB200, DGX-GB300) next to this file
-  bridge_table.py report OUT_DIR   reads OUT_DIR/runs/<name>/summary.json (`dnnsim regress --out` runs) and prints,
-                                   per row, published vs simulated tokens/s/GPU and model TFLOP/s/GPU
+  bridge_table.py write [--heldout=R,...]     writes one scenario per row of data/megatron-bridge/performance-25.11.csv
+                                              (DGX-H100, DGX-B200, DGX-GB200, DGX-GB300) next to this file; with
+                                              --heldout, one per expressible row of the held-out releases R (default
+                                              all) into ../megatron-bridge-heldout/, and the rows it cannot express
+                                              with why (not-run.md)
+  bridge_table.py report [--heldout=R,...] [--record] OUT_DIR
+                                              reads OUT_DIR/runs/<name>/summary.json (`dnnsim regress --out` runs) and
+                                              prints, per row, published vs simulated tokens/s/GPU and model TFLOP/s/GPU
+                                              (--heldout: those releases' rows and the error by release; --record
+                                              keeps their simulated values in ../megatron-bridge-heldout/measured.csv)
+
+The held-out releases (data/megatron-bridge/README.md) are run with everything frozen as it was fitted and chosen on
+25.11: the same calibration, hardware and rules. The settings their tables omit are borrowed from the 25.11 recipe
+of the same system, model and precision, else of the same system and model, else of the same model
+(`borrowed_recipe`); a table's bare "FP8" is taken as FP8 with current scaling, the recipe the 25.11 table names
+for the same rows; a DeepSeek-V3 layout is the 25.11 one with as many virtual stages (`deepseek_layout`).
 
 Each row is run as the table prints it (GPUs, TP, PP, CP, VP, EP, FSDP, GBS, MBS, sequence, precision) with
 the settings the table leaves out from the Megatron-Bridge recipe that produced it
@@ -28,6 +40,8 @@ import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 DATA = HERE.parents[2] / "data" / "megatron-bridge"
+HELDOUT = HERE.parent / "megatron-bridge-heldout"
+HELDOUT_RELEASES = ("25.09", "26.02", "26.02.01", "26.04", "26.04.01", "26.06", "26.06.01", "26.08")
 TOLERANCE = 0.25  # the issue's bound on any row (mean |error| target 10%)
 
 # DGX systems (docs/research/llm-hardware.md): GPU, GPUs per node (compute tray), NIC per GPU.
@@ -48,6 +62,9 @@ DEEPSEEK_LAYOUTS = {
     ("DGX-GB200", "mxfp8"): "Et|(tt|)*30L",
     ("DGX-B200", "mxfp8"): "Et*4|(t*4|)*14tmL",
 }
+# The same layouts by (virtual stages, MTP depth), for held-out rows: the first with that shape above.
+DEEPSEEK_BY_SHAPE = {(16, 0): DEEPSEEK_LAYOUTS[("DGX-GB300", "bf16")], (16, 1): DEEPSEEK_LAYOUTS[("DGX-B200", "mxfp8")],
+                     (32, 0): DEEPSEEK_LAYOUTS[("DGX-GB200", "mxfp8")]}
 # Simulated tokens/s/GPU measured with these scenarios on 2026-11-29 (after the attention curves) (docs/megatron-bridge.md has the command)
 # and what the run shows about why; written into the known_gap of a row outside the tolerance so that the gap
 # is on record, never used to tune.
@@ -87,12 +104,56 @@ MEASURED = {
 }
 
 
+def table(release):
+    return list(csv.DictReader(open(DATA / f"performance-{release}.csv", encoding="utf-8")))
+
+
 def rows():
-    table = list(csv.DictReader(open(DATA / "performance-25.11.csv", encoding="utf-8")))
     recipes = list(csv.DictReader(open(DATA / "recipes-25.11.csv", encoding="utf-8")))
-    for row, recipe in zip(table, recipes):
+    for row, recipe in zip(table("25.11"), recipes):
         assert (row["system"], row["model"], row["precision"]) == (recipe["system"], recipe["model"], recipe["precision"])
         yield row, recipe
+
+
+def borrowed_recipe(row, recipes):
+    """The 25.11 recipe nearest a held-out row: same system, model and precision, else system and model, else model."""
+    for key in (("system", "model", "precision"), ("system", "model"), ("model",)):
+        found = [r for r in recipes if all(r[k] == row[k] for k in key)]
+        if found:
+            return found[0]
+    return None
+
+
+def unexpressible(row):
+    """Why dnnsim cannot run a held-out row as published, or None."""
+    if row["task"] != "pretrain":
+        return f"{row['task']}: fine-tuning (packed sequences{', frozen weights and adapters' if row['task'] == 'lora' else ''}) is not modelled"
+    if row["system"] not in SYSTEMS:
+        return f"{row['system']}: the GPU is not in the hardware catalog"
+    if row["model"] not in BLOCKS:
+        return f"{row['model']}: not in the model zoo"
+    if row["precision"] not in ("bf16", "fp8-cs", "mxfp8", "fp8"):
+        return f"precision {row['precision']}: no such recipe in models/dnn/precision_recipe.hpp"
+    if (integer(row["num_gpus"]) // integer(row["pp"])) % integer(row["ep"]):
+        return (f"EP {row['ep']} does not divide a pipeline stage's {integer(row['num_gpus']) // integer(row['pp'])} GPUs, "
+                "from which Megatron carves the expert groups (expert data parallel = GPUs / (EP · PP))")
+    stages = integer(row["pp"]) * integer(row["vp"])
+    if row["model"] in ("llama3.1-405b", "qwen3-235b-a22b") and stages > 1 and (BLOCKS[row["model"]] + 2) % stages:
+        return f"{stages} virtual stages do not divide {row['model']}'s blocks with embedding and loss counted as one each"
+    if row["model"] == "deepseek-v3" and (deepseek_shape(row) not in DEEPSEEK_BY_SHAPE):
+        return f"DeepSeek-V3 on {deepseek_shape(row)[0]} virtual stages: no public layout of that shape"
+    return None
+
+
+def heldout_rows(releases=HELDOUT_RELEASES):
+    """Every held-out row of `releases` as (row, borrowed 25.11 recipe or None, why it cannot be run or None)."""
+    recipes = list(csv.DictReader(open(DATA / "recipes-25.11.csv", encoding="utf-8")))
+    for release in releases:
+        for row in table(release):
+            row = dict(row, precision="fp8-cs" if row["precision"] == "fp8" else row["precision"],
+                       published_precision=row["precision"])
+            why = unexpressible(row)
+            yield row, None if why else borrowed_recipe(row, recipes), why
 
 
 def integer(text, default=1):
@@ -100,7 +161,12 @@ def integer(text, default=1):
 
 
 def name(row):
-    return f"{row['gpu'].lower()}-{row['model']}-{row['precision']}".replace(".", "p")
+    stem = f"{row['gpu'].lower()}-{row['model']}-{row['precision']}".replace(".", "p")
+    if row["release"] == "25.11":
+        return stem
+    # 26.06 has two DeepSeek-V3 GB300 MXFP8 rows, told apart by their global batch.
+    return f"r{row['release'].replace('.', 'p')}-{stem}" + (f"-gbs{row['gbs']}" if row["gbs"] != "4096" and
+                                                            row["model"] == "deepseek-v3" else "")
 
 
 def nvlink_domain(gpus, per_node):
@@ -111,15 +177,29 @@ def nvlink_domain(gpus, per_node):
 def accounted_layout(blocks, stages):
     """Megatron's account_for_embedding/loss_in_pipeline_split: E and L count as one block each."""
     per = (blocks + 2) // stages
-    assert per * stages == blocks + 2 and per >= 2, (blocks, stages)
+    assert per * stages == blocks + 2 and per >= 1, (blocks, stages)
     middle = f"({'t' * per}|)*{stages - 2}" if stages > 2 else ""
     return f"E{'t' * (per - 1)}|{middle}{'t' * (per - 1)}L"
+
+
+def mtp(row):
+    return 1 if "w/ MTP" in row["model_label"] else 0
+
+
+def deepseek_shape(row):
+    return integer(row["pp"]) * integer(row["vp"]), mtp(row)
+
+
+def deepseek_layout(row):
+    if row["release"] == "25.11":
+        return DEEPSEEK_LAYOUTS[(row["system"], row["precision"])]
+    return DEEPSEEK_BY_SHAPE[deepseek_shape(row)]
 
 
 def layout(row):
     model, pp, vp = row["model"], integer(row["pp"]), integer(row["vp"])
     if model == "deepseek-v3":
-        return DEEPSEEK_LAYOUTS[(row["system"], row["precision"])]
+        return deepseek_layout(row)
     if model in ("llama3.1-405b", "qwen3-235b-a22b") and pp > 1:
         return accounted_layout(BLOCKS[model], pp * vp)
     return None
@@ -144,7 +224,7 @@ def chunks(row):
     """Model chunks per stage: the table's VP, or what the recipe's layout implies (GB300 DeepSeek-V3)."""
     pp, vp = integer(row["pp"]), integer(row["vp"])
     if row["model"] == "deepseek-v3":
-        return (expand(DEEPSEEK_LAYOUTS[(row["system"], row["precision"])]).count("|") + 1) // pp
+        return (expand(deepseek_layout(row)).count("|") + 1) // pp
     return vp
 
 
@@ -154,11 +234,11 @@ def scenario(row, recipe):
     gbs, mbs, seq, fsdp = integer(row["gbs"]), integer(row["mbs"]), integer(row["seq_len"]), integer(row["fsdp"], 0)
     dp = gpus // (tp * pp * cp)
     v = chunks(row)
-    mtp = 1 if "w/ MTP" in row["model_label"] else 0
     node = "dgx" if per_node == 8 else "tray"
     domain = f"\n      nvlink_domain: {nvlink_domain(gpus, per_node)}" if per_node == 4 else ""
-    model = f"{{zoo: {row['model']}, seq: {seq}" + (f", mtp: {mtp}" if row["model"] == "deepseek-v3" else "") + "}"
-    schedule = f"{{name: interleaved, chunks: {v}}}" if v > 1 else "1f1b"
+    model = f"{{zoo: {row['model']}, seq: {seq}" + (f", mtp: {mtp(row)}" if row["model"] == "deepseek-v3" else "") + "}"
+    # Megatron-Core overlaps the interleaved schedule's sends (overlap_p2p_comm, on with VP > 1 in every recipe).
+    schedule = f"{{name: interleaved, chunks: {v}, overlap_p2p: true}}" if v > 1 else "1f1b"
     the_layout = layout(row)
     planner = f"{{name: uniform, stages: {pp}" + (f", layout: \"{the_layout}\"" if the_layout else "") + "}"
     keys = [f"tensor_parallel: {tp}"]
@@ -179,14 +259,18 @@ def scenario(row, recipe):
     if ep > 1:
         keys.append(f"moe: {{overlap: {'true' if recipe['ep_a2a_overlap'].startswith('True') else 'false'}}}")
     layout_note = f"; pipeline layout {the_layout}" if the_layout else ""
-    return f"""# Megatron-Bridge 25.11 (NVIDIA-NeMo/Megatron-Bridge/docs/performance-summary.md, archived;
+    if row["release"] == "25.11":
+        settings = f"{recipe['settings_from']} recipe ({recipe['layout_match_commit'][:12]}),\n# data/megatron-bridge/recipes-25.11.csv"
+    else:
+        settings = (f"HELD OUT (nothing fitted or chosen on it); the 25.11\n# recipe of {recipe['system']} {recipe['model']} "
+                    f"{recipe['precision']} (data/megatron-bridge/recipes-25.11.csv)")
+    return f"""# Megatron-Bridge {row['release']} (NVIDIA-NeMo/Megatron-Bridge/docs/performance-summary.md, archived;
 # data/megatron-bridge/): {row['system']} {row['model_label']} {row['precision_label']}, {gpus} GPUs,
 # TP {tp} x PP {pp} x CP {cp} x VP {row['vp']} x EP {ep}, DP {dp}, FSDP {fsdp}, GBS {gbs}, MBS {mbs}, sequence {seq}
 # (GA {gbs // (mbs * dp)}{layout_note}). Published: {row['tokens_per_s_per_gpu']} tokens/s/GPU, {row['model_tflops_per_gpu']}
-# model TFLOP/s/GPU. Settings the table omits: {recipe['settings_from']} recipe ({recipe['layout_match_commit'][:12]}),
-# data/megatron-bridge/recipes-25.11.csv. Written by bridge_table.py.
+# model TFLOP/s/GPU. Settings the table omits: {settings}. Written by bridge_table.py.
 name: megatron-bridge-{name(row)}
-description: "Megatron-Bridge 25.11: {row['model_label']} {row['precision_label']} on {gpus} {gpu}"
+description: "Megatron-Bridge {row['release']}: {row['model_label']} {row['precision_label']} on {gpus} {gpu}"
 
 cluster:
   node_types:
@@ -230,9 +314,9 @@ expect:
   - metric: mean.tokens_per_s_per_gpu
     value: {value:g}
     tolerance: "{int(TOLERANCE * 100)}%"
-    source: "Megatron-Bridge 25.11 performance summary: {row['system']} {row['model_label']} {row['precision_label']}"
+    source: "Megatron-Bridge {row['release']} performance summary: {row['system']} {row['model_label']} {row['precision_label']}"
 """
-    measured = MEASURED.get(name(row))
+    measured = MEASURED.get(name(row)) if row["release"] == "25.11" else heldout_measured().get(name(row))
     if measured is not None and abs(measured[0] / value - 1) > TOLERANCE:
         text += f"""    known_gap: >-
       measured {measured[0]:.0f} tokens/s/GPU ({100 * (measured[0] / value - 1):+.1f}%): {measured[1]}
@@ -240,39 +324,98 @@ expect:
     return text
 
 
-def write():
-    for row, recipe in rows():
-        (HERE / f"{name(row)}.yaml").write_text(scenario(row, recipe))
+def heldout_measured():
+    """Simulated tokens/s/GPU of the held-out rows as last recorded (`report --heldout --record`), for their known gaps."""
+    path = HELDOUT / "measured.csv"
+    if not path.exists():
+        return {}
+    return {r["scenario"]: (float(r["simulated"]), r["why"]) for r in csv.DictReader(open(path, encoding="utf-8"))}
 
 
-def report(out):
-    errors = []
-    print("| system | model | precision | GPUs | TP×PP×CP×VP×EP | published tok/s/GPU | simulated | error | "
+def write(heldout):
+    if heldout is None:
+        for row, recipe in rows():
+            (HERE / f"{name(row)}.yaml").write_text(scenario(row, recipe))
+        return
+    HELDOUT.mkdir(exist_ok=True)
+    skipped = []
+    for row, recipe, why in heldout_rows(heldout):
+        if why:
+            skipped.append(f"| {row['release']} | {row['task']} | {row['system']} | {row['model_label']} | "
+                           f"{row['published_precision']} | {row['tokens_per_s_per_gpu']} | {why} |")
+        else:
+            (HELDOUT / f"{name(row)}.yaml").write_text(scenario(row, recipe))
+    (HELDOUT / "not-run.md").write_text(
+        "# Held-out Megatron-Bridge rows dnnsim cannot express\n\nWritten by `../megatron-bridge/bridge_table.py write "
+        "--heldout`; docs/megatron-bridge.md has the held-out results.\n\n| release | task | system | model | precision | "
+        "published tok/s/GPU | why not run |\n|---|---|---|---|---|---:|---|\n" + "\n".join(skipped) + "\n")
+
+
+def simulated(out, row):
+    """The run's mean section, or None when `dnnsim regress --out OUT` did not keep it (OUT/runs/<stem>/)."""
+    path = pathlib.Path(out) / "runs" / name(row) / "summary.json"
+    return json.loads(path.read_text())["mean"] if path.exists() else None
+
+
+def report(out, heldout=None, record=False):
+    chosen = [(row, None) for row, recipe, why in heldout_rows(heldout) if not why] if heldout else list(rows())
+    errors, by_release, recorded = [], {}, []
+    release_head = "release | " if heldout else ""
+    print(f"| {release_head}system | model | precision | GPUs | TP×PP×CP×VP×EP | published tok/s/GPU | simulated | error | "
           "published TFLOP/s | simulated TFLOP/s |")
-    print("|---|---|---|---:|---|---:|---:|---:|---:|---:|")
-    for row, _ in rows():
-        # `dnnsim regress --out OUT` keeps each run under OUT/runs/<scenario file's stem>.
-        path = pathlib.Path(out) / "runs" / name(row) / "summary.json"
+    print("|---|" + ("---|" if heldout else "") + "---|---|---:|---|---:|---:|---:|---:|---:|")
+    for row, _ in chosen:
         layout_text = "×".join(row[k] for k in ("tp", "pp", "cp", "vp", "ep"))
         published = float(row["tokens_per_s_per_gpu"])
-        head = f"| {row['system']} | {row['model']} | {row['precision']} | {row['num_gpus']} | {layout_text} | {published:g}"
-        if not path.exists():
+        release = f"{row['release']} | " if heldout else ""
+        head = (f"| {release}{row['system']} | {row['model']} | {row['precision']} | {row['num_gpus']} | {layout_text} | "
+                f"{published:g}")
+        mean = simulated(out, row)
+        if mean is None:
             print(f"{head} | not run | | {row['model_tflops_per_gpu']} | |")
             continue
-        mean = json.loads(path.read_text())["mean"]
-        simulated = mean["tokens_per_s_per_gpu"]
-        error = simulated / published - 1
+        tokens = mean["tokens_per_s_per_gpu"]
+        error = tokens / published - 1
         errors.append(abs(error))
-        print(f"{head} | {simulated:.0f} | {100 * error:+.1f}% | {row['model_tflops_per_gpu']} | "
+        by_release.setdefault(row["release"], []).append(abs(error))
+        recorded.append((name(row), tokens, error))
+        print(f"{head} | {tokens:.0f} | {100 * error:+.1f}% | {row['model_tflops_per_gpu']} | "
               f"{mean.get('framework_model_tflops_per_gpu', 0):.0f} |")
     if errors:
         print(f"\nmean |error| {100 * sum(errors) / len(errors):.1f}%, max {100 * max(errors):.1f}% over {len(errors)} rows")
+    if heldout:
+        for release, found in by_release.items():
+            print(f"{release}: mean |error| {100 * sum(found) / len(found):.1f}%, max {100 * max(found):.1f}% "
+                  f"over {len(found)} rows")
+    if record:
+        with open(HELDOUT / "measured.csv", "w", encoding="utf-8", newline="") as file:
+            writer = csv.writer(file, lineterminator="\n")
+            writer.writerow(["scenario", "simulated", "why"])
+            for stem, tokens, error in recorded:
+                writer.writerow([stem, f"{tokens:.0f}", "held-out row, nothing fitted or chosen on it; the 25.11 rows' "
+                                 "measured mechanisms (docs/megatron-bridge.md) are the record of why"])
+
+
+def releases(flags):
+    """--heldout (every held-out release) or --heldout=R,... (those), else None (the 25.11 table)."""
+    for flag in flags:
+        if flag == "--heldout":
+            return HELDOUT_RELEASES
+        if flag.startswith("--heldout="):
+            chosen = tuple(flag.split("=", 1)[1].split(","))
+            if not set(chosen) <= set(HELDOUT_RELEASES):
+                sys.exit(f"unknown held-out release in {flag}; they are {', '.join(HELDOUT_RELEASES)}")
+            return chosen
+    return None
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 2 and sys.argv[1] == "write":
-        write()
-    elif len(sys.argv) == 3 and sys.argv[1] == "report":
-        report(sys.argv[2])
+    flags = [a for a in sys.argv[2:] if a.startswith("--")]
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    known = all(f == "--record" or f.split("=")[0] == "--heldout" for f in flags)
+    if args == ["write"] and known and "--record" not in flags:
+        write(releases(flags))
+    elif len(args) == 2 and args[0] == "report" and known:
+        report(args[1], releases(flags), "--record" in flags)
     else:
         sys.exit(__doc__)

@@ -288,20 +288,24 @@ TEST(PipelineLowering, ComputeStreamFollowsTheScheduleOrder) {
                                               "fwd s0 mb3", "bwd s0 mb2", "bwd s0 mb3", "optimizer step"}));
 }
 
-TEST(PipelineLowering, InterleavedChainWrapsFromTheLastStageToTheFirst) {
-  // p = 2, v = 2: virtual stages s0c0 = [0,1), s1c0 = [1,2), s0c1 = [2,3), s1c1 = [3,4); boundary 1
-  // goes from device 1 back to device 0 with layer 1's 2 MB per sample.
+// p = 2, v = 2: virtual stages s0c0 = [0,1), s1c0 = [1,2), s0c1 = [2,3), s1c1 = [3,4), 2 micro-batches.
+PipelineWorkload two_stages_two_chunks() {
   PipelineWorkload workload;
   workload.model = four_layers();
   workload.plan.stages = {PipelineStage{{LayerRange{0, 1}, LayerRange{2, 3}}, {0}},
                           PipelineStage{{LayerRange{1, 2}, LayerRange{3, 4}}, {1}}};
   workload.plan.micro_batches = 2;
   workload.plan.global_batch = 2;
+  return workload;
+}
+
+TEST(PipelineLowering, InterleavedChainWrapsFromTheLastStageToTheFirst) {
+  // Boundary 1 goes from device 1 back to device 0 with layer 1's 2 MB per sample.
   TaskGraph graph;
   graph.add_device("a");
   graph.add_device("b");
-  const LoweredIteration lowered =
-      lower_pipeline_iteration(graph, workload, *make_schedule("interleaved", {{"chunks", std::int64_t{2}}}), 0);
+  const LoweredIteration lowered = lower_pipeline_iteration(
+      graph, two_stages_two_chunks(), *make_schedule("interleaved", {{"chunks", std::int64_t{2}}}), 0);
   EXPECT_TRUE(graph.validate().empty());
   ASSERT_EQ(lowered.activation_transfers.size(), 3u);
   const Task& wrap = graph.task(lowered.activation_transfers[1][0].at(0));
@@ -311,6 +315,26 @@ TEST(PipelineLowering, InterleavedChainWrapsFromTheLastStageToTheFirst) {
   EXPECT_EQ(wrap.label, "act s1c0→s0c1 mb0");
   // 2 devices × 2 chunks × 2 micro-batches × 2 passes + 3 boundaries × 2 micro-batches × 2 directions + 2 optimizers.
   EXPECT_EQ(graph.tasks().size(), 16u + 12u + 2u);
+}
+
+// Megatron-Core's overlap_p2p_comm waits on its sends on the GPU stream, where the SC'21-era batched
+// sends end with torch.cuda.synchronize(): every pipeline transfer says which (Transfer::host_synchronizes).
+TEST(PipelineLowering, OverlappedInterleavedSendsDoNotSynchronizeTheHost) {
+  for (const bool overlap : {false, true}) {
+    TaskGraph graph;
+    graph.add_device("a");
+    graph.add_device("b");
+    (void)lower_pipeline_iteration(
+        graph, two_stages_two_chunks(),
+        *make_schedule("interleaved", {{"chunks", std::int64_t{2}}, {"overlap_p2p", overlap}}), 0);
+    int transfers = 0;
+    for (const Task& task : graph.tasks())
+      if (task.is_transfer()) {
+        ++transfers;
+        EXPECT_EQ(std::get<Transfer>(task.op).host_synchronizes, !overlap);
+      }
+    EXPECT_EQ(transfers, 12);  // 3 boundaries × 2 micro-batches × 2 directions
+  }
 }
 
 TEST(PipelineLowering, RejectsPlansTheScheduleCannotRun) {
