@@ -13,6 +13,12 @@ std::vector<int> divisors(int n) {
   return result;
 }
 
+std::size_t gpus_per_node(const ClusterView& cluster) {
+  std::size_t count = 0;
+  while (count < cluster.size() && cluster.devices[count].node == cluster.devices.front().node) ++count;
+  return count;
+}
+
 namespace {
 
 // The rules of llm_layout.hpp, numbered as there. With `why`, each broken rule's reason is appended;

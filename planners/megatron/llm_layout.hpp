@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "models/dnn/layer_model.hpp"
+#include "planners/common/cluster_view.hpp"
 
 namespace dnnsim {
 
@@ -82,6 +83,10 @@ struct LlmLayoutModel {
 
 // The positive divisors of n, ascending (the degrees a layout of n GPUs can take; the 3D planner's too).
 [[nodiscard]] std::vector<int> divisors(int n);
+
+// The GPUs of the cluster's first node (devices are listed node by node): the NVLink domain both
+// planners keep TP inside unless told otherwise.
+[[nodiscard]] std::size_t gpus_per_node(const ClusterView& cluster);
 
 // Why `layout` breaks a rule above on `gpus` GPUs with `global_batch` sequences per iteration, one
 // reason per broken rule; empty when Megatron-Core accepts it.

@@ -13,14 +13,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-int gpus_per_node(const ClusterView& cluster) {
-  int count = 0;
-  while (static_cast<std::size_t>(count) < cluster.size() &&
-         cluster.devices[static_cast<std::size_t>(count)].node == cluster.devices.front().node)
-    ++count;
-  return count;
-}
-
 struct Scored {
   LlmLayout layout;
   Bytes memory{0};
@@ -67,12 +59,11 @@ LlmLayoutLimits llm_layout_limits(const PlanRequest& request) {
   const Options& o = request.options;
   LlmLayoutLimits limits;
   limits.nvlink_domain = o.has("max_tensor_parallel") ? static_cast<int>(o.integer("max_tensor_parallel"))
-                                                      : gpus_per_node(request.cluster);
-  limits.even_split = o.has("split") && o.choice("split") == "even";
-  if (o.has("micro_batch_sizes"))
-    for (std::int64_t b : o.integers("micro_batch_sizes")) limits.micro_batches.push_back(static_cast<int>(b));
-  if (o.has("fsdp") && o.choice("fsdp") != "search") limits.fsdp = {o.choice("fsdp") == "on"};
-  limits.fsdp_with_pipeline = o.has("fsdp_with_pipeline") && o.flag("fsdp_with_pipeline");
+                                                      : static_cast<int>(gpus_per_node(request.cluster));
+  limits.even_split = o.choice("split") == "even";
+  for (std::int64_t b : o.integers("micro_batch_sizes")) limits.micro_batches.push_back(static_cast<int>(b));
+  if (o.choice("fsdp") != "search") limits.fsdp = {o.choice("fsdp") == "on"};
+  limits.fsdp_with_pipeline = o.flag("fsdp_with_pipeline");
   if (o.has("max_chunks")) limits.max_chunks = static_cast<int>(o.integer("max_chunks"));
   // A schedule with a fixed number of chunks runs only that VP (`chunks: auto` lets the planner choose).
   if (!request.choose_chunks) limits.chunks = std::max(1, request.chunks_per_stage);
@@ -196,9 +187,8 @@ PlanResult LlmLayoutPlanner::plan(const PlanRequest& request) const {
   }
   // Best bound first; stop when no layout left can enter the k best.
   std::stable_sort(fitting.begin(), fitting.end(), [](const Scored& a, const Scored& b) { return a.bound < b.bound; });
-  const auto keep = static_cast<std::size_t>(
-      std::max<std::int64_t>(request.options.has("keep") ? request.options.integer("keep") : 10,
-                             request.options.has("candidate") ? request.options.integer("candidate") : 1));
+  const auto candidate = static_cast<std::size_t>(request.options.integer("candidate"));
+  const auto keep = std::max(static_cast<std::size_t>(request.options.integer("keep")), candidate);
   std::vector<Scored> best;  // ascending by predicted, at most `keep`
   std::vector<std::optional<Seconds>> priced(fitting.size());
   for (std::size_t i = 0; i < fitting.size(); ++i) {
@@ -231,8 +221,6 @@ PlanResult LlmLayoutPlanner::plan(const PlanRequest& request) const {
         fmt::format("{}: {}, {:.1f} GiB", s.layout.describe(), format_seconds(s.predicted), s.memory.value() / kGiB));
   if (request.options.has("reference"))
     result.reference = rank_reference(cost, request, limits, fitting, priced, best.front().predicted);
-  const auto candidate =
-      static_cast<std::size_t>(request.options.has("candidate") ? request.options.integer("candidate") : 1);
   if (candidate > best.size()) {
     result.reason = fmt::format("candidate {} asked, but only {} layout{} kept", candidate, best.size(),
                                 best.size() == 1 ? "" : "s");

@@ -68,12 +68,6 @@ Seconds tensor_parallel_time(const TensorParallelTraffic& traffic, int t, const 
   return total;
 }
 
-std::size_t gpus_per_node(const ClusterView& cluster) {
-  std::size_t count = 0;
-  while (count < cluster.size() && cluster.devices[count].node == cluster.devices.front().node) ++count;
-  return count;
-}
-
 }  // namespace
 
 MegatronSearch search_megatron(const PlanRequest& request, bool distributed_optimizer) {
