@@ -91,4 +91,10 @@ struct SimulationOptions {
 // Simulates a given graph. @throw InputError
 [[nodiscard]] SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationOptions options);
 
+// The result of a kind that drives the engine with its own actors instead of a TaskGraph (cluster,
+// parameter server, GNN pipeline): the fields every report reads, the kind's own results beside them.
+[[nodiscard]] SimulationResult engine_driven_result(const Scenario& scenario,
+                                                    std::shared_ptr<const WorkloadResult> workload_result,
+                                                    double makespan_s, std::size_t flow_count, bool interrupted);
+
 }  // namespace dnnsim

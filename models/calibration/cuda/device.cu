@@ -4,6 +4,9 @@
 
 #include "models/calibration/cuda/cuda_support.cuh"
 
+// The microbenchmark files are the helpers' only users: they read as part of that namespace.
+using namespace dnnsim::cuda_internal;
+
 namespace {
 
 // The smallest kernel of the build: dnnsim_cuda_kernels_runnable asks for its attributes, which
@@ -13,8 +16,6 @@ __global__ void probe_kernel(int* out) {
 }
 
 }  // namespace
-
-using dnnsim::cuda_internal::check;
 
 extern "C" int dnnsim_cuda_device_count(DnnsimCudaError* error) {
   int count = 0;

@@ -6,18 +6,10 @@
 
 #include "models/calibration/cuda/cuda_support.cuh"
 
-namespace {
+// The microbenchmark files are the helpers' only users: they read as part of that namespace.
+using namespace dnnsim::cuda_internal;
 
-using dnnsim::cuda_internal::best_time;
-using dnnsim::cuda_internal::check;
-using dnnsim::cuda_internal::check_launch;
-using dnnsim::cuda_internal::DeviceBuffer;
-using dnnsim::cuda_internal::grid_for;
-using dnnsim::cuda_internal::kFailed;
-using dnnsim::cuda_internal::pattern_value;
-using dnnsim::cuda_internal::PinnedBuffer;
-using dnnsim::cuda_internal::set_error;
-using dnnsim::cuda_internal::Stream;
+namespace {
 
 __global__ void fill_floats(float* data, long long count, unsigned long long seed) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;

@@ -314,12 +314,7 @@ class ClusterKind final : public WorkloadKind {
     auto report = std::make_shared<ClusterRunReport>();
     report->spec = spec;
     report->sim = simulate_cluster(input);
-    SimulationResult result;
-    result.gpu_names = scenario.cluster.gpu_names();
-    result.makespan_s = report->sim.makespan;
-    result.flow_count = report->sim.flows;
-    result.workload_result = report;
-    return result;
+    return engine_driven_result(scenario, report, report->sim.makespan, report->sim.flows, false);
   }
 
   void add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const override;

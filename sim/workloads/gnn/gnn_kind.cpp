@@ -262,9 +262,9 @@ class GnnKind final : public WorkloadKind {
     input.progress = options.progress != nullptr;
     report->sim = simulate_gnn_pipeline(input);
 
-    SimulationResult result;
+    SimulationResult result = engine_driven_result(
+        scenario, report, report->sim.makespan, static_cast<std::size_t>(report->sim.flows), report->sim.interrupted);
     result.graph = activity_graph(scenario, *report, result.task_start, result.task_end);
-    result.gpu_names = scenario.cluster.gpu_names();
     const double cache_part = static_cast<double>(spec->setup.cache_nodes_per_server) / spec->setup.gpus_per_server *
                               spec->features.per_node().value();
     for (const ClusterDevice& device : devices) {
@@ -277,11 +277,7 @@ class GnnKind final : public WorkloadKind {
       result.memory_capacity_bytes.push_back(0);
       result.peak_memory_bytes.push_back(0);
     }
-    result.makespan_s = report->sim.makespan;
-    result.flow_count = static_cast<std::size_t>(report->sim.flows);
     result.operations = static_cast<std::size_t>(report->sim.flows + report->sim.executions);
-    result.interrupted = report->sim.interrupted;
-    result.workload_result = report;
     return result;
   }
 

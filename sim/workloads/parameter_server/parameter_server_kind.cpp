@@ -270,13 +270,8 @@ class ParameterServerKind final : public WorkloadKind {
     input.record_events = scenario.outputs.trace;
     input.progress = options.progress != nullptr;
     report->sim = simulate_parameter_server(input);
-    SimulationResult result;
-    result.gpu_names = scenario.cluster.gpu_names();
-    result.makespan_s = report->sim.end_time;
-    result.flow_count = static_cast<std::size_t>(report->sim.flows);
-    result.interrupted = report->sim.interrupted;
-    result.workload_result = report;
-    return result;
+    return engine_driven_result(scenario, report, report->sim.end_time, static_cast<std::size_t>(report->sim.flows),
+                                report->sim.interrupted);
   }
 
   void add_to_summary(const Scenario& scenario, const SimulationResult& result,
