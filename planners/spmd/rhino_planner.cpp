@@ -14,17 +14,23 @@
 // gradient all-reduces overlap the backward of earlier operators). The search's costs add up, so it
 // cannot see which all-reduces will be hidden: it runs with them charged in full and as hidden
 // (RhinoSearchOptions::sync_weight 1 and 0, the two bounds) and the proposal keeps the faster program.
-// Memory: a device's model state — weights, gradients and Adam's two moments, 4× the parameter bytes
-// of its share — must fit `memory_limit`. An SPMD proposal whose time-optimal program does not fit is
+// Memory: what a device holds at the end of the forward pass — its model state (weights, gradients
+// and Adam's two moments, 4× the parameter bytes of its share) and its share of every output kept for
+// the backward pass (spmd_cost.hpp device_memory, the lowering's allocations) — must fit
+// `memory_limit`. An SPMD proposal whose time-optimal program does not fit is
 // searched again with memory priced (rhino_search.hpp, the Lagrangian relaxation of the limit): the
-// price starts where the whole state costs as much as the whole predicted time and is multiplied by
+// price starts where the whole memory costs as much as the whole predicted time and is multiplied by
 // kPriceStep until the program fits (divided while it still fits), then bisected (geometrically,
 // kPriceBisections times) between the highest price that did not fit and the lowest that did; the
 // fastest program that fits is kept. A higher
 // price never buys more memory: optima x1 at price λ1 and x2 at λ2 > λ1 satisfy t1 + λ1·m1 ≤ t2 + λ1·m2
-// and t2 + λ2·m2 ≤ t1 + λ2·m1, whose sum is (λ2 − λ1)(m2 − m1) ≤ 0 — so the steps find the first fit. Pipeline
-// proposals keep their stages data parallel (TePDist's evaluator drops them when they do not fit). No proposal left is
-// an infeasible plan, with the smallest need in its reason.
+// and t2 + λ2·m2 ≤ t1 + λ2·m1, whose sum is (λ2 − λ1)(m2 − m1) ≤ 0 — so the steps find the first fit.
+// Pipeline proposals keep their stages data parallel: a stage holds its weights' state and, GPipe
+// stashing every micro-batch, its operators' kept outputs over its replicas (TePDist's evaluator
+// drops a stage that does not fit, counting parameters only). No proposal left is an infeasible plan,
+// with the smallest need in its reason. TePDist's memory check counts model state only; activations
+// are added here because a program chosen on state alone can run out of memory (GPT-3 175B's [128 ×
+// 8] program: 31.5 GB of state, 273.8 GiB with its activations, on 80 GB A100s).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -51,8 +57,8 @@ OptionSchema rhino_options() {
   schema.integer("micro_batches", 8, "GPipe micro-batches of a pipeline proposal").at_least(1);
   schema
       .quantity<Bytes>("memory_limit", std::nullopt,
-                       "model state allowed per device (weights, gradients, Adam: 4× its parameter bytes); none: "
-                       "each GPU's memory")
+                       "memory allowed per device at the end of the forward pass (model state, 4× its parameter "
+                       "bytes, and the outputs kept for the backward pass); none: each GPU's memory")
       .at_least(0);
   schema.integer("group", 1, "critical nodes per sub-graph (TePDist's critical_inst_num_per_group)").at_least(1);
   schema
@@ -66,22 +72,16 @@ OptionSchema rhino_options() {
 struct Proposal {
   std::string describe;
   double predicted = std::numeric_limits<double>::infinity();
-  double state_bytes = 0;  // the largest model state of a device
+  double memory_bytes = 0;  // the most a device holds (spmd_cost.hpp device_memory)
   SpmdPlan plan;
 };
 
-double model_state(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios) {
-  std::vector<double> state(static_cast<std::size_t>(program.mesh.devices()), 0.0);
-  for (OpId id = 0; id < graph.size(); ++id)
-    if (graph.op(id).kind == OpKind::parameter) {
-      const std::vector<double> shares = device_shares(graph, program, ratios, id);
-      for (std::size_t d = 0; d < state.size(); ++d)
-        state[d] += kModelStateFactor * graph.bytes(id).value() * shares[d];
-    }
-  return *std::max_element(state.begin(), state.end());
+double peak_memory(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios) {
+  const std::vector<double> memory = device_memory(graph, program, ratios);
+  return *std::max_element(memory.begin(), memory.end());
 }
 
-// The price's step while bracketing (×4; 20 steps span 4^20 ≈ 10^12 either way, up from "the state
+// The price's step while bracketing (×4; 20 steps span 4^20 ≈ 10^12 either way, up from "the memory
 // costs the whole time" to "a 10^-12 share of it outweighs the whole time"), and the bisections after
 // (6 halve the bracket's ratio of 4 down to 4^(1/64), 2%).
 constexpr double kPriceStep = 4;
@@ -94,7 +94,7 @@ Proposal searched(const OpGraph& graph, const SpmdCluster& cluster, const RhinoS
   p.plan.program = rhino_search(graph, cluster, options, &stats);
   p.plan.ratios = ShardRatios::even(options.mesh);
   p.predicted = p.plan.predicted_iteration_s = iteration_time(graph, p.plan.program, p.plan.ratios, cluster);
-  p.state_bytes = model_state(graph, p.plan.program, p.plan.ratios);
+  p.memory_bytes = peak_memory(graph, p.plan.program, p.plan.ratios);
   p.plan.statistics.states += stats.cones;
   p.describe =
       fmt::format("mesh {}: predicted {:.4g} s ({} sub-graphs, {} cones, {} integer programs solved, {} reused{})",
@@ -103,22 +103,22 @@ Proposal searched(const OpGraph& graph, const SpmdCluster& cluster, const RhinoS
   return p;
 }
 
-// The fastest program the search finds with `options` whose model state fits `limit`, memory priced
-// as needed; when none does, the one of least state.
+// The fastest program the search finds with `options` whose memory fits `limit`, memory priced as
+// needed; when none does, the one of least memory.
 Proposal fitted(const OpGraph& graph, const SpmdCluster& cluster, RhinoSearchOptions options, double limit) {
   Proposal p = searched(graph, cluster, options);
-  if (p.state_bytes <= limit || p.state_bytes <= 0) return p;
-  const double free_state = p.state_bytes, free_time = p.predicted;
+  if (p.memory_bytes <= limit || p.memory_bytes <= 0) return p;
+  const double free_memory = p.memory_bytes, free_time = p.predicted;
   int searches = 1;
   std::optional<Proposal> best;  // the fastest that fits
   double best_price = 0;
-  Proposal least = p;  // the least state seen
+  Proposal least = p;  // the least memory seen
   const auto attempt = [&](double price) {
     options.memory_price = price;
     Proposal q = searched(graph, cluster, options);
     ++searches;
-    const bool fits = q.state_bytes <= limit;
-    if (q.state_bytes < least.state_bytes) least = q;
+    const bool fits = q.memory_bytes <= limit;
+    if (q.memory_bytes < least.memory_bytes) least = q;
     if (fits && (!best || q.predicted < best->predicted)) {
       best = std::move(q);
       best_price = price;
@@ -126,7 +126,7 @@ Proposal fitted(const OpGraph& graph, const SpmdCluster& cluster, RhinoSearchOpt
     return fits;
   };
   // Bracket the least price that fits: up from the first while nothing fits, down while it does.
-  double below = 0, price = p.predicted / p.state_bytes;
+  double below = 0, price = p.predicted / p.memory_bytes;
   if (attempt(price)) {
     for (int step = 0; step < kPriceSteps && below == 0; ++step)
       if (attempt(price / kPriceStep))
@@ -144,10 +144,10 @@ Proposal fitted(const OpGraph& graph, const SpmdCluster& cluster, RhinoSearchOpt
     }
   Proposal result = best ? std::move(*best) : std::move(least);
   result.describe +=
-      fmt::format("; {} {:.4g} GB of model state per GPU (unpriced: {:.4g} GB, predicted {:.4g} s), {} searches",
+      fmt::format("; {} {:.4g} GB of memory per GPU (unpriced: {:.4g} GB, predicted {:.4g} s), {} searches",
                   best ? fmt::format("memory priced at {:.3g} s/GB:", best_price * 1e9)
                        : std::string("at any memory price at least"),
-                  result.state_bytes / 1e9, free_state / 1e9, free_time, searches);
+                  result.memory_bytes / 1e9, free_memory / 1e9, free_time, searches);
   return result;
 }
 
@@ -159,10 +159,10 @@ Proposal spmd_proposal(const OpGraph& graph, const SpmdCluster& cluster, const M
   RhinoSearchOptions hiding{mesh, group, fine, ilp_seconds};
   hiding.sync_weight = 0;
   Proposal hidden = fitted(graph, cluster, hiding, limit);
-  const bool hidden_fits = hidden.state_bytes <= limit, charged_fits = charged.state_bytes <= limit;
+  const bool hidden_fits = hidden.memory_bytes <= limit, charged_fits = charged.memory_bytes <= limit;
   const bool better = hidden_fits != charged_fits ? hidden_fits
                       : hidden_fits               ? hidden.predicted < charged.predicted
-                                                  : hidden.state_bytes < charged.state_bytes;
+                                                  : hidden.memory_bytes < charged.memory_bytes;
   Proposal& kept = better ? hidden : charged;
   kept.describe +=
       fmt::format(" (gradient all-reduces searched as {}; as {}: predicted {:.4g} s)", better ? "hidden" : "exposed",
@@ -192,7 +192,7 @@ Proposal pipeline_proposal(const OpGraph& graph, const SpmdCluster& cluster, int
   // Per micro-batch and replica: each stage's forward time on its slowest device, its gradients, and the
   // bytes leaving it.
   std::vector<double> forward(static_cast<std::size_t>(stages), 0.0), weights(static_cast<std::size_t>(stages), 0.0),
-      leaving(static_cast<std::size_t>(stages), 0.0);
+      leaving(static_cast<std::size_t>(stages), 0.0), memory(static_cast<std::size_t>(stages), 0.0);
   for (OpId id = 0; id < graph.size(); ++id) {
     const auto s = static_cast<std::size_t>(partition->stage[id]);
     double slowest = std::numeric_limits<double>::infinity();
@@ -201,6 +201,8 @@ Proposal pipeline_proposal(const OpGraph& graph, const SpmdCluster& cluster, int
           slowest, cluster.flops_per_second[s * static_cast<std::size_t>(replicas) + static_cast<std::size_t>(r)]);
     forward[s] += graph.op(id).forward_flops.value() / m / replicas / slowest;
     if (graph.op(id).kind == OpKind::parameter) weights[s] += graph.bytes(id).value();
+    memory[s] += memory_multiplier(graph, id) * graph.bytes(id).value() /
+                 (graph.op(id).kind == OpKind::parameter ? 1 : replicas);
     for (OpId in : graph.op(id).inputs)
       if (partition->stage[in] < partition->stage[id] && graph.op(in).kind != OpKind::parameter)
         leaving[static_cast<std::size_t>(partition->stage[in])] += graph.bytes(in).value() / m / replicas;
@@ -220,7 +222,7 @@ Proposal pipeline_proposal(const OpGraph& graph, const SpmdCluster& cluster, int
   double sync = 0;
   for (double w : weights) sync = std::max(sync, replicas > 1 ? replica_lines.all_reduce.at(w) : 0.0);
   p.predicted = *std::max_element(back.begin(), back.end()) + sync;
-  p.state_bytes = kModelStateFactor * *std::max_element(weights.begin(), weights.end());
+  p.memory_bytes = *std::max_element(memory.begin(), memory.end());
   SpmdPipeline pipeline;
   pipeline.stage = partition->stage;
   pipeline.micro_batches = m;
@@ -264,19 +266,19 @@ class RhinoPlanner final : public SpmdPlanner {
     const Proposal* chosen = nullptr;
     double smallest = std::numeric_limits<double>::infinity();
     for (const Proposal& proposal : proposals) {
-      const bool fits = proposal.state_bytes <= limit;
+      const bool fits = proposal.memory_bytes <= limit;
       best.report.push_back(fmt::format(
           "{}{}", proposal.describe,
-          fits ? "" : fmt::format(" — needs {:.4g} GB of model state per GPU", proposal.state_bytes / 1e9)));
+          fits ? "" : fmt::format(" — needs {:.4g} GB of memory per GPU", proposal.memory_bytes / 1e9)));
       if (proposal.predicted < std::numeric_limits<double>::infinity())
-        smallest = std::min(smallest, proposal.state_bytes);
+        smallest = std::min(smallest, proposal.memory_bytes);
       if (fits && (chosen == nullptr || proposal.predicted < chosen->predicted)) chosen = &proposal;
     }
     if (chosen == nullptr || chosen->predicted == std::numeric_limits<double>::infinity()) {
       best.feasible = false;
       best.reason = fmt::format(
-          "no proposal fits the memory limit of {:.4g} GB per GPU (the smallest needs {:.4g} GB of model "
-          "state)",
+          "no proposal fits the memory limit of {:.4g} GB per GPU (the smallest needs {:.4g} GB: model "
+          "state and activations)",
           limit / 1e9, smallest / 1e9);
       best.program.mesh = Mesh{{p}};
       return best;

@@ -136,7 +136,7 @@ class Search {
     return p;
   }
 
-  // Computation and own collectives; for a parameter, its model state at the memory price.
+  // Computation and own collectives, and the memory it holds at the memory price.
   double node(OpId op, int s) {
     auto& cache = node_cost_[op];
     if (cache.empty()) cache.assign(combos_[op].size(), -1.0);
@@ -144,14 +144,16 @@ class Search {
     if (cost >= 0) return cost;
     const OpCost c = op_cost(graph_, mesh_, pointers(sharded(op, s)), {}, ratios_, cluster_);
     cost = c.compute + c.communication - c.conversions;
-    if (graph_.op(op).kind == OpKind::parameter && options_.memory_price > 0)
-      cost += options_.memory_price * state_bytes(op, s);
+    if (options_.memory_price > 0) cost += options_.memory_price * memory_bytes(op, s);
     return cost;
   }
 
-  // A device's model state of parameter `op` under strategy s: its largest shard (even shares, HAP's
-  // rounding) on every axis it is split on.
-  double state_bytes(OpId op, int s) const {
+  // What operator `op` under strategy s leaves on a device at the end of the forward pass (a
+  // parameter's model state, a kept output: spmd_cost.hpp memory_multiplier): its largest share (even
+  // shares, HAP's rounding) on every axis it is sharded on, as device_shares gives the lowering.
+  double memory_bytes(OpId op, int s) const {
+    const double multiplier = memory_multiplier(graph_, op);
+    if (multiplier <= 0) return 0;
     double share = 1;
     const std::vector<ShardedOp> per_axis = sharded(op, s);
     for (std::size_t a = 0; a < per_axis.size(); ++a) {
@@ -160,7 +162,7 @@ class Search {
       const std::vector<std::int64_t> lengths = shard_lengths(length, ratios_.of(a, 0));
       share *= static_cast<double>(*std::max_element(lengths.begin(), lengths.end())) / static_cast<double>(length);
     }
-    return kModelStateFactor * graph_.bytes(op).value() * share;
+    return multiplier * graph_.bytes(op).value() * share;
   }
 
   // The gradient all-reduce of operand `k` of `op` (strategy s) when it is a weight arriving replicated

@@ -15,9 +15,10 @@
 // for its reader — ZeRO-3's, FSDP's layout — has its gradient summed by the gather's backward mirror, a
 // reduce-scatter, instead).
 //
-// Memory: the model state a device holds, kModelStateFactor × its share of every parameter, enters the
-// search as a price per byte (`memory_price`, seconds per byte): the Lagrangian relaxation of the
-// constraint "state ≤ limit" (Fisher, "The Lagrangian Relaxation Method for Solving Integer Programming
+// Memory: what a device holds at the end of the forward pass (spmd_cost.hpp memory_multiplier: the
+// model state, kModelStateFactor × its share of every parameter, and its share of every output kept
+// for the backward pass) enters the search as a price per byte (`memory_price`, seconds per byte): the
+// Lagrangian relaxation of the constraint "memory ≤ limit" (Fisher, "The Lagrangian Relaxation Method for Solving Integer Programming
 // Problems", Management Science 27(1), 1981). The constraint sums over the whole graph, so it cannot
 // sit in one sub-graph's integer program; priced, it is a node cost like any other, and the cones'
 // DP, the integer programs, the DP across sub-graphs and the reuse of equal sub-graphs all stay exact
@@ -30,16 +31,12 @@
 
 namespace dnnsim {
 
-// Bytes of model state per parameter byte: the weights, their gradients and Adam's two moments
-// (TePDist's evaluator; fp32 throughout, as the lowering allocates).
-inline constexpr double kModelStateFactor = 4;
-
 struct RhinoSearchOptions {
   Mesh mesh;
   int group = 1;            // critical nodes per sub-graph
   bool fine = true;         // the finer cone roots (thorough) or not (fast)
   double ilp_seconds = 60;  // Cbc's limit per integer program
-  double memory_price = 0;  // seconds per byte of model state on a device (0: memory is free)
+  double memory_price = 0;  // seconds per byte of memory on a device (0: memory is free)
   // The part of a gradient all-reduce's time the search charges: 1, all of it (nothing hides it); 0,
   // none (the backward pass hides it). The truth lies between and depends on the whole program, so the
   // planner searches at both bounds and keeps the program whose iteration_time is shorter.

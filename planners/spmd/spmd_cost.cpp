@@ -340,4 +340,20 @@ std::vector<double> device_shares(const OpGraph& graph, const SpmdProgram& progr
   return shares;
 }
 
+double memory_multiplier(const OpGraph& graph, OpId id) {
+  const SpmdOp& op = graph.op(id);
+  return (op.kind == OpKind::parameter ? kModelStateFactor : 0.0) + (id == 0 || op.forward_flops.value() > 0 ? 1 : 0);
+}
+
+std::vector<double> device_memory(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios) {
+  std::vector<double> memory(static_cast<std::size_t>(program.mesh.devices()), 0.0);
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const double bytes = memory_multiplier(graph, id) * graph.bytes(id).value();
+    if (bytes <= 0) continue;
+    const std::vector<double> shares = device_shares(graph, program, ratios, id);
+    for (std::size_t d = 0; d < memory.size(); ++d) memory[d] += bytes * shares[d];
+  }
+  return memory;
+}
+
 }  // namespace dnnsim

@@ -127,6 +127,18 @@ void assign_synchronizations(const OpGraph& graph, SpmdProgram& program);
 [[nodiscard]] std::vector<double> device_shares(const OpGraph& graph, const SpmdProgram& program,
                                                 const ShardRatios& ratios, OpId op);
 
+// Bytes of model state per parameter byte: the weights, their gradients and Adam's two moments
+// (TePDist's evaluator; fp32 throughout, as the lowering allocates).
+inline constexpr double kModelStateFactor = 4;
+// The bytes a device holds at the end of the forward pass per byte of operator `id`'s share, as the
+// lowering (spmd_lowering.cpp) allocates them: a parameter's model state (kModelStateFactor), plus 1
+// for an output kept until its backward pass — every operator that computes, and the first operator
+// (the model's input, allocated with the state); the others (weights' views, reshapes) hold nothing.
+[[nodiscard]] double memory_multiplier(const OpGraph& graph, OpId id);
+// Per device, what the lowering holds at the end of the first forward pass, its peak: Σ over operators
+// of memory_multiplier × bytes × device_shares.
+[[nodiscard]] std::vector<double> device_memory(const OpGraph& graph, const SpmdProgram& program,
+                                                const ShardRatios& ratios);
 // The mesh axes on which an experts operator `id` is expert parallel (its expert-parallel group).
 [[nodiscard]] std::vector<std::size_t> expert_axes(const OpGraph& graph, const SpmdProgram& program, OpId id);
 // The unit a split dimension of `op` is divided in: whole experts for experts weights and operators.

@@ -243,14 +243,14 @@ TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vect
   for (OpId id = 0; id < graph.size(); ++id)
     if (graph.op(id).kind == OpKind::parameter) {
       const std::vector<double> shares = device_shares(graph, program, plan.ratios, id);
-      for (std::size_t d = 0; d < devices.size(); ++d) state[d] += graph.bytes(id) * (4 * shares[d]);
+      for (std::size_t d = 0; d < devices.size(); ++d) state[d] += graph.bytes(id) * (kModelStateFactor * shares[d]);
     }
   bool state_allocated = false;
 
   for (int it = 0; it < iterations; ++it) {
     lower.iteration = static_cast<std::uint32_t>(it);
     // Operators without FLOPs (inputs, weights, reshapes) get no task, except the very first one,
-    // which allocates the model state.
+    // which allocates the model state (the peak spmd_cost.hpp device_memory predicts).
     std::vector<bool> has_task(graph.size(), false);
     std::vector<TaskId> syncs;
     for (OpId id = 0; id < graph.size(); ++id) {

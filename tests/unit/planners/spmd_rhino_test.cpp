@@ -12,6 +12,7 @@
 #include "planners/spmd/rhino_graph.hpp"
 #include "planners/spmd/rhino_search.hpp"
 #include "planners/spmd/rhino_stages.hpp"
+#include "planners/spmd/spmd_cost.hpp"
 #include "planners/spmd/spmd_lowering.hpp"
 #include "tests/support/spmd_fixtures.hpp"
 
@@ -104,9 +105,13 @@ TEST(RhinoPlanner, MemoryLimitBelowEveryProposalIsAnInfeasiblePlan) {
 // Its weights are 2 × 1024 × 4096 × 4 B = 33.5 MB, 134 MB of model state replicated. Unpriced, data
 // parallelism is the optimum: its two gradient all-reduces take 2 × (α + 2 × 16.8 MB / 10 GB/s) =
 // 6.7 ms where any feature split converts a 65,536 × 1024 × 4 B = 268 MB activation (≥ 27 ms each
-// way). A limit of 40 MB per device forces every weight to be split 8 ways (16.8 MB of state); the
-// cheapest way left keeps the matmuls data parallel and gathers each weight for them (ZeRO-3's,
-// FSDP's layout): an all-gather forward and its mirror, a reduce-scatter, backward, α + B / 10 GB/s
+// way). Memory at the end of the forward pass (what the lowering allocates): the outputs kept for the
+// backward pass, split by rows 8 ways — x (the first operator, 65,536 × 1024), h and gelu (× 4096), y
+// and norm (× 1024): 65,536 × 1024 × 11 × 4 B / 8 = 369.1 MB — plus the model state, 134.2 MB
+// replicated (503.3 MB), 75.5 MB with one weight split (444.6 MB) or 16.8 MB with both (385.9 MB).
+// A limit of 400 MB, which the model state alone (134 MB) would meet, thus forces every weight to be
+// split 8 ways; the cheapest way left keeps the matmuls data parallel and gathers each weight for them
+// (ZeRO-3's, FSDP's layout): an all-gather forward and its mirror, a reduce-scatter, backward, α + B / 10 GB/s
 // each (B = 16,777,216 B), on the compute stream, in place of the all-reduces, α + 2B / 10 GB/s each,
 // on the comm stream. Data parallelism hides w2's all-reduce behind h's backward (13.7 ms of
 // computation) and exposes only w1's, after the last backward; so the split weights cost
@@ -120,10 +125,12 @@ TEST(RhinoPlanner, MemoryLimitShardsTheWeightsOfDataParallelism) {
   EXPECT_EQ(chosen(g, free.program, "w1").rule.output, Layout::replicated);
   for (const char* level : {"fast", "thorough"}) {
     SCOPED_TRACE(level);
-    const SpmdPlan p = plan_with("rhino", g, c, {{"level", level}, {"memory_limit", 40e6}});
+    const SpmdPlan p = plan_with("rhino", g, c, {{"level", level}, {"memory_limit", 400e6}});
     ASSERT_TRUE(p.feasible) << p.reason;
     ASSERT_FALSE(p.pipeline.has_value());
     const std::string program = p.program.describe(g);
+    const double kept = 65536.0 * 1024 * 11 * 4 / 8, state = 2 * 1024.0 * 4096 * 4 * 4 / 8;
+    for (double memory : device_memory(g, p.program, p.ratios)) EXPECT_NEAR(memory, kept + state, 4) << program;  // and the loss, 4 B
     for (const char* weight : {"w1", "w2"}) EXPECT_TRUE(is_split(chosen(g, p.program, weight).rule.output)) << program;
     for (const char* product : {"h", "y"})
       EXPECT_EQ(chosen(g, p.program, product).rule.output, Layout::split_rows) << program;
@@ -132,6 +139,18 @@ TEST(RhinoPlanner, MemoryLimitShardsTheWeightsOfDataParallelism) {
                 4 * (alpha + bytes / beta) - (alpha + 2 * bytes / beta), 1e-9)
         << program;
   }
+}
+
+// The MLP above holds at least 385.9 MB per device whatever the program: its kept outputs are split
+// at most 8 ways (369.1 MB) and its weights' state too (16.8 MB). Below that, priced as high as the
+// search goes, no proposal fits: an infeasible plan whose reason gives that floor — the memory the
+// model state alone (16.8 MB) would have declared ample.
+TEST(RhinoPlanner, ActivationsBelowTheLimitMakeThePlanInfeasible) {
+  const OpGraph g = testing::mlp(65536, 1024);
+  const SpmdPlan p =
+      plan_with("rhino", g, cluster_of(std::vector<double>(8, 10e12)), {{"level", "fast"}, {"memory_limit", 380e6}});
+  EXPECT_FALSE(p.feasible);
+  EXPECT_NE(p.reason.find("the smallest needs 0.3859 GB"), std::string::npos) << p.reason;
 }
 
 // A transformer MLP (h = 1024, 6,144 token rows) on 8 devices of 1 TFLOP/s, collectives α = 10 µs
