@@ -33,41 +33,50 @@ LocalShape after_cut(LocalShape shape, Layout layout, int q) {
   return shape;
 }
 
-MergedCollectives::MergedCollectives(const OpGraph& graph) : exchanges_(graph.size(), 1) {
+MergedCollectives::MergedCollectives(const OpGraph& graph) : exchanges_(graph.size()) {
   for (const SpmdOp& op : graph.ops()) conversions_.emplace_back(op.inputs.size());
 }
 
-int MergedCollectives::conversion(OpId id, std::size_t input, Layout from, Layout to) const {
+Span MergedCollectives::conversion(OpId id, std::size_t input, Layout from, Layout to) const {
   const auto& seen = conversions_[id][input];
   const auto found = seen.find({from, to});
-  return found == seen.end() ? 1 : found->second;
+  return found == seen.end() ? Span{} : found->second;
 }
 
-void MergedCollectives::record(const OpGraph& graph, const std::vector<ShardedOp>& ops, int q) {
+void MergedCollectives::record(const OpGraph& graph, const std::vector<ShardedOp>& ops, int q, bool across_nodes) {
+  const auto grow = [&](Span& span) {
+    span.devices *= q;
+    if (across_nodes) span.nodes *= q;
+  };
   for (const ShardedOp& s : ops) {
     const SpmdOp& op = graph.op(s.op);
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       const Layout from = ops[op.inputs[k]].rule.output, to = s.rule.inputs[k];
-      if (from != to || reads_weight_whole(graph, s.op, s.rule, k))
-        conversions_[s.op][k].try_emplace({from, to}, 1).first->second *= q;
+      if (from != to || reads_weight_whole(graph, s.op, s.rule, k)) grow(conversions_[s.op][k][{from, to}]);
     }
-    if (op.kind == OpKind::experts && s.rule.inputs[1] == Layout::split_rows) exchanges_[s.op] *= q;
+    if (op.kind == OpKind::experts && s.rule.inputs[1] == Layout::split_rows) grow(exchanges_[s.op]);
   }
 }
 
 namespace {
 
-// Per device, the elements a collective over p devices moves of a tensor of `full` elements over the
-// group: a ring gather (all-gather, reduce-scatter) (p − 1)/p of it, an all-to-all (p − 1)/p of each
-// device's 1/p.
-double gathered(double full, double p) { return full * (p - 1) / p; }
-double exchanged(double full, double p) { return full * (p - 1) / (p * p); }
+// The elements a collective over p devices spanning n nodes of D devices moves of a tensor of `full`
+// elements over the group, per device and through each node's interface (smsg_cost.hpp): a ring
+// gather (all-gather, reduce-scatter) (p − 1)/p of it per device, D·n/p rings through an interface; an
+// all-to-all (p − 1)/p of each device's 1/p, (p − p/n)/p of it off the node from each of D devices.
+double gathered(double full, double p, double n, double d) {
+  const double ring = full * (p - 1) / p;
+  return ring + (n > 1 ? d * n / p * ring : 0.0);
+}
+double exchanged(double full, double p, double n, double d) {
+  return full * (p - 1) / (p * p) + (n > 1 ? d * (p - p / n) / p * full / p : 0.0);
+}
 
-// What a collective already run over `reach.merged` devices moves more per device when it grows by
+// What a collective already run over `reach.merged` devices moves more when it grows by
 // `reach.remaining` times (`moved`: gathered or exchanged).
-double grown(double (*moved)(double, double), double full, Reach reach) {
-  const double merged = reach.merged;
-  return moved(full, merged * reach.remaining) - moved(full, merged);
+double grown(double (*moved)(double, double, double, double), double full, Reach reach) {
+  const double merged = reach.merged, nodes = reach.merged_nodes, d = reach.node_devices;
+  return moved(full, merged * reach.remaining, nodes * reach.remaining_nodes, d) - moved(full, merged, nodes, d);
 }
 
 }  // namespace

@@ -18,7 +18,19 @@
 //   reduce-scatter and an all-gather; partial → replicated an all-reduce each way; replicated → split
 //   a slice whose gradient is gathered; one split → another an all-to-all each way.
 // A ring gather over p devices moves (p − 1)/p of the tensor per device (an all-reduce twice that),
-// an all-to-all (p − 1)/p of the device's 1/p. MindSpore instead weights every redistributed element
+// an all-to-all (p − 1)/p of the device's 1/p.
+//
+// Topology (the mesh's cuts are made outermost first over the devices in node order, so the first
+// cuts cross nodes): the elements through a node's network interface are counted beside those of a
+// device. A ring over p devices spanning n > 1 nodes, k = p/n of them per node, leaves each node by one
+// link, and the node's D devices run D/k such rings at once: D/k × the ring's per-device amount. An
+// all-to-all sends (p − k)/p of each device's piece off its node: D × that. Counts, not times (no
+// bandwidth enters): a collective that stays inside a node costs its devices' data; one that crosses
+// nodes, also its interfaces' — so a gradient all-reduce over every device (one ring, n × k) costs
+// its interface as much as a device, an all-to-all over them D (p − k)/(p − 1) times as much, and a
+// collective on a cut across nodes alone (k = 1) D times as much. SMSG's model counts the amount of
+// data communicated; where that data goes follows from the cut order and the devices per node alone
+// (no speed, bandwidth or profile), so the strategy stays the same on any GPU of the same shape. MindSpore instead weights every redistributed element
 // by a flat REDIS_COEF = 16 against its operators' a·b/2: that made reading VGG's classifier input in
 // another layout dearer than the 25088 × 4096 gradient it saves.
 //
@@ -49,26 +61,37 @@ struct LocalShape {
 };
 
 // How far a collective reaches: `merged`, the devices of the earlier cuts it already runs over (the
-// same collective on each); `remaining`, the devices of this cut and the later ones.
+// same collective on each); `remaining`, the devices of this cut and the later ones; of those, the
+// nodes they span (`merged_nodes`, `remaining_nodes`: products of the sizes of the cuts that cross
+// nodes), and `node_devices`, the devices of a node, which share its network interface.
 struct Reach {
   int merged = 1;
   int remaining = 2;
+  int merged_nodes = 1;
+  int remaining_nodes = 1;
+  int node_devices = 1;
+};
+
+// The devices and nodes a collective already spans (Reach's merged and merged_nodes).
+struct Span {
+  int devices = 1;
+  int nodes = 1;
 };
 
 // The earlier cuts' reach of each operator's collectives: the product of the sizes of the cuts on
 // which the same conversion of an operand (or the same weight's gradient) ran, and of those on which
-// an experts operator exchanged its rows.
+// an experts operator exchanged its rows; and of those of them that cross nodes.
 class MergedCollectives {
  public:
   explicit MergedCollectives(const OpGraph& graph);
-  [[nodiscard]] int conversion(OpId id, std::size_t input, Layout from, Layout to) const;
-  [[nodiscard]] int exchange(OpId id) const { return exchanges_[id]; }
-  // Records a cut of `q` that ran every operator by its rule in `ops`.
-  void record(const OpGraph& graph, const std::vector<ShardedOp>& ops, int q);
+  [[nodiscard]] Span conversion(OpId id, std::size_t input, Layout from, Layout to) const;
+  [[nodiscard]] Span exchange(OpId id) const { return exchanges_[id]; }
+  // Records a cut of `q` (across nodes or not) that ran every operator by its rule in `ops`.
+  void record(const OpGraph& graph, const std::vector<ShardedOp>& ops, int q, bool across_nodes);
 
  private:
-  std::vector<std::vector<std::map<std::pair<Layout, Layout>, int>>> conversions_;  // [op][input]
-  std::vector<int> exchanges_;                                                      // [op]
+  std::vector<std::vector<std::map<std::pair<Layout, Layout>, Span>>> conversions_;  // [op][input]
+  std::vector<Span> exchanges_;                                                      // [op]
 };
 
 // Whether `rule` makes operator `id` read operand `k`, a weight, whole while computing a shard (its

@@ -68,7 +68,7 @@ class CutRound {
   // `remaining`: the devices of this cut and the later ones; `scale`: a step's cost's integer units
   // per element (a share of a collective is a fraction of an element).
   CutRound(const OpGraph& graph, const std::vector<LocalShape>& shapes, const MergedCollectives& merged, int q,
-           int remaining, double scale)
+           Reach remaining, double scale)
       : graph_(graph),
         shapes_(shapes),
         merged_(merged),
@@ -199,14 +199,14 @@ class CutRound {
       const std::vector<Layout> layouts = before.layouts(s);
       for (std::size_t r = 0; r < rules_[id].size(); ++r) {
         const ShardingRule& rule = rules_[id][r];
-        double cost = symbolic_rule_cost(graph_, id, rule, shapes_, {merged_.exchange(id), remaining_});
+        double cost = symbolic_rule_cost(graph_, id, rule, shapes_, reach(merged_.exchange(id)));
         bool feasible = true;
         for (std::size_t k = 0; k < op.inputs.size() && feasible; ++k) {
           const auto at = std::find(before.live.begin(), before.live.end(), op.inputs[k]) - before.live.begin();
           const Layout have = layouts[static_cast<std::size_t>(at)];
           if (rule.inputs[k] == Layout::partial && have != Layout::partial) feasible = false;
           cost += symbolic_operand_cost(graph_, id, rule, k, have, shapes_,
-                                        {merged_.conversion(id, k, have, rule.inputs[k]), remaining_});
+                                        reach(merged_.conversion(id, k, have, rule.inputs[k])));
         }
         if (!feasible) continue;
         std::vector<Layout> next;
@@ -223,10 +223,18 @@ class CutRound {
     return steps;
   }
 
+  // The reach of a collective already spanning `span`, grown by this cut and the later ones.
+  [[nodiscard]] Reach reach(Span span) const {
+    Reach r = remaining_;
+    r.merged = span.devices;
+    r.merged_nodes = span.nodes;
+    return r;
+  }
+
   const OpGraph& graph_;
   const std::vector<LocalShape>& shapes_;
   const MergedCollectives& merged_;
-  int remaining_;
+  Reach remaining_;  // the devices and nodes of this cut and the later ones, and a node's devices
   double scale_;
   std::vector<OpId> last_use_;
   std::vector<std::vector<ShardingRule>> rules_;
@@ -269,10 +277,17 @@ class SmsgPlanner final : public SpmdPlanner {
     // Costs in integers, so that the pieces of the homomorphism add up exactly: 1/(2·devices) of an
     // element (the shares are rounded there, the same whatever the pieces).
     const double scale = 2.0 * static_cast<double>(cluster.size());
-    int remaining = plan.program.mesh.devices();
+    // Devices are numbered node by node and the cuts made outermost first: a cut crosses nodes while
+    // what it leaves (the later cuts' devices) is a whole number of nodes.
+    const int devices = plan.program.mesh.devices();
+    const int per_node = cluster.gpus_per_node > 0 && devices % cluster.gpus_per_node == 0 ? cluster.gpus_per_node
+                                                                                           : devices;
+    Reach remaining{1, devices, 1, devices / per_node, per_node};
     for (int q : plan.program.mesh.axes) {
+      const bool across_nodes = remaining.remaining / q >= per_node;
       const CutRound round(graph, shapes, merged, q, remaining, scale);
-      remaining /= q;
+      remaining.remaining /= q;
+      if (across_nodes) remaining.remaining_nodes /= q;
       const auto go = round.costs_to_go(parts);
       const std::vector<std::size_t> chosen = round.choose(go);
       std::vector<ShardedOp> ops;
@@ -283,7 +298,7 @@ class SmsgPlanner final : public SpmdPlanner {
           if (const auto c = conversion_between(from, to)) ops[id].converts.push_back({k, from, to, *c});
         }
       for (OpId id = 0; id < graph.size(); ++id) shapes[id] = after_cut(shapes[id], ops[id].rule.output, q);
-      merged.record(graph, ops, q);
+      merged.record(graph, ops, q, across_nodes);
       plan.report.push_back(
           fmt::format("cut of {}: symbolic cost {:.0f} elements per device", q, static_cast<double>(go[0][0]) / scale));
       plan.statistics.states += round.states();

@@ -74,6 +74,23 @@ TEST(SmsgCost, RedistributionIsItsShareOfTheMergedCollective) {
   EXPECT_DOUBLE_EQ(symbolic_redistribution(Layout::split_rows, Layout::replicated, 1000, {2, 4}), 1500);
 }
 
+// Topology: a tensor of E = 1000 elements gathered and its gradient reduce-scattered (two ring passes
+// of E (p − 1)/p per device), counted also through each node's interface, D·n/p rings of a node's D
+// devices leaving it by one link each:
+//  - a cut of 2 inside a node: 2 · 500 = 1000, nothing through the interface;
+//  - a cut of 2 across two nodes of D = 8: each of the 8 devices' rings leaves the node, 2 · (500 +
+//    8 · 500) = 9000;
+//  - 4 devices on 2 nodes of 2 (this cut and the next): a device 750 per pass, one ring per node
+//    (2 · 2/4), 2 · (750 + 750) = 3000.
+// An all-to-all each way over those 4: E · 3/16 = 187.5 per device; from each of a node's 2 devices
+// (4 − 2)/4 of its piece E/4 leaves the node, 2 · 0.5 · 250 = 250: 2 · 437.5 = 875.
+TEST(SmsgCost, CollectivesAcrossNodesCountTheirInterfaces) {
+  EXPECT_DOUBLE_EQ(symbolic_redistribution(Layout::split_rows, Layout::replicated, 1000, {1, 2, 1, 1, 8}), 1000);
+  EXPECT_DOUBLE_EQ(symbolic_redistribution(Layout::split_rows, Layout::replicated, 1000, {1, 2, 1, 2, 8}), 9000);
+  EXPECT_DOUBLE_EQ(symbolic_redistribution(Layout::split_rows, Layout::replicated, 1000, {1, 4, 1, 2, 2}), 3000);
+  EXPECT_DOUBLE_EQ(symbolic_redistribution(Layout::split_rows, Layout::split_columns, 1000, {1, 4, 1, 2, 2}), 875);
+}
+
 // A classifier whose weight outweighs its activations is cut by its reduction dimension, one whose
 // activations outweigh it stays data parallel. x[m × k] → LayerNorm (rows only) → · W[k × n] →
 // LayerNorm → loss on two devices (one cut), m = 64, k = 4096, n = 1024, elements per device:
