@@ -267,9 +267,9 @@ class RhinoPlanner final : public SpmdPlanner {
     double smallest = std::numeric_limits<double>::infinity();
     for (const Proposal& proposal : proposals) {
       const bool fits = proposal.memory_bytes <= limit;
-      best.report.push_back(fmt::format(
-          "{}{}", proposal.describe,
-          fits ? "" : fmt::format(" — needs {:.4g} GB of memory per GPU", proposal.memory_bytes / 1e9)));
+      best.report.push_back(
+          fmt::format("{}{}", proposal.describe,
+                      fits ? "" : fmt::format(" — needs {:.4g} GB of memory per GPU", proposal.memory_bytes / 1e9)));
       if (proposal.predicted < std::numeric_limits<double>::infinity())
         smallest = std::min(smallest, proposal.memory_bytes);
       if (fits && (chosen == nullptr || proposal.predicted < chosen->predicted)) chosen = &proposal;

@@ -18,11 +18,12 @@
 // Memory: what a device holds at the end of the forward pass (spmd_cost.hpp memory_multiplier: the
 // model state, kModelStateFactor × its share of every parameter, and its share of every output kept
 // for the backward pass) enters the search as a price per byte (`memory_price`, seconds per byte): the
-// Lagrangian relaxation of the constraint "memory ≤ limit" (Fisher, "The Lagrangian Relaxation Method for Solving Integer Programming
-// Problems", Management Science 27(1), 1981). The constraint sums over the whole graph, so it cannot
-// sit in one sub-graph's integer program; priced, it is a node cost like any other, and the cones'
-// DP, the integer programs, the DP across sub-graphs and the reuse of equal sub-graphs all stay exact
-// for the priced objective. The planner searches the price (rhino_planner.cpp).
+// Lagrangian relaxation of the constraint "memory ≤ limit" (Fisher, "The Lagrangian Relaxation
+// Method for Solving Integer Programming Problems", Management Science 27(1), 1981). The constraint
+// sums over the whole graph, so it cannot sit in one sub-graph's integer program; priced, it is a node
+// cost like any other, and the cones' DP, the integer programs, the DP across sub-graphs and the reuse
+// of equal sub-graphs all stay exact for the priced objective. The planner searches the price
+// (rhino_planner.cpp).
 #pragma once
 
 #include <cstddef>

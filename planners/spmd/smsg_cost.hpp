@@ -18,7 +18,9 @@
 //   reduce-scatter and an all-gather; partial → replicated an all-reduce each way; replicated → split
 //   a slice whose gradient is gathered; one split → another an all-to-all each way.
 // A ring gather over p devices moves (p − 1)/p of the tensor per device (an all-reduce twice that),
-// an all-to-all (p − 1)/p of the device's 1/p.
+// an all-to-all (p − 1)/p of the device's 1/p. MindSpore instead weights every redistributed element
+// by a flat REDIS_COEF = 16 against its operators' a·b/2: that made reading VGG's classifier input in
+// another layout dearer than the 25088 × 4096 gradient it saves.
 //
 // Topology (the mesh's cuts are made outermost first over the devices in node order, so the first
 // cuts cross nodes): the elements through a node's network interface are counted beside those of a
@@ -30,9 +32,7 @@
 // its interface as much as a device, an all-to-all over them D (p − k)/(p − 1) times as much, and a
 // collective on a cut across nodes alone (k = 1) D times as much. SMSG's model counts the amount of
 // data communicated; where that data goes follows from the cut order and the devices per node alone
-// (no speed, bandwidth or profile), so the strategy stays the same on any GPU of the same shape. MindSpore instead weights every redistributed element
-// by a flat REDIS_COEF = 16 against its operators' a·b/2: that made reading VGG's classifier input in
-// another layout dearer than the 25088 × 4096 gradient it saves.
+// (no speed, bandwidth or profile), so the strategy stays the same on any GPU of the same shape.
 //
 // The lowering runs one collective over every axis on which the same operand is converted the same
 // way (spmd_cost.hpp op_collectives), so a cut is priced at its share of that merged collective

@@ -280,8 +280,8 @@ class SmsgPlanner final : public SpmdPlanner {
     // Devices are numbered node by node and the cuts made outermost first: a cut crosses nodes while
     // what it leaves (the later cuts' devices) is a whole number of nodes.
     const int devices = plan.program.mesh.devices();
-    const int per_node = cluster.gpus_per_node > 0 && devices % cluster.gpus_per_node == 0 ? cluster.gpus_per_node
-                                                                                           : devices;
+    const int per_node =
+        cluster.gpus_per_node > 0 && devices % cluster.gpus_per_node == 0 ? cluster.gpus_per_node : devices;
     Reach remaining{1, devices, 1, devices / per_node, per_node};
     for (int q : plan.program.mesh.axes) {
       const bool across_nodes = remaining.remaining / q >= per_node;

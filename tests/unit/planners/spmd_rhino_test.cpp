@@ -130,7 +130,8 @@ TEST(RhinoPlanner, MemoryLimitShardsTheWeightsOfDataParallelism) {
     ASSERT_FALSE(p.pipeline.has_value());
     const std::string program = p.program.describe(g);
     const double kept = 65536.0 * 1024 * 11 * 4 / 8, state = 2 * 1024.0 * 4096 * 4 * 4 / 8;
-    for (double memory : device_memory(g, p.program, p.ratios)) EXPECT_NEAR(memory, kept + state, 4) << program;  // and the loss, 4 B
+    for (double memory : device_memory(g, p.program, p.ratios))
+      EXPECT_NEAR(memory, kept + state, 4) << program;  // and the loss, 4 B
     for (const char* weight : {"w1", "w2"}) EXPECT_TRUE(is_split(chosen(g, p.program, weight).rule.output)) << program;
     for (const char* product : {"h", "y"})
       EXPECT_EQ(chosen(g, p.program, product).rule.output, Layout::split_rows) << program;
