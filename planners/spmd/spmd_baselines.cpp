@@ -42,15 +42,29 @@ bool tensor_parallel_rule(const SpmdOp& op, const ShardingRule& rule) {
   return op.kind != OpKind::input || rule.output == Layout::replicated;
 }
 
+// `shares` (the DeepSpeed baseline's option): its experts and tokens split evenly, as DeepSpeed does,
+// or in proportion to FLOP/s — HAP's uneven experts (§5.7) under DeepSpeed's strategy, to measure
+// what that mechanism alone gains.
+OptionSchema shares_options() {
+  OptionSchema schema;
+  schema.choice("shares", "even", {"even", "flops"},
+                "even: every device as many experts and tokens (DeepSpeed's); flops: in proportion to FLOP/s (HAP's "
+                "uneven experts under DeepSpeed's strategy)");
+  return schema;
+}
+
 class FixedRatioPlanner final : public SpmdPlanner {
  public:
-  FixedRatioPlanner(RuleFilter filter, bool proportional) : filter_(std::move(filter)), proportional_(proportional) {}
+  // `proportional`: shares in proportion to FLOP/s; `shares_option`: as the `shares` option says.
+  FixedRatioPlanner(RuleFilter filter, bool proportional, bool shares_option = false)
+      : filter_(std::move(filter)), proportional_(proportional), shares_option_(shares_option) {}
 
-  SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster, const Options& /*options*/) const override {
+  SpmdPlan plan(const OpGraph& graph, const SpmdCluster& cluster, const Options& options) const override {
     SpmdPlan plan;
     const Mesh mesh{{static_cast<int>(cluster.size())}};
     plan.ratios = ShardRatios::even(mesh);
-    if (proportional_) plan.ratios.values[0][0] = proportional_to_speed(cluster);
+    if (proportional_ || (shares_option_ && options.choice("shares") == "flops"))
+      plan.ratios.values[0][0] = proportional_to_speed(cluster);
     ProgramSearchOptions search;
     search.filter = filter_;
     plan.program = search_program(graph, {}, plan.ratios, cluster, search, &plan.statistics);
@@ -62,6 +76,7 @@ class FixedRatioPlanner final : public SpmdPlanner {
  private:
   RuleFilter filter_;
   bool proportional_;
+  bool shares_option_;
 };
 
 }  // namespace
@@ -81,9 +96,9 @@ void register_spmd_baselines(SpmdPlannerRegistry& registry) {
                "tensor parallelism only (column/row-split weights, activations not split by samples), even split",
                "Shoeybi et al., Megatron-LM, arXiv 1909.08053, §3",
                std::make_shared<FixedRatioPlanner>(tensor_parallel_rule, false));
-  registry.add("deepspeed", "ZeRO data parallelism with expert parallelism for experts, even split",
+  registry.add("deepspeed", "ZeRO data parallelism with expert parallelism for experts, even split (option: shares)",
                "HAP §5.7 baseline DeepSpeed; Rajbhandari et al., ZeRO, SC'20 and DeepSpeed-MoE, ICML'22",
-               std::make_shared<FixedRatioPlanner>(deepspeed_rule, false));
+               std::make_shared<FixedRatioPlanner>(deepspeed_rule, false, true), shares_options());
 }
 
 const SpmdPlannerRegistry& builtin_spmd_planners() {

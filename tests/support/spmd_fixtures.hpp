@@ -42,6 +42,23 @@ inline OpGraph mlp(std::int64_t rows, std::int64_t hidden) {
   return g;
 }
 
+// x[64 × 16] through `experts` experts of 16 → 32 → 16 (w1, w2 stacked by expert), 2 routed rows per
+// input row, a gate's routing as an input; its experts operator is `experts`. No loss: for costing it.
+inline OpGraph experts_layer(int experts) {
+  OpGraph g("moe", Dtype::fp32);
+  const OpId x = g.add({"x", OpKind::input, {}, 64, 16});
+  const OpId w1 = g.add({"w1", OpKind::parameter, {}, experts * 16, 32});
+  const OpId w2 = g.add({"w2", OpKind::parameter, {}, experts * 32, 16});
+  const OpId gate = g.add({"gate", OpKind::input, {}, 64, experts});
+  SpmdOp op{"experts", OpKind::experts, {x, w1, w2, gate}, 64, 16, Flop(4.0 * 64 * 2 * 16 * 32)};
+  op.experts = experts;
+  op.routed = 2;
+  g.add(std::move(op));
+  g.set_experts(w1, experts);
+  g.set_experts(w2, experts);
+  return g;
+}
+
 // The SPMD planner `name` with its default options but `values`; the plan names it, as the workload kind does.
 inline SpmdPlan plan_with(const std::string& name, const OpGraph& graph, const SpmdCluster& cluster,
                           OptionValues values = {}) {

@@ -120,17 +120,8 @@ TEST(SmsgPlanner, CutsAHeavyWeightByItsReductionAndKeepsALightOneDataParallel) {
 // 64/4 rows × 2 × 16 × 4 B = 2048 B, the combine's the same, each forward and backward, so the
 // exchanges cost 4 all-to-alls of 2048 B: 4 × (10 µs + 2048 B / 10 GB/s). Per axis they were 8.
 TEST(SpmdCost, ExpertParallelismOverTwoAxesIsOneAllToAll) {
-  OpGraph g("moe", Dtype::fp32);
-  const OpId x = g.add({"x", OpKind::input, {}, 64, 16});
-  const OpId w1 = g.add({"w1", OpKind::parameter, {}, 4 * 16, 32});
-  const OpId w2 = g.add({"w2", OpKind::parameter, {}, 4 * 32, 16});
-  const OpId gate = g.add({"gate", OpKind::input, {}, 64, 4});
-  SpmdOp experts{"experts", OpKind::experts, {x, w1, w2, gate}, 64, 16, Flop(4.0 * 64 * 2 * 16 * 32)};
-  experts.experts = 4;
-  experts.routed = 2;
-  const OpId e = g.add(std::move(experts));
-  g.set_experts(w1, 4);
-  g.set_experts(w2, 4);
+  const OpGraph g = testing::experts_layer(4);
+  const OpId e = testing::op_named(g, "experts");
   const ShardedOp split{
       e,
       {{Layout::split_rows, Layout::split_rows, Layout::split_rows, Layout::split_rows}, Layout::split_rows, true},
