@@ -68,6 +68,9 @@ class PolluxGoodput {
   [[nodiscard]] int epoch(const JobRecord& job, double progress) const;
   // The most replicas that can split the largest batch (largest B / min local), capped by settings.
   [[nodiscard]] int max_replicas(const JobRecord& job) const;
+  // The largest local batch of one micro-step: the measured one, capped by the settings (yolov3: 8).
+  [[nodiscard]] double max_local(const JobRecord& job) const;
+  [[nodiscard]] const PolluxSpeedModel& speed() const { return *speed_; }
   // Pollux's choice of batch on `placement` at `epoch` (fixed_batch_size kept when set).
   [[nodiscard]] Config best(const JobRecord& job, const Placement& placement, int epoch) const;
   // The same for `replicas` on `nodes` nodes, as a balanced placement (the speedup function's view:
@@ -85,7 +88,6 @@ class PolluxGoodput {
   [[nodiscard]] double gain(const PolluxSpeedModel::Application& app, double batch, const Stats& stats) const;
   [[nodiscard]] Config pick(const JobRecord& job, const Placement& placement, int epoch) const;
   [[nodiscard]] const PolluxApplicationSettings& settings(const JobRecord& job) const;
-  [[nodiscard]] double max_local(const JobRecord& job) const;
   [[nodiscard]] Config evaluate(const JobRecord& job, const Placement& placement, int atomic, int accum,
                                 int epoch) const;
 

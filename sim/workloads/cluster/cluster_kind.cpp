@@ -11,6 +11,7 @@
 
 #include "models/common/option_reader.hpp"
 #include "models/cost/compute_cost.hpp"
+#include "planners/jobs/pollux_tuned.hpp"
 #include "planners/jobs/speed_models.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/run/simulation.hpp"
@@ -95,6 +96,33 @@ std::optional<JobTrace> read_trace_section(WorkloadParseContext& ctx, const YAML
   } catch (const InputError& error) {
     ctx.reader.sink().append(error.diagnostics());
     return std::nullopt;
+  }
+}
+
+// `application_rule: {rule: pollux-gpu-time, settings: FILE}` (traces/jobs/pollux_applications.hpp):
+// the trace's jobs get Pollux's applications, TunedJobs GPUs and batches from the speed tables.
+void read_application_rule(WorkloadParseContext& ctx, const YAML::Node& node, bool has_mix, std::uint64_t seed,
+                           ClusterWorkload& spec) {
+  MapReader map(ctx.reader, node, "the application rule");
+  if (!map.valid()) return;
+  const auto rule = map.choice("rule", {"pollux-gpu-time"}, true);
+  const auto settings = map.string("settings");
+  map.finish();
+  const SourceLocation where = ctx.reader.where(node);
+  if (has_mix) ctx.reader.error(node, "give one of 'models' (a mix) and 'application_rule'");
+  if (!rule || has_mix || !spec.speed) return;
+  const PolluxSpeedModel* tables = spec.speed->pollux_tables();
+  if (tables == nullptr) {
+    ctx.reader.error(node, "application_rule pollux-gpu-time takes its configurations from Pollux's tables: it "
+                           "needs workload.speed {source: pollux, tables: …}");
+    return;
+  }
+  try {
+    PolluxGoodput goodput(*tables);
+    if (settings) goodput.read_settings(ctx.resolve_path(*settings));
+    assign_pollux_applications(spec.trace, pollux_tuned_configurations(goodput), seed, where);
+  } catch (const InputError& error) {
+    ctx.reader.sink().append(error.diagnostics());
   }
 }
 
@@ -234,6 +262,8 @@ class ClusterKind final : public WorkloadKind {
         reader.sink().append(error.diagnostics());
       }
     }
+    if (const YAML::Node rule = map.get("application_rule"); rule.IsDefined())
+      read_application_rule(ctx, rule, !mix.empty(), seed, *spec);
 
     // Scheduler: a name, or a map with `name` and its declared options.
     spec->scheduler_options = builtin_schedulers().defaults(spec->scheduler);
