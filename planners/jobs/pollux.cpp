@@ -79,32 +79,40 @@ class PolluxScheduler final : public JobScheduler {
     pb.fairness = fairness_;
     for (const ServerInfo& server : state.servers) pb.capacity.push_back(server.gpus);
     const int fair = (pb.total_gpus + pb.jobs - 1) / std::max(1, pb.jobs);
-    std::vector<int> epochs;
+    std::vector<PolluxGoodput::Rates> rates;
     std::vector<double> base_rates;
     for (const JobView* job : jobs) {
+      Known& known = known_of(*job);
       pb.current.rows.emplace_back();
       if (job->placement) {
         pb.current.rows.back() = job->placement->slices;
-        explored_[job->id] = std::max(explored_[job->id], job->placement->gpus());
+        known.explored = std::max(known.explored, job->placement->gpus());
       }
-      const int batch_limit = goodput_.max_replicas(*job->record);
       pb.max_replicas.push_back(
-          std::min({std::max(2 * explored_[job->id], 1), kMaxExploredReplicas, batch_limit, pb.total_gpus}));
+          std::min({std::max(2 * known.explored, 1), kMaxExploredReplicas, known.batch_limit, pb.total_gpus}));
       const double age = std::max(0.0, state.now.value() - job->record->submit.value());
       pb.factor.push_back(std::max(age - job->preemptions * delay_, 0.0) / (age + delay_));
-      epochs.push_back(goodput_.epoch(*job->record, job->done_iterations));
-      base_rates.push_back(goodput_.best(*job->record, 1, std::min(fair, batch_limit), epochs.back()).rate);
+      rates.push_back(goodput_.rates(*job->record, goodput_.epoch(*job->record, job->done_iterations)));
+      base_rates.push_back(rates.back()(1, std::min(fair, known.batch_limit)));
     }
-    pb.speedup = [this, jobs, epochs = std::move(epochs), base_rates = std::move(base_rates)](int j, int nodes,
-                                                                                              int replicas) {
+    pb.speedup = [rates = std::move(rates), base_rates = std::move(base_rates)](int j, int nodes, int replicas) {
       const double base = base_rates[static_cast<std::size_t>(j)];
-      const double rate =
-          goodput_
-              .best(*jobs[static_cast<std::size_t>(j)]->record, nodes, replicas, epochs[static_cast<std::size_t>(j)])
-              .rate;
+      const double rate = rates[static_cast<std::size_t>(j)](nodes, replicas);
       return base > 0 ? rate / base : 0.0;
     };
     return pb;
+  }
+
+  // What the scheduler keeps per job across rounds (by JobId, the job's index in the trace).
+  struct Known {
+    int batch_limit = 0;  // PolluxGoodput::max_replicas: constant per job
+    int explored = 0;     // the most replicas it has run with
+  };
+  Known& known_of(const JobView& job) {
+    if (known_.size() <= job.id) known_.resize(job.id + 1);
+    Known& known = known_[job.id];
+    if (known.batch_limit == 0) known.batch_limit = goodput_.max_replicas(*job.record);
+    return known;
   }
 
   // The previous round's population on this round's jobs (pollux.py _adapt_prev_states): rows of
@@ -147,7 +155,7 @@ class PolluxScheduler final : public JobScheduler {
   double delay_;
   int max_job_nodes_;
   SplitMix64 rng_;
-  std::map<JobId, int> explored_;           // the most replicas each job has run with
+  std::vector<Known> known_;                 // by JobId
   std::vector<PolluxAllocation> previous_;  // the last GA population, over previous_jobs_
   std::vector<JobId> previous_jobs_;
 };

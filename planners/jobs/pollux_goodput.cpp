@@ -74,14 +74,41 @@ double PolluxGoodput::target_progress(const JobRecord& job) const {
   return epoch_end(app, epochs_of(app) - 1);
 }
 
+const std::vector<double>& PolluxGoodput::epoch_ends(const JobRecord& job) const {
+  const auto it = ends_.find(job.model);
+  if (it != ends_.end()) return it->second;
+  const auto& app = speed_->application(job);
+  std::vector<double> ends;
+  for (std::size_t e = 0; e < epochs_of(app); ++e) ends.push_back(epoch_end(app, e));
+  return ends_[job.model] = std::move(ends);
+}
+
 int PolluxGoodput::epoch(const JobRecord& job, double progress) const {
   // applications.py get_epoch: the epoch whose end (the least progress over the batch sizes at that
   // row) has not been reached.
-  const auto& app = speed_->application(job);
-  const std::size_t epochs = epochs_of(app);
-  for (std::size_t e = 0; e < epochs; ++e)
-    if (progress < epoch_end(app, e)) return static_cast<int>(e);
-  return static_cast<int>(epochs) - 1;
+  const std::vector<double>& ends = epoch_ends(job);
+  const auto e = std::upper_bound(ends.begin(), ends.end(), progress) - ends.begin();
+  return static_cast<int>(std::min<std::ptrdiff_t>(e, static_cast<std::ptrdiff_t>(ends.size()) - 1));
+}
+
+namespace {
+constexpr int kRateNodes = 16, kRateReplicas = 64;  // the artifact's node cap and replica cap
+}  // namespace
+
+PolluxGoodput::Rates PolluxGoodput::rates(const JobRecord& job, int epoch) const {
+  auto& tables = rates_[job.model];
+  // Sized once, so that the handles of one round stay valid while other epochs fill in.
+  if (tables.empty()) tables.resize(epoch_ends(job).size());
+  auto& cells = tables.at(static_cast<std::size_t>(epoch));
+  if (cells.empty()) cells.assign(static_cast<std::size_t>((kRateNodes + 1) * (kRateReplicas + 1)), std::nan(""));
+  return Rates(*this, job, epoch, cells);
+}
+
+double PolluxGoodput::Rates::operator()(int nodes, int replicas) const {
+  if (nodes > kRateNodes || replicas > kRateReplicas) return goodput_->best(*job_, nodes, replicas, epoch_).rate;
+  double& cell = (*cells_)[static_cast<std::size_t>(nodes * (kRateReplicas + 1) + replicas)];
+  if (std::isnan(cell)) cell = goodput_->best(*job_, nodes, replicas, epoch_).rate;
+  return cell;
 }
 
 int PolluxGoodput::max_replicas(const JobRecord& job) const {

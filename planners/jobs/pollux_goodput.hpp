@@ -76,6 +76,26 @@ class PolluxGoodput {
   // The same for `replicas` on `nodes` nodes, as a balanced placement (the speedup function's view:
   // the artifact's fitted model depends on the two counts only).
   [[nodiscard]] Config best(const JobRecord& job, int nodes, int replicas, int epoch) const;
+  // best(job, nodes, replicas, epoch).rate for one application at one epoch, memoised across calls in
+  // a flat table (nodes ≤ 16, replicas ≤ 64; others computed each time): the scheduler asks for every
+  // replica count of every job each round, and jobs of one application share the table.
+  class Rates {
+   public:
+    [[nodiscard]] double operator()(int nodes, int replicas) const;
+
+   private:
+    friend class PolluxGoodput;
+    Rates(const PolluxGoodput& goodput, const JobRecord& job, int epoch, std::vector<double>& cells)
+        : goodput_(&goodput), job_(&job), epoch_(epoch), cells_(&cells) {}
+    const PolluxGoodput* goodput_;
+    const JobRecord* job_;
+    int epoch_;
+    std::vector<double>* cells_;
+  };
+  [[nodiscard]] Rates rates(const JobRecord& job, int epoch) const;
+  // The progress at the end of each epoch (non-decreasing): epoch() is the first whose end is above
+  // the progress, the last at the target.
+  [[nodiscard]] const std::vector<double>& epoch_ends(const JobRecord& job) const;
   // How the job advances on `placement` from `progress` to its target, epoch by epoch, the batch
   // re-picked at each epoch.
   [[nodiscard]] std::vector<Segment> segments(const JobRecord& job, const Placement& placement, double progress) const;
@@ -95,6 +115,9 @@ class PolluxGoodput {
   std::map<std::string, PolluxApplicationSettings> settings_;
   // best() by (application, GPUs per node sorted, epoch): jobs of one application share it.
   mutable std::map<std::tuple<std::string, std::vector<int>, int>, Config> cache_;
+  // rates(): per application, per epoch, [nodes × 65 + replicas]; NaN: not computed yet.
+  mutable std::map<std::string, std::vector<std::vector<double>>> rates_;
+  mutable std::map<std::string, std::vector<double>> ends_;  // epoch_ends() per application
 };
 
 // Balanced placement shape of `replicas` on `nodes` nodes (servers 0…nodes−1): "5 on 2" → 3 + 2.

@@ -22,16 +22,12 @@ int replicas_of(const Row& row) {
   return r;
 }
 
-// A row of `replicas` spread evenly over `nodes` nodes that no allocation uses (ids −1, −2, …): the
-// speedup of a count, never mistaken for a job's current row.
-Row balanced_row(int nodes, int replicas) {
-  Row row;
-  for (int n = 0; n < nodes; ++n) row.emplace_back(-1 - n, replicas / nodes + (n < replicas % nodes ? 1 : 0));
-  return row;
-}
-
-// Sorted by node, zeros dropped.
+// Sorted by node, zeros dropped (most rows already are: then nothing to do).
 void normalise(Row& row) {
+  bool clean = true;
+  for (std::size_t k = 0; clean && k < row.size(); ++k)
+    clean = row[k].second > 0 && (k == 0 || row[k - 1].first < row[k].first);
+  if (clean) return;
   std::sort(row.begin(), row.end());
   row.erase(std::remove_if(row.begin(), row.end(), [](const auto& e) { return e.second <= 0; }), row.end());
 }
@@ -39,32 +35,40 @@ void normalise(Row& row) {
 }  // namespace
 
 double PolluxProblem::scaled(int job, const Row& row) const {
-  const int replicas = replicas_of(row);
+  return scaled(job, static_cast<int>(row.size()), replicas_of(row), row != current.rows[static_cast<std::size_t>(job)]);
+}
+
+double PolluxProblem::scaled(int job, int used, int replicas, bool moved) const {
   if (replicas == 0) return 0.0;
-  const int used = static_cast<int>(row.size());
-  if (memo_.size() != static_cast<std::size_t>(jobs)) memo_.assign(static_cast<std::size_t>(jobs), {});
-  auto& memo = memo_[static_cast<std::size_t>(job)];
-  double s = 0.0;
-  if (replicas < kReplicaSlots && used <= max_job_nodes) {
-    const auto at = static_cast<std::size_t>(used * kReplicaSlots + replicas);
-    if (memo.size() <= at) memo.resize(static_cast<std::size_t>((max_job_nodes + 1) * kReplicaSlots), -1.0);
-    if (memo[at] < 0) memo[at] = speedup(job, used, replicas);
-    s = memo[at];
-  } else {
-    s = speedup(job, used, replicas);
-  }
+  double s = speedup(job, used, replicas);
   s *= static_cast<double>(nodes()) / total_gpus;
-  if (row != current.rows[static_cast<std::size_t>(job)]) s *= factor[static_cast<std::size_t>(job)];
+  if (moved) s *= factor[static_cast<std::size_t>(job)];
   return s;
+}
+
+double PolluxProblem::summand(int job, const Row& row) const {
+  const double p = fairness;
+  const auto term = [&] {
+    const double v = scaled(job, row);
+    return p == 0.0 ? std::log(std::max(v, kFloor)) : std::pow(v + kFloor, p);
+  };
+  const int replicas = replicas_of(row);
+  const int used = static_cast<int>(row.size());
+  if (replicas >= kReplicaSlots || used > max_job_nodes) return term();
+  if (terms_.size() != static_cast<std::size_t>(jobs)) terms_.assign(static_cast<std::size_t>(jobs), {});
+  auto& memo = terms_[static_cast<std::size_t>(job)];
+  const bool moved = row != current.rows[static_cast<std::size_t>(job)];
+  const auto at = static_cast<std::size_t>((used * kReplicaSlots + replicas) * 2 + (moved ? 1 : 0));
+  if (memo.size() <= at)
+    memo.resize(static_cast<std::size_t>((max_job_nodes + 1) * kReplicaSlots * 2), std::nan(""));
+  if (std::isnan(memo[at])) memo[at] = term();
+  return memo[at];
 }
 
 double PolluxProblem::fitness(const PolluxAllocation& allocation) const {
   const double p = fairness;
   double sum = 0.0;
-  for (int j = 0; j < jobs; ++j) {
-    const double v = scaled(j, allocation.rows[static_cast<std::size_t>(j)]);
-    sum += p == 0.0 ? std::log(std::max(v, kFloor)) : std::pow(v + kFloor, p);
-  }
+  for (int j = 0; j < jobs; ++j) sum += summand(j, allocation.rows[static_cast<std::size_t>(j)]);
   const double mean = sum / std::max(1, jobs);
   return p == 0.0 ? std::exp(mean) : std::pow(mean, 1.0 / p);
 }
@@ -82,11 +86,31 @@ std::uint64_t PolluxSearch::hash(const PolluxAllocation& allocation) {
   return h;
 }
 
-int PolluxSearch::binomial(int n, double p) {
+int& PolluxSearch::touch(int node) {
+  int& value = scratch_[static_cast<std::size_t>(node)];
+  if (value == 0) touched_.push_back(node);
+  return value;
+}
+
+void PolluxSearch::reset_touched() {
+  for (const int node : touched_) scratch_[static_cast<std::size_t>(node)] = 0;
+  touched_.clear();
+}
+
+int PolluxSearch::roomy_node(int i) const {
+  int node = i;
+  for (const int f : full_) {
+    if (f > node) break;
+    ++node;
+  }
+  return node;
+}
+
+int PolluxSearch::binomial(int n, double p, double none) {
   if (n <= 0 || p <= 0) return 0;
   if (p >= 1) return n;
   const double u = rng_.uniform();
-  double probability = std::pow(1.0 - p, n), cumulative = probability;
+  double probability = none, cumulative = probability;
   int k = 0;
   while (u > cumulative && k < n) {
     probability *= static_cast<double>(n - k) / (k + 1) * p / (1.0 - p);
@@ -147,18 +171,18 @@ std::vector<PolluxAllocation> PolluxSearch::run(std::vector<PolluxAllocation> se
 }
 
 void PolluxSearch::repair(PolluxAllocation& allocation) {
-  const int N = pb_.nodes();
-  scratch_.assign(static_cast<std::size_t>(N), 0);
   // At most one distributed job per node, the first in job order (distribution judged before).
-  std::vector<bool> distributed(allocation.rows.size());
-  for (std::size_t j = 0; j < allocation.rows.size(); ++j) distributed[j] = allocation.rows[j].size() > 1;
+  distributed_.resize(allocation.rows.size());
+  for (std::size_t j = 0; j < allocation.rows.size(); ++j) distributed_[j] = allocation.rows[j].size() > 1;
   for (std::size_t j = 0; j < allocation.rows.size(); ++j) {
-    if (!distributed[j]) continue;
+    if (distributed_[j] == 0) continue;
     for (auto& [node, count] : allocation.rows[j]) {
-      if (scratch_[static_cast<std::size_t>(node)] != 0) count = 0;
-      scratch_[static_cast<std::size_t>(node)] = 1;
+      int& taken = touch(node);
+      if (taken != 0) count = 0;
+      taken = 1;
     }
   }
+  reset_touched();
   // Per job, in a random order of its nodes: at most its replicas and max_job_nodes nodes.
   for (std::size_t j = 0; j < allocation.rows.size(); ++j) {
     Row& row = allocation.rows[j];
@@ -172,16 +196,16 @@ void PolluxSearch::repair(PolluxAllocation& allocation) {
       left -= count;
     }
   }
-  // Node capacity, jobs in priority order.
-  for (int n = 0; n < N; ++n) scratch_[static_cast<std::size_t>(n)] = pb_.capacity[static_cast<std::size_t>(n)];
+  // Node capacity, jobs in priority order (scratch_: GPUs given so far on the node).
   for (Row& row : allocation.rows) {
     for (auto& [node, count] : row) {
-      int& room = scratch_[static_cast<std::size_t>(node)];
-      count = std::min(count, room);
-      room -= count;
+      int& given = touch(node);
+      count = std::min(count, pb_.capacity[static_cast<std::size_t>(node)] - given);
+      given += count;
     }
     normalise(row);
   }
+  reset_touched();
 }
 
 void PolluxSearch::mutate(PolluxAllocation& allocation) {
@@ -194,36 +218,43 @@ void PolluxSearch::mutate(PolluxAllocation& allocation) {
       normalise(allocation.rows[j]);
     }
   }
-  // The nodes with room, judged once before the raises (as the artifact's vectorised step).
-  scratch_.assign(static_cast<std::size_t>(N), 0);
+  // The nodes with room, judged once before the raises (as the artifact's vectorised step): every
+  // node but the full ones, which only the rows' nodes can be.
   for (const Row& row : allocation.rows)
-    for (const auto& [node, count] : row) scratch_[static_cast<std::size_t>(node)] += count;
-  std::vector<int> roomy;
-  for (int n = 0; n < N; ++n)
-    if (scratch_[static_cast<std::size_t>(n)] < pb_.capacity[static_cast<std::size_t>(n)]) roomy.push_back(n);
-  if (roomy.empty()) return;
-  const double p1 = 1.0 / static_cast<double>(roomy.size());
-  std::vector<int> picked;
+    for (const auto& [node, count] : row) touch(node) += count;
+  full_.clear();
+  for (const int node : touched_)
+    if (scratch_[static_cast<std::size_t>(node)] >= pb_.capacity[static_cast<std::size_t>(node)]) full_.push_back(node);
+  std::sort(full_.begin(), full_.end());
+  full_.erase(std::unique(full_.begin(), full_.end()), full_.end());
+  const int roomy = N - static_cast<int>(full_.size());
+  if (roomy == 0) {
+    reset_touched();
+    return;
+  }
+  const double p1 = 1.0 / static_cast<double>(roomy);
+  const double none = std::pow(1.0 - p1, roomy);
+  const auto has_room = [&](int node) {
+    return scratch_[static_cast<std::size_t>(node)] < pb_.capacity[static_cast<std::size_t>(node)];
+  };
   for (Row& row : allocation.rows) {
-    picked.clear();
+    picked_.clear();
     // Each roomy node independently with probability p1: a binomial count, then that many distinct
     // nodes uniformly (the same law, in O(count) draws).
-    for (int k = binomial(static_cast<int>(roomy.size()), p1); k > 0; --k) {
-      int node = roomy[static_cast<std::size_t>(draw(static_cast<int>(roomy.size())))];
-      while (std::find(picked.begin(), picked.end(), node) != picked.end())
-        node = roomy[static_cast<std::size_t>(draw(static_cast<int>(roomy.size())))];
-      picked.push_back(node);
+    for (int k = binomial(roomy, p1, none); k > 0; --k) {
+      int node = roomy_node(draw(roomy));
+      while (std::find(picked_.begin(), picked_.end(), node) != picked_.end()) node = roomy_node(draw(roomy));
+      picked_.push_back(node);
     }
     // Each roomy node the job uses, with probability one over those.
     int own = 0;
+    for (const auto& [node, count] : row) own += has_room(node);
     for (const auto& [node, count] : row)
-      own += scratch_[static_cast<std::size_t>(node)] < pb_.capacity[static_cast<std::size_t>(node)];
-    for (const auto& [node, count] : row)
-      if (scratch_[static_cast<std::size_t>(node)] < pb_.capacity[static_cast<std::size_t>(node)] &&
-          rng_.uniform() < 1.0 / own && std::find(picked.begin(), picked.end(), node) == picked.end())
-        picked.push_back(node);
-    std::sort(picked.begin(), picked.end());
-    for (const int node : picked) {
+      if (has_room(node) && rng_.uniform() < 1.0 / own &&
+          std::find(picked_.begin(), picked_.end(), node) == picked_.end())
+        picked_.push_back(node);
+    std::sort(picked_.begin(), picked_.end());
+    for (const int node : picked_) {
       const auto it = std::lower_bound(row.begin(), row.end(), std::pair{node, 0});
       const bool has = it != row.end() && it->first == node;
       const int r = has ? it->second : 0;
@@ -235,6 +266,7 @@ void PolluxSearch::mutate(PolluxAllocation& allocation) {
     }
     normalise(row);
   }
+  reset_touched();
 }
 
 std::optional<PolluxAllocation> pollux_uncontended(const PolluxProblem& pb) {
@@ -247,7 +279,7 @@ std::optional<PolluxAllocation> pollux_uncontended(const PolluxProblem& pb) {
     for (int r = 1; r <= pb.max_replicas[static_cast<std::size_t>(j)]; ++r) {
       const int nodes = (r + per_node - 1) / per_node;
       if (nodes > pb.max_job_nodes) break;
-      const double s = pb.scaled(j, balanced_row(nodes, r));
+      const double s = pb.scaled(j, nodes, r, true);  // a count, never the job's current row
       if (s > best) {
         best = s;
         want[static_cast<std::size_t>(j)] = r;

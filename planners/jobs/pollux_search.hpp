@@ -32,7 +32,8 @@ struct PolluxProblem {
   PolluxAllocation current;
   std::vector<int> max_replicas;  // per job
   std::vector<double> factor;     // per job: what a change of its allocation multiplies its speedup by
-  // speedup(job, nodes, replicas): goodput there over goodput at the fair share; memoised here.
+  // speedup(job, nodes, replicas): goodput there over goodput at the fair share (cheap: the goodput
+  // model memoises its rates across rounds).
   std::function<double(int job, int nodes, int replicas)> speedup;
   double fairness = -1.0;  // p of the power mean
 
@@ -40,11 +41,17 @@ struct PolluxProblem {
   // A job's speedup under `row`, scaled so that one node's share of the cluster is about 1 (pollux.py:
   // × dominant share × nodes), the restart factor applied when `row` is not its current allocation.
   [[nodiscard]] double scaled(int job, const std::vector<std::pair<int, int>>& row) const;
+  // The same for a row of `replicas` on `used` nodes, `moved` when it is not the current one.
+  [[nodiscard]] double scaled(int job, int used, int replicas, bool moved) const;
   // The power mean of the scaled speedups (+10⁻³ each; p = 0: geometric) — the GA's fitness.
   [[nodiscard]] double fitness(const PolluxAllocation& allocation) const;
 
  private:
-  mutable std::vector<std::vector<double>> memo_;  // per job, [nodes × 65 + replicas]; < 0: not computed
+  // A job's summand of the power mean under `row`: it depends on the row's node and replica counts and
+  // on whether the row is the current one only, so it is memoised by those (the same arithmetic, once).
+  [[nodiscard]] double summand(int job, const std::vector<std::pair<int, int>>& row) const;
+
+  mutable std::vector<std::vector<double>> terms_;  // per job, [(nodes × 65 + replicas) × 2 + moved]; NaN: not yet
 };
 
 struct PolluxSearchOptions {
@@ -55,7 +62,8 @@ struct PolluxSearchOptions {
 
 class PolluxSearch {
  public:
-  PolluxSearch(const PolluxProblem& problem, SplitMix64& rng) : pb_(problem), rng_(rng) {}
+  PolluxSearch(const PolluxProblem& problem, SplitMix64& rng)
+      : pb_(problem), rng_(rng), scratch_(static_cast<std::size_t>(problem.nodes()), 0) {}
   // The GA from `seeds` (repaired first; the current allocation should be among them); the final
   // population, best first.
   [[nodiscard]] std::vector<PolluxAllocation> run(std::vector<PolluxAllocation> seeds,
@@ -71,13 +79,23 @@ class PolluxSearch {
 
  private:
   int draw(int bound) { return static_cast<int>(rng_.next() % static_cast<std::uint64_t>(bound)); }
-  // How many of n independent trials with probability p succeed (inversion; n·p is about 1 here).
-  int binomial(int n, double p);
+  // How many of n independent trials with probability p succeed (inversion; n·p is about 1 here);
+  // `none` = (1 − p)^n, the probability of 0, computed once by the caller for all rows.
+  int binomial(int n, double p, double none);
   [[nodiscard]] static std::uint64_t hash(const PolluxAllocation& allocation);
+  // Marks `node` in scratch_ as touched (to be reset to 0 after the use).
+  int& touch(int node);
+  void reset_touched();
+  // The i-th node (0-based) with room, given the sorted nodes without room (full_): the nodes are
+  // judged sparsely, from the rows, not by a walk over every node of a Philly-sized cluster.
+  [[nodiscard]] int roomy_node(int i) const;
 
   const PolluxProblem& pb_;
   SplitMix64& rng_;
-  std::vector<int> scratch_;  // per node, reset after each use
+  // Per node, 0 between uses; only the nodes in touched_ are non-zero during one.
+  std::vector<int> scratch_;
+  std::vector<int> touched_, full_, picked_;
+  std::vector<char> distributed_;
 };
 
 // When the cluster has room for every job's best allocation on its own — each keeps its allocation
