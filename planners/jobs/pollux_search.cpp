@@ -98,12 +98,17 @@ void PolluxSearch::reset_touched() {
 }
 
 int PolluxSearch::roomy_node(int i) const {
-  int node = i;
-  for (const int f : full_) {
-    if (f > node) break;
-    ++node;
+  // full_ is sorted and distinct, so full_[k] − k (the roomy nodes below full_[k]) does not decrease:
+  // the i-th roomy node is i + the number of full nodes f with f − (f's index) ≤ i.
+  std::size_t lo = 0, hi = full_.size();
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (full_[mid] - static_cast<int>(mid) <= i)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  return node;
+  return i + static_cast<int>(lo);
 }
 
 int PolluxSearch::binomial(int n, double p, double none) {

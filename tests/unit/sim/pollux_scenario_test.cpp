@@ -1,6 +1,7 @@
 // The `pollux` scheduler's bad input (planners/jobs/pollux.hpp): an option out of its declared range,
 // a statistical-efficiency (validation) file without its gradient columns, a speed source without
-// the goodput tables and `network: true` are refused at load time with located errors, all at once.
+// the goodput tables and `network: true` are refused at load time with located errors, all at once;
+// so are Pollux's application rule without the tables, an unknown rule, and the rule beside a mix.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -68,6 +69,24 @@ TEST(PolluxScenario, NeedsTheGoodputTablesAndTheJobLevel) {
   });
   ASSERT_EQ(network.size(), 1u) << testing::dump(network);
   EXPECT_NE(network[0].message.find("remove `network: true`"), std::string::npos) << testing::dump(network);
+}
+
+TEST(PolluxScenario, ApplicationRuleNeedsTheTablesAndAKnownRule) {
+  // The rule on line 12, after the scheduler; `{rule:` opens at column 21.
+  const auto no_tables = testing::diagnostics_thrown_by([] {
+    (void)testing::load(pollux_yaml("{source: duration}", "fifo", "  application_rule: {rule: pollux-gpu-time}\n"));
+  });
+  ASSERT_EQ(no_tables.size(), 1u) << testing::dump(no_tables);
+  testing::expect_error(no_tables[0], 12, 21, "needs workload.speed {source: pollux");
+  const auto unknown = testing::diagnostics_thrown_by([] {
+    (void)testing::load(pollux_yaml("{source: pollux, tables: " + kTables + "}", "fifo",
+                                    "  application_rule: {rule: by-size}\n"
+                                    "  models: [{model: cifar10}]\n"));
+  });
+  ASSERT_EQ(unknown.size(), 2u) << testing::dump(unknown);
+  testing::expect_error(unknown[0], 12, 21, "give one of 'models' (a mix) and 'application_rule'");
+  EXPECT_EQ(unknown[1].location.line, 12);
+  EXPECT_NE(unknown[1].message.find("by-size"), std::string::npos) << testing::dump(unknown);
 }
 
 }  // namespace
