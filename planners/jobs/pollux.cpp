@@ -155,7 +155,7 @@ class PolluxScheduler final : public JobScheduler {
   double delay_;
   int max_job_nodes_;
   SplitMix64 rng_;
-  std::vector<Known> known_;                 // by JobId
+  std::vector<Known> known_;                // by JobId
   std::vector<PolluxAllocation> previous_;  // the last GA population, over previous_jobs_
   std::vector<JobId> previous_jobs_;
 };

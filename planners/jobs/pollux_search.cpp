@@ -35,7 +35,8 @@ void normalise(Row& row) {
 }  // namespace
 
 double PolluxProblem::scaled(int job, const Row& row) const {
-  return scaled(job, static_cast<int>(row.size()), replicas_of(row), row != current.rows[static_cast<std::size_t>(job)]);
+  return scaled(job, static_cast<int>(row.size()), replicas_of(row),
+                row != current.rows[static_cast<std::size_t>(job)]);
 }
 
 double PolluxProblem::scaled(int job, int used, int replicas, bool moved) const {
@@ -59,8 +60,7 @@ double PolluxProblem::summand(int job, const Row& row) const {
   auto& memo = terms_[static_cast<std::size_t>(job)];
   const bool moved = row != current.rows[static_cast<std::size_t>(job)];
   const auto at = static_cast<std::size_t>((used * kReplicaSlots + replicas) * 2 + (moved ? 1 : 0));
-  if (memo.size() <= at)
-    memo.resize(static_cast<std::size_t>((max_job_nodes + 1) * kReplicaSlots * 2), std::nan(""));
+  if (memo.size() <= at) memo.resize(static_cast<std::size_t>((max_job_nodes + 1) * kReplicaSlots * 2), std::nan(""));
   if (std::isnan(memo[at])) memo[at] = term();
   return memo[at];
 }

@@ -7,7 +7,7 @@ namespace dnnsim {
 namespace {
 
 constexpr std::array<int, 10> kReplicaCounts{1, 2, 4, 6, 8, 12, 16, 24, 32, 48};  // applications.py
-constexpr int kGpusPerNode = 4;       // "Assuming a cluster of 16 nodes each with 4 GPUs"
+constexpr int kGpusPerNode = 4;          // "Assuming a cluster of 16 nodes each with 4 GPUs"
 constexpr double kMaxJct = 12 * 3600.0;  // applications.py: best_jct < 12 * 3600
 constexpr double kEps = 1e-8;            // applications.py: tolerance of its ceil operations
 

@@ -34,8 +34,8 @@ using PolluxConfigurations = std::map<std::string, std::vector<std::pair<int, in
 
 // The rule's thresholds of GPU-time, in GPU-seconds (workload.py).
 struct PolluxApplicationRule {
-  double min_duration = 60.0;               // trace.duration >= 60
-  double max_gpu_seconds = 1000.0 * 3600;   // trace.gpu_time < 1000 h
+  double min_duration = 60.0;              // trace.duration >= 60
+  double max_gpu_seconds = 1000.0 * 3600;  // trace.gpu_time < 1000 h
   double small = 1.0 * 3600, medium = 10.0 * 3600, large = 100.0 * 3600;
 };
 

@@ -113,8 +113,9 @@ void read_application_rule(WorkloadParseContext& ctx, const YAML::Node& node, bo
   if (!rule || has_mix || !spec.speed) return;
   const PolluxSpeedModel* tables = spec.speed->pollux_tables();
   if (tables == nullptr) {
-    ctx.reader.error(node, "application_rule pollux-gpu-time takes its configurations from Pollux's tables: it "
-                           "needs workload.speed {source: pollux, tables: …}");
+    ctx.reader.error(node,
+                     "application_rule pollux-gpu-time takes its configurations from Pollux's tables: it "
+                     "needs workload.speed {source: pollux, tables: …}");
     return;
   }
   try {

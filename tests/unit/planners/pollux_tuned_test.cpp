@@ -5,9 +5,8 @@
 // from the same throughput and validation tables.
 #include "planners/jobs/pollux_tuned.hpp"
 
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <set>
 #include <tuple>
@@ -25,7 +24,8 @@ TEST(PolluxTuned, SameConfigurationsAsTheArtifactsWorkloads) {
   for (const char* load : {"0.5", "1.0", "1.5", "2.0"})
     for (int w = 1; w <= 8; ++w)
       for (const JobRecord& job :
-           read_job_trace("pollux-workload", {fmt::format("{}/workloads/load-{}/workload-{}.csv", kData, load, w)}).jobs)
+           read_job_trace("pollux-workload", {fmt::format("{}/workloads/load-{}/workload-{}.csv", kData, load, w)})
+               .jobs)
         shipped.emplace(job.model, job.gpus, job.batch_size);
   const PolluxSpeedModel speed(kData + "/throughput");
   PolluxGoodput goodput(speed);

@@ -3,9 +3,8 @@
 // the given list, determinism per job, and located errors.
 #include "traces/jobs/pollux_applications.hpp"
 
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "tests/support/diagnostics.hpp"
 
@@ -13,8 +12,8 @@ namespace dnnsim {
 namespace {
 
 // One configuration per application, so the drawn one is known: GPUs tell the application apart.
-const PolluxConfigurations kOne{{"bert", {{6, 384}}},    {"cifar10", {{8, 2048}}}, {"deepspeech2", {{12, 640}}},
-                                {"imagenet", {{24, 3200}}}, {"ncf", {{1, 32768}}},   {"yolov3", {{4, 64}}}};
+const PolluxConfigurations kOne{{"bert", {{6, 384}}},       {"cifar10", {{8, 2048}}}, {"deepspeech2", {{12, 640}}},
+                                {"imagenet", {{24, 3200}}}, {"ncf", {{1, 32768}}},    {"yolov3", {{4, 64}}}};
 
 JobRecord philly_job(int index, double duration, int gpus) {
   JobRecord job;
@@ -30,8 +29,8 @@ TEST(PolluxApplications, GpuTimeClassesAndFilters) {
   // GPU-time = duration × GPUs: 59 s is dropped (< 60 s run), 3,599 GPU-s is under 1 h (cifar10 or ncf),
   // 2 × 1,800 s = 1 h exactly is the next class (deepspeech2 or bert), 8 × 4,500 s = 10 h yolov3,
   // 4 × 90,000 s = 100 h imagenet, 1 × 3,600,000 s = 1,000 h dropped (the bound is exclusive).
-  trace.jobs = {philly_job(1, 59, 1),     philly_job(2, 3599, 1),   philly_job(3, 1800, 2),
-                philly_job(4, 4500, 8),   philly_job(5, 90000, 4), philly_job(6, 3600000, 1)};
+  trace.jobs = {philly_job(1, 59, 1),   philly_job(2, 3599, 1),  philly_job(3, 1800, 2),
+                philly_job(4, 4500, 8), philly_job(5, 90000, 4), philly_job(6, 3600000, 1)};
   assign_pollux_applications(trace, kOne, 1, {});
   ASSERT_EQ(trace.jobs.size(), 4u);
   EXPECT_EQ(trace.skipped, 2u);
@@ -97,8 +96,9 @@ TEST(PolluxApplications, JobsWithoutRunTimeAndMissingApplicationsAreLocated) {
   trace.jobs[1].iterations = 500;  // work in iterations (a Gavel-like source): no GPU-time
   PolluxConfigurations partial = kOne;
   partial.erase("yolov3");
-  const auto errors = testing::diagnostics_thrown_by(
-      [&] { assign_pollux_applications(trace, partial, 1, SourceLocation{"s.yaml", 9, 5}); });
+  const auto errors = testing::diagnostics_thrown_by([&] {
+    assign_pollux_applications(trace, partial, 1, SourceLocation{"s.yaml", 9, 5});
+  });
   ASSERT_EQ(errors.size(), 3u) << testing::dump(errors);
   // The sink orders them by file, then place.
   testing::expect_error(errors[0], 3, 1, "job 'philly-2' needs a run time and a GPU count");
