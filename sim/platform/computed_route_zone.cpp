@@ -2,7 +2,6 @@
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
-#include <stdexcept>
 
 namespace dnnsim {
 namespace {
@@ -11,44 +10,41 @@ using simgrid::kernel::routing::NetPoint;
 
 class ComputedRouteZone final : public simgrid::kernel::routing::NetZoneImpl {
  public:
-  ComputedRouteZone(const std::string& name, ChildRouteFunction route) : NetZoneImpl(name), route_(std::move(route)) {}
+  ComputedRouteZone(const std::string& name, ComputedRouteFunction route)
+      : NetZoneImpl(name), route_(std::move(route)) {}
 
-  void add_child_gateway(simgrid::s4u::NetZone* child, NetPoint* gateway) {
-    // A child's netpoint id is its rank among this zone's components (NetZoneImpl::add_component);
-    // the children are this zone's only components, so ids count 0, 1, 2, … in the order added.
-    if (child->get_netpoint()->id() != gateways_.size())
-      throw std::logic_error("computed-route zone: children given their gateways out of order");
-    gateways_.push_back(gateway);
-  }
-
+  // A component's id is its rank among this zone's components (NetZoneImpl::add_component): the
+  // hosts, in the order they were created.
   void get_local_route(const NetPoint* src, const NetPoint* dst, simgrid::kernel::routing::Route* into,
                        double* latency) override {
-    const auto from = static_cast<std::uint32_t>(src->id());
-    const auto to = static_cast<std::uint32_t>(dst->id());
-    into->gw_src_ = gateways_.at(from);
-    into->gw_dst_ = gateways_.at(to);
-    links_.clear();
-    route_(from, to, links_);
-    for (simgrid::s4u::Link* link : links_) {
-      into->link_list_.push_back(link->get_impl());
-      if (latency) *latency += link->get_latency();
+    if (src == dst) {
+      // FullZone::do_seal gave each component without a route to itself the model's loopback link;
+      // the engine hands it out by this name (Engine::link_by_name_or_null).
+      if (simgrid::s4u::Link* loopback = simgrid::s4u::Engine::get_instance()->link_by_name_or_null("__loopback__")) {
+        into->link_list_.push_back(loopback->get_impl());
+        if (latency) *latency += loopback->get_latency();
+      }
+      return;
     }
+    path_.links.clear();
+    path_.middle_begin = path_.middle_end = 0;
+    route_(static_cast<std::uint32_t>(src->id()), static_cast<std::uint32_t>(dst->id()), path_);
+    for (simgrid::s4u::Link* link : path_.links) into->link_list_.push_back(link->get_impl());
+    if (!latency) return;
+    for (std::size_t l = path_.middle_begin; l < path_.middle_end; ++l) *latency += path_.links[l]->get_latency();
+    for (std::size_t l = 0; l < path_.middle_begin; ++l) *latency += path_.links[l]->get_latency();
+    for (std::size_t l = path_.middle_end; l < path_.links.size(); ++l) *latency += path_.links[l]->get_latency();
   }
 
  private:
-  ChildRouteFunction route_;
-  std::vector<NetPoint*> gateways_;
-  std::vector<simgrid::s4u::Link*> links_;  // reused: SimGrid asks once per flow started
+  ComputedRouteFunction route_;
+  ComputedRoute path_;  // reused: SimGrid asks once per flow started
 };
 
 }  // namespace
 
-simgrid::s4u::NetZone* create_computed_route_zone(const std::string& name, ChildRouteFunction route) {
+simgrid::s4u::NetZone* create_computed_route_zone(const std::string& name, ComputedRouteFunction route) {
   return (new ComputedRouteZone(name, std::move(route)))->get_iface();
-}
-
-void set_computed_route_gateway(simgrid::s4u::NetZone* zone, simgrid::s4u::NetZone* child, NetPoint* gateway) {
-  static_cast<ComputedRouteZone*>(zone->get_impl())->add_child_gateway(child, gateway);
 }
 
 }  // namespace dnnsim

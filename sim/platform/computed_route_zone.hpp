@@ -1,16 +1,21 @@
-// A SimGrid zone whose routes between its sub-zones are computed when SimGrid asks for them, instead
-// of being held in a table: SimGrid 3.32's full zone keeps an n × n matrix of route pointers over
-// its n components, 2 GB of pointers alone at 16,384 nodes, before any route. A leaf-spine's route
-// between two nodes follows from their indices (LeafSpineLinks::route), so nothing needs storing.
+// A SimGrid zone that holds every host of the cluster and computes the route between two of them
+// when SimGrid asks, instead of one zone per node under a root zone of routes between them.
+// SimGrid 3.32 checks each new host's name by searching every zone under the root
+// (NetZoneImpl::get_host_by_name_or_null, recursive over the children), so 8 hosts in each of
+// 16,384 node zones cost ~1.07 × 10⁹ zone visits before anything is simulated; its full zone also
+// keeps an n × n matrix of route pointers over its n components. One zone has neither cost: a name
+// check is one std::map lookup, sealing walks the hosts once, and no route is stored.
 //
-// SimGrid's hierarchical routing (NetZoneImpl::get_global_route, "Routing in SimGrid", Bobelin et
-// al., hal-00650233) asks the common ancestor of two hosts for the route between its two children
-// holding them (get_local_route), then each child for the part to or from its gateway. This zone
-// answers that question as a full zone holding the same routes would: the same links in the same
-// order, the same gateways, latencies added link by link in that order (add_link_latency in 3.32's
-// src/kernel/resource/NetworkModel.cpp), so the simulation is the same to the bit.
+// The routes are the ones SimGrid's hierarchical routing (NetZoneImpl::get_global_route,
+// "Routing in SimGrid", Bobelin et al., hal-00650233) assembled from the node zones and the root:
+// the source's part to its gateway, the part between the gateways, the destination's part; its
+// latencies were added in the order the zones were asked, the middle first (the root's
+// get_local_route), then the source's part, then the destination's, link by link (add_link_latency
+// in 3.32's NetZoneImpl.cpp). A ComputedRoute says which links were the middle, and this zone adds
+// the latencies in that order, so every floating-point sum and so the simulation is the same to the bit.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <simgrid/s4u.hpp>
@@ -19,19 +24,19 @@
 
 namespace dnnsim {
 
-// Links of the route from child `from` to child `to` (their indices in the order they were added),
-// each a one-way link: a split-duplex link's UP or DOWN half.
-using ChildRouteFunction =
-    std::function<void(std::uint32_t from, std::uint32_t to, std::vector<simgrid::s4u::Link*>& links)>;
+struct ComputedRoute {
+  std::vector<simgrid::s4u::Link*> links;  // one-way links (a split-duplex link's UP or DOWN half), in route order
+  // links[middle_begin, middle_end) had their latencies summed first; a route inside one node is all middle.
+  std::size_t middle_begin = 0;
+  std::size_t middle_end = 0;
+};
 
-// Creates the zone; it must be the first zone of the engine, the platform's root, as
-// sg4::create_full_zone's would be. Its children are set_parent to it in order, each then given
-// its gateway by set_computed_route_gateway.
-[[nodiscard]] simgrid::s4u::NetZone* create_computed_route_zone(const std::string& name, ChildRouteFunction route);
+// Fills the route from host `from` to host `to` (their indices in the order they were created, the
+// zone's component ids; from ≠ to); `route` arrives empty.
+using ComputedRouteFunction = std::function<void(std::uint32_t from, std::uint32_t to, ComputedRoute& route)>;
 
-// Routes to and from `child`, the last child set_parent to `zone` (a zone from
-// create_computed_route_zone), leave and enter it through its router `gateway`.
-void set_computed_route_gateway(simgrid::s4u::NetZone* zone, simgrid::s4u::NetZone* child,
-                                simgrid::kernel::routing::NetPoint* gateway);
+// Creates the zone; it must be the first zone of the engine, the platform's root. A host routed to
+// itself crosses the network model's loopback link, as every host of a SimGrid full zone did.
+[[nodiscard]] simgrid::s4u::NetZone* create_computed_route_zone(const std::string& name, ComputedRouteFunction route);
 
 }  // namespace dnnsim

@@ -6,8 +6,11 @@
 #include <map>
 #include <optional>
 #include <simgrid/kernel/ProfileBuilder.hpp>
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <stdexcept>
 
 #include "sim/platform/actors.hpp"
+#include "sim/platform/cluster_routes.hpp"
 #include "sim/platform/computed_route_zone.hpp"
 #include "traces/network/preemption.hpp"
 
@@ -49,76 +52,53 @@ class PlatformBuilder {
     links_.assign(platform.layout.links.size(), nullptr);
     layout_ = &platform.layout;
 
-    // One switch: a star zone, one route per node (the zone drops a shared switch link it would add
-    // twice). A leaf-spine: routes computed from the two nodes when SimGrid asks (a full zone's
-    // n × n table could not be built at 16,384 nodes). Explicit links: a full zone of the routes found.
-    const bool star = !platform.layout.switch_ports.empty();
-    const bool computed = platform.layout.leaf_spine.has_value();
-    auto* root = star       ? sg4::create_star_zone("cluster")
-                 : computed ? create_computed_route_zone("cluster", leaf_spine_routes(*platform.layout.leaf_spine))
-                            : sg4::create_full_zone("cluster");
-    // Every link lives in the root zone, created before any node zone: SimGrid checks each new
-    // link's name against every zone below the root, so links created in 4,096 node zones cost
-    // O(n²) name searches (a third of the platform's build time).
-    for (std::uint32_t l = 0; l < platform.layout.links.size(); ++l) links_[l] = create_link(*root, l);
-    if (computed) fill_halves();
-    std::vector<sg4::NetZone*> node_zones;
-    std::vector<simgrid::kernel::routing::NetPoint*> gateways;
-    for (std::size_t n = 0; n < platform.layout.nodes.size(); ++n) {
+    // One zone holds every host and link; it computes each route from the layout when SimGrid asks
+    // (computed_route_zone.hpp: a zone per node made SimGrid's host-name checks quadratic).
+    auto routes = std::make_shared<ClusterRoutes>(platform.layout);
+    auto* zone = create_computed_route_zone(
+        "cluster",
+        [routes, halves = halves_, hops = Route()](std::uint32_t from, std::uint32_t to, ComputedRoute& route) mutable {
+          hops.clear();
+          routes->route(from, to, hops, &route.middle_begin, &route.middle_end);
+          // Each split-duplex link's half in the hop's direction, as SimGrid's get_link_list_impl
+          // picked it from a LinkInRoute.
+          for (const Hop& hop : hops)
+            route.links.push_back(hop.up ? (*halves)[hop.link].first : (*halves)[hop.link].second);
+        });
+    for (std::uint32_t l = 0; l < platform.layout.links.size(); ++l) links_[l] = create_link(*zone, l);
+    fill_halves();
+    const auto check = [](sg4::Host* host, std::uint32_t index) {
+      if (host->get_netpoint()->id() != index)
+        throw std::logic_error("computed-route zone: a host's netpoint id is not its index in the cluster's routes");
+    };
+    for (std::uint32_t n = 0; n < platform.layout.nodes.size(); ++n) {
       const NodeLayout& node = platform.layout.nodes[n];
       const NodeType& type = scenario_.cluster.type_of(scenario_.cluster.nodes[n]);
-      auto* zone = sg4::create_full_zone(node.name);
-      zone->set_parent(root);
-      std::vector<sg4::Host*> hosts;
-      for (const std::string& gpu : node.gpus) {
+      for (std::uint32_t g = 0; g < node.gpus.size(); ++g) {
+        const std::string& gpu = node.gpus[g];
         // Host speed = the GPU's fp32 peak: compute tasks are executed as (duration × speed) flop, so
         // durations come from the cost model and speed profiles would act as ratios.
         sg4::Host* host = zone->create_host(gpu, type.gpu.peak_fp32.value_or(FlopsPerSecond(1e12)).value());
+        check(host, routes->add_gpu(n, g));
         if (auto windows = host_failures(gpu); !windows.empty())
           host->set_state_profile(ProfileBuilder::from_string(gpu + "/state", state_profile_text(windows), -1));
         host->seal();
-        hosts.push_back(host);
         platform.gpus.push_back(host);
         platform.gpu_specs.push_back(&type.gpu);
         platform.compute_efficiency.push_back(type.compute_efficiency);
         platform.calibration.push_back(type.calibration.get());
       }
-      auto* gateway = zone->create_router(node.name + "/gateway");
       platform.cpus.emplace_back();
       if (n < options_.cpu_hosts.size())
         for (const CpuHostSpec& spec : options_.cpu_hosts[n]) {
           const std::string name = spec.name.empty() ? node.cpu : node.cpu + "/" + spec.name;
           sg4::Host* cpu = zone->create_host(name, 1.0)->set_core_count(spec.cores);
+          check(cpu, routes->add_cpu(n));
           cpu->seal();
-          for (std::size_t g = 0; g < hosts.size(); ++g)
-            zone->add_route(cpu->get_netpoint(), hosts[g]->get_netpoint(), nullptr, nullptr,
-                            links_in(node.cpu_to_gpu[g]), true);
-          zone->add_route(cpu->get_netpoint(), gateway, nullptr, nullptr, links_in(node.cpu_to_gateway), true);
           platform.cpus.back().push_back(cpu);
         }
-      for (const auto& [pair, route] : node.gpu_routes)
-        zone->add_route(hosts[pair.first]->get_netpoint(), hosts[pair.second]->get_netpoint(), nullptr, nullptr,
-                        links_in(route), true);
-      for (std::size_t g = 0; g < hosts.size(); ++g)
-        zone->add_route(hosts[g]->get_netpoint(), gateway, nullptr, nullptr, links_in(node.gpu_to_gateway[g]), true);
-      zone->seal();
-      if (computed) set_computed_route_gateway(root, zone, gateway);
-      node_zones.push_back(zone);
-      gateways.push_back(gateway);
     }
-    // Up and down routes apart: a split-duplex port is entered UP when leaving the node and DOWN
-    // when entering it (a symmetrical star route would reuse the UP direction both ways).
-    for (std::size_t n = 0; star && n < node_zones.size(); ++n) {
-      const std::uint32_t port = platform.layout.switch_ports[n];
-      root->add_route(node_zones[n]->get_netpoint(), nullptr, gateways[n], nullptr, links_in(Route{Hop{port, true}}),
-                      false);
-      root->add_route(nullptr, node_zones[n]->get_netpoint(), nullptr, gateways[n], links_in(Route{Hop{port, false}}),
-                      false);
-    }
-    for (const auto& [pair, route] : platform.layout.node_routes)
-      root->add_route(node_zones[pair.first]->get_netpoint(), node_zones[pair.second]->get_netpoint(),
-                      gateways[pair.first], gateways[pair.second], links_in(route), true);
-    root->seal();
+    zone->seal();
     return platform;
   }
 
@@ -130,34 +110,13 @@ class PlatformBuilder {
     return windows;
   }
 
-  // Each leaf-spine route as links_in would give it to a full zone: each split-duplex link's half in
-  // the hop's direction (SimGrid's get_link_list_impl). The zone is made before its links, so the
-  // halves are filled in once they exist (fill_halves).
-  ChildRouteFunction leaf_spine_routes(const LeafSpineLinks& fabric) const {
-    return [fabric, halves = halves_](std::uint32_t from, std::uint32_t to, std::vector<sg4::Link*>& links) {
-      for (const Hop& hop : fabric.route(from, to))
-        links.push_back(hop.up ? (*halves)[hop.link].first : (*halves)[hop.link].second);
-    };
-  }
-
+  // The halves are filled in once the links exist; the zone, made before its links, holds them.
   void fill_halves() {
     for (sg4::Link* link : links_)
       if (auto* duplex = dynamic_cast<sg4::SplitDuplexLink*>(link))
         halves_->emplace_back(duplex->get_link_up(), duplex->get_link_down());
       else
         halves_->emplace_back(link, link);
-  }
-
-  std::vector<sg4::LinkInRoute> links_in(const Route& route) const {
-    std::vector<sg4::LinkInRoute> result;
-    for (const Hop& hop : route) {
-      sg4::Link* link = links_[hop.link];
-      if (layout_->links[hop.link].sharing == LinkDecl::Sharing::split_duplex)
-        result.emplace_back(link, hop.up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
-      else
-        result.emplace_back(link);
-    }
-    return result;
   }
 
   // Never sealed by hand (the zone seals it: sealing twice breaks tracing, simgrid-recipes.md §4).

@@ -1,8 +1,8 @@
-// Builds the SimGrid platform of a scenario from its PlatformLayout (sim/scenario/layout.hpp):
-// one full zone per node (its GPUs as hosts, a gateway router, explicit routes) under a root zone
-// giving the gateway-to-gateway routes (a star zone on one switch, routes computed on demand on a
-// leaf-spine, a full zone for explicit links) — SimGrid's hierarchical routing, so a route is the
-// source node's part + the inter-node part + the destination node's part.
+// Builds the SimGrid platform of a scenario from its PlatformLayout (sim/scenario/layout.hpp): one
+// zone holding every host and link, whose routes are computed from the layout when SimGrid asks
+// (computed_route_zone.hpp, cluster_routes.hpp) — the routes, latencies and so results of the
+// hierarchical platform it replaces (a full zone per node under a root of gateway-to-gateway
+// routes), without its zone-per-node costs at 16,384 nodes.
 //
 // Network conditions become SimGrid profiles on the links they match (later conditions override
 // earlier ones on the same link): a constant replaces the nominal bandwidth; a schedule or trace is
