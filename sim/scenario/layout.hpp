@@ -1,13 +1,14 @@
 // The platform as plain data: every link with its name, bandwidth and latency, and every route as a
-// list of link hops. sim/platform transcribes it into SimGrid zones one to one; keeping it pure lets
+// list of link hops. sim/platform transcribes it into SimGrid one to one; keeping it pure lets
 // the scenario validator check link names (`network.conditions[].links`) and the tests check routes
 // without an engine.
 //
-// Shape (SimGrid's hierarchical routing, as in examples/platforms/supernode.cpp): one zone per node
-// with its GPUs and a gateway router; a root zone routing between node gateways — a star zone when
-// one switch joins every node (a route per node: building a full zone's n² routes took 3 s at 1,024
-// nodes and cannot be held at 16k), a zone computing each route when asked on a leaf-spine (its
-// routes follow from the two nodes' indices), a full zone with a route per pair of nodes otherwise.
+// Shape: each node's GPUs and a gateway, every route between two nodes' GPUs being the source's
+// route to its gateway, a gateway-to-gateway route and the destination's route from its gateway
+// (SimGrid's hierarchical routing, as in examples/platforms/supernode.cpp, which sim/platform
+// reproduces route by route in one zone: sim/platform/cluster_routes.hpp). Between gateways: one
+// switch joining every node (a route per node), a leaf-spine (routes computed from the two nodes'
+// indices), or a route per pair of nodes otherwise.
 // Link names: "node0/gpu3/nvswitch", "node0/gpu1-gpu2/nvlink", "node0/gpu3/pcie", "node0/host_bridge",
 // "node0/nic" (or "node0/gpu3/nic" when NICs are per GPU), "switch", "leaf1/spine0", and the names
 // of explicit links.
