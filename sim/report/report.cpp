@@ -266,7 +266,7 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     const auto found = link_index.find(twin);
     return found == link_index.end() ? l : found->second;
   };
-  ordered_json links = ordered_json::object();
+  ordered_json::object_t links;  // appended, as the devices above
   for (std::size_t l = 0; l < result.layout.links.size(); ++l) {
     const double up = result.link_bytes_up[traffic_source(l)];
     const double down = result.link_bytes_down[traffic_source(l)];
@@ -278,9 +278,9 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     // Busiest direction over the run, at the nominal bandwidth (a shared link counts both directions).
     const double carried = decl.sharing == LinkDecl::Sharing::shared ? up + down : std::max(up, down);
     link["mean_utilization"] = result.makespan_s > 0 ? carried / (decl.bandwidth.value() * result.makespan_s) : 0.0;
-    links[decl.name] = link;
+    links.emplace_back(decl.name, std::move(link));
   }
-  summary["links"] = links;
+  summary["links"] = std::move(links);
 
   ordered_json simulation;
   simulation["tasks"] = result.graph.tasks().size();
