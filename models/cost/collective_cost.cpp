@@ -185,7 +185,7 @@ Seconds expansion_time(const CollectiveExpansion& expansion, const PathCostFn& p
 
 Seconds collective_time(const Collective& c, const DeviceTopology& topology, const PathCostFn& path,
                         const CollectiveCostOptions& options) {
-  const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm;
+  const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm.str();
   // A ring's closed form is O(p) where its expansion has O(p²) steps; everything else (and every
   // error: unknown names, unsupported kinds) goes through the expansion itself.
   const auto* entry = builtin_collective_algorithms().find(name);

@@ -15,16 +15,30 @@ Lowering::Lowering(std::vector<LoweringDevice> devices, DeviceTopology topology,
       route_cost_(std::move(route_cost)),
       options_(options) {}
 
+std::vector<std::uint32_t> LoweredProgram::successors(std::uint32_t op) const {
+  std::vector<std::uint32_t> list;
+  for (std::uint32_t e = first_successor[op]; e != kNoOp; e = successor_edges[e].next)
+    list.push_back(successor_edges[e].op);
+  return list;
+}
+
 std::uint32_t Lowering::add_op(Op op) {
   program_.ops.push_back(op);
-  program_.successors.emplace_back();
+  program_.first_successor.push_back(kNoOp);
+  program_.last_successor.push_back(kNoOp);
   return static_cast<std::uint32_t>(program_.ops.size() - 1);
 }
 
 // A done op is not waited for: an appended task may depend on one.
 void Lowering::depend(std::uint32_t op, std::uint32_t on) {
   if (program_.ops[on].done) return;
-  program_.successors[on].push_back(op);
+  const auto edge = static_cast<std::uint32_t>(program_.successor_edges.size());
+  program_.successor_edges.push_back(SuccessorEdge{op, kNoOp});
+  if (program_.last_successor[on] == kNoOp)
+    program_.first_successor[on] = edge;
+  else
+    program_.successor_edges[program_.last_successor[on]].next = edge;
+  program_.last_successor[on] = edge;
   ++program_.ops[op].pending;
 }
 
@@ -67,7 +81,8 @@ TaskId Lowering::lower(const TaskGraph& graph, TaskId first) {
   const std::size_t at_least = program_.ops.size() + (end_task - first);
   if (at_least > program_.ops.capacity()) {
     program_.ops.reserve(std::max(at_least, 2 * program_.ops.capacity()));
-    program_.successors.reserve(program_.ops.capacity());
+    program_.first_successor.reserve(program_.ops.capacity());
+    program_.last_successor.reserve(program_.ops.capacity());
   }
 
   // A stop asked for while lowering (millions of operations at step fidelity) ends it here.

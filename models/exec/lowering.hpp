@@ -30,6 +30,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <optional>
@@ -90,19 +91,34 @@ struct StreamQueue {
   std::vector<std::uint32_t> ops;
 };
 
+// One dependency: `op` waits for the op whose successor list holds this edge; `next` is the list's
+// following edge (kNoOp: the last).
+struct SuccessorEdge {
+  std::uint32_t op = 0;
+  std::uint32_t next = kNoOp;
+};
+
 // The lowered form: plain data, indices into vectors, no pointers. Memory per operation: its Op
-// (32 bytes), its successor list (a 24-byte vector and its heap block) and its entry in a queue
+// (32 bytes), the ends of its successor list (8), an edge per successor (8; a vector per op took 24
+// bytes and a heap block: docs/performance.md, "Compact task records") and its entry in a queue
 // (4 bytes); per flow at flow fidelity a FlowSpec (24 bytes).
 // Order, for a consumer that would hold a window of it at a time: tasks are lowered in id order and
 // the ops of one task are consecutive, so a task's ops form one range of `ops`; within a batch of
 // tasks (Lowering::lower) an op may depend on any op of an earlier batch or of the same batch.
 struct LoweredProgram {
   std::vector<Op> ops;
-  std::vector<std::vector<std::uint32_t>> successors;  // by op: the ops that wait for it
+  // By op, the ops that wait for it, in the order their dependencies were added: a list of edges
+  // linked in one array (a deque: it grows without copying, and an edge's index stays valid).
+  std::vector<std::uint32_t> first_successor;  // by op: its first edge, kNoOp when none
+  std::vector<std::uint32_t> last_successor;   // by op: its last edge, kNoOp when none
+  std::deque<SuccessorEdge> successor_edges;
   std::vector<FlowSpec> flow_specs;
   std::vector<StreamQueue> queues;                // in creation order: by first op added
   std::vector<std::uint32_t> completion_of_task;  // by task: the op whose end is its end (kNoOp: not lowered)
   std::size_t flow_count = 0;                     // transfers and flows: one per transfer op and per FlowSpec
+
+  // The ops that wait for `op`, in order (the executor walks the edges instead).
+  [[nodiscard]] std::vector<std::uint32_t> successors(std::uint32_t op) const;
 };
 
 // What the lowering needs of a device: the cost model's inputs.

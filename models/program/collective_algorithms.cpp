@@ -120,7 +120,7 @@ template <class Body>
 auto with_algorithm(const Collective& c, const DeviceTopology& topology, const SourceLocation& where, bool flow,
                     Body body) {
   const CollectiveAlgorithmRegistry& registry = builtin_collective_algorithms();
-  const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm;
+  const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm.str();
   const auto& entry = registry.at(name, where);
   const auto able_to = [&](const CollectiveAlgorithm& algorithm) {
     return algorithm.supports(c.kind) && (!flow || algorithm.supports_flow(c.kind));
@@ -185,7 +185,7 @@ CollectiveFidelity effective_collective_fidelity(const Collective& c,
   if (c.fidelity) return *c.fidelity;
   if (workload_default) return *workload_default;
   if (logical_size(c) <= kStepFidelityMaxGroup) return CollectiveFidelity::step;
-  const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm;
+  const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm.str();
   const auto* entry = builtin_collective_algorithms().find(name);
   return entry != nullptr && entry->value->supports_flow(c.kind) ? CollectiveFidelity::flow : CollectiveFidelity::step;
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "models/common/diagnostics.hpp"
+#include "models/common/interned_string.hpp"
 #include "models/common/units.hpp"
 #include "models/dnn/layer_model.hpp"
 
@@ -37,7 +38,7 @@ enum class Phase { forward, backward, weight_grad, optimizer, communication, oth
 
 // Numeric format of a compute task; selects the GPU's peak rate (models/hardware).
 // One byte, as LayerKind: with them Compute, GEMM shape included, is no larger than Collective, so
-// a Task (its op a variant of Compute, Transfer and Collective) stays 224 bytes.
+// a Task (its op a variant of Compute, Transfer and Collective) stays 160 bytes.
 enum class Dtype : std::uint8_t { fp32, tf32, fp16, bf16, fp8 };
 [[nodiscard]] std::string_view dtype_name(Dtype dtype);
 [[nodiscard]] std::optional<Dtype> dtype_from_name(std::string_view name);
@@ -87,7 +88,7 @@ struct GemmShape {
   std::uint32_t m = 0;
   std::uint32_t n = 0;
   std::uint32_t k = 0;
-  GemmOp op = GemmOp::nn;  // one byte: the shape is 16 bytes and Compute 96, no larger than Collective
+  GemmOp op = GemmOp::nn;  // one byte: the shape is 16 bytes and Compute 72, no larger than Collective
   [[nodiscard]] bool known() const { return m > 0 && n > 0 && k > 0; }
 };
 
@@ -109,7 +110,7 @@ struct Compute {
   GemmShape gemm;  // when the task is one GEMM of known shape
   // Measured duration on the GPU model named `measured_on` (a catalog name); scaled to other GPUs.
   std::optional<Seconds> measured_time;
-  std::string measured_on;
+  InternedString measured_on;
 };
 
 // Point-to-point copy from `src` to `dst`, routed over the platform's links.
@@ -129,7 +130,7 @@ struct Collective {
   CollectiveKind kind = CollectiveKind::all_reduce;
   std::vector<DeviceId> group;
   Bytes size{0};
-  std::string algorithm;
+  InternedString algorithm;
   DeviceId root = 0;  // broadcast source
   // Unset: the workload's `collective_fidelity`, else the default rule (default_collective_fidelity).
   std::optional<CollectiveFidelity> fidelity;
@@ -159,16 +160,30 @@ struct Collective {
 // The members `c` stands for: group.size() × copies.
 [[nodiscard]] inline std::size_t logical_size(const Collective& c) { return c.group.size() * c.copies; }
 
+// Where a task was read from, for messages (empty when built in code): a SourceLocation whose file
+// is interned, 16 bytes instead of 40 (a graph read from one file repeats it in every task).
+struct TaskOrigin {
+  InternedString file;
+  int line = 0;
+  int column = 0;
+  TaskOrigin() = default;
+  TaskOrigin(const SourceLocation& where)  // NOLINT(google-explicit-constructor): assigned from readers' locations
+      : file(where.file), line(where.line), column(where.column) {}
+  operator SourceLocation() const { return SourceLocation{file, line, column}; }  // NOLINT(google-explicit-constructor)
+};
+
+// 160 bytes (was 232 with plain strings: docs/performance.md, "Compact task records"); a 16,384-GPU
+// pipeline holds 4.5 M of them.
 struct Task {
   std::variant<Compute, Transfer, Collective> op;
   StreamId stream = 0;
   Phase phase = Phase::other;
   std::uint32_t iteration = 0;
-  std::string label;
+  InternedString label;      // labels repeat across replicas ("fwd s3 mb12"): interned
   std::vector<TaskId> deps;  // tasks that must finish before this one starts
   Bytes alloc_bytes{0};      // taken on the task's device(s) at start
   Bytes free_bytes{0};       // released on the task's device(s) at end
-  SourceLocation origin;     // where the task was read from, for messages (empty when built in code)
+  TaskOrigin origin;
 
   [[nodiscard]] bool is_compute() const { return std::holds_alternative<Compute>(op); }
   [[nodiscard]] bool is_transfer() const { return std::holds_alternative<Transfer>(op); }
@@ -177,6 +192,7 @@ struct Task {
   // (of a mirrored collective, its first member: the others run nothing).
   [[nodiscard]] std::vector<DeviceId> devices() const;
 };
+static_assert(sizeof(Task) <= 160);
 
 class TaskGraph {
  public:

@@ -134,10 +134,9 @@ void Executor::Impl::complete(std::uint32_t first, double now) {
       ++finished_tasks;
       for (ExecutionObserver* o : observers) o->on_task_end(task, now);
     }
-    // By index: a done op gains no successor, but `successors` itself may reallocate.
-    const std::size_t successor_count = program.successors[id].size();
-    for (std::size_t k = 0; k < successor_count; ++k) {
-      const std::uint32_t next = program.successors[id][k];
+    // By index: a done op gains no successor, but the lists may grow (append()) during a wake.
+    for (std::uint32_t e = program.first_successor[id]; e != kNoOp; e = program.successor_edges[e].next) {
+      const std::uint32_t next = program.successor_edges[e].op;
       Op& successor = program.ops[next];
       if (--successor.pending > 0) continue;
       if (successor.kind == OpKind::barrier) {

@@ -146,7 +146,7 @@ TEST(Lowering, CalibratedTransferPaysOneCallLatencyFirst) {
   EXPECT_FALSE(p.ops[1].starts_task);
   EXPECT_TRUE(p.ops[1].ends_task);
   EXPECT_EQ(p.ops[1].pending, 1u);
-  EXPECT_THAT(p.successors[0], ElementsAre(1u));
+  EXPECT_THAT(p.successors(0), ElementsAre(1u));
   EXPECT_THAT(p.queues[0].ops, ElementsAre(0u, 1u));  // one queue, the sender's
   EXPECT_THAT(p.completion_of_task, ElementsAre(1u));
   EXPECT_EQ(p.flow_count, 1u);
@@ -168,7 +168,7 @@ TEST(Lowering, RingAllReduceAtStepFidelity) {
   EXPECT_EQ(start.kind, OpKind::barrier);
   EXPECT_TRUE(start.starts_task);
   EXPECT_EQ(start.queue, kNoOp);
-  EXPECT_EQ(p.successors[0].size(), 4u);  // round 0
+  EXPECT_EQ(p.successors(0).size(), 4u);  // round 0
   for (std::uint32_t s = 1; s <= 24; ++s) {
     EXPECT_EQ(p.ops[s].kind, OpKind::transfer);
     EXPECT_DOUBLE_EQ(p.ops[s].amount, size / 4);
@@ -179,7 +179,7 @@ TEST(Lowering, RingAllReduceAtStepFidelity) {
   EXPECT_EQ(p.ops[end].kind, OpKind::barrier);
   EXPECT_TRUE(p.ops[end].ends_task);
   EXPECT_EQ(p.ops[end].pending, 4u);
-  EXPECT_THAT(p.successors[end], ElementsAre(26u, 27u, 28u, 29u));  // the fences
+  EXPECT_THAT(p.successors(end), ElementsAre(26u, 27u, 28u, 29u));  // the fences
   ASSERT_EQ(p.queues.size(), 4u);
   for (const StreamQueue& queue : p.queues) {
     EXPECT_EQ(queue.stream, 1u);
@@ -216,7 +216,7 @@ TEST(Lowering, RingAllReduceAtFlowFidelity) {
     EXPECT_TRUE(spec.last);
   }
   EXPECT_EQ(p.ops[5].pending, 4u);  // the phase barrier waits for every sender
-  EXPECT_THAT(p.successors[5], ElementsAre(6u));
+  EXPECT_THAT(p.successors(5), ElementsAre(6u));
   EXPECT_EQ(p.completion_of_task[0], 6u);
 }
 
@@ -281,7 +281,7 @@ TEST(Lowering, CalibratedCollectiveDelaysEveryMember) {
   EXPECT_THAT(kinds(p), ElementsAre(OpKind::barrier, OpKind::delay, OpKind::delay, OpKind::transfer, OpKind::transfer,
                                     OpKind::transfer, OpKind::transfer, OpKind::barrier, OpKind::fence, OpKind::fence));
   EXPECT_DOUBLE_EQ(p.ops[1].amount, 2e-5);
-  EXPECT_THAT(p.successors[0], ElementsAre(1u, 2u, 3u, 4u));  // the delays, then round 0's steps
+  EXPECT_THAT(p.successors(0), ElementsAre(1u, 2u, 3u, 4u));  // the delays, then round 0's steps
   EXPECT_EQ(p.ops[7].pending, 2u + 2u);                       // the last round's 2 steps and the 2 delays
   EXPECT_THAT(p.queues[0].ops, ElementsAre(1u, 3u, 5u, 8u));  // member 0: its delay, its sends, its fence
 }
@@ -318,7 +318,7 @@ TEST(Lowering, LaunchModelIssuesComputeFromAHostStream) {
   EXPECT_EQ(p.ops[6].pending, 1u);
   EXPECT_EQ(p.ops[7].pending, 1u);
   EXPECT_EQ(p.ops[8].pending, 2u);
-  EXPECT_THAT(p.successors[4], UnorderedElementsAre(5u, 7u, 8u));
+  EXPECT_THAT(p.successors(4), UnorderedElementsAre(5u, 7u, 8u));
   ASSERT_EQ(p.queues.size(), 5u);
   const std::vector<std::pair<DeviceId, StreamId>> expected{{0, kHostStream}, {0, 0}, {0, 1}, {1, kHostStream}, {1, 0}};
   for (std::size_t q = 0; q < expected.size(); ++q) {
@@ -343,11 +343,11 @@ TEST(Lowering, DependenciesAndFences) {
   f.add(on_stream(compute_op(0, 1e9), 0, {1}));
   const LoweredProgram p = f.lower();
   ASSERT_EQ(p.ops.size(), 11u);
-  EXPECT_THAT(p.successors[0], ElementsAre(1u));
-  EXPECT_THAT(p.successors[1], ElementsAre(2u, 3u));
-  EXPECT_THAT(p.successors[2], ElementsAre(5u));
-  EXPECT_THAT(p.successors[3], ElementsAre(4u));
-  EXPECT_THAT(p.successors[6], ElementsAre(7u, 8u, 10u));
+  EXPECT_THAT(p.successors(0), ElementsAre(1u));
+  EXPECT_THAT(p.successors(1), ElementsAre(2u, 3u));
+  EXPECT_THAT(p.successors(2), ElementsAre(5u));
+  EXPECT_THAT(p.successors(3), ElementsAre(4u));
+  EXPECT_THAT(p.successors(6), ElementsAre(7u, 8u, 10u));
   const std::vector<std::uint32_t> pending{0, 1, 1, 1, 1, 1, 2, 1, 1, 0, 1};
   for (std::size_t i = 0; i < pending.size(); ++i) EXPECT_EQ(p.ops[i].pending, pending[i]) << "op " << i;
   // Queues by first op: (0, 0), (0, 1), (1, 1).
@@ -372,8 +372,8 @@ TEST(Lowering, AppendedTasksDoNotWaitForDoneOps) {
   const LoweredProgram& p = lowering.program();
   ASSERT_EQ(p.ops.size(), 3u);
   EXPECT_EQ(p.ops[2].pending, 1u);  // op 1 only
-  EXPECT_THAT(p.successors[0], IsEmpty());
-  EXPECT_THAT(p.successors[1], ElementsAre(2u));
+  EXPECT_THAT(p.successors(0), IsEmpty());
+  EXPECT_THAT(p.successors(1), ElementsAre(2u));
   EXPECT_THAT(p.queues[0].ops, ElementsAre(0u, 2u));  // the same queue, continued
 }
 
