@@ -5,9 +5,10 @@
 // nothing simulated. A 1,024-GPU step-level all-reduce is 2.1 million flows: without the guard such a
 // run takes the machine's memory before saying a word (docs/performance.md, "Resource guard").
 //
-// The model is linear in the counts, each coefficient derived from the data structures that hold
-// one unit (the derivations are beside the constants in resource_guard.cpp) and checked against
-// measured peak RSS (/usr/bin/time -v) on the shipped scenarios: docs/performance.md has the table.
+// The model is linear in the counts: the simulation's coefficients (per operation, stream actor, GPU)
+// fitted to measured peak RSS (/usr/bin/time -v) on three runs and checked on six others, the rest
+// derived from the data structures that hold one unit (beside the constants in resource_guard.cpp):
+// docs/performance.md, "Resource guard", has the fit and the check.
 #pragma once
 
 #include <optional>
