@@ -43,7 +43,7 @@ constexpr double kActorStack = stack_bytes(ActorStack::loop);
 // zones keep a route per host pair only inside a node; across nodes routes go through the switch).
 // Fitted: 14,393.
 constexpr double kPerGpu = 14393;
-// The fit's estimates were 0.89–1.00 of the measured peaks on the runs it was checked on: the guard's
+// The fit's estimates were 0.88–0.95 of the measured peaks on the six runs it was checked on: the guard's
 // estimate is the fit's times this factor, so that it errs on the side of refusing. The reports'
 // terms below (trace, tasks.csv) are derived, not fitted.
 constexpr double kMargin = 1.25;
