@@ -2,8 +2,9 @@
 // 1994), for fields that millions of records repeat: a TaskGraph at 16,384 GPUs holds 4.5 M tasks
 // whose labels ("fwd s3 mb12"), source files and algorithm names are a few thousand distinct
 // strings (docs/performance.md, "Compact task records"). Boost.Flyweight keeps the values in one
-// process-wide, reference-counted, mutex-guarded table; a field is one pointer (8 bytes instead of a
-// 32-byte std::string and, past 15 characters, its heap block).
+// process-wide, reference-counted, mutex-guarded table that is never destroyed (LeakyHolder); a
+// field is one pointer (8 bytes instead of a 32-byte std::string and, past 15 characters, its heap
+// block).
 //
 // It reads as a const std::string (implicit conversion, comparisons, streams, fmt) and is assigned
 // from any string; to change the text, assign a new one. Values compare by content, so output and
@@ -19,6 +20,26 @@
 #include <string_view>
 
 namespace dnnsim {
+
+// Where the table lives: created on first use and never destroyed (Boost.Flyweight's holder
+// interface; its static_holder is a function-local static). A record holding an InternedString may
+// outlive any static — GoogleTest's registry keeps parameterized tests' values until its own
+// destructor at exit, constructed before the table — and its destructor then still finds the table.
+template <class Table>
+struct LeakyHolderClass : boost::flyweights::holder_marker {
+  static Table& get() {
+    static Table* table = new Table;  // NOLINT(cppcoreguidelines-owning-memory): lives to the process's end
+    return *table;
+  }
+  using type = LeakyHolderClass;
+  BOOST_MPL_AUX_LAMBDA_SUPPORT(1, LeakyHolderClass, (Table))
+};
+struct LeakyHolder : boost::flyweights::holder_marker {
+  template <class Table>
+  struct apply {
+    using type = LeakyHolderClass<Table>;
+  };
+};
 
 class InternedString {
  public:
@@ -52,7 +73,7 @@ class InternedString {
   friend std::ostream& operator<<(std::ostream& out, const InternedString& s) { return out << s.str(); }
 
  private:
-  boost::flyweight<std::string> value_;
+  boost::flyweight<std::string, LeakyHolder> value_;
 };
 
 }  // namespace dnnsim
