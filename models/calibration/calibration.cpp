@@ -125,6 +125,7 @@ class TableReader {
       if (bandwidth->value() <= 0) reader_.error(top.get("memory_bandwidth"), "memory_bandwidth must be positive");
       table.memory_bandwidth = *bandwidth;
     }
+    if (auto sustained = top.number("sustained_compute", 0.01, 1.0)) table.sustained_compute = *sustained;
     if (YAML::Node compute = top.get("compute"); compute.IsDefined()) read_compute(compute, table);
     if (YAML::Node gemm = top.get("gemm"); gemm.IsDefined()) read_gemm(gemm, table);
     if (YAML::Node memory = top.get("memory"); memory.IsDefined())
@@ -386,6 +387,7 @@ std::string dump_calibration(const CalibrationTable& table) {
   }
   out += "}\n";
   out += fmt::format("memory_bandwidth: {}\n", bandwidth_text(table.memory_bandwidth.value()));
+  if (table.sustained_compute != 1.0) out += fmt::format("sustained_compute: {:.6g}\n", table.sustained_compute);
   out += table.compute.empty() && table.backward_compute.empty() ? "compute: []\n" : "compute:\n";
   for (const auto& [key, curve] : table.compute) {
     out += fmt::format("  - kind: {}\n    dtype: {}\n    curve:\n", key.first, dtype_name(key.second));

@@ -90,6 +90,14 @@ struct CalibrationTable {
   std::optional<CollectiveCalibration> collectives;
   // Kernel launches from a host thread; unset: no host model (compute time is GPU time alone).
   std::optional<LaunchCalibration> launch;
+  // The fraction of the curves' and grids' math rates a kernel keeps while the GPU runs at its power
+  // limit, as in a training step that issues large GEMMs back to back (`sustained_compute`; 1: the
+  // rates were measured in that regime). Microbenchmarks that time short bursts of a kernel on an idle
+  // GPU see its boost clock; under sustained load the clock settles lower. Measured as the ratio of
+  // sustained to burst matmul throughput on the same GPU (Bekman, ml-engineering, MSMF / MAMF;
+  // data/gpu-perf/mamf/): e.g. H200 BF16 755 / 850 TFLOP/s = 0.888. Memory traffic is not scaled
+  // (HBM's clock is not the SM clock).
+  double sustained_compute = 1.0;
 };
 
 // The copy kinds a table may hold, in file order.

@@ -62,7 +62,7 @@ Seconds compute_time(const Compute& compute, const GpuSpec& gpu, const Calibrati
   const double math_efficiency = calibrated_compute_efficiency(table, gpu, compute.kernel, compute.dtype, compute.flops,
                                                                compute.gemm, compute.backward);
   const double memory_efficiency = table.memory.at(compute.bytes_accessed.value());
-  const Seconds math = compute.flops / (effective_peak(gpu, compute.dtype) * math_efficiency);
+  const Seconds math = compute.flops / (effective_peak(gpu, compute.dtype) * math_efficiency * table.sustained_compute);
   const Seconds memory = compute.bytes_accessed / (gpu.memory_bandwidth * memory_efficiency);
   return std::max(math, memory);
 }

@@ -48,8 +48,9 @@ namespace dnnsim {
                                                    Dtype dtype, Flop flops, GemmShape shape = {},
                                                    bool backward = false);
 
-// Roofline with calibrated efficiencies (formula above); a measured time overrides as in the
-// efficiency overload (scaled by the ratio of peaks, no curve applied).
+// Roofline with calibrated efficiencies (formula above), the math rate times the table's
+// sustained_compute (the clock a power-limited GPU holds under load, CalibrationTable); a measured
+// time overrides as in the efficiency overload (scaled by the ratio of peaks, no curve applied).
 // @throw InputError when `measured_on` is not a catalog GPU.
 [[nodiscard]] Seconds compute_time(const Compute& compute, const GpuSpec& gpu, const CalibrationTable& table);
 

@@ -392,6 +392,38 @@ TEST(CalibrationFile, LaunchSectionRoundTripAndErrors) {
   EXPECT_EQ(missing[0].location.line, 5);
 }
 
+// sustained_compute scales the math rate of every calibrated kernel and leaves memory traffic alone.
+// H200's measured burst and sustained matmul rates (Bekman's MAMF / MSMF, data/gpu-perf/mamf): BF16
+// 850 and 755 TFLOP/s, so a table of burst rates gets sustained_compute = 755 / 850 = 0.888235. On the
+// example V100 table a 4096³ fp16 GEMM (137.4 GFLOP, above the matmul curve's last point: e = 0.8)
+// takes 137.44e9 / (125e12 · 0.8) = 1.3744 ms in a burst and 1.3744 / 0.888235 = 1.5473 ms sustained;
+// an elementwise task of 1 GiB moved and 524,288 FLOPs is memory-bound (1073741824 / (900e9 · 0.9) =
+// 1.3256 ms against 524288 / (15.7e12 · 0.0123 · 0.888) = 3.0 µs of math) and does not change.
+TEST(CalibrationFile, SustainedComputeScalesTheMathRateOnly) {
+  const GpuSpec& v100 = *HardwareCatalog::builtin().find_gpu("V100-16GB");
+  CalibrationTable table = example_table();
+  const Compute product = gemm(4096, Dtype::fp16);
+  EXPECT_NEAR(compute_time(product, v100, table).value(), 2.0 * 4096 * 4096 * 4096 / (125e12 * 0.8), 1e-12);
+  table.sustained_compute = 755.0 / 850.0;
+  EXPECT_NEAR(compute_time(product, v100, table).value(), 1.5473e-3, 1e-7);
+  Compute norm;
+  norm.flops = Flop(524288);
+  norm.bytes_accessed = Bytes(1073741824);
+  norm.kernel = LayerKind::elementwise;
+  EXPECT_NEAR(compute_time(norm, v100, table).value(), 1073741824 / (900e9 * 0.9), 1e-12);
+
+  // The file's key: read, written back the same, absent = 1, and outside (0, 1] a located error.
+  const CalibrationTable loaded =
+      load_calibration(write_file("sustained.yaml", kValidHead + "sustained_compute: 0.888\n"));
+  EXPECT_DOUBLE_EQ(loaded.sustained_compute, 0.888);
+  const std::string text = dump_calibration(loaded);
+  EXPECT_EQ(dump_calibration(load_calibration(write_file("sustained_again.yaml", text))), text);
+  EXPECT_DOUBLE_EQ(load_calibration(write_file("not_sustained.yaml", kValidHead)).sustained_compute, 1.0);
+  const auto errors = errors_of("bad_sustained.yaml", kValidHead + "sustained_compute: 1.2\n");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].location.line, 5);
+}
+
 TEST(CalibrationFile, UnknownKeyIsLocatedWithSuggestion) {
   const auto errors = errors_of("unknown_key.yaml", R"(device: V100-16GB
 source: "test"
