@@ -261,7 +261,7 @@ TEST(RhinoStages, PipelinePlanLowersWithTheGraphsFlops) {
   const TaskGraph tasks = lower_spmd(g, plan, {"gpu0", "gpu1", "gpu2", "gpu3"}, 1);
   std::vector<double> flops(4, 0.0);
   for (const Task& t : tasks.tasks())
-    if (const auto* c = std::get_if<Compute>(&t.op); c != nullptr && t.label.rfind("optimizer", 0) != 0)
+    if (const auto* c = std::get_if<Compute>(&t.op); c != nullptr && !t.label.str().starts_with("optimizer"))
       flops[c->device] += c->flops.value();
   double total = 0;
   for (double f : flops) {
