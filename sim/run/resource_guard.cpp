@@ -39,9 +39,9 @@ constexpr double kPerStreamActor = 3457;
 // but under an address-space limit (ulimit -v) a run with many streams failed inside SimGrid
 // ("Failed to allocate stack", abort).
 constexpr double kActorStack = stack_bytes(ActorStack::loop);
-// Per GPU of the platform, built after the guard: its host, its links and their routes (SimGrid's
-// zones keep a route per host pair only inside a node; across nodes routes go through the switch).
-// Fitted: 14,393.
+// Per GPU of the platform, built after the guard: its host, its links and its part of its node's
+// routes (one zone holds every host and computes the routes across nodes when SimGrid asks:
+// sim/platform/cluster_routes.hpp). Fitted: 14,393.
 constexpr double kPerGpu = 14393;
 // The fit's estimates were 0.88–0.95 of the measured peaks on the six runs it was checked on: the guard's
 // estimate is the fit's times this factor, so that it errs on the side of refusing. The reports'
