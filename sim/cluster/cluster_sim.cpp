@@ -16,6 +16,7 @@
 #include "planners/jobs/parameter_server.hpp"
 #include "sim/cluster/job_attempts.hpp"
 #include "sim/platform/actors.hpp"
+#include "sim/run/progress.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -72,7 +73,7 @@ class ClusterSimulation {
     cv_ = sg4::ConditionVariable::create();
     mutex_ = sg4::Mutex::create();
     wall_start_ = std::chrono::steady_clock::now();
-    start_actor("arrivals", in_.controller_host, ActorStack::small, [this] { arrivals(); });
+    arrivals_ = start_actor("arrivals", in_.controller_host, ActorStack::small, [this] { arrivals(); });
     // The scheduler runs on this actor (a learned policy's forward pass, an LP solver's recursion).
     start_actor("controller", in_.controller_host, ActorStack::deep, [this] { control(); });
     if (auto period = in_.scheduler->round()) {
@@ -202,6 +203,10 @@ class ClusterSimulation {
       }
       report_progress(now);
       if (done_ == runs_.size()) break;
+      if (in_.progress && InterruptGuard::flag().load()) {
+        interrupt(now);
+        break;
+      }
       const SchedulerEvent kind = any_round        ? SchedulerEvent::round
                                   : any_completion ? SchedulerEvent::completion
                                                    : SchedulerEvent::arrival;
@@ -431,6 +436,16 @@ class ClusterSimulation {
     start_attempt(run, placement, cost, restart, run.generation, now, attempts_);
   }
 
+  // Ctrl-C or SIGTERM (docs/reports.md, "Progress and interruption"): the running jobs stop where they
+  // are, as a preemption stops them, and no job arrives any more, so the engine returns at `now` and
+  // the reports cover what was simulated, the jobs not finished counted as unfinished.
+  void interrupt(double now) {
+    result_.interrupted = true;
+    arrivals_->kill();
+    for (JobRun& run : runs_)
+      if (run.phase == JobPhase::running) stop(run, now);
+  }
+
   void report_progress(double now) {
     if (!in_.progress) return;
     const auto wall = std::chrono::steady_clock::now();
@@ -477,6 +492,7 @@ class ClusterSimulation {
   std::map<JobId, std::string> last_placement_;
   std::set<JobId> active_;  // queued or running, so that a snapshot costs O(active), not O(trace)
   std::deque<Event> events_;
+  sg4::ActorPtr arrivals_;
   sg4::ConditionVariablePtr cv_;
   sg4::MutexPtr mutex_;
   std::size_t done_ = 0;

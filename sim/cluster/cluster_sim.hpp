@@ -84,6 +84,7 @@ struct ClusterSimResult {
   std::size_t events = 0;
   std::size_t flows = 0;
   std::size_t ps_deferred = 0;  // starts put off because the free CPU cores could not hold the job's PSs
+  bool interrupted = false;     // Ctrl-C or SIGTERM: running jobs stopped where they were, the rest unfinished
 };
 
 // The engine and the hosts must exist; runs the engine to the end. @throw InputError

@@ -104,8 +104,12 @@ std::string status_of(const SimulationResult& result, std::vector<std::string>& 
     status = "out_of_memory";
   }
   if (result.interrupted) {
-    messages.push_back(fmt::format("interrupted: {} of {} tasks had not finished; the reports cover what was simulated",
-                                   result.unfinished_tasks, result.graph.tasks().size()));
+    // A cluster replay has jobs, not tasks: its summary counts the unfinished ones.
+    messages.push_back(result.graph.tasks().empty()
+                           ? std::string("interrupted: the reports cover what was simulated")
+                           : fmt::format("interrupted: {} of {} tasks had not finished; the reports cover what was "
+                                         "simulated",
+                                         result.unfinished_tasks, result.graph.tasks().size()));
     status = "interrupted";
   } else if (result.unfinished_tasks > 0) {
     messages.push_back(

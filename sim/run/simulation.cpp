@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <malloc.h>
+#include <signal.h>
 #include <unistd.h>
 #include <xbt/log.h>
 
@@ -39,7 +40,13 @@ std::unique_ptr<sg4::Engine> create_engine() {
   int argc = 1;
   char program[] = "dnnsim";
   char* argv[] = {program, nullptr};
+  // SimGrid's engine installs a SIGINT handler that exits the process (status 1, no reports); the
+  // disposition from before stays instead: an InterruptGuard's, which stops the run and writes what
+  // was simulated (docs/reports.md, "Progress and interruption"), or the default.
+  struct sigaction before {};
+  ::sigaction(SIGINT, nullptr, &before);
   auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  ::sigaction(SIGINT, &before, nullptr);
   // CM02 without cross-traffic: a flow alone on a path gets exactly latency + size/bandwidth
   // (LV08's 0.97 bandwidth factor and 5% reverse traffic model TCP over Ethernet, not NVLink or
   // NCCL over InfiniBand). TCP-gamma 0 removes the TCP window bound on long-latency routes.

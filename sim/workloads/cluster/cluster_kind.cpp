@@ -345,7 +345,7 @@ class ClusterKind final : public WorkloadKind {
     auto report = std::make_shared<ClusterRunReport>();
     report->spec = spec;
     report->sim = simulate_cluster(input);
-    return engine_driven_result(scenario, report, report->sim.makespan, report->sim.flows, false);
+    return engine_driven_result(scenario, report, report->sim.makespan, report->sim.flows, report->sim.interrupted);
   }
 
   void add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const override;
