@@ -11,6 +11,7 @@
 #include "planners/jobs/job_speed.hpp"
 #include "planners/jobs/measured_speed.hpp"
 #include "planners/jobs/pollux_goodput.hpp"
+#include "planners/jobs/pollux_marginal.hpp"
 #include "planners/jobs/pollux_search.hpp"
 
 namespace dnnsim {
@@ -29,6 +30,7 @@ class PolluxScheduler final : public JobScheduler {
                 static_cast<int>(ctx.options.integer("patience"))},
         delay_(ctx.options.quantity<Seconds>("restart_delay").value()),
         max_job_nodes_(static_cast<int>(ctx.options.integer("max_job_nodes"))),
+        marginal_(ctx.options.choice("search") == "marginal"),
         rng_(ctx.seed ^ 0x9011u) {
     if (const auto file = ctx.options.file("applications")) goodput_.read_settings(*file);
   }
@@ -42,6 +44,7 @@ class PolluxScheduler final : public JobScheduler {
     PolluxProblem pb = problem(state, jobs);
     if (pb.jobs == 0) return {};
     std::optional<PolluxAllocation> chosen = pollux_uncontended(pb);
+    if (!chosen && marginal_) chosen = pollux_marginal(pb);
     if (!chosen) {
       std::vector<PolluxAllocation> seeds = adapt_previous(jobs);
       seeds.push_back(pb.current);
@@ -154,6 +157,7 @@ class PolluxScheduler final : public JobScheduler {
   PolluxSearchOptions search_;
   double delay_;
   int max_job_nodes_;
+  bool marginal_;  // search: marginal (pollux_marginal.hpp) instead of the genetic search
   SplitMix64 rng_;
   std::vector<Known> known_;                // by JobId
   std::vector<PolluxAllocation> previous_;  // the last GA population, over previous_jobs_
@@ -171,6 +175,9 @@ OptionSchema pollux_options() {
       .range(-10, 1);
   schema.quantity<Seconds>("round", Seconds(60), "period of the re-allocation rounds (the artifact's 60 s)")
       .at_least(1);
+  schema.choice("search", "genetic", {"genetic", "marginal"},
+                "how a contended round is searched: the artifact's genetic algorithm, or GPUs by marginal "
+                "gain of the same objective (pollux_marginal.hpp: for Philly-sized clusters)");
   schema.integer("population", 100, "individuals the genetic search keeps (pymoo's pop_size in the artifact)")
       .range(2, 100000);
   schema.integer("generations", 100, "generations of the genetic search per round (the artifact's n_gen)")

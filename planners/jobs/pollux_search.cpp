@@ -3,18 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <optional>
 #include <unordered_set>
 
 namespace dnnsim {
 namespace {
 
-constexpr double kFloor = 1e-3;            // pollux.py: speedups + 1e-3 in the power mean
 constexpr double kResetProbability = 0.1;  // pollux.py _mutation (1)
 constexpr double kZeroProbability = 0.1;   // pollux.py _mutation (2), for the job and for each entry
 constexpr int kReplicaSlots = 65;          // memo columns: replicas 0…64 (the artifact's cap)
 
-using Row = std::vector<std::pair<int, int>>;
+using Row = PolluxRow;
+
+}  // namespace
 
 int replicas_of(const Row& row) {
   int r = 0;
@@ -22,7 +22,6 @@ int replicas_of(const Row& row) {
   return r;
 }
 
-// Sorted by node, zeros dropped (most rows already are: then nothing to do).
 void normalise(Row& row) {
   bool clean = true;
   for (std::size_t k = 0; clean && k < row.size(); ++k)
@@ -31,8 +30,6 @@ void normalise(Row& row) {
   std::sort(row.begin(), row.end());
   row.erase(std::remove_if(row.begin(), row.end(), [](const auto& e) { return e.second <= 0; }), row.end());
 }
-
-}  // namespace
 
 double PolluxProblem::scaled(int job, const Row& row) const {
   return scaled(job, static_cast<int>(row.size()), replicas_of(row),
@@ -51,7 +48,7 @@ double PolluxProblem::summand(int job, const Row& row) const {
   const double p = fairness;
   const auto term = [&] {
     const double v = scaled(job, row);
-    return p == 0.0 ? std::log(std::max(v, kFloor)) : std::pow(v + kFloor, p);
+    return p == 0.0 ? std::log(std::max(v, kPolluxFloor)) : std::pow(v + kPolluxFloor, p);
   };
   const int replicas = replicas_of(row);
   const int used = static_cast<int>(row.size());
@@ -272,71 +269,6 @@ void PolluxSearch::mutate(PolluxAllocation& allocation) {
     normalise(row);
   }
   reset_touched();
-}
-
-std::optional<PolluxAllocation> pollux_uncontended(const PolluxProblem& pb) {
-  const int per_node = *std::max_element(pb.capacity.begin(), pb.capacity.end());
-  std::vector<int> want(static_cast<std::size_t>(pb.jobs), 0);  // 0: keep the current allocation
-  int total = 0;
-  for (int j = 0; j < pb.jobs; ++j) {
-    const Row& current = pb.current.rows[static_cast<std::size_t>(j)];
-    double best = pb.scaled(j, current);
-    for (int r = 1; r <= pb.max_replicas[static_cast<std::size_t>(j)]; ++r) {
-      const int nodes = (r + per_node - 1) / per_node;
-      if (nodes > pb.max_job_nodes) break;
-      const double s = pb.scaled(j, nodes, r, true);  // a count, never the job's current row
-      if (s > best) {
-        best = s;
-        want[static_cast<std::size_t>(j)] = r;
-      }
-    }
-    total += want[static_cast<std::size_t>(j)] > 0 ? want[static_cast<std::size_t>(j)] : replicas_of(current);
-    if (total > pb.total_gpus) return std::nullopt;
-  }
-  PolluxAllocation chosen = pb.current;
-  std::vector<int> free = pb.capacity;
-  for (int j = 0; j < pb.jobs; ++j) {
-    if (want[static_cast<std::size_t>(j)] > 0) chosen.rows[static_cast<std::size_t>(j)].clear();
-    for (const auto& [node, count] : chosen.rows[static_cast<std::size_t>(j)])
-      free[static_cast<std::size_t>(node)] -= count;
-  }
-  std::vector<bool> distributed_on(pb.capacity.size(), false);
-  for (const Row& row : chosen.rows)
-    if (row.size() > 1)
-      for (const auto& [node, count] : row) distributed_on[static_cast<std::size_t>(node)] = true;
-  std::vector<int> order(pb.capacity.size());
-  for (int j = 0; j < pb.jobs; ++j) {
-    int left = want[static_cast<std::size_t>(j)];
-    if (left == 0) continue;
-    Row& row = chosen.rows[static_cast<std::size_t>(j)];
-    // Best fit: the node with the least room that holds it whole, else the roomiest nodes.
-    int fit = -1;
-    for (int n = 0; n < pb.nodes(); ++n)
-      if (free[static_cast<std::size_t>(n)] >= left &&
-          (fit < 0 || free[static_cast<std::size_t>(n)] < free[static_cast<std::size_t>(fit)]))
-        fit = n;
-    if (fit >= 0) {
-      row = {{fit, left}};
-      free[static_cast<std::size_t>(fit)] -= left;
-      continue;
-    }
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      return free[static_cast<std::size_t>(a)] > free[static_cast<std::size_t>(b)];
-    });
-    for (const int n : order) {
-      const int take = std::min(left, free[static_cast<std::size_t>(n)]);
-      if (left == 0 || take <= 0) break;
-      if (distributed_on[static_cast<std::size_t>(n)]) continue;
-      row.emplace_back(n, take);
-      free[static_cast<std::size_t>(n)] -= take;
-      left -= take;
-    }
-    if (left > 0 || static_cast<int>(row.size()) > pb.max_job_nodes) return std::nullopt;
-    normalise(row);
-    for (const auto& [node, count] : row) distributed_on[static_cast<std::size_t>(node)] = true;
-  }
-  return chosen;
 }
 
 }  // namespace dnnsim

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -16,9 +15,11 @@
 
 namespace dnnsim {
 
-// An allocation: per job, (node, replicas) sorted by node, no zero counts.
+// One job's allocation: (node, replicas) sorted by node, no zero counts.
+using PolluxRow = std::vector<std::pair<int, int>>;
+// An allocation: per job, its row.
 struct PolluxAllocation {
-  std::vector<std::vector<std::pair<int, int>>> rows;
+  std::vector<PolluxRow> rows;
   friend bool operator==(const PolluxAllocation&, const PolluxAllocation&) = default;
 };
 
@@ -53,6 +54,13 @@ struct PolluxProblem {
 
   mutable std::vector<std::vector<double>> terms_;  // per job, [(nodes × 65 + replicas) × 2 + moved]; NaN: not yet
 };
+
+inline constexpr double kPolluxFloor = 1e-3;  // pollux.py: speedups + 1e-3 in the power mean
+
+// The replicas of a row.
+[[nodiscard]] int replicas_of(const PolluxRow& row);
+// Sorts a row by node and drops zero counts (most rows already are: then nothing to do).
+void normalise(PolluxRow& row);
 
 struct PolluxSearchOptions {
   int population = 100;
@@ -97,11 +105,5 @@ class PolluxSearch {
   std::vector<int> touched_, full_, picked_;
   std::vector<char> distributed_;
 };
-
-// When the cluster has room for every job's best allocation on its own — each keeps its allocation
-// or takes the replicas that maximise its speedup (on the fewest nodes, restart factor applied) —
-// that is the GA's optimum (the power mean rises with each argument): it, placed best-fit with at
-// most one distributed job per node; nothing when they do not all fit.
-[[nodiscard]] std::optional<PolluxAllocation> pollux_uncontended(const PolluxProblem& problem);
 
 }  // namespace dnnsim
