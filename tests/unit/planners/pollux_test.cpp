@@ -9,6 +9,7 @@
 
 #include "dnnsim/source_paths.hpp"
 #include "planners/jobs/pollux_goodput.hpp"
+#include "planners/jobs/pollux_marginal.hpp"
 #include "planners/jobs/pollux_search.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/temp_files.hpp"
@@ -183,17 +184,36 @@ double enumerate(const PolluxProblem& pb) {
   return best;
 }
 
+// Four jobs on 2 × 4 GPUs with concave speedups of different scales; spanning nodes is worthless.
+double concave(int j, int nodes, int r) { return nodes > 1 ? 0.0 : (1.0 + j) * std::sqrt(static_cast<double>(r)); }
+
 TEST(PolluxSearch, GeneticSearchReachesTheEnumeratedOptimum) {
-  // Four jobs on 2 × 4 GPUs with concave speedups of different scales; spanning nodes is worthless.
-  const auto concave = [](int j, int nodes, int r) {
-    return nodes > 1 ? 0.0 : (1.0 + j) * std::sqrt(static_cast<double>(r));
-  };
   const PolluxProblem pb = problem({4, 4}, 4, concave, -1.0);
   const double optimum = enumerate(pb);
   SplitMix64 rng(7);
   PolluxSearch search(pb, rng);
   const auto population = search.run({pb.current}, PolluxSearchOptions{100, 100, 20});
   EXPECT_NEAR(pb.fitness(population.front()), optimum, 1e-9 * optimum);
+}
+
+TEST(PolluxSearch, MarginalAllocationReachesTheEnumeratedOptimumOnConcaveSpeedups) {
+  // Each job's summand −1/(c·√r + 10⁻³) is concave in r, so handing out GPUs by marginal gain is exact
+  // (Ibaraki & Katoh ch. 4) — and here the counts pack on the two nodes.
+  const PolluxProblem pb = problem({4, 4}, 4, concave, -1.0);
+  EXPECT_NEAR(pb.fitness(pollux_marginal(pb)), enumerate(pb), 1e-12);
+}
+
+TEST(PolluxSearch, MarginalAllocationKeepsARowWhoseMoveDoesNotPay) {
+  // Job 0 runs on 1 GPU of 4; a move multiplies its speedup by 0.1 (a young job). Speedup = replicas,
+  // scaled by 1/4: kept, its 1 GPU gives 0.25; moved, even 3 GPUs give 0.075. Job 1 (new) takes the
+  // other 3 GPUs (0.75): changing job 0 cannot pay, so its row stays and job 1 is placed beside it.
+  PolluxProblem pb = problem(
+      {4}, 2, [](int, int, int r) { return static_cast<double>(r); }, -1.0);
+  pb.current.rows[0] = {{0, 1}};
+  pb.factor[0] = 0.1;
+  const PolluxAllocation chosen = pollux_marginal(pb);
+  EXPECT_EQ(chosen.rows[0], (std::vector<std::pair<int, int>>{{0, 1}}));
+  EXPECT_EQ(chosen.rows[1], (std::vector<std::pair<int, int>>{{0, 3}}));
 }
 
 }  // namespace
