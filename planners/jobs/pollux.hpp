@@ -21,7 +21,9 @@
 //               there (preempt, then start); arrivals wait for the next round, as in the artifact.
 //               Jobs are ordered by attained GPU-time, then arrival (the repair's capacity order).
 // When the cluster has room for every job's best allocation, the search is exact without the GA:
-// each job's speedup is maximised on its own (the power mean rises with each argument).
+// each job's speedup is maximised on its own (the power mean rises with each argument). With
+// `search: marginal` a contended round is not searched by the GA but by marginal allocation of the
+// GPUs (pollux_marginal.hpp), whose cost does not grow with population × generations.
 #pragma once
 
 #include <memory>
@@ -30,7 +32,8 @@
 
 namespace dnnsim {
 
-// Options: fairness, round, population, generations, restart_delay, max_job_nodes, applications.
+// Options: fairness, round, search, population, generations, patience, restart_delay, max_job_nodes,
+// applications.
 [[nodiscard]] OptionSchema pollux_options();
 // @throw InputError (at the scheduler) when the speed model is not Pollux's tables.
 [[nodiscard]] std::unique_ptr<JobScheduler> make_pollux_scheduler(const SchedulerContext& context);

@@ -149,7 +149,9 @@ PolluxAllocation pollux_marginal(const PolluxProblem& pb) {
     return best;
   };
   // Highest slope first, then job order (the priority of attained GPU-time): a deterministic order.
-  const auto later = [](const Jump& a, const Jump& b) { return a.slope != b.slope ? a.slope < b.slope : a.job > b.job; };
+  const auto later = [](const Jump& a, const Jump& b) {
+    return a.slope != b.slope ? a.slope < b.slope : a.job > b.job;
+  };
   std::priority_queue<Jump, std::vector<Jump>, decltype(later)> queue(later);
   for (int j = 0; j < pb.jobs; ++j)
     if (const auto first = jump(j)) queue.push(*first);
@@ -165,7 +167,8 @@ PolluxAllocation pollux_marginal(const PolluxProblem& pb) {
   }
   std::vector<int> want(static_cast<std::size_t>(pb.jobs));
   for (int j = 0; j < pb.jobs; ++j)
-    want[static_cast<std::size_t>(j)] = jobs[static_cast<std::size_t>(j)].want[static_cast<std::size_t>(at[static_cast<std::size_t>(j)])];
+    want[static_cast<std::size_t>(j)] =
+        jobs[static_cast<std::size_t>(j)].want[static_cast<std::size_t>(at[static_cast<std::size_t>(j)])];
   return *place(pb, want, false);
 }
 

@@ -31,13 +31,15 @@ std::string pollux_yaml(const std::string& speed, const std::string& scheduler, 
 
 TEST(PolluxScenario, FairnessOutOfRangeIsLocatedAtItsValue) {
   const auto diagnostics = testing::diagnostics_thrown_by([] {
-    (void)testing::load(
-        pollux_yaml("{source: pollux, tables: " + kTables + "}", "{name: pollux, fairness: 2, population: 1}"));
+    (void)testing::load(pollux_yaml("{source: pollux, tables: " + kTables + "}",
+                                    "{name: pollux, fairness: 2, population: 1, search: exhaustive}"));
   });
-  // Both wrong values, at once: `fairness` in [−10, 1] (column 39), `population` in [2, 100000].
-  ASSERT_EQ(diagnostics.size(), 2u) << testing::dump(diagnostics);
+  // The three wrong values, at once: `fairness` in [−10, 1] (column 39), `population` in [2, 100000],
+  // `search` one of genetic, marginal (column 65).
+  ASSERT_EQ(diagnostics.size(), 3u) << testing::dump(diagnostics);
   testing::expect_error(diagnostics[0], 11, 39, "[-10, 1]");
   testing::expect_error(diagnostics[1], 11, 54, "[2, 100000]");
+  testing::expect_error(diagnostics[2], 11, 65, "marginal");
 }
 
 TEST(PolluxScenario, ValidationFileWithoutGradientColumnsIsLocated) {
