@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "planners/jobs/gadget.hpp"
@@ -12,6 +13,7 @@
 #include "planners/jobs/marl/marl_scheduler.hpp"
 #include "planners/jobs/online_ps.hpp"
 #include "planners/jobs/pollux.hpp"
+#include "planners/jobs/pollux_goodput.hpp"
 #include "planners/jobs/priority_allocation.hpp"
 #include "planners/jobs/smd.hpp"
 
@@ -55,6 +57,13 @@ class KeyedScheduler final : public JobScheduler {
   AllocationMode mode_;
 };
 
+// Pollux's artifact simulator (simulator.py Cluster.step) calls its Tiresias and Optimus policies only
+// every `interval` (60 s): arrivals wait for the next round, freed GPUs stay idle until it.
+void declare_rounds_only(OptionSchema& schema) {
+  schema.boolean("rounds_only", false,
+                 "decide only at rounds, not on arrivals and completions (Pollux's artifact, simulator.py)");
+}
+
 double submit_key(const JobView& job) { return static_cast<double>(job.id); }
 double duration_key(const JobView& job) { return job.oracle_duration().value(); }
 double remaining_key(const JobView& job) { return job.oracle_remaining().value(); }
@@ -71,7 +80,8 @@ class TiresiasScheduler final : public JobScheduler {
       : placement_(&ctx.placement),
         gittins_(gittins),
         knob_(ctx.options.number("starvation_knob")),
-        round_(ctx.options.quantity<Seconds>("round")) {
+        round_(ctx.options.quantity<Seconds>("round")),
+        rounds_only_(ctx.options.flag("rounds_only")) {
     for (Seconds threshold : ctx.options.quantities<Seconds>("thresholds")) thresholds_.push_back(threshold.value());
     if (!std::is_sorted(thresholds_.begin(), thresholds_.end()))
       throw ctx.options.error("thresholds", "Tiresias thresholds must increase");
@@ -86,13 +96,14 @@ class TiresiasScheduler final : public JobScheduler {
         .number("starvation_knob", 0.0, "a job waiting at least knob × its run time returns to the first queue; 0: off")
         .range(0, 1e9);
     schema.quantity<Seconds>("round", Seconds(60), "period of the scheduling rounds").at_least(1e-3);
+    declare_rounds_only(schema);
     return schema;
   }
   std::optional<Seconds> round() const override { return round_; }
 
-  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
     const auto jobs = active_jobs(state);
-    if (jobs.empty()) return {};
+    if (jobs.empty() || (rounds_only_ && event != SchedulerEvent::round)) return {};
     for (const JobView* job : jobs) {
       if (gittins_ && !seen_.count(job->id)) {
         seen_.insert(job->id);
@@ -140,6 +151,7 @@ class TiresiasScheduler final : public JobScheduler {
   std::vector<double> thresholds_;
   double knob_;
   Seconds round_;
+  bool rounds_only_;
   std::map<JobId, double> base_;
   std::set<JobId> seen_;
   std::vector<double> sizes_;   // sorted
@@ -229,22 +241,42 @@ class GandivaScheduler final : public JobScheduler {
 // Optimus-like (EuroSys'18 §4.2; DL2's re-implementation): every job that can run gets one GPU
 // (arrival order), then GPUs go one at a time to the job with the largest marginal reduction of its
 // remaining time rem/f(w) − rem/f(w+1), f = the speed model's rate at w GPUs consolidated (Pollux's
-// "Optimus+Oracle" uses the exact speed, as here); a job grows up to the GPUs it asked for. Counts
+// "Optimus+Oracle" uses the exact speed, as here); a job grows up to the GPUs it asked for, or with
+// `max_gpus: batch` up to the replicas that split its batch at the smallest measured local batch, as
+// Pollux's Optimus+Oracle+TunedJobs (artifact simulator.py get_optimus_job_info, optimus.py). Counts
 // are recomputed every round; a job whose count changes is preempted and restarted at the new count.
 class OptimusScheduler final : public JobScheduler {
  public:
   explicit OptimusScheduler(const SchedulerContext& ctx)
-      : placement_(&ctx.placement), speed_(&ctx.speed), round_(ctx.options.quantity<Seconds>("round")) {}
+      : placement_(&ctx.placement),
+        speed_(&ctx.speed),
+        round_(ctx.options.quantity<Seconds>("round")),
+        rounds_only_(ctx.options.flag("rounds_only")) {
+    if (ctx.options.choice("max_gpus") == "batch") {
+      const PolluxSpeedModel* tables = ctx.speed.pollux_tables();
+      if (tables == nullptr)
+        throw ctx.options.error("max_gpus", "max_gpus: batch needs workload.speed {source: pollux, tables: …}");
+      batch_limit_.emplace(*tables);
+      if (const auto file = ctx.options.file("applications")) batch_limit_->read_settings(*file);
+    }
+  }
   static OptionSchema options() {
     OptionSchema schema;
     schema.quantity<Seconds>("round", Seconds(60), "period of the re-allocation rounds").at_least(1e-3);
+    schema.choice("max_gpus", "requested", {"requested", "batch"},
+                  "a job grows up to the GPUs it asked for, or (batch) to its batch / the smallest measured "
+                  "local batch (Pollux artifact simulator.py; needs Pollux's tables)");
+    schema.file("applications",
+                "max_gpus batch: per-application settings whose max_replicas caps a job "
+                "(data/traces/pollux-osdi21/applications.csv: ncf 1, as the artifact)");
+    declare_rounds_only(schema);
     return schema;
   }
   std::optional<Seconds> round() const override { return round_; }
 
-  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent) override {
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
     const auto jobs = active_jobs(state);
-    if (jobs.empty()) return {};
+    if (jobs.empty() || (rounds_only_ && event != SchedulerEvent::round)) return {};
     int budget = state.total_gpus();
     std::map<JobId, int> count;
     for (const JobView* job : jobs)
@@ -261,7 +293,7 @@ class OptimusScheduler final : public JobScheduler {
       double best_gain = 0.0;
       for (const JobView* job : jobs) {
         auto it = count.find(job->id);
-        if (it == count.end() || it->second >= job->gpus) continue;
+        if (it == count.end() || it->second >= max_gpus(*job)) continue;
         const double gain = remaining_time(*job, it->second) - remaining_time(*job, it->second + 1);
         if (gain > best_gain) {
           best_gain = gain;
@@ -295,9 +327,18 @@ class OptimusScheduler final : public JobScheduler {
   }
 
  private:
+  int max_gpus(const JobView& job) const {
+    if (!batch_limit_) return job.gpus;
+    const auto& app = batch_limit_->speed().application(*job.record);
+    return batch_limit_->max_replicas(*job.record,
+                                      job.record->batch_size > 0 ? job.record->batch_size : app.target.front().first);
+  }
+
   const PlacementPolicy* placement_;
   const JobSpeedModel* speed_;
   Seconds round_;
+  bool rounds_only_;
+  std::optional<PolluxGoodput> batch_limit_;  // max_gpus: batch
 };
 
 // DRF (Ghodsi et al., NSDI'11) with GPUs as the only resource, as in DL2's baseline: progressive

@@ -112,10 +112,13 @@ double PolluxGoodput::Rates::operator()(int nodes, int replicas) const {
 }
 
 int PolluxGoodput::max_replicas(const JobRecord& job) const {
-  const auto& app = speed_->application(job);
+  return max_replicas(job, speed_->application(job).validation.back().batch);
+}
+
+int PolluxGoodput::max_replicas(const JobRecord& job, double batch) const {
   const auto& s = settings(job);
   if (s.max_replicas > 0) return s.max_replicas;
-  return std::max(1, static_cast<int>(app.validation.back().batch / app.min_local_bsz));
+  return std::max(1, static_cast<int>(batch / speed_->application(job).min_local_bsz));
 }
 
 PolluxGoodput::Stats PolluxGoodput::stats(const PolluxSpeedModel::Application& app, double batch, int epoch) const {

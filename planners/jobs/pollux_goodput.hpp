@@ -68,6 +68,9 @@ class PolluxGoodput {
   [[nodiscard]] int epoch(const JobRecord& job, double progress) const;
   // The most replicas that can split the largest batch (largest B / min local), capped by settings.
   [[nodiscard]] int max_replicas(const JobRecord& job) const;
+  // The most replicas that split `batch` (B / min local, at least 1), capped by settings: the limit
+  // Optimus+Oracle+TunedJobs grows a job to at its tuned batch (simulator.py get_optimus_job_info).
+  [[nodiscard]] int max_replicas(const JobRecord& job, double batch) const;
   // The largest local batch of one micro-step: the measured one, capped by the settings (yolov3: 8).
   [[nodiscard]] double max_local(const JobRecord& job) const;
   [[nodiscard]] const PolluxSpeedModel& speed() const { return *speed_; }

@@ -7,10 +7,13 @@
 #include <map>
 #include <optional>
 
+#include "dnnsim/source_paths.hpp"
 #include "planners/jobs/job_speed.hpp"
+#include "planners/jobs/measured_speed.hpp"
 #include "planners/jobs/priority_allocation.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/planner_entries.hpp"
+#include "tests/support/temp_files.hpp"
 
 namespace dnnsim {
 namespace {
@@ -160,6 +163,83 @@ TEST(JobSchedulers, OptimusGivesNoGpuWithoutGain) {
   const auto decisions = f.decide("optimus");
   ASSERT_EQ(decisions.size(), 2u);
   for (const Decision& d : decisions) EXPECT_EQ(d.placement.gpus(), 1);
+}
+
+// Optimus+Oracle+TunedJobs as Pollux's artifact: two cifar10 jobs asking 1 GPU each at batch 64, one
+// 4-GPU server, Pollux's tables. Requested: each stays at its 1 GPU. max_gpus batch: each may grow to
+// ⌊64 / 32⌋ = 2 replicas (32: cifar10's smallest measured local batch), and does, since
+// placements.csv gives 0.0598 s at (1 GPU, local 64) and 0.0490 s at (2 GPUs, local 32): a positive
+// gain, and the third GPU is over the cap. An application the settings file caps (max_replicas 1, as
+// the artifact's ncf) stays at 1.
+TEST(JobSchedulers, OptimusGrowsToTheBatchLimitAsPolluxArtifact) {
+  const PolluxSpeedModel tables(DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/throughput");
+  const std::string settings = testing::write_file("applications.csv",
+                                                   "application,max_local_bsz,fixed_batch_size,max_replicas\n"
+                                                   "cifar10,,,1\n");
+  for (const std::string mode : {"requested", "batch", "capped"}) {
+    Fixture f(4, {{"", 1, 1000}, {"", 1, 1000}});
+    for (JobRecord& record : f.records) {
+      record.model = "cifar10";
+      record.batch_size = 64;
+    }
+    auto scheduler = mode == "capped"
+                         ? testing::make_scheduler("optimus", tables, *f.placement,
+                                                   {{"max_gpus", std::string("batch")}, {"applications", settings}})
+                         : testing::make_scheduler("optimus", tables, *f.placement, {{"max_gpus", mode}});
+    const auto decisions = scheduler->decide(f.state, SchedulerEvent::round);
+    ASSERT_EQ(decisions.size(), 2u) << mode;
+    for (const Decision& d : decisions) EXPECT_EQ(d.placement.gpus(), mode == "batch" ? 2 : 1) << mode;
+  }
+}
+
+// max_gpus batch without Pollux's tables: a located error at the option.
+TEST(JobSchedulers, OptimusBatchLimitNeedsPolluxTables) {
+  Fixture f(4, {{"", 1, 10}});
+  Options options = testing::options_of(builtin_schedulers(), "optimus");
+  options.set("max_gpus", std::string("batch"), SourceLocation{"s.yaml", 3, 9});
+  const auto errors = testing::diagnostics_thrown_by([&] {
+    (void)builtin_schedulers().at("optimus").value(SchedulerContext{options, *f.placement, f.speed, 0});
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  testing::expect_error(errors[0], 3, 9, "max_gpus: batch needs workload.speed");
+}
+
+// rounds_only (Pollux's artifact calls its policies only every 60 s): an arrival starts nothing, the
+// next round starts the job.
+TEST(JobSchedulers, RoundsOnlyDecidesAtRounds) {
+  for (const std::string name : {"tiresias-las", "optimus"}) {
+    Fixture f(4, {{"", 2, 10}});
+    auto scheduler = testing::make_scheduler(name, f.speed, *f.placement, {{"rounds_only", true}});
+    EXPECT_TRUE(scheduler->decide(f.state, SchedulerEvent::arrival).empty()) << name;
+    EXPECT_TRUE(scheduler->decide(f.state, SchedulerEvent::completion).empty()) << name;
+    EXPECT_EQ(started(scheduler->decide(f.state, SchedulerEvent::round)), std::vector<JobId>{0}) << name;
+  }
+}
+
+// Pollux's artifact Tiresias (tiresias.py): two queues split at 16 GPU-hours = 57,600 GPU·s, a job
+// demoted once executed time × GPUs ≥ the threshold. One 4-GPU server; job 0 runs on all 4 GPUs, job
+// 1 (4 GPUs, no service) waits. At 57,596 GPU·s (14,399 s × 4) job 0 is still in Q0 and first by
+// arrival: nothing changes. At 57,600 (14,400 s × 4) it is in Q1: job 1 (Q0) preempts it.
+TEST(JobSchedulers, TiresiasDemotesAtTheArtifactsThreshold) {
+  for (const double service : {57596.0, 57600.0}) {
+    Fixture f(4, {{"", 4, 1e5}, {"", 4, 1e5}});
+    JobView running = f.state.queued[0];
+    running.placement = Placement{{{0, 4}}};
+    running.attained = Seconds(service / 4);
+    running.attained_gpu_seconds = service;
+    f.state.queued.erase(f.state.queued.begin());
+    f.state.running = {running};
+    f.state.free_gpus = {0};
+    const auto decisions = f.decide("tiresias-las", {{"thresholds", std::vector<double>{57600.0}}});
+    if (service < 57600.0) {
+      EXPECT_TRUE(decisions.empty());
+    } else {
+      ASSERT_EQ(decisions.size(), 2u);
+      EXPECT_EQ(decisions[0].kind, Decision::Kind::preempt);
+      EXPECT_EQ(decisions[0].job, 0u);
+      EXPECT_EQ(started(decisions), std::vector<JobId>{1});
+    }
+  }
 }
 
 // Tiresias' thresholds must increase: a located error at the option (the reader gives its place).
