@@ -250,9 +250,13 @@ class ClusterSimulation {
       return run.batch_start >= 0
                  ? std::min(run.batch_iterations, std::max(0.0, now - run.batch_start) * run.rate / run.batch_slowdown)
                  : 0.0;
-    const double started = run.attempt_start + (run.view.preemptions > 0 ? in_.restart_cost.value() : 0.0);
+    const double started = run.attempt_start + restart_of(run);
     const double from = std::max(started, run.segment_start);
     return run.progress_in(std::max(0.0, std::min(now - from, run.attempt_seconds)));
+  }
+
+  double restart_of(const JobRun& run) const {
+    return run.view.preemptions > 0 || in_.restart_cost_on_start ? in_.restart_cost.value() : 0.0;
   }
 
   void account_attempt(JobRun& run, double now, bool completed) {
@@ -432,8 +436,7 @@ class ClusterSimulation {
     run.rate = 1.0 / cost.total().value();
     if (const PolluxGoodput* goodput = in_.scheduler->goodput())
       run.curve = goodput->segments(*run.view.record, placement, run.view.done_iterations);
-    const double restart = run.view.preemptions > 0 ? in_.restart_cost.value() : 0.0;
-    start_attempt(run, placement, cost, restart, run.generation, now, attempts_);
+    start_attempt(run, placement, cost, restart_of(run), run.generation, now, attempts_);
   }
 
   // Ctrl-C or SIGTERM (docs/reports.md, "Progress and interruption"): the running jobs stop where they

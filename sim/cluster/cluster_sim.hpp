@@ -12,7 +12,8 @@
 //               links (NICs, uplinks, their bandwidth profiles), so jobs sharing a NIC or a
 //               preempted link slow each other. N is chosen so that a batch lasts about
 //               `batch_seconds` solo. Progress is checkpointed at batch ends; a preempted batch is lost.
-// A (re)started attempt first pays `restart_cost` (checkpoint restore) when it is not the first.
+// A (re)started attempt first pays `restart_cost` (checkpoint restore) when it is not the first, or
+// always with `restart_cost_on_start`.
 // A job asking for more GPUs than the cluster has never runs: status "never_fits" in the results.
 #pragma once
 
@@ -36,6 +37,9 @@ struct ClusterSimInput {
   const JobSpeedModel* speed = nullptr;
   JobScheduler* scheduler = nullptr;
   Seconds restart_cost{0};
+  // The first start pays restart_cost too (Pollux's artifact: simulator.py Job.reallocate sets a 30 s
+  // rescale on every allocation, the first included).
+  bool restart_cost_on_start = false;
   Seconds batch_seconds{60};
   Seconds utilisation_interval{3600};
   bool progress = false;  // a line on stderr every few wall-clock seconds

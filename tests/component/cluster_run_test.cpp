@@ -158,6 +158,33 @@ TEST(ClusterRun, TiresiasLasFiveJobs) {
     EXPECT_NEAR(report.sim.jobs[i].end, ends.at(report.spec->trace.jobs[i].id), 1e-6) << report.spec->trace.jobs[i].id;
 }
 
+// Pollux's artifact Tiresias on one 2-GPU server: one threshold (100 GPU·s), decisions only at the
+// 60 s rounds, a restart cost of 10 s paid on the first start too (simulator.py Job.reallocate). Jobs
+// a (submit 0, 2 GPUs, 100 s) and b (submit 10, 2 GPUs, 30 s):
+//   60  round: both in queue 0, a first by arrival: a starts, restores 60–70, works 70–120 (50 s).
+//   120 round: a has (120 − 60) × 2 = 120 GPU·s ≥ 100: queue 1; b (queue 0) preempts it. b restores
+//       120–130, works 130–160: ends 160 (the completion decides nothing: rounds only).
+//   180 round: a restarts, restores 180–190, works its last 50 s: ends 240.
+// Without the first-start cost: a works 60–120 (60 s), b 120–150, a from 190 its last 40 s: ends 230.
+// (One engine per process: each case is its own test.)
+void expect_artifact_tiresias_timeline(bool on_start) {
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s\na,0,2,100\nb,10,2,30\n");
+  const Scenario scenario = testing::load(
+      cluster_yaml(trace, "{name: tiresias-las, thresholds: [100s], rounds_only: true}", 1, 2,
+                   std::string("  restart_cost: 10s\n  restart_cost_on_start: ") + (on_start ? "true\n" : "false\n")));
+  const SimulationResult result = run_scenario(scenario, {});
+  const auto& report = dynamic_cast<const ClusterRunReport&>(*result.workload_result);
+  ASSERT_EQ(report.sim.jobs.size(), 2u);
+  EXPECT_NEAR(report.sim.jobs[0].start, 60, 1e-6);
+  EXPECT_NEAR(report.sim.jobs[0].end, on_start ? 240 : 230, 1e-6);
+  EXPECT_EQ(report.sim.jobs[0].preemptions, 1);
+  EXPECT_NEAR(report.sim.jobs[1].start, 120, 1e-6);
+  EXPECT_NEAR(report.sim.jobs[1].end, on_start ? 160 : 150, 1e-6);
+}
+
+TEST(ClusterRun, TiresiasAsPolluxArtifactPaysRestartsAtRounds) { expect_artifact_tiresias_timeline(true); }
+TEST(ClusterRun, TiresiasWithoutFirstStartCost) { expect_artifact_tiresias_timeline(false); }
+
 // Tiresias 2D-Gittins, one threshold of 100 GPU·s, rounds every 60 s. Inside a queue jobs go by the
 // Gittins index G(a) = #{S ∈ (a, a+Δ]} / (Σ_{S ∈ (a, a+Δ]} (S − a) + Δ·#{S > a+Δ}), S the GPU-times
 // seen so far (a 200, b 200, c 20, d 24, e 200), a the attained GPU·s, Δ = 100 − a in queue 0; ties

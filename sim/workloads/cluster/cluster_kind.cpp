@@ -282,6 +282,7 @@ class ClusterKind final : public WorkloadKind {
       }
     if (auto network = map.boolean("network")) spec->network = *network;
     if (auto cost = map.quantity<Seconds>("restart_cost")) spec->restart_cost = *cost;
+    if (auto first = map.boolean("restart_cost_on_start")) spec->restart_cost_on_start = *first;
     if (auto batch = map.quantity<Seconds>("batch")) spec->batch = *batch;
     if (auto step = map.quantity<Seconds>("utilisation_interval")) spec->utilisation_interval = *step;
     if (auto mode = map.choice("oversized_jobs", {"error", "report"})) spec->report_oversized = *mode == "report";
@@ -333,6 +334,7 @@ class ClusterKind final : public WorkloadKind {
     input.speed = spec->speed.get();
     input.scheduler = scheduler.get();
     input.restart_cost = spec->restart_cost;
+    input.restart_cost_on_start = spec->restart_cost_on_start;
     input.batch_seconds = spec->batch;
     input.utilisation_interval = spec->utilisation_interval;
     input.progress = options.progress != nullptr;

@@ -27,6 +27,7 @@ struct ClusterWorkload : WorkloadSpec {
   bool network = false;
   bool report_oversized = false;  // oversized_jobs: report (never_fits rows) instead of an error
   Seconds restart_cost{0};
+  bool restart_cost_on_start = false;
   Seconds batch{60};
   Seconds utilisation_interval{3600};
   int servers_per_rack = 0;  // 0: the leaf size of a leaf-spine network, else one rack
