@@ -95,6 +95,17 @@ std::vector<Decision> gandiva_packing(const std::map<std::pair<std::string, std:
       ->decide(f.state, SchedulerEvent::arrival);
 }
 
+// The errors of making scheduler `name` (on the duration speed model) with `option` set at `where`.
+std::vector<Diagnostic> construction_errors(const std::string& name, const char* option, OptionValue value,
+                                            const SourceLocation& where) {
+  Fixture f(4, {{"", 1, 10}});
+  Options options = testing::options_of(builtin_schedulers(), name);
+  options.set(option, std::move(value), where);
+  return testing::diagnostics_thrown_by([&] {
+    (void)builtin_schedulers().at(name).value(SchedulerContext{options, *f.placement, f.speed, 0});
+  });
+}
+
 // Beside j0, j2 and j0 each run 1.5× slower: 1/1.5 + 1/1.5 = 1.33 jobs' worth of throughput; beside
 // j1, 1.2× and 1.8×: 1/1.2 + 1/1.8 = 1.39. j2 goes on j1's GPU; j3 (2 GPUs) is never packed.
 TEST(JobSchedulers, GandivaPacksOntoTheBestPartner) {
@@ -194,12 +205,7 @@ TEST(JobSchedulers, OptimusGrowsToTheBatchLimitAsPolluxArtifact) {
 
 // max_gpus batch without Pollux's tables: a located error at the option.
 TEST(JobSchedulers, OptimusBatchLimitNeedsPolluxTables) {
-  Fixture f(4, {{"", 1, 10}});
-  Options options = testing::options_of(builtin_schedulers(), "optimus");
-  options.set("max_gpus", std::string("batch"), SourceLocation{"s.yaml", 3, 9});
-  const auto errors = testing::diagnostics_thrown_by([&] {
-    (void)builtin_schedulers().at("optimus").value(SchedulerContext{options, *f.placement, f.speed, 0});
-  });
+  const auto errors = construction_errors("optimus", "max_gpus", std::string("batch"), SourceLocation{"s.yaml", 3, 9});
   ASSERT_EQ(errors.size(), 1u);
   testing::expect_error(errors[0], 3, 9, "max_gpus: batch needs workload.speed");
 }
@@ -244,12 +250,8 @@ TEST(JobSchedulers, TiresiasDemotesAtTheArtifactsThreshold) {
 
 // Tiresias' thresholds must increase: a located error at the option (the reader gives its place).
 TEST(JobSchedulers, TiresiasThresholdsMustIncrease) {
-  Fixture f(4, {{"", 1, 10}});
-  Options options = testing::options_of(builtin_schedulers(), "tiresias-las");
-  options.set("thresholds", std::vector<double>{200.0, 100.0}, SourceLocation{"s.yaml", 7, 15});
-  const auto errors = testing::diagnostics_thrown_by([&] {
-    (void)builtin_schedulers().at("tiresias-las").value(SchedulerContext{options, *f.placement, f.speed, 0});
-  });
+  const auto errors = construction_errors("tiresias-las", "thresholds", std::vector<double>{200.0, 100.0},
+                                          SourceLocation{"s.yaml", 7, 15});
   ASSERT_EQ(errors.size(), 1u);
   testing::expect_error(errors[0], 7, 15, "scheduler 'tiresias-las': Tiresias thresholds must increase");
 }
