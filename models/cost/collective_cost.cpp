@@ -19,13 +19,15 @@ namespace {
 
 // Finish of round r at member i: max(finish(r−1, i−1), finish(r−1, i)) + t_i. Any path through the
 // (rounds × p) grid picks one edge per round, so the longest is rounds · max_i t_i: the slowest edge
-// bounds every round (the path that stays on it is always available).
-Seconds ring_rounds_time(const Collective& c, std::size_t rounds, const PathCostFn& path) {
-  const std::size_t members = c.group.size();  // with copies, the window's hops stand for all
+// bounds every round (the path that stays on it is always available). A channelled ring's hops carry
+// their channels' parts of S/p and run at once, as its flow form does (docs/collectives.md, "Channels").
+// With copies, the window's hops stand for all.
+Seconds ring_rounds_time(const Collective& c, std::size_t rounds, const std::vector<RingHop>& hops,
+                         const PathCostFn& path) {
   const Bytes chunk = c.size / static_cast<double>(logical_size(c));
   Seconds slowest{0};
-  for (std::size_t i = 0; i < members; ++i)
-    slowest = std::max(slowest, point_to_point_time(chunk, path(c.group[i], c.group[(i + 1) % members])));
+  for (const RingHop& hop : hops)
+    slowest = std::max(slowest, point_to_point_time(chunk * hop.share, path(hop.src, hop.dst)));
   return slowest * static_cast<double>(rounds);
 }
 
@@ -190,7 +192,8 @@ Seconds collective_time(const Collective& c, const DeviceTopology& topology, con
   // error: unknown names, unsupported kinds) goes through the expansion itself.
   const auto* entry = builtin_collective_algorithms().find(name);
   if (entry != nullptr && c.group.size() >= 2 && entry->value->supports(c.kind))
-    if (const auto rounds = entry->value->ring_rounds(c)) return ring_rounds_time(c, *rounds, path);
+    if (const auto rounds = entry->value->ring_rounds(c))
+      return ring_rounds_time(c, *rounds, entry->value->ring_hops(c, topology), path);
   return expansion_time(expand_collective(c, topology), path, options);
 }
 

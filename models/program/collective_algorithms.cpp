@@ -165,6 +165,12 @@ std::size_t count_collective_steps(const Collective& c, const DeviceTopology& to
   });
 }
 
+std::size_t collective_channels(const Collective& c, const DeviceTopology& topology, const SourceLocation& where) {
+  return with_algorithm(c, topology, where, false, [&](const CollectiveAlgorithm& algorithm) {
+    return c.group.size() < 2 ? std::size_t{1} : algorithm.channels(c, topology);
+  });
+}
+
 CollectiveExpansion expand_collective(const Collective& c, const DeviceTopology& topology,
                                       const SourceLocation& where) {
   return with_algorithm(c, topology, where, false, [&](const CollectiveAlgorithm& algorithm) {
@@ -184,10 +190,13 @@ CollectiveFidelity effective_collective_fidelity(const Collective& c,
                                                  const DeviceTopology& topology) {
   if (c.fidelity) return *c.fidelity;
   if (workload_default) return *workload_default;
-  if (logical_size(c) <= kStepFidelityMaxGroup) return CollectiveFidelity::step;
   const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm.str();
   const auto* entry = builtin_collective_algorithms().find(name);
-  return entry != nullptr && entry->value->supports_flow(c.kind) ? CollectiveFidelity::flow : CollectiveFidelity::step;
+  if (entry == nullptr || !entry->value->supports_flow(c.kind)) return CollectiveFidelity::step;
+  // A device of a channelled ring sends on several rings at once; its steps would run one after another.
+  const bool channelled =
+      c.group.size() >= 2 && entry->value->supports(c.kind) && entry->value->channels(c, topology) > 1;
+  return logical_size(c) > kStepFidelityMaxGroup || channelled ? CollectiveFidelity::flow : CollectiveFidelity::step;
 }
 
 }  // namespace dnnsim

@@ -26,9 +26,20 @@
 
 namespace dnnsim {
 
-// Where each device sits, for topology-aware algorithms (hierarchical).
+// Where each device sits, for topology-aware algorithms (hierarchical, the ring's channels).
 struct DeviceTopology {
   std::vector<std::uint32_t> node_of_device;  // indexed by DeviceId
+  // Indexed by DeviceId: the device leaves its node through a NIC of its own (a rail-optimised node,
+  // `nic: {per_gpu: true}`), not one its node's GPUs share. Empty: no device has one.
+  std::vector<bool> own_nic;
+};
+
+// One hop of a ring round: `src` sends `share` × S/p to `dst` in every round (S/p per round for a
+// single ring; a ring split into channels carries its channels' parts, docs/collectives.md).
+struct RingHop {
+  DeviceId src = 0;
+  DeviceId dst = 0;
+  double share = 1.0;
 };
 
 struct CollectiveStep {
@@ -83,6 +94,17 @@ class CollectiveAlgorithm {
   // then times it in closed form, O(p) where the expansion has O(p²) steps. Empty otherwise.
   // Precondition: supports(c.kind), c.group.size() >= 2.
   [[nodiscard]] virtual std::optional<std::size_t> ring_rounds(const Collective& /*c*/) const { return std::nullopt; }
+  // When ring_rounds(c) is set: the hops of every round, with the part of S/p each carries per round
+  // (the group order with share 1, or the channels' hops of a ring split over a node's NICs).
+  [[nodiscard]] virtual std::vector<RingHop> ring_hops(const Collective& /*c*/, const DeviceTopology& /*topology*/) const {
+    return {};
+  }
+  // How many rings (NCCL channels) run at once, each on its own part of the buffer; above 1 a device
+  // sends on several rings at once, which only the flow form runs concurrently (the default fidelity
+  // of such a collective is flow). Same preconditions as expand().
+  [[nodiscard]] virtual std::size_t channels(const Collective& /*c*/, const DeviceTopology& /*topology*/) const {
+    return 1;
+  }
   // Same preconditions as expand(). The default aggregates expand() per (sender, receiver) pair in
   // one phase, timed by the expansion's critical path on `cost` (a device's sends one after another,
   // as the executor runs them); ring and hierarchical give closed forms that never expand (O(p)).
@@ -121,8 +143,9 @@ void register_builtin_collective_algorithms(CollectiveAlgorithmRegistry& registr
 // Groups of more than this many members run at `flow` fidelity by default: step-level cost grows
 // with p² per ring collective (2p(p−1) flows), and up to 64 members it is below ~8k flows.
 inline constexpr std::size_t kStepFidelityMaxGroup = 64;
-// c.fidelity, else `workload_default`, else flow for groups above kStepFidelityMaxGroup whose
-// algorithm has a flow form (ring, hierarchical, direct), step otherwise.
+// c.fidelity, else `workload_default`, else flow for groups above kStepFidelityMaxGroup, and for a
+// ring split into channels (CollectiveAlgorithm::channels), whose algorithm has a flow form (ring,
+// hierarchical), step otherwise.
 [[nodiscard]] CollectiveFidelity effective_collective_fidelity(const Collective& c,
                                                                std::optional<CollectiveFidelity> workload_default,
                                                                const DeviceTopology& topology);
@@ -132,6 +155,10 @@ inline constexpr std::size_t kStepFidelityMaxGroup = 64;
 // no flow form for the kind.
 [[nodiscard]] CollectiveFlowPlan plan_collective_flows(const Collective& c, const DeviceTopology& topology,
                                                        const RouteCostFn& cost, const SourceLocation& where = {});
+// The channels of the algorithm `c` names (or the default rule's): how many rings it runs at once
+// (CollectiveAlgorithm::channels); 1 for a group of one device. @throw InputError as expand_collective.
+[[nodiscard]] std::size_t collective_channels(const Collective& c, const DeviceTopology& topology,
+                                              const SourceLocation& where = {});
 // expand_collective(c, topology).steps.size() without expanding (the algorithm's step_count).
 // @throw InputError as expand_collective for an unknown or unsupporting algorithm.
 [[nodiscard]] std::size_t count_collective_steps(const Collective& c, const DeviceTopology& topology,

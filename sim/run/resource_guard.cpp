@@ -92,9 +92,11 @@ DeviceTopology device_topology(const Scenario& scenario, const TaskGraph& graph)
   const std::vector<std::optional<ClusterGpu>> located = scenario.cluster.locate_gpus(graph.devices());
   const auto nodes = static_cast<std::uint32_t>(scenario.cluster.nodes.size());
   DeviceTopology topology;
-  for (std::size_t d = 0; d < located.size(); ++d)
+  for (std::size_t d = 0; d < located.size(); ++d) {
     // A device that is no GPU is refused when the run lowers; here it sits on a node of its own.
     topology.node_of_device.push_back(located[d] ? located[d]->node : nodes + static_cast<std::uint32_t>(d));
+    topology.own_nic.push_back(located[d] && located[d]->type->nic_per_gpu);
+  }
   return topology;
 }
 

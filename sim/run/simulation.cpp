@@ -80,6 +80,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   // The graph's devices are GPU names; bind each to its host.
   std::vector<DeviceBinding> bindings;
   std::vector<std::uint32_t> node_of_device;
+  std::vector<bool> own_nic;
   std::vector<std::uint32_t> gpu_of_device;
   const std::vector<std::uint32_t> node_of_gpu = scenario.cluster.node_of_gpu();
   // By name, not by a scan per device: 16,384 GPUs would be 134 M string comparisons.
@@ -91,6 +92,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
     bindings.push_back(DeviceBinding{platform.gpus[gpu], platform.gpu_specs[gpu], platform.compute_efficiency[gpu],
                                      platform.calibration[gpu]});
     node_of_device.push_back(node_of_gpu[gpu]);
+    own_nic.push_back(scenario.cluster.type_of(scenario.cluster.nodes[node_of_gpu[gpu]]).nic_per_gpu);
     gpu_of_device.push_back(static_cast<std::uint32_t>(gpu));
     result.gpu_models.push_back(platform.gpu_specs[gpu]->name);
     result.memory_capacity_bytes.push_back(platform.gpu_specs[gpu]->memory.value());
@@ -105,7 +107,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   executor_options.growable = static_cast<bool>(options.controller);
   for (const FailureWindow& w : scenario.network.failures)
     if (!w.is_host) executor_options.link_failures.emplace_back(w.from.value(), w.to.value());
-  const DeviceTopology topology{std::move(node_of_device)};
+  const DeviceTopology topology{std::move(node_of_device), std::move(own_nic)};
   Executor executor(graph, std::move(bindings), topology, std::move(executor_options));
   TimelineRecorder timeline(graph.tasks().size());
   MemoryTracker memory(graph, graph.devices().size());

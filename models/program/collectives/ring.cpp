@@ -1,6 +1,8 @@
 // "ring": the group order as a ring (Patarasuk & Yuan 2009; NCCL's ring): all-reduce as
 // reduce-scatter + all-gather in 2(p−1) rounds of S/p, all-gather and reduce-scatter in p−1, and a
-// broadcast pipelined down the chain from the root. docs/collectives.md derives its cost.
+// broadcast pipelined down the chain from the root. Across nodes whose GPUs have NICs of their own,
+// split into one channel per NIC as NCCL does (steps.hpp, "channels"). docs/collectives.md derives
+// its cost.
 #include <cassert>
 #include <optional>
 
@@ -44,14 +46,28 @@ class RingAlgorithm final : public CollectiveAlgorithm {
     return std::nullopt;
   }
 
+  [[nodiscard]] std::vector<RingHop> ring_hops(const Collective& c, const DeviceTopology& topology) const override {
+    return ring_rounds(c) ? ring_round_hops(c, topology) : std::vector<RingHop>{};
+  }
+
+  [[nodiscard]] std::size_t channels(const Collective& c, const DeviceTopology& topology) const override {
+    return ring_rounds(c) ? ring_channel_count(c, topology) : 1;
+  }
+
   // With copies, the ring runs over the window: rounds and chunks of the whole group, the window's
-  // last member sending to its first (the next copy's first member, by symmetry).
-  [[nodiscard]] CollectiveExpansion expand(const Collective& c, const DeviceTopology& /*topology*/) const override {
+  // last member sending to its first (the next copy's first member, by symmetry); a channelled ring's
+  // last node sends to its first.
+  [[nodiscard]] CollectiveExpansion expand(const Collective& c, const DeviceTopology& topology) const override {
     const std::size_t p = logical_size(c);
     CollectiveExpansion result;
     if (const auto rounds = ring_rounds(c)) {
+      const Bytes chunk = c.size / static_cast<double>(p);
+      if (ring_channel_count(c, topology) > 1) {
+        append_channel_rounds(result.steps, group_by_node(c, topology), chunk, *rounds);
+        return result;
+      }
       LastInto last;
-      append_rings(result.steps, {c.group}, c.size / static_cast<double>(p), *rounds, last);
+      append_rings(result.steps, {c.group}, chunk, *rounds, last);
       return result;
     }
     assert(c.kind == CollectiveKind::broadcast && "ring does not support all_to_all");
@@ -66,13 +82,16 @@ class RingAlgorithm final : public CollectiveAlgorithm {
   [[nodiscard]] CollectiveFlowPlan flows(const Collective& c, const DeviceTopology& topology,
                                          const RouteCostFn& cost) const override {
     if (const auto rounds = ring_rounds(c))
-      return {{ring_phase_flows({c.group}, c.size / static_cast<double>(logical_size(c)), *rounds, cost)}};
+      return {{hop_phase_flows(ring_round_hops(c, topology), c.size / static_cast<double>(logical_size(c)), *rounds,
+                               cost)}};
     return CollectiveAlgorithm::flows(c, topology, cost);  // the pipelined chain: per-edge aggregate
   }
 
-  // A round is one send per simulated member; the broadcast chain sends each chunk down p − 1 edges.
-  [[nodiscard]] std::size_t step_count(const Collective& c, const DeviceTopology& /*topology*/) const override {
-    if (const auto rounds = ring_rounds(c)) return c.group.size() * *rounds;
+  // A round is one send per simulated member (two when channelled: across and within its node); the
+  // broadcast chain sends each chunk down p − 1 edges.
+  [[nodiscard]] std::size_t step_count(const Collective& c, const DeviceTopology& topology) const override {
+    if (const auto rounds = ring_rounds(c))
+      return c.group.size() * *rounds * (ring_channel_count(c, topology) > 1 ? 2 : 1);
     assert(c.kind == CollectiveKind::broadcast && "ring does not support all_to_all");
     return std::size_t{broadcast_chunks(c)} * (logical_size(c) - 1);
   }

@@ -49,26 +49,91 @@ void append_rings(std::vector<CollectiveStep>& steps, const std::vector<std::vec
 
 std::vector<CollectiveFlow> ring_phase_flows(const std::vector<std::vector<DeviceId>>& rings, Bytes chunk,
                                              std::size_t rounds, const RouteCostFn& cost) {
-  std::vector<CollectiveFlow> flows;
-  std::vector<RouteCost> hop;
+  std::vector<RingHop> hops;
+  for (const std::vector<DeviceId>& ring : rings)
+    for (std::size_t i = 0; i < ring.size(); ++i) hops.push_back(RingHop{ring[i], ring[(i + 1) % ring.size()]});
+  return hop_phase_flows(hops, chunk, rounds, cost);
+}
+
+std::vector<CollectiveFlow> hop_phase_flows(const std::vector<RingHop>& hops, Bytes chunk, std::size_t rounds,
+                                            const RouteCostFn& cost) {
+  std::vector<RouteCost> route;
   double slowest = 0;
-  for (const std::vector<DeviceId>& ring : rings)
-    for (std::size_t i = 0; i < ring.size(); ++i) {
-      hop.push_back(cost(ring[i], ring[(i + 1) % ring.size()]));
-      slowest = std::max(slowest, (hop.back().latency + chunk / hop.back().bandwidth).value());
-    }
+  for (const RingHop& hop : hops) {
+    route.push_back(cost(hop.src, hop.dst));
+    slowest = std::max(slowest, (route.back().latency + chunk * hop.share / route.back().bandwidth).value());
+  }
   const Seconds phase(static_cast<double>(rounds) * slowest);
-  const Bytes size = chunk * static_cast<double>(rounds);
-  std::size_t k = 0;
-  for (const std::vector<DeviceId>& ring : rings)
-    for (std::size_t i = 0; i < ring.size(); ++i, ++k) {
-      const Seconds delay = phase - hop[k].latency - size / hop[k].bandwidth;
-      flows.push_back(CollectiveFlow{ring[i], ring[(i + 1) % ring.size()], size, std::max(delay, Seconds(0))});
-    }
+  std::vector<CollectiveFlow> flows;
+  for (std::size_t k = 0; k < hops.size(); ++k) {
+    const Bytes size = chunk * hops[k].share * static_cast<double>(rounds);
+    const Seconds delay = phase - route[k].latency - size / route[k].bandwidth;
+    flows.push_back(CollectiveFlow{hops[k].src, hops[k].dst, size, std::max(delay, Seconds(0))});
+  }
   return flows;
 }
 
-std::vector<std::vector<DeviceId>> members_by_node(const Collective& c, const DeviceTopology& topology) {
+std::size_t ring_channel_count(const Collective& c, const DeviceTopology& topology) {
+  const auto own = [&](DeviceId device) { return device < topology.own_nic.size() && topology.own_nic[device]; };
+  if (!std::all_of(c.group.begin(), c.group.end(), own)) return 1;
+  const std::vector<std::vector<DeviceId>> nodes = group_by_node(c, topology);
+  const std::size_t g = nodes.front().size();
+  const bool equal = std::all_of(nodes.begin(), nodes.end(), [&](const auto& members) { return members.size() == g; });
+  return nodes.size() * c.copies > 1 && g > 1 && equal ? g : 1;
+}
+
+std::vector<RingHop> ring_round_hops(const Collective& c, const DeviceTopology& topology) {
+  std::vector<RingHop> hops;
+  const std::size_t g = ring_channel_count(c, topology);
+  if (g == 1) {
+    for (std::size_t i = 0; i < c.group.size(); ++i) hops.push_back(RingHop{c.group[i], member_after(c, i, 1)});
+    return hops;
+  }
+  const std::vector<std::vector<DeviceId>> nodes = group_by_node(c, topology);
+  const double inter = 1.0 / static_cast<double>(g);
+  for (std::size_t k = 0; k < nodes.size(); ++k)
+    for (std::size_t j = 0; j < g; ++j) {
+      hops.push_back(RingHop{nodes[k][j], nodes[(k + 1) % nodes.size()][(j + 1) % g], inter});
+      hops.push_back(RingHop{nodes[k][j], nodes[k][(j + 1) % g], 1.0 - inter});
+    }
+  return hops;
+}
+
+void append_channel_rounds(std::vector<CollectiveStep>& steps, const std::vector<std::vector<DeviceId>>& nodes,
+                           Bytes chunk, std::size_t rounds) {
+  const std::size_t n = nodes.size();
+  const std::size_t g = nodes.front().size();
+  const Bytes across = chunk / static_cast<double>(g);
+  // The previous round's sends into member (k, j): from (k, j−1) within the node, carrying every
+  // channel but j; from (k−1, j−1) across, carrying channel j.
+  std::vector<std::vector<StepIndex>> within_into(n, std::vector<StepIndex>(g));
+  std::vector<std::vector<StepIndex>> across_into(n, std::vector<StepIndex>(g));
+  for (std::size_t round = 0; round < rounds; ++round) {
+    auto next_within = within_into;
+    auto next_across = across_into;
+    for (std::size_t k = 0; k < n; ++k)
+      for (std::size_t j = 0; j < g; ++j) {
+        const std::size_t to = (j + 1) % g;
+        // Across: channel j+1, which reached (k, j) from within its node.
+        CollectiveStep out{nodes[k][j], nodes[(k + 1) % n][to], across, {}};
+        if (round > 0) out.deps.push_back(within_into[k][j]);
+        next_across[(k + 1) % n][to] = next_index(steps);
+        steps.push_back(std::move(out));
+        // Within: every channel but j+1 — channel j came across, the others (g ≥ 3) from within.
+        CollectiveStep in{nodes[k][j], nodes[k][to], chunk - across, {}};
+        if (round > 0) {
+          in.deps.push_back(across_into[k][j]);
+          if (g > 2) in.deps.push_back(within_into[k][j]);
+        }
+        next_within[k][to] = next_index(steps);
+        steps.push_back(std::move(in));
+      }
+    within_into = std::move(next_within);
+    across_into = std::move(next_across);
+  }
+}
+
+std::vector<std::vector<DeviceId>> group_by_node(const Collective& c, const DeviceTopology& topology) {
   std::vector<std::uint32_t> node_ids;
   std::vector<std::vector<DeviceId>> nodes;
   for (DeviceId device : c.group) {
@@ -81,6 +146,11 @@ std::vector<std::vector<DeviceId>> members_by_node(const Collective& c, const De
       nodes[static_cast<std::size_t>(it - node_ids.begin())].push_back(device);
     }
   }
+  return nodes;
+}
+
+std::vector<std::vector<DeviceId>> members_by_node(const Collective& c, const DeviceTopology& topology) {
+  std::vector<std::vector<DeviceId>> nodes = group_by_node(c, topology);
   for (const auto& members : nodes)
     if (members.size() != nodes.front().size())
       throw InputError(SourceLocation{}, "hierarchical needs the same number of group members on every node");

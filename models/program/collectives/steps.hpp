@@ -55,10 +55,40 @@ void append_rings(std::vector<CollectiveStep>& steps, const std::vector<std::vec
 // (= (rounds−1)·L_i on uniform links), which alone also ends at T.
 [[nodiscard]] std::vector<CollectiveFlow> ring_phase_flows(const std::vector<std::vector<DeviceId>>& rings, Bytes chunk,
                                                            std::size_t rounds, const RouteCostFn& cost);
+// The same for hops that carry share × chunk per round each (a channelled ring's): T = rounds ·
+// max_h (L_h + share_h·chunk/B_h), every hop one flow of rounds·share_h·chunk ending at T alone.
+[[nodiscard]] std::vector<CollectiveFlow> hop_phase_flows(const std::vector<RingHop>& hops, Bytes chunk,
+                                                          std::size_t rounds, const RouteCostFn& cost);
+
+// ---- The ring split into channels, one per NIC (NCCL's rings; docs/collectives.md, "Channels").
+// NCCL searches one ring per NIC, "NET n -> GPU a -> GPU b -> .. -> GPU x -> NET n" (src/graph/
+// search.cc), starting at the GPU nearest NIC n and, on an NVSwitch, going on to the next GPU index
+// (ncclTopoSearchNextGpuSort); connectRings (src/graph/connect.cc) joins each node's last GPU of a
+// channel to the next node's first; each channel moves its own part of the buffer (the device
+// kernels' loop over nChannels·nranks chunks). Here: when the group spans several nodes, every node
+// holds the same number g ≥ 2 of its members and each of them has a NIC of its own, channel
+// c = 0..g−1 visits each node's members from local rank c on (c, c+1, …, c−1), the nodes in order of
+// first appearance, and carries S/g. Local rank j then sends to the next node's rank j+1 (mod g) in
+// channel j+1 and to its own node's rank j+1 in the other g−1: each NIC sends and receives 1/g of
+// the traffic between nodes, where a single ring puts all of it on one GPU's NIC per node.
+
+// g when `c` is such a group, else 1 (the ring over the group order).
+[[nodiscard]] std::size_t ring_channel_count(const Collective& c, const DeviceTopology& topology);
+// The hops of one round, with the part of S/p each carries: the group order with share 1, or, when
+// channelled, for each member (node by node) its hop to the next node (1/g) then within its node
+// ((g−1)/g).
+[[nodiscard]] std::vector<RingHop> ring_round_hops(const Collective& c, const DeviceTopology& topology);
+// The step form of a channelled ring: per round and member, the send to the next node (chunk/g) and
+// the send within the node (chunk·(g−1)/g), each waiting for the sends into the member in the
+// previous round that delivered the channels it forwards.
+void append_channel_rounds(std::vector<CollectiveStep>& steps, const std::vector<std::vector<DeviceId>>& nodes,
+                           Bytes chunk, std::size_t rounds);
 
 // Members grouped by node, nodes in order of first appearance, members in group order.
 // @throw InputError unless every node holds the same number of members.
 [[nodiscard]] std::vector<std::vector<DeviceId>> members_by_node(const Collective& c, const DeviceTopology& topology);
+// The same grouping, whatever the number of members per node.
+[[nodiscard]] std::vector<std::vector<DeviceId>> group_by_node(const Collective& c, const DeviceTopology& topology);
 
 // Across nodes, one ring per local rank l: the l-th member of every node.
 [[nodiscard]] std::vector<std::vector<DeviceId>> rings_across(const std::vector<std::vector<DeviceId>>& nodes);
