@@ -96,7 +96,8 @@ class CollectiveAlgorithm {
   [[nodiscard]] virtual std::optional<std::size_t> ring_rounds(const Collective& /*c*/) const { return std::nullopt; }
   // When ring_rounds(c) is set: the hops of every round, with the part of S/p each carries per round
   // (the group order with share 1, or the channels' hops of a ring split over a node's NICs).
-  [[nodiscard]] virtual std::vector<RingHop> ring_hops(const Collective& /*c*/, const DeviceTopology& /*topology*/) const {
+  [[nodiscard]] virtual std::vector<RingHop> ring_hops(const Collective& /*c*/,
+                                                       const DeviceTopology& /*topology*/) const {
     return {};
   }
   // How many rings (NCCL channels) run at once, each on its own part of the buffer; above 1 a device

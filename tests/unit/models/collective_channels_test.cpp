@@ -60,7 +60,8 @@ TEST(CollectiveChannels, BytesPerNicPerChannelOnTwoNodesOfFour) {
     }
   const PairBytes got = pair_bytes(e);
   ASSERT_EQ(got.size(), expected.size());
-  for (const auto& [pair, bytes] : expected) EXPECT_NEAR(got.at(pair), bytes, 1e-6) << pair.first << "->" << pair.second;
+  for (const auto& [pair, bytes] : expected)
+    EXPECT_NEAR(got.at(pair), bytes, 1e-6) << pair.first << "->" << pair.second;
 
   // The flow form carries the same bytes per pair.
   const RouteCostFn cost = [](DeviceId, DeviceId) { return RouteCost{Seconds(0), BytesPerSecond(1e9)}; };
