@@ -79,7 +79,8 @@ std::size_t ring_channel_count(const Collective& c, const DeviceTopology& topolo
   const std::vector<std::vector<DeviceId>> nodes = group_by_node(c, topology);
   const std::size_t g = nodes.front().size();
   const bool equal = std::all_of(nodes.begin(), nodes.end(), [&](const auto& members) { return members.size() == g; });
-  return nodes.size() * c.copies > 1 && g > 1 && equal ? g : 1;
+  // A window of one node (copies of it across nodes) has no hop between the nodes it runs.
+  return nodes.size() > 1 && g > 1 && equal ? g : 1;
 }
 
 std::vector<RingHop> ring_round_hops(const Collective& c, const DeviceTopology& topology) {
