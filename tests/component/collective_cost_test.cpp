@@ -110,10 +110,15 @@ std::vector<Case> cases() {
     all.push_back({"direct_all_reduce_" + tag, Platform::switch8, K::all_reduce, "direct", s, 14 * round8(s)});
     all.push_back(
         {"direct_broadcast_" + tag, Platform::switch8, K::broadcast, "direct", s, 7 * (kAlphaIn + s / kBetaIn)});
-    // ring over all 8 GPUs of 2 × 4 (own NICs): 6 edges inside the nodes, 3 → 4 and 7 → 0 across.
-    // The slowest edge bounds every round: 2(p−1) · max(α_in + S/(pβ_in), α_out + S/(pβ_out)).
-    all.push_back({"ring_across_nodes_all_reduce_" + tag, Platform::two_nodes_nic_per_gpu, K::all_reduce, "ring", s,
+    // ring over all 8 GPUs of 2 × 4 sharing a NIC per node: 6 edges inside the nodes, 3 → 4 and 7 → 0
+    // across. The slowest edge bounds every round: 2(p−1) · max(α_in + S/(pβ_in), α_out + S/(pβ_out)).
+    all.push_back({"ring_across_nodes_all_reduce_" + tag, Platform::two_nodes_shared_nic, K::all_reduce, "ring", s,
                    14 * std::max(kAlphaIn + s / 8 / kBetaIn, kAlphaOut + s / 8 / kBetaOut)});
+    // The same ring with a NIC per GPU runs in g = 4 channels (docs/collectives.md, "Channels"): per
+    // round each GPU sends S/p/4 across (its own NIC) and 3·S/p/4 within, at once:
+    // 2(p−1) · max(α_out + S/(4pβ_out), α_in + 3S/(4pβ_in)).
+    all.push_back({"ring_in_channels_all_reduce_" + tag, Platform::two_nodes_nic_per_gpu, K::all_reduce, "ring", s,
+                   14 * std::max(kAlphaIn + 3 * s / 32 / kBetaIn, kAlphaOut + s / 32 / kBetaOut)});
     // hierarchical, 2 nodes × 4: own NICs β_out = 25 GB/s; one shared NIC: 4 rings → 25/4 GB/s.
     all.push_back({"hierarchical_nic_per_gpu_" + tag, Platform::two_nodes_nic_per_gpu, K::all_reduce, "hierarchical", s,
                    hierarchical(s, kBetaOut)});
@@ -168,8 +173,10 @@ TEST_P(CollectiveCostAgreement, WithinTwoPercentOfTheSimulator) {
 
   DeviceTopology topology;
   for (std::size_t n = 0; n < layout.nodes.size(); ++n)
-    for (std::size_t g = 0; g < layout.nodes[n].gpus.size(); ++g)
+    for (std::size_t g = 0; g < layout.nodes[n].gpus.size(); ++g) {
       topology.node_of_device.push_back(static_cast<std::uint32_t>(n));
+      topology.own_nic.push_back(test.platform == Platform::two_nodes_nic_per_gpu);
+    }
 
   // Hierarchical's inter-node phase: the ring of each local rank l, l-th GPU of node 0 ⇄ of node 1,
   // all 2g steps at once. With per-GPU NICs they share nothing; with one NIC they share it.

@@ -159,15 +159,27 @@ TEST(CollectiveFidelity, TreeAndDirectHaveNoFlowForm) {
 }
 
 TEST(CollectiveFidelity, RingOverMixedNvlinkAndNicHopsIsGatedByTheSlowestHop) {
-  // (d) A ring over all 8 GPUs of 2 × 4 with a NIC per GPU: 6 hops on NVSwitch (α_in = 2 us,
+  // (d) A ring over all 8 GPUs of 2 × 4 sharing a NIC per node: 6 hops on NVSwitch (α_in = 2 us,
   // β_in = 100 GB/s), 3 → 4 and 7 → 0 over PCIe + NIC (α_out = 6 us, β_out = 25 GB/s). At step level
   // the slowest hop gates every round: 2(p−1) · max(α_in + S/(pβ_in), α_out + S/(pβ_out))
   // = 14 × (6 us + 100 MB / 25 GB/s) = 14 × 4.006 ms for S = 800 MB. Flow delays the fast hops'
   // flows by exactly their wait, so both agree to rounding.
   const auto step =
-      compare(two_nodes(true), {Collective{CollectiveKind::all_reduce, first_devices(8), Bytes(800 * kMB), "ring", 0}},
+      compare(two_nodes(false), {Collective{CollectiveKind::all_reduce, first_devices(8), Bytes(800 * kMB), "ring", 0}},
               kExactRelative);
   EXPECT_NEAR(step.at(0), 14 * (6e-6 + 4e-3), 1e-9);
+}
+
+TEST(CollectiveFidelity, RingInChannelsRunsItsChannelsAtOnceOnlyAtFlowLevel) {
+  // The same ring with a NIC per GPU runs in 4 channels (docs/collectives.md, "Channels"): per round
+  // each GPU sends 25 MB across through its own NIC (6 us + 25 MB / 25 GB/s = 1.006 ms) and 75 MB
+  // within its node (2 us + 75 MB / 100 GB/s = 0.752 ms) at once; node 0's 4 flows across fill its
+  // 100 GB/s switch port exactly. Flow: 14 × 1.006 ms. The step form sends the two one after the other,
+  // so it can only be slower.
+  const Collective ring{CollectiveKind::all_reduce, first_devices(8), Bytes(800 * kMB), "ring", 0};
+  const double flow = durations(two_nodes(true), {ring}, CollectiveFidelity::flow).at(0);
+  EXPECT_NEAR(flow, 14 * (6e-6 + 1e-3), 1e-9);
+  EXPECT_GT(durations(two_nodes(true), {ring}, CollectiveFidelity::step).at(0), flow);
 }
 
 TEST(CollectiveFidelity, TwoJobsRingsSharingNicsWithinTwoPercent) {
