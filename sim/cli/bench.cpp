@@ -153,7 +153,7 @@ Measurement measure_raw(int gpus, std::size_t activities) {
       sg4::Host* next = platform.gpus[static_cast<std::size_t>((g + 1) % gpus)];
       launcher.start("raw", self, [self, next, rounds]() {
         for (std::size_t r = 0; r < rounds; ++r) {
-          start_execution(self, self->get_speed() * 1e-3)->wait();
+          finish_execution(start_execution(self, self->get_speed() * 1e-3));
           finish_transfer(start_transfer(self, next, 1e6));
         }
       });

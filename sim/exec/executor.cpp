@@ -80,6 +80,7 @@ struct Executor::Impl {
   std::exception_ptr failure;  // the first std::bad_alloc of a stream actor
   bool started = false;
   bool closed = false;
+  bool halted = false;  // halt(): every stream ends as soon as it runs again
 
   // Lowers tasks [first, size) and gives every new queue its (not yet started) actor state: an op of
   // a new queue may be a successor of an op that completes before that queue's actor is created.
@@ -88,6 +89,7 @@ struct Executor::Impl {
     while (actors.size() < program.queues.size()) actors.push_back(std::make_unique<StreamActor>());
   }
   RouteCost route_cost(DeviceId src, DeviceId dst);
+  void halt();
   bool send_or_stop(DeviceId src, DeviceId dst, double bytes);
   void complete(std::uint32_t first, double now);
   void resolve_ready_barriers(std::uint32_t first_op);
@@ -178,10 +180,29 @@ void Executor::Impl::spawn_stream_actors(std::uint32_t first_queue) {
                                     run_stream(q, actor);
                                   } catch (const std::bad_alloc&) {
                                     if (!failure) failure = std::current_exception();
-                                    sg4::Actor::kill_all();
+                                    halt();
                                   }
                                 });
   }
+}
+
+// Ends the run early (a stop asked for, or a std::bad_alloc), from an actor. Stream actors wait for
+// their computes with finish_execution (sim/platform/transfer.hpp: one SimGrid action per compute
+// instead of two), so they are not killed (Actor::kill_all did that): each returns as soon as it runs
+// again, woken now if it waits for a dependency or for more work, else when its activity or sleep
+// ends, and marks nothing more done. The other actors (a controller, background flows) are killed.
+void Executor::Impl::halt() {
+  halted = true;
+  std::vector<const sg4::Actor*> streams;
+  for (const auto& actor : actors)
+    if (actor->self) {
+      streams.push_back(actor->self.get());
+      if (actor->waiting_on != kNoOp) actor->wake();
+    }
+  std::sort(streams.begin(), streams.end());
+  const sg4::Actor* self = sg4::Actor::self();
+  for (const sg4::ActorPtr& actor : sg4::Engine::get_instance()->get_all_actors())
+    if (actor.get() != self && !std::binary_search(streams.begin(), streams.end(), actor.get())) actor->kill();
 }
 
 // Sends `bytes` and waits for them. A failed peer GPU ends the stream (false): its work can never
@@ -189,7 +210,9 @@ void Executor::Impl::spawn_stream_actors(std::uint32_t first_queue) {
 // sent again from the start (NCCL would time out and the step be redone; the report counts the resends).
 bool Executor::Impl::send_or_stop(DeviceId src, DeviceId dst, double bytes) {
   for (;;) {
-    if (finish_transfer(start_transfer(devices[src].host, devices[dst].host, bytes))) return true;
+    const bool delivered = finish_transfer(start_transfer(devices[src].host, devices[dst].host, bytes));
+    if (halted) return false;
+    if (delivered) return true;
     if (!devices[dst].host->is_on()) return false;
     const double now = sg4::Engine::get_clock();
     double resume = std::numeric_limits<double>::infinity();
@@ -208,12 +231,15 @@ bool Executor::Impl::run_flows(const Op& op, double start) {
   for (std::uint32_t f = op.dst;; ++f) {
     const FlowSpec spec = program.flow_specs[f];
     if (spec.delay > 0) sg4::this_actor::sleep_until(start + spec.delay);
+    if (halted) return false;
     transfers.emplace_back(start_transfer(devices[op.device].host, devices[spec.dst].host, spec.bytes), f);
     if (spec.last) break;
   }
   for (auto& [transfer, f] : transfers) {
     const FlowSpec spec = program.flow_specs[f];
-    if (!finish_transfer(transfer)) {
+    const bool delivered = finish_transfer(transfer);
+    if (halted) return false;
+    if (!delivered) {
       if (!send_or_stop(op.device, spec.dst, spec.bytes)) return false;
       for (ExecutionObserver* o : observers)
         o->on_transfer(op.task, op.device, spec.dst, spec.bytes, start, sg4::Engine::get_clock());
@@ -230,17 +256,19 @@ bool Executor::Impl::run_flows(const Op& op, double start) {
 void Executor::Impl::run_stream(std::uint32_t queue, StreamActor& actor) {
   for (std::size_t position = 0;; ++position) {
     while (position == program.queues[queue].ops.size()) {
-      if (!options.growable || closed) return;
+      if (!options.growable || closed || halted) return;
       actor.idle_at = position;
       actor.wait_for(kMoreWork);
     }
     const std::uint32_t id = program.queues[queue].ops[position];
+    if (halted) return;
     if (options.stop != nullptr && options.stop->load()) {
       interrupted = true;
-      sg4::Actor::kill_all();
+      halt();
       return;
     }
-    while (program.ops[id].pending > 0) actor.wait_for(id);
+    while (program.ops[id].pending > 0 && !halted) actor.wait_for(id);
+    if (halted) return;
     const Op op = program.ops[id];  // a copy, for the same reason
     const double start = sg4::Engine::get_clock();
     if (op.starts_task)
@@ -248,7 +276,7 @@ void Executor::Impl::run_stream(std::uint32_t queue, StreamActor& actor) {
     switch (op.kind) {
       case OpKind::compute:
         if (const double flops = op.amount * host_speed[op.device]; flops > 0)
-          start_execution(devices[op.device].host, flops)->wait();
+          finish_execution(start_execution(devices[op.device].host, flops));
         break;
       case OpKind::transfer:
         if (!send_or_stop(op.device, op.dst, op.amount)) return;
@@ -263,6 +291,7 @@ void Executor::Impl::run_stream(std::uint32_t queue, StreamActor& actor) {
       case OpKind::barrier:
         break;
     }
+    if (halted) return;
     const double end = sg4::Engine::get_clock();
     if (op.kind == OpKind::transfer)
       for (ExecutionObserver* o : observers) o->on_transfer(op.task, op.device, op.dst, op.amount, start, end);

@@ -77,8 +77,9 @@ struct DeviceBinding {
 };
 
 struct ExecutorOptions {
-  // Polled before each operation of every stream: once set, the first stream to see it ends every
-  // actor (the run stops, its unfinished tasks reported) and interrupted() becomes true.
+  // Polled before each operation of every stream: once set, the first stream to see it ends the run
+  // (every stream returns when it next runs, its current activity done; other actors are killed; the
+  // unfinished tasks are reported) and interrupted() becomes true.
   const std::atomic<bool>* stop = nullptr;
   // The workload's collective fidelity; unset: the default rule (effective_collective_fidelity).
   // A collective's own Collective::fidelity wins.

@@ -37,6 +37,8 @@ DNNSIM_ACTOR_SIMCALL sg4::ActivityPtr start_execution(sg4::Host* host, double fl
   return exec;
 }
 
+void finish_execution(const sg4::ActivityPtr& execution) { sg4::Activity::wait_any({execution}); }
+
 bool finish_transfer(const sg4::ActivityPtr& transfer) {
   try {
     // Comm::wait_for is not Activity::wait_for (it resets the simcall's observer on a failure).

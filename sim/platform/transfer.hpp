@@ -35,6 +35,23 @@ simgrid::s4u::ActivityPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u:
 // on the actor's own host, in one simcall instead of four).
 simgrid::s4u::ActivityPtr start_execution(simgrid::s4u::Host* host, double flops);
 
+// Waits for an execution that start_execution started on the calling actor's own host; no other
+// actor may kill the caller meanwhile. Not Activity::wait(): in SimGrid 3.32 that starts a second
+// action for every wait, a SynchroImpl holding a sleep action on the waiting actor's host ("to be
+// notified of host failures", ActivityImpl::wait_for), a max-min variable expanded on and later
+// freed from the host's CPU constraint. Activity::wait_any of the one activity waits without it:
+// one SimGrid action per compute instead of two (docs/performance.md, "One SimGrid action per wait").
+//  - Results are the same to the bit: the sleep's updates mark modified the constraint that the
+//    execution itself modifies at the same dates (its start, its end), before the same solve.
+//    Transfers keep Activity::wait(): there the sleep's updates fall between a running compute's
+//    start and end, SimGrid's lazy update then recomputes that compute's completion date, and
+//    removing them moved regression results in the last bits.
+//  - Kills: wait_any registers the waiting actor with the activity alone, which 3.32's
+//    ActorImpl::exit does not undo, so an actor killed by another actor (Actor::kill, kill_all) while
+//    it waits so is resumed, dead, when the execution ends (an ImpossibleError in smx_ctx_wrapper).
+//    A failure of its own host is safe: SimGrid does not resume an actor whose host is off.
+void finish_execution(const simgrid::s4u::ActivityPtr& execution);
+
 // Waits for a started transfer: false if it failed (a link of its route or an endpoint host went
 // down), whichever primitive carried it.
 bool finish_transfer(const simgrid::s4u::ActivityPtr& transfer);
