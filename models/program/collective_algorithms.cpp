@@ -165,12 +165,6 @@ std::size_t count_collective_steps(const Collective& c, const DeviceTopology& to
   });
 }
 
-std::size_t collective_channels(const Collective& c, const DeviceTopology& topology, const SourceLocation& where) {
-  return with_algorithm(c, topology, where, false, [&](const CollectiveAlgorithm& algorithm) {
-    return c.group.size() < 2 ? std::size_t{1} : algorithm.channels(c, topology);
-  });
-}
-
 CollectiveExpansion expand_collective(const Collective& c, const DeviceTopology& topology,
                                       const SourceLocation& where) {
   return with_algorithm(c, topology, where, false, [&](const CollectiveAlgorithm& algorithm) {

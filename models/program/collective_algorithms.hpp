@@ -156,10 +156,6 @@ inline constexpr std::size_t kStepFidelityMaxGroup = 64;
 // no flow form for the kind.
 [[nodiscard]] CollectiveFlowPlan plan_collective_flows(const Collective& c, const DeviceTopology& topology,
                                                        const RouteCostFn& cost, const SourceLocation& where = {});
-// The channels of the algorithm `c` names (or the default rule's): how many rings it runs at once
-// (CollectiveAlgorithm::channels); 1 for a group of one device. @throw InputError as expand_collective.
-[[nodiscard]] std::size_t collective_channels(const Collective& c, const DeviceTopology& topology,
-                                              const SourceLocation& where = {});
 // expand_collective(c, topology).steps.size() without expanding (the algorithm's step_count).
 // @throw InputError as expand_collective for an unknown or unsupporting algorithm.
 [[nodiscard]] std::size_t count_collective_steps(const Collective& c, const DeviceTopology& topology,
