@@ -4,9 +4,15 @@
 
 namespace dnnsim {
 
+// Each device's node and whether it has a NIC of its own, as the lowering gives the collective
+// algorithms (sim/run/simulation.cpp): a planner's collective_time then splits a ring across nodes
+// into the channels the simulator runs (docs/collectives.md, "Channels").
 DeviceTopology ClusterView::topology() const {
   DeviceTopology topology;
-  for (const ClusterDevice& device : devices) topology.node_of_device.push_back(device.node);
+  for (const ClusterDevice& device : devices) {
+    topology.node_of_device.push_back(device.node);
+    topology.own_nic.push_back(device.own_nic);
+  }
   return topology;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "models/cost/collective_cost.hpp"
 #include "planners/common/layer_cost.hpp"
@@ -100,26 +101,46 @@ const std::vector<std::pair<Seconds, Seconds>>& LlmLayoutCost::compute_prefix(Sh
   return prefix;
 }
 
-// collective_time is the longest path through the algorithm's steps, each α + its share of the size / β:
-// on a group whose paths are alike (a uniform cluster's translates) the same path is longest at every
-// size, so the time is affine in the size, a + b·S, and two sizes give a and b for every other —
-// what keeps a 256-way all-to-all (65,536 steps) from being expanded once per chunk length.
+// collective_time is the longest path through the algorithm's steps, each α + its share of the size / β,
+// so it is convex in the size S (a max of affine functions). On a group whose hops are alike the same
+// path is longest at every size and the time is affine, a + b·S: then two sizes give a and b for every
+// other, what keeps a 256-way all-to-all (65,536 steps) from being expanded once per chunk length.
+// A ring in channels is not affine (docs/collectives.md, "Channels"): its round is max(α_out +
+// S/(g·p·B_out), α_in + S(g−1)/(g·p·B_in)), the NIC hop binding at small S and, on GB200 (g = 32), the
+// NVLink hop at large S. A convex function that takes the values of one line at several sizes follows
+// it between them; so the line through S = 1 and 2 GB is kept when S = 0 and 1 TB lie on it too, and
+// any other collective is timed exactly at each size it is asked (a ring's closed form, O(p)).
 Seconds LlmLayoutCost::collective(const Collective& c) {
   auto [it, fresh] = collectives_.try_emplace({static_cast<int>(c.kind), c.group});
-  if (fresh) {
-    constexpr double kOne = 1e9;
+  Line& line = it->second;
+  const auto time = [&](double size) {
     Collective probe = c;
     probe.calls = 1;
-    probe.size = Bytes(kOne);
-    const Seconds one = collective_time(probe, topology_, request_.cluster.path_cost);
-    probe.size = Bytes(2 * kOne);
-    const Seconds slope = collective_time(probe, topology_, request_.cluster.path_cost) - one;
-    it->second = {one - slope, slope / kOne};
+    probe.size = Bytes(size);
+    return collective_time(probe, topology_, request_.cluster.path_cost);
+  };
+  if (fresh) {
+    constexpr double kOne = 1e9, kFar = 1e12;
+    const Seconds one = time(kOne);
+    const Seconds slope = time(2 * kOne) - one;
+    line.a = one - slope;
+    line.b = slope / kOne;
+    const auto on_line = [&](double size) {
+      const Seconds t = time(size);
+      return std::abs((t - (line.a + line.b * size)).value()) <= 1e-9 * std::max(t, one).value();
+    };
+    line.affine = on_line(0) && on_line(kFar);
+  }
+  Seconds seconds = line.a + line.b * c.size.value();
+  if (!line.affine) {
+    auto [exact, untimed] = line.exact.try_emplace(c.size.value());
+    if (untimed) exact->second = time(c.size.value());
+    seconds = exact->second;
   }
   const ClusterDevice& device = request_.cluster.devices.front();
   const Seconds latency =
       device.calibration && device.calibration->collectives ? device.calibration->collectives->latency : Seconds(0);
-  return it->second.first + it->second.second * c.size.value() + latency * static_cast<double>(c.calls);
+  return seconds + latency * static_cast<double>(c.calls);
 }
 
 int LlmLayoutCost::in_flight(int stage, int stages, int micro_batches, int chunks) {

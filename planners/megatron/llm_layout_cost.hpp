@@ -57,6 +57,10 @@ class LlmLayoutCost {
   [[nodiscard]] std::optional<Seconds> estimate(const LlmLayout& layout);
   // The layout's virtual stages (chunk c of stage s at c·p + s).
   [[nodiscard]] const std::vector<LayerRange>& virtual_stages(const LlmLayout& layout);
+  // What the planner prices one collective at: collective_time over the cluster's paths and its
+  // topology (a ring across nodes whose GPUs have NICs of their own runs in channels, as simulated),
+  // plus the calibrated per-call latency × c.calls.
+  [[nodiscard]] Seconds collective(const Collective& c);
 
  private:
   struct Shard;
@@ -67,7 +71,6 @@ class LlmLayoutCost {
   };
   Shard& shard(const LlmLayout& layout);
   const std::vector<std::pair<Seconds, Seconds>>& compute_prefix(Shard& shard, int micro_batch);
-  Seconds collective(const Collective& c);
   int in_flight(int stage, int stages, int micro_batches, int chunks);
   StageTimes stage_times(const LlmLayout& layout);
 
@@ -76,8 +79,13 @@ class LlmLayoutCost {
   TransformerShape shape_;
   std::map<std::tuple<int, int, int>, std::unique_ptr<Shard>> shards_;
   std::map<int, std::vector<LayerRange>> splits_;
-  // (kind, group) → (a, b) of its time a + b·S (collective())
-  std::map<std::pair<int, std::vector<DeviceId>>, std::pair<Seconds, Seconds>> collectives_;
+  // A collective's time by size (collective()): a + b·S when affine, else each size asked, timed.
+  struct Line {
+    Seconds a{0}, b{0};
+    bool affine = true;
+    std::map<double, Seconds> exact;
+  };
+  std::map<std::pair<int, std::vector<DeviceId>>, Line> collectives_;
   std::map<std::tuple<int, int, int, int>, int> in_flight_;
 };
 

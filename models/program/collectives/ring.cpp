@@ -62,8 +62,8 @@ class RingAlgorithm final : public CollectiveAlgorithm {
     CollectiveExpansion result;
     if (const auto rounds = ring_rounds(c)) {
       const Bytes chunk = c.size / static_cast<double>(p);
-      if (ring_channel_count(c, topology) > 1) {
-        append_channel_rounds(result.steps, group_by_node(c, topology), chunk, *rounds);
+      if (const std::size_t channels = ring_channel_count(c, topology); channels > 1) {
+        append_channel_rounds(result.steps, group_by_node(c, topology), channels, chunk, *rounds);
         return result;
       }
       LastInto last;
@@ -87,11 +87,14 @@ class RingAlgorithm final : public CollectiveAlgorithm {
     return CollectiveAlgorithm::flows(c, topology, cost);  // the pipelined chain: per-edge aggregate
   }
 
-  // A round is one send per simulated member (two when channelled: across and within its node); the
-  // broadcast chain sends each chunk down p − 1 edges.
+  // A round is one send per simulated member, plus, when channelled, one across per channel and node
+  // (every member when each has a channel); the broadcast chain sends each chunk down p − 1 edges.
   [[nodiscard]] std::size_t step_count(const Collective& c, const DeviceTopology& topology) const override {
-    if (const auto rounds = ring_rounds(c))
-      return c.group.size() * *rounds * (ring_channel_count(c, topology) > 1 ? 2 : 1);
+    if (const auto rounds = ring_rounds(c)) {
+      const std::size_t channels = ring_channel_count(c, topology);
+      const std::size_t across = channels > 1 ? group_by_node(c, topology).size() * channels : 0;
+      return (c.group.size() + across) * *rounds;
+    }
     assert(c.kind == CollectiveKind::broadcast && "ring does not support all_to_all");
     return std::size_t{broadcast_chunks(c)} * (logical_size(c) - 1);
   }

@@ -73,6 +73,17 @@ std::vector<CollectiveFlow> hop_phase_flows(const std::vector<RingHop>& hops, By
   return flows;
 }
 
+namespace {
+
+// Which local ranks a channel starts at (s_k = ⌊k·g/c⌋; every rank when c = g).
+std::vector<bool> channel_starts(std::size_t members, std::size_t channels) {
+  std::vector<bool> starts(members, false);
+  for (std::size_t k = 0; k < channels; ++k) starts[k * members / channels] = true;
+  return starts;
+}
+
+}  // namespace
+
 std::size_t ring_channel_count(const Collective& c, const DeviceTopology& topology) {
   const auto own = [&](DeviceId device) { return device < topology.own_nic.size() && topology.own_nic[device]; };
   if (!std::all_of(c.group.begin(), c.group.end(), own)) return 1;
@@ -80,33 +91,37 @@ std::size_t ring_channel_count(const Collective& c, const DeviceTopology& topolo
   const std::size_t g = nodes.front().size();
   const bool equal = std::all_of(nodes.begin(), nodes.end(), [&](const auto& members) { return members.size() == g; });
   // A window of one node (copies of it across nodes) has no hop between the nodes it runs.
-  return nodes.size() > 1 && g > 1 && equal ? g : 1;
+  return nodes.size() > 1 && g > 1 && equal ? std::min(g, kMaxRingChannels) : 1;
 }
 
 std::vector<RingHop> ring_round_hops(const Collective& c, const DeviceTopology& topology) {
   std::vector<RingHop> hops;
-  const std::size_t g = ring_channel_count(c, topology);
-  if (g == 1) {
+  const std::size_t channels = ring_channel_count(c, topology);
+  if (channels == 1) {
     for (std::size_t i = 0; i < c.group.size(); ++i) hops.push_back(RingHop{c.group[i], member_after(c, i, 1)});
     return hops;
   }
   const std::vector<std::vector<DeviceId>> nodes = group_by_node(c, topology);
-  const double inter = 1.0 / static_cast<double>(g);
+  const std::size_t g = nodes.front().size();
+  const std::vector<bool> starts = channel_starts(g, channels);
+  const double inter = 1.0 / static_cast<double>(channels);
   for (std::size_t k = 0; k < nodes.size(); ++k)
     for (std::size_t j = 0; j < g; ++j) {
-      hops.push_back(RingHop{nodes[k][j], nodes[(k + 1) % nodes.size()][(j + 1) % g], inter});
-      hops.push_back(RingHop{nodes[k][j], nodes[k][(j + 1) % g], 1.0 - inter});
+      const std::size_t to = (j + 1) % g;
+      if (starts[to]) hops.push_back(RingHop{nodes[k][j], nodes[(k + 1) % nodes.size()][to], inter});
+      hops.push_back(RingHop{nodes[k][j], nodes[k][to], starts[to] ? 1.0 - inter : 1.0});
     }
   return hops;
 }
 
 void append_channel_rounds(std::vector<CollectiveStep>& steps, const std::vector<std::vector<DeviceId>>& nodes,
-                           Bytes chunk, std::size_t rounds) {
+                           std::size_t channels, Bytes chunk, std::size_t rounds) {
   const std::size_t n = nodes.size();
   const std::size_t g = nodes.front().size();
-  const Bytes across = chunk / static_cast<double>(g);
+  const std::vector<bool> starts = channel_starts(g, channels);
+  const Bytes across = chunk / static_cast<double>(channels);
   // The previous round's sends into member (k, j): from (k, j−1) within the node, carrying every
-  // channel but j; from (k−1, j−1) across, carrying channel j.
+  // channel but the one starting at j; from (k−1, j−1) across, carrying that one.
   std::vector<std::vector<StepIndex>> within_into(n, std::vector<StepIndex>(g));
   std::vector<std::vector<StepIndex>> across_into(n, std::vector<StepIndex>(g));
   for (std::size_t round = 0; round < rounds; ++round) {
@@ -115,16 +130,20 @@ void append_channel_rounds(std::vector<CollectiveStep>& steps, const std::vector
     for (std::size_t k = 0; k < n; ++k)
       for (std::size_t j = 0; j < g; ++j) {
         const std::size_t to = (j + 1) % g;
-        // Across: channel j+1, which reached (k, j) from within its node.
-        CollectiveStep out{nodes[k][j], nodes[(k + 1) % n][to], across, {}};
-        if (round > 0) out.deps.push_back(within_into[k][j]);
-        next_across[(k + 1) % n][to] = next_index(steps);
-        steps.push_back(std::move(out));
-        // Within: every channel but j+1 — channel j came across, the others (g ≥ 3) from within.
-        CollectiveStep in{nodes[k][j], nodes[k][to], chunk - across, {}};
+        if (starts[to]) {
+          // Across: the channel starting at j+1, which reached (k, j) from within its node.
+          CollectiveStep out{nodes[k][j], nodes[(k + 1) % n][to], across, {}};
+          if (round > 0) out.deps.push_back(within_into[k][j]);
+          next_across[(k + 1) % n][to] = next_index(steps);
+          steps.push_back(std::move(out));
+        }
+        // Within: every channel but the one starting at j+1 — the one starting at j came across, the
+        // others (if any) from within.
+        CollectiveStep in{nodes[k][j], nodes[k][to], starts[to] ? chunk - across : chunk, {}};
         if (round > 0) {
-          in.deps.push_back(across_into[k][j]);
-          if (g > 2) in.deps.push_back(within_into[k][j]);
+          if (starts[j]) in.deps.push_back(across_into[k][j]);
+          const std::size_t from_within = channels - (starts[j] ? 1 : 0) - (starts[to] ? 1 : 0);
+          if (from_within > 0) in.deps.push_back(within_into[k][j]);
         }
         next_within[k][to] = next_index(steps);
         steps.push_back(std::move(in));

@@ -66,23 +66,30 @@ void append_rings(std::vector<CollectiveStep>& steps, const std::vector<std::vec
 // (ncclTopoSearchNextGpuSort); connectRings (src/graph/connect.cc) joins each node's last GPU of a
 // channel to the next node's first; each channel moves its own part of the buffer (the device
 // kernels' loop over nChannels·nranks chunks). Here: when the group spans several nodes, every node
-// holds the same number g ≥ 2 of its members and each of them has a NIC of its own, channel
-// c = 0..g−1 visits each node's members from local rank c on (c, c+1, …, c−1), the nodes in order of
-// first appearance, and carries S/g. Local rank j then sends to the next node's rank j+1 (mod g) in
-// channel j+1 and to its own node's rank j+1 in the other g−1: each NIC sends and receives 1/g of
-// the traffic between nodes, where a single ring puts all of it on one GPU's NIC per node.
+// holds the same number g ≥ 2 of its members and each of them has a NIC of its own, c = min(g,
+// kMaxRingChannels) channels run, channel k visiting each node's members from local rank s_k =
+// ⌊k·g/c⌋ on (s_k, s_k+1, …, s_k−1), the nodes in order of first appearance, and carrying S/c. Local
+// rank j then sends to the next node's rank j+1 (mod g) the channel that starts there, if one does
+// (1/c), and to its own node's rank j+1 every other channel: with c = g each NIC sends and receives
+// 1/g of the traffic between nodes, where a single ring puts all of it on one GPU's NIC per node.
 
-// g when `c` is such a group, else 1 (the ring over the group order).
+// NCCL's ring search finds at most MAXCHANNELS/2 rings (src/init.cc: `ringGraph->maxChannels =
+// MAXCHANNELS / 2`, MAXCHANNELS 64 in src/include/device.h); its further channels (ncclTopoPostset
+// duplicates the rings) run the same rings again, so they load the same NICs.
+inline constexpr std::size_t kMaxRingChannels = 32;
+
+// c above when `c` is such a group, else 1 (the ring over the group order).
 [[nodiscard]] std::size_t ring_channel_count(const Collective& c, const DeviceTopology& topology);
 // The hops of one round, with the part of S/p each carries: the group order with share 1, or, when
-// channelled, for each member (node by node) its hop to the next node (1/g) then within its node
-// ((g−1)/g).
+// channelled, for each member (node by node) its hop to the next node (1/c, where a channel starts
+// at its successor) then within its node (the other channels).
 [[nodiscard]] std::vector<RingHop> ring_round_hops(const Collective& c, const DeviceTopology& topology);
-// The step form of a channelled ring: per round and member, the send to the next node (chunk/g) and
-// the send within the node (chunk·(g−1)/g), each waiting for the sends into the member in the
-// previous round that delivered the channels it forwards.
+// The step form of a ring in `channels` channels over `nodes` (members_by_node): per round and
+// member, the send to the next node (chunk/c, where a channel starts at its successor) and the send
+// within the node (the rest of the chunk), each waiting for the sends into the member in the previous
+// round that delivered the channels it forwards.
 void append_channel_rounds(std::vector<CollectiveStep>& steps, const std::vector<std::vector<DeviceId>>& nodes,
-                           Bytes chunk, std::size_t rounds);
+                           std::size_t channels, Bytes chunk, std::size_t rounds);
 
 // Members grouped by node, nodes in order of first appearance, members in group order.
 // @throw InputError unless every node holds the same number of members.

@@ -119,5 +119,47 @@ TEST(CollectiveChannels, OneRingWhereThereIsNothingToSpread) {
   }
 }
 
+// NCCL's cap: at most MAXCHANNELS/2 = 32 rings (src/init.cc, MAXCHANNELS 64 in src/include/device.h).
+// Two NVL72-like domains of 64 GPUs (0–63, 64–127), each GPU with its own NIC; an all-gather of
+// S = 4 GiB over the 128: p = 128, 127 rounds of S/p = 32 MiB. g = 64 members per node, c = 32
+// channels, channel k starting at local rank s_k = ⌊k·64/32⌋ = 2k and carrying S/32. A channel starting
+// at an even rank j+1 leaves the previous node at rank j: odd ranks send (S/p)/c = 1 MiB per round to
+// the next node (127 MiB over the rounds) and the other 31 MiB within (3,937 MiB); even ranks send the
+// whole 32 MiB within (4,064 MiB) and nothing across. Between the nodes: 32 NICs × 127 MiB = 4,064 MiB
+// = (p−1)/p · S per node, as with one ring. Steps: per round 128 within + 2 nodes × 32 across.
+// Time at NIC 50 GB/s, NVLink 900 GB/s, no latency: an even rank's within hop binds, 32 MiB / 900 GB/s
+// against 1 MiB / 50 GB/s: 127 · 37.28 µs.
+TEST(CollectiveChannels, NcclsCapOfThirtyTwoRings) {
+  const Collective c = collective_op(CollectiveKind::all_gather, iota_group(128), 4096 * kMiB, "ring");
+  const DeviceTopology rails = rail_nodes(128, 64);
+  EXPECT_EQ(ring_channels(c, rails), 32u);
+
+  const CollectiveExpansion e = expand_collective(c, rails);
+  expect_well_formed(e);
+  EXPECT_EQ(e.steps.size(), (128u + 2u * 32u) * 127u);
+  EXPECT_EQ(count_collective_steps(c, rails), e.steps.size());
+  PairBytes expected;
+  for (DeviceId node = 0; node < 2; ++node)
+    for (DeviceId j = 0; j < 64; ++j) {
+      const DeviceId from = 64 * node + j;
+      const DeviceId next = (j + 1) % 64;
+      if (j % 2 == 1) {
+        expected[{from, 64 * (1 - node) + next}] = 127 * kMiB;
+        expected[{from, 64 * node + next}] = 31 * 127 * kMiB;
+      } else {
+        expected[{from, 64 * node + next}] = 32 * 127 * kMiB;
+      }
+    }
+  const PairBytes got = pair_bytes(e);
+  ASSERT_EQ(got.size(), expected.size());
+  for (const auto& [pair, bytes] : expected)
+    EXPECT_NEAR(got.at(pair), bytes, 1e-3) << pair.first << "->" << pair.second;
+
+  const PathCostFn path = [](DeviceId a, DeviceId b) {
+    return PathCost{Seconds(0), BytesPerSecond(a / 64 == b / 64 ? 900e9 : 50e9)};
+  };
+  EXPECT_NEAR(collective_time(c, rails, path).value(), 127 * 32 * kMiB / 900e9, 1e-12);
+}
+
 }  // namespace
 }  // namespace dnnsim
