@@ -52,7 +52,9 @@ TEST(PlannerCollectiveAgreement, RingInChannelsWithANicPerGpu) {
   expect_planner_agrees(true, 7 * std::max(6e-6 + 8 * kMiB / 25e9, 2e-6 + 24 * kMiB / 100e9));
 }
 
-TEST(PlannerCollectiveAgreement, OneRingThroughASharedNic) { expect_planner_agrees(false, 7 * (6e-6 + 32 * kMiB / 25e9)); }
+TEST(PlannerCollectiveAgreement, OneRingThroughASharedNic) {
+  expect_planner_agrees(false, 7 * (6e-6 + 32 * kMiB / 25e9));
+}
 
 }  // namespace
 }  // namespace dnnsim
