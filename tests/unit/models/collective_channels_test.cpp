@@ -2,6 +2,7 @@
 // per NIC per channel on a small two-node ring, derived by hand, and the cases that keep one ring.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -40,6 +41,32 @@ PairBytes pair_bytes(const CollectiveExpansion& e) {
   return bytes;
 }
 
+// Expands `c` on `topology` after checking that it runs in `channels` channels and `steps` steps
+// (also as counted without expanding), and that the expansion is well formed.
+CollectiveExpansion expand_in_channels(const Collective& c, const DeviceTopology& topology, std::size_t channels,
+                                       std::size_t steps) {
+  EXPECT_EQ(ring_channels(c, topology), channels);
+  EXPECT_EQ(count_collective_steps(c, topology), steps);
+  CollectiveExpansion e = expand_collective(c, topology);
+  expect_well_formed(e);
+  EXPECT_EQ(e.steps.size(), steps);
+  return e;
+}
+
+// Two nodes of g GPUs (0…g−1, g…2g−1): what each local rank j sends over the whole collective to the
+// other node's rank j+1 (mod g) and to its own node's rank j+1, as {across, within}; 0 where it sends
+// nothing.
+PairBytes two_node_pairs(DeviceId g, const std::function<std::pair<double, double>(DeviceId)>& sends) {
+  PairBytes pairs;
+  for (DeviceId node = 0; node < 2; ++node)
+    for (DeviceId j = 0; j < g; ++j) {
+      const auto [across, within] = sends(j);
+      if (across > 0) pairs[{g * node + j, g * (1 - node) + (j + 1) % g}] = across;
+      if (within > 0) pairs[{g * node + j, g * node + (j + 1) % g}] = within;
+    }
+  return pairs;
+}
+
 // Two nodes of 4 GPUs (0–3, 4–7), each with its own NIC; an all-gather of S = 64 MiB over the 8.
 // p = 8, 7 rounds of S/p = 8 MiB. g = 4 channels, channel c carrying S/g = 16 MiB: per round each
 // channel hop moves S/(g·p) = 2 MiB, so over the 7 rounds 14 MiB.
@@ -51,18 +78,10 @@ PairBytes pair_bytes(const CollectiveExpansion& e) {
 TEST(CollectiveChannels, BytesPerNicPerChannelOnTwoNodesOfFour) {
   const Collective c = collective_op(CollectiveKind::all_gather, iota_group(8), 64 * kMiB, "ring");
   const DeviceTopology rails = rail_nodes(8, 4);
-  EXPECT_EQ(ring_channels(c, rails), 4u);
-
-  const CollectiveExpansion e = expand_collective(c, rails);
-  expect_well_formed(e);
-  EXPECT_EQ(e.steps.size(), 2u * 8u * 7u);  // per round and member: one send across, one within
-  PairBytes expected;
-  for (DeviceId node = 0; node < 2; ++node)
-    for (DeviceId j = 0; j < 4; ++j) {
-      const DeviceId from = 4 * node + j;
-      expected[{from, 4 * (1 - node) + (j + 1) % 4}] = 14 * kMiB;  // across: channel j+1
-      expected[{from, 4 * node + (j + 1) % 4}] = 42 * kMiB;        // within: the 3 other channels
-    }
+  // Per round and member: one send across, one within.
+  const CollectiveExpansion e = expand_in_channels(c, rails, 4, 2 * 8 * 7);
+  // Across: channel j+1; within: the 3 other channels.
+  const PairBytes expected = two_node_pairs(4, [](DeviceId) { return std::pair{14 * kMiB, 42 * kMiB}; });
   const PairBytes got = pair_bytes(e);
   ASSERT_EQ(got.size(), expected.size());
   for (const auto& [pair, bytes] : expected)
@@ -132,24 +151,10 @@ TEST(CollectiveChannels, OneRingWhereThereIsNothingToSpread) {
 TEST(CollectiveChannels, NcclsCapOfThirtyTwoRings) {
   const Collective c = collective_op(CollectiveKind::all_gather, iota_group(128), 4096 * kMiB, "ring");
   const DeviceTopology rails = rail_nodes(128, 64);
-  EXPECT_EQ(ring_channels(c, rails), 32u);
-
-  const CollectiveExpansion e = expand_collective(c, rails);
-  expect_well_formed(e);
-  EXPECT_EQ(e.steps.size(), (128u + 2u * 32u) * 127u);
-  EXPECT_EQ(count_collective_steps(c, rails), e.steps.size());
-  PairBytes expected;
-  for (DeviceId node = 0; node < 2; ++node)
-    for (DeviceId j = 0; j < 64; ++j) {
-      const DeviceId from = 64 * node + j;
-      const DeviceId next = (j + 1) % 64;
-      if (j % 2 == 1) {
-        expected[{from, 64 * (1 - node) + next}] = 127 * kMiB;
-        expected[{from, 64 * node + next}] = 31 * 127 * kMiB;
-      } else {
-        expected[{from, 64 * node + next}] = 32 * 127 * kMiB;
-      }
-    }
+  const CollectiveExpansion e = expand_in_channels(c, rails, 32, (128 + 2 * 32) * 127);
+  const PairBytes expected = two_node_pairs(64, [](DeviceId j) {
+    return j % 2 == 1 ? std::pair{127 * kMiB, 31 * 127 * kMiB} : std::pair{0.0, 32 * 127 * kMiB};
+  });
   const PairBytes got = pair_bytes(e);
   ASSERT_EQ(got.size(), expected.size());
   for (const auto& [pair, bytes] : expected)

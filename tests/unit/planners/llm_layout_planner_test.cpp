@@ -15,23 +15,7 @@
 namespace dnnsim {
 namespace {
 
-// A 2-block mixture of experts: 4 heads (and 4 key/value heads) of 64, hidden 256, 4 routed experts,
-// top-2, sequence `seq`.
-LayerModel tiny_moe(int experts = 4, int seq = 64) {
-  return llm_model(LlmConfig{.name = "tiny-moe",
-                             .layers = 2,
-                             .hidden = 256,
-                             .heads = 4,
-                             .kv_heads = 4,
-                             .head_dim = 64,
-                             .ffn = 512,
-                             .vocab = 1024,
-                             .seq = seq,
-                             .experts = experts,
-                             .top_k = 2,
-                             .expert_ffn = 128},
-                   ModelOptions{});
-}
+using testing::tiny_moe;
 
 PlanRequest layout_request(LayerModel model, ClusterView cluster, int global_batch, testing::OptionValues values = {}) {
   PlanRequest request = testing::make_request(std::move(model), std::move(cluster), global_batch, 1);

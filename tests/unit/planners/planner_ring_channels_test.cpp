@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include "models/cost/collective_cost.hpp"
-#include "models/dnn/zoo_llm.hpp"
 #include "planners/megatron/llm_layout_cost.hpp"
 #include "tests/unit/planners/planner_test_helpers.hpp"
 
@@ -43,19 +42,9 @@ TEST(PlannerRingChannels, TwoNodesOfFourWithOwnNicsVersusASharedOne) {
   EXPECT_NEAR(single / channels, 3.83, 0.01);
 }
 
-// A 2-block dense LLM, only so that the layout cost can be built (it prices collectives of any group).
+// The planner tests' tiny LLM, only so that the layout cost can be built (it prices collectives of any group).
 PlanRequest llm_request(ClusterView cluster) {
-  const LayerModel model = llm_model(LlmConfig{.name = "tiny-dense",
-                                               .layers = 2,
-                                               .hidden = 256,
-                                               .heads = 4,
-                                               .kv_heads = 4,
-                                               .head_dim = 64,
-                                               .ffn = 512,
-                                               .vocab = 1024,
-                                               .seq = 64},
-                                     ModelOptions{});
-  return testing::make_request(model, std::move(cluster), 8, 1);
+  return testing::make_request(testing::tiny_moe(), std::move(cluster), 8, 1);
 }
 
 // NVLink 100 GB/s, NIC 50 GB/s, a NIC per GPU: a channelled round lasts

@@ -1,5 +1,5 @@
 // Clusters and models for the planner tests: hierarchical V100 clusters built by hand (NVLink
-// inside a node, a NIC between nodes) and random chains of measured layers.
+// inside a node, a NIC between nodes), random chains of measured layers and a tiny LLM of the zoo's kind.
 #pragma once
 
 #include <fmt/format.h>
@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "models/dnn/zoo_llm.hpp"
 #include "models/hardware/catalog.hpp"
 #include "planners/parallel/planner.hpp"
 
@@ -51,6 +52,24 @@ inline LayerModel random_model(std::mt19937& random, int layers) {
     model.layers.push_back(measured_layer(forward, forward * 2, parameters(random), activation(random)));
   }
   return model;
+}
+
+// A 2-block mixture of experts: 4 heads (and 4 key/value heads) of 64, hidden 256, 4 routed experts,
+// top-2, sequence `seq`.
+inline LayerModel tiny_moe(int experts = 4, int seq = 64) {
+  return llm_model(LlmConfig{.name = "tiny-moe",
+                             .layers = 2,
+                             .hidden = 256,
+                             .heads = 4,
+                             .kv_heads = 4,
+                             .head_dim = 64,
+                             .ffn = 512,
+                             .vocab = 1024,
+                             .seq = seq,
+                             .experts = experts,
+                             .top_k = 2,
+                             .expert_ffn = 128},
+                   ModelOptions{});
 }
 
 inline PlanRequest make_request(LayerModel model, ClusterView cluster, int global_batch, int micro_batches) {
