@@ -285,7 +285,7 @@ class OptimusScheduler final : public JobScheduler {
         --budget;
       }
     auto remaining_time = [&](const JobView& job, int w) {
-      return job.remaining_iterations() /
+      return speed_->iterations_left(*job.record, job.done_iterations, job.total_iterations) /
              speed_->iterations_per_second(*job.record, nominal_placement(state.servers, w), state.servers);
     };
     while (budget > 0) {

@@ -35,6 +35,12 @@ struct IterationCost {
   [[nodiscard]] Seconds total() const { return compute + sync; }
 };
 
+// A span of a job's work, [previous segment's `to`, `to`), run at `rate` units of work per second.
+struct ProgressSegment {
+  double to = 0;
+  double rate = 0;
+};
+
 class JobSpeedModel {
  public:
   virtual ~JobSpeedModel() = default;
@@ -46,6 +52,22 @@ class JobSpeedModel {
   // The job's work in iterations when the model knows it (Pollux: iterations to the target metric at
   // the job's batch size); nullopt = from the trace (iterations, or duration × solo speed).
   [[nodiscard]] virtual std::optional<double> iterations_to_target(const JobRecord&) const { return std::nullopt; }
+  // Whether a job's work is statistical progress rather than iterations (Pollux's TunedJobs
+  // accounting): then iterations_to_target() is the progress to reach and progress_curve() how fast
+  // it grows on a placement.
+  [[nodiscard]] virtual bool counts_progress() const { return false; }
+  // The job's rate of progress on `placement` from `progress` to its target, segment by segment
+  // (empty when the work is iterations).
+  [[nodiscard]] virtual std::vector<ProgressSegment> progress_curve(const JobRecord&, const Placement&,
+                                                                    double /*progress*/) const {
+    return {};
+  }
+  // Iterations left to the target as a scheduler estimates them (Optimus' remaining time) after
+  // `done` of `total` work: what is left, or, when the work is progress, the iterations the
+  // validation file counts after the epoch reached (the artifact's optimus.py).
+  [[nodiscard]] virtual double iterations_left(const JobRecord&, double done, double total) const {
+    return total - done;
+  }
   // How many times slower `victim` runs while it shares its GPU (one GPU each, on `gpu_type`) with
   // `aggressor`, as measured; nullopt when the model has no such measurement, and then the job is not
   // packed (Gandiva's packing, planners/jobs/builtin_schedulers.cpp).

@@ -62,7 +62,98 @@ std::string sorted_digits(std::string digits) {
   return digits;
 }
 
+constexpr double kEps = 1e-8;  // goodput.py, simulator.py: tolerance of their floor/ceil operations
+
 }  // namespace
+
+PolluxSettings read_pollux_settings(const std::string& csv) {
+  DiagnosticSink sink;
+  PolluxSettings settings;
+  const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(csv), csv, sink, ',');
+  if (table.require({"application", "max_local_bsz", "fixed_batch_size", "max_replicas"}, sink)) {
+    for (const LocatedCsvRow& row : table.rows()) {
+      const auto name = table.text(row, "application", sink);
+      PolluxApplicationSettings s;
+      const auto optional_number = [&](const char* column, double& into) {
+        if (table.text(row, column, sink).value_or("").empty()) return;
+        if (auto value = table.number(row, column, sink, 1.0)) into = *value;
+      };
+      double replicas = 0;
+      optional_number("max_local_bsz", s.max_local_bsz);
+      optional_number("fixed_batch_size", s.fixed_batch_size);
+      optional_number("max_replicas", replicas);
+      s.max_replicas = static_cast<int>(replicas);
+      if (name) settings[*name] = s;
+    }
+  }
+  sink.throw_if_any();
+  return settings;
+}
+
+PolluxMicroSteps split_local_batch(double local, double largest_local, bool at_least_one) {
+  int accum = static_cast<int>(std::ceil(local / largest_local - kEps)) - 1;
+  if (at_least_one) accum = std::max(accum, 1);
+  return PolluxMicroSteps{static_cast<int>(std::ceil(local / (accum + 1) - kEps)), accum};
+}
+
+std::size_t PolluxSpeedModel::Application::epochs() const {
+  std::size_t epochs = validation.front().progress.size();
+  for (const auto& v : validation) epochs = std::min(epochs, v.progress.size());
+  return epochs;
+}
+
+double PolluxSpeedModel::Application::epoch_end(std::size_t e) const {
+  double end = 1e300;
+  for (const auto& v : validation) end = std::min(end, v.progress[e]);
+  return end;
+}
+
+PolluxSpeedModel::GradStats PolluxSpeedModel::Application::grad_stats(double batch, int epoch) const {
+  const auto& v = validation;
+  const auto e = static_cast<std::size_t>(epoch);
+  const auto at = [&](const Validation& table) {
+    const std::size_t row = std::min(e, table.grad_sqr.size() - 1);
+    return GradStats{table.grad_sqr[row], table.grad_var[row]};
+  };
+  if (batch <= v.front().batch) return at(v.front());
+  if (batch >= v.back().batch) return at(v.back());
+  const auto hi = std::upper_bound(v.begin(), v.end(), batch, [](double b, const auto& t) { return b < t.batch; });
+  const auto lo = hi - 1;
+  const double t = (batch - lo->batch) / (hi->batch - lo->batch);
+  const GradStats a = at(*lo), b = at(*hi);
+  return GradStats{a.sqr + t * (b.sqr - a.sqr), a.var + t * (b.var - a.var)};
+}
+
+double PolluxSpeedModel::Application::iterations_after(double batch, std::size_t epoch) const {
+  const auto& v = validation;
+  if (batch <= v.front().batch) return v.front().iteration[epoch];
+  if (batch >= v.back().batch) return v.back().iteration[epoch];
+  const auto hi = std::upper_bound(v.begin(), v.end(), batch, [](double b, const auto& t) { return b < t.batch; });
+  const auto lo = hi - 1;
+  const double t = (batch - lo->batch) / (hi->batch - lo->batch);
+  return lo->iteration[epoch] + t * (hi->iteration[epoch] - lo->iteration[epoch]);
+}
+
+double PolluxSpeedModel::Application::gain(double batch, const GradStats& s) const {
+  const double scale = batch / validation.front().batch;
+  const double denominator = s.var / scale + s.sqr;
+  return denominator > 0 ? (s.var + s.sqr) / denominator : 1.0;
+}
+
+PolluxMicroSteps PolluxSpeedModel::Application::fixed_batch_steps(double batch, int replicas,
+                                                                  double largest_local) const {
+  const double local = std::ceil(batch / replicas - kEps);
+  PolluxMicroSteps steps = split_local_batch(local, largest_local, replicas == 1 && batch > validation.front().batch);
+  steps.atomic = std::min(steps.atomic, static_cast<int>(validation.back().batch / (replicas * (steps.accum + 1))));
+  return steps;
+}
+
+double PolluxSpeedModel::largest_local(const JobRecord& job, const PolluxSettings& settings) const {
+  const double measured = application(job).max_local_bsz;
+  const auto it = settings.find(job.model);
+  const double limit = it == settings.end() ? 0.0 : it->second.max_local_bsz;
+  return limit > 0 ? std::min(limit, measured) : measured;
+}
 
 PolluxSpeedModel::PolluxSpeedModel(const std::string& throughput_dir) {
   namespace fs = std::filesystem;
@@ -113,13 +204,15 @@ PolluxSpeedModel::PolluxSpeedModel(const std::string& throughput_dir) {
       if (!table.require({"progress", "iteration", "grad_sqr", "grad_var"}, sink) || table.rows().empty()) continue;
       if (auto iterations = table.number(table.rows().back(), "iteration", sink, 1.0))
         app.target.emplace_back(batch, *iterations);
-      PolluxSpeedModel::Validation epochs{batch, {}, {}, {}};
+      PolluxSpeedModel::Validation epochs{batch, {}, {}, {}, {}};
       for (const LocatedCsvRow& row : table.rows()) {
         const auto progress = table.number(row, "progress", sink, 0.0);
+        const auto iteration = table.number(row, "iteration", sink, 0.0);
         const auto sqr = table.number(row, "grad_sqr", sink, 0.0);
         const auto var = table.number(row, "grad_var", sink, 0.0);
-        if (!progress || !sqr || !var) continue;
+        if (!progress || !iteration || !sqr || !var) continue;
         epochs.progress.push_back(*progress);
+        epochs.iteration.push_back(*iteration);
         epochs.grad_sqr.push_back(*sqr);
         epochs.grad_var.push_back(*var);
       }
@@ -162,6 +255,7 @@ const PolluxSpeedModel::Application& PolluxSpeedModel::application(const JobReco
 std::optional<double> PolluxSpeedModel::iterations_to_target(const JobRecord& job) const {
   const Application& app = application(job);
   const double batch = job.batch_size > 0 ? job.batch_size : app.target.front().first;
+  if (tuned_.progress_work) return app.epoch_end(app.epochs() - 1);
   const auto& target = app.target;
   if (batch <= target.front().first) return target.front().second;
   if (batch >= target.back().first) return target.back().second;
@@ -187,9 +281,47 @@ IterationCost PolluxSpeedModel::iteration(const JobRecord& job, const Placement&
   return cost;
 }
 
+std::vector<ProgressSegment> PolluxSpeedModel::progress_curve(const JobRecord& job, const Placement& placement,
+                                                             double progress) const {
+  if (!tuned_.progress_work) return {};
+  const Application& app = application(job);
+  const double step = table_iteration(job, placement).total().value();
+  // The gain of the batch as run, r·atomic·(accum + 1): below B when the atomic batch is capped
+  // (bert's 384 on 6 GPUs runs as 6·10·6 = 360).
+  double batch = job.batch_size > 0 ? job.batch_size : app.target.front().first;
+  if (tuned_.artifact_steps) {
+    const PolluxMicroSteps steps =
+        app.fixed_batch_steps(batch, placement.gpus(), largest_local(job, tuned_.settings));
+    batch = static_cast<double>(placement.gpus()) * std::max(1, steps.atomic) * (steps.accum + 1);
+  }
+  std::vector<ProgressSegment> curve;
+  for (std::size_t e = 0; e < app.epochs(); ++e)
+    if (app.epoch_end(e) > progress)
+      curve.push_back(ProgressSegment{app.epoch_end(e), app.gain(batch, app.grad_stats(batch, static_cast<int>(e))) / step});
+  return curve;
+}
+
+double PolluxSpeedModel::iterations_left(const JobRecord& job, double done, double total) const {
+  if (!tuned_.progress_work) return total - done;
+  // optimus.py: get_iteration(B, last epoch) − get_iteration(B, epochs completed), at least 1.
+  const Application& app = application(job);
+  const double batch = job.batch_size > 0 ? job.batch_size : app.target.front().first;
+  std::size_t completed = 0;
+  while (completed + 1 < app.epochs() && app.epoch_end(completed) <= done) ++completed;
+  if (completed + 1 >= app.epochs()) return 1.0;
+  return app.iterations_after(batch, app.epochs() - 1) - app.iterations_after(batch, completed);
+}
+
 IterationCost PolluxSpeedModel::table_iteration(const JobRecord& job, const Placement& placement) const {
   const double batch = job.batch_size > 0 ? job.batch_size : application(job).target.front().first;
-  return measured(job, placement, batch / placement.gpus());
+  if (!tuned_.artifact_steps) return measured(job, placement, batch / placement.gpus());
+  const PolluxMicroSteps steps =
+      application(job).fixed_batch_steps(batch, placement.gpus(), largest_local(job, tuned_.settings));
+  // At least one sample per replica: more replicas than the batch has samples is a configuration the
+  // artifact never runs (its interpolation would fail).
+  IterationCost cost = measured(job, placement, std::max(1, steps.atomic));
+  cost.compute = cost.compute * (steps.accum + 1.0);
+  return cost;
 }
 
 IterationCost PolluxSpeedModel::measured(const JobRecord& job, const Placement& placement, double local_bsz) const {

@@ -19,6 +19,16 @@
 //     measured range (nodes capped at 16 as in Pollux);
 //   • work = the last row's `iteration` of validation-<B>.csv for B = the job's batch; between files,
 //     linear in log2(B) (clamped).
+// A job at a fixed batch B (a trace's "TunedJobs") as the artifact runs it (simulator.py Job.step and
+// update_local_bsz), each rule a choice of the `pollux` speed source (PolluxTunedJobs):
+//   • work: progress — Job.step advances progress (steps at the smallest batch B₀, the `progress`
+//     column) at the gradient-noise gain of B per step, epoch by epoch, until the last epoch; at a
+//     fixed B that is Σₑ (end(e) − end(e−1)) / gain(B, e) steps of B, end(e) the least progress over
+//     the files at row e (get_progress), gain as in pollux_goodput.hpp;
+//   • accumulation: artifact — the local batch ⌈B/r⌉ is split into micro-steps of at most the
+//     application's largest local batch (applications.py max_local_bsz: the largest measured, yolov3
+//     8), one replica above B₀ accumulating at least once, so an iteration is
+//     (accum + 1)·(step − sync) + sync at the micro-step's batch.
 // With the network simulated, the tables' sync time is split: a job on s > 1 servers sends a ring
 // all-reduce's 2(s−1)/s × its gradient bytes over the servers' NICs as flows (when the scenario gives
 // the application's gradient size, `speed.gradients`), and only the rest of the measured iteration
@@ -40,10 +50,40 @@
 
 namespace dnnsim {
 
+// Per-application settings of the artifact (applications.py, simulator.py), from a CSV file:
+// `application,max_local_bsz,fixed_batch_size,max_replicas` (empty fields: none).
+struct PolluxApplicationSettings {
+  double max_local_bsz = 0;     // 0: the largest measured local batch (yolov3: 8)
+  double fixed_batch_size = 0;  // 0: Pollux adapts it (ncf: 32768, kept)
+  int max_replicas = 0;         // 0: no limit beyond the batch size's (ncf: 1)
+};
+using PolluxSettings = std::map<std::string, PolluxApplicationSettings>;
+// Reads the settings file (FILE:ROW:COL errors, all at once). @throw InputError
+[[nodiscard]] PolluxSettings read_pollux_settings(const std::string& csv);
+
+// How the `pollux` speed source runs and counts a job at a fixed batch (header comment); the defaults
+// are dnnsim's rules.
+struct PolluxTunedJobs {
+  bool progress_work = false;   // work: progress
+  bool artifact_steps = false;  // accumulation: artifact
+  PolluxSettings settings;      // max_local_bsz for accumulation: artifact
+};
+
+// A global batch as one replica runs it: `accum` accumulation micro-steps and one synchronised step,
+// each of `atomic` samples.
+struct PolluxMicroSteps {
+  int atomic = 0;
+  int accum = 0;
+};
+// goodput.py optimize / simulator.py update_local_bsz: `local` samples in micro-steps of at most
+// `largest_local`; `at_least_one` (one replica above B₀) accumulates at least once.
+[[nodiscard]] PolluxMicroSteps split_local_batch(double local, double largest_local, bool at_least_one);
+
 class PolluxSpeedModel final : public JobSpeedModel {
  public:
   // Reads every application folder under `throughput_dir`. @throw InputError
   explicit PolluxSpeedModel(const std::string& throughput_dir);
+  void set_tuned_jobs(PolluxTunedJobs rules) { tuned_ = std::move(rules); }
   // Gradient bytes per application (fp32 parameters), for the ring flows of network mode.
   // @throw InputError (at `where`) for an application the tables do not have.
   void set_gradient_bytes(const std::string& application, Bytes bytes, const SourceLocation& where);
@@ -51,6 +91,10 @@ class PolluxSpeedModel final : public JobSpeedModel {
                                         const std::vector<ServerInfo>& servers) const override;
   [[nodiscard]] std::vector<std::string> models() const override;
   [[nodiscard]] std::optional<double> iterations_to_target(const JobRecord& job) const override;
+  [[nodiscard]] bool counts_progress() const override { return tuned_.progress_work; }
+  [[nodiscard]] std::vector<ProgressSegment> progress_curve(const JobRecord& job, const Placement& placement,
+                                                            double progress) const override;
+  [[nodiscard]] double iterations_left(const JobRecord& job, double done, double total) const override;
 
   struct Sample {
     double local_bsz, step, sync;
@@ -59,9 +103,29 @@ class PolluxSpeedModel final : public JobSpeedModel {
   // gradient's squared norm and variance measured in it (Pollux's goodput model, pollux_goodput.hpp).
   struct Validation {
     double batch = 0;
-    std::vector<double> progress, grad_sqr, grad_var;
+    std::vector<double> progress, iteration, grad_sqr, grad_var;
+  };
+  struct GradStats {
+    double sqr = 0, var = 0;
   };
   struct Application {
+    // Epochs every validation file has (the artifact's max_epochs: rows of the shortest).
+    [[nodiscard]] std::size_t epochs() const;
+    // Progress at the end of epoch e: the least over the batch sizes (applications.py get_progress).
+    [[nodiscard]] double epoch_end(std::size_t e) const;
+    // Gradient statistics at `batch` in `epoch`: linear in the batch between the measured batches
+    // around it, clamped (applications.py get_grad_stats).
+    [[nodiscard]] GradStats grad_stats(double batch, int epoch) const;
+    // Iterations at `batch` after `epoch` (the `iteration` column, linear in the batch between the
+    // measured batches, clamped: applications.py get_iteration).
+    [[nodiscard]] double iterations_after(double batch, std::size_t epoch) const;
+    // Steps at B₀ one step at `batch` is worth: (var + sqr) / (var·B₀/B + sqr), 1 when undefined
+    // (goodput.py efficiency × scale).
+    [[nodiscard]] double gain(double batch, const GradStats& stats) const;
+    // A fixed global batch on `replicas` (simulator.py update_local_bsz): ⌈batch/r⌉ split by
+    // split_local_batch, atomic capped so that the whole stays within the largest measured batch.
+    [[nodiscard]] PolluxMicroSteps fixed_batch_steps(double batch, int replicas, double largest_local) const;
+
     std::map<std::string, std::vector<Sample>> placements;  // by placement string, sorted by batch
     // The same by multiset of GPUs per node (digits sorted): the smallest measured string of each.
     std::map<std::string, const std::vector<Sample>*> by_multiset;
@@ -74,6 +138,8 @@ class PolluxSpeedModel final : public JobSpeedModel {
 
   // @throw InputError (at job.where) for an application the tables do not have.
   [[nodiscard]] const Application& application(const JobRecord& job) const;
+  // The largest local batch of one micro-step: the measured one, capped by `settings` (yolov3: 8).
+  [[nodiscard]] double largest_local(const JobRecord& job, const PolluxSettings& settings) const;
   // One iteration on `placement` at `local_bsz` samples per replica (accumulating above the largest
   // measured local batch), from the tables; sync_bytes 0.
   [[nodiscard]] IterationCost measured(const JobRecord& job, const Placement& placement, double local_bsz) const;
@@ -82,6 +148,7 @@ class PolluxSpeedModel final : public JobSpeedModel {
  private:
   IterationCost table_iteration(const JobRecord& job, const Placement& placement) const;
   std::map<std::string, Application> applications_;
+  PolluxTunedJobs tuned_;
 };
 
 // Gavel's simulation_throughputs.json, parsed. @throw InputError at the path when it cannot be read

@@ -37,19 +37,11 @@
 
 namespace dnnsim {
 
-// Per-application settings of the artifact (applications.py, simulator.py), from a CSV file:
-// `application,max_local_bsz,fixed_batch_size,max_replicas` (empty fields: none).
-struct PolluxApplicationSettings {
-  double max_local_bsz = 0;     // 0: the largest measured local batch (yolov3: 8)
-  double fixed_batch_size = 0;  // 0: Pollux adapts it (ncf: 32768, kept)
-  int max_replicas = 0;         // 0: no limit beyond the batch size's (ncf: 1)
-};
-
 class PolluxGoodput {
  public:
   explicit PolluxGoodput(const PolluxSpeedModel& speed) : speed_(&speed) {}
-  // Reads the settings file (FILE:ROW:COL errors, all at once). @throw InputError
-  void read_settings(const std::string& csv);
+  // Reads the settings file (read_pollux_settings). @throw InputError
+  void read_settings(const std::string& csv) { settings_ = read_pollux_settings(csv); }
 
   struct Config {
     int atomic = 0;    // local batch of one micro-step
@@ -57,11 +49,8 @@ class PolluxGoodput {
     double batch = 0;  // global batch r·atomic·(accum + 1)
     double rate = 0;   // progress (steps at B₀) per second; 0: no valid configuration
   };
-  // A span of progress [from, to) run at `rate` progress per second.
-  struct Segment {
-    double to = 0;
-    double rate = 0;
-  };
+  // A span of progress run at `rate` progress per second.
+  using Segment = ProgressSegment;
 
   [[nodiscard]] double target_progress(const JobRecord& job) const;
   // The epoch a job is in at `progress` (0-based; the last epoch at the target).
@@ -104,18 +93,13 @@ class PolluxGoodput {
   [[nodiscard]] std::vector<Segment> segments(const JobRecord& job, const Placement& placement, double progress) const;
 
  private:
-  struct Stats {
-    double sqr = 0, var = 0;
-  };
-  [[nodiscard]] Stats stats(const PolluxSpeedModel::Application& app, double batch, int epoch) const;
-  [[nodiscard]] double gain(const PolluxSpeedModel::Application& app, double batch, const Stats& stats) const;
   [[nodiscard]] Config pick(const JobRecord& job, const Placement& placement, int epoch) const;
   [[nodiscard]] const PolluxApplicationSettings& settings(const JobRecord& job) const;
   [[nodiscard]] Config evaluate(const JobRecord& job, const Placement& placement, int atomic, int accum,
                                 int epoch) const;
 
   const PolluxSpeedModel* speed_;
-  std::map<std::string, PolluxApplicationSettings> settings_;
+  PolluxSettings settings_;
   // best() by (application, GPUs per node sorted, epoch): jobs of one application share it.
   mutable std::map<std::tuple<std::string, std::vector<int>, int>, Config> cache_;
   // rates(): per application, per epoch, [nodes × 65 + replicas]; NaN: not computed yet.

@@ -34,8 +34,7 @@ std::vector<PolluxTunedConfiguration> pollux_tuned_configurations(const PolluxGo
     for (const auto& [batch, iterations] : app.target) {
       const double local = std::ceil(batch / replicas - kEps);
       if (local < min_local) continue;
-      const int accum = static_cast<int>(std::ceil(local / max_local - kEps)) - 1;
-      const double atomic = std::ceil(local / (accum + 1) - kEps);
+      const auto [atomic, accum] = split_local_batch(local, max_local, false);
       const IterationCost step = speed.measured(job, placement, atomic);
       const double jct = iterations * (step.total().value() + accum * step.compute.value());
       if (best.batch == 0 || jct < best.jct) best = {replicas, static_cast<int>(batch), jct};

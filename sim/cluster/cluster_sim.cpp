@@ -58,9 +58,19 @@ class ClusterSimulation {
         run.view.solo_rate = goodput->best(record, nominal_placement(in_.servers, record.gpus), 0).rate;
         continue;
       }
-      const IterationCost solo = in_.speed->iteration(record, nominal_placement(in_.servers, record.gpus), in_.servers);
+      const Placement nominal = nominal_placement(in_.servers, record.gpus);
+      const IterationCost solo = in_.speed->iteration(record, nominal, in_.servers);
       run.view.solo_rate = 1.0 / solo.total().value();
-      if (record.iterations > 0)
+      if (in_.speed->counts_progress()) {
+        // Progress at a fixed batch: the solo speed is its mean over the run on the nominal placement.
+        run.view.total_iterations = *in_.speed->iterations_to_target(record);
+        double seconds = 0.0, from = 0.0;
+        for (const ProgressSegment& segment : in_.speed->progress_curve(record, nominal, 0.0)) {
+          seconds += (segment.to - from) / segment.rate;
+          from = segment.to;
+        }
+        run.view.solo_rate = run.view.total_iterations / seconds;
+      } else if (record.iterations > 0)
         run.view.total_iterations = record.iterations;
       else if (auto target = in_.speed->iterations_to_target(record))
         run.view.total_iterations = *target;
@@ -436,6 +446,8 @@ class ClusterSimulation {
     run.rate = 1.0 / cost.total().value();
     if (const PolluxGoodput* goodput = in_.scheduler->goodput())
       run.curve = goodput->segments(*run.view.record, placement, run.view.done_iterations);
+    else if (in_.speed->counts_progress())
+      run.curve = in_.speed->progress_curve(*run.view.record, placement, run.view.done_iterations);
     start_attempt(run, placement, cost, restart_of(run), run.generation, now, attempts_);
   }
 

@@ -32,9 +32,10 @@ struct JobRun {
   double attempt_start = 0;
   double attempt_seconds = 0;  // job level: length of the attempt's execution
   double rate = 0;             // iterations/s on the current placement, solo
-  // A job whose batch size adapts (JobScheduler::goodput, Pollux): its progress rate epoch by epoch
-  // on the current placement; empty: `rate` throughout.
-  std::vector<PolluxGoodput::Segment> curve;
+  // A job whose work is progress (its batch size adapting, JobScheduler::goodput, Pollux; or counted
+  // as the artifact's TunedJobs, JobSpeedModel::counts_progress): its progress rate epoch by epoch on
+  // the current placement; empty: `rate` throughout.
+  std::vector<ProgressSegment> curve;
   double slowdown_sum = 0;
   int batches = 0;
   double batch_start = -1;      // network mode: start of the batch in flight (−1: none)

@@ -356,6 +356,34 @@ TEST(ClusterRun, GradientSizesAreCheckedAgainstTheTables) {
       << elsewhere[0].message;
 }
 
+// The artifact's TunedJobs accounting end to end (speed `work: progress`, `accumulation: artifact`):
+// bert at B = 384 on 2 × 4 GPUs, alone, FIFO, no restart cost. Local 48 in micro-steps of at most 12:
+// accum 3, atomic 12, so T = 4·(step − sync) + sync at the row `44,12,2.538950562477112,
+// 1.6628430938720702`. Its two epochs end at the least progress of each row over the six files,
+// 7387.0 and 14774.0 (validation-12.csv); each runs at gain / T, the gain of validation-384.csv's row
+// (grad_sqr, grad_var) at B/B₀ = 384/12. The job ends at 7387 / r₀ + (14774 − 7387) / r₁. With the
+// network simulated, progress work is refused.
+TEST(ClusterRun, TunedJobProgressesAtTheGainOfItsBatch) {
+  const std::string trace =
+      testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nb,0,8,1,bert,384\n");
+  const std::string speed = "  speed: {source: pollux, tables: " DNNSIM_SOURCE_DIR
+                            "/data/traces/pollux-osdi21/throughput, work: progress, accumulation: artifact}\n";
+  const Scenario scenario = testing::load(cluster_yaml(trace, "fifo", 2, 4, speed));
+  const SimulationResult result = run_scenario(scenario, {});
+  const auto& report = dynamic_cast<const ClusterRunReport&>(*result.workload_result);
+  const double step = 4 * (2.538950562477112 - 1.6628430938720702) + 1.6628430938720702;
+  const auto rate = [&](double sqr, double var) { return (var + sqr) / (var / 32 + sqr) / step; };
+  const double end = 7387.0 / rate(6509198881259.403, 6086044601707605.0) +
+                     (14774.0 - 7387.0) / rate(43032304393.29889, 45868579275033.31);
+  ASSERT_EQ(report.sim.jobs.size(), 1u);
+  EXPECT_NEAR(report.sim.jobs[0].end, end, 1e-6 * end);
+  const auto refused = testing::diagnostics_thrown_by(
+      [&] { (void)testing::load(cluster_yaml(trace, "fifo", 2, 4, speed + "  network: true\n")); });
+  ASSERT_EQ(refused.size(), 1u) << testing::dump(refused);
+  EXPECT_NE(refused[0].message.find("work: progress is counted at the job level only"), std::string::npos)
+      << testing::dump(refused);
+}
+
 // Starts every job at once on the placement the test gives it (job i on where[i], or where[0]).
 class FixedPlacementScheduler final : public JobScheduler {
  public:

@@ -370,6 +370,10 @@ class ClusterKind final : public WorkloadKind {
                                             job.id, spec.speed_source, job.gpus));
     }
     if (!spec.speed) return;
+    if (spec.speed->counts_progress() && spec.network)
+      ctx.reader.sink().error(spec.speed_options.where("work"),
+                              "work: progress is counted at the job level only (network mode runs iterations): "
+                              "remove `network: true` or use work: iterations");
     // Price every distinct (model, batch) once so that an unknown application is an input error now.
     std::set<std::pair<std::string, int>> priced;
     std::vector<ServerInfo> probe{
