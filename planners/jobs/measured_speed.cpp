@@ -282,7 +282,7 @@ IterationCost PolluxSpeedModel::iteration(const JobRecord& job, const Placement&
 }
 
 std::vector<ProgressSegment> PolluxSpeedModel::progress_curve(const JobRecord& job, const Placement& placement,
-                                                             double progress) const {
+                                                              double progress) const {
   if (!tuned_.progress_work) return {};
   const Application& app = application(job);
   const double step = table_iteration(job, placement).total().value();
@@ -290,14 +290,14 @@ std::vector<ProgressSegment> PolluxSpeedModel::progress_curve(const JobRecord& j
   // (bert's 384 on 6 GPUs runs as 6·10·6 = 360).
   double batch = job.batch_size > 0 ? job.batch_size : app.target.front().first;
   if (tuned_.artifact_steps) {
-    const PolluxMicroSteps steps =
-        app.fixed_batch_steps(batch, placement.gpus(), largest_local(job, tuned_.settings));
+    const PolluxMicroSteps steps = app.fixed_batch_steps(batch, placement.gpus(), largest_local(job, tuned_.settings));
     batch = static_cast<double>(placement.gpus()) * std::max(1, steps.atomic) * (steps.accum + 1);
   }
   std::vector<ProgressSegment> curve;
   for (std::size_t e = 0; e < app.epochs(); ++e)
     if (app.epoch_end(e) > progress)
-      curve.push_back(ProgressSegment{app.epoch_end(e), app.gain(batch, app.grad_stats(batch, static_cast<int>(e))) / step});
+      curve.push_back(
+          ProgressSegment{app.epoch_end(e), app.gain(batch, app.grad_stats(batch, static_cast<int>(e))) / step});
   return curve;
 }
 

@@ -21,10 +21,12 @@
 //     linear in log2(B) (clamped).
 // A job at a fixed batch B (a trace's "TunedJobs") as the artifact runs it (simulator.py Job.step and
 // update_local_bsz), each rule a choice of the `pollux` speed source (PolluxTunedJobs):
-//   • work: progress — Job.step advances progress (steps at the smallest batch B₀, the `progress`
-//     column) at the gradient-noise gain of B per step, epoch by epoch, until the last epoch; at a
-//     fixed B that is Σₑ (end(e) − end(e−1)) / gain(B, e) steps of B, end(e) the least progress over
-//     the files at row e (get_progress), gain as in pollux_goodput.hpp;
+//   • work: progress — the work is progress (steps at the smallest batch B₀, the `progress` column)
+//     up to the end of the last epoch, end(e) the least progress over the files at row e
+//     (get_progress); on a placement it grows at gain(B', e) / T per second in epoch e, B' the batch
+//     as run (r·atomic·(accum + 1), B up to rounding and the cap below), gain as in
+//     pollux_goodput.hpp (progress_curve). Optimus' estimate of what is left stays the `iteration`
+//     column after the epochs completed (optimus.py), iterations_left();
 //   • accumulation: artifact — the local batch ⌈B/r⌉ is split into micro-steps of at most the
 //     application's largest local batch (applications.py max_local_bsz: the largest measured, yolov3
 //     8), one replica above B₀ accumulating at least once, so an iteration is

@@ -9,19 +9,13 @@
 
 #include "dnnsim/source_paths.hpp"
 #include "planners/jobs/interference.hpp"
+#include "tests/support/pollux_tables.hpp"
 
 namespace dnnsim {
 namespace {
 
-const std::string kTables = DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/throughput";
-
-JobRecord job(const std::string& app, int batch) {
-  JobRecord record;
-  record.id = "t";
-  record.model = app;
-  record.batch_size = batch;
-  return record;
-}
+const std::string& kTables = testing::kPolluxTables;
+JobRecord job(const std::string& app, int batch) { return testing::pollux_job(app, batch); }
 
 TEST(PolluxSpeed, MeasuredPlacementIsExact) {
   const PolluxSpeedModel model(kTables);

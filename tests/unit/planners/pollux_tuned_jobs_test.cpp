@@ -4,25 +4,18 @@
 // by hand from rows of the shipped files, quoted in the comments.
 #include <gtest/gtest.h>
 
-#include "dnnsim/source_paths.hpp"
 #include "planners/jobs/measured_speed.hpp"
 #include "planners/jobs/speed_models.hpp"
 #include "tests/support/options.hpp"
+#include "tests/support/pollux_tables.hpp"
 #include "tests/support/temp_files.hpp"
 
 namespace dnnsim {
 namespace {
 
-const std::string kTables = DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/throughput";
-const std::string kSettings = DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/applications.csv";
-
-JobRecord job(const std::string& app, int batch) {
-  JobRecord record;
-  record.id = "t";
-  record.model = app;
-  record.batch_size = batch;
-  return record;
-}
+const std::string& kTables = testing::kPolluxTables;
+const std::string& kSettings = testing::kPolluxSettings;
+JobRecord job(const std::string& app, int batch) { return testing::pollux_job(app, batch); }
 
 std::shared_ptr<const JobSpeedModel> pollux(testing::OptionValues values) {
   Options options = testing::options_of(builtin_speed_models(), "pollux", {{"tables", kTables}});
