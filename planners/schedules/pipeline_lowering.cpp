@@ -13,6 +13,7 @@
 #include "planners/common/layer_cost.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
 #include "planners/schedules/step_communication.hpp"
+#include "planners/schedules/virtual_stages.hpp"
 
 namespace dnnsim {
 
@@ -28,81 +29,9 @@ double parameter_count(const LayerModel& model, LayerRange range) {
 
 namespace {
 
-// What the lowering needs to know about one virtual stage.
-struct VirtualStage {
-  std::size_t stage = 0;
-  int chunk = 0;
-  LayerRange layers;
-  std::vector<DeviceId> devices;    // replicas
-  std::vector<SampleShare> shares;  // per replica, of one micro-batch
-  Bytes output_per_sample{
-      0};  // what crosses the cut after the chunk (Layer::bytes_across_cut): what moves to the next stage
-  Bytes input_per_sample{0};  // what re-materialization keeps: the previous layer's output, 0 for layer 0
-  std::string name;           // "s1" or, interleaved, "s1c0"
-};
-
-std::vector<VirtualStage> virtual_stages(const PipelineWorkload& workload) {
-  const PipelinePlan& plan = workload.plan;
-  const std::size_t p = plan.stages.size();
-  const int chunks = plan.chunks_per_stage();
-  std::vector<VirtualStage> result;
-  for (int c = 0; c < chunks; ++c)
-    for (std::size_t s = 0; s < p; ++s) {
-      VirtualStage v;
-      v.stage = s;
-      v.chunk = c;
-      v.layers = plan.stages[s].chunks[c];
-      v.devices = plan.stages[s].devices;
-      const int replicas = static_cast<int>(v.devices.size());
-      for (int q = 0; q < replicas; ++q) v.shares.push_back(replica_share(plan.micro_batch_size(), replicas, q));
-      if (workload.transformer) {
-        // Each context rank sends its s/CP tokens.
-        v.output_per_sample = boundary_bytes_per_rank(*workload.transformer, workload.tensor_parallel) /
-                              std::max(1, workload.llm.context);
-        v.input_per_sample = v.output_per_sample;  // unused: full recomputation keeps each block's input
-      } else {
-        v.output_per_sample = workload.model.layers[v.layers.end - 1].bytes_across_cut();
-        v.input_per_sample =
-            v.layers.begin == 0 ? Bytes(0) : workload.model.layers[v.layers.begin - 1].bytes_across_cut();
-      }
-      v.name = chunks == 1 ? fmt::format("s{}", s) : fmt::format("s{}c{}", s, c);
-      result.push_back(std::move(v));
-    }
-  return result;
-}
-
-// One split-concat piece of a boundary: the samples replica `lower` of a virtual stage and replica
-// `upper` of the next one have in common.
-struct SamplePiece {
-  int lower = 0;
-  int upper = 0;
-  int samples = 0;
-};
-
-// A boundary's pieces indexed by the replica that sends them: forwards by the lower replica,
-// backwards by the upper one. Built once per boundary: every replica of every micro-batch looks its
-// pieces up, and scanning all replica pairs each time made lowering cubic in the replica count.
-struct BoundaryPieces {
-  std::vector<std::vector<SamplePiece>> by_lower;
-  std::vector<std::vector<SamplePiece>> by_upper;
-};
-
-BoundaryPieces overlapping_pieces(const VirtualStage& lower, const VirtualStage& upper) {
-  BoundaryPieces pieces;
-  pieces.by_lower.resize(lower.shares.size());
-  pieces.by_upper.resize(upper.shares.size());
-  for (std::size_t a = 0; a < lower.shares.size(); ++a)
-    for (std::size_t b = 0; b < upper.shares.size(); ++b) {
-      const SampleShare& x = lower.shares[a];
-      const SampleShare& y = upper.shares[b];
-      const int overlap = std::min(x.begin + x.count, y.begin + y.count) - std::max(x.begin, y.begin);
-      if (overlap <= 0) continue;
-      const SamplePiece piece{static_cast<int>(a), static_cast<int>(b), overlap};
-      pieces.by_lower[a].push_back(piece);
-      pieces.by_upper[b].push_back(piece);
-    }
-  return pieces;
-}
+using pipeline_detail::BoundaryPieces;
+using pipeline_detail::SamplePiece;
+using pipeline_detail::VirtualStage;
 
 using PerMicroBatchReplica = std::vector<std::vector<std::vector<TaskId>>>;
 
@@ -153,7 +82,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   const auto iteration_of = [&](int micro_batch) {
     return asynchronous ? static_cast<std::uint32_t>(micro_batch / per_iteration) : iteration;
   };
-  const std::vector<VirtualStage> chain = virtual_stages(workload);
+  const std::vector<VirtualStage> chain = pipeline_detail::virtual_stages(workload);
   const std::size_t virtual_count = chain.size();
   const BytesPerParameter per_parameter = workload.bytes_per_parameter();
   const bool recompute = workload.recomputes(schedule);
@@ -193,9 +122,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     }
 
   std::vector<BoundaryPieces> boundaries;
-  for (std::size_t b = 0; b + 1 < virtual_count; ++b) boundaries.push_back(overlapping_pieces(chain[b], chain[b + 1]));
+  for (std::size_t b = 0; b + 1 < virtual_count; ++b) boundaries.push_back(pipeline_detail::overlapping_pieces(chain[b], chain[b + 1]));
 
-  const auto task_of = [&](auto op, StreamId stream, Phase phase, std::string label, std::uint32_t task_iteration) {
+  const auto task_of = [&](auto op, StreamId stream, Phase phase, InternedString label, std::uint32_t task_iteration) {
     Task task{std::move(op)};
     task.stream = stream;
     task.phase = phase;
@@ -203,6 +132,29 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     task.label = std::move(label);
     return task;
   };
+  // A step's work and labels are the same for every replica and rank of its stage (only the device
+  // differs), so each is computed once: layers_compute walks the chunk's layers, and formatting and
+  // interning a label cost more than the rest of a task (docs/performance.md, "dnnsim's own cost per
+  // operation"). Copies of one computed value: the graph is the same to the bit.
+  std::map<std::tuple<std::size_t, std::size_t, int, Pass>, Compute> chunk_work;
+  const auto work_of = [&](LayerRange layers, int samples, Pass pass, DeviceId device) {
+    auto known = chunk_work.find(std::make_tuple(layers.begin, layers.end, samples, pass));
+    if (known == chunk_work.end())
+      known = chunk_work
+                  .emplace(std::make_tuple(layers.begin, layers.end, samples, pass),
+                           layers_compute(model, layers, 0, samples,
+                                          workload.llm.precision.dominant_dtype(model.layers, layers.begin, layers.end,
+                                                                                workload.dtype),
+                                          pass))
+                  .first;
+    Compute work = known->second;
+    work.device = device;
+    return work;
+  };
+  // [gradients][boundary][micro-batch]: the label of a boundary's transfers.
+  std::vector<std::vector<std::vector<std::optional<InternedString>>>> transfer_labels(
+      2, std::vector<std::vector<std::optional<InternedString>>>(
+             virtual_count, std::vector<std::optional<InternedString>>(static_cast<std::size_t>(micro_batches))));
   // The split-concat pieces of `boundary` (virtual stages boundary and boundary + 1) that replica
   // `replica` of the sender sends for one micro-batch: activations forwards, gradients backwards,
   // both sized by the lower stage's output per sample.
@@ -219,11 +171,13 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
          (gradients ? pieces.by_upper : pieces.by_lower)[static_cast<std::size_t>(replica)]) {
       const int source = replica;
       const int destination = gradients ? piece.lower : piece.upper;
+      std::optional<InternedString>& label =
+          transfer_labels[gradients ? 1 : 0][boundary][static_cast<std::size_t>(micro_batch)];
+      if (!label) label = fmt::format("{} {}→{} mb{}", gradients ? "grad" : "act", from.name, to.name, micro_batch);
       for (int r = 0; r < lowered_ranks; ++r) {
         Task task = task_of(Transfer{gpu(from.devices[source], r), gpu(to.devices[destination], r),
                                      lower.output_per_sample * piece.samples, schedule.host_synchronizes_sends()},
-                            gradients ? send_prev_stream : send_next_stream, Phase::communication,
-                            fmt::format("{} {}→{} mb{}", gradients ? "grad" : "act", from.name, to.name, micro_batch),
+                            gradients ? send_prev_stream : send_next_stream, Phase::communication, *label,
                             iteration_of(micro_batch));
         const std::vector<TaskId>& producer = producers[static_cast<std::size_t>(r)];
         task.deps.insert(task.deps.end(), producer.begin(), producer.end());
@@ -302,6 +256,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     const Bytes stash = asynchronous ? Bytes(stage_parameters * per_parameter.weights *
                                              stashed_weight_versions(peak_in_flight(orders[s]), replicas))
                                      : Bytes(0);
+    // [position]: the labels of the step's tasks, in the order they are asked for, made for the first
+    // replica and the same for the others.
+    std::vector<std::vector<InternedString>> step_labels(orders[s].size());
     for (std::size_t q = 0; q < workload.lowered_replicas(stage); ++q) {
       const DeviceId group = stage.devices[q];
       bool first_task = true;
@@ -335,16 +292,20 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                 : activations;
         const auto j = static_cast<std::size_t>(step.micro_batch);
         const std::uint32_t step_iteration = iteration_of(step.micro_batch);
+        std::size_t next_label = 0;
+        const auto step_label = [&](const auto& make) -> const InternedString& {
+          std::vector<InternedString>& labels = step_labels[position];
+          if (next_label == labels.size()) labels.emplace_back(make());
+          return labels[next_label++];
+        };
         // The layers `layers` of the chunk as one Compute per rank of the group, then the step's
         // collectives (step_communication.hpp).
         // With `accumulate`, the step also adds its layers' weight gradients to the accumulated ones.
-        const auto compute_step = [&](LayerRange layers, Pass pass, Phase phase, const std::string& label, Bytes alloc,
+        const auto compute_step = [&](LayerRange layers, Pass pass, Phase phase, const InternedString& label, Bytes alloc,
                                       Bytes free, bool backward_traffic, bool accumulate, std::vector<TaskId>& ids) {
           std::vector<TaskId> computes;
           for (int r = 0; r < lowered_ranks; ++r) {
-            Compute work = layers_compute(
-                model, layers, gpu(group, r), samples,
-                workload.llm.precision.dominant_dtype(model.layers, layers.begin, layers.end, workload.dtype), pass);
+            Compute work = work_of(layers, samples, pass, gpu(group, r));
             if (workload.gpus.empty()) {
               // Without per-GPU layer times (no cluster), the accumulation's bytes join the step's
               // roofline; its FLOPs are no model's (nor hardware FLOPs, as an optimizer step's are not).
@@ -382,15 +343,17 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
           return step_end;
         };
         if (step.pass == PassKind::forward) {
-          const std::vector<std::vector<TaskId>> done = compute_step(
-              here.layers, Pass::forward, Phase::forward, fmt::format("fwd {} mb{}", here.name, step.micro_batch),
-              recompute ? kept_input : activations, Bytes(0), false, false, lowered.forward[u][j]);
+          const std::vector<std::vector<TaskId>> done =
+              compute_step(here.layers, Pass::forward, Phase::forward,
+                           step_label([&] { return fmt::format("fwd {} mb{}", here.name, step.micro_batch); }),
+                           recompute ? kept_input : activations, Bytes(0), false, false, lowered.forward[u][j]);
           if (u + 1 < virtual_count) add_transfers(u, false, step.micro_batch, static_cast<int>(q), done);
         } else {
           if (recompute && rerun.size() > 0)
-            (void)compute_step(rerun, Pass::forward, Phase::recompute,
-                               fmt::format("recompute {} mb{}", here.name, step.micro_batch), recomputed, Bytes(0),
-                               false, false, lowered.recompute[u][j]);
+            (void)compute_step(
+                rerun, Pass::forward, Phase::recompute,
+                step_label([&] { return fmt::format("recompute {} mb{}", here.name, step.micro_batch); }), recomputed,
+                Bytes(0), false, false, lowered.recompute[u][j]);
           const bool update = asynchronous ? updates_after[position]
                                            : position == last_backward[s][static_cast<std::size_t>(step.chunk)];
           std::vector<BucketPiece>& bucket_pieces = update_pieces[u][asynchronous ? j : 0];
@@ -403,8 +366,11 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
           for (std::size_t k = 0; k < pieces.size(); ++k) {
             std::vector<TaskId> ids;
             const bool last_piece = k + 1 == pieces.size();
-            std::string label = fmt::format("bwd {} mb{}", here.name, step.micro_batch);
-            if (pieces.size() > 1) label += fmt::format(" bucket {}", k);
+            const InternedString& label = step_label([&] {
+              std::string text = fmt::format("bwd {} mb{}", here.name, step.micro_batch);
+              if (pieces.size() > 1) text += fmt::format(" bucket {}", k);
+              return text;
+            });
             done = compute_step(pieces[k], Pass::backward, Phase::backward, label, Bytes(0),
                                 !last_piece ? Bytes(0)
                                 : recompute ? recomputed + kept_input
