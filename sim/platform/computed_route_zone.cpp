@@ -29,11 +29,12 @@ class ComputedRouteZone final : public simgrid::kernel::routing::NetZoneImpl {
     path_.links.clear();
     path_.middle_begin = path_.middle_end = 0;
     route_(static_cast<std::uint32_t>(src->id()), static_cast<std::uint32_t>(dst->id()), path_);
-    for (simgrid::s4u::Link* link : path_.links) into->link_list_.push_back(link->get_impl());
+    into->link_list_.reserve(into->link_list_.size() + path_.links.size());
+    for (const RouteLink& link : path_.links) into->link_list_.push_back(link.impl);
     if (!latency) return;
-    for (std::size_t l = path_.middle_begin; l < path_.middle_end; ++l) *latency += path_.links[l]->get_latency();
-    for (std::size_t l = 0; l < path_.middle_begin; ++l) *latency += path_.links[l]->get_latency();
-    for (std::size_t l = path_.middle_end; l < path_.links.size(); ++l) *latency += path_.links[l]->get_latency();
+    for (std::size_t l = path_.middle_begin; l < path_.middle_end; ++l) *latency += path_.links[l].link->get_latency();
+    for (std::size_t l = 0; l < path_.middle_begin; ++l) *latency += path_.links[l].link->get_latency();
+    for (std::size_t l = path_.middle_end; l < path_.links.size(); ++l) *latency += path_.links[l].link->get_latency();
   }
 
  private:

@@ -24,8 +24,16 @@
 
 namespace dnnsim {
 
+// A one-way link (a split-duplex link's UP or DOWN half) with its kernel object, which a zone's
+// route lists: Link::get_impl() is a dynamic_cast, asked once per link when the platform is built
+// rather than for every link of every flow's route.
+struct RouteLink {
+  simgrid::s4u::Link* link = nullptr;
+  simgrid::kernel::resource::StandardLinkImpl* impl = nullptr;
+};
+
 struct ComputedRoute {
-  std::vector<simgrid::s4u::Link*> links;  // one-way links (a split-duplex link's UP or DOWN half), in route order
+  std::vector<RouteLink> links;  // in route order
   // links[middle_begin, middle_end) had their latencies summed first; a route inside one node is all middle.
   std::size_t middle_begin = 0;
   std::size_t middle_end = 0;

@@ -114,9 +114,10 @@ class PlatformBuilder {
   void fill_halves() {
     for (sg4::Link* link : links_)
       if (auto* duplex = dynamic_cast<sg4::SplitDuplexLink*>(link))
-        halves_->emplace_back(duplex->get_link_up(), duplex->get_link_down());
+        halves_->emplace_back(RouteLink{duplex->get_link_up(), duplex->get_link_up()->get_impl()},
+                              RouteLink{duplex->get_link_down(), duplex->get_link_down()->get_impl()});
       else
-        halves_->emplace_back(link, link);
+        halves_->emplace_back(RouteLink{link, link->get_impl()}, RouteLink{link, link->get_impl()});
   }
 
   // Never sealed by hand (the zone seals it: sealing twice breaks tracing, simgrid-recipes.md §4).
@@ -193,8 +194,8 @@ class PlatformBuilder {
   const PlatformLayout* layout_ = nullptr;
   std::vector<sg4::Link*> links_;
   // By layout link: its {up, down} one-way halves (the link itself twice unless split-duplex).
-  std::shared_ptr<std::vector<std::pair<sg4::Link*, sg4::Link*>>> halves_ =
-      std::make_shared<std::vector<std::pair<sg4::Link*, sg4::Link*>>>();
+  std::shared_ptr<std::vector<std::pair<RouteLink, RouteLink>>> halves_ =
+      std::make_shared<std::vector<std::pair<RouteLink, RouteLink>>>();
 };
 
 }  // namespace
