@@ -43,7 +43,10 @@ struct LeakyHolder : boost::flyweights::holder_marker {
 
 class InternedString {
  public:
-  InternedString() = default;
+  // The empty string, copied from one made once: Boost.Flyweight's own default constructor looks ""
+  // up in the table under its mutex, and every Task and Compute record starts with two of these
+  // (docs/performance.md, "dnnsim's own cost per operation"); a copy only counts a reference.
+  InternedString() : value_(empty_value()) {}
   InternedString(const std::string& text) : value_(text) {}  // NOLINT(google-explicit-constructor): reads as a string
   InternedString(std::string_view text) : value_(std::string(text)) {}  // NOLINT(google-explicit-constructor)
   InternedString(const char* text) : value_(std::string(text)) {}       // NOLINT(google-explicit-constructor)
@@ -73,7 +76,13 @@ class InternedString {
   friend std::ostream& operator<<(std::ostream& out, const InternedString& s) { return out << s.str(); }
 
  private:
-  boost::flyweight<std::string, LeakyHolder> value_;
+  using Value = boost::flyweight<std::string, LeakyHolder>;
+  static const Value& empty_value() {
+    static const Value* value = new Value(std::string());  // NOLINT(cppcoreguidelines-owning-memory): as the table
+    return *value;
+  }
+
+  Value value_;
 };
 
 }  // namespace dnnsim
