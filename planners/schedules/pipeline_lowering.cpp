@@ -122,7 +122,8 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     }
 
   std::vector<BoundaryPieces> boundaries;
-  for (std::size_t b = 0; b + 1 < virtual_count; ++b) boundaries.push_back(pipeline_detail::overlapping_pieces(chain[b], chain[b + 1]));
+  for (std::size_t b = 0; b + 1 < virtual_count; ++b)
+    boundaries.push_back(pipeline_detail::overlapping_pieces(chain[b], chain[b + 1]));
 
   const auto task_of = [&](auto op, StreamId stream, Phase phase, InternedString label, std::uint32_t task_iteration) {
     Task task{std::move(op)};
@@ -301,8 +302,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
         // The layers `layers` of the chunk as one Compute per rank of the group, then the step's
         // collectives (step_communication.hpp).
         // With `accumulate`, the step also adds its layers' weight gradients to the accumulated ones.
-        const auto compute_step = [&](LayerRange layers, Pass pass, Phase phase, const InternedString& label, Bytes alloc,
-                                      Bytes free, bool backward_traffic, bool accumulate, std::vector<TaskId>& ids) {
+        const auto compute_step = [&](LayerRange layers, Pass pass, Phase phase, const InternedString& label,
+                                      Bytes alloc, Bytes free, bool backward_traffic, bool accumulate,
+                                      std::vector<TaskId>& ids) {
           std::vector<TaskId> computes;
           for (int r = 0; r < lowered_ranks; ++r) {
             Compute work = work_of(layers, samples, pass, gpu(group, r));
@@ -350,10 +352,10 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
           if (u + 1 < virtual_count) add_transfers(u, false, step.micro_batch, static_cast<int>(q), done);
         } else {
           if (recompute && rerun.size() > 0)
-            (void)compute_step(
-                rerun, Pass::forward, Phase::recompute,
-                step_label([&] { return fmt::format("recompute {} mb{}", here.name, step.micro_batch); }), recomputed,
-                Bytes(0), false, false, lowered.recompute[u][j]);
+            (void)compute_step(rerun, Pass::forward, Phase::recompute, step_label([&] {
+                                 return fmt::format("recompute {} mb{}", here.name, step.micro_batch);
+                               }),
+                               recomputed, Bytes(0), false, false, lowered.recompute[u][j]);
           const bool update = asynchronous ? updates_after[position]
                                            : position == last_backward[s][static_cast<std::size_t>(step.chunk)];
           std::vector<BucketPiece>& bucket_pieces = update_pieces[u][asynchronous ? j : 0];
