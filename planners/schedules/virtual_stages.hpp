@@ -17,8 +17,8 @@ struct VirtualStage {
   LayerRange layers;
   std::vector<DeviceId> devices;    // replicas
   std::vector<SampleShare> shares;  // per replica, of one micro-batch
-  Bytes output_per_sample{
-      0};  // what crosses the cut after the chunk (Layer::bytes_across_cut): what moves to the next stage
+  // What crosses the cut after the chunk (Layer::bytes_across_cut): what moves to the next stage.
+  Bytes output_per_sample{0};
   Bytes input_per_sample{0};  // what re-materialization keeps: the previous layer's output, 0 for layer 0
   std::string name;           // "s1" or, interleaved, "s1c0"
 };
