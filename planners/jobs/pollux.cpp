@@ -184,8 +184,8 @@ OptionSchema pollux_options() {
       .range(0, 100000);
   schema
       .integer("patience", 10,
-               "generations without a better allocation after which a round's search stops "
-               "(the artifact always runs all generations)")
+               "generations without a better allocation after which a round's search stops (the artifact "
+               "always runs all generations: patience ≥ generations; the early stop is dnnsim's, for speed)")
       .range(1, 100000);
   schema
       .quantity<Seconds>("restart_delay", Seconds(30),
