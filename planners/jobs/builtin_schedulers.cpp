@@ -244,14 +244,16 @@ class GandivaScheduler final : public JobScheduler {
 // "Optimus+Oracle" uses the exact speed, as here); a job grows up to the GPUs it asked for, or with
 // `max_gpus: batch` up to the replicas that split its batch at the smallest measured local batch, as
 // Pollux's Optimus+Oracle+TunedJobs (artifact simulator.py get_optimus_job_info, optimus.py). Counts
-// are recomputed every round; a job whose count changes is preempted and restarted at the new count.
+// are recomputed every round; a job whose count changes is preempted and restarted at the new count,
+// placed in arrival order or (place_order: fewest-gpus) smallest count first, as the artifact's optimus.py.
 class OptimusScheduler final : public JobScheduler {
  public:
   explicit OptimusScheduler(const SchedulerContext& ctx)
       : placement_(&ctx.placement),
         speed_(&ctx.speed),
         round_(ctx.options.quantity<Seconds>("round")),
-        rounds_only_(ctx.options.flag("rounds_only")) {
+        rounds_only_(ctx.options.flag("rounds_only")),
+        fewest_first_(ctx.options.choice("place_order") == "fewest-gpus") {
     if (ctx.options.choice("max_gpus") == "batch") {
       const PolluxSpeedModel* tables = ctx.speed.pollux_tables();
       if (tables == nullptr)
@@ -269,6 +271,9 @@ class OptimusScheduler final : public JobScheduler {
     schema.file("applications",
                 "max_gpus batch: per-application settings whose max_replicas caps a job "
                 "(data/traces/pollux-osdi21/applications.csv: ncf 1, as the artifact)");
+    schema.choice("place_order", "arrival", {"arrival", "fewest-gpus"},
+                  "order in which jobs given a new count are placed: arrival, or fewest GPUs first, ties by "
+                  "arrival (Pollux artifact optimus.py: sorted by num_replicas)");
     declare_rounds_only(schema);
     return schema;
   }
@@ -312,7 +317,16 @@ class OptimusScheduler final : public JobScheduler {
       decisions.push_back(Decision{Decision::Kind::preempt, job.id, {}});
       for (const auto& [server, n] : job.placement->slices) free[server] += n;
     }
-    for (const JobView* job : jobs) {
+    std::vector<const JobView*> order = jobs;
+    if (fewest_first_) {
+      const auto gpus = [&](const JobView* job) {
+        const auto it = count.find(job->id);
+        return it == count.end() ? 0 : it->second;
+      };
+      std::stable_sort(order.begin(), order.end(),
+                       [&](const JobView* a, const JobView* b) { return gpus(a) < gpus(b); });
+    }
+    for (const JobView* job : order) {
       auto it = count.find(job->id);
       if (it == count.end()) continue;
       if (job->placement && it->second == job->placement->gpus()) continue;
@@ -338,6 +352,7 @@ class OptimusScheduler final : public JobScheduler {
   const JobSpeedModel* speed_;
   Seconds round_;
   bool rounds_only_;
+  bool fewest_first_;                         // place_order: fewest-gpus
   std::optional<PolluxGoodput> batch_limit_;  // max_gpus: batch
 };
 

@@ -203,6 +203,33 @@ TEST(JobSchedulers, OptimusGrowsToTheBatchLimitAsPolluxArtifact) {
   }
 }
 
+// place_order (the artifact's optimus.py places new allocations sorted by num_replicas): two servers
+// with 2 and 1 free GPUs, least-loaded placement, Pollux's tables; cifar10 job 0 at batch 64 may grow to
+// ⌊64 / 32⌋ = 2 replicas and gains from the second (0.0598 → 0.0490 s, test above), job 1 at batch 32
+// stays at 1: counts 2 and 1 use the 3 GPUs. Arrival order: job 0 takes server 0's 2 GPUs, job 1
+// server 1. Fewest GPUs first: job 1 takes the emptier server 0 (2 free), leaving 1 + 1, so job 0 is
+// split over both servers.
+TEST(JobSchedulers, OptimusPlacesFewestGpusFirstAsPolluxArtifact) {
+  const PolluxSpeedModel tables(DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/throughput");
+  const auto placement = testing::make_placement("least-loaded");
+  for (const std::string order : {"arrival", "fewest-gpus"}) {
+    Fixture f(3, {{"", 1, 1000}, {"", 1, 1000}});
+    f.state.servers = {ServerInfo{0, 2, "V100", 1.0}, ServerInfo{1, 1, "V100", 1.0}};
+    f.state.free_gpus = {2, 1};
+    for (JobRecord& record : f.records) record.model = "cifar10";
+    f.records[0].batch_size = 64;
+    f.records[1].batch_size = 32;
+    auto scheduler = testing::make_scheduler("optimus", tables, *placement,
+                                             {{"max_gpus", std::string("batch")}, {"place_order", order}});
+    std::map<JobId, Placement> where;
+    for (const Decision& d : scheduler->decide(f.state, SchedulerEvent::round)) where[d.job] = d.placement;
+    ASSERT_EQ(where.size(), 2u) << order;
+    using Slices = std::vector<std::pair<int, int>>;
+    EXPECT_EQ(where[0].slices, (order == "arrival" ? Slices{{0, 2}} : Slices{{0, 1}, {1, 1}})) << order;
+    EXPECT_EQ(where[1].slices, (order == "arrival" ? Slices{{1, 1}} : Slices{{0, 1}})) << order;
+  }
+}
+
 // max_gpus batch without Pollux's tables: a located error at the option.
 TEST(JobSchedulers, OptimusBatchLimitNeedsPolluxTables) {
   const auto errors = construction_errors("optimus", "max_gpus", std::string("batch"), SourceLocation{"s.yaml", 3, 9});
