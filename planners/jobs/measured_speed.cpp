@@ -108,30 +108,42 @@ double PolluxSpeedModel::Application::epoch_end(std::size_t e) const {
   return end;
 }
 
+namespace {
+
+// The measured batches around `batch` and the weight t of the upper one: applications.py interpolates
+// linearly in the batch between them and clamps outside the measured range (then lo = hi, t = 0).
+struct BatchBracket {
+  const PolluxSpeedModel::Validation* lo;
+  const PolluxSpeedModel::Validation* hi;
+  double t;
+};
+
+BatchBracket bracket(const std::vector<PolluxSpeedModel::Validation>& v, double batch) {
+  if (batch <= v.front().batch) return {&v.front(), &v.front(), 0.0};
+  if (batch >= v.back().batch) return {&v.back(), &v.back(), 0.0};
+  const auto hi = std::upper_bound(v.begin(), v.end(), batch, [](double b, const auto& t) { return b < t.batch; });
+  const auto lo = hi - 1;
+  return {&*lo, &*hi, (batch - lo->batch) / (hi->batch - lo->batch)};
+}
+
+}  // namespace
+
 PolluxSpeedModel::GradStats PolluxSpeedModel::Application::grad_stats(double batch, int epoch) const {
-  const auto& v = validation;
   const auto e = static_cast<std::size_t>(epoch);
   const auto at = [&](const Validation& table) {
     const std::size_t row = std::min(e, table.grad_sqr.size() - 1);
     return GradStats{table.grad_sqr[row], table.grad_var[row]};
   };
-  if (batch <= v.front().batch) return at(v.front());
-  if (batch >= v.back().batch) return at(v.back());
-  const auto hi = std::upper_bound(v.begin(), v.end(), batch, [](double b, const auto& t) { return b < t.batch; });
-  const auto lo = hi - 1;
-  const double t = (batch - lo->batch) / (hi->batch - lo->batch);
-  const GradStats a = at(*lo), b = at(*hi);
-  return GradStats{a.sqr + t * (b.sqr - a.sqr), a.var + t * (b.var - a.var)};
+  const BatchBracket b = bracket(validation, batch);
+  if (b.lo == b.hi) return at(*b.lo);
+  const GradStats lo = at(*b.lo), hi = at(*b.hi);
+  return GradStats{lo.sqr + b.t * (hi.sqr - lo.sqr), lo.var + b.t * (hi.var - lo.var)};
 }
 
 double PolluxSpeedModel::Application::iterations_after(double batch, std::size_t epoch) const {
-  const auto& v = validation;
-  if (batch <= v.front().batch) return v.front().iteration[epoch];
-  if (batch >= v.back().batch) return v.back().iteration[epoch];
-  const auto hi = std::upper_bound(v.begin(), v.end(), batch, [](double b, const auto& t) { return b < t.batch; });
-  const auto lo = hi - 1;
-  const double t = (batch - lo->batch) / (hi->batch - lo->batch);
-  return lo->iteration[epoch] + t * (hi->iteration[epoch] - lo->iteration[epoch]);
+  const BatchBracket b = bracket(validation, batch);
+  if (b.lo == b.hi) return b.lo->iteration[epoch];
+  return b.lo->iteration[epoch] + b.t * (b.hi->iteration[epoch] - b.lo->iteration[epoch]);
 }
 
 double PolluxSpeedModel::Application::gain(double batch, const GradStats& s) const {
