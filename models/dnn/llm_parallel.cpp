@@ -160,8 +160,9 @@ LayerModel shard_for_expert_parallel(const LayerModel& model, int ep, const MoeR
   const double load = routing.load();
   for (Layer& layer : sharded.layers) {
     const bool experts = layer.role == LayerRole::experts;
-    const bool expert_work = experts || ends_with(layer.name, "experts.act") || ends_with(layer.name, "combine") ||
-                             ends_with(layer.name, "dispatch");
+    // The routed experts' memory-bound passes (activation, clamp, bias: "….experts.*") follow their rows.
+    const bool expert_work = experts || layer.name.find(".experts.") != std::string::npos ||
+                             ends_with(layer.name, "combine") || ends_with(layer.name, "dispatch");
     if (!expert_work) continue;
     layer.backward_bytes = layer.backward_traffic() * load;
     layer.forward_bytes = layer.forward_traffic() * load;

@@ -49,13 +49,41 @@ void attention_core(Builder& b, const std::string& prefix, double tokens, double
       .keep(qkv + tokens * heads * d_v + 2.0 * tokens * heads);  // Q, K, V, O and the fp32 log-sum-exp
 }
 
+// YaRN's concentration factor (the "mscale" multiplying cos and sin) with yarn_mscale unset: 0.1·ln(scale) + 1
+// (Megatron-Core yarn_rotary_pos_embedding.py, _yarn_get_concentration_factor; 1 without YaRN).
+double yarn_concentration(const LlmConfig& c) { return c.yarn_scale > 1 ? 0.1 * std::log(c.yarn_scale) + 1.0 : 1.0; }
+
+// RoPE on the queries and keys (`elements` of them) as Megatron-Core core_dev_r0.15.0 runs it when
+// Transformer Engine's fused kernel cannot (models/common/embeddings/rope_utils.py, apply_rotary_pos_emb:
+// "mscale … is not supported by TE's fused RoPE. Using unfused implementation"; _apply_rotary_pos_emb_bshd),
+// eagerly, in element passes over t: _rotate_half's negation of one half (1) and cat (2), t·cos (2),
+// rotate_half(t)·sin (2), their sum (3), the final cat with the empty pass-through part (2): 12 forward.
+// Backward: the products' gradients (2 + 2), the negation's (1), the chunk's cat (2), the sum of t's two
+// gradients (3): 10, a lower bound (the empty pass-through slice's gradient, zeros of t's size from
+// PyTorch's slice_backward, not counted). The fused RoPE of the other models (a read and a write each
+// way) is not modelled.
+void unfused_rope(Builder& b, const std::string& prefix, double elements) {
+  b.layer(prefix + "rope", LayerKind::elementwise)
+      .work(4.0 * elements)
+      .io(12.0 * elements)
+      .backward_io(10.0 * elements);
+}
+
 void gqa_attention(Builder& b, const std::string& prefix, const LlmConfig& c, double s, double keys) {
   const double h = c.hidden, d = c.head_dim;
   rms_norm(b, prefix + "norm", s, h);
   te_linear(b, prefix + "qkv", s, h, (c.heads + 2.0 * c.kv_heads) * d, c.bias, s * h);
+  if (yarn_concentration(c) != 1.0) unfused_rope(b, prefix, s * (c.heads + c.kv_heads) * d);
   attention_core(b, prefix, s, keys, c.heads, c.kv_heads, d, d);
   te_linear(b, prefix + "out", s, c.heads * d, h, c.bias, 0);  // its input O is kept by the core
   b.elementwise(s * h, kSimpleFlops);                          // residual add
+  if (c.bias) {
+    // The output projection's bias comes back from the GEMM (skip_bias_add) to the bias-dropout-add,
+    // which GPT-OSS runs unfused (Megatron-Bridge GPTOSSProvider bias_dropout_fusion=False; Megatron-Core
+    // fusions/fused_bias_dropout.py, _bias_dropout_add_func: x = x + bias, then residual + out): one more
+    // pass reading and writing [s, h] forward; backward, the bias gradient's reduction over the tokens.
+    b.layer(prefix + "out.bias", LayerKind::elementwise).work(s * h).io(2.0 * s * h).backward_io(s * h);
+  }
 }
 
 // DeepSeek-V3's multi-head latent attention (DeepSeek-AI, arXiv:2412.19437 §2.1.1): low-rank q and
@@ -90,6 +118,24 @@ void dense_mlp(Builder& b, const std::string& prefix, const LlmConfig& c, double
   if (with_norm) b.elementwise(s * h, kSimpleFlops);
 }
 
+// The clamp of a gated activation's two halves (x_glu ≤ v, −v ≤ x_linear ≤ v) over the fc1 output of
+// `elements`, as Megatron-Core core_dev_r0.15.0 runs it for the fused quick-GEGLU
+// (fusions/fused_bias_geglu.py, weighted_bias_quick_geglu_impl): two eager clamps and a torch.cat outside
+// the compiled (jit_fuser) activation, which then reads the cat's copy. Forward: each clamp reads and
+// writes its half, the cat reads and writes both: 4 elements (8 B) each. Backward (PyTorch's
+// clamp_backward: where(mask, grad, 0); the cat's gradient is a view): the upper clamp's half builds its
+// 1-byte mask from its input (2 + 1 B) and selects (1 + 2 read, 2 written): 8 B; the two-sided half two
+// masks (3 + 3 B), their logical_and_ (3 B) and the select (5 B): 14 B; then the chunk's gradient
+// concatenated (read, write: 4 B): (8 + 14) / 2 + 4 = 15 B, 7.5 elements each. Each clamp keeps its input.
+void clamped_halves(Builder& b, const std::string& prefix, double elements, std::uint8_t modules) {
+  b.layer(prefix + "experts.clamp", LayerKind::elementwise)
+      .work(2.0 * elements)
+      .io(4.0 * elements)
+      .backward_io(7.5 * elements)
+      .keep(elements);
+  b.last().recompute_modules = modules;
+}
+
 // The MoE layer as Megatron-Core's alltoall dispatcher runs it: router (top-k of E scores), permute
 // (each token copied to its k experts' slots), the experts' grouped GEMMs, un-permute (the k outputs
 // weighed by their router probabilities and summed), the shared expert beside them.
@@ -111,9 +157,25 @@ void moe(Builder& b, const std::string& prefix, const LlmConfig& c, double s) {
     layer.recompute_modules = moe_bits;
   };
   experts("experts.fc1", h, up, s * k * h);
+  if (c.act_clamp > 0) clamped_halves(b, prefix, s * k * up, bits(RecomputeModule::moe_act) | moe_bits);
   b.layer(prefix + "experts.act", LayerKind::elementwise).work(s * k * up * kGeluFlops).io(s * k * (up + F));
   b.keep(s * k * up).last().recompute_modules = bits(RecomputeModule::moe_act) | moe_bits;
   experts("experts.fc2", F, h, s * k * F);
+  if (c.bias) {
+    // fc2's bias, which TEGroupedMLP takes back from the grouped GEMM (skip_bias_add) and adds weighed by
+    // the router probabilities, one local expert at a time (Megatron-Core core_dev_r0.15.0,
+    // moe/experts.py, TEGroupedMLP._apply_bias: torch.cat([t + b * p for each expert's rows])), eagerly,
+    // over the [s·k, h] output in bf16 (the alltoall dispatcher's probabilities; HybridEP's are fp32, which
+    // doubles the temporaries: not modelled). Forward: b·p written, t and b·p read and their sum written,
+    // the sum read and written by the cat: 6 elements each. Backward: the split's gradient concatenated
+    // (read, write), b's gradient (grad·p written and read back by the reduction over rows) and p's (grad
+    // read, grad·b written and read back by the reduction over the row): 8 elements each.
+    b.layer(prefix + "experts.bias", LayerKind::elementwise)
+        .work(2.0 * s * k * h)
+        .io(6.0 * s * k * h)
+        .backward_io(8.0 * s * k * h);
+    b.last().recompute_modules = moe_bits;
+  }
   b.layer(prefix + "combine", LayerKind::elementwise).work(2.0 * s * k * h).io(s * k * h + s * h).keep(s * k * h);
   b.last().recompute_modules = moe_bits;
   if (c.shared_ffn > 0) {
@@ -326,6 +388,8 @@ const std::array kLlms{
               .ffn = 2880,
               .silu = false,
               .bias = true,
+              .act_clamp = 7.0,
+              .yarn_scale = 32,
               .vocab = 201088,
               .seq = 8192,
               .experts = 128,

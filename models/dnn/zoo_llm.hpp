@@ -20,6 +20,15 @@
 //  - What each layer keeps for its backward (activation_bytes) is what Transformer Engine saves: a
 //    linear layer its input, a norm its input, the activation its input, the attention core Q, K, V,
 //    O and the log-sum-exp, the un-permutation the experts' outputs.
+//  - GPT-OSS runs four passes the other models do not, each an eager PyTorch sequence outside any fused
+//    kernel in Megatron-Core core_dev_r0.15.0 (the 25.11 container's "dev 0.15.0"), priced by its bytes
+//    at the memory-bound rate (zoo_llm.cpp has the code references and the byte counts): RoPE unfused
+//    (YaRN's concentration factor ≠ 1 is not supported by Transformer Engine's fused RoPE), the
+//    activation's input clamp (two clamps and a cat before the compiled quick-GEGLU), fc2's bias added
+//    per local expert with the router probabilities (TEGroupedMLP._apply_bias), and the attention
+//    output's bias added unfused (bias_dropout_fusion off). fc1's and QKV's biases ride the GEMMs'
+//    epilogues (Transformer Engine's grouped and plain GEMMs, bias gradient fused in the weight-gradient
+//    GEMM for BF16): no pass.
 //  - Roles (layer_model.hpp): block linears and the experts are `linear`/`experts` (FP8 under a
 //    low-precision recipe), the router `router`; recomputation modules as Megatron-Core names them.
 //  - The routed experts' products carry the shape of ONE expert's GEMM (rows = s·k / E per sample:
@@ -53,6 +62,10 @@ struct LlmConfig {
   bool gated = true;  // gated linear unit: fc1 is 2·ffn wide
   bool silu = true;   // SiLU gate (Megatron-Bridge's count applies ×3/2 only then)
   bool bias = false;  // linear biases (GPT-OSS)
+  // The gated activation's input clamp (Megatron-Core activation_func_clamp_value; GPT-OSS 7): 0 = none.
+  double act_clamp = 0;
+  // YaRN's rotary scaling factor (yarn_rotary_scaling_factor; GPT-OSS 32, its mscales unset): 0 = none.
+  double yarn_scale = 0;
   int vocab = 0;
   int vocab_divisor = 128;  // make_vocab_size_divisible_by
   int seq = 0;              // default sequence length

@@ -111,5 +111,50 @@ TEST(LlmZoo, LayersCountTheWorkDone) {
   EXPECT_NEAR((forward + backward - 0.5 * core_forward) / framework, 1.0, 0.01);
 }
 
+const Layer* find_layer(const LayerModel& model, const std::string& name) {
+  for (const Layer& layer : model.layers)
+    if (layer.name == name) return &layer;
+  return nullptr;
+}
+
+// GPT-OSS's eager passes (Megatron-Core core_dev_r0.15.0; zoo_llm.cpp has the code references), by hand
+// for one sample of s = 4,096 tokens in bf16 (2 bytes), top-4 routing: N = s·k = 16,384 expert rows,
+// fc1 output 2F = 5,760 wide, hidden h = 2,880.
+//  - the clamp of the activation's halves and their cat: forward 4 × 2 B = 8 B per element of
+//    [N, 2F] = 8 · 16,384 · 5,760 = 754,974,720 B; backward 15 B (the clamps' masks and selects 8 B on
+//    the glu half, 14 B on the two-sided linear half, the chunk's cat 4 B): 1,415,577,600 B.
+//  - fc2's bias added per expert with the probabilities: forward 6 × 2 B = 12 B per element of [N, h]
+//    = 12 · 16,384 · 2,880 = 566,231,040 B; backward 8 × 2 B = 16 B: 754,974,720 B.
+//  - RoPE unfused (YaRN's concentration 0.1·ln 32 + 1 = 1.347 ≠ 1) on 64 query and 8 key heads of 64:
+//    4,608 · 4,096 = 18,874,368 elements; forward 12 × 2 B = 24 B each = 452,984,832 B; backward
+//    10 × 2 B = 20 B: 377,487,360 B.
+//  - the attention output's bias added unfused: forward 4 B per element of [s, h] = 47,185,920 B;
+//    backward the bias gradient's reduction, 2 B: 23,592,960 B.
+// Qwen3 (no biases, SwiGLU without a clamp) has none of them.
+TEST(LlmZoo, GptOssPaysItsEagerPasses) {
+  const LayerModel oss = make("gpt-oss-120b", 4096);
+  const Layer* clamp = find_layer(oss, "block0.moe.experts.clamp");
+  const Layer* bias = find_layer(oss, "block0.moe.experts.bias");
+  const Layer* out_bias = find_layer(oss, "block0.attn.out.bias");
+  ASSERT_NE(clamp, nullptr);
+  ASSERT_NE(bias, nullptr);
+  ASSERT_NE(out_bias, nullptr);
+  EXPECT_DOUBLE_EQ(clamp->forward_traffic().value(), 754974720.0);
+  EXPECT_DOUBLE_EQ(clamp->backward_traffic().value(), 1415577600.0);
+  EXPECT_DOUBLE_EQ(bias->forward_traffic().value(), 566231040.0);
+  EXPECT_DOUBLE_EQ(bias->backward_traffic().value(), 754974720.0);
+  const Layer* rope = find_layer(oss, "block0.attn.rope");
+  ASSERT_NE(rope, nullptr);
+  EXPECT_DOUBLE_EQ(rope->forward_traffic().value(), 452984832.0);
+  EXPECT_DOUBLE_EQ(rope->backward_traffic().value(), 377487360.0);
+  EXPECT_DOUBLE_EQ(out_bias->forward_traffic().value(), 47185920.0);
+  EXPECT_DOUBLE_EQ(out_bias->backward_traffic().value(), 23592960.0);
+  const LayerModel qwen = make("qwen3-30b-a3b", 4096);
+  EXPECT_EQ(find_layer(qwen, "block0.moe.experts.clamp"), nullptr);
+  EXPECT_EQ(find_layer(qwen, "block0.moe.experts.bias"), nullptr);
+  EXPECT_EQ(find_layer(qwen, "block0.attn.out.bias"), nullptr);
+  EXPECT_EQ(find_layer(qwen, "block0.attn.rope"), nullptr);
+}
+
 }  // namespace
 }  // namespace dnnsim
