@@ -126,13 +126,15 @@ void dense_mlp(Builder& b, const std::string& prefix, const LlmConfig& c, double
 // clamp_backward: where(mask, grad, 0); the cat's gradient is a view): the upper clamp's half builds its
 // 1-byte mask from its input (2 + 1 B) and selects (1 + 2 read, 2 written): 8 B; the two-sided half two
 // masks (3 + 3 B), their logical_and_ (3 B) and the select (5 B): 14 B; then the chunk's gradient
-// concatenated (read, write: 4 B): (8 + 14) / 2 + 4 = 15 B, 7.5 elements each. Each clamp keeps its input.
+// concatenated (read, write: 4 B): (8 + 14) / 2 + 4 = 15 B, 7.5 elements each. Kept: nothing more. The
+// clamps keep the fc1 output, which the activation's kept bytes already count: with moe_act recomputed,
+// the checkpoint's input is all that stays; without it, the activation's saved copy (the cat's output)
+// stays too, not counted (the kept activations here are an upper bound otherwise: llm_parallel.hpp).
 void clamped_halves(Builder& b, const std::string& prefix, double elements, std::uint8_t modules) {
   b.layer(prefix + "experts.clamp", LayerKind::elementwise)
       .work(2.0 * elements)
       .io(4.0 * elements)
-      .backward_io(7.5 * elements)
-      .keep(elements);
+      .backward_io(7.5 * elements);
   b.last().recompute_modules = modules;
 }
 
