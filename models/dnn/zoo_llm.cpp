@@ -54,7 +54,7 @@ void attention_core(Builder& b, const std::string& prefix, double tokens, double
 double yarn_concentration(const LlmConfig& c) { return c.yarn_scale > 1 ? 0.1 * std::log(c.yarn_scale) + 1.0 : 1.0; }
 
 // RoPE on the queries and keys (`elements` of them) as Megatron-Core core_dev_r0.15.0 runs it when
-// Transformer Engine's fused kernel cannot (models/common/embeddings/rope_utils.py, apply_rotary_pos_emb:
+// Transformer Engine's fused kernel cannot (megatron/core/models/common/embeddings/rope_utils.py, apply_rotary_pos_emb:
 // "mscale … is not supported by TE's fused RoPE. Using unfused implementation"; _apply_rotary_pos_emb_bshd),
 // eagerly, in element passes over t: _rotate_half's negation of one half (1) and cat (2), t·cos (2),
 // rotate_half(t)·sin (2), their sum (3), the final cat with the empty pass-through part (2): 12 forward.
