@@ -74,7 +74,13 @@ Bytes ring_attention_step_bytes(const TransformerDims& dims, int micro_batch, in
   return Bytes(micro_batch * (static_cast<double>(dims.seq) / cp) * dims.kv_width / kv_split * kBf16);
 }
 
-int ring_attention_steps(int cp, bool backward) { return (backward ? 2 : 1) * (cp - 1); }
+std::vector<RingPhase> ring_attention_phases(int cp, bool backward) {
+  if (cp <= 1) return {};
+  if (!backward) return {{cp - 1, 1}};
+  std::vector<RingPhase> phases{{2, 1}};
+  if (cp > 2) phases.push_back({cp - 2, 2});
+  return phases;
+}
 
 FsdpTraffic fsdp_traffic(double parameters, const PrecisionRecipe& recipe, bool backward) {
   FsdpTraffic traffic;

@@ -22,12 +22,19 @@
 // Context parallelism (ring attention: Liu et al., arXiv:2310.01889; Megatron-Core/TE's CP with the
 // sequence cut into 2·CP chunks so that causal work balances): each GPU holds s/CP tokens of every
 // sequence, so every layer's work, traffic and kept activations per sample divide by CP, and the
-// attention core meets the other ranks' keys and values by passing its own K and V around the CP ring:
-// CP − 1 steps per layer forward, each sending one chunk's K and V, b·(s/CP)·kv_width/TP_kv BF16 values
-// (kv heads split over the tensor ranks when there are at least TP of them); backward the K and V go
-// round again and their gradients with them, 2·(CP − 1) steps. Each step overlaps the attention of the
-// chunk already there.
-//
+// attention core meets the other ranks' keys and values by passing them around the CP ring, as
+// Transformer Engine's AttnFuncWithCPAndKVP2P (cp_comm_type "p2p", Megatron-Core's default when
+// cp_comm_type is unset: TEDotProductAttention) runs it, in CP steps per layer and pass:
+//  - forward: step i computes the attention of the local queries with the K/V chunk held since step
+//    i − 1 while sending that chunk to the next rank and receiving the previous rank's (steps 0 to
+//    CP − 2; the last step sends nothing). Each causal step is half of a (s/CP)² block (the diagonal
+//    step's two causal chunks, or the upper/lower triangles' half queries or half keys), so each is 1/CP
+//    of the rank's attention; a step lasts max(its exchange, its attention), the last one its attention.
+//  - backward: CP steps of the attention backward, step i overlapping one exchange: step 0 sends the
+//    K/V only, steps 1 to CP − 2 the K/V and the dK/dV accumulated so far (2 chunks), the last step the
+//    dK/dV only, back to the rank that owns them (p2p_comm_buffers of 2 × kv in the K/V dtype).
+// One chunk is b·(s/CP)·kv_width/TP_kv BF16 values (kv heads split over the tensor ranks when there are
+// at least TP of them).
 // Fully sharded data parallelism (ZeRO-3: Rajbhandari et al., SC'20 §5; Megatron-FSDP
 // optim_grads_params): weights, gradients and optimizer state are divided over the F = DP·CP ranks of
 // a stage's tensor rank; each layer's weights are all-gathered before its forward and again before
@@ -85,8 +92,15 @@ struct LlmParallelism {
 // one GPU, b · (s/CP) · kv_width / TP_kv · 2.
 [[nodiscard]] Bytes ring_attention_step_bytes(const TransformerDims& dims, int micro_batch, int tp, int cp);
 
-// Ring steps of one attention layer: CP − 1 forward, 2·(CP − 1) backward.
-[[nodiscard]] int ring_attention_steps(int cp, bool backward);
+// One phase of the CP ring of one attention layer: `steps` equal ring steps, each sending `chunks`
+// chunks (ring_attention_step_bytes) to the next rank while computing 1/CP of the layer's attention.
+struct RingPhase {
+  int steps = 0;
+  int chunks = 0;
+};
+// The phases of one layer's ring, as above: forward {CP − 1 steps × 1 chunk} (the last step's
+// attention not overlapped); backward {2 × 1 chunk (the first and last steps), CP − 2 × 2 chunks}.
+[[nodiscard]] std::vector<RingPhase> ring_attention_phases(int cp, bool backward);
 
 // FSDP, for the parameters of a layer range: the all-gather's output (each at the weight bytes the
 // recipe gathers) and, backward, the reduce-scatter's input (their BF16 gradients), as NCCL sizes them.

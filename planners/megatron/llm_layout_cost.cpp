@@ -216,7 +216,11 @@ LlmLayoutCost::StageTimes LlmLayoutCost::stage_times(const LlmLayout& layout) {
     Seconds serial{0}, overlapped{0};
     for (const StepCollective& c : step_collectives(w, groups, 0, range, layout.micro_batch, pass, false))
       (c.overlapped ? overlapped : serial) += collective(c.collective);
-    return compute + serial + std::max(Seconds(0), overlapped - compute);
+    // The CP ring's phases as the lowering runs them: each max(its exchange, the attention beside it).
+    Seconds ring{0};
+    for (const RingExchange& phase : context_ring(w, groups, range, &device, layout.micro_batch, pass))
+      ring += std::max(Seconds(0), collective(phase.exchange) - phase.attention);
+    return compute + ring + serial + std::max(Seconds(0), overlapped - compute);
   };
   StageTimes times;
   const auto parts = static_cast<std::size_t>(layout.pipeline * layout.chunks);

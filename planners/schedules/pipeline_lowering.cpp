@@ -320,7 +320,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                                                device.gpu.name);
               auto known = layer_by_layer.find(key);
               if (known == layer_by_layer.end()) {
-                Seconds total = step_layers_time(workload, layers, device, samples, pass);
+                // Less the attention the CP ring's phases run beside their exchanges (step_communication.hpp).
+                Seconds total = step_layers_time(workload, layers, device, samples, pass) -
+                                ring_attention_overlapped(workload, layers, device, samples, pass);
                 if (accumulate)  // a kernel of its own: its time adds
                   total += compute_time_on(
                       gradient_accumulation(parameter_count(model, layers), per_parameter, work.device), device);

@@ -103,18 +103,6 @@ std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, c
                         llm.expert_overlap, "ep all-to-all"});
     }
   }
-  // Context parallelism: each attention layer's K/V around the ring (an all-gather's ring of chunk
-  // steps), and backward their gradients back (a reduce-scatter's).
-  if (cp > 1) {
-    const int attention = attention_layers_in_range(model, layers.begin, layers.end);
-    if (attention > 0) {
-      const Bytes ring = ring_attention_step_bytes(dims, samples, tp, cp) * (static_cast<double>(cp) * attention);
-      const int calls = attention * (cp - 1);
-      result.push_back({exchange(CollectiveKind::all_gather, groups.context, ring, calls), true, "cp ring"});
-      if (backward)
-        result.push_back({exchange(CollectiveKind::reduce_scatter, groups.context, ring, calls), true, "cp ring grad"});
-    }
-  }
   // FSDP: the weights gathered before each pass, the gradients reduce-scattered after the backward.
   if (llm.fsdp && groups.sharding.size() > 1 && !recompute) {
     const ParameterSplit parameters = parameter_split(model, layers.begin, layers.end);
@@ -128,6 +116,52 @@ std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, c
   }
   return result;
 }
+
+namespace {
+
+// The CP ring's phases after the step's other compute (`end`: what rank's step ends with, its serial
+// tail first): each phase's attention on the compute stream beside its exchange on the "context"
+// stream, both after the previous phase's; the last exchange joins the step's overlapped ends.
+void add_context_ring(TaskGraph& graph, const PipelineWorkload& workload, const StepGroups& groups, LayerRange layers,
+                      int samples, Pass pass, bool recompute, const std::string& label, std::uint32_t iteration,
+                      std::vector<TaskId>& end) {
+  const DeviceId self = groups.context.front();
+  const ClusterDevice* device = workload.gpus.empty() ? nullptr : &workload.gpus.at(self);
+  std::optional<TaskId> exchanged;
+  for (RingExchange& phase : context_ring(workload, groups, layers, device, samples, pass)) {
+    const TaskId after = end.front();
+    Task send{std::move(phase.exchange)};
+    send.stream = graph.stream("context");
+    send.phase = Phase::communication;
+    send.iteration = iteration;
+    send.label = fmt::format("cp ring {}", label);
+    send.deps.push_back(after);
+    if (exchanged) send.deps.push_back(*exchanged);
+    const TaskId sent = graph.add(std::move(send));
+    if (phase.attention.value() > 0) {
+      Compute work;
+      work.device = self;
+      work.kernel = LayerKind::attention;
+      work.backward = pass == Pass::backward;
+      work.measured_time = phase.attention;
+      work.measured_on = device->gpu.name;
+      Task attention{std::move(work)};
+      attention.stream = graph.stream("compute");
+      attention.phase = recompute ? Phase::recompute : pass == Pass::backward ? Phase::backward : Phase::forward;
+      attention.iteration = iteration;
+      attention.label = fmt::format("cp attention {}", label);
+      attention.deps.push_back(after);
+      if (exchanged) attention.deps.push_back(*exchanged);
+      end.front() = graph.add(std::move(attention));
+    } else {
+      end.front() = sent;
+    }
+    exchanged = sent;
+  }
+  if (exchanged && end.front() != *exchanged) end.push_back(*exchanged);
+}
+
+}  // namespace
 
 std::vector<std::vector<TaskId>> add_step_collectives(
     TaskGraph& graph, const PipelineWorkload& workload, const PipelineStage& stage, std::size_t replica,
@@ -150,6 +184,8 @@ std::vector<std::vector<TaskId>> add_step_collectives(
   };
   for (int r = 0; r < lowered; ++r) {
     const StepGroups groups = step_groups(workload, stage, replica, r);
+    add_context_ring(graph, workload, groups, layers, samples, pass, recompute, label, iteration,
+                     ends[static_cast<std::size_t>(r)]);
     for (StepCollective& step : step_collectives(workload, groups, r % tp, layers, samples, pass, recompute)) {
       // A tensor-parallel collective is one task for its group; an exchange, one per GPU.
       const std::vector<std::size_t> members =
@@ -182,24 +218,79 @@ std::vector<std::vector<TaskId>> add_step_collectives(
   return ends;
 }
 
-Seconds step_layers_time(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device, int samples,
-                         Pass pass) {
+namespace {
+
+// One layer's time in a step with the precision recipe: its kernel in the dtype the recipe gives it,
+// plus its scaling kernels' traffic.
+Seconds layer_step_time(const PipelineWorkload& workload, const Layer& layer, const ClusterDevice& device, int samples,
+                        Pass pass) {
   const PrecisionRecipe& recipe = workload.llm.precision;
-  const bool backward = pass == Pass::backward;
-  Seconds total{0};
-  for (std::size_t l = layers.begin; l < layers.end; ++l) {
-    const Layer& layer = workload.model.layers[l];
-    total += layer_time(workload.model, layer, device, samples, recipe.dtype_of(layer, workload.dtype), pass);
-    if (const Bytes scaling = recipe.scaling_bytes(layer, backward); scaling.value() > 0) {
-      // The quantization kernels, memory-bound and of their own (their time adds to the GEMM's).
-      Compute quantize;
-      quantize.dtype = workload.dtype;
-      quantize.kernel = LayerKind::elementwise;
-      quantize.bytes_accessed = scaling * samples;
-      total += compute_time_on(quantize, device);
-    }
+  Seconds total = layer_time(workload.model, layer, device, samples, recipe.dtype_of(layer, workload.dtype), pass);
+  if (const Bytes scaling = recipe.scaling_bytes(layer, pass == Pass::backward); scaling.value() > 0) {
+    // The quantization kernels, memory-bound and of their own (their time adds to the GEMM's).
+    Compute quantize;
+    quantize.dtype = workload.dtype;
+    quantize.kernel = LayerKind::elementwise;
+    quantize.bytes_accessed = scaling * samples;
+    total += compute_time_on(quantize, device);
   }
   return total;
+}
+
+}  // namespace
+
+Seconds step_layers_time(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device, int samples,
+                         Pass pass) {
+  Seconds total{0};
+  for (std::size_t l = layers.begin; l < layers.end; ++l)
+    total += layer_step_time(workload, workload.model.layers[l], device, samples, pass);
+  return total;
+}
+
+namespace {
+
+// The attention cores among `layers` and their time on `device` (zero without one).
+std::pair<int, Seconds> step_attention(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice* device,
+                                       int samples, Pass pass) {
+  const LayerModel& model = workload.model;
+  std::pair<int, Seconds> result{0, Seconds(0)};
+  for (std::size_t l = layers.begin; l < layers.end && l < model.layers.size(); ++l) {
+    if (model.layers[l].kind != LayerKind::attention) continue;
+    ++result.first;
+    if (device) result.second += layer_step_time(workload, model.layers[l], *device, samples, pass);
+  }
+  return result;
+}
+
+}  // namespace
+
+std::vector<RingExchange> context_ring(const PipelineWorkload& workload, const StepGroups& groups, LayerRange layers,
+                                       const ClusterDevice* device, int samples, Pass pass) {
+  std::vector<RingExchange> result;
+  const int cp = workload.llm.context;
+  if (!workload.transformer || cp <= 1) return result;
+  const auto [count, attention] = step_attention(workload, layers, device, samples, pass);
+  if (count == 0) return result;
+  const Bytes chunk = ring_attention_step_bytes(*workload.model.transformer, samples, workload.tensor_parallel.degree,
+                                                cp);
+  for (const RingPhase& phase : ring_attention_phases(cp, pass == Pass::backward)) {
+    // `steps` ring steps of `chunks` chunks per layer: as an all-gather's ring (CP − 1 steps of 1/CP of
+    // its size), CP/(CP − 1) times the bytes each GPU sends; one call per step and layer.
+    const double sent = chunk.value() * phase.chunks * phase.steps * count;
+    result.push_back({exchange(CollectiveKind::all_gather, groups.context, Bytes(sent * cp / (cp - 1.0)),
+                               count * phase.steps),
+                      attention * (static_cast<double>(phase.steps) / cp)});
+  }
+  return result;
+}
+
+Seconds ring_attention_overlapped(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device,
+                                  int samples, Pass pass) {
+  const int cp = workload.llm.context;
+  if (!workload.transformer || cp <= 1) return Seconds(0);
+  int steps = 0;
+  for (const RingPhase& phase : ring_attention_phases(cp, pass == Pass::backward)) steps += phase.steps;
+  return step_attention(workload, layers, &device, samples, pass).second * (static_cast<double>(steps) / cp);
 }
 
 std::optional<Collective> expert_gradient_all_reduce(const PipelineWorkload& workload, const StepGroups& groups,

@@ -8,12 +8,17 @@
 //    (the tensor-parallel collectives of Megatron-LM, synchronous; the expert all-to-alls of the
 //    alltoall dispatcher between the router and the experts);
 //  - overlapped: on the GPU's "overlap" stream, starting when the step's compute can start (the same
-//    inputs and the compute stream's previous task), the step's consumers waiting for both: ring
-//    attention's K/V exchange under the attention it feeds, FSDP's prefetched gathers, and the
+//    inputs and the compute stream's previous task), the step's consumers waiting for both: FSDP's
+//    prefetched gathers, and the
 //    tensor-parallel collectives under TE's userbuffer overlap or the all-to-alls under
 //    overlap_moe_expert_parallel_comm when the recipe enables them. A whole step's overlapped
 //    communication against its whole compute is the coarse view of per-layer overlap: what one layer's
 //    exchange exposes before the first kernel it can hide under is not counted.
+//  - the context-parallel ring (context_ring): per phase of llm_parallel.hpp's ring, the exchange on
+//    the GPU's "context" stream beside the compute of the attention it overlaps, split off the step's
+//    compute: the step computes its other layers (and the forward's last ring step), then each phase
+//    lasts max(its exchange, its attention), the next phase waiting for both — Σ over a layer's steps
+//    of max(exchange, attention) as TE runs them, summed over the step's identical attention layers.
 // The tensor-parallel collectives run on their group's links as flows (mirrored with
 // `mirror_ranks`, as before); the LLM exchanges are mirrored collectives (Collective::mirrored): each
 // lowered GPU spends its group's collective alone on its links, with the calibrated per-call latency
@@ -47,17 +52,33 @@ struct StepGroups {
 struct StepCollective {
   Collective collective;
   bool overlapped = false;
-  std::string what;  // "tp all-gather", "ep all-to-all", "cp ring", "fsdp all-gather", …
+  std::string what;  // "tp all-gather", "ep all-to-all", "fsdp all-gather", …
 };
 
 // The collectives of one step of `layers` for `samples` sequences on the GPU whose groups are `groups`
 // (rank `rank` of its plan device): tensor-parallel ones (`rank_in_tensor_group == 0` only, one task
-// for the group) and the LLM exchanges. `pass`: forward (with `recompute`, the re-run forward, which
+// for the group) and the LLM exchanges but the CP ring (context_ring). `pass`: forward (with `recompute`, the re-run forward, which
 // repeats the forward's tensor-parallel collectives and expert exchanges but no ring, FSDP gather
 // or embedding reduction) or backward.
 [[nodiscard]] std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, const StepGroups& groups,
                                                            int rank_in_tensor_group, LayerRange layers, int samples,
                                                            Pass pass, bool recompute);
+
+// One phase of the step's CP ring (llm_parallel.hpp's RingPhase, over the step's attention layers): the
+// exchange (an all-gather's ring of the phase's bytes, mirrored) and the attention compute it overlaps.
+struct RingExchange {
+  Collective exchange;
+  Seconds attention{0};
+};
+// The CP ring of one step of `layers` on the GPU whose groups are `groups`, its attention timed on
+// `device` (none: without layer times, nothing overlaps the exchanges). Empty without CP or attention.
+[[nodiscard]] std::vector<RingExchange> context_ring(const PipelineWorkload& workload, const StepGroups& groups,
+                                                     LayerRange layers, const ClusterDevice* device, int samples,
+                                                     Pass pass);
+// The attention time the ring's phases take out of the step's compute on `device` (the sum of
+// context_ring's `attention`): all of it backward, (CP − 1)/CP forward.
+[[nodiscard]] Seconds ring_attention_overlapped(const PipelineWorkload& workload, LayerRange layers,
+                                                const ClusterDevice& device, int samples, Pass pass);
 
 // Whether step_collectives can return any collective for `workload` (tensor, expert or context
 // parallelism, or FSDP, on a transformer): without, it returns none for every rank.

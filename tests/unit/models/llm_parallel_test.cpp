@@ -63,13 +63,38 @@ TEST(ExpertParallel, ShardsTheExpertsAndGroupsTheirRows) {
 
 // Llama 3.1 405B on 1,024 H100 (TP 8, CP 2, MBS 1, s = 8,192): each CP rank holds 4,096 tokens; one ring
 // step sends a chunk's K and V: 4,096 tokens · 8 KV heads · (128 + 128) / TP 8 (one KV head per tensor
-// rank) · 2 bytes = 2,097,152 bytes. One step forward (CP − 1), two backward (K/V again and their gradients).
+// rank) · 2 bytes (BF16: the K/V stay BF16 under the FP8 recipes, whose attention is not FP8) =
+// 2,097,152 bytes. TE's AttnFuncWithCPAndKVP2P: forward CP − 1 = 1 step of one chunk; backward CP = 2
+// steps, step 0 the K/V (1 chunk), the last the dK/dV (1 chunk).
 TEST(ContextParallel, RingAttentionTrafficPerStep) {
   const TransformerDims dims = *make("llama3.1-405b", 8192).transformer;
   EXPECT_DOUBLE_EQ(ring_attention_step_bytes(dims, 1, 8, 2).value(), 4096.0 * 8 * 256 / 8 * 2);
-  EXPECT_EQ(ring_attention_steps(2, false), 1);
-  EXPECT_EQ(ring_attention_steps(2, true), 2);
-  EXPECT_EQ(ring_attention_steps(4, true), 6);
+  const auto shape = [](const std::vector<RingPhase>& phases) {
+    std::vector<std::pair<int, int>> result;
+    for (const RingPhase& phase : phases) result.emplace_back(phase.steps, phase.chunks);
+    return result;
+  };
+  using Phases = std::vector<std::pair<int, int>>;
+  EXPECT_EQ(shape(ring_attention_phases(1, true)), Phases{});
+  EXPECT_EQ(shape(ring_attention_phases(2, false)), (Phases{{1, 1}}));
+  EXPECT_EQ(shape(ring_attention_phases(2, true)), (Phases{{2, 1}}));
+  EXPECT_EQ(shape(ring_attention_phases(4, false)), (Phases{{3, 1}}));
+  // CP 4 backward: steps 0 and 3 one chunk (K/V out, dK/dV home), steps 1 and 2 both (2 chunks).
+  EXPECT_EQ(shape(ring_attention_phases(4, true)), (Phases{{2, 1}, {2, 2}}));
+  // Per layer: (CP − 1) chunks forward and 2·(CP − 1) backward, for every CP.
+  for (int cp : {2, 3, 4, 8}) {
+    for (bool backward : {false, true}) {
+      int chunks = 0;
+      for (const RingPhase& phase : ring_attention_phases(cp, backward)) chunks += phase.steps * phase.chunks;
+      EXPECT_EQ(chunks, (backward ? 2 : 1) * (cp - 1)) << "CP " << cp;
+    }
+  }
+  // Llama 3 70B (64 query heads in GQA groups of 8: 8 KV heads of 128), s = 8,192, MBS 2, TP 4, CP 4:
+  // a chunk is 2 · 2,048 tokens · 8·256 / 4 · 2 bytes = 4 MiB; per layer forward 3 · 4 MiB = 12 MiB,
+  // backward 6 · 4 MiB = 24 MiB.
+  const TransformerDims llama70 = *make("llama3-70b", 8192).transformer;
+  EXPECT_EQ(llama70.kv_heads, 8);
+  EXPECT_DOUBLE_EQ(ring_attention_step_bytes(llama70, 2, 4, 4).value(), 4.0 * 1024 * 1024);
   // Qwen3 (4 KV heads) at TP 8: the heads are replicated, not split below one per rank: 4·256 / 4.
   const TransformerDims qwen = *make("qwen3-235b-a22b").transformer;
   EXPECT_DOUBLE_EQ(ring_attention_step_bytes(qwen, 1, 8, 2).value(), 2048.0 * 4 * 256 / 4 * 2);

@@ -83,9 +83,11 @@ TEST(StepCommunication, ExpertAllToAllsPerMoeLayer) {
 
 // Llama 3 8B with TP 2 × CP 2 (plan devices of 4 GPUs) on 2 plan devices: GPU 7 is tensor rank 1,
 // context rank 1 of replica 1; its ring is {7, 5}, its tensor group {6, 7}, its FSDP group the
-// 4 GPUs of tensor rank 1 {7, 1, 3, 5}. Per attention layer (32) the ring sends CP chunks' K and V of
-// 4,096 tokens · 8 KV heads · 256 / TP 2 · 2 bytes; forward one step each (CP − 1), backward the
-// gradients' ring too.
+// 4 GPUs of tensor rank 1 {7, 1, 3, 5}. A ring chunk is 4,096 tokens · 8 KV heads · 256 / TP 2 · 2 bytes;
+// per attention layer (32) the forward sends CP − 1 = 1 chunk (one phase of 1 step), the backward 2
+// (one phase of 2 steps: the K/V out, the dK/dV home), each phase as an all-gather's ring of CP/(CP − 1)
+// = 2 times the bytes sent, one call per step and layer. No layer times without a device: nothing
+// overlaps the exchange. The ring is not among step_collectives.
 TEST(StepCommunication, ContextRingAndGroups) {
   LlmParallelism llm;
   llm.context = 2;
@@ -95,18 +97,24 @@ TEST(StepCommunication, ContextRingAndGroups) {
   EXPECT_EQ(groups.context, (std::vector<DeviceId>{7, 5}));
   EXPECT_EQ(groups.tensor, (std::vector<DeviceId>{6, 7}));
   EXPECT_EQ(groups.sharding, (std::vector<DeviceId>{7, 1, 3, 5}));
-  const double step = 4096.0 * 8 * 256 / 2 * 2;
-  const auto forward = step_collectives(workload, groups, 1, stage.chunks.front(), 1, Pass::forward, false);
-  const StepCollective* ring = find(forward, "cp ring");
-  ASSERT_NE(ring, nullptr);
-  EXPECT_DOUBLE_EQ(ring->collective.size.value(), step * 2 * 32);
-  EXPECT_EQ(ring->collective.calls, 32u);
-  EXPECT_TRUE(ring->overlapped);
-  EXPECT_EQ(find(forward, "cp ring grad"), nullptr);
-  EXPECT_EQ(find(forward, "tp all-gather"), nullptr);  // rank 1 of its tensor group: rank 0 adds those
-  const auto backward = step_collectives(workload, groups, 1, stage.chunks.front(), 1, Pass::backward, false);
-  ASSERT_NE(find(backward, "cp ring grad"), nullptr);
-  EXPECT_EQ(find(backward, "cp ring grad")->collective.kind, CollectiveKind::reduce_scatter);
+  const double chunk = 4096.0 * 8 * 256 / 2 * 2;
+  const LayerRange layers = stage.chunks.front();
+  const auto forward = context_ring(workload, groups, layers, nullptr, 1, Pass::forward);
+  ASSERT_EQ(forward.size(), 1u);
+  EXPECT_EQ(forward[0].exchange.kind, CollectiveKind::all_gather);
+  EXPECT_EQ(forward[0].exchange.group, groups.context);
+  EXPECT_DOUBLE_EQ(forward[0].exchange.size.value(), 2 * chunk * 32);
+  EXPECT_EQ(forward[0].exchange.calls, 32u);
+  EXPECT_TRUE(forward[0].exchange.alone);
+  EXPECT_EQ(forward[0].attention.value(), 0);
+  const auto backward = context_ring(workload, groups, layers, nullptr, 1, Pass::backward);
+  ASSERT_EQ(backward.size(), 1u);
+  EXPECT_DOUBLE_EQ(backward[0].exchange.size.value(), 2 * 2 * chunk * 32);
+  EXPECT_EQ(backward[0].exchange.calls, 64u);
+  for (const StepCollective& c : step_collectives(workload, groups, 1, layers, 1, Pass::backward, false))
+    EXPECT_EQ(c.collective.kind == CollectiveKind::all_gather && c.collective.group == groups.context, false);
+  EXPECT_EQ(find(step_collectives(workload, groups, 1, layers, 1, Pass::forward, false), "tp all-gather"),
+            nullptr);  // rank 1 of its tensor group: rank 0 adds those
 }
 
 // Llama 3 8B under FSDP with FP8 parameters on 8 GPUs: each step gathers its layers' weights at 1 byte

@@ -1,0 +1,122 @@
+// The CP ring's overlap as the lowering places it and the simulator runs it (step_communication.hpp's
+// add_step_collectives, llm_parallel.hpp's ring phases): a step computes its other layers, then each
+// ring phase lasts max(its exchange, the attention beside it). One TEST per process (one SimGrid engine).
+//
+// Platform: one NVSwitch node of 2 A100s (tests/support/collective_platforms.hpp): a step i → j costs
+// α = 2 µs + bytes / β, β = 100 GB/s. Model: a 2-block LLM, 4 query and 4 KV heads of 64 (kv_width =
+// 4 · 128 = 512), CP 2 on the 2 GPUs (TP 1), one sequence of s tokens. A ring chunk is s/2 tokens' K and
+// V, s/2 · 512 · 2 bytes = 512·s bytes; without a calibration a mirrored exchange costs its uncontended
+// time (a 2-rank all-gather: one round of half its size, no per-call latency):
+//  - forward, one phase of CP − 1 = 1 step per layer: 2 layers · 512·s bytes → α + 1,024·s / β, beside
+//    (CP − 1)/CP = 1/2 of the step's attention;
+//  - backward, one phase of 2 one-chunk steps per layer: 4 · 512·s bytes → α + 2,048·s / β, beside all
+//    of the step's attention backward.
+// The step's other compute is a task of T_rest = 1 ms made here; the step ends at
+// T_rest + max(exchange, attention). The attention time is the cost model's (context_ring's `attention`,
+// an input here); the sequence sets the regime: the exchange grows with s, the attention with s², so
+// s = 256 is exchange-bound and s = 16,384 attention-bound (each asserted).
+#include <gtest/gtest.h>
+
+#include "models/dnn/llm_parallel.hpp"
+#include "models/dnn/zoo_llm.hpp"
+#include "planners/schedules/step_communication.hpp"
+#include "sim/run/simulation.hpp"
+#include "sim/scenario/cluster_view_builder.hpp"
+#include "sim/scenario/layout.hpp"
+#include "tests/support/collective_platforms.hpp"
+#include "tests/support/scenario_files.hpp"
+
+namespace dnnsim {
+namespace {
+
+constexpr double kRest = 1e-3;
+constexpr double kAlpha = 2e-6;
+constexpr double kBeta = 100e9;
+
+struct Outcome {
+  double simulated = 0;
+  double exchange = 0;   // derived by hand
+  double attention = 0;  // the cost model's, from context_ring
+};
+
+Outcome run_step(int seq, Pass pass) {
+  const Scenario scenario = testing::load(testing::nvswitch_node(2));
+  const ClusterView view = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
+  const LayerModel model = llm_model(LlmConfig{.name = "tiny-llm",
+                                               .layers = 2,
+                                               .hidden = 256,
+                                               .heads = 4,
+                                               .kv_heads = 4,
+                                               .head_dim = 64,
+                                               .ffn = 512,
+                                               .vocab = 1024,
+                                               .seq = seq},
+                                     ModelOptions{});
+  PipelineWorkload workload;
+  workload.transformer = transformer_shape(model);
+  workload.llm.context = 2;
+  workload.model = shard_for_llm(model, workload.tensor_parallel, workload.llm, 0);
+  workload.dtype = Dtype::bf16;
+  workload.gpus = view.devices;
+  const PipelineStage stage{{LayerRange{0, workload.model.layers.size()}}, {0}};
+  workload.plan.stages = {stage};
+
+  TaskGraph graph;
+  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  std::vector<TaskId> computes;
+  for (DeviceId gpu = 0; gpu < 2; ++gpu) {
+    Compute rest;
+    rest.device = gpu;
+    rest.measured_time = Seconds(kRest);
+    rest.measured_on = view.devices[gpu].gpu.name;
+    Task task{rest};
+    task.stream = graph.stream("compute");
+    computes.push_back(graph.add(std::move(task)));
+  }
+  Companions companions;
+  const LayerRange layers = stage.chunks.front();
+  (void)add_step_collectives(graph, workload, stage, 0, computes, {{}, {}}, companions, layers, 1, pass, false, "step",
+                             0);
+  const auto ring = context_ring(workload, step_groups(workload, stage, 0, 0), layers, &view.devices[0], 1, pass);
+  EXPECT_EQ(ring.size(), 1u);
+  Outcome outcome;
+  outcome.attention = ring.front().attention.value();
+  const double bytes = (pass == Pass::backward ? 4.0 : 2.0) * 512.0 * seq;
+  outcome.exchange = kAlpha + bytes / kBeta;
+  const SimulationResult result = simulate(scenario, std::move(graph), {});
+  for (double end : result.task_end) outcome.simulated = std::max(outcome.simulated, end);
+  return outcome;
+}
+
+void expect_step(const Outcome& o) {
+  const double derived = kRest + std::max(o.exchange, o.attention);
+  EXPECT_NEAR(o.simulated, derived, 1e-9 * derived)
+      << "exchange " << o.exchange << " s, attention " << o.attention << " s";
+}
+
+TEST(ContextRing, ForwardExchangeBound) {
+  const Outcome o = run_step(256, Pass::forward);
+  EXPECT_GT(o.exchange, o.attention);
+  expect_step(o);
+}
+
+TEST(ContextRing, ForwardAttentionBound) {
+  const Outcome o = run_step(16384, Pass::forward);
+  EXPECT_LT(o.exchange, o.attention);
+  expect_step(o);
+}
+
+TEST(ContextRing, BackwardExchangeBound) {
+  const Outcome o = run_step(256, Pass::backward);
+  EXPECT_GT(o.exchange, o.attention);
+  expect_step(o);
+}
+
+TEST(ContextRing, BackwardAttentionBound) {
+  const Outcome o = run_step(16384, Pass::backward);
+  EXPECT_LT(o.exchange, o.attention);
+  expect_step(o);
+}
+
+}  // namespace
+}  // namespace dnnsim
