@@ -6,10 +6,11 @@
 //  - compute: step_layers_time per layer (calibrated GEMM grids, attention curves, memory-bound
 //    kernels, the precision recipe's FP8 rates and quantization kernels; step_communication.hpp);
 //  - communication: step_collectives of each virtual stage (the tensor-parallel collectives, the EP
-//    all-to-alls, the CP ring, the FSDP gathers and reduce-scatters), each timed by collective_time
-//    over the cluster's paths plus the calibrated per-call latency, as the executor times a mirrored
-//    collective (models/cost/collective_cost.hpp); serial ones add to the step, overlapped ones expose
-//    what the step's compute does not hide (the lowering's coarse view of per-layer overlap);
+//    all-to-alls, the FSDP gathers and reduce-scatters), each timed by collective_time over the
+//    cluster's paths plus the calibrated per-call latency, as the executor times a mirrored collective
+//    (models/cost/collective_cost.hpp); serial ones add to the step, overlapped ones expose what the
+//    step's compute does not hide (the lowering's coarse view of per-layer overlap); the CP ring's
+//    phases (context_ring) expose what each phase's exchange does not hide under its attention;
 //  - the gradients' data-parallel all-reduce (dense over DP·CP, experts over their expert-data group:
 //    expert_gradient_all_reduce) and the optimizer step after the pipeline, the all-reduce hidden
 //    under one micro-batch's backward when it overlaps (Megatron's overlap_grad_reduce);

@@ -271,15 +271,15 @@ std::vector<RingExchange> context_ring(const PipelineWorkload& workload, const S
   if (!workload.transformer || cp <= 1) return result;
   const auto [count, attention] = step_attention(workload, layers, device, samples, pass);
   if (count == 0) return result;
-  const Bytes chunk = ring_attention_step_bytes(*workload.model.transformer, samples, workload.tensor_parallel.degree,
-                                                cp);
+  const Bytes chunk =
+      ring_attention_step_bytes(*workload.model.transformer, samples, workload.tensor_parallel.degree, cp);
   for (const RingPhase& phase : ring_attention_phases(cp, pass == Pass::backward)) {
     // `steps` ring steps of `chunks` chunks per layer: as an all-gather's ring (CP − 1 steps of 1/CP of
     // its size), CP/(CP − 1) times the bytes each GPU sends; one call per step and layer.
     const double sent = chunk.value() * phase.chunks * phase.steps * count;
-    result.push_back({exchange(CollectiveKind::all_gather, groups.context, Bytes(sent * cp / (cp - 1.0)),
-                               count * phase.steps),
-                      attention * (static_cast<double>(phase.steps) / cp)});
+    result.push_back(
+        {exchange(CollectiveKind::all_gather, groups.context, Bytes(sent * cp / (cp - 1.0)), count * phase.steps),
+         attention * (static_cast<double>(phase.steps) / cp)});
   }
   return result;
 }

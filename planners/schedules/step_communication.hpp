@@ -9,9 +9,8 @@
 //    alltoall dispatcher between the router and the experts);
 //  - overlapped: on the GPU's "overlap" stream, starting when the step's compute can start (the same
 //    inputs and the compute stream's previous task), the step's consumers waiting for both: FSDP's
-//    prefetched gathers, and the
-//    tensor-parallel collectives under TE's userbuffer overlap or the all-to-alls under
-//    overlap_moe_expert_parallel_comm when the recipe enables them. A whole step's overlapped
+//    prefetched gathers, and the tensor-parallel collectives under TE's userbuffer overlap or the
+//    all-to-alls under overlap_moe_expert_parallel_comm when the recipe enables them. A whole step's overlapped
 //    communication against its whole compute is the coarse view of per-layer overlap: what one layer's
 //    exchange exposes before the first kernel it can hide under is not counted.
 //  - the context-parallel ring (context_ring): per phase of llm_parallel.hpp's ring, the exchange on
@@ -57,9 +56,9 @@ struct StepCollective {
 
 // The collectives of one step of `layers` for `samples` sequences on the GPU whose groups are `groups`
 // (rank `rank` of its plan device): tensor-parallel ones (`rank_in_tensor_group == 0` only, one task
-// for the group) and the LLM exchanges but the CP ring (context_ring). `pass`: forward (with `recompute`, the re-run forward, which
-// repeats the forward's tensor-parallel collectives and expert exchanges but no ring, FSDP gather
-// or embedding reduction) or backward.
+// for the group) and the LLM exchanges other than the CP ring (context_ring). `pass`: forward (with
+// `recompute`, the re-run forward, which repeats the forward's tensor-parallel collectives and expert
+// exchanges but no FSDP gather or embedding reduction) or backward.
 [[nodiscard]] std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, const StepGroups& groups,
                                                            int rank_in_tensor_group, LayerRange layers, int samples,
                                                            Pass pass, bool recompute);

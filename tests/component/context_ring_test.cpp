@@ -3,10 +3,10 @@
 // ring phase lasts max(its exchange, the attention beside it). One TEST per process (one SimGrid engine).
 //
 // Platform: one NVSwitch node of 2 A100s (tests/support/collective_platforms.hpp): a step i → j costs
-// α = 2 µs + bytes / β, β = 100 GB/s. Model: a 2-block LLM, 4 query and 4 KV heads of 64 (kv_width =
-// 4 · 128 = 512), CP 2 on the 2 GPUs (TP 1), one sequence of s tokens. A ring chunk is s/2 tokens' K and
-// V, s/2 · 512 · 2 bytes = 512·s bytes; without a calibration a mirrored exchange costs its uncontended
-// time (a 2-rank all-gather: one round of half its size, no per-call latency):
+// α = 2 µs + bytes / β, β = 100 GB/s. Model: the planner tests' tiny LLM without experts (2 blocks,
+// 4 query and 4 KV heads of 64: kv_width = 4 · 128 = 512), CP 2 on the 2 GPUs (TP 1), one sequence of s tokens. A ring
+// chunk is s/2 tokens' K and V, s/2 · 512 · 2 bytes = 512·s bytes; without a calibration a mirrored exchange costs its
+// uncontended time (a 2-rank all-gather: one round of half its size, no per-call latency):
 //  - forward, one phase of CP − 1 = 1 step per layer: 2 layers · 512·s bytes → α + 1,024·s / β, beside
 //    (CP − 1)/CP = 1/2 of the step's attention;
 //  - backward, one phase of 2 one-chunk steps per layer: 4 · 512·s bytes → α + 2,048·s / β, beside all
@@ -18,13 +18,13 @@
 #include <gtest/gtest.h>
 
 #include "models/dnn/llm_parallel.hpp"
-#include "models/dnn/zoo_llm.hpp"
 #include "planners/schedules/step_communication.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/cluster_view_builder.hpp"
 #include "sim/scenario/layout.hpp"
 #include "tests/support/collective_platforms.hpp"
 #include "tests/support/scenario_files.hpp"
+#include "tests/unit/planners/planner_test_helpers.hpp"
 
 namespace dnnsim {
 namespace {
@@ -42,16 +42,7 @@ struct Outcome {
 Outcome run_step(int seq, Pass pass) {
   const Scenario scenario = testing::load(testing::nvswitch_node(2));
   const ClusterView view = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
-  const LayerModel model = llm_model(LlmConfig{.name = "tiny-llm",
-                                               .layers = 2,
-                                               .hidden = 256,
-                                               .heads = 4,
-                                               .kv_heads = 4,
-                                               .head_dim = 64,
-                                               .ffn = 512,
-                                               .vocab = 1024,
-                                               .seq = seq},
-                                     ModelOptions{});
+  const LayerModel model = testing::tiny_moe(0, seq);  // dense: no experts
   PipelineWorkload workload;
   workload.transformer = transformer_shape(model);
   workload.llm.context = 2;
@@ -88,35 +79,20 @@ Outcome run_step(int seq, Pass pass) {
   return outcome;
 }
 
-void expect_step(const Outcome& o) {
+// The step at sequence `seq` ends at T_rest + max(exchange, attention), the exchange the longer iff
+// `exchange_bound`.
+void expect_step(int seq, Pass pass, bool exchange_bound) {
+  const Outcome o = run_step(seq, pass);
+  EXPECT_EQ(o.exchange > o.attention, exchange_bound) << "exchange " << o.exchange << " s, attention " << o.attention;
   const double derived = kRest + std::max(o.exchange, o.attention);
   EXPECT_NEAR(o.simulated, derived, 1e-9 * derived)
       << "exchange " << o.exchange << " s, attention " << o.attention << " s";
 }
 
-TEST(ContextRing, ForwardExchangeBound) {
-  const Outcome o = run_step(256, Pass::forward);
-  EXPECT_GT(o.exchange, o.attention);
-  expect_step(o);
-}
-
-TEST(ContextRing, ForwardAttentionBound) {
-  const Outcome o = run_step(16384, Pass::forward);
-  EXPECT_LT(o.exchange, o.attention);
-  expect_step(o);
-}
-
-TEST(ContextRing, BackwardExchangeBound) {
-  const Outcome o = run_step(256, Pass::backward);
-  EXPECT_GT(o.exchange, o.attention);
-  expect_step(o);
-}
-
-TEST(ContextRing, BackwardAttentionBound) {
-  const Outcome o = run_step(16384, Pass::backward);
-  EXPECT_LT(o.exchange, o.attention);
-  expect_step(o);
-}
+TEST(ContextRing, ForwardExchangeBound) { expect_step(256, Pass::forward, true); }
+TEST(ContextRing, ForwardAttentionBound) { expect_step(16384, Pass::forward, false); }
+TEST(ContextRing, BackwardExchangeBound) { expect_step(256, Pass::backward, true); }
+TEST(ContextRing, BackwardAttentionBound) { expect_step(16384, Pass::backward, false); }
 
 }  // namespace
 }  // namespace dnnsim

@@ -66,8 +66,8 @@ TEST(PlanThenSimulate, TheFiveDPlannersChoiceRunsAsPredicted) {
   EXPECT_EQ(summary["pipeline"]["data_parallel"], 4) << plan;
   const double predicted = summary["pipeline"]["predicted_iteration_time_s"].get<double>();
   const double simulated = summary["mean"]["iteration_time_s"].get<double>();
-  EXPECT_NEAR(predicted, simulated, 0.01 * simulated) << "predicted " << predicted << " s, simulated " << simulated
-                                                      << " s, plan " << plan;
+  EXPECT_NEAR(predicted, simulated, 0.01 * simulated)
+      << "predicted " << predicted << " s, simulated " << simulated << " s, plan " << plan;
 }
 
 }  // namespace
