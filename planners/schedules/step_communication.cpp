@@ -220,12 +220,13 @@ std::vector<std::vector<TaskId>> add_step_collectives(
 
 namespace {
 
-// One layer's time in a step with the precision recipe: its kernel in the dtype the recipe gives it,
-// plus its scaling kernels' traffic.
-Seconds layer_step_time(const PipelineWorkload& workload, const Layer& layer, const ClusterDevice& device, int samples,
-                        Pass pass) {
+// Adds one layer's time in a step with the precision recipe to `total`: its kernel in the dtype the
+// recipe gives it, then its scaling kernels' traffic (two additions, in this order: the sums stay
+// those of one loop over the layers to the last bit).
+void add_layer_time(Seconds& total, const PipelineWorkload& workload, const Layer& layer, const ClusterDevice& device,
+                    int samples, Pass pass) {
   const PrecisionRecipe& recipe = workload.llm.precision;
-  Seconds total = layer_time(workload.model, layer, device, samples, recipe.dtype_of(layer, workload.dtype), pass);
+  total += layer_time(workload.model, layer, device, samples, recipe.dtype_of(layer, workload.dtype), pass);
   if (const Bytes scaling = recipe.scaling_bytes(layer, pass == Pass::backward); scaling.value() > 0) {
     // The quantization kernels, memory-bound and of their own (their time adds to the GEMM's).
     Compute quantize;
@@ -234,20 +235,7 @@ Seconds layer_step_time(const PipelineWorkload& workload, const Layer& layer, co
     quantize.bytes_accessed = scaling * samples;
     total += compute_time_on(quantize, device);
   }
-  return total;
 }
-
-}  // namespace
-
-Seconds step_layers_time(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device, int samples,
-                         Pass pass) {
-  Seconds total{0};
-  for (std::size_t l = layers.begin; l < layers.end; ++l)
-    total += layer_step_time(workload, workload.model.layers[l], device, samples, pass);
-  return total;
-}
-
-namespace {
 
 // The attention cores among `layers` and their time on `device` (zero without one).
 std::pair<int, Seconds> step_attention(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice* device,
@@ -257,12 +245,20 @@ std::pair<int, Seconds> step_attention(const PipelineWorkload& workload, LayerRa
   for (std::size_t l = layers.begin; l < layers.end && l < model.layers.size(); ++l) {
     if (model.layers[l].kind != LayerKind::attention) continue;
     ++result.first;
-    if (device) result.second += layer_step_time(workload, model.layers[l], *device, samples, pass);
+    if (device) add_layer_time(result.second, workload, model.layers[l], *device, samples, pass);
   }
   return result;
 }
 
 }  // namespace
+
+Seconds step_layers_time(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device, int samples,
+                         Pass pass) {
+  Seconds total{0};
+  for (std::size_t l = layers.begin; l < layers.end; ++l)
+    add_layer_time(total, workload, workload.model.layers[l], device, samples, pass);
+  return total;
+}
 
 std::vector<RingExchange> context_ring(const PipelineWorkload& workload, const StepGroups& groups, LayerRange layers,
                                        const ClusterDevice* device, int samples, Pass pass) {
