@@ -16,7 +16,8 @@
 // by a rounding this test could absorb: the same search with FSDP allowed picks FSDP over CP 2 × DP 4,
 // predicted 2.530 s, simulated 2.576 s (−1.8%); the lowering accumulates each micro-batch's full
 // gradients (pipeline_lowering.cpp, gradient_accumulation of parameter_count) where the planner
-// accumulates the 1/(DP·CP) shard (llm_layout_cost.cpp) — docs/megatron-bridge.md, "Not done".
+// accumulates the 1/(DP·CP) shard (llm_layout_cost.cpp); with the lowering's accumulation divided by 8
+// the simulation gives 2.534 s (−0.2%) — docs/megatron-bridge.md, "Not done".
 #include <gtest/gtest.h>
 
 #include "dnnsim/source_paths.hpp"
