@@ -26,13 +26,15 @@ class PolluxScheduler final : public JobScheduler {
         fairness_(ctx.options.number("fairness")),
         round_(ctx.options.quantity<Seconds>("round")),
         search_{static_cast<int>(ctx.options.integer("population")),
-                static_cast<int>(ctx.options.integer("generations")),
-                static_cast<int>(ctx.options.integer("patience"))},
+                static_cast<int>(ctx.options.integer("generations")), static_cast<int>(ctx.options.integer("patience")),
+                ctx.options.choice("selection") == "nsga2"},
         delay_(ctx.options.quantity<Seconds>("restart_delay").value()),
         max_job_nodes_(static_cast<int>(ctx.options.integer("max_job_nodes"))),
         marginal_(ctx.options.choice("search") == "marginal"),
+        fair_share_unexplored_(ctx.options.choice("unexplored") == "fair-share"),
         rng_(ctx.seed ^ 0x9011u) {
     if (const auto file = ctx.options.file("applications")) goodput_.read_settings(*file);
+    goodput_.rank_at_running_batch(ctx.options.choice("batch_statistics") == "running");
   }
 
   std::optional<Seconds> round() const override { return round_; }
@@ -83,7 +85,8 @@ class PolluxScheduler final : public JobScheduler {
     for (const ServerInfo& server : state.servers) pb.capacity.push_back(server.gpus);
     const int fair = (pb.total_gpus + pb.jobs - 1) / std::max(1, pb.jobs);
     std::vector<PolluxGoodput::Rates> rates;
-    std::vector<double> base_rates;
+    std::vector<int> base_replicas;
+    std::vector<char> unexplored;
     for (const JobView* job : jobs) {
       Known& known = known_of(*job);
       pb.current.rows.emplace_back();
@@ -96,13 +99,10 @@ class PolluxScheduler final : public JobScheduler {
       const double age = std::max(0.0, state.now.value() - job->record->submit.value());
       pb.factor.push_back(std::max(age - job->preemptions * delay_, 0.0) / (age + delay_));
       rates.push_back(goodput_.rates(*job->record, goodput_.epoch(*job->record, job->done_iterations)));
-      base_rates.push_back(rates.back()(1, std::min(fair, known.batch_limit)));
+      base_replicas.push_back(std::min(fair, known.batch_limit));
+      unexplored.push_back(fair_share_unexplored_ && known.explored == 0 ? 1 : 0);
     }
-    pb.speedup = [rates = std::move(rates), base_rates = std::move(base_rates)](int j, int nodes, int replicas) {
-      const double base = base_rates[static_cast<std::size_t>(j)];
-      const double rate = rates[static_cast<std::size_t>(j)](nodes, replicas);
-      return base > 0 ? rate / base : 0.0;
-    };
+    pb.speedup = pollux_speedup_function(std::move(rates), std::move(base_replicas), std::move(unexplored), fair);
     return pb;
   }
 
@@ -158,6 +158,7 @@ class PolluxScheduler final : public JobScheduler {
   double delay_;
   int max_job_nodes_;
   bool marginal_;  // search: marginal (pollux_marginal.hpp) instead of the genetic search
+  bool fair_share_unexplored_;  // unexplored: fair-share
   SplitMix64 rng_;
   std::vector<Known> known_;                // by JobId
   std::vector<PolluxAllocation> previous_;  // the last GA population, over previous_jobs_
@@ -165,6 +166,21 @@ class PolluxScheduler final : public JobScheduler {
 };
 
 }  // namespace
+
+std::function<double(int, int, int)> pollux_speedup_function(std::vector<PolluxGoodput::Rates> rates,
+                                                             std::vector<int> base_replicas,
+                                                             std::vector<char> unexplored, int fair) {
+  std::vector<double> base_rates;
+  for (std::size_t j = 0; j < rates.size(); ++j)
+    base_rates.push_back(unexplored[j] != 0 ? 0.0 : rates[j](1, base_replicas[j]));
+  return [rates = std::move(rates), base_rates = std::move(base_rates), unexplored = std::move(unexplored), fair](
+             int j, int nodes, int replicas) {
+    const auto k = static_cast<std::size_t>(j);
+    if (unexplored[k] != 0) return static_cast<double>(replicas) / fair;
+    const double base = base_rates[k];
+    return base > 0 ? rates[k](nodes, replicas) / base : 0.0;
+  };
+}
 
 OptionSchema pollux_options() {
   OptionSchema schema;
@@ -187,10 +203,20 @@ OptionSchema pollux_options() {
                "generations without a better allocation after which a round's search stops (the artifact "
                "always runs all generations: patience ≥ generations; the early stop is dnnsim's, for speed)")
       .range(1, 100000);
+  schema.choice("selection", "fitness", {"fitness", "nsga2"},
+                "how the genetic search selects and keeps individuals: by the power mean alone, or NSGA-II's "
+                "ranking on the power mean and the cluster utility, the artifact's (pollux.py: pymoo NSGA2, "
+                "n_obj=2; the chosen allocation is still the best power mean)");
   schema
       .quantity<Seconds>("restart_delay", Seconds(30),
                          "re-allocation delay the search charges a job it moves (the artifact's 30 s)")
       .at_least(0);
+  schema.choice("unexplored", "goodput", {"goodput", "fair-share"},
+                "speedup of a job that has never run: its goodput ratio as for the others, or replicas / fair "
+                "share replicas, the artifact's (pollux.py Problem: its agent has no fitted model yet)");
+  schema.choice("batch_statistics", "smallest", {"smallest", "running"},
+                "gradient statistics the agent ranks candidate batch sizes with: the smallest batch's at the "
+                "epoch, or the running batch's, the artifact's (simulator.py Job.step: its last step's)");
   schema.integer("max_job_nodes", 16, "nodes one job may span (the artifact's repair: 16)").range(1, 1 << 20);
   schema.file("applications",
               "per-application settings, application,max_local_bsz,fixed_batch_size,max_replicas "

@@ -101,16 +101,36 @@ PolluxGoodput::Config PolluxGoodput::best(const JobRecord& job, const Placement&
 
 PolluxGoodput::Config PolluxGoodput::pick(const JobRecord& job, const Placement& placement, int epoch) const {
   const auto& app = speed_->application(job);
+  const double initial = app.validation.front().batch;
+  if (const double fixed = settings(job).fixed_batch_size; fixed > 0) {
+    const PolluxMicroSteps steps = app.fixed_batch_steps(fixed, placement.gpus(), max_local(job));
+    return steps.atomic >= 1 ? evaluate(job, placement, steps.atomic, steps.accum, epoch) : Config{};
+  }
+  if (!running_batch_) return rank(job, placement, epoch, initial);
+  // The agent's re-picks: rank at the running batch's statistics until the choice is that batch
+  // (a handful of steps; a cycle, which the agent would keep running round, ends at the cap).
+  constexpr int kRepicks = 16;
+  double running = initial;
+  if (epoch > 0)
+    if (const Config before = best(job, placement, epoch - 1); before.rate > 0) running = before.batch;
+  Config choice;
+  for (int k = 0; k < kRepicks; ++k) {
+    choice = rank(job, placement, epoch, running);
+    if (choice.rate <= 0 || choice.batch == running) break;
+    running = choice.batch;
+  }
+  return choice;
+}
+
+PolluxGoodput::Config PolluxGoodput::rank(const JobRecord& job, const Placement& placement, int epoch,
+                                          double stats_batch) const {
+  const auto& app = speed_->application(job);
   const int replicas = placement.gpus();
   const double min_local = app.min_local_bsz;
   const double largest_local = max_local(job);
   const double initial = app.validation.front().batch;
   const double largest = app.validation.back().batch;
-  if (const double fixed = settings(job).fixed_batch_size; fixed > 0) {
-    const PolluxMicroSteps steps = app.fixed_batch_steps(fixed, replicas, largest_local);
-    return steps.atomic >= 1 ? evaluate(job, placement, steps.atomic, steps.accum, epoch) : Config{};
-  }
-  const PolluxSpeedModel::GradStats pick = app.grad_stats(initial, epoch);
+  const PolluxSpeedModel::GradStats pick = app.grad_stats(stats_batch, epoch);
   const double low = std::max(initial, min_local * replicas);
   if (low > largest + kEps) return Config{};
   Config best_config;
@@ -120,7 +140,7 @@ PolluxGoodput::Config PolluxGoodput::pick(const JobRecord& job, const Placement&
     const double local = batch / replicas;
     const auto [atomic, accum] = split_local_batch(local, largest_local, replicas == 1 && local > initial + kEps);
     if (atomic < min_local - kEps || atomic > largest_local + kEps) continue;
-    // Ranked by the goodput the agent predicts (gain at the smallest batch's statistics).
+    // Ranked by the goodput the agent predicts (gain at the statistics of `stats_batch`).
     const double b = static_cast<double>(replicas) * atomic * (accum + 1);
     const IterationCost step = speed_->measured(job, placement, atomic);
     const double total = step.total().value() + accum * step.compute.value();

@@ -22,9 +22,10 @@
 //               batch sizes at that row (applications.py get_completion_epoch without a target metric).
 // Differences from the artifact, hence "-like": the throughput comes from the measured tables, not
 // from the performance model the artifact's agent fits to the configurations it has run (an oracle
-// of throughput, as for Optimus+Oracle); the batch is picked with the gradient statistics of the
-// smallest batch at the epoch (the noise scale is batch-independent in McCandlish's model), where the
-// artifact's agent uses those measured at the batch it ran last.
+// of throughput, as for Optimus+Oracle); by default the batch is picked with the gradient statistics of
+// the smallest batch at the epoch (the noise scale is batch-independent in McCandlish's model), where the
+// artifact's agent uses those measured at the batch it ran last (rank_at_running_batch: the pick that
+// agrees with its own batch's statistics).
 #pragma once
 
 #include <map>
@@ -42,6 +43,12 @@ class PolluxGoodput {
   explicit PolluxGoodput(const PolluxSpeedModel& speed) : speed_(&speed) {}
   // Reads the settings file (read_pollux_settings). @throw InputError
   void read_settings(const std::string& csv) { settings_ = read_pollux_settings(csv); }
+  // Which gradient statistics rank the candidate batches: false (the default), those of the smallest
+  // batch at the epoch; true, those of the batch being run, as the artifact's agent (simulator.py
+  // Job.step: grad_params from the batch of its last step, re-picked after every step) — taken as the
+  // choice that agrees with its own statistics at the epoch, searched from the previous epoch's batch
+  // (B₀ at epoch 0), the state the agent's re-picks settle in while the placement holds.
+  void rank_at_running_batch(bool on) { running_batch_ = on; }
 
   struct Config {
     int atomic = 0;    // local batch of one micro-step
@@ -94,12 +101,15 @@ class PolluxGoodput {
 
  private:
   [[nodiscard]] Config pick(const JobRecord& job, const Placement& placement, int epoch) const;
+  // The best of the candidate batches ranked by the gain at the statistics of `stats_batch`.
+  [[nodiscard]] Config rank(const JobRecord& job, const Placement& placement, int epoch, double stats_batch) const;
   [[nodiscard]] const PolluxApplicationSettings& settings(const JobRecord& job) const;
   [[nodiscard]] Config evaluate(const JobRecord& job, const Placement& placement, int atomic, int accum,
                                 int epoch) const;
 
   const PolluxSpeedModel* speed_;
   PolluxSettings settings_;
+  bool running_batch_ = false;  // rank_at_running_batch
   // best() by (application, GPUs per node sorted, epoch): jobs of one application share it.
   mutable std::map<std::tuple<std::string, std::vector<int>, int>, Config> cache_;
   // rates(): per application, per epoch, [nodes × 65 + replicas]; NaN: not computed yet.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <unordered_set>
 
@@ -70,6 +71,87 @@ double PolluxProblem::fitness(const PolluxAllocation& allocation) const {
   return p == 0.0 ? std::exp(mean) : std::pow(mean, 1.0 / p);
 }
 
+double PolluxProblem::utility(const PolluxAllocation& allocation) const {
+  double sum = 0.0;
+  std::vector<char> used(capacity.size(), 0);
+  for (int j = 0; j < jobs; ++j) {
+    const Row& row = allocation.rows[static_cast<std::size_t>(j)];
+    if (row.empty()) continue;
+    sum += speedup(j, static_cast<int>(row.size()), replicas_of(row));
+    for (const auto& [node, count] : row) used[static_cast<std::size_t>(node)] = 1;
+  }
+  int gpus = 0;
+  for (std::size_t n = 0; n < used.size(); ++n) gpus += used[n] != 0 ? capacity[n] : 0;
+  return gpus > 0 ? sum / gpus : 0.0;
+}
+
+namespace {
+
+// An individual of the search: its objectives (both maximised), NSGA-II's front (0 the first) and
+// crowding distance, and its allocation.
+struct Scored {
+  double fitness = 0, utility = 0;
+  int front = 0;
+  double crowding = 0;
+  PolluxAllocation allocation;
+};
+
+bool dominates(const Scored& a, const Scored& b) {
+  return a.fitness >= b.fitness && a.utility >= b.utility && (a.fitness > b.fitness || a.utility > b.utility);
+}
+
+// Crowding distance within one front (pymoo calc_crowding_distance): per objective, the gap between
+// the neighbours over the objective's range, averaged over the two; the extremes infinite; a point
+// whose objectives repeat an earlier one's gets 0 (pymoo filters duplicates out first).
+void crowd(std::vector<Scored>& pool, const std::vector<std::size_t>& front) {
+  std::vector<std::size_t> unique;
+  for (const std::size_t i : front) {
+    pool[i].crowding = 0.0;
+    const bool repeat = std::any_of(unique.begin(), unique.end(), [&](std::size_t u) {
+      return pool[u].fitness == pool[i].fitness && pool[u].utility == pool[i].utility;
+    });
+    if (!repeat) unique.push_back(i);
+  }
+  if (unique.size() <= 2) {
+    for (const std::size_t i : unique) pool[i].crowding = std::numeric_limits<double>::infinity();
+    return;
+  }
+  for (const auto objective : {&Scored::fitness, &Scored::utility}) {
+    std::vector<std::size_t> order = unique;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return pool[a].*objective < pool[b].*objective; });
+    const double range = pool[order.back()].*objective - pool[order.front()].*objective;
+    pool[order.front()].crowding = pool[order.back()].crowding = std::numeric_limits<double>::infinity();
+    if (range <= 0) continue;
+    for (std::size_t k = 1; k + 1 < order.size(); ++k)
+      pool[order[k]].crowding += (pool[order[k + 1]].*objective - pool[order[k - 1]].*objective) / range / 2;
+  }
+}
+
+// NSGA-II survival: the pool sorted by front, then by crowding distance (larger first) within a front,
+// cut to `size`. Fronts by repeated peeling: O(n²) per front on a pool of at most 2 × population.
+void rank_and_crowd(std::vector<Scored>& pool, std::size_t size) {
+  std::vector<std::size_t> left(pool.size());
+  std::iota(left.begin(), left.end(), 0);
+  for (int f = 0; !left.empty(); ++f) {
+    std::vector<std::size_t> front, rest;
+    for (const std::size_t i : left) {
+      const bool dominated =
+          std::any_of(left.begin(), left.end(), [&](std::size_t o) { return dominates(pool[o], pool[i]); });
+      (dominated ? rest : front).push_back(i);
+    }
+    for (const std::size_t i : front) pool[i].front = f;
+    crowd(pool, front);
+    left = std::move(rest);
+  }
+  std::stable_sort(pool.begin(), pool.end(), [](const Scored& a, const Scored& b) {
+    return a.front != b.front ? a.front < b.front : a.crowding > b.crowding;
+  });
+  if (pool.size() > size) pool.resize(size);
+}
+
+}  // namespace
+
 std::uint64_t PolluxSearch::hash(const PolluxAllocation& allocation) {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a over (job, node, count)
   const auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
@@ -124,26 +206,44 @@ int PolluxSearch::binomial(int n, double p, double none) {
 
 std::vector<PolluxAllocation> PolluxSearch::run(std::vector<PolluxAllocation> seeds,
                                                 const PolluxSearchOptions& options) {
-  std::vector<std::pair<double, PolluxAllocation>> pool;
+  std::vector<Scored> pool;
   std::unordered_set<std::uint64_t> seen;  // hashes of the allocations met: membership only, never iterated
+  const auto score = [&](PolluxAllocation&& a) {
+    Scored s;
+    s.fitness = pb_.fitness(a);
+    if (options.nsga2) s.utility = pb_.utility(a);
+    s.allocation = std::move(a);
+    return s;
+  };
   for (PolluxAllocation& a : seeds) {
     repair(a);
-    if (seen.insert(hash(a)).second) pool.emplace_back(pb_.fitness(a), std::move(a));
+    if (seen.insert(hash(a)).second) pool.push_back(score(std::move(a)));
   }
+  const auto size = static_cast<std::size_t>(options.population);
   const auto survive = [&] {
-    std::stable_sort(pool.begin(), pool.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    if (pool.size() > static_cast<std::size_t>(options.population))
-      pool.resize(static_cast<std::size_t>(options.population));
+    if (options.nsga2) return rank_and_crowd(pool, size);
+    std::stable_sort(pool.begin(), pool.end(), [](const Scored& a, const Scored& b) { return a.fitness > b.fitness; });
+    if (pool.size() > size) pool.resize(size);
   };
   const auto tournament = [&]() -> const PolluxAllocation& {
-    const auto& a = pool[static_cast<std::size_t>(draw(static_cast<int>(pool.size())))];
-    const auto& b = pool[static_cast<std::size_t>(draw(static_cast<int>(pool.size())))];
-    return a.first >= b.first ? a.second : b.second;
+    const Scored& a = pool[static_cast<std::size_t>(draw(static_cast<int>(pool.size())))];
+    const Scored& b = pool[static_cast<std::size_t>(draw(static_cast<int>(pool.size())))];
+    if (!options.nsga2) return a.fitness >= b.fitness ? a.allocation : b.allocation;
+    // pymoo binary_tournament: domination, then crowding (larger), then a coin.
+    if (dominates(a, b)) return a.allocation;
+    if (dominates(b, a)) return b.allocation;
+    if (a.crowding != b.crowding) return a.crowding > b.crowding ? a.allocation : b.allocation;
+    return draw(2) == 0 ? a.allocation : b.allocation;
+  };
+  const auto best_fitness = [&] {
+    double best = pool.front().fitness;
+    for (const Scored& s : pool) best = std::max(best, s.fitness);
+    return best;
   };
   survive();
-  double best = pool.front().first;
+  double best = best_fitness();
   for (int g = 0, stale = 0; g < options.generations && stale < options.patience; ++g) {
-    std::vector<std::pair<double, PolluxAllocation>> offspring;
+    std::vector<Scored> offspring;
     // Children already met are dropped (pymoo eliminates duplicates): a small space runs dry.
     for (int mating = 0; static_cast<int>(offspring.size()) < options.population && mating < 2 * options.population;
          ++mating) {
@@ -159,16 +259,21 @@ std::vector<PolluxAllocation> PolluxSearch::run(std::vector<PolluxAllocation> se
       for (PolluxAllocation* child : {&x, &y}) {
         mutate(*child);
         repair(*child);
-        if (seen.insert(hash(*child)).second) offspring.emplace_back(pb_.fitness(*child), std::move(*child));
+        if (seen.insert(hash(*child)).second) offspring.push_back(score(std::move(*child)));
       }
     }
     for (auto& o : offspring) pool.push_back(std::move(o));
     survive();
-    stale = pool.front().first > best ? 0 : stale + 1;
-    best = std::max(best, pool.front().first);
+    const double now = best_fitness();
+    stale = now > best ? 0 : stale + 1;
+    best = std::max(best, now);
+  }
+  if (options.nsga2) {  // the first front, best fitness first
+    pool.erase(std::remove_if(pool.begin(), pool.end(), [](const Scored& s) { return s.front != 0; }), pool.end());
+    std::stable_sort(pool.begin(), pool.end(), [](const Scored& a, const Scored& b) { return a.fitness > b.fitness; });
   }
   std::vector<PolluxAllocation> result;
-  for (auto& [f, a] : pool) result.push_back(std::move(a));
+  for (Scored& s : pool) result.push_back(std::move(s.allocation));
   return result;
 }
 

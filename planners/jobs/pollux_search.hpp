@@ -46,6 +46,10 @@ struct PolluxProblem {
   [[nodiscard]] double scaled(int job, int used, int replicas, bool moved) const;
   // The power mean of the scaled speedups (+10⁻³ each; p = 0: geometric) — the GA's fitness.
   [[nodiscard]] double fitness(const PolluxAllocation& allocation) const;
+  // The cluster utility, NSGA-II's second objective in the artifact (pollux.py get_cluster_utilities):
+  // the jobs' speedups (unscaled, no restart factor) summed over the GPUs of the nodes in use — each
+  // job's speedup per replica weighted by its share of those GPUs.
+  [[nodiscard]] double utility(const PolluxAllocation& allocation) const;
 
  private:
   // A job's summand of the power mean under `row`: it depends on the row's node and replica counts and
@@ -66,6 +70,11 @@ struct PolluxSearchOptions {
   int population = 100;
   int generations = 100;
   int patience = 10;
+  // Selection and survival: false, by the fitness alone (elitist); true, NSGA-II's on (fitness, utility)
+  // — Deb et al., IEEE TEC 6(2) 2002, as pymoo 0.4's NSGA2 the artifact runs: survival by
+  // non-dominated fronts then crowding distance, binary tournaments by domination then crowding, and
+  // run() returns the first front only (pymoo's result.X, the next round's seeds).
+  bool nsga2 = false;
 };
 
 class PolluxSearch {

@@ -1,6 +1,8 @@
 // Pollux-like goodput model (planners/jobs/pollux_goodput.hpp) on the shipped artifact tables, with
 // expected values computed by hand from rows of the files, and its allocation search
 // (planners/jobs/pollux_search.hpp) on hand-built problems whose optimum is found by enumeration.
+#include "planners/jobs/pollux.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -92,6 +94,38 @@ TEST(PolluxGoodput, NoiseGrowsSoLaterEpochsPickLargerBatches) {
   EXPECT_LE(late.batch, 4096 * 1.0001);
 }
 
+TEST(PolluxGoodput, RankingAtTheRunningBatchFollowsItsLargerNoiseScale) {
+  const PolluxSpeedModel speed(kTables);
+  const PolluxGoodput smallest(speed);
+  PolluxGoodput running(speed);
+  running.rank_at_running_batch(true);
+  // cifar10, epoch 50: the noise scale B₀·var/sqr is 4,944 at B = 128 but 10,969 at 512 and 19,095 at
+  // 4096 (validation-<B>.csv row 51), so the agent ranking at the batch it runs (the artifact's) sees
+  // more noise than at B₀ and settles on a batch at least as large; epoch 0 starts from B₀'s statistics.
+  const Placement four{{{0, 4}}};
+  EXPECT_GT(running.best(job("cifar10"), four, 50).batch, smallest.best(job("cifar10"), four, 50).batch);
+  EXPECT_GE(running.best(job("cifar10"), four, 0).batch, smallest.best(job("cifar10"), four, 0).batch);
+  // A fixed batch (ncf's 32768 in the artifact) is not ranked: the same configuration either way.
+  const PolluxGoodput fixed = cifar10_fixed(speed, "256");
+  PolluxGoodput fixed_running = cifar10_fixed(speed, "256");
+  fixed_running.rank_at_running_batch(true);
+  EXPECT_DOUBLE_EQ(fixed_running.best(job("cifar10"), four, 50).rate, fixed.best(job("cifar10"), four, 50).rate);
+}
+
+TEST(PolluxSpeedup, AJobNeverRunHasTheArtifactsFairShareSpeedup) {
+  // pollux.py Problem.__init__: a job without a fitted model gets speedup r / fair_replicas. Fair share
+  // 3 replicas (e.g. ⌈64 GPUs / 22 jobs⌉): 1 replica → 1/3, 2 → 2/3, whatever its goodput. A job that
+  // has run is measured against its goodput on one node at its base replicas: there, exactly 1.
+  const PolluxSpeedModel speed(kTables);
+  const PolluxGoodput goodput(speed);
+  const JobRecord cifar = job("cifar10");
+  const auto speedup = pollux_speedup_function({goodput.rates(cifar, 0), goodput.rates(cifar, 0)}, {3, 3}, {1, 0}, 3);
+  EXPECT_DOUBLE_EQ(speedup(0, 1, 1), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(speedup(0, 1, 2), 2.0 / 3);
+  EXPECT_DOUBLE_EQ(speedup(1, 1, 3), 1.0);
+  EXPECT_GT(speedup(1, 1, 1), 1.0 / 3);  // sub-linear scaling: one GPU does more than a third of three
+}
+
 TEST(PolluxGoodput, ASettingsFileWithoutItsColumnsIsALocatedError) {
   const PolluxSpeedModel speed(kTables);
   PolluxGoodput goodput(speed);
@@ -129,6 +163,17 @@ TEST(PolluxSearch, PowerMeanFavoursEqualSplitsBelowOne) {
   const PolluxProblem fair = problem({4}, 2, linear, -1.0);
   EXPECT_NEAR(fair.fitness(even), 0.501, 1e-12);
   EXPECT_NEAR(fair.fitness(skewed), 2.0 / (1 / 0.751 + 1 / 0.251), 1e-12);
+}
+
+TEST(PolluxSearch, UtilityIsSpeedupPerGpuOfTheNodesInUse) {
+  // pollux.py get_cluster_utilities with speedup = replicas: jobs on 2 GPUs and 1 GPU of node 0 use
+  // only node 0's 4 GPUs: (2 + 1) / 4; the second job moved to node 1 makes both nodes count: 3 / 8.
+  // An empty allocation uses nothing: 0.
+  const PolluxProblem pb = problem(
+      {4, 4}, 2, [](int, int, int r) { return static_cast<double>(r); }, -1.0);
+  EXPECT_DOUBLE_EQ(pb.utility(PolluxAllocation{{{{0, 2}}, {{0, 1}}}}), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(pb.utility(PolluxAllocation{{{{0, 2}}, {{1, 1}}}}), 3.0 / 8);
+  EXPECT_DOUBLE_EQ(pb.utility(PolluxAllocation{{{}, {}}}), 0.0);
 }
 
 TEST(PolluxSearch, RepairKeepsOneDistributedJobPerNodeAndCapacityInJobOrder) {
@@ -194,6 +239,26 @@ TEST(PolluxSearch, GeneticSearchReachesTheEnumeratedOptimum) {
   PolluxSearch search(pb, rng);
   const auto population = search.run({pb.current}, PolluxSearchOptions{100, 100, 20});
   EXPECT_NEAR(pb.fitness(population.front()), optimum, 1e-9 * optimum);
+}
+
+TEST(PolluxSearch, NsgaTwoReturnsANonDominatedFrontHeadedByTheEnumeratedOptimum) {
+  // The artifact's NSGA-II on (power mean, utility): the best power mean is never dominated, so it
+  // survives in the first front and heads the result; no returned allocation dominates another.
+  const PolluxProblem pb = problem({4, 4}, 4, concave, -1.0);
+  SplitMix64 rng(7);
+  PolluxSearch search(pb, rng);
+  PolluxSearchOptions options{100, 100, 100};
+  options.nsga2 = true;
+  const auto front = search.run({pb.current}, options);
+  ASSERT_FALSE(front.empty());
+  const double optimum = enumerate(pb);
+  EXPECT_NEAR(pb.fitness(front.front()), optimum, 1e-9 * optimum);
+  for (const auto& a : front)
+    for (const auto& b : front) {
+      const bool dominates = pb.fitness(a) >= pb.fitness(b) && pb.utility(a) >= pb.utility(b) &&
+                             (pb.fitness(a) > pb.fitness(b) || pb.utility(a) > pb.utility(b));
+      EXPECT_FALSE(dominates);
+    }
 }
 
 TEST(PolluxSearch, MarginalAllocationReachesTheEnumeratedOptimumOnConcaveSpeedups) {
