@@ -306,14 +306,17 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                                       Bytes alloc, Bytes free, bool backward_traffic, bool accumulate,
                                       std::vector<TaskId>& ids) {
           std::vector<TaskId> computes;
+          // The gradients the step adds: the layers' own, or their shard under FSDP (gradient_shards).
+          const auto accumulation = [&](DeviceId device) {
+            return gradient_accumulation(parameter_count(model, layers) / workload.gradient_shards(stage),
+                                         per_parameter, device);
+          };
           for (int r = 0; r < lowered_ranks; ++r) {
             Compute work = work_of(layers, samples, pass, gpu(group, r));
             if (workload.gpus.empty()) {
               // Without per-GPU layer times (no cluster), the accumulation's bytes join the step's
               // roofline; its FLOPs are no model's (nor hardware FLOPs, as an optimizer step's are not).
-              if (accumulate)
-                work.bytes_accessed +=
-                    gradient_accumulation(parameter_count(model, layers), per_parameter, work.device).bytes_accessed;
+              if (accumulate) work.bytes_accessed += accumulation(work.device).bytes_accessed;
             } else {
               const ClusterDevice& device = workload.gpus.at(work.device);
               const auto key = std::make_tuple(layers.begin, layers.end, samples, pass == Pass::forward, accumulate,
@@ -323,9 +326,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                 // Less the attention the CP ring's phases run beside their exchanges (step_communication.hpp).
                 Seconds total = step_layers_time(workload, layers, device, samples, pass) -
                                 ring_attention_overlapped(workload, layers, device, samples, pass);
-                if (accumulate)  // a kernel of its own: its time adds
-                  total += compute_time_on(
-                      gradient_accumulation(parameter_count(model, layers), per_parameter, work.device), device);
+                if (accumulate) total += compute_time_on(accumulation(work.device), device);  // its own kernel: adds
                 known = layer_by_layer.emplace(key, total).first;
               }
               work.measured_time = known->second;

@@ -443,6 +443,14 @@ TEST(PipelineLowering, FullRecomputationRerunsTheBlocksOnly) {
   EXPECT_DOUBLE_EQ(task("fwd s1 mb1", true).alloc_bytes.value(), 2048.0 + outside);
 }
 
+// The bytes the first compute task labelled `label` moves.
+double compute_bytes(const TaskGraph& graph, const std::string& label) {
+  for (const Task& t : graph.tasks())
+    if (t.label == label && std::holds_alternative<Compute>(t.op))
+      return std::get<Compute>(t.op).bytes_accessed.value();
+  throw std::runtime_error("no task " + label);
+}
+
 // Gradient accumulation: under 1F1B with M = 2 each stage runs B0 then B1, and B1 adds its weight
 // gradients to B0's: 3 × 4 bytes (fp32 gradients: the workload's default precision) per parameter of
 // the stage's shard more than B0 moves (without per-GPU layer times the bytes join the step's
@@ -452,12 +460,7 @@ TEST(PipelineLowering, EveryBackwardButTheFirstAccumulatesItsGradients) {
   ASSERT_EQ(workload.precision, Precision::fp32);
   TaskGraph graph = four_gpus();
   (void)lower_pipeline_iteration(graph, workload, *make_schedule("1f1b"), 0);
-  const auto bytes = [&](const std::string& label) {
-    for (const Task& t : graph.tasks())
-      if (t.label == label && std::holds_alternative<Compute>(t.op))
-        return std::get<Compute>(t.op).bytes_accessed.value();
-    throw std::runtime_error("no task " + label);
-  };
+  const auto bytes = [&](const std::string& label) { return compute_bytes(graph, label); };
   for (std::size_t s = 0; s < 2; ++s) {
     const LayerRange layers = workload.plan.stages[s].chunks.front();
     double parameters = 0;
@@ -466,6 +469,34 @@ TEST(PipelineLowering, EveryBackwardButTheFirstAccumulatesItsGradients) {
     EXPECT_GT(parameters, 0.0);
     EXPECT_DOUBLE_EQ(bytes(fmt::format("bwd s{} mb1", s)) - bytes(fmt::format("bwd s{} mb0", s)), 12.0 * parameters);
   }
+}
+
+// Under FSDP the accumulated gradients are the rank's shard (PipelineWorkload::gradient_shards):
+// the tiny model without tensor parallelism on one stage of 4 replicas, FSDP (so the LLM recipe's
+// 2-byte BF16 gradients, PrecisionRecipe::bytes_per_parameter), M = 2 micro-batches of 1F1B. Each
+// replica's second backward adds the reduce-scattered shard, 1/4 of the P parameters, to the first's:
+// 3 × 2 bytes × P / 4 = 1.5·P bytes more than the first backward moves, where whole gradients would
+// add 6·P.
+TEST(PipelineLowering, FsdpAccumulatesTheReduceScatteredShard) {
+  const LayerModel model = transformer_model(
+      TransformerConfig{.name = "tiny", .layers = 2, .hidden = 64, .heads = 4, .seq = 16, .vocab = 128},
+      ModelOptions{});
+  PipelineWorkload workload;
+  workload.transformer = transformer_shape(model);
+  workload.llm.fsdp = true;
+  workload.model = shard_for_llm(model, workload.tensor_parallel, workload.llm, 0);
+  workload.plan.stages = {PipelineStage{{LayerRange{0, workload.model.layers.size()}}, {0, 1, 2, 3}}};
+  workload.plan.micro_batches = 2;
+  workload.plan.global_batch = 8;
+  ASSERT_DOUBLE_EQ(workload.bytes_per_parameter().gradients, 2.0);
+  TaskGraph graph = four_gpus();
+  (void)lower_pipeline_iteration(graph, workload, *make_schedule("1f1b"), 0);
+  const auto bytes = [&](const std::string& label) { return compute_bytes(graph, label); };
+  double parameters = 0;
+  for (const Layer& layer : workload.model.layers)
+    parameters += layer.parameter_bytes.value() / kProfileBytesPerParameter;
+  EXPECT_GT(parameters, 0.0);
+  EXPECT_DOUBLE_EQ(bytes("bwd s0 mb1") - bytes("bwd s0 mb0"), 1.5 * parameters);
 }
 
 // The same workload with ranks 1 mirroring ranks 0 (tensor_parallel_fidelity: group): of the 48
