@@ -147,15 +147,28 @@ class TorchTape final : public PolicyTape {
     value_.push_back(pending_.value);
   }
   Loss backward(const std::vector<double>& returns, double entropy_weight, double value_weight) override {
-    const auto parameters = net_->parameters();
-    std::vector<float> g(returns.begin(), returns.end());
-    const auto G = torch::tensor(g);
+    const auto G = targets(returns);
     const auto V = torch::stack(value_);
     auto advantage = G - V.detach();
     if (returns.size() > 1) advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8);
     const auto entropy = torch::stack(entropy_).mean();
-    const auto loss =
-        -(torch::stack(log_prob_) * advantage).mean() - entropy_weight * entropy + value_weight * (G - V).pow(2).mean();
+    return differentiate(
+        -(torch::stack(log_prob_) * advantage).mean() - entropy_weight * entropy + value_weight * (G - V).pow(2).mean(),
+        entropy, 0.0);
+  }
+  Loss imitate(const std::vector<double>& returns, double value_weight) override {
+    const auto G = targets(returns);
+    const auto cross_entropy = -torch::stack(log_prob_).mean();
+    return differentiate(cross_entropy + value_weight * (G - torch::stack(value_)).pow(2).mean(),
+                         torch::stack(entropy_).mean(), cross_entropy.item<double>());
+  }
+
+ private:
+  static torch::Tensor targets(const std::vector<double>& returns) {
+    return torch::tensor(std::vector<float>(returns.begin(), returns.end()));
+  }
+  Loss differentiate(const torch::Tensor& loss, const torch::Tensor& entropy, double cross_entropy) {
+    const auto parameters = net_->parameters();
     for (const auto& p : parameters) p.mutable_grad() = torch::Tensor();
     loss.backward();
     Loss result;
@@ -166,10 +179,10 @@ class TorchTape final : public PolicyTape {
     }
     result.loss = loss.item<double>();
     result.entropy = entropy.item<double>();
+    result.cross_entropy = cross_entropy;
     return result;
   }
 
- private:
   std::shared_ptr<Net> net_;
   Net::Output pending_;
   std::vector<torch::Tensor> log_prob_, entropy_, value_;

@@ -17,6 +17,7 @@
 #include "planners/jobs/admission.hpp"
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/placement.hpp"
+#include "planners/jobs/marl/teacher.hpp"
 #include "planners/parallel/planner.hpp"
 #include "planners/schedules/schedule.hpp"
 #include "planners/spmd/spmd_planner.hpp"
@@ -406,6 +407,17 @@ int main(int argc, char** argv) {
                    "weight w of the potential Φ = −w × predicted remaining job-hours / GPUs in the shaped reward "
                    "(default 1; any w keeps the optimal policies)")
       ->check(CLI::NonNegativeNumber);
+  auto* imitate =
+      train
+          ->add_option("--imitate", train_options.imitate,
+                       "warm start: behaviour cloning of a teacher's decisions before the actor-critic episodes "
+                       "(consolidate: first-fit with backfill, best-fit consolidation; docs/cluster.md)")
+          ->check(CLI::IsMember(dnnsim::marl_teacher_names()));
+  train
+      ->add_option("--imitate-episodes", train_options.imitate_episodes,
+                   "teacher episodes cloned, streams seed + 0 … N − 1, before the --episodes (default 100)")
+      ->check(CLI::PositiveNumber)
+      ->needs(imitate);
   train->add_option("--set", train_options.overrides, "override a scenario key (repeatable)");
   train
       ->add_option("--out", train_options.out,
@@ -448,6 +460,7 @@ int main(int argc, char** argv) {
                                curve.empty() ? 0.0 : curve.front().mean_jct_s,
                                curve.empty() ? 0.0 : curve.back().mean_jct_s);
       std::cout << "policy: " << trained.policy_path << "\nlearning curve: " << trained.curve_path << '\n';
+      if (!trained.imitated_path.empty()) std::cout << "after imitation alone: " << trained.imitated_path << '\n';
       return trained.interrupted ? kExitInterrupted : 0;
     }
   } catch (const dnnsim::InputError& e) {

@@ -49,6 +49,7 @@ ChildProcess start_episode(const TrainSchedulerOptions& options, const std::vect
                                 outcome.episode_return,
                                 outcome.loss,
                                 outcome.entropy,
+                                outcome.cross_entropy,
                                 static_cast<double>(outcome.steps),
                                 static_cast<double>(outcome.gradient.size())};
       std::string message = "S";
@@ -63,7 +64,7 @@ ChildProcess start_episode(const TrainSchedulerOptions& options, const std::vect
   });
 }
 
-EpisodeOutcome finish_episode(ChildProcess& child, int episode) {
+EpisodeOutcome finish_episode(ChildProcess& child, int episode, bool imitation) {
   const ChildResult run = child.wait();
   const std::string& bytes = run.output;
   if (bytes.empty())
@@ -72,14 +73,15 @@ EpisodeOutcome finish_episode(ChildProcess& child, int episode) {
                                  : fmt::format("train-scheduler: episode {} ended without a result", episode));
   if (bytes[0] == 'E')
     throw std::runtime_error(fmt::format("train-scheduler: episode {}: {}", episode, bytes.substr(1)));
-  double numbers[7];
+  double numbers[8];
   if (bytes.size() < 1 + sizeof numbers)
     throw std::runtime_error(fmt::format("train-scheduler: episode {}: truncated result", episode));
   std::memcpy(numbers, bytes.data() + 1, sizeof numbers);
   EpisodeOutcome outcome;
-  outcome.record = EpisodeRecord{episode,    static_cast<std::uint64_t>(numbers[0]), numbers[1], numbers[2], numbers[3],
-                                 numbers[4], static_cast<std::size_t>(numbers[5])};
-  const auto count = static_cast<std::size_t>(numbers[6]);
+  outcome.record = EpisodeRecord{imitation,  episode,    static_cast<std::uint64_t>(numbers[0]),
+                                 numbers[1], numbers[2], numbers[3],
+                                 numbers[4], numbers[5], static_cast<std::size_t>(numbers[6])};
+  const auto count = static_cast<std::size_t>(numbers[7]);
   if (bytes.size() != 1 + sizeof numbers + count * sizeof(float))
     throw std::runtime_error(fmt::format("train-scheduler: episode {}: truncated gradient", episode));
   outcome.gradient.resize(count);
@@ -88,31 +90,43 @@ EpisodeOutcome finish_episode(ChildProcess& child, int episode) {
 }
 
 // One row per episode; `mean_jct_s_avg` is the trailing mean of the last kCurveWindow episodes' mean
-// JCT (each episode is another stream, so one episode's value is mostly its stream's): the line to
-// judge whether training has flattened.
+// JCT of the same phase (each episode is another stream, so one episode's value is mostly its
+// stream's): the line to judge whether training has flattened.
 constexpr std::size_t kCurveWindow = 50;
 
 void write_curve(const std::string& path, const std::vector<EpisodeRecord>& curve, std::uint64_t training_seed) {
   std::ofstream out(path);
-  out << "training_seed,episode,seed,mean_jct_s,mean_jct_s_avg,return,loss,entropy,steps\n";
+  out << "training_seed,episode,seed,mean_jct_s,mean_jct_s_avg,return,loss,entropy,steps,phase,cross_entropy\n";
   double window_sum = 0.0;
+  std::size_t start = 0;  // the phase's first row
   for (std::size_t i = 0; i < curve.size(); ++i) {
     const EpisodeRecord& r = curve[i];
-    window_sum += r.mean_jct_s - (i >= kCurveWindow ? curve[i - kCurveWindow].mean_jct_s : 0.0);
-    const double average = window_sum / static_cast<double>(std::min(i + 1, kCurveWindow));
-    out << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", training_seed, r.episode, r.seed,
-                       r.mean_jct_s, average, r.episode_return, r.loss, r.entropy, r.steps);
+    if (i > 0 && r.imitation != curve[i - 1].imitation) start = i, window_sum = 0.0;
+    const std::size_t in_phase = i - start;
+    window_sum += r.mean_jct_s - (in_phase >= kCurveWindow ? curve[i - kCurveWindow].mean_jct_s : 0.0);
+    const double average = window_sum / static_cast<double>(std::min(in_phase + 1, kCurveWindow));
+    out << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{:.6g}\n", training_seed, r.episode, r.seed,
+                       r.mean_jct_s, average, r.episode_return, r.loss, r.entropy, r.steps,
+                       r.imitation ? "imitate" : "train", r.cross_entropy);
   }
   if (!out) throw std::runtime_error("train-scheduler: cannot write " + path);
 }
 
 }  // namespace
 
-std::string curve_path_for(const std::string& policy_path) {
+namespace {
+
+std::string beside(const std::string& policy_path, const std::string& suffix) {
   std::filesystem::path path(policy_path);
   if (path.extension() == ".pt") path.replace_extension();
-  return path.string() + ".curve.csv";
+  return path.string() + suffix;
 }
+
+}  // namespace
+
+std::string curve_path_for(const std::string& policy_path) { return beside(policy_path, ".curve.csv"); }
+
+std::string imitated_path_for(const std::string& policy_path) { return beside(policy_path, ".imitated.pt"); }
 
 TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   MarlPolicy policy(options.seed);
@@ -154,7 +168,15 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   MarlTrainingOptions training;
   training.learning_rate = options.learning_rate;
   training.shaping = options.shaping;
-  MarlOptimizer optimizer(policy, training.learning_rate);
+  MarlTrainingOptions imitation = training;
+  int imitation_episodes = 0;
+  if (!options.imitate.empty()) {
+    const auto teacher = marl_teacher(options.imitate);
+    if (!teacher) throw std::invalid_argument("train-scheduler: no teacher '" + options.imitate + "'");
+    imitation.teacher = *teacher;
+    imitation_episodes = options.imitate_episodes;
+  }
+  const int total = imitation_episodes + options.episodes;
   InterruptGuard interrupts;
   std::optional<SearchProgress> progress;
   if (options.progress)
@@ -162,17 +184,19 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
                      "of the episodes");
   const int parallel = std::max(1, options.parallel);
   std::vector<ChildProcess> children;  // of the batch not yet read; killed if training stops
-  try {
-    for (int first = 0; first < options.episodes; first += parallel) {
+  // Episodes [begin, end) in batches of `parallel`, one step of `optimizer` each.
+  const auto run_phase = [&](int begin, int end, const MarlTrainingOptions& phase) {
+    MarlOptimizer optimizer(policy, phase.learning_rate);
+    for (int first = begin; first < end; first += parallel) {
       if (InterruptGuard::flag().load()) {
         result.interrupted = true;
-        break;
+        return;
       }
-      const int last = std::min(options.episodes, first + parallel);
-      for (int e = first; e < last; ++e) children.push_back(start_episode(options, overrides, policy, training, e));
+      const int last = std::min(end, first + parallel);
+      for (int e = first; e < last; ++e) children.push_back(start_episode(options, overrides, policy, phase, e));
       std::vector<float> gradient;
       for (int e = first; e < last; ++e) {
-        auto outcome = finish_episode(children[static_cast<std::size_t>(e - first)], e);
+        auto outcome = finish_episode(children[static_cast<std::size_t>(e - first)], e, phase.teacher != nullptr);
         if (gradient.empty()) gradient.assign(outcome.gradient.size(), 0.0f);
         for (std::size_t i = 0; i < gradient.size(); ++i)
           gradient[i] += outcome.gradient[i] / static_cast<float>(last - first);
@@ -180,8 +204,16 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
       }
       children.clear();
       optimizer.apply(gradient);
-      if (progress) (*progress)(static_cast<double>(last) / options.episodes);
+      if (progress) (*progress)(static_cast<double>(last) / total);
     }
+  };
+  try {
+    run_phase(0, imitation_episodes, imitation);
+    if (imitation_episodes > 0 && !result.interrupted) {
+      result.imitated_path = imitated_path_for(options.out);
+      policy.save(result.imitated_path, cluster_key);
+    }
+    if (!result.interrupted) run_phase(imitation_episodes, total, training);
   } catch (...) {
     children.clear();
     std::filesystem::remove(initial);

@@ -4,7 +4,8 @@
 // episode — in a forked child (one SimGrid engine per process); the child samples actions, computes
 // its episode's actor-critic gradient and sends it back; the parent averages a batch of `parallel`
 // episodes' gradients (in episode order) and takes one Adam step. Same scenario, seed and options →
-// byte-identical policy and learning curve.
+// byte-identical policy and learning curve. With `imitate`, behaviour cloning of a teacher's episodes
+// (planners/jobs/marl/teacher.hpp) comes first, in the same children.
 #pragma once
 
 #include <cstdint>
@@ -22,17 +23,24 @@ struct TrainSchedulerOptions {
   std::uint64_t seed = 1;
   double learning_rate = 1e-3;
   double shaping = 1.0;  // weight of the shaping potential (MarlTrainingOptions::shaping)
+  // Imitation pre-training: `imitate_episodes` episodes of the teacher (marl_teacher; "" none) cloned
+  // first, each batch one Adam step on the cross-entropy of its actions (own optimizer); the policy
+  // they give is written beside the final one (imitated_path_for), and the actor-critic episodes follow. Episodes are numbered across both phases (stream seed + episode).
+  std::string imitate;
+  int imitate_episodes = 100;
   std::string out;  // the policy file; the curve goes beside it (.csv)
   std::ostream* progress = nullptr;
 };
 
 struct EpisodeRecord {
+  bool imitation = false;  // a teacher's episode (phase "imitate"), else actor-critic ("train")
   int episode = 0;
   std::uint64_t seed = 0;
   double mean_jct_s = 0.0;
   double episode_return = 0.0;
   double loss = 0.0;
   double entropy = 0.0;
+  double cross_entropy = 0.0;  // of the teacher's actions (imitation), else 0
   std::size_t steps = 0;
 };
 
@@ -40,13 +48,17 @@ struct TrainSchedulerResult {
   std::vector<EpisodeRecord> curve;
   std::string policy_path;
   std::string curve_path;
+  std::string imitated_path;  // the policy after the imitation phase alone ("" without one)
   bool interrupted = false;  // Ctrl-C: the policy of the updates done so far was written
 };
 
-// @throw InputError for a bad scenario or one whose scheduler is not `marl` (nothing trained).
+// @throw InputError for a bad scenario or one whose scheduler is not `marl` (nothing trained), or an
+// unknown teacher.
 TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options);
 
 // "<policy without .pt>.curve.csv"
 [[nodiscard]] std::string curve_path_for(const std::string& policy_path);
+// "<policy without .pt>.imitated.pt"
+[[nodiscard]] std::string imitated_path_for(const std::string& policy_path);
 
 }  // namespace dnnsim

@@ -1,5 +1,5 @@
 # Trains the marl scheduler twice with the same scenario, seed and options (ARGS, separated by '|')
-# into OUT/a.pt and OUT/b.pt and requires byte-identical policies and learning curves.
+# into OUT/a.pt and OUT/b.pt and requires byte-identical policies and learning curves of ROWS lines.
 string(REPLACE "|" ";" args "${ARGS}")
 foreach(run a b)
   execute_process(COMMAND ${DNNSIM} train-scheduler ${SCENARIO} ${args} --out ${OUT}/${run}.pt
@@ -18,6 +18,6 @@ foreach(pair "a.pt;b.pt" "a.curve.csv;b.curve.csv")
 endforeach()
 file(STRINGS ${OUT}/a.curve.csv rows)
 list(LENGTH rows count)
-if(NOT count EQUAL 3)
-  message(FATAL_ERROR "the learning curve has ${count} lines, expected a header and 2 episodes")
+if(NOT count EQUAL ROWS)
+  message(FATAL_ERROR "the learning curve has ${count} lines, expected ${ROWS} (a header and the episodes)")
 endif()

@@ -58,6 +58,7 @@ LearningEpisode::LearningEpisode(const MarlPolicy& policy, std::uint64_t seed, M
 
 int LearningEpisode::sample(const MarlObservation& observation, double potential) {
   const auto probabilities = tape_->probabilities(observation);
+  if (options_.teacher != nullptr) return record(options_.teacher(observation), potential);
   // Inverse-CDF draw with dnnsim's splitmix64, so the episode depends on its seed alone.
   const double u = rng_.uniform();
   int action = -1;
@@ -68,6 +69,10 @@ int LearningEpisode::sample(const MarlObservation& observation, double potential
     action = a;
     if (u < cumulative) break;
   }
+  return record(action, potential);
+}
+
+int LearningEpisode::record(int action, double potential) {
   tape_->choose(action);
   reward_.push_back(0.0);
   time_.push_back(last_time_);
@@ -102,11 +107,13 @@ LearningEpisode::Result LearningEpisode::finish(double end_s) {
     const double shaping = (k + 1 < result.steps ? discount * potential_[k + 1] : 0.0) - potential_[k];
     returns[k] = g = reward_[k] + shaping + discount * g;
   }
-  auto loss = tape_->backward(returns, options_.entropy_weight, options_.value_weight);
+  auto loss = options_.teacher != nullptr ? tape_->imitate(returns, options_.value_weight)
+                                          : tape_->backward(returns, options_.entropy_weight, options_.value_weight);
   result.returns = std::move(returns);
   result.gradient = std::move(loss.gradient);
   result.loss = loss.loss;
   result.entropy = loss.entropy;
+  result.cross_entropy = loss.cross_entropy;
   return result;
 }
 

@@ -23,7 +23,9 @@
 //                         A_k = G_k − V_k standardised over the episode,
 //                         loss = −mean(log π(a_k)·A_k) − β·mean(H_k) + c·mean((G_k − V_k)²);
 //                         Adam (Kingma & Ba) on the gradient averaged over the batch's episodes,
-//                         its norm clipped at 1.
+//                         its norm clipped at 1;
+//   warm start            optional behaviour cloning first (teacher.hpp): in a teacher's episodes
+//                         loss = −mean log π(a_teacher,k) + c·mean((G_k − V_k)²).
 // Episodes run in child processes (one SimGrid engine per process): the child computes its
 // episode's gradient (LearningEpisode) and the parent applies it (MarlOptimizer). The networks live in
 // the libtorch plugin (torch_plugin.hpp); these classes hold the rest (sampling, rewards, returns).
@@ -37,6 +39,7 @@
 #include "models/common/random.hpp"
 #include "planners/jobs/cluster_state.hpp"
 #include "planners/jobs/marl/observation.hpp"
+#include "planners/jobs/marl/teacher.hpp"
 #include "planners/jobs/marl/torch_plugin.hpp"
 
 namespace dnnsim {
@@ -80,6 +83,10 @@ struct MarlTrainingOptions {
   // w: the potential is w·Φ. Any w ≥ 0 keeps the optimal policies (Ng et al., Theorem 1 holds for
   // every potential); a larger w makes the dense prediction outweigh the load integral's noise early.
   double shaping = 1.0;
+  // Imitation pre-training (behaviour cloning, teacher.hpp): the episode takes the teacher's actions,
+  // not sampled ones, and its loss is their cross-entropy under the policy, −mean log π(a_teacher | mask),
+  // plus c·mean((G − V)²) so that the critic learns the teacher's (shaped) returns; null: actor-critic.
+  MarlTeacher teacher = nullptr;
 };
 
 // One training episode: actions sampled from the policy with a seeded generator, each step's
@@ -90,8 +97,8 @@ class LearningEpisode {
   LearningEpisode(const LearningEpisode&) = delete;
   LearningEpisode& operator=(const LearningEpisode&) = delete;
 
-  // Samples an action in a state whose potential Φ (above: minus the predicted remaining job-hours
-  // per GPU) is `potential`.
+  // Samples an action (the teacher's, when imitating) in a state whose potential Φ (above: minus the
+  // predicted remaining job-hours per GPU) is `potential`.
   int sample(const MarlObservation& observation, double potential);
   // The reward is minus the jobs in the system over time (Σ JCT, Little's law), per GPU and hour:
   // at each scheduling event the scheduler reports the time and its load n / GPUs, and the interval
@@ -104,13 +111,15 @@ class LearningEpisode {
     double episode_return = 0.0;  // undiscounted Σ r, unshaped (−∫ load dt)
     std::vector<double> returns;  // G_k of each step (shaped, discounted)
     double loss = 0.0;
-    double entropy = 0.0;  // mean over the steps
+    double entropy = 0.0;        // mean over the steps
+    double cross_entropy = 0.0;  // imitation: −mean log π(a_teacher)
     std::size_t steps = 0;
   };
   // Backpropagates the episode's loss; an episode without steps has a zero gradient.
   [[nodiscard]] Result finish(double end_s);
 
  private:
+  int record(int action, double potential);
   std::unique_ptr<PolicyTape> tape_;
   std::vector<double> reward_;     // per step, unshaped
   std::vector<double> time_;       // simulated seconds of each step

@@ -28,10 +28,14 @@ class PolicyTape {
   struct Loss {
     std::vector<float> gradient;  // flattened in parameter order
     double loss = 0.0;
-    double entropy = 0.0;  // mean over the steps
+    double entropy = 0.0;        // mean over the steps
+    double cross_entropy = 0.0;  // imitate(): −mean log π(chosen action)
   };
   // The actor-critic loss of the recorded steps given their returns (policy.hpp); at least one step.
   virtual Loss backward(const std::vector<double>& returns, double entropy_weight, double value_weight) = 0;
+  // Behaviour cloning of the recorded (teacher's) actions: −mean log π(a_k) + c·mean((G_k − V_k)²), the
+  // critic learning the teacher's returns alongside (policy.hpp); at least one step.
+  virtual Loss imitate(const std::vector<double>& returns, double value_weight) = 0;
 };
 
 class PolicyOptimizer {

@@ -1,0 +1,97 @@
+// The multi-agent scheduler's imitation pre-training without an engine: the consolidating teacher's
+// action on hand-built observations, and behaviour cloning's loss on it (planners/jobs/marl/teacher.hpp,
+// policy.hpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "planners/jobs/marl/policy.hpp"
+#include "planners/jobs/marl/teacher.hpp"
+
+namespace dnnsim {
+namespace {
+
+// One rack of three servers of 4 GPUs with 4, 1 and 2 free (free shares 1, 0.25, 0.5; GPU count
+// feature 4/4 = 1, so the teacher's free-GPU scale is 1, 0.25, 0.5); two candidates, a 2-GPU job
+// then a 1-GPU job. Place is offered on every server for both (their anchored placements: the
+// 2-GPU job fits alone on servers 0 and 2, spans 2 servers from server 1); no packing.
+// Actions (observation.hpp): c·2S + s place, c·2S + S + s pack, 2·2·3 = 12 stop.
+MarlObservation three_servers() {
+  constexpr int S = 3, C = 2;
+  MarlObservation o;
+  o.servers = S;
+  o.racks = 1;
+  o.candidates = C;
+  o.gpu.assign(12 * MarlObservation::kGpuFeatures, 0.0f);
+  o.gpu_server = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2};
+  o.server = {1.0f, 1.0f, 1.0f, 1.0f, 0.25f, 1.0f, 1.0f, 1.0f, 0.5f, 1.0f, 1.0f, 1.0f};
+  o.server_rack = {0, 0, 0};
+  o.job = {0.5f, 0.7f, 0.1f, 0.1f, 0.2f, 0.0f, 0.25f, 0.3f, 0.2f, 0.2f, 0.1f, 0.125f};
+  o.place_action.assign(C * S * MarlObservation::kActionFeatures, 0.0f);
+  o.pack_action.assign(C * S * MarlObservation::kActionFeatures, 0.0f);
+  // [fits alone, servers spanned / GPUs, speed relative to solo, 0]
+  const float place[C][S][2] = {{{1, 0.5f}, {0, 1.0f}, {1, 0.5f}}, {{1, 1}, {1, 1}, {1, 1}}};
+  for (int c = 0; c < C; ++c)
+    for (int s = 0; s < S; ++s) {
+      float* f = &o.place_action[static_cast<std::size_t>((c * S + s) * MarlObservation::kActionFeatures)];
+      f[0] = place[c][s][0];
+      f[1] = place[c][s][1];
+      f[2] = 1.0f;
+    }
+  o.queue = {0.1f, 0.2f, 0.2f};
+  o.mask.assign(static_cast<std::size_t>(o.actions()), 0);
+  for (int c = 0; c < C; ++c)
+    for (int s = 0; s < S; ++s) o.mask[static_cast<std::size_t>(o.place_action_of(c, s))] = 1;
+  return o;
+}
+
+// First-fit with backfill, best fit: candidate 0 (first in arrival order) is placeable; of its
+// servers, 0 and 2 fit it alone, and server 2 leaves fewer GPUs free (0.5 < 1): action 0·6 + 2 = 2.
+// With candidate 0 not placeable (masked: it needs more GPUs than are free), the backfill is
+// candidate 1 on server 1, the fullest it fits on alone (0.25): 1·6 + 1 = 7. With nothing placeable
+// and stop offered: stop, 12, even where packing is offered (the teacher never packs).
+TEST(MarlTeacher, ConsolidateIsFirstFitWithBackfillAndBestFit) {
+  auto o = three_servers();
+  EXPECT_EQ(consolidating_teacher(o), 2);
+  for (int s = 0; s < 3; ++s) o.mask[static_cast<std::size_t>(o.place_action_of(0, s))] = 0;
+  EXPECT_EQ(consolidating_teacher(o), 7);
+  for (int s = 0; s < 3; ++s) o.mask[static_cast<std::size_t>(o.place_action_of(1, s))] = 0;
+  o.mask[static_cast<std::size_t>(o.pack_action_of(1, 1))] = 1;
+  o.mask[static_cast<std::size_t>(o.stop_action())] = 1;
+  EXPECT_EQ(consolidating_teacher(o), 12);
+  EXPECT_EQ(marl_teacher("consolidate"), &consolidating_teacher);
+  EXPECT_FALSE(marl_teacher("nobody").has_value());
+}
+
+// Behaviour cloning: an imitation episode takes the teacher's action whatever its seed, and its loss
+// is CE = −log π(2) (finite: action 2 is feasible, so it has a probability > 0 under the mask). For a
+// softmax, ∂CE/∂logit_a = π_a − [a = 2]: descending it raises the teacher's logit against the other
+// feasible ones, so one small Adam step (the episode's gradient, clipped at norm 1, rate 1e-2) lowers
+// CE, and repeated steps make the teacher's action the greedy one.
+TEST(MarlTeacher, ACloningStepLowersTheTeachersCrossEntropy) {
+  MarlPolicy policy(13);
+  MarlTrainingOptions options;
+  options.learning_rate = 1e-2;
+  options.teacher = &consolidating_teacher;
+  MarlOptimizer optimizer(policy, options.learning_rate);
+  const auto o = three_servers();
+  const auto clone = [&](std::uint64_t seed) {
+    LearningEpisode episode(policy, seed, options);
+    episode.advance(0, 0.5);
+    EXPECT_EQ(episode.sample(o, 0.0), 2);
+    return episode.finish(3600);
+  };
+  const auto first = clone(1);
+  ASSERT_EQ(first.steps, 1u);
+  EXPECT_GT(first.cross_entropy, 0.0);
+  EXPECT_LT(first.cross_entropy, 20.0);  // a finite probability under the mask
+  optimizer.apply(first.gradient);
+  const auto second = clone(2);
+  EXPECT_LT(second.cross_entropy, first.cross_entropy);
+  for (int step = 0; step < 40; ++step) optimizer.apply(clone(3 + static_cast<std::uint64_t>(step)).gradient);
+  EXPECT_EQ(policy.greedy(o), 2);
+  EXPECT_LT(clone(100).cross_entropy, first.cross_entropy);
+}
+
+}  // namespace
+}  // namespace dnnsim
