@@ -418,6 +418,11 @@ int main(int argc, char** argv) {
                    "teacher episodes cloned, streams seed + 0 … N − 1, before the --episodes (default 100)")
       ->check(CLI::PositiveNumber)
       ->needs(imitate);
+  train
+      ->add_option("--imitate-learning-rate", train_options.imitate_learning_rate,
+                   "Adam's step size while cloning (default 0.003)")
+      ->check(CLI::PositiveNumber)
+      ->needs(imitate);
   train->add_option("--set", train_options.overrides, "override a scenario key (repeatable)");
   train
       ->add_option("--out", train_options.out,

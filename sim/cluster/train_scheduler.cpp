@@ -174,6 +174,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
     const auto teacher = marl_teacher(options.imitate);
     if (!teacher) throw std::invalid_argument("train-scheduler: no teacher '" + options.imitate + "'");
     imitation.teacher = *teacher;
+    imitation.learning_rate = options.imitate_learning_rate;
     imitation_episodes = options.imitate_episodes;
   }
   const int total = imitation_episodes + options.episodes;

@@ -28,6 +28,7 @@ struct TrainSchedulerOptions {
   // they give is written beside the final one (imitated_path_for), and the actor-critic episodes follow. Episodes are numbered across both phases (stream seed + episode).
   std::string imitate;
   int imitate_episodes = 100;
+  double imitate_learning_rate = 3e-3;  // Adam's step size while cloning
   std::string out;  // the policy file; the curve goes beside it (.csv)
   std::ostream* progress = nullptr;
 };

@@ -10,6 +10,9 @@
 //                the window (arrival order) that can be placed; on the server where it fits alone
 //                with the fewest free GPUs left (else the fewest servers spanned), then the fastest
 //                placement, then the lowest index; never packs (stop when nothing can be placed).
+//   shortest-first  the same placement, but of the placeable candidate with the least remaining solo
+//                time (shortest remaining time first, the order that minimises mean completion time on
+//                one machine, Schrage 1968; window order on ties).
 #pragma once
 
 #include <optional>
@@ -25,6 +28,7 @@ namespace dnnsim {
 using MarlTeacher = int (*)(const MarlObservation&);
 
 [[nodiscard]] int consolidating_teacher(const MarlObservation& observation);
+[[nodiscard]] int shortest_first_teacher(const MarlObservation& observation);
 
 // The teachers by name, for the command line.
 [[nodiscard]] std::vector<std::string> marl_teacher_names();

@@ -50,9 +50,12 @@ MarlObservation three_servers() {
 // With candidate 0 not placeable (masked: it needs more GPUs than are free), the backfill is
 // candidate 1 on server 1, the fullest it fits on alone (0.25): 1·6 + 1 = 7. With nothing placeable
 // and stop offered: stop, 12, even where packing is offered (the teacher never packs).
-TEST(MarlTeacher, ConsolidateIsFirstFitWithBackfillAndBestFit) {
+TEST(MarlTeacher, ConsolidateIsFirstFitWithBackfillAndBestFitShortestFirstReorders) {
   auto o = three_servers();
   EXPECT_EQ(consolidating_teacher(o), 2);
+  // Shortest-first: candidate 1's remaining-time feature (0.3) is below candidate 0's (0.7), and its
+  // best fit is server 1: 7.
+  EXPECT_EQ(shortest_first_teacher(o), 7);
   for (int s = 0; s < 3; ++s) o.mask[static_cast<std::size_t>(o.place_action_of(0, s))] = 0;
   EXPECT_EQ(consolidating_teacher(o), 7);
   for (int s = 0; s < 3; ++s) o.mask[static_cast<std::size_t>(o.place_action_of(1, s))] = 0;
@@ -60,6 +63,7 @@ TEST(MarlTeacher, ConsolidateIsFirstFitWithBackfillAndBestFit) {
   o.mask[static_cast<std::size_t>(o.stop_action())] = 1;
   EXPECT_EQ(consolidating_teacher(o), 12);
   EXPECT_EQ(marl_teacher("consolidate"), &consolidating_teacher);
+  EXPECT_EQ(marl_teacher("shortest-first"), &shortest_first_teacher);
   EXPECT_FALSE(marl_teacher("nobody").has_value());
 }
 
