@@ -411,7 +411,8 @@ int main(int argc, char** argv) {
       train
           ->add_option("--imitate", train_options.imitate,
                        "warm start: behaviour cloning of a teacher's decisions before the actor-critic episodes "
-                       "(consolidate: first-fit with backfill, best-fit consolidation; docs/cluster.md)")
+                       "(consolidate: first-fit with backfill, best-fit consolidation; shortest-first: the shortest placeable "
+                       "job first, placed the same way; docs/cluster.md)")
           ->check(CLI::IsMember(dnnsim::marl_teacher_names()));
   train
       ->add_option("--imitate-episodes", train_options.imitate_episodes,
