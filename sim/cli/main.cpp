@@ -16,8 +16,8 @@
 #include "models/program/collective_algorithms.hpp"
 #include "planners/jobs/admission.hpp"
 #include "planners/jobs/job_scheduler.hpp"
-#include "planners/jobs/placement.hpp"
 #include "planners/jobs/marl/teacher.hpp"
+#include "planners/jobs/placement.hpp"
 #include "planners/parallel/planner.hpp"
 #include "planners/schedules/schedule.hpp"
 #include "planners/spmd/spmd_planner.hpp"
@@ -409,10 +409,11 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   auto* imitate =
       train
-          ->add_option("--imitate", train_options.imitate,
-                       "warm start: behaviour cloning of a teacher's decisions before the actor-critic episodes "
-                       "(consolidate: first-fit with backfill, best-fit consolidation; shortest-first: the shortest placeable "
-                       "job first, placed the same way; docs/cluster.md)")
+          ->add_option(
+              "--imitate", train_options.imitate,
+              "warm start: behaviour cloning of a teacher's decisions before the actor-critic episodes "
+              "(consolidate: first-fit with backfill, best-fit consolidation; shortest-first: the shortest placeable "
+              "job first, placed the same way; docs/cluster.md)")
           ->check(CLI::IsMember(dnnsim::marl_teacher_names()));
   train
       ->add_option("--imitate-episodes", train_options.imitate_episodes,

@@ -78,9 +78,9 @@ EpisodeOutcome finish_episode(ChildProcess& child, int episode, bool imitation) 
     throw std::runtime_error(fmt::format("train-scheduler: episode {}: truncated result", episode));
   std::memcpy(numbers, bytes.data() + 1, sizeof numbers);
   EpisodeOutcome outcome;
-  outcome.record = EpisodeRecord{imitation,  episode,    static_cast<std::uint64_t>(numbers[0]),
-                                 numbers[1], numbers[2], numbers[3],
-                                 numbers[4], numbers[5], static_cast<std::size_t>(numbers[6])};
+  outcome.record =
+      EpisodeRecord{imitation,  episode,    static_cast<std::uint64_t>(numbers[0]), numbers[1], numbers[2], numbers[3],
+                    numbers[4], numbers[5], static_cast<std::size_t>(numbers[6])};
   const auto count = static_cast<std::size_t>(numbers[7]);
   if (bytes.size() != 1 + sizeof numbers + count * sizeof(float))
     throw std::runtime_error(fmt::format("train-scheduler: episode {}: truncated gradient", episode));

@@ -25,7 +25,8 @@ struct TrainSchedulerOptions {
   double shaping = 1.0;  // weight of the shaping potential (MarlTrainingOptions::shaping)
   // Imitation pre-training: `imitate_episodes` episodes of the teacher (marl_teacher; "" none) cloned
   // first, each batch one Adam step on the cross-entropy of its actions (own optimizer); the policy
-  // they give is written beside the final one (imitated_path_for), and the actor-critic episodes follow. Episodes are numbered across both phases (stream seed + episode).
+  // they give is written beside the final one (imitated_path_for), and the actor-critic episodes follow. Episodes are
+  // numbered across both phases (stream seed + episode).
   std::string imitate;
   int imitate_episodes = 100;
   double imitate_learning_rate = 3e-3;  // Adam's step size while cloning
