@@ -1,7 +1,9 @@
 #include "planners/jobs/marl/teacher.hpp"
 
+#include <array>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 namespace dnnsim {
 
@@ -54,11 +56,25 @@ int shortest_first_teacher(const MarlObservation& o) {
   return best >= 0 ? best : when_nothing_fits(o);
 }
 
-std::vector<std::string> marl_teacher_names() { return {"consolidate", "shortest-first"}; }
+namespace {
+
+// The one list of teachers by name: both the command line's choices and the lookup read it.
+constexpr std::array<std::pair<std::string_view, MarlTeacher>, 2> kTeachers{{
+    {"consolidate", &consolidating_teacher},
+    {"shortest-first", &shortest_first_teacher},
+}};
+
+}  // namespace
+
+std::vector<std::string> marl_teacher_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, teacher] : kTeachers) names.emplace_back(name);
+  return names;
+}
 
 std::optional<MarlTeacher> marl_teacher(std::string_view name) {
-  if (name == "consolidate") return &consolidating_teacher;
-  if (name == "shortest-first") return &shortest_first_teacher;
+  for (const auto& [known, teacher] : kTeachers)
+    if (known == name) return teacher;
   return std::nullopt;
 }
 
