@@ -142,6 +142,50 @@ TEST(ParameterServer, SlowdownTraceFileIsAWindowPerRow) {
   testing::expect_error(errors[3], 3, 12, "x");
 }
 
+// The server's process (`server_process`): the BSP case above with every push also taken in by the
+// server's one-core process at 250 MB/s, 0.5 s for a 125 MB update alone, five times its 0.1 s
+// transfer. Round 1: worker 0's push is received alone from 0.3 to 0.6 s (75 MB), then shares the
+// core with worker 1's (125 MB/s each): its last 50 MB end at 1.0 s. Worker 1 has 50 MB by then and
+// takes the other 75 MB alone: 1.3 s. With the two applies (0.42 ms each) and the pulls (0.2 s) a
+// round is 1.5 s (0.9 s without the process).
+TEST(ParameterServer, ServerProcessTakesInPushesOneCoreAtATime) {
+  const Scenario scenario = testing::load(ps_yaml(
+      2, "125MB", "  slowdown: [{workers: [node2/gpu0], speed: 0.5}]\n  server_process: {receive_rate: \"250MB/s\"}\n",
+      "{policy: bsp}", "target_loss: 0.26, max_time: \"100s\""));
+  const SimulationResult result = run_scenario(scenario, {});
+  const std::vector<double> starts = step_starts(sim_of(result), 0);
+  ASSERT_GE(starts.size(), 3u);
+  EXPECT_NEAR(starts[1] - starts[0], 1.5, 2e-3);
+  EXPECT_NEAR(starts[2] - starts[1], 1.5, 2e-3);
+  // Held from its commit at 1.0004 to the round's end at 1.3004 s, in the two rounds before the last
+  // (which ends the run at its last commit).
+  EXPECT_NEAR(sim_of(result).workers[0].blocked_s, 2 * 0.3, 5e-3);
+}
+
+// With busy_wait w, held worker 0's server thread spins on the process core from its commit
+// (1.0004 s) until the round ends, so worker 1's remaining 74.9 MB are taken in at 250/(1 + w) MB/s.
+// w = 1: 0.6 s instead of 0.3, the round ends at 1.6 s and with the pulls lasts 1.8 s; worker 0 is
+// held 0.6 s a round. w = 3: 1.2 s, so 2.4 s rounds and 1.2 s held. (One engine per process: one
+// weight per test.)
+void expect_busy_wait_rounds(const std::string& weight, double round, double held) {
+  const Scenario scenario = testing::load(
+      ps_yaml(2, "125MB",
+              "  slowdown: [{workers: [node2/gpu0], speed: 0.5}]\n  server_process: {receive_rate: \"250MB/s\", "
+              "busy_wait: " +
+                  weight + "}\n",
+              "{policy: bsp}", "target_loss: 0.26, max_time: \"100s\""));
+  const SimulationResult result = run_scenario(scenario, {});
+  const std::vector<double> starts = step_starts(sim_of(result), 0);
+  ASSERT_GE(starts.size(), 3u);
+  EXPECT_NEAR(starts[1] - starts[0], round, 2e-3);
+  EXPECT_NEAR(starts[2] - starts[1], round, 2e-3);
+  EXPECT_NEAR(sim_of(result).workers[0].blocked_s, 2 * held, 5e-3);
+}
+
+TEST(ParameterServer, HeldWorkersBusyWaitingShareTheServerProcess) { expect_busy_wait_rounds("1", 1.8, 0.6); }
+
+TEST(ParameterServer, BusyWaitWeightScalesTheSpinnersShare) { expect_busy_wait_rounds("3", 2.4, 1.2); }
+
 TEST(ParameterServer, SspNeverLetsAWorkerRunMoreThanTheBoundAhead) {
   // Worker 0 steps in 0.3 s, worker 1 (speed 0.25) in 1.2 s; a 1 kB update (µs). Unbounded, worker 0
   // would do 4× the steps; with s = 2 it starts a step only while its commits exceed the slowest's
@@ -217,12 +261,14 @@ TEST(ParameterServer, BadInputIsReportedAllAtOnce) {
       "  servers: [node9/gpu0]\n"                                                             // 12
       "  slowdown: [{workers: [node1/gpu0], speed: 0}]\n"                                     // 13
       "  sync: {policy: ssp, staleness: -1}\n"                                                // 14
-      "  convergence: {target_loss: 0.5, max_time: \"1h\"}\n";                                // 15
+      "  convergence: {target_loss: 0.5, max_time: \"1h\"}\n"                                 // 15
+      "  server_process: {receive_rate: \"0B/s\"}\n";                                         // 16
   const std::vector<Diagnostic> errors = testing::diagnostics_thrown_by([&] { (void)testing::load(yaml); });
-  ASSERT_EQ(errors.size(), 3u) << testing::dump(errors);
+  ASSERT_EQ(errors.size(), 4u) << testing::dump(errors);
   testing::expect_error(errors[0], 12, 13, "server 'node9/gpu0' is not a device of the cluster");
   testing::expect_error(errors[1], 13, 45, "a worker of zero speed never finishes a step");
   testing::expect_error(errors[2], 14, 34, "[0, 1073741824], got -1");
+  testing::expect_error(errors[3], 16, 34, "receive_rate must be positive");
 }
 
 }  // namespace

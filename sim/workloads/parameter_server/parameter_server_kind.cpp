@@ -156,6 +156,24 @@ void read_convergence(WorkloadParseContext& ctx, const YAML::Node& node, Paramet
   map.finish();
 }
 
+// `server_process: {receive_rate: RATE, busy_wait: WEIGHT}`.
+void read_server_process(YamlReader& reader, const YAML::Node& node, ParameterServerWorkload& spec) {
+  MapReader map(reader, node, "server_process");
+  if (!map.valid()) return;
+  ServerProcess process;
+  if (auto rate = map.quantity<BytesPerSecond>("receive_rate", true)) {
+    if (rate->value() <= 0)
+      reader.error(map.get("receive_rate"),
+                   "receive_rate must be positive: a process that takes in nothing never "
+                   "finishes a push");
+    else
+      process.receive_rate = *rate;
+  }
+  process.busy_wait = map.number("busy_wait", 0, 1e6).value_or(0);
+  map.finish();
+  spec.server_process = process;
+}
+
 ParameterServerCosts parameter_server_costs(const Cluster& cluster, const ParameterServerWorkload& spec) {
   ParameterServerCosts costs;
   const std::vector<ClusterDevice> devices = cluster_devices(cluster);
@@ -231,6 +249,8 @@ class ParameterServerKind final : public WorkloadKind {
     if (auto trace = map.string("slowdown_trace")) read_slowdown_trace(ctx, ctx.resolve_path(*trace), names, *spec);
     read_sync(reader, map.require("sync"), *spec);
     read_convergence(ctx, map.require("convergence"), *spec);
+    if (YAML::Node process = map.get("server_process"); process.IsDefined())
+      read_server_process(reader, process, *spec);
     price(ctx, *spec, names);
     return spec;
   }
@@ -252,7 +272,19 @@ class ParameterServerKind final : public WorkloadKind {
     report->spec = spec;
     const ParameterServerCosts& costs = spec->costs;
     const auto engine = create_engine();
-    const Platform platform = build_platform(scenario);
+    // A server's process is a one-core CPU host on the server's node ("nodeN/cpu/ps<server>").
+    PlatformOptions platform_options;
+    std::vector<std::pair<std::uint32_t, std::size_t>> process_hosts;  // (node, index among its CPU hosts)
+    if (spec->server_process) {
+      const std::vector<ClusterDevice> devices = cluster_devices(scenario.cluster);
+      for (std::size_t s = 0; s < spec->servers.size(); ++s) {
+        const std::uint32_t node = devices.at(spec->servers[s]).node;
+        if (platform_options.cpu_hosts.size() <= node) platform_options.cpu_hosts.resize(node + 1);
+        process_hosts.emplace_back(node, platform_options.cpu_hosts[node].size());
+        platform_options.cpu_hosts[node].push_back(CpuHostSpec{"ps" + std::to_string(s), 1});
+      }
+    }
+    const Platform platform = build_platform(scenario, platform_options);
     start_background_flows(scenario, platform);
     const auto policy = builtin_sync_policies().at(spec->policy).value(spec->sync, SyncContext{spec->target_loss});
     PsSimInput input;
@@ -262,6 +294,11 @@ class ParameterServerKind final : public WorkloadKind {
     input.slowdowns = spec->slowdowns;
     input.update_bytes = costs.update_bytes;
     input.apply_seconds = costs.apply_seconds;
+    for (const auto& [node, index] : process_hosts) input.server_processes.push_back(platform.cpus.at(node).at(index));
+    if (spec->server_process) {
+      input.receive_rate = spec->server_process->receive_rate.value();
+      input.busy_wait = spec->server_process->busy_wait;
+    }
     input.policy = policy.get();
     input.efficiency = &spec->efficiency;
     input.target_loss = spec->target_loss;

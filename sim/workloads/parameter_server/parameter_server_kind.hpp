@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,16 @@ struct ParameterServerCosts {
   double heterogeneity = 1;
 };
 
+// `server_process`: each server as one process with one core that must take in every push
+// (ps_sim.hpp; measured for ADSP's Python PS by bench/adsp_ps_recv_bench.py, docs/parameter-server.md
+// "The server's process").
+struct ServerProcess {
+  BytesPerSecond receive_rate{0};  // bytes taken in per second of the process's core
+  // 0: a held worker's server thread sleeps; w > 0: it spins on that core, taking w times the share of
+  // a thread that is receiving (1: a fair scheduler; Python's interpreter lock favours spinners).
+  double busy_wait = 0;
+};
+
 struct ParameterServerWorkload : WorkloadSpec {
   LayerModel model;
   int batch_size = 1;  // per worker per local step
@@ -46,6 +57,7 @@ struct ParameterServerWorkload : WorkloadSpec {
   double target_loss = 0;
   Seconds max_time{0};
   Seconds sample_interval{0};  // 0: max_time / 1000
+  std::optional<ServerProcess> server_process;  // absent: pushes cost their transfer only
   // Priced once when the workload is read (they depend on the cluster and the keys above only).
   ParameterServerCosts costs;
 

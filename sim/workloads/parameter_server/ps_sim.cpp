@@ -76,7 +76,11 @@ class ParameterServerRun {
       const double commit_start = now;
       std::vector<sg4::ActivityPtr> pushes;
       for (sg4::Host* server : in_.servers) pushes.push_back(start_transfer(host, server, shard));
+      std::vector<sg4::ExecPtr> receives;
+      for (sg4::Host* process : in_.server_processes)
+        receives.push_back(sg4::this_actor::exec_init(shard / in_.receive_rate)->set_host(process)->start());
       finish_transfers(pushes);
+      for (const sg4::ExecPtr& receive : receives) receive->wait();
       if (in_.apply_seconds > 0) {
         std::vector<sg4::ExecPtr> applies;
         for (sg4::Host* server : in_.servers)
@@ -93,11 +97,21 @@ class ParameterServerRun {
         finish(arrived, true);
         return;
       }
+      // A held worker's server thread spins until its release: an execution longer than any run,
+      // cancelled then.
+      std::vector<sg4::ExecPtr> spins;
+      if (in_.busy_wait > 0 && !released_[index])
+        for (sg4::Host* process : in_.server_processes)
+          spins.push_back(sg4::this_actor::exec_init(2 * in_.max_time + 1)
+                              ->set_priority(in_.busy_wait)
+                              ->set_host(process)
+                              ->start());
       {
         std::unique_lock lock(*mutex_);
         while (!released_[index] && !done_) cv_->wait(lock);
         released_[index] = false;
       }
+      for (const sg4::ExecPtr& spin : spins) spin->cancel();
       if (done_) return;
       const double blocked = sg4::Engine::get_clock() - arrived;
       stats.blocked_s += blocked;

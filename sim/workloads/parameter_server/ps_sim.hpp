@@ -9,6 +9,14 @@
 // update with the statistical-efficiency model and decides when the worker may pull; then the worker
 // pulls the model back (one flow from each server). A worker held by the policy (BSP's barrier,
 // SSP's bound) waits on a condition variable: that wait is its blocked time.
+// Optionally each server is also a process with one core (ADSP's Python PS under one interpreter lock,
+// docs/parameter-server.md "The server's process"): every push must also be taken in by it at
+// `receive_rate`, concurrently with the bytes arriving (the server reads as they come), so a push ends
+// when both its transfer and its receive have; concurrent pushes share the core. With `busy_wait` w > 0,
+// a held worker's server thread spins on that core until its release (mySSP.py return_pull,
+// myAdacomm.py return_commit: `while True: ... min(worker_step_list)`), an execution of priority w:
+// SimGrid shares a core in proportion to priorities, so m receives and h spinners leave each receive
+// 1/(m + w·h) of the core.
 // A ticker actor gives the policy the global loss every tick_period() and samples the loss curve.
 // The run ends when the loss reaches the target, or at max_time; nothing after that is counted.
 #pragma once
@@ -39,6 +47,11 @@ struct PsSimInput {
   std::vector<SlowdownWindow> slowdowns;
   double update_bytes = 0;   // the whole model's update; each server gets 1/servers of it
   double apply_seconds = 0;  // one server applying its shard of one commit, alone on its host
+  // Per server, its process's one-core host (speed 1: executions in core-seconds); empty: no process
+  // model, pushes cost their transfer only.
+  std::vector<simgrid::s4u::Host*> server_processes;
+  double receive_rate = 0;  // bytes a server's process takes in per core-second
+  double busy_wait = 0;     // a spinning held worker's weight on its servers' process cores; 0: none
   SyncPolicy* policy = nullptr;
   const StatisticalEfficiency* efficiency = nullptr;
   double target_loss = 0;
