@@ -409,11 +409,9 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   auto* imitate =
       train
-          ->add_option(
-              "--imitate", train_options.imitate,
-              "warm start: behaviour cloning of a teacher's decisions before the actor-critic episodes "
-              "(consolidate: first-fit with backfill, best-fit consolidation; shortest-first: the shortest placeable "
-              "job first, placed the same way; docs/cluster.md)")
+          ->add_option("--imitate", train_options.imitate,
+                       "warm start: behaviour cloning of a teacher's decisions before the actor-critic episodes "
+                       "(the teachers: planners/jobs/marl/teacher.hpp, docs/cluster.md)")
           ->check(CLI::IsMember(dnnsim::marl_teacher_names()));
   train
       ->add_option("--imitate-episodes", train_options.imitate_episodes,

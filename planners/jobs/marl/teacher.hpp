@@ -13,6 +13,18 @@
 //   shortest-first  the same placement, but of the placeable candidate with the least remaining solo
 //                time (shortest remaining time first, the order that minimises mean completion time on
 //                one machine, Schrage 1968; window order on ties).
+//   fit-first    consolidate, informed by the whole cluster's free GPUs (the observation's server free
+//                shares, every server's, not only the agent's): the first candidate that fits alone on
+//                a server the agent may use; when none does, the first that fits alone on no server of
+//                the cluster (it spans under any placement, as first-fit would span it), else the
+//                smallest (it fills the agent's fragments, and the others go where they fit alone
+//                once its servers are full — remote placement is offered only then).
+//   shortest-fit-first  fit-first with candidates in shortest-remaining-time order.
+//   fit-first-pack, shortest-fit-first-pack  the same, and when nothing can be placed they pack
+//                (Gandiva-like, Xiao et al. OSDI'18 §4.3, as the `gandiva` scheduler's `packing` with
+//                its min_throughput 1): the first candidate (serving order) with a partner whose
+//                predicted combined throughput 1/ŝ_gh + 1/ŝ_hg (the pack action's feature) is ≥ 1,
+//                beside the best such partner; else stop.
 #pragma once
 
 #include <optional>
@@ -26,9 +38,6 @@ namespace dnnsim {
 
 // A teacher's action for an observation with at least one feasible action (the mask's).
 using MarlTeacher = int (*)(const MarlObservation&);
-
-[[nodiscard]] int consolidating_teacher(const MarlObservation& observation);
-[[nodiscard]] int shortest_first_teacher(const MarlObservation& observation);
 
 // The teachers by name, for the command line.
 [[nodiscard]] std::vector<std::string> marl_teacher_names();

@@ -3,7 +3,10 @@
 // policy.hpp).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <string_view>
+#include <utility>
 
 #include "planners/jobs/marl/policy.hpp"
 #include "planners/jobs/marl/teacher.hpp"
@@ -50,21 +53,71 @@ MarlObservation three_servers() {
 // With candidate 0 not placeable (masked: it needs more GPUs than are free), the backfill is
 // candidate 1 on server 1, the fullest it fits on alone (0.25): 1·6 + 1 = 7. With nothing placeable
 // and stop offered: stop, 12, even where packing is offered (the teacher never packs).
+int teach(std::string_view teacher, const MarlObservation& o) { return (*marl_teacher(teacher))(o); }
+
 TEST(MarlTeacher, ConsolidateIsFirstFitWithBackfillAndBestFitShortestFirstReorders) {
   auto o = three_servers();
-  EXPECT_EQ(consolidating_teacher(o), 2);
+  EXPECT_EQ(teach("consolidate", o), 2);
   // Shortest-first: candidate 1's remaining-time feature (0.3) is below candidate 0's (0.7), and its
   // best fit is server 1: 7.
-  EXPECT_EQ(shortest_first_teacher(o), 7);
+  EXPECT_EQ(teach("shortest-first", o), 7);
   for (int s = 0; s < 3; ++s) o.mask[static_cast<std::size_t>(o.place_action_of(0, s))] = 0;
-  EXPECT_EQ(consolidating_teacher(o), 7);
+  EXPECT_EQ(teach("consolidate", o), 7);
   for (int s = 0; s < 3; ++s) o.mask[static_cast<std::size_t>(o.place_action_of(1, s))] = 0;
   o.mask[static_cast<std::size_t>(o.pack_action_of(1, 1))] = 1;
   o.mask[static_cast<std::size_t>(o.stop_action())] = 1;
-  EXPECT_EQ(consolidating_teacher(o), 12);
-  EXPECT_EQ(marl_teacher("consolidate"), &consolidating_teacher);
-  EXPECT_EQ(marl_teacher("shortest-first"), &shortest_first_teacher);
+  EXPECT_EQ(teach("consolidate", o), 12);
   EXPECT_FALSE(marl_teacher("nobody").has_value());
+}
+
+// The agent's partition is server 1 alone (1 free GPU): place is offered there only. Candidate 0
+// (2 GPUs) would span servers from there (fits-alone 0), candidate 1 (1 GPU) fits. Consolidate serves
+// arrival order: candidate 0 on server 1, action 0·6 + 1 = 1. Fit-first serves first the candidates
+// that fit alone where they may go: candidate 1 on server 1, 1·6 + 1 = 7.
+// Then candidate 1 is 3 GPUs (job feature 3/4) and spans from server 1 too: none fits alone in the
+// partition. With server 0 at 4 free GPUs both would fit alone outside it (0: on servers 0 and 2,
+// 1: on server 0), so fit-first places the smaller, candidate 0, on server 1 (action 1), leaving the
+// other to go where it fits once the partition is full. With server 0 at 1 free GPU candidate 1 fits
+// alone nowhere in the cluster (1, 1, 2 free < 3) and spans under any placement: it goes first, 7.
+TEST(MarlTeacher, FitFirstServesWhatFitsAloneFirstAndSpansOnlyWhatWouldSpanAnywhere) {
+  auto o = three_servers();
+  for (int c = 0; c < 2; ++c)
+    for (int s : {0, 2}) o.mask[static_cast<std::size_t>(o.place_action_of(c, s))] = 0;
+  EXPECT_EQ(teach("consolidate", o), 1);
+  EXPECT_EQ(teach("fit-first", o), 7);
+  o.job[MarlObservation::kJobFeatures] = 0.75f;
+  o.place_action[static_cast<std::size_t>((1 * 3 + 1) * MarlObservation::kActionFeatures)] = 0.0f;
+  EXPECT_EQ(teach("fit-first", o), 1);
+  o.server[0] = 0.25f;
+  EXPECT_EQ(teach("fit-first", o), 7);
+}
+
+// Shortest-fit-first: candidate 1 (remaining-time feature 0.3 < 0.7) fits alone on servers 0, 1 and
+// 2; best fit is server 1 (1 free GPU): 7, as shortest-first.
+// Packing (Gandiva-like, pack when the predicted combined throughput 1 + f[3] ≥ 1.2): nothing can be
+// placed, stop is offered, and candidate 1 may pack on server 1 (predicted throughput 1.4) or 2 (1.6):
+// the best partner, server 2: pack action 1·6 + 3 + 2 = 11. With both pairs predicted at 1.1 (a gain,
+// but below the threshold) or below 1 (0.9, 0.95: packing would lose throughput), stop, 12; the
+// non-packing teacher stops in either case.
+TEST(MarlTeacher, PackingTeacherPacksWhenNothingFitsAndThePairIsPredictedToGain) {
+  auto o = three_servers();
+  EXPECT_EQ(teach("shortest-fit-first", o), 7);
+  for (int c = 0; c < 2; ++c)
+    for (int s = 0; s < 3; ++s) o.mask[static_cast<std::size_t>(o.place_action_of(c, s))] = 0;
+  o.mask[static_cast<std::size_t>(o.stop_action())] = 1;
+  for (const auto& [s, gain] : {std::pair{1, 0.4f}, std::pair{2, 0.6f}}) {
+    o.mask[static_cast<std::size_t>(o.pack_action_of(1, s))] = 1;
+    o.pack_action[static_cast<std::size_t>((1 * 3 + s) * MarlObservation::kActionFeatures)] = 1.0f;
+    o.pack_action[static_cast<std::size_t>((1 * 3 + s) * MarlObservation::kActionFeatures + 3)] = gain;
+  }
+  EXPECT_EQ(teach("fit-first-pack", o), 11);
+  EXPECT_EQ(teach("fit-first", o), 12);
+  for (const auto& gains : {std::array{0.1f, 0.1f}, std::array{-0.1f, -0.05f}}) {
+    for (int s : {1, 2})
+      o.pack_action[static_cast<std::size_t>((1 * 3 + s) * MarlObservation::kActionFeatures + 3)] =
+          gains[static_cast<std::size_t>(s - 1)];
+    EXPECT_EQ(teach("fit-first-pack", o), 12);
+  }
 }
 
 // Behaviour cloning: an imitation episode takes the teacher's action whatever its seed, and its loss
@@ -76,7 +129,7 @@ TEST(MarlTeacher, ACloningStepLowersTheTeachersCrossEntropy) {
   MarlPolicy policy(13);
   MarlTrainingOptions options;
   options.learning_rate = 1e-2;
-  options.teacher = &consolidating_teacher;
+  options.teacher = *marl_teacher("consolidate");
   MarlOptimizer optimizer(policy, options.learning_rate);
   const auto o = three_servers();
   const auto clone = [&](std::uint64_t seed) {
