@@ -22,9 +22,10 @@
 //   shortest-fit-first  fit-first with candidates in shortest-remaining-time order.
 //   fit-first-pack, shortest-fit-first-pack  the same, and when nothing can be placed they pack
 //                (Gandiva-like, Xiao et al. OSDI'18 §4.3, as the `gandiva` scheduler's `packing` with
-//                its min_throughput 1): the first candidate (serving order) with a partner whose
-//                predicted combined throughput 1/ŝ_gh + 1/ŝ_hg (the pack action's feature) is ≥ 1,
-//                beside the best such partner; else stop.
+//                its min_throughput, here 1.2, chosen on the validation streams): the first
+//                candidate (serving order) with a partner whose predicted combined throughput
+//                1/ŝ_gh + 1/ŝ_hg (the pack action's feature) is ≥ 1.2, beside the best such partner;
+//                else stop.
 #pragma once
 
 #include <optional>
