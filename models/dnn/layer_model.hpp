@@ -115,6 +115,16 @@ struct Layer {
   std::optional<Bytes> cut_bytes;
   LayerRole role = LayerRole::plain;
   std::uint8_t recompute_modules = 0;  // RecomputeModule bits
+  // What Megatron-Core's selective recomputation of the modules `recompute_frees` (RecomputeModule bits)
+  // frees of the tensors this layer keeps, as a share of activation_bytes: a checkpointed module's
+  // internal tensors, or the output of a module run under CheckpointWithoutOutput as its consumer
+  // keeps it (recompute_modules in models/dnn/llm_parallel.hpp).
+  std::uint8_t recompute_frees = 0;
+  double recompute_frees_share = 1.0;
+  // Per sample, the elements of the input a Transformer Engine linear (role linear or experts) saves for
+  // its weight gradient, whether it keeps that copy in the model's dtype (activation_bytes) or another
+  // layer does; a low-precision recipe saves it quantized instead (PrecisionRecipe::saved_input_bytes).
+  double saved_input_elements = 0;
 
   [[nodiscard]] Flop backward_input_flops() const { return backward_flops - backward_weight_flops; }
   // forward_bytes and backward_bytes with their defaults applied.
@@ -146,6 +156,7 @@ struct TransformerDims {
   int seq = 0;
   int experts = 0;  // routed experts of an MoE layer, 0: dense
   int top_k = 0;    // experts per token
+  int layers = 0;   // transformer blocks (without multi-token prediction's)
 };
 
 struct LayerModel {

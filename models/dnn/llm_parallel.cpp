@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace dnnsim {
 namespace {
@@ -12,6 +13,14 @@ constexpr double kBf16 = 2.0;
 
 bool ends_with(const std::string& text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// `layer` keeps `kept` per sample from now on; what it moves and what crosses a cut after it stay.
+void keep_only(Layer& layer, Bytes kept) {
+  layer.backward_bytes = layer.backward_traffic();
+  layer.forward_bytes = layer.forward_traffic();
+  if (!layer.cut_bytes) layer.cut_bytes = layer.activation_bytes;
+  layer.activation_bytes = kept;
 }
 
 }  // namespace
@@ -112,6 +121,20 @@ ParameterSplit parameter_split(const LayerModel& model, std::size_t begin, std::
   return split;
 }
 
+ModelStates llm_model_states(const ParameterSplit& parameters, const BytesPerParameter& per, double shards, int tp,
+                             int ep, bool fsdp) {
+  const double expert_shards = shards > 1 ? std::max(1.0, shards * tp / std::max(1, ep)) : 1.0;
+  const auto states = [&](double count, double divisor) {
+    const double sharded = fsdp ? divisor : 1.0;
+    return ModelStates{Bytes(count * per.weights / sharded), Bytes(count * per.gradients / sharded),
+                       Bytes(count * per.optimizer_state / divisor)};
+  };
+  const ModelStates dense = states(parameters.dense, shards);
+  const ModelStates experts = states(parameters.experts, expert_shards);
+  return {dense.weights + experts.weights, dense.gradients + experts.gradients,
+          dense.optimizer_state + experts.optimizer_state};
+}
+
 std::vector<std::string> recompute_module_names() {
   return {"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "moe", "shared_experts"};
 }
@@ -127,9 +150,24 @@ LayerModel recompute_modules(const LayerModel& model, std::uint8_t modules) {
   LayerModel result = model;
   if (modules == 0) return result;
   for (Layer& layer : result.layers) {
+    if ((layer.recompute_frees & modules) != 0)
+      keep_only(layer, layer.activation_bytes * (1.0 - layer.recompute_frees_share));
     if ((layer.recompute_modules & modules) == 0) continue;
     layer.backward_bytes = layer.backward_traffic() + layer.forward_traffic();
     layer.backward_flops += layer.forward_flops;
+  }
+  return result;
+}
+
+LayerModel offload_activations(const LayerModel& model, int layers) {
+  LayerModel result = model;
+  if (layers <= 0) return result;
+  for (Layer& layer : result.layers) {
+    // The zoo names a transformer block's layers "block<i>." (zoo_llm.cpp); the embedding, the final
+    // norm and the head are outside the offloaded blocks.
+    int block = -1;
+    if (std::sscanf(layer.name.c_str(), "block%d.", &block) == 1 && block >= 0 && block < layers)
+      keep_only(layer, Bytes(0));
   }
   return result;
 }
@@ -140,7 +178,11 @@ LayerModel shard_for_llm(const LayerModel& model, const TensorParallelOptions& t
   share = shard_for_context_parallel(share, parallel.context);
   if (model.transformer && model.transformer->experts > 0)
     share = shard_for_expert_parallel(share, parallel.expert, parallel.routing);
-  return recompute_modules(share, modules);
+  if (parallel.precision.active())
+    for (Layer& layer : share.layers)
+      if (const Bytes kept = parallel.precision.saved_input_bytes(layer); kept != layer.activation_bytes)
+        keep_only(layer, kept);
+  return offload_activations(recompute_modules(share, modules), parallel.offloaded_layers);
 }
 
 LayerModel shard_for_context_parallel(const LayerModel& model, int cp) {
@@ -155,6 +197,7 @@ LayerModel shard_for_context_parallel(const LayerModel& model, int cp) {
     layer.backward_flops = layer.backward_flops / c;
     layer.backward_weight_flops = layer.backward_weight_flops / c;
     layer.activation_bytes = layer.activation_bytes / c;
+    layer.saved_input_elements /= c;
     if (layer.cut_bytes) layer.cut_bytes = *layer.cut_bytes / c;
     for (MatmulShape& product : layer.matmuls) product.m = std::max<std::int64_t>(1, product.m / cp);
   }
@@ -176,6 +219,7 @@ LayerModel shard_for_expert_parallel(const LayerModel& model, int ep, const MoeR
     layer.backward_flops = layer.backward_flops * load;
     layer.backward_weight_flops = layer.backward_weight_flops * load;
     layer.activation_bytes = layer.activation_bytes * load;
+    layer.saved_input_elements *= load;
     if (!experts) continue;
     layer.parameter_bytes = layer.parameter_bytes / ep;
     for (MatmulShape& product : layer.matmuls)

@@ -70,8 +70,12 @@ struct LlmParallelism {
   bool expert_overlap = false;  // the EP all-to-alls overlap compute (overlap_moe_expert_parallel_comm)
   bool tensor_overlap = false;  // the TP collectives overlap the GEMMs (TE userbuffers: tp_comm_overlap)
   PrecisionRecipe precision;
+  // Megatron-Core's cpu_offloading (activations only) of the first `offloaded_layers` transformer
+  // blocks: their kept activations wait in host memory (offload_activations, below).
+  int offloaded_layers = 0;
   [[nodiscard]] bool any() const {
-    return context > 1 || expert > 1 || fsdp || precision.active() || tensor_overlap || expert_overlap;
+    return context > 1 || expert > 1 || fsdp || precision.active() || tensor_overlap || expert_overlap ||
+           offloaded_layers > 0;
   }
 };
 
@@ -122,21 +126,55 @@ struct ParameterSplit {
 };
 [[nodiscard]] ParameterSplit parameter_split(const LayerModel& model, std::size_t begin, std::size_t end);
 
+// One GPU's model states for `parameters` (its share: experts already divided by EP) at `per` bytes per
+// parameter. `shards` ranks (a stage's data-parallel × context ranks; 1 without the distributed
+// optimizer or FSDP) divide the dense parameters' optimizer state, and with `fsdp` their weights and
+// gradients too; the routed experts' states are divided over the expert-data-parallel ranks instead,
+// the stage's GPUs (shards · tp) over EP (expert tensor parallelism 1): Megatron-Core builds the experts'
+// gradient buffers and optimizer shards on the expert data-parallel group (core_dev_r0.15.0
+// parallel_state.py, get_expert_data_parallel_group; distributed/distributed_data_parallel.py,
+// expert_parallel_buffers), which EP = all of a stage's GPUs leaves at one rank.
+struct ModelStates {
+  Bytes weights{0};
+  Bytes gradients{0};
+  Bytes optimizer_state{0};
+  [[nodiscard]] Bytes total() const { return weights + gradients + optimizer_state; }
+};
+[[nodiscard]] ModelStates llm_model_states(const ParameterSplit& parameters, const BytesPerParameter& per,
+                                           double shards, int tp, int ep, bool fsdp);
+
 // The recomputation modules by their Megatron-Core names (core_attn, layernorm, mla_up_proj, moe_act,
 // mlp, moe, shared_experts), in RecomputeModule bit order.
 [[nodiscard]] std::vector<std::string> recompute_module_names();
 [[nodiscard]] std::optional<RecomputeModule> recompute_module_from_name(std::string_view name);
-// Megatron-Core's selective recomputation of `modules` (RecomputeModule bits): each layer in one of
-// them runs its forward again in its backward (its forward FLOPs and traffic added to the
-// backward's). The memory it frees (the modules' discarded outputs) is not subtracted: the kept
-// activations stay an upper bound.
+// Megatron-Core's selective recomputation of `modules` (RecomputeModule bits; core_dev_r0.15.0,
+// transformer_layer.py, multi_latent_attention.py, moe/experts.py): each layer in one of them runs its
+// forward again in its backward (its forward FLOPs and traffic added to the backward's), and each
+// layer's kept activations lose what the modules free (Layer::recompute_frees, set by the zoo):
+//  - mlp, moe, shared_experts, core_attn (tensor_parallel.checkpoint): the module keeps its input
+//    only; the tensors saved inside it are freed;
+//  - layernorm, moe_act, mla_up_proj (CheckpointWithoutOutput): the module keeps its input, and its
+//    output is discarded once the consumer has run (discard_output_and_register_recompute), so the
+//    consumer's saved copy of it is freed (the pre-MLP norm's output the router keeps; the activation's
+//    output fc2 keeps; the up-projected Q, K, V the attention core keeps).
+// The traffic and the pipeline cuts stay as they were: recomputation changes what waits, not what moves.
 [[nodiscard]] LayerModel recompute_modules(const LayerModel& model, std::uint8_t modules);
+
+// Megatron-Core's cpu_offloading with cpu_offloading_num_layers = `layers` (activations only;
+// transformer_block.py → Transformer Engine's get_cpu_offload_context): the tensors the first `layers`
+// transformer blocks save for the backward are copied to pinned host memory on a side stream during
+// the next block's forward and copied back one block ahead of their backward, so a GPU holds the
+// other blocks' activations ("activation memory usage is equal to (num_layers − num_offloaded_layers)
+// · T", TE cpu_offload.py). Memory only: those blocks keep nothing on the GPU, their traffic and cuts
+// unchanged; the copies' time is not priced (docs/memory.md). Megatron allows it without a pipeline
+// only (transformer_config.py) and never for the last block.
+[[nodiscard]] LayerModel offload_activations(const LayerModel& model, int layers);
 
 // One GPU's share under CP: every layer's per-sample FLOPs, traffic, kept activations and GEMM rows
 // divided by `cp` (weights unchanged).
 [[nodiscard]] LayerModel shard_for_context_parallel(const LayerModel& model, int cp);
 // One GPU's share of `model` under all of them: tensor parallelism (tensor_parallel.hpp), then context
-// and expert parallelism, then the recomputation modules.
+// and expert parallelism, then the recomputation modules and the activation offload.
 [[nodiscard]] LayerModel shard_for_llm(const LayerModel& model, const TensorParallelOptions& tensor,
                                        const LlmParallelism& parallel, std::uint8_t modules);
 

@@ -60,6 +60,11 @@ Bytes PrecisionRecipe::scaling_bytes(const Layer& layer, bool backward) const {
   return Bytes(quantized_elements(layer, backward) * per_element);
 }
 
+Bytes PrecisionRecipe::saved_input_bytes(const Layer& layer) const {
+  if (!active() || !quantized(layer) || layer.saved_input_elements <= 0) return layer.activation_bytes;
+  return Bytes(layer.saved_input_elements * (low == LowPrecision::mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0));
+}
+
 BytesPerParameter PrecisionRecipe::bytes_per_parameter() const {
   const double weights = low == LowPrecision::none                  ? 2.0
                          : low == LowPrecision::fp8_current_scaling ? 1.0

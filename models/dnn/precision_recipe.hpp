@@ -59,6 +59,13 @@ struct PrecisionRecipe {
   // Bytes the quantization of one pass of `layer` moves per sample (0 where the layer is not
   // quantized): the forward's input and the backward's output gradient, as above.
   [[nodiscard]] Bytes scaling_bytes(const Layer& layer, bool backward) const;
+  // What `layer` keeps per sample under the recipe: a quantized linear saves its input for the weight
+  // gradient as the quantized copy the GEMM read (Transformer Engine 2.9 linear.py, layernorm_linear.py,
+  // grouped_linear.py: the row-wise or the column-wise data only, 1 byte per element, plus MXFP8's
+  // E8M0 scale per 32) instead of the BF16 tensor, which it then no longer holds (its input kept by
+  // another layer — the attention core's output, the router's input — stays kept there);
+  // activation_bytes for every other layer and without a recipe.
+  [[nodiscard]] Bytes saved_input_bytes(const Layer& layer) const;
   // Weights, gradients and optimizer state per parameter (above), before any sharding.
   [[nodiscard]] BytesPerParameter bytes_per_parameter() const;
   // Why `gpu` cannot run the recipe (no FP8, or no MX formats); empty when it can.

@@ -202,9 +202,10 @@ LayerModel shard_for_tensor_parallel(const LayerModel& model, const TensorParall
         std::int64_t& split = layer.kind == LayerKind::attention || whole_weights ? product.m : product.n;
         split = std::max<std::int64_t>(1, split / options.degree);
       }
-    if (own_activations)
+    if (own_activations) {
       layer.activation_bytes = layer.activation_bytes / divisor;
-    else if (!block.empty() && zoo_block_bytes[block] > 0)
+      layer.saved_input_elements /= divisor;
+    } else if (!block.empty() && zoo_block_bytes[block] > 0)
       layer.activation_bytes = Bytes(layer.activation_bytes.value() * per_block / zoo_block_bytes[block]);
     else if (layer.kind == LayerKind::matmul)
       // A column-parallel GEMM outside the blocks (the LM head) keeps its input, which every rank

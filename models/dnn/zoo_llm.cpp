@@ -15,7 +15,8 @@ using namespace zoo_detail;
 constexpr auto bits(RecomputeModule module) { return static_cast<std::uint8_t>(module); }
 
 // A Transformer Engine linear layer over `tokens` rows: y = x·W (+ b). It keeps its input for the
-// weight gradient (`kept_input` elements: 0 where another layer already keeps the same tensor).
+// weight gradient (`kept_input` elements: 0 where another layer already keeps the same tensor; a
+// low-precision recipe keeps its own quantized copy of all `tokens · in` either way).
 void te_linear(Builder& b, std::string name, double tokens, double in, double out, bool bias, double kept_input,
                LayerRole role = LayerRole::linear, std::uint8_t modules = 0) {
   b.layer(std::move(name), LayerKind::matmul)
@@ -23,6 +24,7 @@ void te_linear(Builder& b, std::string name, double tokens, double in, double ou
       .product(tokens, out, in, true)
       .io(tokens * (in + out))
       .keep(kept_input);
+  if (role != LayerRole::router) b.last().saved_input_elements = tokens * in;
   b.last().role = role;
   b.last().recompute_modules = modules;
 }
@@ -45,8 +47,13 @@ void attention_core(Builder& b, const std::string& prefix, double tokens, double
   core.backward_flops += core.forward_flops * 0.5;  // FlashAttention-2 backward: 5 products against 2
   core.recompute_modules = bits(RecomputeModule::core_attn);
   const double qkv = tokens * (heads * d_k + kv_heads * (d_k + d_v));
-  b.io(qkv + tokens * heads * d_v)                               // reads Q, K, V, writes O
-      .keep(qkv + tokens * heads * d_v + 2.0 * tokens * heads);  // Q, K, V, O and the fp32 log-sum-exp
+  const double kept = qkv + tokens * heads * d_v + 2.0 * tokens * heads;
+  b.io(qkv + tokens * heads * d_v)  // reads Q, K, V, writes O
+      .keep(kept);                  // Q, K, V, O and the fp32 log-sum-exp
+  // Checkpointed (core_attn), the core keeps its inputs Q, K, V, and O stays as the output projection's
+  // input: the log-sum-exp is what it frees.
+  core.recompute_frees = bits(RecomputeModule::core_attn);
+  core.recompute_frees_share = 2.0 * tokens * heads / kept;
 }
 
 // YaRN's concentration factor (the "mscale" multiplying cos and sin) with yarn_mscale unset: 0.1·ln(scale) + 1
@@ -94,27 +101,45 @@ void mla_attention(Builder& b, const std::string& prefix, const LlmConfig& c, do
   const auto up = bits(RecomputeModule::mla_up_proj);
   rms_norm(b, prefix + "norm", s, h);
   te_linear(b, prefix + "q_down", s, h, c.q_lora, false, s * h);
+  // MLA's input norm is a TENorm of its own (gpt_layer_specs.py: fuse_input_layernorm False): recomputed
+  // (layernorm), its output, which q_down keeps (kv_down shares it), is discarded.
+  b.last().recompute_frees = bits(RecomputeModule::layernorm);
   rms_norm(b, prefix + "q_norm", s, c.q_lora);
   te_linear(b, prefix + "q_up", s, c.q_lora, c.heads * d_k, false, s * c.q_lora, LayerRole::linear, up);
   te_linear(b, prefix + "kv_down", s, h, c.kv_lora + c.qk_rope, false, 0);  // shares the norm's output
+  b.last().recompute_frees =
+      bits(RecomputeModule::layernorm);  // its quantized copy (set_for_recompute_input_layernorm)
   rms_norm(b, prefix + "kv_norm", s, c.kv_lora);
   te_linear(b, prefix + "kv_up", s, c.kv_lora, c.heads * (c.qk_nope + c.v_head), false, s * c.kv_lora,
             LayerRole::linear, up);
   attention_core(b, prefix, s, keys, c.heads, c.heads, d_k, c.v_head);
+  // mla_up_proj discards the up-projected Q, K, V once the core has run (multi_latent_attention.py,
+  // qkv_up_checkpoint): the core's saved copies of them go, O and the log-sum-exp stay.
+  Layer& core = b.last();
+  core.recompute_frees = up;
+  core.recompute_frees_share = s * c.heads * (2.0 * d_k + c.v_head) / core.activation_bytes.value() * b.element_bytes();
   te_linear(b, prefix + "out", s, c.heads * c.v_head, h, false, 0);
   b.elementwise(s * h, kSimpleFlops);
 }
 
-// fc1 (2·F wide when gated), the activation (gated: reads 2F, writes F), fc2, the residual add.
+// fc1 (2·F wide when gated), the activation (gated: reads 2F, writes F), fc2, the residual add; `modules`
+// re-run them, `frees` free what they keep (Layer::recompute_frees).
 void dense_mlp(Builder& b, const std::string& prefix, const LlmConfig& c, double s, int ffn, std::uint8_t modules,
-               bool with_norm) {
+               bool with_norm, std::uint8_t frees) {
   const double h = c.hidden;
   const double up = c.gated ? 2.0 * ffn : ffn;
   if (with_norm) rms_norm(b, prefix + "norm", s, h);
+  // Checkpointed (mlp, shared_experts), the MLP keeps its input (the norm's input, or the router's) and
+  // frees what its layers save.
   te_linear(b, prefix + "fc1", s, h, up, c.bias, with_norm ? s * h : 0, LayerRole::linear, modules);
+  // Without its own norm (a shared expert), fc1 reads the pre-MLP norm's output, whose recomputation
+  // (layernorm) frees fc1's quantized copy too (set_for_recompute_pre_mlp_layernorm: save_original_input).
+  b.last().recompute_frees = with_norm ? frees : frees | bits(RecomputeModule::layernorm);
   b.layer(prefix + "act", LayerKind::elementwise).work(s * up * kGeluFlops).io(s * (up + ffn)).keep(s * up);
   b.last().recompute_modules = modules;
+  b.last().recompute_frees = frees;
   te_linear(b, prefix + "fc2", s, ffn, h, c.bias, s * ffn, LayerRole::linear, modules);
+  b.last().recompute_frees = frees;
   if (with_norm) b.elementwise(s * h, kSimpleFlops);
 }
 
@@ -146,8 +171,14 @@ void moe(Builder& b, const std::string& prefix, const LlmConfig& c, double s) {
   const double up = c.gated ? 2.0 * F : F;
   const auto moe_bits = bits(RecomputeModule::moe);
   rms_norm(b, prefix + "norm", s, h);
+  // The router keeps the pre-MLP norm's output (RouterGatingLinearFunction saves its input), which is
+  // the moe checkpoint's input and what the norm's recomputation (layernorm: an MoE layer's pre-MLP norm
+  // is a TENorm of its own, fuse_pre_mlp_layernorm False) discards, and its fp32 probabilities, which
+  // the checkpointed moe frees (not counted as freed: one share per layer, the layernorm one; 2E of h + 2E).
   te_linear(b, prefix + "router", s, h, E, false, s * h, LayerRole::router, moe_bits);
   b.elementwise(s * E, kSoftmaxFlops).keep(2.0 * s * E);  // scores and top-k, fp32 probabilities kept
+  b.last().recompute_frees = bits(RecomputeModule::layernorm);
+  b.last().recompute_frees_share = h / (h + 2.0 * E);
   b.layer(prefix + "dispatch", LayerKind::elementwise).work(s * k * h).io(s * h + s * k * h);
   b.last().recompute_modules = moe_bits;
   const auto experts = [&](std::string name, double in, double out, double kept) {
@@ -157,12 +188,16 @@ void moe(Builder& b, const std::string& prefix, const LlmConfig& c, double s) {
     layer.matmuls.back().m = std::max<std::int64_t>(1, std::llround(s * k / E));  // one expert's rows
     layer.role = LayerRole::experts;
     layer.recompute_modules = moe_bits;
+    layer.recompute_frees = moe_bits;
+    layer.saved_input_elements = s * k * in;
   };
   experts("experts.fc1", h, up, s * k * h);
   if (c.act_clamp > 0) clamped_halves(b, prefix, s * k * up, bits(RecomputeModule::moe_act) | moe_bits);
   b.layer(prefix + "experts.act", LayerKind::elementwise).work(s * k * up * kGeluFlops).io(s * k * (up + F));
   b.keep(s * k * up).last().recompute_modules = bits(RecomputeModule::moe_act) | moe_bits;
+  b.last().recompute_frees = moe_bits;  // its input is moe_act's checkpoint
   experts("experts.fc2", F, h, s * k * F);
+  b.last().recompute_frees = bits(RecomputeModule::moe_act) | moe_bits;  // the activation's discarded output
   if (c.bias) {
     // fc2's bias, which TEGroupedMLP takes back from the grouped GEMM (skip_bias_add) and adds weighed by
     // the router probabilities, one local expert at a time (Megatron-Core core_dev_r0.15.0,
@@ -180,10 +215,12 @@ void moe(Builder& b, const std::string& prefix, const LlmConfig& c, double s) {
   }
   b.layer(prefix + "combine", LayerKind::elementwise).work(2.0 * s * k * h).io(s * k * h + s * h).keep(s * k * h);
   b.last().recompute_modules = moe_bits;
+  b.last().recompute_frees = moe_bits;
   if (c.shared_ffn > 0) {
     LlmConfig shared = c;
     shared.bias = false;
-    dense_mlp(b, prefix + "shared.", shared, s, c.shared_ffn, bits(RecomputeModule::shared_experts), false);
+    dense_mlp(b, prefix + "shared.", shared, s, c.shared_ffn, bits(RecomputeModule::shared_experts), false,
+              bits(RecomputeModule::shared_experts) | moe_bits);
   }
   b.elementwise(s * h, kSimpleFlops);  // residual add
 }
@@ -198,7 +235,7 @@ void block(Builder& b, const std::string& prefix, const LlmConfig& c, int index,
   if (c.experts > 0 && index >= c.dense_layers)
     moe(b, prefix + "moe.", c, s);
   else
-    dense_mlp(b, prefix + "mlp.", c, s, c.ffn, bits(RecomputeModule::mlp), true);
+    dense_mlp(b, prefix + "mlp.", c, s, c.ffn, bits(RecomputeModule::mlp), true, bits(RecomputeModule::mlp));
 }
 
 double padded_vocab(const LlmConfig& c, int tp) {
@@ -273,7 +310,8 @@ LayerModel llm_model(const LlmConfig& c, const ModelOptions& options) {
                                       .kv_width = kv_heads * (d_k + d_v),
                                       .seq = static_cast<int>(s),
                                       .experts = c.experts,
-                                      .top_k = c.top_k};
+                                      .top_k = c.top_k,
+                                      .layers = c.layers};
   model.model_flops_per_sample = megatron_bridge_flops(c, static_cast<int>(s), 1, mtp);
   return model;
 }

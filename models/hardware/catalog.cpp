@@ -149,17 +149,22 @@ const std::array kGpus{
            "https://www.nvidia.com/en-us/data-center/h200/",
            false, "", 8},
     // B200 (HGX/DGX B200, 1,000 W): FP32 75; TF32 2.2, BF16/FP16 4.5, FP8/FP6 9 PFLOPS printed with
-    // sparsity; 180 GB HBM3e (DGX B200: 1,440 GB for 8) at 7.7 TB/s; NVLink 5, 1.8 TB/s bidirectional
+    // sparsity; "180 GB" HBM3e (DGX B200: 1,440 GB for 8) at 7.7 TB/s; NVLink 5, 1.8 TB/s bidirectional
     // = 18 links x 50 GB/s per direction; MXFP8 on the FP8 path. 8 GPUs per NVLink domain.
+    // Memory: what the driver gives a process, nvidia-smi's total of 183,359 MiB (179.1 GiB; NVIDIA/
+    // TensorRT-LLM issue #10278, a DGX B200): NVIDIA's "GB" of HBM are GiB rounded (H100 "80 GB" is
+    // 81,559 MiB = 79.6 GiB, modal-labs/modal-client PR #2797), not 10^9 bytes (180e9 B = 167.6 GiB).
     GpuRow{"B200", "NVIDIA B200 SXM 180 GB (Blackwell, HGX/DGX B200)",
            "75TFlops", "1.1PFlops", "2.25PFlops", "2.25PFlops", "4.5PFlops",
-           "180GB", "7.7TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "4.5PFlops", 8},
+           "183359MiB", "7.7TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "4.5PFlops", 8},
     // GB200 (the Blackwell GPU of a GB200 superchip, 1,200 W): FP32 80; TF32 2.5, BF16/FP16 5, FP8 10
-    // PFLOPS printed with sparsity; 186 GB HBM3e at 8 TB/s; NVLink 5 as B200, into the rack's NVLink
-    // switch trays: 72 GPUs per NVLink domain (NVL72).
+    // PFLOPS printed with sparsity; "186 GB" HBM3e at 8 TB/s; NVLink 5 as B200, into the rack's NVLink
+    // switch trays: 72 GPUs per NVLink domain (NVL72). Memory: nvidia-smi's total on GB200 NVL72 trays,
+    // 189,471 MiB (185.0 GiB; public nvidia-smi listings, docs/research/llm-hardware.md), the same
+    // GiB-rounded convention as B200 and H100 (186e9 B would be 173.2 GiB).
     GpuRow{"GB200", "NVIDIA GB200 (Blackwell GPU of a GB200 NVL72 rack)",
            "80TFlops", "1.25PFlops", "2.5PFlops", "2.5PFlops", "5PFlops",
-           "186GB", "8TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "5PFlops", 72},
+           "189471MiB", "8TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "5PFlops", 72},
     // GB300 (Blackwell Ultra, 1,400 W): BF16 2.5 and FP8 5 PFLOPS dense (rack 180 / 360 PF dense, a
     // secondary source; NVIDIA's Blackwell Ultra blog gives the 15 PF dense NVFP4, the 288 GB HBM3e
     // and 8 TB/s); FP32 and TF32 not found, taken as GB200's (assumption); NVLink 5, NVL72.

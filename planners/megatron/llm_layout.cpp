@@ -85,6 +85,10 @@ bool accepted(const LlmLayoutModel& model, int gpus, int global_batch, const Llm
   if (c.fsdp && c.pipeline > 1 && !limits.fsdp_with_pipeline &&
       fail("FSDP with PP {} is outside the limits (rule 7, fsdp_with_pipeline)", c.pipeline))
     return false;
+  if (limits.single_stage && c.pipeline > 1 &&
+      fail("PP {} with activations offloaded to the host (rule 8: Megatron-Core offloads without a pipeline only)",
+           c.pipeline))
+    return false;
   return ok;
 }
 

@@ -33,6 +33,8 @@
 //  7. FSDP (Megatron-FSDP, optim_grads_params) shards over DP·CP, so it needs DP·CP > 1; with PP > 1
 //     only when the limits allow it (every published Megatron-Bridge FSDP recipe runs PP 1: a
 //     planner limit, `fsdp_with_pipeline`).
+//  8. CPU activation offloading (`activation_offload_layers`) needs PP 1 ("Currently there is no support
+//     for Pipeline parallelism with CPU offloading", transformer_config.py).
 #pragma once
 
 #include <functional>
@@ -69,6 +71,7 @@ struct LlmLayoutLimits {
   std::vector<int> micro_batches;       // micro-batch sizes to try; empty: the powers of two
   std::vector<bool> fsdp{false, true};  // the FSDP settings to try
   bool fsdp_with_pipeline = false;      // rule 7
+  bool single_stage = false;            // rule 8: the recipe offloads activations to the host
   int max_chunks = 0;                   // VP ≤ this (0: as many as the blocks allow)
   int chunks = 0;                       // VP = this (a schedule of fixed chunks per stage); 0: any
 };

@@ -208,6 +208,8 @@ LoweredIteration lower_pipeline_run(TaskGraph& graph, const PipelineWorkload& wo
 [[nodiscard]] double parameter_count(const LayerModel& model, LayerRange range);
 // Weights + gradients + optimizer state of `stage` (all its chunks), on each of its replicas.
 [[nodiscard]] Bytes stage_model_state_bytes(const PipelineWorkload& workload, std::size_t stage);
+// The same for a workload with LLM parallelism (llm_model_states), by kind, without FSDP's gathered weights.
+[[nodiscard]] ModelStates stage_llm_model_states(const PipelineWorkload& workload, std::size_t stage);
 // The activations a forward of the layers `range` keeps for `samples` samples until its backward.
 [[nodiscard]] Bytes chunk_activation_bytes(const LayerModel& model, LayerRange range, int samples);
 

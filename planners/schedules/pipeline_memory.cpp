@@ -33,21 +33,35 @@ Bytes chunk_activation_bytes(const LayerModel& model, LayerRange range, int samp
   return total * samples;
 }
 
+ModelStates stage_llm_model_states(const PipelineWorkload& workload, std::size_t stage) {
+  const PipelineStage& replicas = workload.plan.stages[stage];
+  ParameterSplit split;
+  for (const LayerRange& range : replicas.chunks) {
+    const ParameterSplit part = parameter_split(workload.model, range.begin, range.end);
+    split.dense += part.dense;
+    split.experts += part.experts;
+  }
+  return llm_model_states(split, workload.bytes_per_parameter(), workload.optimizer_shards(replicas),
+                          workload.tensor_parallel.degree, workload.llm.expert, workload.llm.fsdp);
+}
+
 Bytes stage_model_state_bytes(const PipelineWorkload& workload, std::size_t stage) {
   double parameters = 0;
   for (const LayerRange& range : workload.plan.stages[stage].chunks)
     parameters += parameter_count(workload.model, range);
   const BytesPerParameter per_parameter = workload.bytes_per_parameter();
   const PipelineStage& replicas = workload.plan.stages[stage];
-  // FSDP shards every model state over the data-parallel × context ranks (ZeRO-3) and holds two
-  // layers' gathered weights besides (the one computing and the one prefetched: Megatron-FSDP's
-  // double buffer); Megatron's distributed optimizer shards the optimizer state (with the fp32 master
-  // weights) over them (ZeRO stage 1, Rajbhandari et al. SC'20 §5.1).
-  if (workload.llm.fsdp) {
-    const double largest = largest_block_parameters(workload.model, replicas.chunks);
-    return Bytes(parameters * per_parameter.total() / workload.optimizer_shards(replicas) +
-                 2.0 * largest * per_parameter.weights);
+  // An LLM's routed experts are sharded over their own (expert data-parallel) ranks (llm_model_states).
+  if (workload.llm.any()) {
+    // FSDP also holds two layers' gathered weights (the one computing and the one prefetched:
+    // Megatron-FSDP's double buffer).
+    const double gathered =
+        workload.llm.fsdp ? 2.0 * largest_block_parameters(workload.model, replicas.chunks) * per_parameter.weights
+                          : 0.0;
+    return stage_llm_model_states(workload, stage).total() + Bytes(gathered);
   }
+  // Megatron's distributed optimizer shards the optimizer state (with the fp32 master weights) over the
+  // replicas (ZeRO stage 1, Rajbhandari et al. SC'20 §5.1).
   return Bytes(parameters * (per_parameter.weights + per_parameter.gradients +
                              per_parameter.optimizer_state / workload.optimizer_shards(replicas)));
 }

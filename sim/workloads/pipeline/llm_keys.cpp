@@ -51,6 +51,16 @@ bool read_llm_parallelism(YamlReader& reader, MapReader& map, PipelineWorkloadSp
       if (auto name = reader.choice(item, "recomputation module", recompute_module_names()))
         spec.recompute_modules |= static_cast<std::uint8_t>(*recompute_module_from_name(*name));
   }
+  if (note("activation_offload_layers")) {
+    llm.offloaded_layers = static_cast<int>(map.integer("activation_offload_layers", 0, 1 << 16).value_or(0));
+    // Transformer Engine never offloads the last block (cpu_offload.py: num_layers <= model_layers - 1).
+    const int blocks = spec.model.transformer ? spec.model.transformer->layers : 0;
+    if (dims && llm.offloaded_layers >= blocks)
+      reader.error(map.get("activation_offload_layers"),
+                   fmt::format("activation_offload_layers {} must be below the {} transformer blocks of '{}' (the last "
+                               "block's activations are never offloaded)",
+                               llm.offloaded_layers, blocks, spec.model.name));
+  }
   if (note("moe")) {
     MapReader moe(reader, map.get("moe"), "moe");
     if (moe.valid()) {

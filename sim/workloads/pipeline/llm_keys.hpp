@@ -2,6 +2,7 @@
 //   expert_parallel: 64            context_parallel: 2            fsdp: true
 //   precision_recipe: fp8-cs       precision_aware_optimizer: true
 //   tensor_parallel_overlap: true  recompute_modules: [moe_act, layernorm]
+//   activation_offload_layers: 40
 //   moe: {imbalance: 1.0, capacity_factor: 1.25, overlap: false}
 // read with located errors: EP not dividing the model's experts, CP not dividing its sequence into
 // 2·CP chunks, a recipe a node type's GPU cannot run (no FP8; MXFP8 without MX formats), keys that

@@ -450,14 +450,13 @@ class PipelineKind final : public WorkloadKind {
           parameters += workload.model.layers[l].parameter_bytes.value() / kProfileBytesPerParameter;
       MemoryBreakdown states = model_states(parameters, spec.precision, spec.optimizer);
       if (workload.llm.any()) {
-        // An LLM's precision recipe and sharding (stage_model_state_bytes): FSDP divides every state,
-        // the distributed optimizer the optimizer's, over the data-parallel × context ranks.
-        const BytesPerParameter per = workload.bytes_per_parameter();
-        const double shards = workload.optimizer_shards(stage);
-        const double sharded = workload.llm.fsdp ? shards : 1.0;
-        states.weights = Bytes(parameters * per.weights / sharded);
-        states.gradients = Bytes(parameters * per.gradients / sharded);
-        states.optimizer_state = Bytes(parameters * per.optimizer_state / shards);
+        // An LLM's precision recipe and sharding (stage_model_state_bytes, llm_model_states): FSDP divides
+        // every state, the distributed optimizer the optimizer's, over the data-parallel × context ranks,
+        // the routed experts' over the expert data-parallel ones.
+        const ModelStates llm = stage_llm_model_states(workload, s);
+        states.weights = llm.weights;
+        states.gradients = llm.gradients;
+        states.optimizer_state = llm.optimizer_state;
       } else if (workload.tensor_parallel.distributed_optimizer) {
         states.optimizer_state = states.optimizer_state / static_cast<double>(stage.devices.size());
       }

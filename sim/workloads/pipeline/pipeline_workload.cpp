@@ -217,6 +217,12 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     for (std::string& problem :
          llm_parallel_problems(run.model, run.llm, setup.report.tensor_parallel->degree, stage_gpus))
       diagnostics.push_back(Diagnostic{spec.where, std::move(problem)});
+    if (run.llm.offloaded_layers > 0 && plan.stages.size() > 1)
+      diagnostics.push_back(
+          Diagnostic{spec.where,
+                     fmt::format("activation_offload_layers needs a single pipeline stage (Megatron-Core: \"no support "
+                                 "for Pipeline parallelism with CPU offloading\"); the plan has {}",
+                                 plan.stages.size())});
     if (!diagnostics.empty()) throw InputError(std::move(diagnostics));
   }
   if (setup.schedule->planner_chooses_chunks() && plan.chunks_per_stage() != setup.schedule->chunks()) {

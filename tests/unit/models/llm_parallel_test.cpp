@@ -191,5 +191,128 @@ TEST(PrecisionRecipe, QuantizesTheLinearsOnly) {
   EXPECT_FALSE(cs.unsupported_on(ampere).empty());  // no FP8 at all
 }
 
+// What the layers named `prefix`… keep per sequence, in bytes.
+double kept(const LayerModel& model, const std::string& prefix) {
+  double bytes = 0;
+  for (const Layer& layer : model.layers)
+    if (layer.name.starts_with(prefix)) bytes += layer.activation_bytes.value();
+  return bytes;
+}
+
+LayerModel share_of(const LayerModel& model, const LlmParallelism& parallel, std::uint8_t modules = 0) {
+  TensorParallelOptions tensor;
+  tensor.degree = 1;
+  return shard_for_llm(model, tensor, parallel, modules);
+}
+
+std::uint8_t modules(std::initializer_list<RecomputeModule> list) {
+  std::uint8_t bits = 0;
+  for (RecomputeModule module : list) bits |= static_cast<std::uint8_t>(module);
+  return bits;
+}
+
+// Llama 3 70B (h = 8,192, 64 query and 8 key/value heads of 128, FFN 28,672, gated), one block per
+// token, in elements: the attention norm's input h and the QKV's input h (Transformer Engine's fused
+// LayerNormLinear keeps both), the core's Q, K, V (8,192 + 2 · 1,024), O (8,192) and fp32 log-sum-exp
+// (2 · 64), the MLP norm's input h and fc1's input h, the SwiGLU's input 2 · 28,672 and fc2's input
+// 28,672: 4 · 8,192 + 18,560 + 57,344 + 28,672 = 137,344, 274,688 bytes in BF16.
+// Recomputing core_attn, layernorm, moe_act and mlp (Megatron-Core 0.15, transformer_layer.py): the
+// checkpointed core frees its log-sum-exp only (Q, K, V are the checkpoint's inputs, O the output
+// projection's input); layernorm does nothing (both norms are fused into TE linears: IdentityOp), nor
+// moe_act (no experts); the checkpointed MLP keeps its input (the norm's) and frees fc1's, the
+// activation's and fc2's: 128 + 8,192 + 57,344 + 28,672 = 94,336 elements freed, 43,008 kept.
+TEST(RecomputeModules, FreeWhatMegatronDiscards) {
+  const LayerModel model = make("llama3-70b", 8192);
+  const double s = 8192;
+  EXPECT_DOUBLE_EQ(kept(model, "block0."), s * 137344 * 2);
+  const LayerModel recomputed =
+      recompute_modules(model, modules({RecomputeModule::core_attn, RecomputeModule::layernorm,
+                                        RecomputeModule::moe_act, RecomputeModule::mlp}));
+  EXPECT_DOUBLE_EQ(kept(recomputed, "block0."), s * 43008 * 2);
+  // What moves and what crosses a pipeline cut stay as they were.
+  const std::size_t fc2 = index_of(model, "block0.mlp.fc2");
+  EXPECT_DOUBLE_EQ(recomputed.layers[fc2].forward_traffic().value(), model.layers[fc2].forward_traffic().value());
+  EXPECT_DOUBLE_EQ(recomputed.layers[fc2].bytes_across_cut().value(), model.layers[fc2].bytes_across_cut().value());
+  // layernorm alone frees nothing in a dense Llama block.
+  EXPECT_DOUBLE_EQ(kept(recompute_modules(model, modules({RecomputeModule::layernorm})), "block0."), s * 137344 * 2);
+}
+
+// DeepSeek-V3's MLA (128 heads, d_k = 128 + 64, d_v = 128): mla_up_proj discards the up-projected Q,
+// K, V after the core ran (multi_latent_attention.py, qkv_up_checkpoint), so the core keeps O and the
+// log-sum-exp only: per token 128 · 128 + 2 · 128 = 16,640 of its 128 · (192 + 192 + 128) + 16,640 =
+// 82,176 elements. GPT-OSS (h = 2,880, top-4, expert FFN 2,880) with layernorm and moe_act, the H100
+// recipe's: the router's copy of the pre-MLP norm's output (h) and fc2's copy of the activation's
+// output (4 · 2,880) go: 14,400 elements per token and MoE block.
+TEST(RecomputeModules, CheckpointsWithoutOutputFreeTheConsumersCopy) {
+  const LayerModel deepseek = make("deepseek-v3", 4096);
+  const std::size_t core = index_of(deepseek, "block3.attn.core");
+  ASSERT_LT(core, deepseek.layers.size());
+  EXPECT_DOUBLE_EQ(deepseek.layers[core].activation_bytes.value(), 4096.0 * 82176 * 2);
+  const LayerModel up = recompute_modules(deepseek, modules({RecomputeModule::mla_up_proj}));
+  EXPECT_NEAR(up.layers[core].activation_bytes.value(), 4096.0 * 16640 * 2, 1e-3);
+  EXPECT_NEAR(kept(deepseek, "block3.") - kept(up, "block3."), 4096.0 * 65536 * 2, 1e-3);
+
+  const LayerModel oss = make("gpt-oss-120b", 4096);
+  const std::uint8_t h100 = modules({RecomputeModule::layernorm, RecomputeModule::moe_act});
+  const LayerModel freed = recompute_modules(oss, h100);
+  EXPECT_NEAR(kept(oss, "block0.") - kept(freed, "block0."), 4096.0 * 14400 * 2, 1e-3);
+  // The same through one GPU's share under the H100 row's EP 8 (balanced routing: the same tokens).
+  LlmParallelism parallel;
+  parallel.expert = 8;
+  EXPECT_NEAR(kept(share_of(oss, parallel), "block0.") - kept(share_of(oss, parallel, h100), "block0."),
+              4096.0 * 14400 * 2, 1e-3);
+}
+
+// FP8 keeps each Transformer Engine linear's input as its 1-byte quantized copy (TE 2.9 linear.py,
+// layernorm_linear.py): Llama 3 70B's block, per token, QKV 8,192, output projection 8,192 (its own
+// copy of O beside the core's BF16 one), fc1 8,192, fc2 28,672 bytes, against BF16's 2 · (8,192 +
+// 8,192 + 28,672) for the three that kept their input: 274,688 − 90,112 + 53,248 = 237,824 bytes.
+// MXFP8 adds an E8M0 scale per 32: 53,248 / 32 = 1,664 more.
+TEST(PrecisionRecipe, KeepsTheLinearsInputsQuantized) {
+  const LayerModel model = make("llama3-70b", 8192);
+  LlmParallelism parallel;
+  parallel.precision.low = LowPrecision::fp8_current_scaling;
+  EXPECT_DOUBLE_EQ(kept(share_of(model, parallel), "block0."), 8192.0 * 237824);
+  parallel.precision.low = LowPrecision::mxfp8;
+  EXPECT_DOUBLE_EQ(kept(share_of(model, parallel), "block0."), 8192.0 * 239488);
+  parallel.precision.low = LowPrecision::none;
+  EXPECT_DOUBLE_EQ(kept(share_of(model, parallel), "block0."), 8192.0 * 274688);
+}
+
+// cpu_offloading_num_layers 40 (the GB200 Llama 3 70B recipe): the first 40 of the 80 blocks keep
+// nothing on the GPU, the others and the head what they kept; the traffic is unchanged.
+TEST(ActivationOffload, TheFirstBlocksKeepNothingOnTheGpu) {
+  const LayerModel model = make("llama3-70b", 8192);
+  LlmParallelism parallel;
+  parallel.offloaded_layers = 40;
+  const LayerModel share = share_of(model, parallel);
+  EXPECT_DOUBLE_EQ(kept(share, "block0."), 0.0);
+  EXPECT_DOUBLE_EQ(kept(share, "block39."), 0.0);
+  EXPECT_DOUBLE_EQ(kept(share, "block40."), kept(model, "block40."));
+  EXPECT_DOUBLE_EQ(kept(share, "head"), kept(model, "head"));
+  const std::size_t qkv = index_of(model, "block0.attn.qkv");
+  EXPECT_DOUBLE_EQ(share.layers[qkv].forward_traffic().value(), model.layers[qkv].forward_traffic().value());
+  double total = 0, offloaded = 0;
+  for (int b = 0; b < 80; ++b) (b < 40 ? offloaded : total) += kept(model, "block" + std::to_string(b) + ".");
+  EXPECT_NEAR(offloaded, total, 1e-6 * total);  // equal blocks: half of them leave
+}
+
+// The distributed optimizer shards the dense parameters' optimizer state over the stage's DP × CP ranks
+// and the routed experts' over the expert data-parallel ranks, DP·CP·TP / EP. H100 GPT-OSS-like (a
+// stage of 16 replicas, TP 1, EP 8; BF16 with the precision-aware optimizer: 2 + 2 + 8 bytes): 1e9
+// dense parameters hold 1e9 · (2 + 2 + 8/16) = 4.5 GB, 4e9 expert parameters 4e9 · (2 + 2 + 8/2) =
+// 32 GB (expert DP = 16/8 = 2). EP 64 over a stage of 64 GPUs (GB200 DeepSeek-V3) leaves the experts'
+// state whole: 4e9 · 12 = 48 GB. FSDP divides all three states: 1e9 · 15 / 64 at FP8-CS.
+TEST(DistributedOptimizer, ShardsTheExpertsOverTheirOwnRanks) {
+  const BytesPerParameter aware = PrecisionRecipe{LowPrecision::none, true}.bytes_per_parameter();
+  EXPECT_DOUBLE_EQ(llm_model_states({1e9, 4e9}, aware, 16, 1, 8, false).total().value(), 4.5e9 + 32e9);
+  EXPECT_DOUBLE_EQ(llm_model_states({0, 4e9}, aware, 64, 1, 64, false).optimizer_state.value(), 32e9);
+  EXPECT_DOUBLE_EQ(llm_model_states({0, 4e9}, aware, 64, 1, 64, false).total().value(), 48e9);
+  const BytesPerParameter fp8 = PrecisionRecipe{LowPrecision::fp8_current_scaling}.bytes_per_parameter();
+  EXPECT_DOUBLE_EQ(llm_model_states({1e9, 0}, fp8, 64, 1, 1, true).total().value(), 1e9 * 15 / 64);
+  // Without the distributed optimizer (one shard) nothing is divided.
+  EXPECT_DOUBLE_EQ(llm_model_states({1e9, 4e9}, aware, 1, 1, 8, false).total().value(), 5e9 * 12);
+}
+
 }  // namespace
 }  // namespace dnnsim
