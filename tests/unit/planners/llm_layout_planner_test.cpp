@@ -53,6 +53,12 @@ TEST(LlmLayoutRules, EnumerationCountIsDerivedByHand) {
     EXPECT_EQ(layout.gpus(), 4);
     EXPECT_TRUE(!layout.fsdp || layout.pipeline == 1);
   }
+  // Activations offloaded to the host (rule 8) leave the PP-1 layouts only: 6·3 + 15 = 33.
+  PlanRequest offloading = either;
+  offloading.llm.offloaded_layers = 1;
+  const std::vector<LlmLayout> single = enumerate(offloading);
+  EXPECT_EQ(single.size(), 33U);
+  for (const LlmLayout& layout : single) EXPECT_EQ(layout.pipeline, 1);
 }
 
 // 6 experts and 36 tokens on 48 GPUs: EP must divide 6 (1, 2, 3, 6 — never 4, 8, …) and CP must cut

@@ -114,6 +114,23 @@ TEST(ScenarioLlm, Fp8WithoutFp8AndExpertsWithoutExpertsAreLocated) {
   expect_error(errors[1], 20, 21, "no FP8 tensor cores");
 }
 
+// Megatron-Core's cpu_offloading_num_layers: Qwen3-30B-A3B's 48 blocks take up to 47 offloaded (Transformer
+// Engine never offloads the last), and only without a pipeline (transformer_config.py).
+TEST(ScenarioLlm, ActivationOffloadNeedsASingleStageAndABlockLeft) {
+  const Scenario scenario = load(llm({}, "  activation_offload_layers: 47\n"));
+  EXPECT_EQ(spec_of(scenario).llm.offloaded_layers, 47);
+  ASSERT_TRUE(plan_pipeline(scenario, spec_of(scenario)).report.plan.feasible);
+  const auto errors = errors_of(llm({}, "  activation_offload_layers: 48\n"));
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 19, 30, "must be below the 48 transformer blocks");
+  std::string piped = llm({}, "  activation_offload_layers: 8\n");
+  piped.replace(piped.find("stages: 1"), 9, "stages: 2");
+  const Scenario two = load(piped);
+  const auto planned_errors = diagnostics_thrown_by([&] { (void)plan_pipeline(two, spec_of(two)); });
+  ASSERT_EQ(planned_errors.size(), 1u) << dump(planned_errors);
+  EXPECT_NE(planned_errors[0].message.find("needs a single pipeline stage"), std::string::npos) << dump(planned_errors);
+}
+
 // The same scenario asking the LLM layout planner for its layout instead of giving it.
 std::string planned(const std::string& keys, const std::string& planner = "megatron-5d") {
   std::string yaml = llm({}, keys);
