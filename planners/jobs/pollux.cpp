@@ -6,12 +6,15 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <tuple>
 
 #include "models/common/random.hpp"
 #include "planners/jobs/job_speed.hpp"
 #include "planners/jobs/measured_speed.hpp"
 #include "planners/jobs/pollux_goodput.hpp"
 #include "planners/jobs/pollux_marginal.hpp"
+#include "planners/jobs/pollux_perf.hpp"
 #include "planners/jobs/pollux_search.hpp"
 
 namespace dnnsim {
@@ -32,9 +35,11 @@ class PolluxScheduler final : public JobScheduler {
         max_job_nodes_(static_cast<int>(ctx.options.integer("max_job_nodes"))),
         marginal_(ctx.options.choice("search") == "marginal"),
         fair_share_unexplored_(ctx.options.choice("unexplored") == "fair-share"),
+        fitted_(ctx.options.choice("throughput") == "fitted"),
+        running_batch_(ctx.options.choice("batch_statistics") == "running"),
         rng_(ctx.seed ^ 0x9011u) {
     if (const auto file = ctx.options.file("applications")) goodput_.read_settings(*file);
-    goodput_.rank_at_running_batch(ctx.options.choice("batch_statistics") == "running");
+    goodput_.rank_at_running_batch(running_batch_);
   }
 
   std::optional<Seconds> round() const override { return round_; }
@@ -84,7 +89,7 @@ class PolluxScheduler final : public JobScheduler {
     pb.fairness = fairness_;
     for (const ServerInfo& server : state.servers) pb.capacity.push_back(server.gpus);
     const int fair = (pb.total_gpus + pb.jobs - 1) / std::max(1, pb.jobs);
-    std::vector<PolluxGoodput::Rates> rates;
+    std::vector<std::function<double(int, int)>> rates;
     std::vector<int> base_replicas;
     std::vector<char> unexplored;
     for (const JobView* job : jobs) {
@@ -98,7 +103,12 @@ class PolluxScheduler final : public JobScheduler {
           std::min({std::max(2 * known.explored, 1), kMaxExploredReplicas, known.batch_limit, pb.total_gpus}));
       const double age = std::max(0.0, state.now.value() - job->record->submit.value());
       pb.factor.push_back(std::max(age - job->preemptions * delay_, 0.0) / (age + delay_));
-      rates.push_back(goodput_.rates(*job->record, goodput_.epoch(*job->record, job->done_iterations)));
+      const int epoch = goodput_.epoch(*job->record, job->done_iterations);
+      if (fitted_) observe(*job, epoch, known);
+      if (known.params)
+        rates.push_back(fitted_rates(*job, epoch));
+      else
+        rates.push_back(goodput_.rates(*job->record, epoch));
       base_replicas.push_back(std::min(fair, known.batch_limit));
       unexplored.push_back(fair_share_unexplored_ && known.explored == 0 ? 1 : 0);
     }
@@ -110,7 +120,57 @@ class PolluxScheduler final : public JobScheduler {
   struct Known {
     int batch_limit = 0;  // PolluxGoodput::max_replicas: constant per job
     int explored = 0;     // the most replicas it has run with
+    // throughput: fitted — one observation per (nodes, replicas, local batch) run, the model fitted to
+    // them, the batch it ran last (its gradient statistics rank the candidates with batch_statistics:
+    // running), and its predictions memoised as [nodes × 65 + replicas] while epoch, statistics and
+    // model hold (NaN: not computed yet).
+    std::vector<PolluxPerfObservation> observations;
+    std::optional<PolluxPerfParams> params;
+    double batch = 0;
+    std::tuple<int, double, std::size_t> memo_key{-1, 0.0, 0};
+    std::vector<double> memo;
   };
+
+  // throughput: fitted — the job's configuration this round, as the artifact's Job.update_params
+  // records each step's (first measurement kept per configuration) and refits on a new one.
+  void observe(const JobView& job, int epoch, Known& known) {
+    if (!job.placement) return;
+    const PolluxGoodput::Config config = goodput_.best(*job.record, *job.placement, epoch);
+    if (config.rate <= 0) return;
+    known.batch = config.batch;
+    const int nodes = static_cast<int>(job.placement->slices.size());
+    const int replicas = job.placement->gpus();
+    for (const PolluxPerfObservation& o : known.observations)
+      if (o.nodes == nodes && o.replicas == replicas && o.local_batch == config.atomic) return;
+    const IterationCost step = goodput_.speed().measured(*job.record, *job.placement, config.atomic);
+    known.observations.push_back(
+        {nodes, replicas, static_cast<double>(config.atomic), step.compute.value(), step.total().value()});
+    known.params = fit_pollux_perf_params(known.observations);
+  }
+
+  // The fitted model's goodput(nodes, replicas), ranked at the statistics of the batch the job ran
+  // last (batch_statistics: running) or of B₀.
+  // Held by job id, not by reference: known_ may grow while a round's functions are made.
+  std::function<double(int, int)> fitted_rates(const JobView& job, int epoch) {
+    constexpr int kNodes = 16, kReplicas = 64;
+    const JobRecord& record = *job.record;
+    Known& known = known_[job.id];
+    const double initial = goodput_.speed().application(record).validation.front().batch;
+    const double stats = running_batch_ && known.batch > 0 ? known.batch : initial;
+    const std::tuple key{epoch, stats, known.observations.size()};
+    if (known.memo_key != key) {
+      known.memo_key = key;
+      known.memo.assign((kNodes + 1) * (kReplicas + 1), std::nan(""));
+    }
+    return [this, &record, epoch, stats, id = job.id](int nodes, int replicas) {
+      Known& known = known_[id];
+      if (nodes > kNodes || replicas > kReplicas)
+        return goodput_.predicted(record, *known.params, nodes, replicas, epoch, stats);
+      double& cell = known.memo[static_cast<std::size_t>(nodes * (kReplicas + 1) + replicas)];
+      if (std::isnan(cell)) cell = goodput_.predicted(record, *known.params, nodes, replicas, epoch, stats);
+      return cell;
+    };
+  }
   Known& known_of(const JobView& job) {
     if (known_.size() <= job.id) known_.resize(job.id + 1);
     Known& known = known_[job.id];
@@ -159,6 +219,8 @@ class PolluxScheduler final : public JobScheduler {
   int max_job_nodes_;
   bool marginal_;  // search: marginal (pollux_marginal.hpp) instead of the genetic search
   bool fair_share_unexplored_;  // unexplored: fair-share
+  bool fitted_;                 // throughput: fitted
+  bool running_batch_;          // batch_statistics: running
   SplitMix64 rng_;
   std::vector<Known> known_;                // by JobId
   std::vector<PolluxAllocation> previous_;  // the last GA population, over previous_jobs_
@@ -167,7 +229,7 @@ class PolluxScheduler final : public JobScheduler {
 
 }  // namespace
 
-std::function<double(int, int, int)> pollux_speedup_function(std::vector<PolluxGoodput::Rates> rates,
+std::function<double(int, int, int)> pollux_speedup_function(std::vector<std::function<double(int, int)>> rates,
                                                              std::vector<int> base_replicas,
                                                              std::vector<char> unexplored, int fair) {
   std::vector<double> base_rates;
@@ -217,6 +279,9 @@ OptionSchema pollux_options() {
   schema.choice("batch_statistics", "smallest", {"smallest", "running"},
                 "gradient statistics the agent ranks candidate batch sizes with: the smallest batch's at the "
                 "epoch, or the running batch's, the artifact's (simulator.py Job.step: its last step's)");
+  schema.choice("throughput", "measured", {"measured", "fitted"},
+                "throughput the speedup function predicts: the measured tables (an oracle), or the artifact's "
+                "model fitted to each job's own runs (goodput.py fit_perf_params; pollux_perf.hpp)");
   schema.integer("max_job_nodes", 16, "nodes one job may span (the artifact's repair: 16)").range(1, 1 << 20);
   schema.file("applications",
               "per-application settings, application,max_local_bsz,fixed_batch_size,max_replicas "

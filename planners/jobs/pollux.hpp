@@ -5,7 +5,9 @@
 //               batch size re-picked for the allocation) over its goodput at the fair share
 //               (⌈GPUs / jobs⌉ replicas on one node), at the job's current epoch (§4.1, eq. 6); a job
 //               never run: the same, or with `unexplored: fair-share` r / fair share (the artifact's:
-//               its agent has no fitted model yet);
+//               its agent has no fitted model yet); with `throughput: fitted` a job that has run is
+//               predicted by the model fitted to the configurations it has run (pollux_perf.hpp, the
+//               artifact's agent: simulator.py Job.update_params, speedup.py), not by the tables;
 //   fitness     the power mean (Σ_j (s_j + 10⁻³)^p / J)^{1/p} of the speedups scaled by one node's
 //               share of the cluster, p = `fairness` (−1 in the artifact; p = 1 the sum, 0 the
 //               geometric mean, lower is fairer: §4.2, eq. 7); a job whose allocation changes has its
@@ -39,15 +41,15 @@
 namespace dnnsim {
 
 // Options: fairness, round, search, population, generations, patience, selection, restart_delay,
-// unexplored, batch_statistics, max_job_nodes, applications.
+// unexplored, batch_statistics, throughput, max_job_nodes, applications.
 [[nodiscard]] OptionSchema pollux_options();
 // The search's speedup(job, nodes, replicas): job j's rate there over its rate on one node with
 // base_replicas[j] (the fair share, capped by what its batch allows); a job marked `unexplored`
 // (never run, with `unexplored: fair-share`) replicas / fair instead — the artifact's agent has no fitted
 // model for it, and pollux.py Problem.__init__ gives it lambda n, r: r / fair_replicas.
-[[nodiscard]] std::function<double(int, int, int)> pollux_speedup_function(std::vector<PolluxGoodput::Rates> rates,
-                                                                           std::vector<int> base_replicas,
-                                                                           std::vector<char> unexplored, int fair);
+[[nodiscard]] std::function<double(int, int, int)> pollux_speedup_function(
+    std::vector<std::function<double(int, int)>> rates, std::vector<int> base_replicas, std::vector<char> unexplored,
+    int fair);
 // @throw InputError (at the scheduler) when the speed model is not Pollux's tables.
 [[nodiscard]] std::unique_ptr<JobScheduler> make_pollux_scheduler(const SchedulerContext& context);
 

@@ -122,35 +122,47 @@ PolluxGoodput::Config PolluxGoodput::pick(const JobRecord& job, const Placement&
   return choice;
 }
 
-PolluxGoodput::Config PolluxGoodput::rank(const JobRecord& job, const Placement& placement, int epoch,
-                                          double stats_batch) const {
+PolluxGoodput::Candidate PolluxGoodput::search(const JobRecord& job, int replicas, int epoch, double stats_batch,
+                                               const std::function<StepTimes(int atomic)>& times) const {
   const auto& app = speed_->application(job);
-  const int replicas = placement.gpus();
   const double min_local = app.min_local_bsz;
   const double largest_local = max_local(job);
   const double initial = app.validation.front().batch;
   const double largest = app.validation.back().batch;
   const PolluxSpeedModel::GradStats pick = app.grad_stats(stats_batch, epoch);
   const double low = std::max(initial, min_local * replicas);
-  if (low > largest + kEps) return Config{};
-  Config best_config;
-  double best_score = 0.0;
+  if (low > largest + kEps) return Candidate{};
+  Candidate best;
   for (int k = 0; k < kBatchCandidates; ++k) {
     const double batch = low * std::pow(largest / low, static_cast<double>(k) / (kBatchCandidates - 1));
     const double local = batch / replicas;
     const auto [atomic, accum] = split_local_batch(local, largest_local, replicas == 1 && local > initial + kEps);
     if (atomic < min_local - kEps || atomic > largest_local + kEps) continue;
-    // Ranked by the goodput the agent predicts (gain at the statistics of `stats_batch`).
     const double b = static_cast<double>(replicas) * atomic * (accum + 1);
-    const IterationCost step = speed_->measured(job, placement, atomic);
-    const double total = step.total().value() + accum * step.compute.value();
+    const StepTimes t = times(atomic);
+    const double total = t.step + accum * t.micro;
     const double score = total > 0 ? app.gain(b, pick) / total : 0.0;
-    if (score > best_score) {
-      best_score = score;
-      best_config = evaluate(job, placement, atomic, accum, epoch);
-    }
+    if (score > best.score) best = Candidate{atomic, accum, score};
   }
-  return best_config;
+  return best;
+}
+
+PolluxGoodput::Config PolluxGoodput::rank(const JobRecord& job, const Placement& placement, int epoch,
+                                          double stats_batch) const {
+  // Ranked by the goodput the agent predicts (gain at the statistics of `stats_batch`), valued as it runs.
+  const Candidate best = search(job, placement.gpus(), epoch, stats_batch, [&](int atomic) {
+    const IterationCost step = speed_->measured(job, placement, atomic);
+    return StepTimes{step.total().value(), step.compute.value()};
+  });
+  return best.score > 0 ? evaluate(job, placement, best.atomic, best.accum, epoch) : Config{};
+}
+
+double PolluxGoodput::predicted(const JobRecord& job, const PolluxPerfParams& params, int nodes, int replicas,
+                                int epoch, double stats_batch) const {
+  const auto fitted = [&](int atomic) {
+    return StepTimes{pollux_step_time(params, nodes, replicas, atomic), pollux_accum_time(params, atomic)};
+  };
+  return search(job, replicas, epoch, stats_batch, fitted).score;
 }
 
 PolluxGoodput::Config PolluxGoodput::best(const JobRecord& job, int nodes, int replicas, int epoch) const {

@@ -20,14 +20,16 @@
 //               it re-picks at every epoch as the gradient statistics change;
 //   work        a job is done after the validation files' last epoch: the least `progress` over the
 //               batch sizes at that row (applications.py get_completion_epoch without a target metric).
-// Differences from the artifact, hence "-like": the throughput comes from the measured tables, not
-// from the performance model the artifact's agent fits to the configurations it has run (an oracle
-// of throughput, as for Optimus+Oracle); by default the batch is picked with the gradient statistics of
+// Differences from the artifact, hence "-like": the batch is picked with the throughput of the measured
+// tables, not with the performance model the artifact's agent fits to the configurations it has run (an
+// oracle of throughput, as for Optimus+Oracle; predicted() gives that model's goodput, which the
+// scheduler's speedup can use); by default the batch is picked with the gradient statistics of
 // the smallest batch at the epoch (the noise scale is batch-independent in McCandlish's model), where the
 // artifact's agent uses those measured at the batch it ran last (rank_at_running_batch: the pick that
 // agrees with its own batch's statistics).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,6 +37,7 @@
 #include <vector>
 
 #include "planners/jobs/measured_speed.hpp"
+#include "planners/jobs/pollux_perf.hpp"
 
 namespace dnnsim {
 
@@ -92,6 +95,12 @@ class PolluxGoodput {
     std::vector<double>* cells_;
   };
   [[nodiscard]] Rates rates(const JobRecord& job, int epoch) const;
+  // The goodput (progress per second) the artifact's agent predicts for `replicas` on `nodes` nodes at
+  // `epoch` with its fitted throughput model (pollux_perf.hpp; goodput.py GoodputFunction.optimize):
+  // the same candidate batches, step times from `params` instead of the tables, ranked and valued by
+  // the gain at the statistics of `stats_batch`; 0 when no candidate is valid.
+  [[nodiscard]] double predicted(const JobRecord& job, const PolluxPerfParams& params, int nodes, int replicas,
+                                 int epoch, double stats_batch) const;
   // The progress at the end of each epoch (non-decreasing): epoch() is the first whose end is above
   // the progress, the last at the target.
   [[nodiscard]] const std::vector<double>& epoch_ends(const JobRecord& job) const;
@@ -103,6 +112,17 @@ class PolluxGoodput {
   [[nodiscard]] Config pick(const JobRecord& job, const Placement& placement, int epoch) const;
   // The best of the candidate batches ranked by the gain at the statistics of `stats_batch`.
   [[nodiscard]] Config rank(const JobRecord& job, const Placement& placement, int epoch, double stats_batch) const;
+  // Seconds of one synchronised step and of one accumulation micro-step at a local batch.
+  struct StepTimes {
+    double step = 0, micro = 0;
+  };
+  struct Candidate {
+    int atomic = 0, accum = 0;
+    double score = 0;  // gain at the statistics of stats_batch per second; 0: none valid
+  };
+  // goodput.py optimize: the best of the 50 candidate batches on `replicas`, each timed by `times`.
+  [[nodiscard]] Candidate search(const JobRecord& job, int replicas, int epoch, double stats_batch,
+                                 const std::function<StepTimes(int atomic)>& times) const;
   [[nodiscard]] const PolluxApplicationSettings& settings(const JobRecord& job) const;
   [[nodiscard]] Config evaluate(const JobRecord& job, const Placement& placement, int atomic, int accum,
                                 int epoch) const;
