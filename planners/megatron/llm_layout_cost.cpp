@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "models/cost/collective_cost.hpp"
+#include "models/dnn/llm_parallel.hpp"
 #include "planners/common/layer_cost.hpp"
 #include "planners/parallel/planners.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
@@ -38,6 +39,7 @@ LayerKey layer_key(const Layer& layer) {
 struct LlmLayoutCost::Shard {
   PipelineWorkload workload;
   std::vector<double> parameters;  // prefix sums over the layers, fp32-counted / 4
+  std::vector<double> experts;     // the same, of the routed experts' layers only (parameter_split)
   std::vector<Bytes> activations;  // prefix sums, per sample
   double largest_block = 0;        // parameters of the largest block
   // [micro-batch] → prefix sums of (forward, backward) compute time
@@ -69,9 +71,12 @@ LlmLayoutCost::Shard& LlmLayoutCost::shard(const LlmLayout& layout) {
     w.llm.expert = layout.expert;
     w.model = shard_for_llm(request_.model, w.tensor_parallel, w.llm, request_.recompute_modules);
     slot->parameters.assign(1, 0);
+    slot->experts.assign(1, 0);
     slot->activations.assign(1, Bytes(0));
     for (const Layer& layer : w.model.layers) {
-      slot->parameters.push_back(slot->parameters.back() + layer.parameter_bytes.value() / kProfileBytesPerParameter);
+      const double parameters = layer.parameter_bytes.value() / kProfileBytesPerParameter;
+      slot->parameters.push_back(slot->parameters.back() + parameters);
+      slot->experts.push_back(slot->experts.back() + (layer.role == LayerRole::experts ? parameters : 0.0));
       slot->activations.push_back(slot->activations.back() + layer.activation_bytes);
     }
     for (const LayerRange& block : model_blocks(w.model))
@@ -167,15 +172,19 @@ Bytes LlmLayoutCost::memory(const LlmLayout& layout) {
   const int micro_batches = layout.micro_batches(request_.global_batch);
   Bytes peak{0};
   for (int stage = 0; stage < layout.pipeline; ++stage) {
-    double parameters = 0;
+    ParameterSplit split;
     Bytes activations{0};
     for (int c = 0; c < layout.chunks; ++c) {
       const LayerRange& range = ranges[static_cast<std::size_t>(c * layout.pipeline + stage)];
-      parameters += s.parameters[range.end] - s.parameters[range.begin];
+      const double experts = s.experts[range.end] - s.experts[range.begin];
+      split.experts += experts;
+      split.dense += s.parameters[range.end] - s.parameters[range.begin] - experts;
       activations += s.activations[range.end] - s.activations[range.begin];
     }
-    const Bytes states = layout.fsdp ? Bytes(parameters * per.total() / shards + 2.0 * s.largest_block * per.weights)
-                                     : Bytes(parameters * (per.weights + per.gradients + per.optimizer_state / shards));
+    // The lowering's model states (stage_model_state_bytes): routed experts sharded over their own
+    // data-parallel ranks, and FSDP's two gathered blocks.
+    const Bytes states = llm_model_states(split, per, shards, layout.tensor, layout.expert, layout.fsdp).total() +
+                         Bytes(layout.fsdp ? 2.0 * s.largest_block * per.weights : 0.0);
     const Bytes kept = activations * static_cast<double>(layout.micro_batch) *
                        static_cast<double>(in_flight(stage, layout.pipeline, micro_batches, layout.chunks));
     peak = std::max(peak, states + kept + request_.memory.framework_overhead);
