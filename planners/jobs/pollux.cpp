@@ -112,8 +112,23 @@ class PolluxScheduler final : public JobScheduler {
       base_replicas.push_back(std::min(fair, known.batch_limit));
       unexplored.push_back(fair_share_unexplored_ && known.explored == 0 ? 1 : 0);
     }
+    forget_predictions_of_finished(jobs);
     pb.speedup = pollux_speedup_function(std::move(rates), std::move(base_replicas), std::move(unexplored), fair);
     return pb;
+  }
+
+  // A finished job keeps its observations, not its memoised predictions (9 KB each, a trace's worth).
+  void forget_predictions_of_finished(const std::vector<const JobView*>& jobs) {
+    std::vector<JobId> current;
+    for (const JobView* job : jobs)
+      if (!known_[job->id].memo.empty()) current.push_back(job->id);
+    std::sort(current.begin(), current.end());
+    for (const JobId id : memoised_)
+      if (!std::binary_search(current.begin(), current.end(), id)) {
+        known_[id].memo = {};
+        known_[id].memo_key = {-1, 0.0, 0};
+      }
+    memoised_ = std::move(current);
   }
 
   // What the scheduler keeps per job across rounds (by JobId, the job's index in the trace).
@@ -225,6 +240,7 @@ class PolluxScheduler final : public JobScheduler {
   std::vector<Known> known_;                // by JobId
   std::vector<PolluxAllocation> previous_;  // the last GA population, over previous_jobs_
   std::vector<JobId> previous_jobs_;
+  std::vector<JobId> memoised_;  // jobs with memoised predictions, sorted (throughput: fitted)
 };
 
 }  // namespace
