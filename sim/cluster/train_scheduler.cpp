@@ -134,7 +134,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
     std::filesystem::create_directories(dir);
   // The scenario is checked once, whole, with the initial weights standing in for its policy file.
   const std::string initial = options.out + ".initial.tmp";
-  policy.save(initial, "");  // untrained: for any cluster
+  policy.save(initial, "", "");  // untrained: for any cluster and mask
   std::vector<std::string> overrides = options.overrides;
   overrides.push_back("workload.scheduler.policy=" + std::filesystem::absolute(initial).string());
   const InputError not_marl(
@@ -142,6 +142,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
       "train-scheduler trains a learned scheduler: the scenario needs workload.kind cluster and a "
       "trainable workload.scheduler (marl)");
   std::string cluster_key;  // the cluster the policy is trained for, recorded in its file
+  std::string remote;       // the `remote` option it is trained with (its agents' masks), recorded too
   try {
     std::optional<Scenario> scenario;
     try {
@@ -157,6 +158,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
     cluster_key = marl_cluster_key(cluster_servers(*scenario, *cluster));
     const SchedulerContext context{cluster->scheduler_options, *placement, *cluster->speed, 0};
     if (!builtin_schedulers().at(cluster->scheduler).value(context)->trainable()) throw not_marl;
+    remote = cluster->scheduler_options.choice("remote");  // the one trainable scheduler is marl
   } catch (...) {
     std::filesystem::remove(initial);
     throw;
@@ -212,7 +214,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
     run_phase(0, imitation_episodes, imitation);
     if (imitation_episodes > 0 && !result.interrupted) {
       result.imitated_path = imitated_path_for(options.out);
-      policy.save(result.imitated_path, cluster_key);
+      policy.save(result.imitated_path, cluster_key, remote);
     }
     if (!result.interrupted) run_phase(imitation_episodes, total, training);
   } catch (...) {
@@ -222,7 +224,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   }
   if (progress) progress->finish();
   std::filesystem::remove(initial);
-  policy.save(options.out, cluster_key);
+  policy.save(options.out, cluster_key, remote);
   write_curve(result.curve_path, result.curve, options.seed);
   return result;
 }

@@ -38,7 +38,8 @@ class MarlScheduler final : public JobScheduler {
         learning_(ctx.learning),
         agents_(static_cast<int>(ctx.options.integer("agents"))),
         window_(static_cast<std::size_t>(ctx.options.integer("window"))),
-        packing_(ctx.options.flag("packing")) {
+        packing_(ctx.options.flag("packing")),
+        remote_when_no_local_fit_(ctx.options.choice("remote") == kMarlRemoteWhenNoLocalFit) {
     const std::string policy = *ctx.options.file("policy");
     try {
       policy_ = std::make_unique<MarlPolicy>(MarlPolicy::load(policy));
@@ -50,6 +51,11 @@ class MarlScheduler final : public JobScheduler {
                               fmt::format("the policy '{}' was trained on another cluster ({}), not on this one "
                                           "({}): train one for this scenario with `dnnsim train-scheduler`",
                                           policy, policy_->cluster(), marl_cluster_key(*ctx.servers)));
+    if (!policy_->trained_with_remote(ctx.options.choice("remote")))
+      throw ctx.options.error("policy", fmt::format("the policy '{}' was trained with `remote: {}`, not with this "
+                                                    "scenario's `remote: {}`: its agents' masks would differ; set the "
+                                                    "option it was trained with, or train one with this one",
+                                                    policy, policy_->remote(), ctx.options.choice("remote")));
     const bool mlp = ctx.options.flag("mlp");
     if (const auto tables = ctx.options.file("interference")) {
       for (const auto& [table, all_pairs] : read_gavel_colocated_tables(*tables)) {
@@ -292,10 +298,12 @@ class MarlScheduler final : public JobScheduler {
            static_cast<float>(server.gpus) / static_cast<float>(max_server_gpus_), static_cast<float>(server.gpu_speed),
            max_nic_ > 0 ? static_cast<float>(server.nic_bandwidth.value() / max_nic_) : 0.0f});
     }
-    // Place: on the agent's own servers; when none of them has a free GPU, on any (remote) server.
-    bool own = false;
+    // Place: on the agent's own servers; on any (remote) server when none of them has a free GPU, and
+    // with `remote: when_no_local_fit` also a candidate that fits alone on none of them.
+    int own_free = 0;  // the most free GPUs on one of the agent's servers
     for (int s = 0; s < S; ++s)
-      own = own || (partition_[static_cast<std::size_t>(s)] == agent && turn.free[static_cast<std::size_t>(s)] > 0);
+      if (partition_[static_cast<std::size_t>(s)] == agent)
+        own_free = std::max(own_free, turn.free[static_cast<std::size_t>(s)]);
     std::vector<std::optional<std::pair<double, JobId>>> partner(static_cast<std::size_t>(C * S));
     bool placeable = false;
     for (int c = 0; c < C; ++c) {
@@ -305,11 +313,12 @@ class MarlScheduler final : public JobScheduler {
                    {static_cast<float>(job.gpus) / static_cast<float>(max_server_gpus_), self.remaining_h,
                     self.sensitivity, self.pressure, log_hours(state.now.value() - job.queued_since.value()),
                     static_cast<float>(static_cast<double>(c) / static_cast<double>(window_))});
+      const bool remote = own_free == 0 || (remote_when_no_local_fit_ && own_free < job.gpus);
       for (int s = 0; s < S; ++s) {
         const auto us = static_cast<std::size_t>(s);
         const auto at = static_cast<std::size_t>((c * S + s) * MarlObservation::kActionFeatures);
         const int free = turn.free[us];
-        if (!(own && partition_[us] != agent) && free > 0 && total_free >= job.gpus) {
+        if ((remote || partition_[us] == agent) && free > 0 && total_free >= job.gpus) {
           o.mask[static_cast<std::size_t>(o.place_action_of(c, s))] = 1;
           placeable = true;
           const Placement placement = anchored(turn, s, job.gpus);
@@ -381,6 +390,7 @@ class MarlScheduler final : public JobScheduler {
   int agents_;
   std::size_t window_;
   bool packing_;
+  bool remote_when_no_local_fit_;
   std::unique_ptr<MarlPolicy> policy_;
   std::map<std::string, InterferenceModel> interference_;                         // by Gavel table
   std::map<std::string, std::unique_ptr<InterferencePredictor>> pair_predictor_;  // `mlp: 1`
@@ -403,6 +413,10 @@ OptionSchema marl_options() {
   schema.integer("agents", 4, "agents, each serving the servers of its partition").range(1, 1 << 16);
   schema.integer("window", 8, "waiting jobs of its sub-queue each agent chooses among per move").range(1, 1 << 20);
   schema.boolean("packing", true, "single-GPU jobs may be packed in pairs on one GPU");
+  schema.choice("remote", std::string(kMarlRemoteWhenPartitionFull),
+                {std::string(kMarlRemoteWhenPartitionFull), std::string(kMarlRemoteWhenNoLocalFit)},
+                "when an agent may place outside its partition: when none of its servers has a free GPU, or also "
+                "a job that fits alone on none of them (the policy must be trained with the same)");
   schema.file("interference", "Gavel's measured throughputs, to fit the co-location interference predictor on");
   schema.boolean("mlp", false, "the interference predictor is an MLP (else the factorised model)");
   return schema;

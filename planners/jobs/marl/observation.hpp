@@ -11,8 +11,9 @@
 //     whether the job fits on that server alone, how many servers it would span, the speed of that
 //     placement relative to the job's solo speed, the predicted combined throughput of the best
 //     packing partner there (the interference model as the agents' predictor);
-//   • the mask of feasible actions: place a candidate on a server of the agent's partition, pack it
-//     on one, or stop (only when no candidate can be placed: the scheduler is work-conserving).
+//   • the mask of feasible actions: place a candidate on a server of the agent's partition (or on
+//     any server, as the scheduler's `remote` option allows), pack it on one, or stop (only when no candidate can be
+//     placed: the scheduler is work-conserving).
 // Actions are indexed by candidate c and server s: c·2S + s place, c·2S + S + s pack, and
 // candidates·2S stop.
 #pragma once

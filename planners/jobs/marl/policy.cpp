@@ -14,6 +14,7 @@ namespace {
 
 constexpr std::string_view kFormat = "dnnsim marl policy 2";  // 2: candidates × servers actions
 constexpr std::string_view kClusterPrefix = "cluster: ";
+constexpr std::string_view kRemotePrefix = "remote: ";
 
 }  // namespace
 
@@ -33,14 +34,24 @@ MarlPolicy MarlPolicy::load(const std::string& path) {
   std::getline(in, cluster);
   if (format != kFormat || cluster.rfind(kClusterPrefix, 0) != 0)
     throw std::runtime_error(fmt::format("not a policy of this scheduler (its first line is not '{}')", kFormat));
+  cluster.erase(0, kClusterPrefix.size());
+  // The archive is a zip file ("PK…"): a `remote:` line before it cannot be mistaken for it.
+  std::string remote = cluster.empty() ? "" : std::string(kMarlRemoteWhenPartitionFull);
+  const auto archive_start = in.tellg();
+  if (std::string line; std::getline(in, line) && line.rfind(kRemotePrefix, 0) == 0) {
+    remote = line.substr(kRemotePrefix.size());
+  } else {
+    in.clear();
+    in.seekg(archive_start);
+  }
   // libtorch's reader seeks from the stream's start: it gets the archive alone.
   std::istringstream archive(std::string(std::istreambuf_iterator<char>(in), {}));
-  return MarlPolicy(torch_plugin().load_network(archive), cluster.substr(kClusterPrefix.size()));
+  return MarlPolicy(torch_plugin().load_network(archive), std::move(cluster), std::move(remote));
 }
 
-void MarlPolicy::save(const std::string& path, const std::string& cluster) const {
+void MarlPolicy::save(const std::string& path, const std::string& cluster, const std::string& remote) const {
   std::ofstream out(path, std::ios::binary);
-  out << kFormat << '\n' << kClusterPrefix << cluster << '\n';
+  out << kFormat << '\n' << kClusterPrefix << cluster << '\n' << kRemotePrefix << remote << '\n';
   net_->save(out);
   if (!out) throw std::runtime_error("cannot write the policy " + path);
 }
@@ -48,6 +59,8 @@ void MarlPolicy::save(const std::string& path, const std::string& cluster) const
 bool MarlPolicy::trained_for(const std::vector<ServerInfo>& servers) const {
   return cluster_.empty() || cluster_ == marl_cluster_key(servers);
 }
+
+bool MarlPolicy::trained_with_remote(std::string_view remote) const { return remote_.empty() || remote_ == remote; }
 
 int MarlPolicy::greedy(const MarlObservation& observation) const { return net_->greedy(observation); }
 

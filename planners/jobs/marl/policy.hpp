@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/common/random.hpp"
@@ -48,29 +49,41 @@ namespace dnnsim {
 // index order as "rack:GPUs×type" — "8 servers: 0:4×V100-16GB 0:4×V100-16GB 1:4×P100 …".
 [[nodiscard]] std::string marl_cluster_key(const std::vector<ServerInfo>& servers);
 
+// The scheduler's `remote` option (marl_scheduler.hpp), which decides the agents' masks: a policy is
+// trained under one and its file records it. A file without the line predates the option and was
+// trained with the first.
+inline constexpr std::string_view kMarlRemoteWhenPartitionFull = "when_partition_full";
+inline constexpr std::string_view kMarlRemoteWhenNoLocalFit = "when_no_local_fit";
+
 class MarlPolicy {
  public:
   // Fresh weights drawn from `seed` (torch's default initialisation under torch::manual_seed), for no
   // cluster in particular (untrained: any cluster may use it).
   explicit MarlPolicy(std::uint64_t seed);
-  // A file of save(): a line with the format, one with the cluster, then libtorch's archive.
+  // A file of save(): a line with the format, one with the cluster, one with the `remote` option
+  // (absent in older files), then libtorch's archive.
   // @throw std::runtime_error when the file is not a policy of this architecture.
   static MarlPolicy load(const std::string& path);
-  // `cluster`: marl_cluster_key of the cluster it was trained on ("" for none).
-  void save(const std::string& path, const std::string& cluster) const;
+  // `cluster`: marl_cluster_key of the cluster it was trained on, `remote` the scheduler's option it
+  // was trained with ("" and "" for none: untrained).
+  void save(const std::string& path, const std::string& cluster, const std::string& remote) const;
   [[nodiscard]] const std::string& cluster() const { return cluster_; }
+  [[nodiscard]] const std::string& remote() const { return remote_; }
   // Whether it may schedule these servers: trained on the same cluster, or on none.
   [[nodiscard]] bool trained_for(const std::vector<ServerInfo>& servers) const;
+  // Whether it may run under this `remote` option: trained with it, or not trained at all.
+  [[nodiscard]] bool trained_with_remote(std::string_view remote) const;
 
   // The most probable feasible action (lowest index on ties).
   [[nodiscard]] int greedy(const MarlObservation& observation) const;
   [[nodiscard]] std::size_t parameter_count() const;
 
  private:
-  MarlPolicy(std::shared_ptr<MarlNetwork> net, std::string cluster)
-      : net_(std::move(net)), cluster_(std::move(cluster)) {}
+  MarlPolicy(std::shared_ptr<MarlNetwork> net, std::string cluster, std::string remote)
+      : net_(std::move(net)), cluster_(std::move(cluster)), remote_(std::move(remote)) {}
   std::shared_ptr<MarlNetwork> net_;
   std::string cluster_;
+  std::string remote_;
   friend class LearningEpisode;
   friend class MarlOptimizer;
 };

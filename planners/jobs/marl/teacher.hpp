@@ -18,7 +18,9 @@
 //                a server the agent may use; when none does, the first that fits alone on no server of
 //                the cluster (it spans under any placement, as first-fit would span it), else the
 //                smallest (it fills the agent's fragments, and the others go where they fit alone
-//                once its servers are full — remote placement is offered only then).
+//                once its servers are full — under the default `remote`, remote placement is
+//                offered only then; with `when_no_local_fit` a job that fits alone on none of the
+//                agent's servers is offered the servers where it fits, and fit-first serves it first).
 //   shortest-fit-first  fit-first with candidates in shortest-remaining-time order.
 //   fit-first-pack, shortest-fit-first-pack  the same, and when nothing can be placed they pack
 //                (Gandiva-like, Xiao et al. OSDI'18 §4.3, as the `gandiva` scheduler's `packing` with

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/job_speed.hpp"
 #include "planners/jobs/marl/marl_scheduler.hpp"
 #include "planners/jobs/marl/policy.hpp"
+#include "planners/jobs/marl/teacher.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/planner_entries.hpp"
 #include "tests/support/temp_files.hpp"
@@ -38,10 +40,20 @@ MarlObservation bandit_observation() {
 TEST(MarlPolicy, SavedAndLoadedPoliciesAgree) {
   const MarlPolicy policy(7);
   const auto path = (testing::test_dir() / "p.pt").string();
-  policy.save(path, "2 servers: 0:2×V100 1:2×V100");
+  policy.save(path, "2 servers: 0:2×V100 1:2×V100", "when_no_local_fit");
   const MarlPolicy loaded = MarlPolicy::load(path);
   EXPECT_EQ(loaded.parameter_count(), policy.parameter_count());
   EXPECT_EQ(loaded.cluster(), "2 servers: 0:2×V100 1:2×V100");
+  EXPECT_EQ(loaded.remote(), "when_no_local_fit");
+  // A file written before the `remote` option (no third line) was trained with its first value.
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(std::istreambuf_iterator<char>(in), {});
+  const std::string line = "remote: when_no_local_fit\n";
+  bytes.erase(bytes.find(line), line.size());
+  const MarlPolicy older = MarlPolicy::load(testing::write_file("older.pt", bytes));
+  EXPECT_EQ(older.remote(), "when_partition_full");
+  EXPECT_TRUE(older.trained_with_remote("when_partition_full"));
+  EXPECT_FALSE(older.trained_with_remote("when_no_local_fit"));
   auto o = bandit_observation();
   EXPECT_EQ(loaded.greedy(o), policy.greedy(o));
   o.mask = {0, 0, 1};  // only stop is feasible
@@ -145,11 +157,33 @@ struct MarlFixture {
       state.queued.push_back(view);
     }
     policy = (testing::test_dir() / "policy.pt").string();
-    MarlPolicy(5).save(policy, "");
+    MarlPolicy(5).save(policy, "", "");
   }
   std::vector<Decision> decide() {
     return testing::make_scheduler("marl", speed, *placement, {{"policy", policy}, {"agents", std::int64_t{2}}})
         ->decide(state, SchedulerEvent::arrival);
+  }
+  // The decisions of the `consolidate` teacher (a training episode that imitates it) under `remote`:
+  // what the mask offers, decided by a rule instead of random weights.
+  std::vector<Decision> teach(const std::string& remote) {
+    MarlTrainingOptions imitation;
+    imitation.teacher = *marl_teacher("consolidate");
+    const MarlPolicy weights(5);  // unused: the teacher acts
+    LearningEpisode episode(weights, 1, imitation);
+    const Options options = testing::options_of(builtin_schedulers(), "marl",
+                                                {{"policy", policy}, {"agents", std::int64_t{2}}, {"remote", remote}});
+    return builtin_schedulers()
+        .at("marl")
+        .value(SchedulerContext{options, *placement, speed, 0, &episode})
+        ->decide(state, SchedulerEvent::arrival);
+  }
+  // Job `id` runs on `gpus` GPUs of `server`.
+  void run(std::size_t id, int server, int gpus) {
+    JobView job = state.queued[id];
+    job.placement = Placement{{{server, gpus}}};
+    job.gpus = gpus;
+    state.running.push_back(job);
+    state.free_gpus[static_cast<std::size_t>(server)] -= gpus;
   }
 };
 
@@ -158,7 +192,7 @@ struct MarlFixture {
 TEST(MarlPolicy, APolicyOfAnotherClusterIsRefusedAtItsOption) {
   MarlFixture f(1);
   EXPECT_EQ(marl_cluster_key(f.state.servers), "2 servers: 0:2×V100 1:2×V100");
-  MarlPolicy(5).save(f.policy, "1 servers: 0:4×P100");
+  MarlPolicy(5).save(f.policy, "1 servers: 0:4×P100", "when_partition_full");
   const Options options = testing::options_of(builtin_schedulers(), "marl", {{"policy", f.policy}});
   const auto diagnostics = testing::diagnostics_thrown_by([&] {
     (void)builtin_schedulers().at("marl").value(
@@ -167,7 +201,28 @@ TEST(MarlPolicy, APolicyOfAnotherClusterIsRefusedAtItsOption) {
   ASSERT_EQ(diagnostics.size(), 1u);
   EXPECT_NE(diagnostics[0].message.find("trained on another cluster (1 servers: 0:4×P100)"), std::string::npos)
       << testing::dump(diagnostics);
-  MarlPolicy(5).save(f.policy, "");
+  MarlPolicy(5).save(f.policy, "", "");
+  EXPECT_NO_THROW((void)builtin_schedulers().at("marl").value(
+      SchedulerContext{options, *f.placement, f.speed, 0, nullptr, &f.state.servers}));
+}
+
+// A policy records the `remote` option it was trained with (its agents' masks): under the other one
+// it is a located error at the `policy` option.
+TEST(MarlPolicy, APolicyTrainedWithAnotherMaskIsRefusedAtItsOption) {
+  MarlFixture f(1);
+  MarlPolicy(5).save(f.policy, marl_cluster_key(f.state.servers), "when_no_local_fit");
+  Options options = testing::options_of(builtin_schedulers(), "marl");
+  options.set("policy", f.policy, SourceLocation{"s.yaml", 7, 13});
+  const auto errors = testing::diagnostics_thrown_by([&] {
+    (void)builtin_schedulers().at("marl").value(
+        SchedulerContext{options, *f.placement, f.speed, 0, nullptr, &f.state.servers});
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  testing::expect_error(errors[0], 7, 13,
+                        "scheduler 'marl': the policy '" + f.policy +
+                            "' was trained with `remote: when_no_local_fit`, not with this scenario's `remote: "
+                            "when_partition_full`");
+  options.set("remote", std::string("when_no_local_fit"));
   EXPECT_NO_THROW((void)builtin_schedulers().at("marl").value(
       SchedulerContext{options, *f.placement, f.speed, 0, nullptr, &f.state.servers}));
 }
@@ -189,16 +244,47 @@ TEST(MarlScheduler, AnAgentPlacesOnItsOwnPartitionAndNeverStrandsAJob) {
 // impossible (job 3 holds two GPUs).
 TEST(MarlScheduler, AFullPartitionPlacesRemotely) {
   MarlFixture f(4);
-  JobView busy = f.state.queued[3];
-  busy.placement = Placement{{{1, 2}}};
-  busy.gpus = 2;
-  f.state.running.push_back(busy);
-  f.state.free_gpus = {2, 0};
+  f.run(3, 1, 2);
   f.state.queued = {f.state.queued[1]};
   const auto decisions = f.decide();
   ASSERT_EQ(decisions.size(), 1u);
   EXPECT_EQ(decisions[0].kind, Decision::Kind::start);
   EXPECT_EQ(decisions[0].placement.to_string(), "s0:1");
+}
+
+// `remote` (docs/cluster.md): agent 1 (job 1's, 1 mod 2) owns server 1, agent 0 server 0; both have
+// two GPUs. The consolidate teacher places a candidate on the offered server where it fits alone with
+// the fewest GPUs left, else anchored (that server's free GPUs, then its rack's, then any server's).
+// Job 3 holds one GPU of server 1; job 1 asks for 2 GPUs, which fit alone on none of agent 1's servers
+// (1 free). Default: agent 1 still has a free GPU, so only server 1 is offered, and the anchored
+// placement spans its free GPU and one of server 0 (no other server in rack 1): s0:1+s1:1. With
+// `when_no_local_fit` server 0 is offered as well, where the job fits alone: s0:2.
+TEST(MarlScheduler, AJobThatFitsNowhereLocallyGetsRemoteCandidates) {
+  for (const auto& [remote, expected] :
+       {std::pair{"when_partition_full", "s0:1+s1:1"}, std::pair{"when_no_local_fit", "s0:2"}}) {
+    MarlFixture f(4);
+    f.run(3, 1, 1);
+    f.state.queued = {f.state.queued[1]};
+    f.state.queued[0].gpus = 2;
+    const auto decisions = f.teach(remote);
+    ASSERT_EQ(decisions.size(), 1u) << remote;
+    EXPECT_EQ(decisions[0].kind, Decision::Kind::start) << remote;
+    EXPECT_EQ(decisions[0].placement.to_string(), expected) << remote;
+  }
+}
+
+// Job 3 holds one GPU of server 0 (agent 0's); job 1 (agent 1) asks for 1 GPU, which fits on its own
+// server 1 (2 free). Offered server 0 as well, the teacher would take it (1 free: the fewer left);
+// under either option only server 1 is offered: s1:1.
+TEST(MarlScheduler, AJobThatFitsLocallyGetsNoRemoteCandidates) {
+  for (const char* remote : {"when_partition_full", "when_no_local_fit"}) {
+    MarlFixture f(4);
+    f.run(3, 0, 1);
+    f.state.queued = {f.state.queued[1]};
+    const auto decisions = f.teach(remote);
+    ASSERT_EQ(decisions.size(), 1u) << remote;
+    EXPECT_EQ(decisions[0].placement.to_string(), "s1:1") << remote;
+  }
 }
 
 // Each agent chooses among the first `window` jobs of its sub-queue and serves until nothing fits:
