@@ -33,11 +33,11 @@
 #include "models/common/options.hpp"
 #include "models/common/registry.hpp"
 #include "planners/jobs/cluster_state.hpp"
+#include "planners/jobs/job_speed.hpp"
 #include "planners/jobs/placement.hpp"
 
 namespace dnnsim {
 
-class JobSpeedModel;
 class PolluxGoodput;
 
 // The training side of a learned scheduler (planners/jobs/marl/policy.hpp): `dnnsim
@@ -60,6 +60,13 @@ class JobScheduler {
   // in this model's units and their speed on a placement its goodput, epoch by epoch; null: jobs run
   // at the speed model's rate.
   [[nodiscard]] virtual const PolluxGoodput* goodput() const { return nullptr; }
+  // A scheduler whose jobs re-choose their batch size as they run (Pollux's agent with its fitted
+  // throughput model): the job's progress curve on its placement from its progress, asked when it starts
+  // and, while it runs, after every round; the job goes on at a changed curve without a restart.
+  // nullopt: goodput()'s curve for the placement, fixed for the attempt.
+  [[nodiscard]] virtual std::optional<std::vector<ProgressSegment>> adapted_curve(const JobView& /*job*/) {
+    return std::nullopt;
+  }
 };
 
 // What a scheduler factory gets: its declared options (read from the scenario's `scheduler:` section),

@@ -44,6 +44,10 @@ class PolluxScheduler final : public JobScheduler {
 
   std::optional<Seconds> round() const override { return round_; }
   const PolluxGoodput* goodput() const override { return &goodput_; }
+  std::optional<std::vector<ProgressSegment>> adapted_curve(const JobView& job) override {
+    if (!fitted_) return std::nullopt;
+    return agent_curve(job);
+  }
 
   std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
     if (event != SchedulerEvent::round) return {};  // arrivals wait for the next round, as in the artifact
@@ -104,8 +108,8 @@ class PolluxScheduler final : public JobScheduler {
       const double age = std::max(0.0, state.now.value() - job->record->submit.value());
       pb.factor.push_back(std::max(age - job->preemptions * delay_, 0.0) / (age + delay_));
       const int epoch = goodput_.epoch(*job->record, job->done_iterations);
-      if (fitted_) observe(*job, epoch, known);
-      if (known.params)
+      if (fitted_) observe_entered(*job, epoch, known);
+      if (!known.observations.empty())
         rates.push_back(fitted_rates(*job, epoch));
       else
         rates.push_back(goodput_.rates(*job->record, epoch));
@@ -117,16 +121,20 @@ class PolluxScheduler final : public JobScheduler {
     return pb;
   }
 
-  // A finished job keeps its observations, not its memoised predictions (9 KB each, a trace's worth).
+  // A finished job keeps its observations, not its memoised predictions and picks (a trace's worth).
   void forget_predictions_of_finished(const std::vector<const JobView*>& jobs) {
     std::vector<JobId> current;
     for (const JobView* job : jobs)
-      if (!known_[job->id].memo.empty()) current.push_back(job->id);
+      if (!known_[job->id].memo.empty() || !known_[job->id].picks.empty()) current.push_back(job->id);
     std::sort(current.begin(), current.end());
     for (const JobId id : memoised_)
       if (!std::binary_search(current.begin(), current.end(), id)) {
-        known_[id].memo = {};
-        known_[id].memo_key = {-1, 0.0, 0};
+        Known& known = known_[id];
+        known.memo = {};
+        known.memo_key = {-1, 0.0, 0};
+        known.picks = {};
+        known.plan = {};
+        known.times = {};
       }
     memoised_ = std::move(current);
   }
@@ -140,27 +148,110 @@ class PolluxScheduler final : public JobScheduler {
     // running), and its predictions memoised as [nodes × 65 + replicas] while epoch, statistics and
     // model hold (NaN: not computed yet).
     std::vector<PolluxPerfObservation> observations;
-    std::optional<PolluxPerfParams> params;
+    PolluxPerfParams params;
+    std::size_t fitted_on = 0;  // observations `params` were fitted to (refitted when next used)
     double batch = 0;
     std::tuple<int, double, std::size_t> memo_key{-1, 0.0, 0};
     std::vector<double> memo;
+    // step_times() by (nodes, replicas), for the model fitted to `times_for` observations.
+    std::map<std::pair<int, int>, std::vector<PolluxGoodput::StepTimes>> times;
+    std::size_t times_for = 0;
+    // The configuration its agent runs in each epoch of its current curve from `plan_epoch` on (the
+    // last one beyond: agent_curve), and the agent's picks by (epoch, statistics' batch, statistics'
+    // epoch), memoised while its model and placement shape (`picks_for`) hold.
+    std::vector<PolluxGoodput::Config> plan;
+    int plan_epoch = 0;
+    std::map<std::tuple<int, double, int>, PolluxGoodput::Config> picks;
+    std::pair<std::size_t, std::vector<int>> picks_for{0, {}};
   };
 
-  // throughput: fitted — the job's configuration this round, as the artifact's Job.update_params
-  // records each step's (first measurement kept per configuration) and refits on a new one.
-  void observe(const JobView& job, int epoch, Known& known) {
-    if (!job.placement) return;
-    const PolluxGoodput::Config config = goodput_.best(*job.record, *job.placement, epoch);
-    if (config.rate <= 0) return;
-    known.batch = config.batch;
+  // throughput: fitted — the artifact's agent (simulator.py Job.update_local_bsz, Job.step): the
+  // batch chosen with the job's fitted model on its placement, at the statistics of the batch it runs
+  // (of B₀ with batch_statistics: smallest) in its epoch, and chosen again at each epoch's end with
+  // the statistics of the epoch just ended (its last step's). The configuration it starts is observed
+  // (the artifact's next step records it). Chosen epoch by epoch until two rounds ahead, the last
+  // choice held to the end of the work: the simulation asks again at the next round, before then.
+  std::vector<ProgressSegment> agent_curve(const JobView& job) {
+    Known& known = known_of(job);
+    const std::vector<double>& ends = goodput_.epoch_ends(*job.record);
+    const double initial = goodput_.speed().application(*job.record).validation.front().batch;
+    const int first = goodput_.epoch(*job.record, job.done_iterations);
+    const double horizon = 2 * round_.value();
+    double stats = running_batch_ && known.batch > 0 ? known.batch : initial;
+    int stats_epoch = first;
+    double at = job.done_iterations, seconds = 0;
+    known.plan.clear();
+    known.plan_epoch = first;
+    std::vector<ProgressSegment> curve;
+    for (int e = first;; ++e) {
+      const PolluxGoodput::Config c = agent_pick(job, known, e, stats, stats_epoch);
+      if (e == first) enter(job, known, c);
+      known.plan.push_back(c);
+      seconds += (ends[e] - at) / c.rate;
+      at = ends[e];
+      const bool last = static_cast<std::size_t>(e) + 1 == ends.size() || seconds >= horizon;
+      curve.push_back(ProgressSegment{last ? ends.back() : ends[e], c.rate});
+      if (last) return curve;
+      stats = running_batch_ ? c.batch : initial;
+      stats_epoch = e;
+    }
+  }
+
+  PolluxGoodput::Config agent_pick(const JobView& job, Known& known, int epoch, double stats, int stats_epoch) {
+    std::pair model{known.observations.size(), job.placement->shape()};
+    if (known.picks_for != model) {
+      known.picks.clear();
+      known.picks_for = std::move(model);
+    }
+    const std::tuple key{epoch, stats, stats_epoch};
+    if (const auto it = known.picks.find(key); it != known.picks.end()) return it->second;
+    if (known.picks.empty()) memoised_.push_back(job.id);  // freed when it is gone, even within a round
+    const PolluxPerfParams* params = known.observations.empty() ? nullptr : &fitted(known);
+    return known.picks[key] = goodput_.chosen(*job.record, *job.placement, params, epoch, stats, stats_epoch);
+  }
+
+  // The configuration `c` the job runs from now: observed, with its measured times (the first kept per
+  // configuration), and the model refitted on a new one, as the artifact's Job.update_params.
+  void enter(const JobView& job, Known& known, const PolluxGoodput::Config& c) {
+    if (c.rate <= 0) return;
+    known.batch = c.batch;
     const int nodes = static_cast<int>(job.placement->slices.size());
     const int replicas = job.placement->gpus();
     for (const PolluxPerfObservation& o : known.observations)
-      if (o.nodes == nodes && o.replicas == replicas && o.local_batch == config.atomic) return;
-    const IterationCost step = goodput_.speed().measured(*job.record, *job.placement, config.atomic);
+      if (o.nodes == nodes && o.replicas == replicas && o.local_batch == c.atomic) return;
+    const IterationCost step = goodput_.speed().measured(*job.record, *job.placement, c.atomic);
     known.observations.push_back(
-        {nodes, replicas, static_cast<double>(config.atomic), step.compute.value(), step.total().value()});
-    known.params = fit_pollux_perf_params(known.observations);
+        {nodes, replicas, static_cast<double>(c.atomic), step.compute.value(), step.total().value()});
+  }
+
+  // The model fitted to the job's observations (not empty), refitted only when it is used after new
+  // ones. The fit depends on the observations alone, so several new ones between uses cost one fit,
+  // and jobs of one application that ran the same configurations in the same order (their times come
+  // from the same tables) share it.
+  const PolluxPerfParams& fitted(Known& known) {
+    if (known.fitted_on != known.observations.size()) {
+      const auto [it, fresh] = fits_.try_emplace(known.observations);
+      if (fresh) it->second = fit_pollux_perf_params(known.observations);
+      known.params = it->second;
+      known.fitted_on = known.observations.size();
+    }
+    return known.params;
+  }
+  struct ObservationsOrder {
+    bool operator()(const std::vector<PolluxPerfObservation>& a, const std::vector<PolluxPerfObservation>& b) const {
+      const auto key = [](const PolluxPerfObservation& o) {
+        return std::tuple{o.nodes, o.replicas, o.local_batch, o.accum_time, o.step_time};
+      };
+      return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
+                                          [&](const auto& x, const auto& y) { return key(x) < key(y); });
+    }
+  };
+
+  // The configurations the running job's curve has entered since it was chosen: one per epoch begun.
+  void observe_entered(const JobView& job, int epoch, Known& known) {
+    if (!job.placement || known.plan.empty()) return;
+    for (int e = known.plan_epoch + 1; e <= epoch; ++e)
+      enter(job, known, known.plan[std::min<std::size_t>(e - known.plan_epoch, known.plan.size() - 1)]);
   }
 
   // The fitted model's goodput(nodes, replicas), ranked at the statistics of the batch the job ran
@@ -179,12 +270,27 @@ class PolluxScheduler final : public JobScheduler {
     }
     return [this, &record, epoch, stats, id = job.id](int nodes, int replicas) {
       Known& known = known_[id];
-      if (nodes > kNodes || replicas > kReplicas)
-        return goodput_.predicted(record, *known.params, nodes, replicas, epoch, stats);
+      const auto predict = [&] {
+        return goodput_.predicted(record, step_times(known, record, nodes, replicas), replicas, epoch, stats);
+      };
+      if (nodes > kNodes || replicas > kReplicas) return predict();
       double& cell = known.memo[static_cast<std::size_t>(nodes * (kReplicas + 1) + replicas)];
-      if (std::isnan(cell)) cell = goodput_.predicted(record, *known.params, nodes, replicas, epoch, stats);
+      if (std::isnan(cell)) cell = predict();
       return cell;
     };
+  }
+  // The fitted model's step times of the job's candidate batches on (nodes, replicas): they do not
+  // depend on the epoch or the statistics, so they are kept while the model holds.
+  const std::vector<PolluxGoodput::StepTimes>& step_times(Known& known, const JobRecord& record, int nodes,
+                                                          int replicas) {
+    const PolluxPerfParams& params = fitted(known);
+    if (known.times_for != known.observations.size()) {
+      known.times.clear();
+      known.times_for = known.observations.size();
+    }
+    auto [it, fresh] = known.times.try_emplace(std::pair{nodes, replicas});
+    if (fresh) it->second = goodput_.predicted_times(record, params, nodes, replicas);
+    return it->second;
   }
   Known& known_of(const JobView& job) {
     if (known_.size() <= job.id) known_.resize(job.id + 1);
@@ -240,7 +346,8 @@ class PolluxScheduler final : public JobScheduler {
   std::vector<Known> known_;                // by JobId
   std::vector<PolluxAllocation> previous_;  // the last GA population, over previous_jobs_
   std::vector<JobId> previous_jobs_;
-  std::vector<JobId> memoised_;  // jobs with memoised predictions, sorted (throughput: fitted)
+  std::vector<JobId> memoised_;  // jobs with memoised predictions or picks (throughput: fitted)
+  std::map<std::vector<PolluxPerfObservation>, PolluxPerfParams, ObservationsOrder> fits_;  // fitted()'s
 };
 
 }  // namespace
@@ -296,8 +403,9 @@ OptionSchema pollux_options() {
                 "gradient statistics the agent ranks candidate batch sizes with: the smallest batch's at the "
                 "epoch, or the running batch's, the artifact's (simulator.py Job.step: its last step's)");
   schema.choice("throughput", "measured", {"measured", "fitted"},
-                "throughput the speedup function predicts: the measured tables (an oracle), or the artifact's "
-                "model fitted to each job's own runs (goodput.py fit_perf_params; pollux_perf.hpp)");
+                "throughput the speedup function predicts and a job picks its batch by: the measured tables (an "
+                "oracle), or the artifact's model fitted to each job's own runs (goodput.py fit_perf_params; "
+                "pollux_perf.hpp), its batch re-picked every round and epoch");
   schema.integer("max_job_nodes", 16, "nodes one job may span (the artifact's repair: 16)").range(1, 1 << 20);
   schema.file("applications",
               "per-application settings, application,max_local_bsz,fixed_batch_size,max_replicas "

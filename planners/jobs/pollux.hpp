@@ -23,7 +23,10 @@
 //   exploration a job may get at most twice the replicas it has run with (one before it ran), as the
 //               artifact limits jobs whose throughput model is not fitted beyond those replicas;
 //   rounds      every `round` (60 s): jobs whose allocation changes are checkpointed and restarted
-//               there (preempt, then start); arrivals wait for the next round, as in the artifact.
+//               there (preempt, then start); arrivals wait for the next round, as in the artifact;
+//   agent       with `throughput: fitted` a job's batch is its agent's choice with the fitted model
+//               (simulator.py Job.update_local_bsz; PolluxGoodput::chosen): when it starts, at each
+//               epoch's end and at every round (adapted_curve), each configuration it enters observed.
 //               Jobs are ordered by attained GPU-time, then arrival (the repair's capacity order).
 // When the cluster has room for every job's best allocation, the search is exact without the GA:
 // each job's speedup is maximised on its own (the power mean rises with each argument). With

@@ -122,27 +122,37 @@ PolluxGoodput::Config PolluxGoodput::pick(const JobRecord& job, const Placement&
   return choice;
 }
 
-PolluxGoodput::Candidate PolluxGoodput::search(const JobRecord& job, int replicas, int epoch, double stats_batch,
-                                               const std::function<StepTimes(int atomic)>& times) const {
+const std::vector<PolluxGoodput::BatchCandidate>& PolluxGoodput::candidates(const JobRecord& job, int replicas) const {
+  auto key = std::pair{job.model, replicas};
+  if (const auto it = candidates_.find(key); it != candidates_.end()) return it->second;
   const auto& app = speed_->application(job);
   const double min_local = app.min_local_bsz;
   const double largest_local = max_local(job);
   const double initial = app.validation.front().batch;
   const double largest = app.validation.back().batch;
-  const PolluxSpeedModel::GradStats pick = app.grad_stats(stats_batch, epoch);
   const double low = std::max(initial, min_local * replicas);
-  if (low > largest + kEps) return Candidate{};
-  Candidate best;
-  for (int k = 0; k < kBatchCandidates; ++k) {
+  std::vector<BatchCandidate> result;
+  for (int k = 0; k < kBatchCandidates && low <= largest + kEps; ++k) {
     const double batch = low * std::pow(largest / low, static_cast<double>(k) / (kBatchCandidates - 1));
     const double local = batch / replicas;
     const auto [atomic, accum] = split_local_batch(local, largest_local, replicas == 1 && local > initial + kEps);
     if (atomic < min_local - kEps || atomic > largest_local + kEps) continue;
-    const double b = static_cast<double>(replicas) * atomic * (accum + 1);
-    const StepTimes t = times(atomic);
-    const double total = t.step + accum * t.micro;
-    const double score = total > 0 ? app.gain(b, pick) / total : 0.0;
-    if (score > best.score) best = Candidate{atomic, accum, score};
+    result.push_back(BatchCandidate{atomic, accum, static_cast<double>(replicas) * atomic * (accum + 1)});
+  }
+  return candidates_[std::move(key)] = std::move(result);
+}
+
+PolluxGoodput::Candidate PolluxGoodput::search(const JobRecord& job, int replicas, int epoch, double stats_batch,
+                                               const std::vector<StepTimes>& times) const {
+  const auto& app = speed_->application(job);
+  const PolluxSpeedModel::GradStats pick = app.grad_stats(stats_batch, epoch);
+  const std::vector<BatchCandidate>& all = candidates(job, replicas);
+  Candidate best;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const StepTimes& t = times[k];
+    const double total = t.step + all[k].accum * t.micro;
+    const double score = total > 0 ? app.gain(all[k].batch, pick) / total : 0.0;
+    if (score > best.score) best = Candidate{all[k].atomic, all[k].accum, score};
   }
   return best;
 }
@@ -150,19 +160,47 @@ PolluxGoodput::Candidate PolluxGoodput::search(const JobRecord& job, int replica
 PolluxGoodput::Config PolluxGoodput::rank(const JobRecord& job, const Placement& placement, int epoch,
                                           double stats_batch) const {
   // Ranked by the goodput the agent predicts (gain at the statistics of `stats_batch`), valued as it runs.
-  const Candidate best = search(job, placement.gpus(), epoch, stats_batch, [&](int atomic) {
-    const IterationCost step = speed_->measured(job, placement, atomic);
-    return StepTimes{step.total().value(), step.compute.value()};
-  });
+  std::vector<StepTimes> measured;
+  for (const BatchCandidate& c : candidates(job, placement.gpus())) {
+    const IterationCost step = speed_->measured(job, placement, c.atomic);
+    measured.push_back(StepTimes{step.total().value(), step.compute.value()});
+  }
+  const Candidate best = search(job, placement.gpus(), epoch, stats_batch, measured);
   return best.score > 0 ? evaluate(job, placement, best.atomic, best.accum, epoch) : Config{};
 }
 
-double PolluxGoodput::predicted(const JobRecord& job, const PolluxPerfParams& params, int nodes, int replicas,
-                                int epoch, double stats_batch) const {
-  const auto fitted = [&](int atomic) {
-    return StepTimes{pollux_step_time(params, nodes, replicas, atomic), pollux_accum_time(params, atomic)};
-  };
-  return search(job, replicas, epoch, stats_batch, fitted).score;
+std::vector<PolluxGoodput::StepTimes> PolluxGoodput::predicted_times(const JobRecord& job,
+                                                                     const PolluxPerfParams& params, int nodes,
+                                                                     int replicas) const {
+  std::vector<StepTimes> times;
+  for (const BatchCandidate& c : candidates(job, replicas))
+    times.push_back(
+        StepTimes{pollux_step_time(params, nodes, replicas, c.atomic), pollux_accum_time(params, c.atomic)});
+  return times;
+}
+
+double PolluxGoodput::predicted(const JobRecord& job, const std::vector<StepTimes>& times, int replicas, int epoch,
+                                double stats_batch) const {
+  return search(job, replicas, epoch, stats_batch, times).score;
+}
+
+PolluxGoodput::Config PolluxGoodput::chosen(const JobRecord& job, const Placement& placement,
+                                            const PolluxPerfParams* params, int epoch, double stats_batch,
+                                            int stats_epoch) const {
+  const auto& app = speed_->application(job);
+  const int replicas = placement.gpus();
+  const double fixed = settings(job).fixed_batch_size;
+  if (fixed > 0 || params == nullptr) {
+    const double batch = fixed > 0 ? fixed : std::max(app.validation.front().batch, app.min_local_bsz * replicas);
+    const PolluxMicroSteps steps = app.fixed_batch_steps(batch, replicas, max_local(job));
+    return steps.atomic >= 1 ? evaluate(job, placement, steps.atomic, steps.accum, epoch) : Config{};
+  }
+  const int nodes = static_cast<int>(placement.slices.size());
+  const Candidate best =
+      search(job, replicas, stats_epoch, stats_batch, predicted_times(job, *params, nodes, replicas));
+  if (best.score <= 0) return Config{};
+  const int cap = static_cast<int>(app.validation.back().batch / (replicas * (best.accum + 1)));
+  return evaluate(job, placement, std::max(1, std::min(best.atomic, cap)), best.accum, epoch);
 }
 
 PolluxGoodput::Config PolluxGoodput::best(const JobRecord& job, int nodes, int replicas, int epoch) const {

@@ -20,11 +20,11 @@
 //               it re-picks at every epoch as the gradient statistics change;
 //   work        a job is done after the validation files' last epoch: the least `progress` over the
 //               batch sizes at that row (applications.py get_completion_epoch without a target metric).
-// Differences from the artifact, hence "-like": the batch is picked with the throughput of the measured
+// Differences from the artifact, hence "-like": best() picks the batch with the throughput of the measured
 // tables, not with the performance model the artifact's agent fits to the configurations it has run (an
 // oracle of throughput, as for Optimus+Oracle; predicted() gives that model's goodput, which the
-// scheduler's speedup can use); by default the batch is picked with the gradient statistics of
-// the smallest batch at the epoch (the noise scale is batch-independent in McCandlish's model), where the
+// scheduler's speedup can use, and chosen() the agent's pick with it); by default the batch is picked with the gradient
+// statistics of the smallest batch at the epoch (the noise scale is batch-independent in McCandlish's model), where the
 // artifact's agent uses those measured at the batch it ran last (rank_at_running_batch: the pick that
 // agrees with its own batch's statistics).
 #pragma once
@@ -95,12 +95,35 @@ class PolluxGoodput {
     std::vector<double>* cells_;
   };
   [[nodiscard]] Rates rates(const JobRecord& job, int epoch) const;
-  // The goodput (progress per second) the artifact's agent predicts for `replicas` on `nodes` nodes at
-  // `epoch` with its fitted throughput model (pollux_perf.hpp; goodput.py GoodputFunction.optimize):
-  // the same candidate batches, step times from `params` instead of the tables, ranked and valued by
-  // the gain at the statistics of `stats_batch`; 0 when no candidate is valid.
-  [[nodiscard]] double predicted(const JobRecord& job, const PolluxPerfParams& params, int nodes, int replicas,
-                                 int epoch, double stats_batch) const;
+  // Seconds of one synchronised step and of one accumulation micro-step at a local batch.
+  struct StepTimes {
+    double step = 0, micro = 0;
+  };
+  // The agent's candidate configurations on `replicas` (goodput.py optimize): 50 global batches
+  // geometrically spaced in [max(B₀, r·min local), largest B], each split into (atomic, accum), those
+  // whose atomic batch is outside the measured range dropped. Memoised per (application, replicas).
+  struct BatchCandidate {
+    int atomic = 0, accum = 0;
+    double batch = 0;  // r·atomic·(accum + 1)
+  };
+  [[nodiscard]] const std::vector<BatchCandidate>& candidates(const JobRecord& job, int replicas) const;
+  // The step times the fitted model `params` predicts for candidates(job, replicas) on `nodes` nodes:
+  // independent of the epoch, so a scheduler may keep them while its model holds.
+  [[nodiscard]] std::vector<StepTimes> predicted_times(const JobRecord& job, const PolluxPerfParams& params, int nodes,
+                                                       int replicas) const;
+  // The goodput (progress per second) the artifact's agent predicts for `replicas` at `epoch` with its
+  // fitted throughput model (pollux_perf.hpp; goodput.py GoodputFunction.optimize): the candidates,
+  // timed by `times` (predicted_times) instead of the tables, ranked and valued by the gain at the
+  // statistics of `stats_batch`; 0 when no candidate is valid.
+  [[nodiscard]] double predicted(const JobRecord& job, const std::vector<StepTimes>& times, int replicas, int epoch,
+                                 double stats_batch) const;
+  // The configuration the artifact's agent runs on `placement` at `epoch` (simulator.py
+  // Job.update_local_bsz): with a fitted model, the candidate of highest predicted goodput (as
+  // predicted(), at the statistics of `stats_batch` in `stats_epoch`), its atomic batch capped at
+  // largest B / (r·(accum + 1)); before the first fit (`params` null), max(B₀, r·min local) split as a
+  // fixed batch; a fixed batch (settings) kept. Its rate is the tables' at `epoch`, as it runs.
+  [[nodiscard]] Config chosen(const JobRecord& job, const Placement& placement, const PolluxPerfParams* params,
+                              int epoch, double stats_batch, int stats_epoch) const;
   // The progress at the end of each epoch (non-decreasing): epoch() is the first whose end is above
   // the progress, the last at the target.
   [[nodiscard]] const std::vector<double>& epoch_ends(const JobRecord& job) const;
@@ -112,17 +135,13 @@ class PolluxGoodput {
   [[nodiscard]] Config pick(const JobRecord& job, const Placement& placement, int epoch) const;
   // The best of the candidate batches ranked by the gain at the statistics of `stats_batch`.
   [[nodiscard]] Config rank(const JobRecord& job, const Placement& placement, int epoch, double stats_batch) const;
-  // Seconds of one synchronised step and of one accumulation micro-step at a local batch.
-  struct StepTimes {
-    double step = 0, micro = 0;
-  };
   struct Candidate {
     int atomic = 0, accum = 0;
     double score = 0;  // gain at the statistics of stats_batch per second; 0: none valid
   };
-  // goodput.py optimize: the best of the 50 candidate batches on `replicas`, each timed by `times`.
+  // goodput.py optimize: the best of candidates(job, replicas), the k-th timed by times[k].
   [[nodiscard]] Candidate search(const JobRecord& job, int replicas, int epoch, double stats_batch,
-                                 const std::function<StepTimes(int atomic)>& times) const;
+                                 const std::vector<StepTimes>& times) const;
   [[nodiscard]] const PolluxApplicationSettings& settings(const JobRecord& job) const;
   [[nodiscard]] Config evaluate(const JobRecord& job, const Placement& placement, int atomic, int accum,
                                 int epoch) const;
@@ -135,6 +154,7 @@ class PolluxGoodput {
   // rates(): per application, per epoch, [nodes × 65 + replicas]; NaN: not computed yet.
   mutable std::map<std::string, std::vector<std::vector<double>>> rates_;
   mutable std::map<std::string, std::vector<double>> ends_;  // epoch_ends() per application
+  mutable std::map<std::pair<std::string, int>, std::vector<BatchCandidate>> candidates_;
 };
 
 // Balanced placement shape of `replicas` on `nodes` nodes (servers 0…nodes−1): "5 on 2" → 3 + 2.

@@ -48,24 +48,47 @@ struct LogStep {
   double value, d_log_acc, d_log_net, d_gamma;
 };
 LogStep log_step(double log_acc, double log_net, double gamma) {
-  const double top = std::max(log_acc, log_net);  // scaled by the larger term: no overflow at γ = 10
-  const double a = std::exp(gamma * (log_acc - top)), n = std::exp(gamma * (log_net - top));
+  // Scaled by the larger term (no overflow at γ = 10), whose exp(γ·0) is exactly 1.
+  const bool acc_top = !(log_acc < log_net);  // std::max(log_acc, log_net)
+  const double top = acc_top ? log_acc : log_net;
+  const double a = acc_top ? 1.0 : std::exp(gamma * (log_acc - top)),
+               n = acc_top ? std::exp(gamma * (log_net - top)) : 1.0;
   const double value = top + std::log(a + n) / gamma;
   const double wa = a / (a + n), wn = n / (a + n);
   return {value, wa, wn, (wa * log_acc + wn * log_net - value) / gamma};
 }
 
+// An observation as the objective reads it: its link and the logarithms of its times (and of its
+// network time when no parameter sets it: one replica), taken once per fit — the objective is evaluated
+// hundreds of times in one.
+struct Sample {
+  double local_batch;
+  Link link;
+  double log_accum, log_step, log_fixed_net;
+};
+std::vector<Sample> samples_of(const std::vector<PolluxPerfObservation>& obs) {
+  std::vector<Sample> samples;
+  samples.reserve(obs.size());
+  for (const PolluxPerfObservation& o : obs) {
+    const Link link = link_of(o.nodes, o.replicas);
+    const double fixed_net = link.alpha < 0 ? std::log(network(Vector::Zero(), link)) : 0.0;
+    samples.push_back({o.local_batch, link, std::log(o.accum_time), std::log(o.step_time), fixed_net});
+  }
+  return samples;
+}
+
 // The objective at θ and its gradient in θ (goodput.py _obj_fn: autograd's in the artifact).
-double objective(const Vector& theta, const std::vector<PolluxPerfObservation>& obs, Vector* gradient) {
-  const auto count = static_cast<double>(obs.size());
+double objective(const Vector& theta, const std::vector<Sample>& samples, Vector* gradient) {
+  const auto count = static_cast<double>(samples.size());
   double sq1 = 0, sq2 = 0;
   Vector g1 = Vector::Zero(), g2 = Vector::Zero();
-  for (const PolluxPerfObservation& o : obs) {
+  for (const Sample& o : samples) {
     const double acc = theta[kAlphaC] + theta[kBetaC] * o.local_batch;
-    const Link link = link_of(o.nodes, o.replicas);
+    const Link& link = o.link;
     const double net = network(theta, link);
-    const LogStep step = log_step(std::log(acc), std::log(net), theta[kGamma]);
-    const double e1 = std::log(acc) - std::log(o.accum_time), e2 = step.value - std::log(o.step_time);
+    const double log_acc = std::log(acc);
+    const LogStep step = log_step(log_acc, link.alpha < 0 ? o.log_fixed_net : std::log(net), theta[kGamma]);
+    const double e1 = log_acc - o.log_accum, e2 = step.value - o.log_step;
     sq1 += e1 * e1;
     sq2 += e2 * e2;
     // ∂ log T_acc / ∂α_c = 1/T_acc, / ∂β_c = b/T_acc; ∂ log T_net / ∂α = 1/T_net, / ∂β = extra/T_net.
@@ -116,7 +139,7 @@ struct Box {
 // inverse-Hessian step on the variables off their bounds, none on those held at a bound by the gradient,
 // the point projected on the box, Armijo backtracking along the projection arc; the approximation is
 // reset to the identity when its step does not descend.
-Vector minimise(Vector x, const Box& box, const std::vector<PolluxPerfObservation>& obs) {
+Vector minimise(Vector x, const Box& box, const std::vector<Sample>& obs) {
   using Matrix = Eigen::Matrix<double, kParams, kParams>;
   constexpr int kIterations = 1000, kBacktracks = 60;
   constexpr double kArmijo = 1e-4, kTolerance = 1e-12;
@@ -187,7 +210,7 @@ double pollux_step_time(const PolluxPerfParams& p, int nodes, int replicas, doub
 
 double pollux_perf_objective(const PolluxPerfParams& p, const std::vector<PolluxPerfObservation>& observations) {
   const Vector theta{p.alpha_c, p.beta_c, p.alpha_n, p.beta_n, p.alpha_r, p.beta_r, p.gamma};
-  return objective(theta, observations, nullptr);
+  return objective(theta, samples_of(observations), nullptr);
 }
 
 PolluxPerfParams fit_pollux_perf_params(const std::vector<PolluxPerfObservation>& obs) {
@@ -224,7 +247,7 @@ PolluxPerfParams fit_pollux_perf_params(const std::vector<PolluxPerfObservation>
     box.upper[k] = std::log(upper[k]);  // log ∞ = ∞
     start[k] = std::log(start[k]);
   }
-  Vector theta = to_theta(minimise(start, box, obs));
+  Vector theta = to_theta(minimise(start, box, samples_of(obs)));
   for (int k = 0; k < kGamma; ++k)
     if (lower[k] == upper[k]) theta[k] = lower[k];  // exactly, not exp(log(·))
   PolluxPerfParams p = from_vector(theta);

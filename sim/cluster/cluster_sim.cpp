@@ -222,6 +222,7 @@ class ClusterSimulation {
                                                    : SchedulerEvent::arrival;
       if (queued_ > 0 || any_round || in_.scheduler->observes_every_event())
         apply(in_.scheduler->decide(snapshot(now), kind), now);
+      if (any_round) adapt_running(now);
       ++result_.scheduler_calls;
       // Nothing runs, nothing will arrive, and the scheduler starts nothing: the rest never run. A
       // scheduler with rounds that starts jobs only at a round (Pollux) gets that round first.
@@ -290,7 +291,7 @@ class ClusterSimulation {
       run.view.packed_with.reset();
       partner.partner.reset();
       partner.view.packed_with.reset();
-      reprice(partner, now, 1.0);
+      reprice(partner, now, [&partner] { partner.slowdown = 1.0; });
       run.slowdown = 1;
     } else {
       for (const auto& [server, count] : run.view.placement->slices) free_[server] += count;
@@ -302,16 +303,17 @@ class ClusterSimulation {
     run.view.placement.reset();
   }
 
-  // A running job's speed changes (packed or unpacked) at `now`. Job level: the progress of the
-  // execution in flight is kept and the execution replaced at the new speed; network mode: the next
-  // batch runs at it.
-  void reprice(JobRun& run, double now, double slowdown) {
+  // A running job's speed changes at `now` (packed or unpacked, or its curve re-chosen): `change` sets
+  // it. Job level: the progress of the execution in flight is kept and the execution replaced at the
+  // new speed; network mode: the next batch runs at it.
+  template <class Change>
+  void reprice(JobRun& run, double now, Change change) {
     if (!in_.server_gpus.empty() || run.exec == nullptr) {
-      run.slowdown = slowdown;
+      change();
       return;
     }
     run.view.done_iterations = std::min(run.view.total_iterations, run.view.done_iterations + progress_of(run, now));
-    run.slowdown = slowdown;
+    change();
     run.segment_start = now;
     ++run.speed_version;
     // Only a running execution is cancelled: one already cancelled (a partner ended, another packs on
@@ -320,6 +322,29 @@ class ClusterSimulation {
     if (run.exec->get_state() != sg4::Activity::State::STARTED) return;
     run.repricing = true;
     run.exec->cancel();
+  }
+
+  // Jobs that re-choose their batch as they run (JobScheduler::adapted_curve) do so every round: a
+  // running job whose curve from its progress now differs goes on at the new one (reprice), as the
+  // artifact's agent re-picks its batch after every step (simulator.py Job.step). Jobs started at this
+  // round have theirs already.
+  void adapt_running(double now) {
+    for (const JobId id : active_) {
+      JobRun& run = runs_[id];
+      if (run.phase != JobPhase::running || run.attempt_start == now) continue;
+      JobView view = run.view;
+      view.done_iterations = std::min(view.total_iterations, view.done_iterations + progress_of(run, now));
+      auto curve = in_.scheduler->adapted_curve(view);
+      if (!curve) return;
+      const auto ahead = std::find_if(run.curve.begin(), run.curve.end(), [&](const ProgressSegment& segment) {
+        return segment.to > view.done_iterations;
+      });
+      const auto same = [](const ProgressSegment& a, const ProgressSegment& b) {
+        return a.to == b.to && a.rate == b.rate;
+      };
+      if (std::equal(ahead, run.curve.end(), curve->begin(), curve->end(), same)) continue;
+      reprice(run, now, [&run, &curve] { run.curve = std::move(*curve); });
+    }
   }
 
   // Gandiva's packing: `run` (queued, one GPU) starts on the GPU of `host` (running alone, one GPU);
@@ -345,7 +370,7 @@ class ClusterSimulation {
     run.packed_since = host.packed_since = now;
     run.slowdown = *run_slowdown;
     start(run, *host.view.placement, now, true);
-    reprice(host, now, *host_slowdown);
+    reprice(host, now, [&host, slowdown = *host_slowdown] { host.slowdown = slowdown; });
   }
 
   void apply(const std::vector<Decision>& decisions, double now) {
@@ -444,7 +469,9 @@ class ClusterSimulation {
     ++running_;
     const IterationCost cost = in_.speed->iteration(*run.view.record, placement, in_.servers);
     run.rate = 1.0 / cost.total().value();
-    if (const PolluxGoodput* goodput = in_.scheduler->goodput())
+    if (auto adapted = in_.scheduler->adapted_curve(run.view))
+      run.curve = std::move(*adapted);
+    else if (const PolluxGoodput* goodput = in_.scheduler->goodput())
       run.curve = goodput->segments(*run.view.record, placement, run.view.done_iterations);
     else if (in_.speed->counts_progress())
       run.curve = in_.speed->progress_curve(*run.view.record, placement, run.view.done_iterations);

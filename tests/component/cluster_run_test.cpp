@@ -399,16 +399,17 @@ class FixedPlacementScheduler final : public JobScheduler {
   std::vector<Placement> where_;
 };
 
-// Runs the scenario's jobs in network mode under `scheduler`.
-ClusterSimResult run_with(const Scenario& scenario, JobScheduler& scheduler) {
+// Runs the scenario's jobs under `scheduler`, in network mode unless `network` is false (job level).
+ClusterSimResult run_with(const Scenario& scenario, JobScheduler& scheduler, bool network = true) {
   const auto& spec = *scenario.workload_as<ClusterWorkload>();
   const auto engine = create_engine();
   const Platform platform = build_platform(scenario);
   ClusterSimInput input;
   input.servers = cluster_servers(scenario, spec);
   const auto node_of_gpu = scenario.cluster.node_of_gpu();
-  input.server_gpus.resize(input.servers.size());
-  for (std::size_t g = 0; g < platform.gpus.size(); ++g) input.server_gpus[node_of_gpu[g]].push_back(platform.gpus[g]);
+  if (network) input.server_gpus.resize(input.servers.size());
+  for (std::size_t g = 0; network && g < platform.gpus.size(); ++g)
+    input.server_gpus[node_of_gpu[g]].push_back(platform.gpus[g]);
   input.controller_host = platform.gpus[0];
   input.trace = &spec.trace;
   input.speed = spec.speed.get();
@@ -503,6 +504,39 @@ TEST(ClusterRun, MigratedDuringRingFlowsRestartsCleanly) {
   EXPECT_EQ(result.jobs[0].status, JobOutcome::Status::finished);
   EXPECT_EQ(result.jobs[0].preemptions, 1);
   EXPECT_NEAR(result.jobs[0].end, 600.0, 0.6);
+}
+
+// Starts job 0 at its arrival on one GPU at its solo rate; from the first round on its curve runs
+// at twice that (a job re-choosing its batch as it runs: JobScheduler::adapted_curve).
+class RechoosingScheduler final : public JobScheduler {
+ public:
+  std::optional<Seconds> round() const override { return Seconds(60); }
+  std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
+    if (event == SchedulerEvent::round) ++rounds_;
+    if (event == SchedulerEvent::arrival && !state.queued.empty())
+      return {Decision{Decision::Kind::start, 0, Placement{{{0, 1}}}}};
+    return {};
+  }
+  std::optional<std::vector<ProgressSegment>> adapted_curve(const JobView& job) override {
+    return std::vector<ProgressSegment>{{job.total_iterations, job.solo_rate * (rounds_ > 0 ? 2 : 1)}};
+  }
+
+ private:
+  int rounds_ = 0;
+};
+
+// A 300 s job (duration speed, no restart cost) started at 0: 60 s of its work by the round at 60 s,
+// where its curve doubles its rate, so the other 240 s of work take 120 s: it ends at 180 s, not
+// restarted (the curve changes under the running attempt).
+TEST(ClusterRun, ACurveReChosenAtARoundGoesOnFromTheProgressMade) {
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s\nx,0,1,300\n");
+  const Scenario scenario = testing::load(cluster_yaml(trace, "fifo", 1, 1));
+  RechoosingScheduler scheduler;
+  const ClusterSimResult result = run_with(scenario, scheduler, false);
+  ASSERT_EQ(result.jobs.size(), 1u);
+  EXPECT_EQ(result.jobs[0].status, JobOutcome::Status::finished);
+  EXPECT_EQ(result.jobs[0].preemptions, 0);
+  EXPECT_NEAR(result.jobs[0].end, 180.0, 1e-6);
 }
 
 // Two identical ring jobs, each with one GPU on server 0 and one on server 1: both rings cross both

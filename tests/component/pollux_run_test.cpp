@@ -17,8 +17,10 @@ namespace {
 // every epoch, so progress runs at 1 / step(128) steps per second, step(128) from cifar10's
 // placements.csv on one GPU, 37/38 of the way from local batch 91 (0.07591350078582763 s) to 129
 // (0.10385050773620605 s); the work is the validation files' least final progress,
-// 39062.90816659533 (validation-256.csv). No later round moves it (one GPU, nothing to gain).
-TEST(PolluxRun, OneJobAtItsInitialBatchRunsItsWorkAtTheMeasuredStep) {
+// 39062.90816659533 (validation-256.csv). No later round moves it (one GPU, nothing to gain). With
+// `throughput: fitted` the job's agent keeps the fixed batch too (simulator.py update_local_bsz), so
+// its curve, asked again every round, never changes: the same end.
+void expect_one_job_at_its_initial_batch(const std::string& throughput) {
   const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model\na,0,1,10,cifar10\n");
   const std::string settings = testing::write_file(
       "applications.csv", "application,max_local_bsz,fixed_batch_size,max_replicas\ncifar10,,128,\n");
@@ -28,8 +30,8 @@ TEST(PolluxRun, OneJobAtItsInitialBatchRunsItsWorkAtTheMeasuredStep) {
       "  trace: {format: dnnsim, file: " +
       trace +
       "}\n  speed: {source: pollux, tables: " DNNSIM_SOURCE_DIR
-      "/data/traces/pollux-osdi21/throughput}\n  scheduler: {name: pollux, applications: " +
-      settings + "}\noutputs: {trace: false, tasks_csv: false}\n");
+      "/data/traces/pollux-osdi21/throughput}\n  scheduler: {name: pollux, throughput: " +
+      throughput + ", applications: " + settings + "}\noutputs: {trace: false, tasks_csv: false}\n");
   const SimulationResult result = run_scenario(scenario, {});
   const auto& report = dynamic_cast<const ClusterRunReport&>(*result.workload_result);
   ASSERT_EQ(report.sim.jobs.size(), 1u);
@@ -40,6 +42,11 @@ TEST(PolluxRun, OneJobAtItsInitialBatchRunsItsWorkAtTheMeasuredStep) {
   EXPECT_NEAR(job.end, 60.0 + 39062.90816659533 * step, 1e-3);
   EXPECT_EQ(job.preemptions, 0);
 }
+
+TEST(PolluxRun, OneJobAtItsInitialBatchRunsItsWorkAtTheMeasuredStep) {
+  expect_one_job_at_its_initial_batch("measured");
+}
+TEST(PolluxRun, ItsAgentKeepsTheFixedBatchWithTheFittedModel) { expect_one_job_at_its_initial_batch("fitted"); }
 
 }  // namespace
 }  // namespace dnnsim

@@ -112,6 +112,51 @@ TEST(PolluxGoodput, RankingAtTheRunningBatchFollowsItsLargerNoiseScale) {
   EXPECT_DOUBLE_EQ(fixed_running.best(job("cifar10"), four, 50).rate, fixed.best(job("cifar10"), four, 50).rate);
 }
 
+// The artifact's agent with a fitted model (simulator.py Job.update_local_bsz) on cifar10: B₀ = 128,
+// local batches 32…1024 measured, largest B 4096. Toy models make the choice obvious.
+TEST(PolluxGoodput, TheAgentRunsTheSmallestValidBatchBeforeItsFirstFit) {
+  const PolluxSpeedModel speed(kTables);
+  const PolluxGoodput goodput(speed);
+  // No model yet: max(B₀, r·min local) = max(128, 4·32) = 128, local 32 on each of 4 replicas; at
+  // B = B₀ the gain is 1, so the rate is 1 / step("4", 32) = 1 / 0.05821514129638672 (placements.csv).
+  const PolluxGoodput::Config c = goodput.chosen(job("cifar10"), Placement{{{0, 4}}}, nullptr, 0, 128, 0);
+  EXPECT_EQ(c.atomic, 32);
+  EXPECT_EQ(c.accum, 0);
+  EXPECT_DOUBLE_EQ(c.batch, 128);
+  EXPECT_NEAR(c.rate, 1.0 / 0.05821514129638672, 1e-9);
+}
+
+TEST(PolluxGoodput, TheAgentsFittedModelDecidesItsBatch) {
+  const PolluxSpeedModel speed(kTables);
+  const PolluxGoodput goodput(speed);
+  const Placement four{{{0, 4}}};
+  // A micro-step of constant time (α_c = 0.1 s, β_c and the network ≈ 0): with no accumulation the
+  // time is the same for every batch and the gain rises with B, so the largest candidate whose local
+  // batch needs none wins: B = 4096, 1024 per replica. It runs at the tables' step("4", 1024) =
+  // 0.7898811340332031 s with the gain of 4096 at epoch 0 (validation-4096.csv: sqr 14.297…, var 11.815…).
+  const PolluxPerfParams constant{0.1, 1e-8, 1e-8, 1e-8, 1e-8, 1e-8, 1.0};
+  const PolluxGoodput::Config big = goodput.chosen(job("cifar10"), four, &constant, 0, 128, 0);
+  EXPECT_EQ(big.atomic, 1024);
+  EXPECT_EQ(big.accum, 0);
+  EXPECT_DOUBLE_EQ(big.batch, 4096);
+  const double sqr = 14.297054109491588, var = 11.815138409160218;
+  EXPECT_NEAR(big.rate, (var + sqr) / (var / 32 + sqr) / 0.7898811340332031, 1e-9);
+  // A micro-step whose time is proportional to its batch (α_c ≈ 0): samples per second are the same
+  // for every batch, so goodput follows the efficiency gain / (B / B₀), which falls with B: the
+  // smallest candidate, B = 128 (32 per replica), as before the first fit.
+  const PolluxPerfParams linear{1e-8, 1e-3, 1e-8, 1e-8, 1e-8, 1e-8, 1.0};
+  const PolluxGoodput::Config small = goodput.chosen(job("cifar10"), four, &linear, 0, 128, 0);
+  EXPECT_EQ(small.atomic, 32);
+  EXPECT_DOUBLE_EQ(small.batch, 128);
+  // One replica with constant micro-steps: any B above B₀ takes at least one accumulation step (two
+  // steps' time), and the gain is below 1 + var/sqr = 1.57 at B₀'s epoch-0 statistics
+  // (validation-128.csv: var 5.0666, sqr 8.9473) < 2: B₀ itself, at the tables' 1 / step(128).
+  const PolluxGoodput::Config one = goodput.chosen(job("cifar10"), Placement{{{0, 1}}}, &constant, 0, 128, 0);
+  EXPECT_EQ(one.atomic, 128);
+  EXPECT_EQ(one.accum, 0);
+  EXPECT_NEAR(one.rate, 1.0 / kStep128, 1e-9);
+}
+
 TEST(PolluxSpeedup, AJobNeverRunHasTheArtifactsFairShareSpeedup) {
   // pollux.py Problem.__init__: a job without a fitted model gets speedup r / fair_replicas. Fair share
   // 3 replicas (e.g. ⌈64 GPUs / 22 jobs⌉): 1 replica → 1/3, 2 → 2/3, whatever its goodput. A job that
