@@ -29,7 +29,6 @@
 // agrees with its own batch's statistics).
 #pragma once
 
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
