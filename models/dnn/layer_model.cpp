@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 #include "models/common/enum_names.hpp"
@@ -55,6 +56,34 @@ std::string describe_activation_sources(const LayerModel& model) {
     text += fmt::format("{}: {} layer{}", name(static_cast<ActivationSource>(s)), counts[s], counts[s] == 1 ? "" : "s");
   }
   return text.empty() ? "no layers" : text;
+}
+
+std::vector<LayerRange> model_blocks(const LayerModel& model) {
+  // The name up to its first component "block<digits>" ("decoder.block3" of "decoder.block3.attn.q"),
+  // or empty: "encoder.lstm2" or "conv3_1" are units of their own.
+  const auto block_of = [](const std::string& name) {
+    std::size_t start = 0;
+    while (start < name.size()) {
+      const std::size_t end = std::min(name.find('.', start), name.size());
+      const std::string_view part = std::string_view(name).substr(start, end - start);
+      if (part.size() > 5 && part.starts_with("block") &&
+          std::all_of(part.begin() + 5, part.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return end < name.size() ? std::string_view(name).substr(0, end) : std::string_view();
+      start = end + 1;
+    }
+    return std::string_view();
+  };
+  std::vector<LayerRange> blocks;
+  std::string_view open;
+  for (std::size_t l = 0; l < model.layers.size(); ++l) {
+    const std::string_view block = block_of(model.layers[l].name);
+    if (!block.empty() && block == open)
+      blocks.back().end = l + 1;
+    else if (!block.empty())
+      blocks.push_back(LayerRange{l, l + 1});
+    open = block;
+  }
+  return blocks;
 }
 
 }  // namespace dnnsim

@@ -183,6 +183,20 @@ struct LayerModel {
   }
 };
 
+struct LayerRange {
+  std::size_t begin = 0;  // first layer
+  std::size_t end = 0;    // one past the last layer
+  [[nodiscard]] std::size_t size() const { return end - begin; }
+  friend bool operator==(const LayerRange&, const LayerRange&) = default;
+};
+
+// The model's blocks, in order (empty: it has none): consecutive layers whose names share a prefix
+// ending in a component "block<N>" followed by more ("block3.attn.qkv", "block3.mlp.fc1"; T5's
+// "decoder.block3.cross.q") — the zoo's transformer blocks; every other layer ("encoder.lstm2",
+// "conv3_1") is in none. The one rule for what a block is: the planners' boundaries and the
+// activation offload (models/dnn/llm_parallel.hpp) read it.
+[[nodiscard]] std::vector<LayerRange> model_blocks(const LayerModel& model);
+
 // One line on where the model's activation_bytes come from, by source with layer counts, e.g.
 // "zoo bert-48 blocks (Korthikanti et al. MLSys'23): 48 layers; profile outputs only: 5 layers".
 [[nodiscard]] std::string describe_activation_sources(const LayerModel& model);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace dnnsim {
 namespace {
@@ -162,13 +161,10 @@ LayerModel recompute_modules(const LayerModel& model, std::uint8_t modules) {
 LayerModel offload_activations(const LayerModel& model, int layers) {
   LayerModel result = model;
   if (layers <= 0) return result;
-  for (Layer& layer : result.layers) {
-    // The zoo names a transformer block's layers "block<i>." (zoo_llm.cpp); the embedding, the final
-    // norm and the head are outside the offloaded blocks.
-    int block = -1;
-    if (std::sscanf(layer.name.c_str(), "block%d.", &block) == 1 && block >= 0 && block < layers)
-      keep_only(layer, Bytes(0));
-  }
+  // The embedding, the final norm and the head are in no block: they keep their activations.
+  const std::vector<LayerRange> blocks = model_blocks(result);
+  for (std::size_t b = 0; b < blocks.size() && b < static_cast<std::size_t>(layers); ++b)
+    for (std::size_t l = blocks[b].begin; l < blocks[b].end; ++l) keep_only(result.layers[l], Bytes(0));
   return result;
 }
 

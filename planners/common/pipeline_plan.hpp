@@ -22,13 +22,6 @@
 
 namespace dnnsim {
 
-struct LayerRange {
-  std::size_t begin = 0;  // first layer
-  std::size_t end = 0;    // one past the last layer
-  [[nodiscard]] std::size_t size() const { return end - begin; }
-  friend bool operator==(const LayerRange&, const LayerRange&) = default;
-};
-
 struct PipelineStage {
   std::vector<LayerRange> chunks;  // one per model chunk; chunk c is virtual stage c·p + s
   std::vector<DeviceId> devices;   // the replicas, indices into the cluster's GPUs (Cluster::gpu_names order)

@@ -83,13 +83,9 @@ struct PlanRequest {
   std::uint8_t recompute_modules = 0;
 };
 
-// The boundaries of a model's blocks: consecutive layers whose names share a prefix ending in a
-// component "block<N>" followed by more ("block3.attn.qkv", "block3.mlp.fc1"; T5's
-// "decoder.block3.cross.q") form one block — the zoo's transformer blocks; every other layer
-// ("encoder.lstm2", "conv3_1") is its own. Every index 0..N when no two layers group.
+// The boundaries of a model's blocks (model_blocks, models/dnn/layer_model.hpp): every layer before,
+// between and after the blocks is its own unit, each block one. Every index 0..N without blocks.
 [[nodiscard]] std::vector<std::size_t> block_boundaries(const LayerModel& model);
-// Those blocks alone, in order (empty: the model has none).
-[[nodiscard]] std::vector<LayerRange> model_blocks(const LayerModel& model);
 
 struct PlanStatistics {
   std::size_t candidates = 0;  // partial or complete plans scored
