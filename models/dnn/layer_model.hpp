@@ -125,6 +125,10 @@ struct Layer {
   // its weight gradient, whether it keeps that copy in the model's dtype (activation_bytes) or another
   // layer does; a low-precision recipe saves it quantized instead (PrecisionRecipe::saved_input_bytes).
   double saved_input_elements = 0;
+  // Per sample, the kept activations that wait in host memory instead (Megatron-Core's CPU offload:
+  // offload_activations in models/dnn/llm_parallel.hpp), copied out after the forward and back before
+  // the backward; 0 for a layer that keeps its activations on the GPU.
+  Bytes offloaded_bytes{0};
 
   [[nodiscard]] Flop backward_input_flops() const { return backward_flops - backward_weight_flops; }
   // forward_bytes and backward_bytes with their defaults applied.

@@ -164,8 +164,30 @@ LayerModel offload_activations(const LayerModel& model, int layers) {
   // The embedding, the final norm and the head are in no block: they keep their activations.
   const std::vector<LayerRange> blocks = model_blocks(result);
   for (std::size_t b = 0; b < blocks.size() && b < static_cast<std::size_t>(layers); ++b)
-    for (std::size_t l = blocks[b].begin; l < blocks[b].end; ++l) keep_only(result.layers[l], Bytes(0));
+    for (std::size_t l = blocks[b].begin; l < blocks[b].end; ++l) {
+      Layer& layer = result.layers[l];
+      layer.offloaded_bytes = layer.activation_bytes;
+      keep_only(layer, Bytes(0));
+    }
   return result;
+}
+
+std::vector<int> offload_windows(int blocks, int offloaded) {
+  // TE's layer_window_map: the blocks split into `offloaded` near-equal windows, the first
+  // blocks % offloaded of them one block longer.
+  std::vector<int> windows;
+  int longer = 0;
+  for (int i = 0; i < offloaded; ++i) {
+    int window = blocks / offloaded * (i + 1) - 1;
+    if (i < blocks % offloaded) {
+      window += i + 1;
+      longer = i + 1;
+    } else {
+      window += longer;
+    }
+    windows.push_back(window);
+  }
+  return windows;
 }
 
 LayerModel shard_for_llm(const LayerModel& model, const TensorParallelOptions& tensor, const LlmParallelism& parallel,

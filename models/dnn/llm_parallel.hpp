@@ -161,14 +161,25 @@ struct ModelStates {
 [[nodiscard]] LayerModel recompute_modules(const LayerModel& model, std::uint8_t modules);
 
 // Megatron-Core's cpu_offloading with cpu_offloading_num_layers = `layers` (activations only;
-// transformer_block.py → Transformer Engine's get_cpu_offload_context): the tensors the first `layers`
-// transformer blocks save for the backward are copied to pinned host memory on a side stream during
-// the next block's forward and copied back one block ahead of their backward, so a GPU holds the
-// other blocks' activations ("activation memory usage is equal to (num_layers − num_offloaded_layers)
-// · T", TE cpu_offload.py). Memory only: those blocks keep nothing on the GPU, their traffic and cuts
-// unchanged; the copies' time is not priced (docs/memory.md). Megatron allows it without a pipeline
-// only (transformer_config.py) and never for the last block.
+// core_dev_r0.15.0 transformer_block.py → Transformer Engine 2.9's get_cpu_offload_context,
+// cpu_offload.py): the tensors the first `layers` transformer blocks (model_blocks) save for the
+// backward wait in pinned host memory, so a GPU holds the other blocks' activations ("activation
+// memory usage is equal to (num_layers − num_offloaded_layers) · T"). Those layers keep nothing on the
+// GPU; what they kept moves to Layer::offloaded_bytes, the size of their copies, which the pipeline
+// lowering places (offload_windows). Traffic and cuts unchanged. Megatron allows it without a
+// pipeline only (transformer_config.py) and never for the last block.
 [[nodiscard]] LayerModel offload_activations(const LayerModel& model, int layers);
+
+// When Transformer Engine waits for the copies of `offloaded` of `blocks` blocks (AsyncDoubleBuffer-
+// GroupOffloadHandler's layer_window_map, TE 2.9 cpu_offload.py): entry i is the block after whose
+// forward the compute stream waits for block i's device-to-host copy and issues block i + 1's, and
+// before whose backward it waits for block i + 1's host-to-device copy and issues block i's. The
+// blocks split into `offloaded` windows of blocks / offloaded blocks, the first blocks % offloaded one
+// longer; the last entry is the last block. Block 0's copy is issued after block 0's forward, and block
+// 0's backward waits for its reload. So each copy has one window's compute to hide under:
+// blocks / offloaded blocks (Llama 3 70B, 80 blocks: 2 with 40 offloaded, 4 with 20), block 0's one
+// block less.
+[[nodiscard]] std::vector<int> offload_windows(int blocks, int offloaded);
 
 // One GPU's share under CP: every layer's per-sample FLOPs, traffic, kept activations and GEMM rows
 // divided by `cp` (weights unchanged).

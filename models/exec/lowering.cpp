@@ -154,6 +154,17 @@ std::uint32_t Lowering::lower_compute(const Compute& compute, const Task& task, 
 }
 
 std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& task, TaskId id) {
+  if (transfer.host != HostCopy::none) {
+    ++program_.flow_count;
+    return program_.completion_of_task[id] = add_on_stream(Op{.amount = transfer.size.value(),
+                                                              .task = id,
+                                                              .device = transfer.src,
+                                                              .dst = transfer.host == HostCopy::to_host ? 0u : 1u,
+                                                              .kind = OpKind::host_copy,
+                                                              .starts_task = true,
+                                                              .ends_task = true},
+                                                           task.stream);
+  }
   Op op{.amount = transfer.size.value(),
         .task = id,
         .device = transfer.src,

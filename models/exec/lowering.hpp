@@ -16,6 +16,8 @@
 //    the task stands for n > 1 kernels, a second delay of (n − 1)·h and an end barrier after both;
 //  - a transfer: one `transfer` op on the sender's stream, after a `delay` of one calibrated call
 //    latency (CollectiveCalibration::latency) when the ends have one;
+//  - a host copy (Transfer::host): one `host_copy` op on its stream, no call latency (a
+//    cudaMemcpyAsync, not an NCCL call);
 //  - a collective: a start barrier; a `delay` of latency × calls per member when calibrated; at
 //    `step` fidelity one `transfer` op per step of its algorithm's expansion (on the sender's stream,
 //    after the steps it depends on); at `flow` fidelity per phase one `flows` op per sender (its
@@ -52,7 +54,9 @@ inline constexpr std::uint32_t kNoOp = std::numeric_limits<std::uint32_t>::max()
 // delays of issuing the device's kernels, in the order their tasks were added.
 inline constexpr StreamId kHostStream = std::numeric_limits<StreamId>::max();
 
-enum class OpKind : std::uint8_t { compute, transfer, flows, barrier, fence, delay };
+// host_copy: a transfer between its device and that device's host memory (Transfer::host), `dst`
+// 0 to the host, 1 from it.
+enum class OpKind : std::uint8_t { compute, transfer, flows, barrier, fence, delay, host_copy };
 
 // One operation. 32 bytes: a step-level run at a thousand GPUs has millions of them.
 struct Op {

@@ -20,6 +20,7 @@ struct GpuRow {
   bool nvlink_bridge_only = false;
   std::string_view mxfp8 = "";  // MX formats: the FP8 peak where the tensor cores run MXFP8
   int nvlink_domain = 0;        // GPUs of the largest NVLink switch fabric the system ships with
+  std::string_view host_link = "";  // the GPU↔host-memory link when not the PCIe link (GpuSpec::host_link)
 };
 
 struct LinkRow {
@@ -164,7 +165,7 @@ const std::array kGpus{
     // GiB-rounded convention as B200 and H100 (186e9 B would be 173.2 GiB).
     GpuRow{"GB200", "NVIDIA GB200 (Blackwell GPU of a GB200 NVL72 rack)",
            "80TFlops", "1.25PFlops", "2.5PFlops", "2.5PFlops", "5PFlops",
-           "189471MiB", "8TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "5PFlops", 72},
+           "189471MiB", "8TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "5PFlops", 72, "NVLink-C2C"},
     // GB300 (Blackwell Ultra, 1,400 W): BF16 2.5 and FP8 5 PFLOPS dense (rack 180 / 360 PF dense, a
     // secondary source; NVIDIA's Blackwell Ultra blog gives the 15 PF dense NVFP4, the 288 GB HBM3e
     // and 8 TB/s); FP32 and TF32 not found, taken as GB200's (assumption); NVLink 5, NVL72.
@@ -174,7 +175,7 @@ const std::array kGpus{
            "NVIDIA technical blog, Inside NVIDIA Blackwell Ultra (2025): 288 GB HBM3E, 8 TB/s, NVLink 5 "
            "1.8 TB/s; verda.com GB300 NVL72 architecture (dense BF16/FP8); FP32/TF32 assumed as GB200; "
            "docs/research/llm-hardware.md",
-           false, "5PFlops", 72},
+           false, "5PFlops", 72, "NVLink-C2C"},
 };
 // clang-format on
 
@@ -209,6 +210,17 @@ const std::array kLinks{
             "50GB/s", "0.6us",
             "NVIDIA DGX B200 user guide: 5th-generation NVLink, 1.8 TB/s per GPU (14.4 TB/s for 8), 18 links; "
             "docs/research/llm-hardware.md",
+            kHopLatency},
+    // NVLink-C2C: a Grace CPU's chip-to-chip link to its GPU, 900 GB/s bidirectional = 450 GB/s per
+    // direction (Grace Hopper: 10 links x 9 signals x 40 Gbit/s per direction). A GB200 superchip
+    // joins one Grace and two Blackwell GPUs by it; taken here as each GPU's own link at that rate
+    // (NVIDIA's pages give the 900 GB/s for the superchip without saying whether its two GPUs share it).
+    LinkRow{"NVLink-C2C", "nvlink", "NVLink-C2C, a Grace CPU's link to its GPU (GH200, GB200, GB300)", "450GB/s",
+            "0.6us",
+            "NVIDIA technical blog, NVIDIA GB200 NVL72 Delivers Trillion-Parameter LLM Training and Real-Time "
+            "Inference (2024): \"NVLink-Chip-to-Chip (C2C) interface that delivers 900 GB/s of bidirectional "
+            "bandwidth\"; https://developer.nvidia.com/blog/"
+            "nvidia-gb200-nvl72-delivers-trillion-parameter-llm-training-and-real-time-inference/",
             kHopLatency},
     // x16 after 128b/130b encoding: 8 GT/s x 16 lanes x 128/130 / 8 bit = 15.754 GB/s; Gen4 and Gen5
     // double it each time.
@@ -273,7 +285,8 @@ GpuSpec to_spec(const GpuRow& row) {
                  std::string(row.source),
                  row.nvlink_bridge_only,
                  optional_rate(row.mxfp8),
-                 row.nvlink_domain};
+                 row.nvlink_domain,
+                 std::string(row.host_link)};
 }
 
 LinkSpec to_spec(const LinkRow& row) {

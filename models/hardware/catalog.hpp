@@ -52,6 +52,9 @@ struct GpuSpec {
   // baseboard, 72 for a GB200/GB300 NVL72 rack); 0 where the catalog does not say. A node type's
   // `nvlink_domain` may not exceed it.
   int nvlink_domain = 0;
+  // The link between the GPU and its host's memory when it is not `pcie` (a link catalog name:
+  // "NVLink-C2C" on a Grace superchip); empty: the PCIe link.
+  std::string host_link;
 
   // The peak rate for `dtype`, nullopt when the GPU has no such mode.
   [[nodiscard]] std::optional<FlopsPerSecond> peak(Dtype dtype) const;

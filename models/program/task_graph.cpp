@@ -19,6 +19,7 @@ constexpr std::array<std::string_view, 5> kDtypeNames{"fp32", "tf32", "fp16", "b
 constexpr std::array<std::string_view, 5> kCollectiveNames{"all_reduce", "all_gather", "reduce_scatter", "broadcast",
                                                            "all_to_all"};
 constexpr std::array<std::string_view, 2> kFidelityNames{"step", "flow"};
+constexpr std::array<std::string_view, 3> kHostCopyNames{"none", "to_host", "from_host"};
 constexpr std::array<std::string_view, 5> kGemmOpNames{"nn", "nt", "tn", "backward", "backward_nt"};
 
 }  // namespace
@@ -60,6 +61,12 @@ std::optional<CollectiveFidelity> collective_fidelity_from_name(std::string_view
   return enum_from_name<CollectiveFidelity>(kFidelityNames, name);
 }
 std::vector<std::string> collective_fidelity_names() { return enum_names(kFidelityNames); }
+
+std::string_view host_copy_name(HostCopy copy) { return kHostCopyNames.at(static_cast<std::size_t>(copy)); }
+std::optional<HostCopy> host_copy_from_name(std::string_view name) {
+  return enum_from_name<HostCopy>(kHostCopyNames, name);
+}
+std::vector<std::string> host_copy_names() { return enum_names(kHostCopyNames); }
 
 std::string_view gemm_op_name(GemmOp op) { return kGemmOpNames.at(static_cast<std::size_t>(op)); }
 std::optional<GemmOp> gemm_op_from_name(std::string_view name) { return enum_from_name<GemmOp>(kGemmOpNames, name); }
@@ -134,7 +141,10 @@ std::vector<Diagnostic> TaskGraph::validate() const {
     } else if (const auto* transfer = std::get_if<Transfer>(&task.op)) {
       check_device(task, id, transfer->src, "source");
       check_device(task, id, transfer->dst, "destination");
-      if (transfer->src == transfer->dst) report(task, id, "a transfer needs two different devices");
+      if (transfer->host == HostCopy::none && transfer->src == transfer->dst)
+        report(task, id, "a transfer needs two different devices");
+      if (transfer->host != HostCopy::none && transfer->src != transfer->dst)
+        report(task, id, "a host copy has one device, its source and destination");
     } else if (const auto* collective = std::get_if<Collective>(&task.op)) {
       if (collective->group.size() < 2) report(task, id, "a collective needs a group of at least two devices");
       std::set<DeviceId> seen;

@@ -113,7 +113,15 @@ struct Compute {
   InternedString measured_on;
 };
 
-// Point-to-point copy from `src` to `dst`, routed over the platform's links.
+// Which way a Transfer crosses between a GPU's memory and its host's (cudaMemcpyAsync to or from
+// pinned host memory: Megatron-Core's activation offload), over the platform's GPU↔host link.
+enum class HostCopy : std::uint8_t { none, to_host, from_host };
+[[nodiscard]] std::string_view host_copy_name(HostCopy copy);
+[[nodiscard]] std::optional<HostCopy> host_copy_from_name(std::string_view name);
+[[nodiscard]] std::vector<std::string> host_copy_names();  // "none", "to_host", "from_host"
+
+// Point-to-point copy from `src` to `dst`, routed over the platform's links; with `host`, a copy
+// between GPU src = dst and its host's memory.
 struct Transfer {
   DeviceId src = 0;
   DeviceId dst = 0;
@@ -121,6 +129,7 @@ struct Transfer {
   // Under a launch model, whether the sender's host waits for the send and the receiver's host for
   // the receive before issuing more kernels (PipelineSchedule::host_synchronizes_sends).
   bool host_synchronizes = true;
+  HostCopy host = HostCopy::none;
 };
 
 // A collective over `group`; `size` is the buffer size on each member (the all-reduce input, the

@@ -32,7 +32,7 @@ const std::vector<std::string> kKindNames{"compute", "transfer", "collective"}; 
 // The keys only one kind of task may have; any other kind reports them as unknown.
 const std::vector<std::string_view> kComputeKeys{"device", "flops",    "bytes_accessed",  "dtype",      "kernel",
                                                  "gemm",   "launches", "measured_time_s", "measured_on"};
-const std::vector<std::string_view> kTransferKeys{"src", "dst", "size_bytes"};
+const std::vector<std::string_view> kTransferKeys{"src", "dst", "size_bytes", "host_copy"};
 const std::vector<std::string_view> kCollectiveKeys{"collective", "group", "size_bytes", "algorithm", "root",
                                                     "fidelity",   "calls", "mirrored",   "copies",    "alone"};
 
@@ -123,6 +123,7 @@ class Parser {
   const std::vector<std::string> gemm_op_names_ = gemm_op_names();
   const std::vector<std::string> collective_names_ = collective_kind_names();
   const std::vector<std::string> fidelity_names_ = collective_fidelity_names();
+  const std::vector<std::string> host_copy_names_ = host_copy_names();
   std::vector<std::string> devices_;
   std::vector<std::string> streams_;
   std::vector<std::pair<DeviceId, DeviceId>> mirrors_;  // (copy, source), TaskGraph::set_mirror
@@ -401,6 +402,9 @@ void Parser::read_transfer(MapReader& map, PendingTask& pending) {
   if (dst) transfer.dst = *dst;
   pending.op_ok = src && dst;
   read_amount(map, "size_bytes", transfer.size, /*required=*/true);
+  if (const YAML::Node node = map.get("host_copy"); node.IsDefined())
+    if (auto index = pick(node, "host_copy", "host copy", host_copy_names_))
+      transfer.host = *host_copy_from_name(host_copy_names_[*index]);
   pending.task.op = std::move(transfer);
 }
 

@@ -83,6 +83,7 @@ nlohmann::ordered_json task_json(const TaskGraph& graph, TaskId id) {
                    object["src"] = device_name(transfer.src);
                    object["dst"] = device_name(transfer.dst);
                    object["size_bytes"] = amount(transfer.size.value());
+                   if (transfer.host != HostCopy::none) object["host_copy"] = host_copy_name(transfer.host);
                    schedule();
                  },
                  [&](const Collective& collective) {

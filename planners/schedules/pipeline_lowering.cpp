@@ -9,6 +9,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include "planners/common/layer_cost.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
@@ -190,6 +191,43 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   // lowered GPU (replica · lowered_ranks + rank) those of its last step, which its optimizer step waits for.
   Companions companions;
   std::vector<std::vector<std::vector<TaskId>>> trailing(p);
+  // Megatron-Core's activation offload (Transformer Engine's AsyncDoubleBufferGroupOffloadHandler,
+  // offload_windows in models/dnn/llm_parallel.hpp): by layer index x = the end of block g, what
+  // happens where the compute stream passes between block g and block g + 1. Forward, after block g:
+  // block 0 issues its device-to-host copy; a window's last block waits for the copy in flight and
+  // issues the next block's. Backward, before block g: a window's last block waits for the reload in
+  // flight and issues its own window's block's; block 0 waits for its reload. The copies run on their
+  // own streams over the GPU↔host link (Transfer::host), each after the compute that precedes its
+  // issue; a wait is the next compute's dependency on the copy.
+  struct OffloadCut {
+    std::optional<int> forward_issue;   // block whose copy to the host starts here
+    bool forward_wait = false;          // the compute after here waits for the copy in flight
+    std::optional<int> backward_issue;  // block whose reload starts here
+    bool backward_wait = false;         // the compute after here waits for the reload in flight
+  };
+  std::map<std::size_t, OffloadCut> offload_cuts;
+  std::vector<Bytes> offloaded_per_sample;  // [block]
+  if (workload.llm.offloaded_layers > 0) {
+    const std::vector<LayerRange> blocks = model_blocks(model);
+    const int offloaded = std::min(workload.llm.offloaded_layers, static_cast<int>(blocks.size()) - 1);
+    for (const LayerRange& block : blocks) {
+      Bytes bytes{0};
+      for (std::size_t l = block.begin; l < block.end; ++l) bytes += model.layers[l].offloaded_bytes;
+      offloaded_per_sample.push_back(bytes);
+    }
+    if (offloaded > 0) {
+      const std::vector<int> windows = offload_windows(static_cast<int>(blocks.size()), offloaded);
+      offload_cuts[blocks.front().end].forward_issue = 0;
+      offload_cuts[blocks.front().end].backward_wait = true;
+      for (int i = 0; i < offloaded; ++i) {
+        OffloadCut& cut = offload_cuts[blocks[static_cast<std::size_t>(windows[static_cast<std::size_t>(i)])].end];
+        cut.forward_wait = true;
+        if (i + 1 < offloaded) cut.forward_issue = i + 1;
+        cut.backward_wait = i + 1 < offloaded;
+        cut.backward_issue = i;
+      }
+    }
+  }
   // Layer-by-layer step times (PipelineWorkload::gpus), by (first layer, end, samples, forward,
   // accumulates, GPU model).
   std::map<std::tuple<std::size_t, std::size_t, int, bool, bool, std::string>, Seconds> layer_by_layer;
@@ -266,6 +304,10 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
       // Per lowered rank, what its previous step ended with (add_step_collectives): the next step's
       // compute also waits for the overlapped part, which belongs to the previous step.
       std::vector<std::vector<TaskId>> step_end(static_cast<std::size_t>(lowered_ranks));
+      // Per lowered rank: the copy the next compute waits for, and the last copy issued each way.
+      std::vector<std::optional<TaskId>> offload_wait(static_cast<std::size_t>(lowered_ranks));
+      std::vector<std::optional<TaskId>> last_to_host(static_cast<std::size_t>(lowered_ranks));
+      std::vector<std::optional<TaskId>> last_from_host(static_cast<std::size_t>(lowered_ranks));
       for (std::size_t position = 0; position < orders[s].size(); ++position) {
         const PipelineStep& step = orders[s][position];
         const std::size_t u = static_cast<std::size_t>(step.chunk) * p + s;
@@ -311,35 +353,97 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
             return gradient_accumulation(parameter_count(model, layers) / workload.gradient_shards(stage),
                                          per_parameter, device);
           };
-          for (int r = 0; r < lowered_ranks; ++r) {
-            Compute work = work_of(layers, samples, pass, gpu(group, r));
-            if (workload.gpus.empty()) {
-              // Without per-GPU layer times (no cluster), the accumulation's bytes join the step's
-              // roofline; its FLOPs are no model's (nor hardware FLOPs, as an optimizer step's are not).
-              if (accumulate) work.bytes_accessed += accumulation(work.device).bytes_accessed;
-            } else {
-              const ClusterDevice& device = workload.gpus.at(work.device);
-              const auto key = std::make_tuple(layers.begin, layers.end, samples, pass == Pass::forward, accumulate,
-                                               device.gpu.name);
-              auto known = layer_by_layer.find(key);
-              if (known == layer_by_layer.end()) {
-                // Less the attention the CP ring's phases run beside their exchanges (step_communication.hpp).
-                Seconds total = step_layers_time(workload, layers, device, samples, pass) -
-                                ring_attention_overlapped(workload, layers, device, samples, pass);
-                if (accumulate) total += compute_time_on(accumulation(work.device), device);  // its own kernel: adds
-                known = layer_by_layer.emplace(key, total).first;
-              }
-              work.measured_time = known->second;
-              work.measured_on = device.gpu.name;
+          // The step's segments in the order they run, split where an offload copy is issued or waited
+          // for (offload_cuts): forward upwards, backward downwards; a cut fires after its segment.
+          const bool offloads = !offload_cuts.empty() && phase != Phase::recompute;
+          const bool forward = pass == Pass::forward;
+          std::vector<LayerRange> segments{layers};
+          std::vector<const OffloadCut*> fired{nullptr};
+          if (offloads) {
+            segments.clear();
+            fired.clear();
+            std::size_t from = layers.begin;
+            for (auto it = offload_cuts.upper_bound(layers.begin); it != offload_cuts.end() && it->first <= layers.end;
+                 ++it) {
+              if (it->first == layers.end) break;
+              segments.push_back(LayerRange{from, it->first});
+              from = it->first;
             }
-            Task task = task_of(std::move(work), compute_stream, phase, label, step_iteration);
-            task.alloc_bytes = alloc;
-            task.free_bytes = free;
-            if (iteration == 0 && first_task) task.alloc_bytes += stage_model_state_bytes(workload, s) + stash;
-            const std::vector<TaskId>& before = step_end[static_cast<std::size_t>(r)];
-            if (before.size() > 1) task.deps.insert(task.deps.end(), before.begin() + 1, before.end());
-            computes.push_back(graph.add(std::move(task)));
-            ids.push_back(computes.back());
+            segments.push_back(LayerRange{from, layers.end});
+            if (!forward) std::reverse(segments.begin(), segments.end());
+            for (const LayerRange& segment : segments) {
+              const auto cut = offload_cuts.find(forward ? segment.end : segment.begin);
+              fired.push_back(cut != offload_cuts.end() &&
+                                      (forward ? segment.end > layers.begin : segment.begin < layers.end)
+                                  ? &cut->second
+                                  : nullptr);
+            }
+          }
+          for (int r = 0; r < lowered_ranks; ++r) {
+            const auto rank = static_cast<std::size_t>(r);
+            // What the compute stream does where it passes `cut`, right after `after` (if any).
+            const auto fire = [&](const OffloadCut& cut, std::optional<TaskId> after) {
+              std::optional<TaskId>& in_flight = forward ? last_to_host[rank] : last_from_host[rank];
+              if (forward ? cut.forward_wait : cut.backward_wait) offload_wait[rank] = in_flight;
+              const std::optional<int> block = forward ? cut.forward_issue : cut.backward_issue;
+              if (!block) return;
+              Task copy =
+                  task_of(Transfer{gpu(group, r), gpu(group, r),
+                                   offloaded_per_sample[static_cast<std::size_t>(*block)] * samples, true,
+                                   forward ? HostCopy::to_host : HostCopy::from_host},
+                          graph.stream(forward ? "offload-d2h" : "offload-h2d"), Phase::communication,
+                          fmt::format("{} block{} {}", forward ? "offload" : "reload", *block, label), step_iteration);
+              if (after) copy.deps.push_back(*after);
+              in_flight = graph.add(std::move(copy));
+            };
+            // Backward from the model's end: the cut after its last layer (a model ending in an
+            // offloaded window's last block) is passed before the step's first segment.
+            if (offloads && !forward && layers.end == model.layers.size())
+              if (const auto top = offload_cuts.find(layers.end); top != offload_cuts.end()) {
+                const std::vector<TaskId>& before = step_end[rank];
+                fire(top->second, before.empty() ? std::nullopt : std::optional<TaskId>(before.front()));
+              }
+            TaskId last = 0;
+            for (std::size_t k = 0; k < segments.size(); ++k) {
+              const LayerRange segment = segments[k];
+              const bool first_segment = k == 0;
+              const bool last_segment = k + 1 == segments.size();
+              // The gradient accumulation is the step's own kernel, after its last segment's layers.
+              const bool adds = accumulate && last_segment;
+              Compute work = work_of(segment, samples, pass, gpu(group, r));
+              if (workload.gpus.empty()) {
+                // Without per-GPU layer times (no cluster), the accumulation's bytes join the step's
+                // roofline; its FLOPs are no model's (nor hardware FLOPs, as an optimizer step's are not).
+                if (adds) work.bytes_accessed += accumulation(work.device).bytes_accessed;
+              } else {
+                const ClusterDevice& device = workload.gpus.at(work.device);
+                const auto key =
+                    std::make_tuple(segment.begin, segment.end, samples, pass == Pass::forward, adds, device.gpu.name);
+                auto known = layer_by_layer.find(key);
+                if (known == layer_by_layer.end()) {
+                  // Less the attention the CP ring's phases run beside their exchanges (step_communication.hpp).
+                  Seconds total = step_layers_time(workload, segment, device, samples, pass) -
+                                  ring_attention_overlapped(workload, segment, device, samples, pass);
+                  if (adds) total += compute_time_on(accumulation(work.device), device);  // its own kernel: adds
+                  known = layer_by_layer.emplace(key, total).first;
+                }
+                work.measured_time = known->second;
+                work.measured_on = device.gpu.name;
+              }
+              Task task = task_of(std::move(work), compute_stream, phase, label, step_iteration);
+              if (first_segment) {
+                task.alloc_bytes = alloc;
+                if (iteration == 0 && first_task) task.alloc_bytes += stage_model_state_bytes(workload, s) + stash;
+                const std::vector<TaskId>& before = step_end[rank];
+                if (before.size() > 1) task.deps.insert(task.deps.end(), before.begin() + 1, before.end());
+              }
+              if (last_segment) task.free_bytes = free;
+              if (offload_wait[rank]) task.deps.push_back(*std::exchange(offload_wait[rank], std::nullopt));
+              last = graph.add(std::move(task));
+              if (offloads && fired[k] != nullptr) fire(*fired[k], last);
+            }
+            computes.push_back(last);
+            ids.push_back(last);
           }
           first_task = false;
           step_end = add_step_collectives(graph, workload, stage, q, computes, step_end, companions, layers, samples,

@@ -28,6 +28,15 @@
 //    activations; a stage's chunks are all-reduced in the order their last backwards run. Without
 //    it, one all-reduce per chunk, every one after the stage's last backward step (the flush), in
 //    chunk order, as DDP without overlap and Megatron-LM's local DDP run it.
+//  - streams "offload-d2h" / "offload-h2d" (an LLM's activation offload, LlmParallelism::offloaded_layers,
+//    as Transformer Engine 2.9's AsyncDoubleBufferGroupOffloadHandler runs it: offload_windows in
+//    models/dnn/llm_parallel.hpp): each offloaded block's copy to its GPU's host memory and back
+//    (Transfer::host, Layer::offloaded_bytes × samples), over the GPU↔host link. A step's compute is
+//    split where a copy is issued or waited for: forward, block 0's copy starts after block 0, and
+//    after the last block of window i the compute waits for block i's copy and block i + 1's starts;
+//    backward, before the last block of window i the compute waits for block i + 1's reload and block
+//    i's starts, and before block 0 it waits for block 0's. A copy starts after the compute before its
+//    issue and after the previous copy of its stream; the memory stays as offload_activations says.
 // An asynchronous schedule (pipedream-async, PipeDream SOSP'19 §3.2–3.3) is lowered as one run
 // (lower_pipeline_run): the stage orders cover iterations × M micro-batches with no flush, each task
 // tagged with the iteration of its micro-batch (j div M). A stage of r replicas updates its weights

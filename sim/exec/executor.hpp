@@ -74,6 +74,9 @@ struct DeviceBinding {
   // order they were added, so a graph under a launch model must not make a compute task wait for a
   // later-added compute task of the same device (the pipeline lowering's single compute stream does not).
   const CalibrationTable* calibration = nullptr;
+  // The host whose memory the device's host copies (Transfer::host) reach over its GPU↔host link;
+  // null when the graph has none.
+  simgrid::s4u::Host* host_memory = nullptr;
 };
 
 struct ExecutorOptions {

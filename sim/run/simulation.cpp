@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <iostream>
@@ -74,7 +75,14 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   const auto engine = create_engine();
 
   SimulationResult result;
-  Platform platform = build_platform(scenario);
+  // Host copies (Transfer::host) reach their node's CPU: its host exists only when some task needs it.
+  const bool host_copies = std::any_of(graph.tasks().begin(), graph.tasks().end(), [](const Task& task) {
+    const auto* transfer = std::get_if<Transfer>(&task.op);
+    return transfer != nullptr && transfer->host != HostCopy::none;
+  });
+  PlatformOptions platform_options;
+  if (host_copies) platform_options.cpu_hosts.assign(scenario.cluster.nodes.size(), {CpuHostSpec{}});
+  Platform platform = build_platform(scenario, platform_options);
   result.gpu_names = scenario.cluster.gpu_names();
 
   // The graph's devices are GPU names; bind each to its host.
@@ -90,7 +98,8 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
     const auto found = gpu_index.find(device);
     const std::size_t gpu = found == gpu_index.end() ? result.gpu_names.size() : found->second;
     bindings.push_back(DeviceBinding{platform.gpus[gpu], platform.gpu_specs[gpu], platform.compute_efficiency[gpu],
-                                     platform.calibration[gpu]});
+                                     platform.calibration[gpu],
+                                     host_copies ? platform.cpus.at(node_of_gpu[gpu]).front() : nullptr});
     node_of_device.push_back(node_of_gpu[gpu]);
     own_nic.push_back(scenario.cluster.type_of(scenario.cluster.nodes[node_of_gpu[gpu]]).nic_per_gpu);
     gpu_of_device.push_back(static_cast<std::uint32_t>(gpu));

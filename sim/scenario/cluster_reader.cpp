@@ -109,6 +109,13 @@ class ClusterReader {
       pcie_map.finish();
     }
     if (pcie) std::tie(type.pcie_bandwidth, type.pcie_latency) = *pcie;
+    type.host_link_bandwidth = type.pcie_bandwidth;
+    type.host_link_latency = type.pcie_latency;
+    if (const LinkSpec* host = catalog.find_link(type.gpu.host_link)) {
+      type.host_link_bandwidth = host->bandwidth;
+      type.host_link_latency = host->latency;
+      type.own_host_link = true;
+    }
 
     std::optional<std::pair<BytesPerSecond, Seconds>> gpu_link_default;
     if (type.fabric == IntraNodeFabric::pcie) {

@@ -114,12 +114,18 @@ class LayoutBuilder {
       route.push_back(Hop{nics.back(), true});
       result.gpu_to_gateway.push_back(std::move(route));
     }
-    // The host's side of each PCIe link is its DOWN direction (GPU → host is UP, as above).
+    // The host's side of each PCIe link is its DOWN direction (GPU → host is UP, as above). A GPU
+    // with a host link of its own (NVLink-C2C) reaches its host's memory over that link instead.
     result.cpu = node.name + "/cpu";
     for (std::uint32_t g = 0; g < gpus; ++g) {
       Route route;
-      if (host_bridge) route.push_back(Hop{*host_bridge, true});
-      route.push_back(Hop{pcie[g], false});
+      if (type.own_host_link) {
+        route.push_back(
+            Hop{add_link(result.gpus[g] + "/c2c", type.host_link_bandwidth, type.host_link_latency), false});
+      } else {
+        if (host_bridge) route.push_back(Hop{*host_bridge, true});
+        route.push_back(Hop{pcie[g], false});
+      }
       result.cpu_to_gpu.push_back(std::move(route));
     }
     if (host_bridge) result.cpu_to_gateway.push_back(Hop{*host_bridge, true});

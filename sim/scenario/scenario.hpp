@@ -51,6 +51,11 @@ struct NodeType {
   Seconds gpu_link_latency;
   BytesPerSecond pcie_bandwidth;  // GPU ↔ NIC path (per direction)
   Seconds pcie_latency;
+  // GPU ↔ its host's memory, per direction: the PCIe link, or the GPU's own host link where the
+  // catalog names one (GpuSpec::host_link: NVLink-C2C on GB200/GB300).
+  BytesPerSecond host_link_bandwidth;
+  Seconds host_link_latency;
+  bool own_host_link = false;                           // host_link is a link of its own, not the PCIe link
   std::optional<BytesPerSecond> host_bridge_bandwidth;  // pcie fabric: shared by all GPU↔GPU and GPU↔NIC traffic
   BytesPerSecond nic_bandwidth;
   Seconds nic_latency;

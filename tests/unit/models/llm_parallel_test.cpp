@@ -297,6 +297,38 @@ TEST(ActivationOffload, TheFirstBlocksKeepNothingOnTheGpu) {
   EXPECT_NEAR(offloaded, total, 1e-6 * total);  // equal blocks: half of them leave
 }
 
+// What leaves the GPU is what its copies carry: each offloaded layer's kept bytes move to offloaded_bytes.
+TEST(ActivationOffload, TheCopiesCarryWhatTheBlocksKept) {
+  const LayerModel model = make("llama3-70b", 8192);
+  LlmParallelism parallel;
+  const LayerModel kept_on_gpu = share_of(model, parallel);
+  parallel.offloaded_layers = 40;
+  const LayerModel share = share_of(model, parallel);
+  const std::vector<LayerRange> blocks = model_blocks(share);
+  ASSERT_EQ(blocks.size(), 80u);
+  for (std::size_t l = 0; l < share.layers.size(); ++l) {
+    const bool offloaded = l >= blocks[0].begin && l < blocks[39].end;
+    EXPECT_DOUBLE_EQ(share.layers[l].offloaded_bytes.value(),
+                     offloaded ? kept_on_gpu.layers[l].activation_bytes.value() : 0.0)
+        << share.layers[l].name;
+  }
+}
+
+// Transformer Engine's layer_window_map (cpu_offload.py): window i ends at (L / N)·(i + 1) − 1, plus
+// i + 1 for the first L mod N windows and L mod N after them. 80 blocks, 40 offloaded: 2i + 1 (1, 3,
+// …, 79); 20 offloaded: 4i + 3; 10 blocks, 3 offloaded: 3 − 1 + 1 = 3, 6 − 1 + 1 = 6, 9 − 1 + 1 = 9;
+// 5 blocks, 4 offloaded: 0 + 1, 1 + 1, 2 + 1, 3 + 1.
+TEST(ActivationOffload, WindowsAreTransformerEnginesLayerWindowMap) {
+  const std::vector<int> forty = offload_windows(80, 40);
+  ASSERT_EQ(forty.size(), 40u);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(forty[static_cast<std::size_t>(i)], 2 * i + 1);
+  const std::vector<int> twenty = offload_windows(80, 20);
+  ASSERT_EQ(twenty.size(), 20u);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(twenty[static_cast<std::size_t>(i)], 4 * i + 3);
+  EXPECT_EQ(offload_windows(10, 3), (std::vector<int>{3, 6, 9}));
+  EXPECT_EQ(offload_windows(5, 4), (std::vector<int>{1, 2, 3, 4}));
+}
+
 // The distributed optimizer shards the dense parameters' optimizer state over the stage's DP × CP ranks
 // and the routed experts' over the expert data-parallel ranks, DP·CP·TP / EP. H100 GPT-OSS-like (a
 // stage of 16 replicas, TP 1, EP 8; BF16 with the precision-aware optimizer: 2 + 2 + 8 bytes): 1e9
