@@ -116,26 +116,22 @@ class PolluxScheduler final : public JobScheduler {
       base_replicas.push_back(std::min(fair, known.batch_limit));
       unexplored.push_back(fair_share_unexplored_ && known.explored == 0 ? 1 : 0);
     }
-    forget_predictions_of_finished(jobs);
+    forget_finished(jobs);
     pb.speedup = pollux_speedup_function(std::move(rates), std::move(base_replicas), std::move(unexplored), fair);
     return pb;
   }
 
-  // A finished job keeps its observations, not its memoised predictions and picks (a trace's worth).
-  void forget_predictions_of_finished(const std::vector<const JobView*>& jobs) {
+  // A finished job keeps nothing: its memoised predictions, picks and observations are a trace's worth
+  // (its 1,105 predictions alone 8.8 kB: most of the 791 MB peak over Philly, docs/performance.md). A
+  // job that has run is running or queued until it ends, so one gone from the round never comes back.
+  // Assigned a fresh Known, not `= {}`: that clears a vector but keeps its capacity.
+  void forget_finished(const std::vector<const JobView*>& jobs) {
     std::vector<JobId> current;
     for (const JobView* job : jobs)
       if (!known_[job->id].memo.empty() || !known_[job->id].picks.empty()) current.push_back(job->id);
     std::sort(current.begin(), current.end());
     for (const JobId id : memoised_)
-      if (!std::binary_search(current.begin(), current.end(), id)) {
-        Known& known = known_[id];
-        known.memo = {};
-        known.memo_key = {-1, 0.0, 0};
-        known.picks = {};
-        known.plan = {};
-        known.times = {};
-      }
+      if (!std::binary_search(current.begin(), current.end(), id)) known_[id] = Known{};
     memoised_ = std::move(current);
   }
 
@@ -346,7 +342,7 @@ class PolluxScheduler final : public JobScheduler {
   std::vector<Known> known_;                // by JobId
   std::vector<PolluxAllocation> previous_;  // the last GA population, over previous_jobs_
   std::vector<JobId> previous_jobs_;
-  std::vector<JobId> memoised_;  // jobs with memoised predictions or picks (throughput: fitted)
+  std::vector<JobId> memoised_;  // jobs with memoised predictions, picks or observations (throughput: fitted)
   std::map<std::vector<PolluxPerfObservation>, PolluxPerfParams, ObservationsOrder> fits_;  // fitted()'s
 };
 
