@@ -123,16 +123,15 @@ class PolluxScheduler final : public JobScheduler {
 
   // A finished job keeps nothing: its memoised predictions, picks and observations are a trace's worth
   // (its 1,105 predictions alone 8.8 kB: most of the 791 MB peak over Philly, docs/performance.md). A
-  // job that has run is running or queued until it ends, so one gone from the round never comes back.
-  // Assigned a fresh Known, not `= {}`: that clears a vector but keeps its capacity.
+  // job is in every round (running or queued) until it ends, so one gone from the round never comes
+  // back. Assigned a fresh Known, not `= {}`: that clears a vector but keeps its capacity.
   void forget_finished(const std::vector<const JobView*>& jobs) {
-    std::vector<JobId> current;
-    for (const JobView* job : jobs)
-      if (!known_[job->id].memo.empty() || !known_[job->id].picks.empty()) current.push_back(job->id);
-    std::sort(current.begin(), current.end());
-    for (const JobId id : memoised_)
-      if (!std::binary_search(current.begin(), current.end(), id)) known_[id] = Known{};
-    memoised_ = std::move(current);
+    std::vector<JobId> active;
+    for (const JobView* job : jobs) active.push_back(job->id);
+    std::sort(active.begin(), active.end());
+    for (const JobId id : active_)
+      if (!std::binary_search(active.begin(), active.end(), id)) known_[id] = Known{};
+    active_ = std::move(active);
   }
 
   // What the scheduler keeps per job across rounds (by JobId, the job's index in the trace).
@@ -201,7 +200,7 @@ class PolluxScheduler final : public JobScheduler {
     }
     const std::tuple key{epoch, stats, stats_epoch};
     if (const auto it = known.picks.find(key); it != known.picks.end()) return it->second;
-    if (known.picks.empty()) memoised_.push_back(job.id);  // freed when it is gone, even within a round
+    if (known.picks.empty()) active_.push_back(job.id);  // forgotten at the next round it is not in
     const PolluxPerfParams* params = known.observations.empty() ? nullptr : &fitted(known);
     return known.picks[key] = goodput_.chosen(*job.record, *job.placement, params, epoch, stats, stats_epoch);
   }
@@ -342,7 +341,7 @@ class PolluxScheduler final : public JobScheduler {
   std::vector<Known> known_;                // by JobId
   std::vector<PolluxAllocation> previous_;  // the last GA population, over previous_jobs_
   std::vector<JobId> previous_jobs_;
-  std::vector<JobId> memoised_;  // jobs with memoised predictions, picks or observations (throughput: fitted)
+  std::vector<JobId> active_;  // the last round's jobs and those given picks since (forget_finished)
   std::map<std::vector<PolluxPerfObservation>, PolluxPerfParams, ObservationsOrder> fits_;  // fitted()'s
 };
 
