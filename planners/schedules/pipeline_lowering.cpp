@@ -363,9 +363,8 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
             segments.clear();
             fired.clear();
             std::size_t from = layers.begin;
-            for (auto it = offload_cuts.upper_bound(layers.begin); it != offload_cuts.end() && it->first <= layers.end;
+            for (auto it = offload_cuts.upper_bound(layers.begin); it != offload_cuts.end() && it->first < layers.end;
                  ++it) {
-              if (it->first == layers.end) break;
               segments.push_back(LayerRange{from, it->first});
               from = it->first;
             }
@@ -373,10 +372,7 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
             if (!forward) std::reverse(segments.begin(), segments.end());
             for (const LayerRange& segment : segments) {
               const auto cut = offload_cuts.find(forward ? segment.end : segment.begin);
-              fired.push_back(cut != offload_cuts.end() &&
-                                      (forward ? segment.end > layers.begin : segment.begin < layers.end)
-                                  ? &cut->second
-                                  : nullptr);
+              fired.push_back(cut != offload_cuts.end() ? &cut->second : nullptr);
             }
           }
           for (int r = 0; r < lowered_ranks; ++r) {
