@@ -92,7 +92,7 @@ class PlatformBuilder {
       if (n < options_.cpu_hosts.size())
         for (const CpuHostSpec& spec : options_.cpu_hosts[n]) {
           const std::string name = spec.name.empty() ? node.cpu : node.cpu + "/" + spec.name;
-          sg4::Host* cpu = zone->create_host(name, 1.0)->set_core_count(spec.cores);
+          sg4::Host* cpu = zone->create_host(name, spec.speed)->set_core_count(spec.cores);
           check(cpu, routes->add_cpu(n));
           cpu->seal();
           platform.cpus.back().push_back(cpu);

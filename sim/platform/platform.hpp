@@ -34,10 +34,13 @@ struct Platform {
 // set of cores reserved for one purpose ("nodeN/cpu/sample"), as thread pools pinned to cores are.
 // Each core runs one core-second per second: executions given in core-seconds take that long on an
 // idle core, and concurrent ones share the host's cores (SimGrid's multi-core host). Every CPU host
-// of a node has the node CPU's routes (layout.hpp).
+// of a node has the node CPU's routes (layout.hpp). `speed` other than 1 stands for another resource
+// of the CPU shared the same way: the gnn kind's memory bandwidth ("nodeN/cpu/memory", one core at
+// the bandwidth in bytes per second).
 struct CpuHostSpec {
   std::string name;
   int cores = 1;
+  double speed = 1;
 };
 
 struct PlatformOptions {

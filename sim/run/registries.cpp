@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/dnn/zoo.hpp"
+#include "models/gnn/cpu_interference.hpp"
 #include "models/gnn/feature_cache.hpp"
 #include "models/gnn/partitioner.hpp"
 #include "models/gnn/sampler.hpp"
@@ -40,6 +41,7 @@ const std::vector<RegistryListing>& builtin_registry_listings() {
       listing_of("samplers", gnn::builtin_samplers()),
       listing_of("orderings", gnn::builtin_orderings()),
       listing_of("caches", gnn::builtin_caches()),
+      listing_of("interference", gnn::builtin_interference_models()),
   };
   return listings;
 }

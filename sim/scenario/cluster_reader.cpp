@@ -90,6 +90,12 @@ class ClusterReader {
     type.compute_efficiency = map.number("compute_efficiency", 1e-3, 1.0).value_or(1.0);
     type.gpus_per_node = static_cast<int>(map.integer("gpus_per_node", 1, 1024, true).value_or(1));
     if (auto cores = map.integer("cpu_cores", 1, 1 << 16)) type.cpu_cores = static_cast<int>(*cores);
+    if (auto bandwidth = map.quantity<BytesPerSecond>("cpu_memory_bandwidth")) {
+      if (bandwidth->value() > 0)
+        type.cpu_memory_bandwidth = *bandwidth;
+      else
+        reader_.error(map.get("cpu_memory_bandwidth"), "cpu_memory_bandwidth must be positive");
+    }
     const bool has_nvlink = !type.gpu.nvlink.empty();
     // Board-level NVLink (SXM) defaults to an NVSwitch; a pair bridge does not connect a whole node.
     const std::string fabric = map.choice("fabric", {"nvswitch", "nvlink_mesh", "pcie"})

@@ -68,6 +68,10 @@ struct NodeType {
   // Host CPU cores (all sockets): where a GNN workload samples and gathers features
   // (sim/workloads/gnn); nullopt when the scenario does not say, and kinds that need it report so.
   std::optional<int> cpu_cores;
+  // Memory traffic (bytes read + written per second) the node's CPU sockets sustain together: the
+  // resource the gnn kind's measured interference model shares between its stages; nullopt when the
+  // scenario does not say.
+  std::optional<BytesPerSecond> cpu_memory_bandwidth;
 };
 
 struct NodeInstance {

@@ -62,14 +62,19 @@ struct Harness {
   Platform platform;
   GnnPipelineInput input;
 
-  Harness(int nodes, int gpus, int cores, const std::string& top_level = "")
+  // memory_bandwidth > 0: each node's CPU memory as the interference model's host of that speed.
+  Harness(int nodes, int gpus, int cores, const std::string& top_level = "", double memory_bandwidth = 0)
       : scenario(testing::load(gnn_yaml(nodes, gpus, cores, "  pipeline: {cores: shared}\n") + top_level)) {
     engine = create_engine();
     PlatformOptions options;
     options.cpu_hosts.assign(static_cast<std::size_t>(nodes), {CpuHostSpec{"", cores}});
+    if (memory_bandwidth > 0)
+      for (auto& hosts : options.cpu_hosts) hosts.push_back(CpuHostSpec{"memory", 1, memory_bandwidth});
     platform = build_platform(scenario, options);
     for (int s = 0; s < nodes; ++s) {
       simgrid::s4u::Host* cpu = platform.cpus.at(static_cast<std::size_t>(s)).front();
+      if (memory_bandwidth > 0)
+        input.interference.memory.push_back(platform.cpus.at(static_cast<std::size_t>(s)).back());
       input.cpus.push_back({cpu, cpu, cpu, cpu});
       input.gpus.emplace_back();
       for (int g = 0; g < gpus; ++g)
@@ -174,6 +179,70 @@ TEST(GnnPipeline, TrainersMeetAtTheAllReduce) {
   EXPECT_NEAR(result.makespan, 3.25, 1e-9);
   EXPECT_NEAR(result.sync_wait[0][0], 1.0, 1e-9);
   EXPECT_NEAR(result.allreduce_time[0][0], 1.0, 1e-9);
+}
+
+// Memory bandwidth (models/gnn/cpu_interference.hpp): sampling draws 10 GB/s of traffic per
+// core-second, gathering 8 GB/s, from a 13 GB/s memory; one thread per stage on 4 cores, batch 0
+// sampled and gathered in 1 core-s each, batch 1 sampled in 1 core-s, 0.25 s on the GPU each.
+// Batch 0 is sampled alone 0 → 1 s (10 GB/s fits). From 1 s batch 1's sampling (10 GB) and batch 0's
+// gathering (8 GB) stream together: 18 GB/s of demand on 13 GB/s, shared in proportion to demand
+// (7.22 and 5.78 GB/s), so both take 18/13 s and end at 1 + 18/13 s, their cores idle before. Then
+// batch 1 is gathered alone (1 s) and trained: the run ends at 1 + 18/13 + 1 + 0.25 s. (Plain
+// max-min would give each 6.5 GB/s: 1.54 s for the sampling, 1.23 s for the gathering.)
+// One server, one trainer, the given batches and sampling threads (one per other stage) under an
+// interference model.
+GnnPipelineResult interference_case(int cores, double memory_bandwidth, std::vector<GnnBatchWork> batches,
+                                    std::uint32_t sampling_threads, const GnnInterferenceInput& model) {
+  Harness h(1, 1, cores, "", memory_bandwidth);
+  h.input.batches[0] = std::move(batches);
+  h.input.threads = {{sampling_threads, 1, 1}};
+  h.input.interference.traffic = model.traffic;
+  h.input.interference.time_sliced = model.time_sliced;
+  return simulate_gnn_pipeline(h.input);
+}
+
+GnnPipelineResult bandwidth_case(double memory_bandwidth) {
+  return interference_case(4, memory_bandwidth, {batch(0, 1.0, 1.0, 0.25), batch(1, 1.0, 1.0, 0.25)}, 1,
+                           {.traffic = {10e9, 8e9, 0, 0}});
+}
+
+TEST(GnnInterference, StreamsOverTheBandwidthShareItInProportionToDemand) {
+  const GnnPipelineResult result = bandwidth_case(13e9);
+  EXPECT_NEAR(result.makespan, 1 + 18.0 / 13 + 1 + 0.25, 1e-6);
+  EXPECT_NEAR(result.stage_busy[0][0], 1 + 18.0 / 13, 1e-6);
+  EXPECT_NEAR(result.stage_busy[0][1], 18.0 / 13 + 1, 1e-6);
+}
+
+TEST(GnnInterference, StreamsWithinTheBandwidthRunAsAlone) {
+  // 18 GB/s of demand on a 20 GB/s memory: nothing slows down, as with no model (batch 0 sampled
+  // 0 → 1, batch 1 sampled and batch 0 gathered 1 → 2, batch 1 gathered 2 → 3, trained by 3.25 s).
+  EXPECT_NEAR(bandwidth_case(20e9).makespan, 3.25, 1e-6);
+}
+
+// Cache pollution: gathering runs at 0.8 of its rate time-sliced with another stage. Two sampling
+// threads start batch 0 (0.5 core-s) and batch 1 (2 core-s) together at 0; batch 0 is gathered in
+// 1 core-s, nothing else costs CPU, 0.25 s on the GPU each.
+GnnPipelineResult pollution_case(int cores) {
+  return interference_case(cores, 0, {batch(0, 0.5, 1.0, 0.25), batch(1, 2.0, 0, 0.25)}, 2,
+                           {.time_sliced = {1, 0.8, 1, 1}});
+}
+
+TEST(GnnInterference, TimeSlicedStagePaysItsFactor) {
+  // One core. Both samplings share it (the same stage: no factor): batch 0's ends at 1 s, batch 1
+  // has 1.5 core-s left. The gathering starts at 1 s with batch 1's sampling on the one core, so it
+  // takes 1 / 0.8 = 1.25 core-s; at half the core each it ends at 1 + 2.5 = 3.5 s, when batch 1's
+  // sampling has 0.25 core-s left (alone: 3.75 s). Trained 3.5 → 3.75 and 3.75 → 4 s.
+  const GnnPipelineResult result = pollution_case(1);
+  EXPECT_NEAR(result.makespan, 4.0, 1e-6);
+  EXPECT_NEAR(result.stage_busy[0][1], 2.5, 1e-6);
+}
+
+TEST(GnnInterference, StageOnACoreOfItsOwnPaysNothing) {
+  // Two cores: the samplings run a core each (batch 0's ends at 0.5 s), and the gathering starts on
+  // the free core: 1 core-s, 0.5 → 1.5 s. Batch 1 is sampled by 2 s; trained 1.5 → 1.75 and 2 → 2.25.
+  const GnnPipelineResult result = pollution_case(2);
+  EXPECT_NEAR(result.makespan, 2.25, 1e-6);
+  EXPECT_NEAR(result.stage_busy[0][1], 1.0, 1e-6);
 }
 
 TEST(GnnKind, EpochOnCoraSliceCountsEveryBatch) {

@@ -14,6 +14,7 @@
 
 #include "models/common/option_reader.hpp"
 #include "models/gnn/batch_cost.hpp"
+#include "models/gnn/cpu_interference.hpp"
 #include "models/gnn/partitioner.hpp"
 #include "models/gnn/sampler.hpp"
 #include "planners/common/layer_cost.hpp"
@@ -238,6 +239,12 @@ class GnnKind final : public WorkloadKind {
               CpuHostSpec{kStageNames[role], static_cast<int>(report->cores.back()[static_cast<std::size_t>(role)])});
       }
     }
+    // The interference model's memory bandwidth: a one-core host per node after its CPU hosts.
+    const gnn::CpuInterference interference =
+        gnn::builtin_interference_models().at(spec->interference).value(spec->interference_options);
+    if (interference.enabled)
+      for (auto& hosts : platform_options.cpu_hosts)
+        hosts.push_back(CpuHostSpec{"memory", 1, spec->memory_bandwidth->value()});
     report->assignment = spec->cores == GnnCoreMode::shared
                              ? "shared: one pool of cpu_cores threads per stage on all the cores"
                          : spec->split ? "isolated: split given"
@@ -246,7 +253,11 @@ class GnnKind final : public WorkloadKind {
     const Platform platform = build_platform(scenario, platform_options);
     start_background_flows(scenario, platform);
     for (std::uint32_t s = 0; s < spec->setup.servers; ++s) {
-      const std::vector<simgrid::s4u::Host*>& hosts = platform.cpus.at(s);
+      std::vector<simgrid::s4u::Host*> hosts = platform.cpus.at(s);
+      if (interference.enabled) {
+        input.interference.memory.push_back(hosts.back());
+        hosts.pop_back();
+      }
       std::array<simgrid::s4u::Host*, kGnnCpuRoles> roles{};
       for (std::size_t role = 0; role < roles.size(); ++role)
         roles[role] = hosts.size() == 1 ? hosts.front() : hosts.at(role);
@@ -256,6 +267,11 @@ class GnnKind final : public WorkloadKind {
         input.gpus.back().push_back(platform.gpus.at(layout.first_gpu[s] + g));
     }
     input.threads = report->threads;
+    if (interference.enabled) {
+      input.interference.traffic = interference.traffic_rates(spec->costs);
+      input.interference.time_sliced = interference.time_sliced;
+      input.interference.h2d_bandwidth = layout.route_bandwidth(layout.nodes.front().cpu_to_gpu.front()).value();
+    }
     input.queue_depth = spec->queue_depth;
     input.allreduce_bytes = gnn::model_parameters(model_shape(*spec), spec->features, spec->setup.fanouts.size()) *
                             dtype_bytes(spec->dtype);

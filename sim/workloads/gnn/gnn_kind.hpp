@@ -50,6 +50,9 @@ struct GnnWorkload : WorkloadSpec {
   GnnCoreMode cores = GnnCoreMode::isolated;
   std::optional<std::vector<std::uint32_t>> split;  // isolated: cores of sample, gather, copy, dispatch per server
   int cpu_cores = 1;                                // per node (every node type's cpu_cores; they must agree)
+  std::optional<BytesPerSecond> memory_bandwidth;   // per node (the node types' cpu_memory_bandwidth)
+  std::string interference = "none";                // pipeline.interference (models/gnn/cpu_interference.hpp)
+  Options interference_options;
   int gpus_per_node = 1;
   GnnCpuCosts costs;
 

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <deque>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -120,6 +122,48 @@ class GnnPipelineRun {
                                              start, sg4::Engine::get_clock(), flops});
   }
 
+  // A role's CPU work on server s's host of that role, beside its memory traffic where the
+  // interference model has a bandwidth (GnnInterferenceInput).
+  struct CpuWork {
+    sg4::ExecPtr cpu, memory;
+
+    void wait() const {
+      cpu->wait();
+      if (memory) memory->wait();
+    }
+  };
+
+  CpuWork start_cpu(std::size_t s, std::size_t role, double core_seconds) {
+    const GnnInterferenceInput& model = in_.interference;
+    sg4::Host* host = in_.cpus[s][role];
+    double seconds = core_seconds;
+    if (pollution_) {
+      // Work that has ended (its finish time is set when it does, before its owner waits on it) is
+      // dropped; what is left runs on the host's cores beside this one.
+      auto& running = running_[host];
+      std::erase_if(running, [](const auto& work) { return work.first->get_finish_time() >= 0; });
+      const bool other_role =
+          std::any_of(running.begin(), running.end(), [role](const auto& work) { return work.second != role; });
+      if (other_role && static_cast<int>(running.size()) >= host->get_core_count()) seconds /= model.time_sliced[role];
+    }
+    CpuWork work{sg4::this_actor::exec_init(seconds)->set_host(host)->start(), nullptr};
+    if (pollution_) running_[host].emplace_back(work.cpu, role);
+    if (!model.memory.empty() && model.traffic[role] > 0)
+      work.memory = memory_stream(s, model.traffic[role] * core_seconds, model.traffic[role] * core_seconds / seconds);
+    return work;
+  }
+
+  // `bytes` of memory traffic on server s's memory at most at `rate` (what the stream draws alone),
+  // weighted by that rate so that streams over the bandwidth share it in proportion to demand.
+  sg4::ExecPtr memory_stream(std::size_t s, double bytes, double rate) {
+    sg4::Host* memory = in_.interference.memory[s];
+    return sg4::this_actor::exec_init(bytes)
+        ->set_host(memory)
+        ->set_bound(rate)
+        ->set_priority(rate / memory->get_speed())
+        ->start();
+  }
+
   sg4::ActivityPtr send(sg4::Host* from, sg4::Host* to, double bytes) {
     ++result_.flows;
     return start_transfer(from, to, bytes);
@@ -129,7 +173,8 @@ class GnnPipelineRun {
   // three phases for all the servers at once, beside `local` core-seconds on this server's host.
   void remote_round(std::size_t s, std::size_t role, double local, const std::vector<GnnRemoteWork>& remote) {
     sg4::Host* cpu = in_.cpus[s][role];
-    sg4::ExecPtr own = local > 0 ? sg4::this_actor::exec_init(local)->set_host(cpu)->start() : nullptr;
+    std::optional<CpuWork> own;
+    if (local > 0) own = start_cpu(s, role, local);
     result_.executions += local > 0 ? 1 : 0;
     std::vector<sg4::ActivityPtr> requests;
     for (const GnnRemoteWork& r : remote) {
@@ -137,12 +182,11 @@ class GnnPipelineRun {
       if (r.request_bytes > 0) requests.push_back(send(cpu, in_.cpus[r.server][role], r.request_bytes));
     }
     finish_transfers(requests);
-    std::vector<sg4::ExecPtr> work;
+    std::vector<CpuWork> work;
     for (const GnnRemoteWork& r : remote)
-      if (r.core_seconds > 0)
-        work.push_back(sg4::this_actor::exec_init(r.core_seconds)->set_host(in_.cpus[r.server][role])->start());
+      if (r.core_seconds > 0) work.push_back(start_cpu(r.server, role, r.core_seconds));
     result_.executions += static_cast<long>(work.size());
-    for (const sg4::ExecPtr& exec : work) exec->wait();
+    for (const CpuWork& w : work) w.wait();
     std::vector<sg4::ActivityPtr> responses;
     for (const GnnRemoteWork& r : remote)
       if (r.response_bytes > 0) responses.push_back(send(in_.cpus[r.server][role], cpu, r.response_bytes));
@@ -202,7 +246,15 @@ class GnnPipelineRun {
         default:
           if (batch->h2d_bytes > 0) {
             result_.h2d_bytes += batch->h2d_bytes;
+            // The DMA reads the batch from host memory as it crosses PCIe: its traffic there runs
+            // beside the flow, at most at the link's rate.
+            const GnnInterferenceInput& model = in_.interference;
+            const double traffic = model.traffic[static_cast<std::size_t>(GnnStage::copy)];
+            sg4::ExecPtr memory = model.memory.empty() || traffic <= 0
+                                      ? nullptr
+                                      : memory_stream(s, traffic * batch->h2d_bytes, traffic * model.h2d_bandwidth);
             finish_transfers({send(in_.cpus[s][2], in_.gpus[s][batch->gpu], batch->h2d_bytes)});
+            if (memory) memory->wait();
           }
           break;
       }
@@ -233,7 +285,8 @@ class GnnPipelineRun {
         sg4::ExecPtr compute =
             sg4::this_actor::exec_init(batch->gpu_seconds * gpu->get_speed())->set_host(gpu)->start();
         result_.executions += 2;
-        if (batch->dispatch_core_seconds > 0) sg4::this_actor::execute(batch->dispatch_core_seconds);
+        if (batch->dispatch_core_seconds > 0)
+          start_cpu(s, static_cast<std::size_t>(GnnStage::dispatch), batch->dispatch_core_seconds).wait();
         record(s, GnnStage::dispatch, static_cast<std::uint32_t>(g), *batch, start);
         compute->wait();
         result_.gpu_busy[s][g] += compute->get_finish_time() - start;
@@ -301,6 +354,11 @@ class GnnPipelineRun {
 
   const GnnPipelineInput& in_;
   std::size_t servers_;
+  // Cache pollution is on when some role slows down time-sliced; then each CPU host's work in
+  // flight, with its role, tells whether new work there is time-sliced with another role.
+  bool pollution_ = std::any_of(in_.interference.time_sliced.begin(), in_.interference.time_sliced.end(),
+                                [](double factor) { return factor < 1; });
+  std::map<sg4::Host*, std::vector<std::pair<sg4::ExecPtr, std::size_t>>> running_;
   bool stopped_ = false;
   double end_ = 0;
   std::size_t rounds_ = 0, total_batches_ = 0, trained_ = 0;

@@ -32,12 +32,26 @@
 #include <vector>
 
 #include "models/gnn/batch_cost.hpp"
+#include "models/gnn/cpu_interference.hpp"
 
 namespace dnnsim {
 
 enum class GnnStage { sample, gather, copy, dispatch, train, allreduce };
 inline constexpr int kGnnCpuStages = 3;  // sample, gather, copy: the thread pools
-inline constexpr int kGnnCpuRoles = 4;   // the pools and the dispatch threads: what runs on CPU cores
+inline constexpr int kGnnCpuRoles = gnn::kCpuRoles;  // the pools and the dispatch threads: what runs on CPU cores
+
+// CPU interference (models/gnn/cpu_interference.hpp), off by default. Memory bandwidth: each server's
+// CPU memory as a one-core host whose speed is its bandwidth; every stage's CPU work runs beside an
+// execution there of its traffic, bounded by the rate it draws alone and weighted by it (so streams
+// share in proportion to demand), and ends with both. Cache pollution: CPU work starting on a host
+// whose running executions, with it, outnumber its cores while another role has work there, takes
+// its core-seconds / time_sliced[role].
+struct GnnInterferenceInput {
+  std::vector<simgrid::s4u::Host*> memory;     // per server; empty: no bandwidth limit
+  std::array<double, kGnnCpuRoles> traffic{};  // bytes per core-second of each role (the copy: per byte copied)
+  double h2d_bandwidth = 0;                    // a copy's DMA rate alone: its stream's demand
+  std::array<double, kGnnCpuRoles> time_sliced{1, 1, 1, 1};
+};
 
 struct GnnPipelineInput {
   // Per server, the CPU host of each role (sample, gather, copy, dispatch): one host four times when
@@ -48,6 +62,7 @@ struct GnnPipelineInput {
   std::vector<std::vector<std::uint32_t>> threads;     // per server, per CPU stage
   std::uint32_t queue_depth = 4;                       // batches in flight per trainer
   double allreduce_bytes = 0;                          // the model's gradients
+  GnnInterferenceInput interference;
   bool progress = false;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/common/option_reader.hpp"
+#include "models/gnn/cpu_interference.hpp"
 #include "models/gnn/feature_cache.hpp"
 #include "models/gnn/partitioner.hpp"
 #include "models/gnn/sampler.hpp"
@@ -147,6 +148,18 @@ void read_pipeline(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec
   MapReader map(reader, node, "the pipeline section");
   if (!map.valid()) return;
   if (auto depth = map.integer("queue_depth", 1, 1 << 20)) spec.queue_depth = static_cast<std::uint32_t>(*depth);
+  if (YAML::Node interference = map.get("interference"); interference.IsDefined())
+    if (auto selection = read_entry(reader, interference, gnn::builtin_interference_models())) {
+      spec.interference = selection->name;
+      spec.interference_options = std::move(selection->options);
+      // The model shares the node's memory bandwidth: it has to know it.
+      if (gnn::builtin_interference_models().at(spec.interference).value(spec.interference_options).enabled &&
+          !spec.memory_bandwidth)
+        reader.error(interference,
+                     fmt::format("interference model '{}' shares the memory bandwidth of the nodes' CPUs: give the "
+                                 "node types `cpu_memory_bandwidth` (e.g. \"26GB/s\", docs/gnn.md)",
+                                 spec.interference));
+    }
   if (auto cores = map.choice("cores", {"isolated", "shared"}))
     spec.cores = *cores == "shared" ? GnnCoreMode::shared : GnnCoreMode::isolated;
   if (YAML::Node split = map.get("split"); split.IsDefined()) {
@@ -194,6 +207,7 @@ void read_nodes(WorkloadParseContext& ctx, GnnWorkload& spec) {
   const NodeType& first = cluster.type_of(cluster.nodes.front());
   spec.gpus_per_node = first.gpus_per_node;
   spec.setup.gpus_per_server = static_cast<std::uint32_t>(first.gpus_per_node);
+  spec.memory_bandwidth = first.cpu_memory_bandwidth;
   for (const NodeType& type : cluster.node_types) {
     if (!type.cpu_cores) {
       ctx.reader.error(ctx.map.node(),
@@ -206,12 +220,16 @@ void read_nodes(WorkloadParseContext& ctx, GnnWorkload& spec) {
   }
   for (const NodeInstance& node : cluster.nodes) {
     const NodeType& type = cluster.type_of(node);
-    if (type.gpus_per_node != first.gpus_per_node || type.cpu_cores != first.cpu_cores)
+    if (type.gpus_per_node != first.gpus_per_node || type.cpu_cores != first.cpu_cores ||
+        type.cpu_memory_bandwidth != first.cpu_memory_bandwidth)
       ctx.reader.error(
           ctx.map.node(),
-          fmt::format("the gnn workload needs nodes of one shape: '{}' has {} GPUs and {} cores, '{}' {} and {}",
-                      cluster.nodes.front().name, first.gpus_per_node, first.cpu_cores.value_or(0), node.name,
-                      type.gpus_per_node, type.cpu_cores.value_or(0)));
+          fmt::format("the gnn workload needs nodes of one shape: '{}' has {} GPUs, {} cores and {} of memory "
+                      "bandwidth, '{}' {}, {} and {}",
+                      cluster.nodes.front().name, first.gpus_per_node, first.cpu_cores.value_or(0),
+                      first.cpu_memory_bandwidth ? format_bandwidth(*first.cpu_memory_bandwidth) : "no figure",
+                      node.name, type.gpus_per_node, type.cpu_cores.value_or(0),
+                      type.cpu_memory_bandwidth ? format_bandwidth(*type.cpu_memory_bandwidth) : "no figure"));
   }
 }
 

@@ -168,6 +168,37 @@ TEST(ScenarioGnn, IsolationNeedsACorePerRole) {
   EXPECT_NO_THROW((void)load(small + body(graph, "  pipeline: {cores: shared}\n")));
 }
 
+// The interference model is a registry entry (models/gnn/cpu_interference.hpp) whose options the
+// shared reader checks; the memory bandwidth it shares is the node type's. Lines: the node type is
+// line 4, `pipeline:` line 15 (the body's five lines end at 14).
+TEST(ScenarioGnn, InterferenceModelTakesTheNodesMemoryBandwidth) {
+  const std::string graph = write_file("cora.edges", kCoraIds);
+  const std::string cluster = cluster_with_cores("cpu_cores: 16, cpu_memory_bandwidth: \"26GB/s\", ");
+  const Scenario s =
+      load(cluster + body(graph, "  pipeline: {interference: {name: measured, gather_time_sliced: 0.9}}\n"));
+  const auto* spec = s.workload_as<GnnWorkload>();
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->interference, "measured");
+  EXPECT_DOUBLE_EQ(spec->memory_bandwidth->value(), 26e9);
+  EXPECT_DOUBLE_EQ(spec->interference_options.number("gather_time_sliced"), 0.9);
+  EXPECT_DOUBLE_EQ(spec->interference_options.number("sample_time_sliced"), 0.73);  // the fitted default
+  EXPECT_EQ(load(kCluster + body(graph)).workload_as<GnnWorkload>()->interference, "none");
+
+  const auto diagnostics = diagnostics_thrown_by([&] {
+    (void)load(cluster_with_cores("cpu_cores: 16, cpu_memory_bandwidth: \"0GB/s\", ") +
+               body(graph, "  pipeline: {interference: {name: measured, sample_time_sliced: 1.5}}\n"));
+  });
+  ASSERT_EQ(diagnostics.size(), 3u) << dump(diagnostics);
+  expect_error(diagnostics[0], 4, 80, "cpu_memory_bandwidth must be positive");
+  // The zero bandwidth was refused, so the model has none to share.
+  expect_error(diagnostics[1], 15, 28, "interference model 'measured' shares the memory bandwidth");
+  expect_error(diagnostics[2], 15, 65, "expected a number in [0.05, 1]");
+  const auto missing =
+      diagnostics_thrown_by([&] { (void)load(kCluster + body(graph, "  pipeline: {interference: measured}\n")); });
+  ASSERT_EQ(missing.size(), 1u) << dump(missing);
+  expect_error(missing[0], 15, 28, "give the node types `cpu_memory_bandwidth`");
+}
+
 TEST(ScenarioGnn, GeneratedGraphOverTheMemoryBudgetIsRefused) {
   // 10^9 drawn edges need about 24 GB (24 B each), over a budget of 1 GiB: refused at the budget's
   // line (line 15, after the five lines of the workload) before anything is generated; 10^6 edges
