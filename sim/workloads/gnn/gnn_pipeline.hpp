@@ -22,7 +22,8 @@
 // three pools and the trainers' dispatch threads) runs on a CPU host of the node (SimGrid's multi-core host): isolated,
 // each role has its own host with its own cores, a pool having a thread per core; shared, every role is on one host of
 // all the cores with a pool per stage sized to the machine, so runnable threads share the cores equally and a starved
-// role — the trainers' dispatch above all — slows down.
+// role — the trainers' dispatch above all — slows down. Optionally the stages also interfere through the node's memory
+// bandwidth and, time-sliced, its caches (GnnInterferenceInput).
 #pragma once
 
 #include <array>
