@@ -235,6 +235,8 @@ TEST(GnnInterference, TimeSlicedStagePaysItsFactor) {
   const GnnPipelineResult result = pollution_case(1);
   EXPECT_NEAR(result.makespan, 4.0, 1e-6);
   EXPECT_NEAR(result.stage_busy[0][1], 2.5, 1e-6);
+  EXPECT_EQ(result.cpu_works, 3);  // two samplings, one gathering (batch 1's costs no CPU)
+  EXPECT_EQ(result.time_sliced_works, 1);
 }
 
 TEST(GnnInterference, StageOnACoreOfItsOwnPaysNothing) {
@@ -243,6 +245,7 @@ TEST(GnnInterference, StageOnACoreOfItsOwnPaysNothing) {
   const GnnPipelineResult result = pollution_case(2);
   EXPECT_NEAR(result.makespan, 2.25, 1e-6);
   EXPECT_NEAR(result.stage_busy[0][1], 1.0, 1e-6);
+  EXPECT_EQ(result.time_sliced_works, 0);
 }
 
 TEST(GnnKind, EpochOnCoraSliceCountsEveryBatch) {

@@ -383,6 +383,12 @@ void GnnKind::add_to_summary(const Scenario&, const SimulationResult& result, nl
   gnn["cross_partition"] = {{"sampled_edge_ratio", report->epoch.cross.ratio()},
                             {"remote_expansions", remote_expansions},
                             {"network_bytes", sim.remote_bytes}};
+  // Only with a model, so that runs without one report as before.
+  if (gnn::builtin_interference_models().at(spec.interference).value(spec.interference_options).enabled)
+    gnn["interference"] = {{"model", spec.interference},
+                           {"memory_bandwidth", spec.memory_bandwidth->value()},
+                           {"cpu_works", sim.cpu_works},
+                           {"time_sliced_works", sim.time_sliced_works}};
   gnn["nvlink_bytes"] = sim.nvlink_bytes;
   gnn["h2d_bytes"] = sim.h2d_bytes;
   gnn["partition"] = {{"partitioner", spec.partitioner},

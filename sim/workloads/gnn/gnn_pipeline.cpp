@@ -144,8 +144,12 @@ class GnnPipelineRun {
       std::erase_if(running, [](const auto& work) { return work.first->get_finish_time() >= 0; });
       const bool other_role =
           std::any_of(running.begin(), running.end(), [role](const auto& work) { return work.second != role; });
-      if (other_role && static_cast<int>(running.size()) >= host->get_core_count()) seconds /= model.time_sliced[role];
+      if (other_role && static_cast<int>(running.size()) >= host->get_core_count()) {
+        seconds /= model.time_sliced[role];
+        ++result_.time_sliced_works;
+      }
     }
+    ++result_.cpu_works;
     CpuWork work{sg4::this_actor::exec_init(seconds)->set_host(host)->start(), nullptr};
     if (pollution_) running_[host].emplace_back(work.cpu, role);
     if (!model.memory.empty() && model.traffic[role] > 0)

@@ -90,6 +90,7 @@ struct GnnPipelineResult {
   std::vector<std::vector<double>> allreduce_time;  // per server, per GPU: the ring, from the last trainer's arrival
   long flows = 0;
   long executions = 0;
+  long cpu_works = 0, time_sliced_works = 0;  // CPU work started, and started time-sliced (paying its factor)
   double remote_bytes = 0;  // sampling requests/responses and remote features over the network
   double nvlink_bytes = 0;
   double h2d_bytes = 0;
