@@ -7,7 +7,6 @@
 #include <map>
 #include <numeric>
 #include <optional>
-#include <set>
 #include <tuple>
 
 #include "models/common/random.hpp"
@@ -37,7 +36,6 @@ class PolluxScheduler final : public JobScheduler {
         marginal_(ctx.options.choice("search") == "marginal"),
         fair_share_unexplored_(ctx.options.choice("unexplored") == "fair-share"),
         fitted_(ctx.options.choice("throughput") == "fitted"),
-        positional_(ctx.options.choice("seeding") == "positional"),
         running_batch_(ctx.options.choice("batch_statistics") == "running"),
         rng_(ctx.seed ^ 0x9011u) {
     if (const auto file = ctx.options.file("applications")) goodput_.read_settings(*file);
@@ -56,24 +54,16 @@ class PolluxScheduler final : public JobScheduler {
     std::vector<const JobView*> jobs;
     PolluxProblem pb = problem(state, jobs);
     if (pb.jobs == 0) return {};
-    std::vector<JobId> ids;
-    for (const JobView* job : jobs) ids.push_back(job->id);
     std::optional<PolluxAllocation> chosen = pollux_uncontended(pb);
     if (!chosen && marginal_) chosen = pollux_marginal(pb);
     if (!chosen) {
-      std::vector<PolluxAllocation> seeds = pollux_seeds(previous_, previous_jobs_, ids, positional_);
-      // The artifact seeds with the current allocation only in its first round; after that it is in the
-      // seeds only where the last round's front carries it to its own jobs.
-      if (!positional_ || previous_.empty()) seeds.push_back(pb.current);
+      std::vector<PolluxAllocation> seeds = adapt_previous(jobs);
+      seeds.push_back(pb.current);
       PolluxSearch search(pb, rng_);
       previous_ = search.run(std::move(seeds), search_);
-      previous_jobs_ = std::move(ids);
+      previous_jobs_.clear();
+      for (const JobView* job : jobs) previous_jobs_.push_back(job->id);
       chosen = previous_.front();
-    } else if (positional_) {
-      // The artifact searches every round; an uncontended round's front is its optimum, which the
-      // next round's seeds then start from in this round's order.
-      previous_ = {*chosen};
-      previous_jobs_ = std::move(ids);
     }
     return decisions(pb, jobs, *chosen);
   }
@@ -304,6 +294,23 @@ class PolluxScheduler final : public JobScheduler {
     return known;
   }
 
+  // The previous round's population on this round's jobs (pollux.py _adapt_prev_states): rows of
+  // jobs still here copied, new jobs' rows empty.
+  std::vector<PolluxAllocation> adapt_previous(const std::vector<const JobView*>& jobs) const {
+    std::map<JobId, std::size_t> was;
+    for (std::size_t k = 0; k < previous_jobs_.size(); ++k) was[previous_jobs_[k]] = k;
+    std::vector<PolluxAllocation> seeds;
+    for (const PolluxAllocation& old : previous_) {
+      PolluxAllocation a;
+      for (const JobView* job : jobs) {
+        const auto it = was.find(job->id);
+        a.rows.push_back(it != was.end() ? old.rows[it->second] : std::vector<std::pair<int, int>>{});
+      }
+      seeds.push_back(std::move(a));
+    }
+    return seeds;
+  }
+
   // Jobs whose allocation changes are preempted (checkpointed), then every job with a new allocation
   // starts on it: a change is a restart, as in the artifact.
   static std::vector<Decision> decisions(const PolluxProblem& pb, const std::vector<const JobView*>& jobs,
@@ -329,7 +336,6 @@ class PolluxScheduler final : public JobScheduler {
   bool marginal_;  // search: marginal (pollux_marginal.hpp) instead of the genetic search
   bool fair_share_unexplored_;  // unexplored: fair-share
   bool fitted_;                 // throughput: fitted
-  bool positional_;             // seeding: positional
   bool running_batch_;          // batch_statistics: running
   SplitMix64 rng_;
   std::vector<Known> known_;                // by JobId
@@ -340,34 +346,6 @@ class PolluxScheduler final : public JobScheduler {
 };
 
 }  // namespace
-
-std::vector<PolluxAllocation> pollux_seeds(const std::vector<PolluxAllocation>& previous,
-                                           const std::vector<JobId>& previous_jobs, const std::vector<JobId>& jobs,
-                                           bool positional) {
-  std::vector<std::pair<std::size_t, std::size_t>> from;  // (row in `previous`, row in this round)
-  if (positional) {
-    const std::set<JobId> was(previous_jobs.begin(), previous_jobs.end()), is(jobs.begin(), jobs.end());
-    std::vector<std::size_t> src, dst;
-    for (std::size_t k = 0; k < previous_jobs.size(); ++k)
-      if (is.count(previous_jobs[k]) != 0) src.push_back(k);
-    for (std::size_t j = 0; j < jobs.size(); ++j)
-      if (was.count(jobs[j]) != 0) dst.push_back(j);
-    for (std::size_t m = 0; m < src.size(); ++m) from.emplace_back(src[m], dst[m]);
-  } else {
-    std::map<JobId, std::size_t> was;
-    for (std::size_t k = 0; k < previous_jobs.size(); ++k) was[previous_jobs[k]] = k;
-    for (std::size_t j = 0; j < jobs.size(); ++j)
-      if (const auto it = was.find(jobs[j]); it != was.end()) from.emplace_back(it->second, j);
-  }
-  std::vector<PolluxAllocation> seeds;
-  for (const PolluxAllocation& old : previous) {
-    PolluxAllocation a;
-    a.rows.resize(jobs.size());
-    for (const auto& [k, j] : from) a.rows[j] = old.rows[k];
-    seeds.push_back(std::move(a));
-  }
-  return seeds;
-}
 
 std::function<double(int, int, int)> pollux_speedup_function(std::vector<std::function<double(int, int)>> rates,
                                                              std::vector<int> base_replicas,
@@ -409,10 +387,6 @@ OptionSchema pollux_options() {
                 "how the genetic search selects and keeps individuals: by the power mean alone, or NSGA-II's "
                 "ranking on the power mean and the cluster utility, the artifact's (pollux.py: pymoo NSGA2, "
                 "n_obj=2; the chosen allocation is still the best power mean)");
-  schema.choice("seeding", "by-job", {"by-job", "positional"},
-                "how the last round's population seeds a round's genetic search: each job its own row, or by "
-                "position in the jobs' order, the artifact's (pollux.py _adapt_prev_states: rows follow a job's "
-                "rank, not the job, when attained GPU-time reorders jobs; the current allocation not added)");
   schema
       .quantity<Seconds>("restart_delay", Seconds(30),
                          "re-allocation delay the search charges a job it moves (the artifact's 30 s)")

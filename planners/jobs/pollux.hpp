@@ -19,9 +19,7 @@
 //               the job's replicas and `max_job_nodes` nodes, node capacity in job order), elitist
 //               survival of `population` individuals for `generations` generations (§4.2; the
 //               artifact runs pymoo's NSGA-II with the cluster utility as a second objective, which
-//               only ranks and keeps individuals there: `selection: nsga2` does the same); each
-//               round's search starts from the last round's population, by job, or with `seeding:
-//               positional` as the artifact (pollux_seeds);
+//               only ranks and keeps individuals there: `selection: nsga2` does the same);
 //   exploration a job may get at most twice the replicas it has run with (one before it ran), as the
 //               artifact limits jobs whose throughput model is not fitted beyond those replicas;
 //   rounds      every `round` (60 s): jobs whose allocation changes are checkpointed and restarted
@@ -42,11 +40,10 @@
 
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/pollux_goodput.hpp"
-#include "planners/jobs/pollux_search.hpp"
 
 namespace dnnsim {
 
-// Options: fairness, round, search, population, generations, patience, selection, seeding, restart_delay,
+// Options: fairness, round, search, population, generations, patience, selection, restart_delay,
 // unexplored, batch_statistics, throughput, max_job_nodes, applications.
 [[nodiscard]] OptionSchema pollux_options();
 // The search's speedup(job, nodes, replicas): job j's rate there over its rate on one node with
@@ -56,14 +53,6 @@ namespace dnnsim {
 [[nodiscard]] std::function<double(int, int, int)> pollux_speedup_function(
     std::vector<std::function<double(int, int)>> rates, std::vector<int> base_replicas, std::vector<char> unexplored,
     int fair);
-// The last round's population (over `previous_jobs`) as this round's seeds (over `jobs`): a new job's
-// row empty. By job, each job still here keeps its own row; `positional`, as the artifact's
-// pollux.py _adapt_prev_states, the k-th job of the last round's order still here gives its row to the
-// k-th such job in this round's order (`states[:, jobs_dst] = prev_states[:, jobs_src]`): both orders are
-// by attained GPU-time, so when two jobs swap places between rounds they swap rows in every seed.
-[[nodiscard]] std::vector<PolluxAllocation> pollux_seeds(const std::vector<PolluxAllocation>& previous,
-                                                         const std::vector<JobId>& previous_jobs,
-                                                         const std::vector<JobId>& jobs, bool positional);
 // @throw InputError (at the scheduler) when the speed model is not Pollux's tables.
 [[nodiscard]] std::unique_ptr<JobScheduler> make_pollux_scheduler(const SchedulerContext& context);
 

@@ -171,21 +171,6 @@ TEST(PolluxSpeedup, AJobNeverRunHasTheArtifactsFairShareSpeedup) {
   EXPECT_GT(speedup(1, 1, 1), 1.0 / 3);  // sub-linear scaling: one GPU does more than a third of three
 }
 
-TEST(PolluxSearch, SeedsFollowTheJobOrByPositionTheArtifactsRank) {
-  // Last round: jobs 7, 4, 9 in that order (by attained GPU-time) with rows a, b, c. This round job 9
-  // has ended, job 2 arrived (first: no GPU-time) and job 7 overtook job 4: order 2, 4, 7.
-  //   by job:     2 → {}, 4 → b, 7 → a;
-  //   positional: the jobs still here in the last order are 7, 4 (src rows 0, 1), in this order 4, 7
-  //               (dst rows 1, 2): pollux.py `states[:, [1, 2]] = prev[:, [0, 1]]`, so 4 → a, 7 → b.
-  const PolluxRow a{{0, 4}}, b{{1, 2}}, c{{2, 1}};
-  const std::vector<PolluxAllocation> previous{PolluxAllocation{{a, b, c}}};
-  const std::vector<JobId> last{7, 4, 9}, now{2, 4, 7};
-  EXPECT_EQ(pollux_seeds(previous, last, now, false), (std::vector<PolluxAllocation>{{{{}, b, a}}}));
-  EXPECT_EQ(pollux_seeds(previous, last, now, true), (std::vector<PolluxAllocation>{{{{}, a, b}}}));
-  // The same order in both rounds: the two agree.
-  EXPECT_EQ(pollux_seeds(previous, last, {7, 4}, true), pollux_seeds(previous, last, {7, 4}, false));
-}
-
 TEST(PolluxGoodput, ASettingsFileWithoutItsColumnsIsALocatedError) {
   const PolluxSpeedModel speed(kTables);
   PolluxGoodput goodput(speed);
