@@ -51,6 +51,22 @@ TEST(JobReaders, PolluxWorkloadShippedFile) {
   EXPECT_DOUBLE_EQ(trace.jobs[0].submit.value(), 53.0);
 }
 
+// The artifact's simulator decides at 60 s, 120 s, … of the file's own times (simulator.py Cluster.step),
+// so its comparison keeps that clock with `from: 0s`; by default the trace is re-based to its first
+// submission. Rows 1–2 of load-1.0/workload-6.csv: cifar10-0 at 53 s, cifar10-1 at 154 s.
+TEST(JobReaders, PolluxWorkloadKeepsItsOwnClockFromZero) {
+  const JobTrace trace = read_job_trace(
+      "pollux-workload", {DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/workloads/load-1.0/workload-6.csv"});
+  JobFilter own;
+  own.from = Seconds(0);
+  const JobTrace kept = apply_filter(trace, own);
+  EXPECT_DOUBLE_EQ(kept.jobs[0].submit.value(), 53.0);
+  EXPECT_DOUBLE_EQ(kept.jobs[1].submit.value(), 154.0);
+  const JobTrace rebased = apply_filter(trace, JobFilter{});
+  EXPECT_DOUBLE_EQ(rebased.jobs[0].submit.value(), 0.0);
+  EXPECT_DOUBLE_EQ(rebased.jobs[1].submit.value(), 101.0);  // 154 − 53
+}
+
 // The first two rows of Gavel's physical_cluster/small_test.trace (tab-separated).
 TEST(JobReaders, GavelTraceSlice) {
   const std::string path =
