@@ -240,8 +240,7 @@ class GnnKind final : public WorkloadKind {
       }
     }
     // The interference model's memory bandwidth: a one-core host per node after its CPU hosts.
-    const gnn::CpuInterference interference =
-        gnn::builtin_interference_models().at(spec->interference).value(spec->interference_options);
+    const gnn::CpuInterference& interference = spec->interference_model;
     if (interference.enabled)
       for (auto& hosts : platform_options.cpu_hosts)
         hosts.push_back(CpuHostSpec{"memory", 1, spec->memory_bandwidth->value()});
@@ -384,7 +383,7 @@ void GnnKind::add_to_summary(const Scenario&, const SimulationResult& result, nl
                             {"remote_expansions", remote_expansions},
                             {"network_bytes", sim.remote_bytes}};
   // Only with a model, so that runs without one report as before.
-  if (gnn::builtin_interference_models().at(spec.interference).value(spec.interference_options).enabled)
+  if (spec.interference_model.enabled)
     gnn["interference"] = {{"model", spec.interference},
                            {"memory_bandwidth", spec.memory_bandwidth->value()},
                            {"cpu_works", sim.cpu_works},

@@ -52,7 +52,7 @@ struct GnnWorkload : WorkloadSpec {
   int cpu_cores = 1;                                // per node (every node type's cpu_cores; they must agree)
   std::optional<BytesPerSecond> memory_bandwidth;   // per node (the node types' cpu_memory_bandwidth)
   std::string interference = "none";                // pipeline.interference (models/gnn/cpu_interference.hpp)
-  Options interference_options;
+  gnn::CpuInterference interference_model;          // that entry with its options, resolved when read
   int gpus_per_node = 1;
   GnnCpuCosts costs;
 

@@ -151,10 +151,9 @@ void read_pipeline(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec
   if (YAML::Node interference = map.get("interference"); interference.IsDefined())
     if (auto selection = read_entry(reader, interference, gnn::builtin_interference_models())) {
       spec.interference = selection->name;
-      spec.interference_options = std::move(selection->options);
+      spec.interference_model = gnn::builtin_interference_models().at(spec.interference).value(selection->options);
       // The model shares the node's memory bandwidth: it has to know it.
-      if (gnn::builtin_interference_models().at(spec.interference).value(spec.interference_options).enabled &&
-          !spec.memory_bandwidth)
+      if (spec.interference_model.enabled && !spec.memory_bandwidth)
         reader.error(interference,
                      fmt::format("interference model '{}' shares the memory bandwidth of the nodes' CPUs: give the "
                                  "node types `cpu_memory_bandwidth` (e.g. \"26GB/s\", docs/gnn.md)",

@@ -180,9 +180,14 @@ TEST(ScenarioGnn, InterferenceModelTakesTheNodesMemoryBandwidth) {
   ASSERT_NE(spec, nullptr);
   EXPECT_EQ(spec->interference, "measured");
   EXPECT_DOUBLE_EQ(spec->memory_bandwidth->value(), 26e9);
-  EXPECT_DOUBLE_EQ(spec->interference_options.number("gather_time_sliced"), 0.9);
-  EXPECT_DOUBLE_EQ(spec->interference_options.number("sample_time_sliced"), 0.73);  // the fitted default
-  EXPECT_EQ(load(kCluster + body(graph)).workload_as<GnnWorkload>()->interference, "none");
+  const gnn::CpuInterference& model = spec->interference_model;
+  EXPECT_TRUE(model.enabled);
+  EXPECT_DOUBLE_EQ(model.time_sliced[static_cast<int>(gnn::CpuRole::gather)], 0.9);
+  EXPECT_DOUBLE_EQ(model.time_sliced[static_cast<int>(gnn::CpuRole::sample)], 0.73);  // the fitted default
+  const Scenario without = load(kCluster + body(graph));
+  const auto* plain = without.workload_as<GnnWorkload>();
+  EXPECT_EQ(plain->interference, "none");
+  EXPECT_FALSE(plain->interference_model.enabled);
 
   const auto diagnostics = diagnostics_thrown_by([&] {
     (void)load(cluster_with_cores("cpu_cores: 16, cpu_memory_bandwidth: \"0GB/s\", ") +
