@@ -446,6 +446,15 @@ std::string format_summary_table(const nlohmann::ordered_json& summary, bool all
                   format_seconds(Seconds(mean["iteration_time_s"].get<double>())), summary["iterations"].get<int>());
   if (!mean["throughput_samples_per_s"].is_null())
     text += fmt::format("throughput     {:>12.1f} samples/s\n", mean["throughput_samples_per_s"].get<double>());
+  if (summary.contains("jobs"))
+    for (const auto& job : summary["jobs"]) {
+      text += fmt::format("job {:<10} {:>12}   ({} GPUs, {})", job["name"].get<std::string>(),
+                          format_seconds(Seconds(job["mean"]["iteration_time_s"].get<double>())),
+                          job["gpus"].get<std::size_t>(), job["kind"].get<std::string>());
+      if (!job["mean"]["throughput_samples_per_s"].is_null())
+        text += fmt::format("   {:.1f} samples/s", job["mean"]["throughput_samples_per_s"].get<double>());
+      text += '\n';
+    }
   if (summary.contains("pipeline") && summary["pipeline"]["feasible"].get<bool>()) {
     const auto& pipeline = summary["pipeline"];
     text += fmt::format("plan ({}, {}): {}\n", pipeline["planner"].get<std::string>(),

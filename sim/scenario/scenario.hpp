@@ -170,6 +170,9 @@ struct NetworkConditions {
   std::vector<LinkCondition> conditions;
   std::vector<BackgroundFlow> background_flows;
   std::vector<FailureWindow> failures;
+  // Other jobs' traffic shares the fabric (a job of the `jobs` workload kind): not read from YAML, set
+  // on each job's own view of the scenario so that nothing mirrors GPUs whose links carry it.
+  bool shared_with_other_jobs = false;
 };
 
 // ---- run, outputs, expectations ------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include "sim/workloads/cluster/cluster_kind.hpp"
 #include "sim/workloads/data_parallel/data_parallel_kind.hpp"
 #include "sim/workloads/gnn/gnn_kind.hpp"
+#include "sim/workloads/jobs/jobs_kind.hpp"
 #include "sim/workloads/parameter_server/parameter_server_kind.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "sim/workloads/spmd/spmd_kind.hpp"
@@ -26,6 +27,10 @@ const WorkloadKindRegistry& builtin_workload_kinds() {
           "sampled GNN training: graph-store servers sample and gather on CPU cores, a feature cache, GPUs train "
           "(pipelined)",
           "Liu et al., BGL, NSDI'23; Zheng et al., DistDGL, IA3'20 (docs/gnn.md)", make_gnn_kind());
+    r.add("jobs",
+          "several training jobs on disjoint nodes of one cluster, simulated together: their traffic contends on "
+          "shared links",
+          "dnnsim; the multi-tenant setting of Gandiva OSDI'18 and Gavel OSDI'20 at operation level", make_jobs_kind());
     r.add("parameter_server", "workers push and pull through parameter servers under a sync policy until a target loss",
           "Li et al., OSDI'14 (parameter server); Hu, Wang, Wu, ADSP, AAAI'20 (docs/parameter-server.md)",
           make_parameter_server_kind());

@@ -113,6 +113,8 @@ ReplicaFidelity read_replica_fidelity(YamlReader& reader, MapReader& map, const 
 }
 
 std::string network_breaks_mirroring(const NetworkConditions& network, std::string_view what) {
+  if (network.shared_with_other_jobs)
+    return fmt::format("other jobs share the fabric: their traffic would cross the mirrored {} links", what);
   if (network.conditions.empty() && network.background_flows.empty() && network.failures.empty()) return {};
   return fmt::format("the network section would touch the mirrored {} links", what);
 }

@@ -25,6 +25,14 @@ namespace dnnsim {
 
 struct Scenario;
 struct Cluster;
+
+// A planner found no feasible plan while a workload was lowered to one TaskGraph. Bad input where a
+// graph is asked for (`dnnsim lower`); where a run is (a job of the `jobs` workload kind,
+// sim/workloads/jobs), a reported result instead: no plan fits, nothing to simulate.
+class InfeasiblePlan : public InputError {
+ public:
+  using InputError::InputError;
+};
 struct SimulationResult;
 struct SimulationOptions;
 
@@ -49,6 +57,10 @@ struct WorkloadSpec {
   // model (a transfer cut, a GPU gone) refuses the windows rather than end early or stop. The
   // parser reports it at the key.
   [[nodiscard]] virtual std::string failures_unsupported() const { return {}; }
+  // Why the workload cannot be one job of a `jobs` workload (sim/workloads/jobs/jobs_kind.hpp), lowered
+  // once to a TaskGraph that shares the engine and the fabric with other jobs' graphs, or empty. A
+  // fidelity that mirrors GPUs cannot carry the other jobs' traffic on the mirrored GPUs' links.
+  [[nodiscard]] virtual std::string shared_fabric_unsupported() const { return network_unsupported(); }
   SourceLocation where;  // the workload section, for messages about the whole workload
 };
 
@@ -96,8 +108,12 @@ class WorkloadKind {
   [[nodiscard]] virtual std::string check(const Scenario& scenario) const = 0;
 
   // The workload as one TaskGraph, for kinds that have one (`dnnsim lower`, exports, benchmarks);
-  // empty for kinds that drive the engine themselves. @throw InputError
+  // empty for kinds that drive the engine themselves. @throw InputError; InfeasiblePlan when a
+  // planner finds no plan (a result, not bad input, where the graph was asked for a run)
   [[nodiscard]] virtual std::optional<TaskGraph> lower(const Scenario& scenario) const;
+  // Whether lower() gives the whole run as one TaskGraph (so that it can be one job among others,
+  // sim/workloads/jobs); false for kinds that drive the engine themselves.
+  [[nodiscard]] virtual bool lowers_to_one_graph() const { return false; }
 
   // The run's size at the scenario's fidelity, iterations and GPUs, for the resource guard's
   // estimate of a scenario and of the changes it suggests; empty when the kind cannot tell without
@@ -131,6 +147,7 @@ class TaskGraphKind : public WorkloadKind {
  public:
   // @return always a graph. @throw InputError
   [[nodiscard]] std::optional<TaskGraph> lower(const Scenario& scenario) const override = 0;
+  [[nodiscard]] bool lowers_to_one_graph() const override { return true; }
   [[nodiscard]] std::string check(const Scenario& scenario) const override;
   [[nodiscard]] SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override;
 };

@@ -39,22 +39,9 @@ constexpr double kMB = 1e6;
 using testing::kSwitch8;
 using testing::two_nodes;
 
-// `nodes` single-GPU nodes whose PCIe is transparent (huge, no latency): the NICs (10 GB/s, 5 us)
-// alone shape a route node a → node b: α = 10 us, β = 10 GB/s.
+// testing::single_gpu_nodes_cluster under a data-parallel workload: α = 10 us, β = 10 GB/s between nodes.
 std::string single_gpu_nodes(int nodes, const std::string& interconnect = "") {
-  return R"(
-name: nodes
-cluster:
-  node_types:
-    box:
-      gpu: V100-16GB
-      gpus_per_node: 1
-      fabric: pcie
-      gpu_link: {bandwidth: "1000GB/s", latency: "0s"}
-      pcie: {bandwidth: "1000GB/s", latency: "0s"}
-      nic: {bandwidth: "10GB/s", latency: "5us"}
-  nodes: [{type: box, count: )" +
-         std::to_string(nodes) + "}]\n" + interconnect + R"(
+  return "\nname: nodes\n" + testing::single_gpu_nodes_cluster(nodes, interconnect) + R"(
 workload:
   kind: data_parallel
   model: {layers: [{forward_flops: "1GFlop"}]}

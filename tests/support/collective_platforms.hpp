@@ -10,6 +10,23 @@
 
 namespace dnnsim::testing {
 
+// A `cluster:` section of `nodes` single-GPU nodes whose PCIe is transparent (huge, no latency): the
+// NICs (10 GB/s, 5 us) alone shape a route node a → node b: α = 10 us, β = 10 GB/s. `interconnect`
+// (an `  interconnect:` line) ends the section; none: one non-blocking switch.
+inline std::string single_gpu_nodes_cluster(int nodes, const std::string& interconnect = "") {
+  return R"(cluster:
+  node_types:
+    box:
+      gpu: V100-16GB
+      gpus_per_node: 1
+      fabric: pcie
+      gpu_link: {bandwidth: "1000GB/s", latency: "0s"}
+      pcie: {bandwidth: "1000GB/s", latency: "0s"}
+      nic: {bandwidth: "10GB/s", latency: "5us"}
+  nodes: [{type: box, count: )" +
+         std::to_string(nodes) + "}]\n" + interconnect;
+}
+
 // One node of `gpus` GPUs on an NVSwitch, every port 100 GB/s and 1 us per direction: a step i → j
 // crosses port i (up) and port j (down): α = 2 us, β = 100 GB/s.
 inline std::string nvswitch_node(int gpus) {

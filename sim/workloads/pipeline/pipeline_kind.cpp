@@ -351,12 +351,14 @@ class PipelineKind final : public WorkloadKind {
                                             scenario.run.iterations));
   }
 
+  [[nodiscard]] bool lowers_to_one_graph() const override { return true; }
+
   // The plan under its (fixed) schedule.
   std::optional<TaskGraph> lower(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
     const PipelineSetup setup = plan_pipeline(scenario, spec);
     if (!setup.report.plan.feasible)
-      throw InputError(spec.where, fmt::format("no feasible plan: {}", setup.report.plan.reason));
+      throw InfeasiblePlan(spec.where, fmt::format("no feasible plan: {}", setup.report.plan.reason));
     require_mirroring(setup, spec);
     return build_pipeline(setup.workload, *setup.schedule, scenario.cluster.gpu_names(), scenario.run.iterations);
   }

@@ -4,6 +4,8 @@
 // concrete without an engine, for `dnnsim plan` as for runs.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -82,6 +84,16 @@ struct PipelineWorkloadSpec : WorkloadSpec {
              "or auto";
     if (replica_fidelity == ReplicaFidelity::window) return std::string(kWindowRefusesNetwork);
     return {};
+  }
+  // A schedule that adapts between iterations is re-lowered by a controller as the run goes (Ada-Grouper's
+  // group size, measured orders), which one graph lowered before the run cannot hold.
+  [[nodiscard]] std::string shared_fabric_unsupported() const override {
+    if (order && order->adaptation().kind != ScheduleAdaptation::Kind::none)
+      return fmt::format(
+          "schedule '{}' adapts between iterations, re-lowered as the run goes; a job sharing the "
+          "fabric is lowered once",
+          schedule);
+    return network_unsupported();
   }
 };
 

@@ -89,10 +89,12 @@ class SpmdKind final : public WorkloadKind {
                        scenario.cluster.gpu_count(), spec.graph.size(), plan.planner, plan.predicted_iteration_s);
   }
 
+  [[nodiscard]] bool lowers_to_one_graph() const override { return true; }
+
   std::optional<TaskGraph> lower(const Scenario& scenario) const override {
     const auto& spec = *scenario.workload_as<SpmdWorkload>();
     const SpmdPlan plan = plan_spmd(scenario, spec);
-    if (!plan.feasible) throw InputError(spec.where, fmt::format("no feasible plan: {}", plan.reason));
+    if (!plan.feasible) throw InfeasiblePlan(spec.where, fmt::format("no feasible plan: {}", plan.reason));
     return lower_spmd(spec.graph, plan, scenario.cluster.gpu_names(), scenario.run.iterations);
   }
 
