@@ -2,6 +2,7 @@
 // counts and both collective fidelities, each a `dnnsim run` child process of this executable, so
 // that its wall time and peak RSS (wait4) are the whole command's, as a user would see them.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <filesystem>
@@ -82,6 +83,23 @@ std::vector<std::string> gpt3_1f1b_hetero(int gpus) {
   return sets;
 }
 
+// Two jobs on one leaf-spine (scenarios/bench/two-jobs-leaf-spine-1024.yaml) scaled in its proportions:
+// 32 nodes per leaf, GPT-3 175B 1F1B (pipeline 16 × data gpus/32) on the first 16 nodes of every leaf,
+// the GPT-3 XL-like data-parallel job (8 samples per GPU) on the last 16.
+std::vector<std::string> two_jobs(int gpus) {
+  const int nodes = gpus / 8;
+  std::vector<int> first, second;
+  for (int node = 0; node < nodes; ++node) (node % 32 < 16 ? first : second).push_back(node);
+  std::vector<std::string> sets{fmt::format("cluster.nodes.0.count={}", nodes),
+                                fmt::format("workload.jobs.0.nodes=[{}]", fmt::join(first, ",")),
+                                fmt::format("workload.jobs.1.nodes=[{}]", fmt::join(second, ",")),
+                                fmt::format("workload.jobs.0.workload.global_batch={}", 2 * gpus),
+                                fmt::format("workload.jobs.1.workload.global_batch={}", 4 * gpus)};
+  for (int stage = 0; stage < 16; ++stage)
+    sets.push_back(fmt::format("workload.jobs.0.workload.stages.{}.gpus={}", stage, gpus / 32));
+  return sets;
+}
+
 // The same with a window of two nodes' GPUs simulated and the others mirroring them
 // (data_parallel_fidelity: window): exact on this one-switch cluster.
 std::vector<std::string> astra_dp_window(int gpus) {
@@ -133,6 +151,7 @@ const std::vector<ScaleCase>& scale_cases() {
       {"gpt3-megatron-group", "gpt3-175b-megatron-1024.yaml", 128, gpt3_megatron_group},
       {"gpt3-1f1b-hetero", "gpt3-175b-1f1b-hetero-1024.yaml", 256, gpt3_1f1b_hetero},
       {"astra-dp-leaf-spine", "gpt3-xl-dp-1024.yaml", 32, astra_dp_leaf_spine},
+      {"two-jobs", "two-jobs-leaf-spine-1024.yaml", 256, two_jobs},
       {"llama405b-3d", "llama3-405b-3d-1024.yaml", 1024, llama405b_3d},
       {"llama405b-3d-switch", "llama3-405b-3d-1024.yaml", 1024, llama405b_3d_switch}};
   return cases;
