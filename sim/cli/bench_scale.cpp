@@ -85,7 +85,7 @@ std::vector<std::string> gpt3_1f1b_hetero(int gpus) {
 
 // Two jobs on one leaf-spine (scenarios/bench/two-jobs-leaf-spine-1024.yaml) scaled in its proportions:
 // 32 nodes per leaf, GPT-3 175B 1F1B (pipeline 16 × data gpus/32) on the first 16 nodes of every leaf,
-// the GPT-3 XL-like data-parallel job (8 samples per GPU) on the last 16.
+// the GPT-3 XL-like data-parallel job (1,440 samples per GPU) on the last 16.
 std::vector<std::string> two_jobs(int gpus) {
   const int nodes = gpus / 8;
   std::vector<int> first, second;
@@ -94,7 +94,7 @@ std::vector<std::string> two_jobs(int gpus) {
                                 fmt::format("workload.jobs.0.nodes=[{}]", fmt::join(first, ",")),
                                 fmt::format("workload.jobs.1.nodes=[{}]", fmt::join(second, ",")),
                                 fmt::format("workload.jobs.0.workload.global_batch={}", 2 * gpus),
-                                fmt::format("workload.jobs.1.workload.global_batch={}", 4 * gpus)};
+                                fmt::format("workload.jobs.1.workload.global_batch={}", 720 * gpus)};
   for (int stage = 0; stage < 16; ++stage)
     sets.push_back(fmt::format("workload.jobs.0.workload.stages.{}.gpus={}", stage, gpus / 32));
   return sets;
