@@ -423,6 +423,18 @@ int main(int argc, char** argv) {
                    "Adam's step size while cloning (default 0.003)")
       ->check(CLI::PositiveNumber)
       ->needs(imitate);
+  train
+      ->add_option("--imitate-dagger", train_options.imitate_dagger,
+                   "DAgger: imitation episode m acts by the teacher with probability p^m per decision, else by the "
+                   "policy, the teacher labelling every state (default 1: behaviour cloning alone)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->needs(imitate);
+  train
+      ->add_option("--imitate-aggregate", train_options.imitate_aggregate,
+                   "DAgger's aggregation: after each imitation update, K more Adam steps, each on 128 labelled states "
+                   "drawn from all imitation episodes so far (default 0: each episode's own step alone)")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(imitate);
   train->add_option("--set", train_options.overrides, "override a scenario key (repeatable)");
   train
       ->add_option("--out", train_options.out,

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 
@@ -27,6 +29,7 @@ namespace {
 struct EpisodeOutcome {
   EpisodeRecord record;
   std::vector<float> gradient;
+  std::vector<LabelledState> labelled;
 };
 
 // The child's message: 'S' + the record's numbers + the gradient, or 'E' + an error text.
@@ -51,10 +54,12 @@ ChildProcess start_episode(const TrainSchedulerOptions& options, const std::vect
                                 outcome.entropy,
                                 outcome.cross_entropy,
                                 static_cast<double>(outcome.steps),
+                                outcome.agreement,
                                 static_cast<double>(outcome.gradient.size())};
       std::string message = "S";
       message.append(reinterpret_cast<const char*>(numbers), sizeof numbers);
       message.append(reinterpret_cast<const char*>(outcome.gradient.data()), outcome.gradient.size() * sizeof(float));
+      for (const LabelledState& state : outcome.labelled) append_labelled(message, state);
       return message;
     } catch (const InputError& error) {
       return "E" + format_input_error(error);
@@ -64,7 +69,7 @@ ChildProcess start_episode(const TrainSchedulerOptions& options, const std::vect
   });
 }
 
-EpisodeOutcome finish_episode(ChildProcess& child, int episode, bool imitation) {
+EpisodeOutcome finish_episode(ChildProcess& child, int episode, const MarlTrainingOptions& phase) {
   const ChildResult run = child.wait();
   const std::string& bytes = run.output;
   if (bytes.empty())
@@ -73,19 +78,34 @@ EpisodeOutcome finish_episode(ChildProcess& child, int episode, bool imitation) 
                                  : fmt::format("train-scheduler: episode {} ended without a result", episode));
   if (bytes[0] == 'E')
     throw std::runtime_error(fmt::format("train-scheduler: episode {}: {}", episode, bytes.substr(1)));
-  double numbers[8];
+  double numbers[9];
   if (bytes.size() < 1 + sizeof numbers)
     throw std::runtime_error(fmt::format("train-scheduler: episode {}: truncated result", episode));
   std::memcpy(numbers, bytes.data() + 1, sizeof numbers);
   EpisodeOutcome outcome;
-  outcome.record =
-      EpisodeRecord{imitation,  episode,    static_cast<std::uint64_t>(numbers[0]), numbers[1], numbers[2], numbers[3],
-                    numbers[4], numbers[5], static_cast<std::size_t>(numbers[6])};
-  const auto count = static_cast<std::size_t>(numbers[7]);
-  if (bytes.size() != 1 + sizeof numbers + count * sizeof(float))
+  const bool imitation = phase.teacher != nullptr;
+  outcome.record = EpisodeRecord{imitation,
+                                 episode,
+                                 static_cast<std::uint64_t>(numbers[0]),
+                                 numbers[1],
+                                 numbers[2],
+                                 numbers[3],
+                                 numbers[4],
+                                 numbers[5],
+                                 static_cast<std::size_t>(numbers[6]),
+                                 imitation ? phase.teacher_share : 0.0,
+                                 numbers[7]};
+  const auto count = static_cast<std::size_t>(numbers[8]);
+  const std::size_t end = 1 + sizeof numbers + count * sizeof(float);
+  if (bytes.size() < end)
     throw std::runtime_error(fmt::format("train-scheduler: episode {}: truncated gradient", episode));
   outcome.gradient.resize(count);
   std::memcpy(outcome.gradient.data(), bytes.data() + 1 + sizeof numbers, count * sizeof(float));
+  try {
+    outcome.labelled = read_labelled(bytes, end);
+  } catch (const std::runtime_error& error) {
+    throw std::runtime_error(fmt::format("train-scheduler: episode {}: {}", episode, error.what()));
+  }
   return outcome;
 }
 
@@ -96,7 +116,8 @@ constexpr std::size_t kCurveWindow = 50;
 
 void write_curve(const std::string& path, const std::vector<EpisodeRecord>& curve, std::uint64_t training_seed) {
   std::ofstream out(path);
-  out << "training_seed,episode,seed,mean_jct_s,mean_jct_s_avg,return,loss,entropy,steps,phase,cross_entropy\n";
+  out << "training_seed,episode,seed,mean_jct_s,mean_jct_s_avg,return,loss,entropy,steps,phase,cross_entropy,"
+         "teacher_share,agreement\n";
   double window_sum = 0.0;
   std::size_t start = 0;  // the phase's first row
   for (std::size_t i = 0; i < curve.size(); ++i) {
@@ -105,9 +126,9 @@ void write_curve(const std::string& path, const std::vector<EpisodeRecord>& curv
     const std::size_t in_phase = i - start;
     window_sum += r.mean_jct_s - (in_phase >= kCurveWindow ? curve[i - kCurveWindow].mean_jct_s : 0.0);
     const double average = window_sum / static_cast<double>(std::min(in_phase + 1, kCurveWindow));
-    out << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{:.6g}\n", training_seed, r.episode, r.seed,
-                       r.mean_jct_s, average, r.episode_return, r.loss, r.entropy, r.steps,
-                       r.imitation ? "imitate" : "train", r.cross_entropy);
+    out << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{:.6g},{:.6g},{:.6g}\n", training_seed,
+                       r.episode, r.seed, r.mean_jct_s, average, r.episode_return, r.loss, r.entropy, r.steps,
+                       r.imitation ? "imitate" : "train", r.cross_entropy, r.teacher_share, r.agreement);
   }
   if (!out) throw std::runtime_error("train-scheduler: cannot write " + path);
 }
@@ -177,6 +198,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
     if (!teacher) throw std::invalid_argument("train-scheduler: no teacher '" + options.imitate + "'");
     imitation.teacher = *teacher;
     imitation.learning_rate = options.imitate_learning_rate;
+    imitation.keep_labelled = options.imitate_aggregate > 0;
     imitation_episodes = options.imitate_episodes;
   }
   const int total = imitation_episodes + options.episodes;
@@ -187,6 +209,8 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
                      "of the episodes");
   const int parallel = std::max(1, options.parallel);
   std::vector<ChildProcess> children;  // of the batch not yet read; killed if training stops
+  std::vector<LabelledState> aggregate;  // DAgger: every imitation episode's labelled states
+  SplitMix64 minibatches(options.seed);
   // Episodes [begin, end) in batches of `parallel`, one step of `optimizer` each.
   const auto run_phase = [&](int begin, int end, const MarlTrainingOptions& phase) {
     MarlOptimizer optimizer(policy, phase.learning_rate);
@@ -196,17 +220,34 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
         return;
       }
       const int last = std::min(end, first + parallel);
-      for (int e = first; e < last; ++e) children.push_back(start_episode(options, overrides, policy, phase, e));
+      // DAgger's β_m = p^m for the phase's m-th episode (1 without a teacher: unused).
+      std::vector<MarlTrainingOptions> episode_options(static_cast<std::size_t>(last - first), phase);
+      for (int e = first; e < last; ++e)
+        if (phase.teacher != nullptr)
+          episode_options[static_cast<std::size_t>(e - first)].teacher_share =
+              std::pow(options.imitate_dagger, e - begin);
+      for (int e = first; e < last; ++e)
+        children.push_back(
+            start_episode(options, overrides, policy, episode_options[static_cast<std::size_t>(e - first)], e));
       std::vector<float> gradient;
       for (int e = first; e < last; ++e) {
-        auto outcome = finish_episode(children[static_cast<std::size_t>(e - first)], e, phase.teacher != nullptr);
+        auto outcome = finish_episode(children[static_cast<std::size_t>(e - first)], e,
+                                      episode_options[static_cast<std::size_t>(e - first)]);
         if (gradient.empty()) gradient.assign(outcome.gradient.size(), 0.0f);
         for (std::size_t i = 0; i < gradient.size(); ++i)
           gradient[i] += outcome.gradient[i] / static_cast<float>(last - first);
         result.curve.push_back(outcome.record);
+        std::move(outcome.labelled.begin(), outcome.labelled.end(), std::back_inserter(aggregate));
       }
       children.clear();
       optimizer.apply(gradient);
+      if (phase.teacher != nullptr && !aggregate.empty())
+        for (int step = 0; step < options.imitate_aggregate; ++step) {
+          std::vector<const LabelledState*> batch(kImitationMinibatch);
+          for (auto& state : batch)
+            state = &aggregate[static_cast<std::size_t>(minibatches.uniform() * static_cast<double>(aggregate.size()))];
+          optimizer.apply(imitation_gradient(policy, batch).gradient);
+        }
       if (progress) (*progress)(static_cast<double>(last) / total);
     }
   };

@@ -30,9 +30,18 @@ struct TrainSchedulerOptions {
   std::string imitate;
   int imitate_episodes = 100;
   double imitate_learning_rate = 3e-3;  // Adam's step size while cloning
+  // DAgger (policy.hpp): imitation episode m's decisions are the teacher's with probability
+  // β_m = imitate_dagger^m, else the policy's (sampled), all labelled by the teacher. 1: cloning alone.
+  double imitate_dagger = 1.0;
+  // DAgger's aggregation: after each imitation batch's step, this many more Adam steps, each on the
+  // cloning loss of kImitationMinibatch states drawn (seeded, with replacement) from every imitation
+  // episode's labelled states so far. 0: each episode's own step alone.
+  int imitate_aggregate = 0;
   std::string out;  // the policy file; the curve goes beside it (.csv)
   std::ostream* progress = nullptr;
 };
+
+inline constexpr std::size_t kImitationMinibatch = 128;
 
 struct EpisodeRecord {
   bool imitation = false;  // a teacher's episode (phase "imitate"), else actor-critic ("train")
@@ -44,6 +53,8 @@ struct EpisodeRecord {
   double entropy = 0.0;
   double cross_entropy = 0.0;  // of the teacher's actions (imitation), else 0
   std::size_t steps = 0;
+  double teacher_share = 0.0;  // β: the share of decisions the teacher took (imitation: 1 unless DAgger)
+  double agreement = 0.0;      // imitation: the share of steps whose most probable action is the teacher's
 };
 
 struct TrainSchedulerResult {

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -71,8 +73,22 @@ LearningEpisode::LearningEpisode(const MarlPolicy& policy, std::uint64_t seed, M
 
 int LearningEpisode::sample(const MarlObservation& observation, double potential) {
   const auto probabilities = tape_->probabilities(observation);
-  if (options_.teacher != nullptr) return record(options_.teacher(observation), potential);
-  // Inverse-CDF draw with dnnsim's splitmix64, so the episode depends on its seed alone.
+  if (options_.teacher == nullptr) return record(draw(observation, probabilities), potential);
+  const int label = options_.teacher(observation);
+  // The policy's most probable action (lowest index on ties, as greedy()) against the label.
+  agreements_ += std::max_element(probabilities.begin(), probabilities.end()) - probabilities.begin() == label;
+  // β = 1 draws nothing (behaviour cloning's episodes do not depend on their seed); β = 0 draws only
+  // the policy's action, as an actor-critic episode of the same seed would.
+  const bool teacher_acts =
+      options_.teacher_share >= 1.0 || (options_.teacher_share > 0.0 && rng_.uniform() < options_.teacher_share);
+  const int action = teacher_acts ? label : draw(observation, probabilities);
+  record(label, potential);
+  if (options_.keep_labelled) labelled_.push_back(LabelledState{observation, label});
+  return action;
+}
+
+// Inverse-CDF draw with dnnsim's splitmix64, so the episode depends on its seed alone.
+int LearningEpisode::draw(const MarlObservation& observation, const std::vector<double>& probabilities) {
   const double u = rng_.uniform();
   int action = -1;
   double cumulative = 0.0;
@@ -82,7 +98,7 @@ int LearningEpisode::sample(const MarlObservation& observation, double potential
     action = a;
     if (u < cumulative) break;
   }
-  return record(action, potential);
+  return action;
 }
 
 int LearningEpisode::record(int action, double potential) {
@@ -127,7 +143,98 @@ LearningEpisode::Result LearningEpisode::finish(double end_s) {
   result.loss = loss.loss;
   result.entropy = loss.entropy;
   result.cross_entropy = loss.cross_entropy;
+  if (options_.teacher != nullptr)
+    result.agreement = static_cast<double>(agreements_) / static_cast<double>(result.steps);
+  result.labelled = std::move(labelled_);
   return result;
+}
+
+namespace {
+
+template <typename T>
+void append_vector(std::string& bytes, const std::vector<T>& values) {
+  const auto n = static_cast<std::uint64_t>(values.size());
+  bytes.append(reinterpret_cast<const char*>(&n), sizeof n);
+  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+}
+
+class Reader {
+ public:
+  Reader(std::string_view bytes, std::size_t offset) : bytes_(bytes), at_(offset) {}
+  [[nodiscard]] bool done() const { return at_ == bytes_.size(); }
+  template <typename T>
+  T value() {
+    T v;
+    take(&v, sizeof v);
+    return v;
+  }
+  template <typename T>
+  std::vector<T> vector() {
+    std::vector<T> values(static_cast<std::size_t>(value<std::uint64_t>()));
+    take(values.data(), values.size() * sizeof(T));
+    return values;
+  }
+
+ private:
+  void take(void* out, std::size_t n) {
+    if (n > bytes_.size() - at_) throw std::runtime_error("truncated labelled states");
+    std::memcpy(out, bytes_.data() + at_, n);
+    at_ += n;
+  }
+  std::string_view bytes_;
+  std::size_t at_;
+};
+
+}  // namespace
+
+void append_labelled(std::string& bytes, const LabelledState& state) {
+  const MarlObservation& o = state.observation;
+  const std::int32_t header[] = {o.servers, o.racks, o.candidates, state.label};
+  bytes.append(reinterpret_cast<const char*>(header), sizeof header);
+  append_vector(bytes, o.gpu);
+  append_vector(bytes, o.gpu_server);
+  append_vector(bytes, o.server);
+  append_vector(bytes, o.server_rack);
+  append_vector(bytes, o.job);
+  append_vector(bytes, o.place_action);
+  append_vector(bytes, o.pack_action);
+  append_vector(bytes, o.queue);
+  append_vector(bytes, o.mask);
+}
+
+std::vector<LabelledState> read_labelled(std::string_view bytes, std::size_t offset) {
+  std::vector<LabelledState> states;
+  Reader in(bytes, offset);
+  while (!in.done()) {
+    LabelledState& state = states.emplace_back();
+    MarlObservation& o = state.observation;
+    o.servers = in.value<std::int32_t>();
+    o.racks = in.value<std::int32_t>();
+    o.candidates = in.value<std::int32_t>();
+    state.label = in.value<std::int32_t>();
+    o.gpu = in.vector<float>();
+    o.gpu_server = in.vector<std::int64_t>();
+    o.server = in.vector<float>();
+    o.server_rack = in.vector<std::int64_t>();
+    o.job = in.vector<float>();
+    o.place_action = in.vector<float>();
+    o.pack_action = in.vector<float>();
+    o.queue = in.vector<float>();
+    o.mask = in.vector<std::uint8_t>();
+    if (o.mask.size() != static_cast<std::size_t>(o.actions()) || state.label < 0 || state.label >= o.actions())
+      throw std::runtime_error("malformed labelled state");
+  }
+  return states;
+}
+
+ImitationGradient imitation_gradient(const MarlPolicy& policy, const std::vector<const LabelledState*>& states) {
+  const auto tape = policy.net_->tape();
+  for (const LabelledState* state : states) {
+    (void)tape->probabilities(state->observation);
+    tape->choose(state->label);
+  }
+  auto loss = tape->imitate(std::vector<double>(states.size(), 0.0), 0.0);
+  return {std::move(loss.gradient), loss.cross_entropy};
 }
 
 MarlOptimizer::MarlOptimizer(MarlPolicy& policy, double learning_rate)

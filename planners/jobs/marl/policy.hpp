@@ -25,7 +25,14 @@
 //                         Adam (Kingma & Ba) on the gradient averaged over the batch's episodes,
 //                         its norm clipped at 1;
 //   warm start            optional behaviour cloning first (teacher.hpp): in a teacher's episodes
-//                         loss = −mean log π(a_teacher,k) + c·mean((G_k − V_k)²).
+//                         loss = −mean log π(a_teacher,k) + c·mean((G_k − V_k)²); with DAgger
+//                         (Ross, Gordon & Bagnell, AISTATS'11, Algorithm 3.1) imitation episode m
+//                         acts by the teacher with probability β_m = p^m per decision, else by the
+//                         policy (sampled), and the teacher labels every visited state: the loss is
+//                         the same on the states the policy itself reaches. Each episode is one
+//                         Adam step on its own states; with DAgger's aggregation (train_scheduler.hpp)
+//                         K more follow, each on a minibatch drawn from every episode's labelled
+//                         states so far (imitation_gradient).
 // Episodes run in child processes (one SimGrid engine per process): the child computes its
 // episode's gradient (LearningEpisode) and the parent applies it (MarlOptimizer). The networks live in
 // the libtorch plugin (torch_plugin.hpp); these classes hold the rest (sampling, rewards, returns).
@@ -54,6 +61,9 @@ namespace dnnsim {
 // trained with the first.
 inline constexpr std::string_view kMarlRemoteWhenPartitionFull = "when_partition_full";
 inline constexpr std::string_view kMarlRemoteWhenNoLocalFit = "when_no_local_fit";
+
+struct LabelledState;
+struct ImitationGradient;
 
 class MarlPolicy {
  public:
@@ -86,6 +96,7 @@ class MarlPolicy {
   std::string remote_;
   friend class LearningEpisode;
   friend class MarlOptimizer;
+  friend ImitationGradient imitation_gradient(const MarlPolicy&, const std::vector<const LabelledState*>&);
 };
 
 struct MarlTrainingOptions {
@@ -100,7 +111,33 @@ struct MarlTrainingOptions {
   // not sampled ones, and its loss is their cross-entropy under the policy, −mean log π(a_teacher | mask),
   // plus c·mean((G − V)²) so that the critic learns the teacher's (shaped) returns; null: actor-critic.
   MarlTeacher teacher = nullptr;
+  // DAgger: the probability β that a decision of an imitation episode is the teacher's; else the
+  // policy's, sampled, with the teacher's action still the label. 1: behaviour cloning.
+  double teacher_share = 1.0;
+  // Keep each imitation step's observation and label (Result::labelled), for training on the
+  // aggregate of episodes (imitation_gradient).
+  bool keep_labelled = false;
 };
+
+// A state the teacher labelled: the observation and the teacher's action in it.
+struct LabelledState {
+  MarlObservation observation;
+  int label = 0;
+};
+
+// Byte encoding of labelled states, for the training child to send them to its parent.
+void append_labelled(std::string& bytes, const LabelledState& state);
+// Decodes the states of `bytes` from `offset` to its end. @throw std::runtime_error when malformed.
+[[nodiscard]] std::vector<LabelledState> read_labelled(std::string_view bytes, std::size_t offset);
+
+// The gradient of the behaviour-cloning loss −mean log π(label | state) over `states` (the actor's
+// alone: no returns, the critic's gradient is zero), flattened in parameter order; and that loss.
+struct ImitationGradient {
+  std::vector<float> gradient;
+  double cross_entropy = 0.0;
+};
+[[nodiscard]] ImitationGradient imitation_gradient(const MarlPolicy& policy,
+                                                   const std::vector<const LabelledState*>& states);
 
 // One training episode: actions sampled from the policy with a seeded generator, each step's
 // log-probability, entropy and value kept with their autograd graph, rewards attributed to steps.
@@ -110,8 +147,9 @@ class LearningEpisode {
   LearningEpisode(const LearningEpisode&) = delete;
   LearningEpisode& operator=(const LearningEpisode&) = delete;
 
-  // Samples an action (the teacher's, when imitating) in a state whose potential Φ (above: minus the
-  // predicted remaining job-hours per GPU) is `potential`.
+  // Samples an action (the teacher's, when imitating; with probability 1 − teacher_share the
+  // policy's) in a state whose potential Φ (above: minus the predicted remaining job-hours per GPU)
+  // is `potential`. When imitating, the recorded (labelled) action is the teacher's either way.
   int sample(const MarlObservation& observation, double potential);
   // The reward is minus the jobs in the system over time (Σ JCT, Little's law), per GPU and hour:
   // at each scheduling event the scheduler reports the time and its load n / GPUs, and the interval
@@ -126,13 +164,18 @@ class LearningEpisode {
     double loss = 0.0;
     double entropy = 0.0;        // mean over the steps
     double cross_entropy = 0.0;  // imitation: −mean log π(a_teacher)
+    double agreement = 0.0;      // imitation: the share of steps whose most probable action is the teacher's
     std::size_t steps = 0;
+    std::vector<LabelledState> labelled;  // with keep_labelled: every step's state and label
   };
   // Backpropagates the episode's loss; an episode without steps has a zero gradient.
   [[nodiscard]] Result finish(double end_s);
 
  private:
   int record(int action, double potential);
+  int draw(const MarlObservation& observation, const std::vector<double>& probabilities);
+  std::size_t agreements_ = 0;  // imitation: steps whose most probable action is the teacher's
+  std::vector<LabelledState> labelled_;
   std::unique_ptr<PolicyTape> tape_;
   std::vector<double> reward_;     // per step, unshaped
   std::vector<double> time_;       // simulated seconds of each step

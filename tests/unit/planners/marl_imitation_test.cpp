@@ -5,7 +5,9 @@
 
 #include <array>
 #include <cmath>
+#include <optional>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "planners/jobs/marl/policy.hpp"
@@ -148,6 +150,98 @@ TEST(MarlTeacher, ACloningStepLowersTheTeachersCrossEntropy) {
   for (int step = 0; step < 40; ++step) optimizer.apply(clone(3 + static_cast<std::uint64_t>(step)).gradient);
   EXPECT_EQ(policy.greedy(o), 2);
   EXPECT_LT(clone(100).cross_entropy, first.cross_entropy);
+}
+
+// Nothing placeable, stop offered, packs offered for candidate 1 on servers 1 and 2 (as above, with
+// predicted gains f[3] of gain1 and gain2), and a pack of candidate 0 on server 0 written with gain 0.9
+// but masked (not offered). Actions: pack of candidate 1 on server s is 1·6 + 3 + s, stop 12.
+MarlObservation nothing_placeable_two_packs(float gain1, float gain2) {
+  auto o = three_servers();
+  for (int c = 0; c < 2; ++c)
+    for (int s = 0; s < 3; ++s) o.mask[static_cast<std::size_t>(o.place_action_of(c, s))] = 0;
+  o.mask[static_cast<std::size_t>(o.stop_action())] = 1;
+  for (const auto& [s, gain] : {std::pair{1, gain1}, std::pair{2, gain2}}) {
+    o.mask[static_cast<std::size_t>(o.pack_action_of(1, s))] = 1;
+    o.pack_action[static_cast<std::size_t>((1 * 3 + s) * MarlObservation::kActionFeatures)] = 1.0f;
+    o.pack_action[static_cast<std::size_t>((1 * 3 + s) * MarlObservation::kActionFeatures + 3)] = gain;
+  }
+  o.pack_action[0] = 1.0f;
+  o.pack_action[3] = 0.9f;
+  return o;
+}
+
+// DAgger (Ross et al. 2011): the teacher labels, the policy acts with probability 1 − β. On the
+// bandit-like three-server state with nothing placeable and two packs offered, `consolidate` stops
+// (12) whoever acts. β = 1: the teacher's stop, every seed. β = 0: the action an actor-critic episode
+// of the same seed samples (the same one uniform draw), which for some of 40 seeds is a pack (the
+// fresh policy gives each of the three feasible actions a share); the label and so the
+// cross-entropy −log π(12) are the same as under β = 1: the same weights, state and label; the
+// agreement is 1 exactly when the policy's greedy action is the label.
+TEST(MarlTeacher, DaggerActsByThePolicyAndLabelsByTheTeacher) {
+  const MarlPolicy policy(17);
+  const auto o = nothing_placeable_two_packs(0.4f, 0.6f);
+  const auto episode = [&](std::uint64_t seed, std::optional<double> teacher_share) {
+    MarlTrainingOptions options;
+    if (teacher_share) {
+      options.teacher = *marl_teacher("consolidate");
+      options.teacher_share = *teacher_share;
+    }
+    LearningEpisode learning(policy, seed, options);
+    learning.advance(0, 0.5);
+    const int action = learning.sample(o, 0.0);
+    return std::pair{action, learning.finish(3600)};
+  };
+  bool policy_packed = false;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const auto [cloned, cloning] = episode(seed, 1.0);
+    const auto [dagger, labelled] = episode(seed, 0.0);
+    EXPECT_EQ(cloned, o.stop_action());
+    EXPECT_EQ(dagger, episode(seed, std::nullopt).first);
+    EXPECT_DOUBLE_EQ(labelled.cross_entropy, cloning.cross_entropy);
+    EXPECT_EQ(labelled.agreement, policy.greedy(o) == o.stop_action() ? 1.0 : 0.0);
+    policy_packed = policy_packed || dagger != o.stop_action();
+  }
+  EXPECT_TRUE(policy_packed);
+}
+
+// DAgger's aggregate: a labelled state survives the child's encoding to its parent field by field, a
+// truncated encoding is refused, and the parent's minibatch loss on a state is the cloning loss of an
+// episode of that one state: without the critic's term (value weight 0) the same cross-entropy and
+// the same gradient, since both are −log π(label) of the same weights and observation.
+TEST(MarlTeacher, TheAggregatesLossOnAStateIsTheCloningEpisodesOnIt) {
+  const LabelledState state{nothing_placeable_two_packs(0.4f, 0.6f), 11};
+  std::string bytes = "x";
+  append_labelled(bytes, state);
+  append_labelled(bytes, LabelledState{three_servers(), 2});
+  const auto states = read_labelled(bytes, 1);
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(states[0].label, 11);
+  EXPECT_EQ(states[1].label, 2);
+  const MarlObservation& o = states[0].observation;
+  EXPECT_EQ(std::tuple(o.servers, o.racks, o.candidates), std::tuple(3, 1, 2));
+  EXPECT_EQ(o.gpu, state.observation.gpu);
+  EXPECT_EQ(o.gpu_server, state.observation.gpu_server);
+  EXPECT_EQ(o.server, state.observation.server);
+  EXPECT_EQ(o.server_rack, state.observation.server_rack);
+  EXPECT_EQ(o.job, state.observation.job);
+  EXPECT_EQ(o.place_action, state.observation.place_action);
+  EXPECT_EQ(o.pack_action, state.observation.pack_action);
+  EXPECT_EQ(o.queue, state.observation.queue);
+  EXPECT_EQ(o.mask, state.observation.mask);
+  EXPECT_THROW((void)read_labelled(std::string_view(bytes).substr(0, bytes.size() - 1), 1), std::runtime_error);
+
+  const MarlPolicy policy(19);
+  MarlTrainingOptions options;
+  options.value_weight = 0.0;
+  options.teacher = [](const MarlObservation&) { return 11; };  // the label above: pack on server 2
+  LearningEpisode episode(policy, 1, options);
+  episode.advance(0, 0.5);
+  (void)episode.sample(state.observation, 0.0);
+  const auto cloned = episode.finish(3600);
+  const auto aggregate = imitation_gradient(policy, {&states[0]});
+  EXPECT_DOUBLE_EQ(aggregate.cross_entropy, cloned.cross_entropy);
+  ASSERT_EQ(aggregate.gradient.size(), cloned.gradient.size());
+  for (std::size_t i = 0; i < cloned.gradient.size(); ++i) EXPECT_FLOAT_EQ(aggregate.gradient[i], cloned.gradient[i]);
 }
 
 }  // namespace
