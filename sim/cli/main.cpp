@@ -392,8 +392,10 @@ int main(int argc, char** argv) {
       ->add_option("SCENARIO", train_options.scenario, "scenario YAML file with workload.kind: cluster, scheduler marl")
       ->required()
       ->check(CLI::ExistingFile);
-  train->add_option("--episodes", train_options.episodes, "episodes to train (default 100)")
-      ->check(CLI::PositiveNumber);
+  train
+      ->add_option("--episodes", train_options.episodes,
+                   "actor-critic episodes to train (default 100; 0 with --imitate: the imitation alone)")
+      ->check(CLI::NonNegativeNumber);
   train
       ->add_option("--parallel", train_options.parallel,
                    "episodes per update, run at once in child processes (default 2)")
@@ -469,6 +471,10 @@ int main(int argc, char** argv) {
     if (*plot) return dnnsim::cli::run_plot_command(plot_options);
     if (*plan) return dnnsim::cli::run_plan_command(plan_options);
     if (*train) {
+      if (train_options.episodes == 0 && train_options.imitate.empty()) {
+        std::cerr << "error: --episodes 0 trains nothing without --imitate\n";
+        return kExitInputError;
+      }
       train_options.progress = &std::cerr;
       const auto trained = dnnsim::train_scheduler(train_options);
       const auto& curve = trained.curve;
