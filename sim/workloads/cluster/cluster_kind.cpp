@@ -388,6 +388,11 @@ class ClusterKind final : public WorkloadKind {
         ctx.reader.sink().append(error.diagnostics());
       }
     }
+    // An entry is built from its options as read; one without a required option (already reported by
+    // the reader) would be built from nothing.
+    for (const Options* options : {&spec.placement_options, &spec.scheduler_options})
+      for (const OptionSpec& option : options->schema().specs())
+        if (option.required && !options->given(option.name)) return;
     try {
       const auto placement = builtin_placements().at(spec.placement).value(spec.placement_options, 0);
       const std::vector<ServerInfo> servers = cluster_servers(ctx.cluster, spec.servers_per_rack);
