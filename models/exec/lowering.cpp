@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <stdexcept>
 
 #include "models/cost/collective_cost.hpp"
 #include "models/cost/compute_cost.hpp"
@@ -39,8 +40,12 @@ void Lowering::depend(std::uint32_t op, std::uint32_t on) {
   else
     program_.successor_edges[program_.last_successor[on]].next = edge;
   program_.last_successor[on] = edge;
-  ++program_.ops[op].pending;
+  Op& waiting = program_.ops[op];
+  if (waiting.pending == kMaxPending) throw std::length_error("an operation waits for more than 2^24 - 1 others");
+  ++waiting.pending;
 }
+
+void Lowering::seal() { std::vector<std::uint32_t>().swap(program_.last_successor); }
 
 std::uint32_t Lowering::queue_of(DeviceId device, StreamId stream) {
   if (device >= queue_index_.size()) queue_index_.resize(device + std::size_t{1});
@@ -52,9 +57,9 @@ std::uint32_t Lowering::queue_of(DeviceId device, StreamId stream) {
   return queue;
 }
 
-// Appends `op` to the queue of (op.device, stream).
-std::uint32_t Lowering::add_on_stream(Op op, StreamId stream) {
-  op.queue = queue_of(op.device, stream);
+// Appends `op` to the queue of (device, stream).
+std::uint32_t Lowering::add_on_stream(Op op, DeviceId device, StreamId stream) {
+  op.queue = queue_of(device, stream);
   const std::uint32_t index = add_op(op);
   program_.queues[op.queue].ops.push_back(index);
   return index;
@@ -99,7 +104,7 @@ TaskId Lowering::lower(const TaskGraph& graph, TaskId first) {
     else if (const auto* transfer = std::get_if<Transfer>(&task.op))
       entry = lower_transfer(*transfer, task, id);
     else
-      entry = lower_collective(std::get<Collective>(task.op), task, id);
+      entry = lower_collective(std::get<Collective>(task.op), task, id, graph.origin(id));
   }
   for (TaskId id = first; id < lowered_end; ++id)
     for (TaskId dep : graph.task(id).deps)
@@ -118,16 +123,11 @@ std::uint32_t Lowering::lower_compute(const Compute& compute, const Task& task, 
   const LoweringDevice& device = devices_.at(compute.device);
   const Seconds duration = device.calibration ? compute_time(compute, *device.gpu, *device.calibration)
                                               : compute_time(compute, *device.gpu, device.compute_efficiency);
-  const Op op{.amount = duration.value(),
-              .task = id,
-              .device = compute.device,
-              .kind = OpKind::compute,
-              .starts_task = true,
-              .ends_task = true};
+  const Op op{.amount = duration.value(), .task = id, .kind = OpKind::compute, .starts_task = true, .ends_task = true};
   std::uint32_t& completion = program_.completion_of_task[id];
   const LaunchCalibration* launch =
       device.calibration && device.calibration->launch ? &*device.calibration->launch : nullptr;
-  if (launch == nullptr) return completion = add_on_stream(op, task.stream);
+  if (launch == nullptr) return completion = add_on_stream(op, compute.device, task.stream);
   // Launch queue (LaunchCalibration): the host issues the task's n kernels one h apart after what it
   // issued before, and after the sends it waits for. The GPU part starts once the first kernel is
   // issued and runs its whole time from there; the task ends when both the GPU part and the host's
@@ -135,16 +135,16 @@ std::uint32_t Lowering::lower_compute(const Compute& compute, const Task& task, 
   // GPU never idles after the first kernel (G ≥ the issuing) or the kernels' GPU times are
   // negligible beside h; in between it is short by at most the last kernel's GPU time.
   const double h = launch->host_overhead.value();
-  Op delay{.amount = h, .task = id, .device = compute.device, .kind = OpKind::delay};
-  issue = add_on_stream(delay, kHostStream);
+  Op delay{.amount = h, .task = id, .kind = OpKind::delay};
+  issue = add_on_stream(delay, compute.device, kHostStream);
   for (std::uint32_t sync : host_syncs_[compute.device]) depend(issue, sync);
   host_syncs_[compute.device].clear();
-  const std::uint32_t entry = add_on_stream(op, task.stream);
+  const std::uint32_t entry = add_on_stream(op, compute.device, task.stream);
   depend(entry, issue);
   completion = entry;
   if (compute.launches > 1) {
     delay.amount = h * (compute.launches - 1);
-    const std::uint32_t rest = add_on_stream(delay, kHostStream);
+    const std::uint32_t rest = add_on_stream(delay, compute.device, kHostStream);
     program_.ops[entry].ends_task = false;
     completion = add_op(Op{.task = id, .kind = OpKind::barrier, .ends_task = true});
     depend(completion, entry);
@@ -158,16 +158,14 @@ std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& tas
     ++program_.flow_count;
     return program_.completion_of_task[id] = add_on_stream(Op{.amount = transfer.size.value(),
                                                               .task = id,
-                                                              .device = transfer.src,
                                                               .dst = transfer.host == HostCopy::to_host ? 0u : 1u,
                                                               .kind = OpKind::host_copy,
                                                               .starts_task = true,
                                                               .ends_task = true},
-                                                           task.stream);
+                                                           transfer.src, task.stream);
   }
   Op op{.amount = transfer.size.value(),
         .task = id,
-        .device = transfer.src,
         .dst = transfer.dst,
         .kind = OpKind::transfer,
         .starts_task = true,
@@ -179,13 +177,12 @@ std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& tas
   const double latency = call_latency(std::array{transfer.src, transfer.dst});
   if (latency > 0) {
     op.starts_task = false;
-    entry = add_on_stream(
-        Op{.amount = latency, .task = id, .device = transfer.src, .kind = OpKind::delay, .starts_task = true},
-        task.stream);
-    completion = add_on_stream(op, task.stream);
+    entry = add_on_stream(Op{.amount = latency, .task = id, .kind = OpKind::delay, .starts_task = true}, transfer.src,
+                          task.stream);
+    completion = add_on_stream(op, transfer.src, task.stream);
     depend(completion, entry);
   } else {
-    entry = completion = add_on_stream(op, task.stream);
+    entry = completion = add_on_stream(op, transfer.src, task.stream);
   }
   ++program_.flow_count;
   // Under a launch model the sender's host synchronizes after the send (Megatron-LM's
@@ -197,7 +194,8 @@ std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& tas
 }
 
 // Returns the entry op (the start barrier, or a mirrored collective's one delay).
-std::uint32_t Lowering::lower_collective(const Collective& collective, const Task& task, TaskId id) {
+std::uint32_t Lowering::lower_collective(const Collective& collective, const Task& task, TaskId id,
+                                         const SourceLocation& origin) {
   std::uint32_t& completion = program_.completion_of_task[id];
   if (collective.mirrored || collective.alone) {
     // Its time alone on its links: exactly what the flows of a symmetric group take when no other
@@ -213,11 +211,10 @@ std::uint32_t Lowering::lower_collective(const Collective& collective, const Tas
     if (added) known->second = collective_time(collective, topology_, path).value();
     const Op op{.amount = call_latency(collective.group) * collective.calls + known->second,
                 .task = id,
-                .device = collective.group.front(),
                 .kind = OpKind::delay,
                 .starts_task = true,
                 .ends_task = true};
-    return completion = add_on_stream(op, task.stream);
+    return completion = add_on_stream(op, collective.group.front(), task.stream);
   }
   const std::uint32_t start_index = add_op(Op{.task = id, .kind = OpKind::barrier, .starts_task = true});
 
@@ -230,31 +227,31 @@ std::uint32_t Lowering::lower_collective(const Collective& collective, const Tas
   if (delay > 0)
     for (DeviceId member : collective.group) {
       delay_of_member.push_back(
-          add_on_stream(Op{.amount = delay, .task = id, .device = member, .kind = OpKind::delay}, task.stream));
+          add_on_stream(Op{.amount = delay, .task = id, .kind = OpKind::delay}, member, task.stream));
       depend(delay_of_member.back(), start_index);
     }
 
   const std::uint32_t end_index =
       effective_collective_fidelity(collective, options_.collective_fidelity, topology_) == CollectiveFidelity::step
-          ? lower_steps(collective, task, id, start_index)
-          : lower_flows(collective, task, id, start_index);
+          ? lower_steps(collective, task, id, start_index, origin)
+          : lower_flows(collective, task, id, start_index, origin);
   for (std::uint32_t d : delay_of_member) depend(end_index, d);  // also when the expansion has no step
   for (DeviceId member : collective.group)
-    depend(add_on_stream(Op{.task = id, .device = member, .kind = OpKind::fence}, task.stream), end_index);
+    depend(add_on_stream(Op{.task = id, .kind = OpKind::fence}, member, task.stream), end_index);
   completion = end_index;
   return start_index;
 }
 
 // Step fidelity: one transfer op per step of the expansion. Returns the end barrier.
-std::uint32_t Lowering::lower_steps(const Collective& collective, const Task& task, TaskId id, std::uint32_t start) {
-  const CollectiveExpansion expansion = expand_collective(collective, topology_, task.origin);
+std::uint32_t Lowering::lower_steps(const Collective& collective, const Task& task, TaskId id, std::uint32_t start,
+                                    const SourceLocation& origin) {
+  const CollectiveExpansion expansion = expand_collective(collective, topology_, origin);
   std::vector<std::uint32_t> step_index(expansion.steps.size());
   std::vector<bool> has_successor(expansion.steps.size(), false);
   for (std::size_t s = 0; s < expansion.steps.size(); ++s) {
     const CollectiveStep& step = expansion.steps[s];
     step_index[s] = add_on_stream(
-        Op{.amount = step.size.value(), .task = id, .device = step.src, .dst = step.dst, .kind = OpKind::transfer},
-        task.stream);
+        Op{.amount = step.size.value(), .task = id, .dst = step.dst, .kind = OpKind::transfer}, step.src, task.stream);
     if (step.deps.empty()) depend(step_index[s], start);
     for (std::uint32_t dep : step.deps) {
       depend(step_index[s], step_index[dep]);
@@ -270,8 +267,9 @@ std::uint32_t Lowering::lower_steps(const Collective& collective, const Task& ta
 }
 
 // Flow fidelity: per phase one flows op per sender and a phase barrier. Returns the end barrier.
-std::uint32_t Lowering::lower_flows(const Collective& collective, const Task& task, TaskId id, std::uint32_t start) {
-  CollectiveFlowPlan plan = plan_collective_flows(collective, topology_, route_cost_, task.origin);
+std::uint32_t Lowering::lower_flows(const Collective& collective, const Task& task, TaskId id, std::uint32_t start,
+                                    const SourceLocation& origin) {
+  CollectiveFlowPlan plan = plan_collective_flows(collective, topology_, route_cost_, origin);
   std::uint32_t phase_start = start;
   for (std::vector<CollectiveFlow>& phase : plan.phases) {
     std::stable_sort(phase.begin(), phase.end(), [](const CollectiveFlow& a, const CollectiveFlow& b) {
@@ -281,8 +279,8 @@ std::uint32_t Lowering::lower_flows(const Collective& collective, const Task& ta
     for (std::size_t f = 0; f < phase.size(); ++f) {
       if (f == 0 || phase[f].src != phase[f - 1].src) {
         const auto first_flow = static_cast<std::uint32_t>(program_.flow_specs.size());
-        senders.push_back(add_on_stream(
-            Op{.task = id, .device = phase[f].src, .dst = first_flow, .kind = OpKind::flows}, task.stream));
+        senders.push_back(
+            add_on_stream(Op{.task = id, .dst = first_flow, .kind = OpKind::flows}, phase[f].src, task.stream));
         depend(senders.back(), phase_start);
       }
       const bool last = f + 1 == phase.size() || phase[f + 1].src != phase[f].src;

@@ -58,26 +58,29 @@ inline constexpr StreamId kHostStream = std::numeric_limits<StreamId>::max();
 // 0 to the host, 1 from it.
 enum class OpKind : std::uint8_t { compute, transfer, flows, barrier, fence, delay, host_copy };
 
-// One operation. 32 bytes: a step-level run at a thousand GPUs has millions of them.
+// One operation. 24 bytes: a 16,384-GPU pipeline with every replica has 6.1 M of them, a step-level
+// run at a thousand GPUs 50 M (docs/performance.md, "Memory per operation"). Its device is its
+// queue's (LoweredProgram::device_of): every op but a barrier runs on a queue of its device.
 struct Op {
   // compute: seconds on its device (the executor runs seconds × its host's speed in flop);
   // transfer: bytes; flows: the bytes of all its flows; delay: seconds; barrier, fence: 0.
   double amount = 0;
   TaskId task = 0;
-  DeviceId device = 0;    // compute device, transfer or flows source, delay's or fence's device
-  std::uint32_t dst = 0;  // transfer destination; flows: the index of its first FlowSpec
-  // Dependencies not met yet. The lowering counts them; the runtime counts them down and runs the op
-  // (or, for a barrier, completes it) at 0.
-  std::uint32_t pending = 0;
+  std::uint32_t dst = 0;        // transfer destination; flows: the index of its first FlowSpec
   std::uint32_t queue = kNoOp;  // LoweredProgram::queues index that runs it; kNoOp for a barrier
-  OpKind kind = OpKind::compute;
-  bool starts_task = false;  // its start is the task's start
-  bool ends_task = false;    // its end is the task's end
+  // Dependencies not met yet. The lowering counts them (at most kMaxPending: an op waits for one
+  // op per member or step of one collective at most); the runtime counts them down and runs the op
+  // (or, for a barrier, completes it) at 0.
+  std::uint32_t pending : 24 = 0;
+  OpKind kind : 3 = OpKind::compute;
+  bool starts_task : 1 = false;  // its start is the task's start
+  bool ends_task : 1 = false;    // its end is the task's end
   // Set by the runtime once the op has ended: a task lowered later (Lowering::lower with first > 0)
   // does not wait for it.
-  bool done = false;
+  bool done : 1 = false;
 };
-static_assert(sizeof(Op) <= 32);
+static_assert(sizeof(Op) == 24);
+inline constexpr std::uint32_t kMaxPending = (1u << 24) - 1;
 
 // One flow of a `flows` op: a sender's flows of one phase are consecutive, by increasing delay, and
 // run side by side, each from its delay after the phase starts.
@@ -103,9 +106,9 @@ struct SuccessorEdge {
 };
 
 // The lowered form: plain data, indices into vectors, no pointers. Memory per operation: its Op
-// (32 bytes), the ends of its successor list (8), an edge per successor (8; a vector per op took 24
-// bytes and a heap block: docs/performance.md, "Compact task records") and its entry in a queue
-// (4 bytes); per flow at flow fidelity a FlowSpec (24 bytes).
+// (24 bytes), the ends of its successor list (8, 4 once sealed), an edge per successor (8; a vector
+// per op took 24 bytes and a heap block: docs/performance.md, "Compact task records") and its entry
+// in a queue (4 bytes); per flow at flow fidelity a FlowSpec (24 bytes).
 // Order, for a consumer that would hold a window of it at a time: tasks are lowered in id order and
 // the ops of one task are consecutive, so a task's ops form one range of `ops`; within a batch of
 // tasks (Lowering::lower) an op may depend on any op of an earlier batch or of the same batch.
@@ -114,7 +117,7 @@ struct LoweredProgram {
   // By op, the ops that wait for it, in the order their dependencies were added: a list of edges
   // linked in one array (a deque: it grows without copying, and an edge's index stays valid).
   std::vector<std::uint32_t> first_successor;  // by op: its first edge, kNoOp when none
-  std::vector<std::uint32_t> last_successor;   // by op: its last edge, kNoOp when none
+  std::vector<std::uint32_t> last_successor;   // by op: its last edge, kNoOp when none; empty once sealed
   std::deque<SuccessorEdge> successor_edges;
   std::vector<FlowSpec> flow_specs;
   std::vector<StreamQueue> queues;                // in creation order: by first op added
@@ -123,6 +126,8 @@ struct LoweredProgram {
 
   // The ops that wait for `op`, in order (the executor walks the edges instead).
   [[nodiscard]] std::vector<std::uint32_t> successors(std::uint32_t op) const;
+  // The device that runs `op` (not a barrier: a barrier has no queue).
+  [[nodiscard]] DeviceId device_of(const Op& op) const { return queues[op.queue].device; }
 };
 
 // What the lowering needs of a device: the cost model's inputs.
@@ -159,6 +164,9 @@ class Lowering {
   // the end of the tasks lowered: the graph's size, or less when LoweringOptions::stop was set.
   // @throw InputError if a collective cannot be expanded; std::out_of_range for an unknown device.
   TaskId lower(const TaskGraph& graph, TaskId first);
+  // No more tasks will be lowered: frees what only appending needs (the successor lists' ends,
+  // 4 bytes an operation), before the run allocates its own.
+  void seal();
 
   // The runtime counts `pending` down and sets `done` in it.
   [[nodiscard]] LoweredProgram& program() { return program_; }
@@ -168,13 +176,17 @@ class Lowering {
   std::uint32_t add_op(Op op);
   void depend(std::uint32_t op, std::uint32_t on);
   std::uint32_t queue_of(DeviceId device, StreamId stream);
-  std::uint32_t add_on_stream(Op op, StreamId stream);
+  std::uint32_t add_on_stream(Op op, DeviceId device, StreamId stream);
   [[nodiscard]] double call_latency(std::span<const DeviceId> members) const;
   std::uint32_t lower_compute(const Compute& compute, const Task& task, TaskId id, std::uint32_t& issue);
   std::uint32_t lower_transfer(const Transfer& transfer, const Task& task, TaskId id);
-  std::uint32_t lower_collective(const Collective& collective, const Task& task, TaskId id);
-  std::uint32_t lower_steps(const Collective& collective, const Task& task, TaskId id, std::uint32_t start);
-  std::uint32_t lower_flows(const Collective& collective, const Task& task, TaskId id, std::uint32_t start);
+  // `origin`: the task's (TaskGraph::origin), for an expansion's errors.
+  std::uint32_t lower_collective(const Collective& collective, const Task& task, TaskId id,
+                                 const SourceLocation& origin);
+  std::uint32_t lower_steps(const Collective& collective, const Task& task, TaskId id, std::uint32_t start,
+                            const SourceLocation& origin);
+  std::uint32_t lower_flows(const Collective& collective, const Task& task, TaskId id, std::uint32_t start,
+                            const SourceLocation& origin);
 
   std::vector<LoweringDevice> devices_;
   DeviceTopology topology_;

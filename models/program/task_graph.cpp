@@ -101,9 +101,21 @@ StreamId TaskGraph::stream(const std::string& name) {
   return add_stream(name);
 }
 
-TaskId TaskGraph::add(Task task) {
+TaskId TaskGraph::add(Task task, const SourceLocation& origin) {
   tasks_.push_back(std::move(task));
+  if (!origin.file.empty() || origin.line != 0 || !origins_.empty()) {
+    origins_.resize(tasks_.size());
+    origins_.back() = origin;
+  }
   return static_cast<TaskId>(tasks_.size() - 1);
+}
+
+void TaskGraph::drop_dependencies() {
+  for (Task& task : tasks_) std::vector<TaskId>().swap(task.deps);
+}
+
+SourceLocation TaskGraph::origin(TaskId id) const {
+  return id < origins_.size() ? SourceLocation(origins_[id]) : SourceLocation{};
 }
 
 std::optional<DeviceId> TaskGraph::device_by_name(std::string_view name) const {
@@ -121,7 +133,7 @@ std::uint32_t TaskGraph::iteration_count() const {
 std::vector<Diagnostic> TaskGraph::validate() const {
   std::vector<Diagnostic> problems;
   const auto report = [&](const Task& task, TaskId id, std::string message) {
-    problems.push_back(Diagnostic{task.origin, fmt::format("task {} ('{}'): {}", id, task.label, message)});
+    problems.push_back(Diagnostic{origin(id), fmt::format("task {} ('{}'): {}", id, task.label, message)});
   };
   const auto check_device = [&](const Task& task, TaskId id, DeviceId device, std::string_view role) {
     if (device >= devices_.size())

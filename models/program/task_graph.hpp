@@ -170,7 +170,8 @@ struct Collective {
 [[nodiscard]] inline std::size_t logical_size(const Collective& c) { return c.group.size() * c.copies; }
 
 // Where a task was read from, for messages (empty when built in code): a SourceLocation whose file
-// is interned, 16 bytes instead of 40 (a graph read from one file repeats it in every task).
+// is interned, 16 bytes instead of 40 (a graph read from one file repeats it in every task). Kept by
+// the TaskGraph beside its tasks, only for a graph that has some (TaskGraph::origin).
 struct TaskOrigin {
   InternedString file;
   int line = 0;
@@ -181,8 +182,8 @@ struct TaskOrigin {
   operator SourceLocation() const { return SourceLocation{file, line, column}; }  // NOLINT(google-explicit-constructor)
 };
 
-// 160 bytes (was 232 with plain strings: docs/performance.md, "Compact task records"); a 16,384-GPU
-// pipeline holds 4.5 M of them.
+// 144 bytes (232 with plain strings, 160 with the origin inside: docs/performance.md, "Compact task
+// records", "Memory per operation"); a 16,384-GPU pipeline holds 4.5 M of them.
 struct Task {
   std::variant<Compute, Transfer, Collective> op;
   StreamId stream = 0;
@@ -192,7 +193,6 @@ struct Task {
   std::vector<TaskId> deps;  // tasks that must finish before this one starts
   Bytes alloc_bytes{0};      // taken on the task's device(s) at start
   Bytes free_bytes{0};       // released on the task's device(s) at end
-  TaskOrigin origin;
 
   [[nodiscard]] bool is_compute() const { return std::holds_alternative<Compute>(op); }
   [[nodiscard]] bool is_transfer() const { return std::holds_alternative<Transfer>(op); }
@@ -201,7 +201,7 @@ struct Task {
   // (of a mirrored collective, its first member: the others run nothing).
   [[nodiscard]] std::vector<DeviceId> devices() const;
 };
-static_assert(sizeof(Task) <= 160);
+static_assert(sizeof(Task) <= 144);
 
 class TaskGraph {
  public:
@@ -210,7 +210,8 @@ class TaskGraph {
   StreamId add_stream(std::string name);
   // Returns the id of an existing stream with that name, or adds it.
   StreamId stream(const std::string& name);
-  TaskId add(Task task);
+  // `origin`: where the task was read from (a file's graph), for messages.
+  TaskId add(Task task, const SourceLocation& origin = {});
 
   [[nodiscard]] const std::vector<std::string>& devices() const { return devices_; }
   [[nodiscard]] const std::vector<std::string>& streams() const { return streams_; }
@@ -218,17 +219,24 @@ class TaskGraph {
   [[nodiscard]] std::vector<Task>& tasks() { return tasks_; }
   [[nodiscard]] const Task& task(TaskId id) const { return tasks_.at(id); }
   [[nodiscard]] std::optional<DeviceId> device_by_name(std::string_view name) const;
+  // Where task `id` was read from; empty for a task built in code.
+  [[nodiscard]] SourceLocation origin(TaskId id) const;
   [[nodiscard]] std::uint32_t iteration_count() const;
 
   // Every structural problem: a dependency on a task that does not exist, a device or stream
   // index out of range, a transfer to itself, an empty or duplicated collective group, a cycle
-  // (reported on one task of it, with the cycle's labels). Located by each task's `origin`.
+  // (reported on one task of it, with the cycle's labels). Located by each task's origin().
   [[nodiscard]] std::vector<Diagnostic> validate() const;
 
   // A device that runs no task because it is a symmetric copy of `source` (a data-parallel replica
   // outside the simulated window): reports give it its source's figures. Mirrored collectives
   // (Collective::mirrored) say the same of their other members without an entry here.
   void set_mirror(DeviceId copy, DeviceId source);
+
+  // Frees every task's dependency list: a run's graph once lowered, when no task will be appended
+  // (sim/run/simulation.cpp; nothing after the lowering reads them, and at 16,384 GPUs they are
+  // ~50 MB: docs/performance.md, "Memory per operation"). The graph is then no longer valid input.
+  void drop_dependencies();
   // (copy, source) in the order set.
   [[nodiscard]] const std::vector<std::pair<DeviceId, DeviceId>>& mirrors() const { return mirrors_; }
 
@@ -236,6 +244,7 @@ class TaskGraph {
   std::vector<std::string> devices_;
   std::vector<std::string> streams_;
   std::vector<Task> tasks_;
+  std::vector<TaskOrigin> origins_;  // by task; empty until a task with an origin is added
   std::vector<std::pair<DeviceId, DeviceId>> mirrors_;
 };
 

@@ -80,6 +80,7 @@ class Parser {
   };
   struct PendingTask {
     Task task;
+    SourceLocation origin;  // the task's place in the file
     std::vector<Dependency> deps;
     // False when a name of the task could not be resolved: the task then holds placeholder
     // indices, which TaskGraph::validate() must not report a second time.
@@ -265,7 +266,7 @@ void Parser::read_task(const YAML::Node& node, std::size_t index) {
 
   PendingTask pending;
   Task& task = pending.task;
-  task.origin = reader_.where(node);
+  pending.origin = reader_.where(node);
 
   if (const YAML::Node id_node = map.require("id"); id_node.IsDefined()) {
     if (auto id = integer(id_node, "id", 0, std::numeric_limits<std::int64_t>::max())) {
@@ -501,7 +502,7 @@ TaskGraph Parser::build() {
   for (const std::string& name : devices_) graph.add_device(name);
   for (const std::string& name : streams_) graph.add_stream(name);
   for (const auto& [copy, source] : mirrors_) graph.set_mirror(copy, source);
-  for (const PendingTask& pending : tasks_) graph.add(pending.task);
+  for (const PendingTask& pending : tasks_) graph.add(pending.task, pending.origin);
 
   // validate() sees a copy in which each task whose names did not resolve (already reported) is
   // harmless: its op becomes a compute task on a device of its own and its stream a stream of its

@@ -95,7 +95,7 @@ struct Executor::Impl {
   void resolve_ready_barriers(std::uint32_t first_op);
   void spawn_stream_actors(std::uint32_t first_queue);
   void run_stream(std::uint32_t queue, StreamActor& actor);
-  bool run_flows(const Op& op, double start);
+  bool run_flows(const Op& op, DeviceId device, double start);
 };
 
 // The uncontended cost of a route, from the links' nominal bandwidths (an appended collective must
@@ -226,13 +226,13 @@ bool Executor::Impl::send_or_stop(DeviceId src, DeviceId dst, double bytes) {
 
 // A `flows` op: its sender's flows of one phase run side by side, each from its delay on. false: a
 // flow could not be delivered (send_or_stop), and the stream ends.
-bool Executor::Impl::run_flows(const Op& op, double start) {
+bool Executor::Impl::run_flows(const Op& op, DeviceId device, double start) {
   std::vector<std::pair<sg4::ActivityPtr, std::uint32_t>> transfers;
   for (std::uint32_t f = op.dst;; ++f) {
     const FlowSpec spec = program.flow_specs[f];
     if (spec.delay > 0) sg4::this_actor::sleep_until(start + spec.delay);
     if (halted) return false;
-    transfers.emplace_back(start_transfer(devices[op.device].host, devices[spec.dst].host, spec.bytes), f);
+    transfers.emplace_back(start_transfer(devices[device].host, devices[spec.dst].host, spec.bytes), f);
     if (spec.last) break;
   }
   for (auto& [transfer, f] : transfers) {
@@ -240,13 +240,13 @@ bool Executor::Impl::run_flows(const Op& op, double start) {
     const bool delivered = finish_transfer(transfer);
     if (halted) return false;
     if (!delivered) {
-      if (!send_or_stop(op.device, spec.dst, spec.bytes)) return false;
+      if (!send_or_stop(device, spec.dst, spec.bytes)) return false;
       for (ExecutionObserver* o : observers)
-        o->on_transfer(op.task, op.device, spec.dst, spec.bytes, start, sg4::Engine::get_clock());
+        o->on_transfer(op.task, device, spec.dst, spec.bytes, start, sg4::Engine::get_clock());
       continue;
     }
     for (ExecutionObserver* o : observers)
-      o->on_transfer(op.task, op.device, spec.dst, spec.bytes, transfer->get_start_time(), transfer->get_finish_time());
+      o->on_transfer(op.task, device, spec.dst, spec.bytes, transfer->get_start_time(), transfer->get_finish_time());
   }
   return true;
 }
@@ -254,6 +254,7 @@ bool Executor::Impl::run_flows(const Op& op, double start) {
 // The queue is read by index at each step: append() may reallocate the program's vectors while this
 // actor is blocked.
 void Executor::Impl::run_stream(std::uint32_t queue, StreamActor& actor) {
+  const DeviceId device = program.queues[queue].device;  // every op of a queue runs on its device
   for (std::size_t position = 0;; ++position) {
     while (position == program.queues[queue].ops.size()) {
       if (!options.growable || closed || halted) return;
@@ -275,21 +276,21 @@ void Executor::Impl::run_stream(std::uint32_t queue, StreamActor& actor) {
       for (ExecutionObserver* o : observers) o->on_task_start(op.task, start);
     switch (op.kind) {
       case OpKind::compute:
-        if (const double flops = op.amount * host_speed[op.device]; flops > 0)
-          finish_execution(start_execution(devices[op.device].host, flops));
+        if (const double flops = op.amount * host_speed[device]; flops > 0)
+          finish_execution(start_execution(devices[device].host, flops));
         break;
       case OpKind::transfer:
-        if (!send_or_stop(op.device, op.dst, op.amount)) return;
+        if (!send_or_stop(device, op.dst, op.amount)) return;
         break;
       case OpKind::flows:
-        if (!run_flows(op, start)) return;
+        if (!run_flows(op, device, start)) return;
         break;
       case OpKind::delay:
         sg4::this_actor::sleep_for(op.amount);
         break;
       case OpKind::host_copy: {
-        sg4::Host* gpu = devices[op.device].host;
-        sg4::Host* memory = devices[op.device].host_memory;
+        sg4::Host* gpu = devices[device].host;
+        sg4::Host* memory = devices[device].host_memory;
         if (op.dst == 0 ? !finish_transfer(start_transfer(gpu, memory, op.amount))
                         : !finish_transfer(start_transfer(memory, gpu, op.amount)))
           return;  // cut by a link failure: reported as unfinished
@@ -302,7 +303,7 @@ void Executor::Impl::run_stream(std::uint32_t queue, StreamActor& actor) {
     if (halted) return;
     const double end = sg4::Engine::get_clock();
     if (op.kind == OpKind::transfer)
-      for (ExecutionObserver* o : observers) o->on_transfer(op.task, op.device, op.dst, op.amount, start, end);
+      for (ExecutionObserver* o : observers) o->on_transfer(op.task, device, op.dst, op.amount, start, end);
     complete(id, end);
   }
 }
@@ -311,6 +312,7 @@ Executor::Executor(const TaskGraph& graph, std::vector<DeviceBinding> devices, c
                    ExecutorOptions options)
     : impl_(std::make_unique<Impl>(std::move(devices), topology, std::move(options))) {
   impl_->lower(graph, 0);
+  if (!impl_->options.growable) impl_->lowering.seal();
 }
 
 Executor::~Executor() = default;

@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "models/program/collective_algorithms.hpp"
@@ -25,6 +26,10 @@ class TimelineRecorder : public ExecutionObserver {
   void on_tasks_appended(const TaskGraph& graph, TaskId first) override;
   [[nodiscard]] const std::vector<double>& start() const { return start_; }
   [[nodiscard]] const std::vector<double>& end() const { return end_; }
+  // After the run: hands the dates over instead of a copy, which at the end of a run with millions of
+  // tasks was the peak of its resident memory (docs/performance.md, "Memory per operation").
+  [[nodiscard]] std::vector<double> take_start() { return std::move(start_); }
+  [[nodiscard]] std::vector<double> take_end() { return std::move(end_); }
 
  private:
   std::vector<double> start_;

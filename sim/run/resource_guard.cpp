@@ -122,7 +122,8 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
   };
   const auto of = [&](DeviceId device) { return device < calibrated.size() ? calibrated[device] : CalibratedDevice{}; };
   std::vector<bool> host_used(devices, false);  // the host stream of a launch-queued device
-  for (const Task& task : graph.tasks()) {
+  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
+    const Task& task = graph.task(id);
     size.tasks += 1;
     if (const auto* compute = std::get_if<Compute>(&task.op)) {
       size.task_devices += 1;
@@ -150,12 +151,12 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
       double flows = 0;
       double ops = 0;
       if (effective_collective_fidelity(collective, fidelity, topology) == CollectiveFidelity::step) {
-        flows = ops = static_cast<double>(count_collective_steps(collective, topology, task.origin));
+        flows = ops = static_cast<double>(count_collective_steps(collective, topology, graph.origin(id)));
       } else {
         // The plan's shape does not depend on the route costs (models/exec/lowering.cpp lower_collective):
         // per phase one `flows` op per sender and a phase barrier.
         const auto unit = [](DeviceId, DeviceId) { return RouteCost{Seconds(0), BytesPerSecond(1)}; };
-        for (const auto& phase : plan_collective_flows(collective, topology, unit, task.origin).phases) {
+        for (const auto& phase : plan_collective_flows(collective, topology, unit, graph.origin(id)).phases) {
           std::vector<DeviceId> senders;
           for (const CollectiveFlow& flow : phase) senders.push_back(flow.src);
           std::sort(senders.begin(), senders.end());

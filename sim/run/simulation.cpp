@@ -118,6 +118,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
     if (!w.is_host) executor_options.link_failures.emplace_back(w.from.value(), w.to.value());
   const DeviceTopology topology{std::move(node_of_device), std::move(own_nic)};
   Executor executor(graph, std::move(bindings), topology, std::move(executor_options));
+  if (!options.controller) graph.drop_dependencies();  // lowered: nothing reads them again
   TimelineRecorder timeline(graph.tasks().size());
   MemoryTracker memory(graph, graph.devices().size());
   LinkTrafficRecorder traffic(platform.layout, graph, topology, std::move(gpu_of_device), options.keep_flows);
@@ -161,8 +162,8 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   result.makespan_s = 0;
   for (double end : timeline.end())
     if (end == end) result.makespan_s = std::max(result.makespan_s, end);
-  result.task_start = timeline.start();
-  result.task_end = timeline.end();
+  result.task_start = timeline.take_start();
+  result.task_end = timeline.take_end();
   result.peak_memory_bytes = memory.peak_bytes();
   result.link_bytes_up = traffic.bytes_up();
   result.link_bytes_down = traffic.bytes_down();

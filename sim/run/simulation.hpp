@@ -31,6 +31,8 @@ class LearningEpisode;  // planners/jobs/job_scheduler.hpp
 [[nodiscard]] TaskGraph build_workload(const Scenario& scenario);
 
 struct SimulationResult {
+  // The graph that ran; its tasks' dependency lists are dropped once lowered (TaskGraph::
+  // drop_dependencies) unless a controller grew it.
   TaskGraph graph;
   // The kind's own results (its plan, its per-job table, …), read by the same kind's reports.
   std::shared_ptr<const WorkloadResult> workload_result;

@@ -553,8 +553,7 @@ class Importer {
       deps.erase(*slot.id);
       slot.task.deps.assign(deps.begin(), deps.end());
       const auto& [r0, i0] = slot.nodes.front();
-      slot.task.origin = where(r0, i0);
-      graph_.add(std::move(slot.task));
+      graph_.add(std::move(slot.task), where(r0, i0));
     }
   }
 

@@ -101,7 +101,7 @@ TEST(Lowering, ComputeIsOneOpOfTheCostModelsSeconds) {
   const Op& op = p.ops[0];
   EXPECT_EQ(op.kind, OpKind::compute);
   EXPECT_DOUBLE_EQ(op.amount, 4.0);
-  EXPECT_EQ(op.device, 0u);
+  EXPECT_EQ(p.device_of(op), 0u);
   EXPECT_EQ(op.pending, 0u);
   EXPECT_TRUE(op.starts_task && op.ends_task);
   ASSERT_EQ(p.queues.size(), 1u);
@@ -119,7 +119,7 @@ TEST(Lowering, TransferIsOneFlowOnTheSendersStream) {
   const LoweredProgram p = f.lower();
   ASSERT_EQ(p.ops.size(), 1u);
   EXPECT_EQ(p.ops[0].kind, OpKind::transfer);
-  EXPECT_EQ(p.ops[0].device, 1u);
+  EXPECT_EQ(p.device_of(p.ops[0]), 1u);
   EXPECT_EQ(p.ops[0].dst, 0u);
   EXPECT_DOUBLE_EQ(p.ops[0].amount, kMiB);
   ASSERT_EQ(p.queues.size(), 1u);
@@ -173,7 +173,7 @@ TEST(Lowering, RingAllReduceAtStepFidelity) {
     EXPECT_EQ(p.ops[s].kind, OpKind::transfer);
     EXPECT_DOUBLE_EQ(p.ops[s].amount, size / 4);
     EXPECT_EQ(p.ops[s].pending, 1u) << "step " << s;
-    EXPECT_EQ(p.ops[s].dst, (p.ops[s].device + 1) % 4);
+    EXPECT_EQ(p.ops[s].dst, (p.device_of(p.ops[s]) + 1) % 4);
   }
   const std::uint32_t end = 25;
   EXPECT_EQ(p.ops[end].kind, OpKind::barrier);
@@ -185,7 +185,7 @@ TEST(Lowering, RingAllReduceAtStepFidelity) {
     EXPECT_EQ(queue.stream, 1u);
     ASSERT_EQ(queue.ops.size(), 7u);
     EXPECT_EQ(p.ops[queue.ops.back()].kind, OpKind::fence);
-    EXPECT_EQ(p.ops[queue.ops.back()].device, queue.device);
+    EXPECT_EQ(p.device_of(p.ops[queue.ops.back()]), queue.device);
   }
   EXPECT_EQ(p.completion_of_task[0], end);
 }
@@ -205,7 +205,7 @@ TEST(Lowering, RingAllReduceAtFlowFidelity) {
   ASSERT_EQ(p.flow_specs.size(), 4u);
   for (std::uint32_t s = 0; s < 4; ++s) {
     const Op& flows = p.ops[1 + s];
-    EXPECT_EQ(flows.device, s);
+    EXPECT_EQ(p.device_of(flows), s);
     EXPECT_EQ(flows.dst, s);  // its first FlowSpec
     EXPECT_DOUBLE_EQ(flows.amount, 1.5 * size);
     EXPECT_EQ(flows.pending, 1u);  // the start barrier
@@ -229,7 +229,7 @@ TEST(Lowering, MirroredCollectiveIsOneDelayOnItsFirstMember) {
   f.add(on_stream(std::move(c), 0));
   const LoweredProgram p = f.lower();
   EXPECT_THAT(kinds(p), ElementsAre(OpKind::delay));
-  EXPECT_EQ(p.ops[0].device, 2u);
+  EXPECT_EQ(p.device_of(p.ops[0]), 2u);
   EXPECT_NEAR(p.ops[0].amount, 6.006e-3, 1e-15);
   EXPECT_TRUE(p.ops[0].starts_task && p.ops[0].ends_task);
   ASSERT_EQ(p.queues.size(), 1u);
@@ -255,7 +255,7 @@ TEST(Lowering, CollectiveWithCopiesRunsItsWindow) {
       for (const StreamQueue& queue : p.queues) EXPECT_EQ(queue.ops.size(), 14 + 1u);
       for (std::uint32_t s = 1; s <= 28; ++s) {
         EXPECT_DOUBLE_EQ(p.ops[s].amount, size / 8);
-        EXPECT_EQ(p.ops[s].dst, 1 - p.ops[s].device);
+        EXPECT_EQ(p.ops[s].dst, 1 - p.device_of(p.ops[s]));
       }
     } else {
       EXPECT_EQ(p.flow_count, 2u);

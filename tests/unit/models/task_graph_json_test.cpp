@@ -146,9 +146,9 @@ TEST(TaskGraphJson, RoundTripIsExact) {
     expect_same_task(parsed.task(id), original.task(id));
   }
   // Each parsed task knows where it came from: the '{' of its object in the dump.
-  EXPECT_EQ(parsed.task(0).origin.file, "dump.json");
-  EXPECT_GT(parsed.task(1).origin.line, parsed.task(0).origin.line);
-  EXPECT_EQ(parsed.task(0).origin.column, 5);  // 2-space indent of the task list, plus 2
+  EXPECT_EQ(parsed.origin(0).file, "dump.json");
+  EXPECT_GT(parsed.origin(1).line, parsed.origin(0).line);
+  EXPECT_EQ(parsed.origin(0).column, 5);  // 2-space indent of the task list, plus 2
 }
 
 TEST(TaskGraphJson, DumpIsDeterministicWithFixedKeyOrderAndIntegralNumbers) {
@@ -284,7 +284,7 @@ TEST(TaskGraphJson, SaveAndLoadFile) {
   save_task_graph(original, path.string());
   const TaskGraph loaded = load_task_graph(path.string());
   EXPECT_EQ(dump_task_graph(loaded), dump_task_graph(original));
-  EXPECT_EQ(loaded.task(2).origin.file, path.string());
+  EXPECT_EQ(loaded.origin(2).file, path.string());
   std::filesystem::remove(path);
 }
 

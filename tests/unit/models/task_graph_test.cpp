@@ -25,8 +25,7 @@ TaskGraph graph_of(std::size_t n) {
     Task task;
     task.op = compute_op(static_cast<DeviceId>(i % 2));
     task.label = std::string(1, static_cast<char>('a' + i));
-    task.origin = SourceLocation{"built.json", static_cast<int>(i) + 10, 3};
-    graph.add(task);
+    graph.add(task, SourceLocation{"built.json", static_cast<int>(i) + 10, 3});
   }
   return graph;
 }
