@@ -196,11 +196,12 @@ void append_graph(TaskGraph& into, TaskGraph&& from) {
     }
   };
   into.tasks().reserve(into.tasks().size() + from.tasks().size());
-  for (Task& task : from.tasks()) {
+  for (TaskId id = 0; id < from.tasks().size(); ++id) {
+    Task& task = from.tasks()[id];
     std::visit(Renumber{device}, task.op);
     task.stream = stream[task.stream];
     for (TaskId& dep : task.deps) dep += offset;
-    into.add(std::move(task));
+    into.add(std::move(task), from.origin(id));
   }
   for (const auto& [copy, source] : from.mirrors()) into.set_mirror(device[copy], device[source]);
 }
