@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
-#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -206,16 +205,14 @@ void append_graph(TaskGraph& into, TaskGraph&& from) {
   for (const auto& [copy, source] : from.mirrors()) into.set_mirror(device[copy], device[source]);
 }
 
-// Where each device of `graph` runs: the job whose nodes hold it (devices are "<node name>/gpuN").
-std::vector<std::size_t> job_of_devices(const JobsWorkload& spec, const TaskGraph& graph) {
-  std::unordered_map<std::string_view, std::size_t> job_of_node;
+// Where each device of `graph` runs: the job whose nodes hold its GPU.
+std::vector<std::size_t> job_of_devices(const Scenario& scenario, const JobsWorkload& spec, const TaskGraph& graph) {
+  std::vector<std::size_t> job_of_node(scenario.cluster.nodes.size(), 0);
   for (std::size_t j = 0; j < spec.jobs.size(); ++j)
-    for (const NodeInstance& node : spec.jobs[j].cluster.nodes) job_of_node.emplace(node.name, j);
-  std::vector<std::size_t> job(graph.devices().size(), 0);
-  for (std::size_t d = 0; d < job.size(); ++d) {
-    const std::string_view name = graph.devices()[d];
-    job[d] = job_of_node.at(name.substr(0, name.find('/')));
-  }
+    for (const std::size_t node : spec.jobs[j].nodes) job_of_node[node] = j;
+  const std::vector<std::optional<ClusterGpu>> gpus = scenario.cluster.locate_gpus(graph.devices());
+  std::vector<std::size_t> job(gpus.size());
+  for (std::size_t d = 0; d < job.size(); ++d) job[d] = job_of_node[gpus[d]->node];
   return job;
 }
 
@@ -303,7 +300,7 @@ class JobsKind final : public TaskGraphKind {
     const auto& spec = *scenario.workload_as<JobsWorkload>();
     const std::vector<Task>& tasks = result.graph.tasks();
     if (tasks.empty()) return;
-    const std::vector<std::size_t> job_of_device = job_of_devices(spec, result.graph);
+    const std::vector<std::size_t> job_of_device = job_of_devices(scenario, spec, result.graph);
     std::vector<std::vector<double>> iteration_end(spec.jobs.size(), std::vector<double>(1, 0.0));
     for (TaskId id = 0; id < tasks.size(); ++id) {
       std::vector<double>& ends = iteration_end[job_of_device[first_device(tasks[id])]];
