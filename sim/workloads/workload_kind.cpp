@@ -23,12 +23,19 @@ std::optional<WorkloadSize> WorkloadKind::size(const Scenario& scenario) const {
 WorkloadSize size_of(const Scenario& scenario, const TaskGraph& graph) {
   WorkloadSize size = count_task_graph(graph, device_topology(scenario, graph), scenario.run.collective_fidelity,
                                        calibrated_devices(scenario, graph));
+  const int iterations = scenario.run.iterations;
   size.basis =
-      fmt::format("{} iteration{} on {} GPUs at {} fidelity", scenario.run.iterations,
-                  scenario.run.iterations == 1 ? "" : "s", graph.devices().size(),
+      fmt::format("{} on {} GPUs at {} fidelity",
+                  scenario.workload ? scenario.workload->iterations_phrase(iterations)
+                                    : WorkloadSpec{}.iterations_phrase(iterations),
+                  graph.devices().size(),
                   scenario.run.collective_fidelity ? collective_fidelity_name(*scenario.run.collective_fidelity)
                                                    : "default collective");
   return size;
+}
+
+std::string WorkloadSpec::iterations_phrase(int run_iterations) const {
+  return fmt::format("{} iteration{}", run_iterations, run_iterations == 1 ? "" : "s");
 }
 
 void WorkloadKind::add_to_summary(const Scenario&, const SimulationResult&, nlohmann::ordered_json&) const {}

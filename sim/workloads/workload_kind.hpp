@@ -61,6 +61,9 @@ struct WorkloadSpec {
   // once to a TaskGraph that shares the engine and the fabric with other jobs' graphs, or empty. A
   // fidelity that mirrors GPUs cannot carry the other jobs' traffic on the mirrored GPUs' links.
   [[nodiscard]] virtual std::string shared_fabric_unsupported() const { return network_unsupported(); }
+  // The iterations a run simulates when run.iterations is `run_iterations`, in words ("3 iterations"),
+  // for what the resource guard says it sized; a workload whose parts count their own says so.
+  [[nodiscard]] virtual std::string iterations_phrase(int run_iterations) const;
   SourceLocation where;  // the workload section, for messages about the whole workload
 };
 
@@ -114,6 +117,9 @@ class WorkloadKind {
   // Whether lower() gives the whole run as one TaskGraph (so that it can be one job among others,
   // sim/workloads/jobs); false for kinds that drive the engine themselves.
   [[nodiscard]] virtual bool lowers_to_one_graph() const { return false; }
+  // Whether run.iterations repeats the workload; false where the input is one recorded run that is
+  // simulated as it is (a TaskGraph or Chakra file).
+  [[nodiscard]] virtual bool repeats_iterations() const { return true; }
 
   // The run's size at the scenario's fidelity, iterations and GPUs, for the resource guard's
   // estimate of a scenario and of the changes it suggests; empty when the kind cannot tell without

@@ -65,5 +65,28 @@ TEST(JobsRun, FlowsInOppositeDirectionsDoNotContend) {
   for (const auto& job : summary["jobs"]) EXPECT_NEAR(job["makespan_s"].get<double>(), 10e-6 + 0.1, 1e-9) << job.dump();
 }
 
+TEST(JobsRun, AJobRunsItsOwnIterations) {
+  // Jobs a and b train the same model on one leaf each: no link is shared, so each iteration of
+  // either takes the same time T, and a's 3 iterations end at 3T where b's one ends at T.
+  const std::string job =
+      R"(workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, global_batch: 2})";
+  const std::string yaml =
+      "name: own-iterations\n" +
+      testing::single_gpu_nodes_cluster(
+          4, "  interconnect: {kind: leaf_spine, nodes_per_leaf: 2, spines: 1, oversubscription: 2}\n") +
+      "workload:\n  kind: jobs\n  jobs:\n    - {name: a, nodes: [0, 1], iterations: 3, " + job +
+      "}\n    - {name: b, nodes: [2, 3], " + job + "}\noutputs: {trace: false, tasks_csv: false}\n";
+  const auto summary = testing::summary_in_child(testing::write_file("own-iterations.yaml", yaml));
+  ASSERT_FALSE(summary.is_null());
+  const auto& a = summary["jobs"][0];
+  const auto& b = summary["jobs"][1];
+  EXPECT_EQ(a["iterations"].get<int>(), 3);
+  EXPECT_EQ(b["iterations"].get<int>(), 1);
+  const double t = b["makespan_s"].get<double>();
+  ASSERT_GT(t, 0.0);
+  for (const auto& time : a["iteration_time_s"]) EXPECT_NEAR(time.get<double>(), t, 1e-9 * t) << a.dump();
+  EXPECT_NEAR(a["makespan_s"].get<double>(), 3 * t, 1e-9 * t);
+}
+
 }  // namespace
 }  // namespace dnnsim

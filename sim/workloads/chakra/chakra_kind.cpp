@@ -26,6 +26,9 @@ std::string gpu_model(const Scenario& scenario, const std::string& gpu) {
 
 class ChakraKind final : public TaskGraphKind {
  public:
+  // The file is one recorded run: run.iterations does not repeat it.
+  [[nodiscard]] bool repeats_iterations() const override { return false; }
+
   // files: "dir/trace.%d.et" (ranks 0…N−1) or a list; ranks: the GPUs of the ranks in order (default:
   // the cluster's first N GPUs, N = the list's length or, for a pattern, the cluster's GPU count).
   std::shared_ptr<const WorkloadSpec> parse(WorkloadParseContext& ctx) const override {

@@ -1,6 +1,7 @@
 #include "sim/workloads/jobs/jobs_kind.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <limits>
@@ -31,6 +32,15 @@ std::string JobsWorkload::failures_unsupported() const {
   return first_refusal(jobs, &WorkloadSpec::failures_unsupported);
 }
 
+std::string JobsWorkload::iterations_phrase(int run_iterations) const {
+  if (std::none_of(jobs.begin(), jobs.end(), [](const JobSpec& job) { return job.iterations.has_value(); }))
+    return WorkloadSpec::iterations_phrase(run_iterations);
+  std::vector<std::string> counts;
+  for (const JobSpec& job : jobs)
+    counts.push_back(fmt::format("{} {}", job.name, job.iterations.value_or(run_iterations)));
+  return fmt::format("iterations per job ({})", fmt::join(counts, ", "));
+}
+
 Scenario job_scenario(const Scenario& scenario, const JobSpec& job) {
   Scenario view;
   view.file = scenario.file;
@@ -41,6 +51,7 @@ Scenario job_scenario(const Scenario& scenario, const JobSpec& job) {
   view.workload_kind = job.kind;
   view.workload = job.workload;
   view.run = scenario.run;
+  if (job.iterations) view.run.iterations = *job.iterations;
   view.outputs = scenario.outputs;
   return view;
 }
@@ -48,6 +59,7 @@ Scenario job_scenario(const Scenario& scenario, const JobSpec& job) {
 namespace {
 
 constexpr std::int64_t kMaxNodes = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kMaxIterations = 1000000;  // as run.iterations
 
 // `nodes: {first: F, count: C}` (nodes F … F + C − 1) or a list of node indices; empty after a problem.
 // An empty cluster had its own errors: the indices are then not checked against it.
@@ -130,6 +142,13 @@ JobSpec read_job(YamlReader& reader, const YAML::Node& node, const Cluster& clus
     job.cluster.network = cluster.network;
     for (const std::size_t n : job.nodes) job.cluster.nodes.push_back(cluster.nodes[n]);
   }
+  const YAML::Node iterations = map.get("iterations");
+  if (iterations.IsDefined()) {
+    if (const auto count = reader.integer(iterations, 1, kMaxIterations))
+      job.iterations = static_cast<int>(*count);
+    else
+      valid = false;
+  }
   const YAML::Node section = map.require("workload");
   map.finish();
   if (!section.IsDefined()) {
@@ -159,6 +178,11 @@ JobSpec read_job(YamlReader& reader, const YAML::Node& node, const Cluster& clus
   job.workload = entry.parse(context);
   workload.finish();
   if (!job.workload) {
+    valid = false;
+  } else if (iterations.IsDefined() && !entry.repeats_iterations()) {
+    reader.error(
+        iterations,
+        fmt::format("job '{}' is a {} workload, simulated as recorded: iterations do not repeat it", job.name, *kind));
     valid = false;
   } else if (const std::string why = job.workload->shared_fabric_unsupported(); !why.empty()) {
     reader.error(section, fmt::format("job '{}' shares the fabric with other jobs, but {}", job.name, why));

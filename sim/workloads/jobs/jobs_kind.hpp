@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct JobSpec {
   std::vector<std::size_t> nodes;  // indices into the scenario's Cluster::nodes, in the job's GPU order
   std::string kind;                // a name of builtin_workload_kinds() whose entry lowers_to_one_graph()
   std::shared_ptr<const WorkloadSpec> workload;
+  std::optional<int> iterations;  // the job's own count of iterations; run.iterations when empty
   Cluster cluster;  // the job's nodes, named as in the scenario's cluster
   SourceLocation where;
 };
@@ -31,10 +33,12 @@ struct JobsWorkload : WorkloadSpec {
   // A network section applies to every job's links: any job that cannot take one refuses it.
   [[nodiscard]] std::string network_unsupported() const override;
   [[nodiscard]] std::string failures_unsupported() const override;
+  // Each job's count where a job has its own ("iterations per job (a 3, b 1)").
+  [[nodiscard]] std::string iterations_phrase(int run_iterations) const override;
 };
 
-// The scenario as job `job` sees it: its nodes as the cluster, its workload, the network marked as
-// shared with the other jobs. What its kind plans and lowers.
+// The scenario as job `job` sees it: its nodes as the cluster, its workload, its iterations, the
+// network marked as shared with the other jobs. What its kind plans and lowers.
 [[nodiscard]] Scenario job_scenario(const Scenario& scenario, const JobSpec& job);
 
 [[nodiscard]] std::shared_ptr<const WorkloadKind> make_jobs_kind();

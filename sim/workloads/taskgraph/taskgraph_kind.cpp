@@ -12,6 +12,9 @@ namespace {
 
 class TaskGraphFileKind final : public TaskGraphKind {
  public:
+  // The file is one recorded run: run.iterations does not repeat it.
+  [[nodiscard]] bool repeats_iterations() const override { return false; }
+
   std::shared_ptr<const WorkloadSpec> parse(WorkloadParseContext& ctx) const override {
     auto spec = std::make_shared<TaskGraphWorkload>();
     spec->where = ctx.reader.where(ctx.map.node());

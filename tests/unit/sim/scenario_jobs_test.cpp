@@ -12,6 +12,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/jobs/jobs_kind.hpp"
 #include "tests/support/scenario_files.hpp"
+#include "tests/support/temp_files.hpp"
 
 namespace dnnsim {
 namespace {
@@ -100,6 +101,41 @@ TEST(JobsScenario, OverlappingNodesAndALoneJobAreRefused) {
 )");
   ASSERT_EQ(alone.size(), 1u) << dump(alone);
   expect_error(alone[0], 12, 5, "a jobs workload needs two jobs or more");
+}
+
+TEST(JobsScenario, AJobMayCountItsOwnIterations) {
+  const Scenario scenario = load(kHead + R"(workload:
+  kind: jobs
+  jobs:
+    - {name: a, nodes: [0], iterations: 3, workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, global_batch: 2}}
+    - {name: b, nodes: [1], workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, global_batch: 2}}
+run: {iterations: 2}
+)");
+  const auto* spec = scenario.workload_as<JobsWorkload>();
+  ASSERT_NE(spec, nullptr);
+  ASSERT_EQ(spec->jobs.size(), 2u);
+  // Job a counts its own; job b follows run.iterations.
+  EXPECT_EQ(job_scenario(scenario, spec->jobs[0]).run.iterations, 3);
+  EXPECT_EQ(job_scenario(scenario, spec->jobs[1]).run.iterations, 2);
+  // What the resource guard says it sized.
+  EXPECT_EQ(spec->iterations_phrase(2), "iterations per job (a 3, b 2)");
+}
+
+TEST(JobsScenario, IterationsOutOfRangeOrOfARecordedGraphAreRefused) {
+  const std::string graph = testing::write_file("one-compute.json", R"({"format": "dnnsim-taskgraph", "version": 1,
+  "devices": ["node1/gpu0"], "streams": ["compute"],
+  "tasks": [{"id": 0, "kind": "compute", "device": "node1/gpu0", "flops": 1e9, "stream": "compute", "deps": []}]})");
+  const auto errors = errors_of(kHead + R"(workload:
+  kind: jobs
+  jobs:
+    - {name: a, nodes: [0], iterations: 0, workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, global_batch: 2}}
+    - {name: b, nodes: [1], iterations: 2, workload: {kind: taskgraph, file: )" +
+                                graph + R"(}}
+)");
+  ASSERT_EQ(errors.size(), 2u) << dump(errors);
+  expect_error(errors[0], 12, 41, "expected an integer in [1, 1000000], got 0");
+  // A TaskGraph file is one recorded run, simulated as it is: a count would be silently ignored.
+  expect_error(errors[1], 13, 41, "job 'b' is a taskgraph workload, simulated as recorded");
 }
 
 }  // namespace
