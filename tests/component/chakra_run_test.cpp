@@ -1,15 +1,16 @@
 // Chakra execution traces simulated end to end (workload.kind: chakra), each time derived by hand.
-// Platform: one node of A100s on an NVSwitch whose ports are 100 GB/s and 1 us per direction, so a
-// step i → j costs α = 2 us + bytes / β, β = 100 GB/s (CM02 without cross-traffic), and a ring
-// all-reduce of S bytes on 2 GPUs is 2 (α + S / (2β)) (collective_cost_test.cpp checks that formula
-// against the simulator within 2%). Recorded durations are taken as-is on the GPU they are mapped
-// onto. Every TEST runs in its own process.
+// Platform: one node of A100s on an NVSwitch whose ports are 100 GB/s and 1 us per direction
+// (testing::nvswitch_cluster), so a step i → j costs α = 2 us + bytes / β, β = 100 GB/s (CM02
+// without cross-traffic), and a ring all-reduce of S bytes on 2 GPUs is 2 (α + S / (2β))
+// (collective_cost_test.cpp checks that formula against the simulator within 2%). Recorded
+// durations are taken as-is on the GPU they are mapped onto. Every TEST runs in its own process.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "sim/run/simulation.hpp"
 #include "tests/support/chakra_writer.hpp"
+#include "tests/support/collective_platforms.hpp"
 #include "tests/support/scenario_files.hpp"
 #include "tests/support/summary_in_child.hpp"
 
@@ -27,23 +28,8 @@ constexpr double kBeta = 100e9;
 constexpr double kTolerance = 0.02;  // ring steps and barriers, as collective_cost_test.cpp
 
 std::string scenario(int gpus, const std::string& files) {
-  return R"(
-name: chakra
-cluster:
-  node_types:
-    box:
-      gpu: A100-40GB-SXM
-      gpus_per_node: )" +
-         std::to_string(gpus) + R"(
-      fabric: nvswitch
-      gpu_link: {bandwidth: "100GB/s", latency: "1us"}
-      nic: {bandwidth: "25GB/s", latency: "2us"}
-  nodes: [{type: box, count: 1}]
-workload:
-  kind: chakra
-  files: ")" +
-         files + R"("
-)";
+  return "\nname: chakra\n" + testing::nvswitch_cluster(gpus) + "workload:\n  kind: chakra\n  files: \"" + files +
+         "\"\n";
 }
 
 double all_reduce_two(double bytes) { return 2 * (kAlpha + bytes / (2 * kBeta)); }

@@ -1,7 +1,7 @@
 // Small platforms on which transfers and collectives are checked against hand-derived formulas
 // (tests/component/collective_cost_test.cpp, collective_fidelity_test.cpp, simulation_test.cpp,
-// executor_append_test.cpp, and with calibration tables collective_calibration_test.cpp,
-// launch_queue_test.cpp). Graph device i is cluster GPU i.
+// executor_append_test.cpp, chakra_run_test.cpp, and with calibration tables
+// collective_calibration_test.cpp, launch_queue_test.cpp). Graph device i is cluster GPU i.
 #pragma once
 
 #include <string>
@@ -27,12 +27,11 @@ inline std::string single_gpu_nodes_cluster(int nodes, const std::string& interc
          std::to_string(nodes) + "}]\n" + interconnect;
 }
 
-// One node of `gpus` GPUs on an NVSwitch, every port 100 GB/s and 1 us per direction: a step i → j
-// crosses port i (up) and port j (down): α = 2 us, β = 100 GB/s.
-inline std::string nvswitch_node(int gpus) {
-  return R"(
-name: nvswitch-node
-cluster:
+// A `cluster:` section of one node of `gpus` A100s on an NVSwitch, every port 100 GB/s and 1 us per
+// direction: a step i → j crosses port i (up) and port j (down): α = 2 us, β = 100 GB/s. Also the
+// platform of the Chakra runs (tests/component/chakra_run_test.cpp), under their own workload.
+inline std::string nvswitch_cluster(int gpus) {
+  return R"(cluster:
   node_types:
     box:
       gpu: A100-40GB-SXM
@@ -42,7 +41,12 @@ cluster:
       gpu_link: {bandwidth: "100GB/s", latency: "1us"}
       nic: {bandwidth: "25GB/s", latency: "2us"}
   nodes: [{type: box, count: 1}]
-workload:
+)";
+}
+
+// nvswitch_cluster under a one-layer data-parallel workload of one sample per GPU.
+inline std::string nvswitch_node(int gpus) {
+  return "\nname: nvswitch-node\n" + nvswitch_cluster(gpus) + R"(workload:
   kind: data_parallel
   model: {layers: [{forward_flops: "1GFlop"}]}
   global_batch: )" +
