@@ -25,6 +25,7 @@
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
+#include "tests/support/collective_platforms.hpp"
 #include "tests/support/scenario_files.hpp"
 #include "tests/support/summary_in_child.hpp"
 
@@ -129,35 +130,16 @@ TEST(PipelineRun, AnInfeasiblePlanSimulatesNothingAndSaysWhy) {
 // One stage replicated on two GPUs of an NVSwitch box (50 GB/s per GPU port, no latency), two
 // layers of t_f = 10 ms, t_b = 20 ms per sample and 100 MB of fp32 parameters each, 100 MB buckets
 // (one per layer), SGD; global batch 4 in M = 2 micro-batches of 2, so each replica runs 1 sample.
-// A 100 MB ring all-reduce over 2 GPUs is 2 steps of 50 MB at 50 GB/s: 2 ms (simulation_test.cpp).
+// A 100 MB ring all-reduce over 2 GPUs is 2 steps of 50 MB at 50 GB/s: 2 ms (simulation_test.cpp). The
+// platform and layers: testing::kV100PairSwitch and two_bucketed_layers.
 std::string overlapped_stage(bool overlap) {
-  return std::string(R"(name: overlapped-stage
-cluster:
-  node_types:
-    box:
-      gpu: V100-16GB
-      gpus_per_node: 2
-      fabric: nvswitch
-      gpu_link: {bandwidth: "50GB/s", latency: "0s"}
-      nic: {bandwidth: "25GB/s", latency: "2us"}
-  nodes: [{type: box}]
-workload:
+  return "name: overlapped-stage\n" + testing::kV100PairSwitch + R"(workload:
   kind: pipeline
-  model:
-    measured_on: V100-16GB
-    measured_batch: 1
-    layers:
-      - {name: first, forward_time: "10ms", backward_time: "20ms", parameter_bytes: "100MB"}
-      - {name: second, forward_time: "10ms", backward_time: "20ms", parameter_bytes: "100MB"}
   global_batch: 4
   micro_batches: 2
   schedule: 1f1b
   stages: [{layers: 2, gpus: 2}]
-  bucket_size: "100MB"
-  optimizer: sgd
-  collective_algorithm: ring
-  overlap: )") +
-         (overlap ? "true" : "false") + "\n";
+)" + testing::two_bucketed_layers(overlap);
 }
 
 TEST(PipelineRun, WithoutOverlapTheAllReduceFollowsTheLastBackward) {

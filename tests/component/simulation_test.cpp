@@ -96,35 +96,13 @@ TEST(Simulation, RingAllReduceMatchesItsFormula) {
 }
 
 // Two GPUs, a two-layer model with measured times on the same GPU type (no scaling):
-// forward 10 ms per layer, backward 20 ms per layer, 100 MB of parameters per layer, one layer per
-// bucket. SGD (no optimizer state). All-reduce of one bucket on 2 GPUs over 50 GB/s ports with no
-// latency: 2 steps of 50 MB → 2 × 1 ms = 2 ms.
+// forward 10 ms per layer, backward 20 ms per layer, 100 MB of parameters and 1 MB of activations
+// per layer, one layer per bucket. SGD (no optimizer state). All-reduce of one bucket on 2 GPUs over
+// 50 GB/s ports with no latency: 2 steps of 50 MB → 2 × 1 ms = 2 ms (testing::kV100PairSwitch and
+// two_bucketed_layers, shared with pipeline_run_test.cpp's replicated stage).
 std::string ddp_scenario(bool overlap) {
-  return std::string(R"(
-name: ddp
-cluster:
-  node_types:
-    box:
-      gpu: V100-16GB
-      gpus_per_node: 2
-      fabric: nvswitch
-      gpu_link: {bandwidth: "50GB/s", latency: "0s"}
-      nic: {bandwidth: "25GB/s", latency: "2us"}
-  nodes: [{type: box, count: 1}]
-workload:
-  kind: data_parallel
-  model:
-    measured_on: V100-16GB
-    measured_batch: 1
-    layers:
-      - {name: first, forward_time: "10ms", backward_time: "20ms", parameter_bytes: "100MB", activation_bytes: "1MB"}
-      - {name: second, forward_time: "10ms", backward_time: "20ms", parameter_bytes: "100MB", activation_bytes: "1MB"}
-  global_batch: 2
-  bucket_size: "100MB"
-  optimizer: sgd
-  collective_algorithm: ring
-  overlap: )") +
-         (overlap ? "true" : "false") + "\n";
+  return "\nname: ddp\n" + testing::kV100PairSwitch + "workload:\n  kind: data_parallel\n  global_batch: 2\n" +
+         testing::two_bucketed_layers(overlap, R"(, activation_bytes: "1MB")");
 }
 
 TEST(Simulation, DataParallelOverlapHidesCommunicationUnderBackward) {

@@ -1,6 +1,6 @@
 // Small platforms on which transfers and collectives are checked against hand-derived formulas
 // (tests/component/collective_cost_test.cpp, collective_fidelity_test.cpp, simulation_test.cpp,
-// executor_append_test.cpp, chakra_run_test.cpp, and with calibration tables
+// executor_append_test.cpp, chakra_run_test.cpp, pipeline_run_test.cpp, and with calibration tables
 // collective_calibration_test.cpp, launch_queue_test.cpp). Graph device i is cluster GPU i.
 #pragma once
 
@@ -100,6 +100,40 @@ workload:
   model: {layers: [{forward_flops: "1GFlop"}]}
   global_batch: 8
 )";
+}
+
+// A `cluster:` section of one node of two V100-16GB on an NVSwitch of 50 GB/s ports without latency:
+// a 100 MB ring all-reduce over the 2 GPUs is 2 steps of 50 MB at 50 GB/s, 2 ms.
+inline const std::string kV100PairSwitch = R"(cluster:
+  node_types:
+    box:
+      gpu: V100-16GB
+      gpus_per_node: 2
+      fabric: nvswitch
+      gpu_link: {bandwidth: "50GB/s", latency: "0s"}
+      nic: {bandwidth: "25GB/s", latency: "2us"}
+  nodes: [{type: box, count: 1}]
+)";
+
+// The model and gradient keys of a workload on kV100PairSwitch whose all-reduces overlap the backward
+// or not (its kind and batch keys are the caller's): two layers measured on the V100 at one sample,
+// t_f = 10 ms and t_b = 20 ms, 100 MB of fp32 parameters each (and `more` keys per layer), one 100 MB
+// bucket per layer, SGD (no optimizer state), ring all-reduce. The data-parallel and pipeline overlap
+// tests (simulation_test.cpp, pipeline_run_test.cpp) derive their times from these numbers.
+inline std::string two_bucketed_layers(bool overlap, const std::string& more = "") {
+  return R"(  model:
+    measured_on: V100-16GB
+    measured_batch: 1
+    layers:
+      - {name: first, forward_time: "10ms", backward_time: "20ms", parameter_bytes: "100MB")" +
+         more + R"(}
+      - {name: second, forward_time: "10ms", backward_time: "20ms", parameter_bytes: "100MB")" +
+         more + R"(}
+  bucket_size: "100MB"
+  optimizer: sgd
+  collective_algorithm: ring
+  overlap: )" +
+         (overlap ? "true" : "false") + "\n";
 }
 
 // One node of `gpus` × A100-80GB on an NVSwitch of 100 GB/s ports without latency: a flow alone
