@@ -36,6 +36,19 @@ TaskGraph transfers(const Scenario& scenario, const std::vector<std::pair<std::s
   return graph;
 }
 
+// One 1 GB transfer node0/gpu0 → node1/gpu0 on the node pair without latency, under `network` (a
+// `network:` section): the network-condition cases below differ only in that section.
+SimulationResult one_transfer_under(const std::string& network) {
+  const Scenario scenario = load(testing::pcie_node_pair("0s") + network);
+  return simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
+}
+
+// one_transfer_under while node1/nic follows `schedule`, a YAML list of {at, bandwidth}.
+SimulationResult one_transfer_under_schedule(const std::string& schedule) {
+  return one_transfer_under("\nnetwork:\n  conditions:\n    - links: \"node1/nic\"\n      schedule: " + schedule +
+                            "\n");
+}
+
 TEST(Simulation, OneTransferIsLatencyPlusSizeOverBandwidth) {
   // 1 GB over the 10 GB/s NICs: 0.1 s, plus 5 us at each NIC (switch and PCIe add nothing).
   const Scenario scenario = load(kTwoNodes);
@@ -67,13 +80,8 @@ network:
 TEST(Simulation, BandwidthDropMidTransferIntegratesPiecewise) {
   // No latency; node1/nic drops from 10 GB/s to 2 GB/s at t = 0.05 s. By then 0.5 GB of the 1 GB
   // has moved; the other 0.5 GB takes 0.5e9 / 2e9 = 0.25 s: the transfer ends at 0.30 s.
-  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
-network:
-  conditions:
-    - links: "node1/nic"
-      schedule: [{at: "0s", bandwidth: "10GB/s"}, {at: "50ms", bandwidth: "2GB/s"}]
-)");
-  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
+  const auto result =
+      one_transfer_under_schedule(R"([{at: "0s", bandwidth: "10GB/s"}, {at: "50ms", bandwidth: "2GB/s"}])");
   EXPECT_NEAR(result.task_end[0], 0.30, kExact);
 }
 
@@ -135,13 +143,8 @@ TEST(Simulation, PeakMemoryCountsStateAndActivations) {
 TEST(Simulation, BandwidthRecoveryMidTransferSpeedsItUp) {
   // No latency; node1/nic at 1 GB/s until t = 50 ms, then 10 GB/s. By 50 ms, 50 MB of the 1 GB has
   // moved; the remaining 950 MB take 0.95e9 / 1e10 = 95 ms: the transfer ends at 0.145 s.
-  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
-network:
-  conditions:
-    - links: "node1/nic"
-      schedule: [{at: "0s", bandwidth: "1GB/s"}, {at: "50ms", bandwidth: "10GB/s"}]
-)");
-  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
+  const auto result =
+      one_transfer_under_schedule(R"([{at: "0s", bandwidth: "1GB/s"}, {at: "50ms", bandwidth: "10GB/s"}])");
   EXPECT_NEAR(result.task_end[0], 0.145, kExact);
 }
 
@@ -171,12 +174,11 @@ run: {seed: 42}
 TEST(Simulation, TransferCutByALinkFailureIsSentAgainAfterTheWindow) {
   // No latency; node1/nic fails from 50 ms to 80 ms. The 1 GB transfer at 10 GB/s is cut at 50 ms
   // (half sent, lost) and sent again from the start when the link is back: 80 ms + 100 ms = 0.18 s.
-  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
+  const auto result = one_transfer_under(R"(
 network:
   failures:
     - {link: "node1/nic", from: "50ms", to: "80ms"}
 )");
-  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
   EXPECT_NEAR(result.task_end[0], 0.18, kExact);
   EXPECT_EQ(result.transfer_retries, 1u);
   EXPECT_EQ(result.unfinished_tasks, 0u);
@@ -219,12 +221,11 @@ TEST(Simulation, BackgroundFlowSharesTheLinkWithTheWorkload) {
   // Another tenant sends 1 GB from node0/gpu1 to node1/gpu1 at t = 0: with the workload's 1 GB from
   // node0/gpu0, node0/nic carries two flows at 5 GB/s each, so the workload's transfer takes 0.2 s
   // (no latency), as if the tenant were a second transfer.
-  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
+  const auto result = one_transfer_under(R"(
 network:
   background_flows:
     - {from: node0/gpu1, to: node1/gpu1, size: "1GB", start: "0s"}
 )");
-  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
   EXPECT_NEAR(result.task_end[0], 0.2, kExact);
 }
 
@@ -232,12 +233,11 @@ TEST(Simulation, BandwidthTraceFileDrivesTheLink) {
   // node1/nic follows a CSV trace: 10 GB/s from 0, 2 GB/s from 50 ms (bare numbers in the header's
   // unit). As in BandwidthDropMidTransferIntegratesPiecewise: 0.5 GB by 50 ms, then 0.5 GB / 2 GB/s.
   testing::write_file("nic.csv", "time_s,bandwidth_GBps\n0,10\n0.05,2\n");
-  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
+  const auto result = one_transfer_under(R"(
 network:
   conditions:
     - {links: "node1/nic", trace: nic.csv}
 )");
-  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
   EXPECT_NEAR(result.task_end[0], 0.30, kExact);
 }
 
