@@ -539,19 +539,34 @@ TEST(ClusterRun, ACurveReChosenAtARoundGoesOnFromTheProgressMade) {
   EXPECT_NEAR(result.jobs[0].end, 180.0, 1e-6);
 }
 
-// Two identical ring jobs, each with one GPU on server 0 and one on server 1: both rings cross both
-// NICs at once, so each flow gets half the NIC and a batch takes c + 2m instead of c + m, where m is
-// the solo communication time S_sync/B_nic per iteration and c = t_iter − m the rest. The expected
-// slowdown (c + 2m)/(c + m) uses the solo cost only; the sharing itself comes from SimGrid.
-TEST(ClusterRun, TwoRingsSharingNicsRunAtAnalyticSlowdown) {
+// Two identical ring jobs (ResNet-50, batch 64, 600 s) on 2 servers of 2 GPUs in network mode with
+// the analytical speed, each placed on `ring`: one GPU on server 0 and one on server 1, so both rings
+// cross both NICs at once. The contention tests below check its simulated slowdown against two
+// models, from the same solo iteration `cost`.
+struct TwoRingsAcrossNics {
+  Scenario scenario;
+  Placement ring;
+  std::vector<ServerInfo> servers;
+  IterationCost cost;  // one job's iteration alone on `ring`
+};
+
+TwoRingsAcrossNics two_rings_across_nics() {
   const std::string trace = testing::write_file(
       "jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\ny,0,2,600,resnet50,64\n");
-  const Scenario scenario = testing::load(
+  Scenario scenario = testing::load(
       cluster_yaml(trace, "fifo", 2, 2, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
   const auto& spec = *scenario.workload_as<ClusterWorkload>();
   const Placement ring{{{0, 1}, {1, 1}}};
-  const std::vector<ServerInfo> servers = cluster_servers(scenario, spec);
+  std::vector<ServerInfo> servers = cluster_servers(scenario, spec);
   const IterationCost cost = spec.speed->iteration(spec.trace.jobs[0], ring, servers);
+  return {std::move(scenario), ring, std::move(servers), cost};
+}
+
+// TwoRingsAcrossNics: each flow gets half the NIC and a batch takes c + 2m instead of c + m, where m
+// is the solo communication time S_sync/B_nic per iteration and c = t_iter − m the rest. The expected
+// slowdown (c + 2m)/(c + m) uses the solo cost only; the sharing itself comes from SimGrid.
+TEST(ClusterRun, TwoRingsSharingNicsRunAtAnalyticSlowdown) {
+  const auto [scenario, ring, servers, cost] = two_rings_across_nics();
   const double m = cost.sync_bytes.value() / servers[0].nic_bandwidth.value();
   const double c = cost.total().value() - m;
   const double expected = (c + 2 * m) / (c + m);
@@ -568,14 +583,7 @@ TEST(ClusterRun, TwoRingsSharingNicsRunAtAnalyticSlowdown) {
 // NICs. Its contended iteration divides each NIC by the n_rings = 2 rings through it; the simulated
 // slowdown of each job must match the model's contended / solo iteration ratio.
 TEST(ClusterRun, GadgetRingContentionMatchesTheSimulatedNics) {
-  const std::string trace = testing::write_file(
-      "jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\nx,0,2,600,resnet50,64\ny,0,2,600,resnet50,64\n");
-  const Scenario scenario = testing::load(
-      cluster_yaml(trace, "fifo", 2, 2, "  speed: {source: analytical}\n  network: true\n  batch: \"60s\"\n"));
-  const auto& spec = *scenario.workload_as<ClusterWorkload>();
-  const Placement ring{{{0, 1}, {1, 1}}};
-  const std::vector<ServerInfo> servers = cluster_servers(scenario, spec);
-  const IterationCost cost = spec.speed->iteration(spec.trace.jobs[0], ring, servers);
+  const auto [scenario, ring, servers, cost] = two_rings_across_nics();
   const double solo = ring_estimate(cost, ring, servers, {0, 0}).iteration.value();
   const double shared = ring_estimate(cost, ring, servers, {1, 1}).iteration.value();
   ASSERT_GT(shared / solo, 1.05);
