@@ -20,6 +20,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/collective_platforms.hpp"
+#include "tests/support/gpu_bindings.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -88,14 +89,11 @@ using Controller = std::function<void(Control&)>;
 Outcome run(const Scenario& scenario, TaskGraph& graph, bool growable, const Controller& controller = {}) {
   const auto engine = create_engine();
   const Platform platform = build_platform(scenario);
-  std::vector<DeviceBinding> bindings;
-  for (std::size_t gpu = 0; gpu < graph.devices().size(); ++gpu)
-    bindings.push_back(DeviceBinding{platform.gpus[gpu], platform.gpu_specs[gpu], platform.compute_efficiency[gpu],
-                                     platform.calibration[gpu]});
   ExecutorOptions options;
   options.collective_fidelity = scenario.run.collective_fidelity;
   options.growable = growable;
-  Executor executor(graph, std::move(bindings), DeviceTopology{scenario.cluster.node_of_gpu()}, options);
+  Executor executor(graph, testing::gpu_bindings(platform, graph.devices().size()),
+                    DeviceTopology{scenario.cluster.node_of_gpu()}, options);
   TimelineRecorder timeline(graph.tasks().size());
   MemoryTracker memory(graph, graph.devices().size());
   IterationBarrier iterations(graph);

@@ -12,6 +12,7 @@
 #include "sim/exec/executor.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/run/simulation.hpp"
+#include "tests/support/gpu_bindings.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
@@ -46,11 +47,8 @@ TEST(OutOfMemory, BadAllocInAStreamActorStopsTheRunAndReachesTheCaller) {
   const TaskGraph graph = build_workload(scenario);
   const auto engine = create_engine();
   const Platform platform = build_platform(scenario);
-  std::vector<DeviceBinding> bindings;
-  for (std::size_t gpu = 0; gpu < graph.devices().size(); ++gpu)
-    bindings.push_back(DeviceBinding{platform.gpus[gpu], platform.gpu_specs[gpu], platform.compute_efficiency[gpu],
-                                     platform.calibration[gpu]});
-  Executor executor(graph, std::move(bindings), DeviceTopology{scenario.cluster.node_of_gpu()}, ExecutorOptions{});
+  Executor executor(graph, testing::gpu_bindings(platform, graph.devices().size()),
+                    DeviceTopology{scenario.cluster.node_of_gpu()}, ExecutorOptions{});
   FailingAllocation failing;
   executor.add_observer(&failing);
   executor.start();
