@@ -12,12 +12,7 @@ dnnsim=$1
 work=$2
 here=$(cd "$(dirname "$0")" && pwd)/regress
 rm -rf "$work" && mkdir -p "$work"
-failures=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+. "$(dirname "$0")/checks.sh"
 
 # ---- 1. one pass, one known gap, one miss: exit 3 ---------------------------------------------------------
 "$dnnsim" regress "$here/pass_and_gap" "$here/with_miss" --out "$work/all" --jobs 2 -v >"$work/all.out" 2>"$work/all.err"
@@ -92,8 +87,4 @@ for expected in 'broken.yaml:4:56: error: run.iterations=0: expected an integer 
 done
 [ ! -e "$work/bad" ] || fail "bad input: the output directory was created"
 
-if [ $failures -gt 0 ]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "all regress checks passed"
+finish regress

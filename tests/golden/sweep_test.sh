@@ -11,12 +11,7 @@ dnnsim=$1
 work=$2
 here=$(cd "$(dirname "$0")" && pwd)/sweep
 rm -rf "$work" && mkdir -p "$work"
-failures=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+. "$(dirname "$0")/checks.sh"
 # The point ids of a results CSV (first column, header skipped), one per line.
 ids() { tail -n +2 "$1" | cut -d, -f1; }
 rows() { tail -n +2 "$1" | wc -l | tr -d ' '; }
@@ -134,8 +129,4 @@ grep -q 'bad_axis.yaml:6:38: error: workload.bucket_size=lots: expected a size' 
   fail "bad axis: $(cat "$work/bad.err")"
 [ ! -e "$work/bad" ] || fail "bad axis: the output directory was created"
 
-if [ $failures -gt 0 ]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "all sweep checks passed"
+finish sweep
