@@ -64,6 +64,27 @@ void declare_rounds_only(OptionSchema& schema) {
                  "decide only at rounds, not on arrivals and completions (Pollux's artifact, simulator.py)");
 }
 
+// A policy with a `round` option (its period) and `rounds_only` (declare_rounds_only): Tiresias and
+// Optimus share this gate, so the artifact's round-only calling is the same rule for both.
+class RoundsScheduler : public JobScheduler {
+ public:
+  std::optional<Seconds> round() const final { return round_; }
+
+ protected:
+  explicit RoundsScheduler(const SchedulerContext& ctx)
+      : round_(ctx.options.quantity<Seconds>("round")), rounds_only_(ctx.options.flag("rounds_only")) {}
+
+  // The jobs to decide for at `event`: none under rounds_only unless the event is a round.
+  std::vector<const JobView*> jobs_to_decide(const ClusterState& state, SchedulerEvent event) const {
+    if (rounds_only_ && event != SchedulerEvent::round) return {};
+    return active_jobs(state);
+  }
+
+ private:
+  Seconds round_;
+  bool rounds_only_;
+};
+
 double submit_key(const JobView& job) { return static_cast<double>(job.id); }
 double duration_key(const JobView& job) { return job.oracle_duration().value(); }
 double remaining_key(const JobView& job) { return job.oracle_remaining().value(); }
@@ -74,14 +95,13 @@ double remaining_key(const JobView& job) { return job.oracle_remaining().value()
 // time returns to Q0 (its service is counted from then on). With `gittins`, jobs inside a queue are
 // ordered by the Gittins index of their attained service over the distribution of the GPU-time of
 // the jobs seen so far (the 2D-Gittins variant; Tiresias profiles this distribution from history).
-class TiresiasScheduler final : public JobScheduler {
+class TiresiasScheduler final : public RoundsScheduler {
  public:
   TiresiasScheduler(const SchedulerContext& ctx, bool gittins)
-      : placement_(&ctx.placement),
+      : RoundsScheduler(ctx),
+        placement_(&ctx.placement),
         gittins_(gittins),
-        knob_(ctx.options.number("starvation_knob")),
-        round_(ctx.options.quantity<Seconds>("round")),
-        rounds_only_(ctx.options.flag("rounds_only")) {
+        knob_(ctx.options.number("starvation_knob")) {
     for (Seconds threshold : ctx.options.quantities<Seconds>("thresholds")) thresholds_.push_back(threshold.value());
     if (!std::is_sorted(thresholds_.begin(), thresholds_.end()))
       throw ctx.options.error("thresholds", "Tiresias thresholds must increase");
@@ -99,11 +119,10 @@ class TiresiasScheduler final : public JobScheduler {
     declare_rounds_only(schema);
     return schema;
   }
-  std::optional<Seconds> round() const override { return round_; }
 
   std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
-    const auto jobs = active_jobs(state);
-    if (jobs.empty() || (rounds_only_ && event != SchedulerEvent::round)) return {};
+    const auto jobs = jobs_to_decide(state, event);
+    if (jobs.empty()) return {};
     for (const JobView* job : jobs) {
       if (gittins_ && !seen_.count(job->id)) {
         seen_.insert(job->id);
@@ -150,8 +169,6 @@ class TiresiasScheduler final : public JobScheduler {
   bool gittins_;
   std::vector<double> thresholds_;
   double knob_;
-  Seconds round_;
-  bool rounds_only_;
   std::map<JobId, double> base_;
   std::set<JobId> seen_;
   std::vector<double> sizes_;   // sorted
@@ -246,13 +263,12 @@ class GandivaScheduler final : public JobScheduler {
 // Pollux's Optimus+Oracle+TunedJobs (artifact simulator.py get_optimus_job_info, optimus.py). Counts
 // are recomputed every round; a job whose count changes is preempted and restarted at the new count,
 // placed in arrival order or (place_order: fewest-gpus) smallest count first, as the artifact's optimus.py.
-class OptimusScheduler final : public JobScheduler {
+class OptimusScheduler final : public RoundsScheduler {
  public:
   explicit OptimusScheduler(const SchedulerContext& ctx)
-      : placement_(&ctx.placement),
+      : RoundsScheduler(ctx),
+        placement_(&ctx.placement),
         speed_(&ctx.speed),
-        round_(ctx.options.quantity<Seconds>("round")),
-        rounds_only_(ctx.options.flag("rounds_only")),
         fewest_first_(ctx.options.choice("place_order") == "fewest-gpus") {
     if (ctx.options.choice("max_gpus") == "batch") {
       const PolluxSpeedModel* tables = ctx.speed.pollux_tables();
@@ -277,11 +293,10 @@ class OptimusScheduler final : public JobScheduler {
     declare_rounds_only(schema);
     return schema;
   }
-  std::optional<Seconds> round() const override { return round_; }
 
   std::vector<Decision> decide(const ClusterState& state, SchedulerEvent event) override {
-    const auto jobs = active_jobs(state);
-    if (jobs.empty() || (rounds_only_ && event != SchedulerEvent::round)) return {};
+    const auto jobs = jobs_to_decide(state, event);
+    if (jobs.empty()) return {};
     int budget = state.total_gpus();
     std::map<JobId, int> count;
     for (const JobView* job : jobs)
@@ -350,8 +365,6 @@ class OptimusScheduler final : public JobScheduler {
 
   const PlacementPolicy* placement_;
   const JobSpeedModel* speed_;
-  Seconds round_;
-  bool rounds_only_;
   bool fewest_first_;                         // place_order: fewest-gpus
   std::optional<PolluxGoodput> batch_limit_;  // max_gpus: batch
 };
