@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "models/common/located_csv.hpp"
 #include "models/common/yaml_reader.hpp"
@@ -13,14 +14,17 @@
 namespace dnnsim {
 namespace {
 
-// Absolute dates → seconds since the earliest submission; then a stable sort by submission.
-void rebase_and_sort(JobTrace& trace) {
-  if (trace.jobs.empty()) return;
+// The end of every reader of absolute dates: the problems of all rows at once; else the dates as
+// seconds since the earliest submission, then a stable sort by submission.
+JobTrace rebased(JobTrace trace, const DiagnosticSink& sink) {
+  sink.throw_if_any();
+  if (trace.jobs.empty()) return trace;
   Seconds origin = trace.jobs.front().submit;
   for (const JobRecord& job : trace.jobs) origin = std::min(origin, job.submit);
   for (JobRecord& job : trace.jobs) job.submit = job.submit - origin;
   std::stable_sort(trace.jobs.begin(), trace.jobs.end(),
                    [](const JobRecord& a, const JobRecord& b) { return a.submit < b.submit; });
+  return trace;
 }
 
 // Sources documented as sorted: a row submitted before its predecessor is an error at its field.
@@ -63,9 +67,7 @@ JobTrace read_philly_csv(const JobTraceFiles& files) {
       trace.jobs.push_back(std::move(job));
     }
   }
-  sink.throw_if_any();
-  rebase_and_sort(trace);
-  return trace;
+  return rebased(std::move(trace), sink);
 }
 
 JobTrace read_pollux_workload(const JobTraceFiles& files) {
@@ -215,9 +217,7 @@ JobTrace read_philly_json(const JobTraceFiles& files) {
     job.where = reader.where(record);
     trace.jobs.push_back(std::move(job));
   }
-  sink.throw_if_any();
-  rebase_and_sort(trace);
-  return trace;
+  return rebased(std::move(trace), sink);
 }
 
 JobTrace read_helios(const JobTraceFiles& files) {
@@ -253,9 +253,7 @@ JobTrace read_helios(const JobTraceFiles& files) {
     }
   }
   check_unique_ids(trace, sink);
-  sink.throw_if_any();
-  rebase_and_sort(trace);
-  return trace;
+  return rebased(std::move(trace), sink);
 }
 
 JobTrace read_alibaba_pai(const JobTraceFiles& files) {
@@ -324,9 +322,7 @@ JobTrace read_alibaba_pai(const JobTraceFiles& files) {
     job.where = field_location(jobs, row, "start_time");
     trace.jobs.push_back(std::move(job));
   }
-  sink.throw_if_any();
-  rebase_and_sort(trace);
-  return trace;
+  return rebased(std::move(trace), sink);
 }
 
 // The first of `names` the table has.
