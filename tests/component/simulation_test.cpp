@@ -88,18 +88,24 @@ TEST(Simulation, BandwidthDropMidTransferIntegratesPiecewise) {
 // Four GPUs on an NVSwitch, every port 100 GB/s and 1 us per direction.
 const std::string kFourGpuSwitch = testing::nvswitch_node(4);
 
+// One ring all-reduce of 400 MB over the four GPUs, alone on its stream: the step-level and the
+// flow-level cases below time the same collective.
+TaskGraph ring_all_reduce_400mb(const Scenario& scenario) {
+  TaskGraph graph;
+  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  Task task{Collective{CollectiveKind::all_reduce, {0, 1, 2, 3}, Bytes(400e6), "ring", 0}};
+  task.stream = graph.add_stream("comm");
+  graph.add(std::move(task));
+  return graph;
+}
+
 TEST(Simulation, RingAllReduceMatchesItsFormula) {
   // Ring all-reduce of S bytes on p GPUs: 2(p−1) steps of S/p, each GPU i sending to i+1 through
   // port i (up) and port i+1 (down): one flow per link direction, so a step costs α + S/(pB) with
   // α = the route's latency (2 ports × 1 us) and B = 100 GB/s.
   // S = 400 MB, p = 4: 2·3·(2e-6 + 1e8/1e11) = 6·(1.002e-3) = 6.012e-3 s.
   const Scenario scenario = load(kFourGpuSwitch);
-  TaskGraph graph;
-  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
-  Task task{Collective{CollectiveKind::all_reduce, {0, 1, 2, 3}, Bytes(400e6), "ring", 0}};
-  task.stream = graph.add_stream("comm");
-  graph.add(std::move(task));
-  const auto result = simulate(scenario, std::move(graph), {});
+  const auto result = simulate(scenario, ring_all_reduce_400mb(scenario), {});
   EXPECT_NEAR(result.task_end[0], 2 * 3 * (2e-6 + 400e6 / 4 / 100e9), kExact);
 }
 
@@ -207,12 +213,7 @@ TEST(Simulation, FlowFidelityRunsARingAsOneFlowPerHop) {
   // 2(p−1) − 1 route latencies; every port carries one flow per direction. S = 400 MB, p = 4: 600 MB
   // at 100 GB/s = 6 ms, plus 6 latencies of 2 ports × 1 us — the step-level 2(p−1)(α + S/(pB)).
   const Scenario scenario = load(kFourGpuSwitch + "run: {collective_fidelity: flow}\n");
-  TaskGraph graph;
-  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
-  Task task{Collective{CollectiveKind::all_reduce, {0, 1, 2, 3}, Bytes(400e6), "ring", 0}};
-  task.stream = graph.add_stream("comm");
-  graph.add(std::move(task));
-  const auto result = simulate(scenario, std::move(graph), {});
+  const auto result = simulate(scenario, ring_all_reduce_400mb(scenario), {});
   EXPECT_NEAR(result.task_end[0], 6 * 2e-6 + 600e6 / 100e9, kExact);
   EXPECT_EQ(result.flow_count, 4u);
 }
