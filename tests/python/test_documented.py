@@ -29,8 +29,10 @@ CSV_DOCS gives for that file; a CSV file with no entry there fails, and so does 
 
 Keys: every key a reader of a user file declares through MapReader (models/common/yaml_reader.hpp,
 whose finish() rejects every key not declared) must be a word of a code span or fenced block of the
-documents KEY_SOURCES gives for its source file: for the scenario readers (sim/scenario/,
-sim/workloads/) docs/scenarios.md and every document it links to, for the other file formats
+documents KEY_SOURCES gives for its source file: for a workload kind that docs/scenarios.md hands to
+its own document (cluster, parameter_server, gnn, spmd, chakra, taskgraph) those two, for the other
+scenario readers (sim/scenario/, sim/workloads/) docs/scenarios.md and every document it links to,
+and for the other file formats
 (calibration tables, convergence fits, TaskGraph JSON, operator graphs, sweeps, compare files) their
 own document. The keys are the string literals of the first argument of a MapReader method called on
 a variable declared as a MapReader in the source; a non-literal argument is resolved when it is a
@@ -173,11 +175,18 @@ def words_in_code(file, heading):
 
 # Every reader of a user file declares its keys through MapReader (models/common/yaml_reader.hpp):
 # the string literals given to its get/require/has/string/boolean/integer/number/choice/quantity are
-# the keys the file accepts, and finish() rejects every other key. By source file (glob), the files
-# whose keys it reads and the documents that must name them; docs/scenarios.md also hands sections
-# to the documents it links to, which count for every scenario key.
+# the keys the file accepts, and finish() rejects every other key. By source files (glob; a file
+# belongs to the first that matches), the documents that must name the keys they read. A workload
+# kind that docs/scenarios.md hands to its own document is checked against the two; the other
+# scenario readers against docs/scenarios.md and every document it links to (None).
 SCENARIO_DOCS = "docs/scenarios.md"
-KEY_SOURCES = {"sim/scenario/*.cpp": None,                           # None: scenarios.md and what it links
+KEY_SOURCES = {"sim/workloads/cluster/*.cpp": [SCENARIO_DOCS, "docs/cluster.md"],
+               "sim/workloads/parameter_server/*.cpp": [SCENARIO_DOCS, "docs/parameter-server.md"],
+               "sim/workloads/gnn/*.cpp": [SCENARIO_DOCS, "docs/gnn.md"],
+               "sim/workloads/spmd/*.cpp": [SCENARIO_DOCS, "docs/spmd.md"],
+               "sim/workloads/chakra/*.cpp": [SCENARIO_DOCS, "docs/chakra.md"],
+               "sim/workloads/taskgraph/*.cpp": [SCENARIO_DOCS, "docs/taskgraph.md"],
+               "sim/scenario/*.cpp": None,
                "sim/workloads/**/*.cpp": None,
                "models/calibration/calibration.cpp": ["docs/calibration.md"],           # calibration tables
                "models/sync/statistical_efficiency.cpp": ["docs/calibration.md"],       # convergence fits
@@ -259,28 +268,31 @@ def keys_by_argument(argument, text, position, texts):
                              text[max(0, position - 400):position]))
     if loops:
         return literals_of_range(loops[-1].group(1), [text] + texts)
-    # A parameter `std::string_view name` of a function or lambda: the literals its callers pass there.
-    keys = []
-    for declaring in texts:
-        for m in re.finditer(r"(\w+)\s*(?:=\s*\[[^\]]*\]\s*)?\(([^()]*\bstd::string_view\s+" + name +
-                             r"\b[^()]*)\)", declaring):
-            function = m.group(1)
-            names = [re.sub(r"\s*=.*", "", p).split()[-1] for p in m.group(2).split(",")]
-            if name not in names:
-                continue  # a comma inside a parameter's type: not a simple parameter list
-            slot = names.index(name)
-            for calling in texts:
-                for call in re.finditer(r"(?<![\w:])" + function + r"\s*\(", calling):
-                    args = arguments(calling, call.end() - 1)
-                    if slot < len(args):
-                        keys += LITERAL.findall(args[slot])
+    # A parameter `std::string_view name` of the function or lambda around the call: the literals its
+    # callers pass there.
+    enclosing = list(re.finditer(r"(\w+)\s*(?:=\s*\[[^\]]*\]\s*)?\(([^()]*\bstd::string_view\s+" + name +
+                                 r"\b[^()]*)\)", text[:position]))
+    if not enclosing:
+        return None
+    function, parameters = enclosing[-1].groups()
+    names = [re.sub(r"\s*=.*", "", p).split()[-1] for p in parameters.split(",")]
+    if name not in names:
+        return None  # a comma inside a parameter's type: not a simple parameter list
+    slot, keys = names.index(name), []
+    for calling in texts:
+        for call in re.finditer(r"(?<![\w:])" + function + r"\s*\(", calling):
+            args = arguments(calling, call.end() - 1)
+            if slot < len(args):
+                keys += LITERAL.findall(args[slot])
     return keys or None
 
 
-def declared_keys(files):
+def declared_keys(files, callers=()):
     """{key: [file, …]} declared through MapReader in `files`, and the key arguments that could not be
-    resolved to literals as {(file, argument)}."""
+    resolved to literals as {(file, argument)}; a helper's key parameter is also looked up in the calls
+    of the sources `callers`."""
     texts = [(ROOT / f).read_text(encoding="utf-8") for f in files]
+    every_text = texts + [(ROOT / f).read_text(encoding="utf-8") for f in callers if f not in files]
     keys, unresolved = {}, set()
     for file, text in zip(files, texts):
         readers = set(re.findall(r"\bMapReader>?\s*&?\s*(\w+)\b(?!::)", text)) - {"MapReader"}
@@ -293,7 +305,7 @@ def declared_keys(files):
             args = arguments(text, m.end() - 1)
             if not args or not args[0]:
                 continue
-            found = keys_by_argument(args[0], text, m.start(), texts)
+            found = keys_by_argument(args[0], text, m.start(), every_text)
             if found is None:
                 unresolved.add((file, args[0]))
             for key in found or []:
@@ -307,7 +319,7 @@ def key_sources():
     scenario_docs = [SCENARIO_DOCS, *sorted({"docs/" + link for link in re.findall(
         r"\]\(([\w-]+\.md)(?:#[^)]*)?\)", (ROOT / SCENARIO_DOCS).read_text(encoding="utf-8"))})]
     for pattern, docs in KEY_SOURCES.items():
-        files = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(pattern))
+        files = sorted({str(p.relative_to(ROOT)) for p in ROOT.glob(pattern)} - covered)
         groups.setdefault(tuple(docs or scenario_docs), []).extend(files)
         covered.update(files)
     users = {str(p.relative_to(ROOT)) for tree in ("sim", "models", "traces", "planners")
@@ -318,13 +330,14 @@ def key_sources():
 def undocumented_keys():
     missing, unresolved = [], set()
     groups, strays = key_sources()
+    sources = [f for files in groups.values() for f in files]
     for docs, files in groups.items():
         spans, blocks = [], []
         for doc in docs:
             more_spans, more_blocks = code_of((ROOT / doc).read_text(encoding="utf-8"))
             spans += more_spans
             blocks += more_blocks
-        keys, more_unresolved = declared_keys(files)
+        keys, more_unresolved = declared_keys(files, sources)
         unresolved |= more_unresolved
         for key, where in sorted(keys.items()):
             if not any(word(key).search(code) for code in spans + blocks):
