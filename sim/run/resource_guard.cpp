@@ -194,11 +194,15 @@ struct Phases {
   double reports = 0;
 };
 
-Phases phases(const WorkloadSize& size, const Scenario& scenario, bool graph_resident = false) {
+// The TaskGraph as the model holds it: its records in a grown vector and their dependency blocks.
+double graph_bytes(const WorkloadSize& size) {
+  return (1.5 * static_cast<double>(sizeof(Task)) + kPerTaskDeps) * size.tasks;
+}
+
+Phases phases(const WorkloadSize& size, const Scenario& scenario) {
   Phases p;
-  // A graph already built is in the resident memory measured now: only its dates are still to come.
-  const double per_task = (graph_resident ? 0 : 1.5 * static_cast<double>(sizeof(Task)) + kPerTaskDeps) + kPerTaskDates;
-  p.common = kPerGpu * static_cast<double>(scenario.cluster.gpu_count()) + per_task * size.tasks;
+  p.common =
+      kPerGpu * static_cast<double>(scenario.cluster.gpu_count()) + graph_bytes(size) + kPerTaskDates * size.tasks;
   p.simulation =
       kPerStreamActor * size.streams + kPerOperation * size.operations + kPerExpansionStep * size.largest_expansion;
   if (scenario.outputs.trace) p.reports += kTraceFlow * size.flows + kTraceTaskEvent * size.task_devices;
@@ -206,16 +210,28 @@ Phases phases(const WorkloadSize& size, const Scenario& scenario, bool graph_res
   return p;
 }
 
+// What the process holds now without the run's TaskGraph: its resident memory, less the graph's
+// modelled bytes when `graph_resident` (built already, so the resident memory holds it).
+Bytes resident_baseline(const WorkloadSize& size, bool graph_resident) {
+  return Bytes(resident_now() - (graph_resident ? graph_bytes(size) : 0));
+}
+
 }  // namespace
 
-Bytes estimate_memory(const WorkloadSize& size, const Scenario& scenario, bool graph_resident) {
-  const Phases p = phases(size, scenario, graph_resident);
-  return Bytes(kMargin * (resident_now() + p.common + std::max(p.simulation, p.reports)));
+Bytes estimate_memory(const WorkloadSize& size, const Scenario& scenario, Bytes baseline) {
+  const Phases p = phases(size, scenario);
+  return Bytes(kMargin * (baseline.value() + p.common + std::max(p.simulation, p.reports)));
+}
+
+ResourceEstimate estimate_resources(const WorkloadSize& size, const Scenario& scenario) {
+  const Bytes baseline = resident_baseline(size, false);
+  return ResourceEstimate{size, estimate_memory(size, scenario, baseline), baseline, false};
 }
 
 ResourceEstimate check_graph_resources(const Scenario& scenario, const TaskGraph& graph) {
   const WorkloadSize size = size_of(scenario, graph);
-  const ResourceEstimate estimate{size, estimate_memory(size, scenario, true)};
+  const Bytes baseline = resident_baseline(size, true);
+  const ResourceEstimate estimate{size, estimate_memory(size, scenario, baseline), baseline, true};
   check_resource_estimate(scenario, estimate);
   return estimate;
 }
@@ -233,7 +249,9 @@ void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& f
     // The stacks are mapped while the run simulates, and unmapped before the reports are built.
     const double stacks = kActorStack * estimate->size.streams;
     const Phases p = phases(estimate->size, scenario);
-    const double address_space = process_memory(0) + p.common + std::max(p.simulation + stacks, p.reports);
+    // A graph built already is mapped: counted in the address space and in `p.common`, once.
+    const double built = estimate->graph_resident ? graph_bytes(estimate->size) : 0;
+    const double address_space = process_memory(0) - built + p.common + std::max(p.simulation + stacks, p.reports);
     if (address_space > static_cast<double>(limit.rlim_cur))
       throw InputError(
           where, fmt::format("the run would map about {} of address space ({} of it the stacks of its {} "
@@ -258,7 +276,7 @@ void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& f
     Scenario flow = scenario;
     flow.run.collective_fidelity = CollectiveFidelity::flow;
     if (const auto size = kind.size(flow)) {
-      const Bytes memory = estimate_memory(*size, flow);
+      const Bytes memory = estimate_memory(*size, flow, estimate->baseline);
       message += fmt::format(
           "\n  run.collective_fidelity: flow (one flow per ring hop and phase, docs/collectives.md) — about {}, {}",
           format_bytes(memory), fits(memory));
@@ -267,7 +285,7 @@ void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& f
   if (scenario.outputs.trace || scenario.outputs.tasks_csv) {
     Scenario quiet = scenario;
     quiet.outputs.trace = quiet.outputs.tasks_csv = false;
-    const Bytes memory = estimate_memory(estimate->size, quiet);
+    const Bytes memory = estimate_memory(estimate->size, quiet, estimate->baseline);
     message += fmt::format("\n  outputs.trace: false, outputs.tasks_csv: false — about {}, {}", format_bytes(memory),
                            fits(memory));
   }
@@ -276,7 +294,7 @@ void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& f
     Scenario one = scenario;
     one.run.iterations = 1;
     if (const auto size = kind.size(one)) {
-      const double first = estimate_memory(*size, one).value();
+      const double first = estimate_memory(*size, one, estimate->baseline).value();
       const double per_iteration = (estimate->memory.value() - first) / (scenario.run.iterations - 1);
       const double more = per_iteration > 0 ? std::floor((budget.value() - first) / per_iteration) : 0;
       if (first > budget.value())

@@ -26,6 +26,12 @@ namespace dnnsim {
 struct ResourceEstimate {
   WorkloadSize size;
   Bytes memory{0};  // peak resident memory of the whole process
+  // What the process held when the estimate was made, without the run's own TaskGraph (its modelled
+  // bytes taken off when it was built already): the changes the guard suggests are estimated from
+  // it, so that none counts the run's graph, or memory its own re-lowering left behind, on top of
+  // its own graph.
+  Bytes baseline{0};
+  bool graph_resident = false;  // the graph was built when the estimate was made
 };
 
 // The graph's devices on their nodes, as the executor sees them (a device is a GPU name).
@@ -49,9 +55,12 @@ struct CalibratedDevice {
                                             std::optional<CollectiveFidelity> fidelity,
                                             const std::vector<CalibratedDevice>& calibrated = {});
 
-// Peak resident memory of a run of this size with the scenario's reports; `graph_resident`: its
-// TaskGraph is built already, so the resident memory measured now holds it.
-[[nodiscard]] Bytes estimate_memory(const WorkloadSize& size, const Scenario& scenario, bool graph_resident = false);
+// Peak resident memory of a run of this size with the scenario's reports, beyond `baseline` (what
+// the process holds without the run's TaskGraph: ResourceEstimate::baseline): its graph, the graph's dates, the
+// platform, then the larger of the simulation and the reports.
+[[nodiscard]] Bytes estimate_memory(const WorkloadSize& size, const Scenario& scenario, Bytes baseline);
+// The same from what the process holds now, the graph not built yet.
+[[nodiscard]] ResourceEstimate estimate_resources(const WorkloadSize& size, const Scenario& scenario);
 
 // run.memory_budget, or half of this machine's physical memory.
 [[nodiscard]] Bytes memory_budget(const Scenario& scenario);
@@ -60,8 +69,8 @@ struct CalibratedDevice {
 
 // The guard's check of an estimate against the budget (and, under `ulimit -v`, the address space).
 // @throw InputError (at run.memory_budget when given, else at the workload) when the estimate is
-// over the budget: the estimate, the budget and each change that would fit (re-estimated through
-// WorkloadKind::size).
+// over the budget: the estimate, the budget and each change that would fit (re-sized through
+// WorkloadKind::size, estimated from the estimate's baseline: what a run with that change would need).
 void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& estimate);
 
 // The check on the graph about to be simulated, lowered once: simulate() applies it to every graph
