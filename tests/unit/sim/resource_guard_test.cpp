@@ -224,6 +224,11 @@ std::vector<double> refusal(std::vector<std::string> sets, const std::vector<std
 // allocator; measured on this example: 5.76 MiB against Ĝ₂ = 3.05 MiB, 2.27 against Ĝ₁ = 1.52), so
 // the difference is within 1.25 × Ĝ₂ of 12,892 tasks (3.8 MiB; the old hint was 8.7 MiB over).
 TEST(ResourceGuard, EachSuggestedChangeIsEstimatedAsThatRunWouldBe) {
+#if defined(__SANITIZE_ADDRESS__)
+  // Frees held in quarantine, redzones and shadow pages: the estimates of two runs lowering the same
+  // graph came out 3.9 MiB (1.2%) apart in the dev build. The release build checks this.
+  GTEST_SKIP() << "the resident set under AddressSanitizer is the sanitizer's, not what the guard models";
+#endif
   const std::vector<std::string> reports{"outputs.trace=true", "outputs.tasks_csv=true"};
   const auto with = [&](const std::string& set) {
     std::vector<std::string> sets = reports;
