@@ -34,9 +34,11 @@ class PolluxScheduler final : public JobScheduler {
         delay_(ctx.options.quantity<Seconds>("restart_delay").value()),
         max_job_nodes_(static_cast<int>(ctx.options.integer("max_job_nodes"))),
         marginal_(ctx.options.choice("search") == "marginal"),
+        search_uncontended_(ctx.options.choice("uncontended") == "genetic"),
         fair_share_unexplored_(ctx.options.choice("unexplored") == "fair-share"),
         fitted_(ctx.options.choice("throughput") == "fitted"),
         running_batch_(ctx.options.choice("batch_statistics") == "running"),
+        operators_{ctx.options.choice("raise") == "per-node", ctx.options.choice("repair") == "after-second"},
         rng_(ctx.seed ^ 0x9011u) {
     if (const auto file = ctx.options.file("applications")) goodput_.read_settings(*file);
     goodput_.rank_at_running_batch(running_batch_);
@@ -54,12 +56,13 @@ class PolluxScheduler final : public JobScheduler {
     std::vector<const JobView*> jobs;
     PolluxProblem pb = problem(state, jobs);
     if (pb.jobs == 0) return {};
-    std::optional<PolluxAllocation> chosen = pollux_uncontended(pb);
+    std::optional<PolluxAllocation> chosen;
+    if (marginal_ || !search_uncontended_) chosen = pollux_uncontended(pb);
     if (!chosen && marginal_) chosen = pollux_marginal(pb);
     if (!chosen) {
       std::vector<PolluxAllocation> seeds = adapt_previous(jobs);
       seeds.push_back(pb.current);
-      PolluxSearch search(pb, rng_);
+      PolluxSearch search(pb, rng_, operators_);
       previous_ = search.run(std::move(seeds), search_);
       previous_jobs_.clear();
       for (const JobView* job : jobs) previous_jobs_.push_back(job->id);
@@ -334,9 +337,11 @@ class PolluxScheduler final : public JobScheduler {
   double delay_;
   int max_job_nodes_;
   bool marginal_;  // search: marginal (pollux_marginal.hpp) instead of the genetic search
+  bool search_uncontended_;     // uncontended: genetic
   bool fair_share_unexplored_;  // unexplored: fair-share
   bool fitted_;                 // throughput: fitted
   bool running_batch_;          // batch_statistics: running
+  PolluxOperators operators_;   // raise, repair
   SplitMix64 rng_;
   std::vector<Known> known_;                // by JobId
   std::vector<PolluxAllocation> previous_;  // the last GA population, over previous_jobs_
@@ -374,6 +379,10 @@ OptionSchema pollux_options() {
   schema.choice("search", "genetic", {"genetic", "marginal"},
                 "how a contended round is searched: the artifact's genetic algorithm, or GPUs by marginal "
                 "gain of the same objective (pollux_marginal.hpp: for Philly-sized clusters)");
+  schema.choice("uncontended", "exact", {"exact", "genetic"},
+                "a round where every job's best allocation fits: taken directly, or searched by the genetic "
+                "search as any other, the artifact's (pollux.py optimize runs NSGA-II every round, from the empty "
+                "allocation at the first); with search: marginal always taken directly");
   schema.integer("population", 100, "individuals the genetic search keeps (pymoo's pop_size in the artifact)")
       .range(2, 100000);
   schema.integer("generations", 100, "generations of the genetic search per round (the artifact's n_gen)")
@@ -387,6 +396,13 @@ OptionSchema pollux_options() {
                 "how the genetic search selects and keeps individuals: by the power mean alone, or NSGA-II's "
                 "ranking on the power mean and the cluster utility, the artifact's (pollux.py: pymoo NSGA2, "
                 "n_obj=2; the chosen allocation is still the best power mean)");
+  schema.choice("raise", "per-job", {"per-job", "per-node"},
+                "which entries the mutation raises: each job on about one node with room, or each node with room "
+                "for about one job, whichever, the artifact's (pollux.py _mutation: odds normalised over the jobs)");
+  schema.choice("repair", "distributed", {"distributed", "after-second"},
+                "what the repair takes off a node two distributed jobs share: the later distributed job's "
+                "replicas, or every later job's from the second distributed one on, the artifact's (pollux.py "
+                "_repair: cumsum over the jobs)");
   schema
       .quantity<Seconds>("restart_delay", Seconds(30),
                          "re-allocation delay the search charges a job it moves (the artifact's 30 s)")

@@ -29,7 +29,8 @@
 //               epoch's end and at every round (adapted_curve), each configuration it enters observed.
 //               Jobs are ordered by attained GPU-time, then arrival (the repair's capacity order).
 // When the cluster has room for every job's best allocation, the search is exact without the GA:
-// each job's speedup is maximised on its own (the power mean rises with each argument). With
+// each job's speedup is maximised on its own (the power mean rises with each argument); with
+// `uncontended: genetic` the GA searches such rounds too, as the artifact's (pollux.py optimize). With
 // `search: marginal` a contended round is not searched by the GA but by marginal allocation of the
 // GPUs (pollux_marginal.hpp), whose cost does not grow with population × generations.
 #pragma once
@@ -43,8 +44,8 @@
 
 namespace dnnsim {
 
-// Options: fairness, round, search, population, generations, patience, selection, restart_delay,
-// unexplored, batch_statistics, throughput, max_job_nodes, applications.
+// Options: fairness, round, search, uncontended, population, generations, patience, selection, raise,
+// repair, restart_delay, unexplored, batch_statistics, throughput, max_job_nodes, applications.
 [[nodiscard]] OptionSchema pollux_options();
 // The search's speedup(job, nodes, replicas): job j's rate there over its rate on one node with
 // base_replicas[j] (the fair share, capped by what its batch allows); a job marked `unexplored`

@@ -278,17 +278,29 @@ std::vector<PolluxAllocation> PolluxSearch::run(std::vector<PolluxAllocation> se
 }
 
 void PolluxSearch::repair(PolluxAllocation& allocation) {
-  // At most one distributed job per node, the first in job order (distribution judged before).
+  // At most one distributed job per node, the first in job order (distribution judged before). With
+  // zero_after_second, every job from the node's second distributed one on loses the node.
+  const int jobs = static_cast<int>(allocation.rows.size());
   distributed_.resize(allocation.rows.size());
   for (std::size_t j = 0; j < allocation.rows.size(); ++j) distributed_[j] = allocation.rows[j].size() > 1;
-  for (std::size_t j = 0; j < allocation.rows.size(); ++j) {
-    if (distributed_[j] == 0) continue;
-    for (auto& [node, count] : allocation.rows[j]) {
+  cutoff_.resize(scratch_.size(), jobs);
+  for (int j = 0; j < jobs; ++j) {
+    if (distributed_[static_cast<std::size_t>(j)] == 0) continue;
+    for (auto& [node, count] : allocation.rows[static_cast<std::size_t>(j)]) {
       int& taken = touch(node);
-      if (taken != 0) count = 0;
+      if (taken != 0) {
+        count = 0;
+        int& cutoff = cutoff_[static_cast<std::size_t>(node)];
+        cutoff = std::min(cutoff, j);
+      }
       taken = 1;
     }
   }
+  if (operators_.zero_after_second)
+    for (int j = 0; j < jobs; ++j)
+      for (auto& [node, count] : allocation.rows[static_cast<std::size_t>(j)])
+        if (cutoff_[static_cast<std::size_t>(node)] <= j) count = 0;
+  for (const int node : touched_) cutoff_[static_cast<std::size_t>(node)] = jobs;
   reset_touched();
   // Per job, in a random order of its nodes: at most its replicas and max_job_nodes nodes.
   for (std::size_t j = 0; j < allocation.rows.size(); ++j) {
@@ -339,6 +351,11 @@ void PolluxSearch::mutate(PolluxAllocation& allocation) {
     reset_touched();
     return;
   }
+  if (operators_.raise_per_node) {
+    pick_raises_per_node(allocation);
+    reset_touched();
+    return;
+  }
   const double p1 = 1.0 / static_cast<double>(roomy);
   const double none = std::pow(1.0 - p1, roomy);
   const auto has_room = [&](int node) {
@@ -361,19 +378,56 @@ void PolluxSearch::mutate(PolluxAllocation& allocation) {
           std::find(picked_.begin(), picked_.end(), node) == picked_.end())
         picked_.push_back(node);
     std::sort(picked_.begin(), picked_.end());
-    for (const int node : picked_) {
-      const auto it = std::lower_bound(row.begin(), row.end(), std::pair{node, 0});
-      const bool has = it != row.end() && it->first == node;
-      const int r = has ? it->second : 0;
-      const int raised = r + draw(pb_.capacity[static_cast<std::size_t>(node)] - r + 1);
-      if (has)
-        it->second = raised;
-      else
-        row.insert(it, {node, raised});
-    }
+    for (const int node : picked_) raise_entry(row, node);
     normalise(row);
   }
   reset_touched();
+}
+
+void PolluxSearch::pick_raises_per_node(PolluxAllocation& allocation) {
+  // pollux.py _mutation (3): m = random < prob1 + prob2 − prob1·prob2 per (job, node), prob1 = 1 / (jobs
+  // whose replica fits in the node's free GPUs: all of them, each asking one GPU) on a node with room,
+  // prob2 = 1 / (jobs on the node) for a job on a node with room. One draw against that union is the
+  // union of two independent draws: a binomial count of jobs for prob1 (then that many distinct jobs
+  // uniformly), and each job on the node for prob2.
+  const int jobs = pb_.jobs;
+  const double p1 = 1.0 / static_cast<double>(jobs);
+  const double none = std::pow(1.0 - p1, jobs);
+  on_node_.resize(scratch_.size());
+  for (int j = 0; j < jobs; ++j)
+    for (const auto& [node, count] : allocation.rows[static_cast<std::size_t>(j)])
+      on_node_[static_cast<std::size_t>(node)].push_back(j);
+  raises_.clear();
+  for (int node = 0; node < pb_.nodes(); ++node) {
+    if (scratch_[static_cast<std::size_t>(node)] >= pb_.capacity[static_cast<std::size_t>(node)]) continue;
+    picked_.clear();
+    for (int k = binomial(jobs, p1, none); k > 0; --k) {
+      int j = draw(jobs);
+      while (std::find(picked_.begin(), picked_.end(), j) != picked_.end()) j = draw(jobs);
+      picked_.push_back(j);
+    }
+    std::vector<int>& here = on_node_[static_cast<std::size_t>(node)];
+    for (const int j : here)
+      if (rng_.uniform() < 1.0 / static_cast<double>(here.size()) &&
+          std::find(picked_.begin(), picked_.end(), j) == picked_.end())
+        picked_.push_back(j);
+    for (const int j : picked_) raises_.emplace_back(j, node);
+  }
+  for (const int node : touched_) on_node_[static_cast<std::size_t>(node)].clear();
+  // Every raise from the entry as it was before any (the artifact's step is vectorised).
+  for (const auto& [j, node] : raises_) raise_entry(allocation.rows[static_cast<std::size_t>(j)], node);
+  for (PolluxRow& row : allocation.rows) normalise(row);
+}
+
+void PolluxSearch::raise_entry(PolluxRow& row, int node) {
+  const auto it = std::lower_bound(row.begin(), row.end(), std::pair{node, 0});
+  const bool has = it != row.end() && it->first == node;
+  const int r = has ? it->second : 0;
+  const int raised = r + draw(pb_.capacity[static_cast<std::size_t>(node)] - r + 1);
+  if (has)
+    it->second = raised;
+  else
+    row.insert(it, {node, raised});
 }
 
 }  // namespace dnnsim

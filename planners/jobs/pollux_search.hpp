@@ -77,21 +77,37 @@ struct PolluxSearchOptions {
   bool nsga2 = false;
 };
 
+// How mutation and repair act where the artifact's numpy code and dnnsim's first reading of it differ
+// (pollux.py, osdi21-artifact c793c70); true: the artifact's.
+struct PolluxOperators {
+  // Mutation step (3), which entries are raised. false: each job on each node with room with probability
+  // one over those nodes, and on each node with room it uses with one over those (about one raise per
+  // job). true, pollux.py _mutation: `mask1.sum(axis=1)` and `mask2.sum(axis=1)` sum over the jobs (axis 1
+  // of pop × jobs × nodes), so each job on each node with room with probability one over the jobs that
+  // fit there, and each job on a node with room it uses with one over the jobs on that node (about one
+  // or two raises per node with room, whichever job).
+  bool raise_per_node = false;
+  // Repair step (1). false: a distributed job loses a node an earlier distributed job holds. true,
+  // pollux.py _repair: `mask.cumsum(axis=1) > 1` over the jobs in order, so on a node the second
+  // distributed job and every job after it, distributed or not, lose their replicas there.
+  bool zero_after_second = false;
+};
+
 class PolluxSearch {
  public:
-  PolluxSearch(const PolluxProblem& problem, SplitMix64& rng)
-      : pb_(problem), rng_(rng), scratch_(static_cast<std::size_t>(problem.nodes()), 0) {}
+  PolluxSearch(const PolluxProblem& problem, SplitMix64& rng, PolluxOperators operators = {})
+      : pb_(problem), rng_(rng), operators_(operators), scratch_(static_cast<std::size_t>(problem.nodes()), 0) {}
   // The GA from `seeds` (repaired first; the current allocation should be among them); the final
   // population, best first.
   [[nodiscard]] std::vector<PolluxAllocation> run(std::vector<PolluxAllocation> seeds,
                                                   const PolluxSearchOptions& options);
-  // pollux.py _repair: at most one distributed job per node; each job at most its replicas and
-  // max_job_nodes nodes (its nodes in a random order); node capacity, jobs in priority order.
+  // pollux.py _repair: at most one distributed job per node (PolluxOperators::zero_after_second); each
+  // job at most its replicas and max_job_nodes nodes (its nodes in a random order); node capacity, jobs
+  // in priority order.
   void repair(PolluxAllocation& allocation);
   // pollux.py _mutation: (1) a job's row back to the current allocation (probability 0.1), (2) a
-  // job's entries zeroed (0.1 each, for 0.1 of the jobs), (3) entries raised to a random count up to
-  // the node's GPUs, on a node with room (probability one over such nodes) or one the job uses (one
-  // over those).
+  // job's entries zeroed (0.1 each, for 0.1 of the jobs), (3) entries on nodes with room raised to a
+  // random count up to the node's GPUs (which entries: PolluxOperators::raise_per_node).
   void mutate(PolluxAllocation& allocation);
 
  private:
@@ -107,11 +123,22 @@ class PolluxSearch {
   // judged sparsely, from the rows, not by a walk over every node of a Philly-sized cluster.
   [[nodiscard]] int roomy_node(int i) const;
 
+  // Mutation step (3) for raise_per_node: the (job, node) entries to raise, given scratch_ (GPUs used
+  // per node) and full_.
+  void pick_raises_per_node(PolluxAllocation& allocation);
+  // pollux.py _mutation's `randint(states, max_replicas + 1)`: the row's count on `node` (0 if absent, then
+  // inserted in node order) to one uniform from it to the node's GPUs.
+  void raise_entry(PolluxRow& row, int node);
+
   const PolluxProblem& pb_;
   SplitMix64& rng_;
+  PolluxOperators operators_;
   // Per node, 0 between uses; only the nodes in touched_ are non-zero during one.
   std::vector<int> scratch_;
   std::vector<int> touched_, full_, picked_;
+  std::vector<std::pair<int, int>> raises_;  // (job, node), raise_per_node
+  std::vector<std::vector<int>> on_node_;    // per node, the jobs on it (raise_per_node; only touched_ nodes)
+  std::vector<int> cutoff_;                  // per node, the job order from which entries are zeroed
   std::vector<char> distributed_;
 };
 

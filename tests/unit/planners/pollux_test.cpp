@@ -235,6 +235,53 @@ TEST(PolluxSearch, RepairKeepsOneDistributedJobPerNodeAndCapacityInJobOrder) {
   EXPECT_EQ(a.rows[2], (std::vector<std::pair<int, int>>{{0, 1}}));
 }
 
+TEST(PolluxSearch, RepairAfterSecondDistributedJobEmptiesTheNodeForEveryLaterJob) {
+  // pollux.py _repair (1) as numpy runs it on jobs A {0:1, 1:1}, B {0:2}, C {0:1, 1:1}, D {0:1} (checked
+  // with numpy 1.24): `mask.cumsum(axis=1) > 1` over the jobs is false up to C, the second distributed job
+  // on nodes 0 and 1, and true from C on, so C loses both nodes and D, not distributed, loses node 0;
+  // A and B keep theirs (3 of node 0's 4 GPUs). Without the option only C loses its nodes.
+  const auto linear = [](int, int, int r) { return static_cast<double>(r); };
+  const PolluxAllocation before{{{{0, 1}, {1, 1}}, {{0, 2}}, {{0, 1}, {1, 1}}, {{0, 1}}}};
+  for (const bool artifact : {true, false}) {
+    const PolluxProblem pb = problem({4, 4}, 4, linear, -1.0);
+    SplitMix64 rng(1);
+    PolluxSearch search(pb, rng, PolluxOperators{false, artifact});
+    PolluxAllocation a = before;
+    search.repair(a);
+    EXPECT_EQ(a.rows[0], (PolluxRow{{0, 1}, {1, 1}}));
+    EXPECT_EQ(a.rows[1], (PolluxRow{{0, 2}}));
+    EXPECT_TRUE(a.rows[2].empty());
+    EXPECT_EQ(a.rows[3], (artifact ? PolluxRow{} : PolluxRow{{0, 1}})) << "artifact: " << artifact;
+  }
+}
+
+TEST(PolluxSearch, MutationRaisesPerNodeWithOddsOverTheJobs) {
+  // pollux.py _mutation (3) on 4 jobs, 2 nodes of 4 GPUs, jobs 0 and 1 holding 1 GPU each on node 0 (the
+  // individual is the current allocation, so the reset of step (1) changes nothing). Node 1 is empty:
+  // each job is raised there with prob1 = 1 / 4 (the 4 jobs fit), to a count uniform in 0…4, so it gains
+  // a replica there with 1/4 · 4/5 = 0.2. On node 0 (2 GPUs free) job 0 is raised with prob1 + prob2 −
+  // prob1·prob2 = 1/4 + 1/2 − 1/8 = 5/8 (prob2 = 1 / the 2 jobs on it), to 1…4 uniformly, so it rises
+  // above 1 with 5/8 · 3/4 = 15/32 (step (2) zeroes the entry with 0.1 · 0.1 = 0.01: at most 0.01 off).
+  // dnnsim's per-job odds give 1/2 · 4/5 = 0.4 and 3/4 instead.
+  PolluxProblem pb = problem(
+      {4, 4}, 4, [](int, int, int r) { return static_cast<double>(r); }, -1.0);
+  pb.current.rows[0] = {{0, 1}};
+  pb.current.rows[1] = {{0, 1}};
+  SplitMix64 rng(3);
+  PolluxSearch search(pb, rng, PolluxOperators{true, false});
+  constexpr int kTrials = 20000;
+  int on_node1 = 0, job0_raised = 0;
+  for (int t = 0; t < kTrials; ++t) {
+    PolluxAllocation a = pb.current;
+    search.mutate(a);
+    for (const PolluxRow& row : a.rows)
+      on_node1 += std::count_if(row.begin(), row.end(), [](const auto& e) { return e.first == 1; });
+    job0_raised += !a.rows[0].empty() && a.rows[0].front().first == 0 && a.rows[0].front().second > 1;
+  }
+  EXPECT_NEAR(static_cast<double>(on_node1) / (4.0 * kTrials), 0.2, 0.01);
+  EXPECT_NEAR(static_cast<double>(job0_raised) / kTrials, 15.0 / 32, 0.02);
+}
+
 TEST(PolluxSearch, UncontendedJobsEachTakeTheirBestReplicas) {
   // Speedups rise to 3 replicas then fall: on 2 × 8 GPUs both jobs fit at 3, each on one node (best fit).
   const auto peaked = [](int, int nodes, int r) { return nodes > 1 ? 0.0 : 3.0 - std::abs(r - 3); };
