@@ -396,13 +396,14 @@ OptionSchema pollux_options() {
                 "how the genetic search selects and keeps individuals: by the power mean alone, or NSGA-II's "
                 "ranking on the power mean and the cluster utility, the artifact's (pollux.py: pymoo NSGA2, "
                 "n_obj=2; the chosen allocation is still the best power mean)");
-  schema.choice("raise", "per-job", {"per-job", "per-node"},
-                "which entries the mutation raises: each job on about one node with room, or each node with room "
-                "for about one job, whichever, the artifact's (pollux.py _mutation: odds normalised over the jobs)");
-  schema.choice("repair", "distributed", {"distributed", "after-second"},
-                "what the repair takes off a node two distributed jobs share: the later distributed job's "
-                "replicas, or every later job's from the second distributed one on, the artifact's (pollux.py "
-                "_repair: cumsum over the jobs)");
+  schema.choice("raise", "per-node", {"per-node", "per-job"},
+                "which entries the mutation raises: each node with room for about one job, whichever, the "
+                "artifact's (pollux.py _mutation: odds normalised over the jobs), or each job on about one node "
+                "with room (dnnsim's reading until 2026-11-30: new jobs, first in the repair's order, took the room)");
+  schema.choice("repair", "after-second", {"after-second", "distributed"},
+                "what the repair takes off a node two distributed jobs share: every later job's replicas from the "
+                "second distributed one on, the artifact's (pollux.py _repair: cumsum over the jobs), or the later "
+                "distributed jobs' only");
   schema
       .quantity<Seconds>("restart_delay", Seconds(30),
                          "re-allocation delay the search charges a job it moves (the artifact's 30 s)")

@@ -86,11 +86,11 @@ struct PolluxOperators {
   // of pop × jobs × nodes), so each job on each node with room with probability one over the jobs that
   // fit there, and each job on a node with room it uses with one over the jobs on that node (about one
   // or two raises per node with room, whichever job).
-  bool raise_per_node = false;
+  bool raise_per_node = true;
   // Repair step (1). false: a distributed job loses a node an earlier distributed job holds. true,
   // pollux.py _repair: `mask.cumsum(axis=1) > 1` over the jobs in order, so on a node the second
   // distributed job and every job after it, distributed or not, lose their replicas there.
-  bool zero_after_second = false;
+  bool zero_after_second = true;
 };
 
 class PolluxSearch {

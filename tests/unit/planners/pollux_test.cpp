@@ -225,9 +225,9 @@ TEST(PolluxSearch, RepairKeepsOneDistributedJobPerNodeAndCapacityInJobOrder) {
   PolluxProblem pb = problem(
       {4, 4}, 3, [](int, int, int r) { return static_cast<double>(r); }, -1.0);
   SplitMix64 rng(1);
-  PolluxSearch search(pb, rng);
+  PolluxSearch search(pb, rng, PolluxOperators{true, false});
   // Jobs 0 and 1 both span nodes 0 and 1: job 1 (later in order) loses both; job 2 asks 4 on node 0
-  // where job 0 holds 3: it keeps 1.
+  // where job 0 holds 3: it keeps 1 (the artifact's repair would empty node 0 for it: the next test).
   PolluxAllocation a{{{{0, 3}, {1, 1}}, {{0, 1}, {1, 1}}, {{0, 4}}}};
   search.repair(a);
   EXPECT_EQ(a.rows[0], (std::vector<std::pair<int, int>>{{0, 3}, {1, 1}}));
