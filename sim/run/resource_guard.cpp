@@ -290,10 +290,12 @@ void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& f
                            fits(memory));
   }
   if (scenario.run.iterations > 1) {
-    // Everything but the first iteration's share scales with iterations.
+    // Everything but the first iteration's share scales with iterations. Where one iteration lowers
+    // the same tasks, run.iterations repeats nothing (a recorded graph, jobs that count their own):
+    // no suggestion.
     Scenario one = scenario;
     one.run.iterations = 1;
-    if (const auto size = kind.size(one)) {
+    if (const auto size = kind.size(one); size && size->tasks != estimate->size.tasks) {
       const double first = estimate_memory(*size, one, estimate->baseline).value();
       const double per_iteration = (estimate->memory.value() - first) / (scenario.run.iterations - 1);
       const double more = per_iteration > 0 ? std::floor((budget.value() - first) / per_iteration) : 0;

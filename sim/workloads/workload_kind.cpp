@@ -23,11 +23,8 @@ std::optional<WorkloadSize> WorkloadKind::size(const Scenario& scenario) const {
 WorkloadSize size_of(const Scenario& scenario, const TaskGraph& graph) {
   WorkloadSize size = count_task_graph(graph, device_topology(scenario, graph), scenario.run.collective_fidelity,
                                        calibrated_devices(scenario, graph));
-  const int iterations = scenario.run.iterations;
   size.basis =
-      fmt::format("{} on {} GPUs at {} fidelity",
-                  scenario.workload ? scenario.workload->iterations_phrase(iterations)
-                                    : WorkloadSpec{}.iterations_phrase(iterations),
+      fmt::format("{} on {} GPUs at {} fidelity", scenario.workload->iterations_phrase(scenario.run.iterations),
                   graph.devices().size(),
                   scenario.run.collective_fidelity ? collective_fidelity_name(*scenario.run.collective_fidelity)
                                                    : "default collective");

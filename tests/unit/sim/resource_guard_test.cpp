@@ -247,6 +247,20 @@ TEST(ResourceGuard, EachSuggestedChangeIsEstimatedAsThatRunWouldBe) {
   EXPECT_NEAR(refused[3], one_iteration, 1.25 * 12892 * (1.5 * static_cast<double>(sizeof(Task)) + 32));
 }
 
+// Where run.iterations repeats nothing, the guard does not suggest fewer: here every job counts its
+// own iterations (jobs[].iterations), so the run lowered with run.iterations 1 has the same tasks.
+// The message names each job's count instead.
+TEST(ResourceGuard, SuggestsFewerIterationsOnlyWhereTheyRepeatSomething) {
+  const Scenario scenario = load_scenario(kTwoJobs, {"workload.jobs.0.iterations=2", "workload.jobs.1.iterations=2",
+                                                     "run.iterations=3", "run.memory_budget=1MiB"});
+  const std::optional<TaskGraph> graph = builtin_workload_kinds().at(scenario.workload_kind).value->lower(scenario);
+  ASSERT_TRUE(graph.has_value());
+  const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)check_graph_resources(scenario, *graph); });
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_THAT(diagnostics[0].message, HasSubstr("iterations per job (gpt 2, vgg 2)"));
+  EXPECT_THAT(diagnostics[0].message, ::testing::Not(HasSubstr("run.iterations:")));
+}
+
 TEST(ResourceGuard, BudgetMustBeAPositiveSize) {
   const auto diagnostics =
       testing::diagnostics_thrown_by([&] { (void)testing::load(kFourGpus, {"run.memory_budget=0GiB"}); });
