@@ -179,35 +179,6 @@ CollectiveLines SpmdCluster::lines(const Mesh& mesh, const std::vector<std::size
 
 namespace {
 
-// The linear costs of collectives over `group` (a representative of the axis' groups, which all run
-// at once): exact at both ends for the ring's max over its edges of α_e + (S/p)/β_e once S is large.
-// An inter-node path's bandwidth is shared by the devices of its node whose groups leave the node
-// (one NIC per node; a GPU with a NIC of its own shares nothing): all of them send at once.
-CollectiveLines fit_lines(const ClusterView& view, const DeviceTopology& topology, const std::vector<DeviceId>& group,
-                          const std::vector<int>& sharing) {
-  const auto path = [&](DeviceId a, DeviceId b) {
-    PathCost cost = view.path(a, b);
-    if (view.devices[a].node != view.devices[b].node && !view.devices[a].own_nic)
-      cost.bandwidth = cost.bandwidth / std::max(1, sharing[view.devices[a].node]);
-    return cost;
-  };
-  const auto fit = [&](CollectiveKind kind) {
-    const double small = 1.0, large = 1e9;
-    Collective c{kind, group, Bytes(small), ""};
-    c.root = group.front();
-    const double t_small = collective_time(c, topology, path).value();
-    c.size = Bytes(large);
-    const double t_large = collective_time(c, topology, path).value();
-    LinearCost line;
-    line.seconds_per_byte = (t_large - t_small) / (large - small);
-    line.alpha = std::max(0.0, t_small - small * line.seconds_per_byte);
-    return line;
-  };
-  if (group.size() < 2) return {};
-  return {fit(CollectiveKind::all_reduce), fit(CollectiveKind::all_gather), fit(CollectiveKind::reduce_scatter),
-          fit(CollectiveKind::all_to_all), fit(CollectiveKind::broadcast)};
-}
-
 // Per node, how many of its devices are in a group of `groups` that spans several nodes.
 std::vector<int> nic_sharing(const ClusterView& view, const std::vector<std::vector<DeviceId>>& groups) {
   std::vector<int> sharing;
@@ -226,11 +197,64 @@ std::vector<int> nic_sharing(const ClusterView& view, const std::vector<std::vec
   return sharing;
 }
 
+// Per node, the edges of the groups' rings (member i to i + 1, the last to the first) that leave it.
+std::vector<int> ring_edges_leaving(const ClusterView& view, const std::vector<std::vector<DeviceId>>& groups) {
+  std::uint32_t nodes = 0;
+  for (const ClusterDevice& d : view.devices) nodes = std::max(nodes, d.node + 1);
+  std::vector<int> edges(nodes, 0);
+  for (const auto& group : groups)
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      const std::uint32_t from = view.devices[group[i]].node, to = view.devices[group[(i + 1) % group.size()]].node;
+      if (from != to) ++edges[from];
+    }
+  return edges;
+}
+
+// The linear costs of collectives over the axis' groups (they all run at once), priced on the first:
+// exact at both ends for the ring's max over its edges of α_e + (S/p)/β_e once S is large. An
+// inter-node path's bandwidth is shared by what leaves its node at once (one NIC per node; a GPU with a
+// NIC of its own shares nothing), counted as every member of a group that spans nodes (hierarchical's g
+// inter-node rings, direct's pairs) — except for all-reduces the workload runs as rings, which send
+// through it once per ring edge that leaves the node (one ring over a shared NIC: collectives.md,
+// "Channels"). The default rule's rings (all-gather, reduce-scatter, broadcast) keep the member count:
+// counted by their edges too, HAP's VGG-19 on the 64 heterogeneous GPUs moves to a program whose
+// gathers share the NICs with its other collectives and simulates 45% above its prediction (docs/spmd.md).
+CollectiveLines fit_lines(const ClusterView& view, const DeviceTopology& topology,
+                          const std::vector<std::vector<DeviceId>>& groups, const std::string& all_reduce_algorithm) {
+  const std::vector<DeviceId>& group = groups.front();
+  const std::vector<int> members = nic_sharing(view, groups), edges = ring_edges_leaving(view, groups);
+  const auto fit = [&](CollectiveKind kind) {
+    const double small = 1.0, large = 1e9;
+    Collective c{kind, group, Bytes(small), kind == CollectiveKind::all_reduce ? all_reduce_algorithm : ""};
+    c.root = group.front();
+    const std::vector<int>& sharing =
+        kind == CollectiveKind::all_reduce && all_reduce_algorithm == "ring" ? edges : members;
+    const auto path = [&](DeviceId a, DeviceId b) {
+      PathCost cost = view.path(a, b);
+      if (view.devices[a].node != view.devices[b].node && !view.devices[a].own_nic)
+        cost.bandwidth = cost.bandwidth / std::max(1, sharing[view.devices[a].node]);
+      return cost;
+    };
+    const double t_small = collective_time(c, topology, path).value();
+    c.size = Bytes(large);
+    const double t_large = collective_time(c, topology, path).value();
+    LinearCost line;
+    line.seconds_per_byte = (t_large - t_small) / (large - small);
+    line.alpha = std::max(0.0, t_small - small * line.seconds_per_byte);
+    return line;
+  };
+  if (group.size() < 2) return {};
+  return {fit(CollectiveKind::all_reduce), fit(CollectiveKind::all_gather), fit(CollectiveKind::reduce_scatter),
+          fit(CollectiveKind::all_to_all), fit(CollectiveKind::broadcast)};
+}
+
 }  // namespace
 
-SpmdCluster make_spmd_cluster(const ClusterView& view, Dtype dtype) {
+SpmdCluster make_spmd_cluster(const ClusterView& view, Dtype dtype, const SpmdCommOptions& comm) {
   SpmdCluster cluster;
   cluster.names = view.names();
+  cluster.comm = comm;
+  const std::string& all_reduce_algorithm = comm.all_reduce_algorithm;
   for (const ClusterDevice& d : view.devices) {
     cluster.flops_per_second.push_back(
         d.gpu.peak(dtype).value_or(d.gpu.peak(Dtype::fp32).value_or(FlopsPerSecond(1e12))).value() *
@@ -246,14 +270,14 @@ SpmdCluster make_spmd_cluster(const ClusterView& view, Dtype dtype) {
   auto shared_view = std::make_shared<const ClusterView>(view);
   auto topology = std::make_shared<const DeviceTopology>(view.topology());
   const Mesh flat{{static_cast<int>(view.size())}};
-  cluster.all = fit_lines(view, *topology, flat.groups(0).front(), nic_sharing(view, flat.groups(0)));
+  cluster.all = fit_lines(view, *topology, flat.groups(0), all_reduce_algorithm);
   // Fitted once per (mesh, axis) a planner asks about.
   auto cache = std::make_shared<std::map<std::pair<std::vector<int>, std::vector<std::size_t>>, CollectiveLines>>();
-  cluster.axis_lines = [shared_view, topology, cache](const Mesh& mesh, const std::vector<std::size_t>& axes) {
+  cluster.axis_lines = [shared_view, topology, cache, all_reduce_algorithm](const Mesh& mesh,
+                                                                            const std::vector<std::size_t>& axes) {
     const auto key = std::make_pair(mesh.axes, axes);
     if (auto found = cache->find(key); found != cache->end()) return found->second;
-    const auto groups = mesh.groups(axes);
-    const CollectiveLines lines = fit_lines(*shared_view, *topology, groups.front(), nic_sharing(*shared_view, groups));
+    const CollectiveLines lines = fit_lines(*shared_view, *topology, mesh.groups(axes), all_reduce_algorithm);
     cache->emplace(key, lines);
     return lines;
   };

@@ -109,12 +109,23 @@ struct CollectiveLines {
   LinearCost all_reduce, all_gather, reduce_scatter, all_to_all, broadcast;
 };
 
+// How the runtime runs a program's collectives (the spmd workload's keys, docs/spmd.md): the planners
+// price them so and the lowering issues them so.
+struct SpmdCommOptions {
+  std::string all_reduce_algorithm;  // a collective_algorithms.hpp name; empty: the default rule
+  // PyTorch DDP's gradient buckets (Li et al., VLDB'20; bucket_cap_mb): the gradient all-reduces of
+  // weights whose backward ends one after the other share one call once they hold at least this many
+  // bytes; 0: one call per weight.
+  double bucket_bytes = 0;
+};
+
 // The devices and what moving data among them costs.
 struct SpmdCluster {
   std::vector<std::string> names;
   std::vector<double> flops_per_second;  // effective rate of each device (peak × efficiency)
   std::vector<double> memory_bytes;      // each device's memory (0: not known)
   int gpus_per_node = 0;                 // when every node holds as many devices (0: they differ)
+  SpmdCommOptions comm;
   CollectiveLines all;                   // over all devices in order: the one axis of a 1-D mesh
   // The lines of the groups along some axes of a mesh (the cluster's collective model on them); empty:
   // `all` for any.
@@ -126,9 +137,10 @@ struct SpmdCluster {
   }
 };
 // Fits the linear collective costs on the cluster's analytical collective model
-// (models/cost/collective_cost.hpp, the default algorithm on each group) and takes each device's peak
-// for `dtype` times its efficiency.
-[[nodiscard]] SpmdCluster make_spmd_cluster(const ClusterView& cluster, Dtype dtype);
+// (models/cost/collective_cost.hpp: the default algorithm on each group, or `all_reduce_algorithm` for
+// the all-reduces, as the lowering runs them) and takes each device's peak for `dtype` times its
+// efficiency.
+[[nodiscard]] SpmdCluster make_spmd_cluster(const ClusterView& cluster, Dtype dtype, const SpmdCommOptions& comm = {});
 
 // An operator with the rule chosen for it on one axis and the conversions of its inputs.
 struct ShardedOp {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 namespace dnnsim {
@@ -277,12 +278,32 @@ double iteration_time(const OpGraph& graph, const SpmdProgram& program, const Sh
         c.forward_compute + (c.communication - c.synchronization - c.backward_conversions - c.backward_exchanges);
   }
   double comm_stream = 0;
+  // With gradient buckets (cluster.comm.bucket_bytes), as the lowering issues them: the open bucket's
+  // bytes per set of mesh axes, all-reduced once full and at the end of the backward pass.
+  const bool buckets = cluster.comm.bucket_bytes > 0 && model == SpmdCostModel::hap;
+  std::map<std::vector<std::size_t>, double> open;
+  const auto all_reduce = [&](const std::vector<std::size_t>& axes, double bytes) {
+    comm_stream = std::max(comm_stream, compute_stream) + cluster.lines(program.mesh, axes).all_reduce.at(bytes);
+  };
   for (OpId id = static_cast<OpId>(graph.size()); id-- > 0;) {
     const OpCost& c = costs[id];
     compute_stream += c.backward_exchanges + (c.compute - c.forward_compute);
-    if (c.synchronization > 0) comm_stream = std::max(comm_stream, compute_stream) + c.synchronization;
+    if (c.synchronization > 0 && !buckets) comm_stream = std::max(comm_stream, compute_stream) + c.synchronization;
+    if (c.synchronization > 0 && buckets) {
+      std::vector<const ShardedOp*> choices;
+      for (const auto& ops : program.axes) choices.push_back(&ops[id]);
+      for (const OpCollective& s : op_collectives(choices)) {
+        if (!s.sync) continue;
+        double& bytes = open[s.axes];
+        bytes += operand_bytes(graph, graph.op(id), choices, ratios, program.segment_of(id), s.convert.input, s.axes);
+        if (bytes < cluster.comm.bucket_bytes) continue;
+        all_reduce(s.axes, bytes);
+        open.erase(s.axes);
+      }
+    }
     compute_stream += c.backward_conversions;
   }
+  for (const auto& [axes, bytes] : open) all_reduce(axes, bytes);
   return std::max(compute_stream, comm_stream);
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 #include "planners/spmd/spmd_cost.hpp"
@@ -65,11 +66,19 @@ GemmShape shard_gemm(const OpGraph& graph, const SpmdProgram& program, const Sha
                    backward ? GemmOp::backward : GemmOp::nn};
 }
 
+// Weights' gradients waiting for one all-reduce over the groups of some mesh axes.
+struct GradientBucket {
+  double bytes = 0;
+  std::vector<std::string> weights;  // in the order their backward ended
+  std::map<DeviceId, TaskId> last;   // each device's last backward task among theirs
+};
+
 struct Lowerer {
   const OpGraph& graph;
   const SpmdPlan& plan;
   TaskGraph& tg;
   StreamId compute_stream, comm_stream;
+  std::string all_reduce_algorithm;  // empty: the default rule
   // The previous iteration's gradient all-reduces: the optimizer step needs them before the next
   // forward pass, so the next task on the compute stream waits for them.
   std::vector<TaskId> wait_for;
@@ -80,7 +89,7 @@ struct Lowerer {
   TaskId collective(CollectiveKind kind, const std::vector<DeviceId>& group, Bytes size, Phase phase, std::string label,
                     StreamId stream, std::vector<TaskId> deps = {}, DeviceId root = 0) {
     Task t;
-    t.op = Collective{kind, group, size, ""};
+    t.op = Collective{kind, group, size, kind == CollectiveKind::all_reduce ? all_reduce_algorithm : ""};
     std::get<Collective>(t.op).root = root;
     t.stream = stream;
     t.phase = phase;
@@ -99,6 +108,22 @@ struct Lowerer {
   }
   void on_axis(std::size_t axis, CollectiveKind kind, Bytes size, Phase phase, const std::string& label) {
     on_axes({axis}, kind, size, phase, label);
+  }
+
+  // A bucket's all-reduce on the comm stream, one per group along `axes`, once its devices' backward
+  // tasks of it are done.
+  void all_reduce_gradients(const std::vector<std::size_t>& axes, const GradientBucket& bucket,
+                            std::vector<TaskId>& syncs) {
+    const std::string names = bucket.weights.size() == 1 ? bucket.weights.front()
+                                                         : fmt::format("{}..{} ({} weights)", bucket.weights.front(),
+                                                                       bucket.weights.back(), bucket.weights.size());
+    for (const auto& group : program().mesh.groups(axes)) {
+      std::vector<TaskId> deps;
+      for (DeviceId d : group)
+        if (auto found = bucket.last.find(d); found != bucket.last.end()) deps.push_back(found->second);
+      syncs.push_back(collective(CollectiveKind::all_reduce, group, Bytes(bucket.bytes), Phase::backward,
+                                 fmt::format("grad all-reduce {}", names), comm_stream, deps));
+    }
   }
 
   std::vector<const ShardedOp*> choices(OpId id) const {
@@ -230,11 +255,11 @@ struct Lowerer {
 }  // namespace
 
 TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vector<std::string>& devices,
-                     int iterations) {
-  if (plan.pipeline) return lower_spmd_pipeline(graph, plan, devices, iterations);
+                     int iterations, const SpmdCommOptions& comm) {
+  if (plan.pipeline) return lower_spmd_pipeline(graph, plan, devices, iterations, comm.all_reduce_algorithm);
   TaskGraph tg;
   for (const std::string& d : devices) tg.add_device(d);
-  Lowerer lower{graph, plan, tg, tg.add_stream("compute"), tg.add_stream("comm")};
+  Lowerer lower{graph, plan, tg, tg.add_stream("compute"), tg.add_stream("comm"), comm.all_reduce_algorithm};
   const SpmdProgram& program = plan.program;
 
   // Model state per device: every parameter's share (split) or all of it (replicated), 4× for weights,
@@ -253,6 +278,7 @@ TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vect
     // which allocates the model state (the peak spmd_cost.hpp device_memory predicts).
     std::vector<bool> has_task(graph.size(), false);
     std::vector<TaskId> syncs;
+    std::map<std::vector<std::size_t>, GradientBucket> buckets;  // the open bucket of each set of mesh axes
     for (OpId id = 0; id < graph.size(); ++id) {
       for (const OpCollective& c : op_collectives(lower.choices(id)))
         if (!c.sync) lower.conversion(id, c, false);
@@ -289,21 +315,21 @@ TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vect
       const std::vector<OpCollective> collectives = op_collectives(lower.choices(id));
       for (const OpCollective& c : collectives) {
         if (!c.sync) continue;
-        const Bytes bytes(
-            operand_bytes(graph, op, lower.choices(id), plan.ratios, program.segment_of(id), c.convert.input, c.axes));
-        for (const auto& group : program.mesh.groups(c.axes)) {
-          std::vector<TaskId> deps;
-          for (DeviceId d : group)
-            if (d < done.size()) deps.push_back(done[d]);
-          syncs.push_back(lower.collective(
-              CollectiveKind::all_reduce, group, bytes, Phase::backward,
-              fmt::format("grad all-reduce {}", graph.op(*weight_root(graph, op.inputs[c.convert.input])).name),
-              lower.comm_stream, deps));
+        GradientBucket& bucket = buckets[c.axes];
+        bucket.bytes +=
+            operand_bytes(graph, op, lower.choices(id), plan.ratios, program.segment_of(id), c.convert.input, c.axes);
+        bucket.weights.push_back(graph.op(*weight_root(graph, op.inputs[c.convert.input])).name);
+        // The compute stream runs in order: a device's last backward task of the bucket follows the others.
+        for (std::size_t d = 0; d < done.size(); ++d) bucket.last[static_cast<DeviceId>(d)] = done[d];
+        if (bucket.bytes >= comm.bucket_bytes) {
+          lower.all_reduce_gradients(c.axes, bucket, syncs);
+          buckets.erase(c.axes);
         }
       }
       for (auto c = collectives.rbegin(); c != collectives.rend(); ++c)
         if (!c->sync) lower.conversion(id, *c, true);
     }
+    for (auto& [axes, bucket] : buckets) lower.all_reduce_gradients(axes, bucket, syncs);
     lower.wait_for = std::move(syncs);
   }
   return tg;

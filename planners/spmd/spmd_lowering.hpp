@@ -34,7 +34,9 @@ namespace dnnsim {
 // What an operator's kernel computes, for calibration curves.
 [[nodiscard]] LayerKind layer_kind_of(OpKind kind);
 
+// `comm`: every all-reduce's algorithm (the other collectives keep the default rule) and the gradient
+// buckets.
 [[nodiscard]] TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vector<std::string>& devices,
-                                   int iterations);
+                                   int iterations, const SpmdCommOptions& comm = {});
 
 }  // namespace dnnsim

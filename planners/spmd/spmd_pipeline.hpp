@@ -8,7 +8,9 @@
 
 namespace dnnsim {
 
+// `all_reduce_algorithm`: the stages' gradient all-reduces' (empty: the default rule).
 [[nodiscard]] TaskGraph lower_spmd_pipeline(const OpGraph& graph, const SpmdPlan& plan,
-                                            const std::vector<std::string>& devices, int iterations);
+                                            const std::vector<std::string>& devices, int iterations,
+                                            const std::string& all_reduce_algorithm = "");
 
 }  // namespace dnnsim

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/common/option_reader.hpp"
+#include "models/program/collective_algorithms.hpp"
 #include "models/spmd/graph_zoo.hpp"
 #include "planners/spmd/spmd_lowering.hpp"
 #include "sim/run/simulation.hpp"
@@ -15,7 +16,7 @@ namespace dnnsim {
 
 SpmdPlan plan_spmd(const Scenario& scenario, const SpmdWorkload& spec) {
   const ClusterView view = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
-  const SpmdCluster cluster = make_spmd_cluster(view, spec.graph.dtype());
+  const SpmdCluster cluster = make_spmd_cluster(view, spec.graph.dtype(), spec.comm);
   SpmdPlan plan =
       builtin_spmd_planners().at(spec.planner, spec.where).value->plan(spec.graph, cluster, spec.planner_options);
   plan.planner = spec.planner;
@@ -37,6 +38,21 @@ class SpmdKind final : public WorkloadKind {
         spec->planner_options = std::move(selection->options);
       }
     const Dtype dtype = read_dtype(map).value_or(Dtype::fp32);
+    if (const YAML::Node algorithm = map.get("collective_algorithm"); algorithm.IsDefined())
+      if (auto selection = read_entry(ctx.reader, algorithm, builtin_collective_algorithms())) {
+        // hierarchical needs as many members on every node of a group, which a mesh axis' groups need
+        // not have; the default rule already takes it wherever they do.
+        if (selection->name == "hierarchical")
+          ctx.reader.error(algorithm,
+                           "an spmd workload's all-reduces run ring, tree or direct (hierarchical is "
+                           "the default rule's wherever a group allows it)");
+        else
+          spec->comm.all_reduce_algorithm = selection->name;
+      }
+    if (auto bucket = map.quantity<Bytes>("bucket_size")) {
+      if (bucket->value() <= 0) ctx.reader.error(map.get("bucket_size"), "bucket_size must be positive");
+      spec->comm.bucket_bytes = bucket->value();
+    }
     if (auto batch = map.integer("global_batch", 1, 1 << 30)) spec->global_batch = static_cast<int>(*batch);
     const bool has_model = map.has("model"), has_graph = map.has("graph");
     if (has_model == has_graph) {
@@ -95,7 +111,7 @@ class SpmdKind final : public WorkloadKind {
     const auto& spec = *scenario.workload_as<SpmdWorkload>();
     const SpmdPlan plan = plan_spmd(scenario, spec);
     if (!plan.feasible) throw InfeasiblePlan(spec.where, fmt::format("no feasible plan: {}", plan.reason));
-    return lower_spmd(spec.graph, plan, scenario.cluster.gpu_names(), scenario.run.iterations);
+    return lower_spmd(spec.graph, plan, scenario.cluster.gpu_names(), scenario.run.iterations, spec.comm);
   }
 
   SimulationResult run(const Scenario& scenario, const SimulationOptions& options) const override {
@@ -110,8 +126,10 @@ class SpmdKind final : public WorkloadKind {
       result.workload_result = std::move(report);
       return result;
     }
-    SimulationResult result = simulate(
-        scenario, lower_spmd(spec.graph, report->plan, scenario.cluster.gpu_names(), scenario.run.iterations), options);
+    SimulationResult result =
+        simulate(scenario,
+                 lower_spmd(spec.graph, report->plan, scenario.cluster.gpu_names(), scenario.run.iterations, spec.comm),
+                 options);
     result.workload_result = std::move(report);
     return result;
   }

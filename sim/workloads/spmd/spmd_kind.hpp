@@ -17,6 +17,7 @@ struct SpmdWorkload : WorkloadSpec {
   std::optional<int> global_batch;
   std::string planner = "hap";  // a name of builtin_spmd_planners()
   Options planner_options;      // its declared options
+  SpmdCommOptions comm;         // `collective_algorithm` and `bucket_size`: for the planners' cost and the lowering
   [[nodiscard]] std::optional<int> samples_per_iteration() const override { return global_batch; }
 };
 

@@ -5,6 +5,9 @@
 // mapping starts, 8:3); the body given to each test starts at line 9.
 #include <gtest/gtest.h>
 
+#include "planners/spmd/spmd_cost.hpp"
+#include "sim/scenario/cluster_view_builder.hpp"
+#include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/spmd/spmd_kind.hpp"
 #include "sim/workloads/workload_kind.hpp"
@@ -77,6 +80,91 @@ TEST(ScenarioSpmd, ErrorsAreLocated) {
   ASSERT_EQ(in_file.size(), 1u) << dump(in_file);
   EXPECT_NE(in_file[0].location.file.find("bad.yaml"), std::string::npos);
   expect_error(in_file[0], 3, 36, "unknown operator 'y'");
+}
+
+// Two nodes of two P100 on PCIe (15.754 GB/s, 1 µs), one 10 Gbps NIC each (5 µs), a 1 µs switch; two
+// weights of 64 × 256 fp32 (65,536 B each).
+const std::string kTwoNodes = R"(name: spmd
+cluster:
+  node_types:
+    p100x2: {gpu: P100, gpus_per_node: 2, fabric: pcie, nic: {bandwidth: "10Gbps", latency: "5us"}}
+  nodes: [{type: p100x2, count: 2}]
+  interconnect: {kind: switch, latency: "1us"}
+workload:
+  kind: spmd
+)";
+// kGraph with a second product: its loss reads y = h · w2[256 × 64].
+const std::string kTwoWeights = [] {
+  std::string graph = kGraph;
+  graph.replace(graph.find("  - {name: loss"), std::string::npos,
+                "  - {name: w2, kind: parameter, shape: [256, 64]}\n"
+                "  - {name: y, kind: matmul, inputs: [h, w2]}\n"
+                "  - {name: loss, kind: loss, inputs: [y]}\n");
+  return graph;
+}();
+
+std::vector<const Collective*> all_reduces(const TaskGraph& graph) {
+  std::vector<const Collective*> found;
+  for (const Task& t : graph.tasks())
+    if (const auto* c = std::get_if<Collective>(&t.op); c != nullptr && c->kind == CollectiveKind::all_reduce)
+      found.push_back(c);
+  return found;
+}
+
+TEST(ScenarioSpmd, AllReducesRunTheGivenAlgorithmInBuckets) {
+  write_file("mlp2.yaml", kTwoWeights);
+  const std::string base = kTwoNodes + "  graph: mlp2.yaml\n  planner: dp-ev\n  global_batch: 4096\n";
+  const auto lowered = [](const Scenario& s) { return *builtin_workload_kinds().at("spmd").value->lower(s); };
+  // Unset: one all-reduce per weight, the default rule's algorithm (left empty).
+  const TaskGraph per_weight = lowered(load(base));
+  ASSERT_EQ(all_reduces(per_weight).size(), 2u);
+  EXPECT_EQ(all_reduces(per_weight)[0]->algorithm, "");
+  EXPECT_DOUBLE_EQ(all_reduces(per_weight)[0]->size.value(), 65536);
+  // A 100 kB bucket holds both 65,536 B gradients (it closes at ≥ 100 kB, i.e. with the second): one
+  // all-reduce of 131,072 B, a ring.
+  const TaskGraph bucketed = lowered(load(base + "  collective_algorithm: ring\n  bucket_size: 100kB\n"));
+  ASSERT_EQ(all_reduces(bucketed).size(), 1u);
+  EXPECT_EQ(all_reduces(bucketed)[0]->algorithm, "ring");
+  EXPECT_DOUBLE_EQ(all_reduces(bucketed)[0]->size.value(), 131072);
+  // A 65,536 B bucket is full with each gradient: one call per weight again.
+  EXPECT_EQ(all_reduces(lowered(load(base + "  bucket_size: 65536B\n"))).size(), 2u);
+}
+
+TEST(ScenarioSpmd, PlannersPriceARingAllReduceAcrossASharedNicOncePerNode) {
+  write_file("mlp2.yaml", kTwoWeights);
+  const Scenario s =
+      load(kTwoNodes + "  graph: mlp2.yaml\n  planner: dp-ev\n  collective_algorithm: ring\n  global_batch: 4096\n");
+  const auto* spec = s.workload_as<SpmdWorkload>();
+  const SpmdCluster cluster =
+      make_spmd_cluster(make_cluster_view(s.cluster, make_layout(s.cluster)), Dtype::fp32, spec->comm);
+  // The ring n0g0 → n0g1 → n1g0 → n1g1 → n0g0 leaves each node by one edge, so each NIC carries one
+  // send per round at its full 1.25 GB/s. Per round, the slowest edge: S/4 over 1.25e9 B/s; the ring
+  // all-reduce's 6 rounds give 6/4 / 1.25e9 = 1.2e-9 s/B, at 13 µs per round (PCIe 1 µs + NIC 5 +
+  // switch 1 + NIC 5 + PCIe 1): α = 78 µs. The default rule's all-gather (a ring too) is still priced
+  // with both members of a node sending at once (sharing.cpp, fit_lines): 3/4 · 2 / 1.25e9 = 1.2e-9 s/B,
+  // α = 3 × 13 µs.
+  EXPECT_NEAR(cluster.all.all_reduce.seconds_per_byte, 1.2e-9, 1e-15);
+  EXPECT_NEAR(cluster.all.all_reduce.alpha, 78e-6, 1e-9);
+  EXPECT_NEAR(cluster.all.all_gather.seconds_per_byte, 1.2e-9, 1e-15);
+  EXPECT_NEAR(cluster.all.all_gather.alpha, 39e-6, 1e-9);
+  // The buckets in the two-stream estimate: one all-reduce of both gradients (131,072 B) once the
+  // backward pass has ended, so the iteration is the compute stream (the estimate with free
+  // all-reduces) plus that one call.
+  const SpmdPlan plan = plan_spmd(s, *spec);
+  SpmdCluster bucketed = cluster, free = cluster;
+  bucketed.comm.bucket_bytes = 1e6;
+  free.all.all_reduce = {};
+  EXPECT_NEAR(iteration_time(spec->graph, plan.program, plan.ratios, bucketed),
+              iteration_time(spec->graph, plan.program, plan.ratios, free) + cluster.all.all_reduce.at(131072), 1e-12);
+}
+
+TEST(ScenarioSpmd, HierarchicalIsNotAnSpmdAlgorithm) {
+  write_file("mlp2.yaml", kTwoWeights);
+  const auto errors = diagnostics_thrown_by(
+      [] { (void)load(kTwoNodes + "  graph: mlp2.yaml\n  collective_algorithm: hierarchical\n  bucket_size: 0B\n"); });
+  ASSERT_EQ(errors.size(), 2u) << dump(errors);
+  expect_error(errors[0], 10, 25, "an spmd workload's all-reduces run ring, tree or direct");
+  expect_error(errors[1], 11, 16, "bucket_size must be positive");
 }
 
 }  // namespace
