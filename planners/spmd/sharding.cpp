@@ -213,12 +213,9 @@ std::vector<int> ring_edges_leaving(const ClusterView& view, const std::vector<s
 // The linear costs of collectives over the axis' groups (they all run at once), priced on the first:
 // exact at both ends for the ring's max over its edges of α_e + (S/p)/β_e once S is large. An
 // inter-node path's bandwidth is shared by what leaves its node at once (one NIC per node; a GPU with a
-// NIC of its own shares nothing), counted as every member of a group that spans nodes (hierarchical's g
-// inter-node rings, direct's pairs) — except for all-reduces the workload runs as rings, which send
-// through it once per ring edge that leaves the node (one ring over a shared NIC: collectives.md,
-// "Channels"). The default rule's rings (all-gather, reduce-scatter, broadcast) keep the member count:
-// counted by their edges too, HAP's VGG-19 on the 64 heterogeneous GPUs moves to a program whose
-// gathers share the NICs with its other collectives and simulates 45% above its prediction (docs/spmd.md).
+// NIC of its own shares nothing): a ring sends through it once per ring edge that leaves the node (one
+// ring over a shared NIC: collectives.md, "Channels"), the other algorithms from every member of a
+// group that spans nodes (hierarchical's g inter-node rings, direct's pairs).
 CollectiveLines fit_lines(const ClusterView& view, const DeviceTopology& topology,
                           const std::vector<std::vector<DeviceId>>& groups, const std::string& all_reduce_algorithm) {
   const std::vector<DeviceId>& group = groups.front();
@@ -227,8 +224,8 @@ CollectiveLines fit_lines(const ClusterView& view, const DeviceTopology& topolog
     const double small = 1.0, large = 1e9;
     Collective c{kind, group, Bytes(small), kind == CollectiveKind::all_reduce ? all_reduce_algorithm : ""};
     c.root = group.front();
-    const std::vector<int>& sharing =
-        kind == CollectiveKind::all_reduce && all_reduce_algorithm == "ring" ? edges : members;
+    const bool ring = (c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm.str()) == "ring";
+    const std::vector<int>& sharing = ring ? edges : members;
     const auto path = [&](DeviceId a, DeviceId b) {
       PathCost cost = view.path(a, b);
       if (view.devices[a].node != view.devices[b].node && !view.devices[a].own_nic)
