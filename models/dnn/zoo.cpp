@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "dnnsim/source_paths.hpp"
+#include "models/common/builtin_registry.hpp"
 #include "models/dnn/profile_graph.hpp"
 #include "models/dnn/zoo_builder.hpp"
 #include "models/dnn/zoo_llm.hpp"
@@ -488,13 +489,6 @@ void register_builtin_models(ModelRegistry& registry) {
                });
 }
 
-const ModelRegistry& builtin_models() {
-  static const ModelRegistry registry = [] {
-    ModelRegistry r("model");
-    register_builtin_models(r);
-    return r;
-  }();
-  return registry;
-}
+const ModelRegistry& builtin_models() { return builtin_registry<ModelRegistry, register_builtin_models>("model"); }
 
 }  // namespace dnnsim

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "models/common/builtin_registry.hpp"
 #include "models/common/random.hpp"
 
 namespace dnnsim {
@@ -38,12 +39,7 @@ void register_builtin_admissions(AdmissionRegistry& registry) {
 }
 
 const AdmissionRegistry& builtin_admissions() {
-  static const AdmissionRegistry registry = [] {
-    AdmissionRegistry r("admission policy");
-    register_builtin_admissions(r);
-    return r;
-  }();
-  return registry;
+  return builtin_registry<AdmissionRegistry, register_builtin_admissions>("admission policy");
 }
 
 std::vector<double> draw_job_values(std::size_t jobs, const AdmissionConfig& config) {

@@ -2,15 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "models/common/builtin_registry.hpp"
+
 namespace dnnsim {
 
 const SchedulerRegistry& builtin_schedulers() {
-  static const SchedulerRegistry registry = [] {
-    SchedulerRegistry result("scheduler");
-    register_builtin_schedulers(result);
-    return result;
-  }();
-  return registry;
+  return builtin_registry<SchedulerRegistry, register_builtin_schedulers>("scheduler");
 }
 
 }  // namespace dnnsim

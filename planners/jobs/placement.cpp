@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 
+#include "models/common/builtin_registry.hpp"
 #include "models/common/random.hpp"
 
 namespace dnnsim {
@@ -196,12 +197,7 @@ void register_builtin_placements(PlacementRegistry& registry) {
 }
 
 const PlacementRegistry& builtin_placements() {
-  static const PlacementRegistry registry = [] {
-    PlacementRegistry result("placement");
-    register_builtin_placements(result);
-    return result;
-  }();
-  return registry;
+  return builtin_registry<PlacementRegistry, register_builtin_placements>("placement");
 }
 
 }  // namespace dnnsim

@@ -6,6 +6,7 @@
 // Rajbhandari et al., ICML'22), even split: ZeRO's reduce-scatter of gradients and all-gather of
 // parameters move the bytes of one all-reduce (its sharded optimizer state changes memory, not time),
 // so it is priced as that all-reduce.
+#include "models/common/builtin_registry.hpp"
 #include "planners/spmd/spmd_planner.hpp"
 
 namespace dnnsim {
@@ -102,15 +103,8 @@ void register_spmd_baselines(SpmdPlannerRegistry& registry) {
 }
 
 const SpmdPlannerRegistry& builtin_spmd_planners() {
-  static const SpmdPlannerRegistry registry = [] {
-    SpmdPlannerRegistry r("SPMD planner");
-    register_hap_planners(r);
-    register_rhino_planner(r);
-    register_smsg_planner(r);
-    register_spmd_baselines(r);
-    return r;
-  }();
-  return registry;
+  return builtin_registry<SpmdPlannerRegistry, register_hap_planners, register_rhino_planner, register_smsg_planner,
+                          register_spmd_baselines>("SPMD planner");
 }
 
 }  // namespace dnnsim

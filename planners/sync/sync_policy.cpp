@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "models/common/builtin_registry.hpp"
+
 namespace dnnsim {
 
 bool SyncPolicy::may_release(int, const std::vector<long>&) const { return true; }
@@ -231,12 +233,7 @@ void register_builtin_sync_policies(SyncPolicyRegistry& registry) {
 }
 
 const SyncPolicyRegistry& builtin_sync_policies() {
-  static const SyncPolicyRegistry registry = [] {
-    SyncPolicyRegistry r("sync policy");
-    register_builtin_sync_policies(r);
-    return r;
-  }();
-  return registry;
+  return builtin_registry<SyncPolicyRegistry, register_builtin_sync_policies>("sync policy");
 }
 
 }  // namespace dnnsim

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "models/common/builtin_registry.hpp"
 #include "models/common/option_reader.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/sync/proxy_training.hpp"
@@ -69,13 +70,8 @@ EntrySelection read_backend(const CalibrationBackendRegistry& registry, const st
 }  // namespace
 
 const CalibrationBackendRegistry& calibration_backends() {
-  static const CalibrationBackendRegistry registry = [] {
-    CalibrationBackendRegistry r("calibration backend");
-    register_builtin_calibration_backends(r);
-    register_cuda_module(r);
-    return r;
-  }();
-  return registry;
+  return builtin_registry<CalibrationBackendRegistry, register_builtin_calibration_backends, register_cuda_module>(
+      "calibration backend");
 }
 
 int run_calibrate(const CalibrateOptions& options) {

@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "models/common/builtin_registry.hpp"
 #include "models/common/located_csv.hpp"
 #include "models/common/yaml_reader.hpp"
 
@@ -412,12 +413,7 @@ void register_builtin_job_trace_readers(JobTraceReaderRegistry& registry) {
 }
 
 const JobTraceReaderRegistry& builtin_job_trace_readers() {
-  static const JobTraceReaderRegistry registry = [] {
-    JobTraceReaderRegistry result("job trace format");
-    register_builtin_job_trace_readers(result);
-    return result;
-  }();
-  return registry;
+  return builtin_registry<JobTraceReaderRegistry, register_builtin_job_trace_readers>("job trace format");
 }
 
 JobTrace read_job_trace(const std::string& format, const JobTraceFiles& files) {

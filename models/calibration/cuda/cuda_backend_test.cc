@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/calibration/cuda/microbench.cuh"
+#include "models/common/builtin_registry.hpp"
 #include "models/hardware/catalog.hpp"
 
 namespace dnnsim {
@@ -24,12 +25,7 @@ bool device_present() {
 }
 
 const CalibrationBackendRegistry& cuda_registry() {
-  static const CalibrationBackendRegistry registry = [] {
-    CalibrationBackendRegistry r("calibration backend");
-    register_cuda_calibration_backend(r);
-    return r;
-  }();
-  return registry;
+  return builtin_registry<CalibrationBackendRegistry, register_cuda_calibration_backend>("calibration backend");
 }
 
 const CalibrationBackend& cuda_backend() { return *cuda_registry().at("cuda").value; }
