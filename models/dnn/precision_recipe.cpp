@@ -2,8 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <array>
+
+#include "models/common/enum_names.hpp"
+
 namespace dnnsim {
 namespace {
+
+// Indexed by LowPrecision, in declaration order.
+constexpr std::array<std::string_view, 3> kLowPrecisionNames{"bf16", "fp8-cs", "mxfp8"};
 
 bool quantized(const Layer& layer) { return layer.role == LayerRole::linear || layer.role == LayerRole::experts; }
 
@@ -21,24 +28,12 @@ double quantized_elements(const Layer& layer, bool backward) {
 }  // namespace
 
 std::string_view low_precision_name(LowPrecision precision) {
-  switch (precision) {
-    case LowPrecision::none:
-      return "bf16";
-    case LowPrecision::fp8_current_scaling:
-      return "fp8-cs";
-    case LowPrecision::mxfp8:
-      return "mxfp8";
-  }
-  return "bf16";
+  return kLowPrecisionNames.at(static_cast<std::size_t>(precision));
 }
-
 std::optional<LowPrecision> low_precision_from_name(std::string_view name) {
-  for (LowPrecision p : {LowPrecision::none, LowPrecision::fp8_current_scaling, LowPrecision::mxfp8})
-    if (low_precision_name(p) == name) return p;
-  return std::nullopt;
+  return enum_from_name<LowPrecision>(kLowPrecisionNames, name);
 }
-
-std::vector<std::string> low_precision_names() { return {"bf16", "fp8-cs", "mxfp8"}; }
+std::vector<std::string> low_precision_names() { return enum_names(kLowPrecisionNames); }
 
 Dtype PrecisionRecipe::dtype_of(const Layer& layer, Dtype base) const {
   return active() && quantized(layer) ? Dtype::fp8 : base;

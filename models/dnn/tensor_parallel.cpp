@@ -3,11 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <map>
 
+#include "models/common/enum_names.hpp"
+
 namespace dnnsim {
 namespace {
+
+// Indexed by Recompute, in declaration order.
+constexpr std::array<std::string_view, 3> kRecomputeNames{"none", "selective", "full"};
 
 // fp16/bf16 activations (Korthikanti et al.'s byte counts assume 2-byte activations).
 constexpr double kActivationBytes = 2.0;
@@ -27,25 +33,11 @@ std::string block_of(const std::string& name) {
 
 }  // namespace
 
-std::string_view recompute_name(Recompute recompute) {
-  switch (recompute) {
-    case Recompute::none:
-      return "none";
-    case Recompute::selective:
-      return "selective";
-    case Recompute::full:
-      return "full";
-  }
-  return "none";
-}
-
+std::string_view recompute_name(Recompute recompute) { return kRecomputeNames.at(static_cast<std::size_t>(recompute)); }
 std::optional<Recompute> recompute_from_name(std::string_view name) {
-  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
-    if (recompute_name(r) == name) return r;
-  return std::nullopt;
+  return enum_from_name<Recompute>(kRecomputeNames, name);
 }
-
-std::vector<std::string> recompute_names() { return {"none", "selective", "full"}; }
+std::vector<std::string> recompute_names() { return enum_names(kRecomputeNames); }
 
 std::optional<TransformerShape> transformer_shape(const LayerModel& model) {
   TransformerShape shape;
