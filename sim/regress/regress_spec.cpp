@@ -5,13 +5,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "models/common/yaml_reader.hpp"
+#include "sim/scenario/expectation_reader.hpp"
 
 namespace dnnsim {
 namespace {
@@ -49,27 +49,6 @@ std::vector<fs::path> input_files(const std::vector<std::string>& inputs, Diagno
     }
   }
   return files;
-}
-
-// A tolerance as scenario expectations write it: a number ≥ 0 (absolute) or "N%" (relative to |value|).
-void read_tolerance(YamlReader& reader, const YAML::Node& node, Expectation& expectation) {
-  const std::string text = node.IsScalar() ? node.Scalar() : "";
-  if (text.empty() || text.back() != '%') {
-    expectation.tolerance = reader.number(node, 0.0, 1e300).value_or(0.0);
-    return;
-  }
-  double percent = 0;
-  const char* end = text.data() + text.size() - 1;
-  const auto [stop, status] = std::from_chars(text.data(), end, percent);
-  if (status != std::errc{} || stop != end || percent < 0)
-    reader.error(node, fmt::format("expected a tolerance such as \"5%\" or 0.01, got \"{}\"", text));
-  expectation.tolerance = percent / 100.0;
-  expectation.relative = true;
-}
-
-Comparison read_comparison(MapReader& map) {
-  const std::string compare = map.choice("compare", {"approx", "at_most", "at_least"}).value_or("approx");
-  return compare == "approx" ? Comparison::approx : compare == "at_most" ? Comparison::at_most : Comparison::at_least;
 }
 
 bool is_run_name(const std::string& name) {
@@ -325,11 +304,7 @@ class PlanBuilder {
     const std::optional<std::string> name = map.string("name");
     const YAML::Node metric = map.get("metric");
     const YAML::Node ratio = map.get("ratio");
-    e.value = map.number("value", -1e300, 1e300, true).value_or(0.0);
-    e.comparison = read_comparison(map);
-    if (const YAML::Node tolerance = map.get("tolerance"); tolerance.IsDefined()) read_tolerance(reader, tolerance, e);
-    e.source = map.string("source").value_or("");
-    e.known_gap = map.string("known_gap").value_or("");
+    read_expectation_target(reader, map, e);
     const YAML::Node spread = map.get("spread");
     map.finish();
 

@@ -10,6 +10,7 @@
 
 #include "models/common/yaml_reader.hpp"
 #include "sim/scenario/cluster_reader.hpp"
+#include "sim/scenario/expectation_reader.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/network_reader.hpp"
 #include "sim/scenario/overrides.hpp"
@@ -127,27 +128,7 @@ class ScenarioParser {
       Expectation expectation;
       expectation.where = reader_.where(e);
       expectation.metric = map.string("metric", true).value_or("");
-      expectation.value = map.number("value", -1e300, 1e300, true).value_or(0.0);
-      const std::string compare = map.choice("compare", {"approx", "at_most", "at_least"}).value_or("approx");
-      expectation.comparison = compare == "approx"    ? Comparison::approx
-                               : compare == "at_most" ? Comparison::at_most
-                                                      : Comparison::at_least;
-      if (YAML::Node tolerance = map.get("tolerance"); tolerance.IsDefined()) {
-        const std::string text = tolerance.IsScalar() ? tolerance.Scalar() : "";
-        if (!text.empty() && text.back() == '%') {
-          double percent = 0;
-          const char* end = text.data() + text.size() - 1;
-          const auto [stop, status] = std::from_chars(text.data(), end, percent);
-          if (status != std::errc{} || stop != end || percent < 0)
-            reader_.error(tolerance, fmt::format("expected a tolerance such as \"5%\" or 0.01, got \"{}\"", text));
-          expectation.tolerance = percent / 100.0;
-          expectation.relative = true;
-        } else {
-          expectation.tolerance = reader_.number(tolerance, 0.0, 1e300).value_or(0.0);
-        }
-      }
-      expectation.source = map.string("source").value_or("");
-      expectation.known_gap = map.string("known_gap").value_or("");
+      read_expectation_target(reader_, map, expectation);
       map.finish();
       result.push_back(std::move(expectation));
     }
@@ -171,6 +152,30 @@ Scenario read_scenario(YAML::Node root, DiagnosticSink& sink, const std::string&
 }
 
 }  // namespace
+
+void read_expectation_target(YamlReader& reader, MapReader& map, Expectation& expectation) {
+  expectation.value = map.number("value", -1e300, 1e300, true).value_or(0.0);
+  const std::string compare = map.choice("compare", {"approx", "at_most", "at_least"}).value_or("approx");
+  expectation.comparison = compare == "approx"    ? Comparison::approx
+                           : compare == "at_most" ? Comparison::at_most
+                                                  : Comparison::at_least;
+  if (YAML::Node tolerance = map.get("tolerance"); tolerance.IsDefined()) {
+    const std::string text = tolerance.IsScalar() ? tolerance.Scalar() : "";
+    if (!text.empty() && text.back() == '%') {
+      double percent = 0;
+      const char* end = text.data() + text.size() - 1;
+      const auto [stop, status] = std::from_chars(text.data(), end, percent);
+      if (status != std::errc{} || stop != end || percent < 0)
+        reader.error(tolerance, fmt::format("expected a tolerance such as \"5%\" or 0.01, got \"{}\"", text));
+      expectation.tolerance = percent / 100.0;
+      expectation.relative = true;
+    } else {
+      expectation.tolerance = reader.number(tolerance, 0.0, 1e300).value_or(0.0);
+    }
+  }
+  expectation.source = map.string("source").value_or("");
+  expectation.known_gap = map.string("known_gap").value_or("");
+}
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
                        const ScenarioTreeEdit& edit) {
