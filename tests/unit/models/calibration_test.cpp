@@ -10,6 +10,7 @@
 
 #include "models/cost/compute_cost.hpp"
 #include "tests/support/calibration_tables.hpp"
+#include "tests/support/diagnostics.hpp"
 #include "tests/support/temp_files.hpp"
 
 namespace dnnsim {
@@ -22,13 +23,8 @@ using testing::kValidHead;
 using testing::write_file;
 
 std::vector<Diagnostic> errors_of(const std::string& name, const std::string& text) {
-  try {
-    (void)load_calibration(write_file(name, text));
-  } catch (const InputError& e) {
-    return e.diagnostics();
-  }
-  ADD_FAILURE() << "expected an InputError for:\n" << text;
-  return {};
+  SCOPED_TRACE(text);
+  return testing::diagnostics_thrown_by([&] { (void)load_calibration(write_file(name, text)); });
 }
 
 // ---------------------------------------------------------------------------------------------

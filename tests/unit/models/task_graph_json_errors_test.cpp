@@ -12,6 +12,7 @@
 
 #include "dnnsim/source_paths.hpp"
 #include "models/program/task_graph_json.hpp"
+#include "tests/support/diagnostics.hpp"
 #include "tests/support/task_graph_ops.hpp"
 
 namespace dnnsim {
@@ -24,13 +25,8 @@ using testing::document;
 const std::string& kHeader = testing::kTaskGraphHeader;
 
 std::vector<Diagnostic> errors_of(const std::string& text) {
-  try {
-    (void)parse_task_graph(text, "graph.json");
-  } catch (const InputError& e) {
-    return e.diagnostics();
-  }
-  ADD_FAILURE() << "expected an InputError for:\n" << text;
-  return {};
+  SCOPED_TRACE(text);
+  return testing::diagnostics_thrown_by([&] { (void)parse_task_graph(text, "graph.json"); });
 }
 
 std::string listing(const std::vector<Diagnostic>& diagnostics) {

@@ -18,19 +18,15 @@
 #include "sim/report/gantt.hpp"
 #include "sim/report/gnuplot.hpp"
 #include "sim/run/simulation.hpp"
+#include "tests/support/diagnostics.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
 namespace {
 
 std::vector<Diagnostic> csv_errors(const std::string& text) {
-  try {
-    (void)parse_csv_table(text, "r.csv");
-  } catch (const InputError& e) {
-    return e.diagnostics();
-  }
-  ADD_FAILURE() << "no InputError for:\n" << text;
-  return {};
+  SCOPED_TRACE(text);
+  return testing::diagnostics_thrown_by([&] { (void)parse_csv_table(text, "r.csv"); });
 }
 
 std::string located(const Diagnostic& d) {
