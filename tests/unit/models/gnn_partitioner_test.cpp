@@ -20,6 +20,18 @@ CsrGraph grid(NodeId rows, NodeId cols) {
   return build_csr(rows * cols, std::move(edges));
 }
 
+// Two 6-cliques, nodes 0–5 and 6–11, joined by the one edge 5–6.
+CsrGraph two_cliques() {
+  std::vector<std::pair<NodeId, NodeId>> edges;
+  for (NodeId a = 0; a < 6; ++a)
+    for (NodeId b = a + 1; b < 6; ++b) {
+      edges.emplace_back(a, b);
+      edges.emplace_back(a + 6, b + 6);
+    }
+  edges.emplace_back(5, 6);
+  return build_csr(12, std::move(edges));
+}
+
 // The smallest cut over every balanced bisection (|part 0| = n/2), by enumeration.
 std::uint64_t brute_force_bisection(const CsrGraph& graph) {
   const NodeId n = graph.num_nodes();
@@ -36,14 +48,7 @@ std::uint64_t brute_force_bisection(const CsrGraph& graph) {
 // A 4×4 grid's optimal bisection cuts 4 edges (a straight cut between two middle columns); two
 // 6-cliques joined by one edge cut 1. Both are found by enumeration here, not assumed.
 TEST(GnnPartitioner, MetisFindsTheBruteForceBisection) {
-  std::vector<std::pair<NodeId, NodeId>> cliques;
-  for (NodeId a = 0; a < 6; ++a)
-    for (NodeId b = a + 1; b < 6; ++b) {
-      cliques.emplace_back(a, b);
-      cliques.emplace_back(a + 6, b + 6);
-    }
-  cliques.emplace_back(5, 6);
-  for (const CsrGraph& graph : {grid(4, 4), build_csr(12, cliques)}) {
+  for (const CsrGraph& graph : {grid(4, 4), two_cliques()}) {
     const std::uint64_t optimum = brute_force_bisection(graph);
     const Partitioning p = partition_with_defaults("metis", graph, {.parts = 2, .seed = 1});
     const PartitionStats stats = partition_stats(graph, p, {});
@@ -57,14 +62,7 @@ TEST(GnnPartitioner, MetisFindsTheBruteForceBisection) {
 // greedy step places them by neighbours): the cut must stay within 2× of the optimum (1 edge),
 // and the training nodes balance within the 5% quota + 1 node.
 TEST(GnnPartitioner, BfsBlockCutsFewEdgesOnTwoCliques) {
-  std::vector<std::pair<NodeId, NodeId>> edges;
-  for (NodeId a = 0; a < 6; ++a)
-    for (NodeId b = a + 1; b < 6; ++b) {
-      edges.emplace_back(a, b);
-      edges.emplace_back(a + 6, b + 6);
-    }
-  edges.emplace_back(5, 6);
-  const CsrGraph graph = build_csr(12, edges);
+  const CsrGraph graph = two_cliques();
   const Partitioning p = partition_with_defaults("bfs-block", graph, {.parts = 2, .seed = 3});
   const PartitionStats stats = partition_stats(graph, p, {});
   EXPECT_LE(stats.edge_cut, 2u * brute_force_bisection(graph));
