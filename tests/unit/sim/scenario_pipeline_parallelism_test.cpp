@@ -33,6 +33,15 @@ using testing::pipeline_scenarios::pipeline;
 using testing::pipeline_scenarios::spec_of;
 using testing::pipeline_scenarios::valid_head;
 
+// Exporting the scenario `yaml` to Chakra is one error whose message contains `remedy`.
+void expect_chakra_export_refused(const std::string& yaml, const std::string& remedy) {
+  const Scenario scenario = load(yaml);
+  const auto errors =
+      diagnostics_thrown_by([&] { (void)export_scenario_chakra(scenario, testing::test_dir().string()); });
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_NE(errors[0].message.find(remedy), std::string::npos) << errors[0].message;
+}
+
 // ---- tensor parallelism (docs/megatron.md) --------------------------------------------------------
 
 // A GPT-like stack of 2 blocks, hidden 64 and 4 heads (line 11), 4 sequences in 2 micro-batches,
@@ -148,11 +157,8 @@ TEST(ScenarioPipeline, AutoFidelityMirrorsWhereExactAndSaysWhyNotElsewhere) {
 
 // A Chakra trace has a file per rank: a graph whose ranks 1 copy ranks 0 cannot be written as one.
 TEST(ScenarioPipeline, AMirroredGraphIsNotExportedToChakra) {
-  const Scenario scenario = load(mirrored("  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n"));
-  const auto errors =
-      diagnostics_thrown_by([&] { (void)export_scenario_chakra(scenario, testing::test_dir().string()); });
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  EXPECT_NE(errors[0].message.find("export it with tensor_parallel_fidelity: ranks"), std::string::npos);
+  expect_chakra_export_refused(mirrored("  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n"),
+                               "export it with tensor_parallel_fidelity: ranks");
 }
 
 // kCluster's nodes share one NIC between their two GPUs: both ranks' sends would cross it.
@@ -270,11 +276,8 @@ TEST(ScenarioPipeline, WindowFidelityRefusesANetworkSection) {
 }
 
 TEST(ScenarioPipeline, AWindowedGraphIsNotExportedToChakra) {
-  const Scenario scenario = load(replicated("  data_parallel_fidelity: window\n"));
-  const auto errors =
-      diagnostics_thrown_by([&] { (void)export_scenario_chakra(scenario, testing::test_dir().string()); });
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  EXPECT_NE(errors[0].message.find("export it with data_parallel_fidelity: replicas"), std::string::npos);
+  expect_chakra_export_refused(replicated("  data_parallel_fidelity: window\n"),
+                               "export it with data_parallel_fidelity: replicas");
 }
 
 }  // namespace
