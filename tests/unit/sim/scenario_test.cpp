@@ -377,12 +377,17 @@ TEST(ScenarioErrors, UnknownTopLevelKey) {
   expect_error(errors[0], 13, 1, "unknown key 'outptus' in the scenario; did you mean 'outputs'?");
 }
 
-TEST(ScenarioErrors, UnknownGpuModelWithSuggestion) {
+// kBase on one GPU per node (a batch of 2, one sample each) whose GPU, line 5 from column 12, is `gpu`.
+std::string one_gpu_nodes_of(const std::string& gpu) {
   std::string yaml = kBase;
-  yaml.replace(yaml.find("V100-16GB"), 9, "V100-32G");
+  yaml.replace(yaml.find("V100-16GB"), 9, gpu);
   yaml.replace(yaml.find("gpus_per_node: 2"), 16, "gpus_per_node: 1");
   yaml.replace(yaml.find("global_batch: 4"), 15, "global_batch: 2");
-  const auto errors = errors_of(yaml);
+  return yaml;
+}
+
+TEST(ScenarioErrors, UnknownGpuModelWithSuggestion) {
+  const auto errors = errors_of(one_gpu_nodes_of("V100-32G"));
   ASSERT_EQ(errors.size(), 1u) << dump(errors);
   expect_error(errors[0], 5, 12, "unknown GPU model 'V100-32G'; did you mean 'V100-32GB'?");
 }
@@ -397,11 +402,7 @@ TEST(ScenarioErrors, UnknownGpuModelInAMultiGpuNodeIsOneError) {
 }
 
 TEST(ScenarioErrors, GpuMapNeedsAModel) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("gpu: V100-16GB"), 14, "gpu: {memory: \"8GiB\"}");
-  yaml.replace(yaml.find("gpus_per_node: 2"), 16, "gpus_per_node: 1");
-  yaml.replace(yaml.find("global_batch: 4"), 15, "global_batch: 2");
-  const auto errors = errors_of(yaml);
+  const auto errors = errors_of(one_gpu_nodes_of("{memory: \"8GiB\"}"));
   ASSERT_EQ(errors.size(), 1u) << dump(errors);
   expect_error(errors[0], 5, 12, "missing key 'model' in a GPU");
 }
