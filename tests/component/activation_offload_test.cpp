@@ -25,6 +25,7 @@
 
 #include "planners/schedules/pipeline_lowering.hpp"
 #include "sim/run/simulation.hpp"
+#include "tests/support/collective_platforms.hpp"
 #include "tests/support/planner_entries.hpp"
 #include "tests/support/scenario_files.hpp"
 
@@ -41,11 +42,7 @@ cluster:
       pcie: {bandwidth: "1GB/s", latency: "0s"}
       nic: {bandwidth: "10GB/s", latency: "0s"}
   nodes: [{type: box}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 1
-)";
+)" + testing::one_layer_data_parallel(1);
 
 PipelineWorkload offloading(double block_bytes) {
   PipelineWorkload workload;

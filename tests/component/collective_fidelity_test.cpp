@@ -41,12 +41,8 @@ using testing::two_nodes;
 
 // testing::single_gpu_nodes_cluster under a data-parallel workload: α = 10 us, β = 10 GB/s between nodes.
 std::string single_gpu_nodes(int nodes, const std::string& interconnect = "") {
-  return "\nname: nodes\n" + testing::single_gpu_nodes_cluster(nodes, interconnect) + R"(
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 8
-)";
+  return "\nname: nodes\n" + testing::single_gpu_nodes_cluster(nodes, interconnect) + "\n" +
+         testing::one_layer_data_parallel(8);
 }
 
 // Simulates `collectives` side by side (each on a stream of its own, all starting at 0) at

@@ -11,6 +11,7 @@
 #include "planners/schedules/pipeline_estimator.hpp"
 #include "planners/schedules/pipeline_lowering.hpp"
 #include "sim/run/simulation.hpp"
+#include "tests/support/collective_platforms.hpp"
 #include "tests/support/planner_entries.hpp"
 #include "tests/support/scenario_files.hpp"
 
@@ -19,11 +20,8 @@ namespace {
 
 constexpr double kExact = 1e-9;
 
-const std::string kFourGpus = "name: pipeline\n" + testing::mesh_box_cluster("V100-16GB", 4) + R"(workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 4
-)";
+const std::string kFourGpus =
+    "name: pipeline\n" + testing::mesh_box_cluster("V100-16GB", 4) + testing::one_layer_data_parallel(4);
 
 // Four stages of two measured layers each: layer 2s does the work (t_f, t_b) and stashes
 // `stashed` bytes per sample, layer 2s+1 takes no time and its output (`sent` bytes per sample) is

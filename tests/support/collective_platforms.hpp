@@ -10,6 +10,38 @@
 
 namespace dnnsim::testing {
 
+// The `workload:` section these platforms run under where the test drives the engine itself: data
+// parallel, one layer of 1 GFlop, `global_batch` samples.
+inline std::string one_layer_data_parallel(int global_batch) {
+  return "workload:\n"
+         "  kind: data_parallel\n"
+         "  model: {layers: [{forward_flops: \"1GFlop\"}]}\n"
+         "  global_batch: " +
+         std::to_string(global_batch) + "\n";
+}
+
+// A `cluster:` section of one node of `gpus` × `gpu` on an NVSwitch whose ports are `port` and whose
+// NIC is `nic` (flow maps of bandwidth and latency), each per direction.
+inline std::string nvswitch_box(const std::string& gpu, int gpus, const std::string& port, const std::string& nic) {
+  return "cluster:\n"
+         "  node_types:\n"
+         "    box:\n"
+         "      gpu: " +
+         gpu +
+         "\n"
+         "      gpus_per_node: " +
+         std::to_string(gpus) +
+         "\n"
+         "      fabric: nvswitch\n"
+         "      gpu_link: " +
+         port +
+         "\n"
+         "      nic: " +
+         nic +
+         "\n"
+         "  nodes: [{type: box, count: 1}]\n";
+}
+
 // A `cluster:` section of `nodes` single-GPU nodes whose PCIe is transparent (huge, no latency): the
 // NICs (10 GB/s, 5 us) alone shape a route node a → node b: α = 10 us, β = 10 GB/s. `interconnect`
 // (an `  interconnect:` line) ends the section; none: one non-blocking switch.
@@ -31,26 +63,13 @@ inline std::string single_gpu_nodes_cluster(int nodes, const std::string& interc
 // direction: a step i → j crosses port i (up) and port j (down): α = 2 us, β = 100 GB/s. Also the
 // platform of the Chakra runs (tests/component/chakra_run_test.cpp), under their own workload.
 inline std::string nvswitch_cluster(int gpus) {
-  return R"(cluster:
-  node_types:
-    box:
-      gpu: A100-40GB-SXM
-      gpus_per_node: )" +
-         std::to_string(gpus) + R"(
-      fabric: nvswitch
-      gpu_link: {bandwidth: "100GB/s", latency: "1us"}
-      nic: {bandwidth: "25GB/s", latency: "2us"}
-  nodes: [{type: box, count: 1}]
-)";
+  return nvswitch_box("A100-40GB-SXM", gpus, R"({bandwidth: "100GB/s", latency: "1us"})",
+                      R"({bandwidth: "25GB/s", latency: "2us"})");
 }
 
 // nvswitch_cluster under a one-layer data-parallel workload of one sample per GPU.
 inline std::string nvswitch_node(int gpus) {
-  return "\nname: nvswitch-node\n" + nvswitch_cluster(gpus) + R"(workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: )" +
-         std::to_string(gpus) + "\n";
+  return "\nname: nvswitch-node\n" + nvswitch_cluster(gpus) + one_layer_data_parallel(gpus);
 }
 inline const std::string kSwitch8 = nvswitch_node(8);
 
@@ -71,11 +90,7 @@ cluster:
       nic: {bandwidth: "10GB/s", latency: ")" +
          nic_latency + R"("}
   nodes: [{type: box, count: 2}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 4
-)";
+)" + one_layer_data_parallel(4);
 }
 
 // 2 nodes × 4 GPUs: the same NVSwitch inside (α_in = 2 us, β_in = 100 GB/s); across nodes
@@ -95,25 +110,13 @@ cluster:
       nic: {bandwidth: "25GB/s", latency: "2us", per_gpu: )") +
          (nic_per_gpu ? "true" : "false") + R"(}
   nodes: [{type: box, count: 2}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 8
-)";
+)" + one_layer_data_parallel(8);
 }
 
 // A `cluster:` section of one node of two V100-16GB on an NVSwitch of 50 GB/s ports without latency:
 // a 100 MB ring all-reduce over the 2 GPUs is 2 steps of 50 MB at 50 GB/s, 2 ms.
-inline const std::string kV100PairSwitch = R"(cluster:
-  node_types:
-    box:
-      gpu: V100-16GB
-      gpus_per_node: 2
-      fabric: nvswitch
-      gpu_link: {bandwidth: "50GB/s", latency: "0s"}
-      nic: {bandwidth: "25GB/s", latency: "2us"}
-  nodes: [{type: box, count: 1}]
-)";
+inline const std::string kV100PairSwitch =
+    nvswitch_box("V100-16GB", 2, R"({bandwidth: "50GB/s", latency: "0s"})", R"({bandwidth: "25GB/s", latency: "2us"})");
 
 // The model and gradient keys of a workload on kV100PairSwitch whose all-reduces overlap the backward
 // or not (its kind and batch keys are the caller's): two layers measured on the V100 at one sample,
@@ -139,23 +142,10 @@ inline std::string two_bucketed_layers(bool overlap, const std::string& more = "
 // One node of `gpus` × A100-80GB on an NVSwitch of 100 GB/s ports without latency: a flow alone
 // on its route takes exactly size / bandwidth.
 inline std::string a100_switch(int gpus) {
-  return R"(
-name: a100-switch
-cluster:
-  node_types:
-    box:
-      gpu: A100-80GB-SXM
-      gpus_per_node: )" +
-         std::to_string(gpus) + R"(
-      fabric: nvswitch
-      gpu_link: {bandwidth: "100GB/s", latency: "0s"}
-      nic: {bandwidth: "25GB/s", latency: "0s"}
-  nodes: [{type: box}]
-workload:
-  kind: data_parallel
-  model: {layers: [{forward_flops: "1GFlop"}]}
-  global_batch: 8
-)";
+  return "\nname: a100-switch\n" +
+         nvswitch_box("A100-80GB-SXM", gpus, R"({bandwidth: "100GB/s", latency: "0s"})",
+                      R"({bandwidth: "25GB/s", latency: "0s"})") +
+         one_layer_data_parallel(8);
 }
 
 // Writes a calibration table for the A100 of a100_switch that charges 30 µs per NCCL call and halves
