@@ -15,6 +15,13 @@ rm -rf "$work" && mkdir -p "$work"
 # The point ids of a results CSV (first column, header skipped), one per line.
 ids() { tail -n +2 "$1" | cut -d, -f1; }
 rows() { tail -n +2 "$1" | wc -l | tr -d ' '; }
+# Polls every 10 ms, 1,000 times at most, until the results CSV $1 exists with at least $2 rows.
+wait_for_rows() {
+  for _ in $(seq 1 1000); do
+    [ -f "$1" ] && [ "$(rows "$1")" -ge "$2" ] && return
+    sleep 0.01
+  done
+}
 
 # ---- 1. a 4-point grid completes with 4 rows -------------------------------------------------------
 "$dnnsim" sweep "$here/grid.yaml" --out "$work/grid" --jobs 2 >"$work/grid.out" 2>"$work/grid.err"
@@ -60,10 +67,7 @@ grep -q '1 failed' "$work/failing.err" || fail "failing: progress does not count
 csv="$work/resume/results.csv"
 "$dnnsim" sweep "$here/many.yaml" --out "$work/resume" --jobs 2 >/dev/null 2>"$work/resume1.err" &
 pid=$!
-for _ in $(seq 1 1000); do
-  [ -f "$csv" ] && [ "$(rows "$csv")" -ge 3 ] && break
-  sleep 0.01
-done
+wait_for_rows "$csv" 3
 kill -INT $pid
 wait $pid
 code=$?
@@ -86,10 +90,7 @@ after=$(ids "$csv" | sort)
 csv="$work/killed/results.csv"
 "$dnnsim" sweep "$here/many.yaml" --out "$work/killed" --jobs 2 >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 1000); do
-  [ -f "$csv" ] && [ "$(rows "$csv")" -ge 3 ] && break
-  sleep 0.01
-done
+wait_for_rows "$csv" 3
 kill -KILL $pid
 wait $pid 2>/dev/null
 # The driver's children die with it (PR_SET_PDEATHSIG): none is left writing a point's folder.
