@@ -76,35 +76,36 @@ std::string text_workload(const std::string& parallelism) {
          "l1 -1 100 ALLREDUCE 10000000 100 ALLREDUCE 10000000 100 ALLREDUCE 10000000 10\n";
 }
 
+// text_workload(parallelism) written for 2 ranks by the text converter's generator and simulated.
+double simulate_text_workload(const std::string& parallelism) {
+  const auto dir = testing::test_dir();
+  testing::write_text_workload(text_workload(parallelism), (dir / "text").string(), 2);
+  return simulate_trace(2, (dir / "text.%d.et").string());
+}
+
 TEST(ChakraRun, TextConverterDataParallel) {
   // F0 0–100, F1 –200, WG1 –300; its all-reduce 300–404 on the comm stream while IG1 300–400 and
   // WG0 400–500 compute; WG0's all-reduce 500–604.
-  const auto dir = testing::test_dir();
-  testing::write_text_workload(text_workload("DATA"), (dir / "data").string(), 2);
   const double c = 100e-6, ar = all_reduce_two(10e6);
   const double expected = 5 * c + ar;
-  EXPECT_NEAR(simulate_trace(2, (dir / "data.%d.et").string()), expected, kTolerance * expected);
+  EXPECT_NEAR(simulate_text_workload("DATA"), expected, kTolerance * expected);
 }
 
 TEST(ChakraRun, TextConverterModelParallel) {
   // F0, its all-reduce, F1, its all-reduce, IG1, IG1's all-reduce (WG1 beside it), IG0, WG0: the
   // chain 5 c + 3 ar (IG0 waits for IG1's all-reduce, which outlasts WG1): 812 us.
-  const auto dir = testing::test_dir();
-  testing::write_text_workload(text_workload("MODEL"), (dir / "model").string(), 2);
   const double c = 100e-6, ar = all_reduce_two(10e6);
   const double expected = 5 * c + 3 * ar;
-  EXPECT_NEAR(simulate_trace(2, (dir / "model.%d.et").string()), expected, kTolerance * expected);
+  EXPECT_NEAR(simulate_text_workload("MODEL"), expected, kTolerance * expected);
 }
 
 TEST(ChakraRun, TextConverterHybridDataModel) {
   // As MODEL, plus each weight gradient's all-reduce on the same comm stream: WG1's waits for IG1's
   // (612–716 us) beside IG0 (612–712); WG0 712–812 and its all-reduce 812–916 end the iteration:
   // the chain F0, ar, F1, ar, IG1, ar, IG0, WG0, ar = 5 c + 4 ar.
-  const auto dir = testing::test_dir();
-  testing::write_text_workload(text_workload("HYBRID_DATA_MODEL"), (dir / "hybrid").string(), 2);
   const double c = 100e-6, ar = all_reduce_two(10e6);
   const double expected = 5 * c + 4 * ar;
-  EXPECT_NEAR(simulate_trace(2, (dir / "hybrid.%d.et").string()), expected, kTolerance * expected);
+  EXPECT_NEAR(simulate_text_workload("HYBRID_DATA_MODEL"), expected, kTolerance * expected);
 }
 
 TEST(ChakraRun, AstraSimStyleDataParallelMatchesTheDataParallelScenario) {
