@@ -37,6 +37,21 @@ std::optional<double> read_quantity(YamlReader& reader, const YAML::Node& node, 
   return value;
 }
 
+// A list of `what`, each item read by `read_item`; nothing (after every item's report) when the node is
+// not a list or an item is wrong.
+template <class T, class ReadItem>
+std::optional<OptionValue> read_list(YamlReader& reader, const YAML::Node& node, const char* what, ReadItem read_item) {
+  std::vector<T> values;
+  bool ok = node.IsDefined() && node.IsSequence();
+  for (const YAML::Node& item : reader.list(node, what)) {
+    if (auto v = read_item(item))
+      values.push_back(*v);
+    else
+      ok = false;
+  }
+  return ok ? std::optional<OptionValue>(std::move(values)) : std::nullopt;
+}
+
 // One option's value; nothing (after a report) when it is wrong.
 std::optional<OptionValue> read_value(YamlReader& reader, const YAML::Node& node, const OptionSpec& spec,
                                       const PathResolver& resolve) {
@@ -68,39 +83,15 @@ std::optional<OptionValue> read_value(YamlReader& reader, const YAML::Node& node
         return OptionValue(*v);
       }
       return std::nullopt;
-    case OptionType::integers: {
-      std::vector<std::int64_t> values;
-      bool ok = node.IsDefined() && node.IsSequence();
-      for (const YAML::Node& item : reader.list(node, "integers")) {
-        if (auto v = read_integer(reader, item, spec))
-          values.push_back(*v);
-        else
-          ok = false;
-      }
-      return ok ? std::optional<OptionValue>(std::move(values)) : std::nullopt;
-    }
-    case OptionType::numbers: {
-      std::vector<double> values;
-      bool ok = node.IsDefined() && node.IsSequence();
-      for (const YAML::Node& item : reader.list(node, "numbers")) {
-        if (auto v = read_number(reader, item, spec))
-          values.push_back(*v);
-        else
-          ok = false;
-      }
-      return ok ? std::optional<OptionValue>(std::move(values)) : std::nullopt;
-    }
-    case OptionType::quantities: {
-      std::vector<double> values;
-      bool ok = node.IsDefined() && node.IsSequence();
-      for (const YAML::Node& item : reader.list(node, "values with units")) {
-        if (auto v = read_quantity(reader, item, spec))
-          values.push_back(*v);
-        else
-          ok = false;
-      }
-      return ok ? std::optional<OptionValue>(std::move(values)) : std::nullopt;
-    }
+    case OptionType::integers:
+      return read_list<std::int64_t>(reader, node, "integers",
+                                     [&](const YAML::Node& item) { return read_integer(reader, item, spec); });
+    case OptionType::numbers:
+      return read_list<double>(reader, node, "numbers",
+                               [&](const YAML::Node& item) { return read_number(reader, item, spec); });
+    case OptionType::quantities:
+      return read_list<double>(reader, node, "values with units",
+                               [&](const YAML::Node& item) { return read_quantity(reader, item, spec); });
     case OptionType::quantity_map: {
       if (!node.IsDefined() || !node.IsMap()) {
         reader.error(node, fmt::format("expected a mapping of names to {}", dimension_name(spec.dimension)));
