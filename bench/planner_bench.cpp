@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "models/dnn/zoo.hpp"
 #include "models/hardware/catalog.hpp"
@@ -66,6 +67,17 @@ ClusterView cluster(int nodes, int per_node, const std::string& gpu) {
   return view;
 }
 
+// An fp16 request to train the built-in `model`, its blocks merged, on `gpus`.
+PlanRequest request(const std::string& model, ClusterView gpus, int global_batch, int micro_batches) {
+  PlanRequest r;
+  r.model = merge_blocks(builtin_models().at(model).value(ModelOptions{}), r.memory.layer_input_bytes);
+  r.cluster = std::move(gpus);
+  r.global_batch = global_batch;
+  r.micro_batches = micro_batches;
+  r.dtype = Dtype::fp16;
+  return r;
+}
+
 void run(const std::string& title, PlanRequest request) {
   fmt::print("{} ({} layers, {} GPUs, GBS {}, M {})\n", title, request.model.layers.size(), request.cluster.size(),
              request.global_batch, request.micro_batches);
@@ -88,20 +100,8 @@ void run(const std::string& title, PlanRequest request) {
 }  // namespace
 
 int main() {
-  PlanRequest bert;
-  bert.model = merge_blocks(builtin_models().at("bert-48").value(ModelOptions{}), bert.memory.layer_input_bytes);
-  bert.cluster = cluster(2, 8, "V100-16GB");
-  bert.global_batch = 64;
-  bert.micro_batches = 32;
-  bert.dtype = Dtype::fp16;
-  run("BERT-48 on 2×8 V100-16GB", bert);
-
-  PlanRequest gpt;
-  gpt.model = merge_blocks(builtin_models().at("gpt3-175b").value(ModelOptions{}), gpt.memory.layer_input_bytes);
-  gpt.cluster = cluster(8, 8, "A100-80GB-SXM");
-  gpt.global_batch = 512;
-  gpt.micro_batches = 64;
-  gpt.dtype = Dtype::fp16;
+  run("BERT-48 on 2×8 V100-16GB", request("bert-48", cluster(2, 8, "V100-16GB"), 64, 32));
+  PlanRequest gpt = request("gpt3-175b", cluster(8, 8, "A100-80GB-SXM"), 512, 64);
   gpt.memory.recompute = true;
   run("GPT-3 175B (96 blocks) on 8×8 A100-80GB", gpt);
 }
