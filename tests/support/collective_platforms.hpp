@@ -1,7 +1,8 @@
 // Small platforms on which transfers and collectives are checked against hand-derived formulas
 // (tests/component/collective_cost_test.cpp, collective_fidelity_test.cpp, simulation_test.cpp,
-// executor_append_test.cpp, chakra_run_test.cpp, pipeline_run_test.cpp, and with calibration tables
-// collective_calibration_test.cpp, launch_queue_test.cpp). Graph device i is cluster GPU i.
+// executor_append_test.cpp, chakra_run_test.cpp, pipeline_run_test.cpp, pipeline_schedule_test.cpp,
+// activation_offload_test.cpp, and with calibration tables collective_calibration_test.cpp,
+// launch_queue_test.cpp). Graph device i is cluster GPU i.
 #pragma once
 
 #include <string>
@@ -20,9 +21,10 @@ inline std::string one_layer_data_parallel(int global_batch) {
          std::to_string(global_batch) + "\n";
 }
 
-// A `cluster:` section of one node of `gpus` × `gpu` on an NVSwitch whose ports are `port` and whose
+// A `cluster:` section of one node of `gpus` × `gpu` on `fabric` whose GPU links are `port` and whose
 // NIC is `nic` (flow maps of bandwidth and latency), each per direction.
-inline std::string nvswitch_box(const std::string& gpu, int gpus, const std::string& port, const std::string& nic) {
+inline std::string one_box_cluster(const std::string& gpu, int gpus, const std::string& fabric, const std::string& port,
+                                   const std::string& nic) {
   return "cluster:\n"
          "  node_types:\n"
          "    box:\n"
@@ -32,7 +34,9 @@ inline std::string nvswitch_box(const std::string& gpu, int gpus, const std::str
          "      gpus_per_node: " +
          std::to_string(gpus) +
          "\n"
-         "      fabric: nvswitch\n"
+         "      fabric: " +
+         fabric +
+         "\n"
          "      gpu_link: " +
          port +
          "\n"
@@ -40,6 +44,19 @@ inline std::string nvswitch_box(const std::string& gpu, int gpus, const std::str
          nic +
          "\n"
          "  nodes: [{type: box, count: 1}]\n";
+}
+
+// one_box_cluster on an NVSwitch.
+inline std::string nvswitch_box(const std::string& gpu, int gpus, const std::string& port, const std::string& nic) {
+  return one_box_cluster(gpu, gpus, "nvswitch", port, nic);
+}
+
+// A `cluster:` section of one node of `gpus` × `gpu` joined by a full mesh of per-direction links of
+// 1 GB/s without latency (fabric nvlink_mesh, NIC 10 GB/s), so a transfer alone on its link takes
+// exactly size / 1 GB/s: the platform of the pipeline component tests.
+inline std::string mesh_box_cluster(const std::string& gpu, int gpus) {
+  return one_box_cluster(gpu, gpus, "nvlink_mesh", R"({bandwidth: "1GB/s", latency: "0s"})",
+                         R"({bandwidth: "10GB/s", latency: "0s"})");
 }
 
 // A `cluster:` section of `nodes` single-GPU nodes whose PCIe is transparent (huge, no latency): the

@@ -11,25 +11,6 @@
 
 namespace dnnsim::testing {
 
-// A `cluster:` section of one node of `gpus` × `gpu` joined by a full mesh of per-direction links of
-// 1 GB/s without latency (fabric nvlink_mesh, NIC 10 GB/s), so a transfer alone on its link takes
-// exactly size / 1 GB/s: the platform of the pipeline component tests.
-inline std::string mesh_box_cluster(const std::string& gpu, int gpus) {
-  return "cluster:\n"
-         "  node_types:\n"
-         "    box:\n"
-         "      gpu: " +
-         gpu +
-         "\n"
-         "      gpus_per_node: " +
-         std::to_string(gpus) +
-         "\n"
-         "      fabric: nvlink_mesh\n"
-         "      gpu_link: {bandwidth: \"1GB/s\", latency: \"0s\"}\n"
-         "      nic: {bandwidth: \"10GB/s\", latency: \"0s\"}\n"
-         "  nodes: [{type: box}]\n";
-}
-
 // A `cluster:` section of `nodes` DGX-A100-like nodes of `gpus_per_node` A100-80GB on NVSwitch, an
 // IB-HDR NIC per GPU or one per node that the node's GPUs share, one non-blocking switch (1 µs): the
 // platform of the tensor-parallel and symmetric-window tests.
