@@ -39,76 +39,53 @@ inline bool check_launch(const char* kernel, DnnsimCudaError* error) {
   return check(cudaGetLastError(), kernel, error);
 }
 
-// Device memory, freed by the destructor (cudaFree's own status is dropped: nothing to do about it).
-class DeviceBuffer {
+// A CUDA or cuBLAS handle released by `Release` on every path (its status dropped: nothing to do
+// about it); neither copied nor moved. The owners below make it.
+template <class Handle, auto Release>
+class Owned {
  public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() {
-    if (data_ != nullptr) cudaFree(data_);
+  Owned() = default;
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() {
+    if (handle_ != nullptr) Release(handle_);
   }
+  [[nodiscard]] Handle get() const { return handle_; }
+
+ protected:
+  Handle handle_ = nullptr;
+};
+
+// Device memory.
+class DeviceBuffer : public Owned<void*, cudaFree> {
+ public:
   bool allocate(std::size_t bytes, const char* what, DnnsimCudaError* error) {
-    return check(cudaMalloc(&data_, bytes), what, error);
+    return check(cudaMalloc(&handle_, bytes), what, error);
   }
   template <class T>
   [[nodiscard]] T* as() const {
-    return static_cast<T*>(data_);
+    return static_cast<T*>(handle_);
   }
-  [[nodiscard]] void* get() const { return data_; }
-
- private:
-  void* data_ = nullptr;
 };
 
 // Page-locked host memory, so that copies run at the link's DMA rate.
-class PinnedBuffer {
+class PinnedBuffer : public Owned<void*, cudaFreeHost> {
  public:
-  PinnedBuffer() = default;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  ~PinnedBuffer() {
-    if (data_ != nullptr) cudaFreeHost(data_);
-  }
   bool allocate(std::size_t bytes, const char* what, DnnsimCudaError* error) {
-    return check(cudaMallocHost(&data_, bytes), what, error);
+    return check(cudaMallocHost(&handle_, bytes), what, error);
   }
-  [[nodiscard]] void* get() const { return data_; }
-
- private:
-  void* data_ = nullptr;
 };
 
-class Stream {
+class Stream : public Owned<cudaStream_t, cudaStreamDestroy> {
  public:
-  Stream() = default;
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  ~Stream() {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  }
   bool create(DnnsimCudaError* error) {
-    return check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate", error);
+    return check(cudaStreamCreateWithFlags(&handle_, cudaStreamNonBlocking), "cudaStreamCreate", error);
   }
-  [[nodiscard]] cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
 };
 
-class Event {
+class Event : public Owned<cudaEvent_t, cudaEventDestroy> {
  public:
-  Event() = default;
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  ~Event() {
-    if (event_ != nullptr) cudaEventDestroy(event_);
-  }
-  bool create(DnnsimCudaError* error) { return check(cudaEventCreate(&event_), "cudaEventCreate", error); }
-  [[nodiscard]] cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
+  bool create(DnnsimCudaError* error) { return check(cudaEventCreate(&handle_), "cudaEventCreate", error); }
 };
 
 // Runs `launch(stream)` (which enqueues the operation and returns false with `error` filled when that

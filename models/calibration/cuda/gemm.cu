@@ -121,23 +121,13 @@ bool prepare(long long a_count, long long b_count, long long c_count, DeviceBuff
 }
 
 // cuBLAS handle bound to one stream, destroyed on every path.
-class Cublas {
+class Cublas : public Owned<cublasHandle_t, cublasDestroy> {
  public:
-  Cublas() = default;
-  Cublas(const Cublas&) = delete;
-  Cublas& operator=(const Cublas&) = delete;
-  ~Cublas() {
-    if (handle_ != nullptr) cublasDestroy(handle_);
-  }
   bool create(cudaStream_t stream, cublasMath_t math, DnnsimCudaError* error) {
     return check(cublasCreate(&handle_), "cublasCreate", error) &&
            check(cublasSetStream(handle_, stream), "cublasSetStream", error) &&
            check(cublasSetMathMode(handle_, math), "cublasSetMathMode", error);
   }
-  [[nodiscard]] cublasHandle_t get() const { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
 };
 
 double tiled_seconds(int m, int n, int k, int repetitions, cudaStream_t stream, DnnsimCudaError* error) {
