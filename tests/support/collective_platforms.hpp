@@ -59,21 +59,29 @@ inline std::string mesh_box_cluster(const std::string& gpu, int gpus) {
                          R"({bandwidth: "10GB/s", latency: "0s"})");
 }
 
-// A `cluster:` section of `nodes` single-GPU nodes whose PCIe is transparent (huge, no latency): the
-// NICs (10 GB/s, 5 us) alone shape a route node a → node b: α = 10 us, β = 10 GB/s. `interconnect`
-// (an `  interconnect:` line) ends the section; none: one non-blocking switch.
-inline std::string single_gpu_nodes_cluster(int nodes, const std::string& interconnect = "") {
+// A `cluster:` section of `nodes` nodes of `gpus_per_node` V100-16GB on PCIe made transparent (huge,
+// no latency), so that the NICs (10 GB/s, `nic_latency`) alone shape a route between nodes.
+inline std::string transparent_pcie_nodes(int nodes, int gpus_per_node, const std::string& nic_latency) {
   return R"(cluster:
   node_types:
     box:
       gpu: V100-16GB
-      gpus_per_node: 1
+      gpus_per_node: )" +
+         std::to_string(gpus_per_node) + R"(
       fabric: pcie
       gpu_link: {bandwidth: "1000GB/s", latency: "0s"}
       pcie: {bandwidth: "1000GB/s", latency: "0s"}
-      nic: {bandwidth: "10GB/s", latency: "5us"}
+      nic: {bandwidth: "10GB/s", latency: ")" +
+         nic_latency + R"("}
   nodes: [{type: box, count: )" +
-         std::to_string(nodes) + "}]\n" + interconnect;
+         std::to_string(nodes) + "}]\n";
+}
+
+// transparent_pcie_nodes of one GPU each, NICs of 5 us: a route node a → node b has α = 10 us,
+// β = 10 GB/s. `interconnect` (an `  interconnect:` line) ends the section; none: one non-blocking
+// switch.
+inline std::string single_gpu_nodes_cluster(int nodes, const std::string& interconnect = "") {
+  return transparent_pcie_nodes(nodes, 1, "5us") + interconnect;
 }
 
 // A `cluster:` section of one node of `gpus` A100s on an NVSwitch, every port 100 GB/s and 1 us per
@@ -90,24 +98,10 @@ inline std::string nvswitch_node(int gpus) {
 }
 inline const std::string kSwitch8 = nvswitch_node(8);
 
-// Two nodes of two V100-16GB on PCIe, on a non-blocking switch. PCIe is made transparent (huge, no
-// latency) so the 10 GB/s NICs, `nic_latency` each, alone shape the inter-node path:
-// node0/gpu0 → node0/nic → switch → node1/nic → node1/gpu0.
+// transparent_pcie_nodes: two nodes of two GPUs on a non-blocking switch, under a one-layer workload;
+// the inter-node path node0/gpu0 → node0/nic → switch → node1/nic → node1/gpu0.
 inline std::string pcie_node_pair(const std::string& nic_latency) {
-  return R"(
-name: two-nodes
-cluster:
-  node_types:
-    box:
-      gpu: V100-16GB
-      gpus_per_node: 2
-      fabric: pcie
-      gpu_link: {bandwidth: "1000GB/s", latency: "0s"}
-      pcie: {bandwidth: "1000GB/s", latency: "0s"}
-      nic: {bandwidth: "10GB/s", latency: ")" +
-         nic_latency + R"("}
-  nodes: [{type: box, count: 2}]
-)" + one_layer_data_parallel(4);
+  return "\nname: two-nodes\n" + transparent_pcie_nodes(2, 2, nic_latency) + one_layer_data_parallel(4);
 }
 
 // 2 nodes × 4 GPUs: the same NVSwitch inside (α_in = 2 us, β_in = 100 GB/s); across nodes
