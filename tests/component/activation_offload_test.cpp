@@ -67,8 +67,7 @@ PipelineWorkload offloading(double block_bytes) {
 
 double iteration_time(double block_bytes) {
   const Scenario scenario = testing::load(kOneGpu);
-  TaskGraph graph;
-  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   (void)lower_pipeline_iteration(graph, offloading(block_bytes), *testing::make_schedule("1f1b"), 0);
   std::size_t copies = 0;
   for (const Task& task : graph.tasks())

@@ -22,8 +22,7 @@ double all_reduce_time(bool calibrated, double bytes, std::uint32_t calls, Colle
   // call and halves what the ports carry.
   const Scenario scenario = testing::load(testing::a100_switch(4) + (calibrated ? testing::a100_calibration() : ""));
   return testing::in_child([&] {
-    TaskGraph graph;
-    for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+    TaskGraph graph = testing::graph_on_gpus(scenario);
     Collective collective{CollectiveKind::all_reduce, {0, 1, 2, 3}, Bytes(bytes), "ring", 0};
     collective.calls = calls;
     collective.fidelity = fidelity;

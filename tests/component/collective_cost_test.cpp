@@ -164,8 +164,7 @@ TEST_P(CollectiveCostAgreement, WithinTwoPercentOfTheSimulator) {
       test.platform == Platform::switch8 ? kSwitch8 : two_nodes(test.platform == Platform::two_nodes_nic_per_gpu));
   const PlatformLayout layout = make_layout(scenario.cluster);
 
-  TaskGraph graph;
-  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   std::vector<DeviceId> group(graph.devices().size());
   std::iota(group.begin(), group.end(), DeviceId{0});
   Collective collective{test.kind, group, Bytes(test.size), test.algorithm,

@@ -51,8 +51,7 @@ std::vector<double> durations(const std::string& yaml, const std::vector<Collect
                               CollectiveFidelity fidelity) {
   const Scenario scenario = testing::load(yaml);
   return in_child([&] {
-    TaskGraph graph;
-    for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+    TaskGraph graph = testing::graph_on_gpus(scenario);
     for (std::size_t i = 0; i < collectives.size(); ++i) {
       Task task{collectives[i]};
       std::get<Collective>(task.op).fidelity = fidelity;

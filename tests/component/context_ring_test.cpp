@@ -52,8 +52,7 @@ Outcome run_step(int seq, Pass pass) {
   const PipelineStage stage{{LayerRange{0, workload.model.layers.size()}}, {0}};
   workload.plan.stages = {stage};
 
-  TaskGraph graph;
-  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   std::vector<TaskId> computes;
   for (DeviceId gpu = 0; gpu < 2; ++gpu) {
     Compute rest;

@@ -43,12 +43,6 @@ const std::string kFourGpuSwitch = testing::nvswitch_node(4);
 // 2(p−1) steps of S/p, each costing the route latency (2 ports × 1 us) + S/(pB) at B = 100 GB/s.
 constexpr double kRingAllReduce400MB = 2 * 3 * (2e-6 + 400e6 / 4 / 100e9);
 
-TaskGraph devices_of(const Scenario& scenario) {
-  TaskGraph graph;
-  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
-  return graph;
-}
-
 TaskId add_transfer(TaskGraph& graph, const std::string& from, const std::string& to, double bytes, StreamId stream,
                     std::uint32_t iteration, std::vector<TaskId> deps = {}) {
   Task task{Transfer{*graph.device_by_name(from), *graph.device_by_name(to), Bytes(bytes)}};
@@ -154,14 +148,14 @@ TEST(ExecutorAppend, IterationsAppendedOneByOneRunAsTheWholeGraph) {
   constexpr std::uint32_t kIterations = 3;
   const std::vector<double> whole = in_child([] {
     const Scenario scenario = load(kFourGpuSwitch);
-    TaskGraph graph = devices_of(scenario);
+    TaskGraph graph = testing::graph_on_gpus(scenario);
     std::optional<TaskId> last;
     for (std::uint32_t i = 0; i < kIterations; ++i) last = add_training_step(graph, i, last);
     return timeline_of(run(scenario, graph, false));
   });
   const std::vector<double> appended = in_child([] {
     const Scenario scenario = load(kFourGpuSwitch);
-    TaskGraph graph = devices_of(scenario);
+    TaskGraph graph = testing::graph_on_gpus(scenario);
     TaskId last = add_training_step(graph, 0, std::nullopt);
     const Outcome outcome = run(scenario, graph, true, [&last](Control& c) {
       for (std::uint32_t i = 0; i + 1 < kIterations; ++i) {
@@ -190,7 +184,7 @@ TEST(ExecutorAppend, TaskDependingOnAFinishedTaskStartsAtOnce) {
   // stream, depending on the finished one: 0.25 – 0.35 s. It takes 0.5 GB and frees 1.5 GB, so the
   // peak on node0/gpu0 is 1 + 0.5 = 1.5 GB: the tracker kept iteration 0's total.
   const Scenario scenario = load(kTwoNodes);
-  TaskGraph graph = devices_of(scenario);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   const StreamId stream = graph.add_stream("comm");
   const TaskId first_transfer = add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 0);
   graph.tasks()[first_transfer].alloc_bytes = Bytes(1e9);
@@ -220,7 +214,7 @@ TEST(ExecutorAppend, AppendCreatesAnActorForANewStream) {
   // node0/gpu1 → node1/gpu1 on a stream no device had: a new actor (one more in the engine) runs
   // it at once, alone on the NICs: 0.1 – 0.2 s.
   const Scenario scenario = load(kTwoNodes);
-  TaskGraph graph = devices_of(scenario);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, graph.add_stream("comm"), 0);
   std::size_t actors_before = 0;
   std::size_t actors_after = 0;
@@ -244,7 +238,7 @@ TEST(ExecutorAppend, CloseLetsIdleActorsExitAndTheRunEnd) {
   // Both streams are idle from 0.1 s; the controller closes at 1 s. The run ends then, cleanly: no
   // actor is left blocked (SimGrid would report a deadlock).
   const Scenario scenario = load(kTwoNodes);
-  TaskGraph graph = devices_of(scenario);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, graph.add_stream("comm"), 0);
   add_transfer(graph, "node0/gpu1", "node1/gpu1", 1e9, graph.add_stream("side"), 0);
   const Outcome outcome = run(scenario, graph, true, [](Control& c) {
@@ -260,7 +254,7 @@ TEST(ExecutorAppend, CloseLetsBusyActorsFinishTheirQueue) {
   // At 0.1 s the controller appends two 1 GB transfers on the idle stream and closes at once: the
   // actor still runs both, one after the other (0.1 – 0.2, 0.2 – 0.3 s), then exits.
   const Scenario scenario = load(kTwoNodes);
-  TaskGraph graph = devices_of(scenario);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   const StreamId stream = graph.add_stream("comm");
   add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 0);
   const Outcome outcome = run(scenario, graph, true, [stream](Control& c) {
@@ -282,7 +276,7 @@ TEST(ExecutorAppend, WithoutCloseIdleActorsNeverExit) {
   // The counterpart of the two tests above: the controller appends nothing and never closes, so
   // the stream actor waits for work forever and SimGrid ends the run as a deadlock at 0.1 s.
   const Scenario scenario = load(kTwoNodes);
-  TaskGraph graph = devices_of(scenario);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, graph.add_stream("comm"), 0);
   const Outcome outcome = run(scenario, graph, true);
   EXPECT_TRUE(outcome.deadlock);
@@ -294,7 +288,7 @@ TEST(ExecutorAppend, AppendedCollectiveWithoutPendingDependencyStartsAtOnce) {
   // actors are then idle). At 0.5 s the controller appends a second one with no dependency: it
   // starts at 0.5 s and takes the same time.
   const Scenario scenario = load(kFourGpuSwitch);
-  TaskGraph graph = devices_of(scenario);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   const StreamId comm = graph.add_stream("comm");
   add_all_reduce(graph, comm, 0);
   const Outcome outcome = run(scenario, graph, true, [comm](Control& c) {
@@ -323,7 +317,7 @@ network:
     - links: "node1/nic"
       schedule: [{at: "0s", bandwidth: "10GB/s"}, {at: "150ms", bandwidth: "2GB/s"}]
 )");
-  TaskGraph graph = devices_of(scenario);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   const StreamId stream = graph.add_stream("comm");
   add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 0);
   const Outcome outcome = run(scenario, graph, true, [stream](Control& c) {

@@ -37,8 +37,7 @@ Task kernel(double seconds, std::uint32_t launches = 1) {
 std::vector<double> ends(bool launch, std::vector<Task> tasks) {
   const Scenario scenario = two_gpus(launch);
   return testing::in_child([&] {
-    TaskGraph graph;
-    for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+    TaskGraph graph = testing::graph_on_gpus(scenario);
     const StreamId compute = graph.add_stream("compute");
     const StreamId send = graph.add_stream("send");
     for (Task& task : tasks) {

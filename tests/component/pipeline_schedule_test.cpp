@@ -57,8 +57,7 @@ struct SimulatedPipeline {
 
 SimulatedPipeline simulate_pipeline(const PipelineWorkload& workload, const PipelineSchedule& schedule) {
   const Scenario scenario = testing::load(kFourGpus);
-  TaskGraph graph;
-  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   LoweredIteration lowered = lower_pipeline_iteration(graph, workload, schedule, 0);
   return SimulatedPipeline{std::move(lowered), simulate(scenario, std::move(graph), {})};
 }
@@ -185,8 +184,7 @@ TEST(PipelineSimulation, CriticalPathRunsTheOrderItWasBoundFor) {
 // pipedream-async over `iterations` iterations, lowered as one run and simulated.
 SimulatedPipeline simulate_async_run(const PipelineWorkload& workload, int iterations) {
   const Scenario scenario = testing::load(kFourGpus);
-  TaskGraph graph;
-  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   LoweredIteration lowered = lower_pipeline_run(graph, workload, *make_schedule("pipedream-async"), iterations);
   return SimulatedPipeline{std::move(lowered), simulate(scenario, std::move(graph), {})};
 }

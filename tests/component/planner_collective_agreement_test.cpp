@@ -39,8 +39,7 @@ void expect_planner_agrees(bool nic_per_gpu, double derived) {
   const double planned = collective_time(c, view.topology(), view.path_cost).value();
   EXPECT_NEAR(planned, derived, 1e-9 * derived) << "the planner's price against the derivation";
 
-  TaskGraph graph;
-  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   Task task{c};
   task.stream = graph.add_stream("comm");
   graph.add(std::move(task));

@@ -25,8 +25,7 @@ const std::string kTwoNodes = testing::pcie_node_pair("5us");
 
 TaskGraph transfers(const Scenario& scenario, const std::vector<std::pair<std::string, std::string>>& pairs,
                     double bytes) {
-  TaskGraph graph;
-  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   const StreamId stream = graph.add_stream("comm");
   for (const auto& [from, to] : pairs) {
     Task task{Transfer{*graph.device_by_name(from), *graph.device_by_name(to), Bytes(bytes)}};
@@ -91,8 +90,7 @@ const std::string kFourGpuSwitch = testing::nvswitch_node(4);
 // One ring all-reduce of 400 MB over the four GPUs, alone on its stream: the step-level and the
 // flow-level cases below time the same collective.
 TaskGraph ring_all_reduce_400mb(const Scenario& scenario) {
-  TaskGraph graph;
-  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   Task task{Collective{CollectiveKind::all_reduce, {0, 1, 2, 3}, Bytes(400e6), "ring", 0}};
   task.stream = graph.add_stream("comm");
   graph.add(std::move(task));
@@ -268,8 +266,7 @@ compute:
   - {kind: matmul, dtype: fp32, curve: [{size: "1Flop", efficiency: 0.5}]}
 )");
   const Scenario scenario = load(kTwoNodes + "calibration: half.yaml\n");
-  TaskGraph graph;
-  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  TaskGraph graph = testing::graph_on_gpus(scenario);
   Compute work;
   work.device = 0;
   work.flops = Flop(15.7e12);

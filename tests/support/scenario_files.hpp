@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/hardware/catalog.hpp"
+#include "models/program/task_graph.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/temp_files.hpp"
@@ -61,6 +62,13 @@ inline double v100_sgd_step_seconds(double parameter_bytes) {
 
 inline Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
   return load_scenario(write_file("scenario.yaml", yaml), overrides);
+}
+
+// An empty task graph whose device i is cluster GPU i, the order simulate() binds them in.
+inline TaskGraph graph_on_gpus(const Scenario& scenario) {
+  TaskGraph graph;
+  for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
+  return graph;
 }
 
 // The diagnostics of a scenario that must not load.
