@@ -23,8 +23,8 @@
 #include "sim/scenario/cluster_view_builder.hpp"
 #include "sim/scenario/layout.hpp"
 #include "tests/support/collective_platforms.hpp"
+#include "tests/support/planner_fixtures.hpp"
 #include "tests/support/scenario_files.hpp"
-#include "tests/unit/planners/planner_test_helpers.hpp"
 
 namespace dnnsim {
 namespace {

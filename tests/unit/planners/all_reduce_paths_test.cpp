@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/unit/planners/planner_test_helpers.hpp"
+#include "tests/support/planner_fixtures.hpp"
 
 namespace dnnsim {
 namespace {

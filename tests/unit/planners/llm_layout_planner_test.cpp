@@ -10,7 +10,7 @@
 #include "models/dnn/zoo_llm.hpp"
 #include "planners/megatron/llm_layout_cost.hpp"
 #include "tests/support/planner_entries.hpp"
-#include "tests/unit/planners/planner_test_helpers.hpp"
+#include "tests/support/planner_fixtures.hpp"
 
 namespace dnnsim {
 namespace {

@@ -14,7 +14,7 @@
 #include "models/calibration/calibration.hpp"
 #include "models/dnn/zoo.hpp"
 #include "tests/support/planner_entries.hpp"
-#include "tests/unit/planners/planner_test_helpers.hpp"
+#include "tests/support/planner_fixtures.hpp"
 
 namespace dnnsim {
 namespace {

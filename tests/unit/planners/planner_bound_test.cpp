@@ -11,10 +11,10 @@
 
 #include "dnnsim/source_paths.hpp"
 #include "models/calibration/calibration.hpp"
-#include "planner_test_helpers.hpp"
 #include "planners/parallel/formula2_prefix.hpp"
 #include "planners/parallel/formula2_search.hpp"
 #include "planners/parallel/planners.hpp"
+#include "tests/support/planner_fixtures.hpp"
 
 namespace dnnsim {
 namespace {

@@ -6,9 +6,9 @@
 #include <algorithm>
 
 #include "models/dnn/zoo.hpp"
-#include "planner_test_helpers.hpp"
 #include "planners/parallel/planners.hpp"
 #include "tests/support/planner_entries.hpp"
+#include "tests/support/planner_fixtures.hpp"
 
 namespace dnnsim {
 namespace {

@@ -7,9 +7,9 @@
 #include <iostream>
 #include <limits>
 
-#include "planner_test_helpers.hpp"
 #include "planners/parallel/planners.hpp"
 #include "tests/support/planner_entries.hpp"
+#include "tests/support/planner_fixtures.hpp"
 
 namespace dnnsim {
 namespace {

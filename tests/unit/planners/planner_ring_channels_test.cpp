@@ -2,12 +2,12 @@
 // topology says which GPUs have a NIC of their own, so collective_time splits the ring into the
 // channels the simulator runs, one per NIC; the LLM layout planner's price follows it at every size.
 // Clusters: the planner tests' two-level cluster, 2 nodes × 4 GPUs, α_in = 1 µs inside a node,
-// α_out = 5 µs between nodes (planner_test_helpers.hpp).
+// α_out = 5 µs between nodes (tests/support/planner_fixtures.hpp).
 #include <gtest/gtest.h>
 
 #include "models/cost/collective_cost.hpp"
 #include "planners/megatron/llm_layout_cost.hpp"
-#include "tests/unit/planners/planner_test_helpers.hpp"
+#include "tests/support/planner_fixtures.hpp"
 
 namespace dnnsim {
 namespace {

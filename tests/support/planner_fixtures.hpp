@@ -1,5 +1,6 @@
-// Clusters and models for the planner tests: hierarchical V100 clusters built by hand (NVLink
-// inside a node, a NIC between nodes), random chains of measured layers and a tiny LLM of the zoo's kind.
+// Clusters and models for the planner tests (unit, component and slow): hierarchical V100 clusters
+// built by hand (NVLink inside a node, a NIC between nodes), random chains of measured layers and a
+// tiny LLM of the zoo's kind.
 #pragma once
 
 #include <fmt/format.h>
