@@ -22,8 +22,6 @@ using nlohmann::ordered_json;
 using testing::summary_in_child;
 using testing::write_file;
 
-constexpr double kExact = 1e-9;
-
 // ---- tensor_parallel_fidelity: group ---------------------------------------------------------------
 
 // Table 1 in miniature: 4 DGX-like nodes of 4 A100-80GB on NVSwitch, a NIC per GPU, one non-blocking
@@ -62,28 +60,19 @@ TEST(PipelineRun, MirroredTensorParallelRanksGiveTheRanksRun) {
   ASSERT_EQ(group["status"], "ok");
   EXPECT_EQ(ranks["pipeline"]["tensor_parallel_fidelity"], "ranks");
   EXPECT_EQ(group["pipeline"]["tensor_parallel_fidelity"], "group");
-  for (std::size_t k = 0; k < 2; ++k)
-    EXPECT_NEAR(group["iteration_time_s"][k].get<double>(), ranks["iteration_time_s"][k].get<double>(),
-                1e-9 * ranks["iteration_time_s"][k].get<double>());
-  for (const char* key : {"model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "model_flops_per_iteration",
-                          "utilization", "compute_s", "communication_s", "peak_memory_bytes"})
-    EXPECT_NEAR(group["mean"][key].get<double>(), ranks["mean"][key].get<double>(),
-                1e-6 * std::abs(ranks["mean"][key].get<double>()))
-        << key;
+  // Every link, NVSwitch ports and switch ports included: each rank's traffic is its group rank 0's
+  // translated to its own links, and each mirrored collective's flows move the bytes the ranks run's
+  // collectives do.
+  testing::expect_mirrored_run_matches(
+      group, ranks, 2,
+      {"model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "model_flops_per_iteration", "utilization",
+       "compute_s", "communication_s", "peak_memory_bytes"});
   const ordered_json& mirror = group["devices"]["node1/gpu3"];
   EXPECT_EQ(mirror["mirrors"], "node1/gpu0");
   EXPECT_EQ(mirror["peak_memory_bytes"], group["devices"]["node1/gpu0"]["peak_memory_bytes"]);
   EXPECT_NEAR(mirror["compute_s"].get<double>(), ranks["devices"]["node1/gpu3"]["compute_s"].get<double>(),
               1e-6 * ranks["devices"]["node1/gpu3"]["compute_s"].get<double>());
   EXPECT_FALSE(ranks["devices"]["node1/gpu3"].contains("mirrors"));
-  // Every link, NVSwitch ports and switch ports included: each rank's traffic is its group rank 0's
-  // translated to its own links, and each mirrored collective's flows move the bytes the ranks run's
-  // collectives do, so the recorded bytes are the same (the sums differ in their order only).
-  EXPECT_EQ(group["links"].size(), ranks["links"].size());
-  for (const auto& [name, link] : ranks["links"].items())
-    EXPECT_NEAR(group["links"][name]["bytes"].get<double>(), link["bytes"].get<double>(),
-                1e-9 * link["bytes"].get<double>())
-        << name;
 }
 
 // ---- data_parallel_fidelity: window ---------------------------------------------------------------
@@ -144,24 +133,13 @@ TEST(PipelineRun, WindowedReplicasGiveTheReplicasRun) {
     // 4 nodes per stage: a window of 2 nodes, 4 GPUs, i.e. 4 replicas (2 with tensor parallel 2).
     const bool tensor_parallel = c.extra.find("tensor_parallel: 2") != std::string::npos;
     EXPECT_EQ(window["pipeline"]["data_parallel_window"], tensor_parallel ? 2 : 4);
-    for (std::size_t k = 0; k < 2; ++k)
-      EXPECT_NEAR(window["iteration_time_s"][k].get<double>(), all["iteration_time_s"][k].get<double>(),
-                  kExact * all["iteration_time_s"][k].get<double>());
-    for (const char* key : {"model_tflops_per_gpu", "mfu", "model_flops_per_iteration", "utilization", "compute_s",
-                            "communication_s", "peak_memory_bytes"})
-      EXPECT_NEAR(window["mean"][key].get<double>(), all["mean"][key].get<double>(),
-                  1e-6 * std::abs(all["mean"][key].get<double>()))
-          << key;
+    testing::expect_mirrored_run_matches(window, all, 2,
+                                         {"model_tflops_per_gpu", "mfu", "model_flops_per_iteration", "utilization",
+                                          "compute_s", "communication_s", "peak_memory_bytes"});
     // node7/gpu1 (stage 1's last replica) mirrors node5/gpu1, its translate by two nodes (with
     // tensor parallelism, that group's simulated rank 0).
     const ordered_json& mirror = window["devices"]["node7/gpu1"];
     EXPECT_EQ(mirror["mirrors"], tensor_parallel ? "node5/gpu0" : "node5/gpu1");
-    // Every link's bytes: a mirrored node's links report its translate's, which carried the same.
-    EXPECT_EQ(window["links"].size(), all["links"].size());
-    for (const auto& [name, link] : all["links"].items())
-      EXPECT_NEAR(window["links"][name]["bytes"].get<double>(), link["bytes"].get<double>(),
-                  kExact * link["bytes"].get<double>())
-          << name;
     EXPECT_NEAR(mirror["communication_s"].get<double>(), all["devices"]["node7/gpu1"]["communication_s"].get<double>(),
                 1e-6 * all["devices"]["node7/gpu1"]["communication_s"].get<double>());
   }
