@@ -200,15 +200,6 @@ TEST(ScenarioErrors, BandwidthTraceErrorsKeepTheirOwnFile) {
   EXPECT_EQ(errors[0].location.line, 3);
 }
 
-TEST(ScenarioErrors, BackgroundFlowNamesAnUnknownGpu) {
-  const auto errors = errors_of(kBase + R"(network:
-  background_flows:
-    - {from: node0/gpu9, to: node1/gpu0, size: "1GB"}
-)");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 15, 14, "'node0/gpu9'; did you mean 'node0/gpu0'?");
-}
-
 TEST(ScenarioErrors, BackgroundFlowUnknownGpuMessageNamesAGpu) {
   const auto errors = errors_of(kBase + R"(network:
   background_flows:
