@@ -87,7 +87,7 @@ class LinkTrafficRecorder : public ExecutionObserver {
   void on_tasks_appended(const TaskGraph& graph, TaskId first) override;
   [[nodiscard]] const std::vector<double>& bytes_up() const { return bytes_up_; }
   [[nodiscard]] const std::vector<double>& bytes_down() const { return bytes_down_; }
-  [[nodiscard]] const std::vector<Flow>& flows() const { return flows_; }
+  [[nodiscard]] std::vector<Flow> take_flows() { return std::move(flows_); }
 
  private:
   // Whether src and dst are the first members of mirrored groups of one size: the flow stands for

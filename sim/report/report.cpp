@@ -6,8 +6,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <string>
 #include <string_view>
@@ -309,9 +311,10 @@ TaskDescription describe_task(const TaskGraph& graph, TaskId id) {
           0.0};
 }
 
-std::string make_tasks_csv(const SimulationResult& result) {
-  std::string csv = "id,label,kind,phase,iteration,devices,stream,start_s,end_s,duration_s,bytes,flops\n";
+void write_tasks_csv(std::ostream& out, const SimulationResult& result) {
+  out << "id,label,kind,phase,iteration,devices,stream,start_s,end_s,duration_s,bytes,flops\n";
   const TaskGraph& graph = result.graph;
+  std::string row;  // one row at a time: the file is never held
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     const Task& task = graph.task(id);
     const auto [kind, devices, bytes, flops] = describe_task(graph, id);
@@ -319,47 +322,69 @@ std::string make_tasks_csv(const SimulationResult& result) {
     const double end = result.task_end[id];
     std::string label = task.label;
     std::replace(label.begin(), label.end(), ',', ';');
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", id, label, kind, phase_name(task.phase), task.iteration,
-                       devices, graph.streams()[task.stream], happened(start) ? fmt::format("{:.9g}", start) : "",
-                       happened(end) ? fmt::format("{:.9g}", end) : "",
-                       happened(start) && happened(end) ? fmt::format("{:.9g}", end - start) : "", bytes, flops);
+    row.clear();
+    fmt::format_to(std::back_inserter(row), "{},{},{},{},{},{},{},{},{},{},{},{}\n", id, label, kind,
+                   phase_name(task.phase), task.iteration, devices, graph.streams()[task.stream],
+                   happened(start) ? fmt::format("{:.9g}", start) : "", happened(end) ? fmt::format("{:.9g}", end) : "",
+                   happened(start) && happened(end) ? fmt::format("{:.9g}", end - start) : "", bytes, flops);
+    out << row;
   }
-  return csv;
 }
 
-nlohmann::ordered_json make_chrome_trace(const SimulationResult& result) {
-  using nlohmann::ordered_json;
+namespace {
+
+// A string or a floating-point number as nlohmann::ordered_json's dump() writes it (escaped; the
+// shortest text that reads back to the same double, "1.0" for a whole one), so that the trace written
+// piece by piece is the text one dump() of the whole document gave. Integers are plain decimals
+// in both (the stream's default "C" locale groups no digits).
+struct Json {
+  nlohmann::ordered_json value;
+};
+std::ostream& operator<<(std::ostream& out, const Json& json) { return out << json.value; }
+
+}  // namespace
+
+void write_chrome_trace(std::ostream& out, const SimulationResult& result) {
   const TaskGraph& graph = result.graph;
-  ordered_json events = ordered_json::array();
+  // The document {"displayTimeUnit": "ms", "traceEvents": [...]}, compact, an event at a time.
+  out << R"({"displayTimeUnit":"ms","traceEvents":[)";
+  bool first = true;
+  const auto next = [&]() -> std::ostream& {
+    if (!first) out << ',';
+    first = false;
+    return out;
+  };
   // Process = device, thread = stream; a last process holds the link counters.
   for (DeviceId d = 0; d < graph.devices().size(); ++d) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d}, {"args", {{"name", graph.devices()[d]}}}});
+    next() << R"({"name":"process_name","ph":"M","pid":)" << d << R"(,"args":{"name":)" << Json{graph.devices()[d]}
+           << "}}";
     for (StreamId s = 0; s < graph.streams().size(); ++s)
-      events.push_back(
-          {{"name", "thread_name"}, {"ph", "M"}, {"pid", d}, {"tid", s}, {"args", {{"name", graph.streams()[s]}}}});
+      next() << R"({"name":"thread_name","ph":"M","pid":)" << d << R"(,"tid":)" << s << R"(,"args":{"name":)"
+             << Json{graph.streams()[s]} << "}}";
   }
   const auto links_pid = graph.devices().size();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", links_pid}, {"args", {{"name", "links"}}}});
+  next() << R"({"name":"process_name","ph":"M","pid":)" << links_pid << R"(,"args":{"name":"links"}})";
   constexpr double kMicro = 1e6;  // Chrome trace dates are in microseconds
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     const double start = result.task_start[id];
     const double end = result.task_end[id];
     if (!happened(start) || !happened(end)) continue;
     const Task& task = graph.task(id);
+    const Json label{task.label.str()};
+    const Json phase{std::string(phase_name(task.phase))};
+    const Json ts{start * kMicro};
+    const Json dur{(end - start) * kMicro};
     for (DeviceId d : task.devices())
-      events.push_back({{"name", task.label},
-                        {"cat", std::string(phase_name(task.phase))},
-                        {"ph", "X"},
-                        {"pid", d},
-                        {"tid", task.stream},
-                        {"ts", start * kMicro},
-                        {"dur", (end - start) * kMicro},
-                        {"args", {{"task", id}, {"iteration", task.iteration}}}});
+      next() << R"({"name":)" << label << R"(,"cat":)" << phase << R"(,"ph":"X","pid":)" << d << R"(,"tid":)"
+             << task.stream << R"(,"ts":)" << ts << R"(,"dur":)" << dur << R"(,"args":{"task":)" << id
+             << R"(,"iteration":)" << task.iteration << "}}";
   }
   // Link utilisation: each flow adds its mean rate (bytes over its duration) to every link of its
   // route while it runs; the counter is that sum over the link's bandwidth. Per-flow mean rates
   // smooth out rate changes inside a flow; the per-link byte totals in summary.json are exact.
-  std::map<std::uint32_t, std::vector<std::pair<double, double>>> changes;  // link → (date, rate delta)
+  // The rate changes (date, rate delta) of every link, link after link in one array (link l's from
+  // `first_change[l]` to `first_change[l + 1]`), sized by a first pass over the flows: 16 bytes a
+  // change, no slack.
   std::map<std::pair<DeviceId, DeviceId>, Route> routes;
   // Flows carry graph device ids; the layout numbers GPUs in cluster order.
   std::unordered_map<std::string_view, std::uint32_t> gpu_index;
@@ -369,46 +394,60 @@ nlohmann::ordered_json make_chrome_trace(const SimulationResult& result) {
     const auto found = gpu_index.find(graph.devices()[d]);
     return found == gpu_index.end() ? static_cast<std::uint32_t>(result.gpu_names.size()) : found->second;
   };
+  const auto route = [&](const SimulationResult::Flow& flow) -> const Route& {
+    auto it = routes.find({flow.src, flow.dst});
+    if (it == routes.end())
+      it = routes.emplace(std::pair{flow.src, flow.dst}, result.layout.gpu_route(gpu(flow.src), gpu(flow.dst))).first;
+    return it->second;
+  };
+  std::vector<std::size_t> first_change(result.layout.links.size() + 1, 0);
+  for (const SimulationResult::Flow& flow : result.flows)
+    if (flow.end > flow.start)
+      for (const Hop& hop : route(flow)) first_change[hop.link + 1] += 2;
+  for (std::size_t l = 0; l < result.layout.links.size(); ++l) first_change[l + 1] += first_change[l];
+  std::vector<std::pair<double, double>> changes(first_change.back());
+  std::vector<std::size_t> filled(first_change.begin(), first_change.end() - 1);
   for (const SimulationResult::Flow& flow : result.flows) {
     if (flow.end <= flow.start) continue;
-    auto it = routes.find({flow.src, flow.dst});
-    if (it == routes.end()) {
-      it = routes.emplace(std::pair{flow.src, flow.dst}, result.layout.gpu_route(gpu(flow.src), gpu(flow.dst))).first;
-    }
     const double rate = flow.bytes / (flow.end - flow.start);
-    for (const Hop& hop : it->second) {
-      changes[hop.link].emplace_back(flow.start, rate);
-      changes[hop.link].emplace_back(flow.end, -rate);
+    for (const Hop& hop : route(flow)) {
+      changes[filled[hop.link]++] = {flow.start, rate};
+      changes[filled[hop.link]++] = {flow.end, -rate};
     }
   }
-  for (auto& [link, deltas] : changes) {
-    std::sort(deltas.begin(), deltas.end());
+  for (std::size_t link = 0; link < result.layout.links.size(); ++link) {
+    // Sorted by date (and delta): equal pairs are the same value, so the order the flows came in
+    // does not show.
+    const auto begin = changes.begin() + static_cast<std::ptrdiff_t>(first_change[link]);
+    const auto end = changes.begin() + static_cast<std::ptrdiff_t>(first_change[link + 1]);
+    std::sort(begin, end);
     const LinkDecl& decl = result.layout.links[link];
+    const Json name{decl.name};
     double rate = 0;
-    for (std::size_t i = 0; i < deltas.size(); ++i) {
-      rate += deltas[i].second;
-      if (i + 1 < deltas.size() && deltas[i + 1].first == deltas[i].first) continue;
-      events.push_back({{"name", decl.name},
-                        {"ph", "C"},
-                        {"pid", links_pid},
-                        {"ts", deltas[i].first * kMicro},
-                        {"args", {{"utilization", std::max(0.0, rate) / decl.bandwidth.value()}}}});
+    for (auto change = begin; change != end; ++change) {
+      rate += change->second;
+      if (change + 1 != end && (change + 1)->first == change->first) continue;
+      next() << R"({"name":)" << name << R"(,"ph":"C","pid":)" << links_pid << R"(,"ts":)"
+             << Json{change->first * kMicro} << R"(,"args":{"utilization":)"
+             << Json{std::max(0.0, rate) / decl.bandwidth.value()} << "}}";
     }
   }
-  return ordered_json{{"displayTimeUnit", "ms"}, {"traceEvents", events}};
+  out << "]}\n";
 }
 
 void write_reports(const Scenario& scenario, const SimulationResult& result, const nlohmann::ordered_json& summary,
                    const std::string& dir) {
   std::filesystem::create_directories(dir);
-  const auto write = [&](const std::string& name, const std::string& text) {
+  // Each file is written as it is formatted, through the stream's buffer: a trace of millions of
+  // events is never held as text (docs/performance.md, "Reports written as they are formatted").
+  const auto write = [&](const std::string& name, const auto& write_to) {
     std::ofstream out(std::filesystem::path(dir) / name, std::ios::binary);
-    out << text;
+    write_to(out);
     if (!out) throw InputError(SourceLocation{dir + "/" + name, 0, 0}, "cannot write the file");
   };
-  write("summary.json", summary.dump(2) + "\n");
-  if (scenario.outputs.tasks_csv) write("tasks.csv", make_tasks_csv(result));
-  if (scenario.outputs.trace) write("trace.json", make_chrome_trace(result).dump() + "\n");
+  write("summary.json", [&](std::ostream& out) { out << summary.dump(2) << "\n"; });
+  if (scenario.outputs.tasks_csv) write("tasks.csv", [&](std::ostream& out) { write_tasks_csv(out, result); });
+  if (scenario.outputs.trace) write("trace.json", [&](std::ostream& out) { write_chrome_trace(out, result); });
   builtin_workload_kinds().at(scenario.workload_kind).value->write_files(scenario, result, dir);
 }
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,8 +28,10 @@ struct TaskDescription {
 };
 [[nodiscard]] TaskDescription describe_task(const TaskGraph& graph, TaskId id);
 
-[[nodiscard]] std::string make_tasks_csv(const SimulationResult& result);
-[[nodiscard]] nlohmann::ordered_json make_chrome_trace(const SimulationResult& result);
+// tasks.csv and trace.json, written to `out` as they are formatted: nothing the size of the text is
+// held (the trace keeps its link counters' rate changes, 16 bytes each, to sort them per link).
+void write_tasks_csv(std::ostream& out, const SimulationResult& result);
+void write_chrome_trace(std::ostream& out, const SimulationResult& result);
 
 // Writes the files the scenario's `outputs` ask for into `dir` (created if needed).
 void write_reports(const Scenario& scenario, const SimulationResult& result, const nlohmann::ordered_json& summary,

@@ -167,8 +167,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   result.peak_memory_bytes = memory.peak_bytes();
   result.link_bytes_up = traffic.bytes_up();
   result.link_bytes_down = traffic.bytes_down();
-  for (const auto& f : traffic.flows())
-    result.flows.push_back(SimulationResult::Flow{f.src, f.dst, f.bytes, f.start, f.end});
+  result.flows = traffic.take_flows();
   result.operations = executor.operation_count();
   result.flow_count = executor.flow_count();
   result.transfer_retries = executor.retried_transfers();

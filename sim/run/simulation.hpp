@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/program/task_graph.hpp"
+#include "sim/exec/observers.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -48,11 +49,8 @@ struct SimulationResult {
   std::vector<double> peak_memory_bytes;
   std::vector<double> link_bytes_up;
   std::vector<double> link_bytes_down;
-  struct Flow {
-    DeviceId src, dst;
-    double bytes, start, end;
-  };
-  std::vector<Flow> flows;  // kept only when the trace is written
+  using Flow = LinkTrafficRecorder::Flow;
+  std::vector<Flow> flows;  // kept only when the trace is written: the recorder's, moved
   double makespan_s = 0;
   std::size_t operations = 0;
   std::size_t flow_count = 0;

@@ -19,6 +19,7 @@
 #include "sim/report/gnuplot.hpp"
 #include "sim/run/simulation.hpp"
 #include "tests/support/diagnostics.hpp"
+#include "tests/support/ran_tasks.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
@@ -297,21 +298,11 @@ TEST(PlotSweepTest, NothingLeftToPlot) {
 // both on the comm stream [2, 3 ms], a second-iteration optimizer step on gpu0 [3, 3.5 ms], and a
 // task that never ran.
 SimulationResult small_result() {
-  SimulationResult r;
-  TaskGraph& g = r.graph;
-  g.add_device("node0/gpu0");
-  g.add_device("node0/gpu1");
-  const StreamId compute = g.add_stream("compute");
-  const StreamId comm = g.add_stream("comm");
+  SimulationResult r = testing::two_gpu_result();
+  const StreamId compute = testing::kComputeStream;
+  const StreamId comm = testing::kCommStream;
   const auto add = [&](auto op, StreamId stream, Phase phase, std::uint32_t iteration, double start, double end) {
-    Task t;
-    t.op = op;
-    t.stream = stream;
-    t.phase = phase;
-    t.iteration = iteration;
-    g.add(std::move(t));
-    r.task_start.push_back(start);
-    r.task_end.push_back(end);
+    testing::add_ran_task(r, Task{.op = op, .stream = stream, .phase = phase, .iteration = iteration}, start, end);
   };
   add(Compute{.device = 0}, compute, Phase::forward, 0, 0.0, 1e-3);
   add(Compute{.device = 1}, compute, Phase::backward, 0, 0.5e-3, 2e-3);

@@ -1,0 +1,94 @@
+// tasks.csv and trace.json as the report writer streams them (sim/report/report.hpp), on a result
+// built by hand and small enough that every byte of both files is derived below.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "sim/report/report.hpp"
+#include "sim/run/simulation.hpp"
+#include "tests/support/ran_tasks.hpp"
+
+namespace dnnsim {
+namespace {
+
+// Two GPUs of one node joined by one link of 2 GB/s; streams "compute" and "comm". Four tasks:
+//   0  compute on gpu0, 1 TFLOP, forward, iteration 0, [0, 1 ms]   (a label with quotes: escaped in JSON)
+//   1  transfer gpu0 → gpu1, 2 MB, iteration 0, [1, 3 ms]         (one flow of 2 MB over 2 ms: 1 GB/s)
+//   2  transfer gpu1 → gpu0, 1 MB, iteration 1, [1, 2 ms]         (one flow of 1 MB over 1 ms: 1 GB/s;
+//                                                                    a comma in its label: ';' in the CSV)
+//   3  compute on gpu1 that never ran (no dates)
+// The two flows load the same link (the route 1 → 0 is the mirror of 0 → 1).
+SimulationResult two_gpus_one_link() {
+  SimulationResult r = testing::two_gpu_result();
+  const StreamId compute = testing::kComputeStream;
+  const StreamId comm = testing::kCommStream;
+  const auto add = [&](auto op, StreamId stream, Phase phase, std::uint32_t iteration, const char* label, double start,
+                       double end) {
+    testing::add_ran_task(r, Task{.op = op, .stream = stream, .phase = phase, .iteration = iteration, .label = label},
+                          start, end);
+  };
+  constexpr double kNever = std::numeric_limits<double>::quiet_NaN();
+  add(Compute{.device = 0, .flops = Flop(1e12)}, compute, Phase::forward, 0, R"(fwd "a")", 0.0, 1e-3);
+  add(Transfer{.src = 0, .dst = 1, .size = Bytes(2e6)}, comm, Phase::communication, 0, "act", 1e-3, 3e-3);
+  add(Transfer{.src = 1, .dst = 0, .size = Bytes(1e6)}, comm, Phase::communication, 1, "grad,back", 1e-3, 2e-3);
+  add(Compute{.device = 1}, compute, Phase::optimizer, 1, "never", kNever, kNever);
+  r.gpu_names = {"node0/gpu0", "node0/gpu1"};
+  r.layout.links = {LinkDecl{"node0/link", BytesPerSecond(2e9), Seconds(0)}};
+  NodeLayout node;
+  node.name = "node0";
+  node.gpus = {"node0/gpu0", "node0/gpu1"};
+  node.gpu_routes[{0, 1}] = Route{Hop{0, true}};
+  r.layout.nodes = {node};
+  r.layout.first_gpu = {0};
+  r.flows = {{0, 1, 2e6, 1e-3, 3e-3}, {1, 0, 1e6, 1e-3, 2e-3}};
+  r.makespan_s = 3e-3;
+  return r;
+}
+
+TEST(ReportFiles, TasksCsvRowPerTask) {
+  // Dates with 9 significant digits ({:.9g}), bytes and FLOPs as the shortest decimal; a task that
+  // never ran has empty dates; the devices of a transfer are "src>dst".
+  std::ostringstream out;
+  write_tasks_csv(out, two_gpus_one_link());
+  EXPECT_EQ(out.str(),
+            "id,label,kind,phase,iteration,devices,stream,start_s,end_s,duration_s,bytes,flops\n"
+            "0,fwd \"a\",compute,forward,0,node0/gpu0,compute,0,0.001,0.001,0,1000000000000\n"
+            "1,act,transfer,communication,0,node0/gpu0>node0/gpu1,comm,0.001,0.003,0.002,2000000,0\n"
+            "2,grad;back,transfer,communication,1,node0/gpu1>node0/gpu0,comm,0.001,0.002,0.001,1000000,0\n"
+            "3,never,compute,optimizer,1,node0/gpu1,compute,,,,0,0\n");
+}
+
+TEST(ReportFiles, ChromeTraceEventPerTaskDeviceAndLinkChange) {
+  // One compact JSON document ending in a newline. Metadata first: a process per device (pid = device)
+  // with a thread per stream (tid = stream), then the links' process (pid 2). Then a complete event
+  // ("X") per task and device it occupies (a transfer: its source), dates in µs: task 0 at 0 for
+  // 1000, task 1 at 1000 for 2000, task 2 (from gpu1) at 1000 for 1000; task 3 never ran: none.
+  // Then the link's counter ("C") at each date its rate changes: both flows start at 1 ms
+  // (1 + 1 GB/s over 2 GB/s: 1.0, one event for the two changes at one date), the 1 MB one ends at
+  // 2 ms (0.5), the 2 MB one at 3 ms (0.0). Whole numbers in JSON read "1000.0", as nlohmann writes them.
+  std::ostringstream out;
+  write_chrome_trace(out, two_gpus_one_link());
+  EXPECT_EQ(out.str(), R"({"displayTimeUnit":"ms","traceEvents":[)"
+                       R"({"name":"process_name","ph":"M","pid":0,"args":{"name":"node0/gpu0"}},)"
+                       R"({"name":"thread_name","ph":"M","pid":0,"tid":0,"args":{"name":"compute"}},)"
+                       R"({"name":"thread_name","ph":"M","pid":0,"tid":1,"args":{"name":"comm"}},)"
+                       R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"node0/gpu1"}},)"
+                       R"({"name":"thread_name","ph":"M","pid":1,"tid":0,"args":{"name":"compute"}},)"
+                       R"({"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"comm"}},)"
+                       R"({"name":"process_name","ph":"M","pid":2,"args":{"name":"links"}},)"
+                       R"({"name":"fwd \"a\"","cat":"forward","ph":"X","pid":0,"tid":0,"ts":0.0,"dur":1000.0,)"
+                       R"("args":{"task":0,"iteration":0}},)"
+                       R"({"name":"act","cat":"communication","ph":"X","pid":0,"tid":1,"ts":1000.0,"dur":2000.0,)"
+                       R"("args":{"task":1,"iteration":0}},)"
+                       R"({"name":"grad,back","cat":"communication","ph":"X","pid":1,"tid":1,"ts":1000.0,"dur":1000.0,)"
+                       R"("args":{"task":2,"iteration":1}},)"
+                       R"({"name":"node0/link","ph":"C","pid":2,"ts":1000.0,"args":{"utilization":1.0}},)"
+                       R"({"name":"node0/link","ph":"C","pid":2,"ts":2000.0,"args":{"utilization":0.5}},)"
+                       R"({"name":"node0/link","ph":"C","pid":2,"ts":3000.0,"args":{"utilization":0.0}})"
+                       "]}\n");
+}
+
+}  // namespace
+}  // namespace dnnsim
