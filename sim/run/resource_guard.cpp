@@ -47,21 +47,21 @@ constexpr double kActorStack = stack_bytes(ActorStack::loop);
 // sim/platform/cluster_routes.hpp). Fitted: 14,393.
 constexpr double kPerGpu = 14393;
 // The fit's estimates were 0.88–0.95 of the measured peaks on the six runs it was checked on: the guard's
-// estimate is the fit's times this factor, so that it errs on the side of refusing. The reports'
-// terms below (trace, tasks.csv) are derived, not fitted.
+// estimate is the fit's times this factor, so that it errs on the side of refusing. The trace's
+// terms below are derived, not fitted.
 constexpr double kMargin = 1.25;
-// trace.json (sim/report/report.cpp make_chrome_trace): each flow is kept (2 × 40 bytes: the
-// recorder's and the result's copy) and adds a rate change at its start and its end on each link of
-// its route (2 on a switch: the sender's uplink and the receiver's downlink; 2 × 2 × 16 bytes), each
-// a counter event of nlohmann::ordered_json (~560 bytes: a 5-key ordered map of 48-byte pairs, the
-// nested args, two heap strings) and about 110 bytes of text held twice (the dump and the written
-// copy).
-constexpr double kTraceFlow = 2 * 40 + 2 * 2 * (16 * 1.5 + 560 + 2 * 110);
-// Each task draws an event per device it occupies: an 8-key ordered map, three heap strings and a
-// 2-key args map (~900 bytes), and ~180 bytes of text held twice.
-constexpr double kTraceTaskEvent = 900 + 2 * 180;
-// tasks.csv: a row of ~100 characters in a string grown by appends.
-constexpr double kCsvRow = 1.5 * 100;
+// With the trace on, each flow is kept from the moment it ends to the end of the reports: 40 bytes
+// (LinkTrafficRecorder::Flow) in a vector grown by push_back, moved into the result.
+constexpr double kTraceKeptFlow = 1.5 * 40;
+// trace.json's link counters (sim/report/report.cpp write_chrome_trace): a rate change (16 bytes)
+// at each end of each flow on each link of its route, in one array sized to fit. A route between
+// two nodes of a switch has 6 links (each side's PCIe link and NIC, and its switch port); within a
+// node, 2 (NVLink or PCIe, up and down); 6 counts the largest runs' flows, which mostly cross nodes.
+// Measured (a temporary print): 12.0 changes a flow on gpt3-xl-dp-1024 (one GPU a node), 9.95 on
+// GPT-3 175B 1F1B on 1,024 GPUs (a stage's activations stay in its node); a leaf-spine's routes
+// between leaves are longer, under-counted here. Tasks' events and tasks.csv's rows are written as
+// they are formatted: nothing per task or per row is held.
+constexpr double kTraceRateChanges = 2 * 6 * 16;
 
 std::string count(double n) {
   std::string digits = fmt::format("{:.0f}", n);
@@ -129,7 +129,6 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
     const Task& task = graph.task(id);
     size.tasks += 1;
     if (const auto* compute = std::get_if<Compute>(&task.op)) {
-      size.task_devices += 1;
       size.operations += 1;
       use(compute->device, task.stream);
       if (of(compute->device).launch_queue) {
@@ -139,14 +138,12 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
         host_used[compute->device] = true;
       }
     } else if (const auto* transfer = std::get_if<Transfer>(&task.op)) {
-      size.task_devices += 1;
       size.operations += 1;
       size.flows += 1;
       use(transfer->src, task.stream);
       if (of(transfer->src).call_latency || of(transfer->dst).call_latency) size.operations += 1;  // the call's delay
     } else if (const auto& collective = std::get<Collective>(task.op); collective.mirrored || collective.alone) {
       // One delay on the first member (models/exec/lowering.cpp lower_collective); no flow.
-      size.task_devices += 1;
       size.operations += 1;
       use(collective.group.front(), task.stream);
     } else {
@@ -167,7 +164,6 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
           ops += static_cast<double>(std::unique(senders.begin(), senders.end()) - senders.begin()) + 1;
         }
       }
-      size.task_devices += p;
       size.operations += ops + 2 + p;  // the steps (or flow ops), a start and an end barrier, a fence per member
       if (std::any_of(collective.group.begin(), collective.group.end(),
                       [&](DeviceId member) { return of(member).call_latency; }))
@@ -185,9 +181,9 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
 namespace {
 
 // The run's memory in its two phases, beyond what the process holds already: while it simulates
-// (the executor's operations and actors) and while it writes reports (the executor is gone by then;
-// the kept flows, trace.json and tasks.csv are built). What lives through both (the graph, its
-// dates, the platform) is `common`.
+// (the executor's operations and actors, and the flows the trace keeps) and while it writes reports
+// (the executor is gone by then; the kept flows and the trace's sorted rate changes). What lives
+// through both (the graph, its dates, the platform) is `common`.
 struct Phases {
   double common = 0;
   double simulation = 0;
@@ -205,8 +201,10 @@ Phases phases(const WorkloadSize& size, const Scenario& scenario) {
       kPerGpu * static_cast<double>(scenario.cluster.gpu_count()) + graph_bytes(size) + kPerTaskDates * size.tasks;
   p.simulation =
       kPerStreamActor * size.streams + kPerOperation * size.operations + kPerExpansionStep * size.largest_expansion;
-  if (scenario.outputs.trace) p.reports += kTraceFlow * size.flows + kTraceTaskEvent * size.task_devices;
-  if (scenario.outputs.tasks_csv) p.reports += kCsvRow * size.tasks;
+  if (scenario.outputs.trace) {
+    p.simulation += kTraceKeptFlow * size.flows;
+    p.reports += (kTraceKeptFlow + kTraceRateChanges) * size.flows;
+  }
   return p;
 }
 

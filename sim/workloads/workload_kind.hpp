@@ -84,7 +84,6 @@ struct WorkloadParseContext {
 // doubles: a refused 16k-GPU run may count more steps than fit a 32-bit id.
 struct WorkloadSize {
   double tasks = 0;              // TaskGraph tasks
-  double task_devices = 0;       // Σ over tasks of the devices each occupies (a collective: its group)
   double operations = 0;         // executor operations: computes, transfers, collective steps, barriers, fences
   double flows = 0;              // transfers, collective steps included
   double largest_expansion = 0;  // steps of the largest collective, built at once while lowering

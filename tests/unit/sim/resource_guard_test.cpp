@@ -104,7 +104,7 @@ TEST(ResourceGuard, FlowFidelityCountsOneFlowPerHop) {
 
 // A mirrored collective (tensor_parallel_fidelity: group) is one delay on its first member, whatever
 // its group and fidelity: a compute and a mirrored all-reduce over 4 GPUs of a node are 2 tasks,
-// 2 operations on 2 task-devices and no flow, against 2 + 4 + 2 + 4 = 12 operations and 4 flows
+// 2 operations and no flow, against 2 + 4 + 2 + 4 = 12 operations and 4 flows
 // unmirrored at flow fidelity (one phase of a flow per hop, FlowFidelityCountsOneFlowPerHop).
 TEST(ResourceGuard, AMirroredCollectiveIsOneOperation) {
   TaskGraph graph;
@@ -117,7 +117,6 @@ TEST(ResourceGuard, AMirroredCollectiveIsOneOperation) {
   const WorkloadSize mirrored = count_task_graph(graph, one_node, CollectiveFidelity::flow);
   EXPECT_EQ(mirrored.tasks, 2);
   EXPECT_EQ(mirrored.operations, 2);
-  EXPECT_EQ(mirrored.task_devices, 2);
   EXPECT_EQ(mirrored.flows, 0);
   std::get<Collective>(graph.tasks()[1].op).mirrored = false;
   const WorkloadSize ranks = count_task_graph(graph, one_node, CollectiveFidelity::flow);
@@ -130,6 +129,26 @@ TEST(ResourceGuard, ReportsOffEstimateLess) {
   const Scenario with = testing::load(kFourGpus);
   const Scenario without = testing::load(kFourGpus, {"outputs.trace=false", "outputs.tasks_csv=false"});
   EXPECT_LT(estimate_resources(without)->memory.value(), estimate_resources(with)->memory.value());
+}
+
+// What the reports add, on a size given by hand (baseline 0; kFourGpus's 4 GPUs in both): tasks.csv
+// and the tasks' trace events are written as they are formatted, so only the trace's flows count —
+// 60 bytes each kept (40 in a grown vector, × 1.5) while the run simulates, and those and 12 rate
+// changes of 16 bytes (2 ends × 6 links) while it writes: 60 + 192 = 252 bytes. The estimate takes
+// the larger phase, × 1.25. A million flows and no operation: the reports' phase is the larger,
+// + 1.25 × 252 MB. With 10 M operations (56.5 bytes each: 565 MB) the simulation stays the larger,
+// + 1.25 × 60 MB.
+TEST(ResourceGuard, TheTraceCostsItsFlowsAndTasksCsvNothing) {
+  const auto estimate = [](double operations, const std::vector<std::string>& sets) {
+    WorkloadSize size;
+    size.flows = 1e6;
+    size.operations = operations;
+    return estimate_memory(size, testing::load(kFourGpus, sets), Bytes(0)).value();
+  };
+  const std::vector<std::string> off{"outputs.trace=false", "outputs.tasks_csv=false"};
+  EXPECT_DOUBLE_EQ(estimate(0, {"outputs.trace=false", "outputs.tasks_csv=true"}), estimate(0, off));
+  EXPECT_NEAR(estimate(0, {"outputs.trace=true", "outputs.tasks_csv=false"}) - estimate(0, off), 1.25 * 252e6, 1);
+  EXPECT_NEAR(estimate(1e7, {"outputs.trace=true", "outputs.tasks_csv=false"}) - estimate(1e7, off), 1.25 * 60e6, 1);
 }
 
 // Every GPU of the 1,024 simulated (above 256 GPUs the default is the symmetric window: below).
