@@ -70,7 +70,7 @@ GemmShape shard_gemm(const OpGraph& graph, const SpmdProgram& program, const Sha
 struct GradientBucket {
   double bytes = 0;
   std::vector<std::string> weights;  // in the order their backward ended
-  std::map<DeviceId, TaskId> last;   // each device's last backward task among theirs
+  std::vector<TaskId> last;          // each device's last backward task among theirs (device order)
 };
 
 struct Lowerer {
@@ -120,7 +120,7 @@ struct Lowerer {
     for (const auto& group : program().mesh.groups(axes)) {
       std::vector<TaskId> deps;
       for (DeviceId d : group)
-        if (auto found = bucket.last.find(d); found != bucket.last.end()) deps.push_back(found->second);
+        if (d < bucket.last.size()) deps.push_back(bucket.last[d]);
       syncs.push_back(collective(CollectiveKind::all_reduce, group, Bytes(bucket.bytes), Phase::backward,
                                  fmt::format("grad all-reduce {}", names), comm_stream, deps));
     }
@@ -256,7 +256,7 @@ struct Lowerer {
 
 TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vector<std::string>& devices,
                      int iterations, const SpmdCommOptions& comm) {
-  if (plan.pipeline) return lower_spmd_pipeline(graph, plan, devices, iterations, comm.all_reduce_algorithm);
+  if (plan.pipeline) return lower_spmd_pipeline(graph, plan, devices, iterations, comm);
   TaskGraph tg;
   for (const std::string& d : devices) tg.add_device(d);
   Lowerer lower{graph, plan, tg, tg.add_stream("compute"), tg.add_stream("comm"), comm.all_reduce_algorithm};
@@ -320,7 +320,7 @@ TaskGraph lower_spmd(const OpGraph& graph, const SpmdPlan& plan, const std::vect
             operand_bytes(graph, op, lower.choices(id), plan.ratios, program.segment_of(id), c.convert.input, c.axes);
         bucket.weights.push_back(graph.op(*weight_root(graph, op.inputs[c.convert.input])).name);
         // The compute stream runs in order: a device's last backward task of the bucket follows the others.
-        for (std::size_t d = 0; d < done.size(); ++d) bucket.last[static_cast<DeviceId>(d)] = done[d];
+        if (!done.empty()) bucket.last = done;
         if (bucket.bytes >= comm.bucket_bytes) {
           lower.all_reduce_gradients(c.axes, bucket, syncs);
           buckets.erase(c.axes);

@@ -8,7 +8,7 @@
 namespace dnnsim {
 
 TaskGraph lower_spmd_pipeline(const OpGraph& graph, const SpmdPlan& plan, const std::vector<std::string>& devices,
-                              int iterations, const std::string& all_reduce_algorithm) {
+                              int iterations, const SpmdCommOptions& comm) {
   const SpmdPipeline& pipe = *plan.pipeline;
   const double samples = std::max(1, graph.samples());
   // The operators but parameters, stage by stage (a topological order: stages never go back).
@@ -59,7 +59,8 @@ TaskGraph lower_spmd_pipeline(const OpGraph& graph, const SpmdPlan& plan, const 
   workload.model = std::move(model);
   workload.plan = std::move(pipeline);
   workload.dtype = graph.dtype();
-  workload.collective_algorithm = all_reduce_algorithm;
+  workload.collective_algorithm = comm.all_reduce_algorithm;
+  if (comm.bucket_bytes > 0) workload.bucket_size = Bytes(comm.bucket_bytes);
   const auto& gpipe = builtin_schedules().at("gpipe");
   return build_pipeline(workload, *gpipe.value(gpipe.defaults("schedule"), pipe.micro_batches), devices, iterations);
 }

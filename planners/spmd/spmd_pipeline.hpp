@@ -8,9 +8,10 @@
 
 namespace dnnsim {
 
-// `all_reduce_algorithm`: the stages' gradient all-reduces' (empty: the default rule).
+// `comm`: the stages' gradient all-reduces' algorithm (empty: the default rule) and buckets (0: the
+// pipeline lowering's own, DDP's 25 MB).
 [[nodiscard]] TaskGraph lower_spmd_pipeline(const OpGraph& graph, const SpmdPlan& plan,
                                             const std::vector<std::string>& devices, int iterations,
-                                            const std::string& all_reduce_algorithm = "");
+                                            const SpmdCommOptions& comm = {});
 
 }  // namespace dnnsim

@@ -173,6 +173,17 @@ TEST(ResourceGuard, RefusesTheStepLevel1024GpuRunUnderOneGiB) {
   EXPECT_EQ(diagnostics[0].location.file, "--set run.memory_budget=1GiB");
 }
 
+// tasks.csv is written row by row and holds nothing, so with the trace off no outputs change would lower
+// the estimate: none is suggested.
+TEST(ResourceGuard, SuggestsNoOutputsChangeWhenOnlyTasksCsvIsOn) {
+  const Scenario scenario = load_scenario(kXl1024, {"run.memory_budget=1GiB", "run.collective_fidelity=step", kEveryGpu,
+                                                    "outputs.trace=false", "outputs.tasks_csv=true"});
+  const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)check_resources(scenario); });
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_THAT(diagnostics[0].message, HasSubstr("run.collective_fidelity: flow"));
+  EXPECT_THAT(diagnostics[0].message, ::testing::Not(HasSubstr("outputs.")));
+}
+
 // By default a 1,024-member ring runs at flow fidelity: 1,024 flows per all-reduce.
 TEST(ResourceGuard, FlowFidelityOf1024GpusFitsOneGiB) {
   const Scenario scenario = load_scenario(kXl1024, {"run.memory_budget=1GiB", "outputs.trace=false", kEveryGpu});
@@ -237,13 +248,15 @@ std::vector<double> refusal(std::vector<std::string> sets, const std::vector<std
 // and 58.03 MiB for the run with run.iterations=1.
 //
 // Flow fidelity and reports off lower the same graph (fidelity is the executor's, reports come after
-// the run): the hint must equal that run's estimate, up to the two processes' resident sets (a few
-// pages) and 4 printed digits, 1%. One iteration lowers a graph of half the tasks: the two estimates
-// then differ by how far each graph's resident bytes (G) are from what the guard models for it
-// (Ĝ = 1.5 × sizeof(Task) + 32 bytes per task), × 1.25: (G₂ − Ĝ₂) − (G₁ − Ĝ₁). A lowered graph holds
-// between Ĝ and 2Ĝ (vectors grown up to twice their size, the lowering's freed pages kept by the
-// allocator; measured on this example: 5.76 MiB against Ĝ₂ = 3.05 MiB, 2.27 against Ĝ₁ = 1.52), so
-// the difference is within 1.25 × Ĝ₂ of 12,892 tasks (3.8 MiB; the old hint was 8.7 MiB over).
+// the run): the hint must equal that run's estimate, up to 4 printed digits (1%) and the two forked
+// processes' resident sets, which differ by up to 215 KiB (measured over 35 repetitions in the release
+// build; 1% of these ~21 MiB estimates is as little as 209 KiB): 512 KiB. One iteration lowers a graph
+// of half the tasks: the two estimates then differ by how far each graph's resident bytes (G) are from
+// what the guard models for it (Ĝ = 1.5 × sizeof(Task) + 32 bytes per task), × 1.25:
+// (G₂ − Ĝ₂) − (G₁ − Ĝ₁). A lowered graph holds between Ĝ and 2Ĝ (vectors grown up to twice their size,
+// the lowering's freed pages kept by the allocator; measured on this example: 5.76 MiB against
+// Ĝ₂ = 3.05 MiB, 2.27 against Ĝ₁ = 1.52), so the difference is within 1.25 × Ĝ₂ of 12,892 tasks
+// (3.8 MiB; the old hint was 8.7 MiB over).
 TEST(ResourceGuard, EachSuggestedChangeIsEstimatedAsThatRunWouldBe) {
 #if defined(__SANITIZE_ADDRESS__)
   // Frees held in quarantine, redzones and shadow pages: the estimates of two runs lowering the same
@@ -262,8 +275,9 @@ TEST(ResourceGuard, EachSuggestedChangeIsEstimatedAsThatRunWouldBe) {
   const double at_flow = refusal(with("run.collective_fidelity=flow"), {}).at(0);
   const double quiet = refusal({}, {}).at(0);
   const double one_iteration = refusal(with("run.iterations=1"), {}).at(0);
-  EXPECT_NEAR(refused[1], at_flow, 0.01 * at_flow);
-  EXPECT_NEAR(refused[2], quiet, 0.01 * quiet);
+  constexpr double kResidentSpread = 512 * 1024;
+  EXPECT_NEAR(refused[1], at_flow, 0.01 * at_flow + kResidentSpread);
+  EXPECT_NEAR(refused[2], quiet, 0.01 * quiet + kResidentSpread);
   EXPECT_LT(refused[3], refused[0]);
   EXPECT_NEAR(refused[3], one_iteration, 1.25 * 12892 * (1.5 * static_cast<double>(sizeof(Task)) + 32));
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "planners/spmd/spmd_cost.hpp"
+#include "planners/spmd/spmd_lowering.hpp"
 #include "sim/scenario/cluster_view_builder.hpp"
 #include "sim/scenario/layout.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -128,6 +129,27 @@ TEST(ScenarioSpmd, AllReducesRunTheGivenAlgorithmInBuckets) {
   EXPECT_DOUBLE_EQ(all_reduces(bucketed)[0]->size.value(), 131072);
   // A 65,536 B bucket is full with each gradient: one call per weight again.
   EXPECT_EQ(all_reduces(lowered(load(base + "  bucket_size: 65536B\n"))).size(), 2u);
+}
+
+// A pipelined plan's stages bucket their gradients by the workload's bucket_size too. One stage of the
+// four GPUs (x, h, y, loss; h holds w1 and y holds w2, 65,536 B each): the pipeline lowering's own
+// 25 MB bucket takes both gradients in one all-reduce of 131,072 B; 65,536 B buckets, walking down from
+// the loss, close at y and at h: one all-reduce of 65,536 B each.
+TEST(ScenarioSpmd, PipelinedPlansBucketByTheWorkloadsBucketSize) {
+  write_file("mlp2.yaml", kTwoWeights);
+  const Scenario s = load(kTwoNodes + "  graph: mlp2.yaml\n  planner: dp-ev\n  global_batch: 4096\n");
+  const auto* spec = s.workload_as<SpmdWorkload>();
+  SpmdPlan plan = plan_spmd(s, *spec);
+  plan.pipeline = SpmdPipeline{std::vector<int>(spec->graph.size(), 0), {{0, 1, 2, 3}}, 1, 0};
+  const auto sizes = [&](double bucket_bytes) {
+    const TaskGraph graph = lower_spmd(spec->graph, plan, s.cluster.gpu_names(), 1, SpmdCommOptions{"", bucket_bytes});
+    std::vector<double> found;
+    for (const Collective* c : all_reduces(graph))
+      if (c->size.value() > 0) found.push_back(c->size.value());
+    return found;
+  };
+  EXPECT_EQ(sizes(0), std::vector<double>({131072}));
+  EXPECT_EQ(sizes(65536), std::vector<double>({65536, 65536}));
 }
 
 TEST(ScenarioSpmd, PlannersPriceARingAcrossASharedNicOncePerNode) {
