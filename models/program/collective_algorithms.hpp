@@ -88,6 +88,9 @@ class CollectiveAlgorithm {
   // Whether expand() and flows() honour Collective::copies > 1 (a symmetric window of the group);
   // the callers below refuse such a collective otherwise.
   [[nodiscard]] virtual bool supports_copies(CollectiveKind /*kind*/) const { return false; }
+  // Whether expand() needs as many group members on every node it spans (hierarchical's local rings);
+  // a workload whose groups need not have that shape (an SPMD mesh axis) refuses such an algorithm.
+  [[nodiscard]] virtual bool needs_equal_members_per_node() const { return false; }
   // When the algorithm is, for c's kind, `rounds` rounds in which every member sends S/p to the next
   // member of the group order (a ring: Patarasuk & Yuan's all-reduce in 2(p−1) rounds, all-gather and
   // reduce-scatter in p−1), that number of rounds; the analytical cost (models/cost/collective_cost)

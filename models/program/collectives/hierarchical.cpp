@@ -15,6 +15,7 @@ class HierarchicalAlgorithm final : public CollectiveAlgorithm {
   // A window of whole nodes: the intra-node rings are the window's own, the inter-node rings wrap
   // within the window's nodes.
   [[nodiscard]] bool supports_copies(CollectiveKind /*kind*/) const override { return true; }
+  [[nodiscard]] bool needs_equal_members_per_node() const override { return true; }
 
   [[nodiscard]] CollectiveExpansion expand(const Collective& c, const DeviceTopology& topology) const override {
     assert(c.kind == CollectiveKind::all_reduce && "hierarchical supports all_reduce only");

@@ -1,6 +1,7 @@
 #include "sim/workloads/spmd/spmd_kind.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/common/option_reader.hpp"
 #include "models/program/collective_algorithms.hpp"
@@ -40,14 +41,20 @@ class SpmdKind final : public WorkloadKind {
     const Dtype dtype = read_dtype(map).value_or(Dtype::fp32);
     if (const YAML::Node algorithm = map.get("collective_algorithm"); algorithm.IsDefined())
       if (auto selection = read_entry(ctx.reader, algorithm, builtin_collective_algorithms())) {
-        // hierarchical needs as many members on every node of a group, which a mesh axis' groups need
-        // not have; the default rule already takes it wherever they do.
-        if (selection->name == "hierarchical")
+        // A mesh axis' groups need not hold as many members on every node; the default rule already
+        // takes such an algorithm wherever they do.
+        if (builtin_collective_algorithms().at(selection->name).value->needs_equal_members_per_node()) {
+          std::vector<std::string> others;
+          for (const auto& entry : builtin_collective_algorithms().entries())
+            if (entry.value->supports(CollectiveKind::all_reduce) && !entry.value->needs_equal_members_per_node())
+              others.push_back(entry.name);
           ctx.reader.error(algorithm,
-                           "an spmd workload's all-reduces run ring, tree or direct (hierarchical is "
-                           "the default rule's wherever a group allows it)");
-        else
+                           fmt::format("an spmd workload's all-reduces run one of {} ({} needs as many members "
+                                       "on every node, and is the default rule's wherever a group has them)",
+                                       fmt::join(others, ", "), selection->name));
+        } else {
           spec->comm.all_reduce_algorithm = selection->name;
+        }
       }
     if (auto bucket = map.quantity<Bytes>("bucket_size")) {
       if (bucket->value() <= 0) ctx.reader.error(map.get("bucket_size"), "bucket_size must be positive");

@@ -184,7 +184,7 @@ TEST(ScenarioSpmd, HierarchicalIsNotAnSpmdAlgorithm) {
   const auto errors = diagnostics_thrown_by(
       [] { (void)load(kTwoNodes + "  graph: mlp2.yaml\n  collective_algorithm: hierarchical\n  bucket_size: 0B\n"); });
   ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 10, 25, "an spmd workload's all-reduces run ring, tree or direct");
+  expect_error(errors[0], 10, 25, "an spmd workload's all-reduces run one of ring, tree, direct (hierarchical needs");
   expect_error(errors[1], 11, 16, "bucket_size must be positive");
 }
 
