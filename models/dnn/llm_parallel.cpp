@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+
+#include "models/common/enum_names.hpp"
 
 namespace dnnsim {
 namespace {
@@ -60,6 +63,10 @@ std::vector<std::string> llm_parallel_problems(const LayerModel& model, const Ll
       problems.push_back(fmt::format("the {} tokens per context rank do not split over tensor_parallel {}",
                                      seq / parallel.context, tp));
   }
+  if (parallel.context > 1 && model.transformer)
+    if (std::string why = context_comm_problem(*model.transformer, parallel.context_comm, tp, parallel.context);
+        !why.empty())
+      problems.push_back(std::move(why));
   if (parallel.routing.imbalance < 1.0)
     problems.push_back(fmt::format("moe imbalance {} is below 1 (the busiest GPU gets at least the balanced share)",
                                    parallel.routing.imbalance));
@@ -80,6 +87,60 @@ Bytes ring_attention_step_bytes(const TransformerDims& dims, int micro_batch, in
   // Key/value heads split over the tensor ranks when there are enough of them, replicated otherwise.
   const double kv_split = std::min(tp, std::max(1, dims.kv_heads));
   return Bytes(micro_batch * (static_cast<double>(dims.seq) / cp) * dims.kv_width / kv_split * kBf16);
+}
+
+namespace {
+
+// Transformer Engine's cp_comm_type spellings, in ContextComm order.
+constexpr std::array<std::string_view, 3> kContextCommNames{"p2p", "all_gather", "a2a"};
+
+// Key/value heads on one tensor rank: split over the tensor ranks when there are at least TP of
+// them, one replicated head group otherwise (as ring_attention_step_bytes).
+int kv_heads_per_rank(const TransformerDims& dims, int tp) {
+  const int kv = std::max(1, dims.kv_heads);
+  return kv / std::min(tp, kv);
+}
+
+}  // namespace
+
+std::vector<std::string> context_comm_names() { return enum_names(kContextCommNames); }
+
+std::optional<ContextComm> context_comm_from_name(std::string_view name) {
+  return enum_from_name<ContextComm>(kContextCommNames, name);
+}
+
+std::string context_comm_problem(const TransformerDims& dims, ContextComm comm, int tp, int cp) {
+  if (comm != ContextComm::a2a || cp <= 1) return {};
+  const int heads = dims.heads / std::max(1, tp);
+  const int kv = kv_heads_per_rank(dims, tp);
+  if (heads % cp == 0 && kv % cp == 0) return {};
+  return fmt::format(
+      "context_parallel_comm a2a needs the attention heads per tensor rank ({} = {} / TP {}) and the key/value "
+      "heads per tensor rank ({}) divisible by context_parallel {} (Transformer Engine's all-to-all splits heads "
+      "over the CP ranks)",
+      heads, dims.heads, tp, kv, cp);
+}
+
+std::vector<ContextExchange> context_exchanges(const TransformerDims& dims, ContextComm comm, int micro_batch, int tp,
+                                               int cp, bool backward) {
+  if (cp <= 1 || comm == ContextComm::p2p) return {};
+  // The rank's own K and V (one ring chunk): an all-gather's output and a reduce-scatter's input are
+  // CP of them; each is one call for K and one for V.
+  const Bytes local_kv = ring_attention_step_bytes(dims, micro_batch, tp, cp);
+  if (comm == ContextComm::all_gather) {
+    std::vector<ContextExchange> result{{CollectiveKind::all_gather, local_kv * cp, 2}};
+    if (backward) result.push_back({CollectiveKind::reduce_scatter, local_kv * cp, 2});
+    return result;
+  }
+  // a2a: Q and O (or dO and dQ) add heads·(d_k + d_v) per token to K and V's kv_width.
+  const double per_head = static_cast<double>(dims.kv_width) / std::max(1, dims.kv_heads);
+  const Bytes local_qo(micro_batch * (static_cast<double>(dims.seq) / cp) * dims.heads / tp * per_head * kBf16);
+  return {{CollectiveKind::all_to_all, local_kv + local_qo, 4}};
+}
+
+Bytes context_gather_buffer_bytes(const TransformerDims& dims, ContextComm comm, int micro_batch, int tp, int cp) {
+  if (cp <= 1 || comm != ContextComm::all_gather) return Bytes(0);
+  return ring_attention_step_bytes(dims, micro_batch, tp, cp) * (2.0 * cp);
 }
 
 std::vector<RingPhase> ring_attention_phases(int cp, bool backward) {

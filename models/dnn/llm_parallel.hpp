@@ -35,6 +35,29 @@
 //    dK/dV only, back to the rank that owns them (p2p_comm_buffers of 2 × kv in the K/V dtype).
 // One chunk is b·(s/CP)·kv_width/TP_kv BF16 values (kv heads split over the tensor ranks when there are
 // at least TP of them).
+// Transformer Engine's other cp_comm_type values (TE v2.9, 70f5366, transformer_engine/pytorch/attention/
+// dot_product_attention/context_parallel.py), each exposed: the attention core waits for them and
+// nothing else runs beside them, so a step lasts its compute plus them (context_exchanges):
+//  - "all_gather" (AttnFuncWithCPAndKVAllGather, "KV all-gather between CP ranks is exposed", after
+//    Llama 3, arXiv:2407.21783 §3.3.2): forward, K and V are all-gathered over the CP group
+//    (gather_along_first_dim, one call each) and the rank's 2 query chunks meet the whole K/V below
+//    them, on two streams for wave quantization only — the same causal work as the ring's; it saves
+//    the local K/V, so the backward gathers them again, runs the attention backward into full-length
+//    dK/dV and reduce-scatters those (reduce_scatter_along_first_dim, one call each, K/V dtype).
+//    Per layer and GPU: forward (CP − 1) chunks received, backward (CP − 1) received and (CP − 1)
+//    sent. Megatron-Core (core_r0.15.0 transformer_config.py, cp_comm_type): "The all-gather is not
+//    async, and cannot be overlapped." During the core a GPU holds 2·CP chunks (the gathered K/V and
+//    its reordered index_select copy forward; the gathered K/V and the full-length dK/dV backward),
+//    one layer at a time: a transient peak, not kept activations (context_gather_buffer_bytes).
+//  - "a2a" (DeepSpeed-Ulysses: Jacobs et al., arXiv:2309.14509 §3.1; AttnFuncWithCPAndQKVOA2A):
+//    forward, Q, K and V go from sequence-sharded to head-sharded (all_to_all_single, one call each),
+//    the core runs over the whole sequence for heads/(TP·CP) heads, and the output O returns (one
+//    call); backward dO forward, then dQ, dK, dV back (4 calls). Each call's input is the rank's local
+//    tensor, of which it sends (CP − 1)/CP: per layer and pass b·(s/CP)·(q + k + v + o widths)/TP
+//    BF16 values in, q + o = heads·(d_k + d_v) = heads·kv_width/kv_heads (exact for MLA's d_k ≠ d_v).
+//    TE asserts "The number of attention heads needs to be divisible by CP size!" of the rank's Q
+//    and K heads (context_comm_problem). What it saves is the head-sharded Q/K/V and O, as large as
+//    the sequence-sharded ones: the kept activations do not change.
 // Fully sharded data parallelism (ZeRO-3: Rajbhandari et al., SC'20 §5; Megatron-FSDP
 // optim_grads_params): weights, gradients and optimizer state are divided over the F = DP·CP ranks of
 // a stage's tensor rank; each layer's weights are all-gathered before its forward and again before
@@ -43,13 +66,17 @@
 // parameter, BF16): per micro-batch, prefetched one layer ahead so that the exchange overlaps compute.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/common/units.hpp"
 #include "models/dnn/layer_model.hpp"
 #include "models/dnn/precision_recipe.hpp"
 #include "models/dnn/tensor_parallel.hpp"
+#include "models/program/task_graph.hpp"
 
 namespace dnnsim {
 
@@ -62,8 +89,15 @@ struct MoeRouting {
   [[nodiscard]] double load() const { return capacity_factor ? *capacity_factor : imbalance; }
 };
 
+// Transformer Engine's cp_comm_type (Megatron-Core's `cp_comm_type`; unset is "p2p"). "a2a+p2p"
+// (hierarchical CP) is not built.
+enum class ContextComm : std::uint8_t { p2p, all_gather, a2a };
+[[nodiscard]] std::vector<std::string> context_comm_names();  // "p2p", "all_gather", "a2a"
+[[nodiscard]] std::optional<ContextComm> context_comm_from_name(std::string_view name);
+
 struct LlmParallelism {
   int context = 1;  // CP
+  ContextComm context_comm = ContextComm::p2p;
   int expert = 1;   // EP
   bool fsdp = false;
   MoeRouting routing;
@@ -105,6 +139,26 @@ struct RingPhase {
 // The phases of one layer's ring, as above: forward {CP − 1 steps × 1 chunk} (the last step's
 // attention not overlapped); backward {2 × 1 chunk (the first and last steps), CP − 2 × 2 chunks}.
 [[nodiscard]] std::vector<RingPhase> ring_attention_phases(int cp, bool backward);
+
+// Why TE cannot run `comm` with CP `cp` on TP `tp` (a2a: the query or key/value heads per tensor rank
+// not divisible by CP); empty if it can.
+[[nodiscard]] std::string context_comm_problem(const TransformerDims& dims, ContextComm comm, int tp, int cp);
+
+// One of the exposed CP collectives of one attention layer and pass (all_gather or a2a; none for p2p,
+// whose exchanges are the ring's phases), as NCCL sizes them: an all-gather's output, a reduce-
+// scatter's input, an all-to-all's input per GPU; `calls` NCCL calls.
+struct ContextExchange {
+  CollectiveKind kind = CollectiveKind::all_gather;
+  Bytes size{0};
+  int calls = 0;
+};
+[[nodiscard]] std::vector<ContextExchange> context_exchanges(const TransformerDims& dims, ContextComm comm,
+                                                             int micro_batch, int tp, int cp, bool backward);
+
+// What cp_comm_type all_gather holds beside the kept activations while one attention layer's core
+// runs (zero for p2p and a2a): 2·CP local K/V chunks, as above. One layer at a time, freed after it.
+[[nodiscard]] Bytes context_gather_buffer_bytes(const TransformerDims& dims, ContextComm comm, int micro_batch, int tp,
+                                                int cp);
 
 // FSDP, for the parameters of a layer range: the all-gather's output (each at the weight bytes the
 // recipe gathers) and, backward, the reduce-scatter's input (their BF16 gradients), as NCCL sizes them.

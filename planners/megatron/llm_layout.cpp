@@ -89,6 +89,10 @@ bool accepted(const LlmLayoutModel& model, int gpus, int global_batch, const Llm
       fail("PP {} with activations offloaded to the host (rule 8: Megatron-Core offloads without a pipeline only)",
            c.pipeline))
     return false;
+  if (c.context > 1)
+    if (const std::string problem = context_comm_problem(dims, limits.context_comm, c.tensor, c.context);
+        !problem.empty() && fail("{} (rule 9)", problem))
+      return false;
   return ok;
 }
 

@@ -35,6 +35,9 @@
 //     planner limit, `fsdp_with_pipeline`).
 //  8. CPU activation offloading (`activation_offload_layers`) needs PP 1 ("Currently there is no support
 //     for Pipeline parallelism with CPU offloading", transformer_config.py).
+//  9. With cp_comm_type a2a (context_parallel_comm), CP divides the query and the key/value heads of
+//     each tensor rank (Transformer Engine's AttnFuncWithCPAndQKVOA2A: "The number of attention heads
+//     needs to be divisible by CP size!"; context_comm_problem).
 #pragma once
 
 #include <functional>
@@ -42,6 +45,7 @@
 #include <vector>
 
 #include "models/dnn/layer_model.hpp"
+#include "models/dnn/llm_parallel.hpp"
 #include "planners/common/cluster_view.hpp"
 
 namespace dnnsim {
@@ -74,6 +78,7 @@ struct LlmLayoutLimits {
   bool single_stage = false;            // rule 8: the recipe offloads activations to the host
   int max_chunks = 0;                   // VP ≤ this (0: as many as the blocks allow)
   int chunks = 0;                       // VP = this (a schedule of fixed chunks per stage); 0: any
+  ContextComm context_comm = ContextComm::p2p;  // rule 9: the recipe's cp_comm_type
 };
 
 // What the rules need of the model.

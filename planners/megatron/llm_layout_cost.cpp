@@ -187,7 +187,10 @@ Bytes LlmLayoutCost::memory(const LlmLayout& layout) {
                          Bytes(layout.fsdp ? 2.0 * s.largest_block * per.weights : 0.0);
     const Bytes kept = activations * static_cast<double>(layout.micro_batch) *
                        static_cast<double>(in_flight(stage, layout.pipeline, micro_batches, layout.chunks));
-    peak = std::max(peak, states + kept + request_.memory.framework_overhead);
+    // cp_comm_type all_gather's gathered K/V, one layer's at a time (as the lowering's steps hold it).
+    const Bytes gathered = context_gather_buffer_bytes(*request_.model.transformer, request_.llm.context_comm,
+                                                       layout.micro_batch, layout.tensor, layout.context);
+    peak = std::max(peak, states + kept + gathered + request_.memory.framework_overhead);
   }
   return peak;
 }

@@ -357,6 +357,12 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
           // for (offload_cuts): forward upwards, backward downwards; a cut fires after its segment.
           const bool offloads = !offload_cuts.empty() && phase != Phase::recompute;
           const bool forward = pass == Pass::forward;
+          // CP's all-gathered K/V (cp_comm_type all_gather), held while the step's attention runs.
+          const Bytes gather_buffer =
+              workload.transformer && attention_layers_in_range(model, layers.begin, layers.end) > 0
+                  ? context_gather_buffer_bytes(*model.transformer, workload.llm.context_comm, samples,
+                                                workload.tensor_parallel.degree, workload.llm.context)
+                  : Bytes(0);
           std::vector<LayerRange> segments{layers};
           std::vector<const OffloadCut*> fired{nullptr};
           if (offloads) {
@@ -428,12 +434,12 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
               }
               Task task = task_of(std::move(work), compute_stream, phase, label, step_iteration);
               if (first_segment) {
-                task.alloc_bytes = alloc;
+                task.alloc_bytes = alloc + gather_buffer;
                 if (iteration == 0 && first_task) task.alloc_bytes += stage_model_state_bytes(workload, s) + stash;
                 const std::vector<TaskId>& before = step_end[rank];
                 if (before.size() > 1) task.deps.insert(task.deps.end(), before.begin() + 1, before.end());
               }
-              if (last_segment) task.free_bytes = free;
+              if (last_segment) task.free_bytes = free + gather_buffer;
               if (offload_wait[rank]) task.deps.push_back(*std::exchange(offload_wait[rank], std::nullopt));
               last = graph.add(std::move(task));
               if (offloads && fired[k] != nullptr) fire(*fired[k], last);

@@ -16,6 +16,12 @@ std::vector<DeviceId> leading(std::vector<DeviceId> members, DeviceId first) {
   return members;
 }
 
+// Whether the step's attention meets the other CP ranks' K/V through TE's p2p ring (context_ring);
+// the other cp_comm_types are exposed collectives (step_collectives).
+bool runs_ring(const PipelineWorkload& workload) {
+  return workload.transformer && workload.llm.context > 1 && workload.llm.context_comm == ContextComm::p2p;
+}
+
 Collective exchange(CollectiveKind kind, std::vector<DeviceId> group, Bytes size, int calls) {
   Collective collective{kind, std::move(group), size, "", 0};
   collective.calls = static_cast<std::uint32_t>(std::max(1, calls));
@@ -101,6 +107,19 @@ std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, c
       const Bytes call = expert_all_to_all_bytes(dims, samples, tp, sequence_parallel, cp, llm.routing);
       result.push_back({exchange(CollectiveKind::all_to_all, groups.expert, call * (2.0 * moe_layers), 2 * moe_layers),
                         llm.expert_overlap, "ep all-to-all"});
+    }
+  }
+  // CP's all-gather or all-to-all exchanges (not p2p's ring): around each attention core, which waits
+  // for them, so they are serial; a recomputed forward runs its attention's exchanges again.
+  if (llm.context > 1 && groups.context.size() > 1) {
+    const int attention_layers = attention_layers_in_range(model, layers.begin, layers.end);
+    for (const ContextExchange& each : context_exchanges(dims, llm.context_comm, samples, tp, cp, backward)) {
+      if (attention_layers == 0) break;
+      std::string what = fmt::format("cp {}", collective_kind_name(each.kind));
+      std::replace(what.begin(), what.end(), '_', '-');  // "cp all-gather", as "fsdp all-gather"
+      result.push_back(
+          {exchange(each.kind, groups.context, each.size * attention_layers, each.calls * attention_layers), false,
+           std::move(what)});
     }
   }
   // FSDP: the weights gathered before each pass, the gradients reduce-scattered after the backward.
@@ -264,7 +283,7 @@ std::vector<RingExchange> context_ring(const PipelineWorkload& workload, const S
                                        const ClusterDevice* device, int samples, Pass pass) {
   std::vector<RingExchange> result;
   const int cp = workload.llm.context;
-  if (!workload.transformer || cp <= 1) return result;
+  if (!runs_ring(workload)) return result;
   const auto [count, attention] = step_attention(workload, layers, device, samples, pass);
   if (count == 0) return result;
   const Bytes chunk =
@@ -283,7 +302,7 @@ std::vector<RingExchange> context_ring(const PipelineWorkload& workload, const S
 Seconds ring_attention_overlapped(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device,
                                   int samples, Pass pass) {
   const int cp = workload.llm.context;
-  if (!workload.transformer || cp <= 1) return Seconds(0);
+  if (!runs_ring(workload)) return Seconds(0);
   int steps = 0;
   for (const RingPhase& phase : ring_attention_phases(cp, pass == Pass::backward)) steps += phase.steps;
   return step_attention(workload, layers, &device, samples, pass).second * (static_cast<double>(steps) / cp);

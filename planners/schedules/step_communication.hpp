@@ -6,14 +6,15 @@
 // Placement, per step and lowered GPU:
 //  - serial: after the step's compute on its compute stream; the step's consumers wait for the last
 //    (the tensor-parallel collectives of Megatron-LM, synchronous; the expert all-to-alls of the
-//    alltoall dispatcher between the router and the experts);
+//    alltoall dispatcher between the router and the experts; the CP all-gathers and reduce-scatters
+//    or all-to-alls of cp_comm_type all_gather and a2a, which the attention core waits for);
 //  - overlapped: on the GPU's "overlap" stream, starting when the step's compute can start (the same
 //    inputs and the compute stream's previous task), the step's consumers waiting for both: FSDP's
 //    prefetched gathers, and the tensor-parallel collectives under TE's userbuffer overlap or the
 //    all-to-alls under overlap_moe_expert_parallel_comm when the recipe enables them. A whole step's overlapped
 //    communication against its whole compute is the coarse view of per-layer overlap: what one layer's
 //    exchange exposes before the first kernel it can hide under is not counted.
-//  - the context-parallel ring (context_ring): per phase of llm_parallel.hpp's ring, the exchange on
+//  - the context-parallel ring (context_ring, cp_comm_type p2p): per phase of llm_parallel.hpp's ring, the exchange on
 //    the GPU's "context" stream beside the compute of the attention it overlaps, split off the step's
 //    compute: the step computes its other layers (and the forward's last ring step), then each phase
 //    lasts max(its exchange, its attention), the next phase waiting for both — Σ over a layer's steps
@@ -56,7 +57,8 @@ struct StepCollective {
 
 // The collectives of one step of `layers` for `samples` sequences on the GPU whose groups are `groups`
 // (rank `rank` of its plan device): tensor-parallel ones (`rank_in_tensor_group == 0` only, one task
-// for the group) and the LLM exchanges other than the CP ring (context_ring). `pass`: forward (with
+// for the group) and the LLM exchanges other than the CP ring (context_ring): with cp_comm_type
+// all_gather or a2a, the attention layers' context_exchanges. `pass`: forward (with
 // `recompute`, the re-run forward, which repeats the forward's tensor-parallel collectives and expert
 // exchanges but no FSDP gather or embedding reduction) or backward.
 [[nodiscard]] std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, const StepGroups& groups,

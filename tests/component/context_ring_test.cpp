@@ -15,6 +15,15 @@
 // T_rest + max(exchange, attention). The attention time is the cost model's (context_ring's `attention`,
 // an input here); the sequence sets the regime: the exchange grows with s, the attention with s², so
 // s = 256 is exchange-bound and s = 16,384 attention-bound (each asserted).
+//
+// cp_comm_type all_gather and a2a (ContextComm.*) on the same step: no ring, their collectives serial
+// after the step's compute (each mirrored 2-rank collective one round of half its size: α + size/2/β):
+//  - all_gather: forward the 2 layers' K/V gathered, output 2 · 2 · 512·s = 2,048·s bytes → α +
+//    1,024·s / β; backward that again, then the reduce-scatter of the 2,048·s dK/dV, α + 1,024·s / β more;
+//  - a2a: per layer K/V (512·s) and Q and O (s/2 tokens · 4 heads · (64 + 64) · 2 = 512·s), 2 layers
+//    2,048·s bytes in, half of them sent: α + 1,024·s / β, either pass.
+// So the forward step ends at T_rest + α + 1,024·s/β for both, the backward at T_rest + 2α + 2,048·s/β
+// (all_gather) or T_rest + α + 1,024·s/β (a2a).
 #include <gtest/gtest.h>
 
 #include "models/dnn/llm_parallel.hpp"
@@ -39,13 +48,14 @@ struct Outcome {
   double attention = 0;  // the cost model's, from context_ring
 };
 
-Outcome run_step(int seq, Pass pass) {
+Outcome run_step(int seq, Pass pass, ContextComm comm = ContextComm::p2p) {
   const Scenario scenario = testing::load(testing::nvswitch_node(2));
   const ClusterView view = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
   const LayerModel model = testing::tiny_moe(0, seq);  // dense: no experts
   PipelineWorkload workload;
   workload.transformer = transformer_shape(model);
   workload.llm.context = 2;
+  workload.llm.context_comm = comm;
   workload.model = shard_for_llm(model, workload.tensor_parallel, workload.llm, 0);
   workload.dtype = Dtype::bf16;
   workload.gpus = view.devices;
@@ -68,11 +78,16 @@ Outcome run_step(int seq, Pass pass) {
   (void)add_step_collectives(graph, workload, stage, 0, computes, {{}, {}}, companions, layers, 1, pass, false, "step",
                              0);
   const auto ring = context_ring(workload, step_groups(workload, stage, 0, 0), layers, &view.devices[0], 1, pass);
-  EXPECT_EQ(ring.size(), 1u);
+  EXPECT_EQ(ring.size(), comm == ContextComm::p2p ? 1u : 0u);
   Outcome outcome;
-  outcome.attention = ring.front().attention.value();
-  const double bytes = (pass == Pass::backward ? 4.0 : 2.0) * 512.0 * seq;
-  outcome.exchange = kAlpha + bytes / kBeta;
+  if (comm == ContextComm::p2p) {
+    outcome.attention = ring.front().attention.value();
+    const double bytes = (pass == Pass::backward ? 4.0 : 2.0) * 512.0 * seq;
+    outcome.exchange = kAlpha + bytes / kBeta;
+  } else {
+    const int collectives = comm == ContextComm::all_gather && pass == Pass::backward ? 2 : 1;
+    outcome.exchange = collectives * (kAlpha + 1024.0 * seq / kBeta);
+  }
   const SimulationResult result = simulate(scenario, std::move(graph), {});
   for (double end : result.task_end) outcome.simulated = std::max(outcome.simulated, end);
   return outcome;
@@ -92,6 +107,18 @@ TEST(ContextRing, ForwardExchangeBound) { expect_step(256, Pass::forward, true);
 TEST(ContextRing, ForwardAttentionBound) { expect_step(16384, Pass::forward, false); }
 TEST(ContextRing, BackwardExchangeBound) { expect_step(256, Pass::backward, true); }
 TEST(ContextRing, BackwardAttentionBound) { expect_step(16384, Pass::backward, false); }
+
+// The exposed types: the step ends at T_rest + their exchanges, whatever the attention (here in T_rest).
+void expect_exposed(ContextComm comm, Pass pass) {
+  const Outcome o = run_step(4096, pass, comm);
+  const double derived = kRest + o.exchange;
+  EXPECT_NEAR(o.simulated, derived, 1e-9 * derived);
+}
+
+TEST(ContextComm, AllGatherForward) { expect_exposed(ContextComm::all_gather, Pass::forward); }
+TEST(ContextComm, AllGatherBackward) { expect_exposed(ContextComm::all_gather, Pass::backward); }
+TEST(ContextComm, AllToAllForward) { expect_exposed(ContextComm::a2a, Pass::forward); }
+TEST(ContextComm, AllToAllBackward) { expect_exposed(ContextComm::a2a, Pass::backward); }
 
 }  // namespace
 }  // namespace dnnsim

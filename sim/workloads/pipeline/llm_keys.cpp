@@ -33,6 +33,17 @@ bool read_llm_parallelism(YamlReader& reader, MapReader& map, PipelineWorkloadSp
                                "(ring attention balances causal work over 2·CP chunks)",
                                llm.context, dims->seq, llm.context));
   }
+  if (note("context_parallel_comm")) {
+    if (auto name = map.choice("context_parallel_comm", "context-parallel communication", context_comm_names())) {
+      llm.context_comm = *context_comm_from_name(*name);
+      // With a planner choosing TP or CP, the plan is checked instead (llm_parallel_problems, and the
+      // 5D planner's rule 9).
+      if (dims && llm.context > 1)
+        if (std::string why = context_comm_problem(*dims, llm.context_comm, spec.tensor_parallel.degree, llm.context);
+            !why.empty())
+          reader.error(map.get("context_parallel_comm"), why);
+    }
+  }
   if (note("fsdp")) llm.fsdp = map.boolean("fsdp").value_or(false);
   if (note("precision_recipe")) {
     if (auto name = map.choice("precision_recipe", "precision recipe", low_precision_names())) {

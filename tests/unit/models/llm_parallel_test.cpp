@@ -40,6 +40,59 @@ TEST(ExpertParallel, AllToAllVolumePerMoeLayer) {
   EXPECT_DOUBLE_EQ(expert_all_to_all_bytes(qwen, 1, 2, true, 1, skewed).value(), 1.25 * 2048 * 8 * 4096 * 2);
 }
 
+// TE's all_gather and a2a cp_comm_types (llm_parallel.hpp), per attention layer and pass, one GPU.
+// Llama 3 70B (64 query heads, 8 KV heads of 128), s = 8,192, MBS 2, TP 4. Its local K/V (one ring
+// chunk) at CP 4 is 2 · 2,048 tokens · 8·256 / 4 · 2 bytes = 4 MiB (RingAttentionTrafficPerStep).
+//  - all_gather, CP 4: forward one all-gather of K and V (2 calls) whose output is the CP = 4 chunks,
+//    16 MiB, of which a GPU receives the other 3: 12 MiB, the ring's (CP − 1) chunks; backward the same
+//    gather again and a reduce-scatter of the 16 MiB full-length dK/dV (2 calls), 12 MiB sent.
+//  - a2a needs 64/4 = 16 query heads and 8/4 = 2 KV heads per tensor rank divisible by CP: CP 2 runs,
+//    CP 4 does not (2 KV heads). At CP 2 a GPU holds 4,096 tokens: K/V 2 · 4,096 · 2·256 · 2 = 8 MiB,
+//    Q and O 2 · 4,096 · 16 heads · (128 + 128) · 2 = 64 MiB: each pass's 4 all-to-alls take 72 MiB in,
+//    of which (CP − 1)/CP, 36 MiB, leave the GPU. With MHA (q = k = v = o) that is Ulysses' 4·(CP − 1)/CP
+//    of one activation; GQA's K/V are 8 MiB of the 72.
+TEST(ContextParallel, AllGatherAndAllToAllTrafficPerLayer) {
+  const TransformerDims dims = *make("llama3-70b", 8192).transformer;
+  constexpr double kMiB = 1024.0 * 1024;
+  EXPECT_TRUE(context_exchanges(dims, ContextComm::p2p, 2, 4, 4, true).empty());  // the ring's phases instead
+  EXPECT_TRUE(context_exchanges(dims, ContextComm::all_gather, 2, 4, 1, true).empty());
+  const auto forward = context_exchanges(dims, ContextComm::all_gather, 2, 4, 4, false);
+  ASSERT_EQ(forward.size(), 1u);
+  EXPECT_EQ(forward[0].kind, CollectiveKind::all_gather);
+  EXPECT_DOUBLE_EQ(forward[0].size.value(), 16 * kMiB);
+  EXPECT_EQ(forward[0].calls, 2);
+  const auto backward = context_exchanges(dims, ContextComm::all_gather, 2, 4, 4, true);
+  ASSERT_EQ(backward.size(), 2u);
+  EXPECT_EQ(backward[0].kind, CollectiveKind::all_gather);
+  EXPECT_DOUBLE_EQ(backward[0].size.value(), 16 * kMiB);
+  EXPECT_EQ(backward[1].kind, CollectiveKind::reduce_scatter);
+  EXPECT_DOUBLE_EQ(backward[1].size.value(), 16 * kMiB);
+  EXPECT_EQ(backward[1].calls, 2);
+
+  EXPECT_TRUE(context_comm_problem(dims, ContextComm::a2a, 4, 2).empty());
+  EXPECT_NE(context_comm_problem(dims, ContextComm::a2a, 4, 4).find("key/value heads per tensor rank (2)"),
+            std::string::npos);
+  EXPECT_TRUE(context_comm_problem(dims, ContextComm::p2p, 4, 4).empty());
+  for (bool pass : {false, true}) {
+    const auto a2a = context_exchanges(dims, ContextComm::a2a, 2, 4, 2, pass);
+    ASSERT_EQ(a2a.size(), 1u);
+    EXPECT_EQ(a2a[0].kind, CollectiveKind::all_to_all);
+    EXPECT_DOUBLE_EQ(a2a[0].size.value(), 72 * kMiB);
+    EXPECT_EQ(a2a[0].calls, 4);
+  }
+  // DeepSeek-V3's MLA (128 heads, d_k = 192, d_v = 128, kv_width 128 · 320), s = 4,096, MBS 1, TP 2,
+  // CP 4: 1,024 tokens with 64 heads each of Q (192), K (192), V (128) and O (128): 1,024 · 64 · 640 · 2
+  // bytes in. Llama 3.1 405B at TP 8 has one KV head per rank: no CP > 1 runs a2a.
+  const TransformerDims mla = *make("deepseek-v3").transformer;
+  EXPECT_TRUE(context_comm_problem(mla, ContextComm::a2a, 2, 4).empty());
+  EXPECT_DOUBLE_EQ(context_exchanges(mla, ContextComm::a2a, 1, 2, 4, false)[0].size.value(), 1024.0 * 64 * 640 * 2);
+  EXPECT_FALSE(context_comm_problem(*make("llama3.1-405b", 8192).transformer, ContextComm::a2a, 8, 2).empty());
+  LlmParallelism parallel;
+  parallel.context = 4;
+  parallel.context_comm = ContextComm::a2a;
+  EXPECT_EQ(llm_parallel_problems(make("llama3-70b", 8192), parallel, 4, 16).size(), 1u);
+}
+
 // EP 64 divides DeepSeek-V3's 256 experts: each GPU holds 4 of every MoE layer's, and the grouped GEMM
 // runs T·k·EP/E = 4,096 · 8 · 64 / 256 = 8,192 rows per local expert (balanced routing).
 TEST(ExpertParallel, ShardsTheExpertsAndGroupsTheirRows) {

@@ -117,6 +117,47 @@ TEST(StepCommunication, ContextRingAndGroups) {
             nullptr);  // rank 1 of its tensor group: rank 0 adds those
 }
 
+// The same GPU (rank 3 of replica 1, ring {7, 5}) with cp_comm_type all_gather, then a2a: no ring
+// phases, and per step serial collectives over the CP group, 32 attention layers each. The local K/V is
+// the ring chunk c = 4,096 · 8 · 256 / 2 · 2 bytes; all_gather forward gathers CP·c per layer (K and V:
+// 2 calls), backward gathers it again and reduce-scatters the CP·c dK/dV; a2a moves, per pass and layer,
+// the K/V plus Q and O: 4,096 tokens · 32/2 heads · (128 + 128) · 2 bytes = 4·c (16 query heads per
+// tensor rank against 4 KV heads), 5·c in all, in 4 calls. A
+// recomputed forward repeats its attention's exchanges.
+TEST(StepCommunication, ContextAllGatherAndAllToAllAreSerial) {
+  LlmParallelism llm;
+  llm.context = 2;
+  llm.context_comm = ContextComm::all_gather;
+  const PipelineWorkload gather = llm_workload("llama3-8b", 2, llm, 2);
+  const PipelineStage& stage = gather.plan.stages.front();
+  const StepGroups groups = step_groups(gather, stage, 1, 3);
+  const LayerRange layers = stage.chunks.front();
+  const double chunk = 4096.0 * 8 * 256 / 2 * 2;
+  EXPECT_TRUE(context_ring(gather, groups, layers, nullptr, 1, Pass::backward).empty());
+  const auto backward = step_collectives(gather, groups, 1, layers, 1, Pass::backward, false);
+  const StepCollective* all_gather = find(backward, "cp all-gather");
+  const StepCollective* reduce_scatter = find(backward, "cp reduce-scatter");
+  ASSERT_NE(all_gather, nullptr);
+  ASSERT_NE(reduce_scatter, nullptr);
+  for (const StepCollective* c : {all_gather, reduce_scatter}) {
+    EXPECT_FALSE(c->overlapped);
+    EXPECT_EQ(c->collective.group, groups.context);
+    EXPECT_DOUBLE_EQ(c->collective.size.value(), 2 * chunk * 32);
+    EXPECT_EQ(c->collective.calls, 64u);
+  }
+  EXPECT_EQ(find(step_collectives(gather, groups, 1, layers, 1, Pass::forward, false), "cp reduce-scatter"), nullptr);
+  EXPECT_NE(find(step_collectives(gather, groups, 1, layers, 1, Pass::forward, true), "cp all-gather"), nullptr);
+
+  llm.context_comm = ContextComm::a2a;
+  const PipelineWorkload a2a = llm_workload("llama3-8b", 2, llm, 2);
+  const auto exchanges = step_collectives(a2a, groups, 1, layers, 1, Pass::forward, false);
+  const StepCollective* all_to_all = find(exchanges, "cp all-to-all");
+  ASSERT_NE(all_to_all, nullptr);
+  EXPECT_EQ(all_to_all->collective.kind, CollectiveKind::all_to_all);
+  EXPECT_DOUBLE_EQ(all_to_all->collective.size.value(), (1 + 4) * chunk * 32);
+  EXPECT_EQ(all_to_all->collective.calls, 128u);
+}
+
 // Llama 3 8B under FSDP with FP8 parameters on 8 GPUs: each step gathers its layers' weights at 1 byte
 // per parameter (once per block: 32 calls), the backward also reduce-scatters their BF16 gradients; a
 // recomputed forward gathers nothing more (the weights are still there).

@@ -131,6 +131,26 @@ TEST(ScenarioLlm, ActivationOffloadNeedsASingleStageAndABlockLeft) {
   EXPECT_NE(planned_errors[0].message.find("needs a single pipeline stage"), std::string::npos) << dump(planned_errors);
 }
 
+// Transformer Engine's cp_comm_type: `all_gather` is read; `a2a` with Llama 3 70B at TP 4 leaves 8/4 = 2
+// KV heads per tensor rank, which CP 4 does not divide (TE asserts it), and "a2a+p2p" is not offered.
+// Both at once, each at its value.
+TEST(ScenarioLlm, ContextParallelCommIsReadAndA2aNeedsDivisibleHeads) {
+  LlmCase llama;
+  llama.gpu = "H100-SXM";
+  llama.model = "llama3-70b";
+  llama.seq = 8192;
+  llama.nodes = 2;
+  const std::string given = "  tensor_parallel: 4\n  context_parallel: 4\n";
+  const Scenario scenario = load(llm(llama, given + "  context_parallel_comm: all_gather\n"));
+  EXPECT_EQ(spec_of(scenario).llm.context_comm, ContextComm::all_gather);
+  const auto errors = errors_of(llm(llama, given + "  context_parallel_comm: a2a\n"));
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  expect_error(errors[0], 21, 26, "key/value heads per tensor rank (2) divisible by context_parallel 4");
+  const auto named = errors_of(llm(llama, given + "  context_parallel_comm: a2a+p2p\n"));
+  ASSERT_EQ(named.size(), 1u) << dump(named);
+  expect_error(named[0], 21, 26, "a2a+p2p");
+}
+
 // The same scenario asking the LLM layout planner for its layout instead of giving it.
 std::string planned(const std::string& keys, const std::string& planner = "megatron-5d") {
   std::string yaml = llm({}, keys);
