@@ -85,6 +85,20 @@ TEST(LlmLayoutRules, ExpertAndContextViolationsAreNeverProposed) {
   EXPECT_NE(problems(LlmLayout{1, 1, 1, 4, 1, 12, 1}).find("does not cut the sequence of 36 tokens"),
             std::string::npos);
   EXPECT_EQ(problems(LlmLayout{1, 1, 1, 6, 6, 8, 1}), "");
+  // With cp_comm_type a2a (rule 9) CP must also divide the 4 query (and 4 KV) heads of each tensor
+  // rank: 4/TP of them, so CP 3 and 6 never run, and CP 2 only with TP ≤ 2.
+  PlanRequest a2a = request;
+  a2a.llm.context_comm = ContextComm::a2a;
+  std::set<int> a2a_contexts;
+  for (const LlmLayout& layout : enumerate(a2a)) {
+    a2a_contexts.insert(layout.context);
+    EXPECT_EQ(4 / layout.tensor % layout.context, 0) << layout.describe();
+  }
+  EXPECT_EQ(a2a_contexts, (std::set<int>{1, 2}));
+  const std::vector<std::string> why =
+      llm_layout_problems(cost.layout_model(), 48, 48, llm_layout_limits(a2a), LlmLayout{1, 1, 1, 6, 6, 8, 1});
+  ASSERT_EQ(why.size(), 1u);
+  EXPECT_NE(why.front().find("(rule 9)"), std::string::npos) << why.front();
 }
 
 // DeepSeek-V3 (671 B parameters) on 8 V100-16GB: BF16 weights and gradients and fp32 Adam state,
