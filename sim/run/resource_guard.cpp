@@ -7,9 +7,15 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/platform/actors.hpp"
+#include "sim/scenario/layout.hpp"
 
 namespace dnnsim {
 namespace {
@@ -54,14 +60,10 @@ constexpr double kMargin = 1.25;
 // (LinkTrafficRecorder::Flow) in a vector grown by push_back, moved into the result.
 constexpr double kTraceKeptFlow = 1.5 * 40;
 // trace.json's link counters (sim/report/report.cpp write_chrome_trace): a rate change (16 bytes)
-// at each end of each flow on each link of its route, in one array sized to fit. A route between
-// two nodes of a switch has 6 links (each side's PCIe link and NIC, and its switch port); within a
-// node, 2 (NVLink or PCIe, up and down); 6 counts the largest runs' flows, which mostly cross nodes.
-// Measured (a temporary print): 12.0 changes a flow on gpt3-xl-dp-1024 (one GPU a node), 9.95 on
-// GPT-3 175B 1F1B on 1,024 GPUs (a stage's activations stay in its node); a leaf-spine's routes
-// between leaves are longer, under-counted here. Tasks' events and tasks.csv's rows are written as
-// they are formatted: nothing per task or per row is held.
-constexpr double kTraceRateChanges = 2 * 6 * 16;
+// at each end of each flow on each link of its route (PlatformLayout::gpu_route), in one array sized
+// to fit; the links are counted on the routes of the run's flows (WorkloadSize::flow_links). Tasks'
+// events and tasks.csv's rows are written as they are formatted: nothing per task or per row is held.
+constexpr double kTraceRateChangesPerLink = 2 * 16;
 
 std::string count(double n) {
   std::string digits = fmt::format("{:.0f}", n);
@@ -114,10 +116,50 @@ std::vector<CalibratedDevice> calibrated_devices(const Scenario& scenario, const
   return calibrated;
 }
 
+RouteLinksFn route_links(const Scenario& scenario, const TaskGraph& graph) {
+  auto layout = std::make_shared<const PlatformLayout>(make_layout(scenario.cluster));
+  std::vector<std::optional<std::uint32_t>> gpu_of_device;
+  const std::vector<std::string> gpus = scenario.cluster.gpu_names();
+  std::unordered_map<std::string_view, std::uint32_t> gpu_index;
+  for (std::size_t g = 0; g < gpus.size(); ++g) gpu_index.emplace(gpus[g], static_cast<std::uint32_t>(g));
+  for (const std::string& device : graph.devices()) {
+    const auto found = gpu_index.find(device);
+    gpu_of_device.push_back(found == gpu_index.end() ? std::nullopt : std::optional(found->second));
+  }
+  return [layout, gpu_of_device = std::move(gpu_of_device)](DeviceId src, DeviceId dst) {
+    const std::optional<std::uint32_t> a = src < gpu_of_device.size() ? gpu_of_device[src] : std::nullopt;
+    const std::optional<std::uint32_t> b = dst < gpu_of_device.size() ? gpu_of_device[dst] : std::nullopt;
+    return a && b ? static_cast<double>(layout->gpu_route_length(*a, *b)) : 0.0;
+  };
+}
+
 WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topology,
                               std::optional<CollectiveFidelity> fidelity,
-                              const std::vector<CalibratedDevice>& calibrated) {
+                              const std::vector<CalibratedDevice>& calibrated, const RouteLinksFn& links) {
   WorkloadSize size;
+  // A step-level collective's mean links a flow, by the shape its pairs depend on (kind, algorithm, root,
+  // copies, group): a data-parallel run repeats one group in every bucket and iteration.
+  using Shape = std::tuple<CollectiveKind, std::string, DeviceId, std::uint32_t, std::vector<DeviceId>>;
+  std::map<Shape, double> step_links;
+  const auto unit = [](DeviceId, DeviceId) { return RouteCost{Seconds(0), BytesPerSecond(1)}; };
+  const auto mean_step_links = [&](const Collective& collective, const SourceLocation& where) {
+    const std::string algorithm =
+        collective.algorithm.empty() ? default_collective_algorithm(collective, topology) : collective.algorithm.str();
+    auto [found, added] = step_links.try_emplace(
+        Shape{collective.kind, algorithm, collective.root, collective.copies, collective.group}, 0.0);
+    if (!added) return found->second;
+    std::vector<std::pair<DeviceId, DeviceId>> pairs;
+    if (builtin_collective_algorithms().at(algorithm, where).value->supports_flow(collective.kind)) {
+      for (const auto& phase : plan_collective_flows(collective, topology, unit, where).phases)
+        for (const CollectiveFlow& flow : phase) pairs.emplace_back(flow.src, flow.dst);
+    } else {
+      for (const CollectiveStep& step : expand_collective(collective, topology, where).steps)
+        pairs.emplace_back(step.src, step.dst);
+    }
+    double sum = 0;
+    for (const auto& [src, dst] : pairs) sum += links(src, dst);
+    return found->second = pairs.empty() ? 0.0 : sum / static_cast<double>(pairs.size());
+  };
   const std::size_t devices = graph.devices().size();
   std::vector<std::vector<bool>> stream_used(graph.streams().size(), std::vector<bool>(devices, false));
   const auto use = [&](DeviceId device, StreamId stream) {
@@ -141,6 +183,7 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
       size.operations += 1;
       size.flows += 1;
       use(transfer->src, task.stream);
+      if (links) size.flow_links += links(transfer->src, transfer->dst);
       if (of(transfer->src).call_latency || of(transfer->dst).call_latency) size.operations += 1;  // the call's delay
     } else if (const auto& collective = std::get<Collective>(task.op); collective.mirrored || collective.alone) {
       // One delay on the first member (models/exec/lowering.cpp lower_collective); no flow.
@@ -152,13 +195,16 @@ WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topo
       double ops = 0;
       if (effective_collective_fidelity(collective, fidelity, topology) == CollectiveFidelity::step) {
         flows = ops = static_cast<double>(count_collective_steps(collective, topology, graph.origin(id)));
+        if (links && flows > 0) size.flow_links += flows * mean_step_links(collective, graph.origin(id));
       } else {
         // The plan's shape does not depend on the route costs (models/exec/lowering.cpp lower_collective):
         // per phase one `flows` op per sender and a phase barrier.
-        const auto unit = [](DeviceId, DeviceId) { return RouteCost{Seconds(0), BytesPerSecond(1)}; };
         for (const auto& phase : plan_collective_flows(collective, topology, unit, graph.origin(id)).phases) {
           std::vector<DeviceId> senders;
-          for (const CollectiveFlow& flow : phase) senders.push_back(flow.src);
+          for (const CollectiveFlow& flow : phase) {
+            senders.push_back(flow.src);
+            if (links) size.flow_links += links(flow.src, flow.dst);
+          }
           std::sort(senders.begin(), senders.end());
           flows += static_cast<double>(phase.size());
           ops += static_cast<double>(std::unique(senders.begin(), senders.end()) - senders.begin()) + 1;
@@ -203,7 +249,7 @@ Phases phases(const WorkloadSize& size, const Scenario& scenario) {
       kPerStreamActor * size.streams + kPerOperation * size.operations + kPerExpansionStep * size.largest_expansion;
   if (scenario.outputs.trace) {
     p.simulation += kTraceKeptFlow * size.flows;
-    p.reports += (kTraceKeptFlow + kTraceRateChanges) * size.flows;
+    p.reports += kTraceKeptFlow * size.flows + kTraceRateChangesPerLink * size.flow_links;
   }
   return p;
 }

@@ -11,6 +11,7 @@
 // docs/performance.md, "Resource guard", has the fit and the check.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,13 +48,24 @@ struct CalibratedDevice {
 };
 [[nodiscard]] std::vector<CalibratedDevice> calibrated_devices(const Scenario& scenario, const TaskGraph& graph);
 
+// The number of links on the route from one graph device to another (0 from a device to itself).
+using RouteLinksFn = std::function<double(DeviceId src, DeviceId dst)>;
+// The routes of the scenario's platform (PlatformLayout::gpu_route, as the trace's link counters take
+// them) between the graph's devices; a device that is no GPU has none.
+[[nodiscard]] RouteLinksFn route_links(const Scenario& scenario, const TaskGraph& graph);
+
 // Counts a lowered graph as the executor would lower it, each collective at its effective fidelity
 // (effective_collective_fidelity with `fidelity` as the workload's), without expanding steps, with
-// what the devices' calibration adds (`calibrated`, per graph device; empty: none).
+// what the devices' calibration adds (`calibrated`, per graph device; empty: none). Given
+// `links`, WorkloadSize::flow_links sums it over the flows: exact for transfers and flow-level
+// collectives; a step-level collective's steps are given the mean route of its flow plan (the same
+// pairs: exact for a ring, whose every round sends once along each hop), or of its steps where it has
+// no flow form (an all-to-all, expanded once per group).
 // @throw InputError for a collective whose algorithm is unknown or does not support it.
 [[nodiscard]] WorkloadSize count_task_graph(const TaskGraph& graph, const DeviceTopology& topology,
                                             std::optional<CollectiveFidelity> fidelity,
-                                            const std::vector<CalibratedDevice>& calibrated = {});
+                                            const std::vector<CalibratedDevice>& calibrated = {},
+                                            const RouteLinksFn& links = {});
 
 // Peak resident memory of a run of this size with the scenario's reports, beyond `baseline` (what
 // the process holds without the run's TaskGraph: ResourceEstimate::baseline): its graph, the graph's dates, the

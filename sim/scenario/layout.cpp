@@ -281,6 +281,16 @@ Route LeafSpineLinks::route(std::uint32_t a, std::uint32_t b) const {
           Hop{leaf_switch[lb], true}};
 }
 
+std::size_t LeafSpineLinks::route_length(std::uint32_t a, std::uint32_t b) const {
+  return a / nodes_per_leaf == b / nodes_per_leaf ? 1 : 4;
+}
+
+std::size_t PlatformLayout::node_route_length(std::uint32_t a, std::uint32_t b) const {
+  if (!switch_ports.empty()) return switch_ports[a] == switch_ports[b] ? 1 : 2;
+  if (leaf_spine) return leaf_spine->route_length(a, b);
+  return node_routes.at(std::minmax(a, b)).size();
+}
+
 Route PlatformLayout::node_route(std::uint32_t a, std::uint32_t b) const {
   if (!switch_ports.empty()) {
     if (switch_ports[a] == switch_ports[b]) return {Hop{switch_ports[a], true}};
@@ -313,6 +323,15 @@ Route PlatformLayout::gpu_route(std::uint32_t src, std::uint32_t dst) const {
   const Route last = mirrored(nodes[node_b].gpu_to_gateway[local_b]);
   route.insert(route.end(), last.begin(), last.end());
   return route;
+}
+
+std::size_t PlatformLayout::gpu_route_length(std::uint32_t src, std::uint32_t dst) const {
+  const auto [node_a, local_a] = locate_gpu(src);
+  const auto [node_b, local_b] = locate_gpu(dst);
+  if (node_a == node_b)
+    return local_a == local_b ? 0 : nodes[node_a].gpu_routes.at(std::minmax(local_a, local_b)).size();
+  return nodes[node_a].gpu_to_gateway[local_a].size() + node_route_length(node_a, node_b) +
+         nodes[node_b].gpu_to_gateway[local_b].size();
 }
 
 void GpuPathCosts::Sum::hop(const LinkDecl& link) {

@@ -71,6 +71,8 @@ struct LeafSpineLinks {
   // Gateway-to-gateway route from node a to node b (a ≠ b): for a < b, the leaf, then (across
   // leaves) a's uplink up, b's uplink down and b's leaf; for a > b the mirror of b's route to a.
   [[nodiscard]] Route route(std::uint32_t a, std::uint32_t b) const;
+  // route(a, b).size(), without building it.
+  [[nodiscard]] std::size_t route_length(std::uint32_t a, std::uint32_t b) const;
 };
 
 struct PlatformLayout {
@@ -92,10 +94,14 @@ struct PlatformLayout {
 
   // Gateway-to-gateway route from node a to node b (a ≠ b).
   [[nodiscard]] Route node_route(std::uint32_t a, std::uint32_t b) const;
+  [[nodiscard]] std::size_t node_route_length(std::uint32_t a, std::uint32_t b) const;
 
   [[nodiscard]] std::vector<std::string> link_names() const;
   // The full route between two GPUs (global indices, in Cluster::gpu_names order), for reports and tests.
   [[nodiscard]] Route gpu_route(std::uint32_t src, std::uint32_t dst) const;
+  // gpu_route(src, dst).size(), without building it: the resource guard counts the links of every
+  // flow's route (the trace's link counters hold two rate changes per link and flow).
+  [[nodiscard]] std::size_t gpu_route_length(std::uint32_t src, std::uint32_t dst) const;
   // Sum of latencies and minimum bandwidth along the route (no contention).
   [[nodiscard]] Seconds route_latency(const Route& route) const;
   [[nodiscard]] BytesPerSecond route_bandwidth(const Route& route) const;

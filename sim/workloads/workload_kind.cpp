@@ -21,8 +21,10 @@ std::optional<WorkloadSize> WorkloadKind::size(const Scenario& scenario) const {
 }
 
 WorkloadSize size_of(const Scenario& scenario, const TaskGraph& graph) {
+  // Only the trace's link counters need the flows' routes: the platform's layout is built for them.
   WorkloadSize size = count_task_graph(graph, device_topology(scenario, graph), scenario.run.collective_fidelity,
-                                       calibrated_devices(scenario, graph));
+                                       calibrated_devices(scenario, graph),
+                                       scenario.outputs.trace ? route_links(scenario, graph) : nullptr);
   size.basis =
       fmt::format("{} on {} GPUs at {} fidelity", scenario.workload->iterations_phrase(scenario.run.iterations),
                   graph.devices().size(),

@@ -86,6 +86,9 @@ struct WorkloadSize {
   double tasks = 0;              // TaskGraph tasks
   double operations = 0;         // executor operations: computes, transfers, collective steps, barriers, fences
   double flows = 0;              // transfers, collective steps included
+  // The links of the flows' routes, summed (the trace's link counters hold two rate changes per link
+  // and flow); counted only for a run with its trace on (size_of), 0 otherwise.
+  double flow_links = 0;
   double largest_expansion = 0;  // steps of the largest collective, built at once while lowering
   double streams = 0;            // (device, stream) pairs: one SimGrid actor each
   std::string basis;             // what was counted, for the message ("3 iterations of 24 layers on 1,024 GPUs")

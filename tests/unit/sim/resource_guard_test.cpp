@@ -135,15 +135,16 @@ TEST(ResourceGuard, ReportsOffEstimateLess) {
 
 // What the reports add, on a size given by hand (baseline 0; kFourGpus's 4 GPUs in both): tasks.csv
 // and the tasks' trace events are written as they are formatted, so only the trace's flows count —
-// 60 bytes each kept (40 in a grown vector, × 1.5) while the run simulates, and those and 12 rate
-// changes of 16 bytes (2 ends × 6 links) while it writes: 60 + 192 = 252 bytes. The estimate takes
-// the larger phase, × 1.25. A million flows and no operation: the reports' phase is the larger,
-// + 1.25 × 252 MB. With 10 M operations (56.5 bytes each: 565 MB) the simulation stays the larger,
-// + 1.25 × 60 MB.
+// 60 bytes each kept (40 in a grown vector, × 1.5) while the run simulates, and those and a rate
+// change of 16 bytes at each end of each flow on each link of its route while it writes: a million
+// flows of 6 links each, 60 + 2 × 6 × 16 = 252 bytes a flow. The estimate takes the larger phase,
+// × 1.25. No operation: the reports' phase is the larger, + 1.25 × 252 MB. With 10 M operations
+// (56.5 bytes each: 565 MB) the simulation stays the larger, + 1.25 × 60 MB.
 TEST(ResourceGuard, TheTraceCostsItsFlowsAndTasksCsvNothing) {
   const auto estimate = [](double operations, const std::vector<std::string>& sets) {
     WorkloadSize size;
     size.flows = 1e6;
+    size.flow_links = 6e6;
     size.operations = operations;
     return estimate_memory(size, testing::load(kFourGpus, sets), Bytes(0)).value();
   };
@@ -151,6 +152,50 @@ TEST(ResourceGuard, TheTraceCostsItsFlowsAndTasksCsvNothing) {
   EXPECT_DOUBLE_EQ(estimate(0, {"outputs.trace=false", "outputs.tasks_csv=true"}), estimate(0, off));
   EXPECT_NEAR(estimate(0, {"outputs.trace=true", "outputs.tasks_csv=false"}) - estimate(0, off), 1.25 * 252e6, 1);
   EXPECT_NEAR(estimate(1e7, {"outputs.trace=true", "outputs.tasks_csv=false"}) - estimate(1e7, off), 1.25 * 60e6, 1);
+}
+
+// The trace's rate changes are counted on the links of each flow's route (PlatformLayout::gpu_route).
+// kFourGpus's nodes have one GPU, which leaves its node by its PCIe link and the node's NIC (2 links).
+// On its switch (a port per node) every route between nodes is 2 + 2 ports + 2 = 6 links. Each bucket's
+// ring all-reduce (group order: node0, 1, 2, 3) sends along the hops 0→1, 1→2, 2→3, 3→0: at flow
+// fidelity one flow per hop (FlowFidelityCountsOneFlowPerHop), 6 all-reduces × 4 flows × 6 = 144 links.
+// On a leaf-spine of 2 nodes per leaf, a route within a leaf is 2 + the leaf + 2 = 5 links, across
+// leaves 2 + leaf, uplink, uplink, leaf + 2 = 8: the ring's hops are 5, 8, 5, 8, 26 links a pass, 6 × 26
+// = 156. At step fidelity each of the ring's 2 × 3 rounds sends once along every hop: 6 × 6 × 26 = 936
+// (the switch: 6 × 24 steps × 6 = 864). With the trace off nothing is counted.
+TEST(ResourceGuard, CountsTheLinksOfTheFlowsRoutes) {
+  const std::string leaf_spine = "cluster.interconnect={kind: leaf_spine, nodes_per_leaf: 2, spines: 2, latency: 1us}";
+  const auto flow_links = [](const std::vector<std::string>& sets) {
+    return estimate_resources(testing::load(kFourGpus, sets))->size.flow_links;
+  };
+  EXPECT_EQ(flow_links({"run.collective_fidelity=flow"}), 144);
+  EXPECT_EQ(flow_links({"run.collective_fidelity=flow", leaf_spine}), 156);
+  EXPECT_EQ(flow_links({"run.collective_fidelity=step"}), 864);
+  EXPECT_EQ(flow_links({"run.collective_fidelity=step", leaf_spine}), 936);
+  EXPECT_EQ(flow_links({"run.collective_fidelity=flow", leaf_spine, "outputs.trace=false"}), 0);
+}
+
+// Transfers on nodes of 2 GPUs, one node per leaf (the layout of ScenarioLayout.LeafSpineLinkNamesAndRoutes):
+// within a node a route is its two GPUs' NVSwitch ports (2 links), across leaves PCIe, NIC, leaf,
+// uplink, uplink, leaf, NIC, PCIe (8); to itself none.
+TEST(ResourceGuard, CountsTheLinksOfEachTransfer) {
+  const Scenario scenario = testing::load(R"(name: fabric
+cluster:
+  node_types:
+    box: {gpu: V100-16GB, gpus_per_node: 2, nic: {bandwidth: "100Gbps", latency: "1us"}}
+  nodes: [{type: box, count: 2}]
+  interconnect: {kind: leaf_spine, nodes_per_leaf: 1, spines: 2, latency: "1us"}
+workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, global_batch: 4}
+)");
+  TaskGraph graph;
+  for (const char* name : {"node0/gpu0", "node0/gpu1", "node1/gpu1"}) graph.add_device(name);
+  graph.add(Task{Transfer{.src = 0, .dst = 1, .size = Bytes(1e6)}});
+  graph.add(Task{Transfer{.src = 2, .dst = 0, .size = Bytes(1e6)}});
+  graph.add(Task{Transfer{.src = 1, .dst = 1, .size = Bytes(1e6)}});
+  const WorkloadSize size = count_task_graph(graph, device_topology(scenario, graph), CollectiveFidelity::flow, {},
+                                             route_links(scenario, graph));
+  EXPECT_EQ(size.flows, 3);
+  EXPECT_EQ(size.flow_links, 2 + 8 + 0);
 }
 
 // Every GPU of the 1,024 simulated (above 256 GPUs the default is the symmetric window: below).

@@ -36,7 +36,8 @@ cluster:
 )";
 
 // GpuPathCosts is route_latency and route_bandwidth of gpu_route, summed in the same order: equal to
-// the bit for every pair of GPUs (the planners' cluster view asks it).
+// the bit for every pair of GPUs (the planners' cluster view asks it); gpu_route_length is its length
+// (the resource guard asks it).
 void expect_route_costs_match_routes(const PlatformLayout& layout) {
   const auto gpus = static_cast<std::uint32_t>(layout.first_gpu.back() + layout.nodes.back().gpus.size());
   const GpuPathCosts costs(layout);
@@ -46,6 +47,7 @@ void expect_route_costs_match_routes(const PlatformLayout& layout) {
       const PathCost cost = costs(a, b);
       EXPECT_EQ(cost.latency.value(), layout.route_latency(route).value()) << a << " → " << b;
       EXPECT_EQ(cost.bandwidth.value(), layout.route_bandwidth(route).value()) << a << " → " << b;
+      EXPECT_EQ(layout.gpu_route_length(a, b), route.size()) << a << " → " << b;
     }
   EXPECT_THROW((void)costs(gpus, 0), std::out_of_range);
 }
