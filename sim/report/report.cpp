@@ -331,39 +331,23 @@ void write_tasks_csv(std::ostream& out, const SimulationResult& result) {
   }
 }
 
-namespace {
-
-// A string or a floating-point number as nlohmann::ordered_json's dump() writes it (escaped; the
-// shortest text that reads back to the same double, "1.0" for a whole one), so that the trace written
-// piece by piece is the text one dump() of the whole document gave. Integers are plain decimals
-// in both (the stream's default "C" locale groups no digits).
-struct Json {
-  nlohmann::ordered_json value;
-};
 std::ostream& operator<<(std::ostream& out, const Json& json) { return out << json.value; }
-
-}  // namespace
 
 void write_chrome_trace(std::ostream& out, const SimulationResult& result) {
   const TaskGraph& graph = result.graph;
   // The document {"displayTimeUnit": "ms", "traceEvents": [...]}, compact, an event at a time.
   out << R"({"displayTimeUnit":"ms","traceEvents":[)";
-  bool first = true;
-  const auto next = [&]() -> std::ostream& {
-    if (!first) out << ',';
-    first = false;
-    return out;
-  };
+  JsonElements events(out);
   // Process = device, thread = stream; a last process holds the link counters.
   for (DeviceId d = 0; d < graph.devices().size(); ++d) {
-    next() << R"({"name":"process_name","ph":"M","pid":)" << d << R"(,"args":{"name":)" << Json{graph.devices()[d]}
-           << "}}";
+    events.next() << R"({"name":"process_name","ph":"M","pid":)" << d << R"(,"args":{"name":)"
+                  << Json{graph.devices()[d]} << "}}";
     for (StreamId s = 0; s < graph.streams().size(); ++s)
-      next() << R"({"name":"thread_name","ph":"M","pid":)" << d << R"(,"tid":)" << s << R"(,"args":{"name":)"
-             << Json{graph.streams()[s]} << "}}";
+      events.next() << R"({"name":"thread_name","ph":"M","pid":)" << d << R"(,"tid":)" << s << R"(,"args":{"name":)"
+                    << Json{graph.streams()[s]} << "}}";
   }
   const auto links_pid = graph.devices().size();
-  next() << R"({"name":"process_name","ph":"M","pid":)" << links_pid << R"(,"args":{"name":"links"}})";
+  events.next() << R"({"name":"process_name","ph":"M","pid":)" << links_pid << R"(,"args":{"name":"links"}})";
   constexpr double kMicro = 1e6;  // Chrome trace dates are in microseconds
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     const double start = result.task_start[id];
@@ -375,9 +359,9 @@ void write_chrome_trace(std::ostream& out, const SimulationResult& result) {
     const Json ts{start * kMicro};
     const Json dur{(end - start) * kMicro};
     for (DeviceId d : task.devices())
-      next() << R"({"name":)" << label << R"(,"cat":)" << phase << R"(,"ph":"X","pid":)" << d << R"(,"tid":)"
-             << task.stream << R"(,"ts":)" << ts << R"(,"dur":)" << dur << R"(,"args":{"task":)" << id
-             << R"(,"iteration":)" << task.iteration << "}}";
+      events.next() << R"({"name":)" << label << R"(,"cat":)" << phase << R"(,"ph":"X","pid":)" << d << R"(,"tid":)"
+                    << task.stream << R"(,"ts":)" << ts << R"(,"dur":)" << dur << R"(,"args":{"task":)" << id
+                    << R"(,"iteration":)" << task.iteration << "}}";
   }
   // Link utilisation: each flow adds its mean rate (bytes over its duration) to every link of its
   // route while it runs; the counter is that sum over the link's bandwidth. Per-flow mean rates
@@ -427,9 +411,9 @@ void write_chrome_trace(std::ostream& out, const SimulationResult& result) {
     for (auto change = begin; change != end; ++change) {
       rate += change->second;
       if (change + 1 != end && (change + 1)->first == change->first) continue;
-      next() << R"({"name":)" << name << R"(,"ph":"C","pid":)" << links_pid << R"(,"ts":)"
-             << Json{change->first * kMicro} << R"(,"args":{"utilization":)"
-             << Json{std::max(0.0, rate) / decl.bandwidth.value()} << "}}";
+      events.next() << R"({"name":)" << name << R"(,"ph":"C","pid":)" << links_pid << R"(,"ts":)"
+                    << Json{change->first * kMicro} << R"(,"args":{"utilization":)"
+                    << Json{std::max(0.0, rate) / decl.bandwidth.value()} << "}}";
     }
   }
   out << "]}\n";

@@ -28,6 +28,32 @@ struct TaskDescription {
 };
 [[nodiscard]] TaskDescription describe_task(const TaskGraph& graph, TaskId id);
 
+// Pieces of a compact JSON document written as it is formatted, byte for byte what one
+// nlohmann::ordered_json::dump() of the whole document gives (trace.json here, the cluster kind's
+// jobs_trace.json).
+// A string or a floating-point number as dump() writes it (escaped; the shortest text that reads back
+// to the same double, "1.0" for a whole one). Integers are plain decimals in both (the stream's
+// default "C" locale groups no digits): write them as they are.
+struct Json {
+  nlohmann::ordered_json value;
+};
+std::ostream& operator<<(std::ostream& out, const Json& json);
+// The elements of a JSON array, one at a time: a comma before each but the first.
+class JsonElements {
+ public:
+  explicit JsonElements(std::ostream& out) : out_(out) {}
+  // The stream, ready for the next element.
+  std::ostream& next() {
+    if (!first_) out_ << ',';
+    first_ = false;
+    return out_;
+  }
+
+ private:
+  std::ostream& out_;
+  bool first_ = true;
+};
+
 // tasks.csv and trace.json, written to `out` as they are formatted: nothing the size of the text is
 // held (the trace keeps its link counters' rate changes, 16 bytes each, to sort them per link).
 void write_tasks_csv(std::ostream& out, const SimulationResult& result);

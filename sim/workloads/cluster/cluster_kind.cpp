@@ -14,6 +14,7 @@
 #include "planners/jobs/pollux_tuned.hpp"
 #include "planners/jobs/speed_models.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "traces/jobs/job_generator.hpp"
@@ -539,20 +540,10 @@ void ClusterKind::write_files(const Scenario& scenario, const SimulationResult& 
                         job.preemptions, job.contention_slowdown, job.solo_seconds, status, trace.jobs[i].model,
                         trace.jobs[i].virtual_cluster, opt(job.value), opt(job.price), job.packed_s);
   }
-  // Chrome trace (chrome://tracing, Perfetto): one process per server, one row per job attempt on it,
-  // named by the job and its GPUs there.
-  nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  for (const JobAttempt& attempt : scenario.outputs.trace ? sim.attempts : std::vector<JobAttempt>{})
-    for (const auto& [server, gpus] : attempt.placement.slices)
-      events.push_back({{"name", fmt::format("{} ({} GPU{})", trace.jobs[attempt.job].id, gpus, gpus > 1 ? "s" : "")},
-                        {"ph", "X"},
-                        {"pid", server},
-                        {"tid", attempt.job},
-                        {"ts", attempt.start * 1e6},
-                        {"dur", (attempt.end - attempt.start) * 1e6}});
-  if (scenario.outputs.trace)
-    std::ofstream(dir + "/jobs_trace.json")
-        << nlohmann::ordered_json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << '\n';
+  if (scenario.outputs.trace) {
+    std::ofstream out(dir + "/jobs_trace.json", std::ios::binary);
+    write_jobs_trace(out, sim, trace);
+  }
 
   std::ofstream util(dir + "/utilisation.csv");
   util << "start_s,busy_gpus,utilisation,running,queued\n";
@@ -564,5 +555,17 @@ void ClusterKind::write_files(const Scenario& scenario, const SimulationResult& 
 }  // namespace
 
 std::shared_ptr<const WorkloadKind> make_cluster_kind() { return std::make_shared<ClusterKind>(); }
+
+void write_jobs_trace(std::ostream& out, const ClusterSimResult& sim, const JobTrace& trace) {
+  out << R"({"traceEvents":[)";
+  JsonElements events(out);
+  for (const JobAttempt& attempt : sim.attempts)
+    for (const auto& [server, gpus] : attempt.placement.slices)
+      events.next() << R"({"name":)"
+                    << Json{fmt::format("{} ({} GPU{})", trace.jobs[attempt.job].id, gpus, gpus > 1 ? "s" : "")}
+                    << R"(,"ph":"X","pid":)" << server << R"(,"tid":)" << attempt.job << R"(,"ts":)"
+                    << Json{attempt.start * 1e6} << R"(,"dur":)" << Json{(attempt.end - attempt.start) * 1e6} << "}";
+  out << R"(],"displayTimeUnit":"ms"})" << '\n';
+}
 
 }  // namespace dnnsim

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "planners/jobs/admission.hpp"
@@ -56,6 +57,12 @@ struct ClusterRunReport : WorkloadResult {
 };
 
 [[nodiscard]] std::shared_ptr<const WorkloadKind> make_cluster_kind();
+
+// jobs_trace.json (docs/reports.md), a Chrome trace (chrome://tracing, Perfetto): one process per
+// server, one row per job attempt on it, named by the job and its GPUs there. Written to `out` as it
+// is formatted, one event per attempt and server: the text one nlohmann dump() of the document
+// {"traceEvents": [...], "displayTimeUnit": "ms"} gives.
+void write_jobs_trace(std::ostream& out, const ClusterSimResult& sim, const JobTrace& trace);
 
 // The servers of the scenario's cluster as the schedulers see them.
 [[nodiscard]] std::vector<ServerInfo> cluster_servers(const Scenario& scenario, const ClusterWorkload& spec);

@@ -1,5 +1,6 @@
-// tasks.csv and trace.json as the report writer streams them (sim/report/report.hpp), on a result
-// built by hand and small enough that every byte of both files is derived below.
+// tasks.csv and trace.json as the report writer streams them (sim/report/report.hpp), and a cluster
+// run's jobs_trace.json (sim/workloads/cluster/cluster_kind.hpp), on results built by hand and small
+// enough that every byte of each file is derived below.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -8,6 +9,7 @@
 
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
+#include "sim/workloads/cluster/cluster_kind.hpp"
 #include "tests/support/ran_tasks.hpp"
 
 namespace dnnsim {
@@ -88,6 +90,32 @@ TEST(ReportFiles, ChromeTraceEventPerTaskDeviceAndLinkChange) {
                        R"({"name":"node0/link","ph":"C","pid":2,"ts":2000.0,"args":{"utilization":0.5}},)"
                        R"({"name":"node0/link","ph":"C","pid":2,"ts":3000.0,"args":{"utilization":0.0}})"
                        "]}\n");
+}
+
+// Two jobs: "j0" ran once on servers 0 (2 GPUs) and 1 (1 GPU) from 0.5 s to 2 s; 'a"b' (a quote:
+// escaped) from 0.25 s to 1 s on server 3 (4 GPUs). One compact document ending in a newline, its keys
+// in the order "traceEvents", "displayTimeUnit"; an event per attempt and server, in the attempts'
+// order: pid = server, tid = the job's index, dates in µs (0.5 s is 500000.0: whole numbers read
+// "….0", as nlohmann writes them). Without attempts the array is empty.
+TEST(ReportFiles, JobsTraceEventPerAttemptAndServer) {
+  JobTrace trace;
+  trace.jobs.resize(2);
+  trace.jobs[0].id = "j0";
+  trace.jobs[1].id = R"(a"b)";
+  ClusterSimResult sim;
+  sim.attempts = {JobAttempt{0, Placement{{{0, 2}, {1, 1}}, {}}, 0.5, 2.0},
+                  JobAttempt{1, Placement{{{3, 4}}, {}}, 0.25, 1.0}};
+  std::ostringstream out;
+  write_jobs_trace(out, sim, trace);
+  EXPECT_EQ(out.str(), R"({"traceEvents":[)"
+                       R"x({"name":"j0 (2 GPUs)","ph":"X","pid":0,"tid":0,"ts":500000.0,"dur":1500000.0},)x"
+                       R"x({"name":"j0 (1 GPU)","ph":"X","pid":1,"tid":0,"ts":500000.0,"dur":1500000.0},)x"
+                       R"x({"name":"a\"b (4 GPUs)","ph":"X","pid":3,"tid":1,"ts":250000.0,"dur":750000.0})x"
+                       R"(],"displayTimeUnit":"ms"})"
+                       "\n");
+  std::ostringstream empty;
+  write_jobs_trace(empty, ClusterSimResult{}, trace);
+  EXPECT_EQ(empty.str(), "{\"traceEvents\":[],\"displayTimeUnit\":\"ms\"}\n");
 }
 
 }  // namespace
