@@ -3,9 +3,11 @@
 Environment (set by tests/CMakeLists.txt): PYTHONPATH holds the built module, DNNSIM_CLI is the dnnsim
 executable, the working directory is the source tree.
 """
+import csv
 import json
 import os
 import subprocess
+import tempfile
 import unittest
 
 import dnnsim
@@ -48,6 +50,20 @@ class Run(unittest.TestCase):
         self.assertEqual(lengths, {summary["simulation"]["tasks"]})
         self.assertEqual(tasks["label"][:2], ["fwd layer0", "bwd layer0"])
         self.assertEqual(tasks["kind"][0], "compute")
+
+    def test_tasks_can_be_left_out_and_read_from_tasks_csv(self):
+        # The columns cost memory per task in both processes; without them the same tasks are in
+        # tasks.csv, written row by row, when `out` asks for the reports.
+        with tempfile.TemporaryDirectory() as out:
+            summary = dnnsim.run(ONE_GPU, out=out, tasks=False)
+            self.assertNotIn("tasks", summary)
+            with open(os.path.join(out, "tasks.csv")) as f:
+                rows = list(csv.DictReader(f))
+        columns = dnnsim.run(ONE_GPU)["tasks"]
+        self.assertEqual(len(rows), summary["simulation"]["tasks"])
+        self.assertEqual([row["label"] for row in rows], columns["label"])
+        for row, start in zip(rows, columns["start_s"]):  # the CSV's dates have 9 significant digits
+            self.assertAlmostEqual(float(row["start_s"]), start, delta=1e-8 * abs(start))
 
     def test_yaml_string_and_overrides(self):
         text = json.dumps(ONE_GPU)  # JSON is YAML
