@@ -146,15 +146,20 @@ class TorchTape final : public PolicyTape {
     entropy_.push_back(-(pending_.log_probs.exp() * pending_.log_probs).sum());
     value_.push_back(pending_.value);
   }
-  Loss backward(const std::vector<double>& returns, double entropy_weight, double value_weight) override {
+  void label(int action) override { label_log_prob_.push_back(pending_.log_probs[action]); }
+  Loss backward(const std::vector<double>& returns, double entropy_weight, double value_weight,
+                double imitation_weight) override {
     const auto G = targets(returns);
     const auto V = torch::stack(value_);
     auto advantage = G - V.detach();
     if (returns.size() > 1) advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8);
     const auto entropy = torch::stack(entropy_).mean();
-    return differentiate(
-        -(torch::stack(log_prob_) * advantage).mean() - entropy_weight * entropy + value_weight * (G - V).pow(2).mean(),
-        entropy, 0.0);
+    auto loss =
+        -(torch::stack(log_prob_) * advantage).mean() - entropy_weight * entropy + value_weight * (G - V).pow(2).mean();
+    if (label_log_prob_.empty()) return differentiate(loss, entropy, 0.0);
+    const auto cross_entropy = -torch::stack(label_log_prob_).mean();
+    if (imitation_weight > 0.0) loss = loss + imitation_weight * cross_entropy;
+    return differentiate(loss, entropy, cross_entropy.item<double>());
   }
   Loss imitate(const std::vector<double>& returns, double value_weight) override {
     const auto G = targets(returns);
@@ -185,7 +190,7 @@ class TorchTape final : public PolicyTape {
 
   std::shared_ptr<Net> net_;
   Net::Output pending_;
-  std::vector<torch::Tensor> log_prob_, entropy_, value_;
+  std::vector<torch::Tensor> log_prob_, entropy_, value_, label_log_prob_;
 };
 
 class TorchOptimizer final : public PolicyOptimizer {

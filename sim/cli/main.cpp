@@ -394,14 +394,34 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   train
       ->add_option("--episodes", train_options.episodes,
-                   "actor-critic episodes to train (default 100; 0 with --imitate: the imitation alone)")
+                   "actor-critic episodes to train (default 100; 0 with --imitate: the imitation alone; with --init "
+                   "alone: the policy unchanged)")
       ->check(CLI::NonNegativeNumber);
   train
       ->add_option("--parallel", train_options.parallel,
                    "episodes per update, run at once in child processes (default 2)")
       ->check(CLI::PositiveNumber);
   train->add_option("--seed", train_options.seed,
-                    "seed of the initial weights; episode e runs with workload.seed = seed + e (default 1)");
+                    "seed of the initial weights (unused with --init); episode e runs with workload.seed = seed + e "
+                    "(default 1)");
+  train
+      ->add_option("--init", train_options.init,
+                   "start from this policy file (fine-tuning) instead of fresh weights; it must be of the scenario's "
+                   "cluster and `remote` option, as the `policy` option requires")
+      ->check(CLI::ExistingFile);
+  auto* agreement_with =
+      train
+          ->add_option("--agreement-with", train_options.agreement_with,
+                       "label the actor-critic episodes' states by this teacher: their rows record the share whose "
+                       "most probable action is its (agreement) and its cross-entropy (training unchanged unless "
+                       "--imitation-weight)")
+          ->check(CLI::IsMember(dnnsim::marl_teacher_names()));
+  train
+      ->add_option("--imitation-weight", train_options.imitation_weight,
+                   "λ: the actor-critic loss adds λ × the cross-entropy of the --agreement-with teacher's actions on "
+                   "the visited states (default 0)")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(agreement_with);
   train->add_option("--learning-rate", train_options.learning_rate, "Adam's step size (default 0.001)")
       ->check(CLI::PositiveNumber);
   train
@@ -437,6 +457,11 @@ int main(int argc, char** argv) {
                    "drawn from all imitation episodes so far (default 0: each episode's own step alone)")
       ->check(CLI::NonNegativeNumber)
       ->needs(imitate);
+  train
+      ->add_option("--checkpoint-every", train_options.checkpoint_every,
+                   "every N episodes, write the policy so far beside the final one (POLICY.ep<N·k>.pt; default 0: "
+                   "none)")
+      ->check(CLI::NonNegativeNumber);
   train->add_option("--set", train_options.overrides, "override a scenario key (repeatable)");
   train
       ->add_option("--out", train_options.out,
@@ -471,8 +496,8 @@ int main(int argc, char** argv) {
     if (*plot) return dnnsim::cli::run_plot_command(plot_options);
     if (*plan) return dnnsim::cli::run_plan_command(plan_options);
     if (*train) {
-      if (train_options.episodes == 0 && train_options.imitate.empty()) {
-        std::cerr << "error: --episodes 0 trains nothing without --imitate\n";
+      if (train_options.episodes == 0 && train_options.imitate.empty() && train_options.init.empty()) {
+        std::cerr << "error: --episodes 0 trains nothing without --imitate or --init\n";
         return kExitInputError;
       }
       train_options.progress = &std::cerr;

@@ -114,10 +114,15 @@ EpisodeOutcome finish_episode(ChildProcess& child, int episode, const MarlTraini
 // stream's): the line to judge whether training has flattened.
 constexpr std::size_t kCurveWindow = 50;
 
-void write_curve(const std::string& path, const std::vector<EpisodeRecord>& curve, std::uint64_t training_seed) {
+// `init`: the file name of the policy training started from, a last column on every row ("": none,
+// and no column, so that the curves of fresh trainings keep their bytes).
+void write_curve(const std::string& path, const std::vector<EpisodeRecord>& curve, std::uint64_t training_seed,
+                 const std::string& init) {
   std::ofstream out(path);
+  const std::string init_cell = init.empty() ? "" : "," + init;
   out << "training_seed,episode,seed,mean_jct_s,mean_jct_s_avg,return,loss,entropy,steps,phase,cross_entropy,"
-         "teacher_share,agreement\n";
+         "teacher_share,agreement"
+      << (init.empty() ? "" : ",init") << '\n';
   double window_sum = 0.0;
   std::size_t start = 0;  // the phase's first row
   for (std::size_t i = 0; i < curve.size(); ++i) {
@@ -126,9 +131,9 @@ void write_curve(const std::string& path, const std::vector<EpisodeRecord>& curv
     const std::size_t in_phase = i - start;
     window_sum += r.mean_jct_s - (in_phase >= kCurveWindow ? curve[i - kCurveWindow].mean_jct_s : 0.0);
     const double average = window_sum / static_cast<double>(std::min(in_phase + 1, kCurveWindow));
-    out << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{:.6g},{:.6g},{:.6g}\n", training_seed,
+    out << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{:.6g},{:.6g},{:.6g}{}\n", training_seed,
                        r.episode, r.seed, r.mean_jct_s, average, r.episode_return, r.loss, r.entropy, r.steps,
-                       r.imitation ? "imitate" : "train", r.cross_entropy, r.teacher_share, r.agreement);
+                       r.imitation ? "imitate" : "train", r.cross_entropy, r.teacher_share, r.agreement, init_cell);
   }
   if (!out) throw std::runtime_error("train-scheduler: cannot write " + path);
 }
@@ -149,11 +154,15 @@ std::string curve_path_for(const std::string& policy_path) { return beside(polic
 
 std::string imitated_path_for(const std::string& policy_path) { return beside(policy_path, ".imitated.pt"); }
 
+std::string checkpoint_path_for(const std::string& policy_path, int episodes) {
+  return beside(policy_path, fmt::format(".ep{}.pt", episodes));
+}
+
 TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
-  MarlPolicy policy(options.seed);
   if (const auto dir = std::filesystem::path(options.out).parent_path(); !dir.empty())
     std::filesystem::create_directories(dir);
-  // The scenario is checked once, whole, with the initial weights standing in for its policy file.
+  // The scenario is checked once, whole, with the fresh weights standing in for its policy file.
+  MarlPolicy policy(options.seed);
   const std::string initial = options.out + ".initial.tmp";
   policy.save(initial, "", "");  // untrained: for any cluster and mask
   std::vector<std::string> overrides = options.overrides;
@@ -180,10 +189,25 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
     const SchedulerContext context{cluster->scheduler_options, *placement, *cluster->speed, 0};
     if (!builtin_schedulers().at(cluster->scheduler).value(context)->trainable()) throw not_marl;
     remote = cluster->scheduler_options.choice("remote");  // the one trainable scheduler is marl
+    if (!options.init.empty()) {
+      // The starting policy goes through the `policy` option's checks (another cluster or mask, not
+      // a policy). The scenario passed them with fresh weights, so what fails is the policy: its
+      // errors are located at --init.
+      std::vector<std::string> with_init = options.overrides;
+      with_init.push_back("workload.scheduler.policy=" + std::filesystem::absolute(options.init).string());
+      try {
+        (void)load_scenario(options.scenario, with_init);
+      } catch (const InputError& error) {
+        std::vector<Diagnostic> located = error.diagnostics();
+        for (Diagnostic& diagnostic : located) diagnostic.location = SourceLocation{"--init " + options.init};
+        throw InputError(std::move(located));
+      }
+    }
   } catch (...) {
     std::filesystem::remove(initial);
     throw;
   }
+  if (!options.init.empty()) policy = MarlPolicy::load(options.init);
 
   TrainSchedulerResult result;
   result.policy_path = options.out;
@@ -192,6 +216,12 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   training.learning_rate = options.learning_rate;
   training.shaping = options.shaping;
   MarlTrainingOptions imitation = training;
+  if (!options.agreement_with.empty()) {
+    const auto monitor = marl_teacher(options.agreement_with);
+    if (!monitor) throw std::invalid_argument("train-scheduler: no teacher '" + options.agreement_with + "'");
+    training.monitor = *monitor;
+    training.imitation_weight = options.imitation_weight;
+  }
   int imitation_episodes = 0;
   if (!options.imitate.empty()) {
     const auto teacher = marl_teacher(options.imitate);
@@ -248,6 +278,10 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
             state = &aggregate[static_cast<std::size_t>(minibatches.uniform() * static_cast<double>(aggregate.size()))];
           optimizer.apply(imitation_gradient(policy, batch).gradient);
         }
+      // A batch that crosses a multiple of checkpoint_every writes it under its own episode count.
+      if (options.checkpoint_every > 0 && last / options.checkpoint_every > first / options.checkpoint_every)
+        policy.save(checkpoint_path_for(options.out, last / options.checkpoint_every * options.checkpoint_every),
+                    cluster_key, remote);
       if (progress) (*progress)(static_cast<double>(last) / total);
     }
   };
@@ -266,7 +300,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   if (progress) progress->finish();
   std::filesystem::remove(initial);
   policy.save(options.out, cluster_key, remote);
-  write_curve(result.curve_path, result.curve, options.seed);
+  write_curve(result.curve_path, result.curve, options.seed, std::filesystem::path(options.init).filename().string());
   return result;
 }
 

@@ -5,7 +5,8 @@
 // its episode's actor-critic gradient and sends it back; the parent averages a batch of `parallel`
 // episodes' gradients (in episode order) and takes one Adam step. Same scenario, seed and options →
 // byte-identical policy and learning curve. With `imitate`, behaviour cloning of a teacher's episodes
-// (planners/jobs/marl/teacher.hpp) comes first, in the same children.
+// (planners/jobs/marl/teacher.hpp) comes first, in the same children. With `init`, training starts
+// from a trained policy (fine-tuning) instead of fresh weights.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +38,18 @@ struct TrainSchedulerOptions {
   // cloning loss of kImitationMinibatch states drawn (seeded, with replacement) from every imitation
   // episode's labelled states so far. 0: each episode's own step alone.
   int imitate_aggregate = 0;
+  // A policy file to start from instead of fresh weights from `seed` (the scenario's `policy` option
+  // checks it: a policy of another cluster or `remote` option is its located error); "" none.
+  std::string init;
+  // A teacher (marl_teacher) that labels the actor-critic episodes' states: their rows record its
+  // agreement with the policy's most probable action and its cross-entropy; it changes training only
+  // through imitation_weight. "" none (both 0).
+  std::string agreement_with;
+  // λ: the actor-critic loss adds λ × that cross-entropy (MarlTrainingOptions::imitation_weight).
+  double imitation_weight = 0.0;
+  // Every this many episodes (counted across the phases), the policy after the update that completes
+  // them is written beside the final one (checkpoint_path_for), for judging it along the way. 0: none.
+  int checkpoint_every = 0;
   std::string out;  // the policy file; the curve goes beside it (.csv)
   std::ostream* progress = nullptr;
 };
@@ -51,10 +64,11 @@ struct EpisodeRecord {
   double episode_return = 0.0;
   double loss = 0.0;
   double entropy = 0.0;
-  double cross_entropy = 0.0;  // of the teacher's actions (imitation), else 0
+  double cross_entropy = 0.0;  // of the teacher's actions (imitation or agreement_with), else 0
   std::size_t steps = 0;
   double teacher_share = 0.0;  // β: the share of decisions the teacher took (imitation: 1 unless DAgger)
-  double agreement = 0.0;      // imitation: the share of steps whose most probable action is the teacher's
+  double agreement =
+      0.0;  // imitation or agreement_with: the share of steps whose most probable action is the teacher's
 };
 
 struct TrainSchedulerResult {
@@ -65,13 +79,15 @@ struct TrainSchedulerResult {
   bool interrupted = false;  // Ctrl-C: the policy of the updates done so far was written
 };
 
-// @throw InputError for a bad scenario or one whose scheduler is not `marl` (nothing trained), or an
-// unknown teacher.
+// @throw InputError for a bad scenario, one whose scheduler is not `marl`, or an `init` policy it
+// refuses (nothing trained); std::invalid_argument for an unknown teacher.
 TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options);
 
 // "<policy without .pt>.curve.csv"
 [[nodiscard]] std::string curve_path_for(const std::string& policy_path);
 // "<policy without .pt>.imitated.pt"
 [[nodiscard]] std::string imitated_path_for(const std::string& policy_path);
+// "<policy without .pt>.ep<episodes>.pt"
+[[nodiscard]] std::string checkpoint_path_for(const std::string& policy_path, int episodes);
 
 }  // namespace dnnsim

@@ -1,5 +1,6 @@
 # Trains the marl scheduler twice with the same scenario, seed and options (ARGS, separated by '|')
-# into OUT/a.pt and OUT/b.pt and requires byte-identical policies and learning curves of ROWS lines.
+# into OUT/a.pt and OUT/b.pt and requires byte-identical policies and learning curves of ROWS lines;
+# with SAME_AS, also the policy to equal that file byte for byte.
 string(REPLACE "|" ";" args "${ARGS}")
 foreach(run a b)
   execute_process(COMMAND ${DNNSIM} train-scheduler ${SCENARIO} ${args} --out ${OUT}/${run}.pt
@@ -16,6 +17,12 @@ foreach(pair "a.pt;b.pt" "a.curve.csv;b.curve.csv")
     message(FATAL_ERROR "${first} and ${second} differ: training is not reproducible from its command and seed")
   endif()
 endforeach()
+if(SAME_AS)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT}/a.pt ${SAME_AS} RESULT_VARIABLE differs)
+  if(differs)
+    message(FATAL_ERROR "a.pt differs from ${SAME_AS}")
+  endif()
+endif()
 file(STRINGS ${OUT}/a.curve.csv rows)
 list(LENGTH rows count)
 if(NOT count EQUAL ROWS)

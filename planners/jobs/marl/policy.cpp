@@ -73,10 +73,20 @@ LearningEpisode::LearningEpisode(const MarlPolicy& policy, std::uint64_t seed, M
 
 int LearningEpisode::sample(const MarlObservation& observation, double potential) {
   const auto probabilities = tape_->probabilities(observation);
-  if (options_.teacher == nullptr) return record(draw(observation, probabilities), potential);
+  // The policy's most probable action (lowest index on ties, as greedy()) against a label.
+  const auto agrees = [&](int label) {
+    return std::max_element(probabilities.begin(), probabilities.end()) - probabilities.begin() == label;
+  };
+  if (options_.teacher == nullptr) {
+    if (options_.monitor != nullptr) {
+      const int label = options_.monitor(observation);
+      agreements_ += agrees(label);
+      tape_->label(label);
+    }
+    return record(draw(observation, probabilities), potential);
+  }
   const int label = options_.teacher(observation);
-  // The policy's most probable action (lowest index on ties, as greedy()) against the label.
-  agreements_ += std::max_element(probabilities.begin(), probabilities.end()) - probabilities.begin() == label;
+  agreements_ += agrees(label);
   // β = 1 draws nothing (behaviour cloning's episodes do not depend on their seed); β = 0 draws only
   // the policy's action, as an actor-critic episode of the same seed would.
   const bool teacher_acts =
@@ -136,14 +146,15 @@ LearningEpisode::Result LearningEpisode::finish(double end_s) {
     const double shaping = (k + 1 < result.steps ? discount * potential_[k + 1] : 0.0) - potential_[k];
     returns[k] = g = reward_[k] + shaping + discount * g;
   }
-  auto loss = options_.teacher != nullptr ? tape_->imitate(returns, options_.value_weight)
-                                          : tape_->backward(returns, options_.entropy_weight, options_.value_weight);
+  auto loss = options_.teacher != nullptr
+                  ? tape_->imitate(returns, options_.value_weight)
+                  : tape_->backward(returns, options_.entropy_weight, options_.value_weight, options_.imitation_weight);
   result.returns = std::move(returns);
   result.gradient = std::move(loss.gradient);
   result.loss = loss.loss;
   result.entropy = loss.entropy;
   result.cross_entropy = loss.cross_entropy;
-  if (options_.teacher != nullptr)
+  if (options_.teacher != nullptr || options_.monitor != nullptr)
     result.agreement = static_cast<double>(agreements_) / static_cast<double>(result.steps);
   result.labelled = std::move(labelled_);
   return result;

@@ -23,7 +23,8 @@
 //                         A_k = G_k − V_k standardised over the episode,
 //                         loss = −mean(log π(a_k)·A_k) − β·mean(H_k) + c·mean((G_k − V_k)²);
 //                         Adam (Kingma & Ba) on the gradient averaged over the batch's episodes,
-//                         its norm clipped at 1;
+//                         its norm clipped at 1; optionally + λ·(−mean log π(a_teacher,k)), a
+//                         teacher's labels on the visited states (MarlTrainingOptions::imitation_weight);
 //   warm start            optional behaviour cloning first (teacher.hpp): in a teacher's episodes
 //                         loss = −mean log π(a_teacher,k) + c·mean((G_k − V_k)²); with DAgger
 //                         (Ross, Gordon & Bagnell, AISTATS'11, Algorithm 3.1) imitation episode m
@@ -117,6 +118,14 @@ struct MarlTrainingOptions {
   // Keep each imitation step's observation and label (Result::labelled), for training on the
   // aggregate of episodes (imitation_gradient).
   bool keep_labelled = false;
+  // Actor-critic episodes: a teacher that labels each state for Result::agreement and
+  // Result::cross_entropy; it does not act, and enters the loss only through imitation_weight, so
+  // with a weight of 0 the episode is the same with or without it. Null: neither.
+  MarlTeacher monitor = nullptr;
+  // λ of the behaviour-cloning regulariser towards the monitor's labels on the visited states:
+  // loss + λ·(−mean log π(a_monitor)) (an imitation-augmented policy gradient: Rajeswaran et al.,
+  // RSS 2018, "DAPG", there on demonstration states; here on the policy's own, as DAgger's labels).
+  double imitation_weight = 0.0;
 };
 
 // A state the teacher labelled: the observation and the teacher's action in it.
@@ -163,8 +172,8 @@ class LearningEpisode {
     std::vector<double> returns;  // G_k of each step (shaped, discounted)
     double loss = 0.0;
     double entropy = 0.0;        // mean over the steps
-    double cross_entropy = 0.0;  // imitation: −mean log π(a_teacher)
-    double agreement = 0.0;      // imitation: the share of steps whose most probable action is the teacher's
+    double cross_entropy = 0.0;  // imitation or monitor: −mean log π(a_teacher)
+    double agreement = 0.0;      // imitation or monitor: the share of steps whose most probable action is the label
     std::size_t steps = 0;
     std::vector<LabelledState> labelled;  // with keep_labelled: every step's state and label
   };
@@ -174,7 +183,7 @@ class LearningEpisode {
  private:
   int record(int action, double potential);
   int draw(const MarlObservation& observation, const std::vector<double>& probabilities);
-  std::size_t agreements_ = 0;  // imitation: steps whose most probable action is the teacher's
+  std::size_t agreements_ = 0;  // imitation or monitor: steps whose most probable action is the label
   std::vector<LabelledState> labelled_;
   std::unique_ptr<PolicyTape> tape_;
   std::vector<double> reward_;     // per step, unshaped

@@ -25,6 +25,9 @@ class PolicyTape {
   // choose() records the step.
   virtual std::vector<double> probabilities(const MarlObservation& observation) = 0;
   virtual void choose(int action) = 0;
+  // A teacher's action in the step's state (before choose()), for backward()'s imitation term and
+  // its cross-entropy.
+  virtual void label(int action) = 0;
   struct Loss {
     std::vector<float> gradient;  // flattened in parameter order
     double loss = 0.0;
@@ -32,7 +35,10 @@ class PolicyTape {
     double cross_entropy = 0.0;  // imitate(): −mean log π(chosen action)
   };
   // The actor-critic loss of the recorded steps given their returns (policy.hpp); at least one step.
-  virtual Loss backward(const std::vector<double>& returns, double entropy_weight, double value_weight) = 0;
+  // With labels (one per step), their cross-entropy is reported and, times `imitation_weight` when it
+  // is positive, added to the loss.
+  virtual Loss backward(const std::vector<double>& returns, double entropy_weight, double value_weight,
+                        double imitation_weight) = 0;
   // Behaviour cloning of the recorded (teacher's) actions: −mean log π(a_k) + c·mean((G_k − V_k)²), the
   // critic learning the teacher's returns alongside (policy.hpp); at least one step.
   virtual Loss imitate(const std::vector<double>& returns, double value_weight) = 0;

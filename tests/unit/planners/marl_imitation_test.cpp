@@ -204,6 +204,59 @@ TEST(MarlTeacher, DaggerActsByThePolicyAndLabelsByTheTeacher) {
   EXPECT_TRUE(policy_packed);
 }
 
+// A monitor teacher labels the states of an actor-critic episode for its agreement alone: the same
+// sampled action, loss and gradient as without it. In this state nothing can be placed and
+// `consolidate` never packs, so its label is stop, and the agreement of the one-step episode is 1
+// exactly when the policy's most probable action is stop.
+TEST(MarlTeacher, AMonitorRecordsTheAgreementAndLeavesTheEpisodeAlone) {
+  const MarlPolicy policy(17);
+  const auto o = nothing_placeable_two_packs(0.4f, 0.6f);
+  const auto episode = [&](std::uint64_t seed, bool monitored) {
+    MarlTrainingOptions options;
+    if (monitored) options.monitor = *marl_teacher("consolidate");
+    LearningEpisode learning(policy, seed, options);
+    learning.advance(0, 0.5);
+    const int action = learning.sample(o, 0.0);
+    return std::pair{action, learning.finish(3600)};
+  };
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    const auto [action, plain] = episode(seed, false);
+    const auto [monitored_action, monitored] = episode(seed, true);
+    EXPECT_EQ(monitored_action, action);
+    EXPECT_EQ(monitored.gradient, plain.gradient);
+    EXPECT_DOUBLE_EQ(monitored.loss, plain.loss);
+    EXPECT_EQ(plain.agreement, 0.0);
+    EXPECT_EQ(monitored.agreement, policy.greedy(o) == o.stop_action() ? 1.0 : 0.0);
+  }
+}
+
+// The imitation-regularised loss is the actor-critic loss plus λ × the labels' cross-entropy, so its
+// gradient is the actor-critic gradient plus λ × the cloning gradient of the labelled state (the
+// gradient of a sum), and its cross-entropy that of the label, −log π(stop).
+TEST(MarlTeacher, TheImitationWeightAddsTheLabelsCloningGradient) {
+  const MarlPolicy policy(17);
+  const auto o = nothing_placeable_two_packs(0.4f, 0.6f);
+  constexpr double lambda = 0.5;
+  const auto episode = [&](double weight) {
+    MarlTrainingOptions options;
+    options.monitor = *marl_teacher("consolidate");
+    options.imitation_weight = weight;
+    LearningEpisode learning(policy, 3, options);
+    learning.advance(0, 0.5);
+    (void)learning.sample(o, 0.0);
+    return learning.finish(3600);
+  };
+  const auto plain = episode(0.0);
+  const auto regularised = episode(lambda);
+  const LabelledState stop{o, o.stop_action()};
+  const auto cloning = imitation_gradient(policy, {&stop});
+  EXPECT_NEAR(regularised.cross_entropy, cloning.cross_entropy, 1e-6);
+  EXPECT_NEAR(regularised.loss, plain.loss + lambda * cloning.cross_entropy, 1e-5);
+  ASSERT_EQ(regularised.gradient.size(), plain.gradient.size());
+  for (std::size_t i = 0; i < plain.gradient.size(); ++i)
+    EXPECT_NEAR(regularised.gradient[i], plain.gradient[i] + lambda * cloning.gradient[i], 1e-5) << i;
+}
+
 // DAgger's aggregate: a labelled state survives the child's encoding to its parent field by field, a
 // truncated encoding is refused, and the parent's minibatch loss on a state is the cloning loss of an
 // episode of that one state: without the critic's term (value weight 0) the same cross-entropy and
