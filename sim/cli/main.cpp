@@ -429,6 +429,10 @@ int main(int argc, char** argv) {
                    "weight w of the potential Φ = −w × predicted remaining job-hours / GPUs in the shaped reward "
                    "(default 1; any w keeps the optimal policies)")
       ->check(CLI::NonNegativeNumber);
+  train
+      ->add_option("--entropy-weight", train_options.entropy_weight,
+                   "β: the actor-critic loss subtracts β × the policy's mean entropy (default 0.01)")
+      ->check(CLI::NonNegativeNumber);
   auto* imitate =
       train
           ->add_option("--imitate", train_options.imitate,

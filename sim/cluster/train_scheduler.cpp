@@ -215,6 +215,7 @@ TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   MarlTrainingOptions training;
   training.learning_rate = options.learning_rate;
   training.shaping = options.shaping;
+  training.entropy_weight = options.entropy_weight;
   MarlTrainingOptions imitation = training;
   if (!options.agreement_with.empty()) {
     const auto monitor = marl_teacher(options.agreement_with);

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "planners/jobs/marl/policy.hpp"
+
 namespace dnnsim {
 
 struct TrainSchedulerOptions {
@@ -24,6 +26,7 @@ struct TrainSchedulerOptions {
   std::uint64_t seed = 1;
   double learning_rate = 1e-3;
   double shaping = 1.0;  // weight of the shaping potential (MarlTrainingOptions::shaping)
+  double entropy_weight = MarlTrainingOptions{}.entropy_weight;  // β of the actor-critic loss
   // Imitation pre-training: `imitate_episodes` episodes of the teacher (marl_teacher; "" none) cloned
   // first, each batch one Adam step on the cross-entropy of its actions (own optimizer); the policy
   // they give is written beside the final one (imitated_path_for), and the actor-critic episodes follow. Episodes are
