@@ -111,10 +111,10 @@ std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, c
   }
   // CP's all-gather or all-to-all exchanges (not p2p's ring): around each attention core, which waits
   // for them, so they are serial; a recomputed forward runs its attention's exchanges again.
-  if (llm.context > 1 && groups.context.size() > 1) {
-    const int attention_layers = attention_layers_in_range(model, layers.begin, layers.end);
+  const int attention_layers =
+      llm.context > 1 && groups.context.size() > 1 ? attention_layers_in_range(model, layers.begin, layers.end) : 0;
+  if (attention_layers > 0) {
     for (const ContextExchange& each : context_exchanges(dims, llm.context_comm, samples, tp, cp, backward)) {
-      if (attention_layers == 0) break;
       std::string what = fmt::format("cp {}", collective_kind_name(each.kind));
       std::replace(what.begin(), what.end(), '_', '-');  // "cp all-gather", as "fsdp all-gather"
       result.push_back(

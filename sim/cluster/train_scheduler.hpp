@@ -70,8 +70,8 @@ struct EpisodeRecord {
   double cross_entropy = 0.0;  // of the teacher's actions (imitation or agreement_with), else 0
   std::size_t steps = 0;
   double teacher_share = 0.0;  // β: the share of decisions the teacher took (imitation: 1 unless DAgger)
-  double agreement =
-      0.0;  // imitation or agreement_with: the share of steps whose most probable action is the teacher's
+  // imitation or agreement_with: the share of steps whose most probable action is the teacher's
+  double agreement = 0.0;
 };
 
 struct TrainSchedulerResult {
