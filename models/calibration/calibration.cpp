@@ -44,17 +44,37 @@ std::pair<std::size_t, double> locate(const std::vector<double>& axis, double x)
 
 double GemmEfficiencyGrid::at(double m_size, double n_size, double k_size) const {
   if (efficiency.empty()) return 1.0;
-  const auto [i, ti] = locate(m, m_size);
-  const auto [j, tj] = locate(n, n_size);
-  const auto [l, tl] = locate(k, k_size);
-  double result = 0;
-  for (int di = 0; di < 2; ++di)
-    for (int dj = 0; dj < 2; ++dj)
-      for (int dl = 0; dl < 2; ++dl) {
-        const double weight = (di ? ti : 1 - ti) * (dj ? tj : 1 - tj) * (dl ? tl : 1 - tl);
-        if (weight == 0) continue;
-        result += weight * efficiency[((i + di) * n.size() + j + dj) * k.size() + l + dl];
-      }
+  const auto interpolated = [&](double m_at, double n_at, double k_at) {
+    const auto [i, ti] = locate(m, m_at);
+    const auto [j, tj] = locate(n, n_at);
+    const auto [l, tl] = locate(k, k_at);
+    double result = 0;
+    for (int di = 0; di < 2; ++di)
+      for (int dj = 0; dj < 2; ++dj)
+        for (int dl = 0; dl < 2; ++dl) {
+          const double weight = (di ? ti : 1 - ti) * (dj ? tj : 1 - tj) * (dl ? tl : 1 - tl);
+          if (weight == 0) continue;
+          result += weight * efficiency[((i + di) * n.size() + j + dj) * k.size() + l + dl];
+        }
+    return result;
+  };
+  // Below an axis' first point the efficiency follows the power law of the grid's first cell on that
+  // axis, e ∝ size^α, with α clamped to [0, 1]: a smaller GEMM is never more efficient (α ≥ 0) and
+  // never slower (α ≤ 1). Checked on XLA's own table (fit_calibration.py, "below the grid"): shapes
+  // one and two octaves below a shortened grid, predicted this way, err 13.4% against 16.1% with the
+  // efficiency held constant (which, under the roofline, ran them 14% too fast on average).
+  const double m_at = std::max(m_size, m.front()), n_at = std::max(n_size, n.front()),
+               k_at = std::max(k_size, k.front());
+  const double edge = interpolated(m_at, n_at, k_at);
+  double result = edge;
+  const auto below = [&](const std::vector<double>& axis, double size, double m_next, double n_next, double k_next) {
+    if (axis.size() < 2 || size >= axis.front() || edge <= 0) return;
+    const double slope = std::log(interpolated(m_next, n_next, k_next) / edge) / std::log(axis[1] / axis[0]);
+    result *= std::pow(size / axis.front(), std::clamp(slope, 0.0, 1.0));
+  };
+  below(m, m_size, m.size() >= 2 ? m[1] : m_at, n_at, k_at);
+  below(n, n_size, m_at, n.size() >= 2 ? n[1] : n_at, k_at);
+  below(k, k_size, m_at, n_at, k.size() >= 2 ? k[1] : k_at);
   return result;
 }
 

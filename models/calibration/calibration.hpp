@@ -31,10 +31,10 @@ struct EfficiencyCurve {
 };
 
 // Efficiency of one GEMM by its shape, measured on the full grid m × n × k of three axes (each
-// strictly increasing, > 0); multilinear in log m, log n, log k between grid points and constant
-// beyond an axis' ends. Why not FLOPs alone: a product with one small dimension reuses each element
-// it loads fewer times (2mnk FLOPs over mk + kn + mn elements), so a skinny GEMM runs further from
-// peak than a square one of the same FLOPs — e.g. a weight gradient Xᵀ·dY whose inner dimension is
+// strictly increasing, > 0); multilinear in log m, log n, log k between grid points, constant above an
+// axis' last point and, below its first, the power law of its first cell (at). Why not FLOPs alone: a product with one
+// small dimension reuses each element it loads fewer times (2mnk FLOPs over mk + kn + mn elements), so a skinny GEMM
+// runs further from peak than a square one of the same FLOPs — e.g. a weight gradient Xᵀ·dY whose inner dimension is
 // the batch (Goto & van de Geijn, "Anatomy of high-performance matrix multiplication", ACM TOMS
 // 34(3), 2008, §6: the blocking that reaches peak needs every dimension above the kernel's block).
 struct GemmEfficiencyGrid {

@@ -13,7 +13,8 @@ GEMMs (docs/calibration.md, "GEMM shape grids"). The efficiency of a GEMM is its
 GPU's dense peak. A batched product of b GEMMs of m rows has the tiles, the parallelism and the work of one
 GEMM of b*m rows (what a GPU's efficiency depends on beyond a wave of tiles), so the b = 2 and b = 4 entries
 at m = 4,096 extend the m axis to 8,192 and 16,384: the grid is m in {256 ... 16,384} x n, k in
-{256 ... 4,096}, constant beyond its ends. FIT: every other axis point, m in {256, 1024, 4096, 16384} and
+{256 ... 4,096}, constant above its ends and below them the power law of its first cell (an MoE expert's
+GEMM has fewer rows than 256; calibration.cpp), checked on the table itself by `below_grid`. FIT: every other axis point, m in {256, 1024, 4096, 16384} and
 n, k in {256, 1024, 4096}; HELD OUT: every shape with a dimension in {512, 2048, 8192}, predicted by the
 grid's multilinear interpolation in log m, log n, log k (compute_cost.hpp) from the fit points alone. The
 tables ship the fit grid.
@@ -128,23 +129,62 @@ def h100_fp8(table):
 
 
 def interpolate(points, ms, ns, ks, m, n, k):
-    """compute_cost.hpp's multilinear interpolation in log size, constant beyond the axes."""
+    """compute_cost.hpp's multilinear interpolation in log size, constant beyond the axes' last points and,
+    below their first, the power law of the first cell (e ~ size^alpha, alpha in [0, 1]; calibration.cpp)."""
     def bracket(axis, x):
         x = min(max(x, axis[0]), axis[-1])
         for i in range(len(axis) - 1):
             if axis[i] <= x <= axis[i + 1]:
                 return i, (math.log(x) - math.log(axis[i])) / (math.log(axis[i + 1]) - math.log(axis[i]))
         return len(axis) - 1, 0.0
-    (i, ti), (j, tj), (l, tl) = bracket(ms, m), bracket(ns, n), bracket(ks, k)
-    total = 0.0
-    for di, wi in ((0, 1 - ti), (1, ti)):
-        for dj, wj in ((0, 1 - tj), (1, tj)):
-            for dl, wl in ((0, 1 - tl), (1, tl)):
-                if wi * wj * wl == 0:
+
+    def inside(m, n, k):
+        (i, ti), (j, tj), (l, tl) = bracket(ms, m), bracket(ns, n), bracket(ks, k)
+        total = 0.0
+        for di, wi in ((0, 1 - ti), (1, ti)):
+            for dj, wj in ((0, 1 - tj), (1, tj)):
+                for dl, wl in ((0, 1 - tl), (1, tl)):
+                    if wi * wj * wl == 0:
+                        continue
+                    total += wi * wj * wl * points[(ms[min(i + di, len(ms) - 1)], ns[min(j + dj, len(ns) - 1)],
+                                                    ks[min(l + dl, len(ks) - 1)])]
+        return total
+    at = (max(m, ms[0]), max(n, ns[0]), max(k, ks[0]))
+    edge = inside(*at)
+    result = edge
+    for axis, (values, size) in enumerate(((ms, m), (ns, n), (ks, k))):
+        if size < values[0] and len(values) > 1 and edge > 0:
+            nxt = list(at)
+            nxt[axis] = values[1]
+            slope = math.log(inside(*nxt) / edge) / math.log(values[1] / values[0])
+            result *= (size / values[0]) ** min(1.0, max(0.0, slope))
+    return result
+
+
+def below_grid(points, peak, hbm, fp8):
+    """The extrapolation below a grid's first point, checked on the table itself: on each axis, the grid cut
+    to sizes >= 512 (>= 1024) predicts the measured shapes at 256 (256 and 512) of that axis, the other two
+    axes whole; the time is the roofline's max(math, 5 us + bytes / (0.88 x HBM)), bytes the two operands
+    and the bf16 result. Returns {rule: (mean |time error|, mean signed, count)} for the power law (`power`)
+    and the efficiency held at the first point's (`flat`, before 2026-12-01)."""
+    errors = {"power": [], "flat": []}
+    for axis in range(3):
+        for low in (512, 1024):
+            axes = [AXIS, AXIS, AXIS]
+            axes[axis] = [a for a in AXIS if a >= low]
+            kept = {s: e for s, e in points.items() if all(s[d] in axes[d] for d in range(3))}
+            for (m, n, k), e in points.items():
+                if (m, n, k)[axis] >= low or m > 4096:
                     continue
-                total += wi * wj * wl * points[(ms[min(i + di, len(ms) - 1)], ns[min(j + dj, len(ns) - 1)],
-                                                ks[min(l + dl, len(ks) - 1)])]
-    return total
+                flops = 2.0 * m * n * k
+                memory = 5e-6 + ((1 if fp8 else 2) * (m * k + k * n) + 2 * m * n) / (0.88 * hbm)
+                measured = flops / (e * peak)
+                clamp = list((m, n, k))
+                clamp[axis] = low
+                for rule, eff in (("power", interpolate(kept, *axes, m, n, k)),
+                                  ("flat", interpolate(kept, *axes, *clamp))):
+                    errors[rule].append(max(flops / (eff * peak), memory) / measured - 1)
+    return {r: (statistics.mean(abs(x) for x in v), statistics.mean(v), len(v)) for r, v in errors.items()}
 
 
 def held_out(points, smallest=0):
@@ -259,10 +299,13 @@ def table_text(name, spec, grids, curves, checks, coll):
         "# Generated by scenarios/papers/megatron-bridge/fit_calibration.py from measured kernel tables only",
         "# (data/gpu-perf/xla, flash-attention, mamf); do not edit by hand. Method: that script's docstring and docs/megatron-bridge.md.",
     ]
-    for dtype, (check, large, note) in checks.items():
+    for dtype, (check, large, note, below) in checks.items():
         lines.append(f"#   {dtype} GEMM grid: {note}; held-out shapes ({check[2]}): mean |time error| "
                      f"{100 * check[0]:.1f}%, worst {100 * check[1]:+.1f}%; those with m, n, k >= 1024 ({large[2]}): "
-                     f"{100 * large[0]:.1f}%, worst {100 * large[1]:+.1f}%")
+                     f"{100 * large[0]:.1f}%, worst {100 * large[1]:+.1f}%; below the grid (shapes at 256 and 512 "
+                     f"predicted from a grid cut above them, {below['power'][2]}): {100 * below['power'][0]:.1f}% "
+                     f"({100 * below['power'][1]:+.1f}% signed; {100 * below['flat'][0]:.1f}% and "
+                     f"{100 * below['flat'][1]:+.1f}% with the efficiency held constant)")
     lines.append(f"#   collectives: alpha {alpha * 1e6:.1f} us per call, eta {eta:.3f} of NVLink {spec['nvlink'] / 1e9:.0f} "
                  f"GB/s; fit entries mean |error| {100 * coll_fit[0]:.1f}% ({coll_fit[2]}), held-out "
                  f"{100 * coll_held[0]:.1f}% (worst {100 * coll_held[1]:+.1f}%, {coll_held[2]})")
@@ -323,9 +366,15 @@ def build():
                                     ("fp8", fp8, "H100 BF16 x B200 FP8/BF16" if arch == "sm_90" else f"XLA {arch} FP8")):
             fit, mean, worst, count = held_out(points)
             large = held_out(points, 1024)[1:]
-            grids[dtype], checks[dtype] = fit, ((mean, worst, count), large, note)
+            # the kernels were measured on `arch` (GB200 and GB300 read B200's): its peak and HBM
+            measured_on = GPUS["H100-SXM" if arch == "sm_90" else "B200"]
+            below = below_grid(points, measured_on[dtype], measured_on["hbm"], dtype == "fp8")
+            grids[dtype], checks[dtype] = fit, ((mean, worst, count), large, note, below)
             report.append(f"{name} {dtype}: held-out GEMM shapes {count}: mean |error| {100 * mean:.1f}%, worst "
-                          f"{100 * worst:+.1f}%; m, n, k >= 1024 ({large[2]}): {100 * large[0]:.1f}%, worst {100 * large[1]:+.1f}%")
+                          f"{100 * worst:+.1f}%; m, n, k >= 1024 ({large[2]}): {100 * large[0]:.1f}%, worst {100 * large[1]:+.1f}%; "
+                          f"below a cut grid ({below['power'][2]}): power law {100 * below['power'][0]:.1f}% "
+                          f"({100 * below['power'][1]:+.1f}% signed), flat efficiency {100 * below['flat'][0]:.1f}% "
+                          f"({100 * below['flat'][1]:+.1f}%)")
         curves["bf16"] = flops_curve(table[(arch, BF16)])
         if arch == "sm_90":
             ratio = {s: table[("sm_100_B200", FP8)][s] / table[("sm_100_B200", BF16)][s] for s in table[(arch, BF16)]}

@@ -70,7 +70,7 @@ GemmEfficiencyGrid corner_grid() {
   return grid;
 }
 
-TEST(CalibrationGemmGrid, MultilinearInLogShapeAndClamped) {
+TEST(CalibrationGemmGrid, MultilinearInLogShapeFlatAboveAndAPowerLawBelow) {
   const GemmEfficiencyGrid grid = corner_grid();
   EXPECT_DOUBLE_EQ(grid.at(16, 16, 16), 0.1);
   EXPECT_DOUBLE_EQ(grid.at(256, 256, 256), 0.8);
@@ -80,9 +80,27 @@ TEST(CalibrationGemmGrid, MultilinearInLogShapeAndClamped) {
   EXPECT_NEAR(grid.at(64, 64, 64), 0.45, 1e-12);
   // Halfway on k only, m and n small: 0.1 + 0.4/2 = 0.3.
   EXPECT_NEAR(grid.at(16, 16, 64), 0.3, 1e-12);
-  // Beyond the axes the grid is flat: (4096, 1, 256) reads (256, 16, 256) = 0.1 + 0.1 + 0.4.
-  EXPECT_NEAR(grid.at(4096, 1, 256), 0.6, 1e-12);
+  // Above an axis the grid is flat: (4096, 16, 256) reads (256, 16, 256) = 0.1 + 0.1 + 0.4.
+  EXPECT_NEAR(grid.at(4096, 16, 256), 0.6, 1e-12);
+  // Below one it follows the power law of its first cell: on n at (256, ·, 256) e goes 0.6 → 0.8 from
+  // 16 to 256, so e ∝ n^α with 16^α = 4/3, and n = 1, 16 times below, reads 0.6 · 3/4 = 0.45.
+  EXPECT_NEAR(grid.at(4096, 1, 256), 0.45, 1e-12);
+  // On two axes at once the factors multiply: at (16, 16, 16) e = 0.1, and the first cells go to 0.2
+  // on m and 0.3 on n, exponents log16(2) = 1/4 and log16(3) ≈ 0.396; at (4, 4, 16), a quarter of 16 on
+  // both, 0.1 · (1/4)^(1/4) · (1/4)^log16(3) = 0.1 · 2^(−1/2) · 3^(−1/2) = 0.1 / √6.
+  EXPECT_NEAR(grid.at(4, 4, 16), 0.1 / std::sqrt(6.0), 1e-12);
   EXPECT_DOUBLE_EQ(GemmEfficiencyGrid{}.at(64, 64, 64), 1.0);
+}
+
+// The exponent is clamped to [0, 1]: a smaller GEMM is never more efficient than the grid's first point
+// (α ≥ 0) and never takes longer (α ≤ 1, e ∝ size: its time constant).
+TEST(CalibrationGemmGrid, BelowTheGridTheExponentStaysBetweenFlatEfficiencyAndFlatTime) {
+  GemmEfficiencyGrid falling{{256, 1024}, {256}, {256}, {0.5, 0.4}};  // less efficient as m grows
+  EXPECT_DOUBLE_EQ(falling.at(64, 256, 256), 0.5);
+  GemmEfficiencyGrid steep{{256, 1024}, {256}, {256}, {0.1, 0.9}};  // log4(9) > 1
+  EXPECT_NEAR(steep.at(64, 256, 256), 0.1 / 4, 1e-15);
+  GemmEfficiencyGrid single{{256}, {256}, {256}, {0.3}};  // no cell to take a slope from: flat
+  EXPECT_DOUBLE_EQ(single.at(16, 16, 16), 0.3);
 }
 
 TEST(CalibrationGemmGrid, FitBuildsTheGridAndItsRatesCountForThePeak) {
