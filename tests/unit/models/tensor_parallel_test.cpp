@@ -105,6 +105,33 @@ TEST(TensorParallel, ShardDividesWorkAndWeights) {
   EXPECT_DOUBLE_EQ(sequence_parallel.layers[head].activation_bytes.value(), 2048.0 * 2304 * 2 / 4);
 }
 
+// Selective recomputation re-runs the attention core's forward before its backward (Korthikanti et
+// al. §5): the core's backward pays the forward's FLOPs and memory traffic once more — a sharded core's
+// backward is 2× its forward's FLOPs + 1× (recompute), and its traffic 2× + 1× the forward's — while
+// every other layer is as without recomputation.
+TEST(TensorParallel, SelectiveRecomputationRepeatsTheCoresForwardWorkAndTraffic) {
+  const LayerModel model = table1_row(24, 2304, 24);
+  const LayerModel plain = shard_for_tensor_parallel(model, {.degree = 4, .sequence_parallel = true});
+  const LayerModel selective =
+      shard_for_tensor_parallel(model, {.degree = 4, .sequence_parallel = true, .recompute = Recompute::selective});
+  int cores = 0;
+  for (std::size_t l = 0; l < model.layers.size(); ++l) {
+    const Layer& before = plain.layers[l];
+    const Layer& after = selective.layers[l];
+    if (before.kind != LayerKind::attention) {
+      EXPECT_EQ(after.backward_flops.value(), before.backward_flops.value()) << before.name;
+      EXPECT_EQ(after.backward_traffic().value(), before.backward_traffic().value()) << before.name;
+      continue;
+    }
+    ++cores;
+    EXPECT_DOUBLE_EQ(after.backward_flops.value(), before.backward_flops.value() + before.forward_flops.value());
+    EXPECT_DOUBLE_EQ(after.backward_traffic().value(),
+                     before.backward_traffic().value() + before.forward_traffic().value());
+    EXPECT_DOUBLE_EQ(after.forward_traffic().value(), before.forward_traffic().value());
+  }
+  EXPECT_EQ(cores, 24);
+}
+
 // The 1.7B row's layers: embedding (0), 24 blocks of 7 (1 … 168), final norm (169), head (170),
 // cross_entropy (171). Full recomputation re-runs the blocks' span of a range only.
 TEST(TensorParallel, RecomputationSpansTheBlocksOfARange) {
