@@ -80,6 +80,22 @@ def flops(batch, layers, hidden):
     return 96 * batch * SEQ * layers * hidden**2 * (1 + SEQ / (6 * hidden) + VOCAB / (16 * layers * hidden))
 
 
+def dgx_a100_cluster(gpus):
+    """The cluster block of Selene as these rows (and korthikanti.py's) run on it: DGX A100 80 GB nodes, NVSwitch
+    inside, one HDR InfiniBand NIC per GPU, one non-blocking switch."""
+    return f"""cluster:
+  node_types:
+    dgx-a100:
+      gpu: A100-80GB-SXM
+      gpus_per_node: 8
+      fabric: nvswitch
+      nic: {{link: IB-HDR, per_gpu: true}}
+  nodes:
+    - {{type: dgx-a100, count: {gpus // 8}}}
+  interconnect: {{kind: switch, latency: "1us"}}
+"""
+
+
 def chunks(layers, pp, virtual_layers):
     """Model chunks per stage: the blocks per stage over the blocks per virtual stage (1: no interleaving)."""
     return 1 if virtual_layers is None else layers // (pp * virtual_layers)
@@ -115,17 +131,7 @@ def scenario(i, row):
 name: megatron-table1-{name(i, row)}
 description: "Megatron-LM SC'21 Table 1 row {i + 1}: GPT {params}B, TP {tp} x PP {pp} x DP {dp} on {gpus} A100"
 
-cluster:
-  node_types:
-    dgx-a100:
-      gpu: A100-80GB-SXM
-      gpus_per_node: 8
-      fabric: nvswitch
-      nic: {{link: IB-HDR, per_gpu: true}}
-  nodes:
-    - {{type: dgx-a100, count: {gpus // 8}}}
-  interconnect: {{kind: switch, latency: "1us"}}
-
+{dgx_a100_cluster(gpus)}
 workload:
   kind: pipeline
   model: {{name: gpt-{params}b, transformer: {{layers: {layers}, hidden: {hidden}, heads: {heads}, seq: {SEQ}, vocab: {VOCAB}}}}}
