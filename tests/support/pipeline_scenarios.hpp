@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <source_location>
 #include <stdexcept>
 #include <string>
 
@@ -39,10 +40,9 @@ inline const PipelineWorkloadSpec& spec_of(const Scenario& scenario) {
 }
 
 // Exactly one diagnostic, at line:column, containing `text`.
-inline void expect_single_error(const std::string& yaml, int line, int column, const std::string& text) {
-  const auto errors = errors_of(yaml);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], line, column, text);
+inline void expect_single_error(const std::string& yaml, int line, int column, const std::string& text,
+                                const std::source_location& caller = std::source_location::current()) {
+  expect_errors(errors_of(yaml), {{line, column, text}}, caller);
 }
 
 }  // namespace dnnsim::testing::pipeline_scenarios

@@ -1,6 +1,8 @@
 // Scenario YAML written inline in a test and loaded from a temporary file (tests/support/temp_files.hpp).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
@@ -69,6 +71,17 @@ inline TaskGraph graph_on_gpus(const Scenario& scenario) {
   TaskGraph graph;
   for (const std::string& gpu : scenario.cluster.gpu_names()) graph.add_device(gpu);
   return graph;
+}
+
+// `yaml` with its first `from` replaced by `to`: a test's edit of a base scenario. A `from` the text
+// lacks fails the test (and leaves the text as it is).
+inline std::string edited(std::string yaml, const std::string& from, const std::string& to) {
+  const auto at = yaml.find(from);
+  if (at == std::string::npos)
+    ADD_FAILURE() << "'" << from << "' is not in the scenario:\n" << yaml;
+  else
+    yaml.replace(at, from.size(), to);
+  return yaml;
 }
 
 // The diagnostics of a scenario that must not load.

@@ -17,10 +17,7 @@
 namespace dnnsim {
 namespace {
 
-using testing::dump;
-using testing::errors_of;
-using testing::expect_error;
-using testing::load;
+using namespace testing;
 
 const std::string kHead = "name: j\n" + testing::kTwoBoxCluster;
 
@@ -52,7 +49,7 @@ TEST(JobsScenario, EachJobIsReadOnItsOwnNodes) {
 }
 
 TEST(JobsScenario, EveryProblemIsLocated) {
-  const auto errors = errors_of(kHead + R"(workload:
+  expect_errors(errors_of(kHead + R"(workload:
   kind: jobs
   jobs:
     - name: a
@@ -69,38 +66,35 @@ TEST(JobsScenario, EveryProblemIsLocated) {
       nodes: [0]
       workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, global_batch: 2,
                  data_parallel_fidelity: window}
-)");
-  ASSERT_EQ(errors.size(), 8u) << dump(errors);
-  expect_error(errors[0], 13, 18, "node 0 is listed twice");
-  expect_error(errors[1], 13, 21, "node 5 is beyond the cluster's 2 nodes");
-  expect_error(errors[2], 16, 14, "nodes 1–2 are beyond the cluster's 2 nodes");
-  // A kind with its own actors cannot share one engine's graph.
-  expect_error(errors[3], 20, 24, "a gnn workload drives the simulation itself");
-  expect_error(errors[4], 21, 7, "unknown key 'priority' in a job");
-  expect_error(errors[5], 22, 13, "job 'c' is named twice (first at line 18)");
-  // A window mirrors replicas whose links the other job's flows may cross; on its single node the
-  // data-parallel kind's own reason is reported as well.
-  expect_error(errors[6], 24, 17, "shares the fabric with other jobs, but data_parallel_fidelity: window");
-  expect_error(errors[7], 25, 42, "data_parallel_fidelity: window is exact only for replicas that are translates");
+)"),
+                {{13, 18, "node 0 is listed twice"},
+                 {13, 21, "node 5 is beyond the cluster's 2 nodes"},
+                 {16, 14, "nodes 1–2 are beyond the cluster's 2 nodes"},
+                 // A kind with its own actors cannot share one engine's graph.
+                 {20, 24, "a gnn workload drives the simulation itself"},
+                 {21, 7, "unknown key 'priority' in a job"},
+                 {22, 13, "job 'c' is named twice (first at line 18)"},
+                 // A window mirrors replicas whose links the other job's flows may cross; on its single node the
+                 // data-parallel kind's own reason is reported as well.
+                 {24, 17, "shares the fabric with other jobs, but data_parallel_fidelity: window"},
+                 {25, 42, "data_parallel_fidelity: window is exact only for replicas that are translates"}});
 }
 
 TEST(JobsScenario, OverlappingNodesAndALoneJobAreRefused) {
-  const auto overlap = errors_of(kHead + R"(workload:
+  expect_errors(errors_of(kHead + R"(workload:
   kind: jobs
   jobs:
     - {name: a, nodes: [0, 1], workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, global_batch: 4}}
     - {name: b, nodes: [1], workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, global_batch: 2}}
-)");
-  ASSERT_EQ(overlap.size(), 1u) << dump(overlap);
-  expect_error(overlap[0], 13, 24, "node 1 is job 'a''s too: jobs run on disjoint nodes");
+)"),
+                {{13, 24, "node 1 is job 'a''s too: jobs run on disjoint nodes"}});
 
-  const auto alone = errors_of(kHead + R"(workload:
+  expect_errors(errors_of(kHead + R"(workload:
   kind: jobs
   jobs:
     - {name: a, nodes: [0, 1], workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, global_batch: 4}}
-)");
-  ASSERT_EQ(alone.size(), 1u) << dump(alone);
-  expect_error(alone[0], 12, 5, "a jobs workload needs two jobs or more");
+)"),
+                {{12, 5, "a jobs workload needs two jobs or more"}});
 }
 
 TEST(JobsScenario, AJobMayCountItsOwnIterations) {
@@ -125,17 +119,16 @@ TEST(JobsScenario, IterationsOutOfRangeOrOfARecordedGraphAreRefused) {
   const std::string graph = testing::write_file("one-compute.json", R"({"format": "dnnsim-taskgraph", "version": 1,
   "devices": ["node1/gpu0"], "streams": ["compute"],
   "tasks": [{"id": 0, "kind": "compute", "device": "node1/gpu0", "flops": 1e9, "stream": "compute", "deps": []}]})");
-  const auto errors = errors_of(kHead + R"(workload:
+  expect_errors(errors_of(kHead + R"(workload:
   kind: jobs
   jobs:
     - {name: a, nodes: [0], iterations: 0, workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, global_batch: 2}}
     - {name: b, nodes: [1], iterations: 2, workload: {kind: taskgraph, file: )" +
-                                graph + R"(}}
-)");
-  ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 12, 41, "expected an integer in [1, 1000000], got 0");
-  // A TaskGraph file is one recorded run, simulated as it is: a count would be silently ignored.
-  expect_error(errors[1], 13, 41, "job 'b' is a taskgraph workload, simulated as recorded");
+                          graph + R"(}}
+)"),
+                {{12, 41, "expected an integer in [1, 1000000], got 0"},
+                 // A TaskGraph file is one recorded run, simulated as it is: a count would be silently ignored.
+                 {13, 41, "job 'b' is a taskgraph workload, simulated as recorded"}});
 }
 
 }  // namespace

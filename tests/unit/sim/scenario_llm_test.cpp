@@ -15,10 +15,7 @@
 namespace dnnsim {
 namespace {
 
-using testing::diagnostics_thrown_by;
-using testing::dump;
-using testing::expect_error;
-using testing::load;
+using namespace testing;
 
 struct LlmCase {
   std::string gpu = "B200";
@@ -108,10 +105,8 @@ TEST(ScenarioLlm, Fp8WithoutFp8AndExpertsWithoutExpertsAreLocated) {
   ampere.gpu = "A100-80GB-SXM";
   ampere.model = "llama3-8b";
   ampere.seq = 8192;
-  const auto errors = errors_of(llm(ampere, "  expert_parallel: 2\n  precision_recipe: fp8-cs\n"));
-  ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 19, 20, "'llama3-8b' is dense");
-  expect_error(errors[1], 20, 21, "no FP8 tensor cores");
+  expect_errors(errors_of(llm(ampere, "  expert_parallel: 2\n  precision_recipe: fp8-cs\n")),
+                {{19, 20, "'llama3-8b' is dense"}, {20, 21, "no FP8 tensor cores"}});
 }
 
 // Megatron-Core's cpu_offloading_num_layers: Qwen3-30B-A3B's 48 blocks take up to 47 offloaded (Transformer
@@ -120,12 +115,9 @@ TEST(ScenarioLlm, ActivationOffloadNeedsASingleStageAndABlockLeft) {
   const Scenario scenario = load(llm({}, "  activation_offload_layers: 47\n"));
   EXPECT_EQ(spec_of(scenario).llm.offloaded_layers, 47);
   ASSERT_TRUE(plan_pipeline(scenario, spec_of(scenario)).report.plan.feasible);
-  const auto errors = errors_of(llm({}, "  activation_offload_layers: 48\n"));
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 19, 30, "must be below the 48 transformer blocks");
-  std::string piped = llm({}, "  activation_offload_layers: 8\n");
-  piped.replace(piped.find("stages: 1"), 9, "stages: 2");
-  const Scenario two = load(piped);
+  expect_errors(errors_of(llm({}, "  activation_offload_layers: 48\n")),
+                {{19, 30, "must be below the 48 transformer blocks"}});
+  const Scenario two = load(edited(llm({}, "  activation_offload_layers: 8\n"), "stages: 1", "stages: 2"));
   const auto planned_errors = diagnostics_thrown_by([&] { (void)plan_pipeline(two, spec_of(two)); });
   ASSERT_EQ(planned_errors.size(), 1u) << dump(planned_errors);
   EXPECT_NE(planned_errors[0].message.find("needs a single pipeline stage"), std::string::npos) << dump(planned_errors);
@@ -143,12 +135,9 @@ TEST(ScenarioLlm, ContextParallelCommIsReadAndA2aNeedsDivisibleHeads) {
   const std::string given = "  tensor_parallel: 4\n  context_parallel: 4\n";
   const Scenario scenario = load(llm(llama, given + "  context_parallel_comm: all_gather\n"));
   EXPECT_EQ(spec_of(scenario).llm.context_comm, ContextComm::all_gather);
-  const auto errors = errors_of(llm(llama, given + "  context_parallel_comm: a2a\n"));
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 21, 26, "key/value heads per tensor rank (2) divisible by context_parallel 4");
-  const auto named = errors_of(llm(llama, given + "  context_parallel_comm: a2a+p2p\n"));
-  ASSERT_EQ(named.size(), 1u) << dump(named);
-  expect_error(named[0], 21, 26, "a2a+p2p");
+  expect_errors(errors_of(llm(llama, given + "  context_parallel_comm: a2a\n")),
+                {{21, 26, "key/value heads per tensor rank (2) divisible by context_parallel 4"}});
+  expect_errors(errors_of(llm(llama, given + "  context_parallel_comm: a2a+p2p\n")), {{21, 26, "a2a+p2p"}});
 }
 
 // The same scenario asking the LLM layout planner for its layout instead of giving it.
@@ -175,19 +164,15 @@ TEST(ScenarioLlm, TheLayoutPlannersChoiceIsRun) {
 
 // It chooses EP, CP and FSDP: a scenario that gives them too is told where, all at once.
 TEST(ScenarioLlm, KeysTheLayoutPlannerChoosesAreLocated) {
-  const auto errors = errors_of(planned("  expert_parallel: 8\n  fsdp: true\n"));
-  ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 19, 20, "chooses 'expert_parallel'");
-  expect_error(errors[1], 20, 9, "chooses 'fsdp'");
+  expect_errors(errors_of(planned("  expert_parallel: 8\n  fsdp: true\n")),
+                {{19, 20, "chooses 'expert_parallel'"}, {20, 9, "chooses 'fsdp'"}});
 }
 
 // Its options are read as declared: a reference layout that is not TP×PP×VP×CP×EP×DP/micro-batch and a
 // micro-batch size below 1 are located at their values (line 18: "  planner: {name: megatron-5d, …").
 TEST(ScenarioLlm, BadLayoutPlannerOptionsAreLocated) {
-  const auto errors = errors_of(planned("", "{name: megatron-5d, reference: 2x8, micro_batch_sizes: [0]}"));
-  ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 18, 43, "a layout is TP×PP×VP×CP×EP×DP/micro-batch");
-  expect_error(errors[1], 18, 68, "micro_batch_sizes");
+  expect_errors(errors_of(planned("", "{name: megatron-5d, reference: 2x8, micro_batch_sizes: [0]}")),
+                {{18, 43, "a layout is TP×PP×VP×CP×EP×DP/micro-batch"}, {18, 68, "micro_batch_sizes"}});
 }
 
 // The LLM keys need the dimensions only the LLM zoo's models carry.

@@ -21,17 +21,8 @@
 namespace dnnsim {
 namespace {
 
-using testing::diagnostics_thrown_by;
-using testing::dump;
-using testing::errors_of;
-using testing::expect_error;
-using testing::load;
-using testing::pipeline_scenarios::expect_single_error;
-using testing::pipeline_scenarios::kCluster;
-using testing::pipeline_scenarios::kModel;
-using testing::pipeline_scenarios::pipeline;
-using testing::pipeline_scenarios::spec_of;
-using testing::pipeline_scenarios::valid_head;
+using namespace testing;
+using namespace testing::pipeline_scenarios;
 
 // Exporting the scenario `yaml` to Chakra is one error whose message contains `remedy`.
 void expect_chakra_export_refused(const std::string& yaml, const std::string& remedy) {
@@ -75,11 +66,10 @@ TEST(ScenarioPipeline, TensorParallelPlansOverGroups) {
 
 // 4 heads: t = 3 divides neither the heads nor the hidden size 64, and does not divide the 4 GPUs.
 TEST(ScenarioPipeline, TensorParallelThatDoesNotDivideIsLocated) {
-  const auto errors = errors_of(tensor_parallel("  tensor_parallel: 3\n"));
-  ASSERT_EQ(errors.size(), 3u) << dump(errors);
-  expect_error(errors[0], 16, 20, "does not divide the cluster's 4 GPUs");
-  expect_error(errors[1], 16, 20, "does not divide the 4 attention heads");
-  expect_error(errors[2], 16, 20, "does not divide the hidden size 64");
+  expect_errors(errors_of(tensor_parallel("  tensor_parallel: 3\n")),
+                {{16, 20, "does not divide the cluster's 4 GPUs"},
+                 {16, 20, "does not divide the 4 attention heads"},
+                 {16, 20, "does not divide the hidden size 64"}});
 }
 
 TEST(ScenarioPipeline, TensorParallelLargerThanTheClusterIsLocated) {
@@ -103,10 +93,9 @@ TEST(ScenarioPipeline, TheMegatronPlannersSearchSpace) {
 TEST(ScenarioPipeline, TheMegatronPlannersSearchSpaceErrorsAreLocated) {
   // "  planner: {name: megatron, recompute: [full, sometimes, full]}": sometimes at column 47, the
   // second full at 58.
-  const auto errors = errors_of(tiny_transformer("  planner: {name: megatron, recompute: [full, sometimes, full]}\n"));
-  ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 15, 47, "option 'recompute' of planner 'megatron': unknown recompute 'sometimes'");
-  expect_error(errors[1], 15, 58, "option 'recompute' of planner 'megatron': 'full' is listed twice");
+  expect_errors(errors_of(tiny_transformer("  planner: {name: megatron, recompute: [full, sometimes, full]}\n")),
+                {{15, 47, "option 'recompute' of planner 'megatron': unknown recompute 'sometimes'"},
+                 {15, 58, "option 'recompute' of planner 'megatron': 'full' is listed twice"}});
   // Only the megatron planner takes either: recompute at column 27, sequence_parallel at 46.
   const auto other =
       errors_of(pipeline(valid_head() + "  planner: {name: dapple, recompute: [full], sequence_parallel: false}\n"));
@@ -170,9 +159,9 @@ TEST(ScenarioPipeline, GroupFidelityWithASharedNicIsLocated) {
 // Nodes of 4 GPUs with t = 2: the other group of a node would send and all-reduce over the NVLink
 // ports this group's collectives use.
 TEST(ScenarioPipeline, GroupFidelityNeedsAGroupThatFillsItsNode) {
-  std::string yaml = mirrored("  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n");
-  yaml.replace(yaml.find("gpus_per_node: 2"), 16, "gpus_per_node: 4");
-  expect_single_error(yaml, 17, 29, "a tensor-parallel group of 2 GPUs does not fill a node of type 'box' (4 GPUs)");
+  expect_single_error(edited(mirrored("  tensor_parallel: 2\n  tensor_parallel_fidelity: group\n"), "gpus_per_node: 2",
+                             "gpus_per_node: 4"),
+                      17, 29, "a tensor-parallel group of 2 GPUs does not fill a node of type 'box' (4 GPUs)");
 }
 
 TEST(ScenarioPipeline, GroupFidelityNeedsTensorParallel) {
@@ -250,9 +239,7 @@ TEST(ScenarioPipeline, MirroringIsTheDefaultAbove256Gpus) {
   const Scenario at_limit = load(replicated("", 128));
   EXPECT_EQ(spec_of(at_limit).replica_fidelity, ReplicaFidelity::replicas);
   EXPECT_EQ(spec_of(at_limit).rank_fidelity, PipelineWorkloadSpec::RankFidelity::ranks);
-  std::string yaml = replicated("", 130);
-  yaml.replace(yaml.find("global_batch: 32"), 16, "global_batch: 2080");
-  const Scenario above = load(yaml);
+  const Scenario above = load(edited(replicated("", 130), "global_batch: 32", "global_batch: 2080"));
   EXPECT_EQ(spec_of(above).replica_fidelity, ReplicaFidelity::automatic);
   EXPECT_EQ(spec_of(above).rank_fidelity, PipelineWorkloadSpec::RankFidelity::automatic);
   const PipelineSetup setup = plan_pipeline(above, spec_of(above));

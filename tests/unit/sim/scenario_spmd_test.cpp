@@ -18,11 +18,7 @@
 namespace dnnsim {
 namespace {
 
-using testing::diagnostics_thrown_by;
-using testing::dump;
-using testing::expect_error;
-using testing::load;
-using testing::write_file;
+using namespace testing;
 
 // One V100 node and one P100 node of one GPU each, 10 Gbps between them.
 const std::string kCluster = R"(name: spmd
@@ -69,12 +65,10 @@ TEST(ScenarioSpmd, ErrorsAreLocated) {
   write_file("mlp.yaml", kGraph);
   const auto both = diagnostics_thrown_by(
       [] { (void)load(kCluster + "  graph: mlp.yaml\n  model: {zoo: bert-base}\n  planner: happ\n"); });
-  ASSERT_EQ(both.size(), 2u) << dump(both);
-  expect_error(both[0], 8, 3, "give exactly one of 'model'");
-  expect_error(both[1], 11, 12, "unknown SPMD planner 'happ'; did you mean 'hap'?");
+  expect_errors(both,
+                {{8, 3, "give exactly one of 'model'"}, {11, 12, "unknown SPMD planner 'happ'; did you mean 'hap'?"}});
   const auto no_batch = diagnostics_thrown_by([] { (void)load(kCluster + "  model: {zoo: bert-base}\n"); });
-  ASSERT_EQ(no_batch.size(), 1u) << dump(no_batch);
-  expect_error(no_batch[0], 8, 3, "a model needs 'global_batch'");
+  expect_errors(no_batch, {{8, 3, "a model needs 'global_batch'"}});
   // Errors inside the graph file are located in that file.
   write_file("bad.yaml", "ops:\n  - {name: x, kind: input, shape: [4, 4]}\n  - {name: l, kind: loss, inputs: [y]}\n");
   const auto in_file = diagnostics_thrown_by([] { (void)load(kCluster + "  graph: bad.yaml\n"); });
@@ -183,9 +177,8 @@ TEST(ScenarioSpmd, HierarchicalIsNotAnSpmdAlgorithm) {
   write_file("mlp2.yaml", kTwoWeights);
   const auto errors = diagnostics_thrown_by(
       [] { (void)load(kTwoNodes + "  graph: mlp2.yaml\n  collective_algorithm: hierarchical\n  bucket_size: 0B\n"); });
-  ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 10, 25, "an spmd workload's all-reduces run one of ring, tree, direct (hierarchical needs");
-  expect_error(errors[1], 11, 16, "bucket_size must be positive");
+  expect_errors(errors, {{10, 25, "an spmd workload's all-reduces run one of ring, tree, direct (hierarchical needs"},
+                         {11, 16, "bucket_size must be positive"}});
 }
 
 }  // namespace

@@ -20,12 +20,7 @@
 namespace dnnsim {
 namespace {
 
-using testing::dump;
-using testing::errors_of;
-using testing::expect_error;
-using testing::load;
-using testing::test_dir;
-using testing::write_file;
+using namespace testing;
 
 const std::string& kBase = testing::kTwoBoxBase;
 
@@ -212,9 +207,7 @@ measured_batch: 8
 layers:
   - {name: conv, forward_time: "1ms", backward_time: "2ms", parameter_bytes: "1MB"}
 )");
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{file: layers.yaml}");
-  const Scenario s = load(yaml);
+  const Scenario s = load(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{file: layers.yaml}"));
   const auto& model = s.workload_as<DataParallelWorkload>()->config.model;
   EXPECT_EQ(model.name, "tiny");
   EXPECT_EQ(model.measured_on, "V100-16GB");
@@ -241,12 +234,9 @@ workload: {kind: taskgraph, file: graphs/g.json}
 // ---- quantities ------------------------------------------------------------------------------
 
 TEST(ScenarioErrors, UnitLessNonZeroQuantity) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("\"25Gbps\""), 8, "25");
   // Line 7: `      nic: {bandwidth: 25, latency: "5us"}`
-  const auto errors = errors_of(yaml);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 7, 24, "\"25\" has no unit; a bandwidth needs one of");
+  expect_errors(errors_of(edited(kBase, "\"25Gbps\"", "25")),
+                {{7, 24, "\"25\" has no unit; a bandwidth needs one of"}});
 }
 
 TEST(Scenario, FabricDefaultsFollowTheGpusNvlink) {
@@ -255,50 +245,39 @@ TEST(Scenario, FabricDefaultsFollowTheGpusNvlink) {
   for (const auto& [gpu, fabric] :
        {std::pair{"V100-16GB", IntraNodeFabric::nvswitch}, std::pair{"RTX3090", IntraNodeFabric::pcie},
         std::pair{"T4", IntraNodeFabric::pcie}}) {
-    std::string yaml = kBase;
-    yaml.replace(yaml.find("V100-16GB"), 9, gpu);
-    const Scenario s = load(yaml);
+    const Scenario s = load(edited(kBase, "V100-16GB", gpu));
     EXPECT_EQ(s.cluster.node_types[0].fabric, fabric) << gpu;
   }
 }
 
 TEST(Scenario, ZooModelWithOptions) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{zoo: bert-base, seq: 128}");
-  const Scenario s = load(yaml);
+  const Scenario s = load(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{zoo: bert-base, seq: 128}"));
   const auto& model = s.workload_as<DataParallelWorkload>()->config.model;
   EXPECT_EQ(model.name, "bert-base");
   EXPECT_GT(model.layers.size(), 12u);  // embeddings, 12 blocks' layers, head
   EXPECT_EQ(model.weight_layout, WeightLayout::in_out);
 
-  std::string pytorch = kBase;
-  pytorch.replace(pytorch.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37,
-                  "{zoo: bert-base, weight_layout: out_in}");
-  EXPECT_EQ(load(pytorch).workload_as<DataParallelWorkload>()->config.model.weight_layout, WeightLayout::out_in);
+  EXPECT_EQ(load(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{zoo: bert-base, weight_layout: out_in}"))
+                .workload_as<DataParallelWorkload>()
+                ->config.model.weight_layout,
+            WeightLayout::out_in);
 }
 
 TEST(ScenarioErrors, UnknownWeightLayout) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{zoo: bert-base, weight_layout: pytorch}");
-  const auto errors = errors_of(yaml);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 11, 42, "unknown weight layout 'pytorch'; expected one of: in_out, out_in");
+  expect_errors(
+      errors_of(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{zoo: bert-base, weight_layout: pytorch}")),
+      {{11, 42, "unknown weight layout 'pytorch'; expected one of: in_out, out_in"}});
 }
 
 TEST(ScenarioErrors, UnknownZooModel) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{zoo: bert-bse}");
-  const auto errors = errors_of(yaml);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 11, 16, "unknown model 'bert-bse'; did you mean 'bert-base'?");
+  expect_errors(errors_of(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{zoo: bert-bse}")),
+                {{11, 16, "unknown model 'bert-bse'; did you mean 'bert-base'?"}});
 }
 
 TEST(Scenario, ProfileGraphModel) {
   // The DAPPLE artifact's VGG-19 profile: 26 layers, micro-batch 32 from the file name.
   const std::string profile = DNNSIM_SOURCE_DIR "/data/profiles/dapple/vgg-19-pbs-32.txt";
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("{layers: [{forward_flops: \"1GFlop\"}]}"), 37, "{profile: \"" + profile + "\"}");
-  const Scenario s = load(yaml);
+  const Scenario s = load(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{profile: \"" + profile + "\"}"));
   const auto& model = s.workload_as<DataParallelWorkload>()->config.model;
   EXPECT_EQ(model.layers.size(), 26u);
   EXPECT_EQ(model.measured_on, "V100-16GB");
@@ -319,31 +298,23 @@ source: test
 peak: {fp32: "19.5TFlops"}
 memory_bandwidth: "2039GB/s"
 )");
-  auto errors = errors_of(kBase + "calibration: a100.yaml\n");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 13, 14, "the calibration table for 'A100-80GB-SXM' matches no node type's GPU");
+  expect_errors(errors_of(kBase + "calibration: a100.yaml\n"),
+                {{13, 14, "the calibration table for 'A100-80GB-SXM' matches no node type's GPU"}});
 
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("gpus_per_node: 2"), 16, "gpus_per_node: 2\n      compute_efficiency: 0.5");
-  errors = errors_of(yaml + "calibration: shipped\n");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 14, 14, "node type 'box' sets compute_efficiency, which a calibration table replaces");
+  expect_errors(errors_of(edited(kBase, "gpus_per_node: 2", "gpus_per_node: 2\n      compute_efficiency: 0.5") +
+                          "calibration: shipped\n"),
+                {{14, 14, "node type 'box' sets compute_efficiency, which a calibration table replaces"}});
 }
 
 TEST(Scenario, ZeroNeedsNoUnit) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("\"5us\""), 5, "0");
-  const Scenario s = load(yaml);
+  const Scenario s = load(edited(kBase, "\"5us\"", "0"));
   EXPECT_DOUBLE_EQ(s.cluster.node_types[0].nic_latency.value(), 0.0);
 }
 
 TEST(ScenarioErrors, WrongUnit) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("\"5us\""), 5, "\"5GB\"");
   // Line 7: `      nic: {bandwidth: "25Gbps", latency: "5GB"}`; the column is the opening quote.
-  const auto errors = errors_of(yaml);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 7, 43, "unknown unit \"GB\" for a duration; expected one of: s, ms");
+  expect_errors(errors_of(edited(kBase, "\"5us\"", "\"5GB\"")),
+                {{7, 43, "unknown unit \"GB\" for a duration; expected one of: s, ms"}});
 }
 
 TEST(Scenario, BitsAreNotBytes) {
@@ -356,25 +327,20 @@ TEST(Scenario, BitsAreNotBytes) {
 // ---- keys and names ----------------------------------------------------------------------------
 
 TEST(ScenarioErrors, UnknownKeyWithDidYouMean) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("gpus_per_node"), 13, "gpus_per_nod");
-  const auto errors = errors_of(yaml);
   // The required key is missing (reported at the node type's mapping) and the typo is unknown.
-  ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 5, 7, "missing key 'gpus_per_node' in node type 'box'");
-  expect_error(errors[1], 6, 7, "unknown key 'gpus_per_nod' in node type 'box'; did you mean 'gpus_per_node'?");
+  expect_errors(errors_of(edited(kBase, "gpus_per_node", "gpus_per_nod")),
+                {{5, 7, "missing key 'gpus_per_node' in node type 'box'"},
+                 {6, 7, "unknown key 'gpus_per_nod' in node type 'box'; did you mean 'gpus_per_node'?"}});
 }
 
 TEST(ScenarioErrors, UnknownOptionalKeyIsTheOnlyError) {
-  const auto errors = errors_of(kBase + "run: {iterations: 2, sed: 3}\n");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 13, 22, "unknown key 'sed' in run; did you mean 'seed'?");
+  expect_errors(errors_of(kBase + "run: {iterations: 2, sed: 3}\n"),
+                {{13, 22, "unknown key 'sed' in run; did you mean 'seed'?"}});
 }
 
 TEST(ScenarioErrors, UnknownTopLevelKey) {
-  const auto errors = errors_of(kBase + "outptus: {dir: x}\n");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 13, 1, "unknown key 'outptus' in the scenario; did you mean 'outputs'?");
+  expect_errors(errors_of(kBase + "outptus: {dir: x}\n"),
+                {{13, 1, "unknown key 'outptus' in the scenario; did you mean 'outputs'?"}});
 }
 
 // kBase on one GPU per node (a batch of 2, one sample each) whose GPU, line 5 from column 12, is `gpu`.
@@ -387,36 +353,29 @@ std::string one_gpu_nodes_of(const std::string& gpu) {
 }
 
 TEST(ScenarioErrors, UnknownGpuModelWithSuggestion) {
-  const auto errors = errors_of(one_gpu_nodes_of("V100-32G"));
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 5, 12, "unknown GPU model 'V100-32G'; did you mean 'V100-32GB'?");
+  expect_errors(errors_of(one_gpu_nodes_of("V100-32G")),
+                {{5, 12, "unknown GPU model 'V100-32G'; did you mean 'V100-32GB'?"}});
 }
 
 TEST(ScenarioErrors, UnknownGpuModelInAMultiGpuNodeIsOneError) {
   // No follow-on "GPU  has no NVLink" error for the GPU that could not be found.
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("V100-16GB"), 9, "V100-32G");
-  const auto errors = errors_of(yaml);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 5, 12, "unknown GPU model 'V100-32G'; did you mean 'V100-32GB'?");
+  expect_errors(errors_of(edited(kBase, "V100-16GB", "V100-32G")),
+                {{5, 12, "unknown GPU model 'V100-32G'; did you mean 'V100-32GB'?"}});
 }
 
 TEST(ScenarioErrors, GpuMapNeedsAModel) {
-  const auto errors = errors_of(one_gpu_nodes_of("{memory: \"8GiB\"}"));
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 5, 12, "missing key 'model' in a GPU");
+  expect_errors(errors_of(one_gpu_nodes_of("{memory: \"8GiB\"}")), {{5, 12, "missing key 'model' in a GPU"}});
 }
 
 TEST(Scenario, GpuOverridesReplaceCatalogFields) {
   // Regression: read_gpu once assigned a yaml-cpp node handle (operator= rewrites the tree node in
   // place), which turned the GPU mapping into the scalar "T4" and silently dropped every override.
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("gpu: V100-16GB"), 14,
-               "gpu: {model: T4, memory: \"8GiB\", memory_bandwidth: \"1TB/s\", nvlink_bandwidth: \"50GB/s\",\n"
-               "             peak_fp32: \"10TFlops\", peak_tf32: \"20TFlops\", peak_fp16: \"50TFlops\",\n"
-               "             peak_bf16: \"40TFlops\", peak_fp8: \"80TFlops\"}\n"
-               "      fabric: pcie");
-  const Scenario s = load(yaml);
+  const Scenario s =
+      load(edited(kBase, "gpu: V100-16GB",
+                  "gpu: {model: T4, memory: \"8GiB\", memory_bandwidth: \"1TB/s\", nvlink_bandwidth: \"50GB/s\",\n"
+                  "             peak_fp32: \"10TFlops\", peak_tf32: \"20TFlops\", peak_fp16: \"50TFlops\",\n"
+                  "             peak_bf16: \"40TFlops\", peak_fp8: \"80TFlops\"}\n"
+                  "      fabric: pcie"));
   const GpuSpec& gpu = s.cluster.node_types[0].gpu;
   EXPECT_EQ(gpu.name, "T4");
   EXPECT_DOUBLE_EQ(gpu.memory.value(), 8.0 * 1024 * 1024 * 1024);
@@ -432,18 +391,13 @@ TEST(Scenario, GpuOverridesReplaceCatalogFields) {
 
 TEST(ScenarioErrors, UnknownGpuOverrideKey) {
   // Regression, same cause as GpuOverridesReplaceCatalogFields: a misspelt override went unreported.
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("gpu: V100-16GB"), 14, "gpu: {model: V100-16GB, memroy_bandwidth: \"1TB/s\"}");
   // Line 5: `      gpu: {model: V100-16GB, memroy_bandwidth: "1TB/s"}`
-  const auto errors = errors_of(yaml);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 5, 31, "unknown key 'memroy_bandwidth' in a GPU; did you mean 'memory_bandwidth'?");
+  expect_errors(errors_of(edited(kBase, "gpu: V100-16GB", "gpu: {model: V100-16GB, memroy_bandwidth: \"1TB/s\"}")),
+                {{5, 31, "unknown key 'memroy_bandwidth' in a GPU; did you mean 'memory_bandwidth'?"}});
 }
 
 TEST(ScenarioErrors, UnknownCatalogLink) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("{bandwidth: \"25Gbps\", latency: \"5us\"}"), 37, "{link: IB-HRD}");
-  const auto errors = errors_of(yaml);
+  const auto errors = errors_of(edited(kBase, "{bandwidth: \"25Gbps\", latency: \"5us\"}", "{link: IB-HRD}"));
   const auto it = std::find_if(errors.begin(), errors.end(),
                                [](const Diagnostic& d) { return d.message.find("unknown link") != std::string::npos; });
   ASSERT_NE(it, errors.end()) << dump(errors);  // and nothing else: see UnknownCatalogLinkIsOneError
@@ -451,77 +405,56 @@ TEST(ScenarioErrors, UnknownCatalogLink) {
 }
 
 TEST(ScenarioErrors, UnknownCatalogLinkIsOneError) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("{bandwidth: \"25Gbps\", latency: \"5us\"}"), 37, "{link: IB-HRD}");
-  const auto errors = errors_of(yaml);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 7, 19, "unknown link 'IB-HRD'; did you mean 'IB-HDR'?");
+  expect_errors(errors_of(edited(kBase, "{bandwidth: \"25Gbps\", latency: \"5us\"}", "{link: IB-HRD}")),
+                {{7, 19, "unknown link 'IB-HRD'; did you mean 'IB-HDR'?"}});
 }
 
 // ---- types and ranges --------------------------------------------------------------------------
 
 TEST(ScenarioErrors, ListWhereANumberIsExpected) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("gpus_per_node: 2"), 16, "gpus_per_node: [2]");
-  const auto errors = errors_of(yaml);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 6, 22, "expected an integer, got a list");
+  expect_errors(errors_of(edited(kBase, "gpus_per_node: 2", "gpus_per_node: [2]")),
+                {{6, 22, "expected an integer, got a list"}});
 }
 
 TEST(ScenarioErrors, ListWhereAQuantityIsExpected) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("\"25Gbps\""), 8, "[25Gbps]");
-  const auto errors = errors_of(yaml);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 7, 24, "expected a bandwidth with a unit (bps, Mbps, Gbps");
+  expect_errors(errors_of(edited(kBase, "\"25Gbps\"", "[25Gbps]")),
+                {{7, 24, "expected a bandwidth with a unit (bps, Mbps, Gbps"}});
 }
 
 TEST(ScenarioErrors, StringWhereANumberIsExpected) {
-  const auto errors = errors_of(kBase + "run:\n  iterations: three\n");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 14, 15, "expected an integer, got \"three\"");
+  expect_errors(errors_of(kBase + "run:\n  iterations: three\n"), {{14, 15, "expected an integer, got \"three\""}});
 }
 
 TEST(ScenarioErrors, ScalarWhereAMappingIsExpected) {
-  const auto errors = errors_of(kBase + "run: 5\n");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 13, 6, "expected a mapping for run, got \"5\"");
+  expect_errors(errors_of(kBase + "run: 5\n"), {{13, 6, "expected a mapping for run, got \"5\""}});
 }
 
 TEST(ScenarioErrors, GpusPerNodeOutOfRange) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("gpus_per_node: 2"), 16, "gpus_per_node: 0");
-  const auto errors = errors_of(yaml);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 6, 22, "expected an integer in [1, 1024], got 0");
+  expect_errors(errors_of(edited(kBase, "gpus_per_node: 2", "gpus_per_node: 0")),
+                {{6, 22, "expected an integer in [1, 1024], got 0"}});
 }
 
 TEST(ScenarioErrors, BusyFractionOutOfRange) {
-  const auto errors = errors_of(kBase + R"(network:
+  expect_errors(errors_of(kBase + R"(network:
   conditions:
     - links: "node1/nic"
       preemption: {mean_busy: "20ms", mean_idle: "80ms", busy_fraction: 1.5}
-)");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 16, 73, "expected a number in [0, 1], got 1.5");
+)"),
+                {{16, 73, "expected a number in [0, 1], got 1.5"}});
 }
 
 TEST(ScenarioErrors, PreemptionNeedsPositiveMeans) {
-  const auto errors = errors_of(kBase + R"(network:
+  expect_errors(errors_of(kBase + R"(network:
   conditions:
     - links: "node1/nic"
       preemption: {mean_busy: "0s", mean_idle: "80ms", busy_fraction: 0.5}
-)");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 16, 19, "mean_busy and mean_idle must be positive");
+)"),
+                {{16, 19, "mean_busy and mean_idle must be positive"}});
 }
 
 TEST(ScenarioErrors, GlobalBatchSmallerThanTheGpuCount) {
-  std::string yaml = kBase;
-  yaml.replace(yaml.find("global_batch: 4"), 15, "global_batch: 3");
-  const auto errors = errors_of(yaml);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 12, 17, "global_batch 3 is smaller than the 4 GPUs of the cluster");
+  expect_errors(errors_of(edited(kBase, "global_batch: 4", "global_batch: 3")),
+                {{12, 17, "global_batch 3 is smaller than the 4 GPUs of the cluster"}});
 }
 
 }  // namespace

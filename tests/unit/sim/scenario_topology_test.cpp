@@ -16,10 +16,7 @@
 namespace dnnsim {
 namespace {
 
-using testing::dump;
-using testing::errors_of;
-using testing::expect_error;
-using testing::load;
+using namespace testing;
 
 // ---- explicit topologies -------------------------------------------------------------------------
 
@@ -90,49 +87,47 @@ TEST(ScenarioExplicit, LinksRoutesAndLayout) {
 }
 
 TEST(ScenarioExplicit, UnconnectedNodesHaveNoRoute) {
-  const auto errors = errors_of(kThreeNodes + R"(  interconnect:
+  // Reported at the interconnect (line 11, the first key of its mapping).
+  expect_errors(errors_of(kThreeNodes + R"(  interconnect:
     kind: explicit
     switches: [sw0]
     links:
       - {name: a, between: [node0, sw0], bandwidth: "10GB/s", latency: "1us"}
       - {name: b, between: [node1, sw0], bandwidth: "10GB/s", latency: "1us"}
-)");
-  // Reported at the interconnect (line 11, the first key of its mapping).
-  ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 11, 5, "no route between node0 and node2: the explicit links do not connect them");
-  expect_error(errors[1], 11, 5, "no route between node1 and node2");
+)"),
+                {{11, 5, "no route between node0 and node2: the explicit links do not connect them"},
+                 {11, 5, "no route between node1 and node2"}});
 }
 
 TEST(ScenarioExplicit, NodesAreNotTransit) {
   // node1 sits between node0 and node2, but a node does not forward traffic.
-  const auto errors = errors_of(kThreeNodes + R"(  interconnect:
+  expect_errors(errors_of(kThreeNodes + R"(  interconnect:
     kind: explicit
     links:
       - {name: a, between: [node0, node1], bandwidth: "10GB/s", latency: "1us"}
       - {name: b, between: [node1, node2], bandwidth: "10GB/s", latency: "1us"}
-)");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 11, 5, "no route between node0 and node2");
+)"),
+                {{11, 5, "no route between node0 and node2"}});
 }
 
 TEST(ScenarioExplicit, LinkNamesAndEndpointsAreChecked) {
-  const auto errors = errors_of(kThreeNodes + R"(  interconnect:
+  expect_errors(errors_of(kThreeNodes + R"(  interconnect:
     kind: explicit
     switches: [sw0]
     links:
       - {name: a, between: [node0, sw1], bandwidth: "10GB/s", latency: "1us"}
       - {name: a, between: [node1, sw0], bandwidth: "10GB/s"}
       - {name: c, between: [node2], link: IB-HDR}
-)");
-  ASSERT_EQ(errors.size(), 4u) << dump(errors);
-  expect_error(errors[0], 14, 36, "unknown node or switch 'sw1'; did you mean 'sw0'?");
-  expect_error(errors[1], 15, 9, "link 'a' is declared twice");
-  expect_error(errors[2], 15, 9, "link 'a' needs 'link' (a catalog name) or both 'bandwidth' and 'latency'");
-  expect_error(errors[3], 16, 28, "expected 'between: [A, B]', two node or switch names");
+)"),
+                {{14, 36, "unknown node or switch 'sw1'; did you mean 'sw0'?"},
+                 {15, 9, "link 'a' is declared twice"},
+                 {15, 9, "link 'a' needs 'link' (a catalog name) or both 'bandwidth' and 'latency'"},
+                 {16, 28, "expected 'between: [A, B]', two node or switch names"}});
 }
 
 TEST(ScenarioExplicit, RoutesMustBeWalks) {
-  const auto errors = errors_of(kThreeNodes + R"(  interconnect:
+  // An unknown destination is reported once (the walk is not compared with it).
+  expect_errors(errors_of(kThreeNodes + R"(  interconnect:
     kind: explicit
     switches: [sw0]
     links:
@@ -143,13 +138,11 @@ TEST(ScenarioExplicit, RoutesMustBeWalks) {
       - {from: node0, to: node1, links: [a, c]}
       - {from: node0, to: node1, links: [b]}
       - {from: node0, to: node3, links: [a, x]}
-)");
-  // An unknown destination is reported once (the walk is not compared with it).
-  ASSERT_EQ(errors.size(), 4u) << dump(errors);
-  expect_error(errors[0], 18, 41, "the route ends at 'node2', not at 'node1'");
-  expect_error(errors[1], 19, 42, "link 'b' does not touch 'node0', where the route has arrived");
-  expect_error(errors[2], 20, 27, "unknown node 'node3'; did you mean 'node0'?");
-  expect_error(errors[3], 20, 45, "unknown link 'x'");
+)"),
+                {{18, 41, "the route ends at 'node2', not at 'node1'"},
+                 {19, 42, "link 'b' does not touch 'node0', where the route has arrived"},
+                 {20, 27, "unknown node 'node3'; did you mean 'node0'?"},
+                 {20, 45, "unknown link 'x'"}});
 }
 
 // ---- layout --------------------------------------------------------------------------------------
