@@ -9,6 +9,7 @@
 #include "dnnsim/source_paths.hpp"
 #include "models/common/diagnostics.hpp"
 #include "models/dnn/model_table.hpp"
+#include "tests/support/diagnostics.hpp"
 
 namespace dnnsim {
 namespace {
@@ -218,17 +219,9 @@ TEST(ProfileGraph, BadSavedBytesAreLocatedErrors) {
       "saved_bytes=12, saved_bytes=12\n"
       "node4 -- Tail -- forward_compute_time=1, backward_compute_time=2, activation_size=4, parameter_size=0, "
       "saved_bytes=lots\n";
-  const std::vector<Diagnostic> d = diagnostics_of(text);
-  ASSERT_EQ(d.size(), 3u);
-  EXPECT_EQ(d[0].location.line, 2);
-  EXPECT_EQ(d[0].location.column, 118);
-  EXPECT_THAT(d[0].message, ::testing::HasSubstr("saved_bytes must be a non-negative number, got '-136'"));
-  EXPECT_EQ(d[1].location.line, 3);
-  EXPECT_EQ(d[1].location.column, 120);
-  EXPECT_THAT(d[1].message, ::testing::HasSubstr("duplicate key 'saved_bytes'"));
-  EXPECT_EQ(d[2].location.line, 4);
-  EXPECT_EQ(d[2].location.column, 116);
-  EXPECT_THAT(d[2].message, ::testing::HasSubstr("saved_bytes must be a non-negative number, got 'lots'"));
+  testing::expect_errors(diagnostics_of(text), {{2, 118, "saved_bytes must be a non-negative number, got '-136'"},
+                                                {3, 120, "duplicate key 'saved_bytes'"},
+                                                {4, 116, "saved_bytes must be a non-negative number, got 'lots'"}});
 }
 
 TEST(ProfileGraph, ValuesBeyondAnExabyteAreLocatedErrors) {
@@ -250,11 +243,7 @@ TEST(ProfileGraph, ReportsACycleAtItsClosingEdge) {
       "\tnode1 -- node2\n"
       "\tnode2 -- node3\n"
       "\tnode3 -- node2\n";
-  const std::vector<Diagnostic> d = diagnostics_of(text);
-  ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].location.line, 6);
-  EXPECT_EQ(d[0].location.column, 2);
-  EXPECT_THAT(d[0].message, ::testing::HasSubstr("cycle: node2 -- node3 -- node2"));
+  testing::expect_errors(diagnostics_of(text), {{6, 2, "cycle: node2 -- node3 -- node2"}});
 }
 
 TEST(ProfileGraph, MissingBatchFileAndNodesAreErrors) {

@@ -15,10 +15,7 @@
 namespace dnnsim {
 namespace {
 
-using testing::diagnostics_thrown_by;
-using testing::dump;
-using testing::expect_error;
-using testing::write_file;
+using namespace testing;
 
 // One node of 2 GPUs, one layer, one expectation.
 const std::string kScenario = testing::kTwoGpuBase + R"(expect:
@@ -86,7 +83,7 @@ expect:
 }
 
 TEST(RegressSpec, ReportsEveryProblemAtItsPlace) {
-  const auto errors = errors_of(R"(comparison: "broken"
+  expect_errors(errors_of(R"(comparison: "broken"
 runs:
   base: {scenario: base.yaml, set: ["run.iterations=0"]}
   spare: {scenario: base.yaml, sett: []}
@@ -97,41 +94,38 @@ expect:
   - {metric: "base:mean.iteration_time_s", ratio: [base:x, base:y], value: 1}
   - {metric: "mean.iteration_time_s", value: 1}
   - {metric: "gone:a", value: 1, tolerence: 1}
-)");
-  ASSERT_EQ(errors.size(), 8u) << dump(errors);
-  expect_error(errors[0], 3, 37, "run.iterations=0: expected an integer in [1, 1000000], got 0");
-  expect_error(errors[1], 4, 32, "unknown key 'sett' in run 'spare'; did you mean 'set'?");
-  expect_error(errors[2], 5, 20, "cannot open the scenario");
-  expect_error(errors[3], 7, 14, "unknown run 'bsae'; did you mean 'base'?");
-  expect_error(errors[4], 8, 13, "expected a ratio as two operands");
-  expect_error(errors[5], 9, 5, "give either 'metric: RUN:PATH' or 'ratio: [RUN:PATH, RUN:PATH]'");
-  expect_error(errors[6], 10, 14, "expected RUN:PATH");
-  // Line 11: `gone` is a known run (its scenario is the problem, reported at line 5). `spare` is used
-  // by no expectation, but that is not reported while an expectation is broken: it may be its user.
-  expect_error(errors[7], 11, 34, "unknown key 'tolerence' in a comparison expectation; did you mean 'tolerance'?");
+)"),
+                {{3, 37, "run.iterations=0: expected an integer in [1, 1000000], got 0"},
+                 {4, 32, "unknown key 'sett' in run 'spare'; did you mean 'set'?"},
+                 {5, 20, "cannot open the scenario"},
+                 {7, 14, "unknown run 'bsae'; did you mean 'base'?"},
+                 {8, 13, "expected a ratio as two operands"},
+                 {9, 5, "give either 'metric: RUN:PATH' or 'ratio: [RUN:PATH, RUN:PATH]'"},
+                 {10, 14, "expected RUN:PATH"},
+                 // Line 11: `gone` is a known run (its scenario is the problem, reported at line 5). `spare` is used
+                 // by no expectation, but that is not reported while an expectation is broken: it may be its user.
+                 {11, 34, "unknown key 'tolerence' in a comparison expectation; did you mean 'tolerance'?"}});
 }
 
 TEST(RegressSpec, AnUnusedRunIsReported) {
-  const auto errors = errors_of(R"(comparison: "c"
+  expect_errors(errors_of(R"(comparison: "c"
 runs:
   base: {scenario: base.yaml}
   spare: {scenario: base.yaml}
 expect:
   - {metric: "base:makespan_s", value: 1}
-)");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 4, 3, "run 'spare' is not used by any expectation");
+)"),
+                {{4, 3, "run 'spare' is not used by any expectation"}});
 }
 
 TEST(RegressSpec, MissingValueIsReported) {
-  const auto errors = errors_of(R"(comparison: "c"
+  expect_errors(errors_of(R"(comparison: "c"
 runs:
   base: {scenario: base.yaml}
 expect:
   - {metric: "base:makespan_s"}
-)");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 5, 5, "missing key 'value' in a comparison expectation");
+)"),
+                {{5, 5, "missing key 'value' in a comparison expectation"}});
 }
 
 TEST(RegressSpec, AScenarioProblemIsReportedAtTheRunThatAsksForIt) {
@@ -142,22 +136,20 @@ runs:
 expect:
   - {metric: "base:makespan_s", value: 1}
 )");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
   // At `scenario:` of the comparison file, quoting the scenario's own place (line 13 of bad.yaml).
-  expect_error(errors[0], 3, 20, "run 'base': ");
+  ASSERT_NO_FATAL_FAILURE(expect_errors(errors, {{3, 20, "run 'base': "}}));
   EXPECT_NE(errors[0].message.find("bad.yaml:13:"), std::string::npos) << errors[0].message;
 }
 
 TEST(RegressSpec, TopLevelKeysAreChecked) {
-  const auto errors = errors_of(R"(comparison: "c"
+  expect_errors(errors_of(R"(comparison: "c"
 runs:
   base: {scenario: base.yaml}
 expects:
   - {metric: "base:makespan_s", value: 1}
-)");
-  ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 1, 1, "missing key 'expect' in the comparison file");
-  expect_error(errors[1], 4, 1, "unknown key 'expects' in the comparison file; did you mean 'expect'?");
+)"),
+                {{1, 1, "missing key 'expect' in the comparison file"},
+                 {4, 1, "unknown key 'expects' in the comparison file; did you mean 'expect'?"}});
 }
 
 TEST(RegressSpec, RunsOnceWhatIsAskedForTwice) {
@@ -212,17 +204,15 @@ expect:
 }
 
 TEST(RegressSpec, OverAndSpreadProblemsAreLocated) {
-  const auto errors = errors_of(R"(comparison: "c"
+  expect_errors(errors_of(R"(comparison: "c"
 runs:
   a: {scenario: base.yaml, over: {workload.global_batch: []}}
   b: {scenario: base.yaml, over: {run.seed: [1]}}
 expect:
   - {metric: "a:mean.iteration_time_s", value: 1}
   - {metric: "b:mean.iteration_time_s", value: 1, spread: run.sed}
-)");
-  ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 3, 58, "expected at least one value");
-  expect_error(errors[1], 7, 59, "not a key of run 'b''s `over:`");
+)"),
+                {{3, 58, "expected at least one value"}, {7, 59, "not a key of run 'b''s `over:`"}});
 }
 
 TEST(RegressSpec, SkipsSweepsAndScenariosWithoutExpectations) {
@@ -255,8 +245,7 @@ TEST(RegressSpec, AMissingInputIsAnError) {
 TEST(RegressSpec, AnInvalidScenarioWithExpectationsIsReported) {
   write_file("bad.yaml", kScenario + "run: {iterations: 0}\n");
   const auto errors = diagnostics_thrown_by([&] { (void)load_regress_plan({dir()}); });
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 15, 19, "expected an integer in [1, 1000000], got 0");
+  expect_errors(errors, {{15, 19, "expected an integer in [1, 1000000], got 0"}});
 }
 
 }  // namespace

@@ -19,10 +19,7 @@
 namespace dnnsim {
 namespace {
 
-using testing::diagnostics_thrown_by;
-using testing::dump;
-using testing::expect_error;
-using testing::write_file;
+using namespace testing;
 
 // One node of 2 GPUs, one layer: valid on its own, and for every override the tests below make.
 const std::string kBase = testing::kTwoGpuBase;
@@ -209,7 +206,7 @@ TEST(SweepSpec, PointIdsArePaddedToTheLargestIndex) {
 // ---- errors ----
 
 TEST(SweepSpec, StructuralErrorsAreLocated) {
-  const auto errors = errors_of(R"(name: bad
+  expect_errors(errors_of(R"(name: bad
 base: base.yaml
 timout: 5s
 axes:
@@ -222,41 +219,38 @@ axes:
   - grid: {run.seed: [3]}
   - range: {key: i, from: 1, to: "10MB", steps: 3}
   - range: {key: j, from: 1, to: 2, steps: 5}
-)");
-  ASSERT_EQ(errors.size(), 9u) << dump(errors);
-  expect_error(errors[0], 3, 1, "unknown key 'timout' in the sweep; did you mean 'timeout'?");
-  expect_error(errors[1], 6, 32, "zip lists must have the same length: 'a.b' has 3 values, 'c.d' has 2");
-  expect_error(errors[2], 7, 44, "expected an integer in [2, 100000], got 1");
-  expect_error(errors[3], 8, 41, "mismatched units: 'from' is a bandwidth (Gbps) but 'to' is a size (GB)");
-  expect_error(errors[4], 9, 37, "unknown distribution 'normal'");
-  expect_error(errors[5], 10, 5, "unknown axis kind 'grd'; did you mean 'grid'?");
-  expect_error(errors[6], 11, 12, "key 'run.seed' is already set by the axis at line 5");
-  expect_error(errors[7], 12, 27, "'from' and 'to' must both have units or both be plain numbers");
-  expect_error(errors[8], 13, 44, "an integer range from 1 to 2 has only 2 distinct values");
+)"),
+                {{3, 1, "unknown key 'timout' in the sweep; did you mean 'timeout'?"},
+                 {6, 32, "zip lists must have the same length: 'a.b' has 3 values, 'c.d' has 2"},
+                 {7, 44, "expected an integer in [2, 100000], got 1"},
+                 {8, 41, "mismatched units: 'from' is a bandwidth (Gbps) but 'to' is a size (GB)"},
+                 {9, 37, "unknown distribution 'normal'"},
+                 {10, 5, "unknown axis kind 'grd'; did you mean 'grid'?"},
+                 {11, 12, "key 'run.seed' is already set by the axis at line 5"},
+                 {12, 27, "'from' and 'to' must both have units or both be plain numbers"},
+                 {13, 44, "an integer range from 1 to 2 has only 2 distinct values"}});
 }
 
 TEST(SweepSpec, AnInvalidAxisValueIsReportedAtTheValue) {
   // "lots" is no size: the error is the scenario's, located at the value in the sweep file.
   // bucket_sise is a misspelt key: the scenario's "unknown key" goes to the key's first value.
-  const auto errors = errors_of(R"(name: v
+  expect_errors(errors_of(R"(name: v
 base: base.yaml
 axes:
   - grid: {workload.bucket_size: ["10MB", lots]}
   - grid: {workload.bucket_sise: ["1MB"]}
-)");
-  ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 4, 43, "workload.bucket_size=lots: expected a size");
-  expect_error(errors[1], 5, 35,
-               "workload.bucket_sise=1MB: unknown key 'bucket_sise' in the workload; did you "
-               "mean 'bucket_size'?");
+)"),
+                {{4, 43, "workload.bucket_size=lots: expected a size"},
+                 {5, 35,
+                  "workload.bucket_sise=1MB: unknown key 'bucket_sise' in the workload; did you "
+                  "mean 'bucket_size'?"}});
 }
 
 TEST(SweepSpec, AProblemOfSeveralAxesIsReportedAtAxesOnce) {
   // The base's global_batch 2 fits 2 GPUs but not 4 (two nodes): the scenario blames its own line,
   // which no axis sets, and the point has two axis values, so the error goes to `axes`, once (for the
   // first point that has it: p0002 = second count, first seed), with the base scenario's location.
-  std::string base = kBase;
-  base.replace(base.find("global_batch: 8"), 15, "global_batch: 2");
+  const std::string base = edited(kBase, "global_batch: 8", "global_batch: 2");
   const auto errors = errors_of(R"(name: w
 base: base.yaml
 axes:
@@ -264,8 +258,8 @@ axes:
   - grid: {run.seed: [1, 2]}
 )",
                                 true, base);
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 4, 3, "point p0002 (cluster.nodes.0.count=2, run.seed=1) makes the base scenario invalid: ");
+  ASSERT_NO_FATAL_FAILURE(expect_errors(
+      errors, {{4, 3, "point p0002 (cluster.nodes.0.count=2, run.seed=1) makes the base scenario invalid: "}}));
   EXPECT_NE(errors[0].message.find("base.yaml:12:17: error: global_batch 2 is smaller than the 4 GPUs"),
             std::string::npos)
       << dump(errors);
@@ -274,23 +268,20 @@ axes:
 TEST(SweepSpec, AnErrorAtAnOverrideGoesToItsValue) {
   // The scenario locates "global_batch 2 is smaller than the 4 GPUs" at global_batch, here the
   // override: so the error is reported at that value, although the node count matters too.
-  const auto errors = errors_of(R"(name: w
+  expect_errors(errors_of(R"(name: w
 base: base.yaml
 axes:
   - grid: {workload.global_batch: [2, 4]}
   - grid: {cluster.nodes.0.count: [1, 2]}
-)");
-  ASSERT_EQ(errors.size(), 1u) << dump(errors);
-  expect_error(errors[0], 4, 36, "workload.global_batch=2: global_batch 2 is smaller than the 4 GPUs");
+)"),
+                {{4, 36, "workload.global_batch=2: global_batch 2 is smaller than the 4 GPUs"}});
 }
 
 TEST(SweepSpec, MissingBaseAndName) {
-  const auto errors = errors_of(R"(base: nowhere.yaml
+  expect_errors(errors_of(R"(base: nowhere.yaml
 axes: []
-)");
-  ASSERT_EQ(errors.size(), 2u) << dump(errors);
-  expect_error(errors[0], 1, 1, "missing key 'name' in the sweep");
-  expect_error(errors[1], 1, 7, "cannot open the base scenario");
+)"),
+                {{1, 1, "missing key 'name' in the sweep"}, {1, 7, "cannot open the base scenario"}});
 }
 
 // ---- CSV helpers of the runner ----

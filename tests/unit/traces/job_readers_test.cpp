@@ -4,33 +4,28 @@
 #include "traces/jobs/job_readers.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
+#include <string>
 
 #include "dnnsim/source_paths.hpp"
 #include "tests/support/diagnostics.hpp"
+#include "tests/support/temp_files.hpp"
 #include "traces/jobs/job_generator.hpp"
 
 namespace dnnsim {
 namespace {
 
-std::string write(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("dnnsim-jobs-" + std::to_string(::getpid()) + "-" + name);
-  std::ofstream(path) << text;
-  return path.string();
-}
+using namespace testing;
 
 // The first three rows of the shipped philly.csv (unsorted as released: the reader sorts them and
 // re-bases dates to the earliest, 2017-09-29 07:58:32).
 TEST(JobReaders, PhillyCsvSliceSortedAndRebased) {
-  const std::string path = write("philly.csv",
-                                 "timestamp,duration,num_gpus,gpu_time,cluster\n"
-                                 "2017-10-09 07:01:55,66.0,1,66.0,11cb48\n"
-                                 "2017-10-09 06:13:03,2951.0,1,2951.0,6214e9\n"
-                                 "2017-09-29 07:58:32,860662.0,1,860662.0,6c71a0\n");
+  const std::string path = write_file("philly.csv",
+                                      "timestamp,duration,num_gpus,gpu_time,cluster\n"
+                                      "2017-10-09 07:01:55,66.0,1,66.0,11cb48\n"
+                                      "2017-10-09 06:13:03,2951.0,1,2951.0,6214e9\n"
+                                      "2017-09-29 07:58:32,860662.0,1,860662.0,6c71a0\n");
   const JobTrace trace = read_job_trace("philly-csv", {path});
   ASSERT_EQ(trace.jobs.size(), 3u);
   EXPECT_EQ(trace.jobs[0].virtual_cluster, "6c71a0");
@@ -69,12 +64,12 @@ TEST(JobReaders, PolluxWorkloadKeepsItsOwnClockFromZero) {
 
 // The first two rows of Gavel's physical_cluster/small_test.trace (tab-separated).
 TEST(JobReaders, GavelTraceSlice) {
-  const std::string path =
-      write("gavel.trace",
-            "Transformer (batch size 128)\tpython3 train.py -data %s/translation/multi30k.atok.low.pt -batch_size 128 "
-            "-proj_share_weight\ttranslation\t-step\t1\t346\t2\t1\t-1.000000\t0\n"
-            "Recommendation (batch size 8192)\tpython3 train.py --data_dir %s/ml-20m/pro_sg/ --batch_size 8192\t"
-            "recommendation\t-n\t1\t36\t1\t1\t-1.000000\t0\n");
+  const std::string path = write_file(
+      "gavel.trace",
+      "Transformer (batch size 128)\tpython3 train.py -data %s/translation/multi30k.atok.low.pt -batch_size 128 "
+      "-proj_share_weight\ttranslation\t-step\t1\t346\t2\t1\t-1.000000\t0\n"
+      "Recommendation (batch size 8192)\tpython3 train.py --data_dir %s/ml-20m/pro_sg/ --batch_size 8192\t"
+      "recommendation\t-n\t1\t36\t1\t1\t-1.000000\t0\n");
   const JobTrace trace = read_job_trace("gavel", {path});
   ASSERT_EQ(trace.jobs.size(), 2u);
   EXPECT_EQ(trace.jobs[0].model, "Transformer (batch size 128)");
@@ -84,7 +79,7 @@ TEST(JobReaders, GavelTraceSlice) {
 }
 
 TEST(JobReaders, PhillyJsonFromSchema) {
-  const std::string path = write("philly.json", R"([
+  const std::string path = write_file("philly.json", R"([
  {"status": "Pass", "vc": "vc1", "jobid": "j1", "submitted_time": "2017-10-01 00:00:00", "user": "u1",
   "attempts": [{"start_time": "2017-10-01 00:01:00", "end_time": "2017-10-01 00:05:00",
                 "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1"]}, {"ip": "m2", "gpus": ["gpu0", "gpu1"]}]},
@@ -105,25 +100,24 @@ TEST(JobReaders, PhillyJsonFromSchema) {
 // is not an object, and a date or user that is not a string, are located errors, not yaml-cpp
 // exceptions.
 TEST(JobReaders, PhillyJsonWrongTypesAreLocated) {
-  const std::string path = write("philly-types.json", R"([
+  const std::string path = write_file("philly-types.json", R"([
  {"jobid": "j1", "submitted_time": "2017-10-01 00:00:00", "attempts": ["oops"]},
  {"jobid": "j2", "submitted_time": "2017-10-01 00:00:00", "user": {"a": 1},
   "attempts": [{"start_time": ["2017"], "end_time": "2017-10-01 00:05:00", "detail": 7}]}
 ])");
-  const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)read_job_trace("philly-json", {path}); });
-  ASSERT_EQ(diagnostics.size(), 3u) << testing::dump(diagnostics);
-  testing::expect_error(diagnostics[0], 2, 72, "expected an attempt object");
-  testing::expect_error(diagnostics[1], 4, 31, "expected a string, got a list");
-  testing::expect_error(diagnostics[2], 4, 86, "expected a list of placements, got \"7\"");
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)read_job_trace("philly-json", {path}); });
+  expect_errors(diagnostics, {{2, 72, "expected an attempt object"},
+                              {4, 31, "expected a string, got a list"},
+                              {4, 86, "expected a list of placements, got \"7\""}});
 }
 
 TEST(JobReaders, HeliosFromSchema) {
   const std::string path =
-      write("helios.csv",
-            "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
-            "7,uA,vcX,8,32,1,COMPLETED,2020-04-01 00:00:10,2020-04-01 00:01:00,2020-04-01 01:01:00,3600,50\n"
-            "8,uB,vcX,0,4,1,COMPLETED,2020-04-01 00:00:20,2020-04-01 00:00:20,2020-04-01 00:00:30,10,0\n"
-            "9,uA,vcY,1,4,1,FAILED,2020-04-01 00:00:00,2020-04-01 00:00:05,2020-04-01 00:00:15,10,5\n");
+      write_file("helios.csv",
+                 "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
+                 "7,uA,vcX,8,32,1,COMPLETED,2020-04-01 00:00:10,2020-04-01 00:01:00,2020-04-01 01:01:00,3600,50\n"
+                 "8,uB,vcX,0,4,1,COMPLETED,2020-04-01 00:00:20,2020-04-01 00:00:20,2020-04-01 00:00:30,10,0\n"
+                 "9,uA,vcY,1,4,1,FAILED,2020-04-01 00:00:00,2020-04-01 00:00:05,2020-04-01 00:00:15,10,5\n");
   const JobTrace trace = read_job_trace("helios", {path});
   ASSERT_EQ(trace.jobs.size(), 2u);
   EXPECT_EQ(trace.skipped, 1u);  // CPU-only
@@ -133,15 +127,15 @@ TEST(JobReaders, HeliosFromSchema) {
 }
 
 TEST(JobReaders, AlibabaPaiFromSchema) {
-  const std::string jobs = write("pai_job.csv",
-                                 "j1,i1,u1,Terminated,100,400\n"
-                                 "j2,i2,u2,Failed,110,200\n"
-                                 "j3,i3,u1,Terminated,90,190\n");
-  const std::string tasks = write("pai_task.csv",
-                                  "j1,worker,2,Terminated,100,400,600,29,100,V100\n"
-                                  "j1,ps,1,Terminated,100,400,600,29,,MISC\n"
-                                  "j2,worker,1,Failed,110,200,600,29,100,T4\n"
-                                  "j3,worker,1,Terminated,90,190,600,29,50,T4\n");
+  const std::string jobs = write_file("pai_job.csv",
+                                      "j1,i1,u1,Terminated,100,400\n"
+                                      "j2,i2,u2,Failed,110,200\n"
+                                      "j3,i3,u1,Terminated,90,190\n");
+  const std::string tasks = write_file("pai_task.csv",
+                                       "j1,worker,2,Terminated,100,400,600,29,100,V100\n"
+                                       "j1,ps,1,Terminated,100,400,600,29,,MISC\n"
+                                       "j2,worker,1,Failed,110,200,600,29,100,T4\n"
+                                       "j3,worker,1,Terminated,90,190,600,29,50,T4\n");
   const JobTrace trace = read_job_trace("alibaba-pai", {jobs, {{"tasks", tasks}}});
   ASSERT_EQ(trace.jobs.size(), 2u);
   EXPECT_EQ(trace.skipped, 1u);
@@ -157,43 +151,38 @@ TEST(JobReaders, AlibabaPaiFromSchema) {
 // (inst_num × plan_gpu / 100: 2 × 1.8e19 / 100 = 3.7e17), refused at the job's row; a Philly count
 // at its field. (The PAI input is a reduction of a fuzz smoke finding.)
 TEST(JobReaders, CountsBeyondAnIntAreRefused) {
-  const std::string jobs = write("pai_job_big.csv", "j1,i1,u1,Terminated,100,400\n");
+  const std::string jobs = write_file("pai_job_big.csv", "j1,i1,u1,Terminated,100,400\n");
   const std::string tasks =
-      write("pai_task_big.csv", "j1,worker,2,Terminated,100,400,600,29,18446744073709551616,V100\n");
-  const auto pai = testing::diagnostics_thrown_by([&] {
-    (void)read_job_trace("alibaba-pai", {jobs, {{"tasks", tasks}}});
-  });
-  ASSERT_EQ(pai.size(), 1u) << testing::dump(pai);
-  testing::expect_error(pai[0], 1, 1, "asks for 3.68935e+17 GPUs");
-  const std::string philly = write("philly_big.csv",
-                                   "timestamp,duration,num_gpus,gpu_time,cluster\n"
-                                   "2017-10-09 07:01:55,66.0,4294967297,66.0,11cb48\n");
-  const auto wide = testing::diagnostics_thrown_by([&] { (void)read_job_trace("philly-csv", {philly}); });
-  ASSERT_EQ(wide.size(), 1u) << testing::dump(wide);
-  testing::expect_error(wide[0], 2, 26, "num_gpus: 4294967297 is too large (at most 2147483647)");
+      write_file("pai_task_big.csv", "j1,worker,2,Terminated,100,400,600,29,18446744073709551616,V100\n");
+  const auto pai = diagnostics_thrown_by([&] { (void)read_job_trace("alibaba-pai", {jobs, {{"tasks", tasks}}}); });
+  expect_errors(pai, {{1, 1, "asks for 3.68935e+17 GPUs"}});
+  const std::string philly = write_file("philly_big.csv",
+                                        "timestamp,duration,num_gpus,gpu_time,cluster\n"
+                                        "2017-10-09 07:01:55,66.0,4294967297,66.0,11cb48\n");
+  const auto wide = diagnostics_thrown_by([&] { (void)read_job_trace("philly-csv", {philly}); });
+  expect_errors(wide, {{2, 26, "num_gpus: 4294967297 is too large (at most 2147483647)"}});
 }
 
 // Every problem of the file at once, each at its row and column.
 TEST(JobReaders, DnnsimCsvBadRowsLocated) {
-  const std::string path = write("bad.csv",
-                                 "id,submit_s,gpus,duration_s\n"
-                                 "a,0,1,10\n"
-                                 "b,-5,1,10\n"
-                                 "c,20,zero,10\n"
-                                 "d,10,1,10\n"
-                                 "e,5,1,10\n"
-                                 "a,30,1\n");
-  const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)read_job_trace("dnnsim", {path}); });
-  ASSERT_EQ(diagnostics.size(), 5u) << testing::dump(diagnostics);
-  testing::expect_error(diagnostics[0], 3, 3, "below the minimum");
-  testing::expect_error(diagnostics[1], 4, 6, "expected an integer");
-  testing::expect_error(diagnostics[2], 6, 3, "before the previous row");
-  testing::expect_error(diagnostics[3], 7, 1, "without work");
-  testing::expect_error(diagnostics[4], 7, 3, "appears twice");
+  const std::string path = write_file("bad.csv",
+                                      "id,submit_s,gpus,duration_s\n"
+                                      "a,0,1,10\n"
+                                      "b,-5,1,10\n"
+                                      "c,20,zero,10\n"
+                                      "d,10,1,10\n"
+                                      "e,5,1,10\n"
+                                      "a,30,1\n");
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)read_job_trace("dnnsim", {path}); });
+  expect_errors(diagnostics, {{3, 3, "below the minimum"},
+                              {4, 6, "expected an integer"},
+                              {6, 3, "before the previous row"},
+                              {7, 1, "without work"},
+                              {7, 3, "appears twice"}});
 }
 
 TEST(JobReaders, UnknownFormatSuggests) {
-  const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)read_job_trace("phily-csv", {"x"}); });
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)read_job_trace("phily-csv", {"x"}); });
   ASSERT_EQ(diagnostics.size(), 1u);
   EXPECT_NE(diagnostics[0].message.find("did you mean 'philly-csv'"), std::string::npos);
 }
