@@ -89,16 +89,24 @@ inline std::vector<Diagnostic> errors_of(const std::string& yaml, const std::vec
   return diagnostics_thrown_by([&] { (void)load(yaml, overrides); });
 }
 
-// A `cluster:` section of two nodes of two V100-16GB (16 GiB each), 7 lines: GPUs node0/gpu0,
-// node0/gpu1, node1/gpu0, node1/gpu1 in cluster order (indices 0 … 3).
-inline const std::string kTwoBoxCluster = R"(cluster:
-  node_types:
-    box:
-      gpu: V100-16GB
-      gpus_per_node: 2
-      nic: {bandwidth: "25Gbps", latency: "5us"}
-  nodes: [{type: box, count: 2}]
-)";
+// A `cluster:` section of `nodes` nodes of `gpus_per_node` V100-16GB (16 GiB each) with a 25 Gbps NIC
+// (5 µs) per node: 7 lines.
+inline std::string box_cluster(int gpus_per_node, int nodes) {
+  return "cluster:\n"
+         "  node_types:\n"
+         "    box:\n"
+         "      gpu: V100-16GB\n"
+         "      gpus_per_node: " +
+         std::to_string(gpus_per_node) +
+         "\n"
+         "      nic: {bandwidth: \"25Gbps\", latency: \"5us\"}\n"
+         "  nodes: [{type: box, count: " +
+         std::to_string(nodes) + "}]\n";
+}
+
+// Two nodes of two V100-16GB: GPUs node0/gpu0, node0/gpu1, node1/gpu0, node1/gpu1 in cluster order
+// (indices 0 … 3).
+inline const std::string kTwoBoxCluster = box_cluster(2, 2);
 
 // A valid two-node cluster of 2 V100 GPUs each under a data-parallel workload, 12 lines long: text
 // appended to it starts at line 13 (the base of the scenario reading tests).

@@ -23,14 +23,7 @@ using namespace testing;
 // Three one-GPU nodes; text appended (from line 10 on) sets the interconnect.
 const std::string kThreeNodes = R"(name: explicit
 workload: {kind: data_parallel, model: {layers: [{forward_flops: "1GFlop"}]}, global_batch: 3}
-cluster:
-  node_types:
-    box:
-      gpu: V100-16GB
-      gpus_per_node: 1
-      nic: {bandwidth: "25Gbps", latency: "5us"}
-  nodes: [{type: box, count: 3}]
-)";
+)" + box_cluster(1, 3);
 
 // GpuPathCosts is route_latency and route_bandwidth of gpu_route, summed in the same order: equal to
 // the bit for every pair of GPUs (the planners' cluster view asks it); gpu_route_length is its length
