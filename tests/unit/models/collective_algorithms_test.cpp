@@ -20,18 +20,7 @@
 namespace dnnsim {
 namespace {
 
-using testing::kGiB;
-using testing::kKiB;
-using testing::kMiB;
-
-using testing::bytes_sent;
-using testing::collective_op;
-using testing::critical_path;
-using testing::expand;
-using testing::expect_well_formed;
-using testing::iota_group;
-using testing::nodes_of;
-using testing::uniform;
+using namespace testing;
 
 std::map<DeviceId, double> bytes_received(const CollectiveExpansion& e) {
   std::map<DeviceId, double> received;

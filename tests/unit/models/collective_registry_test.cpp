@@ -17,16 +17,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-using testing::kMiB;
-
-using testing::bytes_sent;
-using testing::collective_op;
-using testing::critical_path;
-using testing::expand;
-using testing::expect_well_formed;
-using testing::iota_group;
-using testing::nodes_of;
-using testing::uniform;
+using namespace testing;
 
 // ------------------------------------------------------------------------------------------------
 // registry, default rule, errors
