@@ -135,11 +135,10 @@ TEST(ParameterServer, SlowdownTraceFileIsAWindowPerRow) {
     (void)testing::load(ps_yaml(2, "125MB", "  slowdown_trace: " + bad + "\n", "{policy: bsp}",
                                 "target_loss: 0.26, max_time: \"100s\""));
   });
-  ASSERT_EQ(errors.size(), 4u) << testing::dump(errors);
-  testing::expect_error(errors[0], 2, 1, "'node9/gpu0' is not a worker");
-  testing::expect_error(errors[1], 2, 14, "until_s must come after from_s");
-  testing::expect_error(errors[2], 2, 16, "factor must be positive");
-  testing::expect_error(errors[3], 3, 12, "x");
+  testing::expect_errors(errors, {{2, 1, "'node9/gpu0' is not a worker"},
+                                  {2, 14, "until_s must come after from_s"},
+                                  {2, 16, "factor must be positive"},
+                                  {3, 12, "x"}});
 }
 
 // The server's process (`server_process`): the BSP case above with every push also taken in by the
@@ -264,11 +263,10 @@ TEST(ParameterServer, BadInputIsReportedAllAtOnce) {
       "  convergence: {target_loss: 0.5, max_time: \"1h\"}\n"                                 // 15
       "  server_process: {receive_rate: \"0B/s\"}\n";                                         // 16
   const std::vector<Diagnostic> errors = testing::diagnostics_thrown_by([&] { (void)testing::load(yaml); });
-  ASSERT_EQ(errors.size(), 4u) << testing::dump(errors);
-  testing::expect_error(errors[0], 12, 13, "server 'node9/gpu0' is not a device of the cluster");
-  testing::expect_error(errors[1], 13, 45, "a worker of zero speed never finishes a step");
-  testing::expect_error(errors[2], 14, 34, "[0, 1073741824], got -1");
-  testing::expect_error(errors[3], 16, 34, "receive_rate must be positive");
+  testing::expect_errors(errors, {{12, 13, "server 'node9/gpu0' is not a device of the cluster"},
+                                  {13, 45, "a worker of zero speed never finishes a step"},
+                                  {14, 34, "[0, 1073741824], got -1"},
+                                  {16, 34, "receive_rate must be positive"}});
 }
 
 }  // namespace

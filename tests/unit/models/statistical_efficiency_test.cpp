@@ -56,11 +56,8 @@ TEST(StatisticalEfficiencyFile, BadFilesAreLocated) {
   const std::string path = testing::write_file("bad.yaml", "a: 0\nb: 1\nc: -1\nbeta: 0\nlambda: 0\nsigma: 2\n");
   const std::vector<Diagnostic> errors =
       testing::diagnostics_thrown_by([&] { (void)load_statistical_efficiency(path); });
-  ASSERT_EQ(errors.size(), 4u) << testing::dump(errors);
-  testing::expect_error(errors[0], 1, 1, "missing key 'mu'");
-  testing::expect_error(errors[1], 1, 4, "a must be positive");
-  testing::expect_error(errors[2], 3, 4, "-1");
-  testing::expect_error(errors[3], 6, 1, "unknown key 'sigma'");
+  testing::expect_errors(
+      errors, {{1, 1, "missing key 'mu'"}, {1, 4, "a must be positive"}, {3, 4, "-1"}, {6, 1, "unknown key 'sigma'"}});
 }
 
 }  // namespace

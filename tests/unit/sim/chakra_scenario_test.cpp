@@ -45,11 +45,10 @@ TEST(ChakraScenarioErrors, AllReportedAtOnce) {
         with_workload("  kind: chakra\n  files: trace.et\n  ranks: [node0/gpu9, node0/gpu1, node0/gpu1]\n"
                       "  recorded_on: H900\n"));
   });
-  ASSERT_EQ(diagnostics.size(), 4u) << testing::dump(diagnostics);
-  testing::expect_error(diagnostics[0], 8, 10, "needs '%d'");
-  testing::expect_error(diagnostics[1], 9, 11, "'node0/gpu9' is not a GPU of the cluster");
-  testing::expect_error(diagnostics[2], 9, 35, "given to two ranks");
-  testing::expect_error(diagnostics[3], 10, 16, "unknown GPU model 'H900'");
+  testing::expect_errors(diagnostics, {{8, 10, "needs '%d'"},
+                                       {9, 11, "'node0/gpu9' is not a GPU of the cluster"},
+                                       {9, 35, "given to two ranks"},
+                                       {10, 16, "unknown GPU model 'H900'"}});
 }
 
 }  // namespace

@@ -91,12 +91,9 @@ TEST(ScenarioLlm, KeysSetTheParallelismsAndTheRecipe) {
 TEST(ScenarioLlm, BadParallelismAndRecipeAreLocated) {
   LlmCase hopper;
   hopper.gpu = "H100-SXM";
-  const auto errors =
-      errors_of(llm(hopper, "  expert_parallel: 48\n  context_parallel: 3\n  precision_recipe: mxfp8\n"));
-  ASSERT_EQ(errors.size(), 3u) << dump(errors);
-  expect_error(errors[0], 19, 20, "does not divide the 128 experts");
-  expect_error(errors[1], 20, 21, "2 × 3 equal chunks");
-  expect_error(errors[2], 21, 21, "needs MX formats");
+  expect_errors(
+      errors_of(llm(hopper, "  expert_parallel: 48\n  context_parallel: 3\n  precision_recipe: mxfp8\n")),
+      {{19, 20, "does not divide the 128 experts"}, {20, 21, "2 × 3 equal chunks"}, {21, 21, "needs MX formats"}});
 }
 
 // FP8 on a GPU without FP8 tensor cores (A100), EP on a dense model.
