@@ -232,9 +232,9 @@ TEST(JobSchedulers, OptimusPlacesFewestGpusFirstAsPolluxArtifact) {
 
 // max_gpus batch without Pollux's tables: a located error at the option.
 TEST(JobSchedulers, OptimusBatchLimitNeedsPolluxTables) {
-  const auto errors = construction_errors("optimus", "max_gpus", std::string("batch"), SourceLocation{"s.yaml", 3, 9});
-  ASSERT_EQ(errors.size(), 1u);
-  testing::expect_error(errors[0], 3, 9, "max_gpus: batch needs workload.speed");
+  testing::expect_errors(
+      construction_errors("optimus", "max_gpus", std::string("batch"), SourceLocation{"s.yaml", 3, 9}),
+      {{3, 9, "max_gpus: batch needs workload.speed"}});
 }
 
 // rounds_only (Pollux's artifact calls its policies only every 60 s): an arrival starts nothing, the
@@ -277,10 +277,9 @@ TEST(JobSchedulers, TiresiasDemotesAtTheArtifactsThreshold) {
 
 // Tiresias' thresholds must increase: a located error at the option (the reader gives its place).
 TEST(JobSchedulers, TiresiasThresholdsMustIncrease) {
-  const auto errors = construction_errors("tiresias-las", "thresholds", std::vector<double>{200.0, 100.0},
-                                          SourceLocation{"s.yaml", 7, 15});
-  ASSERT_EQ(errors.size(), 1u);
-  testing::expect_error(errors[0], 7, 15, "scheduler 'tiresias-las': Tiresias thresholds must increase");
+  testing::expect_errors(construction_errors("tiresias-las", "thresholds", std::vector<double>{200.0, 100.0},
+                                             SourceLocation{"s.yaml", 7, 15}),
+                         {{7, 15, "scheduler 'tiresias-las': Tiresias thresholds must increase"}});
 }
 
 // One GPU; job 0 (1,000 s, waiting, 0 GPU·s attained) and job 1 (10 s, running, 5 GPU·s attained), both

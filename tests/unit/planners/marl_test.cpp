@@ -217,11 +217,11 @@ TEST(MarlPolicy, APolicyTrainedWithAnotherMaskIsRefusedAtItsOption) {
     (void)builtin_schedulers().at("marl").value(
         SchedulerContext{options, *f.placement, f.speed, 0, nullptr, &f.state.servers});
   });
-  ASSERT_EQ(errors.size(), 1u);
-  testing::expect_error(errors[0], 7, 13,
-                        "scheduler 'marl': the policy '" + f.policy +
-                            "' was trained with `remote: when_no_local_fit`, not with this scenario's `remote: "
-                            "when_partition_full`");
+  testing::expect_errors(errors,
+                         {{7, 13,
+                           "scheduler 'marl': the policy '" + f.policy +
+                               "' was trained with `remote: when_no_local_fit`, not with this scenario's `remote: "
+                               "when_partition_full`"}});
   options.set("remote", std::string("when_no_local_fit"));
   EXPECT_NO_THROW((void)builtin_schedulers().at("marl").value(
       SchedulerContext{options, *f.placement, f.speed, 0, nullptr, &f.state.servers}));
@@ -311,8 +311,7 @@ TEST(MarlScheduler, AnUnreadablePolicyIsAnInputError) {
   const auto errors = testing::diagnostics_thrown_by([&] {
     (void)builtin_schedulers().at("marl").value(SchedulerContext{bad, *f.placement, f.speed, 0});
   });
-  ASSERT_EQ(errors.size(), 1u);
-  testing::expect_error(errors[0], 5, 13, "scheduler 'marl': cannot read the policy");
+  testing::expect_errors(errors, {{5, 13, "scheduler 'marl': cannot read the policy"}});
 }
 
 }  // namespace
