@@ -2,6 +2,8 @@
 
 #include <tuple>
 
+#include "models/common/builtin_registry.hpp"
+
 namespace dnnsim::gnn {
 namespace {
 
@@ -47,6 +49,15 @@ CpuInterference measured(const Options& options) {
   return model;
 }
 
+void register_builtin_interference_models(InterferenceRegistry& r) {
+  r.add("none", "stages share the cores fairly and nothing else", "dnnsim",
+        [](const Options&) { return CpuInterference{}; });
+  r.add("measured",
+        "memory traffic shared in proportion to demand on the node's cpu_memory_bandwidth, and a slowdown "
+        "per stage time-sliced with another (cache pollution)",
+        "gnn_interference_bench (docs/gnn.md); BGL, Liu et al., NSDI'23 §3", measured, measured_options());
+}
+
 }  // namespace
 
 std::array<double, kCpuRoles> CpuInterference::traffic_rates(const GnnCpuCosts& costs) const {
@@ -56,17 +67,7 @@ std::array<double, kCpuRoles> CpuInterference::traffic_rates(const GnnCpuCosts& 
 }
 
 const InterferenceRegistry& builtin_interference_models() {
-  static const InterferenceRegistry registry = [] {
-    InterferenceRegistry r("interference model");
-    r.add("none", "stages share the cores fairly and nothing else", "dnnsim",
-          [](const Options&) { return CpuInterference{}; });
-    r.add("measured",
-          "memory traffic shared in proportion to demand on the node's cpu_memory_bandwidth, and a slowdown "
-          "per stage time-sliced with another (cache pollution)",
-          "gnn_interference_bench (docs/gnn.md); BGL, Liu et al., NSDI'23 §3", measured, measured_options());
-    return r;
-  }();
-  return registry;
+  return builtin_registry<InterferenceRegistry, register_builtin_interference_models>("interference model");
 }
 
 }  // namespace dnnsim::gnn

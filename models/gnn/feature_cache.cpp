@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "models/common/builtin_registry.hpp"
+
 namespace dnnsim::gnn {
 
 namespace {
@@ -99,6 +101,25 @@ class LruCache final : public CachePolicy {
   std::vector<char> cached_;
 };
 
+void register_builtin_caches(CacheRegistry& r) {
+  r.add("none", "no GPU cache: every feature comes from host memory or a remote server", "DGL (no cache)",
+        {[](const CsrGraph&, std::uint64_t) -> std::unique_ptr<CachePolicy> { return std::make_unique<NoCache>(); },
+         false});
+  r.add("degree", "static: the highest-degree nodes, loaded once", "Lin et al., PaGraph, SoCC'20 §4.2",
+        CacheEntry{[](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
+          return std::make_unique<DegreeCache>(g, c);
+        }});
+  r.add("lru", "least-recently-used eviction, admit on miss", "classic; BGL §4.1 baseline",
+        CacheEntry{[](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
+          return std::make_unique<LruCache>(g, c);
+        }});
+  r.add("fifo", "admit on miss, evict the oldest; BGL's dynamic cache with the proximity ordering",
+        "Liu et al., BGL, NSDI'23 §4.1",
+        CacheEntry{[](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
+          return std::make_unique<FifoCache>(g, c);
+        }});
+}
+
 }  // namespace
 
 ServerCache::ServerCache(const CacheFactory& factory, const CsrGraph& graph, std::uint64_t capacity,
@@ -113,27 +134,7 @@ FeatureSource ServerCache::access(std::uint32_t gpu, NodeId node, bool in_host) 
 }
 
 const CacheRegistry& builtin_caches() {
-  static const CacheRegistry registry = [] {
-    CacheRegistry r("cache policy");
-    r.add("none", "no GPU cache: every feature comes from host memory or a remote server", "DGL (no cache)",
-          {[](const CsrGraph&, std::uint64_t) -> std::unique_ptr<CachePolicy> { return std::make_unique<NoCache>(); },
-           false});
-    r.add("degree", "static: the highest-degree nodes, loaded once", "Lin et al., PaGraph, SoCC'20 §4.2",
-          CacheEntry{[](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
-            return std::make_unique<DegreeCache>(g, c);
-          }});
-    r.add("lru", "least-recently-used eviction, admit on miss", "classic; BGL §4.1 baseline",
-          CacheEntry{[](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
-            return std::make_unique<LruCache>(g, c);
-          }});
-    r.add("fifo", "admit on miss, evict the oldest; BGL's dynamic cache with the proximity ordering",
-          "Liu et al., BGL, NSDI'23 §4.1",
-          CacheEntry{[](const CsrGraph& g, std::uint64_t c) -> std::unique_ptr<CachePolicy> {
-            return std::make_unique<FifoCache>(g, c);
-          }});
-    return r;
-  }();
-  return registry;
+  return builtin_registry<CacheRegistry, register_builtin_caches>("cache policy");
 }
 
 }  // namespace dnnsim::gnn

@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "models/common/builtin_registry.hpp"
 #include "models/common/random.hpp"
 
 namespace dnnsim::gnn {
@@ -171,6 +172,17 @@ OptionSchema bfs_block_options() {
   return schema;
 }
 
+void register_builtin_partitioners(PartitionerRegistry& r) {
+  r.add("hash", "node v to hash(v, seed) mod k: balanced in expectation, cut ≈ (1 − 1/k) of the edges",
+        "Alibaba Euler (2019); the random baseline of BGL §3.2", hash_partition);
+  r.add("metis", "METIS 5 multilevel k-way, balancing nodes and training nodes (two constraints)",
+        "Karypis & Kumar, SIAM J. Sci. Comput. 1998; constraints as DistDGL, IA3'20 §3.3", metis_partition,
+        metis_options());
+  r.add("bfs-block",
+        "BGL-like: multi-source BFS blocks from random training nodes, assigned greedily by neighbours × balance",
+        "Liu et al., BGL, NSDI'23 §4.2 (reconstructed)", bfs_block_partition, bfs_block_options());
+}
+
 }  // namespace
 
 PartitionStats partition_stats(const CsrGraph& graph, const Partitioning& partitioning,
@@ -196,19 +208,7 @@ PartitionStats partition_stats(const CsrGraph& graph, const Partitioning& partit
 }
 
 const PartitionerRegistry& builtin_partitioners() {
-  static const PartitionerRegistry registry = [] {
-    PartitionerRegistry r("partitioner");
-    r.add("hash", "node v to hash(v, seed) mod k: balanced in expectation, cut ≈ (1 − 1/k) of the edges",
-          "Alibaba Euler (2019); the random baseline of BGL §3.2", hash_partition);
-    r.add("metis", "METIS 5 multilevel k-way, balancing nodes and training nodes (two constraints)",
-          "Karypis & Kumar, SIAM J. Sci. Comput. 1998; constraints as DistDGL, IA3'20 §3.3", metis_partition,
-          metis_options());
-    r.add("bfs-block",
-          "BGL-like: multi-source BFS blocks from random training nodes, assigned greedily by neighbours × balance",
-          "Liu et al., BGL, NSDI'23 §4.2 (reconstructed)", bfs_block_partition, bfs_block_options());
-    return r;
-  }();
-  return registry;
+  return builtin_registry<PartitionerRegistry, register_builtin_partitioners>("partitioner");
 }
 
 Partitioning partition_with_defaults(const std::string& name, const CsrGraph& graph, const PartitionRequest& request) {

@@ -4,6 +4,8 @@
 #include <deque>
 #include <optional>
 
+#include "models/common/builtin_registry.hpp"
+
 namespace dnnsim::gnn {
 
 std::uint64_t MiniBatch::sampled_edges() const {
@@ -160,6 +162,22 @@ OptionSchema proximity_options() {
   return schema;
 }
 
+void register_builtin_samplers(SamplerRegistry& r) {
+  r.add("node-wise", "each destination draws min(fanout, degree) distinct neighbours uniformly, layer by layer",
+        "Hamilton et al., GraphSAGE, NeurIPS'17 Alg. 2", node_wise);
+  r.add("layer-wise", "LADIES-like: each layer draws `fanout` distinct nodes from its destinations' neighbours",
+        "Zou et al., LADIES, NeurIPS'19 Alg. 1 (uniform probabilities)", layer_wise);
+  r.add("full-neighbour", "every neighbour of every destination (fan-outs give only the layer count)",
+        "Kipf & Welling, GCN, ICLR'17", full_neighbour);
+}
+
+void register_builtin_orderings(OrderingRegistry& r) {
+  r.add("uniform", "a fresh uniform shuffle of the training nodes every epoch", "DGL DataLoader(shuffle=True)",
+        uniform_order);
+  r.add("proximity", "`sequences` BFS runs from random training roots emit training nodes in turn",
+        "Liu et al., BGL, NSDI'23 §4.1 (reconstructed)", proximity_order, proximity_options());
+}
+
 }  // namespace
 
 void count_cross_partition(const MiniBatch& batch, const Partitioning& partitioning, CrossPartitionCount& count) {
@@ -171,29 +189,11 @@ void count_cross_partition(const MiniBatch& batch, const Partitioning& partition
 }
 
 const SamplerRegistry& builtin_samplers() {
-  static const SamplerRegistry registry = [] {
-    SamplerRegistry r("sampler");
-    r.add("node-wise", "each destination draws min(fanout, degree) distinct neighbours uniformly, layer by layer",
-          "Hamilton et al., GraphSAGE, NeurIPS'17 Alg. 2", node_wise);
-    r.add("layer-wise", "LADIES-like: each layer draws `fanout` distinct nodes from its destinations' neighbours",
-          "Zou et al., LADIES, NeurIPS'19 Alg. 1 (uniform probabilities)", layer_wise);
-    r.add("full-neighbour", "every neighbour of every destination (fan-outs give only the layer count)",
-          "Kipf & Welling, GCN, ICLR'17", full_neighbour);
-    return r;
-  }();
-  return registry;
+  return builtin_registry<SamplerRegistry, register_builtin_samplers>("sampler");
 }
 
 const OrderingRegistry& builtin_orderings() {
-  static const OrderingRegistry registry = [] {
-    OrderingRegistry r("seed ordering");
-    r.add("uniform", "a fresh uniform shuffle of the training nodes every epoch", "DGL DataLoader(shuffle=True)",
-          uniform_order);
-    r.add("proximity", "`sequences` BFS runs from random training roots emit training nodes in turn",
-          "Liu et al., BGL, NSDI'23 §4.1 (reconstructed)", proximity_order, proximity_options());
-    return r;
-  }();
-  return registry;
+  return builtin_registry<OrderingRegistry, register_builtin_orderings>("seed ordering");
 }
 
 }  // namespace dnnsim::gnn

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "models/common/builtin_registry.hpp"
 #include "models/dnn/zoo.hpp"
 
 namespace dnnsim {
@@ -287,34 +288,32 @@ OptionSchema unet_options() {
   return schema;
 }
 
+void register_builtin_graph_models(GraphZoo& r) {
+  r.add("hap-vgg19",
+        "VGG-19 on CIFAR-10 as HAP runs it: 32×32 images, the 25088-wide classifier kept by the adaptive pool, 10 "
+        "classes",
+        "Zhang et al., HAP, EuroSys'24, §5.7; alibaba/hap models.py VVGG", hap_vgg19);
+  r.add("hap-vit", "ViT on CIFAR-10 as HAP runs it: 12 layers of 768, 12 heads, 4×4 patches (65 tokens), 10 classes",
+        "Zhang et al., HAP, EuroSys'24, §5.7; alibaba/hap models.py VTransformer", hap_vit);
+  r.add("hap-bert-moe",
+        "BERT-MoE as HAP runs it: 12 layers of 768, every second FFN a top-2 mixture of 2 experts per GPU, seq 128, "
+        "WikiText-2's 33,278 tokens",
+        "Zhang et al., HAP, EuroSys'24, §5.7; alibaba/hap models.py RMoE; Lepikhin et al., GShard, ICLR'21",
+        hap_bert_moe, moe_options());
+  r.add("two-tower", "two-tower recommender: id embeddings (1M × 64) and 512 features per tower, MLPs 1024-512-256",
+        "Yi et al., Sampling-Bias-Corrected Neural Modeling, RecSys'19", two_tower);
+  r.add("inception",
+        "Inception-like CNN: four-branch blocks (3 × 256 at 32², 3 × 512 at 16², 2 × 1024 at 8²), 10 classes",
+        "Szegedy et al., Going Deeper with Convolutions, CVPR'15", inception);
+  r.add("unet",
+        "U-Net-like: four levels down (64–512) and up with skip connections, bottleneck 1024, 2 classes per pixel",
+        "Ronneberger et al., U-Net, MICCAI'15", unet, unet_options());
+}
+
 }  // namespace
 
 const GraphZoo& builtin_graph_models() {
-  static const GraphZoo zoo = [] {
-    GraphZoo z("graph model");
-    z.add("hap-vgg19",
-          "VGG-19 on CIFAR-10 as HAP runs it: 32×32 images, the 25088-wide classifier kept by the adaptive pool, 10 "
-          "classes",
-          "Zhang et al., HAP, EuroSys'24, §5.7; alibaba/hap models.py VVGG", hap_vgg19);
-    z.add("hap-vit", "ViT on CIFAR-10 as HAP runs it: 12 layers of 768, 12 heads, 4×4 patches (65 tokens), 10 classes",
-          "Zhang et al., HAP, EuroSys'24, §5.7; alibaba/hap models.py VTransformer", hap_vit);
-    z.add("hap-bert-moe",
-          "BERT-MoE as HAP runs it: 12 layers of 768, every second FFN a top-2 mixture of 2 experts per GPU, seq 128, "
-          "WikiText-2's 33,278 tokens",
-          "Zhang et al., HAP, EuroSys'24, §5.7; alibaba/hap models.py RMoE; Lepikhin et al., GShard, ICLR'21",
-          hap_bert_moe, moe_options());
-    z.add("two-tower", "two-tower recommender: id embeddings (1M × 64) and 512 features per tower, MLPs 1024-512-256",
-          "Yi et al., Sampling-Bias-Corrected Neural Modeling, RecSys'19", two_tower);
-    z.add("inception",
-          "Inception-like CNN: four-branch blocks (3 × 256 at 32², 3 × 512 at 16², 2 × 1024 at 8²), 10 classes",
-          "Szegedy et al., Going Deeper with Convolutions, CVPR'15", inception);
-    z.add("unet",
-          "U-Net-like: four levels down (64–512) and up with skip connections, bottleneck 1024, 2 classes per pixel",
-          "Ronneberger et al., U-Net, MICCAI'15", unet, unet_options());
-
-    return z;
-  }();
-  return zoo;
+  return builtin_registry<GraphZoo, register_builtin_graph_models>("graph model");
 }
 
 }  // namespace dnnsim

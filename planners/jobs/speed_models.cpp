@@ -1,5 +1,6 @@
 #include "planners/jobs/speed_models.hpp"
 
+#include "models/common/builtin_registry.hpp"
 #include "planners/jobs/analytical_speed.hpp"
 #include "planners/jobs/measured_speed.hpp"
 
@@ -61,33 +62,31 @@ OptionSchema analytical_options() {
   return schema;
 }
 
+void register_builtin_speed_models(SpeedModelRegistry& r) {
+  r.add("duration", "one iteration per second: a job runs its trace duration wherever it is placed",
+        "Tiresias and Helios simulators' duration replay",
+        [](const Options&) -> std::shared_ptr<const JobSpeedModel> { return std::make_shared<DurationSpeedModel>(); });
+  r.add("pollux",
+        "measured step and sync time per placement and local batch, interpolated; iterations to target, or "
+        "the artifact's TunedJobs progress",
+        "Qiao et al., Pollux, OSDI'21 (petuum/adaptdl osdi21-artifact simulator)", make_pollux, pollux_options());
+  r.add("gavel", "measured throughput per GPU type and scale, and of co-located pairs",
+        "Narayanan et al., Gavel, OSDI'20 (simulation_throughputs.json)", make_gavel, gavel_options());
+  r.add(
+      "analytical",
+      "dnnsim's cost models on the placement: roofline compute, ring or hierarchical all-reduce, "
+      "or SMD's push/pull for parameter-server jobs",
+      "dnnsim (models/cost; SMD, INFOCOM'21, for parameter servers)",
+      [](const Options& o) -> std::shared_ptr<const JobSpeedModel> {
+        return std::make_shared<AnalyticalSpeedModel>(o.number("efficiency"));
+      },
+      analytical_options());
+}
+
 }  // namespace
 
 const SpeedModelRegistry& builtin_speed_models() {
-  static const SpeedModelRegistry registry = [] {
-    SpeedModelRegistry r("speed source");
-    r.add(
-        "duration", "one iteration per second: a job runs its trace duration wherever it is placed",
-        "Tiresias and Helios simulators' duration replay",
-        [](const Options&) -> std::shared_ptr<const JobSpeedModel> { return std::make_shared<DurationSpeedModel>(); });
-    r.add("pollux",
-          "measured step and sync time per placement and local batch, interpolated; iterations to target, or "
-          "the artifact's TunedJobs progress",
-          "Qiao et al., Pollux, OSDI'21 (petuum/adaptdl osdi21-artifact simulator)", make_pollux, pollux_options());
-    r.add("gavel", "measured throughput per GPU type and scale, and of co-located pairs",
-          "Narayanan et al., Gavel, OSDI'20 (simulation_throughputs.json)", make_gavel, gavel_options());
-    r.add(
-        "analytical",
-        "dnnsim's cost models on the placement: roofline compute, ring or hierarchical all-reduce, "
-        "or SMD's push/pull for parameter-server jobs",
-        "dnnsim (models/cost; SMD, INFOCOM'21, for parameter servers)",
-        [](const Options& o) -> std::shared_ptr<const JobSpeedModel> {
-          return std::make_shared<AnalyticalSpeedModel>(o.number("efficiency"));
-        },
-        analytical_options());
-    return r;
-  }();
-  return registry;
+  return builtin_registry<SpeedModelRegistry, register_builtin_speed_models>("speed source");
 }
 
 }  // namespace dnnsim
