@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
 #include "planners/megatron/llm_layout_cost.hpp"
+#include "planners/parallel/plan_clock.hpp"
 
 namespace dnnsim {
 namespace {
@@ -141,13 +141,13 @@ std::string rank_reference(LlmLayoutCost& cost, const PlanRequest& request, cons
 }  // namespace
 
 PlanResult LlmLayoutPlanner::plan(const PlanRequest& request) const {
-  const auto start = std::chrono::steady_clock::now();
+  const PlanClock timer;
   PlanResult result;
   result.cost_model =
       "LLM layout estimate: (M + (p−1)/v)·(t_f + t_b + 2v·t_send) + (M−1)·t_acc + t_tail, re-ranked by the "
       "schedule's timeline";
   const auto finish = [&] {
-    result.statistics.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.statistics.wall_seconds = timer.elapsed();
     return result;
   };
   if (const std::string problem = model_problem(request.model); !problem.empty() || request.cluster.size() == 0) {

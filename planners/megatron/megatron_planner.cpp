@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -12,6 +11,7 @@
 #include "planners/common/all_reduce_paths.hpp"
 #include "planners/common/layer_cost.hpp"
 #include "planners/megatron/llm_layout.hpp"
+#include "planners/parallel/plan_clock.hpp"
 #include "planners/parallel/planners.hpp"
 
 namespace dnnsim {
@@ -233,14 +233,14 @@ std::string MegatronPlanner::model_problem(const LayerModel& model) const {
 }
 
 PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
-  const auto start = std::chrono::steady_clock::now();
+  const PlanClock timer;
   const std::string cost_model =
       "Megatron 3D estimate: (M + (p−1)/v)·(t_f + t_b + t_r + t_tp + 2v·t_send) + (M − 1)·t_acc + t_dp";
   PlanResult result;
   result.cost_model = cost_model;
   const MegatronSearch search = search_megatron(request, request.memory.zero != ZeroStage::none);
   result.statistics.candidates = search.considered;
-  result.statistics.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.statistics.wall_seconds = timer.elapsed();
   if (search.fitting.empty()) {
     if (search.considered == 0)
       result.reason = search.first_problem.empty() ? "no (TP, PP, DP, micro-batch) divides the GPUs, blocks and batch"

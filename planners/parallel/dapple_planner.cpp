@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <tuple>
 
+#include "planners/parallel/plan_clock.hpp"
 #include "planners/parallel/planners.hpp"
 
 namespace dnnsim {
@@ -97,16 +97,15 @@ std::string MachinePlacement::state_key(const std::vector<bool>& used) const {
 }
 
 PlanResult DapplePlanner::plan(const PlanRequest& request) const {
-  const auto start = std::chrono::steady_clock::now();
+  const PlanClock timer;
   const std::string cost_model = "DAPPLE Formula 2 (pivot stage)";
-  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (std::string problem = request_problem(request, false); !problem.empty())
-    return infeasible(std::move(problem), cost_model, 0, elapsed());
+    return infeasible(std::move(problem), cost_model, 0, timer.elapsed());
   const StageCostModel cost(request);
   const MachinePlacement placement(request.cluster);
   const SearchOptions settings = formula2_settings(request.options);
   const SearchOutcome outcome = formula2_search(cost, placement, settings);
-  return search_result(outcome, cost, cost_model, elapsed(), settings.rerank);
+  return search_result(outcome, cost, cost_model, timer.elapsed(), settings.rerank);
 }
 
 }  // namespace dnnsim

@@ -10,13 +10,13 @@
 // stashed weight versions under pipedream-async).
 #include <fmt/format.h>
 
-#include <chrono>
 #include <functional>
 #include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
 
+#include "planners/parallel/plan_clock.hpp"
 #include "planners/parallel/planners.hpp"
 
 namespace dnnsim {
@@ -123,13 +123,12 @@ OptionSchema PipeDreamPlanner::options() {
 }
 
 PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
-  const auto start = std::chrono::steady_clock::now();
+  const PlanClock timer;
   const bool asynchronous = request.schedule && request.schedule->asynchronous();
   const std::string cost_model = asynchronous ? "PipeDream slowest stage × M (asynchronous steady state)"
                                               : "PipeDream slowest stage × (M + S − 1)";
-  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (std::string problem = request_problem(request, false); !problem.empty())
-    return infeasible(std::move(problem), cost_model, 0, elapsed());
+    return infeasible(std::move(problem), cost_model, 0, timer.elapsed());
   const StageCostModel cost(request);
   const ClusterView& cluster = request.cluster;
   const std::size_t layers = cost.layer_count();
@@ -200,7 +199,7 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
   if (!(objective < kInfinity))
     return infeasible(fmt::format("no partition fits in GPU memory ({} candidates scored); one stage on one GPU: {}",
                                   candidates, cost.memory_problem({0, layers}, {&nodes.front()[0], 1}, 0, 1)),
-                      cost_model, candidates, elapsed());
+                      cost_model, candidates, timer.elapsed());
 
   // Flatten: inner stage (layers, GPUs [a, a+g)) of an outer stage on nodes [c, c+n) runs on those
   // GPUs of each of the n nodes.
@@ -216,10 +215,10 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
     }
   }
   const PlanEvaluation evaluation = evaluate_synchronous(cost, stages);
-  if (!evaluation.problem.empty()) return infeasible(evaluation.problem, cost_model, candidates, elapsed());
+  if (!evaluation.problem.empty()) return infeasible(evaluation.problem, cost_model, candidates, timer.elapsed());
   // Replication multiplies across levels: a flattened stage may hold more replicas than samples.
   if (const auto problems = make_plan(stages, request).problems(layers, cluster.size()); !problems.empty())
-    return infeasible(problems.front(), cost_model, candidates, elapsed());
+    return infeasible(problems.front(), cost_model, candidates, timer.elapsed());
   PlanResult result;
   result.feasible = true;
   result.plan = make_plan(stages, request);
@@ -227,7 +226,7 @@ PlanResult PipeDreamPlanner::plan(const PlanRequest& request) const {
       asynchronous ? request.micro_batches : request.micro_batches + static_cast<int>(stages.size()) - 1;
   result.predicted_iteration_time = Seconds(objective * static_cast<double>(periods));
   result.cost_model = cost_model;
-  result.statistics = PlanStatistics{candidates, elapsed()};
+  result.statistics = PlanStatistics{candidates, timer.elapsed()};
   if (!request.boundaries.empty()) result.searched_blocks = units;
   return result;
 }

@@ -6,13 +6,13 @@
 // it may differ from the paper.
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <functional>
 #include <future>
 #include <mutex>
 #include <numeric>
 #include <optional>
 
+#include "planners/parallel/plan_clock.hpp"
 #include "planners/parallel/planners.hpp"
 
 namespace dnnsim {
@@ -158,11 +158,10 @@ class SharedProgress {
 }  // namespace
 
 PlanResult PipelineMappingPlanner::plan(const PlanRequest& request) const {
-  const auto start = std::chrono::steady_clock::now();
+  const PlanClock timer;
   const std::string cost_model = "DAPPLE Formula 2 (pivot stage)";
-  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (std::string problem = request_problem(request, false); !problem.empty())
-    return infeasible(std::move(problem), cost_model, 0, elapsed());
+    return infeasible(std::move(problem), cost_model, 0, timer.elapsed());
   // The bandwidth-matrix placements, and DAPPLE's machine-level ones as further candidates: the
   // search keeps a bounded set of prefixes per state, so a larger placement set alone would not
   // guarantee L1 (never slower than dapple under the same cost model); the better of the two
@@ -186,9 +185,9 @@ PlanResult PipelineMappingPlanner::plan(const PlanRequest& request) const {
     return formula2_search(bandwidth_cost, BandwidthPlacement(request.cluster), with_progress(0));
   });
   SearchOutcome machine = formula2_search(machine_cost, MachinePlacement(request.cluster), with_progress(1));
-  // Merged before elapsed() is read: the wall time is the slower search's.
+  // Merged before the timer is read: the wall time is the slower search's.
   const SearchOutcome merged = merge_outcomes(bandwidth.get(), std::move(machine));
-  return search_result(merged, bandwidth_cost, cost_model, elapsed(), settings.rerank);
+  return search_result(merged, bandwidth_cost, cost_model, timer.elapsed(), settings.rerank);
 }
 
 }  // namespace dnnsim

@@ -3,9 +3,8 @@
 // (SC'21 §2.2.2): chunk c of stage s is virtual stage c·p + s.
 #include <fmt/format.h>
 
-#include <chrono>
-
 #include "planners/parallel/pipeline_layout.hpp"
+#include "planners/parallel/plan_clock.hpp"
 #include "planners/parallel/planners.hpp"
 
 namespace dnnsim {
@@ -46,11 +45,10 @@ OptionSchema UniformPlanner::options() {
 }
 
 PlanResult UniformPlanner::plan(const PlanRequest& request) const {
-  const auto start = std::chrono::steady_clock::now();
+  const PlanClock timer;
   const std::string cost_model = "DAPPLE Formula 2 over the virtual stages";
-  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (std::string problem = request_problem(request, true); !problem.empty())
-    return infeasible(std::move(problem), cost_model, 0, elapsed());
+    return infeasible(std::move(problem), cost_model, 0, timer.elapsed());
   const std::size_t devices = request.cluster.size();
   const std::size_t layers = request.model.layers.size();
   const int p =
@@ -58,15 +56,15 @@ PlanResult UniformPlanner::plan(const PlanRequest& request) const {
   const int v = request.chunks_per_stage;
   if (p < 1 || static_cast<std::size_t>(p) > devices || devices % static_cast<std::size_t>(p) != 0)
     return infeasible(fmt::format("{} GPUs cannot be split evenly into {} stages", devices, p), cost_model, 0,
-                      elapsed());
+                      timer.elapsed());
   if (static_cast<std::size_t>(p) * v > layers)
     return infeasible(fmt::format("{} stages × {} chunks need at least as many layers; the model has {}", p, v, layers),
-                      cost_model, 0, elapsed());
+                      cost_model, 0, timer.elapsed());
   const int replicas = static_cast<int>(devices) / p;
   const int micro_batch = request.global_batch / request.micro_batches;
   if (replicas > micro_batch)
     return infeasible(fmt::format("{} replicas per stage but a micro-batch has only {} samples", replicas, micro_batch),
-                      cost_model, 0, elapsed());
+                      cost_model, 0, timer.elapsed());
 
   PlanResult result;
   result.plan.global_batch = request.global_batch;
@@ -74,7 +72,7 @@ PlanResult UniformPlanner::plan(const PlanRequest& request) const {
   std::vector<LayerRange> virtual_ranges;
   if (request.options.has("layout")) {
     LayoutSplit split = split_by_layout(request.options.text("layout"), request.model, static_cast<std::size_t>(p) * v);
-    if (!split.problem.empty()) return infeasible(std::move(split.problem), cost_model, 0, elapsed());
+    if (!split.problem.empty()) return infeasible(std::move(split.problem), cost_model, 0, timer.elapsed());
     virtual_ranges = std::move(split.virtual_stages);
   } else {
     virtual_ranges = uniform_split(request.model, static_cast<std::size_t>(p) * v);
@@ -89,11 +87,11 @@ PlanResult UniformPlanner::plan(const PlanRequest& request) const {
   }
   const StageCostModel cost(request);
   const PlanEvaluation evaluation = evaluate_plan(cost, result.plan);
-  if (!evaluation.problem.empty()) return infeasible(evaluation.problem, cost_model, 1, elapsed());
+  if (!evaluation.problem.empty()) return infeasible(evaluation.problem, cost_model, 1, timer.elapsed());
   result.feasible = true;
   result.predicted_iteration_time = evaluation.latency;
   result.cost_model = cost_model;
-  result.statistics = PlanStatistics{1, elapsed()};
+  result.statistics = PlanStatistics{1, timer.elapsed()};
   return result;
 }
 
