@@ -93,25 +93,29 @@ Compute layers_compute(const LayerModel& model, LayerRange range, DeviceId devic
   return total;
 }
 
+namespace {
+
+// An elementwise pass over the parameters (gradient accumulation, the optimizer step), priced at fp32.
+Compute fp32_elementwise(DeviceId device, Flop flops, Bytes bytes_accessed) {
+  Compute kernel;
+  kernel.device = device;
+  kernel.dtype = Dtype::fp32;
+  kernel.kernel = LayerKind::elementwise;
+  kernel.flops = flops;
+  kernel.bytes_accessed = bytes_accessed;
+  return kernel;
+}
+
+}  // namespace
+
 Compute gradient_accumulation(double parameter_count, const BytesPerParameter& per_parameter, DeviceId device) {
-  Compute add;
-  add.device = device;
-  add.dtype = Dtype::fp32;
-  add.kernel = LayerKind::elementwise;
-  add.flops = Flop(parameter_count);
-  add.bytes_accessed = Bytes(3.0 * parameter_count * per_parameter.gradients);
-  return add;
+  return fp32_elementwise(device, Flop(parameter_count), Bytes(3.0 * parameter_count * per_parameter.gradients));
 }
 
 Compute optimizer_step(double parameter_count, const BytesPerParameter& per_parameter, DeviceId device) {
-  Compute update;
-  update.device = device;
-  update.dtype = Dtype::fp32;
-  update.kernel = LayerKind::elementwise;
-  update.flops = Flop(10.0 * parameter_count);
-  update.bytes_accessed = Bytes(
-      parameter_count * (2.0 * (per_parameter.weights + per_parameter.optimizer_state) + per_parameter.gradients));
-  return update;
+  return fp32_elementwise(device, Flop(10.0 * parameter_count),
+                          Bytes(parameter_count * (2.0 * (per_parameter.weights + per_parameter.optimizer_state) +
+                                                   per_parameter.gradients)));
 }
 
 }  // namespace dnnsim
