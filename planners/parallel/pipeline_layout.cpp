@@ -125,20 +125,15 @@ LayoutSplit split_by_layout(const std::string& layout, const LayerModel& model, 
     if (!split.problem.empty()) return split;
     if (c == '|') {
       close_stage();
-    } else if (c == 't') {
-      if (next_block >= blocks.size()) {
-        split.problem = fmt::format("pipeline layout '{}' places more than the {} blocks of '{}'", layout,
-                                    blocks.size(), model.name);
+    } else if (c == 't' || c == 'm') {
+      const std::vector<LayerRange>& list = c == 't' ? blocks : mtp_layers;
+      std::size_t& next = c == 't' ? next_block : next_mtp;
+      if (next >= list.size()) {
+        split.problem = fmt::format("pipeline layout '{}' places more than the {} {} of '{}'", layout, list.size(),
+                                    c == 't' ? "blocks" : "MTP layers", model.name);
         return split;
       }
-      units.push_back(blocks[next_block++]);
-    } else if (c == 'm') {
-      if (next_mtp >= mtp_layers.size()) {
-        split.problem = fmt::format("pipeline layout '{}' places more than the {} MTP layers of '{}'", layout,
-                                    mtp_layers.size(), model.name);
-        return split;
-      }
-      units.push_back(mtp_layers[next_mtp++]);
+      units.push_back(list[next++]);
     } else {
       bool& placed = c == 'E' ? embedding_placed : loss_placed;
       if (placed) {
