@@ -90,11 +90,6 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
   const int ranks = workload.ranks();
   const int lowered_ranks = workload.lowered_ranks();  // 1 when ranks 1 … t − 1 mirror rank 0
   const auto gpu = [ranks](DeviceId group, int rank) { return static_cast<DeviceId>(group * ranks + rank); };
-  const auto group_gpus = [&](DeviceId group) {
-    std::vector<DeviceId> gpus;
-    for (int r = 0; r < ranks; ++r) gpus.push_back(gpu(group, r));
-    return gpus;
-  };
 
   LoweredIteration lowered;
   lowered.iteration = iteration;
