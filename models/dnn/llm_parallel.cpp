@@ -212,9 +212,7 @@ LayerModel recompute_modules(const LayerModel& model, std::uint8_t modules) {
   for (Layer& layer : result.layers) {
     if ((layer.recompute_frees & modules) != 0)
       keep_only(layer, layer.activation_bytes * (1.0 - layer.recompute_frees_share));
-    if ((layer.recompute_modules & modules) == 0) continue;
-    layer.backward_bytes = layer.backward_traffic() + layer.forward_traffic();
-    layer.backward_flops += layer.forward_flops;
+    if ((layer.recompute_modules & modules) != 0) recompute_in_backward(layer);
   }
   return result;
 }

@@ -153,6 +153,11 @@ Bytes boundary_bytes_per_rank(const TransformerShape& shape, const TensorParalle
   return Bytes(kActivationBytes * shape.seq * shape.hidden / options.degree);
 }
 
+void recompute_in_backward(Layer& layer) {
+  layer.backward_bytes = layer.backward_traffic() + layer.forward_traffic();
+  layer.backward_flops += layer.forward_flops;
+}
+
 LayerModel shard_for_tensor_parallel(const LayerModel& model, const TensorParallelOptions& options) {
   assert(options.degree >= 1);
   const auto shape = transformer_shape(model);
@@ -205,14 +210,10 @@ LayerModel shard_for_tensor_parallel(const LayerModel& model, const TensorParall
       layer.activation_bytes = layer.activation_bytes / (options.sequence_parallel ? t : 1.0);
     else
       layer.activation_bytes = layer.activation_bytes / divisor;
-    // Selective recomputation re-runs the core's forward (QKᵀ, the masked softmax, dropout, the product
-    // with V) before its backward: its FLOPs and its memory traffic again (Korthikanti et al. 2022 §5;
-    // Megatron-LM's CheckpointFunction around core_attention), as llm_parallel.cpp's recompute_modules
-    // counts a recomputed module. Megatron's unfused core is memory-bound, so the traffic is the cost.
-    if (options.recompute == Recompute::selective && layer.kind == LayerKind::attention) {
-      layer.backward_bytes = layer.backward_traffic() + layer.forward_traffic();
-      layer.backward_flops += layer.forward_flops;
-    }
+    // Selective recomputation re-runs the core (QKᵀ, the masked softmax, dropout, the product with V;
+    // Korthikanti et al. 2022 §5, Megatron-LM's CheckpointFunction around core_attention). Megatron's
+    // unfused core is memory-bound, so its traffic, not its FLOPs, is the cost.
+    if (options.recompute == Recompute::selective && layer.kind == LayerKind::attention) recompute_in_backward(layer);
   }
   return sharded;
 }

@@ -93,11 +93,15 @@ struct TensorParallelTraffic {
 [[nodiscard]] TensorParallelTraffic block_traffic(const TransformerShape& shape, int micro_batch,
                                                   const TensorParallelOptions& options);
 
+// A layer recomputed before its backward (selective recomputation, Megatron-Core's recompute modules):
+// the backward re-runs the forward first, so it pays the forward's FLOPs and memory traffic once more.
+void recompute_in_backward(Layer& layer);
+
 // The layers [begin, end) of `model` as one rank of the group runs them: GEMM, attention, embedding
 // and head FLOPs and weights divided by t; norms and elementwise layers replicated (divided by t with
 // sequence parallelism); per-sample activation_bytes rescaled so that a block's layers sum to
-// layer_activation_bytes / micro_batch; with selective recompute, the attention core's forward is
-// added to its backward (Korthikanti §5: the recomputed part). Full recompute is the schedule's
+// layer_activation_bytes / micro_batch; with selective recompute, the attention core is recomputed in
+// its backward (recompute_in_backward; Korthikanti §5). Full recompute is the schedule's
 // re-materialization (planners/schedules/pipeline_lowering.hpp). Asserts options.degree ≥ 1 and a
 // transformer model.
 [[nodiscard]] LayerModel shard_for_tensor_parallel(const LayerModel& model, const TensorParallelOptions& options);
