@@ -39,7 +39,8 @@ class MarlScheduler final : public JobScheduler {
         agents_(static_cast<int>(ctx.options.integer("agents"))),
         window_(static_cast<std::size_t>(ctx.options.integer("window"))),
         packing_(ctx.options.flag("packing")),
-        remote_when_no_local_fit_(ctx.options.choice("remote") == kMarlRemoteWhenNoLocalFit) {
+        remote_when_no_local_fit_(ctx.options.choice("remote") == kMarlRemoteWhenNoLocalFit),
+        dispatch_best_fit_(ctx.options.choice("dispatch") == "best_fit") {
     const std::string policy = *ctx.options.file("policy");
     try {
       policy_ = std::make_unique<MarlPolicy>(MarlPolicy::load(policy));
@@ -79,8 +80,9 @@ class MarlScheduler final : public JobScheduler {
 
     Turn turn{state, state.free_gpus, occupants(state), {}, !state.running.empty(), {}, {}, 0.0};
     if (learning_) turn.remaining_h = predicted_remaining(state, turn.hours);
+    dispatch(state);
     std::vector<std::vector<const JobView*>> waiting(static_cast<std::size_t>(agents_));  // the sub-queues
-    for (const JobView& job : state.queued) waiting[job.id % static_cast<std::size_t>(agents_)].push_back(&job);
+    for (const JobView& job : state.queued) waiting[static_cast<std::size_t>(agent_of_.at(job.id))].push_back(&job);
     // Agents take turns, one job each, until none serves another: which of the first `window` jobs of
     // its sub-queue to serve is each agent's choice; a served job makes room for the next in line.
     std::vector<bool> done(static_cast<std::size_t>(agents_), false);
@@ -113,6 +115,39 @@ class MarlScheduler final : public JobScheduler {
     std::map<JobId, double> hours;  // training: each job's predicted remaining hours (the potential)
     double remaining_h;             // their sum
   };
+
+  // Each job joins one agent's sub-queue when the scheduler first sees it (its arrival: every arrival
+  // is a decision) and stays there. `job_id`: job id mod agents. `best_fit`: the agent owning the
+  // server where the job fits alone with the fewest GPUs left, counting the GPUs its sub-queue already
+  // waits for as taken; when it fits on none, the agent whose sub-queue waits for the fewest GPUs
+  // (join the shortest queue). Ties: the lowest agent. Simultaneous arrivals are dispatched in id
+  // order, each counted in its agent's sub-queue for the next.
+  void dispatch(const ClusterState& state) {
+    const auto agents = static_cast<std::size_t>(agents_);
+    std::vector<int> waits(agents, 0);  // GPUs each sub-queue waits for
+    std::map<JobId, int> kept;
+    for (const JobView& job : state.queued)
+      if (const auto it = agent_of_.find(job.id); it != agent_of_.end()) {
+        kept.emplace(job.id, it->second);
+        waits[static_cast<std::size_t>(it->second)] += job.gpus;
+      }
+    for (const JobView& job : state.queued) {
+      if (kept.count(job.id)) continue;
+      int agent = static_cast<int>(job.id % agents);
+      if (dispatch_best_fit_) {
+        std::optional<std::pair<int, int>> fit;  // (GPUs left on the server, its agent)
+        for (std::size_t s = 0; s < partition_.size(); ++s) {
+          const int a = partition_[s];
+          const int left = state.free_gpus[s] - waits[static_cast<std::size_t>(a)] - job.gpus;
+          if (left >= 0 && (!fit || std::pair(left, a) < *fit)) fit = std::pair(left, a);
+        }
+        agent = fit ? fit->second : static_cast<int>(std::min_element(waits.begin(), waits.end()) - waits.begin());
+      }
+      kept.emplace(job.id, agent);
+      waits[static_cast<std::size_t>(agent)] += job.gpus;
+    }
+    agent_of_ = std::move(kept);
+  }
 
   // Agents' partitions: servers sorted by (rack, index), cut into `agents` contiguous blocks; racks
   // renumbered densely for the level-2 graph.
@@ -391,6 +426,8 @@ class MarlScheduler final : public JobScheduler {
   std::size_t window_;
   bool packing_;
   bool remote_when_no_local_fit_;
+  bool dispatch_best_fit_;
+  std::map<JobId, int> agent_of_;  // each waiting job's agent (its sub-queue)
   std::unique_ptr<MarlPolicy> policy_;
   std::map<std::string, InterferenceModel> interference_;                         // by Gavel table
   std::map<std::string, std::unique_ptr<InterferencePredictor>> pair_predictor_;  // `mlp: 1`
@@ -417,6 +454,9 @@ OptionSchema marl_options() {
                 {std::string(kMarlRemoteWhenPartitionFull), std::string(kMarlRemoteWhenNoLocalFit)},
                 "when an agent may place outside its partition: when none of its servers has a free GPU, or also "
                 "a job that fits alone on none of them (the policy must be trained with the same)");
+  schema.choice("dispatch", std::string("job_id"), {"job_id", "best_fit"},
+                "which agent's sub-queue an arriving job joins: job id mod agents, or the agent owning the server "
+                "where it fits alone with the fewest GPUs left (else the one waiting for the fewest GPUs)");
   schema.file("interference", "Gavel's measured throughputs, to fit the co-location interference predictor on");
   schema.boolean("mlp", false, "the interference predictor is an MLP (else the factorised model)");
   return schema;

@@ -159,10 +159,12 @@ struct MarlFixture {
     policy = (testing::test_dir() / "policy.pt").string();
     MarlPolicy(5).save(policy, "", "");
   }
-  std::vector<Decision> decide() {
-    return testing::make_scheduler("marl", speed, *placement, {{"policy", policy}, {"agents", std::int64_t{2}}})
-        ->decide(state, SchedulerEvent::arrival);
+  // Two agents on the untrained policy, arriving jobs dispatched by `dispatch`.
+  std::unique_ptr<JobScheduler> scheduler(const std::string& dispatch = "job_id") {
+    return testing::make_scheduler("marl", speed, *placement,
+                                   {{"policy", policy}, {"agents", std::int64_t{2}}, {"dispatch", dispatch}});
   }
+  std::vector<Decision> decide() { return scheduler()->decide(state, SchedulerEvent::arrival); }
   // The decisions of the `consolidate` teacher (a training episode that imitates it) under `remote`:
   // what the mask offers, decided by a rule instead of random weights.
   std::vector<Decision> teach(const std::string& remote) {
@@ -301,6 +303,51 @@ TEST(MarlScheduler, AgentsServeEveryJobThatFitsOnceEach) {
   }
   std::sort(started.begin(), started.end());
   EXPECT_EQ(started, (std::vector<JobId>{0, 1, 2, 3}));
+}
+
+// Where each started job went, "job:placement" in job order.
+std::vector<std::string> placements(std::vector<Decision> decisions) {
+  std::sort(decisions.begin(), decisions.end(), [](const Decision& a, const Decision& b) { return a.job < b.job; });
+  std::vector<std::string> out;
+  for (const Decision& d : decisions) out.push_back(std::to_string(d.job) + ":" + d.placement.to_string());
+  return out;
+}
+
+// `dispatch: best_fit`. Job 3 holds one GPU of server 1 (agent 1's); jobs 0 and 1 (one GPU each)
+// arrive together. Job 0: server 1 leaves 1 − 0 − 1 = 0 GPUs, server 0 2 − 0 − 1 = 1: agent 1, whose
+// sub-queue now waits for 1 GPU. Job 1: server 1 leaves 1 − 1 − 1 < 0, server 0 1: agent 0. Each agent
+// may place only on its own server (it has room): job 0 on s1, job 1 on s0, whatever the weights. By
+// job id (0 → agent 0, 1 → agent 1) the other way round.
+TEST(MarlScheduler, BestFitDispatchSendsAJobToTheAgentWhereItFitsTightest) {
+  for (const auto& [dispatch, expected] : {std::pair{"best_fit", std::vector<std::string>{"0:s1:1", "1:s0:1"}},
+                                           std::pair{"job_id", std::vector<std::string>{"0:s0:1", "1:s1:1"}}}) {
+    MarlFixture f(4);
+    f.run(3, 1, 1);
+    f.state.queued = {f.state.queued[0], f.state.queued[1]};
+    EXPECT_EQ(placements(f.scheduler(dispatch)->decide(f.state, SchedulerEvent::arrival)), expected) << dispatch;
+  }
+}
+
+// `dispatch: best_fit` when a job fits nowhere, and the sub-queues kept. First event: jobs 4 and 5 hold
+// both servers (two GPUs each); jobs 0 and 2 (one GPU each) arrive and fit on no server: job 0 joins
+// the shortest sub-queue, agent 0's (both empty: the lowest agent), job 2 then agent 1's (waiting for
+// 0 GPUs against 1). Nothing can start (no free GPU; no one-GPU job to pack beside). Second event: both
+// servers empty. Each agent places its job on its own server, which has room: job 0 on s0, job 2 on
+// s1. (Dispatched anew, job 2 would fit tightest on server 0 beside job 0's GPU — agent 0 — and by job
+// id both are agent 0's: both on s0.)
+TEST(MarlScheduler, BestFitDispatchJoinsTheShortestQueueAndAJobKeepsItsAgent) {
+  for (const auto& [dispatch, expected] : {std::pair{"best_fit", std::vector<std::string>{"0:s0:1", "2:s1:1"}},
+                                           std::pair{"job_id", std::vector<std::string>{"0:s0:1", "2:s0:1"}}}) {
+    MarlFixture f(6);
+    f.run(4, 0, 2);
+    f.run(5, 1, 2);
+    f.state.queued = {f.state.queued[0], f.state.queued[2]};
+    const auto scheduler = f.scheduler(dispatch);
+    EXPECT_TRUE(scheduler->decide(f.state, SchedulerEvent::arrival).empty()) << dispatch;
+    f.state.running.clear();
+    f.state.free_gpus = {2, 2};
+    EXPECT_EQ(placements(scheduler->decide(f.state, SchedulerEvent::completion)), expected) << dispatch;
+  }
 }
 
 TEST(MarlScheduler, AnUnreadablePolicyIsAnInputError) {
