@@ -11,6 +11,11 @@ namespace dnnsim {
 namespace {
 
 constexpr std::size_t kMaxLetters = std::size_t{1} << 20;
+// Groups are read by recursion, one call per '(': 20,000 nested ones overflowed the stack (found
+// reading the reader for the 2026-12-01 fuzz campaign, confirmed by fuzz_scenario under ASan; input in
+// tests/fuzz/crashers/scenario/). Megatron's layouts nest one level; 64 is far beyond any layout and
+// far below any stack.
+constexpr int kMaxDepth = 64;
 
 // Expands "Et*3|(t*4|)*14ttL" into "Ettt|tttt|…|ttL"; an empty result with `problem` set on bad syntax.
 class Expander {
@@ -33,8 +38,11 @@ class Expander {
       std::string item;
       const char c = text_[at_];
       if (c == '(') {
+        if (depth_ == kMaxDepth) return fail(fmt::format("groups nested deeper than {} levels", kMaxDepth));
         ++at_;
+        ++depth_;
         item = sequence();
+        --depth_;
         if (at_ >= text_.size() || text_[at_] != ')') return fail("a '(' without its ')'");
         ++at_;
       } else if (c == 'E' || c == 't' || c == 'm' || c == 'L' || c == '|') {
@@ -68,6 +76,7 @@ class Expander {
 
   std::string text_;
   std::size_t at_ = 0;
+  int depth_ = 0;
   std::string problem_;
 };
 

@@ -63,6 +63,12 @@ TEST(PipelineLayout, SyntaxAloneIsCheckedWhenRead) {
   // 2^21 letters (2^20 allowed, one per layer at most) are refused, not thrown or expanded.
   EXPECT_NE(layout_syntax_problem("Et*4|(t*4|)*9223372036854775808tmL").find("too large"), std::string::npos);
   EXPECT_NE(layout_syntax_problem("((t*1024)*1024)*2").find("more than"), std::string::npos);
+  // Groups nest at most 64 deep: 20,000 nested parentheses overflowed the reader's stack (crasher
+  // tests/fuzz/crashers/scenario/layout-nested-parentheses.yaml).
+  const auto nested = [](int depth) { return std::string(depth, '(') + "t" + std::string(depth, ')'); };
+  EXPECT_TRUE(layout_syntax_problem(nested(64)).empty());
+  EXPECT_NE(layout_syntax_problem(nested(65)).find("nested deeper than 64"), std::string::npos);
+  EXPECT_NE(layout_syntax_problem(nested(100000)).find("nested deeper than 64"), std::string::npos);
 }
 
 }  // namespace
