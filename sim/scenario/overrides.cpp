@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <optional>
 
 namespace dnnsim {
@@ -17,6 +18,17 @@ std::vector<std::string> split_key_path(const std::string& path) {
     start = dot + 1;
   }
   return keys;
+}
+
+// A list index: digits only. std::stoul read "1abc" as 1, " 1" and "+1" as 1 and "-1" as 2^64 − 1, so
+// `cluster.nodes.0x.count=4` set the first group's count silently (found reading the reader for the
+// 2026-12-01 fuzz campaign).
+std::optional<std::size_t> list_index(const std::string& key) {
+  std::size_t index = 0;
+  const char* end = key.data() + key.size();
+  const auto [stop, status] = std::from_chars(key.data(), end, index);
+  if (key.empty() || status != std::errc{} || stop != end) return std::nullopt;
+  return index;
 }
 
 // Removes the map key "~a.b.c" names (Hydra's deletion syntax), so that the scenario reads as if
@@ -39,12 +51,9 @@ void remove_key(YAML::Node root, const std::string& removal, DiagnosticSink& sin
     if (!here.IsMap() && !here.IsSequence()) return;
     std::size_t index = 0;
     if (here.IsSequence()) {
-      try {
-        index = std::stoul(keys[i]);
-      } catch (const std::exception&) {
-        return;
-      }
-      if (index >= here.size()) return;
+      const std::optional<std::size_t> parsed = list_index(keys[i]);
+      if (!parsed || *parsed >= here.size()) return;
+      index = *parsed;
     }
     const YAML::Node next = here.IsSequence() ? here[index] : here[keys[i]];
     if (!next.IsDefined()) return;
@@ -83,13 +92,12 @@ std::optional<YAML::Node> apply_override(YAML::Node root, const std::string& ass
     const bool last = i + 1 == keys.size();
     YAML::Node next;
     if (current.IsSequence()) {
-      std::size_t index = 0;
-      try {
-        index = std::stoul(keys[i]);
-      } catch (const std::exception&) {
+      const std::optional<std::size_t> parsed = list_index(keys[i]);
+      if (!parsed) {
         sink.error(where, fmt::format("{} is a list; expected an index, got '{}'", parent, keys[i]));
         return std::nullopt;
       }
+      const std::size_t index = *parsed;
       if (index >= current.size()) {
         sink.error(where, fmt::format("index {} is out of range ({} entries)", index, current.size()));
         return std::nullopt;

@@ -47,6 +47,13 @@ TEST(ScenarioOverrides, BadPaths) {
   EXPECT_EQ(errors[0].location.line, 0);
   EXPECT_EQ(errors[0].message, "'nodes' is a list; expected an index, got 'first'");
 
+  // An index is digits only: std::stoul read "0x" as 0 and "-1" as 2^64 − 1.
+  for (const std::string index : {"0x", "-1", "+0", " 0", ""}) {
+    errors = errors_of(kBase, {"cluster.nodes." + index + ".count=3"});
+    ASSERT_EQ(errors.size(), 1u) << dump(errors);
+    EXPECT_EQ(errors[0].message, "'nodes' is a list; expected an index, got '" + index + "'");
+  }
+
   errors = errors_of(kBase, {"cluster.nodes.5.count=3"});
   ASSERT_EQ(errors.size(), 1u) << dump(errors);
   EXPECT_EQ(errors[0].message, "index 5 is out of range (1 entries)");
