@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -210,8 +211,20 @@ PolluxSpeedModel::PolluxSpeedModel(const std::string& throughput_dir) {
       if (entry.path().filename().string().rfind("validation-", 0) == 0) validations.push_back(entry.path());
     std::sort(validations.begin(), validations.end());
     for (const fs::path& file : validations) {
+      // The batch size is the file name's: std::stod threw past every handler on "validation-.csv" or
+      // "validation-1e999.csv" and read "validation-64x.csv" as 64 (found reading the reader for the
+      // 2026-12-01 fuzz campaign; the fuzzer does not write files). A whole positive number or an error.
       const std::string stem = file.stem().string();
-      const double batch = std::stod(stem.substr(std::string("validation-").size()));
+      const std::string digits = stem.substr(std::string("validation-").size());
+      double batch = 0;
+      const auto [stop, status] = std::from_chars(digits.data(), digits.data() + digits.size(), batch);
+      if (status != std::errc{} || stop != digits.data() + digits.size() || !(batch > 0) || !std::isfinite(batch)) {
+        sink.error(SourceLocation{file.string()},
+                   fmt::format("expected validation-BATCH.csv, BATCH the positive batch size it was measured at, "
+                               "got '{}'",
+                               file.filename().string()));
+        continue;
+      }
       const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(file.string()), file.string(), sink, ',');
       if (!table.require({"progress", "iteration", "grad_sqr", "grad_var"}, sink) || table.rows().empty()) continue;
       if (auto iterations = table.number(table.rows().back(), "iteration", sink, 1.0))

@@ -56,6 +56,31 @@ TEST(PolluxScenario, ValidationFileWithoutGradientColumnsIsLocated) {
   testing::expect_error(diagnostics[1], 1, 1, "missing column 'grad_var'");
 }
 
+TEST(PolluxScenario, ValidationFileNameWithoutABatchSizeIsLocated) {
+  // The batch size is the file name's (validation-BATCH.csv): none, one past a double and one with
+  // letters after it are each an error at their file, the good validation-64.csv is read. Before,
+  // std::stod threw std::invalid_argument (not an InputError) on the first two and read the third as 64.
+  const auto dir =
+      std::filesystem::path(testing::write_file("placeholder", "")).parent_path() / "named-tables" / "cifar10";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "placements.csv")
+      << "placement,local_bsz,step_time,sync_time\n1,32,0.04,0.0005\n1,64,0.06,0.0005\n";
+  std::ofstream(dir / "scalability.csv") << "num_nodes,num_replicas,local_bsz,step_time,sync_time\n";
+  const std::string rows = "progress,iteration,grad_sqr,grad_var\n100,99,0.5,0.1\n";
+  for (const char* name : {"validation-.csv", "validation-1e999.csv", "validation-64x.csv", "validation-64.csv"})
+    std::ofstream(dir / name) << rows;
+  const auto diagnostics = testing::diagnostics_thrown_by([&] {
+    (void)testing::load(pollux_yaml("{source: pollux, tables: " + dir.parent_path().string() + "}", "{name: pollux}"));
+  });
+  // In the reader's order, the file names sorted.
+  ASSERT_EQ(diagnostics.size(), 3u) << testing::dump(diagnostics);
+  EXPECT_EQ(diagnostics[0].location.file, (dir / "validation-.csv").string());
+  EXPECT_EQ(diagnostics[1].location.file, (dir / "validation-1e999.csv").string());
+  EXPECT_EQ(diagnostics[2].location.file, (dir / "validation-64x.csv").string());
+  for (const Diagnostic& d : diagnostics)
+    EXPECT_NE(d.message.find("expected validation-BATCH.csv"), std::string::npos) << testing::dump(diagnostics);
+}
+
 TEST(PolluxScenario, NeedsTheGoodputTablesAndTheJobLevel) {
   const auto duration =
       testing::diagnostics_thrown_by([] { (void)testing::load(pollux_yaml("{source: duration}", "{name: pollux}")); });
