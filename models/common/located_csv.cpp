@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "models/common/input_file.hpp"
+#include "models/common/parse_number.hpp"
 
 namespace dnnsim {
 namespace {
@@ -239,15 +240,12 @@ std::optional<double> LocatedCsv::number(const LocatedCsvRow& row, const std::st
                                          double min) const {
   const LocatedCsvField* f = field(row, column, sink);
   if (f == nullptr) return std::nullopt;
-  double value = 0;
-  const char* begin = f->text.data();
-  const char* end = begin + f->text.size();
-  auto [ptr, ec] = std::from_chars(begin, end, value);
-  if (f->text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) {
+  const auto value = parse_number<double>(f->text);
+  if (!value) {
     sink.error(where(row, f), fmt::format("{}: expected a number, found '{}'", column, f->text));
     return std::nullopt;
   }
-  if (value < min) {
+  if (*value < min) {
     sink.error(where(row, f), fmt::format("{}: {} is below the minimum {}", column, f->text, min));
     return std::nullopt;
   }
@@ -259,22 +257,20 @@ std::optional<int> LocatedCsv::integer(const LocatedCsvRow& row, const std::stri
   const LocatedCsvField* f = field(row, column, sink);
   if (f == nullptr) return std::nullopt;
   long long value = 0;
-  const char* begin = f->text.data();
-  const char* end = begin + f->text.size();
-  auto [ptr, ec] = std::from_chars(begin, end, value);
-  if (ec != std::errc() || ptr != end) {  // Philly/Helios write integers as "2.0" at times
-    double real = 0;
-    auto [p2, e2] = std::from_chars(begin, end, real);
-    if (f->text.empty() || e2 != std::errc() || p2 != end || real != std::floor(real)) {
+  if (const auto whole = parse_number<long long>(f->text)) {
+    value = *whole;
+  } else {  // Philly/Helios write integers as "2.0" at times
+    const auto real = parse_number<double>(f->text);
+    if (!real || *real != std::floor(*real)) {
       sink.error(where(row, f), fmt::format("{}: expected an integer, found '{}'", column, f->text));
       return std::nullopt;
     }
     // Beyond ±2^63 the conversion would be undefined (the fuzzer's 2.64e+111).
-    if (!(std::abs(real) < 9.2e18)) {
+    if (!(std::abs(*real) < 9.2e18)) {
       sink.error(where(row, f), fmt::format("{}: {} is out of the integer range", column, f->text));
       return std::nullopt;
     }
-    value = static_cast<long long>(real);
+    value = static_cast<long long>(*real);
   }
   if (value < min) {
     sink.error(where(row, f), fmt::format("{}: {} is below the minimum {}", column, value, min));
@@ -301,10 +297,7 @@ std::optional<double> LocatedCsv::date(const LocatedCsvRow& row, const std::stri
   const LocatedCsvField* f = field(row, column, sink);
   if (f == nullptr) return std::nullopt;
   if (auto seconds = parse_datetime(f->text)) return seconds;
-  double value = 0;
-  const char* begin = f->text.data();
-  auto [ptr, ec] = std::from_chars(begin, begin + f->text.size(), value);
-  if (!f->text.empty() && ec == std::errc() && ptr == begin + f->text.size() && std::isfinite(value)) return value;
+  if (const auto seconds = parse_number<double>(f->text)) return seconds;
   sink.error(where(row, f),
              fmt::format("{}: expected a date 'YYYY-MM-DD HH:MM:SS' or seconds, found '{}'", column, f->text));
   return std::nullopt;

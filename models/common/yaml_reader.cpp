@@ -10,6 +10,8 @@
 #include <limits>
 #include <system_error>
 
+#include "models/common/parse_number.hpp"
+
 namespace dnnsim {
 
 YAML::Node YamlReader::load_file() {
@@ -114,11 +116,9 @@ std::optional<bool> YamlReader::boolean(const YAML::Node& node) {
 }
 
 std::optional<std::int64_t> YamlReader::integer(const YAML::Node& node, std::int64_t min, std::int64_t max) {
-  std::int64_t value = 0;
   if (is_scalar(node)) {
-    const std::string& text = node.Scalar();
-    auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (status == std::errc{} && end == text.data() + text.size()) {
+    if (const auto parsed = parse_number<std::int64_t>(node.Scalar())) {
+      const std::int64_t value = *parsed;
       if (value < min || value > max) {
         error(node, max == std::numeric_limits<std::int64_t>::max()
                         ? fmt::format("expected an integer >= {}, got {}", min, value)
@@ -133,11 +133,10 @@ std::optional<std::int64_t> YamlReader::integer(const YAML::Node& node, std::int
 }
 
 std::optional<double> YamlReader::number(const YAML::Node& node, double min, double max) {
-  double value = 0;
   if (is_scalar(node)) {
     const std::string& text = node.Scalar();
-    auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (status == std::errc{} && end == text.data() + text.size() && std::isfinite(value)) {
+    if (const auto parsed = parse_number<double>(text)) {
+      const double value = *parsed;
       if (value < min || value > max) {
         error(node, max == std::numeric_limits<double>::max() || max >= 1e300
                         ? fmt::format("expected a number >= {}, got {}", min, text)

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/common/diagnostics.hpp"
+#include "models/common/parse_number.hpp"
 
 namespace dnnsim {
 namespace {
@@ -49,10 +50,9 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-std::optional<double> parse_number(std::string_view text) {
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || !(value >= 0)) return std::nullopt;
+std::optional<double> non_negative_number(std::string_view text) {
+  const auto value = parse_number<double>(text);
+  if (!value || *value < 0) return std::nullopt;
   return value;
 }
 
@@ -248,7 +248,7 @@ class Reader {
     while (true) {
       const std::size_t semicolon = list ? rest.find(';') : std::string_view::npos;
       const std::string_view part = trim(rest.substr(0, semicolon));
-      const std::optional<double> parsed = parse_number(part);
+      const std::optional<double> parsed = non_negative_number(part);
       if (!parsed) {
         error(number, column_of(line, part.empty() ? value : part),
               fmt::format("{} must be a non-negative number{}, got '{}'", key,

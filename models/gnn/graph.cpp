@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "models/common/diagnostics.hpp"
+#include "models/common/parse_number.hpp"
 
 namespace dnnsim::gnn {
 
@@ -85,12 +86,7 @@ struct LineCursor {
 };
 
 // Parses a non-negative integer token; nullopt when it is not one.
-std::optional<std::uint64_t> parse_unsigned(std::string_view token) {
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-  if (ec != std::errc() || end != token.data() + token.size()) return std::nullopt;
-  return value;
-}
+std::optional<std::uint64_t> parse_unsigned(std::string_view token) { return parse_number<std::uint64_t>(token); }
 
 // Calls `visit(line_number, line)` for each line of `text`.
 template <class Visit>

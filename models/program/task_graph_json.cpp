@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/common/parse_number.hpp"
 #include "models/common/yaml_reader.hpp"
 
 namespace dnnsim {
@@ -141,10 +142,8 @@ std::optional<std::string> Parser::string(const YAML::Node& node, std::string_vi
 std::optional<double> Parser::number(const YAML::Node& node, std::string_view key) {
   if (is_plain(node)) {
     const std::string& text = node.Scalar();
-    double value = 0;
-    auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (status == std::errc{} && end == text.data() + text.size() && std::isfinite(value)) {
-      if (value >= 0) return value;
+    if (const auto value = parse_number<double>(text)) {
+      if (*value >= 0) return value;
       error(node, fmt::format("'{}' cannot be negative, got {}", key, text));
       return std::nullopt;
     }
@@ -156,10 +155,8 @@ std::optional<double> Parser::number(const YAML::Node& node, std::string_view ke
 std::optional<std::int64_t> Parser::integer(const YAML::Node& node, std::string_view key, std::int64_t min,
                                             std::int64_t max) {
   if (is_plain(node)) {
-    const std::string& text = node.Scalar();
-    std::int64_t value = 0;
-    auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (status == std::errc{} && end == text.data() + text.size()) {
+    if (const auto parsed = parse_number<std::int64_t>(node.Scalar())) {
+      const std::int64_t value = *parsed;
       if (value >= min && value <= max) return value;
       error(node, max == std::numeric_limits<std::int64_t>::max()
                       ? fmt::format("'{}' must be an integer >= {}, got {}", key, min, value)

@@ -11,6 +11,7 @@
 
 #include "dnnsim/source_paths.hpp"
 #include "models/common/diagnostics.hpp"
+#include "models/common/parse_number.hpp"
 #include "models/common/random.hpp"
 
 namespace dnnsim {
@@ -392,14 +393,8 @@ DigitsData load_digits(const std::string& path) {
         break;
       }
       const int top = field < kPixels ? kMaxPixel : kClasses - 1;
-      std::size_t used = 0;
-      int value = -1;
-      try {
-        value = std::stoi(text, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != text.size() || value < 0 || value > top) {
+      const int value = parse_number<int>(text).value_or(-1);
+      if (value < 0 || value > top) {
         sink.error({path, line_no, column}, fmt::format("expected {} 0..{}, got '{}'",
                                                         field < kPixels ? "a pixel value" : "a label", top, text));
         bad = true;

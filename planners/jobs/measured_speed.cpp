@@ -12,6 +12,7 @@
 
 #include "models/common/input_file.hpp"
 #include "models/common/located_csv.hpp"
+#include "models/common/parse_number.hpp"
 #include "planners/jobs/interference.hpp"
 
 namespace dnnsim {
@@ -216,9 +217,8 @@ PolluxSpeedModel::PolluxSpeedModel(const std::string& throughput_dir) {
       // 2026-12-01 fuzz campaign; the fuzzer does not write files). A whole positive number or an error.
       const std::string stem = file.stem().string();
       const std::string digits = stem.substr(std::string("validation-").size());
-      double batch = 0;
-      const auto [stop, status] = std::from_chars(digits.data(), digits.data() + digits.size(), batch);
-      if (status != std::errc{} || stop != digits.data() + digits.size() || !(batch > 0) || !std::isfinite(batch)) {
+      const double batch = parse_number<double>(digits).value_or(0);
+      if (!(batch > 0)) {
         sink.error(SourceLocation{file.string()},
                    fmt::format("expected validation-BATCH.csv, BATCH the positive batch size it was measured at, "
                                "got '{}'",
@@ -398,13 +398,13 @@ GavelSpeedModel::GavelSpeedModel(const std::string& throughputs_json) {
     const auto comma = key.rfind(',');
     if (key.size() < 6 || quote_end == std::string::npos || quote_end < 2 || comma == std::string::npos)
       throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
-    int scale = 0;
-    try {
-      scale = std::stoi(key.substr(comma + 1));
-    } catch (const std::logic_error&) {  // no number, or beyond int
+    std::string_view scale_text = std::string_view(key).substr(comma + 1);
+    while (!scale_text.empty() && scale_text.front() == ' ') scale_text.remove_prefix(1);
+    if (!scale_text.empty() && scale_text.back() == ')') scale_text.remove_suffix(1);
+    const auto scale = parse_number<int>(scale_text);
+    if (!scale)
       throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
-    }
-    return std::pair{key.substr(2, quote_end - 2), scale};
+    return std::pair{key.substr(2, quote_end - 2), *scale};
   };
   for (const auto& [table, jobs] : root.items())
     for (const auto& [key, entry] : jobs.items()) {

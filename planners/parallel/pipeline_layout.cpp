@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "models/common/parse_number.hpp"
 #include "planners/parallel/planner.hpp"
 
 namespace dnnsim {
@@ -60,7 +61,7 @@ class Expander {
         // A layout names at most one letter per layer: a count or an expansion beyond kMaxLetters is
         // a typo, refused before it is multiplied out.
         if (end - at_ > 7) return fail(fmt::format("count '{}' is too large", text_.substr(at_, end - at_)));
-        times = std::stoi(text_.substr(at_, end - at_));
+        times = *parse_number<int>(std::string_view(text_).substr(at_, end - at_));  // ≤ 7 digits
         at_ = end;
       }
       if (item.size() * static_cast<std::size_t>(times) + out.size() > kMaxLetters)

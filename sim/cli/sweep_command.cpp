@@ -5,6 +5,7 @@
 #include <charconv>
 #include <iostream>
 
+#include "models/common/parse_number.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/exit_codes.hpp"
 #include "sim/sweep/sweep_runner.hpp"
@@ -20,8 +21,9 @@ SweepSlice parse_slice(const std::string& text) {
   const auto slash = text.find('/');
   SweepSlice slice;
   const auto read = [&](std::string_view part, std::size_t& value) {
-    const auto [end, status] = std::from_chars(part.data(), part.data() + part.size(), value);
-    return status == std::errc{} && end == part.data() + part.size() && !part.empty();
+    const auto parsed = parse_number<std::size_t>(part);
+    value = parsed.value_or(0);
+    return parsed.has_value();
   };
   if (slash == std::string::npos || !read(std::string_view(text).substr(0, slash), slice.index) ||
       !read(std::string_view(text).substr(slash + 1), slice.count) || slice.count == 0 || slice.index >= slice.count)
@@ -41,7 +43,7 @@ int merge(const std::string& dir) {
     for (std::size_t index = 0; index < count; ++index) {
       std::size_t missing = 0;
       for (const std::string& id : result.missing)
-        if (std::stoul(id.substr(1)) % count == index) ++missing;
+        if (parse_number<std::size_t>(std::string_view(id).substr(1)).value_or(count) % count == index) ++missing;
       if (missing > 0) incomplete.push_back(fmt::format("{}/{} ({} missing)", index, count, missing));
     }
     std::cerr << fmt::format("incomplete slices: {}\n", fmt::join(incomplete, ", "));

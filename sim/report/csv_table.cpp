@@ -43,9 +43,13 @@ CsvTable parse_csv_table(std::string_view text, const std::string& source) {
                       fmt::join(table.header.begin() + static_cast<std::ptrdiff_t>(count), table.header.end(), ", ")));
     } else {
       std::vector<std::string> fields;
-      for (LocatedCsvField& field : row->fields) fields.push_back(std::move(field.text));
+      std::vector<CsvTable::Position> positions;
+      for (LocatedCsvField& field : row->fields) {
+        fields.push_back(std::move(field.text));
+        positions.push_back({field.line, field.column});
+      }
       table.rows.push_back(std::move(fields));
-      table.row_lines.push_back(row->line);
+      table.positions.push_back(std::move(positions));
     }
   }
   sink.throw_if_any();
@@ -76,7 +80,7 @@ CsvTable filter_rows(const CsvTable& table, const std::vector<std::string>& cond
     const auto& row = table.rows[r];
     if (std::all_of(tests.begin(), tests.end(), [&](const auto& t) { return row[t.first] == t.second; })) {
       kept.rows.push_back(row);
-      kept.row_lines.push_back(table.row_lines[r]);
+      kept.positions.push_back(table.positions[r]);
     }
   }
   return kept;

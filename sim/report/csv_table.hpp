@@ -15,7 +15,13 @@ struct CsvTable {
   std::string source;  // file name, for messages
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;  // each as wide as the header
-  std::vector<int> row_lines;                  // 1-based line on which each row starts
+  // Where each row's fields start (1-based), to locate a bad value: a quoted field may span lines.
+  struct Position {
+    int line = 0;
+    int column = 0;
+    friend bool operator==(const Position&, const Position&) = default;
+  };
+  std::vector<std::vector<Position>> positions;
 
   // Index of the column named `name`, if there is one.
   [[nodiscard]] std::optional<std::size_t> column(std::string_view name) const;

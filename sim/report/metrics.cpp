@@ -10,6 +10,8 @@
 #include <regex>
 #include <set>
 
+#include "models/common/parse_number.hpp"
+
 namespace dnnsim {
 namespace {
 
@@ -206,10 +208,15 @@ std::string compress_device_names(const std::vector<std::string>& names) {
     }
     node_prefix = m[1];
     gpu_prefix = m[3];
-    const long node = std::stol(m[2]), gpu = std::stol(m[4]);
-    nodes.insert(node);
-    gpus.insert(gpu);
-    pairs.insert({node, gpu});
+    // Up to 20 digits match the pattern; a number beyond long is no range to compress.
+    const auto node = parse_number<long>(m[2].str()), gpu = parse_number<long>(m[4].str());
+    if (!node || !gpu) {
+      regular = false;
+      break;
+    }
+    nodes.insert(*node);
+    gpus.insert(*gpu);
+    pairs.insert({*node, *gpu});
   }
   if (!regular || pairs.size() != nodes.size() * gpus.size()) return names.front() + ", …";
   return node_prefix + ranges(nodes) + "/" + gpu_prefix + ranges(gpus);

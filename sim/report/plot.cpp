@@ -11,6 +11,7 @@
 #include <set>
 
 #include "models/common/diagnostics.hpp"
+#include "models/common/parse_number.hpp"
 #include "sim/report/gnuplot.hpp"
 
 namespace dnnsim {
@@ -28,11 +29,7 @@ std::string_view trimmed(std::string_view text) {
 
 std::optional<double> plain_number(std::string_view text) {
   text = trimmed(text);
-  if (text.empty()) return std::nullopt;
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
-  return value;
+  return parse_number<double>(text);
 }
 
 constexpr std::array kDimensions{Dimension::bytes, Dimension::seconds, Dimension::flop, Dimension::bandwidth,
@@ -283,8 +280,19 @@ std::vector<double> numeric_column(const CsvTable& table, const std::string& col
     throw InputError(SourceLocation{table.source, 1, 1},
                      fmt::format("no column '{}' (is it a cluster run's file?)", column));
   std::vector<double> values;
-  for (const auto& row : table.rows)
-    if (!row[*index].empty()) values.push_back(std::stod(row[*index]));
+  DiagnosticSink sink;
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const std::string& cell = table.rows[r][*index];
+    if (cell.empty()) continue;
+    if (const auto value = parse_number<double>(cell)) {
+      values.push_back(*value);
+    } else {
+      const CsvTable::Position at = table.positions[r][*index];
+      sink.error(SourceLocation{table.source, at.line, at.column},
+                 fmt::format("{}: expected a number, got '{}'", column, cell));
+    }
+  }
+  sink.throw_if_any();
   return values;
 }
 

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "models/common/parse_number.hpp"
 #include "models/cost/memory_model.hpp"
 #include "sim/report/intervals.hpp"
 #include "sim/report/metrics.hpp"
@@ -561,9 +562,8 @@ const nlohmann::ordered_json* find_summary_value(const nlohmann::ordered_json& s
     const std::string key = path.substr(start, dot - start);
     if (node->is_object() && node->contains(key)) {
       node = &(*node)[key];
-    } else if (node->is_array() && !key.empty() && std::all_of(key.begin(), key.end(), ::isdigit) &&
-               std::stoul(key) < node->size()) {
-      node = &(*node)[std::stoul(key)];
+    } else if (const auto index = parse_number<std::size_t>(key); node->is_array() && index && *index < node->size()) {
+      node = &(*node)[*index];
     } else {
       node = nullptr;
     }

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <optional>
 
+#include "models/common/parse_number.hpp"
+
 namespace dnnsim {
 namespace {
 
@@ -23,13 +25,7 @@ std::vector<std::string> split_key_path(const std::string& path) {
 // A list index: digits only. std::stoul read "1abc" as 1, " 1" and "+1" as 1 and "-1" as 2^64 − 1, so
 // `cluster.nodes.0x.count=4` set the first group's count silently (found reading the reader for the
 // 2026-12-01 fuzz campaign).
-std::optional<std::size_t> list_index(const std::string& key) {
-  std::size_t index = 0;
-  const char* end = key.data() + key.size();
-  const auto [stop, status] = std::from_chars(key.data(), end, index);
-  if (key.empty() || status != std::errc{} || stop != end) return std::nullopt;
-  return index;
-}
+std::optional<std::size_t> list_index(const std::string& key) { return parse_number<std::size_t>(key); }
 
 // Removes the map key "~a.b.c" names (Hydra's deletion syntax), so that the scenario reads as if
 // the file did not have it; a path that leads nowhere leaves the tree as it is (removing what is not

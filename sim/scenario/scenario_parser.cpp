@@ -8,6 +8,7 @@
 #include <charconv>
 #include <limits>
 
+#include "models/common/parse_number.hpp"
 #include "models/common/yaml_reader.hpp"
 #include "sim/scenario/cluster_reader.hpp"
 #include "sim/scenario/expectation_reader.hpp"
@@ -162,10 +163,8 @@ void read_expectation_target(YamlReader& reader, MapReader& map, Expectation& ex
   if (YAML::Node tolerance = map.get("tolerance"); tolerance.IsDefined()) {
     const std::string text = tolerance.IsScalar() ? tolerance.Scalar() : "";
     if (!text.empty() && text.back() == '%') {
-      double percent = 0;
-      const char* end = text.data() + text.size() - 1;
-      const auto [stop, status] = std::from_chars(text.data(), end, percent);
-      if (status != std::errc{} || stop != end || percent < 0)
+      const double percent = parse_number<double>(std::string_view(text).substr(0, text.size() - 1)).value_or(-1);
+      if (percent < 0)
         reader.error(tolerance, fmt::format("expected a tolerance such as \"5%\" or 0.01, got \"{}\"", text));
       expectation.tolerance = percent / 100.0;
       expectation.relative = true;

@@ -28,6 +28,7 @@
 #include <tuple>
 
 #include "models/common/located_csv.hpp"
+#include "models/common/parse_number.hpp"
 #include "sim/process/process_pool.hpp"
 #include "sim/report/report.hpp"
 
@@ -346,8 +347,10 @@ SweepMergeResult merge_sweep(const std::string& dir_text) {
   for (const auto& entry : fs::directory_iterator(dir)) {
     std::smatch match;
     const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, match, slice_name))
-      slices.emplace_back(std::stoul(match[2].str()), std::stoul(match[1].str()), entry.path());
+    if (!std::regex_match(name, match, slice_name)) continue;
+    // Digits beyond size_t name no slice a sweep wrote.
+    const auto count = parse_number<std::size_t>(match[2].str()), index = parse_number<std::size_t>(match[1].str());
+    if (count && index) slices.emplace_back(*count, *index, entry.path());
   }
   std::sort(slices.begin(), slices.end());
   for (const auto& [count, index, path] : slices) inputs.push_back(path);

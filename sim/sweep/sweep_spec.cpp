@@ -17,6 +17,7 @@
 #include <random>
 #include <set>
 
+#include "models/common/parse_number.hpp"
 #include "models/common/random.hpp"
 #include "models/common/yaml_reader.hpp"
 #include "sim/sweep/sweep_validation.hpp"
@@ -66,9 +67,8 @@ std::optional<Scalar> read_scalar(YamlReader& reader, const YAML::Node& node, st
   Scalar scalar;
   const char* begin = text.data();
   const char* end = text.data() + text.size();
-  std::int64_t as_int = 0;
-  if (auto [stop, status] = std::from_chars(begin, end, as_int); status == std::errc{} && stop == end) {
-    scalar.number = static_cast<double>(as_int);
+  if (const auto as_int = parse_number<std::int64_t>(text)) {
+    scalar.number = static_cast<double>(*as_int);
     scalar.integer = true;
     return scalar;
   }

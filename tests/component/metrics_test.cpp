@@ -124,6 +124,9 @@ TEST(Metrics, DeviceNamesCompressToRanges) {
   EXPECT_EQ(compress_device_names({"node0/gpu0", "node0/gpu1", "node2/gpu0", "node2/gpu1"}), "node0,2/gpu0–1");
   EXPECT_EQ(compress_device_names({"node0/gpu0", "node1/gpu1"}), "node0/gpu0, …");  // not a full product
   EXPECT_EQ(compress_device_names({"a", "b"}), "a, …");
+  // A node number beyond long (user-named nodes, 20 digits) made std::stol throw std::out_of_range;
+  // such names are listed, not compressed.
+  EXPECT_EQ(compress_device_names({"node99999999999999999999/gpu0", "node0/gpu0"}), "node99999999999999999999/gpu0, …");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "models/common/diagnostics.hpp"
+#include "models/common/parse_number.hpp"
 
 namespace dnnsim {
 namespace {
@@ -188,15 +189,6 @@ std::vector<Field> split_fields(std::string_view line) {
   return fields;
 }
 
-// A number written alone: "12", "0.5", "1e-3". Empty when something else is there.
-std::optional<double> bare_number(std::string_view text) {
-  double value = 0.0;
-  const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (error != std::errc{} || stop != end) return std::nullopt;
-  return value;
-}
-
 // Bytes/s per unit of `unit`, written as in units.hpp ("GB/s", "Gbps") or with the '/' of "X/s"
 // written 'p' ("GiBps" for "GiB/s").
 std::optional<double> unit_factor(std::string_view unit) {
@@ -267,7 +259,8 @@ class TraceParser {
 
   bool parse_header(std::string_view line, int line_number) {
     const std::vector<Field> fields = split_fields(line);
-    if (bare_number(fields[0].text)) {  // a data line where the header should be: one error, not one per column
+    if (parse_number<double>(
+            fields[0].text)) {  // a data line where the header should be: one error, not one per column
       error(line_number, fields[0].column,
             fmt::format("expected the header {}, got the data line '{}' (is the header line missing?)", kHeaderForms,
                         line));
@@ -331,7 +324,7 @@ class TraceParser {
       error(line_number, field.column, "missing time (seconds)");
       return std::nullopt;
     }
-    const std::optional<double> time = bare_number(field.text);
+    const std::optional<double> time = parse_number<double>(field.text);
     if (!time || !std::isfinite(*time)) {
       error(line_number, field.column,
             fmt::format("expected a time in seconds (a bare number, the header says time_s), got '{}'", field.text));
@@ -376,7 +369,7 @@ class TraceParser {
         return std::nullopt;
       }
     }
-    const std::optional<double> value = bare_number(field.text);
+    const std::optional<double> value = parse_number<double>(field.text);
     if (!value || !std::isfinite(*value)) {
       error(line_number, field.column,
             fmt::format("expected a bare number (the header column '{}' gives the unit), got '{}'", unit_name_,

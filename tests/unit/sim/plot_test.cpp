@@ -51,8 +51,12 @@ TEST(CsvTest, ReadsQuotedFieldsCommasQuotesAndLineBreaks) {
   EXPECT_EQ(t.rows[1][3], "two\nlines");
   EXPECT_EQ(t.rows[2][1], "");
   EXPECT_EQ(t.rows[2][3], "");
-  // Row 1's quoted field spans lines 3–4, the blank line is 5: the last row starts on line 6.
-  EXPECT_EQ(t.row_lines, (std::vector<int>{2, 3, 6}));
+  // Each field where it starts, a quoted one at its opening quote: row 0 on line 2 at columns 1, 3
+  // ("gpt, small" is 12 bytes with its quotes), 16 and 19; row 1's quoted field spans lines 3–4 and the
+  // blank line is 5, so the last row starts on line 6.
+  EXPECT_EQ(t.positions[0], (std::vector<CsvTable::Position>{{2, 1}, {2, 3}, {2, 16}, {2, 19}}));
+  EXPECT_EQ(t.positions[1].front(), (CsvTable::Position{3, 1}));
+  EXPECT_EQ(t.positions[2].front(), (CsvTable::Position{6, 1}));
   EXPECT_EQ(t.column("status"), 2u);
   EXPECT_FALSE(t.column("Status").has_value());
 }
@@ -62,7 +66,8 @@ TEST(CsvTest, WhereKeepsTheRowsMatchingEveryCondition) {
   const CsvTable kept = filter_rows(t, {"workers=18", "policy=adsp"});
   ASSERT_EQ(kept.rows.size(), 1u);
   EXPECT_EQ(kept.rows[0][0], "2");
-  EXPECT_EQ(kept.row_lines, (std::vector<int>{4}));
+  ASSERT_EQ(kept.positions.size(), 1u);
+  EXPECT_EQ(kept.positions[0].front().line, 4);
   EXPECT_EQ(filter_rows(t, {}).rows.size(), 3u);
   try {
     (void)filter_rows(t, {"worker=18", "policy"});
@@ -359,6 +364,20 @@ TEST(PlotGanttTest, ManyTasksStayCompact) {
 bool have_gnuplot() {
   std::string error;
   return render_with_gnuplot("exit\n", error) != 127;
+}
+
+// A cluster run's jobs.csv whose JCT cells are no numbers: std::stod threw std::invalid_argument past
+// the located-error path on "n/a"; now each bad cell is reported at its row and column, all at once
+// (an empty cell is a job that never finished and is skipped).
+TEST(PlotClusterTest, EveryCellThatIsNoNumberIsReportedWhereItStands) {
+  const CsvTable jobs = parse_csv_table("job,jct_s\n0,12.5\n1,n/a\n2,\n3,1e999\n", "jobs.csv");
+  try {
+    (void)make_jct_cdf_script({{"fifo", jobs}}, "out.png");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    testing::expect_errors(e.diagnostics(), {{3, 3, "jct_s: expected a number, got 'n/a'"},
+                                             {5, 3, "jct_s: expected a number, got '1e999'"}});
+  }
 }
 
 TEST(PlotRenderTest, MissingProgramSaysHowToInstall) {
