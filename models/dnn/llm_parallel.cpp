@@ -33,8 +33,8 @@ std::vector<std::string> llm_parallel_problems(const LayerModel& model, const Ll
   const bool needs_dims = parallel.context > 1 || parallel.expert > 1;
   if (needs_dims && !model.transformer) {
     problems.push_back(
-        fmt::format("expert and context parallelism need an LLM of the zoo (`dnnsim list models`: "
-                    "llama3-8b, deepseek-v3, …); '{}' has no transformer dimensions",
+        fmt::format("expert and context parallelism need an LLM: one of the zoo (`dnnsim list models`: "
+                    "llama3-8b, deepseek-v3, …) or `model: {{llm: {{…}}}}`; '{}' has no transformer dimensions",
                     model.name));
     return problems;
   }

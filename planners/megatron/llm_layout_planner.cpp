@@ -99,8 +99,9 @@ OptionSchema LlmLayoutPlanner::options() {
 }
 
 std::string LlmLayoutPlanner::model_problem(const LayerModel& model) const {
-  return model.transformer && transformer_shape(model) ? std::string()
-                                                       : "needs an LLM of the zoo (llama3-8b, deepseek-v3, …)";
+  return model.transformer && transformer_shape(model)
+             ? std::string()
+             : "needs an LLM: one of the zoo (llama3-8b, deepseek-v3, …) or `model: {llm: {…}}`";
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include "models/dnn/profile_graph.hpp"
 #include "models/dnn/saved_activations.hpp"
 #include "models/dnn/zoo.hpp"
+#include "models/dnn/zoo_llm.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/program/collective_algorithms.hpp"
 
@@ -71,6 +72,79 @@ LayerModel read_transformer_model(MapReader& map) {
   return transformer_model(config, ModelOptions{});
 }
 
+// `{llm: {layers, hidden, heads, kv_heads, ffn, …}, name}`: an LLM the zoo does not name, built by the
+// zoo's own LLM generator (models/dnn/zoo_llm.hpp): grouped-query attention, a gated or plain MLP, and
+// optionally a mixture of experts and sliding windows, so that the LLM keys (expert and context
+// parallelism, FP8 recipes, recomputation modules) and the LLM layout planner apply to it as to the
+// zoo's own. Multi-head latent attention and multi-token prediction stay the zoo's (DeepSeek-V3).
+LayerModel read_llm_model(MapReader& map) {
+  YamlReader& reader = map.reader();
+  LlmConfig c;
+  c.name = map.string("name").value_or("llm");
+  const YAML::Node where = map.get("llm");
+  MapReader t(reader, where, "the LLM");
+  map.finish();
+  if (!t.valid()) return LayerModel{};
+  const auto int_key = [&t](std::string_view key, std::int64_t min, std::int64_t max, bool required = false) {
+    return static_cast<int>(t.integer(key, min, max, required).value_or(0));
+  };
+  c.layers = int_key("layers", 1, 1 << 20, true);
+  c.hidden = int_key("hidden", 1, 1 << 24, true);
+  c.heads = int_key("heads", 1, 1 << 20, true);
+  c.kv_heads = int_key("kv_heads", 1, 1 << 20);
+  c.head_dim = int_key("head_dim", 1, 1 << 20);
+  c.ffn = int_key("ffn", 1, 1 << 26);
+  // Megatron-Core's activations: SwiGLU (Llama, Qwen, DeepSeek), GEGLU, and the plain GELU MLP of GPT.
+  const std::string mlp = t.choice("mlp", "MLP activation", {"swiglu", "geglu", "gelu"}).value_or("swiglu");
+  c.gated = mlp != "gelu";
+  c.silu = mlp == "swiglu";
+  c.bias = t.boolean("bias").value_or(false);
+  c.vocab = int_key("vocab", 1, 1 << 30, true);
+  c.seq = int_key("seq", 1, 1 << 24, true);
+  c.experts = int_key("experts", 1, 1 << 16);
+  c.top_k = int_key("top_k", 1, 1 << 16);
+  c.expert_ffn = int_key("expert_ffn", 1, 1 << 26);
+  c.shared_ffn = int_key("shared_ffn", 1, 1 << 26);
+  c.dense_layers = int_key("dense_layers", 0, 1 << 20);
+  c.window = int_key("window", 1, 1 << 24);
+  c.window_every = int_key("window_every", 1, 1 << 20);
+  const std::size_t before = reader.sink().size();
+  const auto check = [&](bool ok, std::string_view key, const std::string& message) {
+    if (!ok) reader.error(t.has(key) ? t.get(key) : where, message);
+  };
+  if (c.kv_heads == 0) c.kv_heads = c.heads;  // multi-head attention unless grouped
+  check(c.heads % c.kv_heads == 0, "kv_heads",
+        fmt::format("kv_heads {} must divide heads {} (each key/value head serves a group of query heads)", c.kv_heads,
+                    c.heads));
+  if (c.head_dim == 0) {
+    check(c.hidden % c.heads == 0, "heads",
+          fmt::format("hidden {} is not a multiple of heads {}; give head_dim", c.hidden, c.heads));
+    c.head_dim = c.hidden / c.heads;
+  }
+  const bool moe = c.experts > 0;
+  for (const char* key : {"top_k", "expert_ffn", "shared_ffn", "dense_layers"})
+    check(moe || !t.has(key), key, fmt::format("{} needs experts (a mixture-of-experts model)", key));
+  if (moe) {
+    check(t.has("top_k"), "experts", "a mixture of experts needs top_k (experts per token)");
+    check(t.has("expert_ffn"), "experts", "a mixture of experts needs expert_ffn (each expert's hidden size)");
+    check(c.top_k <= c.experts, "top_k", fmt::format("top_k {} exceeds the {} experts", c.top_k, c.experts));
+    check(c.dense_layers <= c.layers, "dense_layers",
+          fmt::format("dense_layers {} exceeds the {} layers", c.dense_layers, c.layers));
+  }
+  check(c.ffn > 0 || (moe && c.dense_layers == 0), "ffn",
+        moe ? "dense_layers need ffn (the dense MLP's hidden size)" : "a dense LLM needs ffn (the MLP's hidden size)");
+  check((c.window > 0) == (c.window_every > 0), c.window > 0 ? "window" : "window_every",
+        "window and window_every go together (a sliding window of `window` keys on one block in `window_every`)");
+  t.finish();
+  if (reader.sink().size() != before) return LayerModel{};
+  try {
+    return llm_model(c, ModelOptions{});
+  } catch (const InputError& e) {
+    for (const Diagnostic& d : e.diagnostics()) reader.error(where, d.message);
+  }
+  return LayerModel{};
+}
+
 }  // namespace
 
 LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const std::string& context) {
@@ -85,12 +159,12 @@ LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const st
     if (!root.IsDefined()) return model;
     return read_layer_model(file_reader, root, "a model file");
   }
-  if (map.has("zoo") || map.has("transformer")) {
+  if (map.has("zoo") || map.has("transformer") || map.has("llm")) {
     // Generated models have GEMM shapes, which the weights' layout assigns to a calibration's grids.
     // The generator's layout (the LLM zoo's is PyTorch's out_in) unless the scenario says.
     const bool layout_given = map.has("weight_layout");
     const WeightLayout layout = read_weight_layout(map);
-    model = map.has("zoo") ? read_zoo_model(map) : read_transformer_model(map);
+    model = map.has("zoo") ? read_zoo_model(map) : map.has("llm") ? read_llm_model(map) : read_transformer_model(map);
     if (layout_given || !model.transformer) model.weight_layout = layout;
     return model;
   }

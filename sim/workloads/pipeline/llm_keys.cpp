@@ -83,8 +83,8 @@ bool read_llm_parallelism(YamlReader& reader, MapReader& map, PipelineWorkloadSp
   }
   if (given && !dims)
     reader.error(map.node(), fmt::format("expert_parallel, context_parallel, fsdp, precision_recipe and the other LLM "
-                                         "keys need an LLM of the zoo (llama3-8b, deepseek-v3, …: `dnnsim list "
-                                         "models`); '{}' has no transformer dimensions",
+                                         "keys need an LLM: one of the zoo (llama3-8b, deepseek-v3, …: `dnnsim "
+                                         "list models`) or `model: {{llm: {{…}}}}`; '{}' has no transformer dimensions",
                                          spec.model.name));
   return given;
 }

@@ -5,6 +5,7 @@
 // group on line 10, the workload's `model` on line 14 and the keys given to `llm()` from line 19.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "sim/scenario/scenario.hpp"
@@ -172,14 +173,85 @@ TEST(ScenarioLlm, BadLayoutPlannerOptionsAreLocated) {
                 {{18, 43, "a layout is TP×PP×VP×CP×EP×DP/micro-batch"}, {18, 68, "micro_batch_sizes"}});
 }
 
-// The LLM keys need the dimensions only the LLM zoo's models carry.
-TEST(ScenarioLlm, KeysNeedAnLlmOfTheZoo) {
+// The LLM keys need the dimensions only an LLM's generator gives its model.
+TEST(ScenarioLlm, KeysNeedAnLlm) {
   LlmCase old;
   old.model = "gpt3-xl";
   old.seq = 2048;
   const auto errors = errors_of(llm(old, "  fsdp: true\n"));
   ASSERT_FALSE(errors.empty());
-  EXPECT_NE(errors.back().message.find("need an LLM of the zoo"), std::string::npos) << dump(errors);
+  EXPECT_NE(errors.back().message.find("need an LLM: one of the zoo"), std::string::npos) << dump(errors);
+}
+
+// The scenario of llm() with its zoo model replaced by `model: {name: custom, llm: {…}}`: the model on
+// line 14, `llm:` on line 16, the shape's keys from line 17 (indented six spaces).
+std::string with_llm(const std::string& shape, const std::string& keys = "") {
+  std::string yaml = llm({}, keys);
+  const std::string zoo = "  model: {zoo: qwen3-30b-a3b, seq: 4096}\n";
+  return yaml.replace(yaml.find(zoo), zoo.size(), "  model:\n    name: custom\n    llm:\n" + shape);
+}
+
+// Qwen3-30B-A3B's shape (Qwen3 Technical Report Table 2: 48 layers, hidden 2048, 32 query and 4 KV heads
+// of 128, 128 experts top-8 of FFN 768, vocabulary 151,936) given as an `llm:` builds the zoo's model
+// layer by layer: one generator, so every layer's FLOPs, bytes and kept activations agree, the model
+// FLOPs (Megatron-Bridge's count) too, and the LLM keys (here expert parallelism) apply to it.
+TEST(ScenarioLlm, AnLlmGivenByItsShapeIsBuiltAsTheZoosOwn) {
+  const Scenario custom =
+      load(with_llm("      layers: 48\n      hidden: 2048\n      heads: 32\n      kv_heads: 4\n"
+                    "      head_dim: 128\n      vocab: 151936\n      seq: 4096\n"
+                    "      experts: 128\n      top_k: 8\n      expert_ffn: 768\n",
+                    "  expert_parallel: 8\n"));
+  const Scenario zoo = load(llm({}, "  expert_parallel: 8\n"));
+  const LayerModel& mine = spec_of(custom).model;
+  const LayerModel& theirs = spec_of(zoo).model;
+  EXPECT_EQ(mine.name, "custom");
+  EXPECT_EQ(spec_of(custom).llm.expert, 8);
+  ASSERT_EQ(mine.layers.size(), theirs.layers.size());
+  for (std::size_t i = 0; i < mine.layers.size(); ++i) {
+    EXPECT_EQ(mine.layers[i].name, theirs.layers[i].name);
+    EXPECT_EQ(mine.layers[i].forward_flops, theirs.layers[i].forward_flops) << mine.layers[i].name;
+    EXPECT_EQ(mine.layers[i].parameter_bytes, theirs.layers[i].parameter_bytes) << mine.layers[i].name;
+    EXPECT_EQ(mine.layers[i].activation_bytes, theirs.layers[i].activation_bytes) << mine.layers[i].name;
+  }
+  ASSERT_TRUE(mine.model_flops_per_sample && theirs.model_flops_per_sample);
+  EXPECT_EQ(*mine.model_flops_per_sample, *theirs.model_flops_per_sample);
+  ASSERT_TRUE(mine.transformer);
+  EXPECT_EQ(mine.transformer->experts, 128);
+  EXPECT_EQ(mine.transformer->kv_width, 4 * (128 + 128));  // K and V of 128 for each of the 4 KV heads
+}
+
+// A GPT-style MoE with the plain GELU MLP (`mlp: gelu`): each expert's fc1 is F = 1024 wide, where a
+// gated unit's (SwiGLU, the default) is 2F: it computes the gate and the value side by side (Shazeer,
+// "GLU Variants Improve Transformer", 2020, eq. 6). Without kv_heads the attention is multi-head.
+TEST(ScenarioLlm, APlainGeluMoeLayerCountsOneFc1WidthPerExpert) {
+  const std::string shape =
+      "      layers: 2\n      hidden: 1024\n      heads: 16\n      vocab: 32000\n"
+      "      seq: 1024\n      experts: 8\n      top_k: 2\n      expert_ffn: 1024\n";
+  const auto fc1_width = [](const LayerModel& model) {
+    const auto fc1 = std::find_if(model.layers.begin(), model.layers.end(),
+                                  [](const Layer& l) { return l.name == "block0.moe.experts.fc1"; });
+    return fc1 == model.layers.end() || fc1->matmuls.empty() ? -1 : fc1->matmuls.front().n;
+  };
+  const Scenario gelu = load(with_llm(shape + "      mlp: gelu\n"));
+  const Scenario swiglu = load(with_llm(shape));
+  EXPECT_EQ(fc1_width(spec_of(gelu).model), 1024);
+  EXPECT_EQ(fc1_width(spec_of(swiglu).model), 2048);
+  EXPECT_EQ(spec_of(gelu).model.transformer->kv_heads, 16);
+}
+
+// Shapes that no model has, each at its key and all at once (lines from 17: layers, hidden, heads,
+// kv_heads on 20, vocab, seq, experts, expert_ffn, top_k on 25, ffn, dense_layers on 27, window_every on
+// 28, and a misspelt key on 29).
+TEST(ScenarioLlm, BadLlmShapesAreLocated) {
+  expect_errors(errors_of(with_llm("      layers: 4\n      hidden: 1024\n      heads: 16\n      kv_heads: 5\n"
+                                   "      vocab: 32000\n      seq: 1024\n      experts: 8\n      expert_ffn: 512\n"
+                                   "      top_k: 9\n      ffn: 4096\n      dense_layers: 5\n"
+                                   "      window_every: 2\n      windows: 128\n")),
+                {{20, 17, "kv_heads 5 must divide heads 16"},
+                 {25, 14, "top_k 9 exceeds the 8 experts"},
+                 {27, 21, "dense_layers 5 exceeds the 4 layers"},
+                 {28, 21, "window and window_every go together"},
+                 {29, 7, "unknown key 'windows'"}});
 }
 
 // NVL72: 64 GB200 of 16 compute trays joined in one NVLink domain are one simulated node of 64 GPUs.
