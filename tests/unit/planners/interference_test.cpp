@@ -124,7 +124,9 @@ TEST(InterferenceModel, ColocationOracleOnTheMultiAgentMixes) {
           random_sum += wi * wj * c;
           random_weights += wi * wj;
           EXPECT_GT(c, 0.0);
-          if (smallest >= 1.0) EXPECT_LE(c, 2.0 + 1e-12);
+          if (smallest >= 1.0) {
+            EXPECT_LE(c, 2.0 + 1e-12);
+          }
         }
         best_sum += wi * best;
         weights += wi;

@@ -216,7 +216,9 @@ TEST(JobGenerator, ModelMappingIsPerJobAndSeeded) {
   map_models(half, mix, 7);
   for (std::size_t i = 0; i < half.jobs.size(); ++i) EXPECT_EQ(half.jobs[i].model, all.jobs[i].model);
   for (const JobRecord& job : all.jobs) {
-    if (job.gpus == 8) EXPECT_EQ(job.model, "gpt2-small");
+    if (job.gpus == 8) {
+      EXPECT_EQ(job.model, "gpt2-small");
+    }
   }
 }
 
