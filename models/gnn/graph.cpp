@@ -8,7 +8,6 @@
 #include <boost/graph/plod_generator.hpp>
 #include <boost/graph/rmat_graph_generator.hpp>
 #include <boost/random/linear_congruential.hpp>
-#include <charconv>
 #include <fstream>
 #include <limits>
 #include <sstream>

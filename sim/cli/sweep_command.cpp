@@ -2,7 +2,6 @@
 // the CSVs of slices. Bad input is thrown as InputError, which main() prints and turns into exit code 2.
 #include <fmt/format.h>
 
-#include <charconv>
 #include <iostream>
 
 #include "models/common/parse_number.hpp"

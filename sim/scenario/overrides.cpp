@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <optional>
 
 #include "models/common/parse_number.hpp"

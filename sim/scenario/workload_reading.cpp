@@ -85,6 +85,7 @@ LayerModel read_llm_model(MapReader& map) {
   MapReader t(reader, where, "the LLM");
   map.finish();
   if (!t.valid()) return LayerModel{};
+  const std::size_t before = reader.sink().size();
   const auto int_key = [&t](std::string_view key, std::int64_t min, std::int64_t max, bool required = false) {
     return static_cast<int>(t.integer(key, min, max, required).value_or(0));
   };
@@ -108,15 +109,15 @@ LayerModel read_llm_model(MapReader& map) {
   c.dense_layers = int_key("dense_layers", 0, 1 << 20);
   c.window = int_key("window", 1, 1 << 24);
   c.window_every = int_key("window_every", 1, 1 << 20);
-  const std::size_t before = reader.sink().size();
   const auto check = [&](bool ok, std::string_view key, const std::string& message) {
     if (!ok) reader.error(t.has(key) ? t.get(key) : where, message);
   };
   if (c.kv_heads == 0) c.kv_heads = c.heads;  // multi-head attention unless grouped
-  check(c.heads % c.kv_heads == 0, "kv_heads",
+  // A missing or bad `heads` is reported already and read as 0: nothing to divide then.
+  check(c.kv_heads == 0 || c.heads % c.kv_heads == 0, "kv_heads",
         fmt::format("kv_heads {} must divide heads {} (each key/value head serves a group of query heads)", c.kv_heads,
                     c.heads));
-  if (c.head_dim == 0) {
+  if (c.head_dim == 0 && c.heads > 0) {
     check(c.hidden % c.heads == 0, "heads",
           fmt::format("hidden {} is not a multiple of heads {}; give head_dim", c.hidden, c.heads));
     c.head_dim = c.hidden / c.heads;

@@ -254,6 +254,19 @@ TEST(ScenarioLlm, BadLlmShapesAreLocated) {
                  {29, 7, "unknown key 'windows'"}});
 }
 
+// Required keys missing or not numbers: each reported, and nothing divided by the missing head count
+// (0 % 0 was a SIGFPE). Lines: layers on 17, heads on 18; hidden, vocab and seq are missing from the map
+// on line 17 (reported where it starts).
+TEST(ScenarioLlm, MissingShapeKeysAreReportedNotDividedBy) {
+  const auto errors = errors_of(with_llm("      layers: 2\n      heads: many\n      ffn: 64\n"));
+  ASSERT_FALSE(errors.empty());
+  expect_error(errors.front(), 17, 7, "missing key 'hidden'");
+  const bool heads_located = std::any_of(errors.begin(), errors.end(), [](const Diagnostic& d) {
+    return d.location.line == 18 && d.message.find("expected an integer") != std::string::npos;
+  });
+  EXPECT_TRUE(heads_located) << dump(errors);
+}
+
 // NVL72: 64 GB200 of 16 compute trays joined in one NVLink domain are one simulated node of 64 GPUs.
 TEST(ScenarioLlm, NvlinkDomainJoinsTraysIntoOneNode) {
   LlmCase rack;
