@@ -58,17 +58,20 @@ LayerModel read_transformer_model(MapReader& map) {
   MapReader t(reader, where, "the transformer");
   map.finish();
   if (!t.valid()) return LayerModel{};
+  const std::size_t before = reader.sink().size();
   config.layers = static_cast<int>(t.integer("layers", 1, 1 << 20, true).value_or(1));
-  config.hidden = static_cast<int>(t.integer("hidden", 1, 1 << 24, true).value_or(1));
-  config.heads = static_cast<int>(t.integer("heads", 1, 1 << 20, true).value_or(1));
+  const auto hidden = t.integer("hidden", 1, 1 << 24, true);
+  const auto heads = t.integer("heads", 1, 1 << 20, true);
   config.seq = static_cast<int>(t.integer("seq", 1, 1 << 24, true).value_or(1));
   config.vocab = static_cast<int>(t.integer("vocab", 0, 1 << 30).value_or(0));
   config.ffn = static_cast<int>(t.integer("ffn", 1, 1 << 26).value_or(0));
+  // Checked only between two sizes that were read: a bad or missing one is reported at its key already.
+  if (hidden && heads && *hidden % *heads != 0)
+    reader.error(t.get("heads"), fmt::format("hidden {} is not a multiple of heads {}", *hidden, *heads));
   t.finish();
-  if (config.hidden % config.heads != 0) {
-    reader.error(where, fmt::format("hidden {} is not a multiple of heads {}", config.hidden, config.heads));
-    return LayerModel{};
-  }
+  if (reader.sink().size() != before) return LayerModel{};
+  config.hidden = static_cast<int>(*hidden);
+  config.heads = static_cast<int>(*heads);
   return transformer_model(config, ModelOptions{});
 }
 
