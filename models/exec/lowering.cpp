@@ -123,7 +123,8 @@ std::uint32_t Lowering::lower_compute(const Compute& compute, const Task& task, 
   const LoweringDevice& device = devices_.at(compute.device);
   const Seconds duration = device.calibration ? compute_time(compute, *device.gpu, *device.calibration)
                                               : compute_time(compute, *device.gpu, device.compute_efficiency);
-  const Op op{.amount = duration.value(), .task = id, .kind = OpKind::compute, .starts_task = true, .ends_task = true};
+  const Op op{
+      .amount = duration.value(), .task = id, .kind = OperationKind::compute, .starts_task = true, .ends_task = true};
   std::uint32_t& completion = program_.completion_of_task[id];
   const LaunchCalibration* launch =
       device.calibration && device.calibration->launch ? &*device.calibration->launch : nullptr;
@@ -135,7 +136,7 @@ std::uint32_t Lowering::lower_compute(const Compute& compute, const Task& task, 
   // GPU never idles after the first kernel (G ≥ the issuing) or the kernels' GPU times are
   // negligible beside h; in between it is short by at most the last kernel's GPU time.
   const double h = launch->host_overhead.value();
-  Op delay{.amount = h, .task = id, .kind = OpKind::delay};
+  Op delay{.amount = h, .task = id, .kind = OperationKind::delay};
   issue = add_on_stream(delay, compute.device, kHostStream);
   for (std::uint32_t sync : host_syncs_[compute.device]) depend(issue, sync);
   host_syncs_[compute.device].clear();
@@ -146,7 +147,7 @@ std::uint32_t Lowering::lower_compute(const Compute& compute, const Task& task, 
     delay.amount = h * (compute.launches - 1);
     const std::uint32_t rest = add_on_stream(delay, compute.device, kHostStream);
     program_.ops[entry].ends_task = false;
-    completion = add_op(Op{.task = id, .kind = OpKind::barrier, .ends_task = true});
+    completion = add_op(Op{.task = id, .kind = OperationKind::barrier, .ends_task = true});
     depend(completion, entry);
     depend(completion, rest);
   }
@@ -159,7 +160,7 @@ std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& tas
     return program_.completion_of_task[id] = add_on_stream(Op{.amount = transfer.size.value(),
                                                               .task = id,
                                                               .dst = transfer.host == HostCopy::to_host ? 0u : 1u,
-                                                              .kind = OpKind::host_copy,
+                                                              .kind = OperationKind::host_copy,
                                                               .starts_task = true,
                                                               .ends_task = true},
                                                            transfer.src, task.stream);
@@ -167,7 +168,7 @@ std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& tas
   Op op{.amount = transfer.size.value(),
         .task = id,
         .dst = transfer.dst,
-        .kind = OpKind::transfer,
+        .kind = OperationKind::transfer,
         .starts_task = true,
         .ends_task = true};
   std::uint32_t& completion = program_.completion_of_task[id];
@@ -177,8 +178,8 @@ std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& tas
   const double latency = call_latency(std::array{transfer.src, transfer.dst});
   if (latency > 0) {
     op.starts_task = false;
-    entry = add_on_stream(Op{.amount = latency, .task = id, .kind = OpKind::delay, .starts_task = true}, transfer.src,
-                          task.stream);
+    entry = add_on_stream(Op{.amount = latency, .task = id, .kind = OperationKind::delay, .starts_task = true},
+                          transfer.src, task.stream);
     completion = add_on_stream(op, transfer.src, task.stream);
     depend(completion, entry);
   } else {
@@ -211,12 +212,12 @@ std::uint32_t Lowering::lower_collective(const Collective& collective, const Tas
     if (added) known->second = collective_time(collective, topology_, path).value();
     const Op op{.amount = call_latency(collective.group) * collective.calls + known->second,
                 .task = id,
-                .kind = OpKind::delay,
+                .kind = OperationKind::delay,
                 .starts_task = true,
                 .ends_task = true};
     return completion = add_on_stream(op, collective.group.front(), task.stream);
   }
-  const std::uint32_t start_index = add_op(Op{.task = id, .kind = OpKind::barrier, .starts_task = true});
+  const std::uint32_t start_index = add_op(Op{.task = id, .kind = OperationKind::barrier, .starts_task = true});
 
   // The calibrated fixed cost of the calls (CollectiveCalibration::latency; the slowest member's
   // table, if they differ): one delay at the head of every member's queue for the collective, so
@@ -227,7 +228,7 @@ std::uint32_t Lowering::lower_collective(const Collective& collective, const Tas
   if (delay > 0)
     for (DeviceId member : collective.group) {
       delay_of_member.push_back(
-          add_on_stream(Op{.amount = delay, .task = id, .kind = OpKind::delay}, member, task.stream));
+          add_on_stream(Op{.amount = delay, .task = id, .kind = OperationKind::delay}, member, task.stream));
       depend(delay_of_member.back(), start_index);
     }
 
@@ -237,7 +238,7 @@ std::uint32_t Lowering::lower_collective(const Collective& collective, const Tas
           : lower_flows(collective, task, id, start_index, origin);
   for (std::uint32_t d : delay_of_member) depend(end_index, d);  // also when the expansion has no step
   for (DeviceId member : collective.group)
-    depend(add_on_stream(Op{.task = id, .kind = OpKind::fence}, member, task.stream), end_index);
+    depend(add_on_stream(Op{.task = id, .kind = OperationKind::fence}, member, task.stream), end_index);
   completion = end_index;
   return start_index;
 }
@@ -250,8 +251,9 @@ std::uint32_t Lowering::lower_steps(const Collective& collective, const Task& ta
   std::vector<bool> has_successor(expansion.steps.size(), false);
   for (std::size_t s = 0; s < expansion.steps.size(); ++s) {
     const CollectiveStep& step = expansion.steps[s];
-    step_index[s] = add_on_stream(
-        Op{.amount = step.size.value(), .task = id, .dst = step.dst, .kind = OpKind::transfer}, step.src, task.stream);
+    step_index[s] =
+        add_on_stream(Op{.amount = step.size.value(), .task = id, .dst = step.dst, .kind = OperationKind::transfer},
+                      step.src, task.stream);
     if (step.deps.empty()) depend(step_index[s], start);
     for (std::uint32_t dep : step.deps) {
       depend(step_index[s], step_index[dep]);
@@ -259,7 +261,7 @@ std::uint32_t Lowering::lower_steps(const Collective& collective, const Task& ta
     }
     ++program_.flow_count;
   }
-  const std::uint32_t end_index = add_op(Op{.task = id, .kind = OpKind::barrier, .ends_task = true});
+  const std::uint32_t end_index = add_op(Op{.task = id, .kind = OperationKind::barrier, .ends_task = true});
   for (std::size_t s = 0; s < expansion.steps.size(); ++s)
     if (!has_successor[s]) depend(end_index, step_index[s]);
   if (expansion.steps.empty()) depend(end_index, start);
@@ -280,7 +282,7 @@ std::uint32_t Lowering::lower_flows(const Collective& collective, const Task& ta
       if (f == 0 || phase[f].src != phase[f - 1].src) {
         const auto first_flow = static_cast<std::uint32_t>(program_.flow_specs.size());
         senders.push_back(
-            add_on_stream(Op{.task = id, .dst = first_flow, .kind = OpKind::flows}, phase[f].src, task.stream));
+            add_on_stream(Op{.task = id, .dst = first_flow, .kind = OperationKind::flows}, phase[f].src, task.stream));
         depend(senders.back(), phase_start);
       }
       const bool last = f + 1 == phase.size() || phase[f + 1].src != phase[f].src;
@@ -288,12 +290,12 @@ std::uint32_t Lowering::lower_flows(const Collective& collective, const Task& ta
       program_.ops[senders.back()].amount += phase[f].size.value();
       ++program_.flow_count;
     }
-    const std::uint32_t phase_index = add_op(Op{.task = id, .kind = OpKind::barrier});
+    const std::uint32_t phase_index = add_op(Op{.task = id, .kind = OperationKind::barrier});
     for (std::uint32_t sender : senders) depend(phase_index, sender);
     if (senders.empty()) depend(phase_index, phase_start);
     phase_start = phase_index;
   }
-  const std::uint32_t end_index = add_op(Op{.task = id, .kind = OpKind::barrier, .ends_task = true});
+  const std::uint32_t end_index = add_op(Op{.task = id, .kind = OperationKind::barrier, .ends_task = true});
   depend(end_index, phase_start);
   return end_index;
 }

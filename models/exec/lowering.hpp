@@ -55,8 +55,9 @@ inline constexpr std::uint32_t kNoOp = std::numeric_limits<std::uint32_t>::max()
 inline constexpr StreamId kHostStream = std::numeric_limits<StreamId>::max();
 
 // host_copy: a transfer between its device and that device's host memory (Transfer::host), `dst`
-// 0 to the host, 1 from it.
-enum class OpKind : std::uint8_t { compute, transfer, flows, barrier, fence, delay, host_copy };
+// 0 to the host, 1 from it. Not `OpKind`: that is the SPMD operator graph's (models/spmd/op_graph.hpp),
+// and two enums of one name in one namespace break the One Definition Rule (g++ -flto -Wodr).
+enum class OperationKind : std::uint8_t { compute, transfer, flows, barrier, fence, delay, host_copy };
 
 // One operation. 24 bytes: a 16,384-GPU pipeline with every replica has 6.1 M of them, a step-level
 // run at a thousand GPUs 50 M (docs/performance.md, "Memory per operation"). Its device is its
@@ -72,7 +73,7 @@ struct Op {
   // op per member or step of one collective at most); the runtime counts them down and runs the op
   // (or, for a barrier, completes it) at 0.
   std::uint32_t pending : 24 = 0;
-  OpKind kind : 3 = OpKind::compute;
+  OperationKind kind : 3 = OperationKind::compute;
   bool starts_task : 1 = false;  // its start is the task's start
   bool ends_task : 1 = false;    // its end is the task's end
   // Set by the runtime once the op has ended: a task lowered later (Lowering::lower with first > 0)

@@ -128,7 +128,7 @@ void Executor::Impl::complete(std::uint32_t first, double now) {
     Op& op = program.ops[id];
     op.done = true;
     const TaskId task = op.task;
-    const bool starts_collective = op.kind == OpKind::barrier && op.starts_task;
+    const bool starts_collective = op.kind == OperationKind::barrier && op.starts_task;
     const bool ends_task = op.ends_task;
     if (starts_collective)
       for (ExecutionObserver* o : observers) o->on_task_start(task, now);
@@ -141,7 +141,7 @@ void Executor::Impl::complete(std::uint32_t first, double now) {
       const std::uint32_t next = program.successor_edges[e].op;
       Op& successor = program.ops[next];
       if (--successor.pending > 0) continue;
-      if (successor.kind == OpKind::barrier) {
+      if (successor.kind == OperationKind::barrier) {
         barrier_stack.push_back(next);
       } else if (StreamActor& actor = *actors[successor.queue]; actor.waiting_on == next) {
         actor.wake();
@@ -156,7 +156,8 @@ void Executor::Impl::complete(std::uint32_t first, double now) {
 void Executor::Impl::resolve_ready_barriers(std::uint32_t first_op) {
   std::vector<std::uint32_t> ready;
   for (auto id = first_op; id < program.ops.size(); ++id)
-    if (const Op& op = program.ops[id]; op.kind == OpKind::barrier && op.pending == 0 && !op.done) ready.push_back(id);
+    if (const Op& op = program.ops[id]; op.kind == OperationKind::barrier && op.pending == 0 && !op.done)
+      ready.push_back(id);
   if (ready.empty()) return;
   if (!sg4::Actor::is_maestro()) {
     for (std::uint32_t id : ready) complete(id, sg4::Engine::get_clock());
@@ -275,20 +276,20 @@ void Executor::Impl::run_stream(std::uint32_t queue, StreamActor& actor) {
     if (op.starts_task)
       for (ExecutionObserver* o : observers) o->on_task_start(op.task, start);
     switch (op.kind) {
-      case OpKind::compute:
+      case OperationKind::compute:
         if (const double flops = op.amount * host_speed[device]; flops > 0)
           finish_execution(start_execution(devices[device].host, flops));
         break;
-      case OpKind::transfer:
+      case OperationKind::transfer:
         if (!send_or_stop(device, op.dst, op.amount)) return;
         break;
-      case OpKind::flows:
+      case OperationKind::flows:
         if (!run_flows(op, device, start)) return;
         break;
-      case OpKind::delay:
+      case OperationKind::delay:
         sg4::this_actor::sleep_for(op.amount);
         break;
-      case OpKind::host_copy: {
+      case OperationKind::host_copy: {
         sg4::Host* gpu = devices[device].host;
         sg4::Host* memory = devices[device].host_memory;
         if (op.dst == 0 ? !finish_transfer(start_transfer(gpu, memory, op.amount))
@@ -296,13 +297,13 @@ void Executor::Impl::run_stream(std::uint32_t queue, StreamActor& actor) {
           return;  // cut by a link failure: reported as unfinished
         break;
       }
-      case OpKind::fence:
-      case OpKind::barrier:
+      case OperationKind::fence:
+      case OperationKind::barrier:
         break;
     }
     if (halted) return;
     const double end = sg4::Engine::get_clock();
-    if (op.kind == OpKind::transfer)
+    if (op.kind == OperationKind::transfer)
       for (ExecutionObserver* o : observers) o->on_transfer(op.task, device, op.dst, op.amount, start, end);
     complete(id, end);
   }

@@ -86,8 +86,8 @@ Collective ring_all_reduce(std::vector<DeviceId> group, double size, std::option
   return c;
 }
 
-std::vector<OpKind> kinds(const LoweredProgram& program) {
-  std::vector<OpKind> result;
+std::vector<OperationKind> kinds(const LoweredProgram& program) {
+  std::vector<OperationKind> result;
   for (const Op& op : program.ops) result.push_back(op.kind);
   return result;
 }
@@ -99,7 +99,7 @@ TEST(Lowering, ComputeIsOneOpOfTheCostModelsSeconds) {
   // Roofline at efficiency 0.5: max(2e12 / (1e12 · 0.5), 1e9 / (1e11 · 0.5)) = max(4 s, 0.02 s) = 4 s.
   ASSERT_EQ(p.ops.size(), 1u);
   const Op& op = p.ops[0];
-  EXPECT_EQ(op.kind, OpKind::compute);
+  EXPECT_EQ(op.kind, OperationKind::compute);
   EXPECT_DOUBLE_EQ(op.amount, 4.0);
   EXPECT_EQ(p.device_of(op), 0u);
   EXPECT_EQ(op.pending, 0u);
@@ -118,7 +118,7 @@ TEST(Lowering, TransferIsOneFlowOnTheSendersStream) {
   f.add(on_stream(transfer_op(1, 0, kMiB), 2));
   const LoweredProgram p = f.lower();
   ASSERT_EQ(p.ops.size(), 1u);
-  EXPECT_EQ(p.ops[0].kind, OpKind::transfer);
+  EXPECT_EQ(p.ops[0].kind, OperationKind::transfer);
   EXPECT_EQ(p.device_of(p.ops[0]), 1u);
   EXPECT_EQ(p.ops[0].dst, 0u);
   EXPECT_DOUBLE_EQ(p.ops[0].amount, kMiB);
@@ -139,7 +139,7 @@ TEST(Lowering, CalibratedTransferPaysOneCallLatencyFirst) {
   Lowering lowering(devices, nodes_of(2, 2), uniform_route, {});
   lowering.lower(f.graph, 0);
   const LoweredProgram& p = lowering.program();
-  EXPECT_THAT(kinds(p), ElementsAre(OpKind::delay, OpKind::transfer));
+  EXPECT_THAT(kinds(p), ElementsAre(OperationKind::delay, OperationKind::transfer));
   EXPECT_DOUBLE_EQ(p.ops[0].amount, 5e-6);
   EXPECT_TRUE(p.ops[0].starts_task);
   EXPECT_FALSE(p.ops[0].ends_task);
@@ -165,18 +165,18 @@ TEST(Lowering, RingAllReduceAtStepFidelity) {
   EXPECT_EQ(p.flow_count, 24u);
   EXPECT_THAT(p.flow_specs, IsEmpty());
   const Op& start = p.ops[0];
-  EXPECT_EQ(start.kind, OpKind::barrier);
+  EXPECT_EQ(start.kind, OperationKind::barrier);
   EXPECT_TRUE(start.starts_task);
   EXPECT_EQ(start.queue, kNoOp);
   EXPECT_EQ(p.successors(0).size(), 4u);  // round 0
   for (std::uint32_t s = 1; s <= 24; ++s) {
-    EXPECT_EQ(p.ops[s].kind, OpKind::transfer);
+    EXPECT_EQ(p.ops[s].kind, OperationKind::transfer);
     EXPECT_DOUBLE_EQ(p.ops[s].amount, size / 4);
     EXPECT_EQ(p.ops[s].pending, 1u) << "step " << s;
     EXPECT_EQ(p.ops[s].dst, (p.device_of(p.ops[s]) + 1) % 4);
   }
   const std::uint32_t end = 25;
-  EXPECT_EQ(p.ops[end].kind, OpKind::barrier);
+  EXPECT_EQ(p.ops[end].kind, OperationKind::barrier);
   EXPECT_TRUE(p.ops[end].ends_task);
   EXPECT_EQ(p.ops[end].pending, 4u);
   EXPECT_THAT(p.successors(end), ElementsAre(26u, 27u, 28u, 29u));  // the fences
@@ -184,7 +184,7 @@ TEST(Lowering, RingAllReduceAtStepFidelity) {
   for (const StreamQueue& queue : p.queues) {
     EXPECT_EQ(queue.stream, 1u);
     ASSERT_EQ(queue.ops.size(), 7u);
-    EXPECT_EQ(p.ops[queue.ops.back()].kind, OpKind::fence);
+    EXPECT_EQ(p.ops[queue.ops.back()].kind, OperationKind::fence);
     EXPECT_EQ(p.device_of(p.ops[queue.ops.back()]), queue.device);
   }
   EXPECT_EQ(p.completion_of_task[0], end);
@@ -199,8 +199,9 @@ TEST(Lowering, RingAllReduceAtFlowFidelity) {
   f.add(on_stream(ring_all_reduce(iota_group(4), size, CollectiveFidelity::flow), 0));
   const LoweredProgram p = f.lower();
   EXPECT_THAT(kinds(p),
-              ElementsAre(OpKind::barrier, OpKind::flows, OpKind::flows, OpKind::flows, OpKind::flows, OpKind::barrier,
-                          OpKind::barrier, OpKind::fence, OpKind::fence, OpKind::fence, OpKind::fence));
+              ElementsAre(OperationKind::barrier, OperationKind::flows, OperationKind::flows, OperationKind::flows,
+                          OperationKind::flows, OperationKind::barrier, OperationKind::barrier, OperationKind::fence,
+                          OperationKind::fence, OperationKind::fence, OperationKind::fence));
   EXPECT_EQ(p.flow_count, 4u);
   ASSERT_EQ(p.flow_specs.size(), 4u);
   for (std::uint32_t s = 0; s < 4; ++s) {
@@ -228,7 +229,7 @@ TEST(Lowering, MirroredCollectiveIsOneDelayOnItsFirstMember) {
   c.mirrored = true;
   f.add(on_stream(std::move(c), 0));
   const LoweredProgram p = f.lower();
-  EXPECT_THAT(kinds(p), ElementsAre(OpKind::delay));
+  EXPECT_THAT(kinds(p), ElementsAre(OperationKind::delay));
   EXPECT_EQ(p.device_of(p.ops[0]), 2u);
   EXPECT_NEAR(p.ops[0].amount, 6.006e-3, 1e-15);
   EXPECT_TRUE(p.ops[0].starts_task && p.ops[0].ends_task);
@@ -278,8 +279,10 @@ TEST(Lowering, CalibratedCollectiveDelaysEveryMember) {
   table.collectives = CollectiveCalibration{Seconds(1e-5), 1.0};
   const LoweredProgram p = f.lower(&table);
   // start, 2 delays, 2(p−1)·p = 4 steps, end, 2 fences.
-  EXPECT_THAT(kinds(p), ElementsAre(OpKind::barrier, OpKind::delay, OpKind::delay, OpKind::transfer, OpKind::transfer,
-                                    OpKind::transfer, OpKind::transfer, OpKind::barrier, OpKind::fence, OpKind::fence));
+  EXPECT_THAT(kinds(p),
+              ElementsAre(OperationKind::barrier, OperationKind::delay, OperationKind::delay, OperationKind::transfer,
+                          OperationKind::transfer, OperationKind::transfer, OperationKind::transfer,
+                          OperationKind::barrier, OperationKind::fence, OperationKind::fence));
   EXPECT_DOUBLE_EQ(p.ops[1].amount, 2e-5);
   EXPECT_THAT(p.successors(0), ElementsAre(1u, 2u, 3u, 4u));  // the delays, then round 0's steps
   EXPECT_EQ(p.ops[7].pending, 2u + 2u);                       // the last round's 2 steps and the 2 delays
@@ -306,8 +309,9 @@ TEST(Lowering, LaunchModelIssuesComputeFromAHostStream) {
   CalibrationTable table;
   table.launch = LaunchCalibration{Seconds(h)};
   const LoweredProgram p = f.lower(&table);
-  EXPECT_THAT(kinds(p), ElementsAre(OpKind::delay, OpKind::compute, OpKind::delay, OpKind::barrier, OpKind::transfer,
-                                    OpKind::delay, OpKind::compute, OpKind::delay, OpKind::compute));
+  EXPECT_THAT(kinds(p), ElementsAre(OperationKind::delay, OperationKind::compute, OperationKind::delay,
+                                    OperationKind::barrier, OperationKind::transfer, OperationKind::delay,
+                                    OperationKind::compute, OperationKind::delay, OperationKind::compute));
   EXPECT_DOUBLE_EQ(p.ops[0].amount, h);
   EXPECT_DOUBLE_EQ(p.ops[2].amount, 2 * h);
   EXPECT_FALSE(p.ops[1].ends_task);
