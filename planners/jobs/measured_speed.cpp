@@ -63,8 +63,6 @@ std::string sorted_digits(std::string digits) {
   return digits;
 }
 
-constexpr double kEps = 1e-8;  // goodput.py, simulator.py: tolerance of their floor/ceil operations
-
 }  // namespace
 
 PolluxSettings read_pollux_settings(const std::string& csv) {
@@ -92,9 +90,9 @@ PolluxSettings read_pollux_settings(const std::string& csv) {
 }
 
 PolluxMicroSteps split_local_batch(double local, double largest_local, bool at_least_one) {
-  int accum = static_cast<int>(std::ceil(local / largest_local - kEps)) - 1;
+  int accum = static_cast<int>(std::ceil(local / largest_local - kPolluxRounding)) - 1;
   if (at_least_one) accum = std::max(accum, 1);
-  return PolluxMicroSteps{static_cast<int>(std::ceil(local / (accum + 1) - kEps)), accum};
+  return PolluxMicroSteps{static_cast<int>(std::ceil(local / (accum + 1) - kPolluxRounding)), accum};
 }
 
 std::size_t PolluxSpeedModel::Application::epochs() const {
@@ -155,7 +153,7 @@ double PolluxSpeedModel::Application::gain(double batch, const GradStats& s) con
 
 PolluxMicroSteps PolluxSpeedModel::Application::fixed_batch_steps(double batch, int replicas,
                                                                   double largest_local) const {
-  const double local = std::ceil(batch / replicas - kEps);
+  const double local = std::ceil(batch / replicas - kPolluxRounding);
   PolluxMicroSteps steps = split_local_batch(local, largest_local, replicas == 1 && batch > validation.front().batch);
   steps.atomic = std::min(steps.atomic, static_cast<int>(validation.back().batch / (replicas * (steps.accum + 1))));
   return steps;

@@ -71,6 +71,10 @@ struct PolluxTunedJobs {
   PolluxSettings settings;      // max_local_bsz for accumulation: artifact
 };
 
+// The Pollux artifact's tolerance on its batch-size floor and ceil operations (goodput.py,
+// simulator.py, applications.py), so that a batch exactly divisible is not rounded up by float error.
+inline constexpr double kPolluxRounding = 1e-8;
+
 // A global batch as one replica runs it: `accum` accumulation micro-steps and one synchronised step,
 // each of `atomic` samples.
 struct PolluxMicroSteps {

@@ -9,7 +9,6 @@ namespace dnnsim {
 namespace {
 
 constexpr int kBatchCandidates = 50;  // goodput.py optimize: np.geomspace's default count
-constexpr double kEps = 1e-8;         // goodput.py: tolerance of its floor/ceil operations
 
 }  // namespace
 
@@ -132,11 +131,12 @@ const std::vector<PolluxGoodput::BatchCandidate>& PolluxGoodput::candidates(cons
   const double largest = app.validation.back().batch;
   const double low = std::max(initial, min_local * replicas);
   std::vector<BatchCandidate> result;
-  for (int k = 0; k < kBatchCandidates && low <= largest + kEps; ++k) {
+  for (int k = 0; k < kBatchCandidates && low <= largest + kPolluxRounding; ++k) {
     const double batch = low * std::pow(largest / low, static_cast<double>(k) / (kBatchCandidates - 1));
     const double local = batch / replicas;
-    const auto [atomic, accum] = split_local_batch(local, largest_local, replicas == 1 && local > initial + kEps);
-    if (atomic < min_local - kEps || atomic > largest_local + kEps) continue;
+    const auto [atomic, accum] =
+        split_local_batch(local, largest_local, replicas == 1 && local > initial + kPolluxRounding);
+    if (atomic < min_local - kPolluxRounding || atomic > largest_local + kPolluxRounding) continue;
     result.push_back(BatchCandidate{atomic, accum, static_cast<double>(replicas) * atomic * (accum + 1)});
   }
   return candidates_[std::move(key)] = std::move(result);

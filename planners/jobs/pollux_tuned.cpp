@@ -9,7 +9,6 @@ namespace {
 constexpr std::array<int, 10> kReplicaCounts{1, 2, 4, 6, 8, 12, 16, 24, 32, 48};  // applications.py
 constexpr int kGpusPerNode = 4;          // "Assuming a cluster of 16 nodes each with 4 GPUs"
 constexpr double kMaxJct = 12 * 3600.0;  // applications.py: best_jct < 12 * 3600
-constexpr double kEps = 1e-8;            // applications.py: tolerance of its ceil operations
 
 }  // namespace
 
@@ -32,7 +31,7 @@ std::vector<PolluxTunedConfiguration> pollux_tuned_configurations(const PolluxGo
       placement.slices.emplace_back(node, std::min(left, kGpusPerNode));
     PolluxTunedConfiguration best;
     for (const auto& [batch, iterations] : app.target) {
-      const double local = std::ceil(batch / replicas - kEps);
+      const double local = std::ceil(batch / replicas - kPolluxRounding);
       if (local < min_local) continue;
       const auto [atomic, accum] = split_local_batch(local, max_local, false);
       const IterationCost step = speed.measured(job, placement, atomic);

@@ -44,10 +44,10 @@ std::vector<OpId> effective_last_use(const OpGraph& graph) {
   return last;
 }
 
-class Search {
+class ProgramSearch {
  public:
-  Search(const OpGraph& graph, const std::vector<int>& segment, const ShardRatios& ratios, const SpmdCluster& cluster,
-         const ProgramSearchOptions& options)
+  ProgramSearch(const OpGraph& graph, const std::vector<int>& segment, const ShardRatios& ratios,
+                const SpmdCluster& cluster, const ProgramSearchOptions& options)
       : graph_(graph),
         segment_(segment),
         ratios_(ratios),
@@ -192,7 +192,7 @@ SpmdProgram search_program(const OpGraph& graph, const std::vector<int>& segment
                            const SpmdCluster& cluster, const ProgramSearchOptions& options,
                            SearchStatistics* statistics) {
   SearchStatistics stats;
-  SpmdProgram program = Search(graph, segment, ratios, cluster, options).run(stats);
+  SpmdProgram program = ProgramSearch(graph, segment, ratios, cluster, options).run(stats);
   if (statistics) *statistics = stats;
   return program;
 }

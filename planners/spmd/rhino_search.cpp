@@ -31,9 +31,10 @@ struct ConeSolution {
   std::vector<std::vector<int>> assignment;  // [root strategy][position in cone.ops]
 };
 
-class Search {
+class RhinoSearch {
  public:
-  Search(const OpGraph& graph, const SpmdCluster& cluster, const RhinoSearchOptions& options, RhinoStatistics& stats)
+  RhinoSearch(const OpGraph& graph, const SpmdCluster& cluster, const RhinoSearchOptions& options,
+              RhinoStatistics& stats)
       : graph_(graph),
         cluster_(cluster),
         options_(options),
@@ -314,7 +315,8 @@ class Search {
   std::map<std::string, SubResult> memo_;  // by signature, strategies relative to the sub-graph
 };
 
-SubResult Search::solve(const RhinoSubgraph& sub, const std::optional<Layouts>& in, const std::optional<Layouts>& out) {
+SubResult RhinoSearch::solve(const RhinoSubgraph& sub, const std::optional<Layouts>& in,
+                             const std::optional<Layouts>& out) {
   const std::string key = signature(sub, in, out);
   if (auto found = memo_.find(key); found != memo_.end()) {
     ++stats_.ilps_reused;
@@ -383,7 +385,7 @@ SubResult Search::solve(const RhinoSubgraph& sub, const std::optional<Layouts>& 
 // TePDist's BuildILPModel: x[c][s] binary, one strategy per cone; y ≥ x[c][s] + x[c'][s'] − 1 for a
 // pair of strategies with a conversion between them (its cost on y); a pair that cannot be
 // converted (a partial layout asked of a complete tensor) excluded by x[c][s] + x[c'][s'] ≤ 1.
-std::vector<int> Search::integer_program(
+std::vector<int> RhinoSearch::integer_program(
     const std::vector<std::vector<double>>& cost,
     const std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<double>>>& pairs) {
   ++stats_.ilps;
@@ -427,7 +429,7 @@ std::vector<int> Search::integer_program(
 SpmdProgram rhino_search(const OpGraph& graph, const SpmdCluster& cluster, const RhinoSearchOptions& options,
                          RhinoStatistics* statistics) {
   RhinoStatistics stats;
-  SpmdProgram program = Search(graph, cluster, options, stats).run();
+  SpmdProgram program = RhinoSearch(graph, cluster, options, stats).run();
   if (statistics) *statistics = stats;
   return program;
 }

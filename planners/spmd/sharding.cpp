@@ -359,6 +359,10 @@ double sbp_boxing_bytes(Layout from, Layout to, double bytes, int p1, int p2) {
   return cost;
 }
 
+double largest_share(const std::vector<double>& shares) {
+  return shares.empty() ? 1.0 : *std::max_element(shares.begin(), shares.end());
+}
+
 std::vector<std::int64_t> shard_lengths(std::int64_t length, const std::vector<double>& ratios) {
   std::vector<std::int64_t> lengths(ratios.size());
   std::vector<double> remainder(ratios.size());

@@ -178,6 +178,10 @@ struct ShardRatios {
   [[nodiscard]] std::vector<double> device_shares(const Mesh& mesh, int segment = 0) const;
 };
 
+// The largest of `shares`: the device holding it sets a collective's size, as uneven shards are padded
+// to it. 1 for no shares (a tensor not sharded is whole).
+[[nodiscard]] double largest_share(const std::vector<double>& shares);
+
 // The shard lengths of a dimension of `length` elements under `ratios` (HAP's rounding: floor, then
 // one more to the shards with the largest remainders until they sum to `length`; ties: lower index).
 [[nodiscard]] std::vector<std::int64_t> shard_lengths(std::int64_t length, const std::vector<double>& ratios);

@@ -9,8 +9,6 @@ namespace dnnsim {
 
 namespace {
 
-double max_of(const std::vector<double>& v) { return v.empty() ? 1.0 : *std::max_element(v.begin(), v.end()); }
-
 int segment_in(const std::vector<int>& segment, OpId op) { return segment.empty() ? 0 : segment[op]; }
 
 }  // namespace
@@ -64,7 +62,7 @@ double operand_bytes(const OpGraph& graph, const SpmdOp& op, const std::vector<c
   double bytes = graph.bytes(op.inputs[input]).value();
   for (std::size_t b = 0; b < choices.size(); ++b)
     if (std::find(axes.begin(), axes.end(), b) == axes.end() && is_split(choices[b]->rule.inputs[input]))
-      bytes *= max_of(ratios.of(b, segment));
+      bytes *= largest_share(ratios.of(b, segment));
   return bytes;
 }
 
@@ -107,7 +105,7 @@ void assign_synchronizations(const OpGraph& graph, SpmdProgram& program) {
 Passes conversion_times(Conversion c, double bytes, const std::vector<double>& shares, const CollectiveLines& lines,
                         const std::vector<double>& source_shares) {
   const double n = static_cast<double>(shares.size());
-  const double largest = std::max(max_of(shares), source_shares.empty() ? 0.0 : max_of(source_shares));
+  const double largest = std::max(largest_share(shares), source_shares.empty() ? 0.0 : largest_share(source_shares));
   const double padded = bytes * largest * n;
   const auto nonzero = static_cast<double>(std::count_if(shares.begin(), shares.end(), [](double r) { return r > 0; }));
   // One broadcast per shard, α each, the shards' bytes once (HAP's Grouped-Broadcast); its mirror, a
@@ -216,14 +214,14 @@ OpCost op_cost(const OpGraph& graph, const Mesh& mesh, const std::vector<const S
     double rows = static_cast<double>(op.rows) * dtype_bytes(graph.dtype());
     for (std::size_t b = 0; b < choices.size(); ++b)
       if (std::find(axes.begin(), axes.end(), b) == axes.end() && choices[b]->rule.inputs[0] == Layout::split_rows)
-        rows *= max_of(ratios.of(b, segment));
+        rows *= largest_share(ratios.of(b, segment));
     return rows;
   };
   for (std::size_t a = 0; a < choices.size(); ++a) {
     if (!choices[a]->rule.sfb) continue;
     // Backward: all-gather the input and the output's gradient.
     const std::vector<double>& shares = ratios.of(a, segment);
-    const double padded = max_of(shares) * static_cast<double>(shares.size()), rows = group_rows({a});
+    const double padded = largest_share(shares) * static_cast<double>(shares.size()), rows = group_rows({a});
     const CollectiveLines lines = cluster.lines(mesh, a);
     const double gathers = lines.all_gather.at(rows * k * padded) + lines.all_gather.at(rows * n * padded);
     cost.communication += gathers;
@@ -237,7 +235,7 @@ OpCost op_cost(const OpGraph& graph, const Mesh& mesh, const std::vector<const S
     // device's routed rows out to their experts and back.
     const double rows = group_rows(experts);
     double largest = 1;  // the largest share of the rows on the group
-    for (std::size_t a : experts) largest *= max_of(ratios.of(a, segment));
+    for (std::size_t a : experts) largest *= largest_share(ratios.of(a, segment));
     const CollectiveLines lines = cluster.lines(mesh, experts);
     const double exchange =
         lines.all_to_all.at(rows * op.routed * k * largest) + lines.all_to_all.at(rows * op.routed * n * largest);

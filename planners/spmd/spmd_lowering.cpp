@@ -39,8 +39,6 @@ LayerKind layer_kind_of(OpKind kind) {
 
 namespace {
 
-double max_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
-
 // The GEMM a device's shard of a matmul runs: C[m×n] = A[m×k]·B[k×n] with each split dimension cut to
 // the device's shard on the axes that split it (output rows: m, output columns: n, a partial output:
 // the contraction k), the pair of its gradients backward. A calibration table's shape grids then
@@ -139,9 +137,9 @@ struct Lowerer {
     const int segment = program().segment_of(id);
     const Bytes bytes(operand_bytes(graph, op, choices(id), plan.ratios, segment, c.convert.input, c.axes));
     const std::vector<double> shares = group_shares(plan.ratios, c.axes, segment);
-    double largest = max_of(shares);
+    double largest = largest_share(shares);
     if (c.convert.conversion == Conversion::reshard)
-      largest = std::max(largest, max_of(group_shares(plan.ratios, c.axes, program().segment_of(tensor))));
+      largest = std::max(largest, largest_share(group_shares(plan.ratios, c.axes, program().segment_of(tensor))));
     const Bytes padded = bytes * (largest * static_cast<double>(shares.size()));
     const Phase phase = backward ? Phase::backward : Phase::forward;
     const std::string label =
@@ -193,9 +191,9 @@ struct Lowerer {
     double bytes = static_cast<double>(op.rows) * columns * dtype_bytes(graph.dtype());
     for (std::size_t b = 0; b < program().axes.size(); ++b)
       if (b != axis && program().axes[b][id].rule.inputs[0] == Layout::split_rows)
-        bytes *= max_of(plan.ratios.of(b, program().segment_of(id)));
+        bytes *= largest_share(plan.ratios.of(b, program().segment_of(id)));
     const std::vector<double>& shares = plan.ratios.of(axis, program().segment_of(id));
-    return Bytes(bytes * max_of(shares) * (shard ? 1.0 : static_cast<double>(shares.size())));
+    return Bytes(bytes * largest_share(shares) * (shard ? 1.0 : static_cast<double>(shares.size())));
   }
 
   // An expert-parallel experts operator's all-to-all: the dispatch of its input rows (k wide) or the

@@ -22,10 +22,6 @@
 namespace dnnsim {
 namespace {
 
-std::runtime_error system_error(const std::string& what) {
-  return std::runtime_error(fmt::format("{}: {}", what, std::strerror(errno)));
-}
-
 // A file descriptor closed when it goes out of scope, so that every early return closes it.
 class Fd {
  public:
@@ -89,6 +85,10 @@ void flush_standard_streams() {
 constexpr int kExecFailed = 127;  // what a shell reports for a command it cannot run
 
 }  // namespace
+
+std::runtime_error system_error(const std::string& what) {
+  return std::runtime_error(fmt::format("{}: {}", what, std::strerror(errno)));
+}
 
 int shell_status(const ChildExit& exit) {
   switch (exit.how) {

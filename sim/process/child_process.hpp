@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct ChildExit {
   How how = How::exited;
   int code = 0;  // exited: the exit code; killed_by_signal: the signal number; timed_out: 0
 };
+
+// A failed system call as an exception: `what`, then errno's message (call it right after the call
+// that failed, before anything else can set errno).
+[[nodiscard]] std::runtime_error system_error(const std::string& what);
 
 // A shell's exit status for `exit`: the exit code, or 128 + the signal that killed the child.
 [[nodiscard]] int shell_status(const ChildExit& exit);

@@ -20,10 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::runtime_error system_error(const std::string& what) {
-  return std::runtime_error(fmt::format("{}: {}", what, std::strerror(errno)));
-}
-
 std::string trim(std::string text) {
   const auto not_space = [](unsigned char c) { return !std::isspace(c); };
   text.erase(text.begin(), std::find_if(text.begin(), text.end(), not_space));

@@ -15,8 +15,6 @@
 namespace dnnsim {
 namespace {
 
-bool happened(double date) { return !std::isnan(date); }
-
 constexpr std::size_t kDtypes = 5;
 
 // "fwd s0 mb3" → "s0": the label without its pass word and micro-batch (a million tasks: no regex).

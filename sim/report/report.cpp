@@ -24,8 +24,6 @@
 namespace dnnsim {
 namespace {
 
-bool happened(double date) { return !std::isnan(date); }
-
 // 1024 → "1,024".
 std::string with_thousands(std::size_t n) {
   std::string digits = std::to_string(n);

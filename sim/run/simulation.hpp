@@ -5,6 +5,7 @@
 // each in its own process (ctest), and `dnnsim sweep` forks a process per point.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -64,6 +65,9 @@ struct SimulationResult {
   // the workload kind gives none. Printed on stderr, not written to reports (a model, not a result).
   double estimated_memory_bytes = 0;
 };
+
+// Whether a task_start or task_end date was reached (NaN: the task never started, or never ended).
+[[nodiscard]] inline bool happened(double date) { return !std::isnan(date); }
 
 // Adds work while the simulation runs, one iteration at a time (Ada-Grouper re-plans the next
 // iteration from what it just measured). Called by a controller actor once every task of iteration

@@ -38,10 +38,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::runtime_error system_error(const std::string& what) {
-  return std::runtime_error(fmt::format("{}: {}", what, std::strerror(errno)));
-}
-
 // Writes all of `text` to `fd` and forces it to disk.
 void write_durably(int fd, const std::string& text, const std::string& name) {
   std::size_t done = 0;

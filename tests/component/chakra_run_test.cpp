@@ -23,16 +23,16 @@ using testing::pb::COMM_RECV_NODE;
 using testing::pb::COMM_SEND_NODE;
 using testing::pb::COMP_NODE;
 
-constexpr double kAlpha = 2e-6;
-constexpr double kBeta = 100e9;
-constexpr double kTolerance = 0.02;  // ring steps and barriers, as collective_cost_test.cpp
+using testing::kFormulaTolerance;
+using testing::kSwitchAlpha;
+using testing::kSwitchBeta;
 
 std::string scenario(int gpus, const std::string& files) {
   return "\nname: chakra\n" + testing::nvswitch_cluster(gpus) + "workload:\n  kind: chakra\n  files: \"" + files +
          "\"\n";
 }
 
-double all_reduce_two(double bytes) { return 2 * (kAlpha + bytes / (2 * kBeta)); }
+double all_reduce_two(double bytes) { return 2 * (kSwitchAlpha + bytes / (2 * kSwitchBeta)); }
 
 double simulate_trace(int gpus, const std::string& pattern) {
   const Scenario s = testing::load(scenario(gpus, pattern));
@@ -64,8 +64,8 @@ TEST(ChakraRun, TwoRanksSendReceiveThenAllReduce) {
   EtFile::attr(ar1, "comm_size", 20'000'000);
   r0.save((dir / "hand.0.et").string());
   r1.save((dir / "hand.1.et").string());
-  const double expected = 100e-6 + (kAlpha + 10e6 / kBeta) + 200e-6 + all_reduce_two(20e6);
-  EXPECT_NEAR(simulate_trace(2, (dir / "hand.%d.et").string()), expected, kTolerance * expected);
+  const double expected = 100e-6 + (kSwitchAlpha + 10e6 / kSwitchBeta) + 200e-6 + all_reduce_two(20e6);
+  EXPECT_NEAR(simulate_trace(2, (dir / "hand.%d.et").string()), expected, kFormulaTolerance * expected);
 }
 
 // Two layers, every compute 100 us, every collective an all-reduce of 10 MB (104 us on 2 GPUs).
@@ -88,7 +88,7 @@ TEST(ChakraRun, TextConverterDataParallel) {
   // WG0 400–500 compute; WG0's all-reduce 500–604.
   const double c = 100e-6, ar = all_reduce_two(10e6);
   const double expected = 5 * c + ar;
-  EXPECT_NEAR(simulate_text_workload("DATA"), expected, kTolerance * expected);
+  EXPECT_NEAR(simulate_text_workload("DATA"), expected, kFormulaTolerance * expected);
 }
 
 TEST(ChakraRun, TextConverterModelParallel) {
@@ -96,7 +96,7 @@ TEST(ChakraRun, TextConverterModelParallel) {
   // chain 5 c + 3 ar (IG0 waits for IG1's all-reduce, which outlasts WG1): 812 us.
   const double c = 100e-6, ar = all_reduce_two(10e6);
   const double expected = 5 * c + 3 * ar;
-  EXPECT_NEAR(simulate_text_workload("MODEL"), expected, kTolerance * expected);
+  EXPECT_NEAR(simulate_text_workload("MODEL"), expected, kFormulaTolerance * expected);
 }
 
 TEST(ChakraRun, TextConverterHybridDataModel) {
@@ -105,7 +105,7 @@ TEST(ChakraRun, TextConverterHybridDataModel) {
   // the chain F0, ar, F1, ar, IG1, ar, IG0, WG0, ar = 5 c + 4 ar.
   const double c = 100e-6, ar = all_reduce_two(10e6);
   const double expected = 5 * c + 4 * ar;
-  EXPECT_NEAR(simulate_text_workload("HYBRID_DATA_MODEL"), expected, kTolerance * expected);
+  EXPECT_NEAR(simulate_text_workload("HYBRID_DATA_MODEL"), expected, kFormulaTolerance * expected);
 }
 
 TEST(ChakraRun, AstraSimStyleDataParallelMatchesTheDataParallelScenario) {

@@ -37,22 +37,23 @@
 #include "sim/scenario/scenario.hpp"
 #include "tests/support/collective_platforms.hpp"
 #include "tests/support/scenario_files.hpp"
+#include "tests/support/task_graph_ops.hpp"
 
 namespace dnnsim {
 namespace {
 
-constexpr double kTolerance = 0.02;
-constexpr double kKiB = 1024.0;
-constexpr double kMiB = 1024.0 * kKiB;
+using testing::kFormulaTolerance;
+using testing::kKiB;
+using testing::kMiB;
 
 using testing::kSwitch8;
 using testing::two_nodes;
 
-enum class Platform { switch8, two_nodes_nic_per_gpu, two_nodes_shared_nic };
+enum class Testbed { switch8, two_nodes_nic_per_gpu, two_nodes_shared_nic };
 
-struct Case {
+struct CostCase {
   std::string name;
-  Platform platform;
+  Testbed platform;
   CollectiveKind kind;
   std::string algorithm;
   double size;
@@ -62,7 +63,7 @@ struct Case {
 };
 
 // gtest prints a parameter by its name instead of its bytes.
-void PrintTo(const Case& test, std::ostream* out) { *out << test.name; }
+void PrintTo(const CostCase& test, std::ostream* out) { *out << test.name; }
 
 // Uniform path costs of the platforms (see the header comment).
 constexpr double kAlphaIn = 2e-6, kBetaIn = 100e9;
@@ -85,44 +86,44 @@ double hierarchical(double s, double beta_out) {
 constexpr double kBig = 256 * kMiB;  // bandwidth-dominated: ring steps of 32 MiB, ~0.34 ms each
 constexpr double kSmall = 8 * kKiB;  // latency-dominated: ring steps of 1 KiB, 10 ns against α = 2 us
 
-std::vector<Case> cases() {
+std::vector<CostCase> cases() {
   using K = CollectiveKind;
   const double nan = std::nan("");
-  std::vector<Case> all;
+  std::vector<CostCase> all;
   for (double s : {kBig, kSmall}) {
     const std::string tag = s == kBig ? "256MiB" : "8KiB";
     // ring, p = 8: all_reduce 2(p−1)(α + S/(pβ)); all_gather, reduce_scatter (p−1)(α + S/(pβ));
     // broadcast from root 3, k chunks: (p + k − 2)(α + S/(kβ)).
-    all.push_back({"ring_all_reduce_" + tag, Platform::switch8, K::all_reduce, "ring", s, 14 * round8(s)});
-    all.push_back({"ring_all_gather_" + tag, Platform::switch8, K::all_gather, "ring", s, 7 * round8(s)});
-    all.push_back({"ring_reduce_scatter_" + tag, Platform::switch8, K::reduce_scatter, "ring", s, 7 * round8(s)});
-    all.push_back({"ring_broadcast_" + tag, Platform::switch8, K::broadcast, "ring", s, broadcast8(s)});
+    all.push_back({"ring_all_reduce_" + tag, Testbed::switch8, K::all_reduce, "ring", s, 14 * round8(s)});
+    all.push_back({"ring_all_gather_" + tag, Testbed::switch8, K::all_gather, "ring", s, 7 * round8(s)});
+    all.push_back({"ring_reduce_scatter_" + tag, Testbed::switch8, K::reduce_scatter, "ring", s, 7 * round8(s)});
+    all.push_back({"ring_broadcast_" + tag, Testbed::switch8, K::broadcast, "ring", s, broadcast8(s)});
     // tree, p = 8: the longest path through the double binary tree (no closed form; see
     // docs/collectives.md for its bandwidth ≈ 2S/β + fill and latency O(k + log p)·α).
-    all.push_back({"tree_all_reduce_" + tag, Platform::switch8, K::all_reduce, "tree", s, nan});
-    all.push_back({"tree_broadcast_" + tag, Platform::switch8, K::broadcast, "tree", s, nan});
+    all.push_back({"tree_all_reduce_" + tag, Testbed::switch8, K::all_reduce, "tree", s, nan});
+    all.push_back({"tree_broadcast_" + tag, Testbed::switch8, K::broadcast, "tree", s, nan});
     // direct, p = 8: a device's p−1 sends of S/p run one after another, each to a different peer
     // (round r: i → i+r), so each port direction carries one flow: all_to_all, all_gather,
     // reduce_scatter (p−1)(α + S/(pβ)); all_reduce 2(p−1)(α + S/(pβ)); broadcast (p−1)(α + S/β).
-    all.push_back({"direct_all_to_all_" + tag, Platform::switch8, K::all_to_all, "direct", s, 7 * round8(s)});
-    all.push_back({"direct_all_gather_" + tag, Platform::switch8, K::all_gather, "direct", s, 7 * round8(s)});
-    all.push_back({"direct_reduce_scatter_" + tag, Platform::switch8, K::reduce_scatter, "direct", s, 7 * round8(s)});
-    all.push_back({"direct_all_reduce_" + tag, Platform::switch8, K::all_reduce, "direct", s, 14 * round8(s)});
+    all.push_back({"direct_all_to_all_" + tag, Testbed::switch8, K::all_to_all, "direct", s, 7 * round8(s)});
+    all.push_back({"direct_all_gather_" + tag, Testbed::switch8, K::all_gather, "direct", s, 7 * round8(s)});
+    all.push_back({"direct_reduce_scatter_" + tag, Testbed::switch8, K::reduce_scatter, "direct", s, 7 * round8(s)});
+    all.push_back({"direct_all_reduce_" + tag, Testbed::switch8, K::all_reduce, "direct", s, 14 * round8(s)});
     all.push_back(
-        {"direct_broadcast_" + tag, Platform::switch8, K::broadcast, "direct", s, 7 * (kAlphaIn + s / kBetaIn)});
+        {"direct_broadcast_" + tag, Testbed::switch8, K::broadcast, "direct", s, 7 * (kAlphaIn + s / kBetaIn)});
     // ring over all 8 GPUs of 2 × 4 sharing a NIC per node: 6 edges inside the nodes, 3 → 4 and 7 → 0
     // across. The slowest edge bounds every round: 2(p−1) · max(α_in + S/(pβ_in), α_out + S/(pβ_out)).
-    all.push_back({"ring_across_nodes_all_reduce_" + tag, Platform::two_nodes_shared_nic, K::all_reduce, "ring", s,
+    all.push_back({"ring_across_nodes_all_reduce_" + tag, Testbed::two_nodes_shared_nic, K::all_reduce, "ring", s,
                    14 * std::max(kAlphaIn + s / 8 / kBetaIn, kAlphaOut + s / 8 / kBetaOut)});
     // The same ring with a NIC per GPU runs in g = 4 channels (docs/collectives.md, "Channels"): per
     // round each GPU sends S/p/4 across (its own NIC) and 3·S/p/4 within, at once:
     // 2(p−1) · max(α_out + S/(4pβ_out), α_in + 3S/(4pβ_in)).
-    all.push_back({"ring_in_channels_all_reduce_" + tag, Platform::two_nodes_nic_per_gpu, K::all_reduce, "ring", s,
+    all.push_back({"ring_in_channels_all_reduce_" + tag, Testbed::two_nodes_nic_per_gpu, K::all_reduce, "ring", s,
                    14 * std::max(kAlphaIn + 3 * s / 32 / kBetaIn, kAlphaOut + s / 32 / kBetaOut)});
     // hierarchical, 2 nodes × 4: own NICs β_out = 25 GB/s; one shared NIC: 4 rings → 25/4 GB/s.
-    all.push_back({"hierarchical_nic_per_gpu_" + tag, Platform::two_nodes_nic_per_gpu, K::all_reduce, "hierarchical", s,
+    all.push_back({"hierarchical_nic_per_gpu_" + tag, Testbed::two_nodes_nic_per_gpu, K::all_reduce, "hierarchical", s,
                    hierarchical(s, kBetaOut)});
-    all.push_back({"hierarchical_shared_nic_" + tag, Platform::two_nodes_shared_nic, K::all_reduce, "hierarchical", s,
+    all.push_back({"hierarchical_shared_nic_" + tag, Testbed::two_nodes_shared_nic, K::all_reduce, "hierarchical", s,
                    hierarchical(s, kBetaOut / 4)});
   }
   return all;
@@ -156,12 +157,12 @@ PathCostFn layout_path_cost(const PlatformLayout& layout,
   };
 }
 
-class CollectiveCostAgreement : public ::testing::TestWithParam<Case> {};
+class CollectiveCostAgreement : public ::testing::TestWithParam<CostCase> {};
 
 TEST_P(CollectiveCostAgreement, WithinTwoPercentOfTheSimulator) {
-  const Case& test = GetParam();
+  const CostCase& test = GetParam();
   const Scenario scenario = testing::load(
-      test.platform == Platform::switch8 ? kSwitch8 : two_nodes(test.platform == Platform::two_nodes_nic_per_gpu));
+      test.platform == Testbed::switch8 ? kSwitch8 : two_nodes(test.platform == Testbed::two_nodes_nic_per_gpu));
   const PlatformLayout layout = make_layout(scenario.cluster);
 
   TaskGraph graph = testing::graph_on_gpus(scenario);
@@ -174,7 +175,7 @@ TEST_P(CollectiveCostAgreement, WithinTwoPercentOfTheSimulator) {
   for (std::size_t n = 0; n < layout.nodes.size(); ++n)
     for (std::size_t g = 0; g < layout.nodes[n].gpus.size(); ++g) {
       topology.node_of_device.push_back(static_cast<std::uint32_t>(n));
-      topology.own_nic.push_back(test.platform == Platform::two_nodes_nic_per_gpu);
+      topology.own_nic.push_back(test.platform == Testbed::two_nodes_nic_per_gpu);
     }
 
   // Hierarchical's inter-node phase: the ring of each local rank l, l-th GPU of node 0 ⇄ of node 1,
@@ -190,7 +191,7 @@ TEST_P(CollectiveCostAgreement, WithinTwoPercentOfTheSimulator) {
   // it (the tree's parents receive two children at once). Across nodes a GPU has two ingress links
   // (its NVSwitch port, its PCIe), so the 2 × 4 platforms use the path costs alone.
   CollectiveCostOptions options;
-  if (test.platform == Platform::switch8)
+  if (test.platform == Testbed::switch8)
     options.shared_ingress = [&](DeviceId d) {
       const auto names = layout.link_names();
       const auto it = std::find(names.begin(), names.end(), fmt::format("node0/gpu{}/nvswitch", d));
@@ -212,11 +213,11 @@ TEST_P(CollectiveCostAgreement, WithinTwoPercentOfTheSimulator) {
   std::cout << "agreement " << test.name << " analytical_s=" << analytical << " simulated_s=" << simulated
             << " error=" << error << " error_without_ingress_sharing=" << (without_sharing - simulated) / simulated
             << "\n";
-  EXPECT_LE(std::abs(error), kTolerance) << "analytical " << analytical << " s, simulated " << simulated << " s";
+  EXPECT_LE(std::abs(error), kFormulaTolerance) << "analytical " << analytical << " s, simulated " << simulated << " s";
 }
 
 INSTANTIATE_TEST_SUITE_P(CollectiveCost, CollectiveCostAgreement, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<CostCase>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace dnnsim

@@ -39,16 +39,16 @@ namespace dnnsim {
 namespace {
 
 constexpr double kRest = 1e-3;
-constexpr double kAlpha = 2e-6;
-constexpr double kBeta = 100e9;
+using testing::kSwitchAlpha;
+using testing::kSwitchBeta;
 
-struct Outcome {
+struct RingOutcome {
   double simulated = 0;
   double exchange = 0;   // derived by hand
   double attention = 0;  // the cost model's, from context_ring
 };
 
-Outcome run_step(int seq, Pass pass, ContextComm comm = ContextComm::p2p) {
+RingOutcome run_step(int seq, Pass pass, ContextComm comm = ContextComm::p2p) {
   const Scenario scenario = testing::load(testing::nvswitch_node(2));
   const ClusterView view = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
   const LayerModel model = testing::tiny_moe(0, seq);  // dense: no experts
@@ -79,14 +79,14 @@ Outcome run_step(int seq, Pass pass, ContextComm comm = ContextComm::p2p) {
                              0);
   const auto ring = context_ring(workload, step_groups(workload, stage, 0, 0), layers, &view.devices[0], 1, pass);
   EXPECT_EQ(ring.size(), comm == ContextComm::p2p ? 1u : 0u);
-  Outcome outcome;
+  RingOutcome outcome;
   if (comm == ContextComm::p2p) {
     outcome.attention = ring.front().attention.value();
     const double bytes = (pass == Pass::backward ? 4.0 : 2.0) * 512.0 * seq;
-    outcome.exchange = kAlpha + bytes / kBeta;
+    outcome.exchange = kSwitchAlpha + bytes / kSwitchBeta;
   } else {
     const int collectives = comm == ContextComm::all_gather && pass == Pass::backward ? 2 : 1;
-    outcome.exchange = collectives * (kAlpha + 1024.0 * seq / kBeta);
+    outcome.exchange = collectives * (kSwitchAlpha + 1024.0 * seq / kSwitchBeta);
   }
   const SimulationResult result = simulate(scenario, std::move(graph), {});
   for (double end : result.task_end) outcome.simulated = std::max(outcome.simulated, end);
@@ -96,7 +96,7 @@ Outcome run_step(int seq, Pass pass, ContextComm comm = ContextComm::p2p) {
 // The step at sequence `seq` ends at T_rest + max(exchange, attention), the exchange the longer iff
 // `exchange_bound`.
 void expect_step(int seq, Pass pass, bool exchange_bound) {
-  const Outcome o = run_step(seq, pass);
+  const RingOutcome o = run_step(seq, pass);
   EXPECT_EQ(o.exchange > o.attention, exchange_bound) << "exchange " << o.exchange << " s, attention " << o.attention;
   const double derived = kRest + std::max(o.exchange, o.attention);
   EXPECT_NEAR(o.simulated, derived, 1e-9 * derived)
@@ -110,7 +110,7 @@ TEST(ContextRing, BackwardAttentionBound) { expect_step(16384, Pass::backward, f
 
 // The exposed types: the step ends at T_rest + their exchanges, whatever the attention (here in T_rest).
 void expect_exposed(ContextComm comm, Pass pass) {
-  const Outcome o = run_step(4096, pass, comm);
+  const RingOutcome o = run_step(4096, pass, comm);
   const double derived = kRest + o.exchange;
   EXPECT_NEAR(o.simulated, derived, 1e-9 * derived);
 }

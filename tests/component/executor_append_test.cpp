@@ -28,16 +28,16 @@ namespace sg4 = simgrid::s4u;
 namespace dnnsim {
 namespace {
 
-constexpr double kExact = 1e-9;
+using testing::kSimulationPrecision;
 
 using testing::load;
 
 // Two nodes of two GPUs, no latency anywhere: the 10 GB/s NICs alone shape node0/gpuX → node1/gpuY
 // (testing::pcie_node_pair, as in simulation_test.cpp).
-const std::string kTwoNodes = testing::pcie_node_pair("0s");
+const std::string kTwoNodesNoLatency = testing::pcie_node_pair("0s");
 
 // Four GPUs on an NVSwitch, every port 100 GB/s and 1 us per direction.
-const std::string kFourGpuSwitch = testing::nvswitch_node(4);
+using testing::kSwitch4;
 
 // Ring all-reduce of 400 MB on the four GPUs (simulation_test.cpp, RingAllReduceMatchesItsFormula):
 // 2(p−1) steps of S/p, each costing the route latency (2 ports × 1 us) + S/(pB) at B = 100 GB/s.
@@ -60,7 +60,7 @@ TaskId add_all_reduce(TaskGraph& graph, StreamId stream, std::uint32_t iteration
   return graph.add(std::move(task));
 }
 
-struct Outcome {
+struct AppendOutcome {
   std::vector<double> start;
   std::vector<double> end;
   std::vector<double> peak_memory_bytes;
@@ -80,7 +80,7 @@ using Controller = std::function<void(Control&)>;
 
 // Runs `graph` as simulate() wires it (sim/run/simulation.cpp: engine, platform, one binding per
 // GPU of the cluster, recorders, background flows), plus `controller` as an actor on the first GPU.
-Outcome run(const Scenario& scenario, TaskGraph& graph, bool growable, const Controller& controller = {}) {
+AppendOutcome run(const Scenario& scenario, TaskGraph& graph, bool growable, const Controller& controller = {}) {
   const auto engine = create_engine();
   const Platform platform = build_platform(scenario);
   ExecutorOptions options;
@@ -94,7 +94,7 @@ Outcome run(const Scenario& scenario, TaskGraph& graph, bool growable, const Con
   executor.add_observer(&timeline);
   executor.add_observer(&memory);
   executor.add_observer(&iterations);
-  Outcome outcome;
+  AppendOutcome outcome;
   sg4::Engine::on_deadlock_cb([&outcome] { outcome.deadlock = true; });
   executor.start();
   Control control{graph, executor, iterations, *engine};
@@ -135,7 +135,7 @@ TaskId add_training_step(TaskGraph& graph, std::uint32_t iteration, std::optiona
   return add_all_reduce(graph, graph.stream("comm"), iteration, before_all_reduce);
 }
 
-std::vector<double> timeline_of(const Outcome& outcome) {
+std::vector<double> timeline_of(const AppendOutcome& outcome) {
   std::vector<double> numbers = outcome.start;
   numbers.insert(numbers.end(), outcome.end.begin(), outcome.end.end());
   return numbers;
@@ -147,17 +147,17 @@ TEST(ExecutorAppend, IterationsAppendedOneByOneRunAsTheWholeGraph) {
   // no overlap between iterations, every task starts and ends at the same date, exactly.
   constexpr std::uint32_t kIterations = 3;
   const std::vector<double> whole = in_child([] {
-    const Scenario scenario = load(kFourGpuSwitch);
+    const Scenario scenario = load(kSwitch4);
     TaskGraph graph = testing::graph_on_gpus(scenario);
     std::optional<TaskId> last;
     for (std::uint32_t i = 0; i < kIterations; ++i) last = add_training_step(graph, i, last);
     return timeline_of(run(scenario, graph, false));
   });
   const std::vector<double> appended = in_child([] {
-    const Scenario scenario = load(kFourGpuSwitch);
+    const Scenario scenario = load(kSwitch4);
     TaskGraph graph = testing::graph_on_gpus(scenario);
     TaskId last = add_training_step(graph, 0, std::nullopt);
-    const Outcome outcome = run(scenario, graph, true, [&last](Control& c) {
+    const AppendOutcome outcome = run(scenario, graph, true, [&last](Control& c) {
       for (std::uint32_t i = 0; i + 1 < kIterations; ++i) {
         c.iterations.wait_until_iteration_done(i);
         const auto first = static_cast<TaskId>(c.graph.tasks().size());
@@ -183,13 +183,13 @@ TEST(ExecutorAppend, TaskDependingOnAFinishedTaskStartsAtOnce) {
   // controller resumes at 0.1 s, sleeps to 0.25 s and appends the same transfer on the same (idle)
   // stream, depending on the finished one: 0.25 – 0.35 s. It takes 0.5 GB and frees 1.5 GB, so the
   // peak on node0/gpu0 is 1 + 0.5 = 1.5 GB: the tracker kept iteration 0's total.
-  const Scenario scenario = load(kTwoNodes);
+  const Scenario scenario = load(kTwoNodesNoLatency);
   TaskGraph graph = testing::graph_on_gpus(scenario);
   const StreamId stream = graph.add_stream("comm");
   const TaskId first_transfer = add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 0);
   graph.tasks()[first_transfer].alloc_bytes = Bytes(1e9);
   double resumed_at = 0;
-  const Outcome outcome = run(scenario, graph, true, [&](Control& c) {
+  const AppendOutcome outcome = run(scenario, graph, true, [&](Control& c) {
     c.iterations.wait_until_iteration_done(0);
     resumed_at = sg4::Engine::get_clock();
     sg4::this_actor::sleep_until(0.25);
@@ -200,10 +200,10 @@ TEST(ExecutorAppend, TaskDependingOnAFinishedTaskStartsAtOnce) {
     c.executor.append(c.graph, first);
     c.executor.close();
   });
-  EXPECT_NEAR(resumed_at, 0.1, kExact);
+  EXPECT_NEAR(resumed_at, 0.1, kSimulationPrecision);
   ASSERT_EQ(outcome.start.size(), 2u);
-  EXPECT_NEAR(outcome.start[1], 0.25, kExact);
-  EXPECT_NEAR(outcome.end[1], 0.35, kExact);
+  EXPECT_NEAR(outcome.start[1], 0.25, kSimulationPrecision);
+  EXPECT_NEAR(outcome.end[1], 0.35, kSimulationPrecision);
   EXPECT_DOUBLE_EQ(outcome.peak_memory_bytes[0], 1.5e9);
   EXPECT_EQ(outcome.finished_tasks, 2u);
   EXPECT_FALSE(outcome.deadlock);
@@ -213,12 +213,12 @@ TEST(ExecutorAppend, AppendCreatesAnActorForANewStream) {
   // Iteration 0: 1 GB node0/gpu0 → node1/gpu0, 0 – 0.1 s. At 0.1 s the controller appends 1 GB
   // node0/gpu1 → node1/gpu1 on a stream no device had: a new actor (one more in the engine) runs
   // it at once, alone on the NICs: 0.1 – 0.2 s.
-  const Scenario scenario = load(kTwoNodes);
+  const Scenario scenario = load(kTwoNodesNoLatency);
   TaskGraph graph = testing::graph_on_gpus(scenario);
   add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, graph.add_stream("comm"), 0);
   std::size_t actors_before = 0;
   std::size_t actors_after = 0;
-  const Outcome outcome = run(scenario, graph, true, [&](Control& c) {
+  const AppendOutcome outcome = run(scenario, graph, true, [&](Control& c) {
     c.iterations.wait_until_iteration_done(0);
     const auto first = static_cast<TaskId>(c.graph.tasks().size());
     add_transfer(c.graph, "node0/gpu1", "node1/gpu1", 1e9, c.graph.add_stream("side"), 1);
@@ -229,35 +229,35 @@ TEST(ExecutorAppend, AppendCreatesAnActorForANewStream) {
   });
   EXPECT_EQ(actors_after, actors_before + 1);
   ASSERT_EQ(outcome.start.size(), 2u);
-  EXPECT_NEAR(outcome.start[1], 0.1, kExact);
-  EXPECT_NEAR(outcome.end[1], 0.2, kExact);
+  EXPECT_NEAR(outcome.start[1], 0.1, kSimulationPrecision);
+  EXPECT_NEAR(outcome.end[1], 0.2, kSimulationPrecision);
   EXPECT_FALSE(outcome.deadlock);
 }
 
 TEST(ExecutorAppend, CloseLetsIdleActorsExitAndTheRunEnd) {
   // Both streams are idle from 0.1 s; the controller closes at 1 s. The run ends then, cleanly: no
   // actor is left blocked (SimGrid would report a deadlock).
-  const Scenario scenario = load(kTwoNodes);
+  const Scenario scenario = load(kTwoNodesNoLatency);
   TaskGraph graph = testing::graph_on_gpus(scenario);
   add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, graph.add_stream("comm"), 0);
   add_transfer(graph, "node0/gpu1", "node1/gpu1", 1e9, graph.add_stream("side"), 0);
-  const Outcome outcome = run(scenario, graph, true, [](Control& c) {
+  const AppendOutcome outcome = run(scenario, graph, true, [](Control& c) {
     sg4::this_actor::sleep_until(1.0);
     c.executor.close();
   });
   EXPECT_FALSE(outcome.deadlock);
-  EXPECT_NEAR(outcome.end_of_run, 1.0, kExact);
+  EXPECT_NEAR(outcome.end_of_run, 1.0, kSimulationPrecision);
   EXPECT_EQ(outcome.finished_tasks, 2u);
 }
 
 TEST(ExecutorAppend, CloseLetsBusyActorsFinishTheirQueue) {
   // At 0.1 s the controller appends two 1 GB transfers on the idle stream and closes at once: the
   // actor still runs both, one after the other (0.1 – 0.2, 0.2 – 0.3 s), then exits.
-  const Scenario scenario = load(kTwoNodes);
+  const Scenario scenario = load(kTwoNodesNoLatency);
   TaskGraph graph = testing::graph_on_gpus(scenario);
   const StreamId stream = graph.add_stream("comm");
   add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 0);
-  const Outcome outcome = run(scenario, graph, true, [stream](Control& c) {
+  const AppendOutcome outcome = run(scenario, graph, true, [stream](Control& c) {
     c.iterations.wait_until_iteration_done(0);
     const auto first = static_cast<TaskId>(c.graph.tasks().size());
     add_transfer(c.graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 1);
@@ -266,32 +266,32 @@ TEST(ExecutorAppend, CloseLetsBusyActorsFinishTheirQueue) {
     c.executor.close();
   });
   ASSERT_EQ(outcome.end.size(), 3u);
-  EXPECT_NEAR(outcome.end[1], 0.2, kExact);
-  EXPECT_NEAR(outcome.end[2], 0.3, kExact);
-  EXPECT_NEAR(outcome.end_of_run, 0.3, kExact);
+  EXPECT_NEAR(outcome.end[1], 0.2, kSimulationPrecision);
+  EXPECT_NEAR(outcome.end[2], 0.3, kSimulationPrecision);
+  EXPECT_NEAR(outcome.end_of_run, 0.3, kSimulationPrecision);
   EXPECT_FALSE(outcome.deadlock);
 }
 
 TEST(ExecutorAppend, WithoutCloseIdleActorsNeverExit) {
   // The counterpart of the two tests above: the controller appends nothing and never closes, so
   // the stream actor waits for work forever and SimGrid ends the run as a deadlock at 0.1 s.
-  const Scenario scenario = load(kTwoNodes);
+  const Scenario scenario = load(kTwoNodesNoLatency);
   TaskGraph graph = testing::graph_on_gpus(scenario);
   add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, graph.add_stream("comm"), 0);
-  const Outcome outcome = run(scenario, graph, true);
+  const AppendOutcome outcome = run(scenario, graph, true);
   EXPECT_TRUE(outcome.deadlock);
-  EXPECT_NEAR(outcome.end_of_run, 0.1, kExact);
+  EXPECT_NEAR(outcome.end_of_run, 0.1, kSimulationPrecision);
 }
 
 TEST(ExecutorAppend, AppendedCollectiveWithoutPendingDependencyStartsAtOnce) {
   // Iteration 0 is one ring all-reduce on "comm" (ends at kRingAllReduce400MB ≈ 6 ms; the four comm
   // actors are then idle). At 0.5 s the controller appends a second one with no dependency: it
   // starts at 0.5 s and takes the same time.
-  const Scenario scenario = load(kFourGpuSwitch);
+  const Scenario scenario = load(kSwitch4);
   TaskGraph graph = testing::graph_on_gpus(scenario);
   const StreamId comm = graph.add_stream("comm");
   add_all_reduce(graph, comm, 0);
-  const Outcome outcome = run(scenario, graph, true, [comm](Control& c) {
+  const AppendOutcome outcome = run(scenario, graph, true, [comm](Control& c) {
     sg4::this_actor::sleep_until(0.5);
     const auto first = static_cast<TaskId>(c.graph.tasks().size());
     add_all_reduce(c.graph, comm, 1);
@@ -299,9 +299,9 @@ TEST(ExecutorAppend, AppendedCollectiveWithoutPendingDependencyStartsAtOnce) {
     c.executor.close();
   });
   ASSERT_EQ(outcome.start.size(), 2u);
-  EXPECT_NEAR(outcome.end[0], kRingAllReduce400MB, kExact);
-  EXPECT_NEAR(outcome.start[1], 0.5, kExact);
-  EXPECT_NEAR(outcome.end[1], 0.5 + kRingAllReduce400MB, kExact);
+  EXPECT_NEAR(outcome.end[0], kRingAllReduce400MB, kSimulationPrecision);
+  EXPECT_NEAR(outcome.start[1], 0.5, kSimulationPrecision);
+  EXPECT_NEAR(outcome.end[1], 0.5 + kRingAllReduce400MB, kSimulationPrecision);
   EXPECT_FALSE(outcome.deadlock);
 }
 
@@ -311,7 +311,7 @@ TEST(ExecutorAppend, AppendedTasksSeeALaterBandwidthChange) {
   //   iteration 0: 0 – 0.1 s at 10 GB/s;
   //   iteration 1 from 0.1 s: 0.5 GB by 0.15 s, the other 0.5 GB at 2 GB/s take 0.25 s → 0.40 s;
   //   iteration 2 from 0.40 s: 1 GB at 2 GB/s = 0.5 s → 0.90 s.
-  const Scenario scenario = load(kTwoNodes + R"(
+  const Scenario scenario = load(kTwoNodesNoLatency + R"(
 network:
   conditions:
     - links: "node1/nic"
@@ -320,7 +320,7 @@ network:
   TaskGraph graph = testing::graph_on_gpus(scenario);
   const StreamId stream = graph.add_stream("comm");
   add_transfer(graph, "node0/gpu0", "node1/gpu0", 1e9, stream, 0);
-  const Outcome outcome = run(scenario, graph, true, [stream](Control& c) {
+  const AppendOutcome outcome = run(scenario, graph, true, [stream](Control& c) {
     for (std::uint32_t i = 0; i < 2; ++i) {
       c.iterations.wait_until_iteration_done(i);
       const auto first = static_cast<TaskId>(c.graph.tasks().size());
@@ -330,11 +330,11 @@ network:
     c.executor.close();
   });
   ASSERT_EQ(outcome.end.size(), 3u);
-  EXPECT_NEAR(outcome.end[0], 0.1, kExact);
-  EXPECT_NEAR(outcome.start[1], 0.1, kExact);
-  EXPECT_NEAR(outcome.end[1], 0.40, kExact);
-  EXPECT_NEAR(outcome.start[2], 0.40, kExact);
-  EXPECT_NEAR(outcome.end[2], 0.90, kExact);
+  EXPECT_NEAR(outcome.end[0], 0.1, kSimulationPrecision);
+  EXPECT_NEAR(outcome.start[1], 0.1, kSimulationPrecision);
+  EXPECT_NEAR(outcome.end[1], 0.40, kSimulationPrecision);
+  EXPECT_NEAR(outcome.start[2], 0.40, kSimulationPrecision);
+  EXPECT_NEAR(outcome.end[2], 0.90, kSimulationPrecision);
   EXPECT_FALSE(outcome.deadlock);
 }
 

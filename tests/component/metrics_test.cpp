@@ -18,7 +18,7 @@ using testing::load;
 // One V100 at half its fp32 peak; one layer of 1 TFLOP forward (backward 2 TFLOP by default) whose
 // memory traffic is nil, so the roofline is compute-bound; 4 MB of parameters (Ψ = 1e6) and 1 MB of
 // activations per sample, 2 samples.
-const std::string kOneGpu = R"(
+const std::string kComputeBoundGpu = R"(
 name: one-gpu
 cluster:
   node_types:
@@ -35,7 +35,7 @@ TEST(Metrics, MfuOfOneFlopCostedLayerIsItsEfficiency) {
   // so t = 3e12 / (0.5 · peak) plus the optimizer step (Ψ = 1e6 parameters: a few µs of memory
   // traffic, not a model FLOP). MFU = 3e12 / (t · peak) = 0.5 / (1 + t_opt / t_layer), i.e. 0.5
   // minus a few millionths; HFU = MFU (no recomputation); TFLOP/s per GPU = MFU × peak / 1e12.
-  const Scenario scenario = load(kOneGpu);
+  const Scenario scenario = load(kComputeBoundGpu);
   const SimulationResult result = run_scenario(scenario, {});
   const auto summary = make_summary(scenario, result);
   const double peak = HardwareCatalog::builtin().find_gpu("V100-16GB")->peak_fp32->value();
@@ -54,7 +54,7 @@ TEST(Metrics, MemoryAtPeakSplitsModelStatesAndActivations) {
   // fp32 Adam (the data-parallel default) keeps 4 + 4 + 8 bytes per parameter: Ψ = 1e6 → weights
   // 4 MB, gradients 4 MB, optimizer state 8 MB; the forward of 2 samples holds 2 MB of activations
   // until the backward frees them, so the peak is 18 MB.
-  const Scenario scenario = load(kOneGpu);
+  const Scenario scenario = load(kComputeBoundGpu);
   const auto summary = make_summary(scenario, run_scenario(scenario, {}));
   const auto& device = summary["devices"]["node0/gpu0"];
   const auto& memory = device["memory_at_peak"];
@@ -102,7 +102,7 @@ TEST(Metrics, IdenticalDevicesShareARowAndTheBreakdownHasARowPerLayer) {
   // Four single-GPU nodes with the same share of the batch (2 samples each) have the same figures:
   // one row "node0–3/gpu0 × 4", every device with all_devices. The breakdown has a row for the layer
   // (its forward and backward), the gradient all-reduce, the optimizer step and the total.
-  std::string yaml = kOneGpu;
+  std::string yaml = kComputeBoundGpu;
   yaml.replace(yaml.find("count: 1"), 8, "count: 4");
   yaml.replace(yaml.find("global_batch: 2"), 15, "global_batch: 8");
   const Scenario scenario = load(yaml);

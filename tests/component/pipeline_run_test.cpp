@@ -37,7 +37,7 @@ using testing::load;
 using testing::summary_in_child;
 using testing::write_file;
 
-constexpr double kExact = 1e-9;
+using testing::kSimulationPrecision;
 
 // ---- the summary of a planned pipeline ------------------------------------------------------------
 
@@ -90,13 +90,13 @@ TEST(PipelineRun, SummaryHasThePlanAndTheThroughput) {
   // Formula 2 also predicts for equal stages: Σ_s (F_s + B_s) + (M − 1)(F + B) = 2·6 + 3·6 = 30.
   // The second iteration starts when the first ends (each stage's first forward waits for its own
   // optimizer step of the previous iteration, which takes no time), so it takes 30 s too.
-  EXPECT_NEAR(pipeline["predicted_iteration_time_s"].get<double>(), 30.0, kExact);
+  EXPECT_NEAR(pipeline["predicted_iteration_time_s"].get<double>(), 30.0, kSimulationPrecision);
   ASSERT_EQ(summary["iteration_time_s"].size(), 2u);
-  EXPECT_NEAR(summary["iteration_time_s"][0].get<double>(), 30.0, kExact);
-  EXPECT_NEAR(summary["iteration_time_s"][1].get<double>(), 30.0, kExact);
-  EXPECT_NEAR(summary["mean"]["iteration_time_s"].get<double>(), 30.0, kExact);
+  EXPECT_NEAR(summary["iteration_time_s"][0].get<double>(), 30.0, kSimulationPrecision);
+  EXPECT_NEAR(summary["iteration_time_s"][1].get<double>(), 30.0, kSimulationPrecision);
+  EXPECT_NEAR(summary["mean"]["iteration_time_s"].get<double>(), 30.0, kSimulationPrecision);
   // Throughput = global_batch / mean iteration time = 8 / 30 samples/s.
-  EXPECT_NEAR(summary["mean"]["throughput_samples_per_s"].get<double>(), 8.0 / 30.0, kExact);
+  EXPECT_NEAR(summary["mean"]["throughput_samples_per_s"].get<double>(), 8.0 / 30.0, kSimulationPrecision);
 }
 
 TEST(PipelineRun, AnInfeasiblePlanSimulatesNothingAndSaysWhy) {
@@ -147,7 +147,7 @@ TEST(PipelineRun, WithoutOverlapTheAllReduceFollowsTheLastBackward) {
   // all-reduces one after the other, 120–124 ms, then the SGD step.
   const Scenario scenario = load(overlapped_stage(false));
   const SimulationResult result = run_scenario(scenario, {});
-  EXPECT_NEAR(result.makespan_s, 0.124 + testing::v100_sgd_step_seconds(200e6), kExact);
+  EXPECT_NEAR(result.makespan_s, 0.124 + testing::v100_sgd_step_seconds(200e6), kSimulationPrecision);
 }
 
 TEST(PipelineRun, TheOverlappedAllReduceHidesBehindTheLastBackward) {
@@ -157,7 +157,7 @@ TEST(PipelineRun, TheOverlappedAllReduceHidesBehindTheLastBackward) {
   // the iteration is the time without overlap minus 2 ms: 0.124 − 0.002 = 0.122 s + the SGD step.
   const Scenario scenario = load(overlapped_stage(true));
   const SimulationResult result = run_scenario(scenario, {});
-  EXPECT_NEAR(result.makespan_s, 0.124 - 0.002 + testing::v100_sgd_step_seconds(200e6), kExact);
+  EXPECT_NEAR(result.makespan_s, 0.124 - 0.002 + testing::v100_sgd_step_seconds(200e6), kSimulationPrecision);
   std::vector<std::string> all_reduces;
   for (const Task& task : result.graph.tasks())
     if (task.is_collective()) all_reduces.push_back(task.label);
@@ -254,7 +254,8 @@ std::vector<int> group_sizes(const ordered_json& summary) {
 void expect_iteration_times(const ordered_json& summary, const std::vector<double>& expected) {
   const std::vector<double> measured = doubles(summary["iteration_time_s"]);
   ASSERT_EQ(measured.size(), expected.size()) << summary["iteration_time_s"].dump();
-  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(measured[i], expected[i], kExact) << "iteration " << i;
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(measured[i], expected[i], kSimulationPrecision) << "iteration " << i;
 }
 
 // The predictions recorded before `iteration`: candidate k → seconds.
@@ -264,7 +265,7 @@ void expect_predictions(const ordered_json& summary, std::size_t iteration,
   ASSERT_EQ(predicted.size(), expected.size()) << predicted.dump();
   for (const auto& [k, seconds] : expected) {
     ASSERT_TRUE(predicted.contains(std::to_string(k))) << "k = " << k << ": " << predicted.dump();
-    EXPECT_NEAR(predicted[std::to_string(k)].get<double>(), seconds, kExact) << "k = " << k;
+    EXPECT_NEAR(predicted[std::to_string(k)].get<double>(), seconds, kSimulationPrecision) << "k = " << k;
   }
 }
 
@@ -348,7 +349,7 @@ TEST(PipelineRun, AdaGrouperIsFasterThanFixedOneFOneBOnASlowLink) {
   const std::vector<double> fixed_times = doubles(fixed["iteration_time_s"]);
   const std::vector<double> adaptive_times = doubles(adaptive["iteration_time_s"]);
   ASSERT_EQ(adaptive_times.size(), 3u);
-  EXPECT_NEAR(adaptive_times[0], fixed_times[0], kExact);
+  EXPECT_NEAR(adaptive_times[0], fixed_times[0], kSimulationPrecision);
   for (std::size_t i = 1; i < adaptive_times.size(); ++i)
     EXPECT_LT(adaptive_times[i], fixed_times[i]) << "iteration " << i;
   EXPECT_LT(adaptive["mean"]["iteration_time_s"].get<double>(), fixed["mean"]["iteration_time_s"].get<double>());

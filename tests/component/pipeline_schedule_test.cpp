@@ -18,7 +18,7 @@
 namespace dnnsim {
 namespace {
 
-constexpr double kExact = 1e-9;
+using testing::kSimulationPrecision;
 
 const std::string kFourGpus =
     "name: pipeline\n" + testing::mesh_box_cluster("V100-16GB", 4) + testing::one_layer_data_parallel(4);
@@ -82,9 +82,10 @@ void expect_timeline_of_estimator(const SimulatedPipeline& run, const PipelineSc
       const std::size_t u = static_cast<std::size_t>(order[i].chunk) * p + s;
       const auto& ids = order[i].pass == PassKind::forward ? run.lowered.forward : run.lowered.backward;
       const TaskId id = ids[u][static_cast<std::size_t>(order[i].micro_batch)][0];
-      EXPECT_NEAR(run.result.task_start[id], estimate.steps[s][i].start.value(), kExact)
+      EXPECT_NEAR(run.result.task_start[id], estimate.steps[s][i].start.value(), kSimulationPrecision)
           << "stage " << s << " step " << i;
-      EXPECT_NEAR(run.result.task_end[id], estimate.steps[s][i].end.value(), kExact) << "stage " << s << " step " << i;
+      EXPECT_NEAR(run.result.task_end[id], estimate.steps[s][i].end.value(), kSimulationPrecision)
+          << "stage " << s << " step " << i;
     }
   }
 }
@@ -95,7 +96,7 @@ TEST(PipelineSimulation, S1GPipeTakes33AndHoldsEveryMicroBatch) {
   // of 1e8 stashed bytes on every stage: 1.2e9.
   const auto schedule = make_schedule("gpipe");
   const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 0), *schedule);
-  EXPECT_NEAR(last_backward_end(run), 33.0, kExact);
+  EXPECT_NEAR(last_backward_end(run), 33.0, kSimulationPrecision);
   for (int d = 0; d < 4; ++d) EXPECT_NEAR(run.result.peak_memory_bytes[d], 4e8 + 8 * 1e8, 1.0) << "gpu " << d;
 }
 
@@ -103,7 +104,7 @@ TEST(PipelineSimulation, S1OneFOneBTakes33AndHoldsPMinusIMicroBatches) {
   // Same time as GPipe; stage i holds min(p − i, M) = 4, 3, 2, 1 micro-batches: 4e8 + (4 − i)·1e8.
   const auto schedule = make_schedule("1f1b");
   const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 0), *schedule);
-  EXPECT_NEAR(last_backward_end(run), 33.0, kExact);
+  EXPECT_NEAR(last_backward_end(run), 33.0, kSimulationPrecision);
   for (int d = 0; d < 4; ++d) EXPECT_NEAR(run.result.peak_memory_bytes[d], 4e8 + (4 - d) * 1e8, 1.0) << "gpu " << d;
   expect_timeline_of_estimator(run, *schedule, PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2)));
 }
@@ -120,7 +121,7 @@ TEST(PipelineSimulation, S2InterleavedTakes28Point5) {
   for (std::size_t s = 0; s < 4; ++s) workload.plan.stages[s].chunks = {LayerRange{s, s + 1}, LayerRange{s + 4, s + 5}};
   const auto schedule = make_schedule("interleaved", {{"chunks", std::int64_t{2}}});
   const SimulatedPipeline run = simulate_pipeline(workload, *schedule);
-  EXPECT_NEAR(last_backward_end(run), 28.5, kExact);
+  EXPECT_NEAR(last_backward_end(run), 28.5, kSimulationPrecision);
   expect_timeline_of_estimator(run, *schedule, PipelineTimings::uniform(4, 2, Seconds(0.5), Seconds(1)));
 }
 
@@ -130,7 +131,7 @@ TEST(PipelineSimulation, S3KFKBWithOneHasThe1F1BTimeline) {
   const auto schedule = make_schedule("kfkb", {{"group", std::int64_t{1}}});
   const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 0), *schedule);
   expect_timeline_of_estimator(run, *make_schedule("1f1b"), PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2)));
-  EXPECT_NEAR(last_backward_end(run), 33.0, kExact);
+  EXPECT_NEAR(last_backward_end(run), 33.0, kSimulationPrecision);
 }
 
 TEST(PipelineSimulation, RecomputationWaitsForTheIncomingGradient) {
@@ -141,7 +142,7 @@ TEST(PipelineSimulation, RecomputationWaitsForTheIncomingGradient) {
   // 0–2 recompute during the backward wave's ramp and end earlier.
   const auto schedule = make_schedule("gpipe", {{"recompute", true}});
   const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 0), *schedule);
-  EXPECT_NEAR(last_backward_end(run), 44.0, kExact);
+  EXPECT_NEAR(last_backward_end(run), 44.0, kSimulationPrecision);
   const PipelineShape shape = run.lowered.shape;
   const PipelineEstimate estimate =
       estimate_pipeline(*schedule, shape, PipelineTimings::uniform(4, 1, Seconds(1), Seconds(3)));
@@ -150,9 +151,11 @@ TEST(PipelineSimulation, RecomputationWaitsForTheIncomingGradient) {
     for (std::size_t i = 0; i < order.size(); ++i) {
       if (order[i].pass != PassKind::backward) continue;
       const auto j = static_cast<std::size_t>(order[i].micro_batch);
-      EXPECT_NEAR(run.result.task_start[run.lowered.recompute[s][j][0]], estimate.steps[s][i].start.value(), kExact)
+      EXPECT_NEAR(run.result.task_start[run.lowered.recompute[s][j][0]], estimate.steps[s][i].start.value(),
+                  kSimulationPrecision)
           << "stage " << s << " step " << i;
-      EXPECT_NEAR(run.result.task_end[run.lowered.backward[s][j][0]], estimate.steps[s][i].end.value(), kExact)
+      EXPECT_NEAR(run.result.task_end[run.lowered.backward[s][j][0]], estimate.steps[s][i].end.value(),
+                  kSimulationPrecision)
           << "stage " << s << " step " << i;
     }
   }
@@ -165,10 +168,11 @@ TEST(PipelineSimulation, EstimatorMatchesTheSimulatorWithTransfers) {
   const SimulatedPipeline run = simulate_pipeline(four_stages(8, 1, 2, 1e8, 5e8), *schedule);
   const auto timings = PipelineTimings::uniform(4, 1, Seconds(1), Seconds(2), Seconds(0.5));
   expect_timeline_of_estimator(run, *schedule, timings);
-  EXPECT_NEAR(last_backward_end(run), 36.0, kExact);
+  EXPECT_NEAR(last_backward_end(run), 36.0, kSimulationPrecision);
   for (const auto& per_micro_batch : run.lowered.activation_transfers)
     for (const auto& transfers : per_micro_batch)
-      for (TaskId id : transfers) EXPECT_NEAR(run.result.task_end[id] - run.result.task_start[id], 0.5, kExact);
+      for (TaskId id : transfers)
+        EXPECT_NEAR(run.result.task_end[id] - run.result.task_start[id], 0.5, kSimulationPrecision);
 }
 
 TEST(PipelineSimulation, CriticalPathRunsTheOrderItWasBoundFor) {

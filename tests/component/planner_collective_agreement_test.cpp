@@ -23,11 +23,12 @@
 #include "sim/scenario/layout.hpp"
 #include "tests/support/collective_platforms.hpp"
 #include "tests/support/scenario_files.hpp"
+#include "tests/support/task_graph_ops.hpp"
 
 namespace dnnsim {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
+using testing::kMiB;
 constexpr double kSize = 256 * kMiB;
 
 void expect_planner_agrees(bool nic_per_gpu, double derived) {

@@ -16,7 +16,7 @@
 namespace dnnsim {
 namespace {
 
-constexpr double kExact = 1e-9;
+using testing::kSimulationPrecision;
 
 using testing::load;
 
@@ -52,7 +52,7 @@ TEST(Simulation, OneTransferIsLatencyPlusSizeOverBandwidth) {
   // 1 GB over the 10 GB/s NICs: 0.1 s, plus 5 us at each NIC (switch and PCIe add nothing).
   const Scenario scenario = load(kTwoNodes);
   const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
-  EXPECT_NEAR(result.task_end[0], 0.1 + 10e-6, kExact);
+  EXPECT_NEAR(result.task_end[0], 0.1 + 10e-6, kSimulationPrecision);
 }
 
 TEST(Simulation, TwoFlowsShareTheirCommonLink) {
@@ -61,8 +61,8 @@ TEST(Simulation, TwoFlowsShareTheirCommonLink) {
   const Scenario scenario = load(kTwoNodes);
   const auto result =
       simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}, {"node0/gpu1", "node1/gpu1"}}, 1e9), {});
-  EXPECT_NEAR(result.task_end[0], 0.2 + 10e-6, kExact);
-  EXPECT_NEAR(result.task_end[1], 0.2 + 10e-6, kExact);
+  EXPECT_NEAR(result.task_end[0], 0.2 + 10e-6, kSimulationPrecision);
+  EXPECT_NEAR(result.task_end[1], 0.2 + 10e-6, kSimulationPrecision);
 }
 
 TEST(Simulation, LinkAtHalfBandwidthDoublesTheTransfer) {
@@ -73,7 +73,7 @@ network:
     - {links: "node1/nic", bandwidth: "5GB/s"}
 )");
   const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
-  EXPECT_NEAR(result.task_end[0], 0.2 + 10e-6, kExact);
+  EXPECT_NEAR(result.task_end[0], 0.2 + 10e-6, kSimulationPrecision);
 }
 
 TEST(Simulation, BandwidthDropMidTransferIntegratesPiecewise) {
@@ -81,11 +81,11 @@ TEST(Simulation, BandwidthDropMidTransferIntegratesPiecewise) {
   // has moved; the other 0.5 GB takes 0.5e9 / 2e9 = 0.25 s: the transfer ends at 0.30 s.
   const auto result =
       one_transfer_under_schedule(R"([{at: "0s", bandwidth: "10GB/s"}, {at: "50ms", bandwidth: "2GB/s"}])");
-  EXPECT_NEAR(result.task_end[0], 0.30, kExact);
+  EXPECT_NEAR(result.task_end[0], 0.30, kSimulationPrecision);
 }
 
 // Four GPUs on an NVSwitch, every port 100 GB/s and 1 us per direction.
-const std::string kFourGpuSwitch = testing::nvswitch_node(4);
+using testing::kSwitch4;
 
 // One ring all-reduce of 400 MB over the four GPUs, alone on its stream: the step-level and the
 // flow-level cases below time the same collective.
@@ -102,9 +102,9 @@ TEST(Simulation, RingAllReduceMatchesItsFormula) {
   // port i (up) and port i+1 (down): one flow per link direction, so a step costs α + S/(pB) with
   // α = the route's latency (2 ports × 1 us) and B = 100 GB/s.
   // S = 400 MB, p = 4: 2·3·(2e-6 + 1e8/1e11) = 6·(1.002e-3) = 6.012e-3 s.
-  const Scenario scenario = load(kFourGpuSwitch);
+  const Scenario scenario = load(kSwitch4);
   const auto result = simulate(scenario, ring_all_reduce_400mb(scenario), {});
-  EXPECT_NEAR(result.task_end[0], 2 * 3 * (2e-6 + 400e6 / 4 / 100e9), kExact);
+  EXPECT_NEAR(result.task_end[0], 2 * 3 * (2e-6 + 400e6 / 4 / 100e9), kSimulationPrecision);
 }
 
 // Two GPUs, a two-layer model with measured times on the same GPU type (no scaling):
@@ -122,10 +122,10 @@ TEST(Simulation, DataParallelOverlapHidesCommunicationUnderBackward) {
   // backward runs 40–60 ms; the last bucket all-reduces 60–62 ms; then the optimizer step.
   const Scenario scenario = load(ddp_scenario(true));
   const auto result = simulate(scenario, build_workload(scenario), {});
-  EXPECT_NEAR(result.makespan_s, 0.062 + testing::v100_sgd_step_seconds(200e6), kExact);
+  EXPECT_NEAR(result.makespan_s, 0.062 + testing::v100_sgd_step_seconds(200e6), kSimulationPrecision);
   const auto summary = make_summary(scenario, result);
   // Exposed communication: only the last bucket's 2 ms.
-  EXPECT_NEAR(summary["devices"]["node0/gpu0"]["exposed_communication_s"].get<double>(), 0.002, kExact);
+  EXPECT_NEAR(summary["devices"]["node0/gpu0"]["exposed_communication_s"].get<double>(), 0.002, kSimulationPrecision);
 }
 
 TEST(Simulation, DataParallelWithoutOverlapWaitsForTheWholeBackward) {
@@ -133,7 +133,7 @@ TEST(Simulation, DataParallelWithoutOverlapWaitsForTheWholeBackward) {
   // stream: 60–62, 62–64 ms; then the optimizer.
   const Scenario scenario = load(ddp_scenario(false));
   const auto result = simulate(scenario, build_workload(scenario), {});
-  EXPECT_NEAR(result.makespan_s, 0.064 + testing::v100_sgd_step_seconds(200e6), kExact);
+  EXPECT_NEAR(result.makespan_s, 0.064 + testing::v100_sgd_step_seconds(200e6), kSimulationPrecision);
 }
 
 TEST(Simulation, PeakMemoryCountsStateAndActivations) {
@@ -149,7 +149,7 @@ TEST(Simulation, BandwidthRecoveryMidTransferSpeedsItUp) {
   // moved; the remaining 950 MB take 0.95e9 / 1e10 = 95 ms: the transfer ends at 0.145 s.
   const auto result =
       one_transfer_under_schedule(R"([{at: "0s", bandwidth: "1GB/s"}, {at: "50ms", bandwidth: "10GB/s"}])");
-  EXPECT_NEAR(result.task_end[0], 0.145, kExact);
+  EXPECT_NEAR(result.task_end[0], 0.145, kSimulationPrecision);
 }
 
 TEST(Simulation, PreemptedLinkFollowsItsGeneratedSchedule) {
@@ -183,7 +183,7 @@ network:
   failures:
     - {link: "node1/nic", from: "50ms", to: "80ms"}
 )");
-  EXPECT_NEAR(result.task_end[0], 0.18, kExact);
+  EXPECT_NEAR(result.task_end[0], 0.18, kSimulationPrecision);
   EXPECT_EQ(result.transfer_retries, 1u);
   EXPECT_EQ(result.unfinished_tasks, 0u);
 }
@@ -210,9 +210,9 @@ TEST(Simulation, FlowFidelityRunsARingAsOneFlowPerHop) {
   // Flow ring all-reduce: each GPU sends its successor 2(p−1)/p·S in one flow, after a delay of
   // 2(p−1) − 1 route latencies; every port carries one flow per direction. S = 400 MB, p = 4: 600 MB
   // at 100 GB/s = 6 ms, plus 6 latencies of 2 ports × 1 us — the step-level 2(p−1)(α + S/(pB)).
-  const Scenario scenario = load(kFourGpuSwitch + "run: {collective_fidelity: flow}\n");
+  const Scenario scenario = load(kSwitch4 + "run: {collective_fidelity: flow}\n");
   const auto result = simulate(scenario, ring_all_reduce_400mb(scenario), {});
-  EXPECT_NEAR(result.task_end[0], 6 * 2e-6 + 600e6 / 100e9, kExact);
+  EXPECT_NEAR(result.task_end[0], 6 * 2e-6 + 600e6 / 100e9, kSimulationPrecision);
   EXPECT_EQ(result.flow_count, 4u);
 }
 
@@ -225,7 +225,7 @@ network:
   background_flows:
     - {from: node0/gpu1, to: node1/gpu1, size: "1GB", start: "0s"}
 )");
-  EXPECT_NEAR(result.task_end[0], 0.2, kExact);
+  EXPECT_NEAR(result.task_end[0], 0.2, kSimulationPrecision);
 }
 
 TEST(Simulation, BandwidthTraceFileDrivesTheLink) {
@@ -237,7 +237,7 @@ network:
   conditions:
     - {links: "node1/nic", trace: nic.csv}
 )");
-  EXPECT_NEAR(result.task_end[0], 0.30, kExact);
+  EXPECT_NEAR(result.task_end[0], 0.30, kSimulationPrecision);
 }
 
 TEST(Simulation, OutOfMemoryIsAReportedResult) {
@@ -275,7 +275,7 @@ compute:
   task.stream = graph.add_stream("compute");
   graph.add(std::move(task));
   const auto result = simulate(scenario, std::move(graph), {});
-  EXPECT_NEAR(result.task_end[0], 2.0, kExact);
+  EXPECT_NEAR(result.task_end[0], 2.0, kSimulationPrecision);
 }
 
 }  // namespace

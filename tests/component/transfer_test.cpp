@@ -20,9 +20,9 @@ namespace sg4 = simgrid::s4u;
 namespace dnnsim {
 namespace {
 
-constexpr double kAlpha = 2e-6;
-constexpr double kBeta = 100e9;
-constexpr double kExact = 1e-12;
+using testing::kSwitchAlpha;
+using testing::kSwitchBeta;
+constexpr double kRounding = 1e-12;  // one transfer alone: its date is α + size/β up to rounding
 
 struct Finished {
   bool ok = false;
@@ -51,8 +51,8 @@ TEST(Transfer, AloneTakesLatencyPlusSizeOverBandwidthAsACommDoes) {
     comm.at = c->get_finish_time();
   });
   EXPECT_TRUE(transfer.ok);
-  EXPECT_NEAR(transfer.at, kAlpha + 1e6 / kBeta, kExact);
-  EXPECT_NEAR(comm.at, kAlpha + 1e6 / kBeta, kExact);
+  EXPECT_NEAR(transfer.at, kSwitchAlpha + 1e6 / kSwitchBeta, kRounding);
+  EXPECT_NEAR(comm.at, kSwitchAlpha + 1e6 / kSwitchBeta, kRounding);
 }
 
 TEST(Transfer, TwoIntoOnePortShareIt) {
@@ -65,7 +65,7 @@ TEST(Transfer, TwoIntoOnePortShareIt) {
     for (const sg4::ActivityPtr& t : both) ends.push_back(t->get_finish_time());
   });
   ASSERT_EQ(ends.size(), 2u);
-  for (double end : ends) EXPECT_NEAR(end, kAlpha + 1e6 / (kBeta / 2), kExact);
+  for (double end : ends) EXPECT_NEAR(end, kSwitchAlpha + 1e6 / (kSwitchBeta / 2), kRounding);
 }
 
 TEST(Transfer, SizesAreWholeBytesAsACommsAre) {
@@ -77,7 +77,7 @@ TEST(Transfer, SizesAreWholeBytesAsACommsAre) {
     ASSERT_TRUE(finish_transfer(t));
     end = t->get_finish_time();
   });
-  EXPECT_NEAR(end, kAlpha + 1000 / kBeta, kExact);
+  EXPECT_NEAR(end, kSwitchAlpha + 1000 / kSwitchBeta, kRounding);
 }
 
 TEST(Transfer, NoBytesTakeTheLatency) {
@@ -87,7 +87,7 @@ TEST(Transfer, NoBytesTakeTheLatency) {
     ASSERT_TRUE(finish_transfer(t));
     end = t->get_finish_time();
   });
-  EXPECT_NEAR(end, kAlpha, kExact);
+  EXPECT_NEAR(end, kSwitchAlpha, kRounding);
 }
 
 TEST(Transfer, ALinkGoingDownFailsIt) {
@@ -113,7 +113,7 @@ TEST(Transfer, ALinkGoingDownFailsIt) {
     }
   });
   EXPECT_FALSE(first.ok);
-  EXPECT_NEAR(first.at, 1e-3, kExact);
+  EXPECT_NEAR(first.at, 1e-3, kRounding);
   EXPECT_TRUE(raised);
 }
 
@@ -129,7 +129,7 @@ TEST(Transfer, ADestinationGoingDownFailsIt) {
     result.at = sg4::Engine::get_clock();
   });
   EXPECT_FALSE(result.ok);
-  EXPECT_NEAR(result.at, 1e-3, kExact);
+  EXPECT_NEAR(result.at, 1e-3, kRounding);
 }
 
 }  // namespace

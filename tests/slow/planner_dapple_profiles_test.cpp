@@ -5,10 +5,10 @@
 // asserted; docs/planners.md records the others as known gaps with the reason.
 #include <gtest/gtest.h>
 
-#include "dnnsim/source_paths.hpp"
 #include "models/dnn/profile_graph.hpp"
 #include "models/dnn/zoo.hpp"
 #include "planners/parallel/planners.hpp"
+#include "tests/support/dapple_profiles.hpp"
 #include "tests/support/planner_entries.hpp"
 #include "tests/support/planner_fixtures.hpp"
 
@@ -16,7 +16,7 @@ namespace dnnsim {
 namespace {
 
 PlanResult plan_profile(const std::string& file, int global_batch, int profile_batch) {
-  const LayerModel model = load_profile_graph(std::string(DNNSIM_SOURCE_DIR) + "/data/profiles/dapple/" + file);
+  const LayerModel model = load_profile_graph(testing::dapple_profile(file));
   const PlanRequest request =
       testing::make_request(model, testing::hierarchical_cluster(2, 8), global_batch, global_batch / profile_batch);
   const PlanResult result = testing::plan_with("dapple", request);
@@ -42,8 +42,7 @@ TEST(DappleProfiles, Bert48) {
 // placements and keeps the better plan (the case where the bandwidth placements alone lost, 0.451 s
 // against 0.280 s, before).
 TEST(DappleProfiles, PipelineMappingNoSlowerThanDappleOnBert48) {
-  const LayerModel model =
-      load_profile_graph(std::string(DNNSIM_SOURCE_DIR) + "/data/profiles/dapple/bert-48-pbs-2.txt");
+  const LayerModel model = load_profile_graph(testing::dapple_profile("bert-48-pbs-2.txt"));
   const PlanRequest request = testing::make_request(model, testing::hierarchical_cluster(2, 8), 64, 32);
   const PlanResult dapple = testing::plan_with("dapple", request);
   const PlanResult mapping = testing::plan_with("pipeline-mapping", request);

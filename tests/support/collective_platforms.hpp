@@ -97,6 +97,17 @@ inline std::string nvswitch_node(int gpus) {
   return "\nname: nvswitch-node\n" + nvswitch_cluster(gpus) + one_layer_data_parallel(gpus);
 }
 inline const std::string kSwitch8 = nvswitch_node(8);
+inline const std::string kSwitch4 = nvswitch_node(4);
+// nvswitch_cluster's step i → j: its latency (s) and bandwidth (B/s).
+inline constexpr double kSwitchAlpha = 2e-6;
+inline constexpr double kSwitchBeta = 100e9;
+
+// Simulated dates against hand-derived sums of latencies and size / bandwidth terms: SimGrid's default
+// timing precision (`precision/timing`, 1e-9 s).
+inline constexpr double kSimulationPrecision = 1e-9;
+// A collective simulated on these platforms against its α-β formula where the engine adds what the
+// formula leaves out (ring steps, barriers): 2% (tests/component/collective_cost_test.cpp).
+inline constexpr double kFormulaTolerance = 0.02;
 
 // transparent_pcie_nodes: two nodes of two GPUs on a non-blocking switch, under a one-layer workload;
 // the inter-node path node0/gpu0 → node0/nic → switch → node1/nic → node1/gpu0.

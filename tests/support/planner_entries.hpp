@@ -26,6 +26,15 @@ inline std::shared_ptr<const PipelineSchedule> make_schedule(const std::string& 
   return builtin_schedules().at(name).value(options_of(builtin_schedules(), name, values), micro_batches);
 }
 
+// kFkB with groups of `k` micro-batches.
+inline std::shared_ptr<const PipelineSchedule> kfkb(int k) {
+  return make_schedule("kfkb", {{"group", std::int64_t{k}}});
+}
+
+// The tolerance of schedule times that are sums of a few exactly representable stage times: rounding
+// only.
+inline constexpr double kExact = 1e-12;
+
 // The placement policy `name` with its defaults, seeded.
 inline std::unique_ptr<PlacementPolicy> make_placement(const std::string& name, std::uint64_t seed = 0) {
   return builtin_placements().at(name).value(builtin_placements().defaults(name), seed);

@@ -28,7 +28,8 @@ using testing::nodes_of;
 
 const DeviceTopology kOneNode = nodes_of(64, 64);
 
-PathCostFn uniform(double alpha, double bandwidth) {
+// Every pair of devices joined by the same latency and bandwidth.
+PathCostFn uniform_paths(double alpha, double bandwidth) {
   return [=](DeviceId, DeviceId) { return PathCost{Seconds(alpha), BytesPerSecond(bandwidth)}; };
 }
 
@@ -54,8 +55,8 @@ TEST(CollectiveCost, RingAllReduceIsPatarasukYuan) {
   for (std::size_t p : {2u, 3u, 8u, 13u}) {
     const Collective c = collective_op(CollectiveKind::all_reduce, iota_group(p), s, "ring");
     const double expected = 2.0 * (p - 1) * (alpha + s / (p * bandwidth));
-    EXPECT_NEAR(time_of(c, uniform(alpha, bandwidth)), expected, 1e-12 * expected) << "p=" << p;
-    EXPECT_NEAR(critical_path_of(c, uniform(alpha, bandwidth)), expected, 1e-12 * expected) << "p=" << p;
+    EXPECT_NEAR(time_of(c, uniform_paths(alpha, bandwidth)), expected, 1e-12 * expected) << "p=" << p;
+    EXPECT_NEAR(critical_path_of(c, uniform_paths(alpha, bandwidth)), expected, 1e-12 * expected) << "p=" << p;
     EXPECT_NEAR(
         ring_all_reduce_time(Bytes(s), static_cast<int>(p), {Seconds(alpha), BytesPerSecond(bandwidth)}).value(),
         expected, 1e-12 * expected);
@@ -66,8 +67,8 @@ TEST(CollectiveCost, RingAllGatherAndReduceScatterAreOnePhase) {
   // (p−1)(α + S/(pB)): p = 6, S = 6000 B, 1 GB/s, 1 us: 5 · (1 us + 1 us) = 10 us.
   for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
     const Collective c = collective_op(kind, iota_group(6), 6000, "ring");
-    EXPECT_NEAR(time_of(c, uniform(1e-6, 1e9)), 10e-6, 1e-15);
-    EXPECT_NEAR(critical_path_of(c, uniform(1e-6, 1e9)), 10e-6, 1e-15);
+    EXPECT_NEAR(time_of(c, uniform_paths(1e-6, 1e9)), 10e-6, 1e-15);
+    EXPECT_NEAR(critical_path_of(c, uniform_paths(1e-6, 1e9)), 10e-6, 1e-15);
   }
   EXPECT_NEAR(ring_all_gather_time(Bytes(6000), 6, {Seconds(1e-6), BytesPerSecond(1e9)}).value(), 10e-6, 1e-15);
 }
@@ -77,8 +78,9 @@ TEST(CollectiveCost, RingBroadcastIsAPipelinedChain) {
   // p = 4, S = 8 MiB: k = 16, 18 chunk times. S = 1 KiB: k = 1, (p − 1) whole-message times.
   const double alpha = 2e-6, bandwidth = 25e9;
   const auto bcast = [](double s) { return collective_op(CollectiveKind::broadcast, {0, 1, 2, 3}, s, "ring", 2); };
-  EXPECT_NEAR(time_of(bcast(8 * kMiB), uniform(alpha, bandwidth)), 18 * (alpha + 8 * kMiB / 16 / bandwidth), 1e-15);
-  EXPECT_NEAR(time_of(bcast(kKiB), uniform(alpha, bandwidth)), 3 * (alpha + kKiB / bandwidth), 1e-15);
+  EXPECT_NEAR(time_of(bcast(8 * kMiB), uniform_paths(alpha, bandwidth)), 18 * (alpha + 8 * kMiB / 16 / bandwidth),
+              1e-15);
+  EXPECT_NEAR(time_of(bcast(kKiB), uniform_paths(alpha, bandwidth)), 3 * (alpha + kKiB / bandwidth), 1e-15);
 }
 
 TEST(CollectiveCost, DirectFormulasOnUniformLinks) {
@@ -88,11 +90,13 @@ TEST(CollectiveCost, DirectFormulasOnUniformLinks) {
   const double s = 80e6, alpha = 3e-6, bandwidth = 50e9;
   const double round = alpha + s / p / bandwidth;
   for (CollectiveKind kind : {CollectiveKind::all_to_all, CollectiveKind::all_gather, CollectiveKind::reduce_scatter})
-    EXPECT_NEAR(time_of(collective_op(kind, iota_group(p), s, "direct"), uniform(alpha, bandwidth)), 7 * round, 1e-15);
-  EXPECT_NEAR(time_of(collective_op(CollectiveKind::all_reduce, iota_group(p), s, "direct"), uniform(alpha, bandwidth)),
-              14 * round, 1e-15);
+    EXPECT_NEAR(time_of(collective_op(kind, iota_group(p), s, "direct"), uniform_paths(alpha, bandwidth)), 7 * round,
+                1e-15);
   EXPECT_NEAR(
-      time_of(collective_op(CollectiveKind::broadcast, iota_group(p), s, "direct", 5), uniform(alpha, bandwidth)),
+      time_of(collective_op(CollectiveKind::all_reduce, iota_group(p), s, "direct"), uniform_paths(alpha, bandwidth)),
+      14 * round, 1e-15);
+  EXPECT_NEAR(
+      time_of(collective_op(CollectiveKind::broadcast, iota_group(p), s, "direct", 5), uniform_paths(alpha, bandwidth)),
       7 * (alpha + s / bandwidth), 1e-15);
 }
 
@@ -102,10 +106,10 @@ TEST(CollectiveCost, TreeAllReduceMatchesTheDocumentedCriticalPath) {
   // member sends 2S, plus 2 fill chunk times of S/16 each) and 36α on latency alone (B = ∞).
   const Collective c = collective_op(CollectiveKind::all_reduce, iota_group(16), kGiB, "tree");
   const double bandwidth = 10e9, alpha = 1e-6;
-  EXPECT_NEAR(time_of(c, uniform(0, bandwidth)), 2.25 * kGiB / bandwidth, 1e-9);
-  EXPECT_NEAR(time_of(c, uniform(alpha, INFINITY)), 36 * alpha, 1e-15);
+  EXPECT_NEAR(time_of(c, uniform_paths(0, bandwidth)), 2.25 * kGiB / bandwidth, 1e-9);
+  EXPECT_NEAR(time_of(c, uniform_paths(alpha, INFINITY)), 36 * alpha, 1e-15);
   // It is never below the bandwidth bound 2S/B, nor below one trip up and down a tree of depth 4.
-  EXPECT_GE(time_of(c, uniform(alpha, bandwidth)), 2 * kGiB / bandwidth);
+  EXPECT_GE(time_of(c, uniform_paths(alpha, bandwidth)), 2 * kGiB / bandwidth);
 }
 
 TEST(CollectiveCost, TreeBroadcastCostsAboutSOverB) {
@@ -114,7 +118,7 @@ TEST(CollectiveCost, TreeBroadcastCostsAboutSOverB) {
   // behind one other send of the forwarding member: 12 ≤ T/(S/(12B)) ≤ 12 + 2·3.
   const Collective c = collective_op(CollectiveKind::broadcast, iota_group(8), kGiB, "tree", 3);
   const double chunk_time = kGiB / 12 / 10e9;
-  const double t = time_of(c, uniform(0, 10e9));
+  const double t = time_of(c, uniform_paths(0, 10e9));
   EXPECT_GE(t, 12 * chunk_time * (1 - 1e-12));
   EXPECT_LE(t, 18 * chunk_time * (1 + 1e-12));
 }
@@ -185,7 +189,7 @@ TEST(CollectiveCost, SlowLinkInAPipelinedChainCostsItsChunksOnce) {
 }
 
 TEST(CollectiveCost, SmallGroups) {
-  const PathCostFn path = uniform(1e-6, 1e9);
+  const PathCostFn path = uniform_paths(1e-6, 1e9);
   // p = 1 moves nothing, whatever the algorithm.
   for (const char* algorithm : {"ring", "tree", "direct", ""})
     EXPECT_EQ(time_of(collective_op(CollectiveKind::all_reduce, {4}, 1e6, algorithm), path), 0.0) << algorithm;
@@ -208,7 +212,7 @@ TEST(CollectiveCost, SmallGroups) {
 }
 
 TEST(CollectiveCost, ErrorsAreTheExpansionsOwn) {
-  const PathCostFn path = uniform(1e-6, 1e9);
+  const PathCostFn path = uniform_paths(1e-6, 1e9);
   EXPECT_THROW((void)time_of(collective_op(CollectiveKind::all_to_all, iota_group(4), 1e6, "ring"), path), InputError);
   EXPECT_THROW((void)time_of(collective_op(CollectiveKind::all_reduce, iota_group(4), 1e6, "rnig"), path), InputError);
   // Hierarchical with 3 members on node 0 and 1 on node 1.
@@ -231,9 +235,9 @@ TEST(CollectiveCost, TwoStepsIntoOneDeviceShareItsIngress) {
   // α + 2S/B. Without the model each sees its path alone: α + S/B.
   const double s = 1e9, bandwidth = 10e9, alpha = 1e-6;
   const auto e = steps_of({{0, 2, Bytes(s), {}}, {1, 2, Bytes(s), {}}});
-  EXPECT_NEAR(expansion_time(e, uniform(alpha, bandwidth), ingress_of(bandwidth)).value(), alpha + 2 * s / bandwidth,
-              1e-12);
-  EXPECT_NEAR(expansion_time(e, uniform(alpha, bandwidth)).value(), alpha + s / bandwidth, 1e-12);
+  EXPECT_NEAR(expansion_time(e, uniform_paths(alpha, bandwidth), ingress_of(bandwidth)).value(),
+              alpha + 2 * s / bandwidth, 1e-12);
+  EXPECT_NEAR(expansion_time(e, uniform_paths(alpha, bandwidth)).value(), alpha + s / bandwidth, 1e-12);
 }
 
 TEST(CollectiveCost, IngressSharingIsMaxMinFair) {
@@ -265,9 +269,9 @@ TEST(CollectiveCost, SharedIngressKeepsStreamOrderAndDeps) {
   // three steps back to back, no receiver ever shared: 3(α + S/B), with or without the model.
   const double s = 1e6, bandwidth = 1e9, alpha = 1e-6;
   const auto e = steps_of({{0, 1, Bytes(s), {}}, {0, 2, Bytes(s), {}}, {2, 3, Bytes(s), {1}}});
-  EXPECT_NEAR(expansion_time(e, uniform(alpha, bandwidth), ingress_of(bandwidth)).value(), 3 * (alpha + s / bandwidth),
-              1e-15);
-  EXPECT_NEAR(expansion_time(e, uniform(alpha, bandwidth)).value(), 3 * (alpha + s / bandwidth), 1e-15);
+  EXPECT_NEAR(expansion_time(e, uniform_paths(alpha, bandwidth), ingress_of(bandwidth)).value(),
+              3 * (alpha + s / bandwidth), 1e-15);
+  EXPECT_NEAR(expansion_time(e, uniform_paths(alpha, bandwidth)).value(), 3 * (alpha + s / bandwidth), 1e-15);
 }
 
 TEST(CollectiveCost, SharedIngressChangesNothingWithoutIncast) {
@@ -278,8 +282,8 @@ TEST(CollectiveCost, SharedIngressChangesNothingWithoutIncast) {
   const double round = alpha + s / p / bandwidth;
   const CollectiveCostOptions shared = ingress_of(bandwidth);
   const auto with = [&](CollectiveKind kind, const char* algorithm, const CollectiveCostOptions& options) {
-    return collective_time(collective_op(kind, iota_group(p), s, algorithm, 3), kOneNode, uniform(alpha, bandwidth),
-                           options)
+    return collective_time(collective_op(kind, iota_group(p), s, algorithm, 3), kOneNode,
+                           uniform_paths(alpha, bandwidth), options)
         .value();
   };
   EXPECT_NEAR(with(CollectiveKind::all_to_all, "direct", shared), 7 * round, 1e-12);

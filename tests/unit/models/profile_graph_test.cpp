@@ -6,16 +6,17 @@
 #include <filesystem>
 #include <string>
 
-#include "dnnsim/source_paths.hpp"
 #include "models/common/diagnostics.hpp"
 #include "models/dnn/model_table.hpp"
+#include "tests/support/dapple_profiles.hpp"
 #include "tests/support/diagnostics.hpp"
 
 namespace dnnsim {
 namespace {
 
 // The DAPPLE artifact's profiles, shipped with dnnsim (data/profiles/dapple/, with their licence).
-const std::filesystem::path kProfiles = std::filesystem::path(DNNSIM_SOURCE_DIR) / "data" / "profiles" / "dapple";
+using testing::dapple_profile;
+using testing::kDappleProfiles;
 
 std::vector<Diagnostic> diagnostics_of(std::string_view text, const std::string& file = "test-pbs-2.txt") {
   try {
@@ -28,7 +29,7 @@ std::vector<Diagnostic> diagnostics_of(std::string_view text, const std::string&
 
 TEST(ProfileGraph, LoadsEveryDappleProfile) {
   int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kProfiles)) {
+  for (const auto& entry : std::filesystem::directory_iterator(kDappleProfiles)) {
     if (entry.path().extension() != ".txt") continue;
     SCOPED_TRACE(entry.path().filename().string());
     ++files;
@@ -59,7 +60,7 @@ TEST(ProfileGraph, LoadsEveryDappleProfile) {
 // the profile's FC1 holds 392,015,625 B = 98.0M where 25088·4096 + 4096 is 102.8M).
 TEST(ProfileGraph, Vgg19TotalsMatchTheFile) {
   bool chain = false;
-  const LayerModel model = load_profile_graph((kProfiles / "vgg-19-pbs-32.txt").string(), "V100-16GB", 0, &chain);
+  const LayerModel model = load_profile_graph(dapple_profile("vgg-19-pbs-32.txt"), "V100-16GB", 0, &chain);
   EXPECT_TRUE(chain);
   EXPECT_EQ(model.name, "vgg-19-pbs-32");
   EXPECT_EQ(model.measured_batch, 32);
@@ -81,7 +82,7 @@ TEST(ProfileGraph, Vgg19TotalsMatchTheFile) {
 
 TEST(ProfileGraph, BranchingGraphsComeInTopologicalOrder) {
   bool chain = true;
-  const LayerModel model = load_profile_graph((kProfiles / "bert-48-pbs-2.txt").string(), "V100-16GB", 0, &chain);
+  const LayerModel model = load_profile_graph(dapple_profile("bert-48-pbs-2.txt"), "V100-16GB", 0, &chain);
   EXPECT_FALSE(chain);  // node1 (input_ids) feeds both attention_mask and embeddings
   EXPECT_EQ(model.measured_batch, 2);
   EXPECT_EQ(model.layers[0].name, "input_ids");
@@ -142,12 +143,12 @@ TEST(ProfileGraph, ACutCarriesEveryTensorCrossingIt) {
   // carrying 3 distinct tensors, 455,600 bytes per sample where node44's own output is less; after
   // node49 (position 48), 14 edges, 3 tensors, 151,552 bytes. Derived by a separate script over the
   // file's edges (topological order by the same stable rule).
-  const LayerModel gnmt = load_profile_graph((kProfiles / "gnmt-16-pbs-64.txt").string());
+  const LayerModel gnmt = load_profile_graph(dapple_profile("gnmt-16-pbs-64.txt"));
   EXPECT_DOUBLE_EQ(gnmt.layers[43].bytes_across_cut().value(), 455600);
   EXPECT_LT(gnmt.layers[43].activation_bytes.value(), 455600);
   EXPECT_DOUBLE_EQ(gnmt.layers[48].bytes_across_cut().value(), 151552);
   // A chain keeps its outputs as the cuts.
-  const LayerModel vgg = load_profile_graph((kProfiles / "vgg-19-pbs-32.txt").string());
+  const LayerModel vgg = load_profile_graph(dapple_profile("vgg-19-pbs-32.txt"));
   for (const Layer& layer : vgg.layers) EXPECT_FALSE(layer.cut_bytes.has_value());
 }
 

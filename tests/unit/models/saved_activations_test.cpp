@@ -3,18 +3,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 
-#include "dnnsim/source_paths.hpp"
 #include "models/common/diagnostics.hpp"
 #include "models/dnn/profile_graph.hpp"
 #include "models/dnn/zoo.hpp"
+#include "tests/support/dapple_profiles.hpp"
 
 namespace dnnsim {
 namespace {
 
-const std::filesystem::path kProfiles = std::filesystem::path(DNNSIM_SOURCE_DIR) / "data" / "profiles" / "dapple";
+using testing::dapple_profile;
 
 LayerModel zoo(const std::string& name, int seq = 0) {
   ModelOptions options;
@@ -51,7 +50,7 @@ TEST(SavedActivations, KorthikantiPerBlockForBothElementSizes) {
 // within 10%), so each
 // keeps 72,351,744 B per sequence (above), while a cut after it still carries what it did.
 TEST(SavedActivations, Bert48ProfileLayersAreBert48Blocks) {
-  LayerModel profile = load_profile_graph((kProfiles / "bert-48-pbs-2.txt").string());
+  LayerModel profile = load_profile_graph(dapple_profile("bert-48-pbs-2.txt"));
   const LayerModel before = profile;
   EXPECT_EQ(declare_zoo_blocks(profile, zoo("bert-48")), 48);
   int blocks = 0;
@@ -99,13 +98,13 @@ TEST(SavedActivations, ALayersOwnSavedBytesWin) {
 
 TEST(SavedActivations, AProfileThatIsNotTheModelsBlocksIsAnError) {
   // BERT-24's profile has 24 blocks of BERT-large's size; bert-48 has 48.
-  EXPECT_THAT(declare_error(load_profile_graph((kProfiles / "bert-24-pbs-6.txt").string()), zoo("bert-48")),
+  EXPECT_THAT(declare_error(load_profile_graph(dapple_profile("bert-24-pbs-6.txt")), zoo("bert-48")),
               ::testing::HasSubstr("24 layers of 'bert-24-pbs-6' have the parameters of one 'bert-48' block "
                                    "(50384896 B), which has 48 blocks"));
   // At s = 256 the recorded 2,162,688 B per sequence would be 8.25 B per element of s·h.
-  EXPECT_THAT(declare_error(load_profile_graph((kProfiles / "bert-48-pbs-2.txt").string()), zoo("bert-48", 256)),
+  EXPECT_THAT(declare_error(load_profile_graph(dapple_profile("bert-48-pbs-2.txt")), zoo("bert-48", 256)),
               ::testing::HasSubstr("8.25 B per element of bert-48's s·h = 256·1024, not 1, 2 or 4"));
-  EXPECT_THAT(declare_error(load_profile_graph((kProfiles / "vgg-19-pbs-32.txt").string()), zoo("vgg19")),
+  EXPECT_THAT(declare_error(load_profile_graph(dapple_profile("vgg-19-pbs-32.txt")), zoo("vgg19")),
               ::testing::HasSubstr("'vgg19' is not a transformer of the zoo"));
 }
 

@@ -14,11 +14,11 @@
 namespace dnnsim {
 namespace {
 
-const std::string& kTables = testing::kPolluxTables;
+using testing::kPolluxTables;
 JobRecord job(const std::string& app, int batch) { return testing::pollux_job(app, batch); }
 
 TEST(PolluxSpeed, MeasuredPlacementIsExact) {
-  const PolluxSpeedModel model(kTables);
+  const PolluxSpeedModel model(kPolluxTables);
   // cifar10/placements.csv row `1,32,0.0427886962890625,0.0004995360016822816`: one GPU, local 32.
   const IterationCost cost = model.iteration(job("cifar10", 32), Placement{{{0, 1}}}, {});
   EXPECT_NEAR(cost.total().value(), 0.0427886962890625, 1e-12);
@@ -26,7 +26,7 @@ TEST(PolluxSpeed, MeasuredPlacementIsExact) {
 }
 
 TEST(PolluxSpeed, BetweenMeasuredBatchesIsLinear) {
-  const PolluxSpeedModel model(kTables);
+  const PolluxSpeedModel model(kPolluxTables);
   // Rows `2,32,…` and `2,45,…` (2 GPUs on one node): local 38.5 is halfway, so is its step time.
   const IterationCost mid = model.iteration(job("cifar10", 77), Placement{{{0, 2}}}, {});
   const IterationCost lo = model.iteration(job("cifar10", 64), Placement{{{0, 2}}}, {});
@@ -35,20 +35,20 @@ TEST(PolluxSpeed, BetweenMeasuredBatchesIsLinear) {
 }
 
 TEST(PolluxSpeed, IterationsToTargetFromValidationFiles) {
-  const PolluxSpeedModel model(kTables);
+  const PolluxSpeedModel model(kPolluxTables);
   // Last row of cifar10/validation-2048.csv: iteration 3178.
   EXPECT_DOUBLE_EQ(*model.iterations_to_target(job("cifar10", 2048)), 3178.0);
 }
 
 TEST(PolluxSpeed, UnknownApplicationIsAnInputError) {
-  const PolluxSpeedModel model(kTables);
+  const PolluxSpeedModel model(kPolluxTables);
   EXPECT_THROW((void)model.iteration(job("cifar100", 32), Placement{{{0, 1}}}, {}), InputError);
 }
 
 // Network mode's ring bytes: 2(s−1)/s × the gradient size over s servers, none on one server, and
 // none for an application whose gradient size was not given.
 TEST(PolluxSpeed, GradientBytesBecomeRingBytesAcrossServers) {
-  PolluxSpeedModel model(kTables);
+  PolluxSpeedModel model(kPolluxTables);
   model.set_gradient_bytes("cifar10", Bytes(44.7e6), {});
   EXPECT_DOUBLE_EQ(model.iteration(job("cifar10", 128), Placement{{{0, 4}}}, {}).sync_bytes.value(), 0.0);
   EXPECT_DOUBLE_EQ(model.iteration(job("cifar10", 128), Placement{{{0, 2}, {1, 2}}}, {}).sync_bytes.value(), 44.7e6);

@@ -9,17 +9,17 @@
 #include <cmath>
 #include <functional>
 
-#include "dnnsim/source_paths.hpp"
 #include "planners/jobs/pollux_goodput.hpp"
 #include "planners/jobs/pollux_marginal.hpp"
 #include "planners/jobs/pollux_search.hpp"
 #include "tests/support/diagnostics.hpp"
+#include "tests/support/pollux_tables.hpp"
 #include "tests/support/temp_files.hpp"
 
 namespace dnnsim {
 namespace {
 
-const std::string kTables = DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/throughput";
+using testing::kPolluxTables;
 
 JobRecord job(const std::string& app) {
   JobRecord record;
@@ -43,7 +43,7 @@ PolluxGoodput cifar10_fixed(const PolluxSpeedModel& speed, const std::string& ba
 }
 
 TEST(PolluxGoodput, WorkAndEpochsFromTheValidationFiles) {
-  const PolluxSpeedModel speed(kTables);
+  const PolluxSpeedModel speed(kPolluxTables);
   const PolluxGoodput goodput(speed);
   // The least `progress` of the last rows (validation-256.csv: 39062.90816659533) is the work; the
   // least of the first rows (validation-256.csv: 390.71438596642224) ends epoch 0.
@@ -54,7 +54,7 @@ TEST(PolluxGoodput, WorkAndEpochsFromTheValidationFiles) {
 }
 
 TEST(PolluxGoodput, InitialBatchRunsAtTheMeasuredStepWithGainOne) {
-  const PolluxSpeedModel speed(kTables);
+  const PolluxSpeedModel speed(kPolluxTables);
   const PolluxGoodput goodput = cifar10_fixed(speed, "128");
   // B = B₀ = 128 on one GPU: no accumulation (the largest local batch measured is 1024), gain 1, so
   // one step at B₀ per measured step time.
@@ -65,7 +65,7 @@ TEST(PolluxGoodput, InitialBatchRunsAtTheMeasuredStepWithGainOne) {
 }
 
 TEST(PolluxGoodput, LargerBatchGainsByTheGradientNoiseScale) {
-  const PolluxSpeedModel speed(kTables);
+  const PolluxSpeedModel speed(kPolluxTables);
   const PolluxGoodput goodput = cifar10_fixed(speed, "256");
   // B = 256 on one GPU above B₀: one accumulation micro-step of 128 (goodput.py), so a step takes
   // T = 2 × step(128) − sync(128). validation-256.csv, epoch 0: grad_sqr 17.379458169870425,
@@ -80,7 +80,7 @@ TEST(PolluxGoodput, LargerBatchGainsByTheGradientNoiseScale) {
 }
 
 TEST(PolluxGoodput, NoiseGrowsSoLaterEpochsPickLargerBatches) {
-  const PolluxSpeedModel speed(kTables);
+  const PolluxSpeedModel speed(kPolluxTables);
   const PolluxGoodput goodput(speed);
   // validation-128.csv: var/sqr is 0.57 in epoch 0 and about 200 in epoch 89, so the efficiency of a
   // large batch rises (McCandlish et al.: the useful batch grows with the noise scale).
@@ -95,7 +95,7 @@ TEST(PolluxGoodput, NoiseGrowsSoLaterEpochsPickLargerBatches) {
 }
 
 TEST(PolluxGoodput, RankingAtTheRunningBatchFollowsItsLargerNoiseScale) {
-  const PolluxSpeedModel speed(kTables);
+  const PolluxSpeedModel speed(kPolluxTables);
   const PolluxGoodput smallest(speed);
   PolluxGoodput running(speed);
   running.rank_at_running_batch(true);
@@ -115,7 +115,7 @@ TEST(PolluxGoodput, RankingAtTheRunningBatchFollowsItsLargerNoiseScale) {
 // The artifact's agent with a fitted model (simulator.py Job.update_local_bsz) on cifar10: B₀ = 128,
 // local batches 32…1024 measured, largest B 4096. Toy models make the choice obvious.
 TEST(PolluxGoodput, TheAgentRunsTheSmallestValidBatchBeforeItsFirstFit) {
-  const PolluxSpeedModel speed(kTables);
+  const PolluxSpeedModel speed(kPolluxTables);
   const PolluxGoodput goodput(speed);
   // No model yet: max(B₀, r·min local) = max(128, 4·32) = 128, local 32 on each of 4 replicas; at
   // B = B₀ the gain is 1, so the rate is 1 / step("4", 32) = 1 / 0.05821514129638672 (placements.csv).
@@ -127,7 +127,7 @@ TEST(PolluxGoodput, TheAgentRunsTheSmallestValidBatchBeforeItsFirstFit) {
 }
 
 TEST(PolluxGoodput, TheAgentsFittedModelDecidesItsBatch) {
-  const PolluxSpeedModel speed(kTables);
+  const PolluxSpeedModel speed(kPolluxTables);
   const PolluxGoodput goodput(speed);
   const Placement four{{{0, 4}}};
   // A micro-step of constant time (α_c = 0.1 s, β_c and the network ≈ 0): with no accumulation the
@@ -161,7 +161,7 @@ TEST(PolluxSpeedup, AJobNeverRunHasTheArtifactsFairShareSpeedup) {
   // pollux.py Problem.__init__: a job without a fitted model gets speedup r / fair_replicas. Fair share
   // 3 replicas (e.g. ⌈64 GPUs / 22 jobs⌉): 1 replica → 1/3, 2 → 2/3, whatever its goodput. A job that
   // has run is measured against its goodput on one node at its base replicas: there, exactly 1.
-  const PolluxSpeedModel speed(kTables);
+  const PolluxSpeedModel speed(kPolluxTables);
   const PolluxGoodput goodput(speed);
   const JobRecord cifar = job("cifar10");
   const auto speedup = pollux_speedup_function({goodput.rates(cifar, 0), goodput.rates(cifar, 0)}, {3, 3}, {1, 0}, 3);
@@ -172,7 +172,7 @@ TEST(PolluxSpeedup, AJobNeverRunHasTheArtifactsFairShareSpeedup) {
 }
 
 TEST(PolluxGoodput, ASettingsFileWithoutItsColumnsIsALocatedError) {
-  const PolluxSpeedModel speed(kTables);
+  const PolluxSpeedModel speed(kPolluxTables);
   PolluxGoodput goodput(speed);
   const std::string file = testing::write_file("applications.csv", "application,max_local_bsz\ncifar10,64\n");
   const auto diagnostics = testing::diagnostics_thrown_by([&] { goodput.read_settings(file); });

@@ -13,12 +13,12 @@
 namespace dnnsim {
 namespace {
 
-const std::string& kTables = testing::kPolluxTables;
+using testing::kPolluxTables;
 const std::string& kSettings = testing::kPolluxSettings;
 JobRecord job(const std::string& app, int batch) { return testing::pollux_job(app, batch); }
 
 std::shared_ptr<const JobSpeedModel> pollux(testing::OptionValues values) {
-  Options options = testing::options_of(builtin_speed_models(), "pollux", {{"tables", kTables}});
+  Options options = testing::options_of(builtin_speed_models(), "pollux", {{"tables", kPolluxTables}});
   for (const auto& [key, value] : values) options.set(key, value);
   return builtin_speed_models().at("pollux").value(options);
 }
@@ -66,7 +66,7 @@ TEST(PolluxTunedJobs, OneGpuAboveTheSmallestBatchAccumulatesOnce) {
 TEST(PolluxTunedJobs, AtomicBatchIsCappedByTheLargestMeasuredBatch) {
   // bert at 384 on 6 GPUs, largest local 12: local 64, accum ⌈64/12⌉ − 1 = 5, atomic ⌈64/6⌉ = 11,
   // capped at ⌊384 / (6·6)⌋ = 10: the batch runs as 6·10·6 = 360.
-  const PolluxSpeedModel tables(kTables);
+  const PolluxSpeedModel tables(kPolluxTables);
   const PolluxMicroSteps steps = tables.application(job("bert", 384)).fixed_batch_steps(384, 6, 12);
   EXPECT_EQ(steps.accum, 5);
   EXPECT_EQ(steps.atomic, 10);

@@ -9,7 +9,7 @@
 namespace dnnsim {
 namespace {
 
-constexpr double kExact = 1e-12;
+using testing::kExact;
 
 // p = 2 stages of one layer each, one device per stage, measured layers.
 PipelineWorkload two_stages(int micro_batches) {

@@ -10,7 +10,7 @@
 namespace dnnsim {
 namespace {
 
-constexpr double kExact = 1e-12;
+using testing::kExact;
 
 using testing::make_schedule;
 

@@ -13,11 +13,11 @@
 namespace dnnsim {
 namespace {
 
-constexpr double kExact = 1e-12;
+using testing::kExact;
 
 using testing::make_schedule;
 
-std::shared_ptr<const PipelineSchedule> kfkb(int k) { return make_schedule("kfkb", {{"group", std::int64_t{k}}}); }
+using testing::kfkb;
 
 TEST(PipelineEstimator, S1GPipeAnd1F1BTake33) {
   // §9 S1: p = 4, M = 8, t_f = 1, t_b = 2, no communication: (M + p − 1)(t_f + t_b) = 11 · 3 = 33.

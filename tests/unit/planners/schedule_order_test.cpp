@@ -18,7 +18,7 @@ namespace {
 
 using testing::make_schedule;
 
-std::shared_ptr<const PipelineSchedule> kfkb(int k) { return make_schedule("kfkb", {{"group", std::int64_t{k}}}); }
+using testing::kfkb;
 
 std::shared_ptr<const PipelineSchedule> dapple(char policy, std::optional<int> max_in_flight = std::nullopt) {
   if (max_in_flight)

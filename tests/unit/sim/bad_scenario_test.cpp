@@ -14,7 +14,7 @@ namespace {
 using ::testing::HasSubstr;
 
 // A valid scenario in which `{LINK}` is replaced by the NIC declaration and `{RUN}` by the run section.
-const std::string kBase = R"(name: bad
+const std::string kBadBase = R"(name: bad
 cluster:
   node_types:
     box: {gpu: A100-40GB-SXM, gpus_per_node: 2, fabric: nvswitch, nic: {LINK}}
@@ -27,7 +27,7 @@ run: {RUN}
 )";
 
 std::string with(std::string link, std::string run = "{iterations: 1}") {
-  std::string yaml = kBase;
+  std::string yaml = kBadBase;
   yaml.replace(yaml.find("{LINK}"), 6, link);
   yaml.replace(yaml.find("{RUN}"), 5, run);
   return yaml;

@@ -8,14 +8,14 @@
 #include <fstream>
 #include <string>
 
-#include "dnnsim/source_paths.hpp"
 #include "tests/support/diagnostics.hpp"
+#include "tests/support/pollux_tables.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
 namespace {
 
-const std::string kTables = DNNSIM_SOURCE_DIR "/data/traces/pollux-osdi21/throughput";
+using testing::kPolluxTables;
 
 // Two 4-GPU T4 nodes, one cifar10 job; the scheduler section on line 11.
 std::string pollux_yaml(const std::string& speed, const std::string& scheduler, const std::string& extra = "") {
@@ -31,7 +31,7 @@ std::string pollux_yaml(const std::string& speed, const std::string& scheduler, 
 
 TEST(PolluxScenario, FairnessOutOfRangeIsLocatedAtItsValue) {
   const auto diagnostics = testing::diagnostics_thrown_by([] {
-    (void)testing::load(pollux_yaml("{source: pollux, tables: " + kTables + "}",
+    (void)testing::load(pollux_yaml("{source: pollux, tables: " + kPolluxTables + "}",
                                     "{name: pollux, fairness: 2, population: 1, search: exhaustive}"));
   });
   // The three wrong values, at once: `fairness` in [−10, 1] (column 39), `population` in [2, 100000],
@@ -89,7 +89,7 @@ TEST(PolluxScenario, NeedsTheGoodputTablesAndTheJobLevel) {
   EXPECT_NE(duration[0].message.find("source: pollux"), std::string::npos) << testing::dump(duration);
   const auto network = testing::diagnostics_thrown_by([] {
     (void)testing::load(
-        pollux_yaml("{source: pollux, tables: " + kTables + "}", "{name: pollux}", "  network: true\n"));
+        pollux_yaml("{source: pollux, tables: " + kPolluxTables + "}", "{name: pollux}", "  network: true\n"));
   });
   ASSERT_EQ(network.size(), 1u) << testing::dump(network);
   EXPECT_NE(network[0].message.find("remove `network: true`"), std::string::npos) << testing::dump(network);
@@ -102,7 +102,7 @@ TEST(PolluxScenario, ApplicationRuleNeedsTheTablesAndAKnownRule) {
   });
   testing::expect_errors(no_tables, {{12, 21, "needs workload.speed {source: pollux"}});
   const auto unknown = testing::diagnostics_thrown_by([] {
-    (void)testing::load(pollux_yaml("{source: pollux, tables: " + kTables + "}", "fifo",
+    (void)testing::load(pollux_yaml("{source: pollux, tables: " + kPolluxTables + "}", "fifo",
                                     "  application_rule: {rule: by-size}\n"
                                     "  models: [{model: cifar10}]\n"));
   });

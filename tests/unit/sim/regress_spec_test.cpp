@@ -27,7 +27,7 @@ std::string scenario_without_expectations() { return kScenario.substr(0, kScenar
 
 std::string dir() { return testing::test_dir().string(); }
 
-std::vector<Diagnostic> errors_of(const std::string& comparison) {
+std::vector<Diagnostic> regress_errors(const std::string& comparison) {
   write_file("base.yaml", kScenario);
   const std::string path = write_file("cmp.yaml", comparison);
   return diagnostics_thrown_by([&] { (void)load_regress_plan({path}); });
@@ -83,7 +83,7 @@ expect:
 }
 
 TEST(RegressSpec, ReportsEveryProblemAtItsPlace) {
-  expect_errors(errors_of(R"(comparison: "broken"
+  expect_errors(regress_errors(R"(comparison: "broken"
 runs:
   base: {scenario: base.yaml, set: ["run.iterations=0"]}
   spare: {scenario: base.yaml, sett: []}
@@ -108,7 +108,7 @@ expect:
 }
 
 TEST(RegressSpec, AnUnusedRunIsReported) {
-  expect_errors(errors_of(R"(comparison: "c"
+  expect_errors(regress_errors(R"(comparison: "c"
 runs:
   base: {scenario: base.yaml}
   spare: {scenario: base.yaml}
@@ -119,7 +119,7 @@ expect:
 }
 
 TEST(RegressSpec, MissingValueIsReported) {
-  expect_errors(errors_of(R"(comparison: "c"
+  expect_errors(regress_errors(R"(comparison: "c"
 runs:
   base: {scenario: base.yaml}
 expect:
@@ -130,7 +130,7 @@ expect:
 
 TEST(RegressSpec, AScenarioProblemIsReportedAtTheRunThatAsksForIt) {
   write_file("bad.yaml", scenario_without_expectations() + "run: {iterations: 0}\n");
-  const auto errors = errors_of(R"(comparison: "c"
+  const auto errors = regress_errors(R"(comparison: "c"
 runs:
   base: {scenario: bad.yaml}
 expect:
@@ -142,7 +142,7 @@ expect:
 }
 
 TEST(RegressSpec, TopLevelKeysAreChecked) {
-  expect_errors(errors_of(R"(comparison: "c"
+  expect_errors(regress_errors(R"(comparison: "c"
 runs:
   base: {scenario: base.yaml}
 expects:
@@ -204,7 +204,7 @@ expect:
 }
 
 TEST(RegressSpec, OverAndSpreadProblemsAreLocated) {
-  expect_errors(errors_of(R"(comparison: "c"
+  expect_errors(regress_errors(R"(comparison: "c"
 runs:
   a: {scenario: base.yaml, over: {workload.global_batch: []}}
   b: {scenario: base.yaml, over: {run.seed: [1]}}

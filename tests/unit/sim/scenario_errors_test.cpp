@@ -2,7 +2,7 @@
 // network conditions, the workload section, expectations and lists, each error with its exact line,
 // column and message, and every error of a file reported at once.
 //
-// Line numbers: every YAML text below starts right after R"( so that its first line is line 1; kBase
+// Line numbers: every YAML text below starts right after R"( so that its first line is line 1; kTwoBoxBase
 // (tests/support/scenario_files.hpp, kTwoBoxBase) is 12 lines long.
 #include <gtest/gtest.h>
 
@@ -19,13 +19,11 @@ namespace {
 
 using namespace testing;
 
-const std::string& kBase = testing::kTwoBoxBase;
-
 // ---- data_parallel_fidelity (docs/collectives.md, "Symmetric windows") ---------------------------
 
-// kBase on `nodes` nodes with `batch` samples and `keys` appended to the workload (line 13 on).
+// kTwoBoxBase on `nodes` nodes with `batch` samples and `keys` appended to the workload (line 13 on).
 std::string replicated(int nodes, int batch, const std::string& keys) {
-  std::string yaml = kBase;
+  std::string yaml = kTwoBoxBase;
   yaml.replace(yaml.find("count: 2"), 8, "count: " + std::to_string(nodes));
   yaml.replace(yaml.find("global_batch: 4"), 15, "global_batch: " + std::to_string(batch));
   return yaml + keys;
@@ -54,7 +52,7 @@ TEST(ScenarioErrors, DataParallelWindowThatIsNotExactIsLocated) {
   ASSERT_EQ(window.problems.size(), 1u);
 }
 
-// Unset, the fidelity is `auto` above kMirroringByDefaultAbove GPUs (256: 128 nodes of kBase's 2 GPUs)
+// Unset, the fidelity is `auto` above kMirroringByDefaultAbove GPUs (256: 128 nodes of kTwoBoxBase's 2 GPUs)
 // and every replica at or below it.
 TEST(Scenario, DataParallelWindowIsTheDefaultAbove256Gpus) {
   const Scenario at_limit = load(replicated(128, 256, ""));
@@ -78,17 +76,17 @@ TEST(ScenarioErrors, DataParallelWindowOnALeafSpineIsLocated) {
 // ---- cluster structure ---------------------------------------------------------------------------
 
 TEST(ScenarioErrors, NodeGroupNamesAnUndefinedNodeType) {
-  expect_errors(errors_of(edited(kBase, "{type: box, count: 2}", "{type: bx, count: 2}")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "{type: box, count: 2}", "{type: bx, count: 2}")),
                 {{8, 18, "unknown node type 'bx'; did you mean 'box'?"}});
 }
 
 TEST(ScenarioErrors, GpuWithoutNvlinkNeedsAGpuLinkOnAnNvswitch) {
-  expect_errors(errors_of(edited(kBase, "gpu: V100-16GB", "gpu: T4\n      fabric: nvswitch")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "gpu: V100-16GB", "gpu: T4\n      fabric: nvswitch")),
                 {{5, 7, "node type 'box': GPU T4 has no NVLink; set 'gpu_link' or use fabric: pcie"}});
 }
 
 TEST(ScenarioErrors, HostBridgeNeedsThePcieFabric) {
-  expect_errors(errors_of(edited(kBase, "gpus_per_node: 2", "gpus_per_node: 2\n      host_bridge: \"16GB/s\"")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "gpus_per_node: 2", "gpus_per_node: 2\n      host_bridge: \"16GB/s\"")),
                 {{7, 20, "'host_bridge' applies to fabric: pcie only"}});
 }
 
@@ -103,7 +101,7 @@ workload:
   expect_errors(errors_of(no_cluster), {{1, 1, "missing key 'cluster' in the scenario"}});
 
   // A node type without a NIC.
-  expect_errors(errors_of(edited(kBase, "      nic: {bandwidth: \"25Gbps\", latency: \"5us\"}\n", "")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "      nic: {bandwidth: \"25Gbps\", latency: \"5us\"}\n", "")),
                 {{5, 7, "missing key 'nic' in node type 'box'"}});
 }
 
@@ -111,7 +109,7 @@ TEST(ScenarioErrors, LeafSpineNeedsItsSizes) {
   // Line 9: `  interconnect: {kind: leaf_spine, spines: 2, bandwidth: "1GB/s"}`
   expect_errors(
       errors_of(edited(
-          kBase, "  nodes: [{type: box, count: 2}]\n",
+          kTwoBoxBase, "  nodes: [{type: box, count: 2}]\n",
           "  nodes: [{type: box, count: 2}]\n  interconnect: {kind: leaf_spine, spines: 2, bandwidth: \"1GB/s\"}\n")),
       {{9, 17, "missing key 'nodes_per_leaf' in the interconnect"},
        {9, 47, "unknown key 'bandwidth' in the interconnect"}});
@@ -120,7 +118,7 @@ TEST(ScenarioErrors, LeafSpineNeedsItsSizes) {
 // ---- network conditions ------------------------------------------------------------------------
 
 TEST(ScenarioErrors, LinkPatternMatchingNoLinkWithSuggestion) {
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   conditions:
     - {links: "node1/nik", bandwidth: "1GB/s"}
 )"),
@@ -129,7 +127,7 @@ TEST(ScenarioErrors, LinkPatternMatchingNoLinkWithSuggestion) {
 
 TEST(Scenario, GlobsMatchAcrossSlashes) {
   // fnmatch without FNM_PATHNAME: '*' also matches '/', so "*nic" names every NIC.
-  const Scenario s = load(kBase + R"(network:
+  const Scenario s = load(kTwoBoxBase + R"(network:
   conditions:
     - {links: "*nic", bandwidth: "1GB/s"}
     - {links: "node?/gpu[01]/pcie", bandwidth: "1GB/s"}
@@ -138,7 +136,7 @@ TEST(Scenario, GlobsMatchAcrossSlashes) {
 }
 
 TEST(ScenarioErrors, ConditionNeedsExactlyOneModel) {
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   conditions:
     - {links: "node1/nic"}
     - {links: "node0/nic", bandwidth: "1GB/s", period: "1s"}
@@ -149,7 +147,7 @@ TEST(ScenarioErrors, ConditionNeedsExactlyOneModel) {
 
 TEST(ScenarioErrors, ScheduleTimesMustIncrease) {
   // In file order: the period's error is reported at the schedule list (line 17).
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   conditions:
     - links: "node1/nic"
       schedule:
@@ -163,7 +161,7 @@ TEST(ScenarioErrors, ScheduleTimesMustIncrease) {
 
 TEST(ScenarioErrors, BandwidthTraceErrorsKeepTheirOwnFile) {
   const std::string trace = write_file("trace.csv", "time_s,bandwidth\n0,10Gbps\n1,5parsecs\n");
-  const auto errors = errors_of(kBase + R"(network:
+  const auto errors = errors_of(kTwoBoxBase + R"(network:
   conditions:
     - {links: "node1/nic", trace: trace.csv}
 )");
@@ -173,7 +171,7 @@ TEST(ScenarioErrors, BandwidthTraceErrorsKeepTheirOwnFile) {
 }
 
 TEST(ScenarioErrors, BackgroundFlowUnknownGpuMessageNamesAGpu) {
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   background_flows:
     - {from: node0/gpu9, to: node1/gpu0, size: "1GB"}
 )"),
@@ -181,7 +179,7 @@ TEST(ScenarioErrors, BackgroundFlowUnknownGpuMessageNamesAGpu) {
 }
 
 TEST(ScenarioErrors, BackgroundFlowChecks) {
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   background_flows:
     - {from: node0/gpu0, to: node0/gpu0, size: "1GB"}
     - {from: node0/gpu0, to: node1/gpu0, size: "1GB", count: 3}
@@ -193,7 +191,7 @@ TEST(ScenarioErrors, BackgroundFlowChecks) {
 }
 
 TEST(ScenarioErrors, FailureWindowEndingBeforeItStarts) {
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   failures:
     - {link: "node0/nic", from: "2s", to: "1s"}
     - {host: node1/gpu1, from: "1s", to: "1s"}
@@ -202,7 +200,7 @@ TEST(ScenarioErrors, FailureWindowEndingBeforeItStarts) {
 }
 
 TEST(ScenarioErrors, FailureWindowNamesOneTarget) {
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   failures:
     - {link: "node0/nic", host: node0/gpu0, from: "1s", to: "2s"}
     - {link: "node9/*", from: "1s", to: "2s"}
@@ -212,7 +210,7 @@ TEST(ScenarioErrors, FailureWindowNamesOneTarget) {
 }
 
 TEST(ScenarioErrors, FailureWindowMissingToIsOneError) {
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   failures:
     - {link: "node0/nic", from: "2s"}
 )"),
@@ -223,7 +221,7 @@ TEST(ScenarioErrors, FailureWindowMissingToIsOneError) {
 
 TEST(ScenarioErrors, LayerChecks) {
   // The model starts on line 12; global_batch moves to line 16.
-  expect_errors(errors_of(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", R"(
+  expect_errors(errors_of(edited(kTwoBoxBase, "{layers: [{forward_flops: \"1GFlop\"}]}", R"(
     layers:
       - {forward_time: "1ms"}
       - {forward_flops: "1GFlop", forward_time: "1ms", backward_time: "2ms"}
@@ -235,31 +233,31 @@ TEST(ScenarioErrors, LayerChecks) {
 }
 
 TEST(ScenarioErrors, UnknownWorkloadKindIsOneError) {
-  expect_errors(errors_of(edited(kBase, "kind: data_parallel", "kind: data_paralel")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "kind: data_parallel", "kind: data_paralel")),
                 {{10, 9, "unknown workload kind 'data_paralel'; did you mean 'data_parallel'?"}});
 }
 
 TEST(ScenarioErrors, UnknownDtypeAndAlgorithm) {
-  expect_errors(errors_of(kBase + "  dtype: fp64\n  collective_algorithm: rign\n"),
+  expect_errors(errors_of(kTwoBoxBase + "  dtype: fp64\n  collective_algorithm: rign\n"),
                 {{13, 10, "unknown dtype 'fp64'; did you mean 'fp32'?"},
                  {14, 25, "unknown collective algorithm 'rign'; did you mean 'ring'?"}});
   // A collective algorithm is a registry entry like any other: `{name: ring}` names it too, and it
   // declares no options.
-  expect_errors(errors_of(kBase + "  collective_algorithm: {name: ring, chunks: 4}\n"),
+  expect_errors(errors_of(kTwoBoxBase + "  collective_algorithm: {name: ring, chunks: 4}\n"),
                 {{13, 38, "collective algorithm 'ring' has no option 'chunks'; it has no options"}});
 }
 
 // ---- expectations ----------------------------------------------------------------------------------
 
 TEST(ScenarioErrors, ExpectationChecks) {
-  expect_errors(errors_of(kBase + R"(expect:
+  expect_errors(errors_of(kTwoBoxBase + R"(expect:
   - {metric: makespan_s, compare: around}
 )"),
                 {{14, 5, "missing key 'value' in an expectation"}, {14, 35, "unknown compare 'around'"}});
 }
 
 TEST(ScenarioErrors, BadPercentToleranceIsOneLocatedError) {
-  expect_errors(errors_of(kBase + R"(expect:
+  expect_errors(errors_of(kTwoBoxBase + R"(expect:
   - {metric: makespan_s, value: 1, tolerance: "x%"}
 )"),
                 {{14, 47, "expected a tolerance such as \"5%\" or 0.01, got \"x%\""}});
@@ -268,14 +266,14 @@ TEST(ScenarioErrors, BadPercentToleranceIsOneLocatedError) {
 // ---- lists -------------------------------------------------------------------------------------
 
 TEST(ScenarioErrors, MappingWhereAListIsExpected) {
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   conditions: {links: "node0/nic", bandwidth: "1GB/s"}
 )"),
                 {{14, 15, "expected a list"}});
 }
 
 TEST(ScenarioErrors, ScalarWhereAListIsExpected) {
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   failures: 5
   background_flows: x
 )"),
@@ -283,7 +281,7 @@ TEST(ScenarioErrors, ScalarWhereAListIsExpected) {
 }
 
 TEST(ScenarioErrors, BackgroundFlowCountBeyondIntIsAnError) {
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   background_flows:
     - {from: node0/gpu0, to: node1/gpu0, size: "1GB", interval: "1s", count: 3000000000}
 )"),
@@ -320,7 +318,7 @@ run: {iterations: 0}
 
 TEST(ScenarioErrors, LinkPatternsAreCheckedEvenWhenAnotherSectionHasErrors) {
   expect_errors(
-      errors_of(kBase + R"(run: {iterations: 0}
+      errors_of(kTwoBoxBase + R"(run: {iterations: 0}
 network:
   conditions:
     - {links: "node1/nik", bandwidth: "1GB/s"}
@@ -346,7 +344,7 @@ TEST(ScenarioErrors, MissingFile) {
 }
 
 TEST(ScenarioErrors, FormattedAsFileLineColumn) {
-  const std::string yaml = edited(kBase, "gpus_per_node: 2", "gpus_per_node: 0");
+  const std::string yaml = edited(kTwoBoxBase, "gpus_per_node: 2", "gpus_per_node: 0");
   try {
     (void)load(yaml);
     FAIL() << "expected an InputError";

@@ -63,10 +63,6 @@ const PipelineWorkloadSpec& spec_of(const Scenario& scenario) {
   return dynamic_cast<const PipelineWorkloadSpec&>(*scenario.workload);
 }
 
-std::vector<Diagnostic> errors_of(const std::string& yaml) {
-  return diagnostics_thrown_by([&] { (void)load(yaml); });
-}
-
 // Qwen3-30B-A3B on one DGX B200 as Megatron-Bridge's table runs it: EP 8 (16 of the 128 experts per
 // GPU), MXFP8, BF16 Adam moments, selective recomputation of the MoE activation.
 TEST(ScenarioLlm, KeysSetTheParallelismsAndTheRecipe) {

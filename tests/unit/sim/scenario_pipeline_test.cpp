@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "dnnsim/source_paths.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
+#include "tests/support/dapple_profiles.hpp"
 #include "tests/support/diagnostics.hpp"
 #include "tests/support/pipeline_scenarios.hpp"
 #include "tests/support/scenario_files.hpp"
@@ -62,7 +62,7 @@ TEST(ScenarioPipeline, ReadsEveryKey) {
 // saved_activations_test.cpp derives it); the 5 other layers keep their outputs. Errors are placed
 // at the key's value: line 13 ("    saved_activations: " is 23 columns).
 TEST(ScenarioPipeline, SavedActivationsDeclareAProfilesLayersAsZooBlocks) {
-  const std::string profile = std::string(DNNSIM_SOURCE_DIR) + "/data/profiles/dapple/bert-48-pbs-2.txt";
+  const std::string profile = testing::dapple_profile("bert-48-pbs-2.txt");
   const auto workload = [&](const std::string& saved) {
     return pipeline(
         "  model:\n    profile: " + profile + "\n    saved_activations: " + saved +

@@ -4,14 +4,14 @@
 // and the InputError's diagnostics are checked one by one. The other sections of the format:
 // scenario_errors_test.cpp, scenario_overrides_test.cpp, scenario_topology_test.cpp.
 //
-// Line numbers: every YAML text below starts right after R"( so that its first line is line 1; kBase
+// Line numbers: every YAML text below starts right after R"( so that its first line is line 1; kTwoBoxBase
 // (tests/support/scenario_files.hpp, kTwoBoxBase) is 12 lines long.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "dnnsim/source_paths.hpp"
+#include "tests/support/dapple_profiles.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/data_parallel/data_parallel_kind.hpp"
 #include "sim/workloads/taskgraph/taskgraph_kind.hpp"
@@ -21,8 +21,6 @@ namespace dnnsim {
 namespace {
 
 using namespace testing;
-
-const std::string& kBase = testing::kTwoBoxBase;
 
 // ---- a valid scenario ----------------------------------------------------------------------
 
@@ -131,7 +129,7 @@ TEST(Scenario, ValidScenarioParsesValuesAndDefaults) {
 }
 
 TEST(Scenario, NetworkRunOutputsAndExpectationsAreRead) {
-  const Scenario s = load(kBase + R"(network:
+  const Scenario s = load(kTwoBoxBase + R"(network:
   conditions:
     - {links: "node*/nic", bandwidth: "1GB/s"}
     - links: "node1/nic"
@@ -207,7 +205,7 @@ measured_batch: 8
 layers:
   - {name: conv, forward_time: "1ms", backward_time: "2ms", parameter_bytes: "1MB"}
 )");
-  const Scenario s = load(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{file: layers.yaml}"));
+  const Scenario s = load(edited(kTwoBoxBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{file: layers.yaml}"));
   const auto& model = s.workload_as<DataParallelWorkload>()->config.model;
   EXPECT_EQ(model.name, "tiny");
   EXPECT_EQ(model.measured_on, "V100-16GB");
@@ -235,7 +233,7 @@ workload: {kind: taskgraph, file: graphs/g.json}
 
 TEST(ScenarioErrors, UnitLessNonZeroQuantity) {
   // Line 7: `      nic: {bandwidth: 25, latency: "5us"}`
-  expect_errors(errors_of(edited(kBase, "\"25Gbps\"", "25")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "\"25Gbps\"", "25")),
                 {{7, 24, "\"25\" has no unit; a bandwidth needs one of"}});
 }
 
@@ -245,39 +243,41 @@ TEST(Scenario, FabricDefaultsFollowTheGpusNvlink) {
   for (const auto& [gpu, fabric] :
        {std::pair{"V100-16GB", IntraNodeFabric::nvswitch}, std::pair{"RTX3090", IntraNodeFabric::pcie},
         std::pair{"T4", IntraNodeFabric::pcie}}) {
-    const Scenario s = load(edited(kBase, "V100-16GB", gpu));
+    const Scenario s = load(edited(kTwoBoxBase, "V100-16GB", gpu));
     EXPECT_EQ(s.cluster.node_types[0].fabric, fabric) << gpu;
   }
 }
 
 TEST(Scenario, ZooModelWithOptions) {
-  const Scenario s = load(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{zoo: bert-base, seq: 128}"));
+  const Scenario s = load(edited(kTwoBoxBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{zoo: bert-base, seq: 128}"));
   const auto& model = s.workload_as<DataParallelWorkload>()->config.model;
   EXPECT_EQ(model.name, "bert-base");
   EXPECT_GT(model.layers.size(), 12u);  // embeddings, 12 blocks' layers, head
   EXPECT_EQ(model.weight_layout, WeightLayout::in_out);
 
-  EXPECT_EQ(load(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{zoo: bert-base, weight_layout: out_in}"))
-                .workload_as<DataParallelWorkload>()
-                ->config.model.weight_layout,
-            WeightLayout::out_in);
+  EXPECT_EQ(
+      load(edited(kTwoBoxBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{zoo: bert-base, weight_layout: out_in}"))
+          .workload_as<DataParallelWorkload>()
+          ->config.model.weight_layout,
+      WeightLayout::out_in);
 }
 
 TEST(ScenarioErrors, UnknownWeightLayout) {
-  expect_errors(
-      errors_of(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{zoo: bert-base, weight_layout: pytorch}")),
-      {{11, 42, "unknown weight layout 'pytorch'; expected one of: in_out, out_in"}});
+  expect_errors(errors_of(edited(kTwoBoxBase, "{layers: [{forward_flops: \"1GFlop\"}]}",
+                                 "{zoo: bert-base, weight_layout: pytorch}")),
+                {{11, 42, "unknown weight layout 'pytorch'; expected one of: in_out, out_in"}});
 }
 
 TEST(ScenarioErrors, UnknownZooModel) {
-  expect_errors(errors_of(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{zoo: bert-bse}")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{zoo: bert-bse}")),
                 {{11, 16, "unknown model 'bert-bse'; did you mean 'bert-base'?"}});
 }
 
 TEST(Scenario, ProfileGraphModel) {
   // The DAPPLE artifact's VGG-19 profile: 26 layers, micro-batch 32 from the file name.
-  const std::string profile = DNNSIM_SOURCE_DIR "/data/profiles/dapple/vgg-19-pbs-32.txt";
-  const Scenario s = load(edited(kBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{profile: \"" + profile + "\"}"));
+  const std::string profile = testing::dapple_profile("vgg-19-pbs-32.txt");
+  const Scenario s =
+      load(edited(kTwoBoxBase, "{layers: [{forward_flops: \"1GFlop\"}]}", "{profile: \"" + profile + "\"}"));
   const auto& model = s.workload_as<DataParallelWorkload>()->config.model;
   EXPECT_EQ(model.layers.size(), 26u);
   EXPECT_EQ(model.measured_on, "V100-16GB");
@@ -285,11 +285,11 @@ TEST(Scenario, ProfileGraphModel) {
 }
 
 TEST(Scenario, CalibrationTablesAttachToTheirGpu) {
-  // kBase has V100-16GB nodes, which have a shipped table.
-  const Scenario shipped = load(kBase + "calibration: shipped\n");
+  // kTwoBoxBase has V100-16GB nodes, which have a shipped table.
+  const Scenario shipped = load(kTwoBoxBase + "calibration: shipped\n");
   ASSERT_NE(shipped.cluster.node_types[0].calibration, nullptr);
   EXPECT_EQ(shipped.cluster.node_types[0].calibration->device, "V100-16GB");
-  EXPECT_EQ(load(kBase).cluster.node_types[0].calibration, nullptr);
+  EXPECT_EQ(load(kTwoBoxBase).cluster.node_types[0].calibration, nullptr);
 }
 
 TEST(ScenarioErrors, CalibrationTableForAnotherGpuOrWithComputeEfficiency) {
@@ -298,28 +298,28 @@ source: test
 peak: {fp32: "19.5TFlops"}
 memory_bandwidth: "2039GB/s"
 )");
-  expect_errors(errors_of(kBase + "calibration: a100.yaml\n"),
+  expect_errors(errors_of(kTwoBoxBase + "calibration: a100.yaml\n"),
                 {{13, 14, "the calibration table for 'A100-80GB-SXM' matches no node type's GPU"}});
 
-  expect_errors(errors_of(edited(kBase, "gpus_per_node: 2", "gpus_per_node: 2\n      compute_efficiency: 0.5") +
+  expect_errors(errors_of(edited(kTwoBoxBase, "gpus_per_node: 2", "gpus_per_node: 2\n      compute_efficiency: 0.5") +
                           "calibration: shipped\n"),
                 {{14, 14, "node type 'box' sets compute_efficiency, which a calibration table replaces"}});
 }
 
 TEST(Scenario, ZeroNeedsNoUnit) {
-  const Scenario s = load(edited(kBase, "\"5us\"", "0"));
+  const Scenario s = load(edited(kTwoBoxBase, "\"5us\"", "0"));
   EXPECT_DOUBLE_EQ(s.cluster.node_types[0].nic_latency.value(), 0.0);
 }
 
 TEST(ScenarioErrors, WrongUnit) {
   // Line 7: `      nic: {bandwidth: "25Gbps", latency: "5GB"}`; the column is the opening quote.
-  expect_errors(errors_of(edited(kBase, "\"5us\"", "\"5GB\"")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "\"5us\"", "\"5GB\"")),
                 {{7, 43, "unknown unit \"GB\" for a duration; expected one of: s, ms"}});
 }
 
 TEST(Scenario, BitsAreNotBytes) {
   // "Mb" is a megabit and "MB" a megabyte: both are valid sizes, eight times apart.
-  std::string yaml = kBase;
+  std::string yaml = kTwoBoxBase;
   yaml += "network:\n  background_flows:\n    - {from: node0/gpu0, to: node1/gpu0, size: \"8Mb\"}\n";
   EXPECT_DOUBLE_EQ(load(yaml).network.background_flows[0].size.value(), 1e6);
 }
@@ -328,24 +328,24 @@ TEST(Scenario, BitsAreNotBytes) {
 
 TEST(ScenarioErrors, UnknownKeyWithDidYouMean) {
   // The required key is missing (reported at the node type's mapping) and the typo is unknown.
-  expect_errors(errors_of(edited(kBase, "gpus_per_node", "gpus_per_nod")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "gpus_per_node", "gpus_per_nod")),
                 {{5, 7, "missing key 'gpus_per_node' in node type 'box'"},
                  {6, 7, "unknown key 'gpus_per_nod' in node type 'box'; did you mean 'gpus_per_node'?"}});
 }
 
 TEST(ScenarioErrors, UnknownOptionalKeyIsTheOnlyError) {
-  expect_errors(errors_of(kBase + "run: {iterations: 2, sed: 3}\n"),
+  expect_errors(errors_of(kTwoBoxBase + "run: {iterations: 2, sed: 3}\n"),
                 {{13, 22, "unknown key 'sed' in run; did you mean 'seed'?"}});
 }
 
 TEST(ScenarioErrors, UnknownTopLevelKey) {
-  expect_errors(errors_of(kBase + "outptus: {dir: x}\n"),
+  expect_errors(errors_of(kTwoBoxBase + "outptus: {dir: x}\n"),
                 {{13, 1, "unknown key 'outptus' in the scenario; did you mean 'outputs'?"}});
 }
 
-// kBase on one GPU per node (a batch of 2, one sample each) whose GPU, line 5 from column 12, is `gpu`.
+// kTwoBoxBase on one GPU per node (a batch of 2, one sample each) whose GPU, line 5 from column 12, is `gpu`.
 std::string one_gpu_nodes_of(const std::string& gpu) {
-  std::string yaml = kBase;
+  std::string yaml = kTwoBoxBase;
   yaml.replace(yaml.find("V100-16GB"), 9, gpu);
   yaml.replace(yaml.find("gpus_per_node: 2"), 16, "gpus_per_node: 1");
   yaml.replace(yaml.find("global_batch: 4"), 15, "global_batch: 2");
@@ -359,7 +359,7 @@ TEST(ScenarioErrors, UnknownGpuModelWithSuggestion) {
 
 TEST(ScenarioErrors, UnknownGpuModelInAMultiGpuNodeIsOneError) {
   // No follow-on "GPU  has no NVLink" error for the GPU that could not be found.
-  expect_errors(errors_of(edited(kBase, "V100-16GB", "V100-32G")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "V100-16GB", "V100-32G")),
                 {{5, 12, "unknown GPU model 'V100-32G'; did you mean 'V100-32GB'?"}});
 }
 
@@ -371,7 +371,7 @@ TEST(Scenario, GpuOverridesReplaceCatalogFields) {
   // Regression: read_gpu once assigned a yaml-cpp node handle (operator= rewrites the tree node in
   // place), which turned the GPU mapping into the scalar "T4" and silently dropped every override.
   const Scenario s =
-      load(edited(kBase, "gpu: V100-16GB",
+      load(edited(kTwoBoxBase, "gpu: V100-16GB",
                   "gpu: {model: T4, memory: \"8GiB\", memory_bandwidth: \"1TB/s\", nvlink_bandwidth: \"50GB/s\",\n"
                   "             peak_fp32: \"10TFlops\", peak_tf32: \"20TFlops\", peak_fp16: \"50TFlops\",\n"
                   "             peak_bf16: \"40TFlops\", peak_fp8: \"80TFlops\"}\n"
@@ -392,12 +392,13 @@ TEST(Scenario, GpuOverridesReplaceCatalogFields) {
 TEST(ScenarioErrors, UnknownGpuOverrideKey) {
   // Regression, same cause as GpuOverridesReplaceCatalogFields: a misspelt override went unreported.
   // Line 5: `      gpu: {model: V100-16GB, memroy_bandwidth: "1TB/s"}`
-  expect_errors(errors_of(edited(kBase, "gpu: V100-16GB", "gpu: {model: V100-16GB, memroy_bandwidth: \"1TB/s\"}")),
-                {{5, 31, "unknown key 'memroy_bandwidth' in a GPU; did you mean 'memory_bandwidth'?"}});
+  expect_errors(
+      errors_of(edited(kTwoBoxBase, "gpu: V100-16GB", "gpu: {model: V100-16GB, memroy_bandwidth: \"1TB/s\"}")),
+      {{5, 31, "unknown key 'memroy_bandwidth' in a GPU; did you mean 'memory_bandwidth'?"}});
 }
 
 TEST(ScenarioErrors, UnknownCatalogLink) {
-  const auto errors = errors_of(edited(kBase, "{bandwidth: \"25Gbps\", latency: \"5us\"}", "{link: IB-HRD}"));
+  const auto errors = errors_of(edited(kTwoBoxBase, "{bandwidth: \"25Gbps\", latency: \"5us\"}", "{link: IB-HRD}"));
   const auto it = std::find_if(errors.begin(), errors.end(),
                                [](const Diagnostic& d) { return d.message.find("unknown link") != std::string::npos; });
   ASSERT_NE(it, errors.end()) << dump(errors);  // and nothing else: see UnknownCatalogLinkIsOneError
@@ -405,37 +406,38 @@ TEST(ScenarioErrors, UnknownCatalogLink) {
 }
 
 TEST(ScenarioErrors, UnknownCatalogLinkIsOneError) {
-  expect_errors(errors_of(edited(kBase, "{bandwidth: \"25Gbps\", latency: \"5us\"}", "{link: IB-HRD}")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "{bandwidth: \"25Gbps\", latency: \"5us\"}", "{link: IB-HRD}")),
                 {{7, 19, "unknown link 'IB-HRD'; did you mean 'IB-HDR'?"}});
 }
 
 // ---- types and ranges --------------------------------------------------------------------------
 
 TEST(ScenarioErrors, ListWhereANumberIsExpected) {
-  expect_errors(errors_of(edited(kBase, "gpus_per_node: 2", "gpus_per_node: [2]")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "gpus_per_node: 2", "gpus_per_node: [2]")),
                 {{6, 22, "expected an integer, got a list"}});
 }
 
 TEST(ScenarioErrors, ListWhereAQuantityIsExpected) {
-  expect_errors(errors_of(edited(kBase, "\"25Gbps\"", "[25Gbps]")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "\"25Gbps\"", "[25Gbps]")),
                 {{7, 24, "expected a bandwidth with a unit (bps, Mbps, Gbps"}});
 }
 
 TEST(ScenarioErrors, StringWhereANumberIsExpected) {
-  expect_errors(errors_of(kBase + "run:\n  iterations: three\n"), {{14, 15, "expected an integer, got \"three\""}});
+  expect_errors(errors_of(kTwoBoxBase + "run:\n  iterations: three\n"),
+                {{14, 15, "expected an integer, got \"three\""}});
 }
 
 TEST(ScenarioErrors, ScalarWhereAMappingIsExpected) {
-  expect_errors(errors_of(kBase + "run: 5\n"), {{13, 6, "expected a mapping for run, got \"5\""}});
+  expect_errors(errors_of(kTwoBoxBase + "run: 5\n"), {{13, 6, "expected a mapping for run, got \"5\""}});
 }
 
 TEST(ScenarioErrors, GpusPerNodeOutOfRange) {
-  expect_errors(errors_of(edited(kBase, "gpus_per_node: 2", "gpus_per_node: 0")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "gpus_per_node: 2", "gpus_per_node: 0")),
                 {{6, 22, "expected an integer in [1, 1024], got 0"}});
 }
 
 TEST(ScenarioErrors, BusyFractionOutOfRange) {
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   conditions:
     - links: "node1/nic"
       preemption: {mean_busy: "20ms", mean_idle: "80ms", busy_fraction: 1.5}
@@ -444,7 +446,7 @@ TEST(ScenarioErrors, BusyFractionOutOfRange) {
 }
 
 TEST(ScenarioErrors, PreemptionNeedsPositiveMeans) {
-  expect_errors(errors_of(kBase + R"(network:
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
   conditions:
     - links: "node1/nic"
       preemption: {mean_busy: "0s", mean_idle: "80ms", busy_fraction: 0.5}
@@ -453,7 +455,7 @@ TEST(ScenarioErrors, PreemptionNeedsPositiveMeans) {
 }
 
 TEST(ScenarioErrors, GlobalBatchSmallerThanTheGpuCount) {
-  expect_errors(errors_of(edited(kBase, "global_batch: 4", "global_batch: 3")),
+  expect_errors(errors_of(edited(kTwoBoxBase, "global_batch: 4", "global_batch: 3")),
                 {{12, 17, "global_batch 3 is smaller than the 4 GPUs of the cluster"}});
 }
 

@@ -21,17 +21,16 @@ namespace {
 
 using namespace testing;
 
-// One node of 2 GPUs, one layer: valid on its own, and for every override the tests below make.
-const std::string kBase = testing::kTwoGpuBase;
-
-SweepSpec load(const std::string& yaml, bool validate = true, const std::string& base = kBase) {
+// The sweep `yaml` over the scenario `base`, written beside it as base.yaml.
+SweepSpec load_sweep_text(const std::string& yaml, bool validate = true, const std::string& base = kTwoGpuBase) {
   write_file("base.yaml", base);
   const std::string path = write_file("sweep.yaml", yaml);
   return validate ? load_sweep(path) : load_sweep_unvalidated(path);
 }
 
-std::vector<Diagnostic> errors_of(const std::string& yaml, bool validate = true, const std::string& base = kBase) {
-  return diagnostics_thrown_by([&] { (void)load(yaml, validate, base); });
+std::vector<Diagnostic> sweep_errors(const std::string& yaml, bool validate = true,
+                                     const std::string& base = kTwoGpuBase) {
+  return diagnostics_thrown_by([&] { (void)load_sweep_text(yaml, validate, base); });
 }
 
 // The values of every point for one key, in point order.
@@ -44,7 +43,7 @@ std::vector<std::string> column(const SweepSpec& spec, const std::string& key) {
 }
 
 TEST(SweepSpec, ReadsTheTopLevelKeys) {
-  const SweepSpec spec = load(R"(name: s1
+  const SweepSpec spec = load_sweep_text(R"(name: s1
 base: base.yaml
 metrics: [mean.iteration_time_s, status]
 timeout: "90s"
@@ -62,7 +61,7 @@ axes:
 }
 
 TEST(SweepSpec, DefaultTimeoutIsTenMinutes) {
-  const SweepSpec spec = load("name: s\nbase: base.yaml\naxes: []\n");
+  const SweepSpec spec = load_sweep_text("name: s\nbase: base.yaml\naxes: []\n");
   EXPECT_DOUBLE_EQ(spec.timeout.value(), 600.0);
   ASSERT_EQ(spec.points.size(), 1u);  // no axis: the base scenario as it is
   EXPECT_TRUE(spec.points[0].assignments.empty());
@@ -71,7 +70,7 @@ TEST(SweepSpec, DefaultTimeoutIsTenMinutes) {
 TEST(SweepSpec, GridIsTheProductWithTheLastKeyFastest) {
   // 2 × 3 = 6 points; index i = 3·(seed index) + (iterations index):
   //   p0000 (1,1) p0001 (1,2) p0002 (1,3) p0003 (2,1) p0004 (2,2) p0005 (2,3)
-  const SweepSpec spec = load(R"(name: g
+  const SweepSpec spec = load_sweep_text(R"(name: g
 base: base.yaml
 axes:
   - grid: {run.seed: [1, 2], run.iterations: [1, 2, 3]}
@@ -87,7 +86,7 @@ TEST(SweepSpec, ZipTakesListsTogetherAndGroupsMultiply) {
   // zip: 3 rows (seed, iterations) = (1,1) (2,2) (3,3); grid after it: bucket sizes 10MB, 20MB.
   // Groups combine like nested loops in file order, the last group fastest: 3 × 2 = 6 points,
   // point i = 2·(zip row) + (grid row).
-  const SweepSpec spec = load(R"(name: z
+  const SweepSpec spec = load_sweep_text(R"(name: z
 base: base.yaml
 axes:
   - zip: {run.seed: [1, 2, 3], run.iterations: [1, 2, 3]}
@@ -107,7 +106,7 @@ axes:
 
 TEST(SweepSpec, ListValuesMayBeAnyYaml) {
   // A mapping value is passed as flow YAML and shown as such in the CSV.
-  const SweepSpec spec = load(R"(name: y
+  const SweepSpec spec = load_sweep_text(R"(name: y
 base: base.yaml
 axes:
   - grid: {cluster.nodes: [[{type: box, count: 1}], [{type: box, count: 2}]]}
@@ -121,14 +120,14 @@ axes:
 TEST(SweepSpec, IntegerRangesStayIntegers) {
   // Linear: v_i = from + (to − from)·i/(steps − 1). 1…4 in 4 steps: 1 2 3 4; 1…10 in 4: 1 4 7 10;
   // 1…1000 log in 4: 1·1000^(i/3) = 1 10 100 1000.
-  const SweepSpec spec = load(R"(name: r
+  const SweepSpec spec = load_sweep_text(R"(name: r
 base: base.yaml
 axes:
   - range: {key: cluster.nodes.0.count, from: 1, to: 4, steps: 4}
   - range: {key: run.seed, from: 1, to: 10, steps: 4}
   - range: {key: run.iterations, from: 1, to: 1000, steps: 4, scale: log}
 )",
-                              false);
+                                         false);
   ASSERT_EQ(spec.points.size(), 64u);
   EXPECT_EQ(column(spec, "cluster.nodes.0.count")[0], "1");
   EXPECT_EQ(column(spec, "cluster.nodes.0.count")[63], "4");
@@ -143,14 +142,14 @@ TEST(SweepSpec, RangesWithUnitsKeepTheUnitOfFrom) {
   // Log 10…100 Gbps in 3 steps: 10, 10·10^0.5 = 31.6227766…, 100, written with 6 significant digits.
   // Linear 1 GB … 2000 MB in 3 steps, in GB (the unit of `from`): 1, 1.5, 2.
   // Linear 0.1 … 0.9 in 5 steps (plain numbers): 0.1 0.3 0.5 0.7 0.9.
-  const SweepSpec spec = load(R"(name: u
+  const SweepSpec spec = load_sweep_text(R"(name: u
 base: base.yaml
 axes:
   - range: {key: a, from: "10Gbps", to: "100Gbps", steps: 3, scale: log}
   - range: {key: b, from: "1GB", to: "2000MB", steps: 3}
   - range: {key: c, from: 0.1, to: 0.9, steps: 5}
 )",
-                              false);
+                                         false);
   ASSERT_EQ(spec.points.size(), 45u);
   EXPECT_EQ(column(spec, "a")[0], "10Gbps");
   EXPECT_EQ(column(spec, "a")[15], "31.6228Gbps");
@@ -177,7 +176,7 @@ axes:
         workload.bucket_size: {choice: ["10MB", "50MB"]}
         x.y: {uniform: [0.1, 0.9]}
 )";
-  const SweepSpec spec = load(yaml, false);
+  const SweepSpec spec = load_sweep_text(yaml, false);
   ASSERT_EQ(spec.points.size(), 5u);
   // The contract: std::mt19937_64(seed); per sample, per key in file order, u = (rng() >> 11)·2⁻⁵³;
   // int [lo, hi] → lo + ⌊u·(hi − lo + 1)⌋, choice → value ⌊u·n⌋, uniform [a, b] → a + u·(b − a) (6 digits).
@@ -192,7 +191,7 @@ axes:
     EXPECT_EQ(spec.points[s].assignments[2].second, x) << "sample " << s;
   }
   // Same file, same points.
-  const SweepSpec again = load(yaml, false);
+  const SweepSpec again = load_sweep_text(yaml, false);
   for (std::size_t s = 0; s < 5; ++s) EXPECT_EQ(again.points[s].assignments, spec.points[s].assignments);
 }
 
@@ -206,7 +205,7 @@ TEST(SweepSpec, PointIdsArePaddedToTheLargestIndex) {
 // ---- errors ----
 
 TEST(SweepSpec, StructuralErrorsAreLocated) {
-  expect_errors(errors_of(R"(name: bad
+  expect_errors(sweep_errors(R"(name: bad
 base: base.yaml
 timout: 5s
 axes:
@@ -234,7 +233,7 @@ axes:
 TEST(SweepSpec, AnInvalidAxisValueIsReportedAtTheValue) {
   // "lots" is no size: the error is the scenario's, located at the value in the sweep file.
   // bucket_sise is a misspelt key: the scenario's "unknown key" goes to the key's first value.
-  expect_errors(errors_of(R"(name: v
+  expect_errors(sweep_errors(R"(name: v
 base: base.yaml
 axes:
   - grid: {workload.bucket_size: ["10MB", lots]}
@@ -250,14 +249,14 @@ TEST(SweepSpec, AProblemOfSeveralAxesIsReportedAtAxesOnce) {
   // The base's global_batch 2 fits 2 GPUs but not 4 (two nodes): the scenario blames its own line,
   // which no axis sets, and the point has two axis values, so the error goes to `axes`, once (for the
   // first point that has it: p0002 = second count, first seed), with the base scenario's location.
-  const std::string base = edited(kBase, "global_batch: 8", "global_batch: 2");
-  const auto errors = errors_of(R"(name: w
+  const std::string base = edited(kTwoGpuBase, "global_batch: 8", "global_batch: 2");
+  const auto errors = sweep_errors(R"(name: w
 base: base.yaml
 axes:
   - grid: {cluster.nodes.0.count: [1, 2]}
   - grid: {run.seed: [1, 2]}
 )",
-                                true, base);
+                                   true, base);
   ASSERT_NO_FATAL_FAILURE(expect_errors(
       errors, {{4, 3, "point p0002 (cluster.nodes.0.count=2, run.seed=1) makes the base scenario invalid: "}}));
   EXPECT_NE(errors[0].message.find("base.yaml:12:17: error: global_batch 2 is smaller than the 4 GPUs"),
@@ -268,7 +267,7 @@ axes:
 TEST(SweepSpec, AnErrorAtAnOverrideGoesToItsValue) {
   // The scenario locates "global_batch 2 is smaller than the 4 GPUs" at global_batch, here the
   // override: so the error is reported at that value, although the node count matters too.
-  expect_errors(errors_of(R"(name: w
+  expect_errors(sweep_errors(R"(name: w
 base: base.yaml
 axes:
   - grid: {workload.global_batch: [2, 4]}
@@ -278,7 +277,7 @@ axes:
 }
 
 TEST(SweepSpec, MissingBaseAndName) {
-  expect_errors(errors_of(R"(base: nowhere.yaml
+  expect_errors(sweep_errors(R"(base: nowhere.yaml
 axes: []
 )"),
                 {{1, 1, "missing key 'name' in the sweep"}, {1, 7, "cannot open the base scenario"}});

@@ -5,12 +5,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "models/common/diagnostics.hpp"
+#include "tests/support/diagnostics.hpp"
 
 namespace dnnsim {
 namespace {
@@ -136,27 +138,14 @@ BandwidthSchedule parse(std::string_view text, std::optional<double> period = {}
   return parse_bandwidth_trace(text, "trace.csv", BytesPerSecond(100 * kGB), p);
 }
 
-struct Expected {
-  int line;
-  int column;
-  std::string fragment;  // a piece of the message
-};
-
-void expect_errors(std::string_view text, const std::vector<Expected>& expected, std::optional<double> period = {}) {
-  try {
-    (void)parse(text, period);
-    FAIL() << "expected an InputError for:\n" << text;
-  } catch (const InputError& e) {
-    const auto& diagnostics = e.diagnostics();
-    ASSERT_EQ(diagnostics.size(), expected.size()) << e.what();
-    for (std::size_t i = 0; i < expected.size(); ++i) {
-      EXPECT_EQ(diagnostics[i].location.file, "trace.csv");
-      EXPECT_EQ(diagnostics[i].location.line, expected[i].line) << e.what();
-      EXPECT_EQ(diagnostics[i].location.column, expected[i].column) << e.what();
-      EXPECT_NE(diagnostics[i].message.find(expected[i].fragment), std::string::npos)
-          << "'" << expected[i].fragment << "' not in: " << diagnostics[i].message;
-    }
-  }
+// Exactly the `expected` errors (tests/support/diagnostics.hpp), all located in trace.csv, from parsing
+// `text`.
+void expect_trace_errors(std::string_view text, const std::vector<testing::Located>& expected,
+                         std::optional<double> period = {},
+                         const std::source_location& caller = std::source_location::current()) {
+  const std::vector<Diagnostic> diagnostics = testing::diagnostics_thrown_by([&] { (void)parse(text, period); });
+  for (const Diagnostic& d : diagnostics) EXPECT_EQ(d.location.file, "trace.csv") << format_diagnostic(d);
+  testing::expect_errors(diagnostics, expected, caller);
 }
 
 TEST(BandwidthTrace, HeaderWithUnitsInValues) {
@@ -204,55 +193,56 @@ TEST(BandwidthTrace, NominalBeforeTheFirstTimeAndPeriod) {
 
 TEST(BandwidthTrace, MissingUnit) {
   // "25" under a `bandwidth` header: the field starts at column 3.
-  expect_errors("time_s,bandwidth\n0,25\n", {{2, 3, "has no unit"}});
+  expect_trace_errors("time_s,bandwidth\n0,25\n", {{2, 3, "has no unit"}});
   // Zero needs no unit.
   EXPECT_DOUBLE_EQ(parse("time_s,bandwidth\n0,0\n").points[0].bandwidth.value(), 0.0);
 }
 
 TEST(BandwidthTrace, UnknownUnit) {
-  expect_errors("time_s,bandwidth\n0,  25Gbs\n", {{2, 5, "unknown unit"}});
-  expect_errors("time_s,bandwidth_Gbs\n0,25\n", {{1, 8, "unknown bandwidth unit 'Gbs'"}});
-  expect_errors("time_s,bandwidth_GB\n0,25\n", {{1, 8, "unknown bandwidth unit 'GB'"}});  // a size, not a rate
+  expect_trace_errors("time_s,bandwidth\n0,  25Gbs\n", {{2, 5, "unknown unit"}});
+  expect_trace_errors("time_s,bandwidth_Gbs\n0,25\n", {{1, 8, "unknown bandwidth unit 'Gbs'"}});
+  expect_trace_errors("time_s,bandwidth_GB\n0,25\n", {{1, 8, "unknown bandwidth unit 'GB'"}});  // a size, not a rate
   // With the unit in the header, values must be bare numbers.
-  expect_errors("time_s,bandwidth_Gbps\n0,25Gbps\n", {{2, 3, "bare number"}});
+  expect_trace_errors("time_s,bandwidth_Gbps\n0,25Gbps\n", {{2, 3, "bare number"}});
 }
 
 TEST(BandwidthTrace, NonIncreasingTime) {
-  expect_errors("time_s,bandwidth\n0,1GB/s\n1,1GB/s\n1,2GB/s\n", {{4, 1, "not after the previous time 1 s (line 3)"}});
+  expect_trace_errors("time_s,bandwidth\n0,1GB/s\n1,1GB/s\n1,2GB/s\n",
+                      {{4, 1, "not after the previous time 1 s (line 3)"}});
   // One inversion, one error: 0.5 is reported, 3 (after 0.5) is fine.
-  expect_errors("time_s,bandwidth\n0,1GB/s\n2,1GB/s\n0.5,1GB/s\n3,1GB/s\n", {{4, 1, "not after"}});
+  expect_trace_errors("time_s,bandwidth\n0,1GB/s\n2,1GB/s\n0.5,1GB/s\n3,1GB/s\n", {{4, 1, "not after"}});
 }
 
 TEST(BandwidthTrace, NegativeValues) {
-  expect_errors("time_s,bandwidth\n-1,1GB/s\n", {{2, 1, "non-negative"}});
-  expect_errors("time_s,bandwidth\n0,-1GB/s\n", {{2, 3, "non-negative"}});
-  expect_errors("time_s,bandwidth_GBps\n0,-3\n", {{2, 3, "non-negative"}});
+  expect_trace_errors("time_s,bandwidth\n-1,1GB/s\n", {{2, 1, "non-negative"}});
+  expect_trace_errors("time_s,bandwidth\n0,-1GB/s\n", {{2, 3, "non-negative"}});
+  expect_trace_errors("time_s,bandwidth_GBps\n0,-3\n", {{2, 3, "non-negative"}});
 }
 
 TEST(BandwidthTrace, WrongColumnCount) {
   // A third field: pointed at (column 9). A missing one: just past the end of the line (column 2).
-  expect_errors("time_s,bandwidth\n0,1GB/s,3\n1\n", {{2, 9, "expected 2 fields"}, {3, 2, "got 1"}});
-  expect_errors("time_s,bandwidth\n0,\n", {{2, 3, "missing bandwidth"}});
+  expect_trace_errors("time_s,bandwidth\n0,1GB/s,3\n1\n", {{2, 9, "expected 2 fields"}, {3, 2, "got 1"}});
+  expect_trace_errors("time_s,bandwidth\n0,\n", {{2, 3, "missing bandwidth"}});
 }
 
 TEST(BandwidthTrace, BadHeader) {
-  expect_errors("time,bandwidth\n0,1GB/s\n", {{1, 1, "did you mean 'time_s'"}});
-  expect_errors("time_s,bw\n0,1GB/s\n", {{1, 8, "second column"}});
-  expect_errors("time_s,bandwith\n0,1GB/s\n", {{1, 8, "did you mean 'bandwidth'"}});
-  expect_errors("time_s,bandwidth,extra\n0,1GB/s\n", {{1, 18, "third column"}});
-  expect_errors("time_s\n0,1GB/s\n", {{1, 7, "one column"}});
-  expect_errors("0,25Gbps\n1,10Gbps\n", {{1, 1, "header line missing"}});
+  expect_trace_errors("time,bandwidth\n0,1GB/s\n", {{1, 1, "did you mean 'time_s'"}});
+  expect_trace_errors("time_s,bw\n0,1GB/s\n", {{1, 8, "second column"}});
+  expect_trace_errors("time_s,bandwith\n0,1GB/s\n", {{1, 8, "did you mean 'bandwidth'"}});
+  expect_trace_errors("time_s,bandwidth,extra\n0,1GB/s\n", {{1, 18, "third column"}});
+  expect_trace_errors("time_s\n0,1GB/s\n", {{1, 7, "one column"}});
+  expect_trace_errors("0,25Gbps\n1,10Gbps\n", {{1, 1, "header line missing"}});
   // A bad header stops the reading: the row errors after it are not reported.
-  expect_errors("time_s,bw\n-1,x\n", {{1, 8, "second column"}});
+  expect_trace_errors("time_s,bw\n-1,x\n", {{1, 8, "second column"}});
 }
 
 TEST(BandwidthTrace, EmptyFileOrNoData) {
-  expect_errors("# nothing\n\n", {{0, 0, "empty bandwidth trace"}});
-  expect_errors("time_s,bandwidth\n# nothing yet\n", {{1, 1, "no data line"}});
+  expect_trace_errors("# nothing\n\n", {{0, 0, "empty bandwidth trace"}});
+  expect_trace_errors("time_s,bandwidth\n# nothing yet\n", {{1, 1, "no data line"}});
 }
 
 TEST(BandwidthTrace, TimeNotBeforePeriod) {
-  expect_errors("time_s,bandwidth_GBps\n0,1\n2,3\n3,3\n", {{3, 1, "not before the repeat period 2 s"}}, 2.0);
+  expect_trace_errors("time_s,bandwidth_GBps\n0,1\n2,3\n3,3\n", {{3, 1, "not before the repeat period 2 s"}}, 2.0);
 }
 
 TEST(BandwidthTrace, SeveralErrorsAtOnce) {
@@ -265,11 +255,11 @@ TEST(BandwidthTrace, SeveralErrorsAtOnce) {
       "abc,1GB/s\n"         // 6 not a number          → 6:1
       "2,1GB/s,7\n"         // 7 three fields          → 7:9
       "3,-2Gbps\n";         // 8 negative              → 8:3
-  expect_errors(text, {{3, 5, "has no unit"},
-                       {5, 1, "not after"},
-                       {6, 1, "expected a time in seconds"},
-                       {7, 9, "expected 2 fields"},
-                       {8, 3, "non-negative"}});
+  expect_trace_errors(text, {{3, 5, "has no unit"},
+                             {5, 1, "not after"},
+                             {6, 1, "expected a time in seconds"},
+                             {7, 9, "expected 2 fields"},
+                             {8, 3, "non-negative"}});
   // The message of the exception lists them all as FILE:LINE:COL: error: ...
   try {
     (void)parse(text);
