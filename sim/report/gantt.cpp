@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 
@@ -52,7 +51,7 @@ std::string make_gantt_script(const SimulationResult& result, const std::string&
   std::size_t never_ran = 0;
   std::vector<double> iteration_end(std::max<std::uint32_t>(1, graph.iteration_count()), 0.0);
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
-    if (std::isnan(result.task_start[id]) || std::isnan(result.task_end[id])) {
+    if (!happened(result.task_start[id]) || !happened(result.task_end[id])) {
       ++never_ran;
       continue;
     }
@@ -73,7 +72,7 @@ std::string make_gantt_script(const SimulationResult& result, const std::string&
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     const double start = result.task_start[id];
     const double end = result.task_end[id];
-    if (std::isnan(start) || std::isnan(end)) continue;
+    if (!happened(start) || !happened(end)) continue;
     const Task& task = graph.task(id);
     std::string& out = boxes_of(task.phase);
     for (const DeviceId d : task.devices())

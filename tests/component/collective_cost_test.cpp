@@ -66,7 +66,7 @@ struct CostCase {
 void PrintTo(const CostCase& test, std::ostream* out) { *out << test.name; }
 
 // Uniform path costs of the platforms (see the header comment).
-constexpr double kAlphaIn = 2e-6, kBetaIn = 100e9;
+constexpr double kAlphaIn = testing::kSwitchAlpha, kBetaIn = testing::kSwitchBeta;
 constexpr double kAlphaOut = 6e-6, kBetaOut = 25e9;
 
 // Ring rounds on p = 8 GPUs of kSwitch8: a round moves S/8 over one step.

@@ -21,7 +21,8 @@ namespace {
 
 using namespace testing;
 
-// The sweep `yaml` over the scenario `base`, written beside it as base.yaml.
+// The sweep `yaml` over the scenario `base`, written beside it as base.yaml (kTwoGpuBase: one node of
+// 2 GPUs, one layer, valid for every override the tests below make).
 SweepSpec load_sweep_text(const std::string& yaml, bool validate = true, const std::string& base = kTwoGpuBase) {
   write_file("base.yaml", base);
   const std::string path = write_file("sweep.yaml", yaml);
