@@ -129,6 +129,10 @@ struct Layer {
   // offload_activations in models/dnn/llm_parallel.hpp), copied out after the forward and back before
   // the backward; 0 for a layer that keeps its activations on the GPU.
   Bytes offloaded_bytes{0};
+  // Selective recomputation re-runs this layer's forward at the start of its backward
+  // (recompute_in_backward): backward_flops and backward_bytes include it, and an attention core's
+  // context-parallel exchanges run again with it (step_communication.hpp).
+  bool forward_in_backward = false;
 
   [[nodiscard]] Flop backward_input_flops() const { return backward_flops - backward_weight_flops; }
   // forward_bytes and backward_bytes with their defaults applied.

@@ -156,6 +156,7 @@ Bytes boundary_bytes_per_rank(const TransformerShape& shape, const TensorParalle
 void recompute_in_backward(Layer& layer) {
   layer.backward_bytes = layer.backward_traffic() + layer.forward_traffic();
   layer.backward_flops += layer.forward_flops;
+  layer.forward_in_backward = true;
 }
 
 LayerModel shard_for_tensor_parallel(const LayerModel& model, const TensorParallelOptions& options) {

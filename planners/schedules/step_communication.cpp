@@ -29,6 +29,62 @@ Collective exchange(CollectiveKind kind, std::vector<DeviceId> group, Bytes size
   return collective;
 }
 
+// Adds one layer's time in a step with the precision recipe to `total`: its kernel in the dtype the
+// recipe gives it, then its scaling kernels' traffic (two additions, in this order: the sums stay
+// those of one loop over the layers to the last bit).
+void add_layer_time(Seconds& total, const PipelineWorkload& workload, const Layer& layer, const ClusterDevice& device,
+                    int samples, Pass pass) {
+  const PrecisionRecipe& recipe = workload.llm.precision;
+  total += layer_time(workload.model, layer, device, samples, recipe.dtype_of(layer, workload.dtype), pass);
+  if (const Bytes scaling = recipe.scaling_bytes(layer, pass == Pass::backward); scaling.value() > 0) {
+    // The quantization kernels, memory-bound and of their own (their time adds to the GEMM's).
+    Compute quantize;
+    quantize.dtype = workload.dtype;
+    quantize.kernel = LayerKind::elementwise;
+    quantize.bytes_accessed = scaling * samples;
+    total += compute_time_on(quantize, device);
+  }
+}
+
+// The attention cores among `layers` (with `rerun_only`, those whose forward re-runs in their backward)
+// and their time in `pass` on `device` (zero without one).
+std::pair<int, Seconds> step_attention(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice* device,
+                                       int samples, Pass pass, bool rerun_only = false) {
+  const LayerModel& model = workload.model;
+  std::pair<int, Seconds> result{0, Seconds(0)};
+  for (std::size_t l = layers.begin; l < layers.end && l < model.layers.size(); ++l) {
+    const Layer& layer = model.layers[l];
+    if (layer.kind != LayerKind::attention || (rerun_only && !layer.forward_in_backward)) continue;
+    ++result.first;
+    if (device) add_layer_time(result.second, workload, layer, *device, samples, pass);
+  }
+  return result;
+}
+
+// A step's CP ring as rings of ring_attention_phases: each over `cores` attention cores, whose
+// `attention` time its phases overlap (the phases' steps / CP of it). A backward whose cores selective
+// recomputation re-runs starts with those cores' forward ring (TE's forward function again), over
+// their forward attention, which their backward time includes (recompute_in_backward); the backward's
+// ring then overlaps the rest of it.
+struct RingPart {
+  int cores = 0;
+  Seconds attention{0};
+  bool backward = false;
+};
+std::vector<RingPart> ring_parts(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice* device,
+                                 int samples, Pass pass) {
+  std::vector<RingPart> result;
+  if (!runs_ring(workload)) return result;
+  const auto [count, attention] = step_attention(workload, layers, device, samples, pass);
+  if (count == 0) return result;
+  const bool backward = pass == Pass::backward;
+  const auto [rerun, rerun_forward] =
+      backward ? step_attention(workload, layers, device, samples, Pass::forward, true) : std::pair{0, Seconds(0)};
+  if (rerun > 0) result.push_back({rerun, rerun_forward, false});
+  result.push_back({count, rerun > 0 ? std::max(Seconds(0), attention - rerun_forward) : attention, backward});
+  return result;
+}
+
 }  // namespace
 
 StepGroups step_groups(const PipelineWorkload& workload, const PipelineStage& stage, std::size_t replica, int rank) {
@@ -110,17 +166,22 @@ std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, c
     }
   }
   // CP's all-gather or all-to-all exchanges (not p2p's ring): around each attention core, which waits
-  // for them, so they are serial; a recomputed forward runs its attention's exchanges again.
-  const int attention_layers =
-      llm.context > 1 && groups.context.size() > 1 ? attention_layers_in_range(model, layers.begin, layers.end) : 0;
-  if (attention_layers > 0) {
-    for (const ContextExchange& each : context_exchanges(dims, llm.context_comm, samples, tp, cp, backward)) {
+  // for them, so they are serial; a recomputed forward runs its attention's exchanges again, and so
+  // does a core that selective recomputation re-runs at the start of its backward (Megatron-Core
+  // checkpoints TE's whole attention function, its CP communication included), before the backward's.
+  const bool context = llm.context > 1 && groups.context.size() > 1;
+  const auto add_exchanges = [&](int cores, bool of_backward) {
+    if (cores <= 0) return;
+    for (const ContextExchange& each : context_exchanges(dims, llm.context_comm, samples, tp, cp, of_backward)) {
       std::string what = fmt::format("cp {}", collective_kind_name(each.kind));
       std::replace(what.begin(), what.end(), '_', '-');  // "cp all-gather", as "fsdp all-gather"
       result.push_back(
-          {exchange(each.kind, groups.context, each.size * attention_layers, each.calls * attention_layers), false,
-           std::move(what)});
+          {exchange(each.kind, groups.context, each.size * cores, each.calls * cores), false, std::move(what)});
     }
+  };
+  if (context) {
+    if (backward) add_exchanges(step_attention(workload, layers, nullptr, samples, Pass::forward, true).first, false);
+    add_exchanges(attention_layers_in_range(model, layers.begin, layers.end), backward);
   }
   // FSDP: the weights gathered before each pass, the gradients reduce-scattered after the backward.
   if (llm.fsdp && groups.sharding.size() > 1 && !recompute) {
@@ -237,40 +298,6 @@ std::vector<std::vector<TaskId>> add_step_collectives(
   return ends;
 }
 
-namespace {
-
-// Adds one layer's time in a step with the precision recipe to `total`: its kernel in the dtype the
-// recipe gives it, then its scaling kernels' traffic (two additions, in this order: the sums stay
-// those of one loop over the layers to the last bit).
-void add_layer_time(Seconds& total, const PipelineWorkload& workload, const Layer& layer, const ClusterDevice& device,
-                    int samples, Pass pass) {
-  const PrecisionRecipe& recipe = workload.llm.precision;
-  total += layer_time(workload.model, layer, device, samples, recipe.dtype_of(layer, workload.dtype), pass);
-  if (const Bytes scaling = recipe.scaling_bytes(layer, pass == Pass::backward); scaling.value() > 0) {
-    // The quantization kernels, memory-bound and of their own (their time adds to the GEMM's).
-    Compute quantize;
-    quantize.dtype = workload.dtype;
-    quantize.kernel = LayerKind::elementwise;
-    quantize.bytes_accessed = scaling * samples;
-    total += compute_time_on(quantize, device);
-  }
-}
-
-// The attention cores among `layers` and their time on `device` (zero without one).
-std::pair<int, Seconds> step_attention(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice* device,
-                                       int samples, Pass pass) {
-  const LayerModel& model = workload.model;
-  std::pair<int, Seconds> result{0, Seconds(0)};
-  for (std::size_t l = layers.begin; l < layers.end && l < model.layers.size(); ++l) {
-    if (model.layers[l].kind != LayerKind::attention) continue;
-    ++result.first;
-    if (device) add_layer_time(result.second, workload, model.layers[l], *device, samples, pass);
-  }
-  return result;
-}
-
-}  // namespace
-
 Seconds step_layers_time(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device, int samples,
                          Pass pass) {
   Seconds total{0};
@@ -282,30 +309,33 @@ Seconds step_layers_time(const PipelineWorkload& workload, LayerRange layers, co
 std::vector<RingExchange> context_ring(const PipelineWorkload& workload, const StepGroups& groups, LayerRange layers,
                                        const ClusterDevice* device, int samples, Pass pass) {
   std::vector<RingExchange> result;
+  const std::vector<RingPart> parts = ring_parts(workload, layers, device, samples, pass);
+  if (parts.empty()) return result;
   const int cp = workload.llm.context;
-  if (!runs_ring(workload)) return result;
-  const auto [count, attention] = step_attention(workload, layers, device, samples, pass);
-  if (count == 0) return result;
   const Bytes chunk =
       ring_attention_step_bytes(*workload.model.transformer, samples, workload.tensor_parallel.degree, cp);
-  for (const RingPhase& phase : ring_attention_phases(cp, pass == Pass::backward)) {
-    // `steps` ring steps of `chunks` chunks per layer: as an all-gather's ring (CP − 1 steps of 1/CP of
-    // its size), CP/(CP − 1) times the bytes each GPU sends; one call per step and layer.
-    const double sent = chunk.value() * phase.chunks * phase.steps * count;
-    result.push_back(
-        {exchange(CollectiveKind::all_gather, groups.context, Bytes(sent * cp / (cp - 1.0)), count * phase.steps),
-         attention * (static_cast<double>(phase.steps) / cp)});
-  }
+  for (const RingPart& part : parts)
+    for (const RingPhase& phase : ring_attention_phases(cp, part.backward)) {
+      // `steps` ring steps of `chunks` chunks per core: as an all-gather's ring (CP − 1 steps of 1/CP of
+      // its size), CP/(CP − 1) times the bytes each GPU sends; one call per step and core.
+      const double sent = chunk.value() * phase.chunks * phase.steps * part.cores;
+      result.push_back({exchange(CollectiveKind::all_gather, groups.context, Bytes(sent * cp / (cp - 1.0)),
+                                 part.cores * phase.steps),
+                        part.attention * (static_cast<double>(phase.steps) / cp)});
+    }
   return result;
 }
 
 Seconds ring_attention_overlapped(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device,
                                   int samples, Pass pass) {
   const int cp = workload.llm.context;
-  if (!runs_ring(workload)) return Seconds(0);
-  int steps = 0;
-  for (const RingPhase& phase : ring_attention_phases(cp, pass == Pass::backward)) steps += phase.steps;
-  return step_attention(workload, layers, &device, samples, pass).second * (static_cast<double>(steps) / cp);
+  Seconds total{0};
+  for (const RingPart& part : ring_parts(workload, layers, &device, samples, pass)) {
+    int steps = 0;
+    for (const RingPhase& phase : ring_attention_phases(cp, part.backward)) steps += phase.steps;
+    total += part.attention * (static_cast<double>(steps) / cp);
+  }
+  return total;
 }
 
 std::optional<Collective> expert_gradient_all_reduce(const PipelineWorkload& workload, const StepGroups& groups,

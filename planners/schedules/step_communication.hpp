@@ -60,13 +60,16 @@ struct StepCollective {
 // for the group) and the LLM exchanges other than the CP ring (context_ring): with cp_comm_type
 // all_gather or a2a, the attention layers' context_exchanges. `pass`: forward (with
 // `recompute`, the re-run forward, which repeats the forward's tensor-parallel collectives and expert
-// exchanges but no FSDP gather or embedding reduction) or backward.
+// exchanges but no FSDP gather or embedding reduction) or backward (whose attention cores that selective
+// recomputation re-runs, Layer::forward_in_backward, exchange their forward's context_exchanges first).
 [[nodiscard]] std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, const StepGroups& groups,
                                                            int rank_in_tensor_group, LayerRange layers, int samples,
                                                            Pass pass, bool recompute);
 
 // One phase of the step's CP ring (llm_parallel.hpp's RingPhase, over the step's attention layers): the
 // exchange (an all-gather's ring of the phase's bytes, mirrored) and the attention compute it overlaps.
+// A backward whose cores selective recomputation re-runs (Layer::forward_in_backward) starts with their
+// forward ring's phases, beside their re-run forward attention, as TE re-runs its forward function.
 struct RingExchange {
   Collective exchange;
   Seconds attention{0};

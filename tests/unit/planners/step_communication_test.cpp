@@ -6,18 +6,21 @@
 #include <gtest/gtest.h>
 
 #include "models/dnn/zoo.hpp"
+#include "models/hardware/catalog.hpp"
 
 namespace dnnsim {
 namespace {
 
-// `name` split as Megatron-Core runs it, on one stage of `plan_devices` plan devices of TP·CP GPUs.
-PipelineWorkload llm_workload(const std::string& name, int tp, const LlmParallelism& llm, int plan_devices) {
+// `name` split as Megatron-Core runs it, on one stage of `plan_devices` plan devices of TP·CP GPUs,
+// with the selective recomputation `modules` (RecomputeModule bits).
+PipelineWorkload llm_workload(const std::string& name, int tp, const LlmParallelism& llm, int plan_devices,
+                              std::uint8_t modules = 0) {
   const LayerModel model = builtin_models().at(name).value(ModelOptions{});
   PipelineWorkload workload;
   workload.tensor_parallel = TensorParallelOptions{.degree = tp, .sequence_parallel = tp > 1};
   workload.transformer = transformer_shape(model);
   workload.llm = llm;
-  workload.model = shard_for_llm(model, workload.tensor_parallel, llm, 0);
+  workload.model = shard_for_llm(model, workload.tensor_parallel, llm, modules);
   workload.dtype = Dtype::bf16;
   PipelineStage stage{{LayerRange{0, workload.model.layers.size()}}, {}};
   for (int d = 0; d < plan_devices; ++d) stage.devices.push_back(static_cast<DeviceId>(d));
@@ -156,6 +159,58 @@ TEST(StepCommunication, ContextAllGatherAndAllToAllAreSerial) {
   EXPECT_EQ(all_to_all->collective.kind, CollectiveKind::all_to_all);
   EXPECT_DOUBLE_EQ(all_to_all->collective.size.value(), (1 + 4) * chunk * 32);
   EXPECT_EQ(all_to_all->collective.calls, 128u);
+}
+
+// Selective recomputation of core_attn (Megatron-Core checkpoints Transformer Engine's whole attention
+// function, its CP communication included) re-runs each core's forward, exchanges and all, at the
+// start of its backward. Same GPU as above (ring {7, 5}, chunk c = 4,096 · 8 · 256 / 2 · 2 bytes, 32
+// cores). p2p: the backward ring is the forward's ring (1 step of 1 chunk per core: 2·c·32 as an
+// all-gather's ring, 32 calls) then the backward's (2 steps: 2·2·c·32, 64 calls). On an H100 (no
+// calibration: the roofline), the forward ring overlaps (CP − 1)/CP = 1/2 of the cores' forward
+// attention F, as in the forward pass, and the backward ring the rest of their backward time, which
+// now includes F: with compute-bound cores the time is linear in the FLOPs, so that rest is the plain
+// backward's B (to rounding) and ring_attention_overlapped is F/2 + B. all_gather: the backward adds a
+// forward all-gather (2·c·32, 64 calls) before its own gather and reduce-scatter.
+TEST(StepCommunication, SelectivelyRecomputedCoresExchangeAgain) {
+  LlmParallelism llm;
+  llm.context = 2;
+  const auto core_attn = static_cast<std::uint8_t>(RecomputeModule::core_attn);
+  const PipelineWorkload plain = llm_workload("llama3-8b", 2, llm, 2);
+  const PipelineWorkload rerun = llm_workload("llama3-8b", 2, llm, 2, core_attn);
+  const PipelineStage& stage = rerun.plan.stages.front();
+  const StepGroups groups = step_groups(rerun, stage, 1, 3);
+  const LayerRange layers = stage.chunks.front();
+  const double chunk = 4096.0 * 8 * 256 / 2 * 2;
+  const auto backward = context_ring(rerun, groups, layers, nullptr, 1, Pass::backward);
+  ASSERT_EQ(backward.size(), 2u);
+  EXPECT_DOUBLE_EQ(backward[0].exchange.size.value(), 2 * chunk * 32);
+  EXPECT_EQ(backward[0].exchange.calls, 32u);
+  EXPECT_DOUBLE_EQ(backward[1].exchange.size.value(), 2 * 2 * chunk * 32);
+  EXPECT_EQ(backward[1].exchange.calls, 64u);
+  EXPECT_EQ(context_ring(rerun, groups, layers, nullptr, 1, Pass::forward).size(), 1u);  // the forward is as before
+
+  const ClusterDevice h100{"node0/gpu0", *HardwareCatalog::builtin().find_gpu("H100-SXM"), 0};
+  const double forward = context_ring(plain, groups, layers, &h100, 1, Pass::forward)[0].attention.value() * 2;
+  const double plain_backward = context_ring(plain, groups, layers, &h100, 1, Pass::backward)[0].attention.value();
+  ASSERT_GT(forward, 0);
+  const auto timed = context_ring(rerun, groups, layers, &h100, 1, Pass::backward);
+  ASSERT_EQ(timed.size(), 2u);
+  EXPECT_DOUBLE_EQ(timed[0].attention.value(), forward / 2);
+  EXPECT_NEAR(timed[1].attention.value(), plain_backward, 1e-9 * plain_backward);
+  EXPECT_NEAR(ring_attention_overlapped(rerun, layers, h100, 1, Pass::backward).value(), forward / 2 + plain_backward,
+              1e-9 * plain_backward);
+
+  llm.context_comm = ContextComm::all_gather;
+  const PipelineWorkload gather = llm_workload("llama3-8b", 2, llm, 2, core_attn);
+  int gathers = 0;
+  for (const StepCollective& c : step_collectives(gather, groups, 1, layers, 1, Pass::backward, false)) {
+    if (c.what != "cp all-gather") continue;
+    ++gathers;
+    EXPECT_DOUBLE_EQ(c.collective.size.value(), 2 * chunk * 32);
+    EXPECT_EQ(c.collective.calls, 64u);
+  }
+  EXPECT_EQ(gathers, 2);
+  EXPECT_NE(find(step_collectives(gather, groups, 1, layers, 1, Pass::backward, false), "cp reduce-scatter"), nullptr);
 }
 
 // Llama 3 8B under FSDP with FP8 parameters on 8 GPUs: each step gathers its layers' weights at 1 byte
