@@ -64,7 +64,8 @@ std::vector<std::string> llm_parallel_problems(const LayerModel& model, const Ll
                                      seq / parallel.context, tp));
   }
   if (parallel.context > 1 && model.transformer)
-    if (std::string why = context_comm_problem(*model.transformer, parallel.context_comm, tp, parallel.context);
+    if (std::string why =
+            context_comm_problem(*model.transformer, parallel.context_comm, tp, parallel.context, parallel.context_a2a);
         !why.empty())
       problems.push_back(std::move(why));
   if (parallel.routing.imbalance < 1.0)
@@ -92,7 +93,7 @@ Bytes ring_attention_step_bytes(const TransformerDims& dims, int micro_batch, in
 namespace {
 
 // Transformer Engine's cp_comm_type spellings, in ContextComm order.
-constexpr std::array<std::string_view, 3> kContextCommNames{"p2p", "all_gather", "a2a"};
+constexpr std::array<std::string_view, 4> kContextCommNames{"p2p", "all_gather", "a2a", "a2a+p2p"};
 
 // Key/value heads on one tensor rank: split over the tensor ranks when there are at least TP of
 // them, one replicated head group otherwise (as ring_attention_step_bytes).
@@ -109,16 +110,33 @@ std::optional<ContextComm> context_comm_from_name(std::string_view name) {
   return enum_from_name<ContextComm>(kContextCommNames, name);
 }
 
-std::string context_comm_problem(const TransformerDims& dims, ContextComm comm, int tp, int cp) {
-  if (comm != ContextComm::a2a || cp <= 1) return {};
+int context_ring_size(const LlmParallelism& parallel) {
+  if (parallel.context_comm == ContextComm::p2p) return parallel.context;
+  if (parallel.context_comm == ContextComm::a2a_p2p) return parallel.context / std::max(1, parallel.context_a2a);
+  return 1;
+}
+
+int context_a2a_size(const LlmParallelism& parallel) {
+  if (parallel.context_comm == ContextComm::a2a) return parallel.context;
+  if (parallel.context_comm == ContextComm::a2a_p2p) return std::max(1, parallel.context_a2a);
+  return 1;
+}
+
+std::string context_comm_problem(const TransformerDims& dims, ContextComm comm, int tp, int cp, int a2a) {
+  if (cp <= 1 || (comm != ContextComm::a2a && comm != ContextComm::a2a_p2p)) return {};
+  if (comm == ContextComm::a2a_p2p && (a2a < 1 || cp % a2a != 0))
+    return fmt::format("context_parallel_comm a2a+p2p needs its a2a groups' size ({}) to divide context_parallel {}",
+                       a2a, cp);
+  const int group = comm == ContextComm::a2a ? cp : a2a;
   const int heads = dims.heads / std::max(1, tp);
   const int kv = kv_heads_per_rank(dims, tp);
-  if (heads % cp == 0 && kv % cp == 0) return {};
+  if (heads % group == 0 && kv % group == 0) return {};
   return fmt::format(
-      "context_parallel_comm a2a needs the attention heads per tensor rank ({} = {} / TP {}) and the key/value "
-      "heads per tensor rank ({}) divisible by context_parallel {} (Transformer Engine's all-to-all splits heads "
-      "over the CP ranks)",
-      heads, dims.heads, tp, kv, cp);
+      "context_parallel_comm {} needs the attention heads per tensor rank ({} = {} / TP {}) and the key/value "
+      "heads per tensor rank ({}) divisible by {} {} (Transformer Engine's all-to-all splits heads over {})",
+      comm == ContextComm::a2a ? "a2a" : "a2a+p2p", heads, dims.heads, tp, kv,
+      comm == ContextComm::a2a ? "context_parallel" : "the a2a groups' size", group,
+      comm == ContextComm::a2a ? "the CP ranks" : "an a2a group");
 }
 
 std::vector<ContextExchange> context_exchanges(const TransformerDims& dims, ContextComm comm, int micro_batch, int tp,

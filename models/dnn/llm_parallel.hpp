@@ -58,6 +58,15 @@
 //    TE asserts "The number of attention heads needs to be divisible by CP size!" of the rank's Q
 //    and K heads (context_comm_problem). What it saves is the head-sharded Q/K/V and O, as large as
 //    the sequence-sharded ones: the kept activations do not change.
+//  - "a2a+p2p" (hierarchical CP: AttnFuncWithCPAndKVP2P with cp_group = [a2a group, p2p group];
+//    Megatron-Core's hierarchical_context_parallel_sizes [A, P], A·P = CP, parallel_state.py
+//    create_hierarchical_parallel_groups): the CP ranks form A × P, the a2a groups A consecutive CP
+//    ranks, the p2p rings the P ranks congruent modulo A (TE's send_dst = cp_global_ranks[(rank + 1) %
+//    P · A + rank_a2a]). Around the core, "a2a"'s four all-to-alls over the a2a group (the same local
+//    tensors, of which (A − 1)/A leaves), between them the "p2p" ring over P ranks: after the a2a each
+//    rank holds s/P tokens of heads/(TP·A) heads, so a ring chunk, b·(s/P)·kv_width/(TP_kv·A), is the
+//    flat ring's b·(s/CP)·kv_width/TP_kv, and the ring takes P steps of 1/P of the attention each. The
+//    a2a's head rule holds for A (context_comm_problem).
 // Fully sharded data parallelism (ZeRO-3: Rajbhandari et al., SC'20 §5; Megatron-FSDP
 // optim_grads_params): weights, gradients and optimizer state are divided over the F = DP·CP ranks of
 // a stage's tensor rank; each layer's weights are all-gathered before its forward and again before
@@ -89,15 +98,15 @@ struct MoeRouting {
   [[nodiscard]] double load() const { return capacity_factor ? *capacity_factor : imbalance; }
 };
 
-// Transformer Engine's cp_comm_type (Megatron-Core's `cp_comm_type`; unset is "p2p"). "a2a+p2p"
-// (hierarchical CP) is not built.
-enum class ContextComm : std::uint8_t { p2p, all_gather, a2a };
-[[nodiscard]] std::vector<std::string> context_comm_names();  // "p2p", "all_gather", "a2a"
+// Transformer Engine's cp_comm_type (Megatron-Core's `cp_comm_type`; unset is "p2p").
+enum class ContextComm : std::uint8_t { p2p, all_gather, a2a, a2a_p2p };
+[[nodiscard]] std::vector<std::string> context_comm_names();  // "p2p", "all_gather", "a2a", "a2a+p2p"
 [[nodiscard]] std::optional<ContextComm> context_comm_from_name(std::string_view name);
 
 struct LlmParallelism {
   int context = 1;  // CP
   ContextComm context_comm = ContextComm::p2p;
+  int context_a2a = 1;  // a2a+p2p: the a2a groups' size A (hierarchical_context_parallel_sizes[0])
   int expert = 1;   // EP
   bool fsdp = false;
   MoeRouting routing;
@@ -140,13 +149,21 @@ struct RingPhase {
 // attention not overlapped); backward {2 × 1 chunk (the first and last steps), CP − 2 × 2 chunks}.
 [[nodiscard]] std::vector<RingPhase> ring_attention_phases(int cp, bool backward);
 
-// Why TE cannot run `comm` with CP `cp` on TP `tp` (a2a: the query or key/value heads per tensor rank
-// not divisible by CP); empty if it can.
-[[nodiscard]] std::string context_comm_problem(const TransformerDims& dims, ContextComm comm, int tp, int cp);
+// The ranks of one CP ring (p2p: CP; a2a+p2p: CP / A; none otherwise: 1) and of one all-to-all group
+// (a2a: CP; a2a+p2p: A; otherwise 1) of `parallel`'s context parallelism.
+[[nodiscard]] int context_ring_size(const LlmParallelism& parallel);
+[[nodiscard]] int context_a2a_size(const LlmParallelism& parallel);
 
-// One of the exposed CP collectives of one attention layer and pass (all_gather or a2a; none for p2p,
-// whose exchanges are the ring's phases), as NCCL sizes them: an all-gather's output, a reduce-
-// scatter's input, an all-to-all's input per GPU; `calls` NCCL calls.
+// Why TE cannot run `comm` with CP `cp` on TP `tp` (a2a: the query or key/value heads per tensor rank
+// not divisible by CP; a2a+p2p, whose a2a groups are `a2a` ranks: `a2a` not dividing CP, or the heads
+// not divisible by `a2a`); empty if it can.
+[[nodiscard]] std::string context_comm_problem(const TransformerDims& dims, ContextComm comm, int tp, int cp,
+                                               int a2a = 1);
+
+// One of the exposed CP collectives of one attention layer and pass (all_gather, a2a, or a2a+p2p's
+// all-to-alls; none for p2p, whose exchanges are the ring's phases), as NCCL sizes them: an all-gather's
+// output, a reduce-scatter's input, an all-to-all's input per GPU (the rank's own s/CP tokens, whatever
+// the group); `calls` NCCL calls.
 struct ContextExchange {
   CollectiveKind kind = CollectiveKind::all_gather;
   Bytes size{0};

@@ -90,7 +90,8 @@ bool accepted(const LlmLayoutModel& model, int gpus, int global_batch, const Llm
            c.pipeline))
     return false;
   if (c.context > 1)
-    if (const std::string problem = context_comm_problem(dims, limits.context_comm, c.tensor, c.context);
+    if (const std::string problem =
+            context_comm_problem(dims, limits.context_comm, c.tensor, c.context, limits.context_a2a);
         !problem.empty() && fail("{} (rule 9)", problem))
       return false;
   return ok;

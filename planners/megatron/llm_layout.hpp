@@ -37,7 +37,8 @@
 //     for Pipeline parallelism with CPU offloading", transformer_config.py).
 //  9. With cp_comm_type a2a (context_parallel_comm), CP divides the query and the key/value heads of
 //     each tensor rank (Transformer Engine's AttnFuncWithCPAndQKVOA2A: "The number of attention heads
-//     needs to be divisible by CP size!"; context_comm_problem).
+//     needs to be divisible by CP size!"; context_comm_problem); with a2a+p2p, the a2a groups' size A
+//     (the scenario's) divides CP and those heads, and the rings take CP / A.
 #pragma once
 
 #include <functional>
@@ -79,6 +80,7 @@ struct LlmLayoutLimits {
   int max_chunks = 0;                   // VP ≤ this (0: as many as the blocks allow)
   int chunks = 0;                       // VP = this (a schedule of fixed chunks per stage); 0: any
   ContextComm context_comm = ContextComm::p2p;  // rule 9: the recipe's cp_comm_type
+  int context_a2a = 1;                          // rule 9: a2a+p2p's a2a groups' size
 };
 
 // What the rules need of the model.

@@ -66,6 +66,7 @@ LlmLayoutLimits llm_layout_limits(const PlanRequest& request) {
   limits.fsdp_with_pipeline = o.flag("fsdp_with_pipeline");
   limits.single_stage = request.llm.offloaded_layers > 0;
   limits.context_comm = request.llm.context_comm;
+  limits.context_a2a = request.llm.context_a2a;
   if (o.has("max_chunks")) limits.max_chunks = static_cast<int>(o.integer("max_chunks"));
   // A schedule with a fixed number of chunks runs only that VP (`chunks: auto` lets the planner choose).
   if (!request.choose_chunks) limits.chunks = std::max(1, request.chunks_per_stage);

@@ -18,9 +18,7 @@ std::vector<DeviceId> leading(std::vector<DeviceId> members, DeviceId first) {
 
 // Whether the step's attention meets the other CP ranks' K/V through TE's p2p ring (context_ring);
 // the other cp_comm_types are exposed collectives (step_collectives).
-bool runs_ring(const PipelineWorkload& workload) {
-  return workload.transformer && workload.llm.context > 1 && workload.llm.context_comm == ContextComm::p2p;
-}
+bool runs_ring(const PipelineWorkload& workload) { return workload.transformer && context_ring_size(workload.llm) > 1; }
 
 Collective exchange(CollectiveKind kind, std::vector<DeviceId> group, Bytes size, int calls) {
   Collective collective{kind, std::move(group), size, "", 0};
@@ -102,8 +100,20 @@ StepGroups step_groups(const PipelineWorkload& workload, const PipelineStage& st
   const DeviceId self = stage_gpu(self_index);
   StepGroups groups;
   for (int t = 0; t < tp; ++t) groups.tensor.push_back(stage_gpu(replica * ranks + context_rank * tp + t));
-  for (int c = 0; c < cp; ++c) groups.context.push_back(stage_gpu(replica * ranks + c * tp + tensor_rank));
+  // The CP ranks as A × P (a2a+p2p; A = 1 otherwise): a2a groups of A consecutive CP ranks, rings of
+  // the P ranks congruent modulo A (create_hierarchical_parallel_groups; TE's send_dst).
+  const bool hierarchical = workload.llm.context_comm == ContextComm::a2a_p2p;
+  const int a2a = hierarchical ? context_a2a_size(workload.llm) : 1;
+  for (int c = context_rank % a2a; c < cp; c += a2a)
+    groups.context.push_back(stage_gpu(replica * ranks + c * tp + tensor_rank));
   groups.context = leading(std::move(groups.context), self);
+  if (hierarchical) {
+    for (int c = context_rank / a2a * a2a; c < context_rank / a2a * a2a + a2a; ++c)
+      groups.context_a2a.push_back(stage_gpu(replica * ranks + c * tp + tensor_rank));
+    groups.context_a2a = leading(std::move(groups.context_a2a), self);
+  } else {
+    groups.context_a2a = groups.context;
+  }
   for (std::size_t q = 0; q < stage.devices.size(); ++q)
     for (int c = 0; c < cp; ++c) groups.sharding.push_back(stage_gpu(q * ranks + c * tp + tensor_rank));
   groups.sharding = leading(std::move(groups.sharding), self);
@@ -169,14 +179,14 @@ std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, c
   // for them, so they are serial; a recomputed forward runs its attention's exchanges again, and so
   // does a core that selective recomputation re-runs at the start of its backward (Megatron-Core
   // checkpoints TE's whole attention function, its CP communication included), before the backward's.
-  const bool context = llm.context > 1 && groups.context.size() > 1;
+  const bool context = llm.context > 1 && groups.context_a2a.size() > 1;
   const auto add_exchanges = [&](int cores, bool of_backward) {
     if (cores <= 0) return;
     for (const ContextExchange& each : context_exchanges(dims, llm.context_comm, samples, tp, cp, of_backward)) {
       std::string what = fmt::format("cp {}", collective_kind_name(each.kind));
       std::replace(what.begin(), what.end(), '_', '-');  // "cp all-gather", as "fsdp all-gather"
-      result.push_back(
-          {exchange(each.kind, groups.context, each.size * cores, each.calls * cores), false, std::move(what)});
+      result.push_back({exchange(each.kind, groups.context_a2a, each.size * cores, each.calls * cores), false,
+                        std::move(what), llm.context_comm == ContextComm::a2a_p2p});
     }
   };
   if (context) {
@@ -202,9 +212,10 @@ namespace {
 // The CP ring's phases after the step's other compute (`end`: what rank's step ends with, its serial
 // tail first): each phase's attention on the compute stream beside its exchange on the "context"
 // stream, both after the previous phase's; the last exchange joins the step's overlapped ends.
-void add_context_ring(TaskGraph& graph, const PipelineWorkload& workload, const StepGroups& groups, LayerRange layers,
-                      int samples, Pass pass, bool recompute, const std::string& label, std::uint32_t iteration,
-                      std::vector<TaskId>& end) {
+// Returns the ring's last exchange, if any.
+std::optional<TaskId> add_context_ring(TaskGraph& graph, const PipelineWorkload& workload, const StepGroups& groups,
+                                       LayerRange layers, int samples, Pass pass, bool recompute,
+                                       const std::string& label, std::uint32_t iteration, std::vector<TaskId>& end) {
   const DeviceId self = groups.context.front();
   const ClusterDevice* device = workload.gpus.empty() ? nullptr : &workload.gpus.at(self);
   std::optional<TaskId> exchanged;
@@ -239,6 +250,7 @@ void add_context_ring(TaskGraph& graph, const PipelineWorkload& workload, const 
     exchanged = sent;
   }
   if (exchanged && end.front() != *exchanged) end.push_back(*exchanged);
+  return exchanged;
 }
 
 }  // namespace
@@ -264,8 +276,8 @@ std::vector<std::vector<TaskId>> add_step_collectives(
   };
   for (int r = 0; r < lowered; ++r) {
     const StepGroups groups = step_groups(workload, stage, replica, r);
-    add_context_ring(graph, workload, groups, layers, samples, pass, recompute, label, iteration,
-                     ends[static_cast<std::size_t>(r)]);
+    const std::optional<TaskId> ring_tail = add_context_ring(graph, workload, groups, layers, samples, pass, recompute,
+                                                             label, iteration, ends[static_cast<std::size_t>(r)]);
     for (StepCollective& step : step_collectives(workload, groups, r % tp, layers, samples, pass, recompute)) {
       // A tensor-parallel collective is one task for its group; an exchange, one per GPU.
       const std::vector<std::size_t> members =
@@ -278,6 +290,7 @@ std::vector<std::vector<TaskId>> add_step_collectives(
       for (std::size_t m : members) {
         if (!step.overlapped) {
           task.deps.push_back(ends[m].front());
+          if (step.after_ring && ring_tail) task.deps.push_back(*ring_tail);
         } else {
           // Starts with the step's compute: after what the rank's previous step ended with, and,
           // through its companion compute, after the step's inputs.
@@ -311,29 +324,30 @@ std::vector<RingExchange> context_ring(const PipelineWorkload& workload, const S
   std::vector<RingExchange> result;
   const std::vector<RingPart> parts = ring_parts(workload, layers, device, samples, pass);
   if (parts.empty()) return result;
-  const int cp = workload.llm.context;
-  const Bytes chunk =
-      ring_attention_step_bytes(*workload.model.transformer, samples, workload.tensor_parallel.degree, cp);
+  // The ring's P ranks (CP without a2a+p2p); its chunk is the flat ring's at CP (llm_parallel.hpp).
+  const int ring = context_ring_size(workload.llm);
+  const Bytes chunk = ring_attention_step_bytes(*workload.model.transformer, samples, workload.tensor_parallel.degree,
+                                                workload.llm.context);
   for (const RingPart& part : parts)
-    for (const RingPhase& phase : ring_attention_phases(cp, part.backward)) {
-      // `steps` ring steps of `chunks` chunks per core: as an all-gather's ring (CP − 1 steps of 1/CP of
-      // its size), CP/(CP − 1) times the bytes each GPU sends; one call per step and core.
+    for (const RingPhase& phase : ring_attention_phases(ring, part.backward)) {
+      // `steps` ring steps of `chunks` chunks per core: as an all-gather's ring (P − 1 steps of 1/P of
+      // its size), P/(P − 1) times the bytes each GPU sends; one call per step and core.
       const double sent = chunk.value() * phase.chunks * phase.steps * part.cores;
-      result.push_back({exchange(CollectiveKind::all_gather, groups.context, Bytes(sent * cp / (cp - 1.0)),
+      result.push_back({exchange(CollectiveKind::all_gather, groups.context, Bytes(sent * ring / (ring - 1.0)),
                                  part.cores * phase.steps),
-                        part.attention * (static_cast<double>(phase.steps) / cp)});
+                        part.attention * (static_cast<double>(phase.steps) / ring)});
     }
   return result;
 }
 
 Seconds ring_attention_overlapped(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device,
                                   int samples, Pass pass) {
-  const int cp = workload.llm.context;
+  const int ring = context_ring_size(workload.llm);
   Seconds total{0};
   for (const RingPart& part : ring_parts(workload, layers, &device, samples, pass)) {
     int steps = 0;
-    for (const RingPhase& phase : ring_attention_phases(cp, part.backward)) steps += phase.steps;
-    total += part.attention * (static_cast<double>(steps) / cp);
+    for (const RingPhase& phase : ring_attention_phases(ring, part.backward)) steps += phase.steps;
+    total += part.attention * (static_cast<double>(steps) / ring);
   }
   return total;
 }

@@ -41,7 +41,9 @@ namespace dnnsim {
 // GPU itself (what a mirrored collective simulates).
 struct StepGroups {
   std::vector<DeviceId> tensor;       // its tensor-parallel group, in rank order (not rotated)
-  std::vector<DeviceId> context;      // its context-parallel ring
+  std::vector<DeviceId> context;      // its context-parallel ring (a2a+p2p: its p2p ring)
+  std::vector<DeviceId>
+      context_a2a;  // its context-parallel all-to-all group (a2a: the ring's ranks; a2a+p2p: its a2a group)
   std::vector<DeviceId> expert;       // its expert-parallel group
   std::vector<DeviceId> expert_data;  // its expert-data-parallel group (the same experts' replicas)
   std::vector<DeviceId> sharding;     // its FSDP group: the data-parallel × context ranks of its tensor rank
@@ -53,6 +55,9 @@ struct StepCollective {
   Collective collective;
   bool overlapped = false;
   std::string what;  // "tp all-gather", "ep all-to-all", "fsdp all-gather", …
+  // Waits for the step's CP ring too: a2a+p2p's all-to-alls bracket the ring (Q, K, V before it, O
+  // after; all four placed after it here, serial either way).
+  bool after_ring = false;
 };
 
 // The collectives of one step of `layers` for `samples` sequences on the GPU whose groups are `groups`

@@ -24,6 +24,14 @@
 //    2,048·s bytes in, half of them sent: α + 1,024·s / β, either pass.
 // So the forward step ends at T_rest + α + 1,024·s/β for both, the backward at T_rest + 2α + 2,048·s/β
 // (all_gather) or T_rest + α + 1,024·s/β (a2a).
+//
+// a2a+p2p (ContextComm.Hierarchical*) on one NVSwitch node of 4 A100s, CP 4 as A = 2 a2a groups ({0, 1},
+// {2, 3}) × P = 2 rings ({0, 2}, {1, 3}), each GPU its own up- and downlink, so no two of one kind of
+// exchange share a link. The ring's chunk is the flat ring's at CP 4, s/4 · 512 · 2 = 256·s bytes: forward
+// 1 step · 2 layers, as a 2-rank all-gather of 1,024·s bytes, α + 512·s/β beside 1/2 of the attention;
+// backward 2 steps, α + 1,024·s/β beside all of it. Then the a2a's all-to-alls over the group of 2: per
+// layer the rank's own s/4 tokens of K/V (256·s) and of Q and O (256·s), 1,024·s bytes in for 2 layers,
+// half sent: α + 512·s/β, serial after the ring. The step ends at T_rest + max(ring, attention) + a2a.
 #include <gtest/gtest.h>
 
 #include "models/dnn/llm_parallel.hpp"
@@ -46,16 +54,19 @@ struct RingOutcome {
   double simulated = 0;
   double exchange = 0;   // derived by hand
   double attention = 0;  // the cost model's, from context_ring
+  double serial = 0;     // a2a+p2p: its all-to-alls after the ring, derived by hand
 };
 
 RingOutcome run_step(int seq, Pass pass, ContextComm comm = ContextComm::p2p) {
-  const Scenario scenario = testing::load(testing::nvswitch_node(2));
+  const int gpus = comm == ContextComm::a2a_p2p ? 4 : 2;
+  const Scenario scenario = testing::load(testing::nvswitch_node(gpus));
   const ClusterView view = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
   const LayerModel model = testing::tiny_moe(0, seq);  // dense: no experts
   PipelineWorkload workload;
   workload.transformer = transformer_shape(model);
-  workload.llm.context = 2;
+  workload.llm.context = gpus;
   workload.llm.context_comm = comm;
+  workload.llm.context_a2a = comm == ContextComm::a2a_p2p ? 2 : 1;
   workload.model = shard_for_llm(model, workload.tensor_parallel, workload.llm, 0);
   workload.dtype = Dtype::bf16;
   workload.gpus = view.devices;
@@ -64,7 +75,7 @@ RingOutcome run_step(int seq, Pass pass, ContextComm comm = ContextComm::p2p) {
 
   TaskGraph graph = testing::graph_on_gpus(scenario);
   std::vector<TaskId> computes;
-  for (DeviceId gpu = 0; gpu < 2; ++gpu) {
+  for (DeviceId gpu = 0; gpu < static_cast<DeviceId>(gpus); ++gpu) {
     Compute rest;
     rest.device = gpu;
     rest.measured_time = Seconds(kRest);
@@ -75,15 +86,19 @@ RingOutcome run_step(int seq, Pass pass, ContextComm comm = ContextComm::p2p) {
   }
   Companions companions;
   const LayerRange layers = stage.chunks.front();
-  (void)add_step_collectives(graph, workload, stage, 0, computes, {{}, {}}, companions, layers, 1, pass, false, "step",
-                             0);
+  (void)add_step_collectives(graph, workload, stage, 0, computes, std::vector<std::vector<TaskId>>(computes.size()),
+                             companions, layers, 1, pass, false, "step", 0);
   const auto ring = context_ring(workload, step_groups(workload, stage, 0, 0), layers, &view.devices[0], 1, pass);
-  EXPECT_EQ(ring.size(), comm == ContextComm::p2p ? 1u : 0u);
+  EXPECT_EQ(ring.size(), comm == ContextComm::p2p || comm == ContextComm::a2a_p2p ? 1u : 0u);
   RingOutcome outcome;
   if (comm == ContextComm::p2p) {
     outcome.attention = ring.front().attention.value();
     const double bytes = (pass == Pass::backward ? 4.0 : 2.0) * 512.0 * seq;
     outcome.exchange = kSwitchAlpha + bytes / kSwitchBeta;
+  } else if (comm == ContextComm::a2a_p2p) {
+    outcome.attention = ring.front().attention.value();
+    outcome.exchange = kSwitchAlpha + (pass == Pass::backward ? 1024.0 : 512.0) * seq / kSwitchBeta;
+    outcome.serial = kSwitchAlpha + 512.0 * seq / kSwitchBeta;
   } else {
     const int collectives = comm == ContextComm::all_gather && pass == Pass::backward ? 2 : 1;
     outcome.exchange = collectives * (kSwitchAlpha + 1024.0 * seq / kSwitchBeta);
@@ -119,6 +134,18 @@ TEST(ContextComm, AllGatherForward) { expect_exposed(ContextComm::all_gather, Pa
 TEST(ContextComm, AllGatherBackward) { expect_exposed(ContextComm::all_gather, Pass::backward); }
 TEST(ContextComm, AllToAllForward) { expect_exposed(ContextComm::a2a, Pass::forward); }
 TEST(ContextComm, AllToAllBackward) { expect_exposed(ContextComm::a2a, Pass::backward); }
+
+// a2a+p2p: T_rest + max(the ring's exchange, the attention beside it) + the all-to-alls. At s = 256 the
+// ring's exchange is the longer (asserted), so the step is its three communication terms and T_rest.
+void expect_hierarchical(Pass pass) {
+  const RingOutcome o = run_step(256, pass, ContextComm::a2a_p2p);
+  EXPECT_GT(o.exchange, o.attention);
+  const double derived = kRest + std::max(o.exchange, o.attention) + o.serial;
+  EXPECT_NEAR(o.simulated, derived, 1e-9 * derived) << "ring " << o.exchange << " s, a2a " << o.serial << " s";
+}
+
+TEST(ContextComm, HierarchicalForward) { expect_hierarchical(Pass::forward); }
+TEST(ContextComm, HierarchicalBackward) { expect_hierarchical(Pass::backward); }
 
 }  // namespace
 }  // namespace dnnsim

@@ -33,17 +33,50 @@ bool read_llm_parallelism(YamlReader& reader, MapReader& map, PipelineWorkloadSp
                                "(ring attention balances causal work over 2·CP chunks)",
                                llm.context, dims->seq, llm.context));
   }
+  bool comm_read = true;  // false: context_parallel_comm given but not a known type (its error is reported)
   if (note("context_parallel_comm")) {
-    if (auto name = map.choice("context_parallel_comm", "context-parallel communication", context_comm_names())) {
+    const auto name = map.choice("context_parallel_comm", "context-parallel communication", context_comm_names());
+    comm_read = name.has_value();
+    if (name) {
       llm.context_comm = *context_comm_from_name(*name);
-      // With a planner choosing TP or CP, the plan is checked instead (llm_parallel_problems, and the
-      // 5D planner's rule 9).
-      if (dims && llm.context > 1)
-        if (std::string why = context_comm_problem(*dims, llm.context_comm, spec.tensor_parallel.degree, llm.context);
-            !why.empty())
-          reader.error(map.get("context_parallel_comm"), why);
+      if (llm.context_comm == ContextComm::a2a_p2p && !map.has("hierarchical_context_parallel_sizes"))
+        reader.error(map.get("context_parallel_comm"),
+                     "context_parallel_comm a2a+p2p needs hierarchical_context_parallel_sizes: [A, P], the a2a "
+                     "groups' and the p2p rings' sizes (A·P = context_parallel)");
     }
   }
+  // Megatron-Core's hierarchical_context_parallel_sizes, as a2a+p2p reads it: [a2a size, p2p size]. Under
+  // a planner that chooses CP (no context_parallel key) the a2a groups' size is kept and the rings take
+  // the rest, CP / A.
+  if (note("hierarchical_context_parallel_sizes")) {
+    const YAML::Node where = map.get("hierarchical_context_parallel_sizes");
+    std::vector<std::int64_t> sizes;
+    for (const YAML::Node& item : reader.list(where, "hierarchical context-parallel sizes"))
+      if (const auto size = reader.integer(item, 1, 1 << 12)) sizes.push_back(*size);
+    if (llm.context_comm != ContextComm::a2a_p2p) {
+      if (comm_read)
+        reader.error(where, "hierarchical_context_parallel_sizes is read by context_parallel_comm a2a+p2p only");
+    } else if (where.IsSequence() && where.size() != 2)
+      reader.error(where, fmt::format("hierarchical_context_parallel_sizes has {} entries; a2a+p2p takes 2: [A, P], "
+                                      "the a2a groups' and the p2p rings' sizes",
+                                      where.size()));
+    else if (sizes.size() == 2 && map.has("context_parallel") && sizes[0] * sizes[1] != llm.context)
+      reader.error(where, fmt::format("hierarchical_context_parallel_sizes [{}, {}] multiply to {}, not "
+                                      "context_parallel {}",
+                                      sizes[0], sizes[1], sizes[0] * sizes[1], llm.context));
+    else if (sizes.size() == 2)
+      llm.context_a2a = static_cast<int>(sizes[0]);
+  }
+  // With a planner choosing TP or CP, the plan is checked instead (llm_parallel_problems, and the 5D
+  // planner's rule 9).
+  if (dims && llm.context > 1 && map.has("context_parallel_comm"))
+    if (std::string why =
+            context_comm_problem(*dims, llm.context_comm, spec.tensor_parallel.degree, llm.context, llm.context_a2a);
+        !why.empty())
+      reader.error(map.get(llm.context_comm == ContextComm::a2a_p2p && map.has("hierarchical_context_parallel_sizes")
+                               ? "hierarchical_context_parallel_sizes"
+                               : "context_parallel_comm"),
+                   why);
   if (note("fsdp")) llm.fsdp = map.boolean("fsdp").value_or(false);
   if (note("precision_recipe")) {
     if (auto name = map.choice("precision_recipe", "precision recipe", low_precision_names())) {

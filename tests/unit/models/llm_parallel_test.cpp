@@ -93,6 +93,41 @@ TEST(ContextParallel, AllGatherAndAllToAllTrafficPerLayer) {
   EXPECT_EQ(llm_parallel_problems(make("llama3-70b", 8192), parallel, 4, 16).size(), 1u);
 }
 
+// TE's a2a+p2p (hierarchical CP, llm_parallel.hpp) on Llama 3 70B at s = 8,192, MBS 2, TP 4, CP 8 as
+// A = 2 a2a groups × P = 4 rings. The all-to-alls are a2a's on the rank's own s/CP = 1,024 tokens: K/V
+// 2 · 1,024 · 2·256 · 2 = 2 MiB and Q, O 2 · 1,024 · 16 · 256 · 2 = 16 MiB, 18 MiB in 4 calls, of which
+// (A − 1)/A leaves the GPU (the group is A). The heads per tensor rank (16 query, 2 KV) must divide by A,
+// not by CP: A = 2 runs, A = 4 does not (2 KV heads), and A must divide CP (3 does not divide 8). The
+// ring has P = 4 ranks, the all-to-all group A = 2; p2p's ring is all CP = 8, a2a's group too.
+TEST(ContextParallel, HierarchicalA2aP2p) {
+  const TransformerDims dims = *make("llama3-70b", 8192).transformer;
+  constexpr double kMiB = 1024.0 * 1024;
+  const auto a2a = context_exchanges(dims, ContextComm::a2a_p2p, 2, 4, 8, true);
+  ASSERT_EQ(a2a.size(), 1u);
+  EXPECT_EQ(a2a[0].kind, CollectiveKind::all_to_all);
+  EXPECT_DOUBLE_EQ(a2a[0].size.value(), 18 * kMiB);
+  EXPECT_EQ(a2a[0].calls, 4);
+  EXPECT_TRUE(context_comm_problem(dims, ContextComm::a2a_p2p, 4, 8, 2).empty());
+  EXPECT_NE(context_comm_problem(dims, ContextComm::a2a_p2p, 4, 8, 4).find("key/value heads per tensor rank (2)"),
+            std::string::npos);
+  EXPECT_NE(context_comm_problem(dims, ContextComm::a2a_p2p, 4, 8, 3).find("size (3) to divide context_parallel 8"),
+            std::string::npos);
+  EXPECT_FALSE(context_comm_problem(dims, ContextComm::a2a, 4, 8).empty());  // flat a2a over 8 cannot
+  LlmParallelism parallel;
+  parallel.context = 8;
+  parallel.context_comm = ContextComm::a2a_p2p;
+  parallel.context_a2a = 2;
+  EXPECT_EQ(context_ring_size(parallel), 4);
+  EXPECT_EQ(context_a2a_size(parallel), 2);
+  EXPECT_TRUE(llm_parallel_problems(make("llama3-70b", 8192), parallel, 4, 32).empty());
+  parallel.context_comm = ContextComm::p2p;
+  EXPECT_EQ(context_ring_size(parallel), 8);
+  EXPECT_EQ(context_a2a_size(parallel), 1);
+  parallel.context_comm = ContextComm::a2a;
+  EXPECT_EQ(context_ring_size(parallel), 1);
+  EXPECT_EQ(context_a2a_size(parallel), 8);
+}
+
 // EP 64 divides DeepSeek-V3's 256 experts: each GPU holds 4 of every MoE layer's, and the grouped GEMM
 // runs T·k·EP/E = 4,096 · 8 · 64 / 256 = 8,192 rows per local expert (balanced routing).
 TEST(ExpertParallel, ShardsTheExpertsAndGroupsTheirRows) {

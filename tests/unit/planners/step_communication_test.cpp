@@ -161,6 +161,54 @@ TEST(StepCommunication, ContextAllGatherAndAllToAllAreSerial) {
   EXPECT_EQ(all_to_all->collective.calls, 128u);
 }
 
+// a2a+p2p, Llama 3 8B with TP 2 × CP 4 as A = 2 × P = 2 on one plan device of 8 GPUs: GPU 5 is tensor
+// rank 1 of context rank 2; the CP ranks' GPUs of tensor rank 1 are 1, 3, 5, 7 (context ranks 0–3), its
+// a2a group the consecutive context ranks {2, 3} = GPUs {5, 7}, its ring the ranks congruent modulo 2,
+// {0, 2} = GPUs {1, 5}, led by itself: {5, 1}. A ring chunk is the flat ring's at CP 4: 8,192/4 tokens
+// (b = 1) · 8 KV heads · 256 / 2 · 2 bytes; the ring has 2 ranks, so the forward sends 1 chunk per core
+// (as an all-gather's ring: 2·c·32, 32 calls) and the backward 2 (2·2·c·32, 64 calls). Around each core
+// the 4 all-to-alls over {5, 7}: the rank's own 2,048 tokens of K/V (c) and of Q and O, 16 heads · 256
+// · 2 bytes each: 4·c, 5·c per core, 32 cores, 128 calls.
+TEST(StepCommunication, HierarchicalContextGroups) {
+  LlmParallelism llm;
+  llm.context = 4;
+  llm.context_comm = ContextComm::a2a_p2p;
+  llm.context_a2a = 2;
+  const PipelineWorkload workload = llm_workload("llama3-8b", 2, llm, 1);
+  const PipelineStage& stage = workload.plan.stages.front();
+  const StepGroups groups = step_groups(workload, stage, 0, 5);
+  EXPECT_EQ(groups.context_a2a, (std::vector<DeviceId>{5, 7}));
+  EXPECT_EQ(groups.context, (std::vector<DeviceId>{5, 1}));
+  EXPECT_EQ(groups.sharding, (std::vector<DeviceId>{5, 7, 1, 3}));
+  const double chunk = 2048.0 * 8 * 256 / 2 * 2;
+  const LayerRange layers = stage.chunks.front();
+  const auto forward = context_ring(workload, groups, layers, nullptr, 1, Pass::forward);
+  ASSERT_EQ(forward.size(), 1u);
+  EXPECT_EQ(forward[0].exchange.group, groups.context);
+  EXPECT_DOUBLE_EQ(forward[0].exchange.size.value(), 2 * chunk * 32);
+  EXPECT_EQ(forward[0].exchange.calls, 32u);
+  const auto backward = context_ring(workload, groups, layers, nullptr, 1, Pass::backward);
+  ASSERT_EQ(backward.size(), 1u);
+  EXPECT_DOUBLE_EQ(backward[0].exchange.size.value(), 2 * 2 * chunk * 32);
+  EXPECT_EQ(backward[0].exchange.calls, 64u);
+  for (const Pass pass : {Pass::forward, Pass::backward}) {
+    const auto all = step_collectives(workload, groups, 1, layers, 1, pass, false);
+    const StepCollective* all_to_all = find(all, "cp all-to-all");
+    ASSERT_NE(all_to_all, nullptr);
+    EXPECT_EQ(all_to_all->collective.group, groups.context_a2a);
+    EXPECT_DOUBLE_EQ(all_to_all->collective.size.value(), 5 * chunk * 32);
+    EXPECT_EQ(all_to_all->collective.calls, 128u);
+    EXPECT_FALSE(all_to_all->overlapped);
+  }
+  // A = 1 is the plain ring: no all-to-all, the ring over all four CP ranks.
+  llm.context_a2a = 1;
+  const PipelineWorkload flat = llm_workload("llama3-8b", 2, llm, 1);
+  const StepGroups flat_groups = step_groups(flat, flat.plan.stages.front(), 0, 5);
+  EXPECT_EQ(flat_groups.context, (std::vector<DeviceId>{5, 7, 1, 3}));
+  EXPECT_EQ(flat_groups.context_a2a, (std::vector<DeviceId>{5}));
+  EXPECT_EQ(find(step_collectives(flat, flat_groups, 1, layers, 1, Pass::forward, false), "cp all-to-all"), nullptr);
+}
+
 // Selective recomputation of core_attn (Megatron-Core checkpoints Transformer Engine's whole attention
 // function, its CP communication included) re-runs each core's forward, exchanges and all, at the
 // start of its backward. Same GPU as above (ring {7, 5}, chunk c = 4,096 · 8 · 256 / 2 · 2 bytes, 32

@@ -118,8 +118,10 @@ TEST(ScenarioLlm, ActivationOffloadNeedsASingleStageAndABlockLeft) {
 }
 
 // Transformer Engine's cp_comm_type: `all_gather` is read; `a2a` with Llama 3 70B at TP 4 leaves 8/4 = 2
-// KV heads per tensor rank, which CP 4 does not divide (TE asserts it), and "a2a+p2p" is not offered.
-// Both at once, each at its value.
+// KV heads per tensor rank, which CP 4 does not divide (TE asserts it); "a2a+p2p" needs its two sizes
+// (hierarchical_context_parallel_sizes: [A, P], A·P = CP), whose A = 2 divides those heads and A = 4
+// does not; the sizes are an error with another type, in a count other than 2, or multiplying to
+// another CP. Each at its value.
 TEST(ScenarioLlm, ContextParallelCommIsReadAndA2aNeedsDivisibleHeads) {
   LlmCase llama;
   llama.gpu = "H100-SXM";
@@ -131,7 +133,20 @@ TEST(ScenarioLlm, ContextParallelCommIsReadAndA2aNeedsDivisibleHeads) {
   EXPECT_EQ(spec_of(scenario).llm.context_comm, ContextComm::all_gather);
   expect_errors(errors_of(llm(llama, given + "  context_parallel_comm: a2a\n")),
                 {{21, 26, "key/value heads per tensor rank (2) divisible by context_parallel 4"}});
-  expect_errors(errors_of(llm(llama, given + "  context_parallel_comm: a2a+p2p\n")), {{21, 26, "a2a+p2p"}});
+  const std::string hierarchical = given + "  context_parallel_comm: a2a+p2p\n";
+  expect_errors(errors_of(llm(llama, hierarchical)), {{21, 26, "needs hierarchical_context_parallel_sizes"}});
+  const Scenario two_by_two = load(llm(llama, hierarchical + "  hierarchical_context_parallel_sizes: [2, 2]\n"));
+  EXPECT_EQ(spec_of(two_by_two).llm.context_comm, ContextComm::a2a_p2p);
+  EXPECT_EQ(spec_of(two_by_two).llm.context_a2a, 2);
+  expect_errors(errors_of(llm(llama, hierarchical + "  hierarchical_context_parallel_sizes: [4, 1]\n")),
+                {{22, 40, "key/value heads per tensor rank (2) divisible by the a2a groups' size 4"}});
+  expect_errors(errors_of(llm(llama, hierarchical + "  hierarchical_context_parallel_sizes: [2, 4]\n")),
+                {{22, 40, "[2, 4] multiply to 8, not context_parallel 4"}});
+  expect_errors(errors_of(llm(llama, hierarchical + "  hierarchical_context_parallel_sizes: [2, 2, 1]\n")),
+                {{22, 40, "has 3 entries"}});
+  expect_errors(errors_of(llm(llama, given + "  context_parallel_comm: all_gather\n"
+                                             "  hierarchical_context_parallel_sizes: [2, 2]\n")),
+                {{22, 40, "read by context_parallel_comm a2a+p2p only"}});
 }
 
 // The same scenario asking the LLM layout planner for its layout instead of giving it.
