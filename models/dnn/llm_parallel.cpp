@@ -116,12 +116,6 @@ int context_ring_size(const LlmParallelism& parallel) {
   return 1;
 }
 
-int context_a2a_size(const LlmParallelism& parallel) {
-  if (parallel.context_comm == ContextComm::a2a) return parallel.context;
-  if (parallel.context_comm == ContextComm::a2a_p2p) return std::max(1, parallel.context_a2a);
-  return 1;
-}
-
 std::string context_comm_problem(const TransformerDims& dims, ContextComm comm, int tp, int cp, int a2a) {
   if (cp <= 1 || (comm != ContextComm::a2a && comm != ContextComm::a2a_p2p)) return {};
   if (comm == ContextComm::a2a_p2p && (a2a < 1 || cp % a2a != 0))

@@ -149,10 +149,9 @@ struct RingPhase {
 // attention not overlapped); backward {2 × 1 chunk (the first and last steps), CP − 2 × 2 chunks}.
 [[nodiscard]] std::vector<RingPhase> ring_attention_phases(int cp, bool backward);
 
-// The ranks of one CP ring (p2p: CP; a2a+p2p: CP / A; none otherwise: 1) and of one all-to-all group
-// (a2a: CP; a2a+p2p: A; otherwise 1) of `parallel`'s context parallelism.
+// The ranks of one CP ring of `parallel`'s context parallelism: p2p CP, a2a+p2p CP / A, otherwise 1
+// (no ring).
 [[nodiscard]] int context_ring_size(const LlmParallelism& parallel);
-[[nodiscard]] int context_a2a_size(const LlmParallelism& parallel);
 
 // Why TE cannot run `comm` with CP `cp` on TP `tp` (a2a: the query or key/value heads per tensor rank
 // not divisible by CP; a2a+p2p, whose a2a groups are `a2a` ranks: `a2a` not dividing CP, or the heads

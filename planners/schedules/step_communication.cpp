@@ -103,16 +103,16 @@ StepGroups step_groups(const PipelineWorkload& workload, const PipelineStage& st
   // The CP ranks as A × P (a2a+p2p; A = 1 otherwise): a2a groups of A consecutive CP ranks, rings of
   // the P ranks congruent modulo A (create_hierarchical_parallel_groups; TE's send_dst).
   const bool hierarchical = workload.llm.context_comm == ContextComm::a2a_p2p;
-  const int a2a = hierarchical ? context_a2a_size(workload.llm) : 1;
+  const int a2a = hierarchical ? std::max(1, workload.llm.context_a2a) : 1;
   for (int c = context_rank % a2a; c < cp; c += a2a)
     groups.context.push_back(stage_gpu(replica * ranks + c * tp + tensor_rank));
   groups.context = leading(std::move(groups.context), self);
   if (hierarchical) {
     for (int c = context_rank / a2a * a2a; c < context_rank / a2a * a2a + a2a; ++c)
-      groups.context_a2a.push_back(stage_gpu(replica * ranks + c * tp + tensor_rank));
-    groups.context_a2a = leading(std::move(groups.context_a2a), self);
+      groups.context_collectives.push_back(stage_gpu(replica * ranks + c * tp + tensor_rank));
+    groups.context_collectives = leading(std::move(groups.context_collectives), self);
   } else {
-    groups.context_a2a = groups.context;
+    groups.context_collectives = groups.context;
   }
   for (std::size_t q = 0; q < stage.devices.size(); ++q)
     for (int c = 0; c < cp; ++c) groups.sharding.push_back(stage_gpu(q * ranks + c * tp + tensor_rank));
@@ -179,13 +179,13 @@ std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, c
   // for them, so they are serial; a recomputed forward runs its attention's exchanges again, and so
   // does a core that selective recomputation re-runs at the start of its backward (Megatron-Core
   // checkpoints TE's whole attention function, its CP communication included), before the backward's.
-  const bool context = llm.context > 1 && groups.context_a2a.size() > 1;
+  const bool context = llm.context > 1 && groups.context_collectives.size() > 1;
   const auto add_exchanges = [&](int cores, bool of_backward) {
     if (cores <= 0) return;
     for (const ContextExchange& each : context_exchanges(dims, llm.context_comm, samples, tp, cp, of_backward)) {
       std::string what = fmt::format("cp {}", collective_kind_name(each.kind));
       std::replace(what.begin(), what.end(), '_', '-');  // "cp all-gather", as "fsdp all-gather"
-      result.push_back({exchange(each.kind, groups.context_a2a, each.size * cores, each.calls * cores), false,
+      result.push_back({exchange(each.kind, groups.context_collectives, each.size * cores, each.calls * cores), false,
                         std::move(what), llm.context_comm == ContextComm::a2a_p2p});
     }
   };

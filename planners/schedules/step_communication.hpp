@@ -42,8 +42,9 @@ namespace dnnsim {
 struct StepGroups {
   std::vector<DeviceId> tensor;       // its tensor-parallel group, in rank order (not rotated)
   std::vector<DeviceId> context;      // its context-parallel ring (a2a+p2p: its p2p ring)
-  std::vector<DeviceId>
-      context_a2a;  // its context-parallel all-to-all group (a2a: the ring's ranks; a2a+p2p: its a2a group)
+  // Its group for the CP collectives (context_exchanges): all_gather and a2a the whole ring above,
+  // a2a+p2p its a2a group.
+  std::vector<DeviceId> context_collectives;
   std::vector<DeviceId> expert;       // its expert-parallel group
   std::vector<DeviceId> expert_data;  // its expert-data-parallel group (the same experts' replicas)
   std::vector<DeviceId> sharding;     // its FSDP group: the data-parallel × context ranks of its tensor rank

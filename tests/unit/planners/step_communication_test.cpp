@@ -177,7 +177,7 @@ TEST(StepCommunication, HierarchicalContextGroups) {
   const PipelineWorkload workload = llm_workload("llama3-8b", 2, llm, 1);
   const PipelineStage& stage = workload.plan.stages.front();
   const StepGroups groups = step_groups(workload, stage, 0, 5);
-  EXPECT_EQ(groups.context_a2a, (std::vector<DeviceId>{5, 7}));
+  EXPECT_EQ(groups.context_collectives, (std::vector<DeviceId>{5, 7}));
   EXPECT_EQ(groups.context, (std::vector<DeviceId>{5, 1}));
   EXPECT_EQ(groups.sharding, (std::vector<DeviceId>{5, 7, 1, 3}));
   const double chunk = 2048.0 * 8 * 256 / 2 * 2;
@@ -195,7 +195,7 @@ TEST(StepCommunication, HierarchicalContextGroups) {
     const auto all = step_collectives(workload, groups, 1, layers, 1, pass, false);
     const StepCollective* all_to_all = find(all, "cp all-to-all");
     ASSERT_NE(all_to_all, nullptr);
-    EXPECT_EQ(all_to_all->collective.group, groups.context_a2a);
+    EXPECT_EQ(all_to_all->collective.group, groups.context_collectives);
     EXPECT_DOUBLE_EQ(all_to_all->collective.size.value(), 5 * chunk * 32);
     EXPECT_EQ(all_to_all->collective.calls, 128u);
     EXPECT_FALSE(all_to_all->overlapped);
@@ -205,7 +205,7 @@ TEST(StepCommunication, HierarchicalContextGroups) {
   const PipelineWorkload flat = llm_workload("llama3-8b", 2, llm, 1);
   const StepGroups flat_groups = step_groups(flat, flat.plan.stages.front(), 0, 5);
   EXPECT_EQ(flat_groups.context, (std::vector<DeviceId>{5, 7, 1, 3}));
-  EXPECT_EQ(flat_groups.context_a2a, (std::vector<DeviceId>{5}));
+  EXPECT_EQ(flat_groups.context_collectives, (std::vector<DeviceId>{5}));
   EXPECT_EQ(find(step_collectives(flat, flat_groups, 1, layers, 1, Pass::forward, false), "cp all-to-all"), nullptr);
 }
 
