@@ -67,6 +67,12 @@ void register_builtin_collective_algorithms(CollectiveAlgorithmRegistry& registr
                "Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms for clusters of workstations "
                "(JPDC 69(2)); NCCL ring",
                collectives::ring_algorithm());
+  registry.add("p2p-ring",
+               "ring over the group order never split into channels: each member sends S/p per round to its "
+               "successor only, through its own route (across nodes, its own NIC); rounds as ring's",
+               "Transformer Engine AttnFuncWithCPAndKVP2P (context parallelism's K/V ring, one isend/irecv per "
+               "step); Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers (arXiv:2310.01889)",
+               collectives::point_to_point_ring_algorithm());
   registry.add("tree",
                "double binary tree: each half of S reduced up then broadcast down one of two complementary trees "
                "of depth log2(p) in k chunks; each device sends <= 2S; T ~ 2S/B + fill, latency O(k + log p)·α",
@@ -143,9 +149,13 @@ auto with_algorithm(const Collective& c, const DeviceTopology& topology, const S
           kinds.push_back(kind);
       if (!kinds.empty()) windowed.push_back(fmt::format("{} ({})", other.name, fmt::join(kinds, ", ")));
     }
+    // "a (…), b (…) and c (…)"
+    const std::string last = windowed.back();
+    windowed.pop_back();
+    const std::string listed = windowed.empty() ? last : fmt::format("{} and {}", fmt::join(windowed, ", "), last);
     throw InputError(where, fmt::format("collective algorithm '{}' has no symmetric-window form for {} (a group "
                                         "standing for {} copies of itself); {} have one",
-                                        name, collective_kind_name(c.kind), c.copies, fmt::join(windowed, " and ")));
+                                        name, collective_kind_name(c.kind), c.copies, listed));
   }
   try {
     return body(*entry.value);

@@ -103,6 +103,9 @@ class CollectiveAlgorithm {
                                                        const DeviceTopology& /*topology*/) const {
     return {};
   }
+  // Whether, outside channels, every send goes from a member to its successor in the group order (a
+  // ring's rounds, a pipelined chain), so what leaves a node is one send per ring edge that leaves it.
+  [[nodiscard]] virtual bool follows_group_order() const { return false; }
   // How many rings (NCCL channels) run at once, each on its own part of the buffer; above 1 a device
   // sends on several rings at once, which only the flow form runs concurrently (the default fidelity
   // of such a collective is flow). Same preconditions as expand().

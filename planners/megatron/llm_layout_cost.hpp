@@ -29,6 +29,7 @@
 
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -80,13 +81,14 @@ class LlmLayoutCost {
   TransformerShape shape_;
   std::map<std::tuple<int, int, int>, std::unique_ptr<Shard>> shards_;
   std::map<int, std::vector<LayerRange>> splits_;
-  // A collective's time by size (collective()): a + b·S when affine, else each size asked, timed.
+  // A collective's time by size (collective()), per kind, algorithm and group: a + b·S when affine,
+  // else each size asked, timed.
   struct Line {
     Seconds a{0}, b{0};
     bool affine = true;
     std::map<double, Seconds> exact;
   };
-  std::map<std::pair<int, std::vector<DeviceId>>, Line> collectives_;
+  std::map<std::tuple<int, std::string, std::vector<DeviceId>>, Line> collectives_;
   std::map<std::tuple<int, int, int, int>, int> in_flight_;
 };
 

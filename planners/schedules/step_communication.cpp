@@ -331,11 +331,14 @@ std::vector<RingExchange> context_ring(const PipelineWorkload& workload, const S
   for (const RingPart& part : parts)
     for (const RingPhase& phase : ring_attention_phases(ring, part.backward)) {
       // `steps` ring steps of `chunks` chunks per core: as an all-gather's ring (P − 1 steps of 1/P of
-      // its size), P/(P − 1) times the bytes each GPU sends; one call per step and core.
+      // its size), P/(P − 1) times the bytes each GPU sends; one call per step and core. Never split
+      // into channels: TE sends each step's chunk to the next CP rank only (p2p-ring), so a step
+      // between nodes leaves through its sender's NIC.
       const double sent = chunk.value() * phase.chunks * phase.steps * part.cores;
-      result.push_back({exchange(CollectiveKind::all_gather, groups.context, Bytes(sent * ring / (ring - 1.0)),
-                                 part.cores * phase.steps),
-                        part.attention * (static_cast<double>(phase.steps) / ring)});
+      Collective exchanged = exchange(CollectiveKind::all_gather, groups.context, Bytes(sent * ring / (ring - 1.0)),
+                                      part.cores * phase.steps);
+      exchanged.algorithm = "p2p-ring";
+      result.push_back({std::move(exchanged), part.attention * (static_cast<double>(phase.steps) / ring)});
     }
   return result;
 }

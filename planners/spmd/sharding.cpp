@@ -8,6 +8,8 @@
 #include <memory>
 #include <numeric>
 
+#include "models/program/collective_algorithms.hpp"
+
 namespace dnnsim {
 
 std::string_view layout_name(Layout layout) {
@@ -224,7 +226,8 @@ CollectiveLines fit_lines(const ClusterView& view, const DeviceTopology& topolog
     const double small = 1.0, large = 1e9;
     Collective c{kind, group, Bytes(small), kind == CollectiveKind::all_reduce ? all_reduce_algorithm : ""};
     c.root = group.front();
-    const bool ring = (c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm.str()) == "ring";
+    const std::string name = c.algorithm.empty() ? default_collective_algorithm(c, topology) : c.algorithm.str();
+    const bool ring = builtin_collective_algorithms().at(name).value->follows_group_order();
     const std::vector<int>& sharing = ring ? edges : members;
     const auto path = [&](DeviceId a, DeviceId b) {
       PathCost cost = view.path(a, b);

@@ -134,7 +134,8 @@ TEST(CollectiveFidelity, TreeAndDirectHaveNoFlowForm) {
           c, topology, [](DeviceId, DeviceId) { return RouteCost{}; }, SourceLocation{"x.yaml", 3, 5});
     });
     ASSERT_EQ(errors.size(), 1u) << testing::dump(errors);
-    EXPECT_NE(errors[0].message.find("at flow fidelity; algorithms that do: ring, hierarchical"), std::string::npos)
+    EXPECT_NE(errors[0].message.find("at flow fidelity; algorithms that do: ring, p2p-ring, hierarchical"),
+              std::string::npos)
         << errors[0].message;
     EXPECT_EQ(errors[0].location.line, 3);
   }

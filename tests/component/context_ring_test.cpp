@@ -32,6 +32,14 @@
 // backward 2 steps, α + 1,024·s/β beside all of it. Then the a2a's all-to-alls over the group of 2: per
 // layer the rank's own s/4 tokens of K/V (256·s) and of Q and O (256·s), 1,024·s bytes in for 2 layers,
 // half sent: α + 512·s/β, serial after the ring. The step ends at T_rest + max(ring, attention) + a2a.
+//
+// Across nodes (ContextRing.AcrossNodes*): CP 8 over two_nodes(true), 2 nodes × 4 A100s, a NIC per GPU
+// (α_in = 2 µs, β_in = 100 GB/s; α_out = 6 µs, β_out = 25 GB/s). TE sends each step's chunk to the next
+// CP rank only, so the ring 0 → 1 → … → 7 → 0 crosses between the nodes at 3 → 4 and 7 → 0 with the
+// whole chunk through the sender's NIC, never split into NCCL's channels. Forward: CP − 1 = 7 steps of
+// a chunk of s/8 · 512 · 2 = 128·s bytes per layer, 2 layers: an 8-rank all-gather of 7 rounds of
+// 256·s bytes, each round gated by the crossing hop: 7 · (α_out + 256·s/β_out). Channels would carry a
+// quarter of that through each NIC: 7 · max(α_out + 64·s/β_out, α_in + 192·s/β_in).
 #include <gtest/gtest.h>
 
 #include "models/dnn/llm_parallel.hpp"
@@ -47,6 +55,9 @@ namespace dnnsim {
 namespace {
 
 constexpr double kRest = 1e-3;
+// two_nodes' route between nodes.
+constexpr double kAcrossAlpha = 6e-6;
+constexpr double kAcrossBeta = 25e9;
 using testing::kSwitchAlpha;
 using testing::kSwitchBeta;
 
@@ -57,9 +68,9 @@ struct RingOutcome {
   double serial = 0;     // a2a+p2p: its all-to-alls after the ring, derived by hand
 };
 
-RingOutcome run_step(int seq, Pass pass, ContextComm comm = ContextComm::p2p) {
-  const int gpus = comm == ContextComm::a2a_p2p ? 4 : 2;
-  const Scenario scenario = testing::load(testing::nvswitch_node(gpus));
+RingOutcome run_step(int seq, Pass pass, ContextComm comm = ContextComm::p2p, bool across_nodes = false) {
+  const int gpus = across_nodes ? 8 : comm == ContextComm::a2a_p2p ? 4 : 2;
+  const Scenario scenario = testing::load(across_nodes ? testing::two_nodes(true) : testing::nvswitch_node(gpus));
   const ClusterView view = make_cluster_view(scenario.cluster, make_layout(scenario.cluster));
   const LayerModel model = testing::tiny_moe(0, seq);  // dense: no experts
   PipelineWorkload workload;
@@ -91,7 +102,10 @@ RingOutcome run_step(int seq, Pass pass, ContextComm comm = ContextComm::p2p) {
   const auto ring = context_ring(workload, step_groups(workload, stage, 0, 0), layers, &view.devices[0], 1, pass);
   EXPECT_EQ(ring.size(), comm == ContextComm::p2p || comm == ContextComm::a2a_p2p ? 1u : 0u);
   RingOutcome outcome;
-  if (comm == ContextComm::p2p) {
+  if (across_nodes) {
+    outcome.attention = ring.front().attention.value();
+    outcome.exchange = 7 * (kAcrossAlpha + 256.0 * seq / kAcrossBeta);
+  } else if (comm == ContextComm::p2p) {
     outcome.attention = ring.front().attention.value();
     const double bytes = (pass == Pass::backward ? 4.0 : 2.0) * 512.0 * seq;
     outcome.exchange = kSwitchAlpha + bytes / kSwitchBeta;
@@ -122,6 +136,18 @@ TEST(ContextRing, ForwardExchangeBound) { expect_step(256, Pass::forward, true);
 TEST(ContextRing, ForwardAttentionBound) { expect_step(16384, Pass::forward, false); }
 TEST(ContextRing, BackwardExchangeBound) { expect_step(256, Pass::backward, true); }
 TEST(ContextRing, BackwardAttentionBound) { expect_step(16384, Pass::backward, false); }
+
+// At s = 4,096: 7 · (6 µs + 41.94 µs) = 335.6 µs, against 7 · max(16.49, 9.86) µs = 115.4 µs in channels.
+TEST(ContextRing, AcrossNodesEachStepLeavesThroughItsSendersNic) {
+  const int seq = 4096;
+  const RingOutcome o = run_step(seq, Pass::forward, ContextComm::p2p, true);
+  EXPECT_GT(o.exchange, o.attention);
+  const double channels =
+      7 * std::max(kAcrossAlpha + 64.0 * seq / kAcrossBeta, kSwitchAlpha + 192.0 * seq / kSwitchBeta);
+  EXPECT_GT(o.exchange, 2.5 * channels);
+  const double derived = kRest + o.exchange;
+  EXPECT_NEAR(o.simulated, derived, 1e-9 * derived) << "exchange " << o.exchange << " s";
+}
 
 // The exposed types: the step ends at T_rest + their exchanges, whatever the attention (here in T_rest).
 void expect_exposed(ContextComm comm, Pass pass) {

@@ -1,8 +1,11 @@
 // "ring": the group order as a ring (Patarasuk & Yuan 2009; NCCL's ring): all-reduce as
 // reduce-scatter + all-gather in 2(p−1) rounds of S/p, all-gather and reduce-scatter in p−1, and a
 // broadcast pipelined down the chain from the root. Across nodes whose GPUs have NICs of their own,
-// split into one channel per NIC as NCCL does (steps.hpp, "channels"). docs/collectives.md derives
-// its cost.
+// split into one channel per NIC as NCCL does (steps.hpp, "channels"). "p2p-ring" is the same ring
+// never split: a chain of point-to-point sends to the next member, as Transformer Engine's
+// context-parallel K/V ring issues them (AttnFuncWithCPAndKVP2P: one isend/irecv to the next CP rank
+// per step), so a hop between nodes leaves through its sender's NIC alone. docs/collectives.md
+// derives their cost.
 #include <cassert>
 #include <optional>
 
@@ -13,6 +16,8 @@ namespace {
 
 class RingAlgorithm final : public CollectiveAlgorithm {
  public:
+  explicit RingAlgorithm(bool split_into_channels) : split_into_channels_(split_into_channels) {}
+
   [[nodiscard]] bool supports(CollectiveKind kind) const override {
     switch (kind) {
       case CollectiveKind::all_reduce:
@@ -25,6 +30,8 @@ class RingAlgorithm final : public CollectiveAlgorithm {
     }
     return false;
   }
+
+  [[nodiscard]] bool follows_group_order() const override { return true; }
 
   [[nodiscard]] bool supports_copies(CollectiveKind kind) const override {
     return kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
@@ -47,11 +54,11 @@ class RingAlgorithm final : public CollectiveAlgorithm {
   }
 
   [[nodiscard]] std::vector<RingHop> ring_hops(const Collective& c, const DeviceTopology& topology) const override {
-    return ring_rounds(c) ? ring_round_hops(c, topology) : std::vector<RingHop>{};
+    return ring_rounds(c) ? ring_round_hops(c, topology, channel_count(c, topology)) : std::vector<RingHop>{};
   }
 
   [[nodiscard]] std::size_t channels(const Collective& c, const DeviceTopology& topology) const override {
-    return ring_rounds(c) ? ring_channel_count(c, topology) : 1;
+    return ring_rounds(c) ? channel_count(c, topology) : 1;
   }
 
   // With copies, the ring runs over the window: rounds and chunks of the whole group, the window's
@@ -62,7 +69,7 @@ class RingAlgorithm final : public CollectiveAlgorithm {
     CollectiveExpansion result;
     if (const auto rounds = ring_rounds(c)) {
       const Bytes chunk = c.size / static_cast<double>(p);
-      if (const std::size_t channels = ring_channel_count(c, topology); channels > 1) {
+      if (const std::size_t channels = channel_count(c, topology); channels > 1) {
         append_channel_rounds(result.steps, group_by_node(c, topology), channels, chunk, *rounds);
         return result;
       }
@@ -82,8 +89,8 @@ class RingAlgorithm final : public CollectiveAlgorithm {
   [[nodiscard]] CollectiveFlowPlan flows(const Collective& c, const DeviceTopology& topology,
                                          const RouteCostFn& cost) const override {
     if (const auto rounds = ring_rounds(c))
-      return {{hop_phase_flows(ring_round_hops(c, topology), c.size / static_cast<double>(logical_size(c)), *rounds,
-                               cost)}};
+      return {{hop_phase_flows(ring_round_hops(c, topology, channel_count(c, topology)),
+                               c.size / static_cast<double>(logical_size(c)), *rounds, cost)}};
     return CollectiveAlgorithm::flows(c, topology, cost);  // the pipelined chain: per-edge aggregate
   }
 
@@ -91,7 +98,7 @@ class RingAlgorithm final : public CollectiveAlgorithm {
   // (every member when each has a channel); the broadcast chain sends each chunk down p − 1 edges.
   [[nodiscard]] std::size_t step_count(const Collective& c, const DeviceTopology& topology) const override {
     if (const auto rounds = ring_rounds(c)) {
-      const std::size_t channels = ring_channel_count(c, topology);
+      const std::size_t channels = channel_count(c, topology);
       const std::size_t across = channels > 1 ? group_by_node(c, topology).size() * channels : 0;
       return (c.group.size() + across) * *rounds;
     }
@@ -100,13 +107,22 @@ class RingAlgorithm final : public CollectiveAlgorithm {
   }
 
  private:
+  [[nodiscard]] std::size_t channel_count(const Collective& c, const DeviceTopology& topology) const {
+    return split_into_channels_ ? ring_channel_count(c, topology) : 1;
+  }
   static std::uint32_t broadcast_chunks(const Collective& c) {
     return pipeline_chunks(c.size, static_cast<std::uint32_t>(4 * logical_size(c)));
   }
+
+  bool split_into_channels_;
 };
 
 }  // namespace
 
-std::shared_ptr<const CollectiveAlgorithm> ring_algorithm() { return std::make_shared<RingAlgorithm>(); }
+std::shared_ptr<const CollectiveAlgorithm> ring_algorithm() { return std::make_shared<RingAlgorithm>(true); }
+
+std::shared_ptr<const CollectiveAlgorithm> point_to_point_ring_algorithm() {
+  return std::make_shared<RingAlgorithm>(false);
+}
 
 }  // namespace dnnsim::collectives

@@ -94,9 +94,8 @@ std::size_t ring_channel_count(const Collective& c, const DeviceTopology& topolo
   return nodes.size() > 1 && g > 1 && equal ? std::min(g, kMaxRingChannels) : 1;
 }
 
-std::vector<RingHop> ring_round_hops(const Collective& c, const DeviceTopology& topology) {
+std::vector<RingHop> ring_round_hops(const Collective& c, const DeviceTopology& topology, std::size_t channels) {
   std::vector<RingHop> hops;
-  const std::size_t channels = ring_channel_count(c, topology);
   if (channels == 1) {
     for (std::size_t i = 0; i < c.group.size(); ++i) hops.push_back(RingHop{c.group[i], member_after(c, i, 1)});
     return hops;

@@ -80,10 +80,12 @@ inline constexpr std::size_t kMaxRingChannels = 32;
 
 // c above when `c` is such a group, else 1 (the ring over the group order).
 [[nodiscard]] std::size_t ring_channel_count(const Collective& c, const DeviceTopology& topology);
-// The hops of one round, with the part of S/p each carries: the group order with share 1, or, when
-// channelled, for each member (node by node) its hop to the next node (1/c, where a channel starts
-// at its successor) then within its node (the other channels).
-[[nodiscard]] std::vector<RingHop> ring_round_hops(const Collective& c, const DeviceTopology& topology);
+// The hops of one round in `channels` channels (ring_channel_count, or 1), with the part of S/p each
+// carries: the group order with share 1, or, when channelled, for each member (node by node) its hop
+// to the next node (1/c, where a channel starts at its successor) then within its node (the other
+// channels).
+[[nodiscard]] std::vector<RingHop> ring_round_hops(const Collective& c, const DeviceTopology& topology,
+                                                   std::size_t channels);
 // The step form of a ring in `channels` channels over `nodes` (members_by_node): per round and
 // member, the send to the next node (chunk/c, where a channel starts at its successor) and the send
 // within the node (the rest of the chunk), each waiting for the sends into the member in the previous
@@ -117,6 +119,9 @@ struct SlottedStep {
 
 // ---- The built-in algorithms, one file each (registered by collective_algorithms.cpp).
 [[nodiscard]] std::shared_ptr<const CollectiveAlgorithm> ring_algorithm();
+// The same ring never split into channels: each member sends only to its successor in the group
+// order, through its own route (Transformer Engine's context-parallel K/V ring, "p2p-ring").
+[[nodiscard]] std::shared_ptr<const CollectiveAlgorithm> point_to_point_ring_algorithm();
 [[nodiscard]] std::shared_ptr<const CollectiveAlgorithm> tree_algorithm();
 [[nodiscard]] std::shared_ptr<const CollectiveAlgorithm> hierarchical_algorithm();
 [[nodiscard]] std::shared_ptr<const CollectiveAlgorithm> direct_algorithm();

@@ -46,6 +46,26 @@ TEST(CollectiveCapabilities, OnlyTheRingHasRounds) {
     EXPECT_EQ(algorithm(name).ring_rounds(c), std::nullopt) << name;
 }
 
+// p2p-ring is the ring never split into channels: the same rounds, one channel on any topology (two
+// nodes of four GPUs, each with a NIC of its own, where the ring runs four).
+TEST(CollectiveCapabilities, ThePointToPointRingHasTheRingsRoundsInOneChannel) {
+  const Collective c = collective_op(CollectiveKind::all_gather, iota_group(8));
+  DeviceTopology topology = nodes_of(8, 4);
+  topology.own_nic.assign(8, true);
+  EXPECT_EQ(algorithm("p2p-ring").ring_rounds(c), algorithm("ring").ring_rounds(c));
+  EXPECT_EQ(algorithm("ring").channels(c, topology), 4u);
+  EXPECT_EQ(algorithm("p2p-ring").channels(c, topology), 1u);
+  EXPECT_EQ(algorithm("p2p-ring").ring_hops(c, topology).size(), 8u);
+}
+
+// The SPMD planner's lines (planners/spmd/sharding.cpp) share a node's NIC per ring edge leaving it
+// for the algorithms that send only to their successor, per member for the others.
+TEST(CollectiveCapabilities, OnlyTheRingsFollowTheGroupOrder) {
+  for (const std::string name : {"ring", "p2p-ring"}) EXPECT_TRUE(algorithm(name).follows_group_order()) << name;
+  for (const std::string name : {"tree", "hierarchical", "direct"})
+    EXPECT_FALSE(algorithm(name).follows_group_order()) << name;
+}
+
 // A window of copies is exact for the rings (each wraps within the window) and for hierarchical
 // (its rings are the window's own nodes); trees and all-pairs exchanges reach across copies.
 TEST(CollectiveCapabilities, CopiesMirrorRingsAndHierarchicalAllReducesOnly) {
@@ -63,8 +83,8 @@ TEST(CollectiveCapabilities, RefusedCopiesListTheAlgorithmsThatHaveAWindow) {
     (void)expand_collective(c, nodes_of(4, 4));
     FAIL() << "tree has no window";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("ring (all_reduce, all_gather, reduce_scatter) and hierarchical "
-                                         "(all_reduce) have one"),
+    EXPECT_NE(std::string(e.what()).find("ring (all_reduce, all_gather, reduce_scatter), p2p-ring (all_reduce, "
+                                         "all_gather, reduce_scatter) and hierarchical (all_reduce) have one"),
               std::string::npos)
         << e.what();
   }

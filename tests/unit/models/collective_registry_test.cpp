@@ -24,7 +24,7 @@ using namespace testing;
 
 TEST(CollectiveRegistry, ListsTheFourWithDescriptionsAndSources) {
   const auto& registry = builtin_collective_algorithms();
-  EXPECT_EQ(registry.names(), (std::vector<std::string>{"ring", "tree", "hierarchical", "direct"}));
+  EXPECT_EQ(registry.names(), (std::vector<std::string>{"ring", "p2p-ring", "tree", "hierarchical", "direct"}));
   for (const auto& entry : registry.entries()) {
     EXPECT_FALSE(entry.description.empty()) << entry.name;
     EXPECT_FALSE(entry.source.empty()) << entry.name;
@@ -78,7 +78,7 @@ TEST(CollectiveErrors, UnsupportedKindListsTheAlgorithmsThatDo) {
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(e.diagnostics().at(0).message,
-              "collective algorithm 'tree' does not support all_gather; algorithms that do: ring, direct");
+              "collective algorithm 'tree' does not support all_gather; algorithms that do: ring, p2p-ring, direct");
   }
   try {
     (void)expand_collective(collective_op(CollectiveKind::all_to_all, {0, 1}, 1e6, "ring"), nodes_of(2, 1));

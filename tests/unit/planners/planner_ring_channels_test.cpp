@@ -40,6 +40,12 @@ TEST(PlannerRingChannels, TwoNodesOfFourWithOwnNicsVersusASharedOne) {
   EXPECT_NEAR(collective_time(c, shared.topology(), shared.path_cost).value(), single, 1e-12);
   EXPECT_NEAR(collective_time(c, own.topology(), own.path_cost).value(), channels, 1e-12);
   EXPECT_NEAR(single / channels, 3.83, 0.01);
+  // p2p-ring (TE's CP ring: each member sends to its successor only) never splits into channels: with
+  // a NIC per GPU it is the single ring, the crossing hop carrying all of S/p through its sender's NIC.
+  Collective p2p = c;
+  p2p.algorithm = "p2p-ring";
+  EXPECT_NEAR(collective_time(p2p, own.topology(), own.path_cost).value(), single, 1e-12);
+  EXPECT_NEAR(collective_time(p2p, shared.topology(), shared.path_cost).value(), single, 1e-12);
 }
 
 // The planner tests' tiny LLM, only so that the layout cost can be built (it prices collectives of any group).
@@ -59,6 +65,11 @@ TEST(PlannerRingChannels, TheLayoutCostPricesAChannelledRingAtEverySize) {
   LlmLayoutCost cost(request);
   EXPECT_NEAR(cost.collective(all_gather(1e9)).value(), 7 * (1e-6 + 1e9 * 9.375e-13), 1e-12);
   EXPECT_NEAR(cost.collective(all_gather(1e6)).value(), 7 * (5e-6 + 1e6 / 1.6e12), 1e-12);
+  EXPECT_NEAR(cost.collective(all_gather(1e9)).value(), 7 * (1e-6 + 1e9 * 9.375e-13), 1e-12);
+  // The same group and kind under p2p-ring is priced apart (its own line): 7 · (5 µs + (S/8) / 50 GB/s).
+  Collective p2p = all_gather(1e9);
+  p2p.algorithm = "p2p-ring";
+  EXPECT_NEAR(cost.collective(p2p).value(), 7 * (5e-6 + 1e9 / 8 / 50e9), 1e-12);
   EXPECT_NEAR(cost.collective(all_gather(1e9)).value(), 7 * (1e-6 + 1e9 * 9.375e-13), 1e-12);
   // A ring inside one node is affine (every hop alike): 3 rounds of 1 µs + (S/4) / 100 GB/s.
   const Collective inside{CollectiveKind::all_gather, {0, 1, 2, 3}, Bytes(1e6), "ring"};

@@ -177,8 +177,9 @@ TEST(ScenarioSpmd, HierarchicalIsNotAnSpmdAlgorithm) {
   write_file("mlp2.yaml", kTwoWeights);
   const auto errors = diagnostics_thrown_by(
       [] { (void)load(kTwoNodes + "  graph: mlp2.yaml\n  collective_algorithm: hierarchical\n  bucket_size: 0B\n"); });
-  expect_errors(errors, {{10, 25, "an spmd workload's all-reduces run one of ring, tree, direct (hierarchical needs"},
-                         {11, 16, "bucket_size must be positive"}});
+  expect_errors(errors,
+                {{10, 25, "an spmd workload's all-reduces run one of ring, p2p-ring, tree, direct (hierarchical needs"},
+                 {11, 16, "bucket_size must be positive"}});
 }
 
 }  // namespace
