@@ -116,7 +116,7 @@ const std::vector<std::pair<Seconds, Seconds>>& LlmLayoutCost::compute_prefix(Sh
 // it between them; so the line through S = 1 and 2 GB is kept when S = 0 and 1 TB lie on it too, and
 // any other collective is timed exactly at each size it is asked (a ring's closed form, O(p)).
 Seconds LlmLayoutCost::collective(const Collective& c) {
-  auto [it, fresh] = collectives_.try_emplace({static_cast<int>(c.kind), c.algorithm.str(), c.group});
+  auto [it, fresh] = collectives_.try_emplace({static_cast<int>(c.kind), c.algorithm, c.group});
   Line& line = it->second;
   const auto time = [&](double size) {
     Collective probe = c;

@@ -29,7 +29,6 @@
 
 #include <map>
 #include <memory>
-#include <string>
 #include <tuple>
 #include <vector>
 
@@ -88,7 +87,7 @@ class LlmLayoutCost {
     bool affine = true;
     std::map<double, Seconds> exact;
   };
-  std::map<std::tuple<int, std::string, std::vector<DeviceId>>, Line> collectives_;
+  std::map<std::tuple<int, InternedString, std::vector<DeviceId>>, Line> collectives_;
   std::map<std::tuple<int, int, int, int>, int> in_flight_;
 };
 

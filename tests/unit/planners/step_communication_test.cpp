@@ -105,6 +105,8 @@ TEST(StepCommunication, ContextRingAndGroups) {
   const auto forward = context_ring(workload, groups, layers, nullptr, 1, Pass::forward);
   ASSERT_EQ(forward.size(), 1u);
   EXPECT_EQ(forward[0].exchange.kind, CollectiveKind::all_gather);
+  // TE's isend/irecv to the next CP rank, never NCCL's channels (docs/collectives.md, "p2p-ring").
+  EXPECT_EQ(forward[0].exchange.algorithm, "p2p-ring");
   EXPECT_EQ(forward[0].exchange.group, groups.context);
   EXPECT_DOUBLE_EQ(forward[0].exchange.size.value(), 2 * chunk * 32);
   EXPECT_EQ(forward[0].exchange.calls, 32u);
