@@ -116,6 +116,12 @@ int context_ring_size(const LlmParallelism& parallel) {
   return 1;
 }
 
+double attention_calls_in_sequence(const LlmParallelism& parallel, bool backward) {
+  const int ring = context_ring_size(parallel);
+  if (ring <= 1) return 1.0;
+  return backward ? ring : std::max(1.0, ring / 2.0);
+}
+
 std::string context_comm_problem(const TransformerDims& dims, ContextComm comm, int tp, int cp, int a2a) {
   if (cp <= 1 || (comm != ContextComm::a2a && comm != ContextComm::a2a_p2p)) return {};
   if (comm == ContextComm::a2a_p2p && (a2a < 1 || cp % a2a != 0))

@@ -153,6 +153,17 @@ struct RingPhase {
 // (no ring).
 [[nodiscard]] int context_ring_size(const LlmParallelism& parallel);
 
+// Into how many kernel calls run one after another Transformer Engine splits one attention layer's
+// pass under `parallel`'s context parallelism (context_parallel.py, TE 2.x): the ring
+// (AttnFuncWithCPAndKVP2P, over context_ring_size ranks P) makes one fused-attention call per step,
+// its forward alternating them between two streams "to resolve wave quantization" (step i on
+// flash_attn_streams[i % 2]), so P/2 pairs, its backward one call at a time on one stream, P;
+// all_gather (AttnFuncWithCPAndKVAllGather) runs its two calls, one per local chunk, on those two
+// streams at once, and a2a (AttnFuncWithCPAndQKVOA2A) one call over the whole sequence: 1. The ring's
+// steps carry equal FLOPs (the load-balanced chunks: step 0 the causal local block, every other step
+// half a block each way), so each call is 1/P of the layer's.
+[[nodiscard]] double attention_calls_in_sequence(const LlmParallelism& parallel, bool backward);
+
 // Why TE cannot run `comm` with CP `cp` on TP `tp` (a2a: the query or key/value heads per tensor rank
 // not divisible by CP; a2a+p2p, whose a2a groups are `a2a` ranks: `a2a` not dividing CP, or the heads
 // not divisible by `a2a`); empty if it can.

@@ -54,6 +54,14 @@ Seconds compute_time_on(const Compute& compute, const ClusterDevice& device) {
                             : compute_time(compute, device.gpu, device.compute_efficiency);
 }
 
+Seconds compute_time_in_calls(const Compute& whole, double calls, const ClusterDevice& device) {
+  if (calls <= 1 || whole.measured_time || whole.gemm.known()) return compute_time_on(whole, device);
+  Compute one = whole;
+  one.flops = whole.flops / calls;
+  one.bytes_accessed = whole.bytes_accessed / calls;
+  return compute_time_on(one, device) * calls;
+}
+
 Seconds host_overhead(const ClusterDevice& device) {
   return device.calibration && device.calibration->launch ? device.calibration->launch->host_overhead : Seconds(0);
 }

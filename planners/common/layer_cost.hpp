@@ -40,6 +40,12 @@ enum class Pass { forward, backward };
 [[nodiscard]] Compute layers_compute(const LayerModel& model, LayerRange range, DeviceId device, double batch,
                                      Dtype dtype, Pass pass);
 
+// The time of `whole` run as `calls` equal kernels one after another (calls ≥ 1; fractional for pairs
+// of calls that share the GPU): each priced at its own FLOPs and bytes, because a calibration reads its
+// efficiency curves at the size of a call (a fused attention's FLOP/s rises with it: docs/calibration.md).
+// A measured time or a GEMM of known shape prices the whole.
+[[nodiscard]] Seconds compute_time_in_calls(const Compute& whole, double calls, const ClusterDevice& device);
+
 // What `kernels` kernels of `gpu` GPU time in all take on `device` when its host issues them one at
 // a time (its calibration's launch model, LaunchCalibration; docs/calibration.md "Kernel launches"):
 // max(h + G, n·h) from the first issue, the executor's launch queue for one task; `gpu` when the

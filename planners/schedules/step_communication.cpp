@@ -28,12 +28,16 @@ Collective exchange(CollectiveKind kind, std::vector<DeviceId> group, Bytes size
 }
 
 // Adds one layer's time in a step with the precision recipe to `total`: its kernel in the dtype the
-// recipe gives it, then its scaling kernels' traffic (two additions, in this order: the sums stay
-// those of one loop over the layers to the last bit).
+// recipe gives it (an attention core under context parallelism as the calls TE splits it into,
+// attention_calls_in_sequence), then its scaling kernels' traffic (two additions, in this order: the
+// sums stay those of one loop over the layers to the last bit).
 void add_layer_time(Seconds& total, const PipelineWorkload& workload, const Layer& layer, const ClusterDevice& device,
                     int samples, Pass pass) {
   const PrecisionRecipe& recipe = workload.llm.precision;
-  total += layer_time(workload.model, layer, device, samples, recipe.dtype_of(layer, workload.dtype), pass);
+  const double calls =
+      layer.kind == LayerKind::attention ? attention_calls_in_sequence(workload.llm, pass == Pass::backward) : 1.0;
+  total += compute_time_in_calls(
+      layer_compute(workload.model, layer, 0, samples, recipe.dtype_of(layer, workload.dtype), pass), calls, device);
   if (const Bytes scaling = recipe.scaling_bytes(layer, pass == Pass::backward); scaling.value() > 0) {
     // The quantization kernels, memory-bound and of their own (their time adds to the GEMM's).
     Compute quantize;

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
+#include "models/calibration/calibration.hpp"
 #include "models/dnn/zoo.hpp"
 #include "models/hardware/catalog.hpp"
 
@@ -261,6 +264,53 @@ TEST(StepCommunication, SelectivelyRecomputedCoresExchangeAgain) {
   }
   EXPECT_EQ(gathers, 2);
   EXPECT_NE(find(step_collectives(gather, groups, 1, layers, 1, Pass::backward, false), "cp reduce-scatter"), nullptr);
+}
+
+// Transformer Engine splits an attention core's pass under CP into calls run one after another
+// (attention_calls_in_sequence): the p2p ring at CP 8 makes 8 calls of 1/8 of the core's FLOPs each,
+// two at a time forward (4 pairs, each 1/4 of the forward FLOPs F) and one at a time backward (8 of
+// B/8); all_gather (two calls on two streams) and a2a (one call) run the whole. A hand-made H100
+// calibration whose attention curves read 0.25 at F/4 and 0.5 at F forward, 0.2 at B/8 and 0.4 at B
+// backward (F, B: the core's FLOPs per GPU, the same for every comm type) makes the compute-bound
+// core (math ≫ memory here: 1,024 tokens against 8,192 keys) take F/(0.25·peak) forward on the ring
+// against F/(0.5·peak) for a2a — twice as long — and backward B/(0.2·peak) against B/(0.4·peak), twice
+// again; all_gather times as a2a. At CP 2 the forward is one pair: as a2a's.
+TEST(StepCommunication, RingAttentionCallsReadTheCurveAtTheirOwnSize) {
+  LlmParallelism llm;
+  llm.context = 8;
+  const PipelineWorkload ring = llm_workload("llama3-8b", 2, llm, 1);
+  std::size_t core = 0;
+  while (ring.model.layers[core].kind != LayerKind::attention) ++core;
+  const Layer& attention = ring.model.layers[core];
+  const double f = attention.forward_flops.value();
+  const double b = attention.backward_flops.value();
+  auto table = std::make_shared<CalibrationTable>();
+  table->device = "H100-SXM";
+  table->compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{f / 4, 0.25}, {f, 0.5}}};
+  table->backward_compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{b / 8, 0.2}, {b, 0.4}}};
+  ClusterDevice h100{"node0/gpu0", *HardwareCatalog::builtin().find_gpu("H100-SXM"), 0};
+  h100.calibration = table;
+  const LayerRange one{core, core + 1};
+  const auto time = [&](const PipelineWorkload& workload, Pass pass) {
+    return step_layers_time(workload, one, h100, 1, pass).value();
+  };
+  llm.context_comm = ContextComm::a2a;
+  const PipelineWorkload a2a = llm_workload("llama3-8b", 2, llm, 1);
+  llm.context_comm = ContextComm::all_gather;
+  const PipelineWorkload gather = llm_workload("llama3-8b", 2, llm, 1);
+  ASSERT_DOUBLE_EQ(a2a.model.layers[core].forward_flops.value(), f);
+  const double peak = h100.gpu.peak(Dtype::bf16)->value();
+  EXPECT_NEAR(time(a2a, Pass::forward), f / (0.5 * peak), 1e-12);
+  EXPECT_NEAR(time(ring, Pass::forward), 2 * time(a2a, Pass::forward), 1e-12);
+  EXPECT_NEAR(time(ring, Pass::backward), 2 * time(a2a, Pass::backward), 1e-12);
+  EXPECT_DOUBLE_EQ(time(gather, Pass::forward), time(a2a, Pass::forward));
+  EXPECT_DOUBLE_EQ(time(gather, Pass::backward), time(a2a, Pass::backward));
+
+  llm.context = 2;
+  llm.context_comm = ContextComm::p2p;
+  const PipelineWorkload pair = llm_workload("llama3-8b", 2, llm, 1);
+  llm.context_comm = ContextComm::a2a;
+  EXPECT_DOUBLE_EQ(time(pair, Pass::forward), time(llm_workload("llama3-8b", 2, llm, 1), Pass::forward));
 }
 
 // Llama 3 8B under FSDP with FP8 parameters on 8 GPUs: each step gathers its layers' weights at 1 byte
