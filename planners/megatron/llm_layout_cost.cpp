@@ -226,8 +226,16 @@ LlmLayoutCost::StageTimes LlmLayoutCost::stage_times(const LlmLayout& layout) {
   const StepGroups groups = step_groups(w, first, 0, 0);
   const auto step = [&](LayerRange range, Pass pass, Seconds compute) {
     Seconds serial{0}, overlapped{0};
-    for (const StepCollective& c : step_collectives(w, groups, 0, range, layout.micro_batch, pass, false))
+    for (const StepCollective& c : step_collectives(w, groups, 0, range, layout.micro_batch, pass, false)) {
       (c.overlapped ? overlapped : serial) += collective(c.collective);
+      // FSDP's shard add runs after its reduce-scatter on that stream, sharing the GPU with the compute:
+      // it lengthens both the GPU's work and the overlapped chain the next step waits for.
+      if (c.accumulation) {
+        const Seconds add = compute_time_on(*c.accumulation, device);
+        compute += add;
+        overlapped += add;
+      }
+    }
     // The CP ring's phases as the lowering runs them: each max(its exchange, the attention beside it).
     Seconds ring{0};
     for (const RingExchange& phase : context_ring(w, groups, range, &device, layout.micro_batch, pass))
@@ -263,9 +271,10 @@ LlmLayoutCost::StageTimes LlmLayoutCost::stage_times(const LlmLayout& layout) {
     const Seconds exposed = request_.overlap_all_reduce ? std::max(Seconds(0), sync - backward) : sync;
     const double updated = layout.fsdp || distributed ? parameters / shards : parameters;
     times.tail.push_back(exposed + compute_time_on(optimizer_step(updated, per, 0), device));
-    if (stage == 0)
-      times.accumulation =
-          compute_time_on(gradient_accumulation(layout.fsdp ? parameters / shards : parameters, per, 0), device);
+    // Whole gradients added on the compute stream by every backward but the first; under FSDP the
+    // reduce-scatter's stream adds the shard instead (in the backward step, above).
+    if (stage == 0 && !(layout.fsdp && shards > 1))
+      times.accumulation = compute_time_on(gradient_accumulation(parameters, per, 0), device);
   }
   if (layout.pipeline > 1) {
     // One micro-batch's boundary tensor, 1/CP of the tokens per rank, to the next stage's first GPU.

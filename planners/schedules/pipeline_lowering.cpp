@@ -276,9 +276,10 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
     // The backwards that add their gradients to the chunk's accumulated ones (gradient_accumulation):
     // all but the first since the chunk's last update. Megatron's layout only (a transformer shape,
     // per-GPU layer times): the profile-driven reproductions time a step as their profile measured it.
+    // Under FSDP over several ranks the reduce-scatter's stream adds the shard instead (step_collectives).
     std::vector<bool> accumulates(orders[s].size(), false);
     std::vector<bool> holds_gradients(stage.chunks.size(), false);
-    if (workload.transformer)
+    if (workload.transformer && !(workload.llm.fsdp && workload.optimizer_shards(stage) > 1))
       for (std::size_t i = 0; i < orders[s].size(); ++i) {
         if (orders[s][i].pass != PassKind::backward) continue;
         const auto chunk = static_cast<std::size_t>(orders[s][i].chunk);
@@ -343,10 +344,9 @@ LoweredIteration lower_pipeline(TaskGraph& graph, const PipelineWorkload& worklo
                                       Bytes alloc, Bytes free, bool backward_traffic, bool accumulate,
                                       std::vector<TaskId>& ids) {
           std::vector<TaskId> computes;
-          // The gradients the step adds: the layers' own, or their shard under FSDP (gradient_shards).
+          // The gradients the step adds: the layers' own.
           const auto accumulation = [&](DeviceId device) {
-            return gradient_accumulation(parameter_count(model, layers) / workload.gradient_shards(stage),
-                                         per_parameter, device);
+            return gradient_accumulation(parameter_count(model, layers), per_parameter, device);
           };
           // The step's segments in the order they run, split where an offload copy is issued or waited
           // for (offload_cuts): forward upwards, backward downwards; a cut fires after its segment.

@@ -154,15 +154,6 @@ struct PipelineWorkload {
     if (!tensor_parallel.distributed_optimizer && !llm.fsdp) return 1.0;
     return static_cast<double>(stage.devices.size()) * (llm.any() ? std::max(1, llm.context) : 1);
   }
-  // The ranks a stage's accumulated gradients are divided over: with FSDP its replicas × the context
-  // ranks, as Megatron-FSDP reduce-scatters every micro-batch's gradients (ZeRO-3 reduces on every
-  // backward, `_post_backward` in megatron_fsdp.py) and adds the reduced shard to the sharded main_grad
-  // buffer (`local_grad += reduced_grad`, GradReducePipeline._bucket_group_gradient_reduce in
-  // param_and_grad_buffer.py, Megatron-LM core_dev_r0.15.0); else 1, DDP and the distributed optimizer
-  // accumulating whole gradients and reducing them once per update.
-  [[nodiscard]] double gradient_shards(const PipelineStage& stage) const {
-    return llm.fsdp ? optimizer_shards(stage) : 1.0;
-  }
   // Re-materialization: the schedule's, or Recompute::full.
   [[nodiscard]] bool recomputes(const PipelineSchedule& schedule) const {
     return schedule.recompute() || (transformer && tensor_parallel.recompute == Recompute::full);

@@ -197,16 +197,26 @@ std::vector<StepCollective> step_collectives(const PipelineWorkload& workload, c
     if (backward) add_exchanges(step_attention(workload, layers, nullptr, samples, Pass::forward, true).first, false);
     add_exchanges(attention_layers_in_range(model, layers.begin, layers.end), backward);
   }
-  // FSDP: the weights gathered before each pass, the gradients reduce-scattered after the backward.
+  // FSDP: the weights gathered before each pass, the gradients reduce-scattered after every backward
+  // (ZeRO-3 reduces on every backward: `_post_backward` in megatron_fsdp.py, Megatron-LM
+  // core_dev_r0.15.0), and the reduced shard, 1/(DP·CP) of the gradients, added to the rank's sharded
+  // gradient buffer on the reduce-scatter's own stream after it, every micro-batch, the first into the
+  // zeroed buffer (`local_grad += reduced_grad`, GradReducePipeline._bucket_group_gradient_reduce in
+  // param_and_grad_buffer.py, on `side_stream_for_buffer_copy_and_grad_accum`).
   if (llm.fsdp && groups.sharding.size() > 1 && !recompute) {
     const ParameterSplit parameters = parameter_split(model, layers.begin, layers.end);
-    const FsdpTraffic traffic = fsdp_traffic(parameters.dense + parameters.experts, llm.precision, backward);
+    const double stage_parameters = parameters.dense + parameters.experts;
+    const FsdpTraffic traffic = fsdp_traffic(stage_parameters, llm.precision, backward);
     const int units = std::max(1, blocks_in_range(model, layers.begin, layers.end));
     result.push_back(
         {exchange(CollectiveKind::all_gather, groups.sharding, traffic.all_gather, units), true, "fsdp all-gather"});
-    if (backward)
-      result.push_back({exchange(CollectiveKind::reduce_scatter, groups.sharding, traffic.reduce_scatter, units), true,
-                        "fsdp reduce-scatter"});
+    if (backward) {
+      StepCollective scatter{exchange(CollectiveKind::reduce_scatter, groups.sharding, traffic.reduce_scatter, units),
+                             true, "fsdp reduce-scatter"};
+      scatter.accumulation = gradient_accumulation(stage_parameters / static_cast<double>(groups.sharding.size()),
+                                                   workload.bytes_per_parameter(), groups.sharding.front());
+      result.push_back(std::move(scatter));
+    }
   }
   return result;
 }
@@ -257,6 +267,27 @@ std::optional<TaskId> add_context_ring(TaskGraph& graph, const PipelineWorkload&
   return exchanged;
 }
 
+// `kernel` on `stream` after `collective` (StepCollective::accumulation): timed on its GPU as the
+// lowering times a step (measured_time), or without per-GPU times by its bytes alone; it counts no
+// model FLOPs, as the compute stream's accumulation counted none.
+TaskId add_accumulation_after(TaskGraph& graph, const PipelineWorkload& workload, Compute kernel, StreamId stream,
+                              TaskId collective, const std::string& label, std::uint32_t iteration) {
+  if (!workload.gpus.empty()) {
+    const ClusterDevice& device = workload.gpus.at(kernel.device);
+    kernel.measured_time = compute_time_on(kernel, device);
+    kernel.measured_on = device.gpu.name;
+    kernel.bytes_accessed = Bytes(0);
+  }
+  kernel.flops = Flop(0);
+  Task task{std::move(kernel)};
+  task.stream = stream;
+  task.phase = Phase::backward;
+  task.iteration = iteration;
+  task.label = fmt::format("fsdp accumulate {}", label);
+  task.deps.push_back(collective);
+  return graph.add(std::move(task));
+}
+
 }  // namespace
 
 std::vector<std::vector<TaskId>> add_step_collectives(
@@ -301,13 +332,18 @@ std::vector<std::vector<TaskId>> add_step_collectives(
           if (m < before.size()) task.deps.insert(task.deps.end(), before[m].begin(), before[m].end());
         }
       }
+      const StreamId stream = task.stream;
       const TaskId id = graph.add(std::move(task));
+      // What the step ends with: the collective, or the accumulation its stream runs after it.
+      const TaskId end = step.accumulation ? add_accumulation_after(graph, workload, std::move(*step.accumulation),
+                                                                    stream, id, label, iteration)
+                                           : id;
       for (std::size_t m : members) {
         if (step.overlapped) {
-          ends[m].push_back(id);
+          ends[m].push_back(end);
           companions[computes[m]].push_back(id);
         } else {
-          ends[m].front() = id;
+          ends[m].front() = end;
         }
       }
     }

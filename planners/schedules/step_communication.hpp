@@ -59,6 +59,9 @@ struct StepCollective {
   // Waits for the step's CP ring too: a2a+p2p's all-to-alls bracket the ring (Q, K, V before it, O
   // after; all four placed after it here, serial either way).
   bool after_ring = false;
+  // FSDP's add of the reduce-scattered shard into the rank's sharded gradients, which the collective's
+  // stream runs after it; the step's ends then hold it in the collective's place.
+  std::optional<Compute> accumulation;
 };
 
 // The collectives of one step of `layers` for `samples` sequences on the GPU whose groups are `groups`

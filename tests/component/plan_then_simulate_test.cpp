@@ -9,19 +9,20 @@
 // the ring's attention, context_ring's phases priced by the same collective_time, the same
 // step_collectives), so what is left between them is what the estimate writes as a formula and the
 // executor plays out: the data-parallel all-reduce hidden under one micro-batch's backward (Megatron's
-// overlap_grad_reduce, as bucketed there), and the FSDP-free gradient accumulation's kernels. Measured:
-// predicted 2.573 s, simulated 2.579 s (−0.2%).
+// overlap_grad_reduce, as bucketed there), and the FSDP-free gradient accumulation's kernels. Measured
+// (2026-12-03, the ring's attention calls read at their own size): predicted 2.602 s, simulated 2.608 s
+// (−0.2%); 2.573 s and 2.579 s before.
 //
-// With FSDP forced (`fsdp: "on"`, the layout the search picks when FSDP is allowed: DP 4 × CP 2 shards)
-// the same holds, with FSDP's per-step gathers and reduce-scatters (step_collectives) and the sharded
-// gradient accumulation on both sides (the planner's 1/(DP·CP) in llm_layout_cost.cpp, the lowering's
-// PipelineWorkload::gradient_shards). Measured: predicted 2.530 s, simulated 2.534 s (−0.2%); before
-// the lowering accumulated the shard it simulated 2.576 s (−1.8%), outside the 1% this test allows.
+// With FSDP forced (`fsdp: "on"`) the search picks TP 1 × DP 8, eight FSDP shards, and the same holds
+// with FSDP's per-step gathers and reduce-scatters (step_collectives) and the shard's add after each
+// reduce-scatter on its stream on both sides (StepCollective::accumulation: the lowering's kernel, the
+// planner's step time). Measured (2026-12-03): predicted 2.513 s, simulated 2.518 s (−0.2%); 2.511 s and
+// 2.516 s when both added the shard on the compute stream.
 //
 // With cp_comm_type all_gather or a2a (`context_parallel_comm`) the CP exchanges are step_collectives'
 // serial all-gather and reduce-scatter or all-to-all on both sides; the search still chooses TP 1 × CP 2
 // × DP 4. Measured: all_gather predicted 2.671 s, simulated 2.677 s; a2a 2.719 s and 2.726 s (−0.2%
-// each), both slower than the ring's 2.579 s, whose exchanges hide under the attention.
+// each), both slower than the ring's 2.608 s, whose exchanges hide under the attention.
 #include <gtest/gtest.h>
 
 #include "dnnsim/source_paths.hpp"

@@ -471,13 +471,13 @@ TEST(PipelineLowering, EveryBackwardButTheFirstAccumulatesItsGradients) {
   }
 }
 
-// Under FSDP the accumulated gradients are the rank's shard (PipelineWorkload::gradient_shards):
-// the tiny model without tensor parallelism on one stage of 4 replicas, FSDP (so the LLM recipe's
-// 2-byte BF16 gradients, PrecisionRecipe::bytes_per_parameter), M = 2 micro-batches of 1F1B. Each
-// replica's second backward adds the reduce-scattered shard, 1/4 of the P parameters, to the first's:
-// 3 × 2 bytes × P / 4 = 1.5·P bytes more than the first backward moves, where whole gradients would
-// add 6·P.
-TEST(PipelineLowering, FsdpAccumulatesTheReduceScatteredShard) {
+// Under FSDP Megatron-FSDP adds every micro-batch's reduce-scattered shard on the reduce-scatter's
+// stream (step_collectives): the tiny model without tensor parallelism on one stage of 4 replicas,
+// FSDP (so the LLM recipe's 2-byte BF16 gradients, PrecisionRecipe::bytes_per_parameter), M = 2
+// micro-batches of 1F1B. Both backwards move the same bytes (nothing added on the compute stream), and
+// after each one's reduce-scatter, on its stream, an add of 1/4 of the P parameters: 3 × 2 bytes × P / 4
+// = 1.5·P bytes (without per-GPU layer times its bytes alone), the first micro-batch's too.
+TEST(PipelineLowering, FsdpAddsTheReduceScatteredShardOnItsStream) {
   const LayerModel model = transformer_model(
       TransformerConfig{.name = "tiny", .layers = 2, .hidden = 64, .heads = 4, .seq = 16, .vocab = 128},
       ModelOptions{});
@@ -496,7 +496,21 @@ TEST(PipelineLowering, FsdpAccumulatesTheReduceScatteredShard) {
   for (const Layer& layer : workload.model.layers)
     parameters += layer.parameter_bytes.value() / kProfileBytesPerParameter;
   EXPECT_GT(parameters, 0.0);
-  EXPECT_DOUBLE_EQ(bytes("bwd s0 mb1") - bytes("bwd s0 mb0"), 1.5 * parameters);
+  EXPECT_DOUBLE_EQ(bytes("bwd s0 mb1"), bytes("bwd s0 mb0"));
+  for (const std::string micro_batch : {"mb0", "mb1"}) {
+    int adds = 0;
+    for (const Task& task : graph.tasks()) {
+      if (task.label != "fsdp accumulate bwd s0 " + micro_batch) continue;
+      ++adds;
+      EXPECT_DOUBLE_EQ(std::get<Compute>(task.op).bytes_accessed.value(), 1.5 * parameters);
+      EXPECT_EQ(std::get<Compute>(task.op).flops.value(), 0.0);
+      ASSERT_EQ(task.deps.size(), 1u);
+      const Task& scatter = graph.task(task.deps.front());
+      EXPECT_EQ(scatter.label, "fsdp reduce-scatter bwd s0 " + micro_batch);
+      EXPECT_EQ(scatter.stream, task.stream);
+    }
+    EXPECT_EQ(adds, 4) << micro_batch;  // one per replica
+  }
 }
 
 // The same workload with ranks 1 mirroring ranks 0 (tensor_parallel_fidelity: group): of the 48
