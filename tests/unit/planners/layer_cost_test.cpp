@@ -1,7 +1,12 @@
-// layer_compute: which tasks carry a GEMM shape for a calibration's shape grid.
+// layer_compute: which tasks carry a GEMM shape for a calibration's shape grid; compute_time_in_calls.
 #include "planners/common/layer_cost.hpp"
 
 #include <gtest/gtest.h>
+
+#include <memory>
+
+#include "models/calibration/calibration.hpp"
+#include "models/hardware/catalog.hpp"
 
 namespace dnnsim {
 namespace {
@@ -64,6 +69,34 @@ TEST(LayerCompute, BackwardTrafficIsTwiceTheForwardsUnlessTheLayerSaysOtherwise)
   model.layers[0].backward_bytes = Bytes(5e6);
   EXPECT_DOUBLE_EQ(layer_compute(model, model.layers[0], 0, 4, Dtype::fp16, Pass::backward).bytes_accessed.value(),
                    21e6);
+}
+
+// compute_time_in_calls: a kernel of 1 TFLOP split into 4 calls reads a hand-made V100 fp16 matmul
+// curve at 0.25 TFLOP each (efficiency 0.4) instead of at 1 TFLOP (0.8): 4 × 0.25e12 / (0.4 × 125e12)
+// = 20 ms against 1e12 / (0.8 × 125e12) = 10 ms (the memory term, 1 MB, is negligible). One call, a
+// measured time or a GEMM of known shape price the whole as compute_time_on does.
+TEST(ComputeTimeInCalls, EachCallReadsTheCurveAtItsOwnSize) {
+  auto table = std::make_shared<CalibrationTable>();
+  table->device = "V100-16GB";
+  table->compute[{"matmul", Dtype::fp16}] = EfficiencyCurve{{{0.25e12, 0.4}, {1e12, 0.8}}};
+  ClusterDevice v100{"node0/gpu0", *HardwareCatalog::builtin().find_gpu("V100-16GB"), 0};
+  v100.calibration = table;
+  Compute kernel;
+  kernel.kernel = LayerKind::matmul;
+  kernel.dtype = Dtype::fp16;
+  kernel.flops = Flop(1e12);
+  kernel.bytes_accessed = Bytes(1e6);
+  const double peak = v100.gpu.peak(Dtype::fp16)->value();
+  EXPECT_NEAR(compute_time_in_calls(kernel, 4, v100).value(), 1e12 / (0.4 * peak), 1e-12);
+  EXPECT_NEAR(compute_time_in_calls(kernel, 1, v100).value(), 1e12 / (0.8 * peak), 1e-12);
+  EXPECT_EQ(compute_time_in_calls(kernel, 1, v100), compute_time_on(kernel, v100));
+  Compute measured = kernel;
+  measured.measured_time = Seconds(0.003);
+  measured.measured_on = "V100-16GB";
+  EXPECT_DOUBLE_EQ(compute_time_in_calls(measured, 4, v100).value(), 0.003);
+  Compute gemm = kernel;
+  gemm.gemm = GemmShape{4096, 4096, 4096, GemmOp::nn};
+  EXPECT_EQ(compute_time_in_calls(gemm, 4, v100), compute_time_on(gemm, v100));
 }
 
 }  // namespace
