@@ -146,8 +146,8 @@ PlanResult LlmLayoutPlanner::plan(const PlanRequest& request) const {
   const PlanClock timer;
   PlanResult result;
   result.cost_model =
-      "LLM layout estimate: (M + (p−1)/v)·(t_f + t_b + 2v·t_send) + (M−1)·t_acc + t_tail, re-ranked by the "
-      "schedule's timeline";
+      "LLM layout estimate: (M + (p−1)/v)·(t_f + t_b + 2v·t_send) + (M−1)·t_acc + t_tail (under FSDP t_acc = 0, "
+      "the shard's add in t_b), re-ranked by the schedule's timeline";
   const auto finish = [&] {
     result.statistics.wall_seconds = timer.elapsed();
     return result;
