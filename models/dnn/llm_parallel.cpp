@@ -106,6 +106,8 @@ int kv_heads_per_rank(const TransformerDims& dims, int tp) {
 
 std::vector<std::string> context_comm_names() { return enum_names(kContextCommNames); }
 
+std::string_view context_comm_name(ContextComm comm) { return kContextCommNames[static_cast<std::size_t>(comm)]; }
+
 std::optional<ContextComm> context_comm_from_name(std::string_view name) {
   return enum_from_name<ContextComm>(kContextCommNames, name);
 }

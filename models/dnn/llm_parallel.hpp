@@ -101,6 +101,7 @@ struct MoeRouting {
 // Transformer Engine's cp_comm_type (Megatron-Core's `cp_comm_type`; unset is "p2p").
 enum class ContextComm : std::uint8_t { p2p, all_gather, a2a, a2a_p2p };
 [[nodiscard]] std::vector<std::string> context_comm_names();  // "p2p", "all_gather", "a2a", "a2a+p2p"
+[[nodiscard]] std::string_view context_comm_name(ContextComm comm);
 [[nodiscard]] std::optional<ContextComm> context_comm_from_name(std::string_view name);
 
 struct LlmParallelism {

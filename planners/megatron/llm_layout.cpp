@@ -21,6 +21,14 @@ std::size_t gpus_per_node(const ClusterView& cluster) {
 
 namespace {
 
+// "4 (a2a)", "8 (a2a+p2p [2, 4])"; "1" without CP.
+std::string describe_context(const LlmLayout& c) {
+  if (c.context == 1) return "1";
+  if (c.context_comm == ContextComm::a2a_p2p)
+    return fmt::format("{} (a2a+p2p [{}, {}])", c.context, c.context_a2a, c.context / std::max(1, c.context_a2a));
+  return fmt::format("{} ({})", c.context, context_comm_name(c.context_comm));
+}
+
 // The rules of llm_layout.hpp, numbered as there. With `why`, each broken rule's reason is appended;
 // without, the first broken rule ends the check (the enumeration's millions of tuples format nothing).
 bool accepted(const LlmLayoutModel& model, int gpus, int global_batch, const LlmLayoutLimits& limits,
@@ -89,9 +97,16 @@ bool accepted(const LlmLayoutModel& model, int gpus, int global_batch, const Llm
       fail("PP {} with activations offloaded to the host (rule 8: Megatron-Core offloads without a pipeline only)",
            c.pipeline))
     return false;
+  if (c.context > 1 && !limits.search_context_comm &&
+      (c.context_comm != limits.context_comm ||
+       (c.context_comm == ContextComm::a2a_p2p && c.context_a2a != limits.context_a2a)) &&
+      fail("CP {}: the recipe's cp_comm_type is {} (rule 9; the option context_comm: search tries every type)",
+           describe_context(c),
+           describe_context(LlmLayout{
+               .context = c.context, .context_comm = limits.context_comm, .context_a2a = limits.context_a2a})))
+    return false;
   if (c.context > 1)
-    if (const std::string problem =
-            context_comm_problem(dims, limits.context_comm, c.tensor, c.context, limits.context_a2a);
+    if (const std::string problem = context_comm_problem(dims, c.context_comm, c.tensor, c.context, c.context_a2a);
         !problem.empty() && fail("{} (rule 9)", problem))
       return false;
   return ok;
@@ -101,7 +116,7 @@ bool accepted(const LlmLayoutModel& model, int gpus, int global_batch, const Llm
 
 std::string LlmLayout::describe() const {
   return fmt::format("TP {} × PP {} × VP {} × CP {} × EP {} × DP {}{}, micro-batch {}", tensor, pipeline, chunks,
-                     context, expert, data, fsdp ? " (FSDP)" : "", micro_batch);
+                     describe_context(*this), expert, data, fsdp ? " (FSDP)" : "", micro_batch);
 }
 
 std::vector<std::string> llm_layout_problems(const LlmLayoutModel& model, int gpus, int global_batch,
@@ -119,17 +134,28 @@ std::vector<LlmLayout> enumerate_llm_layouts(const LlmLayoutModel& model, int gp
     for (int b = 1; b <= global_batch; b *= 2) sizes.push_back(b);
   const std::vector<int> experts = model.dims.experts > 0 ? divisors(model.dims.experts) : std::vector<int>{1};
   for (int t : divisors(gpus))
-    for (int cp : divisors(gpus / t))
+    for (int cp : divisors(gpus / t)) {
+      // The CP communication types to try: none (p2p, no ring) without CP; the recipe's; or with the search
+      // every type, a2a+p2p at each a2a group size strictly between 1 (p2p) and CP (a2a).
+      std::vector<std::pair<ContextComm, int>> comms{{ContextComm::p2p, 1}};
+      if (cp > 1) comms = {{limits.context_comm, limits.context_a2a}};
+      if (cp > 1 && limits.search_context_comm) {
+        comms = {{ContextComm::p2p, 1}, {ContextComm::all_gather, 1}, {ContextComm::a2a, 1}};
+        for (int a : divisors(cp))
+          if (a > 1 && a < cp) comms.emplace_back(ContextComm::a2a_p2p, a);
+      }
       for (int p : divisors(gpus / (t * cp))) {
         const int d = gpus / (t * cp * p);
         for (int v = 1; v <= std::max(1, model.blocks / p); ++v)
           for (int ep : experts)
             for (int b : sizes)
-              for (bool fsdp : limits.fsdp) {
-                const LlmLayout layout{t, p, v, cp, ep, d, b, fsdp};
-                if (accepted(model, gpus, global_batch, limits, layout, nullptr)) result.push_back(layout);
-              }
+              for (bool fsdp : limits.fsdp)
+                for (const auto& [comm, a2a] : comms) {
+                  const LlmLayout layout{t, p, v, cp, ep, d, b, fsdp, comm, a2a};
+                  if (accepted(model, gpus, global_batch, limits, layout, nullptr)) result.push_back(layout);
+                }
       }
+    }
   return result;
 }
 

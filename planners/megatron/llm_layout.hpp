@@ -60,11 +60,14 @@ struct LlmLayout {
   int data = 1;
   int micro_batch = 1;
   bool fsdp = false;
+  ContextComm context_comm = ContextComm::p2p;  // cp_comm_type (rule 9); p2p with CP 1 (no exchange)
+  int context_a2a = 1;                          // a2a+p2p: the a2a groups' size A; else 1
 
   [[nodiscard]] int gpus() const { return tensor * pipeline * context * data; }
   // M = global batch / (micro-batch · DP), per pipeline.
   [[nodiscard]] int micro_batches(int global_batch) const { return global_batch / (micro_batch * data); }
-  // "TP 8 × PP 8 × VP 4 × CP 1 × EP 64 × DP 16, FSDP, micro-batch 1"
+  // "TP 8 × PP 8 × VP 4 × CP 1 × EP 64 × DP 16 (FSDP), micro-batch 1"; CP > 1 with its type:
+  // "CP 4 (a2a)", "CP 8 (a2a+p2p [2, 4])" (hierarchical_context_parallel_sizes)
   [[nodiscard]] std::string describe() const;
   friend bool operator==(const LlmLayout&, const LlmLayout&) = default;
 };
@@ -81,6 +84,7 @@ struct LlmLayoutLimits {
   int chunks = 0;                       // VP = this (a schedule of fixed chunks per stage); 0: any
   ContextComm context_comm = ContextComm::p2p;  // rule 9: the recipe's cp_comm_type
   int context_a2a = 1;                          // rule 9: a2a+p2p's a2a groups' size
+  bool search_context_comm = false;             // rule 9: every type TE offers, not the recipe's
 };
 
 // What the rules need of the model.
@@ -103,7 +107,7 @@ struct LlmLayoutModel {
 [[nodiscard]] std::vector<std::string> llm_layout_problems(const LlmLayoutModel& model, int gpus, int global_batch,
                                                            const LlmLayoutLimits& limits, const LlmLayout& layout);
 
-// Every layout the rules accept, TP outermost, then CP, PP, VP, EP, micro-batch and FSDP ascending.
+// Every layout the rules accept, TP outermost, then CP, PP, VP, EP, micro-batch, FSDP and the CP type.
 [[nodiscard]] std::vector<LlmLayout> enumerate_llm_layouts(const LlmLayoutModel& model, int gpus, int global_batch,
                                                            const LlmLayoutLimits& limits);
 

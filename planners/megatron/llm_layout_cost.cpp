@@ -58,7 +58,7 @@ LlmLayoutModel LlmLayoutCost::layout_model() const {
 }
 
 LlmLayoutCost::Shard& LlmLayoutCost::shard(const LlmLayout& layout) {
-  auto& slot = shards_[{layout.tensor, layout.context, layout.expert}];
+  auto& slot = shards_[{layout.tensor, layout.context, layout.expert, layout.context_comm, layout.context_a2a}];
   if (!slot) {
     slot = std::make_unique<Shard>();
     PipelineWorkload& w = slot->workload;
@@ -68,6 +68,8 @@ LlmLayoutCost::Shard& LlmLayoutCost::shard(const LlmLayout& layout) {
                                               request_.memory.zero != ZeroStage::none};
     w.llm = request_.llm;
     w.llm.context = layout.context;
+    w.llm.context_comm = layout.context_comm;
+    w.llm.context_a2a = layout.context_a2a;
     w.llm.expert = layout.expert;
     w.model = shard_for_llm(request_.model, w.tensor_parallel, w.llm, request_.recompute_modules);
     slot->parameters.assign(1, 0);
@@ -188,7 +190,7 @@ Bytes LlmLayoutCost::memory(const LlmLayout& layout) {
     const Bytes kept = activations * static_cast<double>(layout.micro_batch) *
                        static_cast<double>(in_flight(stage, layout.pipeline, micro_batches, layout.chunks));
     // cp_comm_type all_gather's gathered K/V, one layer's at a time (as the lowering's steps hold it).
-    const Bytes gathered = context_gather_buffer_bytes(*request_.model.transformer, request_.llm.context_comm,
+    const Bytes gathered = context_gather_buffer_bytes(*request_.model.transformer, layout.context_comm,
                                                        layout.micro_batch, layout.tensor, layout.context);
     peak = std::max(peak, states + kept + gathered + request_.memory.framework_overhead);
   }

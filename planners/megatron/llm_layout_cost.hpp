@@ -78,7 +78,8 @@ class LlmLayoutCost {
   const PlanRequest& request_;
   DeviceTopology topology_;
   TransformerShape shape_;
-  std::map<std::tuple<int, int, int>, std::unique_ptr<Shard>> shards_;
+  // By (TP, CP, EP, CP type, a2a size): what shard_for_llm and the attention calls read.
+  std::map<std::tuple<int, int, int, ContextComm, int>, std::unique_ptr<Shard>> shards_;
   std::map<int, std::vector<LayerRange>> splits_;
   // A collective's time by size (collective()), per kind, algorithm and group: a + b·S when affine,
   // else each size asked, timed.

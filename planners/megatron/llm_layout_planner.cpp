@@ -36,19 +36,41 @@ class Progress {
   bool stopped_ = false;
 };
 
-// A layout written TP×PP×VP×CP×EP×DP/micro-batch, "+fsdp" for FSDP ("2x8x4x1x32x2/1").
-std::optional<LlmLayout> parse_layout(const std::string& text) {
+// A layout written TP×PP×VP×CP×EP×DP/micro-batch, "+fsdp" for FSDP, and "@TYPE" for a CP type other than
+// the recipe's ("2x8x4x1x32x2/1", "1x1x1x4x1x16/1@a2a", "1x1x1x8x1x8/1+fsdp@a2a+p2p:2", A = 2). Without a
+// type, `comm` is kept.
+std::optional<LlmLayout> parse_layout(const std::string& text, ContextComm comm = ContextComm::p2p, int a2a = 1) {
   LlmLayout layout;
+  const std::size_t at = text.find('@');
+  const std::string head = text.substr(0, at);
   char fsdp[6] = {};
   int consumed = 0;
   const int read =
-      std::sscanf(text.c_str(), "%dx%dx%dx%dx%dx%d/%d%n+%5s", &layout.tensor, &layout.pipeline, &layout.chunks,
+      std::sscanf(head.c_str(), "%dx%dx%dx%dx%dx%d/%d%n+%5s", &layout.tensor, &layout.pipeline, &layout.chunks,
                   &layout.context, &layout.expert, &layout.data, &layout.micro_batch, &consumed, fsdp);
   if (read < 7) return std::nullopt;
-  if (read == 7 && static_cast<std::size_t>(consumed) != text.size()) return std::nullopt;
+  if (read == 7 && static_cast<std::size_t>(consumed) != head.size()) return std::nullopt;
   if (read == 8) {
     if (std::string(fsdp) != "fsdp") return std::nullopt;
     layout.fsdp = true;
+  }
+  if (at != std::string::npos) {
+    std::string type = text.substr(at + 1);
+    a2a = 1;
+    if (const std::size_t colon = type.find(':'); colon != std::string::npos) {
+      const std::string size = type.substr(colon + 1);
+      if (size.empty() || size.find_first_not_of("0123456789") != std::string::npos || size.size() > 4)
+        return std::nullopt;
+      a2a = std::stoi(size);
+      type.resize(colon);
+    }
+    const auto parsed = context_comm_from_name(type);
+    if (!parsed || (*parsed == ContextComm::a2a_p2p) != (a2a > 1)) return std::nullopt;
+    comm = *parsed;
+  }
+  if (layout.context > 1) {  // without CP there is no type (p2p, as enumerated)
+    layout.context_comm = comm;
+    layout.context_a2a = a2a;
   }
   return layout;
 }
@@ -67,6 +89,7 @@ LlmLayoutLimits llm_layout_limits(const PlanRequest& request) {
   limits.single_stage = request.llm.offloaded_layers > 0;
   limits.context_comm = request.llm.context_comm;
   limits.context_a2a = request.llm.context_a2a;
+  limits.search_context_comm = o.choice("context_comm") == "search";
   if (o.has("max_chunks")) limits.max_chunks = static_cast<int>(o.integer("max_chunks"));
   // A schedule with a fixed number of chunks runs only that VP (`chunks: auto` lets the planner choose).
   if (!request.choose_chunks) limits.chunks = std::max(1, request.chunks_per_stage);
@@ -84,17 +107,22 @@ OptionSchema LlmLayoutPlanner::options() {
   schema.choice("fsdp", "search", {"search", "off", "on"}, "FSDP (Megatron-FSDP): tried both ways, never or always");
   schema.boolean("fsdp_with_pipeline", false,
                  "FSDP with PP > 1 (every published Megatron-Bridge FSDP recipe runs PP 1)");
+  schema.choice("context_comm", "scenario", {"scenario", "search"},
+                "CP's communication type (cp_comm_type): the scenario's context_parallel_comm, or every type "
+                "(p2p, all_gather, a2a, and a2a+p2p at each a2a size between 1 and CP) tried with each CP > 1");
   schema.integer("max_tensor_parallel", std::nullopt, "the largest TP (an NVLink domain); none: the GPUs of a node")
       .at_least(1);
   schema.integer("max_chunks", std::nullopt, "the largest VP; none: as many as whole blocks allow").at_least(1);
   schema
       .text("reference", std::nullopt,
             "a layout to rank among the candidates (a published recipe's), TP×PP×VP×CP×EP×DP/micro-batch with "
-            "+fsdp for FSDP, e.g. 2x8x4x1x32x2/1")
+            "+fsdp for FSDP and @TYPE for a CP type other than the scenario's (@a2a+p2p:A with a2a groups of A), "
+            "e.g. 2x8x4x1x32x2/1")
       .check([](const std::string& text) {
         return parse_layout(text)
                    ? std::string()
-                   : "a layout is TP×PP×VP×CP×EP×DP/micro-batch, e.g. 2x8x4x1x32x2/1 or 1x1x1x1x1x64/2+fsdp";
+                   : "a layout is TP×PP×VP×CP×EP×DP/micro-batch[+fsdp][@p2p|@all_gather|@a2a|@a2a+p2p:A], "
+                     "e.g. 2x8x4x1x32x2/1, 1x1x1x1x1x64/2+fsdp or 1x1x1x4x1x16/1@a2a";
       });
   return schema;
 }
@@ -114,7 +142,7 @@ std::string rank_reference(LlmLayoutCost& cost, const PlanRequest& request, cons
                            const std::vector<Scored>& fitting, std::vector<std::optional<Seconds>>& priced,
                            Seconds chosen) {
   const std::string& text = request.options.text("reference");
-  const LlmLayout reference = *parse_layout(text);
+  const LlmLayout reference = *parse_layout(text, limits.context_comm, limits.context_a2a);
   const std::vector<std::string> problems = llm_layout_problems(
       cost.layout_model(), static_cast<int>(request.cluster.size()), request.global_batch, limits, reference);
   if (!problems.empty()) return fmt::format("reference {} is not a candidate: {}", text, problems.front());
@@ -243,7 +271,8 @@ PlanResult LlmLayoutPlanner::plan(const PlanRequest& request) const {
   }
   result.tensor_parallel =
       TensorParallelOptions{chosen.tensor, chosen.tensor > 1, Recompute::none, request.memory.zero != ZeroStage::none};
-  result.llm_layout = PlanResult::LlmChoice{chosen.context, chosen.expert, chosen.fsdp, chosen.describe()};
+  result.llm_layout = PlanResult::LlmChoice{chosen.context,      chosen.expert,      chosen.fsdp,
+                                            chosen.context_comm, chosen.context_a2a, chosen.describe()};
   result.predicted_iteration_time = best[candidate - 1].predicted;
   result.feasible = true;
   return finish();

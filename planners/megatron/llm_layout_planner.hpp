@@ -30,6 +30,9 @@ class LlmLayoutPlanner final : public Planner {
   [[nodiscard]] bool chooses_tensor_parallel() const override { return true; }
   [[nodiscard]] bool chooses_chunks() const override { return true; }
   [[nodiscard]] bool chooses_llm_layout() const override { return true; }
+  [[nodiscard]] bool chooses_context_comm(const Options& options) const override {
+    return options.choice("context_comm") == "search";
+  }
   [[nodiscard]] bool ranks_configurations() const override { return true; }
   [[nodiscard]] std::string model_problem(const LayerModel& model) const override;
 };

@@ -116,6 +116,8 @@ struct PlanResult {
     int context = 1;
     int expert = 1;
     bool fsdp = false;
+    ContextComm context_comm = ContextComm::p2p;  // with its option context_comm: search
+    int context_a2a = 1;
     std::string describe;  // "TP 8 × PP 8 × VP 4 × CP 1 × EP 64 × DP 16, micro-batch 1"
   };
   std::optional<LlmChoice> llm_layout;
@@ -154,6 +156,9 @@ class Planner {
   // chooses_llm_layout: context and expert parallelism and FSDP as well (PlanResult::llm_layout; the
   // workload must not give them), for an LLM of the zoo (PlanRequest::llm carries its recipe).
   [[nodiscard]] virtual bool chooses_llm_layout() const { return false; }
+  // Whether, with these options, it chooses CP's communication type too (LlmChoice::context_comm), so
+  // that the scenario's context_parallel_comm would be overridden.
+  [[nodiscard]] virtual bool chooses_context_comm(const Options& /*options*/) const { return false; }
   // Whether it ranks every configuration that fits (PlanResult::ranking), so that a runner-up can be
   // planned: its integer option `candidate` (1-based) picks which (`dnnsim plan --candidate`).
   [[nodiscard]] virtual bool ranks_configurations() const { return false; }

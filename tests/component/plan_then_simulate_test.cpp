@@ -23,17 +23,26 @@
 // serial all-gather and reduce-scatter or all-to-all on both sides; the search still chooses TP 1 × CP 2
 // × DP 4. Measured: all_gather predicted 2.671 s, simulated 2.677 s; a2a 2.719 s and 2.726 s (−0.2%
 // each), both slower than the ring's 2.608 s, whose exchanges hide under the attention.
+//
+// With the planner's `context_comm: search` the type is one more dimension of the layout: its search is
+// the union of the searches with each type fixed, so its choice is their best (the test plans each:
+// p2p, all_gather, a2a, and a2a+p2p with a2a groups of 2 and of 4, the two sizes strictly between 1 and
+// CP ≤ 8 here), and that choice runs as predicted too.
 #include <gtest/gtest.h>
+
+#include <optional>
 
 #include "dnnsim/source_paths.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
+#include "tests/support/pipeline_scenarios.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
 namespace {
 
-// The config, its planner entry `planner` (a YAML flow map) and Transformer Engine's cp_comm_type `comm`.
+// The config, its planner entry `planner` (a YAML flow map) and Transformer Engine's cp_comm_type `comm`
+// (a YAML mapping's lines after `context_parallel_comm: `; empty: none given).
 std::string scenario_with(const std::string& planner, const std::string& comm) {
   return std::string(R"(
 name: plan-then-simulate
@@ -57,9 +66,8 @@ workload:
   planner: )") +
          planner + R"(
   distributed_optimizer: true
-  context_parallel_comm: )" +
-         comm + R"(
-  precision_recipe: fp8-cs
+)" + (comm.empty() ? std::string() : "  context_parallel_comm: " + comm + "\n") +
+         R"(  precision_recipe: fp8-cs
   bucket_size: 128MiB
   overlap: true
 run: {iterations: 1, collective_fidelity: flow}
@@ -101,6 +109,27 @@ TEST(PlanThenSimulate, TheFiveDPlannersAllGatherChoiceRunsAsPredicted) {
 
 TEST(PlanThenSimulate, TheFiveDPlannersAllToAllChoiceRunsAsPredicted) {
   (void)run_planned(R"({name: megatron-5d, fsdp: "off"})", "a2a");
+}
+
+TEST(PlanThenSimulate, TheFiveDPlannersCpTypeSearchChoosesTheBestTypeAndRunsAsPredicted) {
+  const auto plan = [](const std::string& planner, const std::string& comm) {
+    const Scenario scenario = testing::load(scenario_with(planner, comm));
+    return plan_pipeline(scenario, testing::pipeline_scenarios::spec_of(scenario)).report.plan;
+  };
+  const std::string fixed = R"({name: megatron-5d, fsdp: "off"})";
+  std::optional<PlanResult> best;
+  for (const std::string comm : {"p2p", "all_gather", "a2a", "a2a+p2p\n  hierarchical_context_parallel_sizes: [2, 1]",
+                                 "a2a+p2p\n  hierarchical_context_parallel_sizes: [4, 1]"}) {
+    PlanResult result = plan(fixed, comm);
+    ASSERT_TRUE(result.feasible) << comm << ": " << result.reason;
+    if (!best || result.predicted_iteration_time < best->predicted_iteration_time) best = std::move(result);
+  }
+  const std::string search = R"({name: megatron-5d, fsdp: "off", context_comm: search})";
+  const PlanResult searched = plan(search, "");
+  ASSERT_TRUE(searched.feasible) << searched.reason;
+  EXPECT_EQ(searched.llm_layout->describe, best->llm_layout->describe);
+  EXPECT_EQ(searched.predicted_iteration_time.value(), best->predicted_iteration_time.value());
+  (void)run_planned(search, "");
 }
 
 }  // namespace

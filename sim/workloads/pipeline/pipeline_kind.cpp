@@ -229,6 +229,12 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
                      fmt::format("the {} planner chooses '{}'; remove it or give another planner", spec.planner, key));
   };
   if (planner != nullptr && planner->chooses_llm_layout()) refuse_chosen(kLlmLayoutChosen);
+  if (planner != nullptr && planner->chooses_context_comm(spec.planner_options))
+    for (const char* key : {"context_parallel_comm", "hierarchical_context_parallel_sizes"})
+      if (map.has(key))
+        reader.error(map.get(key), fmt::format("the {} planner's option context_comm: search chooses '{}'; remove one "
+                                               "of the two",
+                                               spec.planner, key));
   if (planner != nullptr && planner->chooses_tensor_parallel()) {
     refuse_chosen(kTensorParallelChosen);
     if (map.has("tensor_parallel") || map.has("sequence_parallel") || map.has("recompute")) return spec;

@@ -197,6 +197,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
       chosen->llm.context = layout->context;
       chosen->llm.expert = layout->expert;
       chosen->llm.fsdp = layout->fsdp;
+      chosen->llm.context_comm = layout->context_comm;
+      chosen->llm.context_a2a = layout->context_a2a;
       context = layout->context;
       setup.report.context_parallel = context;
     }

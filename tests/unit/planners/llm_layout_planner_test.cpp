@@ -95,10 +95,48 @@ TEST(LlmLayoutRules, ExpertAndContextViolationsAreNeverProposed) {
     EXPECT_EQ(4 / layout.tensor % layout.context, 0) << layout.describe();
   }
   EXPECT_EQ(a2a_contexts, (std::set<int>{1, 2}));
-  const std::vector<std::string> why =
-      llm_layout_problems(cost.layout_model(), 48, 48, llm_layout_limits(a2a), LlmLayout{1, 1, 1, 6, 6, 8, 1});
+  const std::vector<std::string> why = llm_layout_problems(cost.layout_model(), 48, 48, llm_layout_limits(a2a),
+                                                           LlmLayout{1, 1, 1, 6, 6, 8, 1, false, ContextComm::a2a});
   ASSERT_EQ(why.size(), 1u);
   EXPECT_NE(why.front().find("(rule 9)"), std::string::npos) << why.front();
+}
+
+// With `context_comm: search` the CP type is a dimension of the layout. On the 4 GPUs of
+// EnumerationCountIsDerivedByHand (no FSDP: 24 layouts), 11 have CP > 1: CP 2 in (TP, PP, DP) = (1,1,2)
+// and (2,1,1) with EP 1, 2, 4 and (1,2,1) with EP 1, 2 — 8 — and CP 4 in (1,1,1) with EP 1, 2, 4 — 3.
+// Each CP 2 layout runs p2p, all_gather or a2a (4 heads and 4 KV heads per tensor rank at TP 1, 2 at
+// TP 2, all divisible by 2), 3 types; each CP 4 layout those and a2a+p2p [2, 2] (A = 2, the one size
+// strictly between 1 and 4, divides the 4 heads), 4 types: 13 + 8·3 + 3·4 = 49. Without the search a
+// type other than the recipe's is refused with rule 9 named, and the recipe's type is that of every layout
+// with CP > 1 (without CP there is no exchange: p2p, which runs none).
+TEST(LlmLayoutRules, SearchingTheCpTypeMultipliesTheCpLayouts) {
+  const ClusterView node = testing::hierarchical_cluster(1, 4, 150e9, 3.125e9, "H100-SXM");
+  const std::vector<std::int64_t> one{1};
+  const PlanRequest searching =
+      layout_request(tiny_moe(), node, 4, {{"micro_batch_sizes", one}, {"fsdp", "off"}, {"context_comm", "search"}});
+  const std::vector<LlmLayout> layouts = enumerate(searching);
+  EXPECT_EQ(layouts.size(), 49U);
+  std::set<std::tuple<int, ContextComm, int>> types;
+  for (const LlmLayout& layout : layouts)
+    if (layout.context > 1) types.emplace(layout.context, layout.context_comm, layout.context_a2a);
+  EXPECT_EQ(types, (std::set<std::tuple<int, ContextComm, int>>{{2, ContextComm::p2p, 1},
+                                                                {2, ContextComm::all_gather, 1},
+                                                                {2, ContextComm::a2a, 1},
+                                                                {4, ContextComm::p2p, 1},
+                                                                {4, ContextComm::all_gather, 1},
+                                                                {4, ContextComm::a2a, 1},
+                                                                {4, ContextComm::a2a_p2p, 2}}));
+  PlanRequest recipe = layout_request(tiny_moe(), node, 4, {{"micro_batch_sizes", one}, {"fsdp", "off"}});
+  recipe.llm.context_comm = ContextComm::all_gather;
+  for (const LlmLayout& layout : enumerate(recipe))
+    EXPECT_EQ(layout.context_comm, layout.context > 1 ? ContextComm::all_gather : ContextComm::p2p);
+  const LlmLayoutCost cost(recipe);
+  const LlmLayout a2a{.tensor = 1, .context = 4, .data = 1, .context_comm = ContextComm::a2a};
+  const std::vector<std::string> why = llm_layout_problems(cost.layout_model(), 4, 4, llm_layout_limits(recipe), a2a);
+  ASSERT_EQ(why.size(), 1U);
+  EXPECT_NE(why.front().find("CP 4 (a2a): the recipe's cp_comm_type is 4 (all_gather) (rule 9"), std::string::npos)
+      << why.front();
+  EXPECT_TRUE(llm_layout_problems(cost.layout_model(), 4, 4, llm_layout_limits(searching), a2a).empty());
 }
 
 // DeepSeek-V3 (671 B parameters) on 8 V100-16GB: BF16 weights and gradients and fp32 Adam state,

@@ -177,6 +177,22 @@ TEST(ScenarioLlm, KeysTheLayoutPlannerChoosesAreLocated) {
                 {{19, 20, "chooses 'expert_parallel'"}, {20, 9, "chooses 'fsdp'"}});
 }
 
+// With `context_comm: search` it chooses the CP type too: the recipe's type and a2a+p2p's sizes are then
+// refused where they are given (line 18 is the planner, 19 and 20 the keys), and the type it chose runs.
+TEST(ScenarioLlm, TheLayoutPlannersCpTypeSearchOwnsTheType) {
+  expect_errors(errors_of(planned("  context_parallel_comm: a2a+p2p\n  hierarchical_context_parallel_sizes: [2, 2]\n",
+                                  "{name: megatron-5d, context_comm: search}")),
+                {{19, 26, "context_comm: search chooses 'context_parallel_comm'"},
+                 {20, 40, "chooses 'hierarchical_context_parallel_sizes'"}});
+  const Scenario scenario = load(planned("", "{name: megatron-5d, context_comm: search}"));
+  const PipelineSetup setup = plan_pipeline(scenario, spec_of(scenario));
+  ASSERT_TRUE(setup.report.plan.feasible) << setup.report.plan.reason;
+  const auto& layout = setup.report.plan.llm_layout;
+  ASSERT_TRUE(layout.has_value());
+  EXPECT_EQ(setup.workload.llm.context_comm, layout->context_comm);
+  EXPECT_EQ(setup.workload.llm.context_a2a, layout->context_a2a);
+}
+
 // Its options are read as declared: a reference layout that is not TP×PP×VP×CP×EP×DP/micro-batch and a
 // micro-batch size below 1 are located at their values (line 18: "  planner: {name: megatron-5d, …").
 TEST(ScenarioLlm, BadLayoutPlannerOptionsAreLocated) {
