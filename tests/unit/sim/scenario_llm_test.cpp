@@ -11,6 +11,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
 #include "tests/support/diagnostics.hpp"
+#include "tests/support/pipeline_scenarios.hpp"
 #include "tests/support/scenario_files.hpp"
 
 namespace dnnsim {
@@ -59,9 +60,7 @@ std::string llm(const LlmCase& setup, const std::string& keys) {
          keys;
 }
 
-const PipelineWorkloadSpec& spec_of(const Scenario& scenario) {
-  return dynamic_cast<const PipelineWorkloadSpec&>(*scenario.workload);
-}
+using testing::pipeline_scenarios::spec_of;
 
 // Qwen3-30B-A3B on one DGX B200 as Megatron-Bridge's table runs it: EP 8 (16 of the 128 experts per
 // GPU), MXFP8, BF16 Adam moments, selective recomputation of the MoE activation.
