@@ -161,6 +161,7 @@ struct TransformerDims {
   int heads = 0;     // query heads
   int kv_heads = 0;  // key/value heads (GQA); MLA: the query heads
   int kv_width = 0;  // elements of one token's keys and values together, all heads: kv_heads · (d_k + d_v)
+  int value_width = 0;  // elements of one token's values, all heads: kv_heads · d_v (MLA's d_v ≠ d_k)
   int seq = 0;
   int experts = 0;  // routed experts of an MoE layer, 0: dense
   int top_k = 0;    // experts per token

@@ -171,6 +171,53 @@ std::vector<RingPhase> ring_attention_phases(int cp, bool backward) {
   return phases;
 }
 
+RingCorrections ring_attention_corrections(const TransformerDims& dims, int micro_batch, int tp, int cp, int ring,
+                                           bool backward) {
+  RingCorrections slowest;
+  if (ring <= 1 || dims.kv_heads <= 0) return slowest;
+  const double tokens = micro_batch * static_cast<double>(dims.seq) / cp;
+  const double heads = static_cast<double>(dims.heads) / tp;
+  const double d_v = static_cast<double>(dims.value_width) / dims.kv_heads;
+  const double d_k = static_cast<double>(dims.kv_width) / dims.kv_heads - d_v;
+  const double o = heads * d_v;  // BF16 elements per token: the output, dQ, dK + dV
+  const double q = heads * d_k;
+  const double kv = static_cast<double>(dims.kv_width) / std::min(tp, std::max(1, dims.kv_heads));
+  constexpr double kLse = 4.0;  // fp32 log-sum-exp, one per query head and token
+  const int p = ring;
+  for (int r = 0; r < p; ++r) {
+    double bytes = 0;  // per token
+    int kernels = 0;
+    if (!backward) {
+      bytes += 2 * o * kBf16 + 2 * heads * kLse;  // step 0 scales into out
+      for (int i = 1; i < p; ++i) bytes += i <= r ? 3 * o * kBf16 + 2 * heads * kLse : 1.5 * o * kBf16 + heads * kLse;
+      kernels = p;
+    } else {
+      double accesses = 0;
+      for (int i = 0; i < p; ++i) {
+        // dQ: steps past P − r − 1 meet K/V from below (or the diagonal): all queries.
+        if (i > p - r - 1) {
+          accesses += 3 * q, kernels += 1;
+        } else if (i == p - r - 1) {
+          accesses += r == p - 1 ? 2 * q : 2.5 * q, kernels += r == p - 1 ? 1 : 2;  // the first half copied
+        } else {
+          accesses += i > 0 ? 1.5 * q : q, kernels += 1;  // the second half of the queries
+        }
+        // dK/dV (two tensors): the diagonal last, all keys; from below, their first half.
+        if (i == p - 1) {
+          accesses += r == 0 ? 2.5 * kv : 3 * kv, kernels += r == 0 ? 4 : 2;
+        } else if (i >= p - r - 1) {
+          accesses += i == 0 && r == p - 1 ? kv : 1.5 * kv, kernels += 2;
+        } else {
+          accesses += i > 0 ? 3 * kv : 2 * kv, kernels += 2;
+        }
+      }
+      bytes = accesses * kBf16;
+    }
+    if (bytes * tokens > slowest.bytes.value()) slowest = {Bytes(bytes * tokens), kernels};
+  }
+  return slowest;
+}
+
 FsdpTraffic fsdp_traffic(double parameters, const PrecisionRecipe& recipe, bool backward) {
   FsdpTraffic traffic;
   traffic.all_gather = Bytes(parameters * recipe.bytes_per_parameter().weights);

@@ -150,6 +150,30 @@ struct RingPhase {
 // attention not overlapped); backward {2 × 1 chunk (the first and last steps), CP − 2 × 2 chunks}.
 [[nodiscard]] std::vector<RingPhase> ring_attention_phases(int cp, bool backward);
 
+// The memory-bound kernels with which the ring merges its steps' partial results, on the compute
+// stream after each step's attention, neither overlapped with an exchange (TE v2.9
+// AttnFuncWithCPAndKVP2P, causal, BSHD/SBHD, attention in BF16):
+//  - forward, after the loop, one fused kernel per step (flash_attn_fwd_out_correction*, jit_fuser):
+//    step 0 scales its output into `out` (reads O, writes O); a step whose K/V come from a rank at or
+//    below this one (i ≤ rank: all queries) adds its rescaled output (reads O twice, writes O); a step
+//    from above (the second half of the queries) half of that; each reads the two log-sum-exps (fp32,
+//    one per query head and token) of the rows it merges. The log-sum-exp merges inside the loop run
+//    on the side streams beside the next step's attention and are not counted.
+//  - backward, per step, eager copy_/add_ into dQ, dK and dV (2 and 3 accesses per element): the
+//    step's dQ of all queries (steps whose K/V come from below, and the diagonal) or of the second half
+//    (from above), the first step copying; dK/dV, the ring's received partial sums, all keys (from
+//    above, and the diagonal) or the first half (from below).
+// In elements per token on a GPU: O = heads/TP · d_v, dQ = heads/TP · d_k, dK + dV = kv_width/TP_kv.
+// The ranks differ (rank r meets r steps from below forward); the ring waits for its slowest at the
+// next layer's exchanges, so this is the largest rank's count: `bytes` of one layer and micro-batch of
+// `micro_batch` sequences, in `kernels` kernels. Zero for a ring of one rank.
+struct RingCorrections {
+  Bytes bytes{0};
+  int kernels = 0;
+};
+[[nodiscard]] RingCorrections ring_attention_corrections(const TransformerDims& dims, int micro_batch, int tp, int cp,
+                                                         int ring, bool backward);
+
 // The ranks of one CP ring of `parallel`'s context parallelism: p2p CP, a2a+p2p CP / A, otherwise 1
 // (no ring).
 [[nodiscard]] int context_ring_size(const LlmParallelism& parallel);

@@ -308,6 +308,7 @@ LayerModel llm_model(const LlmConfig& c, const ModelOptions& options) {
                                       .heads = c.heads,
                                       .kv_heads = kv_heads,
                                       .kv_width = kv_heads * (d_k + d_v),
+                                      .value_width = kv_heads * d_v,
                                       .seq = static_cast<int>(s),
                                       .experts = c.experts,
                                       .top_k = c.top_k,

@@ -351,11 +351,33 @@ std::vector<std::vector<TaskId>> add_step_collectives(
   return ends;
 }
 
+Seconds ring_corrections_time(const PipelineWorkload& workload, const ClusterDevice& device, int samples,
+                              bool backward) {
+  if (!workload.model.transformer) return Seconds(0);
+  const RingCorrections merges =
+      ring_attention_corrections(*workload.model.transformer, samples, workload.tensor_parallel.degree,
+                                 workload.llm.context, context_ring_size(workload.llm), backward);
+  if (merges.kernels == 0) return Seconds(0);
+  Compute merge;
+  merge.dtype = workload.dtype;
+  merge.kernel = LayerKind::elementwise;
+  merge.bytes_accessed = merges.bytes;
+  return compute_time_in_calls(merge, merges.kernels, device);
+}
+
 Seconds step_layers_time(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device, int samples,
                          Pass pass) {
   Seconds total{0};
-  for (std::size_t l = layers.begin; l < layers.end; ++l)
-    add_layer_time(total, workload, workload.model.layers[l], device, samples, pass);
+  for (std::size_t l = layers.begin; l < layers.end; ++l) {
+    const Layer& layer = workload.model.layers[l];
+    add_layer_time(total, workload, layer, device, samples, pass);
+    if (layer.kind != LayerKind::attention || !runs_ring(workload)) continue;
+    // The ring's merges of its steps' results (ring_attention_corrections), after the steps' exchanges;
+    // a core whose backward re-runs its forward merges the forward's again.
+    total += ring_corrections_time(workload, device, samples, pass == Pass::backward);
+    if (pass == Pass::backward && layer.forward_in_backward)
+      total += ring_corrections_time(workload, device, samples, false);
+  }
   return total;
 }
 

@@ -110,6 +110,12 @@ using Companions = std::unordered_map<TaskId, std::vector<TaskId>>;
     const std::vector<TaskId>& computes, const std::vector<std::vector<TaskId>>& before, Companions& companions,
     LayerRange layers, int samples, Pass pass, bool recompute, const std::string& label, std::uint32_t iteration);
 
+// The memory-bound merges of one attention core's CP ring in one pass on `device`
+// (ring_attention_corrections), as the kernels they are; zero without a ring. step_layers_time adds them
+// after each core, outside the attention its ring phases overlap.
+[[nodiscard]] Seconds ring_corrections_time(const PipelineWorkload& workload, const ClusterDevice& device, int samples,
+                                            bool backward);
+
 // The step's layers' time on `device` with the precision recipe: each layer its own kernel
 // (layer_time) in the dtype the recipe gives it, plus its scaling kernels' traffic.
 [[nodiscard]] Seconds step_layers_time(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device,

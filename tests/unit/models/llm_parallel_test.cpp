@@ -125,6 +125,45 @@ TEST(ContextParallel, HierarchicalA2aP2p) {
   EXPECT_EQ(context_ring_size(parallel), 1);
 }
 
+// The ring's merges (ring_attention_corrections, TE v2.9's AttnFuncWithCPAndKVP2P) on Llama 3 70B at
+// s = 8,192, MBS 1, TP 8, CP 2: per token on a GPU the output and dQ are 64/8 heads · 128 = 1,024 BF16
+// values, dK + dV 8/8 KV heads · 256 = 256, the log-sum-exps 8 fp32; s/CP = 4,096 tokens.
+//  - forward: both ranks scale step 0 into out (read O, write O: 4,096 B; two log-sum-exps read: 64 B);
+//    rank 1's step 1 comes from below, all queries (read out and O, write out: 6,144 B, + 64 B), rank 0's
+//    from above, half of that (3,072 + 32 B). Rank 1 is the slowest: 10,368 B per token, 42,467,328 B,
+//    in 2 kernels.
+//  - backward (copy_ 2 and add_ 3 accesses per element, 2 B each): rank 0 copies the second half of dQ
+//    (512 · 2) and all of dK/dV (256 · 2), then copies dQ's first half and adds its second (512 · 2 +
+//    512 · 3) and on the diagonal adds dK/dV's first half and copies their second (128 · 3 + 128 · 2):
+//    4,736 accesses, 9 kernels; rank 1 copies all of dQ (1,024 · 2) and dK/dV's first half (128 · 2),
+//    then adds all of each (1,024 · 3 + 256 · 3): 6,144 accesses, 12,288 B per token, 50,331,648 B in
+//    6 kernels, the slowest.
+// DeepSeek-V3's MLA (128 heads, d_k 192, d_v 128; TP 1, s = 4,096, CP 2: 2,048 tokens): the forward's
+// output is 128 · 128 = 16,384 values per token, so rank 1 moves 10 · 16,384 + 16 · 128 = 165,888 B per
+// token, 339,738,624 B; dQ is 128 · 192 = 24,576 and dK + dV 128 · 320 = 40,960, rank 1's backward 5 dQ +
+// 4 dK/dV = 286,720 accesses (rank 0's 3.5 + 4.5: 270,336), 1,174,405,120 B. At CP 4 (2,048 tokens)
+// rank 3 meets every step from below: forward 4,160 + 3 · 6,208 = 22,784 B per token in 4 kernels;
+// backward dQ copied whole then added 3 times (2 + 3 · 3 = 11 · 1,024 accesses), dK/dV's first half
+// copied, added twice, then all added (1 + 2 · 1.5 + 3 = 7 · 256): 13,056 accesses in 12 kernels (ranks 0
+// to 2: 9,344, 10,624 and 11,776). No ring, no merges.
+TEST(ContextParallel, RingMergesPerLayerOnTheSlowestRank) {
+  const TransformerDims llama = *make("llama3-70b", 8192).transformer;
+  const RingCorrections forward = ring_attention_corrections(llama, 1, 8, 2, 2, false);
+  EXPECT_DOUBLE_EQ(forward.bytes.value(), 10368.0 * 4096);
+  EXPECT_EQ(forward.kernels, 2);
+  const RingCorrections backward = ring_attention_corrections(llama, 1, 8, 2, 2, true);
+  EXPECT_DOUBLE_EQ(backward.bytes.value(), 12288.0 * 4096);
+  EXPECT_EQ(backward.kernels, 6);
+  const TransformerDims mla = *make("deepseek-v3").transformer;
+  EXPECT_DOUBLE_EQ(ring_attention_corrections(mla, 1, 1, 2, 2, false).bytes.value(), 165888.0 * 2048);
+  EXPECT_DOUBLE_EQ(ring_attention_corrections(mla, 1, 1, 2, 2, true).bytes.value(), 286720.0 * 2 * 2048);
+  const RingCorrections four = ring_attention_corrections(llama, 1, 8, 4, 4, true);
+  EXPECT_DOUBLE_EQ(four.bytes.value(), 13056.0 * 2 * 2048);
+  EXPECT_EQ(four.kernels, 12);
+  EXPECT_DOUBLE_EQ(ring_attention_corrections(llama, 1, 8, 4, 4, false).bytes.value(), 22784.0 * 2048);
+  EXPECT_EQ(ring_attention_corrections(llama, 1, 8, 2, 1, true).kernels, 0);
+}
+
 // EP 64 divides DeepSeek-V3's 256 experts: each GPU holds 4 of every MoE layer's, and the grouped GEMM
 // runs T·k·EP/E = 4,096 · 8 · 64 / 256 = 8,192 rows per local expert (balanced routing).
 TEST(ExpertParallel, ShardsTheExpertsAndGroupsTheirRows) {
