@@ -309,11 +309,18 @@ std::vector<std::vector<TaskId>> add_step_collectives(
       members.push_back(static_cast<std::size_t>(t));
     return members;
   };
+  // Every rank's CP ring first: a tensor-parallel collective waits for each member's step, ring
+  // included, so a member's ring added after its group's collective would wait for that collective.
+  std::vector<StepGroups> groups;
+  std::vector<std::optional<TaskId>> ring_tails;
   for (int r = 0; r < lowered; ++r) {
-    const StepGroups groups = step_groups(workload, stage, replica, r);
-    const std::optional<TaskId> ring_tail = add_context_ring(graph, workload, groups, layers, samples, pass, recompute,
-                                                             label, iteration, ends[static_cast<std::size_t>(r)]);
-    for (StepCollective& step : step_collectives(workload, groups, r % tp, layers, samples, pass, recompute)) {
+    groups.push_back(step_groups(workload, stage, replica, r));
+    ring_tails.push_back(add_context_ring(graph, workload, groups.back(), layers, samples, pass, recompute, label,
+                                          iteration, ends[static_cast<std::size_t>(r)]));
+  }
+  for (int r = 0; r < lowered; ++r) {
+    for (StepCollective& step :
+         step_collectives(workload, groups[static_cast<std::size_t>(r)], r % tp, layers, samples, pass, recompute)) {
       // A tensor-parallel collective is one task for its group; an exchange, one per GPU.
       const std::vector<std::size_t> members =
           step.collective.alone ? std::vector<std::size_t>{static_cast<std::size_t>(r)} : tensor_group(r);
@@ -325,7 +332,7 @@ std::vector<std::vector<TaskId>> add_step_collectives(
       for (std::size_t m : members) {
         if (!step.overlapped) {
           task.deps.push_back(ends[m].front());
-          if (step.after_ring && ring_tail) task.deps.push_back(*ring_tail);
+          if (step.after_ring && ring_tails[m]) task.deps.push_back(*ring_tails[m]);
         } else {
           // Starts with the step's compute: after what the rank's previous step ended with, and,
           // through its companion compute, after the step's inputs.
