@@ -46,20 +46,28 @@ run: {{iterations: 2, collective_fidelity: flow}}
                      fidelity, DNNSIM_SOURCE_DIR);
 }
 
-// Ranks 1–3 of a group compute what rank 0 does on identical GPUs and send over NICs, NVLink ports
-// and switch ports of their own (each node's port carries at most the sum of its NICs), so leaving
-// them out changes no rank-0 time: the iterations agree to rounding, every device row equals the
-// simulated GPU of its group, the per-GPU figures (FLOP rates, memory) are the same, and so is
-// every link's traffic.
-TEST(PipelineRun, MirroredTensorParallelRanksGiveTheRanksRun) {
-  const ordered_json ranks = summary_in_child(write_file("ranks.yaml", mini_table1("ranks")));
-  const ordered_json group = summary_in_child(write_file("group.yaml", mini_table1("group")));
+// `scenario` run with every tensor rank simulated and with rank 0 of each group mirrored, each in a child
+// (files `name`-ranks.yaml and `name`-group.yaml); both must run, at the fidelity asked.
+void run_ranks_and_group(const std::string& name, std::string (*scenario)(const std::string&), ordered_json& ranks,
+                         ordered_json& group) {
+  ranks = summary_in_child(write_file(name + "-ranks.yaml", scenario("ranks")));
+  group = summary_in_child(write_file(name + "-group.yaml", scenario("group")));
   ASSERT_FALSE(ranks.is_null());
   ASSERT_FALSE(group.is_null());
   ASSERT_EQ(ranks["status"], "ok");
   ASSERT_EQ(group["status"], "ok");
   EXPECT_EQ(ranks["pipeline"]["tensor_parallel_fidelity"], "ranks");
   EXPECT_EQ(group["pipeline"]["tensor_parallel_fidelity"], "group");
+}
+
+// Ranks 1–3 of a group compute what rank 0 does on identical GPUs and send over NICs, NVLink ports
+// and switch ports of their own (each node's port carries at most the sum of its NICs), so leaving
+// them out changes no rank-0 time: the iterations agree to rounding, every device row equals the
+// simulated GPU of its group, the per-GPU figures (FLOP rates, memory) are the same, and so is
+// every link's traffic.
+TEST(PipelineRun, MirroredTensorParallelRanksGiveTheRanksRun) {
+  ordered_json ranks, group;
+  ASSERT_NO_FATAL_FAILURE(run_ranks_and_group("table1", mini_table1, ranks, group));
   // Every link, NVSwitch ports and switch ports included: each rank's traffic is its group rank 0's
   // translated to its own links, and each mirrored collective's flows move the bytes the ranks run's
   // collectives do.
@@ -103,13 +111,8 @@ run: {{iterations: 1, collective_fidelity: flow}}
 }
 
 TEST(PipelineRun, MirroredTensorRanksWithContextParallelismGiveTheRanksRun) {
-  const ordered_json ranks = summary_in_child(write_file("tp-cp-ranks.yaml", tensor_and_context("ranks")));
-  const ordered_json group = summary_in_child(write_file("tp-cp-group.yaml", tensor_and_context("group")));
-  ASSERT_FALSE(ranks.is_null());
-  ASSERT_FALSE(group.is_null());
-  ASSERT_EQ(ranks["status"], "ok");
-  ASSERT_EQ(group["status"], "ok");
-  EXPECT_EQ(group["pipeline"]["tensor_parallel_fidelity"], "group");
+  ordered_json ranks, group;
+  ASSERT_NO_FATAL_FAILURE(run_ranks_and_group("tp-cp", tensor_and_context, ranks, group));
   const double iteration = ranks["mean"]["iteration_time_s"].get<double>();
   EXPECT_NEAR(group["mean"]["iteration_time_s"].get<double>(), iteration, 1e-9 * iteration);
   EXPECT_NEAR(ranks["mean"]["idle_s"].get<double>(), 0.0, 1e-9 * iteration);
