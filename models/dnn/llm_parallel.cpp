@@ -179,7 +179,8 @@ RingCorrections ring_attention_corrections(const TransformerDims& dims, int micr
   const double heads = static_cast<double>(dims.heads) / tp;
   const double d_v = static_cast<double>(dims.value_width) / dims.kv_heads;
   const double d_k = static_cast<double>(dims.kv_width) / dims.kv_heads - d_v;
-  const double o = heads * d_v;  // BF16 elements per token: the output, dQ, dK + dV
+  // BF16 elements per token on a GPU: the output, dQ, and dK + dV.
+  const double o = heads * d_v;
   const double q = heads * d_k;
   const double kv = static_cast<double>(dims.kv_width) / std::min(tp, std::max(1, dims.kv_heads));
   constexpr double kLse = 4.0;  // fp32 log-sum-exp, one per query head and token

@@ -374,16 +374,19 @@ Seconds ring_corrections_time(const PipelineWorkload& workload, const ClusterDev
 
 Seconds step_layers_time(const PipelineWorkload& workload, LayerRange layers, const ClusterDevice& device, int samples,
                          Pass pass) {
+  // The ring's merges of its steps' results (ring_attention_corrections), the same for every core, after
+  // the steps' exchanges; a core whose backward re-runs its forward merges the forward's again.
+  const bool ring = runs_ring(workload);
+  const Seconds merges = ring ? ring_corrections_time(workload, device, samples, pass == Pass::backward) : Seconds(0);
+  const Seconds rerun_merges =
+      ring && pass == Pass::backward ? ring_corrections_time(workload, device, samples, false) : Seconds(0);
   Seconds total{0};
   for (std::size_t l = layers.begin; l < layers.end; ++l) {
     const Layer& layer = workload.model.layers[l];
     add_layer_time(total, workload, layer, device, samples, pass);
-    if (layer.kind != LayerKind::attention || !runs_ring(workload)) continue;
-    // The ring's merges of its steps' results (ring_attention_corrections), after the steps' exchanges;
-    // a core whose backward re-runs its forward merges the forward's again.
-    total += ring_corrections_time(workload, device, samples, pass == Pass::backward);
-    if (pass == Pass::backward && layer.forward_in_backward)
-      total += ring_corrections_time(workload, device, samples, false);
+    if (layer.kind != LayerKind::attention || !ring) continue;
+    total += merges;
+    if (layer.forward_in_backward) total += rerun_merges;
   }
   return total;
 }
