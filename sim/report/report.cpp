@@ -481,6 +481,7 @@ std::string format_summary_table(const nlohmann::ordered_json& summary, bool all
     const auto& pipeline = summary["pipeline"];
     text += fmt::format("plan ({}, {}): {}\n", pipeline["planner"].get<std::string>(),
                         pipeline["schedule"].get<std::string>(), pipeline["plan"].get<std::string>());
+    if (pipeline.contains("layout")) text += fmt::format("layout         {}\n", pipeline["layout"].get<std::string>());
     if (pipeline.contains("predicted_iteration_time_s"))
       text += fmt::format("predicted      {:>12}   ({})\n",
                           format_seconds(Seconds(pipeline["predicted_iteration_time_s"].get<double>())),

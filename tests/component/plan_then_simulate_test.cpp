@@ -96,6 +96,21 @@ TEST(PlanThenSimulate, TheFiveDPlannersChoiceRunsAsPredicted) {
   // 8 GPUs = TP · PP · CP · DP: TP 1, one stage and DP 4 leave CP 2.
   EXPECT_EQ(summary["pipeline"]["tensor_parallel"], 1);
   EXPECT_EQ(summary["pipeline"]["data_parallel"], 4);
+  EXPECT_EQ(summary["pipeline"]["context_parallel"], 2);
+  // The report's model states are the chosen layout's, on every GPU (they once came from the scenario's
+  // keys, CP 1: half the GPUs had none and the optimizer was divided over DP alone, more than the peak).
+  // Megatron's distributed optimizer shards the FP32 master weights and Adam's two moments, 12 bytes
+  // per parameter, over the data-parallel × context-parallel ranks: 12 · 8,030,261,248 / (4 · 2), the
+  // parameters of Llama 3 8B as Meta publishes them (its model card's 8.03B; 32 blocks of 218,112,000,
+  // untied 128,256 × 4,096 embedding and head, and the final norm).
+  ASSERT_EQ(summary["devices"].size(), 8U);
+  for (const auto& [name, device] : summary["devices"].items()) {
+    const auto& memory = device["memory_at_peak"];
+    EXPECT_DOUBLE_EQ(memory["optimizer_state_bytes"].get<double>(), 12.0 * 8'030'261'248.0 / 8) << name;
+    double sum = 0;
+    for (const auto& [part, bytes] : memory.items()) sum += bytes.get<double>();
+    EXPECT_DOUBLE_EQ(sum, device["peak_memory_bytes"].get<double>()) << name;
+  }
 }
 
 // FSDP needs PP 1 (fsdp_with_pipeline off), which run_planned checks.

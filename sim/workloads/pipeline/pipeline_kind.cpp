@@ -299,6 +299,8 @@ nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report,
     section["recompute"] = recompute_name(report.tensor_parallel->recompute);
     section["distributed_optimizer"] = report.tensor_parallel->distributed_optimizer;
     section["data_parallel"] = plan.stages.front().devices.size();
+    if (report.context_parallel > 1) section["context_parallel"] = report.context_parallel;
+    if (const auto& layout = report.plan.llm_layout) section["layout"] = layout->describe;
     section["tensor_parallel_fidelity"] = report.mirror_ranks ? "group" : "ranks";
     if (!report.all_ranks_because.empty()) section["tensor_parallel_fidelity_reason"] = report.all_ranks_because;
   }
@@ -442,7 +444,8 @@ class PipelineKind final : public WorkloadKind {
     const auto* report = dynamic_cast<const PipelineRunReport*>(result.workload_result.get());
     if (report == nullptr || !report->plan.feasible) return {};
     const auto& spec = *scenario.workload_as<PipelineWorkloadSpec>();
-    const PipelineWorkload workload = make_pipeline_workload(spec, report->plan.plan, report->tensor_parallel);
+    const PipelineWorkload workload =
+        make_pipeline_workload(with_planned_layout(spec, report->plan), report->plan.plan, report->tensor_parallel);
     const int ranks = workload.ranks();
     std::vector<MemoryBreakdown> memory(result.graph.devices().size());
     // An asynchronous schedule's stashed weight versions (pipeline_lowering.hpp): the stage's peak

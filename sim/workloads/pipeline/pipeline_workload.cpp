@@ -76,6 +76,18 @@ std::vector<std::string> group_names(std::vector<std::string> gpus, const std::o
 
 }  // namespace
 
+PipelineWorkloadSpec with_planned_layout(const PipelineWorkloadSpec& spec, const PlanResult& plan) {
+  PipelineWorkloadSpec chosen = spec;
+  if (const auto& layout = plan.llm_layout) {
+    chosen.llm.context = layout->context;
+    chosen.llm.expert = layout->expert;
+    chosen.llm.fsdp = layout->fsdp;
+    chosen.llm.context_comm = layout->context_comm;
+    chosen.llm.context_a2a = layout->context_a2a;
+  }
+  return chosen;
+}
+
 std::shared_ptr<PipelineWorkloadSpec> plannable_spec(Scenario& scenario) {
   const auto* given = scenario.workload_as<PipelineWorkloadSpec>();
   if (given == nullptr)
@@ -192,13 +204,7 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     setup.report.planner = spec.planner;
     setup.report.plan = planner->value->plan(request);
     if (const auto& layout = setup.report.plan.llm_layout) {
-      // The LLM layout planner's choice runs as if the scenario had given it.
-      chosen = spec;
-      chosen->llm.context = layout->context;
-      chosen->llm.expert = layout->expert;
-      chosen->llm.fsdp = layout->fsdp;
-      chosen->llm.context_comm = layout->context_comm;
-      chosen->llm.context_a2a = layout->context_a2a;
+      chosen = with_planned_layout(spec, setup.report.plan);
       context = layout->context;
       setup.report.context_parallel = context;
     }

@@ -170,6 +170,10 @@ void require_mirroring(const PipelineSetup& setup, const PipelineWorkloadSpec& s
 [[nodiscard]] PipelineWorkload make_pipeline_workload(const PipelineWorkloadSpec& spec, const PipelinePlan& plan,
                                                       const std::optional<TensorParallelOptions>& tensor_parallel);
 
+// `spec` with the LLM layout planner's choice (PlanResult::llm_layout: CP and its type, EP, FSDP) applied,
+// so that what runs, and what reports read of it afterwards, is as if the scenario had given that layout.
+[[nodiscard]] PipelineWorkloadSpec with_planned_layout(const PipelineWorkloadSpec& spec, const PlanResult& plan);
+
 // What `dnnsim plan` and the Python module's plan() search: the scenario's pipeline spec, as a copy
 // that `scenario` now holds, so that the caller may set the candidate to lower.
 // @throw InputError when the workload is of another kind.
