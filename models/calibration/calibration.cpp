@@ -210,16 +210,26 @@ class TableReader {
       auto dtype = map.choice("dtype", "dtype", dtype_names(), true);
       // `pass: backward`: the curve of the kind's backward tasks only; `all` (the default): every task's.
       const std::optional<std::string> pass = map.choice("pass", "pass", {"all", "backward"}, false);
+      // `mask: none`: the curve of the kind's forward calls without a mask (unmasked_compute); `causal`
+      // (the default): the curve of every call.
+      const std::optional<std::string> mask = map.choice("mask", "mask", {"causal", "none"}, false);
       YAML::Node points = map.require("curve");
       EfficiencyCurve curve;
       if (points.IsDefined()) curve = read_curve(points, Dimension::flop, CurveValue::efficiency, "curve points");
-      map.finish();
-      if (!kind || !dtype) continue;
-      const auto key = std::make_pair(*kind, *dtype_from_name(*dtype));
       const bool backward = pass == "backward";
-      auto& curves = backward ? table.backward_compute : table.compute;
+      const bool unmasked = mask == "none";
+      if (backward && unmasked)
+        reader_.error(map.get("mask"),
+                      "mask: none is read by forward curves only (a backward curve serves every mask)");
+      map.finish();
+      if (!kind || !dtype || (backward && unmasked)) continue;
+      const auto key = std::make_pair(*kind, *dtype_from_name(*dtype));
+      auto& curves = backward ? table.backward_compute : unmasked ? table.unmasked_compute : table.compute;
       if (curves.contains(key)) {
-        reader_.error(entry, fmt::format("a second {}curve for kind '{}' and dtype '{}'", backward ? "backward " : "",
+        reader_.error(entry, fmt::format("a second {}curve for kind '{}' and dtype '{}'",
+                                         backward   ? "backward "
+                                         : unmasked ? "unmasked "
+                                                    : "",
                                          *kind, *dtype));
         continue;
       }
@@ -409,7 +419,8 @@ std::string dump_calibration(const CalibrationTable& table) {
   out += "}\n";
   out += fmt::format("memory_bandwidth: {}\n", bandwidth_text(table.memory_bandwidth.value()));
   if (table.sustained_compute != 1.0) out += fmt::format("sustained_compute: {:.6g}\n", table.sustained_compute);
-  out += table.compute.empty() && table.backward_compute.empty() ? "compute: []\n" : "compute:\n";
+  out += table.compute.empty() && table.backward_compute.empty() && table.unmasked_compute.empty() ? "compute: []\n"
+                                                                                                   : "compute:\n";
   for (const auto& [key, curve] : table.compute) {
     out += fmt::format("  - kind: {}\n    dtype: {}\n    curve:\n", key.first, dtype_name(key.second));
     dump_points(out, curve, "      ", true);
@@ -417,6 +428,10 @@ std::string dump_calibration(const CalibrationTable& table) {
   for (const auto& [key, curve] : table.backward_compute) {
     out +=
         fmt::format("  - kind: {}\n    dtype: {}\n    pass: backward\n    curve:\n", key.first, dtype_name(key.second));
+    dump_points(out, curve, "      ", true);
+  }
+  for (const auto& [key, curve] : table.unmasked_compute) {
+    out += fmt::format("  - kind: {}\n    dtype: {}\n    mask: none\n    curve:\n", key.first, dtype_name(key.second));
     dump_points(out, curve, "      ", true);
   }
   if (!table.gemm.empty()) out += "gemm:\n";

@@ -27,7 +27,7 @@ Seconds compute_time(const Compute& compute, const GpuSpec& gpu, double efficien
 }
 
 double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpec& gpu, LayerKind kind, Dtype dtype,
-                                     Flop flops, GemmShape shape, bool backward) {
+                                     Flop flops, GemmShape shape, bool backward, bool unmasked) {
   const Dtype runs_as = gpu.peak(dtype) ? dtype : Dtype::fp32;
   const auto grid_of = [&](GemmOp layout) -> const GemmEfficiencyGrid* {
     auto grid = table.gemm.find({runs_as, layout});
@@ -50,6 +50,9 @@ double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpe
   if (backward)
     if (auto own = table.backward_compute.find(key); own != table.backward_compute.end())
       return own->second.at(flops.value());
+  if (unmasked && !backward)
+    if (auto own = table.unmasked_compute.find(key); own != table.unmasked_compute.end())
+      return own->second.at(flops.value());
   auto curve = table.compute.find(key);
   if (curve == table.compute.end())
     curve = table.compute.find({std::string(layer_kind_name(LayerKind::matmul)), runs_as});
@@ -60,7 +63,7 @@ double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpe
 Seconds compute_time(const Compute& compute, const GpuSpec& gpu, const CalibrationTable& table) {
   if (compute.measured_time) return compute_time(compute, gpu, 1.0);
   const double math_efficiency = calibrated_compute_efficiency(table, gpu, compute.kernel, compute.dtype, compute.flops,
-                                                               compute.gemm, compute.backward);
+                                                               compute.gemm, compute.backward, compute.unmasked);
   const double memory_efficiency = table.memory.at(compute.bytes_accessed.value());
   const Seconds math = compute.flops / (effective_peak(gpu, compute.dtype) * math_efficiency * table.sustained_compute);
   const Seconds memory = compute.bytes_accessed / (gpu.memory_bandwidth * memory_efficiency);

@@ -43,10 +43,11 @@ namespace dnnsim {
 // stored out × in) is 2 / (1 / e_nn(m, k, n) + 1 / e_tn(n, k, m)). Otherwise the FLOPs curve
 // e_kind,dtype(flops), looked up as (kind, dtype), then ("matmul", dtype), then 1.0 (no curve:
 // datasheet peak); a `backward` task reads its kind's backward curve first
-// (CalibrationTable::backward_compute).
+// (CalibrationTable::backward_compute), an `unmasked` forward one its kind's unmasked curve
+// (CalibrationTable::unmasked_compute).
 [[nodiscard]] double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpec& gpu, LayerKind kind,
-                                                   Dtype dtype, Flop flops, GemmShape shape = {},
-                                                   bool backward = false);
+                                                   Dtype dtype, Flop flops, GemmShape shape = {}, bool backward = false,
+                                                   bool unmasked = false);
 
 // Roofline with calibrated efficiencies (formula above), the math rate times the table's
 // sustained_compute (the clock a power-limited GPU holds under load, CalibrationTable); a measured

@@ -31,13 +31,27 @@ Collective exchange(CollectiveKind kind, std::vector<DeviceId> group, Bytes size
 // recipe gives it (an attention core under context parallelism as the calls TE splits it into,
 // attention_calls_in_sequence), then its scaling kernels' traffic (two additions, in this order: the
 // sums stay those of one loop over the layers to the last bit).
+//
+// A forward ring of P steps (TE's AttnFuncWithCPAndKVP2P, load-balanced chunks) runs one causal call,
+// step 0 on the rank's own K/V, and P − 1 calls over full blocks of keys without a mask, each 1/P of
+// the core's FLOPs: every call at its calls' size (above) on its mask's curve,
+//   t = t_causal / P + t_unmasked · (P − 1) / P,
+// t_causal and t_unmasked the whole core's time on either curve. The backward reads its one curve
+// (measured without a mask) for every call.
 void add_layer_time(Seconds& total, const PipelineWorkload& workload, const Layer& layer, const ClusterDevice& device,
                     int samples, Pass pass) {
   const PrecisionRecipe& recipe = workload.llm.precision;
   const double calls =
       layer.kind == LayerKind::attention ? attention_calls_in_sequence(workload.llm, pass == Pass::backward) : 1.0;
-  total += compute_time_in_calls(
-      layer_compute(workload.model, layer, 0, samples, recipe.dtype_of(layer, workload.dtype), pass), calls, device);
+  Compute core = layer_compute(workload.model, layer, 0, samples, recipe.dtype_of(layer, workload.dtype), pass);
+  const int ring = layer.kind == LayerKind::attention && pass == Pass::forward ? context_ring_size(workload.llm) : 1;
+  if (ring > 1) {
+    const Seconds causal = compute_time_in_calls(core, calls, device);
+    core.unmasked = true;
+    total += causal / ring + compute_time_in_calls(core, calls, device) * ((ring - 1.0) / ring);
+  } else {
+    total += compute_time_in_calls(core, calls, device);
+  }
   if (const Bytes scaling = recipe.scaling_bytes(layer, pass == Pass::backward); scaling.value() > 0) {
     // The quantization kernels, memory-bound and of their own (their time adds to the GEMM's).
     Compute quantize;

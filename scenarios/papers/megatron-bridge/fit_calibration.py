@@ -31,8 +31,9 @@ efficiency of the measured entries within a quarter decade of each size (5 point
 
 The attention core (FlashAttention; the XLA tables have no attention kernel): Transformer Engine runs it as
 cuDNN's fused attention, whose measured throughput on H100 the FlashAttention-3 paper reports
-(data/gpu-perf/flash-attention/, arXiv:2407.08608 Fig. 5 forward with causal mask, Fig. 6 backward): an
-`attention` curve for every task and a `pass: backward` one, each point the benchmark call's FLOPs (its
+(data/gpu-perf/flash-attention/, arXiv:2407.08608 Fig. 5 forward with and without the causal mask, Fig. 6
+backward): an `attention` curve for every task (causal), a `mask: none` one for forward calls over full
+blocks of keys (a CP ring's off-diagonal steps) and a `pass: backward` one, each point the benchmark call's FLOPs (its
 16 heads x 16,384 tokens, the paper's FLOP count) at its measured fraction of the BF16 peak; the
 backward's 16k point (516 TFLOP/s, below 8k's 518) held at the running maximum. Blackwell (no public
 measurement here): the same fractions of its own BF16 peak, an assumption. Head dims other than 128
@@ -216,14 +217,16 @@ def flops_curve(entries, peak_ratio=1.0):
 
 
 def attention_curves():
-    """{"all": [(FLOPs, e)], "backward": [...]}: cuDNN's fused attention on H100 against the BF16 peak."""
+    """{"all": [(FLOPs, e)], "unmasked": [...], "backward": [...]}: cuDNN's fused attention on H100 against
+    the BF16 peak ("all": forward with the causal mask, "unmasked": forward without it)."""
     heads_tokens_dim = 16 * 16384 * 128  # the paper's benchmark: 16 heads of dim 128 over 16,384 tokens
-    curves = {"all": [], "backward": []}
+    curves = {"all": [], "unmasked": [], "backward": []}
     for row in csv.DictReader(open(FLASH / "fa3-h100-cudnn.csv", encoding="utf-8")):
         seq, rate = int(row["seqlen"]), float(row["tflops_per_s"]) * 1e12
         forward = 4.0 * seq * heads_tokens_dim * (0.5 if row["mask"] == "causal" else 1.0)
         flops = forward if row["pass"] == "forward" else 2.5 * forward
-        curves["all" if row["pass"] == "forward" else "backward"].append((flops, rate / PEAK[("sm_90", BF16)]))
+        key = "backward" if row["pass"] != "forward" else "all" if row["mask"] == "causal" else "unmasked"
+        curves[key].append((flops, rate / PEAK[("sm_90", BF16)]))
     best = {}
     return {k: [(f, (best.__setitem__(k, max(best.get(k, 0.0), e)) or best[k])) for f, e in sorted(v)]
             for k, v in curves.items()}
@@ -333,7 +336,8 @@ def table_text(name, spec, grids, curves, checks, coll):
         lines += ["  - kind: matmul", f"    dtype: {dtype}", "    curve:"]
         lines += [f'      - {{size: "{flop(f)}", efficiency: {number(e)}}}' for f, e in curves[dtype]]
     for pass_, points in attention_curves().items():
-        lines += ["  - kind: attention", "    dtype: bf16"] + (["    pass: backward"] if pass_ == "backward" else [])
+        lines += ["  - kind: attention", "    dtype: bf16"] + {"all": [], "unmasked": ["    mask: none"],
+                                                          "backward": ["    pass: backward"]}[pass_]
         lines += ["    curve:"] + [f'      - {{size: "{flop(f)}", efficiency: {number(e)}}}' for f, e in points]
     lines.append("gemm:")
     for dtype in ("bf16", "fp8"):

@@ -179,20 +179,32 @@ TEST(CalibrationGemmGrid, ComputeTimeReadsTheGridForAGemmOfKnownShape) {
 // (989.5e12 · 0.5346) = 1.039 ms; its backward, 2.5 × the forward's FLOPs, reads the backward curve
 // (flat here): 1374.4e9 / (989.5e12 · 0.5235) = 2.653 ms — not the forward curve's 0.5346, nor the
 // matmul curve, which a backward task of a kind without a backward curve still reads.
-TEST(CalibrationCurve, ABackwardTaskReadsItsKindsBackwardCurve) {
-  const GpuSpec& h100 = *HardwareCatalog::builtin().find_gpu("H100-SXM");
+// The H100 table of the two tests below: cuDNN's attention at 8k tokens, causal forward and backward
+// (flat curves), and one forward call of Llama 3 8B's core.
+CalibrationTable h100_attention_table() {
   CalibrationTable table;
   table.device = "H100-SXM";
   table.source = "test";
   table.peak[Dtype::bf16] = FlopsPerSecond(989.5e12);
   table.memory_bandwidth = BytesPerSecond(3.35e12);
-  table.compute[{"matmul", Dtype::bf16}].points = {{1e9, 0.8}};
   table.compute[{"attention", Dtype::bf16}].points = {{1e9, 529.0 / 989.5}};
   table.backward_compute[{"attention", Dtype::bf16}].points = {{1e9, 518.0 / 989.5}};
+  return table;
+}
+
+Compute llama3_8b_attention_call() {
   Compute core;
   core.dtype = Dtype::bf16;
   core.kernel = LayerKind::attention;
   core.flops = Flop(2.0 * 2 * 32 * 8192 * 4096 * 128);
+  return core;
+}
+
+TEST(CalibrationCurve, ABackwardTaskReadsItsKindsBackwardCurve) {
+  const GpuSpec& h100 = *HardwareCatalog::builtin().find_gpu("H100-SXM");
+  CalibrationTable table = h100_attention_table();
+  table.compute[{"matmul", Dtype::bf16}].points = {{1e9, 0.8}};
+  Compute core = llama3_8b_attention_call();
   EXPECT_NEAR(compute_time(core, h100, table).value(), 1.039e-3, 1e-6);
   core.backward = true;
   core.flops = core.flops * 2.5;
@@ -214,6 +226,38 @@ TEST(CalibrationCurve, ABackwardTaskReadsItsKindsBackwardCurve) {
   ASSERT_EQ(twice.size(), 2u);
   EXPECT_THAT(twice[0].message, HasSubstr("a second backward curve for kind 'attention'"));
   EXPECT_THAT(twice[1].message, HasSubstr("sideways"));
+}
+
+// A forward call without a mask reads its kind's `mask: none` curve (CalibrationTable::unmasked_compute):
+// H100's cuDNN attention at 8k tokens runs 600 TFLOP/s without the causal mask (FlashAttention-3, Fig. 5;
+// data/gpu-perf/flash-attention), so the call of the test above, 549.8 GFLOP, takes 549.8e9 / 600e12 =
+// 0.916 ms unmasked against 1.039 ms causal; a backward task keeps its backward curve, and a table
+// without an unmasked curve reads the causal one. The file form `mask: none` round-trips; a second
+// unmasked curve and `mask: none` on a backward curve are located errors.
+TEST(CalibrationCurve, AnUnmaskedForwardCallReadsItsKindsUnmaskedCurve) {
+  const GpuSpec& h100 = *HardwareCatalog::builtin().find_gpu("H100-SXM");
+  CalibrationTable table = h100_attention_table();
+  Compute core = llama3_8b_attention_call();
+  core.unmasked = true;
+  EXPECT_NEAR(compute_time(core, h100, table).value(), 1.039e-3, 1e-6);  // no unmasked curve: the causal one
+  table.unmasked_compute[{"attention", Dtype::bf16}].points = {{1e9, 600.0 / 989.5}};
+  EXPECT_NEAR(compute_time(core, h100, table).value(), 0.916e-3, 1e-6);
+  core.backward = true;
+  core.flops = core.flops * 2.5;
+  EXPECT_NEAR(compute_time(core, h100, table).value(), 2.653e-3, 1e-6);
+  EXPECT_THAT(dump_calibration(table), HasSubstr("  - kind: attention\n    dtype: bf16\n    mask: none\n"));
+  const CalibrationTable loaded = load_calibration(write_file("unmasked_curve.yaml", dump_calibration(table)));
+  ASSERT_TRUE(loaded.unmasked_compute.contains({"attention", Dtype::bf16}));
+  EXPECT_EQ(dump_calibration(loaded), dump_calibration(table));
+  const std::vector<Diagnostic> wrong = errors_of("unmasked.yaml", std::string(kValidHead) + R"(compute:
+  - {kind: attention, dtype: bf16, mask: none, curve: [{size: "1GFlop", efficiency: 0.5}]}
+  - {kind: attention, dtype: bf16, mask: none, curve: [{size: "1GFlop", efficiency: 0.5}]}
+  - {kind: attention, dtype: bf16, pass: backward, mask: none, curve: [{size: "1GFlop", efficiency: 0.5}]}
+)");
+  ASSERT_EQ(wrong.size(), 2u);
+  EXPECT_THAT(wrong[0].message, HasSubstr("a second unmasked curve for kind 'attention'"));
+  EXPECT_THAT(wrong[1].message, HasSubstr("mask: none is read by forward curves only"));
+  EXPECT_EQ(wrong[1].location.line, wrong[0].location.line + 1);  // the third entry's own line
 }
 
 TEST(CalibrationGemmGrid, FileRoundTripAndLocatedErrors) {

@@ -266,6 +266,26 @@ TEST(StepCommunication, SelectivelyRecomputedCoresExchangeAgain) {
   EXPECT_NE(find(step_collectives(gather, groups, 1, layers, 1, Pass::backward, false), "cp reduce-scatter"), nullptr);
 }
 
+// The two ring tests' fixture: Llama 3 8B's first attention core on an H100 whose hand-made attention
+// curves read 0.25 at F/4 and 0.5 at F forward, 0.2 at B/8 and 0.4 at B backward.
+struct RingCurves {
+  std::size_t core = 0;
+  double f = 0;  // the core's forward FLOPs per GPU
+  std::shared_ptr<CalibrationTable> table = std::make_shared<CalibrationTable>();
+  ClusterDevice h100{"node0/gpu0", *HardwareCatalog::builtin().find_gpu("H100-SXM"), 0};
+
+  explicit RingCurves(const PipelineWorkload& workload) {
+    while (workload.model.layers[core].kind != LayerKind::attention) ++core;
+    f = workload.model.layers[core].forward_flops.value();
+    const double b = workload.model.layers[core].backward_flops.value();
+    table->device = "H100-SXM";
+    table->compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{f / 4, 0.25}, {f, 0.5}}};
+    table->backward_compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{b / 8, 0.2}, {b, 0.4}}};
+    h100.calibration = table;
+  }
+  [[nodiscard]] LayerRange one() const { return {core, core + 1}; }
+};
+
 // Transformer Engine splits an attention core's pass under CP into calls run one after another
 // (attention_calls_in_sequence): the p2p ring at CP 8 makes 8 calls of 1/8 of the core's FLOPs each,
 // two at a time forward (4 pairs, each 1/4 of the forward FLOPs F) and one at a time backward (8 of
@@ -281,18 +301,11 @@ TEST(StepCommunication, RingAttentionCallsReadTheCurveAtTheirOwnSize) {
   LlmParallelism llm;
   llm.context = 8;
   const PipelineWorkload ring = llm_workload("llama3-8b", 2, llm, 1);
-  std::size_t core = 0;
-  while (ring.model.layers[core].kind != LayerKind::attention) ++core;
-  const Layer& attention = ring.model.layers[core];
-  const double f = attention.forward_flops.value();
-  const double b = attention.backward_flops.value();
-  auto table = std::make_shared<CalibrationTable>();
-  table->device = "H100-SXM";
-  table->compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{f / 4, 0.25}, {f, 0.5}}};
-  table->backward_compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{b / 8, 0.2}, {b, 0.4}}};
-  ClusterDevice h100{"node0/gpu0", *HardwareCatalog::builtin().find_gpu("H100-SXM"), 0};
-  h100.calibration = table;
-  const LayerRange one{core, core + 1};
+  const RingCurves curves(ring);
+  const std::size_t core = curves.core;
+  const double f = curves.f;
+  const ClusterDevice& h100 = curves.h100;
+  const LayerRange one = curves.one();
   const auto time = [&](const PipelineWorkload& workload, Pass pass) {
     return step_layers_time(workload, one, h100, 1, pass).value();
   };
@@ -318,6 +331,35 @@ TEST(StepCommunication, RingAttentionCallsReadTheCurveAtTheirOwnSize) {
   llm.context_comm = ContextComm::a2a;
   EXPECT_NEAR(time(pair, Pass::forward) - merges(pair, Pass::forward),
               time(llm_workload("llama3-8b", 2, llm, 1), Pass::forward), 1e-12);
+}
+
+// The forward ring's P calls are one causal (step 0, the rank's own K/V) and P − 1 over full blocks of
+// keys without a mask (TE's AttnFuncWithCPAndKVP2P), each at its calls' size on its mask's curve. With
+// the hand-made table above plus an unmasked curve reading twice the causal one (0.5 at F/4, 1.0 at F),
+// the CP 8 ring's forward core takes F/8 / (0.25·peak) + 7F/8 / (0.5·peak) = (1/8 · 4 + 7/8 · 2) F/peak
+// = 2.25 F/peak, against 4 F/peak with every call causal; the backward (one curve, measured without a
+// mask) and a2a's whole causal call are unchanged.
+TEST(StepCommunication, TheForwardRingsOffDiagonalCallsReadTheUnmaskedCurve) {
+  LlmParallelism llm;
+  llm.context = 8;
+  const PipelineWorkload ring = llm_workload("llama3-8b", 2, llm, 1);
+  const RingCurves curves(ring);
+  const double f = curves.f;
+  const ClusterDevice& h100 = curves.h100;
+  const LayerRange one = curves.one();
+  const auto core_time = [&](const PipelineWorkload& workload, Pass pass) {
+    return step_layers_time(workload, one, h100, 1, pass).value() -
+           ring_corrections_time(workload, h100, 1, pass == Pass::backward).value();
+  };
+  const double backward = core_time(ring, Pass::backward);
+  llm.context_comm = ContextComm::a2a;
+  const PipelineWorkload a2a = llm_workload("llama3-8b", 2, llm, 1);
+  const double whole = core_time(a2a, Pass::forward);
+  curves.table->unmasked_compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{f / 4, 0.5}, {f, 1.0}}};
+  const double peak = h100.gpu.peak(Dtype::bf16)->value();
+  EXPECT_NEAR(core_time(ring, Pass::forward), 2.25 * f / peak, 1e-12);
+  EXPECT_DOUBLE_EQ(core_time(ring, Pass::backward), backward);
+  EXPECT_DOUBLE_EQ(core_time(a2a, Pass::forward), whole);
 }
 
 // Llama 3 8B under FSDP with FP8 parameters on 8 GPUs: each step gathers its layers' weights at 1 byte

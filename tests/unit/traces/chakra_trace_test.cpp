@@ -170,8 +170,13 @@ TEST(ChakraExport, ImportOfExportIsTheSameGraph) {
     task.label = std::move(label);
     return graph.add(std::move(task));
   };
-  Compute measured{0, Flop(3e9), Bytes(1e6),  Dtype::bf16,      LayerKind::attention,
-                   1, false,     GemmShape{}, Seconds(1.25e-3), "V100-16GB"};
+  Compute measured{.device = 0,
+                   .flops = Flop(3e9),
+                   .bytes_accessed = Bytes(1e6),
+                   .dtype = Dtype::bf16,
+                   .kernel = LayerKind::attention,
+                   .measured_time = Seconds(1.25e-3),
+                   .measured_on = "V100-16GB"};
   Task first{measured};
   first.alloc_bytes = Bytes(5e6);
   const TaskId t0 = add(first, compute, Phase::forward, {}, "fwd layer0");
