@@ -124,6 +124,14 @@ double attention_calls_in_sequence(const LlmParallelism& parallel, bool backward
   return backward ? ring : std::max(1.0, ring / 2.0);
 }
 
+double unmasked_attention_share(const LlmParallelism& parallel) {
+  if (parallel.context <= 1) return 0.0;
+  if (parallel.context_comm == ContextComm::all_gather)
+    return (2.0 * parallel.context - 1.0) / (2.0 * parallel.context);
+  const int ring = context_ring_size(parallel);
+  return ring > 1 ? (ring - 1.0) / ring : 0.0;
+}
+
 std::string context_comm_problem(const TransformerDims& dims, ContextComm comm, int tp, int cp, int a2a) {
   if (cp <= 1 || (comm != ContextComm::a2a && comm != ContextComm::a2a_p2p)) return {};
   if (comm == ContextComm::a2a_p2p && (a2a < 1 || cp % a2a != 0))

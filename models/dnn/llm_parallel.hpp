@@ -189,6 +189,14 @@ struct RingCorrections {
 // half a block each way), so each call is 1/P of the layer's.
 [[nodiscard]] double attention_calls_in_sequence(const LlmParallelism& parallel, bool backward);
 
+// The share of an attention core's forward FLOPs that Transformer Engine's CP calls compute over keys
+// they see whole, without a mask (context_parallel.py, TE 2.x, causal attention): the ring's P − 1
+// off-diagonal steps of its P, (P − 1) / P; all_gather's two calls, each a local chunk (of 2·CP) against
+// the gathered keys up to its own end under a bottom-right causal mask, in which every key chunk before
+// the query chunk's own is unmasked, (2·CP − 1) / (2·CP); a2a (one causal call over the whole sequence)
+// and no CP, 0. The rest is causal: the diagonal blocks.
+[[nodiscard]] double unmasked_attention_share(const LlmParallelism& parallel);
+
 // Why TE cannot run `comm` with CP `cp` on TP `tp` (a2a: the query or key/value heads per tensor rank
 // not divisible by CP; a2a+p2p, whose a2a groups are `a2a` ranks: `a2a` not dividing CP, or the heads
 // not divisible by `a2a`); empty if it can.

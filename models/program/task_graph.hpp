@@ -107,8 +107,9 @@ struct Compute {
   // A backward pass's kernels: selects the kind's backward curve where the calibration table has one
   // (CalibrationTable::backward_compute: a fused attention's backward).
   bool backward = false;
-  // A forward call without a mask (a CP ring's off-diagonal attention steps): selects the kind's
-  // unmasked curve where the calibration table has one (CalibrationTable::unmasked_compute).
+  // Forward work without a mask (a CP core's keys seen whole: the ring's off-diagonal steps,
+  // all_gather's keys before each chunk's own): selects the kind's unmasked curve where the
+  // calibration table has one (CalibrationTable::unmasked_compute).
   bool unmasked = false;
   GemmShape gemm;  // when the task is one GEMM of known shape
   // Measured duration on the GPU model named `measured_on` (a catalog name); scaled to other GPUs.

@@ -32,10 +32,10 @@ Collective exchange(CollectiveKind kind, std::vector<DeviceId> group, Bytes size
 // attention_calls_in_sequence), then its scaling kernels' traffic (two additions, in this order: the
 // sums stay those of one loop over the layers to the last bit).
 //
-// A forward ring of P steps (TE's AttnFuncWithCPAndKVP2P, load-balanced chunks) runs one causal call,
-// step 0 on the rank's own K/V, and P − 1 calls over full blocks of keys without a mask, each 1/P of
-// the core's FLOPs: every call at its calls' size (above) on its mask's curve,
-//   t = t_causal / P + t_unmasked · (P − 1) / P,
+// A forward core under CP computes a share u of its FLOPs over keys without a mask
+// (unmasked_attention_share: the ring's off-diagonal steps, all_gather's keys before each chunk's
+// own), each part at its calls' size (above) on its mask's curve,
+//   t = t_causal · (1 − u) + t_unmasked · u,
 // t_causal and t_unmasked the whole core's time on either curve. The backward reads its one curve
 // (measured without a mask) for every call.
 void add_layer_time(Seconds& total, const PipelineWorkload& workload, const Layer& layer, const ClusterDevice& device,
@@ -44,11 +44,12 @@ void add_layer_time(Seconds& total, const PipelineWorkload& workload, const Laye
   const double calls =
       layer.kind == LayerKind::attention ? attention_calls_in_sequence(workload.llm, pass == Pass::backward) : 1.0;
   Compute core = layer_compute(workload.model, layer, 0, samples, recipe.dtype_of(layer, workload.dtype), pass);
-  const int ring = layer.kind == LayerKind::attention && pass == Pass::forward ? context_ring_size(workload.llm) : 1;
-  if (ring > 1) {
+  const double unmasked =
+      layer.kind == LayerKind::attention && pass == Pass::forward ? unmasked_attention_share(workload.llm) : 0.0;
+  if (unmasked > 0) {
     const Seconds causal = compute_time_in_calls(core, calls, device);
     core.unmasked = true;
-    total += causal / ring + compute_time_in_calls(core, calls, device) * ((ring - 1.0) / ring);
+    total += causal * (1.0 - unmasked) + compute_time_in_calls(core, calls, device) * unmasked;
   } else {
     total += compute_time_in_calls(core, calls, device);
   }

@@ -10,8 +10,8 @@
 // step_collectives), so what is left between them is what the estimate writes as a formula and the
 // executor plays out: the data-parallel all-reduce hidden under one micro-batch's backward (Megatron's
 // overlap_grad_reduce, as bucketed there), and the FSDP-free gradient accumulation's kernels. Measured
-// (2026-12-03, the ring's attention calls read at their own size): predicted 2.602 s, simulated 2.608 s
-// (−0.2%); 2.573 s and 2.579 s before.
+// (2026-12-03, with the ring's merges and its unmasked steps priced): predicted 2.624 s, simulated
+// 2.630 s (−0.2%).
 //
 // With FSDP forced (`fsdp: "on"`) the search picks TP 1 × DP 8, eight FSDP shards, and the same holds
 // with FSDP's per-step gathers and reduce-scatters (step_collectives) and the shard's add after each
@@ -21,8 +21,8 @@
 //
 // With cp_comm_type all_gather or a2a (`context_parallel_comm`) the CP exchanges are step_collectives'
 // serial all-gather and reduce-scatter or all-to-all on both sides; the search still chooses TP 1 × CP 2
-// × DP 4. Measured: all_gather predicted 2.671 s, simulated 2.677 s; a2a 2.719 s and 2.726 s (−0.2%
-// each), both slower than the ring's 2.608 s, whose exchanges hide under the attention.
+// × DP 4. Measured (2026-12-03): all_gather predicted 2.643 s, simulated 2.650 s; a2a 2.720 s and
+// 2.726 s (−0.2% each), both slower than the ring's 2.630 s, whose exchanges hide under the attention.
 //
 // With the planner's `context_comm: search` the type is one more dimension of the layout: its search is
 // the union of the searches with each type fixed, so its choice is their best (the test plans each:

@@ -125,6 +125,28 @@ TEST(ContextParallel, HierarchicalA2aP2p) {
   EXPECT_EQ(context_ring_size(parallel), 1);
 }
 
+// The share of a causal core's forward FLOPs over unmasked keys, by chunks: the sequence in 2·CP equal
+// chunks, a query chunk against one key chunk is one unit, the diagonal half a unit; a rank holds chunks
+// r and 2·CP − 1 − r, (r + 1/2) + (2·CP − 1 − r + 1/2) = 2·CP units.
+//  - p2p at CP 4: step 0 (own K/V, causal) is 2 units with its two halves on the diagonal, the 3 other
+//    steps 2 full units each: 6 of 8 units unmasked, 3/4 = (P − 1)/P.
+//  - all_gather at CP 4: every unit but the two diagonal halves is unmasked: 7 of 8 = (2·CP − 1)/(2·CP).
+//  - a2a+p2p [2, 2] at CP 4: the ring has P = 2 ranks (the a2a splits heads, not tokens): 1/2.
+//  - a2a: one causal call over the whole sequence, no CP: 0.
+TEST(ContextParallel, UnmaskedShareOfTheForwardCore) {
+  LlmParallelism parallel;
+  EXPECT_DOUBLE_EQ(unmasked_attention_share(parallel), 0.0);
+  parallel.context = 4;
+  EXPECT_DOUBLE_EQ(unmasked_attention_share(parallel), 0.75);
+  parallel.context_comm = ContextComm::all_gather;
+  EXPECT_DOUBLE_EQ(unmasked_attention_share(parallel), 0.875);
+  parallel.context_comm = ContextComm::a2a_p2p;
+  parallel.context_a2a = 2;
+  EXPECT_DOUBLE_EQ(unmasked_attention_share(parallel), 0.5);
+  parallel.context_comm = ContextComm::a2a;
+  EXPECT_DOUBLE_EQ(unmasked_attention_share(parallel), 0.0);
+}
+
 // The ring's merges (ring_attention_corrections, TE v2.9's AttnFuncWithCPAndKVP2P) on Llama 3 70B at
 // s = 8,192, MBS 1, TP 8, CP 2: per token on a GPU the output and dQ are 64/8 heads · 128 = 1,024 BF16
 // values, dK + dV 8/8 KV heads · 256 = 256, the log-sum-exps 8 fp32; s/CP = 4,096 tokens.

@@ -337,9 +337,11 @@ TEST(StepCommunication, RingAttentionCallsReadTheCurveAtTheirOwnSize) {
 // keys without a mask (TE's AttnFuncWithCPAndKVP2P), each at its calls' size on its mask's curve. With
 // the hand-made table above plus an unmasked curve reading twice the causal one (0.5 at F/4, 1.0 at F),
 // the CP 8 ring's forward core takes F/8 / (0.25·peak) + 7F/8 / (0.5·peak) = (1/8 · 4 + 7/8 · 2) F/peak
-// = 2.25 F/peak, against 4 F/peak with every call causal; the backward (one curve, measured without a
-// mask) and a2a's whole causal call are unchanged.
-TEST(StepCommunication, TheForwardRingsOffDiagonalCallsReadTheUnmaskedCurve) {
+// = 2.25 F/peak, against 4 F/peak with every call causal; all_gather's calls (the whole core's size)
+// have 15/16 of their FLOPs unmasked (unmasked_attention_share): F/16 / (0.5·peak) + 15F/16 / (1.0·peak)
+// = 17/16 F/peak, against 2 F/peak; the backward (one curve, measured without a mask) and a2a's whole
+// causal call are unchanged.
+TEST(StepCommunication, UnmaskedKeysOfTheForwardCoreReadTheUnmaskedCurve) {
   LlmParallelism llm;
   llm.context = 8;
   const PipelineWorkload ring = llm_workload("llama3-8b", 2, llm, 1);
@@ -358,6 +360,8 @@ TEST(StepCommunication, TheForwardRingsOffDiagonalCallsReadTheUnmaskedCurve) {
   curves.table->unmasked_compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{f / 4, 0.5}, {f, 1.0}}};
   const double peak = h100.gpu.peak(Dtype::bf16)->value();
   EXPECT_NEAR(core_time(ring, Pass::forward), 2.25 * f / peak, 1e-12);
+  llm.context_comm = ContextComm::all_gather;
+  EXPECT_NEAR(core_time(llm_workload("llama3-8b", 2, llm, 1), Pass::forward), 17.0 / 16 * f / peak, 1e-12);
   EXPECT_DOUBLE_EQ(core_time(ring, Pass::backward), backward);
   EXPECT_DOUBLE_EQ(core_time(a2a, Pass::forward), whole);
 }
