@@ -81,9 +81,9 @@ struct CalibrationTable {
   std::map<std::pair<std::string, Dtype>, EfficiencyCurve> backward_compute;
   // The forward curves of a kind's calls without a mask, where the `compute` curve is of masked ones
   // (`mask: none` in the file): a fused attention over keys it sees whole, as a CP ring's off-diagonal
-  // steps and all_gather's earlier key chunks are, runs at cuDNN's rate without the causal mask (FlashAttention-3,
-  // arXiv:2407.08608, Fig. 5: 497-617 against 315-539 TFLOP/s at head dim 128). A forward task marked Compute::unmasked
-  // reads its kind's curve here first, then `compute`.
+  // steps and all_gather's earlier key chunks are, runs at cuDNN's rate without the causal mask
+  // (FlashAttention-3, arXiv:2407.08608, Fig. 5: 497-617 against 315-539 TFLOP/s at head dim 128). A
+  // forward task marked Compute::unmasked reads its kind's curve here first, then `compute`.
   std::map<std::pair<std::string, Dtype>, EfficiencyCurve> unmasked_compute;
   // Shape-aware GEMM efficiency by dtype and operand layout (GemmOp nn, nt or tn); a GEMM task of
   // known shape (Compute::gemm) uses it instead of its FLOPs curve, the nn grid where its layout has

@@ -32,9 +32,9 @@ efficiency of the measured entries within a quarter decade of each size (5 point
 The attention core (FlashAttention; the XLA tables have no attention kernel): Transformer Engine runs it as
 cuDNN's fused attention, whose measured throughput on H100 the FlashAttention-3 paper reports
 (data/gpu-perf/flash-attention/, arXiv:2407.08608 Fig. 5 forward with and without the causal mask, Fig. 6
-backward): an `attention` curve for every task (causal), a `mask: none` one for forward calls over full
-blocks of keys (a CP ring's off-diagonal steps) and a `pass: backward` one, each point the benchmark call's FLOPs (its
-16 heads x 16,384 tokens, the paper's FLOP count) at its measured fraction of the BF16 peak; the
+backward): an `attention` curve for every task (causal), a `mask: none` one for forward work over keys
+seen whole (a CP ring's off-diagonal steps, all_gather's earlier key chunks) and a `pass: backward` one,
+each point the benchmark call's FLOPs (its 16 heads x 16,384 tokens, the paper's FLOP count) at its measured fraction of the BF16 peak; the
 backward's 16k point (516 TFLOP/s, below 8k's 518) held at the running maximum. Blackwell (no public
 measurement here): the same fractions of its own BF16 peak, an assumption. Head dims other than 128
 (GPT-OSS 64, DeepSeek-V3's MLA 192/128) read the same curves.

@@ -171,14 +171,6 @@ TEST(CalibrationGemmGrid, ComputeTimeReadsTheGridForAGemmOfKnownShape) {
   EXPECT_NEAR(compute_time(product, v100, table).value(), 524288 / 15.7e12, 1e-18);
 }
 
-// A fused attention's backward has its own measured rate (CalibrationTable::backward_compute): H100's
-// cuDNN attention at 8k tokens runs its causal forward at 529 TFLOP/s and its backward at 518
-// (FlashAttention-3 paper, Fig. 5 and 6; data/gpu-perf/flash-attention), 0.5346 and 0.5235 of the
-// 989.5 TFLOP/s BF16 peak. One forward call of Llama 3 8B's core (32 heads × 8,192 queries × 4,096
-// keys on average × 128, two products): 2 · 2 · 32 · 8192 · 4096 · 128 = 549.8 GFLOP → 549.8e9 /
-// (989.5e12 · 0.5346) = 1.039 ms; its backward, 2.5 × the forward's FLOPs, reads the backward curve
-// (flat here): 1374.4e9 / (989.5e12 · 0.5235) = 2.653 ms — not the forward curve's 0.5346, nor the
-// matmul curve, which a backward task of a kind without a backward curve still reads.
 // The H100 table of the two tests below: cuDNN's attention at 8k tokens, causal forward and backward
 // (flat curves), and one forward call of Llama 3 8B's core.
 CalibrationTable h100_attention_table() {
@@ -200,6 +192,14 @@ Compute llama3_8b_attention_call() {
   return core;
 }
 
+// A fused attention's backward has its own measured rate (CalibrationTable::backward_compute): H100's
+// cuDNN attention at 8k tokens runs its causal forward at 529 TFLOP/s and its backward at 518
+// (FlashAttention-3 paper, Fig. 5 and 6; data/gpu-perf/flash-attention), 0.5346 and 0.5235 of the
+// 989.5 TFLOP/s BF16 peak. One forward call of Llama 3 8B's core (32 heads × 8,192 queries × 4,096
+// keys on average × 128, two products): 2 · 2 · 32 · 8192 · 4096 · 128 = 549.8 GFLOP → 549.8e9 /
+// (989.5e12 · 0.5346) = 1.039 ms; its backward, 2.5 × the forward's FLOPs, reads the backward curve
+// (flat here): 1374.4e9 / (989.5e12 · 0.5235) = 2.653 ms — not the forward curve's 0.5346, nor the
+// matmul curve, which a backward task of a kind without a backward curve still reads.
 TEST(CalibrationCurve, ABackwardTaskReadsItsKindsBackwardCurve) {
   const GpuSpec& h100 = *HardwareCatalog::builtin().find_gpu("H100-SXM");
   CalibrationTable table = h100_attention_table();
