@@ -7,6 +7,17 @@
 
 namespace dnnsim {
 
+std::string DeviceNames::gpu(std::size_t g) const { return g < gpus_.size() ? gpus_[g] : fmt::format("#{}", g); }
+
+std::string DeviceNames::name(DeviceId d) const { return range(d, d); }
+
+std::string DeviceNames::range(DeviceId first, DeviceId last) const {
+  const auto ranks = static_cast<std::size_t>(ranks_);
+  const std::size_t begin = first * ranks;
+  const std::size_t end = (last + 1) * ranks - 1;
+  return begin == end ? gpu(begin) : fmt::format("{}…{}", gpu(begin), gpu(end));
+}
+
 std::vector<LayerRange> PipelinePlan::virtual_stages() const {
   std::vector<LayerRange> result;
   const int chunks = chunks_per_stage();
@@ -58,7 +69,7 @@ std::vector<std::string> PipelinePlan::problems(std::size_t layer_count, std::si
   return result;
 }
 
-std::string PipelinePlan::describe(const std::vector<std::string>& device_names) const {
+std::string PipelinePlan::describe(const DeviceNames& device_names) const {
   std::vector<std::string> parts;
   for (const PipelineStage& stage : stages) {
     std::vector<std::string> chunks;
@@ -70,13 +81,12 @@ std::string PipelinePlan::describe(const std::vector<std::string>& device_names)
                      fmt::join(parts, " | "), micro_batches, micro_batch_size());
 }
 
-std::string describe_devices(const std::vector<DeviceId>& devices, const std::vector<std::string>& device_names) {
-  const auto name = [&](DeviceId d) { return d < device_names.size() ? device_names[d] : fmt::format("#{}", d); };
+std::string describe_devices(const std::vector<DeviceId>& devices, const DeviceNames& device_names) {
   std::vector<std::string> runs;
   for (std::size_t i = 0; i < devices.size();) {
     std::size_t j = i;
     while (j + 1 < devices.size() && devices[j + 1] == devices[j] + 1) ++j;
-    runs.push_back(j == i ? name(devices[i]) : fmt::format("{}…{}", name(devices[i]), name(devices[j])));
+    runs.push_back(device_names.range(devices[i], devices[j]));
     i = j + 1;
   }
   return fmt::format("{}", fmt::join(runs, ","));

@@ -16,11 +16,32 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/program/task_graph.hpp"
 
 namespace dnnsim {
+
+// The names of a plan's devices. A plan device is `ranks` consecutive GPUs (a tensor × context
+// parallel group; 1 without), so that a device is named by its GPUs' names and a run of devices by its
+// first GPU and its last: the same text in `dnnsim plan`, the run's summary and its messages.
+class DeviceNames {
+ public:
+  // Each GPU one device (implicit: a cluster's names are device names).
+  DeviceNames(std::vector<std::string> gpus) : gpus_(std::move(gpus)) {}  // NOLINT(google-explicit-constructor)
+  DeviceNames(std::vector<std::string> gpus, int ranks) : gpus_(std::move(gpus)), ranks_(ranks < 1 ? 1 : ranks) {}
+  [[nodiscard]] std::size_t size() const { return gpus_.size() / static_cast<std::size_t>(ranks_); }
+  // Device d's name: its GPU, or its group "first…last".
+  [[nodiscard]] std::string name(DeviceId d) const;
+  // Devices first to last (consecutive): "first GPU…last GPU".
+  [[nodiscard]] std::string range(DeviceId first, DeviceId last) const;
+
+ private:
+  [[nodiscard]] std::string gpu(std::size_t g) const;
+  std::vector<std::string> gpus_;
+  int ranks_ = 1;
+};
 
 struct PipelineStage {
   std::vector<LayerRange> chunks;  // one per model chunk; chunk c is virtual stage c·p + s
@@ -47,13 +68,12 @@ struct PipelinePlan {
   [[nodiscard]] std::vector<std::string> problems(std::size_t layer_count, std::size_t device_count) const;
   // "2 stages: [0,23)×8 @ node0/gpu0…node0/gpu7 | [23,48)×8 @ node1/gpu0…node1/gpu7, M = 16 × 4" for
   // messages and `dnnsim plan`: runs of consecutive GPUs are written first…last.
-  [[nodiscard]] std::string describe(const std::vector<std::string>& device_names) const;
+  [[nodiscard]] std::string describe(const DeviceNames& device_names) const;
 };
 
 // Device names with runs of consecutive ids written "first…last", so that a 64-GPU stage stays one
 // short line: "node0/gpu0…node7/gpu7,node9/gpu2".
-[[nodiscard]] std::string describe_devices(const std::vector<DeviceId>& devices,
-                                           const std::vector<std::string>& device_names);
+[[nodiscard]] std::string describe_devices(const std::vector<DeviceId>& devices, const DeviceNames& device_names);
 
 // The samples of a micro-batch of `micro_batch_size` samples held by replica `replica` of `replicas`:
 // contiguous shares, the first (size mod replicas) replicas one more.

@@ -154,12 +154,7 @@ int run_plan_command(const PlanCommandOptions& options) {
       plan_pipeline(scenario, *spec, [&progress](double fraction) { return progress(fraction); });
   progress.finish();
   const PipelineRunReport& report = setup.report;
-  // With tensor parallelism plan devices are groups of t consecutive GPUs, named by their first.
-  std::vector<std::string> gpus = scenario.cluster.gpu_names();
-  const int ranks = report.tensor_parallel ? report.tensor_parallel->degree * report.context_parallel : 1;
-  for (std::size_t g = 0; g < gpus.size() / static_cast<std::size_t>(ranks); ++g)
-    gpus[g] = gpus[g * static_cast<std::size_t>(ranks)];
-  gpus.resize(gpus.size() / static_cast<std::size_t>(ranks));
+  const DeviceNames gpus = report.device_names(scenario.cluster.gpu_names());
   std::cout << fmt::format("scenario {}: planner {}, schedule {}\n", scenario.name, report.planner, report.schedule);
   std::cout << fmt::format("activation memory: {}\n", report.activation_memory);
   if (report.plan.searched_blocks > 0)

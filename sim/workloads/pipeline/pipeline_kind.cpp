@@ -247,20 +247,9 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
 }
 
 // The plan as numbers expectations can check ("pipeline.stage_count", "pipeline.stages.0.layers").
-// The names of the plan's devices: the GPUs, or with tensor parallelism its groups "first…last".
-std::vector<std::string> plan_device_names(const PipelineRunReport& report, const std::vector<std::string>& gpu_names) {
-  const int ranks = report.tensor_parallel ? report.tensor_parallel->degree * report.context_parallel : 1;
-  if (ranks == 1) return gpu_names;
-  std::vector<std::string> names;
-  for (std::size_t g = 0; (g + 1) * static_cast<std::size_t>(ranks) <= gpu_names.size(); ++g)
-    names.push_back(fmt::format("{}…{}", gpu_names[g * static_cast<std::size_t>(ranks)],
-                                gpu_names[(g + 1) * static_cast<std::size_t>(ranks) - 1]));
-  return names;
-}
-
 nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report,
                                         const std::vector<std::string>& all_gpu_names) {
-  const std::vector<std::string> gpu_names = plan_device_names(report, all_gpu_names);
+  const DeviceNames gpu_names = report.device_names(all_gpu_names);
   nlohmann::ordered_json section;
   section["planner"] = report.planner;
   section["schedule"] = report.schedule;
@@ -288,7 +277,7 @@ nlohmann::ordered_json pipeline_summary(const PipelineRunReport& report,
     entry["chunks"] = chunks;
     entry["gpus"] = stage.devices.size();
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();
-    for (DeviceId d : stage.devices) devices.push_back(gpu_names.at(d));
+    for (DeviceId d : stage.devices) devices.push_back(gpu_names.name(d));
     entry["devices"] = devices;
     stages.push_back(entry);
   }

@@ -61,21 +61,6 @@ ReplicaWindow replica_window(const Cluster& cluster, const PipelinePlan& plan, i
   return replica_window(cluster, stages, ranks, plan.micro_batch_size(), collective_algorithm, "a micro-batch");
 }
 
-namespace {
-
-// The names of plan devices: the GPUs, or with tensor (× context) parallelism of t GPUs per plan
-// device the first GPU of each group.
-std::vector<std::string> group_names(std::vector<std::string> gpus, const std::optional<TensorParallelOptions>& tp,
-                                     int context = 1) {
-  if (!tp || tp->degree * context <= 1) return gpus;
-  const auto t = static_cast<std::size_t>(tp->degree * context);
-  for (std::size_t g = 0; g < gpus.size() / t; ++g) gpus[g] = gpus[g * t];
-  gpus.resize(gpus.size() / t);
-  return gpus;
-}
-
-}  // namespace
-
 PipelineWorkloadSpec with_planned_layout(const PipelineWorkloadSpec& spec, const PlanResult& plan) {
   PipelineWorkloadSpec chosen = spec;
   if (const auto& layout = plan.llm_layout) {
@@ -111,7 +96,6 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   int context = std::max(1, spec.llm.context);
   std::optional<PipelineWorkloadSpec> chosen;  // the spec with a planner's LLM layout
   setup.report.context_parallel = context;
-  std::vector<std::string> gpus = group_names(scenario.cluster.gpu_names(), setup.report.tensor_parallel, context);
 
   PlanRequest request;
   const bool sharded = spec.tensor_parallel_set && !chooses_tensor_parallel;
@@ -177,7 +161,8 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     result.plan.stages = spec.stages;
     result.plan.global_batch = spec.global_batch;
     result.plan.micro_batches = spec.micro_batches;
-    const std::vector<std::string> problems = result.plan.problems(spec.model.layers.size(), gpus.size());
+    const std::vector<std::string> problems =
+        result.plan.problems(spec.model.layers.size(), setup.report.device_names(scenario.cluster.gpu_names()).size());
     if (!problems.empty()) {
       std::vector<Diagnostic> diagnostics;
       for (const std::string& problem : problems) diagnostics.push_back(Diagnostic{spec.where, problem});
@@ -211,7 +196,6 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
     if (setup.report.plan.tensor_parallel) {
       setup.report.tensor_parallel = setup.report.plan.tensor_parallel;
       setup.report.tensor_parallel->distributed_optimizer = spec.tensor_parallel.distributed_optimizer;
-      gpus = group_names(scenario.cluster.gpu_names(), setup.report.tensor_parallel, context);
     }
   }
   const PipelineWorkloadSpec& run = chosen ? *chosen : spec;
@@ -240,8 +224,9 @@ PipelineSetup plan_pipeline(const Scenario& scenario, const PipelineWorkloadSpec
   }
   const PipelineShape shape{static_cast<int>(plan.stages.size()), plan.micro_batches, plan.chunks_per_stage()};
   if (const std::string why = setup.schedule->unsupported(shape); !why.empty())
-    throw InputError(
-        spec.where, fmt::format("schedule '{}' cannot run the plan ({}): {}", spec.schedule, plan.describe(gpus), why));
+    throw InputError(spec.where,
+                     fmt::format("schedule '{}' cannot run the plan ({}): {}", spec.schedule,
+                                 plan.describe(setup.report.device_names(scenario.cluster.gpu_names())), why));
   if (shape.chunks != setup.schedule->chunks())
     throw InputError(spec.where, fmt::format("schedule '{}' needs {} model chunks per stage but the plan has {}",
                                              spec.schedule, setup.schedule->chunks(), shape.chunks));

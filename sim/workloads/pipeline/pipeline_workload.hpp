@@ -123,6 +123,11 @@ struct PipelineRunReport : WorkloadResult {
     std::vector<std::pair<int, double>> predicted_s;  // (k, predicted iteration time) of every candidate that fits
   };
   std::vector<Choice> choices;  // ada-grouper: one per iteration (iteration 0: the first candidate, unmeasured)
+
+  // The plan's device names over the cluster's GPUs: groups of tensor_parallel × context_parallel GPUs.
+  [[nodiscard]] DeviceNames device_names(std::vector<std::string> gpus) const {
+    return {std::move(gpus), tensor_parallel ? tensor_parallel->degree * context_parallel : 1};
+  }
 };
 
 [[nodiscard]] std::shared_ptr<const WorkloadKind> make_pipeline_kind();

@@ -1,6 +1,7 @@
 // Hand-derived planner cases: Formula 2 and Algorithm 1 by hand, a DP-vs-straight decision, the
 // uniform splits, L1 (pipeline-mapping ≤ dapple on a hierarchy), out-of-memory and bad requests;
 // the search over block boundaries and its early stop.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -390,6 +391,23 @@ TEST(PlannerScale, PipelineMappingProgressDoesNotRestart) {
   EXPECT_GE(fractions.front(), 0.0);
   EXPECT_GE(fractions.back(), 0.5);  // both searches near their ends
   EXPECT_LT(fractions.back(), 1.0);
+}
+
+// A plan device of a tensor × context group is named by the group's first and last GPUs, a run of
+// devices by the run's first GPU and its last: with 4 GPUs per group, device 1 is GPUs 4–7 and devices
+// 2–3 GPUs 8–15; device 5 lies past the 16 names, so its GPUs 20–23 keep their fallback names.
+TEST(PipelinePlan, GroupsAreNamedByTheirFirstAndLastGpus) {
+  std::vector<std::string> gpus;
+  for (int n = 0; n < 2; ++n)
+    for (int g = 0; g < 8; ++g) gpus.push_back(fmt::format("node{}/gpu{}", n, g));
+  const DeviceNames groups(gpus, 4);
+  EXPECT_EQ(groups.size(), 4u);
+  EXPECT_EQ(groups.name(1), "node0/gpu4…node0/gpu7");
+  EXPECT_EQ(describe_devices({0, 2, 3}, groups), "node0/gpu0…node0/gpu3,node1/gpu0…node1/gpu7");
+  EXPECT_EQ(describe_devices({5}, groups), "#20…#23");
+  const DeviceNames single(gpus);
+  EXPECT_EQ(single.name(9), "node1/gpu1");
+  EXPECT_EQ(describe_devices({0, 1, 9}, single), "node0/gpu0…node0/gpu1,node1/gpu1");
 }
 
 }  // namespace
