@@ -23,9 +23,6 @@ std::optional<LayerKind> layer_kind_from_name(std::string_view name) {
 }
 std::vector<std::string> layer_kind_names() { return enum_names(kLayerKindNames); }
 
-std::string_view weight_layout_name(WeightLayout layout) {
-  return kWeightLayoutNames.at(static_cast<std::size_t>(layout));
-}
 std::optional<WeightLayout> weight_layout_from_name(std::string_view name) {
   return enum_from_name<WeightLayout>(kWeightLayoutNames, name);
 }

@@ -39,7 +39,6 @@ enum class LayerKind : std::uint8_t {
 // dA = dC·Bᵀ (nt) and dB = Aᵀ·dC (tn); `out_in` (out × in: PyTorch's nn.Linear, Y = X·Wᵀ) runs the
 // forward as A·Bᵀ (nt) and the backward as dA = dC·B (nn) and dB = dCᵀ·A (tn).
 enum class WeightLayout : std::uint8_t { in_out, out_in };
-[[nodiscard]] std::string_view weight_layout_name(WeightLayout layout);
 [[nodiscard]] std::optional<WeightLayout> weight_layout_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> weight_layout_names();
 
@@ -134,7 +133,6 @@ struct Layer {
   // context-parallel exchanges run again with it (step_communication.hpp).
   bool forward_in_backward = false;
 
-  [[nodiscard]] Flop backward_input_flops() const { return backward_flops - backward_weight_flops; }
   // forward_bytes and backward_bytes with their defaults applied.
   [[nodiscard]] Bytes forward_traffic() const {
     return forward_bytes.value() > 0 ? forward_bytes : activation_bytes * 2.0;

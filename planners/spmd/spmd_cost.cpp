@@ -138,13 +138,6 @@ double conversion_time(Conversion c, double bytes, const std::vector<double>& sh
   return conversion_times(c, bytes, shares, lines, source_shares).total;
 }
 
-double local_bytes(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios, OpId consumer,
-                   std::size_t input, std::size_t axis) {
-  std::vector<const ShardedOp*> choices;
-  for (const auto& ops : program.axes) choices.push_back(&ops[consumer]);
-  return operand_bytes(graph, graph.op(consumer), choices, ratios, program.segment_of(consumer), input, {axis});
-}
-
 OpCost op_cost(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios, const SpmdCluster& cluster,
                OpId id, SpmdCostModel model) {
   std::vector<const ShardedOp*> choices;

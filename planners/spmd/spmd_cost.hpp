@@ -117,11 +117,6 @@ void assign_synchronizations(const OpGraph& graph, SpmdProgram& program);
 [[nodiscard]] double iteration_time(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
                                     const SpmdCluster& cluster, SpmdCostModel model = SpmdCostModel::hap);
 
-// Bytes of `tensor` on each device of one group of `axis`, as operand `input` of `consumer` reads it:
-// its bytes divided by its split on the other axes (padded to the largest share).
-[[nodiscard]] double local_bytes(const OpGraph& graph, const SpmdProgram& program, const ShardRatios& ratios,
-                                 OpId consumer, std::size_t input, std::size_t axis);
-
 // The forward FLOPs of `op` on each device (its share on every axis it is sharded on, HAP's rounding
 // of the split dimension): what the lowering runs.
 [[nodiscard]] std::vector<double> device_shares(const OpGraph& graph, const SpmdProgram& program,

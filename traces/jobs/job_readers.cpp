@@ -420,12 +420,4 @@ JobTrace read_job_trace(const std::string& format, const JobTraceFiles& files) {
   return builtin_job_trace_readers().at(format).value(files);
 }
 
-std::string to_dnnsim_csv(const JobTrace& trace) {
-  std::string out = "id,submit_s,gpus,duration_s,iterations,model,batch_size,virtual_cluster,user,gpu_type\n";
-  for (const JobRecord& job : trace.jobs)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", job.id, job.submit.value(), job.gpus, job.duration.value(),
-                       job.iterations, job.model, job.batch_size, job.virtual_cluster, job.user, job.gpu_type);
-  return out;
-}
-
 }  // namespace dnnsim

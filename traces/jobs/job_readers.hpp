@@ -51,7 +51,4 @@ void register_builtin_job_trace_readers(JobTraceReaderRegistry& registry);
 // @throw InputError
 [[nodiscard]] JobTrace read_job_trace(const std::string& format, const JobTraceFiles& files);
 
-// Writes a trace in dnnsim's CSV (all columns), e.g. to convert Philly or Helios into it.
-[[nodiscard]] std::string to_dnnsim_csv(const JobTrace& trace);
-
 }  // namespace dnnsim
