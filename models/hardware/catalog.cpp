@@ -158,6 +158,17 @@ const std::array kGpus{
     GpuRow{"B200", "NVIDIA B200 SXM 180 GB (Blackwell, HGX/DGX B200)",
            "75TFlops", "1.1PFlops", "2.25PFlops", "2.25PFlops", "4.5PFlops",
            "183359MiB", "7.7TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "4.5PFlops", 8},
+    // B300 (Blackwell Ultra on an HGX/DGX B300 baseboard): FP32 75; TF32 1.125, BF16/FP16 2.25, FP8 4.5
+    // PFLOPS dense, B200's (DGX B300's 72 PF FP8 training for 8 GPUs is B200's, sparse); its gains are
+    // dense FP4 and memory: 288 GB HBM3e at 8 TB/s; NVLink 5 as B200, 8 GPUs per NVLink domain. Memory
+    // as GB300's, 288e9 B (no nvidia-smi total found).
+    GpuRow{"B300", "NVIDIA B300 SXM 288 GB (Blackwell Ultra, HGX/DGX B300)",
+           "75TFlops", "1.125PFlops", "2.25PFlops", "2.25PFlops", "4.5PFlops",
+           "288GB", "8TB/s", "NVLink5", "900GB/s", "PCIe6",
+           "G. Lockwood, processors/B300 (HGX B300 dense rates, 288 GB HBM3e, 8 TB/s; "
+           "https://glennklockwood.com/garden/processors/B300); NVIDIA DGX B300 (72 PF FP8 training, 2.3 TB "
+           "HBM3e for 8 GPUs, NVLink 14.4 TB/s); docs/research/llm-hardware.md",
+           false, "4.5PFlops", 8},
     // GB200 (the Blackwell GPU of a GB200 superchip, 1,200 W): FP32 80; TF32 2.5, BF16/FP16 5, FP8 10
     // PFLOPS printed with sparsity; "186 GB" HBM3e at 8 TB/s; NVLink 5 as B200, into the rack's NVLink
     // switch trays: 72 GPUs per NVLink domain (NVL72). Memory: nvidia-smi's total on GB200 NVL72 trays,
@@ -206,7 +217,7 @@ const std::array kLinks{
             "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), fourth-generation NVLink: 18 links, "
             "900 GB/s total; https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper",
             kHopLatency},
-    LinkRow{"NVLink5", "nvlink", "NVLink 5.0 (Blackwell), one link; B200/GB200/GB300 have 18 (NVSwitch 5th gen)",
+    LinkRow{"NVLink5", "nvlink", "NVLink 5.0 (Blackwell), one link; B200/B300/GB200/GB300 have 18 (NVSwitch 5th gen)",
             "50GB/s", "0.6us",
             "NVIDIA DGX B200 user guide: 5th-generation NVLink, 1.8 TB/s per GPU (14.4 TB/s for 8), 18 links; "
             "docs/research/llm-hardware.md",

@@ -4,7 +4,7 @@
   bridge_table.py write [--heldout=R,...]     writes one scenario per row of data/megatron-bridge/performance-25.11.csv
                                               (DGX-H100, DGX-B200, DGX-GB200, DGX-GB300) next to this file; with
                                               --heldout, one per expressible row of the held-out releases R (default
-                                              all) into ../megatron-bridge-heldout/, and the rows it cannot express
+                                              all; their DGX-B300 rows too) into ../megatron-bridge-heldout/, and the rows it cannot express
                                               with why (not-run.md)
   bridge_table.py report [--heldout=R,...] [--record] OUT_DIR
                                               reads OUT_DIR/runs/<name>/summary.json (`dnnsim regress --out` runs) and
@@ -53,6 +53,7 @@ TOLERANCE = 0.25  # the issue's bound on any row (mean |error| target 10%)
 SYSTEMS = {
     "DGX-H100": ("H100-SXM", 8, "IB-NDR"),
     "DGX-B200": ("B200", 8, "IB-NDR"),
+    "DGX-B300": ("B300", 8, "IB-XDR"),
     "DGX-GB200": ("GB200", 4, "IB-NDR"),
     "DGX-GB300": ("GB300", 4, "IB-XDR"),
 }

@@ -217,28 +217,51 @@ TEST(ComputeCost, DeviceSpecFromTable) {
 
 // ---------------------------------------------------------------------------------------------
 
+// A shipped table, loaded: it names the catalog GPU of its file name, and its efficiencies refer to
+// that GPU's datasheet (its peaks and memory bandwidth are the catalog's).
+CalibrationTable load_against_catalog(const std::filesystem::path& path) {
+  const CalibrationTable table = load_calibration(path.string());
+  EXPECT_EQ(path.stem().string(), table.device);
+  const GpuSpec* gpu = HardwareCatalog::builtin().find_gpu(table.device);
+  EXPECT_NE(gpu, nullptr) << table.device << " is not a catalog GPU";
+  if (gpu == nullptr) return table;
+  EXPECT_FALSE(table.source.empty());
+  for (const auto& [dtype, rate] : table.peak) {
+    const std::optional<FlopsPerSecond> datasheet = gpu->peak(dtype);
+    EXPECT_TRUE(datasheet.has_value()) << dtype_name(dtype);
+    if (datasheet) EXPECT_DOUBLE_EQ(rate.value(), datasheet->value()) << dtype_name(dtype);
+  }
+  EXPECT_DOUBLE_EQ(table.memory_bandwidth.value(), gpu->memory_bandwidth.value());
+  EXPECT_FALSE(table.memory.points.empty());
+  return table;
+}
+
 TEST(CalibrationShipped, EveryTableLoadsNamesACatalogGpuAndUsesItsDatasheetPeaks) {
-  const HardwareCatalog& catalog = HardwareCatalog::builtin();
   int tables = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kShippedDir)) {
     if (entry.path().extension() != ".yaml") continue;
     ++tables;
     SCOPED_TRACE(entry.path().string());
-    const CalibrationTable table = load_calibration(entry.path().string());
-    EXPECT_EQ(entry.path().stem().string(), table.device);
-    const GpuSpec* gpu = catalog.find_gpu(table.device);
-    ASSERT_NE(gpu, nullptr) << table.device << " is not a catalog GPU";
-    EXPECT_FALSE(table.source.empty());
-    // The efficiencies refer to the datasheet: the table's peaks are the catalog's.
-    for (const auto& [dtype, rate] : table.peak) {
-      ASSERT_TRUE(gpu->peak(dtype).has_value()) << dtype_name(dtype);
-      EXPECT_DOUBLE_EQ(rate.value(), gpu->peak(dtype)->value()) << dtype_name(dtype);
-    }
-    EXPECT_DOUBLE_EQ(table.memory_bandwidth.value(), gpu->memory_bandwidth.value());
-    EXPECT_TRUE(table.compute.contains({"matmul", Dtype::fp16}));
-    EXPECT_FALSE(table.memory.points.empty());
+    EXPECT_TRUE(load_against_catalog(entry.path()).compute.contains({"matmul", Dtype::fp16}));
   }
   EXPECT_GE(tables, 5);
+}
+
+// The LLM tables (fit_calibration.py): one per GPU type of the Megatron-Bridge tables and B300, each
+// with BF16 and FP8 GEMMs and a sustained rate below the burst one (MSMF / MAMF < 1).
+TEST(CalibrationShipped, EveryLlmTableUsesItsGpusDatasheetPeaks) {
+  std::set<std::string> devices;
+  for (const auto& entry : std::filesystem::directory_iterator(kShippedDir + "/llm")) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    const CalibrationTable table = load_against_catalog(entry.path());
+    devices.insert(table.device);
+    EXPECT_TRUE(table.compute.contains({"matmul", Dtype::bf16}));
+    EXPECT_TRUE(table.compute.contains({"matmul", Dtype::fp8}));
+    EXPECT_GT(table.sustained_compute, 0.0);
+    EXPECT_LT(table.sustained_compute, 1.0);
+  }
+  EXPECT_EQ(devices, (std::set<std::string>{"B200", "B300", "GB200", "GB300", "H100-SXM"}));
 }
 
 TEST(CalibrationShipped, RequiredGpusHaveTables) {

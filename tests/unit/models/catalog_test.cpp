@@ -21,7 +21,7 @@ const GpuSpec& gpu(std::string_view name) {
 
 TEST(HardwareCatalog, ListsTheRequiredGpus) {
   for (const char* name : {"P100", "V100-16GB", "V100-32GB", "T4", "A10", "L4", "A100-40GB-SXM", "A100-80GB-SXM",
-                           "H100-SXM", "H100-PCIe", "H200", "B200", "GB200", "GB300", "RTX3090", "RTX4090"})
+                           "H100-SXM", "H100-PCIe", "H200", "B200", "B300", "GB200", "GB300", "RTX3090", "RTX4090"})
     EXPECT_NE(catalog().find_gpu(name), nullptr) << name;
   EXPECT_EQ(catalog().find_gpu("V100"), nullptr);      // exact names only
   EXPECT_EQ(catalog().find_gpu("h100-sxm"), nullptr);  // case-sensitive
@@ -59,7 +59,7 @@ TEST(HardwareCatalog, EveryGpuIsComplete) {
 // MX formats run on Blackwell's FP8 path (docs/research/llm-hardware.md): its MXFP8 peak is its FP8
 // peak; Hopper has none. NVL72 racks join 72 GPUs in one NVLink domain, HGX boards 8.
 TEST(HardwareCatalog, BlackwellHasMxFormatsAndNvl72Domains) {
-  for (const char* name : {"B200", "GB200", "GB300"}) {
+  for (const char* name : {"B200", "B300", "GB200", "GB300"}) {
     ASSERT_TRUE(gpu(name).peak_mxfp8.has_value()) << name;
     EXPECT_EQ(gpu(name).peak_mxfp8->value(), gpu(name).peak_fp8->value()) << name;
     EXPECT_EQ(gpu(name).nvlink, "NVLink5") << name;
@@ -70,9 +70,13 @@ TEST(HardwareCatalog, BlackwellHasMxFormatsAndNvl72Domains) {
   EXPECT_EQ(gpu("GB200").nvlink_domain, 72);
   EXPECT_EQ(gpu("GB300").nvlink_domain, 72);
   EXPECT_EQ(gpu("B200").nvlink_domain, 8);
+  EXPECT_EQ(gpu("B300").nvlink_domain, 8);
   EXPECT_EQ(gpu("H100-SXM").nvlink_domain, 8);
-  // Dense BF16: 4.5 PF sparse / 2 for B200, 5 / 2 for GB200.
+  // Dense BF16: 4.5 PF sparse / 2 for B200 and B300 (Blackwell Ultra's gains are FP4 and memory),
+  // 5 / 2 for GB200.
   EXPECT_DOUBLE_EQ(gpu("B200").peak_bf16->value(), 2.25e15);
+  EXPECT_DOUBLE_EQ(gpu("B300").peak_bf16->value(), 2.25e15);
+  EXPECT_DOUBLE_EQ(gpu("B300").memory.value(), 288e9);
   EXPECT_DOUBLE_EQ(gpu("GB200").peak_bf16->value(), 2.5e15);
   ASSERT_NE(catalog().find_link("IB-XDR"), nullptr);
   EXPECT_DOUBLE_EQ(catalog().find_link("IB-XDR")->bandwidth.value(), 100e9);  // 800 Gb/s
