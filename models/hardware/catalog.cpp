@@ -160,11 +160,12 @@ const std::array kGpus{
            "183359MiB", "7.7TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "4.5PFlops", 8},
     // B300 (Blackwell Ultra on an HGX/DGX B300 baseboard): FP32 75; TF32 1.125, BF16/FP16 2.25, FP8 4.5
     // PFLOPS dense, B200's (DGX B300's 72 PF FP8 training for 8 GPUs is B200's, sparse); its gains are
-    // dense FP4 and memory: 288 GB HBM3e at 8 TB/s; NVLink 5 as B200, 8 GPUs per NVLink domain. Memory
-    // as GB300's, 288e9 B (no nvidia-smi total found).
+    // dense FP4 and memory: "288 GB" HBM3e at 8 TB/s; NVLink 5 as B200, 8 GPUs per NVLink domain. Memory:
+    // nvidia-smi's total, 275,040 MiB (268.6 GiB; "NVIDIA B300 SXM6 AC, 275040 MiB" in several public
+    // nvidia-smi listings found by text search, docs/research/llm-hardware.md).
     GpuRow{"B300", "NVIDIA B300 SXM 288 GB (Blackwell Ultra, HGX/DGX B300)",
            "75TFlops", "1.125PFlops", "2.25PFlops", "2.25PFlops", "4.5PFlops",
-           "288GB", "8TB/s", "NVLink5", "900GB/s", "PCIe6",
+           "275040MiB", "8TB/s", "NVLink5", "900GB/s", "PCIe6",
            "G. Lockwood, processors/B300 (HGX B300 dense rates, 288 GB HBM3e, 8 TB/s; "
            "https://glennklockwood.com/garden/processors/B300); NVIDIA DGX B300 (72 PF FP8 training, 2.3 TB "
            "HBM3e for 8 GPUs, NVLink 14.4 TB/s); docs/research/llm-hardware.md",

@@ -52,6 +52,7 @@ constexpr std::array kDeviceRules{
     DeviceRule{"H100", "", "H100-SXM"},           // "NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB"
     DeviceRule{"H200", "", "H200"},               // "NVIDIA H200", "NVIDIA H200 NVL"
     DeviceRule{"B200", "", "B200"},               // "NVIDIA B200" (HGX/DGX B200)
+    DeviceRule{"B300", "", "B300"},               // "NVIDIA B300 SXM6 AC" (HGX/DGX B300)
     DeviceRule{"GB200", "", "GB200"},             // "NVIDIA GB200" (a Blackwell GPU of a GB200 superchip)
     DeviceRule{"GB300", "", "GB300"},             // "NVIDIA GB300"
     DeviceRule{"X2", "TEGRA", "Jetson-TX2"},      // "NVIDIA Tegra X2" (deviceQuery on a Jetson TX2)

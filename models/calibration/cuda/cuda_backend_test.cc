@@ -164,6 +164,7 @@ TEST(CatalogNameForDevice, MapsTheCommonNamesOfEveryCatalogGpu) {
       {"NVIDIA H200", "H200"},
       {"NVIDIA H200 NVL", "H200"},
       {"NVIDIA B200", "B200"},
+      {"NVIDIA B300 SXM6 AC", "B300"},
       {"NVIDIA GB200", "GB200"},
       {"NVIDIA GB300", "GB300"},
       {"nvidia a100-sxm4-80gb", "A100-80GB-SXM"},  // case does not matter

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Calibration tables for H100, B200, B300, GB200 and GB300 fitted on measured kernel tables only (XLA's, FA3's, MSMF/MAMF).
+"""Calibration tables for H100, H200, B200, B300, GB200 and GB300 fitted on measured kernel tables only (XLA's, FA3's, MSMF/MAMF).
 
     fit_calibration.py check   prints the held-out checks (GEMM shapes, collectives) and exits 1 if a table
                                on disk differs from what `write` would write
-    fit_calibration.py write   writes data/calibration/llm/{H100-SXM,B200,B300,GB200,GB300}.yaml
+    fit_calibration.py write   writes data/calibration/llm/{H100-SXM,H200,B200,B300,GB200,GB300}.yaml
 
 Data (data/gpu-perf/xla/README.md): XLA's default_matmul_perf_table (tensorflow/tensorflow 3ddd179,
 Apache-2.0), measured GEMM throughput of b independent (m x k)(k x n) products, b in {1, 2, 4}, m, n, k in
@@ -22,6 +22,8 @@ tables ship the fit grid.
   - H100 FP8: 29 of the sm_90 FP8 entries exceed the H100's dense FP8 peak (the table's README), so they
     are not used. The H100 FP8 grid is the H100 BF16 grid times B200's FP8/BF16 efficiency ratio at the
     same shape (the same table's measurements of the same kernels one generation on): an assumption.
+  - H200 (not in the table): H100's grids against its own (equal) peaks and its 4.8 TB/s HBM, the same
+    GH100 die and 700 W limit: an assumption.
   - B300, GB200 and GB300 (not in the table): B200's grids, read against their own datasheet peaks (the
     same Blackwell kernels; GB200's 1,200 W and GB300's 1,400 W hold higher clocks, which their peaks carry;
     B300's dense BF16/FP8 peaks are B200's): an assumption.
@@ -44,9 +46,9 @@ H100 BF16, B200 BF16 and B200 FP8 rates are 96-101% of the same GPUs' MAMF in da
 their MSMF), while a training step runs its GEMMs back to back at the GPU's power limit. Each table's math rates
 are scaled by MSMF / MAMF measured on the same GPU in the same run (the mean of its BF16 and FP8 ratios, which
 differ by < 0.5%): H100 from H200's (the same GH100 die, SM count, clocks and 700 W limit; H100 has no MSMF
-measurement: an assumption), B200 from B200's, B300 from B300's (the file's "earlier benchmark version", measured without
-busy siblings), GB200 and GB300 from B200's (the same Blackwell die; no MSMF measurement of them: an
-assumption).
+measurement: an assumption), H200 from H200's, B200 from B200's, B300 from B300's (the file's "earlier
+benchmark version", measured without busy siblings), GB200 and GB300 from B200's (the same Blackwell die; no
+MSMF measurement of them: an assumption).
 
 Memory-bound kernels: no measurement in the XLA tables. t = 5 us + bytes / (0.88 x HBM bandwidth), the
 fraction measured on V100 and A100 (data/calibration/V100-*.yaml, A100-*.yaml): an assumption.
@@ -83,6 +85,8 @@ GPUS = {
 # `sustained`: the accelerator of data/gpu-perf/mamf/mamf-msmf.csv whose MSMF / MAMF the table takes.
     "H100-SXM": dict(arch="sm_90", bf16=989.5e12, fp8=1979e12, hbm=3.35e12, nvlink=450e9, mxfp8=None,
                      sustained="NVIDIA H200 SXM"),
+    "H200": dict(arch="sm_90", bf16=989.5e12, fp8=1979e12, hbm=4.8e12, nvlink=450e9, mxfp8=None,
+                 sustained="NVIDIA H200 SXM"),
     "B200": dict(arch="sm_100_B200", bf16=2250e12, fp8=4500e12, hbm=7.7e12, nvlink=900e9, mxfp8=4500e12,
                  sustained="NVIDIA B200 SXM"),
     "B300": dict(arch="sm_100_B200", bf16=2250e12, fp8=4500e12, hbm=8e12, nvlink=900e9, mxfp8=4500e12,
@@ -373,7 +377,7 @@ def build():
                                     ("fp8", fp8, "H100 BF16 x B200 FP8/BF16" if arch == "sm_90" else f"XLA {arch} FP8")):
             fit, mean, worst, count = held_out(points)
             large = held_out(points, 1024)[1:]
-            # the kernels were measured on `arch` (B300, GB200 and GB300 read B200's): its peak and HBM
+            # the kernels were measured on `arch` (H200 reads H100's; B300, GB200 and GB300 B200's): its peak and HBM
             measured_on = GPUS["H100-SXM" if arch == "sm_90" else "B200"]
             below = below_grid(points, measured_on[dtype], measured_on["hbm"], dtype == "fp8")
             grids[dtype], checks[dtype] = fit, ((mean, worst, count), large, note, below)

@@ -247,7 +247,7 @@ TEST(CalibrationShipped, EveryTableLoadsNamesACatalogGpuAndUsesItsDatasheetPeaks
   EXPECT_GE(tables, 5);
 }
 
-// The LLM tables (fit_calibration.py): one per GPU type of the Megatron-Bridge tables and B300, each
+// The LLM tables (fit_calibration.py): one per GPU type of the Megatron-Bridge tables and H200, each
 // with BF16 and FP8 GEMMs and a sustained rate below the burst one (MSMF / MAMF < 1).
 TEST(CalibrationShipped, EveryLlmTableUsesItsGpusDatasheetPeaks) {
   std::set<std::string> devices;
@@ -261,7 +261,7 @@ TEST(CalibrationShipped, EveryLlmTableUsesItsGpusDatasheetPeaks) {
     EXPECT_GT(table.sustained_compute, 0.0);
     EXPECT_LT(table.sustained_compute, 1.0);
   }
-  EXPECT_EQ(devices, (std::set<std::string>{"B200", "B300", "GB200", "GB300", "H100-SXM"}));
+  EXPECT_EQ(devices, (std::set<std::string>{"B200", "B300", "GB200", "GB300", "H100-SXM", "H200"}));
 }
 
 TEST(CalibrationShipped, RequiredGpusHaveTables) {
