@@ -180,10 +180,13 @@ const std::array kGpus{
            "189471MiB", "8TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "5PFlops", 72, "NVLink-C2C"},
     // GB300 (Blackwell Ultra, 1,400 W): BF16 2.5 and FP8 5 PFLOPS dense (rack 180 / 360 PF dense, a
     // secondary source; NVIDIA's Blackwell Ultra blog gives the 15 PF dense NVFP4, the 288 GB HBM3e
-    // and 8 TB/s); FP32 and TF32 not found, taken as GB200's (assumption); NVLink 5, NVL72.
+    // and 8 TB/s); FP32 and TF32 not found, taken as GB200's (assumption); NVLink 5, NVL72. Memory:
+    // nvidia-smi's total on GB300 NVL72 trays, 284,208 MiB (277.5 GiB; "NVIDIA GB300, 284208 MiB" in public
+    // nvidia-smi listings found by text search, docs/research/llm-hardware.md; the DGX Station's GB300
+    // shows 256,703 MiB, another part).
     GpuRow{"GB300", "NVIDIA GB300 (Blackwell Ultra GPU of a GB300 NVL72 rack)",
            "80TFlops", "1.25PFlops", "2.5PFlops", "2.5PFlops", "5PFlops",
-           "288GB", "8TB/s", "NVLink5", "900GB/s", "PCIe6",
+           "284208MiB", "8TB/s", "NVLink5", "900GB/s", "PCIe6",
            "NVIDIA technical blog, Inside NVIDIA Blackwell Ultra (2025): 288 GB HBM3E, 8 TB/s, NVLink 5 "
            "1.8 TB/s; verda.com GB300 NVL72 architecture (dense BF16/FP8); FP32/TF32 assumed as GB200; "
            "docs/research/llm-hardware.md",

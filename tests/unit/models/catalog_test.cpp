@@ -76,7 +76,8 @@ TEST(HardwareCatalog, BlackwellHasMxFormatsAndNvl72Domains) {
   // 5 / 2 for GB200.
   EXPECT_DOUBLE_EQ(gpu("B200").peak_bf16->value(), 2.25e15);
   EXPECT_DOUBLE_EQ(gpu("B300").peak_bf16->value(), 2.25e15);
-  EXPECT_DOUBLE_EQ(gpu("B300").memory.value(), 275040.0 * 1024 * 1024);  // nvidia-smi's total
+  EXPECT_DOUBLE_EQ(gpu("B300").memory.value(), 275040.0 * 1024 * 1024);  // nvidia-smi's totals
+  EXPECT_DOUBLE_EQ(gpu("GB300").memory.value(), 284208.0 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(gpu("GB200").peak_bf16->value(), 2.5e15);
   ASSERT_NE(catalog().find_link("IB-XDR"), nullptr);
   EXPECT_DOUBLE_EQ(catalog().find_link("IB-XDR")->bandwidth.value(), 100e9);  // 800 Gb/s
