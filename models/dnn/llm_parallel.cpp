@@ -124,6 +124,13 @@ double attention_calls_in_sequence(const LlmParallelism& parallel, bool backward
   return backward ? ring : std::max(1.0, ring / 2.0);
 }
 
+int attention_heads_per_call(const TransformerDims& dims, int tp, const LlmParallelism& parallel) {
+  const int a2a = parallel.context_comm == ContextComm::a2a       ? parallel.context
+                  : parallel.context_comm == ContextComm::a2a_p2p ? parallel.context_a2a
+                                                                  : 1;
+  return std::max(1, dims.heads / std::max(1, tp) / std::max(1, a2a));
+}
+
 double unmasked_attention_share(const LlmParallelism& parallel) {
   if (parallel.context <= 1) return 0.0;
   if (parallel.context_comm == ContextComm::all_gather)

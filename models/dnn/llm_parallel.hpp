@@ -189,6 +189,12 @@ struct RingCorrections {
 // half a block each way), so each call is 1/P of the layer's.
 [[nodiscard]] double attention_calls_in_sequence(const LlmParallelism& parallel, bool backward);
 
+// The query heads one of those calls computes on a rank: heads / TP, and over the a2a group (CP under
+// a2a, A under a2a+p2p), whose all-to-all hands each rank the whole sequence of fewer heads. A call
+// runs every one of them over each of its sequences; a calibration's attention curves are indexed by
+// the FLOPs of one head over one sequence (docs/calibration.md).
+[[nodiscard]] int attention_heads_per_call(const TransformerDims& dims, int tp, const LlmParallelism& parallel);
+
 // The share of an attention core's forward FLOPs that Transformer Engine's CP calls compute over keys
 // they see whole, without a mask (context_parallel.py, TE 2.x, causal attention): the ring's P − 1
 // off-diagonal steps of its P, (P − 1) / P; all_gather's two calls, each a local chunk (of 2·CP) against

@@ -54,12 +54,29 @@ Seconds compute_time_on(const Compute& compute, const ClusterDevice& device) {
                             : compute_time(compute, device.gpu, device.compute_efficiency);
 }
 
-Seconds compute_time_in_calls(const Compute& whole, double calls, const ClusterDevice& device) {
-  if (calls <= 1 || whole.measured_time || whole.gemm.known()) return compute_time_on(whole, device);
-  Compute one = whole;
-  one.flops = whole.flops / calls;
-  one.bytes_accessed = whole.bytes_accessed / calls;
-  return compute_time_on(one, device) * calls;
+Seconds compute_time_in_calls(const Compute& whole, double calls, const ClusterDevice& device, double instances) {
+  if (whole.measured_time || whole.gemm.known()) return compute_time_on(whole, device);
+  if (instances <= 1) {
+    if (calls <= 1) return compute_time_on(whole, device);
+    Compute one = whole;
+    one.flops = whole.flops / calls;
+    one.bytes_accessed = whole.bytes_accessed / calls;
+    return compute_time_on(one, device) * calls;
+  }
+  const double n = std::max(1.0, calls);
+  Compute math = whole;  // one instance of one call, without traffic
+  math.flops = whole.flops / (n * instances);
+  math.bytes_accessed = Bytes(0);
+  Compute traffic = whole;  // one call's traffic, without math
+  traffic.flops = Flop(0);
+  traffic.bytes_accessed = whole.bytes_accessed / n;
+  return std::max(compute_time_on(math, device) * instances, compute_time_on(traffic, device)) * n;
+}
+
+bool reads_attention_curve(const ClusterDevice& device, Dtype dtype) {
+  if (!device.calibration) return false;
+  const Dtype runs_as = device.gpu.peak(dtype) ? dtype : Dtype::fp32;  // as calibrated_compute_efficiency reads it
+  return device.calibration->compute.contains({std::string(layer_kind_name(LayerKind::attention)), runs_as});
 }
 
 Seconds host_overhead(const ClusterDevice& device) {

@@ -43,8 +43,16 @@ enum class Pass { forward, backward };
 // The time of `whole` run as `calls` equal kernels one after another (calls ≥ 1; fractional for pairs
 // of calls that share the GPU): each priced at its own FLOPs and bytes, because a calibration reads its
 // efficiency curves at the size of a call (a fused attention's FLOP/s rises with it: docs/calibration.md).
+// With `instances` > 1 a call is that many equal, independent problems (a fused attention's heads ×
+// sequences) whose math reads the curve at the FLOPs of one, while its traffic stays the call's.
 // A measured time or a GEMM of known shape prices the whole.
-[[nodiscard]] Seconds compute_time_in_calls(const Compute& whole, double calls, const ClusterDevice& device);
+[[nodiscard]] Seconds compute_time_in_calls(const Compute& whole, double calls, const ClusterDevice& device,
+                                            double instances = 1.0);
+
+// Whether `device`'s calibration has an attention curve of its own for `dtype`: its sizes are then the
+// FLOPs of one head over one sequence (docs/calibration.md, "Attention"); without one, an attention core
+// reads the matmul curve at a call's FLOPs.
+[[nodiscard]] bool reads_attention_curve(const ClusterDevice& device, Dtype dtype);
 
 // What `kernels` kernels of `gpu` GPU time in all take on `device` when its host issues them one at
 // a time (its calibration's launch model, LaunchCalibration; docs/calibration.md "Kernel launches"):

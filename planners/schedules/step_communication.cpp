@@ -36,22 +36,28 @@ Collective exchange(CollectiveKind kind, std::vector<DeviceId> group, Bytes size
 // (unmasked_attention_share: the ring's off-diagonal steps, all_gather's keys before each chunk's
 // own), each part at its calls' size (above) on its mask's curve,
 //   t = t_causal · (1 − u) + t_unmasked · u,
-// t_causal and t_unmasked the whole core's time on either curve. The backward reads its one curve
-// (measured without a mask) for every call.
+// t_causal and t_unmasked the whole core's time on either curve. The backward reads its one curve for
+// every call. A calibration's attention curves are indexed by one head over one sequence (each call
+// runs samples × attention_heads_per_call of them): a fused attention's rate follows the keys each of
+// its tiles sweeps, not how many heads share the launch (docs/calibration.md, "Attention").
 void add_layer_time(Seconds& total, const PipelineWorkload& workload, const Layer& layer, const ClusterDevice& device,
                     int samples, Pass pass) {
   const PrecisionRecipe& recipe = workload.llm.precision;
-  const double calls =
-      layer.kind == LayerKind::attention ? attention_calls_in_sequence(workload.llm, pass == Pass::backward) : 1.0;
+  const bool attention = layer.kind == LayerKind::attention;
+  const double calls = attention ? attention_calls_in_sequence(workload.llm, pass == Pass::backward) : 1.0;
   Compute core = layer_compute(workload.model, layer, 0, samples, recipe.dtype_of(layer, workload.dtype), pass);
-  const double unmasked =
-      layer.kind == LayerKind::attention && pass == Pass::forward ? unmasked_attention_share(workload.llm) : 0.0;
+  const double heads = attention && reads_attention_curve(device, core.dtype) && workload.model.transformer
+                           ? samples * static_cast<double>(attention_heads_per_call(
+                                           *workload.model.transformer,
+                                           workload.transformer ? workload.tensor_parallel.degree : 1, workload.llm))
+                           : 1.0;
+  const double unmasked = attention && pass == Pass::forward ? unmasked_attention_share(workload.llm) : 0.0;
   if (unmasked > 0) {
-    const Seconds causal = compute_time_in_calls(core, calls, device);
+    const Seconds causal = compute_time_in_calls(core, calls, device, heads);
     core.unmasked = true;
-    total += causal * (1.0 - unmasked) + compute_time_in_calls(core, calls, device) * unmasked;
+    total += causal * (1.0 - unmasked) + compute_time_in_calls(core, calls, device, heads) * unmasked;
   } else {
-    total += compute_time_in_calls(core, calls, device);
+    total += compute_time_in_calls(core, calls, device, heads);
   }
   if (const Bytes scaling = recipe.scaling_bytes(layer, pass == Pass::backward); scaling.value() > 0) {
     // The quantization kernels, memory-bound and of their own (their time adds to the GEMM's).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Calibration tables for H100, H200, B200, B300, GB200 and GB300 fitted on measured kernel tables only (XLA's, FA3's, MSMF/MAMF).
+"""Calibration tables for H100, H200, B200, B300, GB200 and GB300 fitted on measured kernel tables only (XLA's, FA3's, cuDNN's, MSMF/MAMF).
 
     fit_calibration.py check   prints the held-out checks (GEMM shapes, collectives) and exits 1 if a table
                                on disk differs from what `write` would write
@@ -32,14 +32,20 @@ A GEMM that is not one product of known shape (the attention core's two) reads a
 efficiency of the measured entries within a quarter decade of each size (5 points per decade).
 
 The attention core (FlashAttention; the XLA tables have no attention kernel): Transformer Engine runs it as
-cuDNN's fused attention, whose measured throughput on H100 the FlashAttention-3 paper reports
-(data/gpu-perf/flash-attention/, arXiv:2407.08608 Fig. 5 forward with and without the causal mask, Fig. 6
-backward): an `attention` curve for every task (causal), a `mask: none` one for forward work over keys
-seen whole (a CP ring's off-diagonal steps, all_gather's earlier key chunks) and a `pass: backward` one,
-each point the benchmark call's FLOPs (its 16 heads x 16,384 tokens, the paper's FLOP count) at its measured fraction of the BF16 peak; the
-backward's 16k point (516 TFLOP/s, below 8k's 518) held at the running maximum. Blackwell (no public
-measurement here): the same fractions of its own BF16 peak, an assumption. Head dims other than 128
-(GPT-OSS 64, DeepSeek-V3's MLA 192/128) read the same curves.
+cuDNN's fused attention. An `attention` curve for every task (causal), a `mask: none` one for forward work over
+keys seen whole (a CP ring's off-diagonal steps, all_gather's earlier key chunks) and a `pass: backward` one,
+each point one head over one sequence (the benchmark's FLOPs over its heads x batch: a fused attention's rate
+follows the keys each tile sweeps, not how many heads share the launch; docs/calibration.md, "Attention") at its
+measured fraction of the BF16 peak, held at the running maximum.
+  - H100 and H200: cuDNN on H100 as the FlashAttention-3 paper reports it (data/gpu-perf/flash-attention/,
+    arXiv:2407.08608 Fig. 5 forward with and without the causal mask, Fig. 6 backward without it).
+  - Blackwell: cuDNN 9.13 (the 25.11 container's cuDNN is 9.13.1) measured on B200 (read by B200 and GB200, the
+    same die) and on GB300 (read by GB300 and B300, the same Blackwell Ultra die), causal forward and backward
+    (data/gpu-perf/cudnn-sdpa/). That harness times each call with the host's dispatch in it (0.10-0.16 ms at
+    512 tokens), so it is read from SDPA_FROM = 4,096 tokens on (at most 16% of a call); below, the H100
+    measurement's fall-off from there, and without the mask the causal curve times H100's unmasked / causal
+    ratio at the same length: assumptions.
+Head dims other than 128 (GPT-OSS 64, DeepSeek-V3's MLA 192/128) read the same curves at their own FLOPs.
 
 Sustained compute (docs/calibration.md, `sustained_compute`): XLA's entries are burst measurements (its best
 H100 BF16, B200 BF16 and B200 FP8 rates are 96-101% of the same GPUs' MAMF in data/gpu-perf/mamf/, 107-118% of
@@ -223,20 +229,80 @@ def flops_curve(entries, peak_ratio=1.0):
     return [(f, (best := max(best, e))) for f, e in curve]
 
 
-def attention_curves():
-    """{"all": [(FLOPs, e)], "unmasked": [...], "backward": [...]}: cuDNN's fused attention on H100 against
-    the BF16 peak ("all": forward with the causal mask, "unmasked": forward without it)."""
-    heads_tokens_dim = 16 * 16384 * 128  # the paper's benchmark: 16 heads of dim 128 over 16,384 tokens
-    curves = {"all": [], "unmasked": [], "backward": []}
+HEAD_DIM = 128  # both benchmarks' head dim
+# The cuDNN fused attention measured on the GPU itself (data/gpu-perf/cudnn-sdpa/), where one was: the
+# B200 run for B200 and GB200 (the same die), the GB300 run for GB300 and B300 (the same Blackwell Ultra
+# die); H100 and H200 read the FlashAttention-3 paper's H100 measurement.
+SDPA_RUN = {"B200": "B200", "GB200": "B200", "GB300": "GB300", "B300": "GB300"}
+# The smallest sequence read from that run: its times include the host's dispatch of each call while the
+# GPU waits (0.10-0.16 ms at 512 tokens), at most 16% of a call from 4,096 tokens on; below, the H100
+# measurement's fall-off.
+SDPA_FROM = 4096
+
+
+def fa3_h100():
+    """{(pass, mask): {seqlen: efficiency}}: cuDNN's fused attention on H100 (FlashAttention-3 paper) against its BF16 peak."""
+    points = {}
     for row in csv.DictReader(open(FLASH / "fa3-h100-cudnn.csv", encoding="utf-8")):
-        seq, rate = int(row["seqlen"]), float(row["tflops_per_s"]) * 1e12
-        forward = 4.0 * seq * heads_tokens_dim * (0.5 if row["mask"] == "causal" else 1.0)
-        flops = forward if row["pass"] == "forward" else 2.5 * forward
-        key = "backward" if row["pass"] != "forward" else "all" if row["mask"] == "causal" else "unmasked"
-        curves[key].append((flops, rate / PEAK[("sm_90", BF16)]))
-    best = {}
-    return {k: [(f, (best.__setitem__(k, max(best.get(k, 0.0), e)) or best[k])) for f, e in sorted(v)]
-            for k, v in curves.items()}
+        points.setdefault((row["pass"], row["mask"]), {})[int(row["seqlen"])] = \
+            float(row["tflops_per_s"]) * 1e12 / PEAK[("sm_90", BF16)]
+    return points
+
+
+def cudnn_sdpa(run, peak):
+    """{(pass, "causal"): {seqlen: efficiency}}: the cuDNN rows of the cuDNN-frontend run on `run` against `peak`."""
+    points = {}
+    path = ROOT / "data" / "gpu-perf" / "cudnn-sdpa" / f"sdpa_bf16_benchmark_results_NVIDIA_{run}.csv"
+    for row in csv.DictReader(open(path, encoding="utf-8")):
+        if row["backend"] != "pyt_cudnn":
+            continue
+        seq = int(row["q_seqlen"])
+        points.setdefault(("forward", "causal"), {})[seq] = float(row["fwd_tflops_per_sec"]) * 1e12 / peak
+        points.setdefault(("backward", "causal"), {})[seq] = float(row["bwd_tflops_per_sec"]) * 1e12 / peak
+    return points
+
+
+def per_head_flops(seq, pass_, mask):
+    """One head over one sequence, as both benchmarks count it: forward 4 s^2 d, halved under the causal mask;
+    backward 2.5 x its forward."""
+    forward = 4.0 * seq * seq * HEAD_DIM * (0.5 if mask == "causal" else 1.0)
+    return forward if pass_ == "forward" else 2.5 * forward
+
+
+def attention_curves(name):
+    """{"all": [(FLOPs, e)], "unmasked": [...], "backward": [...]}, each keyed by the FLOPs of one head over one
+    sequence ("all": forward with the causal mask, "unmasked": forward without it), e against this GPU's BF16 peak
+    (a measurement's fraction of its own GPU's peak, for a GPU that reads another's)."""
+    h100 = fa3_h100()
+    if name in SDPA_RUN:
+        own = cudnn_sdpa(SDPA_RUN[name], GPUS[SDPA_RUN[name]]["bf16"])
+
+        def measured_from(key, h100_key):
+            """The run's measurement from SDPA_FROM on; below it, H100's fall-off (its shape) from there."""
+            measured, ref = own[key], h100[h100_key]
+            below = {q: measured[SDPA_FROM] * ref[q] / ref[SDPA_FROM] for q in ref if q < SDPA_FROM}
+            return {**below, **{q: e for q, e in measured.items() if q >= SDPA_FROM}}
+        causal = measured_from(("forward", "causal"), ("forward", "causal"))
+        # No Blackwell measurement without the mask: the causal curve times H100's unmasked / causal ratio at the
+        # same length (its last ratio beyond H100's longest).
+        ratio = {q: h100[("forward", "none")][q] / e for q, e in h100[("forward", "causal")].items()}
+        last = ratio[max(ratio)]
+        sources = {"all": (("forward", "causal"), causal),
+                   "unmasked": (("forward", "none"), {q: e * ratio.get(q, last) for q, e in causal.items()}),
+                   # H100's backward was measured without the mask, Blackwell's with it: its shape below SDPA_FROM.
+                   "backward": (("backward", "causal"), measured_from(("backward", "causal"), ("backward", "none")))}
+    else:
+        sources = {"all": (("forward", "causal"), h100[("forward", "causal")]),
+                   "unmasked": (("forward", "none"), h100[("forward", "none")]),
+                   "backward": (("backward", "none"), h100[("backward", "none")])}
+    curves = {}
+    for key, ((pass_, mask), by_seq) in sources.items():
+        best, points = 0.0, []
+        for seq in sorted(by_seq):  # an efficiency curve must not fall as calls grow: its running max
+            best = max(best, min(1.0, by_seq[seq]))
+            points.append((per_head_flops(seq, pass_, mask), best))
+        curves[key] = points
+    return curves
 
 
 def memory_curve(bandwidth):
@@ -307,7 +373,7 @@ def table_text(name, spec, grids, curves, checks, coll):
     lines = [
         f"# dnnsim calibration table (format: docs/calibration.md): {name} for LLM training (Megatron-Bridge).",
         "# Generated by scenarios/papers/megatron-bridge/fit_calibration.py from measured kernel tables only",
-        "# (data/gpu-perf/xla, flash-attention, mamf); do not edit by hand. Method: that script's docstring and docs/megatron-bridge.md.",
+        "# (data/gpu-perf/xla, flash-attention, cudnn-sdpa, mamf); do not edit by hand. Method: that script's docstring and docs/megatron-bridge.md.",
     ]
     for dtype, (check, large, note, below) in checks.items():
         lines.append(f"#   {dtype} GEMM grid: {note}; held-out shapes ({check[2]}): mean |time error| "
@@ -319,9 +385,13 @@ def table_text(name, spec, grids, curves, checks, coll):
     lines.append(f"#   collectives: alpha {alpha * 1e6:.1f} us per call, eta {eta:.3f} of NVLink {spec['nvlink'] / 1e9:.0f} "
                  f"GB/s; fit entries mean |error| {100 * coll_fit[0]:.1f}% ({coll_fit[2]}), held-out "
                  f"{100 * coll_held[0]:.1f}% (worst {100 * coll_held[1]:+.1f}%, {coll_held[2]})")
-    lines.append("#   attention core: cuDNN fused attention measured on H100 (FlashAttention-3 paper, "
-                 "data/gpu-perf/flash-attention)" + ("" if spec["arch"] == "sm_90" else
-                                                     ", the same fractions of this GPU's BF16 peak: an assumption"))
+    if name in SDPA_RUN:
+        lines.append(f"#   attention core: cuDNN 9.13 fused attention measured on {SDPA_RUN[name]} (cuDNN-frontend benchmark, "
+                     f"data/gpu-perf/cudnn-sdpa), causal forward and backward from {SDPA_FROM} tokens, per head and sequence; "
+                     "below, and without the mask, H100's shape (FlashAttention-3 paper): an assumption")
+    else:
+        lines.append("#   attention core: cuDNN fused attention measured on H100 (FlashAttention-3 paper, "
+                     "data/gpu-perf/flash-attention), per head and sequence")
     sustained, ratios = sustained_ratio(spec["sustained"])
     lines.append(f"#   sustained compute: {number(sustained)} of the burst rates above, MSMF / MAMF of {spec['sustained']} ("
                  + ", ".join(f"{d} {r:.4f}" for d, r in sorted(ratios.items())) + "; data/gpu-perf/mamf)"
@@ -342,7 +412,7 @@ def table_text(name, spec, grids, curves, checks, coll):
     for dtype in ("bf16", "fp8"):
         lines += ["  - kind: matmul", f"    dtype: {dtype}", "    curve:"]
         lines += [f'      - {{size: "{flop(f)}", efficiency: {number(e)}}}' for f, e in curves[dtype]]
-    for pass_, points in attention_curves().items():
+    for pass_, points in attention_curves(name).items():
         lines += ["  - kind: attention", "    dtype: bf16"] + {"all": [], "unmasked": ["    mask: none"],
                                                           "backward": ["    pass: backward"]}[pass_]
         lines += ["    curve:"] + [f'      - {{size: "{flop(f)}", efficiency: {number(e)}}}' for f, e in points]

@@ -147,6 +147,25 @@ TEST(ContextParallel, UnmaskedShareOfTheForwardCore) {
   EXPECT_DOUBLE_EQ(unmasked_attention_share(parallel), 0.0);
 }
 
+// The query heads of one attention call on a rank (Llama 3 8B: 32 heads) at TP 2: the ring's and
+// all_gather's calls run the tensor rank's 16 over chunks of the sequence; a2a's all-to-all hands each
+// of CP 8 ranks the whole sequence of 16 / 8 = 2; a2a+p2p's groups of A = 2 ranks, 8.
+TEST(ContextParallel, HeadsOfOneAttentionCall) {
+  const TransformerDims dims{.hidden = 4096, .heads = 32, .kv_heads = 8, .kv_width = 2048, .seq = 8192};
+  LlmParallelism parallel;
+  EXPECT_EQ(attention_heads_per_call(dims, 1, parallel), 32);
+  EXPECT_EQ(attention_heads_per_call(dims, 2, parallel), 16);
+  parallel.context = 8;
+  EXPECT_EQ(attention_heads_per_call(dims, 2, parallel), 16);
+  parallel.context_comm = ContextComm::all_gather;
+  EXPECT_EQ(attention_heads_per_call(dims, 2, parallel), 16);
+  parallel.context_comm = ContextComm::a2a;
+  EXPECT_EQ(attention_heads_per_call(dims, 2, parallel), 2);
+  parallel.context_comm = ContextComm::a2a_p2p;
+  parallel.context_a2a = 2;
+  EXPECT_EQ(attention_heads_per_call(dims, 2, parallel), 8);
+}
+
 // The ring's merges (ring_attention_corrections, TE v2.9's AttnFuncWithCPAndKVP2P) on Llama 3 70B at
 // s = 8,192, MBS 1, TP 8, CP 2: per token on a GPU the output and dQ are 64/8 heads · 128 = 1,024 BF16
 // values, dK + dV 8/8 KV heads · 256 = 256, the log-sum-exps 8 fp32; s/CP = 4,096 tokens.

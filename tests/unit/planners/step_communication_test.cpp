@@ -266,8 +266,12 @@ TEST(StepCommunication, SelectivelyRecomputedCoresExchangeAgain) {
   EXPECT_NE(find(step_collectives(gather, groups, 1, layers, 1, Pass::backward, false), "cp reduce-scatter"), nullptr);
 }
 
-// The two ring tests' fixture: Llama 3 8B's first attention core on an H100 whose hand-made attention
-// curves read 0.25 at F/4 and 0.5 at F forward, 0.2 at B/8 and 0.4 at B backward.
+// The two ring tests' fixture: Llama 3 8B's first attention core at TP 2 and CP 8 on an H100 whose
+// hand-made attention curves are indexed, as a calibration's are, by one head over one sequence
+// (attention_heads_per_call): the ring's and all_gather's calls run the rank's 32 / 2 = 16 heads, a2a's
+// 32 / (2 · 8) = 2 over the whole sequence. The curves read 0.25 at F/64 and 0.5 from F/16 on forward,
+// 0.2 at B/128 and 0.4 from B/16 on backward (F, B: the CP 8 core's FLOPs per GPU; constant beyond
+// their ends).
 struct RingCurves {
   std::size_t core = 0;
   double f = 0;  // the core's forward FLOPs per GPU
@@ -279,8 +283,8 @@ struct RingCurves {
     f = workload.model.layers[core].forward_flops.value();
     const double b = workload.model.layers[core].backward_flops.value();
     table->device = "H100-SXM";
-    table->compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{f / 4, 0.25}, {f, 0.5}}};
-    table->backward_compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{b / 8, 0.2}, {b, 0.4}}};
+    table->compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{f / 64, 0.25}, {f / 16, 0.5}}};
+    table->backward_compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{b / 128, 0.2}, {b / 16, 0.4}}};
     h100.calibration = table;
   }
   [[nodiscard]] LayerRange one() const { return {core, core + 1}; }
@@ -288,15 +292,15 @@ struct RingCurves {
 
 // Transformer Engine splits an attention core's pass under CP into calls run one after another
 // (attention_calls_in_sequence): the p2p ring at CP 8 makes 8 calls of 1/8 of the core's FLOPs each,
-// two at a time forward (4 pairs, each 1/4 of the forward FLOPs F) and one at a time backward (8 of
-// B/8); all_gather (two calls on two streams) and a2a (one call) run the whole. A hand-made H100
-// calibration whose attention curves read 0.25 at F/4 and 0.5 at F forward, 0.2 at B/8 and 0.4 at B
-// backward (F, B: the core's FLOPs per GPU, the same for every comm type) makes the compute-bound
-// core (math ≫ memory here: 1,024 tokens against 8,192 keys) take F/(0.25·peak) forward on the ring
-// against F/(0.5·peak) for a2a — twice as long — and backward B/(0.2·peak) against B/(0.4·peak), twice
-// again; all_gather times as a2a. The ring alone adds its merges, memory-bound kernels of their own
-// (ring_attention_corrections, derived in llm_parallel_test.cpp), priced apart here. At CP 2 the
-// forward is one pair: as a2a's.
+// two at a time forward (4 pairs, each 1/4 of the forward FLOPs F over 16 heads: F/64 per head) and one
+// at a time backward (8 of B/8: B/128 per head); all_gather (two calls on two streams) runs the whole
+// core's 16 heads (F/16 per head) and a2a one call of 2 heads over the whole sequence (F/2 per head).
+// With the fixture's curves the compute-bound core (math ≫ memory here: 1,024 tokens against 8,192
+// keys) takes F/(0.25·peak) forward on the ring against F/(0.5·peak) for a2a — twice as long — and
+// backward B/(0.2·peak) against B/(0.4·peak), twice again; all_gather times as a2a. The ring alone adds
+// its merges, memory-bound kernels of their own (ring_attention_corrections, derived in
+// llm_parallel_test.cpp), priced apart here. At CP 2 the forward is one pair of 16 heads (F₂/16 per
+// head, F₂ = 4F the CP 2 core's FLOPs) against a2a's 8 heads (F₂/8): both read 0.5, as a2a's.
 TEST(StepCommunication, RingAttentionCallsReadTheCurveAtTheirOwnSize) {
   LlmParallelism llm;
   llm.context = 8;
@@ -335,12 +339,12 @@ TEST(StepCommunication, RingAttentionCallsReadTheCurveAtTheirOwnSize) {
 
 // The forward ring's P calls are one causal (step 0, the rank's own K/V) and P − 1 over full blocks of
 // keys without a mask (TE's AttnFuncWithCPAndKVP2P), each at its calls' size on its mask's curve. With
-// the hand-made table above plus an unmasked curve reading twice the causal one (0.5 at F/4, 1.0 at F),
-// the CP 8 ring's forward core takes F/8 / (0.25·peak) + 7F/8 / (0.5·peak) = (1/8 · 4 + 7/8 · 2) F/peak
-// = 2.25 F/peak, against 4 F/peak with every call causal; all_gather's calls (the whole core's size)
-// have 15/16 of their FLOPs unmasked (unmasked_attention_share): F/16 / (0.5·peak) + 15F/16 / (1.0·peak)
-// = 17/16 F/peak, against 2 F/peak; the backward (one curve, measured without a mask) and a2a's whole
-// causal call are unchanged.
+// the fixture's table plus an unmasked curve reading twice the causal one (0.5 at F/64, 1.0 from F/16
+// on, per head), the CP 8 ring's forward core (F/64 per head and call) takes
+// F/8 / (0.25·peak) + 7F/8 / (0.5·peak) = (1/8 · 4 + 7/8 · 2) F/peak = 2.25 F/peak, against 4 F/peak
+// with every call causal; all_gather's calls (F/16 per head) have 15/16 of their FLOPs unmasked
+// (unmasked_attention_share): F/16 / (0.5·peak) + 15F/16 / (1.0·peak) = 17/16 F/peak, against 2 F/peak;
+// the backward (one curve) and a2a's whole causal call are unchanged.
 TEST(StepCommunication, UnmaskedKeysOfTheForwardCoreReadTheUnmaskedCurve) {
   LlmParallelism llm;
   llm.context = 8;
@@ -357,13 +361,44 @@ TEST(StepCommunication, UnmaskedKeysOfTheForwardCoreReadTheUnmaskedCurve) {
   llm.context_comm = ContextComm::a2a;
   const PipelineWorkload a2a = llm_workload("llama3-8b", 2, llm, 1);
   const double whole = core_time(a2a, Pass::forward);
-  curves.table->unmasked_compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{f / 4, 0.5}, {f, 1.0}}};
+  curves.table->unmasked_compute[{"attention", Dtype::bf16}] = EfficiencyCurve{{{f / 64, 0.5}, {f / 16, 1.0}}};
   const double peak = h100.gpu.peak(Dtype::bf16)->value();
   EXPECT_NEAR(core_time(ring, Pass::forward), 2.25 * f / peak, 1e-12);
   llm.context_comm = ContextComm::all_gather;
   EXPECT_NEAR(core_time(llm_workload("llama3-8b", 2, llm, 1), Pass::forward), 17.0 / 16 * f / peak, 1e-12);
   EXPECT_DOUBLE_EQ(core_time(ring, Pass::backward), backward);
   EXPECT_DOUBLE_EQ(core_time(a2a, Pass::forward), whole);
+}
+
+// A calibration's attention curves are indexed by one head over one sequence, so splitting the heads
+// over tensor ranks halves a core's time rather than moving it down the curve: Llama 3 8B's first core
+// at TP 2 (16 heads per rank) takes half its TP 1 time (32 heads) on a table whose curve rises tenfold
+// over the range (0.05 at 1 GFLOP, 0.5 at 1 TFLOP per head), forward and backward. Without an attention
+// curve of its own the core reads the matmul curve at the call's FLOPs: TP 2's half-size call then
+// runs further from peak and takes more than half.
+TEST(StepCommunication, AttentionCurvesAreIndexedPerHeadAndSequence) {
+  const PipelineWorkload whole = llm_workload("llama3-8b", 1, LlmParallelism{}, 1);
+  const PipelineWorkload half = llm_workload("llama3-8b", 2, LlmParallelism{}, 1);
+  std::size_t core = 0;
+  while (whole.model.layers[core].kind != LayerKind::attention) ++core;
+  ASSERT_EQ(half.model.layers[core].kind, LayerKind::attention);
+  auto table = std::make_shared<CalibrationTable>();
+  table->device = "H100-SXM";
+  const EfficiencyCurve rising{{{1e9, 0.05}, {1e12, 0.5}}};
+  table->compute[{"attention", Dtype::bf16}] = rising;
+  table->backward_compute[{"attention", Dtype::bf16}] = rising;
+  ClusterDevice h100{"node0/gpu0", *HardwareCatalog::builtin().find_gpu("H100-SXM"), 0};
+  h100.calibration = table;
+  const LayerRange one{core, core + 1};
+  for (const Pass pass : {Pass::forward, Pass::backward}) {
+    const double t1 = step_layers_time(whole, one, h100, 1, pass).value();
+    EXPECT_NEAR(step_layers_time(half, one, h100, 1, pass).value(), t1 / 2, 1e-12 * t1);
+  }
+  table->compute.clear();
+  table->backward_compute.clear();
+  table->compute[{"matmul", Dtype::bf16}] = rising;
+  const double t1 = step_layers_time(whole, one, h100, 1, Pass::forward).value();
+  EXPECT_GT(step_layers_time(half, one, h100, 1, Pass::forward).value(), 0.5 * t1 * 1.01);
 }
 
 // Llama 3 8B under FSDP with FP8 parameters on 8 GPUs: each step gathers its layers' weights at 1 byte
