@@ -46,7 +46,12 @@ Compute layer_compute(const LayerModel& model, const Layer& layer, DeviceId devi
 
 Seconds layer_time(const LayerModel& model, const Layer& layer, const ClusterDevice& device, double batch, Dtype dtype,
                    Pass pass) {
-  return compute_time_on(layer_compute(model, layer, 0, batch, dtype, pass), device);
+  const Compute compute = layer_compute(model, layer, 0, batch, dtype, pass);
+  double instances = 1.0;
+  if (layer.kind == LayerKind::attention && !layer.matmuls.empty() && model.tokens_per_sample > 0 &&
+      reads_attention_curve(device, compute.dtype))
+    instances = batch * std::max(1.0, static_cast<double>(layer.matmuls.front().m) / model.tokens_per_sample);
+  return compute_time_in_calls(compute, 1.0, device, instances);
 }
 
 Seconds compute_time_on(const Compute& compute, const ClusterDevice& device) {

@@ -27,7 +27,10 @@ enum class Pass { forward, backward };
 // its calibration table when it has one, else its compute_efficiency.
 [[nodiscard]] Seconds compute_time_on(const Compute& compute, const ClusterDevice& device);
 
-// The time of that Compute on `device` (compute_time_on).
+// The time of that Compute on `device` (compute_time_on); an attention core on a table with an attention
+// curve reads it per head and sequence (reads_attention_curve): `batch` sequences × its heads, the rows of
+// its first product (heads × tokens, the zoo's scores Q·Kᵀ) over the model's tokens per sample. Planners
+// that call it run no context parallelism; an LLM step's cores are priced by step_layers_time.
 [[nodiscard]] Seconds layer_time(const LayerModel& model, const Layer& layer, const ClusterDevice& device, double batch,
                                  Dtype dtype, Pass pass);
 

@@ -99,5 +99,31 @@ TEST(ComputeTimeInCalls, EachCallReadsTheCurveAtItsOwnSize) {
   EXPECT_EQ(compute_time_in_calls(gemm, 4, v100), compute_time_on(gemm, v100));
 }
 
+// A call of `instances` equal problems (a fused attention's heads × sequences) reads the curve at one
+// problem's FLOPs: one call of 4 instances of 0.25 TFLOP takes 1e12 / (0.4 × peak), as 4 calls do. Its
+// traffic stays one call's: with a memory curve reading 0.1 at 1 MB and 0.9 at 1 GB, a memory-bound
+// call of 1 GB and 1 MFLOP in 1,000 instances takes 1e9 / (0.9 × bandwidth), not 1,000 × 1e6 /
+// (0.1 × bandwidth).
+TEST(ComputeTimeInCalls, InstancesReadTheCurveAtOneAndKeepTheCallsTraffic) {
+  auto table = std::make_shared<CalibrationTable>();
+  table->device = "V100-16GB";
+  table->compute[{"matmul", Dtype::fp16}] = EfficiencyCurve{{{0.25e12, 0.4}, {1e12, 0.8}}};
+  table->memory = EfficiencyCurve{{{1e6, 0.1}, {1e9, 0.9}}};
+  ClusterDevice v100{"node0/gpu0", *HardwareCatalog::builtin().find_gpu("V100-16GB"), 0};
+  v100.calibration = table;
+  Compute kernel;
+  kernel.kernel = LayerKind::matmul;
+  kernel.dtype = Dtype::fp16;
+  kernel.flops = Flop(1e12);
+  kernel.bytes_accessed = Bytes(1e6);
+  const double peak = v100.gpu.peak(Dtype::fp16)->value();
+  EXPECT_NEAR(compute_time_in_calls(kernel, 1, v100, 4).value(), 1e12 / (0.4 * peak), 1e-12);
+  Compute traffic = kernel;
+  traffic.flops = Flop(1e6);
+  traffic.bytes_accessed = Bytes(1e9);
+  const double bandwidth = v100.gpu.memory_bandwidth.value();
+  EXPECT_NEAR(compute_time_in_calls(traffic, 1, v100, 1000).value(), 1e9 / (0.9 * bandwidth), 1e-12);
+}
+
 }  // namespace
 }  // namespace dnnsim

@@ -10,6 +10,7 @@
 #include "models/calibration/calibration.hpp"
 #include "models/dnn/zoo.hpp"
 #include "models/hardware/catalog.hpp"
+#include "planners/common/layer_cost.hpp"
 
 namespace dnnsim {
 namespace {
@@ -393,6 +394,10 @@ TEST(StepCommunication, AttentionCurvesAreIndexedPerHeadAndSequence) {
   for (const Pass pass : {Pass::forward, Pass::backward}) {
     const double t1 = step_layers_time(whole, one, h100, 1, pass).value();
     EXPECT_NEAR(step_layers_time(half, one, h100, 1, pass).value(), t1 / 2, 1e-12 * t1);
+    // The other planners' layer_time reads the heads off the core's first product (heads × tokens).
+    for (const PipelineWorkload* w : {&whole, &half})
+      EXPECT_DOUBLE_EQ(layer_time(w->model, w->model.layers[core], h100, 1, Dtype::bf16, pass).value(),
+                       step_layers_time(*w, one, h100, 1, pass).value());
   }
   table->compute.clear();
   table->backward_compute.clear();
