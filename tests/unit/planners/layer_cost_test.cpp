@@ -71,32 +71,42 @@ TEST(LayerCompute, BackwardTrafficIsTwiceTheForwardsUnlessTheLayerSaysOtherwise)
                    21e6);
 }
 
-// compute_time_in_calls: a kernel of 1 TFLOP split into 4 calls reads a hand-made V100 fp16 matmul
-// curve at 0.25 TFLOP each (efficiency 0.4) instead of at 1 TFLOP (0.8): 4 × 0.25e12 / (0.4 × 125e12)
-// = 20 ms against 1e12 / (0.8 × 125e12) = 10 ms (the memory term, 1 MB, is negligible). One call, a
-// measured time or a GEMM of known shape price the whole as compute_time_on does.
-TEST(ComputeTimeInCalls, EachCallReadsTheCurveAtItsOwnSize) {
-  auto table = std::make_shared<CalibrationTable>();
-  table->device = "V100-16GB";
-  table->compute[{"matmul", Dtype::fp16}] = EfficiencyCurve{{{0.25e12, 0.4}, {1e12, 0.8}}};
+// The compute_time_in_calls tests' fixture: a V100 whose hand-made fp16 matmul curve reads 0.4 at
+// 0.25 TFLOP and 0.8 at 1 TFLOP, and a matmul kernel of 1 TFLOP and 1 MB.
+struct CurvedV100 {
+  std::shared_ptr<CalibrationTable> table = std::make_shared<CalibrationTable>();
   ClusterDevice v100{"node0/gpu0", *HardwareCatalog::builtin().find_gpu("V100-16GB"), 0};
-  v100.calibration = table;
   Compute kernel;
-  kernel.kernel = LayerKind::matmul;
-  kernel.dtype = Dtype::fp16;
-  kernel.flops = Flop(1e12);
-  kernel.bytes_accessed = Bytes(1e6);
-  const double peak = v100.gpu.peak(Dtype::fp16)->value();
-  EXPECT_NEAR(compute_time_in_calls(kernel, 4, v100).value(), 1e12 / (0.4 * peak), 1e-12);
-  EXPECT_NEAR(compute_time_in_calls(kernel, 1, v100).value(), 1e12 / (0.8 * peak), 1e-12);
-  EXPECT_EQ(compute_time_in_calls(kernel, 1, v100), compute_time_on(kernel, v100));
-  Compute measured = kernel;
+  double peak = 0;
+
+  CurvedV100() {
+    table->device = "V100-16GB";
+    table->compute[{"matmul", Dtype::fp16}] = EfficiencyCurve{{{0.25e12, 0.4}, {1e12, 0.8}}};
+    v100.calibration = table;
+    kernel.kernel = LayerKind::matmul;
+    kernel.dtype = Dtype::fp16;
+    kernel.flops = Flop(1e12);
+    kernel.bytes_accessed = Bytes(1e6);
+    peak = v100.gpu.peak(Dtype::fp16)->value();
+  }
+};
+
+// compute_time_in_calls: a kernel of 1 TFLOP split into 4 calls reads the fixture's curve at 0.25 TFLOP
+// each (efficiency 0.4) instead of at 1 TFLOP (0.8): 4 × 0.25e12 / (0.4 × 125e12) = 20 ms against
+// 1e12 / (0.8 × 125e12) = 10 ms (the memory term, 1 MB, is negligible). One call, a measured time or a
+// GEMM of known shape price the whole as compute_time_on does.
+TEST(ComputeTimeInCalls, EachCallReadsTheCurveAtItsOwnSize) {
+  const CurvedV100 f;
+  EXPECT_NEAR(compute_time_in_calls(f.kernel, 4, f.v100).value(), 1e12 / (0.4 * f.peak), 1e-12);
+  EXPECT_NEAR(compute_time_in_calls(f.kernel, 1, f.v100).value(), 1e12 / (0.8 * f.peak), 1e-12);
+  EXPECT_EQ(compute_time_in_calls(f.kernel, 1, f.v100), compute_time_on(f.kernel, f.v100));
+  Compute measured = f.kernel;
   measured.measured_time = Seconds(0.003);
   measured.measured_on = "V100-16GB";
-  EXPECT_DOUBLE_EQ(compute_time_in_calls(measured, 4, v100).value(), 0.003);
-  Compute gemm = kernel;
+  EXPECT_DOUBLE_EQ(compute_time_in_calls(measured, 4, f.v100).value(), 0.003);
+  Compute gemm = f.kernel;
   gemm.gemm = GemmShape{4096, 4096, 4096, GemmOp::nn};
-  EXPECT_EQ(compute_time_in_calls(gemm, 4, v100), compute_time_on(gemm, v100));
+  EXPECT_EQ(compute_time_in_calls(gemm, 4, f.v100), compute_time_on(gemm, f.v100));
 }
 
 // A call of `instances` equal problems (a fused attention's heads × sequences) reads the curve at one
@@ -105,24 +115,14 @@ TEST(ComputeTimeInCalls, EachCallReadsTheCurveAtItsOwnSize) {
 // call of 1 GB and 1 MFLOP in 1,000 instances takes 1e9 / (0.9 × bandwidth), not 1,000 × 1e6 /
 // (0.1 × bandwidth).
 TEST(ComputeTimeInCalls, InstancesReadTheCurveAtOneAndKeepTheCallsTraffic) {
-  auto table = std::make_shared<CalibrationTable>();
-  table->device = "V100-16GB";
-  table->compute[{"matmul", Dtype::fp16}] = EfficiencyCurve{{{0.25e12, 0.4}, {1e12, 0.8}}};
-  table->memory = EfficiencyCurve{{{1e6, 0.1}, {1e9, 0.9}}};
-  ClusterDevice v100{"node0/gpu0", *HardwareCatalog::builtin().find_gpu("V100-16GB"), 0};
-  v100.calibration = table;
-  Compute kernel;
-  kernel.kernel = LayerKind::matmul;
-  kernel.dtype = Dtype::fp16;
-  kernel.flops = Flop(1e12);
-  kernel.bytes_accessed = Bytes(1e6);
-  const double peak = v100.gpu.peak(Dtype::fp16)->value();
-  EXPECT_NEAR(compute_time_in_calls(kernel, 1, v100, 4).value(), 1e12 / (0.4 * peak), 1e-12);
-  Compute traffic = kernel;
+  const CurvedV100 f;
+  f.table->memory = EfficiencyCurve{{{1e6, 0.1}, {1e9, 0.9}}};
+  EXPECT_NEAR(compute_time_in_calls(f.kernel, 1, f.v100, 4).value(), 1e12 / (0.4 * f.peak), 1e-12);
+  Compute traffic = f.kernel;
   traffic.flops = Flop(1e6);
   traffic.bytes_accessed = Bytes(1e9);
-  const double bandwidth = v100.gpu.memory_bandwidth.value();
-  EXPECT_NEAR(compute_time_in_calls(traffic, 1, v100, 1000).value(), 1e9 / (0.9 * bandwidth), 1e-12);
+  const double bandwidth = f.v100.gpu.memory_bandwidth.value();
+  EXPECT_NEAR(compute_time_in_calls(traffic, 1, f.v100, 1000).value(), 1e9 / (0.9 * bandwidth), 1e-12);
 }
 
 }  // namespace
