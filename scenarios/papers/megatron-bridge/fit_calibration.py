@@ -402,8 +402,10 @@ def table_text(name, spec, grids, curves, checks, coll):
         f'device: "{name}"',
         f'source: "Fitted by scenarios/papers/megatron-bridge/fit_calibration.py on XLA default_matmul_perf_table and '
         f'default_collective_perf_table (tensorflow/tensorflow, Apache-2.0): GEMM shape grids, FLOPs curves, NCCL '
-        f'alpha {alpha * 1e6:.1f} us and link efficiency {eta:.3f}; sustained_compute from MSMF / MAMF '
-        f'(stas00/ml-engineering, CC BY-SA 4.0). Peaks: catalog."',
+        f'alpha {alpha * 1e6:.1f} us and link efficiency {eta:.3f}; attention curves from cuDNN measured on '
+        + (f'{SDPA_RUN[name]} (NVIDIA/cudnn-frontend SDPA benchmark, Apache-2.0) and on H100 (FlashAttention-3 paper, '
+           'arXiv:2407.08608)' if name in SDPA_RUN else 'H100 (FlashAttention-3 paper, arXiv:2407.08608)')
+        + '; sustained_compute from MSMF / MAMF (stas00/ml-engineering, CC BY-SA 4.0). Peaks: catalog."',
         "peak: {" + ", ".join(peaks) + "}",
         f'memory_bandwidth: "{spec["hbm"] / 1e12:g}TB/s"',
         f"sustained_compute: {number(sustained)}",
