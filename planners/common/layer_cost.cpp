@@ -60,22 +60,17 @@ Seconds compute_time_on(const Compute& compute, const ClusterDevice& device) {
 }
 
 Seconds compute_time_in_calls(const Compute& whole, double calls, const ClusterDevice& device, double instances) {
-  if (whole.measured_time || whole.gemm.known()) return compute_time_on(whole, device);
-  if (instances <= 1) {
-    if (calls <= 1) return compute_time_on(whole, device);
-    Compute one = whole;
-    one.flops = whole.flops / calls;
-    one.bytes_accessed = whole.bytes_accessed / calls;
-    return compute_time_on(one, device) * calls;
-  }
   const double n = std::max(1.0, calls);
+  const double each = std::max(1.0, instances);
+  if (whole.measured_time || whole.gemm.known() || n * each == 1.0) return compute_time_on(whole, device);
+  // Priced apart, the math and the traffic of a call take max(math, traffic) as one Compute would.
   Compute math = whole;  // one instance of one call, without traffic
-  math.flops = whole.flops / (n * instances);
+  math.flops = whole.flops / (n * each);
   math.bytes_accessed = Bytes(0);
   Compute traffic = whole;  // one call's traffic, without math
   traffic.flops = Flop(0);
   traffic.bytes_accessed = whole.bytes_accessed / n;
-  return std::max(compute_time_on(math, device) * instances, compute_time_on(traffic, device)) * n;
+  return std::max(compute_time_on(math, device) * each, compute_time_on(traffic, device)) * n;
 }
 
 bool reads_attention_curve(const ClusterDevice& device, Dtype dtype) {
