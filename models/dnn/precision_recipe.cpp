@@ -49,9 +49,10 @@ Dtype PrecisionRecipe::dominant_dtype(const std::vector<Layer>& layers, std::siz
   return low_flops > other_flops ? Dtype::fp8 : base;
 }
 
-Bytes PrecisionRecipe::scaling_bytes(const Layer& layer, bool backward) const {
+Bytes PrecisionRecipe::scaling_bytes(const Layer& layer, bool backward, const GpuSpec& gpu) const {
   if (!active() || !quantized(layer)) return Bytes(0);
-  const double per_element = low == LowPrecision::mxfp8 ? 2.0 + 2.0 * (1.0 + 1.0 / 32.0) : 2.0 + 2.0 + 1.0 + 1.0;
+  const double transpose = gpu.fp8_gemm_any_layout ? 0.0 : 1.0;
+  const double per_element = low == LowPrecision::mxfp8 ? 2.0 + 2.0 * (1.0 + 1.0 / 32.0) : 2.0 + 2.0 + 1.0 + transpose;
   return Bytes(quantized_elements(layer, backward) * per_element);
 }
 

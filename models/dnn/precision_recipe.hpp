@@ -7,11 +7,16 @@
 //    gradients, one scale per tensor computed from the tensor itself): the block linears and the
 //    experts run FP8 GEMMs; each GEMM's input (forward) and output gradient (backward) is quantized by
 //    an amax pass (read 2 bytes per element) and a cast-transpose writing the rowwise and columnwise
-//    FP8 copies a GEMM and its transpose need (read 2, write 1 + 1): 6 bytes per element.
+//    FP8 copies a GEMM and its transpose need (read 2, write 1 + 1): 6 bytes per element. On a GPU
+//    whose FP8 GEMMs take a transposed operand (GpuSpec::fp8_gemm_any_layout: data-center Blackwell)
+//    Transformer Engine writes the rowwise copy only and the backward GEMMs read it transposed
+//    (transformer_engine/pytorch/csrc/quantizer.cpp, Float8CurrentScalingQuantizer::create_tensor:
+//    a transpose only `columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported()`): 5 bytes.
 //  - mxfp8 (bf16_with_mxfp8_mixed: E4M3 with an E8M0 scale per 32 elements, OCP MX v1.0): the same
 //    GEMMs; the scales come from the block itself, so one pass reads the BF16 tensor (2) and writes
-//    both copies with their scales (1 + 1 + 2/32): 4.0625 bytes per element. Blackwell only
-//    (GpuSpec::peak_mxfp8).
+//    both copies with their scales (1 + 1 + 2/32): 4.0625 bytes per element, on every GPU (the two
+//    copies scale blocks of 32 along different axes, so neither is the other transposed). Blackwell
+//    only (GpuSpec::peak_mxfp8).
 // The attention core, norms, activations, router, LM head, loss and optimizer stay BF16/FP32 in both:
 // Megatron quantizes Transformer Engine's Linear/GroupedLinear GEMMs only (first_last_layers_bf16 is
 // off in the perf recipes: every block is FP8).
@@ -56,9 +61,9 @@ struct PrecisionRecipe {
   // its work (FP8 for a recipe's block linears; `base` otherwise).
   [[nodiscard]] Dtype dominant_dtype(const std::vector<Layer>& layers, std::size_t begin, std::size_t end,
                                      Dtype base) const;
-  // Bytes the quantization of one pass of `layer` moves per sample (0 where the layer is not
+  // Bytes the quantization of one pass of `layer` moves per sample on `gpu` (0 where the layer is not
   // quantized): the forward's input and the backward's output gradient, as above.
-  [[nodiscard]] Bytes scaling_bytes(const Layer& layer, bool backward) const;
+  [[nodiscard]] Bytes scaling_bytes(const Layer& layer, bool backward, const GpuSpec& gpu) const;
   // What `layer` keeps per sample under the recipe: a quantized linear saves its input for the weight
   // gradient as the quantized copy the GEMM read (Transformer Engine 2.9 linear.py, layernorm_linear.py,
   // grouped_linear.py: the row-wise or the column-wise data only, 1 byte per element, plus MXFP8's

@@ -21,6 +21,7 @@ struct GpuRow {
   std::string_view mxfp8 = "";  // MX formats: the FP8 peak where the tensor cores run MXFP8
   int nvlink_domain = 0;        // GPUs of the largest NVLink switch fabric the system ships with
   std::string_view host_link = "";  // the GPU↔host-memory link when not the PCIe link (GpuSpec::host_link)
+  bool fp8_any_layout = false;      // GpuSpec::fp8_gemm_any_layout (data-center Blackwell)
 };
 
 struct LinkRow {
@@ -157,7 +158,7 @@ const std::array kGpus{
     // 81,559 MiB = 79.6 GiB, modal-labs/modal-client PR #2797), not 10^9 bytes (180e9 B = 167.6 GiB).
     GpuRow{"B200", "NVIDIA B200 SXM 180 GB (Blackwell, HGX/DGX B200)",
            "75TFlops", "1.1PFlops", "2.25PFlops", "2.25PFlops", "4.5PFlops",
-           "183359MiB", "7.7TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "4.5PFlops", 8},
+           "183359MiB", "7.7TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "4.5PFlops", 8, "", true},
     // B300 (Blackwell Ultra on an HGX/DGX B300 baseboard): FP32 75; TF32 1.125, BF16/FP16 2.25, FP8 4.5
     // PFLOPS dense, B200's (DGX B300's 72 PF FP8 training for 8 GPUs is B200's, sparse); its gains are
     // dense FP4 and memory: "288 GB" HBM3e at 8 TB/s; NVLink 5 as B200, 8 GPUs per NVLink domain. Memory:
@@ -169,7 +170,7 @@ const std::array kGpus{
            "G. Lockwood, processors/B300 (HGX B300 dense rates, 288 GB HBM3e, 8 TB/s; "
            "https://glennklockwood.com/garden/processors/B300); NVIDIA DGX B300 (72 PF FP8 training, 2.3 TB "
            "HBM3e for 8 GPUs, NVLink 14.4 TB/s); docs/research/llm-hardware.md",
-           false, "4.5PFlops", 8},
+           false, "4.5PFlops", 8, "", true},
     // GB200 (the Blackwell GPU of a GB200 superchip, 1,200 W): FP32 80; TF32 2.5, BF16/FP16 5, FP8 10
     // PFLOPS printed with sparsity; "186 GB" HBM3e at 8 TB/s; NVLink 5 as B200, into the rack's NVLink
     // switch trays: 72 GPUs per NVLink domain (NVL72). Memory: nvidia-smi's total on GB200 NVL72 trays,
@@ -177,7 +178,7 @@ const std::array kGpus{
     // GiB-rounded convention as B200 and H100 (186e9 B would be 173.2 GiB).
     GpuRow{"GB200", "NVIDIA GB200 (Blackwell GPU of a GB200 NVL72 rack)",
            "80TFlops", "1.25PFlops", "2.5PFlops", "2.5PFlops", "5PFlops",
-           "189471MiB", "8TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "5PFlops", 72, "NVLink-C2C"},
+           "189471MiB", "8TB/s", "NVLink5", "900GB/s", "PCIe6", kBlackwell, false, "5PFlops", 72, "NVLink-C2C", true},
     // GB300 (Blackwell Ultra, 1,400 W): BF16 2.5 and FP8 5 PFLOPS dense (rack 180 / 360 PF dense, a
     // secondary source; NVIDIA's Blackwell Ultra blog gives the 15 PF dense NVFP4, the 288 GB HBM3e
     // and 8 TB/s); FP32 and TF32 not found, taken as GB200's (assumption); NVLink 5, NVL72. Memory:
@@ -190,7 +191,7 @@ const std::array kGpus{
            "NVIDIA technical blog, Inside NVIDIA Blackwell Ultra (2025): 288 GB HBM3E, 8 TB/s, NVLink 5 "
            "1.8 TB/s; verda.com GB300 NVL72 architecture (dense BF16/FP8); FP32/TF32 assumed as GB200; "
            "docs/research/llm-hardware.md",
-           false, "5PFlops", 72, "NVLink-C2C"},
+           false, "5PFlops", 72, "NVLink-C2C", true},
 };
 // clang-format on
 
@@ -301,7 +302,8 @@ GpuSpec to_spec(const GpuRow& row) {
                  row.nvlink_bridge_only,
                  optional_rate(row.mxfp8),
                  row.nvlink_domain,
-                 std::string(row.host_link)};
+                 std::string(row.host_link),
+                 row.fp8_any_layout};
 }
 
 LinkSpec to_spec(const LinkRow& row) {

@@ -55,6 +55,12 @@ struct GpuSpec {
   // The link between the GPU and its host's memory when it is not `pcie` (a link catalog name:
   // "NVLink-C2C" on a Grace superchip); empty: the PCIe link.
   std::string host_link;
+  // Its FP8 GEMMs take either operand transposed (cuBLASLt's NN and NT layouts, not only TN), so a
+  // tensor scaled per tensor needs no FP8 transpose for its backward GEMMs. Transformer Engine asks
+  // the same of the device (NVIDIA/TransformerEngine transformer_engine/common/transformer_engine.cpp,
+  // nvte_is_non_tn_fp8_gemm_supported: compute capability 10.x and from 13.0 on, i.e. B200, B300,
+  // GB200, GB300; not Hopper, Ada or consumer Blackwell 12.x).
+  bool fp8_gemm_any_layout = false;
 
   // The peak rate for `dtype`, nullopt when the GPU has no such mode.
   [[nodiscard]] std::optional<FlopsPerSecond> peak(Dtype dtype) const;

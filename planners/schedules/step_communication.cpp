@@ -59,7 +59,7 @@ void add_layer_time(Seconds& total, const PipelineWorkload& workload, const Laye
   } else {
     total += compute_time_in_calls(core, calls, device, heads);
   }
-  if (const Bytes scaling = recipe.scaling_bytes(layer, pass == Pass::backward); scaling.value() > 0) {
+  if (const Bytes scaling = recipe.scaling_bytes(layer, pass == Pass::backward, device.gpu); scaling.value() > 0) {
     // The quantization kernels, memory-bound and of their own (their time adds to the GEMM's).
     Compute quantize;
     quantize.dtype = workload.dtype;

@@ -57,8 +57,14 @@ TEST(HardwareCatalog, EveryGpuIsComplete) {
 }
 
 // MX formats run on Blackwell's FP8 path (docs/research/llm-hardware.md): its MXFP8 peak is its FP8
-// peak; Hopper has none. NVL72 racks join 72 GPUs in one NVLink domain, HGX boards 8.
+// peak; Hopper has none. Data-center Blackwell (compute capability 10.x) runs FP8 GEMMs with a
+// transposed operand, which Transformer Engine asks of the device (nvte_is_non_tn_fp8_gemm_supported);
+// Hopper (9.0) and Ada (8.9) do not. NVL72 racks join 72 GPUs in one NVLink domain, HGX boards 8.
 TEST(HardwareCatalog, BlackwellHasMxFormatsAndNvl72Domains) {
+  for (const GpuSpec& spec : catalog().gpus()) {
+    const bool blackwell = spec.name == "B200" || spec.name == "B300" || spec.name == "GB200" || spec.name == "GB300";
+    EXPECT_EQ(spec.fp8_gemm_any_layout, blackwell) << spec.name;
+  }
   for (const char* name : {"B200", "B300", "GB200", "GB300"}) {
     ASSERT_TRUE(gpu(name).peak_mxfp8.has_value()) << name;
     EXPECT_EQ(gpu(name).peak_mxfp8->value(), gpu(name).peak_fp8->value()) << name;

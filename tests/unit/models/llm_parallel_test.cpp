@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "models/dnn/zoo.hpp"
+#include "models/hardware/catalog.hpp"
 
 namespace dnnsim {
 namespace {
@@ -312,9 +313,10 @@ TEST(PrecisionRecipe, MemoryPerParameter) {
 }
 
 // FP8 runs the linears and experts at FP8 with their quantization traffic: current scaling reads a
-// GEMM's input twice (amax, cast) and writes two FP8 copies: 6 bytes per element; MXFP8 one read and
-// two copies with a scale per 32: 2 + 2·(1 + 1/32) = 4.0625. Llama 3 8B's QKV projection forward
-// quantizes its input, s · h = 8,192 · 4,096 elements per sequence.
+// GEMM's input twice (amax, cast) and writes two FP8 copies on H100 (rowwise and transposed): 6 bytes
+// per element; on B200, whose FP8 GEMMs read a transposed operand, the rowwise copy only: 5 bytes;
+// MXFP8 one read and two copies with a scale per 32 on either: 2 + 2·(1 + 1/32) = 4.0625. Llama 3
+// 8B's QKV projection forward quantizes its input, s · h = 8,192 · 4,096 elements per sequence.
 TEST(PrecisionRecipe, QuantizesTheLinearsOnly) {
   const LayerModel model = make("llama3-8b", 8192);
   const Layer* qkv = nullptr;
@@ -330,11 +332,14 @@ TEST(PrecisionRecipe, QuantizesTheLinearsOnly) {
   EXPECT_EQ(cs.dtype_of(*qkv, Dtype::bf16), Dtype::fp8);
   EXPECT_EQ(cs.dtype_of(*core, Dtype::bf16), Dtype::bf16);  // the attention core stays BF16
   EXPECT_EQ(PrecisionRecipe{}.dtype_of(*qkv, Dtype::bf16), Dtype::bf16);
-  EXPECT_DOUBLE_EQ(cs.scaling_bytes(*qkv, false).value(), 8192.0 * 4096 * 6);
-  EXPECT_DOUBLE_EQ(mx.scaling_bytes(*qkv, false).value(), 8192.0 * 4096 * 4.0625);
+  const GpuSpec& h100 = *HardwareCatalog::builtin().find_gpu("H100-SXM");
+  const GpuSpec& b200 = *HardwareCatalog::builtin().find_gpu("B200");
+  EXPECT_DOUBLE_EQ(cs.scaling_bytes(*qkv, false, h100).value(), 8192.0 * 4096 * 6);
+  EXPECT_DOUBLE_EQ(cs.scaling_bytes(*qkv, false, b200).value(), 8192.0 * 4096 * 5);
+  EXPECT_DOUBLE_EQ(mx.scaling_bytes(*qkv, false, b200).value(), 8192.0 * 4096 * 4.0625);
   // Backward: the output gradient, s × (a + 2g)·d = 8,192 × 6,144.
-  EXPECT_DOUBLE_EQ(cs.scaling_bytes(*qkv, true).value(), 8192.0 * 6144 * 6);
-  EXPECT_DOUBLE_EQ(cs.scaling_bytes(*core, false).value(), 0.0);
+  EXPECT_DOUBLE_EQ(cs.scaling_bytes(*qkv, true, h100).value(), 8192.0 * 6144 * 6);
+  EXPECT_DOUBLE_EQ(cs.scaling_bytes(*core, false, h100).value(), 0.0);
   // A task running a whole block reports the dtype of most of its FLOPs (its MFU's peak). Llama 3 8B's
   // block, per token forward: linears 2 · 4,096 · (6,144 + 4,096 + 28,672 + 14,336) = 436 MFLOP at
   // FP8, the core 2 · 2 · 32 · 4,096 · 128 = 67 MFLOP at BF16 (causal: 4,096 keys on average): FP8.
