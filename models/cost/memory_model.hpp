@@ -69,7 +69,10 @@ struct BytesPerParameter {
   double weights = 0;
   double gradients = 0;
   double optimizer_state = 0;
-  [[nodiscard]] double total() const { return weights + gradients + optimizer_state; }
+  // Held beside each gathered weight and never communicated: the transposed copy of an FP8 weight on a
+  // GPU whose FP8 GEMMs are TN-only (PrecisionRecipe::weight_transpose_bytes); 0 otherwise.
+  double weight_transpose = 0;
+  [[nodiscard]] double total() const { return weights + weight_transpose + gradients + optimizer_state; }
 };
 struct TrainingMemoryConfig {
   Precision precision = Precision::mixed;

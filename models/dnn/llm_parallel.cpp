@@ -269,8 +269,9 @@ ModelStates llm_model_states(const ParameterSplit& parameters, const BytesPerPar
   const double expert_shards = shards > 1 ? std::max(1.0, shards * tp / std::max(1, ep)) : 1.0;
   const auto states = [&](double count, double divisor) {
     const double sharded = fsdp ? divisor : 1.0;
-    return ModelStates{Bytes(count * per.weights / sharded), Bytes(count * per.gradients / sharded),
-                       Bytes(count * per.optimizer_state / divisor)};
+    // FSDP's shard is never a GEMM operand, so it has no transpose (its gathered layers do).
+    return ModelStates{Bytes(count * (per.weights / sharded + (fsdp ? 0.0 : per.weight_transpose))),
+                       Bytes(count * per.gradients / sharded), Bytes(count * per.optimizer_state / divisor)};
   };
   const ModelStates dense = states(parameters.dense, shards);
   const ModelStates experts = states(parameters.experts, expert_shards);

@@ -253,7 +253,8 @@ struct ParameterSplit {
 // the stage's GPUs (shards · tp) over EP (expert tensor parallelism 1): Megatron-Core builds the experts'
 // gradient buffers and optimizer shards on the expert data-parallel group (core_dev_r0.15.0
 // parallel_state.py, get_expert_data_parallel_group; distributed/distributed_data_parallel.py,
-// expert_parallel_buffers), which EP = all of a stage's GPUs leaves at one rank.
+// expert_parallel_buffers), which EP = all of a stage's GPUs leaves at one rank. An FP8 weight's
+// transpose (per.weight_transpose) is held beside whole weights; FSDP's shard has none.
 struct ModelStates {
   Bytes weights{0};
   Bytes gradients{0};

@@ -68,6 +68,12 @@ BytesPerParameter PrecisionRecipe::bytes_per_parameter() const {
   return {weights, 2.0, precision_aware_optimizer ? 8.0 : 12.0};
 }
 
+BytesPerParameter PrecisionRecipe::resident_bytes_per_parameter(const GpuSpec& gpu) const {
+  BytesPerParameter per = bytes_per_parameter();
+  if (low == LowPrecision::fp8_current_scaling && !gpu.fp8_gemm_any_layout) per.weight_transpose = 1.0;
+  return per;
+}
+
 std::string PrecisionRecipe::unsupported_on(const GpuSpec& gpu) const {
   if (!active()) return {};
   if (!gpu.peak_fp8)

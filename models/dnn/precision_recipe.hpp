@@ -73,6 +73,15 @@ struct PrecisionRecipe {
   [[nodiscard]] Bytes saved_input_bytes(const Layer& layer) const;
   // Weights, gradients and optimizer state per parameter (above), before any sharding.
   [[nodiscard]] BytesPerParameter bytes_per_parameter() const;
+  // The same with the FP8 weight's transposed copy that Transformer Engine keeps beside each gathered
+  // weight on `gpu` (BytesPerParameter::weight_transpose): under fp8-cs on a GPU whose FP8 GEMMs are
+  // TN-only (Hopper) the backward's data gradient reads the weight transposed, and TE pre-creates that
+  // copy after each parameter all-gather (transformer_engine/pytorch/tensor/utils.py,
+  // post_all_gather_processing: "if backend does not support non-transposed FP8 GEMM, pre-create the
+  // transpose"), 1 byte per parameter; none on data-center Blackwell, for MXFP8 (whose columnwise copy
+  // is gathered with the weight, in `weights`) or without a recipe. Memory only: the all-gathers move
+  // `weights`.
+  [[nodiscard]] BytesPerParameter resident_bytes_per_parameter(const GpuSpec& gpu) const;
   // Why `gpu` cannot run the recipe (no FP8, or no MX formats); empty when it can.
   [[nodiscard]] std::string unsupported_on(const GpuSpec& gpu) const;
   [[nodiscard]] bool active() const { return low != LowPrecision::none; }

@@ -168,7 +168,8 @@ const std::vector<LayerRange>& LlmLayoutCost::virtual_stages(const LlmLayout& la
 Bytes LlmLayoutCost::memory(const LlmLayout& layout) {
   const Shard& s = shard(layout);
   const std::vector<LayerRange>& ranges = virtual_stages(layout);
-  const BytesPerParameter per = request_.llm.precision.bytes_per_parameter();
+  const BytesPerParameter per =
+      request_.llm.precision.resident_bytes_per_parameter(request_.cluster.devices.front().gpu);
   const bool distributed = request_.memory.zero != ZeroStage::none;
   const double shards = layout.fsdp || distributed ? layout.data * layout.context : 1.0;
   const int micro_batches = layout.micro_batches(request_.global_batch);
@@ -186,7 +187,7 @@ Bytes LlmLayoutCost::memory(const LlmLayout& layout) {
     // The lowering's model states (stage_model_state_bytes): routed experts sharded over their own
     // data-parallel ranks, and FSDP's two gathered blocks.
     const Bytes states = llm_model_states(split, per, shards, layout.tensor, layout.expert, layout.fsdp).total() +
-                         Bytes(layout.fsdp ? 2.0 * s.largest_block * per.weights : 0.0);
+                         Bytes(layout.fsdp ? 2.0 * s.largest_block * (per.weights + per.weight_transpose) : 0.0);
     const Bytes kept = activations * static_cast<double>(layout.micro_batch) *
                        static_cast<double>(in_flight(stage, layout.pipeline, micro_batches, layout.chunks));
     // cp_comm_type all_gather's gathered K/V, one layer's at a time (as the lowering's steps hold it).

@@ -148,6 +148,12 @@ struct PipelineWorkload {
   [[nodiscard]] BytesPerParameter bytes_per_parameter() const {
     return llm.any() ? llm.precision.bytes_per_parameter() : dnnsim::bytes_per_parameter(precision, optimizer);
   }
+  // The same as `stage`'s GPUs hold them: with an LLM recipe's FP8 weight transposes where the stage's
+  // GPU runs TN-only FP8 GEMMs (PrecisionRecipe::resident_bytes_per_parameter).
+  [[nodiscard]] BytesPerParameter resident_bytes_per_parameter(const PipelineStage& stage) const {
+    if (!llm.any() || gpus.empty()) return bytes_per_parameter();
+    return llm.precision.resident_bytes_per_parameter(gpus.at(stage.devices.front() * ranks()).gpu);
+  }
   // The ranks a stage's optimizer state is divided over: its replicas (× the context ranks) with the
   // distributed optimizer or FSDP, else 1.
   [[nodiscard]] double optimizer_shards(const PipelineStage& stage) const {

@@ -41,7 +41,7 @@ ModelStates stage_llm_model_states(const PipelineWorkload& workload, std::size_t
     split.dense += part.dense;
     split.experts += part.experts;
   }
-  return llm_model_states(split, workload.bytes_per_parameter(), workload.optimizer_shards(replicas),
+  return llm_model_states(split, workload.resident_bytes_per_parameter(replicas), workload.optimizer_shards(replicas),
                           workload.tensor_parallel.degree, workload.llm.expert, workload.llm.fsdp);
 }
 
@@ -54,10 +54,11 @@ Bytes stage_model_state_bytes(const PipelineWorkload& workload, std::size_t stag
   // An LLM's routed experts are sharded over their own (expert data-parallel) ranks (llm_model_states).
   if (workload.llm.any()) {
     // FSDP also holds two layers' gathered weights (the one computing and the one prefetched:
-    // Megatron-FSDP's double buffer).
-    const double gathered =
-        workload.llm.fsdp ? 2.0 * largest_block_parameters(workload.model, replicas.chunks) * per_parameter.weights
-                          : 0.0;
+    // Megatron-FSDP's double buffer), each with its FP8 transpose where the GPU needs one.
+    const BytesPerParameter resident = workload.resident_bytes_per_parameter(replicas);
+    const double gathered = workload.llm.fsdp ? 2.0 * largest_block_parameters(workload.model, replicas.chunks) *
+                                                    (resident.weights + resident.weight_transpose)
+                                              : 0.0;
     return stage_llm_model_states(workload, stage).total() + Bytes(gathered);
   }
   // Megatron's distributed optimizer shards the optimizer state (with the fp32 master weights) over the

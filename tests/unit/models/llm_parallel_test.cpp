@@ -310,6 +310,16 @@ TEST(PrecisionRecipe, MemoryPerParameter) {
   const BytesPerParameter fp8 = PrecisionRecipe{LowPrecision::fp8_current_scaling}.bytes_per_parameter();
   EXPECT_NEAR(parameters * (fp8.weights + fp8.gradients + fp8.optimizer_state / 64) / 1e9, 225.0, 0.1);
   EXPECT_NEAR(parameters * fp8.total() / 64 / 1e9, 16.5, 0.1);
+  // As a GPU holds them: FP8-CS keeps each weight's transpose beside it on H100 (TN-only FP8 GEMMs),
+  // 1 + 1 + 2 + 12 = 16; not on B200 (15), and MXFP8 nowhere (its columnwise copy is among its weights).
+  const GpuSpec& h100 = *HardwareCatalog::builtin().find_gpu("H100-SXM");
+  const GpuSpec& b200 = *HardwareCatalog::builtin().find_gpu("B200");
+  const PrecisionRecipe cs{LowPrecision::fp8_current_scaling};
+  EXPECT_DOUBLE_EQ(cs.resident_bytes_per_parameter(h100).weight_transpose, 1.0);
+  EXPECT_DOUBLE_EQ(cs.resident_bytes_per_parameter(h100).total(), 16.0);
+  EXPECT_DOUBLE_EQ(cs.resident_bytes_per_parameter(b200).total(), 15.0);
+  EXPECT_DOUBLE_EQ(PrecisionRecipe{LowPrecision::mxfp8}.resident_bytes_per_parameter(b200).total(), 16.0625);
+  EXPECT_DOUBLE_EQ(PrecisionRecipe{}.resident_bytes_per_parameter(h100).total(), 16.0);
 }
 
 // FP8 runs the linears and experts at FP8 with their quantization traffic: current scaling reads a
@@ -504,7 +514,9 @@ TEST(ActivationOffload, WindowsAreTransformerEnginesLayerWindowMap) {
 // stage of 16 replicas, TP 1, EP 8; BF16 with the precision-aware optimizer: 2 + 2 + 8 bytes): 1e9
 // dense parameters hold 1e9 · (2 + 2 + 8/16) = 4.5 GB, 4e9 expert parameters 4e9 · (2 + 2 + 8/2) =
 // 32 GB (expert DP = 16/8 = 2). EP 64 over a stage of 64 GPUs (GB200 DeepSeek-V3) leaves the experts'
-// state whole: 4e9 · 12 = 48 GB. FSDP divides all three states: 1e9 · 15 / 64 at FP8-CS.
+// state whole: 4e9 · 12 = 48 GB. FSDP divides all three states: 1e9 · 15 / 64 at FP8-CS. On H100 an
+// FP8-CS weight has its transpose beside it: 1e9 · (1 + 1) of weights whole, but FSDP's shard has
+// none (its gathered layers do): 1e9 / 64.
 TEST(DistributedOptimizer, ShardsTheExpertsOverTheirOwnRanks) {
   const BytesPerParameter aware = PrecisionRecipe{LowPrecision::none, true}.bytes_per_parameter();
   EXPECT_DOUBLE_EQ(llm_model_states({1e9, 4e9}, aware, 16, 1, 8, false).total().value(), 4.5e9 + 32e9);
@@ -512,6 +524,10 @@ TEST(DistributedOptimizer, ShardsTheExpertsOverTheirOwnRanks) {
   EXPECT_DOUBLE_EQ(llm_model_states({0, 4e9}, aware, 64, 1, 64, false).total().value(), 48e9);
   const BytesPerParameter fp8 = PrecisionRecipe{LowPrecision::fp8_current_scaling}.bytes_per_parameter();
   EXPECT_DOUBLE_EQ(llm_model_states({1e9, 0}, fp8, 64, 1, 1, true).total().value(), 1e9 * 15 / 64);
+  const BytesPerParameter hopper = PrecisionRecipe{LowPrecision::fp8_current_scaling}.resident_bytes_per_parameter(
+      *HardwareCatalog::builtin().find_gpu("H100-SXM"));
+  EXPECT_DOUBLE_EQ(llm_model_states({1e9, 0}, hopper, 64, 1, 1, false).weights.value(), 2e9);
+  EXPECT_DOUBLE_EQ(llm_model_states({1e9, 0}, hopper, 64, 1, 1, true).weights.value(), 1e9 / 64);
   // Without the distributed optimizer (one shard) nothing is divided.
   EXPECT_DOUBLE_EQ(llm_model_states({1e9, 4e9}, aware, 1, 1, 8, false).total().value(), 5e9 * 12);
 }
