@@ -66,8 +66,7 @@ MemoryBreakdown training_memory(std::span<const Layer> layers, const TrainingMem
   memory.optimizer_state = Bytes(parameters * per_parameter.optimizer_state * share(1));
   memory.gradients = Bytes(parameters * per_parameter.gradients * share(2));
   // ZeRO-3's partition is never a GEMM operand: an FP8 weight's transpose is held beside whole weights only.
-  memory.weights =
-      Bytes(parameters * (per_parameter.weights * share(3) + (stage >= 3 ? 0.0 : per_parameter.weight_transpose)));
+  memory.weights = Bytes(parameters * (stage >= 3 ? per_parameter.weights * share(3) : per_parameter.whole_weights()));
   memory.stashed_weights = memory.weights * static_cast<double>(config.stashed_weight_versions);
 
   // Activations per sample, then scaled by the micro-batch and the stashed micro-batches.

@@ -70,9 +70,11 @@ struct BytesPerParameter {
   double gradients = 0;
   double optimizer_state = 0;
   // Held beside each gathered weight and never communicated: the transposed copy of an FP8 weight on a
-  // GPU whose FP8 GEMMs are TN-only (PrecisionRecipe::weight_transpose_bytes); 0 otherwise.
+  // GPU whose FP8 GEMMs are TN-only (PrecisionRecipe::resident_bytes_per_parameter); 0 otherwise.
   double weight_transpose = 0;
-  [[nodiscard]] double total() const { return weights + weight_transpose + gradients + optimizer_state; }
+  // What a weight a GEMM reads takes whole (unpartitioned, or gathered): itself and its transpose.
+  [[nodiscard]] double whole_weights() const { return weights + weight_transpose; }
+  [[nodiscard]] double total() const { return whole_weights() + gradients + optimizer_state; }
 };
 struct TrainingMemoryConfig {
   Precision precision = Precision::mixed;

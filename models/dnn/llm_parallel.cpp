@@ -270,7 +270,7 @@ ModelStates llm_model_states(const ParameterSplit& parameters, const BytesPerPar
   const auto states = [&](double count, double divisor) {
     const double sharded = fsdp ? divisor : 1.0;
     // FSDP's shard is never a GEMM operand, so it has no transpose (its gathered layers do).
-    return ModelStates{Bytes(count * (per.weights / sharded + (fsdp ? 0.0 : per.weight_transpose))),
+    return ModelStates{Bytes(count * (fsdp ? per.weights / sharded : per.whole_weights())),
                        Bytes(count * per.gradients / sharded), Bytes(count * per.optimizer_state / divisor)};
   };
   const ModelStates dense = states(parameters.dense, shards);

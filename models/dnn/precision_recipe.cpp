@@ -51,7 +51,7 @@ Dtype PrecisionRecipe::dominant_dtype(const std::vector<Layer>& layers, std::siz
 
 Bytes PrecisionRecipe::scaling_bytes(const Layer& layer, bool backward, const GpuSpec& gpu) const {
   if (!active() || !quantized(layer)) return Bytes(0);
-  const double transpose = gpu.fp8_gemm_any_layout ? 0.0 : 1.0;
+  const double transpose = writes_fp8_transpose(gpu) ? 1.0 : 0.0;
   const double per_element = low == LowPrecision::mxfp8 ? 2.0 + 2.0 * (1.0 + 1.0 / 32.0) : 2.0 + 2.0 + 1.0 + transpose;
   return Bytes(quantized_elements(layer, backward) * per_element);
 }
@@ -70,7 +70,7 @@ BytesPerParameter PrecisionRecipe::bytes_per_parameter() const {
 
 BytesPerParameter PrecisionRecipe::resident_bytes_per_parameter(const GpuSpec& gpu) const {
   BytesPerParameter per = bytes_per_parameter();
-  if (low == LowPrecision::fp8_current_scaling && !gpu.fp8_gemm_any_layout) per.weight_transpose = 1.0;
+  if (writes_fp8_transpose(gpu)) per.weight_transpose = 1.0;
   return per;
 }
 

@@ -85,6 +85,11 @@ struct PrecisionRecipe {
   // Why `gpu` cannot run the recipe (no FP8, or no MX formats); empty when it can.
   [[nodiscard]] std::string unsupported_on(const GpuSpec& gpu) const;
   [[nodiscard]] bool active() const { return low != LowPrecision::none; }
+  // Whether Transformer Engine keeps a transposed FP8 copy of a tensor on `gpu`: per-tensor scaling on
+  // a GPU whose FP8 GEMMs are TN-only (the quantizers and post_all_gather_processing above).
+  [[nodiscard]] bool writes_fp8_transpose(const GpuSpec& gpu) const {
+    return low == LowPrecision::fp8_current_scaling && !gpu.fp8_gemm_any_layout;
+  }
 };
 
 }  // namespace dnnsim

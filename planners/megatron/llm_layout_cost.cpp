@@ -187,7 +187,7 @@ Bytes LlmLayoutCost::memory(const LlmLayout& layout) {
     // The lowering's model states (stage_model_state_bytes): routed experts sharded over their own
     // data-parallel ranks, and FSDP's two gathered blocks.
     const Bytes states = llm_model_states(split, per, shards, layout.tensor, layout.expert, layout.fsdp).total() +
-                         Bytes(layout.fsdp ? 2.0 * s.largest_block * (per.weights + per.weight_transpose) : 0.0);
+                         Bytes(layout.fsdp ? 2.0 * s.largest_block * per.whole_weights() : 0.0);
     const Bytes kept = activations * static_cast<double>(layout.micro_batch) *
                        static_cast<double>(in_flight(stage, layout.pipeline, micro_batches, layout.chunks));
     // cp_comm_type all_gather's gathered K/V, one layer's at a time (as the lowering's steps hold it).

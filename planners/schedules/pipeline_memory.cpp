@@ -55,9 +55,8 @@ Bytes stage_model_state_bytes(const PipelineWorkload& workload, std::size_t stag
   if (workload.llm.any()) {
     // FSDP also holds two layers' gathered weights (the one computing and the one prefetched:
     // Megatron-FSDP's double buffer), each with its FP8 transpose where the GPU needs one.
-    const BytesPerParameter resident = workload.resident_bytes_per_parameter(replicas);
     const double gathered = workload.llm.fsdp ? 2.0 * largest_block_parameters(workload.model, replicas.chunks) *
-                                                    (resident.weights + resident.weight_transpose)
+                                                    workload.resident_bytes_per_parameter(replicas).whole_weights()
                                               : 0.0;
     return stage_llm_model_states(workload, stage).total() + Bytes(gathered);
   }
