@@ -19,7 +19,7 @@ set linetype 6 lc rgb "#56B4E9" lw 2 pt 7
 set linetype 7 lc rgb "#F0E442" lw 2 pt 7
 set linetype 8 lc rgb "#000000" lw 2 pt 7
 set linetype cycle 8
-set key outside right top title "workload.sync.policy"
+set key outside right top title "workload.sync"
 set autoscale xfix
 set offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05
 $series0 << EOD

@@ -93,6 +93,15 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 }
 
 std::string suggestion_suffix(const std::string& word, const std::vector<std::string>& candidates) {
+  // A name cut short ("H100" for H100-SXM and H100-PCIe) is closer by edit distance to another family's
+  // full name (P100) than to its own: the names it begins are what was meant.
+  std::vector<std::string> completions;
+  if (word.size() >= 3)
+    for (const std::string& candidate : candidates)
+      if (candidate.size() > word.size() && candidate.compare(0, word.size(), word) == 0)
+        completions.push_back(fmt::format("'{}'", candidate));
+  if (!completions.empty() && completions.size() <= 4)
+    return fmt::format("; did you mean {}?", fmt::join(completions, " or "));
   const std::string match = closest_match(word, candidates);
   if (!match.empty()) return fmt::format("; did you mean '{}'?", match);
   if (candidates.empty()) return "";

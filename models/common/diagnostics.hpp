@@ -64,7 +64,8 @@ class DiagnosticSink {
 // otherwise. Used for "unknown key 'bandwith'; did you mean 'bandwidth'?".
 [[nodiscard]] std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
 
-// ", did you mean 'x'?" or "; expected one of: a, b, c" — the tail of an unknown-name message.
+// "; did you mean 'x'?" (or "'x' or 'y'" for a name that begins several) or "; expected one of: a, b, c" —
+// the tail of an unknown-name message.
 [[nodiscard]] std::string suggestion_suffix(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace dnnsim

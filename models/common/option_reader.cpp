@@ -163,6 +163,7 @@ Options read_options(MapReader& map, const std::shared_ptr<const OptionSchema>& 
       for (auto item : map.node())
         if (item.first.IsScalar() && item.first.Scalar() == key) key_node = item.first;
       reader.error(key_node, unknown_option(owner, key, *schema, catalog));
+      options.set_refused();
       continue;
     }
     if (node.IsScalar() &&
@@ -171,12 +172,17 @@ Options read_options(MapReader& map, const std::shared_ptr<const OptionSchema>& 
       continue;
     }
     const std::size_t first = reader.sink().size();
-    if (auto value = read_value(reader, node, *spec, resolve)) options.set(key, std::move(*value), reader.where(node));
+    if (auto value = read_value(reader, node, *spec, resolve))
+      options.set(key, std::move(*value), reader.where(node));
+    else
+      options.set_refused();
     reader.sink().prefix_from(first, fmt::format("option '{}' of {}: ", key, owner));
   }
   for (const OptionSpec& spec : schema->specs())
-    if (spec.required && !options.given(spec.name))
+    if (spec.required && !options.given(spec.name)) {
       reader.error(map.node(), fmt::format("{} needs option '{}' ({})", owner, spec.name, spec.doc));
+      options.set_refused();
+    }
   return options;
 }
 
@@ -201,6 +207,8 @@ std::optional<EntrySelection> read_entry(YamlReader& reader, const YAML::Node& n
                                        spec.doc, name_key, *name, spec.name));
     Options options(entry->schema, owner(*name));
     options.set_origin(reader.where(node));
+    for (const OptionSpec& spec : entry->schema->specs())
+      if (spec.required) options.set_refused();
     return EntrySelection{*name, std::move(options)};
   }
   MapReader map(reader, node, fmt::format("the {}", what));

@@ -153,6 +153,11 @@ class Options {
   [[nodiscard]] const SourceLocation& origin() const { return origin_; }
   [[nodiscard]] const std::string& owner() const { return owner_; }
   [[nodiscard]] const OptionSchema& schema() const { return *schema_; }
+  // Whether the reader took every option written and found every required one: an entry built from
+  // options it refused would report what follows from the defaults put in their place (an error
+  // already reported, told again as another).
+  [[nodiscard]] bool read_cleanly() const { return read_cleanly_; }
+  void set_refused() { read_cleanly_ = false; }
 
   // Sets a value: by the reader (with where it was written) or by code that makes an entry itself
   // (Ada-Grouper's kfkb of group k). @throw std::logic_error when the type or range is wrong.
@@ -180,6 +185,7 @@ class Options {
   std::string owner_;
   SourceLocation origin_;
   std::map<std::string, Value, std::less<>> values_;
+  bool read_cleanly_ = true;
 };
 
 // The schema as a Markdown table (| option | type | default | range | description |), for

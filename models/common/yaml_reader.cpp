@@ -195,26 +195,26 @@ bool MapReader::has(std::string_view key) { return lookup(key, false).IsDefined(
 std::optional<std::string> MapReader::string(std::string_view key, bool required) {
   YAML::Node value = lookup(key, required);
   if (!value.IsDefined()) return std::nullopt;
-  return reader_->string(value);
+  return noted(key, reader_->string(value));
 }
 
 std::optional<bool> MapReader::boolean(std::string_view key) {
   YAML::Node value = lookup(key, false);
   if (!value.IsDefined()) return std::nullopt;
-  return reader_->boolean(value);
+  return noted(key, reader_->boolean(value));
 }
 
 std::optional<std::int64_t> MapReader::integer(std::string_view key, std::int64_t min, std::int64_t max,
                                                bool required) {
   YAML::Node value = lookup(key, required);
   if (!value.IsDefined()) return std::nullopt;
-  return reader_->integer(value, min, max);
+  return noted(key, reader_->integer(value, min, max));
 }
 
 std::optional<double> MapReader::number(std::string_view key, double min, double max, bool required) {
   YAML::Node value = lookup(key, required);
   if (!value.IsDefined()) return std::nullopt;
-  return reader_->number(value, min, max);
+  return noted(key, reader_->number(value, min, max));
 }
 
 std::optional<std::string> MapReader::choice(std::string_view key, const std::vector<std::string>& allowed,
@@ -226,7 +226,11 @@ std::optional<std::string> MapReader::choice(std::string_view key, std::string_v
                                              const std::vector<std::string>& allowed, bool required) {
   YAML::Node value = lookup(key, required);
   if (!value.IsDefined()) return std::nullopt;
-  return reader_->choice(value, what, allowed);
+  return noted(key, reader_->choice(value, what, allowed));
+}
+
+bool MapReader::refused(std::string_view key) const {
+  return std::find(refused_.begin(), refused_.end(), key) != refused_.end();
 }
 
 std::vector<std::string> MapReader::undeclared_keys() const {

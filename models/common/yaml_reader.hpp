@@ -87,6 +87,11 @@ class MapReader {
   template <class Q>
   [[nodiscard]] std::optional<Q> quantity(std::string_view key, bool required = false);
 
+  // Whether `key` was given and a typed shortcut above refused its value (and reported why): a check
+  // that combines it with other keys skips it rather than judge the default put in its place.
+  [[nodiscard]] bool refused(std::string_view key) const;
+  [[nodiscard]] const std::vector<std::string>& refused_keys() const { return refused_; }
+
   // The keys of the mapping not declared so far, in file order, each once: what a reader of the rest
   // of a section (an entry's options, option_reader.hpp) takes over.
   [[nodiscard]] std::vector<std::string> undeclared_keys() const;
@@ -96,12 +101,18 @@ class MapReader {
 
  private:
   [[nodiscard]] YAML::Node lookup(std::string_view key, bool required);
+  template <class T>
+  std::optional<T> noted(std::string_view key, std::optional<T> value) {
+    if (!value) refused_.emplace_back(key);
+    return value;
+  }
 
   YamlReader* reader_;
   YAML::Node node_;
   std::string context_;
   bool valid_ = false;
   std::vector<std::string> declared_;
+  std::vector<std::string> refused_;
 };
 
 template <class Q>
@@ -120,7 +131,7 @@ template <class Q>
 std::optional<Q> MapReader::quantity(std::string_view key, bool required) {
   YAML::Node value = lookup(key, required);
   if (!value.IsDefined()) return std::nullopt;
-  return reader_->quantity<Q>(value);
+  return noted(key, reader_->quantity<Q>(value));
 }
 
 }  // namespace dnnsim

@@ -28,11 +28,14 @@
 #include "sim/cli/slurm_command.hpp"
 #include "sim/cluster/train_scheduler.hpp"
 #include "sim/regress/expectations.hpp"
+#include "sim/regress/regress_spec.hpp"
 #include "sim/report/metrics.hpp"
 #include "sim/report/report.hpp"
 #include "sim/run/registries.hpp"
 #include "sim/run/simulation.hpp"
+#include "sim/scenario/file_kind.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/sweep/sweep_spec.hpp"
 #include "sim/workloads/chakra/chakra_kind.hpp"
 #include "sim/workloads/gnn/gnn_kind.hpp"
 #include "sim/workloads/pipeline/pipeline_workload.hpp"
@@ -118,13 +121,32 @@ int command_graph(const std::string& path, const std::vector<std::string>& overr
   return 0;
 }
 
+// A scenario, a comparison file or a sweep, each checked as the command that runs it checks it
+// (`run`, `regress`, `sweep`): a comparison's and a sweep's every scenario is read with its overrides.
+std::string validated(const std::string& path) {
+  switch (dnnsim::input_file_kind(path)) {
+    case dnnsim::InputFileKind::comparison: {
+      const dnnsim::RegressPlan plan = dnnsim::load_regress_plan({path});
+      return fmt::format("comparison, ok ({} run{}, {} check{})", plan.runs.size(), plan.runs.size() == 1 ? "" : "s",
+                         plan.checks.size(), plan.checks.size() == 1 ? "" : "s");
+    }
+    case dnnsim::InputFileKind::sweep: {
+      const dnnsim::SweepSpec sweep = dnnsim::load_sweep(path);
+      return fmt::format("sweep, ok ({} point{} of {})", sweep.points.size(), sweep.points.size() == 1 ? "" : "s",
+                         sweep.base_path);
+    }
+    case dnnsim::InputFileKind::scenario:
+      break;
+  }
+  const dnnsim::Scenario scenario = dnnsim::load_scenario(path);
+  return dnnsim::builtin_workload_kinds().at(scenario.workload_kind).value->check(scenario);
+}
+
 int command_validate(const std::vector<std::string>& paths) {
   int status = 0;
   for (const std::string& path : paths) {
     try {
-      const dnnsim::Scenario scenario = dnnsim::load_scenario(path);
-      std::cout << fmt::format("{}: {}\n", path,
-                               dnnsim::builtin_workload_kinds().at(scenario.workload_kind).value->check(scenario));
+      std::cout << fmt::format("{}: {}\n", path, validated(path));
     } catch (const dnnsim::InputError& e) {
       print_input_error(e);
       status = kExitInputError;
@@ -216,8 +238,9 @@ int main(int argc, char** argv) {
   graph->add_option("--set", graph_overrides, "override a scenario key (repeatable)");
 
   std::vector<std::string> validate_paths;
-  auto* validate = app.add_subcommand("validate", "check scenario files and report every problem; simulate nothing");
-  validate->add_option("SCENARIO", validate_paths, "scenario YAML files")->required();
+  auto* validate = app.add_subcommand(
+      "validate", "check scenario, comparison and sweep files and report every problem; simulate nothing");
+  validate->add_option("FILE", validate_paths, "scenario, comparison (regress) or sweep YAML files")->required();
 
   std::string list_what;
   auto* list = app.add_subcommand("list", "print a catalog or a registry");

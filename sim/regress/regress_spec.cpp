@@ -12,17 +12,12 @@
 
 #include "models/common/yaml_reader.hpp"
 #include "sim/scenario/expectation_reader.hpp"
+#include "sim/scenario/file_kind.hpp"
 
 namespace dnnsim {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool has_key(const YAML::Node& map, std::string_view key) {
-  for (const auto& item : map)
-    if (item.first.IsScalar() && item.first.Scalar() == key) return true;
-  return false;
-}
 
 // The YAML files of the inputs: directories walked recursively, each in sorted path order; files
 // named on the command line taken as they are. A file reached twice is read once.
@@ -69,14 +64,19 @@ class PlanBuilder {
     YamlReader reader(path.string(), sink_);
     const YAML::Node root = reader.load_file();
     if (!root.IsDefined()) return;  // reported by load_file
-    if (root.IsMap() && has_key(root, "comparison")) {
-      add_comparison(reader, root, path);
-    } else if (root.IsMap() && has_key(root, "expect")) {
-      add_scenario(path);
-    } else if (root.IsMap() && (has_key(root, "axes") || has_key(root, "sweep"))) {
-      plan_.skipped.push_back(fmt::format("{}: a sweep file", path.string()));
-    } else {
-      plan_.skipped.push_back(fmt::format("{}: no expectations", path.string()));
+    switch (input_file_kind(root)) {
+      case InputFileKind::comparison:
+        add_comparison(reader, root, path);
+        break;
+      case InputFileKind::sweep:
+        plan_.skipped.push_back(fmt::format("{}: a sweep file", path.string()));
+        break;
+      case InputFileKind::scenario:
+        if (root.IsMap() && root["expect"].IsDefined())
+          add_scenario(path);
+        else
+          plan_.skipped.push_back(fmt::format("{}: no expectations", path.string()));
+        break;
     }
   }
 

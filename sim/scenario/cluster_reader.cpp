@@ -156,6 +156,7 @@ class ClusterReader {
       nic_map.finish();
     }
     read_nvlink_domain(map, type);
+    type.refused = map.refused_keys();
     map.finish();
     return type;
   }
@@ -191,10 +192,12 @@ class ClusterReader {
     MapReader map(reader_, node, "cluster");
     if (!map.valid()) return cluster;
     std::vector<std::string> type_names;
+    bool types_read = false;  // else each node group's type would be reported unknown as well
     if (YAML::Node types = map.require("node_types"); types.IsDefined()) {
       if (!types.IsMap() || types.size() == 0) {
         reader_.error(types, "expected a mapping of node type names to their description");
       } else {
+        types_read = true;
         for (auto item : types) {
           const std::string name = item.first.Scalar();
           type_names.push_back(name);
@@ -207,7 +210,11 @@ class ClusterReader {
       if (nodes.IsSequence() && groups.empty()) reader_.error(nodes, "expected at least one node group");
       for (const YAML::Node& group : groups) {
         MapReader group_map(reader_, group, "a node group");
-        auto type = group_map.choice("type", "node type", type_names, true);
+        std::optional<std::string> type;
+        if (types_read)
+          type = group_map.choice("type", "node type", type_names, true);
+        else
+          (void)group_map.require("type");
         const auto count = group_map.integer("count", 1, 100000).value_or(1);
         group_map.finish();
         if (!type) {

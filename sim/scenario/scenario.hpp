@@ -7,11 +7,13 @@
 // This header is pure C++ (no SimGrid): `dnnsim validate` and the unit tests use it without an engine.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -72,6 +74,12 @@ struct NodeType {
   // resource the gnn kind's measured interference model shares between its stages; nullopt when the
   // scenario does not say.
   std::optional<BytesPerSecond> cpu_memory_bandwidth;
+  // Keys of this node type whose values the reader refused (and reported): a workload's check of a
+  // figure it needs skips them rather than report the figure missing as well.
+  std::vector<std::string> refused;
+  [[nodiscard]] bool refused_key(std::string_view key) const {
+    return std::find(refused.begin(), refused.end(), key) != refused.end();
+  }
 };
 
 struct NodeInstance {

@@ -9,6 +9,7 @@
 //   d      20     2      12
 //   e      35     1     200
 // Submissions and ends are chosen so that no two events coincide where their order would matter.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -330,6 +331,19 @@ TEST(ClusterRun, OversizedJobIsLocatedErrorOrReported) {
   const auto& report = dynamic_cast<const ClusterRunReport&>(*result.workload_result);
   EXPECT_EQ(report.sim.jobs[0].status, JobOutcome::Status::finished);
   EXPECT_EQ(report.sim.jobs[1].status, JobOutcome::Status::never_fits);
+}
+
+// 25 oversized jobs are one mistake: the first 20 are listed at their rows (2 … 21), then one line
+// counts the other 5 at the first row not listed (22).
+TEST(ClusterRun, ManyOversizedJobsAreListedThenCounted) {
+  std::string rows = "id,submit_s,gpus,duration_s\n";
+  for (int j = 0; j < 25; ++j) rows += fmt::format("j{},{},8,10\n", j, j);
+  const std::string trace = testing::write_file("oversized.csv", rows);
+  const auto errors = testing::diagnostics_thrown_by([&] { (void)testing::load(cluster_yaml(trace, "fifo", 1, 4)); });
+  ASSERT_EQ(errors.size(), 21u) << testing::dump(errors);
+  EXPECT_EQ(errors[19].location.line, 21);
+  EXPECT_EQ(errors[20].location.line, 22);
+  EXPECT_EQ(errors[20].message, "and 5 more jobs ask for more GPUs than the cluster's 4 (the first 20 are listed)");
 }
 
 // `speed.gradients`: an application the Pollux tables lack is an error naming the closest one; a size

@@ -358,18 +358,46 @@ class ClusterKind final : public WorkloadKind {
   static void check_jobs(WorkloadParseContext& ctx, ClusterWorkload& spec) {
     const int total = static_cast<int>(ctx.cluster.gpu_count());
     const bool needs_model = spec.speed && spec.speed->needs_job_models();
+    // A trace of 80,000 jobs all missing a model is one mistake: the first few jobs of each problem are
+    // listed, then one line counts the rest at the first job not listed.
+    constexpr std::size_t kListed = 20;
+    struct Problem {
+      std::size_t count = 0;
+      SourceLocation first_unlisted;
+    };
+    Problem oversized, modelless;
+    const auto report = [&](Problem& problem, const JobRecord& job, const auto& message) {
+      if (++problem.count <= kListed)
+        ctx.reader.sink().error(job.where, message());
+      else if (problem.count == kListed + 1)
+        problem.first_unlisted = job.where;
+    };
     for (const JobRecord& job : spec.trace.jobs) {
       if (total > 0 && job.gpus > total && !spec.report_oversized)
-        ctx.reader.sink().error(
-            job.where, fmt::format("job '{}' asks for {} GPUs but the cluster has {} (set oversized_jobs: report to "
-                                   "keep it as a job that never runs)",
-                                   job.id, job.gpus, total));
+        report(oversized, job, [&] {
+          return fmt::format(
+              "job '{}' asks for {} GPUs but the cluster has {} (set oversized_jobs: report to keep it "
+              "as a job that never runs)",
+              job.id, job.gpus, total);
+        });
       if (needs_model && job.model.empty())
-        ctx.reader.sink().error(job.where,
-                                fmt::format("job '{}' has no model and speed source '{}' needs one: add a 'models' mix "
-                                            "entry covering {} GPUs",
-                                            job.id, spec.speed_source, job.gpus));
+        report(modelless, job, [&] {
+          return fmt::format(
+              "job '{}' has no model and speed source '{}' needs one: add a 'models' mix entry "
+              "covering {} GPUs",
+              job.id, spec.speed_source, job.gpus);
+        });
     }
+    if (oversized.count > kListed)
+      ctx.reader.sink().error(oversized.first_unlisted,
+                              fmt::format("and {} more jobs ask for more GPUs than the cluster's {} (the first {} are "
+                                          "listed)",
+                                          oversized.count - kListed, total, kListed));
+    if (modelless.count > kListed)
+      ctx.reader.sink().error(modelless.first_unlisted,
+                              fmt::format("and {} more jobs have no model for speed source '{}' (the first {} are "
+                                          "listed)",
+                                          modelless.count - kListed, spec.speed_source, kListed));
     if (!spec.speed) return;
     if (spec.speed->counts_progress() && spec.network)
       ctx.reader.sink().error(spec.speed_options.where("work"),
@@ -389,11 +417,12 @@ class ClusterKind final : public WorkloadKind {
         ctx.reader.sink().append(error.diagnostics());
       }
     }
-    // An entry is built from its options as read; one without a required option (already reported by
-    // the reader) would be built from nothing.
-    for (const Options* options : {&spec.placement_options, &spec.scheduler_options})
-      for (const OptionSpec& option : options->schema().specs())
-        if (option.required && !options->given(option.name)) return;
+    // An entry is built from its options and the racks as read; one without a required option or with
+    // a refused value (already reported by the reader) would be built from defaults the scenario did not
+    // ask for.
+    if (!spec.placement_options.read_cleanly() || !spec.scheduler_options.read_cleanly() ||
+        ctx.map.refused("servers_per_rack"))
+      return;
     try {
       const auto placement = builtin_placements().at(spec.placement).value(spec.placement_options, 0);
       const std::vector<ServerInfo> servers = cluster_servers(ctx.cluster, spec.servers_per_rack);

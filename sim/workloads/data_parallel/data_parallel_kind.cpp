@@ -34,7 +34,7 @@ class DataParallelKind final : public TaskGraphKind {
     assign_training_options(training, config);
     config.overlap = training.overlap.value_or(true);
     const std::size_t gpus = ctx.cluster.gpu_count();
-    if (gpus > 0 && static_cast<std::size_t>(config.global_batch) < gpus)
+    if (gpus > 0 && !map.refused("global_batch") && static_cast<std::size_t>(config.global_batch) < gpus)
       ctx.reader.error(
           map.get("global_batch"),
           fmt::format("global_batch {} is smaller than the {} GPUs of the cluster: every GPU needs a sample",

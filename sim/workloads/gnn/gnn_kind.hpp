@@ -50,6 +50,10 @@ struct GnnWorkload : WorkloadSpec {
   GnnCoreMode cores = GnnCoreMode::isolated;
   std::optional<std::vector<std::uint32_t>> split;  // isolated: cores of sample, gather, copy, dispatch per server
   int cpu_cores = 1;                                // per node (every node type's cpu_cores; they must agree)
+  // A node type's cpu_cores refused or not given, its cpu_memory_bandwidth refused (each reported where
+  // it is, or as missing): the checks against these figures skip them.
+  bool cores_unknown = false;
+  bool memory_bandwidth_refused = false;
   std::optional<BytesPerSecond> memory_bandwidth;   // per node (the node types' cpu_memory_bandwidth)
   std::string interference = "none";                // pipeline.interference (models/gnn/cpu_interference.hpp)
   gnn::CpuInterference interference_model;          // that entry with its options, resolved when read

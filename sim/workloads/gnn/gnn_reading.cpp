@@ -153,7 +153,7 @@ void read_pipeline(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec
       spec.interference = selection->name;
       spec.interference_model = gnn::builtin_interference_models().at(spec.interference).value(selection->options);
       // The model shares the node's memory bandwidth: it has to know it.
-      if (spec.interference_model.enabled && !spec.memory_bandwidth)
+      if (spec.interference_model.enabled && !spec.memory_bandwidth && !spec.memory_bandwidth_refused)
         reader.error(interference,
                      fmt::format("interference model '{}' shares the memory bandwidth of the nodes' CPUs: give the "
                                  "node types `cpu_memory_bandwidth` (e.g. \"26GB/s\", docs/gnn.md)",
@@ -170,11 +170,11 @@ void read_pipeline(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec
       cores.push_back(static_cast<std::uint32_t>(split_map.integer(role, 1, 1 << 16, true).value_or(1)));
     split_map.finish();
     const auto total = std::accumulate(cores.begin(), cores.end(), 0U);
-    if (static_cast<int>(total) > spec.cpu_cores)
+    if (static_cast<int>(total) > spec.cpu_cores && !spec.cores_unknown)
       reader.error(split,
                    fmt::format("the split takes {} cores, but a node has {} (cpu_cores)", total, spec.cpu_cores));
     spec.split = cores;
-  } else if (spec.cores == GnnCoreMode::isolated && spec.cpu_cores < kGnnCpuRoles) {
+  } else if (spec.cores == GnnCoreMode::isolated && spec.cpu_cores < kGnnCpuRoles && !spec.cores_unknown) {
     reader.error(
         node,
         fmt::format(
@@ -207,16 +207,26 @@ void read_nodes(WorkloadParseContext& ctx, GnnWorkload& spec) {
   spec.gpus_per_node = first.gpus_per_node;
   spec.setup.gpus_per_server = static_cast<std::uint32_t>(first.gpus_per_node);
   spec.memory_bandwidth = first.cpu_memory_bandwidth;
+  // A figure refused where it was written is reported there; checks against it would report it again.
+  bool refused = false;
+  for (const NodeType& type : cluster.node_types) {
+    spec.cores_unknown |= !type.cpu_cores.has_value();
+    spec.memory_bandwidth_refused |= type.refused_key("cpu_memory_bandwidth");
+    refused |= type.refused_key("cpu_cores") || type.refused_key("cpu_memory_bandwidth");
+  }
   for (const NodeType& type : cluster.node_types) {
     if (!type.cpu_cores) {
-      ctx.reader.error(ctx.map.node(),
-                       fmt::format("node type '{}' has no cpu_cores: the gnn workload samples and gathers on the host "
-                                   "CPU; add `cpu_cores: N` to it",
-                                   type.name));
+      if (!type.refused_key("cpu_cores"))
+        ctx.reader.error(
+            ctx.map.node(),
+            fmt::format("node type '{}' has no cpu_cores: the gnn workload samples and gathers on the host "
+                        "CPU; add `cpu_cores: N` to it",
+                        type.name));
       continue;
     }
     spec.cpu_cores = *type.cpu_cores;
   }
+  if (refused) return;  // the nodes' shapes would differ by the figures put in place of the refused ones
   for (const NodeInstance& node : cluster.nodes) {
     const NodeType& type = cluster.type_of(node);
     if (type.gpus_per_node != first.gpus_per_node || type.cpu_cores != first.cpu_cores ||
@@ -240,8 +250,8 @@ std::shared_ptr<GnnWorkload> read_gnn_workload(WorkloadParseContext& ctx) {
   YamlReader& reader = ctx.reader;
   spec->where = reader.where(map.node());
   read_nodes(ctx, *spec);
-  read_graph(ctx, map.require("graph"), *spec);
-  read_features(reader, map.require("features"), *spec);
+  if (const YAML::Node graph = map.require("graph"); graph.IsDefined()) read_graph(ctx, graph, *spec);
+  if (const YAML::Node features = map.require("features"); features.IsDefined()) read_features(reader, features, *spec);
   spec->training_fraction = map.number("training_nodes", 0, 1).value_or(1.0);
   if (spec->training_fraction <= 0)
     reader.error(map.get("training_nodes"), "training_nodes must be a fraction in (0, 1] of the nodes");
@@ -253,7 +263,7 @@ std::shared_ptr<GnnWorkload> read_gnn_workload(WorkloadParseContext& ctx) {
     }
   read_sampling(reader, map, *spec);
   if (YAML::Node cache = map.get("cache"); cache.IsDefined()) read_cache(reader, cache, *spec, ctx.cluster);
-  read_model(reader, map.require("model"), *spec);
+  if (const YAML::Node model = map.require("model"); model.IsDefined()) read_model(reader, model, *spec);
   if (YAML::Node pipeline = map.get("pipeline"); pipeline.IsDefined()) {
     read_pipeline(reader, pipeline, *spec);
   } else if (spec->cpu_cores < kGnnCpuRoles && !ctx.cluster.nodes.empty() && reader.sink().empty()) {

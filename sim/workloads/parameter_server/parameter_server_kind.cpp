@@ -149,7 +149,8 @@ void read_convergence(WorkloadParseContext& ctx, const YAML::Node& node, Paramet
                                spec.efficiency.loss(0)));
   }
   spec.max_time = map.quantity<Seconds>("max_time", true).value_or(spec.max_time);
-  if (map.has("max_time") && spec.max_time.value() <= 0) reader.error(map.get("max_time"), "max_time must be positive");
+  if (map.has("max_time") && !map.refused("max_time") && spec.max_time.value() <= 0)
+    reader.error(map.get("max_time"), "max_time must be positive");
   spec.sample_interval = map.quantity<Seconds>("sample_interval").value_or(spec.max_time / 1000.0);
   if (spec.sample_interval.value() <= 0 && map.has("sample_interval"))
     reader.error(map.get("sample_interval"), "sample_interval must be positive");

@@ -83,7 +83,9 @@ bool read_llm_parallelism(YamlReader& reader, MapReader& map, PipelineWorkloadSp
       llm.precision.low = *low_precision_from_name(*name);
       std::set<std::string> reported;
       for (const NodeType& type : cluster.node_types)
-        if (std::string why = llm.precision.unsupported_on(type.gpu); !why.empty() && reported.insert(why).second)
+        // A node type whose GPU model is unknown has been reported already; its empty spec has no FP8 to test.
+        if (std::string why = type.gpu.name.empty() ? std::string() : llm.precision.unsupported_on(type.gpu);
+            !why.empty() && reported.insert(why).second)
           reader.error(map.get("precision_recipe"), fmt::format("node type '{}': {}", type.name, why));
     }
   }
@@ -114,7 +116,9 @@ bool read_llm_parallelism(YamlReader& reader, MapReader& map, PipelineWorkloadSp
       moe.finish();
     }
   }
-  if (given && !dims)
+  // An unknown zoo model or a model without layers is reported where it is written; its empty layers
+  // have no dimensions to ask for.
+  if (given && !dims && !spec.model.layers.empty())
     reader.error(map.node(), fmt::format("expert_parallel, context_parallel, fsdp, precision_recipe and the other LLM "
                                          "keys need an LLM: one of the zoo (llama3-8b, deepseek-v3, …: `dnnsim "
                                          "list models`) or `model: {{llm: {{…}}}}`; '{}' has no transformer dimensions",

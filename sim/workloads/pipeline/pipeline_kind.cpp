@@ -136,7 +136,7 @@ void read_tensor_parallel(YamlReader& reader, MapReader& map, PipelineWorkloadSp
   if (!spec.model.layers.empty())
     for (const std::string& problem : tensor_parallel_problems(spec.model, std::max(options.degree, 2)))
       if (options.degree > 1 || problem.find("transformer") != std::string::npos) reader.error(where, problem);
-  if (options.sequence_parallel && options.degree < 2)
+  if (options.sequence_parallel && options.degree < 2 && !map.refused("tensor_parallel"))
     reader.error(map.get("sequence_parallel"), "sequence_parallel needs tensor_parallel of at least 2");
   if (options.recompute == Recompute::full && spec.order && spec.order->recompute())
     reader.error(map.get("recompute"),
@@ -179,15 +179,16 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   assign_training_options(training, spec);
   const auto micro_batches = map.integer("micro_batches", 1, 1 << 20);
   const auto micro_batch_size = map.integer("micro_batch_size", 1, 1 << 30);
-  if (micro_batches.has_value() == micro_batch_size.has_value()) {
+  const bool batch_read = !map.refused("global_batch");  // else its error is the one to read
+  if (map.has("micro_batches") == map.has("micro_batch_size")) {
     reader.error(map.node(), "give exactly one of 'micro_batches' (M) and 'micro_batch_size' (global_batch / M)");
   } else if (micro_batches) {
     spec.micro_batches = static_cast<int>(*micro_batches);
-    if (spec.global_batch % spec.micro_batches != 0)
+    if (batch_read && spec.global_batch % spec.micro_batches != 0)
       reader.error(map.get("micro_batches"), fmt::format("global_batch {} is not a multiple of micro_batches {}",
                                                          spec.global_batch, spec.micro_batches));
-  } else {
-    if (spec.global_batch % *micro_batch_size != 0)
+  } else if (micro_batch_size) {
+    if (batch_read && spec.global_batch % *micro_batch_size != 0)
       reader.error(map.get("micro_batch_size"), fmt::format("global_batch {} is not a multiple of micro_batch_size {}",
                                                             spec.global_batch, *micro_batch_size));
     spec.micro_batches = std::max(1, spec.global_batch / static_cast<int>(*micro_batch_size));
@@ -212,7 +213,11 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   // data_parallel_fidelity (sim/workloads/replica_window.hpp): the plan's layout is checked after
   // planning, where `auto` falls back to every replica instead of failing.
   spec.replica_fidelity = read_replica_fidelity(reader, map, cluster, spec.collective_algorithm);
-  if (spec.order && spec.order->planner_chooses_chunks() && (planner == nullptr || !planner->chooses_chunks())) {
+  // An unknown planner (reported where it is named), or neither planner nor stages (reported above), is
+  // not held against `chunks: auto`.
+  const bool planner_unknown = (has_planner && planner == nullptr) || has_planner == has_stages;
+  if (spec.order && spec.order->planner_chooses_chunks() && !planner_unknown &&
+      (planner == nullptr || !planner->chooses_chunks())) {
     std::vector<std::string> choosers;
     for (const auto& entry : builtin_planners().entries())
       if (entry.value->chooses_chunks()) choosers.push_back(entry.name);

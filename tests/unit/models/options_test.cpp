@@ -115,6 +115,15 @@ TEST(Options, EveryProblemIsReportedAtOnceAndLocated) {
   expect_error(all.diagnostics[6], 9, 11, "option 'policy' of toy 'alpha': unknown policy 'C'");
 }
 
+// An entry built from options the reader refused would report what follows from the defaults put in
+// their place: read_cleanly() tells the caller not to build it.
+TEST(Options, RefusedOptionsAreKnownToTheCaller) {
+  EXPECT_TRUE(read("toy: {name: alpha, group: 4, policy: B}\n").selection->options.read_cleanly());
+  EXPECT_TRUE(read("toy: alpha\n").selection->options.read_cleanly());
+  EXPECT_FALSE(read("toy: {name: alpha, policy: C}\n").selection->options.read_cleanly());  // unknown choice
+  EXPECT_FALSE(read("toy: {name: alpha, grup: 2}\n").selection->options.read_cleanly());    // unknown option
+}
+
 TEST(Options, AQuantityOutOfRangeNamesTheBoundInItsUnit) {
   const Read r = read("toy: {name: alpha, round: 0s}\n");
   ASSERT_EQ(r.diagnostics.size(), 1u);
@@ -147,6 +156,8 @@ TEST(Options, ARequiredOptionMustBeGiven) {
   ASSERT_EQ(sink.diagnostics().size(), 2u) << testing::dump(sink.diagnostics());
   expect_error(sink.diagnostics()[0], 1, 4, "toy 'learned' needs option 'policy'");
   expect_error(sink.diagnostics()[1], 2, 4, "toy 'learned' needs option 'policy'");
+  EXPECT_FALSE(read_entry(reader, root["a"], registry)->options.read_cleanly());
+  EXPECT_FALSE(read_entry(reader, root["b"], registry)->options.read_cleanly());
 }
 
 TEST(Options, CodeSetsValuesThroughTheSchemaChecks) {

@@ -232,6 +232,23 @@ TEST(ScenarioErrors, LayerChecks) {
                  {15, 43, "expected an integer in [1, 100000], got 0"}});
 }
 
+// A measured_on naming no catalog GPU is the one error, not also "need 'measured_on'" (line 11 is the
+// model, line 12 "    measured_on: V100-16GBx": the name at column 18).
+TEST(ScenarioErrors, UnknownMeasuredOnIsOneError) {
+  expect_errors(errors_of(edited(kTwoBoxBase, "{layers: [{forward_flops: \"1GFlop\"}]}", R"(
+    measured_on: V100-16GBx
+    layers:
+      - {forward_time: "1ms", backward_time: "2ms"})")),
+                {{12, 18, "unknown measured_on 'V100-16GBx'; did you mean 'V100-16GB'?"}});
+}
+
+// A global_batch refused where it is written (line 12, the value at column 17) is the one error, not
+// also "smaller than the GPUs" for the 1 in its place.
+TEST(ScenarioErrors, ARefusedGlobalBatchIsOneError) {
+  expect_errors(errors_of(edited(kTwoBoxBase, "global_batch: 4", "global_batch: -1")),
+                {{12, 17, "expected an integer in [1, 1073741824], got -1"}});
+}
+
 TEST(ScenarioErrors, UnknownWorkloadKindIsOneError) {
   expect_errors(errors_of(edited(kTwoBoxBase, "kind: data_parallel", "kind: data_paralel")),
                 {{10, 9, "unknown workload kind 'data_paralel'; did you mean 'data_parallel'?"}});

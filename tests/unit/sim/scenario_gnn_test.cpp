@@ -146,6 +146,15 @@ TEST(ScenarioGnn, NodesNeedCpuCores) {
   expect_errors(diagnostics, {{9, 3, "node type 'n' has no cpu_cores"}});
 }
 
+// A cpu_cores refused where it is written (line 4, the value at column 54) is the one error: the
+// workload's checks of the cores (none given, too few to isolate) skip it.
+TEST(ScenarioGnn, ARefusedCpuCoresIsTheOneError) {
+  const std::string graph = write_file("cora.edges", kCoraIds);
+  const auto diagnostics =
+      diagnostics_thrown_by([&] { (void)load(cluster_with_cores("cpu_cores: -1, ") + body(graph)); });
+  expect_errors(diagnostics, {{4, 54, "expected an integer in [1, 65536], got -1"}});
+}
+
 TEST(ScenarioGnn, IsolationNeedsACorePerRole) {
   const std::string graph = write_file("cora.edges", kCoraIds);
   // Isolation needs a core for each of the four roles: 3 cores do not do, unless the pool is shared.

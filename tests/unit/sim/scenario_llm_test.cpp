@@ -102,6 +102,20 @@ TEST(ScenarioLlm, Fp8WithoutFp8AndExpertsWithoutExpertsAreLocated) {
                 {{19, 20, "'llama3-8b' is dense"}, {20, 21, "no FP8 tensor cores"}});
 }
 
+// An unknown GPU model or model is the one error (the recipe and the LLM keys are not checked against the
+// empty spec it leaves), and a name cut short is offered the names it begins, not the nearest by edit
+// distance (P100 for H100).
+TEST(ScenarioLlm, AnUnknownNameIsTheOneError) {
+  LlmCase unknown;
+  unknown.gpu = "H100";
+  expect_errors(errors_of(llm(unknown, "  precision_recipe: fp8-cs\n")),
+                {{5, 12, "unknown GPU model 'H100'; did you mean 'H100-PCIe' or 'H100-SXM'?"}});
+  LlmCase cut_short;
+  cut_short.model = "qwen3-30b";
+  expect_errors(errors_of(llm(cut_short, "  expert_parallel: 8\n")),
+                {{14, 16, "unknown model 'qwen3-30b'; did you mean 'qwen3-30b-a3b'?"}});
+}
+
 // Megatron-Core's cpu_offloading_num_layers: Qwen3-30B-A3B's 48 blocks take up to 47 offloaded (Transformer
 // Engine never offloads the last), and only without a pipeline (transformer_config.py).
 TEST(ScenarioLlm, ActivationOffloadNeedsASingleStageAndABlockLeft) {

@@ -118,6 +118,10 @@ TEST(ScenarioPipeline, TheMegatronPlannersSearchSpaceErrorsAreLocated) {
 
 TEST(ScenarioPipeline, SequenceParallelNeedsTensorParallel) {
   expect_single_error(tensor_parallel("  sequence_parallel: true\n"), 16, 22, "needs tensor_parallel of at least 2");
+  // A tensor_parallel refused where it is written (line 16, the value at column 20) is the one error,
+  // not also judged by the 1 in its place.
+  expect_single_error(tensor_parallel("  tensor_parallel: -1\n  sequence_parallel: true\n"), 16, 20,
+                      "expected an integer in [1, 65536], got -1");
 }
 
 // ---- tensor_parallel_fidelity: group (docs/megatron.md, "Tensor-parallel fidelity") ---------------

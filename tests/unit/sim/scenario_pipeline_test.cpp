@@ -188,6 +188,18 @@ TEST(ScenarioPipeline, GlobalBatchMustBeAMultiple) {
       "global_batch 8 is not a multiple of micro_batch_size 3");
 }
 
+// A batch key refused where it is written is the one error: the checks that combine it with the
+// others skip it. Line 12 "  global_batch: -1" (the value at column 17), line 13 "  micro_batches: -1"
+// (column 18).
+TEST(ScenarioPipeline, ARefusedBatchKeyIsTheOneError) {
+  expect_single_error(
+      pipeline(kModel + "  global_batch: -1\n  micro_batches: 4\n  schedule: 1f1b\n  planner: dapple\n"), 12, 17,
+      "expected an integer in [1, 1073741824], got -1");
+  expect_single_error(
+      pipeline(kModel + "  global_batch: 8\n  micro_batches: -1\n  schedule: 1f1b\n  planner: dapple\n"), 13, 18,
+      "expected an integer in [1, 1048576], got -1");
+}
+
 // ---- schedule ----------------------------------------------------------------------------------------
 
 TEST(ScenarioPipeline, UnknownScheduleSuggestsTheClosestName) {
@@ -283,6 +295,12 @@ TEST(ScenarioPipeline, ChunksAutoNeedsTheMegatronPlanner) {
       pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: interleaved, chunks: "
                         "auto}\n  planner: dapple\n"),
       14, 41, "'chunks: auto' lets a planner that chooses the chunks per stage (megatron, megatron-5d) choose them");
+  // An unknown planner is the one error: whether it would choose the chunks cannot be told (line 15,
+  // "  planner: megatrn": the name at column 12).
+  expect_single_error(
+      pipeline(kModel + "  global_batch: 8\n  micro_batches: 4\n  schedule: {name: interleaved, chunks: "
+                        "auto}\n  planner: megatrn\n"),
+      15, 12, "unknown planner 'megatrn'; did you mean 'megatron'?");
 }
 
 // `dnnsim plan --planner NAME` (replace_planner): the file reads as if it named NAME. Options NAME
