@@ -21,4 +21,12 @@ std::string read_input_file(const std::string& path) {
   return text.str();
 }
 
+void create_output_directory(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::exists(path, error) && !std::filesystem::is_directory(path, error))
+    throw InputError(SourceLocation{path}, "is a file, not a directory: the outputs need a directory");
+  std::filesystem::create_directories(path, error);
+  if (error) throw InputError(SourceLocation{path}, "cannot create the output directory: " + error.message());
+}
+
 }  // namespace dnnsim

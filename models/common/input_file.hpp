@@ -12,4 +12,9 @@ namespace dnnsim {
 // cannot be read.
 [[nodiscard]] std::string read_input_file(const std::string& path);
 
+// Creates an output directory (and its parents) before anything runs, so that a path that cannot be
+// one — a file there, no permission — is bad input found before a long simulation, not an internal
+// error after it. @throw InputError located at `path`.
+void create_output_directory(const std::string& path);
+
 }  // namespace dnnsim

@@ -260,8 +260,10 @@ void MapReader::finish() {
       continue;
     }
     seen.push_back(key);
+    // A key an override created has no place in the file: its value is located at the --set that made it.
+    const YAML::Node& at = reader_->where(item.first).line > 0 ? item.first : item.second;
     if (!std::binary_search(known.begin(), known.end(), key))
-      reader_->error(item.first, fmt::format("unknown key '{}' in {}{}", key, context_, suggestion_suffix(key, known)));
+      reader_->error(at, fmt::format("unknown key '{}' in {}{}", key, context_, suggestion_suffix(key, known)));
   }
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/input_file.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/process/child_process.hpp"
 
@@ -193,7 +194,7 @@ ChildRun run_child(const std::vector<std::string>& args, const std::string& log)
 
 int run_bench_scale(const ScaleBenchOptions& options) {
   namespace fs = std::filesystem;
-  fs::create_directories(options.out);
+  create_output_directory(options.out);
   std::cout << fmt::format(
       "each row: `dnnsim run` of scenarios/bench/<file> with --set overrides, in its own process;\n"
       "wall and peak RSS of that whole command; logs and reports in {}/\n\n",

@@ -7,6 +7,7 @@
 #include <functional>
 #include <iostream>
 
+#include "models/common/input_file.hpp"
 #include "models/dnn/model_table.hpp"
 #include "models/dnn/zoo.hpp"
 #include "models/gnn/feature_cache.hpp"
@@ -60,6 +61,7 @@ int command_run(const std::string& path, const std::string& out, const std::vect
                 const RunFlags& flags) {
   dnnsim::Scenario scenario = dnnsim::load_scenario(path, overrides);
   if (!out.empty()) scenario.outputs.dir = out;
+  dnnsim::create_output_directory(scenario.outputs.dir);
   dnnsim::SimulationOptions options{scenario.outputs.trace};
   options.progress = &std::cerr;
   const dnnsim::SimulationResult result = dnnsim::run_scenario(scenario, options);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/common/diagnostics.hpp"
+#include "models/common/input_file.hpp"
 #include "sim/report/gantt.hpp"
 #include "sim/report/gnuplot.hpp"
 #include "sim/report/plot.hpp"
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 
 // Writes `text` to `path`, creating its directory. @throw InputError (as write_reports does)
 void write_text(const fs::path& path, const std::string& text) {
-  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  if (path.has_parent_path()) create_output_directory(path.parent_path().string());
   std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out) throw InputError(SourceLocation{path.string(), 0, 0}, "cannot write the file");

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "models/common/diagnostics.hpp"
+#include "models/common/input_file.hpp"
 #include "planners/jobs/job_scheduler.hpp"
 #include "planners/jobs/marl/policy.hpp"
 #include "planners/jobs/placement.hpp"
@@ -160,7 +161,7 @@ std::string checkpoint_path_for(const std::string& policy_path, int episodes) {
 
 TrainSchedulerResult train_scheduler(const TrainSchedulerOptions& options) {
   if (const auto dir = std::filesystem::path(options.out).parent_path(); !dir.empty())
-    std::filesystem::create_directories(dir);
+    create_output_directory(dir.string());
   // The scenario is checked once, whole, with the fresh weights standing in for its policy file.
   MarlPolicy policy(options.seed);
   const std::string initial = options.out + ".initial.tmp";

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "models/common/input_file.hpp"
 #include "sim/process/process_pool.hpp"
 
 namespace dnnsim {
@@ -19,6 +20,8 @@ constexpr int kExitExpectationMissed = 3;  // `dnnsim run`: the summary is writt
 
 RegressRunResult run_regress(const RegressPlan& plan, const RegressRunOptions& options) {
   const std::string executable = options.executable.empty() ? current_executable() : options.executable;
+  create_output_directory(options.out_dir);  // a file there is named as it was given
+  create_output_directory((fs::path(options.out_dir) / "runs").string());
   const auto run_dir = [&](std::size_t i) { return fs::path(options.out_dir) / "runs" / plan.runs[i].id; };
   RegressRunResult result;
   result.outcomes.assign(plan.runs.size(), RunOutcome{std::nullopt, "interrupted before the run finished"});

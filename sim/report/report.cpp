@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "models/common/input_file.hpp"
 #include "models/common/parse_number.hpp"
 #include "models/cost/memory_model.hpp"
 #include "sim/report/intervals.hpp"
@@ -420,7 +421,7 @@ void write_chrome_trace(std::ostream& out, const SimulationResult& result) {
 
 void write_reports(const Scenario& scenario, const SimulationResult& result, const nlohmann::ordered_json& summary,
                    const std::string& dir) {
-  std::filesystem::create_directories(dir);
+  create_output_directory(dir);
   // Each file is written as it is formatted, through the stream's buffer: a trace of millions of
   // events is never held as text (docs/performance.md, "Reports written as they are formatted").
   const auto write = [&](const std::string& name, const auto& write_to) {

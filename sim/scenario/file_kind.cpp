@@ -2,6 +2,9 @@
 
 #include <string_view>
 
+#include "models/common/diagnostics.hpp"
+#include "models/common/input_file.hpp"
+
 namespace dnnsim {
 namespace {
 
@@ -22,7 +25,9 @@ InputFileKind input_file_kind(const YAML::Node& root) {
 
 InputFileKind input_file_kind(const std::string& path) {
   try {
-    return input_file_kind(YAML::LoadFile(path));
+    return input_file_kind(YAML::Load(read_input_file(path)));
+  } catch (const InputError&) {  // a directory, a file that cannot be read: the scenario reader says so
+    return InputFileKind::scenario;
   } catch (const YAML::Exception&) {
     return InputFileKind::scenario;
   }

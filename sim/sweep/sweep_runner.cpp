@@ -27,6 +27,7 @@
 #include <thread>
 #include <tuple>
 
+#include "models/common/input_file.hpp"
 #include "models/common/located_csv.hpp"
 #include "models/common/parse_number.hpp"
 #include "sim/process/process_pool.hpp"
@@ -110,7 +111,8 @@ class Runner {
   }
 
   SweepRunResult run() {
-    fs::create_directories(dir_ / "points");
+    create_output_directory(dir_.string());  // a file there is named as it was given
+    create_output_directory((dir_ / "points").string());
     nlohmann::ordered_json manifest;
     manifest["name"] = spec_.name;
     manifest["points"] = spec_.points.size();

@@ -77,6 +77,7 @@ TEST(ScenarioOverrides, UnknownKeyFromAnOverrideIsReported) {
   ASSERT_EQ(errors.size(), 1u) << dump(errors);
   EXPECT_NE(errors[0].message.find("unknown key 'iteratons' in run; did you mean 'iterations'?"), std::string::npos)
       << dump(errors);
+  EXPECT_EQ(errors[0].location.file, "--set run.iteratons=7");  // not the scenario file without a line
 }
 
 TEST(ScenarioOverrides, BadOverriddenValueIsNotLocatedInTheFile) {
