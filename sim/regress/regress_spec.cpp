@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "models/common/yaml_reader.hpp"
+#include "sim/report/summary_fields.hpp"
 #include "sim/scenario/expectation_reader.hpp"
 #include "sim/scenario/file_kind.hpp"
 
@@ -109,6 +110,9 @@ class PlanBuilder {
     std::vector<std::string> overrides;
     YAML::Node key;
     bool used = false;
+    // The workload kinds of its scenario as loaded (one per member of `over:`), for checking the
+    // metrics read from it; empty where the scenario had problems (reported at the run).
+    std::set<std::string> kinds;
     // `over:`: its keys in file order and, per member (every combination, the last key varying
     // fastest), each key's value; empty: a single run.
     std::vector<std::string> over_keys;
@@ -215,13 +219,13 @@ class PlanBuilder {
           if (std::error_code refused; !fs::is_regular_file(run.scenario, refused))
             reader.error(scenario_node, fmt::format("cannot open the scenario '{}'", run.scenario));
           else if (run.members.empty())
-            validate_run(reader, run.name, run.scenario, run.overrides, scenario_node, set_nodes);
+            validate_run(reader, run, run.overrides, scenario_node, set_nodes);
           else
             for (std::size_t m = 0; m < run.members.size(); ++m) {
               std::vector<YAML::Node> nodes = set_nodes;
               for (std::size_t k = 0; k < run.over_keys.size(); ++k)
                 nodes.push_back(value_nodes[m * run.over_keys.size() + k]);
-              validate_run(reader, run.name, run.scenario, member_overrides(run, m), scenario_node, nodes);
+              validate_run(reader, run, member_overrides(run, m), scenario_node, nodes);
             }
         }
       }
@@ -272,14 +276,14 @@ class PlanBuilder {
     }
   }
 
-  // Loads the run's scenario with its overrides. A problem of an override is reported at that
-  // override; any other problem of the scenario at the `scenario:` line, quoting the scenario's own
-  // location.
-  void validate_run(YamlReader& reader, const std::string& name, const std::string& scenario,
-                    const std::vector<std::string>& overrides, const YAML::Node& scenario_node,
-                    const std::vector<YAML::Node>& override_nodes) {
+  // Loads the run's scenario with its overrides and notes its workload kind. A problem of an override
+  // is reported at that override; any other problem of the scenario at the `scenario:` line, quoting
+  // the scenario's own location.
+  void validate_run(YamlReader& reader, NamedRun& run, const std::vector<std::string>& overrides,
+                    const YAML::Node& scenario_node, const std::vector<YAML::Node>& override_nodes) {
+    const std::string& name = run.name;
     try {
-      (void)load_scenario(scenario, overrides);
+      run.kinds.insert(load_scenario(run.scenario, overrides).workload_kind);
     } catch (const InputError& e) {
       for (const Diagnostic& d : e.diagnostics()) {
         const auto at_override = std::find_if(overrides.begin(), overrides.end(),
@@ -356,7 +360,13 @@ class PlanBuilder {
       return std::nullopt;
     }
     run->used = true;
-    return RunMetric{static_cast<std::size_t>(run - runs.begin()), text->substr(colon + 1)};
+    const std::string path = text->substr(colon + 1);
+    for (const std::string& kind : run->kinds)
+      if (const std::string problem = summary_path_problem(kind, path, true); !problem.empty()) {
+        reader.error(node, fmt::format("run '{}': {}", name, problem));
+        return std::nullopt;
+      }
+    return RunMetric{static_cast<std::size_t>(run - runs.begin()), path};
   }
 
   // The plan's run of `scenario` with `overrides`, added on first use with an id not taken yet

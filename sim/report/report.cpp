@@ -1,6 +1,7 @@
 #include "sim/report/report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,6 +23,7 @@
 #include "models/cost/memory_model.hpp"
 #include "sim/report/intervals.hpp"
 #include "sim/report/metrics.hpp"
+#include "sim/report/summary_fields.hpp"
 
 namespace dnnsim {
 namespace {
@@ -297,6 +300,16 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   simulation["collective_fidelity"] =
       scenario.run.collective_fidelity ? collective_fidelity_name(*scenario.run.collective_fidelity) : "auto";
   summary["simulation"] = simulation;
+#ifndef NDEBUG
+  // Debug builds (the tests) hold what is written to what is declared, which is what expectations and
+  // sweeps are checked against before a run (summary_fields.hpp).
+  if (const std::vector<std::string> undeclared = undeclared_summary_fields(scenario.workload_kind, summary);
+      !undeclared.empty())
+    throw std::logic_error(
+        fmt::format("summary.json values not declared in sim/report/summary_fields.cpp or the "
+                    "{} kind's summary_fields(): {}",
+                    scenario.workload_kind, fmt::join(undeclared, ", ")));
+#endif
   return summary;
 }
 

@@ -9,6 +9,7 @@
 
 #include "models/common/parse_number.hpp"
 #include "models/common/yaml_reader.hpp"
+#include "sim/report/summary_fields.hpp"
 #include "sim/scenario/cluster_reader.hpp"
 #include "sim/scenario/expectation_reader.hpp"
 #include "sim/scenario/layout.hpp"
@@ -44,7 +45,8 @@ class ScenarioParser {
     if (YAML::Node run = top.get("run"); run.IsDefined()) scenario.run = read_run(run);
     if (YAML::Node outputs = top.get("outputs"); outputs.IsDefined()) scenario.outputs = read_outputs(outputs);
     if (scenario.outputs.dir.empty()) scenario.outputs.dir = "out/" + scenario.name;
-    if (YAML::Node expect = top.get("expect"); expect.IsDefined()) scenario.expectations = read_expectations(expect);
+    if (YAML::Node expect = top.get("expect"); expect.IsDefined())
+      scenario.expectations = read_expectations(expect, scenario.workload_kind);
     if (YAML::Node calibration = top.get("calibration"); calibration.IsDefined() && cluster_clean)
       read_calibration(reader_, calibration, scenario.cluster);
     // Network conditions name links and GPUs: check them against the platform the cluster makes.
@@ -121,13 +123,20 @@ class ScenarioParser {
     return outputs;
   }
 
-  std::vector<Expectation> read_expectations(const YAML::Node& node) {
+  // Each metric is checked against the fields a run of the workload's kind writes (`kind` empty: the
+  // workload section was refused, and its kind with it).
+  std::vector<Expectation> read_expectations(const YAML::Node& node, const std::string& kind) {
     std::vector<Expectation> result;
     for (const YAML::Node& e : reader_.list(node, "expectations")) {
       MapReader map(reader_, e, "an expectation");
       Expectation expectation;
       expectation.where = reader_.where(e);
       expectation.metric = map.string("metric", true).value_or("");
+      if (const std::string problem = expectation.metric.empty() || kind.empty()
+                                          ? std::string()
+                                          : summary_path_problem(kind, expectation.metric, true);
+          !problem.empty())
+        reader_.error(e["metric"], problem);
       read_expectation_target(reader_, map, expectation);
       map.finish();
       result.push_back(std::move(expectation));

@@ -204,6 +204,7 @@ class SweepParser {
           reader_.error(metric, fmt::format("metric '{}' is listed twice", *text));
         } else {
           spec.metrics.push_back(*text);
+          spec.metric_where.push_back(reader_.where(metric));
         }
       }
     }

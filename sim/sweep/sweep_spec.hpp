@@ -38,6 +38,7 @@ struct SweepSpec {
   std::string name;                    // output directory name and sweep.json "name"
   std::string base_path;               // the base scenario, resolved against the sweep file's directory
   std::vector<std::string> metrics;    // dotted paths into summary.json
+  std::vector<SourceLocation> metric_where;  // where each of `metrics` is written
   Seconds timeout{600};                // per point; `timeout:` in the file, default 10 min
   std::vector<std::string> axis_keys;  // every key set by an axis, in file order: the CSV columns
   std::vector<SweepPoint> points;      // in expansion order; points[i].index == i

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "sim/report/summary_fields.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace dnnsim {
@@ -77,12 +78,13 @@ void validate_sweep_points(const SweepSpec& spec, const std::vector<std::vector<
   std::set<std::tuple<std::string, int, int, std::string>> reported;
   std::size_t point_errors = 0;
   std::size_t unreported_points = 0;
+  std::set<std::string> kinds;  // of the points that load, for the metrics
   for (const SweepPoint& point : spec.points) {
     std::vector<std::string> overrides;
     for (const auto& [key, text] : point.assignments) overrides.push_back(key + "=" + text);
     std::vector<Diagnostic> problems;
     try {
-      (void)load_scenario(spec.base_path, overrides);
+      kinds.insert(load_scenario(spec.base_path, overrides).workload_kind);
     } catch (const InputError& e) {
       problems = e.diagnostics();
     }
@@ -102,6 +104,12 @@ void validate_sweep_points(const SweepSpec& spec, const std::vector<std::vector<
       sink.error(located.location, located.message);
     }
   }
+  for (std::size_t m = 0; m < spec.metrics.size(); ++m)
+    for (const std::string& kind : kinds)
+      if (const std::string problem = summary_path_problem(kind, spec.metrics[m], false); !problem.empty()) {
+        sink.error(spec.metric_where[m], problem);
+        break;
+      }
   if (unreported_points > 0)
     sink.error(axes_where, fmt::format("… and more problems in {} other point{} (first {} shown)", unreported_points,
                                        unreported_points == 1 ? "" : "s", kMaxPointErrors));

@@ -14,12 +14,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/common/diagnostics.hpp"
 #include "models/common/registry.hpp"
 #include "models/common/yaml_reader.hpp"
 #include "models/cost/memory_model.hpp"
 #include "models/program/task_graph.hpp"
+#include "sim/report/summary_fields.hpp"
 
 namespace dnnsim {
 
@@ -138,6 +140,9 @@ class WorkloadKind {
   // Adds the kind's fields to summary.json, after the common "mean" section.
   virtual void add_to_summary(const Scenario& scenario, const SimulationResult& result,
                               nlohmann::ordered_json& summary) const;
+  // Every field add_to_summary can write, so that the metrics expectations and sweeps name are
+  // checked before anything runs (debug builds check each summary make_summary writes against them).
+  [[nodiscard]] virtual std::vector<SummaryField> summary_fields() const { return {}; }
 
   // Per graph device, the model states the workload allocates once and keeps (weights, gradients,
   // optimizer state), for the memory breakdown of reports (sim/report/metrics.hpp); empty when the

@@ -351,6 +351,7 @@ class ClusterKind final : public WorkloadKind {
     return engine_driven_result(scenario, report, report->sim.makespan, report->sim.flows, report->sim.interrupted);
   }
 
+  std::vector<SummaryField> summary_fields() const override;
   void add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const override;
   void write_files(const Scenario&, const SimulationResult& result, const std::string& dir) const override;
 
@@ -447,6 +448,53 @@ double percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
   const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
   return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
+}
+
+std::vector<SummaryField> ClusterKind::summary_fields() const {
+  constexpr FieldType text = FieldType::text;
+  return {{"cluster.scheduler", text},
+          {"cluster.placement", text},
+          {"cluster.speed", text},
+          {"cluster.network", text},
+          {"cluster.trace", text},
+          {"cluster.admission.policy", text},
+          {"cluster.jobs"},
+          {"cluster.finished"},
+          {"cluster.never_fits"},
+          {"cluster.unfinished"},
+          {"cluster.rejected"},
+          {"cluster.gpus"},
+          {"cluster.jct_s.mean"},
+          {"cluster.jct_s.p50"},
+          {"cluster.jct_s.p95"},
+          {"cluster.jct_s.p99"},
+          {"cluster.makespan_s"},
+          {"cluster.mean_queueing_s"},
+          {"cluster.gpu_utilisation"},
+          {"cluster.finish_time_fairness.mean_slowdown"},
+          {"cluster.finish_time_fairness.max_slowdown"},
+          {"cluster.finish_time_fairness.jain_index"},
+          {"cluster.littles_law.L"},
+          {"cluster.littles_law.lambda_per_s"},
+          {"cluster.littles_law.W_s"},
+          {"cluster.littles_law.L_over_lambda_W"},
+          {"cluster.work_conservation.busy_gpu_seconds"},
+          {"cluster.work_conservation.solo_work_gpu_seconds"},
+          {"cluster.preemptions"},
+          {"cluster.packing.packed_jobs"},
+          {"cluster.packing.packed_job_seconds"},
+          {"cluster.admission.min_value"},
+          {"cluster.admission.max_value"},
+          {"cluster.admission.admitted"},
+          {"cluster.admission.rejected"},
+          {"cluster.admission.welfare"},
+          {"cluster.admission.revenue"},
+          {"cluster.scheduler_calls"},
+          {"cluster.events"},
+          {"cluster.flows"},
+          {"cluster.parameter_servers.ps_per_worker"},
+          {"cluster.parameter_servers.ps_cores"},
+          {"cluster.parameter_servers.deferred_starts"}};
 }
 
 void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result,

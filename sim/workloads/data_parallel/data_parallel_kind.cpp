@@ -58,6 +58,12 @@ class DataParallelKind final : public TaskGraphKind {
     return build_data_parallel(config, scenario.cluster.gpu_names(), scenario.run.iterations);
   }
 
+  std::vector<SummaryField> summary_fields() const override {
+    return {{"data_parallel.data_parallel_fidelity", FieldType::text},
+            {"data_parallel.data_parallel_window"},
+            {"data_parallel.data_parallel_fidelity_reason", FieldType::text}};
+  }
+
   // With data_parallel_fidelity asked: what ran, and why not a window where `auto` fell back.
   void add_to_summary(const Scenario& scenario, const SimulationResult&,
                       nlohmann::ordered_json& summary) const override {

@@ -296,10 +296,68 @@ class GnnKind final : public WorkloadKind {
     return result;
   }
 
+  std::vector<SummaryField> summary_fields() const override;
   void add_to_summary(const Scenario& scenario, const SimulationResult& result,
                       nlohmann::ordered_json& summary) const override;
   void write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const override;
 };
+
+std::vector<SummaryField> GnnKind::summary_fields() const {
+  constexpr FieldType text = FieldType::text;
+  return {{"gnn.bottleneck_stage", text},
+          {"gnn.core_assignment", text},
+          {"gnn.interference.model", text},
+          {"gnn.partition.partitioner", text},
+          {"gnn.servers"},
+          {"gnn.trainers"},
+          {"gnn.graph_nodes"},
+          {"gnn.graph_undirected_edges"},
+          {"gnn.graph_bytes"},
+          {"gnn.training_nodes"},
+          {"gnn.epochs"},
+          {"gnn.mini_batches"},
+          {"gnn.epoch_time_s"},
+          {"gnn.mini_batches_per_s"},
+          {"gnn.seeds_per_s"},
+          {"gnn.stages.sample.threads_per_server"},
+          {"gnn.stages.sample.busy_s"},
+          {"gnn.stages.sample.utilization"},
+          {"gnn.stages.gather.threads_per_server"},
+          {"gnn.stages.gather.busy_s"},
+          {"gnn.stages.gather.utilization"},
+          {"gnn.stages.copy.threads_per_server"},
+          {"gnn.stages.copy.busy_s"},
+          {"gnn.stages.copy.utilization"},
+          {"gnn.stages.train.gpu_busy_s"},
+          {"gnn.stages.train.busy_s"},
+          {"gnn.stages.train.utilization"},
+          {"gnn.stages.allreduce.busy_s"},
+          {"gnn.stages.allreduce.utilization"},
+          {"gnn.sync_wait_ratio"},
+          {"gnn.gpu_utilization"},
+          {"gnn.cores_per_server.shared"},
+          {"gnn.cores_per_server.sample"},
+          {"gnn.cores_per_server.gather"},
+          {"gnn.cores_per_server.copy"},
+          {"gnn.cores_per_server.dispatch"},
+          {"gnn.hit_ratio.local_gpu"},
+          {"gnn.hit_ratio.peer_gpu"},
+          {"gnn.hit_ratio.gpu"},
+          {"gnn.hit_ratio.host"},
+          {"gnn.hit_ratio.remote"},
+          {"gnn.cross_partition.sampled_edge_ratio"},
+          {"gnn.cross_partition.remote_expansions"},
+          {"gnn.cross_partition.network_bytes"},
+          {"gnn.interference.memory_bandwidth"},
+          {"gnn.interference.cpu_works"},
+          {"gnn.interference.time_sliced_works"},
+          {"gnn.nvlink_bytes"},
+          {"gnn.h2d_bytes"},
+          {"gnn.partition.edge_cut_ratio"},
+          {"gnn.partition.node_balance"},
+          {"gnn.partition.edge_balance"},
+          {"gnn.partition.training_balance"}};
+}
 
 void GnnKind::add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const {
   const auto* report = dynamic_cast<const GnnReport*>(result.workload_result.get());

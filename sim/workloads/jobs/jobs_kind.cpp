@@ -317,6 +317,19 @@ class JobsKind final : public TaskGraphKind {
     return simulate(scenario, std::move(*graph), options);
   }
 
+  std::vector<SummaryField> summary_fields() const override {
+    return {{"jobs.#.name", FieldType::text},
+            {"jobs.#.kind", FieldType::text},
+            {"jobs.#.nodes.#"},
+            {"jobs.#.gpus"},
+            {"jobs.#.iterations"},
+            {"jobs.#.iteration_time_s.#"},
+            {"jobs.#.makespan_s"},
+            {"jobs.#.mean.iteration_time_s"},
+            {"jobs.#.mean.throughput_samples_per_s"},
+            {"jobs.#.mean.tokens_per_s_per_gpu"}};
+  }
+
   // Per job, what the common section gives for the whole run: its iterations' times (iteration k of a
   // job ends with its last task of iteration k), its makespan and its throughput.
   void add_to_summary(const Scenario& scenario, const SimulationResult& result,

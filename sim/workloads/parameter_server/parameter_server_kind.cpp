@@ -312,10 +312,39 @@ class ParameterServerKind final : public WorkloadKind {
                                 report->sim.interrupted);
   }
 
+  std::vector<SummaryField> summary_fields() const override;
   void add_to_summary(const Scenario& scenario, const SimulationResult& result,
                       nlohmann::ordered_json& summary) const override;
   void write_files(const Scenario& scenario, const SimulationResult& result, const std::string& dir) const override;
 };
+
+std::vector<SummaryField> ParameterServerKind::summary_fields() const {
+  constexpr FieldType text = FieldType::text;
+  return {{"parameter_server.policy", text},
+          {"parameter_server.policy_state", text},
+          {"parameter_server.converged", text},
+          {"parameter_server.efficiency_source", text},
+          {"parameter_server.workers"},
+          {"parameter_server.servers"},
+          {"parameter_server.heterogeneity_degree"},
+          {"parameter_server.time_to_target_s"},
+          {"parameter_server.end_s"},
+          {"parameter_server.target_loss"},
+          {"parameter_server.final_loss"},
+          {"parameter_server.progress_steps"},
+          {"parameter_server.global_steps"},
+          {"parameter_server.local_steps"},
+          {"parameter_server.commits"},
+          {"parameter_server.commits_per_worker_min"},
+          {"parameter_server.commits_per_worker_max"},
+          {"parameter_server.computing_ratio"},
+          {"parameter_server.waiting_ratio"},
+          {"parameter_server.communication_ratio"},
+          {"parameter_server.blocked_ratio"},
+          {"parameter_server.mean_compute_s"},
+          {"parameter_server.mean_blocked_s"},
+          {"parameter_server.update_bytes"}};
+}
 
 void ParameterServerKind::add_to_summary(const Scenario&, const SimulationResult& result,
                                          nlohmann::ordered_json& summary) const {

@@ -426,6 +426,41 @@ class PipelineKind final : public WorkloadKind {
     return result;
   }
 
+  std::vector<SummaryField> summary_fields() const override {
+    constexpr FieldType text = FieldType::text;
+    return {{"pipeline.planner", text},
+            {"pipeline.schedule", text},
+            {"pipeline.activation_memory", text},
+            {"pipeline.feasible", text},
+            {"pipeline.reason", text},
+            {"pipeline.plan", text},
+            {"pipeline.stage_count"},
+            {"pipeline.micro_batches"},
+            {"pipeline.micro_batch_size"},
+            {"pipeline.stages.#.layers"},
+            {"pipeline.stages.#.chunks.#.#"},
+            {"pipeline.stages.#.gpus"},
+            {"pipeline.stages.#.devices.#", text},
+            {"pipeline.tensor_parallel"},
+            {"pipeline.sequence_parallel", text},
+            {"pipeline.recompute", text},
+            {"pipeline.distributed_optimizer", text},
+            {"pipeline.data_parallel"},
+            {"pipeline.context_parallel"},
+            {"pipeline.layout", text},
+            {"pipeline.tensor_parallel_fidelity", text},
+            {"pipeline.tensor_parallel_fidelity_reason", text},
+            {"pipeline.data_parallel_fidelity", text},
+            {"pipeline.data_parallel_window"},
+            {"pipeline.data_parallel_fidelity_reason", text},
+            {"pipeline.search_stopped", text},
+            {"pipeline.cost_model", text},
+            {"pipeline.predicted_iteration_time_s"},
+            {"pipeline.candidates_scored"},
+            {"pipeline.group_size_per_iteration.#.group_size"},
+            {"pipeline.group_size_per_iteration.#.predicted_s.*"}};
+  }
+
   void add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const override {
     if (const auto* report = dynamic_cast<const PipelineRunReport*>(result.workload_result.get()))
       summary["pipeline"] = pipeline_summary(*report, result.gpu_names);

@@ -141,6 +141,26 @@ class SpmdKind final : public WorkloadKind {
     return result;
   }
 
+  std::vector<SummaryField> summary_fields() const override {
+    constexpr FieldType text = FieldType::text;
+    return {{"spmd.planner", text},
+            {"spmd.predicted_iteration_time_s"},
+            {"spmd.feasible", text},
+            {"spmd.reason", text},
+            {"spmd.mesh", text},
+            {"spmd.ratios.*"},
+            {"spmd.segment_ratios.#.#"},
+            {"spmd.collectives_per_iteration"},
+            {"spmd.rounds"},
+            {"spmd.states_searched"},
+            {"spmd.report.#", text},
+            {"spmd.pipeline.stages.#.operators"},
+            {"spmd.pipeline.stages.#.gpus"},
+            {"spmd.pipeline.micro_batches"},
+            {"spmd.pipeline.cut_bytes"},
+            {"spmd.program.#", text}};
+  }
+
   void add_to_summary(const Scenario&, const SimulationResult& result, nlohmann::ordered_json& summary) const override {
     const auto* report = dynamic_cast<const SpmdRunReport*>(result.workload_result.get());
     if (report == nullptr) return;

@@ -1,0 +1,50 @@
+// The fields of summary.json, declared so that a path an expectation, a comparison or a sweep names
+// is checked when its file is read, before anything runs (a misspelt metric was a MISS after the
+// whole simulation). make_summary's own fields are common_summary_fields(); each workload kind
+// declares its section's beside the code that writes it (WorkloadKind::summary_fields). Debug builds
+// check every summary make_summary writes against them (undeclared_summary_fields), so a field added
+// without its declaration fails the first test that runs it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dnnsim {
+
+// What a field holds. An expectation compares numbers; a sweep's column takes either.
+enum class FieldType {
+  number,  // a number, or null where the run has none (throughput without a batch size)
+  text,    // a string or a flag
+};
+
+// One field, as a dotted path whose segments are keys, "#" for any list index, or "*" for any key
+// of a map whose keys the run names (devices, links, phases, GPUs' shares).
+struct SummaryField {
+  std::string_view path;
+  FieldType type = FieldType::number;
+};
+
+// The fields every run's summary has (sim/report/report.cpp, make_summary).
+[[nodiscard]] std::span<const SummaryField> common_summary_fields();
+
+// Whether the concrete `path` ("devices.node0/gpu1.peak_memory_bytes") is an instance of `pattern`
+// ("devices.*.peak_memory_bytes"): as many segments, each equal, "*" (any key) or "#" (digits).
+[[nodiscard]] bool field_matches(std::string_view pattern, std::string_view path);
+
+// Why `path` cannot name a value in the summary of a run of workload kind `kind` (a name of
+// builtin_workload_kinds()), or empty: no declared field matches it (with the closest one, or the
+// fields of the section it names), or, when `number` is asked, the field is text. Said as a message
+// about the metric: "'mean.iteration_time' is no field of summary.json …".
+[[nodiscard]] std::string summary_path_problem(const std::string& kind, const std::string& path, bool number);
+
+// The values of `summary` (a run of workload kind `kind`) that no declared field matches, or that one
+// of the other type does, as "path (number)" / "path (text)"; empty when all are declared. Debug
+// builds check every summary they make with it (make_summary), so each test's run checks the
+// declarations.
+[[nodiscard]] std::vector<std::string> undeclared_summary_fields(const std::string& kind,
+                                                                 const nlohmann::ordered_json& summary);
+
+}  // namespace dnnsim
