@@ -21,7 +21,10 @@ namespace {
 namespace fs = std::filesystem;
 
 // The YAML files of the inputs: directories walked recursively, each in sorted path order; files
-// named on the command line taken as they are. A file reached twice is read once.
+// named on the command line taken as they are. A file reached twice is read once. A walk passes over
+// hidden files and directories (a name starting with '.'), as git, pytest and the shells' globs do: a
+// checkout's `.github/workflows/*.yml`, an editor's or a tool's scratch copy are not the user's
+// scenarios; a hidden file named on the command line is read.
 std::vector<fs::path> input_files(const std::vector<std::string>& inputs, DiagnosticSink& sink) {
   std::vector<fs::path> files;
   std::set<fs::path> seen;
@@ -32,9 +35,13 @@ std::vector<fs::path> input_files(const std::vector<std::string>& inputs, Diagno
     std::error_code error;
     if (fs::is_directory(input, error)) {
       std::vector<fs::path> found;
-      for (const auto& entry : fs::recursive_directory_iterator(input)) {
-        const std::string extension = entry.path().extension().string();
-        if (entry.is_regular_file() && (extension == ".yaml" || extension == ".yml")) found.push_back(entry.path());
+      for (auto entry = fs::recursive_directory_iterator(input); entry != fs::recursive_directory_iterator(); ++entry) {
+        if (entry->path().filename().string().starts_with('.')) {
+          entry.disable_recursion_pending();
+          continue;
+        }
+        const std::string extension = entry->path().extension().string();
+        if (entry->is_regular_file() && (extension == ".yaml" || extension == ".yml")) found.push_back(entry->path());
       }
       std::sort(found.begin(), found.end());
       std::for_each(found.begin(), found.end(), add);

@@ -227,6 +227,21 @@ TEST(RegressSpec, SkipsSweepsAndScenariosWithoutExpectations) {
   EXPECT_EQ(plan.skipped[1], (testing::test_dir() / "b.yaml").string() + ": a sweep file");
 }
 
+// A directory walk passes over hidden entries (a CI workflow, a tool's scratch copy); named, one is read.
+TEST(RegressSpec, AWalkPassesOverHiddenFilesAndDirectories) {
+  std::filesystem::create_directories(testing::test_dir() / ".github" / "workflows");
+  write_file(".github/workflows/ci.yml", "on: push\njobs: {}\n");
+  const std::string hidden = write_file(".scratch.yaml", kScenario);
+  write_file("c.yaml", kScenario);
+  const RegressPlan walked = load_regress_plan({dir()});
+  ASSERT_EQ(walked.runs.size(), 1u);
+  EXPECT_EQ(walked.runs[0].scenario, (testing::test_dir() / "c.yaml").string());
+  EXPECT_TRUE(walked.skipped.empty());
+  const RegressPlan named = load_regress_plan({hidden});
+  ASSERT_EQ(named.runs.size(), 1u);
+  EXPECT_EQ(named.runs[0].scenario, hidden);
+}
+
 TEST(RegressSpec, NothingToCheckIsAnError) {
   write_file("a.yaml", scenario_without_expectations());
   const auto errors = diagnostics_thrown_by([&] { (void)load_regress_plan({dir()}); });
