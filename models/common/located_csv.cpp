@@ -291,6 +291,17 @@ std::optional<std::string> LocatedCsv::text(const LocatedCsvRow& row, const std:
   return f->text;
 }
 
+std::optional<std::string> LocatedCsv::name(const LocatedCsvRow& row, const std::string& column,
+                                            DiagnosticSink& sink) const {
+  const LocatedCsvField* f = field(row, column, sink);
+  if (f == nullptr) return std::nullopt;
+  if (f->text.empty()) {
+    sink.error(where(row, f), fmt::format("{}: expected a name, found an empty field", column));
+    return std::nullopt;
+  }
+  return f->text;
+}
+
 std::optional<double> LocatedCsv::date(const LocatedCsvRow& row, const std::string& column,
                                        DiagnosticSink& sink) const {
   const LocatedCsvField* f = field(row, column, sink);

@@ -78,6 +78,9 @@ class LocatedCsv {
   // A count (GPUs, replicas, a batch): an integer in [min, INT_MAX]; "2.0" is 2, as Philly and Helios write.
   std::optional<int> integer(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink, int min) const;
   std::optional<std::string> text(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const;
+  // A name (a job's id, an application, a model): text that may not be empty, as an empty one names
+  // nothing and a job without one is not the user's job.
+  std::optional<std::string> name(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const;
   // "YYYY-MM-DD HH:MM:SS" (UTC, no zone) or a bare number of seconds → seconds since 1970-01-01.
   std::optional<double> date(const LocatedCsvRow& row, const std::string& column, DiagnosticSink& sink) const;
 

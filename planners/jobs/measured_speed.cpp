@@ -71,7 +71,7 @@ PolluxSettings read_pollux_settings(const std::string& csv) {
   const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(csv), csv, sink, ',');
   if (table.require({"application", "max_local_bsz", "fixed_batch_size", "max_replicas"}, sink)) {
     for (const LocatedCsvRow& row : table.rows()) {
-      const auto name = table.text(row, "application", sink);
+      const auto name = table.name(row, "application", sink);
       PolluxApplicationSettings s;
       const auto optional_number = [&](const char* column, double& into) {
         if (table.text(row, column, sink).value_or("").empty()) return;
@@ -182,7 +182,16 @@ PolluxSpeedModel::PolluxSpeedModel(const std::string& throughput_dir) {
     const LocatedCsv placements = LocatedCsv::parse(LocatedCsv::read_file(placements_file), placements_file, sink, ',');
     if (placements.require({"placement", "local_bsz", "step_time", "sync_time"}, sink))
       for (const LocatedCsvRow& row : placements.rows()) {
-        auto where = placements.text(row, "placement", sink);
+        auto where = placements.name(row, "placement", sink);
+        // The artifact's placement: one digit per node, the replicas on it; any other key would never
+        // be looked up, its rows silently unused.
+        if (where && !std::all_of(where->begin(), where->end(), [](char c) { return c >= '1' && c <= '9'; })) {
+          sink.error(placements.where(row, placements.optional_field(row, "placement")),
+                     fmt::format("placement: expected the replicas on each node as digits 1-9 (e.g. 1422), "
+                                 "found '{}'",
+                                 *where));
+          where.reset();
+        }
         auto bsz = placements.number(row, "local_bsz", sink, 1.0);
         auto step = placements.number(row, "step_time", sink, 0.0);
         auto sync = placements.number(row, "sync_time", sink, 0.0);

@@ -77,9 +77,9 @@ JobTrace read_pollux_workload(const JobTraceFiles& files) {
   JobTrace trace{{}, files.file};
   if (table.require({"name", "time", "application", "num_replicas", "batch_size"}, sink)) {
     for (const LocatedCsvRow& row : table.rows()) {
-      auto name = table.text(row, "name", sink);
+      auto name = table.name(row, "name", sink);
       auto time = table.number(row, "time", sink, 0.0);
-      auto application = table.text(row, "application", sink);
+      auto application = table.name(row, "application", sink);
       auto replicas = table.integer(row, "num_replicas", sink, 1);
       auto batch = table.integer(row, "batch_size", sink, 1);
       if (!name || !time || !application || !replicas || !batch) continue;
@@ -113,11 +113,15 @@ JobTrace read_gavel(const JobTraceFiles& files) {
                  fmt::format("expected {} tab-separated fields, found {}", columns.size(), row.fields.size()));
       continue;
     }
-    auto type = table.text(row, "job_type", sink);
+    auto type = table.name(row, "job_type", sink);
     auto steps = table.number(row, "total_steps", sink, 1.0);
     auto gpus = table.integer(row, "scale_factor", sink, 1);
     auto arrival = table.number(row, "arrival_time", sink, 0.0);
-    if (!type || !steps || !gpus || !arrival) continue;
+    // Not simulated, but parse_trace converts them (int, float, float): a row Gavel refuses is refused.
+    auto data_dir = table.integer(row, "needs_data_dir", sink, 0);
+    auto weight = table.number(row, "priority_weight", sink, 0.0);
+    auto slo = table.number(row, "slo", sink);
+    if (!type || !steps || !gpus || !arrival || !data_dir || !weight || !slo) continue;
     JobRecord job;
     job.id = fmt::format("gavel-{}", row.line);
     job.submit = Seconds(*arrival);
@@ -227,7 +231,7 @@ JobTrace read_helios(const JobTraceFiles& files) {
   JobTrace trace{{}, files.file};
   if (table.require({"job_id", "user", "vc", "gpu_num", "submit_time", "duration"}, sink)) {
     for (const LocatedCsvRow& row : table.rows()) {
-      auto id = table.text(row, "job_id", sink);
+      auto id = table.name(row, "job_id", sink);
       auto gpus = table.integer(row, "gpu_num", sink, 0);
       auto submit = table.date(row, "submit_time", sink);
       auto duration = table.number(row, "duration", sink, 0.0);
@@ -274,7 +278,7 @@ JobTrace read_alibaba_pai(const JobTraceFiles& files) {
   };
   std::map<std::string, Demand> demand;
   for (const LocatedCsvRow& row : tasks.rows()) {
-    auto job = tasks.text(row, "job_name", sink);
+    auto job = tasks.name(row, "job_name", sink);
     auto instances = tasks.number(row, "inst_num", sink, 0.0);
     const LocatedCsvField* plan = tasks.field(row, "plan_gpu", sink);
     auto type = tasks.text(row, "gpu_type", sink);
@@ -288,7 +292,7 @@ JobTrace read_alibaba_pai(const JobTraceFiles& files) {
   }
   JobTrace trace{{}, files.file};
   for (const LocatedCsvRow& row : jobs.rows()) {
-    auto name = jobs.text(row, "job_name", sink);
+    auto name = jobs.name(row, "job_name", sink);
     auto status = jobs.text(row, "status", sink);
     auto start = jobs.number(row, "start_time", sink, 0.0);
     auto user = jobs.text(row, "user", sink);
@@ -346,7 +350,7 @@ JobTrace read_dnnsim_csv(const JobTraceFiles& files) {
     if (!table.has(duration_col) && !table.has("iterations"))
       sink.error({files.file, 1, 1}, "needs a duration_s or an iterations column (a job's work)");
     for (const LocatedCsvRow& row : table.rows()) {
-      auto id = table.text(row, id_col, sink);
+      auto id = table.name(row, id_col, sink);
       auto submit = table.number(row, submit_col, sink, 0.0);
       auto gpus = table.integer(row, gpus_col, sink, 1);
       JobRecord job;

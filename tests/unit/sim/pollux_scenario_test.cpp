@@ -81,6 +81,27 @@ TEST(PolluxScenario, ValidationFileNameWithoutABatchSizeIsLocated) {
     EXPECT_NE(d.message.find("expected validation-BATCH.csv"), std::string::npos) << testing::dump(diagnostics);
 }
 
+TEST(PolluxScenario, APlacementThatIsNoDigitStringIsLocated) {
+  // Rows 2-4 of the shipped cifar10/placements.csv with their placements emptied, negated and typo'd:
+  // keys no placement is ever looked up by, whose rows were silently unused.
+  const auto dir =
+      std::filesystem::path(testing::write_file("placeholder", "")).parent_path() / "placement-tables" / "cifar10";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "placements.csv") << "placement,local_bsz,step_time,sync_time\n"
+                                           ",32,0.0427886962890625,0.0004995360016822816\n"
+                                           "-1,45,0.05048525333404541,0.000504022404551506\n"
+                                           "1x,64,0.05983335971832275,0.0005080448031425476\n";
+  std::ofstream(dir / "scalability.csv") << "num_nodes,num_replicas,local_bsz,step_time,sync_time\n";
+  std::ofstream(dir / "validation-64.csv") << "progress,iteration,grad_sqr,grad_var\n100,99,0.5,0.1\n";
+  const auto diagnostics = testing::diagnostics_thrown_by([&] {
+    (void)testing::load(pollux_yaml("{source: pollux, tables: " + dir.parent_path().string() + "}", "{name: pollux}"));
+  });
+  testing::expect_errors(diagnostics,
+                         {{2, 1, "placement: expected a name, found an empty field"},
+                          {3, 1, "expected the replicas on each node as digits 1-9 (e.g. 1422), found '-1'"},
+                          {4, 1, "found '1x'"}});
+}
+
 TEST(PolluxScenario, NeedsTheGoodputTablesAndTheJobLevel) {
   const auto duration =
       testing::diagnostics_thrown_by([] { (void)testing::load(pollux_yaml("{source: duration}", "{name: pollux}")); });

@@ -163,6 +163,39 @@ TEST(JobReaders, CountsBeyondAnIntAreRefused) {
   expect_errors(wide, {{2, 26, "num_gpus: 4294967297 is too large (at most 2147483647)"}});
 }
 
+// A name names a job, an application or a model: empty, it is an error at its field, once (an empty
+// application also failed the speed model's lookup and its "no model" check). Rows 1-3 of the shipped
+// load-1.0/workload-6.csv with the first name and the second application emptied.
+TEST(JobReaders, AnEmptyNameIsLocated) {
+  const std::string path = write_file("workload.csv",
+                                      "name,time,application,num_replicas,batch_size\n"
+                                      ",53,cifar10,6,2048\n"
+                                      "cifar10-1,154,,6,2048\n"
+                                      "deepspeech2-2,326,deepspeech2,8,320\n");
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)read_job_trace("pollux-workload", {path}); });
+  expect_errors(diagnostics, {{2, 1, "name: expected a name, found an empty field"},
+                              {3, 15, "application: expected a name, found an empty field"}});
+}
+
+// Gavel's parse_trace converts needs_data_dir, priority_weight and SLO (int, float, float) although
+// dnnsim does not simulate them: a row Gavel would refuse is refused. The two rows of GavelTraceSlice,
+// those fields corrupted.
+TEST(JobReaders, GavelFieldsGavelConvertsAreChecked) {
+  const std::string path = write_file(
+      "gavel-bad.trace",
+      "Transformer (batch size 128)\tpython3 train.py -data %s/translation/multi30k.atok.low.pt -batch_size 128 "
+      "-proj_share_weight\ttranslation\t-step\tyes\t346\t2\t1\t-1.000000\t0\n"
+      "Recommendation (batch size 8192)\tpython3 train.py --data_dir %s/ml-20m/pro_sg/ --batch_size 8192\t"
+      "recommendation\t-n\t1\t36\t1\t-1\tnone\t0\n");
+  const auto diagnostics = diagnostics_thrown_by([&] { (void)read_job_trace("gavel", {path}); });
+  ASSERT_EQ(diagnostics.size(), 3u) << dump(diagnostics);
+  EXPECT_EQ(diagnostics[0].location.line, 1);
+  EXPECT_NE(diagnostics[0].message.find("needs_data_dir: expected an integer"), std::string::npos) << dump(diagnostics);
+  EXPECT_EQ(diagnostics[1].location.line, 2);
+  EXPECT_NE(diagnostics[1].message.find("priority_weight"), std::string::npos) << dump(diagnostics);
+  EXPECT_NE(diagnostics[2].message.find("slo: expected a number"), std::string::npos) << dump(diagnostics);
+}
+
 // Every problem of the file at once, each at its row and column.
 TEST(JobReaders, DnnsimCsvBadRowsLocated) {
   const std::string path = write_file("bad.csv",
