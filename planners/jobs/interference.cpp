@@ -17,26 +17,24 @@
 namespace dnnsim {
 
 namespace {
-// Gavel keys a job type with its scale factor, "('ResNet-18 (batch size 16)', 1)"; the one-GPU type
-// name, as traces and the speed model name it, or nothing for another scale.
+// The one-GPU job type a key of Gavel's names, as traces and the speed model name it, or nothing for
+// another scale.
 std::optional<std::string> single_gpu_type(const std::string& key) {
-  const std::string suffix = "', 1)";
-  if (key.size() < 2 + suffix.size() || key.compare(0, 2, "('") != 0 ||
-      key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return std::nullopt;
-  return key.substr(2, key.size() - 2 - suffix.size());
+  const std::optional<GavelJobKey> job = parse_gavel_job_key(key);
+  if (!job || job->scale != 1) return std::nullopt;
+  return job->type;
 }
 
 std::vector<ColocatedPair> pairs_of(const nlohmann::json& table) {
   std::vector<ColocatedPair> pairs;
   for (const auto& [victim_key, row] : table.items()) {
     const auto victim = single_gpu_type(victim_key);
-    if (!victim || !row.is_object() || !row.contains("null") || !row["null"].is_number()) continue;
+    if (!victim) continue;  // read_gavel_json checked the rest: a row is an object with a rate at "null"
     const double solo = row["null"].get<double>();
     if (!(solo > 0.0)) continue;
     for (const auto& [aggressor_key, both] : row.items()) {
       const auto aggressor = single_gpu_type(aggressor_key);
-      if (!aggressor || !both.is_array() || both.size() != 2 || !both[0].is_number()) continue;
+      if (!aggressor) continue;
       const double shared = both[0].get<double>();
       // A zero co-located rate is Gavel's marker for a pair that did not fit together, not a slowdown.
       if (shared > 0.0) pairs.push_back({*victim, *aggressor, solo / shared});
@@ -52,17 +50,16 @@ std::vector<ColocatedPair> pairs_of(const nlohmann::json& table) {
 std::vector<ColocatedPair> read_gavel_colocated_pairs(const std::string& throughputs_json,
                                                       const std::string& gpu_type) {
   const nlohmann::json root = read_gavel_json(throughputs_json);
-  if (!root.is_object() || !root.contains(gpu_type) || !root[gpu_type].is_object())
+  if (!root.contains(gpu_type))
     throw InputError(SourceLocation{throughputs_json}, fmt::format("no table '{}' of job types", gpu_type));
   return pairs_of(root[gpu_type]);
 }
 
 std::map<std::string, std::vector<ColocatedPair>> read_gavel_colocated_tables(const std::string& throughputs_json) {
   const nlohmann::json root = read_gavel_json(throughputs_json);
-  if (!root.is_object()) throw InputError(SourceLocation{throughputs_json}, "not an object of Gavel tables");
   std::map<std::string, std::vector<ColocatedPair>> tables;
   for (const auto& [name, table] : root.items())
-    if (table.is_object() && name.find("_unconsolidated") == std::string::npos) tables.emplace(name, pairs_of(table));
+    if (name.find("_unconsolidated") == std::string::npos) tables.emplace(name, pairs_of(table));
   return tables;
 }
 

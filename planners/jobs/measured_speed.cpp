@@ -12,6 +12,7 @@
 #include "models/common/input_file.hpp"
 #include "models/common/located_csv.hpp"
 #include "models/common/parse_number.hpp"
+#include "models/common/yaml_reader.hpp"
 #include "planners/jobs/interference.hpp"
 
 namespace dnnsim {
@@ -387,45 +388,124 @@ std::string gavel_gpu_type(const std::string& catalog_name) {
   return type;
 }
 
+std::optional<GavelJobKey> parse_gavel_job_key(const std::string& key) {
+  // Python's repr of the tuple (job type, scale factor): "('ResNet-50 (batch size 64)', 2)".
+  const auto quote_end = key.rfind("', ");
+  if (key.size() < 8 || key.compare(0, 2, "('") != 0 || key.back() != ')' || quote_end == std::string::npos ||
+      quote_end < 3)
+    return std::nullopt;
+  const auto scale = parse_number<int>(std::string_view(key).substr(quote_end + 3, key.size() - quote_end - 4));
+  if (!scale || *scale < 1) return std::nullopt;
+  return GavelJobKey{key.substr(2, quote_end - 2), *scale};
+}
+
+namespace {
+// A problem of the throughputs file at a path of keys (an array index as its digits).
+struct GavelProblem {
+  std::vector<std::string> path;
+  std::string message;
+};
+
+std::vector<GavelProblem> gavel_problems(const nlohmann::json& root) {
+  std::vector<GavelProblem> problems;
+  if (!root.is_object()) return {{{}, "expected an object of Gavel's tables, one per GPU type"}};
+  const auto rate_problem = [](const nlohmann::json& rate) -> std::optional<std::string> {
+    if (!rate.is_number()) return fmt::format("expected a throughput in steps/s, found {}", rate.dump());
+    if (!(rate.get<double>() >= 0.0))
+      return fmt::format("expected a throughput >= 0 steps/s (0: did not fit), found {}", rate.dump());
+    return std::nullopt;
+  };
+  const std::string key_form = "expected a job key ('JOB TYPE', SCALE FACTOR) such as ('ResNet-50 (batch size 64)', 2)";
+  for (const auto& [table, jobs] : root.items()) {
+    // gavel_gpu_type's form: a catalog GPU's name before its first '-', in lower case.
+    const std::string_view suffix = "_unconsolidated";
+    const std::string_view type = std::string_view(table).ends_with(suffix)
+                                      ? std::string_view(table).substr(0, table.size() - suffix.size())
+                                      : std::string_view(table);
+    if (type.empty() ||
+        !std::all_of(type.begin(), type.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }) ||
+        !(type[0] >= 'a' && type[0] <= 'z'))
+      problems.push_back({{table},
+                          fmt::format("expected a GPU type in lower case such as v100 (v100_unconsolidated: "
+                                      "its jobs spread over servers), found '{}'",
+                                      table)});
+    if (!jobs.is_object()) {
+      problems.push_back({{table}, "expected an object of job types"});
+      continue;
+    }
+    for (const auto& [key, entry] : jobs.items()) {
+      if (!parse_gavel_job_key(key)) problems.push_back({{table, key}, fmt::format("{}, found '{}'", key_form, key)});
+      if (!entry.is_object() || !entry.contains("null")) {
+        problems.push_back({{table, key}, "expected an object with the job's own rate at \"null\""});
+        continue;
+      }
+      for (const auto& [other, rates] : entry.items()) {
+        if (other == "null") {
+          if (auto problem = rate_problem(rates)) problems.push_back({{table, key, other}, *problem});
+          continue;
+        }
+        if (!parse_gavel_job_key(other))
+          problems.push_back({{table, key, other}, fmt::format("{}, found '{}'", key_form, other)});
+        else if (!rates.is_array() || rates.size() != 2)
+          problems.push_back({{table, key, other}, "expected the pair's two rates [this job's, the other's]"});
+        else
+          for (std::size_t i = 0; i < 2; ++i)
+            if (auto problem = rate_problem(rates[i]))
+              problems.push_back({{table, key, other, std::to_string(i)}, *problem});
+      }
+    }
+  }
+  return problems;
+}
+}  // namespace
+
 nlohmann::json read_gavel_json(const std::string& throughputs_json) {
   const std::string text = read_input_file(throughputs_json);
+  nlohmann::json root;
   try {
-    return nlohmann::json::parse(text);
+    root = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {
     throw InputError(SourceLocation{throughputs_json}, fmt::format("not valid JSON: {}", error.what()));
   }
+  const std::vector<GavelProblem> problems = gavel_problems(root);
+  if (problems.empty()) return root;
+  // Read again as YAML (JSON is YAML) to put every problem at its line and column: nlohmann::json keeps
+  // no positions, and yaml-cpp reads the shipped 42,841 lines in 190 ms against 16, a cost paid only here.
+  DiagnosticSink sink;
+  YamlReader reader(throughputs_json, sink);
+  const YAML::Node tree = reader.load_text(text);
+  for (const GavelProblem& problem : problems) {
+    // reset, not =: assigning to a node of the tree would overwrite it. Const lookups add no keys.
+    YAML::Node at = tree;
+    for (const std::string& step : problem.path) {
+      if (!at.IsDefined()) break;
+      const YAML::Node parent = at;
+      at.reset(parent.IsSequence() ? parent[std::stoul(step)] : parent[step]);
+    }
+    if (at.IsDefined())
+      reader.error(at, problem.message);
+    else
+      sink.error(SourceLocation{throughputs_json}, problem.message);
+  }
+  sink.throw_if_any();
+  return root;
 }
 
+// Gavel's file is read and checked by read_gavel_json: every key below parses and every rate is a number.
 GavelSpeedModel::GavelSpeedModel(const std::string& throughputs_json) {
   const nlohmann::json root = read_gavel_json(throughputs_json);
-  // "('ResNet-50 (batch size 64)', 2)" → (type, scale)
-  const auto parse_key = [&](const std::string& table, const std::string& key) {
-    const auto quote_end = key.rfind('\'');
-    const auto comma = key.rfind(',');
-    if (key.size() < 6 || quote_end == std::string::npos || quote_end < 2 || comma == std::string::npos)
-      throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
-    std::string_view scale_text = std::string_view(key).substr(comma + 1);
-    while (!scale_text.empty() && scale_text.front() == ' ') scale_text.remove_prefix(1);
-    if (!scale_text.empty() && scale_text.back() == ')') scale_text.remove_suffix(1);
-    const auto scale = parse_number<int>(scale_text);
-    if (!scale)
-      throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
-    return std::pair{key.substr(2, quote_end - 2), *scale};
-  };
   for (const auto& [table, jobs] : root.items())
     for (const auto& [key, entry] : jobs.items()) {
-      if (!entry.contains("null"))
-        throw InputError(SourceLocation{throughputs_json}, fmt::format("table '{}': unexpected key '{}'", table, key));
-      const auto victim = parse_key(table, key);
+      const GavelJobKey victim = *parse_gavel_job_key(key);
       const double solo = entry["null"].get<double>();
-      steps_per_second_[table][victim] = solo;
+      steps_per_second_[table][{victim.type, victim.scale}] = solo;
       // Beside another single-GPU job: [victim's steps/s, the other's]; 0 marks a pair that did not fit.
       for (const auto& [other, both] : entry.items()) {
-        if (other == "null" || victim.second != 1 || !both.is_array() || both.size() != 2 || !both[0].is_number())
-          continue;
-        const auto aggressor = parse_key(table, other);
-        if (aggressor.second == 1 && both[0].get<double>() > 0 && solo > 0)
-          packed_[table][{victim.first, aggressor.first}] = solo / both[0].get<double>();
+        if (other == "null" || victim.scale != 1) continue;
+        const GavelJobKey aggressor = *parse_gavel_job_key(other);
+        if (aggressor.scale == 1 && both[0].get<double>() > 0 && solo > 0)
+          packed_[table][{victim.type, aggressor.type}] = solo / both[0].get<double>();
       }
     }
 }

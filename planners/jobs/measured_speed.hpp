@@ -157,8 +157,20 @@ class PolluxSpeedModel final : public JobSpeedModel {
   PolluxTunedJobs tuned_;
 };
 
-// Gavel's simulation_throughputs.json, parsed. @throw InputError at the path when it cannot be read
-// or is not JSON.
+// A key of Gavel's throughputs, "('ResNet-50 (batch size 64)', 2)": the job type and its scale factor
+// (GPUs); nothing when the key is not of that form.
+struct GavelJobKey {
+  std::string type;
+  int scale = 1;
+};
+[[nodiscard]] std::optional<GavelJobKey> parse_gavel_job_key(const std::string& key);
+
+// Gavel's simulation_throughputs.json (Narayanan et al., OSDI'20; gavel/scheduler/
+// simulation_throughputs.json), parsed and checked: an object of tables (a GPU type, "_unconsolidated"
+// for jobs spread over servers), each an object of job keys whose "null" is the job's own rate and whose
+// other keys are co-located jobs with the pair's two rates [this job's, the other's], every rate in
+// steps/s and >= 0 (0: the pair did not fit). @throw InputError with every problem at its line and
+// column, or at the path when the file cannot be read or is not JSON.
 [[nodiscard]] nlohmann::json read_gavel_json(const std::string& throughputs_json);
 
 // Gavel's table of a catalog GPU: "V100-16GB" and "V100-32GB" → "v100" (Gavel does not tell memory

@@ -9,7 +9,9 @@
 
 #include "dnnsim/source_paths.hpp"
 #include "planners/jobs/interference.hpp"
+#include "tests/support/diagnostics.hpp"
 #include "tests/support/pollux_tables.hpp"
+#include "tests/support/temp_files.hpp"
 
 namespace dnnsim {
 namespace {
@@ -72,6 +74,39 @@ TEST(GavelSpeed, ADirectoryOrABadKeyIsAnInputError) {
   const std::string bad_key = ::testing::TempDir() + "gavel-bad-key.json";
   std::ofstream(bad_key) << R"json({"v100": {"('ResNet-18 (batch size 16)', x)": {"null": 1.0}}})json";
   EXPECT_THROW((void)GavelSpeedModel(bad_key), InputError);
+}
+
+// Every problem of Gavel's file at once, each at its line and column (they were thrown one at a time at
+// the file, and a negative rate — a negated value of the shipped file — was accepted). The shipped
+// v100 table's first row and pair, corrupted: a negative solo rate, a pair key with no scale, a pair
+// rate that is text, a pair of one rate, a row without its "null", and a table named in capitals (never
+// looked up: gavel_gpu_type names tables in lower case).
+TEST(GavelSpeed, EveryProblemOfTheFileIsLocated) {
+  const std::string path = testing::write_file("gavel-bad.json", R"json({
+  "v100": {
+    "('ResNet-18 (batch size 16)', 1)": {
+      "null": -32.353384,
+      "('ResNet-18 (batch size 256)')": [24.454648, 10.300256],
+      "('ResNet-18 (batch size 32)', 1)": ["fast", 11.0],
+      "('ResNet-18 (batch size 64)', 1)": [20.0]
+    },
+    "('ResNet-18 (batch size 32)', 1)": {"('ResNet-18 (batch size 16)', 1)": [11.0, 20.0]}
+  },
+  "V100_unconsolidated": {}
+})json");
+  const auto diagnostics = testing::diagnostics_thrown_by([&] { (void)GavelSpeedModel(path); });
+  testing::expect_errors(
+      diagnostics,
+      {{4, 15, "expected a throughput >= 0 steps/s (0: did not fit), found -32.353384"},
+       {5, 41,
+        "expected a job key ('JOB TYPE', SCALE FACTOR) such as ('ResNet-50 (batch size 64)', 2), found "
+        "'('ResNet-18 (batch size 256)')'"},
+       {6, 44, "expected a throughput in steps/s, found \"fast\""},
+       {7, 43, "expected the pair's two rates [this job's, the other's]"},
+       {9, 41, "expected an object with the job's own rate at \"null\""},
+       {11, 26,
+        "expected a GPU type in lower case such as v100 (v100_unconsolidated: its jobs spread over servers), "
+        "found 'V100_unconsolidated'"}});
 }
 
 // Gavel's v100 table: ResNet-18 at batch 16 runs 32.353384 steps/s alone and 24.454648 beside
