@@ -52,8 +52,10 @@ StatisticalEfficiency load_statistical_efficiency(const std::string& path) {
     model.lambda = map.number("lambda", 0, kHuge, true).value_or(model.lambda);
     model.source = map.string("source").value_or(path);
     (void)map.get("fit");  // the calibration's residuals and measured points, for people
-    if (model.a <= 0 && map.has("a")) reader.error(map.get("a"), "a must be positive (the loss must fall)");
-    if (model.b <= 0 && map.has("b")) reader.error(map.get("b"), "b must be positive (L(0) = 1/b + c is finite)");
+    if (model.a <= 0 && map.has("a") && !map.refused("a"))
+      reader.error(map.get("a"), "a must be positive (the loss must fall)");
+    if (model.b <= 0 && map.has("b") && !map.refused("b"))
+      reader.error(map.get("b"), "b must be positive (L(0) = 1/b + c is finite)");
     map.finish();
   }
   sink.throw_if_any();

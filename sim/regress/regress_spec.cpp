@@ -2,6 +2,7 @@
 #include "sim/regress/regress_spec.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -193,8 +194,17 @@ class PlanBuilder {
     }
   }
 
+  // A problem of a scenario file (not of an override), with the runs that met it: runs sharing a
+  // scenario or a data file it reads meet its mistakes alike, and one mistake is one error.
+  struct ScenarioProblem {
+    std::string text;
+    YAML::Node first_scenario_node;
+    std::vector<std::string> runs;
+  };
+
   std::vector<NamedRun> read_runs(YamlReader& reader, const YAML::Node& node, const fs::path& path) {
     std::vector<NamedRun> runs;
+    std::vector<ScenarioProblem> scenario_problems;
     if (!node.IsMap() || node.size() == 0) {
       reader.error(node, "expected a mapping of run names to {scenario: FILE, set: [KEY=VALUE, …]}");
       return runs;
@@ -226,17 +236,23 @@ class PlanBuilder {
           if (std::error_code refused; !fs::is_regular_file(run.scenario, refused))
             reader.error(scenario_node, fmt::format("cannot open the scenario '{}'", run.scenario));
           else if (run.members.empty())
-            validate_run(reader, run, run.overrides, scenario_node, set_nodes);
+            validate_run(reader, run, run.overrides, scenario_node, set_nodes, scenario_problems);
           else
             for (std::size_t m = 0; m < run.members.size(); ++m) {
               std::vector<YAML::Node> nodes = set_nodes;
               for (std::size_t k = 0; k < run.over_keys.size(); ++k)
                 nodes.push_back(value_nodes[m * run.over_keys.size() + k]);
-              validate_run(reader, run, member_overrides(run, m), scenario_node, nodes);
+              validate_run(reader, run, member_overrides(run, m), scenario_node, nodes, scenario_problems);
             }
         }
       }
       runs.push_back(std::move(run));
+    }
+    for (const ScenarioProblem& problem : scenario_problems) {
+      std::vector<std::string> quoted;
+      for (const std::string& name : problem.runs) quoted.push_back(fmt::format("'{}'", name));
+      reader.error(problem.first_scenario_node, fmt::format("{} {}: {}", quoted.size() == 1 ? "run" : "runs",
+                                                            fmt::join(quoted, ", "), problem.text));
     }
     return runs;
   }
@@ -284,10 +300,11 @@ class PlanBuilder {
   }
 
   // Loads the run's scenario with its overrides and notes its workload kind. A problem of an override
-  // is reported at that override; any other problem of the scenario at the `scenario:` line, quoting
-  // the scenario's own location.
+  // is reported at that override; any other problem of the scenario goes to `problems`, reported once
+  // at the `scenario:` line of the first run that met it, quoting the scenario's own location.
   void validate_run(YamlReader& reader, NamedRun& run, const std::vector<std::string>& overrides,
-                    const YAML::Node& scenario_node, const std::vector<YAML::Node>& override_nodes) {
+                    const YAML::Node& scenario_node, const std::vector<YAML::Node>& override_nodes,
+                    std::vector<ScenarioProblem>& problems) {
     const std::string& name = run.name;
     try {
       run.kinds.insert(load_scenario(run.scenario, overrides).workload_kind);
@@ -298,8 +315,13 @@ class PlanBuilder {
         if (at_override != overrides.end())
           reader.error(override_nodes[static_cast<std::size_t>(at_override - overrides.begin())],
                        fmt::format("{}: {}", *at_override, d.message));
-        else
-          reader.error(scenario_node, fmt::format("run '{}': {}", name, format_diagnostic(d)));
+        else {
+          const std::string text = format_diagnostic(d);
+          auto seen =
+              std::find_if(problems.begin(), problems.end(), [&](const ScenarioProblem& p) { return p.text == text; });
+          if (seen == problems.end()) seen = problems.insert(problems.end(), ScenarioProblem{text, scenario_node, {}});
+          if (std::find(seen->runs.begin(), seen->runs.end(), name) == seen->runs.end()) seen->runs.push_back(name);
+        }
       }
     }
   }

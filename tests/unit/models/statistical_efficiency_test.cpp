@@ -60,5 +60,15 @@ TEST(StatisticalEfficiencyFile, BadFilesAreLocated) {
       errors, {{1, 1, "missing key 'mu'"}, {1, 4, "a must be positive"}, {3, 4, "-1"}, {6, 1, "unknown key 'sigma'"}});
 }
 
+// A value the reader refused is one error: not judged again as "must be positive" (a typo'd `a` in the
+// shipped digits-mlp.yaml gave both).
+TEST(StatisticalEfficiencyFile, ARefusedValueIsOneError) {
+  const std::string path = testing::write_file(
+      "typo.yaml", "a: 0.00862022x\nb: \"\"\nc: 0.00440278\nbeta: 0.0354038\nmu: 0.000157755\nlambda: 0.00590525\n");
+  const std::vector<Diagnostic> errors =
+      testing::diagnostics_thrown_by([&] { (void)load_statistical_efficiency(path); });
+  testing::expect_errors(errors, {{1, 4, "expected a number, got \"0.00862022x\""}, {2, 4, "expected a number"}});
+}
+
 }  // namespace
 }  // namespace dnnsim
