@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "models/common/yaml_reader.hpp"
@@ -312,10 +313,13 @@ class PlanBuilder {
       for (const Diagnostic& d : e.diagnostics()) {
         const auto at_override = std::find_if(overrides.begin(), overrides.end(),
                                               [&](const std::string& o) { return d.location.file == "--set " + o; });
-        if (at_override != overrides.end())
-          reader.error(override_nodes[static_cast<std::size_t>(at_override - overrides.begin())],
-                       fmt::format("{}: {}", *at_override, d.message));
-        else {
+        if (at_override != overrides.end()) {
+          // Runs that share a `set:` list (a YAML alias) meet its problems alike: reported once.
+          const YAML::Node& node = override_nodes[static_cast<std::size_t>(at_override - overrides.begin())];
+          std::string message = fmt::format("{}: {}", *at_override, d.message);
+          if (override_problems_.emplace(reader.file(), node.Mark().line, node.Mark().column, message).second)
+            reader.error(node, std::move(message));
+        } else {
           const std::string text = format_diagnostic(d);
           auto seen =
               std::find_if(problems.begin(), problems.end(), [&](const ScenarioProblem& p) { return p.text == text; });
@@ -412,6 +416,7 @@ class PlanBuilder {
   }
 
   DiagnosticSink& sink_;
+  std::set<std::tuple<std::string, int, int, std::string>> override_problems_;  // reported: file, line, column, message
   RegressPlan plan_;
   std::map<std::pair<std::string, std::vector<std::string>>, std::size_t> run_index_;
   std::set<std::string> ids_;

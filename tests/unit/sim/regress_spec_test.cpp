@@ -143,20 +143,22 @@ expect:
 
 // Runs that share a scenario meet its mistakes alike (a typo in the convergence file the shipped ADSP
 // comparison's runs read was four errors; an `over:` run met it once per member): one error, naming
-// every run that met it, at the first one's `scenario:`; a run's own override problem stays its own.
+// every run that met it, at the first one's `scenario:`; an override's problem is reported at the
+// override, once for the runs that share it through a YAML alias (the ADSP EC2 comparisons' network
+// conditions: three errors at one place).
 TEST(RegressSpec, AProblemRunsShareIsOneErrorNamingThem) {
   write_file("bad.yaml", scenario_without_expectations() + "run: {iterations: 0}\n");
   const auto errors = regress_errors(R"(comparison: "c"
 runs:
   a: {scenario: bad.yaml}
-  b: {scenario: bad.yaml, set: [run.iteratons=2]}
-  c: {scenario: bad.yaml, over: {workload.global_batch: [4, 8]}}
+  b: {scenario: bad.yaml, set: &typo [run.iteratons=2]}
+  c: {scenario: bad.yaml, set: *typo, over: {workload.global_batch: [4, 8]}}
 expect:
   - {ratio: ["a:makespan_s", "b:makespan_s"], value: 1}
   - {metric: "c:makespan_s", value: 1}
 )");
   ASSERT_NO_FATAL_FAILURE(
-      expect_errors(errors, {{3, 17, "runs 'a', 'b', 'c': "}, {4, 33, "run.iteratons=2: unknown key 'iteratons'"}}));
+      expect_errors(errors, {{3, 17, "runs 'a', 'b', 'c': "}, {4, 39, "run.iteratons=2: unknown key 'iteratons'"}}));
   EXPECT_NE(errors[0].message.find("bad.yaml:13:"), std::string::npos) << errors[0].message;
 }
 
