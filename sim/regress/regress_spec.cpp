@@ -195,17 +195,22 @@ class PlanBuilder {
     }
   }
 
-  // A problem of a scenario file (not of an override), with the runs that met it: runs sharing a
-  // scenario or a data file it reads meet its mistakes alike, and one mistake is one error.
-  struct ScenarioProblem {
-    std::string text;
-    YAML::Node first_scenario_node;
-    std::vector<std::string> runs;
+  // The problems the runs of one comparison file met. Runs that share a scenario, a data file it reads
+  // or a `set:` list (a YAML alias) meet its mistakes alike, and one mistake is one error.
+  struct RunProblems {
+    // A problem of a scenario file, with the runs that met it (reported once all runs are read).
+    struct OfScenario {
+      std::string text;
+      YAML::Node first_scenario_node;
+      std::vector<std::string> runs;
+    };
+    std::vector<OfScenario> of_scenarios;
+    std::set<std::tuple<int, int, std::string>> of_overrides;  // reported: line, column, message
   };
 
   std::vector<NamedRun> read_runs(YamlReader& reader, const YAML::Node& node, const fs::path& path) {
     std::vector<NamedRun> runs;
-    std::vector<ScenarioProblem> scenario_problems;
+    RunProblems problems;
     if (!node.IsMap() || node.size() == 0) {
       reader.error(node, "expected a mapping of run names to {scenario: FILE, set: [KEY=VALUE, …]}");
       return runs;
@@ -237,19 +242,19 @@ class PlanBuilder {
           if (std::error_code refused; !fs::is_regular_file(run.scenario, refused))
             reader.error(scenario_node, fmt::format("cannot open the scenario '{}'", run.scenario));
           else if (run.members.empty())
-            validate_run(reader, run, run.overrides, scenario_node, set_nodes, scenario_problems);
+            validate_run(reader, run, run.overrides, scenario_node, set_nodes, problems);
           else
             for (std::size_t m = 0; m < run.members.size(); ++m) {
               std::vector<YAML::Node> nodes = set_nodes;
               for (std::size_t k = 0; k < run.over_keys.size(); ++k)
                 nodes.push_back(value_nodes[m * run.over_keys.size() + k]);
-              validate_run(reader, run, member_overrides(run, m), scenario_node, nodes, scenario_problems);
+              validate_run(reader, run, member_overrides(run, m), scenario_node, nodes, problems);
             }
         }
       }
       runs.push_back(std::move(run));
     }
-    for (const ScenarioProblem& problem : scenario_problems) {
+    for (const RunProblems::OfScenario& problem : problems.of_scenarios) {
       std::vector<std::string> quoted;
       for (const std::string& name : problem.runs) quoted.push_back(fmt::format("'{}'", name));
       reader.error(problem.first_scenario_node, fmt::format("{} {}: {}", quoted.size() == 1 ? "run" : "runs",
@@ -301,11 +306,11 @@ class PlanBuilder {
   }
 
   // Loads the run's scenario with its overrides and notes its workload kind. A problem of an override
-  // is reported at that override; any other problem of the scenario goes to `problems`, reported once
-  // at the `scenario:` line of the first run that met it, quoting the scenario's own location.
+  // is reported at that override, once; any other problem of the scenario goes to `problems`, reported
+  // once at the `scenario:` line of the first run that met it, quoting the scenario's own location.
   void validate_run(YamlReader& reader, NamedRun& run, const std::vector<std::string>& overrides,
                     const YAML::Node& scenario_node, const std::vector<YAML::Node>& override_nodes,
-                    std::vector<ScenarioProblem>& problems) {
+                    RunProblems& problems) {
     const std::string& name = run.name;
     try {
       run.kinds.insert(load_scenario(run.scenario, overrides).workload_kind);
@@ -314,16 +319,17 @@ class PlanBuilder {
         const auto at_override = std::find_if(overrides.begin(), overrides.end(),
                                               [&](const std::string& o) { return d.location.file == "--set " + o; });
         if (at_override != overrides.end()) {
-          // Runs that share a `set:` list (a YAML alias) meet its problems alike: reported once.
           const YAML::Node& node = override_nodes[static_cast<std::size_t>(at_override - overrides.begin())];
           std::string message = fmt::format("{}: {}", *at_override, d.message);
-          if (override_problems_.emplace(reader.file(), node.Mark().line, node.Mark().column, message).second)
+          if (problems.of_overrides.emplace(node.Mark().line, node.Mark().column, message).second)
             reader.error(node, std::move(message));
         } else {
           const std::string text = format_diagnostic(d);
-          auto seen =
-              std::find_if(problems.begin(), problems.end(), [&](const ScenarioProblem& p) { return p.text == text; });
-          if (seen == problems.end()) seen = problems.insert(problems.end(), ScenarioProblem{text, scenario_node, {}});
+          auto& seen_problems = problems.of_scenarios;
+          auto seen = std::find_if(seen_problems.begin(), seen_problems.end(),
+                                   [&](const RunProblems::OfScenario& p) { return p.text == text; });
+          if (seen == seen_problems.end())
+            seen = seen_problems.insert(seen_problems.end(), RunProblems::OfScenario{text, scenario_node, {}});
           if (std::find(seen->runs.begin(), seen->runs.end(), name) == seen->runs.end()) seen->runs.push_back(name);
         }
       }
@@ -416,7 +422,6 @@ class PlanBuilder {
   }
 
   DiagnosticSink& sink_;
-  std::set<std::tuple<std::string, int, int, std::string>> override_problems_;  // reported: file, line, column, message
   RegressPlan plan_;
   std::map<std::pair<std::string, std::vector<std::string>>, std::size_t> run_index_;
   std::set<std::string> ids_;
