@@ -133,16 +133,28 @@ std::string its_options(const OptionSchema& schema) {
   return schema.empty() ? "it has no options" : fmt::format("its options: {}", fmt::join(schema.names(), ", "));
 }
 
-// "… has no option 'policy' (an option of dapple); its options: group".
-std::string unknown_option(const std::string& owner, const std::string& key, const OptionSchema& schema,
-                           const std::vector<EntryOptions>& catalog) {
+// The other entries of the catalog that have option `key`.
+std::vector<std::string> owners_of(const std::string& key, const OptionSchema& schema,
+                                   const std::vector<EntryOptions>& catalog) {
   std::vector<std::string> owners;
   for (const EntryOptions& other : catalog)
     if (other.schema.get() != &schema && other.schema->find(key) != nullptr) owners.push_back(other.name);
-  if (!owners.empty())
+  return owners;
+}
+
+// The option an unknown key misspells: none when another entry has that key (it is no typo).
+std::string misspelt_option(const std::string& key, const OptionSchema& schema,
+                            const std::vector<EntryOptions>& catalog) {
+  return owners_of(key, schema, catalog).empty() ? closest_match(key, schema.names()) : std::string();
+}
+
+// "… has no option 'policy' (an option of dapple); its options: group".
+std::string unknown_option(const std::string& owner, const std::string& key, const OptionSchema& schema,
+                           const std::vector<EntryOptions>& catalog) {
+  if (const std::vector<std::string> owners = owners_of(key, schema, catalog); !owners.empty())
     return fmt::format("{} has no option '{}' (an option of {}); {}", owner, key, fmt::join(owners, ", "),
                        its_options(schema));
-  const std::string close = closest_match(key, schema.names());
+  const std::string close = misspelt_option(key, schema, catalog);
   return fmt::format("{} has no option '{}'{}; {}", owner, key,
                      close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close), its_options(schema));
 }
@@ -155,10 +167,12 @@ Options read_options(MapReader& map, const std::shared_ptr<const OptionSchema>& 
   Options options(schema, owner);
   options.set_origin(reader.where(map.node()));
   if (!map.valid()) return options;
+  std::vector<std::string> misspelt;  // the options the unknown keys suggest
   for (const std::string& key : map.undeclared_keys()) {
     const YAML::Node node = map.get(key);
     const OptionSpec* spec = schema->find(key);
     if (spec == nullptr) {
+      misspelt.push_back(misspelt_option(key, *schema, catalog));
       YAML::Node key_node;
       for (auto item : map.node())
         if (item.first.IsScalar() && item.first.Scalar() == key) key_node = item.first;
@@ -180,7 +194,9 @@ Options read_options(MapReader& map, const std::shared_ptr<const OptionSchema>& 
   }
   for (const OptionSpec& spec : schema->specs())
     if (spec.required && !options.given(spec.name)) {
-      reader.error(map.node(), fmt::format("{} needs option '{}' ({})", owner, spec.name, spec.doc));
+      // "tabels" already said "did you mean 'tables'?": one mistake, one error.
+      if (std::find(misspelt.begin(), misspelt.end(), spec.name) == misspelt.end())
+        reader.error(map.node(), fmt::format("{} needs option '{}' ({})", owner, spec.name, spec.doc));
       options.set_refused();
     }
   return options;

@@ -184,8 +184,26 @@ YAML::Node MapReader::lookup(std::string_view key, bool required) {
   for (auto item : node_) {
     if (item.first.IsScalar() && item.first.Scalar() == key) return item.second;
   }
-  if (required) reader_->error(node_, fmt::format("missing key '{}' in {}", key, context_));
+  if (required) none_given({std::string(key)}, node_, fmt::format("missing key '{}' in {}", key, context_));
   return YAML::Node(YAML::NodeType::Undefined);
+}
+
+void MapReader::exactly_one_of(std::vector<std::string> keys, const YAML::Node& at, std::string message) {
+  const auto given = std::count_if(keys.begin(), keys.end(), [&](const std::string& key) { return present(key); });
+  if (given > 1)
+    reader_->error(at, std::move(message));
+  else if (given == 0)
+    none_given(std::move(keys), at, std::move(message));
+}
+
+void MapReader::none_given(std::vector<std::string> keys, const YAML::Node& at, std::string message) {
+  const bool maybe_misspelt = valid_ && std::any_of(node_.begin(), node_.end(), [&](const auto& item) {
+                                return item.first.IsScalar() && !closest_match(item.first.Scalar(), keys).empty();
+                              });
+  if (maybe_misspelt)
+    absent_.push_back(Absent{std::move(keys), at, std::move(message)});
+  else
+    reader_->error(at, std::move(message));
 }
 
 YAML::Node MapReader::get(std::string_view key) { return lookup(key, false); }
@@ -229,8 +247,21 @@ std::optional<std::string> MapReader::choice(std::string_view key, std::string_v
   return noted(key, reader_->choice(value, what, allowed));
 }
 
+bool MapReader::present(std::string_view key) const {
+  return valid_ && std::any_of(node_.begin(), node_.end(),
+                               [&](const auto& item) { return item.first.IsScalar() && item.first.Scalar() == key; });
+}
+
 bool MapReader::refused(std::string_view key) const {
-  return std::find(refused_.begin(), refused_.end(), key) != refused_.end();
+  if (std::find(refused_.begin(), refused_.end(), key) != refused_.end()) return true;
+  return valid_ && !present(key) && misspelt(key);
+}
+
+std::vector<std::string> MapReader::refused_keys() const {
+  std::vector<std::string> keys;
+  for (const std::string& key : known_keys())
+    if (refused(key)) keys.push_back(key);
+  return keys;
 }
 
 std::vector<std::string> MapReader::undeclared_keys() const {
@@ -246,11 +277,44 @@ std::vector<std::string> MapReader::undeclared_keys() const {
   return keys;
 }
 
-void MapReader::finish() {
-  if (!valid_) return;
+std::vector<std::string> MapReader::known_keys() const {
   std::vector<std::string> known = declared_;
   std::sort(known.begin(), known.end());
   known.erase(std::unique(known.begin(), known.end()), known.end());
+  return known;
+}
+
+bool MapReader::misspelt(std::string_view key) const {
+  if (!valid_) return false;
+  const std::vector<std::string> known = known_keys();
+  for (auto item : node_) {
+    if (!item.first.IsScalar() || std::binary_search(known.begin(), known.end(), item.first.Scalar())) continue;
+    if (closest_match(item.first.Scalar(), known) == key) return true;
+  }
+  return false;
+}
+
+void MapReader::declare_all_but_misspellings_of(const std::string& key) {
+  for (const std::string& other : undeclared_keys())
+    if (closest_match(other, {key}).empty()) declared_.push_back(other);
+}
+
+// `finishing`: finish() reports the unknown keys, so a missing key one of them misspells is said there.
+void MapReader::report_missing(bool finishing) {
+  for (Absent& absent : absent_)
+    if (!finishing ||
+        std::none_of(absent.keys.begin(), absent.keys.end(), [&](const std::string& key) { return misspelt(key); }))
+      reader_->error(absent.at, std::move(absent.message));
+  absent_.clear();
+}
+
+// A reader left unfinished reports no unknown key, so its missing keys are all said here.
+MapReader::~MapReader() { report_missing(false); }
+
+void MapReader::finish() {
+  report_missing(true);
+  if (!valid_) return;
+  const std::vector<std::string> known = known_keys();
   std::vector<std::string> seen;
   for (auto item : node_) {
     const std::string key = item.first.IsScalar() ? item.first.Scalar() : std::string("?");

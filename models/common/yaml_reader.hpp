@@ -87,17 +87,38 @@ class MapReader {
   template <class Q>
   [[nodiscard]] std::optional<Q> quantity(std::string_view key, bool required = false);
 
-  // Whether `key` was given and a typed shortcut above refused its value (and reported why): a check
-  // that combines it with other keys skips it rather than judge the default put in its place.
+  // Whether `key` was given and a typed shortcut above refused its value (and reported why), or is
+  // absent while the mapping holds its misspelling (misspelt()): a check that combines it with other
+  // keys skips it rather than judge the default put in its place.
   [[nodiscard]] bool refused(std::string_view key) const;
-  [[nodiscard]] const std::vector<std::string>& refused_keys() const { return refused_; }
+  [[nodiscard]] std::vector<std::string> refused_keys() const;
 
   // The keys of the mapping not declared so far, in file order, each once: what a reader of the rest
   // of a section (an entry's options, option_reader.hpp) takes over.
   [[nodiscard]] std::vector<std::string> undeclared_keys() const;
 
-  // Reports unknown keys. Call once, after every get().
+  // For a check that none of `keys` is given ("give exactly one of 'trace' and 'generator'"):
+  // `message` is reported at `at` in finish(), unless an unknown key misspells one of them — that
+  // key's error names it, and one mistake is one error.
+  void none_given(std::vector<std::string> keys, const YAML::Node& at, std::string message);
+  // For "give exactly one of …": `message` at `at` when several of `keys` are given (now) or none (as
+  // none_given()); nothing when one is.
+  void exactly_one_of(std::vector<std::string> keys, const YAML::Node& at, std::string message);
+
+  // Whether the mapping holds a key never declared whose closest declared key is `key`: finish()
+  // reports it as unknown and suggests `key`, so a check that `key` is absent need not say so too.
+  [[nodiscard]] bool misspelt(std::string_view key) const;
+
+  // After a misspelt `key` that decides what the other keys mean (a kind): declares every other key
+  // but its misspellings, so that finish() reports the misspelling alone.
+  void declare_all_but_misspellings_of(const std::string& key);
+
+  // Reports unknown keys, and the missing required keys no unknown key is a misspelling of. Call
+  // once, after every get().
   void finish();
+  ~MapReader();
+  MapReader(const MapReader&) = delete;
+  MapReader& operator=(const MapReader&) = delete;
 
  private:
   [[nodiscard]] YAML::Node lookup(std::string_view key, bool required);
@@ -107,12 +128,25 @@ class MapReader {
     return value;
   }
 
+  [[nodiscard]] std::vector<std::string> known_keys() const;
+  [[nodiscard]] bool present(std::string_view key) const;
+  void report_missing(bool finishing);
+
   YamlReader* reader_;
   YAML::Node node_;
   std::string context_;
   bool valid_ = false;
   std::vector<std::string> declared_;
   std::vector<std::string> refused_;
+  // Keys found absent while the mapping has a key that may be their misspelling, with what to say
+  // if it is not: decided in finish(), once every key is declared ("scenrio" is one mistake, not
+  // also "missing key 'scenario'").
+  struct Absent {
+    std::vector<std::string> keys;
+    YAML::Node at;
+    std::string message;
+  };
+  std::vector<Absent> absent_;
 };
 
 template <class Q>

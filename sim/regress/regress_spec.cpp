@@ -138,8 +138,9 @@ class PlanBuilder {
     bool expectations_read = false;  // all of them, without a problem
     if (const YAML::Node node = top.require("expect"); node.IsDefined()) {
       const std::size_t errors_before_expect = sink_.diagnostics().size();
+      std::set<std::string> unknown_runs;  // reported at their first use: a misspelt run is one error
       for (const YAML::Node& entry : reader.list(node, "comparison expectations"))
-        if (auto check = read_expectation(reader, entry, runs)) checks.push_back(std::move(*check));
+        if (auto check = read_expectation(reader, entry, runs, unknown_runs)) checks.push_back(std::move(*check));
       if (node.IsSequence() && node.size() == 0) reader.error(node, "expected at least one expectation");
       expectations_read = sink_.diagnostics().size() == errors_before_expect;
     }
@@ -336,8 +337,8 @@ class PlanBuilder {
     }
   }
 
-  std::optional<RegressCheck> read_expectation(YamlReader& reader, const YAML::Node& entry,
-                                               std::vector<NamedRun>& runs) {
+  std::optional<RegressCheck> read_expectation(YamlReader& reader, const YAML::Node& entry, std::vector<NamedRun>& runs,
+                                               std::set<std::string>& unknown_runs) {
     MapReader map(reader, entry, "a comparison expectation");
     if (!map.valid()) return std::nullopt;
     const std::size_t errors_before = sink_.diagnostics().size();
@@ -352,20 +353,31 @@ class PlanBuilder {
     map.finish();
 
     std::string default_name;
+    bool operands_read = true;
+    const auto operand = [&](const YAML::Node& node) {
+      std::optional<RunMetric> read = read_operand(reader, node, runs, unknown_runs);
+      operands_read = operands_read && read.has_value();
+      return read.value_or(RunMetric{});
+    };
     if (metric.IsDefined() == ratio.IsDefined()) {
-      reader.error(entry, "give either 'metric: RUN:PATH' or 'ratio: [RUN:PATH, RUN:PATH]'");
+      // A misspelt 'metric' or 'ratio' is already an unknown key suggesting it.
+      if (metric.IsDefined() || !(map.misspelt("metric") || map.misspelt("ratio")))
+        reader.error(entry, "give either 'metric: RUN:PATH' or 'ratio: [RUN:PATH, RUN:PATH]'");
+      operands_read = false;
     } else if (metric.IsDefined()) {
-      if (auto operand = read_operand(reader, metric, runs)) check.numerator = *operand;
+      check.numerator = operand(metric);
       default_name = metric.IsScalar() ? metric.Scalar() : "";
     } else if (!ratio.IsSequence() || ratio.size() != 2) {
       reader.error(ratio, "expected a ratio as two operands: [RUN:PATH, RUN:PATH] (numerator, denominator)");
+      operands_read = false;
     } else {
-      if (auto operand = read_operand(reader, ratio[0], runs)) check.numerator = *operand;
-      if (auto operand = read_operand(reader, ratio[1], runs)) check.denominator = *operand;
+      check.numerator = operand(ratio[0]);
+      check.denominator = operand(ratio[1]);
       default_name = fmt::format("{} / {}", ratio[0].IsScalar() ? ratio[0].Scalar() : "",
                                  ratio[1].IsScalar() ? ratio[1].Scalar() : "");
     }
     e.metric = name.value_or(default_name);
+    if (!operands_read) return std::nullopt;
     if (spread.IsDefined() && sink_.diagnostics().size() == errors_before) {
       const NamedRun& run = runs[check.numerator.run];
       check.spread = reader.string(spread).value_or("");
@@ -380,7 +392,10 @@ class PlanBuilder {
   }
 
   // "RUN:PATH": a metric of one of the file's runs; `RunMetric::run` is the run's position in `runs`.
-  std::optional<RunMetric> read_operand(YamlReader& reader, const YAML::Node& node, std::vector<NamedRun>& runs) {
+  // A run name found unknown is reported at its first use only (`unknown_runs`): a run whose own name
+  // is misspelt is one mistake, however many expectations use it.
+  std::optional<RunMetric> read_operand(YamlReader& reader, const YAML::Node& node, std::vector<NamedRun>& runs,
+                                        std::set<std::string>& unknown_runs) {
     const auto text = reader.string(node);
     if (!text) return std::nullopt;
     const auto colon = text->find(':');
@@ -395,7 +410,8 @@ class PlanBuilder {
     if (run == runs.end()) {
       std::vector<std::string> names;
       for (const NamedRun& r : runs) names.push_back(r.name);
-      reader.error(node, fmt::format("unknown run '{}'{}", name, suggestion_suffix(name, names)));
+      if (unknown_runs.insert(name).second)
+        reader.error(node, fmt::format("unknown run '{}'{}", name, suggestion_suffix(name, names)));
       return std::nullopt;
     }
     run->used = true;

@@ -70,8 +70,8 @@ class ClusterReader {
     auto bandwidth = map.quantity<BytesPerSecond>("bandwidth");
     auto latency = map.quantity<Seconds>("latency");
     if (!base && (!has_bandwidth || !has_latency)) {
-      reader_.error(map.node(),
-                    fmt::format("{} needs 'link' (a catalog name) or both 'bandwidth' and 'latency'", context));
+      map.none_given({"link", "bandwidth", "latency"}, map.node(),
+                     fmt::format("{} needs 'link' (a catalog name) or both 'bandwidth' and 'latency'", context));
       return std::nullopt;
     }
     if (!base) {
@@ -251,8 +251,14 @@ class ClusterReader {
     if (!map.valid()) return net;
     const bool has_kind = map.has("kind");
     const auto kind = map.choice("kind", {"switch", "leaf_spine", "explicit"});
-    // The other keys depend on the kind: after a misspelt kind, reporting them too would only add noise.
+    // The other keys depend on the kind: after a refused or misspelt kind, reporting them too would only
+    // add noise. A misspelt `kind` is still reported, as the one unknown key.
     if (has_kind && !kind) return net;
+    if (map.misspelt("kind")) {
+      map.declare_all_but_misspellings_of("kind");
+      map.finish();
+      return net;
+    }
     if (kind.value_or("switch") == "switch") {
       net.kind = InterNodeKind::single_switch;
       net.switch_bandwidth = map.quantity<BytesPerSecond>("bandwidth");

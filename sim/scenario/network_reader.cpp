@@ -32,6 +32,10 @@ class NetworkReader {
       reader_.error(where, fmt::format("links pattern '{}' matches no link of the cluster{}", pattern,
                                        suggestion_suffix(pattern, link_names)));
     };
+    // A GPU's name, checked against the cluster's unless the cluster has errors of its own.
+    const auto gpu_name = [&](MapReader& owner, std::string_view key, bool required) {
+      return layout_ != nullptr ? owner.choice(key, "GPU", gpus, required) : owner.string(key, required);
+    };
     if (YAML::Node conditions = map.get("conditions"); conditions.IsDefined()) {
       for (const YAML::Node& c : reader_.list(conditions, "link conditions")) {
         MapReader cond(reader_, c, "a link condition");
@@ -49,7 +53,8 @@ class NetworkReader {
         const bool has_preemption = cond.has("preemption");
         const int models = has_bandwidth + has_schedule + has_trace + has_preemption;
         if (models != 1)
-          reader_.error(c, "a link condition needs exactly one of 'bandwidth', 'schedule', 'trace' or 'preemption'");
+          cond.exactly_one_of({"bandwidth", "schedule", "trace", "preemption"}, c,
+                              "a link condition needs exactly one of 'bandwidth', 'schedule', 'trace' or 'preemption'");
         const auto period = cond.quantity<Seconds>("period");
         if (has_bandwidth) {
           if (auto bw = cond.quantity<BytesPerSecond>("bandwidth")) condition.model = ConstantBandwidth{*bw};
@@ -84,8 +89,8 @@ class NetworkReader {
       for (const YAML::Node& f : reader_.list(flows, "background flows")) {
         MapReader flow_map(reader_, f, "a background flow");
         BackgroundFlow flow;
-        flow.from = flow_map.choice("from", "GPU", gpus, true).value_or("");
-        flow.to = flow_map.choice("to", "GPU", gpus, true).value_or("");
+        flow.from = gpu_name(flow_map, "from", true).value_or("");
+        flow.to = gpu_name(flow_map, "to", true).value_or("");
         if (!flow.from.empty() && flow.from == flow.to) reader_.error(f, "a background flow needs two different GPUs");
         flow.size = flow_map.quantity<Bytes>("size", true).value_or(Bytes(0));
         flow.start = flow_map.quantity<Seconds>("start").value_or(Seconds(0));
@@ -105,13 +110,14 @@ class NetworkReader {
         window.where = reader_.where(f);
         const bool link = failure_map.has("link");
         const bool host = failure_map.has("host");
-        if (link == host) reader_.error(f, "a failure window names exactly one of 'link' or 'host'");
+        if (link == host)
+          failure_map.exactly_one_of({"link", "host"}, f, "a failure window names exactly one of 'link' or 'host'");
         if (link) {
           window.target = failure_map.string("link").value_or("");
           check_links(failure_map.get("link"), window.target);
         } else if (host) {
           window.is_host = true;
-          window.target = failure_map.choice("host", "GPU", gpus).value_or("");
+          window.target = gpu_name(failure_map, "host", false).value_or("");
         }
         const auto from = failure_map.quantity<Seconds>("from", true);
         const auto to = failure_map.quantity<Seconds>("to", true);

@@ -41,7 +41,8 @@ class ScenarioParser {
     YAML::Node cluster = top.require("cluster");
     if (cluster.IsDefined()) scenario.cluster = read_cluster(reader_, cluster);
     const bool cluster_clean = cluster.IsDefined() && reader_.sink().diagnostics().size() == errors_before_cluster;
-    if (YAML::Node workload = top.require("workload"); workload.IsDefined()) read_workload(workload, scenario);
+    if (YAML::Node workload = top.require("workload"); workload.IsDefined())
+      read_workload(workload, scenario, cluster_clean);
     if (YAML::Node run = top.get("run"); run.IsDefined()) scenario.run = read_run(run);
     if (YAML::Node outputs = top.get("outputs"); outputs.IsDefined()) scenario.outputs = read_outputs(outputs);
     if (scenario.outputs.dir.empty()) scenario.outputs.dir = "out/" + scenario.name;
@@ -77,8 +78,10 @@ class ScenarioParser {
  private:
   // ---- workload ----
 
-  // The kind is looked up in the workload-kind registry, which reads the rest of the section.
-  void read_workload(const YAML::Node& node, Scenario& scenario) {
+  // The kind is looked up in the workload-kind registry, which reads the rest of the section. After
+  // errors in the cluster section the kind sees no cluster, and skips its checks against it: their
+  // sizes and GPU types may be defaults put in place of what was refused or misspelt.
+  void read_workload(const YAML::Node& node, Scenario& scenario, bool cluster_clean) {
     MapReader map(reader_, node, "the workload");
     if (!map.valid()) return;
     const WorkloadKindRegistry& kinds = builtin_workload_kinds();
@@ -86,7 +89,7 @@ class ScenarioParser {
     // The other keys depend on the kind: after a missing or misspelt kind, reporting them too would
     // only add noise.
     if (!kind) return;
-    WorkloadParseContext context{reader_, map, scenario.cluster};
+    WorkloadParseContext context{reader_, map, cluster_clean ? scenario.cluster : no_cluster_};
     scenario.workload_kind = *kind;
     scenario.workload = kinds.at(*kind).value->parse(context);
     map.finish();
@@ -146,6 +149,7 @@ class ScenarioParser {
 
   YamlReader reader_;
   std::optional<PlatformLayout> layout_;
+  const Cluster no_cluster_;
 };
 
 Scenario read_scenario(YAML::Node root, DiagnosticSink& sink, const std::string& path,

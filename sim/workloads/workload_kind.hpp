@@ -71,8 +71,8 @@ struct WorkloadSpec {
 
 // What a kind's parser is given. `map` is the workload section with `kind` already read; the kind
 // declares every key it reads (MapReader::get/require…) and the caller reports the unknown ones.
-// `cluster` is as read so far: when the cluster section had errors it may be empty, and checks that
-// need it (a GPU index in range, enough GPUs) should be skipped rather than reported twice.
+// `cluster` is empty when the cluster section had errors, and checks that need it (a GPU index in
+// range, enough GPUs) are skipped on an empty cluster rather than judge what the errors left.
 struct WorkloadParseContext {
   YamlReader& reader;
   MapReader& map;

@@ -114,6 +114,7 @@ void read_application_rule(WorkloadParseContext& ctx, const YAML::Node& node, bo
   if (!rule || has_mix || !spec.speed) return;
   const PolluxSpeedModel* tables = spec.speed->pollux_tables();
   if (tables == nullptr) {
+    if (ctx.map.misspelt("speed")) return;  // the unknown key names it
     ctx.reader.error(node,
                      "application_rule pollux-gpu-time takes its configurations from Pollux's tables: it "
                      "needs workload.speed {source: pollux, tables: …}");
@@ -202,13 +203,17 @@ class ClusterKind final : public WorkloadKind {
 
     // Models for jobs without one (the documented seeded rule of traces/jobs/job_generator.hpp).
     std::vector<ModelMixEntry> mix;
+    bool mix_read = true;  // every entry names its model (else its error says why jobs have none)
     const YAML::Node models = map.get("models");
     for (const YAML::Node& item :
          models.IsDefined() ? reader.list(models, "model mix entries") : std::vector<YAML::Node>{}) {
       MapReader entry(reader, item, "a model mix entry");
       if (!entry.valid()) continue;
       ModelMixEntry e;
-      if (auto m = entry.string("model", true)) e.model = *m;
+      if (auto m = entry.string("model", true))
+        e.model = *m;
+      else
+        mix_read = false;
       if (auto w = entry.number("weight", 0.0, 1e12)) e.weight = *w;
       if (auto g = entry.integer("min_gpus", 1, 1 << 30)) e.min_gpus = static_cast<int>(*g);
       if (auto g = entry.integer("max_gpus", 1, 1 << 30)) e.max_gpus = static_cast<int>(*g);
@@ -219,7 +224,8 @@ class ClusterKind final : public WorkloadKind {
 
     const bool has_trace = map.has("trace"), has_generator = map.has("generator");
     if (has_trace == has_generator) {
-      reader.error(map.node(), "give exactly one of 'trace' (a job trace file) and 'generator' (synthetic jobs)");
+      map.exactly_one_of({"trace", "generator"}, map.node(),
+                         "give exactly one of 'trace' (a job trace file) and 'generator' (synthetic jobs)");
     } else if (has_trace) {
       if (auto trace = read_trace_section(ctx, map.get("trace"), "the job trace")) spec->trace = std::move(*trace);
     } else {
@@ -296,7 +302,7 @@ class ClusterKind final : public WorkloadKind {
     if (spec->utilisation_interval.value() <= 0)
       reader.error(map.get("utilisation_interval"), "utilisation_interval must be positive");
 
-    check_jobs(ctx, *spec);
+    check_jobs(ctx, *spec, mix_read);
     return spec;
   }
 
@@ -356,9 +362,12 @@ class ClusterKind final : public WorkloadKind {
   void write_files(const Scenario&, const SimulationResult& result, const std::string& dir) const override;
 
  private:
-  static void check_jobs(WorkloadParseContext& ctx, ClusterWorkload& spec) {
+  static void check_jobs(WorkloadParseContext& ctx, ClusterWorkload& spec, bool mix_read) {
     const int total = static_cast<int>(ctx.cluster.gpu_count());
-    const bool needs_model = spec.speed && spec.speed->needs_job_models();
+    // A misspelt 'models' or 'application_rule', or a mix entry without its model, is its own error: the
+    // jobs it would have given a model are not.
+    const bool models_unread = !mix_read || ctx.map.misspelt("models") || ctx.map.misspelt("application_rule");
+    const bool needs_model = spec.speed && spec.speed->needs_job_models() && !models_unread;
     // A trace of 80,000 jobs all missing a model is one mistake: the first few jobs of each problem are
     // listed, then one line counts the rest at the first job not listed.
     constexpr std::size_t kListed = 20;
@@ -404,12 +413,13 @@ class ClusterKind final : public WorkloadKind {
       ctx.reader.sink().error(spec.speed_options.where("work"),
                               "work: progress is counted at the job level only (network mode runs iterations): "
                               "remove `network: true` or use work: iterations");
+    if (ctx.cluster.nodes.empty()) return;  // the cluster's errors say why; no GPU type to price on
     // Price every distinct (model, batch) once so that an unknown application is an input error now.
     std::set<std::pair<std::string, int>> priced;
-    std::vector<ServerInfo> probe{
-        ServerInfo{0, 1, ctx.cluster.nodes.empty() ? "" : ctx.cluster.type_of(ctx.cluster.nodes.front()).gpu.name}};
+    std::vector<ServerInfo> probe{ServerInfo{0, 1, ctx.cluster.type_of(ctx.cluster.nodes.front()).gpu.name}};
     probe.front().intra_bandwidth = probe.front().nic_bandwidth = BytesPerSecond(1e9);
     for (const JobRecord& job : spec.trace.jobs) {
+      if (models_unread && job.model.empty()) continue;
       if (!priced.insert({job.model, job.batch_size}).second) continue;
       try {
         (void)spec.speed->iteration(job, Placement{{{0, 1}}}, probe);

@@ -22,8 +22,10 @@ void read_graph(WorkloadParseContext& ctx, const YAML::Node& node, GnnWorkload& 
   MapReader map(reader, node, "the graph section");
   if (!map.valid()) return;
   const bool has_file = map.has("file"), has_generator = map.has("generate");
-  if (has_file == has_generator)
-    reader.error(node, "give exactly one of 'file' (an edge list or METIS graph) and 'generate' (rmat or power_law)");
+  if (has_file == has_generator) {
+    map.exactly_one_of({"file", "generate"}, node,
+                       "give exactly one of 'file' (an edge list or METIS graph) and 'generate' (rmat or power_law)");
+  }
   if (auto nodes = map.integer("nodes", 1, std::numeric_limits<NodeId>::max()))
     spec.source.nodes = static_cast<NodeId>(*nodes);
   if (has_file) {
@@ -38,7 +40,7 @@ void read_graph(WorkloadParseContext& ctx, const YAML::Node& node, GnnWorkload& 
     }
   } else if (has_generator) {
     if (auto model = map.choice("generate", "graph generator", {"rmat", "power_law"})) spec.source.generator = *model;
-    if (!spec.source.nodes) reader.error(node, "a generated graph needs 'nodes'");
+    if (!spec.source.nodes && !map.refused("nodes")) reader.error(node, "a generated graph needs 'nodes'");
     const NodeId nodes = spec.source.nodes.value_or(0);
     spec.node_count = nodes;
     if (spec.source.generator == "rmat") {
@@ -100,9 +102,9 @@ void read_cache(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec, c
       reader.error(map.get(has_bytes ? "per_gpu" : "fraction"),
                    fmt::format("cache policy '{}' keeps no features in GPU memory: give it no size", spec.setup.cache));
   } else if (has_bytes == has_fraction) {
-    reader.error(node,
-                 "give exactly one of 'per_gpu' (bytes of GPU memory per GPU) and 'fraction' (of the graph's nodes, "
-                 "per server)");
+    map.exactly_one_of({"per_gpu", "fraction"}, node,
+                       "give exactly one of 'per_gpu' (bytes of GPU memory per GPU) and 'fraction' (of the graph's "
+                       "nodes, per server)");
   }
   const double feature_bytes = spec.features.per_node().value();
   double per_gpu_bytes = 0;
@@ -201,7 +203,12 @@ void read_cpu_costs(YamlReader& reader, const YAML::Node& node, GnnCpuCosts& cos
 // Every node is a graph-store server with the same CPU and GPU count (one partition each).
 void read_nodes(WorkloadParseContext& ctx, GnnWorkload& spec) {
   const Cluster& cluster = ctx.cluster;
-  if (cluster.nodes.empty()) return;
+  if (cluster.nodes.empty()) {
+    // The cluster had errors of its own: its cores and memory bandwidth are not known, not missing.
+    spec.cores_unknown = true;
+    spec.memory_bandwidth_refused = true;
+    return;
+  }
   spec.setup.servers = static_cast<std::uint32_t>(cluster.nodes.size());
   const NodeType& first = cluster.type_of(cluster.nodes.front());
   spec.gpus_per_node = first.gpus_per_node;

@@ -57,7 +57,9 @@ void read_slowdowns(YamlReader& reader, const YAML::Node& node, const std::vecto
     MapReader map(reader, item, "a slowdown window");
     if (!map.valid()) continue;
     SlowdownWindow window;
-    for (std::size_t g : read_devices(reader, map.require("workers"), names, "worker")) {
+    const YAML::Node workers = map.require("workers");
+    for (std::size_t g :
+         workers.IsDefined() ? read_devices(reader, workers, names, "worker") : std::vector<std::size_t>{}) {
       const auto it = std::find(spec.workers.begin(), spec.workers.end(), g);
       if (it == spec.workers.end())
         reader.error(map.get("workers"), fmt::format("'{}' is not a worker of this workload", names[g]));
@@ -66,7 +68,8 @@ void read_slowdowns(YamlReader& reader, const YAML::Node& node, const std::vecto
     }
     const bool has_factor = map.has("factor"), has_speed = map.has("speed");
     if (has_factor == has_speed) {
-      reader.error(item, "give exactly one of 'factor' (step time × factor) and 'speed' (step rate × speed)");
+      map.exactly_one_of({"factor", "speed"}, item,
+                         "give exactly one of 'factor' (step time × factor) and 'speed' (step rate × speed)");
     } else if (has_factor) {
       if (auto f = map.number("factor", 0, 1e12)) {
         if (*f <= 0)

@@ -22,15 +22,16 @@ namespace dnnsim {
 namespace {
 
 // `schedule: 1f1b` or `schedule: {name: kfkb, group: 2}`: the schedule and its declared options,
-// made for the workload's micro-batches so that options checked against them are reported here.
-void read_schedule(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpec& spec) {
+// made for the workload's micro-batches so that options checked against them are reported here
+// (unless the batch keys were refused or misspelt: `batches_read`, their own errors say why).
+void read_schedule(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpec& spec, bool batches_read) {
   const ScheduleRegistry& schedules = builtin_schedules();
   auto selection = read_entry(reader, node, schedules);
   if (!selection) return;
   spec.schedule = selection->name;
   spec.schedule_options = std::move(selection->options);
   try {
-    spec.order = schedules.at(spec.schedule).value(spec.schedule_options, spec.micro_batches);
+    spec.order = schedules.at(spec.schedule).value(spec.schedule_options, batches_read ? spec.micro_batches : 0);
   } catch (const InputError& error) {
     reader.sink().append(error.diagnostics());
   }
@@ -62,6 +63,7 @@ void read_stages(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpe
   constexpr std::size_t kFree = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> owner(gpus.size(), kFree);  // the stage that holds each GPU
   std::size_t next_layer = 0;
+  bool every_count_read = true;  // else the sum below counts defaults, and the stage's error says why
   DeviceId next_gpu = 0;
   const auto entries = reader.list(node, "stages");
   if (node.IsSequence() && entries.empty()) reader.error(node, "expected at least one stage");
@@ -69,19 +71,23 @@ void read_stages(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpe
     MapReader map(reader, entry, "a stage");
     if (!map.valid()) continue;
     PipelineStage stage;
-    const auto layers = map.integer("layers", 1, 1 << 20, true).value_or(1);
+    const std::optional<std::int64_t> read = map.integer("layers", 1, 1 << 20, true);
+    every_count_read = every_count_read && read.has_value();
+    const std::int64_t layers = read.value_or(1);
     stage.chunks.push_back(LayerRange{next_layer, next_layer + static_cast<std::size_t>(layers)});
     next_layer += static_cast<std::size_t>(layers);
     const bool by_count = map.has("gpus");
     if (by_count == map.has("devices")) {
-      reader.error(
-          entry, "give exactly one of 'gpus' (a count: the next GPUs in cluster order) and 'devices' (names or globs)");
+      map.exactly_one_of(
+          {"gpus", "devices"}, entry,
+          "give exactly one of 'gpus' (a count: the next GPUs in cluster order) and 'devices' (names or globs)");
     } else if (by_count) {
       const auto count = map.integer("gpus", 1, 1 << 20).value_or(1);
       for (std::int64_t i = 0; i < count; ++i) {
         while (next_gpu < gpus.size() && owner[next_gpu] != kFree) ++next_gpu;
         if (next_gpu >= gpus.size()) {
-          reader.error(map.get("gpus"), fmt::format("not enough GPUs: the cluster has {}", gpus.size()));
+          if (!gpus.empty())
+            reader.error(map.get("gpus"), fmt::format("not enough GPUs: the cluster has {}", gpus.size()));
           break;
         }
         owner[next_gpu] = spec.stages.size();
@@ -109,7 +115,7 @@ void read_stages(YamlReader& reader, const YAML::Node& node, PipelineWorkloadSpe
     map.finish();
     spec.stages.push_back(std::move(stage));
   }
-  if (!spec.model.layers.empty() && next_layer != spec.model.layers.size() && !entries.empty())
+  if (every_count_read && !spec.model.layers.empty() && next_layer != spec.model.layers.size() && !entries.empty())
     reader.error(node,
                  fmt::format("the stages hold {} layers but the model has {}", next_layer, spec.model.layers.size()));
 }
@@ -128,6 +134,7 @@ void read_tensor_parallel(YamlReader& reader, MapReader& map, PipelineWorkloadSp
   if (!spec.tensor_parallel_set) return;
   const YAML::Node where = map.has("tensor_parallel") ? map.get("tensor_parallel") : map.node();
   const std::size_t gpus = cluster.gpu_count();
+  if (gpus == 0) return;  // the cluster's own errors say why
   if (static_cast<std::size_t>(options.degree) > gpus)
     reader.error(where, fmt::format("tensor_parallel {} is larger than the cluster's {} GPUs", options.degree, gpus));
   else if (gpus % static_cast<std::size_t>(options.degree) != 0)
@@ -180,8 +187,9 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   const auto micro_batches = map.integer("micro_batches", 1, 1 << 20);
   const auto micro_batch_size = map.integer("micro_batch_size", 1, 1 << 30);
   const bool batch_read = !map.refused("global_batch");  // else its error is the one to read
-  if (map.has("micro_batches") == map.has("micro_batch_size")) {
-    reader.error(map.node(), "give exactly one of 'micro_batches' (M) and 'micro_batch_size' (global_batch / M)");
+  if (const bool has_m = map.has("micro_batches"); has_m == map.has("micro_batch_size")) {
+    map.exactly_one_of({"micro_batches", "micro_batch_size"}, map.node(),
+                       "give exactly one of 'micro_batches' (M) and 'micro_batch_size' (global_batch / M)");
   } else if (micro_batches) {
     spec.micro_batches = static_cast<int>(*micro_batches);
     if (batch_read && spec.global_batch % spec.micro_batches != 0)
@@ -194,15 +202,18 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
     spec.micro_batches = std::max(1, spec.global_batch / static_cast<int>(*micro_batch_size));
   }
   spec.framework_overhead = map.quantity<Bytes>("framework_overhead").value_or(Bytes(0));
-  if (YAML::Node schedule = map.require("schedule"); schedule.IsDefined()) read_schedule(reader, schedule, spec);
+  const bool batches_read = batch_read && !map.refused("micro_batches") && !map.refused("micro_batch_size") &&
+                            (micro_batches || micro_batch_size);
+  if (YAML::Node schedule = map.require("schedule"); schedule.IsDefined())
+    read_schedule(reader, schedule, spec, batches_read);
   read_tensor_parallel(reader, map, spec, cluster);
   // The LLM keys lay the model out as Megatron-Core does (tensor parallel 1 when not given).
   if (read_llm_parallelism(reader, map, spec, cluster)) spec.tensor_parallel_set = true;
   const bool has_planner = map.has("planner");
   const bool has_stages = map.has("stages");
   if (has_planner == has_stages)
-    reader.error(map.node(),
-                 "give exactly one of 'planner' (a name of `dnnsim list planners`) and 'stages' (explicit)");
+    map.exactly_one_of({"planner", "stages"}, map.node(),
+                       "give exactly one of 'planner' (a name of `dnnsim list planners`) and 'stages' (explicit)");
   if (has_planner) read_planner(reader, map.get("planner"), spec);
   if (has_stages) read_stages(reader, map.get("stages"), spec, cluster);
   // A planner whose cost model prices the data-parallel all-reduce after the pipeline (Megatron-LM's

@@ -63,8 +63,8 @@ class SpmdKind final : public WorkloadKind {
     if (auto batch = map.integer("global_batch", 1, 1 << 30)) spec->global_batch = static_cast<int>(*batch);
     const bool has_model = map.has("model"), has_graph = map.has("graph");
     if (has_model == has_graph) {
-      ctx.reader.error(
-          map.node(),
+      map.exactly_one_of(
+          {"model", "graph"}, map.node(),
           "give exactly one of 'model' (zoo, profile or layers) and 'graph' (an operator-graph file or {zoo: …})");
       return spec;
     }
@@ -73,7 +73,8 @@ class SpmdKind final : public WorkloadKind {
         const YAML::Node node = map.get("model");
         const LayerModel model = read_layer_model(ctx.reader, node, "the model");
         if (!spec->global_batch) {
-          ctx.reader.error(map.node(), "a model needs 'global_batch' (the samples of one iteration)");
+          if (!map.refused("global_batch"))
+            ctx.reader.error(map.node(), "a model needs 'global_batch' (the samples of one iteration)");
         } else if (!model.layers.empty()) {
           spec->graph = build_op_graph(model, *spec->global_batch, dtype, ctx.reader.where(node));
         }

@@ -143,11 +143,17 @@ TEST(Options, AnUnknownEntryIsOneErrorWithASuggestion) {
   EXPECT_FALSE(r.selection);
 }
 
-TEST(Options, ARequiredOptionMustBeGiven) {
+// One entry with a required option: what the marl scheduler's trained policy is.
+Registry<Nothing> required_option_registry() {
   Registry<Nothing> registry("toy");
   OptionSchema schema;
   schema.file("policy", "the trained policy").required();
   registry.add("learned", "needs a file", "dnnsim", Nothing{}, std::move(schema));
+  return registry;
+}
+
+TEST(Options, ARequiredOptionMustBeGiven) {
+  const Registry<Nothing> registry = required_option_registry();
   DiagnosticSink sink;
   YamlReader reader("s.yaml", sink);
   const YAML::Node root = reader.load_text("a: learned\nb: {name: learned}\n");
@@ -158,6 +164,22 @@ TEST(Options, ARequiredOptionMustBeGiven) {
   expect_error(sink.diagnostics()[1], 2, 4, "toy 'learned' needs option 'policy'");
   EXPECT_FALSE(read_entry(reader, root["a"], registry)->options.read_cleanly());
   EXPECT_FALSE(read_entry(reader, root["b"], registry)->options.read_cleanly());
+}
+
+// A misspelt required option is one mistake: the unknown key's suggestion names the option, which
+// is not also reported missing. An unknown key that suggests nothing leaves it missing.
+TEST(Options, AMisspeltRequiredOptionIsOneError) {
+  const Registry<Nothing> registry = required_option_registry();
+  DiagnosticSink sink;
+  YamlReader reader("s.yaml", sink);
+  const YAML::Node root = reader.load_text("a: {name: learned, polcy: p.pt}\nb: {name: learned, file: p.pt}\n");
+  EXPECT_FALSE(read_entry(reader, root["a"], registry)->options.read_cleanly());
+  ASSERT_EQ(sink.diagnostics().size(), 1u) << testing::dump(sink.diagnostics());
+  expect_error(sink.diagnostics()[0], 1, 20, "toy 'learned' has no option 'polcy' (did you mean 'policy'?)");
+  (void)read_entry(reader, root["b"], registry);
+  ASSERT_EQ(sink.diagnostics().size(), 3u) << testing::dump(sink.diagnostics());
+  expect_error(sink.diagnostics()[1], 2, 20, "toy 'learned' has no option 'file'; its options: policy");
+  expect_error(sink.diagnostics()[2], 2, 4, "toy 'learned' needs option 'policy'");
 }
 
 TEST(Options, CodeSetsValuesThroughTheSchemaChecks) {

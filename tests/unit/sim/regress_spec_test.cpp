@@ -118,6 +118,27 @@ expect:
                 {{4, 3, "run 'spare' is not used by any expectation"}});
 }
 
+// A misspelt key is one error, its suggestion naming the key it misspells (not also "missing key
+// 'value'" or "give either 'metric' or 'ratio'"); a misspelt run name is one error at its first use,
+// however many expectations use it.
+TEST(RegressSpec, AMisspeltKeyOrRunIsOneError) {
+  expect_errors(regress_errors(R"(comparison: "c"
+runs:
+  base: {scenario: base.yaml}
+  other: {scenario: base.yaml}
+expect:
+  - {metric: "base:makespan_s", valeu: 1}
+  - {metrc: "base:makespan_s", value: 1}
+  - {ratoi: ["base:makespan_s", "other:makespan_s"], value: 1}
+  - {metric: "bsae:makespan_s", value: 1}
+  - {ratio: ["bsae:makespan_s", "other:makespan_s"], value: 1}
+)"),
+                {{6, 33, "unknown key 'valeu' in a comparison expectation; did you mean 'value'?"},
+                 {7, 6, "unknown key 'metrc' in a comparison expectation; did you mean 'metric'?"},
+                 {8, 6, "unknown key 'ratoi' in a comparison expectation; did you mean 'ratio'?"},
+                 {9, 14, "unknown run 'bsae'; did you mean 'base'?"}});
+}
+
 TEST(RegressSpec, MissingValueIsReported) {
   expect_errors(regress_errors(R"(comparison: "c"
 runs:
@@ -169,8 +190,12 @@ runs:
 expects:
   - {metric: "base:makespan_s", value: 1}
 )"),
-                {{1, 1, "missing key 'expect' in the comparison file"},
-                 {4, 1, "unknown key 'expects' in the comparison file; did you mean 'expect'?"}});
+                {{4, 1, "unknown key 'expects' in the comparison file; did you mean 'expect'?"}});
+  expect_errors(regress_errors(R"(comparison: "c"
+runs:
+  base: {scenario: base.yaml}
+)"),
+                {{1, 1, "missing key 'expect' in the comparison file"}});
 }
 
 TEST(RegressSpec, RunsOnceWhatIsAskedForTwice) {

@@ -192,10 +192,9 @@ TEST(ScenarioGnn, InterferenceModelTakesTheNodesMemoryBandwidth) {
     (void)load(cluster_with_cores("cpu_cores: 16, cpu_memory_bandwidth: \"0GB/s\", ") +
                body(graph, "  pipeline: {interference: {name: measured, sample_time_sliced: 1.5}}\n"));
   });
-  expect_errors(diagnostics, {{4, 80, "cpu_memory_bandwidth must be positive"},
-                              // The zero bandwidth was refused, so the model has none to share.
-                              {15, 28, "interference model 'measured' shares the memory bandwidth"},
-                              {15, 65, "expected a number in [0.05, 1]"}});
+  // The zero bandwidth is the one error about it: the model is not also told it has none to share.
+  expect_errors(diagnostics,
+                {{4, 80, "cpu_memory_bandwidth must be positive"}, {15, 65, "expected a number in [0.05, 1]"}});
   const auto missing =
       diagnostics_thrown_by([&] { (void)load(kCluster + body(graph, "  pipeline: {interference: measured}\n")); });
   expect_errors(missing, {{15, 28, "give the node types `cpu_memory_bandwidth`"}});

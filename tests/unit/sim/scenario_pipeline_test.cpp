@@ -347,6 +347,24 @@ TEST(ScenarioPipeline, ExplicitStagesMustHoldEveryLayer) {
                       16, 5, "the stages hold 3 layers but the model has 4");
 }
 
+// A misspelt key is one error naming the key it misspells: not also "give exactly one of" the keys
+// it should have been, nor a layer sum counting a default in its place.
+TEST(ScenarioPipeline, AMisspeltStageKeyIsOneError) {
+  // Line 16 "    - {layrs: 1, gpus: 1}": the key at column 8; line 17 "    - {layers: 3, gpu: 1}": 'gpu' at 19.
+  expect_errors(errors_of(pipeline(valid_head() + R"(  stages:
+    - {layrs: 1, gpus: 1}
+    - {layers: 3, gpu: 1}
+)")),
+                {{16, 8, "unknown key 'layrs' in a stage; did you mean 'layers'?"},
+                 {17, 19, "unknown key 'gpu' in a stage; did you mean 'gpus'?"}});
+}
+
+TEST(ScenarioPipeline, AMisspeltMicroBatchKeyIsOneError) {
+  // Line 13 "  micro_batchs: 4".
+  expect_single_error(pipeline(kModel + "  global_batch: 8\n  micro_batchs: 4\n  schedule: 1f1b\n  planner: dapple\n"),
+                      13, 3, "unknown key 'micro_batchs' in the workload; did you mean 'micro_batches'?");
+}
+
 TEST(ScenarioPipeline, ADeviceGlobMatchingNoGpuIsAnError) {
   // Line 16 "    - {layers: 4, devices: [node2/*]}": the pattern at column 29.
   expect_single_error(pipeline(valid_head() + "  stages:\n    - {layers: 4, devices: [node2/*]}\n"), 16, 29,

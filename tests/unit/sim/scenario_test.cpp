@@ -327,10 +327,29 @@ TEST(Scenario, BitsAreNotBytes) {
 // ---- keys and names ----------------------------------------------------------------------------
 
 TEST(ScenarioErrors, UnknownKeyWithDidYouMean) {
-  // The required key is missing (reported at the node type's mapping) and the typo is unknown.
+  // The typo is the mistake: it names the required key it misspells, which is therefore not also
+  // reported missing.
   expect_errors(errors_of(edited(kTwoBoxBase, "gpus_per_node", "gpus_per_nod")),
-                {{5, 7, "missing key 'gpus_per_node' in node type 'box'"},
-                 {6, 7, "unknown key 'gpus_per_nod' in node type 'box'; did you mean 'gpus_per_node'?"}});
+                {{6, 7, "unknown key 'gpus_per_nod' in node type 'box'; did you mean 'gpus_per_node'?"}});
+  // A required key absent with no key that misspells it is missing.
+  expect_errors(
+      errors_of(edited(kTwoBoxBase, "gpus_per_node", "cpus")),
+      {{5, 7, "missing key 'gpus_per_node' in node type 'box'"}, {6, 7, "unknown key 'cpus' in node type 'box'"}});
+}
+
+// After errors in the cluster, what the workload and the network name is not judged against the
+// cluster the errors left: with the misspelt count's default of one node, node1/gpu0 would be "no GPU".
+TEST(ScenarioErrors, AMisspeltClusterKeyIsOneError) {
+  std::string yaml = edited(kTwoBoxBase, "count: 2", "coun: 2");
+  yaml += "network:\n  background_flows:\n    - {from: node0/gpu0, to: node1/gpu0, size: \"8MB\"}\n";
+  expect_errors(errors_of(yaml), {{8, 23, "unknown key 'coun' in a node group; did you mean 'count'?"}});
+}
+
+// A misspelt interconnect kind is the one error: the keys of the kind it names are not unknown too.
+TEST(ScenarioErrors, AMisspeltInterconnectKindIsOneError) {
+  const std::string yaml =
+      edited(kTwoBoxBase, "  nodes: [", "  interconnect: {kin: leaf_spine, nodes_per_leaf: 1, spines: 2}\n  nodes: [");
+  expect_errors(errors_of(yaml), {{8, 18, "unknown key 'kin' in the interconnect; did you mean 'kind'?"}});
 }
 
 TEST(ScenarioErrors, UnknownOptionalKeyIsTheOnlyError) {
