@@ -113,6 +113,12 @@ class PlanBuilder {
 
   // ---- comparison files ----
 
+  // An `over:` key as written, and how many values it lists.
+  struct OverKey {
+    YAML::Node node;
+    std::size_t values = 0;
+  };
+
   struct NamedRun {
     std::string name;
     std::string scenario;
@@ -126,6 +132,7 @@ class PlanBuilder {
     // fastest), each key's value; empty: a single run.
     std::vector<std::string> over_keys;
     std::vector<std::vector<std::string>> members;
+    bool over_misspelt = false;  // its unknown key says so; a `spread:` over it need not
   };
 
   void add_comparison(YamlReader& reader, const YAML::Node& root, const fs::path& path) {
@@ -207,6 +214,14 @@ class PlanBuilder {
     };
     std::vector<OfScenario> of_scenarios;
     std::set<std::tuple<int, int, std::string>> of_overrides;  // reported: line, column, message
+    // A problem of an `over:` key, with the values that met it: every value meeting it alike (an unknown
+    // key) is one mistake of the key, reported once at the key; otherwise at each value that met it.
+    struct OfOverKey {
+      OverKey key;
+      std::string message;
+      std::vector<std::pair<YAML::Node, std::string>> values;  // the value's node, its override
+    };
+    std::vector<OfOverKey> of_over_keys;
   };
 
   std::vector<NamedRun> read_runs(YamlReader& reader, const YAML::Node& node, const fs::path& path) {
@@ -233,8 +248,11 @@ class PlanBuilder {
           }
         }
       }
-      std::vector<YAML::Node> value_nodes;  // per member, the node of its last key's value
-      if (const YAML::Node over = map.get("over"); over.IsDefined()) read_over(reader, over, run, value_nodes);
+      std::vector<YAML::Node> value_nodes;  // per member, the node of each key's value
+      std::vector<OverKey> over_keys;
+      if (const YAML::Node over = map.get("over"); over.IsDefined())
+        read_over(reader, over, run, value_nodes, over_keys);
+      run.over_misspelt = map.misspelt("over");
       map.finish();
       if (scenario_node.IsDefined()) {
         if (auto file = reader.string(scenario_node)) {
@@ -243,17 +261,31 @@ class PlanBuilder {
           if (std::error_code refused; !fs::is_regular_file(run.scenario, refused))
             reader.error(scenario_node, fmt::format("cannot open the scenario '{}'", run.scenario));
           else if (run.members.empty())
-            validate_run(reader, run, run.overrides, scenario_node, set_nodes, problems);
+            validate_run(reader, run, run.overrides, scenario_node, set_nodes, {}, problems);
           else
             for (std::size_t m = 0; m < run.members.size(); ++m) {
               std::vector<YAML::Node> nodes = set_nodes;
-              for (std::size_t k = 0; k < run.over_keys.size(); ++k)
+              std::vector<const OverKey*> keys(set_nodes.size(), nullptr);
+              for (std::size_t k = 0; k < run.over_keys.size(); ++k) {
                 nodes.push_back(value_nodes[m * run.over_keys.size() + k]);
-              validate_run(reader, run, member_overrides(run, m), scenario_node, nodes, problems);
+                keys.push_back(&over_keys[k]);
+              }
+              validate_run(reader, run, member_overrides(run, m), scenario_node, nodes, keys, problems);
             }
         }
       }
       runs.push_back(std::move(run));
+    }
+    for (const RunProblems::OfOverKey& problem : problems.of_over_keys) {
+      if (problem.values.size() > 1 && problem.values.size() == problem.key.values) {
+        reader.error(problem.key.node, fmt::format("{}: {}", problem.key.node.Scalar(), problem.message));
+        continue;
+      }
+      for (const auto& [node, override_text] : problem.values) {
+        std::string message = fmt::format("{}: {}", override_text, problem.message);
+        if (problems.of_overrides.emplace(node.Mark().line, node.Mark().column, message).second)
+          reader.error(node, std::move(message));
+      }
     }
     for (const RunProblems::OfScenario& problem : problems.of_scenarios) {
       std::vector<std::string> quoted;
@@ -265,8 +297,10 @@ class PlanBuilder {
   }
 
   // `over: {KEY: [v1, v2, …], …}`: one member per combination of the values, the last key varying
-  // fastest. `value_nodes` gets, member by member, each key's value node (where its problems go).
-  void read_over(YamlReader& reader, const YAML::Node& over, NamedRun& run, std::vector<YAML::Node>& value_nodes) {
+  // fastest. `value_nodes` gets, member by member, each key's value node (where its problems go), and
+  // `keys` each key.
+  void read_over(YamlReader& reader, const YAML::Node& over, NamedRun& run, std::vector<YAML::Node>& value_nodes,
+                 std::vector<OverKey>& keys) {
     if (!over.IsMap() || over.size() == 0) {
       reader.error(over, "expected a mapping of scenario keys to lists of values: {workload.seed: [1000, 1001]}");
       return;
@@ -289,6 +323,7 @@ class PlanBuilder {
         return;
       }
       run.over_keys.push_back(key);
+      keys.push_back(OverKey{item.first, list.size()});
       values.push_back(std::move(list));
     }
     std::vector<std::size_t> at(values.size(), 0);
@@ -306,12 +341,14 @@ class PlanBuilder {
     }
   }
 
-  // Loads the run's scenario with its overrides and notes its workload kind. A problem of an override
-  // is reported at that override, once; any other problem of the scenario goes to `problems`, reported
-  // once at the `scenario:` line of the first run that met it, quoting the scenario's own location.
+  // Loads the run's scenario with its overrides and notes its workload kind. A problem of a `set:`
+  // override is reported at that override, once; one of an `over:` override (its `keys` entry set) goes
+  // to `problems`, to be said at its key or its values once every member is read. Any other
+  // problem of the scenario goes to `problems`, reported once at the `scenario:` line of the first run
+  // that met it, quoting the scenario's own location.
   void validate_run(YamlReader& reader, NamedRun& run, const std::vector<std::string>& overrides,
                     const YAML::Node& scenario_node, const std::vector<YAML::Node>& override_nodes,
-                    RunProblems& problems) {
+                    const std::vector<const OverKey*>& keys, RunProblems& problems) {
     const std::string& name = run.name;
     try {
       run.kinds.insert(load_scenario(run.scenario, overrides).workload_kind);
@@ -320,7 +357,22 @@ class PlanBuilder {
         const auto at_override = std::find_if(overrides.begin(), overrides.end(),
                                               [&](const std::string& o) { return d.location.file == "--set " + o; });
         if (at_override != overrides.end()) {
-          const YAML::Node& node = override_nodes[static_cast<std::size_t>(at_override - overrides.begin())];
+          const auto index = static_cast<std::size_t>(at_override - overrides.begin());
+          const YAML::Node& node = override_nodes[index];
+          if (index < keys.size() && keys[index] != nullptr) {
+            const OverKey& key = *keys[index];
+            auto& of_keys = problems.of_over_keys;
+            auto seen = std::find_if(of_keys.begin(), of_keys.end(), [&](const RunProblems::OfOverKey& p) {
+              return p.key.node.Mark().line == key.node.Mark().line &&
+                     p.key.node.Mark().column == key.node.Mark().column && p.message == d.message;
+            });
+            if (seen == of_keys.end()) seen = of_keys.insert(of_keys.end(), RunProblems::OfOverKey{key, d.message, {}});
+            if (std::none_of(seen->values.begin(), seen->values.end(), [&](const auto& v) {
+                  return v.first.Mark().line == node.Mark().line && v.first.Mark().column == node.Mark().column;
+                }))
+              seen->values.emplace_back(node, *at_override);
+            continue;
+          }
           std::string message = fmt::format("{}: {}", *at_override, d.message);
           if (problems.of_overrides.emplace(node.Mark().line, node.Mark().column, message).second)
             reader.error(node, std::move(message));
@@ -381,7 +433,8 @@ class PlanBuilder {
     if (spread.IsDefined() && sink_.diagnostics().size() == errors_before) {
       const NamedRun& run = runs[check.numerator.run];
       check.spread = reader.string(spread).value_or("");
-      if (std::find(run.over_keys.begin(), run.over_keys.end(), check.spread) == run.over_keys.end())
+      if (!run.over_misspelt &&
+          std::find(run.over_keys.begin(), run.over_keys.end(), check.spread) == run.over_keys.end())
         reader.error(spread, run.over_keys.empty()
                                  ? fmt::format("run '{}' has no `over:` to spread over", run.name)
                                  : fmt::format("'{}' is not a key of run '{}''s `over:`{}", check.spread, run.name,

@@ -148,24 +148,28 @@ class ClusterReader {
       if (type.fabric != IntraNodeFabric::pcie) reader_.error(bridge, "'host_bridge' applies to fabric: pcie only");
       type.host_bridge_bandwidth = reader_.quantity<BytesPerSecond>(bridge);
     }
+    bool per_gpu_refused = false;
     if (YAML::Node nic = map.require("nic"); nic.IsDefined()) {
       MapReader nic_map(reader_, nic, fmt::format("the NIC of node type '{}'", name));
       if (auto link = read_link_ref(nic_map, "nic", std::nullopt))
         std::tie(type.nic_bandwidth, type.nic_latency) = *link;
       type.nic_per_gpu = nic_map.boolean("per_gpu").value_or(false);
+      per_gpu_refused = nic_map.refused("per_gpu");
       nic_map.finish();
     }
-    read_nvlink_domain(map, type);
+    read_nvlink_domain(map, type, per_gpu_refused || map.refused("nic"));
     type.refused = map.refused_keys();
     map.finish();
     return type;
   }
 
   // `nvlink_domain: N`: N GPUs of several nodes on one NVLink switch fabric (NVL72). Checked here
-  // against the node type; the node groups' counts are checked when the cluster is read.
-  void read_nvlink_domain(MapReader& map, NodeType& type) {
+  // against the node type; the node groups' counts are checked when the cluster is read. Nothing is
+  // judged against a default put in place of a refused key (one mistake, one error): a refused
+  // `gpus_per_node` leaves the domain unread, a refused NIC its per-GPU check.
+  void read_nvlink_domain(MapReader& map, NodeType& type, bool nic_refused) {
     const auto domain = map.integer("nvlink_domain", 1, 1 << 16);
-    if (!domain || *domain == type.gpus_per_node) return;
+    if (!domain || *domain == type.gpus_per_node || map.refused("gpus_per_node")) return;
     const YAML::Node where = map.get("nvlink_domain");
     const auto gpus = static_cast<int>(*domain);
     bool valid = true;
@@ -180,7 +184,7 @@ class ClusterReader {
                          gpus, type.gpu.nvlink_domain, type.gpu.name));
     if (type.fabric != IntraNodeFabric::nvswitch)
       refuse("nvlink_domain needs fabric: nvswitch (an NVLink switch fabric)");
-    if (!type.nic_per_gpu)
+    if (!type.nic_per_gpu && !nic_refused)
       refuse("nvlink_domain needs nic: {per_gpu: true} (a NIC per GPU, as in NVL72 compute trays)");
     if (!valid) return;
     type.domain_nodes = gpus / type.gpus_per_node;
@@ -216,10 +220,9 @@ class ClusterReader {
         else
           (void)group_map.require("type");
         const auto count = group_map.integer("count", 1, 100000).value_or(1);
+        const bool count_refused = group_map.refused("count");
         group_map.finish();
-        if (!type) {
-          continue;
-        }
+        if (!type || count_refused) continue;
         const auto index =
             static_cast<std::size_t>(std::find(type_names.begin(), type_names.end(), *type) - type_names.begin());
         // Nodes of a type with an NVLink domain are read as whole domains (read_nvlink_domain).

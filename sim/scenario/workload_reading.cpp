@@ -210,6 +210,14 @@ LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const st
   model.name = map.string("name").value_or("model");
   model.measured_on = map.choice("measured_on", catalog.gpu_names()).value_or("");
   model.measured_batch = static_cast<int>(map.integer("measured_batch", 1, 1 << 20).value_or(1));
+  // `file`, `zoo`, `transformer`, `llm` and `profile` each say what the other keys mean: after a
+  // misspelling of one, the layer list's "missing key 'layers'" would be a second error for one mistake.
+  for (const char* kind : {"file", "zoo", "transformer", "llm", "profile"})
+    if (map.misspelt(kind)) {
+      map.declare_all_but_misspellings_of(kind);
+      map.finish();
+      return model;
+    }
   YAML::Node layers = map.require("layers");
   const auto entries = layers.IsDefined() ? reader.list(layers, "layers") : std::vector<YAML::Node>{};
   if (layers.IsSequence() && entries.empty()) reader.error(layers, "expected at least one layer");

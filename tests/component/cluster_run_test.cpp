@@ -641,6 +641,37 @@ TEST(ClusterRun, ParameterServerJobsNeedCoresAndTheAnalyticalSpeed) {
   }
 }
 
+// A misspelt `ps_cores` is its unknown key alone, not also "kind: parameter-server needs 'ps_per_worker'
+// and 'ps_cores'"; a key not given at all is still that error.
+TEST(ClusterRun, AMisspeltParameterServerKeyIsOneError) {
+  const std::string trace =
+      testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s,model,batch_size\na,0,2,100,resnet50,64\n");
+  std::string yaml = cluster_yaml(trace, "fifo", 1, 4, "  speed: {source: analytical}\n");
+  yaml.replace(yaml.find("fabric: pcie"), 12, "fabric: pcie, cpu_cores: 4");
+  const auto errors_with = [&](const std::string& architecture) {
+    return testing::diagnostics_thrown_by(
+        [&] { (void)testing::load(std::string(yaml).insert(yaml.find("outputs:"), architecture)); });
+  };
+  const auto misspelt = errors_with("  architecture: {kind: parameter-server, ps_per_worker: 1, ps_core: 2}\n");
+  ASSERT_EQ(misspelt.size(), 1u) << testing::dump(misspelt);
+  EXPECT_NE(misspelt[0].message.find("unknown key 'ps_core' in the architecture section; did you mean 'ps_cores'?"),
+            std::string::npos)
+      << testing::dump(misspelt);
+  const auto absent = errors_with("  architecture: {kind: parameter-server, ps_per_worker: 1}\n");
+  ASSERT_EQ(absent.size(), 1u) << testing::dump(absent);
+  EXPECT_NE(absent[0].message.find("needs 'ps_per_worker'"), std::string::npos) << testing::dump(absent);
+}
+
+// A job without the model its speed source needs is one error at its row: not also "unknown model ''"
+// when the source prices it.
+TEST(ClusterRun, AJobWithoutAModelIsOneError) {
+  const std::string trace = testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s\na,0,2,100\n");
+  testing::expect_errors(testing::diagnostics_thrown_by([&] {
+                           (void)testing::load(cluster_yaml(trace, "fifo", 1, 4, "  speed: {source: analytical}\n"));
+                         }),
+                         {{2, 3, "job 'a' has no model and speed source 'analytical' needs one"}});
+}
+
 // Network mode: a PS job of 2 workers on 2 servers (1 GPU each) with one PS on each server. Per
 // batch of n iterations the forwards run (n·F), then the backwards (n·B) beside the push — each
 // server's NIC sends n·p/2 to the other's PS and receives as much, one flow per direction — and then

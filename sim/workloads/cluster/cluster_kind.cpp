@@ -168,14 +168,16 @@ void read_architecture(WorkloadParseContext& ctx, const YAML::Node& node, Cluste
     return;
   }
   if (!ratio || !cores) {
-    reader.error(
-        node,
-        "kind: parameter-server needs 'ps_per_worker' (PSs per worker, e.g. 0.5) and 'ps_cores' (CPU cores per PS)");
+    // A refused or misspelt key is its own error already; this one is for a key not given at all.
+    if ((!ratio && !map.refused("ps_per_worker")) || (!cores && !map.refused("ps_cores")))
+      reader.error(node,
+                   "kind: parameter-server needs 'ps_per_worker' (PSs per worker, e.g. 0.5) and 'ps_cores' "
+                   "(CPU cores per PS)");
     return;
   }
   spec.ps_per_worker = *ratio;
   spec.ps_cores = static_cast<int>(*cores);
-  if (spec.speed && !spec.speed->prices_parameter_servers())
+  if (spec.speed && !spec.speed->prices_parameter_servers() && !ctx.map.refused("speed"))
     reader.error(node, fmt::format("parameter-server jobs need a speed source that prices their push/pull (analytical: "
                                    "the layered push/pull model); got '{}'",
                                    spec.speed_source));
@@ -367,7 +369,8 @@ class ClusterKind final : public WorkloadKind {
     // A misspelt 'models' or 'application_rule', or a mix entry without its model, is its own error: the
     // jobs it would have given a model are not.
     const bool models_unread = !mix_read || ctx.map.misspelt("models") || ctx.map.misspelt("application_rule");
-    const bool needs_model = spec.speed && spec.speed->needs_job_models() && !models_unread;
+    const bool needs_model =
+        spec.speed && spec.speed->needs_job_models() && !models_unread && !ctx.map.refused("speed");
     // A trace of 80,000 jobs all missing a model is one mistake: the first few jobs of each problem are
     // listed, then one line counts the rest at the first job not listed.
     constexpr std::size_t kListed = 20;
@@ -408,7 +411,9 @@ class ClusterKind final : public WorkloadKind {
                               fmt::format("and {} more jobs have no model for speed source '{}' (the first {} are "
                                           "listed)",
                                           modelless.count - kListed, spec.speed_source, kListed));
-    if (!spec.speed) return;
+    // A misspelt `speed` leaves the default model in place, and what follows would judge it ("scheduler
+    // 'pollux' needs workload.speed"): the unknown key is the one error.
+    if (!spec.speed || ctx.map.refused("speed")) return;
     if (spec.speed->counts_progress() && spec.network)
       ctx.reader.sink().error(spec.speed_options.where("work"),
                               "work: progress is counted at the job level only (network mode runs iterations): "
@@ -419,7 +424,7 @@ class ClusterKind final : public WorkloadKind {
     std::vector<ServerInfo> probe{ServerInfo{0, 1, ctx.cluster.type_of(ctx.cluster.nodes.front()).gpu.name}};
     probe.front().intra_bandwidth = probe.front().nic_bandwidth = BytesPerSecond(1e9);
     for (const JobRecord& job : spec.trace.jobs) {
-      if (models_unread && job.model.empty()) continue;
+      if ((models_unread || needs_model) && job.model.empty()) continue;  // said above, or unread
       if (!priced.insert({job.model, job.batch_size}).second) continue;
       try {
         (void)spec.speed->iteration(job, Placement{{{0, 1}}}, probe);

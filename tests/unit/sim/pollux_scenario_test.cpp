@@ -116,6 +116,15 @@ TEST(PolluxScenario, NeedsTheGoodputTablesAndTheJobLevel) {
   EXPECT_NE(network[0].message.find("remove `network: true`"), std::string::npos) << testing::dump(network);
 }
 
+// A misspelt `speed` leaves the default speed model in place: the unknown key is the one error, not also
+// "scheduler 'pollux' … needs workload.speed" judged against that default.
+TEST(PolluxScenario, AMisspeltSpeedIsOneError) {
+  std::string yaml = pollux_yaml("{source: pollux, tables: " + kPolluxTables + "}", "{name: pollux}");
+  yaml.replace(yaml.find("  speed:"), 8, "  spee:");  // line 10, the key at column 3
+  const auto errors = testing::diagnostics_thrown_by([&] { (void)testing::load(yaml); });
+  testing::expect_errors(errors, {{10, 3, "unknown key 'spee' in the workload; did you mean 'speed'?"}});
+}
+
 TEST(PolluxScenario, ApplicationRuleNeedsTheTablesAndAKnownRule) {
   // The rule on line 12, after the scheduler; `{rule:` opens at column 21.
   const auto no_tables = testing::diagnostics_thrown_by([] {

@@ -261,6 +261,26 @@ expect:
                 {{3, 58, "expected at least one value"}, {7, 59, "not a key of run 'b''s `over:`"}});
 }
 
+// A mistake in an `over:` key is met by every member alike: one error at the key (a misspelt
+// workload.seed in the shipped MARL comparisons was five errors, one per seed). A value only some members
+// refuse is reported at each such value. A misspelt `over` is its unknown key alone, not also "run 'b'
+// has no `over:` to spread over".
+TEST(RegressSpec, AnOverKeysMistakeIsOneErrorAtTheKey) {
+  expect_errors(
+      regress_errors(R"(comparison: "c"
+runs:
+  a: {scenario: base.yaml, over: {workload.global_batc: [4, 8, 16], run.iterations: [1, 0, -1]}}
+  b: {scenario: base.yaml, ove: {run.seed: [1, 2]}}
+expect:
+  - {metric: "a:mean.iteration_time_s", value: 1}
+  - {metric: "b:mean.iteration_time_s", value: 1, spread: run.seed}
+)"),
+      {{3, 35, "workload.global_batc: unknown key 'global_batc' in the workload; did you mean 'global_batch'?"},
+       {3, 89, "run.iterations=0: "},
+       {3, 92, "run.iterations=-1: "},
+       {4, 28, "unknown key 'ove' in run 'b'; did you mean 'over'?"}});
+}
+
 TEST(RegressSpec, SkipsSweepsAndScenariosWithoutExpectations) {
   write_file("a.yaml", scenario_without_expectations());
   write_file("b.yaml", "name: s\nbase: a.yaml\naxes: []\n");

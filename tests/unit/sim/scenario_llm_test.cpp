@@ -60,6 +60,7 @@ std::string llm(const LlmCase& setup, const std::string& keys) {
          keys;
 }
 
+using testing::pipeline_scenarios::expect_single_error;
 using testing::pipeline_scenarios::spec_of;
 
 // Qwen3-30B-A3B on one DGX B200 as Megatron-Bridge's table runs it: EP 8 (16 of the 128 experts per
@@ -307,14 +308,19 @@ TEST(ScenarioLlm, MissingShapeKeysAreReportedNotDividedBy) {
   EXPECT_TRUE(heads_located) << dump(errors);
 }
 
-// NVL72: 64 GB200 of 16 compute trays joined in one NVLink domain are one simulated node of 64 GPUs.
-TEST(ScenarioLlm, NvlinkDomainJoinsTraysIntoOneNode) {
+// 16 GB200 compute trays of 4 GPUs joined in one NVLink domain of 64.
+LlmCase nvl64() {
   LlmCase rack;
   rack.gpu = "GB200";
   rack.gpus_per_node = 4;
   rack.domain = "nvlink_domain: 64";
   rack.nodes = 16;
-  const Scenario scenario = load(llm(rack, "  expert_parallel: 8\n"));
+  return rack;
+}
+
+// NVL72: 64 GB200 of 16 compute trays joined in one NVLink domain are one simulated node of 64 GPUs.
+TEST(ScenarioLlm, NvlinkDomainJoinsTraysIntoOneNode) {
+  const Scenario scenario = load(llm(nvl64(), "  expert_parallel: 8\n"));
   ASSERT_EQ(scenario.cluster.nodes.size(), 1u);
   EXPECT_EQ(scenario.cluster.node_types.front().gpus_per_node, 64);
   EXPECT_EQ(scenario.cluster.gpu_count(), 64u);
@@ -322,9 +328,8 @@ TEST(ScenarioLlm, NvlinkDomainJoinsTraysIntoOneNode) {
 
 // A domain that is not whole trays, larger than NVL72, or that the nodes do not fill.
 TEST(ScenarioLlm, BadNvlinkDomainsAreLocated) {
-  LlmCase rack;
-  rack.gpu = "GB200";
-  rack.gpus_per_node = 4;
+  LlmCase rack = nvl64();
+  rack.nodes = 1;
   rack.domain = "nvlink_domain: 6";
   expect_error(errors_of(llm(rack, "")).at(0), 9, 22, "not a whole number of nodes of 4 GPUs");
   rack.domain = "nvlink_domain: 144";
@@ -332,6 +337,33 @@ TEST(ScenarioLlm, BadNvlinkDomainsAreLocated) {
   rack.domain = "nvlink_domain: 72";
   rack.nodes = 20;  // 80 GPUs: one rack and 8 GPUs over
   expect_error(errors_of(llm(rack, "")).at(0), 10, 11, "do not fill whole NVLink domains");
+}
+
+// A misspelt or refused key a domain's checks read is its own one error, not also a check of the default
+// put in its place: `gpus_per_nod` (one GPU per node) is not also "an NVLink domain of 64 GPUs is larger
+// than the 16 nodes of 1 GPUs", a NIC's `per_gp` not also "nvlink_domain needs nic: {per_gpu: true}", a
+// group's `count: 16x` (one node) not also "larger than the 1 nodes of 4 GPUs".
+TEST(ScenarioLlm, AMistakeBesideAnNvlinkDomainIsOneError) {
+  const std::string valid = llm(nvl64(), "");
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = valid;
+    return text.replace(text.find(from), from.size(), to);
+  };
+  // Line 6 "      gpus_per_node: 4"; line 8 "      nic: {link: IB-NDR, per_gpu: true}": per_gpu at column 27;
+  // line 10 "  nodes: [{type: tray, count: 16}]": the count's value at column 31.
+  expect_single_error(with("gpus_per_node:", "gpus_per_nod:"), 6, 7,
+                      "unknown key 'gpus_per_nod' in node type 'tray'; did you mean 'gpus_per_node'?");
+  expect_single_error(with("per_gpu:", "per_gp:"), 8, 27, "unknown key 'per_gp' in the NIC of node type 'tray'");
+  expect_single_error(with("per_gpu: true", "per_gpu: yes please"), 8, 36, "expected true or false");
+  expect_single_error(with("count: 16", "count: 16x"), 10, 31, "expected an integer");
+}
+
+// A misspelt `zoo` is one error: the model is not also read as a list of layers "missing key 'layers'".
+TEST(ScenarioLlm, AMisspeltModelKindIsOneError) {
+  // Line 14 "  model: {zoo: qwen3-30b-a3b, seq: 4096}": the key at column 11.
+  std::string text = llm({}, "");
+  text.replace(text.find("zoo:"), 4, "zo:");
+  expect_single_error(text, 14, 11, "unknown key 'zo' in the model; did you mean 'zoo'?");
 }
 
 }  // namespace
