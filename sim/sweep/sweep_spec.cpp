@@ -255,7 +255,14 @@ class SweepParser {
         }
       }
     }
-    if (validate && !spec.base_path.empty()) validate_sweep_points(spec, origins, axes_where_, reader_.sink());
+    if (validate && !spec.base_path.empty()) {
+      std::vector<SourceLocation> key_where;  // each axis key once (read_key), in axis_keys order
+      for (const std::string& key : spec.axis_keys)
+        key_where.push_back(std::find_if(keys_seen_.begin(), keys_seen_.end(), [&](const auto& seen) {
+                              return seen.first == key;
+                            })->second);
+      validate_sweep_points(spec, origins, key_where, axes_where_, reader_.sink());
+    }
     return spec;
   }
 

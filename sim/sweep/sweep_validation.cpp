@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,16 +21,22 @@ namespace {
 // breaks many points, and the same message is already deduplicated.
 constexpr std::size_t kMaxPointErrors = 20;
 
-// The diagnostic as the sweep reports it, and whether an axis value (or the base alone) is to blame.
-std::pair<Diagnostic, bool> locate(const Diagnostic& d, const SweepPoint& point,
-                                   const std::vector<SourceLocation>& origins, const SweepSpec& spec,
-                                   const std::set<std::string>& base_problems, const SourceLocation& axes_where) {
+// The diagnostic as the sweep reports it, and whether an axis value (or the base alone) is to blame;
+// `assignment`: the point's assignment whose key or value the problem is at (reported once all points
+// are read, at the key or at each value: validate_sweep_points).
+struct Located {
+  Diagnostic diagnostic;
+  bool blamed = false;
+  std::optional<std::size_t> assignment;
+};
+
+Located locate(const Diagnostic& d, const SweepPoint& point, const std::vector<SourceLocation>& origins,
+               const SweepSpec& spec, const std::set<std::string>& base_problems, const SourceLocation& axes_where) {
   const std::string inner = format_diagnostic(d);
-  if (base_problems.count(inner) > 0) return {d, true};  // the base scenario's own problem
+  if (base_problems.count(inner) > 0) return {d, true, std::nullopt};  // the base scenario's own problem
   const auto& a = point.assignments;
   for (std::size_t k = 0; k < a.size(); ++k) {
-    if (d.location.file == "--set " + a[k].first + "=" + a[k].second)
-      return {Diagnostic{origins[k], fmt::format("{}={}: {}", a[k].first, a[k].second, d.message)}, true};
+    if (d.location.file == "--set " + a[k].first + "=" + a[k].second) return {d, true, k};
   }
   // An unknown key created by an override has no line; its message quotes the key first ("unknown
   // key 'bucket_sise' in the workload; did you mean 'bucket_size'?"): the key named earliest wins.
@@ -49,26 +56,34 @@ std::pair<Diagnostic, bool> locate(const Diagnostic& d, const SweepPoint& point,
         tie = false;
       }
     }
-    if (named && !tie)
-      return {Diagnostic{origins[*named], fmt::format("{}={}: {}", a[*named].first, a[*named].second, d.message)},
-              true};
+    if (named && !tie) return {d, true, *named};
   }
   if (a.size() == 1)
     return {Diagnostic{origins[0],
                        fmt::format("{}={} makes the base scenario invalid: {}", a[0].first, a[0].second, inner)},
-            true};
+            true, std::nullopt};
   std::vector<std::string> described;
   for (const auto& [key, text] : a) described.push_back(key + "=" + text);
   return {
       Diagnostic{axes_where, fmt::format("point {} ({}) makes the base scenario invalid: {}",
                                          point_id(point.index, spec.points.size()), fmt::join(described, ", "), inner)},
-      false};
+      false, std::nullopt};
 }
+
+// A problem at an axis key's assignments, with the values (in order met) whose points met it and those
+// points: met by every value of the key alike (an unknown key), it is one mistake of the key.
+struct AtAxisKey {
+  std::size_t key = 0;  // in SweepSpec::axis_keys
+  std::string message;
+  std::vector<std::pair<std::string, SourceLocation>> values;
+  std::vector<std::size_t> points;
+};
 
 }  // namespace
 
 void validate_sweep_points(const SweepSpec& spec, const std::vector<std::vector<SourceLocation>>& origins,
-                           const SourceLocation& axes_where, DiagnosticSink& sink) {
+                           const std::vector<SourceLocation>& key_where, const SourceLocation& axes_where,
+                           DiagnosticSink& sink) {
   std::set<std::string> base_problems;
   try {
     (void)load_scenario(spec.base_path);
@@ -77,7 +92,19 @@ void validate_sweep_points(const SweepSpec& spec, const std::vector<std::vector<
   }
   std::set<std::tuple<std::string, int, int, std::string>> reported;
   std::size_t point_errors = 0;
-  std::size_t unreported_points = 0;
+  std::set<std::size_t> unreported_points;
+  // Reports a problem of point `index` unless already reported, or counts the point once 20 are.
+  const auto report = [&](std::size_t index, const SourceLocation& where, const std::string& message,
+                          const std::string& identity) {
+    if (!reported.insert(std::tuple{where.file, where.line, where.column, identity}).second) return;
+    if (point_errors == kMaxPointErrors) {
+      unreported_points.insert(index);
+      return;
+    }
+    ++point_errors;
+    sink.error(where, message);
+  };
+  std::vector<AtAxisKey> at_keys;
   std::set<std::string> kinds;  // of the points that load, for the metrics
   for (const SweepPoint& point : spec.points) {
     std::vector<std::string> overrides;
@@ -88,20 +115,38 @@ void validate_sweep_points(const SweepSpec& spec, const std::vector<std::vector<
     } catch (const InputError& e) {
       problems = e.diagnostics();
     }
-    bool counted = false;
     for (const Diagnostic& d : problems) {
-      const auto [located, blamed] = locate(d, point, origins[point.index], spec, base_problems, axes_where);
-      // A problem no axis value can be blamed for is reported for the first point that has it.
-      const auto identity = std::tuple{located.location.file, located.location.line, located.location.column,
-                                       blamed ? located.message : format_diagnostic(d)};
-      if (!reported.insert(identity).second) continue;
-      if (point_errors == kMaxPointErrors) {
-        if (!counted) ++unreported_points;
-        counted = true;
+      const auto [located, blamed, assignment] =
+          locate(d, point, origins[point.index], spec, base_problems, axes_where);
+      if (assignment) {
+        const std::size_t k = *assignment;
+        auto at = std::find_if(at_keys.begin(), at_keys.end(),
+                               [&](const AtAxisKey& p) { return p.key == k && p.message == d.message; });
+        if (at == at_keys.end()) at = at_keys.insert(at_keys.end(), AtAxisKey{k, d.message, {}, {}});
+        const auto& [key, text] = point.assignments[k];
+        if (std::none_of(at->values.begin(), at->values.end(), [&](const auto& v) { return v.first == text; }))
+          at->values.emplace_back(text, origins[point.index][k]);
+        at->points.push_back(point.index);
         continue;
       }
-      ++point_errors;
-      sink.error(located.location, located.message);
+      // A problem no axis value can be blamed for is reported for the first point that has it.
+      report(point.index, located.location, located.message, blamed ? located.message : format_diagnostic(d));
+    }
+  }
+  // The values each axis key takes over all points: a problem every one of them met is the key's.
+  std::vector<std::set<std::string>> values_of(spec.axis_keys.size());
+  for (const SweepPoint& point : spec.points)
+    for (std::size_t k = 0; k < point.assignments.size(); ++k) values_of[k].insert(point.assignments[k].second);
+  for (const AtAxisKey& at : at_keys) {
+    const std::string& key = spec.axis_keys[at.key];
+    if (at.values.size() > 1 && at.values.size() == values_of[at.key].size()) {
+      const std::string message = fmt::format("{}: {}", key, at.message);
+      report(at.points.front(), key_where[at.key], message, message);
+      continue;
+    }
+    for (const auto& [text, where] : at.values) {
+      const std::string message = fmt::format("{}={}: {}", key, text, at.message);
+      report(at.points.front(), where, message, message);
     }
   }
   for (std::size_t m = 0; m < spec.metrics.size(); ++m)
@@ -110,9 +155,10 @@ void validate_sweep_points(const SweepSpec& spec, const std::vector<std::vector<
         sink.error(spec.metric_where[m], problem);
         break;
       }
-  if (unreported_points > 0)
-    sink.error(axes_where, fmt::format("… and more problems in {} other point{} (first {} shown)", unreported_points,
-                                       unreported_points == 1 ? "" : "s", kMaxPointErrors));
+  if (!unreported_points.empty())
+    sink.error(axes_where,
+               fmt::format("… and more problems in {} other point{} (first {} shown)", unreported_points.size(),
+                           unreported_points.size() == 1 ? "" : "s", kMaxPointErrors));
 }
 
 }  // namespace dnnsim

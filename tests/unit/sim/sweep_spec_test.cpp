@@ -246,6 +246,21 @@ axes:
                   "mean 'bucket_size'?"}});
 }
 
+// A misspelt key of an axis with several values is met by every value alike: one error, at the key
+// (the shipped ADSP sweep's misspelt workload.sync was four, one per value); a value only some points
+// refuse is still reported at that value.
+TEST(SweepSpec, AMistakeEveryValueOfAKeyMeetsIsOneErrorAtTheKey) {
+  expect_errors(
+      sweep_errors(R"(name: v
+base: base.yaml
+axes:
+  - grid: {workload.bucket_sise: ["1MB", "2MB", "4MB"]}
+  - grid: {workload.bucket_size: ["10MB", lots]}
+)"),
+      {{4, 12, "workload.bucket_sise: unknown key 'bucket_sise' in the workload; did you mean 'bucket_size'?"},
+       {5, 43, "workload.bucket_size=lots: expected a size"}});
+}
+
 TEST(SweepSpec, AProblemOfSeveralAxesIsReportedAtAxesOnce) {
   // The base's global_batch 2 fits 2 GPUs but not 4 (two nodes): the scenario blames its own line,
   // which no axis sets, and the point has two axis values, so the error goes to `axes`, once (for the
