@@ -132,7 +132,9 @@ class PlanBuilder {
     // fastest), each key's value; empty: a single run.
     std::vector<std::string> over_keys;
     std::vector<std::vector<std::string>> members;
-    bool over_misspelt = false;  // its unknown key says so; a `spread:` over it need not
+    // A misspelt `over`, or a key of it every member refused: said already, so a `spread:` over it need
+    // not be said to name no key of it.
+    bool over_in_error = false;
   };
 
   void add_comparison(YamlReader& reader, const YAML::Node& root, const fs::path& path) {
@@ -220,6 +222,7 @@ class PlanBuilder {
       OverKey key;
       std::string message;
       std::vector<std::pair<YAML::Node, std::string>> values;  // the value's node, its override
+      std::set<std::string> runs;                              // that met it
     };
     std::vector<OfOverKey> of_over_keys;
   };
@@ -252,7 +255,7 @@ class PlanBuilder {
       std::vector<OverKey> over_keys;
       if (const YAML::Node over = map.get("over"); over.IsDefined())
         read_over(reader, over, run, value_nodes, over_keys);
-      run.over_misspelt = map.misspelt("over");
+      run.over_in_error = map.misspelt("over");
       map.finish();
       if (scenario_node.IsDefined()) {
         if (auto file = reader.string(scenario_node)) {
@@ -279,6 +282,7 @@ class PlanBuilder {
     for (const RunProblems::OfOverKey& problem : problems.of_over_keys) {
       if (problem.values.size() > 1 && problem.values.size() == problem.key.values) {
         reader.error(problem.key.node, fmt::format("{}: {}", problem.key.node.Scalar(), problem.message));
+        for (NamedRun& run : runs) run.over_in_error = run.over_in_error || problem.runs.count(run.name) > 0;
         continue;
       }
       for (const auto& [node, override_text] : problem.values) {
@@ -366,7 +370,9 @@ class PlanBuilder {
               return p.key.node.Mark().line == key.node.Mark().line &&
                      p.key.node.Mark().column == key.node.Mark().column && p.message == d.message;
             });
-            if (seen == of_keys.end()) seen = of_keys.insert(of_keys.end(), RunProblems::OfOverKey{key, d.message, {}});
+            if (seen == of_keys.end())
+              seen = of_keys.insert(of_keys.end(), RunProblems::OfOverKey{key, d.message, {}, {}});
+            seen->runs.insert(name);
             if (std::none_of(seen->values.begin(), seen->values.end(), [&](const auto& v) {
                   return v.first.Mark().line == node.Mark().line && v.first.Mark().column == node.Mark().column;
                 }))
@@ -433,7 +439,7 @@ class PlanBuilder {
     if (spread.IsDefined() && sink_.diagnostics().size() == errors_before) {
       const NamedRun& run = runs[check.numerator.run];
       check.spread = reader.string(spread).value_or("");
-      if (!run.over_misspelt &&
+      if (!run.over_in_error &&
           std::find(run.over_keys.begin(), run.over_keys.end(), check.spread) == run.over_keys.end())
         reader.error(spread, run.over_keys.empty()
                                  ? fmt::format("run '{}' has no `over:` to spread over", run.name)

@@ -263,8 +263,9 @@ expect:
 
 // A mistake in an `over:` key is met by every member alike: one error at the key (a misspelt
 // workload.seed in the shipped MARL comparisons was five errors, one per seed). A value only some members
-// refuse is reported at each such value. A misspelt `over` is its unknown key alone, not also "run 'b'
-// has no `over:` to spread over".
+// refuse is reported at each such value. A misspelt `over` or `over:` key is its own error alone, not
+// also "run 'b' has no `over:` to spread over" or "'workload.global_batch' is not a key of run 'a''s
+// `over:`".
 TEST(RegressSpec, AnOverKeysMistakeIsOneErrorAtTheKey) {
   expect_errors(
       regress_errors(R"(comparison: "c"
@@ -272,7 +273,7 @@ runs:
   a: {scenario: base.yaml, over: {workload.global_batc: [4, 8, 16], run.iterations: [1, 0, -1]}}
   b: {scenario: base.yaml, ove: {run.seed: [1, 2]}}
 expect:
-  - {metric: "a:mean.iteration_time_s", value: 1}
+  - {metric: "a:mean.iteration_time_s", value: 1, spread: workload.global_batch}
   - {metric: "b:mean.iteration_time_s", value: 1, spread: run.seed}
 )"),
       {{3, 35, "workload.global_batc: unknown key 'global_batc' in the workload; did you mean 'global_batch'?"},
