@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <optional>
 #include <tuple>
@@ -209,6 +210,7 @@ class ClusterReader {
         }
       }
     }
+    bool nodes_complete = true;  // every node group read: the nodes the file's names count on exist
     if (YAML::Node nodes = map.require("nodes"); nodes.IsDefined()) {
       const auto groups = reader_.list(nodes, "node groups such as [{type: dgx, count: 2}]");
       if (nodes.IsSequence() && groups.empty()) reader_.error(nodes, "expected at least one node group");
@@ -222,7 +224,10 @@ class ClusterReader {
         const auto count = group_map.integer("count", 1, 100000).value_or(1);
         const bool count_refused = group_map.refused("count");
         group_map.finish();
-        if (!type || count_refused) continue;
+        if (!type || count_refused) {
+          nodes_complete = false;
+          continue;
+        }
         const auto index =
             static_cast<std::size_t>(std::find(type_names.begin(), type_names.end(), *type) - type_names.begin());
         // Nodes of a type with an NVLink domain are read as whole domains (read_nvlink_domain).
@@ -237,18 +242,20 @@ class ClusterReader {
                                    : fmt::format("{} nodes of type '{}' do not fill whole NVLink domains of {} nodes "
                                                  "({} GPUs)",
                                                  count, *type, per_domain, domain_gpus));
+          nodes_complete = false;
           continue;
         }
         for (std::int64_t i = 0; i < count / per_domain; ++i)
           cluster.nodes.push_back(NodeInstance{fmt::format("node{}", cluster.nodes.size()), index});
       }
     }
-    if (YAML::Node net = map.get("interconnect"); net.IsDefined()) cluster.network = read_interconnect(net, cluster);
+    if (YAML::Node net = map.get("interconnect"); net.IsDefined())
+      cluster.network = read_interconnect(net, cluster, nodes_complete);
     map.finish();
     return cluster;
   }
 
-  InterNodeNetwork read_interconnect(const YAML::Node& node, const Cluster& cluster) {
+  InterNodeNetwork read_interconnect(const YAML::Node& node, const Cluster& cluster, bool nodes_complete) {
     InterNodeNetwork net;
     MapReader map(reader_, node, "the interconnect");
     if (!map.valid()) return net;
@@ -275,15 +282,25 @@ class ClusterReader {
       net.uplink_latency = map.quantity<Seconds>("uplink_latency").value_or(Seconds(0));
     } else {
       net.kind = InterNodeKind::explicit_links;
-      read_explicit_topology(map, net, cluster);
+      read_explicit_topology(map, net, cluster, nodes_complete);
     }
     map.finish();
     return net;
   }
 
-  void read_explicit_topology(MapReader& map, InterNodeNetwork& net, const Cluster& cluster) {
+  // `nodes_complete` false: a node group had errors of its own, so a node the links name ("node3") may be
+  // missing for that reason alone; such a name is taken as written rather than reported unknown too.
+  void read_explicit_topology(MapReader& map, InterNodeNetwork& net, const Cluster& cluster, bool nodes_complete) {
     std::vector<std::string> node_names;
     for (const NodeInstance& n : cluster.nodes) node_names.push_back(n.name);
+    const auto named = [&](const YAML::Node& name, std::string_view what,
+                           const std::vector<std::string>& names) -> std::optional<std::string> {
+      const std::string text = name.IsScalar() ? name.Scalar() : "";
+      const bool generated = text.size() > 4 && text.starts_with("node") &&
+                             std::all_of(text.begin() + 4, text.end(), [](char c) { return std::isdigit(c) != 0; });
+      if (!nodes_complete && generated) return text;
+      return reader_.choice(name, what, names);
+    };
     if (YAML::Node switches = map.get("switches"); switches.IsDefined()) {
       for (const YAML::Node& s : reader_.list(switches, "switch names"))
         if (auto name = reader_.string(s)) net.switches.push_back(*name);
@@ -303,8 +320,8 @@ class ClusterReader {
       if (between.IsDefined() && (!between.IsSequence() || between.size() != 2)) {
         reader_.error(between, "expected 'between: [A, B]', two node or switch names");
       } else if (between.IsDefined()) {
-        auto a = reader_.choice(between[0], "node or switch", endpoints);
-        auto b = reader_.choice(between[1], "node or switch", endpoints);
+        auto a = named(between[0], "node or switch", endpoints);
+        auto b = named(between[1], "node or switch", endpoints);
         link.a = a.value_or("");
         link.b = b.value_or("");
       }
@@ -319,8 +336,8 @@ class ClusterReader {
         ExplicitRoute route;
         YAML::Node from = route_map.require("from");
         YAML::Node to = route_map.require("to");
-        route.from = from.IsDefined() ? reader_.choice(from, "node", node_names).value_or("") : "";
-        route.to = to.IsDefined() ? reader_.choice(to, "node", node_names).value_or("") : "";
+        route.from = from.IsDefined() ? named(from, "node", node_names).value_or("") : "";
+        route.to = to.IsDefined() ? named(to, "node", node_names).value_or("") : "";
         if (YAML::Node hops = route_map.require("links"); hops.IsDefined()) {
           // Each link must continue the walk from `from`, and the walk must end at `to`.
           std::string at = route.from;

@@ -118,6 +118,21 @@ TEST(ScenarioExplicit, LinkNamesAndEndpointsAreChecked) {
                  {16, 28, "expected 'between: [A, B]', two node or switch names"}});
 }
 
+// After a node group's own error the cluster lacks the nodes the links name: "node2" is not also
+// reported unknown (one mistake, one error), while a misspelt switch still is.
+TEST(ScenarioExplicit, ANodeGroupsErrorIsNotAlsoEveryLinkToItsNodes) {
+  std::string text = kThreeNodes + R"(  interconnect:
+    kind: explicit
+    switches: [sw0]
+    links:
+      - {name: a, between: [node0, sw0], bandwidth: "10GB/s", latency: "1us"}
+      - {name: b, between: [node2, sw1], bandwidth: "10GB/s", latency: "1us"}
+)";
+  text.replace(text.find("count: 3"), 8, "count: 3x");  // line 9 "  nodes: [{type: box, count: 3x}]"
+  expect_errors(errors_of(text),
+                {{9, 30, "expected an integer"}, {15, 36, "unknown node or switch 'sw1'; did you mean 'sw0'?"}});
+}
+
 TEST(ScenarioExplicit, RoutesMustBeWalks) {
   // An unknown destination is reported once (the walk is not compared with it).
   expect_errors(errors_of(kThreeNodes + R"(  interconnect:
