@@ -672,6 +672,20 @@ TEST(ClusterRun, AJobWithoutAModelIsOneError) {
                          {{2, 3, "job 'a' has no model and speed source 'analytical' needs one"}});
 }
 
+// A trace filter's own mistake (a misspelt max_gpus) is one error at its key: the jobs the filter was
+// meant to leave out (here c, 16 GPUs on a 4-GPU cluster) are not also "asks for 16 GPUs".
+TEST(ClusterRun, ATraceFiltersMistakeIsOneError) {
+  const std::string trace =
+      testing::write_file("jobs.csv", "id,submit_s,gpus,duration_s\na,0,2,100\nb,5,4,100\nc,9,16,100\n");
+  std::string yaml = cluster_yaml(trace, "fifo", 1, 4);
+  const std::string file_key = "file: " + trace;
+  yaml.insert(yaml.find(file_key) + file_key.size(), ", filter: {max_gpu: 4}");
+  // line 10 is "  trace: {format: dnnsim, file: <trace>, filter: {max_gpu: 4}}"
+  const int column = static_cast<int>(("  trace: {format: dnnsim, " + file_key + ", filter: {").size()) + 1;
+  testing::expect_errors(testing::diagnostics_thrown_by([&] { (void)testing::load(yaml); }),
+                         {{10, column, "unknown key 'max_gpu' in the trace filter"}});
+}
+
 // Network mode: a PS job of 2 workers on 2 servers (1 GPU each) with one PS on each server. Per
 // batch of n iterations the forwards run (n·F), then the backwards (n·B) beside the push — each
 // server's NIC sends n·p/2 to the other's PS and receives as much, one flow per direction — and then

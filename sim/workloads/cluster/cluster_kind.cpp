@@ -88,12 +88,19 @@ std::optional<JobTrace> read_trace_section(WorkloadParseContext& ctx, const YAML
   JobTraceFiles files;
   if (auto tasks = map.string("tasks")) files.extra["tasks"] = ctx.resolve_path(*tasks);
   JobFilter filter;
+  const std::size_t errors_before_filter = ctx.reader.sink().size();
   if (map.has("filter")) filter = read_filter(ctx.reader, map.get("filter"));
+  // A filter with a refused or misspelt key would pass jobs the scenario meant to leave out, and each of
+  // them would then be judged ("asks for 16 GPUs but the cluster has 8"): the file is still read for its
+  // own errors, its jobs are not kept.
+  const bool filter_read = ctx.reader.sink().size() == errors_before_filter;
   map.finish();
   if (!format || !file) return std::nullopt;
   files.file = ctx.resolve_path(*file);
   try {
-    return apply_filter(read_job_trace(*format, files), filter);
+    auto trace = apply_filter(read_job_trace(*format, files), filter);
+    if (!filter_read) return std::nullopt;
+    return trace;
   } catch (const InputError& error) {
     ctx.reader.sink().append(error.diagnostics());
     return std::nullopt;
