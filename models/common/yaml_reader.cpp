@@ -284,19 +284,36 @@ std::vector<std::string> MapReader::known_keys() const {
   return known;
 }
 
+namespace {
+// `{mean_busy:20ms}` is one key, "mean_busy:20ms", with no value: YAML needs a space after a mapping's
+// colon. The declared key it begins with, or empty.
+std::string run_together_key(const std::string& key, const std::vector<std::string>& known) {
+  const std::size_t colon = key.find(':');
+  if (colon == std::string::npos) return {};
+  const std::string head = key.substr(0, colon);
+  return std::binary_search(known.begin(), known.end(), head) ? head : std::string();
+}
+
+// The declared key an unknown one stands for: a run-together key's head, else the closest by spelling.
+std::string intended_key(const std::string& key, const std::vector<std::string>& known) {
+  const std::string head = run_together_key(key, known);
+  return head.empty() ? closest_match(key, known) : head;
+}
+}  // namespace
+
 bool MapReader::misspelt(std::string_view key) const {
   if (!valid_) return false;
   const std::vector<std::string> known = known_keys();
   for (auto item : node_) {
     if (!item.first.IsScalar() || std::binary_search(known.begin(), known.end(), item.first.Scalar())) continue;
-    if (closest_match(item.first.Scalar(), known) == key) return true;
+    if (intended_key(item.first.Scalar(), known) == key) return true;
   }
   return false;
 }
 
 void MapReader::declare_all_but_misspellings_of(const std::string& key) {
   for (const std::string& other : undeclared_keys())
-    if (closest_match(other, {key}).empty()) declared_.push_back(other);
+    if (intended_key(other, {key}).empty()) declared_.push_back(other);
 }
 
 // `finishing`: finish() reports the unknown keys, so a missing key one of them misspells is said there.
@@ -326,7 +343,12 @@ void MapReader::finish() {
     seen.push_back(key);
     // A key an override created has no place in the file: its value is located at the --set that made it.
     const YAML::Node& at = reader_->where(item.first).line > 0 ? item.first : item.second;
-    if (!std::binary_search(known.begin(), known.end(), key))
+    if (std::binary_search(known.begin(), known.end(), key)) continue;
+    if (const std::string head = run_together_key(key, known); !head.empty())
+      reader_->error(at, fmt::format("unknown key '{}' in {}; did you mean '{}: {}'? (YAML needs a space after the "
+                                     "colon)",
+                                     key, context_, head, key.substr(head.size() + 1)));
+    else
       reader_->error(at, fmt::format("unknown key '{}' in {}{}", key, context_, suggestion_suffix(key, known)));
   }
 }

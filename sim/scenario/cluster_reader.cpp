@@ -56,9 +56,11 @@ class ClusterReader {
   }
 
   // `{link: NAME}` from the catalog, or `{bandwidth, latency}`, or a catalog link with overrides.
-  // `fallback` supplies what the node type implies when the key is absent.
+  // `base` supplies what the node type implies when the key is absent; `base_unread` says an earlier
+  // error (an unknown GPU) left that unknown, so a link that leans on it is not also incomplete.
   std::optional<std::pair<BytesPerSecond, Seconds>> read_link_ref(
-      MapReader& map, const std::string& context, std::optional<std::pair<BytesPerSecond, Seconds>> base) {
+      MapReader& map, const std::string& context, std::optional<std::pair<BytesPerSecond, Seconds>> base,
+      bool base_unread = false) {
     const HardwareCatalog& catalog = HardwareCatalog::builtin();
     if (map.has("link")) {
       auto name = map.choice("link", catalog.link_names());
@@ -71,6 +73,7 @@ class ClusterReader {
     auto bandwidth = map.quantity<BytesPerSecond>("bandwidth");
     auto latency = map.quantity<Seconds>("latency");
     if (!base && (!has_bandwidth || !has_latency)) {
+      if (base_unread) return std::nullopt;
       map.none_given({"link", "bandwidth", "latency"}, map.node(),
                      fmt::format("{} needs 'link' (a catalog name) or both 'bandwidth' and 'latency'", context));
       return std::nullopt;
@@ -87,7 +90,9 @@ class ClusterReader {
     type.name = name;
     MapReader map(reader_, node, fmt::format("node type '{}'", name));
     if (!map.valid()) return type;
+    const std::size_t errors_before_gpu = reader_.sink().size();
     if (YAML::Node gpu = map.require("gpu"); gpu.IsDefined()) type.gpu = read_gpu(gpu);
+    const bool gpu_unread = reader_.sink().size() != errors_before_gpu;
     type.compute_efficiency = map.number("compute_efficiency", 1e-3, 1.0).value_or(1.0);
     type.gpus_per_node = static_cast<int>(map.integer("gpus_per_node", 1, 1024, true).value_or(1));
     if (auto cores = map.integer("cpu_cores", 1, 1 << 16)) type.cpu_cores = static_cast<int>(*cores);
@@ -112,7 +117,7 @@ class ClusterReader {
     std::optional<std::pair<BytesPerSecond, Seconds>> pcie = pcie_default;
     if (YAML::Node pcie_node = map.get("pcie"); pcie_node.IsDefined()) {
       MapReader pcie_map(reader_, pcie_node, fmt::format("the PCIe link of node type '{}'", name));
-      pcie = read_link_ref(pcie_map, "pcie", pcie_default);
+      pcie = read_link_ref(pcie_map, "pcie", pcie_default, gpu_unread);
       pcie_map.finish();
     }
     if (pcie) std::tie(type.pcie_bandwidth, type.pcie_latency) = *pcie;
@@ -137,7 +142,7 @@ class ClusterReader {
     std::optional<std::pair<BytesPerSecond, Seconds>> gpu_link = gpu_link_default;
     if (YAML::Node link_node = map.get("gpu_link"); link_node.IsDefined()) {
       MapReader link_map(reader_, link_node, fmt::format("the GPU link of node type '{}'", name));
-      gpu_link = read_link_ref(link_map, "gpu_link", gpu_link_default);
+      gpu_link = read_link_ref(link_map, "gpu_link", gpu_link_default, gpu_unread || map.refused("fabric"));
       link_map.finish();
     } else if (!gpu_link && type.gpus_per_node > 1 && !type.gpu.name.empty()) {
       reader_.error(node, fmt::format("node type '{}': GPU {} has no NVLink; set 'gpu_link' or use fabric: pcie", name,
@@ -289,22 +294,25 @@ class ClusterReader {
   }
 
   // `nodes_complete` false: a node group had errors of its own, so a node the links name ("node3") may be
-  // missing for that reason alone; such a name is taken as written rather than reported unknown too.
+  // missing for that reason alone; such a name is taken as written rather than reported unknown too. The
+  // same for a switch a link names when the switch list had errors of its own.
   void read_explicit_topology(MapReader& map, InterNodeNetwork& net, const Cluster& cluster, bool nodes_complete) {
     std::vector<std::string> node_names;
     for (const NodeInstance& n : cluster.nodes) node_names.push_back(n.name);
+    const std::size_t errors_before_switches = reader_.sink().size();
+    if (YAML::Node switches = map.get("switches"); switches.IsDefined()) {
+      for (const YAML::Node& s : reader_.list(switches, "switch names"))
+        if (auto name = reader_.string(s)) net.switches.push_back(*name);
+    }
+    const bool switches_complete = reader_.sink().size() == errors_before_switches;
     const auto named = [&](const YAML::Node& name, std::string_view what,
                            const std::vector<std::string>& names) -> std::optional<std::string> {
       const std::string text = name.IsScalar() ? name.Scalar() : "";
       const bool generated = text.size() > 4 && text.starts_with("node") &&
                              std::all_of(text.begin() + 4, text.end(), [](char c) { return std::isdigit(c) != 0; });
-      if (!nodes_complete && generated) return text;
+      if (generated ? !nodes_complete : !switches_complete && what != "node") return text;
       return reader_.choice(name, what, names);
     };
-    if (YAML::Node switches = map.get("switches"); switches.IsDefined()) {
-      for (const YAML::Node& s : reader_.list(switches, "switch names"))
-        if (auto name = reader_.string(s)) net.switches.push_back(*name);
-    }
     std::vector<std::string> endpoints = node_names;
     endpoints.insert(endpoints.end(), net.switches.begin(), net.switches.end());
     std::vector<std::string> link_names;

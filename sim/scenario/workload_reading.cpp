@@ -126,8 +126,11 @@ LayerModel read_llm_model(MapReader& map) {
     c.head_dim = c.hidden / c.heads;
   }
   const bool moe = c.experts > 0;
+  // A refused `experts` leaves it unknown whether the model is a mixture, and a refused `ffn` is said
+  // already: neither is judged again as absent.
+  const bool experts_read = !t.refused("experts");
   for (const char* key : {"top_k", "expert_ffn", "shared_ffn", "dense_layers"})
-    check(moe || !t.has(key), key, fmt::format("{} needs experts (a mixture-of-experts model)", key));
+    check(moe || !t.has(key) || !experts_read, key, fmt::format("{} needs experts (a mixture-of-experts model)", key));
   if (moe) {
     check(t.has("top_k"), "experts", "a mixture of experts needs top_k (experts per token)");
     check(t.has("expert_ffn"), "experts", "a mixture of experts needs expert_ffn (each expert's hidden size)");
@@ -135,7 +138,7 @@ LayerModel read_llm_model(MapReader& map) {
     check(c.dense_layers <= c.layers, "dense_layers",
           fmt::format("dense_layers {} exceeds the {} layers", c.dense_layers, c.layers));
   }
-  check(c.ffn > 0 || (moe && c.dense_layers == 0), "ffn",
+  check(c.ffn > 0 || (moe && c.dense_layers == 0) || !experts_read || t.refused("ffn"), "ffn",
         moe ? "dense_layers need ffn (the dense MLP's hidden size)" : "a dense LLM needs ffn (the MLP's hidden size)");
   check((c.window > 0) == (c.window_every > 0), c.window > 0 ? "window" : "window_every",
         "window and window_every go together (a sliding window of `window` keys on one block in `window_every`)");
@@ -191,7 +194,8 @@ LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const st
       }
     }
     map.finish();
-    if (!path) return model;
+    // A refused measured_batch is said: the profile is not also read without one ("no micro-batch size").
+    if (!path || map.refused("measured_batch")) return model;
     try {
       model = load_profile_graph(resolve_scenario_path(reader.file(), *path), measured_on, batch);
     } catch (const InputError& e) {

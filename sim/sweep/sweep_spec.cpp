@@ -341,11 +341,15 @@ class SweepParser {
     }
     if (lists.size() != group.keys.size() || lists.empty()) return;
     if (kind == "zip") {
-      for (std::size_t k = 1; k < lists.size(); ++k) {
-        if (lists[k].size() != lists[0].size())
+      // A value that is not a list is said already: its length is not compared as 0.
+      std::optional<std::size_t> first;
+      for (std::size_t k = 0; k < lists.size(); ++k) {
+        if (!list_nodes[k].IsSequence()) continue;
+        if (!first) first = k;
+        if (lists[k].size() != lists[*first].size())
           reader_.error(list_nodes[k],
                         fmt::format("zip lists must have the same length: '{}' has {} values, '{}' has {}",
-                                    group.keys[0], lists[0].size(), group.keys[k], lists[k].size()));
+                                    group.keys[*first], lists[*first].size(), group.keys[k], lists[k].size()));
       }
       for (std::size_t r = 0; r < lists[0].size(); ++r) {
         std::vector<Value> row;

@@ -98,7 +98,8 @@ void read_cache(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec, c
   if (auto policy = map.choice("policy", "cache policy", policies.names(), true)) spec.setup.cache = *policy;
   const bool has_bytes = map.has("per_gpu"), has_fraction = map.has("fraction");
   if (!policies.at(spec.setup.cache).value.holds_features) {
-    if (has_bytes || has_fraction)
+    // A refused policy leaves the default in its place ('none'): its size is not judged against that.
+    if ((has_bytes || has_fraction) && !map.refused("policy"))
       reader.error(map.get(has_bytes ? "per_gpu" : "fraction"),
                    fmt::format("cache policy '{}' keeps no features in GPU memory: give it no size", spec.setup.cache));
   } else if (has_bytes == has_fraction) {

@@ -82,7 +82,8 @@ class SpmdKind final : public WorkloadKind {
         // `graph: {zoo: NAME, option: value}`: a model of the graph zoo, built for the global batch.
         if (auto selection = read_entry(ctx.reader, node, builtin_graph_models(), "zoo")) {
           if (!spec->global_batch) {
-            ctx.reader.error(map.node(), "a graph of the zoo needs 'global_batch' (the samples of one iteration)");
+            if (!map.refused("global_batch"))
+              ctx.reader.error(map.node(), "a graph of the zoo needs 'global_batch' (the samples of one iteration)");
           } else {
             const GraphRequest request{*spec->global_batch, dtype, static_cast<int>(ctx.cluster.gpu_count()),
                                        &selection->options};

@@ -116,6 +116,15 @@ TEST(ScenarioGnn, EntriesTakeTheirDeclaredOptions) {
                               {17, 35, "cache policy 'none' keeps no features in GPU memory: give it no size"}});
 }
 
+// A misspelt cache policy is one error at it: its size is not also judged against the default policy
+// ('none', which holds no features) put in its place. Line 15: `  cache: {policy: fifx, per_gpu: "1MiB"}`.
+TEST(ScenarioGnn, AnUnknownCachePolicyIsOneError) {
+  const std::string graph = write_file("cora.edges", kCoraIds);
+  const auto diagnostics = diagnostics_thrown_by(
+      [&] { (void)load(kCluster + body(graph, "  cache: {policy: fifx, per_gpu: \"1MiB\"}\n")); });
+  expect_errors(diagnostics, {{15, 19, "unknown cache policy 'fifx'; did you mean 'fifo'?"}});
+}
+
 // The pipeline has no failure model: a failure window is refused at its key (line 16: the body's
 // five lines end at 14, `network:` is 15), not left to cut a transfer and end the epoch.
 TEST(ScenarioGnn, FailureWindowsAreRefused) {

@@ -295,6 +295,14 @@ TEST(ScenarioLlm, BadLlmShapesAreLocated) {
                  {29, 7, "unknown key 'windows'"}});
 }
 
+// A refused `experts` (line 23, `      experts: 32x`) is one error: the model is not also judged dense
+// ("a dense LLM needs ffn") nor its expert keys as needing experts.
+TEST(ScenarioLlm, ARefusedExpertCountIsOneError) {
+  expect_errors(errors_of(with_llm("      layers: 2\n      hidden: 1024\n      heads: 16\n      vocab: 32000\n"
+                                   "      seq: 1024\n      top_k: 2\n      experts: 32x\n      expert_ffn: 512\n")),
+                {{23, 16, "expected an integer, got \"32x\""}});
+}
+
 // Required keys missing or not numbers: each reported, and nothing divided by the missing head count
 // (0 % 0 was a SIGFPE). Lines: layers on 17, heads on 18; hidden, vocab and seq are missing from the map
 // on line 17 (reported where it starts).

@@ -69,6 +69,10 @@ TEST(ScenarioSpmd, ErrorsAreLocated) {
                 {{8, 3, "give exactly one of 'model'"}, {11, 12, "unknown SPMD planner 'happ'; did you mean 'hap'?"}});
   const auto no_batch = diagnostics_thrown_by([] { (void)load(kCluster + "  model: {zoo: bert-base}\n"); });
   expect_errors(no_batch, {{8, 3, "a model needs 'global_batch'"}});
+  // A refused global batch is said once, at its value: a graph of the zoo is not also missing one.
+  const auto bad_batch =
+      diagnostics_thrown_by([] { (void)load(kCluster + "  graph: {zoo: hap-vgg19}\n  global_batch: -128\n"); });
+  expect_errors(bad_batch, {{10, 17, "got -128"}});
   // Errors inside the graph file are located in that file.
   write_file("bad.yaml", "ops:\n  - {name: x, kind: input, shape: [4, 4]}\n  - {name: l, kind: loss, inputs: [y]}\n");
   const auto in_file = diagnostics_thrown_by([] { (void)load(kCluster + "  graph: bad.yaml\n"); });

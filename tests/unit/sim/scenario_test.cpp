@@ -8,6 +8,9 @@
 // (tests/support/scenario_files.hpp, kTwoBoxBase) is 12 lines long.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <string>
 #include <vector>
 
@@ -284,6 +287,18 @@ TEST(Scenario, ProfileGraphModel) {
   EXPECT_EQ(model.measured_batch, 32);
 }
 
+// A refused measured_batch is one error: a profile whose file name gives no micro-batch is not also read
+// without one ("no micro-batch size").
+TEST(ScenarioErrors, ARefusedMeasuredBatchIsOneError) {
+  std::ifstream shipped(testing::dapple_profile("vgg-19-pbs-32.txt"));
+  const std::string profile = write_file("vgg19.txt", std::string(std::istreambuf_iterator<char>(shipped), {}));
+  const std::string model = "{profile: \"" + profile + "\", measured_batch: 32x}";
+  // Line 11 "  model: {profile: "…", measured_batch: 32x}": the value after the key.
+  const int column = static_cast<int>(("  model: " + model).find("32x")) + 1;
+  expect_errors(errors_of(edited(kTwoBoxBase, "{layers: [{forward_flops: \"1GFlop\"}]}", model)),
+                {{11, column, "expected an integer"}});
+}
+
 TEST(Scenario, CalibrationTablesAttachToTheirGpu) {
   // kTwoBoxBase has V100-16GB nodes, which have a shipped table.
   const Scenario shipped = load(kTwoBoxBase + "calibration: shipped\n");
@@ -350,6 +365,24 @@ TEST(ScenarioErrors, AMisspeltInterconnectKindIsOneError) {
   const std::string yaml =
       edited(kTwoBoxBase, "  nodes: [", "  interconnect: {kin: leaf_spine, nodes_per_leaf: 1, spines: 2}\n  nodes: [");
   expect_errors(errors_of(yaml), {{8, 18, "unknown key 'kin' in the interconnect; did you mean 'kind'?"}});
+}
+
+// `latency:5us` without a space is one key with no value in YAML: the error says so and names the key it
+// begins with, which is therefore not also missing ("nic needs … both 'bandwidth' and 'latency'").
+TEST(ScenarioErrors, AKeyRunTogetherWithItsValueIsOneError) {
+  // Line 7: `      nic: {bandwidth: "25Gbps", latency:5us}`; the key starts at column 34.
+  expect_errors(errors_of(edited(kTwoBoxBase, "latency: \"5us\"", "latency:5us")),
+                {{7, 34,
+                  "unknown key 'latency:5us' in the NIC of node type 'box'; did you mean 'latency: 5us'? (YAML "
+                  "needs a space after the colon)"}});
+}
+
+// An unknown GPU leaves the links it would have supplied (its PCIe generation) unknown: a pcie section
+// that overrides only their latency is not also incomplete.
+TEST(ScenarioErrors, AnUnknownGpuIsNotAlsoEveryLinkItWouldSupply) {
+  const std::string yaml = edited(edited(kTwoBoxBase, "gpu: V100-16GB", "gpu: V100-16GBx"),
+                                  "      nic:", "      pcie: {latency: \"0s\"}\n      nic:");
+  expect_errors(errors_of(yaml), {{5, 12, "unknown GPU model 'V100-16GBx'; did you mean 'V100-16GB'?"}});
 }
 
 TEST(ScenarioErrors, UnknownOptionalKeyIsTheOnlyError) {

@@ -131,6 +131,14 @@ TEST(ScenarioExplicit, ANodeGroupsErrorIsNotAlsoEveryLinkToItsNodes) {
   text.replace(text.find("count: 3"), 8, "count: 3x");  // line 9 "  nodes: [{type: box, count: 3x}]"
   expect_errors(errors_of(text),
                 {{9, 30, "expected an integer"}, {15, 36, "unknown node or switch 'sw1'; did you mean 'sw0'?"}});
+  // Likewise a switch list with an error of its own: the links to its switches are not also unknown.
+  std::string switches = kThreeNodes + R"(  interconnect:
+    kind: explicit
+    switches: -[sw0]
+    links:
+      - {name: a, between: [node0, sw0], bandwidth: "10GB/s", latency: "1us"}
+)";
+  expect_errors(errors_of(switches), {{12, 15, "expected a list of switch names"}});
 }
 
 TEST(ScenarioExplicit, RoutesMustBeWalks) {

@@ -231,6 +231,18 @@ axes:
                  {13, 44, "an integer range from 1 to 2 has only 2 distinct values"}});
 }
 
+// A zip value that is no list is one error: it is not also compared as a list of 0 values.
+TEST(SweepSpec, AZipValueThatIsNoListIsOneError) {
+  expect_errors(sweep_errors(R"(name: bad
+base: base.yaml
+axes:
+  - zip:
+      a.b: 12
+      c.d: [3, 4]
+)"),
+                {{5, 12, "expected a list of values for 'a.b'"}});
+}
+
 TEST(SweepSpec, AnInvalidAxisValueIsReportedAtTheValue) {
   // "lots" is no size: the error is the scenario's, located at the value in the sweep file.
   // bucket_sise is a misspelt key: the scenario's "unknown key" goes to the key's first value.
