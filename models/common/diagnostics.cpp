@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
+#include <string>
 #include <tuple>
 
 namespace dnnsim {
@@ -54,7 +56,12 @@ void DiagnosticSink::prefix_from(std::size_t first, const std::string& prefix) {
 
 void DiagnosticSink::throw_if_any() const {
   if (diagnostics_.empty()) return;
-  std::vector<Diagnostic> sorted = diagnostics_;
+  // A file two sections read (Pollux's applications.csv, by the application rule and the scheduler)
+  // reports each of its problems once.
+  std::vector<Diagnostic> sorted;
+  std::set<std::tuple<std::string, int, int, std::string>> seen;
+  for (const Diagnostic& d : diagnostics_)
+    if (seen.emplace(d.location.file, d.location.line, d.location.column, d.message).second) sorted.push_back(d);
   std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return std::tie(a.location.file, a.location.line, a.location.column) <
            std::tie(b.location.file, b.location.line, b.location.column);

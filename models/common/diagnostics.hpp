@@ -53,7 +53,7 @@ class DiagnosticSink {
   [[nodiscard]] const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
   // Throws InputError with everything collected, if anything was, in file order (by file, line,
   // column; stable, so problems at one place keep the order they were found in), as a compiler
-  // reports them.
+  // reports them; a problem found twice (a file two sections read) once.
   void throw_if_any() const;
 
  private:

@@ -123,9 +123,10 @@ class Reader {
     for (const Edge& edge : edges_) {
       const auto from = index.find(edge.from);
       const auto to = index.find(edge.to);
-      if (from == index.end())
+      if (from == index.end() && !unread_ids_.contains(edge.from))
         error(edge.line, edge.from_column, fmt::format("edge from unknown node '{}'", edge.from));
-      if (to == index.end()) error(edge.line, edge.to_column, fmt::format("edge to unknown node '{}'", edge.to));
+      if (to == index.end() && !unread_ids_.contains(edge.to))
+        error(edge.line, edge.to_column, fmt::format("edge to unknown node '{}'", edge.to));
       if (from == index.end() || to == index.end()) continue;
       edges.emplace(from->second, to->second);
       edge_at.emplace(std::pair(from->second, to->second), &edge);
@@ -197,6 +198,7 @@ class Reader {
       if (!valid_id(to)) {
         error(number, column_of(line, line.substr(first + kSeparator.size())),
               "expected a node id after ' -- ' (edges are 'ID -- ID')");
+        unread_ids_.emplace(head);
         return;
       }
       edges_.push_back(Edge{std::string(head), std::string(to), number, column_of(line, head), column_of(line, to)});
@@ -335,6 +337,9 @@ class Reader {
   DiagnosticSink sink_;
   std::vector<Node> nodes_;
   std::vector<Edge> edges_;
+  // Ids at the head of a line with its own error (a node line whose ' -- ' parts were broken reads as
+  // a bad edge): the edges naming them are not also "unknown node".
+  std::set<std::string, std::less<>> unread_ids_;
 };
 
 }  // namespace

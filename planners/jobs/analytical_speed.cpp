@@ -18,8 +18,8 @@ const AnalyticalSpeedModel::ModelCost& AnalyticalSpeedModel::model_cost(const Jo
   if (it != models_.end()) return it->second;
   const auto& zoo = builtin_models();
   if (zoo.find(job.model) == nullptr)
-    throw InputError(job.where, fmt::format("job '{}': unknown model '{}'{}", job.id, job.model,
-                                            suggestion_suffix(job.model, zoo.names())));
+    throw InputError(job.model_location(), fmt::format("job '{}': unknown model '{}'{}", job.id, job.model,
+                                                       suggestion_suffix(job.model, zoo.names())));
   const LayerModel model = zoo.at(job.model).value(ModelOptions{});
   ModelCost cost;
   for (const Layer& layer : model.layers) {

@@ -66,7 +66,7 @@ std::string sorted_digits(std::string digits) {
 
 }  // namespace
 
-PolluxSettings read_pollux_settings(const std::string& csv) {
+PolluxSettings read_pollux_settings(const std::string& csv, const std::vector<std::string>& applications) {
   DiagnosticSink sink;
   PolluxSettings settings;
   const LocatedCsv table = LocatedCsv::parse(LocatedCsv::read_file(csv), csv, sink, ',');
@@ -74,16 +74,22 @@ PolluxSettings read_pollux_settings(const std::string& csv) {
     for (const LocatedCsvRow& row : table.rows()) {
       const auto name = table.name(row, "application", sink);
       PolluxApplicationSettings s;
+      const auto given = [&](const char* column) { return !table.text(row, column, sink).value_or("").empty(); };
       const auto optional_number = [&](const char* column, double& into) {
-        if (table.text(row, column, sink).value_or("").empty()) return;
+        if (!given(column)) return;
         if (auto value = table.number(row, column, sink, 1.0)) into = *value;
       };
-      double replicas = 0;
       optional_number("max_local_bsz", s.max_local_bsz);
       optional_number("fixed_batch_size", s.fixed_batch_size);
-      optional_number("max_replicas", replicas);
-      s.max_replicas = static_cast<int>(replicas);
-      if (name) settings[*name] = s;
+      if (given("max_replicas"))  // a count: 2.5 replicas is a mistake, not 2
+        if (auto replicas = table.integer(row, "max_replicas", sink, 1)) s.max_replicas = *replicas;
+      if (!name) continue;
+      // A row for an application without tables would leave the one meant without its settings.
+      if (std::find(applications.begin(), applications.end(), *name) == applications.end())
+        sink.error(table.where(row, table.optional_field(row, "application")),
+                   fmt::format("no Pollux throughput table for application '{}'{}", *name,
+                               suggestion_suffix(*name, applications)));
+      settings[*name] = s;
     }
   }
   sink.throw_if_any();
@@ -279,8 +285,8 @@ std::vector<std::string> PolluxSpeedModel::models() const {
 const PolluxSpeedModel::Application& PolluxSpeedModel::application(const JobRecord& job) const {
   auto it = applications_.find(job.model);
   if (it == applications_.end())
-    throw InputError(job.where, fmt::format("no Pollux throughput table for application '{}'{}", job.model,
-                                            suggestion_suffix(job.model, models())));
+    throw InputError(job.model_location(), fmt::format("no Pollux throughput table for application '{}'{}", job.model,
+                                                       suggestion_suffix(job.model, models())));
   return it->second;
 }
 
@@ -548,8 +554,9 @@ IterationCost GavelSpeedModel::iteration(const JobRecord& job, const Placement& 
                                               servers[server].gpu_type));
     auto it = table->second.find({job.model, placement.gpus()});
     if (it == table->second.end())
-      throw InputError(job.where, fmt::format("Gavel throughputs have no job type '{}' at scale {}{}", job.model,
-                                              placement.gpus(), suggestion_suffix(job.model, models())));
+      throw InputError(job.model_location(),
+                       fmt::format("Gavel throughputs have no job type '{}' at scale {}{}", job.model, placement.gpus(),
+                                   suggestion_suffix(job.model, models())));
     rate = std::min(rate, it->second);
   }
   return IterationCost{Seconds(1.0 / rate), Seconds(0.0), Bytes(0.0)};

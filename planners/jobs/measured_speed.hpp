@@ -60,8 +60,9 @@ struct PolluxApplicationSettings {
   int max_replicas = 0;         // 0: no limit beyond the batch size's (ncf: 1)
 };
 using PolluxSettings = std::map<std::string, PolluxApplicationSettings>;
-// Reads the settings file (FILE:ROW:COL errors, all at once). @throw InputError
-[[nodiscard]] PolluxSettings read_pollux_settings(const std::string& csv);
+// Reads the settings file (FILE:ROW:COL errors, all at once); every row names one of `applications`
+// (those with throughput tables). @throw InputError
+[[nodiscard]] PolluxSettings read_pollux_settings(const std::string& csv, const std::vector<std::string>& applications);
 
 // How the `pollux` speed source runs and counts a job at a fixed batch (header comment); the defaults
 // are dnnsim's rules.

@@ -44,7 +44,7 @@ class PolluxGoodput {
  public:
   explicit PolluxGoodput(const PolluxSpeedModel& speed) : speed_(&speed) {}
   // Reads the settings file (read_pollux_settings). @throw InputError
-  void read_settings(const std::string& csv) { settings_ = read_pollux_settings(csv); }
+  void read_settings(const std::string& csv) { settings_ = read_pollux_settings(csv, speed_->models()); }
   // Which gradient statistics rank the candidate batches: false (the default), those of the smallest
   // batch at the epoch; true, those of the batch being run, as the artifact's agent (simulator.py
   // Job.step: grad_params from the batch of its last step, re-picked after every step) — taken as the

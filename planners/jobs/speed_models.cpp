@@ -34,7 +34,7 @@ std::shared_ptr<const JobSpeedModel> make_pollux(const Options& options) {
   if (const auto file = options.file("applications")) {
     if (!rules.artifact_steps)
       throw options.error("applications", "the settings are read only with accumulation: artifact");
-    rules.settings = read_pollux_settings(*file);
+    rules.settings = read_pollux_settings(*file, model->models());
   }
   model->set_tuned_jobs(std::move(rules));
   for (const auto& [application, bytes] : options.quantity_map<Bytes>("gradients"))

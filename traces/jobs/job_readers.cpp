@@ -90,6 +90,7 @@ JobTrace read_pollux_workload(const JobTraceFiles& files) {
       job.model = *application;
       job.batch_size = *batch;
       job.where = field_location(table, row, "time");
+      job.model_where = field_location(table, row, "application");
       trace.jobs.push_back(std::move(job));
     }
   }
@@ -129,6 +130,7 @@ JobTrace read_gavel(const JobTraceFiles& files) {
     job.gpus = *gpus;
     job.model = *type;
     job.where = field_location(table, row, "arrival_time");
+    job.model_where = field_location(table, row, "job_type");
     trace.jobs.push_back(std::move(job));
   }
   check_sorted(trace, "arrival time", sink);
@@ -387,6 +389,7 @@ JobTrace read_dnnsim_csv(const JobTraceFiles& files) {
       job.user = optional_text("user");
       job.gpu_type = optional_text("gpu_type");
       job.where = field_location(table, row, submit_col);
+      if (!job.model.empty()) job.model_where = field_location(table, row, model_col);
       trace.jobs.push_back(std::move(job));
     }
   }

@@ -40,6 +40,10 @@ struct JobRecord {
   double ps_per_worker = 0.0;
   int ps_cores = 1;
   SourceLocation where;  // the row it came from, for messages about this job
+  // The field that names its model, where the source has one: an unknown model is that field's
+  // mistake, not the row's.
+  SourceLocation model_where;
+  [[nodiscard]] const SourceLocation& model_location() const { return model_where.file.empty() ? where : model_where; }
 };
 
 // Jobs in submission order (ties keep the source order). Readers reject unsorted sources unless the

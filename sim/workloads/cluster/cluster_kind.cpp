@@ -108,31 +108,34 @@ std::optional<JobTrace> read_trace_section(WorkloadParseContext& ctx, const YAML
 }
 
 // `application_rule: {rule: pollux-gpu-time, settings: FILE}` (traces/jobs/pollux_applications.hpp):
-// the trace's jobs get Pollux's applications, TunedJobs GPUs and batches from the speed tables.
-void read_application_rule(WorkloadParseContext& ctx, const YAML::Node& node, bool has_mix, std::uint64_t seed,
+// the trace's jobs get Pollux's applications, TunedJobs GPUs and batches from the speed tables. False
+// when it gave none: its own error says why, and the jobs it would have given one are not also errors.
+bool read_application_rule(WorkloadParseContext& ctx, const YAML::Node& node, bool has_mix, std::uint64_t seed,
                            ClusterWorkload& spec) {
   MapReader map(ctx.reader, node, "the application rule");
-  if (!map.valid()) return;
+  if (!map.valid()) return false;
   const auto rule = map.choice("rule", {"pollux-gpu-time"}, true);
   const auto settings = map.string("settings");
   map.finish();
   const SourceLocation where = ctx.reader.where(node);
   if (has_mix) ctx.reader.error(node, "give one of 'models' (a mix) and 'application_rule'");
-  if (!rule || has_mix || !spec.speed) return;
+  if (!rule || has_mix || !spec.speed) return false;
   const PolluxSpeedModel* tables = spec.speed->pollux_tables();
   if (tables == nullptr) {
-    if (ctx.map.misspelt("speed")) return;  // the unknown key names it
+    if (ctx.map.misspelt("speed")) return false;  // the unknown key names it
     ctx.reader.error(node,
                      "application_rule pollux-gpu-time takes its configurations from Pollux's tables: it "
                      "needs workload.speed {source: pollux, tables: …}");
-    return;
+    return false;
   }
   try {
     PolluxGoodput goodput(*tables);
     if (settings) goodput.read_settings(ctx.resolve_path(*settings));
     assign_pollux_applications(spec.trace, pollux_tuned_configurations(goodput), seed, where);
+    return true;
   } catch (const InputError& error) {
     ctx.reader.sink().append(error.diagnostics());
+    return false;
   }
 }
 
@@ -212,7 +215,7 @@ class ClusterKind final : public WorkloadKind {
 
     // Models for jobs without one (the documented seeded rule of traces/jobs/job_generator.hpp).
     std::vector<ModelMixEntry> mix;
-    bool mix_read = true;  // every entry names its model (else its error says why jobs have none)
+    bool mix_read = true;  // the mix or the application rule could give models (else its error says why jobs have none)
     const YAML::Node models = map.get("models");
     for (const YAML::Node& item :
          models.IsDefined() ? reader.list(models, "model mix entries") : std::vector<YAML::Node>{}) {
@@ -280,7 +283,7 @@ class ClusterKind final : public WorkloadKind {
       }
     }
     if (const YAML::Node rule = map.get("application_rule"); rule.IsDefined())
-      read_application_rule(ctx, rule, !mix.empty(), seed, *spec);
+      if (!read_application_rule(ctx, rule, !mix.empty(), seed, *spec)) mix_read = false;
 
     // Scheduler: a name, or a map with `name` and its declared options.
     spec->scheduler_options = builtin_schedulers().defaults(spec->scheduler);

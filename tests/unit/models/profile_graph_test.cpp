@@ -179,6 +179,19 @@ TEST(ProfileGraph, ReportsEveryMalformedLineWithItsColumn) {
   at(6, 6, 84, "activation_size must be a non-negative number");
 }
 
+// A node line whose "-- " parts were broken ('padding_idx=x' typed over ") -- forward_compute_time=…",
+// as a value mutation of gnmt-16's Embedding line did) reads as a bad edge: that line's error only, not
+// also "unknown node 'node2'" at every edge naming it (was three errors).
+TEST(ProfileGraph, ABrokenNodeLineIsNotAlsoEveryEdgeToIt) {
+  const std::string text =
+      "node1 -- Input -- forward_compute_time=1, backward_compute_time=0, activation_size=8, parameter_size=0\n"
+      "node2 -- Embedding(36560, 1024, padding_idx=x, backward_compute_time=1, activation_size=4, parameter_size=0\n"
+      "node3 -- Out -- forward_compute_time=1, backward_compute_time=1, activation_size=4, parameter_size=0\n"
+      "node1 -- node2\n"
+      "node2 -- node3\n";
+  testing::expect_errors(diagnostics_of(text), {{2, 10, "expected a node id after ' -- ' (edges are 'ID -- ID')"}});
+}
+
 // saved_bytes (dnnsim's optional key) replaces the output as what the layer keeps, per sample
 // (÷ pbs), while the output alone still crosses a cut after the layer.
 TEST(ProfileGraph, SavedBytesAreWhatALayerKeepsAndTheOutputStillCrosses) {

@@ -42,9 +42,17 @@ TEST(PolluxSpeed, IterationsToTargetFromValidationFiles) {
   EXPECT_DOUBLE_EQ(*model.iterations_to_target(job("cifar10", 2048)), 3178.0);
 }
 
-TEST(PolluxSpeed, UnknownApplicationIsAnInputError) {
+// At the field that names the application (a workload row's third column), not at the row's time.
+TEST(PolluxSpeed, UnknownApplicationIsAnInputErrorAtItsField) {
   const PolluxSpeedModel model(kPolluxTables);
-  EXPECT_THROW((void)model.iteration(job("cifar100", 32), Placement{{{0, 1}}}, {}), InputError);
+  JobRecord unknown = job("cifar100", 32);
+  unknown.where = {"workload.csv", 2, 11};
+  unknown.model_where = {"workload.csv", 2, 14};
+  const auto diagnostics = testing::diagnostics_thrown_by([&] {
+    (void)model.iteration(unknown, Placement{{{0, 1}}}, {});
+  });
+  ASSERT_EQ(diagnostics.size(), 1u) << testing::dump(diagnostics);
+  testing::expect_error(diagnostics[0], 2, 14, "no Pollux throughput table for application 'cifar100'");
 }
 
 // Network mode's ring bytes: 2(s−1)/s × the gradient size over s servers, none on one server, and

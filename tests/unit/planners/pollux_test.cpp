@@ -183,6 +183,20 @@ TEST(PolluxGoodput, ASettingsFileWithoutItsColumnsIsALocatedError) {
   testing::expect_error(diagnostics[1], 1, 1, "missing column 'max_replicas'");
 }
 
+// A row naming an application without tables (a misspelt 'yolov3') would leave the one meant without
+// its settings: an error at the row's application field, with the nearest name. A replica count is a
+// whole number: 1.5 is refused, not truncated.
+TEST(PolluxGoodput, ASettingsRowsMistakesAreLocated) {
+  const PolluxSpeedModel speed(kPolluxTables);
+  PolluxGoodput goodput(speed);
+  const std::string file = testing::write_file(
+      "applications.csv", "application,max_local_bsz,fixed_batch_size,max_replicas\nncf,,32768,1.5\nyolo3,8,,\n");
+  const auto diagnostics = testing::diagnostics_thrown_by([&] { goodput.read_settings(file); });
+  testing::expect_errors(diagnostics,
+                         {{2, 12, "max_replicas: expected an integer, found '1.5'"},
+                          {3, 1, "no Pollux throughput table for application 'yolo3'; did you mean 'yolov3'?"}});
+}
+
 // A problem on `capacity` nodes with speedup(job, nodes, replicas) = f, every row new (factor 1).
 PolluxProblem problem(std::vector<int> capacity, int jobs, std::function<double(int, int, int)> f, double p) {
   PolluxProblem pb;

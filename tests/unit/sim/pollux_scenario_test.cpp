@@ -142,5 +142,23 @@ TEST(PolluxScenario, ApplicationRuleNeedsTheTablesAndAKnownRule) {
   EXPECT_NE(unknown[1].message.find("by-size"), std::string::npos) << testing::dump(unknown);
 }
 
+// A bad field of Pollux's applications.csv, read by both the application rule and the scheduler, is
+// one error: not once per reader, and the jobs the rule would have given an application are not also
+// "has no model" (the shipped philly-pollux bench reported 23 errors for one such field).
+TEST(PolluxScenario, ABadSettingsFieldIsOneError) {
+  const std::string settings =
+      testing::write_file("applications.csv", "application,max_local_bsz,fixed_batch_size,max_replicas\nyolov3,x,,\n");
+  std::string yaml =
+      pollux_yaml("{source: pollux, tables: " + kPolluxTables + "}", "{name: pollux, applications: " + settings + "}",
+                  "  application_rule: {rule: pollux-gpu-time, settings: " + settings + "}\n");
+  const std::string jobs = testing::write_file("jobs-without-models.csv", "id,submit_s,gpus,duration_s\na,0,1,10\n");
+  const std::size_t file = yaml.find("file: ") + 6;
+  yaml.replace(file, yaml.find('}', file) - file, jobs);
+  const auto errors = testing::diagnostics_thrown_by([&] { (void)testing::load(yaml); });
+  ASSERT_EQ(errors.size(), 1u) << testing::dump(errors);
+  EXPECT_EQ(errors[0].location.file, settings);
+  testing::expect_error(errors[0], 2, 8, "max_local_bsz: expected a number, found 'x'");
+}
+
 }  // namespace
 }  // namespace dnnsim

@@ -44,6 +44,10 @@ TEST(JobReaders, PolluxWorkloadShippedFile) {
   EXPECT_EQ(trace.jobs[0].gpus, 6);
   EXPECT_EQ(trace.jobs[0].batch_size, 2048);
   EXPECT_DOUBLE_EQ(trace.jobs[0].submit.value(), 53.0);
+  // "cifar10-0,53,cifar10,…": the application starts at column 14, the row's time at 11.
+  EXPECT_EQ(trace.jobs[0].where.column, 11);
+  EXPECT_EQ(trace.jobs[0].model_location().line, 2);
+  EXPECT_EQ(trace.jobs[0].model_location().column, 14);
 }
 
 // The artifact's simulator decides at 60 s, 120 s, … of the file's own times (simulator.py Cluster.step),
@@ -76,6 +80,8 @@ TEST(JobReaders, GavelTraceSlice) {
   EXPECT_DOUBLE_EQ(trace.jobs[0].iterations, 346.0);
   EXPECT_EQ(trace.jobs[0].gpus, 2);
   EXPECT_EQ(trace.jobs[1].gpus, 1);
+  EXPECT_EQ(trace.jobs[1].model_location().line, 2);  // the job type is the first field
+  EXPECT_EQ(trace.jobs[1].model_location().column, 1);
 }
 
 TEST(JobReaders, PhillyJsonFromSchema) {
