@@ -222,9 +222,9 @@ class TableReader {
         reader_.error(map.get("mask"),
                       "mask: none is read by forward curves only (a backward curve serves every mask)");
       map.finish();
-      // A refused pass or mask names no curve: not judged again as a second curve of the default one.
-      if (!kind || !dtype || (backward && unmasked) || (map.has("pass") && !pass) || (map.has("mask") && !mask))
-        continue;
+      // A refused or misspelt pass or mask names no curve: not judged again as a second curve of the
+      // default one.
+      if (!kind || !dtype || (backward && unmasked) || map.refused("pass") || map.refused("mask")) continue;
       const auto key = std::make_pair(*kind, *dtype_from_name(*dtype));
       auto& curves = backward ? table.backward_compute : unmasked ? table.unmasked_compute : table.compute;
       if (curves.contains(key)) {

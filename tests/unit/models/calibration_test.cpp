@@ -546,18 +546,22 @@ copies:
   EXPECT_THAT(errors[2].message, HasSubstr("did you mean 'host_to_device'"));
 }
 
-// A misspelt pass or mask is one error: the curve names no (kind, dtype, pass, mask) slot, so it is not
-// also "a second curve" of the default slot the entry before it filled (the shipped H100 table's
-// attention curves with `mask: none` and `pass: backward` typo'd gave two errors each).
+// A misspelt pass or mask — its value or its key — is one error: the curve names no (kind, dtype, pass,
+// mask) slot, so it is not also "a second curve" of the default slot the entry before it filled (the
+// shipped H100 table's attention curves with `mask: none` and `pass: backward` typo'd gave two errors each).
 TEST(CalibrationFile, ARefusedPassOrMaskIsOneError) {
   const auto errors = errors_of("pass_mask.yaml", std::string(kValidHead) + R"(compute:
   - {kind: attention, dtype: bf16, curve: [{size: "1GFlop", efficiency: 0.5}]}
   - {kind: attention, dtype: bf16, mask: nonex, curve: [{size: "1GFlop", efficiency: 0.6}]}
   - {kind: attention, dtype: bf16, pass: backwardx, curve: [{size: "1GFlop", efficiency: 0.4}]}
+  - {kind: attention, dtype: bf16, mas: none, curve: [{size: "1GFlop", efficiency: 0.6}]}
+  - {kind: attention, dtype: bf16, pas: backward, curve: [{size: "1GFlop", efficiency: 0.4}]}
 )");
-  ASSERT_EQ(errors.size(), 2u) << testing::dump(errors);
+  ASSERT_EQ(errors.size(), 4u) << testing::dump(errors);
   EXPECT_THAT(errors[0].message, HasSubstr("unknown mask 'nonex'; did you mean 'none'?"));
   EXPECT_THAT(errors[1].message, HasSubstr("unknown pass 'backwardx'; did you mean 'backward'?"));
+  EXPECT_THAT(errors[2].message, HasSubstr("unknown key 'mas' in a compute curve; did you mean 'mask'?"));
+  EXPECT_THAT(errors[3].message, HasSubstr("unknown key 'pas' in a compute curve; did you mean 'pass'?"));
 }
 
 TEST(CalibrationFile, MissingFileAndSyntaxError) {
