@@ -92,7 +92,7 @@ class ClusterReader {
     if (!map.valid()) return type;
     const std::size_t errors_before_gpu = reader_.sink().size();
     if (YAML::Node gpu = map.require("gpu"); gpu.IsDefined()) type.gpu = read_gpu(gpu);
-    const bool gpu_unread = reader_.sink().size() != errors_before_gpu;
+    const bool gpu_unread = reader_.sink().size() != errors_before_gpu || map.refused("gpu");  // or misspelt
     type.compute_efficiency = map.number("compute_efficiency", 1e-3, 1.0).value_or(1.0);
     type.gpus_per_node = static_cast<int>(map.integer("gpus_per_node", 1, 1024, true).value_or(1));
     if (auto cores = map.integer("cpu_cores", 1, 1 << 16)) type.cpu_cores = static_cast<int>(*cores);

@@ -132,8 +132,10 @@ LayerModel read_llm_model(MapReader& map) {
   for (const char* key : {"top_k", "expert_ffn", "shared_ffn", "dense_layers"})
     check(moe || !t.has(key) || !experts_read, key, fmt::format("{} needs experts (a mixture-of-experts model)", key));
   if (moe) {
-    check(t.has("top_k"), "experts", "a mixture of experts needs top_k (experts per token)");
-    check(t.has("expert_ffn"), "experts", "a mixture of experts needs expert_ffn (each expert's hidden size)");
+    // A misspelt top_k or expert_ffn is said at the misspelling.
+    check(t.has("top_k") || t.refused("top_k"), "experts", "a mixture of experts needs top_k (experts per token)");
+    check(t.has("expert_ffn") || t.refused("expert_ffn"), "experts",
+          "a mixture of experts needs expert_ffn (each expert's hidden size)");
     check(c.top_k <= c.experts, "top_k", fmt::format("top_k {} exceeds the {} experts", c.top_k, c.experts));
     check(c.dense_layers <= c.layers, "dense_layers",
           fmt::format("dense_layers {} exceeds the {} layers", c.dense_layers, c.layers));
@@ -188,7 +190,7 @@ LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const st
     if (saved.IsDefined()) {
       MapReader zoo_map(reader, saved, "saved_activations");
       if (zoo_map.valid()) {
-        if (!zoo_map.has("zoo"))
+        if (!zoo_map.has("zoo") && !zoo_map.refused("zoo"))  // a misspelt zoo is said at the misspelling
           reader.error(saved, "saved_activations needs 'zoo' (a transformer of `dnnsim list models`)");
         zoo = read_zoo_model(zoo_map);  // reports its unknown keys; no layers without a zoo name
       }
@@ -239,7 +241,9 @@ LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const st
     layer.forward_bytes = l.quantity<Bytes>("forward_bytes").value_or(Bytes(0));
     if (auto kind = l.choice("kind", "layer kind", layer_kind_names())) layer.kind = *layer_kind_from_name(*kind);
     const auto repeat = l.integer("repeat", 1, 100000).value_or(1);
-    if (layer.forward_time.has_value() != layer.backward_time.has_value())
+    // A refused or misspelt time is said where it is written, not again as missing.
+    if (layer.forward_time.has_value() != layer.backward_time.has_value() && !l.refused("forward_time") &&
+        !l.refused("backward_time"))
       reader.error(entry, "give both 'forward_time' and 'backward_time', or neither");
     if (layer.forward_time) any_measured = true;
     if (layer.forward_time && layer.forward_flops.value() > 0)
@@ -251,7 +255,8 @@ LayerModel read_layer_model(YamlReader& reader, const YAML::Node& node, const st
       model.layers.push_back(std::move(copy));
     }
   }
-  if (any_measured && !map.has("measured_on"))  // an unknown GPU there is reported where it is written
+  // An unknown GPU there, or a misspelt key, is reported where it is written.
+  if (any_measured && !map.has("measured_on") && !map.refused("measured_on"))
     reader.error(node, "layers with measured times need 'measured_on' (the catalog GPU they were measured on)");
   map.finish();
   return model;

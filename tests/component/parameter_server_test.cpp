@@ -269,5 +269,16 @@ TEST(ParameterServer, BadInputIsReportedAllAtOnce) {
                                   {16, 34, "receive_rate must be positive"}});
 }
 
+// A misspelt sync or convergence section is one error each, at the misspelling: not also "expected a
+// mapping for the sync policy, got nothing" without a line (ps_yaml: sync on line 13, convergence on 14).
+TEST(ParameterServer, AMisspeltSectionIsOneError) {
+  std::string yaml = ps_yaml(2, "1MB", "", "{policy: bsp}", "target_loss: 0.5");
+  yaml.replace(yaml.find("  sync:"), 7, "  syn:");
+  yaml.replace(yaml.find("  convergence:"), 14, "  convergenc:");
+  testing::expect_errors(testing::diagnostics_thrown_by([&] { (void)testing::load(yaml); }),
+                         {{13, 3, "unknown key 'syn' in the workload; did you mean 'sync'?"},
+                          {14, 3, "unknown key 'convergenc' in the workload; did you mean 'convergence'?"}});
+}
+
 }  // namespace
 }  // namespace dnnsim

@@ -251,8 +251,10 @@ class ParameterServerKind final : public WorkloadKind {
                    "a parameter-server workload needs at least one worker");
     if (YAML::Node slow = map.get("slowdown"); slow.IsDefined()) read_slowdowns(reader, slow, names, *spec);
     if (auto trace = map.string("slowdown_trace")) read_slowdown_trace(ctx, ctx.resolve_path(*trace), names, *spec);
-    read_sync(reader, map.require("sync"), *spec);
-    read_convergence(ctx, map.require("convergence"), *spec);
+    // A missing or misspelt section is said by require() or at the misspelling, not again as "got nothing".
+    if (YAML::Node sync = map.require("sync"); sync.IsDefined()) read_sync(reader, sync, *spec);
+    if (YAML::Node convergence = map.require("convergence"); convergence.IsDefined())
+      read_convergence(ctx, convergence, *spec);
     if (YAML::Node process = map.get("server_process"); process.IsDefined())
       read_server_process(reader, process, *spec);
     price(ctx, *spec, names);

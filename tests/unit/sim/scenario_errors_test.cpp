@@ -242,6 +242,20 @@ TEST(ScenarioErrors, UnknownMeasuredOnIsOneError) {
                 {{12, 18, "unknown measured_on 'V100-16GBx'; did you mean 'V100-16GB'?"}});
 }
 
+// A misspelt measured_on, a misspelt or refused backward_time: each said where it is written, not also
+// "need 'measured_on'" or "give both 'forward_time' and 'backward_time'". Lines: measured_o on 12, the
+// layers on 14 and 15 (backward_tim at column 31, the -2ms at 46).
+TEST(ScenarioErrors, AMisspeltOrRefusedMeasurementKeyIsOneError) {
+  expect_errors(errors_of(edited(kTwoBoxBase, "{layers: [{forward_flops: \"1GFlop\"}]}", R"(
+    measured_o: V100-16GB
+    layers:
+      - {forward_time: "1ms", backward_tim: "2ms"}
+      - {forward_time: "1ms", backward_time: "-2ms"})")),
+                {{12, 5, "unknown key 'measured_o' in the model; did you mean 'measured_on'?"},
+                 {14, 31, "unknown key 'backward_tim' in a layer; did you mean 'backward_time'?"},
+                 {15, 46, "expected a non-negative value for a duration"}});
+}
+
 // A global_batch refused where it is written (line 12, the value at column 17) is the one error, not
 // also "smaller than the GPUs" for the 1 in its place.
 TEST(ScenarioErrors, ARefusedGlobalBatchIsOneError) {

@@ -303,6 +303,15 @@ TEST(ScenarioLlm, ARefusedExpertCountIsOneError) {
                 {{23, 16, "expected an integer, got \"32x\""}});
 }
 
+// A misspelt top_k or expert_ffn of a mixture is said at the misspelling, not also as missing
+// ("a mixture of experts needs top_k"). Lines: top_k on 22, expert_ffn on 24.
+TEST(ScenarioLlm, AMisspeltExpertKeyIsOneError) {
+  expect_errors(errors_of(with_llm("      layers: 2\n      hidden: 1024\n      heads: 16\n      vocab: 32000\n"
+                                   "      seq: 1024\n      top_: 2\n      experts: 32\n      expert_ff: 512\n")),
+                {{22, 7, "unknown key 'top_' in the LLM; did you mean 'top_k'?"},
+                 {24, 7, "unknown key 'expert_ff' in the LLM; did you mean 'expert_ffn'?"}});
+}
+
 // Required keys missing or not numbers: each reported, and nothing divided by the missing head count
 // (0 % 0 was a SIGFPE). Lines: layers on 17, heads on 18; hidden, vocab and seq are missing from the map
 // on line 17 (reported where it starts).

@@ -81,6 +81,8 @@ TEST(ScenarioPipeline, SavedActivationsDeclareAProfilesLayersAsZooBlocks) {
                       "48 layers of 'bert-48-pbs-2' have the parameters of one 'bert-large' block (50384896 B), "
                       "which has 24 blocks");
   expect_single_error(workload("{seq: 512}"), 13, 24, "saved_activations needs 'zoo'");
+  // A misspelt zoo is said at the misspelling only.
+  expect_single_error(workload("{zo: bert-48}"), 13, 25, "unknown key 'zo' in saved_activations; did you mean 'zoo'?");
 }
 
 TEST(ScenarioPipeline, DefaultsOfAPlainWorkload) {

@@ -385,6 +385,13 @@ TEST(ScenarioErrors, AnUnknownGpuIsNotAlsoEveryLinkItWouldSupply) {
   expect_errors(errors_of(yaml), {{5, 12, "unknown GPU model 'V100-16GBx'; did you mean 'V100-16GB'?"}});
 }
 
+// A misspelt gpu key leaves those links unknown too (line 5, the key at column 7).
+TEST(ScenarioErrors, AMisspeltGpuKeyIsNotAlsoEveryLinkItWouldSupply) {
+  const std::string yaml = edited(edited(kTwoBoxBase, "gpu: V100-16GB", "gp: V100-16GB"),
+                                  "      nic:", "      pcie: {latency: \"0s\"}\n      nic:");
+  expect_errors(errors_of(yaml), {{5, 7, "unknown key 'gp' in node type 'box'; did you mean 'gpu'?"}});
+}
+
 TEST(ScenarioErrors, UnknownOptionalKeyIsTheOnlyError) {
   expect_errors(errors_of(kTwoBoxBase + "run: {iterations: 2, sed: 3}\n"),
                 {{13, 22, "unknown key 'sed' in run; did you mean 'seed'?"}});
