@@ -58,6 +58,9 @@ void read_graph(WorkloadParseContext& ctx, const YAML::Node& node, GnnWorkload& 
       spec.source.power_law.beta = map.number("beta", 1, 1e12).value_or(spec.source.power_law.beta);
     }
   }
+  // `generate` says what the other keys mean: after an unknown or misspelt one, an rmat's `edges` is
+  // not also an unknown key.
+  if (map.refused("generate")) map.declare_all_but_misspellings_of("generate");
   map.finish();
 }
 

@@ -6,6 +6,8 @@
 // workload mapping starts, 9:3); the body given to each test starts at line 10.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/gnn/gnn_kind.hpp"
 #include "tests/support/diagnostics.hpp"
@@ -123,6 +125,19 @@ TEST(ScenarioGnn, AnUnknownCachePolicyIsOneError) {
   const auto diagnostics = diagnostics_thrown_by(
       [&] { (void)load(kCluster + body(graph, "  cache: {policy: fifx, per_gpu: \"1MiB\"}\n")); });
   expect_errors(diagnostics, {{15, 19, "unknown cache policy 'fifx'; did you mean 'fifo'?"}});
+}
+
+// An unknown or misspelt generator is one error: an rmat's `edges` is not also an unknown key of the
+// graph section (line 10: `  graph: {generate: rmatt, …}`, the value at column 21, the key at 11).
+TEST(ScenarioGnn, AnUnknownGeneratorIsOneError) {
+  for (const auto& [graph, column, message] :
+       {std::tuple{"{generate: rmatt, nodes: 2708, edges: 10000}", 21, "unknown graph generator 'rmatt'"},
+        std::tuple{"{generat: rmat, nodes: 2708, edges: 10000}", 11,
+                   "unknown key 'generat' in the graph section; did you mean 'generate'?"}}) {
+    std::string yaml = kCluster + body("GRAPH");
+    yaml.replace(yaml.find("{file: GRAPH, nodes: 2708}"), 26, graph);
+    expect_errors(diagnostics_thrown_by([&] { (void)load(yaml); }), {{10, column, message}});
+  }
 }
 
 // The pipeline has no failure model: a failure window is refused at its key (line 16: the body's
