@@ -215,7 +215,8 @@ class ClusterKind final : public WorkloadKind {
 
     // Models for jobs without one (the documented seeded rule of traces/jobs/job_generator.hpp).
     std::vector<ModelMixEntry> mix;
-    bool mix_read = true;  // the mix or the application rule could give models (else its error says why jobs have none)
+    // The mix or the application rule could give the jobs models (else its error says why jobs have none).
+    bool models_read = true;
     const YAML::Node models = map.get("models");
     for (const YAML::Node& item :
          models.IsDefined() ? reader.list(models, "model mix entries") : std::vector<YAML::Node>{}) {
@@ -225,7 +226,7 @@ class ClusterKind final : public WorkloadKind {
       if (auto m = entry.string("model", true))
         e.model = *m;
       else
-        mix_read = false;
+        models_read = false;
       if (auto w = entry.number("weight", 0.0, 1e12)) e.weight = *w;
       if (auto g = entry.integer("min_gpus", 1, 1 << 30)) e.min_gpus = static_cast<int>(*g);
       if (auto g = entry.integer("max_gpus", 1, 1 << 30)) e.max_gpus = static_cast<int>(*g);
@@ -283,7 +284,7 @@ class ClusterKind final : public WorkloadKind {
       }
     }
     if (const YAML::Node rule = map.get("application_rule"); rule.IsDefined())
-      if (!read_application_rule(ctx, rule, !mix.empty(), seed, *spec)) mix_read = false;
+      if (!read_application_rule(ctx, rule, !mix.empty(), seed, *spec)) models_read = false;
 
     // Scheduler: a name, or a map with `name` and its declared options.
     spec->scheduler_options = builtin_schedulers().defaults(spec->scheduler);
@@ -314,7 +315,7 @@ class ClusterKind final : public WorkloadKind {
     if (spec->utilisation_interval.value() <= 0)
       reader.error(map.get("utilisation_interval"), "utilisation_interval must be positive");
 
-    check_jobs(ctx, *spec, mix_read);
+    check_jobs(ctx, *spec, models_read);
     return spec;
   }
 
@@ -374,11 +375,11 @@ class ClusterKind final : public WorkloadKind {
   void write_files(const Scenario&, const SimulationResult& result, const std::string& dir) const override;
 
  private:
-  static void check_jobs(WorkloadParseContext& ctx, ClusterWorkload& spec, bool mix_read) {
+  static void check_jobs(WorkloadParseContext& ctx, ClusterWorkload& spec, bool models_read) {
     const int total = static_cast<int>(ctx.cluster.gpu_count());
     // A misspelt 'models' or 'application_rule', or a mix entry without its model, is its own error: the
     // jobs it would have given a model are not.
-    const bool models_unread = !mix_read || ctx.map.misspelt("models") || ctx.map.misspelt("application_rule");
+    const bool models_unread = !models_read || ctx.map.misspelt("models") || ctx.map.misspelt("application_rule");
     const bool needs_model =
         spec.speed && spec.speed->needs_job_models() && !models_unread && !ctx.map.refused("speed");
     // A trace of 80,000 jobs all missing a model is one mistake: the first few jobs of each problem are
