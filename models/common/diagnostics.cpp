@@ -87,11 +87,21 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }  // namespace
 
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  // Among candidates as close, the one that shares the longest beginning with the word: "m" is "mu" cut
+  // short rather than "a" mistyped.
+  const auto shared_beginning = [&](const std::string& candidate) {
+    return static_cast<std::size_t>(
+        std::mismatch(word.begin(), word.begin() + static_cast<std::ptrdiff_t>(std::min(word.size(), candidate.size())),
+                      candidate.begin())
+            .first -
+        word.begin());
+  };
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
   for (const std::string& candidate : candidates) {
     const std::size_t distance = edit_distance(word, candidate);
-    if (distance < best_distance) {
+    if (distance < best_distance ||
+        (distance == best_distance && !best.empty() && shared_beginning(candidate) > shared_beginning(best))) {
       best_distance = distance;
       best = candidate;
     }
@@ -99,18 +109,29 @@ std::string closest_match(const std::string& word, const std::vector<std::string
   return best;
 }
 
-std::string suggestion_suffix(const std::string& word, const std::vector<std::string>& candidates) {
+std::vector<std::string> meant_by(const std::string& word, const std::vector<std::string>& candidates) {
   // A name cut short ("H100" for H100-SXM and H100-PCIe) is closer by edit distance to another family's
   // full name (P100) than to its own: the names it begins are what was meant.
   std::vector<std::string> completions;
   if (word.size() >= 3)
     for (const std::string& candidate : candidates)
       if (candidate.size() > word.size() && candidate.compare(0, word.size(), word) == 0)
-        completions.push_back(fmt::format("'{}'", candidate));
-  if (!completions.empty() && completions.size() <= 4)
-    return fmt::format("; did you mean {}?", fmt::join(completions, " or "));
-  const std::string match = closest_match(word, candidates);
-  if (!match.empty()) return fmt::format("; did you mean '{}'?", match);
+        completions.push_back(candidate);
+  if (!completions.empty() && completions.size() <= 4) return completions;
+  std::string match = closest_match(word, candidates);
+  if (match.empty()) return {};
+  return {std::move(match)};
+}
+
+std::string quoted_alternatives(const std::vector<std::string>& names) {
+  std::vector<std::string> quoted;
+  for (const std::string& name : names) quoted.push_back(fmt::format("'{}'", name));
+  return fmt::format("{}", fmt::join(quoted, " or "));
+}
+
+std::string suggestion_suffix(const std::string& word, const std::vector<std::string>& candidates) {
+  if (const std::vector<std::string> meant = meant_by(word, candidates); !meant.empty())
+    return fmt::format("; did you mean {}?", quoted_alternatives(meant));
   if (candidates.empty()) return "";
   return fmt::format("; expected one of: {}", fmt::join(candidates, ", "));
 }

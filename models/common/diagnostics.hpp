@@ -64,6 +64,13 @@ class DiagnosticSink {
 // otherwise. Used for "unknown key 'bandwith'; did you mean 'bandwidth'?".
 [[nodiscard]] std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
 
+// What `word` may stand for: the up to four candidates it begins ("H100" for H100-SXM and H100-PCIe),
+// else the closest_match, else nothing.
+[[nodiscard]] std::vector<std::string> meant_by(const std::string& word, const std::vector<std::string>& candidates);
+
+// "'x'", "'x' or 'y'": names as a message offers them.
+[[nodiscard]] std::string quoted_alternatives(const std::vector<std::string>& names);
+
 // "; did you mean 'x'?" (or "'x' or 'y'" for a name that begins several) or "; expected one of: a, b, c" —
 // the tail of an unknown-name message.
 [[nodiscard]] std::string suggestion_suffix(const std::string& word, const std::vector<std::string>& candidates);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -185,6 +186,7 @@ LocatedCsv LocatedCsv::parse(std::string_view text, std::string file, Diagnostic
   auto first = records.begin();
   if (columns.empty() && first != records.end()) {
     table.header_line_ = first->line;
+    table.header_ = first->fields;
     for (std::size_t i = 0; i < first->fields.size(); ++i) {
       const LocatedCsvField& name = first->fields[i];
       if (table.index_.count(name.text))
@@ -210,12 +212,23 @@ bool LocatedCsv::require(const std::vector<std::string>& columns, DiagnosticSink
   bool ok = true;
   std::vector<std::string> known;
   for (const auto& [name, index] : index_) known.push_back(name);
-  for (const std::string& column : columns)
-    if (!index_.count(column)) {
+  std::vector<std::string> unused;  // a header name that is a required column misspells none
+  for (const LocatedCsvField& name : header_)
+    if (std::find(columns.begin(), columns.end(), name.text) == columns.end()) unused.push_back(name.text);
+  for (const std::string& column : columns) {
+    if (index_.count(column)) continue;
+    ok = false;
+    const std::vector<std::string> meant = meant_by(column, unused);
+    if (meant.empty()) {
       sink.error({file_, std::max(header_line_, 1), 1},
                  fmt::format("missing column '{}'{}", column, suggestion_suffix(column, known)));
-      ok = false;
+      continue;
     }
+    const auto cell = std::find_if(header_.begin(), header_.end(),
+                                   [&](const LocatedCsvField& name) { return name.text == meant.front(); });
+    sink.error({file_, cell->line, cell->column},
+               fmt::format("missing column '{}'; did you mean {}?", column, quoted_alternatives(meant)));
+  }
   return ok;
 }
 

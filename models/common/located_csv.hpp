@@ -61,7 +61,8 @@ class LocatedCsv {
   [[nodiscard]] const std::vector<LocatedCsvRow>& rows() const { return rows_; }
   [[nodiscard]] const std::string& file() const { return file_; }
   [[nodiscard]] bool has(const std::string& column) const { return index_.count(column) != 0; }
-  // Reports a missing column at the header line once; returns whether all are present.
+  // Reports each missing column once: at the header cell that misspells it (the closest name no other
+  // required column is), else at the header line; returns whether all are present.
   bool require(const std::vector<std::string>& columns, DiagnosticSink& sink) const;
 
   // The field of `column` in `row` (nullptr if the row is too short, reported once per row).
@@ -87,6 +88,7 @@ class LocatedCsv {
  private:
   std::string file_;
   int header_line_ = 0;
+  std::vector<LocatedCsvField> header_;  // the header record's names, where the file has one
   std::map<std::string, std::size_t> index_;
   std::vector<LocatedCsvRow> rows_;
 };

@@ -197,9 +197,10 @@ void MapReader::exactly_one_of(std::vector<std::string> keys, const YAML::Node& 
 }
 
 void MapReader::none_given(std::vector<std::string> keys, const YAML::Node& at, std::string message) {
-  const bool maybe_misspelt = valid_ && std::any_of(node_.begin(), node_.end(), [&](const auto& item) {
-                                return item.first.IsScalar() && !closest_match(item.first.Scalar(), keys).empty();
-                              });
+  const bool maybe_misspelt =
+      valid_ && std::any_of(node_.begin(), node_.end(), [&](const auto& item) {
+        return item.first.IsNull() || (item.first.IsScalar() && !meant_by(item.first.Scalar(), keys).empty());
+      });
   if (maybe_misspelt)
     absent_.push_back(Absent{std::move(keys), at, std::move(message)});
   else
@@ -252,6 +253,10 @@ bool MapReader::present(std::string_view key) const {
                                [&](const auto& item) { return item.first.IsScalar() && item.first.Scalar() == key; });
 }
 
+bool MapReader::has_empty_key() const {
+  return valid_ && std::any_of(node_.begin(), node_.end(), [](const auto& item) { return item.first.IsNull(); });
+}
+
 bool MapReader::refused(std::string_view key) const {
   if (std::find(refused_.begin(), refused_.end(), key) != refused_.end()) return true;
   return valid_ && !present(key) && misspelt(key);
@@ -284,6 +289,13 @@ std::vector<std::string> MapReader::known_keys() const {
   return known;
 }
 
+std::vector<std::string> MapReader::unused_keys() const {
+  std::vector<std::string> unused;
+  for (const std::string& key : known_keys())
+    if (!present(key)) unused.push_back(key);
+  return unused;
+}
+
 namespace {
 // `{mean_busy:20ms}` is one key, "mean_busy:20ms", with no value: YAML needs a space after a mapping's
 // colon. The declared key it begins with, or empty.
@@ -294,34 +306,47 @@ std::string run_together_key(const std::string& key, const std::vector<std::stri
   return std::binary_search(known.begin(), known.end(), head) ? head : std::string();
 }
 
-// The declared key an unknown one stands for: a run-together key's head, else the closest by spelling.
-std::string intended_key(const std::string& key, const std::vector<std::string>& known) {
-  const std::string head = run_together_key(key, known);
-  return head.empty() ? closest_match(key, known) : head;
+// The declared keys an unknown one may stand for: a run-together key's head, else meant_by's.
+std::vector<std::string> intended_keys(const std::string& key, const std::vector<std::string>& known) {
+  if (std::string head = run_together_key(key, known); !head.empty()) return {std::move(head)};
+  return meant_by(key, known);
 }
 }  // namespace
 
-bool MapReader::misspelt(std::string_view key) const {
+// Among the keys not given first: a key the mapping has is not what a typo next to it meant
+// ("m" beside "a" is "mu", not a second "a").
+bool MapReader::misspelt_by_name(std::string_view key) const {
   if (!valid_) return false;
   const std::vector<std::string> known = known_keys();
+  const std::vector<std::string> unused = unused_keys();
   for (auto item : node_) {
     if (!item.first.IsScalar() || std::binary_search(known.begin(), known.end(), item.first.Scalar())) continue;
-    if (intended_key(item.first.Scalar(), known) == key) return true;
+    std::vector<std::string> meant = intended_keys(item.first.Scalar(), unused);
+    if (std::find(meant.begin(), meant.end(), key) != meant.end()) return true;
   }
   return false;
 }
 
+bool MapReader::misspelt(std::string_view key) const {
+  return misspelt_by_name(key) || (has_empty_key() && !present(key));
+}
+
 void MapReader::declare_all_but_misspellings_of(const std::string& key) {
   for (const std::string& other : undeclared_keys())
-    if (intended_key(other, {key}).empty()) declared_.push_back(other);
+    if (intended_keys(other, {key}).empty()) declared_.push_back(other);
 }
 
 // `finishing`: finish() reports the unknown keys, so a missing key one of them misspells is said there.
 void MapReader::report_missing(bool finishing) {
-  for (Absent& absent : absent_)
-    if (!finishing ||
-        std::none_of(absent.keys.begin(), absent.keys.end(), [&](const std::string& key) { return misspelt(key); }))
+  for (Absent& absent : absent_) {
+    if (finishing && std::any_of(absent.keys.begin(), absent.keys.end(),
+                                 [&](const std::string& key) { return misspelt_by_name(key); }))
+      continue;
+    if (finishing && has_empty_key())
+      unnamed_.insert(unnamed_.end(), absent.keys.begin(), absent.keys.end());
+    else
       reader_->error(absent.at, std::move(absent.message));
+  }
   absent_.clear();
 }
 
@@ -333,7 +358,19 @@ void MapReader::finish() {
   if (!valid_) return;
   const std::vector<std::string> known = known_keys();
   std::vector<std::string> seen;
+  const std::vector<std::string> unused = unused_keys();
   for (auto item : node_) {
+    if (item.first.IsNull()) {
+      // The key's name deleted: what it was is one of the required keys missing, else one not given.
+      std::vector<std::string> meant = unnamed_.empty() ? unused : unnamed_;
+      std::sort(meant.begin(), meant.end());
+      meant.erase(std::unique(meant.begin(), meant.end()), meant.end());
+      const std::string hint = meant.empty()       ? std::string()
+                               : meant.size() <= 4 ? fmt::format("; did you mean {}?", quoted_alternatives(meant))
+                                                   : fmt::format("; expected one of: {}", fmt::join(meant, ", "));
+      reader_->error(item.first, fmt::format("empty key in {} (nothing before the colon){}", context_, hint));
+      continue;
+    }
     const std::string key = item.first.IsScalar() ? item.first.Scalar() : std::string("?");
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
       // yaml-cpp keeps both entries and lookups find the first: the second would be ignored silently.
@@ -348,6 +385,9 @@ void MapReader::finish() {
       reader_->error(at, fmt::format("unknown key '{}' in {}; did you mean '{}: {}'? (YAML needs a space after the "
                                      "colon)",
                                      key, context_, head, key.substr(head.size() + 1)));
+    else if (const std::vector<std::string> meant = meant_by(key, unused); !meant.empty())
+      reader_->error(
+          at, fmt::format("unknown key '{}' in {}; did you mean {}?", key, context_, quoted_alternatives(meant)));
     else
       reader_->error(at, fmt::format("unknown key '{}' in {}{}", key, context_, suggestion_suffix(key, known)));
   }

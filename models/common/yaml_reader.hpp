@@ -129,7 +129,12 @@ class MapReader {
   }
 
   [[nodiscard]] std::vector<std::string> known_keys() const;
+  // The declared keys the mapping does not give, sorted: what an unknown key most likely stands for.
+  [[nodiscard]] std::vector<std::string> unused_keys() const;
   [[nodiscard]] bool present(std::string_view key) const;
+  // Whether a key of the mapping is empty (`: 4`, a key's name deleted): it may stand for any absent key.
+  [[nodiscard]] bool has_empty_key() const;
+  [[nodiscard]] bool misspelt_by_name(std::string_view key) const;
   void report_missing(bool finishing);
 
   YamlReader* reader_;
@@ -147,6 +152,8 @@ class MapReader {
     std::string message;
   };
   std::vector<Absent> absent_;
+  // The keys of the Absent entries an empty key stands for, offered at it by finish().
+  std::vector<std::string> unnamed_;
 };
 
 template <class Q>

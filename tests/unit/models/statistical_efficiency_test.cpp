@@ -70,5 +70,21 @@ TEST(StatisticalEfficiencyFile, ARefusedValueIsOneError) {
   testing::expect_errors(errors, {{1, 4, "expected a number, got \"0.00862022x\""}, {2, 4, "expected a number"}});
 }
 
+// One mistake in a key is one error, at the key, naming the key meant; that key is not also missing.
+// "m" is as close to the given "a" as to the absent "mu" (one edit each): the key the file lacks, and
+// the one "m" begins, is what was meant. A key whose name was deleted (": 0") stands for the one absent.
+TEST(StatisticalEfficiencyFile, AMistypedOrDeletedKeyIsOneError) {
+  const auto errors_with_line5 = [](const std::string& line5) {
+    const std::string path =
+        testing::write_file("keys.yaml", "a: 0.02\nb: 0.45\nc: 0.08\nbeta: 0.03\n" + line5 + "\nlambda: 0.02\n");
+    return testing::diagnostics_thrown_by([&] { (void)load_statistical_efficiency(path); });
+  };
+  testing::expect_errors(errors_with_line5("m: 0"),
+                         {{5, 1, "unknown key 'm' in a statistical-efficiency file; did you mean 'mu'?"}});
+  testing::expect_errors(
+      errors_with_line5(": 0"),
+      {{5, 1, "empty key in a statistical-efficiency file (nothing before the colon); did you mean 'mu'?"}});
+}
+
 }  // namespace
 }  // namespace dnnsim

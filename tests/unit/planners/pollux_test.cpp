@@ -183,6 +183,17 @@ TEST(PolluxGoodput, ASettingsFileWithoutItsColumnsIsALocatedError) {
   testing::expect_error(diagnostics[1], 1, 1, "missing column 'max_replicas'");
 }
 
+// A misspelt column name is located at its header cell, as the column it stands for
+// ("application,max_local_bsz,fixed_batch_size,max_replica": the fourth cell starts at column 44).
+TEST(PolluxGoodput, AMisspeltColumnIsLocatedAtItsHeaderCell) {
+  const PolluxSpeedModel speed(kPolluxTables);
+  PolluxGoodput goodput(speed);
+  const std::string file = testing::write_file(
+      "applications.csv", "application,max_local_bsz,fixed_batch_size,max_replica\ncifar10,64,128,4\n");
+  testing::expect_errors(testing::diagnostics_thrown_by([&] { goodput.read_settings(file); }),
+                         {{1, 44, "missing column 'max_replicas'; did you mean 'max_replica'?"}});
+}
+
 // A row naming an application without tables (a misspelt 'yolov3') would leave the one meant without
 // its settings: an error at the row's application field, with the nearest name. A replica count is a
 // whole number: 1.5 is refused, not truncated.
