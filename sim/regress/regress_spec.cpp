@@ -436,6 +436,15 @@ class PlanBuilder {
     }
     e.metric = name.value_or(default_name);
     if (!operands_read) return std::nullopt;
+    // A ratio of two metrics never negative is never negative either.
+    const auto never_negative = [&](const RunMetric& operand) {
+      const auto& kinds = runs[operand.run].kinds;
+      return !kinds.empty() && std::all_of(kinds.begin(), kinds.end(), [&](const std::string& kind) {
+        return never_negative_field(kind, operand.path);
+      });
+    };
+    if (never_negative(check.numerator) && (!check.denominator || never_negative(*check.denominator)))
+      refuse_negative_target(reader, map, e, default_name);
     if (spread.IsDefined() && sink_.diagnostics().size() == errors_before) {
       const NamedRun& run = runs[check.numerator.run];
       check.spread = reader.string(spread).value_or("");

@@ -126,6 +126,15 @@ std::string status_of(const SimulationResult& result, std::vector<std::string>& 
 
 }  // namespace
 
+std::vector<double> iteration_times(std::vector<double> last_task_end) {
+  std::vector<double> times(last_task_end.size());
+  for (std::size_t k = 0; k < last_task_end.size(); ++k) {
+    if (k > 0) last_task_end[k] = std::max(last_task_end[k], last_task_end[k - 1]);
+    times[k] = last_task_end[k] - (k == 0 ? 0.0 : last_task_end[k - 1]);
+  }
+  return times;
+}
+
 nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationResult& result) {
   using nlohmann::ordered_json;
   ordered_json summary;
@@ -135,9 +144,8 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   summary["messages"] = messages;
   summary["seed"] = scenario.run.seed;
 
-  // Iteration k ends when its last task does; its time runs from the previous iteration's end. The
-  // iterations are counted in the same pass (TaskGraph::iteration_count's rule, at least one): a
-  // pass over a million-task graph costs a tenth of a second on this VM.
+  // The iterations are counted in the pass that finds their ends (TaskGraph::iteration_count's rule, at
+  // least one): a pass over a million-task graph costs a tenth of a second on this VM.
   std::vector<double> iteration_end(1, 0.0);
   const std::vector<Task>& tasks = result.graph.tasks();
   for (TaskId id = 0; id < tasks.size(); ++id) {
@@ -146,11 +154,8 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     if (happened(result.task_end[id])) iteration_end[k] = std::max(iteration_end[k], result.task_end[id]);
   }
   const auto iterations = static_cast<std::uint32_t>(iteration_end.size());
-  std::vector<double> iteration_time(iterations);
-  for (std::uint32_t k = 0; k < iterations; ++k)
-    iteration_time[k] = iteration_end[k] - (k == 0 ? 0.0 : iteration_end[k - 1]);
   summary["iterations"] = iterations;
-  summary["iteration_time_s"] = iteration_time;
+  summary["iteration_time_s"] = iteration_times(std::move(iteration_end));
   summary["makespan_s"] = result.makespan_s;
 
   const double mean_iteration = result.makespan_s / iterations;

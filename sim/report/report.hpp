@@ -19,6 +19,10 @@
 namespace dnnsim {
 
 [[nodiscard]] nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationResult& result);
+// summary.json's `iteration_time_s` from each iteration's last task's end: iteration k ends when its last
+// task and every earlier iteration's have (iterations that overlap, as pipelined epochs do, can finish
+// out of order), and its time runs from the previous iteration's end.
+[[nodiscard]] std::vector<double> iteration_times(std::vector<double> last_task_end);
 // One task as tasks.csv (and the Python module's task columns) describe it.
 struct TaskDescription {
   std::string kind;     // compute, transfer, or the collective's kind

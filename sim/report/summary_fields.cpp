@@ -132,9 +132,11 @@ void collect_undeclared(const nlohmann::ordered_json& node, const std::string& p
     return;
   }
   const bool number = node.is_number() || node.is_null();
+  const bool negative = node.is_number() && node.get<double>() < 0;
   for (std::size_t c : candidates)
-    if (fields[c].parts.size() == depth && (fields[c].type == FieldType::number) == number) return;
-  if (undeclared.size() < kListed) undeclared.push_back(fmt::format("{} ({})", path, number ? "number" : "text"));
+    if (fields[c].parts.size() == depth && (fields[c].type == FieldType::number) == number && !negative) return;
+  if (undeclared.size() < kListed)
+    undeclared.push_back(fmt::format("{} ({})", path, !number ? "text" : negative ? "negative number" : "number"));
 }
 
 }  // namespace
@@ -160,6 +162,12 @@ bool field_matches(std::string_view pattern, std::string_view path) {
   for (std::size_t i = 0; i < want.size(); ++i)
     if (!segment_matches(want[i], have[i])) return false;
   return true;
+}
+
+bool never_negative_field(const std::string& kind, const std::string& path) {
+  for (const SummaryField& field : fields_of(kind))
+    if (field_matches(field.path, path)) return field.type == FieldType::number;
+  return false;
 }
 
 std::string summary_path_problem(const std::string& kind, const std::string& path, bool number) {

@@ -16,8 +16,11 @@ namespace dnnsim {
 
 // What a field holds. An expectation compares numbers; a sweep's column takes either.
 enum class FieldType {
-  number,  // a number, or null where the run has none (throughput without a batch size)
-  text,    // a string or a flag
+  // A number, or null where the run has none (throughput without a batch size). Never negative: every
+  // field is a time, a size, a count, a rate or a ratio of those, so an expectation below zero is a
+  // mistake, and debug builds check that no summary holds one.
+  number,
+  text,  // a string or a flag
 };
 
 // One field, as a dotted path whose segments are keys, "#" for any list index, or "*" for any key
@@ -40,8 +43,13 @@ struct SummaryField {
 // about the metric: "'mean.iteration_time' is no field of summary.json …".
 [[nodiscard]] std::string summary_path_problem(const std::string& kind, const std::string& path, bool number);
 
+// Whether `path` names a number (never negative) in the summary of a run of workload kind `kind` (false
+// for an unknown path: summary_path_problem says what is wrong with it).
+[[nodiscard]] bool never_negative_field(const std::string& kind, const std::string& path);
+
 // The values of `summary` (a run of workload kind `kind`) that no declared field matches, or that one
-// of the other type does, as "path (number)" / "path (text)"; empty when all are declared. Debug
+// of the other type does (a negative number where the field is never negative), as "path (number)" /
+// "path (negative number)" / "path (text)"; empty when all are declared. Debug
 // builds check every summary they make with it (make_summary), so each test's run checks the
 // declarations.
 [[nodiscard]] std::vector<std::string> undeclared_summary_fields(const std::string& kind,

@@ -11,4 +11,10 @@ namespace dnnsim {
 // relative to |value|), `source` and `known_gap` from `map` into `expectation`; every problem located.
 void read_expectation_target(YamlReader& reader, MapReader& map, Expectation& expectation);
 
+// For a metric never negative (never_negative_field, summary_fields.hpp), `expectation`'s value below
+// zero is a mistake (a sign typed by accident: `at_most` could never pass, `at_least` always would),
+// reported at the value.
+void refuse_negative_target(YamlReader& reader, MapReader& map, const Expectation& expectation,
+                            const std::string& metric);
+
 }  // namespace dnnsim

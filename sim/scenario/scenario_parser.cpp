@@ -141,6 +141,8 @@ class ScenarioParser {
           !problem.empty())
         reader_.error(e["metric"], problem);
       read_expectation_target(reader_, map, expectation);
+      if (!kind.empty() && never_negative_field(kind, expectation.metric))
+        refuse_negative_target(reader_, map, expectation, expectation.metric);
       map.finish();
       result.push_back(std::move(expectation));
     }
@@ -186,6 +188,13 @@ void read_expectation_target(YamlReader& reader, MapReader& map, Expectation& ex
   }
   expectation.source = map.string("source").value_or("");
   expectation.known_gap = map.string("known_gap").value_or("");
+}
+
+void refuse_negative_target(YamlReader& reader, MapReader& map, const Expectation& expectation,
+                            const std::string& metric) {
+  if (expectation.value < 0 && !map.refused("value"))
+    reader.error(map.get("value"),
+                 fmt::format("expected value {} for '{}', which is never negative", expectation.value, metric));
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,

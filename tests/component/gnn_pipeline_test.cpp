@@ -181,6 +181,29 @@ TEST(GnnPipeline, TrainersMeetAtTheAllReduce) {
   EXPECT_NEAR(result.allreduce_time[0][0], 1.0, 1e-9);
 }
 
+// A round's all-reduce belongs to the epoch of the batches trained before it (it was always epoch 0, so
+// a run's first iteration ended with its last all-reduce and the next iterations' times were negative).
+// Two trainers, one batch each per epoch, two epochs: rounds 0 and 1, one all-reduce per trainer each.
+TEST(GnnPipeline, AnAllReduceBelongsToItsBatchesEpoch) {
+  Harness h(1, 2, 8);
+  std::vector<GnnBatchWork> batches;
+  for (std::uint32_t epoch = 0; epoch < 2; ++epoch)
+    for (std::uint32_t gpu = 0; gpu < 2; ++gpu) {
+      GnnBatchWork w = batch(2 * epoch + gpu, 0.5, 0, 0.25);
+      w.gpu = gpu;
+      w.epoch = epoch;
+      batches.push_back(w);
+    }
+  h.input.batches[0] = batches;
+  h.input.threads = {{2, 1, 1}};
+  h.input.allreduce_bytes = 1e9;
+  std::vector<std::uint32_t> epochs_of_rounds[2];
+  for (const GnnActivity& a : simulate_gnn_pipeline(h.input).activities)
+    if (a.stage == GnnStage::allreduce) epochs_of_rounds[a.batch].push_back(a.epoch);
+  EXPECT_EQ(epochs_of_rounds[0], (std::vector<std::uint32_t>{0, 0}));
+  EXPECT_EQ(epochs_of_rounds[1], (std::vector<std::uint32_t>{1, 1}));
+}
+
 // Memory bandwidth (models/gnn/cpu_interference.hpp): sampling draws 10 GB/s of traffic per
 // core-second, gathering 8 GB/s, from a 13 GB/s memory; one thread per stage on 4 cores, batch 0
 // sampled and gathered in 1 core-s each, batch 1 sampled in 1 core-s, 0.25 s on the GPU each.

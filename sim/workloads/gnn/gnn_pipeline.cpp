@@ -280,10 +280,14 @@ class GnnPipelineRun {
     const double ring_bytes = ring_.size() > 1 ? 2.0 * static_cast<double>(ring_.size() - 1) /
                                                      static_cast<double>(ring_.size()) * in_.allreduce_bytes
                                                : 0;
+    // A round's all-reduce belongs to the epoch of the batch this trainer trained before it (its last
+    // one when it has none in the round and only joins the others' ring).
+    std::uint32_t epoch = 0;
     for (std::size_t round = 0; round < rounds_ && !stopped_; ++round) {
       if (round < trainer_batches_[s][g]) {
         const GnnBatchWork* batch = gpu_queues_[s][g]->pop();
         if (batch == nullptr) return;
+        epoch = batch->epoch;
         const double start = sg4::Engine::get_clock();
         // Asynchronous launch: the GPU runs while the thread dispatches; the step ends with both.
         sg4::ExecPtr compute =
@@ -307,7 +311,7 @@ class GnnPipelineRun {
         if (in_.progress && !progress_line_(static_cast<double>(trained_) / static_cast<double>(total_batches_)))
           stop();
       }
-      if (ring_bytes > 0 && !stopped_) allreduce(s, g, gpu, next, ring_bytes, round);
+      if (ring_bytes > 0 && !stopped_) allreduce(s, g, gpu, next, ring_bytes, round, epoch);
     }
     end_ = std::max(end_, sg4::Engine::get_clock());
   }
@@ -315,7 +319,8 @@ class GnnPipelineRun {
   // Ring all-reduce at flow level (the bandwidth term of 2(p−1)/p of the gradients to the ring
   // neighbour, as collective_fidelity: flow does), between two barriers: every trainer enters with
   // its round's gradients and leaves with the reduced ones.
-  void allreduce(std::size_t s, std::size_t g, sg4::Host* gpu, sg4::Host* next, double bytes, std::size_t round) {
+  void allreduce(std::size_t s, std::size_t g, sg4::Host* gpu, sg4::Host* next, double bytes, std::size_t round,
+                 std::uint32_t epoch) {
     const double arrived = sg4::Engine::get_clock();
     if (!barrier()) return;
     const double start = sg4::Engine::get_clock();
@@ -324,8 +329,8 @@ class GnnPipelineRun {
     if (!barrier()) return;
     result_.allreduce_time[s][g] += sg4::Engine::get_clock() - start;
     result_.activities.push_back(GnnActivity{static_cast<std::uint32_t>(s), GnnStage::allreduce,
-                                             static_cast<std::uint32_t>(g), static_cast<std::uint32_t>(round), 0, start,
-                                             sg4::Engine::get_clock(), 0});
+                                             static_cast<std::uint32_t>(g), static_cast<std::uint32_t>(round), epoch,
+                                             start, sg4::Engine::get_clock(), 0});
     end_ = std::max(end_, sg4::Engine::get_clock());
   }
 

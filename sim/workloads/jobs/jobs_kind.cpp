@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 
 namespace dnnsim {
@@ -349,8 +350,7 @@ class JobsKind final : public TaskGraphKind {
     for (std::size_t j = 0; j < spec.jobs.size(); ++j) {
       const JobSpec& job = spec.jobs[j];
       const std::vector<double>& ends = iteration_end[j];
-      std::vector<double> times(ends.size());
-      for (std::size_t k = 0; k < ends.size(); ++k) times[k] = ends[k] - (k == 0 ? 0.0 : ends[k - 1]);
+      const std::vector<double> times = iteration_times(ends);
       const double makespan = *std::max_element(ends.begin(), ends.end());
       const double mean = makespan / static_cast<double>(ends.size());
       const double gpus = static_cast<double>(job.cluster.gpu_count());

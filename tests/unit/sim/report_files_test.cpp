@@ -49,6 +49,14 @@ SimulationResult two_gpus_one_link() {
   return r;
 }
 
+// Iterations whose last tasks end at 3, 1, 5 and 4 s (overlapping, out of order): the second is done
+// when the first is (3 s) and the fourth when the third is (5 s), so 3, 0, 2 and 0 s — never negative,
+// and they add up to the last end.
+TEST(ReportFiles, IterationTimesRunFromThePreviousIterationsEnd) {
+  EXPECT_EQ(iteration_times({3, 1, 5, 4}), (std::vector<double>{3, 0, 2, 0}));
+  EXPECT_EQ(iteration_times({1, 2.5}), (std::vector<double>{1, 1.5}));
+}
+
 TEST(ReportFiles, TasksCsvRowPerTask) {
   // Dates with 9 significant digits ({:.9g}), bytes and FLOPs as the shortest decimal; a task that
   // never ran has empty dates; the devices of a transfer are "src>dst".

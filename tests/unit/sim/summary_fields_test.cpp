@@ -68,6 +68,36 @@ TEST(SummaryFields, AValueWrittenWithoutItsDeclarationIsFound) {
             (std::vector<std::string>{"mean.speedup (number)", "devices.node0/gpu0.mfu (text)"}));
 }
 
+// Every number of summary.json is a time, a size, a count, a rate or a ratio of those: a negative one
+// is a bug in the code that wrote it, which debug builds find in every run.
+TEST(SummaryFields, ANegativeNumberIsNoDeclaredField) {
+  const auto summary = nlohmann::ordered_json::parse(
+      R"({"mean": {"iteration_time_s": 1.5, "idle_s": -0.25}, "devices": {"node0/gpu0": {"idle_s": 0}}})");
+  EXPECT_EQ(undeclared_summary_fields("data_parallel", summary),
+            (std::vector<std::string>{"mean.idle_s (negative number)"}));
+  EXPECT_TRUE(never_negative_field("data_parallel", "mean.idle_s"));
+  EXPECT_FALSE(never_negative_field("pipeline", "pipeline.planner"));  // text
+}
+
+// An expected value below zero for such a field is a mistake, located at the value: `at_most` could
+// never pass and `at_least` always would.
+TEST(SummaryFields, AnExpectedValueBelowZeroIsAMistake) {
+  const std::vector<Diagnostic> errors = errors_of(kTwoGpuBase + R"(expect:
+  - {metric: mean.iteration_time_s, value: -1, compare: at_most}
+)");
+  expect_errors(errors, {{14, 44, "expected value -1 for 'mean.iteration_time_s', which is never negative"}});
+  write_file("base.yaml", kTwoGpuBase);
+  const std::string path = write_file("cmp.yaml", R"(comparison: fields
+runs:
+  a: {scenario: base.yaml}
+expect:
+  - {ratio: ["a:mean.compute_s", "a:mean.iteration_time_s"], value: -0.5, tolerance: 1}
+)");
+  expect_errors(
+      diagnostics_thrown_by([&] { (void)load_regress_plan({path}); }),
+      {{5, 69, "expected value -0.5 for 'a:mean.compute_s / a:mean.iteration_time_s', which is never negative"}});
+}
+
 TEST(SummaryFields, AScenarioExpectationIsCheckedWhenRead) {
   const std::vector<Diagnostic> errors = errors_of(kTwoGpuBase + R"(expect:
   - {metric: mean.iteration_time_s, value: 1}
