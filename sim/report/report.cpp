@@ -224,8 +224,10 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     const double compute = m.compute;
     const double busy = m.busy;
     const double communication = m.communication;
-    const double exposed = busy - compute;  // communication time not hidden under compute
-    const double idle = result.makespan_s - busy;
+    // Each length is a sum of intervals' lengths, summed in another order for each: a device busy for
+    // the whole run comes out a rounding error (1e-16 s) over the makespan, not idle for -1e-16 s.
+    const double exposed = std::max(0.0, busy - compute);  // communication time not hidden under compute
+    const double idle = std::max(0.0, result.makespan_s - busy);
     ordered_json device;
     device["gpu"] = result.gpu_models[d];
     if (source[d] != d) device["mirrors"] = result.graph.devices()[source[d]];
