@@ -219,15 +219,14 @@ bool LocatedCsv::require(const std::vector<std::string>& columns, DiagnosticSink
     if (index_.count(column)) continue;
     ok = false;
     const std::vector<std::string> meant = meant_by(column, unused);
-    if (meant.empty()) {
-      sink.error({file_, std::max(header_line_, 1), 1},
-                 fmt::format("missing column '{}'{}", column, suggestion_suffix(column, known)));
-      continue;
+    SourceLocation at{file_, std::max(header_line_, 1), 1};
+    if (!meant.empty()) {
+      const auto cell = std::find_if(header_.begin(), header_.end(),
+                                     [&](const LocatedCsvField& name) { return name.text == meant.front(); });
+      at = {file_, cell->line, cell->column};
     }
-    const auto cell = std::find_if(header_.begin(), header_.end(),
-                                   [&](const LocatedCsvField& name) { return name.text == meant.front(); });
-    sink.error({file_, cell->line, cell->column},
-               fmt::format("missing column '{}'; did you mean {}?", column, quoted_alternatives(meant)));
+    sink.error(at,
+               fmt::format("missing column '{}'{}", column, suggestion_suffix(column, meant.empty() ? known : unused)));
   }
   return ok;
 }

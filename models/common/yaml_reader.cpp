@@ -321,7 +321,7 @@ bool MapReader::misspelt_by_name(std::string_view key) const {
   const std::vector<std::string> unused = unused_keys();
   for (auto item : node_) {
     if (!item.first.IsScalar() || std::binary_search(known.begin(), known.end(), item.first.Scalar())) continue;
-    std::vector<std::string> meant = intended_keys(item.first.Scalar(), unused);
+    const std::vector<std::string> meant = intended_keys(item.first.Scalar(), unused);
     if (std::find(meant.begin(), meant.end(), key) != meant.end()) return true;
   }
   return false;
@@ -385,11 +385,9 @@ void MapReader::finish() {
       reader_->error(at, fmt::format("unknown key '{}' in {}; did you mean '{}: {}'? (YAML needs a space after the "
                                      "colon)",
                                      key, context_, head, key.substr(head.size() + 1)));
-    else if (const std::vector<std::string> meant = meant_by(key, unused); !meant.empty())
-      reader_->error(
-          at, fmt::format("unknown key '{}' in {}; did you mean {}?", key, context_, quoted_alternatives(meant)));
     else
-      reader_->error(at, fmt::format("unknown key '{}' in {}{}", key, context_, suggestion_suffix(key, known)));
+      reader_->error(at, fmt::format("unknown key '{}' in {}{}", key, context_,
+                                     suggestion_suffix(key, meant_by(key, unused).empty() ? known : unused)));
   }
 }
 
