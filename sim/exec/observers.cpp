@@ -129,17 +129,25 @@ void LinkTrafficRecorder::on_task_start(TaskId task, double now) {
 void LinkTrafficRecorder::on_task_end(TaskId task, double now) {
   if (!mirrored_[task]) return;
   const auto& collective = std::get<Collective>(graph_->task(task).op);
-  auto [shape, added] =
-      collective_flows_.try_emplace(CollectiveShape{collective.kind, collective.algorithm, collective.size.value(),
-                                                    collective.root, collective.copies, collective.group});
+  // An alone collective is group[0]'s part of an exchange every member issues, its group rotated so
+  // that it leads (planners/schedules/step_communication.cpp). Its flows are those it sends in the one
+  // plan all the members' parts belong to: the rotation that starts at the group's smallest device.
+  // Planned from each member's own rotation, a channelled ring (whose channels follow the members'
+  // order on each node) sent every member's share across nodes to the same GPU of the next node.
+  std::vector<DeviceId> group = collective.group;
+  if (collective.alone) std::rotate(group.begin(), std::min_element(group.begin(), group.end()), group.end());
+  auto [shape, added] = collective_flows_.try_emplace(CollectiveShape{
+      collective.kind, collective.algorithm, collective.size.value(), collective.root, collective.copies, group});
   if (added) {
+    Collective planned = collective;
+    planned.group = std::move(group);
     // Only the volumes are used: any route cost gives the same flows. An all-to-all has no flow
     // form; its steps carry the same volumes.
-    if (collective.kind == CollectiveKind::all_to_all) {
-      for (const CollectiveStep& step : expand_collective(collective, topology_).steps)
+    if (planned.kind == CollectiveKind::all_to_all) {
+      for (const CollectiveStep& step : expand_collective(planned, topology_).steps)
         shape->second.push_back(CollectiveFlow{step.src, step.dst, step.size, Seconds(0)});
     } else {
-      const CollectiveFlowPlan plan = plan_collective_flows(collective, topology_, [](DeviceId, DeviceId) {
+      const CollectiveFlowPlan plan = plan_collective_flows(planned, topology_, [](DeviceId, DeviceId) {
         return RouteCost{Seconds(0), BytesPerSecond(1)};
       });
       for (const std::vector<CollectiveFlow>& phase : plan.phases)

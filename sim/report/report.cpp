@@ -153,6 +153,9 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     if (k >= iteration_end.size()) iteration_end.resize(k + std::size_t{1}, 0.0);
     if (happened(result.task_end[id])) iteration_end[k] = std::max(iteration_end[k], result.task_end[id]);
   }
+  // The last iteration ends with the run: a kind that drives the engine itself without tasks (parameter
+  // servers, a cluster's jobs) wrote an iteration of 0 s beside a mean iteration of its makespan.
+  iteration_end.back() = std::max(iteration_end.back(), result.makespan_s);
   const auto iterations = static_cast<std::uint32_t>(iteration_end.size());
   summary["iterations"] = iterations;
   summary["iteration_time_s"] = iteration_times(std::move(iteration_end));
@@ -183,8 +186,13 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   // A mirrored device (Collective::mirrored) reports its source's figures, and says so.
   const std::vector<DeviceId> source = mirror_sources(result.graph);
   const FlopMetrics flops = flop_metrics(result, gpu_specs_of_devices(scenario, result.graph), source);
-  const double gpu_count = std::max<double>(1, static_cast<double>(result.graph.devices().size()));
-  const double per_gpu_second = result.makespan_s > 0 ? 1.0 / (result.makespan_s * gpu_count) : 0.0;
+  // The means are over the GPUs: a GNN run's CPU hosts (`nodeN/cpu`) are devices of its graph and have
+  // rows of their own, but are not what "per GPU" divides by.
+  const std::vector<std::optional<ClusterGpu>> gpu_of_device = scenario.cluster.locate_gpus(result.graph.devices());
+  const auto gpu_count = static_cast<std::size_t>(
+      std::count_if(gpu_of_device.begin(), gpu_of_device.end(), [](const auto& gpu) { return gpu.has_value(); }));
+  const double per_gpu_second =
+      result.makespan_s > 0 ? 1.0 / (result.makespan_s * std::max<double>(1, static_cast<double>(gpu_count))) : 0.0;
   mean["model_flops_per_iteration"] = flops.model_flops / iterations;
   mean["hardware_flops_per_iteration"] = flops.hardware_flops / iterations;
   mean["model_tflops_per_gpu"] = flops.model_flops * per_gpu_second / 1e12;
@@ -246,12 +254,13 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
     device["idle_s"] = idle / iterations;
     device["compute_by_phase_s"] = m.phases;
     devices.emplace_back(result.graph.devices()[d], std::move(device));
+    if (!gpu_of_device[d]) continue;
     total_compute += compute;
     total_comm += communication;
     total_exposed += exposed;
     total_idle += idle;
   }
-  const double n = std::max<double>(1, static_cast<double>(result.graph.devices().size())) * iterations;
+  const double n = std::max<double>(1, static_cast<double>(gpu_count)) * iterations;
   mean["compute_s"] = total_compute / n;
   mean["communication_s"] = total_comm / n;
   mean["exposed_communication_s"] = total_exposed / n;
@@ -259,9 +268,14 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   mean["utilization"] = result.makespan_s > 0 ? total_compute / n / mean_iteration : 0.0;
   // Averaged over the GPUs, as DAPPLE's Table 5 reports "average peak memory".
   double peak_sum = 0;
-  for (double peak : peak_memory) peak_sum += peak;
-  mean["peak_memory_bytes"] = peak_memory.empty() ? 0.0 : peak_sum / static_cast<double>(peak_memory.size());
-  mean["max_peak_memory_bytes"] = peak_memory.empty() ? 0.0 : *std::max_element(peak_memory.begin(), peak_memory.end());
+  double peak_max = 0;
+  for (DeviceId d = 0; d < peak_memory.size(); ++d)
+    if (gpu_of_device[d]) {
+      peak_sum += peak_memory[d];
+      peak_max = std::max(peak_max, peak_memory[d]);
+    }
+  mean["peak_memory_bytes"] = gpu_count == 0 ? 0.0 : peak_sum / static_cast<double>(gpu_count);
+  mean["max_peak_memory_bytes"] = peak_max;
   summary["mean"] = mean;
   builtin_workload_kinds().at(scenario.workload_kind).value->add_to_summary(scenario, result, summary);
   summary["devices"] = std::move(devices);
@@ -316,6 +330,8 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
         fmt::format("summary.json values not declared in sim/report/summary_fields.cpp or the "
                     "{} kind's summary_fields(): {}",
                     scenario.workload_kind, fmt::join(undeclared, ", ")));
+  if (const std::vector<std::string> contradictions = summary_contradictions(summary); !contradictions.empty())
+    throw std::logic_error(fmt::format("summary.json contradicts itself: {}", fmt::join(contradictions, "; ")));
 #endif
   return summary;
 }

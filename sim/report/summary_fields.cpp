@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <vector>
 
 #include "models/common/diagnostics.hpp"
@@ -153,6 +154,39 @@ std::vector<std::string> undeclared_summary_fields(const std::string& kind, cons
   std::vector<std::string> undeclared;
   collect_undeclared(summary, "", 0, fields, all, undeclared);
   return undeclared;
+}
+
+std::vector<std::string> summary_contradictions(const nlohmann::ordered_json& summary) {
+  // Sums of up to millions of rounded terms: equal to a relative 1e-9 (1 ns in a second).
+  const auto near = [](double a, double b) {
+    return std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)});
+  };
+  std::vector<std::string> contradictions;
+  const auto check_iterations = [&](const nlohmann::ordered_json& run, const std::string& what) {
+    if (!run.contains("iteration_time_s") || !run["makespan_s"].is_number()) return;
+    double sum = 0;
+    for (const auto& time : run["iteration_time_s"]) sum += time.get<double>();
+    if (!near(sum, run["makespan_s"].get<double>()))
+      contradictions.push_back(fmt::format("{}iteration_time_s sums to {} s, makespan_s is {} s", what, sum,
+                                           run["makespan_s"].get<double>()));
+  };
+  check_iterations(summary, "");
+  if (summary.contains("jobs") && summary["jobs"].is_array())
+    for (std::size_t j = 0; j < summary["jobs"].size(); ++j)
+      check_iterations(summary["jobs"][j], fmt::format("jobs.{}.", j));
+  const double iterations = summary["iterations"].get<double>();
+  const double iteration = summary["makespan_s"].get<double>() / iterations;
+  for (const auto& [name, device] : summary["devices"].items()) {
+    const double parts = device["compute_s"].get<double>() + device["exposed_communication_s"].get<double>() +
+                         device["idle_s"].get<double>();
+    if (!near(parts, iteration))
+      contradictions.push_back(
+          fmt::format("devices.{}: compute_s + exposed_communication_s + idle_s = {} s, the mean iteration {} s", name,
+                      parts, iteration));
+    if (device["utilization"].get<double>() > 1 + 1e-9)
+      contradictions.push_back(fmt::format("devices.{}.utilization is {}", name, device["utilization"].get<double>()));
+  }
+  return contradictions;
 }
 
 bool field_matches(std::string_view pattern, std::string_view path) {

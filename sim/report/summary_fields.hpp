@@ -55,4 +55,13 @@ struct SummaryField {
 [[nodiscard]] std::vector<std::string> undeclared_summary_fields(const std::string& kind,
                                                                  const nlohmann::ordered_json& summary);
 
+// What `summary` says of itself that cannot be, as one line each; empty when it is consistent: iteration
+// times (the run's, or a job's) that do not add up to the makespan; a device whose compute, exposed
+// communication and idle time do not make up the run's mean iteration, or whose utilization exceeds 1.
+// They hold by construction (make_summary), so debug builds check every summary they make with it, as
+// with undeclared_summary_fields: a report whose numbers contradict each other fails the first test that
+// writes one (GNN runs averaged their CPU hosts into "per GPU" figures; kinds without tasks wrote an
+// iteration of 0 s beside a mean iteration of the makespan).
+[[nodiscard]] std::vector<std::string> summary_contradictions(const nlohmann::ordered_json& summary);
+
 }  // namespace dnnsim

@@ -121,6 +121,11 @@ TEST(ClusterRun, ThresholdPriceRejectsJobsOnceTheClusterIsCommitted) {
   EXPECT_EQ(summary["cluster"]["admission"]["rejected"], 3);
   EXPECT_NEAR(summary["cluster"]["admission"]["welfare"].get<double>(), (values[0] * 200 + values[1] * 200) / 3600,
               1e-9);
+  // A cluster drives the engine without tasks: its one iteration is the run (it was 0 s beside a mean
+  // iteration of the makespan).
+  ASSERT_EQ(summary["iteration_time_s"].size(), 1u);
+  EXPECT_EQ(summary["iteration_time_s"][0].get<double>(), summary["makespan_s"].get<double>());
+  EXPECT_EQ(summary["mean"]["iteration_time_s"].get<double>(), summary["makespan_s"].get<double>());
 }
 
 // Backfill: a 0–100; c fits at 10: 10–30; d (2) waits for c's GPU: 30–42; e 42–242; b needs all four

@@ -297,5 +297,34 @@ TEST(GnnKind, EpochOnCoraSliceCountsEveryBatch) {
   EXPECT_EQ(summary["gnn"]["hit_ratio"]["gpu"].get<double>(), 0.0);
 }
 
+TEST(GnnKind, MeansAreOverTheGpusNotTheCpuHosts) {
+  // 2 servers × 2 GPUs: the summary has 4 GPU rows and 2 CPU-host rows (`nodeN/cpu`, the sampling and
+  // gathering pools). "Per GPU" divides by the 4 GPUs, and the means average the 4 GPU rows: before,
+  // they averaged all 6 rows, so the FLOP rate per GPU was 4/6 of its value and the mean utilization
+  // mixed in the hosts' (near 1).
+  const Scenario scenario = testing::load(gnn_yaml(2, 2, 8, "  cache: {policy: none}\n"));
+  const SimulationResult result = run_scenario(scenario, {});
+  const auto summary = make_summary(scenario, result);
+  const auto& mean = summary["mean"];
+  double utilization = 0, peak = 0;
+  int gpus = 0, hosts = 0;
+  for (const auto& [name, device] : summary["devices"].items()) {
+    if (name.ends_with("/cpu")) {
+      ++hosts;
+      continue;
+    }
+    ++gpus;
+    utilization += device["utilization"].get<double>();
+    peak += device["peak_memory_bytes"].get<double>();
+  }
+  ASSERT_EQ(gpus, 4);
+  ASSERT_EQ(hosts, 2);
+  EXPECT_DOUBLE_EQ(mean["utilization"].get<double>(), utilization / 4);
+  EXPECT_DOUBLE_EQ(mean["peak_memory_bytes"].get<double>(), peak / 4);
+  const double iterations = summary["iterations"].get<double>();
+  EXPECT_DOUBLE_EQ(mean["model_tflops_per_gpu"].get<double>(),
+                   mean["model_flops_per_iteration"].get<double>() * iterations / (result.makespan_s * 4) / 1e12);
+}
+
 }  // namespace
 }  // namespace dnnsim

@@ -2,6 +2,7 @@
 // hand. Every TEST runs in its own process (one SimGrid engine per process).
 #include "sim/report/metrics.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "models/hardware/catalog.hpp"
@@ -13,6 +14,7 @@
 namespace dnnsim {
 namespace {
 
+using testing::dgx_cluster;
 using testing::load;
 
 // One V100 at half its fp32 peak; one layer of 1 TFLOP forward (backward 2 TFLOP by default) whose
@@ -115,6 +117,37 @@ TEST(Metrics, IdenticalDevicesShareARowAndTheBreakdownHasARowPerLayer) {
   const std::string breakdown = format_time_breakdown(result);
   for (const char* row : {"\nlayer0 ", "\nall-reduce bucket 0 ", "\noptimizer step ", "\ntotal "})
     EXPECT_NE(breakdown.find(row), std::string::npos) << row << " not in" << breakdown;
+}
+
+TEST(Metrics, EachMembersOwnCollectiveCountsItsShareOfTheRingsTraffic) {
+  // FSDP over 2 nodes of 8 GPUs with a NIC each, TP 2: two sharding groups of 8 (the even GPUs and
+  // the odd ones), 4 members a node. Each GPU issues its own part of every gather and reduce-scatter
+  // (Collective::alone), its group rotated so that it leads; the group's ring is one channel per
+  // member across the nodes (docs/collectives.md, "Channels"), so every member sends 1/4 of its
+  // group's traffic between the nodes through its own NIC and receives 1/4: all 16 NICs carry the
+  // same bytes, and the two switch ports the sum of their node's. (Planned from each member's own
+  // rotation, every member's share went to the same GPU of the other node: node0/gpu2 and gpu3 5×
+  // the others.)
+  const Scenario scenario = load("name: fsdp-nics\n" + dgx_cluster(8, 2, true) + R"(workload:
+  kind: pipeline
+  model: {name: llm-mini, llm: {layers: 2, hidden: 1024, heads: 16, kv_heads: 16, vocab: 8192, seq: 512, ffn: 4096}}
+  global_batch: 16
+  micro_batch_size: 8
+  schedule: 1f1b
+  planner: {name: uniform, stages: 1}
+  tensor_parallel: 2
+  fsdp: true
+)");
+  const auto summary = make_summary(scenario, run_scenario(scenario, {}));
+  const auto& links = summary["links"];
+  const double first = links["node0/gpu0/nic"]["bytes"].get<double>();
+  ASSERT_GT(first, 0);
+  for (int node = 0; node < 2; ++node) {
+    for (int gpu = 0; gpu < 8; ++gpu)
+      EXPECT_EQ(links[fmt::format("node{}/gpu{}/nic", node, gpu)]["bytes"].get<double>(), first)
+          << "node" << node << "/gpu" << gpu;
+    EXPECT_DOUBLE_EQ(links[fmt::format("switch/node{}", node)]["bytes"].get<double>(), 8 * first);
+  }
 }
 
 TEST(Metrics, DeviceNamesCompressToRanges) {

@@ -79,6 +79,28 @@ TEST(SummaryFields, ANegativeNumberIsNoDeclaredField) {
   EXPECT_FALSE(never_negative_field("pipeline", "pipeline.planner"));  // text
 }
 
+// Relations that hold by construction, which debug builds check in every summary they write. The first
+// summary is consistent: 2 iterations of 1 + 3 s, makespan 4 s, a mean iteration of 2 s made of 1.5 s of
+// compute, 0.25 s of exposed communication and 0.25 s idle; a job's iterations add up to its makespan.
+TEST(SummaryFields, ASummaryThatContradictsItselfIsFound) {
+  auto summary = nlohmann::ordered_json::parse(R"({
+    "iterations": 2, "iteration_time_s": [1.0, 3.0], "makespan_s": 4.0,
+    "devices": {"node0/gpu0": {"utilization": 0.75, "compute_s": 1.5, "exposed_communication_s": 0.25,
+                               "idle_s": 0.25}},
+    "jobs": [{"iteration_time_s": [2.0, 2.5], "makespan_s": 4.5}]})");
+  EXPECT_TRUE(summary_contradictions(summary).empty());
+  summary["iteration_time_s"] = {0.0, 0.0};  // a kind without tasks wrote this beside a makespan of 4 s
+  summary["devices"]["node0/gpu0"]["idle_s"] = 0.5;
+  summary["devices"]["node0/gpu0"]["utilization"] = 1.25;
+  summary["jobs"][0]["makespan_s"] = 5.0;
+  EXPECT_EQ(
+      summary_contradictions(summary),
+      (std::vector<std::string>{
+          "iteration_time_s sums to 0 s, makespan_s is 4 s", "jobs.0.iteration_time_s sums to 4.5 s, makespan_s is 5 s",
+          "devices.node0/gpu0: compute_s + exposed_communication_s + idle_s = 2.25 s, the mean iteration 2 s",
+          "devices.node0/gpu0.utilization is 1.25"}));
+}
+
 // An expected value below zero for such a field is a mistake, located at the value: `at_most` could
 // never pass and `at_least` always would.
 TEST(SummaryFields, AnExpectedValueBelowZeroIsAMistake) {
