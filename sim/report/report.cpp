@@ -400,11 +400,14 @@ void write_chrome_trace(std::ostream& out, const SimulationResult& result) {
                     << R"(,"iteration":)" << task.iteration << "}}";
   }
   // Link utilisation: each flow adds its mean rate (bytes over its duration) to every link of its
-  // route while it runs; the counter is that sum over the link's bandwidth. Per-flow mean rates
-  // smooth out rate changes inside a flow; the per-link byte totals in summary.json are exact.
-  // The rate changes (date, rate delta) of every link, link after link in one array (link l's from
-  // `first_change[l]` to `first_change[l + 1]`), sized by a first pass over the flows: 16 bytes a
-  // change, no slack.
+  // route while it runs; the counter is that sum over the link's bandwidth, in the busier direction
+  // where each direction has the whole bandwidth (split-duplex and fat-pipe links: summary.json's
+  // mean_utilization likewise takes the busier direction's bytes), both directions on a shared link.
+  // Per-flow mean rates smooth out rate changes inside a flow; the per-link byte totals in
+  // summary.json are exact. The rate changes (date, rate delta) of every link and direction, one after
+  // another in one array (link l's up direction from `first_change[2l]`, its down direction from
+  // `first_change[2l + 1]`, to `first_change[2l + 2]`), sized by a first pass over the flows: 16 bytes
+  // a change, no slack.
   std::map<std::pair<DeviceId, DeviceId>, Route> routes;
   // Flows carry graph device ids; the layout numbers GPUs in cluster order.
   std::unordered_map<std::string_view, std::uint32_t> gpu_index;
@@ -420,36 +423,46 @@ void write_chrome_trace(std::ostream& out, const SimulationResult& result) {
       it = routes.emplace(std::pair{flow.src, flow.dst}, result.layout.gpu_route(gpu(flow.src), gpu(flow.dst))).first;
     return it->second;
   };
-  std::vector<std::size_t> first_change(result.layout.links.size() + 1, 0);
+  const auto direction = [&](const Hop& hop) {
+    const bool down = !hop.up && result.layout.links[hop.link].sharing != LinkDecl::Sharing::shared;
+    return 2 * std::size_t{hop.link} + (down ? 1 : 0);
+  };
+  const std::size_t directions = 2 * result.layout.links.size();
+  std::vector<std::size_t> first_change(directions + 1, 0);
   for (const SimulationResult::Flow& flow : result.flows)
     if (flow.end > flow.start)
-      for (const Hop& hop : route(flow)) first_change[hop.link + 1] += 2;
-  for (std::size_t l = 0; l < result.layout.links.size(); ++l) first_change[l + 1] += first_change[l];
+      for (const Hop& hop : route(flow)) first_change[direction(hop) + 1] += 2;
+  for (std::size_t d = 0; d < directions; ++d) first_change[d + 1] += first_change[d];
   std::vector<std::pair<double, double>> changes(first_change.back());
   std::vector<std::size_t> filled(first_change.begin(), first_change.end() - 1);
   for (const SimulationResult::Flow& flow : result.flows) {
     if (flow.end <= flow.start) continue;
     const double rate = flow.bytes / (flow.end - flow.start);
     for (const Hop& hop : route(flow)) {
-      changes[filled[hop.link]++] = {flow.start, rate};
-      changes[filled[hop.link]++] = {flow.end, -rate};
+      changes[filled[direction(hop)]++] = {flow.start, rate};
+      changes[filled[direction(hop)]++] = {flow.end, -rate};
     }
   }
+  const auto at = [&](std::size_t index) { return changes.begin() + static_cast<std::ptrdiff_t>(index); };
   for (std::size_t link = 0; link < result.layout.links.size(); ++link) {
-    // Sorted by date (and delta): equal pairs are the same value, so the order the flows came in
-    // does not show.
-    const auto begin = changes.begin() + static_cast<std::ptrdiff_t>(first_change[link]);
-    const auto end = changes.begin() + static_cast<std::ptrdiff_t>(first_change[link + 1]);
-    std::sort(begin, end);
+    // Each direction sorted by date (and delta): equal pairs are the same value, so the order the flows
+    // came in does not show.
+    auto up = at(first_change[2 * link]);
+    const auto up_end = at(first_change[2 * link + 1]);
+    auto down = up_end;
+    const auto down_end = at(first_change[2 * link + 2]);
+    std::sort(up, up_end);
+    std::sort(down, down_end);
     const LinkDecl& decl = result.layout.links[link];
     const Json name{decl.name};
-    double rate = 0;
-    for (auto change = begin; change != end; ++change) {
-      rate += change->second;
-      if (change + 1 != end && (change + 1)->first == change->first) continue;
-      events.next() << R"({"name":)" << name << R"(,"ph":"C","pid":)" << links_pid << R"(,"ts":)"
-                    << Json{change->first * kMicro} << R"(,"args":{"utilization":)"
-                    << Json{std::max(0.0, rate) / decl.bandwidth.value()} << "}}";
+    double up_rate = 0, down_rate = 0;
+    while (up != up_end || down != down_end) {
+      const double date = up == up_end ? down->first : down == down_end ? up->first : std::min(up->first, down->first);
+      for (; up != up_end && up->first == date; ++up) up_rate += up->second;
+      for (; down != down_end && down->first == date; ++down) down_rate += down->second;
+      events.next() << R"({"name":)" << name << R"(,"ph":"C","pid":)" << links_pid << R"(,"ts":)" << Json{date * kMicro}
+                    << R"(,"args":{"utilization":)"
+                    << Json{std::max({0.0, up_rate, down_rate}) / decl.bandwidth.value()} << "}}";
     }
   }
   out << "]}\n";

@@ -75,9 +75,10 @@ TEST(ReportFiles, ChromeTraceEventPerTaskDeviceAndLinkChange) {
   // with a thread per stream (tid = stream), then the links' process (pid 2). Then a complete event
   // ("X") per task and device it occupies (a transfer: its source), dates in µs: task 0 at 0 for
   // 1000, task 1 at 1000 for 2000, task 2 (from gpu1) at 1000 for 1000; task 3 never ran: none.
-  // Then the link's counter ("C") at each date its rate changes: both flows start at 1 ms
-  // (1 + 1 GB/s over 2 GB/s: 1.0, one event for the two changes at one date), the 1 MB one ends at
-  // 2 ms (0.5), the 2 MB one at 3 ms (0.0). Whole numbers in JSON read "1000.0", as nlohmann writes them.
+  // Then the link's counter ("C") at each date its rate changes, in its busier direction (a split-duplex
+  // link has its bandwidth each way): both flows start at 1 ms, one each way (1 GB/s over 2 GB/s: 0.5,
+  // one event for the two changes at one date), the 1 MB one ends at 2 ms (the other way still 0.5),
+  // the 2 MB one at 3 ms (0.0). Whole numbers in JSON read "1000.0", as nlohmann writes them.
   std::ostringstream out;
   write_chrome_trace(out, two_gpus_one_link());
   EXPECT_EQ(out.str(), R"({"displayTimeUnit":"ms","traceEvents":[)"
@@ -94,10 +95,26 @@ TEST(ReportFiles, ChromeTraceEventPerTaskDeviceAndLinkChange) {
                        R"("args":{"task":1,"iteration":0}},)"
                        R"({"name":"grad,back","cat":"communication","ph":"X","pid":1,"tid":1,"ts":1000.0,"dur":1000.0,)"
                        R"("args":{"task":2,"iteration":1}},)"
-                       R"({"name":"node0/link","ph":"C","pid":2,"ts":1000.0,"args":{"utilization":1.0}},)"
+                       R"({"name":"node0/link","ph":"C","pid":2,"ts":1000.0,"args":{"utilization":0.5}},)"
                        R"({"name":"node0/link","ph":"C","pid":2,"ts":2000.0,"args":{"utilization":0.5}},)"
                        R"({"name":"node0/link","ph":"C","pid":2,"ts":3000.0,"args":{"utilization":0.0}})"
                        "]}\n");
+}
+
+TEST(ReportFiles, ASharedLinksCounterAddsBothDirections) {
+  // The same two flows on a link whose directions share its bandwidth (a host bridge): 1 + 1 GB/s over
+  // 2 GB/s at 1 ms (1.0), 0.5 from 2 ms, 0.0 at 3 ms. (Summed on a split-duplex link as well, the
+  // counters read up to 2.0 on NVSwitch ports busy both ways, where summary.json's mean_utilization
+  // takes the busier direction.)
+  SimulationResult result = two_gpus_one_link();
+  result.layout.links.front().sharing = LinkDecl::Sharing::shared;
+  std::ostringstream out;
+  write_chrome_trace(out, result);
+  EXPECT_NE(out.str().find(R"({"name":"node0/link","ph":"C","pid":2,"ts":1000.0,"args":{"utilization":1.0}},)"
+                           R"({"name":"node0/link","ph":"C","pid":2,"ts":2000.0,"args":{"utilization":0.5}},)"
+                           R"({"name":"node0/link","ph":"C","pid":2,"ts":3000.0,"args":{"utilization":0.0}}]})"),
+            std::string::npos)
+      << out.str();
 }
 
 // Two jobs: "j0" ran once on servers 0 (2 GPUs) and 1 (1 GPU) from 0.5 s to 2 s; 'a"b' (a quote:
