@@ -70,6 +70,10 @@ TEST(ParameterServer, BspRoundIsTheSlowestWorkerPlusCommunication) {
   const PsSimResult& sim = sim_of(result);
   ASSERT_TRUE(sim.converged);
   EXPECT_EQ(sim.global_steps, 3);
+  // A commit counts when the server takes the push in: 3 rounds of 2, the third's included, which end
+  // the run before either worker pulls (4 while a commit counted when its pull ended: ADSP-like's runs
+  // that reach the target on their first commits reported 0 commits beside 6 global steps).
+  EXPECT_EQ(sim.workers[0].commits + sim.workers[1].commits, 6);
   const std::vector<double> starts = step_starts(sim, 0);
   ASSERT_GE(starts.size(), 3u);
   EXPECT_NEAR(starts[1] - starts[0], 0.9, 2e-3);

@@ -92,6 +92,9 @@ class ParameterServerRun {
       result_.flows += static_cast<long>(2 * in_.servers.size());
       const double arrived = sg4::Engine::get_clock();
       const bool converged = commit(k, since_commit);
+      // Counted when the server applies it, as global_steps is: a worker still held when the run ends
+      // (ADSP-like's first commits reach the target) made its commit all the same.
+      ++stats.commits;
       record(PsEvent::Kind::commit, k);
       if (converged) {
         finish(arrived, true);
@@ -123,7 +126,6 @@ class ParameterServerRun {
       last_commit_end = sg4::Engine::get_clock();
       commit_cost = last_commit_end - commit_start;
       stats.communication_s += commit_cost - blocked;
-      ++stats.commits;
       since_commit = 0;
     }
   }
