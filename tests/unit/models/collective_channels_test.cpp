@@ -2,6 +2,7 @@
 // per NIC per channel on a small two-node ring, derived by hand, and the cases that keep one ring.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <utility>
@@ -119,6 +120,23 @@ TEST(CollectiveChannels, RoundsAreBoundByTheAcrossHopsShare) {
   // A device sends on two rings at once, which only the flow form runs concurrently.
   EXPECT_EQ(effective_collective_fidelity(c, std::nullopt, rail_nodes(8, 4)), CollectiveFidelity::flow);
   EXPECT_EQ(effective_collective_fidelity(c, std::nullopt, nodes_of(8, 4)), CollectiveFidelity::step);
+}
+
+// An LLM step's per-member collective (Collective::alone) is timed on its own member's rotation of the
+// group (planners/schedules/step_communication.cpp), and the link recorder counts every member's part in
+// one rotation of it. Each rotation's channels pair other members across the nodes ([2, 3, …, 1]: node
+// 0's members in group order 2, 3, 0, 1, so 2 → 5, 3 → 6, 0 → 7, 1 → 4), but always one hop per member
+// between the same two nodes: 7 rounds of the across hop's 2 MiB, as above, for every rotation.
+TEST(CollectiveChannels, EveryRotationOfTheGroupTakesTheSameTime) {
+  const PathCostFn path = [](DeviceId a, DeviceId b) {
+    return PathCost{Seconds(0), BytesPerSecond(a / 4 == b / 4 ? 900e9 : 50e9)};
+  };
+  std::vector<DeviceId> group = iota_group(8);
+  for (std::size_t r = 0; r < group.size(); ++r) {
+    const Collective c = collective_op(CollectiveKind::all_gather, group, 64 * kMiB, "ring");
+    EXPECT_NEAR(collective_time(c, rail_nodes(8, 4), path).value(), 7 * 2 * kMiB / 50e9, 1e-12) << "rotation " << r;
+    std::rotate(group.begin(), group.begin() + 1, group.end());
+  }
 }
 
 // One ring stays one ring: inside one node (whatever its NICs), across nodes that share a NIC, one
