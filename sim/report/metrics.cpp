@@ -58,10 +58,9 @@ std::vector<DeviceId> mirror_sources(const TaskGraph& graph) {
   return source;
 }
 
-std::vector<GpuSpec> gpu_specs_of_devices(const Scenario& scenario, const TaskGraph& graph) {
+std::vector<GpuSpec> gpu_specs_of_devices(const std::vector<std::optional<ClusterGpu>>& located) {
   std::vector<GpuSpec> specs;
-  for (const std::optional<ClusterGpu>& gpu : scenario.cluster.locate_gpus(graph.devices()))
-    specs.push_back(gpu ? gpu->type->gpu : GpuSpec{});
+  for (const std::optional<ClusterGpu>& gpu : located) specs.push_back(gpu ? gpu->type->gpu : GpuSpec{});
   return specs;
 }
 

@@ -52,8 +52,9 @@ struct FlopMetrics {
 // runs no task), the collective's first member; chains followed to a device that ran its tasks.
 [[nodiscard]] std::vector<DeviceId> mirror_sources(const TaskGraph& graph);
 
-// The catalog GPU (with the scenario's overrides) of each graph device.
-[[nodiscard]] std::vector<GpuSpec> gpu_specs_of_devices(const Scenario& scenario, const TaskGraph& graph);
+// The catalog GPU (with the scenario's overrides) of each graph device, from where Cluster::locate_gpus
+// found it (an empty spec for a device that is no GPU: a GNN run's CPU host).
+[[nodiscard]] std::vector<GpuSpec> gpu_specs_of_devices(const std::vector<std::optional<ClusterGpu>>& located);
 
 // `sources`: mirror_sources(result.graph).
 [[nodiscard]] FlopMetrics flop_metrics(const SimulationResult& result, const std::vector<GpuSpec>& gpus,

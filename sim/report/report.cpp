@@ -185,10 +185,10 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const SimulationRe
   // Megatron-LM's figures (sim/report/metrics.hpp): FLOP rates per GPU, MFU and HFU.
   // A mirrored device (Collective::mirrored) reports its source's figures, and says so.
   const std::vector<DeviceId> source = mirror_sources(result.graph);
-  const FlopMetrics flops = flop_metrics(result, gpu_specs_of_devices(scenario, result.graph), source);
   // The means are over the GPUs: a GNN run's CPU hosts (`nodeN/cpu`) are devices of its graph and have
   // rows of their own, but are not what "per GPU" divides by.
   const std::vector<std::optional<ClusterGpu>> gpu_of_device = scenario.cluster.locate_gpus(result.graph.devices());
+  const FlopMetrics flops = flop_metrics(result, gpu_specs_of_devices(gpu_of_device), source);
   const auto gpu_count = static_cast<std::size_t>(
       std::count_if(gpu_of_device.begin(), gpu_of_device.end(), [](const auto& gpu) { return gpu.has_value(); }));
   const double per_gpu_second =
