@@ -26,9 +26,26 @@ Seconds compute_time(const Compute& compute, const GpuSpec& gpu, double efficien
   return std::max(math, memory);
 }
 
+namespace {
+
+// Whether `table` has any curve or grid of `dtype`.
+bool has_dtype(const CalibrationTable& table, Dtype dtype) {
+  const auto in = [dtype](const auto& entries) {
+    return std::any_of(entries.begin(), entries.end(),
+                       [dtype](const auto& entry) { return entry.first.second == dtype; });
+  };
+  return in(table.compute) || in(table.backward_compute) || in(table.unmasked_compute) ||
+         std::any_of(table.gemm.begin(), table.gemm.end(),
+                     [dtype](const auto& entry) { return entry.first.first == dtype; });
+}
+
+}  // namespace
+
 double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpec& gpu, LayerKind kind, Dtype dtype,
                                      Flop flops, GemmShape shape, bool backward, bool unmasked) {
-  const Dtype runs_as = gpu.peak(dtype) ? dtype : Dtype::fp32;
+  Dtype runs_as = gpu.peak(dtype) ? dtype : Dtype::fp32;
+  // MXFP8 runs on the FP8 tensor cores' path: a table that measured none reads its FP8 rates.
+  if (runs_as == Dtype::mxfp8 && !has_dtype(table, Dtype::mxfp8)) runs_as = Dtype::fp8;
   const auto grid_of = [&](GemmOp layout) -> const GemmEfficiencyGrid* {
     auto grid = table.gemm.find({runs_as, layout});
     if (grid == table.gemm.end()) grid = table.gemm.find({runs_as, GemmOp::nn});
@@ -90,6 +107,9 @@ GpuSpec device_spec_from_calibration(const CalibrationTable& table) {
         break;
       case Dtype::fp8:
         spec.peak_fp8 = rate;
+        break;
+      case Dtype::mxfp8:
+        spec.peak_mxfp8 = rate;
         break;
     }
   }

@@ -42,7 +42,8 @@ namespace dnnsim {
 // the rate at which the pair's FLOPs complete; that of an nt product (GemmOp::backward_nt, weights
 // stored out × in) is 2 / (1 / e_nn(m, k, n) + 1 / e_tn(n, k, m)). Otherwise the FLOPs curve
 // e_kind,dtype(flops), looked up as (kind, dtype), then ("matmul", dtype), then 1.0 (no curve:
-// datasheet peak); a `backward` task reads its kind's backward curve first
+// datasheet peak); an mxfp8 task reads the fp8 curves and grids of a table with none of mxfp8's; a
+// `backward` task reads its kind's backward curve first
 // (CalibrationTable::backward_compute), an `unmasked` forward one its kind's unmasked curve
 // (CalibrationTable::unmasked_compute).
 [[nodiscard]] double calibrated_compute_efficiency(const CalibrationTable& table, const GpuSpec& gpu, LayerKind kind,

@@ -35,8 +35,10 @@ std::optional<LowPrecision> low_precision_from_name(std::string_view name) {
 }
 std::vector<std::string> low_precision_names() { return enum_names(kLowPrecisionNames); }
 
+Dtype PrecisionRecipe::low_dtype() const { return low == LowPrecision::mxfp8 ? Dtype::mxfp8 : Dtype::fp8; }
+
 Dtype PrecisionRecipe::dtype_of(const Layer& layer, Dtype base) const {
-  return active() && quantized(layer) ? Dtype::fp8 : base;
+  return active() && quantized(layer) ? low_dtype() : base;
 }
 
 Dtype PrecisionRecipe::dominant_dtype(const std::vector<Layer>& layers, std::size_t begin, std::size_t end,
@@ -46,7 +48,7 @@ Dtype PrecisionRecipe::dominant_dtype(const std::vector<Layer>& layers, std::siz
     const double flops = layers[l].forward_flops.value() + layers[l].backward_flops.value();
     (dtype_of(layers[l], base) == base ? other_flops : low_flops) += flops;
   }
-  return low_flops > other_flops ? Dtype::fp8 : base;
+  return low_flops > other_flops ? low_dtype() : base;
 }
 
 Bytes PrecisionRecipe::scaling_bytes(const Layer& layer, bool backward, const GpuSpec& gpu) const {

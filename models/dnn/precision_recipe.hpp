@@ -53,12 +53,15 @@ struct PrecisionRecipe {
   LowPrecision low = LowPrecision::none;
   bool precision_aware_optimizer = false;  // Adam's moments in BF16
 
-  // The dtype `layer` computes in: FP8 for the linears and experts under a low-precision recipe,
-  // `base` for everything else.
+  // The dtype the quantized GEMMs run in: mxfp8 (block-scaled, its own calibration where measured)
+  // or fp8 (one scale per tensor).
+  [[nodiscard]] Dtype low_dtype() const;
+  // The dtype `layer` computes in: low_dtype() for the linears and experts under a low-precision
+  // recipe, `base` for everything else.
   [[nodiscard]] Dtype dtype_of(const Layer& layer, Dtype base) const;
   // The dtype of most of the FLOPs of layers [begin, end) (forward and backward): what a task running
   // them all is reported in, so that its MFU is against the peak of the tensor cores doing most of
-  // its work (FP8 for a recipe's block linears; `base` otherwise).
+  // its work (low_dtype() for a recipe's block linears; `base` otherwise).
   [[nodiscard]] Dtype dominant_dtype(const std::vector<Layer>& layers, std::size_t begin, std::size_t end,
                                      Dtype base) const;
   // Bytes the quantization of one pass of `layer` moves per sample on `gpu` (0 where the layer is not

@@ -353,6 +353,8 @@ std::optional<FlopsPerSecond> GpuSpec::peak(Dtype dtype) const {
       return peak_bf16;
     case Dtype::fp8:
       return peak_fp8;
+    case Dtype::mxfp8:
+      return peak_mxfp8;
   }
   return std::nullopt;
 }

@@ -15,7 +15,8 @@ namespace {
 // Indexed by the enum values, in declaration order.
 constexpr std::array<std::string_view, 7> kPhaseNames{"forward",       "backward", "weight_grad", "optimizer",
                                                       "communication", "other",    "recompute"};
-constexpr std::array<std::string_view, 5> kDtypeNames{"fp32", "tf32", "fp16", "bf16", "fp8"};
+constexpr std::array<std::string_view, kDtypeCount> kDtypeNames{"fp32", "tf32", "fp16", "bf16", "fp8", "mxfp8"};
+static_assert(!kDtypeNames.back().empty(), "a name for every Dtype");
 constexpr std::array<std::string_view, 5> kCollectiveNames{"all_reduce", "all_gather", "reduce_scatter", "broadcast",
                                                            "all_to_all"};
 constexpr std::array<std::string_view, 2> kFidelityNames{"step", "flow"};
@@ -41,6 +42,7 @@ double dtype_bytes(Dtype dtype) {
     case Dtype::bf16:
       return 2;
     case Dtype::fp8:
+    case Dtype::mxfp8:
       return 1;
   }
   return 4;

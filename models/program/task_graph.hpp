@@ -36,14 +36,18 @@ enum class Phase { forward, backward, weight_grad, optimizer, communication, oth
 [[nodiscard]] std::optional<Phase> phase_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> phase_names();
 
-// Numeric format of a compute task; selects the GPU's peak rate (models/hardware).
+// Numeric format of a compute task; selects the GPU's peak rate (models/hardware). mxfp8 is FP8
+// with an E8M0 scale per 32 elements (OCP MX v1.0), which Blackwell's tensor cores take natively: its
+// own peak (GpuSpec::peak_mxfp8) and, in a calibration table, its own curves and grids (a table
+// without them reads its fp8 ones: compute_cost.hpp).
 // One byte, as LayerKind: with them Compute, GEMM shape included, is no larger than Collective, so
 // a Task (its op a variant of Compute, Transfer and Collective) stays 160 bytes.
-enum class Dtype : std::uint8_t { fp32, tf32, fp16, bf16, fp8 };
+enum class Dtype : std::uint8_t { fp32, tf32, fp16, bf16, fp8, mxfp8 };
+inline constexpr std::size_t kDtypeCount = 6;  // for arrays indexed by Dtype
 [[nodiscard]] std::string_view dtype_name(Dtype dtype);
 [[nodiscard]] std::optional<Dtype> dtype_from_name(std::string_view name);
 [[nodiscard]] std::vector<std::string> dtype_names();
-// Bytes per element: 4 (fp32, tf32), 2 (fp16, bf16), 1 (fp8).
+// Bytes per element: 4 (fp32, tf32), 2 (fp16, bf16), 1 (fp8, mxfp8: its scales are a recipe's, PrecisionRecipe).
 [[nodiscard]] double dtype_bytes(Dtype dtype);
 
 enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, broadcast, all_to_all };

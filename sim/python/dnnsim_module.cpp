@@ -149,7 +149,7 @@ py::list list(const std::string& what) {
       entry["name"] = gpu.name;
       entry["memory_bytes"] = gpu.memory.value();
       entry["memory_bandwidth_bytes_per_s"] = gpu.memory_bandwidth.value();
-      for (Dtype dtype : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8}) {
+      for (Dtype dtype : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8, Dtype::mxfp8}) {
         const auto peak = gpu.peak(dtype);
         entry[py::str("peak_" + std::string(dtype_name(dtype)) + "_flops_per_s")] =
             peak ? py::object(py::float_(peak->value())) : py::object(py::none());

@@ -15,8 +15,6 @@
 namespace dnnsim {
 namespace {
 
-constexpr std::size_t kDtypes = 5;
-
 // "fwd s0 mb3" → "s0": the label without its pass word and micro-batch (a million tasks: no regex).
 std::string breakdown_row(std::string_view label) {
   for (std::string_view pass : {"fwd ", "bwd ", "recompute ", "wgrad "})
@@ -70,8 +68,8 @@ FlopMetrics flop_metrics(const SimulationResult& result, const std::vector<GpuSp
   FlopMetrics metrics;
   metrics.devices.resize(graph.devices().size());
   // FLOPs per device and dtype, to pick each device's peak (the dtype that carries most of its work).
-  std::vector<std::array<double, kDtypes>> by_dtype(graph.devices().size(), std::array<double, kDtypes>{});
-  std::array<double, kDtypes> overall{};
+  std::vector<std::array<double, kDtypeCount>> by_dtype(graph.devices().size(), std::array<double, kDtypeCount>{});
+  std::array<double, kDtypeCount> overall{};
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     const auto* compute = std::get_if<Compute>(&graph.task(id).op);
     if (compute == nullptr || !happened(result.task_end[id])) continue;
@@ -84,7 +82,7 @@ FlopMetrics flop_metrics(const SimulationResult& result, const std::vector<GpuSp
     by_dtype[compute->device][static_cast<std::size_t>(compute->dtype)] += flops;
     overall[static_cast<std::size_t>(compute->dtype)] += flops;
   }
-  const auto dominant = [](const std::array<double, kDtypes>& flops) {
+  const auto dominant = [](const std::array<double, kDtypeCount>& flops) {
     return static_cast<Dtype>(std::max_element(flops.begin(), flops.end()) - flops.begin());
   };
   for (DeviceId d = 0; d < graph.devices().size(); ++d) {

@@ -43,11 +43,8 @@ class ClusterReader {
       if (auto v = overrides->quantity<BytesPerSecond>("memory_bandwidth")) gpu.memory_bandwidth = *v;
       if (auto v = overrides->quantity<BytesPerSecond>("nvlink_bandwidth")) gpu.nvlink_bandwidth = *v;
       const std::pair<const char*, std::optional<FlopsPerSecond> GpuSpec::*> peaks[] = {
-          {"peak_fp32", &GpuSpec::peak_fp32},
-          {"peak_tf32", &GpuSpec::peak_tf32},
-          {"peak_fp16", &GpuSpec::peak_fp16},
-          {"peak_bf16", &GpuSpec::peak_bf16},
-          {"peak_fp8", &GpuSpec::peak_fp8}};
+          {"peak_fp32", &GpuSpec::peak_fp32}, {"peak_tf32", &GpuSpec::peak_tf32}, {"peak_fp16", &GpuSpec::peak_fp16},
+          {"peak_bf16", &GpuSpec::peak_bf16}, {"peak_fp8", &GpuSpec::peak_fp8},   {"peak_mxfp8", &GpuSpec::peak_mxfp8}};
       for (const auto& [key, field] : peaks)
         if (auto v = overrides->quantity<FlopsPerSecond>(key)) gpu.*field = *v;
       overrides->finish();

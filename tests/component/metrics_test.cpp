@@ -52,6 +52,25 @@ TEST(Metrics, MfuOfOneFlopCostedLayerIsItsEfficiency) {
   EXPECT_TRUE(mean["throughput_tokens_per_s"].is_null());  // a layer list is not a token model
 }
 
+TEST(Metrics, MfuOfAnMxfp8RunIsAgainstTheMxPeak) {
+  // The same layer in MXFP8 on one B200 at half its peak (4.5 PFLOP/s dense, FP8 and MXFP8 alike):
+  // its FLOPs are MXFP8's, so the MFU is against that peak and is the efficiency again, 0.5 minus the
+  // optimizer step's share: the layer takes 3e12 / (0.5 · 4.5e15) = 1.33 ms, the optimizer's few MB of
+  // memory traffic a few µs at half of 7.7 TB/s (0.3%). Against the FP32 peak (75 TFLOP/s) the MFU
+  // would be 30. (Regression: the per-dtype FLOP counts were an array one dtype short.)
+  std::string text = kComputeBoundGpu;
+  text.replace(text.find("V100-16GB"), 9, "B200");
+  text += "  dtype: mxfp8\n";
+  const Scenario scenario = load(text);
+  const SimulationResult result = run_scenario(scenario, {});
+  const auto summary = make_summary(scenario, result);
+  const double peak = HardwareCatalog::builtin().find_gpu("B200")->peak_mxfp8->value();
+  const auto& mean = summary["mean"];
+  EXPECT_NEAR(mean["mfu"].get<double>(), 0.5, 5e-3);
+  EXPECT_LE(mean["mfu"].get<double>(), 0.5);
+  EXPECT_NEAR(mean["mfu"].get<double>() * result.makespan_s * peak, 3e12, 1e-3);
+}
+
 TEST(Metrics, MemoryAtPeakSplitsModelStatesAndActivations) {
   // fp32 Adam (the data-parallel default) keeps 4 + 4 + 8 bytes per parameter: Ψ = 1e6 → weights
   // 4 MB, gradients 4 MB, optimizer state 8 MB; the forward of 2 samples holds 2 MB of activations

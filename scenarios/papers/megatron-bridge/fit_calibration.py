@@ -28,6 +28,14 @@ tables ship the fit grid.
     same Blackwell kernels; GB200's 1,200 W and GB300's 1,400 W hold higher clocks, which their peaks carry;
     B300's dense BF16/FP8 peaks are B200's): an assumption.
 
+MXFP8 (Blackwell only): the block-scaled GEMM kernels run on the FP8 tensor cores, but not at the per-tensor FP8
+kernels' speed. Transformer Engine's GEMM profiling tutorial (data/gpu-perf/te-gemm/) times a layer's twelve GEMMs
+(15,872 tokens, hidden 4,096, intermediate 16,384) on B300 with the operands quantized before the timed loop: FP8
+current scaling 6.812 ms, MXFP8 7.162 ms (forward 2.158 / 2.365, data gradient 2.329 / 2.397, weight gradient
+2.325 / 2.400). The Blackwell tables' mxfp8 grid and curve are their fp8 ones times that layer's ratio, 0.9511
+(one ratio for the three passes: the grids are per shape, not per pass); the quantization kernels are priced apart
+(models/dnn/precision_recipe.hpp). Measured on B300 and read by B200, GB200 and GB300 too: an assumption.
+
 A GEMM that is not one product of known shape (the attention core's two) reads a FLOPs curve: the median
 efficiency of the measured entries within a quarter decade of each size (5 points per decade).
 
@@ -78,6 +86,7 @@ ROOT = HERE.parents[2]
 XLA = ROOT / "data" / "gpu-perf" / "xla"
 FLASH = ROOT / "data" / "gpu-perf" / "flash-attention"
 MAMF = ROOT / "data" / "gpu-perf" / "mamf"
+TE_GEMM = ROOT / "data" / "gpu-perf" / "te-gemm"
 OUT = ROOT / "data" / "calibration" / "llm"
 
 BF16, FP8 = "bf16xbf16->bf16", "f8e4m3fnxf8e4m3fn->bf16"
@@ -123,6 +132,14 @@ def sustained_ratio(accelerator):
               for row in csv.DictReader(open(MAMF / "mamf-msmf.csv", encoding="utf-8"))
               if row["accelerator"] == accelerator and row["msmf_tflops"]}
     return statistics.mean(ratios.values()), ratios
+
+
+def mxfp8_kernel_ratio():
+    """FP8 current scaling's over MXFP8's pre-quantized GEMM time of B300's layer, the three passes summed."""
+    rows = [row for row in csv.DictReader(open(TE_GEMM / "te-gemm-profiling.csv", encoding="utf-8"))
+            if row["gpu"].startswith("NVIDIA B300") and row["mode"] == "prequantized" and row["op"] == "layer"]
+    assert {row["pass"] for row in rows} == {"fprop", "dgrad", "wgrad"}
+    return sum(float(r["fp8_current_ms"]) for r in rows) / sum(float(r["mxfp8_ms"]) for r in rows)
 
 
 def grid(entries):
@@ -396,8 +413,14 @@ def table_text(name, spec, grids, curves, checks, coll):
     lines.append(f"#   sustained compute: {number(sustained)} of the burst rates above, MSMF / MAMF of {spec['sustained']} ("
                  + ", ".join(f"{d} {r:.4f}" for d, r in sorted(ratios.items())) + "; data/gpu-perf/mamf)"
                  + ("" if spec["sustained"].split()[1] == name.split("-")[0] else ": an assumption"))
+    if "mxfp8" in grids:
+        lines.append(f"#   mxfp8 GEMM grid and curve: fp8's x {number(mxfp8_kernel_ratio())}, FP8 current scaling's over MXFP8's "
+                     "pre-quantized GEMM time of a layer measured on B300 (Transformer Engine's GEMM profiling tutorial, "
+                     "data/gpu-perf/te-gemm)" + ("" if name == "B300" else ": an assumption"))
     lines.append("#   memory-bound kernels: 5 us + bytes / (0.88 x HBM): an assumption (no measurement in the tables)")
     peaks = [f'bf16: "{spec["bf16"] / 1e12:g}TFlops"', f'fp8: "{spec["fp8"] / 1e12:g}TFlops"']
+    if spec["mxfp8"]:
+        peaks.append(f'mxfp8: "{spec["mxfp8"] / 1e12:g}TFlops"')
     lines += [
         f'device: "{name}"',
         f'source: "Fitted by scenarios/papers/megatron-bridge/fit_calibration.py on XLA default_matmul_perf_table and '
@@ -405,13 +428,15 @@ def table_text(name, spec, grids, curves, checks, coll):
         f'alpha {alpha * 1e6:.1f} us and link efficiency {eta:.3f}; attention curves from cuDNN measured on '
         + (f'{SDPA_RUN[name]} (NVIDIA/cudnn-frontend SDPA benchmark, Apache-2.0) and on H100 (FlashAttention-3 paper, '
            'arXiv:2407.08608)' if name in SDPA_RUN else 'H100 (FlashAttention-3 paper, arXiv:2407.08608)')
-        + '; sustained_compute from MSMF / MAMF (stas00/ml-engineering, CC BY-SA 4.0). Peaks: catalog."',
+        + '; sustained_compute from MSMF / MAMF (stas00/ml-engineering, CC BY-SA 4.0)'
+        + ('; MXFP8 over FP8 GEMM time from Transformer Engine\'s GEMM profiling tutorial on B300 (NVIDIA/TransformerEngine, '
+           'Apache-2.0)' if "mxfp8" in grids else '') + '. Peaks: catalog."',
         "peak: {" + ", ".join(peaks) + "}",
         f'memory_bandwidth: "{spec["hbm"] / 1e12:g}TB/s"',
         f"sustained_compute: {number(sustained)}",
         "compute:",
     ]
-    for dtype in ("bf16", "fp8"):
+    for dtype in grids:
         lines += ["  - kind: matmul", f"    dtype: {dtype}", "    curve:"]
         lines += [f'      - {{size: "{flop(f)}", efficiency: {number(e)}}}' for f, e in curves[dtype]]
     for pass_, points in attention_curves(name).items():
@@ -419,7 +444,7 @@ def table_text(name, spec, grids, curves, checks, coll):
                                                           "backward": ["    pass: backward"]}[pass_]
         lines += ["    curve:"] + [f'      - {{size: "{flop(f)}", efficiency: {number(e)}}}' for f, e in points]
     lines.append("gemm:")
-    for dtype in ("bf16", "fp8"):
+    for dtype in grids:
         lines += [f"  - dtype: {dtype}", "    points:"]
         lines += [f"      - {{m: {m}, n: {n}, k: {k}, efficiency: {number(e)}}}"
                   for (m, n, k), e in sorted(grids[dtype].items())]
@@ -464,6 +489,10 @@ def build():
             curves["fp8"] = flops_curve({s: e * ratio[s] for s, e in table[(arch, BF16)].items()})
         else:
             curves["fp8"] = flops_curve(table[(arch, FP8)])
+        if spec["mxfp8"]:
+            ratio = mxfp8_kernel_ratio()
+            grids["mxfp8"] = {shape: e * ratio for shape, e in grids["fp8"].items()}
+            curves["mxfp8"] = [(f, e * ratio) for f, e in curves["fp8"]]
         texts[name] = table_text(name, spec, grids, curves, checks, coll[arch])
     return texts, report
 

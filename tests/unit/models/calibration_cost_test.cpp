@@ -264,6 +264,48 @@ TEST(CalibrationShipped, EveryLlmTableUsesItsGpusDatasheetPeaks) {
   EXPECT_EQ(devices, (std::set<std::string>{"B200", "B300", "GB200", "GB300", "H100-SXM", "H200"}));
 }
 
+// MXFP8's block-scaled GEMMs on the Blackwell tables: Transformer Engine's GEMM profiling tutorial
+// (data/gpu-perf/te-gemm/) times a layer's twelve GEMMs on B300 with pre-quantized operands, FP8
+// current scaling 2.158 + 2.329 + 2.325 = 6.812 ms and MXFP8 2.365 + 2.397 + 2.400 = 7.162 ms, so an
+// MXFP8 GEMM takes 7.162 / 6.812 of the FP8 one of the same shape (both at the same datasheet peak).
+// H100 and H200 have no MX formats: their tables have no MXFP8 entry.
+TEST(CalibrationShipped, MxfpGemmsTakeTheMeasuredShareLongerThanFp8Ones) {
+  for (const char* name : {"B200", "B300", "GB200", "GB300", "H100-SXM", "H200"}) {
+    SCOPED_TRACE(name);
+    const CalibrationTable table = load_calibration(kShippedDir + "/llm/" + name + ".yaml");
+    const GpuSpec& gpu = *HardwareCatalog::builtin().find_gpu(name);
+    if (!gpu.peak_mxfp8) {
+      EXPECT_FALSE(table.compute.contains({"matmul", Dtype::mxfp8}));
+      continue;
+    }
+    Compute fp8 = gemm(4096, Dtype::fp8);
+    fp8.flops = Flop(2.0 * 16384 * 4096 * 4096);
+    fp8.gemm = GemmShape{16384, 4096, 4096, GemmOp::nn};
+    Compute mx = fp8;
+    mx.dtype = Dtype::mxfp8;
+    EXPECT_NEAR(compute_time(mx, gpu, table) / compute_time(fp8, gpu, table), 7.162 / 6.812, 1e-5);
+    // A GEMM of unknown shape reads the FLOPs curves, scaled alike.
+    EXPECT_NEAR(compute_time(gemm(4096, Dtype::mxfp8), gpu, table) / compute_time(gemm(4096, Dtype::fp8), gpu, table),
+                7.162 / 6.812, 1e-5);
+  }
+}
+
+// A table without MXFP8 entries (one calibrated before MX formats, or a user's) prices an MXFP8 GEMM
+// as its FP8 one: the same tensor cores at the same datasheet peak.
+TEST(CalibrationCost, MxfpReadsTheFp8RatesOfATableWithoutIts) {
+  CalibrationTable table;
+  table.device = "B200";
+  table.memory_bandwidth = BytesPerSecond(7.7e12);
+  table.compute[{"matmul", Dtype::fp8}] = EfficiencyCurve{{{1e9, 0.2}, {1e12, 0.7}}};
+  table.memory = EfficiencyCurve{{{1e6, 0.9}}};
+  const GpuSpec& b200 = *HardwareCatalog::builtin().find_gpu("B200");
+  // 2 · 8192³ = 1.0995 TFLOP at 0.7 of 4.5 PFLOP/s: 0.349 ms, either dtype.
+  EXPECT_DOUBLE_EQ(compute_time(gemm(8192, Dtype::mxfp8), b200, table).value(),
+                   compute_time(gemm(8192, Dtype::fp8), b200, table).value());
+  EXPECT_NEAR(compute_time(gemm(8192, Dtype::mxfp8), b200, table).value(), 2.0 * 8192.0 * 8192 * 8192 / (0.7 * 4.5e15),
+              1e-12);
+}
+
 TEST(CalibrationShipped, RequiredGpusHaveTables) {
   for (const char* name : {"V100-16GB", "V100-32GB", "A100-40GB-SXM", "A100-80GB-SXM", "H100-SXM"})
     EXPECT_TRUE(load_shipped_calibration(kShippedDir, name).has_value()) << name;

@@ -39,7 +39,7 @@ TEST(HardwareCatalog, EveryGpuIsComplete) {
     ASSERT_TRUE(spec.peak_fp32.has_value());
     EXPECT_GT(spec.peak_fp32->value(), 0.0);
     // Reduced precision is never slower than fp32 where the GPU has it.
-    for (Dtype dtype : {Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8}) {
+    for (Dtype dtype : {Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8, Dtype::mxfp8}) {
       if (auto peak = spec.peak(dtype)) {
         EXPECT_GE(peak->value(), spec.peak_fp32->value()) << dtype_name(dtype);
       }

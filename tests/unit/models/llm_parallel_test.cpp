@@ -340,7 +340,9 @@ TEST(PrecisionRecipe, QuantizesTheLinearsOnly) {
   const PrecisionRecipe cs{LowPrecision::fp8_current_scaling};
   const PrecisionRecipe mx{LowPrecision::mxfp8};
   EXPECT_EQ(cs.dtype_of(*qkv, Dtype::bf16), Dtype::fp8);
+  EXPECT_EQ(mx.dtype_of(*qkv, Dtype::bf16), Dtype::mxfp8);  // block-scaled GEMMs, their own rates
   EXPECT_EQ(cs.dtype_of(*core, Dtype::bf16), Dtype::bf16);  // the attention core stays BF16
+  EXPECT_EQ(mx.dtype_of(*core, Dtype::bf16), Dtype::bf16);
   EXPECT_EQ(PrecisionRecipe{}.dtype_of(*qkv, Dtype::bf16), Dtype::bf16);
   const GpuSpec& h100 = *HardwareCatalog::builtin().find_gpu("H100-SXM");
   const GpuSpec& b200 = *HardwareCatalog::builtin().find_gpu("B200");
@@ -357,6 +359,7 @@ TEST(PrecisionRecipe, QuantizesTheLinearsOnly) {
   for (std::size_t l = 0; l < model.layers.size(); ++l)
     if (model.layers[l].name.starts_with("block0.")) first = std::min(first, l), last = l + 1;
   EXPECT_EQ(cs.dominant_dtype(model.layers, first, last, Dtype::bf16), Dtype::fp8);
+  EXPECT_EQ(mx.dominant_dtype(model.layers, first, last, Dtype::bf16), Dtype::mxfp8);
   EXPECT_EQ(PrecisionRecipe{}.dominant_dtype(model.layers, first, last, Dtype::bf16), Dtype::bf16);
   // The core alone is BF16 under any recipe.
   const auto core_index = static_cast<std::size_t>(core - model.layers.data());

@@ -176,9 +176,9 @@ TEST(TaskGraph, PhaseNamesRoundTrip) {
 }
 
 TEST(TaskGraph, DtypeNamesRoundTrip) {
-  for (Dtype dtype : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8})
+  for (Dtype dtype : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8, Dtype::mxfp8})
     EXPECT_EQ(dtype_from_name(dtype_name(dtype)), dtype) << dtype_name(dtype);
-  EXPECT_EQ(dtype_names(), (std::vector<std::string>{"fp32", "tf32", "fp16", "bf16", "fp8"}));
+  EXPECT_EQ(dtype_names(), (std::vector<std::string>{"fp32", "tf32", "fp16", "bf16", "fp8", "mxfp8"}));
   EXPECT_EQ(dtype_from_name("FP16"), std::nullopt);  // names are case-sensitive
 }
 

@@ -433,19 +433,20 @@ TEST(Scenario, GpuOverridesReplaceCatalogFields) {
       load(edited(kTwoBoxBase, "gpu: V100-16GB",
                   "gpu: {model: T4, memory: \"8GiB\", memory_bandwidth: \"1TB/s\", nvlink_bandwidth: \"50GB/s\",\n"
                   "             peak_fp32: \"10TFlops\", peak_tf32: \"20TFlops\", peak_fp16: \"50TFlops\",\n"
-                  "             peak_bf16: \"40TFlops\", peak_fp8: \"80TFlops\"}\n"
+                  "             peak_bf16: \"40TFlops\", peak_fp8: \"80TFlops\", peak_mxfp8: \"70TFlops\"}\n"
                   "      fabric: pcie"));
   const GpuSpec& gpu = s.cluster.node_types[0].gpu;
   EXPECT_EQ(gpu.name, "T4");
   EXPECT_DOUBLE_EQ(gpu.memory.value(), 8.0 * 1024 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(gpu.memory_bandwidth.value(), 1e12);
   EXPECT_DOUBLE_EQ(gpu.nvlink_bandwidth.value(), 50e9);
-  ASSERT_TRUE(gpu.peak_fp32 && gpu.peak_tf32 && gpu.peak_fp16 && gpu.peak_bf16 && gpu.peak_fp8);
+  ASSERT_TRUE(gpu.peak_fp32 && gpu.peak_tf32 && gpu.peak_fp16 && gpu.peak_bf16 && gpu.peak_fp8 && gpu.peak_mxfp8);
   EXPECT_DOUBLE_EQ(gpu.peak_fp32->value(), 10e12);
   EXPECT_DOUBLE_EQ(gpu.peak_tf32->value(), 20e12);  // a mode the T4 lacks, added by the override
   EXPECT_DOUBLE_EQ(gpu.peak_fp16->value(), 50e12);
   EXPECT_DOUBLE_EQ(gpu.peak_bf16->value(), 40e12);
   EXPECT_DOUBLE_EQ(gpu.peak_fp8->value(), 80e12);
+  EXPECT_DOUBLE_EQ(gpu.peak_mxfp8->value(), 70e12);  // the MX formats, which the T4 lacks
 }
 
 TEST(ScenarioErrors, UnknownGpuOverrideKey) {
