@@ -149,9 +149,9 @@ py::list list(const std::string& what) {
       entry["name"] = gpu.name;
       entry["memory_bytes"] = gpu.memory.value();
       entry["memory_bandwidth_bytes_per_s"] = gpu.memory_bandwidth.value();
-      for (Dtype dtype : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8, Dtype::mxfp8}) {
-        const auto peak = gpu.peak(dtype);
-        entry[py::str("peak_" + std::string(dtype_name(dtype)) + "_flops_per_s")] =
+      for (const std::string& name : dtype_names()) {
+        const auto peak = gpu.peak(*dtype_from_name(name));
+        entry[py::str("peak_" + name + "_flops_per_s")] =
             peak ? py::object(py::float_(peak->value())) : py::object(py::none());
       }
       gpus.append(entry);
