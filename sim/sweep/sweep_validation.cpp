@@ -123,8 +123,8 @@ void validate_sweep_points(const SweepSpec& spec, const std::vector<std::vector<
         auto at = std::find_if(at_keys.begin(), at_keys.end(),
                                [&](const AtAxisKey& p) { return p.key == k && p.message == d.message; });
         if (at == at_keys.end()) at = at_keys.insert(at_keys.end(), AtAxisKey{k, d.message, {}, {}});
-        const std::string& text =
-            point.assignments[k].second;  // not a structured binding: clang 14 cannot capture one in the lambda below
+        // Not a structured binding: clang 14 cannot capture one in the lambda below.
+        const std::string& text = point.assignments[k].second;
         if (std::none_of(at->values.begin(), at->values.end(), [&](const auto& v) { return v.first == text; }))
           at->values.emplace_back(text, origins[point.index][k]);
         at->points.push_back(point.index);
