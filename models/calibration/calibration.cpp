@@ -166,6 +166,7 @@ class TableReader {
         calibration.latency = *latency;
       }
       if (auto efficiency = map.number("link_efficiency", 0.001, 1.0, true)) calibration.link_efficiency = *efficiency;
+      if (auto share = map.number("compute_share", 0.0, 0.49)) calibration.compute_share = *share;
       map.finish();
       table.collectives = calibration;
     }
@@ -459,9 +460,13 @@ std::string dump_calibration(const CalibrationTable& table) {
     for (const auto& [size, rate] : it->second.points)
       out += fmt::format("    - {{size: {}, bandwidth: {}}}\n", bytes_text(size), bandwidth_text(rate));
   }
-  if (table.collectives)
-    out += fmt::format("collectives: {{latency: \"{:.6g}us\", link_efficiency: {:.6g}}}\n",
+  if (table.collectives) {
+    out += fmt::format("collectives: {{latency: \"{:.6g}us\", link_efficiency: {:.6g}",
                        table.collectives->latency.value() * 1e6, table.collectives->link_efficiency);
+    if (table.collectives->compute_share > 0)
+      out += fmt::format(", compute_share: {:.6g}", table.collectives->compute_share);
+    out += "}\n";
+  }
   if (table.launch)
     out += fmt::format("launch: {{host_overhead: \"{:.6g}us\"}}\n", table.launch->host_overhead.value() * 1e6);
   return out;

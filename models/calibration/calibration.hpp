@@ -47,9 +47,18 @@ struct GemmEfficiencyGrid {
 // "Collectives"): the time of a collective call is latency + what its flows take on links that
 // reach link_efficiency of their nominal bandwidth. For a ring all-reduce of S bytes over p GPUs on
 // links of bandwidth B: latency + 2(p−1)/p · S / (link_efficiency · B), plus the links' own latencies.
+//
+// `compute_share`: the fraction of the GPU's math rate an NCCL kernel takes from the computations
+// running beside it while it communicates (its CTAs hold SMs: e.g. 24 of an H100's 132 for an
+// all-gather). The executor runs each communicating op with a SimGrid execution bounded at that share
+// of its device's speed, so an overlapped GEMM of time T under D seconds of communication ends after
+// T + share · D. A table fitted on isolated kernels needs it; a table fitted on whole training runs
+// (data/calibration/megatron/) already holds what overlap cost those runs and leaves it 0. At most 0.49:
+// SimGrid shares a host max-min fairly, so a bound above half its speed would not be reached.
 struct CollectiveCalibration {
   Seconds latency{0};            // fixed cost per collective call (kernel launch, protocol set-up), ≥ 0
   double link_efficiency = 1.0;  // in (0, 1]: scales the node's GPU-to-GPU links (gpu_link)
+  double compute_share = 0;      // in [0, 0.49]: taken from concurrent computations while communicating
 };
 
 // The host that launches a GPU's kernels (docs/calibration.md, "Kernel launches"): a framework's

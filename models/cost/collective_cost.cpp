@@ -157,6 +157,11 @@ Seconds shared_ingress_time(const CollectiveExpansion& expansion, const std::vec
 
 }  // namespace
 
+Seconds overlapped_span(Seconds compute, Seconds communication, double share) {
+  const Seconds under = std::min(communication, compute / (1 - share));
+  return std::max(compute + under * share, communication);
+}
+
 Seconds point_to_point_time(Bytes size, const PathCost& path) {
   assert(path.bandwidth.value() > 0 && "a path needs a positive bandwidth");
   if (size.value() <= 0) return path.latency;

@@ -95,4 +95,13 @@ struct CollectiveCostOptions {
 [[nodiscard]] Seconds hierarchical_all_reduce_time(Bytes size, int nodes, int per_node, const PathCost& intra,
                                                    const PathCost& inter);
 
+// How long a computation of `compute` seconds and a communication of `communication` seconds that
+// start together take until both are done, when the communication takes `share` of the GPU from the
+// computation while it runs (CollectiveCalibration::compute_share, as the executor runs it): the
+// computation advances at (1 − share) under the communication, so it ends at
+//   C + share · min(O, C / (1 − share))
+// (all of it under the communication when O ≥ C / (1 − share)), and the pair at the later of that and O.
+// share 0: max(C, O), the overlap that hides completely.
+[[nodiscard]] Seconds overlapped_span(Seconds compute, Seconds communication, double share);
+
 }  // namespace dnnsim

@@ -170,7 +170,8 @@ std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& tas
         .dst = transfer.dst,
         .kind = OperationKind::transfer,
         .starts_task = true,
-        .ends_task = true};
+        .ends_task = true,
+        .communicates = true};
   std::uint32_t& completion = program_.completion_of_task[id];
   std::uint32_t entry = 0;
   // A point-to-point send is an NCCL call as a collective is (ncclSend/ncclRecv): it pays the
@@ -178,8 +179,9 @@ std::uint32_t Lowering::lower_transfer(const Transfer& transfer, const Task& tas
   const double latency = call_latency(std::array{transfer.src, transfer.dst});
   if (latency > 0) {
     op.starts_task = false;
-    entry = add_on_stream(Op{.amount = latency, .task = id, .kind = OperationKind::delay, .starts_task = true},
-                          transfer.src, task.stream);
+    entry = add_on_stream(
+        Op{.amount = latency, .task = id, .kind = OperationKind::delay, .starts_task = true, .communicates = true},
+        transfer.src, task.stream);
     completion = add_on_stream(op, transfer.src, task.stream);
     depend(completion, entry);
   } else {
@@ -214,7 +216,8 @@ std::uint32_t Lowering::lower_collective(const Collective& collective, const Tas
                 .task = id,
                 .kind = OperationKind::delay,
                 .starts_task = true,
-                .ends_task = true};
+                .ends_task = true,
+                .communicates = true};
     return completion = add_on_stream(op, collective.group.front(), task.stream);
   }
   const std::uint32_t start_index = add_op(Op{.task = id, .kind = OperationKind::barrier, .starts_task = true});
@@ -227,8 +230,8 @@ std::uint32_t Lowering::lower_collective(const Collective& collective, const Tas
   std::vector<std::uint32_t> delay_of_member;
   if (delay > 0)
     for (DeviceId member : collective.group) {
-      delay_of_member.push_back(
-          add_on_stream(Op{.amount = delay, .task = id, .kind = OperationKind::delay}, member, task.stream));
+      delay_of_member.push_back(add_on_stream(
+          Op{.amount = delay, .task = id, .kind = OperationKind::delay, .communicates = true}, member, task.stream));
       depend(delay_of_member.back(), start_index);
     }
 
@@ -251,9 +254,12 @@ std::uint32_t Lowering::lower_steps(const Collective& collective, const Task& ta
   std::vector<bool> has_successor(expansion.steps.size(), false);
   for (std::size_t s = 0; s < expansion.steps.size(); ++s) {
     const CollectiveStep& step = expansion.steps[s];
-    step_index[s] =
-        add_on_stream(Op{.amount = step.size.value(), .task = id, .dst = step.dst, .kind = OperationKind::transfer},
-                      step.src, task.stream);
+    step_index[s] = add_on_stream(Op{.amount = step.size.value(),
+                                     .task = id,
+                                     .dst = step.dst,
+                                     .kind = OperationKind::transfer,
+                                     .communicates = true},
+                                  step.src, task.stream);
     if (step.deps.empty()) depend(step_index[s], start);
     for (std::uint32_t dep : step.deps) {
       depend(step_index[s], step_index[dep]);
@@ -282,7 +288,8 @@ std::uint32_t Lowering::lower_flows(const Collective& collective, const Task& ta
       if (f == 0 || phase[f].src != phase[f - 1].src) {
         const auto first_flow = static_cast<std::uint32_t>(program_.flow_specs.size());
         senders.push_back(
-            add_on_stream(Op{.task = id, .dst = first_flow, .kind = OperationKind::flows}, phase[f].src, task.stream));
+            add_on_stream(Op{.task = id, .dst = first_flow, .kind = OperationKind::flows, .communicates = true},
+                          phase[f].src, task.stream));
         depend(senders.back(), phase_start);
       }
       const bool last = f + 1 == phase.size() || phase[f + 1].src != phase[f].src;

@@ -76,6 +76,9 @@ struct Op {
   OperationKind kind : 3 = OperationKind::compute;
   bool starts_task : 1 = false;  // its start is the task's start
   bool ends_task : 1 = false;    // its end is the task's end
+  // An NCCL kernel's work (a transfer, a sender's flows, a mirrored collective, a call's latency):
+  // while it runs it holds SMs its device's computations lose (CollectiveCalibration::compute_share).
+  bool communicates : 1 = false;
   // Set by the runtime once the op has ended: a task lowered later (Lowering::lower with first > 0)
   // does not wait for it.
   bool done : 1 = false;

@@ -227,6 +227,9 @@ LlmLayoutCost::StageTimes LlmLayoutCost::stage_times(const LlmLayout& layout) {
   PipelineStage first;
   for (int q = 0; q < layout.data; ++q) first.devices.push_back(static_cast<DeviceId>(q));
   const StepGroups groups = step_groups(w, first, 0, 0);
+  // What overlapped communication takes from the compute beside it, as the executor runs it.
+  const double share =
+      device.calibration && device.calibration->collectives ? device.calibration->collectives->compute_share : 0.0;
   const auto step = [&](LayerRange range, Pass pass, Seconds compute) {
     Seconds serial{0}, overlapped{0};
     for (const StepCollective& c : step_collectives(w, groups, 0, range, layout.micro_batch, pass, false)) {
@@ -243,7 +246,7 @@ LlmLayoutCost::StageTimes LlmLayoutCost::stage_times(const LlmLayout& layout) {
     Seconds ring{0};
     for (const RingExchange& phase : context_ring(w, groups, range, &device, layout.micro_batch, pass))
       ring += std::max(Seconds(0), collective(phase.exchange) - phase.attention);
-    return compute + ring + serial + std::max(Seconds(0), overlapped - compute);
+    return ring + serial + overlapped_span(compute, overlapped, share);
   };
   StageTimes times;
   const auto parts = static_cast<std::size_t>(layout.pipeline * layout.chunks);
@@ -271,7 +274,7 @@ LlmLayoutCost::StageTimes LlmLayoutCost::stage_times(const LlmLayout& layout) {
       sync +=
           collective(Collective{CollectiveKind::all_reduce, groups.sharding, Bytes(reduced * per.gradients), "", 0});
     }
-    const Seconds exposed = request_.overlap_all_reduce ? std::max(Seconds(0), sync - backward) : sync;
+    const Seconds exposed = request_.overlap_all_reduce ? overlapped_span(backward, sync, share) - backward : sync;
     const double updated = layout.fsdp || distributed ? parameters / shards : parameters;
     times.tail.push_back(exposed + compute_time_on(optimizer_step(updated, per, 0), device));
     // Whole gradients added on the compute stream by every backward but the first; under FSDP the

@@ -9,11 +9,12 @@
 //    all-to-alls, the FSDP gathers and reduce-scatters), each timed by collective_time over the
 //    cluster's paths plus the calibrated per-call latency, as the executor times a mirrored collective
 //    (models/cost/collective_cost.hpp); serial ones add to the step, overlapped ones expose what the
-//    step's compute does not hide (the lowering's coarse view of per-layer overlap); the CP ring's
+//    step's compute does not hide (the lowering's coarse view of per-layer overlap) and slow that
+//    compute by the calibration's compute_share while they run (overlapped_span); the CP ring's
 //    phases (context_ring) expose what each phase's exchange does not hide under its attention;
 //  - the gradients' data-parallel all-reduce (dense over DP·CP, experts over their expert-data group:
 //    expert_gradient_all_reduce) and the optimizer step after the pipeline, the all-reduce hidden
-//    under one micro-batch's backward when it overlaps (Megatron's overlap_grad_reduce);
+//    under one micro-batch's backward when it overlaps (Megatron's overlap_grad_reduce; overlapped_span);
 //  - memory per GPU, every stage: stage_model_state_bytes's rule (the recipe's bytes per parameter,
 //    the optimizer state over DP·CP with the distributed optimizer, everything over DP·CP plus two
 //    blocks' gathered weights with FSDP; the largest block of the model stands for the stage's) plus

@@ -59,6 +59,10 @@ struct Executor::Impl {
             LoweringOptions{options.collective_fidelity, options.stop}),
         program(lowering.program()) {
     for (const DeviceBinding& binding : devices) host_speed.push_back(binding.host->get_speed());
+    for (const DeviceBinding& binding : devices)
+      communication_rate.push_back(binding.calibration && binding.calibration->collectives
+                                       ? binding.calibration->collectives->compute_share * binding.host->get_speed()
+                                       : 0.0);
     for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
       nominal_bandwidth.emplace(link, link->get_bandwidth());
   }
@@ -70,6 +74,8 @@ struct Executor::Impl {
   // Boxed: a stream actor holds a reference to its state while append() adds queues.
   std::vector<std::unique_ptr<StreamActor>> actors;
   std::vector<double> host_speed;  // flop/s, looked up once per device rather than per op
+  // flop/s an op that communicates takes from its device's computations (CollectiveCalibration::compute_share)
+  std::vector<double> communication_rate;
   std::vector<ExecutionObserver*> observers;
   std::vector<std::uint32_t> barrier_stack;                        // scratch of complete(), reused
   std::unordered_map<const sg4::Link*, double> nominal_bandwidth;  // before any profile applies
@@ -96,6 +102,7 @@ struct Executor::Impl {
   void spawn_stream_actors(std::uint32_t first_queue);
   void run_stream(std::uint32_t queue, StreamActor& actor);
   bool run_flows(const Op& op, DeviceId device, double start);
+  bool run_op(const Op& op, DeviceId device, double start);
 };
 
 // The uncontended cost of a route, from the links' nominal bandwidths (an appended collective must
@@ -252,6 +259,37 @@ bool Executor::Impl::run_flows(const Op& op, DeviceId device, double start) {
   return true;
 }
 
+// Runs one op of `device`'s queue. false: the stream ends (a transfer that could not be delivered).
+bool Executor::Impl::run_op(const Op& op, DeviceId device, double start) {
+  switch (op.kind) {
+    case OperationKind::compute:
+      if (const double flops = op.amount * host_speed[device]; flops > 0)
+        finish_execution(start_execution(devices[device].host, flops));
+      break;
+    case OperationKind::transfer:
+      if (!send_or_stop(device, op.dst, op.amount)) return false;
+      break;
+    case OperationKind::flows:
+      if (!run_flows(op, device, start)) return false;
+      break;
+    case OperationKind::delay:
+      sg4::this_actor::sleep_for(op.amount);
+      break;
+    case OperationKind::host_copy: {
+      sg4::Host* gpu = devices[device].host;
+      sg4::Host* memory = devices[device].host_memory;
+      if (op.dst == 0 ? !finish_transfer(start_transfer(gpu, memory, op.amount))
+                      : !finish_transfer(start_transfer(memory, gpu, op.amount)))
+        return false;  // cut by a link failure: reported as unfinished
+      break;
+    }
+    case OperationKind::fence:
+    case OperationKind::barrier:
+      break;
+  }
+  return true;
+}
+
 // The queue is read by index at each step: append() may reallocate the program's vectors while this
 // actor is blocked.
 void Executor::Impl::run_stream(std::uint32_t queue, StreamActor& actor) {
@@ -275,33 +313,14 @@ void Executor::Impl::run_stream(std::uint32_t queue, StreamActor& actor) {
     const double start = sg4::Engine::get_clock();
     if (op.starts_task)
       for (ExecutionObserver* o : observers) o->on_task_start(op.task, start);
-    switch (op.kind) {
-      case OperationKind::compute:
-        if (const double flops = op.amount * host_speed[device]; flops > 0)
-          finish_execution(start_execution(devices[device].host, flops));
-        break;
-      case OperationKind::transfer:
-        if (!send_or_stop(device, op.dst, op.amount)) return;
-        break;
-      case OperationKind::flows:
-        if (!run_flows(op, device, start)) return;
-        break;
-      case OperationKind::delay:
-        sg4::this_actor::sleep_for(op.amount);
-        break;
-      case OperationKind::host_copy: {
-        sg4::Host* gpu = devices[device].host;
-        sg4::Host* memory = devices[device].host_memory;
-        if (op.dst == 0 ? !finish_transfer(start_transfer(gpu, memory, op.amount))
-                        : !finish_transfer(start_transfer(memory, gpu, op.amount)))
-          return;  // cut by a link failure: reported as unfinished
-        break;
-      }
-      case OperationKind::fence:
-      case OperationKind::barrier:
-        break;
-    }
-    if (halted) return;
+    // An NCCL kernel holds its SMs for as long as it communicates, whatever it waits for: a GEMM on
+    // another stream meanwhile runs on the rest (compute_share; a serial collective has none beside it).
+    const sg4::ActivityPtr occupation = op.communicates && communication_rate[device] > 0
+                                            ? start_occupation(devices[device].host, communication_rate[device])
+                                            : nullptr;
+    const bool ran = run_op(op, device, start);
+    if (occupation) end_occupation(occupation);
+    if (!ran || halted) return;
     const double end = sg4::Engine::get_clock();
     if (op.kind == OperationKind::transfer)
       for (ExecutionObserver* o : observers) o->on_transfer(op.task, device, op.dst, op.amount, start, end);

@@ -3,7 +3,10 @@
 // collectives at their fidelity, launch models, fences), and one SimGrid actor per queue runs its
 // operations in order, each after its dependencies; compute is a SimGrid execution on the device's
 // host, a transfer a host-to-host communication routed over the platform's links (so flows share
-// links under SimGrid's max-min model, and bandwidth profiles slow them down).
+// links under SimGrid's max-min model, and bandwidth profiles slow them down). While an op that
+// communicates runs (Op::communicates), a bounded execution on its device's host takes the
+// calibrated share of the device's speed (CollectiveCalibration::compute_share) from the computations
+// beside it, as an NCCL kernel's SMs do.
 //
 // Observers subscribe to task start/end and transfer events instead of editing the executor
 // (as SimGrid's host_load plugin subscribes to Exec signals).

@@ -1,6 +1,7 @@
 #include "sim/platform/transfer.hpp"
 
 #include <cmath>
+#include <limits>
 #include <simgrid/Exception.hpp>
 #include <simgrid/simix.hpp>
 #include <stdexcept>
@@ -39,6 +40,16 @@ DNNSIM_ACTOR_SIMCALL sg4::ActivityPtr start_execution(sg4::Host* host, double fl
 }
 
 void finish_execution(const sg4::ActivityPtr& execution) { sg4::Activity::wait_any({execution}); }
+
+DNNSIM_ACTOR_SIMCALL sg4::ActivityPtr start_occupation(sg4::Host* host, double rate) {
+  sg4::ExecPtr exec = sg4::Exec::init();
+  simgrid::kernel::actor::simcall_answered([&exec, host, rate] {
+    exec->set_flops_amount(std::numeric_limits<double>::max())->set_bound(rate)->set_host(host)->start();
+  });
+  return exec;
+}
+
+void end_occupation(const sg4::ActivityPtr& occupation) { occupation->cancel(); }
 
 bool finish_transfer(const sg4::ActivityPtr& transfer) {
   try {

@@ -52,6 +52,12 @@ simgrid::s4u::ActivityPtr start_execution(simgrid::s4u::Host* host, double flops
 //    A failure of its own host is safe: SimGrid does not resume an actor whose host is off.
 void finish_execution(const simgrid::s4u::ActivityPtr& execution);
 
+// Starts taking `rate` flop/s of `host`'s speed until end_occupation: SimGrid's CPU model shares a
+// host among its executions max-min fairly, so a bounded one leaves the others speed − rate (while
+// rate ≤ speed / 2). What an NCCL kernel's SMs take from the GEMMs beside it (executor.cpp).
+simgrid::s4u::ActivityPtr start_occupation(simgrid::s4u::Host* host, double rate);
+void end_occupation(const simgrid::s4u::ActivityPtr& occupation);
+
 // Waits for a started transfer: false if it failed (a link of its route or an endpoint host went
 // down), whichever primitive carried it.
 bool finish_transfer(const simgrid::s4u::ActivityPtr& transfer);

@@ -171,16 +171,16 @@ inline std::string a100_switch(int gpus) {
 }
 
 // Writes a calibration table for the A100 of a100_switch that charges 30 µs per NCCL call and halves
-// what the ports carry (its `collectives` section), followed by the lines `more`; returns the
-// scenario line that selects it.
-inline std::string a100_calibration(const std::string& more = "") {
+// what the ports carry (its `collectives` section, plus `collectives_more` inside it), followed by
+// the lines `more`; returns the scenario line that selects it.
+inline std::string a100_calibration(const std::string& more = "", const std::string& collectives_more = "") {
   write_file("a100.yaml", R"(
 device: "A100-80GB-SXM"
 source: "test"
 peak: {fp16: "312TFlops"}
 memory_bandwidth: "2TB/s"
-collectives: {latency: "30us", link_efficiency: 0.5}
-)" + more);
+collectives: {latency: "30us", link_efficiency: 0.5)" +
+                              collectives_more + "}\n" + more);
   return "calibration: a100.yaml\n";
 }
 

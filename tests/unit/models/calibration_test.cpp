@@ -402,15 +402,17 @@ memory_bandwidth: "10GB/s"
   EXPECT_TRUE(table.copies.empty());
 }
 
-// The collectives section (NCCL latency per call, link efficiency): read, written back the same,
-// and checked (latency is a duration, the efficiency in (0, 1]).
+// The collectives section (NCCL latency per call, link efficiency, compute share): read, written
+// back the same, and checked (latency is a duration, the efficiency in (0, 1], the share in [0, 0.49]).
 TEST(CalibrationFile, CollectivesSectionRoundTripAndErrors) {
-  const CalibrationTable table = load_calibration(
-      write_file("collectives.yaml", kValidHead + "memory: [{size: \"1GiB\", efficiency: 0.88}]\n"
-                                                  "collectives: {latency: \"41.5us\", link_efficiency: 0.69}\n"));
+  const CalibrationTable table = load_calibration(write_file(
+      "collectives.yaml", kValidHead +
+                              "memory: [{size: \"1GiB\", efficiency: 0.88}]\n"
+                              "collectives: {latency: \"41.5us\", link_efficiency: 0.69, compute_share: 0.159}\n"));
   ASSERT_TRUE(table.collectives.has_value());
   EXPECT_NEAR(table.collectives->latency.value(), 41.5e-6, 1e-15);
   EXPECT_DOUBLE_EQ(table.collectives->link_efficiency, 0.69);
+  EXPECT_DOUBLE_EQ(table.collectives->compute_share, 0.159);
   const std::string text = dump_calibration(table);
   EXPECT_EQ(dump_calibration(load_calibration(write_file("collectives_again.yaml", text))), text);
   const CalibrationTable none = load_calibration(write_file("none.yaml", kValidHead));
@@ -418,12 +420,14 @@ TEST(CalibrationFile, CollectivesSectionRoundTripAndErrors) {
   // A table without a memory curve is written without the section, and reads back.
   EXPECT_TRUE(load_calibration(write_file("none_again.yaml", dump_calibration(none))).memory.points.empty());
 
-  const auto errors =
-      errors_of("bad_collectives.yaml", kValidHead + "collectives: {latency: 40, link_efficiency: 1.5}\n");
-  ASSERT_EQ(errors.size(), 2u);
+  const auto errors = errors_of("bad_collectives.yaml",
+                                kValidHead + "collectives: {latency: 40, link_efficiency: 1.5, compute_share: 0.5}\n");
+  ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[0].location.line, 5);
   EXPECT_THAT(errors[0].message, HasSubstr("unit"));
   EXPECT_EQ(errors[1].location.line, 5);
+  EXPECT_EQ(errors[2].location.line, 5);
+  EXPECT_THAT(errors[2].message, HasSubstr("[0, 0.49]"));
 }
 
 // The launch section (host time per kernel issued): read, written back the same, and checked (a

@@ -297,5 +297,20 @@ TEST(CollectiveCost, SharedIngressChangesNothingWithoutIncast) {
   EXPECT_GE(with(CollectiveKind::all_reduce, "tree", shared), 2 * s / bandwidth);
 }
 
+// A compute of C = 10 s and a communication of O seconds, the communication taking f = 0.2 of the GPU:
+//  - O = 4: 4 s at 0.8 leave 10 − 3.2 = 6.8 s of work, done at 4 + 6.8 = 10.8 = C + f·O;
+//  - O = 20: the compute runs at 0.8 throughout, 12.5 s = C/(1 − f), before the communication's 20;
+//  - O = 12: 12.5 s ≥ 12 would hold if all of it were under the communication, but the communication
+//    ends at 12 with 10 − 9.6 = 0.4 s of work left: 12.4 = C + f·O;
+//  - f = 0: max(C, O).
+TEST(CollectiveCost, OverlappedSpanSlowsTheComputeByTheShare) {
+  EXPECT_NEAR(overlapped_span(Seconds(10), Seconds(4), 0.2).value(), 10.8, 1e-12);
+  EXPECT_NEAR(overlapped_span(Seconds(10), Seconds(20), 0.2).value(), 20, 1e-12);
+  EXPECT_NEAR(overlapped_span(Seconds(10), Seconds(12), 0.2).value(), 12.4, 1e-12);
+  EXPECT_NEAR(overlapped_span(Seconds(10), Seconds(13), 0.2).value(), 13, 1e-12);  // 12.5 < 13
+  EXPECT_NEAR(overlapped_span(Seconds(10), Seconds(4), 0).value(), 10, 1e-12);
+  EXPECT_NEAR(overlapped_span(Seconds(3), Seconds(4), 0).value(), 4, 1e-12);
+}
+
 }  // namespace
 }  // namespace dnnsim
