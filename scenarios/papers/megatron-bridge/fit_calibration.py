@@ -74,6 +74,15 @@ over its time; ring time T = alpha + rounds * lambda + factor * S / (eta * B), f
 lambda two ports' link latency (1.2 us). (alpha, eta): weighted least squares of the relative error on
 the entries of 8-GPU groups' sections that were transcribed (sm_100 for B200; the file's last, 8-device
 section, presumed sm_90, for H100), every group size; fit on even entries, checked on odd ones.
+
+Communication beside computation (docs/calibration.md, `compute_share`): the tables above time each kernel
+alone, but an NCCL kernel holds SMs while it runs, and a GEMM beside it on another stream runs on the rest.
+Kumar et al. (arXiv:2507.03114, "Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed
+Deep Learning") measured computation overlapped with communication on A100, H100, MI250 and MI210 (GPT and
+Llama training on 4 GPUs) OVERLAP_SLOWDOWN = 18.9% slower on average than the same computation alone (40.0% at
+most). A share f of the GPU taken for the communication's duration slows what runs beside it by 1/(1 - f), so
+f = 1 - 1/1.189 = 0.159 in every table: measured on H100 (and H200, the same die); an assumption for Blackwell,
+which the paper did not measure. Nothing here looks at Megatron-Bridge's throughput rows.
 """
 import csv
 import math
@@ -385,6 +394,15 @@ def size(x):
     return f"{x:.6g}B"
 
 
+# arXiv:2507.03114's mean slowdown of computation overlapped with communication (see the docstring).
+OVERLAP_SLOWDOWN = 0.189
+
+
+def compute_share():
+    """The share of a GPU an NCCL kernel takes from the computation beside it: 1 - 1/(1 + slowdown)."""
+    return 1 - 1 / (1 + OVERLAP_SLOWDOWN)
+
+
 def table_text(name, spec, grids, curves, checks, coll):
     alpha, eta, coll_fit, coll_held = coll
     lines = [
@@ -418,6 +436,9 @@ def table_text(name, spec, grids, curves, checks, coll):
                      "pre-quantized GEMM time of a layer measured on B300 (Transformer Engine's GEMM profiling tutorial, "
                      "data/gpu-perf/te-gemm)" + ("" if name == "B300" else ": an assumption"))
     lines.append("#   memory-bound kernels: 5 us + bytes / (0.88 x HBM): an assumption (no measurement in the tables)")
+    lines.append(f"#   communication beside computation: compute_share {number(compute_share())} = 1 - 1/(1 + "
+                 f"{OVERLAP_SLOWDOWN}), the mean slowdown of overlapped computation measured by arXiv:2507.03114 "
+                 "(A100, H100, MI250, MI210)" + ("" if name.startswith("H") else ": an assumption for Blackwell"))
     peaks = [f'bf16: "{spec["bf16"] / 1e12:g}TFlops"', f'fp8: "{spec["fp8"] / 1e12:g}TFlops"']
     if spec["mxfp8"]:
         peaks.append(f'mxfp8: "{spec["mxfp8"] / 1e12:g}TFlops"')
@@ -429,6 +450,7 @@ def table_text(name, spec, grids, curves, checks, coll):
         + (f'{SDPA_RUN[name]} (NVIDIA/cudnn-frontend SDPA benchmark, Apache-2.0) and on H100 (FlashAttention-3 paper, '
            'arXiv:2407.08608)' if name in SDPA_RUN else 'H100 (FlashAttention-3 paper, arXiv:2407.08608)')
         + '; sustained_compute from MSMF / MAMF (stas00/ml-engineering, CC BY-SA 4.0)'
+        + '; compute_share from the mean slowdown of overlapped computation of arXiv:2507.03114'
         + ('; MXFP8 over FP8 GEMM time from Transformer Engine\'s GEMM profiling tutorial on B300 (NVIDIA/TransformerEngine, '
            'Apache-2.0)' if "mxfp8" in grids else '') + '. Peaks: catalog."',
         "peak: {" + ", ".join(peaks) + "}",
@@ -450,7 +472,8 @@ def table_text(name, spec, grids, curves, checks, coll):
                   for (m, n, k), e in sorted(grids[dtype].items())]
     lines.append("memory:")
     lines += [f'  - {{size: "{size(s)}", efficiency: {number(e)}}}' for s, e in memory_curve(spec["hbm"])]
-    lines += ["collectives:", f'  latency: "{alpha * 1e6:.2f}us"', f"  link_efficiency: {number(eta)}"]
+    lines += ["collectives:", f'  latency: "{alpha * 1e6:.2f}us"', f"  link_efficiency: {number(eta)}",
+              f"  compute_share: {number(compute_share())}"]
     return "\n".join(lines) + "\n"
 
 
