@@ -200,33 +200,32 @@ RingCorrections ring_attention_corrections(const TransformerDims& dims, int micr
   const double kv = static_cast<double>(dims.kv_width) / std::min(tp, std::max(1, dims.kv_heads));
   constexpr double kLse = 4.0;  // fp32 log-sum-exp, one per query head and token
   const int p = ring;
+  // Each rank's steps fall into a few runs of equal merges, summed per run: the ring can be as long as
+  // the CP degree, and the 5D planner asks once per layer shape and candidate CP (O(P) per call, not O(P²)).
   for (int r = 0; r < p; ++r) {
     double bytes = 0;  // per token
     int kernels = 0;
     if (!backward) {
-      bytes += 2 * o * kBf16 + 2 * heads * kLse;  // step 0 scales into out
-      for (int i = 1; i < p; ++i) bytes += i <= r ? 3 * o * kBf16 + 2 * heads * kLse : 1.5 * o * kBf16 + heads * kLse;
+      // Step 0 scales into out; steps 1..r come from below (all queries), r+1..P−1 from above (half).
+      bytes = 2 * o * kBf16 + 2 * heads * kLse + r * (3 * o * kBf16 + 2 * heads * kLse) +
+              (p - 1 - r) * (1.5 * o * kBf16 + heads * kLse);
       kernels = p;
     } else {
-      double accesses = 0;
-      for (int i = 0; i < p; ++i) {
-        // dQ: steps past P − r − 1 meet K/V from below (or the diagonal): all queries.
-        if (i > p - r - 1) {
-          accesses += 3 * q, kernels += 1;
-        } else if (i == p - r - 1) {
-          accesses += r == p - 1 ? 2 * q : 2.5 * q, kernels += r == p - 1 ? 1 : 2;  // the first half copied
-        } else {
-          accesses += i > 0 ? 1.5 * q : q, kernels += 1;  // the second half of the queries
-        }
-        // dK/dV (two tensors): the diagonal last, all keys; from below, their first half.
-        if (i == p - 1) {
-          accesses += r == 0 ? 2.5 * kv : 3 * kv, kernels += r == 0 ? 4 : 2;
-        } else if (i >= p - r - 1) {
-          accesses += i == 0 && r == p - 1 ? kv : 1.5 * kv, kernels += 2;
-        } else {
-          accesses += i > 0 ? 3 * kv : 2 * kv, kernels += 2;
-        }
-      }
+      // Step i meets K/V from below for i > P − r − 1, the diagonal at i = P − r − 1 = m, from above before.
+      const int m = p - r - 1;
+      // dQ: the r steps from below all queries (an add); step m copies the first half (all of it when it
+      // is step 0); the m steps before it the second half (copied at step 0, added after).
+      double accesses = r * 3 * q + (r == p - 1 ? 2 * q : 2.5 * q);
+      kernels = r + (r == p - 1 ? 1 : 2) + m;
+      if (m > 0) accesses += q + (m - 1) * 1.5 * q;
+      // dK/dV (two tensors): the last step (the diagonal) all keys; steps m..P−2 from below their first
+      // half (copied when that is step 0); steps before m all keys (copied at step 0, added after).
+      accesses += r == 0 ? 2.5 * kv : 3 * kv;
+      kernels += r == 0 ? 4 : 2;
+      accesses += r == p - 1 ? kv + (r - 1) * 1.5 * kv : r * 1.5 * kv;
+      kernels += 2 * r;
+      if (m > 0) accesses += 2 * kv + (m - 1) * 3 * kv;
+      kernels += 2 * m;
       bytes = accesses * kBf16;
     }
     if (bytes * tokens > slowest.bytes.value()) slowest = {Bytes(bytes * tokens), kernels};

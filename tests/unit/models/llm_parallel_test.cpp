@@ -187,7 +187,9 @@ TEST(ContextParallel, HeadsOfOneAttentionCall) {
 // rank 3 meets every step from below: forward 4,160 + 3 · 6,208 = 22,784 B per token in 4 kernels;
 // backward dQ copied whole then added 3 times (2 + 3 · 3 = 11 · 1,024 accesses), dK/dV's first half
 // copied, added twice, then all added (1 + 2 · 1.5 + 3 = 7 · 256): 13,056 accesses in 12 kernels (ranks 0
-// to 2: 9,344, 10,624 and 11,776). No ring, no merges.
+// to 2: 9,344, 10,624 and 11,776). At CP 8 (1,024 tokens) rank 7 likewise: forward 4,160 + 7 · 6,208 =
+// 47,616 B per token in 8 kernels; backward dQ 2 + 7 · 3 = 23 · 1,024 and dK/dV 1 + 6 · 1.5 + 3 = 13 · 256
+// accesses, 26,880 (rank 6: 21.5 · 1,024 + 14 · 256 = 25,600), in 8 + 2 · 8 = 24 kernels. No ring, no merges.
 TEST(ContextParallel, RingMergesPerLayerOnTheSlowestRank) {
   const TransformerDims llama = *make("llama3-70b", 8192).transformer;
   const RingCorrections forward = ring_attention_corrections(llama, 1, 8, 2, 2, false);
@@ -203,6 +205,10 @@ TEST(ContextParallel, RingMergesPerLayerOnTheSlowestRank) {
   EXPECT_DOUBLE_EQ(four.bytes.value(), 13056.0 * 2 * 2048);
   EXPECT_EQ(four.kernels, 12);
   EXPECT_DOUBLE_EQ(ring_attention_corrections(llama, 1, 8, 4, 4, false).bytes.value(), 22784.0 * 2048);
+  const RingCorrections eight = ring_attention_corrections(llama, 1, 8, 8, 8, true);
+  EXPECT_DOUBLE_EQ(eight.bytes.value(), 26880.0 * 2 * 1024);
+  EXPECT_EQ(eight.kernels, 24);
+  EXPECT_DOUBLE_EQ(ring_attention_corrections(llama, 1, 8, 8, 8, false).bytes.value(), 47616.0 * 1024);
   EXPECT_EQ(ring_attention_corrections(llama, 1, 8, 2, 1, true).kernels, 0);
 }
 
