@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <memory>
 
 #include "models/cost/collective_cost.hpp"
 #include "models/dnn/llm_parallel.hpp"
@@ -53,8 +55,14 @@ LlmLayoutCost::~LlmLayoutCost() = default;
 
 LlmLayoutModel LlmLayoutCost::layout_model() const {
   const LayerModel& model = request_.model;
-  return LlmLayoutModel{*model.transformer, static_cast<int>(model_blocks(model).size()),
-                        [&model](int t) { return tensor_parallel_problems(model, t).empty(); }};
+  // Asked for every enumerated layout (844,223 with the CP type searched), each answer a scan of the
+  // model's layers: one answer per TP degree.
+  auto splits = std::make_shared<std::map<int, bool>>();
+  return LlmLayoutModel{*model.transformer, static_cast<int>(model_blocks(model).size()), [&model, splits](int t) {
+                          auto [it, fresh] = splits->try_emplace(t);
+                          if (fresh) it->second = tensor_parallel_problems(model, t).empty();
+                          return it->second;
+                        }};
 }
 
 LlmLayoutCost::Shard& LlmLayoutCost::shard(const LlmLayout& layout) {
