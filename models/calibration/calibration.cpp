@@ -409,6 +409,10 @@ void dump_points(std::string& out, const EfficiencyCurve& curve, std::string_vie
 
 }  // namespace
 
+CollectiveCalibration collectives_of(const CalibrationTable* table) {
+  return table && table->collectives ? *table->collectives : CollectiveCalibration{};
+}
+
 std::string dump_calibration(const CalibrationTable& table) {
   std::string out = "# dnnsim calibration table (format: docs/calibration.md)\n";
   out += fmt::format("device: {}\n", quoted(table.device));

@@ -115,6 +115,10 @@ struct CalibrationTable {
   double sustained_compute = 1.0;
 };
 
+// A device's collectives section, or for a device without one (no table, or a table without the
+// section) what that means: no latency per call, nominal links, nothing taken from the computations.
+[[nodiscard]] CollectiveCalibration collectives_of(const CalibrationTable* table);
+
 // The copy kinds a table may hold, in file order.
 [[nodiscard]] std::vector<std::string> calibration_copy_names();
 

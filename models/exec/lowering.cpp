@@ -70,8 +70,7 @@ std::uint32_t Lowering::add_on_stream(Op op, DeviceId device, StreamId stream) {
 double Lowering::call_latency(std::span<const DeviceId> members) const {
   double latency = 0;
   for (DeviceId member : members)
-    if (const CalibrationTable* table = devices_[member].calibration; table && table->collectives)
-      latency = std::max(latency, table->collectives->latency.value());
+    latency = std::max(latency, collectives_of(devices_[member].calibration).latency.value());
   return latency;
 }
 

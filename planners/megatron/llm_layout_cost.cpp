@@ -153,9 +153,7 @@ Seconds LlmLayoutCost::collective(const Collective& c) {
     seconds = exact->second;
   }
   const ClusterDevice& device = request_.cluster.devices.front();
-  const Seconds latency =
-      device.calibration && device.calibration->collectives ? device.calibration->collectives->latency : Seconds(0);
-  return seconds + latency * static_cast<double>(c.calls);
+  return seconds + collectives_of(device.calibration.get()).latency * static_cast<double>(c.calls);
 }
 
 int LlmLayoutCost::in_flight(int stage, int stages, int micro_batches, int chunks) {
@@ -236,8 +234,7 @@ LlmLayoutCost::StageTimes LlmLayoutCost::stage_times(const LlmLayout& layout) {
   for (int q = 0; q < layout.data; ++q) first.devices.push_back(static_cast<DeviceId>(q));
   const StepGroups groups = step_groups(w, first, 0, 0);
   // What overlapped communication takes from the compute beside it, as the executor runs it.
-  const double share =
-      device.calibration && device.calibration->collectives ? device.calibration->collectives->compute_share : 0.0;
+  const double share = collectives_of(device.calibration.get()).compute_share;
   const auto step = [&](LayerRange range, Pass pass, Seconds compute) {
     Seconds serial{0}, overlapped{0};
     for (const StepCollective& c : step_collectives(w, groups, 0, range, layout.micro_batch, pass, false)) {
@@ -253,7 +250,7 @@ LlmLayoutCost::StageTimes LlmLayoutCost::stage_times(const LlmLayout& layout) {
     // The CP ring's phases as the lowering runs them: each max(its exchange, the attention beside it).
     Seconds ring{0};
     for (const RingExchange& phase : context_ring(w, groups, range, &device, layout.micro_batch, pass))
-      ring += std::max(Seconds(0), collective(phase.exchange) - phase.attention);
+      ring += overlapped_span(phase.attention, collective(phase.exchange), share) - phase.attention;
     return ring + serial + overlapped_span(compute, overlapped, share);
   };
   StageTimes times;
@@ -295,9 +292,8 @@ LlmLayoutCost::StageTimes LlmLayoutCost::stage_times(const LlmLayout& layout) {
     const TensorParallelOptions& tp = w.tensor_parallel;
     const Bytes boundary = boundary_bytes_per_rank(shape_, tp) * layout.micro_batch / layout.context;
     const auto next = static_cast<DeviceId>(layout.tensor * layout.context * layout.data);
-    const Seconds latency =
-        device.calibration && device.calibration->collectives ? device.calibration->collectives->latency : Seconds(0);
-    times.send = point_to_point_time(boundary, request_.cluster.path(0, next)) + latency;
+    times.send = point_to_point_time(boundary, request_.cluster.path(0, next)) +
+                 collectives_of(device.calibration.get()).latency;
   }
   return times;
 }

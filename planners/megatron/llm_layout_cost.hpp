@@ -11,7 +11,8 @@
 //    (models/cost/collective_cost.hpp); serial ones add to the step, overlapped ones expose what the
 //    step's compute does not hide (the lowering's coarse view of per-layer overlap) and slow that
 //    compute by the calibration's compute_share while they run (overlapped_span); the CP ring's
-//    phases (context_ring) expose what each phase's exchange does not hide under its attention;
+//    phases (context_ring) expose what each phase's exchange does not hide under its attention, which
+//    it slows the same way;
 //  - the gradients' data-parallel all-reduce (dense over DP·CP, experts over their expert-data group:
 //    expert_gradient_all_reduce) and the optimizer step after the pipeline, the all-reduce hidden
 //    under one micro-batch's backward when it overlaps (Megatron's overlap_grad_reduce; overlapped_span);

@@ -47,9 +47,7 @@ Seconds pipeline_send(const ClusterView& cluster, const TransformerShape& shape,
 // The calibrated fixed cost of one NCCL call (CollectiveCalibration::latency), 0 without a
 // collectives section: the executor pays it once per tensor-parallel call, pipeline send and
 // all-reduce, before the bytes move.
-Seconds call_latency(const ClusterDevice& device) {
-  return device.calibration && device.calibration->collectives ? device.calibration->collectives->latency : Seconds(0);
-}
+Seconds call_latency(const ClusterDevice& device) { return collectives_of(device.calibration.get()).latency; }
 
 // A pass's tensor-parallel collectives over the group's ring, as the lowering makes them: one task
 // per kind (the all-reduces, or with sequence parallelism the all-gathers and reduce-scatters, whose

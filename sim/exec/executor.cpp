@@ -58,11 +58,10 @@ struct Executor::Impl {
             lowering_devices(devices), topology, [this](DeviceId src, DeviceId dst) { return route_cost(src, dst); },
             LoweringOptions{options.collective_fidelity, options.stop}),
         program(lowering.program()) {
-    for (const DeviceBinding& binding : devices) host_speed.push_back(binding.host->get_speed());
-    for (const DeviceBinding& binding : devices)
-      communication_rate.push_back(binding.calibration && binding.calibration->collectives
-                                       ? binding.calibration->collectives->compute_share * binding.host->get_speed()
-                                       : 0.0);
+    for (const DeviceBinding& binding : devices) {
+      host_speed.push_back(binding.host->get_speed());
+      communication_rate.push_back(collectives_of(binding.calibration).compute_share * host_speed.back());
+    }
     for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
       nominal_bandwidth.emplace(link, link->get_bandwidth());
   }

@@ -60,10 +60,8 @@ class LayoutBuilder {
 
     // A calibration table's collectives section: GPU-to-GPU flows reach only this fraction of the
     // link's nominal bandwidth (NCCL's measured bus bandwidth, docs/calibration.md "Collectives").
-    const BytesPerSecond gpu_link_bandwidth =
-        type.calibration && type.calibration->collectives
-            ? BytesPerSecond(type.gpu_link_bandwidth.value() * type.calibration->collectives->link_efficiency)
-            : type.gpu_link_bandwidth;
+    const BytesPerSecond gpu_link_bandwidth(type.gpu_link_bandwidth.value() *
+                                            collectives_of(type.calibration.get()).link_efficiency);
 
     std::optional<std::uint32_t> host_bridge;
     if (type.fabric == IntraNodeFabric::pcie && type.host_bridge_bandwidth)

@@ -417,6 +417,13 @@ TEST(CalibrationFile, CollectivesSectionRoundTripAndErrors) {
   EXPECT_EQ(dump_calibration(load_calibration(write_file("collectives_again.yaml", text))), text);
   const CalibrationTable none = load_calibration(write_file("none.yaml", kValidHead));
   EXPECT_FALSE(none.collectives.has_value());
+  // What a device without the section gets: no latency, nominal links, no share; with it, the section.
+  for (const CalibrationTable* without : {&none, static_cast<const CalibrationTable*>(nullptr)}) {
+    EXPECT_EQ(collectives_of(without).latency.value(), 0);
+    EXPECT_EQ(collectives_of(without).link_efficiency, 1.0);
+    EXPECT_EQ(collectives_of(without).compute_share, 0);
+  }
+  EXPECT_DOUBLE_EQ(collectives_of(&table).compute_share, 0.159);
   // A table without a memory curve is written without the section, and reads back.
   EXPECT_TRUE(load_calibration(write_file("none_again.yaml", dump_calibration(none))).memory.points.empty());
 
