@@ -4,7 +4,7 @@ calibration table (docs/calibration.md; the Megatron scenarios select it):
 
   fit_calibration.py DNNSIM [--csv FILE] [--nccl-data DIR] [--every N] [--jobs N] [--out DIR]
                      [--host-overheads US,US,… [--gpu-overheads US,US,…] [--multi-every N]]
-                     [--write data/calibration/megatron/A100-80GB-SXM.yaml]
+                     [--compute-share F] [--write data/calibration/megatron/A100-80GB-SXM.yaml]
 
 1. Collectives: α (latency per NCCL call) and η (fraction of the NVSwitch port bandwidth reached) by
    nccl_table.fit(), least squares on vTrain's nccl-tests all-reduce tables (2, 4, 8 GPUs, 1 MiB … 1 GiB).
@@ -34,6 +34,10 @@ calibration table (docs/calibration.md; the Megatron scenarios select it):
    hidden 3,072-12,288: the large kernels the single-node runs do not reach), each table weighing the
    same in the objective; the shipped table was written with `--every 8 --multi-every 1
    --host-overheads 160,170,180 --gpu-overheads 40,60,80,100,120` (docs/megatron.md).
+4. --compute-share F writes the collectives' compute_share (docs/calibration.md) into every probe and
+   the table, not fitted: the fit then runs with overlapped communication taking F of the GPU from
+   the computation beside it. The shipped table has none (a refit with arXiv:2507.03114's 0.159 was
+   not kept by the held-out rule: docs/megatron.md, "Refitted with the communication's compute share").
 
 Nothing here looks at Megatron SC'21 Table 1.
 """
@@ -73,7 +77,7 @@ def bytes_text(size):
 
 
 def table_text(e_max, t0, alpha, eta, header, host=0.0,
-               fitted_on="the fit half of vTrain's single-node Megatron-DeepSpeed runs"):
+               fitted_on="the fit half of vTrain's single-node Megatron-DeepSpeed runs", share=0.0):
     # Five points per decade of FLOPs (1 kFlop … 10 TFlop) and every power of two of bytes (1 KiB …
     # 4 GiB): the table interpolates linearly in log(size), so the knee of t0 + s/(e·peak) needs them.
     flops = [10 ** (3 + k / 5) for k in range(0, 46)]
@@ -95,7 +99,8 @@ def table_text(e_max, t0, alpha, eta, header, host=0.0,
     lines.append("memory:")
     lines += [f"  - {{size: {bytes_text(s)}, efficiency: {e:.6g}}}"
               for s, e in curve_points(MEMORY_E_MAX, t0, MEMORY_BANDWIDTH, sizes)]
-    lines.append(f'collectives: {{latency: "{alpha * 1e6:.4g}us", link_efficiency: {eta:.4g}}}')
+    lines.append(f'collectives: {{latency: "{alpha * 1e6:.4g}us", link_efficiency: {eta:.4g}'
+                 + (f", compute_share: {share:.4g}" if share > 0 else "") + "}")
     if host > 0:
         lines.append(f'launch: {{host_overhead: "{host * 1e6:.4g}us"}}')
     return "\n".join(lines) + "\n"
@@ -141,7 +146,8 @@ def fit_sum_model(args, rows, alpha, eta, out):
     runs = []
     for k, (e, t0) in enumerate(PROBES):
         probe = out / f"probe{k}.yaml"
-        probe.write_text(table_text(e, t0, alpha, eta, f"probe {k}: e_max {e}, t0 {t0 * 1e6:g} us"))
+        probe.write_text(table_text(e, t0, alpha, eta, f"probe {k}: e_max {e}, t0 {t0 * 1e6:g} us",
+                                    share=args.compute_share))
         print(f"probe {k}: e_max {e}, t0 {t0 * 1e6:g} us on {len(rows)} fit rows", file=sys.stderr)
         runs.append(vtrain_table.run_rows(args.dnnsim, rows, out / f"probe{k}", str(probe), args.jobs, progress=False))
     kept = [n for n in range(len(rows)) if all(run[n][2] is not None for run in runs)]
@@ -183,7 +189,7 @@ def fit_launch_queue(args, single, multi, alpha, eta, out):
             for e in E_PROBES:
                 name = f"h{host * 1e6:g}-t{t0 * 1e6:g}-e{e:g}"
                 probe = out / f"{name}.yaml"
-                probe.write_text(table_text(e, t0, alpha, eta, f"probe {name}", host))
+                probe.write_text(table_text(e, t0, alpha, eta, f"probe {name}", host, share=args.compute_share))
                 runs.append(run_fit_rows(args, single, multi, out / name, probe))
             kept = [n for n in range(len(rows)) if all(run[n][2] is not None for run in runs)]
             measured = [float(rows[n][1][10]) / 1000 for n in kept]
@@ -230,6 +236,9 @@ def main():
     parser.add_argument("--multi-every", type=int, default=0,
                         help="also fit on every N-th row of the FIT half of vTrain's multi-node runs "
                              "(ground_truth_multi.csv), with --host-overheads; 0: single-node rows only")
+    parser.add_argument("--compute-share", type=float, default=0.0,
+                        help="the collectives' compute_share the probes and the written table carry (docs/calibration.md); "
+                             "not fitted: 0.159 is arXiv:2507.03114's mean slowdown of overlapped computation")
     parser.add_argument("--write", default=str(vtrain_table.MEGATRON_CALIBRATION))
     args = parser.parse_args()
     out = pathlib.Path(args.out)
@@ -251,7 +260,7 @@ def main():
         host, e_max, t0, kept, measured, errors, surrogate_text = fit_launch_queue(args, rows, multi, alpha, eta, out)
     # The kept point run for real on the same rows.
     check = out / "fitted.yaml"
-    check.write_text(table_text(e_max, t0, alpha, eta, "fitted point, in-sample check", host))
+    check.write_text(table_text(e_max, t0, alpha, eta, "fitted point, in-sample check", host, share=args.compute_share))
     checked = run_fit_rows(args, [rows[n] for n in kept if n < len(rows)],
                            [multi[n - len(rows)] for n in kept if n >= len(rows)], out / "fitted", check)
     real = [r[2] / m - 1 for r, m in zip(checked, measured) if r[2] is not None]
@@ -263,6 +272,10 @@ def main():
     multi_text = (f"\n    and {len(real_multi)} of the FIT half (one in {args.multi_every}) of its ground_truth_multi.csv "
                   f"(64-512 A100),\n    each table weighing the same" if real_multi else "")
     real_multi_text = f"; multi-node {summary(real_multi)}" if real_multi else ""
+    share_text = (f"""
+  Communication beside computation: compute_share {args.compute_share:g} while an NCCL kernel runs, not fitted: the
+  mean slowdown of computation overlapped with communication measured by Kumar et al., arXiv:2507.03114.""" if
+                  args.compute_share > 0 else "")
     worst = max(((g, t, model, size) for g, size, t, model in residuals), key=lambda r: abs(r[2] / r[1] - 1))
     header = f"""dnnsim calibration table (format: docs/calibration.md): A100 for Megatron-style training.
 Generated by scenarios/papers/megatron/vtrain/fit_calibration.py on {datetime.date.today().isoformat()}; do not edit by hand.
@@ -281,13 +294,13 @@ launch section the host issues the tasks h apart meanwhile (a launch queue), els
 Collectives (NCCL inside a node): latency {alpha * 1e6:.2f} us per call, link efficiency {eta:.4f} of the
   NVSwitch port: least squares of the relative error on vTrain's nccl-tests all-reduce tables (2, 4, 8 GPUs,
   11 sizes 1 MiB ... 1 GiB); residual mean |error| {100 * sum(map(abs, nccl_errors)) / len(nccl_errors):.1f}%,
-  worst {100 * abs(worst[2] / worst[1] - 1):.1f}% ({worst[0]} GPUs, {worst[3] / 2**20:g} MiB).
+  worst {100 * abs(worst[2] / worst[1] - 1):.1f}% ({worst[0]} GPUs, {worst[3] / 2**20:g} MiB).{share_text}
 Data: data/megatron/vtrain (VIA-Research/vTrain f8dda84, MIT)."""
     path = pathlib.Path(args.write)
     path.parent.mkdir(parents=True, exist_ok=True)
     fitted_on = ("the fit halves of vTrain's single- and multi-node Megatron-DeepSpeed runs" if real_multi
                  else "the fit half of vTrain's single-node Megatron-DeepSpeed runs")
-    path.write_text(table_text(e_max, t0, alpha, eta, header, host, fitted_on))
+    path.write_text(table_text(e_max, t0, alpha, eta, header, host, fitted_on, args.compute_share))
     print(f"wrote {path}")
 
 
