@@ -299,8 +299,11 @@ class SmsgPlanner final : public SpmdPlanner {
         }
       for (OpId id = 0; id < graph.size(); ++id) shapes[id] = after_cut(shapes[id], ops[id].rule.output, q);
       merged.record(graph, ops, q, across_nodes);
-      plan.report.push_back(
-          fmt::format("cut of {}: symbolic cost {:.0f} elements per device", q, static_cast<double>(go[0][0]) / scale));
+      // A round's cost is what its cut adds to the collectives the earlier cuts began, so it is negative
+      // where merging them leaves fewer rings crossing the nodes' interfaces (smsg_cost.hpp, Reach).
+      plan.report.push_back(fmt::format("cut of {} {}: symbolic cost {:+.0f} elements per device and interface", q,
+                                        across_nodes ? "across nodes" : "inside nodes",
+                                        static_cast<double>(go[0][0]) / scale));
       plan.statistics.states += round.states();
       plan.program.axes.push_back(std::move(ops));
     }
