@@ -158,36 +158,68 @@ int command_validate(const std::vector<std::string>& paths) {
 }
 
 // What `dnnsim list WHAT` prints: the catalogs, every registry (sim/run/registries.hpp) and the
-// calibration backends this binary has, in this order in the help text; `options`: every entry's
-// declared options as the Markdown tables of docs/scenarios.md.
-std::vector<std::pair<std::string, std::function<void(bool)>>> listings() {
-  std::vector<std::pair<std::string, std::function<void(bool)>>> table = {
-      {"gpus", [](bool) { std::cout << dnnsim::format_gpu_table(dnnsim::HardwareCatalog::builtin()); }},
-      {"links", [](bool) { std::cout << dnnsim::format_link_table(dnnsim::HardwareCatalog::builtin()); }},
+// calibration backends this binary has, in this order in the help text and in the overview that
+// `dnnsim list` alone prints; `options`: every entry's declared options as the Markdown tables of
+// docs/scenarios.md.
+struct Listing {
+  std::string name;
+  std::string what;
+  std::function<std::size_t()> entries;  // nullptr: not a list of entries (`options`)
+  std::function<void(bool)> print;
+};
+
+// The backends come with the CUDA module, loaded only when they are listed (docs/calibration-cuda.md).
+constexpr const char* kBackendsWhat = "calibration backends: `dnnsim calibrate --backend`";
+
+dnnsim::RegistryListing backends_listing() {
+  return dnnsim::listing_of("backends", kBackendsWhat, dnnsim::cli::calibration_backends());
+}
+
+std::vector<Listing> listings() {
+  const dnnsim::HardwareCatalog& catalog = dnnsim::HardwareCatalog::builtin();
+  std::vector<Listing> table = {
+      {"gpus", "the hardware catalog's GPUs: `cluster.node_types.<type>.gpu`",
+       [&catalog] { return catalog.gpus().size(); },
+       [&catalog](bool) { std::cout << dnnsim::format_gpu_table(catalog); }},
+      {"links", "the hardware catalog's links: `link` of a `nic`, `gpu_link`, `pcie` or interconnect link mapping",
+       [&catalog] { return catalog.links().size(); },
+       [&catalog](bool) { std::cout << dnnsim::format_link_table(catalog); }},
   };
   for (const dnnsim::RegistryListing& listing : dnnsim::builtin_registry_listings())
-    table.emplace_back(listing.name,
-                       [&listing](bool options) { std::cout << dnnsim::format_listing(listing, options); });
-  table.emplace_back("backends", [](bool options) {
-    std::cout << dnnsim::format_listing(dnnsim::listing_of("backends", dnnsim::cli::calibration_backends()), options);
-  });
-  table.emplace_back("options", [](bool) {
-    std::vector<dnnsim::RegistryListing> all = dnnsim::builtin_registry_listings();
-    all.push_back(dnnsim::listing_of("backends", dnnsim::cli::calibration_backends()));
-    std::cout << dnnsim::options_reference(all);
-  });
+    table.push_back({listing.name, listing.what, [&listing] { return listing.entries.size(); },
+                     [&listing](bool options) { std::cout << dnnsim::format_listing(listing, options); }});
+  table.push_back({"backends", kBackendsWhat, [] { return backends_listing().entries.size(); },
+                   [](bool options) { std::cout << dnnsim::format_listing(backends_listing(), options); }});
+  table.push_back(
+      {"options", "every entry's declared options, as the Markdown tables of docs/scenarios.md", nullptr, [](bool) {
+         std::vector<dnnsim::RegistryListing> all = dnnsim::builtin_registry_listings();
+         all.push_back(backends_listing());
+         std::cout << dnnsim::options_reference(all);
+       }});
   return table;
 }
 
 std::vector<std::string> listing_names() {
   std::vector<std::string> names;
-  for (const auto& [name, print] : listings()) names.push_back(name);
+  for (const Listing& listing : listings()) names.push_back(listing.name);
   return names;
 }
 
 int command_list(const std::string& what, bool options) {
-  for (const auto& [name, print] : listings())
-    if (name == what) print(options);
+  const std::vector<Listing> table = listings();
+  if (what.empty()) {
+    for (const Listing& listing : table) {
+      const std::size_t entries = listing.entries ? listing.entries() : 0;
+      std::cout << fmt::format("{:<14} {:>11}  {}\n", listing.name,
+                               listing.entries ? fmt::format("{} {}", entries, entries == 1 ? "entry" : "entries") : "",
+                               listing.what);
+    }
+    std::cout << "dnnsim list NAME prints one of them, each entry with its description and source; --options adds "
+                 "each entry's declared options\n";
+    return 0;
+  }
+  for (const Listing& listing : table)
+    if (listing.name == what) listing.print(options);
   return 0;
 }
 
@@ -247,8 +279,9 @@ int main(int argc, char** argv) {
   std::string list_what;
   auto* list = app.add_subcommand("list", "print a catalog or a registry");
   bool list_options = false;
-  list->add_option("WHAT", list_what, fmt::format("one of: {}", fmt::join(listing_names(), ", ")))
-      ->required()
+  list->add_option("WHAT", list_what,
+                   fmt::format("one of: {} (none: each with its entry count and the scenario key that names an entry)",
+                               fmt::join(listing_names(), ", ")))
       ->check(CLI::IsMember(listing_names()));
   list->add_flag("--options", list_options,
                  "also each entry's declared options: type, default, range and description (`list options`: all of "

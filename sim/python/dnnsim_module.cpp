@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "models/dnn/zoo.hpp"
 #include "models/gnn/feature_cache.hpp"
@@ -133,7 +134,21 @@ py::list option_dicts(const OptionSchema& schema) {
   return list;
 }
 
-py::list list(const std::string& what) {
+// `dnnsim.list()`: as `dnnsim list` alone, the registries' and the GPU catalog's name, what they
+// hold and their number of entries.
+py::list list_overview() {
+  py::list overview;
+  overview.append(py::dict(py::arg("name") = "gpus", py::arg("what") = "the hardware catalog's GPUs",
+                           py::arg("entries") = HardwareCatalog::builtin().gpus().size()));
+  for (const RegistryListing& listing : builtin_registry_listings())
+    overview.append(py::dict(py::arg("name") = listing.name, py::arg("what") = listing.what,
+                             py::arg("entries") = listing.entries.size()));
+  return overview;
+}
+
+py::list list(const std::optional<std::string>& what_arg) {
+  if (!what_arg) return list_overview();
+  const std::string& what = *what_arg;
   for (const RegistryListing& listing : builtin_registry_listings()) {
     if (listing.name != what) continue;
     py::list list;
@@ -218,8 +233,9 @@ PYBIND11_MODULE(dnnsim, m) {
   m.def("plan", &plan, py::arg("scenario"), py::arg("planner") = py::none(),
         py::arg("set") = std::vector<std::string>{},
         "The plan of a pipeline workload (summary.json's 'pipeline' section), as dnnsim plan; nothing simulated.");
-  m.def("list", &list, py::arg("what"),
-        "Entries of a catalog or registry: gpus, workloads, collectives, models, schedules, planners, spmd, "
-        "schedulers, placements, sync-policies, admissions, partitioners, samplers, orderings or caches.");
+  m.def("list", &list, py::arg("what") = py::none(),
+        "Entries of a catalog or registry: gpus, workloads, collectives, models, schedules, planners, spmd, graphs, "
+        "schedulers, placements, speed-models, sync-policies, admissions, job-traces, partitioners, samplers, "
+        "orderings, caches or interference; with no argument, each of them with what it holds and its entry count.");
   m.attr("__version__") = DNNSIM_VERSION;
 }

@@ -21,12 +21,13 @@ struct ListedEntry {
 
 struct RegistryListing {
   std::string name;  // as `dnnsim list NAME` takes it
+  std::string what;  // one line: what the entries are and the scenario key (or flag) that names one
   std::vector<ListedEntry> entries;
 };
 
 template <class Registry>
-[[nodiscard]] RegistryListing listing_of(std::string name, const Registry& registry) {
-  RegistryListing listing{std::move(name), {}};
+[[nodiscard]] RegistryListing listing_of(std::string name, std::string what, const Registry& registry) {
+  RegistryListing listing{std::move(name), std::move(what), {}};
   for (const auto& entry : registry.entries())
     listing.entries.push_back(ListedEntry{entry.name, entry.description, entry.source, entry.options});
   return listing;

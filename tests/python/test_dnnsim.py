@@ -106,6 +106,11 @@ class Queries(unittest.TestCase):
         self.assertEqual(gpus["V100-16GB"]["peak_fp32_flops_per_s"], 15.7e12)
         with self.assertRaises(ValueError):
             dnnsim.list("nothing")
+        # No argument: one row per catalog and registry, each with its entry count, as `dnnsim list`.
+        overview = {row["name"]: row for row in dnnsim.list()}
+        self.assertEqual(overview["sync-policies"]["entries"], 5)
+        self.assertEqual(overview["gpus"]["entries"], len(gpus))
+        self.assertIn("workload.schedule", overview["schedules"]["what"])
 
     def test_plan(self):
         # A uniform split of gpt2-small (seq 128) over 2 GPUs; `planner=` replaces the scenario's.

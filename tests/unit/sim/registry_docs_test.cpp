@@ -20,13 +20,15 @@ std::string trimmed(const std::string& text) {
 }
 
 TEST(RegistryDocs, EveryEntryAndOptionIsDocumented) {
-  for (const RegistryListing& listing : builtin_registry_listings())
+  for (const RegistryListing& listing : builtin_registry_listings()) {
+    EXPECT_FALSE(listing.what.empty()) << listing.name;
     for (const ListedEntry& entry : listing.entries) {
       EXPECT_FALSE(entry.description.empty()) << listing.name << " " << entry.name;
       EXPECT_FALSE(entry.source.empty()) << listing.name << " " << entry.name;
       for (const OptionSpec& option : entry.options->specs())
         EXPECT_FALSE(option.doc.empty()) << listing.name << " " << entry.name << " " << option.name;
     }
+  }
 }
 
 TEST(RegistryDocs, TheScenarioReferenceHoldsTheGeneratedOptionTables) {
