@@ -84,7 +84,8 @@ ReplicaWindow replica_window(const Cluster& cluster, const std::vector<std::vect
   if (!window.problems.empty() || !replicas || !node_type) return window;
   const int per_node = cluster.node_types[*node_type].gpus_per_node;
   if (per_node % ranks != 0)
-    window.problems.push_back(fmt::format("a tensor-parallel group of {} GPUs spans nodes of {}", ranks, per_node));
+    window.problems.push_back(
+        fmt::format("a replica's tensor × context parallel group of {} GPUs spans nodes of {}", ranks, per_node));
   if (micro_batch % static_cast<int>(*replicas) != 0)
     window.problems.push_back(
         fmt::format("{} of {} samples does not split evenly over {} replicas", batch_name, micro_batch, *replicas));

@@ -23,10 +23,10 @@ enum class ReplicaFidelity { replicas, window, automatic };
 // `ranks` consecutive GPUs), each replica taking micro_batch / replicas samples: the replicas per
 // stage that data_parallel_fidelity: window simulates, or the reasons no window is exact. Exact when
 // the stages have the same number of replicas, each with the same share of a micro-batch, every
-// stage fills whole consecutive nodes of one node type, a tensor-parallel group stays inside a node,
-// the nodes meet on one non-blocking switch, and the all-reduce is a ring or hierarchical (whose rings
-// wrap within the window). The window is the stage's replicas on k nodes, k the smallest divisor ≥ 2
-// of its n nodes below n (none: no window saves anything).
+// stage fills whole consecutive nodes of one node type, a replica's tensor × context parallel group
+// (its `ranks`) stays inside a node, the nodes meet on one non-blocking switch, and the all-reduce is
+// a ring or hierarchical (whose rings wrap within the window). The window is the stage's replicas
+// on k nodes, k the smallest divisor ≥ 2 of its n nodes below n (none: no window saves anything).
 struct ReplicaWindow {
   int replicas = 0;
   std::vector<std::string> problems;
