@@ -46,6 +46,7 @@ ModelTotals model_totals(const LayerModel& model, int bytes_per_parameter) {
 
 std::string format_model_table(const LayerModel& model, int batch, int bytes_per_parameter) {
   const ModelTotals totals = model_totals(model, bytes_per_parameter);
+  const auto samples = [](int n) { return fmt::format("{} sample{}", n, n == 1 ? "" : "s"); };
   // Measured times scale linearly with the batch (docs/scenarios.md).
   const double time_scale = static_cast<double>(batch) / std::max(model.measured_batch, 1);
   std::size_t width = 5;
@@ -53,8 +54,8 @@ std::string format_model_table(const LayerModel& model, int batch, int bytes_per
 
   std::string out = fmt::format("model {}: {} layers, batch {}", model.name, model.layers.size(), batch);
   if (totals.measured)
-    out +=
-        fmt::format(" (times measured on {} for {} samples, scaled linearly)", model.measured_on, model.measured_batch);
+    out += fmt::format(" (times measured on {} for {}, scaled linearly)", model.measured_on,
+                       samples(model.measured_batch));
   out += '\n';
   out += fmt::format("{:>4}  {:<{}}  {:<13}  {:>12}  {:>12}  {:>9}  {:>11}  {:>11}\n", "#", "layer", width, "kind",
                      totals.measured ? "forward" : "fwd GFLOP", totals.measured ? "backward" : "bwd GFLOP", "params",
@@ -73,14 +74,14 @@ std::string format_model_table(const LayerModel& model, int batch, int bytes_per
   out += fmt::format("parameters: {} ({}, {} B each)\n", format_count(totals.parameters),
                      format_bytes(totals.parameter_bytes), bytes_per_parameter);
   if (totals.measured)
-    out += fmt::format("measured: forward {}, backward {} for {} samples on {}\n",
+    out += fmt::format("measured: forward {}, backward {} for {} on {}\n",
                        format_seconds(totals.forward_time * time_scale),
-                       format_seconds(totals.backward_time * time_scale), batch, model.measured_on);
+                       format_seconds(totals.backward_time * time_scale), samples(batch), model.measured_on);
   if (totals.forward_flops.value() > 0 || !totals.measured)
-    out += fmt::format("FLOPs for {} samples: forward {}, backward {}, total {}\n", batch,
+    out += fmt::format("FLOPs for {}: forward {}, backward {}, total {}\n", samples(batch),
                        format_flop(totals.forward_flops * batch), format_flop(totals.backward_flops * batch),
                        format_flop((totals.forward_flops + totals.backward_flops) * batch));
-  out += fmt::format("activations kept for {} samples: {}\n", batch, format_bytes(totals.activation_bytes * batch));
+  out += fmt::format("activations kept for {}: {}\n", samples(batch), format_bytes(totals.activation_bytes * batch));
   return out;
 }
 
