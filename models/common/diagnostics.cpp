@@ -8,6 +8,8 @@
 #include <string>
 #include <tuple>
 
+#include "models/common/units.hpp"
+
 namespace dnnsim {
 
 std::string format_diagnostic(const Diagnostic& diagnostic) {
@@ -38,8 +40,7 @@ InputError::InputError(SourceLocation location, std::string message)
 std::string format_input_error(const InputError& error) {
   std::string text;
   for (const Diagnostic& d : error.diagnostics()) text += format_diagnostic(d) + '\n';
-  return text + fmt::format("{} error{}; nothing was simulated\n", error.diagnostics().size(),
-                            error.diagnostics().size() == 1 ? "" : "s");
+  return text + fmt::format("{}; nothing was simulated\n", counted(error.diagnostics().size(), "error"));
 }
 
 void DiagnosticSink::error(SourceLocation location, std::string message) {

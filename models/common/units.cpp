@@ -204,6 +204,10 @@ std::string format_seconds(Seconds time) {
   return fmt::format("{:.4g} ns", t * 1e9);
 }
 
+std::string counted(std::size_t count, std::string_view noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
 std::string format_flop_rate(FlopsPerSecond rate) {
   return scaled(rate.value(), {{1e15, "PFlops"}, {1e12, "TFlops"}, {1e9, "GFlops"}}, "Flops");
 }

@@ -106,5 +106,7 @@ inline FlopsPerSecond parse_as<FlopsPerSecond>(std::string_view text) {
 [[nodiscard]] std::string format_bandwidth(BytesPerSecond rate);
 [[nodiscard]] std::string format_seconds(Seconds time);
 [[nodiscard]] std::string format_flop_rate(FlopsPerSecond rate);
+// A count and its noun, plural unless one: "1 iteration", "3 iterations" (nouns that take an "s").
+[[nodiscard]] std::string counted(std::size_t count, std::string_view noun);
 
 }  // namespace dnnsim

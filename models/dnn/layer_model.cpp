@@ -6,6 +6,7 @@
 #include <array>
 
 #include "models/common/enum_names.hpp"
+#include "models/common/units.hpp"
 
 namespace dnnsim {
 namespace {
@@ -50,7 +51,7 @@ std::string describe_activation_sources(const LayerModel& model) {
   for (std::size_t s = 0; s < counts.size(); ++s) {
     if (counts[s] == 0) continue;
     if (!text.empty()) text += "; ";
-    text += fmt::format("{}: {} layer{}", name(static_cast<ActivationSource>(s)), counts[s], counts[s] == 1 ? "" : "s");
+    text += fmt::format("{}: {}", name(static_cast<ActivationSource>(s)), counted(counts[s], "layer"));
   }
   return text.empty() ? "no layers" : text;
 }

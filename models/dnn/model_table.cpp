@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "models/common/units.hpp"
+
 namespace dnnsim {
 namespace {
 
@@ -46,7 +48,7 @@ ModelTotals model_totals(const LayerModel& model, int bytes_per_parameter) {
 
 std::string format_model_table(const LayerModel& model, int batch, int bytes_per_parameter) {
   const ModelTotals totals = model_totals(model, bytes_per_parameter);
-  const auto samples = [](int n) { return fmt::format("{} sample{}", n, n == 1 ? "" : "s"); };
+  const auto samples = [](int n) { return counted(static_cast<std::size_t>(n), "sample"); };
   // Measured times scale linearly with the batch (docs/scenarios.md).
   const double time_scale = static_cast<double>(batch) / std::max(model.measured_batch, 1);
   std::size_t width = 5;

@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "models/common/units.hpp"
+
 namespace dnnsim {
 
 std::string DeviceNames::gpu(std::size_t g) const { return g < gpus_.size() ? gpus_[g] : fmt::format("#{}", g); }
@@ -77,8 +79,8 @@ std::string PipelinePlan::describe(const DeviceNames& device_names) const {
     const std::string names = describe_devices(stage.devices, device_names);
     parts.push_back(fmt::format("{}×{} @ {}", fmt::join(chunks, "+"), stage.devices.size(), names));
   }
-  return fmt::format("{} stage{}: {}, M = {} × {}", stages.size(), stages.size() == 1 ? "" : "s",
-                     fmt::join(parts, " | "), micro_batches, micro_batch_size());
+  return fmt::format("{}: {}, M = {} × {}", counted(stages.size(), "stage"), fmt::join(parts, " | "), micro_batches,
+                     micro_batch_size());
 }
 
 std::string describe_devices(const std::vector<DeviceId>& devices, const DeviceNames& device_names) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "models/common/units.hpp"
+
 namespace dnnsim {
 
 std::vector<int> divisors(int n) {
@@ -71,8 +73,8 @@ bool accepted(const LlmLayoutModel& model, int gpus, int global_batch, const Llm
       fail("VP {} is above the limit of {} (rule 5)", c.chunks, limits.max_chunks))
     return false;
   if (limits.chunks > 0 && c.chunks != limits.chunks &&
-      fail("VP {}: the schedule runs {} model chunk{} per stage", c.chunks, limits.chunks,
-           limits.chunks == 1 ? "" : "s"))
+      fail("VP {}: the schedule runs {} per stage", c.chunks,
+           counted(static_cast<std::size_t>(limits.chunks), "model chunk")))
     return false;
   const int virtual_stages = c.pipeline * c.chunks;
   if (limits.even_split && model.blocks % virtual_stages != 0 &&

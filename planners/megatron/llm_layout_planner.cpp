@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "models/common/units.hpp"
 #include "planners/megatron/llm_layout_cost.hpp"
 #include "planners/parallel/plan_clock.hpp"
 
@@ -254,8 +255,7 @@ PlanResult LlmLayoutPlanner::plan(const PlanRequest& request) const {
   if (request.options.has("reference"))
     result.reference = rank_reference(cost, request, limits, fitting, priced, best.front().predicted);
   if (candidate > best.size()) {
-    result.reason = fmt::format("candidate {} asked, but only {} layout{} kept", candidate, best.size(),
-                                best.size() == 1 ? "" : "s");
+    result.reason = fmt::format("candidate {} asked, but only {} kept", candidate, counted(best.size(), "layout"));
     return finish();
   }
   const LlmLayout& chosen = best[candidate - 1].layout;

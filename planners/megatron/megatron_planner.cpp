@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "models/common/units.hpp"
 #include "planners/common/all_reduce_paths.hpp"
 #include "planners/common/layer_cost.hpp"
 #include "planners/megatron/llm_layout.hpp"
@@ -253,15 +254,15 @@ PlanResult MegatronPlanner::plan(const PlanRequest& request) const {
   if (request.options.has("sequence_parallel") && !request.options.flag("sequence_parallel"))
     result.search_limits.push_back("no sequence parallelism");
   for (const MegatronCandidate& c : search.fitting)
-    result.ranking.push_back(fmt::format(
-        "TP {} × PP {} × DP {}, micro-batch {}{}, recompute {}: {}, {:.1f} GiB", c.tensor, c.pipeline, c.data,
-        c.micro_batch,
-        request.choose_chunks ? fmt::format(", {} chunk{}", c.chunks, c.chunks == 1 ? "" : "s") : std::string(),
-        recompute_name(c.options.recompute), format_seconds(c.predicted), c.memory.value() / (1 << 30)));
+    result.ranking.push_back(
+        fmt::format("TP {} × PP {} × DP {}, micro-batch {}{}, recompute {}: {}, {:.1f} GiB", c.tensor, c.pipeline,
+                    c.data, c.micro_batch,
+                    request.choose_chunks ? ", " + counted(static_cast<std::size_t>(c.chunks), "chunk") : std::string(),
+                    recompute_name(c.options.recompute), format_seconds(c.predicted), c.memory.value() / (1 << 30)));
   const auto candidate = static_cast<std::size_t>(request.options.integer("candidate"));  // 1-based
   if (candidate > search.fitting.size()) {
-    result.reason = fmt::format("candidate {} asked, but only {} configuration{} fit", candidate, search.fitting.size(),
-                                search.fitting.size() == 1 ? "" : "s");
+    result.reason =
+        fmt::format("candidate {} asked, but only {} fit", candidate, counted(search.fitting.size(), "configuration"));
     return result;
   }
   const MegatronCandidate& best = search.fitting[candidate - 1];

@@ -9,6 +9,7 @@
 #include <limits>
 #include <tuple>
 
+#include "models/common/units.hpp"
 #include "planners/common/layer_cost.hpp"
 #include "planners/schedules/critical_path.hpp"
 #include "planners/schedules/pipeline_estimator.hpp"
@@ -403,8 +404,8 @@ std::string StageCostModel::memory_problem(LayerRange layers, std::span<const De
   DeviceId smallest = devices[0];
   for (DeviceId d : devices)
     if (request_.cluster.devices[d].gpu.memory < request_.cluster.devices[smallest].gpu.memory) smallest = d;
-  return fmt::format("stage {} (layers [{}, {}), {} in flight × {} sample{}): {}", stage, layers.begin, layers.end,
-                     config.micro_batches_in_flight, config.micro_batch, config.micro_batch == 1 ? "" : "s",
+  return fmt::format("stage {} (layers [{}, {}), {} in flight × {}): {}", stage, layers.begin, layers.end,
+                     config.micro_batches_in_flight, counted(static_cast<std::size_t>(config.micro_batch), "sample"),
                      check_fit(request_.cluster.devices[smallest].name, training_memory(slice, config),
                                request_.cluster.devices[smallest].gpu.memory)
                          .message);

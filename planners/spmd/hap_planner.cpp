@@ -11,6 +11,7 @@
 #include <limits>
 #include <numeric>
 
+#include "models/common/units.hpp"
 #include "planners/spmd/hap_ratios.hpp"
 #include "planners/spmd/spmd_planner.hpp"
 
@@ -69,8 +70,8 @@ class HapPlanner final : public SpmdPlanner {
       totals.states += candidate.statistics.states;
       totals.transitions += candidate.statistics.transitions;
       totals.pruned += candidate.statistics.pruned;
-      lines.push_back(fmt::format("{} segment{}: predicted {:.4g} s after {} round{}", count, count == 1 ? "" : "s",
-                                  candidate.predicted_iteration_s, candidate.rounds, candidate.rounds == 1 ? "" : "s"));
+      lines.push_back(fmt::format("{}: predicted {:.4g} s after {}", counted(count, "segment"),
+                                  candidate.predicted_iteration_s, counted(candidate.rounds, "round")));
       if (candidate.predicted_iteration_s < best.predicted_iteration_s * (1 - 1e-9)) best = std::move(candidate);
     }
     best.statistics = totals;

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "models/common/input_file.hpp"
+#include "models/common/units.hpp"
 #include "models/dnn/model_table.hpp"
 #include "models/dnn/zoo.hpp"
 #include "models/gnn/feature_cache.hpp"
@@ -129,13 +130,12 @@ std::string validated(const std::string& path) {
   switch (dnnsim::input_file_kind(path)) {
     case dnnsim::InputFileKind::comparison: {
       const dnnsim::RegressPlan plan = dnnsim::load_regress_plan({path});
-      return fmt::format("comparison, ok ({} run{}, {} check{})", plan.runs.size(), plan.runs.size() == 1 ? "" : "s",
-                         plan.checks.size(), plan.checks.size() == 1 ? "" : "s");
+      return fmt::format("comparison, ok ({}, {})", dnnsim::counted(plan.runs.size(), "run"),
+                         dnnsim::counted(plan.checks.size(), "check"));
     }
     case dnnsim::InputFileKind::sweep: {
       const dnnsim::SweepSpec sweep = dnnsim::load_sweep(path);
-      return fmt::format("sweep, ok ({} point{} of {})", sweep.points.size(), sweep.points.size() == 1 ? "" : "s",
-                         sweep.base_path);
+      return fmt::format("sweep, ok ({} of {})", dnnsim::counted(sweep.points.size(), "point"), sweep.base_path);
     }
     case dnnsim::InputFileKind::scenario:
       break;

@@ -247,7 +247,7 @@ int run_plan_command(const PlanCommandOptions& options) {
   const std::string search =
       report.planner == "explicit"
           ? std::string("explicit stages")
-          : fmt::format("{} candidate{} scored{}", candidates, candidates == 1 ? "" : "s",
+          : fmt::format("{} scored{}", counted(candidates, "candidate"),
                         report.plan.statistics.bounded == 0
                             ? std::string()
                             : fmt::format(", {} more skipped by the lower bound", report.plan.statistics.bounded));
@@ -263,9 +263,9 @@ int run_plan_command(const PlanCommandOptions& options) {
   const auto summary = make_summary(scenario, result);
   if (!options.out.empty()) write_reports(scenario, result, summary, options.out);
   const double simulated = summary["mean"]["iteration_time_s"].get<double>();
-  std::cout << fmt::format("simulated iteration {:>12}   ({} iteration{}, status {})\n",
-                           format_seconds(Seconds(simulated)), summary["iterations"].get<int>(),
-                           summary["iterations"].get<int>() == 1 ? "" : "s", summary["status"].get<std::string>());
+  std::cout << fmt::format("simulated iteration {:>12}   ({}, status {})\n", format_seconds(Seconds(simulated)),
+                           counted(summary["iterations"].get<std::size_t>(), "iteration"),
+                           summary["status"].get<std::string>());
   if (simulated > 0)
     std::cout << fmt::format("prediction error     {:+.1f}%\n",
                              100.0 * (report.plan.predicted_iteration_time.value() - simulated) / simulated);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "models/common/units.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/exit_codes.hpp"
 #include "sim/regress/regress_report.hpp"
@@ -47,9 +48,8 @@ int run_regress_command(const RegressCommandOptions& options) {
   const RegressPlan plan = load_regress_plan(options.inputs);  // checks every input before anything runs
   if (options.verbose)
     for (const std::string& skipped : plan.skipped) std::cerr << "skipped " << skipped << '\n';
-  std::cerr << fmt::format("regress: {} check{} on {} run{}, time limit {} per run → {}/\n", plan.checks.size(),
-                           plan.checks.size() == 1 ? "" : "s", plan.runs.size(), plan.runs.size() == 1 ? "" : "s",
-                           format_seconds(run.timeout), run.out_dir);
+  std::cerr << fmt::format("regress: {} on {}, time limit {} per run → {}/\n", counted(plan.checks.size(), "check"),
+                           counted(plan.runs.size(), "run"), format_seconds(run.timeout), run.out_dir);
 
   const RegressRunResult result = run_regress(plan, run);
   const std::vector<RegressRow> rows = judge_checks(plan, result.outcomes);

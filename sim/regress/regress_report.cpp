@@ -8,6 +8,7 @@
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 
+#include "models/common/units.hpp"
 #include "sim/regress/expectations.hpp"
 #include "sim/report/report.hpp"
 #include "sim/sweep/sweep_runner.hpp"
@@ -105,7 +106,7 @@ std::string verdict_counts(const std::vector<RegressRow>& rows) {
         std::count_if(rows.begin(), rows.end(), [&](const RegressRow& r) { return r.verdict == verdict; });
     if (count > 0) parts.push_back(fmt::format("{} {}", count, regress_verdict_name(verdict)));
   }
-  return fmt::format("{} check{}: {}", rows.size(), rows.size() == 1 ? "" : "s", fmt::join(parts, ", "));
+  return fmt::format("{}: {}", counted(rows.size(), "check"), fmt::join(parts, ", "));
 }
 
 std::string paper_cell(const Expectation& e) {

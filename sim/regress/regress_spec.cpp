@@ -12,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "models/common/units.hpp"
 #include "models/common/yaml_reader.hpp"
 #include "sim/report/summary_fields.hpp"
 #include "sim/scenario/expectation_reader.hpp"
@@ -523,8 +524,8 @@ RegressPlan load_regress_plan(const std::vector<std::string>& inputs) {
     std::string joined;
     for (const std::string& input : inputs) joined += (joined.empty() ? "" : " ") + input;
     sink.error(SourceLocation{joined, 0, 0},
-               fmt::format("found no scenario with expectations and no comparison file ({} YAML file{} skipped)",
-                           plan.skipped.size(), plan.skipped.size() == 1 ? "" : "s"));
+               fmt::format("found no scenario with expectations and no comparison file ({} skipped)",
+                           counted(plan.skipped.size(), "YAML file")));
   }
   sink.throw_if_any();
   return plan;

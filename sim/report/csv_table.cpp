@@ -8,6 +8,7 @@
 #include "models/common/diagnostics.hpp"
 #include "models/common/input_file.hpp"
 #include "models/common/located_csv.hpp"
+#include "models/common/units.hpp"
 
 namespace dnnsim {
 
@@ -39,7 +40,7 @@ CsvTable parse_csv_table(std::string_view text, const std::string& source) {
     } else if (count < width) {
       sink.error(
           SourceLocation{source, row->end_line, row->end_column},
-          fmt::format("{} field{}, but the header has {} (missing: {})", count, count == 1 ? "" : "s", width,
+          fmt::format("{}, but the header has {} (missing: {})", counted(count, "field"), width,
                       fmt::join(table.header.begin() + static_cast<std::ptrdiff_t>(count), table.header.end(), ", ")));
     } else {
       std::vector<std::string> fields;

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "models/common/units.hpp"
 #include "sim/report/gnuplot.hpp"
 #include "sim/run/simulation.hpp"
 
@@ -79,10 +80,10 @@ std::string make_gantt_script(const SimulationResult& result, const std::string&
       out += fmt::format("{:.9g} {:.9g} {}\n", start * kMs, end * kMs, row_of.at(row_key(d, task.stream)));
   }
 
-  std::string title = fmt::format("Gantt chart: makespan {}, {} iteration{}, {} tasks on {} devices",
-                                  format_seconds(Seconds(result.makespan_s)), iteration_end.size(),
-                                  iteration_end.size() == 1 ? "" : "s", graph.tasks().size(), graph.devices().size());
-  if (never_ran > 0) title += fmt::format("\n{} task{} never ran (not drawn)", never_ran, never_ran == 1 ? "" : "s");
+  std::string title =
+      fmt::format("Gantt chart: makespan {}, {}, {} tasks on {} devices", format_seconds(Seconds(result.makespan_s)),
+                  counted(iteration_end.size(), "iteration"), graph.tasks().size(), graph.devices().size());
+  if (never_ran > 0) title += fmt::format("\n{} never ran (not drawn)", counted(never_ran, "task"));
 
   const int height = std::clamp(140 + 20 * rows, 320, 2400);
   std::string script;

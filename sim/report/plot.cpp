@@ -11,6 +11,7 @@
 
 #include "models/common/diagnostics.hpp"
 #include "models/common/parse_number.hpp"
+#include "models/common/units.hpp"
 #include "sim/report/gnuplot.hpp"
 
 namespace dnnsim {
@@ -149,13 +150,12 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
   if (not_ok > 0) {
     std::vector<std::string> parts;
     for (const auto& [status, count] : statuses) parts.push_back(fmt::format("{} {}", count, status));
-    lines.push_back(fmt::format("{} row{} skipped: status {}", not_ok, not_ok == 1 ? "" : "s", fmt::join(parts, ", ")));
+    lines.push_back(fmt::format("{} skipped: status {}", counted(not_ok, "row"), fmt::join(parts, ", ")));
   }
-  if (no_value > 0)
-    lines.push_back(fmt::format("{} row{} skipped: no number in {}", no_value, no_value == 1 ? "" : "s", options.y));
+  if (no_value > 0) lines.push_back(fmt::format("{} skipped: no number in {}", counted(no_value, "row"), options.y));
   if (points.empty())
     throw InputError(SourceLocation{table.source, 0, 0},
-                     fmt::format("nothing to plot: {} row{}{}{}", table.rows.size(), table.rows.size() == 1 ? "" : "s",
+                     fmt::format("nothing to plot: {}{}{}", counted(table.rows.size(), "row"),
                                  lines.empty() ? "" : "; ", fmt::join(lines, "; ")));
 
   // The x axis: numeric when every value is a number or a quantity, categorical otherwise.
@@ -209,8 +209,8 @@ std::string make_sweep_plot_script(const CsvTable& table, const PlotOptions& opt
                         s == 0 ? "plot " : ", \\\n     ", s, hue_column ? gnuplot_string(hues[s]) : "notitle");
   }
   if (averaged > 0)
-    lines.push_back(fmt::format("{} point{} average several rows (another column varies: try it as --hue)", averaged,
-                                averaged == 1 ? "" : "s"));
+    lines.push_back(
+        fmt::format("{} average several rows (another column varies: try it as --hue)", counted(averaged, "point")));
   if (notes) *notes = lines;
 
   std::string title = options.title.empty()

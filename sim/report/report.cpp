@@ -20,6 +20,7 @@
 
 #include "models/common/input_file.hpp"
 #include "models/common/parse_number.hpp"
+#include "models/common/units.hpp"
 #include "models/cost/memory_model.hpp"
 #include "sim/report/intervals.hpp"
 #include "sim/report/metrics.hpp"
@@ -513,9 +514,8 @@ std::string format_summary_table(const nlohmann::ordered_json& summary, bool all
     return text;
   }
   const auto& mean = summary["mean"];
-  text +=
-      fmt::format("mean iteration {:>12}   ({} iterations)\n",
-                  format_seconds(Seconds(mean["iteration_time_s"].get<double>())), summary["iterations"].get<int>());
+  text += fmt::format("mean iteration {:>12}   ({})\n", format_seconds(Seconds(mean["iteration_time_s"].get<double>())),
+                      counted(summary["iterations"].get<std::size_t>(), "iteration"));
   if (!mean["throughput_samples_per_s"].is_null())
     text += fmt::format("throughput     {:>12.1f} samples/s\n", mean["throughput_samples_per_s"].get<double>());
   if (summary.contains("jobs"))

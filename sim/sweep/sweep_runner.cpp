@@ -30,6 +30,7 @@
 #include "models/common/input_file.hpp"
 #include "models/common/located_csv.hpp"
 #include "models/common/parse_number.hpp"
+#include "models/common/units.hpp"
 #include "sim/process/process_pool.hpp"
 #include "sim/report/report.hpp"
 
@@ -132,8 +133,8 @@ class Runner {
     }
     if (options_.progress != nullptr) {
       *options_.progress << fmt::format(
-          "sweep {}: {} point{}{}, {} to run, {} at a time, time limit {} → {}\n", spec_.name, result_.selected,
-          result_.selected == 1 ? "" : "s",
+          "sweep {}: {}{}, {} to run, {} at a time, time limit {} → {}\n", spec_.name,
+          counted(result_.selected, "point"),
           result_.already_done > 0
               ? fmt::format(" ({} already in {})", result_.already_done, csv_path_.filename().string())
               : std::string(),

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <utility>
 
+#include "models/common/units.hpp"
 #include "sim/report/summary_fields.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -157,9 +158,8 @@ void validate_sweep_points(const SweepSpec& spec, const std::vector<std::vector<
         break;
       }
   if (!unreported_points.empty())
-    sink.error(axes_where,
-               fmt::format("… and more problems in {} other point{} (first {} shown)", unreported_points.size(),
-                           unreported_points.size() == 1 ? "" : "s", kMaxPointErrors));
+    sink.error(axes_where, fmt::format("… and more problems in {} (first {} shown)",
+                                       counted(unreported_points.size(), "other point"), kMaxPointErrors));
 }
 
 }  // namespace dnnsim

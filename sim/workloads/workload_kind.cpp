@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "models/common/units.hpp"
 #include "sim/run/resource_guard.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/workload_reading.hpp"
@@ -34,7 +35,7 @@ WorkloadSize size_of(const Scenario& scenario, const TaskGraph& graph) {
 }
 
 std::string WorkloadSpec::iterations_phrase(int run_iterations) const {
-  return fmt::format("{} iteration{}", run_iterations, run_iterations == 1 ? "" : "s");
+  return counted(static_cast<std::size_t>(run_iterations), "iteration");
 }
 
 void WorkloadKind::add_to_summary(const Scenario&, const SimulationResult&, nlohmann::ordered_json&) const {}

@@ -10,6 +10,7 @@
 
 #include "models/common/located_csv.hpp"
 #include "models/common/option_reader.hpp"
+#include "models/common/units.hpp"
 #include "models/cost/memory_model.hpp"
 #include "planners/common/layer_cost.hpp"
 #include "sim/platform/platform.hpp"
@@ -267,8 +268,8 @@ class ParameterServerKind final : public WorkloadKind {
     const auto [fastest, slowest] =
         std::minmax_element(costs.initial_step_seconds.begin(), costs.initial_step_seconds.end());
     return fmt::format(
-        "ok ({} workers, {} server{}, policy {}, step {:.3g}–{:.3g} s, heterogeneity degree {:.2f}, target loss {:g})",
-        spec.workers.size(), spec.servers.size(), spec.servers.size() == 1 ? "" : "s", spec.policy, *fastest, *slowest,
+        "ok ({} workers, {}, policy {}, step {:.3g}–{:.3g} s, heterogeneity degree {:.2f}, target loss {:g})",
+        spec.workers.size(), counted(spec.servers.size(), "server"), spec.policy, *fastest, *slowest,
         costs.heterogeneity, spec.target_loss);
   }
 
