@@ -279,13 +279,16 @@ int main(int argc, char** argv) {
   std::string list_what;
   auto* list = app.add_subcommand("list", "print a catalog or a registry");
   bool list_options = false;
-  list->add_option("WHAT", list_what,
-                   fmt::format("one of: {} (none: each with its entry count and the scenario key that names an entry)",
-                               fmt::join(listing_names(), ", ")))
-      ->check(CLI::IsMember(listing_names()));
+  auto* list_what_option =
+      list->add_option(
+              "WHAT", list_what,
+              fmt::format("one of: {} (none: each with its entry count and the scenario key that names an entry)",
+                          fmt::join(listing_names(), ", ")))
+          ->check(CLI::IsMember(listing_names()));
   list->add_flag("--options", list_options,
                  "also each entry's declared options: type, default, range and description (`list options`: all of "
-                 "them as the Markdown tables of docs/scenarios.md)");
+                 "them as the Markdown tables of docs/scenarios.md)")
+      ->needs(list_what_option);
 
   auto* model = app.add_subcommand("model", "inspect the model zoo");
   model->require_subcommand(1);
