@@ -178,11 +178,9 @@ dnnsim::RegistryListing backends_listing() {
 std::vector<Listing> listings() {
   const dnnsim::HardwareCatalog& catalog = dnnsim::HardwareCatalog::builtin();
   std::vector<Listing> table = {
-      {"gpus", "the hardware catalog's GPUs: `cluster.node_types.<type>.gpu`",
-       [&catalog] { return catalog.gpus().size(); },
+      {"gpus", dnnsim::kGpusWhat, [&catalog] { return catalog.gpus().size(); },
        [&catalog](bool) { std::cout << dnnsim::format_gpu_table(catalog); }},
-      {"links", "the hardware catalog's links: `link` of a `nic`, `gpu_link`, `pcie` or interconnect link mapping",
-       [&catalog] { return catalog.links().size(); },
+      {"links", dnnsim::kLinksWhat, [&catalog] { return catalog.links().size(); },
        [&catalog](bool) { std::cout << dnnsim::format_link_table(catalog); }},
   };
   for (const dnnsim::RegistryListing& listing : dnnsim::builtin_registry_listings())
@@ -209,10 +207,12 @@ int command_list(const std::string& what, bool options) {
   const std::vector<Listing> table = listings();
   if (what.empty()) {
     for (const Listing& listing : table) {
-      const std::size_t entries = listing.entries ? listing.entries() : 0;
-      std::cout << fmt::format("{:<14} {:>11}  {}\n", listing.name,
-                               listing.entries ? fmt::format("{} {}", entries, entries == 1 ? "entry" : "entries") : "",
-                               listing.what);
+      std::string count;
+      if (listing.entries) {
+        const std::size_t n = listing.entries();
+        count = n == 1 ? "1 entry" : fmt::format("{} entries", n);
+      }
+      std::cout << fmt::format("{:<14} {:>11}  {}\n", listing.name, count, listing.what);
     }
     std::cout << "dnnsim list NAME prints one of them, each entry with its description and source; --options adds "
                  "each entry's declared options\n";

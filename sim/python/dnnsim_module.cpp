@@ -138,7 +138,7 @@ py::list option_dicts(const OptionSchema& schema) {
 // hold and their number of entries.
 py::list list_overview() {
   py::list overview;
-  overview.append(py::dict(py::arg("name") = "gpus", py::arg("what") = "the hardware catalog's GPUs",
+  overview.append(py::dict(py::arg("name") = "gpus", py::arg("what") = kGpusWhat,
                            py::arg("entries") = HardwareCatalog::builtin().gpus().size()));
   for (const RegistryListing& listing : builtin_registry_listings())
     overview.append(py::dict(py::arg("name") = listing.name, py::arg("what") = listing.what,

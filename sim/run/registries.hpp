@@ -25,6 +25,11 @@ struct RegistryListing {
   std::vector<ListedEntry> entries;
 };
 
+// The hardware catalog's lines beside the registries' in `dnnsim list` and `dnnsim.list()`.
+inline constexpr const char* kGpusWhat = "the hardware catalog's GPUs: `cluster.node_types.<type>.gpu`";
+inline constexpr const char* kLinksWhat =
+    "the hardware catalog's links: `link` of a `nic`, `gpu_link`, `pcie` or interconnect link mapping";
+
 template <class Registry>
 [[nodiscard]] RegistryListing listing_of(std::string name, std::string what, const Registry& registry) {
   RegistryListing listing{std::move(name), std::move(what), {}};
