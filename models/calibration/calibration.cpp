@@ -142,10 +142,8 @@ class TableReader {
     }
     if (auto source = top.string("source", true)) table.source = *source;
     read_peaks(top.require("peak"), table);
-    if (auto bandwidth = top.quantity<BytesPerSecond>("memory_bandwidth", true)) {
-      if (bandwidth->value() <= 0) reader_.error(top.get("memory_bandwidth"), "memory_bandwidth must be positive");
+    if (auto bandwidth = top.positive_quantity<BytesPerSecond>("memory_bandwidth", true))
       table.memory_bandwidth = *bandwidth;
-    }
     if (auto sustained = top.number("sustained_compute", 0.01, 1.0)) table.sustained_compute = *sustained;
     if (YAML::Node compute = top.get("compute"); compute.IsDefined()) read_compute(compute, table);
     if (YAML::Node gemm = top.get("gemm"); gemm.IsDefined()) read_gemm(gemm, table);

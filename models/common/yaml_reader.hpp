@@ -3,6 +3,7 @@
 // wrong types, out-of-range values, unit-less quantities and unknown keys with a suggestion.
 #pragma once
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
@@ -86,6 +87,12 @@ class MapReader {
                                                   const std::vector<std::string>& allowed, bool required = false);
   template <class Q>
   [[nodiscard]] std::optional<Q> quantity(std::string_view key, bool required = false);
+  // Same, for a quantity that only makes sense above zero (a capacity, a rate, a period): 0 is
+  // reported as "key must be positive" and `reason` appended (negative values are refused by the
+  // unit parser already).
+  template <class Q>
+  [[nodiscard]] std::optional<Q> positive_quantity(std::string_view key, bool required = false,
+                                                   std::string_view reason = {});
 
   // Whether `key` was given and a typed shortcut above refused its value (and reported why), or is
   // absent while the mapping holds its misspelling (misspelt()): a check that combines it with other
@@ -173,6 +180,19 @@ std::optional<Q> MapReader::quantity(std::string_view key, bool required) {
   YAML::Node value = lookup(key, required);
   if (!value.IsDefined()) return std::nullopt;
   return noted(key, reader_->quantity<Q>(value));
+}
+
+template <class Q>
+std::optional<Q> MapReader::positive_quantity(std::string_view key, bool required, std::string_view reason) {
+  YAML::Node value = lookup(key, required);
+  if (!value.IsDefined()) return std::nullopt;
+  std::optional<Q> q = reader_->quantity<Q>(value);
+  if (q && !(q->value() > 0)) {
+    reader_->error(value, reason.empty() ? fmt::format("{} must be positive", key)
+                                         : fmt::format("{} must be positive: {}", key, reason));
+    q.reset();
+  }
+  return noted(key, q);
 }
 
 }  // namespace dnnsim

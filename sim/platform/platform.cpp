@@ -21,9 +21,20 @@ using simgrid::kernel::profile::ProfileBuilder;
 namespace dnnsim {
 namespace {
 
+// SimGrid's max-min solver leaves out a constraint of capacity 0 ("constraints that actually need to
+// be saturated, i.e. remaining and usage are strictly positive", lmm::System::solve), so a link that
+// offers nothing would stop constraining its flows, as if it had no limit. A schedule's or trace's
+// 0 and a preemption's busy_fraction 0 mean the opposite: the flows crossing the link wait. They get
+// one byte per second instead, which moves at most one byte per second of outage and lets them go on
+// at the restored bandwidth.
+constexpr double kStalledBandwidth = 1.0;  // B/s
+
+double offered_bandwidth(double bandwidth) { return bandwidth > 0 ? bandwidth : kStalledBandwidth; }
+
 std::string profile_text(const std::vector<BandwidthPoint>& points) {
   std::string text;
-  for (const BandwidthPoint& p : points) text += fmt::format("{:.17g} {:.17g}\n", p.at.value(), p.bandwidth.value());
+  for (const BandwidthPoint& p : points)
+    text += fmt::format("{:.17g} {:.17g}\n", p.at.value(), offered_bandwidth(p.bandwidth.value()));
   return text;
 }
 
@@ -164,7 +175,7 @@ class PlatformBuilder {
               std::vector<BandwidthPoint> next;
               process->append_next(next);
               for (const BandwidthPoint& p : next) {
-                values.emplace_back(p.at.value() - *previous_date, p.bandwidth.value());
+                values.emplace_back(p.at.value() - *previous_date, offered_bandwidth(p.bandwidth.value()));
                 *previous_date = p.at.value();
               }
             },

@@ -39,14 +39,14 @@ class ClusterReader {
       gpu = *catalog.find_gpu(*name);
     }
     if (overrides) {
-      if (auto v = overrides->quantity<Bytes>("memory")) gpu.memory = *v;
-      if (auto v = overrides->quantity<BytesPerSecond>("memory_bandwidth")) gpu.memory_bandwidth = *v;
-      if (auto v = overrides->quantity<BytesPerSecond>("nvlink_bandwidth")) gpu.nvlink_bandwidth = *v;
+      if (auto v = overrides->positive_quantity<Bytes>("memory")) gpu.memory = *v;
+      if (auto v = overrides->positive_quantity<BytesPerSecond>("memory_bandwidth")) gpu.memory_bandwidth = *v;
+      if (auto v = overrides->positive_quantity<BytesPerSecond>("nvlink_bandwidth")) gpu.nvlink_bandwidth = *v;
       const std::pair<const char*, std::optional<FlopsPerSecond> GpuSpec::*> peaks[] = {
           {"peak_fp32", &GpuSpec::peak_fp32}, {"peak_tf32", &GpuSpec::peak_tf32}, {"peak_fp16", &GpuSpec::peak_fp16},
           {"peak_bf16", &GpuSpec::peak_bf16}, {"peak_fp8", &GpuSpec::peak_fp8},   {"peak_mxfp8", &GpuSpec::peak_mxfp8}};
       for (const auto& [key, field] : peaks)
-        if (auto v = overrides->quantity<FlopsPerSecond>(key)) gpu.*field = *v;
+        if (auto v = overrides->positive_quantity<FlopsPerSecond>(key)) gpu.*field = *v;
       overrides->finish();
     }
     return gpu;
@@ -67,7 +67,7 @@ class ClusterReader {
     }
     const bool has_bandwidth = map.has("bandwidth");
     const bool has_latency = map.has("latency");
-    auto bandwidth = map.quantity<BytesPerSecond>("bandwidth");
+    auto bandwidth = map.positive_quantity<BytesPerSecond>("bandwidth");
     auto latency = map.quantity<Seconds>("latency");
     if (!base && (!has_bandwidth || !has_latency)) {
       if (base_unread) return std::nullopt;
@@ -93,12 +93,7 @@ class ClusterReader {
     type.compute_efficiency = map.number("compute_efficiency", 1e-3, 1.0).value_or(1.0);
     type.gpus_per_node = static_cast<int>(map.integer("gpus_per_node", 1, 1024, true).value_or(1));
     if (auto cores = map.integer("cpu_cores", 1, 1 << 16)) type.cpu_cores = static_cast<int>(*cores);
-    if (auto bandwidth = map.quantity<BytesPerSecond>("cpu_memory_bandwidth")) {
-      if (bandwidth->value() > 0)
-        type.cpu_memory_bandwidth = *bandwidth;
-      else
-        reader_.error(map.get("cpu_memory_bandwidth"), "cpu_memory_bandwidth must be positive");
-    }
+    type.cpu_memory_bandwidth = map.positive_quantity<BytesPerSecond>("cpu_memory_bandwidth");
     const bool has_nvlink = !type.gpu.nvlink.empty();
     // Board-level NVLink (SXM) defaults to an NVSwitch; a pair bridge does not connect a whole node.
     const std::string fabric = map.choice("fabric", {"nvswitch", "nvlink_mesh", "pcie"})
@@ -149,7 +144,7 @@ class ClusterReader {
 
     if (YAML::Node bridge = map.get("host_bridge"); bridge.IsDefined()) {
       if (type.fabric != IntraNodeFabric::pcie) reader_.error(bridge, "'host_bridge' applies to fabric: pcie only");
-      type.host_bridge_bandwidth = reader_.quantity<BytesPerSecond>(bridge);
+      type.host_bridge_bandwidth = map.positive_quantity<BytesPerSecond>("host_bridge");
     }
     bool per_gpu_refused = false;
     if (YAML::Node nic = map.require("nic"); nic.IsDefined()) {
@@ -273,7 +268,7 @@ class ClusterReader {
     }
     if (kind.value_or("switch") == "switch") {
       net.kind = InterNodeKind::single_switch;
-      net.switch_bandwidth = map.quantity<BytesPerSecond>("bandwidth");
+      net.switch_bandwidth = map.positive_quantity<BytesPerSecond>("bandwidth");
       net.switch_latency = map.quantity<Seconds>("latency").value_or(Seconds(0));
     } else if (kind == "leaf_spine") {
       net.kind = InterNodeKind::leaf_spine;

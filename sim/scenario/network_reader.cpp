@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "models/common/diagnostics.hpp"
@@ -57,7 +58,11 @@ class NetworkReader {
                               "a link condition needs exactly one of 'bandwidth', 'schedule', 'trace' or 'preemption'");
         const auto period = cond.quantity<Seconds>("period");
         if (has_bandwidth) {
-          if (auto bw = cond.quantity<BytesPerSecond>("bandwidth")) condition.model = ConstantBandwidth{*bw};
+          if (auto bw = cond.positive_quantity<BytesPerSecond>(
+                  "bandwidth", false,
+                  "a link that carries nothing for the whole run is down: give it a window in "
+                  "network.failures"))
+            condition.model = ConstantBandwidth{*bw};
         } else if (has_schedule) {
           condition.model = read_schedule(cond.get("schedule"), period);
         } else if (has_trace) {
@@ -72,15 +77,21 @@ class NetworkReader {
         } else if (has_preemption) {
           MapReader p(reader_, cond.get("preemption"), "a preemption process");
           PreemptionSpec spec;
-          spec.mean_busy = p.quantity<Seconds>("mean_busy", true).value_or(Seconds(1));
-          spec.mean_idle = p.quantity<Seconds>("mean_idle", true).value_or(Seconds(1));
+          spec.mean_busy = p.positive_quantity<Seconds>("mean_busy", true).value_or(Seconds(1));
+          spec.mean_idle = p.positive_quantity<Seconds>("mean_idle", true).value_or(Seconds(1));
           spec.busy_fraction = p.number("busy_fraction", 0.0, 1.0, true).value_or(0.0);
-          if (spec.mean_busy.value() <= 0 || spec.mean_idle.value() <= 0)
-            reader_.error(cond.get("preemption"), "mean_busy and mean_idle must be positive");
           p.finish();
           condition.model = spec;
         }
         if (period && !has_schedule && !has_trace) reader_.error(c, "'period' applies to 'schedule' and 'trace' only");
+        if (const auto* schedule = std::get_if<BandwidthSchedule>(&condition.model);
+            schedule && !schedule->period && !schedule->points.empty() &&
+            schedule->points.back().bandwidth.value() == 0)
+          reader_.error(cond.get(has_schedule ? "schedule" : "trace"),
+                        fmt::format("the bandwidth is 0 from {:g} s on and nothing restores it (no later point, no "
+                                    "'period'): the flows crossing the link would never finish; end on a bandwidth, "
+                                    "or take the link down with network.failures",
+                                    schedule->points.back().at.value()));
         cond.finish();
         result.conditions.push_back(std::move(condition));
       }
@@ -94,10 +105,9 @@ class NetworkReader {
         if (!flow.from.empty() && flow.from == flow.to) reader_.error(f, "a background flow needs two different GPUs");
         flow.size = flow_map.quantity<Bytes>("size", true).value_or(Bytes(0));
         flow.start = flow_map.quantity<Seconds>("start").value_or(Seconds(0));
-        flow.interval = flow_map.quantity<Seconds>("interval");
+        flow.interval = flow_map.positive_quantity<Seconds>("interval");
         if (auto count = flow_map.integer("count", 1, std::numeric_limits<int>::max()))
           flow.count = static_cast<int>(*count);
-        if (flow.interval && flow.interval->value() <= 0) reader_.error(f, "'interval' must be positive");
         if (flow.count && !flow.interval && *flow.count > 1) reader_.error(f, "'count' > 1 needs an 'interval'");
         flow_map.finish();
         result.background_flows.push_back(std::move(flow));

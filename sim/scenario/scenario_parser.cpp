@@ -106,11 +106,7 @@ class ScenarioParser {
       run.collective_fidelity = collective_fidelity_from_name(*fidelity);
     if (YAML::Node budget = map.get("memory_budget"); budget.IsDefined()) {
       run.memory_budget_where = reader_.where(budget);
-      run.memory_budget = reader_.quantity<Bytes>(budget);
-      if (run.memory_budget && run.memory_budget->value() <= 0) {
-        reader_.error(budget, "memory_budget must be positive");
-        run.memory_budget.reset();
-      }
+      run.memory_budget = map.positive_quantity<Bytes>("memory_budget");
     }
     map.finish();
     return run;

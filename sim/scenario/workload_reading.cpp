@@ -267,10 +267,23 @@ std::optional<Dtype> read_dtype(MapReader& map) {
   return std::nullopt;
 }
 
-TrainingOptions read_training_options(MapReader& map) {
+std::optional<Dtype> read_kernel_dtype(MapReader& map, const Cluster& cluster) {
+  const std::optional<Dtype> dtype = read_dtype(map);
+  if (dtype != Dtype::fp8 && dtype != Dtype::mxfp8) return dtype;
+  for (const NodeType& type : cluster.node_types)
+    // A node type whose GPU model is unknown has been reported already; its empty spec has nothing to test.
+    if (!type.gpu.name.empty() && !type.gpu.peak(*dtype))
+      map.reader().error(map.get("dtype"),
+                         fmt::format("node type '{}': {} has no {} tensor cores to run dtype {} on{}", type.name,
+                                     type.gpu.name, *dtype == Dtype::fp8 ? "FP8" : "MXFP8", dtype_name(*dtype),
+                                     *dtype == Dtype::mxfp8 && type.gpu.peak_fp8 ? " (fp8 runs on it)" : ""));
+  return dtype;
+}
+
+TrainingOptions read_training_options(MapReader& map, const Cluster& cluster) {
   TrainingOptions options;
   options.global_batch = static_cast<int>(map.integer("global_batch", 1, 1 << 30, true).value_or(1));
-  options.dtype = read_dtype(map).value_or(options.dtype);
+  options.dtype = read_kernel_dtype(map, cluster).value_or(options.dtype);
   if (const YAML::Node algorithm = map.get("collective_algorithm"); algorithm.IsDefined())
     if (auto selection = read_entry(map.reader(), algorithm, builtin_collective_algorithms()))
       options.collective_algorithm = selection->name;
@@ -280,8 +293,7 @@ TrainingOptions read_training_options(MapReader& map) {
                                                          : Optimizer::sgd;
   options.precision =
       map.choice("precision", {"fp32", "mixed"}).value_or("fp32") == "mixed" ? Precision::mixed : Precision::fp32;
-  options.bucket_size = map.quantity<Bytes>("bucket_size").value_or(options.bucket_size);
-  if (options.bucket_size.value() <= 0) map.reader().error(map.get("bucket_size"), "bucket_size must be positive");
+  options.bucket_size = map.positive_quantity<Bytes>("bucket_size").value_or(options.bucket_size);
   options.overlap = map.boolean("overlap");
   return options;
 }

@@ -12,6 +12,7 @@
 #include "models/dnn/layer_model.hpp"
 #include "models/program/task_graph.hpp"
 #include "planners/data_parallel/data_parallel.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace dnnsim {
 
@@ -34,8 +35,8 @@ struct TrainingOptions {
   std::optional<bool> overlap;  // none: the kind's rule (DDP overlaps; a planner may say otherwise)
 };
 // The keys global_batch, dtype, precision, optimizer, collective_algorithm (a name or
-// `{name: ring}`), bucket_size and overlap of a workload section.
-[[nodiscard]] TrainingOptions read_training_options(MapReader& map);
+// `{name: ring}`), bucket_size and overlap of a workload section; the dtype as read_kernel_dtype.
+[[nodiscard]] TrainingOptions read_training_options(MapReader& map, const Cluster& cluster);
 
 // The options into a workload's fields of the same names (DataParallelConfig, PipelineWorkloadSpec);
 // `overlap` stays with the caller, whose default is its own.
@@ -49,7 +50,13 @@ void assign_training_options(const TrainingOptions& options, Workload& workload)
   workload.bucket_size = options.bucket_size;
 }
 
-// `dtype` of a section that takes no other training key; none when absent.
+// `dtype` of a section that takes no other training key; none when absent. A storage type (bytes
+// per value): any GPU holds any of them.
 [[nodiscard]] std::optional<Dtype> read_dtype(MapReader& map);
+// `dtype` as the precision the kernels run at. A GPU without a tensor-core mode runs bf16, fp16 and
+// tf32 kernels at its fp32 rate (docs/scenarios.md), but FP8 and MXFP8 kernels need FP8 units
+// (Hopper, Ada, Blackwell; MXFP8 Blackwell only): naming one for a cluster with a GPU that has none
+// is an error at the key, one per node type.
+[[nodiscard]] std::optional<Dtype> read_kernel_dtype(MapReader& map, const Cluster& cluster);
 
 }  // namespace dnnsim

@@ -4,6 +4,7 @@
 // and max-min fair sharing among flows on a common link. Every TEST runs in its own process.
 #include "sim/run/simulation.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "sim/report/report.hpp"
@@ -152,27 +153,56 @@ TEST(Simulation, BandwidthRecoveryMidTransferSpeedsItUp) {
   EXPECT_NEAR(result.task_end[0], 0.145, kSimulationPrecision);
 }
 
-TEST(Simulation, PreemptedLinkFollowsItsGeneratedSchedule) {
-  // node1/nic is preempted by a seeded on/off process. The same process, replayed from the same
-  // derived seed by the pure traces library and integrated piecewise (BandwidthSchedule::
-  // transfer_time), must give the simulated end of a 1 GB transfer over that NIC (no latency; the
-  // other NIC runs at 10 GB/s and never binds below the preempted one's nominal 10 GB/s).
-  const Scenario scenario = load(testing::pcie_node_pair("0s") + R"(
+TEST(Simulation, LinkAtZeroBandwidthStallsItsFlowsUntilItReturns) {
+  // No latency; node1/nic offers nothing from 50 ms to 150 ms. By 50 ms, 0.5 GB of the 1 GB has
+  // moved; nothing moves for 100 ms (one byte per second: 1e-11 s of the rest); the other 0.5 GB
+  // takes 50 ms: the transfer ends at 0.200 s. Were the 0 passed to SimGrid as is, its solver would
+  // leave the link out and the 10 GB/s NIC of node0 would end it at 0.100 s.
+  const auto result = one_transfer_under_schedule(
+      R"([{at: "0s", bandwidth: "10GB/s"}, {at: "50ms", bandwidth: 0}, {at: "150ms", bandwidth: "10GB/s"}])");
+  EXPECT_NEAR(result.task_end[0], 0.200, kSimulationPrecision);
+}
+
+// A 1 GB transfer over node1/nic preempted by a seeded on/off process that leaves `busy_fraction` of
+// its 10 GB/s (run.seed 42; no latency; the other NIC runs at 10 GB/s and never binds below the
+// preempted one's nominal 10 GB/s).
+Scenario preempted_pair(double busy_fraction) {
+  return load(testing::pcie_node_pair("0s") + fmt::format(R"(
 network:
   conditions:
     - links: "node1/nic"
-      preemption: {mean_busy: "20ms", mean_idle: "30ms", busy_fraction: 0.1}
-run: {seed: 42}
-)");
-  const PlatformLayout layout = make_layout(scenario.cluster);
+      preemption: {{mean_busy: "20ms", mean_idle: "30ms", busy_fraction: {}}}
+run: {{seed: 42}}
+)",
+                                                          busy_fraction));
+}
+
+// Its end as the same process, replayed from the same derived seed by the pure traces library and
+// integrated piecewise (BandwidthSchedule::transfer_time), predicts it.
+double replayed_end(double busy_fraction) {
+  const PlatformLayout layout = make_layout(preempted_pair(busy_fraction).cluster);
   const auto names = layout.link_names();
   const auto index = static_cast<std::uint64_t>(std::find(names.begin(), names.end(), "node1/nic") - names.begin());
   PreemptionProcess process(
-      PreemptionParams{BytesPerSecond(10e9), Seconds(0.02), Seconds(0.03), 0.1, derive_seed(42, index)});
-  const Seconds expected = process.until(Seconds(10)).transfer_time(Bytes(1e9), Seconds(0));
-  const auto result = simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {});
-  EXPECT_GT(expected.value(), 0.1);  // the preemption did slow it down
-  EXPECT_NEAR(result.task_end[0], expected.value(), 1e-9);
+      PreemptionParams{BytesPerSecond(10e9), Seconds(0.02), Seconds(0.03), busy_fraction, derive_seed(42, index)});
+  return process.until(Seconds(10)).transfer_time(Bytes(1e9), Seconds(0)).value();
+}
+
+double simulated_end(double busy_fraction) {
+  const Scenario scenario = preempted_pair(busy_fraction);
+  return simulate(scenario, transfers(scenario, {{"node0/gpu0", "node1/gpu0"}}, 1e9), {}).task_end[0];
+}
+
+TEST(Simulation, PreemptedLinkFollowsItsGeneratedSchedule) {
+  EXPECT_GT(replayed_end(0.1), 0.1);  // the preemption did slow it down
+  EXPECT_NEAR(simulated_end(0.1), replayed_end(0.1), 1e-9);
+}
+
+TEST(Simulation, FullyPreemptedLinkStallsItsFlowsWhileBusy) {
+  // busy_fraction 0: nothing moves while the tenant holds the link (one byte per second of it, far
+  // below the 1e-9 s asked), so the transfer ends later than with a tenant that leaves 10%.
+  EXPECT_GT(replayed_end(0.0), replayed_end(0.1));
+  EXPECT_NEAR(simulated_end(0.0), replayed_end(0.0), 1e-9);
 }
 
 TEST(Simulation, TransferCutByALinkFailureIsSentAgainAfterTheWindow) {

@@ -68,7 +68,7 @@ class ChakraKind final : public TaskGraphKind {
       reader.error(ctx.map.get("ranks"),
                    fmt::format("{} ranks mapped but {} trace files", spec->ranks.size(), spec->files.size()));
     }
-    spec->options.dtype = read_dtype(ctx.map).value_or(spec->options.dtype);
+    spec->options.dtype = read_kernel_dtype(ctx.map, ctx.cluster).value_or(spec->options.dtype);
     if (const YAML::Node gpu = ctx.map.get("recorded_on"); gpu.IsDefined())
       if (auto name = reader.string(gpu)) {
         if (HardwareCatalog::builtin().find_gpu(*name) == nullptr)

@@ -255,7 +255,7 @@ class ClusterKind final : public WorkloadKind {
           for (const YAML::Node& item : reader.list(gen.get("gpus"), "GPU counts"))
             if (auto v = reader.integer(item, 1, 1 << 30)) g.gpu_choices.push_back(static_cast<int>(*v));
         }
-        if (auto d = gen.quantity<Seconds>("mean_duration")) g.mean_duration = *d;
+        if (auto d = gen.positive_quantity<Seconds>("mean_duration")) g.mean_duration = *d;
         if (auto s = gen.number("load_scale", 1e-6, 1e6)) g.load_scale = *s;
         if (gen.has("fit")) fit = read_trace_section(ctx, gen.get("fit"), "the fitted trace");
         if (gen.has("fit") && !gen.has("mean_interarrival") && fit && fit->jobs.size() < 2)
@@ -303,17 +303,14 @@ class ClusterKind final : public WorkloadKind {
     if (auto network = map.boolean("network")) spec->network = *network;
     if (auto cost = map.quantity<Seconds>("restart_cost")) spec->restart_cost = *cost;
     if (auto first = map.boolean("restart_cost_on_start")) spec->restart_cost_on_start = *first;
-    if (auto batch = map.quantity<Seconds>("batch")) spec->batch = *batch;
-    if (auto step = map.quantity<Seconds>("utilisation_interval")) spec->utilisation_interval = *step;
+    if (auto batch = map.positive_quantity<Seconds>("batch")) spec->batch = *batch;
+    if (auto step = map.positive_quantity<Seconds>("utilisation_interval")) spec->utilisation_interval = *step;
     if (auto mode = map.choice("oversized_jobs", {"error", "report"})) spec->report_oversized = *mode == "report";
     if (auto n = map.integer("servers_per_rack", 1, 1 << 30)) spec->servers_per_rack = static_cast<int>(*n);
     if (const YAML::Node admission = map.get("admission"); admission.IsDefined())
       read_admission(reader, admission, *spec);
     if (const YAML::Node architecture = map.get("architecture"); architecture.IsDefined())
       read_architecture(ctx, architecture, *spec);
-    if (spec->batch.value() <= 0) reader.error(map.get("batch"), "batch must be positive");
-    if (spec->utilisation_interval.value() <= 0)
-      reader.error(map.get("utilisation_interval"), "utilisation_interval must be positive");
 
     check_jobs(ctx, *spec, models_read);
     return spec;

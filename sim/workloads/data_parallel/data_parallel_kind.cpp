@@ -30,7 +30,7 @@ class DataParallelKind final : public TaskGraphKind {
     spec->where = ctx.reader.where(map.node());
     if (YAML::Node model = map.require("model"); model.IsDefined())
       config.model = read_layer_model(ctx.reader, model, "the model");
-    const TrainingOptions training = read_training_options(map);
+    const TrainingOptions training = read_training_options(map, ctx.cluster);
     assign_training_options(training, config);
     config.overlap = training.overlap.value_or(true);
     const std::size_t gpus = ctx.cluster.gpu_count();

@@ -137,7 +137,7 @@ void read_cache(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec, c
   map.finish();
 }
 
-void read_model(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec) {
+void read_model(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec, const Cluster& cluster) {
   MapReader map(reader, node, "the model section");
   if (!map.valid()) return;
   if (auto layer = map.choice("layer", "GNN layer", {"gcn", "sage", "gat"})) {
@@ -146,7 +146,7 @@ void read_model(YamlReader& reader, const YAML::Node& node, GnnWorkload& spec) {
   }
   if (auto hidden = map.integer("hidden", 1, 1 << 20)) spec.hidden = static_cast<std::uint32_t>(*hidden);
   if (auto classes = map.integer("classes", 1, 1 << 20, true)) spec.classes = static_cast<std::uint32_t>(*classes);
-  spec.dtype = read_dtype(map).value_or(spec.dtype);
+  spec.dtype = read_kernel_dtype(map, cluster).value_or(spec.dtype);
   map.finish();
 }
 
@@ -195,12 +195,8 @@ void read_cpu_costs(YamlReader& reader, const YAML::Node& node, GnnCpuCosts& cos
   MapReader map(reader, node, "the cpu_costs section");
   if (!map.valid()) return;
   costs.sample_edge = map.quantity<Seconds>("sample_edge").value_or(costs.sample_edge);
-  costs.gather_bandwidth = map.quantity<BytesPerSecond>("gather_bandwidth").value_or(costs.gather_bandwidth);
+  costs.gather_bandwidth = map.positive_quantity<BytesPerSecond>("gather_bandwidth").value_or(costs.gather_bandwidth);
   costs.op_dispatch = map.quantity<Seconds>("op_dispatch").value_or(costs.op_dispatch);
-  if (costs.sample_edge.value() < 0) reader.error(map.get("sample_edge"), "sample_edge cannot be negative");
-  if (costs.op_dispatch.value() < 0) reader.error(map.get("op_dispatch"), "op_dispatch cannot be negative");
-  if (!(costs.gather_bandwidth.value() > 0))
-    reader.error(map.get("gather_bandwidth"), "gather_bandwidth must be positive");
   map.finish();
 }
 
@@ -274,7 +270,7 @@ std::shared_ptr<GnnWorkload> read_gnn_workload(WorkloadParseContext& ctx) {
     }
   read_sampling(reader, map, *spec);
   if (YAML::Node cache = map.get("cache"); cache.IsDefined()) read_cache(reader, cache, *spec, ctx.cluster);
-  if (const YAML::Node model = map.require("model"); model.IsDefined()) read_model(reader, model, *spec);
+  if (const YAML::Node model = map.require("model"); model.IsDefined()) read_model(reader, model, *spec, ctx.cluster);
   if (YAML::Node pipeline = map.get("pipeline"); pipeline.IsDefined()) {
     read_pipeline(reader, pipeline, *spec);
   } else if (spec->cpu_cores < kGnnCpuRoles && !ctx.cluster.nodes.empty() && reader.sink().empty()) {

@@ -152,12 +152,8 @@ void read_convergence(WorkloadParseContext& ctx, const YAML::Node& node, Paramet
                    fmt::format("target_loss {:g} is not below the initial loss {:g}: nothing to train", *target,
                                spec.efficiency.loss(0)));
   }
-  spec.max_time = map.quantity<Seconds>("max_time", true).value_or(spec.max_time);
-  if (map.has("max_time") && !map.refused("max_time") && spec.max_time.value() <= 0)
-    reader.error(map.get("max_time"), "max_time must be positive");
-  spec.sample_interval = map.quantity<Seconds>("sample_interval").value_or(spec.max_time / 1000.0);
-  if (spec.sample_interval.value() <= 0 && map.has("sample_interval"))
-    reader.error(map.get("sample_interval"), "sample_interval must be positive");
+  spec.max_time = map.positive_quantity<Seconds>("max_time", true).value_or(spec.max_time);
+  spec.sample_interval = map.positive_quantity<Seconds>("sample_interval").value_or(spec.max_time / 1000.0);
   map.finish();
 }
 
@@ -166,14 +162,9 @@ void read_server_process(YamlReader& reader, const YAML::Node& node, ParameterSe
   MapReader map(reader, node, "server_process");
   if (!map.valid()) return;
   ServerProcess process;
-  if (auto rate = map.quantity<BytesPerSecond>("receive_rate", true)) {
-    if (rate->value() <= 0)
-      reader.error(map.get("receive_rate"),
-                   "receive_rate must be positive: a process that takes in nothing never "
-                   "finishes a push");
-    else
-      process.receive_rate = *rate;
-  }
+  if (auto rate = map.positive_quantity<BytesPerSecond>("receive_rate", true,
+                                                        "a process that takes in nothing never finishes a push"))
+    process.receive_rate = *rate;
   process.busy_wait = map.number("busy_wait", 0, 1e6).value_or(0);
   map.finish();
   spec.server_process = process;
@@ -235,7 +226,7 @@ class ParameterServerKind final : public WorkloadKind {
     if (YAML::Node model = map.require("model"); model.IsDefined())
       spec->model = read_layer_model(reader, model, "the model");
     if (auto batch = map.integer("batch_size", 1, 1 << 30, true)) spec->batch_size = static_cast<int>(*batch);
-    spec->dtype = read_dtype(map).value_or(spec->dtype);
+    spec->dtype = read_kernel_dtype(map, ctx.cluster).value_or(spec->dtype);
     if (YAML::Node servers = map.require("servers"); servers.IsDefined()) {
       spec->servers = read_devices(reader, servers, names, "server");
       if (servers.IsSequence() && servers.size() == 0)

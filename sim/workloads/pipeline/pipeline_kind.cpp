@@ -182,7 +182,7 @@ PipelineWorkloadSpec read_pipeline(YamlReader& reader, MapReader& map, const Clu
   spec.where = reader.where(map.node());
   if (YAML::Node model = map.require("model"); model.IsDefined())
     spec.model = read_layer_model(reader, model, "the model");
-  const TrainingOptions training = read_training_options(map);
+  const TrainingOptions training = read_training_options(map, cluster);
   assign_training_options(training, spec);
   const auto micro_batches = map.integer("micro_batches", 1, 1 << 20);
   const auto micro_batch_size = map.integer("micro_batch_size", 1, 1 << 30);

@@ -38,7 +38,7 @@ class SpmdKind final : public WorkloadKind {
         spec->planner = selection->name;
         spec->planner_options = std::move(selection->options);
       }
-    const Dtype dtype = read_dtype(map).value_or(Dtype::fp32);
+    const Dtype dtype = read_kernel_dtype(map, ctx.cluster).value_or(Dtype::fp32);
     if (const YAML::Node algorithm = map.get("collective_algorithm"); algorithm.IsDefined())
       if (auto selection = read_entry(ctx.reader, algorithm, builtin_collective_algorithms())) {
         // A mesh axis' groups need not hold as many members on every node; the default rule already
@@ -56,10 +56,7 @@ class SpmdKind final : public WorkloadKind {
           spec->comm.all_reduce_algorithm = selection->name;
         }
       }
-    if (auto bucket = map.quantity<Bytes>("bucket_size")) {
-      if (bucket->value() <= 0) ctx.reader.error(map.get("bucket_size"), "bucket_size must be positive");
-      spec->comm.bucket_bytes = bucket->value();
-    }
+    if (auto bucket = map.positive_quantity<Bytes>("bucket_size")) spec->comm.bucket_bytes = bucket->value();
     if (auto batch = map.integer("global_batch", 1, 1 << 30)) spec->global_batch = static_cast<int>(*batch);
     const bool has_model = map.has("model"), has_graph = map.has("graph");
     if (has_model == has_graph) {

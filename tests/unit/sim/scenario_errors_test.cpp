@@ -187,7 +187,7 @@ TEST(ScenarioErrors, BackgroundFlowChecks) {
 )"),
                 {{15, 7, "a background flow needs two different GPUs"},
                  {16, 7, "'count' > 1 needs an 'interval'"},
-                 {17, 7, "'interval' must be positive"}});
+                 {17, 65, "interval must be positive"}});
 }
 
 TEST(ScenarioErrors, FailureWindowEndingBeforeItStarts) {
@@ -197,6 +197,63 @@ TEST(ScenarioErrors, FailureWindowEndingBeforeItStarts) {
     - {host: node1/gpu1, from: "1s", to: "1s"}
 )"),
                 {{15, 7, "'to' must be later than 'from'"}, {16, 7, "'to' must be later than 'from'"}});
+}
+
+// A capacity or rate of zero is refused where it is written: SimGrid's max-min solver leaves a link
+// of capacity 0 out (its flows would run as if it had no limit), and a GPU without a rate never ends
+// a kernel. The constant link condition says what a link that carries nothing is.
+TEST(ScenarioErrors, ZeroCapacitiesAndRatesAreErrors) {
+  expect_errors(errors_of(R"(name: zero
+cluster:
+  node_types:
+    box:
+      gpu: {model: V100-16GB, peak_fp32: 0}
+      gpus_per_node: 2
+      fabric: pcie
+      host_bridge: "0GB/s"
+      nic: {bandwidth: "0Gbps", latency: "5us"}
+  nodes: [{type: box, count: 2}]
+workload:
+  kind: data_parallel
+  model: {layers: [{forward_flops: "1GFlop"}]}
+  global_batch: 4
+network:
+  conditions:
+    - {links: "node1/nic", bandwidth: "0GB/s"}
+)"),
+                {{5, 42, "peak_fp32 must be positive"},
+                 {8, 20, "host_bridge must be positive"},
+                 {9, 24, "bandwidth must be positive"},
+                 {17, 39, "bandwidth must be positive: a link that carries nothing for the whole run is down"}});
+}
+
+// A schedule may stall a link (bandwidth 0) for a while, but one that ends at 0 with no period to
+// bring the bandwidth back leaves the flows crossing it unfinished forever.
+TEST(ScenarioErrors, ScheduleEndingAtZeroBandwidthNeedsSomethingAfter) {
+  expect_errors(errors_of(kTwoBoxBase + R"(network:
+  conditions:
+    - links: "node1/nic"
+      schedule: [{at: "0s", bandwidth: "1GB/s"}, {at: "1s", bandwidth: 0}]
+    - links: "node1/nic"
+      schedule: [{at: "0s", bandwidth: 0}, {at: "1s", bandwidth: "1GB/s"}]
+    - links: "node1/nic"
+      schedule: [{at: "0s", bandwidth: "1GB/s"}, {at: "1s", bandwidth: 0}]
+      period: "2s"
+)"),
+                {{16, 17, "the bandwidth is 0 from 1 s on and nothing restores it"}});
+}
+
+// FP8 kernels need FP8 tensor cores (bf16 on a V100 runs at its fp32 rate instead: docs/scenarios.md);
+// MXFP8 needs Blackwell's MX formats.
+TEST(ScenarioErrors, Fp8DtypeNeedsFp8TensorCores) {
+  expect_errors(errors_of(kTwoBoxBase + "  dtype: fp8\n"),
+                {{13, 10, "node type 'box': V100-16GB has no FP8 tensor cores to run dtype fp8 on"}});
+  std::string h100 = kTwoBoxBase;
+  h100.replace(h100.find("V100-16GB"), 9, "H100-SXM");
+  expect_errors(
+      errors_of(h100 + "  dtype: mxfp8\n"),
+      {{13, 10, "node type 'box': H100-SXM has no MXFP8 tensor cores to run dtype mxfp8 on (fp8 runs on it)"}});
+  EXPECT_NO_THROW((void)load(h100 + "  dtype: fp8\n"));
 }
 
 TEST(ScenarioErrors, FailureWindowNamesOneTarget) {

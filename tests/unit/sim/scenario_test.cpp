@@ -511,7 +511,7 @@ TEST(ScenarioErrors, PreemptionNeedsPositiveMeans) {
     - links: "node1/nic"
       preemption: {mean_busy: "0s", mean_idle: "80ms", busy_fraction: 0.5}
 )"),
-                {{16, 19, "mean_busy and mean_idle must be positive"}});
+                {{16, 31, "mean_busy must be positive"}});
 }
 
 TEST(ScenarioErrors, GlobalBatchSmallerThanTheGpuCount) {
