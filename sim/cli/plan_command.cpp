@@ -130,6 +130,10 @@ int run_plan_command(const PlanCommandOptions& options) {
   Scenario scenario = load_scenario(options.scenario, options.overrides,
                                     options.planner.empty() ? ScenarioTreeEdit{} : replace_planner(options.planner));
   if (const auto* spmd = scenario.workload_as<SpmdWorkload>()) return print_spmd_plan(scenario, *spmd, options);
+  if (scenario.workload_as<PipelineWorkloadSpec>() == nullptr)
+    throw InputError(SourceLocation{scenario.file, 0, 0},
+                     "dnnsim plan needs a pipeline or SPMD workload (workload.kind: pipeline, docs/pipeline.md; "
+                     "spmd, docs/spmd.md)");
   const std::shared_ptr<PipelineWorkloadSpec> spec = plannable_spec(scenario);
   if (options.candidate > 0 || options.simulate_top > 0) {
     const PlannerRegistry::Entry* planner = builtin_planners().find(spec->planner);

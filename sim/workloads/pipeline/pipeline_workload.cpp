@@ -77,7 +77,7 @@ std::shared_ptr<PipelineWorkloadSpec> plannable_spec(Scenario& scenario) {
   const auto* given = scenario.workload_as<PipelineWorkloadSpec>();
   if (given == nullptr)
     throw InputError(SourceLocation{scenario.file, 0, 0},
-                     "dnnsim plan needs a pipeline workload (workload.kind: pipeline, docs/pipeline.md)");
+                     "dnnsim.plan needs a pipeline workload (workload.kind: pipeline, docs/pipeline.md)");
   auto spec = std::make_shared<PipelineWorkloadSpec>(*given);
   scenario.workload = spec;
   return spec;
