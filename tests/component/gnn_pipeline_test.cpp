@@ -242,6 +242,12 @@ TEST(GnnInterference, StreamsWithinTheBandwidthRunAsAlone) {
   EXPECT_NEAR(bandwidth_case(20e9).makespan, 3.25, 1e-6);
 }
 
+TEST(GnnInterference, AMemoryFarAboveTheDemandRunsAsAlone) {
+  // As above on a 1 PB/s memory, 10⁵ × the demand: SimGrid aborted ("The Impossible Did Happen")
+  // while the streams' weights were fractions of the bandwidth, 1e-5 and below.
+  EXPECT_NEAR(bandwidth_case(1e15).makespan, 3.25, 1e-6);
+}
+
 // Cache pollution: gathering runs at 0.8 of its rate time-sliced with another stage. Two sampling
 // threads start batch 0 (0.5 core-s) and batch 1 (2 core-s) together at 0; batch 0 is gathered in
 // 1 core-s, nothing else costs CPU, 0.25 s on the GPU each.

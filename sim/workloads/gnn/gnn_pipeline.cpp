@@ -158,13 +158,16 @@ class GnnPipelineRun {
   }
 
   // `bytes` of memory traffic on server s's memory at most at `rate` (what the stream draws alone),
-  // weighted by that rate so that streams over the bandwidth share it in proportion to demand.
+  // weighted by that rate so that streams over the bandwidth share it in proportion to demand. Only
+  // the weights' ratios matter; in GB/s they stay far above the 1e-5 below which SimGrid's solver
+  // treats a share as nothing (as a fraction of the memory's bandwidth, they fell under it at 1 PB/s,
+  // and the run aborted).
   sg4::ExecPtr memory_stream(std::size_t s, double bytes, double rate) {
-    sg4::Host* memory = in_.interference.memory[s];
+    constexpr double kWeightUnit = 1e9;  // B/s
     return sg4::this_actor::exec_init(bytes)
-        ->set_host(memory)
+        ->set_host(in_.interference.memory[s])
         ->set_bound(rate)
-        ->set_priority(rate / memory->get_speed())
+        ->set_priority(rate / kWeightUnit)
         ->start();
   }
 
