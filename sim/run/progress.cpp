@@ -19,8 +19,12 @@ InterruptGuard::InterruptGuard() {
   // Only the outermost guard starts afresh: a Ctrl-C while the workload was lowered, before the
   // simulation's own guard, still stops the simulation at its first operation.
   if (g_guards++ == 0) g_interrupted.store(false);
+  // The first signal asks for a stop at the next operation, and the handler goes back to the default
+  // (SA_RESETHAND): a run that ends no operation (SimGrid busy with a link's bandwidth events while
+  // every transfer waits) is ended by a second one.
   struct sigaction action {};
   action.sa_handler = request_interrupt;
+  action.sa_flags = SA_RESETHAND;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGINT, &action, &old_int_);
   ::sigaction(SIGTERM, &action, &old_term_);
