@@ -248,6 +248,18 @@ TEST(ParameterServer, AdspCommitIntervalsEqualiseCommitsAcrossSpeeds) {
   EXPECT_NEAR(static_cast<double>(sim.workers[2].steps) / static_cast<double>(sim.workers[0].steps), 4.0, 0.2);
 }
 
+TEST(ParameterServer, TheRunEndsAtMaxTimeWhileAPushIsStillInFlight) {
+  // The shipped ADSP-like run (max_time 20,000 s) with a switch latency of 10^24 s: its pushes are
+  // still in flight at max_time, where the run ends with what it had, and the policy's ticker stops
+  // with it. It used to tick on until the pushes arrived; at 10^24 s a 60 s tick no longer moves the
+  // clock, and the run never ended.
+  const Scenario scenario = load_scenario(DNNSIM_SOURCE_DIR "/scenarios/papers/adsp/adsp-cifar10.yaml",
+                                          {"cluster.interconnect.latency=1e24s"});
+  const SimulationResult result = run_scenario(scenario, {});
+  EXPECT_EQ(sim_of(result).end_time, 20000.0);
+  EXPECT_FALSE(sim_of(result).converged);
+}
+
 TEST(ParameterServer, BadInputIsReportedAllAtOnce) {
   const std::string yaml =
       "name: ps\n"                                                                            // 1

@@ -175,8 +175,10 @@ class ParameterServerRun {
     cv_->notify_all();
   }
 
+  // Ticks until the run ends: a policy ticked after it would report a state the run never had (and
+  // keep the engine busy while an activity left running drains).
   void ticker() {
-    for (;;) {
+    while (!done_) {
       in_.policy->on_tick(sg4::Engine::get_clock(), in_.efficiency->loss(result_.progress));
       sg4::this_actor::sleep_for(in_.policy->tick_period());
     }
