@@ -196,6 +196,12 @@ void MapReader::exactly_one_of(std::vector<std::string> keys, const YAML::Node& 
     none_given(std::move(keys), at, std::move(message));
 }
 
+void MapReader::refuse_not_positive(std::string_view key, std::string_view reason) {
+  reader_->error(lookup(key, false), reason.empty() ? fmt::format("{} must be positive", key)
+                                                    : fmt::format("{} must be positive: {}", key, reason));
+  refused_.emplace_back(key);
+}
+
 void MapReader::none_given(std::vector<std::string> keys, const YAML::Node& at, std::string message) {
   const bool maybe_misspelt =
       valid_ && std::any_of(node_.begin(), node_.end(), [&](const auto& item) {

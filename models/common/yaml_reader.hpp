@@ -3,7 +3,6 @@
 // wrong types, out-of-range values, unit-less quantities and unknown keys with a suggestion.
 #pragma once
 
-#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
@@ -129,6 +128,8 @@ class MapReader {
 
  private:
   [[nodiscard]] YAML::Node lookup(std::string_view key, bool required);
+  // Reports the value of `key` (read) as not positive, with `reason`, and marks it refused.
+  void refuse_not_positive(std::string_view key, std::string_view reason);
   template <class T>
   std::optional<T> noted(std::string_view key, std::optional<T> value) {
     if (!value) refused_.emplace_back(key);
@@ -184,15 +185,10 @@ std::optional<Q> MapReader::quantity(std::string_view key, bool required) {
 
 template <class Q>
 std::optional<Q> MapReader::positive_quantity(std::string_view key, bool required, std::string_view reason) {
-  YAML::Node value = lookup(key, required);
-  if (!value.IsDefined()) return std::nullopt;
-  std::optional<Q> q = reader_->quantity<Q>(value);
-  if (q && !(q->value() > 0)) {
-    reader_->error(value, reason.empty() ? fmt::format("{} must be positive", key)
-                                         : fmt::format("{} must be positive: {}", key, reason));
-    q.reset();
-  }
-  return noted(key, q);
+  std::optional<Q> q = quantity<Q>(key, required);
+  if (!q || q->value() > 0) return q;
+  refuse_not_positive(key, reason);
+  return std::nullopt;
 }
 
 }  // namespace dnnsim
