@@ -513,6 +513,22 @@ std::string format_summary_table(const nlohmann::ordered_json& summary, bool all
                         100 * c["gpu_utilisation"].get<double>(), c["preemptions"].get<std::size_t>());
     return text;
   }
+  if (summary.contains("parameter_server")) {  // a run to a target loss: no iteration or per-device table
+    const auto& ps = summary["parameter_server"];
+    text += fmt::format("{}, {}, {} ({})\n", counted(ps["workers"].get<std::size_t>(), "worker"),
+                        counted(ps["servers"].get<std::size_t>(), "server"), ps["policy"].get<std::string>(),
+                        ps["policy_state"].get<std::string>());
+    text += ps["converged"].get<bool>()
+                ? fmt::format("loss {:.4g} reached the target {:.4g} at {}\n", ps["final_loss"].get<double>(),
+                              ps["target_loss"].get<double>(), format_seconds(Seconds(ps["end_s"].get<double>())))
+                : fmt::format("loss {:.4g} at the end, {}: target {:.4g} not reached\n", ps["final_loss"].get<double>(),
+                              format_seconds(Seconds(ps["end_s"].get<double>())), ps["target_loss"].get<double>());
+    text +=
+        fmt::format("{} local steps, {} commits  computing {:.1f}%  communicating {:.1f}%  blocked {:.1f}%\n",
+                    ps["local_steps"].get<long>(), ps["commits"].get<long>(), 100 * ps["computing_ratio"].get<double>(),
+                    100 * ps["communication_ratio"].get<double>(), 100 * ps["blocked_ratio"].get<double>());
+    return text;
+  }
   const auto& mean = summary["mean"];
   text += fmt::format("mean iteration {:>12}   ({})\n", format_seconds(Seconds(mean["iteration_time_s"].get<double>())),
                       counted(summary["iterations"].get<std::size_t>(), "iteration"));

@@ -180,11 +180,13 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
 }
 
 SimulationResult engine_driven_result(const Scenario& scenario, std::shared_ptr<const WorkloadResult> workload_result,
-                                      double makespan_s, std::size_t flow_count, bool interrupted) {
+                                      double makespan_s, std::size_t operations, std::size_t flow_count,
+                                      bool interrupted) {
   SimulationResult result;
   result.workload_result = std::move(workload_result);
   result.gpu_names = scenario.cluster.gpu_names();
   result.makespan_s = makespan_s;
+  result.operations = operations;
   result.flow_count = flow_count;
   result.interrupted = interrupted;
   return result;

@@ -97,8 +97,10 @@ struct SimulationOptions {
 
 // The result of a kind that drives the engine with its own actors instead of a TaskGraph (cluster,
 // parameter server, GNN pipeline): the fields every report reads, the kind's own results beside them.
+// `operations` are the activities its actors ran (executions, flows, or a cluster's scheduling events).
 [[nodiscard]] SimulationResult engine_driven_result(const Scenario& scenario,
                                                     std::shared_ptr<const WorkloadResult> workload_result,
-                                                    double makespan_s, std::size_t flow_count, bool interrupted);
+                                                    double makespan_s, std::size_t operations, std::size_t flow_count,
+                                                    bool interrupted);
 
 }  // namespace dnnsim

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/report/report.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/workloads/parameter_server/parameter_server_kind.hpp"
 #include "tests/support/diagnostics.hpp"
@@ -81,6 +82,15 @@ TEST(ParameterServer, BspRoundIsTheSlowestWorkerPlusCommunication) {
   EXPECT_NEAR(sim.end_time, 2.5, 3e-3);
   // The fast worker waits for the slow one every round: 0.3 s blocked per round (0.4 → 0.7).
   EXPECT_NEAR(sim.workers[0].blocked_s, 2 * 0.3, 5e-3);
+  // What the engine ran: 3 steps per worker, one apply per commit (6), 6 pushes and the pulls of the
+  // first two rounds (4: the third round ends the run before them) — 22 operations, 10 of them flows.
+  EXPECT_EQ(result.flow_count, 10u);
+  EXPECT_EQ(result.operations, 22u);
+  // stdout: the run to the target, not an iteration and a device table it has no figures for.
+  const std::string table = format_summary_table(make_summary(scenario, result));
+  EXPECT_NE(table.find("2 workers, 1 server, bsp"), std::string::npos) << table;
+  EXPECT_NE(table.find("loss 0.25 reached the target 0.26 at"), std::string::npos) << table;
+  EXPECT_EQ(table.find("device"), std::string::npos) << table;
 }
 
 TEST(ParameterServer, PushesAndPullsCrossTheSimulatedNetwork) {

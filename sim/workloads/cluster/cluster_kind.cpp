@@ -364,7 +364,8 @@ class ClusterKind final : public WorkloadKind {
     auto report = std::make_shared<ClusterRunReport>();
     report->spec = spec;
     report->sim = simulate_cluster(input);
-    return engine_driven_result(scenario, report, report->sim.makespan, report->sim.flows, report->sim.interrupted);
+    return engine_driven_result(scenario, report, report->sim.makespan, report->sim.events + report->sim.flows,
+                                report->sim.flows, report->sim.interrupted);
   }
 
   std::vector<SummaryField> summary_fields() const override;

@@ -278,7 +278,8 @@ class GnnKind final : public WorkloadKind {
     report->sim = simulate_gnn_pipeline(input);
 
     SimulationResult result = engine_driven_result(
-        scenario, report, report->sim.makespan, static_cast<std::size_t>(report->sim.flows), report->sim.interrupted);
+        scenario, report, report->sim.makespan, static_cast<std::size_t>(report->sim.flows + report->sim.executions),
+        static_cast<std::size_t>(report->sim.flows), report->sim.interrupted);
     result.graph = activity_graph(scenario, *report, result.task_start, result.task_end);
     const double cache_part = static_cast<double>(spec->setup.cache_nodes_per_server) / spec->setup.gpus_per_server *
                               spec->features.per_node().value();
@@ -292,7 +293,6 @@ class GnnKind final : public WorkloadKind {
       result.memory_capacity_bytes.push_back(0);
       result.peak_memory_bytes.push_back(0);
     }
-    result.operations = static_cast<std::size_t>(report->sim.flows + report->sim.executions);
     return result;
   }
 

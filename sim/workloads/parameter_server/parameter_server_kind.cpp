@@ -305,8 +305,9 @@ class ParameterServerKind final : public WorkloadKind {
     input.record_events = scenario.outputs.trace;
     input.progress = options.progress != nullptr;
     report->sim = simulate_parameter_server(input);
-    return engine_driven_result(scenario, report, report->sim.end_time, static_cast<std::size_t>(report->sim.flows),
-                                report->sim.interrupted);
+    return engine_driven_result(scenario, report, report->sim.end_time,
+                                static_cast<std::size_t>(report->sim.executions + report->sim.flows),
+                                static_cast<std::size_t>(report->sim.flows), report->sim.interrupted);
   }
 
   std::vector<SummaryField> summary_fields() const override;

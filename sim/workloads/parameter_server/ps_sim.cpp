@@ -65,6 +65,7 @@ class ParameterServerRun {
     for (;;) {
       record(PsEvent::Kind::step_start, k);
       const double start = sg4::Engine::get_clock();
+      ++result_.executions;
       sg4::this_actor::execute(in_.step_seconds[index] * slowdown_factor(in_.slowdowns, k, start) * host->get_speed());
       if (done_) return;  // the run ended while this step ran: it does not count
       stats.compute_s += sg4::Engine::get_clock() - start;
@@ -76,9 +77,11 @@ class ParameterServerRun {
       const double commit_start = now;
       std::vector<sg4::ActivityPtr> pushes;
       for (sg4::Host* server : in_.servers) pushes.push_back(start_transfer(host, server, shard));
+      result_.flows += static_cast<long>(pushes.size());
       std::vector<sg4::ExecPtr> receives;
       for (sg4::Host* process : in_.server_processes)
         receives.push_back(sg4::this_actor::exec_init(shard / in_.receive_rate)->set_host(process)->start());
+      result_.executions += static_cast<long>(receives.size());
       finish_transfers(pushes);
       for (const sg4::ExecPtr& receive : receives) receive->wait();
       if (in_.apply_seconds > 0) {
@@ -86,10 +89,10 @@ class ParameterServerRun {
         for (sg4::Host* server : in_.servers)
           applies.push_back(
               sg4::this_actor::exec_init(in_.apply_seconds * server->get_speed())->set_host(server)->start());
+        result_.executions += static_cast<long>(applies.size());
         for (const sg4::ExecPtr& apply : applies) apply->wait();
       }
       if (done_) return;
-      result_.flows += static_cast<long>(2 * in_.servers.size());
       const double arrived = sg4::Engine::get_clock();
       const bool converged = commit(k, since_commit);
       // Counted when the server applies it, as global_steps is: a worker still held when the run ends
@@ -121,6 +124,7 @@ class ParameterServerRun {
       record(PsEvent::Kind::release, k);
       std::vector<sg4::ActivityPtr> pulls;
       for (sg4::Host* server : in_.servers) pulls.push_back(start_transfer(server, host, shard));
+      result_.flows += static_cast<long>(pulls.size());
       finish_transfers(pulls);
       if (done_) return;
       last_commit_end = sg4::Engine::get_clock();

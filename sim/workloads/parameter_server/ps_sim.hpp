@@ -85,7 +85,8 @@ struct PsSimResult {
   std::vector<std::pair<double, double>> loss_samples;  // (time s, loss)
   std::vector<PsEvent> events;
   std::string policy_state;
-  long flows = 0;
+  long flows = 0;       // pushes and pulls started
+  long executions = 0;  // worker steps, server receives and applies (the spins of busy_wait not counted)
 };
 
 // The engine and platform must exist. @return at convergence, max_time or interruption.
