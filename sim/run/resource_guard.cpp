@@ -280,11 +280,13 @@ ResourceEstimate check_graph_resources(const Scenario& scenario, const TaskGraph
   return estimate;
 }
 
-Bytes memory_budget(const Scenario& scenario) {
-  if (scenario.run.memory_budget) return *scenario.run.memory_budget;
+Bytes memory_budget(const RunSettings& run) {
+  if (run.memory_budget) return *run.memory_budget;
   // Half: a sweep runs a point per core, and the machine has other work.
   return physical_memory() * 0.5;
 }
+
+Bytes memory_budget(const Scenario& scenario) { return memory_budget(scenario.run); }
 
 void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& found) {
   const ResourceEstimate* estimate = &found;

@@ -75,6 +75,7 @@ using RouteLinksFn = std::function<double(DeviceId src, DeviceId dst)>;
 [[nodiscard]] ResourceEstimate estimate_resources(const WorkloadSize& size, const Scenario& scenario);
 
 // run.memory_budget, or half of this machine's physical memory.
+[[nodiscard]] Bytes memory_budget(const RunSettings& run);
 [[nodiscard]] Bytes memory_budget(const Scenario& scenario);
 // This process's resident memory now (/proc/self/statm).
 [[nodiscard]] Bytes resident_memory();

@@ -41,9 +41,11 @@ class ScenarioParser {
     YAML::Node cluster = top.require("cluster");
     if (cluster.IsDefined()) scenario.cluster = read_cluster(reader_, cluster);
     const bool cluster_clean = cluster.IsDefined() && reader_.sink().diagnostics().size() == errors_before_cluster;
+    // The run before the workload: its memory budget bounds what a workload builds while it is read
+    // (a cluster's generated jobs).
+    if (YAML::Node run = top.get("run"); run.IsDefined()) scenario.run = read_run(run);
     if (YAML::Node workload = top.require("workload"); workload.IsDefined())
       read_workload(workload, scenario, cluster_clean);
-    if (YAML::Node run = top.get("run"); run.IsDefined()) scenario.run = read_run(run);
     if (YAML::Node outputs = top.get("outputs"); outputs.IsDefined()) scenario.outputs = read_outputs(outputs);
     if (scenario.outputs.dir.empty()) scenario.outputs.dir = "out/" + scenario.name;
     if (YAML::Node expect = top.get("expect"); expect.IsDefined())
@@ -89,7 +91,7 @@ class ScenarioParser {
     // The other keys depend on the kind: after a missing or misspelt kind, reporting them too would
     // only add noise.
     if (!kind) return;
-    WorkloadParseContext context{reader_, map, cluster_clean ? scenario.cluster : no_cluster_};
+    WorkloadParseContext context{reader_, map, cluster_clean ? scenario.cluster : no_cluster_, scenario.run};
     scenario.workload_kind = *kind;
     scenario.workload = kinds.at(*kind).value->parse(context);
     map.finish();

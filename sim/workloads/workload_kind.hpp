@@ -27,6 +27,7 @@ namespace dnnsim {
 
 struct Scenario;
 struct Cluster;
+struct RunSettings;
 
 // A planner found no feasible plan while a workload was lowered to one TaskGraph. Bad input where a
 // graph is asked for (`dnnsim lower`); where a run is (a job of the `jobs` workload kind,
@@ -77,6 +78,8 @@ struct WorkloadParseContext {
   YamlReader& reader;
   MapReader& map;
   const Cluster& cluster;
+  // The scenario's `run` section (read first): its memory budget bounds what a parse may build.
+  const RunSettings& run;
   // A path written in the workload, made relative to the scenario file's folder.
   [[nodiscard]] std::string resolve_path(const std::string& path) const;
 };

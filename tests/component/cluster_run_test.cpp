@@ -338,6 +338,31 @@ TEST(ClusterRun, OversizedJobIsLocatedErrorOrReported) {
   EXPECT_EQ(report.sim.jobs[1].status, JobOutcome::Status::never_fits);
 }
 
+// A job stream's memory is bounded before anything runs (cluster_kind.cpp, 1 KiB per job as measured
+// and 64 B per utilisation sample). The five jobs' last submission is at 35 s: every 1 ms that is
+// 35,001 samples, 2.24 MB with 5 KiB of jobs, over a budget of 1 MiB — refused at the interval, which
+// would fit from 35 s × 64 B / (1 MiB − 5 KiB) = 2.147 ms. 2,000 generated jobs need 2,000 KiB, over
+// the same budget: refused at `jobs` before they are made (1,024 would fit).
+TEST(ClusterRun, AStreamOverTheMemoryBudgetIsRefusedBeforeItRuns) {
+  const std::string trace = testing::write_file("jobs.csv", kFiveJobs);
+  const std::string budget = "run: {memory_budget: 1MiB}\n";
+  const auto series = testing::diagnostics_thrown_by(
+      [&] { (void)testing::load(cluster_yaml(trace, "fifo", 1, 4, "  utilisation_interval: 1ms\n" + budget)); });
+  ASSERT_EQ(series.size(), 1u) << testing::dump(series);
+  EXPECT_EQ(series[0].location.line, 12) << testing::dump(series);
+  EXPECT_NE(series[0].message.find("35001 samples"), std::string::npos) << testing::dump(series);
+  EXPECT_NE(series[0].message.find("at least 2.147 ms would fit"), std::string::npos) << testing::dump(series);
+  (void)testing::load(cluster_yaml(trace, "fifo", 1, 4, "  utilisation_interval: 3ms\n" + budget));
+
+  std::string generated = cluster_yaml("x", "fifo", 1, 4, budget);
+  generated.replace(generated.find("trace: {format: dnnsim, file: x}"), 32,
+                    "generator: {jobs: 2000, mean_interarrival: 10s, mean_duration: 100s}");
+  const auto jobs = testing::diagnostics_thrown_by([&] { (void)testing::load(generated); });
+  ASSERT_EQ(jobs.size(), 1u) << testing::dump(jobs);
+  EXPECT_NE(jobs[0].message.find("2000 jobs would need about"), std::string::npos) << testing::dump(jobs);
+  EXPECT_NE(jobs[0].message.find("At most 1024 jobs fit"), std::string::npos) << testing::dump(jobs);
+}
+
 // 25 oversized jobs are one mistake: the first 20 are listed at their rows (2 … 21), then one line
 // counts the other 5 at the first row not listed (22).
 TEST(ClusterRun, ManyOversizedJobsAreListedThenCounted) {

@@ -108,7 +108,7 @@ std::vector<std::size_t> read_nodes(YamlReader& reader, const YAML::Node& node, 
 // Reads one job: its name and its nodes (checked against the cluster and the jobs read before it,
 // `earlier`, valid or not) and its workload, which its own kind parses against the job's nodes as the
 // cluster. `valid`: nothing was wrong, so the job can run.
-JobSpec read_job(YamlReader& reader, const YAML::Node& node, const Cluster& cluster,
+JobSpec read_job(YamlReader& reader, const YAML::Node& node, const Cluster& cluster, const RunSettings& run,
                  const std::vector<JobSpec>& earlier, bool& valid) {
   JobSpec job;
   job.where = reader.where(node);
@@ -174,7 +174,7 @@ JobSpec read_job(YamlReader& reader, const YAML::Node& node, const Cluster& clus
     valid = false;
     return job;
   }
-  WorkloadParseContext context{reader, workload, job.cluster};
+  WorkloadParseContext context{reader, workload, job.cluster, run};
   job.kind = *kind;
   job.workload = entry.parse(context);
   workload.finish();
@@ -265,7 +265,7 @@ class JobsKind final : public TaskGraphKind {
     std::vector<JobSpec> read;  // every job, valid or not: names and nodes are checked against them all
     for (const YAML::Node& item : items) {
       bool valid = false;
-      read.push_back(read_job(ctx.reader, item, ctx.cluster, read, valid));
+      read.push_back(read_job(ctx.reader, item, ctx.cluster, ctx.run, read, valid));
       if (valid) spec->jobs.push_back(read.back());
     }
     return spec;
