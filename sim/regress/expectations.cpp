@@ -70,6 +70,8 @@ std::string describe_expected(const Expectation& e) {
 
 std::string format_verdicts(const std::vector<ExpectationVerdict>& verdicts, const nlohmann::ordered_json& summary) {
   std::string text = "\nexpectations:\n";
+  if (summary.value("status", "") == "infeasible")
+    text += "  (the run is infeasible: nothing was simulated, so its figures below are 0)\n";
   for (const ExpectationVerdict& v : verdicts) {
     const Expectation& e = v.expectation;
     if (!v.measured) {

@@ -496,6 +496,8 @@ std::string format_summary_table(const nlohmann::ordered_json& summary, bool all
     text += fmt::format("  {}\n", messages[i].get<std::string>());
   if (messages.size() > kShownMessages)
     text += fmt::format("  … and {} more (summary.json lists them all)\n", messages.size() - kShownMessages);
+  // No plan, so no iteration: its times and devices would be zeros that read as a result.
+  if (summary["status"] == "infeasible") return text;
   if (summary.contains("cluster")) {  // a job stream: no iteration or per-device table (docs/cluster.md)
     const auto& c = summary["cluster"];
     const auto& jct = c["jct_s"];

@@ -123,6 +123,11 @@ TEST(PipelineRun, AnInfeasiblePlanSimulatesNothingAndSaysWhy) {
   EXPECT_EQ(summary["pipeline"]["reason"], reason);
   EXPECT_FALSE(summary["pipeline"].contains("stages"));
   EXPECT_EQ(summary["makespan_s"], 0.0);
+  // stdout says why and stops there: no iteration time, throughput or device rows of zeros.
+  const std::string table = format_summary_table(summary);
+  EXPECT_NE(table.find("infeasible\n  " + reason), std::string::npos) << table;
+  for (const char* zero : {"mean iteration", "throughput", "device"})
+    EXPECT_EQ(table.find(zero), std::string::npos) << zero << " in " << table;
 }
 
 // ---- the gradient all-reduce overlapped with the last backward -------------------------------------
