@@ -171,7 +171,8 @@ class PlatformBuilder {
         auto previous_date = std::make_shared<double>(0.0);
         link->set_bandwidth_profile(ProfileBuilder::from_callback(
             decl.name + "/preemption",
-            [process, previous_date](std::vector<DatedValue>& values) {
+            [process, previous_date, stop = options_.stop](std::vector<DatedValue>& values) {
+              if (stop != nullptr && stop->load()) return;  // no event appended: the profile ends
               std::vector<BandwidthPoint> next;
               process->append_next(next);
               for (const BandwidthPoint& p : next) {

@@ -11,6 +11,7 @@
 // seed; failure windows are state profiles (off, then on again).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <simgrid/s4u.hpp>
 #include <vector>
@@ -47,6 +48,10 @@ struct PlatformOptions {
   // Per node, the CPU hosts to create; empty (the default) for none: the GPU kinds never use them,
   // and a 16k-GPU platform should not carry 2,048 idle hosts.
   std::vector<std::vector<CpuHostSpec>> cpu_hosts;
+  // Once set (Ctrl-C, InterruptGuard::flag), a preempted link's process draws no more periods and
+  // keeps the bandwidth it has: its events are what moves the clock while a transfer of absurd length
+  // is in flight, so without this the run would never reach the operation at which it stops.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // The engine must exist. @throw InputError for problems only visible now (a trace file that cannot be read).

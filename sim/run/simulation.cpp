@@ -82,6 +82,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   });
   PlatformOptions platform_options;
   if (host_copies) platform_options.cpu_hosts.assign(scenario.cluster.nodes.size(), {CpuHostSpec{}});
+  if (options.progress) platform_options.stop = &InterruptGuard::flag();
   Platform platform = build_platform(scenario, platform_options);
   result.gpu_names = scenario.cluster.gpu_names();
 

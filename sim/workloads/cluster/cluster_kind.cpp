@@ -15,6 +15,7 @@
 #include "planners/jobs/speed_models.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/report/report.hpp"
+#include "sim/run/progress.hpp"
 #include "sim/run/resource_guard.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -382,7 +383,9 @@ class ClusterKind final : public WorkloadKind {
     input.servers = cluster_servers(scenario, *spec);
     std::optional<Platform> platform;
     if (spec->network) {
-      platform = build_platform(scenario);
+      PlatformOptions platform_options;
+      if (options.progress != nullptr) platform_options.stop = &InterruptGuard::flag();
+      platform = build_platform(scenario, platform_options);
       start_background_flows(scenario, *platform);
       input.server_gpus.resize(input.servers.size());
       const auto node_of_gpu = scenario.cluster.node_of_gpu();

@@ -249,6 +249,7 @@ class GnnKind final : public WorkloadKind {
                          : spec->split ? "isolated: split given"
                                        : "isolated: BGL-like profiling-based assignment";
     const auto engine = create_engine();
+    if (options.progress != nullptr) platform_options.stop = &InterruptGuard::flag();
     const Platform platform = build_platform(scenario, platform_options);
     start_background_flows(scenario, platform);
     for (std::uint32_t s = 0; s < spec->setup.servers; ++s) {
