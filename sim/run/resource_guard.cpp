@@ -288,6 +288,11 @@ Bytes memory_budget(const RunSettings& run) {
 
 Bytes memory_budget(const Scenario& scenario) { return memory_budget(scenario.run); }
 
+std::string over_memory_budget(const RunSettings& run) {
+  return fmt::format("over the budget of {} (run.memory_budget{}); nothing was simulated",
+                     format_bytes(memory_budget(run)), run.memory_budget ? "" : ", default: half of physical memory");
+}
+
 void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& found) {
   const ResourceEstimate* estimate = &found;
   const SourceLocation where = scenario.run.memory_budget ? scenario.run.memory_budget_where : scenario.workload->where;
@@ -312,11 +317,10 @@ void check_resource_estimate(const Scenario& scenario, const ResourceEstimate& f
   const WorkloadKind& kind = *builtin_workload_kinds().at(scenario.workload_kind).value;
   const auto fits = [&](const Bytes& memory) { return memory.value() <= budget.value() ? "fits" : "still over"; };
   std::string message = fmt::format(
-      "the run would need about {} of memory ({} operations, {} flows, {} tasks{}), over the budget of {} "
-      "(run.memory_budget{}); nothing was simulated. What would change it:",
+      "the run would need about {} of memory ({} operations, {} flows, {} tasks{}), {}. What would change it:",
       format_bytes(estimate->memory), count(estimate->size.operations), count(estimate->size.flows),
       count(estimate->size.tasks), estimate->size.basis.empty() ? "" : ", " + estimate->size.basis,
-      format_bytes(budget), scenario.run.memory_budget ? "" : ", default: half of physical memory");
+      over_memory_budget(scenario.run));
 
   if (scenario.run.collective_fidelity != CollectiveFidelity::flow) {
     Scenario flow = scenario;

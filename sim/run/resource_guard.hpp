@@ -77,6 +77,8 @@ using RouteLinksFn = std::function<double(DeviceId src, DeviceId dst)>;
 // run.memory_budget, or half of this machine's physical memory.
 [[nodiscard]] Bytes memory_budget(const RunSettings& run);
 [[nodiscard]] Bytes memory_budget(const Scenario& scenario);
+// "over the budget of 12 GiB (run.memory_budget, default: …); nothing was simulated", for a refusal.
+[[nodiscard]] std::string over_memory_budget(const RunSettings& run);
 // This process's resident memory now (/proc/self/statm).
 [[nodiscard]] Bytes resident_memory();
 

@@ -82,7 +82,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   });
   PlatformOptions platform_options;
   if (host_copies) platform_options.cpu_hosts.assign(scenario.cluster.nodes.size(), {CpuHostSpec{}});
-  if (options.progress) platform_options.stop = &InterruptGuard::flag();
+  platform_options.stop = stop_flag(options);
   Platform platform = build_platform(scenario, platform_options);
   result.gpu_names = scenario.cluster.gpu_names();
 
@@ -112,7 +112,7 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   std::optional<InterruptGuard> interrupt_guard;
   if (options.progress) interrupt_guard.emplace();
   ExecutorOptions executor_options;
-  if (options.progress) executor_options.stop = &InterruptGuard::flag();
+  executor_options.stop = stop_flag(options);
   executor_options.collective_fidelity = scenario.run.collective_fidelity;
   executor_options.growable = static_cast<bool>(options.controller);
   for (const FailureWindow& w : scenario.network.failures)
@@ -178,6 +178,10 @@ SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationO
   result.layout = std::move(platform.layout);
   result.graph = std::move(graph);
   return result;
+}
+
+const std::atomic<bool>* stop_flag(const SimulationOptions& options) {
+  return options.progress != nullptr ? &InterruptGuard::flag() : nullptr;
 }
 
 SimulationResult engine_driven_result(const Scenario& scenario, std::shared_ptr<const WorkloadResult> workload_result,

@@ -5,6 +5,7 @@
 // each in its own process (ctest), and `dnnsim sweep` forks a process per point.
 #pragma once
 
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -94,6 +95,11 @@ struct SimulationOptions {
 
 // Simulates a given graph. @throw InputError
 [[nodiscard]] SimulationResult simulate(const Scenario& scenario, TaskGraph graph, SimulationOptions options);
+
+// The flag at which a run stops early (InterruptGuard::flag, Ctrl-C or SIGTERM) when it shows progress,
+// as the CLI's runs do; null for a silent run, which signals do not stop. For ExecutorOptions::stop and
+// PlatformOptions::stop.
+[[nodiscard]] const std::atomic<bool>* stop_flag(const SimulationOptions& options);
 
 // The result of a kind that drives the engine with its own actors instead of a TaskGraph (cluster,
 // parameter server, GNN pipeline): the fields every report reads, the kind's own results beside them.

@@ -15,7 +15,6 @@
 #include "planners/jobs/speed_models.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/report/report.hpp"
-#include "sim/run/progress.hpp"
 #include "sim/run/resource_guard.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -213,11 +212,6 @@ void read_architecture(WorkloadParseContext& ctx, const YAML::Node& node, Cluste
 constexpr double kBytesPerJob = 1024;
 constexpr double kBytesPerUtilisationSample = 64;
 
-std::string over_budget(const RunSettings& run) {
-  return fmt::format("over the budget of {} (run.memory_budget{}); nothing was simulated",
-                     format_bytes(memory_budget(run)), run.memory_budget ? "" : ", default: half of physical memory");
-}
-
 // @return whether `count` generated jobs fit the run's memory budget; an error at `jobs` if not.
 bool generated_jobs_fit(YamlReader& reader, const YAML::Node& jobs, std::size_t count, const RunSettings& run) {
   const double budget = memory_budget(run).value();
@@ -225,7 +219,7 @@ bool generated_jobs_fit(YamlReader& reader, const YAML::Node& jobs, std::size_t 
   reader.error(jobs, fmt::format("{} jobs would need about {} of memory (about 1 KiB per job, measured), {}. At most "
                                  "{:.0f} jobs fit",
                                  count, format_bytes(Bytes(static_cast<double>(count) * kBytesPerJob)),
-                                 over_budget(run), std::floor(budget / kBytesPerJob)));
+                                 over_memory_budget(run), std::floor(budget / kBytesPerJob)));
   return false;
 }
 
@@ -249,7 +243,7 @@ void check_stream_memory(YamlReader& reader, const YAML::Node& interval, const Y
                            "each) and {} jobs would need about {}, {}. {}",
                            format_seconds(spec.utilisation_interval), format_seconds(Seconds(last_submit)),
                            samples < 1e12 ? fmt::format("{:.0f}", samples) : fmt::format("{:.3g}", samples),
-                           spec.trace.jobs.size(), format_bytes(Bytes(bytes)), over_budget(run), fix));
+                           spec.trace.jobs.size(), format_bytes(Bytes(bytes)), over_memory_budget(run), fix));
 }
 
 class ClusterKind final : public WorkloadKind {
@@ -384,7 +378,7 @@ class ClusterKind final : public WorkloadKind {
     std::optional<Platform> platform;
     if (spec->network) {
       PlatformOptions platform_options;
-      if (options.progress != nullptr) platform_options.stop = &InterruptGuard::flag();
+      platform_options.stop = stop_flag(options);
       platform = build_platform(scenario, platform_options);
       start_background_flows(scenario, *platform);
       input.server_gpus.resize(input.servers.size());

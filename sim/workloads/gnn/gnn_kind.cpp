@@ -151,11 +151,9 @@ void check_graph_memory(const Scenario& scenario, const GnnWorkload& spec) {
   throw InputError(
       scenario.run.memory_budget ? scenario.run.memory_budget_where : spec.where,
       fmt::format("generating and sampling a {} graph of {} nodes and about {:.0f} edges would need about {} of "
-                  "memory (24 B per edge, 64 B per node), over the budget of {} (run.memory_budget{}); nothing "
-                  "was simulated. A graph of at most {:.0f} edges would fit",
-                  spec.source.generator, spec.node_count, edges, format_bytes(Bytes(bytes)), format_bytes(budget),
-                  scenario.run.memory_budget ? "" : ", default: half of physical memory",
-                  std::max(0.0, (budget.value() - 64.0 * spec.node_count) / 24.0)));
+                  "memory (24 B per edge, 64 B per node), {}. A graph of at most {:.0f} edges would fit",
+                  spec.source.generator, spec.node_count, edges, format_bytes(Bytes(bytes)),
+                  over_memory_budget(scenario.run), std::max(0.0, (budget.value() - 64.0 * spec.node_count) / 24.0)));
 }
 
 class GnnKind final : public WorkloadKind {
@@ -249,7 +247,7 @@ class GnnKind final : public WorkloadKind {
                          : spec->split ? "isolated: split given"
                                        : "isolated: BGL-like profiling-based assignment";
     const auto engine = create_engine();
-    if (options.progress != nullptr) platform_options.stop = &InterruptGuard::flag();
+    platform_options.stop = stop_flag(options);
     const Platform platform = build_platform(scenario, platform_options);
     start_background_flows(scenario, platform);
     for (std::uint32_t s = 0; s < spec->setup.servers; ++s) {

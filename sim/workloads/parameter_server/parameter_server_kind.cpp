@@ -14,7 +14,6 @@
 #include "models/cost/memory_model.hpp"
 #include "planners/common/layer_cost.hpp"
 #include "sim/platform/platform.hpp"
-#include "sim/run/progress.hpp"
 #include "sim/run/simulation.hpp"
 #include "sim/scenario/cluster_view_builder.hpp"
 #include "sim/scenario/layout.hpp"
@@ -283,7 +282,7 @@ class ParameterServerKind final : public WorkloadKind {
         platform_options.cpu_hosts[node].push_back(CpuHostSpec{"ps" + std::to_string(s), 1});
       }
     }
-    if (options.progress != nullptr) platform_options.stop = &InterruptGuard::flag();
+    platform_options.stop = stop_flag(options);
     const Platform platform = build_platform(scenario, platform_options);
     start_background_flows(scenario, platform);
     const auto policy = builtin_sync_policies().at(spec->policy).value(spec->sync, SyncContext{spec->target_loss});
