@@ -5,8 +5,13 @@
 #include <OsiClpSolverInterface.hpp>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <stdexcept>
 
 namespace dnnsim {
+namespace {
+constexpr double kLargestUnscaledCost = 1e12;
+}  // namespace
 
 std::optional<KnapsackSolution> solve_multiple_choice_knapsack(const std::vector<std::vector<KnapsackOption>>& groups,
                                                                const std::vector<double>& capacity,
@@ -30,6 +35,15 @@ std::optional<KnapsackSolution> solve_multiple_choice_knapsack(const std::vector
       lower.push_back(0.0);
       upper.push_back(1.0);
     }
+  // Clp refuses an objective coefficient of 1e25 or more (an assertion in ClpSimplex::createRim: a job
+  // stream of 1e30 s jobs reached it) and its tolerances are absolute, meant for costs near 1. Costs that
+  // large are divided by the largest magnitude, which keeps the argmin; costs of ordinary size are
+  // passed as they are, so their solutions do not move.
+  const double largest =
+      std::accumulate(cost.begin(), cost.end(), 0.0, [](double m, double c) { return std::max(m, std::abs(c)); });
+  if (!std::isfinite(largest)) throw std::invalid_argument("multiple-choice knapsack: a cost is not finite");
+  if (largest > kLargestUnscaledCost)
+    for (double& c : cost) c /= largest;
   std::vector<double> row_lower(static_cast<std::size_t>(rows)), row_upper(static_cast<std::size_t>(rows));
   for (std::size_t g = 0; g < groups.size(); ++g) row_lower[g] = row_upper[g] = 1.0;
   for (int r = 0; r < resources; ++r) {

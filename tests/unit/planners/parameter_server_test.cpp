@@ -105,6 +105,15 @@ TEST(Knapsack, SecondResourceDecidesTheChoice) {
   ASSERT_TRUE(five.has_value());
   EXPECT_EQ(five->choice, (std::vector<int>{1, 2}));
   EXPECT_DOUBLE_EQ(five->cost, 5);
+  // The same costs × 10³⁰ (a stream of 10³⁰ s jobs): Clp aborted on coefficients of 10²⁵ or more; they
+  // are scaled for the solver, so the choice is the same and the cost is reported as given.
+  auto huge = groups;
+  for (auto& group : huge)
+    for (KnapsackOption& option : group) option.cost *= 1e30;
+  auto scaled = solve_multiple_choice_knapsack(huge, {4, 4}, 10);
+  ASSERT_TRUE(scaled.has_value());
+  EXPECT_EQ(scaled->choice, (std::vector<int>{1, 1}));
+  EXPECT_DOUBLE_EQ(scaled->cost, 7e30);
 }
 
 TEST(SumOfRatios, ExactKnapsackMatchesBruteForceParametricLoopImprovesItsStart) {
