@@ -47,6 +47,7 @@
 using dnnsim::cli::kExitExpectationMissed;
 using dnnsim::cli::kExitInputError;
 using dnnsim::cli::kExitInterrupted;
+using dnnsim::cli::kExitStopped;
 
 namespace {
 
@@ -85,6 +86,11 @@ int command_run(const std::string& path, const std::string& out, const std::vect
     std::cerr << fmt::format("interrupted: the reports in {}/ cover what was simulated (status \"interrupted\")\n",
                              scenario.outputs.dir);
     return kExitInterrupted;
+  }
+  if (!result.stopped.empty()) {
+    std::cerr << fmt::format("stopped: {}; the reports in {}/ cover what was simulated (status \"stopped\")\n",
+                             result.stopped, scenario.outputs.dir);
+    return kExitStopped;
   }
   if (scenario.expectations.empty()) return 0;
   const auto verdicts = dnnsim::check_expectations(scenario.expectations, summary);

@@ -136,9 +136,17 @@ class ClusterSimulation {
     result_.jobs_in_system_seconds += dt * static_cast<double>(running_ + queued_);
     const double step = in_.utilisation_interval.value();
     double t = last_time_;
-    while (t < now) {
-      const auto bucket = static_cast<std::size_t>(std::floor(t / step));
-      const double bucket_end = std::min(now, (static_cast<double>(bucket) + 1) * step);
+    // The bucket is counted, not recomputed from t: at a step that is not a binary fraction (3 ms),
+    // (b + 1) × step / step can round to just under b + 1, and the loop stood still at that boundary.
+    double index = std::floor(t / step);
+    if ((index + 1) * step <= t) index += 1;
+    for (; t < now; index += 1) {
+      if (index >= static_cast<double>(in_.max_utilisation_samples)) {
+        series_full_at_ = std::min(series_full_at_, t);
+        break;
+      }
+      const auto bucket = static_cast<std::size_t>(index);
+      const double bucket_end = std::min(now, (index + 1) * step);
       if (result_.utilisation.size() <= bucket) {
         const std::size_t old = result_.utilisation.size();
         result_.utilisation.resize(bucket + 1);
@@ -212,9 +220,22 @@ class ClusterSimulation {
         }
       }
       report_progress(now);
+      // Before the end: a run whose last event fell past a full series ends stopped, its series short.
+      if (series_full_at_ < now) {
+        const double samples = static_cast<double>(in_.max_utilisation_samples);
+        result_.stopped = fmt::format(
+            "the utilisation series every {} was full at simulated time {} ({:.0f} samples, all that "
+            "run.memory_budget holds beside the jobs); the run stopped at the next event, at {}, as an "
+            "interruption stops it. A utilisation_interval of at least {} reaches that event",
+            format_seconds(in_.utilisation_interval), format_seconds(Seconds(series_full_at_)), samples,
+            format_seconds(Seconds(now)), format_seconds(Seconds(now / samples)));
+        stop_all(now);
+        break;
+      }
       if (done_ == runs_.size()) break;
       if (in_.progress && InterruptGuard::flag().load()) {
-        interrupt(now);
+        result_.interrupted = true;
+        stop_all(now);
         break;
       }
       const SchedulerEvent kind = any_round        ? SchedulerEvent::round
@@ -388,6 +409,7 @@ class ClusterSimulation {
         if (run.phase != JobPhase::running)
           throw std::logic_error(fmt::format("scheduler preempted job {} which is not running", run.view.record->id));
         stop(run, now);
+        ++run.view.preemptions;
         if (decision.kind == Decision::Kind::preempt) continue;
       }
       if (run.phase != JobPhase::queued)
@@ -442,7 +464,6 @@ class ClusterSimulation {
     release(run);
     run.phase = JobPhase::queued;
     run.view.queued_since = Seconds(now);
-    ++run.view.preemptions;
     ++run.generation;
     --running_;
     ++queued_;
@@ -478,11 +499,12 @@ class ClusterSimulation {
     start_attempt(run, placement, cost, restart_of(run), run.generation, now, attempts_);
   }
 
-  // Ctrl-C or SIGTERM (docs/reports.md, "Progress and interruption"): the running jobs stop where they
-  // are, as a preemption stops them, and no job arrives any more, so the engine returns at `now` and
-  // the reports cover what was simulated, the jobs not finished counted as unfinished.
-  void interrupt(double now) {
-    result_.interrupted = true;
+  // Ctrl-C, SIGTERM (docs/reports.md, "Progress and interruption") or a full utilisation series: the
+  // running jobs stop where they are, as a preemption stops them but not counted as one (the scheduler
+  // did not decide it), and no job arrives any more, so the engine returns at `now` and the reports
+  // cover what was simulated, the jobs not finished counted as unfinished.
+  void stop_all(double now) {
+    result_.stopped_at = now;
     arrivals_->kill();
     for (JobRun& run : runs_)
       if (run.phase == JobPhase::running) stop(run, now);
@@ -540,6 +562,8 @@ class ClusterSimulation {
   std::size_t done_ = 0;
   int busy_ = 0, running_ = 0, queued_ = 0;
   double last_time_ = 0;
+  // Where the utilisation series reached in_.max_utilisation_samples (infinity: it has not).
+  double series_full_at_ = std::numeric_limits<double>::infinity();
   std::chrono::steady_clock::time_point wall_start_, last_report_;
 };
 

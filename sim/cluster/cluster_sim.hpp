@@ -17,6 +17,7 @@
 // A job asking for more GPUs than the cluster has never runs: status "never_fits" in the results.
 #pragma once
 
+#include <limits>
 #include <simgrid/s4u.hpp>
 #include <string>
 #include <vector>
@@ -42,6 +43,10 @@ struct ClusterSimInput {
   bool restart_cost_on_start = false;
   Seconds batch_seconds{60};
   Seconds utilisation_interval{3600};
+  // The most samples the utilisation series may hold: its share of run.memory_budget. The series grows
+  // with simulated time, which no input bounds before the run (a job's run time comes from its speed
+  // model), so the run stops at the first event past it (ClusterSimResult::stopped).
+  std::size_t max_utilisation_samples = std::numeric_limits<std::size_t>::max();
   bool progress = false;  // a line on stderr every few wall-clock seconds
   // Admission at arrival (planners/jobs/admission.hpp): null admits every job; otherwise each job's
   // value per GPU-hour, in trace order.
@@ -82,6 +87,9 @@ struct ClusterSimResult {
   std::vector<UtilisationSample> utilisation;
   int total_gpus = 0;
   double makespan = 0;                // last completion
+  // Where an interruption or a limit stopped the run, with jobs running: the integrals below reach it,
+  // not the makespan. −1 when the run reached its end.
+  double stopped_at = -1;
   double busy_gpu_seconds = 0;        // Σ allocated GPUs × time (restarts included)
   double jobs_in_system_seconds = 0;  // ∫ (running + queued) dt, for Little's law
   std::size_t scheduler_calls = 0;
@@ -89,6 +97,8 @@ struct ClusterSimResult {
   std::size_t flows = 0;
   std::size_t ps_deferred = 0;  // starts put off because the free CPU cores could not hold the job's PSs
   bool interrupted = false;     // Ctrl-C or SIGTERM: running jobs stopped where they were, the rest unfinished
+  // Why a limit stopped the run before its end, as an interruption stops it; empty when it ran to its end.
+  std::string stopped;
 };
 
 // The engine and the hosts must exist; runs the engine to the end. @throw InputError

@@ -117,6 +117,9 @@ std::string status_of(const SimulationResult& result, std::vector<std::string>& 
                                          "simulated",
                                          result.unfinished_tasks, result.graph.tasks().size()));
     status = "interrupted";
+  } else if (!result.stopped.empty()) {
+    messages.push_back("stopped: " + result.stopped + "; the reports cover what was simulated");
+    status = "stopped";
   } else if (result.unfinished_tasks > 0) {
     messages.push_back(
         fmt::format("{} tasks never finished (a failed host stops the work placed on it)", result.unfinished_tasks));

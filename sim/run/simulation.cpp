@@ -186,7 +186,7 @@ const std::atomic<bool>* stop_flag(const SimulationOptions& options) {
 
 SimulationResult engine_driven_result(const Scenario& scenario, std::shared_ptr<const WorkloadResult> workload_result,
                                       double makespan_s, std::size_t operations, std::size_t flow_count,
-                                      bool interrupted) {
+                                      bool interrupted, std::string stopped) {
   SimulationResult result;
   result.workload_result = std::move(workload_result);
   result.gpu_names = scenario.cluster.gpu_names();
@@ -194,6 +194,7 @@ SimulationResult engine_driven_result(const Scenario& scenario, std::shared_ptr<
   result.operations = operations;
   result.flow_count = flow_count;
   result.interrupted = interrupted;
+  result.stopped = std::move(stopped);
   return result;
 }
 

@@ -59,6 +59,9 @@ struct SimulationResult {
   std::size_t transfer_retries = 0;
   std::size_t unfinished_tasks = 0;
   bool interrupted = false;  // stopped by SIGINT/SIGTERM: the results cover what was simulated
+  // Why a limit stopped the run before its end (a cluster's utilisation series at run.memory_budget); the
+  // results cover what was simulated. Empty when it ran to its end.
+  std::string stopped;
   // Set by run_scenario(): the whole run, planning and lowering included. Not written to reports: they
   // must be byte-identical run to run.
   double wall_seconds = 0;
@@ -107,6 +110,6 @@ struct SimulationOptions {
 [[nodiscard]] SimulationResult engine_driven_result(const Scenario& scenario,
                                                     std::shared_ptr<const WorkloadResult> workload_result,
                                                     double makespan_s, std::size_t operations, std::size_t flow_count,
-                                                    bool interrupted);
+                                                    bool interrupted, std::string stopped = {});
 
 }  // namespace dnnsim

@@ -363,6 +363,54 @@ TEST(ClusterRun, AStreamOverTheMemoryBudgetIsRefusedBeforeItRuns) {
   EXPECT_NE(jobs[0].message.find("At most 1024 jobs fit"), std::string::npos) << testing::dump(jobs);
 }
 
+// The five jobs under strict FIFO (FifoStrictFiveJobs: 0–350 s) with a utilisation sample every 3 ms
+// and the given run.memory_budget.
+struct FiveJobsRun {
+  Scenario scenario;
+  SimulationResult result;
+  const ClusterSimResult& sim() const { return dynamic_cast<const ClusterRunReport&>(*result.workload_result).sim; }
+};
+FiveJobsRun run_five_every_3ms(const std::string& budget) {
+  FiveJobsRun run{testing::load(cluster_yaml(testing::write_file("jobs.csv", kFiveJobs), "fifo", 1, 4,
+                                             "  utilisation_interval: 3ms\nrun: {memory_budget: " + budget + "}\n")),
+                  {}};
+  run.result = run_scenario(run.scenario, {});
+  return run;
+}
+
+// The series beyond the last submission is bounded as it grows (ClusterSimInput::max_utilisation_samples).
+// Every 3 ms the five jobs' 350 s are 116,667 samples, and a budget of 1 MiB leaves (1,048,576 − 5 ×
+// 1,024) / 64 = 16,304 beside the jobs, full at 16,304 × 3 ms = 48.91 s. The next event is a's end at
+// 100 s: the run stops there, a finished and the other four unfinished (b would start at 100, but the
+// scheduler is not asked), with a's 2 GPUs busy for 100 s of the 4 GPUs' 100 s: utilisation 0.5.
+// Reaching 100 s takes 100 s / 16,304 = 6.133 ms a sample.
+TEST(ClusterRun, AUtilisationSeriesThatFillsTheBudgetStopsTheRun) {
+  const FiveJobsRun run = run_five_every_3ms("1MiB");
+  EXPECT_EQ(run.sim().utilisation.size(), 16304u);
+  EXPECT_EQ(run.sim().stopped_at, 100.0);
+  EXPECT_EQ(run.sim().jobs[0].status, JobOutcome::Status::finished);
+  for (std::size_t j = 1; j < 5; ++j) EXPECT_EQ(run.sim().jobs[j].status, JobOutcome::Status::unfinished) << j;
+  EXPECT_FALSE(run.result.interrupted);
+  const nlohmann::ordered_json summary = make_summary(run.scenario, run.result);
+  EXPECT_EQ(summary["status"], "stopped");
+  const std::string message = summary["messages"][0];
+  EXPECT_NE(message.find("full at simulated time 48.91 s (16304 samples"), std::string::npos) << message;
+  EXPECT_NE(message.find("the next event, at 100 s"), std::string::npos) << message;
+  EXPECT_NE(message.find("at least 6.133 ms reaches that event"), std::string::npos) << message;
+  EXPECT_DOUBLE_EQ(summary["cluster"]["gpu_utilisation"].get<double>(), 0.5);
+  EXPECT_EQ(summary["cluster"]["preemptions"], 0);
+}
+
+// Under 1 GiB the same run ends at 350 s with ceil(350 s / 3 ms) = 116,667 samples. 3 ms is no binary
+// fraction: (b + 1) × 3 ms / 3 ms once rounded to just under b + 1 and the series' loop stood still at
+// that boundary, so the run never returned.
+TEST(ClusterRun, AnIntervalThatIsNoBinaryFractionEndsItsSeries) {
+  const FiveJobsRun run = run_five_every_3ms("1GiB");
+  EXPECT_EQ(run.sim().stopped_at, -1.0);
+  EXPECT_EQ(run.sim().makespan, 350.0);
+  EXPECT_EQ(run.sim().utilisation.size(), 116667u);
+}
+
 // 25 oversized jobs are one mistake: the first 20 are listed at their rows (2 … 21), then one line
 // counts the other 5 at the first row not listed (22).
 TEST(ClusterRun, ManyOversizedJobsAreListedThenCounted) {

@@ -223,17 +223,24 @@ bool generated_jobs_fit(YamlReader& reader, const YAML::Node& jobs, std::size_t 
   return false;
 }
 
+// The samples the utilisation series may hold: what the run's memory budget leaves beside the jobs.
+double utilisation_samples_budget(const ClusterWorkload& spec, const RunSettings& run) {
+  const double jobs = static_cast<double>(spec.trace.jobs.size()) * kBytesPerJob;
+  return std::max(0.0, std::floor((memory_budget(run).value() - jobs) / kBytesPerUtilisationSample));
+}
+
 // The jobs and the utilisation series up to the last submission against the run's memory budget; an
-// error at `interval` (the section when it is not written) if they do not fit.
+// error at `interval` (the section when it is not written) if they do not fit. The series beyond the
+// last submission is bounded at run time (ClusterSimInput::max_utilisation_samples).
 void check_stream_memory(YamlReader& reader, const YAML::Node& interval, const YAML::Node& section,
                          const ClusterWorkload& spec, const RunSettings& run) {
   const double last_submit = spec.trace.jobs.empty() ? 0.0 : spec.trace.jobs.back().submit.value();
   const double step = spec.utilisation_interval.value();
   const double samples = std::floor(last_submit / step) + 1;
+  if (samples <= utilisation_samples_budget(spec, run)) return;
   const double jobs = static_cast<double>(spec.trace.jobs.size()) * kBytesPerJob;
   const double bytes = jobs + samples * kBytesPerUtilisationSample;
   const double budget = memory_budget(run).value();
-  if (bytes <= budget) return;
   const std::string fix =
       budget > jobs ? fmt::format("A utilisation_interval of at least {} would fit",
                                   format_seconds(Seconds(last_submit * kBytesPerUtilisationSample / (budget - jobs))))
@@ -403,6 +410,7 @@ class ClusterKind final : public WorkloadKind {
     input.restart_cost_on_start = spec->restart_cost_on_start;
     input.batch_seconds = spec->batch;
     input.utilisation_interval = spec->utilisation_interval;
+    input.max_utilisation_samples = static_cast<std::size_t>(utilisation_samples_budget(*spec, scenario.run));
     input.progress = options.progress != nullptr;
     std::unique_ptr<AdmissionPolicy> admission;
     if (!spec->admission.empty()) {
@@ -414,7 +422,7 @@ class ClusterKind final : public WorkloadKind {
     report->spec = spec;
     report->sim = simulate_cluster(input);
     return engine_driven_result(scenario, report, report->sim.makespan, report->sim.events + report->sim.flows,
-                                report->sim.flows, report->sim.interrupted);
+                                report->sim.flows, report->sim.interrupted, report->sim.stopped);
   }
 
   std::vector<SummaryField> summary_fields() const override;
@@ -613,7 +621,9 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
       {"mean", mean(jct)}, {"p50", percentile(jct, 50)}, {"p95", percentile(jct, 95)}, {"p99", percentile(jct, 99)}};
   c["makespan_s"] = sim.makespan;
   c["mean_queueing_s"] = mean(queueing);
-  c["gpu_utilisation"] = sim.makespan > 0 ? sim.busy_gpu_seconds / (sim.total_gpus * sim.makespan) : 0.0;
+  // The time the integrals cover: the makespan, or where a stopped run stopped with jobs running.
+  const double span = sim.stopped_at >= 0 ? sim.stopped_at : sim.makespan;
+  c["gpu_utilisation"] = span > 0 ? sim.busy_gpu_seconds / (sim.total_gpus * span) : 0.0;
   double sum = 0, sum_sq = 0, worst = 0;
   for (double s : slowdown) {
     sum += s;
@@ -624,8 +634,8 @@ void ClusterKind::add_to_summary(const Scenario&, const SimulationResult& result
       {"mean_slowdown", mean(slowdown)},
       {"max_slowdown", worst},
       {"jain_index", sum_sq > 0 ? sum * sum / (static_cast<double>(slowdown.size()) * sum_sq) : 1.0}};
-  const double lambda = sim.makespan > 0 ? static_cast<double>(finished) / sim.makespan : 0.0;
-  const double L = sim.makespan > 0 ? sim.jobs_in_system_seconds / sim.makespan : 0.0;
+  const double lambda = span > 0 ? static_cast<double>(finished) / span : 0.0;
+  const double L = span > 0 ? sim.jobs_in_system_seconds / span : 0.0;
   c["littles_law"] = {{"L", L},
                       {"lambda_per_s", lambda},
                       {"W_s", mean(jct)},
