@@ -8,14 +8,10 @@
 #   SIGTERM leaves the run going and the second, with the default action, kills it: exit 143
 #   (128 + SIGTERM), no reports.
 # usage: interrupt_signals_test.sh DNNSIM WORKDIR SIGNALS SCENARIO [RUN OPTIONS...]
-set -u
+. "$(dirname "$0")/background_run.sh"
 dnnsim=$1 work=$2 signals=$3
 shift 3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-"$dnnsim" run "$@" --out "$work/out" >"$work/stdout" 2>"$work/stderr" &
-pid=$!
+start_run "$dnnsim" "$work" "$@"
 # Past its start (it prints nothing: progress comes with the operations that end), in its simulation.
 sleep 3
 kill -0 $pid 2>/dev/null || { cat "$work/stderr" >&2; fail "the run ended by itself"; }

@@ -5,14 +5,10 @@
 # every 5 s when not a terminal), and the signal is sent once the first progress line is there, so
 # that it reaches the simulation however long the scenario takes to read.
 # usage: interrupt_test.sh DNNSIM WORKDIR UNFINISHED SCENARIO [RUN OPTIONS...]
-set -u
+. "$(dirname "$0")/background_run.sh"
 dnnsim=$1 work=$2 unfinished=$3
 shift 3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-"$dnnsim" run "$@" --out "$work/out" >"$work/stdout" 2>"$work/stderr" &
-pid=$!
+start_run "$dnnsim" "$work" "$@"
 for _ in $(seq 600); do
   grep -Eq '^(simulating|cluster):' "$work/stderr" && break
   kill -0 $pid 2>/dev/null || break

@@ -223,10 +223,11 @@ bool generated_jobs_fit(YamlReader& reader, const YAML::Node& jobs, std::size_t 
   return false;
 }
 
+double jobs_bytes(const ClusterWorkload& spec) { return static_cast<double>(spec.trace.jobs.size()) * kBytesPerJob; }
+
 // The samples the utilisation series may hold: what the run's memory budget leaves beside the jobs.
 double utilisation_samples_budget(const ClusterWorkload& spec, const RunSettings& run) {
-  const double jobs = static_cast<double>(spec.trace.jobs.size()) * kBytesPerJob;
-  return std::max(0.0, std::floor((memory_budget(run).value() - jobs) / kBytesPerUtilisationSample));
+  return std::max(0.0, std::floor((memory_budget(run).value() - jobs_bytes(spec)) / kBytesPerUtilisationSample));
 }
 
 // The jobs and the utilisation series up to the last submission against the run's memory budget; an
@@ -238,7 +239,7 @@ void check_stream_memory(YamlReader& reader, const YAML::Node& interval, const Y
   const double step = spec.utilisation_interval.value();
   const double samples = std::floor(last_submit / step) + 1;
   if (samples <= utilisation_samples_budget(spec, run)) return;
-  const double jobs = static_cast<double>(spec.trace.jobs.size()) * kBytesPerJob;
+  const double jobs = jobs_bytes(spec);
   const double bytes = jobs + samples * kBytesPerUtilisationSample;
   const double budget = memory_budget(run).value();
   const std::string fix =
